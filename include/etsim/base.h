@@ -1,0 +1,219 @@
+/*
+ * etsim/base.h — the ground floor every module stands on.
+ *
+ * Errors, the one allocator contract, an arena for bulk data of one lifetime,
+ * growable arrays, an integer hash map, a string interner, a seeded random
+ * number generator and the warning hook.  Nothing here knows about traces or
+ * networks.  Library code never prints and never exits: it returns negative
+ * ETSIM_E* codes and leaves a message in an etsim_error_t for the caller.
+ */
+#ifndef ETSIM_BASE_H
+#define ETSIM_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+/* One table gives the codes, their names and their messages (libuv style). */
+#define ETSIM_ERRNO_MAP(X)                                                     \
+  X(NOMEM, -1, "out of memory")                                                \
+  X(IO, -2, "input/output error")                                              \
+  X(FORMAT, -3, "malformed input")                                             \
+  X(INVAL, -4, "invalid argument")                                             \
+  X(NOTFOUND, -5, "not found")                                                 \
+  X(UNSUPPORTED, -6, "unsupported")                                            \
+  X(DEADLOCK, -7, "deadlock")                                                  \
+  X(RANGE, -8, "value out of range")                                           \
+  X(INTERNAL, -9, "internal error")
+
+typedef enum {
+  ETSIM_OK = 0,
+#define ETSIM_ERR_ENUM_(name, code, msg) ETSIM_E##name = (code),
+  ETSIM_ERRNO_MAP(ETSIM_ERR_ENUM_)
+#undef ETSIM_ERR_ENUM_
+} etsim_errno_t;
+
+/* Name ("ETSIM_EFORMAT") and text ("malformed input") of a code; never NULL. */
+const char *etsim_errname(int code);
+const char *etsim_strerror(int code);
+
+/*
+ * Where a failure is described for the user.  `msg` holds one line in the
+ * shape "FILE[:LOCATION]: message" without the program name; the CLI prints
+ * "etsim: " in front.  Every fallible function that takes an etsim_error_t*
+ * accepts NULL (the message is then dropped, the code still returned).
+ */
+typedef struct etsim_error {
+  int code;
+  char msg[1024];
+} etsim_error_t;
+
+/* Fill `err` (may be NULL) with a formatted message; returns `code`. */
+int etsim_error_set(etsim_error_t *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Put "prefix: " in front of the message already in err (e.g. a file name). */
+void etsim_error_prefix(etsim_error_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void etsim_error_clear(etsim_error_t *err);
+
+/*
+ * Warnings (non-fatal findings such as an unknown config key) go through one
+ * hook that the CLI installs; by default they are dropped.  `fmt` produces
+ * one line without the trailing newline.
+ */
+typedef void (*etsim_warn_fn)(void *user, const char *line);
+void etsim_set_warn_handler(etsim_warn_fn fn, void *user);
+void etsim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --------------------------------------------------------------- allocator */
+
+/*
+ * The whole library allocates through these three (Lua's single contract).
+ * etsim_realloc(p, 0) frees and returns NULL.  A failure returns NULL and
+ * the caller reports ETSIM_ENOMEM.  Tests may make the N-th allocation from
+ * now fail with etsim_alloc_fail_after(N) (0 disables) to exercise the
+ * out-of-memory paths.
+ */
+void *etsim_malloc(size_t size);
+void *etsim_calloc(size_t n, size_t size);
+void *etsim_realloc(void *ptr, size_t size);
+void etsim_free(void *ptr);
+char *etsim_strdup(const char *s);
+void etsim_alloc_fail_after(long n);
+
+/*
+ * Grow *pbuf (an array of `elem` sized items with capacity *pcap) so that it
+ * holds at least `need` items.  Capacity grows by half again, so appends are
+ * amortised O(1).  Returns 0 or ETSIM_ENOMEM (the old buffer stays valid).
+ */
+int etsim_grow(void **pbuf, size_t *pcap, size_t need, size_t elem);
+
+/* ------------------------------------------------------------------- arena */
+
+/*
+ * Bump allocator for data that lives and dies together (a trace's strings,
+ * one decoded message).  Allocations are 8-byte aligned; nothing is freed
+ * individually.  etsim_arena_reset keeps the first block for reuse, so a
+ * reader that resets per message does not touch malloc in steady state.
+ */
+typedef struct etsim_arena_block etsim_arena_block_t;
+typedef struct etsim_arena {
+  etsim_arena_block_t *head; /* newest block; owned */
+  size_t block_size;         /* default size of a new block */
+  size_t used_bytes;         /* bytes handed out since the last reset */
+} etsim_arena_t;
+
+void etsim_arena_init(etsim_arena_t *a, size_t block_size);
+void *etsim_arena_alloc(etsim_arena_t *a, size_t size); /* NULL on OOM */
+char *etsim_arena_strndup(etsim_arena_t *a, const char *s, size_t n);
+void etsim_arena_reset(etsim_arena_t *a);
+void etsim_arena_free(etsim_arena_t *a);
+/* Bytes reserved from malloc (for memory reports). */
+size_t etsim_arena_reserved(const etsim_arena_t *a);
+
+/* ------------------------------------------------------------ u64 -> u32 map */
+
+/*
+ * Open-addressing map from 64-bit keys to 32-bit values, linear probing,
+ * capacity a power of two kept at most 70% full.  12 bytes a slot.
+ */
+typedef struct etsim_u64map {
+  uint64_t *keys;
+  uint32_t *vals; /* 0 marks an empty slot; stored values are val + 1 */
+  size_t cap;     /* power of two, or 0 */
+  size_t count;
+} etsim_u64map_t;
+
+void etsim_u64map_init(etsim_u64map_t *m);
+void etsim_u64map_free(etsim_u64map_t *m);
+int etsim_u64map_reserve(etsim_u64map_t *m, size_t n);
+/* Insert key -> val (val < UINT32_MAX).  Returns 1 if inserted, 0 if the key
+ * was present (its value left unchanged and written to *old if non-NULL), or
+ * ETSIM_ENOMEM. */
+int etsim_u64map_put(etsim_u64map_t *m, uint64_t key, uint32_t val,
+                     uint32_t *old);
+/* 1 and *val on hit, 0 on miss. */
+int etsim_u64map_get(const etsim_u64map_t *m, uint64_t key, uint32_t *val);
+
+/* ---------------------------------------------------------- string interner */
+
+/*
+ * Gives each distinct string a small dense id (0 is always "").  Strings are
+ * copied into the interner's arena and stay valid until it is freed.
+ */
+typedef struct etsim_intern {
+  etsim_arena_t arena;
+  const char **strs; /* id -> string */
+  size_t n, cap;
+  uint32_t *slots; /* hash slots holding id + 1 */
+  size_t nslots;
+} etsim_intern_t;
+
+int etsim_intern_init(etsim_intern_t *t);
+void etsim_intern_free(etsim_intern_t *t);
+/* Returns the id (>= 0) or ETSIM_ENOMEM. */
+int64_t etsim_intern_put(etsim_intern_t *t, const char *s, size_t len);
+/* Returns the id or -1 when absent. */
+int64_t etsim_intern_find(const etsim_intern_t *t, const char *s);
+static inline const char *etsim_intern_str(const etsim_intern_t *t,
+                                           uint32_t id) {
+  return t->strs[id];
+}
+
+/* ---------------------------------------------------------------- hashing */
+
+uint64_t etsim_hash_bytes(const void *p, size_t n);
+static inline uint64_t etsim_hash_u64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+/* --------------------------------------------------------------------- RNG */
+
+/* xoshiro256** seeded through splitmix64: every random choice in etsim comes
+ * from one of these, passed in explicitly, so runs are reproducible. */
+typedef struct etsim_rng {
+  uint64_t s[4];
+} etsim_rng_t;
+
+void etsim_rng_seed(etsim_rng_t *r, uint64_t seed);
+uint64_t etsim_rng_next(etsim_rng_t *r);
+double etsim_rng_uniform(etsim_rng_t *r);               /* [0, 1) */
+uint64_t etsim_rng_below(etsim_rng_t *r, uint64_t n);   /* [0, n), n > 0 */
+double etsim_rng_normal(etsim_rng_t *r);                /* N(0, 1) */
+
+/* ------------------------------------------------------------ output files */
+
+/*
+ * Files that must never be left half-written are opened through this: the
+ * data goes to "<path>.tmp.<pid>" and etsim_outfile_commit renames it over
+ * `path`; etsim_outfile_abort removes it.  `path` "-" writes to stdout.
+ */
+typedef struct etsim_outfile {
+  void *fp; /* FILE* */
+  char *path;
+  char *tmp_path; /* NULL for stdout */
+} etsim_outfile_t;
+
+int etsim_outfile_open(etsim_outfile_t *o, const char *path,
+                       etsim_error_t *err);
+int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err);
+void etsim_outfile_abort(etsim_outfile_t *o);
+
+/* Parse "1024", "64KiB", "1MB", "2GiB" etc. into bytes.  0 or ETSIM_EINVAL. */
+int etsim_parse_size(const char *s, uint64_t *out_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ETSIM_BASE_H */

@@ -1,0 +1,166 @@
+/*
+ * misc.c — random numbers, atomic output files, size parsing.
+ */
+#include "etsim/base.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* -------------------------------------------------------------------- RNG */
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void etsim_rng_seed(etsim_rng_t *r, uint64_t seed) {
+  for (int i = 0; i < 4; i++)
+    r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t etsim_rng_next(etsim_rng_t *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+double etsim_rng_uniform(etsim_rng_t *r) {
+  return (double)(etsim_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+uint64_t etsim_rng_below(etsim_rng_t *r, uint64_t n) {
+  /* Rejection sampling removes modulo bias. */
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do
+    x = etsim_rng_next(r);
+  while (x >= limit);
+  return x % n;
+}
+
+double etsim_rng_normal(etsim_rng_t *r) {
+  /* Box-Muller; the second value is dropped to keep the state simple. */
+  double u1 = etsim_rng_uniform(r), u2 = etsim_rng_uniform(r);
+  if (u1 < 1e-300)
+    u1 = 1e-300;
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* ----------------------------------------------------------- output files */
+
+int etsim_outfile_open(etsim_outfile_t *o, const char *path,
+                       etsim_error_t *err) {
+  memset(o, 0, sizeof *o);
+  if (strcmp(path, "-") == 0) {
+    o->fp = stdout;
+    o->path = etsim_strdup("-");
+    return o->path ? 0 : ETSIM_ENOMEM;
+  }
+  size_t n = strlen(path) + 32;
+  o->path = etsim_strdup(path);
+  o->tmp_path = etsim_malloc(n);
+  if (!o->path || !o->tmp_path) {
+    etsim_free(o->path);
+    etsim_free(o->tmp_path);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  }
+  snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
+  FILE *fp = fopen(o->tmp_path, "wb");
+  if (!fp) {
+    int e = errno;
+    etsim_free(o->path);
+    etsim_free(o->tmp_path);
+    o->path = o->tmp_path = NULL;
+    return etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path,
+                           strerror(e));
+  }
+  o->fp = fp;
+  return 0;
+}
+
+int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err) {
+  int rc = 0;
+  FILE *fp = o->fp;
+  if (!fp)
+    return 0;
+  if (!o->tmp_path) {
+    if (fflush(fp) != 0 || ferror(fp))
+      rc = etsim_error_set(err, ETSIM_EIO, "-: write error");
+  } else {
+    int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad) {
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", o->path,
+                           strerror(errno));
+      remove(o->tmp_path);
+    } else if (rename(o->tmp_path, o->path) != 0) {
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s",
+                           o->path, strerror(errno));
+      remove(o->tmp_path);
+    }
+  }
+  etsim_free(o->path);
+  etsim_free(o->tmp_path);
+  memset(o, 0, sizeof *o);
+  return rc;
+}
+
+void etsim_outfile_abort(etsim_outfile_t *o) {
+  if (o->fp && o->tmp_path) {
+    fclose(o->fp);
+    remove(o->tmp_path);
+  } else if (o->fp) {
+    fflush(o->fp);
+  }
+  etsim_free(o->path);
+  etsim_free(o->tmp_path);
+  memset(o, 0, sizeof *o);
+}
+
+/* ------------------------------------------------------------------ sizes */
+
+int etsim_parse_size(const char *s, uint64_t *out_bytes) {
+  if (!s || !*s)
+    return ETSIM_EINVAL;
+  errno = 0;
+  char *end;
+  double v = strtod(s, &end);
+  if (errno || end == s || v < 0)
+    return ETSIM_EINVAL;
+  while (*end == ' ')
+    end++;
+  static const struct {
+    const char *suffix;
+    double mult;
+  } units[] = {{"", 1},           {"B", 1},          {"K", 1e3},
+               {"KB", 1e3},       {"KiB", 1024.0},   {"M", 1e6},
+               {"MB", 1e6},       {"MiB", 1048576.0}, {"G", 1e9},
+               {"GB", 1e9},       {"GiB", 1073741824.0}, {"T", 1e12},
+               {"TB", 1e12},      {"TiB", 1099511627776.0}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcasecmp(end, units[i].suffix) == 0 &&
+        (strcmp(end, units[i].suffix) == 0 || strlen(end) > 1)) {
+      double b = v * units[i].mult;
+      if (b > 1.8e19 || b != floor(b))
+        return ETSIM_EINVAL;
+      *out_bytes = (uint64_t)b;
+      return 0;
+    }
+  }
+  return ETSIM_EINVAL;
+}

@@ -1,0 +1,156 @@
+/*
+ * main.c — `etsim`: dispatch to subcommands, shared CLI helpers.
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_quiet;
+
+typedef struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} command_t;
+
+static const command_t commands[] = {
+#define ETSIM_CMD(name, fn, summary) {name, fn, summary},
+#include "cli/commands.def"
+#undef ETSIM_CMD
+};
+
+static void print_help(FILE *fp) {
+  fprintf(fp,
+          "etsim %s - co-design AI training systems with execution traces\n"
+          "\n"
+          "usage: etsim <command> [options] INPUT...\n"
+          "       etsim <command> --help\n"
+          "\n"
+          "commands:\n",
+          ETSIM_VERSION);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(fp,
+          "\n"
+          "A trace set is named by its prefix (run/llm opens run/llm.0.et,\n"
+          "run/llm.1.et, ... or run/llm.manifest.json) or by one file.\n"
+          "\n"
+          "exit status:\n"
+          "  0  success\n"
+          "  1  the command ran and found problems (e.g. validate)\n"
+          "  2  bad usage, or unreadable or invalid input\n"
+          "  3  internal error\n");
+}
+
+static void warn_to_stderr(void *user, const char *line) {
+  (void)user;
+  fprintf(stderr, "etsim: warning: %s\n", line);
+}
+
+int main(int argc, char **argv) {
+  etsim_set_warn_handler(warn_to_stderr, NULL);
+  if (argc < 2) {
+    print_help(stderr);
+    return ETSIM_EXIT_USAGE;
+  }
+  if (cli_is_help(argv[1])) {
+    print_help(stdout);
+    return ETSIM_EXIT_OK;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("etsim %s\n", ETSIM_VERSION);
+    return ETSIM_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[1], commands[i].name) == 0)
+      return commands[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "etsim: unknown command '%s' (see 'etsim --help')\n",
+          argv[1]);
+  return ETSIM_EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+int cli_fail(const etsim_error_t *err) {
+  fprintf(stderr, "etsim: %s\n",
+          err && err->msg[0] ? err->msg : etsim_strerror(err ? err->code : 0));
+  if (err && (err->code == ETSIM_ENOMEM || err->code == ETSIM_EINTERNAL))
+    return ETSIM_EXIT_INTERNAL;
+  return ETSIM_EXIT_USAGE;
+}
+
+int cli_usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("etsim: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return ETSIM_EXIT_USAGE;
+}
+
+int cli_is_help(const char *arg) {
+  return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cli_opt(int argc, char **argv, int *i, const char *name,
+            const char **val) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) != 0)
+    return 0;
+  if (a[n] == '=') {
+    *val = a + n + 1;
+    return 1;
+  }
+  if (a[n] != '\0')
+    return 0;
+  if (*i + 1 >= argc) {
+    cli_usage_error("option %s needs a value", name);
+    return -1;
+  }
+  *val = argv[++*i];
+  return 1;
+}
+
+int cli_parse_u64(const char *s, const char *what, uint64_t *out) {
+  char *end;
+  errno = 0;
+  if (*s == '-' || *s == '\0')
+    goto bad;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno || *end)
+    goto bad;
+  *out = v;
+  return 0;
+bad:
+  cli_usage_error("%s: '%s' is not a non-negative integer", what, s);
+  return -1;
+}
+
+int cli_parse_i64(const char *s, const char *what, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 0);
+  if (errno || *end || end == s) {
+    cli_usage_error("%s: '%s' is not an integer", what, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_parse_double(const char *s, const char *what, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || end == s) {
+    cli_usage_error("%s: '%s' is not a number", what, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}

@@ -1,0 +1,343 @@
+/*
+ * reader.c — the streaming Chakra reader.
+ *
+ * zlib's gzread reads gzip and plain files alike, so one path serves both;
+ * offsets are positions in the uncompressed stream.  Each message is
+ * unpacked by protobuf-c into an arena that is reset before the next one,
+ * so steady-state reading allocates nothing and memory is bounded by the
+ * largest message.  Problems are reported with the file, the byte offset of
+ * the message, the node's index and, when it can be recovered, its id.
+ */
+#include "et_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+
+#define MAX_MESSAGE_BYTES (1u << 30)
+
+struct etsim_et_reader {
+  char *path;
+  gzFile gz;
+  unsigned flags;
+  unsigned char *buf; /* buffered input: [pos, end) is unread */
+  size_t cap, pos, end;
+  uint64_t buf_offset; /* stream offset of buf[0] */
+  int eof;             /* gzread has returned 0 */
+  uint64_t node_index; /* index of the next node */
+  uint32_t last_len;
+  ProtobufCAllocator alloc;
+  etsim_arena_t arena; /* current message */
+  etsim_arena_t meta_arena;
+  ChakraProtoMsg__GlobalMetadata *meta_msg;
+  etsim_et_meta_t meta;
+  etsim_et_node_t view;
+  etsim_ioinfo_t in, out;
+  etsim_attr_t *attrs;
+  size_t attrs_cap;
+};
+
+uint32_t et_reader_last_len(const etsim_et_reader_t *r) { return r->last_len; }
+const etsim_et_meta_t *etsim_et_reader_meta(const etsim_et_reader_t *r) {
+  return &r->meta;
+}
+const char *etsim_et_reader_path(const etsim_et_reader_t *r) { return r->path; }
+uint64_t etsim_et_reader_offset(const etsim_et_reader_t *r) {
+  return r->buf_offset + r->pos;
+}
+
+/* Make at least `need` bytes available at buf+pos unless the stream ends.
+ * Returns bytes available, or a negative code on a read/gzip error. */
+static long fill(etsim_et_reader_t *r, size_t need, etsim_error_t *err) {
+  while (r->end - r->pos < need && !r->eof) {
+    if (r->pos > 0) {
+      memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+      r->buf_offset += r->pos;
+      r->end -= r->pos;
+      r->pos = 0;
+    }
+    size_t want = need > r->cap ? need : r->cap;
+    if (want > r->cap) {
+      unsigned char *nb = etsim_realloc(r->buf, want);
+      if (!nb)
+        return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
+      r->buf = nb;
+      r->cap = want;
+    }
+    size_t room = r->cap - r->end;
+    if (room > (1u << 30))
+      room = 1u << 30;
+    int n = gzread(r->gz, r->buf + r->end, (unsigned)room);
+    if (n < 0) {
+      int zerr;
+      const char *m = gzerror(r->gz, &zerr);
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: offset %llu: gzip stream error: %s", r->path,
+                             (unsigned long long)(r->buf_offset + r->end), m);
+    }
+    if (n == 0) {
+      int zerr;
+      const char *m = gzerror(r->gz, &zerr);
+      if (zerr != Z_OK && zerr != Z_STREAM_END)
+        return etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s: offset %llu: gzip stream error: %s",
+                               r->path,
+                               (unsigned long long)(r->buf_offset + r->end), m);
+      r->eof = 1;
+    }
+    r->end += (size_t)n;
+  }
+  return (long)(r->end - r->pos);
+}
+
+/* Read the varint length prefix.  1 ok, 0 clean EOF, <0 error. */
+static int read_len(etsim_et_reader_t *r, uint32_t *len, etsim_error_t *err) {
+  long avail = fill(r, 10, err);
+  if (avail < 0)
+    return (int)avail;
+  if (avail == 0)
+    return 0;
+  uint64_t v = 0;
+  uint64_t off = etsim_et_reader_offset(r);
+  for (int i = 0; i < 10; i++) {
+    if (i >= avail)
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: offset %llu: truncated length prefix",
+                             r->path, (unsigned long long)off);
+    unsigned char b = r->buf[r->pos + i];
+    v |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      if (v > MAX_MESSAGE_BYTES)
+        return etsim_error_set(
+            err, ETSIM_EFORMAT,
+            "%s: offset %llu: message length %llu is beyond any valid node",
+            r->path, (unsigned long long)off, (unsigned long long)v);
+      r->pos += (size_t)i + 1;
+      *len = (uint32_t)v;
+      return 1;
+    }
+  }
+  return etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: offset %llu: length varint longer than 10 bytes",
+                         r->path, (unsigned long long)off);
+}
+
+/* Best effort: the id of a node whose message failed to decode (field 1 is
+ * written first by every Chakra writer).  1 if found. */
+static int peek_id(const unsigned char *p, size_t n, uint64_t *id) {
+  if (n < 2 || p[0] != 0x08)
+    return 0;
+  uint64_t v = 0;
+  for (size_t i = 1; i < n && i < 11; i++) {
+    v |= (uint64_t)(p[i] & 0x7f) << (7 * (i - 1));
+    if (!(p[i] & 0x80)) {
+      *id = v;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static size_t attrs_unknown(ChakraProtoMsg__AttributeProto **a, size_t n) {
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++) {
+    u += a[i]->base.n_unknown_fields;
+    if (etsim_attr_kind_is_list((int)a[i]->value_case) && a[i]->double_list)
+      u += a[i]->double_list->base.n_unknown_fields;
+  }
+  return u;
+}
+
+/* Returns the unknown field's number, or 0 when there is none. */
+static uint32_t first_unknown(const ProtobufCMessage *m) {
+  return m->n_unknown_fields ? m->unknown_fields[0].tag : 0;
+}
+
+static int decode_error(etsim_et_reader_t *r, uint64_t off, const char *what,
+                        const unsigned char *p, size_t n, etsim_error_t *err) {
+  uint64_t id;
+  if (peek_id(p, n, &id))
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: offset %llu: node %llu (id %llu): %s", r->path,
+                           (unsigned long long)off,
+                           (unsigned long long)r->node_index,
+                           (unsigned long long)id, what);
+  return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %llu: node %llu: %s",
+                         r->path, (unsigned long long)off,
+                         (unsigned long long)r->node_index, what);
+}
+
+static int read_message(etsim_et_reader_t *r, const unsigned char **data,
+                        uint32_t *len, uint64_t *off, etsim_error_t *err) {
+  *off = etsim_et_reader_offset(r);
+  int rc = read_len(r, len, err);
+  if (rc <= 0)
+    return rc;
+  long avail = fill(r, *len, err);
+  if (avail < 0)
+    return (int)avail;
+  if ((size_t)avail < *len)
+    return etsim_error_set(
+        err, ETSIM_EFORMAT,
+        "%s: offset %llu: message of %u bytes runs past the end of the file "
+        "(%ld bytes left)",
+        r->path, (unsigned long long)*off, *len, avail);
+  *data = r->buf + r->pos;
+  r->pos += *len;
+  return 1;
+}
+
+int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
+                         unsigned flags, etsim_error_t *err) {
+  etsim_et_reader_t *r = etsim_calloc(1, sizeof *r);
+  if (!r)
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  r->path = etsim_strdup(path);
+  r->flags = flags;
+  r->cap = 1u << 20;
+  r->buf = etsim_malloc(r->cap);
+  etsim_arena_init(&r->arena, 64 * 1024);
+  etsim_arena_init(&r->meta_arena, 4 * 1024);
+  et_arena_allocator(&r->alloc, &r->arena);
+  if (!r->path || !r->buf) {
+    etsim_et_reader_close(r);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  }
+  errno = 0;
+  r->gz = strcmp(path, "-") == 0 ? gzdopen(0, "rb") : gzopen(path, "rb");
+  if (!r->gz) {
+    int e = errno;
+    etsim_et_reader_close(r);
+    return etsim_error_set(err, e == ENOENT ? ETSIM_ENOTFOUND : ETSIM_EIO,
+                           "%s: cannot open: %s", path,
+                           e ? strerror(e) : "out of memory");
+  }
+  gzbuffer(r->gz, 256 * 1024);
+
+  const unsigned char *data;
+  uint32_t len;
+  uint64_t off;
+  int rc = read_message(r, &data, &len, &off, err);
+  if (rc == 0)
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: offset 0: empty file (no GlobalMetadata)", path);
+  if (rc < 0) {
+    etsim_et_reader_close(r);
+    return rc;
+  }
+  ProtobufCAllocator ma;
+  et_arena_allocator(&ma, &r->meta_arena);
+  r->meta_msg = chakra_proto_msg__global_metadata__unpack(&ma, len, data);
+  if (!r->meta_msg) {
+    etsim_et_reader_close(r);
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: offset 0: GlobalMetadata does not decode", path);
+  }
+  ChakraProtoMsg__GlobalMetadata *m = r->meta_msg;
+  size_t unk = m->base.n_unknown_fields + attrs_unknown(m->attr, m->n_attr);
+  if (unk && !(flags & ETSIM_ET_READ_SKIP_UNKNOWN)) {
+    etsim_et_reader_close(r);
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: offset 0: GlobalMetadata has %zu field(s) the "
+                           "Chakra schema does not define",
+                           path, unk);
+  }
+  etsim_attr_t *ma_attrs =
+      m->n_attr ? etsim_arena_alloc(&r->meta_arena, m->n_attr * sizeof *ma_attrs)
+                : NULL;
+  if (m->n_attr && !ma_attrs) {
+    etsim_et_reader_close(r);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  }
+  for (size_t i = 0; i < m->n_attr; i++)
+    et_attr_from_proto(&ma_attrs[i], m->attr[i]);
+  r->meta.version = m->version ? m->version : "";
+  r->meta.n_attrs = m->n_attr;
+  r->meta.attrs = ma_attrs;
+  *out = r;
+  return 0;
+}
+
+static const etsim_ioinfo_t *io_view(etsim_ioinfo_t *v,
+                                     const ChakraProtoMsg__IOInfo *io) {
+  if (!io)
+    return NULL;
+  v->values = io->values ? io->values : "";
+  v->shapes = io->shapes ? io->shapes : "";
+  v->types = io->types ? io->types : "";
+  return v;
+}
+
+int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out,
+                         etsim_error_t *err) {
+  const unsigned char *data;
+  uint32_t len;
+  uint64_t off;
+  etsim_arena_reset(&r->arena);
+  int rc = read_message(r, &data, &len, &off, err);
+  if (rc <= 0)
+    return rc; /* the message already names file and offset */
+  r->last_len = len;
+  ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(&r->alloc, len, data);
+  if (!n)
+    return decode_error(r, off, "message does not decode as a Chakra Node",
+                        data, len, err);
+  if (!(r->flags & ETSIM_ET_READ_SKIP_UNKNOWN)) {
+    uint32_t tag = first_unknown(&n->base);
+    size_t unk = attrs_unknown(n->attr, n->n_attr);
+    if (!tag && n->inputs)
+      tag = first_unknown(&n->inputs->base);
+    if (!tag && n->outputs)
+      tag = first_unknown(&n->outputs->base);
+    if (tag || unk) {
+      char what[128];
+      if (tag)
+        snprintf(what, sizeof what,
+                 "unknown field %u (not in the Chakra schema)", tag);
+      else
+        snprintf(what, sizeof what,
+                 "attribute has a field not in the Chakra schema");
+      return decode_error(r, off, what, data, len, err);
+    }
+  }
+  if ((int)n->type < 0 || (int)n->type >= ETSIM_ET_NODE_TYPE_COUNT) {
+    char what[96];
+    snprintf(what, sizeof what, "unknown node type %d", (int)n->type);
+    return decode_error(r, off, what, data, len, err);
+  }
+  if (etsim_grow((void **)&r->attrs, &r->attrs_cap, n->n_attr, sizeof *r->attrs))
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
+  for (size_t i = 0; i < n->n_attr; i++)
+    et_attr_from_proto(&r->attrs[i], n->attr[i]);
+  etsim_et_node_t *v = &r->view;
+  v->id = n->id;
+  v->name = n->name ? n->name : "";
+  v->type = (int)n->type;
+  v->start_time_micros = n->start_time_micros;
+  v->duration_micros = n->duration_micros;
+  v->n_data_deps = n->n_data_deps;
+  v->data_deps = n->data_deps;
+  v->n_ctrl_deps = n->n_ctrl_deps;
+  v->ctrl_deps = n->ctrl_deps;
+  v->inputs = io_view(&r->in, n->inputs);
+  v->outputs = io_view(&r->out, n->outputs);
+  v->n_attrs = n->n_attr;
+  v->attrs = r->attrs;
+  r->node_index++;
+  *out = v;
+  return 1;
+}
+
+void etsim_et_reader_close(etsim_et_reader_t *r) {
+  if (!r)
+    return;
+  if (r->gz)
+    gzclose(r->gz);
+  etsim_arena_free(&r->arena);
+  etsim_arena_free(&r->meta_arena);
+  etsim_free(r->attrs);
+  etsim_free(r->buf);
+  etsim_free(r->path);
+  etsim_free(r);
+}

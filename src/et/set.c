@@ -1,0 +1,307 @@
+/*
+ * set.c — rank sets: one trace per rank, `<prefix>.<r>.et`, or a manifest
+ * `<prefix>.manifest.json` that lets many ranks share one file:
+ *
+ *   {"etsim_trace_set": 1, "npus": 16,
+ *    "classes": [{"file": "llm.c0.et", "ranks": "0-7"},
+ *                {"file": "llm.c1.et", "ranks": "8-15"}]}
+ *
+ * File names are relative to the manifest's folder; every rank in
+ * [0, npus) must be covered exactly once.  Each distinct file is parsed
+ * once, however many ranks read it.
+ */
+#include "et_int.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void etsim_et_free_paths(char **paths, size_t n) {
+  if (!paths)
+    return;
+  for (size_t i = 0; i < n; i++)
+    etsim_free(paths[i]);
+  etsim_free(paths);
+}
+
+static char *join_dir(const char *manifest, const char *file) {
+  if (file[0] == '/')
+    return etsim_strdup(file);
+  const char *slash = strrchr(manifest, '/');
+  size_t dl = slash ? (size_t)(slash - manifest + 1) : 0;
+  size_t n = dl + strlen(file) + 1;
+  char *p = etsim_malloc(n);
+  if (p) {
+    memcpy(p, manifest, dl);
+    strcpy(p + dl, file);
+  }
+  return p;
+}
+
+/* Parse "0-7,16,20-23" marking ranks in rank_file; errors name the class. */
+static int parse_ranks(const char *s, uint32_t file, uint32_t *rank_file,
+                       size_t npus, const char *mpath, size_t cls,
+                       etsim_error_t *err) {
+  const char *p = s;
+  while (*p) {
+    char *end;
+    errno = 0;
+    unsigned long a = strtoul(p, &end, 10), b = a;
+    if (end == p || errno)
+      goto bad;
+    p = end;
+    if (*p == '-') {
+      b = strtoul(p + 1, &end, 10);
+      if (end == p + 1 || errno || b < a)
+        goto bad;
+      p = end;
+    }
+    if (b >= npus)
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: classes[%zu].ranks: rank %lu is outside "
+                             "0..%zu",
+                             mpath, cls, b, npus - 1);
+    for (unsigned long r = a; r <= b; r++) {
+      if (rank_file[r] != UINT32_MAX)
+        return etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s: classes[%zu].ranks: rank %lu is listed "
+                               "twice",
+                               mpath, cls, r);
+      rank_file[r] = file;
+    }
+    if (*p == ',')
+      p++;
+    else if (*p)
+      goto bad;
+  }
+  return 0;
+bad:
+  return etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: classes[%zu].ranks: '%s' is not a list of ranks "
+                         "like \"0-7,16\"",
+                         mpath, cls, s);
+}
+
+static int read_manifest(const char *mpath, char ***out_paths, size_t *out_np,
+                         uint32_t **out_rf, size_t *out_nr,
+                         etsim_error_t *err) {
+  json_error_t je;
+  json_t *root = json_load_file(mpath, 0, &je);
+  if (!root)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", mpath, je.line,
+                           je.column, je.text);
+  int rc = 0;
+  char **paths = NULL;
+  uint32_t *rf = NULL;
+  size_t np = 0;
+  json_t *npus = json_object_get(root, "npus");
+  json_t *classes = json_object_get(root, "classes");
+  if (!json_is_object(root) || !json_is_integer(npus) ||
+      json_integer_value(npus) <= 0 || !json_is_array(classes)) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: a trace-set manifest needs \"npus\" (a positive "
+                         "integer) and \"classes\" (an array)",
+                         mpath);
+    goto done;
+  }
+  size_t n = (size_t)json_integer_value(npus);
+  size_t nc = json_array_size(classes);
+  rf = etsim_malloc(n * sizeof *rf);
+  paths = etsim_calloc(nc ? nc : 1, sizeof *paths);
+  if (!rf || !paths) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", mpath);
+    goto done;
+  }
+  memset(rf, 0xff, n * sizeof *rf);
+  for (size_t c = 0; c < nc; c++) {
+    json_t *cl = json_array_get(classes, c);
+    json_t *file = json_object_get(cl, "file");
+    json_t *ranks = json_object_get(cl, "ranks");
+    if (!json_is_string(file) || !json_is_string(ranks)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: classes[%zu] needs string keys \"file\" and "
+                           "\"ranks\"",
+                           mpath, c);
+      goto done;
+    }
+    if (!(paths[np] = join_dir(mpath, json_string_value(file)))) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", mpath);
+      goto done;
+    }
+    np++;
+    if ((rc = parse_ranks(json_string_value(ranks), (uint32_t)c, rf, n, mpath,
+                          c, err)))
+      goto done;
+  }
+  for (size_t r = 0; r < n; r++)
+    if (rf[r] == UINT32_MAX) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: rank %zu is in no class (npus is %zu)", mpath,
+                           r, n);
+      goto done;
+    }
+  *out_paths = paths;
+  *out_np = np;
+  *out_rf = rf;
+  *out_nr = n;
+  paths = NULL;
+  rf = NULL;
+done:
+  etsim_et_free_paths(paths, np);
+  etsim_free(rf);
+  json_decref(root);
+  return rc;
+}
+
+int etsim_et_set_resolve(const char *name, char ***out_paths,
+                         size_t *out_n_paths, uint32_t **out_rank_file,
+                         size_t *out_n_ranks, etsim_error_t *err) {
+  size_t len = strlen(name) + 64;
+  char *buf = etsim_malloc(len);
+  if (!buf)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  int rc = 0;
+  char **paths = NULL;
+  uint32_t *rf = NULL;
+  size_t n = 0, cap = 0, rcap = 0;
+  if (is_file(name)) {
+    paths = etsim_malloc(sizeof *paths);
+    rf = etsim_malloc(sizeof *rf);
+    if (!paths || !rf || !(paths[0] = etsim_strdup(name)))
+      goto oom;
+    rf[0] = 0;
+    n = 1;
+    goto ok_n;
+  }
+  snprintf(buf, len, "%s.manifest.json", name);
+  if (is_file(buf)) {
+    rc = read_manifest(buf, out_paths, out_n_paths, out_rank_file, out_n_ranks,
+                       err);
+    etsim_free(buf);
+    return rc;
+  }
+  for (;; n++) {
+    snprintf(buf, len, "%s.%zu.et", name, n);
+    if (!is_file(buf)) {
+      snprintf(buf, len, "%s.%zu.et.gz", name, n);
+      if (!is_file(buf))
+        break;
+    }
+    if (etsim_grow((void **)&paths, &cap, n + 1, sizeof *paths) ||
+        etsim_grow((void **)&rf, &rcap, n + 1, sizeof *rf) ||
+        !(paths[n] = etsim_strdup(buf)))
+      goto oom;
+    rf[n] = (uint32_t)n;
+  }
+  if (n == 0) {
+    rc = etsim_error_set(err, ETSIM_ENOTFOUND,
+                         "%s: no such file, and no %s.0.et or "
+                         "%s.manifest.json",
+                         name, name, name);
+    goto fail;
+  }
+ok_n:
+  *out_paths = paths;
+  *out_n_paths = n;
+  *out_rank_file = rf;
+  *out_n_ranks = n;
+  etsim_free(buf);
+  return 0;
+oom:
+  rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", name);
+fail:
+  etsim_et_free_paths(paths, n);
+  etsim_free(rf);
+  etsim_free(buf);
+  return rc;
+}
+
+int etsim_et_set_load(etsim_et_set_t **out, const char *name,
+                      unsigned read_flags, etsim_error_t *err) {
+  etsim_et_set_t *s = etsim_calloc(1, sizeof *s);
+  if (!s)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  int rc = etsim_et_set_resolve(name, &s->paths, &s->n_traces, &s->rank_trace,
+                                &s->n_ranks, err);
+  if (rc) {
+    etsim_free(s);
+    return rc;
+  }
+  s->traces = etsim_calloc(s->n_traces, sizeof *s->traces);
+  s->ranks = etsim_calloc(s->n_ranks, sizeof *s->ranks);
+  if (!s->traces || !s->ranks) {
+    etsim_et_set_free(s);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < s->n_traces; i++)
+    if ((rc = etsim_et_trace_load(&s->traces[i], s->paths[i], read_flags,
+                                  err))) {
+      etsim_et_set_free(s);
+      return rc;
+    }
+  for (size_t r = 0; r < s->n_ranks; r++)
+    s->ranks[r] = s->traces[s->rank_trace[r]];
+  *out = s;
+  return 0;
+}
+
+void etsim_et_set_free(etsim_et_set_t *s) {
+  if (!s)
+    return;
+  for (size_t i = 0; s->traces && i < s->n_traces; i++)
+    etsim_et_trace_free(s->traces[i]);
+  etsim_free(s->traces);
+  etsim_free(s->ranks);
+  etsim_et_free_paths(s->paths, s->n_traces);
+  etsim_free(s->rank_trace);
+  etsim_free(s);
+}
+
+int etsim_et_manifest_write(const char *prefix, size_t n_ranks,
+                            const char *const *files, size_t n_files,
+                            const uint32_t *rank_file, etsim_error_t *err) {
+  size_t len = strlen(prefix) + 32;
+  char *path = etsim_malloc(len);
+  if (!path)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  snprintf(path, len, "%s.manifest.json", prefix);
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc) {
+    etsim_free(path);
+    return rc;
+  }
+  FILE *fp = o.fp;
+  fprintf(fp, "{\"etsim_trace_set\": 1, \"npus\": %zu, \"classes\": [", n_ranks);
+  for (size_t f = 0; f < n_files; f++) {
+    fprintf(fp, "%s\n  {\"file\": \"%s\", \"ranks\": \"", f ? "," : "", files[f]);
+    /* Runs of consecutive ranks become "a-b". */
+    int first = 1;
+    for (size_t r = 0; r < n_ranks; r++) {
+      if (rank_file[r] != f)
+        continue;
+      size_t e = r;
+      while (e + 1 < n_ranks && rank_file[e + 1] == f)
+        e++;
+      if (e > r)
+        fprintf(fp, "%s%zu-%zu", first ? "" : ",", r, e);
+      else
+        fprintf(fp, "%s%zu", first ? "" : ",", r);
+      first = 0;
+      r = e;
+    }
+    fputs("\"}", fp);
+  }
+  fputs("\n]}\n", fp);
+  rc = etsim_outfile_commit(&o, err);
+  etsim_free(path);
+  return rc;
+}

@@ -1,0 +1,298 @@
+/*
+ * writer.c — the Chakra writer.
+ *
+ * Nodes are packed by protobuf-c, which emits fields in number order,
+ * omits proto3 defaults, packs repeated numbers and always writes a set
+ * oneof: the canonical encoding Chakra's own tools produce.  Output goes to
+ * a temporary name renamed into place on commit; unless VERBATIM, the
+ * writer refuses duplicate ids and checks at commit that every dependency
+ * names a node of the file.
+ */
+#include "et_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+struct etsim_et_writer {
+  char *path, *tmp_path;
+  unsigned flags;
+  FILE *fp;   /* plain output */
+  gzFile gz;  /* gzip output */
+  int failed; /* a write failed: commit must not rename */
+  int wrote_meta;
+  uint64_t nodes, bytes;
+  unsigned char *buf;
+  size_t cap;
+  etsim_arena_t arena; /* per-message scratch */
+  etsim_u64map_t ids;     /* ids written (unless VERBATIM) */
+  etsim_u64map_t pending; /* referenced ids not yet written */
+};
+
+uint64_t etsim_et_writer_nodes(const etsim_et_writer_t *w) { return w->nodes; }
+uint64_t etsim_et_writer_bytes(const etsim_et_writer_t *w) { return w->bytes; }
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int etsim_et_writer_open(etsim_et_writer_t **out, const char *path,
+                         unsigned flags, etsim_error_t *err) {
+  etsim_et_writer_t *w = etsim_calloc(1, sizeof *w);
+  if (!w)
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (ends_with(path, ".gz"))
+    flags |= ETSIM_ET_WRITE_GZIP;
+  w->flags = flags;
+  w->path = etsim_strdup(path);
+  etsim_arena_init(&w->arena, 64 * 1024);
+  etsim_u64map_init(&w->ids);
+  etsim_u64map_init(&w->pending);
+  if (!w->path)
+    goto oom;
+  if (strcmp(path, "-") == 0) {
+    if (flags & ETSIM_ET_WRITE_GZIP)
+      w->gz = gzdopen(dup(1), "wb");
+    else
+      w->fp = stdout;
+  } else {
+    size_t n = strlen(path) + 32;
+    w->tmp_path = etsim_malloc(n);
+    if (!w->tmp_path)
+      goto oom;
+    snprintf(w->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
+    if (flags & ETSIM_ET_WRITE_GZIP)
+      w->gz = gzopen(w->tmp_path, "wb6");
+    else
+      w->fp = fopen(w->tmp_path, "wb");
+  }
+  if (!w->fp && !w->gz) {
+    int e = errno;
+    etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path,
+                    strerror(e ? e : ENOMEM));
+    etsim_et_writer_abort(w);
+    return ETSIM_EIO;
+  }
+  *out = w;
+  return 0;
+oom:
+  etsim_et_writer_abort(w);
+  return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+}
+
+/* Write varint(len) then the packed message. */
+static int emit(etsim_et_writer_t *w, const ProtobufCMessage *m,
+                etsim_error_t *err) {
+  size_t len = protobuf_c_message_get_packed_size(m);
+  if (len > UINT32_MAX)
+    return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large",
+                           w->path, (unsigned long long)w->nodes);
+  if (etsim_grow((void **)&w->buf, &w->cap, len + 10, 1))
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+  size_t h = 0;
+  uint32_t v = (uint32_t)len;
+  do {
+    unsigned char b = v & 0x7f;
+    v >>= 7;
+    w->buf[h++] = b | (v ? 0x80 : 0);
+  } while (v);
+  protobuf_c_message_pack(m, w->buf + h);
+  size_t total = h + len;
+  size_t put = w->gz ? (size_t)gzwrite(w->gz, w->buf, (unsigned)total)
+                     : fwrite(w->buf, 1, total, w->fp);
+  if (put != total) {
+    w->failed = 1;
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path,
+                           strerror(errno));
+  }
+  w->bytes += total;
+  return 0;
+}
+
+int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta,
+                         etsim_error_t *err) {
+  if (w->wrote_meta)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata written twice",
+                           w->path);
+  etsim_arena_reset(&w->arena);
+  ChakraProtoMsg__GlobalMetadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+  m.version = (char *)(meta && meta->version ? meta->version : "");
+  size_t na = meta ? meta->n_attrs : 0;
+  ChakraProtoMsg__AttributeProto **attrs =
+      na ? etsim_arena_alloc(&w->arena, na * sizeof *attrs) : NULL;
+  if (na && !attrs)
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+  for (size_t i = 0; i < na; i++)
+    if (!(attrs[i] = et_attr_to_proto(&meta->attrs[i], &w->arena)))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: metadata attribute '%s': bad kind %d",
+                             w->path, meta->attrs[i].name, meta->attrs[i].kind);
+  m.n_attr = na;
+  m.attr = attrs;
+  w->wrote_meta = 1;
+  return emit(w, &m.base, err);
+}
+
+/* Remember dependencies on ids not written yet; commit checks them. */
+static int note_deps(etsim_et_writer_t *w, const uint64_t *deps, size_t n,
+                     etsim_error_t *err) {
+  for (size_t i = 0; i < n; i++) {
+    uint32_t dummy;
+    if (etsim_u64map_get(&w->ids, deps[i], &dummy))
+      continue;
+    int rc = etsim_u64map_put(&w->pending, deps[i], 0, NULL);
+    if (rc < 0)
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+  }
+  return 0;
+}
+
+int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n,
+                         etsim_error_t *err) {
+  int rc;
+  if (!w->wrote_meta && (rc = etsim_et_writer_meta(w, NULL, err)) != 0)
+    return rc;
+  if (n->type < 0 || n->type >= ETSIM_ET_NODE_TYPE_COUNT)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: node id %llu: bad type %d",
+                           w->path, (unsigned long long)n->id, n->type);
+  if (!(w->flags & ETSIM_ET_WRITE_VERBATIM)) {
+    rc = etsim_u64map_put(&w->ids, n->id, 0, NULL);
+    if (rc == 0)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: node id %llu written twice", w->path,
+                             (unsigned long long)n->id);
+    if (rc < 0)
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+    if ((rc = note_deps(w, n->data_deps, n->n_data_deps, err)) ||
+        (rc = note_deps(w, n->ctrl_deps, n->n_ctrl_deps, err)))
+      return rc;
+  }
+  etsim_arena_reset(&w->arena);
+  ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
+  ChakraProtoMsg__IOInfo in = CHAKRA_PROTO_MSG__IOINFO__INIT;
+  ChakraProtoMsg__IOInfo out = CHAKRA_PROTO_MSG__IOINFO__INIT;
+  m.id = n->id;
+  m.name = (char *)(n->name ? n->name : "");
+  m.type = (ChakraProtoMsg__NodeType)n->type;
+  m.n_ctrl_deps = n->n_ctrl_deps;
+  m.ctrl_deps = (uint64_t *)n->ctrl_deps;
+  m.n_data_deps = n->n_data_deps;
+  m.data_deps = (uint64_t *)n->data_deps;
+  m.start_time_micros = n->start_time_micros;
+  m.duration_micros = n->duration_micros;
+  if (n->inputs) {
+    in.values = (char *)n->inputs->values;
+    in.shapes = (char *)n->inputs->shapes;
+    in.types = (char *)n->inputs->types;
+    m.inputs = &in;
+  }
+  if (n->outputs) {
+    out.values = (char *)n->outputs->values;
+    out.shapes = (char *)n->outputs->shapes;
+    out.types = (char *)n->outputs->types;
+    m.outputs = &out;
+  }
+  ChakraProtoMsg__AttributeProto **attrs =
+      n->n_attrs ? etsim_arena_alloc(&w->arena, n->n_attrs * sizeof *attrs)
+                 : NULL;
+  if (n->n_attrs && !attrs)
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+  for (size_t i = 0; i < n->n_attrs; i++)
+    if (!(attrs[i] = et_attr_to_proto(&n->attrs[i], &w->arena)))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: node id %llu: attribute '%s' has bad kind %d",
+                             w->path, (unsigned long long)n->id,
+                             n->attrs[i].name, n->attrs[i].kind);
+  m.n_attr = n->n_attrs;
+  m.attr = attrs;
+  if (protobuf_c_message_get_packed_size(&m.base) == 0)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: node %llu would be an empty message (id 0, no "
+                           "fields), which Chakra's Python readers take for "
+                           "end of file",
+                           w->path, (unsigned long long)w->nodes);
+  if ((rc = emit(w, &m.base, err)) != 0)
+    return rc;
+  w->nodes++;
+  return 0;
+}
+
+/* Every referenced id must have been written by now. */
+static int check_closure(etsim_et_writer_t *w, etsim_error_t *err) {
+  size_t missing = 0;
+  uint64_t example = 0;
+  for (size_t i = 0; i < w->pending.cap; i++) {
+    if (!w->pending.vals[i])
+      continue;
+    uint32_t dummy;
+    if (!etsim_u64map_get(&w->ids, w->pending.keys[i], &dummy)) {
+      if (!missing)
+        example = w->pending.keys[i];
+      missing++;
+    }
+  }
+  if (missing)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: %zu dependency id(s) name no node in the file "
+                           "(e.g. %llu); refusing to write a dangling trace",
+                           w->path, missing, (unsigned long long)example);
+  return 0;
+}
+
+static void writer_free(etsim_et_writer_t *w) {
+  etsim_arena_free(&w->arena);
+  etsim_u64map_free(&w->ids);
+  etsim_u64map_free(&w->pending);
+  etsim_free(w->buf);
+  etsim_free(w->path);
+  etsim_free(w->tmp_path);
+  etsim_free(w);
+}
+
+int etsim_et_writer_commit(etsim_et_writer_t *w, etsim_error_t *err) {
+  int rc = 0;
+  if (!w->wrote_meta)
+    rc = etsim_et_writer_meta(w, NULL, err);
+  if (!rc && !(w->flags & ETSIM_ET_WRITE_VERBATIM))
+    rc = check_closure(w, err);
+  if (!rc && w->failed)
+    rc = etsim_error_set(err, ETSIM_EIO, "%s: write error", w->path);
+  int close_bad = 0;
+  if (w->gz)
+    close_bad = gzclose(w->gz) != Z_OK;
+  else if (w->fp == stdout)
+    close_bad = fflush(stdout) != 0;
+  else if (w->fp)
+    close_bad = fclose(w->fp) != 0;
+  w->gz = NULL;
+  w->fp = NULL;
+  if (!rc && close_bad)
+    rc = etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path,
+                         strerror(errno));
+  if (w->tmp_path) {
+    if (rc)
+      remove(w->tmp_path);
+    else if (rename(w->tmp_path, w->path) != 0) {
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s",
+                           w->path, strerror(errno));
+      remove(w->tmp_path);
+    }
+  }
+  writer_free(w);
+  return rc;
+}
+
+void etsim_et_writer_abort(etsim_et_writer_t *w) {
+  if (!w)
+    return;
+  if (w->gz)
+    gzclose(w->gz);
+  else if (w->fp && w->fp != stdout)
+    fclose(w->fp);
+  if (w->tmp_path)
+    remove(w->tmp_path);
+  writer_free(w);
+}
