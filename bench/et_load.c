@@ -1,0 +1,182 @@
+/*
+ * et_load.c — trace library speed and memory.
+ *
+ *   bench_et_load [NODES] [DIR]      (default 10,000,000 nodes in /tmp)
+ *
+ * Generates a trace of NODES nodes with 3 data dependencies each (30 M edges
+ * at the default size: node i depends on i-1, i-2 and i-7) and two
+ * attributes, then in separate child processes (so peak memory is each
+ * phase's own): writes it, streams it, and loads it into memory.  Prints
+ * nodes/s and peak RSS per node and per edge for each phase, and the load
+ * time of ../shared chakra.0.et when ETSIM_SHARED is set.
+ */
+#include "etsim/et.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int phase_write(const char *path, uint64_t n) {
+  etsim_error_t err = {0};
+  etsim_et_writer_t *w;
+  if (etsim_et_writer_open(&w, path, 0, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  etsim_et_meta_t meta = {"1.0.0", 0, NULL};
+  etsim_et_writer_meta(w, &meta, &err);
+  etsim_attr_t attrs[2];
+  memset(attrs, 0, sizeof attrs);
+  attrs[0].name = "is_cpu_op";
+  attrs[0].doc = "";
+  attrs[0].kind = ETSIM_ATTR_BOOL;
+  attrs[1].name = "num_ops";
+  attrs[1].doc = "";
+  attrs[1].kind = ETSIM_ATTR_INT64;
+  char name[32];
+  uint64_t deps[3];
+  etsim_et_node_t node;
+  memset(&node, 0, sizeof node);
+  node.name = name;
+  node.type = ETSIM_ET_COMP_NODE;
+  node.attrs = attrs;
+  node.n_attrs = 2;
+  node.data_deps = deps;
+  double t0 = now_s();
+  for (uint64_t i = 0; i < n; i++) {
+    snprintf(name, sizeof name, "op%llu", (unsigned long long)i);
+    node.id = i;
+    node.duration_micros = 1 + i % 97;
+    attrs[1].v.i64 = (int64_t)(i * 1000);
+    size_t k = 0;
+    if (i >= 1)
+      deps[k++] = i - 1;
+    if (i >= 2)
+      deps[k++] = i - 2;
+    if (i >= 7)
+      deps[k++] = i - 7;
+    node.n_data_deps = k;
+    if (etsim_et_writer_node(w, &node, &err)) {
+      fprintf(stderr, "%s\n", err.msg);
+      return 1;
+    }
+  }
+  uint64_t bytes = etsim_et_writer_bytes(w);
+  if (etsim_et_writer_commit(w, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  double dt = now_s() - t0;
+  printf("write:  %llu nodes, %.1f MB in %.2f s = %.2f M nodes/s\n",
+         (unsigned long long)n, bytes / 1e6, dt, n / dt / 1e6);
+  return 0;
+}
+
+static int phase_stream(const char *path) {
+  etsim_error_t err = {0};
+  etsim_et_reader_t *r;
+  double t0 = now_s();
+  if (etsim_et_reader_open(&r, path, 0, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  const etsim_et_node_t *n;
+  uint64_t count = 0, edges = 0;
+  int rc;
+  while ((rc = etsim_et_reader_next(r, &n, &err)) == 1) {
+    count++;
+    edges += n->n_data_deps;
+  }
+  etsim_et_reader_close(r);
+  if (rc < 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  double dt = now_s() - t0;
+  printf("stream: %llu nodes, %llu edges in %.2f s = %.2f M nodes/s\n",
+         (unsigned long long)count, (unsigned long long)edges, dt,
+         count / dt / 1e6);
+  return 0;
+}
+
+static int phase_load(const char *path, const char *label) {
+  etsim_error_t err = {0};
+  etsim_et_trace_t *t;
+  double t0 = now_s();
+  if (etsim_et_trace_load(&t, path, 0, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 1;
+  }
+  double dt = now_s() - t0;
+  printf("%s: %zu nodes, %zu data + %zu ctrl edges in %.3f s = %.2f M "
+         "nodes/s; held %.1f MB\n",
+         label, t->n_nodes, t->n_data_edges, t->n_ctrl_edges, dt,
+         t->n_nodes / dt / 1e6, etsim_et_trace_memory(t) / 1e6);
+  etsim_et_trace_free(t);
+  return 0;
+}
+
+/* Run fn in a child; print its peak RSS against the budget. */
+static int in_child(int (*fn)(void *), void *arg, const char *what,
+                    uint64_t nodes, uint64_t edges) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0)
+  {
+    int r = fn(arg);
+    fflush(stdout);
+    _exit(r);
+  }
+  int status;
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
+      WEXITSTATUS(status))
+    return 1;
+  double rss = ru.ru_maxrss * 1024.0;
+  if (nodes)
+    printf("        %s peak RSS %.1f MB = %.1f B/node (budget 80 B/node + 8 "
+           "B/edge + attrs = %.1f MB)\n",
+           what, rss / 1e6, rss / nodes, (80.0 * nodes + 8.0 * edges) / 1e6);
+  return 0;
+}
+
+static const char *g_path;
+static uint64_t g_n;
+static int run_write(void *a) { (void)a; return phase_write(g_path, g_n); }
+static int run_stream(void *a) { (void)a; return phase_stream(g_path); }
+static int run_load(void *a) { (void)a; return phase_load(g_path, "load  "); }
+static int run_chakra(void *a) { return phase_load(a, "chakra.0.et load"); }
+
+int main(int argc, char **argv) {
+  g_n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000ull;
+  const char *dir = argc > 2 ? argv[2] : "/tmp";
+  char path[4096];
+  snprintf(path, sizeof path, "%s/etsim-bench-%ld.et", dir, (long)getpid());
+  g_path = path;
+  uint64_t edges = g_n >= 7 ? 3 * g_n - 10 : 0;
+  int rc = in_child(run_write, NULL, "write ", g_n, edges) ||
+           in_child(run_stream, NULL, "stream", g_n, edges) ||
+           in_child(run_load, NULL, "load  ", g_n, edges);
+  remove(path);
+  const char *shared = getenv("ETSIM_SHARED");
+  if (shared) {
+    char cmd[8192], c0[4200];
+    snprintf(cmd, sizeof cmd,
+             "tar xzf '%s/traces/chakra/feeder_tests_trace.tar.gz' -C '%s'",
+             shared, dir);
+    snprintf(c0, sizeof c0, "%s/tests/data/chakra.0.et", dir);
+    if (system(cmd) == 0)
+      in_child(run_chakra, c0, "chakra", 0, 0);
+  }
+  return rc;
+}
