@@ -2,6 +2,7 @@
  * et_load.c — trace library speed and memory.
  *
  *   bench_et_load [NODES] [DIR]      (default 10,000,000 nodes in /tmp)
+ *   ETSIM_BENCH_KEEP=1 keeps the generated file for profiling.
  *
  * Generates a trace of NODES nodes with 3 data dependencies each (30 M edges
  * at the default size: node i depends on i-1, i-2 and i-7) and two
@@ -167,7 +168,10 @@ int main(int argc, char **argv) {
   int rc = in_child(run_write, NULL, "write ", g_n, edges) ||
            in_child(run_stream, NULL, "stream", g_n, edges) ||
            in_child(run_load, NULL, "load  ", g_n, edges);
-  remove(path);
+  if (!getenv("ETSIM_BENCH_KEEP"))
+    remove(path);
+  else
+    printf("kept %s\n", path);
   const char *shared = getenv("ETSIM_SHARED");
   if (shared) {
     char cmd[8192], c0[4200];
