@@ -1,0 +1,170 @@
+/*
+ * test_base.c — the ground floor: error table, u64 map, interner, arena,
+ * growth, size parsing, seeded RNG and atomic output files.
+ */
+#include "test_util.h"
+
+#include "etsim/base.h"
+
+#include <math.h>
+
+static void test_errors(void **s) {
+  (void)s;
+  assert_string_equal(etsim_errname(ETSIM_EFORMAT), "ETSIM_EFORMAT");
+  assert_string_equal(etsim_strerror(ETSIM_ENOMEM), "out of memory");
+  etsim_error_t e = {0};
+  assert_int_equal(etsim_error_set(&e, ETSIM_EIO, "f.et: %s %d", "x", 3), ETSIM_EIO);
+  etsim_error_prefix(&e, "run %d", 7);
+  assert_string_equal(e.msg, "run 7: f.et: x 3");
+  assert_int_equal(etsim_error_set(NULL, ETSIM_EINVAL, "ignored"), ETSIM_EINVAL);
+}
+
+static void test_u64map(void **s) {
+  (void)s;
+  etsim_u64map_t m;
+  etsim_u64map_init(&m);
+  for (uint64_t k = 0; k < 100000; k++)
+    assert_int_equal(etsim_u64map_put(&m, k * 2654435761u, (uint32_t)k, NULL), 1);
+  uint32_t old = 0, v = 0;
+  assert_int_equal(etsim_u64map_put(&m, (uint64_t)5 * 2654435761u, 9, &old), 0);
+  assert_int_equal(old, 5);
+  for (uint64_t k = 0; k < 100000; k += 997) {
+    assert_int_equal(etsim_u64map_get(&m, k * 2654435761u, &v), 1);
+    assert_int_equal(v, k);
+  }
+  assert_int_equal(etsim_u64map_get(&m, 3, &v), 0);
+  assert_int_equal(m.count, 100000);
+  assert_true(m.count * 10 <= m.cap * 7);
+  etsim_u64map_free(&m);
+}
+
+static void test_intern(void **s) {
+  (void)s;
+  etsim_intern_t t;
+  assert_int_equal(etsim_intern_init(&t), 0);
+  assert_int_equal(etsim_intern_find(&t, ""), 0);
+  int64_t a = etsim_intern_put(&t, "comm_type", 9);
+  int64_t b = etsim_intern_put(&t, "comm_size_extra", 9); /* prefix "comm_size" */
+  assert_int_equal(a, 1);
+  assert_int_equal(b, 2);
+  assert_int_equal(etsim_intern_put(&t, "comm_type", 9), 1);
+  assert_string_equal(etsim_intern_str(&t, 2), "comm_size");
+  assert_int_equal(etsim_intern_find(&t, "comm_size"), 2);
+  assert_int_equal(etsim_intern_find(&t, "nope"), -1);
+  char buf[16];
+  for (int i = 0; i < 1000; i++) {
+    snprintf(buf, sizeof buf, "k%d", i);
+    assert_int_equal(etsim_intern_put(&t, buf, strlen(buf)), 3 + i);
+  }
+  assert_int_equal(etsim_intern_find(&t, "k999"), 1002);
+  etsim_intern_free(&t);
+}
+
+static void test_arena(void **s) {
+  (void)s;
+  etsim_arena_t a;
+  etsim_arena_init(&a, 1024);
+  char *p = etsim_arena_alloc(&a, 3);
+  char *q = etsim_arena_alloc(&a, 5);
+  assert_int_equal((uintptr_t)p % 8, 0);
+  assert_int_equal(q - p, 8);
+  char *big = etsim_arena_alloc(&a, 5000); /* own block */
+  memset(big, 1, 5000);
+  char *r = etsim_arena_alloc(&a, 8); /* continues in the head block */
+  assert_int_equal(r - p, 16);
+  assert_string_equal(etsim_arena_strndup(&a, "hello!", 5), "hello");
+  etsim_arena_reset(&a);
+  assert_int_equal(a.used_bytes, 0);
+  assert_ptr_equal(etsim_arena_alloc(&a, 8), p); /* first block reused */
+  etsim_arena_free(&a);
+}
+
+static void test_alloc_failure_injection(void **s) {
+  (void)s;
+  etsim_u64map_t m;
+  etsim_u64map_init(&m);
+  etsim_alloc_fail_after(1);
+  assert_int_equal(etsim_u64map_put(&m, 1, 1, NULL), ETSIM_ENOMEM);
+  assert_int_equal(etsim_u64map_put(&m, 1, 1, NULL), 1);
+  etsim_u64map_free(&m);
+}
+
+static void test_parse_size(void **s) {
+  (void)s;
+  uint64_t b;
+  assert_int_equal(etsim_parse_size("1048576", &b), 0);
+  assert_int_equal(b, 1048576);
+  assert_int_equal(etsim_parse_size("1MiB", &b), 0);
+  assert_int_equal(b, 1048576);
+  assert_int_equal(etsim_parse_size("64KB", &b), 0);
+  assert_int_equal(b, 64000);
+  assert_int_equal(etsim_parse_size("2GiB", &b), 0);
+  assert_int_equal(b, 2147483648ull);
+  assert_int_equal(etsim_parse_size("1.5KiB", &b), 0);
+  assert_int_equal(b, 1536);
+  assert_int_equal(etsim_parse_size("1.3B", &b), ETSIM_EINVAL);
+  assert_int_equal(etsim_parse_size("-5", &b), ETSIM_EINVAL);
+  assert_int_equal(etsim_parse_size("12 parsecs", &b), ETSIM_EINVAL);
+}
+
+static void test_rng(void **s) {
+  (void)s;
+  etsim_rng_t a, b;
+  etsim_rng_seed(&a, 7);
+  etsim_rng_seed(&b, 7);
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(etsim_rng_next(&a), etsim_rng_next(&b));
+  /* Uniform mean and normal variance within 4 standard errors. */
+  double sum = 0, sq = 0;
+  const int n = 100000;
+  for (int i = 0; i < n; i++)
+    sum += etsim_rng_uniform(&a);
+  assert_true(fabs(sum / n - 0.5) < 4 * 0.2887 / sqrt(n));
+  sum = 0;
+  for (int i = 0; i < n; i++) {
+    double x = etsim_rng_normal(&a);
+    sum += x;
+    sq += x * x;
+  }
+  assert_true(fabs(sum / n) < 4 / sqrt(n));
+  assert_true(fabs(sq / n - 1.0) < 4 * sqrt(2.0 / n));
+  for (int i = 0; i < 1000; i++)
+    assert_true(etsim_rng_below(&a, 10) < 10);
+}
+
+static void test_outfile(void **s) {
+  (void)s;
+  char *dir = tu_tmpdir();
+  char path[4200];
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  etsim_outfile_t o;
+  etsim_error_t e = {0};
+  assert_int_equal(etsim_outfile_open(&o, path, &e), 0);
+  fputs("half", o.fp);
+  assert_int_equal(access(path, F_OK), -1); /* not there until commit */
+  etsim_outfile_abort(&o);
+  assert_int_equal(access(path, F_OK), -1);
+  assert_int_equal(etsim_outfile_open(&o, path, &e), 0);
+  fputs("whole", o.fp);
+  assert_int_equal(etsim_outfile_commit(&o, &e), 0);
+  size_t n;
+  unsigned char *d = tu_read(path, &n);
+  assert_int_equal(n, 5);
+  assert_memory_equal(d, "whole", 5);
+  free(d);
+  snprintf(path, sizeof path, "%s/no/such/dir/x", dir);
+  assert_int_equal(etsim_outfile_open(&o, path, &e), ETSIM_EIO);
+  assert_non_null(strstr(e.msg, "cannot create"));
+  tu_rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_errors),     cmocka_unit_test(test_u64map),
+      cmocka_unit_test(test_intern),     cmocka_unit_test(test_arena),
+      cmocka_unit_test(test_alloc_failure_injection),
+      cmocka_unit_test(test_parse_size), cmocka_unit_test(test_rng),
+      cmocka_unit_test(test_outfile),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
