@@ -291,7 +291,9 @@ typedef struct etsim_et_trace {
   size_t n_empty; /* messages that decoded to an all-default node */
   etsim_et_io_t *ios;
   size_t n_ios;
-  etsim_u64map_t index; /* id -> first node index */
+  etsim_u64map_t index; /* id -> first node index (vals only: u32 slots
+                           holding index + 1; keys are read from id[]) */
+  int dense;            /* ids are id[0], id[0]+1, ...: no index needed */
   etsim_intern_t strings; /* attribute names, doc strings */
   etsim_arena_t arena;    /* node names, string values, lists */
   /* Well-known attribute name ids in `strings` (UINT32_MAX if absent). */
