@@ -145,9 +145,11 @@ static int in_child(int (*fn)(void *), void *arg, const char *what,
     return 1;
   double rss = ru.ru_maxrss * 1024.0;
   if (nodes)
-    printf("        %s peak RSS %.1f MB = %.1f B/node (budget 80 B/node + 8 "
-           "B/edge + attrs = %.1f MB)\n",
-           what, rss / 1e6, rss / nodes, (80.0 * nodes + 8.0 * edges) / 1e6);
+    printf("        %s peak RSS %.1f MB = %.1f B/node; budget 80 B/node + 8 "
+           "B/edge + attribute records (2 x %zu B/node) = %.1f MB\n",
+           what, rss / 1e6, rss / nodes, sizeof(etsim_et_attrrec_t),
+           ((80.0 + 2 * sizeof(etsim_et_attrrec_t)) * nodes + 8.0 * edges) /
+               1e6);
   return 0;
 }
 
