@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# End-to-end: the etsim binary as a user runs it — help, exit codes, the
+# default example converted, validated and inspected, bad input refused.
+set -u
+BIN=${ETSIM_BIN:?}
+SRC=${ETSIM_SRC:?}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$BIN" --help > "$T/help" || fail "--help exit $?"
+grep -q "usage: etsim <command>" "$T/help" || fail "--help text"
+for c in inspect validate jsonize convert; do
+  grep -q "^  $c " "$T/help" || fail "--help lists $c"
+  "$BIN" $c --help > /dev/null || fail "$c --help exit $?"
+done
+"$BIN" frobnicate 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "unknown command exit $rc"
+grep -q "unknown command 'frobnicate'" "$T/err" || fail "unknown command message"
+
+# The default example, as scripts/setup.sh runs it.
+for r in 0 1 2 3; do
+  "$BIN" convert --from json "$SRC/examples/dp_step/dp_step.json" -o "$T/dp.$r.et" || fail "convert exit $?"
+done
+"$BIN" validate "$T/dp" > "$T/v" 2>&1 || fail "validate of the example exit $? ($(cat "$T/v"))"
+"$BIN" inspect "$T/dp" > "$T/i" || fail "inspect exit $?"
+grep -q "COMP_NODE" "$T/i" || fail "inspect shows node types"
+grep -q "ALL_REDUCE" "$T/i" || fail "inspect shows collectives"
+
+# Bad input: random bytes give exit 2 and a message with the file and offset.
+head -c 2048 /dev/urandom > "$T/junk.et"
+printf '\x05' | dd of="$T/junk.et" bs=1 count=1 conv=notrunc 2>/dev/null
+"$BIN" validate "$T/junk.et" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "validate of random bytes exit $rc"
+grep -q "^etsim: $T/junk.et: offset [0-9]*" "$T/e" || fail "error names file and offset: $(cat "$T/e")"
+"$BIN" inspect "$T/missing" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "inspect of a missing set exit $rc"
+grep -q "$T/missing" "$T/e" || fail "missing set named"
+
+# A failed conversion leaves no output file behind.
+echo '{"version": "1"} {"id": "x"' > "$T/bad.json"
+"$BIN" convert --from json "$T/bad.json" -o "$T/bad.et" 2>/dev/null; rc=$?
+[ $rc -eq 2 ] || fail "convert of bad JSON exit $rc"
+ls "$T" | grep -q "^bad.et" && fail "half-written output left behind"
+echo "cli_basics: ok"
