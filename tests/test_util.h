@@ -59,6 +59,20 @@ static inline void tu_rmdir(char *dir) {
   free(dir);
 }
 
+/* A temporary folder for a whole cmocka group: pass tu_setup / tu_teardown
+ * to cmocka_run_group_tests and use `tmp` in the tests. */
+static char *tmp;
+static inline int tu_setup(void **state) {
+  (void)state;
+  tmp = tu_tmpdir();
+  return tmp ? 0 : -1;
+}
+static inline int tu_teardown(void **state) {
+  (void)state;
+  tu_rmdir(tmp);
+  return 0;
+}
+
 /* Whole file into memory (NUL-terminated); NULL if unreadable. */
 static inline unsigned char *tu_read(const char *path, size_t *len) {
   FILE *fp = fopen(path, "rb");

@@ -9,17 +9,6 @@
 
 #include <zlib.h>
 
-static char *tmp;
-static int setup(void **s) {
-  (void)s;
-  tmp = tu_tmpdir();
-  return tmp ? 0 : -1;
-}
-static int teardown(void **s) {
-  (void)s;
-  tu_rmdir(tmp);
-  return 0;
-}
 
 /* A valid two-node file: metadata version "1.0.0", node id 1 "a" COMP, node
  * id 2 "b" COMP depending on 1.  Built by hand so each test can break it. */
@@ -261,5 +250,5 @@ int main(void) {
       cmocka_unit_test(test_writer_refuses_and_leaves_nothing),
       cmocka_unit_test(test_missing_file),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

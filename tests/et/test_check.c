@@ -6,17 +6,6 @@
 
 #include "etsim/etcheck.h"
 
-static char *tmp;
-static int setup(void **s) {
-  (void)s;
-  tmp = tu_tmpdir();
-  return tmp ? 0 : -1;
-}
-static int teardown(void **s) {
-  (void)s;
-  tu_rmdir(tmp);
-  return 0;
-}
 
 typedef struct {
   uint64_t id;
@@ -217,5 +206,5 @@ int main(void) {
       cmocka_unit_test(test_set_matching),  cmocka_unit_test(test_chakra0),
       cmocka_unit_test(test_shared_sets_clean),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

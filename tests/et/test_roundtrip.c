@@ -11,18 +11,6 @@
 
 #include <ftw.h>
 
-static char *tmp;
-
-static int setup(void **state) {
-  (void)state;
-  tmp = tu_tmpdir();
-  return tmp ? 0 : -1;
-}
-static int teardown(void **state) {
-  (void)state;
-  tu_rmdir(tmp);
-  return 0;
-}
 
 static void assert_same_file(const char *a, const char *b) {
   size_t na = 0, nb = 0;
@@ -155,5 +143,5 @@ int main(void) {
       cmocka_unit_test(test_all_shared_traces),
       cmocka_unit_test(test_chakra0_model),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
