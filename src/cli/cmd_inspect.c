@@ -1,95 +1,154 @@
 /*
- * cmd_inspect.c — `etsim inspect FILE|PREFIX`: per-rank summary of a trace
- * or rank set (counts, edges, depth, critical path, compute time, bytes per
- * collective, attribute kinds).  --json prints one JSON object per rank.
+ * cmd_inspect.c — `etsim inspect FILE|PREFIX [--json]`.
  */
 #include "cli/cli.h"
+
 #include "etsim/etcheck.h"
 
-#include <stdio.h>
 #include <string.h>
 
-static void usage(FILE *fp) {
-  fprintf(fp, "usage: etsim inspect [--json] FILE|PREFIX\n\n"
-              "Summarise each distinct trace of a file or rank set.\n");
-}
+static const char *usage =
+    "usage: etsim inspect [--json] FILE|PREFIX\n"
+    "\n"
+    "Summarise a trace or rank set: node counts by type and collective type,\n"
+    "data and control edges (and how many name absent ids), sources, sinks,\n"
+    "depth, the duration-weighted critical path, total compute time, bytes\n"
+    "per collective type, and the attributes present with their kinds.\n"
+    "  --json   print the summary as JSON on stdout\n";
 
 static void print_text(const char *path, const etsim_et_stats_t *st) {
-  printf("%s\n  nodes %zu\n", path, st->n_nodes);
+  printf("%s\n  nodes            %zu\n", path, st->n_nodes);
   for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
     if (st->by_type[k])
-      printf("    %-20s %zu\n", etsim_et_node_type_name(k), st->by_type[k]);
-  for (int k = 0; k < ETSIM_COLL_TYPE_COUNT; k++)
-    if (st->by_coll[k])
-      printf("  collective %-16s %zu  bytes %llu\n", etsim_coll_type_name(k),
-             st->by_coll[k], (unsigned long long)st->coll_bytes[k]);
-  printf("  edges data %zu ctrl %zu (dangling %zu / %zu)\n", st->data_edges,
-         st->ctrl_edges, st->dangling_data, st->dangling_ctrl);
-  printf("  sources %zu sinks %zu\n", st->sources, st->sinks);
+      printf("    %-16s %zu\n", etsim_et_node_type_name(k), st->by_type[k]);
+  for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++)
+    if (st->by_coll[c])
+      printf("    %-16s %zu collectives, %llu bytes\n", etsim_coll_type_name(c),
+             st->by_coll[c], (unsigned long long)st->coll_bytes[c]);
+  printf("  data edges       %zu (%zu to absent ids)\n", st->data_edges,
+         st->dangling_data);
+  printf("  control edges    %zu (%zu to absent ids)\n", st->ctrl_edges,
+         st->dangling_ctrl);
+  printf("  sources / sinks  %zu / %zu\n", st->sources, st->sinks);
   if (st->cyclic)
-    printf("  cyclic: depth and critical path undefined\n");
-  else
-    printf("  depth %zu  critical path %llu us (node %llu -> %llu)\n", st->depth,
+    printf("  depth            undefined: the graph has a cycle\n");
+  else {
+    printf("  depth            %zu nodes\n", st->depth);
+    printf("  critical path    %llu us (node %llu .. node %llu)\n",
            (unsigned long long)st->critical_path_us,
            (unsigned long long)st->critical_first,
            (unsigned long long)st->critical_last);
-  printf("  compute %llu us\n  attributes:\n", (unsigned long long)st->compute_us);
+  }
+  printf("  compute time     %llu us\n", (unsigned long long)st->compute_us);
+  printf("  attributes\n");
   for (size_t a = 0; a < st->n_attr_uses; a++)
-    printf("    %-24s %-12s %zu\n", st->attrs[a].name,
+    printf("    %-20s %-13s %zu\n", st->attrs[a].name,
            etsim_attr_kind_name(st->attrs[a].kind), st->attrs[a].count);
 }
 
+static void json_str(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
 static void print_json(const char *path, const etsim_et_stats_t *st) {
-  printf("{\"path\":\"%s\",\"nodes\":%zu,\"by_type\":{", path, st->n_nodes);
-  const char *sep = "";
+  printf("{\"file\": ");
+  json_str(path);
+  printf(", \"nodes\": %zu, \"by_type\": {", st->n_nodes);
+  int first = 1;
   for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
     if (st->by_type[k]) {
-      printf("%s\"%s\":%zu", sep, etsim_et_node_type_name(k), st->by_type[k]);
-      sep = ",";
+      printf("%s\"%s\": %zu", first ? "" : ", ", etsim_et_node_type_name(k),
+             st->by_type[k]);
+      first = 0;
     }
-  printf("},\"data_edges\":%zu,\"ctrl_edges\":%zu,\"sources\":%zu,"
-         "\"sinks\":%zu,\"depth\":%zu,\"critical_path_us\":%llu,"
-         "\"compute_us\":%llu,\"cyclic\":%s}\n",
-         st->data_edges, st->ctrl_edges, st->sources, st->sinks, st->depth,
-         (unsigned long long)st->critical_path_us,
-         (unsigned long long)st->compute_us, st->cyclic ? "true" : "false");
+  printf("}, \"collectives\": {");
+  first = 1;
+  for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++)
+    if (st->by_coll[c]) {
+      printf("%s\"%s\": {\"count\": %zu, \"bytes\": %llu}", first ? "" : ", ",
+             etsim_coll_type_name(c), st->by_coll[c],
+             (unsigned long long)st->coll_bytes[c]);
+      first = 0;
+    }
+  printf("}, \"data_edges\": %zu, \"ctrl_edges\": %zu, \"dangling_data\": %zu, "
+         "\"dangling_ctrl\": %zu, \"sources\": %zu, \"sinks\": %zu, ",
+         st->data_edges, st->ctrl_edges, st->dangling_data, st->dangling_ctrl,
+         st->sources, st->sinks);
+  if (st->cyclic)
+    printf("\"cyclic\": true, ");
+  else
+    printf("\"cyclic\": false, \"depth\": %zu, \"critical_path_us\": %llu, "
+           "\"critical_path_from\": %llu, \"critical_path_to\": %llu, ",
+           st->depth, (unsigned long long)st->critical_path_us,
+           (unsigned long long)st->critical_first,
+           (unsigned long long)st->critical_last);
+  printf("\"compute_us\": %llu, \"attributes\": [",
+         (unsigned long long)st->compute_us);
+  for (size_t a = 0; a < st->n_attr_uses; a++) {
+    printf("%s{\"name\": ", a ? ", " : "");
+    json_str(st->attrs[a].name);
+    printf(", \"kind\": \"%s\", \"count\": %zu}",
+           etsim_attr_kind_name(st->attrs[a].kind), st->attrs[a].count);
+  }
+  printf("]}");
 }
 
 int etsim_cmd_inspect(int argc, char **argv) {
-  const char *in = NULL;
   int json = 0;
+  const char *input = NULL;
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
-      usage(stdout);
+      fputs(usage, stdout);
       return ETSIM_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") == 0)
+    } else if (strcmp(argv[i], "--json") == 0)
       json = 1;
     else if (argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error("inspect: unknown option '%s'", argv[i]);
-    else if (in)
+      return cli_usage_error("inspect: unknown option %s", argv[i]);
+    else if (input)
       return cli_usage_error("inspect: one input only");
     else
-      in = argv[i];
+      input = argv[i];
   }
-  if (!in) {
-    usage(stderr);
+  if (!input) {
+    fputs(usage, stderr);
     return ETSIM_EXIT_USAGE;
   }
   etsim_error_t err = {0};
-  etsim_et_set_t *s = NULL;
-  if (etsim_et_set_load(&s, in, 0, &err))
+  etsim_et_set_t *set;
+  if (etsim_et_set_load(&set, input, 0, &err))
     return cli_fail(&err);
+  if (json)
+    printf("{\"ranks\": %zu, \"traces\": [", set->n_ranks);
+  else if (set->n_ranks > 1)
+    printf("%s: %zu ranks in %zu file(s)\n", input, set->n_ranks, set->n_traces);
   int rc = ETSIM_EXIT_OK;
-  for (size_t k = 0; k < s->n_traces && rc == ETSIM_EXIT_OK; k++) {
+  for (size_t k = 0; k < set->n_traces; k++) {
     etsim_et_stats_t st;
-    if (etsim_et_stats(s->traces[k], &st)) {
+    if (etsim_et_stats(set->traces[k], &st)) {
+      fprintf(stderr, "etsim: %s: out of memory\n", set->paths[k]);
       rc = ETSIM_EXIT_INTERNAL;
       break;
     }
-    (json ? print_json : print_text)(s->paths[k], &st);
+    if (json) {
+      if (k)
+        printf(", ");
+      print_json(set->paths[k], &st);
+    } else
+      print_text(set->paths[k], &st);
     etsim_et_stats_free(&st);
   }
-  etsim_et_set_free(s);
+  if (json)
+    printf("]}\n");
+  etsim_et_set_free(set);
   return rc;
 }
