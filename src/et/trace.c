@@ -420,11 +420,10 @@ int etsim_et_trace_load(etsim_et_trace_t **out, const char *path,
     if (et_reader_last_len(r) == 0)
       t->n_empty++;
     if ((rc = add_node(t, &b, n))) {
-      if (rc == ETSIM_ERANGE)
-        etsim_error_set(err, rc, "%s: node %zu: trace too large for 32-bit "
-                        "indices", path, t->n_nodes);
-      else
+      if (rc != ETSIM_ERANGE)
         goto oom;
+      etsim_error_set(err, rc, "%s: node %zu: trace too large for 32-bit "
+                      "indices", path, t->n_nodes);
       goto fail;
     }
   }
@@ -470,11 +469,8 @@ int etsim_et_trace_load(etsim_et_trace_t **out, const char *path,
   *out = t;
   return 0;
 oom:
-  etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-fail:
-  rc = err ? err->code : ETSIM_ENOMEM;
-  if (!rc)
-    rc = ETSIM_ENOMEM;
+  rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+fail: /* rc holds the failing call's code; err its message */
   etsim_et_reader_close(r);
   etsim_free(b.data_raw);
   etsim_free(b.ctrl_raw);
