@@ -104,25 +104,12 @@ static void print_json(const char *path, const etsim_et_stats_t *st) {
 }
 
 int etsim_cmd_inspect(int argc, char **argv) {
-  int json = 0;
-  const char *input = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return ETSIM_EXIT_OK;
-    } else if (strcmp(argv[i], "--json") == 0)
-      json = 1;
-    else if (argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error("inspect: unknown option %s", argv[i]);
-    else if (input)
-      return cli_usage_error("inspect: one input only");
-    else
-      input = argv[i];
-  }
-  if (!input) {
-    fputs(usage, stderr);
-    return ETSIM_EXIT_USAGE;
-  }
+  static const char *const flags[] = {"--json", NULL};
+  int given[1] = {0}, code;
+  const char *input;
+  if (!cli_one_input(argc, argv, usage, flags, given, &input, &code))
+    return code;
+  int json = given[0];
   etsim_error_t err = {0};
   etsim_et_set_t *set;
   if (etsim_et_set_load(&set, input, 0, &err))

@@ -24,25 +24,12 @@ static void print_finding(void *user, int severity, const char *line) {
 }
 
 int etsim_cmd_validate(int argc, char **argv) {
-  const char *input = NULL;
-  int quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return ETSIM_EXIT_OK;
-    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-      quiet = 1;
-    else if (argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error("validate: unknown option %s", argv[i]);
-    else if (input)
-      return cli_usage_error("validate: one input only");
-    else
-      input = argv[i];
-  }
-  if (!input) {
-    fputs(usage, stderr);
-    return ETSIM_EXIT_USAGE;
-  }
+  static const char *const flags[] = {"--quiet", "-q", NULL};
+  int given[2] = {0, 0}, code;
+  const char *input;
+  if (!cli_one_input(argc, argv, usage, flags, given, &input, &code))
+    return code;
+  int quiet = given[0] || given[1];
   etsim_error_t err = {0};
   etsim_et_set_t *set;
   if (etsim_et_set_load(&set, input, 0, &err))
