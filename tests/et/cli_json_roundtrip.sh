@@ -33,7 +33,9 @@ else
   grep -q '^{"id":"216","name":"aten::flatten_dense_tensors(0)","type":"COMP_NODE","ctrlDeps":\["3"\],"durationMicros":"318"' "$tmp/c.json" \
     || bad "node 216 not in the expected form"
   # Pretty-printed concatenated objects (as chakra_jsonizer writes) read back too.
-  if command -v python3 >/dev/null; then
+  # python3 is installed by scripts/deps.sh, so this check always runs.
+  command -v python3 >/dev/null || bad "python3 missing (scripts/deps.sh installs it)"
+  {
     python3 - "$tmp/c.json" "$tmp/pretty.json" <<'PY'
 import json, sys
 with open(sys.argv[1]) as f, open(sys.argv[2], "w") as o:
@@ -42,7 +44,7 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as o:
 PY
     "$BIN" convert --from json -o "$tmp/p.et" "$tmp/pretty.json" || bad "convert pretty"
     cmp "$c0" "$tmp/p.et" || bad "pretty-printed JSON does not round-trip"
-  fi
+  }
   # gzip output from convert reads back through jsonize to the same JSON.
   "$BIN" convert --from json -o "$tmp/c.et.gz" "$tmp/c.json" || bad "convert .gz"
   "$BIN" jsonize "$tmp/c.et.gz" | cmp - "$tmp/c.json" || bad "gzip copy differs"
