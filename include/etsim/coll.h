@@ -1,0 +1,144 @@
+/* etsim system layer: collectives as chunked streams of per-dimension phases.
+ *
+ * This is ASTRA-sim 2.0's system layer, re-derived: a collective of S bytes
+ * on an NPU becomes `preferred-dataset-splits` streams (chunks); each stream
+ * carries an ordered list of phases, one per logical dimension (baseline:
+ * the same collective on every dimension, all-gather descending;
+ * localBWAware all-reduce: reduce-scatter up, all-reduce on the last
+ * dimension, all-gather down).  Each dimension has a queue that runs at most
+ * `active-chunks-per-dimension` streams at once, in priority order (LIFO,
+ * FIFO or EXPLICIT).  A phase runs an algorithm (ring, direct,
+ * halving-doubling, double binary tree, or their one-dimension "one*"
+ * variants over all NPUs) that exchanges messages through the network;
+ * every step pays the endpoint delay, and reducing steps pay three passes
+ * over local memory.
+ *
+ * The layer also matches point-to-point messages (ASTRA-sim's front end):
+ * a send meets the receive with the same (tag, source, destination, size),
+ * in order; a receive posted after the arrival completes at once.
+ *
+ * All NPUs live in one etsim_coll_t; state is in pooled arrays indexed by
+ * small integers, so nothing is allocated per message.
+ */
+#ifndef ETSIM_COLL_H
+#define ETSIM_COLL_H
+
+#include "etsim/base.h"
+#include "etsim/des.h"
+#include "etsim/net.h"
+#include "etsim/topo.h"
+
+#include <stdint.h>
+
+typedef enum {
+  ETSIM_COP_ALL_REDUCE = 0,
+  ETSIM_COP_REDUCE_SCATTER = 1,
+  ETSIM_COP_ALL_GATHER = 2,
+  ETSIM_COP_ALL_TO_ALL = 3,
+  ETSIM_COP_N = 4
+} etsim_cop_t;
+
+const char *etsim_coll_op_name(etsim_cop_t t);
+
+typedef enum {
+  ETSIM_ALGO_RING = 0,
+  ETSIM_ALGO_DIRECT,
+  ETSIM_ALGO_HALVING_DOUBLING,
+  ETSIM_ALGO_DOUBLE_BINARY_TREE,
+  ETSIM_ALGO_ONE_RING,
+  ETSIM_ALGO_ONE_DIRECT,
+  ETSIM_ALGO_ONE_HALVING_DOUBLING,
+  ETSIM_ALGO_N
+} etsim_algo_kind_t;
+
+typedef struct etsim_coll_impl {
+  etsim_algo_kind_t kind;
+  int32_t window; /* direct: outstanding sends, -1 = all peers */
+} etsim_coll_impl_t;
+
+/* Parse ASTRA-sim's algorithm names: ring, direct, directN, halvingDoubling,
+ * doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling. */
+int etsim_coll_impl_parse(const char *s, etsim_coll_impl_t *out);
+const char *etsim_algo_name(etsim_algo_kind_t k);
+
+typedef enum { ETSIM_SCHED_LIFO = 0, ETSIM_SCHED_FIFO, ETSIM_SCHED_EXPLICIT } etsim_sched_t;
+
+/* Everything the system JSON says (ASTRA-sim's keys). */
+typedef struct etsim_sys_config {
+  etsim_sched_t scheduling;
+  int local_bw_aware;          /* collective-optimization */
+  uint32_t active_chunks;      /* active-chunks-per-dimension, default 1 */
+  uint32_t splits;             /* preferred-dataset-splits (required) */
+  int64_t endpoint_delay_ns;   /* default 10 */
+  double local_mem_bw_gbps;    /* 10^9 bytes/s; 0 = no reduction cost */
+  double peak_perf_tflops;     /* roofline */
+  int roofline;                /* roofline-enabled */
+  int replay_only;             /* replay-only */
+  int n_impl[ETSIM_COP_N];
+  etsim_coll_impl_t impl[ETSIM_COP_N][ETSIM_TOPO_MAX_DIMS];
+  char *custom[ETSIM_COP_N]; /* *-implementation-custom prefix, or NULL */
+} etsim_sys_config_t;
+
+void etsim_sys_config_defaults(etsim_sys_config_t *c);
+void etsim_sys_config_free(etsim_sys_config_t *c);
+/* Read an ASTRA-sim system JSON.  Unknown keys warn; missing
+ * preferred-dataset-splits, wrong types and unknown names are errors naming
+ * the file and key.  Relative custom paths are kept as written. */
+int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t *err);
+
+/* Events the layer owns (types below ETSIM_COLL_EV_END); the owner of the
+ * queue routes them to etsim_coll_event(). */
+enum {
+  ETSIM_COLL_EV_DELIVER = 1, /* network delivery of a message */
+  ETSIM_COLL_EV_HOP = 2,     /* network-internal event */
+  ETSIM_COLL_EV_GENERAL = 3, /* a stream's packet cleared the memory bus */
+  ETSIM_COLL_EV_RECV = 4,    /* a late receive completes */
+  ETSIM_COLL_EV_END = 8
+};
+
+/* Called when work the upper layer issued finishes: a collective (token as
+ * given to etsim_coll_issue) or a point-to-point send/receive. */
+typedef void (*etsim_coll_done_fn)(void *user, uint32_t npu, uint64_t token);
+
+typedef struct etsim_coll etsim_coll_t;
+
+/* A communicator: members in ring order (borrowed while the run lasts). */
+typedef struct etsim_comm {
+  uint32_t id;        /* group id from the communicator-group file */
+  uint32_t n;
+  const uint32_t *members;
+} etsim_comm_t;
+
+int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
+                      const etsim_topo_t *topo, etsim_net_t *net, etsim_des_t *q,
+                      etsim_coll_done_fn done, void *user, etsim_error_t *err);
+void etsim_coll_destroy(etsim_coll_t *c);
+
+/* Start a collective on `npu` now.  involved: bit d set = dimension d takes
+ * part (~0u for all).  comm NULL = all NPUs.  On completion done(user, npu,
+ * token) is called. */
+int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
+                     uint64_t bytes, uint32_t involved, const etsim_comm_t *comm,
+                     int32_t priority, uint64_t token, etsim_error_t *err);
+
+/* Point-to-point: send/receive `bytes` with a user tag; done() fires with
+ * `token` at delivery (both sides). */
+int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
+                    uint32_t tag, uint64_t token);
+int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
+                    uint32_t tag, uint64_t token);
+
+int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err);
+
+/* After the queue drains: streams still running and messages unmatched.
+ * Writes a description of the first few into err and returns
+ * ETSIM_EDEADLOCK, or 0 when everything completed. */
+int etsim_coll_check_idle(const etsim_coll_t *c, etsim_error_t *err);
+
+typedef struct etsim_coll_stats {
+  uint64_t collectives, streams, messages;
+  uint64_t unmatched_arrivals, pending_recvs;
+} etsim_coll_stats_t;
+void etsim_coll_get_stats(const etsim_coll_t *c, etsim_coll_stats_t *out);
+
+#endif

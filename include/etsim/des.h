@@ -1,0 +1,51 @@
+/* etsim discrete-event core: one priority queue of small fixed-size events.
+ *
+ * Events are ordered by (time, insertion sequence), so a run is
+ * deterministic: two events at the same time fire in the order they were
+ * scheduled.  An event is a 32-byte record held by value in a 4-ary heap
+ * (one growable array, no allocation per event).  The queue does not call
+ * functions itself: the owner pops an event and dispatches on `type`, which
+ * keeps the hot loop a switch instead of an indirect call per event.
+ *
+ * Time is an int64 count of picoseconds.
+ */
+#ifndef ETSIM_DES_H
+#define ETSIM_DES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ETSIM_PS_PER_NS 1000
+
+typedef struct etsim_des_event {
+  int64_t t_ps;  /* when it fires */
+  uint64_t seq;  /* tie-break: insertion order */
+  uint32_t type; /* meaning chosen by the owner */
+  uint32_t a;    /* owner's small argument (e.g. an NPU) */
+  uint64_t b;    /* owner's large argument (e.g. a pool index) */
+} etsim_des_event_t;
+
+typedef struct etsim_des {
+  etsim_des_event_t *heap;
+  size_t n, cap;
+  uint64_t next_seq;
+  int64_t now_ps;     /* time of the last popped event */
+  uint64_t n_popped;  /* events processed so far */
+  size_t max_pending; /* high-water mark of the heap */
+} etsim_des_t;
+
+void etsim_des_init(etsim_des_t *q);
+void etsim_des_free(etsim_des_t *q);
+
+/* Schedule an event at absolute time t_ps (>= now).  Returns 0 or
+ * ETSIM_ENOMEM (the queue is unchanged then). */
+int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a,
+                   uint64_t b);
+
+/* Pop the earliest event into *out and advance the clock; returns 1, or 0
+ * when the queue is empty. */
+int etsim_des_pop(etsim_des_t *q, etsim_des_event_t *out);
+
+static inline size_t etsim_des_pending(const etsim_des_t *q) { return q->n; }
+
+#endif

@@ -1,0 +1,76 @@
+/* etsim network layer: one interface, several backends.
+ *
+ * The simulator hands the network a message (source NPU, destination NPU,
+ * bytes, and an opaque 64-bit token) at the current time; the backend
+ * arranges for an event of type `ev_deliver` carrying the token to fire in
+ * the shared event queue when the last byte reaches the destination.
+ * Backends that need internal events (per-hop forwarding) use event type
+ * `ev_internal` and get them back through etsim_net_event().
+ *
+ * Backends (method tables, registered by name):
+ *   analytical  ASTRA-sim's congestion-unaware model: a message costs
+ *               floor(hops*latency + bytes/bandwidth) ns in the first
+ *               dimension where the endpoints' addresses differ; stateless.
+ *   congestion  every directed link is a FIFO server; a message is stored
+ *               and forwarded whole at each hop; dimension-order routing on
+ *               multi-dimensional networks (ASTRA-sim's congestion-aware
+ *               backend, which supports one dimension only).
+ */
+#ifndef ETSIM_NET_H
+#define ETSIM_NET_H
+
+#include "etsim/base.h"
+#include "etsim/des.h"
+#include "etsim/topo.h"
+
+#include <stdint.h>
+
+typedef struct etsim_net etsim_net_t;
+
+typedef struct etsim_net_ops {
+  const char *name;
+  int (*send)(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes,
+              uint64_t token);
+  int (*event)(etsim_net_t *net, const etsim_des_event_t *ev);
+  void (*destroy)(etsim_net_t *net);
+} etsim_net_ops_t;
+
+typedef struct etsim_net_stats {
+  uint64_t messages;
+  uint64_t bytes;
+  uint64_t bytes_per_dim[ETSIM_TOPO_MAX_DIMS];
+  uint64_t hops; /* link traversals (congestion backend) */
+  int64_t max_queue_ps; /* longest wait for a busy link (congestion) */
+} etsim_net_stats_t;
+
+struct etsim_net {
+  const etsim_net_ops_t *ops;
+  const etsim_topo_t *topo; /* borrowed */
+  etsim_des_t *q;           /* borrowed: the simulation's event queue */
+  uint32_t ev_deliver, ev_internal;
+  etsim_net_stats_t stats;
+};
+
+/* Create backend `name` ("analytical" or "congestion") on topology `topo`
+ * and queue `q` (both borrowed; they must outlive the network). */
+int etsim_net_create(etsim_net_t **out, const char *name, const etsim_topo_t *topo,
+                     etsim_des_t *q, uint32_t ev_deliver, uint32_t ev_internal,
+                     etsim_error_t *err);
+void etsim_net_destroy(etsim_net_t *net);
+
+/* Names of the backends, NULL-terminated (for --help and errors). */
+extern const char *const etsim_net_backend_names[];
+
+static inline int etsim_net_send(etsim_net_t *net, uint32_t src, uint32_t dst,
+                                 uint64_t bytes, uint64_t token) {
+  return net->ops->send(net, src, dst, bytes, token);
+}
+static inline int etsim_net_event(etsim_net_t *net, const etsim_des_event_t *ev) {
+  return net->ops->event ? net->ops->event(net, ev) : ETSIM_EINTERNAL;
+}
+
+/* The congestion-unaware message time in whole ns (ASTRA-sim truncates). */
+int64_t etsim_net_analytical_ns(const etsim_topo_t *topo, uint32_t src,
+                                uint32_t dst, uint64_t bytes);
+
+#endif

@@ -1,0 +1,105 @@
+/* etsim workload layer and simulation driver.
+ *
+ * Runs a rank set of Chakra traces on a modelled platform: per NPU, nodes
+ * issue when all their data and control parents have finished and their
+ * resource is free (ASTRA-sim's rule: one CPU op, one GPU compute op, one
+ * GPU communication op in flight; receives exempt; optionally any number of
+ * communication ops).  COMP nodes take their trace duration or a roofline
+ * time; COMM_COLL nodes run through the system layer (coll.h); COMM_SEND and
+ * COMM_RECV match by (source, destination, size, tag); MEM_LOAD/MEM_STORE go
+ * to the remote-memory model; METADATA and INVALID nodes finish at once.
+ *
+ * Ranks that share a trace (a manifest, or one file for all) share its
+ * memory; each NPU keeps only a dependency counter per node.
+ */
+#ifndef ETSIM_SIM_H
+#define ETSIM_SIM_H
+
+#include "etsim/base.h"
+#include "etsim/coll.h"
+#include "etsim/et.h"
+#include "etsim/topo.h"
+
+#include <stdint.h>
+
+typedef enum {
+  ETSIM_MEM_NONE = 0,     /* NO_MEMORY_EXPANSION */
+  ETSIM_MEM_PER_NODE,     /* PER_NODE_MEMORY_EXPANSION: one server per node */
+  ETSIM_MEM_PER_NPU,      /* PER_NPU_MEMORY_EXPANSION: one server per NPU */
+  ETSIM_MEM_POOL          /* MEMORY_POOL: one server for everyone */
+} etsim_mem_type_t;
+
+typedef struct etsim_mem_config {
+  etsim_mem_type_t type;
+  uint32_t num_nodes, npus_per_node;
+  double latency_ns;
+  double bw_bytes_per_ns; /* remote-mem-bw */
+} etsim_mem_config_t;
+
+/* ASTRA-sim's remote-memory JSON. */
+int etsim_mem_config_load(const char *path, etsim_mem_config_t *m, etsim_error_t *err);
+
+/* Communicator groups: ASTRA-sim's JSON {"<id>": [ranks...]}. */
+typedef struct etsim_comm_groups {
+  size_t n;
+  etsim_comm_t *g; /* members arrays owned */
+} etsim_comm_groups_t;
+
+int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_t *out,
+                           etsim_error_t *err);
+void etsim_comm_groups_free(etsim_comm_groups_t *g);
+
+typedef struct etsim_sim_opts {
+  const char *backend;     /* "analytical" (default) or "congestion" */
+  int multi_comm;          /* lift the one-communication-op rule */
+  int record_nodes;        /* keep start/end of every node (CSV, timeline) */
+  const etsim_mem_config_t *memory;     /* NULL: none */
+  const etsim_comm_groups_t *groups;    /* NULL: none */
+} etsim_sim_opts_t;
+
+typedef struct etsim_sim_npu {
+  int64_t finish_ps;
+  int64_t gpu_comp_ps;  /* sum of GPU compute node times (ASTRA-sim's tics) */
+  int64_t cpu_ps;
+  int64_t comm_busy_ps; /* union of intervals with communication in flight */
+  int64_t exposed_ps;   /* finish - gpu_comp (ASTRA-sim's definition) */
+  int64_t exposed_true_ps; /* communication time not overlapped by GPU compute */
+  uint64_t comm_bytes;  /* collective + send payload issued */
+  uint64_t nodes;
+  int64_t exposed_by_op[ETSIM_COP_N + 2]; /* + point-to-point, + memory */
+} etsim_sim_npu_t;
+
+typedef struct etsim_sim_node_rec {
+  uint32_t npu, node; /* node index in the NPU's trace */
+  int64_t start_ps, end_ps;
+} etsim_sim_node_rec_t;
+
+typedef struct etsim_sim_result {
+  uint32_t n_npus;
+  etsim_sim_npu_t *npu;
+  int64_t total_ps; /* max finish */
+  uint64_t events;
+  size_t max_pending;
+  double wall_s;
+  etsim_net_stats_t net;
+  etsim_coll_stats_t coll;
+  uint64_t bytes_by_op[ETSIM_COP_N + 2];
+  uint64_t count_by_op[ETSIM_COP_N + 2];
+  etsim_sim_node_rec_t *recs; /* record_nodes: in completion order */
+  size_t n_recs;
+} etsim_sim_result_t;
+
+/* Run the set on the platform.  On success *out is owned by the caller
+ * (etsim_sim_result_free).  Errors: bad attribute values name the file and
+ * node id; a rank count that disagrees with the network, a collective the
+ * model cannot run, or a deadlock (which NPUs wait on which nodes) are
+ * ETSIM_EINVAL / ETSIM_EUNSUPPORTED / ETSIM_EDEADLOCK with a message. */
+int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                  etsim_sim_result_t **out, etsim_error_t *err);
+void etsim_sim_result_free(etsim_sim_result_t *r);
+
+/* Names for exposed_by_op / bytes_by_op slots. */
+const char *etsim_sim_op_name(int slot);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * cmd_sim.c — `etsim sim`: simulate a rank set on a platform.
+ *
+ * Accepts ASTRA-sim's own flag spellings so a run script works by changing
+ * the program name.
+ */
+#include "cli/cli.h"
+
+#include "etsim/report.h"
+#include "etsim/sim.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void usage(FILE *fp) {
+  fprintf(fp,
+          "usage: etsim sim --workload PREFIX --system SYS.json --network NET.yml\n"
+          "                 [--memory MEM.json] [--comm-group GROUPS.json]\n"
+          "                 [--backend analytical|congestion] [--multi-comm]\n"
+          "                 [--json F] [--csv F] [--timeline F] [--quiet]\n"
+          "\n"
+          "Simulate the Chakra rank set PREFIX (PREFIX.<r>.et, PREFIX.manifest.json,\n"
+          "or one .et file used by every NPU) on the network and system described by\n"
+          "ASTRA-sim 2.0's configuration files.  Prints one ASTRA-sim line per NPU\n"
+          "('sys[N] finished, T cycles, exposed communication E cycles.'; 1 cycle =\n"
+          "1 ns), then a summary.\n"
+          "\n"
+          "options:\n"
+          "  --workload PREFIX    traces (also --workload-configuration=)\n"
+          "  --system F           system JSON (also --system-configuration=)\n"
+          "  --network F          network YAML (also --network-configuration=)\n"
+          "  --memory F           remote-memory JSON (also --remote-memory-configuration=)\n"
+          "  --comm-group F       communicator groups {\"id\": [ranks]} (also\n"
+          "                       --comm-group-configuration=; 'empty' = none)\n"
+          "  --backend B          analytical (ASTRA-sim's congestion-unaware, default)\n"
+          "                       or congestion (links as FIFO servers, any dimensions)\n"
+          "  --multi-comm         allow several communication ops in flight per NPU\n"
+          "  --json F             results as JSON ('-' = stdout)\n"
+          "  --csv F              one row per executed node\n"
+          "  --timeline F         Perfetto/Chrome trace (open in ui.perfetto.dev)\n"
+          "  --quiet              only the per-NPU lines\n"
+          "exit: 0 ok, 2 bad input or deadlock, 3 internal error\n");
+}
+
+static int is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* One trace file given for an N-NPU network: every rank uses it. */
+static int widen_set(etsim_et_set_t *set, uint32_t n, etsim_error_t *err) {
+  etsim_et_trace_t **r = etsim_realloc(set->ranks, n * sizeof *r);
+  if (!r) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  set->ranks = r;
+  uint32_t *rt = etsim_realloc(set->rank_trace, n * sizeof *rt);
+  if (!rt) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  set->rank_trace = rt;
+  for (uint32_t i = 0; i < n; i++) {
+    r[i] = set->traces[0];
+    rt[i] = 0;
+  }
+  set->n_ranks = n;
+  return 0;
+}
+
+int etsim_cmd_sim(int argc, char **argv) {
+  const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
+  const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
+  int multi = 0, quiet = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    int m;
+    if (cli_is_help(a)) {
+      usage(stdout);
+      return ETSIM_EXIT_OK;
+    }
+    struct { const char *name; const char **dst; } opts[] = {
+        {"--workload-configuration", &workload}, {"--workload", &workload},
+        {"--system-configuration", &system},     {"--system", &system},
+        {"--network-configuration", &network},   {"--network", &network},
+        {"--remote-memory-configuration", &memory}, {"--memory", &memory},
+        {"--comm-group-configuration", &groups},  {"--comm-group", &groups},
+        {"--backend", &backend}, {"--json", &json}, {"--csv", &csv}, {"--timeline", &timeline}};
+    int done = 0;
+    for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
+      if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
+      if (m) {
+        *opts[k].dst = v;
+        done = 1;
+      }
+    }
+    if (done) continue;
+    if (strcmp(a, "--multi-comm") == 0) multi = 1;
+    else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
+    else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
+  }
+  if (!workload || !system || !network)
+    return cli_usage_error("sim: --workload, --system and --network are required (see etsim sim "
+                           "--help)");
+  etsim_error_t err = {0};
+  etsim_topo_t topo;
+  etsim_sys_config_t sys;
+  etsim_mem_config_t mem;
+  etsim_comm_groups_t cg = {0};
+  etsim_et_set_t *set = NULL;
+  etsim_sim_result_t *res = NULL;
+  int have_sys = 0, code = ETSIM_EXIT_OK;
+  if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
+  if (etsim_sys_config_load(system, &sys, &err)) goto fail;
+  have_sys = 1;
+  if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
+  if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
+    goto fail;
+  if (etsim_et_set_load(&set, workload, 0, &err)) goto fail;
+  if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
+      widen_set(set, topo.total, &err))
+    goto fail;
+  etsim_sim_opts_t o = {backend, multi, csv || timeline || json, memory ? &mem : NULL,
+                        groups ? &cg : NULL};
+  if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
+  etsim_report_astra_lines(stdout, res);
+  if (!quiet) etsim_report_summary(stdout, res, &topo);
+  if (json && etsim_report_json(json, res, set, &err)) goto fail;
+  if (csv && etsim_report_csv(csv, res, set, &err)) goto fail;
+  if (timeline && etsim_report_timeline(timeline, res, set, &err)) goto fail;
+  goto out;
+fail:
+  code = cli_fail(&err);
+out:
+  etsim_sim_result_free(res);
+  etsim_et_set_free(set);
+  etsim_comm_groups_free(&cg);
+  if (have_sys) etsim_sys_config_free(&sys);
+  return code;
+}

@@ -1,0 +1,801 @@
+/* The system layer engine: streams, dimension queues, ring-family
+ * algorithms, and point-to-point matching.
+ *
+ * Semantics follow ASTRA-sim 2.0 (astra-sim/system at 518bd51): they were
+ * read there and re-expressed here; see docs/sim.md for the model in words.
+ *
+ * One algorithm state machine covers ring and direct: a stream holds
+ * "packets" (pending sends) and "free packets" (sends whose memory-bus
+ * delay has passed).  Starting a phase inserts `parallel_reduce` packets;
+ * every receive inserts one more; a packet becomes free after the endpoint
+ * delay (plus three local-memory passes when it carries data to reduce);
+ * a free packet is sent at once while the phase still has sends left; the
+ * phase ends when no sends are left and all packets are free again.
+ * Ring sends to its neighbour; direct rotates through all peers with a
+ * window of outstanding sends.
+ */
+#include "coll_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TOK_STREAM (1ull << 62)
+#define TOK_USER (2ull << 62)
+#define TOK_KIND(t) ((t) & (3ull << 62))
+#define TOK_VAL(t) ((t) & ~(3ull << 62))
+#define TAG_COLL (1ull << 40)
+#define CP(s) (&(s)->ph[(s)->next_phase - 1])
+
+static const char *const type_names[] = {"all-reduce", "reduce-scatter", "all-gather",
+                                         "all-to-all"};
+const char *etsim_coll_op_name(etsim_cop_t t) {
+  return (unsigned)t < ETSIM_COP_N ? type_names[t] : "?";
+}
+
+/* ------------------------------------------------------------------ pools */
+
+#define POOL_ALLOC(c, arr, n, cap, freehead, out)                              \
+  do {                                                                         \
+    if ((c)->freehead != NIL) {                                                \
+      *(out) = (c)->freehead;                                                  \
+      (c)->freehead = (c)->arr[*(out)].next_free;                              \
+    } else {                                                                   \
+      if ((c)->n == (c)->cap) {                                                \
+        int rc_ = etsim_grow((void **)&(c)->arr, &(c)->cap, (c)->n + 1,        \
+                             sizeof *(c)->arr);                                \
+        if (rc_) return rc_;                                                   \
+      }                                                                        \
+      *(out) = (uint32_t)(c)->n++;                                             \
+    }                                                                          \
+  } while (0)
+
+/* --------------------------------------------------------------- matching */
+
+static uint64_t match_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
+  uint64_t h = etsim_hash_u64(tag ^ 0x9e3779b97f4a7c15ull);
+  h = etsim_hash_u64(h ^ ((uint64_t)src << 32 | dst));
+  return etsim_hash_u64(h ^ bytes);
+}
+
+static int match_rehash(etsim_coll_t *c, size_t cap) {
+  match_t *old = c->match;
+  size_t old_cap = c->match_cap;
+  match_t *m = etsim_calloc(cap, sizeof *m);
+  if (!m) return ETSIM_ENOMEM;
+  c->match = m;
+  c->match_cap = cap;
+  c->match_used = 0;
+  c->match_tomb = 0;
+  for (size_t i = 0; i < old_cap; i++) {
+    if (old[i].state != 1) continue;
+    size_t j = match_hash(old[i].tag, old[i].src, old[i].dst, old[i].bytes) & (cap - 1);
+    while (m[j].state) j = (j + 1) & (cap - 1);
+    m[j] = old[i];
+    c->match_used++;
+  }
+  etsim_free(old);
+  return 0;
+}
+
+/* Find or create the entry; *out is its slot. */
+static int match_get(etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst,
+                     uint64_t bytes, size_t *out) {
+  if ((c->match_used + c->match_tomb + 1) * 10 > c->match_cap * 7) {
+    size_t cap = c->match_cap ? c->match_cap : 1024;
+    while ((c->match_used + 1) * 10 > cap * 5) cap *= 2;
+    int rc = match_rehash(c, cap);
+    if (rc) return rc;
+  }
+  size_t mask = c->match_cap - 1;
+  size_t j = match_hash(tag, src, dst, bytes) & mask, tomb = SIZE_MAX;
+  for (;;) {
+    match_t *e = &c->match[j];
+    if (e->state == 0) break;
+    if (e->state == 2) {
+      if (tomb == SIZE_MAX) tomb = j;
+    } else if (e->tag == tag && e->src == src && e->dst == dst && e->bytes == bytes) {
+      *out = j;
+      return 0;
+    }
+    j = (j + 1) & mask;
+  }
+  if (tomb != SIZE_MAX) {
+    j = tomb;
+    c->match_tomb--;
+  }
+  c->match[j] = (match_t){tag, bytes, src, dst, 0, NIL, NIL, 1};
+  c->match_used++;
+  *out = j;
+  return 0;
+}
+
+static void match_maybe_drop(etsim_coll_t *c, size_t j) {
+  match_t *e = &c->match[j];
+  if (e->arrived == 0 && e->head == NIL) {
+    e->state = 2;
+    c->match_used--;
+    c->match_tomb++;
+  }
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static uint32_t ring_id(const ringmap_t *r, uint32_t pos) {
+  return r->members ? r->members[pos] : r->base + pos * r->stride;
+}
+
+static uint32_t ring_offset(const ringmap_t *r, int64_t k) {
+  int64_t n = r->n;
+  int64_t p = ((int64_t)r->pos + k) % n;
+  if (p < 0) p += n;
+  return ring_id(r, (uint32_t)p);
+}
+
+static int64_t reduce_ns(etsim_coll_t *c, uint64_t bytes) {
+  if (c->cfg.local_mem_bw_gbps <= 0) return 0;
+  if ((int64_t)bytes == c->reduce_ns_cache_bytes) return c->reduce_ns_cache;
+  /* One write and two reads of the message, each truncated to whole ns
+   * (ASTRA-sim's PacketBundle); local-mem-bw is in 10^9 bytes/s. */
+  double one = (double)bytes / (c->cfg.local_mem_bw_gbps * 1e9) * 1e9;
+  int64_t d = 3 * (int64_t)one;
+  c->reduce_ns_cache_bytes = (int64_t)bytes;
+  c->reduce_ns_cache = d;
+  return d;
+}
+
+static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
+                     uint64_t tag, uint64_t send_token);
+static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
+                     uint64_t tag, uint64_t recv_token);
+static int proceed(etsim_coll_t *c, uint32_t si);
+
+/* ------------------------------------------------------ algorithm machine */
+
+static int insert_packet(etsim_coll_t *c, uint32_t si) {
+  stream_t *s = &c->streams[si];
+  phase_t *p = CP(s);
+  if (s->zero_lat == 0 && s->nonzero_lat == 0) {
+    s->zero_lat = s->parallel_reduce;
+    s->nonzero_lat = s->nonzero_per_round;
+    s->toggle = !s->toggle;
+  }
+  int processed = 0;
+  if (s->zero_lat > 0) {
+    s->zero_lat--;
+  } else if (s->nonzero_lat > 0) {
+    processed = p->type == ETSIM_COP_REDUCE_SCATTER ||
+                (p->type == ETSIM_COP_ALL_REDUCE && s->toggle);
+    s->nonzero_lat--;
+  } else {
+    return ETSIM_EINTERNAL;
+  }
+  s->packets++;
+  int64_t delay = p->fast ? 10 : c->cfg.endpoint_delay_ns;
+  if (processed) delay += reduce_ns(c, s->msg);
+  return etsim_des_push(c->q, c->q->now_ps + delay * ETSIM_PS_PER_NS, ETSIM_COLL_EV_GENERAL,
+                        0, si);
+}
+
+static int ready(etsim_coll_t *c, uint32_t si, int *sent) {
+  stream_t *s = &c->streams[si];
+  *sent = 0;
+  if (s->packets == 0 || s->stream_count == 0 || s->free_packets == 0) return 0;
+  phase_t *p = CP(s);
+  int64_t k = s->direct ? 1 + (int64_t)(s->n_sent % (p->ring.n - 1)) : 1;
+  uint32_t dst = ring_offset(&p->ring, p->dir * k);
+  uint32_t src = ring_offset(&p->ring, -p->dir * k);
+  s->n_sent++;
+  s->stream_count--;
+  s->packets--;
+  s->free_packets--;
+  uint32_t npu = s->npu;
+  uint64_t tag = s->tag, msg = s->msg;
+  int rc = post_send(c, npu, dst, msg, tag, 0);
+  if (!rc) rc = post_recv(c, npu, src, msg, tag, TOK_STREAM | si);
+  *sent = 1;
+  return rc;
+}
+
+static int iteratable(etsim_coll_t *c, uint32_t si) {
+  stream_t *s = &c->streams[si];
+  if (s->stream_count == 0 && s->free_packets == s->parallel_reduce) return proceed(c, si);
+  return 0;
+}
+
+static int on_general(etsim_coll_t *c, uint32_t si) {
+  stream_t *s = &c->streams[si];
+  s->free_packets++;
+  int sent, rc;
+  if (s->direct && CP(s)->type == ETSIM_COP_ALL_REDUCE && s->stream_count <= s->middle_point) {
+    if (s->total_received < s->middle_point) return 0;
+    int n = s->parallel_reduce;
+    for (int i = 0; i < n; i++)
+      if ((rc = ready(c, si, &sent))) return rc;
+  } else if ((rc = ready(c, si, &sent))) {
+    return rc;
+  }
+  return iteratable(c, si);
+}
+
+static int on_recv(etsim_coll_t *c, uint32_t si) {
+  c->streams[si].total_received++;
+  return insert_packet(c, si);
+}
+
+/* Set the algorithm state for the stream's current phase. */
+static void phase_setup(stream_t *s) {
+  phase_t *p = CP(s);
+  int64_t n = p->ring.n;
+  s->direct = p->algo == ETSIM_ALGO_DIRECT || p->algo == ETSIM_ALGO_ONE_DIRECT;
+  s->msg = p->type == ETSIM_COP_ALL_GATHER ? p->size : p->size / (uint64_t)n;
+  s->free_packets = 0;
+  s->zero_lat = s->nonzero_lat = 0;
+  s->toggle = 0;
+  s->packets = 0;
+  s->n_sent = 0;
+  s->total_received = 0;
+  s->middle_point = (int32_t)(n - 1);
+  if (!s->direct) {
+    s->parallel_reduce = 1;
+    s->stream_count = p->type == ETSIM_COP_ALL_REDUCE  ? 2 * (n - 1)
+                      : p->type == ETSIM_COP_ALL_TO_ALL ? n * (n - 1) / 2
+                                                         : n - 1;
+    s->nonzero_per_round = (int32_t)(n - 1);
+  } else {
+    int32_t w = p->window < 0 || p->window > n - 1 ? (int32_t)(n - 1) : p->window;
+    s->parallel_reduce = w < 1 ? 1 : w;
+    /* Off a local ring each round has one window of non-zero packets. */
+    s->nonzero_per_round = p->fast ? (int32_t)(n - 1) * s->parallel_reduce : s->parallel_reduce;
+    s->stream_count = p->type == ETSIM_COP_ALL_REDUCE ? 2 * (n - 1) : n - 1;
+  }
+}
+
+static int stream_init(etsim_coll_t *c, uint32_t si) {
+  stream_t *s = &c->streams[si];
+  s->initialized = 1;
+  int n = s->parallel_reduce;
+  for (int i = 0; i < n; i++) {
+    int rc = insert_packet(c, si);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ queues */
+
+static size_t qslot(const etsim_coll_t *c, uint32_t npu, int q) {
+  return (size_t)npu * (size_t)c->n_queues + (size_t)q;
+}
+
+/* Insert by priority: after every started stream and every stream of equal
+ * or higher priority (FIFO among equals). */
+static void queue_insert(etsim_coll_t *c, uint32_t si) {
+  stream_t *s = &c->streams[si];
+  size_t q = qslot(c, s->npu, s->cur_queue);
+  uint32_t it = c->qhead[q];
+  while (it != NIL) {
+    stream_t *o = &c->streams[it];
+    if (o->initialized || o->priority >= s->priority) {
+      it = o->next;
+      continue;
+    }
+    break;
+  }
+  s->in_queue = 1;
+  if (it == NIL) {
+    s->prev = c->qtail[q];
+    s->next = NIL;
+    if (s->prev != NIL)
+      c->streams[s->prev].next = si;
+    else
+      c->qhead[q] = si;
+    c->qtail[q] = si;
+  } else {
+    stream_t *o = &c->streams[it];
+    s->prev = o->prev;
+    s->next = it;
+    if (o->prev != NIL)
+      c->streams[o->prev].next = si;
+    else
+      c->qhead[q] = si;
+    o->prev = si;
+  }
+}
+
+static void queue_erase(etsim_coll_t *c, uint32_t si, int queue) {
+  stream_t *s = &c->streams[si];
+  if (!s->in_queue) return;
+  size_t q = qslot(c, s->npu, queue);
+  if (s->prev != NIL)
+    c->streams[s->prev].next = s->next;
+  else
+    c->qhead[q] = s->next;
+  if (s->next != NIL)
+    c->streams[s->next].prev = s->prev;
+  else
+    c->qtail[q] = s->prev;
+  s->in_queue = 0;
+  s->prev = s->next = NIL;
+}
+
+/* Start waiting streams of queue q while fewer than the threshold run; the
+ * first `running` entries of the list are the running ones. */
+static int queue_fill(etsim_coll_t *c, uint32_t npu, int queue) {
+  size_t q = qslot(c, npu, queue);
+  uint32_t it = c->qhead[q];
+  for (uint32_t k = 0; k < c->qrunning[q] && it != NIL; k++) it = c->streams[it].next;
+  while (it != NIL && c->qrunning[q] < c->queue_threshold) {
+    uint32_t nx = c->streams[it].next;
+    c->qrunning[q]++;
+    int rc = stream_init(c, it);
+    if (rc) return rc;
+    it = nx;
+  }
+  return 0;
+}
+
+static void dataset_release(etsim_coll_t *c, uint32_t di) {
+  c->datasets[di].next_free = c->free_dataset;
+  c->free_dataset = di;
+  c->live_datasets--;
+}
+
+/* The current phase ended (or the stream is new): move to the next phase,
+ * or finish the stream. */
+static int proceed(etsim_coll_t *c, uint32_t si) {
+  stream_t *s = &c->streams[si];
+  int prev_q = s->cur_queue;
+  uint32_t npu = s->npu;
+  int rc = 0;
+  if (s->next_phase == s->n_phases) {
+    uint32_t di = s->dataset;
+    dataset_t *d = &c->datasets[di];
+    if (++d->finished == d->total) {
+      uint64_t token = d->token;
+      dataset_release(c, di);
+      c->done(c->user, npu, token); /* may issue more work: re-fetch */
+    }
+    s = &c->streams[si];
+    if (prev_q >= 0) queue_erase(c, si, prev_q);
+    s->next_free = c->free_stream;
+    c->free_stream = si;
+    c->live_streams--;
+    if (prev_q >= 0) {
+      c->qrunning[qslot(c, npu, prev_q)]--;
+      rc = queue_fill(c, npu, prev_q);
+    }
+    return rc;
+  }
+  if (prev_q >= 0) queue_erase(c, si, prev_q);
+  s->next_phase++;
+  s->cur_queue = (int32_t)CP(s)->queue;
+  s->initialized = 0;
+  phase_setup(s);
+  queue_insert(c, si);
+  if (prev_q >= 0) {
+    c->qrunning[qslot(c, npu, prev_q)]--;
+    if ((rc = queue_fill(c, npu, prev_q))) return rc;
+  }
+  return queue_fill(c, npu, c->streams[si].cur_queue);
+}
+
+/* ------------------------------------------------------------- messaging */
+
+static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
+                     uint64_t tag, uint64_t send_token) {
+  uint32_t mi;
+  POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
+  c->msgs[mi] = (msgrec_t){tag, bytes, src, dst, send_token, NIL};
+  c->stats.messages++;
+  return etsim_net_send(c->net, src, dst, bytes, mi);
+}
+
+static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
+                     uint64_t tag, uint64_t recv_token) {
+  size_t j;
+  int rc = match_get(c, tag, src, dst, bytes, &j);
+  if (rc) return rc;
+  match_t *e = &c->match[j];
+  if (e->arrived) {
+    e->arrived--;
+    match_maybe_drop(c, j);
+    /* A receive posted after the arrival completes at +0, as a new event. */
+    return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_RECV, 0, recv_token);
+  }
+  uint32_t ri;
+  POOL_ALLOC(c, rq, n_rq, cap_rq, free_rq, &ri);
+  c->rq[ri].token = recv_token;
+  c->rq[ri].next = NIL;
+  e = &c->match[j];
+  if (e->tail != NIL)
+    c->rq[e->tail].next = ri;
+  else
+    e->head = ri;
+  e->tail = ri;
+  return 0;
+}
+
+static int user_done(etsim_coll_t *c, uint32_t npu, uint64_t token) {
+  c->done(c->user, npu, TOK_VAL(token));
+  return 0;
+}
+
+static int deliver(etsim_coll_t *c, uint32_t mi) {
+  msgrec_t m = c->msgs[mi];
+  c->msgs[mi].next_free = c->free_msg;
+  c->free_msg = mi;
+  size_t j;
+  int rc = match_get(c, m.tag, m.src, m.dst, m.bytes, &j);
+  if (rc) return rc;
+  match_t *e = &c->match[j];
+  uint64_t recv_token = 0;
+  if (e->head != NIL) {
+    uint32_t ri = e->head;
+    recv_token = c->rq[ri].token;
+    e->head = c->rq[ri].next;
+    if (e->head == NIL) e->tail = NIL;
+    c->rq[ri].next_free = c->free_rq;
+    c->free_rq = ri;
+    match_maybe_drop(c, j);
+  } else {
+    e->arrived++;
+  }
+  /* The send handler runs first, then the receive handler (ASTRA-sim). */
+  if (m.send_token && TOK_KIND(m.send_token) == TOK_USER)
+    if ((rc = user_done(c, m.src, m.send_token))) return rc;
+  if (recv_token) {
+    if (TOK_KIND(recv_token) == TOK_STREAM) return on_recv(c, (uint32_t)TOK_VAL(recv_token));
+    return user_done(c, m.dst, recv_token);
+  }
+  return 0;
+}
+
+int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
+                    uint32_t tag, uint64_t token) {
+  return post_send(c, src, dst, bytes, tag, TOK_USER | token);
+}
+
+int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
+                    uint32_t tag, uint64_t token) {
+  return post_recv(c, dst, src, bytes, tag, TOK_USER | token);
+}
+
+int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err) {
+  int rc = 0;
+  switch (ev->type) {
+  case ETSIM_COLL_EV_DELIVER: rc = deliver(c, (uint32_t)ev->b); break;
+  case ETSIM_COLL_EV_HOP: rc = etsim_net_event(c->net, ev); break;
+  case ETSIM_COLL_EV_GENERAL: rc = on_general(c, (uint32_t)ev->b); break;
+  case ETSIM_COLL_EV_RECV:
+    if (TOK_KIND(ev->b) == TOK_STREAM)
+      rc = on_recv(c, (uint32_t)TOK_VAL(ev->b));
+    else
+      rc = user_done(c, ev->a, ev->b);
+    break;
+  default: rc = ETSIM_EINTERNAL;
+  }
+  if (rc && err && !err->code)
+    etsim_error_set(err, rc, "system layer: %s at t=%lld ps", etsim_strerror(rc),
+                    (long long)c->q->now_ps);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ issue */
+
+/* Logical dimensions of a collective: what GeneralComplexTopology builds
+ * from the implementation list. */
+typedef struct ldim {
+  int phys;       /* physical dimension, or -1 for a ring over all NPUs */
+  uint32_t n;
+  etsim_coll_impl_t impl;
+} ldim_t;
+
+static int logical_dims(const etsim_coll_t *c, const etsim_coll_impl_t *impl, int n_impl,
+                        ldim_t *out) {
+  int k = 0;
+  for (int d = 0; d < n_impl; d++) {
+    etsim_algo_kind_t a = impl[d].kind;
+    if (a == ETSIM_ALGO_ONE_RING || a == ETSIM_ALGO_ONE_DIRECT ||
+        a == ETSIM_ALGO_ONE_HALVING_DOUBLING) {
+      out[k++] = (ldim_t){-1, c->n_npus, impl[d]};
+      return k;
+    }
+    out[k++] = (ldim_t){d, c->topo->npus[d], impl[d]};
+  }
+  return k;
+}
+
+static void ring_for(const etsim_coll_t *c, uint32_t npu, const ldim_t *ld, ringmap_t *r) {
+  memset(r, 0, sizeof *r);
+  r->n = ld->n;
+  if (ld->phys < 0) {
+    r->base = 0;
+    r->stride = 1;
+    r->pos = npu;
+  } else {
+    uint32_t st = c->topo->stride[ld->phys];
+    r->stride = st;
+    r->pos = etsim_topo_coord(c->topo, npu, ld->phys);
+    r->base = npu - r->pos * st;
+  }
+}
+
+static uint64_t final_size(etsim_cop_t t, uint64_t size, uint32_t n) {
+  switch (t) {
+  case ETSIM_COP_ALL_GATHER: return size * n;
+  case ETSIM_COP_REDUCE_SCATTER: return size / n;
+  default: return size;
+  }
+}
+
+int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
+                     uint64_t bytes, uint32_t involved, const etsim_comm_t *comm,
+                     int32_t priority, uint64_t token, etsim_error_t *err) {
+  if ((unsigned)type >= ETSIM_COP_N)
+    return etsim_error_set(err, ETSIM_EINVAL, "unknown collective type %d", (int)type);
+  if (bytes == 0)
+    return etsim_error_set(err, ETSIM_EINVAL, "collective of size 0");
+  ldim_t ld[ETSIM_TOPO_MAX_DIMS];
+  int nld;
+  ringmap_t group_ring;
+  int grouped = comm && comm->n != c->n_npus;
+  if (grouped) {
+    /* A communicator smaller than the network is one flat ring over its
+     * members, whatever the topology (ASTRA-sim's CommunicatorGroup). */
+    etsim_coll_impl_t im = c->cfg.impl[type][0];
+    if (c->cfg.n_impl[type] > 1) im = (etsim_coll_impl_t){ETSIM_ALGO_RING, -1};
+    ld[0] = (ldim_t){-2, comm->n, im};
+    nld = 1;
+    memset(&group_ring, 0, sizeof group_ring);
+    group_ring.n = comm->n;
+    group_ring.members = comm->members;
+    group_ring.pos = UINT32_MAX;
+    for (uint32_t i = 0; i < comm->n; i++)
+      if (comm->members[i] == npu) group_ring.pos = i;
+    if (group_ring.pos == UINT32_MAX)
+      return etsim_error_set(err, ETSIM_EINVAL, "NPU %u issues a collective on communicator %u, "
+                             "which does not contain it", npu, comm->id);
+  } else {
+    nld = logical_dims(c, c->cfg.impl[type], c->cfg.n_impl[type], ld);
+  }
+  for (int d = 0; d < nld; d++) {
+    etsim_algo_kind_t a = ld[d].impl.kind;
+    if (a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING ||
+        a == ETSIM_ALGO_DOUBLE_BINARY_TREE)
+      return etsim_error_set(err, ETSIM_EUNSUPPORTED, "%s: algorithm %s is not implemented yet "
+                             "(use ring or direct)", etsim_coll_op_name(type), etsim_algo_name(a));
+  }
+  /* Chunking: size / splits, raised to the NPU count for all but
+   * all-gather, which then inflates the collective (ASTRA-sim). */
+  uint64_t size = bytes, chunk = size / c->cfg.splits;
+  if (type != ETSIM_COP_ALL_GATHER && c->n_npus > chunk) {
+    chunk = c->n_npus;
+    size = (uint64_t)c->cfg.splits * chunk;
+    if (!c->warned_clamp) {
+      c->warned_clamp = 1;
+      etsim_warn("a %llu-byte %s is smaller than preferred-dataset-splits x NPUs; as ASTRA-sim "
+                 "does, each chunk is raised to %u bytes and the collective to %llu bytes",
+                 (unsigned long long)bytes, etsim_coll_op_name(type), c->n_npus,
+                 (unsigned long long)size);
+    }
+  }
+  if (chunk == 0) chunk = 1;
+  uint32_t n_streams = (uint32_t)((size + chunk - 1) / chunk);
+  int32_t pri;
+  switch (c->cfg.scheduling) {
+  case ETSIM_SCHED_LIFO: pri = (int32_t)c->prio_counter[npu]++; break;
+  case ETSIM_SCHED_FIFO: pri = (int32_t)c->prio_counter[npu]--; break;
+  default: pri = priority; break;
+  }
+  uint32_t di;
+  POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, &di);
+  c->datasets[di] = (dataset_t){npu, n_streams, 0, NIL, token, c->q->now_ps};
+  c->live_datasets++;
+  c->stats.collectives++;
+  /* Dimension order: ascending, descending for all-gather. */
+  int order[ETSIM_TOPO_MAX_DIMS];
+  for (int d = 0; d < nld; d++) order[d] = type == ETSIM_COP_ALL_GATHER ? nld - 1 - d : d;
+  uint32_t made = 0;
+  while (size > 0) {
+    size = chunk > size ? 0 : size - chunk;
+    phase_t ph[MAX_PHASES];
+    int np = 0;
+    uint64_t remain = chunk;
+#define ACTIVE(i) (ld[order[i]].n > 1 && (grouped || (involved >> order[i]) & 1u))
+#define ADD(t, i, dir_)                                                        \
+  do {                                                                         \
+    const ldim_t *l_ = &ld[order[i]];                                          \
+    phase_t *p_ = &ph[np++];                                                   \
+    memset(p_, 0, sizeof *p_);                                                 \
+    p_->type = (uint8_t)(t);                                                   \
+    p_->algo = (uint8_t)l_->impl.kind;                                         \
+    p_->window = l_->impl.window;                                              \
+    p_->dir = (int8_t)(dir_);                                                  \
+    p_->queue = grouped ? 0 : (uint32_t)(l_->phys < 0 ? 0 : order[i]);         \
+    p_->size = remain;                                                         \
+    if (grouped) {                                                             \
+      p_->ring = group_ring;                                                   \
+      p_->fast = 1;                                                            \
+    } else {                                                                   \
+      ring_for(c, npu, l_, &p_->ring);                                         \
+    }                                                                          \
+    remain = final_size((t), remain, l_->n);                                   \
+  } while (0)
+    if (type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware || grouped) {
+      for (int i = 0; i < nld; i++)
+        if (ACTIVE(i)) ADD(type, i, 1);
+    } else {
+      int last = 0, i;
+      for (i = 0; i < nld; i++)
+        if (ACTIVE(i)) last = i;
+      for (i = 0; i < last; i++)
+        if (ACTIVE(i)) ADD(ETSIM_COP_REDUCE_SCATTER, i, 1);
+      while (i > 0 && !ACTIVE(i)) i--;
+      if (ACTIVE(i)) ADD(ETSIM_COP_ALL_REDUCE, i, 1);
+      for (i--; i >= 0; i--)
+        if (ACTIVE(i)) ADD(ETSIM_COP_ALL_GATHER, i, -1);
+    }
+#undef ADD
+#undef ACTIVE
+    if (np == 0) break;
+    uint32_t si;
+    POOL_ALLOC(c, streams, n_streams, cap_streams, free_stream, &si);
+    stream_t *s = &c->streams[si];
+    memset(s, 0, sizeof *s);
+    s->npu = npu;
+    s->dataset = di;
+    s->priority = pri;
+    s->n_phases = (uint8_t)np;
+    s->cur_queue = -1;
+    s->prev = s->next = NIL;
+    memcpy(s->ph, ph, (size_t)np * sizeof *ph);
+    if (grouped) {
+      uint64_t key = (uint64_t)npu << 32 | comm->id;
+      uint32_t slot = (uint32_t)c->n_gcount;
+      int rc = etsim_u64map_put(&c->group_counter, key, slot, &slot);
+      if (rc < 0) return rc;
+      if (rc == 1) {
+        if (c->n_gcount == c->cap_gcount &&
+            (rc = etsim_grow((void **)&c->gcount, &c->cap_gcount, c->n_gcount + 1,
+                             sizeof *c->gcount)))
+          return rc;
+        c->gcount[c->n_gcount++] = 0;
+      }
+      s = &c->streams[si];
+      s->tag = TAG_COLL | ((uint64_t)comm->id * 1000000u + c->gcount[slot]++);
+    } else {
+      s->tag = TAG_COLL | c->stream_counter[npu]++;
+    }
+    c->live_streams++;
+    c->stats.streams++;
+    made++;
+    int rc = proceed(c, si);
+    if (rc) return rc;
+  }
+  if (made == 0) {
+    /* Nothing to do (every dimension has one NPU): finish at once. */
+    dataset_release(c, di);
+    c->done(c->user, npu, token);
+  } else if (made != n_streams) {
+    c->datasets[di].total = made;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
+                      const etsim_topo_t *topo, etsim_net_t *net, etsim_des_t *q,
+                      etsim_coll_done_fn done, void *user, etsim_error_t *err) {
+  if (cfg->splits == 0)
+    return etsim_error_set(err, ETSIM_EINVAL, "preferred-dataset-splits must be >= 1");
+  for (int t = 0; t < ETSIM_COP_N; t++) {
+    if (cfg->n_impl[t] > topo->ndims)
+      return etsim_error_set(err, ETSIM_EINVAL, "%s-implementation lists %d algorithms but the "
+                             "network has %d dimensions", etsim_coll_op_name((etsim_cop_t)t),
+                             cfg->n_impl[t], topo->ndims);
+  }
+  etsim_coll_t *c = etsim_calloc(1, sizeof *c);
+  if (!c) return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory");
+  c->cfg = *cfg;
+  c->topo = topo;
+  c->net = net;
+  c->q = q;
+  c->done = done;
+  c->user = user;
+  c->n_npus = topo->total;
+  c->n_queues = topo->ndims;
+  c->queue_threshold = cfg->active_chunks ? cfg->active_chunks : 1;
+  c->reduce_ns_cache_bytes = -1;
+  c->free_stream = c->free_dataset = c->free_msg = c->free_rq = NIL;
+  etsim_u64map_init(&c->group_counter);
+  size_t nq = (size_t)c->n_npus * (size_t)c->n_queues;
+  c->prio_counter = etsim_calloc(c->n_npus, sizeof *c->prio_counter);
+  c->stream_counter = etsim_calloc(c->n_npus, sizeof *c->stream_counter);
+  c->qhead = etsim_malloc(nq * sizeof *c->qhead);
+  c->qtail = etsim_malloc(nq * sizeof *c->qtail);
+  c->qrunning = etsim_calloc(nq, sizeof *c->qrunning);
+  if (!c->prio_counter || !c->stream_counter || !c->qhead || !c->qtail || !c->qrunning) {
+    etsim_coll_destroy(c);
+    return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory for %u NPUs", topo->total);
+  }
+  for (size_t i = 0; i < nq; i++) c->qhead[i] = c->qtail[i] = NIL;
+  /* Warn once per collective about ASTRA-sim's silent truncation. */
+  for (int t = 0; t < ETSIM_COP_N; t++) {
+    int n = cfg->n_impl[t], one = 0;
+    for (int d = 0; d < n; d++)
+      if (cfg->impl[t][d].kind >= ETSIM_ALGO_ONE_RING) one = 1;
+    if (!one && n < topo->ndims) {
+      uint32_t used = 1;
+      for (int d = 0; d < n; d++) used *= topo->npus[d];
+      etsim_warn("%s-implementation lists %d algorithm%s for a %d-dimensional network: as "
+                 "ASTRA-sim does, only the first %d dimension%s (%u NPUs per group) take part",
+                 etsim_coll_op_name((etsim_cop_t)t), n, n == 1 ? "" : "s", topo->ndims,
+                 n, n == 1 ? "" : "s", used);
+    }
+  }
+  *out = c;
+  return 0;
+}
+
+void etsim_coll_destroy(etsim_coll_t *c) {
+  if (!c) return;
+  etsim_free(c->prio_counter);
+  etsim_free(c->stream_counter);
+  etsim_free(c->qhead);
+  etsim_free(c->qtail);
+  etsim_free(c->qrunning);
+  etsim_u64map_free(&c->group_counter);
+  etsim_free(c->gcount);
+  etsim_free(c->streams);
+  etsim_free(c->datasets);
+  etsim_free(c->msgs);
+  etsim_free(c->match);
+  etsim_free(c->rq);
+  etsim_free(c);
+}
+
+void etsim_coll_get_stats(const etsim_coll_t *c, etsim_coll_stats_t *out) {
+  *out = c->stats;
+  out->unmatched_arrivals = 0;
+  out->pending_recvs = 0;
+  for (size_t i = 0; i < c->match_cap; i++) {
+    const match_t *e = &c->match[i];
+    if (e->state != 1) continue;
+    out->unmatched_arrivals += e->arrived;
+    for (uint32_t r = e->head; r != NIL; r = c->rq[r].next) out->pending_recvs++;
+  }
+}
+
+int etsim_coll_check_idle(const etsim_coll_t *c, etsim_error_t *err) {
+  etsim_coll_stats_t st;
+  etsim_coll_get_stats(c, &st);
+  if (c->live_streams == 0 && st.unmatched_arrivals == 0 && st.pending_recvs == 0) return 0;
+  char buf[600];
+  size_t len = 0;
+  int shown = 0;
+  for (size_t i = 0; i < c->match_cap && shown < 4; i++) {
+    const match_t *e = &c->match[i];
+    if (e->state != 1) continue;
+    const char *ns = e->tag & TAG_COLL ? "collective stream" : "tag";
+    uint64_t tag = e->tag & ~TAG_COLL;
+    if (e->head != NIL)
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%sNPU %u waits for %llu bytes from NPU "
+                              "%u (%s %llu) that were never sent", shown ? "; " : "", e->dst,
+                              (unsigned long long)e->bytes, e->src, ns, (unsigned long long)tag);
+    else
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%sNPU %u sent %llu bytes to NPU %u "
+                              "(%s %llu) that were never received", shown ? "; " : "", e->src,
+                              (unsigned long long)e->bytes, e->dst, ns, (unsigned long long)tag);
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    shown++;
+  }
+  return etsim_error_set(err, ETSIM_EDEADLOCK, "deadlock: %llu collective chunk%s never finished, "
+                         "%llu message%s unreceived, %llu receive%s unmatched%s%s",
+                         (unsigned long long)c->live_streams, c->live_streams == 1 ? "" : "s",
+                         (unsigned long long)st.unmatched_arrivals,
+                         st.unmatched_arrivals == 1 ? "" : "s",
+                         (unsigned long long)st.pending_recvs, st.pending_recvs == 1 ? "" : "s",
+                         shown ? ": " : "", shown ? buf : "");
+}

