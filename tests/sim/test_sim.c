@@ -1,0 +1,368 @@
+/* The simulator against ASTRA-sim's published numbers and closed forms.
+ *
+ * Reference points (issue 3; ASTRA-sim 2.0 at 518bd51, system
+ * Ring_4chunks.json, Ring networks of 50 GB/s and 500 ns, one collective
+ * per rank): all-reduce 1 MiB Ring(8) 64,440 cycles; all-reduce 64 MiB
+ * Ring(8) 2,326,112; all-to-all 1 MiB Ring(16) 391,240; all-gather 1 MiB
+ * Ring(16) 323,560; reduce-scatter 1 MiB Ring(4) 22,240.
+ */
+#include "../test_util.h"
+
+#include "etsim/report.h"
+#include "etsim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RING4CHUNKS                                                            \
+  "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10,"                  \
+  " \"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": 4,"      \
+  " \"all-reduce-implementation\": [\"ring\"],"                                \
+  " \"all-gather-implementation\": [\"ring\"],"                                \
+  " \"reduce-scatter-implementation\": [\"ring\"],"                            \
+  " \"all-to-all-implementation\": [\"ring\"],"                                \
+  " \"collective-optimization\": \"localBWAware\", \"local-mem-bw\": 1600,"    \
+  " \"boost-mode\": 0, \"roofline-enabled\": 0, \"peak-perf\": 900}"
+
+static char path_buf[4][512];
+
+static const char *p(int k, const char *dir, const char *name) {
+  snprintf(path_buf[k], sizeof path_buf[k], "%s/%s", dir, name);
+  return path_buf[k];
+}
+
+static void put(const char *path, const char *text) {
+  assert_int_equal(tu_write(path, text, strlen(text)), 0);
+}
+
+typedef struct nspec {
+  int type;
+  int64_t comm_type, size, src, dst, tag;
+  uint64_t dur_us;
+  int ndeps;
+  uint64_t deps[4];
+} nspec_t;
+
+/* Write one rank's trace: node k gets id k. */
+static void mk_trace(const char *path, const nspec_t *ns, int n) {
+  etsim_error_t err = {0};
+  etsim_et_writer_t *w;
+  assert_int_equal(etsim_et_writer_open(&w, path, 0, &err), 0);
+  etsim_et_meta_t meta = {"0.0.4", 0, NULL};
+  assert_int_equal(etsim_et_writer_meta(w, &meta, &err), 0);
+  for (int k = 0; k < n; k++) {
+    etsim_attr_t a[6];
+    int na = 0;
+    a[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = 0};
+    if (ns[k].type == ETSIM_ET_COMM_COLL_NODE) {
+      a[na++] = (etsim_attr_t){.name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64,
+                               .v.i64 = ns[k].comm_type};
+    }
+    if (ns[k].type >= ETSIM_ET_COMM_SEND_NODE)
+      a[na++] = (etsim_attr_t){.name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64,
+                               .v.i64 = ns[k].size};
+    if (ns[k].type == ETSIM_ET_COMM_SEND_NODE || ns[k].type == ETSIM_ET_COMM_RECV_NODE) {
+      a[na++] = (etsim_attr_t){.name = "comm_src", .doc = "", .kind = ETSIM_ATTR_INT32,
+                               .v.i32 = (int32_t)ns[k].src};
+      a[na++] = (etsim_attr_t){.name = "comm_dst", .doc = "", .kind = ETSIM_ATTR_INT32,
+                               .v.i32 = (int32_t)ns[k].dst};
+      a[na++] = (etsim_attr_t){.name = "comm_tag", .doc = "", .kind = ETSIM_ATTR_INT32,
+                               .v.i32 = (int32_t)ns[k].tag};
+    }
+    etsim_et_node_t node = {.id = (uint64_t)k, .name = "n", .type = ns[k].type,
+                            .duration_micros = ns[k].dur_us, .n_data_deps = (size_t)ns[k].ndeps,
+                            .data_deps = ns[k].deps, .n_attrs = (size_t)na, .attrs = a};
+    assert_int_equal(etsim_et_writer_node(w, &node, &err), 0);
+  }
+  assert_int_equal(etsim_et_writer_commit(w, &err), 0);
+}
+
+static void ring_net(const char *path, const char *kind, int n) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "topology: [ %s ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\n"
+           "latency: [ 500.0 ]\n", kind, n);
+  put(path, buf);
+}
+
+/* Load a set from a prefix, or one file for all NPUs. */
+static int run(const char *workload, const char *net, const char *sys, const char *backend,
+               etsim_sim_result_t **res, etsim_error_t *err) {
+  etsim_topo_t topo;
+  etsim_sys_config_t cfg;
+  etsim_et_set_t *set;
+  int rc = etsim_topo_load_yaml(net, &topo, err);
+  if (rc) return rc;
+  if ((rc = etsim_sys_config_load(sys, &cfg, err))) return rc;
+  if ((rc = etsim_et_set_load(&set, workload, 0, err))) {
+    etsim_sys_config_free(&cfg);
+    return rc;
+  }
+  if (set->n_ranks == 1 && topo.total > 1) {
+    set->ranks = etsim_realloc(set->ranks, topo.total * sizeof *set->ranks);
+    set->rank_trace = etsim_realloc(set->rank_trace, topo.total * sizeof *set->rank_trace);
+    for (uint32_t i = 0; i < topo.total; i++) {
+      set->ranks[i] = set->traces[0];
+      set->rank_trace[i] = 0;
+    }
+    set->n_ranks = topo.total;
+  }
+  etsim_sim_opts_t o = {backend, 0, 1, NULL, NULL};
+  rc = etsim_sim_run(set, &topo, &cfg, &o, res, err);
+  etsim_et_set_free(set);
+  etsim_sys_config_free(&cfg);
+  return rc;
+}
+
+static int64_t ns_of(const etsim_sim_result_t *r, uint32_t npu) {
+  return r->npu[npu].finish_ps / 1000;
+}
+
+static void check_point(const char *dir, int64_t ctype, int64_t size, int npus, int64_t want) {
+  nspec_t n = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ctype, .size = size};
+  mk_trace(p(0, dir, "w.et"), &n, 1);
+  ring_net(p(1, dir, "net.yml"), "Ring", npus);
+  put(p(2, dir, "sys.json"), RING4CHUNKS);
+  const char *backends[] = {"analytical", "congestion"};
+  for (int b = 0; b < 2; b++) {
+    etsim_sim_result_t *r = NULL;
+    etsim_error_t err = {0};
+    int rc = run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), backends[b], &r, &err);
+    if (rc) fail_msg("%s", err.msg);
+    for (int i = 0; i < npus; i++) {
+      if (ns_of(r, (uint32_t)i) != want)
+        fail_msg("%s coll %lld size %lld Ring(%d) NPU %d: got %lld cycles, ASTRA-sim %lld",
+                 backends[b], (long long)ctype, (long long)size, npus, i,
+                 (long long)ns_of(r, (uint32_t)i), (long long)want);
+      assert_int_equal(r->npu[i].exposed_ps / 1000, want); /* no compute */
+    }
+    etsim_sim_result_free(r);
+  }
+}
+
+static void test_astra_reference_points(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  check_point(dir, ETSIM_COLL_ALL_REDUCE, 1 << 20, 8, 64440);
+  check_point(dir, ETSIM_COLL_ALL_REDUCE, 64 << 20, 8, 2326112);
+  check_point(dir, ETSIM_COLL_ALL_TO_ALL, 1 << 20, 16, 391240);
+  check_point(dir, ETSIM_COLL_ALL_GATHER, 1 << 20, 16, 323560);
+  check_point(dir, ETSIM_COLL_REDUCE_SCATTER, 1 << 20, 4, 22240);
+}
+
+/* One chunk alone on a 1-D ring: the closed forms of the note. */
+static int64_t t_msg(double hops, double lat, uint64_t bytes) {
+  return (int64_t)floor(hops * lat + (double)bytes / (50.0 * 1073741824.0 / 1e9));
+}
+
+static void test_closed_forms(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  put(p(2, dir, "sys.json"),
+      "{\"preferred-dataset-splits\": 1, \"endpoint-delay\": 7, \"local-mem-bw\": 100,"
+      " \"collective-optimization\": \"baseline\", \"scheduling-policy\": \"FIFO\"}");
+  int ps[] = {3, 5, 6};
+  for (size_t k = 0; k < 3; k++) {
+    int n = ps[k];
+    uint64_t size = 3000000; /* not a multiple of n: integer division as ASTRA-sim */
+    ring_net(p(1, dir, "net.yml"), "Ring", n);
+    struct { int64_t ct; uint64_t m; int64_t want_fn; } cases[3];
+    uint64_t m = size / (uint64_t)n;
+    int64_t T = t_msg(1, 500, m), eps = 7;
+    int64_t delta = 3 * (int64_t)((double)m / (100 * 1e9) * 1e9);
+    cases[0].ct = ETSIM_COLL_ALL_REDUCE;
+    cases[0].want_fn = 2 * (n - 1) * T + (n - 1) * delta + (2 * n - 1) * eps;
+    cases[1].ct = ETSIM_COLL_REDUCE_SCATTER;
+    cases[1].want_fn = (n - 1) * T + (n - 1) * delta + n * eps;
+    cases[2].ct = ETSIM_COLL_ALL_GATHER;
+    cases[2].want_fn = (n - 1) * t_msg(1, 500, size) + n * eps;
+    for (int c = 0; c < 3; c++) {
+      nspec_t nd = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = cases[c].ct, .size = (int64_t)size};
+      mk_trace(p(0, dir, "w.et"), &nd, 1);
+      etsim_sim_result_t *r = NULL;
+      etsim_error_t err = {0};
+      if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+        fail_msg("%s", err.msg);
+      if (ns_of(r, 0) != cases[c].want_fn)
+        fail_msg("Ring(%d) coll %lld: got %lld, closed form %lld", n, (long long)cases[c].ct,
+                 (long long)ns_of(r, 0), (long long)cases[c].want_fn);
+      etsim_sim_result_free(r);
+    }
+  }
+}
+
+/* On a Switch the congestion backend stores and forwards at the switch:
+ * 2*floor(L + m/b) per step against the analytical floor(2L + m/b). */
+static void test_switch_store_and_forward(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  int n = 4;
+  uint64_t size = 1 << 20;
+  put(p(2, dir, "sys.json"), "{\"preferred-dataset-splits\": 1, \"endpoint-delay\": 10}");
+  ring_net(p(1, dir, "net.yml"), "Switch", n);
+  nspec_t nd = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_GATHER, .size = (int64_t)size};
+  mk_trace(p(0, dir, "w.et"), &nd, 1);
+  int64_t cu = (n - 1) * t_msg(2, 500, size) + n * 10;
+  int64_t ca = (n - 1) * 2 * t_msg(1, 500, size) + n * 10;
+  etsim_sim_result_t *r = NULL;
+  etsim_error_t err = {0};
+  if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+    fail_msg("%s", err.msg);
+  assert_int_equal(ns_of(r, 3), cu);
+  etsim_sim_result_free(r);
+  if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "congestion", &r, &err))
+    fail_msg("%s", err.msg);
+  assert_int_equal(ns_of(r, 3), ca);
+  etsim_sim_result_free(r);
+}
+
+/* Compute overlaps an independent collective; exposed = finish - compute. */
+static void test_overlap_and_deps(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  ring_net(p(1, dir, "net.yml"), "Ring", 4);
+  put(p(2, dir, "sys.json"), RING4CHUNKS);
+  nspec_t ns[3] = {
+      {.type = ETSIM_ET_COMP_NODE, .dur_us = 20},
+      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 1 << 20},
+      {.type = ETSIM_ET_COMP_NODE, .dur_us = 5, .ndeps = 2, .deps = {0, 1}},
+  };
+  mk_trace(p(0, dir, "w.et"), ns, 3);
+  etsim_sim_result_t *r = NULL;
+  etsim_error_t err = {0};
+  if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+    fail_msg("%s", err.msg);
+  /* The all-reduce alone takes 43,000 ns (4 chunks x 10,750); the 20 us
+   * compute runs beside it; the last compute starts when both are done. */
+  assert_int_equal(ns_of(r, 0), 43000 + 5000);
+  assert_int_equal(r->npu[0].gpu_comp_ps / 1000, 25000);
+  assert_int_equal(r->npu[0].exposed_ps / 1000, 48000 - 25000);
+  assert_int_equal(r->npu[0].exposed_true_ps / 1000, 43000 - 20000);
+  etsim_sim_result_free(r);
+}
+
+/* A send meets its receive: one message time on the first differing
+ * dimension; a send nobody receives is a deadlock naming the NPUs. */
+static void test_send_recv_and_deadlock(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  ring_net(p(1, dir, "net.yml"), "Ring", 4);
+  put(p(2, dir, "sys.json"), RING4CHUNKS);
+  nspec_t s0 = {.type = ETSIM_ET_COMM_SEND_NODE, .size = 1 << 20, .src = 0, .dst = 2, .tag = 7};
+  nspec_t r2 = {.type = ETSIM_ET_COMM_RECV_NODE, .size = 1 << 20, .src = 0, .dst = 2, .tag = 7};
+  nspec_t c0 = {.type = ETSIM_ET_COMP_NODE, .dur_us = 1};
+  mk_trace(p(0, dir, "pp.0.et"), &s0, 1);
+  mk_trace(p(0, dir, "pp.1.et"), &c0, 1);
+  mk_trace(p(0, dir, "pp.2.et"), &r2, 1);
+  mk_trace(p(0, dir, "pp.3.et"), &c0, 1);
+  etsim_sim_result_t *r = NULL;
+  etsim_error_t err = {0};
+  if (run(p(0, dir, "pp"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+    fail_msg("%s", err.msg);
+  int64_t want = t_msg(2, 500, 1 << 20); /* two hops round a 4-ring */
+  assert_int_equal(ns_of(r, 0), want);
+  assert_int_equal(ns_of(r, 2), want);
+  etsim_sim_result_free(r);
+  /* Now the receive waits for tag 8: nothing matches. */
+  r2.tag = 8;
+  mk_trace(p(0, dir, "pp.2.et"), &r2, 1);
+  memset(&err, 0, sizeof err);
+  int rc = run(p(0, dir, "pp"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err);
+  assert_int_equal(rc, ETSIM_EDEADLOCK);
+  assert_non_null(strstr(err.msg, "NPU 2 waits on node 0 (COMM_RECV_NODE"));
+  /* The send itself completes at delivery (ASTRA-sim); the message stays. */
+  assert_non_null(strstr(err.msg, "NPU 0 sent 1048576 bytes to NPU 2 (tag 7) that were never received"));
+  assert_non_null(strstr(err.msg, "1 of 4 NPUs never finished"));
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  etsim_error_t err = {0};
+  etsim_sim_result_t *r = NULL;
+  put(p(2, dir, "sys.json"), RING4CHUNKS);
+  /* a 4-rank set on an 8-NPU network */
+  nspec_t c0 = {.type = ETSIM_ET_COMP_NODE, .dur_us = 1};
+  for (int i = 0; i < 4; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "four.%d.et", i);
+    mk_trace(p(0, dir, name), &c0, 1);
+  }
+  ring_net(p(1, dir, "net.yml"), "Ring", 8);
+  assert_int_equal(run(p(0, dir, "four"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical",
+                       &r, &err), ETSIM_EINVAL);
+  assert_non_null(strstr(err.msg, "4 ranks but the network has 8 NPUs"));
+  /* a collective of size 0 names the file and node */
+  nspec_t z = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 0};
+  mk_trace(p(0, dir, "z.et"), &z, 1);
+  memset(&err, 0, sizeof err);
+  assert_int_equal(run(p(0, dir, "z.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical",
+                       &r, &err), ETSIM_EFORMAT);
+  assert_non_null(strstr(err.msg, "z.et: node 0: all-reduce of size 0"));
+  /* system JSON: unknown algorithm, missing splits */
+  put(p(2, dir, "bad.json"), "{\"preferred-dataset-splits\": 4, \"all-reduce-implementation\": [\"rign\"]}");
+  etsim_sys_config_t cfg;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(etsim_sys_config_load(p(2, dir, "bad.json"), &cfg, &err), ETSIM_EFORMAT);
+  assert_non_null(strstr(err.msg, "\"all-reduce-implementation\"[0]: unknown algorithm \"rign\""));
+  put(p(2, dir, "bad.json"), "{\"scheduling-policy\": \"LIFO\"}");
+  memset(&err, 0, sizeof err);
+  assert_int_equal(etsim_sys_config_load(p(2, dir, "bad.json"), &cfg, &err), ETSIM_EFORMAT);
+  assert_non_null(strstr(err.msg, "missing required key \"preferred-dataset-splits\""));
+  /* network YAML: lists of different lengths, with the line */
+  put(p(1, dir, "bad.yml"), "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50 ]\n"
+      "latency: [ 500, 500 ]\n");
+  etsim_topo_t topo;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(etsim_topo_load_yaml(p(1, dir, "bad.yml"), &topo, &err), ETSIM_EFORMAT);
+  assert_non_null(strstr(err.msg, "bad.yml:3: \"bandwidth\" has 1 entries but \"topology\" has 2"));
+  put(p(1, dir, "bad.yml"), "topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 5 ]\n");
+  memset(&err, 0, sizeof err);
+  assert_int_equal(etsim_topo_load_yaml(p(1, dir, "bad.yml"), &topo, &err), ETSIM_EFORMAT);
+  assert_non_null(strstr(err.msg, "unknown topology \"Torus\""));
+  /* a communicator that names a rank outside the network */
+  put(p(3, dir, "cg.json"), "{\"1\": [0, 1, 9]}");
+  etsim_comm_groups_t cg;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(etsim_comm_groups_load(p(3, dir, "cg.json"), 8, &cg, &err), ETSIM_EINVAL);
+  assert_non_null(strstr(err.msg, "rank 9 is outside the 8-NPU network"));
+}
+
+/* Same inputs, same cycles, node records in the same order. */
+static void test_deterministic(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  ring_net(p(1, dir, "net.yml"), "Ring", 8);
+  put(p(2, dir, "sys.json"), "{\"preferred-dataset-splits\": 8, \"active-chunks-per-dimension\": 3,"
+      " \"local-mem-bw\": 1600, \"all-reduce-implementation\": [\"direct\"]}");
+  nspec_t ns[2] = {{.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 3 << 20},
+                   {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 1 << 20}};
+  mk_trace(p(0, dir, "w.et"), ns, 2);
+  etsim_sim_result_t *a = NULL, *b = NULL;
+  etsim_error_t err = {0};
+  if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "congestion", &a, &err) ||
+      run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "congestion", &b, &err))
+    fail_msg("%s", err.msg);
+  assert_true(a->total_ps > 0);
+  assert_int_equal(a->n_recs, b->n_recs);
+  for (size_t k = 0; k < a->n_recs; k++) {
+    assert_int_equal(a->recs[k].npu, b->recs[k].npu);
+    assert_int_equal(a->recs[k].end_ps, b->recs[k].end_ps);
+  }
+  assert_int_equal(a->events, b->events);
+  etsim_sim_result_free(a);
+  etsim_sim_result_free(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_astra_reference_points, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_closed_forms, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_switch_store_and_forward, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_and_deps, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_send_recv_and_deadlock, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_bad_input, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_deterministic, tu_setup, tu_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
