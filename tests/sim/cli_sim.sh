@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# End-to-end: `etsim sim` as an ASTRA-sim user runs it — ASTRA-sim's flag
+# spellings and output lines on ASTRA-sim's own microbenchmark traces and
+# configs, the reports, and bad input refused with exit 2.
+set -u
+BIN=${ETSIM_BIN:?}
+SRC=${ETSIM_SRC:?}
+SH=${ETSIM_SHARED:-$SRC/../shared}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+M=$SH/traces/astra-sim/microbenchmarks
+C=$SH/configs/astra-sim
+if [ ! -d "$M" ] || [ ! -d "$C" ]; then
+  echo "SKIP: $SH/traces or $SH/configs is absent (set ETSIM_SHARED)"; exit 0
+fi
+
+# ASTRA-sim's own command line, program name changed.  The 4-NPU 1 MiB
+# all-reduce with Ring_4chunks.json: 4 chunks x (2*3*1720 + 3*120 + 7*10).
+"$BIN" sim --workload-configuration=$M/all_reduce/4npus_1MB/all_reduce \
+  --system-configuration=$C/system/Ring_4chunks.json \
+  --network-configuration=$C/network/Ring_4npus.yml \
+  --remote-memory-configuration=$C/remote_memory/no_memory_expansion.json \
+  --comm-group-configuration=empty > "$T/out" 2> "$T/err" || fail "sim exit $? ($(cat "$T/err"))"
+for r in 0 1 2 3; do
+  grep -qx "sys\[$r\] finished, 43000 cycles, exposed communication 43000 cycles." "$T/out" \
+    || fail "line for sys[$r]: $(cat "$T/out")"
+done
+grep -q "== etsim summary ==" "$T/out" || fail "summary"
+
+# Reports: JSON with per-NPU records, CSV with one row per node, timeline.
+"$BIN" sim --workload $M/all_gather/4npus_1MB/all_gather --system $C/system/Ring_4chunks.json \
+  --network $C/network/Ring_4npus.yml --quiet --json "$T/r.json" --csv "$T/r.csv" \
+  --timeline "$T/t.json" > "$T/out" || fail "sim with reports exit $?"
+[ "$(wc -l < "$T/out")" -eq 4 ] || fail "--quiet prints only the 4 NPU lines"
+python3 - "$T/r.json" "$T/r.csv" "$T/t.json" <<'PY' || fail "reports"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["npus"]) == 4, r
+f = r["npus"][0]["finish_ns"]
+assert all(n["finish_ns"] == f and n["exposed_comm_ns"] == f for n in r["npus"])
+assert r["total_ns"] == f and r["events"] > 0
+assert r["collectives"][0]["type"] == "ALL_GATHER" and r["collectives"][0]["bytes"] == 1 << 20
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 4 and {int(x["npu"]) for x in rows} == {0, 1, 2, 3}
+assert all(int(x["end_ns"]) == f for x in rows)
+t = json.load(open(sys.argv[3]))
+xs = [e for e in t["traceEvents"] if e["ph"] == "X"]
+assert len(xs) == 4 and abs(xs[0]["dur"] - f / 1000) < 1e-6
+PY
+
+# Bad input, exit 2 with a clear message.
+"$BIN" sim --workload $T/nothing --system $C/system/Ring_4chunks.json \
+  --network $C/network/Ring_4npus.yml 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "missing workload exit $rc"
+grep -q "nothing" "$T/err" || fail "missing workload message: $(cat "$T/err")"
+"$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce --system $C/system/Ring_4chunks.json \
+  --network $C/network/Ring_8npus.yml 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "rank count mismatch exit $rc"
+grep -q "4 ranks but the network has 8 NPUs" "$T/err" || fail "mismatch message: $(cat "$T/err")"
+echo '{"preferred-dataset-splits": 4, "all-to-all-implementation": ["ringo"]}' > "$T/sys.json"
+"$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce --system $T/sys.json \
+  --network $C/network/Ring_4npus.yml 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "unknown algorithm exit $rc"
+grep -q 'sys.json: key "all-to-all-implementation"\[0\]: unknown algorithm "ringo"' "$T/err" \
+  || fail "unknown algorithm message: $(cat "$T/err")"
+echo '{"preferred-dataset-splits": 4, "frobnicate": 1}' > "$T/sys.json"
+"$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce --system $T/sys.json \
+  --network $C/network/Ring_4npus.yml > /dev/null 2> "$T/err" || fail "unknown key is only a warning"
+grep -q 'unknown key "frobnicate"' "$T/err" || fail "unknown key warning: $(cat "$T/err")"
+"$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "missing flags exit $rc"
+echo "ok"
