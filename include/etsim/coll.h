@@ -128,6 +128,12 @@ int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
 int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
                     uint32_t tag, uint64_t token);
 
+/* Representative mode: only NPU 0 runs; a message NPU 0 sends to d is
+ * delivered to NPU 0 as the one it receives from mirror(d) (coordinates
+ * negated), which by symmetry arrives at the same time.  Only valid for
+ * world collectives on a translation-symmetric, stateless network. */
+void etsim_coll_set_representative(etsim_coll_t *c, int on);
+
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err);
 
 /* After the queue drains: streams still running and messages unmatched.

@@ -53,6 +53,7 @@ typedef struct etsim_sim_opts {
   const char *backend;     /* "analytical" (default) or "congestion" */
   int multi_comm;          /* lift the one-communication-op rule */
   int record_nodes;        /* keep start/end of every node (CSV, timeline) */
+  int exact;               /* simulate every NPU even when one can stand for all */
   const etsim_mem_config_t *memory;     /* NULL: none */
   const etsim_comm_groups_t *groups;    /* NULL: none */
 } etsim_sim_opts_t;
@@ -81,6 +82,7 @@ typedef struct etsim_sim_result {
   uint64_t events;
   size_t max_pending;
   double wall_s;
+  int representative; /* one NPU was simulated for all (symmetry) */
   etsim_net_stats_t net;
   etsim_coll_stats_t coll;
   uint64_t bytes_by_op[ETSIM_COP_N + 2];

@@ -66,6 +66,17 @@ int etsim_topo_first_diff_dim(const etsim_topo_t *t, uint32_t a, uint32_t b);
  * the shorter way round for a Ring. */
 uint32_t etsim_topo_hops(const etsim_topo_t *t, int d, uint32_t a, uint32_t b);
 
+/* The NPU whose coordinates are the negation of id's (mod each dimension):
+ * the image of 0 under the translation that takes id to 0. */
+static inline uint32_t etsim_topo_mirror(const etsim_topo_t *t, uint32_t id) {
+  uint32_t m = 0;
+  for (int d = 0; d < t->ndims; d++) {
+    uint32_t c = etsim_topo_coord(t, id, d);
+    m += (c ? t->npus[d] - c : 0) * t->stride[d];
+  }
+  return m;
+}
+
 /* Neighbour of `id` one step along dimension d's ring: dir +1 clockwise
  * (coordinate + 1, wrapping), -1 anticlockwise. */
 static inline uint32_t etsim_topo_step(const etsim_topo_t *t, uint32_t id, int d,

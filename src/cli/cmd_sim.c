@@ -36,6 +36,9 @@ static void usage(FILE *fp) {
           "  --backend B          analytical (ASTRA-sim's congestion-unaware, default)\n"
           "                       or congestion (links as FIFO servers, any dimensions)\n"
           "  --multi-comm         allow several communication ops in flight per NPU\n"
+          "  --exact              simulate every NPU even when all are provably alike\n"
+          "                       (by default one NPU stands for all when the trace, the\n"
+          "                       collectives and the analytical network are symmetric)\n"
           "  --json F             results as JSON ('-' = stdout)\n"
           "  --csv F              one row per executed node\n"
           "  --timeline F         Perfetto/Chrome trace (open in ui.perfetto.dev)\n"
@@ -67,7 +70,7 @@ static int widen_set(etsim_et_set_t *set, uint32_t n, etsim_error_t *err) {
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
-  int multi = 0, quiet = 0;
+  int multi = 0, quiet = 0, exact = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -92,6 +95,7 @@ int etsim_cmd_sim(int argc, char **argv) {
     }
     if (done) continue;
     if (strcmp(a, "--multi-comm") == 0) multi = 1;
+    else if (strcmp(a, "--exact") == 0) exact = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
     else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
   }
@@ -116,8 +120,9 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       widen_set(set, topo.total, &err))
     goto fail;
-  etsim_sim_opts_t o = {backend, multi, csv || timeline || json, memory ? &mem : NULL,
-                        groups ? &cg : NULL};
+  etsim_sim_opts_t o = {.backend = backend, .multi_comm = multi,
+                        .record_nodes = csv || timeline || json, .exact = exact,
+                        .memory = memory ? &mem : NULL, .groups = groups ? &cg : NULL};
   if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
   etsim_report_astra_lines(stdout, res);
   if (!quiet) etsim_report_summary(stdout, res, &topo);

@@ -386,8 +386,15 @@ static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes
                      uint64_t tag, uint64_t send_token) {
   uint32_t mi;
   POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
-  c->msgs[mi] = (msgrec_t){tag, bytes, src, dst, send_token, NIL};
   c->stats.messages++;
+  if (c->rep && src == 0) {
+    /* NPU 0 receives the mirror image of what it sends: from mirror(dst),
+     * over the same distance, at the same time. */
+    uint32_t from = etsim_topo_mirror(c->topo, dst);
+    c->msgs[mi] = (msgrec_t){tag, bytes, from, 0, send_token, NIL};
+    return etsim_net_send(c->net, from, 0, bytes, mi);
+  }
+  c->msgs[mi] = (msgrec_t){tag, bytes, src, dst, send_token, NIL};
   return etsim_net_send(c->net, src, dst, bytes, mi);
 }
 
@@ -755,6 +762,8 @@ void etsim_coll_destroy(etsim_coll_t *c) {
   etsim_free(c->rq);
   etsim_free(c);
 }
+
+void etsim_coll_set_representative(etsim_coll_t *c, int on) { c->rep = on; }
 
 void etsim_coll_get_stats(const etsim_coll_t *c, etsim_coll_stats_t *out) {
   *out = c->stats;

@@ -112,6 +112,7 @@ struct etsim_coll {
   uint32_t free_rq;
   int warned_truncate[ETSIM_COP_N];
   int warned_clamp;
+  int rep; /* representative mode */
   etsim_coll_stats_t stats;
   uint64_t live_streams, live_datasets;
 };

@@ -63,7 +63,8 @@ typedef struct sim {
   etsim_coll_t *coll;
   trace_info_t *ti;
   npu_t *npu;
-  uint32_t n;
+  uint32_t n;     /* NPUs in the network */
+  uint32_t n_sim; /* NPUs simulated: n, or 1 when one represents all */
   uint32_t *dirty;
   size_t n_dirty;
   etsim_sim_result_t *res;
@@ -516,10 +517,10 @@ static int prepare_traces(sim_t *s) {
 }
 
 static int prepare_npus(sim_t *s) {
-  s->npu = etsim_calloc(s->n, sizeof *s->npu);
-  s->dirty = etsim_malloc(s->n * sizeof *s->dirty);
+  s->npu = etsim_calloc(s->n_sim, sizeof *s->npu);
+  s->dirty = etsim_malloc(s->n_sim * sizeof *s->dirty);
   if (!s->npu || !s->dirty) return ETSIM_ENOMEM;
-  for (uint32_t id = 0; id < s->n; id++) {
+  for (uint32_t id = 0; id < s->n_sim; id++) {
     npu_t *p = &s->npu[id];
     p->ti = &s->ti[s->set->rank_trace[id]];
     size_t n = p->ti->t->n_nodes ? p->ti->t->n_nodes : 1;
@@ -541,7 +542,7 @@ static int prepare_npus(sim_t *s) {
 
 static void free_sim(sim_t *s) {
   if (s->npu)
-    for (uint32_t id = 0; id < s->n; id++) {
+    for (uint32_t id = 0; id < s->n_sim; id++) {
       npu_t *p = &s->npu[id];
       etsim_free(p->deps);
       etsim_free(p->state);
@@ -576,7 +577,7 @@ static int report_stuck(sim_t *s, const char *coll_msg) {
   char buf[1200];
   size_t len = 0;
   uint32_t shown = 0, stuck = 0;
-  for (uint32_t id = 0; id < s->n; id++) {
+  for (uint32_t id = 0; id < s->n_sim; id++) {
     npu_t *p = &s->npu[id];
     const etsim_et_trace_t *t = p->ti->t;
     if (p->n_done == t->n_nodes) continue;
@@ -605,6 +606,39 @@ static int report_stuck(sim_t *s, const char *coll_msg) {
                          coll_msg ? "; " : "", coll_msg ? coll_msg : "");
 }
 
+/*
+ * Whether one NPU can stand for all.  It can when every NPU runs the same
+ * trace, the network model is stateless and translation-symmetric (the
+ * analytical backend: a message's cost depends only on the coordinate
+ * differences), and the trace uses nothing that singles NPUs out:
+ * point-to-point nodes, communicators, shared remote memory, or the "one*"
+ * algorithms (whose flattened ring crosses dimensions at some NPUs only).
+ * Then NPU 0's receives are the mirror images of its own sends, and every
+ * NPU's timeline equals NPU 0's.  `--exact` turns this off; tests check
+ * that both paths give the same cycles.
+ */
+static int symmetric(const sim_t *s) {
+  if (s->n < 2 || strcmp(s->net->ops->name, "analytical") != 0) return 0;
+  for (size_t r = 1; r < s->set->n_ranks; r++)
+    if (s->set->ranks[r] != s->set->ranks[0]) return 0;
+  for (int t = 0; t < ETSIM_COP_N; t++)
+    for (int d = 0; d < s->sys->n_impl[t]; d++)
+      if (s->sys->impl[t][d].kind >= ETSIM_ALGO_ONE_RING) return 0;
+  const etsim_et_trace_t *t = s->set->ranks[0];
+  int shared_mem = s->opts->memory && s->opts->memory->type != ETSIM_MEM_NONE &&
+                   s->opts->memory->type != ETSIM_MEM_PER_NPU;
+  for (size_t i = 0; i < t->n_nodes; i++) {
+    int ty = t->type[i];
+    if (ty == ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_COMM_RECV_NODE) return 0;
+    if ((ty == ETSIM_ET_MEM_LOAD_NODE || ty == ETSIM_ET_MEM_STORE_NODE) && shared_mem) return 0;
+    if (ty == ETSIM_ET_COMM_COLL_NODE) {
+      const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
+      if (pg && *pg && strcmp(pg, "0") != 0) return 0;
+    }
+  }
+  return 1;
+}
+
 int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
                   const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
                   etsim_sim_result_t **out, etsim_error_t *err) {
@@ -622,6 +656,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   s.sys = sys;
   s.opts = opts;
   s.n = topo->total;
+  s.n_sim = s.n;
   s.err = err;
   etsim_des_init(&s.q);
   etsim_sim_result_t *r = etsim_calloc(1, sizeof *r);
@@ -635,6 +670,10 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
                              ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, err)))
     goto fail;
   if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
+  if (!opts->exact && symmetric(&s)) {
+    s.n_sim = 1;
+    etsim_coll_set_representative(s.coll, 1);
+  }
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE) {
     s.n_mem = opts->memory->type == ETSIM_MEM_POOL ? 1
               : opts->memory->type == ETSIM_MEM_PER_NPU ? s.n
@@ -646,7 +685,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   }
   rc = ETSIM_ENOMEM;
   if (prepare_traces(&s) || prepare_npus(&s)) goto fail;
-  for (uint32_t id = 0; id < s.n; id++) mark_dirty(&s, id);
+  for (uint32_t id = 0; id < s.n_sim; id++) mark_dirty(&s, id);
   if ((rc = drain_dirty(&s))) goto fail;
   etsim_des_event_t ev;
   while (etsim_des_pop(&s.q, &ev)) {
@@ -664,7 +703,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   {
     etsim_error_t ce = {0};
     int stuck = 0;
-    for (uint32_t id = 0; id < s.n; id++)
+    for (uint32_t id = 0; id < s.n_sim; id++)
       if (s.npu[id].n_done != s.npu[id].ti->t->n_nodes) stuck = 1;
     int crc = etsim_coll_check_idle(s.coll, &ce);
     if (stuck || crc) {
@@ -672,7 +711,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
       goto fail;
     }
   }
-  for (uint32_t id = 0; id < s.n; id++) {
+  for (uint32_t id = 0; id < s.n_sim; id++) {
     npu_t *p = &s.npu[id];
     etsim_sim_npu_t *o = &r->npu[id];
     account(p, o->finish_ps);
@@ -683,9 +722,36 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     memcpy(o->exposed_by_op, p->exposed_by_op, sizeof o->exposed_by_op);
     if (o->finish_ps > r->total_ps) r->total_ps = o->finish_ps;
   }
+  if (s.n_sim < s.n) {
+    /* One NPU stood for all: every NPU's timeline is the same. */
+    for (uint32_t id = 1; id < s.n; id++) r->npu[id] = r->npu[0];
+    for (int k = 0; k < ETSIM_COP_N + 2; k++) {
+      r->bytes_by_op[k] *= s.n;
+      r->count_by_op[k] *= s.n;
+    }
+    size_t n0 = r->n_recs;
+    if (n0 && s.opts->record_nodes) {
+      etsim_sim_node_rec_t *nr = etsim_realloc(r->recs, n0 * s.n * sizeof *nr);
+      rc = ETSIM_ENOMEM;
+      if (!nr) goto fail;
+      r->recs = nr;
+      for (uint32_t id = 1; id < s.n; id++)
+        for (size_t k = 0; k < n0; k++) {
+          nr[id * n0 + k] = nr[k];
+          nr[id * n0 + k].npu = id;
+        }
+      r->n_recs = n0 * s.n;
+    }
+  }
+  r->representative = s.n_sim < s.n;
   r->events = s.q.n_popped;
   r->max_pending = s.q.max_pending;
   r->net = s.net->stats;
+  if (s.n_sim < s.n) {
+    r->net.messages *= s.n;
+    r->net.bytes *= s.n;
+    for (int d = 0; d < ETSIM_TOPO_MAX_DIMS; d++) r->net.bytes_per_dim[d] *= s.n;
+  }
   etsim_coll_get_stats(s.coll, &r->coll);
   free_sim(&s);
   clock_gettime(CLOCK_MONOTONIC, &w1);

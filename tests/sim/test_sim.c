@@ -86,8 +86,8 @@ static void ring_net(const char *path, const char *kind, int n) {
 }
 
 /* Load a set from a prefix, or one file for all NPUs. */
-static int run(const char *workload, const char *net, const char *sys, const char *backend,
-               etsim_sim_result_t **res, etsim_error_t *err) {
+static int run_x(const char *workload, const char *net, const char *sys, const char *backend,
+                 int exact, etsim_sim_result_t **res, etsim_error_t *err) {
   etsim_topo_t topo;
   etsim_sys_config_t cfg;
   etsim_et_set_t *set;
@@ -107,11 +107,36 @@ static int run(const char *workload, const char *net, const char *sys, const cha
     }
     set->n_ranks = topo.total;
   }
-  etsim_sim_opts_t o = {backend, 0, 1, NULL, NULL};
+  etsim_sim_opts_t o = {.backend = backend, .record_nodes = 1, .exact = exact};
   rc = etsim_sim_run(set, &topo, &cfg, &o, res, err);
   etsim_et_set_free(set);
   etsim_sys_config_free(&cfg);
   return rc;
+}
+
+/* Run twice, with and without the one-for-all shortcut; both must agree
+ * on every NPU to the picosecond. */
+static int run(const char *workload, const char *net, const char *sys, const char *backend,
+               etsim_sim_result_t **res, etsim_error_t *err) {
+  etsim_sim_result_t *a = NULL;
+  int rc = run_x(workload, net, sys, backend, 1, &a, err);
+  if (rc) return rc;
+  rc = run_x(workload, net, sys, backend, 0, res, err);
+  if (rc) {
+    etsim_sim_result_free(a);
+    return rc;
+  }
+  assert_int_equal(a->n_npus, (*res)->n_npus);
+  for (uint32_t i = 0; i < a->n_npus; i++) {
+    if (a->npu[i].finish_ps != (*res)->npu[i].finish_ps)
+      fail_msg("NPU %u: exact %lld ps, representative %lld ps", i, (long long)a->npu[i].finish_ps,
+               (long long)(*res)->npu[i].finish_ps);
+    assert_int_equal(a->npu[i].exposed_ps, (*res)->npu[i].exposed_ps);
+    assert_int_equal(a->npu[i].gpu_comp_ps, (*res)->npu[i].gpu_comp_ps);
+  }
+  assert_int_equal(a->net.bytes, (*res)->net.bytes);
+  etsim_sim_result_free(a);
+  return 0;
 }
 
 static int64_t ns_of(const etsim_sim_result_t *r, uint32_t npu) {
@@ -328,6 +353,49 @@ static void test_bad_input(void **state) {
   assert_non_null(strstr(err.msg, "rank 9 is outside the 8-NPU network"));
 }
 
+/* Multi-dimensional networks, several chunks in flight, mixed algorithms:
+ * no closed form, but the one-for-all shortcut must equal the full
+ * message-by-message run on every NPU (run() checks), and the finish time
+ * can never be below the contention-free bound of its first phase. */
+static void test_multidim_symmetry(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  put(p(1, dir, "net.yml"), "topology: [ Ring, FullyConnected, Switch ]\nnpus_count: [ 4, 4, 2 ]\n"
+      "bandwidth: [ 200, 100, 50 ]\nlatency: [ 50, 500, 2000 ]\n");
+  const char *systems[] = {
+      "{\"preferred-dataset-splits\": 4, \"active-chunks-per-dimension\": 2, \"local-mem-bw\": 1600,"
+      " \"collective-optimization\": \"localBWAware\","
+      " \"all-reduce-implementation\": [\"ring\", \"direct\", \"ring\"],"
+      " \"all-gather-implementation\": [\"ring\", \"ring\", \"direct\"],"
+      " \"reduce-scatter-implementation\": [\"direct\", \"ring\", \"ring\"],"
+      " \"all-to-all-implementation\": [\"direct\", \"direct\", \"direct\"]}",
+      "{\"preferred-dataset-splits\": 3, \"active-chunks-per-dimension\": 1, \"local-mem-bw\": 50,"
+      " \"collective-optimization\": \"baseline\", \"scheduling-policy\": \"FIFO\","
+      " \"all-reduce-implementation\": [\"ring\", \"ring\", \"ring\"],"
+      " \"all-gather-implementation\": [\"ring\", \"ring\", \"ring\"],"
+      " \"reduce-scatter-implementation\": [\"ring\", \"ring\", \"ring\"],"
+      " \"all-to-all-implementation\": [\"ring\", \"direct2\", \"ring\"]}"};
+  nspec_t ns[6] = {
+      {.type = ETSIM_ET_COMP_NODE, .dur_us = 30},
+      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 5 << 20},
+      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_GATHER, .size = 1 << 18},
+      {.type = ETSIM_ET_COMP_NODE, .dur_us = 10, .ndeps = 1, .deps = {1}},
+      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_REDUCE_SCATTER, .size = 3 << 20, .ndeps = 1, .deps = {0}},
+      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_TO_ALL, .size = 1 << 20, .ndeps = 2, .deps = {3, 4}},
+  };
+  mk_trace(p(0, dir, "w.et"), ns, 6);
+  for (int k = 0; k < 2; k++) {
+    put(p(2, dir, "sys.json"), systems[k]);
+    etsim_sim_result_t *r = NULL;
+    etsim_error_t err = {0};
+    if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+      fail_msg("%s", err.msg);
+    assert_true(r->npu[0].finish_ps > 40000 * 1000);
+    assert_int_equal(r->npu[0].gpu_comp_ps, 40000 * 1000);
+    etsim_sim_result_free(r);
+  }
+}
+
 /* Same inputs, same cycles, node records in the same order. */
 static void test_deterministic(void **state) {
   (void)state;
@@ -362,6 +430,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_overlap_and_deps, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_send_recv_and_deadlock, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_bad_input, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_multidim_symmetry, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_deterministic, tu_setup, tu_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
