@@ -170,9 +170,33 @@ static int insert_packet(etsim_coll_t *c, uint32_t si) {
   } else {
     return ETSIM_EINTERNAL;
   }
+  uint64_t bytes = s->msg;
+  if (s->hd) {
+    /* The packet goes to the partner at distance hd_off: forward when this
+     * NPU's block index is even, backward when odd; then the distance
+     * doubles and the size halves (all-reduce turns back at n). */
+    if (s->packets >= 4) return ETSIM_EINTERNAL;
+    int32_t off = s->hd_off;
+    int dir = off == 0 || (p->ring.pos / (uint32_t)off) % 2 == 0 ? 1 : -1;
+    uint32_t slot = (uint32_t)(s->pk_head + s->packets) % 4;
+    s->pk_peer[slot] = ring_offset(&p->ring, (int64_t)dir * off);
+    s->pk_size[slot] = bytes = s->hd_msg;
+    if (s->hd_double) {
+      s->hd_off *= 2;
+      s->hd_msg /= 2;
+      if ((uint32_t)s->hd_off == p->ring.n && p->type == ETSIM_COP_ALL_REDUCE) {
+        s->hd_double = 0;
+        s->hd_off /= 2;
+        s->hd_msg *= 2;
+      }
+    } else {
+      s->hd_off /= 2;
+      s->hd_msg *= 2;
+    }
+  }
   s->packets++;
   int64_t delay = p->fast ? 10 : c->cfg.endpoint_delay_ns;
-  if (processed) delay += reduce_ns(c, s->msg);
+  if (processed) delay += reduce_ns(c, bytes);
   return etsim_des_push(c->q, c->q->now_ps + delay * ETSIM_PS_PER_NS, ETSIM_COLL_EV_GENERAL,
                         0, si);
 }
@@ -182,15 +206,23 @@ static int ready(etsim_coll_t *c, uint32_t si, int *sent) {
   *sent = 0;
   if (s->packets == 0 || s->stream_count == 0 || s->free_packets == 0) return 0;
   phase_t *p = CP(s);
-  int64_t k = s->direct ? 1 + (int64_t)(s->n_sent % (p->ring.n - 1)) : 1;
-  uint32_t dst = ring_offset(&p->ring, p->dir * k);
-  uint32_t src = ring_offset(&p->ring, -p->dir * k);
+  uint32_t dst, src;
+  uint64_t msg = s->msg;
+  if (s->hd) {
+    dst = src = s->pk_peer[s->pk_head];
+    msg = s->pk_size[s->pk_head];
+    s->pk_head = (uint8_t)((s->pk_head + 1) % 4);
+  } else {
+    int64_t k = s->direct ? 1 + (int64_t)(s->n_sent % (p->ring.n - 1)) : 1;
+    dst = ring_offset(&p->ring, p->dir * k);
+    src = ring_offset(&p->ring, -p->dir * k);
+  }
   s->n_sent++;
   s->stream_count--;
   s->packets--;
   s->free_packets--;
   uint32_t npu = s->npu;
-  uint64_t tag = s->tag, msg = s->msg;
+  uint64_t tag = s->tag;
   int rc = post_send(c, npu, dst, msg, tag, 0);
   if (!rc) rc = post_recv(c, npu, src, msg, tag, TOK_STREAM | si);
   *sent = 1;
@@ -236,7 +268,23 @@ static void phase_setup(stream_t *s) {
   s->n_sent = 0;
   s->total_received = 0;
   s->middle_point = (int32_t)(n - 1);
-  if (!s->direct) {
+  s->hd = p->algo == ETSIM_ALGO_HALVING_DOUBLING || p->algo == ETSIM_ALGO_ONE_HALVING_DOUBLING;
+  s->pk_head = 0;
+  if (s->hd) {
+    int32_t l = (int32_t)log2((double)n);
+    s->parallel_reduce = 1;
+    s->stream_count = p->type == ETSIM_COP_ALL_REDUCE ? 2 * l : l;
+    s->nonzero_per_round = l - 1;
+    if (p->type == ETSIM_COP_ALL_GATHER) {
+      s->hd_msg = p->size;
+      s->hd_off = (int32_t)(n / 2);
+      s->hd_double = 0;
+    } else {
+      s->hd_msg = p->size / 2;
+      s->hd_off = 1;
+      s->hd_double = 1;
+    }
+  } else if (!s->direct) {
     s->parallel_reduce = 1;
     s->stream_count = p->type == ETSIM_COP_ALL_REDUCE  ? 2 * (n - 1)
                       : p->type == ETSIM_COP_ALL_TO_ALL ? n * (n - 1) / 2
@@ -568,8 +616,11 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
   }
   for (int d = 0; d < nld; d++) {
     etsim_algo_kind_t a = ld[d].impl.kind;
-    if (a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING ||
-        a == ETSIM_ALGO_DOUBLE_BINARY_TREE)
+    if ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) &&
+        type == ETSIM_COP_ALL_TO_ALL)
+      return etsim_error_set(err, ETSIM_EUNSUPPORTED, "all-to-all cannot use %s (ASTRA-sim "
+                             "rejects it too): use ring or direct", etsim_algo_name(a));
+    if (a == ETSIM_ALGO_DOUBLE_BINARY_TREE)
       return etsim_error_set(err, ETSIM_EUNSUPPORTED, "%s: algorithm %s is not implemented yet "
                              "(use ring or direct)", etsim_coll_op_name(type), etsim_algo_name(a));
   }

@@ -44,7 +44,14 @@ typedef struct stream {
   int32_t middle_point, total_received, nonzero_per_round;
   uint32_t packets; /* inserted, not yet sent */
   uint64_t n_sent;
-  uint8_t toggle, direct;
+  uint8_t toggle, direct, hd, hd_double;
+  /* halving-doubling: the next packet's peer offset and size, and the
+   * packets inserted but not sent (peer, size) */
+  int32_t hd_off;
+  uint64_t hd_msg;
+  uint32_t pk_peer[4];
+  uint64_t pk_size[4];
+  uint8_t pk_head;
 } stream_t;
 
 typedef struct dataset {

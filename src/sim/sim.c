@@ -611,8 +611,9 @@ static int report_stuck(sim_t *s, const char *coll_msg) {
  * trace, the network model is stateless and translation-symmetric (the
  * analytical backend: a message's cost depends only on the coordinate
  * differences), and the trace uses nothing that singles NPUs out:
- * point-to-point nodes, communicators, shared remote memory, or the "one*"
- * algorithms (whose flattened ring crosses dimensions at some NPUs only).
+ * point-to-point nodes, communicators, shared remote memory, or algorithms
+ * other than ring and direct (the "one*" rings cross dimensions at some NPUs
+ * only; halving-doubling partners and trees are not translations).
  * Then NPU 0's receives are the mirror images of its own sends, and every
  * NPU's timeline equals NPU 0's.  `--exact` turns this off; tests check
  * that both paths give the same cycles.
@@ -623,7 +624,8 @@ static int symmetric(const sim_t *s) {
     if (s->set->ranks[r] != s->set->ranks[0]) return 0;
   for (int t = 0; t < ETSIM_COP_N; t++)
     for (int d = 0; d < s->sys->n_impl[t]; d++)
-      if (s->sys->impl[t][d].kind >= ETSIM_ALGO_ONE_RING) return 0;
+      if (s->sys->impl[t][d].kind != ETSIM_ALGO_RING && s->sys->impl[t][d].kind != ETSIM_ALGO_DIRECT)
+        return 0; /* halving-doubling partners and trees are not translations */
   const etsim_et_trace_t *t = s->set->ranks[0];
   int shared_mem = s->opts->memory && s->opts->memory->type != ETSIM_MEM_NONE &&
                    s->opts->memory->type != ETSIM_MEM_PER_NPU;
