@@ -74,9 +74,11 @@ typedef struct etsim_sys_config {
   double peak_perf_tflops;     /* roofline */
   int roofline;                /* roofline-enabled */
   int replay_only;             /* replay-only */
+  uint32_t queues_per_dim;     /* ASTRA-sim's --num-queues-per-dim, default 1 */
   int n_impl[ETSIM_COP_N];
   etsim_coll_impl_t impl[ETSIM_COP_N][ETSIM_TOPO_MAX_DIMS];
   char *custom[ETSIM_COP_N]; /* *-implementation-custom prefix, or NULL */
+  char *dir;                 /* folder of the system file (for relative paths) */
 } etsim_sys_config_t;
 
 void etsim_sys_config_defaults(etsim_sys_config_t *c);
@@ -93,6 +95,7 @@ enum {
   ETSIM_COLL_EV_HOP = 2,     /* network-internal event */
   ETSIM_COLL_EV_GENERAL = 3, /* a stream's packet cleared the memory bus */
   ETSIM_COLL_EV_RECV = 4,    /* a late receive completes */
+  ETSIM_COLL_EV_CUSTOM = 5,  /* a custom collective's compute node ends */
   ETSIM_COLL_EV_END = 8
 };
 
@@ -133,6 +136,28 @@ int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
  * negated), which by symmetry arrives at the same time.  Only valid for
  * world collectives on a translation-symmetric, stateless network. */
 void etsim_coll_set_representative(etsim_coll_t *c, int on);
+
+/* A custom collective (ASTRA-sim's *-implementation-custom): per rank a
+ * graph of send, receive and compute nodes, built by the caller from the
+ * rank's Chakra trace.  Peers are ranks of the communicator. */
+enum { ETSIM_CUSTOM_COMP = 0, ETSIM_CUSTOM_SEND = 1, ETSIM_CUSTOM_RECV = 2, ETSIM_CUSTOM_NOP = 3 };
+typedef struct etsim_coll_custom_rank {
+  uint32_t n;        /* nodes */
+  uint8_t *kind;     /* ETSIM_CUSTOM_* */
+  uint32_t *peer;    /* send: destination, receive: source */
+  uint32_t *tag;
+  uint64_t *bytes;
+  int64_t *dur_ns;   /* compute */
+  uint32_t *n_par;   /* parents per node */
+  uint32_t *chd_off; /* n + 1 offsets into chd */
+  uint32_t *chd;
+} etsim_coll_custom_rank_t;
+typedef struct etsim_coll_custom {
+  uint32_t n_ranks;
+  etsim_coll_custom_rank_t *rank;
+} etsim_coll_custom_t;
+/* Use `cu` (borrowed; must outlive the run) for every collective of type op. */
+int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_custom_t *cu);
 
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err);
 

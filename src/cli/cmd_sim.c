@@ -35,6 +35,8 @@ static void usage(FILE *fp) {
           "                       --comm-group-configuration=; 'empty' = none)\n"
           "  --backend B          analytical (ASTRA-sim's congestion-unaware, default)\n"
           "                       or congestion (links as FIFO servers, any dimensions)\n"
+          "  --num-queues-per-dim N, --injection-scale X   as in ASTRA-sim\n"
+          "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
           "  --multi-comm         allow several communication ops in flight per NPU\n"
           "  --exact              simulate every NPU even when all are provably alike\n"
           "                       (by default one NPU stands for all when the trace, the\n"
@@ -71,6 +73,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
   int multi = 0, quiet = 0, exact = 0;
+  const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
+             *logcfg = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -84,7 +88,10 @@ int etsim_cmd_sim(int argc, char **argv) {
         {"--network-configuration", &network},   {"--network", &network},
         {"--remote-memory-configuration", &memory}, {"--memory", &memory},
         {"--comm-group-configuration", &groups},  {"--comm-group", &groups},
-        {"--backend", &backend}, {"--json", &json}, {"--csv", &csv}, {"--timeline", &timeline}};
+        {"--backend", &backend}, {"--json", &json}, {"--csv", &csv}, {"--timeline", &timeline},
+        {"--num-queues-per-dim", &queues}, {"--injection-scale", &inj},
+        {"--comm-scale", &comm_scale}, {"--compute-scale", &comp_scale},
+        {"--rendezvous-protocol", &rdv}, {"--logging-configuration", &logcfg}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -113,6 +120,36 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
+  if (queues) {
+    uint64_t q;
+    if (cli_parse_u64(queues, "--num-queues-per-dim", &q)) {
+      code = ETSIM_EXIT_USAGE;
+      goto out;
+    }
+    if (q < 1 || q > 64) {
+      code = cli_usage_error("--num-queues-per-dim must be 1 to 64");
+      goto out;
+    }
+    sys.queues_per_dim = (uint32_t)q;
+  }
+  if (inj) {
+    double x;
+    if (cli_parse_double(inj, "--injection-scale", &x)) {
+      code = ETSIM_EXIT_USAGE;
+      goto out;
+    }
+    /* ASTRA-sim: the endpoint delay times the injection scale, in whole ns. */
+    sys.endpoint_delay_ns = (int64_t)((double)sys.endpoint_delay_ns * x);
+  }
+  if (comm_scale || comp_scale)
+    etsim_warn("--comm-scale and --compute-scale are accepted and ignored, as ASTRA-sim 2.0 "
+               "ignores them");
+  if (logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
+  if (rdv && strcmp(rdv, "false") != 0 && strcmp(rdv, "0") != 0) {
+    code = cli_usage_error("--rendezvous-protocol is not supported yet (etsim models the "
+                           "default eager protocol)");
+    goto out;
+  }
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;

@@ -22,6 +22,7 @@
 
 #define TOK_STREAM (1ull << 62)
 #define TOK_USER (2ull << 62)
+#define TOK_CUSTOM (3ull << 62) /* stream << 32 | node of a custom collective */
 #define TOK_KIND(t) ((t) & (3ull << 62))
 #define TOK_VAL(t) ((t) & ~(3ull << 62))
 #define TAG_COLL (1ull << 40)
@@ -149,6 +150,8 @@ static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes
 static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
                      uint64_t tag, uint64_t recv_token);
 static int proceed(etsim_coll_t *c, uint32_t si);
+static int custom_done(etsim_coll_t *c, uint64_t tok);
+static int custom_start(etsim_coll_t *c, uint32_t si);
 
 /* ------------------------------------------------------ algorithm machine */
 
@@ -258,6 +261,7 @@ static int on_recv(etsim_coll_t *c, uint32_t si) {
 /* Set the algorithm state for the stream's current phase. */
 static void phase_setup(stream_t *s) {
   phase_t *p = CP(s);
+  if (s->cu) return;
   int64_t n = p->ring.n;
   s->direct = p->algo == ETSIM_ALGO_DIRECT || p->algo == ETSIM_ALGO_ONE_DIRECT;
   s->msg = p->type == ETSIM_COP_ALL_GATHER ? p->size : p->size / (uint64_t)n;
@@ -302,6 +306,7 @@ static void phase_setup(stream_t *s) {
 static int stream_init(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
   s->initialized = 1;
+  if (s->cu) return custom_start(c, si);
   int n = s->parallel_reduce;
   for (int i = 0; i < n; i++) {
     int rc = insert_packet(c, si);
@@ -428,6 +433,73 @@ static int proceed(etsim_coll_t *c, uint32_t si) {
   return queue_fill(c, npu, c->streams[si].cur_queue);
 }
 
+/* ------------------------------------------------------ custom collectives */
+
+/* A custom collective runs rank `pos`'s graph of send, receive and compute
+ * nodes (ASTRA-sim's CustomAlgorithm): every dependency-free node issues
+ * at once, sends and receives complete at delivery, compute nodes after
+ * their duration; the stream ends when every node has finished. */
+static int custom_issue(etsim_coll_t *c, uint32_t si, uint32_t node) {
+  stream_t *s = &c->streams[si];
+  const etsim_coll_custom_rank_t *g = s->cu;
+  uint64_t tok = TOK_CUSTOM | (uint64_t)si << 32 | node;
+  const phase_t *p = CP(s);
+  uint32_t peer = g->peer[node];
+  if (p->ring.members) peer = p->ring.members[peer];
+  switch (g->kind[node]) {
+  case ETSIM_CUSTOM_SEND: return post_send(c, s->npu, peer, g->bytes[node], g->tag[node], tok);
+  case ETSIM_CUSTOM_RECV: return post_recv(c, s->npu, peer, g->bytes[node], g->tag[node], tok);
+  case ETSIM_CUSTOM_COMP: {
+    int64_t ns = g->dur_ns[node] > 0 ? g->dur_ns[node] : 1;
+    return etsim_des_push(c->q, c->q->now_ps + ns * ETSIM_PS_PER_NS, ETSIM_COLL_EV_CUSTOM, s->npu, tok);
+  }
+  default:
+    return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_CUSTOM, s->npu, tok);
+  }
+}
+
+static int custom_start(etsim_coll_t *c, uint32_t si) {
+  stream_t *s = &c->streams[si];
+  const etsim_coll_custom_rank_t *g = s->cu;
+  s->cu_deps = etsim_malloc((g->n ? g->n : 1) * sizeof *s->cu_deps);
+  if (!s->cu_deps) return ETSIM_ENOMEM;
+  memcpy(s->cu_deps, g->n_par, g->n * sizeof *s->cu_deps);
+  s->cu_left = g->n;
+  if (g->n == 0) return proceed(c, si);
+  for (uint32_t i = 0; i < g->n; i++)
+    if (g->n_par[i] == 0) {
+      int rc = custom_issue(c, si, i);
+      if (rc) return rc;
+    }
+  return 0;
+}
+
+static int custom_done(etsim_coll_t *c, uint64_t tok) {
+  uint32_t si = (uint32_t)(TOK_VAL(tok) >> 32), node = (uint32_t)tok;
+  stream_t *s = &c->streams[si];
+  const etsim_coll_custom_rank_t *g = s->cu;
+  for (uint32_t e = g->chd_off[node]; e < g->chd_off[node + 1]; e++) {
+    uint32_t ch = g->chd[e];
+    if (--s->cu_deps[ch] == 0) {
+      int rc = custom_issue(c, si, ch);
+      if (rc) return rc;
+      s = &c->streams[si];
+    }
+  }
+  if (--s->cu_left == 0) {
+    etsim_free(s->cu_deps);
+    s->cu_deps = NULL;
+    return proceed(c, si);
+  }
+  return 0;
+}
+
+int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_custom_t *cu) {
+  if ((unsigned)op >= ETSIM_COP_N) return ETSIM_EINVAL;
+  c->custom[op] = cu;
+  return 0;
+}
+
 /* ------------------------------------------------------------- messaging */
 
 static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
@@ -456,7 +528,7 @@ static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes
     e->arrived--;
     match_maybe_drop(c, j);
     /* A receive posted after the arrival completes at +0, as a new event. */
-    return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_RECV, 0, recv_token);
+    return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_RECV, dst, recv_token);
   }
   uint32_t ri;
   POOL_ALLOC(c, rq, n_rq, cap_rq, free_rq, &ri);
@@ -499,8 +571,11 @@ static int deliver(etsim_coll_t *c, uint32_t mi) {
   /* The send handler runs first, then the receive handler (ASTRA-sim). */
   if (m.send_token && TOK_KIND(m.send_token) == TOK_USER)
     if ((rc = user_done(c, m.src, m.send_token))) return rc;
+  if (m.send_token && TOK_KIND(m.send_token) == TOK_CUSTOM)
+    if ((rc = custom_done(c, m.send_token))) return rc;
   if (recv_token) {
     if (TOK_KIND(recv_token) == TOK_STREAM) return on_recv(c, (uint32_t)TOK_VAL(recv_token));
+    if (TOK_KIND(recv_token) == TOK_CUSTOM) return custom_done(c, recv_token);
     return user_done(c, m.dst, recv_token);
   }
   return 0;
@@ -522,9 +597,12 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
   case ETSIM_COLL_EV_DELIVER: rc = deliver(c, (uint32_t)ev->b); break;
   case ETSIM_COLL_EV_HOP: rc = etsim_net_event(c->net, ev); break;
   case ETSIM_COLL_EV_GENERAL: rc = on_general(c, (uint32_t)ev->b); break;
+  case ETSIM_COLL_EV_CUSTOM: rc = custom_done(c, ev->b); break;
   case ETSIM_COLL_EV_RECV:
     if (TOK_KIND(ev->b) == TOK_STREAM)
       rc = on_recv(c, (uint32_t)TOK_VAL(ev->b));
+    else if (TOK_KIND(ev->b) == TOK_CUSTOM)
+      rc = custom_done(c, ev->b);
     else
       rc = user_done(c, ev->a, ev->b);
     break;
@@ -584,6 +662,80 @@ static uint64_t final_size(etsim_cop_t t, uint64_t size, uint32_t n) {
   }
 }
 
+static int32_t next_priority(etsim_coll_t *c, uint32_t npu, int32_t explicit_pri) {
+  switch (c->cfg.scheduling) {
+  case ETSIM_SCHED_LIFO: return (int32_t)c->prio_counter[npu]++;
+  case ETSIM_SCHED_FIFO: return (int32_t)c->prio_counter[npu]--;
+  default: return explicit_pri;
+  }
+}
+
+/* ASTRA-sim's queue levels: a dimension owns qpd queues.  Baseline phases
+ * take them round-robin (anticlockwise rings on the second half); the
+ * reduce-scatter and all-reduce phases of localBWAware take the first half
+ * (clockwise), its all-gather phases the second half (anticlockwise). */
+static uint32_t next_queue(etsim_coll_t *c, uint32_t npu, int level, int mode, int *dir) {
+  uint32_t q = c->qpd, half = q / 2;
+  uint16_t *a = &c->alloc[((size_t)npu * (size_t)c->topo->ndims + (size_t)level) * 3];
+  uint32_t k;
+  if (mode == 0) {
+    k = a[0];
+    *dir = q > 1 && k >= half ? -1 : 1;
+    a[0] = (uint16_t)(k + 1 >= q ? 0 : k + 1);
+  } else if (mode == 1) {
+    k = a[1];
+    *dir = 1;
+    a[1] = (uint16_t)(k + 1 >= half ? 0 : k + 1);
+  } else {
+    k = a[2] < half ? half : a[2];
+    *dir = -1;
+    a[2] = (uint16_t)(k + 1 >= q ? half : k + 1);
+  }
+  return (uint32_t)level * q + k;
+}
+
+/* A custom collective: one stream, one phase on queue 0, the whole size. */
+static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
+                        const etsim_comm_t *comm, int32_t priority, uint64_t token,
+                        etsim_error_t *err) {
+  const etsim_coll_custom_t *cu = c->custom[type];
+  uint32_t pos = npu;
+  if (comm && comm->n != c->n_npus) {
+    pos = UINT32_MAX;
+    for (uint32_t i = 0; i < comm->n; i++)
+      if (comm->members[i] == npu) pos = i;
+  }
+  if (pos == UINT32_MAX || pos >= cu->n_ranks)
+    return etsim_error_set(err, ETSIM_EINVAL, "custom %s has %u rank traces; NPU %u (position %u) has "
+                           "none", etsim_coll_op_name(type), cu->n_ranks, npu, pos);
+  int32_t pri = next_priority(c, npu, priority);
+  uint32_t di, si;
+  POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, &di);
+  c->datasets[di] = (dataset_t){npu, 1, 0, NIL, token, c->q->now_ps};
+  c->live_datasets++;
+  c->stats.collectives++;
+  POOL_ALLOC(c, streams, n_streams, cap_streams, free_stream, &si);
+  stream_t *s = &c->streams[si];
+  memset(s, 0, sizeof *s);
+  s->npu = npu;
+  s->dataset = di;
+  s->priority = pri;
+  s->n_phases = 1;
+  s->cur_queue = -1;
+  s->prev = s->next = NIL;
+  s->cu = &cu->rank[pos];
+  s->ph[0].type = (uint8_t)type;
+  s->ph[0].algo = ETSIM_ALGO_N;
+  s->ph[0].size = bytes;
+  s->ph[0].ring.n = comm ? comm->n : c->n_npus;
+  s->ph[0].ring.members = comm && comm->n != c->n_npus ? comm->members : NULL;
+  s->ph[0].ring.pos = pos;
+  s->tag = TAG_COLL | c->stream_counter[npu]++;
+  c->live_streams++;
+  c->stats.streams++;
+  return proceed(c, si);
+}
+
 int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
                      uint64_t bytes, uint32_t involved, const etsim_comm_t *comm,
                      int32_t priority, uint64_t token, etsim_error_t *err) {
@@ -591,6 +743,7 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     return etsim_error_set(err, ETSIM_EINVAL, "unknown collective type %d", (int)type);
   if (bytes == 0)
     return etsim_error_set(err, ETSIM_EINVAL, "collective of size 0");
+  if (c->custom[type]) return issue_custom(c, npu, type, bytes, comm, priority, token, err);
   ldim_t ld[ETSIM_TOPO_MAX_DIMS];
   int nld;
   ringmap_t group_ring;
@@ -640,12 +793,7 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
   }
   if (chunk == 0) chunk = 1;
   uint32_t n_streams = (uint32_t)((size + chunk - 1) / chunk);
-  int32_t pri;
-  switch (c->cfg.scheduling) {
-  case ETSIM_SCHED_LIFO: pri = (int32_t)c->prio_counter[npu]++; break;
-  case ETSIM_SCHED_FIFO: pri = (int32_t)c->prio_counter[npu]--; break;
-  default: pri = priority; break;
-  }
+  int32_t pri = next_priority(c, npu, priority);
   uint32_t di;
   POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, &di);
   c->datasets[di] = (dataset_t){npu, n_streams, 0, NIL, token, c->q->now_ps};
@@ -661,7 +809,7 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     int np = 0;
     uint64_t remain = chunk;
 #define ACTIVE(i) (ld[order[i]].n > 1 && (grouped || (involved >> order[i]) & 1u))
-#define ADD(t, i, dir_)                                                        \
+#define ADD(t, i, mode_)                                                       \
   do {                                                                         \
     const ldim_t *l_ = &ld[order[i]];                                          \
     phase_t *p_ = &ph[np++];                                                   \
@@ -669,8 +817,9 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     p_->type = (uint8_t)(t);                                                   \
     p_->algo = (uint8_t)l_->impl.kind;                                         \
     p_->window = l_->impl.window;                                              \
-    p_->dir = (int8_t)(dir_);                                                  \
-    p_->queue = grouped ? 0 : (uint32_t)(l_->phys < 0 ? 0 : order[i]);         \
+    int dir_ = 1;                                                              \
+    p_->queue = next_queue(c, npu, order[i], (mode_), &dir_);                  \
+    p_->dir = (int8_t)dir_;                                                    \
     p_->size = remain;                                                         \
     if (grouped) {                                                             \
       p_->ring = group_ring;                                                   \
@@ -680,9 +829,9 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     }                                                                          \
     remain = final_size((t), remain, l_->n);                                   \
   } while (0)
-    if (type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware || grouped) {
+    if (type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware) {
       for (int i = 0; i < nld; i++)
-        if (ACTIVE(i)) ADD(type, i, 1);
+        if (ACTIVE(i)) ADD(type, i, 0);
     } else {
       int last = 0, i;
       for (i = 0; i < nld; i++)
@@ -692,7 +841,7 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
       while (i > 0 && !ACTIVE(i)) i--;
       if (ACTIVE(i)) ADD(ETSIM_COP_ALL_REDUCE, i, 1);
       for (i--; i >= 0; i--)
-        if (ACTIVE(i)) ADD(ETSIM_COP_ALL_GATHER, i, -1);
+        if (ACTIVE(i)) ADD(ETSIM_COP_ALL_GATHER, i, 2);
     }
 #undef ADD
 #undef ACTIVE
@@ -763,8 +912,13 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
   c->done = done;
   c->user = user;
   c->n_npus = topo->total;
-  c->n_queues = topo->ndims;
-  c->queue_threshold = cfg->active_chunks ? cfg->active_chunks : 1;
+  c->qpd = cfg->queues_per_dim ? cfg->queues_per_dim : 1;
+  c->n_queues = topo->ndims * (int)c->qpd;
+  {
+    uint32_t ac = cfg->active_chunks ? cfg->active_chunks : 1;
+    c->queue_threshold = (ac + c->qpd - 1) / c->qpd;
+  }
+  c->alloc = etsim_calloc((size_t)topo->total * (size_t)topo->ndims * 3, sizeof *c->alloc);
   c->reduce_ns_cache_bytes = -1;
   c->free_stream = c->free_dataset = c->free_msg = c->free_rq = NIL;
   etsim_u64map_init(&c->group_counter);
@@ -774,7 +928,7 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
   c->qhead = etsim_malloc(nq * sizeof *c->qhead);
   c->qtail = etsim_malloc(nq * sizeof *c->qtail);
   c->qrunning = etsim_calloc(nq, sizeof *c->qrunning);
-  if (!c->prio_counter || !c->stream_counter || !c->qhead || !c->qtail || !c->qrunning) {
+  if (!c->alloc || !c->prio_counter || !c->stream_counter || !c->qhead || !c->qtail || !c->qrunning) {
     etsim_coll_destroy(c);
     return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory for %u NPUs", topo->total);
   }
@@ -799,6 +953,7 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
 
 void etsim_coll_destroy(etsim_coll_t *c) {
   if (!c) return;
+  etsim_free(c->alloc);
   etsim_free(c->prio_counter);
   etsim_free(c->stream_counter);
   etsim_free(c->qhead);

@@ -52,6 +52,10 @@ typedef struct stream {
   uint32_t pk_peer[4];
   uint64_t pk_size[4];
   uint8_t pk_head;
+  /* custom collective */
+  const etsim_coll_custom_rank_t *cu;
+  uint32_t *cu_deps;
+  uint32_t cu_left;
 } stream_t;
 
 typedef struct dataset {
@@ -91,7 +95,9 @@ struct etsim_coll {
   etsim_coll_done_fn done;
   void *user;
   uint32_t n_npus;
-  int n_queues; /* one per physical dimension */
+  int n_queues; /* queues_per_dim per physical dimension */
+  uint32_t qpd;
+  uint16_t *alloc; /* per NPU x dimension: next queue (any, first half, second half) */
   uint32_t queue_threshold;
   int64_t reduce_ns_cache_bytes, reduce_ns_cache; /* memo of delta */
   /* per NPU */
@@ -120,6 +126,7 @@ struct etsim_coll {
   int warned_truncate[ETSIM_COP_N];
   int warned_clamp;
   int rep; /* representative mode */
+  const etsim_coll_custom_t *custom[ETSIM_COP_N];
   etsim_coll_stats_t stats;
   uint64_t live_streams, live_datasets;
 };

@@ -42,6 +42,7 @@ void etsim_sys_config_defaults(etsim_sys_config_t *c) {
   c->scheduling = ETSIM_SCHED_LIFO;
   c->active_chunks = 1;
   c->endpoint_delay_ns = 10;
+  c->queues_per_dim = 1;
   for (int t = 0; t < ETSIM_COP_N; t++) {
     c->n_impl[t] = 1;
     c->impl[t][0] = (etsim_coll_impl_t){ETSIM_ALGO_RING, -1};
@@ -53,6 +54,8 @@ void etsim_sys_config_free(etsim_sys_config_t *c) {
     etsim_free(c->custom[t]);
     c->custom[t] = NULL;
   }
+  etsim_free(c->dir);
+  c->dir = NULL;
 }
 
 static int num(json_t *v, const char *path, const char *key, double *out, etsim_error_t *err) {
@@ -197,6 +200,17 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
   bad_neg:
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": must not be negative", path, key);
     goto out;
+  }
+  if (!rc) {
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    c->dir = etsim_malloc(n + 1);
+    if (!c->dir) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      goto out;
+    }
+    memcpy(c->dir, slash ? path : ".", n);
+    c->dir[n] = 0;
   }
   if (!have_splits)
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: missing required key \"preferred-dataset-splits\"",

@@ -66,13 +66,15 @@ typedef struct sim {
   uint32_t n;     /* NPUs in the network */
   uint32_t n_sim; /* NPUs simulated: n, or 1 when one represents all */
   uint32_t *dirty;
-  size_t n_dirty;
+  size_t n_dirty, cap_dirty;
   etsim_sim_result_t *res;
   etsim_error_t *err;
   int fail; /* first error from a callback */
   int64_t *mem_free_ps; /* remote-memory servers */
   size_t n_mem;
   int warned_mem, warned_bcast;
+  etsim_et_set_t *cu_set[ETSIM_COP_N]; /* custom collective traces */
+  etsim_coll_custom_t cu[ETSIM_COP_N];
 } sim_t;
 
 static const char *const op_names[ETSIM_COP_N + 2] = {"all-reduce", "reduce-scatter", "all-gather",
@@ -126,6 +128,11 @@ static int push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v) {
 static void mark_dirty(sim_t *s, uint32_t id) {
   npu_t *p = &s->npu[id];
   if (!p->dirty) {
+    if (s->n_dirty == s->cap_dirty &&
+        etsim_grow((void **)&s->dirty, &s->cap_dirty, s->n_dirty + 1, sizeof *s->dirty)) {
+      s->fail = ETSIM_ENOMEM;
+      return;
+    }
     p->dirty = 1;
     s->dirty[s->n_dirty++] = id;
   }
@@ -489,6 +496,83 @@ static void coll_done(void *user, uint32_t npu, uint64_t token) {
 
 /* ------------------------------------------------------------------ run */
 
+/* Load the custom collective traces the system file names: the path as
+ * given (ASTRA-sim reads it relative to the working directory), else
+ * relative to the system file's folder. */
+static int prepare_custom(sim_t *s) {
+  for (int op = 0; op < ETSIM_COP_N; op++) {
+    const char *prefix = s->sys->custom[op];
+    if (!prefix) continue;
+    etsim_error_t e1 = {0};
+    int rc = etsim_et_set_load(&s->cu_set[op], prefix, 0, &e1);
+    if (rc && prefix[0] != '/' && s->sys->dir) {
+      char buf[4096];
+      snprintf(buf, sizeof buf, "%s/%s", s->sys->dir, prefix);
+      etsim_error_t e2 = {0};
+      rc = etsim_et_set_load(&s->cu_set[op], buf, 0, &e2);
+    }
+    if (rc)
+      return etsim_error_set(s->err, rc, "%s-implementation-custom: %s", etsim_coll_op_name(op), e1.msg);
+    const etsim_et_set_t *set = s->cu_set[op];
+    etsim_coll_custom_t *cu = &s->cu[op];
+    cu->n_ranks = (uint32_t)set->n_ranks;
+    cu->rank = etsim_calloc(set->n_ranks, sizeof *cu->rank);
+    if (!cu->rank) return ETSIM_ENOMEM;
+    for (size_t r = 0; r < set->n_ranks; r++) {
+      const etsim_et_trace_t *t = set->ranks[r];
+      etsim_coll_custom_rank_t *g = &cu->rank[r];
+      uint32_t n = (uint32_t)t->n_nodes;
+      g->n = n;
+      size_t m = n ? n : 1;
+      g->kind = etsim_malloc(m);
+      g->peer = etsim_malloc(m * sizeof *g->peer);
+      g->tag = etsim_malloc(m * sizeof *g->tag);
+      g->bytes = etsim_malloc(m * sizeof *g->bytes);
+      g->dur_ns = etsim_malloc(m * sizeof *g->dur_ns);
+      g->n_par = etsim_calloc(m, sizeof *g->n_par);
+      g->chd_off = etsim_malloc((m + 1) * sizeof *g->chd_off);
+      g->chd = etsim_malloc((t->n_data_edges + t->n_ctrl_edges + 1) * sizeof *g->chd);
+      if (!g->kind || !g->peer || !g->tag || !g->bytes || !g->dur_ns || !g->n_par || !g->chd_off ||
+          !g->chd)
+        return ETSIM_ENOMEM;
+      uint32_t k = 0;
+      for (uint32_t i = 0; i < n; i++) {
+        int ty = t->type[i];
+        int64_t v = 0;
+        g->kind[i] = ty == ETSIM_ET_COMP_NODE ? ETSIM_CUSTOM_COMP
+                     : ty == ETSIM_ET_COMM_SEND_NODE ? ETSIM_CUSTOM_SEND
+                     : ty == ETSIM_ET_COMM_RECV_NODE ? ETSIM_CUSTOM_RECV : ETSIM_CUSTOM_NOP;
+        g->peer[i] = 0;
+        if (g->kind[i] == ETSIM_CUSTOM_SEND || g->kind[i] == ETSIM_CUSTOM_RECV) {
+          uint32_t key = g->kind[i] == ETSIM_CUSTOM_SEND ? t->k_comm_dst : t->k_comm_src;
+          if (key == UINT32_MAX || etsim_et_trace_attr_int(t, i, key, &v) != 1 || v < 0 ||
+              (uint64_t)v >= set->n_ranks)
+            return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: custom %s needs comm_%s "
+                                   "naming one of its %zu ranks", t->path,
+                                   (unsigned long long)t->id[i],
+                                   g->kind[i] == ETSIM_CUSTOM_SEND ? "send" : "receive",
+                                   g->kind[i] == ETSIM_CUSTOM_SEND ? "dst" : "src", set->n_ranks);
+          g->peer[i] = (uint32_t)v;
+        }
+        v = 0;
+        if (t->k_comm_tag != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_comm_tag, &v);
+        g->tag[i] = (uint32_t)v;
+        v = 0;
+        if (t->k_comm_size != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_comm_size, &v);
+        g->bytes[i] = (uint64_t)v;
+        g->dur_ns[i] = (int64_t)t->dur_us[i] * 1000;
+        g->chd_off[i] = k;
+        for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++) g->chd[k++] = t->data_chd[e];
+        for (uint32_t e = t->ctrl_coff[i]; e < t->ctrl_coff[i + 1]; e++) g->chd[k++] = t->ctrl_chd[e];
+      }
+      g->chd_off[n] = k;
+      for (uint32_t e = 0; e < k; e++) g->n_par[g->chd[e]]++;
+    }
+    if ((rc = etsim_coll_set_custom(s->coll, (etsim_cop_t)op, cu))) return rc;
+  }
+  return 0;
+}
+
 static int prepare_traces(sim_t *s) {
   const etsim_et_set_t *set = s->set;
   s->ti = etsim_calloc(set->n_traces, sizeof *s->ti);
@@ -518,8 +602,7 @@ static int prepare_traces(sim_t *s) {
 
 static int prepare_npus(sim_t *s) {
   s->npu = etsim_calloc(s->n_sim, sizeof *s->npu);
-  s->dirty = etsim_malloc(s->n_sim * sizeof *s->dirty);
-  if (!s->npu || !s->dirty) return ETSIM_ENOMEM;
+  if (!s->npu) return ETSIM_ENOMEM;
   for (uint32_t id = 0; id < s->n_sim; id++) {
     npu_t *p = &s->npu[id];
     p->ti = &s->ti[s->set->rank_trace[id]];
@@ -556,19 +639,38 @@ static void free_sim(sim_t *s) {
   etsim_free(s->ti);
   etsim_free(s->dirty);
   etsim_free(s->mem_free_ps);
+  for (int op = 0; op < ETSIM_COP_N; op++) {
+    for (uint32_t r = 0; s->cu[op].rank && r < s->cu[op].n_ranks; r++) {
+      etsim_coll_custom_rank_t *g = &s->cu[op].rank[r];
+      etsim_free(g->kind);
+      etsim_free(g->peer);
+      etsim_free(g->tag);
+      etsim_free(g->bytes);
+      etsim_free(g->dur_ns);
+      etsim_free(g->n_par);
+      etsim_free(g->chd_off);
+      etsim_free(g->chd);
+    }
+    etsim_free(s->cu[op].rank);
+    etsim_et_set_free(s->cu_set[op]);
+  }
   etsim_coll_destroy(s->coll);
   etsim_net_destroy(s->net);
   etsim_des_free(&s->q);
 }
 
+/* Issue passes in the order NPUs became dirty (NPU order at the start, as
+ * ASTRA-sim fires its workloads), so shared resources such as a memory
+ * pool serve them in that order. */
 static int drain_dirty(sim_t *s) {
-  while (s->n_dirty) {
-    uint32_t id = s->dirty[--s->n_dirty];
+  for (size_t k = 0; k < s->n_dirty; k++) {
+    uint32_t id = s->dirty[k];
     s->npu[id].dirty = 0;
     int rc = pass(s, id);
     if (rc) return rc;
     if (s->fail) return s->fail;
   }
+  s->n_dirty = 0;
   return 0;
 }
 
@@ -623,6 +725,8 @@ static int symmetric(const sim_t *s) {
   for (size_t r = 1; r < s->set->n_ranks; r++)
     if (s->set->ranks[r] != s->set->ranks[0]) return 0;
   for (int t = 0; t < ETSIM_COP_N; t++)
+    if (s->sys->custom[t]) return 0;
+  for (int t = 0; t < ETSIM_COP_N; t++)
     for (int d = 0; d < s->sys->n_impl[t]; d++)
       if (s->sys->impl[t][d].kind != ETSIM_ALGO_RING && s->sys->impl[t][d].kind != ETSIM_ALGO_DIRECT)
         return 0; /* halving-doubling partners and trees are not translations */
@@ -672,6 +776,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
                              ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, err)))
     goto fail;
   if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
+  if ((rc = prepare_custom(&s))) goto fail;
   if (!opts->exact && symmetric(&s)) {
     s.n_sim = 1;
     etsim_coll_set_representative(s.coll, 1);
