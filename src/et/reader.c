@@ -331,6 +331,7 @@ int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len,
 int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len,
                    uint64_t off, const etsim_et_node_t **out,
                    etsim_error_t *err) {
+  etsim_arena_reset(&r->arena); /* drop what a bailing fast path left */
   ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(&r->alloc, len, data);
   if (!n)
     return decode_error(r, off, "message does not decode as a Chakra Node",
