@@ -447,20 +447,24 @@ static int attr_store(etsim_et_trace_t *t, etsim_et_attrrec_t *rec,
 static int wattr_store(etsim_et_trace_t *t, builder_t *b,
                        etsim_et_attrrec_t *rec, const et_wattr_t *a,
                        size_t k) {
-  size_t nl = a->name.n;
-  const void *z = nl ? memchr(a->name.p, 0, nl) : NULL;
-  if (z)
-    nl = (size_t)((const uint8_t *)z - a->name.p);
+  /* Interned names hold no NUL, so a byte-equal cached name is the name
+   * even before looking for one. */
   int64_t name;
+  size_t nl = a->name.n;
   if (k < NAME_CACHE && b->name_len[k] == nl &&
-      memcmp(etsim_intern_str(&t->strings, b->name_id[k]), a->name.p, nl) == 0)
+      memcmp(etsim_intern_str(&t->strings, b->name_id[k]), a->name.p, nl) == 0) {
     name = b->name_id[k];
-  else if ((name = etsim_intern_put(&t->strings, (const char *)a->name.p,
-                                    nl)) >= 0 &&
-           k < NAME_CACHE) {
-    b->name_id[k] = (uint32_t)name;
-    b->name_len[k] = (uint32_t)nl;
+  } else {
+    const void *z = nl ? memchr(a->name.p, 0, nl) : NULL;
+    if (z)
+      nl = (size_t)((const uint8_t *)z - a->name.p);
+    name = etsim_intern_put(&t->strings, (const char *)a->name.p, nl);
+    if (name >= 0 && k < NAME_CACHE && nl == a->name.n) {
+      b->name_id[k] = (uint32_t)name;
+      b->name_len[k] = (uint32_t)nl;
+    }
   }
+  const void *z;
   int64_t doc = 0;
   if (a->doc.n) {
     size_t dl = a->doc.n;
