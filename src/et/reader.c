@@ -1,7 +1,7 @@
 /*
  * reader.c — the streaming Chakra reader.
  *
- * Plain files are read with read() in 1 MiB blocks; gzip files (detected by
+ * Plain files are read with read() in 256 KiB blocks; gzip files (detected by
  * their magic bytes) and standard input go through zlib's gzread.  Offsets
  * are positions in the uncompressed stream.  Each node message is decoded by
  * the hand-written wire decoder (wire.c) into views whose strings live in
@@ -226,7 +226,7 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
   r->fd = -1;
   r->path = etsim_strdup(path);
   r->flags = flags;
-  r->cap = 1u << 20;
+  r->cap = 256u << 10; /* L2-sized; grows for bigger messages */
   r->buf = etsim_malloc(r->cap);
   etsim_arena_init(&r->arena, 64 * 1024);
   etsim_arena_init(&r->meta_arena, 4 * 1024);

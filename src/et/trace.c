@@ -249,6 +249,19 @@ static inline int index_get(const etsim_et_trace_t *t, const builder_t *b,
   return 0;
 }
 
+/* Room to ask for when an array of per-node items outgrows its capacity:
+ * `need` extrapolated from the nodes loaded so far to the estimated node
+ * count, so that one growth step usually suffices (realloc of a big block
+ * below glibc's mmap threshold copies it). */
+static size_t project(const etsim_et_trace_t *t, const builder_t *b,
+                      size_t need) {
+  if (t->n_nodes < 64 || b->est <= t->n_nodes)
+    return need;
+  double per_node = (double)need / (double)t->n_nodes;
+  size_t p = (size_t)(per_node * (double)b->est * 1.1) + 16;
+  return p > need ? p : need;
+}
+
 /* Append node `i`'s dependency list d (0 data, 1 ctrl). */
 static int deps_add(etsim_et_trace_t *t, builder_t *b, int d,
                     const uint64_t *ids, size_t n) {
@@ -259,8 +272,9 @@ static int deps_add(etsim_et_trace_t *t, builder_t *b, int d,
     return 0;
   if (*ne + n >= ETSIM_ET_DANGLING)
     return ETSIM_ERANGE;
-  if (grow_big((void **)par, cap, *ne + n + 1, (d ? 1 : 3) * (b->est + 16),
-               sizeof **par))
+  if (*ne + n + 1 > *cap &&
+      grow_big((void **)par, cap, project(t, b, *ne + n + 1),
+               (d ? 1 : 3) * (b->est + 16), sizeof **par))
     return ETSIM_ENOMEM;
   uint32_t *dst = *par + *ne;
   for (size_t e = 0; e < n; e++) {
@@ -307,8 +321,10 @@ static int node_begin(etsim_et_trace_t *t, builder_t *b, uint64_t id,
   if ((rc = index_add(t, b, i)))
     return rc;
   t->n_nodes++; /* counted now, so a node may depend on itself */
-  if (grow_big((void **)&t->attrs, &b->attr_cap, t->n_attrs + n_attrs,
-               2 * (b->est + 16), sizeof *t->attrs))
+  if (t->n_attrs + n_attrs > b->attr_cap &&
+      grow_big((void **)&t->attrs, &b->attr_cap,
+               project(t, b, t->n_attrs + n_attrs), 2 * (b->est + 16),
+               sizeof *t->attrs))
     return ETSIM_ENOMEM;
   return 0;
 }
@@ -331,13 +347,40 @@ static const char *pool_str(etsim_et_trace_t *t, builder_t *b, const void *p,
     b->pool_left = POOL_BLOCK;
   }
   /* Names are short: a byte loop that copies and finds a NUL at once beats
-   * memchr + memcpy calls. */
+   * memchr + memcpy calls; long strings take the library calls. */
   char *c = b->pool;
   const char *src = p;
   size_t k = 0;
-  while (k < n && src[k]) {
-    c[k] = src[k];
-    k++;
+  if (n > 24) {
+    const void *z = memchr(src, 0, n);
+    k = z ? (size_t)((const char *)z - src) : n;
+    memcpy(c, src, k);
+  } else if (n >= 8) {
+    /* Two overlapping 8-byte words cover 8..16 bytes; 17..24 take three. */
+    uint64_t w0, w1, w2 = 0x0101010101010101ull;
+    memcpy(&w0, src, 8);
+    memcpy(&w1, src + n - 8, 8);
+    if (n > 16)
+      memcpy(&w2, src + 8, 8);
+#define HASZERO(v) (((v) - 0x0101010101010101ull) & ~(v) & 0x8080808080808080ull)
+    if (!HASZERO(w0) && !HASZERO(w1) && !HASZERO(w2)) {
+      memcpy(c, &w0, 8);
+      if (n > 16)
+        memcpy(c + 8, &w2, 8);
+      memcpy(c + n - 8, &w1, 8);
+      k = n;
+    } else {
+      while (k < n && src[k]) {
+        c[k] = src[k];
+        k++;
+      }
+    }
+#undef HASZERO
+  } else {
+    while (k < n && src[k]) {
+      c[k] = src[k];
+      k++;
+    }
   }
   if (!k)
     return "";
