@@ -200,12 +200,15 @@ static int in_child(int (*fn)(void *), void *arg, const char *what,
       WEXITSTATUS(status))
     return 1;
   double rss = ru.ru_maxrss * 1024.0;
+  double user = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
+  double sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
   if (nodes)
     printf("        %s peak RSS %.1f MB = %.1f B/node; budget 80 B/node + 8 "
-           "B/edge + attribute records (2 x %zu B/node) = %.1f MB\n",
+           "B/edge + attribute records (2 x %zu B/node) = %.1f MB; process "
+           "user %.2f s, system %.2f s\n",
            what, rss / 1e6, rss / nodes, sizeof(etsim_et_attrrec_t),
            ((80.0 + 2 * sizeof(etsim_et_attrrec_t)) * nodes + 8.0 * edges) /
-               1e6);
+               1e6, user, sys);
   return 0;
 }
 

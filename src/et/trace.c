@@ -342,9 +342,15 @@ static const char *pool_str(etsim_et_trace_t *t, builder_t *b, const void *p,
         n = (size_t)((const char *)z - (const char *)p);
       return etsim_arena_strndup(&t->arena, p, n);
     }
-    if (!(b->pool = etsim_arena_alloc(&t->arena, POOL_BLOCK)))
+    /* Big traces get big pool blocks (about 1/8 of the estimated name
+     * bytes each, huge-page backed); small ones 256 KiB. */
+    size_t blk = POOL_BLOCK;
+    while (blk < (32u << 20) && blk < b->est * 2)
+      blk *= 2;
+    if (!(b->pool = etsim_arena_alloc(&t->arena, blk)))
       return NULL;
-    b->pool_left = POOL_BLOCK;
+    advise_huge(b->pool, blk);
+    b->pool_left = blk;
   }
   /* Names are short: a byte loop that copies and finds a NUL at once beats
    * memchr + memcpy calls; long strings take the library calls. */
