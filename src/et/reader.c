@@ -435,6 +435,10 @@ size_t et_reader_estimate_nodes(const etsim_et_reader_t *r) {
     return r->eof ? msgs : 4 * msgs;
   double avg = (double)(p - r->pos) / (double)msgs;
   double left = (double)(r->file_bytes - (r->buf_offset + r->pos));
+  /* A start of tiny messages must not make arrays for billions of nodes:
+   * real nodes take well over 8 bytes, and arrays still grow if needed. */
+  if (avg < 8)
+    avg = 8;
   return (size_t)(left / avg * 1.05) + 16;
 }
 

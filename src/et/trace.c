@@ -103,6 +103,11 @@ static int grow_big(void **p, size_t *cap, size_t need, size_t hint,
   if (c < 16)
     c = 16;
   void *q = etsim_realloc(*p, c * elem);
+  if (!q && c > need + need / 2) {
+    /* A projection too generous for this machine: grow by half instead. */
+    c = need + need / 2;
+    q = etsim_realloc(*p, c * elem);
+  }
   if (!q)
     return ETSIM_ENOMEM;
   *p = q;
@@ -115,7 +120,10 @@ static int grow_nodes(etsim_et_trace_t *t, builder_t *b) {
   size_t need = t->n_nodes + 2; /* room for the CSR end offset */
   if (need <= b->n_cap)
     return 0;
-  size_t cap = b->n_cap ? b->n_cap + b->n_cap / 2 : b->est + 2;
+  /* First size from the estimate, at most 64 M nodes (big blocks grow by
+   * mremap, without copying). */
+  size_t cap = b->n_cap ? b->n_cap + b->n_cap / 2
+                        : (b->est < (1u << 26) ? b->est : (1u << 26)) + 2;
   if (cap < 1024)
     cap = 1024;
   if (cap > ETSIM_ET_DANGLING - 1)
