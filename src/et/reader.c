@@ -240,10 +240,15 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
     r->gz = gzdopen(0, "rb");
   } else {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    unsigned char magic[2];
+    unsigned char magic[2] = {0, 0};
     struct stat st;
-    if (fd >= 0 && pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
-        magic[1] == 0x8b) {
+    int open_errno = errno;
+    ssize_t got = fd >= 0 ? pread(fd, magic, 2, 0) : -1;
+    int seekable = !(fd >= 0 && got < 0 && errno == ESPIPE);
+    errno = open_errno;
+    /* Pipes cannot be peeked at: zlib reads them, gzip or plain alike. */
+    if (fd >= 0 && (!seekable || (got == 2 && magic[0] == 0x1f &&
+                                  magic[1] == 0x8b))) {
       if (!(r->gz = gzdopen(fd, "rb")))
         close(fd);
     } else if (fd >= 0) {
