@@ -30,7 +30,90 @@ void et_attr_from_proto(etsim_attr_t *out, const ChakraProtoMsg__AttributeProto 
 ChakraProtoMsg__AttributeProto *et_attr_to_proto(const etsim_attr_t *a,
                                                  etsim_arena_t *arena);
 
-/* Reader internals the trace loader needs. */
+/* ------------------------------------------------------- fast wire path */
+
+/* Bytes inside a message buffer (not NUL-terminated). */
+typedef struct et_span {
+  const uint8_t *p;
+  size_t n;
+} et_span_t;
+
+/* One AttributeProto as found on the wire (wire.c). */
+typedef struct et_wattr {
+  et_span_t name, doc;
+  int kind;     /* etsim_attr_kind_t; NONE when no oneof member */
+  uint64_t u;   /* scalar: varint value (bool: 0/1) or fixed-width bits */
+  et_span_t raw; /* STRING/BYTES: the bytes; numeric list: packed payload;
+                    STRING/BYTES list: the list message body */
+  size_t count; /* list elements */
+} et_wattr_t;
+
+/* One Node as found on the wire: spans into the message buffer. */
+typedef struct et_wnode {
+  uint64_t id, start_us, dur_us;
+  int type;
+  et_span_t name;
+  et_span_t deps[2]; /* packed payloads: [0] data_deps, [1] ctrl_deps */
+  unsigned io_flags; /* bit 0 inputs present, bit 1 outputs present */
+  et_span_t io[6];   /* inputs values/shapes/types, outputs the same */
+  size_t n_attrs;
+  et_wattr_t *attrs; /* owned, reused across calls */
+  size_t attrs_cap;
+} et_wnode_t;
+
+/* Returned by the fast path for messages it leaves to protobuf-c. */
+#define ET_WIRE_BAIL 1
+
+/* Decode one Node message: 0, ET_WIRE_BAIL, or ETSIM_ENOMEM.  Spans point
+ * into p, which must outlive w's use.  Packed deps are not yet checked. */
+int et_wire_node(const uint8_t *p, size_t n, et_wnode_t *w);
+/* Decode a packed uint64 run into dst (room for s.n values): the count, or
+ * -1 when a varint is unterminated or longer than 10 bytes. */
+long et_wire_deps(et_span_t s, uint64_t *dst);
+/* Scalar value of a decoded attribute into out->v. */
+void et_wire_scalar(const et_wattr_t *a, etsim_attr_t *out);
+/* Numeric list values in view element types (et_list_elem_size). */
+void et_wire_list_values(const et_wattr_t *a, void *dst);
+/* Next entry of a string/bytes list body: 1 and *out, 0 at the end. */
+int et_wire_list_entry(et_span_t *cursor, et_span_t *out);
+/* A node view of w, strings NUL-terminated in arena `a`: 0, ET_WIRE_BAIL
+ * (bad packed deps) or ETSIM_ENOMEM. */
+int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v,
+                 etsim_ioinfo_t io[2], etsim_attr_t **attrs, size_t *attrs_cap);
+
+/* Canonical encoding of a node view (byte-identical to protobuf-c's pack of
+ * the same view): size first, then the bytes into out (room for the size). */
+int et_wire_attr_ok(const etsim_attr_t *a);
+size_t et_wire_node_size(const etsim_et_node_t *n);
+size_t et_wire_encode_node(const etsim_et_node_t *n, uint8_t *out);
+size_t et_wire_put_varint(uint8_t *out, uint64_t v);
+
+/* The protobuf-c reference path (kept for GlobalMetadata, for messages the
+ * fast path leaves alone, and for tests).  Pack a node view with protobuf-c
+ * into a buffer grown as needed: the length, or a negative code. */
+long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch,
+                      uint8_t **buf, size_t *cap);
+
+/* ------------------------------------------------------ reader internals */
+
 uint32_t et_reader_last_len(const etsim_et_reader_t *r);
+/* Next raw message: 1 with data, len and offset (valid until the next call),
+ * 0 at a clean end of file, or a negative code with err set. */
+int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len,
+                  uint64_t *off, etsim_error_t *err);
+/* Decode a raw node message with protobuf-c, strictly (unknown fields and
+ * bad node types are errors unless the reader skips unknown fields): 0 and
+ * *out, or a negative code with err naming file, offset, node index and id. */
+int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len,
+                   uint64_t off, const etsim_et_node_t **out,
+                   etsim_error_t *err);
+/* Count a node taken from the last raw message (error messages number
+ * nodes). */
+void et_reader_count_node(etsim_et_reader_t *r);
+/* Upper estimate of the nodes still to come, from the file size and the
+ * messages buffered so far; 0 when unknown. */
+size_t et_reader_estimate_nodes(const etsim_et_reader_t *r);
+/* Force the protobuf-c path for every node (tests compare both paths). */
+void et_reader_set_slow(etsim_et_reader_t *r, int slow);
 
 #endif

@@ -1,25 +1,36 @@
 /*
  * reader.c — the streaming Chakra reader.
  *
- * zlib's gzread reads gzip and plain files alike, so one path serves both;
- * offsets are positions in the uncompressed stream.  Each message is
- * unpacked by protobuf-c into an arena that is reset before the next one,
- * so steady-state reading allocates nothing and memory is bounded by the
- * largest message.  Problems are reported with the file, the byte offset of
- * the message, the node's index and, when it can be recovered, its id.
+ * Plain files are read with read() in 256 KiB blocks; gzip files (detected by
+ * their magic bytes) and standard input go through zlib's gzread.  Offsets
+ * are positions in the uncompressed stream.  Each node message is decoded by
+ * the hand-written wire decoder (wire.c) into views whose strings live in
+ * an arena reset before the next message; messages the fast path does not
+ * take (unknown fields, unusual encodings, errors) are unpacked by
+ * protobuf-c into the same arena, which keeps protobuf-c's semantics and the
+ * strict checks.  Steady-state reading allocates nothing and memory is
+ * bounded by the largest message.  Problems are reported with the file, the
+ * byte offset of the message, the node's index and, when it can be
+ * recovered, its id.
  */
 #include "et_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define MAX_MESSAGE_BYTES (1u << 30)
 
 struct etsim_et_reader {
   char *path;
-  gzFile gz;
+  int fd;    /* plain input, or -1 */
+  gzFile gz; /* gzip input or standard input, or NULL */
+  uint64_t file_bytes; /* size of a plain file; 0 when unknown */
+  int slow;  /* protobuf-c for every node (tests) */
   unsigned flags;
   unsigned char *buf; /* buffered input: [pos, end) is unread */
   size_t cap, pos, end;
@@ -36,7 +47,11 @@ struct etsim_et_reader {
   etsim_ioinfo_t in, out;
   etsim_attr_t *attrs;
   size_t attrs_cap;
+  et_wnode_t wn;
 };
+
+void et_reader_set_slow(etsim_et_reader_t *r, int slow) { r->slow = slow; }
+void et_reader_count_node(etsim_et_reader_t *r) { r->node_index++; }
 
 uint32_t et_reader_last_len(const etsim_et_reader_t *r) { return r->last_len; }
 const etsim_et_meta_t *etsim_et_reader_meta(const etsim_et_reader_t *r) {
@@ -68,7 +83,22 @@ static long fill(etsim_et_reader_t *r, size_t need, etsim_error_t *err) {
     size_t room = r->cap - r->end;
     if (room > (1u << 30))
       room = 1u << 30;
-    int n = gzread(r->gz, r->buf + r->end, (unsigned)room);
+    long n;
+    if (!r->gz) {
+      do
+        n = (long)read(r->fd, r->buf + r->end, room);
+      while (n < 0 && errno == EINTR);
+      if (n < 0)
+        return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s",
+                               r->path,
+                               (unsigned long long)(r->buf_offset + r->end),
+                               strerror(errno));
+      if (n == 0)
+        r->eof = 1;
+      r->end += (size_t)n;
+      continue;
+    }
+    n = gzread(r->gz, r->buf + r->end, (unsigned)room);
     if (n < 0) {
       int zerr;
       const char *m = gzerror(r->gz, &zerr);
@@ -193,9 +223,10 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
   etsim_et_reader_t *r = etsim_calloc(1, sizeof *r);
   if (!r)
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  r->fd = -1;
   r->path = etsim_strdup(path);
   r->flags = flags;
-  r->cap = 1u << 20;
+  r->cap = 256u << 10; /* L2-sized; grows for bigger messages */
   r->buf = etsim_malloc(r->cap);
   etsim_arena_init(&r->arena, 64 * 1024);
   etsim_arena_init(&r->meta_arena, 4 * 1024);
@@ -205,18 +236,42 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   }
   errno = 0;
-  r->gz = strcmp(path, "-") == 0 ? gzdopen(0, "rb") : gzopen(path, "rb");
-  if (!r->gz) {
+  if (strcmp(path, "-") == 0) {
+    r->gz = gzdopen(0, "rb");
+  } else {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    unsigned char magic[2] = {0, 0};
+    struct stat st;
+    int open_errno = errno;
+    ssize_t got = fd >= 0 ? pread(fd, magic, 2, 0) : -1;
+    int seekable = !(fd >= 0 && got < 0 && errno == ESPIPE);
+    errno = open_errno;
+    /* Pipes cannot be peeked at: zlib reads them, gzip or plain alike. */
+    if (fd >= 0 && (!seekable || (got == 2 && magic[0] == 0x1f &&
+                                  magic[1] == 0x8b))) {
+      if (!(r->gz = gzdopen(fd, "rb")))
+        close(fd);
+    } else if (fd >= 0) {
+      r->fd = fd;
+      if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        r->file_bytes = (uint64_t)st.st_size;
+#ifdef POSIX_FADV_SEQUENTIAL
+      posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    }
+  }
+  if (!r->gz && r->fd < 0) {
     int e = errno;
     etsim_et_reader_close(r);
     return etsim_error_set(err, e == ENOENT ? ETSIM_ENOTFOUND : ETSIM_EIO,
                            "%s: cannot open: %s", path,
                            e ? strerror(e) : "out of memory");
   }
-  gzbuffer(r->gz, 256 * 1024);
+  if (r->gz)
+    gzbuffer(r->gz, 256 * 1024);
 
-  const unsigned char *data;
-  uint32_t len;
+  const unsigned char *data = NULL;
+  uint32_t len = 0;
   uint64_t off;
   int rc = read_message(r, &data, &len, &off, err);
   if (rc == 0)
@@ -269,16 +324,19 @@ static const etsim_ioinfo_t *io_view(etsim_ioinfo_t *v,
   return v;
 }
 
-int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out,
-                         etsim_error_t *err) {
-  const unsigned char *data;
-  uint32_t len;
-  uint64_t off;
+int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len,
+                  uint64_t *off, etsim_error_t *err) {
   etsim_arena_reset(&r->arena);
-  int rc = read_message(r, &data, &len, &off, err);
-  if (rc <= 0)
-    return rc; /* the message already names file and offset */
-  r->last_len = len;
+  int rc = read_message(r, data, len, off, err);
+  if (rc == 1)
+    r->last_len = *len;
+  return rc; /* an error message already names file and offset */
+}
+
+int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len,
+                   uint64_t off, const etsim_et_node_t **out,
+                   etsim_error_t *err) {
+  etsim_arena_reset(&r->arena); /* drop what a bailing fast path left */
   ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(&r->alloc, len, data);
   if (!n)
     return decode_error(r, off, "message does not decode as a Chakra Node",
@@ -324,9 +382,69 @@ int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out,
   v->outputs = io_view(&r->out, n->outputs);
   v->n_attrs = n->n_attr;
   v->attrs = r->attrs;
-  r->node_index++;
   *out = v;
+  return 0;
+}
+
+int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out,
+                         etsim_error_t *err) {
+  const uint8_t *data;
+  uint32_t len;
+  uint64_t off;
+  int rc = et_reader_raw(r, &data, &len, &off, err);
+  if (rc <= 0)
+    return rc;
+  if (!r->slow && (rc = et_wire_node(data, len, &r->wn)) == 0) {
+    etsim_ioinfo_t io[2];
+    rc = et_wire_view(&r->wn, &r->arena, &r->view, io, &r->attrs,
+                      &r->attrs_cap);
+    if (rc == 0) {
+      r->in = io[0];
+      r->out = io[1];
+      if (r->view.inputs)
+        r->view.inputs = &r->in;
+      if (r->view.outputs)
+        r->view.outputs = &r->out;
+      r->node_index++;
+      *out = &r->view;
+      return 1;
+    }
+  }
+  if (rc == ETSIM_ENOMEM)
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
+  if ((rc = et_reader_slow(r, data, len, off, out, err)) != 0)
+    return rc;
+  r->node_index++;
   return 1;
+}
+
+size_t et_reader_estimate_nodes(const etsim_et_reader_t *r) {
+  /* Average message size over what is buffered, extrapolated. */
+  size_t p = r->pos, msgs = 0;
+  while (p < r->end) {
+    uint64_t v = 0;
+    size_t i = 0;
+    while (p + i < r->end && i < 10 && (r->buf[p + i] & 0x80))
+      v |= (uint64_t)(r->buf[p + i] & 0x7f) << (7 * i), i++;
+    if (p + i >= r->end || i >= 10)
+      break;
+    v |= (uint64_t)r->buf[p + i] << (7 * i);
+    if (v > r->end - p - i - 1)
+      break;
+    p += i + 1 + v;
+    msgs++;
+  }
+  if (!msgs)
+    return 0;
+  if (!r->file_bytes || r->eof)
+    return r->eof ? msgs : 4 * msgs;
+  double avg = (double)(p - r->pos) / (double)msgs;
+  double left = (double)(r->file_bytes - (r->buf_offset + r->pos));
+  /* A start of tiny messages must not make arrays for billions of nodes:
+   * real nodes take well over 8 bytes, and arrays still grow if needed. */
+  if (avg < 8)
+    avg = 8;
+  return (size_t)(left / avg * 1.05) + 16;
 }
 
 void etsim_et_reader_close(etsim_et_reader_t *r) {
@@ -334,6 +452,9 @@ void etsim_et_reader_close(etsim_et_reader_t *r) {
     return;
   if (r->gz)
     gzclose(r->gz);
+  else if (r->fd >= 0)
+    close(r->fd);
+  etsim_free(r->wn.attrs);
   etsim_arena_free(&r->arena);
   etsim_arena_free(&r->meta_arena);
   etsim_free(r->attrs);

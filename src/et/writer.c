@@ -1,12 +1,17 @@
 /*
  * writer.c — the Chakra writer.
  *
- * Nodes are packed by protobuf-c, which emits fields in number order,
- * omits proto3 defaults, packs repeated numbers and always writes a set
- * oneof: the canonical encoding Chakra's own tools produce.  Output goes to
- * a temporary name renamed into place on commit; unless VERBATIM, the
- * writer refuses duplicate ids and checks at commit that every dependency
- * names a node of the file.
+ * Nodes are encoded by the hand-written encoder in wire.c, which produces
+ * exactly what protobuf-c's pack does (fields in number order, proto3
+ * defaults omitted, repeated numbers packed, a set oneof always written):
+ * the canonical encoding Chakra's own tools produce.  GlobalMetadata, one
+ * message per file, is still packed by protobuf-c.  Bytes collect in a
+ * 1 MiB buffer written out when full.  Output goes to a temporary name
+ * renamed into place on commit; unless VERBATIM, the writer refuses
+ * duplicate ids and checks at commit that every dependency names a node of
+ * the file.  Ids written so far are kept as one run [run_lo, run_hi) while
+ * they come in counting order (the common case: no hashing) and in a hash
+ * map otherwise.
  */
 #include "et_int.h"
 
@@ -24,12 +29,16 @@ struct etsim_et_writer {
   int failed; /* a write failed: commit must not rename */
   int wrote_meta;
   uint64_t nodes, bytes;
-  unsigned char *buf;
-  size_t cap;
+  unsigned char *buf; /* pending output: [0, fill) */
+  size_t cap, fill;
   etsim_arena_t arena; /* per-message scratch */
-  etsim_u64map_t ids;     /* ids written (unless VERBATIM) */
+  int have_run;
+  uint64_t run_lo, run_hi; /* ids written in counting order (unless VERBATIM) */
+  etsim_u64map_t ids;     /* other ids written (unless VERBATIM) */
   etsim_u64map_t pending; /* referenced ids not yet written */
 };
+
+#define OUT_BUF (1u << 20)
 
 uint64_t etsim_et_writer_nodes(const etsim_et_writer_t *w) { return w->nodes; }
 uint64_t etsim_et_writer_bytes(const etsim_et_writer_t *w) { return w->bytes; }
@@ -51,7 +60,9 @@ int etsim_et_writer_open(etsim_et_writer_t **out, const char *path,
   etsim_arena_init(&w->arena, 64 * 1024);
   etsim_u64map_init(&w->ids);
   etsim_u64map_init(&w->pending);
-  if (!w->path)
+  w->buf = etsim_malloc(OUT_BUF);
+  w->cap = OUT_BUF;
+  if (!w->path || !w->buf)
     goto oom;
   if (strcmp(path, "-") == 0) {
     if (flags & ETSIM_ET_WRITE_GZIP)
@@ -83,32 +94,47 @@ oom:
   return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
 }
 
-/* Write varint(len) then the packed message. */
+/* Write out the buffered bytes. */
+static int flush_out(etsim_et_writer_t *w, etsim_error_t *err) {
+  if (!w->fill)
+    return 0;
+  size_t put = w->gz ? (size_t)gzwrite(w->gz, w->buf, (unsigned)w->fill)
+                     : fwrite(w->buf, 1, w->fill, w->fp);
+  if (put != w->fill) {
+    w->failed = 1;
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path,
+                           strerror(errno));
+  }
+  w->fill = 0;
+  return 0;
+}
+
+/* Room for `need` more bytes at buf + fill. */
+static int reserve(etsim_et_writer_t *w, size_t need, etsim_error_t *err) {
+  if (w->fill + need <= w->cap)
+    return 0;
+  int rc = flush_out(w, err);
+  if (rc)
+    return rc;
+  if (need > w->cap && etsim_grow((void **)&w->buf, &w->cap, need, 1))
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+  return 0;
+}
+
+/* Write varint(len) then the message packed by protobuf-c. */
 static int emit(etsim_et_writer_t *w, const ProtobufCMessage *m,
                 etsim_error_t *err) {
   size_t len = protobuf_c_message_get_packed_size(m);
   if (len > UINT32_MAX)
     return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large",
                            w->path, (unsigned long long)w->nodes);
-  if (etsim_grow((void **)&w->buf, &w->cap, len + 10, 1))
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
-  size_t h = 0;
-  uint32_t v = (uint32_t)len;
-  do {
-    unsigned char b = v & 0x7f;
-    v >>= 7;
-    w->buf[h++] = b | (v ? 0x80 : 0);
-  } while (v);
-  protobuf_c_message_pack(m, w->buf + h);
-  size_t total = h + len;
-  size_t put = w->gz ? (size_t)gzwrite(w->gz, w->buf, (unsigned)total)
-                     : fwrite(w->buf, 1, total, w->fp);
-  if (put != total) {
-    w->failed = 1;
-    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path,
-                           strerror(errno));
-  }
-  w->bytes += total;
+  int rc = reserve(w, len + 10, err);
+  if (rc)
+    return rc;
+  size_t h = et_wire_put_varint(w->buf + w->fill, len);
+  protobuf_c_message_pack(m, w->buf + w->fill + h);
+  w->fill += h + len;
+  w->bytes += h + len;
   return 0;
 }
 
@@ -136,12 +162,37 @@ int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta,
   return emit(w, &m.base, err);
 }
 
+/* Has `id` been written? */
+static int id_written(const etsim_et_writer_t *w, uint64_t id) {
+  uint32_t dummy;
+  if (w->have_run && id >= w->run_lo && id < w->run_hi)
+    return 1;
+  return w->ids.count && etsim_u64map_get(&w->ids, id, &dummy);
+}
+
+/* Record `id` as written: 1, 0 when it was written before, or ETSIM_ENOMEM. */
+static int id_add(etsim_et_writer_t *w, uint64_t id) {
+  if (id_written(w, id))
+    return 0;
+  if (!w->have_run) {
+    w->have_run = 1;
+    w->run_lo = id;
+    w->run_hi = id + 1;
+    return 1;
+  }
+  if (id == w->run_hi && id != UINT64_MAX) {
+    w->run_hi++;
+    return 1;
+  }
+  int rc = etsim_u64map_put(&w->ids, id, 0, NULL);
+  return rc < 0 ? rc : 1;
+}
+
 /* Remember dependencies on ids not written yet; commit checks them. */
 static int note_deps(etsim_et_writer_t *w, const uint64_t *deps, size_t n,
                      etsim_error_t *err) {
   for (size_t i = 0; i < n; i++) {
-    uint32_t dummy;
-    if (etsim_u64map_get(&w->ids, deps[i], &dummy))
+    if (id_written(w, deps[i]))
       continue;
     int rc = etsim_u64map_put(&w->pending, deps[i], 0, NULL);
     if (rc < 0)
@@ -159,7 +210,7 @@ int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n,
     return etsim_error_set(err, ETSIM_EINVAL, "%s: node id %llu: bad type %d",
                            w->path, (unsigned long long)n->id, n->type);
   if (!(w->flags & ETSIM_ET_WRITE_VERBATIM)) {
-    rc = etsim_u64map_put(&w->ids, n->id, 0, NULL);
+    rc = id_add(w, n->id);
     if (rc == 0)
       return etsim_error_set(err, ETSIM_EINVAL,
                              "%s: node id %llu written twice", w->path,
@@ -170,7 +221,39 @@ int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n,
         (rc = note_deps(w, n->ctrl_deps, n->n_ctrl_deps, err)))
       return rc;
   }
-  etsim_arena_reset(&w->arena);
+  for (size_t i = 0; i < n->n_attrs; i++)
+    if (!et_wire_attr_ok(&n->attrs[i]))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: node id %llu: attribute '%s' has bad kind %d",
+                             w->path, (unsigned long long)n->id,
+                             n->attrs[i].name, n->attrs[i].kind);
+  size_t len = et_wire_node_size(n);
+  if (len == 0)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: node %llu would be an empty message (id 0, no "
+                           "fields), which Chakra's Python readers take for "
+                           "end of file",
+                           w->path, (unsigned long long)w->nodes);
+  if (len > UINT32_MAX)
+    return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large",
+                           w->path, (unsigned long long)w->nodes);
+  if ((rc = reserve(w, len + 10, err)) != 0)
+    return rc;
+  size_t h = et_wire_put_varint(w->buf + w->fill, len);
+  size_t put = et_wire_encode_node(n, w->buf + w->fill + h);
+  if (put != len)
+    return etsim_error_set(err, ETSIM_EINTERNAL,
+                           "%s: node id %llu: encoder wrote %zu of %zu bytes",
+                           w->path, (unsigned long long)n->id, put, len);
+  w->fill += h + len;
+  w->bytes += h + len;
+  w->nodes++;
+  return 0;
+}
+
+long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch,
+                      uint8_t **buf, size_t *cap) {
+  etsim_arena_reset(scratch);
   ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
   ChakraProtoMsg__IOInfo in = CHAKRA_PROTO_MSG__IOINFO__INIT;
   ChakraProtoMsg__IOInfo out = CHAKRA_PROTO_MSG__IOINFO__INIT;
@@ -196,28 +279,20 @@ int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n,
     m.outputs = &out;
   }
   ChakraProtoMsg__AttributeProto **attrs =
-      n->n_attrs ? etsim_arena_alloc(&w->arena, n->n_attrs * sizeof *attrs)
+      n->n_attrs ? etsim_arena_alloc(scratch, n->n_attrs * sizeof *attrs)
                  : NULL;
   if (n->n_attrs && !attrs)
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+    return ETSIM_ENOMEM;
   for (size_t i = 0; i < n->n_attrs; i++)
-    if (!(attrs[i] = et_attr_to_proto(&n->attrs[i], &w->arena)))
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: node id %llu: attribute '%s' has bad kind %d",
-                             w->path, (unsigned long long)n->id,
-                             n->attrs[i].name, n->attrs[i].kind);
+    if (!(attrs[i] = et_attr_to_proto(&n->attrs[i], scratch)))
+      return ETSIM_EINVAL;
   m.n_attr = n->n_attrs;
   m.attr = attrs;
-  if (protobuf_c_message_get_packed_size(&m.base) == 0)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: node %llu would be an empty message (id 0, no "
-                           "fields), which Chakra's Python readers take for "
-                           "end of file",
-                           w->path, (unsigned long long)w->nodes);
-  if ((rc = emit(w, &m.base, err)) != 0)
-    return rc;
-  w->nodes++;
-  return 0;
+  size_t len = protobuf_c_message_get_packed_size(&m.base);
+  if (etsim_grow((void **)buf, cap, len + 1, 1))
+    return ETSIM_ENOMEM;
+  protobuf_c_message_pack(&m.base, *buf);
+  return (long)len;
 }
 
 /* Every referenced id must have been written by now. */
@@ -227,8 +302,7 @@ static int check_closure(etsim_et_writer_t *w, etsim_error_t *err) {
   for (size_t i = 0; i < w->pending.cap; i++) {
     if (!w->pending.vals[i])
       continue;
-    uint32_t dummy;
-    if (!etsim_u64map_get(&w->ids, w->pending.keys[i], &dummy)) {
+    if (!id_written(w, w->pending.keys[i])) {
       if (!missing)
         example = w->pending.keys[i];
       missing++;
@@ -258,6 +332,8 @@ int etsim_et_writer_commit(etsim_et_writer_t *w, etsim_error_t *err) {
     rc = etsim_et_writer_meta(w, NULL, err);
   if (!rc && !(w->flags & ETSIM_ET_WRITE_VERBATIM))
     rc = check_closure(w, err);
+  if (!rc && !w->failed)
+    rc = flush_out(w, err);
   if (!rc && w->failed)
     rc = etsim_error_set(err, ETSIM_EIO, "%s: write error", w->path);
   int close_bad = 0;
