@@ -1,0 +1,115 @@
+/*
+ * etsim/gen.h — workload generators: collective microbenchmarks and
+ * transformer LLM training traces, plus the fast encoder and rank-set
+ * writer they (and the ASTRA-sim text converter) share.
+ *
+ * Generators produce one Chakra trace per rank.  Ranks whose traces are
+ * byte-identical share one file through a `<prefix>.manifest.json`
+ * (docs/traces.md); ETSIM_GEN_OUT_ET writes plain `<prefix>.<rank>.et`
+ * files for tools that do not read manifests.  Nothing is left at the
+ * output paths when a generator fails.  docs/gen.md describes the models.
+ */
+#ifndef ETSIM_GEN_H
+#define ETSIM_GEN_H
+
+#include "etsim/et.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ encoder */
+
+/* A growable byte buffer; zero-initialise, free with etsim_gen_buf_free. */
+typedef struct etsim_gen_buf {
+  uint8_t *p;
+  size_t n, cap;
+} etsim_gen_buf_t;
+
+void etsim_gen_buf_free(etsim_gen_buf_t *b);
+
+/*
+ * Append one length-prefixed GlobalMetadata (m may be NULL: an empty one)
+ * or Node to b, in exactly the bytes etsim_et_writer_* would write.  The
+ * encoder does not check ids or dependencies; generators build closed
+ * graphs by construction (their tests validate the output).  A node that
+ * would encode to nothing (id 0, no fields) is refused.  0, EINVAL (bad
+ * attribute kind, empty node), ERANGE or ENOMEM.
+ */
+int etsim_gen_enc_meta(etsim_gen_buf_t *b, const etsim_et_meta_t *m,
+                       etsim_error_t *err);
+int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n,
+                       etsim_error_t *err);
+
+/* --------------------------------------------------------- rank sets */
+
+enum {
+  ETSIM_GEN_OUT_MANIFEST = 0, /* identical ranks share a class file */
+  ETSIM_GEN_OUT_ET = 1        /* one <prefix>.<rank>.et per rank */
+};
+
+typedef struct etsim_gen_set etsim_gen_set_t;
+
+/*
+ * Start writing a set of n_ranks ranks at `prefix`.  Manifest mode writes
+ * class files `<prefix>.c<k>.et` and `<prefix>.manifest.json`; ET mode
+ * writes `<prefix>.<rank>.et` and removes a stale manifest at commit.
+ */
+int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix,
+                       size_t n_ranks, int format, etsim_error_t *err);
+/* Rank `rank`'s whole file (metadata + nodes); each rank exactly once.
+ * The bytes are written (to a temporary name) before the call returns. */
+int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
+                       size_t len, etsim_error_t *err);
+size_t etsim_gen_set_n_files(const etsim_gen_set_t *s);
+uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s);
+/* Rename everything into place (and write the manifest); frees s. */
+int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err);
+/* Remove the temporary files; frees s.  NULL is allowed. */
+void etsim_gen_set_abort(etsim_gen_set_t *s);
+
+/* What a generator wrote. */
+typedef struct etsim_gen_report {
+  size_t n_ranks;
+  size_t n_files;      /* trace files written */
+  uint64_t n_nodes;    /* nodes over all files written */
+  uint64_t n_bytes;    /* bytes over all files written */
+  uint64_t rank_nodes; /* nodes over all ranks (shared files counted per rank) */
+} etsim_gen_report_t;
+
+/* ----------------------------------------------------- microbenchmarks */
+
+/* Pseudo collective type for a ring of point-to-point sends and receives. */
+#define ETSIM_GEN_SEND_RECV (-1)
+
+enum {
+  ETSIM_GEN_IDS_AUTO = 0,     /* CONTINUE for ETSIM_GEN_OUT_ET, else RESTART */
+  ETSIM_GEN_IDS_RESTART = 1,  /* every rank's ids start at 0 */
+  ETSIM_GEN_IDS_CONTINUE = 2, /* ids count on across ranks, as ASTRA-sim's
+                                 microbenchmark scripts number them */
+};
+
+typedef struct etsim_gen_micro_opts {
+  const int *colls; /* ETSIM_COLL_* or ETSIM_GEN_SEND_RECV, in issue order */
+  size_t n_colls;
+  uint64_t size_bytes; /* comm_size of every collective (bytes) */
+  size_t npus;
+  size_t count;     /* repetitions of the whole list (0 means 1) */
+  uint64_t comp_ns; /* a COMP node of this many ns before each collective */
+  int format;       /* ETSIM_GEN_OUT_* */
+  int ids;          /* ETSIM_GEN_IDS_* */
+  const char *prefix;
+} etsim_gen_micro_opts_t;
+
+/* Write the microbenchmark set; *rep (may be NULL) says what was written. */
+int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
+                    etsim_error_t *err);
+
+/* "all-reduce", "all_reduce", "allreduce", "ALL_REDUCE", "send-recv" ...
+ * to an ETSIM_COLL_* value or ETSIM_GEN_SEND_RECV; -2 when unknown. */
+int etsim_gen_coll_parse(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ETSIM_GEN_H */

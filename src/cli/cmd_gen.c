@@ -1,0 +1,192 @@
+/*
+ * cmd_gen.c — `etsim gen micro|llm`: make workload traces from a
+ * description (docs/gen.md).  Parsing only; the generators are in src/gen.
+ */
+#include "cli/cli.h"
+
+#include "etsim/gen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *usage_top =
+    "usage: etsim gen micro|llm [options]\n"
+    "\n"
+    "Generate Chakra trace sets (see 'etsim gen micro --help', 'etsim gen llm "
+    "--help').\n"
+    "  micro   collective microbenchmarks, as ASTRA-sim's example scripts\n"
+    "  llm     transformer LLM training (DP x TP x PP x SP x EP, ZeRO, "
+    "pipeline schedules)\n";
+
+static const char *usage_micro =
+    "usage: etsim gen micro --coll LIST --size BYTES --npus N [options]\n"
+    "\n"
+    "One trace per rank: the collectives of LIST in a dependency chain,\n"
+    "repeated --count times, each optionally after a COMP node.  Ranks with\n"
+    "identical traces share one file through PREFIX.manifest.json.\n"
+    "\n"
+    "  --coll LIST        comma-separated: all-reduce, all-gather,\n"
+    "                     reduce-scatter, all-to-all, broadcast, reduce,\n"
+    "                     gather, scatter, barrier, send-recv (a ring)\n"
+    "  --size BYTES       comm_size of each collective (1048576, 64KiB, 1MiB)\n"
+    "  --npus N           number of ranks\n"
+    "  --count K          repeat the list K times (default 1)\n"
+    "  --comp-ns T        a COMP node of T ns before each collective\n"
+    "  --out-format F     manifest (default: shared class files) or et\n"
+    "                     (plain PREFIX.<rank>.et files)\n"
+    "  --ids MODE         restart (every rank's ids from 0) or continue\n"
+    "                     (ids count on across ranks, as ASTRA-sim's scripts;\n"
+    "                     the default with --out-format et)\n"
+    "  -o, --output PREFIX  where to write (default: the first collective's\n"
+    "                     name, e.g. all_reduce)\n"
+    "  --quiet            print nothing on success\n";
+
+static void report(const char *prefix, int format,
+                   const etsim_gen_report_t *r) {
+  if (cli_quiet)
+    return;
+  printf("%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "
+         "all ranks), %llu bytes\n",
+         prefix, r->n_ranks, r->n_files,
+         format == ETSIM_GEN_OUT_MANIFEST ? " + manifest" : "",
+         (unsigned long long)r->n_nodes, (unsigned long long)r->rank_nodes,
+         (unsigned long long)r->n_bytes);
+}
+
+static int parse_format(const char *v, int *out) {
+  if (strcmp(v, "manifest") == 0)
+    *out = ETSIM_GEN_OUT_MANIFEST;
+  else if (strcmp(v, "et") == 0)
+    *out = ETSIM_GEN_OUT_ET;
+  else
+    return cli_usage_error("--out-format: '%s' is not manifest or et", v);
+  return 0;
+}
+
+static int gen_micro(int argc, char **argv) {
+  etsim_gen_micro_opts_t o = {0};
+  int colls[64];
+  const char *coll_arg = NULL, *size_arg = NULL, *npus_arg = NULL;
+  char defprefix[64];
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int m;
+    if (cli_is_help(argv[i])) {
+      fputs(usage_micro, stdout);
+      return ETSIM_EXIT_OK;
+    }
+#define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
+    if (OPT("--coll")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      coll_arg = v;
+    } else if (OPT("--size")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      size_arg = v;
+    } else if (OPT("--npus")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      npus_arg = v;
+    } else if (OPT("--count")) {
+      uint64_t k;
+      if (m < 0 || cli_parse_u64(v, "--count", &k))
+        return ETSIM_EXIT_USAGE;
+      if (k == 0 || k > 100000000)
+        return cli_usage_error("--count: %llu is outside 1..100000000",
+                               (unsigned long long)k);
+      o.count = (size_t)k;
+    } else if (OPT("--comp-ns")) {
+      if (m < 0 || cli_parse_u64(v, "--comp-ns", &o.comp_ns))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--out-format")) {
+      if (m < 0 || parse_format(v, &o.format))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--ids")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      if (strcmp(v, "restart") == 0)
+        o.ids = ETSIM_GEN_IDS_RESTART;
+      else if (strcmp(v, "continue") == 0)
+        o.ids = ETSIM_GEN_IDS_CONTINUE;
+      else
+        return cli_usage_error("--ids: '%s' is not restart or continue", v);
+    } else if (OPT("-o") || OPT("--output")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      o.prefix = v;
+    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+      cli_quiet = 1;
+    } else {
+      return cli_usage_error("gen micro: unknown argument '%s' (see 'etsim gen "
+                             "micro --help')", argv[i]);
+    }
+#undef OPT
+  }
+  if (!coll_arg || !size_arg || !npus_arg)
+    return cli_usage_error("gen micro: --%s is required (see 'etsim gen micro "
+                           "--help')",
+                           !coll_arg ? "coll" : !size_arg ? "size" : "npus");
+  /* The list: names separated by commas. */
+  char list[512];
+  snprintf(list, sizeof list, "%s", coll_arg);
+  for (char *save = NULL, *t = strtok_r(list, ",", &save); t;
+       t = strtok_r(NULL, ",", &save)) {
+    int c = etsim_gen_coll_parse(t);
+    if (c == -2)
+      return cli_usage_error("--coll: unknown collective '%s' (all-reduce, "
+                             "all-gather, reduce-scatter, all-to-all, "
+                             "broadcast, reduce, gather, scatter, barrier, "
+                             "send-recv)", t);
+    if (o.n_colls == sizeof colls / sizeof colls[0])
+      return cli_usage_error("--coll: at most 64 collectives");
+    colls[o.n_colls++] = c;
+  }
+  if (!o.n_colls)
+    return cli_usage_error("--coll: empty list");
+  o.colls = colls;
+  if (etsim_parse_size(size_arg, &o.size_bytes))
+    return cli_usage_error("--size: '%s' is not a size in bytes (1048576, "
+                           "64KiB, 1MiB)", size_arg);
+  uint64_t npus;
+  if (cli_parse_u64(npus_arg, "--npus", &npus))
+    return ETSIM_EXIT_USAGE;
+  if (npus == 0 || npus > (1u << 24))
+    return cli_usage_error("--npus: %llu is outside 1..16777216",
+                           (unsigned long long)npus);
+  o.npus = (size_t)npus;
+  if (!o.prefix) {
+    char cname[32];
+    const char *s = o.colls[0] == ETSIM_GEN_SEND_RECV
+                        ? "SEND_RECV"
+                        : etsim_coll_type_name(o.colls[0]);
+    size_t j = 0;
+    for (; s[j] && j + 1 < sizeof cname; j++)
+      cname[j] = (char)(s[j] >= 'A' && s[j] <= 'Z' ? s[j] + 32 : s[j]);
+    cname[j] = 0;
+    snprintf(defprefix, sizeof defprefix, "%s", cname);
+    o.prefix = defprefix;
+  }
+  etsim_error_t err = {0};
+  etsim_gen_report_t rep;
+  if (etsim_gen_micro(&o, &rep, &err))
+    return cli_fail(&err);
+  report(o.prefix, o.format, &rep);
+  return ETSIM_EXIT_OK;
+}
+
+int etsim_cmd_gen(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage_top, stderr);
+    return ETSIM_EXIT_USAGE;
+  }
+  if (cli_is_help(argv[1])) {
+    fputs(usage_top, stdout);
+    return ETSIM_EXIT_OK;
+  }
+  if (strcmp(argv[1], "micro") == 0)
+    return gen_micro(argc - 1, argv + 1);
+  return cli_usage_error("gen: unknown generator '%s' (micro or llm; see "
+                         "'etsim gen --help')", argv[1]);
+}
