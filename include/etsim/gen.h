@@ -14,6 +14,8 @@
 
 #include "etsim/et.h"
 
+#include <string.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,6 +43,63 @@ int etsim_gen_enc_meta(etsim_gen_buf_t *b, const etsim_et_meta_t *m,
 int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n,
                        etsim_error_t *err);
 
+/*
+ * A node builder: an etsim_et_node_t view with room for attributes and
+ * dependencies, filled without allocating (names and string values are
+ * borrowed), then handed to etsim_gen_enc_node as &b->n.
+ */
+enum { ETSIM_GEN_NB_MAX_ATTRS = 16, ETSIM_GEN_NB_MAX_DEPS = 512 };
+
+typedef struct {
+  etsim_et_node_t n;
+  etsim_attr_t attrs[ETSIM_GEN_NB_MAX_ATTRS];
+  uint64_t deps[ETSIM_GEN_NB_MAX_DEPS];
+  char name[256];
+} etsim_gen_nb_t;
+
+static inline void etsim_gen_nb_start(etsim_gen_nb_t *b, uint64_t id, int type,
+                            const char *name) {
+  memset(&b->n, 0, sizeof b->n);
+  b->n.id = id;
+  b->n.type = type;
+  b->n.name = name;
+  b->n.attrs = b->attrs;
+  b->n.data_deps = b->deps;
+}
+
+static inline etsim_attr_t *etsim_gen_nb_attr(etsim_gen_nb_t *b, const char *name, int kind) {
+  etsim_attr_t *a = &b->attrs[b->n.n_attrs++];
+  memset(a, 0, sizeof *a);
+  a->name = name;
+  a->doc = "";
+  a->kind = kind;
+  return a;
+}
+
+static inline void etsim_gen_nb_bool(etsim_gen_nb_t *b, const char *name, int v) {
+  etsim_gen_nb_attr(b, name, ETSIM_ATTR_BOOL)->v.b = v;
+}
+static inline void etsim_gen_nb_i64(etsim_gen_nb_t *b, const char *name, int64_t v) {
+  etsim_gen_nb_attr(b, name, ETSIM_ATTR_INT64)->v.i64 = v;
+}
+static inline void etsim_gen_nb_i32(etsim_gen_nb_t *b, const char *name, int32_t v) {
+  etsim_gen_nb_attr(b, name, ETSIM_ATTR_INT32)->v.i32 = v;
+}
+static inline void etsim_gen_nb_u64(etsim_gen_nb_t *b, const char *name, uint64_t v) {
+  etsim_gen_nb_attr(b, name, ETSIM_ATTR_UINT64)->v.u64 = v;
+}
+static inline void etsim_gen_nb_str(etsim_gen_nb_t *b, const char *name, const char *v) {
+  etsim_gen_nb_attr(b, name, ETSIM_ATTR_STRING)->v.s = v;
+}
+
+/* Add a data dependency; returns 0 or -1 when the builder is full. */
+static inline int etsim_gen_nb_dep(etsim_gen_nb_t *b, uint64_t id) {
+  if (b->n.n_data_deps >= ETSIM_GEN_NB_MAX_DEPS)
+    return -1;
+  b->deps[b->n.n_data_deps++] = id;
+  return 0;
+}
+
 /* --------------------------------------------------------- rank sets */
 
 enum {
@@ -61,12 +120,26 @@ int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix,
  * The bytes are written (to a temporary name) before the call returns. */
 int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
                        size_t len, etsim_error_t *err);
+/* Rank `rank` has the same trace as `like` (given earlier): manifest mode
+ * puts it in like's class without hashing; ET mode writes data again. */
+int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like,
+                            const uint8_t *data, size_t len,
+                            etsim_error_t *err);
 size_t etsim_gen_set_n_files(const etsim_gen_set_t *s);
 uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s);
 /* Rename everything into place (and write the manifest); frees s. */
 int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err);
 /* Remove the temporary files; frees s.  NULL is allowed. */
 void etsim_gen_set_abort(etsim_gen_set_t *s);
+
+/*
+ * Write an ASTRA-sim communicator-group file, `{"<id>": [ranks...], ...}`:
+ * group g (id first_id + g) holds ranks[off[g] .. off[g+1]).  Written to a
+ * temporary name and renamed into place.
+ */
+int etsim_gen_write_comm_groups(const char *path, size_t n_groups,
+                                uint32_t first_id, const size_t *off,
+                                const uint32_t *ranks, etsim_error_t *err);
 
 /* What a generator wrote. */
 typedef struct etsim_gen_report {

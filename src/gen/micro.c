@@ -64,6 +64,13 @@ static uint64_t nodes_per_rank(const etsim_gen_micro_opts_t *o, size_t count) {
   return n * count;
 }
 
+static int has_ring(const etsim_gen_micro_opts_t *o) {
+  for (size_t c = 0; c < o->n_colls; c++)
+    if (o->colls[c] == ETSIM_GEN_SEND_RECV)
+      return 1;
+  return 0;
+}
+
 static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
                       uint64_t first_id, size_t count, etsim_gen_buf_t *buf,
                       etsim_error_t *err) {
@@ -76,7 +83,7 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
   size_t total = count * o->n_colls;
   uint64_t id = first_id, prev[2];
   size_t n_prev = 0;
-  gen_nb_t *b = etsim_malloc(sizeof *b);
+  etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
   if (!b)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   char name[256];
@@ -93,15 +100,15 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
       if (o->comp_ns) {
         char cn[64];
         snprintf(cn, sizeof cn, "compute_%zu", pos);
-        nb_start(b, id, ETSIM_ET_COMP_NODE, cn);
+        etsim_gen_nb_start(b, id, ETSIM_ET_COMP_NODE, cn);
         /* duration_micros is what every reader knows; duration_ns keeps
          * what rounding to microseconds would lose (docs/gen.md). */
         b->n.duration_micros = (o->comp_ns + 500) / 1000;
-        nb_bool(b, "is_cpu_op", 0);
+        etsim_gen_nb_bool(b, "is_cpu_op", 0);
         if (o->comp_ns % 1000)
-          nb_i64(b, "duration_ns", (int64_t)o->comp_ns);
+          etsim_gen_nb_i64(b, "duration_ns", (int64_t)o->comp_ns);
         for (size_t i = 0; i < n_prev; i++)
-          nb_dep(b, prev[i]);
+          etsim_gen_nb_dep(b, prev[i]);
         if ((rc = etsim_gen_enc_node(buf, &b->n, err)))
           goto done;
         prev[0] = id++;
@@ -112,15 +119,15 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
         for (int side = 0; side < 2; side++) {
           char pn[300];
           snprintf(pn, sizeof pn, "%s_%s", name, side ? "recv" : "send");
-          nb_start(b, id, side ? ETSIM_ET_COMM_RECV_NODE : ETSIM_ET_COMM_SEND_NODE,
+          etsim_gen_nb_start(b, id, side ? ETSIM_ET_COMM_RECV_NODE : ETSIM_ET_COMM_SEND_NODE,
                    pn);
-          nb_bool(b, "is_cpu_op", 0);
-          nb_i32(b, "comm_src", side ? (me + n - 1) % n : me);
-          nb_i32(b, "comm_dst", side ? me : (me + 1) % n);
-          nb_i32(b, "comm_tag", (int32_t)pos);
-          nb_i64(b, "comm_size", (int64_t)o->size_bytes);
+          etsim_gen_nb_bool(b, "is_cpu_op", 0);
+          etsim_gen_nb_i32(b, "comm_src", side ? (me + n - 1) % n : me);
+          etsim_gen_nb_i32(b, "comm_dst", side ? me : (me + 1) % n);
+          etsim_gen_nb_i32(b, "comm_tag", (int32_t)pos);
+          etsim_gen_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
           for (size_t i = 0; i < n_prev; i++)
-            nb_dep(b, prev[i]);
+            etsim_gen_nb_dep(b, prev[i]);
           if ((rc = etsim_gen_enc_node(buf, &b->n, err)))
             goto done;
           id++;
@@ -130,12 +137,12 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
         n_prev = 2;
         continue;
       }
-      nb_start(b, id, ETSIM_ET_COMM_COLL_NODE, name);
-      nb_bool(b, "is_cpu_op", 0);
-      nb_i64(b, "comm_type", coll);
-      nb_i64(b, "comm_size", (int64_t)o->size_bytes);
+      etsim_gen_nb_start(b, id, ETSIM_ET_COMM_COLL_NODE, name);
+      etsim_gen_nb_bool(b, "is_cpu_op", 0);
+      etsim_gen_nb_i64(b, "comm_type", coll);
+      etsim_gen_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
       for (size_t i = 0; i < n_prev; i++)
-        nb_dep(b, prev[i]);
+        etsim_gen_nb_dep(b, prev[i]);
       if ((rc = etsim_gen_enc_node(buf, &b->n, err)))
         goto done;
       prev[0] = id++;
@@ -169,19 +176,32 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
   int rc = etsim_gen_set_open(&set, o->prefix, o->npus, o->format, err);
   if (rc)
     return rc;
-  etsim_gen_buf_t buf = {0};
+  etsim_gen_buf_t buf = {0}, buf0 = {0};
   uint64_t nodes = 0;
   for (size_t r = 0; r < o->npus; r++) {
     buf.n = 0;
     uint64_t first = ids == ETSIM_GEN_IDS_CONTINUE ? per * r : 0;
     size_t before = etsim_gen_set_n_files(set);
+    /* Only a send/recv ring or continued ids make ranks differ. */
+    int same = r > 0 && ids == ETSIM_GEN_IDS_RESTART && !has_ring(o);
+    if (same) {
+      if ((rc = etsim_gen_set_rank_like(set, r, 0, buf0.p, buf0.n, err)))
+        break;
+      continue;
+    }
     if ((rc = build_rank(o, r, first, count, &buf, err)) ||
         (rc = etsim_gen_set_rank(set, r, buf.p, buf.n, err)))
       break;
+    if (r == 0) {
+      etsim_gen_buf_t t = buf0;
+      buf0 = buf;
+      buf = t;
+    }
     if (etsim_gen_set_n_files(set) != before)
       nodes += per;
   }
   etsim_gen_buf_free(&buf);
+  etsim_gen_buf_free(&buf0);
   if (rc) {
     etsim_gen_set_abort(set);
     return rc;

@@ -150,6 +150,39 @@ int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
   return write_file(s, path, data, len, err);
 }
 
+int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like,
+                            const uint8_t *data, size_t len,
+                            etsim_error_t *err) {
+  if (s->format == ETSIM_GEN_OUT_ET || like >= s->n_ranks ||
+      s->rank_file[like] == UINT32_MAX)
+    return etsim_gen_set_rank(s, rank, data, len, err);
+  if (rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
+    return etsim_error_set(err, ETSIM_EINTERNAL,
+                           "%s: rank %zu given twice or out of range",
+                           s->prefix, rank);
+  s->rank_file[rank] = s->rank_file[like];
+  return 0;
+}
+
+int etsim_gen_write_comm_groups(const char *path, size_t n_groups,
+                                uint32_t first_id, const size_t *off,
+                                const uint32_t *ranks, etsim_error_t *err) {
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc)
+    return rc;
+  FILE *fp = o.fp;
+  fputc('{', fp);
+  for (size_t g = 0; g < n_groups; g++) {
+    fprintf(fp, "%s\n  \"%lu\": [", g ? "," : "", (unsigned long)(first_id + g));
+    for (size_t k = off[g]; k < off[g + 1]; k++)
+      fprintf(fp, "%s%u", k > off[g] ? ", " : "", ranks[k]);
+    fputc(']', fp);
+  }
+  fputs("\n}\n", fp);
+  return etsim_outfile_commit(&o, err);
+}
+
 int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err) {
   int rc = 0;
   for (size_t r = 0; r < s->n_ranks; r++)
