@@ -182,6 +182,49 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
  * to an ETSIM_COLL_* value or ETSIM_GEN_SEND_RECV; -2 when unknown. */
 int etsim_gen_coll_parse(const char *s);
 
+/* ------------------------------------------------------ transformer LLM */
+
+/* A decoder-only transformer.  Dense models have experts = 0. */
+typedef struct etsim_gen_llm_model {
+  const char *name;
+  uint64_t layers, hidden, heads, kv_heads, ffn, vocab, seq;
+  uint64_t experts, top_k; /* MoE: experts per layer, experts per token */
+  int gated;               /* SwiGLU FFN (3 matrices) instead of GELU (2) */
+} etsim_gen_llm_model_t;
+
+/* Fill *out with a preset: gpt3-175b, llama3-8b, llama3-70b, llama3-405b,
+ * mixtral-8x7b.  0, or ETSIM_ENOTFOUND with the known names in err. */
+int etsim_gen_llm_preset(const char *name, etsim_gen_llm_model_t *out,
+                         etsim_error_t *err);
+
+enum { ETSIM_GEN_SCHED_1F1B = 0, ETSIM_GEN_SCHED_GPIPE = 1 };
+
+typedef struct etsim_gen_llm_opts {
+  etsim_gen_llm_model_t model;
+  uint32_t dp, tp, pp, sp, ep; /* 0 means 1; NPUs = dp*tp*pp*sp*ep */
+  size_t npus;                 /* 0, or must equal the product */
+  uint32_t microbatches;       /* per iteration and data-parallel rank (0: pp) */
+  uint32_t mbs;                /* sequences per micro-batch (0: 1) */
+  int schedule;                /* ETSIM_GEN_SCHED_* */
+  int zero;                    /* 0..3 */
+  int recompute;               /* full activation recomputation */
+  double peak_tflops;          /* per NPU (0: 989, H100 SXM BF16 dense) */
+  double mem_gbps;             /* per NPU (0: 3350, H100 SXM HBM3) */
+  uint32_t dtype_bytes;        /* activations, weights, gradients (0: 2) */
+  int format;                  /* ETSIM_GEN_OUT_* */
+  const char *prefix;
+  const char *comm_group_path; /* default <prefix>.comm_group.json */
+} etsim_gen_llm_opts_t;
+
+/*
+ * Write one training iteration per rank (docs/gen.md gives the model, the
+ * node names and the closed forms the tests check) and the communicator
+ * groups.  An impossible split fails with ETSIM_EINVAL and a message naming
+ * the flag; nothing is written then.
+ */
+int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
+                  etsim_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -176,6 +176,168 @@ static int gen_micro(int argc, char **argv) {
   return ETSIM_EXIT_OK;
 }
 
+static const char *usage_llm =
+    "usage: etsim gen llm --preset NAME [parallelism] [options] -o PREFIX\n"
+    "\n"
+    "One training iteration of a decoder-only transformer per rank, with\n"
+    "the communicator groups in PREFIX.comm_group.json (ASTRA-sim's format).\n"
+    "\n"
+    "model:\n"
+    "  --preset NAME      gpt3-175b, llama3-8b, llama3-70b, llama3-405b,\n"
+    "                     mixtral-8x7b (or describe one with the flags below)\n"
+    "  --layers N --hidden N --heads N --kv-heads N --ffn N --vocab N\n"
+    "  --seq N --experts N --top-k N --gated 0|1   (override the preset)\n"
+    "parallelism (their product is the NPU count):\n"
+    "  --dp N --tp N --pp N --sp N --ep N   (default 1 each)\n"
+    "  --npus N           optional check: must equal the product\n"
+    "training:\n"
+    "  --microbatches M   per iteration and data-parallel rank (default pp)\n"
+    "  --mbs B            sequences per micro-batch (default 1)\n"
+    "  --schedule S       1f1b (default) or gpipe\n"
+    "  --zero Z           0 (all-reduce), 1/2 (reduce-scatter + all-gather),\n"
+    "                     3 (parameters gathered per layer, FSDP)\n"
+    "  --recompute        full activation recomputation\n"
+    "platform (compute time = max(FLOPs / peak, bytes / bandwidth)):\n"
+    "  --peak-tflops F    per NPU (default 989, H100 SXM BF16 dense)\n"
+    "  --mem-gbps B       per NPU (default 3350)\n"
+    "  --dtype-bytes N    bytes per value (default 2)\n"
+    "output:\n"
+    "  -o, --output PREFIX  (default: the preset name)\n"
+    "  --out-format F     manifest (default) or et\n"
+    "  --comm-group PATH  default PREFIX.comm_group.json\n"
+    "  --quiet\n";
+
+static int gen_llm(int argc, char **argv) {
+  etsim_gen_llm_opts_t o = {0};
+  const char *preset = NULL;
+  struct {
+    const char *flag;
+    uint64_t val;
+    int set;
+  } ov[] = {{"--layers", 0, 0}, {"--hidden", 0, 0}, {"--heads", 0, 0},
+            {"--kv-heads", 0, 0}, {"--ffn", 0, 0}, {"--vocab", 0, 0},
+            {"--seq", 0, 0}, {"--experts", 0, 0}, {"--top-k", 0, 0},
+            {"--gated", 0, 0}};
+  enum { NOV = sizeof ov / sizeof ov[0] };
+  struct {
+    const char *flag;
+    uint32_t *dst;
+  } ints[] = {{"--dp", &o.dp}, {"--tp", &o.tp}, {"--pp", &o.pp},
+              {"--sp", &o.sp}, {"--ep", &o.ep}, {"--microbatches", &o.microbatches},
+              {"--mbs", &o.mbs}, {"--dtype-bytes", &o.dtype_bytes}};
+  enum { NINTS = sizeof ints / sizeof ints[0] };
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int m = 0, done = 0;
+    if (cli_is_help(argv[i])) {
+      fputs(usage_llm, stdout);
+      return ETSIM_EXIT_OK;
+    }
+    for (int k = 0; k < NOV && !done; k++)
+      if ((m = cli_opt(argc, argv, &i, ov[k].flag, &v))) {
+        if (m < 0 || cli_parse_u64(v, ov[k].flag, &ov[k].val))
+          return ETSIM_EXIT_USAGE;
+        ov[k].set = done = 1;
+      }
+    for (int k = 0; k < NINTS && !done; k++)
+      if ((m = cli_opt(argc, argv, &i, ints[k].flag, &v))) {
+        uint64_t x;
+        if (m < 0 || cli_parse_u64(v, ints[k].flag, &x))
+          return ETSIM_EXIT_USAGE;
+        if (x == 0 || x > (1u << 24))
+          return cli_usage_error("%s: %llu is outside 1..16777216",
+                                 ints[k].flag, (unsigned long long)x);
+        *ints[k].dst = (uint32_t)x;
+        done = 1;
+      }
+    if (done)
+      continue;
+#define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
+    if (OPT("--preset") || OPT("--model")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      preset = v;
+    } else if (OPT("--npus")) {
+      uint64_t x;
+      if (m < 0 || cli_parse_u64(v, "--npus", &x))
+        return ETSIM_EXIT_USAGE;
+      o.npus = (size_t)x;
+    } else if (OPT("--schedule")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      if (strcmp(v, "1f1b") == 0)
+        o.schedule = ETSIM_GEN_SCHED_1F1B;
+      else if (strcmp(v, "gpipe") == 0)
+        o.schedule = ETSIM_GEN_SCHED_GPIPE;
+      else
+        return cli_usage_error("--schedule: '%s' is not gpipe or 1f1b", v);
+    } else if (OPT("--zero")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
+        return cli_usage_error("--zero: '%s' is not 0, 1, 2 or 3", v);
+      o.zero = v[0] - '0';
+    } else if (OPT("--peak-tflops")) {
+      if (m < 0 || cli_parse_double(v, "--peak-tflops", &o.peak_tflops))
+        return ETSIM_EXIT_USAGE;
+      if (!(o.peak_tflops > 0))
+        return cli_usage_error("--peak-tflops: must be positive");
+    } else if (OPT("--mem-gbps")) {
+      if (m < 0 || cli_parse_double(v, "--mem-gbps", &o.mem_gbps))
+        return ETSIM_EXIT_USAGE;
+      if (!(o.mem_gbps > 0))
+        return cli_usage_error("--mem-gbps: must be positive");
+    } else if (OPT("--out-format")) {
+      if (m < 0 || parse_format(v, &o.format))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--comm-group")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      o.comm_group_path = v;
+    } else if (OPT("-o") || OPT("--output")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      o.prefix = v;
+    } else if (strcmp(argv[i], "--recompute") == 0) {
+      o.recompute = 1;
+    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+      cli_quiet = 1;
+    } else {
+      return cli_usage_error("gen llm: unknown argument '%s' (see 'etsim gen "
+                             "llm --help')", argv[i]);
+    }
+#undef OPT
+  }
+  etsim_error_t err = {0};
+  if (preset) {
+    if (etsim_gen_llm_preset(preset, &o.model, &err))
+      return cli_fail(&err);
+  } else {
+    int all = 1;
+    for (int k = 0; k < 7; k++)
+      all &= ov[k].set;
+    if (!all)
+      return cli_usage_error("gen llm: give --preset NAME, or all of --layers "
+                             "--hidden --heads --kv-heads --ffn --vocab --seq");
+    o.model.name = "custom";
+  }
+  uint64_t *fields[] = {&o.model.layers, &o.model.hidden, &o.model.heads,
+                        &o.model.kv_heads, &o.model.ffn, &o.model.vocab,
+                        &o.model.seq, &o.model.experts, &o.model.top_k};
+  for (int k = 0; k < 9; k++)
+    if (ov[k].set)
+      *fields[k] = ov[k].val;
+  if (ov[9].set)
+    o.model.gated = ov[9].val != 0;
+  if (!o.prefix)
+    o.prefix = o.model.name;
+  etsim_gen_report_t rep;
+  if (etsim_gen_llm(&o, &rep, &err))
+    return cli_fail(&err);
+  report(o.prefix, o.format, &rep);
+  return ETSIM_EXIT_OK;
+}
+
 int etsim_cmd_gen(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage_top, stderr);
@@ -187,6 +349,8 @@ int etsim_cmd_gen(int argc, char **argv) {
   }
   if (strcmp(argv[1], "micro") == 0)
     return gen_micro(argc - 1, argv + 1);
+  if (strcmp(argv[1], "llm") == 0)
+    return gen_llm(argc - 1, argv + 1);
   return cli_usage_error("gen: unknown generator '%s' (micro or llm; see "
                          "'etsim gen --help')", argv[1]);
 }

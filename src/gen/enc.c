@@ -200,9 +200,25 @@ static size_t str_field_size(unsigned field, const char *s) {
   return n ? tsize(field) + vsize(n) + n : 0;
 }
 
-/* Bytes of one AttributeProto's content, or 0 with *bad for a bad kind. */
-static size_t attr_size(const etsim_attr_t *a, int *bad) {
-  size_t s = str_field_size(1, a->name) + str_field_size(2, a->doc);
+/* Lengths of an attribute's strings, measured once for both passes. */
+typedef struct {
+  size_t name, doc, val, total;
+} alen_t;
+
+static size_t slen_field(unsigned field, size_t n) {
+  return n ? tsize(field) + vsize(n) + n : 0;
+}
+
+/* Bytes of one AttributeProto's content, or 0 with *bad for a bad kind;
+ * fills *L when given. */
+static size_t attr_size_l(const etsim_attr_t *a, int *bad, alen_t *L) {
+  size_t nl = a->name ? strlen(a->name) : 0, dl = a->doc && a->doc[0] ? strlen(a->doc) : 0;
+  if (L) {
+    L->name = nl;
+    L->doc = dl;
+    L->val = 0;
+  }
+  size_t s = slen_field(1, nl) + slen_field(2, dl);
   int k = a->kind;
   if (k == ETSIM_ATTR_NONE)
     return s;
@@ -223,11 +239,26 @@ static size_t attr_size(const etsim_attr_t *a, int *bad) {
   case W_LEN: {
     size_t n = k == ETSIM_ATTR_STRING ? (a->v.s ? strlen(a->v.s) : 0)
                                       : a->v.bytes.len;
+    if (L)
+      L->val = n;
     return s + vsize(n) + n;
   }
   default:
     return s + vsize(varint_of(k, a, NULL, 0));
   }
+}
+
+static size_t attr_size(const etsim_attr_t *a, int *bad) {
+  return attr_size_l(a, bad, NULL);
+}
+
+static uint8_t *put_lfield(uint8_t *p, unsigned field, const char *s, size_t n) {
+  if (!n)
+    return p;
+  p = tput(p, field, W_LEN);
+  p = vput(p, n);
+  memcpy(p, s, n);
+  return p + n;
 }
 
 static uint8_t *put_str_field(uint8_t *p, unsigned field, const char *s) {
@@ -240,9 +271,15 @@ static uint8_t *put_str_field(uint8_t *p, unsigned field, const char *s) {
   return p + n;
 }
 
-static uint8_t *put_attr(uint8_t *p, const etsim_attr_t *a) {
-  p = put_str_field(p, 1, a->name);
-  p = put_str_field(p, 2, a->doc);
+static uint8_t *put_attr(uint8_t *p, const etsim_attr_t *a, const alen_t *L) {
+  alen_t tmp;
+  if (!L) {
+    int bad = 0;
+    attr_size_l(a, &bad, &tmp);
+    L = &tmp;
+  }
+  p = put_lfield(p, 1, a->name, L->name);
+  p = put_lfield(p, 2, a->doc, L->doc);
   int k = a->kind;
   if (k == ETSIM_ATTR_NONE)
     return p;
@@ -287,8 +324,7 @@ static uint8_t *put_attr(uint8_t *p, const etsim_attr_t *a) {
   case W_LEN: {
     const void *d = k == ETSIM_ATTR_STRING ? (const void *)a->v.s
                                            : (const void *)a->v.bytes.data;
-    size_t n = k == ETSIM_ATTR_STRING ? (a->v.s ? strlen(a->v.s) : 0)
-                                      : a->v.bytes.len;
+    size_t n = L->val;
     p = vput(p, n);
     if (n)
       memcpy(p, d, n);
@@ -324,12 +360,14 @@ static size_t deps_size(const uint64_t *d, size_t n) {
 int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n,
                        etsim_error_t *err) {
   int bad = 0;
+  alen_t lens[32];
+  size_t name_len = n->name ? strlen(n->name) : 0;
   size_t cd = deps_size(n->ctrl_deps, n->n_ctrl_deps);
   size_t dd = deps_size(n->data_deps, n->n_data_deps);
   size_t s = 0;
   if (n->id)
     s += 1 + vsize(n->id);
-  s += str_field_size(2, n->name);
+  s += slen_field(2, name_len);
   if (n->type)
     s += 1 + vsize((uint64_t)n->type);
   if (n->n_ctrl_deps)
@@ -349,7 +387,9 @@ int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n,
     s += 1 + vsize(m) + m;
   }
   for (size_t i = 0; i < n->n_attrs; i++) {
-    size_t m = attr_size(&n->attrs[i], &bad);
+    size_t m = attr_size_l(&n->attrs[i], &bad, i < 32 ? &lens[i] : NULL);
+    if (i < 32)
+      lens[i].total = m;
     if (bad)
       return etsim_error_set(err, ETSIM_EINVAL,
                              "node id %llu: attribute '%s' has bad kind %d",
@@ -371,7 +411,7 @@ int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n,
     *p++ = 0x08;
     p = vput(p, n->id);
   }
-  p = put_str_field(p, 2, n->name);
+  p = put_lfield(p, 2, n->name, name_len);
   if (n->type) {
     *p++ = 0x18;
     p = vput(p, (uint64_t)n->type);
@@ -402,8 +442,13 @@ int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n,
     p = put_io(p, 9, n->outputs);
   for (size_t i = 0; i < n->n_attrs; i++) {
     *p++ = 0x52;
-    p = vput(p, attr_size(&n->attrs[i], &bad));
-    p = put_attr(p, &n->attrs[i]);
+    if (i < 32) {
+      p = vput(p, lens[i].total);
+      p = put_attr(p, &n->attrs[i], &lens[i]);
+    } else {
+      p = vput(p, attr_size(&n->attrs[i], &bad));
+      p = put_attr(p, &n->attrs[i], NULL);
+    }
   }
   b->n = (size_t)(p - b->p);
   return 0;
@@ -429,7 +474,7 @@ int etsim_gen_enc_meta(etsim_gen_buf_t *b, const etsim_et_meta_t *m,
   for (size_t i = 0; i < na; i++) {
     *p++ = 0x12;
     p = vput(p, attr_size(&m->attrs[i], &bad));
-    p = put_attr(p, &m->attrs[i]);
+    p = put_attr(p, &m->attrs[i], NULL);
   }
   b->n = (size_t)(p - b->p);
   return 0;
