@@ -100,6 +100,20 @@ static inline int etsim_gen_nb_dep(etsim_gen_nb_t *b, uint64_t id) {
   return 0;
 }
 
+/*
+ * Compute times: duration_micros is what every reader knows, so it always
+ * holds the time rounded to whole microseconds; the extension attribute
+ * duration_ns (int64) adds the exact time when that rounding is off by
+ * more than 0.1 % (docs/gen.md).  Sets both on b.
+ */
+static inline void etsim_gen_nb_time_ns(etsim_gen_nb_t *b, uint64_t ns) {
+  uint64_t us = (ns + 500) / 1000;
+  b->n.duration_micros = us;
+  uint64_t back = us * 1000, diff = back > ns ? back - ns : ns - back;
+  if (diff * 1000 > ns)
+    etsim_gen_nb_i64(b, "duration_ns", (int64_t)ns);
+}
+
 /* --------------------------------------------------------- rank sets */
 
 enum {
@@ -125,6 +139,17 @@ int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
 int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like,
                             const uint8_t *data, size_t len,
                             etsim_error_t *err);
+/*
+ * Streaming form for traces too large to hold: rank `rank` gets its own
+ * file (no sharing by content; use etsim_gen_set_rank_like for ranks known
+ * to be equal), written chunk by chunk.  Between begin and end no other
+ * rank may be given.
+ */
+int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank,
+                             etsim_error_t *err);
+int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len,
+                        etsim_error_t *err);
+int etsim_gen_set_end_rank(etsim_gen_set_t *s, etsim_error_t *err);
 size_t etsim_gen_set_n_files(const etsim_gen_set_t *s);
 uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s);
 /* Rename everything into place (and write the manifest); frees s. */

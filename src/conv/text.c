@@ -433,7 +433,17 @@ typedef struct {
   int drop[3];       /* phase's collectives need no communication */
   etsim_error_t *err;
   int rc;
+  etsim_gen_set_t *set; /* the buffer is flushed here as it fills */
 } ectx_t;
+
+enum { FLUSH_BYTES = 1 << 20 };
+
+static int flush(ectx_t *c) {
+  if (c->buf->n && !c->rc)
+    c->rc = etsim_gen_set_write(c->set, c->buf->p, c->buf->n, c->err);
+  c->buf->n = 0;
+  return c->rc;
+}
 
 static void add_deps(ectx_t *c, const uint64_t *deps, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -452,6 +462,8 @@ static uint64_t emit(ectx_t *c) {
     return NONE_ID;
   if ((c->rc = etsim_gen_enc_node(c->buf, &c->b->n, c->err)))
     return NONE_ID;
+  if (c->buf->n >= FLUSH_BYTES && flush(c))
+    return NONE_ID;
   return c->next_id++;
 }
 
@@ -462,9 +474,7 @@ static uint64_t comp(ectx_t *c, const layer_t *L, int ph, uint64_t d0,
   uint64_t t = L->time[ph];
   etsim_gen_nb_bool(c->b, "is_cpu_op", 0);
   if (c->unit == ETSIM_TEXT_TIME_NS) {
-    c->b->n.duration_micros = (t + 500) / 1000;
-    if (t % 1000)
-      etsim_gen_nb_i64(c->b, "duration_ns", (int64_t)t);
+    etsim_gen_nb_time_ns(c->b, t);
   } else {
     c->b->n.duration_micros = t;
   }
@@ -603,9 +613,10 @@ static void emit_graph(ectx_t *c, size_t passes, lstate_t *s) {
   }
 }
 
-/* One rank's file: metadata, then the graph. */
+/* One rank's file, streamed into the set: metadata, then the graph. */
 static int encode_rank(const textwl_t *w, const etsim_conv_text_opts_t *o,
                        const char *const pg[3], const int drop[3],
+                       etsim_gen_set_t *set, size_t rank,
                        etsim_gen_buf_t *buf, etsim_gen_nb_t *b, lstate_t *st,
                        uint64_t *nodes, etsim_error_t *err) {
   etsim_attr_t ma[2];
@@ -620,14 +631,16 @@ static int encode_rank(const textwl_t *w, const etsim_conv_text_opts_t *o,
   ma[1].v.s = w->text;
   etsim_et_meta_t meta = {"", 2, ma};
   buf->n = 0;
-  int rc = etsim_gen_enc_meta(buf, &meta, err);
-  if (rc)
+  int rc = etsim_gen_set_begin_rank(set, rank, err);
+  if (rc || (rc = etsim_gen_enc_meta(buf, &meta, err)))
     return rc;
   ectx_t c = {w, buf, b, 0, o->time_unit, {pg[0], pg[1], pg[2]},
-              {drop[0], drop[1], drop[2]}, err, 0};
+              {drop[0], drop[1], drop[2]}, err, 0, set};
   emit_graph(&c, o->passes ? o->passes : 1, st);
   *nodes = c.next_id;
-  return c.rc;
+  if (flush(&c))
+    return c.rc;
+  return etsim_gen_set_end_rank(set, err);
 }
 
 int etsim_conv_text_mem(const char *name, const char *text, size_t len,
@@ -677,10 +690,14 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
   if (w.mode != M_HYBRID_TRANSFORMER) {
     const char *pg[3] = {NULL, NULL, NULL};
     int drop[3] = {0, 0, 0};
-    if ((rc = encode_rank(&w, o, pg, drop, &buf, b, st, &per, err)))
+    /* One graph for every rank: written once and shared, or once per
+     * rank for plain per-rank files. */
+    if ((rc = encode_rank(&w, o, pg, drop, set, 0, &buf, b, st, &per, err)))
       goto done;
-    for (size_t r = 0; r < npus && !rc; r++)
-      rc = etsim_gen_set_rank_like(set, r, 0, buf.p, buf.n, err);
+    for (size_t r = 1; r < npus && !rc; r++)
+      rc = o->format == ETSIM_GEN_OUT_ET
+               ? encode_rank(&w, o, pg, drop, set, r, &buf, b, st, &per, err)
+               : etsim_gen_set_rank_like(set, r, 0, NULL, 0, err);
     written = o->format == ETSIM_GEN_OUT_ET ? per * npus : per;
   } else {
     /* Model-parallel groups: G consecutive ranks, ids 1..npus/G; data-
@@ -693,9 +710,8 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
       snprintf(dp, sizeof dp, "%zu", nm + 1 + r % G);
       const char *pg[3] = {mp, mp, dp};
       int drop[3] = {G == 1, G == 1, nm == 1};
-      if ((rc = encode_rank(&w, o, pg, drop, &buf, b, st, &per, err)))
+      if ((rc = encode_rank(&w, o, pg, drop, set, r, &buf, b, st, &per, err)))
         goto done;
-      rc = etsim_gen_set_rank(set, r, buf.p, buf.n, err);
       written += per;
     }
     if (rc)

@@ -39,12 +39,8 @@ static int reserve(etsim_gen_buf_t *b, size_t more) {
 /* ----------------------------------------------------- wire helpers */
 
 static inline size_t vsize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    n++;
-  }
-  return n;
+  /* 1 + floor(log2(v) / 7), with v | 1 so that 0 takes one byte. */
+  return 1 + (size_t)(63 - __builtin_clzll(v | 1)) / 7;
 }
 
 static inline uint8_t *vput(uint8_t *p, uint64_t v) {
@@ -220,6 +216,19 @@ static size_t attr_size_l(const etsim_attr_t *a, int *bad, alen_t *L) {
   }
   size_t s = slen_field(1, nl) + slen_field(2, dl);
   int k = a->kind;
+  /* The kinds generators write, without the generic dispatch. */
+  switch (k) {
+  case ETSIM_ATTR_INT64:
+    return s + 1 + vsize((uint64_t)a->v.i64);
+  case ETSIM_ATTR_UINT64:
+    return s + 1 + vsize(a->v.u64);
+  case ETSIM_ATTR_INT32:
+    return s + 1 + vsize((uint64_t)(int64_t)a->v.i32);
+  case ETSIM_ATTR_BOOL:
+    return s + 3;
+  default:
+    break;
+  }
   if (k == ETSIM_ATTR_NONE)
     return s;
   if (k < ETSIM_ATTR_DOUBLE || k > ETSIM_ATTR_KIND_MAX) {
@@ -281,6 +290,24 @@ static uint8_t *put_attr(uint8_t *p, const etsim_attr_t *a, const alen_t *L) {
   p = put_lfield(p, 1, a->name, L->name);
   p = put_lfield(p, 2, a->doc, L->doc);
   int k = a->kind;
+  switch (k) {
+  case ETSIM_ATTR_INT64:
+    *p++ = 0x48;
+    return vput(p, (uint64_t)a->v.i64);
+  case ETSIM_ATTR_UINT64:
+    *p++ = 0x68;
+    return vput(p, a->v.u64);
+  case ETSIM_ATTR_INT32:
+    *p++ = 0x38;
+    return vput(p, (uint64_t)(int64_t)a->v.i32);
+  case ETSIM_ATTR_BOOL:
+    *p++ = 0xd8;
+    *p++ = 0x01;
+    *p++ = a->v.b != 0;
+    return p;
+  default:
+    break;
+  }
   if (k == ETSIM_ATTR_NONE)
     return p;
   if (k % 2 == 0) {

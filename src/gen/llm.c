@@ -278,13 +278,10 @@ static uint64_t comp2(rk_t *r, uint64_t flops, uint64_t bytes, uint64_t extra,
   etsim_gen_nb_start(r->b, r->next_id, ETSIM_ET_COMP_NODE, r->name);
   double ns = fmax((double)flops / g->peak_flops_per_ns,
                    (double)bytes / g->bytes_per_ns);
-  uint64_t ns_i = (uint64_t)llround(ns);
-  r->b->n.duration_micros = (ns_i + 500) / 1000;
   etsim_gen_nb_bool(r->b, "is_cpu_op", 0);
   etsim_gen_nb_i64(r->b, "num_ops", (int64_t)flops);
   etsim_gen_nb_u64(r->b, "tensor_size", bytes);
-  if (ns_i % 1000)
-    etsim_gen_nb_i64(r->b, "duration_ns", (int64_t)ns_i);
+  etsim_gen_nb_time_ns(r->b, (uint64_t)llround(ns));
   deps2(r, r->cur, extra);
   if (extra2 != NONE_ID && extra2 != extra && extra2 != r->cur)
     etsim_gen_nb_dep(r->b, extra2);
@@ -827,21 +824,62 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
   etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
   etsim_gen_buf_t buf = {0};
   char *gpath = NULL;
-  uint64_t written = 0, all = 0;
+  uint64_t written = 0, all = 0, rank_nodes = 0;
   if (!b) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto fail;
   }
-  for (uint64_t r = 0; r < g.npus; r++) {
-    uint64_t nodes;
-    size_t before = etsim_gen_set_n_files(set);
-    if ((rc = build_rank(&g, r, &buf, b, &nodes, err)) ||
-        (rc = etsim_gen_set_rank(set, (size_t)r, buf.p, buf.n, err)))
-      goto fail;
+  /* A rank's trace is fixed by its stage, its communicators and, with
+   * pipeline stages, its own number (send/recv peers).  So without
+   * pipelining, ranks in the same groups of every kind share a file; this
+   * is decided from the group indices instead of comparing bytes. */
+  etsim_u64map_t first;
+  etsim_u64map_init(&first);
+  for (uint64_t r = 0; r < g.npus && !rc; r++) {
+    uint64_t nodes, c[N_DIMS], sig = 0, rem = r;
+    for (int d = 0; d < N_DIMS; d++) {
+      c[d] = rem % g.n[d];
+      rem /= g.n[d];
+    }
+    for (int k = 0; k < N_KINDS; k++)
+      if (g.first_id[k])
+        sig = etsim_hash_u64(sig * 1000003 + group_index(&g, g.mask[k], c) + 1);
+    uint32_t like;
+    if (o->format == ETSIM_GEN_OUT_MANIFEST && g.n[D_PP] == 1 &&
+        etsim_u64map_get(&first, sig, &like)) {
+      uint64_t c2[N_DIMS];
+      rem = like;
+      for (int d = 0; d < N_DIMS; d++) {
+        c2[d] = rem % g.n[d];
+        rem /= g.n[d];
+      }
+      int same = 1;
+      for (int k = 0; k < N_KINDS; k++)
+        if (g.first_id[k] &&
+            group_index(&g, g.mask[k], c) != group_index(&g, g.mask[k], c2))
+          same = 0;
+      if (same) {
+        rc = etsim_gen_set_rank_like(set, (size_t)r, like, NULL, 0, err);
+        all += rank_nodes; /* without pipelining every rank has as many */
+        continue;
+      }
+    }
+    if ((rc = build_rank(&g, r, &buf, b, &nodes, err)))
+      break;
+    if (o->format == ETSIM_GEN_OUT_ET)
+      rc = etsim_gen_set_rank(set, (size_t)r, buf.p, buf.n, err);
+    else if (!(rc = etsim_gen_set_begin_rank(set, (size_t)r, err)) &&
+             !(rc = etsim_gen_set_write(set, buf.p, buf.n, err)))
+      rc = etsim_gen_set_end_rank(set, err);
+    if (g.n[D_PP] == 1 && etsim_u64map_put(&first, sig, (uint32_t)r, NULL) < 0)
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    rank_nodes = nodes;
     all += nodes;
-    if (etsim_gen_set_n_files(set) != before)
-      written += nodes;
+    written += nodes;
   }
+  etsim_u64map_free(&first);
+  if (rc)
+    goto fail;
   const char *gp = o->comm_group_path;
   if (!gp) {
     size_t l = strlen(o->prefix) + 32;

@@ -101,12 +101,8 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
         char cn[64];
         snprintf(cn, sizeof cn, "compute_%zu", pos);
         etsim_gen_nb_start(b, id, ETSIM_ET_COMP_NODE, cn);
-        /* duration_micros is what every reader knows; duration_ns keeps
-         * what rounding to microseconds would lose (docs/gen.md). */
-        b->n.duration_micros = (o->comp_ns + 500) / 1000;
         etsim_gen_nb_bool(b, "is_cpu_op", 0);
-        if (o->comp_ns % 1000)
-          etsim_gen_nb_i64(b, "duration_ns", (int64_t)o->comp_ns);
+        etsim_gen_nb_time_ns(b, o->comp_ns);
         for (size_t i = 0; i < n_prev; i++)
           etsim_gen_nb_dep(b, prev[i]);
         if ((rc = etsim_gen_enc_node(buf, &b->n, err)))

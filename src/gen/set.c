@@ -34,6 +34,7 @@ struct etsim_gen_set {
   size_t cap_classes;
   etsim_u64map_t by_hash; /* first hash -> file index */
   uint64_t bytes;
+  FILE *stream; /* open rank file of the streaming form */
 };
 
 /* Two hashes over 8-byte words (murmur-style mixing), fast enough to be
@@ -78,8 +79,9 @@ int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix,
   return 0;
 }
 
-static int write_file(etsim_gen_set_t *s, const char *path, const uint8_t *p,
-                      size_t n, etsim_error_t *err) {
+/* Register a new file and open its temporary name. */
+static int open_file(etsim_gen_set_t *s, const char *path, FILE **out,
+                     etsim_error_t *err) {
   size_t k = s->n_files;
   if (etsim_grow((void **)&s->paths, &s->cap_files, k + 1, sizeof *s->paths))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -101,6 +103,16 @@ static int write_file(etsim_gen_set_t *s, const char *path, const uint8_t *p,
   if (!fp)
     return etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path,
                            strerror(errno));
+  *out = fp;
+  return 0;
+}
+
+static int write_file(etsim_gen_set_t *s, const char *path, const uint8_t *p,
+                      size_t n, etsim_error_t *err) {
+  FILE *fp;
+  int rc = open_file(s, path, &fp, err);
+  if (rc)
+    return rc;
   size_t put = fwrite(p, 1, n, fp);
   int bad = put != n;
   if (fclose(fp) != 0)
@@ -150,6 +162,52 @@ int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
   return write_file(s, path, data, len, err);
 }
 
+int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank,
+                             etsim_error_t *err) {
+  if (s->stream || rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
+    return etsim_error_set(err, ETSIM_EINTERNAL,
+                           "%s: rank %zu given twice or out of range",
+                           s->prefix, rank);
+  char path[4096];
+  if (s->format == ETSIM_GEN_OUT_ET)
+    snprintf(path, sizeof path, "%s.%zu.et", s->prefix, rank);
+  else
+    snprintf(path, sizeof path, "%s.c%zu.et", s->prefix, s->n_files);
+  uint32_t f = (uint32_t)s->n_files;
+  /* Streamed classes are never matched by content. */
+  if (etsim_grow((void **)&s->classes, &s->cap_classes, f + 1,
+                 sizeof *s->classes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  s->classes[f].len = SIZE_MAX;
+  s->classes[f].h2 = 0;
+  s->rank_file[rank] = f;
+  return open_file(s, path, &s->stream, err);
+}
+
+int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len,
+                        etsim_error_t *err) {
+  if (!s->stream)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
+  if (fwrite(data, 1, len, s->stream) != len)
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s",
+                           s->paths[s->n_files - 1], strerror(errno));
+  s->bytes += len;
+  return 0;
+}
+
+int etsim_gen_set_end_rank(etsim_gen_set_t *s, etsim_error_t *err) {
+  if (!s->stream)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
+  int bad = ferror(s->stream) != 0;
+  if (fclose(s->stream) != 0)
+    bad = 1;
+  s->stream = NULL;
+  if (bad)
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s",
+                           s->paths[s->n_files - 1], strerror(errno));
+  return 0;
+}
+
 int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like,
                             const uint8_t *data, size_t len,
                             etsim_error_t *err) {
@@ -185,6 +243,11 @@ int etsim_gen_write_comm_groups(const char *path, size_t n_groups,
 
 int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err) {
   int rc = 0;
+  if (s->stream) {
+    rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: a rank is still open",
+                         s->prefix);
+    goto fail;
+  }
   for (size_t r = 0; r < s->n_ranks; r++)
     if (s->rank_file[r] == UINT32_MAX) {
       rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu was not written",
@@ -247,6 +310,8 @@ uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s) { return s->bytes; }
 void etsim_gen_set_abort(etsim_gen_set_t *s) {
   if (!s)
     return;
+  if (s->stream)
+    fclose(s->stream);
   for (size_t f = 0; f < s->n_files; f++) {
     if (s->tmps[f]) {
       remove(s->tmps[f]);
