@@ -197,6 +197,8 @@ typedef struct etsim_gen_micro_opts {
   int format;       /* ETSIM_GEN_OUT_* */
   int ids;          /* ETSIM_GEN_IDS_* */
   const char *prefix;
+  const int *dims;  /* involved_dim of every collective (0/1), or NULL */
+  size_t n_dims;
 } etsim_gen_micro_opts_t;
 
 /* Write the microbenchmark set; *rep (may be NULL) says what was written. */

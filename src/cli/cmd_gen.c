@@ -33,6 +33,9 @@ static const char *usage_micro =
     "  --npus N           number of ranks\n"
     "  --count K          repeat the list K times (default 1)\n"
     "  --comp-ns T        a COMP node of T ns before each collective\n"
+    "  --dims LIST        involved_dim of each collective, e.g. 1,0 (which\n"
+    "                     network dimensions it spans; ASTRA-sim's default is\n"
+    "                     all)\n"
     "  --out-format F     manifest (default: shared class files) or et\n"
     "                     (plain PREFIX.<rank>.et files)\n"
     "  --ids MODE         restart (every rank's ids from 0) or continue\n"
@@ -66,7 +69,7 @@ static int parse_format(const char *v, int *out) {
 
 static int gen_micro(int argc, char **argv) {
   etsim_gen_micro_opts_t o = {0};
-  int colls[64];
+  int colls[64], dims[16];
   const char *coll_arg = NULL, *size_arg = NULL, *npus_arg = NULL;
   char defprefix[64];
   for (int i = 1; i < argc; i++) {
@@ -97,6 +100,24 @@ static int gen_micro(int argc, char **argv) {
         return cli_usage_error("--count: %llu is outside 1..100000000",
                                (unsigned long long)k);
       o.count = (size_t)k;
+    } else if (OPT("--dims")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      o.n_dims = 0;
+      for (const char *p = v; *p; p++) {
+        if ((*p == '0' || *p == '1') && o.n_dims < 16 &&
+            (p[1] == ',' || p[1] == 0)) {
+          dims[o.n_dims++] = *p - '0';
+          if (p[1] == ',')
+            p++;
+        } else {
+          return cli_usage_error("--dims: '%s' is not a list of 0/1 like 1,0,1 "
+                                 "(at most 16)", v);
+        }
+      }
+      if (!o.n_dims)
+        return cli_usage_error("--dims: empty list");
+      o.dims = dims;
     } else if (OPT("--comp-ns")) {
       if (m < 0 || cli_parse_u64(v, "--comp-ns", &o.comp_ns))
         return ETSIM_EXIT_USAGE;

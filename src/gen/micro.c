@@ -137,6 +137,11 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
       etsim_gen_nb_bool(b, "is_cpu_op", 0);
       etsim_gen_nb_i64(b, "comm_type", coll);
       etsim_gen_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
+      if (o->n_dims) {
+        etsim_attr_t *a = etsim_gen_nb_attr(b, "involved_dim", ETSIM_ATTR_BOOL_LIST);
+        a->v.list.n = o->n_dims;
+        a->v.list.v = o->dims;
+      }
       for (size_t i = 0; i < n_prev; i++)
         etsim_gen_nb_dep(b, prev[i]);
       if ((rc = etsim_gen_enc_node(buf, &b->n, err)))

@@ -48,10 +48,15 @@ grep -q "critical path    27 us" "$T/i" || fail "9 comps of 3 us (2.5 rounded) i
 [ "$(ls "$T" | grep -c '^mix\.c[0-9]*\.et$')" = 8 ] || fail "ring ranks are distinct"
 "$BIN" jsonize "$T/mix.c3.et" | grep -q '"name":"comm_dst","int32Val":4' || fail "rank 3 sends to 4"
 
+# --dims becomes an involved_dim bool list on every collective.
+"$BIN" gen micro --coll reduce-scatter --size 4096 --npus 4 --dims 1,0 -o "$T/dims" --quiet || fail "dims"
+"$BIN" jsonize "$T/dims.c0.et" | grep -q '"name":"involved_dim","boolList":{"values":\[true,false\]}' || fail "involved_dim: $("$BIN" jsonize "$T/dims.c0.et")"
+
 # Bad usage: exit 2, nothing written.
 for args in "--coll all-reduce --size 1MiB" "--coll frob --size 1 --npus 2" \
             "--coll all-reduce --size 1XB --npus 2" "--coll all-reduce --size 1 --npus 0" \
-            "--coll all-reduce --size 1 --npus 2 --out-format xml"; do
+            "--coll all-reduce --size 1 --npus 2 --out-format xml" \
+            "--coll all-reduce --size 1 --npus 2 --dims 1,2"; do
   "$BIN" gen micro $args -o "$T/bad" 2> "$T/e"; rc=$?
   [ $rc -eq 2 ] || fail "'$args' exit $rc"
   grep -q "^etsim: " "$T/e" || fail "'$args' message: $(cat "$T/e")"
