@@ -138,6 +138,14 @@ int etsim_shard_place(const etsim_shard_model_t *m,
                       etsim_shard_plan_t *out, etsim_error_t *err);
 void etsim_shard_plan_free(etsim_shard_plan_t *p);
 
+/* Read a plan written by etsim_shard_plan_write for model m: table count,
+ * types and shards must agree with m and name ranks below the plan's
+ * "ranks".  Costs are recomputed with o's constants (o->ranks and
+ * o->ranks_per_host are taken from the file). */
+int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m,
+                          etsim_shard_opts_t *o, etsim_shard_plan_t *out,
+                          etsim_error_t *err);
+
 /* Write the plan as JSON (atomically); "-" is stdout. */
 int etsim_shard_plan_write(const etsim_shard_plan_t *p,
                            const etsim_shard_model_t *m, const char *path,

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include "etsim/gen.h"
+#include "etsim/shard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,8 @@ static const char *usage_top =
     "--help').\n"
     "  micro   collective microbenchmarks, as ASTRA-sim's example scripts\n"
     "  llm     transformer LLM training (DP x TP x PP x SP x EP, ZeRO, "
-    "pipeline schedules)\n";
+    "pipeline schedules)\n"
+    "  dlrm    DLRM training from an embedding sharding plan\n";
 
 static const char *usage_micro =
     "usage: etsim gen micro --coll LIST --size BYTES --npus N [options]\n"
@@ -359,6 +361,120 @@ static int gen_llm(int argc, char **argv) {
   return ETSIM_EXIT_OK;
 }
 
+static const char *usage_dlrm =
+    "usage: etsim gen dlrm --preset M --ranks N [--ranks-per-host H]\n"
+    "                      [--plan plan.json|auto] [options] -o PREFIX\n"
+    "\n"
+    "One DLRM training iteration per rank from an embedding sharding plan\n"
+    "('etsim shard -o plan.json', or auto: planned here).\n"
+    "  --preset M         mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
+    "                     synthetic-large, or a model JSON file\n"
+    "  --ranks N --ranks-per-host H --hbm-gb G --batch B   (for auto)\n"
+    "  --bucket-mib N     DDP gradient bucket (default 25)\n"
+    "  --peak-tflops F --mem-gbps B   platform (default 989, 3350)\n"
+    "  --out-format F     manifest (default) or et\n"
+    "  -o, --output PREFIX  (default dlrm)\n";
+
+static int gen_dlrm(int argc, char **argv) {
+  etsim_gen_dlrm_opts_t g = {0};
+  etsim_shard_opts_t so;
+  etsim_shard_defaults(&so);
+  const char *model = NULL, *plan = "auto";
+  uint64_t ranks = 0, rph = 0, batch = 0, bucket = 25;
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int m;
+    if (cli_is_help(argv[i])) {
+      fputs(usage_dlrm, stdout);
+      return ETSIM_EXIT_OK;
+    }
+#define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
+    if (OPT("--preset") || OPT("--model")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      model = v;
+    } else if (OPT("--plan")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      plan = v;
+    } else if (OPT("--ranks")) {
+      if (m < 0 || cli_parse_u64(v, "--ranks", &ranks))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--ranks-per-host")) {
+      if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--batch")) {
+      if (m < 0 || cli_parse_u64(v, "--batch", &batch))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--hbm-gb")) {
+      if (m < 0 || cli_parse_double(v, "--hbm-gb", &so.hbm_gb))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--bucket-mib")) {
+      if (m < 0 || cli_parse_u64(v, "--bucket-mib", &bucket) || !bucket)
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--peak-tflops")) {
+      if (m < 0 || cli_parse_double(v, "--peak-tflops", &g.peak_tflops))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--mem-gbps")) {
+      if (m < 0 || cli_parse_double(v, "--mem-gbps", &g.mem_gbps))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("--out-format")) {
+      if (m < 0 || parse_format(v, &g.format))
+        return ETSIM_EXIT_USAGE;
+    } else if (OPT("-o") || OPT("--output")) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      g.prefix = v;
+    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+      cli_quiet = 1;
+    } else {
+      return cli_usage_error("gen dlrm: unknown argument '%s' (see 'etsim gen "
+                             "dlrm --help')", argv[i]);
+    }
+#undef OPT
+  }
+  if (!model)
+    return cli_usage_error("gen dlrm: --preset is required");
+  if (strcmp(plan, "auto") == 0 && !ranks)
+    return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
+  etsim_error_t err = {0};
+  etsim_shard_model_t mdl;
+  int rc = strchr(model, '/') || strstr(model, ".json")
+               ? etsim_shard_model_load(model, &mdl, &err)
+               : etsim_shard_model_preset(model, &mdl, &err);
+  if (rc)
+    return cli_fail(&err);
+  etsim_shard_plan_t p;
+  so.ranks = (size_t)ranks;
+  so.ranks_per_host = (size_t)(rph ? rph : ranks);
+  so.batch = (uint32_t)batch;
+  rc = strcmp(plan, "auto") == 0 ? etsim_shard_plan(&mdl, &so, &p, &err)
+                                 : etsim_shard_plan_read(plan, &mdl, &so, &p, &err);
+  if (rc) {
+    etsim_shard_model_free(&mdl);
+    return cli_fail(&err);
+  }
+  if (ranks && strcmp(plan, "auto") != 0 && ranks != p.n_ranks) {
+    etsim_shard_plan_free(&p);
+    etsim_shard_model_free(&mdl);
+    return cli_usage_error("gen dlrm: --ranks %llu but %s plans %zu ranks",
+                           (unsigned long long)ranks, plan, p.n_ranks);
+  }
+  g.model = &mdl;
+  g.plan = &p;
+  g.bucket_bytes = bucket << 20;
+  if (!g.prefix)
+    g.prefix = "dlrm";
+  etsim_gen_report_t rep;
+  rc = etsim_gen_dlrm(&g, &rep, &err);
+  etsim_shard_plan_free(&p);
+  etsim_shard_model_free(&mdl);
+  if (rc)
+    return cli_fail(&err);
+  report(g.prefix, g.format, &rep);
+  return ETSIM_EXIT_OK;
+}
+
 int etsim_cmd_gen(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage_top, stderr);
@@ -372,6 +488,8 @@ int etsim_cmd_gen(int argc, char **argv) {
     return gen_micro(argc - 1, argv + 1);
   if (strcmp(argv[1], "llm") == 0)
     return gen_llm(argc - 1, argv + 1);
-  return cli_usage_error("gen: unknown generator '%s' (micro or llm; see "
+  if (strcmp(argv[1], "dlrm") == 0)
+    return gen_dlrm(argc - 1, argv + 1);
+  return cli_usage_error("gen: unknown generator '%s' (micro, llm or dlrm; see "
                          "'etsim gen --help')", argv[1]);
 }

@@ -932,3 +932,110 @@ int etsim_shard_plan_write(const etsim_shard_plan_t *p,
   fputs("\n ]}\n", fp);
   return etsim_outfile_commit(&o, err);
 }
+
+int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m,
+                          etsim_shard_opts_t *o, etsim_shard_plan_t *out,
+                          etsim_error_t *err) {
+  json_error_t je;
+  json_t *root = json_load_file(path, 0, &je);
+  if (!root)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line,
+                           je.column, je.text);
+  int rc = 0;
+  json_t *ranks = json_object_get(root, "ranks");
+  json_t *rph = json_object_get(root, "ranks_per_host");
+  json_t *tabs = json_object_get(root, "tables");
+  json_t *batch = json_object_get(root, "batch");
+  state_t st;
+  memset(&st, 0, sizeof st);
+  if (!json_is_integer(ranks) || json_integer_value(ranks) <= 0 ||
+      !json_is_integer(rph) || json_integer_value(rph) <= 0 ||
+      !json_is_array(tabs)) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: a plan needs \"ranks\", \"ranks_per_host\" "
+                         "(positive integers) and \"tables\"", path);
+    goto done;
+  }
+  o->ranks = (size_t)json_integer_value(ranks);
+  o->ranks_per_host = (size_t)json_integer_value(rph);
+  if (json_is_integer(batch) && json_integer_value(batch) > 0)
+    o->batch = (uint32_t)json_integer_value(batch);
+  if (json_array_size(tabs) != m->n_tables) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: %zu tables in the plan, %zu in model %s", path,
+                         json_array_size(tabs), m->n_tables, m->name);
+    goto done;
+  }
+  ctx_t c;
+  if ((rc = setup(&c, m, o, err)))
+    goto done;
+  if (state_init(&st, m->n_tables, c.P)) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t t = 0; t < m->n_tables; t++) {
+    json_t *x = json_array_get(tabs, t);
+    const char *tn = json_string_value(json_object_get(x, "type"));
+    int ty = tn ? etsim_shard_type_parse(tn) : -1;
+    json_t *sh = json_object_get(x, "shards");
+    if (ty < 0 || !json_is_array(sh) || !json_array_size(sh)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: tables[%zu]: needs a \"type\" (tw, rw, cw, "
+                           "dp, twrw, twcw) and a non-empty \"shards\" array",
+                           path, t);
+      goto done;
+    }
+    st.type[t] = ty;
+    for (size_t k = 0; k < json_array_size(sh); k++) {
+      json_t *y = json_array_get(sh, k);
+      json_t *rk = json_object_get(y, "rank"), *rw = json_object_get(y, "rows"),
+             *cl = json_object_get(y, "cols");
+      if (!json_is_integer(rk) || !json_is_array(rw) || !json_is_array(cl) ||
+          json_array_size(rw) != 2 || json_array_size(cl) != 2) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: tables[%zu].shards[%zu]: needs \"rank\", "
+                             "\"rows\": [offset, count], \"cols\": [offset, "
+                             "count]", path, t, k);
+        goto done;
+      }
+      json_int_t r = json_integer_value(rk);
+      if (r < 0 || (size_t)r >= c.P) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: tables[%zu].shards[%zu]: rank %lld is not "
+                             "among the plan's %zu ranks", path, t, k,
+                             (long long)r, c.P);
+        goto done;
+      }
+      uint64_t ro = (uint64_t)json_integer_value(json_array_get(rw, 0));
+      uint64_t rn = (uint64_t)json_integer_value(json_array_get(rw, 1));
+      uint64_t co = (uint64_t)json_integer_value(json_array_get(cl, 0));
+      uint64_t cn = (uint64_t)json_integer_value(json_array_get(cl, 1));
+      if (ro + rn > m->tables[t].rows || co + cn > m->tables[t].dim || !cn) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: tables[%zu].shards[%zu]: rows %llu+%llu or "
+                             "cols %llu+%llu outside the %llu x %u table",
+                             path, t, k, (unsigned long long)ro,
+                             (unsigned long long)rn, (unsigned long long)co,
+                             (unsigned long long)cn,
+                             (unsigned long long)m->tables[t].rows,
+                             m->tables[t].dim);
+        goto done;
+      }
+      etsim_shard_t s = {0};
+      rate(&c, ty, &m->tables[t], rn, (uint32_t)cn, &s);
+      s.table = (uint32_t)t;
+      s.rank = (uint32_t)r;
+      s.row_off = ro;
+      s.col_off = (uint32_t)co;
+      if (push(&st, t, &s)) {
+        rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+        goto done;
+      }
+    }
+  }
+  rc = to_plan(&c, &st, out, err);
+done:
+  state_free(&st, m->n_tables);
+  json_decref(root);
+  return rc;
+}
