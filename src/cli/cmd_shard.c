@@ -127,6 +127,24 @@ int etsim_cmd_shard(int argc, char **argv) {
            "%.3f ms per iteration (embeddings), most memory %.2f GB\n",
            mdl.name, plan.n_ranks, plan.ranks_per_host, plan.batch, plan.max_ms,
            plan.max_bytes / 1e9);
+    /* Where the slowest rank's time goes. */
+    size_t R = 0;
+    for (size_t r = 1; r < plan.n_ranks; r++)
+      if (plan.rank_ms[r] > plan.rank_ms[R])
+        R = r;
+    double fc = 0, bc = 0, fm = 0, bm = 0;
+    for (size_t i = 0; i < plan.n_shards; i++)
+      if (plan.shards[i].rank == R) {
+        fc += plan.shards[i].fwd_ms;
+        bc += plan.shards[i].bwd_ms;
+        fm += plan.shards[i].fwd_comm_ms;
+        bm += plan.shards[i].bwd_comm_ms;
+      }
+    printf("  slowest rank %zu: lookups %.3f ms, backward/update %.3f ms, "
+           "forward comms %.3f ms, backward comms %.3f ms (%.0f%% "
+           "communication)\n",
+           R, fc, bc, fm, bm,
+           plan.rank_ms[R] > 0 ? 100 * (fm + bm) / plan.rank_ms[R] : 0.0);
     printf("  tables by type:");
     for (int ty = 0; ty < ETSIM_SHARD_N_TYPES; ty++)
       if (by[ty])
