@@ -15,8 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+static double cpu_s(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 static double now_s(void) {
   struct timespec ts;
@@ -52,18 +60,27 @@ int main(int argc, char **argv) {
                               NULL};
   etsim_error_t err = {0};
   etsim_gen_report_t rep;
-  double t0 = now_s();
-  int rc = etsim_conv_text(in, &o, &rep, &err);
-  double dt = now_s() - t0;
-  if (rc) {
-    fprintf(stderr, "%s\n", err.msg);
-    return 1;
+  /* Five runs: the machine is shared, so report the best and the CPU time
+   * (user + system) next to the wall time. */
+  double best = 1e30, best_cpu = 1e30;
+  for (int run = 0; run < 5; run++) {
+    double t0 = now_s(), c0 = cpu_s();
+    int rc = etsim_conv_text(in, &o, &rep, &err);
+    double dt = now_s() - t0, dc = cpu_s() - c0;
+    if (rc) {
+      fprintf(stderr, "%s\n", err.msg);
+      return 1;
+    }
+    best = dt < best ? dt : best;
+    best_cpu = dc < best_cpu ? dc : best_cpu;
   }
   printf("convert --from text %s, %zu passes, 64 NPUs: %llu nodes (%.1f MB, "
-         "%zu file) in %.3f s = %.2f M nodes/s\n",
+         "%zu file); best of 5: %.3f s wall = %.2f M nodes/s, %.3f s CPU = "
+         "%.2f M nodes/s\n",
          own ? "(generated ResNet-50-like input)" : "Resnet50_DataParallel.txt",
          passes, (unsigned long long)rep.n_nodes, rep.n_bytes / 1e6,
-         rep.n_files, dt, rep.n_nodes / dt / 1e6);
+         rep.n_files, best, rep.n_nodes / best / 1e6, best_cpu,
+         rep.n_nodes / best_cpu / 1e6);
   snprintf(cmd, sizeof cmd, "rm -f '%s'.* %s", prefix, own ? in : "");
   if (system(cmd) != 0)
     fprintf(stderr, "could not clean up %s\n", prefix);

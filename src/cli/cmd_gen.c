@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char *usage_top =
-    "usage: etsim gen micro|llm [options]\n"
+    "usage: etsim gen micro|llm|dlrm [options]\n"
     "\n"
     "Generate Chakra trace sets (see 'etsim gen micro --help', 'etsim gen llm "
     "--help').\n"
