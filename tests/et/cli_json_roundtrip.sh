@@ -72,7 +72,7 @@ expect_bad notobject '[1]\n' 'object 1'
 expect_bad truncated '{}\n{"id":"1","name":"ab' 'object 2: malformed JSON'
 
 "$BIN" convert --from text -o "$tmp/x.et" in.txt 2> "$tmp/err"
-[ $? -eq 2 ] && grep -q 'not available yet' "$tmp/err" || bad "convert --from text"
+[ $? -eq 2 ] && grep -q -- '--npus' "$tmp/err" || bad "convert --from text needs --npus"
 "$BIN" convert --from json "$tmp/x.json" 2> /dev/null
 [ $? -eq 2 ] || bad "convert without -o must exit 2"
 "$BIN" jsonize --help | grep -q 'usage: etsim jsonize' || bad "jsonize --help"

@@ -1,0 +1,329 @@
+/*
+ * set.c — writing a generated rank set: per-rank files, or one file per
+ * class of identical ranks plus a `<prefix>.manifest.json` (docs/traces.md).
+ *
+ * Each rank's whole encoded trace is handed over as bytes.  In manifest
+ * mode a rank whose bytes equal an earlier rank's joins that rank's class
+ * instead of getting a file; equality is decided on the length and two
+ * independent 64-bit hashes of the bytes (so the set never holds more than
+ * one rank's bytes at a time; two different traces would have to collide
+ * on 128 bits to be merged).  Every file goes to a temporary name first and
+ * all are renamed into place by etsim_gen_set_commit, so a failed run leaves
+ * nothing behind.
+ */
+#include "etsim/gen.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+  uint64_t h2;
+  size_t len;
+} class_t;
+
+struct etsim_gen_set {
+  char *prefix;
+  int format;
+  size_t n_ranks;
+  uint32_t *rank_file; /* rank -> file index, UINT32_MAX while unset */
+  char **paths, **tmps; /* per file */
+  size_t n_files, cap_files, cap_tmps;
+  class_t *classes; /* per file (manifest mode) */
+  size_t cap_classes;
+  etsim_u64map_t by_hash; /* first hash -> file index */
+  uint64_t bytes;
+  FILE *stream; /* open rank file of the streaming form */
+};
+
+/* Two hashes over 8-byte words (murmur-style mixing), fast enough to be
+ * lost in the cost of writing the bytes. */
+static void hash2(const uint8_t *p, size_t n, uint64_t *a, uint64_t *b) {
+  uint64_t h1 = 0x9e3779b97f4a7c15ULL ^ n, h2 = 0xc2b2ae3d27d4eb4fULL + n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h1 = (h1 ^ etsim_hash_u64(w)) * 0x87c37b91114253d5ULL;
+    h2 = (h2 + w) * 0x4cf5ad432745937fULL;
+    h2 ^= h2 >> 29;
+  }
+  uint64_t w = 0;
+  memcpy(&w, p + i, n - i);
+  h1 = etsim_hash_u64(h1 ^ etsim_hash_u64(w + 1));
+  h2 = etsim_hash_u64(h2 ^ (w * 0x9e3779b97f4a7c15ULL));
+  *a = h1;
+  *b = h2;
+}
+
+int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix,
+                       size_t n_ranks, int format, etsim_error_t *err) {
+  if (n_ranks == 0 || n_ranks >= UINT32_MAX)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rank count %zu", prefix,
+                           n_ranks);
+  etsim_gen_set_t *s = etsim_calloc(1, sizeof *s);
+  if (!s)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  s->prefix = etsim_strdup(prefix);
+  s->format = format;
+  s->n_ranks = n_ranks;
+  s->rank_file = etsim_malloc(n_ranks * sizeof *s->rank_file);
+  etsim_u64map_init(&s->by_hash);
+  if (!s->prefix || !s->rank_file) {
+    etsim_gen_set_abort(s);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  memset(s->rank_file, 0xff, n_ranks * sizeof *s->rank_file);
+  *out = s;
+  return 0;
+}
+
+/* Register a new file and open its temporary name. */
+static int open_file(etsim_gen_set_t *s, const char *path, FILE **out,
+                     etsim_error_t *err) {
+  size_t k = s->n_files;
+  if (etsim_grow((void **)&s->paths, &s->cap_files, k + 1, sizeof *s->paths))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (etsim_grow((void **)&s->tmps, &s->cap_tmps, k + 1, sizeof *s->tmps))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  size_t tl = strlen(path) + 32;
+  char *tmp = etsim_malloc(tl);
+  char *dup = etsim_strdup(path);
+  if (!tmp || !dup) {
+    etsim_free(tmp);
+    etsim_free(dup);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+  s->paths[k] = dup;
+  s->tmps[k] = tmp;
+  s->n_files++;
+  FILE *fp = fopen(tmp, "wb");
+  if (!fp)
+    return etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path,
+                           strerror(errno));
+  *out = fp;
+  return 0;
+}
+
+static int write_file(etsim_gen_set_t *s, const char *path, const uint8_t *p,
+                      size_t n, etsim_error_t *err) {
+  FILE *fp;
+  int rc = open_file(s, path, &fp, err);
+  if (rc)
+    return rc;
+  size_t put = fwrite(p, 1, n, fp);
+  int bad = put != n;
+  if (fclose(fp) != 0)
+    bad = 1;
+  if (bad)
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", path,
+                           strerror(errno));
+  s->bytes += n;
+  return 0;
+}
+
+static const char *base_name(const char *p) {
+  const char *s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
+                       size_t len, etsim_error_t *err) {
+  if (rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
+    return etsim_error_set(err, ETSIM_EINTERNAL,
+                           "%s: rank %zu given twice or out of range",
+                           s->prefix, rank);
+  char path[4096];
+  if (s->format == ETSIM_GEN_OUT_ET) {
+    snprintf(path, sizeof path, "%s.%zu.et", s->prefix, rank);
+    s->rank_file[rank] = (uint32_t)s->n_files;
+    return write_file(s, path, data, len, err);
+  }
+  uint64_t h1, h2;
+  hash2(data, len, &h1, &h2);
+  uint32_t f;
+  if (etsim_u64map_get(&s->by_hash, h1, &f) && s->classes[f].len == len &&
+      s->classes[f].h2 == h2) {
+    s->rank_file[rank] = f;
+    return 0;
+  }
+  f = (uint32_t)s->n_files;
+  if (etsim_grow((void **)&s->classes, &s->cap_classes, f + 1,
+                 sizeof *s->classes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  s->classes[f].h2 = h2;
+  s->classes[f].len = len;
+  if (etsim_u64map_put(&s->by_hash, h1, f, NULL) < 0)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  s->rank_file[rank] = f;
+  snprintf(path, sizeof path, "%s.c%u.et", s->prefix, f);
+  return write_file(s, path, data, len, err);
+}
+
+int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank,
+                             etsim_error_t *err) {
+  if (s->stream || rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
+    return etsim_error_set(err, ETSIM_EINTERNAL,
+                           "%s: rank %zu given twice or out of range",
+                           s->prefix, rank);
+  char path[4096];
+  if (s->format == ETSIM_GEN_OUT_ET)
+    snprintf(path, sizeof path, "%s.%zu.et", s->prefix, rank);
+  else
+    snprintf(path, sizeof path, "%s.c%zu.et", s->prefix, s->n_files);
+  uint32_t f = (uint32_t)s->n_files;
+  /* Streamed classes are never matched by content. */
+  if (etsim_grow((void **)&s->classes, &s->cap_classes, f + 1,
+                 sizeof *s->classes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  s->classes[f].len = SIZE_MAX;
+  s->classes[f].h2 = 0;
+  s->rank_file[rank] = f;
+  return open_file(s, path, &s->stream, err);
+}
+
+int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len,
+                        etsim_error_t *err) {
+  if (!s->stream)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
+  if (fwrite(data, 1, len, s->stream) != len)
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s",
+                           s->paths[s->n_files - 1], strerror(errno));
+  s->bytes += len;
+  return 0;
+}
+
+int etsim_gen_set_end_rank(etsim_gen_set_t *s, etsim_error_t *err) {
+  if (!s->stream)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
+  int bad = ferror(s->stream) != 0;
+  if (fclose(s->stream) != 0)
+    bad = 1;
+  s->stream = NULL;
+  if (bad)
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s",
+                           s->paths[s->n_files - 1], strerror(errno));
+  return 0;
+}
+
+int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like,
+                            const uint8_t *data, size_t len,
+                            etsim_error_t *err) {
+  if (s->format == ETSIM_GEN_OUT_ET || like >= s->n_ranks ||
+      s->rank_file[like] == UINT32_MAX)
+    return etsim_gen_set_rank(s, rank, data, len, err);
+  if (rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
+    return etsim_error_set(err, ETSIM_EINTERNAL,
+                           "%s: rank %zu given twice or out of range",
+                           s->prefix, rank);
+  s->rank_file[rank] = s->rank_file[like];
+  return 0;
+}
+
+int etsim_gen_write_comm_groups(const char *path, size_t n_groups,
+                                uint32_t first_id, const size_t *off,
+                                const uint32_t *ranks, etsim_error_t *err) {
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc)
+    return rc;
+  FILE *fp = o.fp;
+  fputc('{', fp);
+  for (size_t g = 0; g < n_groups; g++) {
+    fprintf(fp, "%s\n  \"%lu\": [", g ? "," : "", (unsigned long)(first_id + g));
+    for (size_t k = off[g]; k < off[g + 1]; k++)
+      fprintf(fp, "%s%u", k > off[g] ? ", " : "", ranks[k]);
+    fputc(']', fp);
+  }
+  fputs("\n}\n", fp);
+  return etsim_outfile_commit(&o, err);
+}
+
+int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err) {
+  int rc = 0;
+  if (s->stream) {
+    rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: a rank is still open",
+                         s->prefix);
+    goto fail;
+  }
+  for (size_t r = 0; r < s->n_ranks; r++)
+    if (s->rank_file[r] == UINT32_MAX) {
+      rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu was not written",
+                           s->prefix, r);
+      goto fail;
+    }
+  char mpath[4096];
+  snprintf(mpath, sizeof mpath, "%s.manifest.json", s->prefix);
+  if (s->format == ETSIM_GEN_OUT_MANIFEST) {
+    const char **names = etsim_malloc((s->n_files ? s->n_files : 1) *
+                                      sizeof *names);
+    if (!names) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      goto fail;
+    }
+    for (size_t f = 0; f < s->n_files; f++)
+      names[f] = base_name(s->paths[f]);
+    /* The manifest goes in last of the writes and first of the renames
+     * would be wrong: a reader would see it before the class files.  So
+     * class files are renamed first, then the manifest is written. */
+    for (size_t f = 0; f < s->n_files; f++)
+      if (rename(s->tmps[f], s->paths[f]) != 0) {
+        rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s",
+                             s->paths[f], strerror(errno));
+        etsim_free(names);
+        goto fail_renamed;
+      }
+    rc = etsim_et_manifest_write(s->prefix, s->n_ranks, names, s->n_files,
+                                 s->rank_file, err);
+    etsim_free(names);
+    if (rc)
+      goto fail_renamed;
+  } else {
+    for (size_t f = 0; f < s->n_files; f++)
+      if (rename(s->tmps[f], s->paths[f]) != 0) {
+        rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s",
+                             s->paths[f], strerror(errno));
+        goto fail_renamed;
+      }
+    /* A manifest left by an earlier run would shadow the new files. */
+    remove(mpath);
+  }
+  for (size_t f = 0; f < s->n_files; f++) {
+    etsim_free(s->tmps[f]);
+    s->tmps[f] = NULL;
+  }
+  etsim_gen_set_abort(s);
+  return 0;
+fail_renamed:
+  for (size_t f = 0; f < s->n_files; f++)
+    remove(s->paths[f]);
+fail:
+  etsim_gen_set_abort(s);
+  return rc;
+}
+
+size_t etsim_gen_set_n_files(const etsim_gen_set_t *s) { return s->n_files; }
+uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s) { return s->bytes; }
+
+void etsim_gen_set_abort(etsim_gen_set_t *s) {
+  if (!s)
+    return;
+  if (s->stream)
+    fclose(s->stream);
+  for (size_t f = 0; f < s->n_files; f++) {
+    if (s->tmps[f]) {
+      remove(s->tmps[f]);
+      etsim_free(s->tmps[f]);
+    }
+    etsim_free(s->paths[f]);
+  }
+  etsim_free(s->paths);
+  etsim_free(s->tmps);
+  etsim_free(s->classes);
+  etsim_u64map_free(&s->by_hash);
+  etsim_free(s->rank_file);
+  etsim_free(s->prefix);
+  etsim_free(s);
+}
