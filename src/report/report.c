@@ -61,6 +61,9 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
     fprintf(f, "%sdim %d: %s", d ? ", " : "", d, b1);
   }
   fprintf(f, "  (%llu messages)\n", (unsigned long long)r->net.messages);
+  if (r->representative)
+    fprintf(f, "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
+            "simulated for all %u (--exact simulates each)\n", r->n_npus);
   fprintf(f, "simulation    %.3f s wall, %llu events, %.2f M events/s, peak %zu pending\n", r->wall_s,
           (unsigned long long)r->events, r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0,
           r->max_pending);
@@ -174,11 +177,43 @@ int etsim_report_csv(const char *path, const etsim_sim_result_t *r, const etsim_
   return etsim_outfile_commit(&o, err);
 }
 
+static int track_of(const etsim_et_trace_t *t, uint32_t i) {
+  int ty = t->type[i];
+  int64_t cpu = 0;
+  if (t->k_is_cpu_op != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &cpu);
+  if (ty == ETSIM_ET_COMP_NODE && !cpu) return 1;
+  if (ty >= ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_MEM_LOAD_NODE || ty == ETSIM_ET_MEM_STORE_NODE)
+    return 2;
+  return 3;
+}
+
 int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
                           const etsim_et_set_t *set, etsim_error_t *err) {
+  /* Where each (NPU, node) record is, for dependency arrows. */
+  size_t *base = NULL, total = 0;
+  uint32_t *at = NULL;
+  if (r->n_recs <= 4000000) {
+    base = etsim_malloc((r->n_npus + 1) * sizeof *base);
+    if (base) {
+      for (uint32_t i = 0; i < r->n_npus; i++) {
+        base[i] = total;
+        total += set->ranks[i]->n_nodes;
+      }
+      base[r->n_npus] = total;
+      at = etsim_malloc((total ? total : 1) * sizeof *at);
+      if (at) {
+        memset(at, 0xff, total * sizeof *at);
+        for (size_t k = 0; k < r->n_recs; k++) at[base[r->recs[k].npu] + r->recs[k].node] = (uint32_t)k;
+      }
+    }
+  }
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
-  if (rc) return rc;
+  if (rc) {
+    etsim_free(base);
+    etsim_free(at);
+    return rc;
+  }
   FILE *f = o.fp;
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   int first = 1;
@@ -197,11 +232,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
     const etsim_sim_node_rec_t *e = &r->recs[k];
     const etsim_et_trace_t *t = set->ranks[e->npu];
     int ty = t->type[e->node];
-    int64_t cpu = 0;
-    etsim_et_trace_attr_int(t, e->node, t->k_is_cpu_op, &cpu);
-    int tid = ty == ETSIM_ET_COMP_NODE && !cpu ? 1
-              : (ty >= ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_MEM_LOAD_NODE ||
-                 ty == ETSIM_ET_MEM_STORE_NODE) ? 2 : 3;
+    int tid = track_of(t, e->node);
     fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", e->npu,
             tid, (double)e->start_ps / 1e6, (double)(e->end_ps - e->start_ps) / 1e6);
     json_t *nm = json_string(t->name[e->node] ? t->name[e->node] : "");
@@ -210,15 +241,25 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
     json_decref(nm);
     fprintf(f, ",\"args\":{\"node\":%llu,\"type\":\"%s\"}}", (unsigned long long)t->id[e->node],
             etsim_et_node_type_name(ty));
-    /* Flow arrows from each data parent's end to this node's start, drawn
-     * only for dependencies that gate the start (parent ends at start). */
-    for (uint32_t d = t->data_off[e->node]; d < t->data_off[e->node + 1]; d++) {
-      uint32_t par = t->data_par[d];
-      if (par & ETSIM_ET_DANGLING) continue;
-      (void)par;
+    /* A flow arrow from the parent that released this node (the one that
+     * finished last, at this node's start) to the node. */
+    if (at) {
+      for (uint32_t d = t->data_off[e->node]; d < t->data_off[e->node + 1]; d++) {
+        uint32_t par = t->data_par[d];
+        if (par & ETSIM_ET_DANGLING) continue;
+        uint32_t pk = at[base[e->npu] + par];
+        if (pk == UINT32_MAX || r->recs[pk].end_ps != e->start_ps) continue;
+        fprintf(f, ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"name\":\"dep\","
+                "\"cat\":\"dep\"}", k, e->npu, track_of(t, par), (double)r->recs[pk].end_ps / 1e6);
+        fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,"
+                "\"name\":\"dep\",\"cat\":\"dep\"}", k, e->npu, tid, (double)e->start_ps / 1e6);
+        break;
+      }
     }
   }
   fprintf(f, "\n]}\n");
+  etsim_free(base);
+  etsim_free(at);
   if (ferror(f)) {
     etsim_outfile_abort(&o);
     return etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);

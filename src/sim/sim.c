@@ -368,7 +368,13 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
     double sec = perf > 0 ? (double)ops / perf : 0;
     ns = (int64_t)(sec * 1e9);
   } else {
-    ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+    /* duration_ns (etsim's generators write it when whole microseconds
+     * would round badly) wins over duration_micros. */
+    int64_t dns = 0;
+    if (etsim_et_trace_attr_int_by_name(t, i, "duration_ns", &dns) == 1 && dns > 0)
+      ns = dns;
+    else
+      ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
   }
   etsim_sim_npu_t *r = &s->res->npu[id];
   if (cpu) r->cpu_ps += ns * ETSIM_PS_PER_NS;

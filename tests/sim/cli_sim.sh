@@ -50,6 +50,26 @@ xs = [e for e in t["traceEvents"] if e["ph"] == "X"]
 assert len(xs) == 4 and abs(xs[0]["dur"] - f / 1000) < 1e-6
 PY
 
+# The README's example: 8 ranks sharing one trace through a manifest on a
+# 2-D platform; one NPU stands for all; the timeline has dependency arrows.
+"$BIN" convert --from json "$SRC/examples/dp_step/dp_step.json" -o "$T/dp.et" || fail "convert"
+echo '{"etsim_trace_set": 1, "npus": 8, "classes": [{"file": "dp.et", "ranks": "0-7"}]}' > "$T/dp.manifest.json"
+"$BIN" sim --workload "$T/dp" --network "$SRC/examples/dp_step/network.yml" \
+  --system "$SRC/examples/dp_step/system.json" --timeline "$T/dp.tl.json" > "$T/dp.out" || fail "example sim"
+"$BIN" sim --workload "$T/dp" --network "$SRC/examples/dp_step/network.yml" \
+  --system "$SRC/examples/dp_step/system.json" --exact --quiet > "$T/dp.exact" || fail "example --exact"
+grep -q "NPU 0 was simulated for all 8" "$T/dp.out" || fail "symmetry note"
+[ "$(grep '^sys' "$T/dp.out")" = "$(cat "$T/dp.exact")" ] || fail "representative and exact differ"
+python3 - "$T/dp.tl.json" <<'PY' || fail "timeline arrows"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+s = {e["id"]: e for e in ev if e["ph"] == "s"}
+f = [e for e in ev if e["ph"] == "f"]
+assert s and len(s) == len(f), (len(s), len(f))
+assert all(s[e["id"]]["ts"] <= e["ts"] and s[e["id"]]["pid"] == e["pid"] for e in f)
+assert {e["pid"] for e in ev if e["ph"] == "X"} == set(range(8))
+PY
+
 # Bad input, exit 2 with a clear message.
 "$BIN" sim --workload $T/nothing --system $C/system/Ring_4chunks.json \
   --network $C/network/Ring_4npus.yml 2> "$T/err"; rc=$?
