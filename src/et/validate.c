@@ -364,51 +364,94 @@ oom:
 }
 
 /* Per communicator: the k-th collective of every member must agree with the
- * first member's k-th (type and size), and members must issue as many. */
-static void check_collectives(const etsim_et_set_t *set, sink_t *s) {
+ * first member's k-th (type and size), and members must issue as many.  A
+ * communicator is a pg_name ("" and "0" are all ranks); its first member is
+ * the lowest rank with a collective on it. */
+static const char *pg_of(const etsim_et_trace_t *t, size_t i) {
+  const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
+  return pg && *pg && strcmp(pg, "0") != 0 ? pg : "";
+}
+
+/* Next collective on communicator pg at or after i; n_nodes when none. */
+static size_t next_on(const etsim_et_trace_t *t, size_t i, const char *pg) {
+  while (i < t->n_nodes &&
+         (t->type[i] != ETSIM_ET_COMM_COLL_NODE || strcmp(pg_of(t, i), pg) != 0))
+    i++;
+  return i;
+}
+
+static int check_collectives(const etsim_et_set_t *set, sink_t *s) {
   if (set->n_ranks < 2)
-    return;
-  const etsim_et_trace_t *t0 = set->ranks[0];
-  for (size_t r = 1; r < set->n_ranks; r++) {
+    return 0;
+  /* pg_name hash -> first rank using it (collisions: compared as strings,
+   * a colliding name is then checked against that rank and may report a
+   * count mismatch; 64-bit hashes make this vanishingly rare). */
+  etsim_u64map_t first;
+  etsim_u64map_init(&first);
+  for (size_t r = 0; r < set->n_ranks; r++) {
     const etsim_et_trace_t *t = set->ranks[r];
-    if (t == t0)
-      continue; /* a shared file agrees with itself */
-    /* Walk both traces communicator by communicator: for each node of rank
-     * r, find the next collective with the same pg_name on rank 0. */
-    size_t i0 = 0, i = 0;
-    for (;;) {
-      while (i < t->n_nodes && t->type[i] != ETSIM_ET_COMM_COLL_NODE)
-        i++;
-      while (i0 < t0->n_nodes && t0->type[i0] != ETSIM_ET_COMM_COLL_NODE)
-        i0++;
-      if (i >= t->n_nodes || i0 >= t0->n_nodes) {
-        if (i < t->n_nodes || i0 < t0->n_nodes)
-          say(s, ETSIM_CHECK_PROBLEM,
-              "%s: rank %zu issues %s collectives than rank 0 (first extra "
-              "node %llu)",
-              t->path, r, i < t->n_nodes ? "more" : "fewer",
-              (unsigned long long)(i < t->n_nodes ? t->id[i] : t0->id[i0]));
-        break;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      if (t->type[i] != ETSIM_ET_COMM_COLL_NODE)
+        continue;
+      const char *pg = pg_of(t, i);
+      if (etsim_u64map_put(&first, etsim_hash_bytes(pg, strlen(pg)), (uint32_t)r, NULL) < 0) {
+        etsim_u64map_free(&first);
+        return ETSIM_ENOMEM;
       }
-      const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
-      const char *pg0 = etsim_et_trace_attr_str(t0, i0, t0->k_pg_name);
-      int64_t ty = attr_or(t, i, t->k_comm_type, -1);
-      int64_t ty0 = attr_or(t0, i0, t0->k_comm_type, -1);
-      int64_t sz = attr_or(t, i, t->k_comm_size, -1);
-      int64_t sz0 = attr_or(t0, i0, t0->k_comm_size, -1);
-      if (strcmp(pg ? pg : "", pg0 ? pg0 : "") != 0 || ty != ty0 || sz != sz0) {
-        say(s, ETSIM_CHECK_PROBLEM,
-            "%s: node %llu: rank %zu issues %s of %lld bytes on communicator "
-            "'%s' where rank 0 (node %llu) issues %s of %lld bytes on '%s'",
-            t->path, (unsigned long long)t->id[i], r, etsim_coll_type_name((int)ty),
-            (long long)sz, pg ? pg : "", (unsigned long long)t0->id[i0],
-            etsim_coll_type_name((int)ty0), (long long)sz0, pg0 ? pg0 : "");
-        break;
-      }
-      i++;
-      i0++;
     }
   }
+  for (size_t r = 1; r < set->n_ranks; r++) {
+    const etsim_et_trace_t *t = set->ranks[r];
+    /* Each communicator this rank uses, once: at its first collective. */
+    etsim_u64map_t seen;
+    etsim_u64map_init(&seen);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      if (t->type[i] != ETSIM_ET_COMM_COLL_NODE)
+        continue;
+      const char *pg = pg_of(t, i);
+      int fresh = etsim_u64map_put(&seen, etsim_hash_bytes(pg, strlen(pg)), 0, NULL);
+      if (fresh < 0) {
+        etsim_u64map_free(&seen);
+        etsim_u64map_free(&first);
+        return ETSIM_ENOMEM;
+      }
+      if (!fresh)
+        continue; /* not the first collective on pg */
+      uint32_t ref = 0;
+      etsim_u64map_get(&first, etsim_hash_bytes(pg, strlen(pg)), &ref);
+      const etsim_et_trace_t *t0 = set->ranks[ref];
+      if (ref == r || t0 == t)
+        continue;
+      size_t a = i, b = next_on(t0, 0, pg);
+      for (;;) {
+        if (a >= t->n_nodes || b >= t0->n_nodes) {
+          if (a < t->n_nodes || b < t0->n_nodes)
+            say(s, ETSIM_CHECK_PROBLEM,
+                "%s: rank %zu issues %s collectives on communicator '%s' than rank %u (first "
+                "extra node %llu)",
+                t->path, r, a < t->n_nodes ? "more" : "fewer", pg, ref,
+                (unsigned long long)(a < t->n_nodes ? t->id[a] : t0->id[b]));
+          break;
+        }
+        int64_t ty = attr_or(t, a, t->k_comm_type, -1), ty0 = attr_or(t0, b, t0->k_comm_type, -1);
+        int64_t sz = attr_or(t, a, t->k_comm_size, -1), sz0 = attr_or(t0, b, t0->k_comm_size, -1);
+        if (ty != ty0 || sz != sz0) {
+          say(s, ETSIM_CHECK_PROBLEM,
+              "%s: node %llu: rank %zu issues %s of %lld bytes on communicator '%s' where rank "
+              "%u (node %llu) issues %s of %lld bytes",
+              t->path, (unsigned long long)t->id[a], r, etsim_coll_type_name((int)ty),
+              (long long)sz, pg, ref, (unsigned long long)t0->id[b],
+              etsim_coll_type_name((int)ty0), (long long)sz0);
+          break;
+        }
+        a = next_on(t, a + 1, pg);
+        b = next_on(t0, b + 1, pg);
+      }
+    }
+    etsim_u64map_free(&seen);
+  }
+  etsim_u64map_free(&first);
+  return 0;
 }
 
 long etsim_et_validate_set(const etsim_et_set_t *set, etsim_et_finding_fn fn,
@@ -417,7 +460,8 @@ long etsim_et_validate_set(const etsim_et_set_t *set, etsim_et_finding_fn fn,
   for (size_t k = 0; k < set->n_traces; k++)
     if (validate_into(set->traces[k], &s) < 0)
       return ETSIM_ENOMEM;
-  check_collectives(set, &s);
+  if (check_collectives(set, &s) < 0)
+    return ETSIM_ENOMEM;
   if (check_p2p(set, &s))
     return ETSIM_ENOMEM;
   return s.problems;
