@@ -520,10 +520,16 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
     uint32_t line = 0;
     for (int k = 0; k < 6; k++) {
       if (!pk_tok_next(&tk)) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s:%u: flow %llu of %llu: missing %s", path,
-                             tk.line, (unsigned long long)i + 1,
-                             (unsigned long long)cnt, what[k]);
+        if (k)
+          rc = etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s:%u: flow %llu: missing %s (line ends)", path,
+                               line, (unsigned long long)i + 1, what[k]);
+        else
+          rc = etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s:%u: flow %llu of %llu: missing source (file "
+                               "ends)",
+                               path, tk.tok_line, (unsigned long long)i + 1,
+                               (unsigned long long)cnt);
         goto done;
       }
       if (k == 0)

@@ -176,8 +176,8 @@ int pk_parse_double(const char *s, double *out) {
 static int tok_u32(pk_tok_t *tk, const char *what, uint32_t *out,
                    etsim_error_t *err) {
   if (!pk_tok_next(tk))
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing %s", tk->name,
-                           tk->line, what);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing %s (file ends)",
+                           tk->name, tk->tok_line, what);
   uint64_t v;
   if (pk_parse_u64(tk->tok, &v) || v > UINT32_MAX)
     return etsim_error_set(err, ETSIM_EFORMAT,
