@@ -109,7 +109,7 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) 
     q->cc.hpcc.last_seq = next_seq;
     q->cc.hpcc.nhop = ack->nhop;
     for (uint32_t i = 0; i < ack->nhop; i++)
-      q->cc.hpcc.hop[i] = ack->hop[i];
+      q->cc.hpcc.hop[i] = pk_hops(n, ack)[i];
     return;
   }
   double T = (double)q->base_rtt_ps;
@@ -119,7 +119,7 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) 
   int64_t dt = 0;
   int any = 0;
   for (uint32_t i = 0; i < ack->nhop; i++) {
-    const pk_hop_t *h = &ack->hop[i];
+    const pk_hop_t *h = &pk_hops(n, ack)[i];
     pk_hop_t *prev = &q->cc.hpcc.hop[i];
     if (n->cfg.sample_feedback && h->qlen_bytes == 0 && fast)
       continue;

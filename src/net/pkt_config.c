@@ -410,6 +410,8 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
     if (!strcmp(key, "L2_BACK_TO_ZERO") && c->l2_back_to_zero && !c->l2_chunk_size)
       return etsim_error_set(err, ETSIM_EINVAL,
                              "L2_BACK_TO_ZERO 1 needs L2_CHUNK_SIZE > 0");
+    if (!strcmp(key, "INT_MULTI") && c->int_multi < 1)
+      return etsim_error_set(err, ETSIM_EINVAL, "INT_MULTI must be >= 1");
     if (!strcmp(key, "QLEN_MON_INTERVAL") && c->qlen_interval_ns <= 0)
       return etsim_error_set(err, ETSIM_EINVAL, "QLEN_MON_INTERVAL must be > 0");
     return 0;

@@ -24,8 +24,10 @@
 
 /* ------------------------------------------------------------------ heap */
 
+/* Branch-free (t, seq) order: the loop below picks among 4 children with
+ * conditional moves instead of hard-to-predict jumps. */
 static inline int ev_less(const pk_ev_t *a, const pk_ev_t *b) {
-  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+  return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
 }
 
 int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
@@ -61,10 +63,17 @@ void pk_heap_pop(pk_heap_t *h, pk_ev_t *out) {
     size_t c = 4 * i + 1;
     if (c >= n)
       break;
-    size_t best = c, end = c + 4 < n ? c + 4 : n;
-    for (size_t k = c + 1; k < end; k++)
-      if (ev_less(&h->v[k], &h->v[best]))
-        best = k;
+    size_t best;
+    if (c + 3 < n) {
+      size_t b01 = ev_less(&h->v[c + 1], &h->v[c]) ? c + 1 : c;
+      size_t b23 = ev_less(&h->v[c + 3], &h->v[c + 2]) ? c + 3 : c + 2;
+      best = ev_less(&h->v[b23], &h->v[b01]) ? b23 : b01;
+    } else {
+      best = c;
+      for (size_t k = c + 1; k < n; k++)
+        if (ev_less(&h->v[k], &h->v[best]))
+          best = k;
+    }
     if (!ev_less(&h->v[best], &last))
       break;
     h->v[i] = h->v[best];
@@ -124,6 +133,11 @@ static uint32_t pkt_alloc(pk_net_t *n) {
         etsim_grow((void **)&n->pkts, &n->cap_pkts, n->n_pkts + 1,
                    sizeof *n->pkts))
       return PK_NONE;
+    if (n->cc->int_bytes == 42) {
+      size_t want = n->cap_pkts * PK_MAX_HOPS;
+      if (etsim_grow((void **)&n->hops, &n->cap_hops, want, sizeof *n->hops))
+        return PK_NONE;
+    }
   }
   return (uint32_t)n->n_pkts++;
 }
@@ -148,6 +162,9 @@ static uint32_t fifo_pop(pk_net_t *n, pk_fifo_t *f) {
   uint32_t i = f->head;
   f->head = n->pkts[i].next;
   f->n--;
+  /* long queues are cold: fetch the next head while this one is sent */
+  if (f->n)
+    __builtin_prefetch(&n->pkts[f->head]);
   f->bytes -= n->pkts[i].size;
   return i;
 }
@@ -160,7 +177,7 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_port_t *p = &n->ports[gp];
   pk_pkt_t *k = &n->pkts[pi];
   int64_t t = tx_time(n, k->size, p->rate_bps);
-  p->busy = 1;
+  p->busy_until = n->now + t;
   p->tx_bytes += k->size;
   if (k->type == PK_DATA)
     n->st.data_pkts++;
@@ -168,11 +185,41 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
     n->st.pfc_frames++;
   else
     n->st.ack_pkts++;
-  if (pk_heap_push(&n->heap, n->now + t, EV_TX_DONE, gp, 0) ||
-      pk_heap_push(&n->heap, n->now + t + p->delay_ps, EV_ARRIVE,
-                   p->peer_gport, pi))
+  /* A switch port with nothing left to send needs no end-of-transmission
+   * event: whoever queues the next packet sees busy_until and asks for one
+   * (port_busy).  NICs always look for their next packet. */
+  int more = !n->nodes[p->node].is_switch || p->qbytes_total > 0;
+  p->tx_gen++; /* an older end event (same-instant race) is now stale */
+  p->done_pending = (uint8_t)more;
+  if (more && pk_heap_push(&n->heap, n->now + t, EV_TX_DONE, gp, p->tx_gen))
     return oom(n);
+  /* The wire is a FIFO (constant delay, in-order serialisation): only its
+   * head has an arrival event, so the heap holds one per busy link. */
+  k->arr_t = n->now + t + p->delay_ps;
+  k->next = PK_NONE;
+  if (p->wire.n)
+    n->pkts[p->wire.tail].next = pi;
+  else {
+    p->wire.head = pi;
+    if (pk_heap_push(&n->heap, k->arr_t, EV_ARRIVE, gp, 0))
+      return oom(n);
+  }
+  p->wire.tail = pi;
+  p->wire.n++;
   return 0;
+}
+
+/* 1 when the port is still serialising (an end event is then pending). */
+static int port_busy(pk_net_t *n, uint32_t gp) {
+  pk_port_t *p = &n->ports[gp];
+  if (p->busy_until <= n->now)
+    return 0;
+  if (!p->done_pending) {
+    p->done_pending = 1;
+    if (pk_heap_push(&n->heap, p->busy_until, EV_TX_DONE, gp, ++p->tx_gen))
+      oom(n);
+  }
+  return 1;
 }
 
 /* ---------------------------------------------------------------- MMU */
@@ -192,7 +239,7 @@ static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   if (pi == PK_NONE)
     return oom(n);
   pk_pkt_t *k = &n->pkts[pi];
-  memset(k, 0, offsetof(pk_pkt_t, hop));
+  memset(k, 0, sizeof *k);
   k->type = PK_PFC;
   k->pg = (uint8_t)q;
   k->pfc_pause = (uint8_t)pause;
@@ -207,9 +254,9 @@ static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
 /* ----------------------------------------------------------- switches */
 
 static int switch_kick(pk_net_t *n, uint32_t gp) {
+  if (port_busy(n, gp))
+    return n->stopped == 2 ? ETSIM_ENOMEM : 0;
   pk_port_t *p = &n->ports[gp];
-  if (p->busy)
-    return 0;
   int qi = -1;
   if (p->q[0].n)
     qi = 0;
@@ -261,10 +308,14 @@ static int switch_kick(pk_net_t *n, uint32_t gp) {
     }
   }
   if (n->cc == &pk_cc_hpcc && k->type == PK_DATA && k->nhop < PK_MAX_HOPS) {
-    pk_hop_t *h = &k->hop[k->nhop++];
-    h->ts_ps = n->now;
-    h->tx_bytes = p->tx_bytes;
-    h->qlen_bytes = p->qbytes_total;
+    /* ns-3's IntHop keeps time in ns, bytes in 128 B units and queue
+     * length in 80 B units (times INT_MULTI); the HPCC rate law sees those
+     * steps, so they are kept here too. */
+    pk_hop_t *h = n->hops + (size_t)pi * PK_MAX_HOPS + k->nhop++;
+    uint64_t bu = 128ull * n->cfg.int_multi, qu = 80ull * n->cfg.int_multi;
+    h->ts_ps = n->now / 1000 * 1000;
+    h->tx_bytes = p->tx_bytes / bu * bu;
+    h->qlen_bytes = p->qbytes_total / qu * qu;
     h->rate_bps = p->rate_bps;
   }
   return transmit(n, gp, pi);
@@ -347,9 +398,9 @@ static int win_bound(const pk_net_t *n, const pk_qp_t *q) {
 }
 
 static int nic_kick(pk_net_t *n, uint32_t gp) {
+  if (port_busy(n, gp))
+    return n->stopped == 2 ? ETSIM_ENOMEM : 0;
   pk_port_t *p = &n->ports[gp];
-  if (p->busy)
-    return 0;
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
   if (p->q[0].n && !(p->paused & (1u << ack_prio))) {
     uint32_t pi = fifo_pop(n, &p->q[0]);
@@ -376,7 +427,7 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left
                                                : n->cfg.payload_bytes;
-    memset(k, 0, offsetof(pk_pkt_t, hop));
+    memset(k, 0, sizeof *k);
     k->type = PK_DATA;
     k->flow = (uint32_t)(q - n->qps);
     k->seq = q->snd_nxt;
@@ -692,10 +743,19 @@ static int qlen_sample(pk_net_t *n) {
 static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
   switch (e->kind) {
   case EV_TX_DONE:
-    n->ports[e->a].busy = 0;
+    if ((uint32_t)e->b != n->ports[e->a].tx_gen)
+      return 0;
+    n->ports[e->a].done_pending = 0;
     return port_kick(n, e->a);
-  case EV_ARRIVE:
-    return on_arrive(n, e->a, (uint32_t)e->b);
+  case EV_ARRIVE: {
+    pk_port_t *p = &n->ports[e->a];
+    uint32_t pi = p->wire.head;
+    p->wire.head = n->pkts[pi].next;
+    if (--p->wire.n &&
+        pk_heap_push(&n->heap, n->pkts[p->wire.head].arr_t, EV_ARRIVE, e->a, 0))
+      return oom(n);
+    return on_arrive(n, p->peer_gport, pi);
+  }
   case EV_NIC_WAKE: {
     pk_port_t *p = &n->ports[e->a];
     if ((uint32_t)e->b != p->wake_gen)
@@ -1100,6 +1160,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->pair_rtt_ps);
   etsim_free(n->pair_bw);
   etsim_free(n->pkts);
+  etsim_free(n->hops);
   etsim_free(n->qps);
   etsim_free(n->heap.v);
   etsim_u64map_free(&n->sport_map);

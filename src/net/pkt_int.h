@@ -22,7 +22,7 @@
 
 enum {
   EV_TX_DONE = 1, /* a: port: serialisation finished */
-  EV_ARRIVE,      /* a: port it arrives on, b: packet */
+  EV_ARRIVE,      /* a: sending port; its wire's head packet arrives */
   EV_NIC_WAKE,    /* a: host port, b: generation */
   EV_FLOW_START,  /* a: flow */
   EV_CC_TIMER,    /* a: flow, b: (generation << 8) | timer id */
@@ -69,8 +69,8 @@ typedef struct pk_pkt {
   uint8_t nhop, pfc_pause;
   uint16_t in_port; /* local port index it entered the current switch by */
   int64_t ts_ps;    /* sender timestamp (TIMELY) */
-  pk_hop_t hop[PK_MAX_HOPS];
-} pk_pkt_t;
+  int64_t arr_t;    /* arrival at the far end while on the wire */
+} pk_pkt_t;        /* INT hops live apart, in pk_net_t.hops (HPCC only) */
 
 /* ----------------------------------------------------------------- ports */
 
@@ -89,8 +89,11 @@ typedef struct pk_port {
   double err;             /* loss at this port's receiver */
   /* egress */
   pk_fifo_t q[PK_NPRIO];  /* switch: 8 priorities; host: q[0] = ACK queue */
+  pk_fifo_t wire;         /* packets in flight on the link (bytes unused) */
   uint64_t qbytes_total, qbytes_peak;
-  uint8_t busy, paused, rr;
+  uint8_t done_pending, paused, rr;
+  int64_t busy_until;     /* end of the current serialisation */
+  uint32_t tx_gen;        /* generation of the pending EV_TX_DONE */
   uint64_t tx_bytes;
   int64_t paused_since[PK_NPRIO];
   int64_t paused_ps;
@@ -202,7 +205,8 @@ struct pk_net {
   uint64_t nic_rate;
   /* packets */
   pk_pkt_t *pkts;
-  size_t n_pkts, cap_pkts;
+  pk_hop_t *hops;       /* PK_MAX_HOPS per packet when the CC uses INT */
+  size_t n_pkts, cap_pkts, cap_hops;
   uint32_t free_pkt;
   /* flows */
   pk_qp_t *qps;
@@ -225,6 +229,9 @@ struct pk_net {
 };
 
 /* engine helpers the CC modules use */
+static inline const pk_hop_t *pk_hops(const pk_net_t *n, const pk_pkt_t *k) {
+  return n->hops + (size_t)(k - n->pkts) * PK_MAX_HOPS;
+}
 void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate);
 void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps);
 void pk_timer_cancel(pk_qp_t *q, int id);
