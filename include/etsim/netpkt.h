@@ -301,6 +301,43 @@ uint32_t etsim_netpkt_port_count(const etsim_netpkt_t *n, uint32_t node);
 /* Current sending rate of a message (bits/s), 0 once finished. */
 uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *n, uint64_t id);
 
+/* -------------------------------------------------------------- flow level */
+
+/*
+ * The same network at flow level: each message is one flow over the route
+ * the packet level would take (same BFS/ECMP hash); link capacity is shared
+ * max-min fairly, recomputed (progressive filling) only over the connected
+ * group of flows and links that a start or finish touches.  A flow's rate
+ * is also capped at its NIC rate and, with HAS_WIN, at window / base RTT.
+ * Bytes on the wire include the per-packet headers of the configured CC
+ * (36 B, +42 B with HPCC INT, +8 B TIMELY).  Completion adds what a packet
+ * would see on an empty path: propagation, one MTU of store-and-forward per
+ * extra hop and, for ACKED, the ACK's return.  No queues, PFC or CC
+ * dynamics.  Same message/callback/stat types as the packet level.
+ */
+typedef struct etsim_netflow etsim_netflow_t;
+
+int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
+                         const etsim_netpkt_cfg_t *cfg, etsim_error_t *err);
+void etsim_netflow_free(etsim_netflow_t *n);
+void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct);
+int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
+                       uint64_t *out_id, etsim_error_t *err);
+int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps,
+                            etsim_error_t *err);
+int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
+int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id,
+                           etsim_netpkt_msg_stat_t *out);
+/* Current max-min rate of a message in bits/s (0 before start / after). */
+double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id);
+
+typedef struct etsim_netflow_stats {
+  uint64_t events, recomputes, flows_rated; /* rated: flow-rate assignments */
+  uint64_t msgs, msgs_done;
+  int64_t last_done_ps;
+} etsim_netflow_stats_t;
+void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s);
+
 /* ns-3 address of a host: 0x0b000001 + (id/256)*0x10000 + (id%256)*0x100. */
 uint32_t etsim_netpkt_host_ip(uint32_t node);
 

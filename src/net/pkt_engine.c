@@ -1252,6 +1252,26 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   return 0;
 }
 
+uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+                 uint16_t dport, uint32_t *out, uint32_t max) {
+  uint32_t sip = etsim_netpkt_host_ip(src), dip = etsim_netpkt_host_ip(dst);
+  uint32_t dhi = n->nodes[dst].host_idx, v = src, k = 0;
+  while (v != dst && k < max) {
+    const pk_node_t *nd = &n->nodes[v];
+    uint32_t lo = nd->rt_off[dhi], c = nd->rt_off[dhi + 1] - lo;
+    if (!c)
+      return 0;
+    /* the NIC hashes with seed 0 (as etsim_netpkt_send), switches with
+     * their id */
+    uint32_t h = murmur12(sip, dip, sport | ((uint32_t)dport << 16),
+                          nd->is_switch ? v : 0);
+    uint32_t gp = nd->port0 + nd->rt_port[lo + h % c];
+    out[k++] = gp;
+    v = n->ports[gp].peer;
+  }
+  return v == dst ? k : 0;
+}
+
 void etsim_netpkt_finish(etsim_netpkt_t *net) {
   pk_net_t *n = (pk_net_t *)net;
   if (!n->qlen || !n->qlen_on)

@@ -239,6 +239,12 @@ void pk_timer_cancel(pk_qp_t *q, int id);
 extern const pk_cc_ops_t pk_cc_none, pk_cc_dcqcn, pk_cc_hpcc, pk_cc_timely,
     pk_cc_dctcp;
 
+/* The directed links (global port indices) a packet of (src, dst, sport,
+ * dport) crosses, chosen exactly as the packet engine routes; returns the
+ * hop count (0 when max is too small).  Used by the flow-level model. */
+uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+                 uint16_t dport, uint32_t *out, uint32_t max);
+
 /* parse helpers shared by the readers */
 int pk_parse_u64(const char *s, uint64_t *out);
 int pk_parse_double(const char *s, double *out);

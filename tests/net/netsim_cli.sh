@@ -30,6 +30,13 @@ done
 awk '{ if ($1 !~ /^0b000[1-8]01$/ || $2 != "0b000001" || $5 != 1000000) exit 1 }' "$T/fct.none" ||
   fail "incast FCT fields"
 
+# flow level on the same files: same FCT line format, within 5 % of 668,091
+"$BIN" netsim --quiet --backend flow --fct "$T/fct.flow" "$EX/incast8.cfg" || fail "flow exit $?"
+[ "$(wc -l < "$T/fct.flow")" -eq 8 ] || fail "flow: 8 FCT lines"
+awk '{ if ($7 > m) m = $7 } END { d = m - 668091; if (d < 0) d = -d; exit !(d <= 0.05 * 668091) }' "$T/fct.flow" ||
+  fail "flow-level incast: $(sort -k7n "$T/fct.flow" | tail -1)"
+"$BIN" netsim --backend fluid "$EX/single.cfg" 2> /dev/null; [ $? -eq 2 ] || fail "bad backend exit"
+
 # small buffers: PFC fires, its file has ns-3's 'time node type ifindex 1|0'
 "$BIN" netsim --json --set BUFFER_SIZE=1 --set HAS_WIN=0 --pfc "$T/pfc" \
   --qlen "$T/qlen" --set QLEN_MON_END=700000 "$EX/incast8.cfg" > "$T/json" || fail "pfc run exit $?"
