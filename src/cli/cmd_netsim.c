@@ -28,6 +28,9 @@ static const char *usage =
     "  --fct PATH       FCT output (overrides FCT_OUTPUT_FILE; - is stdout)\n"
     "  --pfc PATH       PFC output (overrides PFC_OUTPUT_FILE)\n"
     "  --qlen PATH      queue-length output (overrides QLEN_MON_FILE)\n"
+    "  --ports PATH     per-port table: node ifindex peer rate_bps tx_bytes\n"
+    "                   utilisation (until the last completion)\n"
+    "                   pauses_received paused_us peak_queue_bytes\n"
     "  --seed N         seed for ECN and loss draws (default 1)\n"
     "  --json           print the summary as JSON\n"
     "  --quiet          no summary\n"
@@ -134,6 +137,7 @@ done:
 
 int etsim_cmd_netsim(int argc, char **argv) {
   const char *backend = "packet";
+  const char *ports = NULL;
   const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL,
              *cc = NULL, *seed = NULL;
   const char *sets[64];
@@ -167,6 +171,10 @@ int etsim_cmd_netsim(int argc, char **argv) {
       if (r < 0)
         return ETSIM_EXIT_USAGE;
       cc = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--ports", &v))) {
+      if (r < 0)
+        return ETSIM_EXIT_USAGE;
+      ports = v;
     } else if ((r = cli_opt(argc, argv, &i, "--seed", &v))) {
       if (r < 0)
         return ETSIM_EXIT_USAGE;
@@ -241,7 +249,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
   }
   etsim_netpkt_t *net = NULL;
   int code = ETSIM_EXIT_OK;
-  out_t of = {0}, op = {0}, oq = {0};
+  out_t of = {0}, op = {0}, oq = {0}, ot = {0};
   if (!strcmp(backend, "flow")) {
     code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file,
                     json, quiet);
@@ -289,8 +297,30 @@ int etsim_cmd_netsim(int argc, char **argv) {
     goto done;
   }
   etsim_netpkt_finish(net);
-  out_t *outs[3] = {&of, &op, &oq};
-  for (int k = 0; k < 3; k++)
+  if (ports) {
+    if (open_out(&ot, ports, &err)) {
+      code = cli_fail(&err);
+      goto done;
+    }
+    FILE *pf = ot.f.fp;
+    etsim_netpkt_stats_t s0;
+    etsim_netpkt_get_stats(net, &s0);
+    /* utilisation over [0, last completion] (monitors may run longer) */
+    int64_t span = s0.last_done_ps > 0 ? s0.last_done_ps : etsim_netpkt_now(net);
+    for (uint32_t v = 0; v < topo.n_nodes; v++)
+      for (uint32_t k = 1; k <= etsim_netpkt_port_count(net, v); k++) {
+        etsim_netpkt_port_stat_t ps;
+        etsim_netpkt_port_stat(net, v, k, &ps);
+        double util = span > 0 ? (double)ps.tx_bytes * 8 /
+                                     ((double)span * 1e-12 * (double)ps.rate_bps)
+                               : 0;
+        fprintf(pf, "%u %u %u %" PRIu64 " %" PRIu64 " %.6f %" PRIu64 " %.3f %" PRIu64 "\n",
+                v, k, ps.peer, ps.rate_bps, ps.tx_bytes, util, ps.pauses_rx,
+                (double)ps.paused_ps / 1e6, ps.qbytes_peak);
+      }
+  }
+  out_t *outs[4] = {&of, &op, &oq, &ot};
+  for (int k = 0; k < 4; k++)
     if (outs[k]->open) {
       outs[k]->open = 0;
       if (etsim_outfile_commit(&outs[k]->f, &err)) {
@@ -363,6 +393,8 @@ done:
     etsim_outfile_abort(&op.f);
   if (oq.open)
     etsim_outfile_abort(&oq.f);
+  if (ot.open)
+    etsim_outfile_abort(&ot.f);
   etsim_netpkt_free(net);
   etsim_free(flows);
   etsim_netpkt_topo_free(&topo);

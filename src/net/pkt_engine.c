@@ -829,6 +829,10 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
     }
     pk_ev_t e;
     pk_heap_pop(&n->heap, &e);
+    if (e.kind == EV_WATCHDOG && !n->n_active) {
+      n->watchdog_on = 0; /* idle: the clock stays at the last real event */
+      continue;
+    }
     n->now = e.t;
     n->st.events++;
     int rc = on_event(n, &e, err);

@@ -39,7 +39,10 @@ awk '{ if ($7 > m) m = $7 } END { d = m - 668091; if (d < 0) d = -d; exit !(d <=
 
 # small buffers: PFC fires, its file has ns-3's 'time node type ifindex 1|0'
 "$BIN" netsim --json --set BUFFER_SIZE=1 --set HAS_WIN=0 --pfc "$T/pfc" \
-  --qlen "$T/qlen" --set QLEN_MON_END=700000 "$EX/incast8.cfg" > "$T/json" || fail "pfc run exit $?"
+  --qlen "$T/qlen" --ports "$T/ports" --set QLEN_MON_END=700000 "$EX/incast8.cfg" > "$T/json" || fail "pfc run exit $?"
+awk '$1 == 9 && $2 == 1 { f = ($3 == 0 && $5 == 8288000 && $6 >= 0.98 && $6 <= 1) } END { exit !f }' "$T/ports" ||
+  fail "ports table, switch 9 port 1: $(grep '^9 1 ' "$T/ports")"
+awk '$1 >= 1 && $1 <= 8 { p += $7 } END { exit !(p > 0) }' "$T/ports" || fail "ports table: host pauses"
 grep -q '"drops_buffer": 0' "$T/json" || fail "lossless: $(cat "$T/json")"
 [ -s "$T/pfc" ] || fail "no PFC events"
 awk '{ if (NF != 5 || $2 < 1 || $2 > 8 || $3 != 0 || $4 != 1 || ($5 != 0 && $5 != 1)) exit 1 }' "$T/pfc" ||
