@@ -84,4 +84,15 @@ printf '1\n0 2 3 100 1000 0\n' > "$T/f2"
 [ $rc -eq 2 ] || fail "flow to a switch exit $rc"
 grep -q "^etsim: $T/f2:2: flow destination 2 is not a host" "$T/e" || fail "flow to switch: $(cat "$T/e")"
 "$BIN" netsim --frob "$EX/single.cfg" 2> /dev/null; [ $? -eq 2 ] || fail "unknown option exit"
+# the reference table: etsim's packet-level numbers reproduce exactly, and
+# agree with ns-3 within 5 % except where the table records a known gap
+grep -v '^#' "$EX/reference.csv" | tail -n +2 | while IFS=, read -r name cfg cc ns3 pkt flow gap; do
+  "$BIN" netsim --quiet --cc "$cc" --fct "$T/ref" "$EX/$cfg" || fail "$cfg $cc exit $?"
+  got=$(awk '{ if ($7 > m) m = $7 } END { print m }' "$T/ref")
+  [ "$got" = "$pkt" ] || fail "$name ($cc): $got ns, table says $pkt"
+  if [ -z "$gap" ]; then
+    awk -v a="$got" -v b="$ns3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }' ||
+      fail "$name ($cc): $got ns vs ns-3 $ns3 ns"
+  fi
+done || exit 1
 echo ok
