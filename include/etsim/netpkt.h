@@ -94,6 +94,23 @@ int etsim_netpkt_topo_clos2(etsim_netpkt_topo_t *t, uint32_t leaves,
                             uint64_t host_bps, uint64_t fabric_bps,
                             int64_t delay_ps);
 
+/* fattree: k-ary three-tier fat-tree (k even): k pods of k/2 edge and k/2
+ *   aggregation switches, (k/2)^2 cores; hosts_per_edge hosts on each edge
+ *   switch (k/2 gives 1:1, more oversubscribes the edge).  Ids: hosts, then
+ *   edges (pod-major), aggregations, cores.
+ * rail: `nodes` servers of `gpus` NPUs each.  NPU g of every server links
+ *   to rail switch g (nic_bps); each server's NPUs share one NVLink-style
+ *   scale-up switch (nvlink_bps); `spines` switches join all rails
+ *   (fabric_bps, 0 spines: no cross-rail path).  Ids: NPUs (server-major),
+ *   then rail switches, scale-up switches, spines. */
+int etsim_netpkt_topo_fattree(etsim_netpkt_topo_t *t, uint32_t k,
+                              uint32_t hosts_per_edge, uint64_t rate_bps,
+                              int64_t delay_ps);
+int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes,
+                           uint32_t gpus, uint32_t spines, uint64_t nic_bps,
+                           uint64_t nvlink_bps, uint64_t fabric_bps,
+                           int64_t delay_ps);
+
 /* Parse "100Gbps", "50Mb/s", "25000000000" into bits/s; 0 or ETSIM_EINVAL. */
 int etsim_netpkt_parse_rate(const char *s, uint64_t *out_bps);
 /* Parse "0.001ms", "1us", "500ns", "2" (seconds) into ps; 0 or EINVAL. */

@@ -97,6 +97,64 @@ int etsim_netpkt_topo_clos2(etsim_netpkt_topo_t *t, uint32_t leaves,
   return 0;
 }
 
+int etsim_netpkt_topo_fattree(etsim_netpkt_topo_t *t, uint32_t k,
+                              uint32_t hosts_per_edge, uint64_t rate_bps,
+                              int64_t delay_ps) {
+  if (k < 2 || k % 2 || !hosts_per_edge || k > 256)
+    return ETSIM_EINVAL;
+  uint32_t h2 = k / 2, ne = k * h2, nh = ne * hosts_per_edge, nc = h2 * h2;
+  uint32_t e0 = nh, a0 = nh + ne, c0 = nh + 2 * ne;
+  int rc = etsim_netpkt_topo_init(t, c0 + nc);
+  if (rc)
+    return rc;
+  for (uint32_t v = nh; v < t->n_nodes; v++)
+    t->is_switch[v] = 1;
+  for (uint32_t h = 0; h < nh; h++)
+    if ((rc = etsim_netpkt_topo_add_link(t, h, e0 + h / hosts_per_edge,
+                                         rate_bps, delay_ps, 0, NULL)))
+      return rc;
+  for (uint32_t p = 0; p < k; p++)
+    for (uint32_t e = 0; e < h2; e++)
+      for (uint32_t a = 0; a < h2; a++)
+        if ((rc = etsim_netpkt_topo_add_link(t, e0 + p * h2 + e, a0 + p * h2 + a,
+                                             rate_bps, delay_ps, 0, NULL)))
+          return rc;
+  for (uint32_t p = 0; p < k; p++)
+    for (uint32_t a = 0; a < h2; a++)
+      for (uint32_t c = 0; c < h2; c++)
+        if ((rc = etsim_netpkt_topo_add_link(t, a0 + p * h2 + a, c0 + a * h2 + c,
+                                             rate_bps, delay_ps, 0, NULL)))
+          return rc;
+  return 0;
+}
+
+int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes,
+                           uint32_t gpus, uint32_t spines, uint64_t nic_bps,
+                           uint64_t nvlink_bps, uint64_t fabric_bps,
+                           int64_t delay_ps) {
+  if (!nodes || !gpus)
+    return ETSIM_EINVAL;
+  uint32_t nh = nodes * gpus, r0 = nh, u0 = nh + gpus, s0 = u0 + nodes;
+  int rc = etsim_netpkt_topo_init(t, s0 + spines);
+  if (rc)
+    return rc;
+  for (uint32_t v = nh; v < t->n_nodes; v++)
+    t->is_switch[v] = 1;
+  for (uint32_t n = 0; n < nodes; n++)
+    for (uint32_t g = 0; g < gpus; g++) {
+      uint32_t h = n * gpus + g;
+      if ((rc = etsim_netpkt_topo_add_link(t, h, r0 + g, nic_bps, delay_ps, 0, NULL)) ||
+          (rc = etsim_netpkt_topo_add_link(t, h, u0 + n, nvlink_bps, delay_ps, 0, NULL)))
+        return rc;
+    }
+  for (uint32_t g = 0; g < gpus; g++)
+    for (uint32_t s = 0; s < spines; s++)
+      if ((rc = etsim_netpkt_topo_add_link(t, r0 + g, s0 + s, fabric_bps,
+                                           delay_ps, 0, NULL)))
+        return rc;
+  return 0;
+}
+
 /* ------------------------------------------------------------ unit parsing */
 
 int etsim_netpkt_parse_rate(const char *s, uint64_t *out_bps) {

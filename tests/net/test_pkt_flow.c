@@ -187,12 +187,55 @@ static void test_cross_level_ring(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* One 1000-byte packet on an empty path arrives after h x (t + d). */
+static int64_t one_packet(const etsim_netpkt_topo_t *t, uint32_t s, uint32_t d) {
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  c.enable_qcn = 0;
+  etsim_netpkt_t *n;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_netpkt_create(&n, t, &c, &err), 0);
+  etsim_netpkt_msg_t m = {s, d, 1000, 0, 3, 100, NULL, NULL};
+  uint64_t id;
+  assert_int_equal(etsim_netpkt_send(n, &m, &id, &err), 0);
+  assert_int_equal(etsim_netpkt_run_until(n, INT64_MAX, &err), 0);
+  etsim_netpkt_msg_stat_t st;
+  etsim_netpkt_msg_stat(n, id, &st);
+  etsim_netpkt_free(n);
+  return st.delivered_ps;
+}
+
+static void test_generators(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  /* k = 4 fat-tree: 16 hosts, 8 edge, 8 aggregation, 4 core switches */
+  assert_int_equal(etsim_netpkt_topo_fattree(&t, 4, 2, G100, US), 0);
+  assert_int_equal(t.n_nodes, 36);
+  assert_int_equal(t.n_links, 48);
+  const int64_t hop = 82880 + US; /* 1036 B at 100 Gb/s + 1 us */
+  assert_int_equal(one_packet(&t, 0, 1), 2 * hop);  /* same edge */
+  assert_int_equal(one_packet(&t, 0, 2), 4 * hop);  /* same pod */
+  assert_int_equal(one_packet(&t, 0, 15), 6 * hop); /* across pods */
+  etsim_netpkt_topo_free(&t);
+  /* rail-optimised: 2 servers x 4 NPUs, NVLink 400 Gb/s, 1 spine */
+  assert_int_equal(etsim_netpkt_topo_rail(&t, 2, 4, 1, G100, 4 * G100, G100, US), 0);
+  assert_int_equal(t.n_nodes, 8 + 4 + 2 + 1);
+  assert_int_equal(t.n_links, 16 + 4);
+  const int64_t nv = 20720 + US; /* 1036 B at 400 Gb/s */
+  assert_int_equal(one_packet(&t, 0, 1), 2 * nv);   /* same server: NVLink */
+  assert_int_equal(one_packet(&t, 0, 4), 2 * hop);  /* same rail */
+  assert_int_equal(one_packet(&t, 0, 5), 4 * hop);  /* other rail, via spine */
+  etsim_netpkt_topo_free(&t);
+  assert_int_equal(etsim_netpkt_topo_fattree(&t, 3, 2, G100, US), ETSIM_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_flow_line_rate),
       cmocka_unit_test(test_n_to_one_fair),
       cmocka_unit_test(test_parking_lot),
       cmocka_unit_test(test_cross_level_ring),
+      cmocka_unit_test(test_generators),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
