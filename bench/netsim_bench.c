@@ -10,7 +10,7 @@
  *             (only with "all" or "ar128"; STEPS=k runs the first k steps)
  * Prints simulated completion, wall time, events/s and packets/s.
  *
- *   bench_netsim_bench [incast8|ring16|a2a16|ar128|all] [CC_MODE]
+ *   bench_netsim_bench [incast8|ring16|a2a16|ar128|all] [CC_MODE] [KEY=VALUE...]
  */
 #include "etsim/netpkt.h"
 
@@ -154,9 +154,18 @@ int main(int argc, char **argv) {
   etsim_netpkt_cfg_t c;
   etsim_netpkt_cfg_default(&c);
   c.tx_round_ps = 1000; /* as ns-3 */
-  if (argc > 2) {
+  for (int i = 2; i < argc; i++) {
     etsim_error_t err = {0};
-    if (etsim_netpkt_cfg_set(&c, "CC_MODE", argv[2], &err)) {
+    char key[128];
+    const char *eq = strchr(argv[i], '=');
+    int rc;
+    if (eq && (size_t)(eq - argv[i]) < sizeof key) {
+      memcpy(key, argv[i], (size_t)(eq - argv[i]));
+      key[eq - argv[i]] = 0;
+      rc = etsim_netpkt_cfg_set(&c, key, eq + 1, &err);
+    } else
+      rc = etsim_netpkt_cfg_set(&c, "CC_MODE", argv[i], &err);
+    if (rc) {
       fprintf(stderr, "%s\n", err.msg);
       return 2;
     }
