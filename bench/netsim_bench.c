@@ -10,7 +10,8 @@
  *             (only with "all" or "ar128"; STEPS=k runs the first k steps)
  * Prints simulated completion, wall time, events/s and packets/s.
  *
- *   bench_netsim_bench [incast8|ring16|a2a16|ar128|all] [CC_MODE] [KEY=VALUE...]
+ *   bench_netsim_bench [incast8|ring16|a2a16|ar128|all] [CC_MODE]
+ * [KEY=VALUE...]
  */
 #include "etsim/netpkt.h"
 
@@ -32,13 +33,13 @@ static double now_s(void) {
 /* Ring all-reduce driver: NPU i sends step k+1 once step k from i-1 has
  * arrived (and its own step k was sent: steps go out in order). */
 typedef struct {
-  int flow;           /* 1: flow level */
+  int flow; /* 1: flow level */
   void *net;
   uint32_t n, steps;
   uint64_t chunk;
   uint32_t *step_recv; /* steps received per NPU */
   uint32_t *step_sent;
-  uint64_t *msg_src;   /* message id -> sender */
+  uint64_t *msg_src; /* message id -> sender */
   size_t n_msg, cap_msg;
 } ring_t;
 
@@ -103,13 +104,13 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
   } else {
     for (uint32_t i = 0; i < nh; i++)
       for (uint32_t j = 0; j < nh; j++) {
-        int on = scenario == 0 ? (j == 0 && i > 0 && i <= 8)
+        int on = scenario == 0   ? (j == 0 && i > 0 && i <= 8)
                  : scenario == 1 ? j == (i + 1) % nh
                                  : i != j;
         if (!on)
           continue;
-        etsim_netpkt_msg_t m = {i, j, scenario == 0 ? 1000000 : 4000000, 0, 3, 100,
-                                NULL, NULL};
+        etsim_netpkt_msg_t m = {
+            i, j, scenario == 0 ? 1000000 : 4000000, 0, 3, 100, NULL, NULL};
         rc = level ? etsim_netflow_send(net, &m, NULL, &err)
                    : etsim_netpkt_send(net, &m, NULL, &err);
         if (rc) {
@@ -128,7 +129,8 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
   if (level) {
     etsim_netflow_stats_t st;
     etsim_netflow_get_stats(net, &st);
-    printf("%-8s flow    done %6" PRIu64 "/%-6" PRIu64 " last %12.3f us  wall %8.4f s  "
+    printf("%-8s flow    done %6" PRIu64 "/%-6" PRIu64
+           " last %12.3f us  wall %8.4f s  "
            "%10.0f events/s\n",
            name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall,
            (double)st.events / wall);
@@ -137,11 +139,13 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
     etsim_netpkt_stats_t st;
     etsim_netpkt_get_stats(net, &st);
     uint64_t pk = st.data_pkts + st.ack_pkts + st.pfc_frames;
-    printf("%-8s packet  done %6" PRIu64 "/%-6" PRIu64 " last %12.3f us  wall %8.4f s  "
+    printf("%-8s packet  done %6" PRIu64 "/%-6" PRIu64
+           " last %12.3f us  wall %8.4f s  "
            "%10.0f events/s  %10.0f packets/s  (%" PRIu64 " events, %" PRIu64
            " packet hops, %" PRIu64 " pauses)\n",
            name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall,
-           (double)st.events / wall, (double)pk / wall, st.events, pk, st.pauses);
+           (double)st.events / wall, (double)pk / wall, st.events, pk,
+           st.pauses);
     etsim_netpkt_free(net);
   }
   free(ring.step_recv);

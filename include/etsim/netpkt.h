@@ -45,10 +45,10 @@ extern "C" {
 /* One full-duplex link between nodes a and b. */
 typedef struct etsim_netpkt_link {
   uint32_t a, b;
-  uint64_t rate_bps;  /* each direction */
-  int64_t delay_ps;   /* propagation, one way */
-  double error_rate;  /* packet loss probability at each receiver, [0, 1) */
-  uint32_t line;      /* line in the topology file (0 when built in code) */
+  uint64_t rate_bps; /* each direction */
+  int64_t delay_ps;  /* propagation, one way */
+  double error_rate; /* packet loss probability at each receiver, [0, 1) */
+  uint32_t line;     /* line in the topology file (0 when built in code) */
 } etsim_netpkt_link_t;
 
 /*
@@ -58,10 +58,10 @@ typedef struct etsim_netpkt_link {
  */
 typedef struct etsim_netpkt_topo {
   uint32_t n_nodes;
-  uint8_t *is_switch;          /* n_nodes entries */
+  uint8_t *is_switch; /* n_nodes entries */
   etsim_netpkt_link_t *links;
   size_t n_links, cap_links;
-  char *name;                  /* file name for messages, may be NULL */
+  char *name; /* file name for messages, may be NULL */
 } etsim_netpkt_topo_t;
 
 /* An empty graph of n_nodes hosts.  0 or ETSIM_ENOMEM. */
@@ -136,53 +136,53 @@ enum {
  * that ASTRA-sim ships, with CC_MODE 0.
  */
 typedef struct etsim_netpkt_cfg {
-  int enable_qcn;              /* ENABLE_QCN: ECN marking at switches */
-  int use_dynamic_pfc;         /* USE_DYNAMIC_PFC_THRESHOLD (always dynamic) */
-  uint32_t payload_bytes;      /* PACKET_PAYLOAD_SIZE */
-  int cc_mode;                 /* CC_MODE */
-  double alpha_resume_us;      /* ALPHA_RESUME_INTERVAL */
-  double rate_decrease_us;     /* RATE_DECREASE_INTERVAL */
-  int clamp_target_rate;       /* CLAMP_TARGET_RATE */
-  double rp_timer_us;          /* RP_TIMER */
-  double ewma_gain;            /* EWMA_GAIN (DCQCN and DCTCP g) */
-  uint32_t fast_recovery_times;/* FAST_RECOVERY_TIMES */
-  uint64_t rate_ai_bps;        /* RATE_AI */
-  uint64_t rate_hai_bps;       /* RATE_HAI */
-  uint64_t min_rate_bps;       /* MIN_RATE */
-  uint64_t dctcp_rate_ai_bps;  /* DCTCP_RATE_AI */
-  double error_rate_per_link;  /* ERROR_RATE_PER_LINK (links with 0) */
-  uint32_t l2_chunk_size;      /* L2_CHUNK_SIZE */
-  uint32_t l2_ack_interval;    /* L2_ACK_INTERVAL */
-  int l2_back_to_zero;         /* L2_BACK_TO_ZERO */
-  int has_win;                 /* HAS_WIN */
-  int global_t;                /* GLOBAL_T */
-  int var_win;                 /* VAR_WIN */
-  int fast_react;              /* FAST_REACT */
-  double u_target;             /* U_TARGET */
-  uint32_t mi_thresh;          /* MI_THRESH */
-  uint32_t int_multi;          /* INT_MULTI (accepted; INT is exact here) */
-  int multi_rate;              /* MULTI_RATE (only 0) */
-  int sample_feedback;         /* SAMPLE_FEEDBACK */
-  int rate_bound;              /* RATE_BOUND */
-  int ack_high_prio;           /* ACK_HIGH_PRIO */
-  uint32_t n_ecn;              /* KMIN/KMAX/PMAX_MAP entries */
+  int enable_qcn;               /* ENABLE_QCN: ECN marking at switches */
+  int use_dynamic_pfc;          /* USE_DYNAMIC_PFC_THRESHOLD (always dynamic) */
+  uint32_t payload_bytes;       /* PACKET_PAYLOAD_SIZE */
+  int cc_mode;                  /* CC_MODE */
+  double alpha_resume_us;       /* ALPHA_RESUME_INTERVAL */
+  double rate_decrease_us;      /* RATE_DECREASE_INTERVAL */
+  int clamp_target_rate;        /* CLAMP_TARGET_RATE */
+  double rp_timer_us;           /* RP_TIMER */
+  double ewma_gain;             /* EWMA_GAIN (DCQCN and DCTCP g) */
+  uint32_t fast_recovery_times; /* FAST_RECOVERY_TIMES */
+  uint64_t rate_ai_bps;         /* RATE_AI */
+  uint64_t rate_hai_bps;        /* RATE_HAI */
+  uint64_t min_rate_bps;        /* MIN_RATE */
+  uint64_t dctcp_rate_ai_bps;   /* DCTCP_RATE_AI */
+  double error_rate_per_link;   /* ERROR_RATE_PER_LINK (links with 0) */
+  uint32_t l2_chunk_size;       /* L2_CHUNK_SIZE */
+  uint32_t l2_ack_interval;     /* L2_ACK_INTERVAL */
+  int l2_back_to_zero;          /* L2_BACK_TO_ZERO */
+  int has_win;                  /* HAS_WIN */
+  int global_t;                 /* GLOBAL_T */
+  int var_win;                  /* VAR_WIN */
+  int fast_react;               /* FAST_REACT */
+  double u_target;              /* U_TARGET */
+  uint32_t mi_thresh;           /* MI_THRESH */
+  uint32_t int_multi;           /* INT_MULTI (accepted; INT is exact here) */
+  int multi_rate;               /* MULTI_RATE (only 0) */
+  int sample_feedback;          /* SAMPLE_FEEDBACK */
+  int rate_bound;               /* RATE_BOUND */
+  int ack_high_prio;            /* ACK_HIGH_PRIO */
+  uint32_t n_ecn;               /* KMIN/KMAX/PMAX_MAP entries */
   uint64_t ecn_rate_bps[ETSIM_NETPKT_MAX_ECN_RATES];
   uint32_t kmin_kb[ETSIM_NETPKT_MAX_ECN_RATES];
   uint32_t kmax_kb[ETSIM_NETPKT_MAX_ECN_RATES];
   double pmax[ETSIM_NETPKT_MAX_ECN_RATES];
-  uint32_t buffer_mb;          /* BUFFER_SIZE (MiB per switch) */
-  int64_t qlen_mon_start_ns;   /* QLEN_MON_START */
-  int64_t qlen_mon_end_ns;     /* QLEN_MON_END */
-  int64_t stop_ps;             /* SIMULATOR_STOP_TIME (s in the file) */
+  uint32_t buffer_mb;        /* BUFFER_SIZE (MiB per switch) */
+  int64_t qlen_mon_start_ns; /* QLEN_MON_START */
+  int64_t qlen_mon_end_ns;   /* QLEN_MON_END */
+  int64_t stop_ps;           /* SIMULATOR_STOP_TIME (s in the file) */
   /* TIMELY class defaults (not ns-3 config keys; etsim extensions). */
   double timely_alpha, timely_beta;
   int64_t timely_tlow_ns, timely_thigh_ns, timely_minrtt_ns;
-  double nack_interval_us;     /* receiver NACK suppression (500 µs) */
+  double nack_interval_us; /* receiver NACK suppression (500 µs) */
   /* etsim extensions */
-  uint64_t seed;               /* SEED: ECN and loss draws */
-  int64_t tx_round_ps;         /* TX_ROUND_PS: round serialisation (ns-3: 1000) */
-  int64_t stall_ps;            /* STALL_TIMEOUT_US: no progress -> report */
-  int64_t qlen_interval_ns;    /* QLEN_MON_INTERVAL (100 ns) */
+  uint64_t seed;            /* SEED: ECN and loss draws */
+  int64_t tx_round_ps;      /* TX_ROUND_PS: round serialisation (ns-3: 1000) */
+  int64_t stall_ps;         /* STALL_TIMEOUT_US: no progress -> report */
+  int64_t qlen_interval_ns; /* QLEN_MON_INTERVAL (100 ns) */
   /* files (FILE keys), resolved by etsim_netpkt_cfg_load */
   char topology_file[ETSIM_NETPKT_PATH_MAX];
   char flow_file[ETSIM_NETPKT_PATH_MAX];
@@ -268,8 +268,7 @@ int etsim_netpkt_send(etsim_netpkt_t *n, const etsim_netpkt_msg_t *m,
 /* Process every event with time <= t_ps (INT64_MAX: until idle or stop).
  * Returns 0, or ETSIM_EDEADLOCK when flows stall (a PFC cycle is named in
  * the message when there is one; otherwise the stuck flows). */
-int etsim_netpkt_run_until(etsim_netpkt_t *n, int64_t t_ps,
-                           etsim_error_t *err);
+int etsim_netpkt_run_until(etsim_netpkt_t *n, int64_t t_ps, etsim_error_t *err);
 /* Time of the earliest pending event, INT64_MAX when none. */
 int64_t etsim_netpkt_next_time(const etsim_netpkt_t *n);
 int64_t etsim_netpkt_now(const etsim_netpkt_t *n);
@@ -293,11 +292,11 @@ int etsim_netpkt_msg_stat(const etsim_netpkt_t *n, uint64_t id,
 typedef struct etsim_netpkt_stats {
   uint64_t events, data_pkts, ack_pkts, pfc_frames;
   uint64_t drops_buffer, drops_error, ecn_marks, cnps;
-  uint64_t pauses, resumes;        /* pause/resume frames received */
-  int64_t paused_ps;               /* sum over ports/priorities of paused time */
+  uint64_t pauses, resumes; /* pause/resume frames received */
+  int64_t paused_ps;        /* sum over ports/priorities of paused time */
   uint64_t msgs, msgs_done;
-  int64_t last_done_ps;            /* last ACKED time */
-  uint64_t max_switch_buffer_bytes;/* peak shared-buffer occupancy */
+  int64_t last_done_ps;             /* last ACKED time */
+  uint64_t max_switch_buffer_bytes; /* peak shared-buffer occupancy */
 } etsim_netpkt_stats_t;
 void etsim_netpkt_get_stats(const etsim_netpkt_t *n, etsim_netpkt_stats_t *s);
 
@@ -353,7 +352,8 @@ typedef struct etsim_netflow_stats {
   uint64_t msgs, msgs_done;
   int64_t last_done_ps;
 } etsim_netflow_stats_t;
-void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s);
+void etsim_netflow_get_stats(const etsim_netflow_t *n,
+                             etsim_netflow_stats_t *s);
 
 /* ns-3 address of a host: 0x0b000001 + (id/256)*0x10000 + (id%256)*0x100. */
 uint32_t etsim_netpkt_host_ip(uint32_t node);

@@ -39,11 +39,16 @@ static const char *usage =
 
 static const char *cc_name(int m) {
   switch (m) {
-  case ETSIM_NETPKT_CC_DCQCN: return "dcqcn";
-  case ETSIM_NETPKT_CC_HPCC: return "hpcc";
-  case ETSIM_NETPKT_CC_TIMELY: return "timely";
-  case ETSIM_NETPKT_CC_DCTCP: return "dctcp";
-  default: return "none";
+  case ETSIM_NETPKT_CC_DCQCN:
+    return "dcqcn";
+  case ETSIM_NETPKT_CC_HPCC:
+    return "hpcc";
+  case ETSIM_NETPKT_CC_TIMELY:
+    return "timely";
+  case ETSIM_NETPKT_CC_DCTCP:
+    return "dctcp";
+  default:
+    return "none";
   }
 }
 
@@ -79,11 +84,17 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   int code = ETSIM_EXIT_OK;
   out_t of = {0};
   for (size_t i = 0; i < n_flows; i++) {
-    etsim_netpkt_msg_t m = {flows[i].src, flows[i].dst, flows[i].size_bytes,
-                            flows[i].start_ps, (uint8_t)flows[i].pg,
-                            (uint16_t)flows[i].dport, NULL, NULL};
+    etsim_netpkt_msg_t m = {flows[i].src,
+                            flows[i].dst,
+                            flows[i].size_bytes,
+                            flows[i].start_ps,
+                            (uint8_t)flows[i].pg,
+                            (uint16_t)flows[i].dport,
+                            NULL,
+                            NULL};
     if (etsim_netflow_send(net, &m, NULL, &err)) {
-      fprintf(stderr, "etsim: %s:%u: %s\n", cfg->flow_file, flows[i].line, err.msg);
+      fprintf(stderr, "etsim: %s:%u: %s\n", cfg->flow_file, flows[i].line,
+              err.msg);
       code = ETSIM_EXIT_USAGE;
       goto done;
     }
@@ -100,7 +111,8 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
     goto done;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  double wall = (double)(t1.tv_sec - t0.tv_sec) +
+                1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   if (of.open) {
     of.open = 0;
     if (etsim_outfile_commit(&of.f, &err)) {
@@ -123,9 +135,11 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
            st.recomputes, wall);
   else {
     printf("%s (flow level)\n", input);
-    printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
+    printf("  flows            %" PRIu64 " done of %" PRIu64
+           ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
-    printf("  work             %" PRIu64 " events, %" PRIu64 " re-ratings in %.3f s\n",
+    printf("  work             %" PRIu64 " events, %" PRIu64
+           " re-ratings in %.3f s\n",
            st.events, st.recomputes, wall);
   }
 done:
@@ -138,8 +152,8 @@ done:
 int etsim_cmd_netsim(int argc, char **argv) {
   const char *backend = "packet";
   const char *ports = NULL;
-  const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL,
-             *cc = NULL, *seed = NULL;
+  const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL, *cc = NULL,
+             *seed = NULL;
   const char *sets[64];
   int n_sets = 0, json = 0, quiet = 0;
   for (int i = 1; i < argc; i++) {
@@ -165,7 +179,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
       if (r < 0)
         return ETSIM_EXIT_USAGE;
       if (strcmp(v, "packet") && strcmp(v, "flow"))
-        return cli_usage_error("netsim: --backend is packet or flow, not '%s'", v);
+        return cli_usage_error("netsim: --backend is packet or flow, not '%s'",
+                               v);
       backend = v;
     } else if ((r = cli_opt(argc, argv, &i, "--cc", &v))) {
       if (r < 0)
@@ -211,7 +226,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
     char key[128];
     const char *eq = strchr(sets[k], '=');
     if (!eq || eq == sets[k] || (size_t)(eq - sets[k]) >= sizeof key)
-      return cli_usage_error("netsim: --set needs KEY=VALUE, not '%s'", sets[k]);
+      return cli_usage_error("netsim: --set needs KEY=VALUE, not '%s'",
+                             sets[k]);
     memcpy(key, sets[k], (size_t)(eq - sets[k]));
     key[eq - sets[k]] = 0;
     if (etsim_netpkt_cfg_set(&cfg, key, eq + 1, &err)) {
@@ -251,8 +267,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
   int code = ETSIM_EXIT_OK;
   out_t of = {0}, op = {0}, oq = {0}, ot = {0};
   if (!strcmp(backend, "flow")) {
-    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file,
-                    json, quiet);
+    code = run_flow(input, &cfg, &topo, flows, n_flows,
+                    fct ? fct : cfg.fct_file, json, quiet);
     goto done;
   }
   if (etsim_netpkt_create(&net, &topo, &cfg, &err)) {
@@ -260,11 +276,17 @@ int etsim_cmd_netsim(int argc, char **argv) {
     goto done;
   }
   for (size_t i = 0; i < n_flows; i++) {
-    etsim_netpkt_msg_t m = {flows[i].src, flows[i].dst, flows[i].size_bytes,
-                            flows[i].start_ps, (uint8_t)flows[i].pg,
-                            (uint16_t)flows[i].dport, NULL, NULL};
+    etsim_netpkt_msg_t m = {flows[i].src,
+                            flows[i].dst,
+                            flows[i].size_bytes,
+                            flows[i].start_ps,
+                            (uint8_t)flows[i].pg,
+                            (uint16_t)flows[i].dport,
+                            NULL,
+                            NULL};
     if (flows[i].src >= topo.n_nodes || flows[i].dst >= topo.n_nodes) {
-      fprintf(stderr, "etsim: %s:%u: flow %zu: node %u does not exist (%u nodes)\n",
+      fprintf(stderr,
+              "etsim: %s:%u: flow %zu: node %u does not exist (%u nodes)\n",
               cfg.flow_file, flows[i].line, i,
               flows[i].src >= topo.n_nodes ? flows[i].src : flows[i].dst,
               topo.n_nodes);
@@ -272,7 +294,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
       goto done;
     }
     if (etsim_netpkt_send(net, &m, NULL, &err)) {
-      fprintf(stderr, "etsim: %s:%u: %s\n", cfg.flow_file, flows[i].line, err.msg);
+      fprintf(stderr, "etsim: %s:%u: %s\n", cfg.flow_file, flows[i].line,
+              err.msg);
       code = ETSIM_EXIT_USAGE;
       goto done;
     }
@@ -289,7 +312,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = etsim_netpkt_run_until(net, INT64_MAX, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  double wall = (double)(t1.tv_sec - t0.tv_sec) +
+                1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   if (rc) {
     code = rc == ETSIM_EDEADLOCK ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
     if (rc == ETSIM_EDEADLOCK)
@@ -306,15 +330,19 @@ int etsim_cmd_netsim(int argc, char **argv) {
     etsim_netpkt_stats_t s0;
     etsim_netpkt_get_stats(net, &s0);
     /* utilisation over [0, last completion] (monitors may run longer) */
-    int64_t span = s0.last_done_ps > 0 ? s0.last_done_ps : etsim_netpkt_now(net);
+    int64_t span =
+        s0.last_done_ps > 0 ? s0.last_done_ps : etsim_netpkt_now(net);
     for (uint32_t v = 0; v < topo.n_nodes; v++)
       for (uint32_t k = 1; k <= etsim_netpkt_port_count(net, v); k++) {
         etsim_netpkt_port_stat_t ps;
         etsim_netpkt_port_stat(net, v, k, &ps);
-        double util = span > 0 ? (double)ps.tx_bytes * 8 /
-                                     ((double)span * 1e-12 * (double)ps.rate_bps)
-                               : 0;
-        fprintf(pf, "%u %u %u %" PRIu64 " %" PRIu64 " %.6f %" PRIu64 " %.3f %" PRIu64 "\n",
+        double util = span > 0
+                          ? (double)ps.tx_bytes * 8 /
+                                ((double)span * 1e-12 * (double)ps.rate_bps)
+                          : 0;
+        fprintf(pf,
+                "%u %u %u %" PRIu64 " %" PRIu64 " %.6f %" PRIu64
+                " %.3f %" PRIu64 "\n",
                 v, k, ps.peer, ps.rate_bps, ps.tx_bytes, util, ps.pauses_rx,
                 (double)ps.paused_ps / 1e6, ps.qbytes_peak);
       }
@@ -337,11 +365,13 @@ int etsim_cmd_netsim(int argc, char **argv) {
     etsim_netpkt_msg_stat_t ms;
     etsim_netpkt_msg_stat(net, i, &ms);
     if (ms.acked_ps >= 0 && ms.standalone_ps > 0)
-      slow[ns++] = (double)(ms.acked_ps - ms.start_ps) / (double)ms.standalone_ps;
+      slow[ns++] =
+          (double)(ms.acked_ps - ms.start_ps) / (double)ms.standalone_ps;
   }
   if (ns)
     qsort(slow, ns, sizeof *slow, cmp_double);
-  double med = ns ? slow[ns / 2] : 0, p99 = ns ? slow[(ns * 99) / 100 < ns ? (ns * 99) / 100 : ns - 1] : 0;
+  double med = ns ? slow[ns / 2] : 0,
+         p99 = ns ? slow[(ns * 99) / 100 < ns ? (ns * 99) / 100 : ns - 1] : 0;
   double mx = ns ? slow[ns - 1] : 0;
   free(slow);
   uint32_t n_sw = 0;
@@ -353,35 +383,44 @@ int etsim_cmd_netsim(int argc, char **argv) {
   if (quiet)
     goto done;
   if (json) {
-    printf("{\"config\": \"%s\", \"cc\": \"%s\", \"nodes\": %u, \"switches\": %u, "
-           "\"links\": %zu, \"flows\": %" PRIu64 ", \"flows_done\": %" PRIu64
-           ", \"last_done_ns\": %" PRId64 ", \"slowdown_median\": %.4f, "
-           "\"slowdown_p99\": %.4f, \"slowdown_max\": %.4f, \"pauses\": %" PRIu64
-           ", \"resumes\": %" PRIu64 ", \"paused_us\": %.3f, \"drops_buffer\": %" PRIu64
-           ", \"drops_error\": %" PRIu64 ", \"ecn_marks\": %" PRIu64 ", \"cnps\": %" PRIu64
-           ", \"max_buffer_bytes\": %" PRIu64 ", \"events\": %" PRIu64
-           ", \"packets\": %" PRIu64 ", \"wall_s\": %.6f, \"events_per_s\": %.0f, "
-           "\"packets_per_s\": %.0f}\n",
-           input, cc_name(cfg.cc_mode), topo.n_nodes, n_sw, topo.n_links, st.msgs,
-           st.msgs_done, st.last_done_ps / 1000, med, p99, mx, st.pauses,
-           st.resumes, (double)st.paused_ps / 1e6, st.drops_buffer,
-           st.drops_error, st.ecn_marks, st.cnps, st.max_switch_buffer_bytes,
-           st.events, pkts, wall, wall > 0 ? (double)st.events / wall : 0,
-           wall > 0 ? (double)pkts / wall : 0);
+    printf(
+        "{\"config\": \"%s\", \"cc\": \"%s\", \"nodes\": %u, \"switches\": %u, "
+        "\"links\": %zu, \"flows\": %" PRIu64 ", \"flows_done\": %" PRIu64
+        ", \"last_done_ns\": %" PRId64 ", \"slowdown_median\": %.4f, "
+        "\"slowdown_p99\": %.4f, \"slowdown_max\": %.4f, \"pauses\": %" PRIu64
+        ", \"resumes\": %" PRIu64
+        ", \"paused_us\": %.3f, \"drops_buffer\": %" PRIu64
+        ", \"drops_error\": %" PRIu64 ", \"ecn_marks\": %" PRIu64
+        ", \"cnps\": %" PRIu64 ", \"max_buffer_bytes\": %" PRIu64
+        ", \"events\": %" PRIu64 ", \"packets\": %" PRIu64
+        ", \"wall_s\": %.6f, \"events_per_s\": %.0f, "
+        "\"packets_per_s\": %.0f}\n",
+        input, cc_name(cfg.cc_mode), topo.n_nodes, n_sw, topo.n_links, st.msgs,
+        st.msgs_done, st.last_done_ps / 1000, med, p99, mx, st.pauses,
+        st.resumes, (double)st.paused_ps / 1e6, st.drops_buffer, st.drops_error,
+        st.ecn_marks, st.cnps, st.max_switch_buffer_bytes, st.events, pkts,
+        wall, wall > 0 ? (double)st.events / wall : 0,
+        wall > 0 ? (double)pkts / wall : 0);
   } else {
     printf("%s\n", input);
     printf("  network          %u nodes (%u switches), %zu links, cc %s\n",
            topo.n_nodes, n_sw, topo.n_links, cc_name(cfg.cc_mode));
-    printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
+    printf("  flows            %" PRIu64 " done of %" PRIu64
+           ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
-    printf("  FCT slowdown     median %.3f, p99 %.3f, max %.3f\n", med, p99, mx);
-    printf("  PFC              %" PRIu64 " pauses, %" PRIu64 " resumes, %.3f us paused\n",
+    printf("  FCT slowdown     median %.3f, p99 %.3f, max %.3f\n", med, p99,
+           mx);
+    printf("  PFC              %" PRIu64 " pauses, %" PRIu64
+           " resumes, %.3f us paused\n",
            st.pauses, st.resumes, (double)st.paused_ps / 1e6);
     printf("  drops            %" PRIu64 " buffer, %" PRIu64 " link error\n",
            st.drops_buffer, st.drops_error);
-    printf("  ECN              %" PRIu64 " marks, %" PRIu64 " CNP echoes\n", st.ecn_marks, st.cnps);
-    printf("  peak buffer      %" PRIu64 " bytes shared\n", st.max_switch_buffer_bytes);
-    printf("  work             %" PRIu64 " events, %" PRIu64 " packets in %.3f s "
+    printf("  ECN              %" PRIu64 " marks, %" PRIu64 " CNP echoes\n",
+           st.ecn_marks, st.cnps);
+    printf("  peak buffer      %" PRIu64 " bytes shared\n",
+           st.max_switch_buffer_bytes);
+    printf("  work             %" PRIu64 " events, %" PRIu64
+           " packets in %.3f s "
            "(%.2f M events/s, %.2f M packets/s)\n",
            st.events, pkts, wall, wall > 0 ? (double)st.events / wall / 1e6 : 0,
            wall > 0 ? (double)pkts / wall / 1e6 : 0);

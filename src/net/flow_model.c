@@ -69,7 +69,8 @@ int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
     return rc;
   }
   n->pk = (pk_net_t *)pk;
-  n->links = etsim_calloc(n->pk->n_ports ? n->pk->n_ports : 1, sizeof *n->links);
+  n->links =
+      etsim_calloc(n->pk->n_ports ? n->pk->n_ports : 1, sizeof *n->links);
   if (!n->links) {
     etsim_netflow_free(n);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -110,11 +111,14 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
                        uint64_t *out_id, etsim_error_t *err) {
   pk_net_t *pk = n->pk;
   if (m->src >= pk->n_nodes || pk->nodes[m->src].is_switch)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host", m->src);
+    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host",
+                           m->src);
   if (m->dst >= pk->n_nodes || pk->nodes[m->dst].is_switch)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow destination %u is not a host", m->dst);
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "flow destination %u is not a host", m->dst);
   if (m->src == m->dst)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself", m->src);
+    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself",
+                           m->src);
   if (!m->bytes)
     return etsim_error_set(err, ETSIM_EINVAL, "flow of 0 bytes");
   if (m->start_ps < n->now)
@@ -150,8 +154,8 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
   f->nhop = pk_path(pk, m->src, m->dst, f->sport, f->dport,
                     n->paths + n->n_paths, 64);
   if (!f->nhop)
-    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u",
-                           m->src, m->dst);
+    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src,
+                           m->dst);
   n->n_paths += f->nhop;
   const uint32_t *path = n->paths + f->path_off;
   uint32_t pay = pk->cfg.payload_bytes;
@@ -168,7 +172,8 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
   int64_t rtt = pk->pair_rtt_ps[pair];
   uint64_t bw = pk->pair_bw[pair];
   f->standalone_ps =
-      (rtt / 1000 + (int64_t)((m->bytes + pkts * 48) * 8000000000ull / bw)) * 1000;
+      (rtt / 1000 + (int64_t)((m->bytes + pkts * 48) * 8000000000ull / bw)) *
+      1000;
   f->cap = (double)pk->ports[path[0]].rate_bps;
   if (pk->cfg.has_win) {
     uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
@@ -189,7 +194,8 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
 /* Collect the connected group (flows sharing links, transitively) reached
  * from the links of flow `seed`; the seed itself is included only when it
  * is active. */
-static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf, size_t *nl) {
+static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf,
+                     size_t *nl) {
   uint32_t st = ++n->stamp;
   size_t fl = 0, ll = 0, head = 0;
   fl_flow_t *s = &n->f[seed];
@@ -324,7 +330,8 @@ static int link_add(fl_link_t *l, uint32_t fi) {
 static void link_del(fl_link_t *l, uint32_t fi) {
   for (size_t i = 0; i < l->n; i++)
     if (l->flows[i] == fi) {
-      memmove(l->flows + i, l->flows + i + 1, (l->n - i - 1) * sizeof *l->flows);
+      memmove(l->flows + i, l->flows + i + 1,
+              (l->n - i - 1) * sizeof *l->flows);
       l->n--;
       return;
     }
@@ -356,7 +363,8 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
     f->bits_left = 0;
     for (uint32_t h = 0; h < f->nhop; h++)
       link_del(&n->links[n->paths[f->path_off + h]], e->a);
-    if (pk_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a, 0) ||
+    if (pk_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a,
+                     0) ||
         pk_heap_push(&n->heap, n->now + f->tail_deliver_ps + f->tail_ack_ps,
                      FL_ACKED, e->a, 0))
       return ETSIM_ENOMEM;
@@ -380,7 +388,9 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
     n->st.msgs_done++;
     n->st.last_done_ps = n->now;
     if (n->fct)
-      fprintf(n->fct, "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
+      fprintf(n->fct,
+              "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64
+              "\n",
               etsim_netpkt_host_ip(f->src), etsim_netpkt_host_ip(f->dst),
               f->sport, f->dport, f->bytes, f->start_ps / 1000,
               (n->now - f->start_ps) / 1000, f->standalone_ps / 1000);
@@ -391,7 +401,8 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
   return ETSIM_EINTERNAL;
 }
 
-int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err) {
+int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps,
+                            etsim_error_t *err) {
   int64_t stop = n->pk->cfg.stop_ps;
   while (n->heap.n) {
     int64_t t = n->heap.v[0].t;
@@ -435,6 +446,7 @@ double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id) {
   return id < n->n_f && n->f[id].active ? n->f[id].rate : 0;
 }
 
-void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s) {
+void etsim_netflow_get_stats(const etsim_netflow_t *n,
+                             etsim_netflow_stats_t *s) {
   *s = n->st;
 }

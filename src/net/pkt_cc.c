@@ -64,7 +64,8 @@ static void dcqcn_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
 static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
   double g = n->cfg.ewma_gain;
   if (id == T_ALPHA) {
-    q->cc.dcqcn.alpha = (1 - g) * q->cc.dcqcn.alpha + (q->cc.dcqcn.alpha_cnp ? g : 0);
+    q->cc.dcqcn.alpha =
+        (1 - g) * q->cc.dcqcn.alpha + (q->cc.dcqcn.alpha_cnp ? g : 0);
     q->cc.dcqcn.alpha_cnp = 0;
     pk_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
   } else if (id == T_DEC) {
@@ -83,7 +84,8 @@ static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
     pk_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
     uint32_t f = n->cfg.fast_recovery_times;
     if (q->cc.dcqcn.stage > f || q->cc.dcqcn.stage == f) {
-      uint64_t inc = q->cc.dcqcn.stage == f ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
+      uint64_t inc =
+          q->cc.dcqcn.stage == f ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
       q->cc.dcqcn.target += inc;
       if (q->cc.dcqcn.target > q->max_rate)
         q->cc.dcqcn.target = q->max_rate;
@@ -93,7 +95,8 @@ static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
   }
 }
 
-const pk_cc_ops_t pk_cc_dcqcn = {"dcqcn", 0, dcqcn_init, dcqcn_ack, dcqcn_timer};
+const pk_cc_ops_t pk_cc_dcqcn = {"dcqcn", 0, dcqcn_init, dcqcn_ack,
+                                 dcqcn_timer};
 
 /* ------------------------------------------------------------------ HPCC */
 
@@ -103,7 +106,8 @@ static void hpcc_init(pk_net_t *n, pk_qp_t *q) {
   q->cc.hpcc.u = 1;
 }
 
-static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) {
+static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack,
+                        int fast) {
   uint64_t next_seq = q->snd_nxt;
   if (q->cc.hpcc.last_seq == 0) { /* first RTT: remember the INT stack */
     q->cc.hpcc.last_seq = next_seq;
@@ -113,8 +117,9 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) 
     return;
   }
   double T = (double)q->base_rtt_ps;
-  double win = q->win ? (double)q->win
-                      : (double)q->base_rtt_ps * 1e-12 * (double)q->max_rate / 8;
+  double win = q->win
+                   ? (double)q->win
+                   : (double)q->base_rtt_ps * 1e-12 * (double)q->max_rate / 8;
   double U = 0;
   int64_t dt = 0;
   int any = 0;
@@ -129,8 +134,10 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) 
       continue;
     }
     any = 1;
-    double tx_rate = (double)(h->tx_bytes - prev->tx_bytes) * 8 / ((double)tau * 1e-12);
-    uint64_t ql = h->qlen_bytes < prev->qlen_bytes ? h->qlen_bytes : prev->qlen_bytes;
+    double tx_rate =
+        (double)(h->tx_bytes - prev->tx_bytes) * 8 / ((double)tau * 1e-12);
+    uint64_t ql =
+        h->qlen_bytes < prev->qlen_bytes ? h->qlen_bytes : prev->qlen_bytes;
     double u = tx_rate / (double)h->rate_bps +
                (double)ql * (double)q->max_rate / (double)h->rate_bps / win;
     if (u > U) {
@@ -207,7 +214,8 @@ static void timely_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
         c = 0;
     }
     if (inc) {
-      uint64_t add = q->cc.timely.inc_stage < 5 ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
+      uint64_t add =
+          q->cc.timely.inc_stage < 5 ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
       q->rate = q->cc.timely.cur_rate + add;
       if (q->rate > q->max_rate)
         q->rate = q->max_rate;

@@ -12,8 +12,8 @@
 #include "pkt_int.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,8 +140,16 @@ static int split(const char *value, char tok[][64], int max) {
   return n;
 }
 
-typedef enum { K_BOOL, K_U32, K_DBL, K_RATE, K_PATH, K_IGNORE_PATH,
-               K_IGNORE_INT, K_I64 } kind_t;
+typedef enum {
+  K_BOOL,
+  K_U32,
+  K_DBL,
+  K_RATE,
+  K_PATH,
+  K_IGNORE_PATH,
+  K_IGNORE_INT,
+  K_I64
+} kind_t;
 
 typedef struct {
   const char *key;
@@ -209,12 +217,13 @@ static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64],
                            "%s: expected a count 1..%d then rate/value pairs",
                            key, ETSIM_NETPKT_MAX_ECN_RATES);
   if ((uint64_t)n != 1 + 2 * cnt)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: count %llu needs %llu values, found %d", key,
-                           (unsigned long long)cnt,
-                           (unsigned long long)(2 * cnt), n - 1);
+    return etsim_error_set(
+        err, ETSIM_EINVAL, "%s: count %llu needs %llu values, found %d", key,
+        (unsigned long long)cnt, (unsigned long long)(2 * cnt), n - 1);
   /* The three maps may list rates in different orders; keep a union. */
-  int which = strcmp(key, "KMAX_MAP") == 0 ? 0 : strcmp(key, "KMIN_MAP") == 0 ? 1 : 2;
+  int which = strcmp(key, "KMAX_MAP") == 0   ? 0
+              : strcmp(key, "KMIN_MAP") == 0 ? 1
+                                             : 2;
   for (uint64_t i = 0; i < cnt; i++) {
     uint64_t rate;
     double v;
@@ -233,8 +242,8 @@ static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64],
         break;
     if (k == c->n_ecn) {
       if (k == ETSIM_NETPKT_MAX_ECN_RATES)
-        return etsim_error_set(err, ETSIM_EINVAL, "%s: more than %d rates",
-                               key, ETSIM_NETPKT_MAX_ECN_RATES);
+        return etsim_error_set(err, ETSIM_EINVAL, "%s: more than %d rates", key,
+                               ETSIM_NETPKT_MAX_ECN_RATES);
       c->n_ecn++;
       c->ecn_rate_bps[k] = rate;
       c->kmin_kb[k] = UINT32_MAX; /* unset markers */
@@ -343,15 +352,15 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
       continue;
     char *f = (char *)c + keys[i].off;
     if (n != 1)
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: expected one value, found %d",
-                             key, n);
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: expected one value, found %d", key, n);
     uint64_t u;
     double d;
     switch (keys[i].kind) {
     case K_BOOL:
       if (pk_parse_u64(t[0], &u) || u > 1)
-        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected 0 or 1, not '%s'",
-                               key, t[0]);
+        return etsim_error_set(err, ETSIM_EINVAL,
+                               "%s: expected 0 or 1, not '%s'", key, t[0]);
       *(int *)f = (int)u;
       break;
     case K_U32:
@@ -370,12 +379,14 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
       break;
     case K_IGNORE_INT:
       if (pk_parse_u64(t[0], &u))
-        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected an integer", key);
+        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected an integer",
+                               key);
       break;
     case K_DBL:
       if (pk_parse_double(t[0], &d) || d < 0)
         return etsim_error_set(err, ETSIM_EINVAL,
-                               "%s: expected a number >= 0, not '%s'", key, t[0]);
+                               "%s: expected a number >= 0, not '%s'", key,
+                               t[0]);
       *(double *)f = d;
       break;
     case K_RATE:
@@ -390,7 +401,8 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
     case K_IGNORE_PATH:
       break;
     }
-    if (!strcmp(key, "PACKET_PAYLOAD_SIZE") && (c->payload_bytes < 1 || c->payload_bytes > 65000))
+    if (!strcmp(key, "PACKET_PAYLOAD_SIZE") &&
+        (c->payload_bytes < 1 || c->payload_bytes > 65000))
       return etsim_error_set(err, ETSIM_EINVAL, "%s: %u not in 1..65000", key,
                              c->payload_bytes);
     if (!strcmp(key, "MULTI_RATE") && c->multi_rate)
@@ -407,13 +419,15 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
       return etsim_error_set(err, ETSIM_EINVAL,
                              "ERROR_RATE_PER_LINK: %g not below 1",
                              c->error_rate_per_link);
-    if (!strcmp(key, "L2_BACK_TO_ZERO") && c->l2_back_to_zero && !c->l2_chunk_size)
+    if (!strcmp(key, "L2_BACK_TO_ZERO") && c->l2_back_to_zero &&
+        !c->l2_chunk_size)
       return etsim_error_set(err, ETSIM_EINVAL,
                              "L2_BACK_TO_ZERO 1 needs L2_CHUNK_SIZE > 0");
     if (!strcmp(key, "INT_MULTI") && c->int_multi < 1)
       return etsim_error_set(err, ETSIM_EINVAL, "INT_MULTI must be >= 1");
     if (!strcmp(key, "QLEN_MON_INTERVAL") && c->qlen_interval_ns <= 0)
-      return etsim_error_set(err, ETSIM_EINVAL, "QLEN_MON_INTERVAL must be > 0");
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "QLEN_MON_INTERVAL must be > 0");
     return 0;
   }
   return etsim_error_set(err, ETSIM_ENOTFOUND, "unknown key '%s'", key);
@@ -428,8 +442,7 @@ static void resolve(char *path, const char *base) {
     return;
   char tmp[ETSIM_NETPKT_PATH_MAX];
   int len = (int)(slash - base);
-  if (snprintf(tmp, sizeof tmp, "%.*s/%s", len, base, path) <
-      (int)sizeof tmp)
+  if (snprintf(tmp, sizeof tmp, "%.*s/%s", len, base, path) < (int)sizeof tmp)
     memcpy(path, tmp, strlen(tmp) + 1);
 }
 
@@ -505,8 +518,8 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
     goto done;
   }
   if (pk_parse_u64(tk.tok, &cnt) || cnt > 100000000) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad flow count '%s'",
-                         path, tk.tok_line, tk.tok);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad flow count '%s'", path,
+                         tk.tok_line, tk.tok);
     goto done;
   }
   f = etsim_calloc(cnt ? cnt : 1, sizeof *f);
@@ -514,8 +527,9 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
     rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
     goto done;
   }
-  static const char *what[] = {"source", "destination", "priority group",
-                               "destination port", "size", "start time"};
+  static const char *what[] = {"source",         "destination",
+                               "priority group", "destination port",
+                               "size",           "start time"};
   for (uint64_t i = 0; i < cnt; i++) {
     uint64_t v[5];
     double start = 0;

@@ -129,9 +129,8 @@ static uint32_t pkt_alloc(pk_net_t *n) {
     return i;
   }
   if (n->n_pkts == n->cap_pkts) {
-    if (n->n_pkts >= PK_NONE - 1 ||
-        etsim_grow((void **)&n->pkts, &n->cap_pkts, n->n_pkts + 1,
-                   sizeof *n->pkts))
+    if (n->n_pkts >= PK_NONE - 1 || etsim_grow((void **)&n->pkts, &n->cap_pkts,
+                                               n->n_pkts + 1, sizeof *n->pkts))
       return PK_NONE;
     if (n->cc->int_bytes == 42) {
       size_t want = n->cap_pkts * PK_MAX_HOPS;
@@ -289,7 +288,8 @@ static int switch_kick(pk_net_t *n, uint32_t gp) {
       if (e > p->kmax)
         k->ecn = 1;
       else if (e > p->kmin && p->kmax > p->kmin) {
-        double pr = p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
+        double pr =
+            p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
         if (etsim_rng_uniform(&n->rng) < pr)
           k->ecn = 1;
       }
@@ -425,8 +425,8 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
       return oom(n);
     pk_pkt_t *k = &n->pkts[pi];
     uint64_t left = q->size - q->snd_nxt;
-    uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left
-                                               : n->cfg.payload_bytes;
+    uint32_t pay =
+        left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
     memset(k, 0, sizeof *k);
     k->type = PK_DATA;
     k->flow = (uint32_t)(q - n->qps);
@@ -479,7 +479,8 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   n->st.msgs_done++;
   n->st.last_done_ps = n->now;
   if (n->fct)
-    fprintf(n->fct, "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
+    fprintf(n->fct,
+            "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
             q->sip, q->dip, q->sport, q->dport, q->size, q->start_ps / 1000,
             (n->now - q->start_ps) / 1000, q->standalone_ps / 1000);
   if (q->fn)
@@ -497,7 +498,8 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
 
 void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
   if (pk_heap_push(&n->heap, n->now + after_ps, EV_CC_TIMER,
-                   (uint32_t)(q - n->qps), ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
+                   (uint32_t)(q - n->qps),
+                   ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
     n->stopped = 2;
 }
 
@@ -673,7 +675,8 @@ static int stall_report(pk_net_t *n, etsim_error_t *err) {
           }
           size_t off = 0;
           for (int i = len - 1; i >= 0 && off < sizeof cyc - 16; i--)
-            off += (size_t)snprintf(cyc + off, sizeof cyc - off, "%u -> ", path[i]);
+            off += (size_t)snprintf(cyc + off, sizeof cyc - off, "%u -> ",
+                                    path[i]);
           snprintf(cyc + off, sizeof cyc - off, "%u", v);
         } else if (!color[v]) {
           color[v] = 1;
@@ -811,7 +814,8 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     return 0;
   }
   }
-  return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u", e->kind);
+  return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u",
+                         e->kind);
 }
 
 int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
@@ -875,7 +879,8 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
   uint64_t *bw = etsim_malloc(nn * sizeof *bw);
   /* per node, per host: candidate lists built host by host */
   uint32_t **lists = etsim_calloc(nn, sizeof *lists);
-  size_t *lens = etsim_calloc(nn, sizeof *lens), *caps = etsim_calloc(nn, sizeof *caps);
+  size_t *lens = etsim_calloc(nn, sizeof *lens),
+         *caps = etsim_calloc(nn, sizeof *caps);
   uint64_t *nbr = etsim_malloc((n->n_ports ? n->n_ports : 1) * sizeof *nbr);
   if (nbr) {
     for (uint32_t i = 0; i < n->n_ports; i++)
@@ -890,8 +895,8 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
     if (!n->nodes[v].rt_off)
       rc = ETSIM_ENOMEM;
   }
-  if (!nbr || !dist || !order || !rank || !dly || !txd || !bw || !lists || !lens ||
-      !caps || !n->pair_rtt_ps || !n->pair_bw || rc) {
+  if (!nbr || !dist || !order || !rank || !dly || !txd || !bw || !lists ||
+      !lens || !caps || !n->pair_rtt_ps || !n->pair_bw || rc) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto done;
   }
@@ -927,7 +932,8 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
         if (dist[v] == dist[u] + 1) {
           /* v reaches h through u: v's port facing u */
           uint32_t back = p->peer_gport;
-          if (etsim_grow((void **)&lists[v], &caps[v], lens[v] + 1, sizeof(uint32_t))) {
+          if (etsim_grow((void **)&lists[v], &caps[v], lens[v] + 1,
+                         sizeof(uint32_t))) {
             rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
             goto done;
           }
@@ -994,14 +1000,25 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   int rc = 0;
   n->cfg = *cfg;
   switch (cfg->cc_mode) {
-  case ETSIM_NETPKT_CC_NONE: n->cc = &pk_cc_none; break;
-  case ETSIM_NETPKT_CC_DCQCN: n->cc = &pk_cc_dcqcn; break;
-  case ETSIM_NETPKT_CC_HPCC: n->cc = &pk_cc_hpcc; break;
-  case ETSIM_NETPKT_CC_TIMELY: n->cc = &pk_cc_timely; break;
-  case ETSIM_NETPKT_CC_DCTCP: n->cc = &pk_cc_dctcp; break;
+  case ETSIM_NETPKT_CC_NONE:
+    n->cc = &pk_cc_none;
+    break;
+  case ETSIM_NETPKT_CC_DCQCN:
+    n->cc = &pk_cc_dcqcn;
+    break;
+  case ETSIM_NETPKT_CC_HPCC:
+    n->cc = &pk_cc_hpcc;
+    break;
+  case ETSIM_NETPKT_CC_TIMELY:
+    n->cc = &pk_cc_timely;
+    break;
+  case ETSIM_NETPKT_CC_DCTCP:
+    n->cc = &pk_cc_dctcp;
+    break;
   default:
     etsim_free(n);
-    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
+    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown",
+                           cfg->cc_mode);
   }
   if (cfg->payload_bytes < 1 || cfg->payload_bytes > 65000) {
     etsim_free(n);
@@ -1044,7 +1061,8 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   uint32_t acc = 0;
   for (uint32_t v = 0; v < t->n_nodes; v++) {
     if (n->nodes[v].nports > 65535) {
-      rc = etsim_error_set(err, ETSIM_EINVAL, "%s: node %u has more than 65535 links", tn, v);
+      rc = etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: node %u has more than 65535 links", tn, v);
       goto fail;
     }
     n->nodes[v].port0 = acc;
@@ -1058,8 +1076,12 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     uint32_t gb = n->nodes[l->b].port0 + n->nodes[l->b].nports++;
     double er = l->error_rate > 0 ? l->error_rate : cfg->error_rate_per_link;
     pk_port_t *pa = &n->ports[ga], *pb = &n->ports[gb];
-    pa->node = l->a; pa->peer = l->b; pa->peer_gport = gb;
-    pb->node = l->b; pb->peer = l->a; pb->peer_gport = ga;
+    pa->node = l->a;
+    pa->peer = l->b;
+    pa->peer_gport = gb;
+    pb->node = l->b;
+    pb->peer = l->a;
+    pb->peer_gport = ga;
     pa->ifindex = (uint16_t)(ga - n->nodes[l->a].port0 + 1);
     pb->ifindex = (uint16_t)(gb - n->nodes[l->b].port0 + 1);
     pa->rate_bps = pb->rate_bps = l->rate_bps;
@@ -1100,7 +1122,8 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
         p->kmax = (uint64_t)cfg->kmax_kb[e] * 1000;
         p->pmax = cfg->pmax[e];
       }
-      p->headroom = rate * (uint64_t)(p->delay_ps / 1000) / 8 / 1000000000ull * 3;
+      p->headroom =
+          rate * (uint64_t)(p->delay_ps / 1000) / 8 / 1000000000ull * 3;
       p->pfc_shift = 3;
       while (rate > n->nic_rate && p->pfc_shift > 0) {
         p->pfc_shift--;
@@ -1124,13 +1147,16 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   /* ns-3: BDP and RTT over all host pairs */
   for (size_t i = 0; i < (size_t)n->n_hosts * n->n_hosts; i++) {
     int64_t rtt = n->pair_rtt_ps[i];
-    uint64_t bdp = (uint64_t)(rtt / 1000) * (n->pair_bw[i] == UINT64_MAX ? 0 : n->pair_bw[i]) / 1000000000ull / 8;
+    uint64_t bdp = (uint64_t)(rtt / 1000) *
+                   (n->pair_bw[i] == UINT64_MAX ? 0 : n->pair_bw[i]) /
+                   1000000000ull / 8;
     if (bdp > n->max_bdp)
       n->max_bdp = bdp;
     if (rtt > n->max_rtt_ps)
       n->max_rtt_ps = rtt;
   }
-  if (cfg->qlen_mon_end_ns > cfg->qlen_mon_start_ns && cfg->qlen_interval_ns > 0) {
+  if (cfg->qlen_mon_end_ns > cfg->qlen_mon_start_ns &&
+      cfg->qlen_interval_ns > 0) {
     n->qlen_on = 1;
     if (pk_heap_push(&n->heap, cfg->qlen_mon_start_ns * 1000, EV_QLEN, 0, 0)) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -1184,18 +1210,23 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
                       uint64_t *out_id, etsim_error_t *err) {
   pk_net_t *n = (pk_net_t *)net;
   if (m->src >= n->n_nodes || n->nodes[m->src].is_switch)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host", m->src);
+    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host",
+                           m->src);
   if (m->dst >= n->n_nodes || n->nodes[m->dst].is_switch)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow destination %u is not a host", m->dst);
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "flow destination %u is not a host", m->dst);
   if (m->src == m->dst)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself", m->src);
+    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself",
+                           m->src);
   if (!m->bytes)
     return etsim_error_set(err, ETSIM_EINVAL, "flow of 0 bytes");
   if (m->pg < 1 || m->pg > 7)
-    return etsim_error_set(err, ETSIM_EINVAL, "priority group %u not in 1..7", m->pg);
+    return etsim_error_set(err, ETSIM_EINVAL, "priority group %u not in 1..7",
+                           m->pg);
   if (m->start_ps < n->now)
     return etsim_error_set(err, ETSIM_EINVAL,
-                           "flow starts at %" PRId64 " ps, before now (%" PRId64 ")",
+                           "flow starts at %" PRId64 " ps, before now (%" PRId64
+                           ")",
                            m->start_ps, n->now);
   if (n->n_qps >= PK_NONE - 1 ||
       etsim_grow((void **)&n->qps, &n->cap_qps, n->n_qps + 1, sizeof *n->qps))
@@ -1228,7 +1259,8 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   q->ctx = m->ctx;
   pk_node_t *sn = &n->nodes[m->src], *dn = &n->nodes[m->dst];
   uint32_t shi = sn->host_idx, dhi = dn->host_idx;
-  uint32_t h = murmur12(q->sip, q->dip, q->sport | ((uint32_t)q->dport << 16), 0);
+  uint32_t h =
+      murmur12(q->sip, q->dip, q->sport | ((uint32_t)q->dport << 16), 0);
   uint32_t lo = sn->rt_off[dhi], c = sn->rt_off[dhi + 1] - lo;
   q->gport = sn->port0 + sn->rt_port[lo + h % c];
   lo = dn->rt_off[shi];
@@ -1243,7 +1275,8 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   q->base_rtt_ps = n->cfg.global_t ? n->max_rtt_ps : rtt;
   uint64_t pkts = (q->size - 1) / n->cfg.payload_bytes + 1;
   uint64_t total = q->size + pkts * PK_STANDALONE_HDR;
-  q->standalone_ps = (rtt / 1000 + (int64_t)(total * 8000000000ull / bw)) * 1000;
+  q->standalone_ps =
+      (rtt / 1000 + (int64_t)(total * 8000000000ull / bw)) * 1000;
   q->milestone = n->cfg.l2_ack_interval;
   n->cc->init(n, q);
   if (pk_heap_push(&n->heap, m->start_ps, EV_FLOW_START, (uint32_t)n->n_qps, 0))
@@ -1320,7 +1353,8 @@ uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *net, uint64_t id) {
   return n->qps[id].rate;
 }
 
-void etsim_netpkt_get_stats(const etsim_netpkt_t *net, etsim_netpkt_stats_t *s) {
+void etsim_netpkt_get_stats(const etsim_netpkt_t *net,
+                            etsim_netpkt_stats_t *s) {
   const pk_net_t *n = (const pk_net_t *)net;
   *s = n->st;
   int64_t extra = 0;

@@ -70,7 +70,7 @@ typedef struct pk_pkt {
   uint16_t in_port; /* local port index it entered the current switch by */
   int64_t ts_ps;    /* sender timestamp (TIMELY) */
   int64_t arr_t;    /* arrival at the far end while on the wire */
-} pk_pkt_t;        /* INT hops live apart, in pk_net_t.hops (HPCC only) */
+} pk_pkt_t;         /* INT hops live apart, in pk_net_t.hops (HPCC only) */
 
 /* ----------------------------------------------------------------- ports */
 
@@ -81,19 +81,19 @@ typedef struct pk_fifo {
 } pk_fifo_t;
 
 typedef struct pk_port {
-  uint32_t node, peer;    /* node ids */
-  uint32_t peer_gport;    /* global index of the peer's port on this link */
-  uint16_t ifindex;       /* 1-based */
+  uint32_t node, peer; /* node ids */
+  uint32_t peer_gport; /* global index of the peer's port on this link */
+  uint16_t ifindex;    /* 1-based */
   uint64_t rate_bps;
   int64_t delay_ps;
-  double err;             /* loss at this port's receiver */
+  double err; /* loss at this port's receiver */
   /* egress */
-  pk_fifo_t q[PK_NPRIO];  /* switch: 8 priorities; host: q[0] = ACK queue */
-  pk_fifo_t wire;         /* packets in flight on the link (bytes unused) */
+  pk_fifo_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
+  pk_fifo_t wire;        /* packets in flight on the link (bytes unused) */
   uint64_t qbytes_total, qbytes_peak;
   uint8_t done_pending, paused, rr;
-  int64_t busy_until;     /* end of the current serialisation */
-  uint32_t tx_gen;        /* generation of the pending EV_TX_DONE */
+  int64_t busy_until; /* end of the current serialisation */
+  uint32_t tx_gen;    /* generation of the pending EV_TX_DONE */
   uint64_t tx_bytes;
   int64_t paused_since[PK_NPRIO];
   int64_t paused_ps;
@@ -103,7 +103,7 @@ typedef struct pk_port {
   double pmax;
   /* MMU ingress (switch) */
   uint32_t ing_bytes[PK_NPRIO], hdrm_bytes[PK_NPRIO];
-  uint8_t ing_paused;     /* we told the upstream to pause (bit per prio) */
+  uint8_t ing_paused; /* we told the upstream to pause (bit per prio) */
   uint64_t headroom;
   uint32_t pfc_shift;
   /* host NIC */
@@ -123,7 +123,7 @@ typedef struct pk_node {
   /* switch MMU */
   uint64_t buffer, total_hdrm, total_rsrv, shared_used, peak_used;
   /* routing: CSR over destination host index -> local port indices */
-  uint32_t *rt_off;       /* n_hosts + 1 */
+  uint32_t *rt_off; /* n_hosts + 1 */
   uint16_t *rt_port;
 } pk_node_t;
 
@@ -134,7 +134,7 @@ typedef struct pk_net pk_net_t;
 
 typedef struct pk_cc_ops {
   const char *name;
-  uint32_t int_bytes;      /* extra header bytes on data packets */
+  uint32_t int_bytes; /* extra header bytes on data packets */
   void (*init)(pk_net_t *, pk_qp_t *);
   void (*on_ack)(pk_net_t *, pk_qp_t *, const pk_pkt_t *ack);
   void (*on_timer)(pk_net_t *, pk_qp_t *, int id);
@@ -144,8 +144,8 @@ struct pk_qp {
   uint32_t src, dst, sip, dip;
   uint16_t sport, dport;
   uint8_t pg, started, finished, delivered;
-  uint32_t gport;          /* sender NIC port */
-  uint32_t rx_gport;       /* receiver NIC port for ACKs */
+  uint32_t gport;    /* sender NIC port */
+  uint32_t rx_gport; /* receiver NIC port for ACKs */
   uint64_t size, snd_nxt, snd_una;
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
   int64_t next_avail;
@@ -196,7 +196,7 @@ struct pk_net {
   uint32_t n_nodes, n_hosts, n_ports;
   pk_node_t *nodes;
   pk_port_t *ports;
-  uint32_t *hosts;      /* host index -> node id */
+  uint32_t *hosts; /* host index -> node id */
   /* pair tables, host index squared */
   int64_t *pair_rtt_ps; /* ns-3 base RTT: 2 delay + payload tx per hop */
   uint64_t *pair_bw;    /* bottleneck bits/s */
@@ -205,13 +205,13 @@ struct pk_net {
   uint64_t nic_rate;
   /* packets */
   pk_pkt_t *pkts;
-  pk_hop_t *hops;       /* PK_MAX_HOPS per packet when the CC uses INT */
+  pk_hop_t *hops; /* PK_MAX_HOPS per packet when the CC uses INT */
   size_t n_pkts, cap_pkts, cap_hops;
   uint32_t free_pkt;
   /* flows */
   pk_qp_t *qps;
   size_t n_qps, cap_qps;
-  size_t n_active;      /* started or pending, not acked */
+  size_t n_active;          /* started or pending, not acked */
   etsim_u64map_t sport_map; /* (src, dst) -> slot in sport_next */
   uint32_t *sport_next;
   size_t n_sport, cap_sport;
@@ -248,7 +248,6 @@ uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
 /* parse helpers shared by the readers */
 int pk_parse_u64(const char *s, uint64_t *out);
 int pk_parse_double(const char *s, double *out);
-
 
 /* Whitespace tokenizer that remembers lines ('#' starts a comment). */
 typedef struct pk_tok {

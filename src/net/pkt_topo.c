@@ -40,11 +40,13 @@ int etsim_netpkt_topo_add_link(etsim_netpkt_topo_t *t, uint32_t a, uint32_t b,
                            "link %u-%u: node id out of range (%u nodes)", a, b,
                            t->n_nodes);
   if (a == b)
-    return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: a node linked to itself", a, b);
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "link %u-%u: a node linked to itself", a, b);
   if (rate_bps == 0)
     return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: rate 0", a, b);
   if (delay_ps < 0)
-    return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: negative delay", a, b);
+    return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: negative delay", a,
+                           b);
   if (!(error_rate >= 0 && error_rate < 1))
     return etsim_error_set(err, ETSIM_EINVAL,
                            "link %u-%u: error rate %g not in [0, 1)", a, b,
@@ -116,14 +118,16 @@ int etsim_netpkt_topo_fattree(etsim_netpkt_topo_t *t, uint32_t k,
   for (uint32_t p = 0; p < k; p++)
     for (uint32_t e = 0; e < h2; e++)
       for (uint32_t a = 0; a < h2; a++)
-        if ((rc = etsim_netpkt_topo_add_link(t, e0 + p * h2 + e, a0 + p * h2 + a,
-                                             rate_bps, delay_ps, 0, NULL)))
+        if ((rc =
+                 etsim_netpkt_topo_add_link(t, e0 + p * h2 + e, a0 + p * h2 + a,
+                                            rate_bps, delay_ps, 0, NULL)))
           return rc;
   for (uint32_t p = 0; p < k; p++)
     for (uint32_t a = 0; a < h2; a++)
       for (uint32_t c = 0; c < h2; c++)
-        if ((rc = etsim_netpkt_topo_add_link(t, a0 + p * h2 + a, c0 + a * h2 + c,
-                                             rate_bps, delay_ps, 0, NULL)))
+        if ((rc =
+                 etsim_netpkt_topo_add_link(t, a0 + p * h2 + a, c0 + a * h2 + c,
+                                            rate_bps, delay_ps, 0, NULL)))
           return rc;
   return 0;
 }
@@ -143,8 +147,10 @@ int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes,
   for (uint32_t n = 0; n < nodes; n++)
     for (uint32_t g = 0; g < gpus; g++) {
       uint32_t h = n * gpus + g;
-      if ((rc = etsim_netpkt_topo_add_link(t, h, r0 + g, nic_bps, delay_ps, 0, NULL)) ||
-          (rc = etsim_netpkt_topo_add_link(t, h, u0 + n, nvlink_bps, delay_ps, 0, NULL)))
+      if ((rc = etsim_netpkt_topo_add_link(t, h, r0 + g, nic_bps, delay_ps, 0,
+                                           NULL)) ||
+          (rc = etsim_netpkt_topo_add_link(t, h, u0 + n, nvlink_bps, delay_ps,
+                                           0, NULL)))
         return rc;
     }
   for (uint32_t g = 0; g < gpus; g++)
@@ -166,13 +172,27 @@ int etsim_netpkt_parse_rate(const char *s, uint64_t *out_bps) {
   static const struct {
     const char *u;
     double f;
-  } units[] = {{"", 1},          {"bps", 1},      {"b/s", 1},
-               {"Kbps", 1e3},    {"kbps", 1e3},   {"Kb/s", 1e3},
-               {"kb/s", 1e3},    {"Mbps", 1e6},   {"Mb/s", 1e6},
-               {"Gbps", 1e9},    {"Gb/s", 1e9},   {"Tbps", 1e12},
-               {"Tb/s", 1e12},   {"KBps", 8e3},   {"KB/s", 8e3},
-               {"MBps", 8e6},    {"MB/s", 8e6},   {"GBps", 8e9},
-               {"GB/s", 8e9},    {"Kibps", 1024.0}, {"Mibps", 1048576.0},
+  } units[] = {{"", 1},
+               {"bps", 1},
+               {"b/s", 1},
+               {"Kbps", 1e3},
+               {"kbps", 1e3},
+               {"Kb/s", 1e3},
+               {"kb/s", 1e3},
+               {"Mbps", 1e6},
+               {"Mb/s", 1e6},
+               {"Gbps", 1e9},
+               {"Gb/s", 1e9},
+               {"Tbps", 1e12},
+               {"Tb/s", 1e12},
+               {"KBps", 8e3},
+               {"KB/s", 8e3},
+               {"MBps", 8e6},
+               {"MB/s", 8e6},
+               {"GBps", 8e9},
+               {"GB/s", 8e9},
+               {"Kibps", 1024.0},
+               {"Mibps", 1048576.0},
                {"Gibps", 1073741824.0}};
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strcmp(end, units[i].u) == 0) {
@@ -194,8 +214,8 @@ int etsim_netpkt_parse_time(const char *s, int64_t *out_ps) {
   static const struct {
     const char *u;
     double f;
-  } units[] = {{"", 1e12},  {"s", 1e12},  {"ms", 1e9}, {"us", 1e6},
-               {"ns", 1e3}, {"ps", 1},    {"min", 6e13}};
+  } units[] = {{"", 1e12},  {"s", 1e12}, {"ms", 1e9},  {"us", 1e6},
+               {"ns", 1e3}, {"ps", 1},   {"min", 6e13}};
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strcmp(end, units[i].u) == 0) {
       double r = v * units[i].f;
@@ -278,8 +298,9 @@ int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text,
       goto fail;
     }
     if (t->is_switch[id]) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: switch id %u listed twice",
-                           name, tk.tok_line, id);
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%u: switch id %u listed twice", name,
+                           tk.tok_line, id);
       goto fail;
     }
     t->is_switch[id] = 1;
@@ -295,8 +316,8 @@ int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text,
     if ((rc = tok_u32(&tk, "link destination", &b, err)))
       goto fail;
     if (!pk_tok_next(&tk)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing link rate",
-                           name, line);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing link rate", name,
+                           line);
       goto fail;
     }
     if (etsim_netpkt_parse_rate(tk.tok, &rate)) {

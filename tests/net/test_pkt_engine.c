@@ -98,11 +98,13 @@ static void test_clos_path_fct(void **state) {
   etsim_netpkt_topo_t t;
   /* 2 leaves x 2 hosts, 2 spines, 100 Gb/s everywhere, 500 ns links */
   assert_int_equal(etsim_netpkt_topo_clos2(&t, 2, 2, 2, 100000000000ull,
-                                           100000000000ull, US / 2), 0);
+                                           100000000000ull, US / 2),
+                   0);
   etsim_netpkt_cfg_t c;
   cfg_pfc_only(&c);
   etsim_netpkt_t *n = mk(&t, &c);
-  uint64_t id = snd(n, 0, 3, 250000, 5 * US); /* host 0 (leaf 0) -> 3 (leaf 1) */
+  uint64_t id =
+      snd(n, 0, 3, 250000, 5 * US); /* host 0 (leaf 0) -> 3 (leaf 1) */
   run(n);
   etsim_netpkt_msg_stat_t s = stat_of(n, id);
   const int64_t tp = 82880, ta = 3840, d = US / 2;
@@ -112,7 +114,8 @@ static void test_clos_path_fct(void **state) {
   uint64_t id2 = snd(n, 1, 2, 1500, etsim_netpkt_now(n) + US);
   run(n);
   s = stat_of(n, id2);
-  const int64_t t1 = 82880, t2 = (536 * 8000000000000ll + 50000000000ll) / 100000000000ll;
+  const int64_t t1 = 82880,
+                t2 = (536 * 8000000000000ll + 50000000000ll) / 100000000000ll;
   /* the short packet waits behind the full one at every store-and-forward
    * hop: 4 t1 + t2 + 4 d */
   assert_int_equal(t2, 42880);
@@ -177,7 +180,8 @@ static void test_incast_pfc_lossless(void **state) {
   assert_true(spread < 0.01);
   incast_run(1, &util, &spread, &jain, &st);
   print_message("incast 1 MB: util %.4f spread %.4f jain %.5f pauses %llu "
-                "peak %llu\n", util, spread, jain, (unsigned long long)st.pauses,
+                "peak %llu\n",
+                util, spread, jain, (unsigned long long)st.pauses,
                 (unsigned long long)st.max_switch_buffer_bytes);
   assert_int_equal(st.drops_buffer, 0);
   assert_true(st.pauses > 0);
@@ -203,7 +207,8 @@ static void test_pfc_propagation_and_hol(void **state) {
   assert_int_equal(etsim_netpkt_topo_add_link(&t, 1, 4, G100, US, 0, NULL), 0);
   assert_int_equal(etsim_netpkt_topo_add_link(&t, 2, 4, G100, US, 0, NULL), 0);
   assert_int_equal(etsim_netpkt_topo_add_link(&t, 4, 5, G100, US, 0, NULL), 0);
-  assert_int_equal(etsim_netpkt_topo_add_link(&t, 3, 5, G100 / 2, US, 0, NULL), 0);
+  assert_int_equal(etsim_netpkt_topo_add_link(&t, 3, 5, G100 / 2, US, 0, NULL),
+                   0);
   etsim_netpkt_cfg_t c;
   cfg_pfc_only(&c);
   c.has_win = 0;
@@ -236,7 +241,8 @@ static void test_pfc_propagation_and_hol(void **state) {
   while (line && *line) {
     long long tm;
     unsigned node, type, ifx, what;
-    assert_int_equal(sscanf(line, "%lld %u %u %u %u", &tm, &node, &type, &ifx, &what), 5);
+    assert_int_equal(
+        sscanf(line, "%lld %u %u %u %u", &tm, &node, &type, &ifx, &what), 5);
     assert_int_equal(type, node >= 4 ? 1u : 0u);
     if (what == 1 && node == 4) {
       assert_int_equal(ifx, 4); /* S1's 4th link faces S2 */
@@ -253,8 +259,9 @@ static void test_pfc_propagation_and_hol(void **state) {
     line = line ? line + 1 : NULL;
   }
   free(buf);
-  print_message("pfc: S1 paused first at %lld ns (%ld), hosts at %lld ns (%ld)\n",
-                (long long)t_s1, s1_pauses, (long long)t_host, host_pauses);
+  print_message(
+      "pfc: S1 paused first at %lld ns (%ld), hosts at %lld ns (%ld)\n",
+      (long long)t_s1, s1_pauses, (long long)t_host, host_pauses);
   assert_true(t_s1 > 0 && t_host > 0);
   assert_true(t_s1 < t_host);
   etsim_netpkt_stats_t st;
@@ -262,7 +269,8 @@ static void test_pfc_propagation_and_hol(void **state) {
   assert_int_equal(st.drops_buffer, 0);
   /* victim: with A's NIC shared round-robin it would get 50 Gb/s */
   etsim_netpkt_msg_stat_t s = stat_of(n, victim);
-  double gbps = 2000000.0 * 8 / ((double)(s.delivered_ps - s.start_ps) * 1e-12) / 1e9;
+  double gbps =
+      2000000.0 * 8 / ((double)(s.delivered_ps - s.start_ps) * 1e-12) / 1e9;
   print_message("pfc: victim goodput %.2f Gb/s\n", gbps);
   assert_true(gbps < 0.8 * 50);
   etsim_netpkt_free(n);
@@ -314,7 +322,8 @@ static void test_hpcc_steady_state(void **state) {
     snd(n, i, 0, 50000000, 0);
   double u, qm, qx;
   sample(n, 5, 100 * US, 400 * US, US, &u, &qm, &qx);
-  print_message("hpcc: utilisation %.4f, queue median %.0f B, max %.0f B\n", u, qm, qx);
+  print_message("hpcc: utilisation %.4f, queue median %.0f B, max %.0f B\n", u,
+                qm, qx);
   assert_true(fabs(u - 0.95) <= 0.02);
   assert_true(qm <= 5 * 1078);
   etsim_netpkt_free(n);
@@ -342,7 +351,8 @@ static void test_dctcp_queue_near_k(void **state) {
     snd(n, i, 0, 50000000, 0);
   double u, qm, qx;
   sample(n, 17, 300 * US, 1000 * US, US, &u, &qm, &qx);
-  print_message("dctcp: utilisation %.4f, queue median %.0f B, max %.0f B\n", u, qm, qx);
+  print_message("dctcp: utilisation %.4f, queue median %.0f B, max %.0f B\n", u,
+                qm, qx);
   etsim_netpkt_stats_t st;
   etsim_netpkt_get_stats(n, &st);
   print_message("dctcp: %llu marks\n", (unsigned long long)st.ecn_marks);
@@ -413,7 +423,8 @@ static char *incast_fct(uint64_t seed, etsim_netpkt_stats_t *st) {
 static void test_determinism(void **state) {
   (void)state;
   etsim_netpkt_stats_t s1, s2, s3;
-  char *a = incast_fct(7, &s1), *b = incast_fct(7, &s2), *c = incast_fct(8, &s3);
+  char *a = incast_fct(7, &s1), *b = incast_fct(7, &s2),
+       *c = incast_fct(8, &s3);
   assert_string_equal(a, b);
   assert_memory_equal(&s1, &s2, sizeof s1);
   assert_int_equal(s1.msgs_done, 8);
@@ -440,7 +451,8 @@ static void test_loss_recovery_and_stall(void **state) {
   run(n);
   etsim_netpkt_stats_t st;
   etsim_netpkt_get_stats(n, &st);
-  print_message("loss: %llu drops, done %llu\n", (unsigned long long)st.drops_error,
+  print_message("loss: %llu drops, done %llu\n",
+                (unsigned long long)st.drops_error,
                 (unsigned long long)st.msgs_done);
   assert_true(st.drops_error > 0);
   assert_int_equal(stat_of(n, id).bytes, 500000);
@@ -474,10 +486,13 @@ static void test_pfc_deadlock_cycle(void **state) {
   const uint64_t G = 100000000000ull;
   for (uint32_t i = 0; i < 5; i++) {
     t.is_switch[5 + i] = 1;
-    assert_int_equal(etsim_netpkt_topo_add_link(&t, i, 5 + i, G, US, 0, NULL), 0);
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, i, 5 + i, G, US, 0, NULL),
+                     0);
   }
   for (uint32_t i = 0; i < 5; i++)
-    assert_int_equal(etsim_netpkt_topo_add_link(&t, 5 + i, 5 + (i + 1) % 5, G, US, 0, NULL), 0);
+    assert_int_equal(
+        etsim_netpkt_topo_add_link(&t, 5 + i, 5 + (i + 1) % 5, G, US, 0, NULL),
+        0);
   etsim_netpkt_cfg_t c;
   cfg_pfc_only(&c);
   c.has_win = 0;

@@ -14,7 +14,8 @@
 static const int64_t US = 1000000;
 static const uint64_t G100 = 100000000000ull;
 
-static etsim_netflow_t *mkf(const etsim_netpkt_topo_t *t, etsim_netpkt_cfg_t *c) {
+static etsim_netflow_t *mkf(const etsim_netpkt_topo_t *t,
+                            etsim_netpkt_cfg_t *c) {
   etsim_netflow_t *n = NULL;
   etsim_error_t err = {0};
   int rc = etsim_netflow_create(&n, t, c, &err);
@@ -93,7 +94,8 @@ static void test_n_to_one_fair(void **state) {
   for (uint32_t i = 0; i < N; i++) {
     etsim_netpkt_msg_stat_t s;
     etsim_netflow_msg_stat(n, ids[i], &s);
-    assert_true(llabs(s.delivered_ps - (int64_t)llround(wire) - 82880 - 2 * US) <= 1);
+    assert_true(
+        llabs(s.delivered_ps - (int64_t)llround(wire) - 82880 - 2 * US) <= 1);
   }
   etsim_netflow_stats_t st;
   etsim_netflow_get_stats(n, &st);
@@ -116,9 +118,11 @@ static void test_parking_lot(void **state) {
   for (uint32_t s = 4; s < 8; s++)
     t.is_switch[s] = 1;
   for (uint32_t h = 0; h < 4; h++)
-    assert_int_equal(etsim_netpkt_topo_add_link(&t, h, h + 4, G100, US, 0, NULL), 0);
+    assert_int_equal(
+        etsim_netpkt_topo_add_link(&t, h, h + 4, G100, US, 0, NULL), 0);
   for (uint32_t s = 4; s < 7; s++)
-    assert_int_equal(etsim_netpkt_topo_add_link(&t, s, s + 1, G100, US, 0, NULL), 0);
+    assert_int_equal(
+        etsim_netpkt_topo_add_link(&t, s, s + 1, G100, US, 0, NULL), 0);
   etsim_netpkt_cfg_t c;
   etsim_netpkt_cfg_default(&c);
   c.has_win = 0;
@@ -188,7 +192,8 @@ static void test_cross_level_ring(void **state) {
 }
 
 /* One 1000-byte packet on an empty path arrives after h x (t + d). */
-static int64_t one_packet(const etsim_netpkt_topo_t *t, uint32_t s, uint32_t d) {
+static int64_t one_packet(const etsim_netpkt_topo_t *t, uint32_t s,
+                          uint32_t d) {
   etsim_netpkt_cfg_t c;
   etsim_netpkt_cfg_default(&c);
   c.enable_qcn = 0;
@@ -218,13 +223,14 @@ static void test_generators(void **state) {
   assert_int_equal(one_packet(&t, 0, 15), 6 * hop); /* across pods */
   etsim_netpkt_topo_free(&t);
   /* rail-optimised: 2 servers x 4 NPUs, NVLink 400 Gb/s, 1 spine */
-  assert_int_equal(etsim_netpkt_topo_rail(&t, 2, 4, 1, G100, 4 * G100, G100, US), 0);
+  assert_int_equal(
+      etsim_netpkt_topo_rail(&t, 2, 4, 1, G100, 4 * G100, G100, US), 0);
   assert_int_equal(t.n_nodes, 8 + 4 + 2 + 1);
   assert_int_equal(t.n_links, 16 + 4);
-  const int64_t nv = 20720 + US; /* 1036 B at 400 Gb/s */
-  assert_int_equal(one_packet(&t, 0, 1), 2 * nv);   /* same server: NVLink */
-  assert_int_equal(one_packet(&t, 0, 4), 2 * hop);  /* same rail */
-  assert_int_equal(one_packet(&t, 0, 5), 4 * hop);  /* other rail, via spine */
+  const int64_t nv = 20720 + US;                   /* 1036 B at 400 Gb/s */
+  assert_int_equal(one_packet(&t, 0, 1), 2 * nv);  /* same server: NVLink */
+  assert_int_equal(one_packet(&t, 0, 4), 2 * hop); /* same rail */
+  assert_int_equal(one_packet(&t, 0, 5), 4 * hop); /* other rail, via spine */
   etsim_netpkt_topo_free(&t);
   assert_int_equal(etsim_netpkt_topo_fattree(&t, 3, 2, G100, US), ETSIM_EINVAL);
 }
