@@ -1,0 +1,364 @@
+/*
+ * etsim/netpkt.h — the packet-level RoCE network (and its flow-level twin).
+ *
+ * A network of hosts (RDMA NICs) and switches joined by full-duplex links.
+ * Messages ("flows", one queue pair each) are cut into packets that cross
+ * switches with a Broadcom-style shared buffer, priority flow control (PFC
+ * pause/resume per ingress port and priority), ECN marking at dequeue
+ * (RED-style Kmin/Kmax/Pmax) and in-band telemetry, under one of the
+ * congestion-control schemes none (PFC only), DCQCN, DCTCP, TIMELY or HPCC.
+ * The model follows the ns-3 RDMA simulator that ASTRA-sim uses (HPCC
+ * repository); docs/netsim.md lists what is modelled and where it differs.
+ *
+ * The network owns its event queue (int64 picoseconds, ties broken by
+ * insertion order), so it runs on its own (`etsim netsim`) or under a
+ * caller's clock:
+ *
+ *     etsim_netpkt_topo_t topo;            // or etsim_netpkt_topo_load()
+ *     etsim_netpkt_cfg_t cfg;
+ *     etsim_netpkt_cfg_default(&cfg);      // then _cfg_set()/_cfg_load()
+ *     etsim_netpkt_t *net;
+ *     etsim_netpkt_create(&net, &topo, &cfg, &err);
+ *     etsim_netpkt_send(net, src, dst, bytes, start_ps, &msg, &id, &err);
+ *     while (etsim_netpkt_next_time(net) <= horizon_ps)
+ *       etsim_netpkt_run_until(net, horizon_ps, &err);   // callbacks fire
+ *     etsim_netpkt_free(net);
+ *
+ * Completion callbacks run inside run_until; they may call
+ * etsim_netpkt_send (with a start time >= the current time).  Nothing here
+ * prints: result lines go to FILE streams the caller passes in.
+ */
+#ifndef ETSIM_NETPKT_H
+#define ETSIM_NETPKT_H
+
+#include "etsim/base.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- topology */
+
+/* One full-duplex link between nodes a and b. */
+typedef struct etsim_netpkt_link {
+  uint32_t a, b;
+  uint64_t rate_bps; /* each direction */
+  int64_t delay_ps;  /* propagation, one way */
+  double error_rate; /* packet loss probability at each receiver, [0, 1) */
+  uint32_t line;     /* line in the topology file (0 when built in code) */
+} etsim_netpkt_link_t;
+
+/*
+ * A graph of hosts and switches.  Node ids are 0..n_nodes-1; a node is a
+ * host unless is_switch[id].  A node's ports are numbered 1, 2, ... in the
+ * order its links appear (the ns-3 interface index).  Owned arrays.
+ */
+typedef struct etsim_netpkt_topo {
+  uint32_t n_nodes;
+  uint8_t *is_switch; /* n_nodes entries */
+  etsim_netpkt_link_t *links;
+  size_t n_links, cap_links;
+  char *name; /* file name for messages, may be NULL */
+} etsim_netpkt_topo_t;
+
+/* An empty graph of n_nodes hosts.  0 or ETSIM_ENOMEM. */
+int etsim_netpkt_topo_init(etsim_netpkt_topo_t *t, uint32_t n_nodes);
+void etsim_netpkt_topo_free(etsim_netpkt_topo_t *t);
+/* Add a link; 0, ETSIM_EINVAL (bad node, a == b, rate 0) or ETSIM_ENOMEM. */
+int etsim_netpkt_topo_add_link(etsim_netpkt_topo_t *t, uint32_t a, uint32_t b,
+                               uint64_t rate_bps, int64_t delay_ps,
+                               double error_rate, etsim_error_t *err);
+/*
+ * Read the ns-3 RDMA topology format: "nodes switches links", then the
+ * switch ids, then one "src dst rate delay error_rate" line per link
+ * (e.g. "0 9 100Gbps 0.001ms 0").  Errors name FILE:LINE.  The text form
+ * parses `text` with `name` used in messages.
+ */
+int etsim_netpkt_topo_load(etsim_netpkt_topo_t *t, const char *path,
+                           etsim_error_t *err);
+int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text,
+                            const char *name, etsim_error_t *err);
+
+/* Generators.  Node ids: hosts first (0..), then switches.
+ * star: n_hosts on one switch.
+ * clos2: `leaves` leaf switches with hosts_per_leaf hosts each and `spines`
+ *   spine switches, every leaf joined to every spine (oversubscription =
+ *   hosts_per_leaf * host_bps / (spines * fabric_bps)). */
+int etsim_netpkt_topo_star(etsim_netpkt_topo_t *t, uint32_t n_hosts,
+                           uint64_t rate_bps, int64_t delay_ps);
+int etsim_netpkt_topo_clos2(etsim_netpkt_topo_t *t, uint32_t leaves,
+                            uint32_t hosts_per_leaf, uint32_t spines,
+                            uint64_t host_bps, uint64_t fabric_bps,
+                            int64_t delay_ps);
+
+/* fattree: k-ary three-tier fat-tree (k even): k pods of k/2 edge and k/2
+ *   aggregation switches, (k/2)^2 cores; hosts_per_edge hosts on each edge
+ *   switch (k/2 gives 1:1, more oversubscribes the edge).  Ids: hosts, then
+ *   edges (pod-major), aggregations, cores.
+ * rail: `nodes` servers of `gpus` NPUs each.  NPU g of every server links
+ *   to rail switch g (nic_bps); each server's NPUs share one NVLink-style
+ *   scale-up switch (nvlink_bps); `spines` switches join all rails
+ *   (fabric_bps, 0 spines: no cross-rail path).  Ids: NPUs (server-major),
+ *   then rail switches, scale-up switches, spines. */
+int etsim_netpkt_topo_fattree(etsim_netpkt_topo_t *t, uint32_t k,
+                              uint32_t hosts_per_edge, uint64_t rate_bps,
+                              int64_t delay_ps);
+int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes,
+                           uint32_t gpus, uint32_t spines, uint64_t nic_bps,
+                           uint64_t nvlink_bps, uint64_t fabric_bps,
+                           int64_t delay_ps);
+
+/* Parse "100Gbps", "50Mb/s", "25000000000" into bits/s; 0 or ETSIM_EINVAL. */
+int etsim_netpkt_parse_rate(const char *s, uint64_t *out_bps);
+/* Parse "0.001ms", "1us", "500ns", "2" (seconds) into ps; 0 or EINVAL. */
+int etsim_netpkt_parse_time(const char *s, int64_t *out_ps);
+
+/* ----------------------------------------------------------- configuration */
+
+enum {
+  ETSIM_NETPKT_CC_NONE = 0,   /* PFC only (CC_MODE 0 or 12) */
+  ETSIM_NETPKT_CC_DCQCN = 1,  /* CC_MODE 1, Mellanox timer variant */
+  ETSIM_NETPKT_CC_HPCC = 3,   /* CC_MODE 3, rate form */
+  ETSIM_NETPKT_CC_TIMELY = 7, /* CC_MODE 7 */
+  ETSIM_NETPKT_CC_DCTCP = 8   /* CC_MODE 8, rate form */
+};
+
+#define ETSIM_NETPKT_MAX_ECN_RATES 16
+#define ETSIM_NETPKT_PATH_MAX 1024
+
+/*
+ * Every parameter, under the ns-3 config key it comes from.  Times are in
+ * the units the key uses (µs for DCQCN timers, ns for the monitor window),
+ * rates in bits/s.  etsim_netpkt_cfg_default gives the sample config.txt
+ * that ASTRA-sim ships, with CC_MODE 0.
+ */
+typedef struct etsim_netpkt_cfg {
+  int enable_qcn;               /* ENABLE_QCN: ECN marking at switches */
+  int use_dynamic_pfc;          /* USE_DYNAMIC_PFC_THRESHOLD (always dynamic) */
+  uint32_t payload_bytes;       /* PACKET_PAYLOAD_SIZE */
+  int cc_mode;                  /* CC_MODE */
+  double alpha_resume_us;       /* ALPHA_RESUME_INTERVAL */
+  double rate_decrease_us;      /* RATE_DECREASE_INTERVAL */
+  int clamp_target_rate;        /* CLAMP_TARGET_RATE */
+  double rp_timer_us;           /* RP_TIMER */
+  double ewma_gain;             /* EWMA_GAIN (DCQCN and DCTCP g) */
+  uint32_t fast_recovery_times; /* FAST_RECOVERY_TIMES */
+  uint64_t rate_ai_bps;         /* RATE_AI */
+  uint64_t rate_hai_bps;        /* RATE_HAI */
+  uint64_t min_rate_bps;        /* MIN_RATE */
+  uint64_t dctcp_rate_ai_bps;   /* DCTCP_RATE_AI */
+  double error_rate_per_link;   /* ERROR_RATE_PER_LINK (links with 0) */
+  uint32_t l2_chunk_size;       /* L2_CHUNK_SIZE */
+  uint32_t l2_ack_interval;     /* L2_ACK_INTERVAL */
+  int l2_back_to_zero;          /* L2_BACK_TO_ZERO */
+  int has_win;                  /* HAS_WIN */
+  int global_t;                 /* GLOBAL_T */
+  int var_win;                  /* VAR_WIN */
+  int fast_react;               /* FAST_REACT */
+  double u_target;              /* U_TARGET */
+  uint32_t mi_thresh;           /* MI_THRESH */
+  uint32_t int_multi;           /* INT_MULTI (accepted; INT is exact here) */
+  int multi_rate;               /* MULTI_RATE (only 0) */
+  int sample_feedback;          /* SAMPLE_FEEDBACK */
+  int rate_bound;               /* RATE_BOUND */
+  int ack_high_prio;            /* ACK_HIGH_PRIO */
+  uint32_t n_ecn;               /* KMIN/KMAX/PMAX_MAP entries */
+  uint64_t ecn_rate_bps[ETSIM_NETPKT_MAX_ECN_RATES];
+  uint32_t kmin_kb[ETSIM_NETPKT_MAX_ECN_RATES];
+  uint32_t kmax_kb[ETSIM_NETPKT_MAX_ECN_RATES];
+  double pmax[ETSIM_NETPKT_MAX_ECN_RATES];
+  uint32_t buffer_mb;        /* BUFFER_SIZE (MiB per switch) */
+  int64_t qlen_mon_start_ns; /* QLEN_MON_START */
+  int64_t qlen_mon_end_ns;   /* QLEN_MON_END */
+  int64_t stop_ps;           /* SIMULATOR_STOP_TIME (s in the file) */
+  /* TIMELY class defaults (not ns-3 config keys; etsim extensions). */
+  double timely_alpha, timely_beta;
+  int64_t timely_tlow_ns, timely_thigh_ns, timely_minrtt_ns;
+  double nack_interval_us; /* receiver NACK suppression (500 µs) */
+  /* etsim extensions */
+  uint64_t seed;            /* SEED: ECN and loss draws */
+  int64_t tx_round_ps;      /* TX_ROUND_PS: round serialisation (ns-3: 1000) */
+  int64_t stall_ps;         /* STALL_TIMEOUT_US: no progress -> report */
+  int64_t qlen_interval_ns; /* QLEN_MON_INTERVAL (100 ns) */
+  /* files (FILE keys), resolved by etsim_netpkt_cfg_load */
+  char topology_file[ETSIM_NETPKT_PATH_MAX];
+  char flow_file[ETSIM_NETPKT_PATH_MAX];
+  char fct_file[ETSIM_NETPKT_PATH_MAX];
+  char pfc_file[ETSIM_NETPKT_PATH_MAX];
+  char qlen_file[ETSIM_NETPKT_PATH_MAX];
+} etsim_netpkt_cfg_t;
+
+void etsim_netpkt_cfg_default(etsim_netpkt_cfg_t *c);
+/* Set one key from the rest of its line ("100Gbps", "3 25000000000 100 ...").
+ * 0, or ETSIM_EINVAL/ENOTFOUND/EUNSUPPORTED with a message naming the key. */
+int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
+                         const char *value, etsim_error_t *err);
+/* Read a "KEY value" file.  Relative file names inside are resolved against
+ * the config file's folder.  Errors name FILE:LINE and the key. */
+int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path,
+                          etsim_error_t *err);
+
+/* ------------------------------------------------------------------- flows */
+
+/* One flow-file entry ("src dst pg dport size start_s"). */
+typedef struct etsim_netpkt_flow {
+  uint32_t src, dst, pg, dport;
+  uint64_t size_bytes;
+  int64_t start_ps;
+  uint32_t line; /* line in the flow file */
+} etsim_netpkt_flow_t;
+
+/* Read a flow file (count, then one flow per line).  *out is owned by the
+ * caller (etsim_free).  Errors name FILE:LINE. */
+int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
+                            size_t *n_out, etsim_error_t *err);
+
+/* ----------------------------------------------------------------- network */
+
+typedef struct etsim_netpkt etsim_netpkt_t;
+
+enum {
+  ETSIM_NETPKT_DELIVERED = 1, /* last payload byte reached the receiver */
+  ETSIM_NETPKT_ACKED = 2      /* sender saw the final ACK (ns-3 "QP done") */
+};
+
+/* Called once with DELIVERED and once with ACKED per message, at simulated
+ * time t_ps, from inside etsim_netpkt_run_until. */
+typedef void (*etsim_netpkt_done_fn)(void *ctx, uint64_t msg_id, int what,
+                                     int64_t t_ps);
+
+/* What to send.  pg: priority 1..7 (ASTRA-sim uses 3); dport as in the
+ * flow file; fn/ctx may be NULL. */
+typedef struct etsim_netpkt_msg {
+  uint32_t src, dst;
+  uint64_t bytes;
+  int64_t start_ps;
+  uint8_t pg;
+  uint16_t dport;
+  etsim_netpkt_done_fn fn;
+  void *ctx;
+} etsim_netpkt_msg_t;
+
+/*
+ * Build the network: routes (BFS shortest paths, ECMP over equal ones with
+ * the switch-seeded murmur hash of (sip, dip, sport, dport)), switch
+ * buffers, per-port ECN thresholds.  The topology and config are copied
+ * (borrowed only during the call).  Errors: a host unreachable from
+ * another (names both), a missing ECN map entry for a link rate, a buffer
+ * smaller than its reserve and headroom, an unknown CC_MODE.
+ */
+int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *topo,
+                        const etsim_netpkt_cfg_t *cfg, etsim_error_t *err);
+void etsim_netpkt_free(etsim_netpkt_t *n);
+
+/* Result line sinks (borrowed; may be NULL): FCT lines as ns-3 writes them,
+ * PFC events "time_ns node node_type ifindex 1|0", and at the end of the run
+ * queue-length histograms (see docs/netsim.md). */
+void etsim_netpkt_set_outputs(etsim_netpkt_t *n, FILE *fct, FILE *pfc,
+                              FILE *qlen);
+
+/* Queue a message; *out_id (may be NULL) gets its id (0, 1, ...).  Errors:
+ * src/dst not hosts, src == dst, bytes 0, start before now. */
+int etsim_netpkt_send(etsim_netpkt_t *n, const etsim_netpkt_msg_t *m,
+                      uint64_t *out_id, etsim_error_t *err);
+
+/* Process every event with time <= t_ps (INT64_MAX: until idle or stop).
+ * Returns 0, or ETSIM_EDEADLOCK when flows stall (a PFC cycle is named in
+ * the message when there is one; otherwise the stuck flows). */
+int etsim_netpkt_run_until(etsim_netpkt_t *n, int64_t t_ps, etsim_error_t *err);
+/* Time of the earliest pending event, INT64_MAX when none. */
+int64_t etsim_netpkt_next_time(const etsim_netpkt_t *n);
+int64_t etsim_netpkt_now(const etsim_netpkt_t *n);
+
+/* Write the queue-length histogram (if a sink was set) — call once after
+ * the run. */
+void etsim_netpkt_finish(etsim_netpkt_t *n);
+
+/* Per-message result. */
+typedef struct etsim_netpkt_msg_stat {
+  uint32_t src, dst;
+  uint16_t sport, dport;
+  uint64_t bytes;
+  int64_t start_ps, delivered_ps, acked_ps; /* -1 while pending */
+  int64_t standalone_ps;                    /* ns-3 "standalone" FCT */
+} etsim_netpkt_msg_stat_t;
+int etsim_netpkt_msg_stat(const etsim_netpkt_t *n, uint64_t id,
+                          etsim_netpkt_msg_stat_t *out);
+
+/* Whole-network counters. */
+typedef struct etsim_netpkt_stats {
+  uint64_t events, data_pkts, ack_pkts, pfc_frames;
+  uint64_t drops_buffer, drops_error, ecn_marks, cnps;
+  uint64_t pauses, resumes; /* pause/resume frames received */
+  int64_t paused_ps;        /* sum over ports/priorities of paused time */
+  uint64_t msgs, msgs_done;
+  int64_t last_done_ps;             /* last ACKED time */
+  uint64_t max_switch_buffer_bytes; /* peak shared-buffer occupancy */
+} etsim_netpkt_stats_t;
+void etsim_netpkt_get_stats(const etsim_netpkt_t *n, etsim_netpkt_stats_t *s);
+
+/* Per-port view (node, ifindex 1..): bytes sent, pauses received, paused
+ * time, current and peak egress queue, utilisation since time 0.  ifindex
+ * out of range gives ETSIM_ERANGE. */
+typedef struct etsim_netpkt_port_stat {
+  uint32_t peer;
+  uint64_t rate_bps, tx_bytes, pauses_rx;
+  int64_t paused_ps;
+  uint64_t qbytes, qbytes_peak;
+} etsim_netpkt_port_stat_t;
+int etsim_netpkt_port_stat(const etsim_netpkt_t *n, uint32_t node,
+                           uint32_t ifindex, etsim_netpkt_port_stat_t *out);
+/* Number of ports of a node (its ifindex range is 1..count). */
+uint32_t etsim_netpkt_port_count(const etsim_netpkt_t *n, uint32_t node);
+
+/* Current sending rate of a message (bits/s), 0 once finished. */
+uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *n, uint64_t id);
+
+/* -------------------------------------------------------------- flow level */
+
+/*
+ * The same network at flow level: each message is one flow over the route
+ * the packet level would take (same BFS/ECMP hash); link capacity is shared
+ * max-min fairly, recomputed (progressive filling) only over the connected
+ * group of flows and links that a start or finish touches.  A flow's rate
+ * is also capped at its NIC rate and, with HAS_WIN, at window / base RTT.
+ * Bytes on the wire include the per-packet headers of the configured CC
+ * (36 B, +42 B with HPCC INT, +8 B TIMELY).  Completion adds what a packet
+ * would see on an empty path: propagation, one MTU of store-and-forward per
+ * extra hop and, for ACKED, the ACK's return.  No queues, PFC or CC
+ * dynamics.  Same message/callback/stat types as the packet level.
+ */
+typedef struct etsim_netflow etsim_netflow_t;
+
+int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
+                         const etsim_netpkt_cfg_t *cfg, etsim_error_t *err);
+void etsim_netflow_free(etsim_netflow_t *n);
+void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct);
+int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
+                       uint64_t *out_id, etsim_error_t *err);
+int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps,
+                            etsim_error_t *err);
+int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
+int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id,
+                           etsim_netpkt_msg_stat_t *out);
+/* Current max-min rate of a message in bits/s (0 before start / after). */
+double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id);
+
+typedef struct etsim_netflow_stats {
+  uint64_t events, recomputes, flows_rated; /* rated: flow-rate assignments */
+  uint64_t msgs, msgs_done;
+  int64_t last_done_ps;
+} etsim_netflow_stats_t;
+void etsim_netflow_get_stats(const etsim_netflow_t *n,
+                             etsim_netflow_stats_t *s);
+
+/* ns-3 address of a host: 0x0b000001 + (id/256)*0x10000 + (id%256)*0x100. */
+uint32_t etsim_netpkt_host_ip(uint32_t node);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ETSIM_NETPKT_H */

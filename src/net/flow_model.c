@@ -1,0 +1,452 @@
+/*
+ * flow_model.c — the flow-level network: every message is one fluid flow
+ * over the route the packet level would give it, link capacity shared
+ * max-min fairly (progressive filling).  A start or a finish re-rates only
+ * the connected group of flows and links it touches: the allocation of
+ * other groups cannot change, so they keep their rates and their pending
+ * finish events (which carry a version number, so stale ones are skipped).
+ *
+ * Routing, per-pair RTT/bandwidth and the ns-3 "standalone" FCT come from a
+ * packet-level network built on the same topology (no packet is ever sent
+ * on it), so both levels route identically.
+ */
+#include "pkt_int.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+enum { FL_START = 1, FL_XFER, FL_DELIVER, FL_ACKED };
+
+typedef struct fl_flow {
+  uint32_t src, dst;
+  uint16_t sport, dport;
+  uint32_t path_off, nhop;
+  uint64_t bytes;
+  double bits_left, rate, new_rate, cap;
+  int64_t start_ps, last_ps, delivered_ps, acked_ps, standalone_ps;
+  int64_t tail_deliver_ps, tail_ack_ps;
+  uint32_t version, mark;
+  uint8_t active, frozen, finished;
+  etsim_netpkt_done_fn fn;
+  void *ctx;
+} fl_flow_t;
+
+typedef struct fl_link {
+  uint32_t *flows;
+  size_t n, cap;
+  double capacity, rem;
+  uint32_t nun, mark;
+} fl_link_t;
+
+struct etsim_netflow {
+  pk_net_t *pk;
+  fl_flow_t *f;
+  size_t n_f, cap_f;
+  fl_link_t *links;
+  uint32_t *paths;
+  size_t n_paths, cap_paths;
+  uint32_t *cf, *cl; /* scratch: component flows and links */
+  size_t cap_cf, cap_cl;
+  pk_heap_t heap;
+  int64_t now;
+  uint32_t stamp;
+  FILE *fct;
+  etsim_netflow_stats_t st;
+};
+
+int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
+                         const etsim_netpkt_cfg_t *cfg, etsim_error_t *err) {
+  etsim_netflow_t *n = etsim_calloc(1, sizeof *n);
+  if (!n)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  etsim_netpkt_cfg_t c = *cfg;
+  c.qlen_mon_end_ns = 0; /* no sampling on the routing-only network */
+  etsim_netpkt_t *pk;
+  int rc = etsim_netpkt_create(&pk, topo, &c, err);
+  if (rc) {
+    etsim_free(n);
+    return rc;
+  }
+  n->pk = (pk_net_t *)pk;
+  n->links =
+      etsim_calloc(n->pk->n_ports ? n->pk->n_ports : 1, sizeof *n->links);
+  if (!n->links) {
+    etsim_netflow_free(n);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  for (uint32_t i = 0; i < n->pk->n_ports; i++)
+    n->links[i].capacity = (double)n->pk->ports[i].rate_bps;
+  *out = n;
+  return 0;
+}
+
+void etsim_netflow_free(etsim_netflow_t *n) {
+  if (!n)
+    return;
+  if (n->links && n->pk)
+    for (uint32_t i = 0; i < n->pk->n_ports; i++)
+      etsim_free(n->links[i].flows);
+  etsim_free(n->links);
+  etsim_free(n->f);
+  etsim_free(n->paths);
+  etsim_free(n->cf);
+  etsim_free(n->cl);
+  etsim_free(n->heap.v);
+  etsim_netpkt_free((etsim_netpkt_t *)n->pk);
+  etsim_free(n);
+}
+
+void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct) { n->fct = fct; }
+
+static int64_t txt(const pk_net_t *pk, uint64_t bytes, uint64_t rate) {
+  int64_t t = (int64_t)((bytes * 8000000000000ull + rate / 2) / rate);
+  int64_t r = pk->cfg.tx_round_ps;
+  if (r > 1)
+    t = (t + r / 2) / r * r;
+  return t;
+}
+
+int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
+                       uint64_t *out_id, etsim_error_t *err) {
+  pk_net_t *pk = n->pk;
+  if (m->src >= pk->n_nodes || pk->nodes[m->src].is_switch)
+    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host",
+                           m->src);
+  if (m->dst >= pk->n_nodes || pk->nodes[m->dst].is_switch)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "flow destination %u is not a host", m->dst);
+  if (m->src == m->dst)
+    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself",
+                           m->src);
+  if (!m->bytes)
+    return etsim_error_set(err, ETSIM_EINVAL, "flow of 0 bytes");
+  if (m->start_ps < n->now)
+    return etsim_error_set(err, ETSIM_EINVAL, "flow starts before now");
+  if (etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
+      etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + 64,
+                 sizeof *n->paths))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  /* source port: per host pair from 10000, as the packet level */
+  uint64_t key = ((uint64_t)m->src << 32) | m->dst;
+  uint32_t slot = (uint32_t)pk->n_sport;
+  int r = etsim_u64map_put(&pk->sport_map, key, slot, &slot);
+  if (r < 0)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (r == 1) {
+    if (etsim_grow((void **)&pk->sport_next, &pk->cap_sport, pk->n_sport + 1,
+                   sizeof *pk->sport_next))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    pk->sport_next[pk->n_sport++] = 10000;
+  }
+  fl_flow_t *f = &n->f[n->n_f];
+  memset(f, 0, sizeof *f);
+  f->src = m->src;
+  f->dst = m->dst;
+  f->sport = (uint16_t)pk->sport_next[slot]++;
+  f->dport = m->dport;
+  f->bytes = m->bytes;
+  f->start_ps = m->start_ps;
+  f->delivered_ps = f->acked_ps = -1;
+  f->fn = m->fn;
+  f->ctx = m->ctx;
+  f->path_off = (uint32_t)n->n_paths;
+  f->nhop = pk_path(pk, m->src, m->dst, f->sport, f->dport,
+                    n->paths + n->n_paths, 64);
+  if (!f->nhop)
+    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src,
+                           m->dst);
+  n->n_paths += f->nhop;
+  const uint32_t *path = n->paths + f->path_off;
+  uint32_t pay = pk->cfg.payload_bytes;
+  uint64_t pkts = (m->bytes - 1) / pay + 1;
+  f->bits_left = 8.0 * (double)(m->bytes + pkts * pk->data_hdr);
+  uint32_t mtu = (m->bytes < pay ? (uint32_t)m->bytes : pay) + pk->data_hdr;
+  for (uint32_t h = 0; h < f->nhop; h++) {
+    const pk_port_t *p = &pk->ports[path[h]];
+    f->tail_deliver_ps += p->delay_ps + (h ? txt(pk, mtu, p->rate_bps) : 0);
+    f->tail_ack_ps += p->delay_ps + txt(pk, pk->ack_size, p->rate_bps);
+  }
+  uint32_t shi = pk->nodes[m->src].host_idx, dhi = pk->nodes[m->dst].host_idx;
+  size_t pair = (size_t)shi * pk->n_hosts + dhi;
+  int64_t rtt = pk->pair_rtt_ps[pair];
+  uint64_t bw = pk->pair_bw[pair];
+  f->standalone_ps =
+      (rtt / 1000 + (int64_t)((m->bytes + pkts * 48) * 8000000000ull / bw)) *
+      1000;
+  f->cap = (double)pk->ports[path[0]].rate_bps;
+  if (pk->cfg.has_win) {
+    uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
+    double win = (double)(pk->cfg.global_t ? pk->max_bdp : bdp);
+    double t = (double)(pk->cfg.global_t ? pk->max_rtt_ps : rtt) * 1e-12;
+    if (t > 0 && win > 0 && win * 8 / t < f->cap)
+      f->cap = win * 8 / t;
+  }
+  if (pk_heap_push(&n->heap, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (out_id)
+    *out_id = n->n_f;
+  n->n_f++;
+  n->st.msgs++;
+  return 0;
+}
+
+/* Collect the connected group (flows sharing links, transitively) reached
+ * from the links of flow `seed`; the seed itself is included only when it
+ * is active. */
+static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf,
+                     size_t *nl) {
+  uint32_t st = ++n->stamp;
+  size_t fl = 0, ll = 0, head = 0;
+  fl_flow_t *s = &n->f[seed];
+  for (uint32_t h = 0; h < s->nhop; h++) {
+    uint32_t l = n->paths[s->path_off + h];
+    if (n->links[l].mark == st)
+      continue;
+    n->links[l].mark = st;
+    if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl))
+      return ETSIM_ENOMEM;
+    n->cl[ll++] = l;
+  }
+  while (head < ll) {
+    fl_link_t *lk = &n->links[n->cl[head++]];
+    for (size_t i = 0; i < lk->n; i++) {
+      uint32_t fi = lk->flows[i];
+      fl_flow_t *f = &n->f[fi];
+      if (f->mark == st)
+        continue;
+      f->mark = st;
+      if (etsim_grow((void **)&n->cf, &n->cap_cf, fl + 1, sizeof *n->cf))
+        return ETSIM_ENOMEM;
+      n->cf[fl++] = fi;
+      for (uint32_t h = 0; h < f->nhop; h++) {
+        uint32_t l = n->paths[f->path_off + h];
+        if (n->links[l].mark == st)
+          continue;
+        n->links[l].mark = st;
+        if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl))
+          return ETSIM_ENOMEM;
+        n->cl[ll++] = l;
+      }
+    }
+  }
+  *nf = fl;
+  *nl = ll;
+  return 0;
+}
+
+/* Bring the group's remaining bits to now at the old rates. */
+static void advance(etsim_netflow_t *n, size_t nf) {
+  for (size_t i = 0; i < nf; i++) {
+    fl_flow_t *f = &n->f[n->cf[i]];
+    f->bits_left -= f->rate * (double)(n->now - f->last_ps) * 1e-12;
+    if (f->bits_left < 0)
+      f->bits_left = 0;
+    f->last_ps = n->now;
+  }
+}
+
+/* Progressive filling over the group, then new finish events. */
+static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
+  n->st.recomputes++;
+  for (size_t i = 0; i < nl; i++) {
+    fl_link_t *l = &n->links[n->cl[i]];
+    l->rem = l->capacity;
+    l->nun = (uint32_t)l->n;
+  }
+  for (size_t i = 0; i < nf; i++) {
+    fl_flow_t *f = &n->f[n->cf[i]];
+    f->new_rate = 0;
+    f->frozen = 0;
+  }
+  size_t left = nf;
+  while (left) {
+    double delta = INFINITY;
+    for (size_t i = 0; i < nl; i++) {
+      fl_link_t *l = &n->links[n->cl[i]];
+      if (l->nun && l->rem / l->nun < delta)
+        delta = l->rem / l->nun;
+    }
+    for (size_t i = 0; i < nf; i++) {
+      fl_flow_t *f = &n->f[n->cf[i]];
+      if (!f->frozen && f->cap - f->new_rate < delta)
+        delta = f->cap - f->new_rate;
+    }
+    if (delta < 0)
+      delta = 0;
+    for (size_t i = 0; i < nf; i++) {
+      fl_flow_t *f = &n->f[n->cf[i]];
+      if (f->frozen)
+        continue;
+      f->new_rate += delta;
+      for (uint32_t h = 0; h < f->nhop; h++)
+        n->links[n->paths[f->path_off + h]].rem -= delta;
+    }
+    size_t before = left;
+    for (size_t i = 0; i < nf; i++) {
+      fl_flow_t *f = &n->f[n->cf[i]];
+      if (f->frozen)
+        continue;
+      int stop = f->cap - f->new_rate <= 1e-9 * f->cap;
+      for (uint32_t h = 0; h < f->nhop && !stop; h++) {
+        fl_link_t *l = &n->links[n->paths[f->path_off + h]];
+        stop = l->rem <= 1e-9 * l->capacity;
+      }
+      if (stop) {
+        f->frozen = 1;
+        left--;
+        for (uint32_t h = 0; h < f->nhop; h++)
+          n->links[n->paths[f->path_off + h]].nun--;
+      }
+    }
+    if (left == before) /* numerically stuck: freeze everyone */
+      break;
+  }
+  for (size_t i = 0; i < nf; i++) {
+    uint32_t fi = n->cf[i];
+    fl_flow_t *f = &n->f[fi];
+    n->st.flows_rated++;
+    if (f->new_rate == f->rate && f->version)
+      continue; /* unchanged: its finish event still holds */
+    f->rate = f->new_rate;
+    f->version++;
+    if (f->rate > 0) {
+      double dt = f->bits_left / f->rate * 1e12;
+      int64_t t = n->now + (int64_t)llround(dt);
+      if (pk_heap_push(&n->heap, t, FL_XFER, fi, f->version))
+        return ETSIM_ENOMEM;
+    }
+  }
+  return 0;
+}
+
+static int link_add(fl_link_t *l, uint32_t fi) {
+  if (etsim_grow((void **)&l->flows, &l->cap, l->n + 1, sizeof *l->flows))
+    return ETSIM_ENOMEM;
+  l->flows[l->n++] = fi;
+  return 0;
+}
+
+static void link_del(fl_link_t *l, uint32_t fi) {
+  for (size_t i = 0; i < l->n; i++)
+    if (l->flows[i] == fi) {
+      memmove(l->flows + i, l->flows + i + 1,
+              (l->n - i - 1) * sizeof *l->flows);
+      l->n--;
+      return;
+    }
+}
+
+static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
+  fl_flow_t *f = &n->f[e->a];
+  size_t nf, nl;
+  int rc;
+  switch (e->kind) {
+  case FL_START:
+    f->active = 1;
+    f->last_ps = n->now;
+    for (uint32_t h = 0; h < f->nhop; h++)
+      if (link_add(&n->links[n->paths[f->path_off + h]], e->a))
+        return ETSIM_ENOMEM;
+    if ((rc = component(n, e->a, &nf, &nl)))
+      return rc;
+    advance(n, nf);
+    return rerate(n, nf, nl);
+  case FL_XFER:
+    if ((uint32_t)e->b != f->version || !f->active)
+      return 0;
+    if ((rc = component(n, e->a, &nf, &nl)))
+      return rc;
+    advance(n, nf);
+    f->active = 0;
+    f->rate = 0;
+    f->bits_left = 0;
+    for (uint32_t h = 0; h < f->nhop; h++)
+      link_del(&n->links[n->paths[f->path_off + h]], e->a);
+    if (pk_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a,
+                     0) ||
+        pk_heap_push(&n->heap, n->now + f->tail_deliver_ps + f->tail_ack_ps,
+                     FL_ACKED, e->a, 0))
+      return ETSIM_ENOMEM;
+    /* the group without this flow: drop it from the scratch list */
+    {
+      size_t k = 0;
+      for (size_t i = 0; i < nf; i++)
+        if (n->cf[i] != e->a)
+          n->cf[k++] = n->cf[i];
+      nf = k;
+    }
+    return nf ? rerate(n, nf, nl) : 0;
+  case FL_DELIVER:
+    f->delivered_ps = n->now;
+    if (f->fn)
+      f->fn(f->ctx, e->a, ETSIM_NETPKT_DELIVERED, n->now);
+    return 0;
+  case FL_ACKED:
+    f->acked_ps = n->now;
+    f->finished = 1;
+    n->st.msgs_done++;
+    n->st.last_done_ps = n->now;
+    if (n->fct)
+      fprintf(n->fct,
+              "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64
+              "\n",
+              etsim_netpkt_host_ip(f->src), etsim_netpkt_host_ip(f->dst),
+              f->sport, f->dport, f->bytes, f->start_ps / 1000,
+              (n->now - f->start_ps) / 1000, f->standalone_ps / 1000);
+    if (f->fn)
+      f->fn(f->ctx, e->a, ETSIM_NETPKT_ACKED, n->now);
+    return 0;
+  }
+  return ETSIM_EINTERNAL;
+}
+
+int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps,
+                            etsim_error_t *err) {
+  int64_t stop = n->pk->cfg.stop_ps;
+  while (n->heap.n) {
+    int64_t t = n->heap.v[0].t;
+    if (t > t_ps || t > stop)
+      return 0;
+    pk_ev_t e;
+    pk_heap_pop(&n->heap, &e);
+    n->now = e.t;
+    n->st.events++;
+    int rc = on_event(n, &e);
+    if (rc)
+      return etsim_error_set(err, rc, "flow network: %s", etsim_strerror(rc));
+  }
+  return 0;
+}
+
+int64_t etsim_netflow_next_time(const etsim_netflow_t *n) {
+  if (!n->heap.n || n->heap.v[0].t > n->pk->cfg.stop_ps)
+    return INT64_MAX;
+  return n->heap.v[0].t;
+}
+
+int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id,
+                           etsim_netpkt_msg_stat_t *o) {
+  if (id >= n->n_f)
+    return ETSIM_ERANGE;
+  const fl_flow_t *f = &n->f[id];
+  o->src = f->src;
+  o->dst = f->dst;
+  o->sport = f->sport;
+  o->dport = f->dport;
+  o->bytes = f->bytes;
+  o->start_ps = f->start_ps;
+  o->delivered_ps = f->delivered_ps;
+  o->acked_ps = f->acked_ps;
+  o->standalone_ps = f->standalone_ps;
+  return 0;
+}
+
+double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id) {
+  return id < n->n_f && n->f[id].active ? n->f[id].rate : 0;
+}
+
+void etsim_netflow_get_stats(const etsim_netflow_t *n,
+                             etsim_netflow_stats_t *s) {
+  *s = n->st;
+}

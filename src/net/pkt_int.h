@@ -1,0 +1,300 @@
+/*
+ * pkt_int.h — private structures of the packet-level network: the event
+ * heap, packets, ports (egress queues, PFC state, MMU ingress counters),
+ * nodes, queue pairs and the congestion-control method table.
+ *
+ * Everything is addressed by 32-bit indices into arrays that grow by
+ * doubling (packets, events, flows), so nothing is malloc'ed per event and
+ * growing an array never invalidates a stored reference.
+ */
+#ifndef ETSIM_PKT_INT_H
+#define ETSIM_PKT_INT_H
+
+#include "etsim/netpkt.h"
+
+#include <stdint.h>
+
+#define PK_NPRIO 8
+#define PK_MAX_HOPS 5
+#define PK_NONE UINT32_MAX
+
+/* ------------------------------------------------------------ event heap */
+
+enum {
+  EV_TX_DONE = 1, /* a: port: serialisation finished */
+  EV_ARRIVE,      /* a: sending port; its wire's head packet arrives */
+  EV_NIC_WAKE,    /* a: host port, b: generation */
+  EV_FLOW_START,  /* a: flow */
+  EV_CC_TIMER,    /* a: flow, b: (generation << 8) | timer id */
+  EV_QLEN,        /* queue-length sample */
+  EV_WATCHDOG     /* progress check */
+};
+
+typedef struct pk_ev {
+  int64_t t;
+  uint64_t seq;
+  uint32_t kind, a;
+  uint64_t b;
+} pk_ev_t;
+
+/* 4-ary min-heap on (t, seq), events stored by value. */
+typedef struct pk_heap {
+  pk_ev_t *v;
+  size_t n, cap;
+  uint64_t next_seq;
+} pk_heap_t;
+
+int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
+                 uint64_t b);
+void pk_heap_pop(pk_heap_t *h, pk_ev_t *out); /* h->n > 0 */
+
+/* --------------------------------------------------------------- packets */
+
+enum { PK_DATA = 1, PK_ACK, PK_NACK, PK_PFC };
+
+typedef struct pk_hop {
+  int64_t ts_ps;
+  uint64_t tx_bytes;
+  uint64_t qlen_bytes;
+  uint64_t rate_bps;
+} pk_hop_t;
+
+typedef struct pk_pkt {
+  uint32_t next; /* FIFO link */
+  uint32_t flow;
+  uint64_t seq;  /* data: first byte; ack: next expected */
+  uint32_t size; /* wire bytes */
+  uint32_t payload;
+  uint8_t type, pg, ecn, cnp;
+  uint8_t nhop, pfc_pause;
+  uint16_t in_port; /* local port index it entered the current switch by */
+  int64_t ts_ps;    /* sender timestamp (TIMELY) */
+  int64_t arr_t;    /* arrival at the far end while on the wire */
+} pk_pkt_t;         /* INT hops live apart, in pk_net_t.hops (HPCC only) */
+
+/* ----------------------------------------------------------------- ports */
+
+typedef struct pk_fifo {
+  uint32_t head, tail;
+  uint32_t n;
+  uint64_t bytes;
+} pk_fifo_t;
+
+typedef struct pk_port {
+  uint32_t node, peer; /* node ids */
+  uint32_t peer_gport; /* global index of the peer's port on this link */
+  uint16_t ifindex;    /* 1-based */
+  uint64_t rate_bps;
+  int64_t delay_ps;
+  double err; /* loss at this port's receiver */
+  /* egress */
+  pk_fifo_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
+  pk_fifo_t wire;        /* packets in flight on the link (bytes unused) */
+  uint64_t qbytes_total, qbytes_peak;
+  uint8_t done_pending, paused, rr;
+  int64_t busy_until; /* end of the current serialisation */
+  uint32_t tx_gen;    /* generation of the pending EV_TX_DONE */
+  uint64_t tx_bytes;
+  int64_t paused_since[PK_NPRIO];
+  int64_t paused_ps;
+  uint64_t pauses_rx;
+  /* ECN (switch egress) */
+  uint64_t kmin, kmax;
+  double pmax;
+  /* MMU ingress (switch) */
+  uint32_t ing_bytes[PK_NPRIO], hdrm_bytes[PK_NPRIO];
+  uint8_t ing_paused; /* we told the upstream to pause (bit per prio) */
+  uint64_t headroom;
+  uint32_t pfc_shift;
+  /* host NIC */
+  uint32_t *qps;
+  size_t n_qps, cap_qps, qp_rr;
+  uint32_t wake_gen;
+  int64_t wake_t;
+  /* queue-length histogram, 1 KB bins */
+  uint32_t *hist;
+  size_t n_hist;
+} pk_port_t;
+
+typedef struct pk_node {
+  uint8_t is_switch;
+  uint32_t port0, nports; /* global port indices port0 .. port0+nports-1 */
+  uint32_t host_idx;      /* dense host index or PK_NONE */
+  /* switch MMU */
+  uint64_t buffer, total_hdrm, total_rsrv, shared_used, peak_used;
+  /* routing: CSR over destination host index -> local port indices */
+  uint32_t *rt_off; /* n_hosts + 1 */
+  uint16_t *rt_port;
+} pk_node_t;
+
+/* ------------------------------------------------------------- flows */
+
+typedef struct pk_qp pk_qp_t;
+typedef struct pk_net pk_net_t;
+
+typedef struct pk_cc_ops {
+  const char *name;
+  uint32_t int_bytes; /* extra header bytes on data packets */
+  void (*init)(pk_net_t *, pk_qp_t *);
+  void (*on_ack)(pk_net_t *, pk_qp_t *, const pk_pkt_t *ack);
+  void (*on_timer)(pk_net_t *, pk_qp_t *, int id);
+} pk_cc_ops_t;
+
+struct pk_qp {
+  uint32_t src, dst, sip, dip;
+  uint16_t sport, dport;
+  uint8_t pg, started, finished, delivered;
+  uint32_t gport;    /* sender NIC port */
+  uint32_t rx_gport; /* receiver NIC port for ACKs */
+  uint64_t size, snd_nxt, snd_una;
+  int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
+  int64_t next_avail;
+  uint32_t last_pkt_size;
+  uint64_t rate, max_rate; /* bits/s */
+  uint64_t win;            /* bytes, 0 = none */
+  int64_t base_rtt_ps;
+  /* receiver */
+  uint64_t rcv_nxt, milestone;
+  int64_t nack_timer;
+  uint64_t last_nack;
+  /* timers */
+  uint32_t tgen[3];
+  /* CC state */
+  union {
+    struct {
+      double alpha;
+      uint64_t target;
+      uint32_t stage;
+      uint8_t alpha_cnp, dec_cnp, first_cnp;
+    } dcqcn;
+    struct {
+      uint64_t last_seq, cur_rate;
+      uint32_t inc_stage;
+      double u;
+      uint32_t nhop;
+      pk_hop_t hop[PK_MAX_HOPS];
+    } hpcc;
+    struct {
+      uint64_t last_seq, cur_rate;
+      uint32_t inc_stage;
+      int64_t last_rtt;
+      double rtt_diff;
+    } timely;
+    struct {
+      uint64_t last_seq, high_seq, batch, ecn_cnt;
+      double alpha;
+      uint8_t cwr;
+    } dctcp;
+  } cc;
+  etsim_netpkt_done_fn fn;
+  void *ctx;
+};
+
+struct pk_net {
+  etsim_netpkt_cfg_t cfg;
+  const pk_cc_ops_t *cc;
+  uint32_t n_nodes, n_hosts, n_ports;
+  pk_node_t *nodes;
+  pk_port_t *ports;
+  uint32_t *hosts; /* host index -> node id */
+  /* pair tables, host index squared */
+  int64_t *pair_rtt_ps; /* ns-3 base RTT: 2 delay + payload tx per hop */
+  uint64_t *pair_bw;    /* bottleneck bits/s */
+  uint64_t max_bdp;
+  int64_t max_rtt_ps;
+  uint64_t nic_rate;
+  /* packets */
+  pk_pkt_t *pkts;
+  pk_hop_t *hops; /* PK_MAX_HOPS per packet when the CC uses INT */
+  size_t n_pkts, cap_pkts, cap_hops;
+  uint32_t free_pkt;
+  /* flows */
+  pk_qp_t *qps;
+  size_t n_qps, cap_qps;
+  size_t n_active;          /* started or pending, not acked */
+  etsim_u64map_t sport_map; /* (src, dst) -> slot in sport_next */
+  uint32_t *sport_next;
+  size_t n_sport, cap_sport;
+  /* time */
+  pk_heap_t heap;
+  int64_t now;
+  int64_t last_progress;
+  int watchdog_on;
+  int qlen_on;
+  etsim_rng_t rng;
+  uint32_t data_hdr, ack_size, pfc_size;
+  FILE *fct, *pfc, *qlen;
+  int stopped;
+  etsim_netpkt_stats_t st;
+};
+
+/* engine helpers the CC modules use */
+static inline const pk_hop_t *pk_hops(const pk_net_t *n, const pk_pkt_t *k) {
+  return n->hops + (size_t)(k - n->pkts) * PK_MAX_HOPS;
+}
+void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate);
+void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps);
+void pk_timer_cancel(pk_qp_t *q, int id);
+
+extern const pk_cc_ops_t pk_cc_none, pk_cc_dcqcn, pk_cc_hpcc, pk_cc_timely,
+    pk_cc_dctcp;
+
+/* The directed links (global port indices) a packet of (src, dst, sport,
+ * dport) crosses, chosen exactly as the packet engine routes; returns the
+ * hop count (0 when max is too small).  Used by the flow-level model. */
+uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+                 uint16_t dport, uint32_t *out, uint32_t max);
+
+/* parse helpers shared by the readers */
+int pk_parse_u64(const char *s, uint64_t *out);
+int pk_parse_double(const char *s, double *out);
+
+/* Whitespace tokenizer that remembers lines ('#' starts a comment). */
+typedef struct pk_tok {
+  const char *p, *name;
+  uint32_t line, tok_line;
+  char tok[256];
+} pk_tok_t;
+
+static inline void pk_tok_init(pk_tok_t *t, const char *text,
+                               const char *name) {
+  t->p = text;
+  t->name = name;
+  t->line = 1;
+  t->tok_line = 1;
+  t->tok[0] = 0;
+}
+
+/* Next token into t->tok (truncated at 255 chars); 0 at the end. */
+static inline int pk_tok_next(pk_tok_t *t) {
+  for (;;) {
+    while (*t->p == ' ' || *t->p == '\t' || *t->p == '\r' || *t->p == '\n') {
+      if (*t->p == '\n')
+        t->line++;
+      t->p++;
+    }
+    if (*t->p == '#') {
+      while (*t->p && *t->p != '\n')
+        t->p++;
+      continue;
+    }
+    break;
+  }
+  if (!*t->p)
+    return 0;
+  size_t n = 0;
+  t->tok_line = t->line;
+  while (*t->p && *t->p != ' ' && *t->p != '\t' && *t->p != '\r' &&
+         *t->p != '\n') {
+    if (n < sizeof t->tok - 1)
+      t->tok[n++] = *t->p;
+    t->p++;
+  }
+  t->tok[n] = 0;
+  return 1;
+}
+
+/* Whole file, NUL-terminated, owned by the caller (etsim_free). */
+int pk_read_file(const char *path, char **out, etsim_error_t *err);
+
+#endif /* ETSIM_PKT_INT_H */

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# End-to-end: `etsim netsim` on ns-3 RDMA scenario files as a user runs it.
+# The FCT numbers are the ns-3 reference points quoted in issue 9 (100 Gb/s,
+# 1 us links, 1000 B payload, 32 MB buffers): one 1 MB flow 87,091 ns, an
+# 8-to-1 incast of 1 MB each 668,091 ns with PFC only and with DCTCP.
+set -u
+BIN=${ETSIM_BIN:?}
+SRC=${ETSIM_SRC:?}
+EX=$SRC/examples/netsim
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$BIN" netsim --help > "$T/help" || fail "--help exit $?"
+grep -q "usage: etsim netsim" "$T/help" || fail "--help text"
+"$BIN" --help | grep -q "^  netsim " || fail "etsim --help lists netsim"
+
+# one flow: the exact ns-3 FCT line (addresses 0x0b000001 + id*256)
+"$BIN" netsim --quiet --fct "$T/fct" "$EX/single.cfg" || fail "single exit $?"
+[ "$(cat "$T/fct")" = "0b000001 0b000101 10000 100 1000000 0 87091 88000" ] ||
+  fail "single FCT line: $(cat "$T/fct")"
+
+# 8-to-1 incast: last completion, PFC only and DCTCP
+for cc in none dctcp; do
+  "$BIN" netsim --quiet --cc $cc --fct "$T/fct.$cc" "$EX/incast8.cfg" || fail "incast $cc exit $?"
+  [ "$(wc -l < "$T/fct.$cc")" -eq 8 ] || fail "incast $cc: 8 FCT lines"
+  last=$(awk '{ if ($7 > m) m = $7 } END { print m }' "$T/fct.$cc")
+  [ "$last" = 668091 ] || fail "incast $cc last FCT $last, ns-3 gives 668091"
+done
+awk '{ if ($1 !~ /^0b000[1-8]01$/ || $2 != "0b000001" || $5 != 1000000) exit 1 }' "$T/fct.none" ||
+  fail "incast FCT fields"
+
+# flow level on the same files: same FCT line format, within 5 % of 668,091
+"$BIN" netsim --quiet --backend flow --fct "$T/fct.flow" "$EX/incast8.cfg" || fail "flow exit $?"
+[ "$(wc -l < "$T/fct.flow")" -eq 8 ] || fail "flow: 8 FCT lines"
+awk '{ if ($7 > m) m = $7 } END { d = m - 668091; if (d < 0) d = -d; exit !(d <= 0.05 * 668091) }' "$T/fct.flow" ||
+  fail "flow-level incast: $(sort -k7n "$T/fct.flow" | tail -1)"
+"$BIN" netsim --backend fluid "$EX/single.cfg" 2> /dev/null; [ $? -eq 2 ] || fail "bad backend exit"
+
+# small buffers: PFC fires, its file has ns-3's 'time node type ifindex 1|0'
+"$BIN" netsim --json --set BUFFER_SIZE=1 --set HAS_WIN=0 --pfc "$T/pfc" \
+  --qlen "$T/qlen" --ports "$T/ports" --set QLEN_MON_END=700000 "$EX/incast8.cfg" > "$T/json" || fail "pfc run exit $?"
+awk '$1 == 9 && $2 == 1 { f = ($3 == 0 && $5 == 8288000 && $6 >= 0.98 && $6 <= 1) } END { exit !f }' "$T/ports" ||
+  fail "ports table, switch 9 port 1: $(grep '^9 1 ' "$T/ports")"
+awk '$1 >= 1 && $1 <= 8 { p += $7 } END { exit !(p > 0) }' "$T/ports" || fail "ports table: host pauses"
+grep -q '"drops_buffer": 0' "$T/json" || fail "lossless: $(cat "$T/json")"
+[ -s "$T/pfc" ] || fail "no PFC events"
+awk '{ if (NF != 5 || $2 < 1 || $2 > 8 || $3 != 0 || $4 != 1 || ($5 != 0 && $5 != 1)) exit 1 }' "$T/pfc" ||
+  fail "PFC lines: $(head -3 "$T/pfc")"
+pauses=$(awk '$5 == 1' "$T/pfc" | wc -l)
+grep -q "\"pauses\": $pauses," "$T/json" || fail "pause count $pauses vs summary"
+head -1 "$T/qlen" | grep -q "^time: " || fail "qlen header"
+grep -q "^9 1 " "$T/qlen" || fail "qlen histogram of switch 9 port 1"
+
+# same seed, same bytes (DCQCN draws ECN marks at random)
+for k in 1 2; do
+  "$BIN" netsim --quiet --cc dcqcn --set HAS_WIN=0 --seed 5 --fct "$T/d$k" "$EX/incast8.cfg" || fail "dcqcn exit $?"
+done
+cmp -s "$T/d1" "$T/d2" || fail "dcqcn runs with one seed differ"
+
+# a PFC deadlock is reported with the cycle, exit 1, and leaves no output
+"$BIN" netsim --fct "$T/dead" "$EX/ring5_deadlock.cfg" 2> "$T/e"; rc=$?
+[ $rc -eq 1 ] || fail "deadlock exit $rc"
+grep -q "pause cycle 5 -> 6 -> 7 -> 8 -> 9 -> 5" "$T/e" || fail "deadlock message: $(cat "$T/e")"
+[ ! -e "$T/dead" ] || fail "deadlocked run left an FCT file"
+
+# bad input: file:line and the key
+cp "$EX/single.topo" "$EX/single.flows" "$T/"
+printf 'TOPOLOGY_FILE single.topo\nFLOW_FILE single.flows\nRATE_AIX 5Mb/s\n' > "$T/bad.cfg"
+"$BIN" netsim "$T/bad.cfg" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "unknown key exit $rc"
+grep -q "^etsim: $T/bad.cfg:3: unknown key 'RATE_AIX'" "$T/e" || fail "unknown key message: $(cat "$T/e")"
+printf 'TOPOLOGY_FILE missing.topo\nFLOW_FILE single.flows\n' > "$T/bad.cfg"
+"$BIN" netsim "$T/bad.cfg" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "missing topology exit $rc"
+grep -q "$T/missing.topo: cannot open" "$T/e" || fail "missing topology message: $(cat "$T/e")"
+printf '1\n0 7 3 100 1000 0\n' > "$T/f2"
+printf 'TOPOLOGY_FILE single.topo\nFLOW_FILE f2\n' > "$T/bad.cfg"
+"$BIN" netsim "$T/bad.cfg" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "bad flow exit $rc"
+grep -q "^etsim: $T/f2:2: flow 0: node 7 does not exist" "$T/e" || fail "bad flow message: $(cat "$T/e")"
+printf '1\n0 2 3 100 1000 0\n' > "$T/f2"
+"$BIN" netsim "$T/bad.cfg" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "flow to a switch exit $rc"
+grep -q "^etsim: $T/f2:2: flow destination 2 is not a host" "$T/e" || fail "flow to switch: $(cat "$T/e")"
+"$BIN" netsim --frob "$EX/single.cfg" 2> /dev/null; [ $? -eq 2 ] || fail "unknown option exit"
+# the reference table: etsim's packet-level numbers reproduce exactly, and
+# agree with ns-3 within 5 % except where the table records a known gap
+grep -v '^#' "$EX/reference.csv" | tail -n +2 | while IFS=, read -r name cfg cc ns3 pkt flow gap; do
+  "$BIN" netsim --quiet --cc "$cc" --fct "$T/ref" "$EX/$cfg" || fail "$cfg $cc exit $?"
+  got=$(awk '{ if ($7 > m) m = $7 } END { print m }' "$T/ref")
+  [ "$got" = "$pkt" ] || fail "$name ($cc): $got ns, table says $pkt"
+  if [ -z "$gap" ]; then
+    awk -v a="$got" -v b="$ns3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }' ||
+      fail "$name ($cc): $got ns vs ns-3 $ns3 ns"
+  fi
+done || exit 1
+echo ok

@@ -1,0 +1,247 @@
+/*
+ * test_pkt_flow.c — the flow-level model against closed forms: one flow at
+ * line rate (same picoseconds as the packet level on an unloaded path), N
+ * flows into one port get exactly 1/N each, a parking lot gets its max-min
+ * shares, a start elsewhere does not re-rate an unrelated group, and on a
+ * contention-free ring the flow and packet levels agree within 5 %.
+ */
+#include "test_util.h"
+
+#include "etsim/netpkt.h"
+
+#include <math.h>
+
+static const int64_t US = 1000000;
+static const uint64_t G100 = 100000000000ull;
+
+static etsim_netflow_t *mkf(const etsim_netpkt_topo_t *t,
+                            etsim_netpkt_cfg_t *c) {
+  etsim_netflow_t *n = NULL;
+  etsim_error_t err = {0};
+  int rc = etsim_netflow_create(&n, t, c, &err);
+  if (rc)
+    print_message("create: %s\n", err.msg);
+  assert_int_equal(rc, 0);
+  return n;
+}
+
+static uint64_t sendf(etsim_netflow_t *n, uint32_t s, uint32_t d, uint64_t b,
+                      int64_t start) {
+  etsim_netpkt_msg_t m = {s, d, b, start, 3, 100, NULL, NULL};
+  uint64_t id;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_netflow_send(n, &m, &id, &err), 0);
+  return id;
+}
+
+static void runf(etsim_netflow_t *n, int64_t t) {
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_netflow_run_until(n, t, &err), 0);
+}
+
+static void test_one_flow_line_rate(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 2, G100, US), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  etsim_netflow_t *n = mkf(&t, &c);
+  uint64_t id = sendf(n, 0, 1, 1000000, 0);
+  runf(n, 10);
+  assert_true(etsim_netflow_msg_rate(n, id) == 1e11);
+  runf(n, INT64_MAX);
+  etsim_netpkt_msg_stat_t s;
+  assert_int_equal(etsim_netflow_msg_stat(n, id, &s), 0);
+  /* the packet level's closed form: 1000 x 82.88 ns + one more hop + 2 us */
+  assert_int_equal(s.delivered_ps, 1000 * 82880 + 82880 + 2 * US);
+  assert_int_equal(s.acked_ps, s.delivered_ps + 2 * (3840 + US));
+  etsim_netflow_free(n);
+
+  /* and the packet level gives the same picoseconds */
+  etsim_netpkt_t *p;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_netpkt_create(&p, &t, &c, &err), 0);
+  etsim_netpkt_msg_t m = {0, 1, 1000000, 0, 3, 100, NULL, NULL};
+  assert_int_equal(etsim_netpkt_send(p, &m, &id, &err), 0);
+  assert_int_equal(etsim_netpkt_run_until(p, INT64_MAX, &err), 0);
+  etsim_netpkt_msg_stat_t ps;
+  assert_int_equal(etsim_netpkt_msg_stat(p, id, &ps), 0);
+  assert_int_equal(ps.delivered_ps, s.delivered_ps);
+  assert_int_equal(ps.acked_ps, s.acked_ps);
+  assert_int_equal(ps.standalone_ps, s.standalone_ps);
+  etsim_netpkt_free(p);
+  etsim_netpkt_topo_free(&t);
+}
+
+static void test_n_to_one_fair(void **state) {
+  (void)state;
+  const uint32_t N = 7;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, N + 1, G100, US), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  c.has_win = 0;
+  etsim_netflow_t *n = mkf(&t, &c);
+  uint64_t ids[7];
+  for (uint32_t i = 0; i < N; i++)
+    ids[i] = sendf(n, i + 1, 0, 2000000, 0);
+  runf(n, 1);
+  for (uint32_t i = 0; i < N; i++)
+    assert_true(fabs(etsim_netflow_msg_rate(n, ids[i]) - 1e11 / N) < 1e-3);
+  runf(n, INT64_MAX);
+  /* all finish together after N x wire bytes at B */
+  double wire = N * 8.0 * (2000000 + 2000 * 36) / 1e11 * 1e12;
+  for (uint32_t i = 0; i < N; i++) {
+    etsim_netpkt_msg_stat_t s;
+    etsim_netflow_msg_stat(n, ids[i], &s);
+    assert_true(
+        llabs(s.delivered_ps - (int64_t)llround(wire) - 82880 - 2 * US) <= 1);
+  }
+  etsim_netflow_stats_t st;
+  etsim_netflow_get_stats(n, &st);
+  assert_int_equal(st.msgs_done, N);
+  etsim_netflow_free(n);
+  etsim_netpkt_topo_free(&t);
+}
+
+/*
+ * Parking lot: switches 4-5-6-7 in a line, hosts 0 on 4, 1 on 5, 2 on 6,
+ * 3 on 7 (100 Gb/s).  Long flow 0->3 crosses the three trunk links; two
+ * flows 0->1 share trunk 4-5 with it, one flow 1->2 trunk 5-6, one 2->3
+ * trunk 6-7.  The host link of 0 carries three flows: 1/3 each; then the
+ * flows on 5-6 and 6-7 get the rest, 2/3.
+ */
+static void test_parking_lot(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_init(&t, 8), 0);
+  for (uint32_t s = 4; s < 8; s++)
+    t.is_switch[s] = 1;
+  for (uint32_t h = 0; h < 4; h++)
+    assert_int_equal(
+        etsim_netpkt_topo_add_link(&t, h, h + 4, G100, US, 0, NULL), 0);
+  for (uint32_t s = 4; s < 7; s++)
+    assert_int_equal(
+        etsim_netpkt_topo_add_link(&t, s, s + 1, G100, US, 0, NULL), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  c.has_win = 0;
+  etsim_netflow_t *n = mkf(&t, &c);
+  uint64_t lng = sendf(n, 0, 3, 100000000, 0);
+  uint64_t a1 = sendf(n, 0, 1, 100000000, 0);
+  uint64_t a2 = sendf(n, 0, 1, 100000000, 0);
+  uint64_t b = sendf(n, 1, 2, 100000000, 0);
+  uint64_t d = sendf(n, 2, 3, 100000000, 0);
+  runf(n, 1);
+  const double third = 1e11 / 3;
+  assert_true(fabs(etsim_netflow_msg_rate(n, lng) - third) < 1);
+  assert_true(fabs(etsim_netflow_msg_rate(n, a1) - third) < 1);
+  assert_true(fabs(etsim_netflow_msg_rate(n, a2) - third) < 1);
+  assert_true(fabs(etsim_netflow_msg_rate(n, b) - 2 * third) < 1);
+  assert_true(fabs(etsim_netflow_msg_rate(n, d) - 2 * third) < 1);
+
+  /* A flow 3->0 uses only reverse directions: an unrelated group.  Its
+   * start re-rates just itself. */
+  etsim_netflow_stats_t s0, s1;
+  etsim_netflow_get_stats(n, &s0);
+  uint64_t r = sendf(n, 3, 0, 1000000, 2);
+  runf(n, 3);
+  etsim_netflow_get_stats(n, &s1);
+  assert_int_equal(s1.flows_rated - s0.flows_rated, 1);
+  assert_true(etsim_netflow_msg_rate(n, r) == 1e11);
+  assert_true(fabs(etsim_netflow_msg_rate(n, lng) - third) < 1);
+  runf(n, INT64_MAX);
+  etsim_netflow_get_stats(n, &s1);
+  assert_int_equal(s1.msgs_done, 6);
+  etsim_netflow_free(n);
+  etsim_netpkt_topo_free(&t);
+}
+
+/* Contention-free ring i -> i+1 on 16 hosts, 4 leaves x 2 spines: the
+ * flow level's last completion is within 5 % of the packet level's. */
+static void test_cross_level_ring(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_clos2(&t, 4, 4, 2, G100, G100, US), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  etsim_netflow_t *f = mkf(&t, &c);
+  etsim_netpkt_t *p;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_netpkt_create(&p, &t, &c, &err), 0);
+  for (uint32_t i = 0; i < 16; i++) {
+    etsim_netpkt_msg_t m = {i, (i + 1) % 16, 1000000, 0, 3, 100, NULL, NULL};
+    assert_int_equal(etsim_netpkt_send(p, &m, NULL, &err), 0);
+    assert_int_equal(etsim_netflow_send(f, &m, NULL, &err), 0);
+  }
+  assert_int_equal(etsim_netpkt_run_until(p, INT64_MAX, &err), 0);
+  runf(f, INT64_MAX);
+  etsim_netpkt_stats_t ps;
+  etsim_netflow_stats_t fs;
+  etsim_netpkt_get_stats(p, &ps);
+  etsim_netflow_get_stats(f, &fs);
+  double rel = fabs((double)fs.last_done_ps - (double)ps.last_done_ps) /
+               (double)ps.last_done_ps;
+  print_message("ring: packet %lld ps, flow %lld ps (%.4f)\n",
+                (long long)ps.last_done_ps, (long long)fs.last_done_ps, rel);
+  assert_int_equal(fs.msgs_done, 16);
+  assert_true(rel <= 0.05);
+  etsim_netpkt_free(p);
+  etsim_netflow_free(f);
+  etsim_netpkt_topo_free(&t);
+}
+
+/* One 1000-byte packet on an empty path arrives after h x (t + d). */
+static int64_t one_packet(const etsim_netpkt_topo_t *t, uint32_t s,
+                          uint32_t d) {
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  c.enable_qcn = 0;
+  etsim_netpkt_t *n;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_netpkt_create(&n, t, &c, &err), 0);
+  etsim_netpkt_msg_t m = {s, d, 1000, 0, 3, 100, NULL, NULL};
+  uint64_t id;
+  assert_int_equal(etsim_netpkt_send(n, &m, &id, &err), 0);
+  assert_int_equal(etsim_netpkt_run_until(n, INT64_MAX, &err), 0);
+  etsim_netpkt_msg_stat_t st;
+  etsim_netpkt_msg_stat(n, id, &st);
+  etsim_netpkt_free(n);
+  return st.delivered_ps;
+}
+
+static void test_generators(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  /* k = 4 fat-tree: 16 hosts, 8 edge, 8 aggregation, 4 core switches */
+  assert_int_equal(etsim_netpkt_topo_fattree(&t, 4, 2, G100, US), 0);
+  assert_int_equal(t.n_nodes, 36);
+  assert_int_equal(t.n_links, 48);
+  const int64_t hop = 82880 + US; /* 1036 B at 100 Gb/s + 1 us */
+  assert_int_equal(one_packet(&t, 0, 1), 2 * hop);  /* same edge */
+  assert_int_equal(one_packet(&t, 0, 2), 4 * hop);  /* same pod */
+  assert_int_equal(one_packet(&t, 0, 15), 6 * hop); /* across pods */
+  etsim_netpkt_topo_free(&t);
+  /* rail-optimised: 2 servers x 4 NPUs, NVLink 400 Gb/s, 1 spine */
+  assert_int_equal(
+      etsim_netpkt_topo_rail(&t, 2, 4, 1, G100, 4 * G100, G100, US), 0);
+  assert_int_equal(t.n_nodes, 8 + 4 + 2 + 1);
+  assert_int_equal(t.n_links, 16 + 4);
+  const int64_t nv = 20720 + US;                   /* 1036 B at 400 Gb/s */
+  assert_int_equal(one_packet(&t, 0, 1), 2 * nv);  /* same server: NVLink */
+  assert_int_equal(one_packet(&t, 0, 4), 2 * hop); /* same rail */
+  assert_int_equal(one_packet(&t, 0, 5), 4 * hop); /* other rail, via spine */
+  etsim_netpkt_topo_free(&t);
+  assert_int_equal(etsim_netpkt_topo_fattree(&t, 3, 2, G100, US), ETSIM_EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_flow_line_rate),
+      cmocka_unit_test(test_n_to_one_fair),
+      cmocka_unit_test(test_parking_lot),
+      cmocka_unit_test(test_cross_level_ring),
+      cmocka_unit_test(test_generators),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
