@@ -66,14 +66,14 @@ static void lin(cursor_t *c, nn_linear_t *l, int in, int out, int bias) {
     l->b = take(c, (size_t)out, &l->gb);
 }
 
-static int dim_ctx(const etsim_synth_model_t *m) {
+int sy_dim_ctx(const etsim_synth_model_t *m) {
   return m->cfg.hidden + SY_FEAT + SY_DY;
 }
-static int dim_attr_in(const etsim_synth_model_t *m) {
-  return 2 * m->cfg.hidden + dim_ctx(m) + SY_DT;
+int sy_dim_attr_in(const etsim_synth_model_t *m) {
+  return 2 * m->cfg.hidden + sy_dim_ctx(m) + SY_DT;
 }
-static int dim_edge_in(const etsim_synth_model_t *m) {
-  return 2 * m->cfg.hidden + dim_ctx(m) + SY_DT + 1;
+int sy_dim_edge_in(const etsim_synth_model_t *m) {
+  return 2 * m->cfg.hidden + sy_dim_ctx(m) + SY_DT + 1;
 }
 
 static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
@@ -90,18 +90,18 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
     lin(&c, &m->jk[k], H, H, k == 0);
   m->ln_g = take(&c, (size_t)H, &m->gln_g);
   m->ln_b = take(&c, (size_t)H, &m->gln_b);
-  lin(&c, &m->c1, dim_ctx(m), H, 1);
+  lin(&c, &m->c1, sy_dim_ctx(m), H, 1);
   lin(&c, &m->c2, H, (int)m->max_size + 1, 1);
   for (uint32_t ch = 0; ch < m->n_ch; ch++)
     m->aemb[ch] = take(&c, (size_t)m->n_cls[ch] * H, &m->gaemb[ch]);
-  lin(&c, &m->a1, dim_attr_in(m), H, 1);
+  lin(&c, &m->a1, sy_dim_attr_in(m), H, 1);
   lin(&c, &m->a2, H, H, 1);
   lin(&c, &m->a3, H, (int)m->sum_cls, 1);
   for (uint32_t ch = 0; ch < m->n_ch; ch++)
     m->eemb[ch] = take(&c, (size_t)m->n_cls[ch] * H, &m->geemb[ch]);
   lin(&c, &m->es_z, H, P, 0);
   lin(&c, &m->es_g, SY_GAPF, P, 1);
-  lin(&c, &m->ed, dim_edge_in(m), P, 1);
+  lin(&c, &m->ed, sy_dim_edge_in(m), P, 1);
   m->eo = take(&c, (size_t)P, &m->geo);
   m->eob = take(&c, 1, &m->geob);
   return c.off;
@@ -323,19 +323,7 @@ fail:
 
 /* ------------------------------------------------------------ workspace */
 
-/* A float pool in chunks that never move, reset per graph. */
-typedef struct chunk {
-  struct chunk *next;
-  size_t cap, used;
-  float data[];
-} chunk_t;
-
-typedef struct {
-  chunk_t *head, *cur;
-  int oom;
-} pool_t;
-
-static float *pz(pool_t *p, size_t n) {
+float *sy_pz(pool_t *p, size_t n) {
   n = (n + 15) & ~(size_t)15;
   while (p->cur && p->cur->used + n > p->cur->cap) {
     if (!p->cur->next)
@@ -367,14 +355,14 @@ static float *pz(pool_t *p, size_t n) {
   return r;
 }
 
-static void pool_reset(pool_t *p) {
+void sy_pool_reset(pool_t *p) {
   p->cur = p->head;
   if (p->cur)
     p->cur->used = 0;
   p->oom = 0;
 }
 
-static void pool_free(pool_t *p) {
+void sy_pool_free(pool_t *p) {
   chunk_t *c = p->head;
   while (c) {
     chunk_t *n = c->next;
@@ -494,28 +482,23 @@ out:
   return rc;
 }
 
-/* Encoder activations for rows [0, cap). */
-typedef struct {
-  float *X0, *P[SY_MAXK + 1], *Hh[SY_MAXK + 1], *M[SY_MAXK + 1], *Z, *Zs;
-} enc_t;
-
-static int enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap,
+int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap,
                      enc_t *e) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers;
   size_t nh = (size_t)cap * H;
-  e->X0 = pz(p, nh);
+  e->X0 = sy_pz(p, nh);
   for (int k = 0; k <= K; k++) {
-    e->P[k] = pz(p, nh);
-    e->Hh[k] = pz(p, nh);
-    e->M[k] = pz(p, nh);
+    e->P[k] = sy_pz(p, nh);
+    e->Hh[k] = sy_pz(p, nh);
+    e->M[k] = sy_pz(p, nh);
   }
-  e->Z = pz(p, nh);
-  e->Zs = pz(p, (size_t)cap * m->cfg.pair_hidden);
+  e->Z = sy_pz(p, nh);
+  e->Zs = sy_pz(p, (size_t)cap * m->cfg.pair_hidden);
   return p->oom ? ETSIM_ENOMEM : 0;
 }
 
 /* Forward over rows [r0, r1); rows below r0 must be done already. */
-static void enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
+void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
                     const int32_t *xr, const uint32_t *poff,
                     const uint32_t *padj, int r0, int r1) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers, P = m->cfg.pair_hidden;
@@ -549,10 +532,10 @@ static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n,
   nn_linear_bwd(&m->es_z, n, e->Z, dZs, dZ, 0);
   float *dH[SY_MAXK + 1];
   for (int k = 0; k <= K; k++) {
-    dH[k] = pz(p, nh);
+    dH[k] = sy_pz(p, nh);
     nn_linear_bwd(&m->jk[k], n, e->Hh[k], dZ, dH[k], k == 0);
   }
-  float *dP = pz(p, nh), *dM = pz(p, nh);
+  float *dP = sy_pz(p, nh), *dM = sy_pz(p, nh);
   if (p->oom)
     return;
   for (int k = K; k >= 1; k--) {
@@ -572,17 +555,17 @@ static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n,
 }
 
 /* Label and step features. */
-static void label_feat(const etsim_synth_model_t *m, double y, float *out) {
+void sy_label_feat(const etsim_synth_model_t *m, double y, float *out) {
   double u = m->y_log ? log(y > 1e-300 ? y : 1e-300) : y;
   u = (u - m->y_mean) / m->y_std;
   nn_sinusoid((float)u, SY_DY, 0.5f, out);
 }
-static void t_feat(int t, int T, float *out) {
+void sy_t_feat(int t, int T, float *out) {
   nn_sinusoid((float)(8.0 * t / T), SY_DT, 0.5f, out);
 }
 
 /* Context of step l (after layers 0..l): [LN(S_l) | features | label]. */
-static void step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
                        uint32_t last_size, float *f) {
   f[0] = (float)(log1p((double)n_prefix) / 4);
   f[1] = (float)(log1p((double)last_size) / 3);
@@ -590,7 +573,7 @@ static void step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
   f[3] = l == 0 ? 1.0f : 0.0f;
 }
 
-static void gap_feats(uint32_t gap, uint32_t children, float *f) {
+void sy_gap_feats(uint32_t gap, uint32_t children, float *f) {
   f[0] = 1.0f / (float)gap;
   f[1] = gap == 1 ? 1.0f : 0.0f;
   f[2] = (float)(log((double)gap) / 4);
@@ -598,7 +581,7 @@ static void gap_feats(uint32_t gap, uint32_t children, float *f) {
 }
 
 /* Draw from a categorical distribution of n entries (sums to ~1). */
-static int draw(etsim_rng_t *r, const float *p, int n) {
+int sy_draw(etsim_rng_t *r, const float *p, int n) {
   double u = etsim_rng_uniform(r), c = 0;
   for (int i = 0; i < n; i++) {
     c += p[i];
@@ -624,7 +607,7 @@ typedef struct {
 } ws_t;
 
 static void ws_free(ws_t *w) {
-  pool_free(&w->pool);
+  sy_pool_free(&w->pool);
   etsim_free(w->u32);
   etsim_free(w->u8);
   etsim_free(w->i32);
@@ -633,27 +616,27 @@ static void ws_free(ws_t *w) {
 static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
                          double y, uint64_t seed, int backward, float weight,
                          double *loss, double *parts) {
-  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = dim_ctx(m);
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
   int n = R->n, L = R->L, Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   uint32_t nch = m->n_ch;
   pool_t *p = &ws->pool;
-  pool_reset(p);
+  sy_pool_reset(p);
   etsim_rng_t rng;
   etsim_rng_seed(&rng, seed);
   enc_t e;
-  if (enc_alloc(m, p, n, &e))
+  if (sy_enc_alloc(m, p, n, &e))
     return ETSIM_ENOMEM;
-  enc_fwd(m, &e, n, R->xr, R->poff, R->padj, 0, n);
-  float *dZ = pz(p, (size_t)n * H), *dZs = pz(p, (size_t)n * P);
+  sy_enc_fwd(m, &e, n, R->xr, R->poff, R->padj, 0, n);
+  float *dZ = sy_pz(p, (size_t)n * H), *dZs = sy_pz(p, (size_t)n * P);
   /* Prefix sums and contexts for steps 0..L. */
   int ns = L + 1;
-  float *S = pz(p, (size_t)ns * H), *G = pz(p, (size_t)ns * H);
-  float *lst = pz(p, 2 * (size_t)ns), *ctx = pz(p, (size_t)ns * Dc);
-  float *dctx = pz(p, (size_t)ns * Dc);
+  float *S = sy_pz(p, (size_t)ns * H), *G = sy_pz(p, (size_t)ns * H);
+  float *lst = sy_pz(p, 2 * (size_t)ns), *ctx = sy_pz(p, (size_t)ns * Dc);
+  float *dctx = sy_pz(p, (size_t)ns * Dc);
   float ysin[SY_DY];
   if (p->oom)
     return ETSIM_ENOMEM;
-  label_feat(m, y, ysin);
+  sy_label_feat(m, y, ysin);
   for (int l = 0; l <= L; l++) {
     float *Sl = S + (size_t)l * H;
     if (l)
@@ -666,14 +649,14 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   for (int l = 0; l <= L; l++) {
     float *c = ctx + (size_t)l * Dc;
     memcpy(c, G + (size_t)l * H, sizeof(float) * H);
-    step_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, c + H);
+    sy_step_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, c + H);
     memcpy(c + H + SY_FEAT, ysin, sizeof ysin);
   }
 
   /* (1) layer sizes. */
   int C = (int)m->max_size + 1;
-  float *cp = pz(p, (size_t)ns * H), *ch = pz(p, (size_t)ns * H);
-  float *clog = pz(p, (size_t)ns * C), *dclog = pz(p, (size_t)ns * C);
+  float *cp = sy_pz(p, (size_t)ns * H), *ch = sy_pz(p, (size_t)ns * H);
+  float *clog = sy_pz(p, (size_t)ns * C), *dclog = sy_pz(p, (size_t)ns * C);
   if (etsim_grow((void **)&ws->u8, &ws->u8_cap, (size_t)ns * C, 1) ||
       etsim_grow((void **)&ws->i32, &ws->i32_cap, (size_t)ns + (size_t)n * nch,
                  sizeof(int32_t)) || p->oom)
@@ -693,7 +676,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   if (backward) {
     for (size_t i = 0; i < (size_t)ns * C; i++)
       dclog[i] *= weight;
-    float *dch = pz(p, (size_t)ns * H), *dcp = pz(p, (size_t)ns * H);
+    float *dch = sy_pz(p, (size_t)ns * H), *dcp = sy_pz(p, (size_t)ns * H);
     if (p->oom)
       return ETSIM_ENOMEM;
     nn_linear_bwd(&m->c2, ns, ch, dclog, dch, 1);
@@ -702,15 +685,15 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   }
 
   /* (2) attributes of every layer, one diffusion step per layer. */
-  int Rn = n - 1, Da = dim_attr_in(m);
+  int Rn = n - 1, Da = sy_dim_attr_in(m);
   double la = 0;
   if (Rn > 0) {
-    float *ain = pz(p, (size_t)Rn * Da), *EA = pz(p, (size_t)Rn * H);
-    float *p1 = pz(p, (size_t)Rn * H), *h1 = pz(p, (size_t)Rn * H);
-    float *p2 = pz(p, (size_t)Rn * H), *h2 = pz(p, (size_t)Rn * H);
-    float *alog = pz(p, (size_t)Rn * m->sum_cls);
-    float *dalog = pz(p, (size_t)Rn * m->sum_cls);
-    float *seg = pz(p, (size_t)Rn * m->sum_cls), *dseg = pz(p, (size_t)Rn * m->sum_cls);
+    float *ain = sy_pz(p, (size_t)Rn * Da), *EA = sy_pz(p, (size_t)Rn * H);
+    float *p1 = sy_pz(p, (size_t)Rn * H), *h1 = sy_pz(p, (size_t)Rn * H);
+    float *p2 = sy_pz(p, (size_t)Rn * H), *h2 = sy_pz(p, (size_t)Rn * H);
+    float *alog = sy_pz(p, (size_t)Rn * m->sum_cls);
+    float *dalog = sy_pz(p, (size_t)Rn * m->sum_cls);
+    float *seg = sy_pz(p, (size_t)Rn * m->sum_cls), *dseg = sy_pz(p, (size_t)Rn * m->sum_cls);
     int32_t *zt = tgt + ns; /* Rn * nch noisy categories, channel-major */
     int *tl = NULL;
     if (p->oom)
@@ -719,7 +702,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     for (int l = 1; l <= L; l++) {
       int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Ta);
       double ab = m->abar_a[t];
-      t_feat(t, Ta, tsin);
+      sy_t_feat(t, Ta, tsin);
       uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
       uint32_t off = 0;
       for (uint32_t c = 0; c < nch; c++) {
@@ -727,7 +710,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
           int32_t x0 = R->xr[(size_t)c * n + r];
           int32_t z = x0;
           if (etsim_rng_uniform(&rng) >= ab)
-            z = draw(&rng, m->marg + off, (int)m->n_cls[c]);
+            z = sy_draw(&rng, m->marg + off, (int)m->n_cls[c]);
           zt[(size_t)c * Rn + (r - 1)] = z;
         }
         off += m->n_cls[c];
@@ -778,9 +761,9 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     if (backward) {
       for (size_t i = 0; i < (size_t)Rn * m->sum_cls; i++)
         dalog[i] *= weight;
-      float *dh2 = pz(p, (size_t)Rn * H), *dp2 = pz(p, (size_t)Rn * H);
-      float *dh1 = pz(p, (size_t)Rn * H), *dp1 = pz(p, (size_t)Rn * H);
-      float *dain = pz(p, (size_t)Rn * Da), *dEA = pz(p, (size_t)Rn * H);
+      float *dh2 = sy_pz(p, (size_t)Rn * H), *dp2 = sy_pz(p, (size_t)Rn * H);
+      float *dh1 = sy_pz(p, (size_t)Rn * H), *dp1 = sy_pz(p, (size_t)Rn * H);
+      float *dain = sy_pz(p, (size_t)Rn * Da), *dEA = sy_pz(p, (size_t)Rn * H);
       if (p->oom)
         return ETSIM_ENOMEM;
       nn_linear_bwd(&m->a3, Rn, h2, dalog, dh2, 1);
@@ -822,7 +805,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
       maxpairs = pr;
   }
   if (total_pairs) {
-    int De = dim_edge_in(m);
+    int De = sy_dim_edge_in(m);
     float we = 1.0f / (float)total_pairs;
     if (etsim_grow((void **)&ws->u8, &ws->u8_cap, 2 * maxpairs + 1, 1) ||
         etsim_grow((void **)&ws->u32, &ws->u32_cap, (size_t)n + 1,
@@ -837,10 +820,10 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
       maxnv = nv > maxnv ? nv : maxnv;
       maxN = N > maxN ? N : maxN;
     }
-    float *gapf = pz(p, maxN * SY_GAPF), *A = pz(p, maxN * P);
-    float *dA = pz(p, maxN * P);
-    float *ein = pz(p, maxnv * De), *B = pz(p, maxnv * P);
-    float *dB = pz(p, maxnv * P), *dein = pz(p, maxnv * De);
+    float *gapf = sy_pz(p, maxN * SY_GAPF), *A = sy_pz(p, maxN * P);
+    float *dA = sy_pz(p, maxN * P);
+    float *ein = sy_pz(p, maxnv * De), *B = sy_pz(p, maxnv * P);
+    float *dB = sy_pz(p, maxnv * P), *dein = sy_pz(p, maxnv * De);
     if (p->oom)
       return ETSIM_ENOMEM;
     float tsin[SY_DT];
@@ -853,7 +836,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
       int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Te);
       double ab = m->abar_e[t];
       double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
-      t_feat(t, Te, tsin);
+      sy_t_feat(t, Te, tsin);
       memset(clean, 0, (size_t)nv * N);
       for (uint32_t v = 0; v < nv; v++)
         for (uint32_t k = R->poff[v0 + v]; k < R->poff[v0 + v + 1]; k++)
@@ -863,7 +846,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
                        ? clean[q]
                        : (etsim_rng_uniform(&rng) < ml);
       for (uint32_t u = 0; u < N; u++)
-        gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1],
+        sy_gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1],
                   gapf + (size_t)u * SY_GAPF);
       nn_linear_fwd(&m->es_g, (int)N, gapf, A);
       for (size_t i = 0; i < (size_t)N * P; i++)
@@ -952,7 +935,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
 
   if (backward) {
     /* Contexts -> layer norm -> prefix sums -> node embeddings. */
-    float *dG = pz(p, (size_t)ns * H), *dS = pz(p, (size_t)ns * H);
+    float *dG = sy_pz(p, (size_t)ns * H), *dS = sy_pz(p, (size_t)ns * H);
     if (p->oom)
       return ETSIM_ENOMEM;
     for (int l = 0; l <= L; l++)

@@ -70,6 +70,43 @@ int etsim_synth__graph_loss(etsim_synth_model_t *m,
                             int backward, float weight, double *loss,
                             double *parts, etsim_error_t *err);
 
+/* A float pool in chunks that never move, reset per graph. */
+typedef struct chunk {
+  struct chunk *next;
+  size_t cap, used;
+  float data[];
+} chunk_t;
+
+typedef struct {
+  chunk_t *head, *cur;
+  int oom;
+} pool_t;
+
+/* Encoder activations for rows [0, cap). */
+typedef struct {
+  float *X0, *P[SY_MAXK + 1], *Hh[SY_MAXK + 1], *M[SY_MAXK + 1], *Z, *Zs;
+} enc_t;
+
+
+float *sy_pz(pool_t *p, size_t n); /* zeroed floats; sets p->oom on failure */
+void sy_pool_reset(pool_t *p);
+void sy_pool_free(pool_t *p);
+int sy_dim_ctx(const etsim_synth_model_t *m);
+int sy_dim_attr_in(const etsim_synth_model_t *m);
+int sy_dim_edge_in(const etsim_synth_model_t *m);
+int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc_t *e);
+/* Causal encoder over rows [r0, r1); rows below r0 must be done already;
+ * xr is channel-major with row stride n_rows_xr. */
+void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
+                const int32_t *xr, const uint32_t *poff, const uint32_t *padj,
+                int r0, int r1);
+void sy_label_feat(const etsim_synth_model_t *m, double y, float *out);
+void sy_t_feat(int t, int T, float *out);
+void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+                   uint32_t last_size, float *f);
+void sy_gap_feats(uint32_t gap, uint32_t children, float *f);
+int sy_draw(etsim_rng_t *r, const float *p, int n);
+
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);
 
