@@ -722,7 +722,7 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
     uint32_t cls = x[0] < ETSIM_SYNTH_OP_COUNT ? x[0] : ETSIM_SYNTH_OP_COMP_OTHER;
     int cpu = cls == ETSIM_SYNTH_OP_CPU;
     static const char *const comp_names[] = {"gemm", "conv", "attention",
-                                             "norm", "elementwise", "compute",
+                                             "norm", "elementwise_add", "compute",
                                              "cpu_op"};
     if (cls >= ETSIM_SYNTH_OP_COLL0) {
       nd.type = ETSIM_ET_COMM_COLL_NODE;

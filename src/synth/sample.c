@@ -22,7 +22,7 @@
 /* p(z_{t-1} = j | z_t = k, predicted clean distribution ph) for the
  * marginal-transition chain: proportional to
  *   Q_t[j,k] * sum_c ph[c] Qbar_{t-1}[c,j] / Qbar_t[c,k]. */
-static void posterior(int K, const float *ph, const float *mg, int k,
+void etsim_synth__posterior(int K, const float *ph, const float *mg, int k,
                       double alpha_t, double abar_t, double abar_s,
                       float *out) {
   /* r_c = ph[c] / Qbar_t[c,k]; Qbar_t[c,k] = abar_t [c = k] + (1-abar_t) m_k */
@@ -158,7 +158,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
         for (uint32_t v = 0; v < s; v++) {
           nn_softmax(1, K, alog + (size_t)v * m->sum_cls + off, ph);
           int32_t *z = &zt[(size_t)c * s + v];
-          posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
+          etsim_synth__posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
                     m->abar_a[t - 1], post);
           *z = sy_draw(rng, post, K);
         }
@@ -222,7 +222,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
             ph2[0] = 1 - pr;
             ph2[1] = pr;
             uint8_t *q = &nz[(size_t)v * N + u];
-            posterior(2, ph2, mg2, *q, m->alpha_e[t], m->abar_e[t],
+            etsim_synth__posterior(2, ph2, mg2, *q, m->alpha_e[t], m->abar_e[t],
                       m->abar_e[t - 1], po2);
             *q = etsim_rng_uniform(rng) < po2[1];
           }

@@ -107,6 +107,12 @@ void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
 void sy_gap_feats(uint32_t gap, uint32_t children, float *f);
 int sy_draw(etsim_rng_t *r, const float *p, int n);
 
+/* p(z_{t-1} | z_t = k, predicted clean distribution ph) of the marginal-
+ * transition chain with marginal mg, K classes (sample.c). */
+void etsim_synth__posterior(int K, const float *ph, const float *mg, int k,
+                            double alpha_t, double abar_t, double abar_s,
+                            float *out);
+
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);
 
