@@ -282,11 +282,12 @@ int etsim_synth__model_new(const etsim_synth_data_t *d,
       double tot = 0;
       for (uint32_t k = 0; k < d->n_cls[c]; k++)
         tot += mc[off + k];
-      /* A little mass on unseen categories keeps every posterior finite. */
+      /* Categories never seen in training keep probability 0: the prior
+       * never draws them and the sampler masks them out of predictions, so
+       * a sample only holds categories the data has. */
       for (uint32_t k = 0; k < d->n_cls[c]; k++)
-        m->marg[off + k] =
-            (float)((mc[off + k] + 1e-3 * tot / d->n_cls[c] + 1e-6) /
-                    (tot * (1 + 1e-3) + 1e-6 * d->n_cls[c]));
+        m->marg[off + k] = tot > 0 ? (float)(mc[off + k] / tot)
+                                   : 1.0f / (float)d->n_cls[c];
       off += d->n_cls[c];
     }
   }

@@ -156,7 +156,11 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
       for (uint32_t c = 0; c < nch; c++) {
         int K = (int)m->n_cls[c];
         for (uint32_t v = 0; v < s; v++) {
-          nn_softmax(1, K, alog + (size_t)v * m->sum_cls + off, ph);
+          float *lg = alog + (size_t)v * m->sum_cls + off;
+          for (int j = 0; j < K; j++)
+            if (m->marg[off + j] <= 0)
+              lg[j] = -1e30f;
+          nn_softmax(1, K, lg, ph);
           int32_t *z = &zt[(size_t)c * s + v];
           etsim_synth__posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
                     m->abar_a[t - 1], post);
@@ -465,7 +469,18 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
                          "%s: not an etsim synth model (bad magic)", path);
     goto out;
   }
-  if (get(&r, &ver, 4) || get(&r, &bom, 4)) {
+  if (get(&r, &ver, 4)) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu",
+                         path, r.pos);
+    goto out;
+  }
+  if (ver != ETSIM_SYNTH_MODEL_VERSION) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: model format version %u, this etsim reads "
+                         "version %d", path, ver, ETSIM_SYNTH_MODEL_VERSION);
+    goto out;
+  }
+  if (get(&r, &bom, 4)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu",
                          path, r.pos);
     goto out;
@@ -474,12 +489,6 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: written on a machine of another byte order",
                          path);
-    goto out;
-  }
-  if (ver != ETSIM_SYNTH_MODEL_VERSION) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: model format version %u, this etsim reads "
-                         "version %d", path, ver, ETSIM_SYNTH_MODEL_VERSION);
     goto out;
   }
   m = etsim_calloc(1, sizeof *m);
