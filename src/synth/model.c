@@ -882,12 +882,19 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
         float *db = dB + (size_t)v * P;
         for (uint32_t u = 0; u < N; u++) {
           const float *a = A + (size_t)u * P;
-          double z = m->eob[0];
-          for (int j = 0; j < P; j++) {
-            float h = a[j] + b[j];
-            if (h > 0)
-              z += h * m->eo[j];
+          float acc[8] = {0}; /* partial sums: lets the compiler vectorise */
+          int j0 = 0;
+          for (; j0 + 8 <= P; j0 += 8)
+            for (int q = 0; q < 8; q++) {
+              float h = a[j0 + q] + b[j0 + q];
+              acc[q] += (h > 0 ? h : 0) * m->eo[j0 + q];
+            }
+          for (; j0 < P; j0++) {
+            float h = a[j0] + b[j0];
+            acc[0] += (h > 0 ? h : 0) * m->eo[j0];
           }
+          double z = m->eob[0] + (double)(((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                                          ((acc[4] + acc[5]) + (acc[6] + acc[7])));
           int tg = clean[(size_t)v * N + u];
           double sp = z > 0 ? z + log1p(exp(-z)) : log1p(exp(z));
           le += we * (sp - (tg ? z : 0));

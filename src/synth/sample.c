@@ -60,12 +60,65 @@ typedef struct {
   uint32_t *lay, *children;
   uint8_t *noisy;
   size_t noisy_cap;
+  /* Lookup tables: the first layers of both denoisers are linear in the
+   * embeddings, the step features and the parents' embeddings, so their
+   * parts are precomputed once per model (see build_tables). */
+  float *ta[ETSIM_SYNTH_MAX_CH], *tm[ETSIM_SYNTH_MAX_CH]; /* n_cls x H */
+  float *tt;                                  /* t_attr+1 x H */
+  float *te[ETSIM_SYNTH_MAX_CH];              /* n_cls x P */
+  float *tte;                                 /* t_edge+1 x P */
+  float *tables;
+  const uint32_t *fixed; /* benchmark hook: forced layer sizes, 0-ended */
 } sampler_t;
+
+/* x[n x k] times rows [r0, r0+k) of the linear layer's W -> y[n x out]. */
+static void part(const nn_linear_t *l, int n, int r0, int k, const float *x,
+                 float *y) {
+  if (n > 0)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, l->out, k, 1.0f,
+                x, k, l->w + (size_t)r0 * l->out, l->out, 0.0f, y, l->out);
+}
+
+static int build_tables(const etsim_synth_model_t *m, sampler_t *S) {
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
+  int Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
+  size_t need = (size_t)(Ta + 1) * H + (size_t)(Te + 1) * P;
+  for (uint32_t c = 0; c < m->n_ch; c++)
+    need += (size_t)m->n_cls[c] * (2 * H + P);
+  S->tables = etsim_malloc(sizeof(float) * need);
+  if (!S->tables)
+    return ETSIM_ENOMEM;
+  float *q = S->tables;
+  for (uint32_t c = 0; c < m->n_ch; c++) {
+    int K = (int)m->n_cls[c];
+    S->ta[c] = q;
+    q += (size_t)K * H;
+    S->tm[c] = q;
+    q += (size_t)K * H;
+    S->te[c] = q;
+    q += (size_t)K * P;
+    part(&m->a1, K, 0, H, m->aemb[c], S->ta[c]);
+    part(&m->a1, K, H, H, m->aemb[c], S->tm[c]);
+    part(&m->ed, K, 0, H, m->eemb[c], S->te[c]);
+  }
+  S->tt = q;
+  q += (size_t)(Ta + 1) * H;
+  S->tte = q;
+  float ts[SY_DT];
+  for (int t = 0; t <= Ta; t++) {
+    sy_t_feat(t, Ta, ts);
+    part(&m->a1, 1, 2 * H + Dc, SY_DT, ts, S->tt + (size_t)t * H);
+  }
+  for (int t = 0; t <= Te; t++) {
+    sy_t_feat(t, Te, ts);
+    part(&m->ed, 1, 2 * H + Dc, SY_DT, ts, S->tte + (size_t)t * P);
+  }
+  return 0;
+}
 
 static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
                       etsim_rng_t *rng, etsim_synth_dag_t *outg) {
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
-  int Da = sy_dim_attr_in(m), De = sy_dim_edge_in(m);
   int Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   uint32_t nch = m->n_ch, maxs = m->max_size;
   int cap = S->cap;
@@ -80,18 +133,19 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
   float *ctx = sy_pz(p, (size_t)Dc), st[2];
   float *cp = sy_pz(p, (size_t)H), *chh = sy_pz(p, (size_t)H);
   float *clog = sy_pz(p, (size_t)C), *cpr = sy_pz(p, (size_t)C);
-  float *ain = sy_pz(p, (size_t)maxs * Da), *EA = sy_pz(p, (size_t)maxs * H);
+  float *cxa = sy_pz(p, (size_t)H), *meanp = sy_pz(p, (size_t)H);
+  float *cxe = sy_pz(p, (size_t)P), *zm = sy_pz(p, (size_t)cap * P);
   float *p1 = sy_pz(p, (size_t)maxs * H), *h1 = sy_pz(p, (size_t)maxs * H);
   float *p2 = sy_pz(p, (size_t)maxs * H), *h2 = sy_pz(p, (size_t)maxs * H);
   float *alog = sy_pz(p, (size_t)maxs * m->sum_cls);
   float *ph = sy_pz(p, (size_t)m->sum_cls), *post = sy_pz(p, (size_t)m->sum_cls);
   float *gapf = sy_pz(p, (size_t)cap * SY_GAPF), *A = sy_pz(p, (size_t)cap * P);
-  float *ein = sy_pz(p, (size_t)maxs * De), *B = sy_pz(p, (size_t)maxs * P);
+  float *B = sy_pz(p, (size_t)maxs * P);
   float *phat = sy_pz(p, (size_t)maxs * cap);
   int32_t *zt = (int32_t *)(void *)sy_pz(p, (size_t)maxs * nch);
   if (p->oom)
     return ETSIM_ENOMEM;
-  float ysin[SY_DY], tsin[SY_DT];
+  float ysin[SY_DY];
   sy_label_feat(m, y, ysin);
   /* Row 0: the start token. */
   for (uint32_t c = 0; c < nch; c++)
@@ -101,6 +155,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
   S->lay[0] = 0;
   S->children[0] = 0;
   sy_enc_fwd(m, e, cap, S->xr, S->poff, S->padj, 0, 1);
+  part(&m->ed, 1, H, H, e->Z, zm);
   memcpy(Ssum, e->Z, sizeof(float) * H);
   uint32_t N = 0, last = 0, first_prev = 1; /* rows of layer l: [first_prev, N+1) */
   size_t n_edges = 0;
@@ -119,6 +174,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
       clog[0] = -1e30f;
     nn_softmax(1, C, clog, cpr);
     uint32_t s = (uint32_t)sy_draw(rng, cpr, C);
+    if (S->fixed)
+      s = S->fixed[l] <= maxs ? S->fixed[l] : maxs;
     if (s == 0)
       break;
     if (N + s > limit)
@@ -130,24 +187,30 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
         zt[(size_t)c * s + v] = sy_draw(rng, m->marg + off, (int)m->n_cls[c]);
       off += m->n_cls[c];
     }
+    /* Parts of the first attribute layer fixed for this layer. */
+    part(&m->a1, 1, 2 * H, Dc, ctx, cxa);
+    for (int j = 0; j < H; j++)
+      cxa[j] += m->a1.b[j];
     for (int t = Ta; t >= 1; t--) {
-      sy_t_feat(t, Ta, tsin);
-      memset(EA, 0, sizeof(float) * s * H);
-      for (uint32_t c = 0; c < nch; c++)
-        nn_embed_fwd_add((int)s, H, m->aemb[c], zt + (size_t)c * s, EA);
+      const float *tt = S->tt + (size_t)t * H;
       float inv = 1.0f / (float)s;
+      memset(meanp, 0, sizeof(float) * H);
       for (uint32_t v = 0; v < s; v++) {
-        float *a = ain + (size_t)v * Da;
-        memcpy(a, EA + (size_t)v * H, sizeof(float) * H);
-        memset(a + H, 0, sizeof(float) * H);
-        memcpy(a + 2 * H, ctx, sizeof(float) * Dc);
-        memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
+        float *pr = p1 + (size_t)v * H;
+        for (int j = 0; j < H; j++)
+          pr[j] = cxa[j] + tt[j];
+        for (uint32_t c = 0; c < nch; c++) {
+          const float *a = S->ta[c] + (size_t)zt[(size_t)c * s + v] * H;
+          const float *b = S->tm[c] + (size_t)zt[(size_t)c * s + v] * H;
+          for (int j = 0; j < H; j++) {
+            pr[j] += a[j];
+            meanp[j] += b[j] * inv;
+          }
+        }
       }
       for (uint32_t v = 0; v < s; v++)
-        for (uint32_t w = 0; w < s; w++)
-          for (int j = 0; j < H; j++)
-            ain[(size_t)w * Da + H + j] += EA[(size_t)v * H + j] * inv;
-      nn_linear_fwd(&m->a1, (int)s, ain, p1);
+        for (int j = 0; j < H; j++)
+          p1[(size_t)v * H + j] += meanp[j];
       nn_gelu_fwd((size_t)s * H, p1, h1);
       nn_linear_fwd(&m->a2, (int)s, h1, p2);
       nn_gelu_fwd((size_t)s * H, p2, h2);
@@ -188,39 +251,52 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
       nn_linear_fwd(&m->es_g, (int)N, gapf, A);
       for (size_t i = 0; i < (size_t)N * P; i++)
         A[i] += e->Zs[(size_t)P + i];
+      part(&m->ed, 1, 2 * H, Dc, ctx, cxe);
+      for (int j = 0; j < P; j++)
+        cxe[j] += m->ed.b[j];
+      const float *wdeg = m->ed.w + (size_t)(2 * H + Dc + SY_DT) * P;
       for (int t = Te; t >= 1; t--) {
-        sy_t_feat(t, Te, tsin);
-        memset(ein, 0, sizeof(float) * s * De);
+        const float *tte = S->tte + (size_t)t * P;
         for (uint32_t v = 0; v < s; v++) {
-          float *a = ein + (size_t)v * De;
+          float *bv = B + (size_t)v * P;
+          for (int j = 0; j < P; j++)
+            bv[j] = cxe[j] + tte[j];
           for (uint32_t c = 0; c < nch; c++) {
-            const float *er = m->eemb[c] + (size_t)zt[(size_t)c * s + v] * H;
-            for (int j = 0; j < H; j++)
-              a[j] += er[j];
+            const float *er = S->te[c] + (size_t)zt[(size_t)c * s + v] * P;
+            for (int j = 0; j < P; j++)
+              bv[j] += er[j];
           }
           int deg = 0;
           for (uint32_t u = 0; u < N; u++)
             if (nz[(size_t)v * N + u]) {
               deg++;
-              const float *z = e->Z + (size_t)(u + 1) * H;
-              for (int j = 0; j < H; j++)
-                a[H + j] += z[j];
+              const float *z = zm + (size_t)(u + 1) * P;
+              for (int j = 0; j < P; j++)
+                bv[j] += z[j];
             }
-          memcpy(a + 2 * H, ctx, sizeof(float) * Dc);
-          memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
-          a[2 * H + Dc + SY_DT] = (float)(log1p((double)deg) / 2);
+          float fd = (float)(log1p((double)deg) / 2);
+          for (int j = 0; j < P; j++)
+            bv[j] += fd * wdeg[j];
         }
-        nn_linear_fwd(&m->ed, (int)s, ein, B);
         float mg2[2] = {(float)(1 - ml), (float)ml}, ph2[2], po2[2];
         for (uint32_t v = 0; v < s; v++) {
           const float *b = B + (size_t)v * P;
           for (uint32_t u = 0; u < N; u++) {
             const float *a = A + (size_t)u * P;
-            float z = m->eob[0];
-            for (int j = 0; j < P; j++) {
+            /* Eight partial sums so the compiler can vectorise. */
+            float acc[8] = {0};
+            int j = 0;
+            for (; j + 8 <= P; j += 8)
+              for (int q = 0; q < 8; q++) {
+                float h = a[j + q] + b[j + q];
+                acc[q] += (h > 0 ? h : 0) * m->eo[j + q];
+              }
+            for (; j < P; j++) {
               float h = a[j] + b[j];
-              z += h > 0 ? h * m->eo[j] : 0;
+              acc[0] += (h > 0 ? h : 0) * m->eo[j];
             }
+            float z = m->eob[0] + ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                      ((acc[4] + acc[5]) + (acc[6] + acc[7]));
             float pr = 1.0f / (1.0f + expf(-z));
             phat[(size_t)v * N + u] = pr;
             ph2[0] = 1 - pr;
@@ -269,6 +345,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
         S->children[S->padj[k]]++;
     }
     sy_enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
+    part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, zm + (size_t)r0 * P);
     for (uint32_t v = 0; v < s; v++)
       for (int j = 0; j < H; j++)
         Ssum[j] += e->Z[(size_t)(r0 + v) * H + j];
@@ -300,9 +377,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
   return 0;
 }
 
-int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels,
-                       uint64_t seed, etsim_synth_data_t *out,
-                       etsim_error_t *err) {
+static int sample_impl(etsim_synth_model_t *m, size_t n,
+                       const double *labels, uint64_t seed,
+                       const uint32_t *fixed, uint32_t max_nodes,
+                       etsim_synth_data_t *out, etsim_error_t *err) {
   openblas_set_num_threads(1);
   etsim_synth_data_init(out);
   out->kind = m->kind;
@@ -311,12 +389,15 @@ int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels,
     out->n_cls[c] = m->n_cls[c];
   sampler_t S = {0};
   S.cap = (int)(2 * m->max_nodes + m->max_size + 2);
+  if (max_nodes + 1 > (uint32_t)S.cap)
+    S.cap = (int)max_nodes + 1;
+  S.fixed = fixed;
   S.xr = etsim_malloc(sizeof(int32_t) * (size_t)S.cap * m->n_ch);
   S.poff = etsim_calloc((size_t)S.cap + 1, sizeof(uint32_t));
   S.lay = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
   S.children = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
   int rc = 0;
-  if (!S.xr || !S.poff || !S.lay || !S.children)
+  if (!S.xr || !S.poff || !S.lay || !S.children || build_tables(m, &S))
     rc = ETSIM_ENOMEM;
   etsim_rng_t rng;
   etsim_rng_seed(&rng, seed);
@@ -344,6 +425,7 @@ int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels,
   etsim_free(S.lay);
   etsim_free(S.children);
   etsim_free(S.noisy);
+  etsim_free(S.tables);
   if (rc) {
     etsim_synth_data_free(out);
     return etsim_error_set(err, rc, "out of memory while sampling");
@@ -595,4 +677,19 @@ out:
   }
   *out = m;
   return 0;
+}
+
+int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels,
+                       uint64_t seed, etsim_synth_data_t *out,
+                       etsim_error_t *err) {
+  return sample_impl(m, n, labels, seed, NULL, 0, out, err);
+}
+
+int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n,
+                              const uint32_t *sizes, uint64_t seed,
+                              etsim_synth_data_t *out, etsim_error_t *err) {
+  uint32_t total = 0;
+  for (size_t l = 0; sizes[l]; l++)
+    total += sizes[l];
+  return sample_impl(m, n, NULL, seed, sizes, total, out, err);
 }

@@ -113,6 +113,13 @@ void etsim_synth__posterior(int K, const float *ph, const float *mg, int k,
                             double alpha_t, double abar_t, double abar_s,
                             float *out);
 
+/* Sampling with forced layer sizes (sizes[] ends with 0), for benchmarks:
+ * the size head is still evaluated, its draw replaced.  Layers stop at the
+ * model's max_layers. */
+int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n,
+                              const uint32_t *sizes, uint64_t seed,
+                              etsim_synth_data_t *out, etsim_error_t *err);
+
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);
 
