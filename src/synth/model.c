@@ -269,10 +269,19 @@ int etsim_synth__model_new(const etsim_synth_data_t *d,
     for (int l = 1; l <= L; l++)
       if (cnt[l] > m->max_size)
         m->max_size = cnt[l];
+    m->mean_steps += L + 1;
+    m->mean_nodes += g->n_nodes;
+    for (int l = 2, before = (int)cnt[1]; l <= L; before += (int)cnt[l], l++)
+      m->mean_pairs += (double)cnt[l] * before;
     ys[i] = g->y;
     if (!(g->y > 0))
       ypos = 0;
   }
+  m->mean_steps /= (double)d->n_graphs;
+  m->mean_nodes /= (double)d->n_graphs;
+  m->mean_pairs /= (double)d->n_graphs;
+  if (m->mean_pairs < 1)
+    m->mean_pairs = 1;
   m->mean_indeg = nonsrc > 0 ? nonsrc_edges / nonsrc : 1.0;
   if (m->mean_indeg < 1)
     m->mean_indeg = 1;
@@ -673,7 +682,8 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   nn_linear_fwd(&m->c1, ns, ctx, cp);
   nn_gelu_fwd((size_t)ns * H, cp, ch);
   nn_linear_fwd(&m->c2, ns, ch, clog);
-  double lc = nn_softmax_xent(ns, C, clog, tgt, mask, 1.0f / ns, dclog);
+  double lc = nn_softmax_xent(ns, C, clog, tgt, mask,
+                              (float)(1.0 / m->mean_steps), dclog);
   if (backward) {
     for (size_t i = 0; i < (size_t)ns * C; i++)
       dclog[i] *= weight;
@@ -745,7 +755,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     nn_gelu_fwd((size_t)Rn * H, p2, h2);
     nn_linear_fwd(&m->a3, Rn, h2, alog);
     uint32_t off = 0;
-    float wa = 1.0f / ((float)Rn * nch);
+    float wa = (float)(1.0 / (m->mean_nodes * nch));
     for (uint32_t c = 0; c < nch; c++) {
       int Kc = (int)m->n_cls[c];
       for (int r = 0; r < Rn; r++)
@@ -807,7 +817,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   }
   if (total_pairs) {
     int De = sy_dim_edge_in(m);
-    float we = 1.0f / (float)total_pairs;
+    float we = (float)(1.0 / m->mean_pairs);
     if (etsim_grow((void **)&ws->u8, &ws->u8_cap, 2 * maxpairs + 1, 1) ||
         etsim_grow((void **)&ws->u32, &ws->u32_cap, (size_t)n + 1,
                    sizeof(uint32_t)))

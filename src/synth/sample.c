@@ -480,6 +480,9 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path,
   put_f64(&b, m->y_mean);
   put_f64(&b, m->y_std);
   put_f64(&b, m->y_median);
+  put_f64(&b, m->mean_steps);
+  put_f64(&b, m->mean_nodes);
+  put_f64(&b, m->mean_pairs);
   put(&b, m->marg, sizeof(float) * m->sum_cls);
   uint64_t np = m->n_params;
   put(&b, &np, 8);
@@ -579,7 +582,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
     goto out;
   }
   uint32_t f[15];
-  double dd[4];
+  double dd[7];
   if (get(&r, f, sizeof f) || get(&r, dd, sizeof dd)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: truncated at byte %zu (header)", path, r.pos);
@@ -601,12 +604,17 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
   m->y_mean = dd[1];
   m->y_std = dd[2];
   m->y_median = dd[3];
+  m->mean_steps = dd[4];
+  m->mean_nodes = dd[5];
+  m->mean_pairs = dd[6];
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 &&
                f[2] <= 4096 && f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 &&
                f[4] <= SY_MAXT && f[5] <= 1 && f[6] >= 1 &&
                f[6] <= ETSIM_SYNTH_MAX_CH && f[11] >= 1 && f[11] <= 100000 &&
                f[12] >= 1 && f[13] >= 1 && f[13] <= 10000000 &&
-               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0;
+               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
+               m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
+               isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
     m->n_cls[c] = f[7 + c];
     okdims = f[7 + c] >= 1 && f[7 + c] <= 65536;

@@ -26,6 +26,11 @@ struct etsim_synth_model {
   int y_log;           /* labels enter as log(y) (all positive) */
   double mean_indeg;   /* mean in-degree of non-source nodes */
   double y_mean, y_std, y_median;
+  /* Loss normalisers: mean steps (L + 1), nodes and candidate pairs per
+   * training graph.  Every step, node and pair weighs the same across the
+   * data set (per-graph means would favour small graphs: shallow graphs'
+   * stop decisions would dominate and samples would stop too early). */
+  double mean_steps, mean_nodes, mean_pairs;
   float *marg; /* sum_cls floats: per-channel training marginals */
   /* Schedules, abar[0] = 1 (clean) .. abar[T] ~ 0. */
   double abar_a[SY_MAXT + 1], alpha_a[SY_MAXT + 1];
