@@ -817,7 +817,9 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   }
   if (total_pairs) {
     int De = sy_dim_edge_in(m);
-    float we = (float)(1.0 / m->mean_pairs);
+    /* Sum over a node's candidates = NLL of its parent set; per pair it
+     * would be tiny next to the other heads (most pairs are easy zeros). */
+    float we = (float)(1.0 / m->mean_nodes);
     if (etsim_grow((void **)&ws->u8, &ws->u8_cap, 2 * maxpairs + 1, 1) ||
         etsim_grow((void **)&ws->u32, &ws->u32_cap, (size_t)n + 1,
                    sizeof(uint32_t)))
