@@ -192,14 +192,23 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
 /* ------------------------------------------------------------- baseline */
 
 /*
- * Non-learned reference: a layered random DAG generator fitted to data
- * (empirical number of layers, i.i.d. layer sizes from their marginal,
- * attributes from their marginal, one parent in the previous layer plus
- * extra parents anywhere earlier to match the mean in-degree).
+ * Non-learned references, fitted to data:
+ *  - etsim_synth_baseline: layered random DAGs with the empirical marginals
+ *    (number of layers drawn from the data, i.i.d. layer sizes from their
+ *    marginal, attributes from their marginal, one parent in the previous
+ *    layer plus Poisson extra parents anywhere earlier to match the mean
+ *    in-degree).  It copies the layer statistics by construction.
+ *  - etsim_synth_baseline_daggen: the parametric model of DAGGEN-style
+ *    task-graph generators: node count from the data, a width n^fat per
+ *    level varied by +-regularity, extra parents by density within `jump`
+ *    levels, all four fitted to the data; attributes from their marginal.
  */
 int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n,
                          uint64_t seed, etsim_synth_data_t *out,
                          etsim_error_t *err);
+int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
+                                uint64_t seed, etsim_synth_data_t *out,
+                                etsim_error_t *err);
 
 /* --------------------------------------------------------------- eval */
 

@@ -21,8 +21,8 @@ static const char *usage =
     "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE]\n"
     "                          [--seed S] -o OUT\n"
     "       etsim synth eval   --real A --generated B [--real-train C] [--json]\n"
-    "       etsim synth baseline --data FILE -n N [--labels-from FILE] [--seed S]\n"
-    "                          -o OUT.txt\n"
+    "       etsim synth baseline --data FILE -n N [--method daggen|empirical]\n"
+    "                          [--labels-from FILE] [--seed S] -o OUT.txt\n"
     "\n"
     "LayerDAG: learn a layer-wise discrete-diffusion generator from real DAGs\n"
     "and sample new ones that are acyclic by construction (docs/synth.md).\n"
@@ -34,7 +34,9 @@ static const char *usage =
     "eval: validity, W1 of layer/node/edge counts, MMD of layer sizes and\n"
     "degrees, attribute total variation, and a ridge surrogate trained on the\n"
     "generated labels and tested on the real ones (and on --real-train).\n"
-    "baseline: the non-learned layered random DAG generator fitted to --data.\n"
+    "baseline: non-learned generators fitted to --data: daggen (default; a\n"
+    "DAGGEN-style parametric model: node count, fat, regularity, density,\n"
+    "jump) or empirical (empirical layer-count and layer-size marginals).\n"
     "exit: 0 ok, 2 bad usage or input, 3 internal error\n";
 
 static int ends_with(const char *s, const char *suf) {
@@ -283,7 +285,7 @@ static int write_out(const etsim_synth_data_t *d, const char *outp,
 
 static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *modelp = NULL, *outp = NULL, *labels_from = NULL, *v;
-  const char *data = NULL;
+  const char *data = NULL, *method = NULL;
   uint64_t n = 0, seed = 1;
   double label = NAN;
   int have_n = 0;
@@ -297,6 +299,12 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       if (m < 0)
         return ETSIM_EXIT_USAGE;
       modelp = v;
+    } else if (baseline && (m = cli_opt(argc, argv, &i, "--method", &v))) {
+      if (m < 0)
+        return ETSIM_EXIT_USAGE;
+      if (strcmp(v, "daggen") && strcmp(v, "empirical"))
+        return cli_usage_error("--method must be daggen or empirical");
+      method = v;
     } else if (baseline && (m = cli_opt(argc, argv, &i, "--data", &v))) {
       if (m < 0)
         return ETSIM_EXIT_USAGE;
@@ -359,7 +367,9 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     etsim_synth_trace_opts_default(&to);
     rc = load_path(&fit, data, &to, &err);
     if (!rc)
-      rc = etsim_synth_baseline(&fit, (size_t)n, seed, &out, &err);
+      rc = method && !strcmp(method, "empirical")
+               ? etsim_synth_baseline(&fit, (size_t)n, seed, &out, &err)
+               : etsim_synth_baseline_daggen(&fit, (size_t)n, seed, &out, &err);
     if (!rc && labels)
       for (size_t i = 0; i < out.n_graphs; i++)
         out.g[i].y = labels[i];

@@ -637,3 +637,166 @@ done:
   etsim_synth_model_free(m);
   return rc;
 }
+
+/* DAGGEN-style parametric generator.  Fitted per data set:
+ *   fat        mean over graphs of log(n / L) / log(n)  (width = n^fat)
+ *   regularity sqrt(3) * coefficient of variation of the layer sizes
+ *              (widths uniform in [w (1 - r), w (1 + r)] have that CV)
+ *   density    mean in-degree of non-source nodes minus the one parent
+ *   jump       the 95th percentile of edge layer gaps
+ * Node counts come from the data.  Each level after the first draws its
+ * width; each node gets one parent in the previous level and Poisson(density)
+ * extra parents from the `jump` levels before it. */
+int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
+                                uint64_t seed, etsim_synth_data_t *out,
+                                etsim_error_t *err) {
+  etsim_synth_model_t *m;
+  etsim_synth_config_t cfg;
+  etsim_synth_config_default(&cfg);
+  int rc = etsim_synth__model_new(fit, &cfg, &m, err);
+  if (rc)
+    return rc;
+  double fat = 0, cv = 0;
+  size_t nfat = 0, ncv = 0, gaps_hist[65] = {0}, ngaps = 0;
+  uint32_t *layer = NULL, *cnt = NULL, *nodes = NULL;
+  size_t cly = 0, ccn = 0;
+  nodes = etsim_malloc(sizeof *nodes * (fit->n_graphs + 1));
+  if (!nodes)
+    goto oom;
+  for (size_t i = 0; i < fit->n_graphs; i++) {
+    const etsim_synth_dag_t *g = &fit->g[i];
+    nodes[i] = g->n_nodes;
+    if (etsim_grow((void **)&layer, &cly, g->n_nodes + 1, sizeof *layer))
+      goto oom;
+    int L = etsim_synth_layers(g, layer, NULL);
+    if (etsim_grow((void **)&cnt, &ccn, (size_t)L + 2, sizeof *cnt))
+      goto oom;
+    memset(cnt, 0, sizeof *cnt * ((size_t)L + 2));
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+      cnt[layer[v]]++;
+    if (g->n_nodes >= 2) {
+      fat += log((double)g->n_nodes / L) / log((double)g->n_nodes);
+      nfat++;
+    }
+    if (L >= 2) {
+      double mu = (double)g->n_nodes / L, var = 0;
+      for (int l = 1; l <= L; l++)
+        var += (cnt[l] - mu) * (cnt[l] - mu);
+      cv += sqrt(var / L) / mu;
+      ncv++;
+    }
+    for (uint32_t k = 0; k < g->n_edges; k++) {
+      uint32_t gap = layer[g->dst[k]] - layer[g->src[k]];
+      gaps_hist[gap < 64 ? gap : 64]++;
+      ngaps++;
+    }
+  }
+  fat = nfat ? fat / nfat : 0.5;
+  double reg = ncv ? sqrt(3.0) * cv / ncv : 0;
+  if (reg > 1)
+    reg = 1;
+  uint32_t jump = 1;
+  for (size_t acc = 0; jump < 64; jump++) {
+    acc += gaps_hist[jump];
+    if (acc >= 0.95 * ngaps)
+      break;
+  }
+  double density = m->mean_indeg - 1;
+  etsim_synth_data_init(out);
+  out->kind = fit->kind;
+  out->n_ch = fit->n_ch;
+  memcpy(out->n_cls, fit->n_cls, sizeof out->n_cls);
+  etsim_rng_t r;
+  etsim_rng_seed(&r, seed);
+  for (size_t i = 0; i < n; i++) {
+    uint32_t N = nodes[etsim_rng_below(&r, fit->n_graphs)];
+    etsim_synth_dag_t g = {0};
+    g.n_nodes = N;
+    g.y = fit->g[etsim_rng_below(&r, fit->n_graphs)].y;
+    g.x = etsim_malloc(sizeof(uint32_t) * ((size_t)N * fit->n_ch + 1));
+    uint32_t *start = etsim_malloc(sizeof(uint32_t) * (N + 2)); /* level -> first node */
+    size_t ecap = 0, dcap = 0;
+    int bad = !g.x || !start;
+    for (uint32_t v = 0; !bad && v < N; v++) {
+      uint32_t off = 0;
+      for (uint32_t c = 0; c < fit->n_ch; c++) {
+        g.x[(size_t)v * fit->n_ch + c] =
+            (uint32_t)sy_draw(&r, m->marg + off, (int)fit->n_cls[c]);
+        off += fit->n_cls[c];
+      }
+    }
+    /* Levels: the data's first layers are single sources when every graph
+     * has one, so the first level copies the data's most common width 1
+     * rule only through the fitted widths below. */
+    double w = pow((double)N, fat);
+    uint32_t nl = 0, placed = 0;
+    while (!bad && placed < N) {
+      double u = w * (1 - reg + 2 * reg * etsim_rng_uniform(&r));
+      uint32_t k = (uint32_t)(u + 0.5);
+      if (k < 1)
+        k = 1;
+      if (placed + k > N)
+        k = N - placed;
+      start[nl++] = placed;
+      placed += k;
+    }
+    if (!bad)
+      start[nl] = N;
+    for (uint32_t l = 1; !bad && l < nl; l++)
+      for (uint32_t v = start[l]; v < start[l + 1] && !bad; v++) {
+        uint32_t par[64];
+        int np = 0;
+        par[np++] = start[l - 1] +
+                    (uint32_t)etsim_rng_below(&r, start[l] - start[l - 1]);
+        uint32_t lo = l > jump ? start[l - jump] : 0;
+        double lim = exp(-density), pr = etsim_rng_uniform(&r);
+        int k = 0;
+        while (pr > lim && k < 63) {
+          k++;
+          pr *= etsim_rng_uniform(&r);
+        }
+        for (int q = 0; q < k && np < 64; q++) {
+          uint32_t uu = lo + (uint32_t)etsim_rng_below(&r, start[l] - lo);
+          int dup = 0;
+          for (int z = 0; z < np; z++)
+            dup |= par[z] == uu;
+          if (!dup)
+            par[np++] = uu;
+        }
+        for (int z = 0; z < np; z++) {
+          if (etsim_grow((void **)&g.src, &ecap, g.n_edges + 1, sizeof(uint32_t)) ||
+              etsim_grow((void **)&g.dst, &dcap, g.n_edges + 1, sizeof(uint32_t))) {
+            bad = 1;
+            break;
+          }
+          g.src[g.n_edges] = par[z];
+          g.dst[g.n_edges++] = v;
+        }
+      }
+    etsim_free(start);
+    if (!bad && !g.src) {
+      g.src = etsim_malloc(sizeof(uint32_t));
+      g.dst = etsim_malloc(sizeof(uint32_t));
+      bad = !g.src || !g.dst;
+    }
+    if (bad || etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1,
+                          sizeof *out->g)) {
+      etsim_free(g.x);
+      etsim_free(g.src);
+      etsim_free(g.dst);
+      etsim_synth_data_free(out);
+      goto oom;
+    }
+    out->g[out->n_graphs++] = g;
+  }
+  rc = 0;
+  goto done;
+oom:
+  rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+done:
+  etsim_free(layer);
+  etsim_free(cnt);
+  etsim_free(nodes);
+  etsim_synth_model_free(m);
+  return rc;
+}

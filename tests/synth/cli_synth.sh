@@ -47,6 +47,12 @@ grep -q '"surrogate_real": {"pearson"' "$T/ev.json" || fail "no real surrogate r
 "$BIN" synth baseline --data "$T/train.txt" -n 20 -o "$T/b.txt" 2>/dev/null || fail "baseline"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/b.txt" | grep -q "validity            1.0000" \
   || fail "baseline validity"
+"$BIN" synth baseline --data "$T/train.txt" --method empirical -n 20 -o "$T/b2.txt" 2>/dev/null \
+  || fail "empirical baseline"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b2.txt" --json | grep -q '"validity": 1,' \
+  || fail "empirical baseline validity"
+"$BIN" synth baseline --data "$T/train.txt" --method nope -n 2 -o "$T/b3.txt" 2>/dev/null
+[ $? -eq 2 ] || fail "bad --method exit"
 # Labels from a file: one DAG per label.
 "$BIN" synth sample --model "$T/m.bin" --labels-from "$T/real.txt" -o "$T/l.txt" 2>/dev/null \
   || fail "sample --labels-from"
