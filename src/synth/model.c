@@ -342,7 +342,7 @@ float *sy_pz(pool_t *p, size_t n) {
     p->cur->used = 0;
   }
   if (!p->cur || p->cur->used + n > p->cur->cap) {
-    size_t cap = n > (1u << 20) ? n : (1u << 20);
+    size_t cap = n > (1u << 16) ? n : (1u << 16);
     chunk_t *c = etsim_malloc(sizeof *c + sizeof(float) * cap);
     if (!c) {
       p->oom = 1;
