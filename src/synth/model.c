@@ -115,6 +115,10 @@ static void init_lin(nn_linear_t *l, etsim_rng_t *r) {
     memset(l->b, 0, sizeof(float) * (size_t)l->out);
 }
 
+size_t etsim_synth__param_count(etsim_synth_model_t *m) {
+  return layout(m, NULL, NULL);
+}
+
 int etsim_synth__alloc_params(etsim_synth_model_t *m, int init,
                               uint64_t seed) {
   size_t n = layout(m, NULL, NULL);

@@ -627,7 +627,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
     goto out;
   }
   m->marg = etsim_malloc(sizeof(float) * m->sum_cls);
-  if (!m->marg || etsim_synth__alloc_params(m, 0, 0)) {
+  if (!m->marg) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
     goto out;
   }
@@ -637,10 +637,23 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
                          path, r.pos);
     goto out;
   }
-  if (np != m->n_params) {
+  /* Check the size the header implies before allocating anything big. */
+  size_t want = etsim_synth__param_count(m);
+  if (np != want) {
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: %llu parameters stored, the header implies %zu",
-                         path, (unsigned long long)np, m->n_params);
+                         path, (unsigned long long)np, want);
+    goto out;
+  }
+  if ((len - r.pos) / sizeof(float) < want) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: truncated at byte %zu (parameters, %zu bytes "
+                         "expected after the header)", path, len,
+                         sizeof(float) * want + 8);
+    goto out;
+  }
+  if (etsim_synth__alloc_params(m, 0, 0)) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
     goto out;
   }
   if (get(&r, m->w, sizeof(float) * m->n_params)) {

@@ -59,6 +59,7 @@ void etsim_synth__schedule(int T, double *abar, double *alpha);
 
 /* Lay out (and with init, randomly initialise) the parameters of a model
  * whose dimensions are set.  0 or ETSIM_ENOMEM. */
+size_t etsim_synth__param_count(etsim_synth_model_t *m);
 int etsim_synth__alloc_params(etsim_synth_model_t *m, int init, uint64_t seed);
 
 /* Build a model's data statistics from a training set (no parameters). */

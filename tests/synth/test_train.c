@@ -215,6 +215,12 @@ static void test_model_file(void **state) {
   spit(bad, b, n);
   expect_load_error(bad, "not an etsim synth model");
   b[0] = 'E';
+  uint32_t keep, big = 4096; /* hidden width: a huge model, a small file */
+  memcpy(&keep, b + 16, 4);
+  memcpy(b + 16, &big, 4);
+  spit(bad, b, n);
+  expect_load_error(bad, "parameters stored, the header implies");
+  memcpy(b + 16, &keep, 4);
   b[n - 20] ^= 0x40; /* a parameter byte */
   spit(bad, b, n);
   expect_load_error(bad, "checksum");
