@@ -1,0 +1,246 @@
+/*
+ * etsim/synth.h — LayerDAG: learn a generator of DAGs from real DAGs and
+ * Chakra traces, and sample new ones that are valid by construction.
+ *
+ * A DAG is split into layers by Kahn depth (layer 1 = nodes without
+ * predecessors, layer k+1 = nodes whose predecessors all lie in layers
+ * <= k).  The model generates one layer at a time: (1) how many nodes, (2)
+ * their categorical attributes by discrete diffusion, (3) their incoming
+ * edges from all earlier nodes by discrete (Bernoulli) diffusion, all
+ * conditioned on a causal message-passing encoding of the graph so far and
+ * on a graph label y.  Edges only point from earlier to later layers, so
+ * every sample is acyclic.  See docs/synth.md for the model in detail.
+ *
+ * Data come either from the plain-text DAG format of the TPU Tile dataset
+ * (one categorical channel) or from Chakra traces (three channels: op
+ * class, log2 duration bin, log2 communication-size bin).
+ */
+#ifndef ETSIM_SYNTH_H
+#define ETSIM_SYNTH_H
+
+#include "etsim/et.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ETSIM_SYNTH_MAX_CH 4
+
+/* What the categories mean: free ids (text data) or the Chakra mapping. */
+enum { ETSIM_SYNTH_KIND_TEXT = 0, ETSIM_SYNTH_KIND_TRACE = 1 };
+
+/* Chakra channels (KIND_TRACE): op class, duration bin, comm-size bin. */
+enum {
+  ETSIM_SYNTH_OP_GEMM = 0,
+  ETSIM_SYNTH_OP_CONV,
+  ETSIM_SYNTH_OP_ATTN,
+  ETSIM_SYNTH_OP_NORM,
+  ETSIM_SYNTH_OP_ELEMWISE,
+  ETSIM_SYNTH_OP_COMP_OTHER,
+  ETSIM_SYNTH_OP_CPU,
+  ETSIM_SYNTH_OP_MEM_LOAD,
+  ETSIM_SYNTH_OP_MEM_STORE,
+  ETSIM_SYNTH_OP_SEND,
+  ETSIM_SYNTH_OP_RECV,
+  ETSIM_SYNTH_OP_COLL0, /* + etsim_coll_type_t */
+  ETSIM_SYNTH_OP_COUNT = ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_TYPE_COUNT
+};
+#define ETSIM_SYNTH_DUR_BINS 24  /* 0: 0 us, b: [2^(b-1), 2^b) us */
+#define ETSIM_SYNTH_SIZE_BINS 48 /* 0: n/a (not communication), b: [2^(b-1), 2^b) bytes */
+
+/* One DAG: node i has categories x[i * n_ch + c]; edges src[k] -> dst[k]. */
+typedef struct etsim_synth_dag {
+  uint32_t n_nodes, n_edges;
+  uint32_t *x;
+  uint32_t *src, *dst;
+  double y; /* graph label */
+} etsim_synth_dag_t;
+
+/* A set of DAGs with one category layout. */
+typedef struct etsim_synth_data {
+  int kind; /* ETSIM_SYNTH_KIND_* */
+  uint32_t n_ch;
+  uint32_t n_cls[ETSIM_SYNTH_MAX_CH]; /* categories per channel */
+  size_t n_graphs, cap;
+  etsim_synth_dag_t *g; /* owned */
+} etsim_synth_data_t;
+
+void etsim_synth_data_init(etsim_synth_data_t *d);
+void etsim_synth_data_free(etsim_synth_data_t *d);
+/* Append a copy of g (x, src, dst copied).  0 or ETSIM_ENOMEM. */
+int etsim_synth_data_add(etsim_synth_data_t *d, const etsim_synth_dag_t *g);
+
+/*
+ * Read the text format of ../shared/datasets/tpu_tile (README there) and
+ * append its graphs.  Errors name "file:line".  A cyclic graph, an edge
+ * index out of range or a self-loop is an error.  n_cls[0] becomes at least
+ * max(x) + 1 (and at least min_classes).
+ */
+int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path,
+                               uint32_t min_classes, etsim_error_t *err);
+/* Write in the same format (a comment line first). */
+int etsim_synth_data_write_text(const etsim_synth_data_t *d, const char *path,
+                                const char *comment, etsim_error_t *err);
+
+/* How a Chakra trace becomes training DAGs. */
+typedef struct etsim_synth_trace_opts {
+  uint32_t max_nodes; /* window size: consecutive layers, at most this many
+                         nodes per DAG (default 400) */
+  int keep_transitive; /* 1: keep edges implied by other paths */
+  int use_ctrl;        /* 1: control dependencies count as edges too */
+  double y;            /* label of every window (e.g. a simulated time) */
+} etsim_synth_trace_opts_t;
+void etsim_synth_trace_opts_default(etsim_synth_trace_opts_t *o);
+
+/*
+ * Append the DAGs of one Chakra trace: node categories from type, name,
+ * comm_type, duration and comm_size; data_deps as edges (to nodes in the
+ * file); the transitive reduction unless keep_transitive (traces carry many
+ * edges that other paths imply); then windows of consecutive layers of at
+ * most max_nodes nodes, each a DAG of its own (its first layer the sources).
+ * The data must be KIND_TRACE (an empty set becomes one).
+ */
+int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
+                                const etsim_synth_trace_opts_t *o,
+                                etsim_error_t *err);
+
+/* Layer (1-based Kahn depth) of every node into layer[n_nodes]; returns the
+ * number of layers, or ETSIM_EFORMAT naming a node on a cycle. */
+int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer,
+                       etsim_error_t *err);
+
+/* ------------------------------------------------------------------ model */
+
+typedef struct etsim_synth_config {
+  int hidden;      /* encoder and head width (default 64) */
+  int mp_layers;   /* causal message-passing layers (default 2) */
+  int pair_hidden; /* edge scorer width (default 32) */
+  int t_attr;      /* attribute diffusion steps (default 64) */
+  int t_edge;      /* edge diffusion steps (default 16) */
+  int epochs;      /* default 40 */
+  int batch;       /* graphs per optimiser step (default 16) */
+  float lr;        /* Adam learning rate (default 2e-3) */
+  uint64_t seed;   /* default 1 */
+} etsim_synth_config_t;
+void etsim_synth_config_default(etsim_synth_config_t *c);
+
+typedef struct etsim_synth_model etsim_synth_model_t;
+
+/* Per-epoch progress: mean training losses (count, attr, edge) and the
+ * validation loss; return nonzero to stop. */
+typedef struct etsim_synth_progress {
+  int epoch, epochs;
+  double train_loss, loss_count, loss_attr, loss_edge, val_loss;
+  int best; /* this epoch gave the best validation loss so far */
+  double seconds;
+} etsim_synth_progress_t;
+typedef int (*etsim_synth_progress_fn)(void *user,
+                                       const etsim_synth_progress_t *p);
+
+/*
+ * Train on `train`, validate on `val` (may be NULL: a seeded 10% of train is
+ * held out).  Deterministic for a given seed.  The returned model holds
+ * the parameters of the epoch with the best validation loss.
+ */
+int etsim_synth_train(const etsim_synth_data_t *train,
+                      const etsim_synth_data_t *val,
+                      const etsim_synth_config_t *cfg,
+                      etsim_synth_progress_fn fn, void *user,
+                      etsim_synth_model_t **out, etsim_error_t *err);
+void etsim_synth_model_free(etsim_synth_model_t *m);
+
+/* Mean loss of the model on data (fixed noise draws from `seed`): total and
+ * the three parts (any out pointer may be NULL). */
+int etsim_synth_model_loss(etsim_synth_model_t *m,
+                           const etsim_synth_data_t *d, uint64_t seed,
+                           double *total, double *count, double *attr,
+                           double *edge, etsim_error_t *err);
+
+/* Versioned binary model file ("ETSYNTH1" magic, version, config, data
+ * statistics, parameters, checksum).  Load fails with a clear message on
+ * another version, truncation or a bad checksum. */
+#define ETSIM_SYNTH_MODEL_VERSION 1
+int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path,
+                           etsim_error_t *err);
+int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
+                           etsim_error_t *err);
+/* Category layout the model generates (kind, n_ch, n_cls) and its number
+ * of parameters. */
+void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind,
+                            uint32_t *n_ch, uint32_t *n_cls,
+                            size_t *n_params);
+/* A label typical of the training data (its median). */
+double etsim_synth_model_label(const etsim_synth_model_t *m);
+
+/*
+ * Sample n DAGs into `out` (initialised, kind and layout set from the
+ * model); labels[i] conditions graph i (NULL: the training median).
+ * Deterministic for a seed.
+ */
+int etsim_synth_sample(etsim_synth_model_t *m, size_t n,
+                       const double *labels, uint64_t seed,
+                       etsim_synth_data_t *out, etsim_error_t *err);
+
+/*
+ * Write DAG g (KIND_TRACE categories) as a Chakra trace: op classes become
+ * node types and comm_type, bins become duration_micros and comm_size,
+ * edges data_deps.
+ */
+int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
+                            const char *path, etsim_error_t *err);
+
+/* ------------------------------------------------------------- baseline */
+
+/*
+ * Non-learned references, fitted to data:
+ *  - etsim_synth_baseline: layered random DAGs with the empirical marginals
+ *    (number of layers drawn from the data, i.i.d. layer sizes from their
+ *    marginal, attributes from their marginal, one parent in the previous
+ *    layer plus Poisson extra parents anywhere earlier to match the mean
+ *    in-degree).  It copies the layer statistics by construction.
+ *  - etsim_synth_baseline_daggen: the parametric model of DAGGEN-style
+ *    task-graph generators: node count from the data, a width n^fat per
+ *    level varied by +-regularity, extra parents by density within `jump`
+ *    levels, all four fitted to the data; attributes from their marginal.
+ */
+int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n,
+                         uint64_t seed, etsim_synth_data_t *out,
+                         etsim_error_t *err);
+int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
+                                uint64_t seed, etsim_synth_data_t *out,
+                                etsim_error_t *err);
+
+/* --------------------------------------------------------------- eval */
+
+typedef struct etsim_synth_eval {
+  size_t n_real, n_gen;
+  double validity;           /* fraction of generated DAGs that are valid */
+  double attr_validity;      /* fraction obeying the attribute rule (trace) */
+  double w1_layers;          /* W1 distance of the number of layers */
+  double w1_nodes, w1_edges; /* W1 of node and edge counts */
+  double mmd_layer_size;     /* Gaussian-kernel MMD^2 of layer-size hists */
+  double mmd_in_degree, mmd_out_degree;
+  double attr_tv[ETSIM_SYNTH_MAX_CH]; /* total variation of marginals */
+  uint32_t n_ch;
+  /* Surrogate protocol (when requested): regressor trained on generated
+   * DAGs (and on real training DAGs), tested on the real set. */
+  int has_surrogate, has_real_surrogate;
+  double gen_pearson, gen_spearman, gen_mae;
+  double real_pearson, real_spearman, real_mae;
+} etsim_synth_eval_t;
+
+/* Compare generated against real; real_train (may be NULL) gives the
+ * "trained on real graphs" surrogate row.  `surrogate` 0 skips it. */
+int etsim_synth_evaluate(const etsim_synth_data_t *real,
+                         const etsim_synth_data_t *gen,
+                         const etsim_synth_data_t *real_train, int surrogate,
+                         etsim_synth_eval_t *out, etsim_error_t *err);
+/* Whether one DAG is valid: acyclic, indices in range, no self-loop or
+ * duplicate edge, every non-source node reachable... see docs; 1 or 0. */
+int etsim_synth_dag_valid(const etsim_synth_data_t *d,
+                          const etsim_synth_dag_t *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ETSIM_SYNTH_H */

@@ -1,0 +1,775 @@
+/*
+ * dag.c — DAG sets for the generator: the TPU Tile text format, Chakra
+ * traces turned into windows of layers, the Kahn layer decomposition, and
+ * sampled DAGs written back as Chakra traces.
+ */
+#include "synth/synth_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void etsim_synth_data_init(etsim_synth_data_t *d) { memset(d, 0, sizeof *d); }
+
+void etsim_synth_data_free(etsim_synth_data_t *d) {
+  for (size_t i = 0; i < d->n_graphs; i++) {
+    etsim_free(d->g[i].x);
+    etsim_free(d->g[i].src);
+    etsim_free(d->g[i].dst);
+  }
+  etsim_free(d->g);
+  memset(d, 0, sizeof *d);
+}
+
+/* Append g taking ownership of its arrays (freed on failure). */
+static int add_owned(etsim_synth_data_t *d, etsim_synth_dag_t *g) {
+  if (etsim_grow((void **)&d->g, &d->cap, d->n_graphs + 1, sizeof *d->g)) {
+    etsim_free(g->x);
+    etsim_free(g->src);
+    etsim_free(g->dst);
+    return ETSIM_ENOMEM;
+  }
+  d->g[d->n_graphs++] = *g;
+  return 0;
+}
+
+int etsim_synth_data_add(etsim_synth_data_t *d, const etsim_synth_dag_t *g) {
+  etsim_synth_dag_t c = *g;
+  size_t nx = (size_t)g->n_nodes * (d->n_ch ? d->n_ch : 1);
+  c.x = etsim_malloc(sizeof(uint32_t) * (nx ? nx : 1));
+  c.src = etsim_malloc(sizeof(uint32_t) * (g->n_edges ? g->n_edges : 1));
+  c.dst = etsim_malloc(sizeof(uint32_t) * (g->n_edges ? g->n_edges : 1));
+  if (!c.x || !c.src || !c.dst) {
+    etsim_free(c.x);
+    etsim_free(c.src);
+    etsim_free(c.dst);
+    return ETSIM_ENOMEM;
+  }
+  memcpy(c.x, g->x, sizeof(uint32_t) * nx);
+  memcpy(c.src, g->src, sizeof(uint32_t) * g->n_edges);
+  memcpy(c.dst, g->dst, sizeof(uint32_t) * g->n_edges);
+  return add_owned(d, &c);
+}
+
+/* ------------------------------------------------------------- layering */
+
+int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer,
+                       etsim_error_t *err) {
+  uint32_t n = g->n_nodes;
+  uint32_t *indeg = etsim_calloc(n + 1, sizeof *indeg);
+  uint32_t *off = etsim_calloc(n + 1, sizeof *off);
+  uint32_t *adj = etsim_malloc(sizeof *adj * (g->n_edges + 1));
+  uint32_t *queue = etsim_malloc(sizeof *queue * (n + 1));
+  int rc = 0;
+  if (!indeg || !off || !adj || !queue) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (uint32_t k = 0; k < g->n_edges; k++) {
+    off[g->src[k] + 1]++;
+    indeg[g->dst[k]]++;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    off[i + 1] += off[i];
+  {
+    uint32_t *pos = queue; /* reuse as a cursor array before the BFS */
+    for (uint32_t i = 0; i < n; i++)
+      pos[i] = off[i];
+    for (uint32_t k = 0; k < g->n_edges; k++)
+      adj[pos[g->src[k]]++] = g->dst[k];
+  }
+  uint32_t head = 0, tail = 0, depth = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!indeg[i]) {
+      queue[tail++] = i;
+      layer[i] = 1;
+    }
+  while (head < tail) {
+    uint32_t u = queue[head++];
+    if (layer[u] > depth)
+      depth = layer[u];
+    for (uint32_t k = off[u]; k < off[u + 1]; k++) {
+      uint32_t v = adj[k];
+      if (--indeg[v] == 0) {
+        layer[v] = layer[u] + 1;
+        queue[tail++] = v;
+      }
+    }
+  }
+  if (tail < n) {
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (indeg[i]) {
+        bad = i;
+        break;
+      }
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "graph has a cycle (node %u is on or after one)", bad);
+    goto out;
+  }
+  rc = (int)depth;
+out:
+  etsim_free(indeg);
+  etsim_free(off);
+  etsim_free(adj);
+  etsim_free(queue);
+  return rc;
+}
+
+/* ------------------------------------------------------------ text format */
+
+typedef struct {
+  FILE *fp;
+  const char *path;
+  char *line;
+  size_t cap;
+  long lineno;
+} lines_t;
+
+static int next_line(lines_t *L) {
+  ssize_t n = getline(&L->line, &L->cap, L->fp);
+  if (n < 0)
+    return 0;
+  L->lineno++;
+  while (n > 0 && (L->line[n - 1] == '\n' || L->line[n - 1] == '\r'))
+    L->line[--n] = 0;
+  return 1;
+}
+
+static int parse_u32(char **p, uint32_t *out) {
+  char *s = *p;
+  while (*s == ' ' || *s == '\t')
+    s++;
+  if (!isdigit((unsigned char)*s))
+    return -1;
+  errno = 0;
+  char *end;
+  unsigned long v = strtoul(s, &end, 10);
+  if (errno || v > UINT32_MAX - 1)
+    return -1;
+  *out = (uint32_t)v;
+  *p = end;
+  return 0;
+}
+
+static int at_end(const char *s) {
+  while (*s == ' ' || *s == '\t')
+    s++;
+  return *s == 0;
+}
+
+int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path,
+                               uint32_t min_classes, etsim_error_t *err) {
+  if (d->n_graphs && (d->kind != ETSIM_SYNTH_KIND_TEXT || d->n_ch != 1))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: cannot mix text DAGs with trace DAGs", path);
+  FILE *fp = fopen(path, "r");
+  if (!fp)
+    return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
+  lines_t L = {fp, path, NULL, 0, 0};
+  int rc = 0, have = next_line(&L);
+  uint32_t maxx = 0;
+  size_t first = d->n_graphs;
+  d->kind = ETSIM_SYNTH_KIND_TEXT;
+  d->n_ch = 1;
+  while (have && L.line[0] == '#')
+    have = next_line(&L);
+  uint32_t *layer = NULL;
+  size_t layer_cap = 0;
+  while (have) {
+    if (at_end(L.line)) {
+      have = next_line(&L);
+      continue;
+    }
+    etsim_synth_dag_t g = {0};
+    char *s = L.line;
+    if (s[0] != 'g' || s[1] != ' ') {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%ld: expected 'g <nodes> <edges> <label>'",
+                           path, L.lineno);
+      goto out;
+    }
+    s += 2;
+    char *end;
+    if (parse_u32(&s, &g.n_nodes) || parse_u32(&s, &g.n_edges)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%ld: bad node or edge count", path, L.lineno);
+      goto out;
+    }
+    errno = 0;
+    g.y = strtod(s, &end);
+    if (end == s || errno || !at_end(end) || !isfinite(g.y)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: bad label", path,
+                           L.lineno);
+      goto out;
+    }
+    if (g.n_nodes == 0 || g.n_nodes > 10000000u || g.n_edges > 100000000u) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%ld: node count %u or edge count %u out of "
+                           "range", path, L.lineno, g.n_nodes, g.n_edges);
+      goto out;
+    }
+    long gline = L.lineno;
+    g.x = etsim_malloc(sizeof(uint32_t) * g.n_nodes);
+    g.src = etsim_malloc(sizeof(uint32_t) * (g.n_edges + 1));
+    g.dst = etsim_malloc(sizeof(uint32_t) * (g.n_edges + 1));
+    if (!g.x || !g.src || !g.dst) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      goto bad_graph;
+    }
+    if (!next_line(&L)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%ld: missing node attribute line", path,
+                           L.lineno + 1);
+      goto bad_graph;
+    }
+    s = L.line;
+    for (uint32_t i = 0; i < g.n_nodes; i++) {
+      if (parse_u32(&s, &g.x[i]) || g.x[i] > 65535) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s:%ld: node attribute %u missing or invalid "
+                             "(expected %u values, categories 0..65535)",
+                             path, L.lineno, i, g.n_nodes);
+        goto bad_graph;
+      }
+      if (g.x[i] > maxx)
+        maxx = g.x[i];
+    }
+    if (!at_end(s)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%ld: more than %u node attributes", path,
+                           L.lineno, g.n_nodes);
+      goto bad_graph;
+    }
+    for (uint32_t k = 0; k < g.n_edges; k++) {
+      if (!next_line(&L)) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s:%ld: file ends after %u of %u edges", path,
+                             L.lineno, k, g.n_edges);
+        goto bad_graph;
+      }
+      s = L.line;
+      if (parse_u32(&s, &g.src[k]) || parse_u32(&s, &g.dst[k]) || !at_end(s)) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s:%ld: expected an edge 'src dst'", path,
+                             L.lineno);
+        goto bad_graph;
+      }
+      if (g.src[k] >= g.n_nodes || g.dst[k] >= g.n_nodes) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s:%ld: edge %u -> %u: node index out of range "
+                             "(graph has %u nodes)", path, L.lineno, g.src[k],
+                             g.dst[k], g.n_nodes);
+        goto bad_graph;
+      }
+      if (g.src[k] == g.dst[k]) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: self-loop on node %u",
+                             path, L.lineno, g.src[k]);
+        goto bad_graph;
+      }
+    }
+    if (etsim_grow((void **)&layer, &layer_cap, g.n_nodes, sizeof *layer)) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      goto bad_graph;
+    }
+    {
+      etsim_error_t e2 = {0};
+      int lr = etsim_synth_layers(&g, layer, &e2);
+      if (lr < 0) {
+        rc = etsim_error_set(err, lr, "%s:%ld: %s", path, gline, e2.msg);
+        goto bad_graph;
+      }
+    }
+    if ((rc = add_owned(d, &g))) {
+      rc = etsim_error_set(err, rc, "%s: out of memory", path);
+      goto out;
+    }
+    have = next_line(&L);
+    continue;
+  bad_graph:
+    etsim_free(g.x);
+    etsim_free(g.src);
+    etsim_free(g.dst);
+    goto out;
+  }
+  if (d->n_graphs == first) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: no graphs", path,
+                         L.lineno);
+    goto out;
+  }
+  if (d->n_cls[0] < maxx + 1)
+    d->n_cls[0] = maxx + 1;
+  if (d->n_cls[0] < min_classes)
+    d->n_cls[0] = min_classes;
+out:
+  if (rc) {
+    while (d->n_graphs > first) {
+      etsim_synth_dag_t *g = &d->g[--d->n_graphs];
+      etsim_free(g->x);
+      etsim_free(g->src);
+      etsim_free(g->dst);
+    }
+  }
+  etsim_free(layer);
+  free(L.line);
+  fclose(fp);
+  return rc;
+}
+
+int etsim_synth_data_write_text(const etsim_synth_data_t *d, const char *path,
+                                const char *comment, etsim_error_t *err) {
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc)
+    return rc;
+  FILE *fp = o.fp;
+  fprintf(fp, "# %s, graphs=%zu\n", comment ? comment : "etsim synth",
+          d->n_graphs);
+  fprintf(fp, "# block: 'g <num_nodes> <num_edges> <label_y>', then 1 line of "
+              "<num_nodes> node attrs, then <num_edges> lines 'src dst' "
+              "(0-based)\n");
+  for (size_t i = 0; i < d->n_graphs; i++) {
+    const etsim_synth_dag_t *g = &d->g[i];
+    fprintf(fp, "g %u %u %.17g\n", g->n_nodes, g->n_edges, g->y);
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+      for (uint32_t c = 0; c < d->n_ch; c++)
+        fprintf(fp, c ? ",%u" : "%u", g->x[(size_t)v * d->n_ch + c]);
+      fputc(v + 1 < g->n_nodes ? ' ' : '\n', fp);
+    }
+    for (uint32_t k = 0; k < g->n_edges; k++)
+      fprintf(fp, "%u %u\n", g->src[k], g->dst[k]);
+  }
+  if (ferror(fp)) {
+    etsim_outfile_abort(&o);
+    return etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);
+  }
+  return etsim_outfile_commit(&o, err);
+}
+
+/* --------------------------------------------------------- Chakra traces */
+
+void etsim_synth_trace_opts_default(etsim_synth_trace_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->max_nodes = 400;
+  o->y = 1.0;
+}
+
+static uint32_t log2_bin(uint64_t v, uint32_t nbins) {
+  if (v == 0)
+    return 0;
+  uint32_t b = 1;
+  while (v > 1 && b + 1 < nbins) {
+    v >>= 1;
+    b++;
+  }
+  return b;
+}
+
+static int contains_ci(const char *s, const char *w) {
+  size_t n = strlen(w);
+  for (; *s; s++)
+    if (strncasecmp(s, w, n) == 0)
+      return 1;
+  return 0;
+}
+
+static uint32_t op_class(const etsim_et_trace_t *t, size_t i) {
+  int64_t v;
+  switch (t->type[i]) {
+  case ETSIM_ET_MEM_LOAD_NODE:
+    return ETSIM_SYNTH_OP_MEM_LOAD;
+  case ETSIM_ET_MEM_STORE_NODE:
+    return ETSIM_SYNTH_OP_MEM_STORE;
+  case ETSIM_ET_COMM_SEND_NODE:
+    return ETSIM_SYNTH_OP_SEND;
+  case ETSIM_ET_COMM_RECV_NODE:
+    return ETSIM_SYNTH_OP_RECV;
+  case ETSIM_ET_COMM_COLL_NODE:
+    if (etsim_et_trace_attr_int(t, i, t->k_comm_type, &v) == 1 && v >= 0 &&
+        v < ETSIM_COLL_TYPE_COUNT)
+      return ETSIM_SYNTH_OP_COLL0 + (uint32_t)v;
+    return ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_ALL_REDUCE;
+  default:
+    break;
+  }
+  if (etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &v) == 1 && v)
+    return ETSIM_SYNTH_OP_CPU;
+  const char *nm = t->name[i];
+  if (contains_ci(nm, "mm") || contains_ci(nm, "gemm") ||
+      contains_ci(nm, "linear") || contains_ci(nm, "matmul"))
+    return ETSIM_SYNTH_OP_GEMM;
+  if (contains_ci(nm, "conv"))
+    return ETSIM_SYNTH_OP_CONV;
+  if (contains_ci(nm, "attn") || contains_ci(nm, "attention") ||
+      contains_ci(nm, "softmax"))
+    return ETSIM_SYNTH_OP_ATTN;
+  if (contains_ci(nm, "norm"))
+    return ETSIM_SYNTH_OP_NORM;
+  if (contains_ci(nm, "add") || contains_ci(nm, "mul") ||
+      contains_ci(nm, "relu") || contains_ci(nm, "gelu") ||
+      contains_ci(nm, "copy") || contains_ci(nm, "fill") ||
+      contains_ci(nm, "div") || contains_ci(nm, "sub"))
+    return ETSIM_SYNTH_OP_ELEMWISE;
+  return ETSIM_SYNTH_OP_COMP_OTHER;
+}
+
+static int is_comm_class(uint32_t c) {
+  return c == ETSIM_SYNTH_OP_SEND || c == ETSIM_SYNTH_OP_RECV ||
+         c >= ETSIM_SYNTH_OP_COLL0;
+}
+
+/* Attribute rule of KIND_TRACE data: the size bin is "n/a" (0) exactly for
+ * the classes that do not communicate. */
+int etsim_synth__attr_rule_ok(const uint32_t *x) {
+  if (x[0] >= ETSIM_SYNTH_OP_COUNT || x[1] >= ETSIM_SYNTH_DUR_BINS ||
+      x[2] >= ETSIM_SYNTH_SIZE_BINS)
+    return 0;
+  return is_comm_class(x[0]) ? x[2] != 0 : x[2] == 0;
+}
+
+int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
+                                const etsim_synth_trace_opts_t *o,
+                                etsim_error_t *err) {
+  if (d->n_graphs && d->kind != ETSIM_SYNTH_KIND_TRACE)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: cannot mix trace DAGs with text DAGs", path);
+  d->kind = ETSIM_SYNTH_KIND_TRACE;
+  d->n_ch = 3;
+  d->n_cls[0] = ETSIM_SYNTH_OP_COUNT;
+  d->n_cls[1] = ETSIM_SYNTH_DUR_BINS;
+  d->n_cls[2] = ETSIM_SYNTH_SIZE_BINS;
+  etsim_et_trace_t *t;
+  int rc = etsim_et_trace_load(&t, path, ETSIM_ET_READ_SKIP_UNKNOWN, err);
+  if (rc)
+    return rc;
+  size_t n = t->n_nodes;
+  uint32_t maxn = o->max_nodes ? o->max_nodes : 400;
+  /* Edges: resolved data (and optionally control) parents, deduplicated. */
+  etsim_synth_dag_t full = {0};
+  full.n_nodes = (uint32_t)n;
+  size_t ecap = 0, dcap = 0;
+  uint32_t *layer = NULL, *order = NULL, *map = NULL;
+  uint64_t *reach = NULL;
+  full.x = etsim_malloc(sizeof(uint32_t) * 3 * (n + 1));
+  if (!full.x)
+    goto oom;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t *x = full.x + 3 * i;
+    x[0] = op_class(t, i);
+    x[1] = log2_bin(t->dur_us[i], ETSIM_SYNTH_DUR_BINS);
+    int64_t sz = 0;
+    x[2] = 0;
+    if (is_comm_class(x[0])) {
+      if (etsim_et_trace_attr_int(t, i, t->k_comm_size, &sz) != 1 || sz < 1)
+        sz = 1;
+      x[2] = log2_bin((uint64_t)sz, ETSIM_SYNTH_SIZE_BINS);
+    }
+    for (int pass = 0; pass < (o->use_ctrl ? 2 : 1); pass++) {
+      const uint32_t *off = pass ? t->ctrl_off : t->data_off;
+      const uint32_t *par = pass ? t->ctrl_par : t->data_par;
+      for (uint32_t k = off[i]; k < off[i + 1]; k++) {
+        if (par[k] & ETSIM_ET_DANGLING || par[k] == i)
+          continue;
+        if (etsim_grow((void **)&full.src, &ecap, full.n_edges + 1,
+                       sizeof(uint32_t)))
+          goto oom;
+        if (etsim_grow((void **)&full.dst, &dcap, full.n_edges + 1,
+                       sizeof(uint32_t)))
+          goto oom;
+        full.src[full.n_edges] = par[k];
+        full.dst[full.n_edges++] = (uint32_t)i;
+      }
+    }
+  }
+  layer = etsim_malloc(sizeof *layer * (n + 1));
+  if (!layer)
+    goto oom;
+  {
+    etsim_error_t e2 = {0};
+    int lr = etsim_synth_layers(&full, layer, &e2);
+    if (lr < 0) {
+      rc = etsim_error_set(err, lr, "%s: %s", path, e2.msg);
+      goto out;
+    }
+  }
+  /* Order nodes by layer (stable), then drop transitive edges: an edge
+   * u -> v is implied when u is an ancestor of another parent of v. */
+  order = etsim_malloc(sizeof *order * (n + 1));
+  map = etsim_malloc(sizeof *map * (n + 1));
+  if (!order || !map)
+    goto oom;
+  {
+    uint32_t maxl = 0;
+    for (size_t i = 0; i < n; i++)
+      maxl = layer[i] > maxl ? layer[i] : maxl;
+    uint32_t *cnt = etsim_calloc(maxl + 2, sizeof *cnt);
+    if (!cnt)
+      goto oom;
+    for (size_t i = 0; i < n; i++)
+      cnt[layer[i]]++;
+    for (uint32_t l = 1, s = 0; l <= maxl + 1; l++) {
+      uint32_t c = cnt[l];
+      cnt[l] = s;
+      s += c;
+    }
+    for (size_t i = 0; i < n; i++) {
+      map[i] = cnt[layer[i]]++;
+      order[map[i]] = (uint32_t)i;
+    }
+    etsim_free(cnt);
+  }
+  /* CSR of parents in the new numbering. */
+  uint32_t *poff = etsim_calloc(n + 2, sizeof *poff);
+  uint32_t *padj = etsim_malloc(sizeof *padj * (full.n_edges + 1));
+  uint8_t *keep = etsim_malloc(full.n_edges + 1);
+  if (!poff || !padj || !keep) {
+    etsim_free(poff);
+    etsim_free(padj);
+    etsim_free(keep);
+    goto oom;
+  }
+  for (uint32_t k = 0; k < full.n_edges; k++)
+    poff[map[full.dst[k]] + 1]++;
+  for (size_t i = 0; i < n; i++)
+    poff[i + 1] += poff[i];
+  {
+    uint32_t *cur = etsim_malloc(sizeof *cur * (n + 1));
+    if (!cur) {
+      etsim_free(poff);
+      etsim_free(padj);
+      etsim_free(keep);
+      goto oom;
+    }
+    memcpy(cur, poff, sizeof *cur * n);
+    for (uint32_t k = 0; k < full.n_edges; k++)
+      padj[cur[map[full.dst[k]]]++] = map[full.src[k]];
+    etsim_free(cur);
+  }
+  memset(keep, 1, full.n_edges + 1);
+  /* Duplicates: keep the first of each parent. */
+  for (size_t v = 0; v < n; v++)
+    for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
+      for (uint32_t b = poff[v]; b < a && keep[a]; b++)
+        if (keep[b] && padj[b] == padj[a])
+          keep[a] = 0;
+  size_t words = (n + 63) / 64;
+  if (!o->keep_transitive && n <= 40000) {
+    reach = etsim_calloc(words * n + 1, sizeof *reach);
+    if (!reach) {
+      etsim_free(poff);
+      etsim_free(padj);
+      etsim_free(keep);
+      goto oom;
+    }
+    for (size_t v = 0; v < n; v++) {
+      uint64_t *rv = reach + words * v;
+      for (uint32_t a = poff[v]; a < poff[v + 1]; a++) {
+        uint32_t u = padj[a];
+        const uint64_t *ru = reach + words * u;
+        for (size_t w = 0; w < words; w++)
+          rv[w] |= ru[w];
+        rv[u / 64] |= 1ull << (u % 64);
+      }
+      /* u is implied when some other parent w has u among its ancestors. */
+      for (uint32_t a = poff[v]; a < poff[v + 1]; a++) {
+        if (!keep[a])
+          continue;
+        uint32_t u = padj[a];
+        for (uint32_t b = poff[v]; b < poff[v + 1]; b++) {
+          uint32_t w = padj[b];
+          if (b != a && keep[b] && (reach[words * w + u / 64] >> (u % 64)) & 1) {
+            keep[a] = 0;
+            break;
+          }
+        }
+      }
+    }
+  }
+  /* Windows: consecutive layers, at most maxn nodes (a layer wider than
+   * maxn is cut into pieces of maxn). */
+  size_t start = 0;
+  while (start < n) {
+    size_t end = start;
+    while (end < n) {
+      size_t lend = end;
+      uint32_t l = layer[order[end]];
+      while (lend < n && layer[order[lend]] == l)
+        lend++;
+      if (lend - start > maxn) {
+        if (end == start)
+          end = start + maxn;
+        break;
+      }
+      end = lend;
+    }
+    etsim_synth_dag_t g = {0};
+    g.n_nodes = (uint32_t)(end - start);
+    g.y = o->y;
+    size_t ne = 0;
+    for (size_t v = start; v < end; v++)
+      for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
+        ne += keep[a] && padj[a] >= start;
+    g.n_edges = (uint32_t)ne;
+    g.x = etsim_malloc(sizeof(uint32_t) * 3 * g.n_nodes);
+    g.src = etsim_malloc(sizeof(uint32_t) * (ne + 1));
+    g.dst = etsim_malloc(sizeof(uint32_t) * (ne + 1));
+    if (!g.x || !g.src || !g.dst) {
+      etsim_free(g.x);
+      etsim_free(g.src);
+      etsim_free(g.dst);
+      etsim_free(poff);
+      etsim_free(padj);
+      etsim_free(keep);
+      goto oom;
+    }
+    ne = 0;
+    for (size_t v = start; v < end; v++) {
+      memcpy(g.x + 3 * (v - start), full.x + 3 * order[v], 3 * sizeof(uint32_t));
+      for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
+        if (keep[a] && padj[a] >= start) {
+          g.src[ne] = (uint32_t)(padj[a] - start);
+          g.dst[ne++] = (uint32_t)(v - start);
+        }
+    }
+    if (add_owned(d, &g)) {
+      etsim_free(poff);
+      etsim_free(padj);
+      etsim_free(keep);
+      goto oom;
+    }
+    start = end;
+  }
+  etsim_free(poff);
+  etsim_free(padj);
+  etsim_free(keep);
+  rc = 0;
+  goto out;
+oom:
+  rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+out:
+  etsim_free(reach);
+  etsim_free(order);
+  etsim_free(map);
+  etsim_free(layer);
+  etsim_free(full.x);
+  etsim_free(full.src);
+  etsim_free(full.dst);
+  etsim_et_trace_free(t);
+  return rc;
+}
+
+/* ------------------------------------------------- writing a Chakra trace */
+
+int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
+                            const char *path, etsim_error_t *err) {
+  if (d->kind != ETSIM_SYNTH_KIND_TRACE || d->n_ch != 3)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: only DAGs with Chakra categories can be "
+                           "written as traces (write .txt instead)", path);
+  const etsim_synth_dag_t *g = &d->g[gi];
+  uint32_t n = g->n_nodes;
+  uint32_t *off = etsim_calloc(n + 1, sizeof *off);
+  uint64_t *deps = etsim_malloc(sizeof *deps * (g->n_edges + 1));
+  uint32_t *cur = etsim_malloc(sizeof *cur * (n + 1));
+  uint32_t *layer = etsim_malloc(sizeof *layer * (n + 1));
+  uint32_t *order = etsim_malloc(sizeof *order * (n + 1));
+  etsim_et_writer_t *w = NULL;
+  int rc;
+  if (!off || !deps || !cur || !layer || !order) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((rc = etsim_synth_layers(g, layer, err)) < 0)
+    goto out;
+  for (uint32_t k = 0; k < g->n_edges; k++)
+    off[g->dst[k] + 1]++;
+  for (uint32_t i = 0; i < n; i++)
+    off[i + 1] += off[i];
+  memcpy(cur, off, sizeof *cur * n);
+  for (uint32_t k = 0; k < g->n_edges; k++)
+    deps[cur[g->dst[k]]++] = g->src[k];
+  /* Write in layer order so every dependency precedes its user. */
+  {
+    uint32_t k = 0, maxl = (uint32_t)rc;
+    for (uint32_t l = 1; l <= maxl; l++)
+      for (uint32_t i = 0; i < n; i++)
+        if (layer[i] == l)
+          order[k++] = i;
+  }
+  if ((rc = etsim_et_writer_open(&w, path, 0, err)))
+    goto out;
+  etsim_attr_t meta_attr[1];
+  meta_attr[0] = (etsim_attr_t){.name = "generator", .doc = "",
+                                .kind = ETSIM_ATTR_STRING,
+                                .v.s = "etsim synth (LayerDAG)"};
+  etsim_et_meta_t meta = {"0.0.4", 1, meta_attr};
+  if ((rc = etsim_et_writer_meta(w, &meta, err)))
+    goto out;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = order[k];
+    const uint32_t *x = g->x + 3 * (size_t)i;
+    etsim_attr_t at[3];
+    size_t na = 0;
+    char name[64];
+    etsim_et_node_t nd = {0};
+    nd.id = i;
+    nd.data_deps = deps + off[i];
+    nd.n_data_deps = off[i + 1] - off[i];
+    nd.duration_micros = x[1] ? (3ull << (x[1] - 1)) / 2 : 0;
+    uint32_t cls = x[0] < ETSIM_SYNTH_OP_COUNT ? x[0] : ETSIM_SYNTH_OP_COMP_OTHER;
+    int cpu = cls == ETSIM_SYNTH_OP_CPU;
+    static const char *const comp_names[] = {"gemm", "conv", "attention",
+                                             "norm", "elementwise_add", "compute",
+                                             "cpu_op"};
+    if (cls >= ETSIM_SYNTH_OP_COLL0) {
+      nd.type = ETSIM_ET_COMM_COLL_NODE;
+      snprintf(name, sizeof name, "%s_%u",
+               etsim_coll_type_name((int)(cls - ETSIM_SYNTH_OP_COLL0)), i);
+    } else if (cls == ETSIM_SYNTH_OP_SEND || cls == ETSIM_SYNTH_OP_RECV) {
+      nd.type = cls == ETSIM_SYNTH_OP_SEND ? ETSIM_ET_COMM_SEND_NODE
+                                           : ETSIM_ET_COMM_RECV_NODE;
+      snprintf(name, sizeof name, "%s_%u",
+               cls == ETSIM_SYNTH_OP_SEND ? "send" : "recv", i);
+    } else if (cls == ETSIM_SYNTH_OP_MEM_LOAD || cls == ETSIM_SYNTH_OP_MEM_STORE) {
+      nd.type = cls == ETSIM_SYNTH_OP_MEM_LOAD ? ETSIM_ET_MEM_LOAD_NODE
+                                               : ETSIM_ET_MEM_STORE_NODE;
+      snprintf(name, sizeof name, "%s_%u",
+               cls == ETSIM_SYNTH_OP_MEM_LOAD ? "mem_load" : "mem_store", i);
+    } else {
+      nd.type = ETSIM_ET_COMP_NODE;
+      snprintf(name, sizeof name, "%s_%u", comp_names[cls], i);
+    }
+    nd.name = name;
+    at[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "",
+                              .kind = ETSIM_ATTR_BOOL, .v.b = cpu};
+    if (is_comm_class(cls)) {
+      int64_t ct = cls >= ETSIM_SYNTH_OP_COLL0
+                       ? (int64_t)(cls - ETSIM_SYNTH_OP_COLL0)
+                       : 0;
+      uint32_t b = x[2] ? x[2] : 1;
+      int64_t bytes = (int64_t)((3ull << (b - 1)) / 2);
+      at[na++] = (etsim_attr_t){.name = "comm_type", .doc = "",
+                                .kind = ETSIM_ATTR_INT64, .v.i64 = ct};
+      at[na++] = (etsim_attr_t){.name = "comm_size", .doc = "",
+                                .kind = ETSIM_ATTR_INT64, .v.i64 = bytes};
+    }
+    nd.attrs = at;
+    nd.n_attrs = na;
+    if ((rc = etsim_et_writer_node(w, &nd, err)))
+      goto out;
+  }
+  rc = etsim_et_writer_commit(w, err);
+  w = NULL;
+out:
+  if (w)
+    etsim_et_writer_abort(w);
+  etsim_free(off);
+  etsim_free(deps);
+  etsim_free(cur);
+  etsim_free(layer);
+  etsim_free(order);
+  return rc < 0 ? rc : 0;
+}

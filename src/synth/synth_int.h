@@ -1,0 +1,132 @@
+/*
+ * synth_int.h — private parts of the LayerDAG generator shared by its
+ * files and its tests: the model layout, the diffusion schedule and the
+ * per-graph loss (for whole-model gradient checks).
+ */
+#ifndef ETSIM_SYNTH_INT_H
+#define ETSIM_SYNTH_INT_H
+
+#include "etsim/synth.h"
+#include "synth/nn_int.h"
+
+#define SY_DY 16   /* label sinusoid width */
+#define SY_DT 16   /* diffusion-step sinusoid width */
+#define SY_FEAT 4  /* hand-made context features per step */
+#define SY_GAPF 4  /* per-candidate features of the edge scorer */
+#define SY_MAXK 8  /* message-passing layers at most */
+#define SY_MAXT 1024
+
+struct etsim_synth_model {
+  etsim_synth_config_t cfg;
+  int kind;
+  uint32_t n_ch, n_cls[ETSIM_SYNTH_MAX_CH], sum_cls;
+  uint32_t max_size;   /* largest layer size seen: count classes 0..max */
+  uint32_t max_layers; /* deepest graph seen */
+  uint32_t max_nodes;  /* largest graph seen */
+  int y_log;           /* labels enter as log(y) (all positive) */
+  double mean_indeg;   /* mean in-degree of non-source nodes */
+  double y_mean, y_std, y_median;
+  /* Loss normalisers: mean steps (L + 1), nodes and candidate pairs per
+   * training graph.  Every step, node and pair weighs the same across the
+   * data set (per-graph means would favour small graphs: shallow graphs'
+   * stop decisions would dominate and samples would stop too early). */
+  double mean_steps, mean_nodes, mean_pairs;
+  float *marg; /* sum_cls floats: per-channel training marginals */
+  /* Schedules, abar[0] = 1 (clean) .. abar[T] ~ 0. */
+  double abar_a[SY_MAXT + 1], alpha_a[SY_MAXT + 1];
+  double abar_e[SY_MAXT + 1], alpha_e[SY_MAXT + 1];
+
+  size_t n_params;
+  float *w, *g, *adam_m, *adam_v, *adam_vmax;
+  /* Encoder. */
+  float *emb[ETSIM_SYNTH_MAX_CH], *gemb[ETSIM_SYNTH_MAX_CH];
+  nn_linear_t enc_in, mp_msg[SY_MAXK], mp_self[SY_MAXK], jk[SY_MAXK + 1];
+  float *ln_g, *ln_b, *gln_g, *gln_b;
+  /* Count head. */
+  nn_linear_t c1, c2;
+  /* Attribute denoiser. */
+  float *aemb[ETSIM_SYNTH_MAX_CH], *gaemb[ETSIM_SYNTH_MAX_CH];
+  nn_linear_t a1, a2, a3;
+  /* Edge denoiser: split first layer (per candidate: es_z on Z plus es_g
+   * on gap features; per new node: ed), then a ReLU and one output. */
+  float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
+  nn_linear_t es_z, es_g, ed;
+  float *eo, *geo, *eob, *geob;
+};
+
+/* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */
+void etsim_synth__schedule(int T, double *abar, double *alpha);
+
+/* Lay out (and with init, randomly initialise) the parameters of a model
+ * whose dimensions are set.  0 or ETSIM_ENOMEM. */
+size_t etsim_synth__param_count(etsim_synth_model_t *m);
+int etsim_synth__alloc_params(etsim_synth_model_t *m, int init, uint64_t seed);
+
+/* Build a model's data statistics from a training set (no parameters). */
+int etsim_synth__model_new(const etsim_synth_data_t *train,
+                           const etsim_synth_config_t *cfg,
+                           etsim_synth_model_t **out, etsim_error_t *err);
+
+/* Loss of one graph with noise from `seed` (same seed, same noise); with
+ * backward, gradients are ADDED to m->g scaled by `weight`.  Parts go to
+ * parts[3] (count, attr, edge) when non-NULL. */
+int etsim_synth__graph_loss(etsim_synth_model_t *m,
+                            const etsim_synth_data_t *d,
+                            const etsim_synth_dag_t *g, uint64_t seed,
+                            int backward, float weight, double *loss,
+                            double *parts, etsim_error_t *err);
+
+/* A float pool in chunks that never move, reset per graph. */
+typedef struct chunk {
+  struct chunk *next;
+  size_t cap, used;
+  float data[];
+} chunk_t;
+
+typedef struct {
+  chunk_t *head, *cur;
+  int oom;
+} pool_t;
+
+/* Encoder activations for rows [0, cap). */
+typedef struct {
+  float *X0, *P[SY_MAXK + 1], *Hh[SY_MAXK + 1], *M[SY_MAXK + 1], *Z, *Zs;
+} enc_t;
+
+
+float *sy_pz(pool_t *p, size_t n); /* zeroed floats; sets p->oom on failure */
+void sy_pool_reset(pool_t *p);
+void sy_pool_free(pool_t *p);
+int sy_dim_ctx(const etsim_synth_model_t *m);
+int sy_dim_attr_in(const etsim_synth_model_t *m);
+int sy_dim_edge_in(const etsim_synth_model_t *m);
+int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc_t *e);
+/* Causal encoder over rows [r0, r1); rows below r0 must be done already;
+ * xr is channel-major with row stride n_rows_xr. */
+void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
+                const int32_t *xr, const uint32_t *poff, const uint32_t *padj,
+                int r0, int r1);
+void sy_label_feat(const etsim_synth_model_t *m, double y, float *out);
+void sy_t_feat(int t, int T, float *out);
+void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+                   uint32_t last_size, float *f);
+void sy_gap_feats(uint32_t gap, uint32_t children, float *f);
+int sy_draw(etsim_rng_t *r, const float *p, int n);
+
+/* p(z_{t-1} | z_t = k, predicted clean distribution ph) of the marginal-
+ * transition chain with marginal mg, K classes (sample.c). */
+void etsim_synth__posterior(int K, const float *ph, const float *mg, int k,
+                            double alpha_t, double abar_t, double abar_s,
+                            float *out);
+
+/* Sampling with forced layer sizes (sizes[] ends with 0), for benchmarks:
+ * the size head is still evaluated, its draw replaced.  Layers stop at the
+ * model's max_layers. */
+int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n,
+                              const uint32_t *sizes, uint64_t seed,
+                              etsim_synth_data_t *out, etsim_error_t *err);
+
+/* Attribute rule for KIND_TRACE categories (dag.c). */
+int etsim_synth__attr_rule_ok(const uint32_t *x);
+
+#endif

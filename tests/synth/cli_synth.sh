@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# cli_synth.sh — `etsim synth` end to end, as a user runs it: train on a
+# slice of TPU Tile, sample text DAGs and evaluate them; train on a real
+# Chakra trace, sample traces and check them with `etsim validate`; bad
+# input gives a one-line error and exit 2.
+set -u
+BIN=${ETSIM_BIN:?}
+SHARED=${ETSIM_SHARED:-}
+T=$(mktemp -d /tmp/etsim-synth-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# --- usage and bad input (no shared data needed) ---
+"$BIN" synth --help | grep -q "synth train" || fail "synth --help"
+"$BIN" synth frobnicate 2>"$T/e"; [ $? -eq 2 ] || fail "unknown subcommand exit"
+"$BIN" synth train -o "$T/m.bin" 2>"$T/e"; [ $? -eq 2 ] || fail "train without --data"
+printf '# x\ng 3 2 1.0\n0 1 2\n0 1\n1 9\n' > "$T/bad.txt"
+"$BIN" synth train --data "$T/bad.txt" -o "$T/m.bin" 2>"$T/e"
+[ $? -eq 2 ] || fail "malformed dataset exit"
+grep -q "bad.txt:5: edge 1 -> 9" "$T/e" || fail "malformed dataset message: $(cat "$T/e")"
+printf '# x\ng 2 2 1.0\n0 1\n0 1\n1 0\n' > "$T/cyc.txt"
+"$BIN" synth train --data "$T/cyc.txt" -o "$T/m.bin" 2>"$T/e"
+[ $? -eq 2 ] || fail "cyclic dataset exit"
+grep -q "cyc.txt:2: graph has a cycle" "$T/e" || fail "cycle message: $(cat "$T/e")"
+[ -e "$T/m.bin" ] && fail "a failed run left a model file"
+
+if [ -z "$SHARED" ] || [ ! -r "$SHARED/datasets/tpu_tile/val.txt" ]; then
+  echo "SKIP: shared datasets absent (set ETSIM_SHARED)"; exit 0
+fi
+D="$SHARED/datasets/tpu_tile"
+# The first 60 graphs of val and test.
+awk '/^g /{n++} n<=60' "$D/val.txt" > "$T/train.txt"
+awk '/^g /{n++} n<=60' "$D/test.txt" > "$T/real.txt"
+"$BIN" synth train --data "$T/train.txt" -o "$T/m.bin" --epochs 2 --hidden 16 --t-attr 16 --t-edge 8 \
+  --seed 5 --quiet || fail "train"
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 -o "$T/g.txt" 2>/dev/null || fail "sample"
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 -o "$T/g2.txt" 2>/dev/null || fail "sample 2"
+cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/g2.txt") || fail "same seed, different samples"
+[ "$(grep -c '^g ' "$T/g.txt")" -eq 20 ] || fail "sample count"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
+  --json > "$T/ev.json" || fail "eval"
+grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"
+grep -q '"surrogate_real": {"pearson"' "$T/ev.json" || fail "no real surrogate row"
+# The generated file is itself valid training data.
+"$BIN" synth train --data "$T/g.txt" -o "$T/m2.bin" --epochs 1 --hidden 8 --quiet \
+  || fail "train on generated"
+"$BIN" synth baseline --data "$T/train.txt" -n 20 -o "$T/b.txt" 2>/dev/null || fail "baseline"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b.txt" | grep -q "validity            1.0000" \
+  || fail "baseline validity"
+"$BIN" synth baseline --data "$T/train.txt" --method empirical -n 20 -o "$T/b2.txt" 2>/dev/null \
+  || fail "empirical baseline"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b2.txt" --json | grep -q '"validity": 1,' \
+  || fail "empirical baseline validity"
+"$BIN" synth baseline --data "$T/train.txt" --method nope -n 2 -o "$T/b3.txt" 2>/dev/null
+[ $? -eq 2 ] || fail "bad --method exit"
+# Labels from a file: one DAG per label.
+awk '/^g /{n++} n<=7' "$T/real.txt" > "$T/seven.txt"
+"$BIN" synth sample --model "$T/m.bin" --labels-from "$T/seven.txt" -o "$T/l.txt" 2>/dev/null \
+  || fail "sample --labels-from"
+[ "$(grep -c '^g ' "$T/l.txt")" -eq 7 ] || fail "one DAG per label"
+
+# Damaged model files.
+head -c 100 "$T/m.bin" > "$T/trunc.bin"
+"$BIN" synth sample --model "$T/trunc.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "truncated model exit"
+grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
+printf 'ETSYNTH\0\x09\0\0\0' > "$T/v9.bin"
+"$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "version exit"
+grep -q "version 9, this etsim reads version 1" "$T/e" || fail "version message: $(cat "$T/e")"
+
+# --- Chakra traces in, Chakra traces out ---
+TGZ="$SHARED/traces/chakra/feeder_tests_trace.tar.gz"
+[ -r "$TGZ" ] || { echo "SKIP: chakra trace absent"; exit 0; }
+tar xzf "$TGZ" -C "$T" || fail "tar"
+"$BIN" synth train --data "$T/tests/data/chakra.0.et" --max-nodes 60 --label 46.1 \
+  -o "$T/mt.bin" --epochs 1 --hidden 16 --t-attr 8 --t-edge 4 --quiet || fail "train on trace"
+"$BIN" synth sample --model "$T/mt.bin" -n 3 --seed 1 -o "$T/syn" 2>/dev/null || fail "sample traces"
+for i in 0 1 2; do
+  "$BIN" validate "$T/syn-$i" > "$T/v.txt" || fail "validate syn-$i: $(cat "$T/v.txt")"
+done
+"$BIN" synth eval --real "$T/tests/data/chakra.0.et" --generated "$T/syn-0.0.et" --json \
+  > "$T/evt.json" || fail "eval traces"
+grep -q '"validity": 1,' "$T/evt.json" || fail "trace validity: $(cat "$T/evt.json")"
+grep -q '"attr_validity": 1,' "$T/evt.json" || fail "trace attribute validity: $(cat "$T/evt.json")"
+# A text model cannot write traces.
+"$BIN" synth sample --model "$T/m.bin" -n 1 -o "$T/nope" 2>"$T/e"
+[ $? -eq 2 ] || fail "text model to trace exit"
+echo "ok"

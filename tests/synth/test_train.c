@@ -1,0 +1,274 @@
+/*
+ * test_train.c — the generator learns a toy distribution down to its
+ * closed-form entropy, samples valid DAGs from it, is deterministic for a
+ * seed, and its model file round-trips and rejects damaged copies.
+ *
+ * Toy data: chains of 3 or 5 nodes (as many of each), node i of a chain has
+ * category i mod 3.  Given the prefix, everything is determined except
+ * whether a chain stops after 3 nodes: there p(stop) = 1/2, both lengths
+ * being equally common.  Every step weighs the same (the count loss of a
+ * graph is its sum over steps divided by the data's mean number of steps,
+ * (4 + 6) / 2 = 5), so the smallest mean count loss is the entropy of that
+ * one decision over 5: ln 2 / 5 = 0.13863.  Attribute and edge losses can
+ * reach 0.
+ */
+#include "test_util.h"
+
+#include "synth/synth_int.h"
+
+#include <math.h>
+
+static etsim_synth_model_t *model; /* trained once, shared by the tests */
+static etsim_synth_data_t toy;
+
+static void make_toy(etsim_synth_data_t *d) {
+  etsim_synth_data_init(d);
+  d->kind = ETSIM_SYNTH_KIND_TEXT;
+  d->n_ch = 1;
+  d->n_cls[0] = 3;
+  for (int i = 0; i < 16; i++) {
+    uint32_t L = i % 2 ? 5 : 3, x[5], s[4], t[4];
+    for (uint32_t v = 0; v < L; v++)
+      x[v] = v % 3;
+    for (uint32_t k = 0; k + 1 < L; k++) {
+      s[k] = k;
+      t[k] = k + 1;
+    }
+    etsim_synth_dag_t g = {L, L - 1, x, s, t, 1.0};
+    assert_int_equal(etsim_synth_data_add(d, &g), 0);
+  }
+}
+
+static void toy_cfg(etsim_synth_config_t *c) {
+  etsim_synth_config_default(c);
+  c->hidden = 16;
+  c->pair_hidden = 8;
+  c->t_attr = 16;
+  c->t_edge = 8;
+  c->epochs = 150;
+  c->batch = 4;
+  c->lr = 5e-3f;
+  c->seed = 3;
+}
+
+static int setup(void **state) {
+  (void)state;
+  make_toy(&toy);
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  etsim_error_t err = {0};
+  /* Validate on the training set itself: the best epoch is the best fit. */
+  if (etsim_synth_train(&toy, &toy, &c, NULL, NULL, &model, &err)) {
+    fprintf(stderr, "train: %s\n", err.msg);
+    return -1;
+  }
+  return tu_setup(state);
+}
+
+static int teardown(void **state) {
+  etsim_synth_model_free(model);
+  etsim_synth_data_free(&toy);
+  return tu_teardown(state);
+}
+
+static void test_learns_toy(void **state) {
+  (void)state;
+  double total, cnt, attr, edge;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_model_loss(model, &toy, 11, &total, &cnt,
+                                          &attr, &edge, &err), 0);
+  double h = log(2.0) / 5;
+  print_message("count loss %.5f (optimum %.5f), attr %.4f, edge %.4f\n",
+                cnt, h, attr, edge);
+  /* No model beats the optimum of the stop decision on this data... */
+  assert_true(cnt > h - 1e-3);
+  /* ...and this one gets close to it and to zero for the rest. */
+  assert_true(cnt < h + 0.01);
+  assert_true(attr < 0.05);
+  assert_true(edge < 0.05);
+}
+
+static void test_samples_valid_and_learned(void **state) {
+  (void)state;
+  etsim_synth_data_t out;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_sample(model, 200, NULL, 5, &out, &err), 0);
+  assert_int_equal(out.n_graphs, 200);
+  int n3 = 0, n5 = 0, pattern = 0;
+  for (size_t i = 0; i < out.n_graphs; i++) {
+    const etsim_synth_dag_t *g = &out.g[i];
+    assert_true(etsim_synth_dag_valid(&out, g));
+    uint32_t lay[64];
+    assert_true(g->n_nodes < 64);
+    int L = etsim_synth_layers(g, lay, NULL);
+    assert_true(L >= 1);
+    int chain = g->n_edges + 1 == g->n_nodes && (uint32_t)L == g->n_nodes;
+    n3 += chain && L == 3;
+    n5 += chain && L == 5;
+    int ok = 1;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+      ok &= g->x[v] == (lay[v] - 1) % 3;
+    pattern += ok;
+  }
+  print_message("chains of 3: %d, of 5: %d, attribute pattern: %d of 200\n",
+                n3, n5, pattern);
+  assert_true(n3 + n5 >= 190);
+  /* p(stop after 3) = 1/2: n3 ~ Binomial(200, 0.5), mean 100, sd 7.1. */
+  assert_true(n3 >= 75 && n3 <= 125);
+  assert_true(pattern >= 190);
+  etsim_synth_data_free(&out);
+}
+
+static int same_data(const etsim_synth_data_t *a, const etsim_synth_data_t *b) {
+  if (a->n_graphs != b->n_graphs)
+    return 0;
+  for (size_t i = 0; i < a->n_graphs; i++) {
+    const etsim_synth_dag_t *x = &a->g[i], *y = &b->g[i];
+    if (x->n_nodes != y->n_nodes || x->n_edges != y->n_edges ||
+        memcmp(x->x, y->x, sizeof(uint32_t) * x->n_nodes * a->n_ch) ||
+        memcmp(x->src, y->src, sizeof(uint32_t) * x->n_edges) ||
+        memcmp(x->dst, y->dst, sizeof(uint32_t) * x->n_edges))
+      return 0;
+  }
+  return 1;
+}
+
+static void test_determinism(void **state) {
+  (void)state;
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  c.epochs = 5;
+  etsim_synth_model_t *a, *b, *d;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_train(&toy, NULL, &c, NULL, NULL, &a, &err), 0);
+  assert_int_equal(etsim_synth_train(&toy, NULL, &c, NULL, NULL, &b, &err), 0);
+  c.seed = 4;
+  assert_int_equal(etsim_synth_train(&toy, NULL, &c, NULL, NULL, &d, &err), 0);
+  assert_int_equal(a->n_params, b->n_params);
+  assert_memory_equal(a->w, b->w, sizeof(float) * a->n_params);
+  assert_memory_not_equal(a->w, d->w, sizeof(float) * a->n_params);
+  etsim_synth_data_t s1, s2, s3;
+  assert_int_equal(etsim_synth_sample(model, 30, NULL, 9, &s1, &err), 0);
+  assert_int_equal(etsim_synth_sample(model, 30, NULL, 9, &s2, &err), 0);
+  assert_int_equal(etsim_synth_sample(a, 30, NULL, 10, &s3, &err), 0);
+  assert_true(same_data(&s1, &s2));
+  assert_false(same_data(&s1, &s3));
+  etsim_synth_data_free(&s1);
+  etsim_synth_data_free(&s2);
+  etsim_synth_data_free(&s3);
+  etsim_synth_model_free(a);
+  etsim_synth_model_free(b);
+  etsim_synth_model_free(d);
+}
+
+static unsigned char *slurp(const char *path, size_t *n) {
+  return tu_read(path, n);
+}
+
+static void spit(const char *path, const unsigned char *b, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(b, 1, n, fp), n);
+  fclose(fp);
+}
+
+static void expect_load_error(const char *path, const char *needle) {
+  etsim_synth_model_t *m = NULL;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_model_load(&m, path, &err), ETSIM_EFORMAT);
+  assert_null(m);
+  if (!strstr(err.msg, needle))
+    fail_msg("error '%s' does not mention '%s'", err.msg, needle);
+}
+
+static void test_model_file(void **state) {
+  (void)state;
+  char path[512], bad[512];
+  snprintf(path, sizeof path, "%s/toy.model", tmp);
+  snprintf(bad, sizeof bad, "%s/bad.model", tmp);
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_model_save(model, path, &err), 0);
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  assert_int_equal(m2->n_params, model->n_params);
+  assert_memory_equal(m2->w, model->w, sizeof(float) * model->n_params);
+  etsim_synth_data_t s1, s2;
+  assert_int_equal(etsim_synth_sample(model, 20, NULL, 2, &s1, &err), 0);
+  assert_int_equal(etsim_synth_sample(m2, 20, NULL, 2, &s2, &err), 0);
+  assert_true(same_data(&s1, &s2));
+  etsim_synth_data_free(&s1);
+  etsim_synth_data_free(&s2);
+  etsim_synth_model_free(m2);
+
+  size_t n = 0;
+  unsigned char *b = slurp(path, &n);
+  assert_non_null(b);
+  spit(bad, b, n / 2);
+  expect_load_error(bad, "truncated");
+  spit(bad, b, 10);
+  expect_load_error(bad, "truncated");
+  b[8] = 2; /* version field */
+  spit(bad, b, n);
+  expect_load_error(bad, "version 2");
+  b[8] = 1;
+  b[0] = 'X';
+  spit(bad, b, n);
+  expect_load_error(bad, "not an etsim synth model");
+  b[0] = 'E';
+  uint32_t keep, big = 4096; /* hidden width: a huge model, a small file */
+  memcpy(&keep, b + 16, 4);
+  memcpy(b + 16, &big, 4);
+  spit(bad, b, n);
+  expect_load_error(bad, "parameters stored, the header implies");
+  memcpy(b + 16, &keep, 4);
+  b[n - 20] ^= 0x40; /* a parameter byte */
+  spit(bad, b, n);
+  expect_load_error(bad, "checksum");
+  free(b);
+}
+
+static void test_posterior(void **state) {
+  (void)state;
+  /* The sampler's closed form against the O(K^2) definition. */
+  enum { K = 5 };
+  float ph[K] = {0.1f, 0.4f, 0.2f, 0.25f, 0.05f};
+  float mg[K] = {0.3f, 0.1f, 0.2f, 0.15f, 0.25f};
+  double ab[9], al[9];
+  etsim_synth__schedule(8, ab, al);
+  for (int t = 1; t <= 8; t++)
+    for (int k = 0; k < K; k++) {
+      float out[K];
+      etsim_synth__posterior(K, ph, mg, k, al[t], ab[t], ab[t - 1], out);
+      double ref[K], s = 0, so = 0;
+      for (int j = 0; j < K; j++) {
+        double qt = al[t] * (j == k) + (1 - al[t]) * mg[k];
+        double acc = 0;
+        for (int c = 0; c < K; c++) {
+          double qs = ab[t - 1] * (c == j) + (1 - ab[t - 1]) * mg[j];
+          double qb = ab[t] * (c == k) + (1 - ab[t]) * mg[k];
+          acc += ph[c] * qs / qb;
+        }
+        ref[j] = qt * acc;
+        s += ref[j];
+      }
+      for (int j = 0; j < K; j++) {
+        assert_float_equal(out[j], ref[j] / s, 1e-5);
+        so += out[j];
+      }
+      assert_float_equal(so, 1.0, 1e-5);
+      if (t == 1) /* abar_0 = 1: the last step returns the prediction */
+        for (int j = 0; j < K; j++)
+          assert_float_equal(out[j], ph[j], 1e-5);
+    }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_posterior),
+      cmocka_unit_test(test_learns_toy),
+      cmocka_unit_test(test_samples_valid_and_learned),
+      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_model_file),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
