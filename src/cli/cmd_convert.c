@@ -44,6 +44,19 @@ static int convert_json(const convert_args_t *a) {
   return ETSIM_EXIT_OK;
 }
 
+/* ----------------------------------------------------------- pytorch */
+
+/* In convert_pytorch.c. */
+int etsim_cli_convert_pytorch(const char *input, const char *output, int argc,
+                              char **argv);
+static int convert_pytorch(const convert_args_t *a) {
+  return etsim_cli_convert_pytorch(a->input, a->output, a->argc, a->argv);
+}
+
+/* Format options that take a separate value ("--kineto FILE"). */
+static const char *const valued_opts[] = {"--kineto", "--rank", "--groups",
+                                          NULL};
+
 /* ----------------------------------------------------------- formats */
 
 static const convert_format_t formats[] = {
@@ -53,7 +66,8 @@ static const convert_format_t formats[] = {
     {"text", "ASTRA-sim 1.0 text workload (Chakra's text converter)", NULL,
      NULL},
     {"pytorch", "PyTorch execution trace (+ Kineto), as chakra_converter",
-     NULL, NULL},
+     convert_pytorch, "--kineto FILE  join a Kineto trace; --rank R; --groups "
+                      "PATH; --gzip; --quiet (see docs/pytorch.md)"},
 };
 enum { N_FORMATS = sizeof formats / sizeof formats[0] };
 
@@ -102,6 +116,9 @@ int etsim_cmd_convert(int argc, char **argv) {
       a.output = v;
     } else if (s[0] == '-' && s[1]) {
       rest[a.argc++] = argv[i];
+      for (int k = 0; valued_opts[k]; k++)
+        if (strcmp(s, valued_opts[k]) == 0 && i + 1 < argc)
+          rest[a.argc++] = argv[++i];
     } else if (a.input) {
       rc = cli_usage_error("convert: one input only ('%s' and '%s')", a.input,
                            s);

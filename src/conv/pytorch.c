@@ -1,0 +1,797 @@
+/*
+ * pytorch.c — PyTorch host execution trace (+ Kineto) to Chakra ET.
+ *
+ * Pass 1 streams the host JSON (pytorch_json.c) into compact records, one
+ * per node: id, caller, names interned, the attributes that matter.  Only
+ * nodes that may be converted (operators not yet known to sit under
+ * another operator, and the process-group record) keep their inputs and
+ * outputs, as the Python repr text Chakra writes, plus their tensor ids and
+ * communication facts.  Pass 2 (pytorch_kineto.c, optional) streams the
+ * Kineto trace and attaches times and GPU kernels.  Then the operators are
+ * written in id order with their kernels right after them; every
+ * dependency points to a node written earlier, so the graph is acyclic by
+ * construction and never names an absent id.
+ */
+#include "conv/pytorch_conv_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ helpers */
+
+static int starts_with(const char *s, const char *p) {
+  return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* "all_reduce", "allreduce_coalesced", "nccl:all_reduce" -> kind/coll. */
+int ptc_comm_kind(const char *name, int *coll) {
+  char buf[128];
+  size_t n = 0;
+  for (const char *p = name; *p && n + 1 < sizeof buf; p++) {
+    char c = *p;
+    if (c == '_' || c == '-')
+      continue;
+    if (c >= 'A' && c <= 'Z')
+      c = (char)(c - 'A' + 'a');
+    buf[n++] = c;
+  }
+  buf[n] = '\0';
+  static const struct {
+    const char *key;
+    int kind, coll;
+  } tab[] = {
+      {"allreduce", PTC_COLL, ETSIM_COLL_ALL_REDUCE},
+      {"reducescatter", PTC_COLL, ETSIM_COLL_REDUCE_SCATTER},
+      {"allgather", PTC_COLL, ETSIM_COLL_ALL_GATHER},
+      {"alltoall", PTC_COLL, ETSIM_COLL_ALL_TO_ALL},
+      {"broadcast", PTC_COLL, ETSIM_COLL_BROADCAST},
+      {"barrier", PTC_COLL, ETSIM_COLL_BARRIER},
+      {"sendrecv", PTC_UNKNOWN, 0},
+      {"send", PTC_SEND, 0},
+      {"recv", PTC_RECV, 0},
+      {"reduce", PTC_COLL, ETSIM_COLL_REDUCE},
+      {"gather", PTC_COLL, ETSIM_COLL_GATHER},
+      {"scatter", PTC_COLL, ETSIM_COLL_SCATTER},
+  };
+  if (strcmp(buf, "wait") == 0)
+    return PTC_WAIT;
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (strstr(buf, tab[i].key)) {
+      *coll = tab[i].coll;
+      return tab[i].kind;
+    }
+  return PTC_UNKNOWN;
+}
+
+static int64_t jint(const json_t *v, int64_t dflt) {
+  if (json_is_integer(v))
+    return (int64_t)json_integer_value(v);
+  if (json_is_real(v))
+    return (int64_t)json_real_value(v);
+  if (json_is_true(v))
+    return 1;
+  if (json_is_false(v))
+    return 0;
+  return dflt;
+}
+
+/* Tensor tuple [tensor_id, storage_id, offset, numel, elem_bytes(, device)]. */
+static int is_tensor_tuple(const json_t *v) {
+  if (!json_is_array(v))
+    return 0;
+  size_t n = json_array_size(v);
+  if (n != 5 && n != 6)
+    return 0;
+  for (size_t i = 0; i < 5; i++)
+    if (!json_is_integer(json_array_get(v, i)))
+      return 0;
+  return 1;
+}
+
+static uint64_t tensor_key(const json_t *t) {
+  uint64_t tid = (uint64_t)json_integer_value(json_array_get(t, 0));
+  uint64_t sid = (uint64_t)json_integer_value(json_array_get(t, 1));
+  return etsim_hash_u64(tid * 0x9e3779b97f4a7c15ULL ^ sid) | 1;
+}
+
+/* Walk a Tensor-typed value: add bytes and push tensor keys. */
+static int walk_tensors(ptc_t *c, const json_t *v, uint64_t *bytes, int depth) {
+  if (depth > 8)
+    return 0;
+  if (is_tensor_tuple(v)) {
+    int64_t numel = json_integer_value(json_array_get(v, 3));
+    int64_t eb = json_integer_value(json_array_get(v, 4));
+    if (numel > 0 && eb > 0)
+      *bytes += (uint64_t)numel * (uint64_t)eb;
+    if (c->n_tkeys + 1 > c->cap_tkeys &&
+        etsim_grow((void **)&c->tkeys, &c->cap_tkeys, c->n_tkeys + 1,
+                   sizeof *c->tkeys))
+      return ETSIM_ENOMEM;
+    c->tkeys[c->n_tkeys++] = tensor_key(v);
+    return 0;
+  }
+  if (json_is_array(v)) {
+    size_t n = json_array_size(v);
+    for (size_t i = 0; i < n; i++) {
+      int rc = walk_tensors(c, json_array_get(v, i), bytes, depth + 1);
+      if (rc)
+        return rc;
+    }
+  }
+  return 0;
+}
+
+/* Tensors of an IO block (values, types): bytes of the Tensor-typed ones. */
+static int io_tensors(ptc_t *c, const json_t *values, const json_t *types,
+                      uint64_t *bytes) {
+  size_t n = json_array_size(values);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *t = json_array_get(types, i);
+    const char *ts = json_is_string(t) ? json_string_value(t) : "";
+    if (!strstr(ts, "Tensor"))
+      continue;
+    int rc = walk_tensors(c, json_array_get(values, i), bytes, 0);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static const char *arena_repr(ptc_t *c, const json_t *v) {
+  ptr_reset(&c->tmp);
+  if (v ? ptr_repr(&c->tmp, v) : ptr_puts(&c->tmp, "[]"))
+    return NULL;
+  return etsim_arena_strndup(&c->arena, c->tmp.data, c->tmp.len);
+}
+
+static const char *arena_str(ptc_t *c, const char *s) {
+  return etsim_arena_strndup(&c->arena, s, strlen(s));
+}
+
+static int intern(ptc_t *c, const char *s, uint32_t *out) {
+  int64_t id = etsim_intern_put(&c->names, s, strlen(s));
+  if (id < 0)
+    return ETSIM_ENOMEM;
+  *out = (uint32_t)id;
+  return 0;
+}
+
+/* ------------------------------------------------------- process groups */
+
+static int parse_pg_init(ptc_t *c, const json_t *values, const ptj_loc_t *loc,
+                         uint64_t id, etsim_error_t *err) {
+  const json_t *s = json_array_get(values, 0);
+  if (!json_is_string(s)) {
+    etsim_warn("%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64
+               ": process_group:init has no String input; no groups read",
+               c->host_path, loc->line, loc->col, id);
+    return 0;
+  }
+  json_error_t je;
+  json_t *list = json_loads(json_string_value(s), 0, &je);
+  if (!list || !json_is_array(list)) {
+    etsim_warn("%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64
+               ": process_group:init input is not a JSON list (%s); no "
+               "groups read",
+               c->host_path, loc->line, loc->col, id,
+               list ? "not a list" : je.text);
+    json_decref(list);
+    return 0;
+  }
+  size_t n = json_array_size(list);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *g = json_array_get(list, i);
+    if (!json_is_object(g))
+      continue;
+    const json_t *nm = json_object_get(g, "pg_name");
+    char name[64];
+    if (json_is_string(nm))
+      snprintf(name, sizeof name, "%s", json_string_value(nm));
+    else if (json_is_integer(nm))
+      snprintf(name, sizeof name, "%" JSON_INTEGER_FORMAT,
+               json_integer_value(nm));
+    else
+      continue;
+    if (etsim_grow((void **)&c->pgs, &c->cap_pgs, c->n_pgs + 1, sizeof *c->pgs))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    ptc_pg_t *pg = &c->pgs[c->n_pgs];
+    memset(pg, 0, sizeof *pg);
+    pg->name = arena_str(c, name);
+    pg->backend_id = jint(json_object_get(g, "backend_id"), -1);
+    pg->group_size = jint(json_object_get(g, "group_size"), 0);
+    const json_t *ranks = json_object_get(g, "ranks");
+    size_t nr = json_array_size(ranks);
+    if (nr) {
+      pg->ranks = etsim_arena_alloc(&c->arena, nr * sizeof *pg->ranks);
+      if (!pg->ranks)
+        return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      for (size_t k = 0; k < nr; k++)
+        pg->ranks[k] = jint(json_array_get(ranks, k), 0);
+      pg->n_ranks = nr;
+    } else if (json_is_object(ranks)) {
+      /* Newer PyTorch writes {"global": local, ...}. */
+      size_t no = json_object_size(ranks);
+      pg->ranks = etsim_arena_alloc(&c->arena, (no ? no : 1) * sizeof(int64_t));
+      if (!pg->ranks)
+        return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      const char *k;
+      json_t *x;
+      json_object_foreach((json_t *)ranks, k, x) {
+        pg->ranks[pg->n_ranks++] = strtoll(k, NULL, 10);
+      }
+    }
+    if (!pg->name)
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    c->n_pgs++;
+  }
+  json_decref(list);
+  return 0;
+}
+
+static const char *pg_by_backend(const ptc_t *c, int64_t backend) {
+  for (size_t i = 0; i < c->n_pgs; i++)
+    if (c->pgs[i].backend_id == backend && backend >= 0)
+      return c->pgs[i].name;
+  return NULL;
+}
+
+/* --------------------------------------------------------- host nodes */
+
+typedef struct nodeview {
+  const json_t *in_values, *in_shapes, *in_types;
+  const json_t *out_values, *out_shapes, *out_types;
+  const json_t *attrs; /* new layout: list; legacy: the node object */
+  int legacy;
+} nodeview_t;
+
+static const json_t *attr_get(const nodeview_t *v, const char *name) {
+  if (v->legacy)
+    return json_object_get(v->attrs, name);
+  size_t n = json_array_size(v->attrs);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *a = json_array_get(v->attrs, i);
+    const json_t *nm = json_object_get(a, "name");
+    if (json_is_string(nm) && strcmp(json_string_value(nm), name) == 0)
+      return json_object_get(a, "value");
+  }
+  return NULL;
+}
+
+/* Communication facts of a record_param_comms / nccl:* node. */
+static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v,
+                      const char *name) {
+  const json_t *cn = attr_get(v, "collective_name");
+  const json_t *pg = attr_get(v, "pg_name");
+  size_t n = json_array_size(v->in_values), i = 0;
+  const char *coll_name = json_is_string(cn) ? json_string_value(cn) : NULL;
+  e->seq = -1;
+  e->rank_arg = -1;
+  e->grs = jint(attr_get(v, "global_rank_start"), -1);
+  e->grstride = jint(attr_get(v, "global_rank_stride"), -1);
+  if (strcmp(name, "record_param_comms") == 0) {
+    /* [tensors?, seq | [seq, isP2P], pg, rank, coll_name, ...] */
+    while (i < n) {
+      const json_t *t = json_array_get(v->in_types, i);
+      if (json_is_string(t) && strstr(json_string_value(t), "Tensor"))
+        i++;
+      else
+        break;
+    }
+    const json_t *x = json_array_get(v->in_values, i);
+    if (json_is_array(x))
+      x = json_array_get(x, 0);
+    e->seq = jint(x, -1);
+    x = json_array_get(v->in_values, i + 1);
+    if (!json_is_string(pg)) {
+      if (json_is_array(x) && json_is_string(json_array_get(x, 0)))
+        pg = json_array_get(x, 0);
+      else if (json_is_integer(x)) {
+        const char *nm = pg_by_backend(c, json_integer_value(x));
+        if (nm)
+          e->pg_name = nm;
+        e->backend_id = json_integer_value(x);
+      }
+    }
+    e->rank_arg = jint(json_array_get(v->in_values, i + 2), -1);
+    x = json_array_get(v->in_values, i + 3);
+    if (!coll_name && json_is_string(x))
+      coll_name = json_string_value(x);
+  } else if (starts_with(name, "nccl:")) {
+    coll_name = name + 5;
+  }
+  if (json_is_string(pg) && !e->pg_name) {
+    e->pg_name = arena_str(c, json_string_value(pg));
+    if (!e->pg_name)
+      return ETSIM_ENOMEM;
+  }
+  e->coll_name = arena_str(c, coll_name ? coll_name : "");
+  if (!e->coll_name)
+    return ETSIM_ENOMEM;
+  e->kind = coll_name ? ptc_comm_kind(coll_name, &e->coll) : PTC_UNKNOWN;
+  return 0;
+}
+
+static int fail_node(ptc_t *c, const ptj_loc_t *loc, uint64_t index,
+                     int have_id, uint64_t id, etsim_error_t *err,
+                     const char *fmt, const char *what) {
+  char idtxt[64];
+  if (have_id)
+    snprintf(idtxt, sizeof idtxt, "node id %" PRIu64, id);
+  else
+    snprintf(idtxt, sizeof idtxt, "nodes[%" PRIu64 "]", index);
+  char msg[400];
+  snprintf(msg, sizeof msg, fmt, what);
+  return etsim_error_set(err, ETSIM_EFORMAT, "%s:%" PRIu64 ":%" PRIu64 ": %s: %s",
+                         c->host_path, loc->line, loc->col, idtxt, msg);
+}
+
+static int on_host_node(void *user, json_t *n, uint64_t index,
+                        const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  if (!json_is_object(n))
+    return fail_node(c, loc, index, 0, 0, err, "%s",
+                     "is not a JSON object");
+  const json_t *jid = json_object_get(n, "id");
+  if (!json_is_integer(jid) || json_integer_value(jid) < 0)
+    return fail_node(c, loc, index, 0, 0, err, "%s",
+                     "missing or non-integer 'id'");
+  uint64_t id = (uint64_t)json_integer_value(jid);
+  const json_t *jname = json_object_get(n, "name");
+  if (!json_is_string(jname))
+    return fail_node(c, loc, index, 1, id, err, "%s",
+                     "missing or non-string 'name'");
+  const char *name = json_string_value(jname);
+  nodeview_t v = {0};
+  const json_t *jpar = json_object_get(n, "ctrl_deps");
+  if (!jpar && json_object_get(n, "parent")) {
+    v.legacy = 1;
+    jpar = json_object_get(n, "parent");
+  }
+  if (jpar && !json_is_integer(jpar) && !json_is_null(jpar))
+    return fail_node(c, loc, index, 1, id, err, "'%s' is not an integer",
+                     v.legacy ? "parent" : "ctrl_deps");
+  if (v.legacy) {
+    c->n_legacy++;
+    v.attrs = n;
+    v.in_values = json_object_get(n, "inputs");
+    v.in_shapes = json_object_get(n, "input_shapes");
+    v.in_types = json_object_get(n, "input_types");
+    v.out_values = json_object_get(n, "outputs");
+    v.out_shapes = json_object_get(n, "output_shapes");
+    v.out_types = json_object_get(n, "output_types");
+  } else {
+    const json_t *in = json_object_get(n, "inputs");
+    const json_t *out = json_object_get(n, "outputs");
+    if (in && !json_is_object(in))
+      return fail_node(c, loc, index, 1, id, err, "%s",
+                       "'inputs' is not an object {values, shapes, types} "
+                       "(schema 1.0.1 traces have 'parent' next to a list)");
+    v.attrs = json_object_get(n, "attrs");
+    if (v.attrs && !json_is_array(v.attrs))
+      return fail_node(c, loc, index, 1, id, err, "%s",
+                       "'attrs' is not a list");
+    v.in_values = json_object_get(in, "values");
+    v.in_shapes = json_object_get(in, "shapes");
+    v.in_types = json_object_get(in, "types");
+    v.out_values = json_object_get(out, "values");
+    v.out_shapes = json_object_get(out, "shapes");
+    v.out_types = json_object_get(out, "types");
+  }
+  if ((v.in_values && !json_is_array(v.in_values)) ||
+      (v.in_types && !json_is_array(v.in_types)) ||
+      (v.out_values && !json_is_array(v.out_values)) ||
+      (v.out_types && !json_is_array(v.out_types)))
+    return fail_node(c, loc, index, 1, id, err, "%s",
+                     "input/output values or types are not lists");
+
+  /* The record. */
+  if (etsim_grow((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1,
+                 sizeof *c->nodes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  uint32_t idx = (uint32_t)c->n_nodes;
+  uint32_t prev;
+  int put = etsim_u64map_put(&c->by_id, id, idx, &prev);
+  if (put < 0)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (put == 0)
+    return fail_node(c, loc, index, 1, id, err, "%s",
+                     "the id repeats an earlier node's (ids must be unique)");
+  ptc_node_t *h = &c->nodes[c->n_nodes++];
+  memset(h, 0, sizeof *h);
+  h->id = id;
+  h->ext = UINT32_MAX;
+  if (jpar && json_is_integer(jpar)) {
+    h->parent = (uint64_t)json_integer_value(jpar);
+    if (h->parent != id)
+      h->flags |= PTC_F_HAS_PARENT;
+  }
+  int rc = intern(c, name, &h->name);
+  if (rc)
+    return etsim_error_set(err, rc, "out of memory");
+  h->rf_id = jint(attr_get(&v, "rf_id"), -1);
+  h->fw_parent = jint(attr_get(&v, "fw_parent"), 0);
+  h->seq_id = jint(attr_get(&v, "seq_id"), -1);
+  h->scope = jint(attr_get(&v, "scope"), 0);
+  h->tid = jint(attr_get(&v, "tid"), 0);
+  h->fw_tid = jint(attr_get(&v, "fw_tid"), 0);
+  const json_t *os = attr_get(&v, "op_schema");
+  const char *op_schema = json_is_string(os) ? json_string_value(os) : "";
+  const json_t *kb = attr_get(&v, "kernel_backend");
+  int triton = json_is_string(kb) && strcmp(json_string_value(kb), "triton") == 0;
+  /* Times written by chakra_trace_link (ET+), used when Kineto is absent. */
+  const json_t *hts = json_object_get(n, "ts");
+  const json_t *hdur = json_object_get(n, "inclusive_dur");
+  if (json_is_number(hts) && json_is_number(hdur)) {
+    h->ts_ns = ptc_us_to_ns(hts);
+    h->dur_ns = ptc_us_to_ns(hdur);
+    h->flags |= PTC_F_TIMED;
+  }
+
+  int rpc = strcmp(name, "record_param_comms") == 0;
+  int nccl = starts_with(name, "nccl:");
+  if (strstr(name, "process_group:init"))
+    h->flags |= PTC_F_PGINIT;
+  if (starts_with(name, "ProfilerStep#"))
+    c->host_profiler_steps++;
+  if (rpc || nccl || triton || (op_schema[0] && !starts_with(name, "c10d::")))
+    h->flags |= PTC_F_OPLIKE;
+  if (rpc || nccl)
+    h->flags |= PTC_F_COMM;
+
+  /* Is it under an operator?  Known when the caller was already seen. */
+  int known = 0, inside = 0;
+  if (!(h->flags & PTC_F_HAS_PARENT)) {
+    known = 1;
+  } else {
+    uint32_t pi;
+    if (etsim_u64map_get(&c->by_id, h->parent, &pi) &&
+        (c->nodes[pi].flags & PTC_F_KNOWN)) {
+      known = 1;
+      const ptc_node_t *p = &c->nodes[pi];
+      inside = (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE)) != 0;
+    }
+  }
+  if (known)
+    h->flags |= PTC_F_KNOWN | (inside ? PTC_F_INSIDE : 0);
+  if (h->flags & PTC_F_PGINIT) {
+    rc = parse_pg_init(c, v.in_values, loc, id, err);
+    if (rc)
+      return rc;
+  }
+  int candidate = (h->flags & PTC_F_PGINIT) ||
+                  ((h->flags & PTC_F_OPLIKE) && !(known && inside));
+  if (!candidate)
+    return 0;
+
+  /* Keep what the output needs. */
+  if (etsim_grow((void **)&c->exts, &c->cap_exts, c->n_exts + 1,
+                 sizeof *c->exts))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  ptc_ext_t *e = &c->exts[c->n_exts];
+  memset(e, 0, sizeof *e);
+  h->ext = (uint32_t)c->n_exts++;
+  e->op_schema = arena_str(c, op_schema);
+  e->in_values = arena_repr(c, v.in_values);
+  e->in_shapes = arena_repr(c, v.in_shapes);
+  e->in_types = arena_repr(c, v.in_types);
+  e->out_values = arena_repr(c, v.out_values);
+  e->out_shapes = arena_repr(c, v.out_shapes);
+  e->out_types = arena_repr(c, v.out_types);
+  if (!e->op_schema || !e->in_values || !e->in_shapes || !e->in_types ||
+      !e->out_values || !e->out_shapes || !e->out_types)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  e->backend_id = -1;
+  e->tin_off = (uint32_t)c->n_tkeys;
+  uint64_t in_bytes = 0, out_bytes = 0;
+  if (io_tensors(c, v.in_values, v.in_types, &in_bytes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  e->tin_n = (uint32_t)(c->n_tkeys - e->tin_off);
+  e->tout_off = (uint32_t)c->n_tkeys;
+  if (io_tensors(c, v.out_values, v.out_types, &out_bytes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  e->tout_n = (uint32_t)(c->n_tkeys - e->tout_off);
+  e->comm_bytes = in_bytes;
+  if (h->flags & PTC_F_COMM) {
+    if (comm_facts(c, e, &v, name))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+static int on_host_member(void *user, const char *key, json_t *v,
+                          const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  (void)loc;
+  (void)err;
+  if (strcmp(key, "schema") == 0 && json_is_string(v)) {
+    snprintf(c->schema, sizeof c->schema, "%s", json_string_value(v));
+    c->have_schema = 1;
+  } else if (strcmp(key, "pid") == 0) {
+    c->pid = (uint64_t)jint(v, 0);
+  } else if (strcmp(key, "time") == 0 && json_is_string(v)) {
+    snprintf(c->time, sizeof c->time, "%s", json_string_value(v));
+  } else if (strcmp(key, "start_ts") == 0) {
+    c->start_ts = (uint64_t)jint(v, 0);
+  } else if (strcmp(key, "finish_ts") == 0) {
+    c->finish_ts = (uint64_t)jint(v, 0);
+  }
+  return 0;
+}
+
+/* Schema check: known versions pass; others are read as the closest known
+ * one with a warning. */
+static void check_schema(ptc_t *c, etsim_convpt_summary_t *s) {
+  static const int known[][3] = {{1, 0, 1}, {1, 0, 2}, {1, 0, 3}, {1, 0, 4},
+                                 {1, 1, 0}, {1, 1, 1}};
+  snprintf(s->schema, sizeof s->schema, "%s", c->schema);
+  if (!c->have_schema) {
+    etsim_warn("%s: no 'schema' member; reading nodes by their shape",
+               c->host_path);
+    s->schema_guessed = 1;
+    return;
+  }
+  int a, b, d;
+  if (sscanf(c->schema, "%d.%d.%d", &a, &b, &d) != 3) {
+    etsim_warn("%s: schema '%s' is not a version number; reading nodes by "
+               "their shape",
+               c->host_path, c->schema);
+    s->schema_guessed = 1;
+    return;
+  }
+  long want = a * 10000L + b * 100L + d, best = -1, bestd = 0;
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+    long k = known[i][0] * 10000L + known[i][1] * 100L + known[i][2];
+    long dist = labs(k - want);
+    if (best < 0 || dist < bestd) {
+      best = k;
+      bestd = dist;
+    }
+  }
+  if (bestd != 0) {
+    etsim_warn("%s: unknown schema version '%s'; reading it as the closest "
+               "known, %ld.%ld.%ld",
+               c->host_path, c->schema, best / 10000, best / 100 % 100,
+               best % 100);
+    s->schema_guessed = 1;
+  }
+}
+
+/* -------------------------------------------------------- tree resolve */
+
+/* Settle INSIDE for nodes whose caller came later in the file, then mark
+ * what is converted and find each node's converted top-level operator. */
+static int resolve_tree(ptc_t *c, etsim_convpt_summary_t *s) {
+  size_t n = c->n_nodes;
+  for (size_t i = 0; i < n; i++) {
+    ptc_node_t *h = &c->nodes[i];
+    if (h->flags & PTC_F_HAS_PARENT) {
+      uint32_t pi;
+      if (!etsim_u64map_get(&c->by_id, h->parent, &pi)) {
+        s->orphans++;
+        h->flags &= ~(uint32_t)PTC_F_HAS_PARENT;
+        h->flags |= PTC_F_KNOWN;
+        h->flags &= ~(uint32_t)PTC_F_INSIDE;
+      }
+    }
+  }
+  /* Iterative: climb to the first known ancestor, then settle the path. */
+  uint32_t *path = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (c->nodes[i].flags & PTC_F_KNOWN)
+      continue;
+    size_t np = 0;
+    uint32_t cur = (uint32_t)i;
+    while (!(c->nodes[cur].flags & PTC_F_KNOWN)) {
+      if (np >= n) { /* a caller cycle: break it here */
+        c->nodes[cur].flags |= PTC_F_KNOWN;
+        c->nodes[cur].flags &= ~(uint32_t)PTC_F_INSIDE;
+        s->orphans++;
+        break;
+      }
+      if (etsim_grow((void **)&path, &cap, np + 1, sizeof *path)) {
+        etsim_free(path);
+        return ETSIM_ENOMEM;
+      }
+      path[np++] = cur;
+      uint32_t pi = 0;
+      etsim_u64map_get(&c->by_id, c->nodes[cur].parent, &pi);
+      cur = pi;
+    }
+    while (np > 0) {
+      ptc_node_t *h = &c->nodes[path[--np]];
+      uint32_t pi = 0;
+      etsim_u64map_get(&c->by_id, h->parent, &pi);
+      const ptc_node_t *p = &c->nodes[pi];
+      h->flags |= PTC_F_KNOWN;
+      if (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE))
+        h->flags |= PTC_F_INSIDE;
+    }
+  }
+  etsim_free(path);
+  for (size_t i = 0; i < n; i++) {
+    ptc_node_t *h = &c->nodes[i];
+    if (h->ext != UINT32_MAX &&
+        ((h->flags & PTC_F_PGINIT) ||
+         ((h->flags & PTC_F_OPLIKE) && !(h->flags & PTC_F_INSIDE))))
+      h->flags |= PTC_F_EMIT;
+  }
+  return 0;
+}
+
+typedef struct idpair {
+  uint64_t id;
+  uint32_t idx;
+} idpair_t;
+
+static int cmp_idpair(const void *a, const void *b) {
+  const idpair_t *x = a, *y = b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The converted operator a node belongs to (itself, or its outermost
+ * operator ancestor), or UINT32_MAX. */
+uint32_t ptc_top_op(ptc_t *c, uint32_t i) {
+  for (int guard = 0; guard < 1 << 20; guard++) {
+    const ptc_node_t *h = &c->nodes[i];
+    if (h->flags & PTC_F_EMIT)
+      return i;
+    if (!(h->flags & PTC_F_INSIDE) || !(h->flags & PTC_F_HAS_PARENT))
+      return UINT32_MAX;
+    uint32_t pi;
+    if (!etsim_u64map_get(&c->by_id, h->parent, &pi))
+      return UINT32_MAX;
+    i = pi;
+  }
+  return UINT32_MAX;
+}
+
+/* ---------------------------------------------------------- the driver */
+
+void ptc_free(ptc_t *c) {
+  etsim_free(c->nodes);
+  etsim_free(c->exts);
+  etsim_free(c->tkeys);
+  etsim_free(c->pgs);
+  etsim_free(c->ops);
+  etsim_free(c->op_pos);
+  etsim_u64map_free(&c->by_id);
+  etsim_intern_free(&c->names);
+  etsim_arena_free(&c->arena);
+  ptr_free(&c->tmp);
+  ptk_free(c);
+}
+
+static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
+  int found = 0;
+  uint64_t bytes = 0;
+  int rc = ptj_stream(c->host_path, "nodes", on_host_member, on_host_node, c,
+                      &bytes, &found, err);
+  if (rc)
+    return rc;
+  c->host_bytes = bytes;
+  if (!found)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: no 'nodes' list: not a PyTorch execution trace",
+                           c->host_path);
+  check_schema(c, s);
+  s->legacy = c->n_legacy > 0;
+  s->host_nodes = c->n_nodes;
+  s->process_groups = c->n_pgs;
+  if ((rc = resolve_tree(c, s)))
+    return etsim_error_set(err, rc, "out of memory");
+  /* Converted nodes in id order. */
+  size_t n_emit = 0;
+  for (size_t i = 0; i < c->n_nodes; i++)
+    n_emit += (c->nodes[i].flags & PTC_F_EMIT) != 0;
+  idpair_t *pairs = etsim_malloc((n_emit ? n_emit : 1) * sizeof *pairs);
+  c->ops = etsim_malloc((n_emit ? n_emit : 1) * sizeof *c->ops);
+  if (!pairs || !c->ops) {
+    etsim_free(pairs);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < c->n_nodes; i++)
+    if (c->nodes[i].flags & PTC_F_EMIT) {
+      pairs[c->n_ops].id = c->nodes[i].id;
+      pairs[c->n_ops++].idx = (uint32_t)i;
+    }
+  qsort(pairs, c->n_ops, sizeof *pairs, cmp_idpair);
+  for (size_t k = 0; k < c->n_ops; k++)
+    c->ops[k] = pairs[k].idx;
+  etsim_free(pairs);
+  c->op_pos = etsim_malloc((c->n_nodes ? c->n_nodes : 1) * sizeof *c->op_pos);
+  if (!c->op_pos)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < c->n_nodes; i++)
+    c->op_pos[i] = UINT32_MAX;
+  for (size_t k = 0; k < c->n_ops; k++)
+    c->op_pos[c->ops[k]] = (uint32_t)k;
+  for (size_t i = 0; i < c->n_nodes; i++)
+    if (c->nodes[i].id > c->max_id)
+      c->max_id = c->nodes[i].id;
+  return 0;
+}
+
+/* Infer the rank from the first communication record that names its own
+ * rank in the group (not broadcast roots or p2p peers). */
+static int64_t infer_rank(const ptc_t *c) {
+  for (size_t k = 0; k < c->n_ops; k++) {
+    const ptc_node_t *h = &c->nodes[c->ops[k]];
+    if (!(h->flags & PTC_F_COMM) || h->ext == UINT32_MAX)
+      continue;
+    const ptc_ext_t *e = &c->exts[h->ext];
+    int own = e->kind == PTC_WAIT ||
+              (e->kind == PTC_COLL && e->coll != ETSIM_COLL_BROADCAST &&
+               e->coll != ETSIM_COLL_REDUCE && e->coll != ETSIM_COLL_GATHER &&
+               e->coll != ETSIM_COLL_SCATTER);
+    if (!own || e->rank_arg < 0)
+      continue;
+    if (e->grs >= 0 && e->grstride > 0)
+      return e->grs + e->grstride * e->rank_arg;
+    return e->rank_arg;
+  }
+  return -1;
+}
+
+static int ends_with(const char *s, const char *t) {
+  size_t a = strlen(s), b = strlen(t);
+  return a >= b && strcmp(s + a - b, t) == 0;
+}
+
+int etsim_convpt_convert(const char *host_path, const char *out,
+                         const etsim_convpt_opts_t *opts,
+                         etsim_convpt_summary_t *sum, etsim_error_t *err) {
+  etsim_convpt_opts_t dflt = {0};
+  dflt.rank = -1;
+  if (!opts)
+    opts = &dflt;
+  etsim_convpt_summary_t local;
+  etsim_convpt_summary_t *s = sum ? sum : &local;
+  memset(s, 0, sizeof *s);
+  ptc_t c;
+  memset(&c, 0, sizeof c);
+  c.host_path = host_path;
+  etsim_u64map_init(&c.by_id);
+  etsim_arena_init(&c.arena, 1 << 20);
+  int rc = etsim_intern_init(&c.names);
+  if (rc) {
+    etsim_arena_free(&c.arena);
+    return etsim_error_set(err, rc, "out of memory");
+  }
+  if ((rc = read_host(&c, s, err)))
+    goto done;
+  if (opts->kineto_path && (rc = ptk_read(&c, opts->kineto_path, s, err)))
+    goto done;
+  int64_t rank = opts->rank;
+  if (rank < 0) {
+    rank = infer_rank(&c);
+    if (rank < 0)
+      rank = 0;
+  }
+  s->rank = rank;
+  c.rank = rank;
+  /* Output names. */
+  char path[1024], groups[1024];
+  if (ends_with(out, ".et") || ends_with(out, ".et.gz"))
+    snprintf(path, sizeof path, "%s", out);
+  else
+    snprintf(path, sizeof path, "%s.%" PRId64 ".et%s", out, rank,
+             (opts->write_flags & ETSIM_ET_WRITE_GZIP) ? ".gz" : "");
+  if (opts->groups_path) {
+    snprintf(groups, sizeof groups, "%s", opts->groups_path);
+  } else {
+    size_t n = strlen(out);
+    if (ends_with(out, ".et.gz"))
+      n -= 6;
+    else if (ends_with(out, ".et"))
+      n -= 3;
+    snprintf(groups, sizeof groups, "%.*s.comm_groups.json", (int)n, out);
+  }
+  snprintf(s->out_path, sizeof s->out_path, "%s", path);
+  rc = ptc_write(&c, path, groups, opts->write_flags, s, err);
+done:
+  ptc_free(&c);
+  return rc;
+}
