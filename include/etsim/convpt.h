@@ -53,7 +53,7 @@ typedef struct etsim_convpt_summary {
   uint64_t comm_bytes;       /* sum of comm_size over communication nodes */
   uint64_t data_edges, ctrl_edges;
   uint64_t tensor_edges;     /* cross-thread producer -> consumer edges */
-  uint64_t wait_edges;       /* wait -> the collective it waits for */
+  uint64_t wait_edges;       /* waits joined to their collective (seq) */
   uint64_t process_groups;   /* groups read from process_group:init */
   /* Degraded cases. */
   uint64_t missing_pg_init;  /* 1 when comms exist but no pg record */

@@ -226,13 +226,32 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     v->op = op;
     if (v->cls == PTK_CPU)
       stack[n_stack++] = order[k];
-    else if (v->sync && op != UINT32_MAX) {
-      if (etsim_grow((void **)&c->syncs, &c->cap_syncs, c->n_syncs + 1,
-                     sizeof *c->syncs))
-        goto out;
-      c->syncs[c->n_syncs].pos = op;
-      c->syncs[c->n_syncs++].ts_ns = v->ts_ns;
+  }
+  /* A synchronising call holds its thread: it belongs to its operator, or
+   * when it sits outside any, to the next operator on that thread. */
+  uint32_t next_pos = UINT32_MAX;
+  cur_tid = INT64_MIN;
+  for (size_t k = n_order; k-- > 0;) {
+    const ptk_ev_t *v = &c->evs[order[k]];
+    if (v->tid != cur_tid) {
+      next_pos = UINT32_MAX;
+      cur_tid = v->tid;
     }
+    if (v->cls == PTK_CPU && v->host != UINT32_MAX &&
+        c->op_pos[v->host] != UINT32_MAX) {
+      next_pos = c->op_pos[v->host];
+      continue;
+    }
+    if (!v->sync)
+      continue;
+    uint32_t pos = v->op != UINT32_MAX ? v->op : next_pos;
+    if (pos == UINT32_MAX)
+      continue;
+    if (etsim_grow((void **)&c->syncs, &c->cap_syncs, c->n_syncs + 1,
+                   sizeof *c->syncs))
+      goto out;
+    c->syncs[c->n_syncs].pos = pos;
+    c->syncs[c->n_syncs++].ts_ns = v->ts_ns;
   }
   /* 4. Kernels: correlation -> launch -> op. */
   size_t n_gpu = 0;

@@ -287,10 +287,9 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
       }
       if (comm && e->kind == PTC_WAIT) {
         if (e->seq >= 0 && table_get(&seqs, (uint64_t)e->seq, &i)) {
-          size_t before = dd.n;
           if ((rc = dep_add(&dd, seqs.a[i])))
             goto nomem;
-          s->wait_edges += dd.n - before;
+          s->wait_edges++;
         } else {
           s->unmatched_waits++;
         }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# End-to-end: `etsim convert --from pytorch` as a user runs it — host only
+# and with a Kineto trace, the output validated, bad input refused with
+# exit 2 and nothing written.
+set -u
+BIN=${ETSIM_BIN:?}
+SH=${ETSIM_SHARED:-}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$BIN" convert --help > "$T/help" || fail "convert --help exit $?"
+grep -q "pytorch .*PyTorch execution trace" "$T/help" || fail "--help lists pytorch"
+grep -q "pytorch.*not available" "$T/help" && fail "pytorch still marked unavailable"
+
+# Bad input: exit 2, the file and line:column named, no output.
+printf '{"schema": "1.1.0",\n "nodes": [\n {"id": 1,, }]}' > "$T/bad.json"
+"$BIN" convert --from pytorch "$T/bad.json" -o "$T/bad" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "malformed JSON exit $rc"
+grep -q "^etsim: $T/bad.json:3:[0-9]*: malformed JSON" "$T/e" || fail "error names line: $(cat "$T/e")"
+ls "$T"/bad.*.et > /dev/null 2>&1 && fail "a failed conversion left a file"
+"$BIN" convert --from pytorch "$T/bad.json" --frob -o "$T/bad" 2> /dev/null; rc=$?
+[ $rc -eq 2 ] || fail "unknown option exit $rc"
+
+if [ -z "$SH" ] || [ ! -r "$SH/traces/param/resnet_2gpu_et.json.gz" ]; then
+  echo "SKIP: shared traces absent (set ETSIM_SHARED)"; exit 0
+fi
+
+# Host only: communication is kept (Chakra's converter emits none here).
+"$BIN" convert --from pytorch "$SH/traces/param/resnet_2gpu_et.json.gz" -o "$T/resnet" > "$T/out" || fail "resnet exit $?"
+grep -q "COMM_COLL_NODE 21" "$T/out" || fail "resnet summary: $(cat "$T/out")"
+grep -q "ALL_REDUCE 15, BROADCAST 6" "$T/out" || fail "resnet collectives: $(cat "$T/out")"
+"$BIN" validate "$T/resnet.1.et" > "$T/v" || fail "validate resnet: $(cat "$T/v")"
+grep -q '"0": \[0, 1\]' "$T/resnet.comm_groups.json" || fail "groups file"
+# --rank names the file; --gzip compresses; --groups '' writes none.
+"$BIN" convert --from pytorch "$SH/traces/param/resnet_2gpu_et.json.gz" --rank 3 --gzip --groups '' --quiet -o "$T/r3" > "$T/q" || fail "rank 3 exit $?"
+[ -s "$T/q" ] && fail "--quiet printed"
+[ -r "$T/r3.3.et.gz" ] || fail "--rank 3 --gzip output name"
+[ -e "$T/r3.comm_groups.json" ] && fail "--groups '' still wrote groups"
+"$BIN" validate "$T/r3.3.et.gz" > /dev/null || fail "validate gz"
+
+# With Kineto (values after the flag, as a user types them).
+"$BIN" convert --from pytorch "$SH/traces/hta/benchmark_simple_add_et.json.gz" --kineto "$SH/traces/hta/benchmark_simple_add_trace.json.gz" -o "$T/hta" > "$T/k" 2> "$T/kw" || fail "kineto exit $?"
+grep -q "10/10 operators timed, 4 kernels" "$T/k" || fail "kineto summary: $(cat "$T/k")"
+grep -q "warning: no ProfilerStep" "$T/kw" || fail "ProfilerStep warning: $(cat "$T/kw")"
+"$BIN" validate "$T/hta.0.et" > /dev/null || fail "validate hta"
+"$BIN" convert --from pytorch "$SH/traces/param/resnet_2gpu_et.json.gz" --kineto "$T/bad.json" -o "$T/x" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "bad kineto exit $rc"
+grep -q "$T/bad.json:3:" "$T/e" || fail "bad kineto named: $(cat "$T/e")"
+[ -e "$T/x.1.et" ] && fail "bad kineto left a file"
+echo ok
