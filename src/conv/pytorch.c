@@ -65,44 +65,44 @@ int ptc_comm_kind(const char *name, int *coll) {
   return PTC_UNKNOWN;
 }
 
-static int64_t jint(const json_t *v, int64_t dflt) {
-  if (json_is_integer(v))
-    return (int64_t)json_integer_value(v);
-  if (json_is_real(v))
-    return (int64_t)json_real_value(v);
-  if (json_is_true(v))
+static int64_t jint(const ptv_t *v, int64_t dflt) {
+  if (ptv_is_int(v))
+    return ptv_i(v);
+  if (ptv_is_real(v))
+    return (int64_t)ptv_d(v);
+  if (ptv_is_true(v))
     return 1;
-  if (json_is_false(v))
+  if (ptv_is_false(v))
     return 0;
   return dflt;
 }
 
 /* Tensor tuple [tensor_id, storage_id, offset, numel, elem_bytes(, device)]. */
-static int is_tensor_tuple(const json_t *v) {
-  if (!json_is_array(v))
+static int is_tensor_tuple(const ptv_t *v) {
+  if (!ptv_is_arr(v))
     return 0;
-  size_t n = json_array_size(v);
+  size_t n = ptv_arr_len(v);
   if (n != 5 && n != 6)
     return 0;
   for (size_t i = 0; i < 5; i++)
-    if (!json_is_integer(json_array_get(v, i)))
+    if (!ptv_is_int(ptv_at(v, i)))
       return 0;
   return 1;
 }
 
-static uint64_t tensor_key(const json_t *t) {
-  uint64_t tid = (uint64_t)json_integer_value(json_array_get(t, 0));
-  uint64_t sid = (uint64_t)json_integer_value(json_array_get(t, 1));
+static uint64_t tensor_key(const ptv_t *t) {
+  uint64_t tid = (uint64_t)ptv_i(ptv_at(t, 0));
+  uint64_t sid = (uint64_t)ptv_i(ptv_at(t, 1));
   return etsim_hash_u64(tid * 0x9e3779b97f4a7c15ULL ^ sid) | 1;
 }
 
 /* Walk a Tensor-typed value: add bytes and push tensor keys. */
-static int walk_tensors(ptc_t *c, const json_t *v, uint64_t *bytes, int depth) {
+static int walk_tensors(ptc_t *c, const ptv_t *v, uint64_t *bytes, int depth) {
   if (depth > 8)
     return 0;
   if (is_tensor_tuple(v)) {
-    int64_t numel = json_integer_value(json_array_get(v, 3));
-    int64_t eb = json_integer_value(json_array_get(v, 4));
+    int64_t numel = ptv_i(ptv_at(v, 3));
+    int64_t eb = ptv_i(ptv_at(v, 4));
     if (numel > 0 && eb > 0)
       *bytes += (uint64_t)numel * (uint64_t)eb;
     if (c->n_tkeys + 1 > c->cap_tkeys &&
@@ -112,10 +112,10 @@ static int walk_tensors(ptc_t *c, const json_t *v, uint64_t *bytes, int depth) {
     c->tkeys[c->n_tkeys++] = tensor_key(v);
     return 0;
   }
-  if (json_is_array(v)) {
-    size_t n = json_array_size(v);
+  if (ptv_is_arr(v)) {
+    size_t n = ptv_arr_len(v);
     for (size_t i = 0; i < n; i++) {
-      int rc = walk_tensors(c, json_array_get(v, i), bytes, depth + 1);
+      int rc = walk_tensors(c, ptv_at(v, i), bytes, depth + 1);
       if (rc)
         return rc;
     }
@@ -124,22 +124,22 @@ static int walk_tensors(ptc_t *c, const json_t *v, uint64_t *bytes, int depth) {
 }
 
 /* Tensors of an IO block (values, types): bytes of the Tensor-typed ones. */
-static int io_tensors(ptc_t *c, const json_t *values, const json_t *types,
+static int io_tensors(ptc_t *c, const ptv_t *values, const ptv_t *types,
                       uint64_t *bytes) {
-  size_t n = json_array_size(values);
+  size_t n = ptv_arr_len(values);
   for (size_t i = 0; i < n; i++) {
-    const json_t *t = json_array_get(types, i);
-    const char *ts = json_is_string(t) ? json_string_value(t) : "";
+    const ptv_t *t = ptv_at(types, i);
+    const char *ts = ptv_is_str(t) ? ptv_str(t) : "";
     if (!strstr(ts, "Tensor"))
       continue;
-    int rc = walk_tensors(c, json_array_get(values, i), bytes, 0);
+    int rc = walk_tensors(c, ptv_at(values, i), bytes, 0);
     if (rc)
       return rc;
   }
   return 0;
 }
 
-static const char *arena_repr(ptc_t *c, const json_t *v) {
+static const char *arena_repr(ptc_t *c, const ptv_t *v) {
   ptr_reset(&c->tmp);
   if (v ? ptr_repr(&c->tmp, v) : ptr_puts(&c->tmp, "[]"))
     return NULL;
@@ -160,74 +160,89 @@ static int intern(ptc_t *c, const char *s, uint32_t *out) {
 
 /* ------------------------------------------------------- process groups */
 
-static int parse_pg_init(ptc_t *c, const json_t *values, const ptj_loc_t *loc,
+static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc,
                          uint64_t id, etsim_error_t *err) {
-  const json_t *s = json_array_get(values, 0);
-  if (!json_is_string(s)) {
+  const ptv_t *s = ptv_at(values, 0);
+  if (!ptv_is_str(s)) {
     etsim_warn("%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64
                ": process_group:init has no String input; no groups read",
                c->host_path, loc->line, loc->col, id);
     return 0;
   }
-  json_error_t je;
-  json_t *list = json_loads(json_string_value(s), 0, &je);
-  if (!list || !json_is_array(list)) {
+  /* The input is JSON text inside a JSON string: parse a copy with a
+   * parser of its own (the caller's value lives in the stream's). */
+  size_t tl = s->n;
+  char *copy = etsim_arena_alloc(&c->arena, tl + 1);
+  if (!copy)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  memcpy(copy, ptv_str(s), tl + 1);
+  ptv_parser_t pp;
+  ptv_parser_init(&pp);
+  ptv_t root;
+  size_t epos = 0;
+  const char *ewhat = "";
+  int prc = ptv_parse(&pp, copy, tl, &root, &epos, &ewhat);
+  if (prc == ETSIM_ENOMEM) {
+    ptv_parser_free(&pp);
+    return etsim_error_set(err, prc, "out of memory");
+  }
+  if (prc || !ptv_is_arr(&root)) {
     etsim_warn("%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64
                ": process_group:init input is not a JSON list (%s); no "
                "groups read",
                c->host_path, loc->line, loc->col, id,
-               list ? "not a list" : je.text);
-    json_decref(list);
+               prc ? ewhat : "not a list");
+    ptv_parser_free(&pp);
     return 0;
   }
-  size_t n = json_array_size(list);
+  const ptv_t *list = &root;
+  size_t n = ptv_arr_len(list);
   for (size_t i = 0; i < n; i++) {
-    const json_t *g = json_array_get(list, i);
-    if (!json_is_object(g))
+    const ptv_t *g = ptv_at(list, i);
+    if (!ptv_is_obj(g))
       continue;
-    const json_t *nm = json_object_get(g, "pg_name");
+    const ptv_t *nm = ptv_get(g, "pg_name");
     char name[64];
-    if (json_is_string(nm))
-      snprintf(name, sizeof name, "%s", json_string_value(nm));
-    else if (json_is_integer(nm))
-      snprintf(name, sizeof name, "%" JSON_INTEGER_FORMAT,
-               json_integer_value(nm));
+    if (ptv_is_str(nm))
+      snprintf(name, sizeof name, "%s", ptv_str(nm));
+    else if (ptv_is_int(nm))
+      snprintf(name, sizeof name, "%lld", (long long)ptv_i(nm));
     else
       continue;
     if (etsim_grow((void **)&c->pgs, &c->cap_pgs, c->n_pgs + 1, sizeof *c->pgs))
-      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      goto nomem;
     ptc_pg_t *pg = &c->pgs[c->n_pgs];
     memset(pg, 0, sizeof *pg);
     pg->name = arena_str(c, name);
-    pg->backend_id = jint(json_object_get(g, "backend_id"), -1);
-    pg->group_size = jint(json_object_get(g, "group_size"), 0);
-    const json_t *ranks = json_object_get(g, "ranks");
-    size_t nr = json_array_size(ranks);
+    pg->backend_id = jint(ptv_get(g, "backend_id"), -1);
+    pg->group_size = jint(ptv_get(g, "group_size"), 0);
+    const ptv_t *ranks = ptv_get(g, "ranks");
+    size_t nr = ptv_arr_len(ranks);
     if (nr) {
       pg->ranks = etsim_arena_alloc(&c->arena, nr * sizeof *pg->ranks);
       if (!pg->ranks)
-        return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+        goto nomem;
       for (size_t k = 0; k < nr; k++)
-        pg->ranks[k] = jint(json_array_get(ranks, k), 0);
+        pg->ranks[k] = jint(ptv_at(ranks, k), 0);
       pg->n_ranks = nr;
-    } else if (json_is_object(ranks)) {
+    } else if (ptv_is_obj(ranks)) {
       /* Newer PyTorch writes {"global": local, ...}. */
-      size_t no = json_object_size(ranks);
+      size_t no = ranks->n;
       pg->ranks = etsim_arena_alloc(&c->arena, (no ? no : 1) * sizeof(int64_t));
       if (!pg->ranks)
-        return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      const char *k;
-      json_t *x;
-      json_object_foreach((json_t *)ranks, k, x) {
-        pg->ranks[pg->n_ranks++] = strtoll(k, NULL, 10);
-      }
+        goto nomem;
+      for (size_t k = 0; k < no; k++)
+        pg->ranks[pg->n_ranks++] = strtoll(ranks->u.items[2 * k].u.s, NULL, 10);
     }
     if (!pg->name)
-      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      goto nomem;
     c->n_pgs++;
   }
-  json_decref(list);
+  ptv_parser_free(&pp);
   return 0;
+nomem:
+  ptv_parser_free(&pp);
+  return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 }
 
 static const char *pg_by_backend(const ptc_t *c, int64_t backend) {
@@ -239,70 +254,96 @@ static const char *pg_by_backend(const ptc_t *c, int64_t backend) {
 
 /* --------------------------------------------------------- host nodes */
 
+/* The attributes the converter reads, found in one pass over the node's
+ * attrs list (or, in the 1.0.1 layout, its top-level keys). */
+enum {
+  A_RF_ID, A_FW_PARENT, A_SEQ_ID, A_SCOPE, A_TID, A_FW_TID, A_OP_SCHEMA,
+  A_KERNEL_BACKEND, A_COLLECTIVE_NAME, A_PG_NAME, A_GLOBAL_RANK_START,
+  A_GLOBAL_RANK_STRIDE, A_COUNT
+};
+static const char *const attr_names[A_COUNT] = {
+    "rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid", "op_schema",
+    "kernel_backend", "collective_name", "pg_name", "global_rank_start",
+    "global_rank_stride"};
+
 typedef struct nodeview {
-  const json_t *in_values, *in_shapes, *in_types;
-  const json_t *out_values, *out_shapes, *out_types;
-  const json_t *attrs; /* new layout: list; legacy: the node object */
+  const ptv_t *in_values, *in_shapes, *in_types;
+  const ptv_t *out_values, *out_shapes, *out_types;
+  const ptv_t *a[A_COUNT];
   int legacy;
 } nodeview_t;
 
-static const json_t *attr_get(const nodeview_t *v, const char *name) {
-  if (v->legacy)
-    return json_object_get(v->attrs, name);
-  size_t n = json_array_size(v->attrs);
-  for (size_t i = 0; i < n; i++) {
-    const json_t *a = json_array_get(v->attrs, i);
-    const json_t *nm = json_object_get(a, "name");
-    if (json_is_string(nm) && strcmp(json_string_value(nm), name) == 0)
-      return json_object_get(a, "value");
+static void attr_note(nodeview_t *v, const char *name, const ptv_t *val) {
+  for (int k = 0; k < A_COUNT; k++)
+    if (name[0] == attr_names[k][0] && strcmp(name, attr_names[k]) == 0) {
+      if (!v->a[k])
+        v->a[k] = val;
+      return;
+    }
+}
+
+static void attr_collect(nodeview_t *v, const ptv_t *node, const ptv_t *attrs) {
+  if (v->legacy) {
+    for (uint32_t i = 0; i < node->n; i++)
+      attr_note(v, node->u.items[2 * i].u.s, &node->u.items[2 * i + 1]);
+    return;
   }
-  return NULL;
+  for (size_t i = 0; i < ptv_arr_len(attrs); i++) {
+    const ptv_t *a = ptv_at(attrs, i);
+    const char *nm = ptv_str(ptv_get(a, "name"));
+    if (nm)
+      attr_note(v, nm, ptv_get(a, "value"));
+  }
+}
+
+static const ptv_t *attr_get(const nodeview_t *v, int which) {
+  return v->a[which];
 }
 
 /* Communication facts of a record_param_comms / nccl:* node. */
 static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v,
                       const char *name) {
-  const json_t *cn = attr_get(v, "collective_name");
-  const json_t *pg = attr_get(v, "pg_name");
-  size_t n = json_array_size(v->in_values), i = 0;
-  const char *coll_name = json_is_string(cn) ? json_string_value(cn) : NULL;
+  const ptv_t *cn = attr_get(v, A_COLLECTIVE_NAME);
+  const ptv_t *pg = attr_get(v, A_PG_NAME);
+  size_t n = ptv_arr_len(v->in_values), i = 0;
+  const char *coll_name = ptv_is_str(cn) ? ptv_str(cn) : NULL;
   e->seq = -1;
   e->rank_arg = -1;
-  e->grs = jint(attr_get(v, "global_rank_start"), -1);
-  e->grstride = jint(attr_get(v, "global_rank_stride"), -1);
+  e->grs = jint(attr_get(v, A_GLOBAL_RANK_START), -1);
+  e->grstride = jint(attr_get(v, A_GLOBAL_RANK_STRIDE), -1);
   if (strcmp(name, "record_param_comms") == 0) {
     /* [tensors?, seq | [seq, isP2P], pg, rank, coll_name, ...] */
     while (i < n) {
-      const json_t *t = json_array_get(v->in_types, i);
-      if (json_is_string(t) && strstr(json_string_value(t), "Tensor"))
+      const ptv_t *t = ptv_at(v->in_types, i);
+      if (ptv_is_str(t) && strstr(ptv_str(t), "Tensor"))
         i++;
       else
         break;
     }
-    const json_t *x = json_array_get(v->in_values, i);
-    if (json_is_array(x))
-      x = json_array_get(x, 0);
+    const ptv_t *x = ptv_at(v->in_values, i);
+    if (ptv_is_arr(x))
+      x = ptv_at(x, 0);
     e->seq = jint(x, -1);
-    x = json_array_get(v->in_values, i + 1);
-    if (!json_is_string(pg)) {
-      if (json_is_array(x) && json_is_string(json_array_get(x, 0)))
-        pg = json_array_get(x, 0);
-      else if (json_is_integer(x)) {
-        const char *nm = pg_by_backend(c, json_integer_value(x));
+    x = ptv_at(v->in_values, i + 1);
+    if (!ptv_is_str(pg)) {
+      if (ptv_is_arr(x) && ptv_is_str(ptv_at(x, 0)))
+        pg = ptv_at(x, 0);
+      else if (ptv_is_int(x)) {
+        const char *nm = pg_by_backend(c, ptv_i(x));
         if (nm)
           e->pg_name = nm;
-        e->backend_id = json_integer_value(x);
+        e->backend_id = ptv_i(x);
       }
     }
-    e->rank_arg = jint(json_array_get(v->in_values, i + 2), -1);
-    x = json_array_get(v->in_values, i + 3);
-    if (!coll_name && json_is_string(x))
-      coll_name = json_string_value(x);
+    e->rank_arg = jint(ptv_at(v->in_values, i + 2), -1);
+    x = ptv_at(v->in_values, i + 3);
+    if (!coll_name && ptv_is_str(x))
+      coll_name = ptv_str(x);
   } else if (starts_with(name, "nccl:")) {
     coll_name = name + 5;
   }
-  if (json_is_string(pg) && !e->pg_name) {
-    e->pg_name = arena_str(c, json_string_value(pg));
+  if (ptv_is_str(pg) && !e->pg_name) {
+    e->pg_name = arena_str(c, ptv_str(pg));
     if (!e->pg_name)
       return ETSIM_ENOMEM;
   }
@@ -327,62 +368,63 @@ static int fail_node(ptc_t *c, const ptj_loc_t *loc, uint64_t index,
                          c->host_path, loc->line, loc->col, idtxt, msg);
 }
 
-static int on_host_node(void *user, json_t *n, uint64_t index,
+static int on_host_node(void *user, const ptv_t *n, uint64_t index,
                         const ptj_loc_t *loc, etsim_error_t *err) {
   ptc_t *c = user;
-  if (!json_is_object(n))
+  if (!ptv_is_obj(n))
     return fail_node(c, loc, index, 0, 0, err, "%s",
                      "is not a JSON object");
-  const json_t *jid = json_object_get(n, "id");
-  if (!json_is_integer(jid) || json_integer_value(jid) < 0)
+  const ptv_t *jid = ptv_get(n, "id");
+  if (!ptv_is_int(jid) || ptv_i(jid) < 0)
     return fail_node(c, loc, index, 0, 0, err, "%s",
                      "missing or non-integer 'id'");
-  uint64_t id = (uint64_t)json_integer_value(jid);
-  const json_t *jname = json_object_get(n, "name");
-  if (!json_is_string(jname))
+  uint64_t id = (uint64_t)ptv_i(jid);
+  const ptv_t *jname = ptv_get(n, "name");
+  if (!ptv_is_str(jname))
     return fail_node(c, loc, index, 1, id, err, "%s",
                      "missing or non-string 'name'");
-  const char *name = json_string_value(jname);
+  const char *name = ptv_str(jname);
   nodeview_t v = {0};
-  const json_t *jpar = json_object_get(n, "ctrl_deps");
-  if (!jpar && json_object_get(n, "parent")) {
+  const ptv_t *jpar = ptv_get(n, "ctrl_deps");
+  if (!jpar && ptv_get(n, "parent")) {
     v.legacy = 1;
-    jpar = json_object_get(n, "parent");
+    jpar = ptv_get(n, "parent");
   }
-  if (jpar && !json_is_integer(jpar) && !json_is_null(jpar))
+  if (jpar && !ptv_is_int(jpar) && !ptv_is_null(jpar))
     return fail_node(c, loc, index, 1, id, err, "'%s' is not an integer",
                      v.legacy ? "parent" : "ctrl_deps");
   if (v.legacy) {
     c->n_legacy++;
-    v.attrs = n;
-    v.in_values = json_object_get(n, "inputs");
-    v.in_shapes = json_object_get(n, "input_shapes");
-    v.in_types = json_object_get(n, "input_types");
-    v.out_values = json_object_get(n, "outputs");
-    v.out_shapes = json_object_get(n, "output_shapes");
-    v.out_types = json_object_get(n, "output_types");
+    attr_collect(&v, n, NULL);
+    v.in_values = ptv_get(n, "inputs");
+    v.in_shapes = ptv_get(n, "input_shapes");
+    v.in_types = ptv_get(n, "input_types");
+    v.out_values = ptv_get(n, "outputs");
+    v.out_shapes = ptv_get(n, "output_shapes");
+    v.out_types = ptv_get(n, "output_types");
   } else {
-    const json_t *in = json_object_get(n, "inputs");
-    const json_t *out = json_object_get(n, "outputs");
-    if (in && !json_is_object(in))
+    const ptv_t *in = ptv_get(n, "inputs");
+    const ptv_t *out = ptv_get(n, "outputs");
+    if (in && !ptv_is_obj(in))
       return fail_node(c, loc, index, 1, id, err, "%s",
                        "'inputs' is not an object {values, shapes, types} "
                        "(schema 1.0.1 traces have 'parent' next to a list)");
-    v.attrs = json_object_get(n, "attrs");
-    if (v.attrs && !json_is_array(v.attrs))
+    const ptv_t *attrs = ptv_get(n, "attrs");
+    if (attrs && !ptv_is_arr(attrs))
       return fail_node(c, loc, index, 1, id, err, "%s",
                        "'attrs' is not a list");
-    v.in_values = json_object_get(in, "values");
-    v.in_shapes = json_object_get(in, "shapes");
-    v.in_types = json_object_get(in, "types");
-    v.out_values = json_object_get(out, "values");
-    v.out_shapes = json_object_get(out, "shapes");
-    v.out_types = json_object_get(out, "types");
+    attr_collect(&v, n, attrs);
+    v.in_values = ptv_get(in, "values");
+    v.in_shapes = ptv_get(in, "shapes");
+    v.in_types = ptv_get(in, "types");
+    v.out_values = ptv_get(out, "values");
+    v.out_shapes = ptv_get(out, "shapes");
+    v.out_types = ptv_get(out, "types");
   }
-  if ((v.in_values && !json_is_array(v.in_values)) ||
-      (v.in_types && !json_is_array(v.in_types)) ||
-      (v.out_values && !json_is_array(v.out_values)) ||
-      (v.out_types && !json_is_array(v.out_types)))
+  if ((v.in_values && !ptv_is_arr(v.in_values)) ||
+      (v.in_types && !ptv_is_arr(v.in_types)) ||
+      (v.out_values && !ptv_is_arr(v.out_values)) ||
+      (v.out_types && !ptv_is_arr(v.out_types)))
     return fail_node(c, loc, index, 1, id, err, "%s",
                      "input/output values or types are not lists");
 
@@ -402,28 +444,28 @@ static int on_host_node(void *user, json_t *n, uint64_t index,
   memset(h, 0, sizeof *h);
   h->id = id;
   h->ext = UINT32_MAX;
-  if (jpar && json_is_integer(jpar)) {
-    h->parent = (uint64_t)json_integer_value(jpar);
+  if (jpar && ptv_is_int(jpar)) {
+    h->parent = (uint64_t)ptv_i(jpar);
     if (h->parent != id)
       h->flags |= PTC_F_HAS_PARENT;
   }
   int rc = intern(c, name, &h->name);
   if (rc)
     return etsim_error_set(err, rc, "out of memory");
-  h->rf_id = jint(attr_get(&v, "rf_id"), -1);
-  h->fw_parent = jint(attr_get(&v, "fw_parent"), 0);
-  h->seq_id = jint(attr_get(&v, "seq_id"), -1);
-  h->scope = jint(attr_get(&v, "scope"), 0);
-  h->tid = jint(attr_get(&v, "tid"), 0);
-  h->fw_tid = jint(attr_get(&v, "fw_tid"), 0);
-  const json_t *os = attr_get(&v, "op_schema");
-  const char *op_schema = json_is_string(os) ? json_string_value(os) : "";
-  const json_t *kb = attr_get(&v, "kernel_backend");
-  int triton = json_is_string(kb) && strcmp(json_string_value(kb), "triton") == 0;
+  h->rf_id = jint(attr_get(&v, A_RF_ID), -1);
+  h->fw_parent = jint(attr_get(&v, A_FW_PARENT), 0);
+  h->seq_id = jint(attr_get(&v, A_SEQ_ID), -1);
+  h->scope = jint(attr_get(&v, A_SCOPE), 0);
+  h->tid = jint(attr_get(&v, A_TID), 0);
+  h->fw_tid = jint(attr_get(&v, A_FW_TID), 0);
+  const ptv_t *os = attr_get(&v, A_OP_SCHEMA);
+  const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
+  const ptv_t *kb = attr_get(&v, A_KERNEL_BACKEND);
+  int triton = ptv_is_str(kb) && strcmp(ptv_str(kb), "triton") == 0;
   /* Times written by chakra_trace_link (ET+), used when Kineto is absent. */
-  const json_t *hts = json_object_get(n, "ts");
-  const json_t *hdur = json_object_get(n, "inclusive_dur");
-  if (json_is_number(hts) && json_is_number(hdur)) {
+  const ptv_t *hts = ptv_get(n, "ts");
+  const ptv_t *hdur = ptv_get(n, "inclusive_dur");
+  if (ptv_is_num(hts) && ptv_is_num(hdur)) {
     h->ts_ns = ptc_us_to_ns(hts);
     h->dur_ns = ptc_us_to_ns(hdur);
     h->flags |= PTC_F_TIMED;
@@ -500,18 +542,18 @@ static int on_host_node(void *user, json_t *n, uint64_t index,
   return 0;
 }
 
-static int on_host_member(void *user, const char *key, json_t *v,
+static int on_host_member(void *user, const char *key, const ptv_t *v,
                           const ptj_loc_t *loc, etsim_error_t *err) {
   ptc_t *c = user;
   (void)loc;
   (void)err;
-  if (strcmp(key, "schema") == 0 && json_is_string(v)) {
-    snprintf(c->schema, sizeof c->schema, "%s", json_string_value(v));
+  if (strcmp(key, "schema") == 0 && ptv_is_str(v)) {
+    snprintf(c->schema, sizeof c->schema, "%s", ptv_str(v));
     c->have_schema = 1;
   } else if (strcmp(key, "pid") == 0) {
     c->pid = (uint64_t)jint(v, 0);
-  } else if (strcmp(key, "time") == 0 && json_is_string(v)) {
-    snprintf(c->time, sizeof c->time, "%s", json_string_value(v));
+  } else if (strcmp(key, "time") == 0 && ptv_is_str(v)) {
+    snprintf(c->time, sizeof c->time, "%s", ptv_str(v));
   } else if (strcmp(key, "start_ts") == 0) {
     c->start_ts = (uint64_t)jint(v, 0);
   } else if (strcmp(key, "finish_ts") == 0) {

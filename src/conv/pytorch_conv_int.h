@@ -118,10 +118,10 @@ typedef struct ptc {
 
 /* Microseconds (JSON number) to integer nanoseconds without going through
  * a double product for integers. */
-static inline int64_t ptc_us_to_ns(const json_t *v) {
-  if (json_is_integer(v))
-    return (int64_t)json_integer_value(v) * 1000;
-  double d = json_real_value(v);
+static inline int64_t ptc_us_to_ns(const ptv_t *v) {
+  if (ptv_is_int(v))
+    return ptv_i(v) * 1000;
+  double d = ptv_d(v);
   double whole = floor(d);
   return (int64_t)whole * 1000 + (int64_t)llround((d - whole) * 1000.0);
 }

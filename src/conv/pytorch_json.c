@@ -10,20 +10,25 @@
 #include "conv/pytorch_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 typedef struct rd {
   const char *path;
-  gzFile gz;
+  gzFile gz; /* gzip input, or NULL */
+  int fd;     /* plain input: read() straight into buf, no extra copy */
   char *buf;
   size_t len, cap; /* buf[0..len) holds stream bytes [base, base + len) */
   uint64_t base;
   int eof;
   /* Line tracking: the line and column of stream offset t_off. */
   uint64_t t_off, t_line, t_col;
+  ptv_parser_t parser;
 } rd_t;
 
 enum { RD_CHUNK = 1 << 18 };
@@ -42,26 +47,39 @@ static int rd_fill(rd_t *r, size_t keep, etsim_error_t *err) {
     size_t ncap = r->cap ? r->cap : RD_CHUNK * 2;
     while (ncap - r->len < RD_CHUNK)
       ncap *= 2;
-    char *nb = etsim_realloc(r->buf, ncap);
+    char *nb = etsim_realloc(r->buf, ncap + 1); /* + the NUL after len */
     if (!nb)
       return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
     r->buf = nb;
     r->cap = ncap;
   }
-  int n = gzread(r->gz, r->buf + r->len, (unsigned)(r->cap - r->len));
-  if (n < 0) {
-    int zerr;
-    const char *m = gzerror(r->gz, &zerr);
-    return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s",
-                           r->path, (unsigned long long)(r->base + r->len),
-                           zerr == Z_ERRNO ? strerror(errno) : m);
+  long n;
+  if (r->gz) {
+    n = gzread(r->gz, r->buf + r->len, (unsigned)(r->cap - r->len));
+    if (n < 0) {
+      int zerr;
+      const char *m = gzerror(r->gz, &zerr);
+      return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s",
+                             r->path, (unsigned long long)(r->base + r->len),
+                             zerr == Z_ERRNO ? strerror(errno) : m);
+    }
+  } else {
+    do
+      n = (long)read(r->fd, r->buf + r->len, r->cap - r->len);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+      return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s",
+                             r->path, (unsigned long long)(r->base + r->len),
+                             strerror(errno));
   }
   if (n == 0) {
     r->eof = 1;
+    r->buf[r->len] = '\0';
     return 0;
   }
   r->len += (size_t)n;
-  return n;
+  r->buf[r->len] = '\0';
+  return (int)n;
 }
 
 /* Line and column of stream offset `off`, which must be >= t_off and still
@@ -210,18 +228,24 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
   }
 }
 
-/* Parse buf[start..end) with jansson; errors are placed in the stream. */
-static int rd_parse(rd_t *r, size_t start, size_t end, json_t **out,
+/* Parse buf[start..end); errors are placed in the stream.  The value is
+ * valid until the next parse. */
+static int rd_parse(rd_t *r, size_t start, size_t end, ptv_t *out,
                     etsim_error_t *err) {
-  json_error_t je;
-  json_t *v = json_loadb(r->buf + start, end - start, JSON_DECODE_ANY, &je);
-  if (!v) {
-    char what[300];
-    snprintf(what, sizeof what, "malformed JSON: %s", je.text);
-    uint64_t pos = je.position > 0 ? (uint64_t)je.position - 1 : 0;
-    return fail_at(r, r->base + start + pos, ETSIM_EFORMAT, what, err);
+  size_t pos = 0;
+  const char *what = NULL;
+  /* The byte after the value is a delimiter; make it a NUL for strtod. */
+  char saved = r->buf[end];
+  r->buf[end] = '\0';
+  int rc = ptv_parse(&r->parser, r->buf + start, end - start, out, &pos, &what);
+  r->buf[end] = saved;
+  if (rc == ETSIM_ENOMEM)
+    return etsim_error_set(err, rc, "%s: out of memory", r->path);
+  if (rc) {
+    char m[300];
+    snprintf(m, sizeof m, "malformed JSON: %s", what);
+    return fail_at(r, r->base + start + pos, ETSIM_EFORMAT, m, err);
   }
-  *out = v;
   return 0;
 }
 
@@ -232,16 +256,13 @@ static int rd_key(rd_t *r, size_t *i, char *key, size_t keycap,
   int rc = rd_value_end(r, &s, &e, err);
   if (rc)
     return rc;
-  json_t *v;
+  ptv_t v;
   if ((rc = rd_parse(r, s, e, &v, err)))
     return rc;
-  if (!json_is_string(v)) {
-    json_decref(v);
+  if (!ptv_is_str(&v))
     return fail_at(r, r->base + s, ETSIM_EFORMAT,
                    "malformed JSON: expected a string as object key", err);
-  }
-  snprintf(key, keycap, "%s", json_string_value(v));
-  json_decref(v);
+  snprintf(key, keycap, "%s", v.u.s);
   *i = e;
   return 0;
 }
@@ -327,13 +348,12 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
         size_t s = i, e;
         if ((rc = rd_value_end(r, &s, &e, err)))
           return rc;
-        json_t *v = NULL;
-        if ((rc = rd_parse(r, s, e, &v, err)))
-          return rc;
         ptj_loc_t l;
         rd_loc(r, r->base + s, &l);
-        rc = on_elem ? on_elem(user, v, index, &l, err) : 0;
-        json_decref(v);
+        ptv_t v;
+        if ((rc = rd_parse(r, s, e, &v, err)))
+          return rc;
+        rc = on_elem ? on_elem(user, &v, index, &l, err) : 0;
         if (rc)
           return rc;
         index++;
@@ -343,13 +363,12 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
       size_t s = i, e;
       if ((rc = rd_value_end(r, &s, &e, err)))
         return rc;
-      json_t *v = NULL;
-      if ((rc = rd_parse(r, s, e, &v, err)))
-        return rc;
       ptj_loc_t l;
       rd_loc(r, r->base + s, &l);
-      rc = on_member ? on_member(user, key, v, &l, err) : 0;
-      json_decref(v);
+      ptv_t v;
+      if ((rc = rd_parse(r, s, e, &v, err)))
+        return rc;
+      rc = on_member ? on_member(user, key, &v, &l, err) : 0;
       if (rc)
         return rc;
       i = e;
@@ -372,19 +391,36 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
   r.path = path;
   r.t_line = 1;
   r.t_col = 1;
-  r.gz = gzopen(path, "rb");
-  if (!r.gz)
+  ptv_parser_init(&r.parser);
+  r.fd = open(path, O_RDONLY);
+  if (r.fd < 0) {
+    ptv_parser_free(&r.parser);
     return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path,
-                           errno ? strerror(errno) : "out of memory");
-  gzbuffer(r.gz, 1 << 17);
+                           strerror(errno));
+  }
+  unsigned char magic[2];
+  ssize_t got = pread(r.fd, magic, 2, 0);
+  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    r.gz = gzdopen(r.fd, "rb");
+    if (!r.gz) {
+      close(r.fd);
+      ptv_parser_free(&r.parser);
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+    }
+    gzbuffer(r.gz, 1 << 17);
+  }
   int found = 0;
   int rc = stream_body(&r, array_key, on_member, on_elem, user, &found, err);
   if (out_bytes)
     *out_bytes = r.base + r.len;
   if (out_found)
     *out_found = found;
-  gzclose(r.gz);
+  if (r.gz)
+    gzclose(r.gz); /* closes fd too */
+  else
+    close(r.fd);
   etsim_free(r.buf);
+  ptv_parser_free(&r.parser);
   return rc;
 }
 
@@ -520,45 +556,69 @@ static int repr_real(ptr_buf_t *b, double d) {
   return ptr_puts(b, out);
 }
 
-int ptr_repr(ptr_buf_t *b, const json_t *v) {
+int ptr_repr(ptr_buf_t *b, const ptv_t *v) {
   char tmp[32];
-  switch (json_typeof(v)) {
-  case JSON_NULL:
+  switch (v->t) {
+  case PTV_NULL:
     return ptr_puts(b, "None");
-  case JSON_TRUE:
+  case PTV_TRUE:
     return ptr_puts(b, "True");
-  case JSON_FALSE:
+  case PTV_FALSE:
     return ptr_puts(b, "False");
-  case JSON_INTEGER:
-    snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    return ptr_puts(b, tmp);
-  case JSON_REAL:
-    return repr_real(b, json_real_value(v));
-  case JSON_STRING:
-    return repr_str(b, json_string_value(v), json_string_length(v));
-  case JSON_ARRAY: {
+  case PTV_INT: {
+    /* Integers are most of the IO text: convert by hand. */
+    char *e = tmp + sizeof tmp, *q = e;
+    uint64_t u = v->u.i < 0 ? 0 - (uint64_t)v->u.i : (uint64_t)v->u.i;
+    do
+      *--q = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v->u.i < 0)
+      *--q = '-';
+    return ptr_putn(b, q, (size_t)(e - q));
+  }
+  case PTV_REAL:
+    return repr_real(b, v->u.d);
+  case PTV_STR:
+    return repr_str(b, v->u.s, v->n);
+  case PTV_ARR:
     if (ptr_puts(b, "["))
       return ETSIM_ENOMEM;
-    size_t n = json_array_size(v);
-    for (size_t i = 0; i < n; i++)
-      if ((i && ptr_puts(b, ", ")) || ptr_repr(b, json_array_get(v, i)))
+    for (uint32_t i = 0; i < v->n; i++)
+      if ((i && ptr_puts(b, ", ")) || ptr_repr(b, &v->u.items[i]))
         return ETSIM_ENOMEM;
     return ptr_puts(b, "]");
-  }
-  case JSON_OBJECT: {
+  case PTV_OBJ:
     if (ptr_puts(b, "{"))
       return ETSIM_ENOMEM;
-    const char *k;
-    json_t *x;
-    int first = 1;
-    json_object_foreach((json_t *)v, k, x) {
-      if ((!first && ptr_puts(b, ", ")) || repr_str(b, k, strlen(k)) ||
-          ptr_puts(b, ": ") || ptr_repr(b, x))
+    for (uint32_t i = 0; i < v->n; i++) {
+      const ptv_t *k = &v->u.items[2 * i];
+      if ((i && ptr_puts(b, ", ")) || repr_str(b, k->u.s, k->n) ||
+          ptr_puts(b, ": ") || ptr_repr(b, &v->u.items[2 * i + 1]))
         return ETSIM_ENOMEM;
-      first = 0;
     }
     return ptr_puts(b, "}");
   }
-  }
   return 0;
+}
+
+int ptr_json_str(ptr_buf_t *b, const char *s) {
+  if (ptr_puts(b, "\""))
+    return ETSIM_ENOMEM;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    char tmp[8];
+    if (c == '"' || c == '\\') {
+      tmp[0] = '\\';
+      tmp[1] = (char)c;
+      tmp[2] = '\0';
+    } else if (c < 0x20) {
+      snprintf(tmp, sizeof tmp, "\\u%04x", c);
+    } else {
+      tmp[0] = (char)c;
+      tmp[1] = '\0';
+    }
+    if (ptr_puts(b, tmp))
+      return ETSIM_ENOMEM;
+  }
+  return ptr_puts(b, "\"");
 }

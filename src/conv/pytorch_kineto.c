@@ -27,29 +27,29 @@ typedef struct kctx {
   uint64_t n_rfid, n_ext; /* CPU events keyed each way */
 } kctx_t;
 
-static int64_t arg_int(const json_t *args, const char *key, int64_t dflt) {
-  const json_t *v = json_object_get(args, key);
-  if (json_is_integer(v))
-    return (int64_t)json_integer_value(v);
-  if (json_is_real(v))
-    return (int64_t)json_real_value(v);
+static int64_t arg_int(const ptv_t *args, const char *key, int64_t dflt) {
+  const ptv_t *v = ptv_get(args, key);
+  if (ptv_is_int(v))
+    return ptv_i(v);
+  if (ptv_is_real(v))
+    return (int64_t)ptv_d(v);
   return dflt;
 }
 
-static int on_event(void *user, json_t *e, uint64_t index,
+static int on_event(void *user, const ptv_t *e, uint64_t index,
                     const ptj_loc_t *loc, etsim_error_t *err) {
   kctx_t *k = user;
   ptc_t *c = k->c;
-  if (!json_is_object(e))
+  if (!ptv_is_obj(e))
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s:%" PRIu64 ":%" PRIu64 ": traceEvents[%" PRIu64
                            "]: is not a JSON object",
                            k->path, loc->line, loc->col, index);
-  const json_t *ph = json_object_get(e, "ph");
-  if (!json_is_string(ph) || strcmp(json_string_value(ph), "X") != 0)
+  const ptv_t *ph = ptv_get(e, "ph");
+  if (!ptv_is_str(ph) || strcmp(ptv_str(ph), "X") != 0)
     return 0;
-  const json_t *cat = json_object_get(e, "cat");
-  const char *cs = json_is_string(cat) ? json_string_value(cat) : "";
+  const ptv_t *cat = ptv_get(e, "cat");
+  const char *cs = ptv_is_str(cat) ? ptv_str(cat) : "";
   int cls = 0;
   if (strcmp(cs, "cpu_op") == 0 || strcmp(cs, "user_annotation") == 0)
     cls = PTK_CPU;
@@ -62,29 +62,29 @@ static int on_event(void *user, json_t *e, uint64_t index,
   k->s->kineto_events++;
   if (!cls)
     return 0;
-  const json_t *name = json_object_get(e, "name");
-  const json_t *ts = json_object_get(e, "ts");
-  const json_t *dur = json_object_get(e, "dur");
-  if (!json_is_string(name) || !json_is_number(ts))
+  const ptv_t *name = ptv_get(e, "name");
+  const ptv_t *ts = ptv_get(e, "ts");
+  const ptv_t *dur = ptv_get(e, "dur");
+  if (!ptv_is_str(name) || !ptv_is_num(ts))
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s:%" PRIu64 ":%" PRIu64 ": traceEvents[%" PRIu64
                            "]: a '%s' event without a string 'name' and a "
                            "numeric 'ts'",
                            k->path, loc->line, loc->col, index, cs);
-  const json_t *args = json_object_get(e, "args");
-  const json_t *tid = json_object_get(e, "tid");
+  const ptv_t *args = ptv_get(e, "args");
+  const ptv_t *tid = ptv_get(e, "tid");
   if (etsim_grow((void **)&c->evs, &c->cap_evs, c->n_evs + 1, sizeof *c->evs))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   ptk_ev_t *v = &c->evs[c->n_evs];
   memset(v, 0, sizeof *v);
   v->cls = (uint8_t)cls;
   v->ts_ns = ptc_us_to_ns(ts);
-  v->dur_ns = json_is_number(dur) ? ptc_us_to_ns(dur) : 0;
+  v->dur_ns = ptv_is_num(dur) ? ptc_us_to_ns(dur) : 0;
   if (v->dur_ns < 0)
     v->dur_ns = 0;
-  v->tid = json_is_integer(tid) ? (int64_t)json_integer_value(tid) : -1;
+  v->tid = ptv_is_int(tid) ? ptv_i(tid) : -1;
   v->parent = v->host = v->op = UINT32_MAX;
-  const char *nm = json_string_value(name);
+  const char *nm = ptv_str(name);
   int64_t id = etsim_intern_put(&c->names, nm, strlen(nm));
   if (id < 0)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");

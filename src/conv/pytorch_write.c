@@ -168,14 +168,8 @@ static int write_groups(const ptc_t *c, const char *path,
   int rc = ptr_puts(&b, "{");
   for (size_t i = 0; i < c->n_pgs && !rc; i++) {
     const ptc_pg_t *pg = &c->pgs[i];
-    json_t *k = json_string(pg->name);
-    char *ks = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
-    json_decref(k);
-    if (!ks)
-      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    rc = ptr_puts(&b, i ? ",\n  " : "\n  ") || ptr_puts(&b, ks) ||
+    rc = ptr_puts(&b, i ? ",\n  " : "\n  ") || ptr_json_str(&b, pg->name) ||
          ptr_puts(&b, ": [");
-    free(ks);
     size_t n = pg->n_ranks ? pg->n_ranks : (size_t)(pg->group_size > 0 ? pg->group_size : 0);
     for (size_t r = 0; r < n && !rc; r++) {
       char num[32];
