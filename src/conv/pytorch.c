@@ -354,6 +354,25 @@ static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v,
   return 0;
 }
 
+/* Record id -> idx: 1 inserted, 0 present (*old set), or ETSIM_ENOMEM. */
+static int id_put(ptc_t *c, uint64_t id, uint32_t idx, uint32_t *old) {
+  if (id >= PTC_DIRECT_IDS)
+    return etsim_u64map_put(&c->by_id, id, idx, old);
+  if (id >= c->id_cap) {
+    size_t cap = c->id_cap;
+    if (etsim_grow((void **)&c->id_tab, &cap, (size_t)id + 1, sizeof *c->id_tab))
+      return ETSIM_ENOMEM;
+    memset(c->id_tab + c->id_cap, 0, (cap - c->id_cap) * sizeof *c->id_tab);
+    c->id_cap = cap;
+  }
+  if (c->id_tab[id]) {
+    *old = c->id_tab[id] - 1;
+    return 0;
+  }
+  c->id_tab[id] = idx + 1;
+  return 1;
+}
+
 static int fail_node(ptc_t *c, const ptj_loc_t *loc, uint64_t index,
                      int have_id, uint64_t id, etsim_error_t *err,
                      const char *fmt, const char *what) {
@@ -434,7 +453,7 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   uint32_t idx = (uint32_t)c->n_nodes;
   uint32_t prev;
-  int put = etsim_u64map_put(&c->by_id, id, idx, &prev);
+  int put = id_put(c, id, idx, &prev);
   if (put < 0)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (put == 0)
@@ -453,11 +472,7 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   if (rc)
     return etsim_error_set(err, rc, "out of memory");
   h->rf_id = jint(attr_get(&v, A_RF_ID), -1);
-  h->fw_parent = jint(attr_get(&v, A_FW_PARENT), 0);
-  h->seq_id = jint(attr_get(&v, A_SEQ_ID), -1);
-  h->scope = jint(attr_get(&v, A_SCOPE), 0);
-  h->tid = jint(attr_get(&v, A_TID), 0);
-  h->fw_tid = jint(attr_get(&v, A_FW_TID), 0);
+
   const ptv_t *os = attr_get(&v, A_OP_SCHEMA);
   const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
   const ptv_t *kb = attr_get(&v, A_KERNEL_BACKEND);
@@ -465,11 +480,9 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   /* Times written by chakra_trace_link (ET+), used when Kineto is absent. */
   const ptv_t *hts = ptv_get(n, "ts");
   const ptv_t *hdur = ptv_get(n, "inclusive_dur");
-  if (ptv_is_num(hts) && ptv_is_num(hdur)) {
-    h->ts_ns = ptc_us_to_ns(hts);
-    h->dur_ns = ptc_us_to_ns(hdur);
+  int timed = ptv_is_num(hts) && ptv_is_num(hdur);
+  if (timed)
     h->flags |= PTC_F_TIMED;
-  }
 
   int rpc = strcmp(name, "record_param_comms") == 0;
   int nccl = starts_with(name, "nccl:");
@@ -488,7 +501,7 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
     known = 1;
   } else {
     uint32_t pi;
-    if (etsim_u64map_get(&c->by_id, h->parent, &pi) &&
+    if (ptc_find(c, h->parent, &pi) &&
         (c->nodes[pi].flags & PTC_F_KNOWN)) {
       known = 1;
       const ptc_node_t *p = &c->nodes[pi];
@@ -514,6 +527,15 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   ptc_ext_t *e = &c->exts[c->n_exts];
   memset(e, 0, sizeof *e);
   h->ext = (uint32_t)c->n_exts++;
+  e->fw_parent = jint(attr_get(&v, A_FW_PARENT), 0);
+  e->seq_id = jint(attr_get(&v, A_SEQ_ID), -1);
+  e->scope = jint(attr_get(&v, A_SCOPE), 0);
+  e->tid = jint(attr_get(&v, A_TID), 0);
+  e->fw_tid = jint(attr_get(&v, A_FW_TID), 0);
+  if (timed) {
+    e->ts_ns = ptc_us_to_ns(hts);
+    e->dur_ns = ptc_us_to_ns(hdur);
+  }
   e->op_schema = arena_str(c, op_schema);
   e->in_values = arena_repr(c, v.in_values);
   e->in_shapes = arena_repr(c, v.in_shapes);
@@ -610,7 +632,7 @@ static int resolve_tree(ptc_t *c, etsim_convpt_summary_t *s) {
     ptc_node_t *h = &c->nodes[i];
     if (h->flags & PTC_F_HAS_PARENT) {
       uint32_t pi;
-      if (!etsim_u64map_get(&c->by_id, h->parent, &pi)) {
+      if (!ptc_find(c, h->parent, &pi)) {
         s->orphans++;
         h->flags &= ~(uint32_t)PTC_F_HAS_PARENT;
         h->flags |= PTC_F_KNOWN;
@@ -639,13 +661,13 @@ static int resolve_tree(ptc_t *c, etsim_convpt_summary_t *s) {
       }
       path[np++] = cur;
       uint32_t pi = 0;
-      etsim_u64map_get(&c->by_id, c->nodes[cur].parent, &pi);
+      ptc_find(c, c->nodes[cur].parent, &pi);
       cur = pi;
     }
     while (np > 0) {
       ptc_node_t *h = &c->nodes[path[--np]];
       uint32_t pi = 0;
-      etsim_u64map_get(&c->by_id, h->parent, &pi);
+      ptc_find(c, h->parent, &pi);
       const ptc_node_t *p = &c->nodes[pi];
       h->flags |= PTC_F_KNOWN;
       if (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE))
@@ -683,7 +705,7 @@ uint32_t ptc_top_op(ptc_t *c, uint32_t i) {
     if (!(h->flags & PTC_F_INSIDE) || !(h->flags & PTC_F_HAS_PARENT))
       return UINT32_MAX;
     uint32_t pi;
-    if (!etsim_u64map_get(&c->by_id, h->parent, &pi))
+    if (!ptc_find(c, h->parent, &pi))
       return UINT32_MAX;
     i = pi;
   }
@@ -700,6 +722,7 @@ void ptc_free(ptc_t *c) {
   etsim_free(c->ops);
   etsim_free(c->op_pos);
   etsim_u64map_free(&c->by_id);
+  etsim_free(c->id_tab);
   etsim_intern_free(&c->names);
   etsim_arena_free(&c->arena);
   ptr_free(&c->tmp);

@@ -30,12 +30,13 @@ typedef struct ptc_node {
   uint32_t name;  /* in names */
   uint32_t flags; /* PTC_F_* */
   uint32_t ext;   /* index into exts, or UINT32_MAX */
-  int64_t rf_id, fw_parent, seq_id, scope, tid, fw_tid;
-  int64_t ts_ns, dur_ns; /* from the host JSON (ET+), when TIMED */
-} ptc_node_t;
+  int64_t rf_id;  /* kept for every node: the Kineto join needs it */
+} ptc_node_t;   /* 40 bytes: one per host node, so kept small */
 
 /* What a converted node needs beyond the record. */
 typedef struct ptc_ext {
+  int64_t fw_parent, seq_id, scope, tid, fw_tid;
+  int64_t ts_ns, dur_ns; /* from the host JSON (ET+), when TIMED */
   const char *op_schema;
   const char *in_values, *in_shapes, *in_types;
   const char *out_values, *out_shapes, *out_types;
@@ -88,7 +89,12 @@ typedef struct ptc {
 
   ptc_node_t *nodes;
   size_t n_nodes, cap_nodes;
-  etsim_u64map_t by_id; /* id -> index into nodes */
+  /* id -> index into nodes: ids are small and dense in practice, so a
+   * direct table (index + 1, 0 = absent) for ids below PTC_DIRECT_IDS and a
+   * hash map for the rest. */
+  uint32_t *id_tab;
+  size_t id_cap;
+  etsim_u64map_t by_id;
   uint64_t max_id;
   ptc_ext_t *exts;
   size_t n_exts, cap_exts;
@@ -124,6 +130,18 @@ static inline int64_t ptc_us_to_ns(const ptv_t *v) {
   double d = ptv_d(v);
   double whole = floor(d);
   return (int64_t)whole * 1000 + (int64_t)llround((d - whole) * 1000.0);
+}
+
+#define PTC_DIRECT_IDS (1u << 28)
+/* 1 and *idx when a node has `id`, else 0. */
+static inline int ptc_find(const ptc_t *c, uint64_t id, uint32_t *idx) {
+  if (id < PTC_DIRECT_IDS) {
+    if (id >= c->id_cap || !c->id_tab[id])
+      return 0;
+    *idx = c->id_tab[id] - 1;
+    return 1;
+  }
+  return etsim_u64map_get(&c->by_id, id, idx);
 }
 
 int ptc_comm_kind(const char *name, int *coll);

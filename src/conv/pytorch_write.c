@@ -153,11 +153,11 @@ static void comm_attrs(const ptc_t *c, attrs_t *t, const ptc_ext_t *e) {
 static void host_attrs(attrs_t *t, const ptc_node_t *h, const ptc_ext_t *e,
                        int is_cpu) {
   at_i64(t, "rf_id", h->rf_id);
-  at_i64(t, "fw_parent", h->fw_parent);
-  at_i64(t, "seq_id", h->seq_id);
-  at_i64(t, "scope", h->scope);
-  at_i64(t, "tid", h->tid);
-  at_i64(t, "fw_tid", h->fw_tid);
+  at_i64(t, "fw_parent", e->fw_parent);
+  at_i64(t, "seq_id", e->seq_id);
+  at_i64(t, "scope", e->scope);
+  at_i64(t, "tid", e->tid);
+  at_i64(t, "fw_tid", e->fw_tid);
   at_str(t, "op_schema", e->op_schema);
   at_bool(t, "is_cpu_op", is_cpu);
 }
@@ -267,12 +267,12 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
     dd.n = 0;
     if (type != ETSIM_ET_METADATA_NODE) {
       size_t i;
-      if (table_get(&last_tid, (uint64_t)h->tid, &i) &&
+      if (table_get(&last_tid, (uint64_t)e->tid, &i) &&
           (rc = dep_add(&dd, last_tid.a[i])))
         goto nomem;
       for (uint32_t k = 0; k < e->tin_n; k++) {
         uint64_t key = c->tkeys[e->tin_off + k];
-        if (table_get(&prod, key, &i) && prod.c[i] != h->tid) {
+        if (table_get(&prod, key, &i) && prod.c[i] != e->tid) {
           size_t before = dd.n;
           if ((rc = dep_add(&dd, prod.a[i])))
             goto nomem;
@@ -310,8 +310,8 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
       ts = c->op_ts[pos];
       dur = c->op_dur[pos];
     } else if (h->flags & PTC_F_TIMED) {
-      ts = h->ts_ns;
-      dur = h->dur_ns;
+      ts = e->ts_ns;
+      dur = e->dur_ns;
     }
     if (type != ETSIM_ET_METADATA_NODE) {
       s->host_ops++;
@@ -351,11 +351,11 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
         goto nomem;
     }
     if (type != ETSIM_ET_METADATA_NODE) {
-      if ((rc = table_set(&last_tid, (uint64_t)h->tid, h->id, 0, 0)))
+      if ((rc = table_set(&last_tid, (uint64_t)e->tid, h->id, 0, 0)))
         goto nomem;
       for (uint32_t k = 0; k < e->tout_n; k++)
         if ((rc = table_set(&prod, c->tkeys[e->tout_off + k], h->id, 0,
-                            h->tid)))
+                            e->tid)))
           goto nomem;
     }
 
@@ -385,7 +385,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
       }
       at.n = 0;
       at_i64(&at, "rf_id", h->rf_id);
-      at_i64(&at, "tid", h->tid);
+      at_i64(&at, "tid", e->tid);
       at_bool(&at, "is_cpu_op", 0);
       at_i64(&at, "stream", v->stream);
       at_i64(&at, "correlation", v->corr);
