@@ -484,6 +484,27 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   if (timed)
     h->flags |= PTC_F_TIMED;
 
+  /* A GPU node added by chakra_trace_link (ET+): a kernel of its caller. */
+  const ptv_t *cat = ptv_get(n, "cat");
+  if (ptv_is_str(cat)) {
+    if (etsim_grow((void **)&c->evs, &c->cap_evs, c->n_evs + 1, sizeof *c->evs))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    ptk_ev_t *g = &c->evs[c->n_evs++];
+    memset(g, 0, sizeof *g);
+    g->cls = PTK_GPU;
+    g->name = h->name;
+    g->ts_ns = ptv_is_num(hts) ? ptc_us_to_ns(hts) : 0;
+    g->dur_ns = ptv_is_num(hdur) ? ptc_us_to_ns(hdur) : 0;
+    g->stream = jint(ptv_get(n, "stream"), 0);
+    g->corr = -1;
+    g->parent = g->op = UINT32_MAX;
+    g->host = UINT32_MAX; /* the caller's index, settled after reading */
+    g->key = (int64_t)h->parent;
+    g->node_id = id;
+    h->flags |= PTC_F_KNOWN | PTC_F_INSIDE; /* never converted itself */
+    return 0;
+  }
+
   int rpc = strcmp(name, "record_param_comms") == 0;
   int nccl = starts_with(name, "nccl:");
   if (strstr(name, "process_group:init"))
@@ -776,6 +797,12 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   for (size_t i = 0; i < c->n_nodes; i++)
     if (c->nodes[i].id > c->max_id)
       c->max_id = c->nodes[i].id;
+  /* ET+ GPU nodes: find their callers now that every node is known. */
+  for (size_t i = 0; i < c->n_evs; i++) {
+    uint32_t pi;
+    if (ptc_find(c, (uint64_t)c->evs[i].key, &pi))
+      c->evs[i].host = pi;
+  }
   return 0;
 }
 
@@ -827,8 +854,13 @@ int etsim_convpt_convert(const char *host_path, const char *out,
   }
   if ((rc = read_host(&c, s, err)))
     goto done;
-  if (opts->kineto_path && (rc = ptk_read(&c, opts->kineto_path, s, err)))
+  if (opts->kineto_path) {
+    if ((rc = ptk_read(&c, opts->kineto_path, s, err)))
+      goto done;
+  } else if ((rc = ptk_host_gpu(&c, s))) {
+    rc = etsim_error_set(err, rc, "out of memory");
     goto done;
+  }
   int64_t rank = opts->rank;
   if (rank < 0) {
     rank = infer_rank(&c);

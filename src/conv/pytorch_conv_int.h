@@ -63,6 +63,7 @@ typedef struct ptk_ev {
   uint32_t parent; /* enclosing CPU event (after the sweep) */
   uint32_t host;   /* joined host node, or UINT32_MAX */
   uint32_t op;     /* position of the converted op it belongs to */
+  uint64_t node_id; /* id of an ET+ GPU node in the host trace, else 0 */
   uint8_t cls, sync, by_ext;
 } ptk_ev_t;
 
@@ -149,6 +150,10 @@ uint32_t ptc_top_op(ptc_t *c, uint32_t i);
 int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,
              etsim_error_t *err);
 void ptk_free(ptc_t *c);
+/* Sort kernels and pick the one carrying each op's communication. */
+void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s);
+/* Kernels from the GPU nodes of a linked (ET+) host trace. */
+int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s);
 int ptc_write(ptc_t *c, const char *path, const char *groups_path,
               unsigned write_flags, etsim_convpt_summary_t *s,
               etsim_error_t *err);

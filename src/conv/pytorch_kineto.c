@@ -276,10 +276,21 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     kk->launch_ts_ns = c->evs[li].ts_ns;
     kk->comm = 0;
   }
+  qsort(c->syncs, c->n_syncs, sizeof *c->syncs, cmp_sync);
+  ptk_order_kernels(c, s);
+  rc = 0;
+out:
+  etsim_free(order);
+  etsim_free(stack);
+  etsim_u64map_free(&rf);
+  etsim_u64map_free(&corr);
+  return rc;
+}
+
+void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s) {
   kern_evs = c->evs;
   qsort(c->kern, c->n_kern, sizeof *c->kern, cmp_kern);
-  qsort(c->syncs, c->n_syncs, sizeof *c->syncs, cmp_sync);
-  /* 5. Which kernel carries an op's communication: its first NCCL one. */
+  /* Which kernel carries an op's communication: its first NCCL one. */
   for (size_t i = 0; i < c->n_kern; i++) {
     ptc_kernel_t *kk = &c->kern[i];
     const char *kn = etsim_intern_str(&c->names, c->evs[kk->ev].name);
@@ -299,17 +310,42 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
       kk->comm = 1;
     }
   }
-  rc = 0;
-out:
-  etsim_free(order);
-  etsim_free(stack);
-  etsim_u64map_free(&rf);
-  etsim_u64map_free(&corr);
-  return rc;
+}
+
+/* GPU nodes of a linked (ET+) host trace, collected while reading it,
+ * become kernels of the converted op above their caller. */
+int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s) {
+  if (!c->n_evs)
+    return 0;
+  c->kern = etsim_malloc(c->n_evs * sizeof *c->kern);
+  c->op_comm_kernel = etsim_calloc(c->n_ops ? c->n_ops : 1, 1);
+  if (!c->kern || !c->op_comm_kernel)
+    return ETSIM_ENOMEM;
+  for (size_t i = 0; i < c->n_evs; i++) {
+    const ptk_ev_t *v = &c->evs[i];
+    uint32_t top = v->host != UINT32_MAX ? ptc_top_op(c, v->host) : UINT32_MAX;
+    if (top == UINT32_MAX) {
+      s->unlaunched_kernels++;
+      continue;
+    }
+    ptc_kernel_t *kk = &c->kern[c->n_kern++];
+    kk->pos = c->op_pos[top];
+    kk->ev = (uint32_t)i;
+    kk->launch_ts_ns = v->ts_ns;
+    kk->comm = 0;
+  }
+  ptk_order_kernels(c, s);
+  return 0;
 }
 
 int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,
              etsim_error_t *err) {
+  if (c->n_evs) {
+    etsim_warn("%s: the host trace already holds linked GPU nodes; they are "
+               "ignored in favour of the Kineto trace",
+               c->host_path);
+    c->n_evs = 0;
+  }
   kctx_t k = {c, path, s, 0, 0};
   int found = 0;
   int rc = ptj_stream(path, "traceEvents", NULL, on_event, &k, NULL, &found,

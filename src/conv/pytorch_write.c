@@ -365,7 +365,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
     for (; ki < c->n_kern && c->kern[ki].pos == pos; ki++) {
       const ptc_kernel_t *kk = &c->kern[ki];
       const ptk_ev_t *v = &c->evs[kk->ev];
-      uint64_t kid = next_kid++;
+      uint64_t kid = v->node_id ? v->node_id : next_kid++;
       int ktype = ETSIM_ET_COMP_NODE;
       if (kk->comm)
         ktype = e->kind == PTC_COLL   ? ETSIM_ET_COMM_COLL_NODE
@@ -437,23 +437,23 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
   if (s->unmatched_waits)
     etsim_warn("%s: %" PRIu64 " wait(s) for a collective not in the trace",
                c->host_path, s->unmatched_waits);
-  if (c->evs) {
+  if (c->op_ts) { /* a Kineto trace was joined */
     if (s->unlinked_ops)
       etsim_warn("%s: %" PRIu64 " of %" PRIu64 " operators have no Kineto "
                  "event (kept without timing)",
                  c->host_path, s->unlinked_ops, s->host_ops);
-    if (s->unlaunched_kernels)
-      etsim_warn("%" PRIu64 " GPU event(s) whose launch or operator is not "
-                 "in the traces were left out",
-                 s->unlaunched_kernels);
-    if (s->unknown_kernels)
-      etsim_warn("%" PRIu64 " NCCL-named kernel(s) under no known "
-                 "communication op kept as compute",
-                 s->unknown_kernels);
     if (s->profiler_steps == 0)
       etsim_warn("no ProfilerStep annotation in the Kineto trace: the whole "
                  "trace is converted as one span");
   }
+  if (s->unlaunched_kernels)
+    etsim_warn("%" PRIu64 " GPU event(s) whose launch or operator is not "
+               "in the traces were left out",
+               s->unlaunched_kernels);
+  if (s->unknown_kernels)
+    etsim_warn("%" PRIu64 " NCCL-named kernel(s) under no known "
+               "communication op kept as compute",
+               s->unknown_kernels);
   if (s->dropped_edges)
     etsim_warn("%" PRIu64 " stream-order edge(s) that would point forwards "
                "were left out",

@@ -401,6 +401,114 @@ static void test_hta_kineto(void **state) {
   free(dev);
 }
 
+
+/* ------------------------------------------- linked host trace (ET+) */
+
+/* What chakra_trace_link writes: host ops with ts / inclusive_dur, and GPU
+ * nodes (with `cat`) whose caller is the op that launched them. */
+static void test_linked_etplus(void **state) {
+  (void)state;
+#define IO0 "\"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, " \
+            "\"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}"
+#define T64 "[10, 11, 0, 64, 4, \"cuda:0\"]"
+  const char *text =
+      "{\"schema\": \"1.0.3-chakra.0.0.4\", \"pid\": 7, \"time\": \"t\", "
+      "\"start_ts\": 100, \"finish_ts\": 200, \"nodes\": [\n"
+      "{\"id\": 1, \"name\": \"[pytorch|profiler|execution_trace|process]\", "
+      "\"ctrl_deps\": 1, " IO0 ", \"attrs\": []},\n"
+      "{\"id\": 2, \"name\": \"[pytorch|profiler|execution_trace|thread]\", "
+      "\"ctrl_deps\": 1, " IO0 ", \"attrs\": []},\n"
+      "{\"id\": 3, \"name\": \"## process_group:init ##\", \"ctrl_deps\": 2, "
+      "\"inputs\": {\"values\": [\"[{\\\"pg_name\\\": \\\"0\\\", \\\"ranks\\\": "
+      "[0, 1, 2, 3], \\\"group_size\\\": 4}]\"], \"shapes\": [[]], \"types\": "
+      "[\"String\"]}, \"outputs\": {\"values\": [], \"shapes\": [], \"types\": "
+      "[]}, \"attrs\": []},\n"
+      "{\"id\": 4, \"name\": \"aten::mm\", \"ctrl_deps\": 2, \"ts\": 1000, "
+      "\"inclusive_dur\": 20, \"exclusive_dur\": 15, \"inputs\": {\"values\": "
+      "[" T64 "], \"shapes\": [[8, 8]], \"types\": [\"Tensor(float)\"]}, "
+      "\"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}, "
+      "\"attrs\": [{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": 3}, "
+      "{\"name\": \"op_schema\", \"type\": \"string\", \"value\": "
+      "\"aten::mm(Tensor self, Tensor mat2) -> Tensor\"}]},\n"
+      "{\"id\": 5, \"name\": \"c10d::allreduce_\", \"ctrl_deps\": 2, \"ts\": "
+      "1030, \"inclusive_dur\": 10, " IO0 ", \"attrs\": [{\"name\": "
+      "\"op_schema\", \"type\": \"string\", \"value\": \"c10d::allreduce_(...)\"}]},\n"
+      "{\"id\": 6, \"name\": \"record_param_comms\", \"ctrl_deps\": 5, \"ts\": "
+      "1031, \"inclusive_dur\": 8, \"inputs\": {\"values\": [[" T64 "], 1, "
+      "[\"0\", \"default_pg\"], 2, \"allreduce\", [], [], 0, 1, 4], \"shapes\": "
+      "[[[8, 8]], [], [[], []], [], [], [], [], [], [], []], \"types\": "
+      "[\"GenericList[Tensor(float)]\", \"Int\", \"Tuple[String,String]\", "
+      "\"Int\", \"String\", \"GenericList[]\", \"GenericList[]\", \"Int\", "
+      "\"Int\", \"Int\"]}, \"outputs\": {\"values\": [], \"shapes\": [], "
+      "\"types\": []}, \"attrs\": [{\"name\": \"collective_name\", \"type\": "
+      "\"string\", \"value\": \"allreduce\"}, {\"name\": \"global_rank_start\", "
+      "\"type\": \"int64\", \"value\": 0}, {\"name\": \"global_rank_stride\", "
+      "\"type\": \"int64\", \"value\": 1}]},\n"
+      "{\"id\": 7, \"name\": \"nccl:all_reduce\", \"ctrl_deps\": 6, " IO0
+      ", \"attrs\": []},\n"
+      "{\"id\": 8, \"name\": \"sm80_gemm\", \"ctrl_deps\": 4, \"cat\": "
+      "\"kernel\", \"ts\": 1005, \"inclusive_dur\": 0.4, \"stream\": 7, " IO0
+      ", \"attrs\": []},\n"
+      "{\"id\": 9, \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", "
+      "\"ctrl_deps\": 6, \"cat\": \"kernel\", \"ts\": 1040, \"inclusive_dur\": "
+      "12.5, \"stream\": 20, \"pg_name\": \"0\", " IO0 ", \"attrs\": []}]}\n";
+#undef IO0
+#undef T64
+  char in[4200], out[4200];
+  snprintf(in, sizeof in, "%s/etplus.json", tmp);
+  snprintf(out, sizeof out, "%s/etplus", tmp);
+  assert_int_equal(tu_write(in, text, strlen(text)), 0);
+  etsim_convpt_summary_t s;
+  etsim_error_t err = {0};
+  int rc = convert(in, out, NULL, &s, &err);
+  if (rc)
+    print_message("%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  assert_int_equal(s.rank, 2); /* rank_in_group 2 of a group from 0 by 1 */
+  assert_int_equal(s.nodes_written, 5);
+  assert_int_equal(s.kernels, 2);
+  assert_int_equal(s.by_type[ETSIM_ET_METADATA_NODE], 1);
+  assert_int_equal(s.by_type[ETSIM_ET_COMP_NODE], 3);
+  assert_int_equal(s.by_type[ETSIM_ET_COMM_COLL_NODE], 1);
+  snprintf(out, sizeof out, "%s/etplus.2.et", tmp);
+  etsim_et_trace_t *t = load_valid(out);
+  /* The op keeps the linked timing. */
+  size_t i = find(t, 4);
+  assert_int_equal(t->start_us[i], 1000);
+  assert_int_equal(t->dur_us[i], 20);
+  assert_int_equal(attr_int(t, i, "is_cpu_op"), 1);
+  /* A 0.4 us kernel: 400 ns exact, 1 us (not 0) in duration_micros. */
+  i = find(t, 8);
+  assert_int_equal(t->type[i], ETSIM_ET_COMP_NODE);
+  assert_int_equal(attr_int(t, i, "duration_ns"), 400);
+  assert_int_equal(t->dur_us[i], 1);
+  assert_int_equal(attr_int(t, i, "stream"), 7);
+  assert_int_equal(attr_int(t, i, "is_cpu_op"), 0);
+  assert_true(has_dep(t, i, 4));
+  /* The record is the CPU-side launch; the NCCL kernel is the collective. */
+  i = find(t, 6);
+  assert_int_equal(t->type[i], ETSIM_ET_COMP_NODE);
+  assert_true(has_dep(t, i, 4)); /* same thread, after the mm */
+  i = find(t, 9);
+  assert_int_equal(t->type[i], ETSIM_ET_COMM_COLL_NODE);
+  assert_int_equal(attr_int(t, i, "comm_type"), ETSIM_COLL_ALL_REDUCE);
+  assert_int_equal(attr_int(t, i, "comm_size"), 64 * 4);
+  assert_string_equal(attr_str(t, i, "pg_name"), "0");
+  assert_int_equal(attr_int(t, i, "duration_ns"), 12500);
+  assert_int_equal(t->dur_us[i], 13);
+  assert_int_equal(t->start_us[i], 1040);
+  assert_true(has_dep(t, i, 6));
+  assert_false(etsim_et_trace_find(t, 7, &i)); /* under the record */
+  assert_false(etsim_et_trace_find(t, 5, &i)); /* the c10d:: wrapper */
+  etsim_et_trace_free(t);
+  size_t len;
+  snprintf(out, sizeof out, "%s/etplus.comm_groups.json", tmp);
+  char *g = (char *)tu_read(out, &len);
+  assert_non_null(g);
+  assert_string_equal(g, "{\n  \"0\": [0, 1, 2, 3]\n}\n");
+  free(g);
+}
+
 /* --------------------------------------------------------- bad input */
 
 static void expect_fail(const char *name, const char *text, int code,
@@ -505,7 +613,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resnet),        cmocka_unit_test(test_allgather_102),
       cmocka_unit_test(test_legacy_linear), cmocka_unit_test(test_pt2),
-      cmocka_unit_test(test_hta_kineto),    cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_hta_kineto),    cmocka_unit_test(test_linked_etplus),
+      cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_unknown_schema),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
