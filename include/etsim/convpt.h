@@ -53,6 +53,7 @@ typedef struct etsim_convpt_summary {
   uint64_t comm_bytes;       /* sum of comm_size over communication nodes */
   uint64_t data_edges, ctrl_edges;
   uint64_t tensor_edges;     /* cross-thread producer -> consumer edges */
+  uint64_t inter_thread_edges; /* after the last op of another thread */
   uint64_t wait_edges;       /* waits joined to their collective (seq) */
   uint64_t process_groups;   /* groups read from process_group:init */
   /* Degraded cases. */

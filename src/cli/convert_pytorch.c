@@ -33,9 +33,10 @@ static void print_summary(const etsim_convpt_summary_t *s, FILE *fp) {
   if (any)
     fprintf(fp, " (%" PRIu64 " bytes)\n", s->comm_bytes);
   fprintf(fp, "  edges: %" PRIu64 " data (%" PRIu64 " cross-thread tensor, %"
-              PRIu64 " wait, %" PRIu64 " sync), %" PRIu64 " ctrl\n",
-          s->data_edges, s->tensor_edges, s->wait_edges, s->sync_edges,
-          s->ctrl_edges);
+              PRIu64 " inter-thread, %" PRIu64 " wait, %" PRIu64 " sync), %"
+              PRIu64 " ctrl\n",
+          s->data_edges, s->tensor_edges, s->inter_thread_edges, s->wait_edges,
+          s->sync_edges, s->ctrl_edges);
   if (s->kineto_events)
     fprintf(fp, "  kineto: %" PRIu64 " events, %" PRIu64 "/%" PRIu64
                 " operators timed, %" PRIu64 " kernels\n",

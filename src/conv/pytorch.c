@@ -553,6 +553,7 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   e->scope = jint(attr_get(&v, A_SCOPE), 0);
   e->tid = jint(attr_get(&v, A_TID), 0);
   e->fw_tid = jint(attr_get(&v, A_FW_TID), 0);
+  e->itd = jint(ptv_get(n, "inter_thread_dep"), -1);
   if (timed) {
     e->ts_ns = ptc_us_to_ns(hts);
     e->dur_ns = ptc_us_to_ns(hdur);

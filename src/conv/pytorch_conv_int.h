@@ -37,6 +37,7 @@ typedef struct ptc_node {
 typedef struct ptc_ext {
   int64_t fw_parent, seq_id, scope, tid, fw_tid;
   int64_t ts_ns, dur_ns; /* from the host JSON (ET+), when TIMED */
+  int64_t itd;           /* ET+ inter_thread_dep (a host id), or -1 */
   const char *op_schema;
   const char *in_values, *in_shapes, *in_types;
   const char *out_values, *out_shapes, *out_types;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 enum { MAX_ATTRS = 24 };
+#define PTC_GAP_NS 1000000 /* 1 ms, chakra_trace_link's threshold */
 
 typedef struct deps {
   uint64_t *v;
@@ -264,12 +265,50 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
                    "counted in the summary)",
                    c->host_path, h->id, e->coll_name);
     }
+    int64_t ts = -1, dur = -1;
+    if (c->op_ts && c->op_ts[pos] >= 0) {
+      ts = c->op_ts[pos];
+      dur = c->op_dur[pos];
+    } else if (h->flags & PTC_F_TIMED) {
+      ts = e->ts_ns;
+      dur = e->dur_ns;
+    }
     dd.n = 0;
     if (type != ETSIM_ET_METADATA_NODE) {
       size_t i;
-      if (table_get(&last_tid, (uint64_t)e->tid, &i) &&
-          (rc = dep_add(&dd, last_tid.a[i])))
+      int have_prev = table_get(&last_tid, (uint64_t)e->tid, &i);
+      if (have_prev && (rc = dep_add(&dd, last_tid.a[i])))
         goto nomem;
+      /* Across threads: as a thread's first op, or after a gap of more
+       * than 1 ms on its thread, an op follows the op that finished last
+       * on another thread before it started (chakra_trace_link's
+       * inter_thread_dep, same threshold). */
+      if (ts >= 0 && (!have_prev || (last_tid.b[i] != UINT64_MAX &&
+                                     ts - (int64_t)last_tid.b[i] > PTC_GAP_NS))) {
+        size_t best = SIZE_MAX;
+        for (size_t k = 0; k < last_tid.n; k++)
+          if (last_tid.c[k] != e->tid && last_tid.b[k] != UINT64_MAX &&
+              (int64_t)last_tid.b[k] <= ts &&
+              (best == SIZE_MAX || last_tid.b[k] > last_tid.b[best]))
+            best = k;
+        if (best != SIZE_MAX) {
+          size_t before = dd.n;
+          if ((rc = dep_add(&dd, last_tid.a[best])))
+            goto nomem;
+          s->inter_thread_edges += dd.n - before;
+        }
+      }
+      /* An ET+ file names it directly. */
+      uint32_t ti;
+      if (e->itd >= 0 && ptc_find(c, (uint64_t)e->itd, &ti)) {
+        uint32_t top = ptc_top_op(c, ti);
+        if (top != UINT32_MAX && c->op_pos[top] < pos) {
+          size_t before = dd.n;
+          if ((rc = dep_add(&dd, c->nodes[top].id)))
+            goto nomem;
+          s->inter_thread_edges += dd.n - before;
+        }
+      }
       for (uint32_t k = 0; k < e->tin_n; k++) {
         uint64_t key = c->tkeys[e->tin_off + k];
         if (table_get(&prod, key, &i) && prod.c[i] != e->tid) {
@@ -305,14 +344,6 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
     host_attrs(&at, h, e, !comm_here);
     if (comm_here)
       comm_attrs(c, &at, e);
-    int64_t ts = -1, dur = -1;
-    if (c->op_ts && c->op_ts[pos] >= 0) {
-      ts = c->op_ts[pos];
-      dur = c->op_dur[pos];
-    } else if (h->flags & PTC_F_TIMED) {
-      ts = e->ts_ns;
-      dur = e->dur_ns;
-    }
     if (type != ETSIM_ET_METADATA_NODE) {
       s->host_ops++;
       if (c->op_ts) {
@@ -351,7 +382,8 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
         goto nomem;
     }
     if (type != ETSIM_ET_METADATA_NODE) {
-      if ((rc = table_set(&last_tid, (uint64_t)e->tid, h->id, 0, 0)))
+      uint64_t end = ts >= 0 ? (uint64_t)(ts + (dur > 0 ? dur : 0)) : UINT64_MAX;
+      if ((rc = table_set(&last_tid, (uint64_t)e->tid, h->id, end, e->tid)))
         goto nomem;
       for (uint32_t k = 0; k < e->tout_n; k++)
         if ((rc = table_set(&prod, c->tkeys[e->tout_off + k], h->id, 0,

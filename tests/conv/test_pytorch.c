@@ -451,7 +451,12 @@ static void test_linked_etplus(void **state) {
       ", \"attrs\": []},\n"
       "{\"id\": 9, \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", "
       "\"ctrl_deps\": 6, \"cat\": \"kernel\", \"ts\": 1040, \"inclusive_dur\": "
-      "12.5, \"stream\": 20, \"pg_name\": \"0\", " IO0 ", \"attrs\": []}]}\n";
+      "12.5, \"stream\": 20, \"pg_name\": \"0\", " IO0 ", \"attrs\": []},\n"
+      "{\"id\": 10, \"name\": \"aten::add\", \"ctrl_deps\": 2, \"ts\": 3000, "
+      "\"inclusive_dur\": 5, \"inter_thread_dep\": 4, " IO0 ", \"attrs\": "
+      "[{\"name\": \"op_schema\", \"type\": \"string\", \"value\": "
+      "\"aten::add(Tensor a, Tensor b) -> Tensor\"}, {\"name\": \"tid\", "
+      "\"type\": \"uint64\", \"value\": 2}]}]}\n";
 #undef IO0
 #undef T64
   char in[4200], out[4200];
@@ -465,10 +470,14 @@ static void test_linked_etplus(void **state) {
     print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   assert_int_equal(s.rank, 2); /* rank_in_group 2 of a group from 0 by 1 */
-  assert_int_equal(s.nodes_written, 5);
+  assert_int_equal(s.nodes_written, 6);
   assert_int_equal(s.kernels, 2);
   assert_int_equal(s.by_type[ETSIM_ET_METADATA_NODE], 1);
-  assert_int_equal(s.by_type[ETSIM_ET_COMP_NODE], 3);
+  assert_int_equal(s.by_type[ETSIM_ET_COMP_NODE], 4);
+  /* Node 10, the first op of thread 2: after the op that finished last on
+   * thread 0 before it began (6, ends at 1039 us), and after its ET+
+   * inter_thread_dep (4). */
+  assert_int_equal(s.inter_thread_edges, 2);
   assert_int_equal(s.by_type[ETSIM_ET_COMM_COLL_NODE], 1);
   snprintf(out, sizeof out, "%s/etplus.2.et", tmp);
   etsim_et_trace_t *t = load_valid(out);
@@ -500,6 +509,10 @@ static void test_linked_etplus(void **state) {
   assert_true(has_dep(t, i, 6));
   assert_false(etsim_et_trace_find(t, 7, &i)); /* under the record */
   assert_false(etsim_et_trace_find(t, 5, &i)); /* the c10d:: wrapper */
+  i = find(t, 10);
+  assert_true(has_dep(t, i, 6));
+  assert_true(has_dep(t, i, 4));
+  assert_int_equal(t->data_off[i + 1] - t->data_off[i], 2);
   etsim_et_trace_free(t);
   size_t len;
   snprintf(out, sizeof out, "%s/etplus.comm_groups.json", tmp);
