@@ -163,14 +163,29 @@ static void host_attrs(attrs_t *t, const ptc_node_t *h, const ptc_ext_t *e,
   at_bool(t, "is_cpu_op", is_cpu);
 }
 
+/* Whether a process group goes to the communicator-group file: ASTRA-sim
+ * reserves id 0 (and "") for all ranks and reads positive integer ids. */
+static int group_listed(const ptc_pg_t *pg) {
+  const char *p = pg->name;
+  if (!*p || (p[0] == '0' && !p[1]))
+    return 0;
+  for (; *p; p++)
+    if (*p < '0' || *p > '9')
+      return 0;
+  return 1;
+}
+
 static int write_groups(const ptc_t *c, const char *path,
                         etsim_outfile_t *of, etsim_error_t *err) {
   ptr_buf_t b = {0};
   int rc = ptr_puts(&b, "{");
+  size_t listed = 0;
   for (size_t i = 0; i < c->n_pgs && !rc; i++) {
     const ptc_pg_t *pg = &c->pgs[i];
-    rc = ptr_puts(&b, i ? ",\n  " : "\n  ") || ptr_json_str(&b, pg->name) ||
-         ptr_puts(&b, ": [");
+    if (!group_listed(pg))
+      continue;
+    rc = ptr_puts(&b, listed++ ? ",\n  " : "\n  ") ||
+         ptr_json_str(&b, pg->name) || ptr_puts(&b, ": [");
     size_t n = pg->n_ranks ? pg->n_ranks : (size_t)(pg->group_size > 0 ? pg->group_size : 0);
     for (size_t r = 0; r < n && !rc; r++) {
       char num[32];
@@ -491,7 +506,17 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
                "were left out",
                s->dropped_edges);
   s->profiler_steps += c->host_profiler_steps;
-  if (groups_path && groups_path[0] && c->n_pgs) {
+  size_t n_listed = 0, n_named = 0;
+  for (size_t i = 0; i < c->n_pgs; i++) {
+    n_listed += group_listed(&c->pgs[i]);
+    n_named += c->pgs[i].name[0] && strcmp(c->pgs[i].name, "0") != 0 &&
+               !group_listed(&c->pgs[i]);
+  }
+  if (n_named)
+    etsim_warn("%s: %zu process group(s) with a non-numeric pg_name left out of "
+               "the communicator-group file (ASTRA-sim reads integer ids)",
+               c->host_path, n_named);
+  if (groups_path && groups_path[0] && n_listed) {
     if ((rc = write_groups(c, groups_path, &gof, err)))
       goto fail;
     have_gof = 1;

@@ -223,14 +223,11 @@ static void test_resnet(void **state) {
   assert_int_equal(n_checked, 21);
   json_decref(src);
 
-  /* The communicator groups: pg "0" with ranks [] means all group_size. */
+  /* The only group is pg "0", the world, which ASTRA-sim's group file
+   * must not list (id 0 is reserved for all ranks): no file. */
   snprintf(groups, sizeof groups, "%s/resnet.comm_groups.json", tmp);
-  assert_string_equal(s.groups_path, groups);
-  size_t len;
-  char *g = (char *)tu_read(groups, &len);
-  assert_non_null(g);
-  assert_string_equal(g, "{\n  \"0\": [0, 1]\n}\n");
-  free(g);
+  assert_string_equal(s.groups_path, "");
+  assert_int_not_equal(access(groups, F_OK), 0);
 
   /* Deterministic: a second run gives the same bytes. */
   char out2[4200], et2[4200];
@@ -420,7 +417,10 @@ static void test_linked_etplus(void **state) {
       "\"ctrl_deps\": 1, " IO0 ", \"attrs\": []},\n"
       "{\"id\": 3, \"name\": \"## process_group:init ##\", \"ctrl_deps\": 2, "
       "\"inputs\": {\"values\": [\"[{\\\"pg_name\\\": \\\"0\\\", \\\"ranks\\\": "
-      "[0, 1, 2, 3], \\\"group_size\\\": 4}]\"], \"shapes\": [[]], \"types\": "
+      "[], \\\"group_size\\\": 4}, {\\\"pg_name\\\": \\\"3\\\", "
+      "\\\"ranks\\\": [0, 2], \\\"group_size\\\": 2}, "
+      "{\\\"pg_name\\\": \\\"5\\\", \\\"ranks\\\": [], "
+      "\\\"group_size\\\": 3}]\"], \"shapes\": [[]], \"types\": "
       "[\"String\"]}, \"outputs\": {\"values\": [], \"shapes\": [], \"types\": "
       "[]}, \"attrs\": []},\n"
       "{\"id\": 4, \"name\": \"aten::mm\", \"ctrl_deps\": 2, \"ts\": 1000, "
@@ -518,7 +518,8 @@ static void test_linked_etplus(void **state) {
   snprintf(out, sizeof out, "%s/etplus.comm_groups.json", tmp);
   char *g = (char *)tu_read(out, &len);
   assert_non_null(g);
-  assert_string_equal(g, "{\n  \"0\": [0, 1, 2, 3]\n}\n");
+  /* "0" is the world and is left out; [] means 0 .. group_size-1. */
+  assert_string_equal(g, "{\n  \"3\": [0, 2],\n  \"5\": [0, 1, 2]\n}\n");
   free(g);
 }
 
