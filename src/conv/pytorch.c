@@ -328,12 +328,8 @@ static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v,
     if (!ptv_is_str(pg)) {
       if (ptv_is_arr(x) && ptv_is_str(ptv_at(x, 0)))
         pg = ptv_at(x, 0);
-      else if (ptv_is_int(x)) {
-        const char *nm = pg_by_backend(c, ptv_i(x));
-        if (nm)
-          e->pg_name = nm;
-        e->backend_id = ptv_i(x);
-      }
+      else if (ptv_is_int(x))
+        e->backend_id = ptv_i(x); /* named once all groups are read */
     }
     e->rank_arg = jint(ptv_at(v->in_values, i + 2), -1);
     x = ptv_at(v->in_values, i + 3);
@@ -387,9 +383,12 @@ static int fail_node(ptc_t *c, const ptj_loc_t *loc, uint64_t index,
                          c->host_path, loc->line, loc->col, idtxt, msg);
 }
 
-static int on_host_node(void *user, const ptv_t *n, uint64_t index,
-                        const ptj_loc_t *loc, etsim_error_t *err) {
-  ptc_t *c = user;
+/* The parts of a node element both passes read: id, name, caller, and
+ * the view of its inputs, outputs and attributes (checked). */
+static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
+                     const ptj_loc_t *loc, nodeview_t *vout, uint64_t *out_id,
+                     const char **out_name, const ptv_t **out_par,
+                     etsim_error_t *err) {
   if (!ptv_is_obj(n))
     return fail_node(c, loc, index, 0, 0, err, "%s",
                      "is not a JSON object");
@@ -413,7 +412,6 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
     return fail_node(c, loc, index, 1, id, err, "'%s' is not an integer",
                      v.legacy ? "parent" : "ctrl_deps");
   if (v.legacy) {
-    c->n_legacy++;
     attr_collect(&v, n, NULL);
     v.in_values = ptv_get(n, "inputs");
     v.in_shapes = ptv_get(n, "input_shapes");
@@ -446,6 +444,28 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
       (v.out_types && !ptv_is_arr(v.out_types)))
     return fail_node(c, loc, index, 1, id, err, "%s",
                      "input/output values or types are not lists");
+  *vout = v;
+  *out_id = id;
+  *out_name = name;
+  *out_par = jpar;
+  return 0;
+}
+
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
+                     const nodeview_t *v, const char *name);
+
+static int on_host_node(void *user, const ptv_t *n, uint64_t index,
+                        const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  nodeview_t v;
+  uint64_t id;
+  const char *name;
+  const ptv_t *jpar;
+  int rc0 = node_view(c, n, index, loc, &v, &id, &name, &jpar, err);
+  if (rc0)
+    return rc0;
+  if (v.legacy)
+    c->n_legacy++;
 
   /* The record. */
   if (etsim_grow((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1,
@@ -536,55 +556,95 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
     if (rc)
       return rc;
   }
-  int candidate = (h->flags & PTC_F_PGINIT) ||
-                  ((h->flags & PTC_F_OPLIKE) && !(known && inside));
-  if (!candidate)
+  if ((h->flags & PTC_F_OPLIKE) && !known && !(h->flags & PTC_F_PGINIT)) {
+    /* The caller comes later (PyTorch writes a node when it completes):
+     * settled after reading, and read again if it is converted. */
+    h->flags |= PTC_F_DEFER;
     return 0;
+  }
+  if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside))
+    return 0;
+  if ((rc = build_ext(c, h, n, &v, name)))
+    return etsim_error_set(err, rc, "out of memory");
+  return 0;
+}
 
-  /* Keep what the output needs. */
+/* Keep what the output needs of a converted node. */
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
+                     const nodeview_t *v, const char *name) {
+  etsim_error_t *err = NULL;
+  const ptv_t *os = attr_get(v, A_OP_SCHEMA);
+  const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
+  const ptv_t *hts = ptv_get(n, "ts");
+  const ptv_t *hdur = ptv_get(n, "inclusive_dur");
+  int timed = ptv_is_num(hts) && ptv_is_num(hdur);
   if (etsim_grow((void **)&c->exts, &c->cap_exts, c->n_exts + 1,
                  sizeof *c->exts))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   ptc_ext_t *e = &c->exts[c->n_exts];
   memset(e, 0, sizeof *e);
   h->ext = (uint32_t)c->n_exts++;
-  e->fw_parent = jint(attr_get(&v, A_FW_PARENT), 0);
-  e->seq_id = jint(attr_get(&v, A_SEQ_ID), -1);
-  e->scope = jint(attr_get(&v, A_SCOPE), 0);
-  e->tid = jint(attr_get(&v, A_TID), 0);
-  e->fw_tid = jint(attr_get(&v, A_FW_TID), 0);
+  e->fw_parent = jint(attr_get(v, A_FW_PARENT), 0);
+  e->seq_id = jint(attr_get(v, A_SEQ_ID), -1);
+  e->scope = jint(attr_get(v, A_SCOPE), 0);
+  e->tid = jint(attr_get(v, A_TID), 0);
+  e->fw_tid = jint(attr_get(v, A_FW_TID), 0);
   e->itd = jint(ptv_get(n, "inter_thread_dep"), -1);
   if (timed) {
     e->ts_ns = ptc_us_to_ns(hts);
     e->dur_ns = ptc_us_to_ns(hdur);
   }
   e->op_schema = arena_str(c, op_schema);
-  e->in_values = arena_repr(c, v.in_values);
-  e->in_shapes = arena_repr(c, v.in_shapes);
-  e->in_types = arena_repr(c, v.in_types);
-  e->out_values = arena_repr(c, v.out_values);
-  e->out_shapes = arena_repr(c, v.out_shapes);
-  e->out_types = arena_repr(c, v.out_types);
+  e->in_values = arena_repr(c, v->in_values);
+  e->in_shapes = arena_repr(c, v->in_shapes);
+  e->in_types = arena_repr(c, v->in_types);
+  e->out_values = arena_repr(c, v->out_values);
+  e->out_shapes = arena_repr(c, v->out_shapes);
+  e->out_types = arena_repr(c, v->out_types);
   if (!e->op_schema || !e->in_values || !e->in_shapes || !e->in_types ||
       !e->out_values || !e->out_shapes || !e->out_types)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   e->backend_id = -1;
   e->tin_off = (uint32_t)c->n_tkeys;
   uint64_t in_bytes = 0, out_bytes = 0;
-  if (io_tensors(c, v.in_values, v.in_types, &in_bytes))
+  if (io_tensors(c, v->in_values, v->in_types, &in_bytes))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   e->tin_n = (uint32_t)(c->n_tkeys - e->tin_off);
   e->tout_off = (uint32_t)c->n_tkeys;
-  if (io_tensors(c, v.out_values, v.out_types, &out_bytes))
+  if (io_tensors(c, v->out_values, v->out_types, &out_bytes))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   e->tout_n = (uint32_t)(c->n_tkeys - e->tout_off);
   e->comm_bytes = in_bytes;
   if (h->flags & PTC_F_COMM) {
-    if (comm_facts(c, e, &v, name))
+    if (comm_facts(c, e, v, name))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   return 0;
 }
+
+/* Pass 2: the converted nodes whose caller came after them. */
+static int on_host_node2(void *user, const ptv_t *n, uint64_t index,
+                         const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  nodeview_t v;
+  uint64_t id;
+  const char *name;
+  const ptv_t *jpar;
+  int rc = node_view(c, n, index, loc, &v, &id, &name, &jpar, err);
+  if (rc)
+    return rc;
+  (void)jpar;
+  if (index >= c->n_nodes || c->nodes[index].id != id)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%" PRIu64 ":%" PRIu64 ": node id %" PRIu64
+                           ": the file changed while it was being read",
+                           c->host_path, loc->line, loc->col, id);
+  if ((rc = build_ext(c, &c->nodes[index], n, &v, name)))
+    return etsim_error_set(err, rc, "out of memory");
+  return 0;
+}
+
+
 
 static int on_host_member(void *user, const char *key, const ptv_t *v,
                           const ptj_loc_t *loc, etsim_error_t *err) {
@@ -699,9 +759,8 @@ static int resolve_tree(ptc_t *c, etsim_convpt_summary_t *s) {
   etsim_free(path);
   for (size_t i = 0; i < n; i++) {
     ptc_node_t *h = &c->nodes[i];
-    if (h->ext != UINT32_MAX &&
-        ((h->flags & PTC_F_PGINIT) ||
-         ((h->flags & PTC_F_OPLIKE) && !(h->flags & PTC_F_INSIDE))))
+    if ((h->flags & PTC_F_PGINIT) ||
+        ((h->flags & PTC_F_OPLIKE) && !(h->flags & PTC_F_INSIDE)))
       h->flags |= PTC_F_EMIT;
   }
   return 0;
@@ -755,7 +814,7 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   int found = 0;
   uint64_t bytes = 0;
   int rc = ptj_stream(c->host_path, "nodes", on_host_member, on_host_node, c,
-                      &bytes, &found, err);
+                      NULL, &bytes, &found, err);
   if (rc)
     return rc;
   c->host_bytes = bytes;
@@ -769,6 +828,37 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   s->process_groups = c->n_pgs;
   if ((rc = resolve_tree(c, s)))
     return etsim_error_set(err, rc, "out of memory");
+  /* Pass 2 reads again only the converted nodes read before their caller
+   * (most of them: PyTorch writes a node when it completes, after its
+   * callees); everything else is skipped without being parsed. */
+  uint8_t *want = etsim_calloc(c->n_nodes / 8 + 1, 1);
+  if (!want)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  size_t n_want = 0;
+  for (size_t i = 0; i < c->n_nodes; i++)
+    if ((c->nodes[i].flags & PTC_F_EMIT) && c->nodes[i].ext == UINT32_MAX) {
+      want[i / 8] |= (uint8_t)(1u << (i % 8));
+      n_want++;
+    }
+  if (n_want) {
+    ptj_want_t w = {want, c->n_nodes};
+    rc = ptj_stream(c->host_path, "nodes", NULL, on_host_node2, c, &w, NULL,
+                    NULL, err);
+  }
+  etsim_free(want);
+  if (rc)
+    return rc;
+  for (size_t i = 0; i < c->n_nodes; i++)
+    if ((c->nodes[i].flags & PTC_F_EMIT) && c->nodes[i].ext == UINT32_MAX)
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: node id %" PRIu64 " vanished on the second "
+                             "read (the file changed?)",
+                             c->host_path, c->nodes[i].id);
+  for (size_t k = 0; k < c->n_exts; k++) {
+    ptc_ext_t *e = &c->exts[k];
+    if (!e->pg_name && e->backend_id >= 0)
+      e->pg_name = pg_by_backend(c, e->backend_id);
+  }
   /* Converted nodes in id order. */
   size_t n_emit = 0;
   for (size_t i = 0; i < c->n_nodes; i++)

@@ -20,6 +20,7 @@ enum {
   PTC_F_INSIDE = 1u << 5,     /* some ancestor is an operator */
   PTC_F_EMIT = 1u << 6,       /* converted */
   PTC_F_TIMED = 1u << 7,      /* ts / inclusive_dur from the host JSON */
+  PTC_F_DEFER = 1u << 8,      /* operator read before its caller */
 };
 
 /* Communication kinds. */

@@ -123,9 +123,17 @@ typedef int (*ptj_elem_fn)(void *user, const ptv_t *v, uint64_t index,
  * array.  *out_bytes (may be NULL) gets the uncompressed size read.
  * *out_found is set to 1 when the array member was present.
  */
+typedef struct ptj_want {
+  const uint8_t *bits; /* element i is parsed when bit i is set */
+  uint64_t n;          /* bits available; later elements are skipped */
+} ptj_want_t;
+
+/* `want` NULL parses every element; otherwise only the wanted ones are
+ * parsed (the rest are only delimited, which is much cheaper).  With
+ * on_member NULL, member values are delimited, not parsed. */
 int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
-               ptj_elem_fn on_elem, void *user, uint64_t *out_bytes,
-               int *out_found, etsim_error_t *err);
+               ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
+               uint64_t *out_bytes, int *out_found, etsim_error_t *err);
 
 /* Growable byte string (used for repr text and the group JSON). */
 typedef struct ptr_buf {

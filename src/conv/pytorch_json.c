@@ -288,8 +288,8 @@ static int expect(rd_t *r, size_t *i, const char *chars, const char *what,
 }
 
 static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
-                       ptj_elem_fn on_elem, void *user, int *found,
-                       etsim_error_t *err) {
+                       ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
+                       int *found, etsim_error_t *err) {
   size_t i = 0;
   int rc = rd_ws(r, &i, err);
   if (rc < 0)
@@ -348,6 +348,12 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
         size_t s = i, e;
         if ((rc = rd_value_end(r, &s, &e, err)))
           return rc;
+        if (want && (index >= want->n ||
+                     !(want->bits[index / 8] & (1u << (index % 8))))) {
+          index++;
+          i = e;
+          continue;
+        }
         ptj_loc_t l;
         rd_loc(r, r->base + s, &l);
         ptv_t v;
@@ -363,6 +369,10 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
       size_t s = i, e;
       if ((rc = rd_value_end(r, &s, &e, err)))
         return rc;
+      if (!on_member) {
+        i = e;
+        continue;
+      }
       ptj_loc_t l;
       rd_loc(r, r->base + s, &l);
       ptv_t v;
@@ -384,8 +394,8 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
 }
 
 int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
-               ptj_elem_fn on_elem, void *user, uint64_t *out_bytes,
-               int *out_found, etsim_error_t *err) {
+               ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
+               uint64_t *out_bytes, int *out_found, etsim_error_t *err) {
   rd_t r;
   memset(&r, 0, sizeof r);
   r.path = path;
@@ -410,7 +420,8 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
     gzbuffer(r.gz, 1 << 17);
   }
   int found = 0;
-  int rc = stream_body(&r, array_key, on_member, on_elem, user, &found, err);
+  int rc = stream_body(&r, array_key, on_member, on_elem, user, want, &found,
+                       err);
   if (out_bytes)
     *out_bytes = r.base + r.len;
   if (out_found)

@@ -108,6 +108,14 @@ static int on_event(void *user, const ptv_t *e, uint64_t index,
   return 0;
 }
 
+/* Other members are parsed (so malformed JSON anywhere is reported) and
+ * ignored. */
+static int on_member(void *user, const char *key, const ptv_t *v,
+                     const ptj_loc_t *loc, etsim_error_t *err) {
+  (void)user, (void)key, (void)v, (void)loc, (void)err;
+  return 0;
+}
+
 /* Sweep order: thread, start, longer first, CPU ops before calls. */
 static const ptk_ev_t *sweep_evs;
 static int cmp_sweep(const void *a, const void *b) {
@@ -348,8 +356,8 @@ int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,
   }
   kctx_t k = {c, path, s, 0, 0};
   int found = 0;
-  int rc = ptj_stream(path, "traceEvents", NULL, on_event, &k, NULL, &found,
-                      err);
+  int rc = ptj_stream(path, "traceEvents", on_member, on_event, &k, NULL, NULL,
+                      &found, err);
   if (rc)
     return rc;
   if (!found)

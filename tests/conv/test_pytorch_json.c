@@ -173,7 +173,7 @@ static void test_stream(void **state) {
   etsim_error_t err = {0};
   uint64_t bytes = 0;
   int found = 0;
-  int rc = ptj_stream(path, "nodes", NULL, on_elem, &s, &bytes, &found, &err);
+  int rc = ptj_stream(path, "nodes", NULL, on_elem, &s, NULL, &bytes, &found, &err);
   if (rc)
     print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
@@ -189,7 +189,7 @@ static void test_stream(void **state) {
   char gz[4300];
   snprintf(gz, sizeof gz, "%s.gz", path);
   memset(&s, 0, sizeof s);
-  assert_int_equal(ptj_stream(gz, "nodes", NULL, on_elem, &s, NULL, NULL, &err), 0);
+  assert_int_equal(ptj_stream(gz, "nodes", NULL, on_elem, &s, NULL, NULL, NULL, &err), 0);
   assert_int_equal(s.n, 3000);
 
   /* An error on line 2,503 is reported there, with its column. */
@@ -200,7 +200,7 @@ static void test_stream(void **state) {
   fprintf(fp, "]}");
   fclose(fp);
   memset(&s, 0, sizeof s);
-  rc = ptj_stream(path, "nodes", NULL, on_elem, &s, NULL, NULL, &err);
+  rc = ptj_stream(path, "nodes", NULL, on_elem, &s, NULL, NULL, NULL, &err);
   assert_int_equal(rc, ETSIM_EFORMAT);
   char want[4300];
   snprintf(want, sizeof want, "%s:2503:18: malformed JSON: invalid literal", path);
