@@ -143,6 +143,14 @@ static int rd_ws(rd_t *r, size_t *i, etsim_error_t *err) {
 
 /* Find the end of the value starting at buf[*start].  On return *start may
  * have moved (the buffer was compacted) and *end is one past the value. */
+/* Byte classes for delimiting values: the bytes that end a string's body
+ * and the structural bytes outside strings. */
+enum { C_STR = 1, C_STRUCT = 2 };
+static const unsigned char cls[256] = {
+    ['"'] = C_STR | C_STRUCT, ['\\'] = C_STR, ['{'] = C_STRUCT,
+    ['}'] = C_STRUCT,         ['['] = C_STRUCT, [']'] = C_STRUCT,
+};
+
 static int rd_value_end(rd_t *r, size_t *start, size_t *end,
                         etsim_error_t *err) {
   size_t i = *start;
@@ -172,11 +180,11 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
             continue;
           }
           /* Fast path through the body of a string. */
-          const char *q = b + i;
-          const char *lim = b + n;
-          while (q < lim && *q != '"' && *q != '\\')
+          const unsigned char *q = (const unsigned char *)b + i;
+          const unsigned char *lim = (const unsigned char *)b + n;
+          while (q < lim && !(cls[*q] & C_STR))
             q++;
-          i = (size_t)(q - b);
+          i = (size_t)((const char *)q - b);
           if (i >= n)
             break;
           if (*q == '\\') {
@@ -189,6 +197,13 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
             }
           }
           i++;
+          continue;
+        }
+        if (!(cls[(unsigned char)c] & C_STRUCT)) {
+          /* Skip numbers, literals, separators and white space at once. */
+          i++;
+          while (i < n && !(cls[(unsigned char)b[i]] & C_STRUCT))
+            i++;
           continue;
         }
         if (c == '"') {

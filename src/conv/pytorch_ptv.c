@@ -39,9 +39,11 @@ void ptv_parser_free(ptv_parser_t *p) {
 const ptv_t *ptv_get(const ptv_t *obj, const char *key) {
   if (!ptv_is_obj(obj))
     return NULL;
-  for (uint32_t i = 0; i < obj->n; i++)
-    if (strcmp(obj->u.items[2 * i].u.s, key) == 0)
+  for (uint32_t i = 0; i < obj->n; i++) {
+    const char *k = obj->u.items[2 * i].u.s;
+    if (k[0] == key[0] && strcmp(k, key) == 0)
       return &obj->u.items[2 * i + 1];
+  }
   return NULL;
 }
 
