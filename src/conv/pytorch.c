@@ -14,10 +14,13 @@
  */
 #include "conv/pytorch_conv_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ helpers */
 
@@ -560,6 +563,15 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
     /* The caller comes later (PyTorch writes a node when it completes):
      * settled after reading, and read again if it is converted. */
     h->flags |= PTC_F_DEFER;
+    if (loc->length < UINT32_MAX) {
+      if (etsim_grow((void **)&c->defer, &c->cap_defer, c->n_defer + 1,
+                     sizeof *c->defer))
+        return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      struct ptc_defer *d = &c->defer[c->n_defer++];
+      d->node = (uint32_t)(h - c->nodes);
+      d->len = (uint32_t)loc->length;
+      d->off = loc->offset;
+    }
     return 0;
   }
   if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside))
@@ -801,6 +813,7 @@ void ptc_free(ptc_t *c) {
   etsim_free(c->tkeys);
   etsim_free(c->pgs);
   etsim_free(c->ops);
+  etsim_free(c->defer);
   etsim_free(c->op_pos);
   etsim_u64map_free(&c->by_id);
   etsim_free(c->id_tab);
@@ -808,6 +821,48 @@ void ptc_free(ptc_t *c) {
   etsim_arena_free(&c->arena);
   ptr_free(&c->tmp);
   ptk_free(c);
+}
+
+/* Pass 2 on a plain file: read back just the deferred nodes that are
+ * converted, from the offsets noted in pass 1. */
+static int reread_plain(ptc_t *c, etsim_error_t *err) {
+  int fd = open(c->host_path, O_RDONLY);
+  if (fd < 0)
+    return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", c->host_path,
+                           strerror(errno));
+  ptv_parser_t pp;
+  ptv_parser_init(&pp);
+  char *buf = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  for (size_t k = 0; k < c->n_defer && !rc; k++) {
+    const struct ptc_defer *d = &c->defer[k];
+    if (!(c->nodes[d->node].flags & PTC_F_EMIT) ||
+        c->nodes[d->node].ext != UINT32_MAX)
+      continue;
+    if ((size_t)d->len + 1 > cap &&
+        etsim_grow((void **)&buf, &cap, (size_t)d->len + 1, 1)) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      break;
+    }
+    if ((rc = ptj_pread(c->host_path, fd, d->off, d->len, buf, err)))
+      break;
+    ptv_t v;
+    size_t epos;
+    const char *what;
+    if ((rc = ptv_parse(&pp, buf, d->len, &v, &epos, &what))) {
+      rc = etsim_error_set(err, rc == ETSIM_ENOMEM ? rc : ETSIM_EFORMAT,
+                           "%s: offset %llu: node changed since it was read",
+                           c->host_path, (unsigned long long)d->off);
+      break;
+    }
+    ptj_loc_t loc = {0, 0, d->off, d->len};
+    rc = on_host_node2(c, &v, d->node, &loc, err);
+  }
+  etsim_free(buf);
+  ptv_parser_free(&pp);
+  close(fd);
+  return rc;
 }
 
 static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
@@ -840,7 +895,9 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
       want[i / 8] |= (uint8_t)(1u << (i % 8));
       n_want++;
     }
-  if (n_want) {
+  if (n_want && !ptj_is_gzip(c->host_path) && c->n_defer) {
+    rc = reread_plain(c, err); /* only the wanted bytes */
+  } else if (n_want) {
     ptj_want_t w = {want, c->n_nodes};
     rc = ptj_stream(c->host_path, "nodes", NULL, on_host_node2, c, &w, NULL,
                     NULL, err);

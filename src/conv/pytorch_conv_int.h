@@ -109,6 +109,15 @@ typedef struct ptc {
   etsim_arena_t arena;
   ptr_buf_t tmp;
 
+  /* Operators read before their caller: where their text is, to read it
+   * again (plain files) if they turn out converted. */
+  struct ptc_defer {
+    uint32_t node;
+    uint32_t len;
+    uint64_t off;
+  } *defer;
+  size_t n_defer, cap_defer;
+
   uint32_t *ops; /* converted nodes (indices into nodes), id order */
   size_t n_ops, cap_ops;
   uint32_t *op_pos; /* node index -> position in ops, or UINT32_MAX */

@@ -104,6 +104,7 @@ int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out,
 /* Where a value starts: 1-based line and column, and byte offset. */
 typedef struct ptj_loc {
   uint64_t line, col, offset;
+  uint64_t length; /* bytes of the value's text */
 } ptj_loc_t;
 
 /*
@@ -134,6 +135,13 @@ typedef struct ptj_want {
 int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
                ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
                uint64_t *out_bytes, int *out_found, etsim_error_t *err);
+
+/* 1 when the file starts with the gzip magic, 0 otherwise (or unreadable). */
+int ptj_is_gzip(const char *path);
+/* Read bytes [off, off + len) of a plain file into buf (len + 1 bytes,
+ * NUL-terminated).  0 or ETSIM_EIO with err naming the file. */
+int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
+              etsim_error_t *err);
 
 /* Growable byte string (used for repr text and the group JSON). */
 typedef struct ptr_buf {

@@ -371,6 +371,7 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
         }
         ptj_loc_t l;
         rd_loc(r, r->base + s, &l);
+        l.length = e - s;
         ptv_t v;
         if ((rc = rd_parse(r, s, e, &v, err)))
           return rc;
@@ -390,6 +391,7 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
       }
       ptj_loc_t l;
       rd_loc(r, r->base + s, &l);
+      l.length = e - s;
       ptv_t v;
       if ((rc = rd_parse(r, s, e, &v, err)))
         return rc;
@@ -448,6 +450,33 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
   etsim_free(r.buf);
   ptv_parser_free(&r.parser);
   return rc;
+}
+
+int ptj_is_gzip(const char *path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0)
+    return 0;
+  unsigned char m[2];
+  ssize_t n = pread(fd, m, 2, 0);
+  close(fd);
+  return n == 2 && m[0] == 0x1f && m[1] == 0x8b;
+}
+
+int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
+              etsim_error_t *err) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: %s", path,
+                             (unsigned long long)(off + got),
+                             n < 0 ? strerror(errno) : "file shrank");
+    got += (size_t)n;
+  }
+  buf[len] = '\0';
+  return 0;
 }
 
 /* ------------------------------------------------------------- repr */
