@@ -73,6 +73,7 @@ typedef struct ptc_kernel {
   uint32_t pos;    /* the converted op that launched it */
   uint32_t ev;     /* index into evs */
   int64_t launch_ts_ns;
+  int64_t ts_ns;   /* the kernel's own start */
   int comm;        /* carries the op's communication */
 } ptc_kernel_t;
 

@@ -116,11 +116,15 @@ static int on_member(void *user, const char *key, const ptv_t *v,
   return 0;
 }
 
-/* Sweep order: thread, start, longer first, CPU ops before calls. */
-static const ptk_ev_t *sweep_evs;
+/* Sweep order: thread, start, longer first, CPU ops before calls.  The
+ * keys are copied next to the index so the comparison needs no global. */
+typedef struct sweep_key {
+  int64_t tid, ts_ns, dur_ns;
+  uint32_t cls, idx;
+} sweep_key_t;
+
 static int cmp_sweep(const void *a, const void *b) {
-  uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-  const ptk_ev_t *x = &sweep_evs[i], *y = &sweep_evs[j];
+  const sweep_key_t *x = a, *y = b;
   if (x->tid != y->tid)
     return x->tid < y->tid ? -1 : 1;
   if (x->ts_ns != y->ts_ns)
@@ -129,19 +133,17 @@ static int cmp_sweep(const void *a, const void *b) {
     return x->dur_ns > y->dur_ns ? -1 : 1;
   if (x->cls != y->cls)
     return x->cls < y->cls ? -1 : 1;
-  return i < j ? -1 : i > j;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static const ptk_ev_t *kern_evs;
 static int cmp_kern(const void *a, const void *b) {
   const ptc_kernel_t *x = a, *y = b;
   if (x->pos != y->pos)
     return x->pos < y->pos ? -1 : 1;
   if (x->launch_ts_ns != y->launch_ts_ns)
     return x->launch_ts_ns < y->launch_ts_ns ? -1 : 1;
-  int64_t tx = kern_evs[x->ev].ts_ns, ty = kern_evs[y->ev].ts_ns;
-  if (tx != ty)
-    return tx < ty ? -1 : 1;
+  if (x->ts_ns != y->ts_ns)
+    return x->ts_ns < y->ts_ns ? -1 : 1;
   return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
@@ -166,6 +168,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
   etsim_u64map_t rf, corr;
   etsim_u64map_init(&rf);
   etsim_u64map_init(&corr);
+  sweep_key_t *keys = NULL;
   uint32_t *order = NULL, *stack = NULL;
   size_t n_order = 0, n_stack = 0;
   /* 1. host rf_id -> node (first of repeats). */
@@ -178,7 +181,9 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
   c->op_comm_kernel = etsim_calloc(c->n_ops ? c->n_ops : 1, 1);
   order = etsim_malloc((n ? n : 1) * sizeof *order);
   stack = etsim_malloc((n ? n : 1) * sizeof *stack);
-  if (!c->op_ts || !c->op_dur || !c->op_comm_kernel || !order || !stack)
+  keys = etsim_malloc((n ? n : 1) * sizeof *keys);
+  if (!c->op_ts || !c->op_dur || !c->op_comm_kernel || !order || !stack ||
+      !keys)
     goto out;
   for (size_t k = 0; k < c->n_ops; k++)
     c->op_ts[k] = c->op_dur[k] = -1;
@@ -202,12 +207,19 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
       if (etsim_u64map_put(&corr, (uint64_t)v->corr, (uint32_t)i, NULL) < 0)
         goto out;
     }
-    if (v->cls != PTK_GPU)
-      order[n_order++] = (uint32_t)i;
+    if (v->cls != PTK_GPU) {
+      sweep_key_t *sk = &keys[n_order++];
+      sk->tid = v->tid;
+      sk->ts_ns = v->ts_ns;
+      sk->dur_ns = v->dur_ns;
+      sk->cls = v->cls;
+      sk->idx = (uint32_t)i;
+    }
   }
   /* 3. Sweep: enclosing CPU op of every CPU op and runtime call. */
-  sweep_evs = c->evs;
-  qsort(order, n_order, sizeof *order, cmp_sweep);
+  qsort(keys, n_order, sizeof *keys, cmp_sweep);
+  for (size_t k = 0; k < n_order; k++)
+    order[k] = keys[k].idx;
   int64_t cur_tid = INT64_MIN;
   for (size_t k = 0; k < n_order; k++) {
     ptk_ev_t *v = &c->evs[order[k]];
@@ -282,6 +294,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     kk->pos = c->evs[li].op;
     kk->ev = (uint32_t)i;
     kk->launch_ts_ns = c->evs[li].ts_ns;
+    kk->ts_ns = v->ts_ns;
     kk->comm = 0;
   }
   qsort(c->syncs, c->n_syncs, sizeof *c->syncs, cmp_sync);
@@ -289,6 +302,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
   rc = 0;
 out:
   etsim_free(order);
+  etsim_free(keys);
   etsim_free(stack);
   etsim_u64map_free(&rf);
   etsim_u64map_free(&corr);
@@ -296,7 +310,6 @@ out:
 }
 
 void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s) {
-  kern_evs = c->evs;
   qsort(c->kern, c->n_kern, sizeof *c->kern, cmp_kern);
   /* Which kernel carries an op's communication: its first NCCL one. */
   for (size_t i = 0; i < c->n_kern; i++) {
@@ -340,6 +353,7 @@ int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s) {
     kk->pos = c->op_pos[top];
     kk->ev = (uint32_t)i;
     kk->launch_ts_ns = v->ts_ns;
+    kk->ts_ns = v->ts_ns;
     kk->comm = 0;
   }
   ptk_order_kernels(c, s);
