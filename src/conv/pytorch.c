@@ -997,6 +997,7 @@ int etsim_convpt_convert(const char *host_path, const char *out,
   etsim_arena_init(&c.arena, 1 << 20);
   int rc = etsim_intern_init(&c.names);
   if (rc) {
+    etsim_intern_free(&c.names); /* safe on a half-made interner */
     etsim_arena_free(&c.arena);
     return etsim_error_set(err, rc, "out of memory");
   }

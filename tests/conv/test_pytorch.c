@@ -523,6 +523,61 @@ static void test_linked_etplus(void **state) {
   free(g);
 }
 
+
+/* Every allocation failure on the way is reported as ETSIM_ENOMEM with a
+ * message and leaves nothing behind (and, under ASan, leaks nothing). */
+static void test_out_of_memory(void **state) {
+  (void)state;
+  TU_NEED_SHARED(host, "traces/hta/benchmark_simple_add_et.json.gz");
+  TU_NEED_SHARED(dev, "traces/hta/benchmark_simple_add_trace.json.gz");
+  char out[4200];
+  snprintf(out, sizeof out, "%s/oom.et", tmp);
+  etsim_convpt_opts_t o = {0};
+  o.rank = 0;
+  o.kineto_path = dev;
+  long n;
+  int rc = ETSIM_ENOMEM;
+  for (n = 1; n < 100000 && rc == ETSIM_ENOMEM; n++) {
+    etsim_error_t err = {0};
+    etsim_alloc_fail_after(n);
+    rc = etsim_convpt_convert(host, out, &o, NULL, &err);
+    etsim_alloc_fail_after(0);
+    if (rc == ETSIM_ENOMEM) {
+      assert_true(err.msg[0] != '\0');
+      assert_int_not_equal(access(out, F_OK), 0);
+    } else if (rc) {
+      print_message("allocation %ld: rc %d '%s'\n", n, rc, err.msg);
+    }
+  }
+  assert_int_equal(rc, 0);
+  assert_true(n > 20); /* the failures were really injected */
+  etsim_et_trace_t *t = load_valid(out);
+  assert_int_equal(t->n_nodes, 14);
+  etsim_et_trace_free(t);
+  /* A plain post-order file: the pass that reads nodes back by offset. */
+  TU_NEED_SHARED(pt2, "traces/param/pt2_et.json");
+  o.kineto_path = NULL;
+  assert_int_equal(remove(out), 0);
+  rc = ETSIM_ENOMEM;
+  for (n = 1; n < 100000 && rc == ETSIM_ENOMEM; n++) {
+    etsim_error_t err = {0};
+    etsim_alloc_fail_after(n);
+    rc = etsim_convpt_convert(pt2, out, &o, NULL, &err);
+    etsim_alloc_fail_after(0);
+    if (rc == ETSIM_ENOMEM) {
+      assert_true(err.msg[0] != '\0');
+      assert_int_not_equal(access(out, F_OK), 0);
+    }
+  }
+  assert_int_equal(rc, 0);
+  t = load_valid(out);
+  assert_int_equal(t->n_nodes, 4);
+  etsim_et_trace_free(t);
+  free(pt2);
+  free(host);
+  free(dev);
+}
+
 /* --------------------------------------------------------- bad input */
 
 static void expect_fail(const char *name, const char *text, int code,
@@ -628,7 +683,7 @@ int main(void) {
       cmocka_unit_test(test_resnet),        cmocka_unit_test(test_allgather_102),
       cmocka_unit_test(test_legacy_linear), cmocka_unit_test(test_pt2),
       cmocka_unit_test(test_hta_kineto),    cmocka_unit_test(test_linked_etplus),
-      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_unknown_schema),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
