@@ -78,7 +78,8 @@ typedef struct etsim_convpt_summary {
 
 /*
  * Convert `host_path` into a Chakra trace.  `out` is a prefix (the file is
- * "<out>.<rank>.et") or, when it ends in ".et" or ".et.gz", the exact file.
+ * "<out>.<rank>.et") or, when it ends in ".et" or ".et.gz" or is "-"
+ * (stdout), the exact file.
  * `opts` may be NULL (defaults); `sum` may be NULL.
  * Returns 0, or ETSIM_EIO (unreadable file), ETSIM_EFORMAT (malformed JSON
  * with line and column, wrong shape, repeated ids, bad node fields: the

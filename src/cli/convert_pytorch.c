@@ -89,7 +89,7 @@ int etsim_cli_convert_pytorch(const char *input, const char *output, int argc,
   etsim_convpt_summary_t s;
   if (etsim_convpt_convert(input, output, &o, &s, &err))
     return cli_fail(&err);
-  if (!quiet)
-    print_summary(&s, stdout);
+  if (!quiet) /* on stderr when the trace itself goes to stdout */
+    print_summary(&s, strcmp(output, "-") == 0 ? stderr : stdout);
   return ETSIM_EXIT_OK;
 }

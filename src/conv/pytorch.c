@@ -1020,13 +1020,15 @@ int etsim_convpt_convert(const char *host_path, const char *out,
   c.rank = rank;
   /* Output names. */
   char path[1024], groups[1024];
-  if (ends_with(out, ".et") || ends_with(out, ".et.gz"))
+  if (strcmp(out, "-") == 0 || ends_with(out, ".et") || ends_with(out, ".et.gz"))
     snprintf(path, sizeof path, "%s", out);
   else
     snprintf(path, sizeof path, "%s.%" PRId64 ".et%s", out, rank,
              (opts->write_flags & ETSIM_ET_WRITE_GZIP) ? ".gz" : "");
   if (opts->groups_path) {
     snprintf(groups, sizeof groups, "%s", opts->groups_path);
+  } else if (strcmp(out, "-") == 0) {
+    groups[0] = '\0'; /* the trace goes to stdout: no group file unless named */
   } else {
     size_t n = strlen(out);
     if (ends_with(out, ".et.gz"))

@@ -39,6 +39,13 @@ grep -q "ALL_REDUCE 15, BROADCAST 6" "$T/out" || fail "resnet collectives: $(cat
 [ -e "$T/r3.comm_groups.json" ] && fail "--groups '' still wrote groups"
 "$BIN" validate "$T/r3.3.et.gz" > /dev/null || fail "validate gz"
 
+# '-o -' writes the trace to stdout (the summary goes to stderr).
+"$BIN" convert --from pytorch "$SH/traces/param/pt2_et.json" -o - > "$T/stdout.et" 2> "$T/se" || fail "stdout exit $?"
+grep -q "by type: COMP_NODE 4" "$T/se" || fail "summary on stderr: $(cat "$T/se")"
+"$BIN" validate "$T/stdout.et" > /dev/null || fail "validate the stdout trace"
+"$BIN" convert --from pytorch "$SH/traces/param/pt2_et.json" -o "$T/pt2.et" --quiet || fail "pt2 exit $?"
+cmp -s "$T/stdout.et" "$T/pt2.et" || fail "stdout trace differs from the file"
+
 # With Kineto (values after the flag, as a user types them).
 "$BIN" convert --from pytorch "$SH/traces/hta/benchmark_simple_add_et.json.gz" --kineto "$SH/traces/hta/benchmark_simple_add_trace.json.gz" -o "$T/hta" > "$T/k" 2> "$T/kw" || fail "kineto exit $?"
 grep -q "10/10 operators timed, 4 kernels" "$T/k" || fail "kineto summary: $(cat "$T/k")"
