@@ -111,6 +111,16 @@ static int convert_text(const convert_args_t *a) {
   return ETSIM_EXIT_OK;
 }
 
+/* ----------------------------------------------------------- pytorch */
+
+/* In convert_pytorch.c. */
+int etsim_cli_convert_pytorch(const char *input, const char *output, int argc,
+                              char **argv);
+static int convert_pytorch(const convert_args_t *a) {
+  return etsim_cli_convert_pytorch(a->input, a->output, a->argc, a->argv);
+}
+
+
 /* ----------------------------------------------------------- formats */
 
 /* Format options that take a value ("--npus 8"), so that the value is not
@@ -120,6 +130,7 @@ static const struct {
 } value_opts[] = {
     {"text", "--npus"},       {"text", "--passes"},     {"text", "--time-unit"},
     {"text", "--out-format"}, {"text", "--comm-group"},
+    {"pytorch", "--kineto"},  {"pytorch", "--rank"},    {"pytorch", "--groups"},
 };
 
 static const convert_format_t formats[] = {
@@ -136,7 +147,8 @@ static const convert_format_t formats[] = {
      "    --comm-group PATH   HYBRID_TRANSFORMER groups (default\n"
      "                        PREFIX.comm_group.json)"},
     {"pytorch", "PyTorch execution trace (+ Kineto), as chakra_converter",
-     NULL, NULL},
+     convert_pytorch, "--kineto FILE  join a Kineto trace; --rank R; --groups "
+                      "PATH; --gzip; --quiet (see docs/pytorch.md)"},
 };
 enum { N_FORMATS = sizeof formats / sizeof formats[0] };
 

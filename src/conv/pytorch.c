@@ -1,0 +1,1045 @@
+/*
+ * pytorch.c — PyTorch host execution trace (+ Kineto) to Chakra ET.
+ *
+ * Pass 1 streams the host JSON (pytorch_json.c) into compact records, one
+ * per node: id, caller, names interned, the attributes that matter.  Only
+ * nodes that may be converted (operators not yet known to sit under
+ * another operator, and the process-group record) keep their inputs and
+ * outputs, as the Python repr text Chakra writes, plus their tensor ids and
+ * communication facts.  Pass 2 (pytorch_kineto.c, optional) streams the
+ * Kineto trace and attaches times and GPU kernels.  Then the operators are
+ * written in id order with their kernels right after them; every
+ * dependency points to a node written earlier, so the graph is acyclic by
+ * construction and never names an absent id.
+ */
+#include "conv/pytorch_conv_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ helpers */
+
+static int starts_with(const char *s, const char *p) {
+  return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* "all_reduce", "allreduce_coalesced", "nccl:all_reduce" -> kind/coll. */
+int ptc_comm_kind(const char *name, int *coll) {
+  char buf[128];
+  size_t n = 0;
+  for (const char *p = name; *p && n + 1 < sizeof buf; p++) {
+    char c = *p;
+    if (c == '_' || c == '-')
+      continue;
+    if (c >= 'A' && c <= 'Z')
+      c = (char)(c - 'A' + 'a');
+    buf[n++] = c;
+  }
+  buf[n] = '\0';
+  static const struct {
+    const char *key;
+    int kind, coll;
+  } tab[] = {
+      {"allreduce", PTC_COLL, ETSIM_COLL_ALL_REDUCE},
+      {"reducescatter", PTC_COLL, ETSIM_COLL_REDUCE_SCATTER},
+      {"allgather", PTC_COLL, ETSIM_COLL_ALL_GATHER},
+      {"alltoall", PTC_COLL, ETSIM_COLL_ALL_TO_ALL},
+      {"broadcast", PTC_COLL, ETSIM_COLL_BROADCAST},
+      {"barrier", PTC_COLL, ETSIM_COLL_BARRIER},
+      {"sendrecv", PTC_UNKNOWN, 0},
+      {"send", PTC_SEND, 0},
+      {"recv", PTC_RECV, 0},
+      {"reduce", PTC_COLL, ETSIM_COLL_REDUCE},
+      {"gather", PTC_COLL, ETSIM_COLL_GATHER},
+      {"scatter", PTC_COLL, ETSIM_COLL_SCATTER},
+  };
+  if (strcmp(buf, "wait") == 0)
+    return PTC_WAIT;
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (strstr(buf, tab[i].key)) {
+      *coll = tab[i].coll;
+      return tab[i].kind;
+    }
+  return PTC_UNKNOWN;
+}
+
+static int64_t jint(const ptv_t *v, int64_t dflt) {
+  if (ptv_is_int(v))
+    return ptv_i(v);
+  if (ptv_is_real(v))
+    return (int64_t)ptv_d(v);
+  if (ptv_is_true(v))
+    return 1;
+  if (ptv_is_false(v))
+    return 0;
+  return dflt;
+}
+
+/* Tensor tuple [tensor_id, storage_id, offset, numel, elem_bytes(, device)]. */
+static int is_tensor_tuple(const ptv_t *v) {
+  if (!ptv_is_arr(v))
+    return 0;
+  size_t n = ptv_arr_len(v);
+  if (n != 5 && n != 6)
+    return 0;
+  for (size_t i = 0; i < 5; i++)
+    if (!ptv_is_int(ptv_at(v, i)))
+      return 0;
+  return 1;
+}
+
+static uint64_t tensor_key(const ptv_t *t) {
+  uint64_t tid = (uint64_t)ptv_i(ptv_at(t, 0));
+  uint64_t sid = (uint64_t)ptv_i(ptv_at(t, 1));
+  return etsim_hash_u64(tid * 0x9e3779b97f4a7c15ULL ^ sid) | 1;
+}
+
+/* Walk a Tensor-typed value: add bytes and push tensor keys. */
+static int walk_tensors(ptc_t *c, const ptv_t *v, uint64_t *bytes, int depth) {
+  if (depth > 8)
+    return 0;
+  if (is_tensor_tuple(v)) {
+    int64_t numel = ptv_i(ptv_at(v, 3));
+    int64_t eb = ptv_i(ptv_at(v, 4));
+    if (numel > 0 && eb > 0)
+      *bytes += (uint64_t)numel * (uint64_t)eb;
+    if (c->n_tkeys + 1 > c->cap_tkeys &&
+        etsim_grow((void **)&c->tkeys, &c->cap_tkeys, c->n_tkeys + 1,
+                   sizeof *c->tkeys))
+      return ETSIM_ENOMEM;
+    c->tkeys[c->n_tkeys++] = tensor_key(v);
+    return 0;
+  }
+  if (ptv_is_arr(v)) {
+    size_t n = ptv_arr_len(v);
+    for (size_t i = 0; i < n; i++) {
+      int rc = walk_tensors(c, ptv_at(v, i), bytes, depth + 1);
+      if (rc)
+        return rc;
+    }
+  }
+  return 0;
+}
+
+/* Tensors of an IO block (values, types): bytes of the Tensor-typed ones. */
+static int io_tensors(ptc_t *c, const ptv_t *values, const ptv_t *types,
+                      uint64_t *bytes) {
+  size_t n = ptv_arr_len(values);
+  for (size_t i = 0; i < n; i++) {
+    const ptv_t *t = ptv_at(types, i);
+    const char *ts = ptv_is_str(t) ? ptv_str(t) : "";
+    if (!strstr(ts, "Tensor"))
+      continue;
+    int rc = walk_tensors(c, ptv_at(values, i), bytes, 0);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static const char *arena_repr(ptc_t *c, const ptv_t *v) {
+  ptr_reset(&c->tmp);
+  if (v ? ptr_repr(&c->tmp, v) : ptr_puts(&c->tmp, "[]"))
+    return NULL;
+  return etsim_arena_strndup(&c->arena, c->tmp.data, c->tmp.len);
+}
+
+static const char *arena_str(ptc_t *c, const char *s) {
+  return etsim_arena_strndup(&c->arena, s, strlen(s));
+}
+
+static int intern(ptc_t *c, const char *s, uint32_t *out) {
+  int64_t id = etsim_intern_put(&c->names, s, strlen(s));
+  if (id < 0)
+    return ETSIM_ENOMEM;
+  *out = (uint32_t)id;
+  return 0;
+}
+
+/* ------------------------------------------------------- process groups */
+
+static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc,
+                         uint64_t id, etsim_error_t *err) {
+  const ptv_t *s = ptv_at(values, 0);
+  if (!ptv_is_str(s)) {
+    etsim_warn("%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64
+               ": process_group:init has no String input; no groups read",
+               c->host_path, loc->line, loc->col, id);
+    return 0;
+  }
+  /* The input is JSON text inside a JSON string: parse a copy with a
+   * parser of its own (the caller's value lives in the stream's). */
+  size_t tl = s->n;
+  char *copy = etsim_arena_alloc(&c->arena, tl + 1);
+  if (!copy)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  memcpy(copy, ptv_str(s), tl + 1);
+  ptv_parser_t pp;
+  ptv_parser_init(&pp);
+  ptv_t root;
+  size_t epos = 0;
+  const char *ewhat = "";
+  int prc = ptv_parse(&pp, copy, tl, &root, &epos, &ewhat);
+  if (prc == ETSIM_ENOMEM) {
+    ptv_parser_free(&pp);
+    return etsim_error_set(err, prc, "out of memory");
+  }
+  if (prc || !ptv_is_arr(&root)) {
+    etsim_warn("%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64
+               ": process_group:init input is not a JSON list (%s); no "
+               "groups read",
+               c->host_path, loc->line, loc->col, id,
+               prc ? ewhat : "not a list");
+    ptv_parser_free(&pp);
+    return 0;
+  }
+  const ptv_t *list = &root;
+  size_t n = ptv_arr_len(list);
+  for (size_t i = 0; i < n; i++) {
+    const ptv_t *g = ptv_at(list, i);
+    if (!ptv_is_obj(g))
+      continue;
+    const ptv_t *nm = ptv_get(g, "pg_name");
+    char name[64];
+    if (ptv_is_str(nm))
+      snprintf(name, sizeof name, "%s", ptv_str(nm));
+    else if (ptv_is_int(nm))
+      snprintf(name, sizeof name, "%lld", (long long)ptv_i(nm));
+    else
+      continue;
+    if (etsim_grow((void **)&c->pgs, &c->cap_pgs, c->n_pgs + 1, sizeof *c->pgs))
+      goto nomem;
+    ptc_pg_t *pg = &c->pgs[c->n_pgs];
+    memset(pg, 0, sizeof *pg);
+    pg->name = arena_str(c, name);
+    pg->backend_id = jint(ptv_get(g, "backend_id"), -1);
+    pg->group_size = jint(ptv_get(g, "group_size"), 0);
+    const ptv_t *ranks = ptv_get(g, "ranks");
+    size_t nr = ptv_arr_len(ranks);
+    if (nr) {
+      pg->ranks = etsim_arena_alloc(&c->arena, nr * sizeof *pg->ranks);
+      if (!pg->ranks)
+        goto nomem;
+      for (size_t k = 0; k < nr; k++)
+        pg->ranks[k] = jint(ptv_at(ranks, k), 0);
+      pg->n_ranks = nr;
+    } else if (ptv_is_obj(ranks)) {
+      /* Newer PyTorch writes {"global": local, ...}. */
+      size_t no = ranks->n;
+      pg->ranks = etsim_arena_alloc(&c->arena, (no ? no : 1) * sizeof(int64_t));
+      if (!pg->ranks)
+        goto nomem;
+      for (size_t k = 0; k < no; k++)
+        pg->ranks[pg->n_ranks++] = strtoll(ranks->u.items[2 * k].u.s, NULL, 10);
+    }
+    if (!pg->name)
+      goto nomem;
+    c->n_pgs++;
+  }
+  ptv_parser_free(&pp);
+  return 0;
+nomem:
+  ptv_parser_free(&pp);
+  return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+}
+
+static const char *pg_by_backend(const ptc_t *c, int64_t backend) {
+  for (size_t i = 0; i < c->n_pgs; i++)
+    if (c->pgs[i].backend_id == backend && backend >= 0)
+      return c->pgs[i].name;
+  return NULL;
+}
+
+/* --------------------------------------------------------- host nodes */
+
+/* The attributes the converter reads, found in one pass over the node's
+ * attrs list (or, in the 1.0.1 layout, its top-level keys). */
+enum {
+  A_RF_ID, A_FW_PARENT, A_SEQ_ID, A_SCOPE, A_TID, A_FW_TID, A_OP_SCHEMA,
+  A_KERNEL_BACKEND, A_COLLECTIVE_NAME, A_PG_NAME, A_GLOBAL_RANK_START,
+  A_GLOBAL_RANK_STRIDE, A_COUNT
+};
+static const char *const attr_names[A_COUNT] = {
+    "rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid", "op_schema",
+    "kernel_backend", "collective_name", "pg_name", "global_rank_start",
+    "global_rank_stride"};
+
+typedef struct nodeview {
+  const ptv_t *in_values, *in_shapes, *in_types;
+  const ptv_t *out_values, *out_shapes, *out_types;
+  const ptv_t *a[A_COUNT];
+  int legacy;
+} nodeview_t;
+
+static void attr_note(nodeview_t *v, const char *name, const ptv_t *val) {
+  for (int k = 0; k < A_COUNT; k++)
+    if (name[0] == attr_names[k][0] && strcmp(name, attr_names[k]) == 0) {
+      if (!v->a[k])
+        v->a[k] = val;
+      return;
+    }
+}
+
+static void attr_collect(nodeview_t *v, const ptv_t *node, const ptv_t *attrs) {
+  if (v->legacy) {
+    for (uint32_t i = 0; i < node->n; i++)
+      attr_note(v, node->u.items[2 * i].u.s, &node->u.items[2 * i + 1]);
+    return;
+  }
+  for (size_t i = 0; i < ptv_arr_len(attrs); i++) {
+    const ptv_t *a = ptv_at(attrs, i);
+    const char *nm = ptv_str(ptv_get(a, "name"));
+    if (nm)
+      attr_note(v, nm, ptv_get(a, "value"));
+  }
+}
+
+static const ptv_t *attr_get(const nodeview_t *v, int which) {
+  return v->a[which];
+}
+
+/* Communication facts of a record_param_comms / nccl:* node. */
+static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v,
+                      const char *name) {
+  const ptv_t *cn = attr_get(v, A_COLLECTIVE_NAME);
+  const ptv_t *pg = attr_get(v, A_PG_NAME);
+  size_t n = ptv_arr_len(v->in_values), i = 0;
+  const char *coll_name = ptv_is_str(cn) ? ptv_str(cn) : NULL;
+  e->seq = -1;
+  e->rank_arg = -1;
+  e->grs = jint(attr_get(v, A_GLOBAL_RANK_START), -1);
+  e->grstride = jint(attr_get(v, A_GLOBAL_RANK_STRIDE), -1);
+  if (strcmp(name, "record_param_comms") == 0) {
+    /* [tensors?, seq | [seq, isP2P], pg, rank, coll_name, ...] */
+    while (i < n) {
+      const ptv_t *t = ptv_at(v->in_types, i);
+      if (ptv_is_str(t) && strstr(ptv_str(t), "Tensor"))
+        i++;
+      else
+        break;
+    }
+    const ptv_t *x = ptv_at(v->in_values, i);
+    if (ptv_is_arr(x))
+      x = ptv_at(x, 0);
+    e->seq = jint(x, -1);
+    x = ptv_at(v->in_values, i + 1);
+    if (!ptv_is_str(pg)) {
+      if (ptv_is_arr(x) && ptv_is_str(ptv_at(x, 0)))
+        pg = ptv_at(x, 0);
+      else if (ptv_is_int(x))
+        e->backend_id = ptv_i(x); /* named once all groups are read */
+    }
+    e->rank_arg = jint(ptv_at(v->in_values, i + 2), -1);
+    x = ptv_at(v->in_values, i + 3);
+    if (!coll_name && ptv_is_str(x))
+      coll_name = ptv_str(x);
+  } else if (starts_with(name, "nccl:")) {
+    coll_name = name + 5;
+  }
+  if (ptv_is_str(pg) && !e->pg_name) {
+    e->pg_name = arena_str(c, ptv_str(pg));
+    if (!e->pg_name)
+      return ETSIM_ENOMEM;
+  }
+  e->coll_name = arena_str(c, coll_name ? coll_name : "");
+  if (!e->coll_name)
+    return ETSIM_ENOMEM;
+  e->kind = coll_name ? ptc_comm_kind(coll_name, &e->coll) : PTC_UNKNOWN;
+  return 0;
+}
+
+/* Record id -> idx: 1 inserted, 0 present (*old set), or ETSIM_ENOMEM. */
+static int id_put(ptc_t *c, uint64_t id, uint32_t idx, uint32_t *old) {
+  if (id >= PTC_DIRECT_IDS)
+    return etsim_u64map_put(&c->by_id, id, idx, old);
+  if (id >= c->id_cap) {
+    size_t cap = c->id_cap;
+    if (etsim_grow((void **)&c->id_tab, &cap, (size_t)id + 1, sizeof *c->id_tab))
+      return ETSIM_ENOMEM;
+    memset(c->id_tab + c->id_cap, 0, (cap - c->id_cap) * sizeof *c->id_tab);
+    c->id_cap = cap;
+  }
+  if (c->id_tab[id]) {
+    *old = c->id_tab[id] - 1;
+    return 0;
+  }
+  c->id_tab[id] = idx + 1;
+  return 1;
+}
+
+static int fail_node(ptc_t *c, const ptj_loc_t *loc, uint64_t index,
+                     int have_id, uint64_t id, etsim_error_t *err,
+                     const char *fmt, const char *what) {
+  char idtxt[64];
+  if (have_id)
+    snprintf(idtxt, sizeof idtxt, "node id %" PRIu64, id);
+  else
+    snprintf(idtxt, sizeof idtxt, "nodes[%" PRIu64 "]", index);
+  char msg[400];
+  snprintf(msg, sizeof msg, fmt, what);
+  return etsim_error_set(err, ETSIM_EFORMAT, "%s:%" PRIu64 ":%" PRIu64 ": %s: %s",
+                         c->host_path, loc->line, loc->col, idtxt, msg);
+}
+
+/* The parts of a node element both passes read: id, name, caller, and
+ * the view of its inputs, outputs and attributes (checked). */
+static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
+                     const ptj_loc_t *loc, nodeview_t *vout, uint64_t *out_id,
+                     const char **out_name, const ptv_t **out_par,
+                     etsim_error_t *err) {
+  if (!ptv_is_obj(n))
+    return fail_node(c, loc, index, 0, 0, err, "%s",
+                     "is not a JSON object");
+  const ptv_t *jid = ptv_get(n, "id");
+  if (!ptv_is_int(jid) || ptv_i(jid) < 0)
+    return fail_node(c, loc, index, 0, 0, err, "%s",
+                     "missing or non-integer 'id'");
+  uint64_t id = (uint64_t)ptv_i(jid);
+  const ptv_t *jname = ptv_get(n, "name");
+  if (!ptv_is_str(jname))
+    return fail_node(c, loc, index, 1, id, err, "%s",
+                     "missing or non-string 'name'");
+  const char *name = ptv_str(jname);
+  nodeview_t v = {0};
+  const ptv_t *jpar = ptv_get(n, "ctrl_deps");
+  if (!jpar && ptv_get(n, "parent")) {
+    v.legacy = 1;
+    jpar = ptv_get(n, "parent");
+  }
+  if (jpar && !ptv_is_int(jpar) && !ptv_is_null(jpar))
+    return fail_node(c, loc, index, 1, id, err, "'%s' is not an integer",
+                     v.legacy ? "parent" : "ctrl_deps");
+  if (v.legacy) {
+    attr_collect(&v, n, NULL);
+    v.in_values = ptv_get(n, "inputs");
+    v.in_shapes = ptv_get(n, "input_shapes");
+    v.in_types = ptv_get(n, "input_types");
+    v.out_values = ptv_get(n, "outputs");
+    v.out_shapes = ptv_get(n, "output_shapes");
+    v.out_types = ptv_get(n, "output_types");
+  } else {
+    const ptv_t *in = ptv_get(n, "inputs");
+    const ptv_t *out = ptv_get(n, "outputs");
+    if (in && !ptv_is_obj(in))
+      return fail_node(c, loc, index, 1, id, err, "%s",
+                       "'inputs' is not an object {values, shapes, types} "
+                       "(schema 1.0.1 traces have 'parent' next to a list)");
+    const ptv_t *attrs = ptv_get(n, "attrs");
+    if (attrs && !ptv_is_arr(attrs))
+      return fail_node(c, loc, index, 1, id, err, "%s",
+                       "'attrs' is not a list");
+    attr_collect(&v, n, attrs);
+    v.in_values = ptv_get(in, "values");
+    v.in_shapes = ptv_get(in, "shapes");
+    v.in_types = ptv_get(in, "types");
+    v.out_values = ptv_get(out, "values");
+    v.out_shapes = ptv_get(out, "shapes");
+    v.out_types = ptv_get(out, "types");
+  }
+  if ((v.in_values && !ptv_is_arr(v.in_values)) ||
+      (v.in_types && !ptv_is_arr(v.in_types)) ||
+      (v.out_values && !ptv_is_arr(v.out_values)) ||
+      (v.out_types && !ptv_is_arr(v.out_types)))
+    return fail_node(c, loc, index, 1, id, err, "%s",
+                     "input/output values or types are not lists");
+  *vout = v;
+  *out_id = id;
+  *out_name = name;
+  *out_par = jpar;
+  return 0;
+}
+
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
+                     const nodeview_t *v, const char *name);
+
+static int on_host_node(void *user, const ptv_t *n, uint64_t index,
+                        const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  nodeview_t v;
+  uint64_t id;
+  const char *name;
+  const ptv_t *jpar;
+  int rc0 = node_view(c, n, index, loc, &v, &id, &name, &jpar, err);
+  if (rc0)
+    return rc0;
+  if (v.legacy)
+    c->n_legacy++;
+
+  /* The record. */
+  if (etsim_grow((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1,
+                 sizeof *c->nodes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  uint32_t idx = (uint32_t)c->n_nodes;
+  uint32_t prev;
+  int put = id_put(c, id, idx, &prev);
+  if (put < 0)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (put == 0)
+    return fail_node(c, loc, index, 1, id, err, "%s",
+                     "the id repeats an earlier node's (ids must be unique)");
+  ptc_node_t *h = &c->nodes[c->n_nodes++];
+  memset(h, 0, sizeof *h);
+  h->id = id;
+  h->ext = UINT32_MAX;
+  if (jpar && ptv_is_int(jpar)) {
+    h->parent = (uint64_t)ptv_i(jpar);
+    if (h->parent != id)
+      h->flags |= PTC_F_HAS_PARENT;
+  }
+  int rc = intern(c, name, &h->name);
+  if (rc)
+    return etsim_error_set(err, rc, "out of memory");
+  h->rf_id = jint(attr_get(&v, A_RF_ID), -1);
+
+  const ptv_t *os = attr_get(&v, A_OP_SCHEMA);
+  const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
+  const ptv_t *kb = attr_get(&v, A_KERNEL_BACKEND);
+  int triton = ptv_is_str(kb) && strcmp(ptv_str(kb), "triton") == 0;
+  /* Times written by chakra_trace_link (ET+), used when Kineto is absent. */
+  const ptv_t *hts = ptv_get(n, "ts");
+  const ptv_t *hdur = ptv_get(n, "inclusive_dur");
+  int timed = ptv_is_num(hts) && ptv_is_num(hdur);
+  if (timed)
+    h->flags |= PTC_F_TIMED;
+
+  /* A GPU node added by chakra_trace_link (ET+): a kernel of its caller. */
+  const ptv_t *cat = ptv_get(n, "cat");
+  if (ptv_is_str(cat)) {
+    if (etsim_grow((void **)&c->evs, &c->cap_evs, c->n_evs + 1, sizeof *c->evs))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    ptk_ev_t *g = &c->evs[c->n_evs++];
+    memset(g, 0, sizeof *g);
+    g->cls = PTK_GPU;
+    g->name = h->name;
+    g->ts_ns = ptv_is_num(hts) ? ptc_us_to_ns(hts) : 0;
+    g->dur_ns = ptv_is_num(hdur) ? ptc_us_to_ns(hdur) : 0;
+    g->stream = jint(ptv_get(n, "stream"), 0);
+    g->corr = -1;
+    g->parent = g->op = UINT32_MAX;
+    g->host = UINT32_MAX; /* the caller's index, settled after reading */
+    g->key = (int64_t)h->parent;
+    g->node_id = id;
+    h->flags |= PTC_F_KNOWN | PTC_F_INSIDE; /* never converted itself */
+    return 0;
+  }
+
+  int rpc = strcmp(name, "record_param_comms") == 0;
+  int nccl = starts_with(name, "nccl:");
+  if (strstr(name, "process_group:init"))
+    h->flags |= PTC_F_PGINIT;
+  if (starts_with(name, "ProfilerStep#"))
+    c->host_profiler_steps++;
+  if (rpc || nccl || triton || (op_schema[0] && !starts_with(name, "c10d::")))
+    h->flags |= PTC_F_OPLIKE;
+  if (rpc || nccl)
+    h->flags |= PTC_F_COMM;
+
+  /* Is it under an operator?  Known when the caller was already seen. */
+  int known = 0, inside = 0;
+  if (!(h->flags & PTC_F_HAS_PARENT)) {
+    known = 1;
+  } else {
+    uint32_t pi;
+    if (ptc_find(c, h->parent, &pi) &&
+        (c->nodes[pi].flags & PTC_F_KNOWN)) {
+      known = 1;
+      const ptc_node_t *p = &c->nodes[pi];
+      inside = (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE)) != 0;
+    }
+  }
+  if (known)
+    h->flags |= PTC_F_KNOWN | (inside ? PTC_F_INSIDE : 0);
+  if (h->flags & PTC_F_PGINIT) {
+    rc = parse_pg_init(c, v.in_values, loc, id, err);
+    if (rc)
+      return rc;
+  }
+  if ((h->flags & PTC_F_OPLIKE) && !known && !(h->flags & PTC_F_PGINIT)) {
+    /* The caller comes later (PyTorch writes a node when it completes):
+     * settled after reading, and read again if it is converted. */
+    h->flags |= PTC_F_DEFER;
+    if (loc->length < UINT32_MAX) {
+      if (etsim_grow((void **)&c->defer, &c->cap_defer, c->n_defer + 1,
+                     sizeof *c->defer))
+        return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      struct ptc_defer *d = &c->defer[c->n_defer++];
+      d->node = (uint32_t)(h - c->nodes);
+      d->len = (uint32_t)loc->length;
+      d->off = loc->offset;
+    }
+    return 0;
+  }
+  if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside))
+    return 0;
+  if ((rc = build_ext(c, h, n, &v, name)))
+    return etsim_error_set(err, rc, "out of memory");
+  return 0;
+}
+
+/* Keep what the output needs of a converted node. */
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
+                     const nodeview_t *v, const char *name) {
+  etsim_error_t *err = NULL;
+  const ptv_t *os = attr_get(v, A_OP_SCHEMA);
+  const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
+  const ptv_t *hts = ptv_get(n, "ts");
+  const ptv_t *hdur = ptv_get(n, "inclusive_dur");
+  int timed = ptv_is_num(hts) && ptv_is_num(hdur);
+  if (etsim_grow((void **)&c->exts, &c->cap_exts, c->n_exts + 1,
+                 sizeof *c->exts))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  ptc_ext_t *e = &c->exts[c->n_exts];
+  memset(e, 0, sizeof *e);
+  h->ext = (uint32_t)c->n_exts++;
+  e->fw_parent = jint(attr_get(v, A_FW_PARENT), 0);
+  e->seq_id = jint(attr_get(v, A_SEQ_ID), -1);
+  e->scope = jint(attr_get(v, A_SCOPE), 0);
+  e->tid = jint(attr_get(v, A_TID), 0);
+  e->fw_tid = jint(attr_get(v, A_FW_TID), 0);
+  e->itd = jint(ptv_get(n, "inter_thread_dep"), -1);
+  if (timed) {
+    e->ts_ns = ptc_us_to_ns(hts);
+    e->dur_ns = ptc_us_to_ns(hdur);
+  }
+  e->op_schema = arena_str(c, op_schema);
+  e->in_values = arena_repr(c, v->in_values);
+  e->in_shapes = arena_repr(c, v->in_shapes);
+  e->in_types = arena_repr(c, v->in_types);
+  e->out_values = arena_repr(c, v->out_values);
+  e->out_shapes = arena_repr(c, v->out_shapes);
+  e->out_types = arena_repr(c, v->out_types);
+  if (!e->op_schema || !e->in_values || !e->in_shapes || !e->in_types ||
+      !e->out_values || !e->out_shapes || !e->out_types)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  e->backend_id = -1;
+  e->tin_off = (uint32_t)c->n_tkeys;
+  uint64_t in_bytes = 0, out_bytes = 0;
+  if (io_tensors(c, v->in_values, v->in_types, &in_bytes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  e->tin_n = (uint32_t)(c->n_tkeys - e->tin_off);
+  e->tout_off = (uint32_t)c->n_tkeys;
+  if (io_tensors(c, v->out_values, v->out_types, &out_bytes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  e->tout_n = (uint32_t)(c->n_tkeys - e->tout_off);
+  e->comm_bytes = in_bytes;
+  if (h->flags & PTC_F_COMM) {
+    if (comm_facts(c, e, v, name))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+/* Pass 2: the converted nodes whose caller came after them. */
+static int on_host_node2(void *user, const ptv_t *n, uint64_t index,
+                         const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  nodeview_t v;
+  uint64_t id;
+  const char *name;
+  const ptv_t *jpar;
+  int rc = node_view(c, n, index, loc, &v, &id, &name, &jpar, err);
+  if (rc)
+    return rc;
+  (void)jpar;
+  if (index >= c->n_nodes || c->nodes[index].id != id)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%" PRIu64 ":%" PRIu64 ": node id %" PRIu64
+                           ": the file changed while it was being read",
+                           c->host_path, loc->line, loc->col, id);
+  if ((rc = build_ext(c, &c->nodes[index], n, &v, name)))
+    return etsim_error_set(err, rc, "out of memory");
+  return 0;
+}
+
+
+
+static int on_host_member(void *user, const char *key, const ptv_t *v,
+                          const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  (void)loc;
+  (void)err;
+  if (strcmp(key, "schema") == 0 && ptv_is_str(v)) {
+    snprintf(c->schema, sizeof c->schema, "%s", ptv_str(v));
+    c->have_schema = 1;
+  } else if (strcmp(key, "pid") == 0) {
+    c->pid = (uint64_t)jint(v, 0);
+  } else if (strcmp(key, "time") == 0 && ptv_is_str(v)) {
+    snprintf(c->time, sizeof c->time, "%s", ptv_str(v));
+  } else if (strcmp(key, "start_ts") == 0) {
+    c->start_ts = (uint64_t)jint(v, 0);
+  } else if (strcmp(key, "finish_ts") == 0) {
+    c->finish_ts = (uint64_t)jint(v, 0);
+  }
+  return 0;
+}
+
+/* Schema check: known versions pass; others are read as the closest known
+ * one with a warning. */
+static void check_schema(ptc_t *c, etsim_convpt_summary_t *s) {
+  static const int known[][3] = {{1, 0, 1}, {1, 0, 2}, {1, 0, 3}, {1, 0, 4},
+                                 {1, 1, 0}, {1, 1, 1}};
+  snprintf(s->schema, sizeof s->schema, "%s", c->schema);
+  if (!c->have_schema) {
+    etsim_warn("%s: no 'schema' member; reading nodes by their shape",
+               c->host_path);
+    s->schema_guessed = 1;
+    return;
+  }
+  int a, b, d;
+  if (sscanf(c->schema, "%d.%d.%d", &a, &b, &d) != 3) {
+    etsim_warn("%s: schema '%s' is not a version number; reading nodes by "
+               "their shape",
+               c->host_path, c->schema);
+    s->schema_guessed = 1;
+    return;
+  }
+  long want = a * 10000L + b * 100L + d, best = -1, bestd = 0;
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+    long k = known[i][0] * 10000L + known[i][1] * 100L + known[i][2];
+    long dist = labs(k - want);
+    if (best < 0 || dist < bestd) {
+      best = k;
+      bestd = dist;
+    }
+  }
+  if (bestd != 0) {
+    etsim_warn("%s: unknown schema version '%s'; reading it as the closest "
+               "known, %ld.%ld.%ld",
+               c->host_path, c->schema, best / 10000, best / 100 % 100,
+               best % 100);
+    s->schema_guessed = 1;
+  }
+}
+
+/* -------------------------------------------------------- tree resolve */
+
+/* Settle INSIDE for nodes whose caller came later in the file, then mark
+ * what is converted and find each node's converted top-level operator. */
+static int resolve_tree(ptc_t *c, etsim_convpt_summary_t *s) {
+  size_t n = c->n_nodes;
+  for (size_t i = 0; i < n; i++) {
+    ptc_node_t *h = &c->nodes[i];
+    if (h->flags & PTC_F_HAS_PARENT) {
+      uint32_t pi;
+      if (!ptc_find(c, h->parent, &pi)) {
+        s->orphans++;
+        h->flags &= ~(uint32_t)PTC_F_HAS_PARENT;
+        h->flags |= PTC_F_KNOWN;
+        h->flags &= ~(uint32_t)PTC_F_INSIDE;
+      }
+    }
+  }
+  /* Iterative: climb to the first known ancestor, then settle the path. */
+  uint32_t *path = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (c->nodes[i].flags & PTC_F_KNOWN)
+      continue;
+    size_t np = 0;
+    uint32_t cur = (uint32_t)i;
+    while (!(c->nodes[cur].flags & PTC_F_KNOWN)) {
+      if (np >= n) { /* a caller cycle: break it here */
+        c->nodes[cur].flags |= PTC_F_KNOWN;
+        c->nodes[cur].flags &= ~(uint32_t)PTC_F_INSIDE;
+        s->orphans++;
+        break;
+      }
+      if (etsim_grow((void **)&path, &cap, np + 1, sizeof *path)) {
+        etsim_free(path);
+        return ETSIM_ENOMEM;
+      }
+      path[np++] = cur;
+      uint32_t pi = 0;
+      ptc_find(c, c->nodes[cur].parent, &pi);
+      cur = pi;
+    }
+    while (np > 0) {
+      ptc_node_t *h = &c->nodes[path[--np]];
+      uint32_t pi = 0;
+      ptc_find(c, h->parent, &pi);
+      const ptc_node_t *p = &c->nodes[pi];
+      h->flags |= PTC_F_KNOWN;
+      if (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE))
+        h->flags |= PTC_F_INSIDE;
+    }
+  }
+  etsim_free(path);
+  for (size_t i = 0; i < n; i++) {
+    ptc_node_t *h = &c->nodes[i];
+    if ((h->flags & PTC_F_PGINIT) ||
+        ((h->flags & PTC_F_OPLIKE) && !(h->flags & PTC_F_INSIDE)))
+      h->flags |= PTC_F_EMIT;
+  }
+  return 0;
+}
+
+typedef struct idpair {
+  uint64_t id;
+  uint32_t idx;
+} idpair_t;
+
+static int cmp_idpair(const void *a, const void *b) {
+  const idpair_t *x = a, *y = b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The converted operator a node belongs to (itself, or its outermost
+ * operator ancestor), or UINT32_MAX. */
+uint32_t ptc_top_op(ptc_t *c, uint32_t i) {
+  for (int guard = 0; guard < 1 << 20; guard++) {
+    const ptc_node_t *h = &c->nodes[i];
+    if (h->flags & PTC_F_EMIT)
+      return i;
+    if (!(h->flags & PTC_F_INSIDE) || !(h->flags & PTC_F_HAS_PARENT))
+      return UINT32_MAX;
+    uint32_t pi;
+    if (!ptc_find(c, h->parent, &pi))
+      return UINT32_MAX;
+    i = pi;
+  }
+  return UINT32_MAX;
+}
+
+/* ---------------------------------------------------------- the driver */
+
+void ptc_free(ptc_t *c) {
+  etsim_free(c->nodes);
+  etsim_free(c->exts);
+  etsim_free(c->tkeys);
+  etsim_free(c->pgs);
+  etsim_free(c->ops);
+  etsim_free(c->defer);
+  etsim_free(c->op_pos);
+  etsim_u64map_free(&c->by_id);
+  etsim_free(c->id_tab);
+  etsim_intern_free(&c->names);
+  etsim_arena_free(&c->arena);
+  ptr_free(&c->tmp);
+  ptk_free(c);
+}
+
+/* Pass 2 on a plain file: read back just the deferred nodes that are
+ * converted, from the offsets noted in pass 1. */
+static int reread_plain(ptc_t *c, etsim_error_t *err) {
+  int fd = open(c->host_path, O_RDONLY);
+  if (fd < 0)
+    return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", c->host_path,
+                           strerror(errno));
+  ptv_parser_t pp;
+  ptv_parser_init(&pp);
+  char *buf = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  for (size_t k = 0; k < c->n_defer && !rc; k++) {
+    const struct ptc_defer *d = &c->defer[k];
+    if (!(c->nodes[d->node].flags & PTC_F_EMIT) ||
+        c->nodes[d->node].ext != UINT32_MAX)
+      continue;
+    if ((size_t)d->len + 1 > cap &&
+        etsim_grow((void **)&buf, &cap, (size_t)d->len + 1, 1)) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      break;
+    }
+    if ((rc = ptj_pread(c->host_path, fd, d->off, d->len, buf, err)))
+      break;
+    ptv_t v;
+    size_t epos;
+    const char *what;
+    if ((rc = ptv_parse(&pp, buf, d->len, &v, &epos, &what))) {
+      rc = etsim_error_set(err, rc == ETSIM_ENOMEM ? rc : ETSIM_EFORMAT,
+                           "%s: offset %llu: node changed since it was read",
+                           c->host_path, (unsigned long long)d->off);
+      break;
+    }
+    ptj_loc_t loc = {0, 0, d->off, d->len};
+    rc = on_host_node2(c, &v, d->node, &loc, err);
+  }
+  etsim_free(buf);
+  ptv_parser_free(&pp);
+  close(fd);
+  return rc;
+}
+
+static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
+  int found = 0;
+  uint64_t bytes = 0;
+  int rc = ptj_stream(c->host_path, "nodes", on_host_member, on_host_node, c,
+                      NULL, &bytes, &found, err);
+  if (rc)
+    return rc;
+  c->host_bytes = bytes;
+  if (!found)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: no 'nodes' list: not a PyTorch execution trace",
+                           c->host_path);
+  check_schema(c, s);
+  s->legacy = c->n_legacy > 0;
+  s->host_nodes = c->n_nodes;
+  s->process_groups = c->n_pgs;
+  if ((rc = resolve_tree(c, s)))
+    return etsim_error_set(err, rc, "out of memory");
+  /* Pass 2 reads again only the converted nodes read before their caller
+   * (most of them: PyTorch writes a node when it completes, after its
+   * callees); everything else is skipped without being parsed. */
+  uint8_t *want = etsim_calloc(c->n_nodes / 8 + 1, 1);
+  if (!want)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  size_t n_want = 0;
+  for (size_t i = 0; i < c->n_nodes; i++)
+    if ((c->nodes[i].flags & PTC_F_EMIT) && c->nodes[i].ext == UINT32_MAX) {
+      want[i / 8] |= (uint8_t)(1u << (i % 8));
+      n_want++;
+    }
+  if (n_want && !ptj_is_gzip(c->host_path) && c->n_defer) {
+    rc = reread_plain(c, err); /* only the wanted bytes */
+  } else if (n_want) {
+    ptj_want_t w = {want, c->n_nodes};
+    rc = ptj_stream(c->host_path, "nodes", NULL, on_host_node2, c, &w, NULL,
+                    NULL, err);
+  }
+  etsim_free(want);
+  if (rc)
+    return rc;
+  for (size_t i = 0; i < c->n_nodes; i++)
+    if ((c->nodes[i].flags & PTC_F_EMIT) && c->nodes[i].ext == UINT32_MAX)
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: node id %" PRIu64 " vanished on the second "
+                             "read (the file changed?)",
+                             c->host_path, c->nodes[i].id);
+  for (size_t k = 0; k < c->n_exts; k++) {
+    ptc_ext_t *e = &c->exts[k];
+    if (!e->pg_name && e->backend_id >= 0)
+      e->pg_name = pg_by_backend(c, e->backend_id);
+  }
+  /* Converted nodes in id order. */
+  size_t n_emit = 0;
+  for (size_t i = 0; i < c->n_nodes; i++)
+    n_emit += (c->nodes[i].flags & PTC_F_EMIT) != 0;
+  idpair_t *pairs = etsim_malloc((n_emit ? n_emit : 1) * sizeof *pairs);
+  c->ops = etsim_malloc((n_emit ? n_emit : 1) * sizeof *c->ops);
+  if (!pairs || !c->ops) {
+    etsim_free(pairs);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < c->n_nodes; i++)
+    if (c->nodes[i].flags & PTC_F_EMIT) {
+      pairs[c->n_ops].id = c->nodes[i].id;
+      pairs[c->n_ops++].idx = (uint32_t)i;
+    }
+  qsort(pairs, c->n_ops, sizeof *pairs, cmp_idpair);
+  for (size_t k = 0; k < c->n_ops; k++)
+    c->ops[k] = pairs[k].idx;
+  etsim_free(pairs);
+  c->op_pos = etsim_malloc((c->n_nodes ? c->n_nodes : 1) * sizeof *c->op_pos);
+  if (!c->op_pos)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < c->n_nodes; i++)
+    c->op_pos[i] = UINT32_MAX;
+  for (size_t k = 0; k < c->n_ops; k++)
+    c->op_pos[c->ops[k]] = (uint32_t)k;
+  for (size_t i = 0; i < c->n_nodes; i++)
+    if (c->nodes[i].id > c->max_id)
+      c->max_id = c->nodes[i].id;
+  /* ET+ GPU nodes: find their callers now that every node is known. */
+  for (size_t i = 0; i < c->n_evs; i++) {
+    uint32_t pi;
+    if (ptc_find(c, (uint64_t)c->evs[i].key, &pi))
+      c->evs[i].host = pi;
+  }
+  return 0;
+}
+
+/* Infer the rank from the first communication record that names its own
+ * rank in the group (not broadcast roots or p2p peers). */
+static int64_t infer_rank(const ptc_t *c) {
+  for (size_t k = 0; k < c->n_ops; k++) {
+    const ptc_node_t *h = &c->nodes[c->ops[k]];
+    if (!(h->flags & PTC_F_COMM) || h->ext == UINT32_MAX)
+      continue;
+    const ptc_ext_t *e = &c->exts[h->ext];
+    int own = e->kind == PTC_WAIT ||
+              (e->kind == PTC_COLL && e->coll != ETSIM_COLL_BROADCAST &&
+               e->coll != ETSIM_COLL_REDUCE && e->coll != ETSIM_COLL_GATHER &&
+               e->coll != ETSIM_COLL_SCATTER);
+    if (!own || e->rank_arg < 0)
+      continue;
+    if (e->grs >= 0 && e->grstride > 0)
+      return e->grs + e->grstride * e->rank_arg;
+    return e->rank_arg;
+  }
+  return -1;
+}
+
+static int ends_with(const char *s, const char *t) {
+  size_t a = strlen(s), b = strlen(t);
+  return a >= b && strcmp(s + a - b, t) == 0;
+}
+
+int etsim_convpt_convert(const char *host_path, const char *out,
+                         const etsim_convpt_opts_t *opts,
+                         etsim_convpt_summary_t *sum, etsim_error_t *err) {
+  etsim_convpt_opts_t dflt = {0};
+  dflt.rank = -1;
+  if (!opts)
+    opts = &dflt;
+  etsim_convpt_summary_t local;
+  etsim_convpt_summary_t *s = sum ? sum : &local;
+  memset(s, 0, sizeof *s);
+  ptc_t c;
+  memset(&c, 0, sizeof c);
+  c.host_path = host_path;
+  etsim_u64map_init(&c.by_id);
+  etsim_arena_init(&c.arena, 1 << 20);
+  int rc = etsim_intern_init(&c.names);
+  if (rc) {
+    etsim_intern_free(&c.names); /* safe on a half-made interner */
+    etsim_arena_free(&c.arena);
+    return etsim_error_set(err, rc, "out of memory");
+  }
+  if ((rc = read_host(&c, s, err)))
+    goto done;
+  if (opts->kineto_path) {
+    if ((rc = ptk_read(&c, opts->kineto_path, s, err)))
+      goto done;
+  } else if ((rc = ptk_host_gpu(&c, s))) {
+    rc = etsim_error_set(err, rc, "out of memory");
+    goto done;
+  }
+  int64_t rank = opts->rank;
+  if (rank < 0) {
+    rank = infer_rank(&c);
+    if (rank < 0)
+      rank = 0;
+  }
+  s->rank = rank;
+  c.rank = rank;
+  /* Output names. */
+  char path[1024], groups[1024];
+  if (strcmp(out, "-") == 0 || ends_with(out, ".et") || ends_with(out, ".et.gz"))
+    snprintf(path, sizeof path, "%s", out);
+  else
+    snprintf(path, sizeof path, "%s.%" PRId64 ".et%s", out, rank,
+             (opts->write_flags & ETSIM_ET_WRITE_GZIP) ? ".gz" : "");
+  if (opts->groups_path) {
+    snprintf(groups, sizeof groups, "%s", opts->groups_path);
+  } else if (strcmp(out, "-") == 0) {
+    groups[0] = '\0'; /* the trace goes to stdout: no group file unless named */
+  } else {
+    size_t n = strlen(out);
+    if (ends_with(out, ".et.gz"))
+      n -= 6;
+    else if (ends_with(out, ".et"))
+      n -= 3;
+    snprintf(groups, sizeof groups, "%.*s.comm_groups.json", (int)n, out);
+  }
+  snprintf(s->out_path, sizeof s->out_path, "%s", path);
+  rc = ptc_write(&c, path, groups, opts->write_flags, s, err);
+done:
+  ptc_free(&c);
+  return rc;
+}

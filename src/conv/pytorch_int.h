@@ -1,0 +1,161 @@
+/*
+ * pytorch_int.h — private furniture of the PyTorch converter.
+ *
+ * ptj_*: a streaming reader for the shape both PyTorch traces have, one
+ * top-level object whose big member is an array ("nodes" in the host
+ * trace, "traceEvents" in Kineto).  The top level is scanned by hand; each
+ * member value, and each element of the big array, is cut out of the byte
+ * stream (a string-aware bracket match) and parsed on its own (ptv_*), so
+ * only one element is ever in memory as a tree.  Locations are tracked
+ * as byte offsets and turned into line:column only when needed.
+ *
+ * ptr_*: Python repr() of JSON values, the text Chakra's converter stores
+ * in IOInfo (single-quoted strings, True/False/None), which ASTRA-sim
+ * relies on for the process-group METADATA node.
+ */
+#ifndef ETSIM_CONV_PYTORCH_INT_H
+#define ETSIM_CONV_PYTORCH_INT_H
+
+#include "etsim/base.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A parsed JSON value (one element of the big array, or one member).
+ * Strings are decoded in place in the read buffer and NUL-terminated;
+ * arrays and objects point into an arena reset for every element, so a
+ * value is valid only during the callback that receives it.  Objects keep
+ * their members in file order as key/value pairs (items[2k] is the key).
+ */
+typedef enum {
+  PTV_NULL = 0,
+  PTV_FALSE,
+  PTV_TRUE,
+  PTV_INT,
+  PTV_REAL,
+  PTV_STR,
+  PTV_ARR,
+  PTV_OBJ
+} ptv_type_t;
+
+typedef struct ptv {
+  uint32_t t; /* ptv_type_t */
+  uint32_t n; /* string bytes, array items, object members */
+  union {
+    int64_t i;
+    double d;
+    const char *s;
+    struct ptv *items;
+  } u;
+} ptv_t;
+
+static inline int ptv_is_int(const ptv_t *v) { return v && v->t == PTV_INT; }
+static inline int ptv_is_num(const ptv_t *v) {
+  return v && (v->t == PTV_INT || v->t == PTV_REAL);
+}
+static inline int ptv_is_str(const ptv_t *v) { return v && v->t == PTV_STR; }
+static inline int ptv_is_arr(const ptv_t *v) { return v && v->t == PTV_ARR; }
+static inline int ptv_is_obj(const ptv_t *v) { return v && v->t == PTV_OBJ; }
+static inline size_t ptv_len(const ptv_t *v) {
+  return v && (v->t == PTV_ARR || v->t == PTV_OBJ) ? v->n : 0;
+}
+/* Item i of an array, or NULL. */
+static inline const ptv_t *ptv_at(const ptv_t *v, size_t i) {
+  return ptv_is_arr(v) && i < v->n ? &v->u.items[i] : NULL;
+}
+static inline const char *ptv_str(const ptv_t *v) {
+  return ptv_is_str(v) ? v->u.s : NULL;
+}
+static inline int ptv_is_real(const ptv_t *v) { return v && v->t == PTV_REAL; }
+static inline int ptv_is_true(const ptv_t *v) { return v && v->t == PTV_TRUE; }
+static inline int ptv_is_false(const ptv_t *v) { return v && v->t == PTV_FALSE; }
+static inline int ptv_is_null(const ptv_t *v) { return v && v->t == PTV_NULL; }
+/* Value of an integer, 0 otherwise; of a real, 0.0 otherwise. */
+static inline int64_t ptv_i(const ptv_t *v) { return ptv_is_int(v) ? v->u.i : 0; }
+static inline double ptv_d(const ptv_t *v) {
+  return ptv_is_real(v) ? v->u.d : ptv_is_int(v) ? (double)v->u.i : 0.0;
+}
+/* Items of an array (0 for anything else). */
+static inline size_t ptv_arr_len(const ptv_t *v) { return ptv_is_arr(v) ? v->n : 0; }
+/* Member `key` of an object (the first, if repeated), or NULL. */
+const ptv_t *ptv_get(const ptv_t *obj, const char *key);
+/* Integer value of an integer / real / bool, else dflt. */
+int64_t ptv_int(const ptv_t *v, int64_t dflt);
+
+/* A parser's reusable storage. */
+typedef struct ptv_parser {
+  ptv_t *stack;
+  size_t n, cap;
+  etsim_arena_t arena;
+} ptv_parser_t;
+
+void ptv_parser_init(ptv_parser_t *p);
+void ptv_parser_free(ptv_parser_t *p);
+/*
+ * Parse one JSON value from s[0..len) (modified in place: strings are
+ * decoded there).  s[len] must be readable (a NUL).  Returns 0 with *out,
+ * or ETSIM_EFORMAT with *err_pos (byte offset) and *err_what set, or
+ * ETSIM_ENOMEM.  Trailing bytes after the value are an error.
+ */
+int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out,
+              size_t *err_pos, const char **err_what);
+
+/* Where a value starts: 1-based line and column, and byte offset. */
+typedef struct ptj_loc {
+  uint64_t line, col, offset;
+  uint64_t length; /* bytes of the value's text */
+} ptj_loc_t;
+
+/*
+ * Called for each top-level member except the streamed array, and for each
+ * element of the member named `array_key` (`index` counts from 0).  `v` is
+ * valid during the call only.  Return 0 to go on or a negative code (with
+ * err filled) to stop.
+ */
+typedef int (*ptj_member_fn)(void *user, const char *key, const ptv_t *v,
+                             const ptj_loc_t *loc, etsim_error_t *err);
+typedef int (*ptj_elem_fn)(void *user, const ptv_t *v, uint64_t index,
+                           const ptj_loc_t *loc, etsim_error_t *err);
+
+/*
+ * Stream `path` (plain or gzip).  Errors name the file and line:column:
+ * malformed JSON, a top level that is not an object, `array_key` not an
+ * array.  *out_bytes (may be NULL) gets the uncompressed size read.
+ * *out_found is set to 1 when the array member was present.
+ */
+typedef struct ptj_want {
+  const uint8_t *bits; /* element i is parsed when bit i is set */
+  uint64_t n;          /* bits available; later elements are skipped */
+} ptj_want_t;
+
+/* `want` NULL parses every element; otherwise only the wanted ones are
+ * parsed (the rest are only delimited, which is much cheaper).  With
+ * on_member NULL, member values are delimited, not parsed. */
+int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
+               ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
+               uint64_t *out_bytes, int *out_found, etsim_error_t *err);
+
+/* 1 when the file starts with the gzip magic, 0 otherwise (or unreadable). */
+int ptj_is_gzip(const char *path);
+/* Read bytes [off, off + len) of a plain file into buf (len + 1 bytes,
+ * NUL-terminated).  0 or ETSIM_EIO with err naming the file. */
+int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
+              etsim_error_t *err);
+
+/* Growable byte string (used for repr text and the group JSON). */
+typedef struct ptr_buf {
+  char *data;
+  size_t len, cap;
+} ptr_buf_t;
+
+int ptr_putn(ptr_buf_t *b, const char *s, size_t n);
+int ptr_puts(ptr_buf_t *b, const char *s);
+void ptr_reset(ptr_buf_t *b);
+void ptr_free(ptr_buf_t *b);
+/* Append repr(v) as Python would print the parsed JSON value. */
+int ptr_repr(ptr_buf_t *b, const ptv_t *v);
+/* Append s as a JSON string literal. */
+int ptr_json_str(ptr_buf_t *b, const char *s);
+
+#endif
