@@ -238,8 +238,11 @@ static int iteratable(etsim_coll_t *c, uint32_t si) {
   return 0;
 }
 
+static int dbt_run(etsim_coll_t *c, uint32_t si, int ev);
+
 static int on_general(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
+  if (s->dbt) return dbt_run(c, si, 1);
   s->free_packets++;
   int sent, rc;
   if (s->direct && CP(s)->type == ETSIM_COP_ALL_REDUCE && s->stream_count <= s->middle_point) {
@@ -255,13 +258,21 @@ static int on_general(etsim_coll_t *c, uint32_t si) {
 
 static int on_recv(etsim_coll_t *c, uint32_t si) {
   c->streams[si].total_received++;
+  if (c->streams[si].dbt) return dbt_run(c, si, 2);
   return insert_packet(c, si);
 }
 
 /* Set the algorithm state for the stream's current phase. */
+static void dbt_setup(stream_t *s);
+
 static void phase_setup(stream_t *s) {
   phase_t *p = CP(s);
   if (s->cu) return;
+  s->dbt = p->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE;
+  if (s->dbt) {
+    dbt_setup(s);
+    return;
+  }
   int64_t n = p->ring.n;
   s->direct = p->algo == ETSIM_ALGO_DIRECT || p->algo == ETSIM_ALGO_ONE_DIRECT;
   s->msg = p->type == ETSIM_COP_ALL_GATHER ? p->size : p->size / (uint64_t)n;
@@ -307,6 +318,7 @@ static int stream_init(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
   s->initialized = 1;
   if (s->cu) return custom_start(c, si);
+  if (s->dbt) return dbt_run(c, si, 0);
   int n = s->parallel_reduce;
   for (int i = 0; i < n; i++) {
     int rc = insert_packet(c, si);
@@ -431,6 +443,144 @@ static int proceed(etsim_coll_t *c, uint32_t si) {
     if ((rc = queue_fill(c, npu, prev_q))) return rc;
   }
   return queue_fill(c, npu, c->streams[si].cur_queue);
+}
+
+/* ------------------------------------------------------ double binary tree */
+
+/* ASTRA-sim's binary trees over n = 2^m NPUs of a dimension, numbered
+ * in order start + k*stride: a root (k = n-1 for the "max" tree, k = 0 for
+ * the "min" tree) above a perfect tree of the other n-1 positions.  The two
+ * trees alternate chunk by chunk.  Finds k's parent and children. */
+static void tree_links(uint32_t n, int root_min, uint32_t k, int64_t *par, int64_t *l, int64_t *r) {
+  uint32_t root = root_min ? 0 : n - 1;
+  uint32_t lo = root_min ? 1 : 0, hi = root_min ? n - 1 : n - 2;
+  *par = *l = *r = -1;
+  if (k == root) {
+    if (root_min) *r = (lo + hi) / 2;
+    else *l = (lo + hi) / 2;
+    return;
+  }
+  int64_t up = root;
+  for (;;) {
+    uint32_t mid = (lo + hi) / 2;
+    if (k == mid) {
+      *par = up;
+      if (lo < mid) *l = (lo + mid - 1) / 2;
+      if (mid < hi) *r = (mid + 1 + hi) / 2;
+      return;
+    }
+    up = mid;
+    if (k < mid) hi = mid - 1;
+    else lo = mid + 1;
+  }
+}
+
+enum { DBT_ROOT = 0, DBT_INTER, DBT_LEAF };
+enum { DS_BEGIN = 0, DS_SEND_PARENT, DS_WAIT_PARENT, DS_END, DS_WAIT_TWO, DS_WAIT_ONE,
+       DS_SEND_CHILDREN };
+enum { DE_INIT = 0, DE_GENERAL, DE_RECV };
+
+static int dbt_bundle(etsim_coll_t *c, uint32_t si, int processed) {
+  stream_t *s = &c->streams[si];
+  int64_t delay = c->cfg.endpoint_delay_ns;
+  if (processed) delay += reduce_ns(c, CP(s)->size);
+  return etsim_des_push(c->q, c->q->now_ps + delay * ETSIM_PS_PER_NS, ETSIM_COLL_EV_GENERAL, 0, si);
+}
+
+static void dbt_setup(stream_t *s) {
+  phase_t *p = CP(s);
+  uint32_t n = p->ring.n;
+  uint32_t k = (s->npu - p->tree_start) / p->tree_stride;
+  int64_t par, l, r;
+  tree_links(n, p->tree_min, k, &par, &l, &r);
+  s->dbt_parent = par < 0 ? NIL : p->tree_start + (uint32_t)par * p->tree_stride;
+  s->dbt_left = l < 0 ? NIL : p->tree_start + (uint32_t)l * p->tree_stride;
+  s->dbt_right = r < 0 ? NIL : p->tree_start + (uint32_t)r * p->tree_stride;
+  s->dbt_role = par < 0 ? DBT_ROOT : (l < 0 && r < 0) ? DBT_LEAF : DBT_INTER;
+  s->dbt_state = DS_BEGIN;
+  s->dbt_reductions = 0;
+  s->parallel_reduce = 1;
+}
+
+/* The per-role state machine of ASTRA-sim's DoubleBinaryTreeAllReduce:
+ * leaves send up and wait for the result; inner nodes reduce both children,
+ * send up, wait, and send down; the root reduces its child and sends the
+ * result back.  Every step pays the endpoint delay, reductions 3 passes. */
+static int dbt_run(etsim_coll_t *c, uint32_t si, int ev) {
+  stream_t *s = &c->streams[si];
+  uint64_t sz = CP(s)->size, tag = s->tag;
+  uint32_t me = s->npu;
+  int rc = 0;
+  switch (s->dbt_role) {
+  case DBT_LEAF:
+    if (s->dbt_state == DS_BEGIN) {
+      s->dbt_state = DS_SEND_PARENT;
+      return dbt_bundle(c, si, 0);
+    }
+    if (s->dbt_state == DS_SEND_PARENT) {
+      s->dbt_state = DS_WAIT_PARENT;
+      uint32_t par = s->dbt_parent;
+      if ((rc = post_send(c, me, par, sz, tag, 0))) return rc;
+      return post_recv(c, me, par, sz, tag, TOK_STREAM | si);
+    }
+    if (s->dbt_state == DS_WAIT_PARENT) {
+      s->dbt_state = DS_END;
+      return dbt_bundle(c, si, 0);
+    }
+    return proceed(c, si); /* DS_END */
+  case DBT_INTER:
+    if (s->dbt_state == DS_BEGIN) {
+      s->dbt_state = DS_WAIT_TWO;
+      uint32_t l = s->dbt_left, r = s->dbt_right;
+      if ((rc = post_recv(c, me, l, sz, tag, TOK_STREAM | si))) return rc;
+      return post_recv(c, me, r, sz, tag, TOK_STREAM | si);
+    }
+    if (s->dbt_state == DS_WAIT_TWO && ev == DE_RECV) {
+      s->dbt_state = DS_WAIT_ONE;
+      return dbt_bundle(c, si, 1);
+    }
+    if (s->dbt_state == DS_WAIT_ONE && ev == DE_RECV) {
+      s->dbt_state = DS_SEND_PARENT;
+      return dbt_bundle(c, si, 1);
+    }
+    if (s->dbt_reductions < 1 && ev == DE_GENERAL) {
+      s->dbt_reductions++;
+      return 0;
+    }
+    if (s->dbt_state == DS_SEND_PARENT) {
+      s->dbt_state = DS_WAIT_PARENT;
+      uint32_t par = s->dbt_parent;
+      if ((rc = post_send(c, me, par, sz, tag, 0))) return rc;
+      return post_recv(c, me, par, sz, tag, TOK_STREAM | si);
+    }
+    if (s->dbt_state == DS_WAIT_PARENT && ev == DE_RECV) {
+      s->dbt_state = DS_SEND_CHILDREN;
+      return dbt_bundle(c, si, 1);
+    }
+    if (s->dbt_state == DS_SEND_CHILDREN) {
+      uint32_t l = s->dbt_left, r = s->dbt_right;
+      if ((rc = post_send(c, me, l, sz, tag, 0))) return rc;
+      if ((rc = post_send(c, me, r, sz, tag, 0))) return rc;
+      return proceed(c, si);
+    }
+    return 0;
+  default: /* DBT_ROOT */
+    if (s->dbt_state == DS_BEGIN) {
+      s->dbt_state = DS_WAIT_ONE;
+      uint32_t ch = s->dbt_left != NIL ? s->dbt_left : s->dbt_right;
+      return post_recv(c, me, ch, sz, tag, TOK_STREAM | si);
+    }
+    if (s->dbt_state == DS_WAIT_ONE) {
+      s->dbt_state = DS_SEND_CHILDREN;
+      return dbt_bundle(c, si, 1);
+    }
+    if (s->dbt_state == DS_SEND_CHILDREN) {
+      uint32_t ch = s->dbt_left != NIL ? s->dbt_left : s->dbt_right;
+      if ((rc = post_send(c, me, ch, sz, tag, 0))) return rc;
+      return proceed(c, si);
+    }
+    return 0;
+  }
 }
 
 /* ------------------------------------------------------ custom collectives */
@@ -773,9 +923,16 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
         type == ETSIM_COP_ALL_TO_ALL)
       return etsim_error_set(err, ETSIM_EUNSUPPORTED, "all-to-all cannot use %s (ASTRA-sim "
                              "rejects it too): use ring or direct", etsim_algo_name(a));
-    if (a == ETSIM_ALGO_DOUBLE_BINARY_TREE)
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED, "%s: algorithm %s is not implemented yet "
-                             "(use ring or direct)", etsim_coll_op_name(type), etsim_algo_name(a));
+    if (a == ETSIM_ALGO_DOUBLE_BINARY_TREE) {
+      uint32_t n = ld[d].n;
+      if (grouped)
+        return etsim_error_set(err, ETSIM_EUNSUPPORTED, "doubleBinaryTree on communicator %u: "
+                               "trees need a whole dimension (ASTRA-sim misreads this case)",
+                               comm->id);
+      if (n & (n - 1))
+        return etsim_error_set(err, ETSIM_EUNSUPPORTED, "doubleBinaryTree needs a power-of-two "
+                               "dimension, not %u NPUs (ASTRA-sim crashes on it)", n);
+    }
   }
   /* Chunking: size / splits, raised to the NPU count for all but
    * all-gather, which then inflates the collective (ASTRA-sim). */
@@ -821,13 +978,26 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     p_->queue = next_queue(c, npu, order[i], (mode_), &dir_);                  \
     p_->dir = (int8_t)dir_;                                                    \
     p_->size = remain;                                                         \
+    if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE) {                           \
+      uint32_t st_ = c->topo->stride[order[i]], n_ = l_->n;                    \
+      uint32_t *ctr_ = &c->dbt_counter[((size_t)npu * ETSIM_COP_N + type) *    \
+                                       ETSIM_TOPO_MAX_DIMS + order[i]];        \
+      p_->tree_min = (uint8_t)((*ctr_)++ % 2);                                 \
+      p_->tree_stride = st_;                                                   \
+      p_->tree_start = order[i] == nld - 1 ? npu % st_                         \
+                                           : npu - npu % (st_ * n_) + npu % st_; \
+      p_->ring.n = n_;                                                         \
+    }                                                                          \
     if (grouped) {                                                             \
       p_->ring = group_ring;                                                   \
       p_->fast = 1;                                                            \
     } else {                                                                   \
       ring_for(c, npu, l_, &p_->ring);                                         \
     }                                                                          \
-    remain = final_size((t), remain, l_->n);                                   \
+    if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE)                             \
+      p_->type = ETSIM_COP_ALL_REDUCE; /* a tree phase always all-reduces */   \
+    else                                                                       \
+      remain = final_size((t), remain, l_->n);                                 \
   } while (0)
     if (type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware) {
       for (int i = 0; i < nld; i++)
@@ -919,6 +1089,8 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
     c->queue_threshold = (ac + c->qpd - 1) / c->qpd;
   }
   c->alloc = etsim_calloc((size_t)topo->total * (size_t)topo->ndims * 3, sizeof *c->alloc);
+  c->dbt_counter = etsim_calloc((size_t)topo->total * ETSIM_COP_N * ETSIM_TOPO_MAX_DIMS,
+                                sizeof *c->dbt_counter);
   c->reduce_ns_cache_bytes = -1;
   c->free_stream = c->free_dataset = c->free_msg = c->free_rq = NIL;
   etsim_u64map_init(&c->group_counter);
@@ -928,7 +1100,7 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
   c->qhead = etsim_malloc(nq * sizeof *c->qhead);
   c->qtail = etsim_malloc(nq * sizeof *c->qtail);
   c->qrunning = etsim_calloc(nq, sizeof *c->qrunning);
-  if (!c->alloc || !c->prio_counter || !c->stream_counter || !c->qhead || !c->qtail || !c->qrunning) {
+  if (!c->alloc || !c->dbt_counter || !c->prio_counter || !c->stream_counter || !c->qhead || !c->qtail || !c->qrunning) {
     etsim_coll_destroy(c);
     return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory for %u NPUs", topo->total);
   }
@@ -954,6 +1126,7 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
 void etsim_coll_destroy(etsim_coll_t *c) {
   if (!c) return;
   etsim_free(c->alloc);
+  etsim_free(c->dbt_counter);
   etsim_free(c->prio_counter);
   etsim_free(c->stream_counter);
   etsim_free(c->qhead);

@@ -22,6 +22,8 @@ typedef struct phase {
   int8_t dir;    /* +1 clockwise, -1 anticlockwise */
   uint8_t fast;  /* local ring: fixed 10 ns bus delay */
   int32_t window; /* direct: outstanding sends, -1 = all peers */
+  uint8_t tree_min; /* double binary tree: the root is the lowest id (else highest) */
+  uint32_t tree_start, tree_stride; /* double binary tree: ids start + k*stride */
   uint32_t queue;
   uint64_t size; /* initial data size of the phase */
   ringmap_t ring;
@@ -52,6 +54,9 @@ typedef struct stream {
   uint32_t pk_peer[4];
   uint64_t pk_size[4];
   uint8_t pk_head;
+  /* double binary tree: role, links (NPU ids, NIL = none), state */
+  uint8_t dbt, dbt_role, dbt_state, dbt_reductions;
+  uint32_t dbt_parent, dbt_left, dbt_right;
   /* custom collective */
   const etsim_coll_custom_rank_t *cu;
   uint32_t *cu_deps;
@@ -127,6 +132,7 @@ struct etsim_coll {
   int warned_clamp;
   int rep; /* representative mode */
   const etsim_coll_custom_t *custom[ETSIM_COP_N];
+  uint32_t *dbt_counter; /* per NPU x collective type x dimension: trees handed out */
   etsim_coll_stats_t stats;
   uint64_t live_streams, live_datasets;
 };

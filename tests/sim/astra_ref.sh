@@ -6,9 +6,9 @@
 # see tests/sim/ref/README.md for the commit and commands).  Each case is
 # run on both backends and must match every NPU's line exactly.
 #
-# Known gaps (listed here so they cannot pass by accident): doubleBinaryTree
-# and the rendezvous protocol are not implemented; those cases must be
-# refused with a clear message rather than give other numbers.
+# Known gap (listed here so it cannot pass by accident): the rendezvous
+# protocol is not implemented; those cases must be refused with a clear
+# message rather than give other numbers.
 set -u
 BIN=${ETSIM_BIN:?}
 SRC=${ETSIM_SRC:?}
@@ -42,8 +42,6 @@ for d in "$REF"/*/; do
         "${extra[@]}" --backend $be --quiet > got.$b 2> err.$b )
     if grep '^sys\[' "$W/expected.$b.txt" | sort | cmp -s - <(sort "$W/got.$b"); then
       pass=$((pass + 1))
-    elif grep -q doubleBinaryTree "$W/system.json" && grep -q "doubleBinaryTree is not implemented" "$W/err.$b"; then
-      gap=$((gap + 1))
     elif grep -q rendezvous "$W/astra_args" 2>/dev/null && grep -q "rendezvous-protocol is not supported" "$W/err.$b"; then
       gap=$((gap + 1))
     else
@@ -52,5 +50,5 @@ for d in "$REF"/*/; do
     fi
   done
 done
-echo "ASTRA-sim reference cases: $pass runs match, $fail differ, $gap refused (doubleBinaryTree, rendezvous), $skip skipped (no ../shared)"
+echo "ASTRA-sim reference cases: $pass runs match, $fail differ, $gap refused (rendezvous), $skip skipped (no ../shared)"
 [ $fail -eq 0 ] && [ $pass -gt 0 ]
