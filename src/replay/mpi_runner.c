@@ -98,7 +98,7 @@ typedef struct {
   etsim_u64map_t p2p_key; /* (peer, tag, dir) -> counter index */
   uint32_t *p2p_count;
   size_t n_p2p;
-  int64_t wait_start;
+  int corrupt; /* $ETSIM_REPLAY_CORRUPT: flip a received bit on rank 0 */
 } run_t;
 
 /* ------------------------------------------------------------ patterns */
@@ -381,8 +381,12 @@ static int x_poll(void *user, int block, size_t *done, size_t max,
   size_t k = 0;
   for (int j = 0; j < out && k < max; j++) {
     uint32_t u = R->req_op[R->idx[j]];
-    if (R->a->check && R->plan->ops[u].kind != ETSIM_REPLAY_SEND)
+    if (R->a->check && R->plan->ops[u].kind != ETSIM_REPLAY_SEND) {
+      /* Fault injection for the tests: prove that verify can fail. */
+      if (R->corrupt && R->rank == 0 && R->rbytes[u] >= 4)
+        ((uint32_t *)R->rbuf[u])[0] ^= 1u;
       R->check[u] = verify(R, u, &R->st[j]) ? 1 : 2;
+    }
     done[k++] = u;
   }
   /* Drop completed (now MPI_REQUEST_NULL) entries, keeping order. */
@@ -936,12 +940,17 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r,
     printf("replay %s: %d rank(s), %zu node(s), %d timed iteration(s) after %d "
            "warm-up\n",
            a->prefix, S->world, n, S->iterations, S->warmup);
+    char errs[64];
+    if (recorded > 0)
+      snprintf(errs, sizeof errs, "error %+.1f%%", 100 * err_it);
+    else
+      snprintf(errs, sizeof errs, "no recorded time to compare");
     printf("iteration: measured %.3f us (median; min %.3f, max %.3f), recorded "
-           "%.3f us%s, dry run %.3f us, critical path %.3f us: error %+.1f%%\n",
+           "%.3f us%s, dry run %.3f us, critical path %.3f us: %s\n",
            (double)S->iter_med_ns / 1e3, (double)S->iter_min_ns / 1e3,
            (double)S->iter_max_ns / 1e3, recorded / 1e3,
            S->rec_span_ns ? " (span)" : " (dry run)", (double)S->dry_ns / 1e3,
-           (double)S->crit_ns / 1e3, 100 * err_it);
+           (double)S->crit_ns / 1e3, errs);
     if (f.n)
       printf("per node (%zu with a recorded time): MdAPE %.1f%%, weighted "
              "error %.1f%%, Spearman %.3f, within 10%% %.0f%%, within 25%% "
@@ -997,6 +1006,7 @@ static int replay_main(int argc, char **argv, int rank, int world) {
   run_t R;
   memset(&R, 0, sizeof R);
   R.rank = rank, R.world = world, R.a = &a;
+  R.corrupt = getenv("ETSIM_REPLAY_CORRUPT") != NULL;
   R.world_ctx.comm = MPI_COMM_WORLD;
   R.world_ctx.size = world;
   R.world_ctx.me = rank;
