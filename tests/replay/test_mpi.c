@@ -533,6 +533,75 @@ static void test_bad_input(void **state) {
   err_has("--iterations must be >= 1");
 }
 
+/* Process groups from a communicator-group file: pairs {0,1} and {2,3}
+ * all-reduce apart (the check expects sums over the pair only), then an
+ * all-gather on a group listed out of order, then one on all ranks. */
+static void test_groups(void **state) {
+  (void)state;
+  NEED_MPI();
+  char p[4200];
+  snprintf(p, sizeof p, "%s/groups.json", tmp);
+  const char *js = "{\"pair0\": [0, 1], \"pair1\": [2, 3], "
+                   "\"perm\": [3, 1, 0, 2]}";
+  assert_int_equal(tu_write(p, js, strlen(js)), 0);
+  for (int r = 0; r < 4; r++) {
+    const ru_node_t sp[] = {
+        {0, "pair", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0,
+         {"comm_type=0", "comm_size=8192",
+          r < 2 ? "pg_name:s=pair0" : "pg_name:s=pair1"}},
+        {1, "perm", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 1,
+         {"comm_type=2", "comm_size=8192", "pg_name:s=perm"}},
+        {2, "bc", ETSIM_ET_COMM_COLL_NODE, 0, {1}, 1,
+         {"comm_type=5", "comm_size=512", "pg_name:s=perm",
+          "comm_src:i32=0"}},
+        {3, "world", ETSIM_ET_COMM_COLL_NODE, 0, {2}, 1,
+         {"comm_type=0", "comm_size=8192"}},
+    };
+    set_path(p, sizeof p, "pg", r);
+    ru_write(p, sp, 4);
+  }
+  char args[8400];
+  snprintf(args, sizeof args,
+           "--check --json --iterations 1 --timeout 30 --comm-group "
+           "'%s/groups.json' --csv '%s/g.csv' '%s/pg'",
+           tmp, tmp, tmp);
+  int rc = run(4, args);
+  if (rc) {
+    char *e = slurp("err");
+    print_message("%s\n", e);
+    free(e);
+  }
+  assert_int_equal(rc, 0);
+  row_t rows[16];
+  size_t n = read_csv("g.csv", rows, 16);
+  assert_int_equal(n, 16);
+  for (size_t i = 0; i < n; i++)
+    if (rows[i].rb)
+      assert_string_equal(rows[i].check, "ok");
+  /* Broadcast root is world rank 0, group rank 2 of "perm". */
+  assert_int_equal(find_row(rows, n, 0, 2)->sb, 512);
+  assert_int_equal(find_row(rows, n, 3, 2)->rb, 512);
+  char *out = slurp("out");
+  json_t *j = json_loads(out, 0, NULL);
+  assert_non_null(j);
+  json_t *cm = json_object_get(j, "communication");
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(cm, 0),
+                                                      "ranks")),
+                   2);
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(cm, 1),
+                                                      "ranks")),
+                   4);
+  json_decref(j);
+  free(out);
+  /* A pg_name the file does not list. */
+  snprintf(p, sizeof p, "%s/groups.json", tmp);
+  js = "{\"pair0\": [0, 1], \"pair1\": [2, 3]}";
+  assert_int_equal(tu_write(p, js, strlen(js)), 0);
+  assert_int_equal(run(4, args), 2);
+  err_has("pg.0.et: node 1 (perm): pg_name \"perm\" is not in the "
+          "communicator-group file");
+}
+
 /* The etsim front end: --np execs mpirun; inside mpirun it execs the
  * runner; --dry-run runs alone. */
 static void test_cli(void **state) {
@@ -584,7 +653,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_collectives), cmocka_unit_test(test_microbenchmarks),
       cmocka_unit_test(test_send_recv),   cmocka_unit_test(test_compute),
-      cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_groups),
+      cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
