@@ -265,11 +265,37 @@ void etsim_replay_plan_free(etsim_replay_plan_t *p) {
   etsim_free(p);
 }
 
-static int int_attr(const etsim_et_trace_t *t, size_t i, const char *name,
-                    int64_t *v, int *have, etsim_error_t *err) {
+/* Interned ids of the attribute names the mapping reads (UINT32_MAX when a
+ * name occurs nowhere in the trace), looked up once per plan. */
+typedef struct {
+  uint32_t comm_size, comm_tag, comm_type, comm_src, comm_dst, gemm_m, gemm_n,
+      gemm_k, num_ops, tensor_size;
+} keys_t;
+
+static uint32_t key_id(const etsim_et_trace_t *t, const char *name) {
+  int64_t id = etsim_intern_find(&t->strings, name);
+  return id < 0 ? UINT32_MAX : (uint32_t)id;
+}
+
+static void keys_init(keys_t *k, const etsim_et_trace_t *t) {
+  k->comm_size = key_id(t, "comm_size");
+  k->comm_tag = key_id(t, "comm_tag");
+  k->comm_type = key_id(t, "comm_type");
+  k->comm_src = key_id(t, "comm_src");
+  k->comm_dst = key_id(t, "comm_dst");
+  k->gemm_m = key_id(t, "gemm_m");
+  k->gemm_n = key_id(t, "gemm_n");
+  k->gemm_k = key_id(t, "gemm_k");
+  k->num_ops = key_id(t, "num_ops");
+  k->tensor_size = key_id(t, "tensor_size");
+}
+
+static int int_attr(const etsim_et_trace_t *t, size_t i, uint32_t id,
+                    const char *name, int64_t *v, int *have,
+                    etsim_error_t *err) {
   *have = 0;
   *v = 0;
-  int rc = etsim_et_trace_attr_int_by_name(t, i, name, v);
+  int rc = etsim_et_trace_attr_int(t, i, id, v);
   if (rc < 0)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: node %llu: attribute %s is not an integer",
@@ -292,7 +318,7 @@ static int64_t scaled(int64_t v, double s) {
   return x < 0 ? 0 : (int64_t)llround(x);
 }
 
-static int map_node(etsim_replay_plan_t *p, size_t i,
+static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K,
                     const etsim_replay_opts_t *o, etsim_error_t *err) {
   const etsim_et_trace_t *t = p->trace;
   etsim_replay_op_t *op = &p->ops[i];
@@ -313,21 +339,21 @@ static int map_node(etsim_replay_plan_t *p, size_t i,
   if (type == ETSIM_ET_COMM_COLL_NODE || type == ETSIM_ET_COMM_SEND_NODE ||
       type == ETSIM_ET_COMM_RECV_NODE) {
     int64_t size;
-    if ((rc = int_attr(t, i, "comm_size", &size, &have, err)))
+    if ((rc = int_attr(t, i, K->comm_size, "comm_size", &size, &have, err)))
       return rc;
     if (!have)
       NODE_ERR(ETSIM_EFORMAT, "communication node without comm_size");
     if (size < 0)
       NODE_ERR(ETSIM_EFORMAT, "comm_size %lld is negative", (long long)size);
     op->bytes = (uint64_t)scaled(size, o->comm_scale);
-    if ((rc = int_attr(t, i, "comm_tag", &v, &have, err)))
+    if ((rc = int_attr(t, i, K->comm_tag, "comm_tag", &v, &have, err)))
       return rc;
     op->tag = have ? (int32_t)v : 0;
     if (have && (v < 0 || v > 32767))
       NODE_ERR(ETSIM_EFORMAT, "comm_tag %lld outside [0, 32767]",
                (long long)v);
     if (type == ETSIM_ET_COMM_COLL_NODE) {
-      if ((rc = int_attr(t, i, "comm_type", &v, &have, err)))
+      if ((rc = int_attr(t, i, K->comm_type, "comm_type", &v, &have, err)))
         return rc;
       if (!have)
         NODE_ERR(ETSIM_EFORMAT, "collective without comm_type");
@@ -340,7 +366,7 @@ static int map_node(etsim_replay_plan_t *p, size_t i,
        * as the Chakra converter records it for broadcast), else 0. */
       if (v == ETSIM_COLL_REDUCE || v == ETSIM_COLL_GATHER ||
           v == ETSIM_COLL_SCATTER || v == ETSIM_COLL_BROADCAST) {
-        if ((rc = int_attr(t, i, "comm_src", &v, &have, err)))
+        if ((rc = int_attr(t, i, K->comm_src, "comm_src", &v, &have, err)))
           return rc;
         op->peer = have ? (int32_t)v : 0;
       }
@@ -373,7 +399,10 @@ static int map_node(etsim_replay_plan_t *p, size_t i,
     } else {
       const char *which =
           type == ETSIM_ET_COMM_SEND_NODE ? "comm_dst" : "comm_src";
-      if ((rc = int_attr(t, i, which, &v, &have, err)))
+      if ((rc = int_attr(t, i,
+                          type == ETSIM_ET_COMM_SEND_NODE ? K->comm_dst
+                                                          : K->comm_src,
+                          which, &v, &have, err)))
         return rc;
       if (!have)
         NODE_ERR(ETSIM_EFORMAT, "%s without %s",
@@ -401,9 +430,9 @@ static int map_node(etsim_replay_plan_t *p, size_t i,
   double cs = o->compute_scale;
   int64_t gm, gn, gk;
   int hm = 0, hn = 0, hk = 0;
-  if ((rc = int_attr(t, i, "gemm_m", &gm, &hm, err)) ||
-      (rc = int_attr(t, i, "gemm_n", &gn, &hn, err)) ||
-      (rc = int_attr(t, i, "gemm_k", &gk, &hk, err)))
+  if ((rc = int_attr(t, i, K->gemm_m, "gemm_m", &gm, &hm, err)) ||
+      (rc = int_attr(t, i, K->gemm_n, "gemm_n", &gn, &hn, err)) ||
+      (rc = int_attr(t, i, K->gemm_k, "gemm_k", &gk, &hk, err)))
     return rc;
   if (hm || hn || hk) {
     if (!(hm && hn && hk) || gm < 1 || gn < 1 || gk < 1)
@@ -433,8 +462,8 @@ static int map_node(etsim_replay_plan_t *p, size_t i,
   }
   int64_t num_ops, tsize;
   int hops = 0, hts = 0;
-  if ((rc = int_attr(t, i, "num_ops", &num_ops, &hops, err)) ||
-      (rc = int_attr(t, i, "tensor_size", &tsize, &hts, err)))
+  if ((rc = int_attr(t, i, K->num_ops, "num_ops", &num_ops, &hops, err)) ||
+      (rc = int_attr(t, i, K->tensor_size, "tensor_size", &tsize, &hts, err)))
     return rc;
   if (hops && num_ops < 0)
     NODE_ERR(ETSIM_EFORMAT, "num_ops %lld is negative", (long long)num_ops);
@@ -536,8 +565,10 @@ int etsim_replay_plan_build(etsim_replay_plan_t **out,
     goto fail;
   }
   int64_t t0 = INT64_MAX, t1 = 0;
+  keys_t K;
+  keys_init(&K, t);
   for (i = 0; i < n; i++) {
-    if ((rc = map_node(p, i, o, err)))
+    if ((rc = map_node(p, i, &K, o, err)))
       goto fail;
     if (t->start_us[i]) {
       int64_t s = (int64_t)t->start_us[i] * 1000;
