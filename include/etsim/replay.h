@@ -74,6 +74,12 @@ typedef struct etsim_replay_op {
   int64_t rec_ns;   /* recorded duration (duration_micros * 1000) */
   int64_t busy_ns;  /* BUSY: time to spin (rec_ns * compute_scale) */
   int64_t rec_start_ns; /* start_time_micros * 1000 */
+  /* Uneven ALL_TO_ALL: n_split (= group size) bytes sent to each group
+   * rank at plan->splits[split_off ..], received from each at
+   * plan->splits[split_off + n_split ..] (attributes in_split/out_split,
+   * after --comm-scale); n_split 0 for even ones. */
+  uint32_t n_split;
+  uint32_t split_off;
 } etsim_replay_op_t;
 
 /* A process group: `pg_name` value -> world ranks (from the communicator
@@ -131,13 +137,16 @@ typedef struct etsim_replay_plan {
   int64_t rec_span_ns; /* max(start+dur) - min(start) over nodes with a
                           recorded start; 0 when the trace has none */
   size_t n_comm;       /* COLL + SEND + RECV ops */
+  int64_t *splits;     /* all-to-all split sizes (see etsim_replay_op_t) */
+  size_t n_splits, cap_splits;
 } etsim_replay_plan_t;
 
 /*
  * Map every node of `t` (rank o->rank of o->world).  Errors (code
  * ETSIM_EFORMAT, message "FILE: node ID: ...") for: an unknown comm_type,
  * a communication node without comm_size, a send without comm_dst or a
- * receive without comm_src, a peer or root outside [0, world), a pg_name
+ * receive without comm_src, a peer or root outside [0, world), in_split /
+ * out_split lists that are not integer lists of the group's size, a pg_name
  * not in o->groups (when given) or a group this rank is not in, an
  * unparsable shape, and a dependency cycle (one node on it named).
  * On success *out is owned (etsim_replay_plan_free).

@@ -86,6 +86,7 @@ typedef struct {
   void **sbuf, **rbuf;
   uint64_t *sbytes, *rbytes;
   int32_t *root_g;
+  int **v_counts;   /* uneven all-to-all: 4P ints (scount sdispl rcount rdispl) */
   uint8_t *check;   /* 0 unchecked, 1 ok, 2 mismatch */
   uint32_t *seq_k;  /* point-to-point sequence number of the op */
   /* outstanding requests */
@@ -131,6 +132,14 @@ static void fill(run_t *R, size_t u) {
   }
   if (op->kind != ETSIM_REPLAY_COLL || !R->sbytes[u])
     return;
+  if (op->n_split) {
+    const int *v = R->v_counts[u];
+    uint8_t *b = R->sbuf[u];
+    for (int j = 0; j < c->size; j++)
+      for (int i = 0; i < v[j]; i++)
+        b[v[c->size + j] + i] = (uint8_t)pat_word(me, member(c, j), (uint64_t)i, 9);
+    return;
+  }
   uint64_t n = R->sbytes[u] / 4;
   switch (op->coll) {
   case ETSIM_COLL_ALL_REDUCE:
@@ -181,6 +190,16 @@ static int verify(run_t *R, size_t u, const MPI_Status *st) {
   }
   if (op->kind != ETSIM_REPLAY_COLL || !R->rbytes[u])
     return 1;
+  if (op->n_split) {
+    const int *v = R->v_counts[u] + 2 * c->size;
+    const uint8_t *b = R->rbuf[u];
+    for (int j = 0; j < c->size; j++)
+      for (int i = 0; i < v[j]; i++)
+        if (b[v[c->size + j] + i] !=
+            (uint8_t)pat_word(member(c, j), me, (uint64_t)i, 9))
+          return 0;
+    return 1;
+  }
   const float *f = R->rbuf[u];
   const uint32_t *w = R->rbuf[u];
   uint64_t c_n = R->rbytes[u] / 4 / (uint64_t)c->size;
@@ -333,8 +352,14 @@ static int x_start(void *user, size_t u, etsim_error_t *err) {
                                      MPI_SUM, c->comm, rq);
       break;
     case ETSIM_COLL_ALL_TO_ALL:
-      rc = MPI_Ialltoall(s, chunk / c->size, MPI_INT, r, chunk / c->size,
-                         MPI_INT, c->comm, rq);
+      if (op->n_split) {
+        int *v = R->v_counts[u], P = c->size;
+        rc = MPI_Ialltoallv(s, v, v + P, MPI_BYTE, r, v + 2 * P, v + 3 * P,
+                            MPI_BYTE, c->comm, rq);
+      } else {
+        rc = MPI_Ialltoall(s, chunk / c->size, MPI_INT, r, chunk / c->size,
+                           MPI_INT, c->comm, rq);
+      }
       break;
     default:
       rc = MPI_Ibarrier(c->comm, rq);
@@ -532,8 +557,8 @@ static int check_coll_order(run_t *R, commctx_t *c, int group,
     n += p->ops[i].kind == ETSIM_REPLAY_COLL && p->ops[i].group == group;
   long n0 = n;
   MPI_Bcast(&n0, 1, MPI_LONG, 0, c->comm);
-  int64_t *seq = etsim_calloc((size_t)(n0 > n ? n0 : n) * 3 + 1, sizeof *seq);
-  int64_t *mine = etsim_calloc((size_t)n * 3 + 1, sizeof *mine);
+  int64_t *seq = etsim_calloc((size_t)(n0 > n ? n0 : n) * 4 + 1, sizeof *seq);
+  int64_t *mine = etsim_calloc((size_t)n * 4 + 1, sizeof *mine);
   uint32_t *which = etsim_calloc((size_t)n + 1, sizeof *which);
   int rc = 0;
   if (!seq || !mine || !which) {
@@ -543,29 +568,32 @@ static int check_coll_order(run_t *R, commctx_t *c, int group,
   long k = 0;
   for (size_t i = 0; !rc && i < p->n_ops; i++)
     if (p->ops[i].kind == ETSIM_REPLAY_COLL && p->ops[i].group == group) {
-      mine[3 * k] = p->ops[i].coll;
-      mine[3 * k + 1] = (int64_t)p->ops[i].bytes;
-      mine[3 * k + 2] = p->ops[i].peer;
+      mine[4 * k] = p->ops[i].coll;
+      mine[4 * k + 1] = (int64_t)p->ops[i].bytes;
+      mine[4 * k + 2] = p->ops[i].peer;
+      mine[4 * k + 3] = p->ops[i].n_split != 0;
       which[k++] = (uint32_t)i;
     }
   if (c->me == 0 && !rc)
-    memcpy(seq, mine, (size_t)n * 3 * sizeof *seq);
+    memcpy(seq, mine, (size_t)n * 4 * sizeof *seq);
   if (seq)
-    MPI_Bcast(seq, (int)(n0 * 3), MPI_INT64_T, 0, c->comm);
+    MPI_Bcast(seq, (int)(n0 * 4), MPI_INT64_T, 0, c->comm);
   const char *pg = group >= 0 ? R->groups.g[group].name : "(all ranks)";
   for (long j = 0; !rc && j < n && j < n0; j++)
-    if (memcmp(&seq[3 * j], &mine[3 * j], 3 * sizeof *seq)) {
+    if (memcmp(&seq[4 * j], &mine[4 * j], 4 * sizeof *seq)) {
       const etsim_replay_op_t *op = &p->ops[which[j]];
       rc = etsim_error_set(
           err, ETSIM_EFORMAT,
-          "%s: node %llu (%s): collective #%ld on process group %s is %s of "
-          "%lld B (root %lld) on rank %d but %s of %lld B (root %lld) on "
+          "%s: node %llu (%s): collective #%ld on process group %s is %s%s of "
+          "%lld B (root %lld) on rank %d but %s%s of %lld B (root %lld) on "
           "rank %d: the ranks would deadlock",
           p->trace->path, (unsigned long long)op->id, op->name, j + 1, pg,
-          etsim_coll_type_name((int)mine[3 * j]), (long long)mine[3 * j + 1],
-          (long long)mine[3 * j + 2], R->rank,
-          etsim_coll_type_name((int)seq[3 * j]), (long long)seq[3 * j + 1],
-          (long long)seq[3 * j + 2], member(c, 0));
+          etsim_coll_type_name((int)mine[4 * j]),
+          mine[4 * j + 3] ? " (uneven)" : "", (long long)mine[4 * j + 1],
+          (long long)mine[4 * j + 2], R->rank,
+          etsim_coll_type_name((int)seq[4 * j]),
+          seq[4 * j + 3] ? " (uneven)" : "", (long long)seq[4 * j + 1],
+          (long long)seq[4 * j + 2], member(c, 0));
     }
   if (!rc && n != n0)
     rc = etsim_error_set(err, ETSIM_EFORMAT,
@@ -575,6 +603,34 @@ static int check_coll_order(run_t *R, commctx_t *c, int group,
   etsim_free(seq);
   etsim_free(mine);
   etsim_free(which);
+  return rc;
+}
+
+/* Uneven all-to-alls: what each member sends this rank (its in_split entry
+ * for us) must be what our out_split expects.  Runs after the sequence
+ * check, so every member makes the same MPI_Alltoall calls. */
+static int check_splits(run_t *R, commctx_t *c, int group, etsim_error_t *err) {
+  const etsim_replay_plan_t *p = R->plan;
+  int P = c->size, rc = 0;
+  int64_t *got = etsim_calloc((size_t)P, sizeof *got);
+  if (!got)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < p->n_ops; i++) {
+    const etsim_replay_op_t *op = &p->ops[i];
+    if (op->kind != ETSIM_REPLAY_COLL || op->group != group || !op->n_split)
+      continue;
+    const int64_t *sp = p->splits + op->split_off;
+    MPI_Alltoall(sp, 1, MPI_INT64_T, got, 1, MPI_INT64_T, c->comm);
+    for (int j = 0; j < P && !rc; j++)
+      if (got[j] != sp[P + j])
+        rc = etsim_error_set(
+            err, ETSIM_EFORMAT,
+            "%s: node %llu (%s): all-to-all: rank %d sends %lld B to rank %d "
+            "but out_split[%d] expects %lld B",
+            p->trace->path, (unsigned long long)op->id, op->name,
+            member(c, j), (long long)got[j], R->rank, j, (long long)sp[P + j]);
+  }
+  etsim_free(got);
   return rc;
 }
 
@@ -622,6 +678,7 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
   R->sbytes = etsim_calloc(n, sizeof *R->sbytes);
   R->rbytes = etsim_calloc(n, sizeof *R->rbytes);
   R->root_g = etsim_calloc(n, sizeof *R->root_g);
+  R->v_counts = etsim_calloc(n, sizeof *R->v_counts);
   R->check = etsim_calloc(n, sizeof *R->check);
   R->seq_k = etsim_calloc(n, sizeof *R->seq_k);
   R->req = etsim_calloc(n, sizeof *R->req);
@@ -631,7 +688,7 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
   R->st = etsim_calloc(n, sizeof *R->st);
   R->p2p_count = etsim_calloc(n, sizeof *R->p2p_count);
   etsim_u64map_init(&R->p2p_key);
-  if (!R->sbuf || !R->rbuf || !R->sbytes || !R->rbytes || !R->root_g ||
+  if (!R->sbuf || !R->rbuf || !R->sbytes || !R->rbytes || !R->root_g || !R->v_counts ||
       !R->check || !R->seq_k || !R->req || !R->pre || !R->req_op || !R->idx || !R->st ||
       !R->p2p_count)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -672,6 +729,27 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
       R->root_g[i] = root;
       etsim_replay_coll_bytes(op->coll, op->bytes, c->size, c->me, root,
                               &R->sbytes[i], &R->rbytes[i]);
+      if (op->n_split) {
+        int P = c->size;
+        int *v = R->v_counts[i] = etsim_calloc(4 * (size_t)P, sizeof *v);
+        if (!v)
+          return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+        const int64_t *sp = p->splits + op->split_off;
+        uint64_t so = 0, ro = 0;
+        for (int j = 0; j < P; j++) {
+          if (sp[j] > INT32_MAX || sp[P + j] > INT32_MAX ||
+              so + (uint64_t)sp[j] > INT32_MAX ||
+              ro + (uint64_t)sp[P + j] > INT32_MAX)
+            return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                                   "%s: node %llu: all-to-all splits too "
+                                   "large for one MPI call (use --comm-scale)",
+                                   p->trace->path, (unsigned long long)op->id);
+          v[j] = (int)sp[j], v[P + j] = (int)so, so += (uint64_t)sp[j];
+          v[2 * P + j] = (int)sp[P + j], v[3 * P + j] = (int)ro;
+          ro += (uint64_t)sp[P + j];
+        }
+        R->sbytes[i] = so, R->rbytes[i] = ro;
+      }
     }
     if (R->sbytes[i] > (uint64_t)INT32_MAX || R->rbytes[i] > (uint64_t)INT32_MAX)
       return etsim_error_set(err, ETSIM_EUNSUPPORTED,
@@ -725,6 +803,10 @@ static void free_run(run_t *R) {
         etsim_free(R->rbuf[i]);
     }
   }
+  if (R->plan && R->v_counts)
+    for (size_t i = 0; i < R->plan->n_ops; i++)
+      etsim_free(R->v_counts[i]);
+  etsim_free(R->v_counts);
   etsim_free(R->sbuf), etsim_free(R->rbuf), etsim_free(R->sbytes);
   etsim_free(R->rbytes), etsim_free(R->root_g), etsim_free(R->check);
   etsim_free(R->seq_k), etsim_free(R->req), etsim_free(R->req_op);
@@ -1089,6 +1171,18 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     if (R.ctx[g].comm != MPI_COMM_NULL) {
       etsim_error_t e2 = {0};
       int r2 = check_coll_order(&R, &R.ctx[g], (int)g, &e2);
+      if (r2 && !rc)
+        rc = r2, err = e2;
+    }
+  if (agree(rc, &err)) {
+    rc = 2;
+    goto out;
+  }
+  rc = check_splits(&R, &R.world_ctx, -1, &err);
+  for (size_t g = 0; g < R.groups.n; g++)
+    if (R.ctx[g].comm != MPI_COMM_NULL) {
+      etsim_error_t e2 = {0};
+      int r2 = check_splits(&R, &R.ctx[g], (int)g, &e2);
       if (r2 && !rc)
         rc = r2, err = e2;
     }

@@ -262,6 +262,7 @@ void etsim_replay_plan_free(etsim_replay_plan_t *p) {
   etsim_free(p->par);
   etsim_free(p->chd_off);
   etsim_free(p->chd);
+  etsim_free(p->splits);
   etsim_free(p);
 }
 
@@ -269,7 +270,7 @@ void etsim_replay_plan_free(etsim_replay_plan_t *p) {
  * name occurs nowhere in the trace), looked up once per plan. */
 typedef struct {
   uint32_t comm_size, comm_tag, comm_type, comm_src, comm_dst, gemm_m, gemm_n,
-      gemm_k, num_ops, tensor_size;
+      gemm_k, num_ops, tensor_size, in_split, out_split;
 } keys_t;
 
 static uint32_t key_id(const etsim_et_trace_t *t, const char *name) {
@@ -288,6 +289,8 @@ static void keys_init(keys_t *k, const etsim_et_trace_t *t) {
   k->gemm_k = key_id(t, "gemm_k");
   k->num_ops = key_id(t, "num_ops");
   k->tensor_size = key_id(t, "tensor_size");
+  k->in_split = key_id(t, "in_split");
+  k->out_split = key_id(t, "out_split");
 }
 
 static int int_attr(const etsim_et_trace_t *t, size_t i, uint32_t id,
@@ -302,6 +305,44 @@ static int int_attr(const etsim_et_trace_t *t, size_t i, uint32_t id,
                            t->path, (unsigned long long)t->id[i], name);
   *have = rc == 1;
   return 0;
+}
+
+/* Integer list attribute `id` of node i: 1 with *a filled, 0 when absent,
+ * -1 when present but not an integer list. */
+static int int_list(const etsim_et_trace_t *t, size_t i, uint32_t id,
+                    etsim_attr_t *a) {
+  if (id == UINT32_MAX)
+    return 0;
+  int64_t k = etsim_et_trace_attr_find(t, i, id);
+  if (k < 0)
+    return 0;
+  etsim_et_trace_attr(t, (size_t)k, a);
+  switch (a->kind) {
+  case ETSIM_ATTR_INT32_LIST: case ETSIM_ATTR_SINT32_LIST:
+  case ETSIM_ATTR_SFIXED32_LIST: case ETSIM_ATTR_INT64_LIST:
+  case ETSIM_ATTR_SINT64_LIST: case ETSIM_ATTR_SFIXED64_LIST:
+  case ETSIM_ATTR_UINT32_LIST: case ETSIM_ATTR_FIXED32_LIST:
+  case ETSIM_ATTR_UINT64_LIST: case ETSIM_ATTR_FIXED64_LIST:
+    return 1;
+  default:
+    return -1;
+  }
+}
+
+static int64_t list_at(const etsim_attr_t *a, size_t j) {
+  switch (a->kind) {
+  case ETSIM_ATTR_INT32_LIST: case ETSIM_ATTR_SINT32_LIST:
+  case ETSIM_ATTR_SFIXED32_LIST:
+    return ((const int32_t *)a->v.list.v)[j];
+  case ETSIM_ATTR_UINT32_LIST: case ETSIM_ATTR_FIXED32_LIST:
+    return ((const uint32_t *)a->v.list.v)[j];
+  case ETSIM_ATTR_UINT64_LIST: case ETSIM_ATTR_FIXED64_LIST: {
+    uint64_t u = ((const uint64_t *)a->v.list.v)[j];
+    return u > INT64_MAX ? -1 : (int64_t)u;
+  }
+  default:
+    return ((const int64_t *)a->v.list.v)[j];
+  }
 }
 
 #define NODE_ERR(code, ...)                                                    \
@@ -396,6 +437,37 @@ static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K,
       if (op->peer >= o->world)
         NODE_ERR(ETSIM_EFORMAT, "root %d outside [0, %d)", op->peer,
                  o->world);
+      etsim_attr_t in, out;
+      int hi = int_list(t, i, K->in_split, &in);
+      int ho = int_list(t, i, K->out_split, &out);
+      if (hi < 0 || ho < 0)
+        NODE_ERR(ETSIM_EFORMAT, "%s is not an integer list",
+                 hi < 0 ? "in_split" : "out_split");
+      if (hi || ho) {
+        size_t P = op->group >= 0 ? o->groups->g[op->group].n_ranks
+                                  : (size_t)o->world;
+        if (op->coll != ETSIM_COLL_ALL_TO_ALL)
+          NODE_ERR(ETSIM_EFORMAT, "in_split/out_split on a %s (only "
+                   "ALL_TO_ALL takes splits)", etsim_coll_type_name(op->coll));
+        if (!hi || !ho)
+          NODE_ERR(ETSIM_EFORMAT, "in_split and out_split go together");
+        if (in.v.list.n != P || out.v.list.n != P)
+          NODE_ERR(ETSIM_EFORMAT, "in_split has %zu and out_split %zu "
+                   "entries, the group has %zu ranks",
+                   in.v.list.n, out.v.list.n, P);
+        if ((rc = etsim_grow((void **)&p->splits, &p->cap_splits,
+                             p->n_splits + 2 * P, sizeof *p->splits)))
+          NODE_ERR(ETSIM_ENOMEM, "out of memory");
+        op->n_split = (uint32_t)P;
+        op->split_off = (uint32_t)p->n_splits;
+        for (size_t j = 0; j < 2 * P; j++) {
+          int64_t b = list_at(j < P ? &in : &out, j % P);
+          if (b < 0)
+            NODE_ERR(ETSIM_EFORMAT, "%s[%zu] is negative",
+                     j < P ? "in_split" : "out_split", j % P);
+          p->splits[p->n_splits++] = scaled(b, o->comm_scale);
+        }
+      }
     } else {
       const char *which =
           type == ETSIM_ET_COMM_SEND_NODE ? "comm_dst" : "comm_src";

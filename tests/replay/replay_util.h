@@ -2,7 +2,7 @@
  * replay_util.h — build small traces for the replay tests through the et
  * writer: a node is a type, a duration, data deps and up to 8 attributes
  * given as "name=value" strings ("comm_type=0", "comm_dst:i32=1",
- * "pg_name:s=g0"; integers default to int64).
+ * "pg_name:s=g0", "in_split:l64=4,8,0"; integers default to int64).
  */
 #ifndef ETSIM_REPLAY_UTIL_H
 #define ETSIM_REPLAY_UTIL_H
@@ -51,7 +51,20 @@ static inline void ru_write(const char *path, const ru_node_t *sp, size_t n) {
       a[na].name = names[na];
       a[na].doc = "";
       const char *kind = colon ? colon + 1 : "i64";
-      if (!strncmp(kind, "i32", 3)) {
+      static int64_t lists[8][64];
+      if (!strncmp(kind, "l64", 3)) {
+        size_t nv = 0;
+        for (const char *q = eq + 1; *q && nv < 64;) {
+          char *end;
+          lists[na][nv++] = strtoll(q, &end, 10);
+          q = *end == ',' ? end + 1 : end;
+          if (end == q && *q != ',')
+            break;
+        }
+        a[na].kind = ETSIM_ATTR_INT64_LIST;
+        a[na].v.list.n = nv;
+        a[na].v.list.v = lists[na];
+      } else if (!strncmp(kind, "i32", 3)) {
         a[na].kind = ETSIM_ATTR_INT32;
         a[na].v.i32 = (int32_t)strtol(eq + 1, NULL, 10);
       } else if (!strncmp(kind, "u64", 3)) {

@@ -602,6 +602,61 @@ static void test_groups(void **state) {
           "communicator-group file");
 }
 
+/* Uneven all-to-all on 4 ranks: rank r sends (r+1)(j+1)*4 + j bytes to
+ * rank j (zero to itself when r is 2), checked byte by byte; a wrong
+ * out_split is caught before running. */
+static void split_set(const char *prefix, int bad) {
+  char p[4200];
+  for (int r = 0; r < 4; r++) {
+    char in[256], out[256];
+    size_t ki = 0, ko = 0;
+    ki += (size_t)snprintf(in + ki, sizeof in - ki, "in_split:l64=");
+    ko += (size_t)snprintf(out + ko, sizeof out - ko, "out_split:l64=");
+    for (int j = 0; j < 4; j++) {
+      int sb = r == 2 && j == 2 ? 0 : (r + 1) * (j + 1) * 4 + j;
+      int rb = j == 2 && r == 2 ? 0 : (j + 1) * (r + 1) * 4 + r;
+      if (bad && r == 1 && j == 0)
+        rb += 4;
+      ki += (size_t)snprintf(in + ki, sizeof in - ki, "%s%d", j ? "," : "", sb);
+      ko += (size_t)snprintf(out + ko, sizeof out - ko, "%s%d", j ? "," : "", rb);
+    }
+    const ru_node_t sp[] = {{0, "a2av", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0,
+                             {"comm_type=6", "comm_size=1000", in, out}}};
+    set_path(p, sizeof p, prefix, r);
+    ru_write(p, sp, 1);
+  }
+}
+
+static void test_uneven_all_to_all(void **state) {
+  (void)state;
+  NEED_MPI();
+  split_set("a2av", 0);
+  char args[8400];
+  snprintf(args, sizeof args,
+           "--check --iterations 1 --timeout 30 --csv '%s/v.csv' '%s/a2av'",
+           tmp, tmp);
+  assert_int_equal(run(4, args), 0);
+  row_t rows[8];
+  size_t n = read_csv("v.csv", rows, 8);
+  assert_int_equal(n, 4);
+  for (int r = 0; r < 4; r++) {
+    const row_t *w = find_row(rows, n, r, 0);
+    uint64_t sb = 0, rb = 0;
+    for (int j = 0; j < 4; j++) {
+      sb += r == 2 && j == 2 ? 0 : (uint64_t)((r + 1) * (j + 1) * 4 + j);
+      rb += j == 2 && r == 2 ? 0 : (uint64_t)((j + 1) * (r + 1) * 4 + r);
+    }
+    assert_int_equal(w->sb, sb);
+    assert_int_equal(w->rb, rb);
+    assert_string_equal(w->check, "ok");
+  }
+  split_set("a2avbad", 1);
+  snprintf(args, sizeof args, "--timeout 10 '%s/a2avbad'", tmp);
+  assert_int_equal(run(4, args), 2);
+  err_has("a2avbad.1.et: node 0 (a2av): all-to-all: rank 0 sends 9 B to "
+          "rank 1 but out_split[0] expects 13 B");
+}
+
 /* The etsim front end: --np execs mpirun; inside mpirun it execs the
  * runner; --dry-run runs alone. */
 static void test_cli(void **state) {
@@ -654,6 +709,7 @@ int main(void) {
       cmocka_unit_test(test_collectives), cmocka_unit_test(test_microbenchmarks),
       cmocka_unit_test(test_send_recv),   cmocka_unit_test(test_compute),
       cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_groups),
+      cmocka_unit_test(test_uneven_all_to_all),
       cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

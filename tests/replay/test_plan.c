@@ -149,6 +149,28 @@ static void test_mapping(void **state) {
   etsim_et_trace_free(t);
 }
 
+static void test_splits(void **state) {
+  (void)state;
+  const ru_node_t sp[] = {{1, "a2a", COLL, 0, {0}, 0,
+                           {"comm_type=6", "comm_size=600",
+                            "in_split:l64=100,0,300",
+                            "out_split:l64=40,80,120"}}};
+  etsim_et_trace_t *t = load("split.et", sp, 1);
+  etsim_replay_opts_t o;
+  etsim_replay_opts_init(&o);
+  o.world = 3, o.comm_scale = 0.5;
+  etsim_replay_plan_t *p;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_replay_plan_build(&p, t, &o, &err), 0);
+  const etsim_replay_op_t *op = &p->ops[0];
+  assert_int_equal(op->n_split, 3);
+  const int64_t want[6] = {50, 0, 150, 20, 40, 60};
+  for (int j = 0; j < 6; j++)
+    assert_int_equal(p->splits[op->split_off + (uint32_t)j], want[j]);
+  etsim_replay_plan_free(p);
+  etsim_et_trace_free(t);
+}
+
 static void test_gemm_dims(void **state) {
   (void)state;
   const double fl[] = {2e6, 1e9, 12345678, 3, 1e12};
@@ -184,6 +206,19 @@ static void test_bad_input(void **state) {
   plan_fails(e, 3, 1, "dependency cycle (3 node(s)");
   ru_node_t f[] = {{1, "aten::mm", COMP, 0, {0}, 0, {NULL}, "[[2,3],[4,5]]"}};
   plan_fails(f, 1, 1, "do not fit a matrix product");
+  ru_node_t h[] = {{1, "a2a", COLL, 0, {0}, 0,
+                    {"comm_type=6", "comm_size=8", "in_split:l64=4,4,0",
+                     "out_split:l64=4,4"}}};
+  plan_fails(h, 1, 3, "in_split has 3 and out_split 2 entries, the group "
+                      "has 3 ranks");
+  ru_node_t i2[] = {{1, "ar", COLL, 0, {0}, 0,
+                     {"comm_type=0", "comm_size=8", "in_split:l64=4,4",
+                      "out_split:l64=4,4"}}};
+  plan_fails(i2, 1, 2, "only ALL_TO_ALL takes splits");
+  ru_node_t j2[] = {{1, "a2a", COLL, 0, {0}, 0,
+                     {"comm_type=6", "comm_size=8", "in_split:l64=4,-4",
+                      "out_split:l64=4,4"}}};
+  plan_fails(j2, 1, 2, "in_split[1] is negative");
   ru_node_t g[] = {{1, "r", COLL, 0, {0}, 0,
                     {"comm_type=1", "comm_size=8", "comm_src:i32=9"}}};
   plan_fails(g, 1, 4, "root 9 outside [0, 4)");
@@ -409,7 +444,8 @@ static void test_real_ring(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_mapping),   cmocka_unit_test(test_gemm_dims),
+      cmocka_unit_test(test_mapping),   cmocka_unit_test(test_splits),
+      cmocka_unit_test(test_gemm_dims),
       cmocka_unit_test(test_bad_input), cmocka_unit_test(test_dry_run),
       cmocka_unit_test(test_kernels),   cmocka_unit_test(test_fidelity),
       cmocka_unit_test(test_groups),    cmocka_unit_test(test_real_ring),
