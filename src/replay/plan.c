@@ -185,8 +185,16 @@ int etsim_replay_parse_shapes(const char *s, int64_t (*dims)[8], int *n_dims,
       }
       p = skip_ws(p + 1);
     } else {
+      /* A bare scalar: a number, or a word such as false / None. */
       char *end;
       (void)strtod(p, &end);
+      if (end == p) {
+        const char *q = p;
+        while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+               *q == '_')
+          q++;
+        end = (char *)q;
+      }
       if (end == p)
         return ETSIM_EFORMAT;
       p = skip_ws(end);
@@ -249,6 +257,59 @@ static int pytorch_gemm(const char *name, const char *shapes, int64_t *m,
       return ETSIM_EFORMAT;
     *m = x[0], *k = x[1], *n = y[1];
   }
+  return 1;
+}
+
+/* Convolution as its implicit GEMM: M = N * (output positions), N = Cout/g,
+ * K = (C/g) * (kernel positions), g groups as the batch.  Forward ops take
+ * the output shape from the node's outputs; convolution_backward has
+ * (grad_output, input, weight) as inputs and is two such GEMMs (dX, dW).
+ * Returns 1, 0 (not a convolution, or shapes missing), ETSIM_EFORMAT. */
+static int pytorch_conv(const char *name, const char *in_shapes,
+                        const char *out_shapes, int64_t *m, int64_t *n,
+                        int64_t *k, int64_t *batch) {
+  const char *op = strncmp(name, "aten::", 6) == 0 ? name + 6 : NULL;
+  if (!op)
+    return 0;
+  int bwd = !strcmp(op, "convolution_backward");
+  if (!bwd && strcmp(op, "convolution") && strcmp(op, "_convolution") &&
+      strcmp(op, "conv1d") && strcmp(op, "conv2d") && strcmp(op, "conv3d") &&
+      strcmp(op, "cudnn_convolution"))
+    return 0;
+  int64_t d[4][8], o[2][8];
+  int nd[4], no[2];
+  int nt = etsim_replay_parse_shapes(in_shapes, d, nd, 4);
+  if (nt < 0)
+    return ETSIM_EFORMAT;
+  const int64_t *x, *w, *y;
+  int nx, nw, ny;
+  if (bwd) {
+    if (nt < 3)
+      return ETSIM_EFORMAT;
+    y = d[0], ny = nd[0], x = d[1], nx = nd[1], w = d[2], nw = nd[2];
+  } else {
+    if (nt < 2)
+      return ETSIM_EFORMAT;
+    if (!out_shapes || !out_shapes[0])
+      return 0;
+    int nto = etsim_replay_parse_shapes(out_shapes, o, no, 2);
+    if (nto < 1)
+      return ETSIM_EFORMAT;
+    x = d[0], nx = nd[0], w = d[1], nw = nd[1], y = o[0], ny = no[0];
+  }
+  if (nx < 3 || nw != nx || ny != nx || w[1] < 1 || x[1] % w[1] ||
+      y[0] != x[0] || y[1] != w[0])
+    return ETSIM_EFORMAT;
+  int64_t g = x[1] / w[1];
+  if (w[0] % g)
+    return ETSIM_EFORMAT;
+  int64_t pos = 1, kpos = 1;
+  for (int i = 2; i < nx; i++)
+    pos *= y[i], kpos *= w[i];
+  *m = x[0] * pos;
+  *n = w[0] / g;
+  *k = w[1] * kpos;
+  *batch = g * (bwd ? 2 : 1);
   return 1;
 }
 
@@ -520,8 +581,13 @@ static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K,
   if (io && (io->flags & 1) && io->in.shapes[0]) {
     int64_t bt;
     int g = pytorch_gemm(t->name[i], io->in.shapes, &gm, &gn, &gk, &bt);
+    if (g == 0)
+      g = pytorch_conv(t->name[i], io->in.shapes,
+                       (io->flags & 2) ? io->out.shapes : NULL, &gm, &gn, &gk,
+                       &bt);
     if (g < 0)
-      NODE_ERR(ETSIM_EFORMAT, "input shapes %s do not fit a matrix product",
+      NODE_ERR(ETSIM_EFORMAT, "input shapes %s do not fit a matrix "
+               "product or convolution",
                io->in.shapes);
     if (g == 1) {
       op->kind = ETSIM_REPLAY_GEMM;

@@ -25,6 +25,7 @@ typedef struct {
   const char *shapes; /* inputs shapes, or NULL */
   uint64_t ctrl[2];
   size_t nc;
+  const char *out_shapes; /* outputs shapes, or NULL */
 } ru_node_t;
 
 /* Write nodes to path (verbatim: broken graphs allowed); asserts success. */
@@ -80,9 +81,11 @@ static inline void ru_write(const char *path, const ru_node_t *sp, size_t n) {
       }
       na++;
     }
-    etsim_ioinfo_t in = {"", "", ""};
+    etsim_ioinfo_t in = {"", "", ""}, out = {"", "", ""};
     if (sp[i].shapes)
       in.shapes = sp[i].shapes;
+    if (sp[i].out_shapes)
+      out.shapes = sp[i].out_shapes;
     etsim_et_node_t nd;
     memset(&nd, 0, sizeof nd);
     nd.id = sp[i].id;
@@ -93,7 +96,8 @@ static inline void ru_write(const char *path, const ru_node_t *sp, size_t n) {
     nd.n_data_deps = sp[i].nd;
     nd.ctrl_deps = sp[i].ctrl;
     nd.n_ctrl_deps = sp[i].nc;
-    nd.inputs = sp[i].shapes ? &in : NULL;
+    nd.inputs = sp[i].shapes || sp[i].out_shapes ? &in : NULL;
+    nd.outputs = sp[i].out_shapes ? &out : NULL;
     nd.attrs = a;
     nd.n_attrs = na;
     assert_int_equal(etsim_et_writer_node(w, &nd, &err), 0);

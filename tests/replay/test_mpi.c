@@ -657,6 +657,76 @@ static void test_uneven_all_to_all(void **state) {
           "rank 1 but out_split[0] expects 13 B");
 }
 
+/* A small data-parallel training step on 2 ranks: forward GEMMs, loss,
+ * backward GEMMs with each layer's gradient all-reduced as soon as it is
+ * ready, then the optimizer.  The first all-reduce overlaps the next
+ * backward GEMM; no node starts before its parents end; the dry run is the
+ * closed form; the timeline has one event per node and rank. */
+static void test_training_step(void **state) {
+  (void)state;
+  NEED_MPI();
+  const ru_node_t sp[] = {
+      {1, "fwd1", ETSIM_ET_COMP_NODE, 100, {0}, 0,
+       {"gemm_m=128", "gemm_n=128", "gemm_k=128"}},
+      {2, "fwd2", ETSIM_ET_COMP_NODE, 100, {1}, 1,
+       {"gemm_m=128", "gemm_n=128", "gemm_k=128"}},
+      {3, "loss", ETSIM_ET_COMP_NODE, 50, {2}, 1, {NULL}},
+      {4, "bwd2", ETSIM_ET_COMP_NODE, 200, {3}, 1,
+       {"gemm_m=128", "gemm_n=128", "gemm_k=256"}},
+      {5, "ar2", ETSIM_ET_COMM_COLL_NODE, 300, {4}, 1,
+       {"comm_type=0", "comm_size=262144"}},
+      {6, "bwd1", ETSIM_ET_COMP_NODE, 200, {4}, 1,
+       {"gemm_m=128", "gemm_n=128", "gemm_k=256"}},
+      {7, "ar1", ETSIM_ET_COMM_COLL_NODE, 300, {6}, 1,
+       {"comm_type=0", "comm_size=262144"}},
+      {8, "opt", ETSIM_ET_COMP_NODE, 40, {5, 7}, 2,
+       {"num_ops=100", "tensor_size:u64=524288"}},
+  };
+  char p[4200];
+  for (int r = 0; r < 2; r++) {
+    set_path(p, sizeof p, "step", r);
+    ru_write(p, sp, 8);
+  }
+  char args[8400];
+  snprintf(args, sizeof args,
+           "--check --json --ridge 10 --iterations 2 --timeout 30 --csv "
+           "'%s/s.csv' --timeline '%s/s.json' '%s/step'",
+           tmp, tmp, tmp);
+  assert_int_equal(run(2, args), 0);
+  row_t rows[16];
+  size_t n = read_csv("s.csv", rows, 16);
+  assert_int_equal(n, 16);
+  for (int r = 0; r < 2; r++) {
+    for (size_t i = 0; i < 8; i++)
+      for (size_t d = 0; d < sp[i].nd; d++)
+        assert_true(find_row(rows, n, r, sp[i].id)->start_us >=
+                    find_row(rows, n, r, sp[i].deps[d])->end_us);
+    const row_t *ar2 = find_row(rows, n, r, 5), *bwd1 = find_row(rows, n, r, 6);
+    assert_true(ar2->start_us < bwd1->end_us); /* overlap */
+    assert_string_equal(ar2->check, "ok");
+    assert_string_equal(find_row(rows, n, r, 7)->check, "ok");
+    assert_string_equal(find_row(rows, n, r, 8)->kind, "stream");
+    assert_true(find_row(rows, n, r, 4)->flops == 2.0 * 128 * 128 * 256);
+  }
+  char *out = slurp("out");
+  json_t *j = json_loads(out, 0, NULL);
+  assert_non_null(j);
+  json_t *it = json_object_get(j, "iteration");
+  /* host lane 100+100+50+200, then ar2 || bwd1 (200), ar1 300, opt 40 */
+  assert_true(json_real_value(json_object_get(it, "dry_run_us")) == 990.0);
+  assert_true(json_real_value(json_object_get(it, "critical_path_us")) == 990.0);
+  json_t *cov = json_object_get(j, "coverage");
+  assert_int_equal(json_integer_value(json_object_get(cov, "nodes_mapped")), 16);
+  json_decref(j);
+  free(out);
+  char *tl = slurp("s.json");
+  j = json_loads(tl, 0, NULL);
+  assert_non_null(j);
+  assert_int_equal(json_array_size(json_object_get(j, "traceEvents")), 16);
+  json_decref(j);
+  free(tl);
+}
+
 /* The etsim front end: --np execs mpirun; inside mpirun it execs the
  * runner; --dry-run runs alone. */
 static void test_cli(void **state) {
@@ -710,6 +780,7 @@ int main(void) {
       cmocka_unit_test(test_send_recv),   cmocka_unit_test(test_compute),
       cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_groups),
       cmocka_unit_test(test_uneven_all_to_all),
+      cmocka_unit_test(test_training_step),
       cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

@@ -171,6 +171,49 @@ static void test_splits(void **state) {
   etsim_et_trace_free(t);
 }
 
+/* Convolutions as implicit GEMMs: M = N*Ho*Wo, N = Cout/g, K = C/g*kh*kw. */
+static void test_conv(void **state) {
+  (void)state;
+  const ru_node_t sp[] = {
+      {.id = 1, .name = "aten::conv2d", .type = COMP,
+       .shapes = "[[8,16,32,32],[32,16,3,3],[32]]",
+       .out_shapes = "[[8,32,30,30]]"},
+      {.id = 2, .name = "aten::convolution", .type = COMP,
+       .shapes = "[[2,8,10,10],[8,2,3,3],[],[1,1],[0,0],[1,1],false,[0,0],4]",
+       .out_shapes = "[[2,8,8,8]]"},
+      {.id = 3, .name = "aten::convolution_backward", .type = COMP,
+       .shapes = "[[8,32,30,30],[8,16,32,32],[32,16,3,3]]"},
+      {.id = 4, .name = "aten::conv2d", .type = COMP, .dur_us = 5,
+       .shapes = "[[8,16,32,32],[32,16,3,3]]"},
+  };
+  etsim_et_trace_t *t = load("conv.et", sp, 4);
+  etsim_replay_plan_t *p = plan_of(t, 0, 1, 0);
+  const etsim_replay_op_t *o = p->ops;
+  assert_int_equal(o[0].kind, ETSIM_REPLAY_GEMM);
+  assert_int_equal(o[0].m, 8 * 30 * 30);
+  assert_int_equal(o[0].n, 32);
+  assert_int_equal(o[0].k, 16 * 9);
+  assert_int_equal(o[0].batch, 1);
+  /* 4 groups of 2 input and 2 output channels */
+  assert_int_equal(o[1].m, 2 * 8 * 8);
+  assert_int_equal(o[1].n, 2);
+  assert_int_equal(o[1].k, 18);
+  assert_int_equal(o[1].batch, 4);
+  assert_true(o[1].flops == 2.0 * 128 * 2 * 18 * 4);
+  /* backward: dX and dW, each the forward's size */
+  assert_int_equal(o[2].m, 7200);
+  assert_int_equal(o[2].batch, 2);
+  assert_true(o[2].flops == 2 * o[0].flops);
+  /* no output shape: falls back to the recorded duration */
+  assert_int_equal(o[3].kind, ETSIM_REPLAY_BUSY);
+  etsim_replay_plan_free(p);
+  etsim_et_trace_free(t);
+  ru_node_t bad[] = {{.id = 1, .name = "aten::conv2d", .type = COMP,
+                      .shapes = "[[8,16,32,32],[32,8,3,3]]",
+                      .out_shapes = "[[8,64,30,30]]"}};
+  plan_fails(bad, 1, 1, "do not fit a matrix product or convolution");
+}
+
 static void test_gemm_dims(void **state) {
   (void)state;
   const double fl[] = {2e6, 1e9, 12345678, 3, 1e12};
@@ -445,7 +488,7 @@ static void test_real_ring(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mapping),   cmocka_unit_test(test_splits),
-      cmocka_unit_test(test_gemm_dims),
+      cmocka_unit_test(test_conv),      cmocka_unit_test(test_gemm_dims),
       cmocka_unit_test(test_bad_input), cmocka_unit_test(test_dry_run),
       cmocka_unit_test(test_kernels),   cmocka_unit_test(test_fidelity),
       cmocka_unit_test(test_groups),    cmocka_unit_test(test_real_ring),
