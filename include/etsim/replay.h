@@ -71,7 +71,8 @@ typedef struct etsim_replay_op {
                        --comm-scale); STREAM: bytes moved */
   int64_t m, n, k, batch; /* GEMM shape */
   double flops;     /* GEMM: 2*m*n*k*batch exactly; 0 otherwise */
-  int64_t rec_ns;   /* recorded duration (duration_micros * 1000) */
+  int64_t rec_ns;   /* recorded duration (duration_micros * 1000), times
+                       comm_scale for communication, compute_scale else */
   int64_t busy_ns;  /* BUSY: time to spin (rec_ns * compute_scale) */
   int64_t rec_start_ns; /* start_time_micros * 1000 */
   /* Uneven ALL_TO_ALL: n_split (= group size) bytes sent to each group
@@ -115,7 +116,13 @@ typedef struct etsim_replay_opts {
    * <= 0: every num_ops node is a GEMM. */
   double ridge_flop_per_byte;
   const etsim_replay_groups_t *groups; /* NULL: every collective on all */
+  /* Which edges order the replay: ETSIM_REPLAY_DEPS_DATA, _CTRL or both
+   * (the default).  Chakra traces converted from PyTorch use ctrl_deps for
+   * the call tree, which can contradict the data edges: use DATA there. */
+  unsigned deps;
 } etsim_replay_opts_t;
+
+enum { ETSIM_REPLAY_DEPS_DATA = 1u, ETSIM_REPLAY_DEPS_CTRL = 2u };
 
 void etsim_replay_opts_init(etsim_replay_opts_t *o);
 
@@ -135,7 +142,7 @@ typedef struct etsim_replay_plan {
   size_t n_dangling;   /* dependency edges to absent ids (ignored) */
   size_t n_unmapped;   /* compute nodes with no work description */
   int64_t rec_span_ns; /* max(start+dur) - min(start) over nodes with a
-                          recorded start; 0 when the trace has none */
+                          recorded start, unscaled; 0 when none */
   size_t n_comm;       /* COLL + SEND + RECV ops */
   int64_t *splits;     /* all-to-all split sizes (see etsim_replay_op_t) */
   size_t n_splits, cap_splits;
@@ -178,10 +185,11 @@ typedef struct etsim_replay_exec {
   int64_t (*now_ns)(void *user);
   int (*run)(void *user, size_t op, etsim_error_t *err);
   int (*start)(void *user, size_t op, etsim_error_t *err);
-  /* Put completed communication ops in done[0..max) and return how many
-   * (>= 0), or a negative code.  With block set, wait until at least one
-   * has completed (there is always one outstanding when block is set). */
-  int (*poll)(void *user, int block, size_t *done, size_t max,
+  /* Put completed communication ops in done[0..max), and the now_ns time
+   * each completed at in when[], and return how many (>= 0), or a negative
+   * code.  With block set, wait until at least one has completed (there is
+   * always one outstanding when block is set). */
+  int (*poll)(void *user, int block, size_t *done, int64_t *when, size_t max,
               etsim_error_t *err);
 } etsim_replay_exec_t;
 
@@ -195,6 +203,7 @@ typedef struct etsim_replay_sched {
   uint32_t *compute_q; /* ring of ready compute ops */
   uint32_t *comm_q;    /* ring of ready communication ops */
   size_t *done_buf;
+  int64_t *when_buf;
   int64_t *start_ns, *end_ns; /* per op, relative to the run's start */
   uint32_t *order;            /* ops in completion order */
 } etsim_replay_sched_t;

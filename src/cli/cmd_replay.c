@@ -34,19 +34,21 @@ static const char *usage =
     "\n"
     "options (passed to etsim-replay):\n"
     "  --iterations K --warmup W --compute-scale X --comm-scale Y --ridge F\n"
-    "  --comm-group FILE --check --timeout S --csv FILE --timeline FILE\n"
+    "  --comm-group FILE --deps data|ctrl|all --check --timeout S\n"
+    "  --csv FILE --timeline FILE\n"
     "  --json --quiet                      (see etsim-replay --help)\n"
     "--dry-run: no MPI, a virtual clock advanced by recorded durations; prints\n"
     "  per rank the dry-run time, the critical path and the recorded span.\n"
-    "  Takes --compute-scale, --comm-scale, --ridge, --comm-group, --csv,\n"
-    "  --json.\n"
+    "  Takes --compute-scale, --comm-scale, --ridge, --comm-group, --deps,\n"
+    "  --csv, --json.\n"
     "exit: 0 ok, 1 verification failed, 2 bad input, 3 internal/MPI error\n";
 
 /* Options that take a value (so the PREFIX is found among the rest). */
 static int takes_value(const char *s) {
   static const char *const v[] = {
       "--np", "--iterations", "--warmup", "--compute-scale", "--comm-scale",
-      "--ridge", "--comm-group", "--timeout", "--csv", "--timeline", NULL};
+      "--ridge", "--comm-group", "--timeout", "--csv", "--timeline", "--deps",
+      NULL};
   for (int i = 0; v[i]; i++)
     if (!strcmp(s, v[i]))
       return 1;
@@ -87,6 +89,7 @@ static int dry_run(int argc, char **argv) {
   const char *prefix = NULL, *csv = NULL, *groups_path = NULL;
   double cs = 1, ms = 1, ridge = -1;
   int json = 0;
+  unsigned deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
   for (int i = 1; i < argc; i++) {
     const char *v;
     int r;
@@ -112,6 +115,17 @@ static int dry_run(int argc, char **argv) {
       if (r < 0)
         return ETSIM_EXIT_USAGE;
       groups_path = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--deps", &v))) {
+      if (r < 0)
+        return ETSIM_EXIT_USAGE;
+      if (!strcmp(v, "data"))
+        deps = ETSIM_REPLAY_DEPS_DATA;
+      else if (!strcmp(v, "ctrl"))
+        deps = ETSIM_REPLAY_DEPS_CTRL;
+      else if (!strcmp(v, "all"))
+        deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
+      else
+        return cli_usage_error("replay: --deps: expected data, ctrl or all");
     } else if ((r = cli_opt(argc, argv, &i, "--csv", &v))) {
       if (r < 0)
         return ETSIM_EXIT_USAGE;
@@ -169,6 +183,7 @@ static int dry_run(int argc, char **argv) {
     o.rank = r, o.world = world, o.compute_scale = cs, o.comm_scale = ms;
     o.ridge_flop_per_byte = ridge;
     o.groups = groups_path ? &groups : NULL;
+    o.deps = deps;
     etsim_replay_plan_t *p;
     if (etsim_replay_plan_build(&p, set->ranks[r], &o, &err)) {
       code = cli_fail(&err);

@@ -49,6 +49,7 @@ void etsim_replay_opts_init(etsim_replay_opts_t *o) {
   o->world = 1;
   o->compute_scale = 1.0;
   o->comm_scale = 1.0;
+  o->deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
 }
 
 /* ------------------------------------------------------------ groups */
@@ -440,9 +441,23 @@ static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K,
 
   if (type == ETSIM_ET_COMM_COLL_NODE || type == ETSIM_ET_COMM_SEND_NODE ||
       type == ETSIM_ET_COMM_RECV_NODE) {
-    int64_t size;
-    if ((rc = int_attr(t, i, K->comm_size, "comm_size", &size, &have, err)))
+    int64_t size, ctype;
+    int have_type;
+    if ((rc = int_attr(t, i, K->comm_size, "comm_size", &size, &have, err)) ||
+        (rc = int_attr(t, i, K->comm_type, "comm_type", &ctype, &have_type,
+                       err)))
       return rc;
+    if (!have && !have_type) {
+      /* PyTorch-derived traces carry host-side launchers (c10d::*) as
+       * communication nodes with neither attribute; the collective itself
+       * is a separate kernel node.  Replay the launcher's recorded host
+       * time and report it as unmapped. */
+      op->kind = op->rec_ns > 0 ? ETSIM_REPLAY_BUSY : ETSIM_REPLAY_NOP;
+      op->busy_ns = scaled(op->rec_ns, o->compute_scale);
+      op->mapped = 0;
+      p->n_unmapped++;
+      return 0;
+    }
     if (!have)
       NODE_ERR(ETSIM_EFORMAT, "communication node without comm_size");
     if (size < 0)
@@ -643,15 +658,18 @@ fail:
 }
 
 /* Append unique parents of node i (data then control) to par. */
-static size_t node_parents(const etsim_et_trace_t *t, size_t i, uint32_t *out) {
+static size_t node_parents(const etsim_et_trace_t *t, size_t i, unsigned deps,
+                           uint32_t *out) {
   size_t n = 0;
-  for (uint32_t e = t->data_off[i]; e < t->data_off[i + 1]; e++) {
+  for (uint32_t e = t->data_off[i];
+       (deps & ETSIM_REPLAY_DEPS_DATA) && e < t->data_off[i + 1]; e++) {
     uint32_t q = t->data_par[e];
     if (q & ETSIM_ET_DANGLING)
       continue;
     out[n++] = q;
   }
-  for (uint32_t e = t->ctrl_off[i]; e < t->ctrl_off[i + 1]; e++) {
+  for (uint32_t e = t->ctrl_off[i];
+       (deps & ETSIM_REPLAY_DEPS_CTRL) && e < t->ctrl_off[i + 1]; e++) {
     uint32_t q = t->ctrl_par[e];
     if (q & ETSIM_ET_DANGLING)
       continue;
@@ -715,14 +733,21 @@ int etsim_replay_plan_build(etsim_replay_plan_t **out,
       if (s + p->ops[i].rec_ns > t1)
         t1 = s + p->ops[i].rec_ns;
     }
+    /* What the replay should take: the recorded time scaled like the
+     * node's work, so reports compare like with like. */
+    etsim_replay_op_t *op = &p->ops[i];
+    op->rec_ns = scaled(op->rec_ns, etsim_replay_kind_is_comm(op->kind)
+                                        ? o->comm_scale
+                                        : o->compute_scale);
   }
   p->rec_span_ns = t0 == INT64_MAX ? 0 : t1 - t0;
-  p->n_dangling = t->n_dangling_data + t->n_dangling_ctrl;
+  p->n_dangling = ((o->deps & ETSIM_REPLAY_DEPS_DATA) ? t->n_dangling_data : 0) +
+                  ((o->deps & ETSIM_REPLAY_DEPS_CTRL) ? t->n_dangling_ctrl : 0);
   /* Parents CSR. */
   size_t e = 0;
   for (i = 0; i < n; i++) {
     p->par_off[i] = (uint32_t)e;
-    e += node_parents(t, i, p->par + e);
+    e += node_parents(t, i, o->deps, p->par + e);
   }
   p->par_off[n] = (uint32_t)e;
   p->n_edges = e;
@@ -765,9 +790,12 @@ int etsim_replay_plan_build(etsim_replay_plan_t **out,
     i = u;
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: node %llu (%s): on a dependency cycle (%zu "
-                         "node(s) can never start)",
+                         "node(s) can never start)%s",
                          t->path, (unsigned long long)t->id[i], t->name[i],
-                         n - tail);
+                         n - tail,
+                         o->deps == (ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL)
+                             ? "; if ctrl_deps hold a call tree, try --deps data"
+                             : "");
     goto fail;
   }
   etsim_free(tmp);

@@ -21,10 +21,12 @@ int etsim_replay_sched_init(etsim_replay_sched_t *s,
   s->compute_q = etsim_calloc(n, sizeof *s->compute_q);
   s->comm_q = etsim_calloc(n, sizeof *s->comm_q);
   s->done_buf = etsim_calloc(n, sizeof *s->done_buf);
+  s->when_buf = etsim_calloc(n, sizeof *s->when_buf);
   s->start_ns = etsim_calloc(n, sizeof *s->start_ns);
   s->end_ns = etsim_calloc(n, sizeof *s->end_ns);
   s->order = etsim_calloc(n, sizeof *s->order);
   if (!s->pending || !s->compute_q || !s->comm_q || !s->done_buf ||
+      !s->when_buf ||
       !s->start_ns || !s->end_ns || !s->order) {
     etsim_replay_sched_free(s);
     return ETSIM_ENOMEM;
@@ -37,6 +39,7 @@ void etsim_replay_sched_free(etsim_replay_sched_t *s) {
   etsim_free(s->compute_q);
   etsim_free(s->comm_q);
   etsim_free(s->done_buf);
+  etsim_free(s->when_buf);
   etsim_free(s->start_ns);
   etsim_free(s->end_ns);
   etsim_free(s->order);
@@ -92,13 +95,16 @@ int etsim_replay_sched_run(etsim_replay_sched_t *s,
       outstanding++;
     }
     if (outstanding) {
-      int k = x->poll(x->user, 0, s->done_buf, n, err);
+      int k = x->poll(x->user, 0, s->done_buf, s->when_buf, n, err);
       if (k < 0)
         return k;
       if (k) {
-        last = x->now_ns(x->user) - t0;
-        for (int j = 0; j < k; j++)
-          complete(&st, (uint32_t)s->done_buf[j], last);
+        for (int j = 0; j < k; j++) {
+          int64_t w = s->when_buf[j] - t0;
+          if (w > last)
+            last = w;
+          complete(&st, (uint32_t)s->done_buf[j], w);
+        }
         outstanding -= (size_t)k;
         continue; /* start what became ready before computing */
       }
@@ -112,7 +118,8 @@ int etsim_replay_sched_run(etsim_replay_sched_t *s,
           return rc;
         t = x->now_ns(x->user) - t0;
       }
-      last = t;
+      if (t > last)
+        last = t;
       complete(&st, u, t);
       continue;
     }
@@ -120,12 +127,15 @@ int etsim_replay_sched_run(etsim_replay_sched_t *s,
       continue;
     if (!outstanding)
       break;
-    int k = x->poll(x->user, 1, s->done_buf, n, err);
+    int k = x->poll(x->user, 1, s->done_buf, s->when_buf, n, err);
     if (k < 0)
       return k;
-    last = x->now_ns(x->user) - t0;
-    for (int j = 0; j < k; j++)
-      complete(&st, (uint32_t)s->done_buf[j], last);
+    for (int j = 0; j < k; j++) {
+      int64_t w = s->when_buf[j] - t0;
+      if (w > last)
+        last = w;
+      complete(&st, (uint32_t)s->done_buf[j], w);
+    }
     outstanding -= (size_t)k;
   }
   if (st.ndone < n) {
@@ -210,15 +220,17 @@ static uint32_t heap_pop(vclock_t *v) {
   return top;
 }
 
-static int v_poll(void *u, int block, size_t *done, size_t max,
+static int v_poll(void *u, int block, size_t *done, int64_t *when, size_t max,
                   etsim_error_t *err) {
   (void)err;
   vclock_t *v = u;
   if (block && v->n && v->fin[0] > v->now)
     v->now = v->fin[0];
   size_t k = 0;
-  while (v->n && v->fin[0] <= v->now && k < max)
+  while (v->n && v->fin[0] <= v->now && k < max) {
+    when[k] = v->fin[0];
     done[k++] = heap_pop(v);
+  }
   return (int)k;
 }
 

@@ -727,6 +727,51 @@ static void test_training_step(void **state) {
   free(tl);
 }
 
+/* The real PyTorch-derived chakra.0.et on one rank, scaled down 100x:
+ * every mapped node runs, the 5 all-reduces are verified, the host-side
+ * launchers are listed as unmapped. */
+static void test_real_chakra(void **state) {
+  (void)state;
+  NEED_MPI();
+  char *path = tu_chakra0(tmp);
+  if (!path) {
+    print_message("SKIP: ../shared/traces/chakra is absent\n");
+    skip();
+  }
+  char args[8400];
+  snprintf(args, sizeof args,
+           "--deps data --compute-scale 0.01 --comm-scale 0.01 --check --json "
+           "--iterations 1 --timeout 60 '%s'",
+           path);
+  assert_int_equal(run(1, args), 0);
+  char *out = slurp("out");
+  json_t *j = json_loads(out, 0, NULL);
+  assert_non_null(j);
+  assert_int_equal(json_integer_value(json_object_get(j, "nodes")), 3664);
+  json_t *ck = json_object_get(j, "check");
+  assert_int_equal(json_integer_value(json_object_get(ck, "verified")), 5);
+  assert_int_equal(json_integer_value(json_object_get(ck, "mismatches")), 0);
+  json_t *cov = json_object_get(j, "coverage");
+  json_t *um = json_object_get(cov, "unmapped");
+  assert_int_equal(json_integer_value(json_object_get(cov, "nodes_mapped")) +
+                       (json_int_t)json_array_size(um),
+                   3664);
+  /* The 14 c10d launchers are among the unmapped nodes. */
+  size_t c10d = 0;
+  for (size_t i = 0; i < json_array_size(um); i++)
+    c10d += strncmp(json_string_value(json_object_get(json_array_get(um, i),
+                                                      "name")),
+                    "c10d::", 6) == 0;
+  assert_int_equal(c10d, 14);
+  /* Scaled recorded times: the dry run is 1/100 of the unscaled one. */
+  json_t *it = json_object_get(j, "iteration");
+  assert_true(fabs(json_real_value(json_object_get(it, "critical_path_us")) -
+                   461.4) < 1.0);
+  json_decref(j);
+  free(out);
+  free(path);
+}
+
 /* The etsim front end: --np execs mpirun; inside mpirun it execs the
  * runner; --dry-run runs alone. */
 static void test_cli(void **state) {
@@ -781,6 +826,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_groups),
       cmocka_unit_test(test_uneven_all_to_all),
       cmocka_unit_test(test_training_step),
+      cmocka_unit_test(test_real_chakra),
       cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

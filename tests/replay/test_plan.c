@@ -6,6 +6,7 @@
  */
 #include "replay_util.h"
 
+#include "etsim/etcheck.h"
 #include "etsim/replay.h"
 
 #include <math.h>
@@ -485,6 +486,61 @@ static void test_real_ring(void **state) {
   free(p0);
 }
 
+/* The real PyTorch-derived chakra.0.et: its ctrl_deps (the call tree)
+ * contradict its data edges, so the default is a cycle error that names a
+ * node and suggests --deps data; on data edges the critical path equals
+ * the et module's own (independent) computation, and the host-side c10d
+ * launchers without comm_type/comm_size are counted as unmapped. */
+static void test_real_chakra(void **state) {
+  (void)state;
+  char *path = tu_chakra0(tmp);
+  if (!path) {
+    print_message("SKIP: ../shared/traces/chakra is absent\n");
+    skip();
+  }
+  etsim_et_trace_t *t;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_et_trace_load(&t, path, 0, &err), 0);
+  etsim_replay_opts_t o;
+  etsim_replay_opts_init(&o);
+  etsim_replay_plan_t *p = NULL;
+  assert_int_equal(etsim_replay_plan_build(&p, t, &o, &err), ETSIM_EFORMAT);
+  assert_non_null(strstr(err.msg, "on a dependency cycle"));
+  assert_non_null(strstr(err.msg, "try --deps data"));
+  o.deps = ETSIM_REPLAY_DEPS_DATA;
+  assert_int_equal(etsim_replay_plan_build(&p, t, &o, &err), 0);
+  etsim_et_stats_t st;
+  assert_int_equal(etsim_et_stats(t, &st), 0);
+  int64_t cp;
+  assert_int_equal(etsim_replay_critical_path(p, &cp, NULL, NULL), 0);
+  assert_int_equal(cp, (int64_t)st.critical_path_us * 1000);
+  etsim_et_stats_free(&st);
+  size_t colls = 0, launchers = 0;
+  for (size_t i = 0; i < p->n_ops; i++) {
+    colls += p->ops[i].kind == ETSIM_REPLAY_COLL;
+    launchers += p->ops[i].node_type == ETSIM_ET_COMM_COLL_NODE &&
+                 p->ops[i].kind != ETSIM_REPLAY_COLL;
+  }
+  assert_int_equal(colls, 7); /* 5 all-reduces and 2 broadcasts */
+  assert_int_equal(launchers, 14);
+  /* The dry run serialises compute on one lane: at least the sum of the
+   * compute durations, and never shorter than the critical path. */
+  etsim_replay_sched_t s;
+  assert_int_equal(etsim_replay_sched_init(&s, p), 0);
+  int64_t mk;
+  assert_int_equal(etsim_replay_dry_run(&s, &mk, &err), 0);
+  int64_t comp = 0;
+  for (size_t i = 0; i < p->n_ops; i++)
+    if (!etsim_replay_kind_is_comm(p->ops[i].kind))
+      comp += p->ops[i].rec_ns;
+  assert_true(mk >= comp);
+  assert_true(mk >= cp);
+  etsim_replay_sched_free(&s);
+  etsim_replay_plan_free(p);
+  etsim_et_trace_free(t);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mapping),   cmocka_unit_test(test_splits),
@@ -492,6 +548,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input), cmocka_unit_test(test_dry_run),
       cmocka_unit_test(test_kernels),   cmocka_unit_test(test_fidelity),
       cmocka_unit_test(test_groups),    cmocka_unit_test(test_real_ring),
+      cmocka_unit_test(test_real_chakra),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
