@@ -14,6 +14,8 @@
 
 #include "etsim/replay.h"
 
+#include <jansson.h>
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,8 +174,14 @@ static int dry_run(int argc, char **argv) {
   int code = ETSIM_EXIT_OK;
   int64_t max_dry = 0, max_cp = 0, max_span = 0;
   size_t nodes = 0, unmapped = 0;
-  if (json)
-    printf("{\"prefix\": \"%s\", \"ranks\": %d, \"per_rank\": [", prefix, world);
+  if (json) {
+    json_t *js = json_string(prefix);
+    char *q = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
+    printf("{\"prefix\": %s, \"ranks\": %d, \"per_rank\": [", q ? q : "null",
+           world);
+    free(q);
+    json_decref(js);
+  }
   else
     printf("%-6s %8s %8s %14s %14s %14s\n", "rank", "nodes", "unmapped",
            "dry_run_us", "crit_path_us", "recorded_us");

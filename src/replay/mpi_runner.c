@@ -526,10 +526,12 @@ static int prepost(run_t *R, etsim_error_t *err) {
 
 /* Option `name` matched: 1 when its value v exists (and *i steps past it),
  * else an error and 0, which makes the caller report bad usage. */
-static int take_value(const char *name, const char *v, int rank, int *i) {
+static int take_value(const char *name, const char *v, int rank, int *i,
+                      int *missing) {
   if (!v) {
     if (rank == 0)
       fprintf(stderr, "etsim: %s needs a value\n", name);
+    *missing = 1;
     return 0;
   }
   (*i)++;
@@ -544,10 +546,12 @@ static int parse_args(int argc, char **argv, args_t *a, int rank) {
   a->ridge = -1;
   a->timeout_s = 600;
   a->deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
+  int missing = 0;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define TAKE(name) (strcmp(s, name) == 0 && take_value(name, v, rank, &i))
+#define TAKE(name)                                                             \
+  (strcmp(s, name) == 0 && take_value(name, v, rank, &i, &missing))
     char *end = NULL;
     if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
       if (rank == 0)
@@ -590,8 +594,9 @@ static int parse_args(int argc, char **argv, args_t *a, int rank) {
                           "'%s'\n", v);
         return 2;
       }
-    }
-    else if (s[0] == '-' && s[1]) {
+    } else if (s[0] == '-' && s[1]) {
+      if (missing)
+        return 2;
       if (rank == 0)
         fprintf(stderr, "etsim: unknown option '%s' (see --help)\n", s);
       return 2;

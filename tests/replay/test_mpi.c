@@ -531,6 +531,12 @@ static void test_bad_input(void **state) {
   snprintf(args, sizeof args, "--iterations 0 '%s/order'", tmp);
   assert_int_equal(run(2, args), 2);
   err_has("--iterations must be >= 1");
+  snprintf(args, sizeof args, "'%s/order' --csv", tmp);
+  assert_int_equal(run(2, args), 2);
+  err_has("--csv needs a value");
+  snprintf(args, sizeof args, "--deps both '%s/order'", tmp);
+  assert_int_equal(run(2, args), 2);
+  err_has("--deps: expected data, ctrl or all, got 'both'");
 }
 
 /* Process groups from a communicator-group file: pairs {0,1} and {2,3}
