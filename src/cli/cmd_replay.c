@@ -40,7 +40,8 @@ static const char *usage =
     "  --csv FILE --timeline FILE\n"
     "  --json --quiet                      (see etsim-replay --help)\n"
     "--dry-run: no MPI, a virtual clock advanced by recorded durations; prints\n"
-    "  per rank the dry-run time, the critical path and the recorded span.\n"
+    "  per rank the dry-run time, the critical path and the recorded span\n"
+    "  (--path: and the nodes on the critical path).\n"
     "  Takes --compute-scale, --comm-scale, --ridge, --comm-group, --deps,\n"
     "  --csv, --json.\n"
     "exit: 0 ok, 1 verification failed, 2 bad input, 3 internal/MPI error\n";
@@ -90,7 +91,7 @@ static int inside_mpirun(void) {
 static int dry_run(int argc, char **argv) {
   const char *prefix = NULL, *csv = NULL, *groups_path = NULL;
   double cs = 1, ms = 1, ridge = -1;
-  int json = 0;
+  int json = 0, want_path = 0;
   unsigned deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
   for (int i = 1; i < argc; i++) {
     const char *v;
@@ -99,6 +100,10 @@ static int dry_run(int argc, char **argv) {
       continue;
     if (!strcmp(argv[i], "--json")) {
       json = 1;
+      continue;
+    }
+    if (!strcmp(argv[i], "--path")) {
+      want_path = 1;
       continue;
     }
     if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q") ||
@@ -199,17 +204,22 @@ static int dry_run(int argc, char **argv) {
     }
     etsim_replay_sched_t s;
     int64_t dry = 0, cp = 0;
-    int rc = etsim_replay_sched_init(&s, p);
+    uint32_t *path = want_path ? etsim_calloc(p->n_ops + 1, sizeof *path) : NULL;
+    size_t np = 0;
+    int rc = want_path && !path ? ETSIM_ENOMEM : 0;
+    if (!rc)
+      rc = etsim_replay_sched_init(&s, p);
     if (!rc)
       rc = etsim_replay_dry_run(&s, &dry, &err);
     if (!rc)
-      rc = etsim_replay_critical_path(p, &cp, NULL, NULL);
+      rc = etsim_replay_critical_path(p, &cp, path, path ? &np : NULL);
     if (rc) {
       if (!err.msg[0])
         etsim_error_set(&err, rc, "%s: %s", prefix, etsim_strerror(rc));
       code = cli_fail(&err);
       etsim_replay_sched_free(&s);
       etsim_replay_plan_free(p);
+      etsim_free(path);
       break;
     }
     if (cfp)
@@ -219,16 +229,31 @@ static int dry_run(int argc, char **argv) {
                 etsim_replay_kind_name(p->ops[i].kind),
                 (double)s.start_ns[i] / 1e3, (double)s.end_ns[i] / 1e3,
                 (double)p->ops[i].rec_ns / 1e3);
-    if (json)
+    if (json) {
       printf("%s{\"rank\": %d, \"nodes\": %zu, \"unmapped\": %zu, "
              "\"dry_run_us\": %.3f, \"critical_path_us\": %.3f, "
-             "\"recorded_span_us\": %.3f}",
+             "\"recorded_span_us\": %.3f",
              r ? ", " : "", r, p->n_ops, p->n_unmapped, (double)dry / 1e3,
              (double)cp / 1e3, (double)p->rec_span_ns / 1e3);
-    else
+      if (path) {
+        printf(", \"critical_path\": [");
+        for (size_t k = 0; k < np; k++)
+          printf("%s%llu", k ? ", " : "",
+                 (unsigned long long)p->ops[path[k]].id);
+        printf("]");
+      }
+      printf("}");
+    } else {
       printf("%-6d %8zu %8zu %14.3f %14.3f %14.3f\n", r, p->n_ops,
              p->n_unmapped, (double)dry / 1e3, (double)cp / 1e3,
              (double)p->rec_span_ns / 1e3);
+      for (size_t k = 0; k < np; k++)
+        printf("  path %llu %s %.3f us %s\n",
+               (unsigned long long)p->ops[path[k]].id,
+               etsim_replay_kind_name(p->ops[path[k]].kind),
+               (double)p->ops[path[k]].rec_ns / 1e3, p->ops[path[k]].name);
+    }
+    etsim_free(path);
     nodes += p->n_ops, unmapped += p->n_unmapped;
     if (dry > max_dry)
       max_dry = dry;

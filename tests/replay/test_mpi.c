@@ -812,8 +812,8 @@ static void test_cli(void **state) {
   assert_int_equal(run(0, cmd), 2);
   err_has("the trace set has 2 rank(s) but mpirun started 3");
   /* Dry run: compute lane 40 + 10, the all-reduce overlaps: 65 us. */
-  snprintf(cmd, sizeof cmd, "'%s' replay --dry-run --json '%s/cli'", etsim_bin,
-           tmp);
+  snprintf(cmd, sizeof cmd, "'%s' replay --dry-run --json --path '%s/cli'",
+           etsim_bin, tmp);
   assert_int_equal(run(0, cmd), 0);
   out = slurp("out");
   json_t *j = json_loads(out, 0, NULL);
@@ -821,6 +821,12 @@ static void test_cli(void **state) {
   assert_true(json_real_value(json_object_get(j, "dry_run_us")) == 65.0);
   assert_true(json_real_value(json_object_get(j, "critical_path_us")) == 65.0);
   assert_int_equal(json_integer_value(json_object_get(j, "nodes")), 6);
+  /* c (40) then the all-reduce (25): the path 1 -> 2 on each rank. */
+  json_t *cpath = json_object_get(json_array_get(json_object_get(j, "per_rank"), 1),
+                                  "critical_path");
+  assert_int_equal(json_array_size(cpath), 2);
+  assert_int_equal(json_integer_value(json_array_get(cpath, 0)), 1);
+  assert_int_equal(json_integer_value(json_array_get(cpath, 1)), 2);
   json_decref(j);
   free(out);
 }

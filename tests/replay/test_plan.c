@@ -512,8 +512,18 @@ static void test_real_chakra(void **state) {
   etsim_et_stats_t st;
   assert_int_equal(etsim_et_stats(t, &st), 0);
   int64_t cp;
-  assert_int_equal(etsim_replay_critical_path(p, &cp, NULL, NULL), 0);
+  uint32_t *cpath = malloc(p->n_ops * sizeof *cpath);
+  size_t np = 0;
+  assert_int_equal(etsim_replay_critical_path(p, &cp, cpath, &np), 0);
   assert_int_equal(cp, (int64_t)st.critical_path_us * 1000);
+  /* The same cpath end to end (README: node 216 is the first issuable). */
+  assert_int_equal(p->ops[cpath[0]].id, st.critical_first);
+  assert_int_equal(p->ops[cpath[np - 1]].id, st.critical_last);
+  int64_t sum = 0;
+  for (size_t k = 0; k < np; k++)
+    sum += p->ops[cpath[k]].rec_ns;
+  assert_int_equal(sum, cp);
+  free(cpath);
   etsim_et_stats_free(&st);
   size_t colls = 0, launchers = 0;
   for (size_t i = 0; i < p->n_ops; i++) {
