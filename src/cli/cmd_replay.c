@@ -1,0 +1,413 @@
+/*
+ * cmd_replay.c — `etsim replay`: run a trace set as a benchmark.
+ *
+ * The etsim binary does not link MPI.  The replay itself is the MPI program
+ * etsim-replay, built next to etsim; this command either
+ *   - runs the dry run in-process (--dry-run: virtual clock, no MPI), or
+ *   - execs etsim-replay directly when it is already inside mpirun
+ *     (`mpirun -np 4 etsim replay PREFIX` works), or
+ *   - execs `mpirun -np N ... etsim-replay ARGS` (N from --np, else the
+ *     trace set's rank count).
+ * See docs/replay.md.
+ */
+#include "cli/cli.h"
+
+#include "etsim/replay.h"
+
+#include <jansson.h>
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *usage =
+    "usage: etsim replay [--np N] [options] PREFIX\n"
+    "       etsim replay --dry-run [options] PREFIX\n"
+    "       mpirun -np N etsim replay [options] PREFIX\n"
+    "\n"
+    "Replay a Chakra trace set as a benchmark on MPI + OpenBLAS: rank r runs\n"
+    "<PREFIX>.<r>.et; compute nodes become sgemm / streaming / busy-loop\n"
+    "kernels, communication nodes MPI collectives and messages, in dependency\n"
+    "order; prints the fidelity report (measured against recorded times).\n"
+    "Without --np the rank count of the trace set is used.  mpirun comes from\n"
+    "$ETSIM_MPIRUN (default mpirun) with $ETSIM_MPIRUN_ARGS added; as root,\n"
+    "--allow-run-as-root is passed.\n"
+    "\n"
+    "options (passed to etsim-replay):\n"
+    "  --iterations K --warmup W --compute-scale X --comm-scale Y --ridge F\n"
+    "  --comm-group FILE --deps data|ctrl|all --check --timeout S\n"
+    "  --csv FILE --timeline FILE\n"
+    "  --json --quiet                      (see etsim-replay --help)\n"
+    "--dry-run: no MPI, a virtual clock advanced by recorded durations; prints\n"
+    "  per rank the dry-run time, the critical path and the recorded span\n"
+    "  (--path: and the nodes on the critical path).\n"
+    "  Takes --compute-scale, --comm-scale, --ridge, --comm-group, --deps,\n"
+    "  --csv, --json.\n"
+    "exit: 0 ok, 1 verification failed, 2 bad input, 3 internal/MPI error\n";
+
+/* Options that take a value (so the PREFIX is found among the rest). */
+static int takes_value(const char *s) {
+  static const char *const v[] = {
+      "--np", "--iterations", "--warmup", "--compute-scale", "--comm-scale",
+      "--ridge", "--comm-group", "--timeout", "--csv", "--timeline", "--deps",
+      NULL};
+  for (int i = 0; v[i]; i++)
+    if (!strcmp(s, v[i]))
+      return 1;
+  return 0;
+}
+
+static int find_runner(char *out, size_t cap) {
+  const char *env = getenv("ETSIM_REPLAY_BIN");
+  if (env && *env) {
+    snprintf(out, cap, "%s", env);
+    return access(out, X_OK) == 0;
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return 0;
+  self[n] = 0;
+  char *slash = strrchr(self, '/');
+  if (!slash)
+    return 0;
+  *slash = 0;
+  size_t len = strlen(self);
+  if (len + sizeof "/etsim-replay" > cap)
+    return 0;
+  memcpy(out, self, len);
+  memcpy(out + len, "/etsim-replay", sizeof "/etsim-replay");
+  return access(out, X_OK) == 0;
+}
+
+static int inside_mpirun(void) {
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") ||
+         getenv("PMI_RANK");
+}
+
+/* ------------------------------------------------------------ dry run */
+
+static int dry_run(int argc, char **argv) {
+  const char *prefix = NULL, *csv = NULL, *groups_path = NULL;
+  double cs = 1, ms = 1, ridge = -1;
+  int json = 0, want_path = 0;
+  unsigned deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int r;
+    if (!strcmp(argv[i], "--dry-run"))
+      continue;
+    if (!strcmp(argv[i], "--json")) {
+      json = 1;
+      continue;
+    }
+    if (!strcmp(argv[i], "--path")) {
+      want_path = 1;
+      continue;
+    }
+    if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q") ||
+        !strcmp(argv[i], "--check"))
+      continue;
+    if ((r = cli_opt(argc, argv, &i, "--compute-scale", &v))) {
+      if (r < 0 || cli_parse_double(v, "--compute-scale", &cs))
+        return ETSIM_EXIT_USAGE;
+    } else if ((r = cli_opt(argc, argv, &i, "--comm-scale", &v))) {
+      if (r < 0 || cli_parse_double(v, "--comm-scale", &ms))
+        return ETSIM_EXIT_USAGE;
+    } else if ((r = cli_opt(argc, argv, &i, "--ridge", &v))) {
+      if (r < 0 || cli_parse_double(v, "--ridge", &ridge))
+        return ETSIM_EXIT_USAGE;
+    } else if ((r = cli_opt(argc, argv, &i, "--comm-group", &v))) {
+      if (r < 0)
+        return ETSIM_EXIT_USAGE;
+      groups_path = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--deps", &v))) {
+      if (r < 0)
+        return ETSIM_EXIT_USAGE;
+      if (!strcmp(v, "data"))
+        deps = ETSIM_REPLAY_DEPS_DATA;
+      else if (!strcmp(v, "ctrl"))
+        deps = ETSIM_REPLAY_DEPS_CTRL;
+      else if (!strcmp(v, "all"))
+        deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
+      else
+        return cli_usage_error("replay: --deps: expected data, ctrl or all");
+    } else if ((r = cli_opt(argc, argv, &i, "--csv", &v))) {
+      if (r < 0)
+        return ETSIM_EXIT_USAGE;
+      csv = v;
+    } else if (takes_value(argv[i])) {
+      i++; /* runner-only options mean nothing without running */
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cli_usage_error("replay: unknown option '%s'", argv[i]);
+    } else if (!prefix) {
+      prefix = argv[i];
+    } else {
+      return cli_usage_error("replay: one PREFIX expected");
+    }
+  }
+  if (!prefix)
+    return cli_usage_error("replay: no PREFIX given (see --help)");
+  if (!(cs > 0) || !(ms > 0))
+    return cli_usage_error("replay: scales must be positive");
+  if (ridge < 0) {
+    etsim_replay_machine_t m;
+    ridge = etsim_replay_calibrate(&m) == 0 ? m.ridge_flop_per_byte : 0;
+  }
+  etsim_error_t err = {0};
+  etsim_et_set_t *set;
+  if (etsim_et_set_load(&set, prefix, 0, &err))
+    return cli_fail(&err);
+  int world = (int)set->n_ranks;
+  etsim_replay_groups_t groups = {0, NULL};
+  if (groups_path && etsim_replay_groups_load(&groups, groups_path, world, &err)) {
+    etsim_et_set_free(set);
+    return cli_fail(&err);
+  }
+  etsim_outfile_t out;
+  FILE *cfp = NULL;
+  if (csv) {
+    if (etsim_outfile_open(&out, csv, &err)) {
+      etsim_replay_groups_free(&groups);
+      etsim_et_set_free(set);
+      return cli_fail(&err);
+    }
+    cfp = out.fp;
+    fprintf(cfp, "rank,id,name,kind,start_us,end_us,recorded_us\n");
+  }
+  int code = ETSIM_EXIT_OK;
+  int64_t max_dry = 0, max_cp = 0, max_span = 0;
+  size_t nodes = 0, unmapped = 0;
+  if (json) {
+    json_t *js = json_string(prefix);
+    char *q = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
+    printf("{\"prefix\": %s, \"ranks\": %d, \"per_rank\": [", q ? q : "null",
+           world);
+    free(q);
+    json_decref(js);
+  }
+  else
+    printf("%-6s %8s %8s %14s %14s %14s\n", "rank", "nodes", "unmapped",
+           "dry_run_us", "crit_path_us", "recorded_us");
+  for (int r = 0; r < world; r++) {
+    etsim_replay_opts_t o;
+    etsim_replay_opts_init(&o);
+    o.rank = r, o.world = world, o.compute_scale = cs, o.comm_scale = ms;
+    o.ridge_flop_per_byte = ridge;
+    o.groups = groups_path ? &groups : NULL;
+    o.deps = deps;
+    etsim_replay_plan_t *p;
+    if (etsim_replay_plan_build(&p, set->ranks[r], &o, &err)) {
+      code = cli_fail(&err);
+      break;
+    }
+    etsim_replay_sched_t s;
+    int64_t dry = 0, cp = 0;
+    uint32_t *path = want_path ? etsim_calloc(p->n_ops + 1, sizeof *path) : NULL;
+    size_t np = 0;
+    int rc = want_path && !path ? ETSIM_ENOMEM : 0;
+    if (!rc)
+      rc = etsim_replay_sched_init(&s, p);
+    if (!rc)
+      rc = etsim_replay_dry_run(&s, &dry, &err);
+    if (!rc)
+      rc = etsim_replay_critical_path(p, &cp, path, path ? &np : NULL);
+    if (rc) {
+      if (!err.msg[0])
+        etsim_error_set(&err, rc, "%s: %s", prefix, etsim_strerror(rc));
+      code = cli_fail(&err);
+      etsim_replay_sched_free(&s);
+      etsim_replay_plan_free(p);
+      etsim_free(path);
+      break;
+    }
+    if (cfp)
+      for (size_t i = 0; i < p->n_ops; i++)
+        fprintf(cfp, "%d,%llu,%s,%s,%.3f,%.3f,%.3f\n", r,
+                (unsigned long long)p->ops[i].id, p->ops[i].name,
+                etsim_replay_kind_name(p->ops[i].kind),
+                (double)s.start_ns[i] / 1e3, (double)s.end_ns[i] / 1e3,
+                (double)p->ops[i].rec_ns / 1e3);
+    if (json) {
+      printf("%s{\"rank\": %d, \"nodes\": %zu, \"unmapped\": %zu, "
+             "\"dry_run_us\": %.3f, \"critical_path_us\": %.3f, "
+             "\"recorded_span_us\": %.3f",
+             r ? ", " : "", r, p->n_ops, p->n_unmapped, (double)dry / 1e3,
+             (double)cp / 1e3, (double)p->rec_span_ns / 1e3);
+      if (path) {
+        printf(", \"critical_path\": [");
+        for (size_t k = 0; k < np; k++)
+          printf("%s%llu", k ? ", " : "",
+                 (unsigned long long)p->ops[path[k]].id);
+        printf("]");
+      }
+      printf("}");
+    } else {
+      printf("%-6d %8zu %8zu %14.3f %14.3f %14.3f\n", r, p->n_ops,
+             p->n_unmapped, (double)dry / 1e3, (double)cp / 1e3,
+             (double)p->rec_span_ns / 1e3);
+      for (size_t k = 0; k < np; k++)
+        printf("  path %llu %s %.3f us %s\n",
+               (unsigned long long)p->ops[path[k]].id,
+               etsim_replay_kind_name(p->ops[path[k]].kind),
+               (double)p->ops[path[k]].rec_ns / 1e3, p->ops[path[k]].name);
+    }
+    etsim_free(path);
+    nodes += p->n_ops, unmapped += p->n_unmapped;
+    if (dry > max_dry)
+      max_dry = dry;
+    if (cp > max_cp)
+      max_cp = cp;
+    if (p->rec_span_ns > max_span)
+      max_span = p->rec_span_ns;
+    etsim_replay_sched_free(&s);
+    etsim_replay_plan_free(p);
+  }
+  if (code == ETSIM_EXIT_OK) {
+    if (json)
+      printf("], \"nodes\": %zu, \"unmapped\": %zu, \"dry_run_us\": %.3f, "
+             "\"critical_path_us\": %.3f, \"recorded_span_us\": %.3f}\n",
+             nodes, unmapped, (double)max_dry / 1e3, (double)max_cp / 1e3,
+             (double)max_span / 1e3);
+    else
+      printf("%-6s %8zu %8zu %14.3f %14.3f %14.3f\n", "max", nodes, unmapped,
+             (double)max_dry / 1e3, (double)max_cp / 1e3,
+             (double)max_span / 1e3);
+  } else if (json) {
+    printf("]}\n");
+  }
+  if (cfp) {
+    if (code == ETSIM_EXIT_OK) {
+      if (etsim_outfile_commit(&out, &err))
+        code = cli_fail(&err);
+    } else {
+      etsim_outfile_abort(&out);
+    }
+  }
+  etsim_replay_groups_free(&groups);
+  etsim_et_set_free(set);
+  return code;
+}
+
+/* ------------------------------------------------------------ launch */
+
+int etsim_cmd_replay(int argc, char **argv) {
+  const char *np_s = NULL, *prefix = NULL;
+  int dry = 0;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return ETSIM_EXIT_OK;
+    }
+    if (!strcmp(argv[i], "--dry-run"))
+      dry = 1;
+    else if (!strcmp(argv[i], "--np")) {
+      if (i + 1 >= argc)
+        return cli_usage_error("replay: --np needs a value");
+      np_s = argv[++i];
+    } else if (!strncmp(argv[i], "--np=", 5))
+      np_s = argv[i] + 5;
+    else if (takes_value(argv[i]))
+      i++;
+    else if (argv[i][0] != '-' && !prefix)
+      prefix = argv[i];
+  }
+  if (dry)
+    return dry_run(argc, argv);
+  if (!prefix)
+    return cli_usage_error("replay: no PREFIX given (see --help)");
+  char runner[PATH_MAX] = "";
+  if (!find_runner(runner, sizeof runner))
+    return cli_usage_error("replay: %s not found or not executable (etsim "
+                           "built without MPI?  set ETSIM_REPLAY_BIN)",
+                           runner[0] ? runner : "etsim-replay");
+  /* Runner arguments: ours minus --np. */
+  char **rargs = calloc((size_t)argc + 64, sizeof *rargs);
+  if (!rargs)
+    return ETSIM_EXIT_INTERNAL;
+  if (inside_mpirun()) {
+    size_t k = 0;
+    rargs[k++] = runner;
+    for (int i = 1; i < argc; i++) {
+      if (!strcmp(argv[i], "--np")) {
+        i++;
+        continue;
+      }
+      if (!strncmp(argv[i], "--np=", 5))
+        continue;
+      rargs[k++] = argv[i];
+    }
+    rargs[k] = NULL;
+    execv(runner, rargs);
+    fprintf(stderr, "etsim: replay: cannot run %s\n", runner);
+    free(rargs);
+    return ETSIM_EXIT_INTERNAL;
+  }
+  uint64_t np = 0;
+  if (np_s) {
+    if (cli_parse_u64(np_s, "--np", &np)) {
+      free(rargs);
+      return ETSIM_EXIT_USAGE;
+    }
+    if (np < 1 || np > 1u << 20) {
+      free(rargs);
+      return cli_usage_error("replay: --np %s: expected 1 to 1048576", np_s);
+    }
+  } else {
+    char **paths;
+    size_t n_paths, n_ranks;
+    uint32_t *rank_file;
+    etsim_error_t err = {0};
+    if (etsim_et_set_resolve(prefix, &paths, &n_paths, &rank_file, &n_ranks,
+                             &err)) {
+      free(rargs);
+      return cli_fail(&err);
+    }
+    np = n_ranks;
+    etsim_et_free_paths(paths, n_paths);
+    etsim_free(rank_file);
+  }
+  static char np_buf[32];
+  snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)np);
+  const char *mpirun = getenv("ETSIM_MPIRUN");
+  if (!mpirun || !*mpirun)
+    mpirun = "mpirun";
+  size_t k = 0;
+  rargs[k++] = (char *)mpirun;
+  rargs[k++] = "-np";
+  rargs[k++] = np_buf;
+  rargs[k++] = "--oversubscribe";
+  if (geteuid() == 0) {
+    rargs[k++] = "--allow-run-as-root";
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+  }
+  /* Extra mpirun words, split on spaces (kept in a static copy). */
+  static char extra[4096];
+  const char *ex = getenv("ETSIM_MPIRUN_ARGS");
+  if (ex && *ex) {
+    snprintf(extra, sizeof extra, "%s", ex);
+    for (char *tok = strtok(extra, " \t"); tok && k < 40;
+         tok = strtok(NULL, " \t"))
+      rargs[k++] = tok;
+  }
+  rargs[k++] = runner;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--np")) {
+      i++;
+      continue;
+    }
+    if (!strncmp(argv[i], "--np=", 5))
+      continue;
+    rargs[k++] = argv[i];
+  }
+  rargs[k] = NULL;
+  fflush(stdout);
+  execvp(mpirun, rargs);
+  fprintf(stderr, "etsim: replay: cannot run %s (install openmpi-bin or set "
+                  "ETSIM_MPIRUN)\n",
+          mpirun);
+  free(rargs);
+  return ETSIM_EXIT_INTERNAL;
+}
