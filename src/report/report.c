@@ -177,11 +177,29 @@ int etsim_report_csv(const char *path, const etsim_sim_result_t *r, const etsim_
   return etsim_outfile_commit(&o, err);
 }
 
-static int track_of(const etsim_et_trace_t *t, uint32_t i) {
+/* Communication tracks: one per communicator (pg_name), up to a limit;
+ * tid 2 is the world communicator, point-to-point and memory. */
+#define MAX_PG_TRACKS 62
+typedef struct pgs {
+  const char *name[MAX_PG_TRACKS];
+  int n;
+} pgs_t;
+
+static int pg_track(pgs_t *g, const char *pg) {
+  if (!pg || !*pg || strcmp(pg, "0") == 0) return 2;
+  for (int k = 0; k < g->n; k++)
+    if (strcmp(g->name[k], pg) == 0) return 10 + k;
+  if (g->n == MAX_PG_TRACKS) return 9; /* "other communicators" */
+  g->name[g->n] = pg;
+  return 10 + g->n++;
+}
+
+static int track_of_pg(const etsim_et_trace_t *t, uint32_t i, pgs_t *g) {
   int ty = t->type[i];
   int64_t cpu = 0;
   if (t->k_is_cpu_op != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &cpu);
   if (ty == ETSIM_ET_COMP_NODE && !cpu) return 1;
+  if (ty == ETSIM_ET_COMM_COLL_NODE) return pg_track(g, etsim_et_trace_attr_str(t, i, t->k_pg_name));
   if (ty >= ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_MEM_LOAD_NODE || ty == ETSIM_ET_MEM_STORE_NODE)
     return 2;
   return 3;
@@ -207,6 +225,9 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
       }
     }
   }
+  pgs_t pgs = {{0}, 0};
+  for (size_t k = 0; k < r->n_recs; k++)
+    (void)track_of_pg(set->ranks[r->recs[k].npu], r->recs[k].node, &pgs);
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
   if (rc) {
@@ -224,7 +245,19 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
     fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":1,\"args\":{\"name\":"
             "\"compute\"}}", i);
     fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":2,\"args\":{\"name\":"
-            "\"communication\"}}", i);
+            "\"communication (world, p2p, memory)\"}}", i);
+    for (int k = 0; k < pgs.n; k++) {
+      fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":", i,
+              10 + k);
+      json_t *nm = json_pack("s+", "communicator ", pgs.name[k]);
+      if (nm) json_dumpf(nm, f, JSON_ENCODE_ANY);
+      else fputs("\"communicator\"", f);
+      json_decref(nm);
+      fputs("}}", f);
+    }
+    if (pgs.n == MAX_PG_TRACKS)
+      fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":9,\"args\":{\"name\":"
+              "\"other communicators\"}}", i);
     fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":3,\"args\":{\"name\":"
             "\"cpu / other\"}}", i);
   }
@@ -232,7 +265,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
     const etsim_sim_node_rec_t *e = &r->recs[k];
     const etsim_et_trace_t *t = set->ranks[e->npu];
     int ty = t->type[e->node];
-    int tid = track_of(t, e->node);
+    int tid = track_of_pg(t, e->node, &pgs);
     fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", e->npu,
             tid, (double)e->start_ps / 1e6, (double)(e->end_ps - e->start_ps) / 1e6);
     json_t *nm = json_string(t->name[e->node] ? t->name[e->node] : "");
@@ -250,7 +283,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
         uint32_t pk = at[base[e->npu] + par];
         if (pk == UINT32_MAX || r->recs[pk].end_ps != e->start_ps) continue;
         fprintf(f, ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"name\":\"dep\","
-                "\"cat\":\"dep\"}", k, e->npu, track_of(t, par), (double)r->recs[pk].end_ps / 1e6);
+                "\"cat\":\"dep\"}", k, e->npu, track_of_pg(t, par, &pgs), (double)r->recs[pk].end_ps / 1e6);
         fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,"
                 "\"name\":\"dep\",\"cat\":\"dep\"}", k, e->npu, tid, (double)e->start_ps / 1e6);
         break;
