@@ -33,7 +33,23 @@ typedef struct etsim_net_ops {
               uint64_t token);
   int (*event)(etsim_net_t *net, const etsim_des_event_t *ev);
   void (*destroy)(etsim_net_t *net);
+  /* Backends with their own event engine (packet, flow): the time of their
+   * next internal event (INT64_MAX when idle), and running it up to t_ps,
+   * which pushes deliveries into the shared queue.  NULL otherwise. */
+  int64_t (*next_ps)(const etsim_net_t *net);
+  int (*advance)(etsim_net_t *net, int64_t t_ps, etsim_error_t *err);
 } etsim_net_ops_t;
+
+/* Options of the packet and flow backends (docs/netsim.md): a topology
+ * file in etsim netsim's format whose first hosts are the NPUs (default: a
+ * one-switch star at the network's dimension-0 bandwidth and latency, for a
+ * one-dimensional Switch network), a netsim config file (KEY value), and a
+ * congestion-control name (none, dcqcn, hpcc, timely, dctcp). */
+typedef struct etsim_net_opts {
+  const char *topology_file;
+  const char *config_file;
+  const char *cc;
+} etsim_net_opts_t;
 
 typedef struct etsim_net_stats {
   uint64_t messages;
@@ -55,11 +71,14 @@ struct etsim_net {
  * and queue `q` (both borrowed; they must outlive the network). */
 int etsim_net_create(etsim_net_t **out, const char *name, const etsim_topo_t *topo,
                      etsim_des_t *q, uint32_t ev_deliver, uint32_t ev_internal,
-                     etsim_error_t *err);
+                     const etsim_net_opts_t *opts, etsim_error_t *err);
 void etsim_net_destroy(etsim_net_t *net);
 
 /* Names of the backends, NULL-terminated (for --help and errors). */
 extern const char *const etsim_net_backend_names[];
+
+/* Whether the backend runs its own engine (see next_ps / advance). */
+static inline int etsim_net_has_engine(const etsim_net_t *net) { return net->ops->next_ps != NULL; }
 
 static inline int etsim_net_send(etsim_net_t *net, uint32_t src, uint32_t dst,
                                  uint64_t bytes, uint64_t token) {

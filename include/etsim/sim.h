@@ -56,6 +56,7 @@ typedef struct etsim_sim_opts {
   int exact;               /* simulate every NPU even when one can stand for all */
   const etsim_mem_config_t *memory;     /* NULL: none */
   const etsim_comm_groups_t *groups;    /* NULL: none */
+  const etsim_net_opts_t *net;          /* flow/packet backend options, NULL: defaults */
 } etsim_sim_opts_t;
 
 typedef struct etsim_sim_npu {

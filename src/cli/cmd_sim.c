@@ -33,8 +33,14 @@ static void usage(FILE *fp) {
           "  --memory F           remote-memory JSON (also --remote-memory-configuration=)\n"
           "  --comm-group F       communicator groups {\"id\": [ranks]} (also\n"
           "                       --comm-group-configuration=; 'empty' = none)\n"
-          "  --backend B          analytical (ASTRA-sim's congestion-unaware, default)\n"
-          "                       or congestion (links as FIFO servers, any dimensions)\n"
+          "  --backend B          analytical (ASTRA-sim's congestion-unaware, default),\n"
+          "                       congestion (links as FIFO servers, any dimensions),\n"
+          "                       flow (max-min fair RoCE flows) or packet (RoCE with PFC,\n"
+          "                       ECN and congestion control; see docs/netsim.md)\n"
+          "  --net-topology F     flow/packet: netsim topology file, NPUs = its first hosts\n"
+          "                       (default: a star for a one-dimensional Switch network)\n"
+          "  --net-config F       flow/packet: netsim config file (KEY value)\n"
+          "  --cc NAME            flow/packet: none, dcqcn, hpcc, timely or dctcp\n"
           "  --num-queues-per-dim N, --injection-scale X   as in ASTRA-sim\n"
           "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
           "  --multi-comm         allow several communication ops in flight per NPU\n"
@@ -74,7 +80,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
   int multi = 0, quiet = 0, exact = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
-             *logcfg = NULL;
+             *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -91,7 +97,8 @@ int etsim_cmd_sim(int argc, char **argv) {
         {"--backend", &backend}, {"--json", &json}, {"--csv", &csv}, {"--timeline", &timeline},
         {"--num-queues-per-dim", &queues}, {"--injection-scale", &inj},
         {"--comm-scale", &comm_scale}, {"--compute-scale", &comp_scale},
-        {"--rendezvous-protocol", &rdv}, {"--logging-configuration", &logcfg}};
+        {"--rendezvous-protocol", &rdv}, {"--logging-configuration", &logcfg},
+        {"--net-topology", &net_topo}, {"--net-config", &net_cfg}, {"--cc", &cc}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -157,9 +164,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       widen_set(set, topo.total, &err))
     goto fail;
+  etsim_net_opts_t nopt = {net_topo, net_cfg, cc};
   etsim_sim_opts_t o = {.backend = backend, .multi_comm = multi,
                         .record_nodes = csv || timeline || json, .exact = exact,
-                        .memory = memory ? &mem : NULL, .groups = groups ? &cg : NULL};
+                        .memory = memory ? &mem : NULL, .groups = groups ? &cg : NULL,
+                        .net = &nopt};
   if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
   etsim_report_astra_lines(stdout, res);
   if (!quiet) etsim_report_summary(stdout, res, &topo);

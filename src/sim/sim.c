@@ -779,7 +779,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   r->npu = etsim_calloc(s.n, sizeof *r->npu);
   if (!r->npu) goto fail;
   if ((rc = etsim_net_create(&s.net, opts->backend ? opts->backend : "analytical", topo, &s.q,
-                             ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, err)))
+                             ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, opts->net, err)))
     goto fail;
   if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
   if ((rc = prepare_custom(&s))) goto fail;
@@ -801,7 +801,18 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   for (uint32_t id = 0; id < s.n_sim; id++) mark_dirty(&s, id);
   if ((rc = drain_dirty(&s))) goto fail;
   etsim_des_event_t ev;
-  while (etsim_des_pop(&s.q, &ev)) {
+  int engine = etsim_net_has_engine(s.net);
+  for (;;) {
+    if (engine) {
+      /* Let the network's own engine catch up to the next event here. */
+      int64_t tn = s.net->ops->next_ps(s.net);
+      int64_t ts = s.q.n ? s.q.heap[0].t_ps : INT64_MAX;
+      if (tn != INT64_MAX && tn <= ts) {
+        if ((rc = s.net->ops->advance(s.net, tn, err))) goto fail;
+        continue;
+      }
+    }
+    if (!etsim_des_pop(&s.q, &ev)) break;
     if (ev.type < ETSIM_COLL_EV_END) {
       rc = etsim_coll_event(s.coll, &ev, err);
     } else if (ev.type == EV_NODE_DONE) {

@@ -70,6 +70,37 @@ assert all(s[e["id"]]["ts"] <= e["ts"] and s[e["id"]]["pid"] == e["pid"] for e i
 assert {e["pid"] for e in ev if e["ph"] == "X"} == set(range(8))
 PY
 
+# The flow and packet RoCE backends behind the same interface: on a
+# one-switch network with no contention they can only add header bytes and
+# per-packet store-and-forward to the analytical time, a few percent.
+for b in analytical flow packet; do
+  "$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce.0.et --system $C/system/Ring_4chunks.json \
+    --network $C/network/analytical-backend-Switch.yml --backend $b --quiet > "$T/$b.out" 2> "$T/err" \
+    || fail "backend $b: $(cat "$T/err")"
+  [ "$(wc -l < "$T/$b.out")" -eq 16 ] || fail "backend $b: 16 NPU lines"
+done
+python3 - "$T" <<'PY' || fail "flow/packet against analytical"
+import re, sys
+t = lambda b: [int(re.search(r"finished, (\d+) cycles", l).group(1)) for l in open(f"{sys.argv[1]}/{b}.out")]
+a, f, p = t("analytical"), t("flow"), t("packet")
+assert len(set(a)) == 1
+for x in (f, p):
+    assert all(a[0] <= v <= a[0] * 1.05 for v in x), (a[0], x[:3])
+PY
+"$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce --system $C/system/Ring_4chunks.json \
+  --network $C/network/Ring_4npus.yml --backend packet 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "packet on a ring without a topology exit $rc"
+grep -q "needs --net-topology" "$T/err" || fail "packet topology message: $(cat "$T/err")"
+
+# A netsim topology file stands for the network: its first 8 hosts are the NPUs.
+for cc in none hpcc; do
+  "$BIN" sim --workload $M/all_to_all/4npus_1MB/all_to_all.0.et --system $C/system/Ring_4chunks.json \
+    --network $C/network/Ring_8npus.yml --backend packet --net-topology "$SRC/examples/netsim/incast8.topo" \
+    --cc $cc --quiet > "$T/cc.$cc" 2> "$T/err" || fail "packet --cc $cc: $(cat "$T/err")"
+  [ "$(grep -c '^sys\[' "$T/cc.$cc")" -eq 8 ] || fail "packet --cc $cc lines"
+done
+cmp -s "$T/cc.none" "$T/cc.hpcc" && fail "HPCC's INT headers must change the time"
+
 # Bad input, exit 2 with a clear message.
 "$BIN" sim --workload $T/nothing --system $C/system/Ring_4chunks.json \
   --network $C/network/Ring_4npus.yml 2> "$T/err"; rc=$?

@@ -1,0 +1,173 @@
+/* The flow- and packet-level RoCE networks (netpkt.h) behind the
+ * simulator's network interface.
+ *
+ * They run their own event engines; the simulation loop asks for the time
+ * of their next event and lets them run up to it before it pops an event
+ * of its own at a later time.  A delivery callback pushes the simulator's
+ * delivery event at the delivery time, so both clocks stay ordered.
+ * Messages use priority group 3, as ASTRA-sim's ns-3 backend does.
+ */
+#include "etsim/net.h"
+#include "etsim/netpkt.h"
+
+#include "net_int.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct rdma {
+  etsim_net_t base;
+  int packet;
+  etsim_netpkt_t *pkt;
+  etsim_netflow_t *flow;
+  uint64_t *token; /* msg id -> simulator token */
+  uint32_t *host;  /* NPU -> host node of the packet topology */
+  size_t n_tok, cap_tok;
+  int fail;
+} rdma_t;
+
+static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
+  rdma_t *r = ctx;
+  if (what != ETSIM_NETPKT_DELIVERED || r->fail) return;
+  if (id >= r->n_tok || etsim_des_push(r->base.q, t_ps, r->base.ev_deliver, 0, r->token[id]))
+    r->fail = ETSIM_ENOMEM;
+}
+
+static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t token) {
+  rdma_t *r = (rdma_t *)net;
+  int d = etsim_topo_first_diff_dim(net->topo, src, dst);
+  net->stats.messages++;
+  net->stats.bytes += bytes;
+  if (d >= 0) net->stats.bytes_per_dim[d] += bytes;
+  if (src == dst || bytes == 0)
+    return etsim_des_push(net->q, net->q->now_ps, net->ev_deliver, 0, token);
+  etsim_netpkt_msg_t m = {r->host[src], r->host[dst], bytes, net->q->now_ps, 3, 100, on_done, r};
+  uint64_t id;
+  etsim_error_t e = {0};
+  int rc = r->packet ? etsim_netpkt_send(r->pkt, &m, &id, &e) : etsim_netflow_send(r->flow, &m, &id, &e);
+  if (rc) return rc;
+  if (id >= r->cap_tok && (rc = etsim_grow((void **)&r->token, &r->cap_tok, id + 1, sizeof *r->token)))
+    return rc;
+  r->token[id] = token;
+  if (id >= r->n_tok) r->n_tok = id + 1;
+  return 0;
+}
+
+static int64_t rdma_next(const etsim_net_t *net) {
+  const rdma_t *r = (const rdma_t *)net;
+  return r->packet ? etsim_netpkt_next_time(r->pkt) : etsim_netflow_next_time(r->flow);
+}
+
+static int rdma_advance(etsim_net_t *net, int64_t t_ps, etsim_error_t *err) {
+  rdma_t *r = (rdma_t *)net;
+  int rc = r->packet ? etsim_netpkt_run_until(r->pkt, t_ps, err) : etsim_netflow_run_until(r->flow, t_ps, err);
+  return rc ? rc : r->fail;
+}
+
+static void rdma_destroy(etsim_net_t *net) {
+  rdma_t *r = (rdma_t *)net;
+  if (r->pkt) etsim_netpkt_free(r->pkt);
+  if (r->flow) etsim_netflow_free(r->flow);
+  etsim_free(r->token);
+  etsim_free(r->host);
+  etsim_free(r);
+}
+
+static const etsim_net_ops_t pkt_ops = {"packet", rdma_send, NULL, rdma_destroy, rdma_next, rdma_advance};
+static const etsim_net_ops_t flow_ops = {"flow", rdma_send, NULL, rdma_destroy, rdma_next, rdma_advance};
+
+static int cc_mode(const char *s, int *out) {
+  static const struct { const char *name; int mode; } m[] = {
+      {"none", 0}, {"pfc", 0}, {"dcqcn", 1}, {"hpcc", 3}, {"timely", 7}, {"dctcp", 8}};
+  for (size_t i = 0; i < sizeof m / sizeof *m; i++)
+    if (strcmp(s, m[i].name) == 0) {
+      *out = m[i].mode;
+      return 0;
+    }
+  return ETSIM_EINVAL;
+}
+
+int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_des_t *q,
+                           uint32_t ev_deliver, int packet, const etsim_net_opts_t *opts,
+                           etsim_error_t *err) {
+  static const etsim_net_opts_t none = {0};
+  if (!opts) opts = &none;
+  (void)q;
+  (void)ev_deliver;
+  etsim_netpkt_cfg_t cfg;
+  etsim_netpkt_cfg_default(&cfg);
+  int rc;
+  if (opts->config_file && (rc = etsim_netpkt_cfg_load(&cfg, opts->config_file, err))) return rc;
+  if (opts->cc) {
+    int mode;
+    if (cc_mode(opts->cc, &mode))
+      return etsim_error_set(err, ETSIM_EINVAL, "unknown congestion control \"%s\" (expected none, "
+                             "dcqcn, hpcc, timely or dctcp)", opts->cc);
+    cfg.cc_mode = mode;
+  }
+  etsim_netpkt_topo_t pt;
+  memset(&pt, 0, sizeof pt);
+  if (opts->topology_file) {
+    if ((rc = etsim_netpkt_topo_load(&pt, opts->topology_file, err))) return rc;
+  } else if (topo->ndims == 1 && topo->kind[0] == ETSIM_TOPO_SWITCH) {
+    uint64_t bps = (uint64_t)(topo->bw_gbps[0] * 1073741824.0 * 8.0);
+    if ((rc = etsim_netpkt_topo_star(&pt, topo->total, bps, (int64_t)(topo->lat_ns[0] * 1000.0)))) {
+      etsim_netpkt_topo_free(&pt);
+      return etsim_error_set(err, rc, "%s network: cannot build a star of %u hosts", packet ? "packet"
+                             : "flow", topo->total);
+    }
+  } else {
+    return etsim_error_set(err, ETSIM_EINVAL, "the %s backend needs --net-topology FILE (etsim netsim's "
+                           "topology format, NPUs first) unless the network is one Switch dimension",
+                           packet ? "packet" : "flow");
+  }
+  /* Link rates without an ECN threshold entry get one scaled from the
+   * nearest configured rate (thresholds proportional to the rate, as the
+   * ns-3 configurations are written). */
+  for (size_t l = 0; l < pt.n_links; l++) {
+    uint64_t bps = pt.links[l].rate_bps;
+    uint32_t k, best = 0;
+    for (k = 0; k < cfg.n_ecn && cfg.ecn_rate_bps[k] != bps; k++) {
+      double dk = (double)cfg.ecn_rate_bps[k], db = (double)cfg.ecn_rate_bps[best];
+      if (fabs(dk - (double)bps) < fabs(db - (double)bps)) best = k;
+    }
+    if (k < cfg.n_ecn || cfg.n_ecn == 0) continue;
+    if (cfg.n_ecn == ETSIM_NETPKT_MAX_ECN_RATES) break;
+    double f = (double)bps / (double)cfg.ecn_rate_bps[best];
+    cfg.ecn_rate_bps[cfg.n_ecn] = bps;
+    cfg.kmin_kb[cfg.n_ecn] = (uint32_t)(cfg.kmin_kb[best] * f + 0.5);
+    cfg.kmax_kb[cfg.n_ecn] = (uint32_t)(cfg.kmax_kb[best] * f + 0.5);
+    cfg.pmax[cfg.n_ecn] = cfg.pmax[best];
+    cfg.n_ecn++;
+  }
+  uint32_t hosts = 0;
+  for (uint32_t i = 0; i < pt.n_nodes; i++) hosts += !pt.is_switch[i];
+  if (hosts < topo->total) {
+    etsim_netpkt_topo_free(&pt);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: %u hosts for %u NPUs", opts->topology_file
+                           ? opts->topology_file : "star", hosts, topo->total);
+  }
+  rdma_t *r = etsim_calloc(1, sizeof *r);
+  if (!r) {
+    etsim_netpkt_topo_free(&pt);
+    return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
+  }
+  r->host = etsim_malloc(topo->total * sizeof *r->host);
+  if (!r->host) {
+    etsim_netpkt_topo_free(&pt);
+    etsim_free(r);
+    return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
+  }
+  for (uint32_t i = 0, k = 0; i < pt.n_nodes && k < topo->total; i++)
+    if (!pt.is_switch[i]) r->host[k++] = i;
+  r->packet = packet;
+  r->base.ops = packet ? &pkt_ops : &flow_ops;
+  rc = packet ? etsim_netpkt_create(&r->pkt, &pt, &cfg, err) : etsim_netflow_create(&r->flow, &pt, &cfg, err);
+  etsim_netpkt_topo_free(&pt);
+  if (rc) {
+    rdma_destroy(&r->base);
+    return rc;
+  }
+  *out = &r->base;
+  return 0;
+}
