@@ -38,6 +38,8 @@ typedef struct etsim_net_ops {
    * which pushes deliveries into the shared queue.  NULL otherwise. */
   int64_t (*next_ps)(const etsim_net_t *net);
   int (*advance)(etsim_net_t *net, int64_t t_ps, etsim_error_t *err);
+  /* Bring `stats` up to date at the end of a run (NULL: always current). */
+  void (*finish)(etsim_net_t *net);
 } etsim_net_ops_t;
 
 /* Options of the packet and flow backends (docs/netsim.md): a topology
@@ -57,6 +59,10 @@ typedef struct etsim_net_stats {
   uint64_t bytes_per_dim[ETSIM_TOPO_MAX_DIMS];
   uint64_t hops; /* link traversals (congestion backend) */
   int64_t max_queue_ps; /* longest wait for a busy link (congestion) */
+  /* packet backend */
+  uint64_t pkt_events, data_pkts, pfc_pauses, ecn_marks, cnps, drops;
+  int64_t paused_ps;
+  uint64_t max_buffer_bytes;
 } etsim_net_stats_t;
 
 struct etsim_net {

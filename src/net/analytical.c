@@ -33,7 +33,7 @@ static int cu_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes,
 
 static void cu_destroy(etsim_net_t *net) { etsim_free(net); }
 
-static const etsim_net_ops_t cu_ops = {"analytical", cu_send, NULL, cu_destroy, NULL, NULL};
+static const etsim_net_ops_t cu_ops = {"analytical", cu_send, NULL, cu_destroy, NULL, NULL, NULL};
 
 int etsim_net__analytical_create(etsim_net_t **out, const etsim_topo_t *topo,
                                  etsim_error_t *err) {

@@ -159,7 +159,7 @@ static void ca_destroy(etsim_net_t *net) {
   etsim_free(c);
 }
 
-static const etsim_net_ops_t ca_ops = {"congestion", ca_send, ca_event, ca_destroy, NULL, NULL};
+static const etsim_net_ops_t ca_ops = {"congestion", ca_send, ca_event, ca_destroy, NULL, NULL, NULL};
 
 int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo,
                                  etsim_error_t *err) {

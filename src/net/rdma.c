@@ -73,8 +73,30 @@ static void rdma_destroy(etsim_net_t *net) {
   etsim_free(r);
 }
 
-static const etsim_net_ops_t pkt_ops = {"packet", rdma_send, NULL, rdma_destroy, rdma_next, rdma_advance};
-static const etsim_net_ops_t flow_ops = {"flow", rdma_send, NULL, rdma_destroy, rdma_next, rdma_advance};
+static void rdma_finish(etsim_net_t *net) {
+  rdma_t *r = (rdma_t *)net;
+  if (r->packet) {
+    etsim_netpkt_stats_t st;
+    etsim_netpkt_get_stats(r->pkt, &st);
+    net->stats.pkt_events = st.events;
+    net->stats.data_pkts = st.data_pkts;
+    net->stats.pfc_pauses = st.pauses;
+    net->stats.ecn_marks = st.ecn_marks;
+    net->stats.cnps = st.cnps;
+    net->stats.drops = st.drops_buffer + st.drops_error;
+    net->stats.paused_ps = st.paused_ps;
+    net->stats.max_buffer_bytes = st.max_switch_buffer_bytes;
+  } else {
+    etsim_netflow_stats_t st;
+    etsim_netflow_get_stats(r->flow, &st);
+    net->stats.pkt_events = st.events;
+  }
+}
+
+static const etsim_net_ops_t pkt_ops = {"packet", rdma_send, NULL, rdma_destroy, rdma_next,
+                                        rdma_advance, rdma_finish};
+static const etsim_net_ops_t flow_ops = {"flow", rdma_send, NULL, rdma_destroy, rdma_next,
+                                         rdma_advance, rdma_finish};
 
 static int cc_mode(const char *s, int *out) {
   static const struct { const char *name; int mode; } m[] = {

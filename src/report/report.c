@@ -61,6 +61,13 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
     fprintf(f, "%sdim %d: %s", d ? ", " : "", d, b1);
   }
   fprintf(f, "  (%llu messages)\n", (unsigned long long)r->net.messages);
+  if (r->net.pkt_events)
+    fprintf(f, "RoCE network  %llu network events, %llu data packets, %llu PFC pauses (%.3f us paused), "
+            "%llu ECN marks, %llu CNPs, %llu drops, peak switch buffer %.1f KiB\n",
+            (unsigned long long)r->net.pkt_events, (unsigned long long)r->net.data_pkts,
+            (unsigned long long)r->net.pfc_pauses, (double)r->net.paused_ps / 1e6,
+            (unsigned long long)r->net.ecn_marks, (unsigned long long)r->net.cnps,
+            (unsigned long long)r->net.drops, (double)r->net.max_buffer_bytes / 1024);
   if (r->representative)
     fprintf(f, "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
             "simulated for all %u (--exact simulates each)\n", r->n_npus);
@@ -106,6 +113,18 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
   json_object_set_new(root, "total_ns", json_integer(NS(r->total_ps)));
   json_object_set_new(root, "wall_s", json_real(r->wall_s));
   json_object_set_new(root, "events", json_integer((json_int_t)r->events));
+  if (r->net.pkt_events) {
+    json_t *n = json_object();
+    json_object_set_new(n, "events", json_integer((json_int_t)r->net.pkt_events));
+    json_object_set_new(n, "data_packets", json_integer((json_int_t)r->net.data_pkts));
+    json_object_set_new(n, "pfc_pauses", json_integer((json_int_t)r->net.pfc_pauses));
+    json_object_set_new(n, "paused_ns", json_integer(NS(r->net.paused_ps)));
+    json_object_set_new(n, "ecn_marks", json_integer((json_int_t)r->net.ecn_marks));
+    json_object_set_new(n, "cnps", json_integer((json_int_t)r->net.cnps));
+    json_object_set_new(n, "drops", json_integer((json_int_t)r->net.drops));
+    json_object_set_new(n, "max_switch_buffer_bytes", json_integer((json_int_t)r->net.max_buffer_bytes));
+    json_object_set_new(root, "network", n);
+  }
   json_t *ops = json_array();
   for (int k = 0; k < ETSIM_COP_N + 2; k++) {
     if (!r->count_by_op[k]) continue;
