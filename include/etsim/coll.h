@@ -159,6 +159,13 @@ typedef struct etsim_coll_custom {
 /* Use `cu` (borrowed; must outlive the run) for every collective of type op. */
 int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_custom_t *cu);
 
+/* Per-dimension accounting: the owner says when NPU npu's GPU compute
+ * starts and stops; etsim_coll_dim_times gives, per dimension, the time
+ * with at least one collective chunk running there and, of that, the time
+ * with no compute running (ndims entries each). */
+void etsim_coll_set_compute(etsim_coll_t *c, uint32_t npu, int active);
+void etsim_coll_dim_times(etsim_coll_t *c, uint32_t npu, int64_t *busy_ps, int64_t *exposed_ps);
+
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err);
 
 /* After the queue drains: streams still running and messages unmatched.

@@ -69,6 +69,8 @@ typedef struct etsim_sim_npu {
   uint64_t comm_bytes;  /* collective + send payload issued */
   uint64_t nodes;
   int64_t exposed_by_op[ETSIM_COP_N + 2]; /* + point-to-point, + memory */
+  int64_t coll_busy_by_dim[ETSIM_TOPO_MAX_DIMS];    /* collective chunks running */
+  int64_t coll_exposed_by_dim[ETSIM_TOPO_MAX_DIMS]; /* ... with no compute */
 } etsim_sim_npu_t;
 
 typedef struct etsim_sim_node_rec {
@@ -78,6 +80,7 @@ typedef struct etsim_sim_node_rec {
 
 typedef struct etsim_sim_result {
   uint32_t n_npus;
+  int ndims; /* network dimensions */
   etsim_sim_npu_t *npu;
   int64_t total_ps; /* max finish */
   uint64_t events;

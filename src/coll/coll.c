@@ -384,6 +384,40 @@ static void queue_erase(etsim_coll_t *c, uint32_t si, int queue) {
   s->prev = s->next = NIL;
 }
 
+/* Accumulate per-dimension busy and exposed time of NPU npu up to now. */
+static void dim_touch(etsim_coll_t *c, uint32_t npu) {
+  int nd = c->topo->ndims;
+  int64_t t = c->q->now_ps;
+  size_t b = (size_t)npu * (size_t)nd;
+  for (int d = 0; d < nd; d++) {
+    if (c->dim_run[b + d]) {
+      int64_t dt = t - c->dim_last_ps[b + d];
+      c->dim_busy_ps[b + d] += dt;
+      if (!c->comp_on[npu]) c->dim_exposed_ps[b + d] += dt;
+    }
+    c->dim_last_ps[b + d] = t;
+  }
+}
+
+static void run_add(etsim_coll_t *c, uint32_t npu, int queue, int delta) {
+  dim_touch(c, npu);
+  c->qrunning[qslot(c, npu, queue)] += (uint32_t)delta;
+  c->dim_run[(size_t)npu * (size_t)c->topo->ndims + (size_t)queue / c->qpd] += (uint32_t)delta;
+}
+
+void etsim_coll_set_compute(etsim_coll_t *c, uint32_t npu, int active) {
+  dim_touch(c, npu);
+  c->comp_on[npu] = (uint8_t)(active != 0);
+}
+
+void etsim_coll_dim_times(etsim_coll_t *c, uint32_t npu, int64_t *busy_ps, int64_t *exposed_ps) {
+  dim_touch(c, npu);
+  for (int d = 0; d < c->topo->ndims; d++) {
+    busy_ps[d] = c->dim_busy_ps[(size_t)npu * (size_t)c->topo->ndims + (size_t)d];
+    exposed_ps[d] = c->dim_exposed_ps[(size_t)npu * (size_t)c->topo->ndims + (size_t)d];
+  }
+}
+
 /* Start waiting streams of queue q while fewer than the threshold run; the
  * first `running` entries of the list are the running ones. */
 static int queue_fill(etsim_coll_t *c, uint32_t npu, int queue) {
@@ -392,7 +426,7 @@ static int queue_fill(etsim_coll_t *c, uint32_t npu, int queue) {
   for (uint32_t k = 0; k < c->qrunning[q] && it != NIL; k++) it = c->streams[it].next;
   while (it != NIL && c->qrunning[q] < c->queue_threshold) {
     uint32_t nx = c->streams[it].next;
-    c->qrunning[q]++;
+    run_add(c, npu, queue, 1);
     int rc = stream_init(c, it);
     if (rc) return rc;
     it = nx;
@@ -427,7 +461,7 @@ static int proceed(etsim_coll_t *c, uint32_t si) {
     c->free_stream = si;
     c->live_streams--;
     if (prev_q >= 0) {
-      c->qrunning[qslot(c, npu, prev_q)]--;
+      run_add(c, npu, prev_q, -1);
       rc = queue_fill(c, npu, prev_q);
     }
     return rc;
@@ -439,7 +473,7 @@ static int proceed(etsim_coll_t *c, uint32_t si) {
   phase_setup(s);
   queue_insert(c, si);
   if (prev_q >= 0) {
-    c->qrunning[qslot(c, npu, prev_q)]--;
+    run_add(c, npu, prev_q, -1);
     if ((rc = queue_fill(c, npu, prev_q))) return rc;
   }
   return queue_fill(c, npu, c->streams[si].cur_queue);
@@ -1089,6 +1123,14 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
     c->queue_threshold = (ac + c->qpd - 1) / c->qpd;
   }
   c->alloc = etsim_calloc((size_t)topo->total * (size_t)topo->ndims * 3, sizeof *c->alloc);
+  {
+    size_t nd = (size_t)topo->total * (size_t)topo->ndims;
+    c->dim_run = etsim_calloc(nd, sizeof *c->dim_run);
+    c->dim_last_ps = etsim_calloc(nd, sizeof *c->dim_last_ps);
+    c->dim_busy_ps = etsim_calloc(nd, sizeof *c->dim_busy_ps);
+    c->dim_exposed_ps = etsim_calloc(nd, sizeof *c->dim_exposed_ps);
+    c->comp_on = etsim_calloc(topo->total, 1);
+  }
   c->dbt_counter = etsim_calloc((size_t)topo->total * ETSIM_COP_N * ETSIM_TOPO_MAX_DIMS,
                                 sizeof *c->dbt_counter);
   c->reduce_ns_cache_bytes = -1;
@@ -1100,7 +1142,8 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
   c->qhead = etsim_malloc(nq * sizeof *c->qhead);
   c->qtail = etsim_malloc(nq * sizeof *c->qtail);
   c->qrunning = etsim_calloc(nq, sizeof *c->qrunning);
-  if (!c->alloc || !c->dbt_counter || !c->prio_counter || !c->stream_counter || !c->qhead || !c->qtail || !c->qrunning) {
+  if (!c->dim_run || !c->dim_last_ps || !c->dim_busy_ps || !c->dim_exposed_ps || !c->comp_on ||
+      !c->alloc || !c->dbt_counter || !c->prio_counter || !c->stream_counter || !c->qhead || !c->qtail || !c->qrunning) {
     etsim_coll_destroy(c);
     return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory for %u NPUs", topo->total);
   }
@@ -1127,6 +1170,11 @@ void etsim_coll_destroy(etsim_coll_t *c) {
   if (!c) return;
   etsim_free(c->alloc);
   etsim_free(c->dbt_counter);
+  etsim_free(c->dim_run);
+  etsim_free(c->dim_last_ps);
+  etsim_free(c->dim_busy_ps);
+  etsim_free(c->dim_exposed_ps);
+  etsim_free(c->comp_on);
   etsim_free(c->prio_counter);
   etsim_free(c->stream_counter);
   etsim_free(c->qhead);

@@ -132,7 +132,12 @@ struct etsim_coll {
   int warned_clamp;
   int rep; /* representative mode */
   const etsim_coll_custom_t *custom[ETSIM_COP_N];
-  uint32_t *dbt_counter; /* per NPU x collective type x dimension: trees handed out */
+  uint32_t *dbt_counter;
+  /* per NPU x dimension: streams running, time with any running, and of
+   * that, time with no compute running (the owner reports compute) */
+  uint32_t *dim_run;
+  int64_t *dim_last_ps, *dim_busy_ps, *dim_exposed_ps;
+  uint8_t *comp_on; /* per NPU x collective type x dimension: trees handed out */
   etsim_coll_stats_t stats;
   uint64_t live_streams, live_datasets;
 };

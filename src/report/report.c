@@ -55,6 +55,16 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
     fprintf(f, "  %-14s %6.0f  %14s  %12.3f\n", etsim_sim_op_name(k), (double)r->count_by_op[k] / n,
             b1, (double)ex / n / 1e6);
   }
+  fprintf(f, "by dimension  collectives running / exposed (no compute), us per NPU:");
+  for (int d = 0; d < topo->ndims; d++) {
+    int64_t b = 0, e = 0;
+    for (uint32_t i = 0; i < r->n_npus; i++) {
+      b += r->npu[i].coll_busy_by_dim[d];
+      e += r->npu[i].coll_exposed_by_dim[d];
+    }
+    fprintf(f, "%s dim %d %.3f / %.3f", d ? "," : "", d, (double)b / n / 1e6, (double)e / n / 1e6);
+  }
+  fprintf(f, "\n");
   fprintf(f, "network bytes ");
   for (int d = 0; d < topo->ndims; d++) {
     human_bytes(b1, sizeof b1, (double)r->net.bytes_per_dim[d]);
@@ -107,6 +117,13 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
     json_object_set_new(o, "comm_busy_ns", json_integer(NS(p->comm_busy_ps)));
     json_object_set_new(o, "comm_bytes", json_integer((json_int_t)p->comm_bytes));
     json_object_set_new(o, "nodes", json_integer((json_int_t)p->nodes));
+    json_t *bd = json_array(), *ed = json_array();
+    for (int d = 0; d < r->ndims; d++) {
+      json_array_append_new(bd, json_integer(NS(p->coll_busy_by_dim[d])));
+      json_array_append_new(ed, json_integer(NS(p->coll_exposed_by_dim[d])));
+    }
+    json_object_set_new(o, "coll_busy_ns_by_dim", bd);
+    json_object_set_new(o, "coll_exposed_ns_by_dim", ed);
     json_array_append_new(npus, o);
   }
   json_object_set_new(root, "npus", npus);

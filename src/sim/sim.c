@@ -407,7 +407,7 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
   }
   if (rc) return rc;
   if (!instant) {
-    if (res == RES_COMP) p->comp_active++;
+    if (res == RES_COMP && p->comp_active++ == 0) etsim_coll_set_compute(s->coll, id, 1);
     else if (res == RES_COMM || type == ETSIM_ET_COMM_RECV_NODE) p->comm_active++;
   }
   if (instant) return finish_node(s, id, i);
@@ -488,8 +488,9 @@ static int complete(sim_t *s, uint32_t id, uint32_t i) {
   account(p, now(s));
   int cpu = is_cpu_op(s, t, i);
   int res = resource_of(t, i, cpu);
-  if (res == RES_COMP) p->comp_active--;
-  else if (res == RES_COMM || t->type[i] == ETSIM_ET_COMM_RECV_NODE) p->comm_active--;
+  if (res == RES_COMP) {
+    if (--p->comp_active == 0) etsim_coll_set_compute(s->coll, id, 0);
+  } else if (res == RES_COMM || t->type[i] == ETSIM_ET_COMM_RECV_NODE) p->comm_active--;
   return finish_node(s, id, i);
 }
 
@@ -776,6 +777,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   if (!r) goto fail;
   s.res = r;
   r->n_npus = s.n;
+  r->ndims = topo->ndims;
   r->npu = etsim_calloc(s.n, sizeof *r->npu);
   if (!r->npu) goto fail;
   if ((rc = etsim_net_create(&s.net, opts->backend ? opts->backend : "analytical", topo, &s.q,
@@ -844,6 +846,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     o->comm_busy_ps = p->comm_union_ps;
     o->nodes = p->ti->t->n_nodes;
     memcpy(o->exposed_by_op, p->exposed_by_op, sizeof o->exposed_by_op);
+    etsim_coll_dim_times(s.coll, id, o->coll_busy_by_dim, o->coll_exposed_by_dim);
     if (o->finish_ps > r->total_ps) r->total_ps = o->finish_ps;
   }
   if (s.n_sim < s.n) {

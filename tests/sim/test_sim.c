@@ -263,6 +263,10 @@ static void test_overlap_and_deps(void **state) {
   assert_int_equal(r->npu[0].gpu_comp_ps / 1000, 25000);
   assert_int_equal(r->npu[0].exposed_ps / 1000, 48000 - 25000);
   assert_int_equal(r->npu[0].exposed_true_ps / 1000, 43000 - 20000);
+  /* per dimension: the all-reduce's chunks ran on dimension 0 for 43 us,
+   * 20 of them beside compute */
+  assert_int_equal(r->npu[0].coll_busy_by_dim[0] / 1000, 43000);
+  assert_int_equal(r->npu[0].coll_exposed_by_dim[0] / 1000, 43000 - 20000);
   etsim_sim_result_free(r);
 }
 
