@@ -64,6 +64,18 @@ uint64_t etsim_et_reader_offset(const etsim_et_reader_t *r) {
 
 /* Make at least `need` bytes available at buf+pos unless the stream ends.
  * Returns bytes available, or a negative code on a read/gzip error. */
+/* zlib's message without the "<fd:N>: " it prefixes for gzdopen'ed
+ * streams (the path is already in our message, and the descriptor number
+ * would make equal errors read differently). */
+static const char *gz_message(gzFile gz, int *zerr) {
+  const char *m = gzerror(gz, zerr);
+  if (m && m[0] == '<') {
+    const char *p = strstr(m, ">: ");
+    if (p) return p + 3;
+  }
+  return m ? m : "";
+}
+
 static long fill(etsim_et_reader_t *r, size_t need, etsim_error_t *err) {
   while (r->end - r->pos < need && !r->eof) {
     if (r->pos > 0) {
@@ -101,14 +113,14 @@ static long fill(etsim_et_reader_t *r, size_t need, etsim_error_t *err) {
     n = gzread(r->gz, r->buf + r->end, (unsigned)room);
     if (n < 0) {
       int zerr;
-      const char *m = gzerror(r->gz, &zerr);
+      const char *m = gz_message(r->gz, &zerr);
       return etsim_error_set(err, ETSIM_EFORMAT,
                              "%s: offset %llu: gzip stream error: %s", r->path,
                              (unsigned long long)(r->buf_offset + r->end), m);
     }
     if (n == 0) {
       int zerr;
-      const char *m = gzerror(r->gz, &zerr);
+      const char *m = gz_message(r->gz, &zerr);
       if (zerr != Z_OK && zerr != Z_STREAM_END)
         return etsim_error_set(err, ETSIM_EFORMAT,
                                "%s: offset %llu: gzip stream error: %s",

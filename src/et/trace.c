@@ -1047,7 +1047,7 @@ int etsim_et_trace_view(const etsim_et_trace_t *t, size_t i,
   v->n_data_deps = nd;
   v->data_deps = b->deps;
   v->n_ctrl_deps = nc;
-  v->ctrl_deps = b->deps + nd;
+  v->ctrl_deps = b->deps ? b->deps + nd : NULL;
   const etsim_et_io_t *io = &t->ios[t->io[i]];
   v->inputs = io->flags & 1 ? &io->in : NULL;
   v->outputs = io->flags & 2 ? &io->out : NULL;

@@ -42,4 +42,11 @@ echo '{"version": "1"} {"id": "x"' > "$T/bad.json"
 "$BIN" convert --from json "$T/bad.json" -o "$T/bad.et" 2>/dev/null; rc=$?
 [ $rc -eq 2 ] || fail "convert of bad JSON exit $rc"
 ls "$T" | grep -q "^bad.et" && fail "half-written output left behind"
+# A truncated gzip trace: the error names the file and offset, not zlib's
+# "<fd:N>" (which would also make equal errors differ between readers).
+gzip -c "$T/dp.0.et" | head -c 200 > "$T/cut.et.gz"
+"$BIN" inspect "$T/cut.et.gz" > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "truncated gzip exit $rc"
+grep -q "cut.et.gz: offset .*gzip stream error: unexpected end of file" "$T/err" || fail "gzip message: $(cat "$T/err")"
+grep -q "<fd:" "$T/err" && fail "zlib's descriptor leaks into the message: $(cat "$T/err")"
 echo "cli_basics: ok"
