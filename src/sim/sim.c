@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 enum { EV_NODE_DONE = ETSIM_COLL_EV_END, EV_MEM_DONE };
 enum { ST_WAIT = 0, ST_READY, ST_ISSUED, ST_DONE };
 enum { SLOT_P2P = ETSIM_COP_N, SLOT_MEM = ETSIM_COP_N + 1 };
@@ -74,6 +76,10 @@ typedef struct sim {
   size_t n_mem;
   int warned_mem, warned_bcast;
   etsim_et_set_t *cu_set[ETSIM_COP_N]; /* custom collective traces */
+  /* communicators defined by METADATA nodes (PyTorch process groups) */
+  etsim_comm_t *md;
+  int64_t *md_key; /* the pg_name number */
+  size_t n_md, cap_md;
   etsim_coll_custom_t cu[ETSIM_COP_N];
 } sim_t;
 
@@ -254,6 +260,8 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     const etsim_comm_groups_t *g = s->opts->groups;
     for (size_t k = 0; g && *end == 0 && k < g->n; k++)
       if (g->g[k].id == gid) comm = &g->g[k];
+    for (size_t k = 0; !comm && *end == 0 && k < s->n_md; k++)
+      if (s->md_key[k] == (int64_t)gid) comm = &s->md[k];
     if (!comm)
       return etsim_error_set(s->err, ETSIM_EINVAL, "%s: node %llu: communicator group \"%s\" is not "
                              "defined (give --comm-group)", t->path, (unsigned long long)t->id[i], pg);
@@ -383,6 +391,68 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
   return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
 }
 
+/* A METADATA node that carries PyTorch's process groups, as ASTRA-sim reads
+ * them: inputs.values is "['[{"pg_name": "1", "ranks": [...]}, ...]']";
+ * empty ranks mean all NPUs; pg_name "0" is the world and needs nothing.
+ * Groups are shared by all NPUs (the first definition wins). */
+static int issue_metadata(sim_t *s, uint32_t id, uint32_t i) {
+  const etsim_et_trace_t *t = s->npu[id].ti->t;
+  if (!t->io || !t->io[i]) return 0;
+  const etsim_et_io_t *io = &t->ios[t->io[i]];
+  if (!(io->flags & 1) || !io->in.values) return 0;
+  const char *v = io->in.values;
+  size_t n = strlen(v);
+  if (n < 4 || strstr(v, "pg_name") == NULL) return 0;
+  json_error_t je;
+  json_t *arr = json_loadb(v + 2, n - 4, 0, &je);
+  if (!json_is_array(arr)) {
+    json_decref(arr);
+    etsim_warn("%s: node %llu: METADATA inputs are not a process-group list; ignored", t->path,
+               (unsigned long long)t->id[i]);
+    return 0;
+  }
+  size_t k;
+  json_t *it;
+  int rc = 0;
+  json_array_foreach(arr, k, it) {
+    const char *pg = json_string_value(json_object_get(it, "pg_name"));
+    json_t *ranks = json_object_get(it, "ranks");
+    char *end;
+    long key = pg ? strtol(pg, &end, 10) : -1;
+    if (!pg || *end || key <= 0) continue; /* world or not a number */
+    int known = 0;
+    for (size_t g = 0; g < s->n_md; g++)
+      if (s->md_key[g] == key) known = 1;
+    if (known) continue;
+    size_t m = json_is_array(ranks) ? json_array_size(ranks) : 0;
+    uint32_t *mem = etsim_malloc((m ? m : s->n) * sizeof *mem);
+    if (!mem) { rc = ETSIM_ENOMEM; break; }
+    for (size_t r = 0; r < (m ? m : s->n); r++) {
+      json_int_t x = m ? json_integer_value(json_array_get(ranks, r)) : (json_int_t)r;
+      if (x < 0 || x >= (json_int_t)s->n) {
+        etsim_free(mem);
+        json_decref(arr);
+        return etsim_error_set(s->err, ETSIM_EINVAL, "%s: node %llu: process group %s names rank %lld "
+                               "outside the %u-NPU network", t->path, (unsigned long long)t->id[i], pg,
+                               (long long)x, s->n);
+      }
+      mem[r] = (uint32_t)x;
+    }
+    if (s->n_md == s->cap_md) {
+      size_t cap = s->cap_md;
+      if ((rc = etsim_grow((void **)&s->md, &cap, s->n_md + 1, sizeof *s->md)) ||
+          (rc = etsim_grow((void **)&s->md_key, &s->cap_md, s->n_md + 1, sizeof *s->md_key))) {
+        etsim_free(mem);
+        break;
+      }
+    }
+    s->md[s->n_md] = (etsim_comm_t){(uint32_t)key + 1, (uint32_t)(m ? m : s->n), mem};
+    s->md_key[s->n_md++] = key;
+  }
+  json_decref(arr);
+  return rc;
+}
+
 static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
   npu_t *p = &s->npu[id];
   const etsim_et_trace_t *t = p->ti->t;
@@ -402,7 +472,8 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
     case ETSIM_ET_COMM_RECV_NODE: rc = issue_p2p(s, id, i, &instant); break;
     case ETSIM_ET_MEM_LOAD_NODE:
     case ETSIM_ET_MEM_STORE_NODE: rc = issue_mem(s, id, i, &instant); break;
-    default: break; /* METADATA, INVALID: finish now */
+    case ETSIM_ET_METADATA_NODE: rc = issue_metadata(s, id, i); break;
+    default: break; /* INVALID: finish now */
     }
   }
   if (rc) return rc;
@@ -646,6 +717,9 @@ static void free_sim(sim_t *s) {
   etsim_free(s->ti);
   etsim_free(s->dirty);
   etsim_free(s->mem_free_ps);
+  for (size_t g = 0; g < s->n_md; g++) etsim_free((void *)s->md[g].members);
+  etsim_free(s->md);
+  etsim_free(s->md_key);
   for (int op = 0; op < ETSIM_COP_N; op++) {
     for (uint32_t r = 0; s->cu[op].rank && r < s->cu[op].n_ranks; r++) {
       etsim_coll_custom_rank_t *g = &s->cu[op].rank[r];
