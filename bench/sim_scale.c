@@ -67,13 +67,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err.msg);
         return 3;
       }
-      set->ranks = realloc(set->ranks, topo.total * sizeof *set->ranks);
-      set->rank_trace = realloc(set->rank_trace, topo.total * sizeof *set->rank_trace);
-      for (uint32_t i = 0; i < topo.total; i++) {
-        set->ranks[i] = set->traces[0];
-        set->rank_trace[i] = 0;
+      if (etsim_et_set_broadcast(set, topo.total, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 3;
       }
-      set->n_ranks = topo.total;
       etsim_sim_opts_t o = {.backend = "analytical", .exact = exact};
       etsim_sim_result_t *r;
       if (etsim_sim_run(set, &topo, &sys, &o, &r, &err)) {

@@ -379,6 +379,10 @@ void etsim_et_free_paths(char **paths, size_t n);
 int etsim_et_set_load(etsim_et_set_t **out, const char *name,
                       unsigned read_flags, etsim_error_t *err);
 void etsim_et_set_free(etsim_et_set_t *s);
+/* Give a one-rank set n ranks that all run its one trace (one file named
+ * for an n-NPU platform: no copies, no re-parsing).  0, ETSIM_EINVAL when
+ * the set has more than one rank, or ETSIM_ENOMEM (set unchanged). */
+int etsim_et_set_broadcast(etsim_et_set_t *s, size_t n, etsim_error_t *err);
 
 /*
  * Write a manifest for a rank set whose ranks share files: rank r reads

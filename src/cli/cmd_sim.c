@@ -59,22 +59,6 @@ static int is_file(const char *p) {
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* One trace file given for an N-NPU network: every rank uses it. */
-static int widen_set(etsim_et_set_t *set, uint32_t n, etsim_error_t *err) {
-  etsim_et_trace_t **r = etsim_realloc(set->ranks, n * sizeof *r);
-  if (!r) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  set->ranks = r;
-  uint32_t *rt = etsim_realloc(set->rank_trace, n * sizeof *rt);
-  if (!rt) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  set->rank_trace = rt;
-  for (uint32_t i = 0; i < n; i++) {
-    r[i] = set->traces[0];
-    rt[i] = 0;
-  }
-  set->n_ranks = n;
-  return 0;
-}
-
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
@@ -162,7 +146,7 @@ int etsim_cmd_sim(int argc, char **argv) {
     goto fail;
   if (etsim_et_set_load(&set, workload, 0, &err)) goto fail;
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
-      widen_set(set, topo.total, &err))
+      etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;
   etsim_net_opts_t nopt = {net_topo, net_cfg, cc};
   etsim_sim_opts_t o = {.backend = backend, .multi_comm = multi,

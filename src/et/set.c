@@ -265,6 +265,26 @@ void etsim_et_set_free(etsim_et_set_t *s) {
   etsim_free(s);
 }
 
+int etsim_et_set_broadcast(etsim_et_set_t *s, size_t n, etsim_error_t *err) {
+  if (s->n_ranks != 1 || s->n_traces != 1)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: only a one-rank set can be given to %zu ranks",
+                           s->paths[0], n);
+  etsim_et_trace_t **r = etsim_malloc((n ? n : 1) * sizeof *r);
+  uint32_t *rt = etsim_calloc(n ? n : 1, sizeof *rt);
+  if (!r || !rt) {
+    etsim_free(r);
+    etsim_free(rt);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory for %zu ranks", s->paths[0], n);
+  }
+  for (size_t i = 0; i < n; i++) r[i] = s->traces[0];
+  etsim_free(s->ranks);
+  etsim_free(s->rank_trace);
+  s->ranks = r;
+  s->rank_trace = rt;
+  s->n_ranks = n;
+  return 0;
+}
+
 int etsim_et_manifest_write(const char *prefix, size_t n_ranks,
                             const char *const *files, size_t n_files,
                             const uint32_t *rank_file, etsim_error_t *err) {

@@ -32,6 +32,7 @@ enum { RES_NONE = 0, RES_CPU, RES_COMP, RES_COMM };
 typedef struct trace_info {
   const etsim_et_trace_t *t;
   uint32_t *n_par; /* resolved parents per node (data + control) */
+  uint8_t *res;    /* RES_* per node */
   uint64_t n_danglers;
 } trace_info_t;
 
@@ -168,19 +169,15 @@ static int merge_ready(npu_t *p) {
   return 0;
 }
 
-static int resource_of(const etsim_et_trace_t *t, size_t i, int is_cpu) {
-  if (is_cpu) return RES_CPU;
+/* The resource a node occupies, from its type and is_cpu_op (read once per
+ * trace in prepare_traces, not per issue). */
+static int resource_of(const etsim_et_trace_t *t, size_t i) {
+  int64_t v = 0;
+  if (t->k_is_cpu_op != UINT32_MAX && etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &v) == 1 && v)
+    return RES_CPU;
   if (t->type[i] == ETSIM_ET_COMP_NODE) return RES_COMP;
   if (t->type[i] == ETSIM_ET_COMM_RECV_NODE) return RES_NONE;
   return RES_COMM;
-}
-
-static int is_cpu_op(const sim_t *s, const etsim_et_trace_t *t, size_t i) {
-  int64_t v = 0;
-  if (t->k_is_cpu_op == UINT32_MAX) return 0;
-  if (etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &v) != 1) return 0;
-  (void)s;
-  return v != 0;
 }
 
 static int finish_node(sim_t *s, uint32_t id, uint32_t i);
@@ -489,17 +486,15 @@ static int pass(sim_t *s, uint32_t id) {
   npu_t *p = &s->npu[id];
   int rc = merge_ready(p);
   if (rc) return rc;
-  const etsim_et_trace_t *t = p->ti->t;
   size_t w = 0, n = p->n_ready;
   for (size_t k = 0; k < n; k++) {
     uint32_t i = p->ready[k];
-    int cpu = is_cpu_op(s, t, i);
-    int res = resource_of(t, i, cpu);
+    int res = p->ti->res[i];
     if (!available(s, p, res)) {
       p->ready[w++] = i;
       continue;
     }
-    if ((rc = issue(s, id, i, cpu, res))) return rc;
+    if ((rc = issue(s, id, i, res == RES_CPU, res))) return rc;
   }
   p->n_ready = w;
   return 0;
@@ -512,18 +507,11 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
     return etsim_error_set(s->err, ETSIM_EINTERNAL, "NPU %u: node %llu finished twice", id,
                            (unsigned long long)t->id[i]);
   account(p, now(s));
-  int cpu = is_cpu_op(s, t, i);
-  int res = resource_of(t, i, cpu);
-  if (p->start_ps[i] != now(s) || t->type[i] == ETSIM_ET_COMM_RECV_NODE) {
-    /* not an instant node: it was counted active */
-  }
-  release(p, res);
+  release(p, p->ti->res[i]);
   p->state[i] = ST_DONE;
   p->n_done++;
   if (s->opts->record_nodes) {
     etsim_sim_result_t *r = s->res;
-    static const size_t dummy = 0;
-    (void)dummy;
     if (r->n_recs % 4096 == 0) {
       void *nb = etsim_realloc(r->recs, (r->n_recs + 4096) * sizeof *r->recs);
       if (!nb) return ETSIM_ENOMEM;
@@ -557,8 +545,7 @@ static int complete(sim_t *s, uint32_t id, uint32_t i) {
   npu_t *p = &s->npu[id];
   const etsim_et_trace_t *t = p->ti->t;
   account(p, now(s));
-  int cpu = is_cpu_op(s, t, i);
-  int res = resource_of(t, i, cpu);
+  int res = p->ti->res[i];
   if (res == RES_COMP) {
     if (--p->comp_active == 0) etsim_coll_set_compute(s->coll, id, 0);
   } else if (res == RES_COMM || t->type[i] == ETSIM_ET_COMM_RECV_NODE) p->comm_active--;
@@ -660,8 +647,10 @@ static int prepare_traces(sim_t *s) {
     trace_info_t *ti = &s->ti[k];
     ti->t = t;
     ti->n_par = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *ti->n_par);
-    if (!ti->n_par) return ETSIM_ENOMEM;
+    ti->res = etsim_malloc(t->n_nodes ? t->n_nodes : 1);
+    if (!ti->n_par || !ti->res) return ETSIM_ENOMEM;
     for (size_t i = 0; i < t->n_nodes; i++) {
+      ti->res[i] = (uint8_t)resource_of(t, i);
       uint32_t n = 0;
       for (uint32_t e = t->data_off[i]; e < t->data_off[i + 1]; e++)
         if (!(t->data_par[e] & ETSIM_ET_DANGLING)) n++;
@@ -713,7 +702,10 @@ static void free_sim(sim_t *s) {
     }
   etsim_free(s->npu);
   if (s->ti)
-    for (size_t k = 0; k < s->set->n_traces; k++) etsim_free(s->ti[k].n_par);
+    for (size_t k = 0; k < s->set->n_traces; k++) {
+      etsim_free(s->ti[k].n_par);
+      etsim_free(s->ti[k].res);
+    }
   etsim_free(s->ti);
   etsim_free(s->dirty);
   etsim_free(s->mem_free_ps);

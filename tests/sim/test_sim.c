@@ -98,14 +98,10 @@ static int run_x(const char *workload, const char *net, const char *sys, const c
     etsim_sys_config_free(&cfg);
     return rc;
   }
-  if (set->n_ranks == 1 && topo.total > 1) {
-    set->ranks = etsim_realloc(set->ranks, topo.total * sizeof *set->ranks);
-    set->rank_trace = etsim_realloc(set->rank_trace, topo.total * sizeof *set->rank_trace);
-    for (uint32_t i = 0; i < topo.total; i++) {
-      set->ranks[i] = set->traces[0];
-      set->rank_trace[i] = 0;
-    }
-    set->n_ranks = topo.total;
+  if (set->n_ranks == 1 && topo.total > 1 && (rc = etsim_et_set_broadcast(set, topo.total, err))) {
+    etsim_et_set_free(set);
+    etsim_sys_config_free(&cfg);
+    return rc;
   }
   etsim_sim_opts_t o = {.backend = backend, .record_nodes = 1, .exact = exact};
   rc = etsim_sim_run(set, &topo, &cfg, &o, res, err);
@@ -321,6 +317,13 @@ static void test_bad_input(void **state) {
   assert_int_equal(run(p(0, dir, "four"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical",
                        &r, &err), ETSIM_EINVAL);
   assert_non_null(strstr(err.msg, "4 ranks but the network has 8 NPUs"));
+  /* only a one-rank set can stand for all NPUs */
+  etsim_et_set_t *four;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(etsim_et_set_load(&four, p(0, dir, "four"), 0, &err), 0);
+  assert_int_equal(etsim_et_set_broadcast(four, 8, &err), ETSIM_EINVAL);
+  assert_int_equal(four->n_ranks, 4);
+  etsim_et_set_free(four);
   /* a collective of size 0 names the file and node */
   nspec_t z = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 0};
   mk_trace(p(0, dir, "z.et"), &z, 1);
