@@ -47,5 +47,9 @@ int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a,
 int etsim_des_pop(etsim_des_t *q, etsim_des_event_t *out);
 
 static inline size_t etsim_des_pending(const etsim_des_t *q) { return q->n; }
+/* Time of the earliest pending event, INT64_MAX when none. */
+static inline int64_t etsim_des_next_time(const etsim_des_t *q) {
+  return q->n ? q->heap[0].t_ps : INT64_MAX;
+}
 
 #endif

@@ -878,6 +878,32 @@ static uint32_t next_queue(etsim_coll_t *c, uint32_t npu, int level, int mode, i
   return (uint32_t)level * q + k;
 }
 
+/* A collective's record, waiting for `total` streams. */
+static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t token, uint32_t *out) {
+  POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, out);
+  c->datasets[*out] = (dataset_t){npu, total, 0, NIL, token, c->q->now_ps};
+  c->live_datasets++;
+  c->stats.collectives++;
+  return 0;
+}
+
+/* A cleared stream of dataset di with n_phases phases, not yet queued. */
+static int new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t pri, int n_phases,
+                      uint32_t *out) {
+  POOL_ALLOC(c, streams, n_streams, cap_streams, free_stream, out);
+  stream_t *s = &c->streams[*out];
+  memset(s, 0, sizeof *s);
+  s->npu = npu;
+  s->dataset = di;
+  s->priority = pri;
+  s->n_phases = (uint8_t)n_phases;
+  s->cur_queue = -1;
+  s->prev = s->next = NIL;
+  c->live_streams++;
+  c->stats.streams++;
+  return 0;
+}
+
 /* A custom collective: one stream, one phase on queue 0, the whole size. */
 static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
                         const etsim_comm_t *comm, int32_t priority, uint64_t token,
@@ -894,19 +920,10 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
                            "none", etsim_coll_op_name(type), cu->n_ranks, npu, pos);
   int32_t pri = next_priority(c, npu, priority);
   uint32_t di, si;
-  POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, &di);
-  c->datasets[di] = (dataset_t){npu, 1, 0, NIL, token, c->q->now_ps};
-  c->live_datasets++;
-  c->stats.collectives++;
-  POOL_ALLOC(c, streams, n_streams, cap_streams, free_stream, &si);
+  int rc = new_dataset(c, npu, 1, token, &di);
+  if (!rc) rc = new_stream(c, npu, di, pri, 1, &si);
+  if (rc) return rc;
   stream_t *s = &c->streams[si];
-  memset(s, 0, sizeof *s);
-  s->npu = npu;
-  s->dataset = di;
-  s->priority = pri;
-  s->n_phases = 1;
-  s->cur_queue = -1;
-  s->prev = s->next = NIL;
   s->cu = &cu->rank[pos];
   s->ph[0].type = (uint8_t)type;
   s->ph[0].algo = ETSIM_ALGO_N;
@@ -915,8 +932,6 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
   s->ph[0].ring.members = comm && comm->n != c->n_npus ? comm->members : NULL;
   s->ph[0].ring.pos = pos;
   s->tag = TAG_COLL | c->stream_counter[npu]++;
-  c->live_streams++;
-  c->stats.streams++;
   return proceed(c, si);
 }
 
@@ -986,10 +1001,8 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
   uint32_t n_streams = (uint32_t)((size + chunk - 1) / chunk);
   int32_t pri = next_priority(c, npu, priority);
   uint32_t di;
-  POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, &di);
-  c->datasets[di] = (dataset_t){npu, n_streams, 0, NIL, token, c->q->now_ps};
-  c->live_datasets++;
-  c->stats.collectives++;
+  int rc0 = new_dataset(c, npu, n_streams, token, &di);
+  if (rc0) return rc0;
   /* Dimension order: ascending, descending for all-gather. */
   int order[ETSIM_TOPO_MAX_DIMS];
   for (int d = 0; d < nld; d++) order[d] = type == ETSIM_COP_ALL_GATHER ? nld - 1 - d : d;
@@ -1051,15 +1064,8 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
 #undef ACTIVE
     if (np == 0) break;
     uint32_t si;
-    POOL_ALLOC(c, streams, n_streams, cap_streams, free_stream, &si);
+    if ((rc0 = new_stream(c, npu, di, pri, np, &si))) return rc0;
     stream_t *s = &c->streams[si];
-    memset(s, 0, sizeof *s);
-    s->npu = npu;
-    s->dataset = di;
-    s->priority = pri;
-    s->n_phases = (uint8_t)np;
-    s->cur_queue = -1;
-    s->prev = s->next = NIL;
     memcpy(s->ph, ph, (size_t)np * sizeof *ph);
     if (grouped) {
       uint64_t key = (uint64_t)npu << 32 | comm->id;
@@ -1078,8 +1084,6 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     } else {
       s->tag = TAG_COLL | c->stream_counter[npu]++;
     }
-    c->live_streams++;
-    c->stats.streams++;
     made++;
     int rc = proceed(c, si);
     if (rc) return rc;

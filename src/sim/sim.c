@@ -205,8 +205,6 @@ static int available(const sim_t *s, const npu_t *p, int res) {
 
 /* --------------------------------------------------------------- issuing */
 
-static uint64_t tok(uint32_t i) { return i; }
-
 static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   const etsim_et_trace_t *t = s->npu[id].ti->t;
   int64_t ct = 0, sz = 0, pri = 0;
@@ -286,7 +284,7 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   s->res->npu[id].comm_bytes += (uint64_t)sz;
   *instant = 0;
   etsim_error_t e2 = {0};
-  rc = etsim_coll_issue(s->coll, id, op, (uint64_t)sz, involved, comm, (int32_t)pri, tok(i), &e2);
+  rc = etsim_coll_issue(s->coll, id, op, (uint64_t)sz, involved, comm, (int32_t)pri, i, &e2);
   if (rc)
     return etsim_error_set(s->err, rc, "%s: node %llu (NPU %u): %s", t->path,
                            (unsigned long long)t->id[i], id, e2.msg);
@@ -319,9 +317,9 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     s->res->bytes_by_op[SLOT_P2P] += (uint64_t)sz;
     s->res->count_by_op[SLOT_P2P]++;
     s->res->npu[id].comm_bytes += (uint64_t)sz;
-    return etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, tok(i));
+    return etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i);
   }
-  return etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, tok(i));
+  return etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i);
 }
 
 static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
@@ -874,7 +872,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     if (engine) {
       /* Let the network's own engine catch up to the next event here. */
       int64_t tn = s.net->ops->next_ps(s.net);
-      int64_t ts = s.q.n ? s.q.heap[0].t_ps : INT64_MAX;
+      int64_t ts = etsim_des_next_time(&s.q);
       if (tn != INT64_MAX && tn <= ts) {
         if ((rc = s.net->ops->advance(s.net, tn, err))) goto fail;
         continue;
