@@ -515,9 +515,12 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
     if (k->seq == q->rcv_nxt) {
       q->rcv_nxt += k->payload;
       n->last_progress = n->now;
-      q->milestone = n->cfg.l2_ack_interval;
-      if (q->rcv_nxt >= q->milestone)
+      if (q->rcv_nxt >= q->milestone) {
+        /* one step per ACK, as ns-3: a milestone far behind (interval 1)
+         * means an ACK for every packet */
+        q->milestone += n->cfg.l2_ack_interval;
         x = 1;
+      }
       else if (chunk && q->rcv_nxt % chunk == 0)
         x = 1;
       else

@@ -92,6 +92,40 @@ static void test_single_flow_exact(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* ACK every L2_ACK_INTERVAL bytes, as ns-3's receiver: its milestone moves
+ * one interval per ACK.  1 MB in 1000-byte packets over one switch (two
+ * hops for every packet): interval 1 acks each of the 1,000 packets;
+ * 4,000 (chunks larger than the flow) acks every fourth, 250; with 4,000-byte
+ * chunks as well an ACK closes each chunk, the same 250; interval 10,000
+ * with 4,000-byte chunks acks at each chunk end and at each milestone
+ * (250 + 100 - the 50 multiples of 20,000 they share = 300), without chunks
+ * every tenth packet (100).  Without a window the data never waits for them. */
+static void test_ack_interval(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 2, 100000000000ull, US), 0);
+  static const struct { uint32_t interval, chunk; uint64_t acks; } k[] = {
+      {1, 4000, 1000}, {4000, 2000000, 250}, {4000, 4000, 250}, {10000, 4000, 300},
+      {10000, 2000000, 100}};
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    etsim_netpkt_cfg_t c;
+    cfg_pfc_only(&c);
+    c.l2_ack_interval = k[i].interval;
+    c.l2_chunk_size = k[i].chunk;
+    c.has_win = 0; /* fewer ACKs would otherwise hold the window back */
+    etsim_netpkt_t *n = mk(&t, &c);
+    uint64_t id = snd(n, 0, 1, 1000000, 0);
+    run(n);
+    etsim_netpkt_stats_t st;
+    etsim_netpkt_get_stats(n, &st);
+    assert_int_equal(st.data_pkts, 1000 * 2);
+    assert_int_equal(st.ack_pkts, k[i].acks * 2);
+    assert_int_equal(stat_of(n, id).delivered_ps, 1001 * 82880 + 2 * US);
+    etsim_netpkt_free(n);
+  }
+  etsim_netpkt_topo_free(&t);
+}
+
 /* Unloaded 4-link path in a two-tier Clos: FCT = n t + 3 t + 4 d (+ ACK). */
 static void test_clos_path_fct(void **state) {
   (void)state;
@@ -514,6 +548,7 @@ static void test_pfc_deadlock_cycle(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_flow_exact),
+      cmocka_unit_test(test_ack_interval),
       cmocka_unit_test(test_clos_path_fct),
       cmocka_unit_test(test_incast_pfc_lossless),
       cmocka_unit_test(test_pfc_propagation_and_hol),
