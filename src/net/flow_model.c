@@ -9,6 +9,14 @@
  * Routing, per-pair RTT/bandwidth and the ns-3 "standalone" FCT come from a
  * packet-level network built on the same topology (no packet is ever sent
  * on it), so both levels route identically.
+ *
+ * A flow's ACKs load the links of its return route as the packet level's
+ * do: a flow at rate r puts r * ack_w on each of them, ack_w being ACK
+ * bytes per data wire byte (48 / 1036 with one ACK per 1000-byte packet).
+ * So the filling is weighted: a link holds sum(weight * rate) <= capacity,
+ * and a host that receives while it sends (every member of a ring) gets
+ * the packet level's few percent less, not line rate.  Link lists hold
+ * (flow << 1 | is_ack).
  */
 #include "pkt_int.h"
 
@@ -21,7 +29,7 @@ enum { FL_START = 1, FL_XFER, FL_DELIVER, FL_ACKED };
 typedef struct fl_flow {
   uint32_t src, dst;
   uint16_t sport, dport;
-  uint32_t path_off, nhop;
+  uint32_t path_off, nhop, nrev; /* nhop data hops, then nrev ACK hops */
   uint64_t bytes;
   double bits_left, rate, new_rate, cap;
   int64_t start_ps, last_ps, delivered_ps, acked_ps, standalone_ps;
@@ -33,10 +41,10 @@ typedef struct fl_flow {
 } fl_flow_t;
 
 typedef struct fl_link {
-  uint32_t *flows;
+  uint32_t *flows; /* flow << 1 | is_ack */
   size_t n, cap;
-  double capacity, rem;
-  uint32_t nun, mark;
+  double capacity, rem, wsum; /* wsum: weight of the unfrozen flows */
+  uint32_t mark;
 } fl_link_t;
 
 struct etsim_netflow {
@@ -51,6 +59,7 @@ struct etsim_netflow {
   pk_heap_t heap;
   int64_t now;
   uint32_t stamp;
+  double ack_w; /* ACK bytes per data wire byte */
   FILE *fct;
   etsim_netflow_stats_t st;
 };
@@ -77,6 +86,15 @@ int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
   }
   for (uint32_t i = 0; i < n->pk->n_ports; i++)
     n->links[i].capacity = (double)n->pk->ports[i].rate_bps;
+  /* ACKs per data packet: every packet while the milestone lags (interval
+   * up to one payload), else one per interval plus one per chunk end */
+  double pay = c.payload_bytes, per = 1.0;
+  if (c.l2_ack_interval > c.payload_bytes) {
+    per = pay / c.l2_ack_interval + (c.l2_chunk_size ? pay / c.l2_chunk_size : 0);
+    if (per > 1)
+      per = 1;
+  }
+  n->ack_w = per * n->pk->ack_size / (pay + n->pk->data_hdr);
   *out = n;
   return 0;
 }
@@ -124,7 +142,7 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
   if (m->start_ps < n->now)
     return etsim_error_set(err, ETSIM_EINVAL, "flow starts before now");
   if (etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
-      etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + 64,
+      etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + 128,
                  sizeof *n->paths))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* source port: per host pair from 10000, as the packet level */
@@ -157,6 +175,12 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src,
                            m->dst);
   n->n_paths += f->nhop;
+  f->nrev = pk_ack_path(pk, m->src, m->dst, f->sport, f->dport,
+                        n->paths + n->n_paths, 64);
+  if (!f->nrev)
+    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->dst,
+                           m->src);
+  n->n_paths += f->nrev;
   const uint32_t *path = n->paths + f->path_off;
   uint32_t pay = pk->cfg.payload_bytes;
   uint64_t pkts = (m->bytes - 1) / pay + 1;
@@ -199,7 +223,7 @@ static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf,
   uint32_t st = ++n->stamp;
   size_t fl = 0, ll = 0, head = 0;
   fl_flow_t *s = &n->f[seed];
-  for (uint32_t h = 0; h < s->nhop; h++) {
+  for (uint32_t h = 0; h < s->nhop + s->nrev; h++) {
     uint32_t l = n->paths[s->path_off + h];
     if (n->links[l].mark == st)
       continue;
@@ -211,7 +235,7 @@ static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf,
   while (head < ll) {
     fl_link_t *lk = &n->links[n->cl[head++]];
     for (size_t i = 0; i < lk->n; i++) {
-      uint32_t fi = lk->flows[i];
+      uint32_t fi = lk->flows[i] >> 1;
       fl_flow_t *f = &n->f[fi];
       if (f->mark == st)
         continue;
@@ -219,7 +243,7 @@ static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf,
       if (etsim_grow((void **)&n->cf, &n->cap_cf, fl + 1, sizeof *n->cf))
         return ETSIM_ENOMEM;
       n->cf[fl++] = fi;
-      for (uint32_t h = 0; h < f->nhop; h++) {
+      for (uint32_t h = 0; h < f->nhop + f->nrev; h++) {
         uint32_t l = n->paths[f->path_off + h];
         if (n->links[l].mark == st)
           continue;
@@ -246,13 +270,22 @@ static void advance(etsim_netflow_t *n, size_t nf) {
   }
 }
 
-/* Progressive filling over the group, then new finish events. */
+/* Weight of hop h of flow f: 1 on its data route, ack_w on the return. */
+static double hop_w(const etsim_netflow_t *n, const fl_flow_t *f, uint32_t h) {
+  return h < f->nhop ? 1.0 : n->ack_w;
+}
+
+/* Weighted progressive filling over the group, then new finish events:
+ * raise every unfrozen rate by the largest delta no link or cap refuses,
+ * freeze the flows on a link (either role) or at a cap that is now full. */
 static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
   n->st.recomputes++;
   for (size_t i = 0; i < nl; i++) {
     fl_link_t *l = &n->links[n->cl[i]];
     l->rem = l->capacity;
-    l->nun = (uint32_t)l->n;
+    l->wsum = 0;
+    for (size_t k = 0; k < l->n; k++)
+      l->wsum += l->flows[k] & 1 ? n->ack_w : 1.0;
   }
   for (size_t i = 0; i < nf; i++) {
     fl_flow_t *f = &n->f[n->cf[i]];
@@ -264,8 +297,8 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
     double delta = INFINITY;
     for (size_t i = 0; i < nl; i++) {
       fl_link_t *l = &n->links[n->cl[i]];
-      if (l->nun && l->rem / l->nun < delta)
-        delta = l->rem / l->nun;
+      if (l->wsum > 1e-12 && l->rem / l->wsum < delta)
+        delta = l->rem / l->wsum;
     }
     for (size_t i = 0; i < nf; i++) {
       fl_flow_t *f = &n->f[n->cf[i]];
@@ -279,8 +312,8 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
       if (f->frozen)
         continue;
       f->new_rate += delta;
-      for (uint32_t h = 0; h < f->nhop; h++)
-        n->links[n->paths[f->path_off + h]].rem -= delta;
+      for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
+        n->links[n->paths[f->path_off + h]].rem -= delta * hop_w(n, f, h);
     }
     size_t before = left;
     for (size_t i = 0; i < nf; i++) {
@@ -288,15 +321,15 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
       if (f->frozen)
         continue;
       int stop = f->cap - f->new_rate <= 1e-9 * f->cap;
-      for (uint32_t h = 0; h < f->nhop && !stop; h++) {
+      for (uint32_t h = 0; h < f->nhop + f->nrev && !stop; h++) {
         fl_link_t *l = &n->links[n->paths[f->path_off + h]];
-        stop = l->rem <= 1e-9 * l->capacity;
+        stop = hop_w(n, f, h) > 0 && l->rem <= 1e-9 * l->capacity;
       }
       if (stop) {
         f->frozen = 1;
         left--;
-        for (uint32_t h = 0; h < f->nhop; h++)
-          n->links[n->paths[f->path_off + h]].nun--;
+        for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
+          n->links[n->paths[f->path_off + h]].wsum -= hop_w(n, f, h);
       }
     }
     if (left == before) /* numerically stuck: freeze everyone */
@@ -320,16 +353,16 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
   return 0;
 }
 
-static int link_add(fl_link_t *l, uint32_t fi) {
+static int link_add(fl_link_t *l, uint32_t entry) {
   if (etsim_grow((void **)&l->flows, &l->cap, l->n + 1, sizeof *l->flows))
     return ETSIM_ENOMEM;
-  l->flows[l->n++] = fi;
+  l->flows[l->n++] = entry;
   return 0;
 }
 
-static void link_del(fl_link_t *l, uint32_t fi) {
+static void link_del(fl_link_t *l, uint32_t entry) {
   for (size_t i = 0; i < l->n; i++)
-    if (l->flows[i] == fi) {
+    if (l->flows[i] == entry) {
       memmove(l->flows + i, l->flows + i + 1,
               (l->n - i - 1) * sizeof *l->flows);
       l->n--;
@@ -345,8 +378,9 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
   case FL_START:
     f->active = 1;
     f->last_ps = n->now;
-    for (uint32_t h = 0; h < f->nhop; h++)
-      if (link_add(&n->links[n->paths[f->path_off + h]], e->a))
+    for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
+      if (link_add(&n->links[n->paths[f->path_off + h]],
+                   e->a << 1 | (h >= f->nhop)))
         return ETSIM_ENOMEM;
     if ((rc = component(n, e->a, &nf, &nl)))
       return rc;
@@ -361,8 +395,9 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
     f->active = 0;
     f->rate = 0;
     f->bits_left = 0;
-    for (uint32_t h = 0; h < f->nhop; h++)
-      link_del(&n->links[n->paths[f->path_off + h]], e->a);
+    for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
+      link_del(&n->links[n->paths[f->path_off + h]],
+               e->a << 1 | (h >= f->nhop));
     if (pk_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a,
                      0) ||
         pk_heap_push(&n->heap, n->now + f->tail_deliver_ps + f->tail_ack_ps,

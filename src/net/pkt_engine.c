@@ -1292,24 +1292,41 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   return 0;
 }
 
-uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
-                 uint16_t dport, uint32_t *out, uint32_t max) {
-  uint32_t sip = etsim_netpkt_host_ip(src), dip = etsim_netpkt_host_ip(dst);
-  uint32_t dhi = n->nodes[dst].host_idx, v = src, k = 0;
-  while (v != dst && k < max) {
+/* Walk from `from` to host `to`: switches hash the tuple `sw`, the NIC
+ * (seed 0, as etsim_netpkt_send) the tuple `nic`: {sip, dip, ports}. */
+static uint32_t walk(const pk_net_t *n, uint32_t from, uint32_t to,
+                     const uint32_t sw[3], const uint32_t nic[3],
+                     uint32_t *out, uint32_t max) {
+  uint32_t thi = n->nodes[to].host_idx, v = from, k = 0;
+  while (v != to && k < max) {
     const pk_node_t *nd = &n->nodes[v];
-    uint32_t lo = nd->rt_off[dhi], c = nd->rt_off[dhi + 1] - lo;
+    uint32_t lo = nd->rt_off[thi], c = nd->rt_off[thi + 1] - lo;
     if (!c)
       return 0;
-    /* the NIC hashes with seed 0 (as etsim_netpkt_send), switches with
-     * their id */
-    uint32_t h = murmur12(sip, dip, sport | ((uint32_t)dport << 16),
-                          nd->is_switch ? v : 0);
+    uint32_t h = nd->is_switch ? murmur12(sw[0], sw[1], sw[2], v)
+                               : murmur12(nic[0], nic[1], nic[2], 0);
     uint32_t gp = nd->port0 + nd->rt_port[lo + h % c];
     out[k++] = gp;
     v = n->ports[gp].peer;
   }
-  return v == dst ? k : 0;
+  return v == to ? k : 0;
+}
+
+uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+                 uint16_t dport, uint32_t *out, uint32_t max) {
+  const uint32_t t[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
+                         sport | ((uint32_t)dport << 16)};
+  return walk(n, src, dst, t, t, out, max);
+}
+
+uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst,
+                     uint16_t sport, uint16_t dport, uint32_t *out,
+                     uint32_t max) {
+  const uint32_t fwd[3] = {etsim_netpkt_host_ip(src),
+                           etsim_netpkt_host_ip(dst),
+                           sport | ((uint32_t)dport << 16)};
+  const uint32_t rev[3] = {fwd[1], fwd[0], dport | ((uint32_t)sport << 16)};
+  return walk(n, dst, src, rev, fwd, out, max);
 }
 
 void etsim_netpkt_finish(etsim_netpkt_t *net) {

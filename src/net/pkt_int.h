@@ -244,6 +244,11 @@ extern const pk_cc_ops_t pk_cc_none, pk_cc_dcqcn, pk_cc_hpcc, pk_cc_timely,
  * hop count (0 when max is too small).  Used by the flow-level model. */
 uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
                  uint16_t dport, uint32_t *out, uint32_t max);
+/* The same for the ACKs of that flow, dst back to src: the receiver's NIC
+ * picks its port with the data's own tuple, switches hash the reversed one. */
+uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst,
+                     uint16_t sport, uint16_t dport, uint32_t *out,
+                     uint32_t max);
 
 /* parse helpers shared by the readers */
 int pk_parse_u64(const char *s, uint64_t *out);

@@ -109,12 +109,14 @@ static void test_n_to_one_fair(void **state) {
  * 3 on 7 (100 Gb/s).  Long flow 0->3 crosses the three trunk links; two
  * flows 0->1 share trunk 4-5 with it, one flow 1->2 trunk 5-6, one 2->3
  * trunk 6-7.  The host link of 0 carries three flows: 1/3 each; then the
- * flows on 5-6 and 6-7 get the rest, 2/3.
+ * flows on 5-6 and 6-7 get the rest, 2/3.  ACKs (w = 48 / 1036 of the data
+ * rate on the return route) never fill a link here, so they change nothing.
  */
 static void test_parking_lot(void **state) {
   (void)state;
   etsim_netpkt_topo_t t;
-  assert_int_equal(etsim_netpkt_topo_init(&t, 8), 0);
+  /* hosts 8 and 9 on switch 4 make a pair that shares no link, either way */
+  assert_int_equal(etsim_netpkt_topo_init(&t, 10), 0);
   for (uint32_t s = 4; s < 8; s++)
     t.is_switch[s] = 1;
   for (uint32_t h = 0; h < 4; h++)
@@ -123,9 +125,13 @@ static void test_parking_lot(void **state) {
   for (uint32_t s = 4; s < 7; s++)
     assert_int_equal(
         etsim_netpkt_topo_add_link(&t, s, s + 1, G100, US, 0, NULL), 0);
+  for (uint32_t h = 8; h < 10; h++)
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, h, 4, G100, US, 0, NULL),
+                     0);
   etsim_netpkt_cfg_t c;
   etsim_netpkt_cfg_default(&c);
   c.has_win = 0;
+  c.cc_mode = ETSIM_NETPKT_CC_NONE;
   etsim_netflow_t *n = mkf(&t, &c);
   uint64_t lng = sendf(n, 0, 3, 100000000, 0);
   uint64_t a1 = sendf(n, 0, 1, 100000000, 0);
@@ -140,19 +146,32 @@ static void test_parking_lot(void **state) {
   assert_true(fabs(etsim_netflow_msg_rate(n, b) - 2 * third) < 1);
   assert_true(fabs(etsim_netflow_msg_rate(n, d) - 2 * third) < 1);
 
-  /* A flow 3->0 uses only reverse directions: an unrelated group.  Its
-   * start re-rates just itself. */
+  /* 8->9 shares no link with anyone, data or ACKs: its start re-rates just
+   * itself, at line rate. */
   etsim_netflow_stats_t s0, s1;
   etsim_netflow_get_stats(n, &s0);
-  uint64_t r = sendf(n, 3, 0, 1000000, 2);
+  uint64_t u = sendf(n, 8, 9, 1000000, 2);
   runf(n, 3);
   etsim_netflow_get_stats(n, &s1);
   assert_int_equal(s1.flows_rated - s0.flows_rated, 1);
-  assert_true(etsim_netflow_msg_rate(n, r) == 1e11);
+  assert_true(etsim_netflow_msg_rate(n, u) == 1e11);
   assert_true(fabs(etsim_netflow_msg_rate(n, lng) - third) < 1);
+
+  /* 3->0 runs on the reverse directions, but its ACKs go 0->4, which the
+   * three flows from 0 fill: 3x + w x = C gives x = C / (3 + w) for all
+   * four; the flows on 5-6 and 6-7 get what the long flow and 3->0's ACKs
+   * leave there, C - x - w x = 2x. */
+  uint64_t r = sendf(n, 3, 0, 1000000, 4);
+  runf(n, 5);
+  const double w = 48.0 / 1036.0, x = 1e11 / (3 + w);
+  assert_true(fabs(etsim_netflow_msg_rate(n, r) - x) < 1);
+  assert_true(fabs(etsim_netflow_msg_rate(n, lng) - x) < 1);
+  assert_true(fabs(etsim_netflow_msg_rate(n, a2) - x) < 1);
+  assert_true(fabs(etsim_netflow_msg_rate(n, b) - 2 * x) < 1);
+  assert_true(fabs(etsim_netflow_msg_rate(n, d) - 2 * x) < 1);
   runf(n, INT64_MAX);
   etsim_netflow_get_stats(n, &s1);
-  assert_int_equal(s1.msgs_done, 6);
+  assert_int_equal(s1.msgs_done, 7);
   etsim_netflow_free(n);
   etsim_netpkt_topo_free(&t);
 }
