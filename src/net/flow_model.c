@@ -13,10 +13,9 @@
  * A flow's ACKs load the links of its return route as the packet level's
  * do: a flow at rate r puts r * ack_w on each of them, ack_w being ACK
  * bytes per data wire byte (48 / 1036 with one ACK per 1000-byte packet).
- * So the filling is weighted: a link holds sum(weight * rate) <= capacity,
- * and a host that receives while it sends (every member of a ring) gets
- * the packet level's few percent less, not line rate.  Link lists hold
- * (flow << 1 | is_ack).
+ * Data shares what ACKs leave of a link (see rerate), so a host that
+ * receives while it sends (every member of a ring) gets the packet level's
+ * few percent less, not line rate.  Link lists hold (flow << 1 | is_ack).
  */
 #include "pkt_int.h"
 
@@ -31,7 +30,7 @@ typedef struct fl_flow {
   uint16_t sport, dport;
   uint32_t path_off, nhop, nrev; /* nhop data hops, then nrev ACK hops */
   uint64_t bytes;
-  double bits_left, rate, new_rate, cap;
+  double bits_left, rate, new_rate, est, cap; /* est: rate while re-rating */
   int64_t start_ps, last_ps, delivered_ps, acked_ps, standalone_ps;
   int64_t tail_deliver_ps, tail_ack_ps;
   uint32_t version, mark;
@@ -43,8 +42,8 @@ typedef struct fl_flow {
 typedef struct fl_link {
   uint32_t *flows; /* flow << 1 | is_ack */
   size_t n, cap;
-  double capacity, rem, wsum; /* wsum: weight of the unfrozen flows */
-  uint32_t mark;
+  double capacity, rem;
+  uint32_t nun, mark; /* nun: unfrozen data flows while filling */
 } fl_link_t;
 
 struct etsim_netflow {
@@ -270,22 +269,21 @@ static void advance(etsim_netflow_t *n, size_t nf) {
   }
 }
 
-/* Weight of hop h of flow f: 1 on its data route, ack_w on the return. */
-static double hop_w(const etsim_netflow_t *n, const fl_flow_t *f, uint32_t h) {
-  return h < f->nhop ? 1.0 : n->ack_w;
-}
-
-/* Weighted progressive filling over the group, then new finish events:
- * raise every unfrozen rate by the largest delta no link or cap refuses,
- * freeze the flows on a link (either role) or at a cap that is now full. */
-static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
-  n->st.recomputes++;
+/* Progressive filling of the group's data routes over what the ACKs leave
+ * of each link: ACK load is the group's estimated rates times ack_w. */
+static void fill(etsim_netflow_t *n, size_t nf, size_t nl) {
   for (size_t i = 0; i < nl; i++) {
     fl_link_t *l = &n->links[n->cl[i]];
     l->rem = l->capacity;
-    l->wsum = 0;
-    for (size_t k = 0; k < l->n; k++)
-      l->wsum += l->flows[k] & 1 ? n->ack_w : 1.0;
+    l->nun = 0;
+    for (size_t k = 0; k < l->n; k++) {
+      if (l->flows[k] & 1)
+        l->rem -= n->ack_w * n->f[l->flows[k] >> 1].est;
+      else
+        l->nun++;
+    }
+    if (l->rem < 0)
+      l->rem = 0;
   }
   for (size_t i = 0; i < nf; i++) {
     fl_flow_t *f = &n->f[n->cf[i]];
@@ -297,8 +295,8 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
     double delta = INFINITY;
     for (size_t i = 0; i < nl; i++) {
       fl_link_t *l = &n->links[n->cl[i]];
-      if (l->wsum > 1e-12 && l->rem / l->wsum < delta)
-        delta = l->rem / l->wsum;
+      if (l->nun && l->rem / l->nun < delta)
+        delta = l->rem / l->nun;
     }
     for (size_t i = 0; i < nf; i++) {
       fl_flow_t *f = &n->f[n->cf[i]];
@@ -312,8 +310,8 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
       if (f->frozen)
         continue;
       f->new_rate += delta;
-      for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
-        n->links[n->paths[f->path_off + h]].rem -= delta * hop_w(n, f, h);
+      for (uint32_t h = 0; h < f->nhop; h++)
+        n->links[n->paths[f->path_off + h]].rem -= delta;
     }
     size_t before = left;
     for (size_t i = 0; i < nf; i++) {
@@ -321,18 +319,44 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
       if (f->frozen)
         continue;
       int stop = f->cap - f->new_rate <= 1e-9 * f->cap;
-      for (uint32_t h = 0; h < f->nhop + f->nrev && !stop; h++) {
+      for (uint32_t h = 0; h < f->nhop && !stop; h++) {
         fl_link_t *l = &n->links[n->paths[f->path_off + h]];
-        stop = hop_w(n, f, h) > 0 && l->rem <= 1e-9 * l->capacity;
+        stop = l->rem <= 1e-9 * l->capacity;
       }
       if (stop) {
         f->frozen = 1;
         left--;
-        for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
-          n->links[n->paths[f->path_off + h]].wsum -= hop_w(n, f, h);
+        for (uint32_t h = 0; h < f->nhop; h++)
+          n->links[n->paths[f->path_off + h]].nun--;
       }
     }
     if (left == before) /* numerically stuck: freeze everyone */
+      break;
+  }
+}
+
+/* Max-min rates for the group, then new finish events.  ACKs ride ahead
+ * of data (the packet level queues them first at NICs), so they are not
+ * shared fairly: they take their load off each link and the data shares
+ * the rest.  Their load depends on the rates being computed, so the
+ * filling repeats from the previous rates until no rate moves by more
+ * than 1e-7 of its cap; each round shrinks the error by about ack_w
+ * (under 5 %), so six rounds at most (usually two). */
+static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
+  n->st.recomputes++;
+  for (size_t i = 0; i < nf; i++)
+    n->f[n->cf[i]].est = n->f[n->cf[i]].rate;
+  for (int round = 0; round < 6; round++) {
+    fill(n, nf, nl);
+    double moved = 0;
+    for (size_t i = 0; i < nf; i++) {
+      fl_flow_t *f = &n->f[n->cf[i]];
+      double d = fabs(f->new_rate - f->est) / f->cap;
+      if (d > moved)
+        moved = d;
+      f->est = f->new_rate;
+    }
+    if (moved < 1e-7 || n->ack_w == 0)
       break;
   }
   for (size_t i = 0; i < nf; i++) {

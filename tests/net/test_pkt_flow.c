@@ -157,18 +157,20 @@ static void test_parking_lot(void **state) {
   assert_true(etsim_netflow_msg_rate(n, u) == 1e11);
   assert_true(fabs(etsim_netflow_msg_rate(n, lng) - third) < 1);
 
-  /* 3->0 runs on the reverse directions, but its ACKs go 0->4, which the
-   * three flows from 0 fill: 3x + w x = C gives x = C / (3 + w) for all
-   * four; the flows on 5-6 and 6-7 get what the long flow and 3->0's ACKs
-   * leave there, C - x - w x = 2x. */
+  /* 3->0 runs on the reverse directions, which carry the ACKs of the
+   * three flows from 0 (ACKs go first, data shares the rest), and its own
+   * ACKs go 0->4 ahead of theirs.  Fixed point: x = (C - w r) / 3 for the
+   * three, r = C - 3 w x, so r = C / (1 + w), x = C / (3 (1 + w)); 5-6 and
+   * 6-7 leave C - x - w r = 2 C / (3 (1 + w)) to the short flows there. */
   uint64_t r = sendf(n, 3, 0, 1000000, 4);
   runf(n, 5);
-  const double w = 48.0 / 1036.0, x = 1e11 / (3 + w);
-  assert_true(fabs(etsim_netflow_msg_rate(n, r) - x) < 1);
-  assert_true(fabs(etsim_netflow_msg_rate(n, lng) - x) < 1);
-  assert_true(fabs(etsim_netflow_msg_rate(n, a2) - x) < 1);
-  assert_true(fabs(etsim_netflow_msg_rate(n, b) - 2 * x) < 1);
-  assert_true(fabs(etsim_netflow_msg_rate(n, d) - 2 * x) < 1);
+  const double w = 48.0 / 1036.0, C = 1e11;
+  const double rr = C / (1 + w), x = C / (3 * (1 + w)), tol = 1e-6 * C;
+  assert_true(fabs(etsim_netflow_msg_rate(n, r) - rr) < tol);
+  assert_true(fabs(etsim_netflow_msg_rate(n, lng) - x) < tol);
+  assert_true(fabs(etsim_netflow_msg_rate(n, a2) - x) < tol);
+  assert_true(fabs(etsim_netflow_msg_rate(n, b) - 2 * x) < tol);
+  assert_true(fabs(etsim_netflow_msg_rate(n, d) - 2 * x) < tol);
   runf(n, INT64_MAX);
   etsim_netflow_get_stats(n, &s1);
   assert_int_equal(s1.msgs_done, 7);
