@@ -38,8 +38,9 @@ typedef struct etsim_net_ops {
    * which pushes deliveries into the shared queue.  NULL otherwise. */
   int64_t (*next_ps)(const etsim_net_t *net);
   int (*advance)(etsim_net_t *net, int64_t t_ps, etsim_error_t *err);
-  /* Bring `stats` up to date at the end of a run (NULL: always current). */
-  void (*finish)(etsim_net_t *net);
+  /* At the end of a successful run: bring `stats` up to date and commit
+   * any output files (NULL: nothing to do). */
+  int (*finish)(etsim_net_t *net, etsim_error_t *err);
 } etsim_net_ops_t;
 
 /* Options of the packet and flow backends (docs/netsim.md): a topology
@@ -51,6 +52,9 @@ typedef struct etsim_net_opts {
   const char *topology_file;
   const char *config_file;
   const char *cc;
+  /* flow/packet: one line per message in ns-3's FCT format, and (packet
+   * only) PFC pause/resume events; written only when the run succeeds */
+  const char *fct_file, *pfc_file;
 } etsim_net_opts_t;
 
 typedef struct etsim_net_stats {

@@ -41,6 +41,9 @@ static void usage(FILE *fp) {
           "                       (default: a star for a one-dimensional Switch network)\n"
           "  --net-config F       flow/packet: netsim config file (KEY value)\n"
           "  --cc NAME            flow/packet: none, dcqcn, hpcc, timely or dctcp\n"
+          "  --net-fct F          flow/packet: one line per message in ns-3's FCT format\n"
+          "                       (sip dip sport dport bytes start_ns fct_ns standalone_ns)\n"
+          "  --net-pfc F          packet: PFC events (time_ns node node_type port 1|0)\n"
           "  --num-queues-per-dim N, --injection-scale X   as in ASTRA-sim\n"
           "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
           "  --multi-comm         allow several communication ops in flight per NPU\n"
@@ -64,7 +67,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
   int multi = 0, quiet = 0, exact = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
-             *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL;
+             *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL,
+             *net_fct = NULL, *net_pfc = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -82,7 +86,8 @@ int etsim_cmd_sim(int argc, char **argv) {
         {"--num-queues-per-dim", &queues}, {"--injection-scale", &inj},
         {"--comm-scale", &comm_scale}, {"--compute-scale", &comp_scale},
         {"--rendezvous-protocol", &rdv}, {"--logging-configuration", &logcfg},
-        {"--net-topology", &net_topo}, {"--net-config", &net_cfg}, {"--cc", &cc}};
+        {"--net-topology", &net_topo}, {"--net-config", &net_cfg}, {"--cc", &cc},
+        {"--net-fct", &net_fct}, {"--net-pfc", &net_pfc}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -141,6 +146,12 @@ int etsim_cmd_sim(int argc, char **argv) {
                            "default eager protocol)");
     goto out;
   }
+  if ((net_topo || net_cfg || cc || net_fct || net_pfc) && strcmp(backend, "flow") != 0 &&
+      strcmp(backend, "packet") != 0) {
+    code = cli_usage_error("--net-topology, --net-config, --cc, --net-fct and --net-pfc need "
+                           "--backend flow or packet");
+    goto out;
+  }
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
@@ -148,7 +159,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;
-  etsim_net_opts_t nopt = {net_topo, net_cfg, cc};
+  etsim_net_opts_t nopt = {net_topo, net_cfg, cc, net_fct, net_pfc};
   etsim_sim_opts_t o = {.backend = backend, .multi_comm = multi,
                         .record_nodes = csv || timeline || json, .exact = exact,
                         .memory = memory ? &mem : NULL, .groups = groups ? &cg : NULL,

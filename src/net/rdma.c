@@ -24,6 +24,7 @@ typedef struct rdma {
   uint32_t *host;  /* NPU -> host node of the packet topology */
   size_t n_tok, cap_tok;
   int fail;
+  etsim_outfile_t fct, pfc; /* fp NULL when not asked for */
 } rdma_t;
 
 static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
@@ -66,6 +67,8 @@ static int rdma_advance(etsim_net_t *net, int64_t t_ps, etsim_error_t *err) {
 
 static void rdma_destroy(etsim_net_t *net) {
   rdma_t *r = (rdma_t *)net;
+  if (r->fct.fp) etsim_outfile_abort(&r->fct); /* not committed: a failed run */
+  if (r->pfc.fp) etsim_outfile_abort(&r->pfc);
   if (r->pkt) etsim_netpkt_free(r->pkt);
   if (r->flow) etsim_netflow_free(r->flow);
   etsim_free(r->token);
@@ -73,7 +76,7 @@ static void rdma_destroy(etsim_net_t *net) {
   etsim_free(r);
 }
 
-static void rdma_finish(etsim_net_t *net) {
+static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
   rdma_t *r = (rdma_t *)net;
   if (r->packet) {
     etsim_netpkt_stats_t st;
@@ -91,6 +94,12 @@ static void rdma_finish(etsim_net_t *net) {
     etsim_netflow_get_stats(r->flow, &st);
     net->stats.pkt_events = st.events;
   }
+  int rc = 0;
+  if (r->fct.fp && (rc = etsim_outfile_commit(&r->fct, err))) return rc;
+  r->fct.fp = NULL;
+  if (r->pfc.fp && (rc = etsim_outfile_commit(&r->pfc, err))) return rc;
+  r->pfc.fp = NULL;
+  return 0;
 }
 
 static const etsim_net_ops_t pkt_ops = {"packet", rdma_send, NULL, rdma_destroy, rdma_next,
@@ -190,6 +199,19 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
     rdma_destroy(&r->base);
     return rc;
   }
+  if (opts->pfc_file && !packet) {
+    rdma_destroy(&r->base);
+    return etsim_error_set(err, ETSIM_EINVAL, "PFC events exist only at packet level (--backend packet)");
+  }
+  if ((opts->fct_file && (rc = etsim_outfile_open(&r->fct, opts->fct_file, err))) ||
+      (opts->pfc_file && (rc = etsim_outfile_open(&r->pfc, opts->pfc_file, err)))) {
+    rdma_destroy(&r->base);
+    return rc;
+  }
+  if (packet)
+    etsim_netpkt_set_outputs(r->pkt, r->fct.fp, r->pfc.fp, NULL);
+  else
+    etsim_netflow_set_outputs(r->flow, r->fct.fp);
   *out = &r->base;
   return 0;
 }

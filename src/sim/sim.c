@@ -937,7 +937,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   r->representative = s.n_sim < s.n;
   r->events = s.q.n_popped;
   r->max_pending = s.q.max_pending;
-  if (s.net->ops->finish) s.net->ops->finish(s.net);
+  if (s.net->ops->finish && (rc = s.net->ops->finish(s.net, err))) goto fail;
   r->net = s.net->stats;
   if (s.n_sim < s.n) {
     r->net.messages *= s.n;

@@ -87,6 +87,29 @@ assert len(set(a)) == 1
 for x in (f, p):
     assert all(a[0] <= v <= a[0] * 1.05 for v in x), (a[0], x[:3])
 PY
+# Per-message FCT lines as ns-3 writes them: a ring all-reduce of 1 MB on 16
+# NPUs in 4 chunks is 16 x 2 x 15 x 4 = 1,920 messages of 1 MB / 64; the
+# last ACK comes after the last delivery, so no FCT ends after the run
+# by more than one message's ACK return.
+for b in flow packet; do
+  "$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce.0.et --system $C/system/Ring_4chunks.json \
+    --network $C/network/analytical-backend-Switch.yml --backend $b --quiet --net-fct "$T/fct.$b" \
+    > "$T/fo.$b" 2> "$T/err" || fail "--net-fct $b: $(cat "$T/err")"
+  awk -v end="$(sed -n 's/.*finished, \([0-9]*\) cycles.*/\1/p' "$T/fo.$b" | sort -n | tail -1)" '
+    NF != 8 || $5 != 16384 || $7 <= 0 { bad = 1 }
+    { n++; if ($6 + $7 > last) last = $6 + $7 }
+    END { exit !(n == 1920 && !bad && last >= end - 1 && last <= end + 5000) }' "$T/fct.$b" \
+    || fail "--net-fct $b: $(wc -l < "$T/fct.$b") lines, $(tail -1 "$T/fct.$b"), $(cat "$T/fo.$b" | head -1)"
+done
+"$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce.0.et --system $C/system/Ring_4chunks.json \
+  --network $C/network/analytical-backend-Switch.yml --backend packet --quiet --net-fct "$T/fct.bad" \
+  --net-config "$T/nothing.cfg" 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "missing --net-config exit $rc"
+ls "$T" | grep -q "^fct.bad" && fail "a failed run left an FCT file"
+"$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce.0.et --system $C/system/Ring_4chunks.json \
+  --network $C/network/analytical-backend-Switch.yml --net-fct "$T/fct.an" 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "need --backend flow or packet" "$T/err" || fail "--net-fct on analytical: $rc $(cat "$T/err")"
+
 "$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce --system $C/system/Ring_4chunks.json \
   --network $C/network/Ring_4npus.yml --backend packet 2> "$T/err"; rc=$?
 [ $rc -eq 2 ] || fail "packet on a ring without a topology exit $rc"
