@@ -183,6 +183,7 @@ typedef struct etsim_netpkt_cfg {
   int64_t tx_round_ps;      /* TX_ROUND_PS: round serialisation (ns-3: 1000) */
   int64_t stall_ps;         /* STALL_TIMEOUT_US: no progress -> report */
   int64_t qlen_interval_ns; /* QLEN_MON_INTERVAL (100 ns) */
+  int flow_ack_load;        /* FLOW_ACK_LOAD: flow level charges ACK bytes */
   /* files (FILE keys), resolved by etsim_netpkt_cfg_load */
   char topology_file[ETSIM_NETPKT_PATH_MAX];
   char flow_file[ETSIM_NETPKT_PATH_MAX];

@@ -10,12 +10,16 @@
  * packet-level network built on the same topology (no packet is ever sent
  * on it), so both levels route identically.
  *
- * A flow's ACKs load the links of its return route as the packet level's
- * do: a flow at rate r puts r * ack_w on each of them, ack_w being ACK
- * bytes per data wire byte (48 / 1036 with one ACK per 1000-byte packet).
- * Data shares what ACKs leave of a link (see rerate), so a host that
- * receives while it sends (every member of a ring) gets the packet level's
- * few percent less, not line rate.  Link lists hold (flow << 1 | is_ack).
+ * With FLOW_ACK_LOAD 1, a flow's ACKs load the links of its return route
+ * as the packet level's do: a flow at rate r puts r * ack_w on each of
+ * them, ack_w being ACK bytes per data wire byte (48 / 1036 with one ACK
+ * per 1000-byte packet).  Data shares what ACKs leave of a link (see
+ * rerate), so a host that receives while it sends (every member of a ring)
+ * gets the packet level's few percent less, not line rate.  It costs
+ * speed: ACKs tie groups together (a ring becomes one group) and the
+ * filling repeats; the MoE step of examples/roce_study runs 12x slower.
+ * So it is off by default, as flow-level models usually leave ACKs out.
+ * Link lists hold (flow << 1 | is_ack).
  */
 #include "pkt_int.h"
 
@@ -93,7 +97,7 @@ int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
     if (per > 1)
       per = 1;
   }
-  n->ack_w = per * n->pk->ack_size / (pay + n->pk->data_hdr);
+  n->ack_w = c.flow_ack_load ? per * n->pk->ack_size / (pay + n->pk->data_hdr) : 0;
   *out = n;
   return 0;
 }
@@ -174,9 +178,9 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src,
                            m->dst);
   n->n_paths += f->nhop;
-  f->nrev = pk_ack_path(pk, m->src, m->dst, f->sport, f->dport,
-                        n->paths + n->n_paths, 64);
-  if (!f->nrev)
+  f->nrev = n->ack_w > 0 ? pk_ack_path(pk, m->src, m->dst, f->sport, f->dport,
+                                       n->paths + n->n_paths, 64) : 0;
+  if (!f->nrev && n->ack_w > 0)
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->dst,
                            m->src);
   n->n_paths += f->nrev;

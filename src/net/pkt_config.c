@@ -194,6 +194,7 @@ static const key_t_ keys[] = {
     {"SAMPLE_FEEDBACK", K_BOOL, OFF(sample_feedback)},
     {"RATE_BOUND", K_BOOL, OFF(rate_bound)},
     {"ACK_HIGH_PRIO", K_BOOL, OFF(ack_high_prio)},
+    {"FLOW_ACK_LOAD", K_BOOL, OFF(flow_ack_load)},
     {"ENABLE_TRACE", K_IGNORE_INT, 0},
     {"BUFFER_SIZE", K_U32, OFF(buffer_mb)},
     {"QLEN_MON_START", K_I64, OFF(qlen_mon_start_ns)},

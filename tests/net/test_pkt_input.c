@@ -113,8 +113,10 @@ static void test_config_reader(void **state) {
       "KMAX_MAP 2 25000000000 400 100000000000 1600\n"
       "KMIN_MAP 2 100000000000 400 25000000000 100\n"
       "PMAX_MAP 2 25000000000 0.2 100000000000 0.5\n"
-      "BUFFER_SIZE 16\nQLEN_MON_START 2000\nQLEN_MON_END 3000\n");
+      "BUFFER_SIZE 16\nQLEN_MON_START 2000\nQLEN_MON_END 3000\n"
+      "FLOW_ACK_LOAD 1\n");
   etsim_netpkt_cfg_default(&c);
+  assert_int_equal(c.flow_ack_load, 0);
   int rc = etsim_netpkt_cfg_load(&c, p, &err);
   if (rc)
     print_message("%s\n", err.msg);
@@ -126,6 +128,7 @@ static void test_config_reader(void **state) {
   assert_int_equal(c.min_rate_bps, 1000000000);
   assert_int_equal(c.stop_ps, 4000000000000ll);
   assert_int_equal(c.buffer_mb, 16);
+  assert_int_equal(c.flow_ack_load, 1);
   assert_int_equal(c.n_ecn, 2); /* the file's maps replace the defaults */
   assert_int_equal(c.ecn_rate_bps[1], 100000000000ull);
   assert_int_equal(c.kmin_kb[1], 400);
