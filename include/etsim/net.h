@@ -67,6 +67,8 @@ typedef struct etsim_net_stats {
   uint64_t pkt_events, data_pkts, pfc_pauses, ecn_marks, cnps, drops;
   int64_t paused_ps;
   uint64_t max_buffer_bytes;
+  /* flow/packet: most messages in flight at once between one NPU pair */
+  uint32_t max_inflight_pair, max_inflight_src, max_inflight_dst;
 } etsim_net_stats_t;
 
 struct etsim_net {

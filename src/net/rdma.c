@@ -21,6 +21,10 @@ typedef struct rdma {
   etsim_netpkt_t *pkt;
   etsim_netflow_t *flow;
   uint64_t *token; /* msg id -> simulator token */
+  uint32_t *pair;  /* msg id -> slot of its NPU pair in `inflight` */
+  etsim_u64map_t pairs; /* (src << 32 | dst) -> slot */
+  uint32_t *inflight;   /* messages sent and not yet delivered, per pair */
+  size_t n_pairs, cap_pairs, cap_pair;
   uint32_t *host;  /* NPU -> host node of the packet topology */
   size_t n_tok, cap_tok;
   int fail;
@@ -30,6 +34,7 @@ typedef struct rdma {
 static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
   rdma_t *r = ctx;
   if (what != ETSIM_NETPKT_DELIVERED || r->fail) return;
+  if (id < r->n_tok) r->inflight[r->pair[id]]--;
   if (id >= r->n_tok || etsim_des_push(r->base.q, t_ps, r->base.ev_deliver, 0, r->token[id]))
     r->fail = ETSIM_ENOMEM;
 }
@@ -51,6 +56,25 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
     return rc;
   r->token[id] = token;
   if (id >= r->n_tok) r->n_tok = id + 1;
+  /* Messages in flight per NPU pair: ASTRA-sim's ring forwards each piece as
+   * soon as it arrives, with no limit per link, so at flow and packet level
+   * pieces can catch up and share a link (see docs/netsim.md). */
+  uint32_t slot = (uint32_t)r->n_pairs;
+  int put = etsim_u64map_put(&r->pairs, (uint64_t)src << 32 | dst, slot, &slot);
+  if (put < 0) return ETSIM_ENOMEM;
+  if (put == 1) {
+    if ((rc = etsim_grow((void **)&r->inflight, &r->cap_pairs, r->n_pairs + 1, sizeof *r->inflight)))
+      return rc;
+    r->inflight[r->n_pairs++] = 0;
+  }
+  if (id >= r->cap_pair && (rc = etsim_grow((void **)&r->pair, &r->cap_pair, id + 1, sizeof *r->pair)))
+    return rc;
+  r->pair[id] = slot;
+  if (++r->inflight[slot] > net->stats.max_inflight_pair) {
+    net->stats.max_inflight_pair = r->inflight[slot];
+    net->stats.max_inflight_src = src;
+    net->stats.max_inflight_dst = dst;
+  }
   return 0;
 }
 
@@ -72,6 +96,9 @@ static void rdma_destroy(etsim_net_t *net) {
   if (r->pkt) etsim_netpkt_free(r->pkt);
   if (r->flow) etsim_netflow_free(r->flow);
   etsim_free(r->token);
+  etsim_free(r->pair);
+  etsim_free(r->inflight);
+  etsim_u64map_free(&r->pairs);
   etsim_free(r->host);
   etsim_free(r);
 }

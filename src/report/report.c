@@ -78,6 +78,11 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             (unsigned long long)r->net.pfc_pauses, (double)r->net.paused_ps / 1e6,
             (unsigned long long)r->net.ecn_marks, (unsigned long long)r->net.cnps,
             (unsigned long long)r->net.drops, (double)r->net.max_buffer_bytes / 1024);
+  if (r->net.max_inflight_pair > 1)
+    fprintf(f, "in flight     up to %u messages at once from NPU %u to NPU %u%s\n",
+            r->net.max_inflight_pair, r->net.max_inflight_src, r->net.max_inflight_dst,
+            r->net.max_inflight_pair > 2 ? " (ring pieces caught up and share a link; see "
+                                           "docs/netsim.md)" : "");
   if (r->representative)
     fprintf(f, "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
             "simulated for all %u (--exact simulates each)\n", r->n_npus);
@@ -140,6 +145,7 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
     json_object_set_new(n, "cnps", json_integer((json_int_t)r->net.cnps));
     json_object_set_new(n, "drops", json_integer((json_int_t)r->net.drops));
     json_object_set_new(n, "max_switch_buffer_bytes", json_integer((json_int_t)r->net.max_buffer_bytes));
+    json_object_set_new(n, "max_inflight_pair", json_integer(r->net.max_inflight_pair));
     json_object_set_new(root, "network", n);
   }
   json_t *ops = json_array();

@@ -87,14 +87,17 @@ assert len(set(a)) == 1
 for x in (f, p):
     assert all(a[0] <= v <= a[0] * 1.05 for v in x), (a[0], x[:3])
 PY
-# Per-message FCT lines as ns-3 writes them: a ring all-reduce of 1 MB on 16
+# Per-message FCT lines as ns-3 writes them (and the JSON report): a ring all-reduce of 1 MB on 16
 # NPUs in 4 chunks is 16 x 2 x 15 x 4 = 1,920 messages of 1 MB / 64; the
 # last ACK comes after the last delivery, so no FCT ends after the run
 # by more than one message's ACK return.
 for b in flow packet; do
   "$BIN" sim --workload $M/all_reduce/4npus_1MB/all_reduce.0.et --system $C/system/Ring_4chunks.json \
     --network $C/network/analytical-backend-Switch.yml --backend $b --quiet --net-fct "$T/fct.$b" \
-    > "$T/fo.$b" 2> "$T/err" || fail "--net-fct $b: $(cat "$T/err")"
+    --json "$T/fj.$b" > "$T/fo.$b" 2> "$T/err" || fail "--net-fct $b: $(cat "$T/err")"
+  # a symmetric ring on one switch stays in lock step: one message per pair
+  python3 -c "import json,sys; n = json.load(open(sys.argv[1]))['network']; \
+assert n['max_inflight_pair'] == 1, n" "$T/fj.$b" || fail "in flight per pair, $b"
   awk -v end="$(sed -n 's/.*finished, \([0-9]*\) cycles.*/\1/p' "$T/fo.$b" | sort -n | tail -1)" '
     NF != 8 || $5 != 16384 || $7 <= 0 { bad = 1 }
     { n++; if ($6 + $7 > last) last = $6 + $7 }
