@@ -16,7 +16,7 @@
 # About 15 s on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-E=build/etsim
+E=${ETSIM_BIN:-build/etsim}
 OUT=${1:-out/convoy}
 mkdir -p "$OUT"
 # Two leaves of 16 hosts, each leaf with 8 uplinks to 8 spines, 100 Gb/s
