@@ -13,6 +13,8 @@
 # 3. Sensitivity: the packet level with 1001-byte instead of 1000-byte
 #    payloads (0.1 % more per packet).
 # 4. The flow level with ACK load (FLOW_ACK_LOAD 1).
+# 5. Both levels with --ring-window 1: no piece may pass another, and the
+#    levels agree again.
 # About 15 s on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -81,3 +83,7 @@ sim packet "packet, 1001-byte payload" --net-config "$OUT/p1001.cfg"
 
 echo "== 4. the flow level with ACK load"
 sim flow "flow, FLOW_ACK_LOAD 1" --net-config "$OUT/ackload.cfg"
+
+echo "== 5. ring pieces with credits (--ring-window 1: a piece goes when the last one arrived)"
+sim flow "flow, --ring-window 1" --ring-window 1
+sim packet "packet, --ring-window 1" --ring-window 1

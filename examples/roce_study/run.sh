@@ -4,7 +4,8 @@
 # two-tier Clos with 2:1 oversubscription (8 leaves x 16 hosts at 100 Gb/s,
 # 8 spines at 100 Gb/s), run at flow level and at packet level with PFC
 # only, DCQCN, DCTCP, TIMELY and HPCC; prints iteration time, exposed
-# communication, PFC pauses and ECN marks side by side.
+# communication, PFC pauses, ECN marks and the most messages in flight on
+# one NPU pair (ring pieces that bunched, see docs/netsim.md) side by side.
 #
 #   examples/roce_study/run.sh [OUT_DIR] [LEVELS]
 #     LEVELS: "flow packet" (default) or "flow" (seconds instead of minutes)
@@ -33,7 +34,7 @@ JSON
 small=(--layers 2 --hidden 1024 --heads 8 --kv-heads 8 --ffn 4096 --vocab 32000 --seq 1024)
 $E gen llm --preset llama3-8b "${small[@]}" --dp 128 -o "$OUT/dp" --quiet
 $E gen llm --preset mixtral-8x7b "${small[@]}" --ep 8 --dp 16 -o "$OUT/moe" --quiet
-printf '%-4s %-7s %-7s %12s %12s %10s %10s %8s\n' step level cc iter_us exposed_us pauses ecn_marks wall_s
+printf '%-4s %-7s %-7s %12s %12s %10s %10s %9s %8s\n' step level cc iter_us exposed_us pauses ecn_marks in_flight wall_s
 for w in dp moe; do
   for level in $LEVELS; do
     ccs=(none); [ $level = packet ] && ccs=(none dcqcn dctcp timely hpcc)
@@ -47,7 +48,8 @@ import json, sys
 r = json.load(open(sys.argv[1])); n = len(r["npus"]); net = r.get("network", {})
 ex = sum(x["exposed_comm_no_compute_ns"] for x in r["npus"]) / n / 1000
 print(f"{sys.argv[2]:<4} {sys.argv[3]:<7} {sys.argv[4]:<7} {r['total_ns']/1000:12.1f} {ex:12.1f} "
-      f"{net.get('pfc_pauses', 0):10d} {net.get('ecn_marks', 0):10d} {r['wall_s']:8.2f}")
+      f"{net.get('pfc_pauses', 0):10d} {net.get('ecn_marks', 0):10d} {net.get('max_inflight_pair', 0):9d} "
+      f"{r['wall_s']:8.2f}")
 PY
     done
   done

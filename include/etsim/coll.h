@@ -75,6 +75,10 @@ typedef struct etsim_sys_config {
   int roofline;                /* roofline-enabled */
   int replay_only;             /* replay-only */
   uint32_t queues_per_dim;     /* ASTRA-sim's --num-queues-per-dim, default 1 */
+  /* etsim's --ring-window: a ring stream sends a piece only while fewer than
+   * this many of its pieces are undelivered, and ends when all are
+   * delivered (credits, as NCCL's slots); 0 = no limit, as ASTRA-sim */
+  uint32_t ring_window;
   int n_impl[ETSIM_COP_N];
   etsim_coll_impl_t impl[ETSIM_COP_N][ETSIM_TOPO_MAX_DIMS];
   char *custom[ETSIM_COP_N]; /* *-implementation-custom prefix, or NULL */

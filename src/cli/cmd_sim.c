@@ -45,6 +45,9 @@ static void usage(FILE *fp) {
           "                       (sip dip sport dport bytes start_ns fct_ns standalone_ns)\n"
           "  --net-pfc F          packet: PFC events (time_ns node node_type port 1|0)\n"
           "  --num-queues-per-dim N, --injection-scale X   as in ASTRA-sim\n"
+          "  --ring-window N      ring collectives keep at most N pieces undelivered per\n"
+          "                       stream (credits, as NCCL's slots); default no limit,\n"
+          "                       as ASTRA-sim, where pieces can bunch on a link\n"
           "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
           "  --multi-comm         allow several communication ops in flight per NPU\n"
           "  --exact              simulate every NPU even when all are provably alike\n"
@@ -68,7 +71,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   int multi = 0, quiet = 0, exact = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL,
-             *net_fct = NULL, *net_pfc = NULL;
+             *net_fct = NULL, *net_pfc = NULL, *ring_win = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -87,7 +90,7 @@ int etsim_cmd_sim(int argc, char **argv) {
         {"--comm-scale", &comm_scale}, {"--compute-scale", &comp_scale},
         {"--rendezvous-protocol", &rdv}, {"--logging-configuration", &logcfg},
         {"--net-topology", &net_topo}, {"--net-config", &net_cfg}, {"--cc", &cc},
-        {"--net-fct", &net_fct}, {"--net-pfc", &net_pfc}};
+        {"--net-fct", &net_fct}, {"--net-pfc", &net_pfc}, {"--ring-window", &ring_win}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -127,6 +130,18 @@ int etsim_cmd_sim(int argc, char **argv) {
       goto out;
     }
     sys.queues_per_dim = (uint32_t)q;
+  }
+  if (ring_win) {
+    uint64_t w;
+    if (cli_parse_u64(ring_win, "--ring-window", &w)) {
+      code = ETSIM_EXIT_USAGE;
+      goto out;
+    }
+    if (w < 1 || w > 1000000) {
+      code = cli_usage_error("--ring-window must be 1 to 1000000");
+      goto out;
+    }
+    sys.ring_window = (uint32_t)w;
   }
   if (inj) {
     double x;

@@ -204,10 +204,17 @@ static int insert_packet(etsim_coll_t *c, uint32_t si) {
                         0, si);
 }
 
+/* A ring stream under --ring-window tracks its undelivered pieces. */
+static int windowed(const etsim_coll_t *c, const stream_t *s) {
+  return c->cfg.ring_window && !s->direct && !s->hd && !s->dbt;
+}
+
 static int ready(etsim_coll_t *c, uint32_t si, int *sent) {
   stream_t *s = &c->streams[si];
   *sent = 0;
   if (s->packets == 0 || s->stream_count == 0 || s->free_packets == 0) return 0;
+  int win = windowed(c, s);
+  if (win && s->inflight >= c->cfg.ring_window) return 0; /* resumed by a delivery */
   phase_t *p = CP(s);
   uint32_t dst, src;
   uint64_t msg = s->msg;
@@ -226,7 +233,8 @@ static int ready(etsim_coll_t *c, uint32_t si, int *sent) {
   s->free_packets--;
   uint32_t npu = s->npu;
   uint64_t tag = s->tag;
-  int rc = post_send(c, npu, dst, msg, tag, 0);
+  if (win) s->inflight++;
+  int rc = post_send(c, npu, dst, msg, tag, win ? TOK_STREAM | si : 0);
   if (!rc) rc = post_recv(c, npu, src, msg, tag, TOK_STREAM | si);
   *sent = 1;
   return rc;
@@ -234,7 +242,8 @@ static int ready(etsim_coll_t *c, uint32_t si, int *sent) {
 
 static int iteratable(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
-  if (s->stream_count == 0 && s->free_packets == s->parallel_reduce) return proceed(c, si);
+  if (s->stream_count == 0 && s->free_packets == s->parallel_reduce && s->inflight == 0)
+    return proceed(c, si);
   return 0;
 }
 
@@ -753,6 +762,13 @@ static int deliver(etsim_coll_t *c, uint32_t mi) {
     e->arrived++;
   }
   /* The send handler runs first, then the receive handler (ASTRA-sim). */
+  if (m.send_token && TOK_KIND(m.send_token) == TOK_STREAM) {
+    /* --ring-window: a credit comes back; a held piece may go */
+    uint32_t si = (uint32_t)TOK_VAL(m.send_token);
+    int sent;
+    c->streams[si].inflight--;
+    if ((rc = ready(c, si, &sent)) || (rc = iteratable(c, si))) return rc;
+  }
   if (m.send_token && TOK_KIND(m.send_token) == TOK_USER)
     if ((rc = user_done(c, m.src, m.send_token))) return rc;
   if (m.send_token && TOK_KIND(m.send_token) == TOK_CUSTOM)

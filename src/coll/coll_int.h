@@ -45,6 +45,7 @@ typedef struct stream {
   int32_t free_packets, zero_lat, nonzero_lat, parallel_reduce;
   int32_t middle_point, total_received, nonzero_per_round;
   uint32_t packets; /* inserted, not yet sent */
+  uint32_t inflight; /* --ring-window: sent, not yet delivered */
   uint64_t n_sent;
   uint8_t toggle, direct, hd, hd_double;
   /* halving-doubling: the next packet's peer offset and size, and the

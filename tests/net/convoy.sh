@@ -28,4 +28,11 @@ flow = int(re.search(r"^flow +(\d+) ns", log, re.M)[1])
 # the slower crossing once per revolution, so the run is at least 248 short steps
 step = (131072 + 132 * 36) * 8 / 100e9 * 1e9 + 2000 + 1036 * 8 / 100
 assert 248 * step <= flow <= 248 * (step + 2200), (flow, step)
+# with credits no piece shares a link, and the two levels agree within the
+# ACK bytes and per-packet costs (5 %)
+rows = {k: (int(t), int(m)) for k, t, m in
+        re.findall(r"^(\w+), --ring-window 1 +(\d+) ns +up to +(\d+)", log, re.M)}
+assert set(rows) == {"flow", "packet"}, rows
+assert rows["flow"][1] == 1 and rows["packet"][1] == 1, rows
+assert abs(rows["packet"][0] / rows["flow"][0] - 1) <= 0.05, rows
 PY
