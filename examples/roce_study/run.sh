@@ -7,13 +7,16 @@
 # communication, PFC pauses, ECN marks and the most messages in flight on
 # one NPU pair (ring pieces that bunched, see docs/netsim.md) side by side.
 #
-#   examples/roce_study/run.sh [OUT_DIR] [LEVELS]
+#   examples/roce_study/run.sh [OUT_DIR] [LEVELS] [SIM_OPTIONS]
 #     LEVELS: "flow packet" (default) or "flow" (seconds instead of minutes)
+#     SIM_OPTIONS: more etsim sim options, e.g. "--ring-window 1" (ring
+#     collectives with credits, so their pieces cannot bunch on a link)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 E=build/etsim
 OUT=${1:-out/roce_study}
 LEVELS=${2:-flow packet}
+read -r -a EXTRA <<< "${3:-}"
 mkdir -p "$OUT"
 # The Clos in etsim netsim's topology format: hosts 0-127, leaves 128-135,
 # spines 136-143.
@@ -42,7 +45,7 @@ for w in dp moe; do
       R=$OUT/$w.$level.$cc.json
       $E sim --workload "$OUT/$w" --network "$OUT/net.yml" --system "$OUT/sys.json" \
         --comm-group "$OUT/$w.comm_group.json" --backend $level --net-topology "$OUT/clos128.topo" \
-        --cc $cc --json "$R" --quiet > /dev/null 2> "$R.err"
+        --cc $cc --json "$R" --quiet "${EXTRA[@]}" > /dev/null 2> "$R.err"
       python3 - "$R" $w $level $cc <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); n = len(r["npus"]); net = r.get("network", {})
