@@ -457,18 +457,52 @@ static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
 static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
                      const nodeview_t *v, const char *name);
 
-static int on_host_node(void *user, const ptv_t *n, uint64_t index,
-                        const ptj_loc_t *loc, etsim_error_t *err) {
-  ptc_t *c = user;
-  nodeview_t v;
+/* What pass 1 decides a node by, from its tree or from the fast scan. */
+typedef struct hostfacts {
   uint64_t id;
-  const char *name;
-  const ptv_t *jpar;
-  int rc0 = node_view(c, n, index, loc, &v, &id, &name, &jpar, err);
-  if (rc0)
-    return rc0;
-  if (v.legacy)
-    c->n_legacy++;
+  const char *name;    /* NUL-terminated */
+  int has_parent;      /* ctrl_deps / parent is an integer */
+  uint64_t parent;
+  int64_t rf_id;
+  int has_schema;      /* op_schema is a non-empty string */
+  int triton;          /* kernel_backend is "triton" */
+  int timed;           /* ts and inclusive_dur are numbers */
+} hostfacts_t;
+
+/*
+ * Record a host node (pass 1).  `n` and `v` are its tree and view; with
+ * n NULL (the fast path) the node has no `cat` and is not legacy, and
+ * PTJ_SLOW is returned, before anything is changed, when the node needs
+ * its tree after all (a converted operator whose caller is known, the
+ * process-group record) or repeats an id (the tree path reports it).
+ */
+static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
+                       const nodeview_t *v, uint64_t index,
+                       const ptj_loc_t *loc, etsim_error_t *err) {
+  uint64_t id = f->id;
+  const char *name = f->name;
+  int has_parent = f->has_parent && f->parent != id;
+  int rpc = strcmp(name, "record_param_comms") == 0;
+  int nccl = starts_with(name, "nccl:");
+  int pginit = strstr(name, "process_group:init") != NULL;
+  int oplike = rpc || nccl || f->triton ||
+               (f->has_schema && !starts_with(name, "c10d::"));
+  /* Is it under an operator?  Known when the caller was already seen. */
+  int known = 0, inside = 0;
+  if (!has_parent) {
+    known = 1;
+  } else {
+    uint32_t pi;
+    if (ptc_find(c, f->parent, &pi) && (c->nodes[pi].flags & PTC_F_KNOWN)) {
+      known = 1;
+      inside = (c->nodes[pi].flags & (PTC_F_OPLIKE | PTC_F_INSIDE)) != 0;
+    }
+  }
+  if (!n) {
+    uint32_t old;
+    if (pginit || (oplike && known && !inside) || ptc_find(c, id, &old))
+      return PTJ_SLOW;
+  }
 
   /* The record. */
   if (etsim_grow((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1,
@@ -486,30 +520,24 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   memset(h, 0, sizeof *h);
   h->id = id;
   h->ext = UINT32_MAX;
-  if (jpar && ptv_is_int(jpar)) {
-    h->parent = (uint64_t)ptv_i(jpar);
-    if (h->parent != id)
+  if (f->has_parent) {
+    h->parent = f->parent;
+    if (has_parent)
       h->flags |= PTC_F_HAS_PARENT;
   }
   int rc = intern(c, name, &h->name);
   if (rc)
     return etsim_error_set(err, rc, "out of memory");
-  h->rf_id = jint(attr_get(&v, A_RF_ID), -1);
-
-  const ptv_t *os = attr_get(&v, A_OP_SCHEMA);
-  const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
-  const ptv_t *kb = attr_get(&v, A_KERNEL_BACKEND);
-  int triton = ptv_is_str(kb) && strcmp(ptv_str(kb), "triton") == 0;
+  h->rf_id = f->rf_id;
   /* Times written by chakra_trace_link (ET+), used when Kineto is absent. */
-  const ptv_t *hts = ptv_get(n, "ts");
-  const ptv_t *hdur = ptv_get(n, "inclusive_dur");
-  int timed = ptv_is_num(hts) && ptv_is_num(hdur);
-  if (timed)
+  if (f->timed)
     h->flags |= PTC_F_TIMED;
 
   /* A GPU node added by chakra_trace_link (ET+): a kernel of its caller. */
-  const ptv_t *cat = ptv_get(n, "cat");
+  const ptv_t *cat = n ? ptv_get(n, "cat") : NULL;
   if (ptv_is_str(cat)) {
+    const ptv_t *hts = ptv_get(n, "ts");
+    const ptv_t *hdur = ptv_get(n, "inclusive_dur");
     if (etsim_grow((void **)&c->evs, &c->cap_evs, c->n_evs + 1, sizeof *c->evs))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     ptk_ev_t *g = &c->evs[c->n_evs++];
@@ -528,34 +556,18 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
     return 0;
   }
 
-  int rpc = strcmp(name, "record_param_comms") == 0;
-  int nccl = starts_with(name, "nccl:");
-  if (strstr(name, "process_group:init"))
+  if (pginit)
     h->flags |= PTC_F_PGINIT;
   if (starts_with(name, "ProfilerStep#"))
     c->host_profiler_steps++;
-  if (rpc || nccl || triton || (op_schema[0] && !starts_with(name, "c10d::")))
+  if (oplike)
     h->flags |= PTC_F_OPLIKE;
   if (rpc || nccl)
     h->flags |= PTC_F_COMM;
-
-  /* Is it under an operator?  Known when the caller was already seen. */
-  int known = 0, inside = 0;
-  if (!(h->flags & PTC_F_HAS_PARENT)) {
-    known = 1;
-  } else {
-    uint32_t pi;
-    if (ptc_find(c, h->parent, &pi) &&
-        (c->nodes[pi].flags & PTC_F_KNOWN)) {
-      known = 1;
-      const ptc_node_t *p = &c->nodes[pi];
-      inside = (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE)) != 0;
-    }
-  }
   if (known)
     h->flags |= PTC_F_KNOWN | (inside ? PTC_F_INSIDE : 0);
   if (h->flags & PTC_F_PGINIT) {
-    rc = parse_pg_init(c, v.in_values, loc, id, err);
+    rc = parse_pg_init(c, v->in_values, loc, id, err);
     if (rc)
       return rc;
   }
@@ -576,9 +588,89 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   }
   if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside))
     return 0;
-  if ((rc = build_ext(c, h, n, &v, name)))
+  if ((rc = build_ext(c, h, n, v, name)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
+}
+
+static int on_host_node(void *user, const ptv_t *n, uint64_t index,
+                        const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  nodeview_t v;
+  hostfacts_t f;
+  const ptv_t *jpar;
+  int rc = node_view(c, n, index, loc, &v, &f.id, &f.name, &jpar, err);
+  if (rc)
+    return rc;
+  if (v.legacy)
+    c->n_legacy++;
+  f.has_parent = jpar && ptv_is_int(jpar);
+  f.parent = f.has_parent ? (uint64_t)ptv_i(jpar) : 0;
+  f.rf_id = jint(attr_get(&v, A_RF_ID), -1);
+  const ptv_t *os = attr_get(&v, A_OP_SCHEMA);
+  f.has_schema = ptv_is_str(os) && ptv_str(os)[0];
+  const ptv_t *kb = attr_get(&v, A_KERNEL_BACKEND);
+  f.triton = ptv_is_str(kb) && strcmp(ptv_str(kb), "triton") == 0;
+  f.timed = ptv_is_num(ptv_get(n, "ts")) && ptv_is_num(ptv_get(n, "inclusive_dur"));
+  return host_record(c, &f, n, &v, index, loc, err);
+}
+
+/* jint of a scanned scalar (pts_node_t fields are never composites with
+ * items, so this is jint's answer for the tree too). */
+static int64_t pts_jint(uint32_t have, uint32_t bit, const ptv_t *v,
+                        int64_t dflt) {
+  return have & bit ? jint(v, dflt) : dflt;
+}
+
+/* Pass 1's fast path (see ptj_fast_fn): the node read by pts_host_node
+ * and checked as node_view checks it; anything node_view would refuse,
+ * and the rare nodes that need their tree, go to the tree path. */
+static int on_host_fast(void *user, const char *s, size_t avail,
+                        uint64_t index, uint64_t offset, size_t *used,
+                        etsim_error_t *err) {
+  ptc_t *c = user;
+  (void)avail;
+  pts_node_t n;
+  if (pts_host_node(s, &n, used))
+    return PTJ_SLOW;
+  uint32_t h = n.have;
+  if (!(h & PTS_ID) || n.id.t != PTV_INT || n.id.u.i < 0 ||
+      !(h & PTS_NAME) || n.name.t != PTV_STR)
+    return PTJ_SLOW;
+  if (!(h & PTS_CTRL_DEPS) && (h & PTS_PARENT))
+    return PTJ_SLOW; /* the 1.0.1 layout */
+  if ((h & PTS_CTRL_DEPS) && n.ctrl_deps.t != PTV_INT &&
+      n.ctrl_deps.t != PTV_NULL)
+    return PTJ_SLOW;
+  if (((h & PTS_INPUTS) && n.inputs.t != PTV_OBJ) ||
+      ((h & PTS_ATTRS) && n.attrs.t != PTV_ARR) ||
+      ((h & PTS_IN_VALUES) && n.in_values.t != PTV_ARR) ||
+      ((h & PTS_IN_TYPES) && n.in_types.t != PTV_ARR) ||
+      ((h & PTS_OUT_VALUES) && n.out_values.t != PTV_ARR) ||
+      ((h & PTS_OUT_TYPES) && n.out_types.t != PTV_ARR))
+    return PTJ_SLOW;
+  if ((h & PTS_CAT) && n.cat.t == PTV_STR)
+    return PTJ_SLOW; /* an ET+ GPU node */
+  char name[256];
+  if (n.name.n >= sizeof name || memchr(n.name.u.s, '\0', n.name.n))
+    return PTJ_SLOW;
+  memcpy(name, n.name.u.s, n.name.n);
+  name[n.name.n] = '\0';
+  hostfacts_t f;
+  f.id = (uint64_t)n.id.u.i;
+  f.name = name;
+  f.has_parent = (h & PTS_CTRL_DEPS) && n.ctrl_deps.t == PTV_INT;
+  f.parent = f.has_parent ? (uint64_t)n.ctrl_deps.u.i : 0;
+  f.rf_id = pts_jint(h, PTS_RF_ID, &n.rf_id, -1);
+  f.has_schema = (h & PTS_OP_SCHEMA) && n.op_schema.t == PTV_STR &&
+                 n.op_schema.n > 0;
+  f.triton = (h & PTS_KERNEL_BACKEND) && n.kernel_backend.t == PTV_STR &&
+             n.kernel_backend.n == 6 &&
+             memcmp(n.kernel_backend.u.s, "triton", 6) == 0;
+  f.timed = (h & PTS_TS) && (h & PTS_DUR) && ptv_is_num(&n.ts) &&
+            ptv_is_num(&n.dur);
+  ptj_loc_t loc = {0, 0, offset, *used};
+  return host_record(c, &f, NULL, NULL, index, &loc, err);
 }
 
 /* Keep what the output needs of a converted node. */
@@ -868,8 +960,8 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
 static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   int found = 0;
   uint64_t bytes = 0;
-  int rc = ptj_stream(c->host_path, "nodes", on_host_member, on_host_node, c,
-                      NULL, &bytes, &found, err);
+  int rc = ptj_stream_ex(c->host_path, "nodes", on_host_member, on_host_node,
+                         on_host_fast, c, NULL, &bytes, &found, err);
   if (rc)
     return rc;
   c->host_bytes = bytes;

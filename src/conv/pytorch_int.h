@@ -136,6 +136,74 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
                ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
                uint64_t *out_bytes, int *out_found, etsim_error_t *err);
 
+/*
+ * Optional fast path for the elements of the big array (ptj_stream_ex):
+ * called with the element's first byte at s, s[avail] readable and a NUL
+ * (more of the file may follow beyond it).  Returns 0 with *used = the
+ * element's length in bytes when it dealt with the element itself, or
+ * PTJ_SLOW to have it delimited, parsed as a tree and passed to on_elem as
+ * usual — for anything unusual or malformed (so every error message comes
+ * from the tree path), or an element that is not wholly in s.  It must not
+ * modify s, nor change any state before it is sure to return 0.  A
+ * negative return (with err set) stops the stream.  `offset` is the
+ * element's byte offset in the stream.
+ */
+enum { PTJ_SLOW = 1 };
+typedef int (*ptj_fast_fn)(void *user, const char *s, size_t avail,
+                           uint64_t index, uint64_t offset, size_t *used,
+                           etsim_error_t *err);
+int ptj_stream_ex(const char *path, const char *array_key,
+                  ptj_member_fn on_member, ptj_elem_fn on_elem,
+                  ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
+                  uint64_t *out_bytes, int *out_found, etsim_error_t *err);
+
+/*
+ * pts_*: a validating scanner that reads the few fields pass 1 needs of a
+ * host node straight from the bytes, without building a tree
+ * (pytorch_scan.c).  It accepts a subset of what ptv_parse accepts: strict
+ * RFC 8259 JSON with no backslash escape in any string and at most
+ * PTS_MAX_DEPTH levels of nesting; on anything else it declines (returns
+ * PTJ_SLOW) and the caller parses the element with ptv_parse, which then
+ * also gives the error message.  It relies on a NUL after the bytes (no
+ * JSON value contains one) instead of bounds checks.
+ *
+ * Fields are ptv_t values: scalars in full (a string points into the
+ * input, is NOT NUL-terminated, and n is its length), arrays and objects
+ * by type only (n = 0, no items).  `have` has a PTS_* bit per field found;
+ * each field is the first occurrence of its key, as ptv_get finds it.
+ */
+enum { PTS_MAX_DEPTH = 64 };
+enum {
+  PTS_ID = 1u << 0,
+  PTS_NAME = 1u << 1,
+  PTS_CTRL_DEPS = 1u << 2,
+  PTS_PARENT = 1u << 3,
+  PTS_INPUTS = 1u << 4,
+  PTS_OUTPUTS = 1u << 5,
+  PTS_ATTRS = 1u << 6,
+  PTS_TS = 1u << 7,
+  PTS_DUR = 1u << 8,    /* inclusive_dur */
+  PTS_CAT = 1u << 9,
+  PTS_IN_VALUES = 1u << 10, /* "values" of an "inputs" object */
+  PTS_IN_TYPES = 1u << 11,
+  PTS_OUT_VALUES = 1u << 12,
+  PTS_OUT_TYPES = 1u << 13,
+  /* attrs: the first {"name": N, "value": V} with that N and a value */
+  PTS_RF_ID = 1u << 14,
+  PTS_OP_SCHEMA = 1u << 15,
+  PTS_KERNEL_BACKEND = 1u << 16,
+};
+typedef struct pts_node {
+  uint32_t have; /* PTS_* */
+  ptv_t id, name, ctrl_deps, parent, inputs, outputs, attrs, ts, dur, cat;
+  ptv_t in_values, in_types, out_values, out_types;
+  ptv_t rf_id, op_schema, kernel_backend;
+} pts_node_t;
+
+/* Scan one element at s: 0 with *out and *used (bytes of the element,
+ * a JSON object), or PTJ_SLOW (not an object, or declined). */
+int pts_host_node(const char *s, pts_node_t *out, size_t *used);
+
 /* 1 when the file starts with the gzip magic, 0 otherwise (or unreadable). */
 int ptj_is_gzip(const char *path);
 /* Read bytes [off, off + len) of a plain file into buf (len + 1 bytes,

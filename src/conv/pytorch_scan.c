@@ -1,0 +1,425 @@
+/*
+ * pytorch_scan.c — pass 1's fast read of a host node (see pytorch_int.h).
+ *
+ * Why: pass 1 needs a dozen scalars of every node (id, name, caller,
+ * rf_id, whether it has an op_schema, ...) but most of a node's bytes are
+ * its attrs list and its inputs and outputs, which it only has to check.
+ * Cutting the element out of the stream and then parsing it as a tree
+ * walked every byte twice and built ~40 values per node; this scanner
+ * walks the bytes once, validates them with the same grammar as ptv_parse
+ * (pytorch_ptv.c) and keeps only the fields asked for.  Anything it does
+ * not handle itself — escapes, deep nesting, malformed text, the end of
+ * the buffer — makes it decline, and the tree parser takes the element,
+ * so both paths accept the same files and give the same errors.
+ */
+#include "conv/pytorch_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* White space, and the bytes that end the fast loop through a string's
+ * body: the quote, the backslash and every control byte (the NUL that
+ * ends the buffer among them). */
+static const unsigned char ws_tab[256] = {
+    [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1};
+#define C8(a) [a] = 1, [a + 1] = 1, [a + 2] = 1, [a + 3] = 1, \
+    [a + 4] = 1, [a + 5] = 1, [a + 6] = 1, [a + 7] = 1
+static const unsigned char str_stop[256] = {
+    C8(0), C8(8), C8(16), C8(24), ['"'] = 1, ['\\'] = 1};
+#undef C8
+
+static const char *skip_ws(const char *p) {
+  while (ws_tab[(unsigned char)*p])
+    p++;
+  return p;
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* p is just past the opening quote.  Past the closing quote, or NULL for a
+ * backslash, a control byte or the end of the buffer. */
+static const char *scan_str(const char *p, ptv_t *out) {
+  const char *b = p;
+  for (;;) {
+    /* Four bytes per round: most strings are short names. */
+    if (str_stop[(unsigned char)p[0]])
+      break;
+    if (str_stop[(unsigned char)p[1]]) {
+      p += 1;
+      break;
+    }
+    if (str_stop[(unsigned char)p[2]]) {
+      p += 2;
+      break;
+    }
+    if (str_stop[(unsigned char)p[3]]) {
+      p += 3;
+      break;
+    }
+    p += 4;
+  }
+  if (*p != '"')
+    return NULL;
+  if (out) {
+    out->t = PTV_STR;
+    out->n = (uint32_t)(p - b);
+    out->u.s = b;
+  }
+  return p + 1;
+}
+
+/* A number by RFC 8259's grammar, valued as ptv_parse values it: an
+ * integer when it has no fraction or exponent and fits int64, else the
+ * double strtod reads. */
+static const char *scan_num(const char *p, ptv_t *out) {
+  const char *b = p;
+  int neg = 0, real = 0, overflow = 0;
+  if (*p == '-') {
+    neg = 1;
+    p++;
+  }
+  if (!is_digit(*p))
+    return NULL;
+  uint64_t v = 0;
+  if (*p == '0') {
+    p++;
+  } else {
+    while (is_digit(*p)) {
+      unsigned d = (unsigned)(*p - '0');
+      if (v > (UINT64_MAX - d) / 10)
+        overflow = 1;
+      else
+        v = v * 10 + d;
+      p++;
+    }
+  }
+  if (*p == '.') {
+    real = 1;
+    p++;
+    if (!is_digit(*p))
+      return NULL;
+    while (is_digit(*p))
+      p++;
+  }
+  if (*p == 'e' || *p == 'E') {
+    real = 1;
+    p++;
+    if (*p == '+' || *p == '-')
+      p++;
+    if (!is_digit(*p))
+      return NULL;
+    while (is_digit(*p))
+      p++;
+  }
+  if (!out)
+    return p;
+  out->n = 0;
+  if (!real && !overflow &&
+      (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= (uint64_t)INT64_MAX)) {
+    out->t = PTV_INT;
+    out->u.i = neg ? (int64_t)(0 - v) : (int64_t)v;
+  } else {
+    /* What follows the number is not part of one (the grammar above
+     * stopped there), so strtod stops at the same byte. */
+    out->t = PTV_REAL;
+    out->u.d = strtod(b, NULL);
+  }
+  return p;
+}
+
+static const char *scan_lit(const char *p, const char *word) {
+  for (; *word; word++, p++)
+    if (*p != *word)
+      return NULL;
+  return p;
+}
+
+static const char *skip_value(const char *p, int depth);
+
+/* p just past '{' or '['; past the closing bracket, or NULL. */
+static const char *skip_composite(const char *p, int obj, int depth) {
+  char close = obj ? '}' : ']';
+  if (depth > PTS_MAX_DEPTH)
+    return NULL;
+  p = skip_ws(p);
+  if (*p == close)
+    return p + 1;
+  for (;;) {
+    if (obj) {
+      if (*p != '"' || !(p = scan_str(p + 1, NULL)))
+        return NULL;
+      p = skip_ws(p);
+      if (*p != ':')
+        return NULL;
+      p = skip_ws(p + 1);
+    }
+    if (!(p = skip_value(p, depth + 1)))
+      return NULL;
+    p = skip_ws(p);
+    if (*p == ',') {
+      p = skip_ws(p + 1);
+      continue;
+    }
+    return *p == close ? p + 1 : NULL;
+  }
+}
+
+static const char *skip_value(const char *p, int depth) {
+  switch (*p) {
+  case '{':
+    return skip_composite(p + 1, 1, depth);
+  case '[':
+    return skip_composite(p + 1, 0, depth);
+  case '"':
+    return scan_str(p + 1, NULL);
+  case 't':
+    return scan_lit(p, "true");
+  case 'f':
+    return scan_lit(p, "false");
+  case 'n':
+    return scan_lit(p, "null");
+  default:
+    return *p == '-' || is_digit(*p) ? scan_num(p, NULL) : NULL;
+  }
+}
+
+/* Any value: a scalar in full into *out, a composite checked and typed. */
+static const char *scan_field(const char *p, ptv_t *out, int depth) {
+  memset(out, 0, sizeof *out);
+  switch (*p) {
+  case '{':
+    out->t = PTV_OBJ;
+    return skip_composite(p + 1, 1, depth);
+  case '[':
+    out->t = PTV_ARR;
+    return skip_composite(p + 1, 0, depth);
+  case '"':
+    return scan_str(p + 1, out);
+  case 't':
+    out->t = PTV_TRUE;
+    return scan_lit(p, "true");
+  case 'f':
+    out->t = PTV_FALSE;
+    return scan_lit(p, "false");
+  case 'n':
+    out->t = PTV_NULL;
+    return scan_lit(p, "null");
+  default:
+    return *p == '-' || is_digit(*p) ? scan_num(p, out) : NULL;
+  }
+}
+
+static int key_is(const ptv_t *k, const char *word, size_t n) {
+  return k->n == n && memcmp(k->u.s, word, n) == 0;
+}
+#define KEY_IS(k, lit) key_is((k), lit, sizeof lit - 1)
+
+/*
+ * The members of an object, p just past '{'.  For each member, `member`
+ * is called with the key and p at the value; it returns past the value or
+ * NULL.  Past the closing brace, or NULL.
+ */
+typedef const char *(*member_fn)(void *ctx, const ptv_t *key, const char *p,
+                                 int depth);
+
+static const char *scan_members(const char *p, member_fn member, void *ctx,
+                                int depth) {
+  if (depth > PTS_MAX_DEPTH)
+    return NULL;
+  p = skip_ws(p);
+  if (*p == '}')
+    return p + 1;
+  for (;;) {
+    ptv_t key;
+    if (*p != '"' || !(p = scan_str(p + 1, &key)))
+      return NULL;
+    p = skip_ws(p);
+    if (*p != ':')
+      return NULL;
+    p = skip_ws(p + 1);
+    if (!(p = member(ctx, &key, p, depth + 1)))
+      return NULL;
+    p = skip_ws(p);
+    if (*p == ',') {
+      p = skip_ws(p + 1);
+      continue;
+    }
+    return *p == '}' ? p + 1 : NULL;
+  }
+}
+
+/* Keep the first occurrence of a field. */
+static const char *take(pts_node_t *n, uint32_t bit, ptv_t *field,
+                        const char *p, int depth) {
+  if (n->have & bit)
+    return skip_value(p, depth);
+  n->have |= bit;
+  return scan_field(p, field, depth);
+}
+
+typedef struct io_ctx {
+  pts_node_t *n;
+  uint32_t values_bit, types_bit;
+  ptv_t *values, *types;
+} io_ctx_t;
+
+static const char *io_member(void *ctx, const ptv_t *key, const char *p,
+                             int depth) {
+  io_ctx_t *io = ctx;
+  if (KEY_IS(key, "values"))
+    return take(io->n, io->values_bit, io->values, p, depth);
+  if (KEY_IS(key, "types"))
+    return take(io->n, io->types_bit, io->types, p, depth);
+  return skip_value(p, depth);
+}
+
+/* "inputs" / "outputs": typed, and inside an object its values / types. */
+static const char *scan_io(pts_node_t *n, uint32_t bit, ptv_t *field,
+                           io_ctx_t *io, const char *p, int depth) {
+  if (n->have & bit)
+    return skip_value(p, depth);
+  n->have |= bit;
+  if (*p != '{')
+    return scan_field(p, field, depth);
+  memset(field, 0, sizeof *field);
+  field->t = PTV_OBJ;
+  return scan_members(p + 1, io_member, io, depth);
+}
+
+typedef struct attr_ctx {
+  int have_name, have_value;
+  ptv_t name, value;
+} attr_ctx_t;
+
+static const char *attr_member(void *ctx, const ptv_t *key, const char *p,
+                               int depth) {
+  attr_ctx_t *a = ctx;
+  if (KEY_IS(key, "name")) {
+    if (a->have_name)
+      return skip_value(p, depth);
+    a->have_name = 1;
+    return scan_field(p, &a->name, depth);
+  }
+  if (KEY_IS(key, "value")) {
+    if (a->have_value)
+      return skip_value(p, depth);
+    a->have_value = 1;
+    return scan_field(p, &a->value, depth);
+  }
+  return skip_value(p, depth);
+}
+
+/* "attrs": a list of {"name", "type", "value"} objects. */
+static const char *scan_attrs(pts_node_t *n, const char *p, int depth) {
+  if (n->have & PTS_ATTRS)
+    return skip_value(p, depth);
+  n->have |= PTS_ATTRS;
+  if (*p != '[')
+    return scan_field(p, &n->attrs, depth);
+  memset(&n->attrs, 0, sizeof n->attrs);
+  n->attrs.t = PTV_ARR;
+  p = skip_ws(p + 1);
+  if (*p == ']')
+    return p + 1;
+  depth++;
+  for (;;) {
+    if (*p == '{') {
+      attr_ctx_t a;
+      a.have_name = a.have_value = 0;
+      if (!(p = scan_members(p + 1, attr_member, &a, depth)))
+        return NULL;
+      /* As attr_note: the first attribute of a name that has a value. */
+      if (a.have_name && a.have_value && a.name.t == PTV_STR) {
+        const ptv_t *k = &a.name;
+        if (KEY_IS(k, "rf_id") && !(n->have & PTS_RF_ID)) {
+          n->have |= PTS_RF_ID;
+          n->rf_id = a.value;
+        } else if (KEY_IS(k, "op_schema") && !(n->have & PTS_OP_SCHEMA)) {
+          n->have |= PTS_OP_SCHEMA;
+          n->op_schema = a.value;
+        } else if (KEY_IS(k, "kernel_backend") &&
+                   !(n->have & PTS_KERNEL_BACKEND)) {
+          n->have |= PTS_KERNEL_BACKEND;
+          n->kernel_backend = a.value;
+        }
+      }
+    } else if (!(p = skip_value(p, depth))) {
+      return NULL;
+    }
+    p = skip_ws(p);
+    if (*p == ',') {
+      p = skip_ws(p + 1);
+      continue;
+    }
+    return *p == ']' ? p + 1 : NULL;
+  }
+}
+
+typedef struct node_ctx {
+  pts_node_t *n;
+  io_ctx_t in, out;
+} node_ctx_t;
+
+static const char *node_member(void *ctx, const ptv_t *key, const char *p,
+                               int depth) {
+  node_ctx_t *x = ctx;
+  pts_node_t *n = x->n;
+  switch (key->n) {
+  case 2:
+    if (KEY_IS(key, "id"))
+      return take(n, PTS_ID, &n->id, p, depth);
+    if (KEY_IS(key, "ts"))
+      return take(n, PTS_TS, &n->ts, p, depth);
+    break;
+  case 3:
+    if (KEY_IS(key, "cat"))
+      return take(n, PTS_CAT, &n->cat, p, depth);
+    break;
+  case 4:
+    if (KEY_IS(key, "name"))
+      return take(n, PTS_NAME, &n->name, p, depth);
+    break;
+  case 5:
+    if (KEY_IS(key, "attrs"))
+      return scan_attrs(n, p, depth);
+    break;
+  case 6:
+    if (KEY_IS(key, "inputs"))
+      return scan_io(n, PTS_INPUTS, &n->inputs, &x->in, p, depth);
+    if (KEY_IS(key, "parent"))
+      return take(n, PTS_PARENT, &n->parent, p, depth);
+    break;
+  case 7:
+    if (KEY_IS(key, "outputs"))
+      return scan_io(n, PTS_OUTPUTS, &n->outputs, &x->out, p, depth);
+    break;
+  case 9:
+    if (KEY_IS(key, "ctrl_deps"))
+      return take(n, PTS_CTRL_DEPS, &n->ctrl_deps, p, depth);
+    break;
+  case 13:
+    if (KEY_IS(key, "inclusive_dur"))
+      return take(n, PTS_DUR, &n->dur, p, depth);
+    break;
+  default:
+    break;
+  }
+  return skip_value(p, depth);
+}
+
+int pts_host_node(const char *s, pts_node_t *out, size_t *used) {
+  if (*s != '{')
+    return PTJ_SLOW;
+  out->have = 0;
+  node_ctx_t x;
+  x.n = out;
+  x.in = (io_ctx_t){out, PTS_IN_VALUES, PTS_IN_TYPES, &out->in_values,
+                    &out->in_types};
+  x.out = (io_ctx_t){out, PTS_OUT_VALUES, PTS_OUT_TYPES, &out->out_values,
+                     &out->out_types};
+  const char *e = scan_members(s + 1, node_member, &x, 0);
+  if (!e)
+    return PTJ_SLOW;
+  *used = (size_t)(e - s);
+  return 0;
+}
