@@ -457,6 +457,8 @@ static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
 static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
                      const nodeview_t *v, const char *name);
 
+int ptc_no_fast = 0;
+
 /* What pass 1 decides a node by, from its tree or from the fast scan. */
 typedef struct hostfacts {
   uint64_t id;
@@ -961,7 +963,8 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   int found = 0;
   uint64_t bytes = 0;
   int rc = ptj_stream_ex(c->host_path, "nodes", on_host_member, on_host_node,
-                         on_host_fast, c, NULL, &bytes, &found, err);
+                         ptc_no_fast ? NULL : on_host_fast, c, NULL, &bytes,
+                         &found, err);
   if (rc)
     return rc;
   c->host_bytes = bytes;

@@ -157,6 +157,10 @@ static inline int ptc_find(const ptc_t *c, uint64_t id, uint32_t *idx) {
   return etsim_u64map_get(&c->by_id, id, idx);
 }
 
+/* Tests only: 1 reads every host node as a tree (no pts_host_node fast
+ * path), to check that both paths convert a file to the same bytes. */
+extern int ptc_no_fast;
+
 int ptc_comm_kind(const char *name, int *coll);
 uint32_t ptc_top_op(ptc_t *c, uint32_t i);
 int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,

@@ -83,6 +83,9 @@ static const char *scan_num(const char *p, ptv_t *out) {
   uint64_t v = 0;
   if (*p == '0') {
     p++;
+  } else if (!out) {
+    while (is_digit(*p)) /* only checked: no value wanted */
+      p++;
   } else {
     while (is_digit(*p)) {
       unsigned d = (unsigned)(*p - '0');
