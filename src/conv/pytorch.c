@@ -454,8 +454,9 @@ static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
   return 0;
 }
 
-static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
-                     const nodeview_t *v, const char *name);
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
+                     const ptv_t *hdur, const ptv_t *itd, const nodeview_t *v,
+                     const char *name);
 
 int ptc_no_fast = 0;
 
@@ -590,7 +591,8 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
   }
   if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside))
     return 0;
-  if ((rc = build_ext(c, h, n, v, name)))
+  if ((rc = build_ext(c, h, ptv_get(n, "ts"), ptv_get(n, "inclusive_dur"),
+                      ptv_get(n, "inter_thread_dep"), v, name)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
@@ -617,6 +619,30 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   return host_record(c, &f, n, &v, index, loc, err);
 }
 
+/* 0 when a scanned node passes node_view's checks and has neither the
+ * 1.0.1 layout nor a `cat` (an ET+ GPU node), else PTJ_SLOW. */
+static int pts_view_ok(const pts_node_t *n) {
+  uint32_t h = n->have;
+  if (!(h & PTS_ID) || n->id.t != PTV_INT || n->id.u.i < 0 ||
+      !(h & PTS_NAME) || n->name.t != PTV_STR)
+    return PTJ_SLOW;
+  if (!(h & PTS_CTRL_DEPS) && (h & PTS_PARENT))
+    return PTJ_SLOW; /* the 1.0.1 layout */
+  if ((h & PTS_CTRL_DEPS) && n->ctrl_deps.t != PTV_INT &&
+      n->ctrl_deps.t != PTV_NULL)
+    return PTJ_SLOW;
+  if (((h & PTS_INPUTS) && n->inputs.t != PTV_OBJ) ||
+      ((h & PTS_ATTRS) && n->attrs.t != PTV_ARR) ||
+      ((h & PTS_IN_VALUES) && n->in_values.t != PTV_ARR) ||
+      ((h & PTS_IN_TYPES) && n->in_types.t != PTV_ARR) ||
+      ((h & PTS_OUT_VALUES) && n->out_values.t != PTV_ARR) ||
+      ((h & PTS_OUT_TYPES) && n->out_types.t != PTV_ARR))
+    return PTJ_SLOW;
+  if ((h & PTS_CAT) && n->cat.t == PTV_STR)
+    return PTJ_SLOW; /* an ET+ GPU node */
+  return 0;
+}
+
 /* jint of a scanned scalar (pts_node_t fields are never composites with
  * items, so this is jint's answer for the tree too). */
 static int64_t pts_jint(uint32_t have, uint32_t bit, const ptv_t *v,
@@ -635,24 +661,9 @@ static int on_host_fast(void *user, const char *s, size_t avail,
   pts_node_t n;
   if (pts_host_node(s, &n, used))
     return PTJ_SLOW;
+  if (pts_view_ok(&n))
+    return PTJ_SLOW;
   uint32_t h = n.have;
-  if (!(h & PTS_ID) || n.id.t != PTV_INT || n.id.u.i < 0 ||
-      !(h & PTS_NAME) || n.name.t != PTV_STR)
-    return PTJ_SLOW;
-  if (!(h & PTS_CTRL_DEPS) && (h & PTS_PARENT))
-    return PTJ_SLOW; /* the 1.0.1 layout */
-  if ((h & PTS_CTRL_DEPS) && n.ctrl_deps.t != PTV_INT &&
-      n.ctrl_deps.t != PTV_NULL)
-    return PTJ_SLOW;
-  if (((h & PTS_INPUTS) && n.inputs.t != PTV_OBJ) ||
-      ((h & PTS_ATTRS) && n.attrs.t != PTV_ARR) ||
-      ((h & PTS_IN_VALUES) && n.in_values.t != PTV_ARR) ||
-      ((h & PTS_IN_TYPES) && n.in_types.t != PTV_ARR) ||
-      ((h & PTS_OUT_VALUES) && n.out_values.t != PTV_ARR) ||
-      ((h & PTS_OUT_TYPES) && n.out_types.t != PTV_ARR))
-    return PTJ_SLOW;
-  if ((h & PTS_CAT) && n.cat.t == PTV_STR)
-    return PTJ_SLOW; /* an ET+ GPU node */
   char name[256];
   if (n.name.n >= sizeof name || memchr(n.name.u.s, '\0', n.name.n))
     return PTJ_SLOW;
@@ -675,14 +686,14 @@ static int on_host_fast(void *user, const char *s, size_t avail,
   return host_record(c, &f, NULL, NULL, index, &loc, err);
 }
 
-/* Keep what the output needs of a converted node. */
-static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
-                     const nodeview_t *v, const char *name) {
+/* Keep what the output needs of a converted node: hts, hdur and itd are
+ * its ts, inclusive_dur and inter_thread_dep (NULL when absent).  Strings
+ * are read by their length (n), so scanned ones need no terminator. */
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
+                     const ptv_t *hdur, const ptv_t *itd, const nodeview_t *v,
+                     const char *name) {
   etsim_error_t *err = NULL;
   const ptv_t *os = attr_get(v, A_OP_SCHEMA);
-  const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
-  const ptv_t *hts = ptv_get(n, "ts");
-  const ptv_t *hdur = ptv_get(n, "inclusive_dur");
   int timed = ptv_is_num(hts) && ptv_is_num(hdur);
   if (etsim_grow((void **)&c->exts, &c->cap_exts, c->n_exts + 1,
                  sizeof *c->exts))
@@ -695,12 +706,14 @@ static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
   e->scope = jint(attr_get(v, A_SCOPE), 0);
   e->tid = jint(attr_get(v, A_TID), 0);
   e->fw_tid = jint(attr_get(v, A_FW_TID), 0);
-  e->itd = jint(ptv_get(n, "inter_thread_dep"), -1);
+  e->itd = jint(itd, -1);
   if (timed) {
     e->ts_ns = ptc_us_to_ns(hts);
     e->dur_ns = ptc_us_to_ns(hdur);
   }
-  e->op_schema = arena_str(c, op_schema);
+  e->op_schema = ptv_is_str(os)
+                     ? etsim_arena_strndup(&c->arena, os->u.s, os->n)
+                     : arena_str(c, "");
   e->in_values = arena_repr(c, v->in_values);
   e->in_shapes = arena_repr(c, v->in_shapes);
   e->in_types = arena_repr(c, v->in_types);
@@ -745,9 +758,70 @@ static int on_host_node2(void *user, const ptv_t *n, uint64_t index,
                            "%s:%" PRIu64 ":%" PRIu64 ": node id %" PRIu64
                            ": the file changed while it was being read",
                            c->host_path, loc->line, loc->col, id);
-  if ((rc = build_ext(c, &c->nodes[index], n, &v, name)))
+  if ((rc = build_ext(c, &c->nodes[index], ptv_get(n, "ts"),
+                      ptv_get(n, "inclusive_dur"),
+                      ptv_get(n, "inter_thread_dep"), &v, name)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
+}
+
+/* Copy the text of an "inputs" / "outputs" value into scratch and parse
+ * it there (the caller's bytes stay as they were, for the tree path). */
+static int parse_io(ptv_parser_t *p, ptr_buf_t *scratch, const char *at,
+                    size_t len, ptv_t *out) {
+  ptr_reset(scratch);
+  if (ptr_putn(scratch, at, len))
+    return ETSIM_ENOMEM;
+  size_t pos;
+  const char *what;
+  return ptv_parse(p, scratch->data, len, out, &pos, &what);
+}
+
+/*
+ * Pass 2's fast path: a deferred node that is converted, from its bytes
+ * buf[0..len) (buf[len] a NUL, buf left unchanged).  The scanner reads its
+ * attributes; only its inputs and outputs are parsed as trees, for their
+ * repr text and tensors.  PTJ_SLOW when the tree path must take it
+ * (communication records, anything the scanner declines, an id that is not
+ * the one read in pass 1), before anything is changed.
+ */
+static int host_node2_fast(ptc_t *c, ptv_parser_t pp[2], ptr_buf_t sb[2],
+                           const char *buf, size_t len, uint32_t index) {
+  pts_node_t n;
+  size_t used = 0;
+  if (pts_host_node(buf, &n, &used) || used != len || pts_view_ok(&n))
+    return PTJ_SLOW;
+  ptc_node_t *h = &c->nodes[index];
+  if ((uint64_t)n.id.u.i != h->id || (h->flags & (PTC_F_COMM | PTC_F_PGINIT)))
+    return PTJ_SLOW;
+  uint32_t have = n.have;
+  nodeview_t v;
+  memset(&v, 0, sizeof v);
+  v.a[A_FW_PARENT] = have & PTS_FW_PARENT ? &n.fw_parent : NULL;
+  v.a[A_SEQ_ID] = have & PTS_SEQ_ID ? &n.seq_id : NULL;
+  v.a[A_SCOPE] = have & PTS_SCOPE ? &n.scope : NULL;
+  v.a[A_TID] = have & PTS_TID ? &n.tid : NULL;
+  v.a[A_FW_TID] = have & PTS_FW_TID ? &n.fw_tid : NULL;
+  v.a[A_OP_SCHEMA] = have & PTS_OP_SCHEMA ? &n.op_schema : NULL;
+  ptv_t tin, tout;
+  if (have & PTS_INPUTS) {
+    if (parse_io(&pp[0], &sb[0], n.inputs_at, n.inputs_len, &tin))
+      return PTJ_SLOW;
+    v.in_values = ptv_get(&tin, "values");
+    v.in_shapes = ptv_get(&tin, "shapes");
+    v.in_types = ptv_get(&tin, "types");
+  }
+  if (have & PTS_OUTPUTS) {
+    if (parse_io(&pp[1], &sb[1], n.outputs_at, n.outputs_len, &tout))
+      return PTJ_SLOW;
+    v.out_values = ptv_get(&tout, "values");
+    v.out_shapes = ptv_get(&tout, "shapes");
+    v.out_types = ptv_get(&tout, "types");
+  }
+  int rc = build_ext(c, h, have & PTS_TS ? &n.ts : NULL,
+                     have & PTS_DUR ? &n.dur : NULL,
+                     have & PTS_ITD ? &n.itd : NULL, &v, "");
+  return rc ? ETSIM_ENOMEM : 0;
 }
 
 
@@ -917,44 +991,92 @@ void ptc_free(ptc_t *c) {
   ptk_free(c);
 }
 
+/* Pass 2 reads deferred nodes in windows of up to REREAD_WINDOW bytes:
+ * the converted ones lie a few nodes apart, so one pread covers many, and
+ * the unwanted bytes in a gap of up to REREAD_GAP are cheaper to copy than
+ * a system call. */
+enum { REREAD_WINDOW = 1 << 20, REREAD_GAP = 1 << 14 };
+
+static int wanted(const ptc_t *c, const struct ptc_defer *d) {
+  return (c->nodes[d->node].flags & PTC_F_EMIT) &&
+         c->nodes[d->node].ext == UINT32_MAX;
+}
+
 /* Pass 2 on a plain file: read back just the deferred nodes that are
- * converted, from the offsets noted in pass 1. */
+ * converted, from the offsets noted in pass 1 (in file order). */
 static int reread_plain(ptc_t *c, etsim_error_t *err) {
   int fd = open(c->host_path, O_RDONLY);
   if (fd < 0)
     return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", c->host_path,
                            strerror(errno));
-  ptv_parser_t pp;
+  ptv_parser_t pp, io[2];
   ptv_parser_init(&pp);
+  ptv_parser_init(&io[0]);
+  ptv_parser_init(&io[1]);
+  ptr_buf_t sb[2] = {{0}, {0}};
   char *buf = NULL;
   size_t cap = 0;
   int rc = 0;
-  for (size_t k = 0; k < c->n_defer && !rc; k++) {
-    const struct ptc_defer *d = &c->defer[k];
-    if (!(c->nodes[d->node].flags & PTC_F_EMIT) ||
-        c->nodes[d->node].ext != UINT32_MAX)
+  size_t k = 0;
+  while (k < c->n_defer && !rc) {
+    if (!wanted(c, &c->defer[k])) {
+      k++;
       continue;
-    if ((size_t)d->len + 1 > cap &&
-        etsim_grow((void **)&buf, &cap, (size_t)d->len + 1, 1)) {
+    }
+    /* The window: defers k .. k_end - 1, bytes [w_off, w_end). */
+    uint64_t w_off = c->defer[k].off;
+    uint64_t w_end = w_off + c->defer[k].len;
+    size_t k_end = k + 1;
+    for (; k_end < c->n_defer; k_end++) {
+      const struct ptc_defer *d = &c->defer[k_end];
+      if (!wanted(c, d))
+        continue;
+      if (d->off < w_end || d->off - w_end > REREAD_GAP ||
+          d->off + d->len - w_off > REREAD_WINDOW)
+        break;
+      w_end = d->off + d->len;
+    }
+    size_t w_len = (size_t)(w_end - w_off);
+    if (w_len + 1 > cap && etsim_grow((void **)&buf, &cap, w_len + 1, 1)) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       break;
     }
-    if ((rc = ptj_pread(c->host_path, fd, d->off, d->len, buf, err)))
+    if ((rc = ptj_pread(c->host_path, fd, w_off, w_len, buf, err)))
       break;
-    ptv_t v;
-    size_t epos;
-    const char *what;
-    if ((rc = ptv_parse(&pp, buf, d->len, &v, &epos, &what))) {
-      rc = etsim_error_set(err, rc == ETSIM_ENOMEM ? rc : ETSIM_EFORMAT,
-                           "%s: offset %llu: node changed since it was read",
-                           c->host_path, (unsigned long long)d->off);
-      break;
+    for (; k < k_end && !rc; k++) {
+      const struct ptc_defer *d = &c->defer[k];
+      if (!wanted(c, d))
+        continue;
+      char *s = buf + (d->off - w_off);
+      char saved = s[d->len];
+      s[d->len] = '\0'; /* the element alone, NUL-terminated */
+      rc = ptc_no_fast ? PTJ_SLOW
+                       : host_node2_fast(c, io, sb, s, d->len, d->node);
+      if (rc == PTJ_SLOW) {
+        ptv_t v;
+        size_t epos;
+        const char *what;
+        if ((rc = ptv_parse(&pp, s, d->len, &v, &epos, &what))) {
+          rc = etsim_error_set(err, rc == ETSIM_ENOMEM ? rc : ETSIM_EFORMAT,
+                               "%s: offset %llu: node changed since it was "
+                               "read",
+                               c->host_path, (unsigned long long)d->off);
+        } else {
+          ptj_loc_t loc = {0, 0, d->off, d->len};
+          rc = on_host_node2(c, &v, d->node, &loc, err);
+        }
+      } else if (rc) {
+        rc = etsim_error_set(err, rc, "out of memory");
+      }
+      s[d->len] = saved;
     }
-    ptj_loc_t loc = {0, 0, d->off, d->len};
-    rc = on_host_node2(c, &v, d->node, &loc, err);
   }
   etsim_free(buf);
   ptv_parser_free(&pp);
+  ptv_parser_free(&io[0]);
+  ptv_parser_free(&io[1]);
+  ptr_free(&sb[0]);
+  ptr_free(&sb[1]);
   close(fd);
   return rc;
 }

@@ -192,12 +192,23 @@ enum {
   PTS_RF_ID = 1u << 14,
   PTS_OP_SCHEMA = 1u << 15,
   PTS_KERNEL_BACKEND = 1u << 16,
+  PTS_FW_PARENT = 1u << 17,
+  PTS_SEQ_ID = 1u << 18,
+  PTS_SCOPE = 1u << 19,
+  PTS_TID = 1u << 20,
+  PTS_FW_TID = 1u << 21,
+  PTS_ITD = 1u << 22, /* inter_thread_dep */
 };
 typedef struct pts_node {
   uint32_t have; /* PTS_* */
   ptv_t id, name, ctrl_deps, parent, inputs, outputs, attrs, ts, dur, cat;
   ptv_t in_values, in_types, out_values, out_types;
   ptv_t rf_id, op_schema, kernel_backend;
+  ptv_t fw_parent, seq_id, scope, tid, fw_tid, itd;
+  /* The text of the "inputs" and "outputs" values (when present), for the
+   * caller to parse as trees. */
+  const char *inputs_at, *outputs_at;
+  size_t inputs_len, outputs_len;
 } pts_node_t;
 
 /* Scan one element at s: 0 with *out and *used (bytes of the element,

@@ -156,8 +156,21 @@ static const char *skip_composite(const char *p, int obj, int depth) {
         return NULL;
       p = skip_ws(p + 1);
     }
-    if (!(p = skip_value(p, depth + 1)))
+    /* Short non-negative integers (most of the numbers: tensor ids,
+     * shapes) are checked here; the rest by skip_value. */
+    if (*p >= '1' && *p <= '9') {
+      const char *q = p + 1;
+      while (is_digit(*q))
+        q++;
+      if (*q == '.' || *q == 'e' || *q == 'E') {
+        if (!(p = skip_value(p, depth + 1)))
+          return NULL;
+      } else {
+        p = q;
+      }
+    } else if (!(p = skip_value(p, depth + 1))) {
       return NULL;
+    }
     p = skip_ws(p);
     if (*p == ',') {
       p = skip_ws(p + 1);
@@ -212,10 +225,9 @@ static const char *scan_field(const char *p, ptv_t *out, int depth) {
   }
 }
 
-static int key_is(const ptv_t *k, const char *word, size_t n) {
-  return k->n == n && memcmp(k->u.s, word, n) == 0;
-}
-#define KEY_IS(k, lit) key_is((k), lit, sizeof lit - 1)
+/* A constant length lets the compiler inline the comparison. */
+#define KEY_IS(k, lit)                                                        \
+  ((k)->n == sizeof lit - 1 && memcmp((k)->u.s, lit, sizeof lit - 1) == 0)
 
 /*
  * The members of an object, p just past '{'.  For each member, `member`
@@ -278,15 +290,24 @@ static const char *io_member(void *ctx, const ptv_t *key, const char *p,
 
 /* "inputs" / "outputs": typed, and inside an object its values / types. */
 static const char *scan_io(pts_node_t *n, uint32_t bit, ptv_t *field,
-                           io_ctx_t *io, const char *p, int depth) {
+                           io_ctx_t *io, const char *p, int depth,
+                           const char **at, size_t *len) {
   if (n->have & bit)
     return skip_value(p, depth);
   n->have |= bit;
-  if (*p != '{')
-    return scan_field(p, field, depth);
-  memset(field, 0, sizeof *field);
-  field->t = PTV_OBJ;
-  return scan_members(p + 1, io_member, io, depth);
+  const char *e;
+  if (*p != '{') {
+    e = scan_field(p, field, depth);
+  } else {
+    memset(field, 0, sizeof *field);
+    field->t = PTV_OBJ;
+    e = scan_members(p + 1, io_member, io, depth);
+  }
+  if (e) {
+    *at = p;
+    *len = (size_t)(e - p);
+  }
+  return e;
 }
 
 typedef struct attr_ctx {
@@ -334,16 +355,41 @@ static const char *scan_attrs(pts_node_t *n, const char *p, int depth) {
       /* As attr_note: the first attribute of a name that has a value. */
       if (a.have_name && a.have_value && a.name.t == PTV_STR) {
         const ptv_t *k = &a.name;
-        if (KEY_IS(k, "rf_id") && !(n->have & PTS_RF_ID)) {
-          n->have |= PTS_RF_ID;
-          n->rf_id = a.value;
-        } else if (KEY_IS(k, "op_schema") && !(n->have & PTS_OP_SCHEMA)) {
-          n->have |= PTS_OP_SCHEMA;
-          n->op_schema = a.value;
-        } else if (KEY_IS(k, "kernel_backend") &&
-                   !(n->have & PTS_KERNEL_BACKEND)) {
-          n->have |= PTS_KERNEL_BACKEND;
-          n->kernel_backend = a.value;
+        uint32_t bit = 0;
+        ptv_t *field = NULL;
+        switch (k->n) {
+        case 3:
+          if (KEY_IS(k, "tid"))
+            bit = PTS_TID, field = &n->tid;
+          break;
+        case 5:
+          if (KEY_IS(k, "rf_id"))
+            bit = PTS_RF_ID, field = &n->rf_id;
+          else if (KEY_IS(k, "scope"))
+            bit = PTS_SCOPE, field = &n->scope;
+          break;
+        case 6:
+          if (KEY_IS(k, "seq_id"))
+            bit = PTS_SEQ_ID, field = &n->seq_id;
+          else if (KEY_IS(k, "fw_tid"))
+            bit = PTS_FW_TID, field = &n->fw_tid;
+          break;
+        case 9:
+          if (KEY_IS(k, "op_schema"))
+            bit = PTS_OP_SCHEMA, field = &n->op_schema;
+          else if (KEY_IS(k, "fw_parent"))
+            bit = PTS_FW_PARENT, field = &n->fw_parent;
+          break;
+        case 14:
+          if (KEY_IS(k, "kernel_backend"))
+            bit = PTS_KERNEL_BACKEND, field = &n->kernel_backend;
+          break;
+        default:
+          break;
+        }
+        if (field && !(n->have & bit)) {
+          n->have |= bit;
+          *field = a.value;
         }
       }
     } else if (!(p = skip_value(p, depth))) {
@@ -388,13 +434,15 @@ static const char *node_member(void *ctx, const ptv_t *key, const char *p,
     break;
   case 6:
     if (KEY_IS(key, "inputs"))
-      return scan_io(n, PTS_INPUTS, &n->inputs, &x->in, p, depth);
+      return scan_io(n, PTS_INPUTS, &n->inputs, &x->in, p, depth,
+                     &n->inputs_at, &n->inputs_len);
     if (KEY_IS(key, "parent"))
       return take(n, PTS_PARENT, &n->parent, p, depth);
     break;
   case 7:
     if (KEY_IS(key, "outputs"))
-      return scan_io(n, PTS_OUTPUTS, &n->outputs, &x->out, p, depth);
+      return scan_io(n, PTS_OUTPUTS, &n->outputs, &x->out, p, depth,
+                     &n->outputs_at, &n->outputs_len);
     break;
   case 9:
     if (KEY_IS(key, "ctrl_deps"))
@@ -403,6 +451,10 @@ static const char *node_member(void *ctx, const ptv_t *key, const char *p,
   case 13:
     if (KEY_IS(key, "inclusive_dur"))
       return take(n, PTS_DUR, &n->dur, p, depth);
+    break;
+  case 16:
+    if (KEY_IS(key, "inter_thread_dep"))
+      return take(n, PTS_ITD, &n->itd, p, depth);
     break;
   default:
     break;
