@@ -93,10 +93,13 @@ static int is_tensor_tuple(const ptv_t *v) {
   return 1;
 }
 
-static uint64_t tensor_key(const ptv_t *t) {
-  uint64_t tid = (uint64_t)ptv_i(ptv_at(t, 0));
-  uint64_t sid = (uint64_t)ptv_i(ptv_at(t, 1));
+static uint64_t tensor_key_ids(int64_t tensor_id, int64_t storage_id) {
+  uint64_t tid = (uint64_t)tensor_id, sid = (uint64_t)storage_id;
   return etsim_hash_u64(tid * 0x9e3779b97f4a7c15ULL ^ sid) | 1;
+}
+
+static uint64_t tensor_key(const ptv_t *t) {
+  return tensor_key_ids(ptv_i(ptv_at(t, 0)), ptv_i(ptv_at(t, 1)));
 }
 
 /* Walk a Tensor-typed value: add bytes and push tensor keys. */
@@ -454,9 +457,20 @@ static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
   return 0;
 }
 
+/* A converted node's IO as pass 2's fast path prepares it from the text:
+ * the six repr texts (inputs values, shapes, types, then outputs) at
+ * text->data + off[k], and the tensor keys, the n_in of the inputs first. */
+typedef struct ext_io {
+  const ptr_buf_t *text;
+  size_t off[6], len[6];
+  const uint64_t *keys;
+  size_t n_in, n_keys;
+  uint64_t in_bytes; /* bytes of the input tensors */
+} ext_io_t;
+
 static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
                      const ptv_t *hdur, const ptv_t *itd, const nodeview_t *v,
-                     const char *name);
+                     const char *name, const ext_io_t *pre);
 
 int ptc_no_fast = 0;
 
@@ -592,7 +606,7 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
   if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside))
     return 0;
   if ((rc = build_ext(c, h, ptv_get(n, "ts"), ptv_get(n, "inclusive_dur"),
-                      ptv_get(n, "inter_thread_dep"), v, name)))
+                      ptv_get(n, "inter_thread_dep"), v, name, NULL)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
@@ -691,7 +705,7 @@ static int on_host_fast(void *user, const char *s, size_t avail,
  * are read by their length (n), so scanned ones need no terminator. */
 static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
                      const ptv_t *hdur, const ptv_t *itd, const nodeview_t *v,
-                     const char *name) {
+                     const char *name, const ext_io_t *pre) {
   etsim_error_t *err = NULL;
   const ptv_t *os = attr_get(v, A_OP_SCHEMA);
   int timed = ptv_is_num(hts) && ptv_is_num(hdur);
@@ -714,25 +728,49 @@ static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
   e->op_schema = ptv_is_str(os)
                      ? etsim_arena_strndup(&c->arena, os->u.s, os->n)
                      : arena_str(c, "");
-  e->in_values = arena_repr(c, v->in_values);
-  e->in_shapes = arena_repr(c, v->in_shapes);
-  e->in_types = arena_repr(c, v->in_types);
-  e->out_values = arena_repr(c, v->out_values);
-  e->out_shapes = arena_repr(c, v->out_shapes);
-  e->out_types = arena_repr(c, v->out_types);
+  if (pre) {
+    const char **dst[6] = {&e->in_values,  &e->in_shapes,  &e->in_types,
+                           &e->out_values, &e->out_shapes, &e->out_types};
+    for (int k = 0; k < 6; k++)
+      *dst[k] = etsim_arena_strndup(&c->arena, pre->text->data + pre->off[k],
+                                    pre->len[k]);
+  } else {
+    e->in_values = arena_repr(c, v->in_values);
+    e->in_shapes = arena_repr(c, v->in_shapes);
+    e->in_types = arena_repr(c, v->in_types);
+    e->out_values = arena_repr(c, v->out_values);
+    e->out_shapes = arena_repr(c, v->out_shapes);
+    e->out_types = arena_repr(c, v->out_types);
+  }
   if (!e->op_schema || !e->in_values || !e->in_shapes || !e->in_types ||
       !e->out_values || !e->out_shapes || !e->out_types)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   e->backend_id = -1;
   e->tin_off = (uint32_t)c->n_tkeys;
   uint64_t in_bytes = 0, out_bytes = 0;
-  if (io_tensors(c, v->in_values, v->in_types, &in_bytes))
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  e->tin_n = (uint32_t)(c->n_tkeys - e->tin_off);
-  e->tout_off = (uint32_t)c->n_tkeys;
-  if (io_tensors(c, v->out_values, v->out_types, &out_bytes))
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  e->tout_n = (uint32_t)(c->n_tkeys - e->tout_off);
+  if (pre) {
+    if (c->n_tkeys + pre->n_keys > c->cap_tkeys &&
+        etsim_grow((void **)&c->tkeys, &c->cap_tkeys,
+                   c->n_tkeys + pre->n_keys, sizeof *c->tkeys))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    if (pre->n_keys)
+      memcpy(c->tkeys + c->n_tkeys, pre->keys,
+             pre->n_keys * sizeof *c->tkeys);
+    c->n_tkeys += pre->n_in;
+    e->tin_n = (uint32_t)pre->n_in;
+    e->tout_off = (uint32_t)c->n_tkeys;
+    c->n_tkeys += pre->n_keys - pre->n_in;
+    e->tout_n = (uint32_t)(pre->n_keys - pre->n_in);
+    in_bytes = pre->in_bytes;
+  } else {
+    if (io_tensors(c, v->in_values, v->in_types, &in_bytes))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    e->tin_n = (uint32_t)(c->n_tkeys - e->tin_off);
+    e->tout_off = (uint32_t)c->n_tkeys;
+    if (io_tensors(c, v->out_values, v->out_types, &out_bytes))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    e->tout_n = (uint32_t)(c->n_tkeys - e->tout_off);
+  }
   e->comm_bytes = in_bytes;
   if (h->flags & PTC_F_COMM) {
     if (comm_facts(c, e, v, name))
@@ -760,33 +798,42 @@ static int on_host_node2(void *user, const ptv_t *n, uint64_t index,
                            c->host_path, loc->line, loc->col, id);
   if ((rc = build_ext(c, &c->nodes[index], ptv_get(n, "ts"),
                       ptv_get(n, "inclusive_dur"),
-                      ptv_get(n, "inter_thread_dep"), &v, name)))
+                      ptv_get(n, "inter_thread_dep"), &v, name, NULL)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
 
-/* Copy the text of an "inputs" / "outputs" value into scratch and parse
- * it there (the caller's bytes stay as they were, for the tree path). */
-static int parse_io(ptv_parser_t *p, ptr_buf_t *scratch, const char *at,
-                    size_t len, ptv_t *out) {
-  ptr_reset(scratch);
-  if (ptr_putn(scratch, at, len))
+/* Pass 2's scratch for the fast path, reused from node to node. */
+typedef struct fast2 {
+  ptr_buf_t text; /* the six repr texts */
+  uint64_t *keys; /* tensor keys */
+  size_t n_keys, cap_keys;
+  uint64_t bytes; /* of the tensors collected so far */
+} fast2_t;
+
+static int collect_tensor(void *ctx, const int64_t t[5]) {
+  fast2_t *f = ctx;
+  if (t[3] > 0 && t[4] > 0)
+    f->bytes += (uint64_t)t[3] * (uint64_t)t[4];
+  if (f->n_keys + 1 > f->cap_keys &&
+      etsim_grow((void **)&f->keys, &f->cap_keys, f->n_keys + 1,
+                 sizeof *f->keys))
     return ETSIM_ENOMEM;
-  size_t pos;
-  const char *what;
-  return ptv_parse(p, scratch->data, len, out, &pos, &what);
+  f->keys[f->n_keys++] = tensor_key_ids(t[0], t[1]);
+  return 0;
 }
 
 /*
  * Pass 2's fast path: a deferred node that is converted, from its bytes
- * buf[0..len) (buf[len] a NUL, buf left unchanged).  The scanner reads its
- * attributes; only its inputs and outputs are parsed as trees, for their
- * repr text and tensors.  PTJ_SLOW when the tree path must take it
+ * buf[0..len) (buf[len] a NUL; buf is not changed).  The scanner reads its
+ * attributes, and its repr texts and tensors are made from the text of its
+ * inputs and outputs, as the tree path makes them from the parsed values.
+ * PTJ_SLOW, before anything is changed, when the tree path must take it
  * (communication records, anything the scanner declines, an id that is not
- * the one read in pass 1), before anything is changed.
+ * the one read in pass 1); ETSIM_ENOMEM.
  */
-static int host_node2_fast(ptc_t *c, ptv_parser_t pp[2], ptr_buf_t sb[2],
-                           const char *buf, size_t len, uint32_t index) {
+static int host_node2_fast(ptc_t *c, fast2_t *f, const char *buf, size_t len,
+                           uint32_t index) {
   pts_node_t n;
   size_t used = 0;
   if (pts_host_node(buf, &n, &used) || used != len || pts_view_ok(&n))
@@ -803,28 +850,36 @@ static int host_node2_fast(ptc_t *c, ptv_parser_t pp[2], ptr_buf_t sb[2],
   v.a[A_TID] = have & PTS_TID ? &n.tid : NULL;
   v.a[A_FW_TID] = have & PTS_FW_TID ? &n.fw_tid : NULL;
   v.a[A_OP_SCHEMA] = have & PTS_OP_SCHEMA ? &n.op_schema : NULL;
-  ptv_t tin, tout;
-  if (have & PTS_INPUTS) {
-    if (parse_io(&pp[0], &sb[0], n.inputs_at, n.inputs_len, &tin))
-      return PTJ_SLOW;
-    v.in_values = ptv_get(&tin, "values");
-    v.in_shapes = ptv_get(&tin, "shapes");
-    v.in_types = ptv_get(&tin, "types");
+  ext_io_t io;
+  ptr_reset(&f->text);
+  for (int k = 0; k < 6; k++) {
+    const char *at = n.io_at[k / 3][k % 3];
+    io.off[k] = f->text.len;
+    int rc = at ? pts_repr(&f->text, at, n.io_len[k / 3][k % 3])
+                : ptr_putn(&f->text, "[]", 2); /* absent, as arena_repr */
+    if (rc)
+      return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
+    io.len[k] = f->text.len - io.off[k];
   }
-  if (have & PTS_OUTPUTS) {
-    if (parse_io(&pp[1], &sb[1], n.outputs_at, n.outputs_len, &tout))
-      return PTJ_SLOW;
-    v.out_values = ptv_get(&tout, "values");
-    v.out_shapes = ptv_get(&tout, "shapes");
-    v.out_types = ptv_get(&tout, "types");
-  }
-  int rc = build_ext(c, h, have & PTS_TS ? &n.ts : NULL,
-                     have & PTS_DUR ? &n.dur : NULL,
-                     have & PTS_ITD ? &n.itd : NULL, &v, "");
+  f->n_keys = 0;
+  f->bytes = 0;
+  int rc = pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2],
+                       n.io_len[0][2], collect_tensor, f);
+  io.n_in = f->n_keys;
+  io.in_bytes = f->bytes;
+  if (!rc)
+    rc = pts_tensors(n.io_at[1][0], n.io_len[1][0], n.io_at[1][2],
+                     n.io_len[1][2], collect_tensor, f);
+  if (rc)
+    return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
+  io.text = &f->text;
+  io.keys = f->keys;
+  io.n_keys = f->n_keys;
+  rc = build_ext(c, h, have & PTS_TS ? &n.ts : NULL,
+                 have & PTS_DUR ? &n.dur : NULL,
+                 have & PTS_ITD ? &n.itd : NULL, &v, "", &io);
   return rc ? ETSIM_ENOMEM : 0;
 }
-
-
 
 static int on_host_member(void *user, const char *key, const ptv_t *v,
                           const ptj_loc_t *loc, etsim_error_t *err) {
@@ -1009,11 +1064,10 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
   if (fd < 0)
     return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", c->host_path,
                            strerror(errno));
-  ptv_parser_t pp, io[2];
+  ptv_parser_t pp;
   ptv_parser_init(&pp);
-  ptv_parser_init(&io[0]);
-  ptv_parser_init(&io[1]);
-  ptr_buf_t sb[2] = {{0}, {0}};
+  fast2_t f2;
+  memset(&f2, 0, sizeof f2);
   char *buf = NULL;
   size_t cap = 0;
   int rc = 0;
@@ -1051,7 +1105,7 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
       char saved = s[d->len];
       s[d->len] = '\0'; /* the element alone, NUL-terminated */
       rc = ptc_no_fast ? PTJ_SLOW
-                       : host_node2_fast(c, io, sb, s, d->len, d->node);
+                       : host_node2_fast(c, &f2, s, d->len, d->node);
       if (rc == PTJ_SLOW) {
         ptv_t v;
         size_t epos;
@@ -1073,10 +1127,8 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
   }
   etsim_free(buf);
   ptv_parser_free(&pp);
-  ptv_parser_free(&io[0]);
-  ptv_parser_free(&io[1]);
-  ptr_free(&sb[0]);
-  ptr_free(&sb[1]);
+  ptr_free(&f2.text);
+  etsim_free(f2.keys);
   close(fd);
   return rc;
 }

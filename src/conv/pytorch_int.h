@@ -157,6 +157,29 @@ int ptj_stream_ex(const char *path, const char *array_key,
                   ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
                   uint64_t *out_bytes, int *out_found, etsim_error_t *err);
 
+
+/* 1 when the file starts with the gzip magic, 0 otherwise (or unreadable). */
+int ptj_is_gzip(const char *path);
+/* Read bytes [off, off + len) of a plain file into buf (len + 1 bytes,
+ * NUL-terminated).  0 or ETSIM_EIO with err naming the file. */
+int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
+              etsim_error_t *err);
+
+/* Growable byte string (used for repr text and the group JSON). */
+typedef struct ptr_buf {
+  char *data;
+  size_t len, cap;
+} ptr_buf_t;
+
+int ptr_putn(ptr_buf_t *b, const char *s, size_t n);
+int ptr_puts(ptr_buf_t *b, const char *s);
+void ptr_reset(ptr_buf_t *b);
+void ptr_free(ptr_buf_t *b);
+/* Append repr(v) as Python would print the parsed JSON value. */
+int ptr_repr(ptr_buf_t *b, const ptv_t *v);
+/* Append s as a JSON string literal. */
+int ptr_json_str(ptr_buf_t *b, const char *s);
+
 /*
  * pts_*: a validating scanner that reads the few fields pass 1 needs of a
  * host node straight from the bytes, without building a tree
@@ -209,32 +232,33 @@ typedef struct pts_node {
    * caller to parse as trees. */
   const char *inputs_at, *outputs_at;
   size_t inputs_len, outputs_len;
+  /* Inside an "inputs" ([0]) / "outputs" ([1]) object, the text of its
+   * "values", "shapes" and "types" ([0..2]); NULL when absent. */
+  const char *io_at[2][3];
+  size_t io_len[2][3];
 } pts_node_t;
 
 /* Scan one element at s: 0 with *out and *used (bytes of the element,
  * a JSON object), or PTJ_SLOW (not an object, or declined). */
 int pts_host_node(const char *s, pts_node_t *out, size_t *used);
 
-/* 1 when the file starts with the gzip magic, 0 otherwise (or unreadable). */
-int ptj_is_gzip(const char *path);
-/* Read bytes [off, off + len) of a plain file into buf (len + 1 bytes,
- * NUL-terminated).  0 or ETSIM_EIO with err naming the file. */
-int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
-              etsim_error_t *err);
+/* Append to b the text ptr_repr prints for the value at text[0..len) once
+ * parsed (the value must fill the text; text[len] is not read).  0,
+ * PTJ_SLOW (declined: escapes, too deep, malformed) or ETSIM_ENOMEM; b may
+ * hold a partial text after a failure. */
+int pts_repr(ptr_buf_t *b, const char *text, size_t len);
 
-/* Growable byte string (used for repr text and the group JSON). */
-typedef struct ptr_buf {
-  char *data;
-  size_t len, cap;
-} ptr_buf_t;
-
-int ptr_putn(ptr_buf_t *b, const char *s, size_t n);
-int ptr_puts(ptr_buf_t *b, const char *s);
-void ptr_reset(ptr_buf_t *b);
-void ptr_free(ptr_buf_t *b);
-/* Append repr(v) as Python would print the parsed JSON value. */
-int ptr_repr(ptr_buf_t *b, const ptv_t *v);
-/* Append s as a JSON string literal. */
-int ptr_json_str(ptr_buf_t *b, const char *s);
+/*
+ * The tensors of an IO block from its text, as pytorch.c's io_tensors
+ * finds them in the trees: for item i of the values list whose type
+ * (item i of the types list) is a string containing "Tensor", every tensor
+ * tuple [id, storage, offset, numel, elem_bytes(, device)] in it, depth
+ * first, nested lists up to 8 deep.  fn is called with the five integers.
+ * values / types may be NULL (absent).  0, PTJ_SLOW (declined) or fn's
+ * non-zero return.
+ */
+typedef int (*pts_tensor_fn)(void *ctx, const int64_t t[5]);
+int pts_tensors(const char *values, size_t values_len, const char *types,
+                size_t types_len, pts_tensor_fn fn, void *ctx);
 
 #endif

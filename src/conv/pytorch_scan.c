@@ -276,15 +276,31 @@ typedef struct io_ctx {
   pts_node_t *n;
   uint32_t values_bit, types_bit;
   ptv_t *values, *types;
+  const char **at; /* io_at[k] */
+  size_t *len;
 } io_ctx_t;
+
+/* Note where the first value of a key starts and ends. */
+static const char *span(const char *p, const char *e, const char **at,
+                        size_t *len) {
+  if (e && !*at) {
+    *at = p;
+    *len = (size_t)(e - p);
+  }
+  return e;
+}
 
 static const char *io_member(void *ctx, const ptv_t *key, const char *p,
                              int depth) {
   io_ctx_t *io = ctx;
   if (KEY_IS(key, "values"))
-    return take(io->n, io->values_bit, io->values, p, depth);
+    return span(p, take(io->n, io->values_bit, io->values, p, depth),
+                &io->at[0], &io->len[0]);
+  if (KEY_IS(key, "shapes"))
+    return span(p, skip_value(p, depth), &io->at[1], &io->len[1]);
   if (KEY_IS(key, "types"))
-    return take(io->n, io->types_bit, io->types, p, depth);
+    return span(p, take(io->n, io->types_bit, io->types, p, depth),
+                &io->at[2], &io->len[2]);
   return skip_value(p, depth);
 }
 
@@ -466,15 +482,249 @@ int pts_host_node(const char *s, pts_node_t *out, size_t *used) {
   if (*s != '{')
     return PTJ_SLOW;
   out->have = 0;
+  memset(out->io_at, 0, sizeof out->io_at);
   node_ctx_t x;
   x.n = out;
   x.in = (io_ctx_t){out, PTS_IN_VALUES, PTS_IN_TYPES, &out->in_values,
-                    &out->in_types};
+                    &out->in_types, out->io_at[0], out->io_len[0]};
   x.out = (io_ctx_t){out, PTS_OUT_VALUES, PTS_OUT_TYPES, &out->out_values,
-                     &out->out_types};
+                     &out->out_types, out->io_at[1], out->io_len[1]};
   const char *e = scan_members(s + 1, node_member, &x, 0);
   if (!e)
     return PTJ_SLOW;
   *used = (size_t)(e - s);
   return 0;
+}
+
+/* --------------------------------------------------- repr from text */
+
+/* Append n bytes; the common case without growing is inline. */
+static inline int put(ptr_buf_t *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap)
+    return ptr_putn(b, s, n);
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  return 0;
+}
+
+static int repr_at(ptr_buf_t *b, const char **pp, int depth) {
+  const char *p = *pp;
+  ptv_t v;
+  int rc;
+  /* An integer of up to 18 digits prints as its text (no leading zeros in
+   * JSON), except -0, which is 0. */
+  if (is_digit(*p) || (*p == '-' && is_digit(p[1]))) {
+    const char *q = p + (*p == '-');
+    const char *d = q;
+    while (is_digit(*q))
+      q++;
+    if (*q != '.' && *q != 'e' && *q != 'E' && q - d <= 18 &&
+        (*d != '0' || q - d == 1) && !(*p == '-' && *d == '0')) {
+      if (put(b, p, (size_t)(q - p)))
+        return ETSIM_ENOMEM;
+      *pp = q;
+      return 0;
+    }
+  }
+  switch (*p) {
+  case '[':
+  case '{': {
+    int obj = *p == '{';
+    char close = obj ? '}' : ']';
+    if (depth > PTS_MAX_DEPTH)
+      return PTJ_SLOW;
+    if (put(b, p, 1))
+      return ETSIM_ENOMEM;
+    p = skip_ws(p + 1);
+    if (*p == close) {
+      p++;
+    } else {
+      for (int first = 1;; first = 0) {
+        if (!first && put(b, ", ", 2))
+          return ETSIM_ENOMEM;
+        if (obj) {
+          if (*p != '"' || !(p = scan_str(p + 1, &v)))
+            return PTJ_SLOW;
+          if (ptr_repr(b, &v) || ptr_putn(b, ": ", 2))
+            return ETSIM_ENOMEM;
+          p = skip_ws(p);
+          if (*p != ':')
+            return PTJ_SLOW;
+          p = skip_ws(p + 1);
+        }
+        if ((rc = repr_at(b, &p, depth + 1)))
+          return rc;
+        p = skip_ws(p);
+        if (*p == ',') {
+          p = skip_ws(p + 1);
+          continue;
+        }
+        if (*p != close)
+          return PTJ_SLOW;
+        p++;
+        break;
+      }
+    }
+    if (put(b, &close, 1))
+      return ETSIM_ENOMEM;
+    *pp = p;
+    return 0;
+  }
+  case '"':
+    if (!(p = scan_str(p + 1, &v)))
+      return PTJ_SLOW;
+    /* No quote and no DEL (the scanner let no escape or control byte
+     * through): Python prints it between single quotes as it is. */
+    if (!memchr(v.u.s, '\'', v.n) && !memchr(v.u.s, 0x7f, v.n)) {
+      if (put(b, "'", 1) || put(b, v.u.s, v.n) || put(b, "'", 1))
+        return ETSIM_ENOMEM;
+      *pp = p;
+      return 0;
+    }
+    break;
+  default:
+    memset(&v, 0, sizeof v);
+    if (*p == 't' || *p == 'f' || *p == 'n') {
+      const char *e = scan_field(p, &v, depth);
+      if (!e)
+        return PTJ_SLOW;
+      p = e;
+    } else if (!(p = scan_num(p, &v))) {
+      return PTJ_SLOW;
+    }
+    break;
+  }
+  /* A scalar: printed exactly as the tree path prints its value. */
+  if (ptr_repr(b, &v))
+    return ETSIM_ENOMEM;
+  *pp = p;
+  return 0;
+}
+
+int pts_repr(ptr_buf_t *b, const char *text, size_t len) {
+  const char *p = text;
+  int rc = repr_at(b, &p, 0);
+  if (b->data)
+    b->data[b->len] = '\0'; /* put() leaves the terminator to here */
+  if (rc)
+    return rc;
+  /* The value must fill the span: the caller got it from pts_host_node,
+   * so this only fails if the text was not what the scanner saw. */
+  return p == text + len ? 0 : PTJ_SLOW;
+}
+
+/* ------------------------------------------------ tensors from text */
+
+/* Whether the n bytes at s contain "Tensor". */
+static int has_tensor(const char *s, size_t n) {
+  for (size_t i = 0; i + 6 <= n; i++)
+    if (s[i] == 'T' && memcmp(s + i, "Tensor", 6) == 0)
+      return 1;
+  return 0;
+}
+
+/* walk_tensors on text: p at a value; past it, or NULL (declined), with
+ * *rc set when fn stopped the walk. */
+static const char *walk(const char *p, int depth, pts_tensor_fn fn, void *ctx,
+                        int *rc) {
+  if (depth > 8 || *p != '[')
+    return skip_value(p, depth + 1);
+  if (depth + 1 > PTS_MAX_DEPTH)
+    return NULL;
+  /* First look: a tensor tuple (5 or 6 items, the first 5 integers)? */
+  const char *q = skip_ws(p + 1);
+  int64_t t[5];
+  int n = 0, ints = 1;
+  if (*q == ']')
+    return q + 1;
+  const char *end;
+  for (;;) {
+    if (n < 5 && (*q == '-' || is_digit(*q))) {
+      ptv_t v;
+      if (!(q = scan_num(q, &v)))
+        return NULL;
+      if (v.t == PTV_INT)
+        t[n] = v.u.i;
+      else
+        ints = 0;
+    } else {
+      if (n < 5)
+        ints = 0;
+      if (!(q = skip_value(q, depth + 1)))
+        return NULL;
+    }
+    n++;
+    q = skip_ws(q);
+    if (*q == ',') {
+      q = skip_ws(q + 1);
+      continue;
+    }
+    if (*q != ']')
+      return NULL;
+    end = q + 1;
+    break;
+  }
+  if ((n == 5 || n == 6) && ints) {
+    *rc = fn(ctx, t);
+    return *rc ? NULL : end;
+  }
+  /* A list of something else: its items, one level down. */
+  q = skip_ws(p + 1);
+  for (;;) {
+    if (!(q = walk(q, depth + 1, fn, ctx, rc)))
+      return NULL;
+    q = skip_ws(q);
+    if (*q != ',')
+      break;
+    q = skip_ws(q + 1);
+  }
+  return end;
+}
+
+enum { MAX_TYPES = 512 };
+
+int pts_tensors(const char *values, size_t values_len, const char *types,
+                size_t types_len, pts_tensor_fn fn, void *ctx) {
+  (void)values_len;
+  if (!values || !types || *types != '[' || *values != '[')
+    return 0; /* no list of types: no item is a Tensor */
+  /* Which items are typed Tensor. */
+  unsigned char is_t[MAX_TYPES];
+  size_t nt = 0;
+  const char *p = skip_ws(types + 1);
+  if (*p != ']') {
+    for (;;) {
+      if (nt == MAX_TYPES)
+        return PTJ_SLOW;
+      ptv_t v;
+      const char *e = scan_field(p, &v, 1);
+      if (!e)
+        return PTJ_SLOW;
+      is_t[nt++] = v.t == PTV_STR && has_tensor(v.u.s, v.n);
+      p = skip_ws(e);
+      if (*p != ',')
+        break;
+      p = skip_ws(p + 1);
+    }
+  }
+  if (p != types + types_len - 1 || *p != ']')
+    return PTJ_SLOW;
+  /* The values, item by item. */
+  p = skip_ws(values + 1);
+  if (*p == ']')
+    return 0;
+  for (size_t i = 0;; i++) {
+    int rc = 0;
+    const char *e = i < nt && is_t[i] ? walk(p, 0, fn, ctx, &rc)
+                                      : skip_value(p, 1);
+    if (rc)
+      return rc;
+    if (!e)
+      return PTJ_SLOW;
+    p = skip_ws(e);
+    if (*p != ',')
+      break;
+    p = skip_ws(p + 1);
+  }
+  return *p == ']' ? 0 : PTJ_SLOW;
 }

@@ -297,6 +297,196 @@ static void test_mutations(void **state) {
   ptv_parser_free(&P);
 }
 
+/* --------------------------------------------- repr and tensors */
+
+/* pts_repr of text equals ptr_repr of its tree; 1 when pts_repr took it. */
+static int repr_same(const char *text, size_t len) {
+  static ptr_buf_t a, b;
+  assert_true(len < sizeof scan_buf);
+  memcpy(scan_buf, text, len);
+  scan_buf[len] = '\0';
+  ptr_reset(&a);
+  int rc = pts_repr(&a, scan_buf, len);
+  if (rc) {
+    assert_int_equal(rc, PTJ_SLOW);
+    return 0;
+  }
+  memcpy(tree_buf, text, len);
+  tree_buf[len] = '\0';
+  ptv_t v;
+  size_t pos;
+  const char *what;
+  if (ptv_parse(&P, tree_buf, len, &v, &pos, &what))
+    fail_msg("pts_repr took %.*s, the tree parser says %s", (int)len, text,
+             what);
+  ptr_reset(&b);
+  assert_int_equal(ptr_repr(&b, &v), 0);
+  if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
+    fail_msg("repr of %.*s: '%s' vs the tree's '%s'", (int)len, text, a.data,
+             b.data);
+  return 1;
+}
+
+/* The tree path's rule (pytorch.c io_tensors / walk_tensors), written
+ * again here over the parsed values as the reference. */
+static size_t ref_n;
+static int64_t ref_t[64][5];
+static void ref_walk(const ptv_t *v, int depth) {
+  if (depth > 8 || !ptv_is_arr(v))
+    return;
+  size_t n = ptv_arr_len(v);
+  int tuple = n == 5 || n == 6;
+  for (size_t i = 0; tuple && i < 5; i++)
+    tuple = ptv_is_int(ptv_at(v, i));
+  if (tuple) {
+    assert_true(ref_n < 64);
+    for (int k = 0; k < 5; k++)
+      ref_t[ref_n][k] = ptv_i(ptv_at(v, (size_t)k));
+    ref_n++;
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    ref_walk(ptv_at(v, i), depth + 1);
+}
+
+static size_t got_n;
+static int64_t got_t[64][5];
+static int got_tensor(void *ctx, const int64_t t[5]) {
+  (void)ctx;
+  assert_true(got_n < 64);
+  memcpy(got_t[got_n++], t, 5 * sizeof *t);
+  return 0;
+}
+
+/* pts_tensors on an {"values": V, "types": T} object's texts equals the
+ * reference on its tree; 1 when taken. */
+static int tensors_same(const char *io) {
+  size_t len = strlen(io);
+  memcpy(scan_buf, io, len + 1);
+  pts_node_t n;
+  size_t used;
+  char node[1 << 12];
+  snprintf(node, sizeof node, "{\"inputs\": %s}", io);
+  memcpy(scan_buf, node, strlen(node) + 1);
+  if (pts_host_node(scan_buf, &n, &used))
+    return 0;
+  got_n = 0;
+  int rc = pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2],
+                       n.io_len[0][2], got_tensor, NULL);
+  if (rc) {
+    assert_int_equal(rc, PTJ_SLOW);
+    return 0;
+  }
+  memcpy(tree_buf, io, len + 1);
+  ptv_t v;
+  size_t pos;
+  const char *what;
+  assert_int_equal(ptv_parse(&P, tree_buf, len, &v, &pos, &what), 0);
+  const ptv_t *values = ptv_get(&v, "values"), *types = ptv_get(&v, "types");
+  ref_n = 0;
+  for (size_t i = 0; i < ptv_arr_len(values); i++) {
+    const ptv_t *t = ptv_at(types, i);
+    if (ptv_is_str(t) && strstr(ptv_str(t), "Tensor"))
+      ref_walk(ptv_at(values, i), 0);
+  }
+  assert_int_equal(got_n, ref_n);
+  assert_memory_equal(got_t, ref_t, ref_n * sizeof ref_t[0]);
+  return 1;
+}
+
+static void test_repr_tensors(void **state) {
+  (void)state;
+  ptv_parser_init(&P);
+  static const char *const texts[] = {
+      "[]", "{}", "[[], {}, [[]]]", "[ 1 ,2,\t3 ]", "0", "-0", "7", "-12",
+      "123456789012345678", "-123456789012345678", "1234567890123456789",
+      "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+      "123456789012345678901234", "0.5", "1.0", "-0.0", "1e5", "1E-7",
+      "2.5e-300", "1e400", "100.0", "0.1", "true", "false", "null",
+      "\"plain\"", "\"it's\"", "\"say \\\"hi\\\"\"", "\"\"",
+      "\"caf\xc3\xa9\"", "\"del \x7f\"", "\"both ' and \\\"\"",
+      "{\"k\": [1, \"v\"], \"it's\": null, \"\": {}}",
+      "[[426, 435, 0, 53120, 4, \"cuda:1\"], 0, 640, 256]",
+      "[[53120], [], [], []]", "[\"Tensor(float)\", \"Int\", \"Int\"]",
+      NULL,
+  };
+  for (size_t i = 0; texts[i]; i++) {
+    int took = repr_same(texts[i], strlen(texts[i]));
+    /* Only the escaped strings may go the tree way. */
+    if (!took && !strchr(texts[i], '\\'))
+      fail_msg("declined %s", texts[i]);
+  }
+  /* The tensors rule, on lists the tree path reads. */
+  static const char *const io[] = {
+      "{\"values\": [[1, 2, 0, 8, 4, \"cuda:0\"], 3, [5, 6, 0, 2, 2]], "
+      "\"types\": [\"Tensor(float)\", \"Int\", \"Tensor(half)\"]}",
+      /* Lists of tensors, nested; the 9th level and below is not read. */
+      "{\"values\": [[[1, 2, 0, 8, 4, \"c\"], [[3, 4, 0, 1, 1]]], "
+      "[[[[[[[[[[9, 9, 9, 9, 9]]]]]]]]]], [[[[[[[[8, 8, 8, 8, 8]]]]]]]]], "
+      "\"types\": [\"GenericList[Tensor(float)]\", \"Tensor\", "
+      "\"Tensor\"]}",
+      /* Not tuples: 4 or 7 items, a real, a string among the first five. */
+      "{\"values\": [[1, 2, 3, 4], [1, 2, 3, 4, 5, 6, 7], [1, 2.0, 3, 4, 5],"
+      " [1, \"2\", 3, 4, 5], [1, 2, 3, 4, 5, 6.5]], \"types\": [\"Tensor\","
+      " \"Tensor\", \"Tensor\", \"Tensor\", \"Tensor\"]}",
+      /* Types shorter than values, not strings, absent, or not a list. */
+      "{\"values\": [[1, 2, 0, 8, 4], [3, 4, 0, 8, 4]], \"types\": "
+      "[\"Tensor\"]}",
+      "{\"values\": [[1, 2, 0, 8, 4], [3, 4, 0, 8, 4]], \"types\": [1, "
+      "[\"Tensor\"]]}",
+      "{\"values\": [[1, 2, 0, 8, 4]]}",
+      "{\"values\": [[1, 2, 0, 8, 4]], \"types\": \"Tensor\"}",
+      "{\"types\": [\"Tensor\"], \"values\": [[-1, -2, 0, -8, 4]], "
+      "\"values\": [[5, 5, 5, 5, 5]]}",
+      "{\"values\": [], \"types\": []}",
+      NULL,
+  };
+  for (size_t i = 0; io[i]; i++)
+    if (!tensors_same(io[i]))
+      fail_msg("declined %s", io[i]);
+  assert_true(tensors_same(io[0]));
+  assert_int_equal(got_n, 2); /* the first and the third input */
+  assert_int_equal(got_t[1][0], 5);
+  assert_true(tensors_same(io[1]));
+  assert_int_equal(got_n, 3); /* 1, 3 and the 8 at depth 8; not the 9 */
+  assert_int_equal(got_t[2][0], 8);
+  /* Seeded mutations of a real IO block: whatever pts_repr takes prints
+   * as the tree path prints it. */
+  static const char alphabet[] = "\"'\\{}[],: 09-.eEtrufalsn\x7f+";
+  const char *base = "{\"values\": [[426, 435, 0, 53120, 4, \"cuda:1\"], "
+                     "[-1], 0.5, true, null, \"it's\"], \"shapes\": "
+                     "[[53120], [[]], [], [], [], []], \"types\": "
+                     "[\"Tensor(float)\", \"GenericList[Int]\", \"Double\", "
+                     "\"Bool\", \"None\", \"String\"]}";
+  size_t blen = strlen(base);
+  char text[1024];
+  long taken = 0;
+  for (int trial = 0; trial < 20000; trial++) {
+    memcpy(text, base, blen);
+    size_t len = blen;
+    size_t at = (size_t)(next_rand() % len);
+    char ch = alphabet[next_rand() % (sizeof alphabet - 1)];
+    switch (next_rand() % 3) {
+    case 0:
+      text[at] = ch;
+      break;
+    case 1:
+      memmove(text + at + 1, text + at, len - at);
+      text[at] = ch;
+      len++;
+      break;
+    default:
+      memmove(text + at, text + at + 1, len - at - 1);
+      len--;
+      break;
+    }
+    taken += repr_same(text, len);
+  }
+  print_message("repr mutations: %ld taken\n", taken);
+  assert_true(taken > 1000 && taken < 20000);
+  ptv_parser_free(&P);
+}
+
 /* ------------------------------------------------------- the stream */
 
 typedef struct {
@@ -458,6 +648,25 @@ static void test_same_output(void **state) {
         "{\"id\": 6, \"name\": \"aten::mul \\u00e9\", \"ctrl_deps\": 4, "
         "\"attrs\": [{\"name\": \"op_schema\", \"value\": \"aten::mul(\\\"x\\\")"
         "\"}, {\"name\": \"rf_id\", \"value\": 12}]},\n"
+        "{\"id\": 11, \"name\": \"aten::mul\", \"ctrl_deps\": 4, "
+        "\"inputs\": {\"values\": [[7, 8, 0, 4, 4, \"cuda:0\"], 0.5, -0, "
+        "12345678901234567890, 1e400, \"it's\", \"x\x7fy\", [[9, 9, 0, 2, 8], "
+        "[10, 9, 2, 2, 8]], {\"a\": [true, false, null]}], \"shapes\": [[4], "
+        "[], [], [], [], [], [], [[2], [2]], []], \"types\": "
+        "[\"Tensor(float)\", \"Double\", \"Int\", \"Int\", \"Double\", "
+        "\"String\", \"String\", \"GenericList[Tensor(float)]\", "
+        "\"Dict\"]}, \"outputs\": {\"values\": [[9, 9, 0, 2, 8]], "
+        "\"types\": [\"Tensor(float)\"]}, \"attrs\": [{\"name\": "
+        "\"op_schema\", \"value\": \"aten::mul(Tensor a) -> Tensor\"}, "
+        "{\"name\": \"tid\", \"value\": 2}, {\"name\": \"seq_id\", "
+        "\"value\": 5.5}, {\"name\": \"fw_parent\", \"value\": [1]}, "
+        "{\"name\": \"scope\", \"value\": true}], \"inter_thread_dep\": 5, "
+        "\"ts\": 1.25, \"inclusive_dur\": 0.0005},\n"
+        "{\"id\": 12, \"name\": \"aten::add_\", \"ctrl_deps\": 4, "
+        "\"inputs\": {\"values\": [[9, 9, 0, 2, 8]], \"types\": "
+        "[\"Tensor(float)\"]}, \"attrs\": [{\"name\": \"op_schema\", "
+        "\"value\": \"aten::add_(Tensor a) -> Tensor\"}, {\"name\": "
+        "\"tid\", \"value\": 1}]},\n"
         "{\"id\": 4, \"name\": \"## forward ##\", \"ctrl_deps\": 1, \"ts\": 10,"
         " \"inclusive_dur\": 5.5, \"attrs\": [{\"name\": \"op_schema\", "
         "\"value\": \"\"}, {\"name\": \"rf_id\", \"value\": 3}]},\n"
@@ -486,6 +695,13 @@ static void test_same_output(void **state) {
   same_both_ways("odd", in, NULL);
   TU_NEED_SHARED(resnet, "traces/param/resnet_2gpu_et.json.gz");
   same_both_ways("resnet", resnet, NULL);
+  /* Plain, so that pass 2 reads the 3,690 deferred nodes back by offset
+   * (the fast path's second half). */
+  char cmd0[8600];
+  snprintf(cmd0, sizeof cmd0, "gzip -dc '%s' > '%s/resnet.json'", resnet, tmp);
+  assert_int_equal(system(cmd0), 0);
+  snprintf(in, sizeof in, "%s/resnet.json", tmp);
+  same_both_ways("resnet_plain", in, NULL);
   free(resnet);
   TU_NEED_SHARED(linear, "traces/param/linear_et.json.gz");
   same_both_ways("linear", linear, NULL);
@@ -510,7 +726,8 @@ static void test_same_output(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fields),    cmocka_unit_test(test_declines),
-      cmocka_unit_test(test_mutations), cmocka_unit_test(test_stream_handoff),
+      cmocka_unit_test(test_mutations), cmocka_unit_test(test_repr_tensors),
+      cmocka_unit_test(test_stream_handoff),
       cmocka_unit_test(test_same_output),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
