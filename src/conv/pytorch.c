@@ -803,14 +803,6 @@ static int on_host_node2(void *user, const ptv_t *n, uint64_t index,
   return 0;
 }
 
-/* Pass 2's scratch for the fast path, reused from node to node. */
-typedef struct fast2 {
-  ptr_buf_t text; /* the six repr texts */
-  uint64_t *keys; /* tensor keys */
-  size_t n_keys, cap_keys;
-  uint64_t bytes; /* of the tensors collected so far */
-} fast2_t;
-
 static int collect_tensor(void *ctx, const int64_t t[5]) {
   fast2_t *f = ctx;
   if (t[3] > 0 && t[4] > 0)
@@ -825,19 +817,24 @@ static int collect_tensor(void *ctx, const int64_t t[5]) {
 
 /*
  * Pass 2's fast path: a deferred node that is converted, from its bytes
- * buf[0..len) (buf[len] a NUL; buf is not changed).  The scanner reads its
+ * buf[0..len) (len 0: as long as the element at buf is, its length then
+ * going to *used_out; the bytes end in a NUL; buf is not changed).  The scanner reads its
  * attributes, and its repr texts and tensors are made from the text of its
  * inputs and outputs, as the tree path makes them from the parsed values.
  * PTJ_SLOW, before anything is changed, when the tree path must take it
  * (communication records, anything the scanner declines, an id that is not
  * the one read in pass 1); ETSIM_ENOMEM.
  */
-static int host_node2_fast(ptc_t *c, fast2_t *f, const char *buf, size_t len,
-                           uint32_t index) {
+static int host_node2_fast(ptc_t *c, const char *buf, size_t len,
+                           size_t *used_out, uint32_t index) {
+  fast2_t *f = &c->f2;
   pts_node_t n;
   size_t used = 0;
-  if (pts_host_node(buf, &n, &used) || used != len || pts_view_ok(&n))
+  if (pts_host_node(buf, &n, &used) || (len && used != len) ||
+      pts_view_ok(&n) || index >= c->n_nodes)
     return PTJ_SLOW;
+  if (used_out)
+    *used_out = used;
   ptc_node_t *h = &c->nodes[index];
   if ((uint64_t)n.id.u.i != h->id || (h->flags & (PTC_F_COMM | PTC_F_PGINIT)))
     return PTJ_SLOW;
@@ -879,6 +876,22 @@ static int host_node2_fast(ptc_t *c, fast2_t *f, const char *buf, size_t len,
                  have & PTS_DUR ? &n.dur : NULL,
                  have & PTS_ITD ? &n.itd : NULL, &v, "", &io);
   return rc ? ETSIM_ENOMEM : 0;
+}
+
+/* Pass 2 on a re-stream (gzip input): host_node2_fast as the stream's
+ * fast path, for the wanted elements (the element index is the node's). */
+static int on_host_fast2(void *user, const char *s, size_t avail,
+                         uint64_t index, uint64_t offset, size_t *used,
+                         etsim_error_t *err) {
+  ptc_t *c = user;
+  (void)avail;
+  (void)offset;
+  if (index >= c->n_nodes)
+    return PTJ_SLOW;
+  int rc = host_node2_fast(c, s, 0, used, (uint32_t)index);
+  if (rc == ETSIM_ENOMEM)
+    return etsim_error_set(err, rc, "out of memory");
+  return rc;
 }
 
 static int on_host_member(void *user, const char *key, const ptv_t *v,
@@ -1043,6 +1056,8 @@ void ptc_free(ptc_t *c) {
   etsim_intern_free(&c->names);
   etsim_arena_free(&c->arena);
   ptr_free(&c->tmp);
+  ptr_free(&c->f2.text);
+  etsim_free(c->f2.keys);
   ptk_free(c);
 }
 
@@ -1066,8 +1081,7 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
                            strerror(errno));
   ptv_parser_t pp;
   ptv_parser_init(&pp);
-  fast2_t f2;
-  memset(&f2, 0, sizeof f2);
+
   char *buf = NULL;
   size_t cap = 0;
   int rc = 0;
@@ -1105,7 +1119,7 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
       char saved = s[d->len];
       s[d->len] = '\0'; /* the element alone, NUL-terminated */
       rc = ptc_no_fast ? PTJ_SLOW
-                       : host_node2_fast(c, &f2, s, d->len, d->node);
+                       : host_node2_fast(c, s, d->len, NULL, d->node);
       if (rc == PTJ_SLOW) {
         ptv_t v;
         size_t epos;
@@ -1127,8 +1141,6 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
   }
   etsim_free(buf);
   ptv_parser_free(&pp);
-  ptr_free(&f2.text);
-  etsim_free(f2.keys);
   close(fd);
   return rc;
 }
@@ -1168,8 +1180,9 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
     rc = reread_plain(c, err); /* only the wanted bytes */
   } else if (n_want) {
     ptj_want_t w = {want, c->n_nodes};
-    rc = ptj_stream(c->host_path, "nodes", NULL, on_host_node2, c, &w, NULL,
-                    NULL, err);
+    rc = ptj_stream_ex(c->host_path, "nodes", NULL, on_host_node2,
+                       ptc_no_fast ? NULL : on_host_fast2, c, &w, NULL, NULL,
+                       err);
   }
   etsim_free(want);
   if (rc)

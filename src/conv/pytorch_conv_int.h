@@ -82,6 +82,14 @@ typedef struct ptc_sync {
   int64_t ts_ns;
 } ptc_sync_t;
 
+/* Pass 2's scratch for its fast path, reused from node to node. */
+typedef struct fast2 {
+  ptr_buf_t text; /* the six repr texts */
+  uint64_t *keys; /* tensor keys */
+  size_t n_keys, cap_keys;
+  uint64_t bytes; /* of the tensors collected so far */
+} fast2_t;
+
 typedef struct ptc {
   const char *host_path;
   uint64_t host_bytes;
@@ -109,6 +117,7 @@ typedef struct ptc {
   etsim_intern_t names;
   etsim_arena_t arena;
   ptr_buf_t tmp;
+  fast2_t f2;
 
   /* Operators read before their caller: where their text is, to read it
    * again (plain files) if they turn out converted. */

@@ -137,8 +137,9 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
                uint64_t *out_bytes, int *out_found, etsim_error_t *err);
 
 /*
- * Optional fast path for the elements of the big array (ptj_stream_ex):
- * called with the element's first byte at s, s[avail] readable and a NUL
+ * Optional fast path for the elements of the big array (ptj_stream_ex;
+ * with `want`, for the wanted ones only): called with the element's first
+ * byte at s, s[avail] readable and a NUL
  * (more of the file may follow beyond it).  Returns 0 with *used = the
  * element's length in bytes when it dealt with the element itself, or
  * PTJ_SLOW to have it delimited, parsed as a tree and passed to on_elem as

@@ -381,7 +381,9 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
           if ((rc = expect(r, &i, "{[\"-0123456789tfn", "a value", err)) < 0)
             return rc;
         }
-        if (on_fast && !want) {
+        int skip = want && (index >= want->n ||
+                            !(want->bits[index / 8] & (1u << (index % 8))));
+        if (on_fast && !skip) {
           size_t used = 0;
           if ((rc = rd_ahead(r, &i, err)))
             return rc;
@@ -398,8 +400,7 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
         size_t s = i, e;
         if ((rc = rd_value_end(r, &s, &e, err)))
           return rc;
-        if (want && (index >= want->n ||
-                     !(want->bits[index / 8] & (1u << (index % 8))))) {
+        if (skip) {
           index++;
           i = e;
           continue;
