@@ -93,10 +93,13 @@ static int is_tensor_tuple(const ptv_t *v) {
   return 1;
 }
 
-static uint64_t tensor_key(const ptv_t *t) {
-  uint64_t tid = (uint64_t)ptv_i(ptv_at(t, 0));
-  uint64_t sid = (uint64_t)ptv_i(ptv_at(t, 1));
+static uint64_t tensor_key_ids(int64_t tensor_id, int64_t storage_id) {
+  uint64_t tid = (uint64_t)tensor_id, sid = (uint64_t)storage_id;
   return etsim_hash_u64(tid * 0x9e3779b97f4a7c15ULL ^ sid) | 1;
+}
+
+static uint64_t tensor_key(const ptv_t *t) {
+  return tensor_key_ids(ptv_i(ptv_at(t, 0)), ptv_i(ptv_at(t, 1)));
 }
 
 /* Walk a Tensor-typed value: add bytes and push tensor keys. */
@@ -454,21 +457,69 @@ static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
   return 0;
 }
 
-static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
-                     const nodeview_t *v, const char *name);
+/* A converted node's IO as pass 2's fast path prepares it from the text:
+ * the six repr texts (inputs values, shapes, types, then outputs) at
+ * text->data + off[k], and the tensor keys, the n_in of the inputs first. */
+typedef struct ext_io {
+  const ptr_buf_t *text;
+  size_t off[6], len[6];
+  const uint64_t *keys;
+  size_t n_in, n_keys;
+  uint64_t in_bytes; /* bytes of the input tensors */
+} ext_io_t;
 
-static int on_host_node(void *user, const ptv_t *n, uint64_t index,
-                        const ptj_loc_t *loc, etsim_error_t *err) {
-  ptc_t *c = user;
-  nodeview_t v;
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
+                     const ptv_t *hdur, const ptv_t *itd, const nodeview_t *v,
+                     const char *name, const ext_io_t *pre);
+
+int ptc_no_fast = 0;
+
+/* What pass 1 decides a node by, from its tree or from the fast scan. */
+typedef struct hostfacts {
   uint64_t id;
-  const char *name;
-  const ptv_t *jpar;
-  int rc0 = node_view(c, n, index, loc, &v, &id, &name, &jpar, err);
-  if (rc0)
-    return rc0;
-  if (v.legacy)
-    c->n_legacy++;
+  const char *name;    /* NUL-terminated */
+  int has_parent;      /* ctrl_deps / parent is an integer */
+  uint64_t parent;
+  int64_t rf_id;
+  int has_schema;      /* op_schema is a non-empty string */
+  int triton;          /* kernel_backend is "triton" */
+  int timed;           /* ts and inclusive_dur are numbers */
+} hostfacts_t;
+
+/*
+ * Record a host node (pass 1).  `n` and `v` are its tree and view; with
+ * n NULL (the fast path) the node has no `cat` and is not legacy, and
+ * PTJ_SLOW is returned, before anything is changed, when the node needs
+ * its tree after all (a converted operator whose caller is known, the
+ * process-group record) or repeats an id (the tree path reports it).
+ */
+static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
+                       const nodeview_t *v, uint64_t index,
+                       const ptj_loc_t *loc, etsim_error_t *err) {
+  uint64_t id = f->id;
+  const char *name = f->name;
+  int has_parent = f->has_parent && f->parent != id;
+  int rpc = strcmp(name, "record_param_comms") == 0;
+  int nccl = starts_with(name, "nccl:");
+  int pginit = strstr(name, "process_group:init") != NULL;
+  int oplike = rpc || nccl || f->triton ||
+               (f->has_schema && !starts_with(name, "c10d::"));
+  /* Is it under an operator?  Known when the caller was already seen. */
+  int known = 0, inside = 0;
+  if (!has_parent) {
+    known = 1;
+  } else {
+    uint32_t pi;
+    if (ptc_find(c, f->parent, &pi) && (c->nodes[pi].flags & PTC_F_KNOWN)) {
+      known = 1;
+      inside = (c->nodes[pi].flags & (PTC_F_OPLIKE | PTC_F_INSIDE)) != 0;
+    }
+  }
+  if (!n) {
+    uint32_t old;
+    if (pginit || (oplike && known && !inside) || ptc_find(c, id, &old))
+      return PTJ_SLOW;
+  }
 
   /* The record. */
   if (etsim_grow((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1,
@@ -486,30 +537,24 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   memset(h, 0, sizeof *h);
   h->id = id;
   h->ext = UINT32_MAX;
-  if (jpar && ptv_is_int(jpar)) {
-    h->parent = (uint64_t)ptv_i(jpar);
-    if (h->parent != id)
+  if (f->has_parent) {
+    h->parent = f->parent;
+    if (has_parent)
       h->flags |= PTC_F_HAS_PARENT;
   }
   int rc = intern(c, name, &h->name);
   if (rc)
     return etsim_error_set(err, rc, "out of memory");
-  h->rf_id = jint(attr_get(&v, A_RF_ID), -1);
-
-  const ptv_t *os = attr_get(&v, A_OP_SCHEMA);
-  const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
-  const ptv_t *kb = attr_get(&v, A_KERNEL_BACKEND);
-  int triton = ptv_is_str(kb) && strcmp(ptv_str(kb), "triton") == 0;
+  h->rf_id = f->rf_id;
   /* Times written by chakra_trace_link (ET+), used when Kineto is absent. */
-  const ptv_t *hts = ptv_get(n, "ts");
-  const ptv_t *hdur = ptv_get(n, "inclusive_dur");
-  int timed = ptv_is_num(hts) && ptv_is_num(hdur);
-  if (timed)
+  if (f->timed)
     h->flags |= PTC_F_TIMED;
 
   /* A GPU node added by chakra_trace_link (ET+): a kernel of its caller. */
-  const ptv_t *cat = ptv_get(n, "cat");
+  const ptv_t *cat = n ? ptv_get(n, "cat") : NULL;
   if (ptv_is_str(cat)) {
+    const ptv_t *hts = ptv_get(n, "ts");
+    const ptv_t *hdur = ptv_get(n, "inclusive_dur");
     if (etsim_grow((void **)&c->evs, &c->cap_evs, c->n_evs + 1, sizeof *c->evs))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     ptk_ev_t *g = &c->evs[c->n_evs++];
@@ -528,34 +573,18 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
     return 0;
   }
 
-  int rpc = strcmp(name, "record_param_comms") == 0;
-  int nccl = starts_with(name, "nccl:");
-  if (strstr(name, "process_group:init"))
+  if (pginit)
     h->flags |= PTC_F_PGINIT;
   if (starts_with(name, "ProfilerStep#"))
     c->host_profiler_steps++;
-  if (rpc || nccl || triton || (op_schema[0] && !starts_with(name, "c10d::")))
+  if (oplike)
     h->flags |= PTC_F_OPLIKE;
   if (rpc || nccl)
     h->flags |= PTC_F_COMM;
-
-  /* Is it under an operator?  Known when the caller was already seen. */
-  int known = 0, inside = 0;
-  if (!(h->flags & PTC_F_HAS_PARENT)) {
-    known = 1;
-  } else {
-    uint32_t pi;
-    if (ptc_find(c, h->parent, &pi) &&
-        (c->nodes[pi].flags & PTC_F_KNOWN)) {
-      known = 1;
-      const ptc_node_t *p = &c->nodes[pi];
-      inside = (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE)) != 0;
-    }
-  }
   if (known)
     h->flags |= PTC_F_KNOWN | (inside ? PTC_F_INSIDE : 0);
   if (h->flags & PTC_F_PGINIT) {
-    rc = parse_pg_init(c, v.in_values, loc, id, err);
+    rc = parse_pg_init(c, v->in_values, loc, id, err);
     if (rc)
       return rc;
   }
@@ -576,19 +605,109 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
   }
   if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside))
     return 0;
-  if ((rc = build_ext(c, h, n, &v, name)))
+  if ((rc = build_ext(c, h, ptv_get(n, "ts"), ptv_get(n, "inclusive_dur"),
+                      ptv_get(n, "inter_thread_dep"), v, name, NULL)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
 
-/* Keep what the output needs of a converted node. */
-static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
-                     const nodeview_t *v, const char *name) {
+static int on_host_node(void *user, const ptv_t *n, uint64_t index,
+                        const ptj_loc_t *loc, etsim_error_t *err) {
+  ptc_t *c = user;
+  nodeview_t v;
+  hostfacts_t f;
+  const ptv_t *jpar;
+  int rc = node_view(c, n, index, loc, &v, &f.id, &f.name, &jpar, err);
+  if (rc)
+    return rc;
+  if (v.legacy)
+    c->n_legacy++;
+  f.has_parent = jpar && ptv_is_int(jpar);
+  f.parent = f.has_parent ? (uint64_t)ptv_i(jpar) : 0;
+  f.rf_id = jint(attr_get(&v, A_RF_ID), -1);
+  const ptv_t *os = attr_get(&v, A_OP_SCHEMA);
+  f.has_schema = ptv_is_str(os) && ptv_str(os)[0];
+  const ptv_t *kb = attr_get(&v, A_KERNEL_BACKEND);
+  f.triton = ptv_is_str(kb) && strcmp(ptv_str(kb), "triton") == 0;
+  f.timed = ptv_is_num(ptv_get(n, "ts")) && ptv_is_num(ptv_get(n, "inclusive_dur"));
+  return host_record(c, &f, n, &v, index, loc, err);
+}
+
+/* 0 when a scanned node passes node_view's checks and has neither the
+ * 1.0.1 layout nor a `cat` (an ET+ GPU node), else PTJ_SLOW. */
+static int pts_view_ok(const pts_node_t *n) {
+  uint32_t h = n->have;
+  if (!(h & PTS_ID) || n->id.t != PTV_INT || n->id.u.i < 0 ||
+      !(h & PTS_NAME) || n->name.t != PTV_STR)
+    return PTJ_SLOW;
+  if (!(h & PTS_CTRL_DEPS) && (h & PTS_PARENT))
+    return PTJ_SLOW; /* the 1.0.1 layout */
+  if ((h & PTS_CTRL_DEPS) && n->ctrl_deps.t != PTV_INT &&
+      n->ctrl_deps.t != PTV_NULL)
+    return PTJ_SLOW;
+  if (((h & PTS_INPUTS) && n->inputs.t != PTV_OBJ) ||
+      ((h & PTS_ATTRS) && n->attrs.t != PTV_ARR) ||
+      ((h & PTS_IN_VALUES) && n->in_values.t != PTV_ARR) ||
+      ((h & PTS_IN_TYPES) && n->in_types.t != PTV_ARR) ||
+      ((h & PTS_OUT_VALUES) && n->out_values.t != PTV_ARR) ||
+      ((h & PTS_OUT_TYPES) && n->out_types.t != PTV_ARR))
+    return PTJ_SLOW;
+  if ((h & PTS_CAT) && n->cat.t == PTV_STR)
+    return PTJ_SLOW; /* an ET+ GPU node */
+  return 0;
+}
+
+/* jint of a scanned scalar (pts_node_t fields are never composites with
+ * items, so this is jint's answer for the tree too). */
+static int64_t pts_jint(uint32_t have, uint32_t bit, const ptv_t *v,
+                        int64_t dflt) {
+  return have & bit ? jint(v, dflt) : dflt;
+}
+
+/* Pass 1's fast path (see ptj_fast_fn): the node read by pts_host_node
+ * and checked as node_view checks it; anything node_view would refuse,
+ * and the rare nodes that need their tree, go to the tree path. */
+static int on_host_fast(void *user, const char *s, size_t avail,
+                        uint64_t index, uint64_t offset, size_t *used,
+                        etsim_error_t *err) {
+  ptc_t *c = user;
+  (void)avail;
+  pts_node_t n;
+  if (pts_host_node(s, &n, used))
+    return PTJ_SLOW;
+  if (pts_view_ok(&n))
+    return PTJ_SLOW;
+  uint32_t h = n.have;
+  char name[256];
+  if (n.name.n >= sizeof name || memchr(n.name.u.s, '\0', n.name.n))
+    return PTJ_SLOW;
+  memcpy(name, n.name.u.s, n.name.n);
+  name[n.name.n] = '\0';
+  hostfacts_t f;
+  f.id = (uint64_t)n.id.u.i;
+  f.name = name;
+  f.has_parent = (h & PTS_CTRL_DEPS) && n.ctrl_deps.t == PTV_INT;
+  f.parent = f.has_parent ? (uint64_t)n.ctrl_deps.u.i : 0;
+  f.rf_id = pts_jint(h, PTS_RF_ID, &n.rf_id, -1);
+  f.has_schema = (h & PTS_OP_SCHEMA) && n.op_schema.t == PTV_STR &&
+                 n.op_schema.n > 0;
+  f.triton = (h & PTS_KERNEL_BACKEND) && n.kernel_backend.t == PTV_STR &&
+             n.kernel_backend.n == 6 &&
+             memcmp(n.kernel_backend.u.s, "triton", 6) == 0;
+  f.timed = (h & PTS_TS) && (h & PTS_DUR) && ptv_is_num(&n.ts) &&
+            ptv_is_num(&n.dur);
+  ptj_loc_t loc = {0, 0, offset, *used};
+  return host_record(c, &f, NULL, NULL, index, &loc, err);
+}
+
+/* Keep what the output needs of a converted node: hts, hdur and itd are
+ * its ts, inclusive_dur and inter_thread_dep (NULL when absent).  Strings
+ * are read by their length (n), so scanned ones need no terminator. */
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
+                     const ptv_t *hdur, const ptv_t *itd, const nodeview_t *v,
+                     const char *name, const ext_io_t *pre) {
   etsim_error_t *err = NULL;
   const ptv_t *os = attr_get(v, A_OP_SCHEMA);
-  const char *op_schema = ptv_is_str(os) ? ptv_str(os) : "";
-  const ptv_t *hts = ptv_get(n, "ts");
-  const ptv_t *hdur = ptv_get(n, "inclusive_dur");
   int timed = ptv_is_num(hts) && ptv_is_num(hdur);
   if (etsim_grow((void **)&c->exts, &c->cap_exts, c->n_exts + 1,
                  sizeof *c->exts))
@@ -601,31 +720,57 @@ static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *n,
   e->scope = jint(attr_get(v, A_SCOPE), 0);
   e->tid = jint(attr_get(v, A_TID), 0);
   e->fw_tid = jint(attr_get(v, A_FW_TID), 0);
-  e->itd = jint(ptv_get(n, "inter_thread_dep"), -1);
+  e->itd = jint(itd, -1);
   if (timed) {
     e->ts_ns = ptc_us_to_ns(hts);
     e->dur_ns = ptc_us_to_ns(hdur);
   }
-  e->op_schema = arena_str(c, op_schema);
-  e->in_values = arena_repr(c, v->in_values);
-  e->in_shapes = arena_repr(c, v->in_shapes);
-  e->in_types = arena_repr(c, v->in_types);
-  e->out_values = arena_repr(c, v->out_values);
-  e->out_shapes = arena_repr(c, v->out_shapes);
-  e->out_types = arena_repr(c, v->out_types);
+  e->op_schema = ptv_is_str(os)
+                     ? etsim_arena_strndup(&c->arena, os->u.s, os->n)
+                     : arena_str(c, "");
+  if (pre) {
+    const char **dst[6] = {&e->in_values,  &e->in_shapes,  &e->in_types,
+                           &e->out_values, &e->out_shapes, &e->out_types};
+    for (int k = 0; k < 6; k++)
+      *dst[k] = etsim_arena_strndup(&c->arena, pre->text->data + pre->off[k],
+                                    pre->len[k]);
+  } else {
+    e->in_values = arena_repr(c, v->in_values);
+    e->in_shapes = arena_repr(c, v->in_shapes);
+    e->in_types = arena_repr(c, v->in_types);
+    e->out_values = arena_repr(c, v->out_values);
+    e->out_shapes = arena_repr(c, v->out_shapes);
+    e->out_types = arena_repr(c, v->out_types);
+  }
   if (!e->op_schema || !e->in_values || !e->in_shapes || !e->in_types ||
       !e->out_values || !e->out_shapes || !e->out_types)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   e->backend_id = -1;
   e->tin_off = (uint32_t)c->n_tkeys;
   uint64_t in_bytes = 0, out_bytes = 0;
-  if (io_tensors(c, v->in_values, v->in_types, &in_bytes))
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  e->tin_n = (uint32_t)(c->n_tkeys - e->tin_off);
-  e->tout_off = (uint32_t)c->n_tkeys;
-  if (io_tensors(c, v->out_values, v->out_types, &out_bytes))
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  e->tout_n = (uint32_t)(c->n_tkeys - e->tout_off);
+  if (pre) {
+    if (c->n_tkeys + pre->n_keys > c->cap_tkeys &&
+        etsim_grow((void **)&c->tkeys, &c->cap_tkeys,
+                   c->n_tkeys + pre->n_keys, sizeof *c->tkeys))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    if (pre->n_keys)
+      memcpy(c->tkeys + c->n_tkeys, pre->keys,
+             pre->n_keys * sizeof *c->tkeys);
+    c->n_tkeys += pre->n_in;
+    e->tin_n = (uint32_t)pre->n_in;
+    e->tout_off = (uint32_t)c->n_tkeys;
+    c->n_tkeys += pre->n_keys - pre->n_in;
+    e->tout_n = (uint32_t)(pre->n_keys - pre->n_in);
+    in_bytes = pre->in_bytes;
+  } else {
+    if (io_tensors(c, v->in_values, v->in_types, &in_bytes))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    e->tin_n = (uint32_t)(c->n_tkeys - e->tin_off);
+    e->tout_off = (uint32_t)c->n_tkeys;
+    if (io_tensors(c, v->out_values, v->out_types, &out_bytes))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    e->tout_n = (uint32_t)(c->n_tkeys - e->tout_off);
+  }
   e->comm_bytes = in_bytes;
   if (h->flags & PTC_F_COMM) {
     if (comm_facts(c, e, v, name))
@@ -651,12 +796,103 @@ static int on_host_node2(void *user, const ptv_t *n, uint64_t index,
                            "%s:%" PRIu64 ":%" PRIu64 ": node id %" PRIu64
                            ": the file changed while it was being read",
                            c->host_path, loc->line, loc->col, id);
-  if ((rc = build_ext(c, &c->nodes[index], n, &v, name)))
+  if ((rc = build_ext(c, &c->nodes[index], ptv_get(n, "ts"),
+                      ptv_get(n, "inclusive_dur"),
+                      ptv_get(n, "inter_thread_dep"), &v, name, NULL)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
 
+static int collect_tensor(void *ctx, const int64_t t[5]) {
+  fast2_t *f = ctx;
+  if (t[3] > 0 && t[4] > 0)
+    f->bytes += (uint64_t)t[3] * (uint64_t)t[4];
+  if (f->n_keys + 1 > f->cap_keys &&
+      etsim_grow((void **)&f->keys, &f->cap_keys, f->n_keys + 1,
+                 sizeof *f->keys))
+    return ETSIM_ENOMEM;
+  f->keys[f->n_keys++] = tensor_key_ids(t[0], t[1]);
+  return 0;
+}
 
+/*
+ * Pass 2's fast path: a deferred node that is converted, from its bytes
+ * buf[0..len) (len 0: as long as the element at buf is, its length then
+ * going to *used_out; the bytes end in a NUL; buf is not changed).  The scanner reads its
+ * attributes, and its repr texts and tensors are made from the text of its
+ * inputs and outputs, as the tree path makes them from the parsed values.
+ * PTJ_SLOW, before anything is changed, when the tree path must take it
+ * (communication records, anything the scanner declines, an id that is not
+ * the one read in pass 1); ETSIM_ENOMEM.
+ */
+static int host_node2_fast(ptc_t *c, const char *buf, size_t len,
+                           size_t *used_out, uint32_t index) {
+  fast2_t *f = &c->f2;
+  pts_node_t n;
+  size_t used = 0;
+  if (pts_host_node(buf, &n, &used) || (len && used != len) ||
+      pts_view_ok(&n) || index >= c->n_nodes)
+    return PTJ_SLOW;
+  if (used_out)
+    *used_out = used;
+  ptc_node_t *h = &c->nodes[index];
+  if ((uint64_t)n.id.u.i != h->id || (h->flags & (PTC_F_COMM | PTC_F_PGINIT)))
+    return PTJ_SLOW;
+  uint32_t have = n.have;
+  nodeview_t v;
+  memset(&v, 0, sizeof v);
+  v.a[A_FW_PARENT] = have & PTS_FW_PARENT ? &n.fw_parent : NULL;
+  v.a[A_SEQ_ID] = have & PTS_SEQ_ID ? &n.seq_id : NULL;
+  v.a[A_SCOPE] = have & PTS_SCOPE ? &n.scope : NULL;
+  v.a[A_TID] = have & PTS_TID ? &n.tid : NULL;
+  v.a[A_FW_TID] = have & PTS_FW_TID ? &n.fw_tid : NULL;
+  v.a[A_OP_SCHEMA] = have & PTS_OP_SCHEMA ? &n.op_schema : NULL;
+  ext_io_t io;
+  ptr_reset(&f->text);
+  for (int k = 0; k < 6; k++) {
+    const char *at = n.io_at[k / 3][k % 3];
+    io.off[k] = f->text.len;
+    int rc = at ? pts_repr(&f->text, at, n.io_len[k / 3][k % 3])
+                : ptr_putn(&f->text, "[]", 2); /* absent, as arena_repr */
+    if (rc)
+      return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
+    io.len[k] = f->text.len - io.off[k];
+  }
+  f->n_keys = 0;
+  f->bytes = 0;
+  int rc = pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2],
+                       n.io_len[0][2], collect_tensor, f);
+  io.n_in = f->n_keys;
+  io.in_bytes = f->bytes;
+  if (!rc)
+    rc = pts_tensors(n.io_at[1][0], n.io_len[1][0], n.io_at[1][2],
+                     n.io_len[1][2], collect_tensor, f);
+  if (rc)
+    return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
+  io.text = &f->text;
+  io.keys = f->keys;
+  io.n_keys = f->n_keys;
+  rc = build_ext(c, h, have & PTS_TS ? &n.ts : NULL,
+                 have & PTS_DUR ? &n.dur : NULL,
+                 have & PTS_ITD ? &n.itd : NULL, &v, "", &io);
+  return rc ? ETSIM_ENOMEM : 0;
+}
+
+/* Pass 2 on a re-stream (gzip input): host_node2_fast as the stream's
+ * fast path, for the wanted elements (the element index is the node's). */
+static int on_host_fast2(void *user, const char *s, size_t avail,
+                         uint64_t index, uint64_t offset, size_t *used,
+                         etsim_error_t *err) {
+  ptc_t *c = user;
+  (void)avail;
+  (void)offset;
+  if (index >= c->n_nodes)
+    return PTJ_SLOW;
+  int rc = host_node2_fast(c, s, 0, used, (uint32_t)index);
+  if (rc == ETSIM_ENOMEM)
+    return etsim_error_set(err, rc, "out of memory");
+  return rc;
+}
 
 static int on_host_member(void *user, const char *key, const ptv_t *v,
                           const ptj_loc_t *loc, etsim_error_t *err) {
@@ -820,11 +1056,24 @@ void ptc_free(ptc_t *c) {
   etsim_intern_free(&c->names);
   etsim_arena_free(&c->arena);
   ptr_free(&c->tmp);
+  ptr_free(&c->f2.text);
+  etsim_free(c->f2.keys);
   ptk_free(c);
 }
 
+/* Pass 2 reads deferred nodes in windows of up to REREAD_WINDOW bytes:
+ * the converted ones lie a few nodes apart, so one pread covers many, and
+ * the unwanted bytes in a gap of up to REREAD_GAP are cheaper to copy than
+ * a system call. */
+enum { REREAD_WINDOW = 1 << 20, REREAD_GAP = 1 << 14 };
+
+static int wanted(const ptc_t *c, const struct ptc_defer *d) {
+  return (c->nodes[d->node].flags & PTC_F_EMIT) &&
+         c->nodes[d->node].ext == UINT32_MAX;
+}
+
 /* Pass 2 on a plain file: read back just the deferred nodes that are
- * converted, from the offsets noted in pass 1. */
+ * converted, from the offsets noted in pass 1 (in file order). */
 static int reread_plain(ptc_t *c, etsim_error_t *err) {
   int fd = open(c->host_path, O_RDONLY);
   if (fd < 0)
@@ -832,32 +1081,63 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
                            strerror(errno));
   ptv_parser_t pp;
   ptv_parser_init(&pp);
+
   char *buf = NULL;
   size_t cap = 0;
   int rc = 0;
-  for (size_t k = 0; k < c->n_defer && !rc; k++) {
-    const struct ptc_defer *d = &c->defer[k];
-    if (!(c->nodes[d->node].flags & PTC_F_EMIT) ||
-        c->nodes[d->node].ext != UINT32_MAX)
+  size_t k = 0;
+  while (k < c->n_defer && !rc) {
+    if (!wanted(c, &c->defer[k])) {
+      k++;
       continue;
-    if ((size_t)d->len + 1 > cap &&
-        etsim_grow((void **)&buf, &cap, (size_t)d->len + 1, 1)) {
+    }
+    /* The window: defers k .. k_end - 1, bytes [w_off, w_end). */
+    uint64_t w_off = c->defer[k].off;
+    uint64_t w_end = w_off + c->defer[k].len;
+    size_t k_end = k + 1;
+    for (; k_end < c->n_defer; k_end++) {
+      const struct ptc_defer *d = &c->defer[k_end];
+      if (!wanted(c, d))
+        continue;
+      if (d->off < w_end || d->off - w_end > REREAD_GAP ||
+          d->off + d->len - w_off > REREAD_WINDOW)
+        break;
+      w_end = d->off + d->len;
+    }
+    size_t w_len = (size_t)(w_end - w_off);
+    if (w_len + 1 > cap && etsim_grow((void **)&buf, &cap, w_len + 1, 1)) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       break;
     }
-    if ((rc = ptj_pread(c->host_path, fd, d->off, d->len, buf, err)))
+    if ((rc = ptj_pread(c->host_path, fd, w_off, w_len, buf, err)))
       break;
-    ptv_t v;
-    size_t epos;
-    const char *what;
-    if ((rc = ptv_parse(&pp, buf, d->len, &v, &epos, &what))) {
-      rc = etsim_error_set(err, rc == ETSIM_ENOMEM ? rc : ETSIM_EFORMAT,
-                           "%s: offset %llu: node changed since it was read",
-                           c->host_path, (unsigned long long)d->off);
-      break;
+    for (; k < k_end && !rc; k++) {
+      const struct ptc_defer *d = &c->defer[k];
+      if (!wanted(c, d))
+        continue;
+      char *s = buf + (d->off - w_off);
+      char saved = s[d->len];
+      s[d->len] = '\0'; /* the element alone, NUL-terminated */
+      rc = ptc_no_fast ? PTJ_SLOW
+                       : host_node2_fast(c, s, d->len, NULL, d->node);
+      if (rc == PTJ_SLOW) {
+        ptv_t v;
+        size_t epos;
+        const char *what;
+        if ((rc = ptv_parse(&pp, s, d->len, &v, &epos, &what))) {
+          rc = etsim_error_set(err, rc == ETSIM_ENOMEM ? rc : ETSIM_EFORMAT,
+                               "%s: offset %llu: node changed since it was "
+                               "read",
+                               c->host_path, (unsigned long long)d->off);
+        } else {
+          ptj_loc_t loc = {0, 0, d->off, d->len};
+          rc = on_host_node2(c, &v, d->node, &loc, err);
+        }
+      } else if (rc) {
+        rc = etsim_error_set(err, rc, "out of memory");
+      }
+      s[d->len] = saved;
     }
-    ptj_loc_t loc = {0, 0, d->off, d->len};
-    rc = on_host_node2(c, &v, d->node, &loc, err);
   }
   etsim_free(buf);
   ptv_parser_free(&pp);
@@ -868,8 +1148,9 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
 static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   int found = 0;
   uint64_t bytes = 0;
-  int rc = ptj_stream(c->host_path, "nodes", on_host_member, on_host_node, c,
-                      NULL, &bytes, &found, err);
+  int rc = ptj_stream_ex(c->host_path, "nodes", on_host_member, on_host_node,
+                         ptc_no_fast ? NULL : on_host_fast, c, NULL, &bytes,
+                         &found, err);
   if (rc)
     return rc;
   c->host_bytes = bytes;
@@ -899,8 +1180,9 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
     rc = reread_plain(c, err); /* only the wanted bytes */
   } else if (n_want) {
     ptj_want_t w = {want, c->n_nodes};
-    rc = ptj_stream(c->host_path, "nodes", NULL, on_host_node2, c, &w, NULL,
-                    NULL, err);
+    rc = ptj_stream_ex(c->host_path, "nodes", NULL, on_host_node2,
+                       ptc_no_fast ? NULL : on_host_fast2, c, &w, NULL, NULL,
+                       err);
   }
   etsim_free(want);
   if (rc)

@@ -82,6 +82,14 @@ typedef struct ptc_sync {
   int64_t ts_ns;
 } ptc_sync_t;
 
+/* Pass 2's scratch for its fast path, reused from node to node. */
+typedef struct fast2 {
+  ptr_buf_t text; /* the six repr texts */
+  uint64_t *keys; /* tensor keys */
+  size_t n_keys, cap_keys;
+  uint64_t bytes; /* of the tensors collected so far */
+} fast2_t;
+
 typedef struct ptc {
   const char *host_path;
   uint64_t host_bytes;
@@ -109,6 +117,7 @@ typedef struct ptc {
   etsim_intern_t names;
   etsim_arena_t arena;
   ptr_buf_t tmp;
+  fast2_t f2;
 
   /* Operators read before their caller: where their text is, to read it
    * again (plain files) if they turn out converted. */
@@ -156,6 +165,10 @@ static inline int ptc_find(const ptc_t *c, uint64_t id, uint32_t *idx) {
   }
   return etsim_u64map_get(&c->by_id, id, idx);
 }
+
+/* Tests only: 1 reads every host node as a tree (no pts_host_node fast
+ * path), to check that both paths convert a file to the same bytes. */
+extern int ptc_no_fast;
 
 int ptc_comm_kind(const char *name, int *coll);
 uint32_t ptc_top_op(ptc_t *c, uint32_t i);

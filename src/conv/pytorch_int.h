@@ -136,6 +136,29 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
                ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
                uint64_t *out_bytes, int *out_found, etsim_error_t *err);
 
+/*
+ * Optional fast path for the elements of the big array (ptj_stream_ex;
+ * with `want`, for the wanted ones only): called with the element's first
+ * byte at s, s[avail] readable and a NUL
+ * (more of the file may follow beyond it).  Returns 0 with *used = the
+ * element's length in bytes when it dealt with the element itself, or
+ * PTJ_SLOW to have it delimited, parsed as a tree and passed to on_elem as
+ * usual — for anything unusual or malformed (so every error message comes
+ * from the tree path), or an element that is not wholly in s.  It must not
+ * modify s, nor change any state before it is sure to return 0.  A
+ * negative return (with err set) stops the stream.  `offset` is the
+ * element's byte offset in the stream.
+ */
+enum { PTJ_SLOW = 1 };
+typedef int (*ptj_fast_fn)(void *user, const char *s, size_t avail,
+                           uint64_t index, uint64_t offset, size_t *used,
+                           etsim_error_t *err);
+int ptj_stream_ex(const char *path, const char *array_key,
+                  ptj_member_fn on_member, ptj_elem_fn on_elem,
+                  ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
+                  uint64_t *out_bytes, int *out_found, etsim_error_t *err);
+
+
 /* 1 when the file starts with the gzip magic, 0 otherwise (or unreadable). */
 int ptj_is_gzip(const char *path);
 /* Read bytes [off, off + len) of a plain file into buf (len + 1 bytes,
@@ -157,5 +180,86 @@ void ptr_free(ptr_buf_t *b);
 int ptr_repr(ptr_buf_t *b, const ptv_t *v);
 /* Append s as a JSON string literal. */
 int ptr_json_str(ptr_buf_t *b, const char *s);
+
+/*
+ * pts_*: a validating scanner that reads the few fields pass 1 needs of a
+ * host node straight from the bytes, without building a tree
+ * (pytorch_scan.c).  It accepts a subset of what ptv_parse accepts: strict
+ * RFC 8259 JSON with no backslash escape in any string and at most
+ * PTS_MAX_DEPTH levels of nesting; on anything else it declines (returns
+ * PTJ_SLOW) and the caller parses the element with ptv_parse, which then
+ * also gives the error message.  It relies on a NUL after the bytes (no
+ * JSON value contains one) instead of bounds checks.
+ *
+ * Fields are ptv_t values: scalars in full (a string points into the
+ * input, is NOT NUL-terminated, and n is its length), arrays and objects
+ * by type only (n = 0, no items).  `have` has a PTS_* bit per field found;
+ * each field is the first occurrence of its key, as ptv_get finds it.
+ */
+enum { PTS_MAX_DEPTH = 64 };
+enum {
+  PTS_ID = 1u << 0,
+  PTS_NAME = 1u << 1,
+  PTS_CTRL_DEPS = 1u << 2,
+  PTS_PARENT = 1u << 3,
+  PTS_INPUTS = 1u << 4,
+  PTS_OUTPUTS = 1u << 5,
+  PTS_ATTRS = 1u << 6,
+  PTS_TS = 1u << 7,
+  PTS_DUR = 1u << 8,    /* inclusive_dur */
+  PTS_CAT = 1u << 9,
+  PTS_IN_VALUES = 1u << 10, /* "values" of an "inputs" object */
+  PTS_IN_TYPES = 1u << 11,
+  PTS_OUT_VALUES = 1u << 12,
+  PTS_OUT_TYPES = 1u << 13,
+  /* attrs: the first {"name": N, "value": V} with that N and a value */
+  PTS_RF_ID = 1u << 14,
+  PTS_OP_SCHEMA = 1u << 15,
+  PTS_KERNEL_BACKEND = 1u << 16,
+  PTS_FW_PARENT = 1u << 17,
+  PTS_SEQ_ID = 1u << 18,
+  PTS_SCOPE = 1u << 19,
+  PTS_TID = 1u << 20,
+  PTS_FW_TID = 1u << 21,
+  PTS_ITD = 1u << 22, /* inter_thread_dep */
+};
+typedef struct pts_node {
+  uint32_t have; /* PTS_* */
+  ptv_t id, name, ctrl_deps, parent, inputs, outputs, attrs, ts, dur, cat;
+  ptv_t in_values, in_types, out_values, out_types;
+  ptv_t rf_id, op_schema, kernel_backend;
+  ptv_t fw_parent, seq_id, scope, tid, fw_tid, itd;
+  /* The text of the "inputs" and "outputs" values (when present), for the
+   * caller to parse as trees. */
+  const char *inputs_at, *outputs_at;
+  size_t inputs_len, outputs_len;
+  /* Inside an "inputs" ([0]) / "outputs" ([1]) object, the text of its
+   * "values", "shapes" and "types" ([0..2]); NULL when absent. */
+  const char *io_at[2][3];
+  size_t io_len[2][3];
+} pts_node_t;
+
+/* Scan one element at s: 0 with *out and *used (bytes of the element,
+ * a JSON object), or PTJ_SLOW (not an object, or declined). */
+int pts_host_node(const char *s, pts_node_t *out, size_t *used);
+
+/* Append to b the text ptr_repr prints for the value at text[0..len) once
+ * parsed (the value must fill the text; text[len] is not read).  0,
+ * PTJ_SLOW (declined: escapes, too deep, malformed) or ETSIM_ENOMEM; b may
+ * hold a partial text after a failure. */
+int pts_repr(ptr_buf_t *b, const char *text, size_t len);
+
+/*
+ * The tensors of an IO block from its text, as pytorch.c's io_tensors
+ * finds them in the trees: for item i of the values list whose type
+ * (item i of the types list) is a string containing "Tensor", every tensor
+ * tuple [id, storage, offset, numel, elem_bytes(, device)] in it, depth
+ * first, nested lists up to 8 deep.  fn is called with the five integers.
+ * values / types may be NULL (absent).  0, PTJ_SLOW (declined) or fn's
+ * non-zero return.
+ */
+typedef int (*pts_tensor_fn)(void *ctx, const int64_t t[5]);
+int pts_tensors(const char *values, size_t values_len, const char *types,
+                size_t types_len, pts_tensor_fn fn, void *ctx);
 
 #endif

@@ -302,9 +302,30 @@ static int expect(rd_t *r, size_t *i, const char *chars, const char *what,
   return 1;
 }
 
+/* Before the fast path looks at an element at buf[*i]: keep at least
+ * FAST_AHEAD bytes after it in the buffer (or all that is left of the
+ * file), so that only elements longer than that fall to the slow path for
+ * want of bytes. */
+enum { FAST_AHEAD = 1 << 16 };
+
+static int rd_ahead(rd_t *r, size_t *i, etsim_error_t *err) {
+  while (!r->eof && r->len - *i < FAST_AHEAD) {
+    size_t keep = *i;
+    if (r->t_off < r->base + keep) {
+      ptj_loc_t l;
+      rd_loc(r, r->base + keep, &l);
+    }
+    int n = rd_fill(r, keep, err);
+    *i -= keep;
+    if (n < 0)
+      return n;
+  }
+  return 0;
+}
+
 static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
-                       ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
-                       int *found, etsim_error_t *err) {
+                       ptj_elem_fn on_elem, ptj_fast_fn on_fast, void *user,
+                       const ptj_want_t *want, int *found, etsim_error_t *err) {
   size_t i = 0;
   int rc = rd_ws(r, &i, err);
   if (rc < 0)
@@ -360,11 +381,26 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
           if ((rc = expect(r, &i, "{[\"-0123456789tfn", "a value", err)) < 0)
             return rc;
         }
+        int skip = want && (index >= want->n ||
+                            !(want->bits[index / 8] & (1u << (index % 8))));
+        if (on_fast && !skip) {
+          size_t used = 0;
+          if ((rc = rd_ahead(r, &i, err)))
+            return rc;
+          rc = on_fast(user, r->buf + i, r->len - i, index, r->base + i, &used,
+                       err);
+          if (rc < 0)
+            return rc;
+          if (rc == 0) {
+            index++;
+            i += used;
+            continue;
+          }
+        }
         size_t s = i, e;
         if ((rc = rd_value_end(r, &s, &e, err)))
           return rc;
-        if (want && (index >= want->n ||
-                     !(want->bits[index / 8] & (1u << (index % 8))))) {
+        if (skip) {
           index++;
           i = e;
           continue;
@@ -413,6 +449,14 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
 int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
                ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
                uint64_t *out_bytes, int *out_found, etsim_error_t *err) {
+  return ptj_stream_ex(path, array_key, on_member, on_elem, NULL, user, want,
+                       out_bytes, out_found, err);
+}
+
+int ptj_stream_ex(const char *path, const char *array_key,
+                  ptj_member_fn on_member, ptj_elem_fn on_elem,
+                  ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
+                  uint64_t *out_bytes, int *out_found, etsim_error_t *err) {
   rd_t r;
   memset(&r, 0, sizeof r);
   r.path = path;
@@ -437,8 +481,8 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
     gzbuffer(r.gz, 1 << 17);
   }
   int found = 0;
-  int rc = stream_body(&r, array_key, on_member, on_elem, user, want, &found,
-                       err);
+  int rc = stream_body(&r, array_key, on_member, on_elem, on_fast, user, want,
+                       &found, err);
   if (out_bytes)
     *out_bytes = r.base + r.len;
   if (out_found)
