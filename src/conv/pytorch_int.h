@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /*
  * A parsed JSON value (one element of the big array, or one member).
@@ -50,6 +51,23 @@ typedef struct ptv {
   } u;
 } ptv_t;
 
+/* Set *out to the JSON number whose text starts at `text` and whose
+ * magnitude digits gave `v` (`overflow` when they did not fit): an integer
+ * when it has no fraction or exponent and fits int64, else a double.  The
+ * byte after the number must not continue it, so strtod stops where the
+ * caller's grammar did.  Shared by the tree parser and the scanner so both
+ * roads give the same value. */
+static inline void ptv_set_number(ptv_t *out, const char *text, int neg,
+                                  uint64_t v, int real, int overflow) {
+  if (!real && !overflow &&
+      (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= (uint64_t)INT64_MAX)) {
+    out->t = PTV_INT;
+    out->u.i = neg ? (int64_t)(0 - v) : (int64_t)v;
+  } else {
+    out->t = PTV_REAL;
+    out->u.d = strtod(text, NULL);
+  }
+}
 static inline int ptv_is_int(const ptv_t *v) { return v && v->t == PTV_INT; }
 static inline int ptv_is_num(const ptv_t *v) {
   return v && (v->t == PTV_INT || v->t == PTV_REAL);

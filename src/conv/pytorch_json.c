@@ -107,6 +107,18 @@ static void rd_loc(rd_t *r, uint64_t off, ptj_loc_t *loc) {
   loc->offset = off;
 }
 
+/* Drop the `keep` bytes before buf[keep] (they are consumed) and read more
+ * after what is left.  Line counting first catches up to the cut, since
+ * rd_loc can only count what is still in the buffer.  Returns rd_fill's
+ * result: bytes read, 0 at end of file, or < 0. */
+static int rd_slide(rd_t *r, size_t keep, etsim_error_t *err) {
+  if (r->t_off < r->base + keep) {
+    ptj_loc_t l;
+    rd_loc(r, r->base + keep, &l);
+  }
+  return rd_fill(r, keep, err);
+}
+
 static int fail_at(rd_t *r, uint64_t off, int code, const char *what,
                    etsim_error_t *err) {
   ptj_loc_t l;
@@ -128,11 +140,7 @@ static int rd_ws(rd_t *r, size_t *i, etsim_error_t *err) {
     }
     /* Everything before *i is consumed; keep nothing of it. */
     size_t keep = *i;
-    if (r->t_off < r->base + keep) {
-      ptj_loc_t l;
-      rd_loc(r, r->base + keep, &l);
-    }
-    int n = rd_fill(r, keep, err);
+    int n = rd_slide(r, keep, err);
     *i -= keep;
     if (n < 0)
       return n;
@@ -222,11 +230,7 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
     }
     /* Ran out of buffer inside the value: keep it from *start and read. */
     size_t keep = *start;
-    if (r->t_off < r->base + keep) {
-      ptj_loc_t l;
-      rd_loc(r, r->base + keep, &l);
-    }
-    int got = rd_fill(r, keep, err);
+    int got = rd_slide(r, keep, err);
     if (got < 0)
       return got;
     *start -= keep;
@@ -311,11 +315,7 @@ enum { FAST_AHEAD = 1 << 16 };
 static int rd_ahead(rd_t *r, size_t *i, etsim_error_t *err) {
   while (!r->eof && r->len - *i < FAST_AHEAD) {
     size_t keep = *i;
-    if (r->t_off < r->base + keep) {
-      ptj_loc_t l;
-      rd_loc(r, r->base + keep, &l);
-    }
-    int n = rd_fill(r, keep, err);
+    int n = rd_slide(r, keep, err);
     *i -= keep;
     if (n < 0)
       return n;

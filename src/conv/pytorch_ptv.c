@@ -240,16 +240,7 @@ static int number(pst_t *st, ptv_t *out) {
     while (s < end && *s >= '0' && *s <= '9')
       s++;
   }
-  if (!real && !overflow &&
-      (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= (uint64_t)INT64_MAX)) {
-    out->t = PTV_INT;
-    out->u.i = neg ? (int64_t)(0 - v) : (int64_t)v;
-  } else {
-    /* The byte after the number is a delimiter or the NUL after the
-     * buffer, so strtod stops where the grammar above did. */
-    out->t = PTV_REAL;
-    out->u.d = strtod(b, NULL);
-  }
+  ptv_set_number(out, b, neg, v, real, overflow);
   st->s = s;
   return 0;
 }

@@ -121,16 +121,7 @@ static const char *scan_num(const char *p, ptv_t *out) {
   if (!out)
     return p;
   out->n = 0;
-  if (!real && !overflow &&
-      (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= (uint64_t)INT64_MAX)) {
-    out->t = PTV_INT;
-    out->u.i = neg ? (int64_t)(0 - v) : (int64_t)v;
-  } else {
-    /* What follows the number is not part of one (the grammar above
-     * stopped there), so strtod stops at the same byte. */
-    out->t = PTV_REAL;
-    out->u.d = strtod(b, NULL);
-  }
+  ptv_set_number(out, b, neg, v, real, overflow);
   return p;
 }
 
