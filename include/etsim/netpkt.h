@@ -307,8 +307,9 @@ void etsim_netpkt_get_stats(const etsim_netpkt_t *n, etsim_netpkt_stats_t *s);
 typedef struct etsim_netpkt_port_stat {
   uint32_t peer;
   uint64_t rate_bps, tx_bytes, pauses_rx;
-  int64_t paused_ps;
+  int64_t paused_ps;     /* summed over priorities, up to the last event */
   uint64_t qbytes, qbytes_peak;
+  uint8_t paused_prios;  /* bit q: priority q is paused now */
 } etsim_netpkt_port_stat_t;
 int etsim_netpkt_port_stat(const etsim_netpkt_t *n, uint32_t node,
                            uint32_t ifindex, etsim_netpkt_port_stat_t *out);

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include "etsim/netpkt.h"
+#include "etsim/report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -31,6 +32,12 @@ static const char *usage =
     "  --ports PATH     per-port table: node ifindex peer rate_bps tx_bytes\n"
     "                   utilisation (until the last completion)\n"
     "                   pauses_received paused_us peak_queue_bytes\n"
+    "  --timeline PATH  Perfetto timeline (open in ui.perfetto.dev): each\n"
+    "                   message as a slice; with the packet level, every\n"
+    "                   port's tx Gb/s, queue KB and paused %% over time\n"
+    "                   and the first messages' sending rates\n"
+    "  --timeline-step NS  first sampling interval (default 1000 ns; it\n"
+    "                   doubles when a long run fills the sample budget)\n"
     "  --seed N         seed for ECN and loss draws (default 1)\n"
     "  --json           print the summary as JSON\n"
     "  --quiet          no summary\n"
@@ -72,11 +79,64 @@ static int open_out(out_t *o, const char *path, etsim_error_t *err) {
   return rc;
 }
 
+/* Write the timeline of a finished run: n message stats from `stat`
+ * (either level's etsim_*_msg_stat), the recorder's counters if any. */
+static int write_timeline(const char *path, const etsim_report_nettl_t *tl,
+                          const etsim_netpkt_topo_t *topo, size_t n,
+                          int (*stat)(const void *, uint64_t,
+                                      etsim_netpkt_msg_stat_t *),
+                          const void *net, etsim_error_t *err) {
+  etsim_netpkt_msg_stat_t *ms = etsim_calloc(n ? n : 1, sizeof *ms);
+  if (!ms)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    if (stat(net, i, &ms[i]))
+      ms[i].start_ps = -1; /* not a message of this run: not drawn */
+  int rc = etsim_report_nettl_write(path, tl, topo, ms, n, err);
+  etsim_free(ms);
+  return rc;
+}
+
+static int pkt_stat(const void *net, uint64_t id,
+                    etsim_netpkt_msg_stat_t *out) {
+  return etsim_netpkt_msg_stat(net, id, out);
+}
+
+static int flow_stat(const void *net, uint64_t id,
+                     etsim_netpkt_msg_stat_t *out) {
+  return etsim_netflow_msg_stat(net, id, out);
+}
+
+/* Run the packet level to the end, stopping at each sample time of `tl`
+ * (when not NULL) to record the ports, until every message is done (a
+ * queue monitor may keep the network running long after).  Events run in
+ * the same order as in one call, so every output is the same with or
+ * without the recorder. */
+static int run_sampled(etsim_netpkt_t *net, etsim_report_nettl_t *tl,
+                       etsim_error_t *err) {
+  while (tl) {
+    etsim_netpkt_stats_t st;
+    etsim_netpkt_get_stats(net, &st);
+    int64_t next = etsim_netpkt_next_time(net);
+    if (next == INT64_MAX || st.msgs_done == st.msgs)
+      break;
+    int64_t at = etsim_report_nettl_next(tl);
+    if (next <= at) {
+      int rc = etsim_netpkt_run_until(net, at, err);
+      if (rc)
+        return rc;
+    }
+    etsim_report_nettl_sample(tl);
+  }
+  return etsim_netpkt_run_until(net, INT64_MAX, err);
+}
+
 /* The flow-level backend on the same scenario. */
 static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
                     const etsim_netpkt_topo_t *topo,
                     const etsim_netpkt_flow_t *flows, size_t n_flows,
-                    const char *fct_path, int json, int quiet) {
+                    const char *fct_path, const char *timeline, int json,
+                    int quiet) {
   etsim_error_t err = {0};
   etsim_netflow_t *net;
   if (etsim_netflow_create(&net, topo, cfg, &err))
@@ -113,6 +173,11 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) +
                 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (timeline && write_timeline(timeline, NULL, topo, n_flows, flow_stat,
+                                 net, &err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
   if (of.open) {
     of.open = 0;
     if (etsim_outfile_commit(&of.f, &err)) {
@@ -151,7 +216,7 @@ done:
 
 int etsim_cmd_netsim(int argc, char **argv) {
   const char *backend = "packet";
-  const char *ports = NULL;
+  const char *ports = NULL, *timeline = NULL, *step = NULL;
   const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL, *cc = NULL,
              *seed = NULL;
   const char *sets[64];
@@ -190,6 +255,14 @@ int etsim_cmd_netsim(int argc, char **argv) {
       if (r < 0)
         return ETSIM_EXIT_USAGE;
       ports = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--timeline", &v))) {
+      if (r < 0)
+        return ETSIM_EXIT_USAGE;
+      timeline = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--timeline-step", &v))) {
+      if (r < 0)
+        return ETSIM_EXIT_USAGE;
+      step = v;
     } else if ((r = cli_opt(argc, argv, &i, "--seed", &v))) {
       if (r < 0)
         return ETSIM_EXIT_USAGE;
@@ -249,6 +322,12 @@ int etsim_cmd_netsim(int argc, char **argv) {
   }
   if (seed && cli_parse_u64(seed, "--seed", &cfg.seed))
     return ETSIM_EXIT_USAGE;
+  uint64_t step_ns = 1000;
+  if (step && (cli_parse_u64(step, "--timeline-step", &step_ns) ||
+               step_ns == 0 || step_ns > (uint64_t)INT64_MAX / 1000))
+    return cli_usage_error("netsim: --timeline-step is a whole number of ns "
+                           "above 0, not '%s'",
+                           step);
   if (!cfg.topology_file[0])
     return cli_usage_error("%s: TOPOLOGY_FILE is not set", input);
   if (!cfg.flow_file[0])
@@ -264,11 +343,12 @@ int etsim_cmd_netsim(int argc, char **argv) {
     return cli_fail(&err);
   }
   etsim_netpkt_t *net = NULL;
+  etsim_report_nettl_t *tl = NULL;
   int code = ETSIM_EXIT_OK;
   out_t of = {0}, op = {0}, oq = {0}, ot = {0};
   if (!strcmp(backend, "flow")) {
     code = run_flow(input, &cfg, &topo, flows, n_flows,
-                    fct ? fct : cfg.fct_file, json, quiet);
+                    fct ? fct : cfg.fct_file, timeline, json, quiet);
     goto done;
   }
   if (etsim_netpkt_create(&net, &topo, &cfg, &err)) {
@@ -310,17 +390,33 @@ int etsim_cmd_netsim(int argc, char **argv) {
                            op.open ? op.f.fp : NULL, oq.open ? oq.f.fp : NULL);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int rc = etsim_netpkt_run_until(net, INT64_MAX, &err);
+  if (timeline && etsim_report_nettl_create(&tl, net, &topo,
+                                            (int64_t)step_ns * 1000,
+                                            n_flows, &err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
+  int rc = run_sampled(net, tl, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) +
                 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   if (rc) {
     code = rc == ETSIM_EDEADLOCK ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
-    if (rc == ETSIM_EDEADLOCK)
+    if (rc == ETSIM_EDEADLOCK) {
       fprintf(stderr, "etsim: %s: %s\n", input, err.msg);
+      /* The timeline shows how the pause cycle formed. */
+      if (timeline && write_timeline(timeline, tl, &topo, n_flows, pkt_stat,
+                                     net, &err))
+        code = cli_fail(&err);
+    }
     goto done;
   }
   etsim_netpkt_finish(net);
+  if (timeline && write_timeline(timeline, tl, &topo, n_flows, pkt_stat, net,
+                                 &err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
   if (ports) {
     if (open_out(&ot, ports, &err)) {
       code = cli_fail(&err);
@@ -434,6 +530,7 @@ done:
     etsim_outfile_abort(&oq.f);
   if (ot.open)
     etsim_outfile_abort(&ot.f);
+  etsim_report_nettl_free(tl);
   etsim_netpkt_free(net);
   etsim_free(flows);
   etsim_netpkt_topo_free(&topo);

@@ -1411,5 +1411,6 @@ int etsim_netpkt_port_stat(const etsim_netpkt_t *net, uint32_t node,
       o->paused_ps += n->now - p->paused_since[q];
   o->qbytes = p->qbytes_total;
   o->qbytes_peak = p->qbytes_peak;
+  o->paused_prios = p->paused;
   return 0;
 }
