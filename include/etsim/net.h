@@ -55,6 +55,11 @@ typedef struct etsim_net_opts {
   /* flow/packet: one line per message in ns-3's FCT format, and (packet
    * only) PFC pause/resume events; written only when the run succeeds */
   const char *fct_file, *pfc_file;
+  /* packet: a Perfetto timeline of the network's ports and messages
+   * (etsim/report.h), sampled every timeline_step_ps (0: 1 us); flow: the
+   * messages only.  Written only when the run succeeds. */
+  const char *timeline_file;
+  int64_t timeline_step_ps;
 } etsim_net_opts_t;
 
 typedef struct etsim_net_stats {

@@ -44,6 +44,9 @@ static void usage(FILE *fp) {
           "  --net-fct F          flow/packet: one line per message in ns-3's FCT format\n"
           "                       (sip dip sport dport bytes start_ns fct_ns standalone_ns)\n"
           "  --net-pfc F          packet: PFC events (time_ns node node_type port 1|0)\n"
+          "  --net-timeline F     flow/packet: Perfetto timeline of the network: every\n"
+          "                       message; packet: each port's tx Gb/s, queue KB and\n"
+          "                       paused %% sampled every --net-timeline-step NS (1000)\n"
           "  --num-queues-per-dim N, --injection-scale X   as in ASTRA-sim\n"
           "  --ring-window N      ring collectives keep at most N pieces undelivered per\n"
           "                       stream (credits, as NCCL's slots); default no limit,\n"
@@ -71,7 +74,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   int multi = 0, quiet = 0, exact = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL,
-             *net_fct = NULL, *net_pfc = NULL, *ring_win = NULL;
+             *net_fct = NULL, *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL,
+             *net_tl_step = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -90,7 +94,8 @@ int etsim_cmd_sim(int argc, char **argv) {
         {"--comm-scale", &comm_scale}, {"--compute-scale", &comp_scale},
         {"--rendezvous-protocol", &rdv}, {"--logging-configuration", &logcfg},
         {"--net-topology", &net_topo}, {"--net-config", &net_cfg}, {"--cc", &cc},
-        {"--net-fct", &net_fct}, {"--net-pfc", &net_pfc}, {"--ring-window", &ring_win}};
+        {"--net-fct", &net_fct}, {"--net-pfc", &net_pfc}, {"--ring-window", &ring_win},
+        {"--net-timeline", &net_tl}, {"--net-timeline-step", &net_tl_step}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -161,10 +166,17 @@ int etsim_cmd_sim(int argc, char **argv) {
                            "default eager protocol)");
     goto out;
   }
-  if ((net_topo || net_cfg || cc || net_fct || net_pfc) && strcmp(backend, "flow") != 0 &&
-      strcmp(backend, "packet") != 0) {
-    code = cli_usage_error("--net-topology, --net-config, --cc, --net-fct and --net-pfc need "
-                           "--backend flow or packet");
+  if ((net_topo || net_cfg || cc || net_fct || net_pfc || net_tl || net_tl_step) &&
+      strcmp(backend, "flow") != 0 && strcmp(backend, "packet") != 0) {
+    code = cli_usage_error("--net-topology, --net-config, --cc, --net-fct, --net-pfc and "
+                           "--net-timeline need --backend flow or packet");
+    goto out;
+  }
+  uint64_t tl_step_ns = 1000;
+  if (net_tl_step && (cli_parse_u64(net_tl_step, "--net-timeline-step", &tl_step_ns) ||
+                      tl_step_ns == 0 || tl_step_ns > (uint64_t)INT64_MAX / 1000)) {
+    code = cli_usage_error("--net-timeline-step is a whole number of ns above 0, not '%s'",
+                           net_tl_step);
     goto out;
   }
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
@@ -174,7 +186,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;
-  etsim_net_opts_t nopt = {net_topo, net_cfg, cc, net_fct, net_pfc};
+  etsim_net_opts_t nopt = {net_topo, net_cfg, cc, net_fct, net_pfc, net_tl,
+                           (int64_t)tl_step_ns * 1000};
   etsim_sim_opts_t o = {.backend = backend, .multi_comm = multi,
                         .record_nodes = csv || timeline || json, .exact = exact,
                         .memory = memory ? &mem : NULL, .groups = groups ? &cg : NULL,

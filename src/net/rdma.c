@@ -9,6 +9,7 @@
  */
 #include "etsim/net.h"
 #include "etsim/netpkt.h"
+#include "etsim/report.h"
 
 #include "net_int.h"
 
@@ -29,6 +30,11 @@ typedef struct rdma {
   size_t n_tok, cap_tok;
   int fail;
   etsim_outfile_t fct, pfc; /* fp NULL when not asked for */
+  /* --net-timeline: the recorder (packet level), the topology it names
+   * ports by, and where the file goes */
+  etsim_report_nettl_t *tl;
+  etsim_netpkt_topo_t pt;
+  const char *tl_path;
 } rdma_t;
 
 static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
@@ -83,9 +89,23 @@ static int64_t rdma_next(const etsim_net_t *net) {
   return r->packet ? etsim_netpkt_next_time(r->pkt) : etsim_netflow_next_time(r->flow);
 }
 
+/* Run the packet network to each sample time up to `t_ps` and sample it
+ * there.  The simulator advances the network to its next event, so a
+ * sample time before `t_ps` has no event left to run before it. */
+static int sample_until(rdma_t *r, int64_t t_ps, etsim_error_t *err) {
+  for (int64_t at; r->tl && (at = etsim_report_nettl_next(r->tl)) <= t_ps;) {
+    int rc = etsim_netpkt_run_until(r->pkt, at, err);
+    if (rc) return rc;
+    etsim_report_nettl_sample(r->tl);
+  }
+  return 0;
+}
+
 static int rdma_advance(etsim_net_t *net, int64_t t_ps, etsim_error_t *err) {
   rdma_t *r = (rdma_t *)net;
-  int rc = r->packet ? etsim_netpkt_run_until(r->pkt, t_ps, err) : etsim_netflow_run_until(r->flow, t_ps, err);
+  int rc = sample_until(r, t_ps, err);
+  if (rc) return rc;
+  rc = r->packet ? etsim_netpkt_run_until(r->pkt, t_ps, err) : etsim_netflow_run_until(r->flow, t_ps, err);
   return rc ? rc : r->fail;
 }
 
@@ -95,6 +115,8 @@ static void rdma_destroy(etsim_net_t *net) {
   if (r->pfc.fp) etsim_outfile_abort(&r->pfc);
   if (r->pkt) etsim_netpkt_free(r->pkt);
   if (r->flow) etsim_netflow_free(r->flow);
+  etsim_report_nettl_free(r->tl);
+  etsim_netpkt_topo_free(&r->pt);
   etsim_free(r->token);
   etsim_free(r->pair);
   etsim_free(r->inflight);
@@ -122,6 +144,18 @@ static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
     net->stats.pkt_events = st.events;
   }
   int rc = 0;
+  if (r->tl_path) {
+    /* The interval holding the network's last events, then the file. */
+    if (r->tl && (rc = sample_until(r, etsim_report_nettl_next(r->tl), err))) return rc;
+    etsim_netpkt_msg_stat_t *ms = etsim_calloc(r->n_tok ? r->n_tok : 1, sizeof *ms);
+    if (!ms) return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
+    for (size_t i = 0; i < r->n_tok; i++)
+      if (r->packet ? etsim_netpkt_msg_stat(r->pkt, i, &ms[i]) : etsim_netflow_msg_stat(r->flow, i, &ms[i]))
+        ms[i].start_ps = -1;
+    rc = etsim_report_nettl_write(r->tl_path, r->tl, &r->pt, ms, r->n_tok, err);
+    etsim_free(ms);
+    if (rc) return rc;
+  }
   if (r->fct.fp && (rc = etsim_outfile_commit(&r->fct, err))) return rc;
   r->fct.fp = NULL;
   if (r->pfc.fp && (rc = etsim_outfile_commit(&r->pfc, err))) return rc;
@@ -221,8 +255,16 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
   r->packet = packet;
   r->base.ops = packet ? &pkt_ops : &flow_ops;
   rc = packet ? etsim_netpkt_create(&r->pkt, &pt, &cfg, err) : etsim_netflow_create(&r->flow, &pt, &cfg, err);
-  etsim_netpkt_topo_free(&pt);
+  r->pt = pt; /* the timeline names nodes and ports by it; freed with r */
   if (rc) {
+    rdma_destroy(&r->base);
+    return rc;
+  }
+  r->tl_path = opts->timeline_file;
+  if (opts->timeline_file && packet &&
+      (rc = etsim_report_nettl_create(&r->tl, r->pkt, &r->pt, opts->timeline_step_ps > 0
+                                      ? opts->timeline_step_ps : 1000000, ETSIM_REPORT_NETTL_RATE_MSGS,
+                                      err))) {
     rdma_destroy(&r->base);
     return rc;
   }

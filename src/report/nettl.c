@@ -141,6 +141,7 @@ void etsim_report_nettl_sample(etsim_report_nettl_t *tl) {
   /* The network's clock is at its last event, at or before the sample
    * time; pauses still open run on to the sample time. */
   int64_t ahead = etsim_report_nettl_next(tl) - etsim_netpkt_now(tl->net);
+  /* (n is not advanced until the end, so _next is this sample's time.) */
   if (ahead < 0)
     ahead = 0;
   for (uint32_t v = 0; v < tl->topo->n_nodes; v++)
@@ -157,9 +158,16 @@ void etsim_report_nettl_sample(etsim_report_nettl_t *tl) {
       tl->last_tx[p] = ps.tx_bytes;
       tl->last_paused[p] = paused;
     }
-  for (uint32_t m = 0; m < tl->n_rates; m++)
+  /* A message sent for a later time (the simulator sends ahead of the
+   * network's clock) has no rate yet. */
+  int64_t at = etsim_report_nettl_next(tl);
+  for (uint32_t m = 0; m < tl->n_rates; m++) {
+    etsim_netpkt_msg_stat_t ms;
+    int live = etsim_netpkt_msg_stat(tl->net, m, &ms) == 0 &&
+               ms.start_ps <= at;
     tl->rate_gbps[(size_t)m * tl->cap + k] =
-        (double)etsim_netpkt_msg_rate(tl->net, m) / 1e9;
+        live ? (double)etsim_netpkt_msg_rate(tl->net, m) / 1e9 : 0;
+  }
   tl->n++;
   if (tl->n == tl->cap)
     merge(tl);
@@ -172,13 +180,13 @@ static double us(int64_t ps) { return (double)ps / 1e6; }
 /* One counter of node v over all samples: an event whenever a port's
  * value changes, and a closing one at the end.  `what` 0 tx Gb/s, 1 queue
  * KB, 2 paused %. */
-static void counter(FILE *f, const etsim_report_nettl_t *tl, uint32_t v,
-                    int what, const uint8_t *active) {
+static void counter(FILE *f, const etsim_report_nettl_t *tl, size_t n,
+                    uint32_t v, int what, const uint8_t *active) {
   static const char *names[] = {"tx Gb/s", "queue KB", "paused %"};
   uint32_t b = tl->port_base[v], e = tl->port_base[v + 1];
   double iv = (double)tl->interval_ps;
-  for (size_t k = 0; k <= tl->n; k++) {
-    int changed = k == 0 || k == tl->n;
+  for (size_t k = 0; k <= n; k++) {
+    int changed = k == 0 || k == n;
     for (uint32_t p = b; p < e && !changed; p++) {
       const sample_t *s = tl->s + (size_t)p * tl->cap;
       if (!active[p])
@@ -198,7 +206,7 @@ static void counter(FILE *f, const etsim_report_nettl_t *tl, uint32_t v,
         continue;
       const sample_t *s = tl->s + (size_t)p * tl->cap + k;
       double val = 0;
-      if (k < tl->n)
+      if (k < n)
         val = what == 0   ? (double)s->tx_bytes * 8e3 / iv
               : what == 1 ? (double)s->q_bytes / 1e3
                           : (double)s->paused_ps * 100 / iv;
@@ -234,6 +242,24 @@ int etsim_report_nettl_write(const char *path, const etsim_report_nettl_t *tl,
   }
   FILE *f = o.fp;
   uint32_t msg_pid = topo->n_nodes + 1;
+  /* When every message completed, samples end with the interval of the
+   * last completion: a queue monitor or the simulator's last events may run
+   * the network on, idle.  Otherwise (a deadlock) all of them are kept. */
+  size_t n = 0;
+  if (tl) {
+    int64_t last = 0;
+    int all_done = n_msgs > 0;
+    for (size_t i = 0; i < n_msgs; i++) {
+      int64_t end = msgs[i].acked_ps >= 0 ? msgs[i].acked_ps : msgs[i].delivered_ps;
+      if (end < 0)
+        all_done = 0;
+      else if (msgs[i].start_ps >= 0 && end > last)
+        last = end;
+    }
+    n = tl->n;
+    if (all_done && (size_t)(last / tl->interval_ps) + 1 < n)
+      n = (size_t)(last / tl->interval_ps) + 1;
+  }
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
              "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,"
              "\"args\":{\"name\":\"messages\"}}",
@@ -260,8 +286,8 @@ int etsim_report_nettl_write(const char *path, const etsim_report_nettl_t *tl,
             i, msg_pid, m->src, us(end), m->src);
   }
   if (tl) {
-    for (size_t k = 0; k <= tl->n && tl->n_rates; k++) {
-      int changed = k == 0 || k == tl->n;
+    for (size_t k = 0; k <= n && tl->n_rates; k++) {
+      int changed = k == 0 || k == n;
       for (uint32_t m = 0; m < tl->n_rates && !changed; m++) {
         const double *r = tl->rate_gbps + (size_t)m * tl->cap;
         changed = r[k] != r[k - 1];
@@ -273,7 +299,7 @@ int etsim_report_nettl_write(const char *path, const etsim_report_nettl_t *tl,
               msg_pid, us((int64_t)k * tl->interval_ps));
       for (uint32_t m = 0; m < tl->n_rates; m++)
         fprintf(f, "%s\"msg %u\":%.6g", m ? "," : "", m,
-                k < tl->n ? tl->rate_gbps[(size_t)m * tl->cap + k] : 0.0);
+                k < n ? tl->rate_gbps[(size_t)m * tl->cap + k] : 0.0);
       fputs("}}", f);
     }
     for (uint32_t v = 0; v < topo->n_nodes; v++) {
@@ -286,7 +312,7 @@ int etsim_report_nettl_write(const char *path, const etsim_report_nettl_t *tl,
                  "\"args\":{\"name\":\"%s %u\"}}",
               v + 1, topo->is_switch[v] ? "switch" : "host", v);
       for (int what = 0; what < 3; what++)
-        counter(f, tl, v, what, active);
+        counter(f, tl, n, v, what, active);
     }
   }
   fputs("\n]}\n", f);
