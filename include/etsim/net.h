@@ -56,7 +56,7 @@ typedef struct etsim_net_opts {
    * only) PFC pause/resume events; written only when the run succeeds */
   const char *fct_file, *pfc_file;
   /* packet: a Perfetto timeline of the network's ports and messages
-   * (etsim/report.h), sampled every timeline_step_ps (0: 1 us); flow: the
+   * (etsim/netpkt.h), sampled every timeline_step_ps (0: 1 us); flow: the
    * messages only.  Written only when the run succeeds. */
   const char *timeline_file;
   int64_t timeline_step_ps;

@@ -5,7 +5,6 @@
 #include "cli/cli.h"
 
 #include "etsim/netpkt.h"
-#include "etsim/report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -81,7 +80,7 @@ static int open_out(out_t *o, const char *path, etsim_error_t *err) {
 
 /* Write the timeline of a finished run: n message stats from `stat`
  * (either level's etsim_*_msg_stat), the recorder's counters if any. */
-static int write_timeline(const char *path, const etsim_report_nettl_t *tl,
+static int write_timeline(const char *path, const etsim_netpkt_tl_t *tl,
                           const etsim_netpkt_topo_t *topo, size_t n,
                           int (*stat)(const void *, uint64_t,
                                       etsim_netpkt_msg_stat_t *),
@@ -92,7 +91,7 @@ static int write_timeline(const char *path, const etsim_report_nettl_t *tl,
   for (size_t i = 0; i < n; i++)
     if (stat(net, i, &ms[i]))
       ms[i].start_ps = -1; /* not a message of this run: not drawn */
-  int rc = etsim_report_nettl_write(path, tl, topo, ms, n, err);
+  int rc = etsim_netpkt_tl_write(path, tl, topo, ms, n, err);
   etsim_free(ms);
   return rc;
 }
@@ -112,7 +111,7 @@ static int flow_stat(const void *net, uint64_t id,
  * queue monitor may keep the network running long after).  Events run in
  * the same order as in one call, so every output is the same with or
  * without the recorder. */
-static int run_sampled(etsim_netpkt_t *net, etsim_report_nettl_t *tl,
+static int run_sampled(etsim_netpkt_t *net, etsim_netpkt_tl_t *tl,
                        etsim_error_t *err) {
   while (tl) {
     etsim_netpkt_stats_t st;
@@ -120,13 +119,13 @@ static int run_sampled(etsim_netpkt_t *net, etsim_report_nettl_t *tl,
     int64_t next = etsim_netpkt_next_time(net);
     if (next == INT64_MAX || st.msgs_done == st.msgs)
       break;
-    int64_t at = etsim_report_nettl_next(tl);
+    int64_t at = etsim_netpkt_tl_next(tl);
     if (next <= at) {
       int rc = etsim_netpkt_run_until(net, at, err);
       if (rc)
         return rc;
     }
-    etsim_report_nettl_sample(tl);
+    etsim_netpkt_tl_sample(tl);
   }
   return etsim_netpkt_run_until(net, INT64_MAX, err);
 }
@@ -343,7 +342,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
     return cli_fail(&err);
   }
   etsim_netpkt_t *net = NULL;
-  etsim_report_nettl_t *tl = NULL;
+  etsim_netpkt_tl_t *tl = NULL;
   int code = ETSIM_EXIT_OK;
   out_t of = {0}, op = {0}, oq = {0}, ot = {0};
   if (!strcmp(backend, "flow")) {
@@ -390,7 +389,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
                            op.open ? op.f.fp : NULL, oq.open ? oq.f.fp : NULL);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (timeline && etsim_report_nettl_create(&tl, net, &topo,
+  if (timeline && etsim_netpkt_tl_create(&tl, net, &topo,
                                             (int64_t)step_ns * 1000,
                                             n_flows, &err)) {
     code = cli_fail(&err);
@@ -530,7 +529,7 @@ done:
     etsim_outfile_abort(&oq.f);
   if (ot.open)
     etsim_outfile_abort(&ot.f);
-  etsim_report_nettl_free(tl);
+  etsim_netpkt_tl_free(tl);
   etsim_netpkt_free(net);
   etsim_free(flows);
   etsim_netpkt_topo_free(&topo);

@@ -9,7 +9,6 @@
  */
 #include "etsim/net.h"
 #include "etsim/netpkt.h"
-#include "etsim/report.h"
 
 #include "net_int.h"
 
@@ -32,7 +31,7 @@ typedef struct rdma {
   etsim_outfile_t fct, pfc; /* fp NULL when not asked for */
   /* --net-timeline: the recorder (packet level), the topology it names
    * ports by, and where the file goes */
-  etsim_report_nettl_t *tl;
+  etsim_netpkt_tl_t *tl;
   etsim_netpkt_topo_t pt;
   const char *tl_path;
 } rdma_t;
@@ -93,10 +92,10 @@ static int64_t rdma_next(const etsim_net_t *net) {
  * there.  The simulator advances the network to its next event, so a
  * sample time before `t_ps` has no event left to run before it. */
 static int sample_until(rdma_t *r, int64_t t_ps, etsim_error_t *err) {
-  for (int64_t at; r->tl && (at = etsim_report_nettl_next(r->tl)) <= t_ps;) {
+  for (int64_t at; r->tl && (at = etsim_netpkt_tl_next(r->tl)) <= t_ps;) {
     int rc = etsim_netpkt_run_until(r->pkt, at, err);
     if (rc) return rc;
-    etsim_report_nettl_sample(r->tl);
+    etsim_netpkt_tl_sample(r->tl);
   }
   return 0;
 }
@@ -115,7 +114,7 @@ static void rdma_destroy(etsim_net_t *net) {
   if (r->pfc.fp) etsim_outfile_abort(&r->pfc);
   if (r->pkt) etsim_netpkt_free(r->pkt);
   if (r->flow) etsim_netflow_free(r->flow);
-  etsim_report_nettl_free(r->tl);
+  etsim_netpkt_tl_free(r->tl);
   etsim_netpkt_topo_free(&r->pt);
   etsim_free(r->token);
   etsim_free(r->pair);
@@ -146,13 +145,13 @@ static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
   int rc = 0;
   if (r->tl_path) {
     /* The interval holding the network's last events, then the file. */
-    if (r->tl && (rc = sample_until(r, etsim_report_nettl_next(r->tl), err))) return rc;
+    if (r->tl && (rc = sample_until(r, etsim_netpkt_tl_next(r->tl), err))) return rc;
     etsim_netpkt_msg_stat_t *ms = etsim_calloc(r->n_tok ? r->n_tok : 1, sizeof *ms);
     if (!ms) return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
     for (size_t i = 0; i < r->n_tok; i++)
       if (r->packet ? etsim_netpkt_msg_stat(r->pkt, i, &ms[i]) : etsim_netflow_msg_stat(r->flow, i, &ms[i]))
         ms[i].start_ps = -1;
-    rc = etsim_report_nettl_write(r->tl_path, r->tl, &r->pt, ms, r->n_tok, err);
+    rc = etsim_netpkt_tl_write(r->tl_path, r->tl, &r->pt, ms, r->n_tok, err);
     etsim_free(ms);
     if (rc) return rc;
   }
@@ -262,8 +261,8 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
   }
   r->tl_path = opts->timeline_file;
   if (opts->timeline_file && packet &&
-      (rc = etsim_report_nettl_create(&r->tl, r->pkt, &r->pt, opts->timeline_step_ps > 0
-                                      ? opts->timeline_step_ps : 1000000, ETSIM_REPORT_NETTL_RATE_MSGS,
+      (rc = etsim_netpkt_tl_create(&r->tl, r->pkt, &r->pt, opts->timeline_step_ps > 0
+                                      ? opts->timeline_step_ps : 1000000, ETSIM_NETPKT_TL_RATE_MSGS,
                                       err))) {
     rdma_destroy(&r->base);
     return rc;

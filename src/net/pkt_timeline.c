@@ -1,6 +1,6 @@
 /*
- * nettl.c — a packet-level network's port counters over time, written as a
- * Perfetto timeline with the network's messages (see etsim/report.h).
+ * pkt_timeline.c — a packet-level network's port counters over time, written as a
+ * Perfetto timeline with the network's messages (see etsim/netpkt.h).
  *
  * Samples live in flat arrays, port-major (port p's samples are
  * [p*cap, p*cap+n)), set aside once at create, so sampling never
@@ -12,7 +12,7 @@
  * time 0 and cap is even, so every merged sample again covers one whole
  * interval.
  */
-#include "etsim/report.h"
+#include "etsim/netpkt.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -28,7 +28,7 @@ typedef struct {
   uint64_t q_bytes; /* largest egress queue sampled in the interval */
 } sample_t;
 
-struct etsim_report_nettl {
+struct etsim_netpkt_tl {
   const etsim_netpkt_t *net;
   const etsim_netpkt_topo_t *topo;
   uint32_t n_ports;
@@ -42,7 +42,7 @@ struct etsim_report_nettl {
   int64_t interval_ps;
 };
 
-int etsim_report_nettl_create(etsim_report_nettl_t **out,
+int etsim_netpkt_tl_create(etsim_netpkt_tl_t **out,
                               const etsim_netpkt_t *net,
                               const etsim_netpkt_topo_t *topo,
                               int64_t interval_ps, uint64_t n_msgs,
@@ -50,15 +50,15 @@ int etsim_report_nettl_create(etsim_report_nettl_t **out,
   if (interval_ps <= 0)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "timeline: the sampling interval must be > 0");
-  etsim_report_nettl_t *tl = etsim_calloc(1, sizeof *tl);
+  etsim_netpkt_tl_t *tl = etsim_calloc(1, sizeof *tl);
   if (!tl)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   tl->net = net;
   tl->topo = topo;
   tl->interval_ps = interval_ps;
-  tl->n_rates = n_msgs < ETSIM_REPORT_NETTL_RATE_MSGS
+  tl->n_rates = n_msgs < ETSIM_NETPKT_TL_RATE_MSGS
                     ? (uint32_t)n_msgs
-                    : ETSIM_REPORT_NETTL_RATE_MSGS;
+                    : ETSIM_NETPKT_TL_RATE_MSGS;
   tl->port_base = etsim_malloc((topo->n_nodes + 1) * sizeof *tl->port_base);
   if (!tl->port_base)
     goto nomem;
@@ -91,11 +91,11 @@ int etsim_report_nettl_create(etsim_report_nettl_t **out,
   *out = tl;
   return 0;
 nomem:
-  etsim_report_nettl_free(tl);
+  etsim_netpkt_tl_free(tl);
   return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 }
 
-void etsim_report_nettl_free(etsim_report_nettl_t *tl) {
+void etsim_netpkt_tl_free(etsim_netpkt_tl_t *tl) {
   if (!tl)
     return;
   etsim_free(tl->port_base);
@@ -107,16 +107,16 @@ void etsim_report_nettl_free(etsim_report_nettl_t *tl) {
   etsim_free(tl);
 }
 
-int64_t etsim_report_nettl_next(const etsim_report_nettl_t *tl) {
+int64_t etsim_netpkt_tl_next(const etsim_netpkt_tl_t *tl) {
   return (int64_t)(tl->n + 1) * tl->interval_ps;
 }
 
-int64_t etsim_report_nettl_interval(const etsim_report_nettl_t *tl) {
+int64_t etsim_netpkt_tl_interval(const etsim_netpkt_tl_t *tl) {
   return tl->interval_ps;
 }
 
 /* Halve the sample count: 2k and 2k+1 become k, the interval doubles. */
-static void merge(etsim_report_nettl_t *tl) {
+static void merge(etsim_netpkt_tl_t *tl) {
   size_t half = tl->n / 2;
   for (uint32_t p = 0; p < tl->n_ports; p++) {
     sample_t *s = tl->s + (size_t)p * tl->cap;
@@ -136,11 +136,11 @@ static void merge(etsim_report_nettl_t *tl) {
   tl->interval_ps *= 2;
 }
 
-void etsim_report_nettl_sample(etsim_report_nettl_t *tl) {
+void etsim_netpkt_tl_sample(etsim_netpkt_tl_t *tl) {
   size_t k = tl->n;
   /* The network's clock is at its last event, at or before the sample
    * time; pauses still open run on to the sample time. */
-  int64_t ahead = etsim_report_nettl_next(tl) - etsim_netpkt_now(tl->net);
+  int64_t ahead = etsim_netpkt_tl_next(tl) - etsim_netpkt_now(tl->net);
   /* (n is not advanced until the end, so _next is this sample's time.) */
   if (ahead < 0)
     ahead = 0;
@@ -160,7 +160,7 @@ void etsim_report_nettl_sample(etsim_report_nettl_t *tl) {
     }
   /* A message sent for a later time (the simulator sends ahead of the
    * network's clock) has no rate yet. */
-  int64_t at = etsim_report_nettl_next(tl);
+  int64_t at = etsim_netpkt_tl_next(tl);
   for (uint32_t m = 0; m < tl->n_rates; m++) {
     etsim_netpkt_msg_stat_t ms;
     int live = etsim_netpkt_msg_stat(tl->net, m, &ms) == 0 &&
@@ -180,7 +180,7 @@ static double us(int64_t ps) { return (double)ps / 1e6; }
 /* One counter of node v over all samples: an event whenever a port's
  * value changes, and a closing one at the end.  `what` 0 tx Gb/s, 1 queue
  * KB, 2 paused %. */
-static void counter(FILE *f, const etsim_report_nettl_t *tl, size_t n,
+static void counter(FILE *f, const etsim_netpkt_tl_t *tl, size_t n,
                     uint32_t v, int what, const uint8_t *active) {
   static const char *names[] = {"tx Gb/s", "queue KB", "paused %"};
   uint32_t b = tl->port_base[v], e = tl->port_base[v + 1];
@@ -218,7 +218,7 @@ static void counter(FILE *f, const etsim_report_nettl_t *tl, size_t n,
   }
 }
 
-int etsim_report_nettl_write(const char *path, const etsim_report_nettl_t *tl,
+int etsim_netpkt_tl_write(const char *path, const etsim_netpkt_tl_t *tl,
                              const etsim_netpkt_topo_t *topo,
                              const etsim_netpkt_msg_stat_t *msgs,
                              size_t n_msgs, etsim_error_t *err) {
