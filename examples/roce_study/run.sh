@@ -19,12 +19,8 @@ LEVELS=${2:-flow packet}
 read -r -a EXTRA <<< "${3:-}"
 mkdir -p "$OUT"
 # The Clos in etsim netsim's topology format: hosts 0-127, leaves 128-135,
-# spines 136-143.
-awk 'BEGIN { L = 8; H = 16; S = 8; printf "%d %d %d\n", 128 + L + S, L + S, 128 + L * S
-  for (i = 0; i < L + S; i++) printf "%d ", 128 + i; printf "\n"
-  for (h = 0; h < 128; h++) printf "%d %d 100Gbps 0.001ms 0\n", h, 128 + int(h / H)
-  for (l = 0; l < L; l++) for (s = 0; s < S; s++) printf "%d %d 100Gbps 0.001ms 0\n", 128 + l, 128 + L + s }' \
-  > "$OUT/clos128.topo"
+# spines 136-143 (8 x 16 host links up, 8 x 8 spine links: 2:1).
+$E gen topo clos2:leaves=8,hosts=16,spines=8,rate=100Gbps,delay=1us -o "$OUT/clos128.topo" > /dev/null
 # The simulator's own view of the platform (used for routing-free collective
 # algorithms): one switch of 128 NPUs at the host link rate.
 printf 'topology: [ Switch ]\nnpus_count: [ 128 ]\nbandwidth: [ 11.64 ]\nlatency: [ 1000 ]\n' > "$OUT/net.yml"

@@ -111,6 +111,22 @@ int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes,
                            uint64_t nvlink_bps, uint64_t fabric_bps,
                            int64_t delay_ps);
 
+/* A generator spec names a fabric in one word, wherever a topology file
+ * is read (etsim_netpkt_topo_load, TOPOLOGY_FILE, --net-topology):
+ *   star:hosts=N
+ *   clos2:leaves=L,hosts=H,spines=S[,fabric=RATE]   (H hosts per leaf)
+ *   fattree:k=K[,hosts=H]                           (H per edge, default K/2)
+ *   rail:nodes=N,gpus=G[,spines=S][,nic=RATE][,nvlink=RATE][,fabric=RATE]
+ * each with [,rate=RATE][,delay=TIME] (default 100Gbps and 1us; rail's nic
+ * defaults to rate, nvlink to 9x nic, fabric to rate, spines to 0).
+ * Unknown keys and missing required ones are errors naming the spec. */
+int etsim_netpkt_topo_is_spec(const char *s);
+int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec,
+                           etsim_error_t *err);
+/* Write `t` in the ns-3 topology format (through a temporary file). */
+int etsim_netpkt_topo_write(const etsim_netpkt_topo_t *t, const char *path,
+                            etsim_error_t *err);
+
 /* Parse "100Gbps", "50Mb/s", "25000000000" into bits/s; 0 or ETSIM_EINVAL. */
 int etsim_netpkt_parse_rate(const char *s, uint64_t *out_bps);
 /* Parse "0.001ms", "1us", "500ns", "2" (seconds) into ps; 0 or EINVAL. */

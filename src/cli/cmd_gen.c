@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include "etsim/gen.h"
+#include "etsim/netpkt.h"
 #include "etsim/shard.h"
 
 #include <stdio.h>
@@ -12,14 +13,71 @@
 #include <string.h>
 
 static const char *usage_top =
-    "usage: etsim gen micro|llm|dlrm [options]\n"
+    "usage: etsim gen micro|llm|dlrm|topo [options]\n"
     "\n"
     "Generate Chakra trace sets (see 'etsim gen micro --help', 'etsim gen llm "
     "--help').\n"
     "  micro   collective microbenchmarks, as ASTRA-sim's example scripts\n"
     "  llm     transformer LLM training (DP x TP x PP x SP x EP, ZeRO, "
     "pipeline schedules)\n"
-    "  dlrm    DLRM training from an embedding sharding plan\n";
+    "  dlrm    DLRM training from an embedding sharding plan\n"
+    "  topo    a network fabric (star, Clos, fat-tree, rail) as an ns-3\n"
+    "          topology file for etsim netsim / sim --net-topology\n";
+
+static const char *usage_topo =
+    "usage: etsim gen topo SPEC -o FILE\n"
+    "\n"
+    "Write the fabric SPEC names in the ns-3 RDMA topology format (hosts\n"
+    "first, then switches).  SPEC is one of\n"
+    "  star:hosts=N\n"
+    "  clos2:leaves=L,hosts=H,spines=S[,fabric=RATE]    H hosts per leaf\n"
+    "  fattree:k=K[,hosts=H]                            H per edge (K/2)\n"
+    "  rail:nodes=N,gpus=G[,spines=S][,nic=RATE][,nvlink=RATE][,fabric=RATE]\n"
+    "with [,rate=RATE][,delay=TIME] (default 100Gbps, 1us).  The same SPEC\n"
+    "works wherever a topology file is read (TOPOLOGY_FILE, --net-topology).\n"
+    "Example: etsim gen topo clos2:leaves=8,hosts=16,spines=8 -o clos.topo\n";
+
+/* `etsim gen topo SPEC -o FILE`. */
+static int gen_topo(int argc, char **argv) {
+  const char *spec = NULL, *out = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int r;
+    if (cli_is_help(argv[i])) {
+      fputs(usage_topo, stdout);
+      return ETSIM_EXIT_OK;
+    }
+    if ((r = cli_opt(argc, argv, &i, "-o", &v)) ||
+        (r = cli_opt(argc, argv, &i, "--output", &v))) {
+      if (r < 0)
+        return ETSIM_EXIT_USAGE;
+      out = v;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cli_usage_error("gen topo: unknown option %s", argv[i]);
+    } else if (spec) {
+      return cli_usage_error("gen topo: one SPEC only");
+    } else {
+      spec = argv[i];
+    }
+  }
+  if (!spec || !out) {
+    fputs(usage_topo, stderr);
+    return ETSIM_EXIT_USAGE;
+  }
+  etsim_error_t err = {0};
+  etsim_netpkt_topo_t t;
+  if (etsim_netpkt_topo_spec(&t, spec, &err))
+    return cli_fail(&err);
+  int rc = etsim_netpkt_topo_write(&t, out, &err);
+  uint32_t n_sw = 0;
+  for (uint32_t v = 0; v < t.n_nodes; v++)
+    n_sw += t.is_switch[v] != 0;
+  if (!rc && strcmp(out, "-") != 0)
+    printf("%s: %u hosts, %u switches, %zu links\n", out, t.n_nodes - n_sw,
+           n_sw, t.n_links);
+  etsim_netpkt_topo_free(&t);
+  return rc ? cli_fail(&err) : ETSIM_EXIT_OK;
+}
 
 static const char *usage_micro =
     "usage: etsim gen micro --coll LIST --size BYTES --npus N [options]\n"
@@ -490,6 +548,8 @@ int etsim_cmd_gen(int argc, char **argv) {
     return gen_llm(argc - 1, argv + 1);
   if (strcmp(argv[1], "dlrm") == 0)
     return gen_dlrm(argc - 1, argv + 1);
-  return cli_usage_error("gen: unknown generator '%s' (micro, llm or dlrm; see "
-                         "'etsim gen --help')", argv[1]);
+  if (strcmp(argv[1], "topo") == 0)
+    return gen_topo(argc - 1, argv + 1);
+  return cli_usage_error("gen: unknown generator '%s' (micro, llm, dlrm or "
+                         "topo; see 'etsim gen --help')", argv[1]);
 }

@@ -436,7 +436,7 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
 
 /* Resolve a relative path against the folder of `base`. */
 static void resolve(char *path, const char *base) {
-  if (!path[0] || path[0] == '/')
+  if (!path[0] || path[0] == '/' || etsim_netpkt_topo_is_spec(path))
     return;
   const char *slash = strrchr(base, '/');
   if (!slash)

@@ -385,6 +385,8 @@ fail:
 
 int etsim_netpkt_topo_load(etsim_netpkt_topo_t *t, const char *path,
                            etsim_error_t *err) {
+  if (etsim_netpkt_topo_is_spec(path))
+    return etsim_netpkt_topo_spec(t, path, err);
   char *text;
   int rc = pk_read_file(path, &text, err);
   if (rc)
@@ -392,4 +394,212 @@ int etsim_netpkt_topo_load(etsim_netpkt_topo_t *t, const char *path,
   rc = etsim_netpkt_topo_parse(t, text, path, err);
   etsim_free(text);
   return rc;
+}
+
+/* ------------------------------------------------- generator specs, writer */
+
+/* Value of `key` in a spec's "k=v,k=v" list (NULL when absent); the value
+ * runs to the next comma.  `len` gets its length. */
+static const char *spec_get(const char *list, const char *key, size_t *len) {
+  size_t kl = strlen(key);
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+      *len = n - kl - 1;
+      return p + kl + 1;
+    }
+    p = end ? end + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* A count, rate or time field of a spec: `def` when absent (0 = required). */
+typedef enum { SPEC_COUNT, SPEC_RATE, SPEC_TIME } spec_kind_t;
+static int spec_num(const char *spec, const char *list, const char *key,
+                    spec_kind_t kind, uint64_t def, uint64_t *out,
+                    etsim_error_t *err) {
+  size_t len;
+  const char *v = spec_get(list, key, &len);
+  if (!v) {
+    if (!def)
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is required", spec,
+                             key);
+    *out = def;
+    return 0;
+  }
+  char buf[64];
+  if (len == 0 || len >= sizeof buf)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: bad value for '%s'", spec,
+                           key);
+  memcpy(buf, v, len);
+  buf[len] = 0;
+  if (kind == SPEC_RATE) {
+    if (etsim_netpkt_parse_rate(buf, out) || !*out)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: %s '%s' is not a rate like 100Gbps", spec,
+                             key, buf);
+    return 0;
+  }
+  if (kind == SPEC_TIME) {
+    int64_t ps;
+    if (etsim_netpkt_parse_time(buf, &ps) || ps < 0)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: %s '%s' is not a time like 1us", spec, key,
+                             buf);
+    *out = (uint64_t)ps;
+    return 0;
+  }
+  char *e;
+  errno = 0;
+  unsigned long long n = strtoull(buf, &e, 10);
+  if (*e || errno || buf[0] == '-' || n == 0 || n > 1000000)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: %s '%s' is not a count in 1..1000000", spec,
+                           key, buf);
+  *out = n;
+  return 0;
+}
+
+int etsim_netpkt_topo_is_spec(const char *s) {
+  static const char *kinds[] = {"star:", "clos2:", "fattree:", "rail:"};
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+    if (strncmp(s, kinds[k], strlen(kinds[k])) == 0)
+      return 1;
+  return 0;
+}
+
+int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec,
+                           etsim_error_t *err) {
+  static const char *known[] = {"hosts",  "rate",  "delay", "leaves",
+                                "spines", "fabric", "k",    "nodes",
+                                "gpus",   "nic",   "nvlink"};
+  const char *list = strchr(spec, ':');
+  if (!etsim_netpkt_topo_is_spec(spec) || !list)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: not a topology spec (star:, clos2:, fattree: "
+                           "or rail: followed by key=value,...)",
+                           spec);
+  list++;
+  /* Every key must be one the generators know: a typo is an error, not a
+   * silently defaulted fabric. */
+  for (const char *p = list; *p;) {
+    const char *eq = strchr(p, '=');
+    const char *end = strchr(p, ',');
+    if (!eq || (end && eq > end))
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: expected key=value at "
+                             "'%.*s'", spec, end ? (int)(end - p) : (int)strlen(p), p);
+    size_t kl = (size_t)(eq - p), k;
+    for (k = 0; k < sizeof known / sizeof *known; k++)
+      if (strlen(known[k]) == kl && strncmp(p, known[k], kl) == 0)
+        break;
+    if (k == sizeof known / sizeof *known)
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: unknown key '%.*s'",
+                             spec, (int)kl, p);
+    p = end ? end + 1 : p + strlen(p);
+  }
+  uint64_t rate, delay, a, b, c, fabric, nvlink;
+  int rc;
+  const uint64_t G100 = 100000000000ull, US = 1000000;
+  if ((rc = spec_num(spec, list, "rate", SPEC_RATE, G100, &rate, err)))
+    return rc;
+  /* delay 0 is legal: spec_num's default 0 means required, so ask for
+   * "absent" first */
+  size_t dl;
+  if (spec_get(list, "delay", &dl)) {
+    if ((rc = spec_num(spec, list, "delay", SPEC_TIME, 1, &delay, err)))
+      return rc;
+  } else {
+    delay = US;
+  }
+  memset(t, 0, sizeof *t);
+  if (strncmp(spec, "star:", 5) == 0) {
+    if ((rc = spec_num(spec, list, "hosts", SPEC_COUNT, 0, &a, err)))
+      return rc;
+    rc = etsim_netpkt_topo_star(t, (uint32_t)a, rate, (int64_t)delay);
+  } else if (strncmp(spec, "clos2:", 6) == 0) {
+    if ((rc = spec_num(spec, list, "leaves", SPEC_COUNT, 0, &a, err)) ||
+        (rc = spec_num(spec, list, "hosts", SPEC_COUNT, 0, &b, err)) ||
+        (rc = spec_num(spec, list, "spines", SPEC_COUNT, 0, &c, err)) ||
+        (rc = spec_num(spec, list, "fabric", SPEC_RATE, rate, &fabric, err)))
+      return rc;
+    rc = etsim_netpkt_topo_clos2(t, (uint32_t)a, (uint32_t)b, (uint32_t)c,
+                                 rate, fabric, (int64_t)delay);
+  } else if (strncmp(spec, "fattree:", 8) == 0) {
+    if ((rc = spec_num(spec, list, "k", SPEC_COUNT, 0, &a, err)))
+      return rc;
+    if (a % 2)
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: k must be even", spec);
+    if ((rc = spec_num(spec, list, "hosts", SPEC_COUNT, a / 2, &b, err)))
+      return rc;
+    rc = etsim_netpkt_topo_fattree(t, (uint32_t)a, (uint32_t)b, rate,
+                                   (int64_t)delay);
+  } else {
+    if ((rc = spec_num(spec, list, "nodes", SPEC_COUNT, 0, &a, err)) ||
+        (rc = spec_num(spec, list, "gpus", SPEC_COUNT, 0, &b, err)) ||
+        (rc = spec_num(spec, list, "nic", SPEC_RATE, rate, &rate, err)) ||
+        (rc = spec_num(spec, list, "nvlink", SPEC_RATE, 9 * rate, &nvlink,
+                       err)) ||
+        (rc = spec_num(spec, list, "fabric", SPEC_RATE, rate, &fabric, err)))
+      return rc;
+    /* spines=0 is legal (no cross-rail path): read it by hand */
+    size_t sl;
+    c = 0;
+    if (spec_get(list, "spines", &sl) &&
+        (rc = spec_num(spec, list, "spines", SPEC_COUNT, 1, &c, err)))
+      return rc;
+    rc = etsim_netpkt_topo_rail(t, (uint32_t)a, (uint32_t)b, (uint32_t)c,
+                                rate, nvlink, fabric, (int64_t)delay);
+  }
+  if (rc) {
+    etsim_netpkt_topo_free(t);
+    return etsim_error_set(err, rc, "%s: %s", spec,
+                           rc == ETSIM_ENOMEM ? "out of memory"
+                                              : "these sizes make no network");
+  }
+  if (!(t->name = etsim_malloc(strlen(spec) + 1))) {
+    etsim_netpkt_topo_free(t);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  memcpy(t->name, spec, strlen(spec) + 1);
+  return 0;
+}
+
+/* A rate as the ns-3 files write it: whole Gbps or Mbps when exact. */
+static void put_rate(FILE *f, uint64_t bps) {
+  if (bps % 1000000000ull == 0)
+    fprintf(f, "%lluGbps", (unsigned long long)(bps / 1000000000ull));
+  else if (bps % 1000000ull == 0)
+    fprintf(f, "%lluMbps", (unsigned long long)(bps / 1000000ull));
+  else
+    fprintf(f, "%llubps", (unsigned long long)bps);
+}
+
+int etsim_netpkt_topo_write(const etsim_netpkt_topo_t *t, const char *path,
+                            etsim_error_t *err) {
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc)
+    return rc;
+  FILE *f = o.fp;
+  uint32_t n_sw = 0;
+  for (uint32_t v = 0; v < t->n_nodes; v++)
+    n_sw += t->is_switch[v] != 0;
+  fprintf(f, "%u %u %zu\n", t->n_nodes, n_sw, t->n_links);
+  for (uint32_t v = 0, k = 0; v < t->n_nodes; v++)
+    if (t->is_switch[v])
+      fprintf(f, "%s%u", k++ ? " " : "", v);
+  fputc('\n', f);
+  for (size_t l = 0; l < t->n_links; l++) {
+    const etsim_netpkt_link_t *e = &t->links[l];
+    fprintf(f, "%u %u ", e->a, e->b);
+    put_rate(f, e->rate_bps);
+    /* ms with enough digits for whole ps, as the ns-3 reader takes it */
+    fprintf(f, " %.9gms %.17g\n", (double)e->delay_ps / 1e9, e->error_rate);
+  }
+  if (ferror(f)) {
+    etsim_outfile_abort(&o);
+    return etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);
+  }
+  return etsim_outfile_commit(&o, err);
 }
