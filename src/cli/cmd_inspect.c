@@ -103,6 +103,88 @@ static void print_json(const char *path, const etsim_et_stats_t *st) {
   printf("]}");
 }
 
+/* The whole set: each distinct file counted once per rank that runs it. */
+typedef struct {
+  size_t ranks, nodes, data_edges, ctrl_edges;
+  size_t by_type[ETSIM_ET_NODE_TYPE_COUNT], by_coll[ETSIM_COLL_TYPE_COUNT];
+  uint64_t coll_bytes[ETSIM_COLL_TYPE_COUNT];
+  uint64_t compute_min, compute_max, path_max;
+  size_t compute_max_file, path_max_file;
+} total_t;
+
+static void total_add(total_t *t, const etsim_et_stats_t *st, size_t mult,
+                      size_t file) {
+  if (!mult)
+    return;
+  if (!t->ranks || st->compute_us < t->compute_min)
+    t->compute_min = st->compute_us;
+  if (!t->ranks || st->compute_us > t->compute_max) {
+    t->compute_max = st->compute_us;
+    t->compute_max_file = file;
+  }
+  if (!st->cyclic && (!t->ranks || st->critical_path_us > t->path_max)) {
+    t->path_max = st->critical_path_us;
+    t->path_max_file = file;
+  }
+  t->ranks += mult;
+  t->nodes += mult * st->n_nodes;
+  t->data_edges += mult * st->data_edges;
+  t->ctrl_edges += mult * st->ctrl_edges;
+  for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
+    t->by_type[k] += mult * st->by_type[k];
+  for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++) {
+    t->by_coll[c] += mult * st->by_coll[c];
+    t->coll_bytes[c] += mult * st->coll_bytes[c];
+  }
+}
+
+static void print_total(const total_t *t, const etsim_et_set_t *set,
+                        int json) {
+  if (json) {
+    printf("\"total\": {\"ranks\": %zu, \"nodes\": %zu, \"by_type\": {",
+           t->ranks, t->nodes);
+    int first = 1;
+    for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
+      if (t->by_type[k]) {
+        printf("%s\"%s\": %zu", first ? "" : ", ",
+               etsim_et_node_type_name(k), t->by_type[k]);
+        first = 0;
+      }
+    printf("}, \"collectives\": {");
+    first = 1;
+    for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++)
+      if (t->by_coll[c]) {
+        printf("%s\"%s\": {\"count\": %zu, \"bytes\": %llu}",
+               first ? "" : ", ", etsim_coll_type_name(c), t->by_coll[c],
+               (unsigned long long)t->coll_bytes[c]);
+        first = 0;
+      }
+    printf("}, \"data_edges\": %zu, \"ctrl_edges\": %zu, "
+           "\"compute_us_min\": %llu, \"compute_us_max\": %llu, "
+           "\"critical_path_us_max\": %llu}",
+           t->data_edges, t->ctrl_edges, (unsigned long long)t->compute_min,
+           (unsigned long long)t->compute_max,
+           (unsigned long long)t->path_max);
+    return;
+  }
+  printf("all %zu ranks\n  nodes            %zu\n", t->ranks, t->nodes);
+  for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
+    if (t->by_type[k])
+      printf("    %-16s %zu\n", etsim_et_node_type_name(k), t->by_type[k]);
+  for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++)
+    if (t->by_coll[c])
+      printf("    %-16s %zu collectives, %llu bytes (all ranks' share)\n",
+             etsim_coll_type_name(c), t->by_coll[c],
+             (unsigned long long)t->coll_bytes[c]);
+  printf("  data edges       %zu\n  control edges    %zu\n", t->data_edges,
+         t->ctrl_edges);
+  printf("  compute time     %llu .. %llu us per rank (most: %s)\n",
+         (unsigned long long)t->compute_min,
+         (unsigned long long)t->compute_max, set->paths[t->compute_max_file]);
+  printf("  critical path    at most %llu us (%s)\n",
+         (unsigned long long)t->path_max, set->paths[t->path_max_file]);
+}
+
 int etsim_cmd_inspect(int argc, char **argv) {
   static const char *const flags[] = {"--json", NULL};
   int given[1] = {0}, code;
@@ -119,7 +201,11 @@ int etsim_cmd_inspect(int argc, char **argv) {
   else if (set->n_ranks > 1)
     printf("%s: %zu ranks in %zu file(s)\n", input, set->n_ranks, set->n_traces);
   int rc = ETSIM_EXIT_OK;
+  total_t tot = {0};
   for (size_t k = 0; k < set->n_traces; k++) {
+    size_t mult = 0; /* ranks that run this file */
+    for (size_t r = 0; r < set->n_ranks; r++)
+      mult += set->ranks[r] == set->traces[k];
     etsim_et_stats_t st;
     if (etsim_et_stats(set->traces[k], &st)) {
       fprintf(stderr, "etsim: %s: out of memory\n", set->paths[k]);
@@ -132,10 +218,19 @@ int etsim_cmd_inspect(int argc, char **argv) {
       print_json(set->paths[k], &st);
     } else
       print_text(set->paths[k], &st);
+    total_add(&tot, &st, mult, k);
     etsim_et_stats_free(&st);
   }
-  if (json)
-    printf("]}\n");
+  if (json) {
+    printf("]");
+    if (set->n_ranks > 1 && rc == ETSIM_EXIT_OK) {
+      printf(", ");
+      print_total(&tot, set, 1);
+    }
+    printf("}\n");
+  } else if (set->n_ranks > 1 && rc == ETSIM_EXIT_OK) {
+    print_total(&tot, set, 0);
+  }
   etsim_et_set_free(set);
   return rc;
 }

@@ -49,4 +49,35 @@ gzip -c "$T/dp.0.et" | head -c 200 > "$T/cut.et.gz"
 [ $rc -eq 2 ] || fail "truncated gzip exit $rc"
 grep -q "cut.et.gz: offset .*gzip stream error: unexpected end of file" "$T/err" || fail "gzip message: $(cat "$T/err")"
 grep -q "<fd:" "$T/err" && fail "zlib's descriptor leaks into the message: $(cat "$T/err")"
+# A rank set's totals: every distinct file counted once per rank that runs
+# it (the microbenchmark shares one file among 8 ranks; the LLM set has a
+# file per rank), checked against the per-file blocks of the same output.
+"$BIN" gen micro --coll all-reduce --size 1MiB --npus 8 -o "$T/m8" > /dev/null || fail "gen micro exit $?"
+"$BIN" gen llm --preset gpt3-175b --layers 2 --dp 2 --tp 2 --pp 2 -o "$T/l8" --quiet || fail "gen llm exit $?"
+for set in m8 l8; do
+  "$BIN" inspect --json "$T/$set" > "$T/$set.json" || fail "inspect $set exit $?"
+  python3 - "$T/$set.json" "$T/$set.manifest.json" <<'PY' || fail "inspect totals of $set: $(cat "$T/$set.json" | head -c 300)"
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+m = json.load(open(sys.argv[2]))
+files = [os.path.basename(t["file"]) for t in d["traces"]]
+# how many ranks run each file, from the manifest's "0-3,5" rank lists
+runs = {}
+for c in m["classes"]:
+    n = 0
+    for part in c["ranks"].split(","):
+        a, _, b = part.partition("-")
+        n += int(b or a) - int(a) + 1
+    runs[os.path.basename(c["file"])] = runs.get(os.path.basename(c["file"]), 0) + n
+tot = d["total"]
+assert tot["ranks"] == 8, tot
+nodes = sum(t["nodes"] * runs[os.path.basename(t["file"])] for t in d["traces"])
+assert tot["nodes"] == nodes, (tot["nodes"], nodes)
+bytes_ = sum(t["collectives"]["ALL_REDUCE"]["bytes"] * runs[os.path.basename(t["file"])]
+             for t in d["traces"])
+assert tot["collectives"]["ALL_REDUCE"]["bytes"] == bytes_
+assert tot["compute_us_max"] == max(t["compute_us"] for t in d["traces"])
+PY
+done
+"$BIN" inspect "$T/m8" | grep -q "^all 8 ranks" || fail "text total line"
 echo "cli_basics: ok"
