@@ -32,6 +32,11 @@ static inline int ev_less(const pk_ev_t *a, const pk_ev_t *b) {
 
 int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
                  uint64_t b) {
+  return pk_heap_push_seq(h, t, h->next_seq++, kind, a, b);
+}
+
+int pk_heap_push_seq(pk_heap_t *h, int64_t t, uint64_t seq, uint32_t kind,
+                     uint32_t a, uint64_t b) {
   if (h->n == h->cap) {
     size_t nc = h->cap ? h->cap * 2 : 1024;
     pk_ev_t *nv = etsim_realloc(h->v, nc * sizeof *nv);
@@ -40,7 +45,7 @@ int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
     h->v = nv;
     h->cap = nc;
   }
-  pk_ev_t e = {t, h->next_seq++, kind, a, b};
+  pk_ev_t e = {t, seq, kind, a, b};
   size_t i = h->n++;
   while (i > 0) {
     size_t p = (i - 1) / 4;
@@ -172,6 +177,20 @@ static uint32_t fifo_pop(pk_net_t *n, pk_fifo_t *f) {
 
 static int port_kick(pk_net_t *n, uint32_t gp);
 
+/* ns-3 schedules a port's end of serialisation and then the packet's
+ * arrival at the far end when the serialisation starts, and runs events of
+ * equal time in the order they were scheduled.  etsim pushes those events
+ * later (the arrival when the packet reaches the head of its wire, the end
+ * event only when another packet waits), so it takes their sequence numbers
+ * now: ties then break as in ns-3, e.g. a packet arriving at a switch port
+ * at the very time the port finishes a packet is queued before the port
+ * picks its next one, which is what the next packet's INT queue length
+ * shows. */
+static void pk_tie_mark(pk_net_t *n, pk_port_t *p, pk_pkt_t *k) {
+  p->done_seq = n->heap.next_seq++;
+  k->arr_seq = n->heap.next_seq++;
+}
+
 static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_port_t *p = &n->ports[gp];
   pk_pkt_t *k = &n->pkts[pi];
@@ -190,7 +209,9 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   int more = !n->nodes[p->node].is_switch || p->qbytes_total > 0;
   p->tx_gen++; /* an older end event (same-instant race) is now stale */
   p->done_pending = (uint8_t)more;
-  if (more && pk_heap_push(&n->heap, n->now + t, EV_TX_DONE, gp, p->tx_gen))
+  pk_tie_mark(n, p, k);
+  if (more && pk_heap_push_seq(&n->heap, n->now + t, p->done_seq, EV_TX_DONE,
+                               gp, p->tx_gen))
     return oom(n);
   /* The wire is a FIFO (constant delay, in-order serialisation): only its
    * head has an arrival event, so the heap holds one per busy link. */
@@ -200,7 +221,7 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
     n->pkts[p->wire.tail].next = pi;
   else {
     p->wire.head = pi;
-    if (pk_heap_push(&n->heap, k->arr_t, EV_ARRIVE, gp, 0))
+    if (pk_heap_push_seq(&n->heap, k->arr_t, k->arr_seq, EV_ARRIVE, gp, 0))
       return oom(n);
   }
   p->wire.tail = pi;
@@ -208,14 +229,18 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   return 0;
 }
 
-/* 1 when the port is still serialising (an end event is then pending). */
+/* 1 when the port is still serialising (an end event is then pending).
+ * At the very end of a serialisation the port is still busy for events that
+ * ns-3 would run before its end event (see pk_tie_mark). */
 static int port_busy(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
-  if (p->busy_until <= n->now)
+  if (p->busy_until < n->now ||
+      (p->busy_until == n->now && p->done_seq <= n->cur_seq))
     return 0;
   if (!p->done_pending) {
     p->done_pending = 1;
-    if (pk_heap_push(&n->heap, p->busy_until, EV_TX_DONE, gp, ++p->tx_gen))
+    if (pk_heap_push_seq(&n->heap, p->busy_until, p->done_seq, EV_TX_DONE, gp,
+                         ++p->tx_gen))
       oom(n);
   }
   return 1;
@@ -758,7 +783,8 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     uint32_t pi = p->wire.head;
     p->wire.head = n->pkts[pi].next;
     if (--p->wire.n &&
-        pk_heap_push(&n->heap, n->pkts[p->wire.head].arr_t, EV_ARRIVE, e->a, 0))
+        pk_heap_push_seq(&n->heap, n->pkts[p->wire.head].arr_t,
+                         n->pkts[p->wire.head].arr_seq, EV_ARRIVE, e->a, 0))
       return oom(n);
     return on_arrive(n, p->peer_gport, pi);
   }
@@ -841,6 +867,7 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
       continue;
     }
     n->now = e.t;
+    n->cur_seq = e.seq;
     n->st.events++;
     int rc = on_event(n, &e, err);
     if (rc) {
