@@ -18,7 +18,11 @@
 
 #define PK_RESERVE 4096u
 #define PK_RESUME_OFFSET 3072u
-#define PK_PFC_BYTES 64u
+/* A pause frame on the wire as ns-3 builds it: PPP 2 + IPv4 20 + pause
+ * header 9 (time, queue length, class).  A real 802.1Qbb frame is 64 B;
+ * the 3 ns difference at 100 Gb/s shifts every pause, and on the 16-host
+ * all-to-all it changed the count by 14 %. */
+#define PK_PFC_BYTES 31u
 #define PK_DATA_HDR 36u /* PPP 2 + IP 20 + UDP 8 + seq/pg 6 */
 #define PK_STANDALONE_HDR 48u
 
