@@ -119,11 +119,11 @@ static uint32_t murmur12(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) {
 
 static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   uint64_t num = bytes * 8000000000000ull;
-  int64_t t = (int64_t)((num + rate / 2) / rate);
-  int64_t r = n->cfg.tx_round_ps;
-  if (r > 1)
-    t = (t + r / 2) / r * r;
-  return t;
+  uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
+  /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
+   * ns: rounding to ps first turned e.g. 606.4996 ns into 607. */
+  uint64_t den = rate * r;
+  return (int64_t)((num + den / 2) / den * r);
 }
 
 static int oom(pk_net_t *n) {
