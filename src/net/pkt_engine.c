@@ -437,17 +437,13 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     return transmit(n, gp, pi);
   }
   size_t cnt = p->n_qps;
-  int64_t min_next = INT64_MAX;
   for (size_t i = 1; i <= cnt; i++) {
     size_t idx = (p->qp_rr + i) % cnt;
     pk_qp_t *q = &n->qps[p->qps[idx]];
     if ((p->paused & (1u << q->pg)) || q->snd_nxt >= q->size || win_bound(n, q))
       continue;
-    if (q->next_avail > n->now) {
-      if (q->next_avail < min_next)
-        min_next = q->next_avail;
+    if (q->next_avail > n->now)
       continue;
-    }
     p->qp_rr = idx;
     uint32_t pi = pkt_alloc(n);
     if (pi == PK_NONE)
@@ -471,10 +467,20 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     n->last_progress = n->now;
     return transmit(n, gp, pi);
   }
-  if (min_next != INT64_MAX && min_next != p->wake_t) {
+  /* As ns-3's QbbNetDevice::DequeueAndTransmit: with nothing to send, wake
+   * at the earliest pacing time of all the NIC's queue pairs (window-bound
+   * and paused ones too), and only when no wake-up is pending and that time
+   * is still ahead; pk_change_rate moves a pending one earlier. */
+  int64_t t_wake = INT64_MAX;
+  for (size_t i = 0; i < cnt; i++) {
+    int64_t t = n->qps[p->qps[i]].next_avail;
+    if (t < t_wake)
+      t_wake = t;
+  }
+  if (p->wake_t < 0 && t_wake != INT64_MAX && t_wake > n->now) {
     p->wake_gen++;
-    p->wake_t = min_next;
-    if (pk_heap_push(&n->heap, min_next, EV_NIC_WAKE, gp, p->wake_gen))
+    p->wake_t = t_wake;
+    if (pk_heap_push(&n->heap, t_wake, EV_NIC_WAKE, gp, p->wake_gen))
       return oom(n);
   }
   return 0;
@@ -521,6 +527,15 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
     int64_t old_t = tx_time(n, q->last_pkt_size, q->rate);
     int64_t new_t = tx_time(n, q->last_pkt_size, new_rate);
     q->next_avail += new_t - old_t;
+    /* ns-3's QbbNetDevice::UpdateNextAvail: a pending wake-up later than
+     * the new pacing time is moved to it (at once if that has passed). */
+    pk_port_t *p = &n->ports[q->gport];
+    if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
+      p->wake_gen++;
+      p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
+      if (pk_heap_push(&n->heap, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
+        n->stopped = 2;
+    }
   }
   q->rate = new_rate;
 }
