@@ -17,7 +17,8 @@
 
 static uint32_t g_done = 0;
 
-// Optional per-QP rate trace (env RATE_TRACE=path, RATE_TRACE_NS=interval):
+// Optional per-QP rate trace (env RATE_TRACE=path, RATE_TRACE_NS=interval,
+// RATE_TRACE_START=first sample in ns):
 // one line per sample and QP: time_ns src dst rate_bps snd_nxt snd_una.
 static FILE *g_rate_out = nullptr;
 static uint64_t g_rate_ns = 1000;
@@ -87,7 +88,11 @@ int main(int argc, char *argv[]) {
     g_rate_out = fopen(getenv("RATE_TRACE"), "w");
     if (getenv("RATE_TRACE_NS"))
       g_rate_ns = strtoull(getenv("RATE_TRACE_NS"), nullptr, 10);
-    Simulator::Schedule(NanoSeconds(g_rate_ns), &sample_rates);
+    // RATE_TRACE_START (ns): first sample, to trace a short window finely
+    uint64_t start_ns = getenv("RATE_TRACE_START")
+                            ? strtoull(getenv("RATE_TRACE_START"), nullptr, 10)
+                            : g_rate_ns;
+    Simulator::Schedule(NanoSeconds(start_ns), &sample_rates);
   }
   Simulator::Stop(Seconds(simulator_stop_time));
   Simulator::Run();
