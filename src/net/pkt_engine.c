@@ -121,9 +121,14 @@ static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   uint64_t num = bytes * 8000000000000ull;
   uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
   /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
-   * ns: rounding to ps first turned e.g. 606.4996 ns into 607. */
-  uint64_t den = rate * r;
-  return (int64_t)((num + den / 2) / den * r);
+   * ns: rounding to ps first turned e.g. 606.4996 ns into 607.  A step too
+   * large for that product (over 7 us at 2.4 Tb/s) rounds in two steps. */
+  if (rate <= UINT64_MAX / r) {
+    uint64_t den = rate * r;
+    return (int64_t)((num + den / 2) / den * r);
+  }
+  uint64_t t = (num + rate / 2) / rate;
+  return (int64_t)((t + r / 2) / r * r);
 }
 
 static int oom(pk_net_t *n) {
