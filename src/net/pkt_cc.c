@@ -156,7 +156,9 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack,
     uint64_t new_rate;
     uint32_t new_stage;
     if (max_c >= 1 || q->cc.hpcc.inc_stage >= n->cfg.mi_thresh) {
-      new_rate = scale(q->cc.hpcc.cur_rate, 1 / max_c) + n->cfg.rate_ai_bps;
+      /* R_c / k, truncated as ns-3's DataRate / double */
+      new_rate =
+          (uint64_t)((double)q->cc.hpcc.cur_rate / max_c) + n->cfg.rate_ai_bps;
       new_stage = 0;
     } else {
       new_rate = q->cc.hpcc.cur_rate + n->cfg.rate_ai_bps;

@@ -18,7 +18,11 @@
 
 #define PK_RESERVE 4096u
 #define PK_RESUME_OFFSET 3072u
-#define PK_PFC_BYTES 64u
+/* A pause frame on the wire as ns-3 builds it: PPP 2 + IPv4 20 + pause
+ * header 9 (time, queue length, class).  A real 802.1Qbb frame is 64 B;
+ * the 3 ns difference at 100 Gb/s shifts every pause, and on the 16-host
+ * all-to-all it changed the count by 14 %. */
+#define PK_PFC_BYTES 31u
 #define PK_DATA_HDR 36u /* PPP 2 + IP 20 + UDP 8 + seq/pg 6 */
 #define PK_STANDALONE_HDR 48u
 
@@ -32,6 +36,11 @@ static inline int ev_less(const pk_ev_t *a, const pk_ev_t *b) {
 
 int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
                  uint64_t b) {
+  return pk_heap_push_seq(h, t, h->next_seq++, kind, a, b);
+}
+
+int pk_heap_push_seq(pk_heap_t *h, int64_t t, uint64_t seq, uint32_t kind,
+                     uint32_t a, uint64_t b) {
   if (h->n == h->cap) {
     size_t nc = h->cap ? h->cap * 2 : 1024;
     pk_ev_t *nv = etsim_realloc(h->v, nc * sizeof *nv);
@@ -40,7 +49,7 @@ int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
     h->v = nv;
     h->cap = nc;
   }
-  pk_ev_t e = {t, h->next_seq++, kind, a, b};
+  pk_ev_t e = {t, seq, kind, a, b};
   size_t i = h->n++;
   while (i > 0) {
     size_t p = (i - 1) / 4;
@@ -110,11 +119,16 @@ static uint32_t murmur12(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) {
 
 static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   uint64_t num = bytes * 8000000000000ull;
-  int64_t t = (int64_t)((num + rate / 2) / rate);
-  int64_t r = n->cfg.tx_round_ps;
-  if (r > 1)
-    t = (t + r / 2) / r * r;
-  return t;
+  uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
+  /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
+   * ns: rounding to ps first turned e.g. 606.4996 ns into 607.  A step too
+   * large for that product (over 7 us at 2.4 Tb/s) rounds in two steps. */
+  if (rate <= UINT64_MAX / r) {
+    uint64_t den = rate * r;
+    return (int64_t)((num + den / 2) / den * r);
+  }
+  uint64_t t = (num + rate / 2) / rate;
+  return (int64_t)((t + r / 2) / r * r);
 }
 
 static int oom(pk_net_t *n) {
@@ -172,6 +186,20 @@ static uint32_t fifo_pop(pk_net_t *n, pk_fifo_t *f) {
 
 static int port_kick(pk_net_t *n, uint32_t gp);
 
+/* ns-3 schedules a port's end of serialisation and then the packet's
+ * arrival at the far end when the serialisation starts, and runs events of
+ * equal time in the order they were scheduled.  etsim pushes those events
+ * later (the arrival when the packet reaches the head of its wire, the end
+ * event only when another packet waits), so it takes their sequence numbers
+ * now: ties then break as in ns-3, e.g. a packet arriving at a switch port
+ * at the very time the port finishes a packet is queued before the port
+ * picks its next one, which is what the next packet's INT queue length
+ * shows. */
+static void pk_tie_mark(pk_net_t *n, pk_port_t *p, pk_pkt_t *k) {
+  p->done_seq = n->heap.next_seq++;
+  k->arr_seq = n->heap.next_seq++;
+}
+
 static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_port_t *p = &n->ports[gp];
   pk_pkt_t *k = &n->pkts[pi];
@@ -190,7 +218,9 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   int more = !n->nodes[p->node].is_switch || p->qbytes_total > 0;
   p->tx_gen++; /* an older end event (same-instant race) is now stale */
   p->done_pending = (uint8_t)more;
-  if (more && pk_heap_push(&n->heap, n->now + t, EV_TX_DONE, gp, p->tx_gen))
+  pk_tie_mark(n, p, k);
+  if (more && pk_heap_push_seq(&n->heap, n->now + t, p->done_seq, EV_TX_DONE,
+                               gp, p->tx_gen))
     return oom(n);
   /* The wire is a FIFO (constant delay, in-order serialisation): only its
    * head has an arrival event, so the heap holds one per busy link. */
@@ -200,7 +230,7 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
     n->pkts[p->wire.tail].next = pi;
   else {
     p->wire.head = pi;
-    if (pk_heap_push(&n->heap, k->arr_t, EV_ARRIVE, gp, 0))
+    if (pk_heap_push_seq(&n->heap, k->arr_t, k->arr_seq, EV_ARRIVE, gp, 0))
       return oom(n);
   }
   p->wire.tail = pi;
@@ -208,14 +238,18 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   return 0;
 }
 
-/* 1 when the port is still serialising (an end event is then pending). */
+/* 1 when the port is still serialising (an end event is then pending).
+ * At the very end of a serialisation the port is still busy for events that
+ * ns-3 would run before its end event (see pk_tie_mark). */
 static int port_busy(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
-  if (p->busy_until <= n->now)
+  if (p->busy_until < n->now ||
+      (p->busy_until == n->now && p->done_seq <= n->cur_seq))
     return 0;
   if (!p->done_pending) {
     p->done_pending = 1;
-    if (pk_heap_push(&n->heap, p->busy_until, EV_TX_DONE, gp, ++p->tx_gen))
+    if (pk_heap_push_seq(&n->heap, p->busy_until, p->done_seq, EV_TX_DONE, gp,
+                         ++p->tx_gen))
       oom(n);
   }
   return 1;
@@ -408,17 +442,13 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     return transmit(n, gp, pi);
   }
   size_t cnt = p->n_qps;
-  int64_t min_next = INT64_MAX;
   for (size_t i = 1; i <= cnt; i++) {
     size_t idx = (p->qp_rr + i) % cnt;
     pk_qp_t *q = &n->qps[p->qps[idx]];
     if ((p->paused & (1u << q->pg)) || q->snd_nxt >= q->size || win_bound(n, q))
       continue;
-    if (q->next_avail > n->now) {
-      if (q->next_avail < min_next)
-        min_next = q->next_avail;
+    if (q->next_avail > n->now)
       continue;
-    }
     p->qp_rr = idx;
     uint32_t pi = pkt_alloc(n);
     if (pi == PK_NONE)
@@ -442,10 +472,20 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     n->last_progress = n->now;
     return transmit(n, gp, pi);
   }
-  if (min_next != INT64_MAX && min_next != p->wake_t) {
+  /* As ns-3's QbbNetDevice::DequeueAndTransmit: with nothing to send, wake
+   * at the earliest pacing time of all the NIC's queue pairs (window-bound
+   * and paused ones too), and only when no wake-up is pending and that time
+   * is still ahead; pk_change_rate moves a pending one earlier. */
+  int64_t t_wake = INT64_MAX;
+  for (size_t i = 0; i < cnt; i++) {
+    int64_t t = n->qps[p->qps[i]].next_avail;
+    if (t < t_wake)
+      t_wake = t;
+  }
+  if (p->wake_t < 0 && t_wake != INT64_MAX && t_wake > n->now) {
     p->wake_gen++;
-    p->wake_t = min_next;
-    if (pk_heap_push(&n->heap, min_next, EV_NIC_WAKE, gp, p->wake_gen))
+    p->wake_t = t_wake;
+    if (pk_heap_push(&n->heap, t_wake, EV_NIC_WAKE, gp, p->wake_gen))
       return oom(n);
   }
   return 0;
@@ -492,6 +532,15 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
     int64_t old_t = tx_time(n, q->last_pkt_size, q->rate);
     int64_t new_t = tx_time(n, q->last_pkt_size, new_rate);
     q->next_avail += new_t - old_t;
+    /* ns-3's QbbNetDevice::UpdateNextAvail: a pending wake-up later than
+     * the new pacing time is moved to it (at once if that has passed). */
+    pk_port_t *p = &n->ports[q->gport];
+    if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
+      p->wake_gen++;
+      p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
+      if (pk_heap_push(&n->heap, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
+        n->stopped = 2;
+    }
   }
   q->rate = new_rate;
 }
@@ -758,7 +807,8 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     uint32_t pi = p->wire.head;
     p->wire.head = n->pkts[pi].next;
     if (--p->wire.n &&
-        pk_heap_push(&n->heap, n->pkts[p->wire.head].arr_t, EV_ARRIVE, e->a, 0))
+        pk_heap_push_seq(&n->heap, n->pkts[p->wire.head].arr_t,
+                         n->pkts[p->wire.head].arr_seq, EV_ARRIVE, e->a, 0))
       return oom(n);
     return on_arrive(n, p->peer_gport, pi);
   }
@@ -841,6 +891,7 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
       continue;
     }
     n->now = e.t;
+    n->cur_seq = e.seq;
     n->st.events++;
     int rc = on_event(n, &e, err);
     if (rc) {

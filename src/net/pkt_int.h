@@ -46,6 +46,10 @@ typedef struct pk_heap {
 
 int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
                  uint64_t b);
+/* Push with a sequence number taken earlier from h->next_seq, so the event
+ * ties with others at time t as if it had been pushed back then. */
+int pk_heap_push_seq(pk_heap_t *h, int64_t t, uint64_t seq, uint32_t kind,
+                     uint32_t a, uint64_t b);
 void pk_heap_pop(pk_heap_t *h, pk_ev_t *out); /* h->n > 0 */
 
 /* --------------------------------------------------------------- packets */
@@ -70,6 +74,7 @@ typedef struct pk_pkt {
   uint16_t in_port; /* local port index it entered the current switch by */
   int64_t ts_ps;    /* sender timestamp (TIMELY) */
   int64_t arr_t;    /* arrival at the far end while on the wire */
+  uint64_t arr_seq; /* heap sequence taken when its transmission began */
 } pk_pkt_t;         /* INT hops live apart, in pk_net_t.hops (HPCC only) */
 
 /* ----------------------------------------------------------------- ports */
@@ -94,6 +99,7 @@ typedef struct pk_port {
   uint8_t done_pending, paused, rr;
   int64_t busy_until; /* end of the current serialisation */
   uint32_t tx_gen;    /* generation of the pending EV_TX_DONE */
+  uint64_t done_seq;  /* heap sequence taken when the serialisation began */
   uint64_t tx_bytes;
   int64_t paused_since[PK_NPRIO];
   int64_t paused_ps;
@@ -191,6 +197,7 @@ struct pk_qp {
 };
 
 struct pk_net {
+  uint64_t cur_seq; /* heap sequence of the event being handled */
   etsim_netpkt_cfg_t cfg;
   const pk_cc_ops_t *cc;
   uint32_t n_nodes, n_hosts, n_ports;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end: `etsim netsim` on ns-3 RDMA scenario files as a user runs it.
-# The FCT numbers are the ns-3 reference points quoted in issue 9 (100 Gb/s,
-# 1 us links, 1000 B payload, 32 MB buffers): one 1 MB flow 87,091 ns, an
-# 8-to-1 incast of 1 MB each 668,091 ns with PFC only and with DCTCP.
+# The FCT numbers are ns-3 reference points (issue 9, and measured again
+# for examples/netsim/reference.csv; 100 Gb/s, 1 us links, 1000 B payload,
+# 32 MB buffers): one 1 MB flow 87,091 ns, an 8-to-1 incast of 1 MB each
+# 668,091 ns with PFC only and with DCTCP.
 set -u
 BIN=${ETSIM_BIN:?}
 SRC=${ETSIM_SRC:?}
@@ -84,15 +85,22 @@ printf '1\n0 2 3 100 1000 0\n' > "$T/f2"
 [ $rc -eq 2 ] || fail "flow to a switch exit $rc"
 grep -q "^etsim: $T/f2:2: flow destination 2 is not a host" "$T/e" || fail "flow to switch: $(cat "$T/e")"
 "$BIN" netsim --frob "$EX/single.cfg" 2> /dev/null; [ $? -eq 2 ] || fail "unknown option exit"
-# the reference table: etsim's packet-level numbers reproduce exactly, and
-# agree with ns-3 within 5 % except where the table records a known gap
-grep -v '^#' "$EX/reference.csv" | tail -n +2 | while IFS=, read -r name cfg cc ns3 pkt flow gap; do
-  "$BIN" netsim --quiet --cc "$cc" --fct "$T/ref" "$EX/$cfg" || fail "$cfg $cc exit $?"
-  got=$(awk '{ if ($7 > m) m = $7 } END { print m }' "$T/ref")
-  [ "$got" = "$pkt" ] || fail "$name ($cc): $got ns, table says $pkt"
-  if [ -z "$gap" ]; then
-    awk -v a="$got" -v b="$ns3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }' ||
-      fail "$name ($cc): $got ns vs ns-3 $ns3 ns"
-  fi
-done || exit 1
+# the reference table (examples/netsim/reference.csv): etsim's packet-level
+# completion and pause count reproduce exactly, and agree with the measured
+# ns-3 figures -- completion within 5 %, pauses within 20 % (none where
+# ns-3 has none) -- except that rows marked random skip the completion
+grep -v '^#' "$EX/reference.csv" | tail -n +2 |
+  while IFS=, read -r name cfg cc ns3 ns3_p pkt pkt_p flow gap; do
+    "$BIN" netsim --quiet --cc "$cc" --fct "$T/ref" --pfc "$T/refp" "$EX/$cfg" || fail "$cfg $cc exit $?"
+    got=$(awk '{ if ($7 > m) m = $7 } END { print m }' "$T/ref")
+    got_p=$(awk '$5 == 1' "$T/refp" | wc -l)
+    [ "$got" = "$pkt" ] || fail "$name ($cfg, $cc): $got ns, table says $pkt"
+    [ "$got_p" = "$pkt_p" ] || fail "$name ($cfg, $cc): $got_p pauses, table says $pkt_p"
+    if [ "$gap" != random ]; then
+      awk -v a="$got" -v b="$ns3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }' ||
+        fail "$name ($cfg, $cc): $got ns vs ns-3 $ns3 ns"
+    fi
+    awk -v a="$got_p" -v b="$ns3_p" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.2 * b) }' ||
+      fail "$name ($cfg, $cc): $got_p pauses vs ns-3 $ns3_p"
+  done || exit 1
 echo ok
