@@ -104,6 +104,7 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
   lin(&c, &m->ed, sy_dim_edge_in(m), P, 1);
   m->eo = take(&c, (size_t)P, &m->geo);
   m->eob = take(&c, 1, &m->geob);
+  m->ew = take(&c, (size_t)P, &m->gew);
   return c.off;
 }
 
@@ -172,6 +173,9 @@ int etsim_synth__alloc_params(etsim_synth_model_t *m, int init,
     m->eo[j] = (float)etsim_rng_normal(&r) * s;
   /* Start the edge logit at the prior odds of a typical step. */
   m->eob[0] = -2.0f;
+  /* The pair's own noisy bit starts with no say; training gives it one. */
+  for (int j = 0; j < m->cfg.pair_hidden; j++)
+    m->ew[j] = 0;
   return 0;
 }
 
@@ -893,11 +897,19 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
       memset(dA, 0, sizeof(float) * (size_t)N * P);
       memset(dB, 0, sizeof(float) * (size_t)nv * P);
       float w_l = we * weight;
+      float b1[4096];
       for (uint32_t v = 0; v < nv; v++) {
-        const float *b = B + (size_t)v * P;
+        const float *b0 = B + (size_t)v * P;
         float *db = dB + (size_t)v * P;
+        for (int j = 0; j < P; j++)
+          b1[j] = b0[j] + m->ew[j];
         for (uint32_t u = 0; u < N; u++) {
           const float *a = A + (size_t)u * P;
+          /* The pair's own noisy bit enters the split first layer as one
+           * more term (b1 = b + ew when the pair is on): a denoiser that
+           * cannot see its own input cannot copy it at small t. */
+          int on = noisy[(size_t)v * N + u];
+          const float *b = on ? b1 : b0;
           float acc[8] = {0}; /* partial sums: lets the compiler vectorise */
           int j0 = 0;
           for (; j0 + 8 <= P; j0 += 8)
@@ -926,6 +938,8 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
               float g = dz * m->eo[j];
               da[j] += g;
               db[j] += g;
+              if (on)
+                m->gew[j] += g;
             }
           }
         }

@@ -279,10 +279,15 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
             bv[j] += fd * wdeg[j];
         }
         float mg2[2] = {(float)(1 - ml), (float)ml}, ph2[2], po2[2];
+        float b1[4096];
         for (uint32_t v = 0; v < s; v++) {
-          const float *b = B + (size_t)v * P;
+          const float *b0 = B + (size_t)v * P;
+          for (int j = 0; j < P; j++)
+            b1[j] = b0[j] + m->ew[j];
           for (uint32_t u = 0; u < N; u++) {
             const float *a = A + (size_t)u * P;
+            /* The pair's state at step t, read before it is redrawn. */
+            const float *b = nz[(size_t)v * N + u] ? b1 : b0;
             /* Eight partial sums so the compiler can vectorise. */
             float acc[8] = {0};
             int j = 0;

@@ -52,6 +52,7 @@ struct etsim_synth_model {
   float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
   nn_linear_t es_z, es_g, ed;
   float *eo, *geo, *eob, *geob;
+  float *ew, *gew; /* the pair's own noisy bit, into the first layer */
 };
 
 /* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */
