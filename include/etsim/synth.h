@@ -159,7 +159,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m,
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 1
+#define ETSIM_SYNTH_MODEL_VERSION 3
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path,
                            etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,

@@ -90,8 +90,10 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
     lin(&c, &m->jk[k], H, H, k == 0);
   m->ln_g = take(&c, (size_t)H, &m->gln_g);
   m->ln_b = take(&c, (size_t)H, &m->gln_b);
-  lin(&c, &m->c1, sy_dim_ctx(m), H, 1);
-  lin(&c, &m->c2, H, (int)m->max_size + 1, 1);
+  lin(&c, &m->c1, SY_SIZEF, H, 1);
+  lin(&c, &m->c2, H, (int)m->max_size, 1);
+  lin(&c, &m->s1, SY_STOPF, H, 1);
+  lin(&c, &m->s2, H, 1, 1);
   for (uint32_t ch = 0; ch < m->n_ch; ch++)
     m->aemb[ch] = take(&c, (size_t)m->n_cls[ch] * H, &m->gaemb[ch]);
   lin(&c, &m->a1, sy_dim_attr_in(m), H, 1);
@@ -104,6 +106,7 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
   lin(&c, &m->ed, sy_dim_edge_in(m), P, 1);
   m->eo = take(&c, (size_t)P, &m->geo);
   m->eob = take(&c, 1, &m->geob);
+  m->ew = take(&c, (size_t)P, &m->gew);
   return c.off;
 }
 
@@ -161,6 +164,10 @@ int etsim_synth__alloc_params(etsim_synth_model_t *m, int init,
   }
   init_lin(&m->c1, &r);
   init_lin(&m->c2, &r);
+  init_lin(&m->s1, &r);
+  init_lin(&m->s2, &r);
+  /* Start the stop head at the mean stop rate, one stop per graph. */
+  m->s2.b[0] = (float)-log(m->mean_steps > 2 ? m->mean_steps - 2 : 1.0);
   init_lin(&m->a1, &r);
   init_lin(&m->a2, &r);
   init_lin(&m->a3, &r);
@@ -172,6 +179,9 @@ int etsim_synth__alloc_params(etsim_synth_model_t *m, int init,
     m->eo[j] = (float)etsim_rng_normal(&r) * s;
   /* Start the edge logit at the prior odds of a typical step. */
   m->eob[0] = -2.0f;
+  /* The pair's own noisy bit starts with no say; training gives it one. */
+  for (int j = 0; j < m->cfg.pair_hidden; j++)
+    m->ew[j] = 0;
   return 0;
 }
 
@@ -587,6 +597,20 @@ void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
   f[3] = l == 0 ? 1.0f : 0.0f;
 }
 
+void sy_stop_feats(const etsim_synth_model_t *m, int l, const float *ysin,
+                   float *f) {
+  nn_sinusoid((float)l, SY_DL, 0.5f, f);
+  f[SY_DL] = (float)l / (float)(m->max_layers ? m->max_layers : 1);
+  memcpy(f + SY_DL + 1, ysin, sizeof(float) * SY_DY);
+}
+
+void sy_size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+                   uint32_t last_size, const float *ysin, float *f) {
+  sy_stop_feats(m, l, ysin, f);
+  f[SY_STOPF] = (float)(log1p((double)n_prefix) / 4);
+  f[SY_STOPF + 1] = (float)(log1p((double)last_size) / 3);
+}
+
 void sy_gap_feats(uint32_t gap, uint32_t children, float *f) {
   f[0] = 1.0f / (float)gap;
   f[1] = gap == 1 ? 1.0f : 0.0f;
@@ -667,27 +691,62 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     memcpy(c + H + SY_FEAT, ysin, sizeof ysin);
   }
 
-  /* (1) layer sizes. */
-  int C = (int)m->max_size + 1;
+  /* (1) layer sizes: a stop decision, then the size given no stop. */
+  int C = (int)m->max_size;
   float *cp = sy_pz(p, (size_t)ns * H), *ch = sy_pz(p, (size_t)ns * H);
   float *clog = sy_pz(p, (size_t)ns * C), *dclog = sy_pz(p, (size_t)ns * C);
   if (etsim_grow((void **)&ws->u8, &ws->u8_cap, (size_t)ns * C, 1) ||
       etsim_grow((void **)&ws->i32, &ws->i32_cap, (size_t)ns + (size_t)n * nch,
                  sizeof(int32_t)) || p->oom)
     return ETSIM_ENOMEM;
-  uint8_t *mask = ws->u8;
   int32_t *tgt = ws->i32;
-  memset(mask, 1, (size_t)ns * C);
-  mask[0] = 0;
+  uint8_t *stop = ws->u8;
   for (int l = 0; l <= L; l++) {
     uint32_t sz = l < L ? R->ls[l + 2] - R->ls[l + 1] : 0;
-    tgt[l] = (int32_t)(sz > m->max_size ? m->max_size : sz);
+    tgt[l] = sz ? (int32_t)(sz > m->max_size ? m->max_size : sz) - 1 : -1;
+    stop[l] = l == L;
   }
-  nn_linear_fwd(&m->c1, ns, ctx, cp);
+  float *cf = sy_pz(p, (size_t)ns * SY_SIZEF);
+  if (p->oom)
+    return ETSIM_ENOMEM;
+  for (int l = 0; l <= L; l++)
+    sy_size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0,
+                  ysin, cf + (size_t)l * SY_SIZEF);
+  nn_linear_fwd(&m->c1, ns, cf, cp);
   nn_gelu_fwd((size_t)ns * H, cp, ch);
   nn_linear_fwd(&m->c2, ns, ch, clog);
-  double lc = nn_softmax_xent(ns, C, clog, tgt, mask,
-                              (float)(1.0 / m->mean_steps), dclog);
+  double lc;
+  {
+    float wst = (float)(1.0 / m->mean_steps);
+    lc = nn_softmax_xent(ns, C, clog, tgt, NULL, wst, dclog);
+    /* The stop head sees only the depth and the label, never the prefix:
+     * on real prefixes a head that read the prefix was calibrated, but on
+     * generated ones its errors (too many parents, off categories, too
+     * many one-node layers, which in real graphs mostly end them) made it
+     * stop up to twice as often and samples came out too shallow
+     * (docs/synth.md).  Step 0 never stops, so its rows are l = 1..L. */
+    float *sf = sy_pz(p, (size_t)L * SY_STOPF), *sp = sy_pz(p, (size_t)L * H);
+    float *sh = sy_pz(p, (size_t)L * H), *slog = sy_pz(p, (size_t)L);
+    float *dslog = sy_pz(p, (size_t)L);
+    if (p->oom)
+      return ETSIM_ENOMEM;
+    for (int l = 1; l <= L; l++)
+      sy_stop_feats(m, l, ysin, sf + (size_t)(l - 1) * SY_STOPF);
+    nn_linear_fwd(&m->s1, L, sf, sp);
+    nn_gelu_fwd((size_t)L * H, sp, sh);
+    nn_linear_fwd(&m->s2, L, sh, slog);
+    lc += nn_bce_logits(L, slog, stop + 1, wst, dslog);
+    if (backward) {
+      float *dsh = sy_pz(p, (size_t)L * H), *dsp = sy_pz(p, (size_t)L * H);
+      if (p->oom)
+        return ETSIM_ENOMEM;
+      for (int l = 0; l < L; l++)
+        dslog[l] *= weight;
+      nn_linear_bwd(&m->s2, L, sh, dslog, dsh, 1);
+      nn_gelu_bwd((size_t)L * H, sp, dsh, dsp);
+      nn_linear_bwd(&m->s1, L, sf, dsp, NULL, 1);
+    }
+  }
   if (backward) {
     for (size_t i = 0; i < (size_t)ns * C; i++)
       dclog[i] *= weight;
@@ -696,7 +755,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
       return ETSIM_ENOMEM;
     nn_linear_bwd(&m->c2, ns, ch, dclog, dch, 1);
     nn_gelu_bwd((size_t)ns * H, cp, dch, dcp);
-    nn_linear_bwd(&m->c1, ns, ctx, dcp, dctx, 1);
+    nn_linear_bwd(&m->c1, ns, cf, dcp, NULL, 1);
   }
 
   /* (2) attributes of every layer, one diffusion step per layer. */
@@ -893,11 +952,19 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
       memset(dA, 0, sizeof(float) * (size_t)N * P);
       memset(dB, 0, sizeof(float) * (size_t)nv * P);
       float w_l = we * weight;
+      float b1[4096];
       for (uint32_t v = 0; v < nv; v++) {
-        const float *b = B + (size_t)v * P;
+        const float *b0 = B + (size_t)v * P;
         float *db = dB + (size_t)v * P;
+        for (int j = 0; j < P; j++)
+          b1[j] = b0[j] + m->ew[j];
         for (uint32_t u = 0; u < N; u++) {
           const float *a = A + (size_t)u * P;
+          /* The pair's own noisy bit enters the split first layer as one
+           * more term (b1 = b + ew when the pair is on): a denoiser that
+           * cannot see its own input cannot copy it at small t. */
+          int on = noisy[(size_t)v * N + u];
+          const float *b = on ? b1 : b0;
           float acc[8] = {0}; /* partial sums: lets the compiler vectorise */
           int j0 = 0;
           for (; j0 + 8 <= P; j0 += 8)
@@ -926,6 +993,8 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
               float g = dz * m->eo[j];
               da[j] += g;
               db[j] += g;
+              if (on)
+                m->gew[j] += g;
             }
           }
         }

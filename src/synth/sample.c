@@ -1,9 +1,10 @@
 /*
  * sample.c — generating DAGs layer by layer, and the model file.
  *
- * Per layer: sample its size from the count head (0 stops; not allowed at
- * the first step), denoise its nodes' categories from the training marginal
- * in t_attr reverse steps of the categorical posterior, then denoise the
+ * Per layer: draw the stop decision from the stop head (not at the first
+ * step), else the layer's size from the size head; denoise its nodes'
+ * categories from the training marginal in t_attr reverse steps of the
+ * categorical posterior, then denoise the
  * Bernoulli chain of every (earlier node, new node) pair in t_edge steps.
  * A new node whose sampled parents miss the previous layer gets its most
  * probable parent there, so the Kahn layering of the sample is exactly the
@@ -128,7 +129,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
   if (sy_enc_alloc(m, p, cap, &S->e))
     return ETSIM_ENOMEM;
   enc_t *e = &S->e;
-  int C = (int)maxs + 1;
+  int C = (int)maxs;
+  float *sfeat = sy_pz(p, SY_STOPF), *sp = sy_pz(p, (size_t)H);
+  float *sh = sy_pz(p, (size_t)H), slog;
+  float *cfeat = sy_pz(p, SY_SIZEF);
   float *Ssum = sy_pz(p, (size_t)H), *G = sy_pz(p, (size_t)H);
   float *ctx = sy_pz(p, (size_t)Dc), st[2];
   float *cp = sy_pz(p, (size_t)H), *chh = sy_pz(p, (size_t)H);
@@ -166,14 +170,24 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
     memcpy(ctx, G, sizeof(float) * H);
     sy_step_feats(m, l, N, last, ctx + H);
     memcpy(ctx + H + SY_FEAT, ysin, sizeof ysin);
-    /* (1) size */
-    nn_linear_fwd(&m->c1, 1, ctx, cp);
+    /* (1) stop (never at the first step), else the size. */
+    if (l > 0) {
+      sy_stop_feats(m, l, ysin, sfeat);
+      nn_linear_fwd(&m->s1, 1, sfeat, sp);
+      nn_gelu_fwd((size_t)H, sp, sh);
+      nn_linear_fwd(&m->s2, 1, sh, &slog);
+      int stop = etsim_rng_uniform(rng) < 1.0 / (1.0 + exp(-(double)slog));
+      if (S->fixed)
+        stop = S->fixed[l] == 0;
+      if (stop)
+        break;
+    }
+    sy_size_feats(m, l, N, last, ysin, cfeat);
+    nn_linear_fwd(&m->c1, 1, cfeat, cp);
     nn_gelu_fwd((size_t)H, cp, chh);
     nn_linear_fwd(&m->c2, 1, chh, clog);
-    if (l == 0)
-      clog[0] = -1e30f;
     nn_softmax(1, C, clog, cpr);
-    uint32_t s = (uint32_t)sy_draw(rng, cpr, C);
+    uint32_t s = 1 + (uint32_t)sy_draw(rng, cpr, C);
     if (S->fixed)
       s = S->fixed[l] <= maxs ? S->fixed[l] : maxs;
     if (s == 0)
@@ -279,10 +293,15 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
             bv[j] += fd * wdeg[j];
         }
         float mg2[2] = {(float)(1 - ml), (float)ml}, ph2[2], po2[2];
+        float b1[4096];
         for (uint32_t v = 0; v < s; v++) {
-          const float *b = B + (size_t)v * P;
+          const float *b0 = B + (size_t)v * P;
+          for (int j = 0; j < P; j++)
+            b1[j] = b0[j] + m->ew[j];
           for (uint32_t u = 0; u < N; u++) {
             const float *a = A + (size_t)u * P;
+            /* The pair's state at step t, read before it is redrawn. */
+            const float *b = nz[(size_t)v * N + u] ? b1 : b0;
             /* Eight partial sums so the compiler can vectorise. */
             float acc[8] = {0};
             int j = 0;

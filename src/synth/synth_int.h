@@ -12,9 +12,13 @@
 #define SY_DY 16   /* label sinusoid width */
 #define SY_DT 16   /* diffusion-step sinusoid width */
 #define SY_FEAT 4  /* hand-made context features per step */
+#define SY_DL 16   /* depth sinusoid width (stop head) */
+#define SY_STOPF (SY_DL + 1 + SY_DY) /* stop head inputs */
+#define SY_SIZEF (SY_DL + 3 + SY_DY) /* size head inputs */
 #define SY_GAPF 4  /* per-candidate features of the edge scorer */
 #define SY_MAXK 8  /* message-passing layers at most */
 #define SY_MAXT 1024
+
 
 struct etsim_synth_model {
   etsim_synth_config_t cfg;
@@ -42,8 +46,8 @@ struct etsim_synth_model {
   float *emb[ETSIM_SYNTH_MAX_CH], *gemb[ETSIM_SYNTH_MAX_CH];
   nn_linear_t enc_in, mp_msg[SY_MAXK], mp_self[SY_MAXK], jk[SY_MAXK + 1];
   float *ln_g, *ln_b, *gln_g, *gln_b;
-  /* Count head. */
-  nn_linear_t c1, c2;
+  /* Size head (classes 1..max_size) and stop head. */
+  nn_linear_t c1, c2, s1, s2;
   /* Attribute denoiser. */
   float *aemb[ETSIM_SYNTH_MAX_CH], *gaemb[ETSIM_SYNTH_MAX_CH];
   nn_linear_t a1, a2, a3;
@@ -52,6 +56,7 @@ struct etsim_synth_model {
   float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
   nn_linear_t es_z, es_g, ed;
   float *eo, *geo, *eob, *geob;
+  float *ew, *gew; /* the pair's own noisy bit, into the first layer */
 };
 
 /* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */
@@ -111,6 +116,14 @@ void sy_t_feat(int t, int T, float *out);
 void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
                    uint32_t last_size, float *f);
 void sy_gap_feats(uint32_t gap, uint32_t children, float *f);
+/* Inputs of the stop head at step l (SY_STOPF floats): the depth and the
+ * label features ysin (SY_DY floats). */
+void sy_stop_feats(const etsim_synth_model_t *m, int l, const float *ysin,
+                   float *f);
+/* Inputs of the size head at step l (SY_SIZEF floats): the stop head's,
+ * and the prefix and last-layer sizes. */
+void sy_size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+                   uint32_t last_size, const float *ysin, float *f);
 int sy_draw(etsim_rng_t *r, const float *p, int n);
 
 /* p(z_{t-1} | z_t = k, predicted clean distribution ph) of the marginal-

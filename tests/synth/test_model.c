@@ -1,6 +1,7 @@
 /*
  * test_model.c — the whole generator's hand-written backward pass against
- * finite differences, the diffusion schedule, and the layer decomposition.
+ * finite differences, the diffusion schedule, the layer decomposition, and
+ * the stop and size heads' independence of the prefix's content.
  */
 #include "test_util.h"
 
@@ -127,11 +128,47 @@ static void test_model_gradient(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* The stop and size heads read only the depth, the sizes so far and the
+ * label (docs/synth.md, Model item 2), so their loss must not change when
+ * categories and edges change under the same layering; the denoisers'
+ * losses must.  A different layering must change it. */
+static void test_count_reads_structure_only(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  toy_data(&d);
+  etsim_synth_model_t *m = toy_model(&d);
+  etsim_error_t err = {0};
+  /* g0's layering (sizes 1, 2, 1, 1) with other categories and edges:
+   * 0 -> 1, 0 -> 2, 2 -> 3, 3 -> 4, 1 -> 4. */
+  uint32_t xb[10] = {2, 0, 0, 3, 1, 1, 2, 2, 0, 0};
+  uint32_t sb[5] = {0, 0, 2, 3, 1}, tb[5] = {1, 2, 3, 4, 4};
+  etsim_synth_dag_t gb = {5, 5, xb, sb, tb, d.g[0].y};
+  /* Same nodes, one layer more: a chain 0 -> 1 -> 2 -> 3 -> 4. */
+  uint32_t sc[4] = {0, 1, 2, 3}, tc[4] = {1, 2, 3, 4};
+  etsim_synth_dag_t gc = {5, 4, xb, sc, tc, d.g[0].y};
+  double la, lb, lc, pa[3], pb[3], pc[3];
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[0], 5, 0, 1, &la, pa,
+                                           &err), 0);
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &gb, 5, 0, 1, &lb, pb,
+                                           &err), 0);
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &gc, 5, 0, 1, &lc, pc,
+                                           &err), 0);
+  print_message("count loss: g0 %.9g, same layering %.9g, chain %.9g; "
+                "attr %.6g vs %.6g, edge %.6g vs %.6g\n", pa[0], pb[0], pc[0],
+                pa[1], pb[1], pa[2], pb[2]);
+  assert_true(pa[0] == pb[0]);
+  assert_true(pa[1] != pb[1] && pa[2] != pb[2]);
+  assert_true(fabs(pa[0] - pc[0]) > 1e-6);
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layers),
       cmocka_unit_test(test_schedule),
       cmocka_unit_test(test_model_gradient),
+      cmocka_unit_test(test_count_reads_structure_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
