@@ -30,8 +30,7 @@ static inline int ev_less(const pk_ev_t *a, const pk_ev_t *b) {
   return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
 }
 
-int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
-                 uint64_t b) {
+int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
   if (h->n == h->cap) {
     size_t nc = h->cap ? h->cap * 2 : 1024;
     pk_ev_t *nv = etsim_realloc(h->v, nc * sizeof *nv);
@@ -40,17 +39,22 @@ int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
     h->v = nv;
     h->cap = nc;
   }
-  pk_ev_t e = {t, h->next_seq++, kind, a, b};
   size_t i = h->n++;
   while (i > 0) {
     size_t p = (i - 1) / 4;
-    if (!ev_less(&e, &h->v[p]))
+    if (!ev_less(e, &h->v[p]))
       break;
     h->v[i] = h->v[p];
     i = p;
   }
-  h->v[i] = e;
+  h->v[i] = *e;
   return 0;
+}
+
+int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
+                 uint64_t b) {
+  pk_ev_t e = {t, h->next_seq++, kind, a, b};
+  return pk_heap_push_ev(h, &e);
 }
 
 void pk_heap_pop(pk_heap_t *h, pk_ev_t *out) {
@@ -190,17 +194,17 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   int more = !n->nodes[p->node].is_switch || p->qbytes_total > 0;
   p->tx_gen++; /* an older end event (same-instant race) is now stale */
   p->done_pending = (uint8_t)more;
-  if (more && pk_heap_push(&n->heap, n->now + t, EV_TX_DONE, gp, p->tx_gen))
+  if (more && pk_evq_push(&n->evq, n->now + t, EV_TX_DONE, gp, p->tx_gen))
     return oom(n);
   /* The wire is a FIFO (constant delay, in-order serialisation): only its
-   * head has an arrival event, so the heap holds one per busy link. */
+   * head has an arrival event, so the queue holds one per busy link. */
   k->arr_t = n->now + t + p->delay_ps;
   k->next = PK_NONE;
   if (p->wire.n)
     n->pkts[p->wire.tail].next = pi;
   else {
     p->wire.head = pi;
-    if (pk_heap_push(&n->heap, k->arr_t, EV_ARRIVE, gp, 0))
+    if (pk_evq_push(&n->evq, k->arr_t, EV_ARRIVE, gp, 0))
       return oom(n);
   }
   p->wire.tail = pi;
@@ -215,7 +219,7 @@ static int port_busy(pk_net_t *n, uint32_t gp) {
     return 0;
   if (!p->done_pending) {
     p->done_pending = 1;
-    if (pk_heap_push(&n->heap, p->busy_until, EV_TX_DONE, gp, ++p->tx_gen))
+    if (pk_evq_push(&n->evq, p->busy_until, EV_TX_DONE, gp, ++p->tx_gen))
       oom(n);
   }
   return 1;
@@ -445,7 +449,7 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
   if (min_next != INT64_MAX && min_next != p->wake_t) {
     p->wake_gen++;
     p->wake_t = min_next;
-    if (pk_heap_push(&n->heap, min_next, EV_NIC_WAKE, gp, p->wake_gen))
+    if (pk_evq_push(&n->evq, min_next, EV_NIC_WAKE, gp, p->wake_gen))
       return oom(n);
   }
   return 0;
@@ -497,9 +501,9 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
 }
 
 void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
-  if (pk_heap_push(&n->heap, n->now + after_ps, EV_CC_TIMER,
-                   (uint32_t)(q - n->qps),
-                   ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
+  if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER,
+                  (uint32_t)(q - n->qps),
+                  ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
     n->stopped = 2;
 }
 
@@ -741,7 +745,7 @@ static int qlen_sample(pk_net_t *n) {
   }
   int64_t nt = n->now + n->cfg.qlen_interval_ns * 1000;
   if (nt <= n->cfg.qlen_mon_end_ns * 1000 &&
-      pk_heap_push(&n->heap, nt, EV_QLEN, 0, 0))
+      pk_evq_push(&n->evq, nt, EV_QLEN, 0, 0))
     return oom(n);
   return 0;
 }
@@ -758,7 +762,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     uint32_t pi = p->wire.head;
     p->wire.head = n->pkts[pi].next;
     if (--p->wire.n &&
-        pk_heap_push(&n->heap, n->pkts[p->wire.head].arr_t, EV_ARRIVE, e->a, 0))
+        pk_evq_push(&n->evq, n->pkts[p->wire.head].arr_t, EV_ARRIVE, e->a, 0))
       return oom(n);
     return on_arrive(n, p->peer_gport, pi);
   }
@@ -779,7 +783,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     if (!n->watchdog_on) {
       n->watchdog_on = 1;
       n->last_progress = n->now;
-      if (pk_heap_push(&n->heap, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
+      if (pk_evq_push(&n->evq, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
         return oom(n);
     }
     return nic_kick(n, q->gport);
@@ -812,7 +816,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       if (rc)
         return rc;
     }
-    if (pk_heap_push(&n->heap, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
+    if (pk_evq_push(&n->evq, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
       return oom(n);
     return 0;
   }
@@ -826,8 +830,8 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
   pk_net_t *n = (pk_net_t *)net;
   if (n->stopped == 2)
     return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
-  while (n->heap.n) {
-    int64_t t = n->heap.v[0].t;
+  while (pk_evq_size(&n->evq)) {
+    int64_t t = pk_evq_peek_t(&n->evq);
     if (t > t_ps)
       return 0;
     if (t > n->cfg.stop_ps) {
@@ -835,7 +839,7 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
       return 0;
     }
     pk_ev_t e;
-    pk_heap_pop(&n->heap, &e);
+    pk_evq_pop(&n->evq, &e);
     if (e.kind == EV_WATCHDOG && !n->n_active) {
       n->watchdog_on = 0; /* idle: the clock stays at the last real event */
       continue;
@@ -854,9 +858,10 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
 
 int64_t etsim_netpkt_next_time(const etsim_netpkt_t *net) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (!n->heap.n || n->stopped || n->heap.v[0].t > n->cfg.stop_ps)
+  int64_t t = pk_evq_peek_t(&n->evq);
+  if (n->stopped || t > n->cfg.stop_ps)
     return INT64_MAX;
-  return n->heap.v[0].t;
+  return t;
 }
 
 int64_t etsim_netpkt_now(const etsim_netpkt_t *net) {
@@ -992,6 +997,35 @@ done:
   etsim_free(txd);
   etsim_free(bw);
   return rc;
+}
+
+/* Size the calendar from the fabric.  With the wires as FIFOs, an event
+ * is rarely queued more than a packet time ahead, and a busy port has
+ * about two pending, so one bucket per packet time / ports holds about
+ * two events (no narrower than the serialisation rounding, which leaves
+ * narrower buckets empty).  The window covers four link delays plus a
+ * packet time, so a first arrival on an idle link and timers of a few
+ * link delays stay in the calendar too.  Only speed depends on this,
+ * never the order of events. */
+static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
+  int64_t span = 1, tx_min = INT64_MAX;
+  for (uint32_t i = 0; i < n->n_ports; i++) {
+    const pk_port_t *p = &n->ports[i];
+    int64_t tx = tx_time(n, mtu_wire, p->rate_bps);
+    if (p->delay_ps + tx > span)
+      span = p->delay_ps + tx;
+    if (tx < tx_min)
+      tx_min = tx;
+  }
+  uint64_t width = (uint64_t)(tx_min > 0 ? tx_min : 1) / (n->n_ports + 1);
+  if (n->cfg.tx_round_ps > 0 && width < (uint64_t)n->cfg.tx_round_ps)
+    width = (uint64_t)n->cfg.tx_round_ps;
+  uint32_t shift = 0, nb_log = 6;
+  while (shift < 40 && ((uint64_t)2 << shift) <= width)
+    shift++;
+  while (nb_log < 20 && ((uint64_t)1 << (nb_log + shift)) < 4 * (uint64_t)span)
+    nb_log++;
+  return pk_evq_init(&n->evq, shift, nb_log);
 }
 
 int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
@@ -1158,10 +1192,14 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     if (rtt > n->max_rtt_ps)
       n->max_rtt_ps = rtt;
   }
+  if ((rc = evq_setup(n, mtu_wire))) {
+    rc = etsim_error_set(err, rc, "out of memory");
+    goto fail;
+  }
   if (cfg->qlen_mon_end_ns > cfg->qlen_mon_start_ns &&
       cfg->qlen_interval_ns > 0) {
     n->qlen_on = 1;
-    if (pk_heap_push(&n->heap, cfg->qlen_mon_start_ns * 1000, EV_QLEN, 0, 0)) {
+    if (pk_evq_push(&n->evq, cfg->qlen_mon_start_ns * 1000, EV_QLEN, 0, 0)) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       goto fail;
     }
@@ -1195,7 +1233,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->pkts);
   etsim_free(n->hops);
   etsim_free(n->qps);
-  etsim_free(n->heap.v);
+  pk_evq_free(&n->evq);
   etsim_u64map_free(&n->sport_map);
   etsim_free(n->sport_next);
   etsim_free(n);
@@ -1282,7 +1320,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
       (rtt / 1000 + (int64_t)(total * 8000000000ull / bw)) * 1000;
   q->milestone = n->cfg.l2_ack_interval;
   n->cc->init(n, q);
-  if (pk_heap_push(&n->heap, m->start_ps, EV_FLOW_START, (uint32_t)n->n_qps, 0))
+  if (pk_evq_push(&n->evq, m->start_ps, EV_FLOW_START, (uint32_t)n->n_qps, 0))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (out_id)
     *out_id = n->n_qps;

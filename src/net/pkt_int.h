@@ -46,7 +46,57 @@ typedef struct pk_heap {
 
 int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
                  uint64_t b);
+/* Push with the caller's sequence number (the event queue numbers events
+ * itself); h->next_seq is not used. */
+int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e);
 void pk_heap_pop(pk_heap_t *h, pk_ev_t *out); /* h->n > 0 */
+
+/* The packet engine's event queue: a calendar of time buckets for the near
+ * future, the heap for the rest; pops in (t, seq) order (pkt_evq.c). */
+typedef struct pk_evq_node {
+  pk_ev_t ev;
+  uint32_t next;
+} pk_evq_node_t;
+
+typedef struct pk_evq_bucket {
+  uint32_t head, tail, len;
+} pk_evq_bucket_t;
+
+typedef struct pk_evq {
+  pk_evq_bucket_t *bkt; /* 2^nb_log buckets of 2^shift ps */
+  uint64_t *bits;       /* non-empty buckets */
+  pk_evq_node_t *node;  /* calendar events, linked per bucket */
+  size_t n_node, cap_node;
+  uint32_t free;
+  uint32_t shift, nb_log;
+  uint64_t cur, hi; /* absolute bucket of the earliest / latest event */
+  size_t n_cal;     /* events in the calendar */
+  pk_heap_t far;    /* the others */
+  uint64_t next_seq;
+} pk_evq_t;
+
+/* shift: log2 of the bucket width in ps; nb_log: log2 of the bucket count
+ * (6..30).  0 or ETSIM_ENOMEM. */
+int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
+void pk_evq_free(pk_evq_t *q);
+int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a, uint64_t b);
+void pk_evq_pop(pk_evq_t *q, pk_ev_t *out); /* pk_evq_size(q) > 0 */
+
+static inline size_t pk_evq_size(const pk_evq_t *q) {
+  return q->n_cal + q->far.n;
+}
+
+/* Time of the earliest event, INT64_MAX when empty. */
+static inline int64_t pk_evq_peek_t(const pk_evq_t *q) {
+  int64_t t = q->far.n ? q->far.v[0].t : INT64_MAX;
+  if (q->n_cal) {
+    const pk_evq_node_t *x =
+        &q->node[q->bkt[q->cur & (((uint64_t)1 << q->nb_log) - 1)].head];
+    if (x->ev.t < t)
+      t = x->ev.t;
+  }
+  return t;
+}
 
 /* --------------------------------------------------------------- packets */
 
@@ -216,7 +266,7 @@ struct pk_net {
   uint32_t *sport_next;
   size_t n_sport, cap_sport;
   /* time */
-  pk_heap_t heap;
+  pk_evq_t evq;
   int64_t now;
   int64_t last_progress;
   int watchdog_on;
