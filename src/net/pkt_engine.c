@@ -121,6 +121,18 @@ static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   return t;
 }
 
+/* Serialisation time on port p: full data packets and ACKs are nearly all
+ * the traffic, so their times are worked out once per port (a 64-bit
+ * division each, twice with rounding, is the dearest step of a hop). */
+static inline int64_t port_tx_time(const pk_net_t *n, const pk_port_t *p,
+                                   uint32_t bytes) {
+  if (bytes == n->mtu_wire)
+    return p->tx_mtu_ps;
+  if (bytes == n->ack_size)
+    return p->tx_ack_ps;
+  return tx_time(n, bytes, p->rate_bps);
+}
+
 static int oom(pk_net_t *n) {
   n->stopped = 2;
   return ETSIM_ENOMEM;
@@ -150,7 +162,11 @@ static void pkt_free(pk_net_t *n, uint32_t i) {
   n->free_pkt = i;
 }
 
-static void fifo_push(pk_net_t *n, pk_fifo_t *f, uint32_t i) {
+/* Egress queue qi of port p; qmask keeps one bit per non-empty queue so
+ * the scheduler finds the next priority without looking at all eight. */
+static void fifo_push(pk_net_t *n, pk_port_t *p, int qi, uint32_t i) {
+  pk_fifo_t *f = &p->q[qi];
+  p->qmask |= (uint8_t)(1u << qi);
   n->pkts[i].next = PK_NONE;
   if (f->n)
     n->pkts[f->tail].next = i;
@@ -161,13 +177,16 @@ static void fifo_push(pk_net_t *n, pk_fifo_t *f, uint32_t i) {
   f->bytes += n->pkts[i].size;
 }
 
-static uint32_t fifo_pop(pk_net_t *n, pk_fifo_t *f) {
+static uint32_t fifo_pop(pk_net_t *n, pk_port_t *p, int qi) {
+  pk_fifo_t *f = &p->q[qi];
   uint32_t i = f->head;
   f->head = n->pkts[i].next;
   f->n--;
   /* long queues are cold: fetch the next head while this one is sent */
   if (f->n)
     __builtin_prefetch(&n->pkts[f->head]);
+  else
+    p->qmask &= (uint8_t) ~(1u << qi);
   f->bytes -= n->pkts[i].size;
   return i;
 }
@@ -179,7 +198,7 @@ static int port_kick(pk_net_t *n, uint32_t gp);
 static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_port_t *p = &n->ports[gp];
   pk_pkt_t *k = &n->pkts[pi];
-  int64_t t = tx_time(n, k->size, p->rate_bps);
+  int64_t t = port_tx_time(n, p, k->size);
   p->busy_until = n->now + t;
   p->tx_bytes += k->size;
   if (k->type == PK_DATA)
@@ -249,7 +268,7 @@ static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   k->size = n->pfc_size;
   k->flow = PK_NONE;
   pk_port_t *p = &n->ports[gp];
-  fifo_push(n, &p->q[0], pi);
+  fifo_push(n, p, 0, pi);
   p->qbytes_total += k->size;
   return port_kick(n, gp);
 }
@@ -260,21 +279,20 @@ static int switch_kick(pk_net_t *n, uint32_t gp) {
   if (port_busy(n, gp))
     return n->stopped == 2 ? ETSIM_ENOMEM : 0;
   pk_port_t *p = &n->ports[gp];
-  int qi = -1;
-  if (p->q[0].n)
+  int qi;
+  if (p->qmask & 1u)
     qi = 0;
-  else
-    for (int i = 1; i <= PK_NPRIO; i++) {
-      int c = (p->rr + i) % PK_NPRIO;
-      if (c && p->q[c].n && !(p->paused & (1u << c))) {
-        qi = c;
-        p->rr = (uint8_t)c;
-        break;
-      }
-    }
-  if (qi < 0)
-    return 0;
-  uint32_t pi = fifo_pop(n, &p->q[qi]);
+  else {
+    /* round robin over 1..7: the first ready queue after rr, else the
+     * first from the bottom (rr itself comes last) */
+    unsigned ready = p->qmask & ~p->paused & 0xfeu;
+    if (!ready)
+      return 0;
+    unsigned after = ready & (0xffu << (p->rr + 1));
+    qi = __builtin_ctz(after ? after : ready);
+    p->rr = (uint8_t)qi;
+  }
+  uint32_t pi = fifo_pop(n, p, qi);
   pk_pkt_t *k = &n->pkts[pi];
   p->qbytes_total -= k->size;
   if (qi) {
@@ -373,7 +391,7 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
       s->peak_used = occ;
   }
   pk_port_t *op = &n->ports[out];
-  fifo_push(n, &op->q[qi], pi);
+  fifo_push(n, op, qi, pi);
   op->qbytes_total += k->size;
   if (op->qbytes_total > op->qbytes_peak)
     op->qbytes_peak = op->qbytes_total;
@@ -389,14 +407,18 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
 
 /* ---------------------------------------------------------------- NICs */
 
-static int win_bound(const pk_net_t *n, const pk_qp_t *q) {
+static int win_bound(const pk_net_t *n, pk_qp_t *q) {
   if (!q->win)
     return 0;
   uint64_t w = q->win;
   if (n->cfg.var_win) {
-    w = (uint64_t)((double)q->win * (double)q->rate / (double)q->max_rate);
-    if (!w)
-      w = 1;
+    /* the scaled window changes only with the rate: keep the last one */
+    if (q->rate != q->var_win_rate) {
+      w = (uint64_t)((double)q->win * (double)q->rate / (double)q->max_rate);
+      q->var_win = w ? w : 1;
+      q->var_win_rate = q->rate;
+    }
+    w = q->var_win;
   }
   return q->snd_nxt - q->snd_una >= w;
 }
@@ -407,7 +429,7 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
   if (p->q[0].n && !(p->paused & (1u << ack_prio))) {
-    uint32_t pi = fifo_pop(n, &p->q[0]);
+    uint32_t pi = fifo_pop(n, p, 0);
     p->qbytes_total -= n->pkts[pi].size;
     return transmit(n, gp, pi);
   }
@@ -441,8 +463,9 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     k->ts_ps = n->now;
     q->snd_nxt += pay;
     q->last_pkt_size = k->size;
-    q->next_avail =
-        n->now + tx_time(n, k->size, n->cfg.rate_bound ? q->rate : q->max_rate);
+    uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
+    q->next_avail = n->now + (pace == p->rate_bps ? port_tx_time(n, p, k->size)
+                                                  : tx_time(n, k->size, pace));
     n->last_progress = n->now;
     return transmit(n, gp, pi);
   }
@@ -561,7 +584,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
       k->size = n->ack_size;
       k->payload = 0;
       pk_port_t *rp = &n->ports[q->rx_gport];
-      fifo_push(n, &rp->q[0], pi);
+      fifo_push(n, rp, 0, pi);
       rp->qbytes_total += k->size;
       return nic_kick(n, q->rx_gport);
     }
@@ -1135,6 +1158,11 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   /* NIC rate: the first host's first port (ns-3 get_nic_rate) */
   n->nic_rate = n->ports[n->nodes[n->hosts[0]].port0].rate_bps;
   uint32_t mtu_wire = cfg->payload_bytes + n->data_hdr;
+  n->mtu_wire = mtu_wire;
+  for (uint32_t i = 0; i < n->n_ports; i++) {
+    n->ports[i].tx_mtu_ps = tx_time(n, mtu_wire, n->ports[i].rate_bps);
+    n->ports[i].tx_ack_ps = tx_time(n, n->ack_size, n->ports[i].rate_bps);
+  }
   for (uint32_t v = 0; v < t->n_nodes; v++) {
     pk_node_t *s = &n->nodes[v];
     if (!s->is_switch)
@@ -1313,6 +1341,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   uint64_t bw = n->pair_bw[pair];
   uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
   q->win = n->cfg.has_win ? (n->cfg.global_t ? n->max_bdp : bdp) : 0;
+  q->var_win_rate = UINT64_MAX; /* no scaled window worked out yet */
   q->base_rtt_ps = n->cfg.global_t ? n->max_rtt_ps : rtt;
   uint64_t pkts = (q->size - 1) / n->cfg.payload_bytes + 1;
   uint64_t total = q->size + pkts * PK_STANDALONE_HDR;

@@ -136,12 +136,15 @@ typedef struct pk_port {
   uint16_t ifindex;    /* 1-based */
   uint64_t rate_bps;
   int64_t delay_ps;
-  double err; /* loss at this port's receiver */
+  int64_t tx_mtu_ps, tx_ack_ps; /* serialisation of a full packet, an ACK */
+  double err;                   /* loss at this port's receiver */
   /* egress */
   pk_fifo_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
   pk_fifo_t wire;        /* packets in flight on the link (bytes unused) */
   uint64_t qbytes_total, qbytes_peak;
   uint8_t done_pending, paused, rr;
+  /* one bit per non-empty egress queue */
+  uint8_t qmask;
   int64_t busy_until; /* end of the current serialisation */
   uint32_t tx_gen;    /* generation of the pending EV_TX_DONE */
   uint64_t tx_bytes;
@@ -202,6 +205,9 @@ struct pk_qp {
   uint32_t last_pkt_size;
   uint64_t rate, max_rate; /* bits/s */
   uint64_t win;            /* bytes, 0 = none */
+
+  /* the VAR_WIN window and the rate it was scaled for */
+  uint64_t var_win, var_win_rate;
   int64_t base_rtt_ps;
   /* receiver */
   uint64_t rcv_nxt, milestone;
@@ -272,7 +278,7 @@ struct pk_net {
   int watchdog_on;
   int qlen_on;
   etsim_rng_t rng;
-  uint32_t data_hdr, ack_size, pfc_size;
+  uint32_t data_hdr, ack_size, pfc_size, mtu_wire;
   FILE *fct, *pfc, *qlen;
   int stopped;
   etsim_netpkt_stats_t st;
