@@ -853,16 +853,15 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
   pk_net_t *n = (pk_net_t *)net;
   if (n->stopped == 2)
     return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
-  while (pk_evq_size(&n->evq)) {
-    int64_t t = pk_evq_peek_t(&n->evq);
-    if (t > t_ps)
-      return 0;
-    if (t > n->cfg.stop_ps) {
-      n->stopped = 1;
+  int64_t t_max = t_ps < n->cfg.stop_ps ? t_ps : n->cfg.stop_ps;
+  for (;;) {
+    pk_ev_t e;
+    if (!pk_evq_pop_until(&n->evq, t_max, &e)) {
+      int64_t t = pk_evq_peek_t(&n->evq);
+      if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps)
+        n->stopped = 1;
       return 0;
     }
-    pk_ev_t e;
-    pk_evq_pop(&n->evq, &e);
     if (e.kind == EV_WATCHDOG && !n->n_active) {
       n->watchdog_on = 0; /* idle: the clock stays at the last real event */
       continue;
@@ -876,7 +875,6 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
       return rc;
     }
   }
-  return 0;
 }
 
 int64_t etsim_netpkt_next_time(const etsim_netpkt_t *net) {

@@ -25,15 +25,15 @@
 
 #include <string.h>
 
-/* A bucket list longer than this sends further events to the heap: a
- * burst at one instant (all flows starting together) then costs a heap
- * push each, never a quadratic walk. */
-#define EVQ_BUCKET_MAX 24
+/* An insertion that would walk past this many events of its bucket goes
+ * to the heap instead: a burst at one instant (all flows starting
+ * together) then costs a heap push each, never a quadratic walk. */
+#define EVQ_WALK_MAX 16
 
 int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
   memset(q, 0, sizeof *q);
   q->shift = shift;
-  q->nb_log = nb_log;
+  q->mask = ((uint64_t)1 << nb_log) - 1;
   size_t nb = (size_t)1 << nb_log;
   q->bkt = etsim_malloc(nb * sizeof *q->bkt);
   q->bits = etsim_calloc(nb / 64 ? nb / 64 : 1, sizeof *q->bits);
@@ -41,10 +41,8 @@ int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
     pk_evq_free(q);
     return ETSIM_ENOMEM;
   }
-  for (size_t i = 0; i < nb; i++) {
+  for (size_t i = 0; i < nb; i++)
     q->bkt[i].head = q->bkt[i].tail = PK_NONE;
-    q->bkt[i].len = 0;
-  }
   q->free = PK_NONE;
   return 0;
 }
@@ -57,15 +55,9 @@ void pk_evq_free(pk_evq_t *q) {
   memset(q, 0, sizeof *q);
 }
 
-static inline int key_less(int64_t t1, uint64_t s1, int64_t t2, uint64_t s2) {
-  return t1 < t2 || (t1 == t2 && s1 < s2);
-}
-
-/* Advance cur to the first non-empty bucket (the calendar is not empty). */
-static void settle(pk_evq_t *q) {
-  uint64_t mask = ((uint64_t)1 << q->nb_log) - 1;
-  uint64_t i = q->cur & mask;
-  size_t w = (size_t)(i >> 6), nw = ((size_t)mask >> 6) + 1;
+void pk_evq_settle(pk_evq_t *q) {
+  uint64_t i = q->cur & q->mask;
+  size_t w = (size_t)(i >> 6), nw = ((size_t)q->mask >> 6) + 1;
   uint64_t word = q->bits[w] & (~(uint64_t)0 << (i & 63));
   uint64_t skipped = 0; /* buckets passed, counted from word w's bit 0 */
   while (!word) {
@@ -77,12 +69,12 @@ static void settle(pk_evq_t *q) {
   q->cur += skipped + bit - (i & 63);
 }
 
-int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
+int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a,
+                     uint64_t b) {
   uint64_t seq = q->next_seq++;
   uint64_t bn = (uint64_t)t >> q->shift;
-  uint64_t mask = ((uint64_t)1 << q->nb_log) - 1;
-  pk_evq_bucket_t *bk = &q->bkt[bn & mask];
-  /* The calendar spans buckets lo..hi; an event may widen that span (also
+  pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
+  /* The calendar spans buckets cur..hi; an event may widen that span (also
    * backwards: cur always names the earliest event's bucket) as long as it
    * stays within the window. */
   uint64_t lo = bn, hi = bn;
@@ -90,12 +82,24 @@ int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
     lo = bn < q->cur ? bn : q->cur;
     hi = bn > q->hi ? bn : q->hi;
   }
-  if (hi - lo > mask || bk->len >= EVQ_BUCKET_MAX) {
-    pk_ev_t e = {t, seq, kind, a, b};
-    return pk_heap_push_ev(&q->far, &e);
+  /* The newest sequence number goes after every event of its time: at the
+   * tail unless a later time is already queued in this bucket. */
+  uint32_t prev = PK_NONE; /* insert after this node; NONE: at the head */
+  if (hi - lo > q->mask)
+    goto far;
+  if (bk->head != PK_NONE) {
+    if (q->node[bk->tail].ev.t <= t)
+      prev = bk->tail;
+    else if (q->node[bk->head].ev.t <= t) {
+      uint32_t p = bk->head, steps = 0;
+      while (q->node[q->node[p].next].ev.t <= t) {
+        p = q->node[p].next;
+        if (++steps == EVQ_WALK_MAX)
+          goto far;
+      }
+      prev = p;
+    }
   }
-  q->cur = lo;
-  q->hi = hi;
   uint32_t i = q->free;
   if (i != PK_NONE)
     q->free = q->node[i].next;
@@ -113,53 +117,56 @@ int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
   x->ev.kind = kind;
   x->ev.a = a;
   x->ev.b = b;
-  /* The newest sequence number goes after every event of its time: at the
-   * tail unless a later time is already queued in this bucket. */
   if (bk->head == PK_NONE) {
     x->next = PK_NONE;
     bk->head = bk->tail = i;
-    q->bits[(bn & mask) >> 6] |= (uint64_t)1 << (bn & 63);
-  } else if (q->node[bk->tail].ev.t <= t) {
-    x->next = PK_NONE;
-    q->node[bk->tail].next = i;
-    bk->tail = i;
-  } else if (q->node[bk->head].ev.t > t) {
+    q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
+  } else if (prev == PK_NONE) {
     x->next = bk->head;
     bk->head = i;
   } else {
-    uint32_t p = bk->head;
-    while (q->node[q->node[p].next].ev.t <= t)
-      p = q->node[p].next;
-    x->next = q->node[p].next;
-    q->node[p].next = i;
+    x->next = q->node[prev].next;
+    q->node[prev].next = i;
+    if (prev == bk->tail)
+      bk->tail = i;
   }
-  bk->len++;
+  q->cur = lo;
+  q->hi = hi;
   q->n_cal++;
   return 0;
+far:;
+  pk_ev_t e = {t, seq, kind, a, b};
+  return pk_heap_push_ev(&q->far, &e);
 }
 
-void pk_evq_pop(pk_evq_t *q, pk_ev_t *out) {
+int pk_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   if (q->n_cal) {
-    pk_evq_bucket_t *bk = &q->bkt[q->cur & (((uint64_t)1 << q->nb_log) - 1)];
-    pk_evq_node_t *x = &q->node[bk->head];
-    if (!q->far.n ||
-        key_less(x->ev.t, x->ev.seq, q->far.v[0].t, q->far.v[0].seq)) {
+    pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
+    uint32_t i = bk->head;
+    pk_evq_node_t *x = &q->node[i];
+    const pk_ev_t *f = q->far.v;
+    if (!q->far.n || x->ev.t < f->t ||
+        (x->ev.t == f->t && x->ev.seq < f->seq)) {
+      if (x->ev.t > t_max)
+        return 0;
       *out = x->ev;
-      uint32_t i = bk->head;
       bk->head = x->next;
       x->next = q->free;
       q->free = i;
-      bk->len--;
+      if (--q->n_cal && bk->head != PK_NONE)
+        return 1;
       if (bk->head == PK_NONE) {
-        uint64_t j = q->cur & (((uint64_t)1 << q->nb_log) - 1);
+        uint64_t j = q->cur & q->mask;
         bk->tail = PK_NONE;
         q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
-        if (--q->n_cal)
-          settle(q);
-      } else
-        q->n_cal--;
-      return;
+      }
+      if (q->n_cal)
+        pk_evq_settle(q);
+      return 1;
     }
   }
+  if (!q->far.n || q->far.v[0].t > t_max)
+    return 0;
   pk_heap_pop(&q->far, out);
+  return 1;
 }

@@ -59,16 +59,17 @@ typedef struct pk_evq_node {
 } pk_evq_node_t;
 
 typedef struct pk_evq_bucket {
-  uint32_t head, tail, len;
+  uint32_t head, tail;
 } pk_evq_bucket_t;
 
 typedef struct pk_evq {
-  pk_evq_bucket_t *bkt; /* 2^nb_log buckets of 2^shift ps */
+  pk_evq_bucket_t *bkt; /* mask + 1 buckets of 2^shift ps */
   uint64_t *bits;       /* non-empty buckets */
   pk_evq_node_t *node;  /* calendar events, linked per bucket */
   size_t n_node, cap_node;
   uint32_t free;
-  uint32_t shift, nb_log;
+  uint32_t shift;
+  uint64_t mask;
   uint64_t cur, hi; /* absolute bucket of the earliest / latest event */
   size_t n_cal;     /* events in the calendar */
   pk_heap_t far;    /* the others */
@@ -79,8 +80,75 @@ typedef struct pk_evq {
  * (6..30).  0 or ETSIM_ENOMEM. */
 int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
 void pk_evq_free(pk_evq_t *q);
-int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a, uint64_t b);
-void pk_evq_pop(pk_evq_t *q, pk_ev_t *out); /* pk_evq_size(q) > 0 */
+/* The general cases of push and pop (pkt_evq.c); the inline versions below
+ * handle the common ones without a call. */
+int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a,
+                     uint64_t b);
+int pk_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out);
+/* Move cur to the first non-empty bucket (the calendar is not empty). */
+void pk_evq_settle(pk_evq_t *q);
+
+/* Queue an event at t (>= the last popped time).  0 or ETSIM_ENOMEM. */
+static inline int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a,
+                              uint64_t b) {
+  uint64_t bn = (uint64_t)t >> q->shift;
+  uint32_t i = q->free;
+  /* common case: a spare node, a bucket within the window at or after the
+   * earliest one, and nothing later already in it (append at the tail) */
+  if (!q->n_cal || i == PK_NONE || bn < q->cur ||
+      (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
+    return pk_evq_push_slow(q, t, kind, a, b);
+  pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
+  if (bk->head != PK_NONE && q->node[bk->tail].ev.t > t)
+    return pk_evq_push_slow(q, t, kind, a, b);
+  pk_evq_node_t *x = &q->node[i];
+  q->free = x->next;
+  x->ev.t = t;
+  x->ev.seq = q->next_seq++;
+  x->ev.kind = kind;
+  x->ev.a = a;
+  x->ev.b = b;
+  x->next = PK_NONE;
+  if (bk->head == PK_NONE) {
+    bk->head = i;
+    q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
+  } else
+    q->node[bk->tail].next = i;
+  bk->tail = i;
+  if (bn > q->hi)
+    q->hi = bn;
+  q->n_cal++;
+  return 0;
+}
+
+/* Pop the earliest event into *out and return 1 if its time is <= t_max;
+ * otherwise (or when empty) return 0 and leave it queued. */
+static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
+  /* common case: the calendar's head comes first */
+  if (q->n_cal) {
+    uint64_t j = q->cur & q->mask;
+    pk_evq_bucket_t *bk = &q->bkt[j];
+    uint32_t i = bk->head;
+    pk_evq_node_t *x = &q->node[i];
+    const pk_ev_t *f = q->far.v;
+    if (x->ev.t <= t_max && (!q->far.n || x->ev.t < f->t ||
+                             (x->ev.t == f->t && x->ev.seq < f->seq))) {
+      *out = x->ev;
+      bk->head = x->next;
+      x->next = q->free;
+      q->free = i;
+      if (bk->head == PK_NONE) {
+        bk->tail = PK_NONE;
+        q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
+        if (--q->n_cal)
+          pk_evq_settle(q);
+      } else
+        q->n_cal--;
+      return 1;
+    }
+  }
+  return pk_evq_pop_slow(q, t_max, out);
+}
 
 static inline size_t pk_evq_size(const pk_evq_t *q) {
   return q->n_cal + q->far.n;
@@ -90,8 +158,7 @@ static inline size_t pk_evq_size(const pk_evq_t *q) {
 static inline int64_t pk_evq_peek_t(const pk_evq_t *q) {
   int64_t t = q->far.n ? q->far.v[0].t : INT64_MAX;
   if (q->n_cal) {
-    const pk_evq_node_t *x =
-        &q->node[q->bkt[q->cur & (((uint64_t)1 << q->nb_log) - 1)].head];
+    const pk_evq_node_t *x = &q->node[q->bkt[q->cur & q->mask].head];
     if (x->ev.t < t)
       t = x->ev.t;
   }
