@@ -195,6 +195,21 @@ static uint32_t fifo_pop(pk_net_t *n, pk_port_t *p, int qi) {
 
 static int port_kick(pk_net_t *n, uint32_t gp);
 
+/* Double a port's wire ring (only while traffic first builds up). */
+static int wire_grow(pk_port_t *p) {
+  uint32_t cap = p->wire_cap ? 2 * p->wire_cap : 16;
+  pk_wire_slot_t *v = etsim_malloc(cap * sizeof *v);
+  if (!v)
+    return ETSIM_ENOMEM;
+  for (uint32_t i = 0; i < p->wire_n; i++)
+    v[i] = p->wire[(p->wire_head + i) & (p->wire_cap - 1)];
+  etsim_free(p->wire);
+  p->wire = v;
+  p->wire_head = 0;
+  p->wire_cap = cap;
+  return 0;
+}
+
 static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_port_t *p = &n->ports[gp];
   pk_pkt_t *k = &n->pkts[pi];
@@ -216,18 +231,17 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   if (more && pk_evq_push(&n->evq, n->now + t, EV_TX_DONE, gp, p->tx_gen))
     return oom(n);
   /* The wire is a FIFO (constant delay, in-order serialisation): only its
-   * head has an arrival event, so the queue holds one per busy link. */
-  k->arr_t = n->now + t + p->delay_ps;
-  k->next = PK_NONE;
-  if (p->wire.n)
-    n->pkts[p->wire.tail].next = pi;
-  else {
-    p->wire.head = pi;
-    if (pk_evq_push(&n->evq, k->arr_t, EV_ARRIVE, gp, 0))
-      return oom(n);
-  }
-  p->wire.tail = pi;
-  p->wire.n++;
+   * head has an arrival event, so the queue holds one per busy link.  It
+   * is a ring of (packet, arrival time): the next head's time is read
+   * from memory just used, not from a packet record sent a delay ago. */
+  int64_t arr_t = n->now + t + p->delay_ps;
+  if (p->wire_n == p->wire_cap && wire_grow(p))
+    return oom(n);
+  pk_wire_slot_t *w = &p->wire[(p->wire_head + p->wire_n) & (p->wire_cap - 1)];
+  w->pkt = pi;
+  w->arr_t = arr_t;
+  if (!p->wire_n++ && pk_evq_push(&n->evq, arr_t, EV_ARRIVE, gp, 0))
+    return oom(n);
   return 0;
 }
 
@@ -782,10 +796,10 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     return port_kick(n, e->a);
   case EV_ARRIVE: {
     pk_port_t *p = &n->ports[e->a];
-    uint32_t pi = p->wire.head;
-    p->wire.head = n->pkts[pi].next;
-    if (--p->wire.n &&
-        pk_evq_push(&n->evq, n->pkts[p->wire.head].arr_t, EV_ARRIVE, e->a, 0))
+    uint32_t pi = p->wire[p->wire_head].pkt;
+    p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
+    if (--p->wire_n &&
+        pk_evq_push(&n->evq, p->wire[p->wire_head].arr_t, EV_ARRIVE, e->a, 0))
       return oom(n);
     return on_arrive(n, p->peer_gport, pi);
   }
@@ -1249,6 +1263,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   if (n->ports)
     for (uint32_t i = 0; i < n->n_ports; i++) {
       etsim_free(n->ports[i].qps);
+      etsim_free(n->ports[i].wire);
       etsim_free(n->ports[i].hist);
     }
   etsim_free(n->nodes);

@@ -186,7 +186,6 @@ typedef struct pk_pkt {
   uint8_t nhop, pfc_pause;
   uint16_t in_port; /* local port index it entered the current switch by */
   int64_t ts_ps;    /* sender timestamp (TIMELY) */
-  int64_t arr_t;    /* arrival at the far end while on the wire */
 } pk_pkt_t;         /* INT hops live apart, in pk_net_t.hops (HPCC only) */
 
 /* ----------------------------------------------------------------- ports */
@@ -196,6 +195,11 @@ typedef struct pk_fifo {
   uint32_t n;
   uint64_t bytes;
 } pk_fifo_t;
+
+typedef struct pk_wire_slot {
+  uint32_t pkt;
+  int64_t arr_t; /* arrival at the far end */
+} pk_wire_slot_t;
 
 typedef struct pk_port {
   uint32_t node, peer; /* node ids */
@@ -207,7 +211,10 @@ typedef struct pk_port {
   double err;                   /* loss at this port's receiver */
   /* egress */
   pk_fifo_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
-  pk_fifo_t wire;        /* packets in flight on the link (bytes unused) */
+  /* packets in flight on the link, oldest first: a ring of wire_cap
+   * (a power of two) slots */
+  pk_wire_slot_t *wire;
+  uint32_t wire_head, wire_n, wire_cap;
   uint64_t qbytes_total, qbytes_peak;
   uint8_t done_pending, paused, rr;
   /* one bit per non-empty egress queue */
