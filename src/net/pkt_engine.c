@@ -363,23 +363,30 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_node_t *s = &n->nodes[node];
   pk_pkt_t *k = &n->pkts[pi];
   pk_qp_t *q = &n->qps[k->flow];
-  uint32_t dst = k->type == PK_DATA ? q->dst : q->src;
-  uint32_t hd = n->nodes[dst].host_idx;
-  uint32_t lo = s->rt_off[hd], cnt = s->rt_off[hd + 1] - lo;
-  if (!cnt) { /* cannot happen: create() checked connectivity */
-    pkt_free(n, pi);
-    n->st.drops_buffer++;
-    return 0;
+  uint32_t route = k->type == PK_DATA ? q->route_data : q->route_ack;
+  uint32_t out;
+  k->hop++;
+  if (route != PK_NONE)
+    out = n->routes[route + k->hop];
+  else {
+    uint32_t dst = k->type == PK_DATA ? q->dst : q->src;
+    uint32_t hd = n->nodes[dst].host_idx;
+    uint32_t lo = s->rt_off[hd], cnt = s->rt_off[hd + 1] - lo;
+    if (!cnt) { /* cannot happen: create() checked connectivity */
+      pkt_free(n, pi);
+      n->st.drops_buffer++;
+      return 0;
+    }
+    uint32_t pick = 0;
+    if (cnt > 1) {
+      uint32_t sip = k->type == PK_DATA ? q->sip : q->dip;
+      uint32_t dip = k->type == PK_DATA ? q->dip : q->sip;
+      uint32_t sp = k->type == PK_DATA ? q->sport : q->dport;
+      uint32_t dp = k->type == PK_DATA ? q->dport : q->sport;
+      pick = murmur12(sip, dip, sp | (dp << 16), node) % cnt;
+    }
+    out = s->port0 + s->rt_port[lo + pick];
   }
-  uint32_t pick = 0;
-  if (cnt > 1) {
-    uint32_t sip = k->type == PK_DATA ? q->sip : q->dip;
-    uint32_t dip = k->type == PK_DATA ? q->dip : q->sip;
-    uint32_t sp = k->type == PK_DATA ? q->sport : q->dport;
-    uint32_t dp = k->type == PK_DATA ? q->dport : q->sport;
-    pick = murmur12(sip, dip, sp | (dp << 16), node) % cnt;
-  }
-  uint32_t out = s->port0 + s->rt_port[lo + pick];
   int qi = (k->type != PK_DATA && n->cfg.ack_high_prio) ? 0 : k->pg;
   k->in_port = (uint16_t)(gp - s->port0);
   if (qi) {
@@ -471,7 +478,7 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     k->type = PK_DATA;
     k->flow = (uint32_t)(q - n->qps);
     k->seq = q->snd_nxt;
-    k->payload = pay;
+    k->payload = (uint16_t)pay;
     k->size = pay + n->data_hdr;
     k->pg = q->pg;
     k->ts_ps = n->now;
@@ -597,6 +604,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
       k->ecn = 0;
       k->size = n->ack_size;
       k->payload = 0;
+      k->hop = 0;
       pk_port_t *rp = &n->ports[q->rx_gport];
       fifo_push(n, rp, 0, pi);
       rp->qbytes_total += k->size;
@@ -1274,6 +1282,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->pkts);
   etsim_free(n->hops);
   etsim_free(n->qps);
+  etsim_free(n->routes);
   pk_evq_free(&n->evq);
   etsim_u64map_free(&n->sport_map);
   etsim_free(n->sport_next);
@@ -1349,6 +1358,25 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   c = dn->rt_off[shi + 1] - lo;
   q->rx_gport = dn->port0 + dn->rt_port[lo + h % c];
   q->max_rate = q->rate = n->ports[q->gport].rate_bps;
+  /* Every packet of a flow takes the same route (the ECMP hash depends
+   * only on its tuple), so the ports are worked out once here instead of
+   * hashing at every switch. */
+  q->route_data = q->route_ack = PK_NONE;
+  uint32_t fwd[64], rev[64];
+  uint32_t nf = pk_path(n, q->src, q->dst, q->sport, q->dport, fwd, 64);
+  uint32_t nr = pk_ack_path(n, q->src, q->dst, q->sport, q->dport, rev, 64);
+  if (nf && nr && fwd[0] == q->gport && rev[0] == q->rx_gport &&
+      n->n_routes + nf + nr < PK_NONE) {
+    if (etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr,
+                   sizeof *n->routes))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    q->route_data = (uint32_t)n->n_routes;
+    memcpy(n->routes + n->n_routes, fwd, nf * sizeof *fwd);
+    n->n_routes += nf;
+    q->route_ack = (uint32_t)n->n_routes;
+    memcpy(n->routes + n->n_routes, rev, nr * sizeof *rev);
+    n->n_routes += nr;
+  }
   size_t pair = (size_t)shi * n->n_hosts + dhi;
   int64_t rtt = n->pair_rtt_ps[pair];
   uint64_t bw = n->pair_bw[pair];

@@ -181,7 +181,8 @@ typedef struct pk_pkt {
   uint32_t flow;
   uint64_t seq;  /* data: first byte; ack: next expected */
   uint32_t size; /* wire bytes */
-  uint32_t payload;
+  uint16_t payload;
+  uint16_t hop; /* links crossed so far (index into its flow's route) */
   uint8_t type, pg, ecn, cnp;
   uint8_t nhop, pfc_pause;
   uint16_t in_port; /* local port index it entered the current switch by */
@@ -273,6 +274,9 @@ struct pk_qp {
   uint8_t pg, started, finished, delivered;
   uint32_t gport;    /* sender NIC port */
   uint32_t rx_gport; /* receiver NIC port for ACKs */
+  /* offsets in pk_net_t.routes of the ports the data and the ACKs leave
+   * by, one per hop (PK_NONE: route too long, switches hash per packet) */
+  uint32_t route_data, route_ack;
   uint64_t size, snd_nxt, snd_una;
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
   int64_t next_avail;
@@ -339,6 +343,8 @@ struct pk_net {
   size_t n_pkts, cap_pkts, cap_hops;
   uint32_t free_pkt;
   /* flows */
+  uint32_t *routes; /* see pk_qp_t.route_data */
+  size_t n_routes, cap_routes;
   pk_qp_t *qps;
   size_t n_qps, cap_qps;
   size_t n_active;          /* started or pending, not acked */
