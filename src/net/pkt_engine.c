@@ -225,7 +225,7 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   /* A switch port with nothing left to send needs no end-of-transmission
    * event: whoever queues the next packet sees busy_until and asks for one
    * (port_busy).  NICs always look for their next packet. */
-  int more = !n->nodes[p->node].is_switch || p->qbytes_total > 0;
+  int more = !p->is_switch || p->qbytes_total > 0;
   p->tx_gen++; /* an older end event (same-instant race) is now stale */
   p->done_pending = (uint8_t)more;
   if (more && pk_evq_push(&n->evq, n->now + t, EV_TX_DONE, gp, p->tx_gen))
@@ -444,16 +444,27 @@ static int win_bound(const pk_net_t *n, pk_qp_t *q) {
   return q->snd_nxt - q->snd_una >= w;
 }
 
-static int nic_kick(pk_net_t *n, uint32_t gp) {
+/* Send the NIC's next packet if it is idle: an ACK, else the next queue
+ * pair in round-robin order that may send now; otherwise a wake-up at the
+ * earliest pacing time.  qps_same: the caller changed no queue pair and no
+ * pause state since the last call (the end of a transmission, an ACK
+ * queued), so a previous finding that every queue pair is blocked until
+ * such a change (done, window-bound or paused) still holds and the scan
+ * is skipped.  Any other call forgets that finding. */
+static int nic_kick_(pk_net_t *n, uint32_t gp, int qps_same) {
+  pk_port_t *p = &n->ports[gp];
+  if (!qps_same)
+    p->qps_blocked = 0;
   if (port_busy(n, gp))
     return n->stopped == 2 ? ETSIM_ENOMEM : 0;
-  pk_port_t *p = &n->ports[gp];
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
   if (p->q[0].n && !(p->paused & (1u << ack_prio))) {
     uint32_t pi = fifo_pop(n, p, 0);
     p->qbytes_total -= n->pkts[pi].size;
     return transmit(n, gp, pi);
   }
+  if (p->qps_blocked)
+    return 0;
   size_t cnt = p->n_qps;
   int64_t min_next = INT64_MAX;
   for (size_t i = 1; i <= cnt; i++) {
@@ -490,7 +501,9 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     n->last_progress = n->now;
     return transmit(n, gp, pi);
   }
-  if (min_next != INT64_MAX && min_next != p->wake_t) {
+  if (min_next == INT64_MAX)
+    p->qps_blocked = 1;
+  else if (min_next != p->wake_t) {
     p->wake_gen++;
     p->wake_t = min_next;
     if (pk_evq_push(&n->evq, min_next, EV_NIC_WAKE, gp, p->wake_gen))
@@ -499,9 +512,10 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
   return 0;
 }
 
+static int nic_kick(pk_net_t *n, uint32_t gp) { return nic_kick_(n, gp, 0); }
+
 static int port_kick(pk_net_t *n, uint32_t gp) {
-  return n->nodes[n->ports[gp].node].is_switch ? switch_kick(n, gp)
-                                               : nic_kick(n, gp);
+  return n->ports[gp].is_switch ? switch_kick(n, gp) : nic_kick(n, gp);
 }
 
 static void qp_detach(pk_net_t *n, pk_qp_t *q) {
@@ -608,7 +622,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
       pk_port_t *rp = &n->ports[q->rx_gport];
       fifo_push(n, rp, 0, pi);
       rp->qbytes_total += k->size;
-      return nic_kick(n, q->rx_gport);
+      return nic_kick_(n, q->rx_gport, 1);
     }
     pkt_free(n, pi);
     return 0;
@@ -676,7 +690,7 @@ static int on_arrive(pk_net_t *n, uint32_t gp, uint32_t pi) {
     n->st.drops_error++;
     return 0;
   }
-  if (n->nodes[p->node].is_switch)
+  if (p->is_switch)
     return switch_receive(n, gp, pi);
   return host_receive(n, gp, pi);
 }
@@ -801,7 +815,8 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     if ((uint32_t)e->b != n->ports[e->a].tx_gen)
       return 0;
     n->ports[e->a].done_pending = 0;
-    return port_kick(n, e->a);
+    return n->ports[e->a].is_switch ? switch_kick(n, e->a)
+                                    : nic_kick_(n, e->a, 1);
   case EV_ARRIVE: {
     pk_port_t *p = &n->ports[e->a];
     uint32_t pi = p->wire[p->wire_head].pkt;
@@ -1157,6 +1172,8 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     double er = l->error_rate > 0 ? l->error_rate : cfg->error_rate_per_link;
     pk_port_t *pa = &n->ports[ga], *pb = &n->ports[gb];
     pa->node = l->a;
+    pa->is_switch = t->is_switch[l->a];
+    pb->is_switch = t->is_switch[l->b];
     pa->peer = l->b;
     pa->peer_gport = gb;
     pb->node = l->b;

@@ -206,6 +206,7 @@ typedef struct pk_port {
   uint32_t node, peer; /* node ids */
   uint32_t peer_gport; /* global index of the peer's port on this link */
   uint16_t ifindex;    /* 1-based */
+  uint8_t is_switch;   /* of node (read on every hop) */
   uint64_t rate_bps;
   int64_t delay_ps;
   int64_t tx_mtu_ps, tx_ack_ps; /* serialisation of a full packet, an ACK */
@@ -237,6 +238,8 @@ typedef struct pk_port {
   /* host NIC */
   uint32_t *qps;
   size_t n_qps, cap_qps, qp_rr;
+  /* no queue pair can send until one changes (see nic_kick_) */
+  uint8_t qps_blocked;
   uint32_t wake_gen;
   int64_t wake_t;
   /* queue-length histogram, 1 KB bins */
