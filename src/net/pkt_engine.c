@@ -470,7 +470,9 @@ static int nic_kick_(pk_net_t *n, uint32_t gp, int qps_same) {
   for (size_t i = 1; i <= cnt; i++) {
     size_t idx = (p->qp_rr + i) % cnt;
     pk_qp_t *q = &n->qps[p->qps[idx]];
-    if ((p->paused & (1u << q->pg)) || q->snd_nxt >= q->size || win_bound(n, q))
+    /* cheapest and most often decisive tests first; pg only if paused */
+    if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) ||
+        win_bound(n, q))
       continue;
     if (q->next_avail > n->now) {
       if (q->next_avail < min_next)

@@ -272,6 +272,15 @@ typedef struct pk_cc_ops {
 } pk_cc_ops_t;
 
 struct pk_qp {
+  /* What a NIC's round robin reads of each queue pair it passes over,
+   * first and together (64 bytes): it may pass over dozens per packet. */
+  uint64_t size, snd_nxt, snd_una;
+  int64_t next_avail;
+  uint64_t rate; /* bits/s */
+  uint64_t win;  /* bytes, 0 = none */
+  /* the VAR_WIN window and the rate it was scaled for */
+  uint64_t var_win, var_win_rate;
+
   uint32_t src, dst, sip, dip;
   uint16_t sport, dport;
   uint8_t pg, started, finished, delivered;
@@ -280,15 +289,9 @@ struct pk_qp {
   /* offsets in pk_net_t.routes of the ports the data and the ACKs leave
    * by, one per hop (PK_NONE: route too long, switches hash per packet) */
   uint32_t route_data, route_ack;
-  uint64_t size, snd_nxt, snd_una;
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
-  int64_t next_avail;
   uint32_t last_pkt_size;
-  uint64_t rate, max_rate; /* bits/s */
-  uint64_t win;            /* bytes, 0 = none */
-
-  /* the VAR_WIN window and the rate it was scaled for */
-  uint64_t var_win, var_win_rate;
+  uint64_t max_rate; /* bits/s */
   int64_t base_rtt_ps;
   /* receiver */
   uint64_t rcv_nxt, milestone;
