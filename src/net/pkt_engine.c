@@ -442,11 +442,13 @@ static int win_bound(const pk_net_t *n, pk_qp_t *q) {
     return 0;
   uint64_t w = q->win;
   if (n->cfg.var_win) {
-    /* the scaled window changes only with the rate: keep the last one */
-    if (q->rate != q->var_win_rate) {
+    /* the scaled window changes only with the rate (or window): keep the
+     * last one */
+    if (q->rate != q->var_win_rate || q->win != q->var_win_base) {
       w = (uint64_t)((double)q->win * (double)q->rate / (double)q->max_rate);
       q->var_win = w ? w : 1;
       q->var_win_rate = q->rate;
+      q->var_win_base = q->win;
     }
     w = q->var_win;
   }

@@ -238,7 +238,9 @@ typedef struct pk_port {
   /* host NIC */
   uint32_t *qps;
   size_t n_qps, cap_qps, qp_rr;
-  /* no queue pair can send until one changes (see nic_kick_) */
+  /* No queue pair can send until one changes (see nic_kick_).  Whatever
+   * may let a queue pair send (ACK, timer, rate or window change, resume)
+   * must end with nic_kick(), which clears it. */
   uint8_t qps_blocked;
   uint32_t wake_gen;
   int64_t wake_t;
@@ -273,13 +275,13 @@ typedef struct pk_cc_ops {
 
 struct pk_qp {
   /* What a NIC's round robin reads of each queue pair it passes over,
-   * first and together (64 bytes): it may pass over dozens per packet. */
+   * first and together: it may pass over dozens per packet. */
   uint64_t size, snd_nxt, snd_una;
   int64_t next_avail;
   uint64_t rate; /* bits/s */
   uint64_t win;  /* bytes, 0 = none */
-  /* the VAR_WIN window and the rate it was scaled for */
-  uint64_t var_win, var_win_rate;
+  /* the VAR_WIN window and the rate and window it was scaled from */
+  uint64_t var_win, var_win_rate, var_win_base;
 
   uint32_t src, dst, sip, dip;
   uint16_t sport, dport;
