@@ -9,10 +9,10 @@
  * number of pending events: a push appends to (or, rarely, walks) a short
  * bucket list kept sorted by (time, sequence), a pop takes the head of the
  * first non-empty bucket, found through a bitmap.  Events outside the
- * window (timers, the watchdog, flows that start later) and events that
- * would crowd one bucket go to the heap.  Pop compares the two heads, so
- * the queue hands out events in exactly the (time, sequence) order the
- * heap alone would: the calendar only makes it cheaper, and results do not
+ * window (timers, the watchdog, flows that start later) and inserts that
+ * would walk far into a crowded bucket go to the heap.  Pop compares the two
+ * heads, so the queue hands out events in exactly the (time, sequence) order
+ * the heap alone would: the calendar only makes it cheaper, and results do not
  * depend on shift and nb_log.
  *
  * The window slides with time: bucket b (absolute, time >> shift) is
@@ -32,6 +32,8 @@
 
 int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
   memset(q, 0, sizeof *q);
+  if (nb_log < 6) /* bucket b's bit is b & 63 in word (b & mask) >> 6 */
+    nb_log = 6;
   q->shift = shift;
   q->mask = ((uint64_t)1 << nb_log) - 1;
   size_t nb = (size_t)1 << nb_log;

@@ -77,7 +77,7 @@ typedef struct pk_evq {
 } pk_evq_t;
 
 /* shift: log2 of the bucket width in ps; nb_log: log2 of the bucket count
- * (6..30).  0 or ETSIM_ENOMEM. */
+ * (6..30, less counts as 6).  0 or ETSIM_ENOMEM. */
 int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
 void pk_evq_free(pk_evq_t *q);
 /* The general cases of push and pop (pkt_evq.c); the inline versions below
