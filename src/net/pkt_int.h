@@ -139,9 +139,15 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
       q->free = i;
       if (bk->head == PK_NONE) {
         bk->tail = PK_NONE;
-        q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
-        if (--q->n_cal)
-          pk_evq_settle(q);
+        uint64_t word = q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
+        if (--q->n_cal) {
+          /* the next bucket is most often in the same bitmap word */
+          word &= ~(uint64_t)0 << (j & 63);
+          if (word)
+            q->cur += (uint64_t)__builtin_ctzll(word) - (j & 63);
+          else
+            pk_evq_settle(q);
+        }
       } else
         q->n_cal--;
       return 1;
