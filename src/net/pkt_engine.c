@@ -34,13 +34,7 @@ static inline int ev_less(const pk_ev_t *a, const pk_ev_t *b) {
   return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
 }
 
-int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
-                 uint64_t b) {
-  return pk_heap_push_seq(h, t, h->next_seq++, kind, a, b);
-}
-
-int pk_heap_push_seq(pk_heap_t *h, int64_t t, uint64_t seq, uint32_t kind,
-                     uint32_t a, uint64_t b) {
+int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
   if (h->n == h->cap) {
     size_t nc = h->cap ? h->cap * 2 : 1024;
     pk_ev_t *nv = etsim_realloc(h->v, nc * sizeof *nv);
@@ -49,17 +43,22 @@ int pk_heap_push_seq(pk_heap_t *h, int64_t t, uint64_t seq, uint32_t kind,
     h->v = nv;
     h->cap = nc;
   }
-  pk_ev_t e = {t, seq, kind, a, b};
   size_t i = h->n++;
   while (i > 0) {
     size_t p = (i - 1) / 4;
-    if (!ev_less(&e, &h->v[p]))
+    if (!ev_less(e, &h->v[p]))
       break;
     h->v[i] = h->v[p];
     i = p;
   }
-  h->v[i] = e;
+  h->v[i] = *e;
   return 0;
+}
+
+int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
+                 uint64_t b) {
+  pk_ev_t e = {t, h->next_seq++, kind, a, b};
+  return pk_heap_push_ev(h, &e);
 }
 
 void pk_heap_pop(pk_heap_t *h, pk_ev_t *out) {
@@ -131,6 +130,18 @@ static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   return (int64_t)((t + r / 2) / r * r);
 }
 
+/* Serialisation time on port p: full data packets and ACKs are nearly all
+ * the traffic, so their times are worked out once per port (a 64-bit
+ * division each, twice with rounding, is the dearest step of a hop). */
+static inline int64_t port_tx_time(const pk_net_t *n, const pk_port_t *p,
+                                   uint32_t bytes) {
+  if (bytes == n->mtu_wire)
+    return p->tx_mtu_ps;
+  if (bytes == n->ack_size)
+    return p->tx_ack_ps;
+  return tx_time(n, bytes, p->rate_bps);
+}
+
 static int oom(pk_net_t *n) {
   n->stopped = 2;
   return ETSIM_ENOMEM;
@@ -160,7 +171,11 @@ static void pkt_free(pk_net_t *n, uint32_t i) {
   n->free_pkt = i;
 }
 
-static void fifo_push(pk_net_t *n, pk_fifo_t *f, uint32_t i) {
+/* Egress queue qi of port p; qmask keeps one bit per non-empty queue so
+ * the scheduler finds the next priority without looking at all eight. */
+static void fifo_push(pk_net_t *n, pk_port_t *p, int qi, uint32_t i) {
+  pk_fifo_t *f = &p->q[qi];
+  p->qmask |= (uint8_t)(1u << qi);
   n->pkts[i].next = PK_NONE;
   if (f->n)
     n->pkts[f->tail].next = i;
@@ -171,13 +186,16 @@ static void fifo_push(pk_net_t *n, pk_fifo_t *f, uint32_t i) {
   f->bytes += n->pkts[i].size;
 }
 
-static uint32_t fifo_pop(pk_net_t *n, pk_fifo_t *f) {
+static uint32_t fifo_pop(pk_net_t *n, pk_port_t *p, int qi) {
+  pk_fifo_t *f = &p->q[qi];
   uint32_t i = f->head;
   f->head = n->pkts[i].next;
   f->n--;
   /* long queues are cold: fetch the next head while this one is sent */
   if (f->n)
     __builtin_prefetch(&n->pkts[f->head]);
+  else
+    p->qmask &= (uint8_t) ~(1u << qi);
   f->bytes -= n->pkts[i].size;
   return i;
 }
@@ -195,15 +213,30 @@ static int port_kick(pk_net_t *n, uint32_t gp);
  * at the very time the port finishes a packet is queued before the port
  * picks its next one, which is what the next packet's INT queue length
  * shows. */
-static void pk_tie_mark(pk_net_t *n, pk_port_t *p, pk_pkt_t *k) {
-  p->done_seq = n->heap.next_seq++;
-  k->arr_seq = n->heap.next_seq++;
+static inline uint64_t pk_tie_mark(pk_net_t *n, pk_port_t *p) {
+  p->done_seq = n->evq.next_seq++;
+  return n->evq.next_seq++; /* the packet's arrival */
 }
 
-static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
+/* Double a port's wire ring (only while traffic first builds up). */
+static int wire_grow(pk_port_t *p) {
+  uint32_t cap = p->wire_cap ? 2 * p->wire_cap : 16;
+  pk_wire_slot_t *v = etsim_malloc(cap * sizeof *v);
+  if (!v)
+    return ETSIM_ENOMEM;
+  for (uint32_t i = 0; i < p->wire_n; i++)
+    v[i] = p->wire[(p->wire_head + i) & (p->wire_cap - 1)];
+  etsim_free(p->wire);
+  p->wire = v;
+  p->wire_head = 0;
+  p->wire_cap = cap;
+  return 0;
+}
+
+static inline int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_port_t *p = &n->ports[gp];
   pk_pkt_t *k = &n->pkts[pi];
-  int64_t t = tx_time(n, k->size, p->rate_bps);
+  int64_t t = port_tx_time(n, p, k->size);
   p->busy_until = n->now + t;
   p->tx_bytes += k->size;
   if (k->type == PK_DATA)
@@ -215,26 +248,27 @@ static int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   /* A switch port with nothing left to send needs no end-of-transmission
    * event: whoever queues the next packet sees busy_until and asks for one
    * (port_busy).  NICs always look for their next packet. */
-  int more = !n->nodes[p->node].is_switch || p->qbytes_total > 0;
+  int more = !p->is_switch || p->qbytes_total > 0;
   p->tx_gen++; /* an older end event (same-instant race) is now stale */
   p->done_pending = (uint8_t)more;
-  pk_tie_mark(n, p, k);
-  if (more && pk_heap_push_seq(&n->heap, n->now + t, p->done_seq, EV_TX_DONE,
-                               gp, p->tx_gen))
+  uint64_t arr_seq = pk_tie_mark(n, p);
+  if (more && pk_evq_push_seq(&n->evq, n->now + t, p->done_seq, EV_TX_DONE, gp,
+                              p->tx_gen))
     return oom(n);
   /* The wire is a FIFO (constant delay, in-order serialisation): only its
-   * head has an arrival event, so the heap holds one per busy link. */
-  k->arr_t = n->now + t + p->delay_ps;
-  k->next = PK_NONE;
-  if (p->wire.n)
-    n->pkts[p->wire.tail].next = pi;
-  else {
-    p->wire.head = pi;
-    if (pk_heap_push_seq(&n->heap, k->arr_t, k->arr_seq, EV_ARRIVE, gp, 0))
-      return oom(n);
-  }
-  p->wire.tail = pi;
-  p->wire.n++;
+   * head has an arrival event, so the queue holds one per busy link.  It
+   * is a ring of (packet, arrival time, sequence): the next head's time is
+   * read from memory just used, not from a packet record sent a delay ago. */
+  int64_t arr_t = n->now + t + p->delay_ps;
+  if (p->wire_n == p->wire_cap && wire_grow(p))
+    return oom(n);
+  pk_wire_slot_t *w = &p->wire[(p->wire_head + p->wire_n) & (p->wire_cap - 1)];
+  w->pkt = pi;
+  w->arr_t = arr_t;
+  w->arr_seq = arr_seq;
+  if (!p->wire_n++ &&
+      pk_evq_push_seq(&n->evq, arr_t, arr_seq, EV_ARRIVE, gp, 0))
+    return oom(n);
   return 0;
 }
 
@@ -248,8 +282,8 @@ static int port_busy(pk_net_t *n, uint32_t gp) {
     return 0;
   if (!p->done_pending) {
     p->done_pending = 1;
-    if (pk_heap_push_seq(&n->heap, p->busy_until, p->done_seq, EV_TX_DONE, gp,
-                         ++p->tx_gen))
+    if (pk_evq_push_seq(&n->evq, p->busy_until, p->done_seq, EV_TX_DONE, gp,
+                        ++p->tx_gen))
       oom(n);
   }
   return 1;
@@ -279,32 +313,40 @@ static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   k->size = n->pfc_size;
   k->flow = PK_NONE;
   pk_port_t *p = &n->ports[gp];
-  fifo_push(n, &p->q[0], pi);
+  fifo_push(n, p, 0, pi);
   p->qbytes_total += k->size;
   return port_kick(n, gp);
 }
 
 /* ----------------------------------------------------------- switches */
 
-static int switch_kick(pk_net_t *n, uint32_t gp) {
+static int switch_dequeue(pk_net_t *n, uint32_t gp);
+
+/* Start the port's next packet unless it is serialising one.  The busy
+ * case (about half the calls) is kept apart from the dequeue so it does
+ * not pay for the larger function's setup. */
+static inline int switch_kick(pk_net_t *n, uint32_t gp) {
   if (port_busy(n, gp))
     return n->stopped == 2 ? ETSIM_ENOMEM : 0;
+  return switch_dequeue(n, gp);
+}
+
+static int switch_dequeue(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
-  int qi = -1;
-  if (p->q[0].n)
+  int qi;
+  if (p->qmask & 1u)
     qi = 0;
-  else
-    for (int i = 1; i <= PK_NPRIO; i++) {
-      int c = (p->rr + i) % PK_NPRIO;
-      if (c && p->q[c].n && !(p->paused & (1u << c))) {
-        qi = c;
-        p->rr = (uint8_t)c;
-        break;
-      }
-    }
-  if (qi < 0)
-    return 0;
-  uint32_t pi = fifo_pop(n, &p->q[qi]);
+  else {
+    /* round robin over 1..7: the first ready queue after rr, else the
+     * first from the bottom (rr itself comes last) */
+    unsigned ready = p->qmask & ~p->paused & 0xfeu;
+    if (!ready)
+      return 0;
+    unsigned after = ready & (0xffu << (p->rr + 1));
+    qi = __builtin_ctz(after ? after : ready);
+    p->rr = (uint8_t)qi;
+  }
+  uint32_t pi = fifo_pop(n, p, qi);
   pk_pkt_t *k = &n->pkts[pi];
   p->qbytes_total -= k->size;
   if (qi) {
@@ -361,23 +403,30 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_node_t *s = &n->nodes[node];
   pk_pkt_t *k = &n->pkts[pi];
   pk_qp_t *q = &n->qps[k->flow];
-  uint32_t dst = k->type == PK_DATA ? q->dst : q->src;
-  uint32_t hd = n->nodes[dst].host_idx;
-  uint32_t lo = s->rt_off[hd], cnt = s->rt_off[hd + 1] - lo;
-  if (!cnt) { /* cannot happen: create() checked connectivity */
-    pkt_free(n, pi);
-    n->st.drops_buffer++;
-    return 0;
+  uint32_t route = k->type == PK_DATA ? q->route_data : q->route_ack;
+  uint32_t out;
+  k->hop++;
+  if (route != PK_NONE)
+    out = n->routes[route + k->hop];
+  else {
+    uint32_t dst = k->type == PK_DATA ? q->dst : q->src;
+    uint32_t hd = n->nodes[dst].host_idx;
+    uint32_t lo = s->rt_off[hd], cnt = s->rt_off[hd + 1] - lo;
+    if (!cnt) { /* cannot happen: create() checked connectivity */
+      pkt_free(n, pi);
+      n->st.drops_buffer++;
+      return 0;
+    }
+    uint32_t pick = 0;
+    if (cnt > 1) {
+      uint32_t sip = k->type == PK_DATA ? q->sip : q->dip;
+      uint32_t dip = k->type == PK_DATA ? q->dip : q->sip;
+      uint32_t sp = k->type == PK_DATA ? q->sport : q->dport;
+      uint32_t dp = k->type == PK_DATA ? q->dport : q->sport;
+      pick = murmur12(sip, dip, sp | (dp << 16), node) % cnt;
+    }
+    out = s->port0 + s->rt_port[lo + pick];
   }
-  uint32_t pick = 0;
-  if (cnt > 1) {
-    uint32_t sip = k->type == PK_DATA ? q->sip : q->dip;
-    uint32_t dip = k->type == PK_DATA ? q->dip : q->sip;
-    uint32_t sp = k->type == PK_DATA ? q->sport : q->dport;
-    uint32_t dp = k->type == PK_DATA ? q->dport : q->sport;
-    pick = murmur12(sip, dip, sp | (dp << 16), node) % cnt;
-  }
-  uint32_t out = s->port0 + s->rt_port[lo + pick];
   int qi = (k->type != PK_DATA && n->cfg.ack_high_prio) ? 0 : k->pg;
   k->in_port = (uint16_t)(gp - s->port0);
   if (qi) {
@@ -403,7 +452,7 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
       s->peak_used = occ;
   }
   pk_port_t *op = &n->ports[out];
-  fifo_push(n, &op->q[qi], pi);
+  fifo_push(n, op, qi, pi);
   op->qbytes_total += k->size;
   if (op->qbytes_total > op->qbytes_peak)
     op->qbytes_peak = op->qbytes_total;
@@ -419,36 +468,66 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
 
 /* ---------------------------------------------------------------- NICs */
 
-static int win_bound(const pk_net_t *n, const pk_qp_t *q) {
+static int win_bound(const pk_net_t *n, pk_qp_t *q) {
   if (!q->win)
     return 0;
   uint64_t w = q->win;
   if (n->cfg.var_win) {
-    w = (uint64_t)((double)q->win * (double)q->rate / (double)q->max_rate);
-    if (!w)
-      w = 1;
+    /* the scaled window changes only with the rate (or window): keep the
+     * last one */
+    if (q->rate != q->var_win_rate || q->win != q->var_win_base) {
+      w = (uint64_t)((double)q->win * (double)q->rate / (double)q->max_rate);
+      q->var_win = w ? w : 1;
+      q->var_win_rate = q->rate;
+      q->var_win_base = q->win;
+    }
+    w = q->var_win;
   }
   return q->snd_nxt - q->snd_una >= w;
 }
 
-static int nic_kick(pk_net_t *n, uint32_t gp) {
+/* Send the NIC's next packet if it is idle: an ACK, else the next queue
+ * pair in round-robin order that may send now; otherwise a wake-up at the
+ * earliest pacing time.  qps_same: the caller changed no queue pair and no
+ * pause state since the last call (the end of a transmission, an ACK
+ * queued), so a previous finding that every queue pair is blocked until
+ * such a change (done, window-bound or paused) still holds and the scan
+ * is skipped.  Any other call forgets that finding. */
+static int nic_send(pk_net_t *n, uint32_t gp);
+
+static inline int nic_kick_(pk_net_t *n, uint32_t gp, int qps_same) {
+  if (!qps_same)
+    n->ports[gp].qps_blocked = 0;
   if (port_busy(n, gp))
     return n->stopped == 2 ? ETSIM_ENOMEM : 0;
+  return nic_send(n, gp);
+}
+
+static int nic_send(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
   if (p->q[0].n && !(p->paused & (1u << ack_prio))) {
-    uint32_t pi = fifo_pop(n, &p->q[0]);
+    uint32_t pi = fifo_pop(n, p, 0);
     p->qbytes_total -= n->pkts[pi].size;
     return transmit(n, gp, pi);
   }
   size_t cnt = p->n_qps;
+  int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
+                                   only waits for it */
+  if (p->qps_blocked)
+    goto wake;
   for (size_t i = 1; i <= cnt; i++) {
     size_t idx = (p->qp_rr + i) % cnt;
     pk_qp_t *q = &n->qps[p->qps[idx]];
-    if ((p->paused & (1u << q->pg)) || q->snd_nxt >= q->size || win_bound(n, q))
+    /* cheapest and most often decisive tests first; pg only if paused */
+    if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) ||
+        win_bound(n, q))
       continue;
-    if (q->next_avail > n->now)
+    if (q->next_avail > n->now) {
+      if (q->next_avail < min_next)
+        min_next = q->next_avail;
       continue;
+    }
     p->qp_rr = idx;
     uint32_t pi = pkt_alloc(n);
     if (pi == PK_NONE)
@@ -461,39 +540,49 @@ static int nic_kick(pk_net_t *n, uint32_t gp) {
     k->type = PK_DATA;
     k->flow = (uint32_t)(q - n->qps);
     k->seq = q->snd_nxt;
-    k->payload = pay;
+    k->payload = (uint16_t)pay;
     k->size = pay + n->data_hdr;
     k->pg = q->pg;
     k->ts_ps = n->now;
     q->snd_nxt += pay;
     q->last_pkt_size = k->size;
-    q->next_avail =
-        n->now + tx_time(n, k->size, n->cfg.rate_bound ? q->rate : q->max_rate);
+    uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
+    q->next_avail = n->now + (pace == p->rate_bps ? port_tx_time(n, p, k->size)
+                                                  : tx_time(n, k->size, pace));
     n->last_progress = n->now;
     return transmit(n, gp, pi);
   }
+  /* No queue pair can send until one of them changes (all done, paused
+   * or window-bound, none only waiting for its pacing time): later kicks
+   * that change no queue pair skip the scan (nic_kick_). */
+  if (min_next == INT64_MAX)
+    p->qps_blocked = 1;
+wake:
   /* As ns-3's QbbNetDevice::DequeueAndTransmit: with nothing to send, wake
    * at the earliest pacing time of all the NIC's queue pairs (window-bound
    * and paused ones too), and only when no wake-up is pending and that time
    * is still ahead; pk_change_rate moves a pending one earlier. */
+  if (p->wake_t >= 0)
+    return 0;
   int64_t t_wake = INT64_MAX;
   for (size_t i = 0; i < cnt; i++) {
     int64_t t = n->qps[p->qps[i]].next_avail;
     if (t < t_wake)
       t_wake = t;
   }
-  if (p->wake_t < 0 && t_wake != INT64_MAX && t_wake > n->now) {
+  if (t_wake != INT64_MAX && t_wake > n->now) {
     p->wake_gen++;
     p->wake_t = t_wake;
-    if (pk_heap_push(&n->heap, t_wake, EV_NIC_WAKE, gp, p->wake_gen))
+    if (pk_evq_push(&n->evq, t_wake, EV_NIC_WAKE, gp, p->wake_gen))
       return oom(n);
   }
   return 0;
 }
 
+static int nic_kick(pk_net_t *n, uint32_t gp) { return nic_kick_(n, gp, 0); }
+
 static int port_kick(pk_net_t *n, uint32_t gp) {
-  return n->nodes[n->ports[gp].node].is_switch ? switch_kick(n, gp)
-                                               : nic_kick(n, gp);
+  return n->ports[gp].is_switch ? switch_kick(n, gp) : nic_kick(n, gp);
 }
 
 static void qp_detach(pk_net_t *n, pk_qp_t *q) {
@@ -538,7 +627,7 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
     if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
       p->wake_gen++;
       p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
-      if (pk_heap_push(&n->heap, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
+      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
         n->stopped = 2;
     }
   }
@@ -546,9 +635,9 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
 }
 
 void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
-  if (pk_heap_push(&n->heap, n->now + after_ps, EV_CC_TIMER,
-                   (uint32_t)(q - n->qps),
-                   ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
+  if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER,
+                  (uint32_t)(q - n->qps),
+                  ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
     n->stopped = 2;
 }
 
@@ -605,10 +694,11 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
       k->ecn = 0;
       k->size = n->ack_size;
       k->payload = 0;
+      k->hop = 0;
       pk_port_t *rp = &n->ports[q->rx_gport];
-      fifo_push(n, &rp->q[0], pi);
+      fifo_push(n, rp, 0, pi);
       rp->qbytes_total += k->size;
-      return nic_kick(n, q->rx_gport);
+      return nic_kick_(n, q->rx_gport, 1);
     }
     pkt_free(n, pi);
     return 0;
@@ -676,7 +766,7 @@ static int on_arrive(pk_net_t *n, uint32_t gp, uint32_t pi) {
     n->st.drops_error++;
     return 0;
   }
-  if (n->nodes[p->node].is_switch)
+  if (p->is_switch)
     return switch_receive(n, gp, pi);
   return host_receive(n, gp, pi);
 }
@@ -790,7 +880,7 @@ static int qlen_sample(pk_net_t *n) {
   }
   int64_t nt = n->now + n->cfg.qlen_interval_ns * 1000;
   if (nt <= n->cfg.qlen_mon_end_ns * 1000 &&
-      pk_heap_push(&n->heap, nt, EV_QLEN, 0, 0))
+      pk_evq_push(&n->evq, nt, EV_QLEN, 0, 0))
     return oom(n);
   return 0;
 }
@@ -801,14 +891,15 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     if ((uint32_t)e->b != n->ports[e->a].tx_gen)
       return 0;
     n->ports[e->a].done_pending = 0;
-    return port_kick(n, e->a);
+    return n->ports[e->a].is_switch ? switch_kick(n, e->a)
+                                    : nic_kick_(n, e->a, 1);
   case EV_ARRIVE: {
     pk_port_t *p = &n->ports[e->a];
-    uint32_t pi = p->wire.head;
-    p->wire.head = n->pkts[pi].next;
-    if (--p->wire.n &&
-        pk_heap_push_seq(&n->heap, n->pkts[p->wire.head].arr_t,
-                         n->pkts[p->wire.head].arr_seq, EV_ARRIVE, e->a, 0))
+    uint32_t pi = p->wire[p->wire_head].pkt;
+    p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
+    if (--p->wire_n &&
+        pk_evq_push_seq(&n->evq, p->wire[p->wire_head].arr_t,
+                        p->wire[p->wire_head].arr_seq, EV_ARRIVE, e->a, 0))
       return oom(n);
     return on_arrive(n, p->peer_gport, pi);
   }
@@ -829,7 +920,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     if (!n->watchdog_on) {
       n->watchdog_on = 1;
       n->last_progress = n->now;
-      if (pk_heap_push(&n->heap, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
+      if (pk_evq_push(&n->evq, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
         return oom(n);
     }
     return nic_kick(n, q->gport);
@@ -862,7 +953,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       if (rc)
         return rc;
     }
-    if (pk_heap_push(&n->heap, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
+    if (pk_evq_push(&n->evq, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
       return oom(n);
     return 0;
   }
@@ -876,16 +967,15 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
   pk_net_t *n = (pk_net_t *)net;
   if (n->stopped == 2)
     return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
-  while (n->heap.n) {
-    int64_t t = n->heap.v[0].t;
-    if (t > t_ps)
-      return 0;
-    if (t > n->cfg.stop_ps) {
-      n->stopped = 1;
+  int64_t t_max = t_ps < n->cfg.stop_ps ? t_ps : n->cfg.stop_ps;
+  for (;;) {
+    pk_ev_t e;
+    if (!pk_evq_pop_until(&n->evq, t_max, &e)) {
+      int64_t t = pk_evq_peek_t(&n->evq);
+      if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps)
+        n->stopped = 1;
       return 0;
     }
-    pk_ev_t e;
-    pk_heap_pop(&n->heap, &e);
     if (e.kind == EV_WATCHDOG && !n->n_active) {
       n->watchdog_on = 0; /* idle: the clock stays at the last real event */
       continue;
@@ -900,14 +990,14 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
       return rc;
     }
   }
-  return 0;
 }
 
 int64_t etsim_netpkt_next_time(const etsim_netpkt_t *net) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (!n->heap.n || n->stopped || n->heap.v[0].t > n->cfg.stop_ps)
+  int64_t t = pk_evq_peek_t(&n->evq);
+  if (n->stopped || t > n->cfg.stop_ps)
     return INT64_MAX;
-  return n->heap.v[0].t;
+  return t;
 }
 
 int64_t etsim_netpkt_now(const etsim_netpkt_t *net) {
@@ -1045,6 +1135,35 @@ done:
   return rc;
 }
 
+/* Size the calendar from the fabric.  With the wires as FIFOs, an event
+ * is rarely queued more than a packet time ahead, and a busy port has
+ * about two pending, so one bucket per packet time / ports holds about
+ * two events (no narrower than the serialisation rounding, which leaves
+ * narrower buckets empty).  The window covers four link delays plus a
+ * packet time, so a first arrival on an idle link and timers of a few
+ * link delays stay in the calendar too.  Only speed depends on this,
+ * never the order of events. */
+static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
+  int64_t span = 1, tx_min = INT64_MAX;
+  for (uint32_t i = 0; i < n->n_ports; i++) {
+    const pk_port_t *p = &n->ports[i];
+    int64_t tx = tx_time(n, mtu_wire, p->rate_bps);
+    if (p->delay_ps + tx > span)
+      span = p->delay_ps + tx;
+    if (tx < tx_min)
+      tx_min = tx;
+  }
+  uint64_t width = (uint64_t)(tx_min > 0 ? tx_min : 1) / (n->n_ports + 1);
+  if (n->cfg.tx_round_ps > 0 && width < (uint64_t)n->cfg.tx_round_ps)
+    width = (uint64_t)n->cfg.tx_round_ps;
+  uint32_t shift = 0, nb_log = 6;
+  while (shift < 40 && ((uint64_t)2 << shift) <= width)
+    shift++;
+  while (nb_log < 20 && ((uint64_t)1 << (nb_log + shift)) < 4 * (uint64_t)span)
+    nb_log++;
+  return pk_evq_init(&n->evq, shift, nb_log);
+}
+
 int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
                         const etsim_netpkt_cfg_t *cfg, etsim_error_t *err) {
   const char *tn = t->name ? t->name : "topology";
@@ -1131,6 +1250,8 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     double er = l->error_rate > 0 ? l->error_rate : cfg->error_rate_per_link;
     pk_port_t *pa = &n->ports[ga], *pb = &n->ports[gb];
     pa->node = l->a;
+    pa->is_switch = t->is_switch[l->a];
+    pb->is_switch = t->is_switch[l->b];
     pa->peer = l->b;
     pa->peer_gport = gb;
     pb->node = l->b;
@@ -1152,6 +1273,11 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   /* NIC rate: the first host's first port (ns-3 get_nic_rate) */
   n->nic_rate = n->ports[n->nodes[n->hosts[0]].port0].rate_bps;
   uint32_t mtu_wire = cfg->payload_bytes + n->data_hdr;
+  n->mtu_wire = mtu_wire;
+  for (uint32_t i = 0; i < n->n_ports; i++) {
+    n->ports[i].tx_mtu_ps = tx_time(n, mtu_wire, n->ports[i].rate_bps);
+    n->ports[i].tx_ack_ps = tx_time(n, n->ack_size, n->ports[i].rate_bps);
+  }
   for (uint32_t v = 0; v < t->n_nodes; v++) {
     pk_node_t *s = &n->nodes[v];
     if (!s->is_switch)
@@ -1209,10 +1335,14 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     if (rtt > n->max_rtt_ps)
       n->max_rtt_ps = rtt;
   }
+  if ((rc = evq_setup(n, mtu_wire))) {
+    rc = etsim_error_set(err, rc, "out of memory");
+    goto fail;
+  }
   if (cfg->qlen_mon_end_ns > cfg->qlen_mon_start_ns &&
       cfg->qlen_interval_ns > 0) {
     n->qlen_on = 1;
-    if (pk_heap_push(&n->heap, cfg->qlen_mon_start_ns * 1000, EV_QLEN, 0, 0)) {
+    if (pk_evq_push(&n->evq, cfg->qlen_mon_start_ns * 1000, EV_QLEN, 0, 0)) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       goto fail;
     }
@@ -1236,6 +1366,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   if (n->ports)
     for (uint32_t i = 0; i < n->n_ports; i++) {
       etsim_free(n->ports[i].qps);
+      etsim_free(n->ports[i].wire);
       etsim_free(n->ports[i].hist);
     }
   etsim_free(n->nodes);
@@ -1246,7 +1377,8 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->pkts);
   etsim_free(n->hops);
   etsim_free(n->qps);
-  etsim_free(n->heap.v);
+  etsim_free(n->routes);
+  pk_evq_free(&n->evq);
   etsim_u64map_free(&n->sport_map);
   etsim_free(n->sport_next);
   etsim_free(n);
@@ -1321,11 +1453,31 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   c = dn->rt_off[shi + 1] - lo;
   q->rx_gport = dn->port0 + dn->rt_port[lo + h % c];
   q->max_rate = q->rate = n->ports[q->gport].rate_bps;
+  /* Every packet of a flow takes the same route (the ECMP hash depends
+   * only on its tuple), so the ports are worked out once here instead of
+   * hashing at every switch. */
+  q->route_data = q->route_ack = PK_NONE;
+  uint32_t fwd[64], rev[64];
+  uint32_t nf = pk_path(n, q->src, q->dst, q->sport, q->dport, fwd, 64);
+  uint32_t nr = pk_ack_path(n, q->src, q->dst, q->sport, q->dport, rev, 64);
+  if (nf && nr && fwd[0] == q->gport && rev[0] == q->rx_gport &&
+      n->n_routes + nf + nr < PK_NONE) {
+    if (etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr,
+                   sizeof *n->routes))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    q->route_data = (uint32_t)n->n_routes;
+    memcpy(n->routes + n->n_routes, fwd, nf * sizeof *fwd);
+    n->n_routes += nf;
+    q->route_ack = (uint32_t)n->n_routes;
+    memcpy(n->routes + n->n_routes, rev, nr * sizeof *rev);
+    n->n_routes += nr;
+  }
   size_t pair = (size_t)shi * n->n_hosts + dhi;
   int64_t rtt = n->pair_rtt_ps[pair];
   uint64_t bw = n->pair_bw[pair];
   uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
   q->win = n->cfg.has_win ? (n->cfg.global_t ? n->max_bdp : bdp) : 0;
+  q->var_win_rate = UINT64_MAX; /* no scaled window worked out yet */
   q->base_rtt_ps = n->cfg.global_t ? n->max_rtt_ps : rtt;
   uint64_t pkts = (q->size - 1) / n->cfg.payload_bytes + 1;
   uint64_t total = q->size + pkts * PK_STANDALONE_HDR;
@@ -1333,7 +1485,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
       (rtt / 1000 + (int64_t)(total * 8000000000ull / bw)) * 1000;
   q->milestone = n->cfg.l2_ack_interval;
   n->cc->init(n, q);
-  if (pk_heap_push(&n->heap, m->start_ps, EV_FLOW_START, (uint32_t)n->n_qps, 0))
+  if (pk_evq_push(&n->evq, m->start_ps, EV_FLOW_START, (uint32_t)n->n_qps, 0))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (out_id)
     *out_id = n->n_qps;

@@ -46,11 +46,144 @@ typedef struct pk_heap {
 
 int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
                  uint64_t b);
-/* Push with a sequence number taken earlier from h->next_seq, so the event
- * ties with others at time t as if it had been pushed back then. */
-int pk_heap_push_seq(pk_heap_t *h, int64_t t, uint64_t seq, uint32_t kind,
-                     uint32_t a, uint64_t b);
+/* Push with the caller's sequence number (the event queue numbers events
+ * itself); h->next_seq is not used. */
+int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e);
 void pk_heap_pop(pk_heap_t *h, pk_ev_t *out); /* h->n > 0 */
+
+/* The packet engine's event queue: a calendar of time buckets for the near
+ * future, the heap for the rest; pops in (t, seq) order (pkt_evq.c). */
+typedef struct pk_evq_node {
+  pk_ev_t ev;
+  uint32_t next;
+} pk_evq_node_t;
+
+typedef struct pk_evq_bucket {
+  uint32_t head, tail;
+} pk_evq_bucket_t;
+
+typedef struct pk_evq {
+  pk_evq_bucket_t *bkt; /* mask + 1 buckets of 2^shift ps */
+  uint64_t *bits;       /* non-empty buckets */
+  pk_evq_node_t *node;  /* calendar events, linked per bucket */
+  size_t n_node, cap_node;
+  uint32_t free;
+  uint32_t shift;
+  uint64_t mask;
+  uint64_t cur, hi; /* absolute bucket of the earliest / latest event */
+  size_t n_cal;     /* events in the calendar */
+  pk_heap_t far;    /* the others */
+  uint64_t next_seq;
+} pk_evq_t;
+
+/* shift: log2 of the bucket width in ps; nb_log: log2 of the bucket count
+ * (6..30, less counts as 6).  0 or ETSIM_ENOMEM. */
+int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
+void pk_evq_free(pk_evq_t *q);
+/* The general cases of push and pop (pkt_evq.c); the inline versions below
+ * handle the common ones without a call. */
+int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind,
+                     uint32_t a, uint64_t b);
+int pk_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out);
+/* Move cur to the first non-empty bucket (the calendar is not empty). */
+void pk_evq_settle(pk_evq_t *q);
+
+/* Queue an event at t (>= the last popped time) with sequence number seq,
+ * taken from q->next_seq now or earlier: it runs after every queued event
+ * of time t with a smaller sequence, before those with a larger one (the
+ * engine takes numbers early to break ties as ns-3 does, see pk_tie_mark).
+ * 0 or ETSIM_ENOMEM. */
+static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq,
+                                  uint32_t kind, uint32_t a, uint64_t b) {
+  uint64_t bn = (uint64_t)t >> q->shift;
+  uint32_t i = q->free;
+  /* common case: a spare node, a bucket within the window at or after the
+   * earliest one, and nothing later already in it (append at the tail) */
+  if (!q->n_cal || i == PK_NONE || bn < q->cur ||
+      (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
+    return pk_evq_push_slow(q, t, seq, kind, a, b);
+  pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
+  if (bk->head != PK_NONE) {
+    const pk_ev_t *last = &q->node[bk->tail].ev;
+    if (last->t > t || (last->t == t && last->seq > seq))
+      return pk_evq_push_slow(q, t, seq, kind, a, b);
+  }
+  pk_evq_node_t *x = &q->node[i];
+  q->free = x->next;
+  x->ev.t = t;
+  x->ev.seq = seq;
+  x->ev.kind = kind;
+  x->ev.a = a;
+  x->ev.b = b;
+  x->next = PK_NONE;
+  if (bk->head == PK_NONE) {
+    bk->head = i;
+    q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
+  } else
+    q->node[bk->tail].next = i;
+  bk->tail = i;
+  if (bn > q->hi)
+    q->hi = bn;
+  q->n_cal++;
+  return 0;
+}
+
+/* Queue an event at t with the next sequence number: after every queued
+ * event of time t. */
+static inline int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a,
+                              uint64_t b) {
+  return pk_evq_push_seq(q, t, q->next_seq++, kind, a, b);
+}
+
+/* Pop the earliest event into *out and return 1 if its time is <= t_max;
+ * otherwise (or when empty) return 0 and leave it queued. */
+static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
+  /* common case: the calendar's head comes first */
+  if (q->n_cal) {
+    uint64_t j = q->cur & q->mask;
+    pk_evq_bucket_t *bk = &q->bkt[j];
+    uint32_t i = bk->head;
+    pk_evq_node_t *x = &q->node[i];
+    const pk_ev_t *f = q->far.v;
+    if (x->ev.t <= t_max && (!q->far.n || x->ev.t < f->t ||
+                             (x->ev.t == f->t && x->ev.seq < f->seq))) {
+      *out = x->ev;
+      bk->head = x->next;
+      x->next = q->free;
+      q->free = i;
+      if (bk->head == PK_NONE) {
+        bk->tail = PK_NONE;
+        uint64_t word = q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
+        if (--q->n_cal) {
+          /* the next bucket is most often in the same bitmap word */
+          word &= ~(uint64_t)0 << (j & 63);
+          if (word)
+            q->cur += (uint64_t)__builtin_ctzll(word) - (j & 63);
+          else
+            pk_evq_settle(q);
+        }
+      } else
+        q->n_cal--;
+      return 1;
+    }
+  }
+  return pk_evq_pop_slow(q, t_max, out);
+}
+
+static inline size_t pk_evq_size(const pk_evq_t *q) {
+  return q->n_cal + q->far.n;
+}
+
+/* Time of the earliest event, INT64_MAX when empty. */
+static inline int64_t pk_evq_peek_t(const pk_evq_t *q) {
+  int64_t t = q->far.n ? q->far.v[0].t : INT64_MAX;
+  if (q->n_cal) {
+    const pk_evq_node_t *x = &q->node[q->bkt[q->cur & q->mask].head];
+    if (x->ev.t < t)
+      t = x->ev.t;
+  }
+  return t;
+}
 
 /* --------------------------------------------------------------- packets */
 
@@ -68,13 +201,12 @@ typedef struct pk_pkt {
   uint32_t flow;
   uint64_t seq;  /* data: first byte; ack: next expected */
   uint32_t size; /* wire bytes */
-  uint32_t payload;
+  uint16_t payload;
+  uint16_t hop; /* links crossed so far (index into its flow's route) */
   uint8_t type, pg, ecn, cnp;
   uint8_t nhop, pfc_pause;
   uint16_t in_port; /* local port index it entered the current switch by */
   int64_t ts_ps;    /* sender timestamp (TIMELY) */
-  int64_t arr_t;    /* arrival at the far end while on the wire */
-  uint64_t arr_seq; /* heap sequence taken when its transmission began */
 } pk_pkt_t;         /* INT hops live apart, in pk_net_t.hops (HPCC only) */
 
 /* ----------------------------------------------------------------- ports */
@@ -85,18 +217,31 @@ typedef struct pk_fifo {
   uint64_t bytes;
 } pk_fifo_t;
 
+typedef struct pk_wire_slot {
+  uint32_t pkt;
+  int64_t arr_t;    /* arrival at the far end */
+  uint64_t arr_seq; /* event sequence taken when its transmission began */
+} pk_wire_slot_t;
+
 typedef struct pk_port {
   uint32_t node, peer; /* node ids */
   uint32_t peer_gport; /* global index of the peer's port on this link */
   uint16_t ifindex;    /* 1-based */
+  uint8_t is_switch;   /* of node (read on every hop) */
   uint64_t rate_bps;
   int64_t delay_ps;
-  double err; /* loss at this port's receiver */
+  int64_t tx_mtu_ps, tx_ack_ps; /* serialisation of a full packet, an ACK */
+  double err;                   /* loss at this port's receiver */
   /* egress */
   pk_fifo_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
-  pk_fifo_t wire;        /* packets in flight on the link (bytes unused) */
+  /* packets in flight on the link, oldest first: a ring of wire_cap
+   * (a power of two) slots */
+  pk_wire_slot_t *wire;
+  uint32_t wire_head, wire_n, wire_cap;
   uint64_t qbytes_total, qbytes_peak;
   uint8_t done_pending, paused, rr;
+  /* one bit per non-empty egress queue */
+  uint8_t qmask;
   int64_t busy_until; /* end of the current serialisation */
   uint32_t tx_gen;    /* generation of the pending EV_TX_DONE */
   uint64_t done_seq;  /* heap sequence taken when the serialisation began */
@@ -115,6 +260,10 @@ typedef struct pk_port {
   /* host NIC */
   uint32_t *qps;
   size_t n_qps, cap_qps, qp_rr;
+  /* No queue pair can send until one changes (see nic_kick_).  Whatever
+   * may let a queue pair send (ACK, timer, rate or window change, resume)
+   * must end with nic_kick(), which clears it. */
+  uint8_t qps_blocked;
   uint32_t wake_gen;
   int64_t wake_t;
   /* queue-length histogram, 1 KB bins */
@@ -147,17 +296,26 @@ typedef struct pk_cc_ops {
 } pk_cc_ops_t;
 
 struct pk_qp {
+  /* What a NIC's round robin reads of each queue pair it passes over,
+   * first and together: it may pass over dozens per packet. */
+  uint64_t size, snd_nxt, snd_una;
+  int64_t next_avail;
+  uint64_t rate; /* bits/s */
+  uint64_t win;  /* bytes, 0 = none */
+  /* the VAR_WIN window and the rate and window it was scaled from */
+  uint64_t var_win, var_win_rate, var_win_base;
+
   uint32_t src, dst, sip, dip;
   uint16_t sport, dport;
   uint8_t pg, started, finished, delivered;
   uint32_t gport;    /* sender NIC port */
   uint32_t rx_gport; /* receiver NIC port for ACKs */
-  uint64_t size, snd_nxt, snd_una;
+  /* offsets in pk_net_t.routes of the ports the data and the ACKs leave
+   * by, one per hop (PK_NONE: route too long, switches hash per packet) */
+  uint32_t route_data, route_ack;
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
-  int64_t next_avail;
   uint32_t last_pkt_size;
-  uint64_t rate, max_rate; /* bits/s */
-  uint64_t win;            /* bytes, 0 = none */
+  uint64_t max_rate; /* bits/s */
   int64_t base_rtt_ps;
   /* receiver */
   uint64_t rcv_nxt, milestone;
@@ -197,7 +355,7 @@ struct pk_qp {
 };
 
 struct pk_net {
-  uint64_t cur_seq; /* heap sequence of the event being handled */
+  uint64_t cur_seq; /* queue sequence of the event being handled */
   etsim_netpkt_cfg_t cfg;
   const pk_cc_ops_t *cc;
   uint32_t n_nodes, n_hosts, n_ports;
@@ -216,6 +374,8 @@ struct pk_net {
   size_t n_pkts, cap_pkts, cap_hops;
   uint32_t free_pkt;
   /* flows */
+  uint32_t *routes; /* see pk_qp_t.route_data */
+  size_t n_routes, cap_routes;
   pk_qp_t *qps;
   size_t n_qps, cap_qps;
   size_t n_active;          /* started or pending, not acked */
@@ -223,13 +383,13 @@ struct pk_net {
   uint32_t *sport_next;
   size_t n_sport, cap_sport;
   /* time */
-  pk_heap_t heap;
+  pk_evq_t evq;
   int64_t now;
   int64_t last_progress;
   int watchdog_on;
   int qlen_on;
   etsim_rng_t rng;
-  uint32_t data_hdr, ack_size, pfc_size;
+  uint32_t data_hdr, ack_size, pfc_size, mtu_wire;
   FILE *fct, *pfc, *qlen;
   int stopped;
   etsim_netpkt_stats_t st;

@@ -158,6 +158,42 @@ static void test_clos_path_fct(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* A chain host - S1 - ... - Sk - host: FCT = n t + (k) t + (k + 1) d, ACK
+ * (k + 1)(t_ack + d).  Flows keep their route from send time (one entry
+ * per link, up to 64); k = 70 takes the per-switch hashing instead, which
+ * must give the same times. */
+static void test_long_chain_fct(void **state) {
+  (void)state;
+  static const uint32_t ks[] = {3, 62, 63, 70};
+  for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+    uint32_t k = ks[i];
+    etsim_netpkt_topo_t t;
+    assert_int_equal(etsim_netpkt_topo_init(&t, k + 2), 0);
+    etsim_error_t err = {0};
+    const int64_t d = US / 10;
+    for (uint32_t s = 2; s < k + 2; s++) {
+      t.is_switch[s] = 1;
+      assert_int_equal(etsim_netpkt_topo_add_link(&t, s == 2 ? 0 : s - 1, s,
+                                                  100000000000ull, d, 0, &err),
+                       0);
+    }
+    assert_int_equal(
+        etsim_netpkt_topo_add_link(&t, k + 1, 1, 100000000000ull, d, 0, &err),
+        0);
+    etsim_netpkt_cfg_t c;
+    cfg_pfc_only(&c);
+    etsim_netpkt_t *n = mk(&t, &c);
+    uint64_t id = snd(n, 0, 1, 100000, 0);
+    run(n);
+    etsim_netpkt_msg_stat_t s = stat_of(n, id);
+    const int64_t tp = 82880, ta = 3840;
+    assert_int_equal(s.delivered_ps, 100 * tp + k * tp + (k + 1) * d);
+    assert_int_equal(s.acked_ps - s.delivered_ps, (k + 1) * (ta + d));
+    etsim_netpkt_free(n);
+    etsim_netpkt_topo_free(&t);
+  }
+}
+
 /* N-to-1 incast with PFC only and no window.  With the reference 32 MB
  * buffer nothing pauses and all flows finish within 1 % of each other; with
  * a 1 MB buffer PFC must act: still no drop, >= 99 % of the bottleneck and
@@ -550,6 +586,7 @@ int main(void) {
       cmocka_unit_test(test_single_flow_exact),
       cmocka_unit_test(test_ack_interval),
       cmocka_unit_test(test_clos_path_fct),
+      cmocka_unit_test(test_long_chain_fct),
       cmocka_unit_test(test_incast_pfc_lossless),
       cmocka_unit_test(test_pfc_propagation_and_hol),
       cmocka_unit_test(test_hpcc_steady_state),
