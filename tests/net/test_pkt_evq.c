@@ -5,7 +5,8 @@
  * random discrete-event run is checked pop by pop against a plain list
  * searched for its minimum.  The mix of delays covers ties at one instant,
  * bursts that overflow a bucket, events beyond the window and events far
- * behind the calendar's latest one.
+ * behind the calendar's latest one, and events queued with a sequence
+ * number taken earlier (as the engine does for ns-3's tie order).
  */
 #include "test_util.h"
 
@@ -29,6 +30,14 @@ static void ref_push(ref_t *r, int64_t t, uint32_t a) {
     r->v = realloc(r->v, r->cap * sizeof *r->v);
   }
   r->v[r->n++] = (ref_ev_t){t, r->next_seq++, a};
+}
+
+static void ref_push_seq(ref_t *r, int64_t t, uint64_t seq, uint32_t a) {
+  if (r->n == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 256;
+    r->v = realloc(r->v, r->cap * sizeof *r->v);
+  }
+  r->v[r->n++] = (ref_ev_t){t, seq, a};
 }
 
 static ref_ev_t ref_pop(ref_t *r) {
@@ -58,6 +67,9 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
   }
   size_t popped = 0;
   int64_t now = 0;
+  /* sequence numbers taken now and used by a later push */
+  uint64_t held[8];
+  int n_held = 0;
   while (popped < events && r.n) {
     assert_int_equal(pk_evq_size(&q), r.n);
     ref_ev_t want = ref_pop(&r);
@@ -91,6 +103,18 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
                            : (int64_t)etsim_rng_below(&rng, 10000000);
       assert_int_equal(pk_evq_push(&q, now + d, 1, tag, tag), 0);
       ref_push(&r, now + d, tag++);
+    }
+    /* take a number now, queue its event later (at or after that time) */
+    if (n_held < 8 && etsim_rng_below(&rng, 100) < 20) {
+      assert_int_equal(q.next_seq, r.next_seq);
+      held[n_held++] = q.next_seq++;
+      r.next_seq++;
+    }
+    if (n_held && etsim_rng_below(&rng, 100) < 20) {
+      uint64_t seq = held[--n_held];
+      int64_t d = (int64_t)etsim_rng_below(&rng, 3) * 500;
+      assert_int_equal(pk_evq_push_seq(&q, now + d, seq, 1, tag, tag), 0);
+      ref_push_seq(&r, now + d, seq, tag++);
     }
     /* a burst at one instant overflows its bucket into the heap */
     if (popped % 5000 == 0)
