@@ -1199,6 +1199,24 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
                            "PACKET_PAYLOAD_SIZE %u not in 1..65000",
                            cfg->payload_bytes);
   }
+  /* Every host needs a link; checked before the per-node tables are
+   * allocated, so a header that claims millions of nodes and gives no links
+   * costs a byte per node, not the tables' hundreds of MB. */
+  uint8_t *linked = etsim_calloc(t->n_nodes ? t->n_nodes : 1, 1);
+  if (!linked) {
+    etsim_free(n);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < t->n_links; i++)
+    linked[t->links[i].a] = linked[t->links[i].b] = 1;
+  for (uint32_t v = 0; v < t->n_nodes; v++)
+    if (!t->is_switch[v] && !linked[v]) {
+      etsim_free(linked);
+      etsim_free(n);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: host %u has no link", tn,
+                             v);
+    }
+  etsim_free(linked);
   n->free_pkt = PK_NONE;
   n->n_nodes = t->n_nodes;
   n->data_hdr = PK_DATA_HDR + n->cc->int_bytes;

@@ -242,6 +242,18 @@ static void test_network_refusals(void **state) {
       "islands.txt: topology is disconnected: host 2 cannot reach host 0"));
   etsim_netpkt_topo_free(&t);
 
+  /* A header claiming 9.2 M hosts and no link (found by fuzz_netsim, which
+   * timed out building the per-node tables first): both levels refuse it
+   * naming the first host. */
+  assert_int_equal(etsim_netpkt_topo_parse(&t, "9201920 0 0", "big.txt", &err),
+                   0);
+  assert_int_equal(etsim_netpkt_create(&n, &t, &c, &err), ETSIM_EINVAL);
+  assert_non_null(strstr(err.msg, "big.txt: host 0 has no link"));
+  etsim_netflow_t *fl = NULL;
+  assert_int_equal(etsim_netflow_create(&fl, &t, &c, &err), ETSIM_EINVAL);
+  assert_non_null(strstr(err.msg, "big.txt: host 0 has no link"));
+  etsim_netpkt_topo_free(&t);
+
   assert_int_equal(
       etsim_netpkt_topo_star(&t, 64, 400000000000ull, 10 * 1000000ll), 0);
   c.buffer_mb = 1; /* 65 ports x 3 x BDP(400 Gb/s, 10 us) of headroom */
