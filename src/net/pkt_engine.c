@@ -487,8 +487,8 @@ static int win_bound(const pk_net_t *n, pk_qp_t *q) {
 }
 
 /* Send the NIC's next packet if it is idle: an ACK, else the next queue
- * pair in round-robin order that may send now; otherwise a wake-up at the
- * earliest pacing time.  qps_same: the caller changed no queue pair and no
+ * pair in round-robin order that may send now; otherwise a wake-up by
+ * ns-3's rule (see the end of nic_send).  qps_same: the caller changed no queue pair and no
  * pause state since the last call (the end of a transmission, an ACK
  * queued), so a previous finding that every queue pair is blocked until
  * such a change (done, window-bound or paused) still holds and the scan
@@ -1282,12 +1282,6 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     pa->err = pb->err = er;
     pa->wake_t = pb->wake_t = -1;
   }
-  for (uint32_t hi = 0; hi < n->n_hosts; hi++)
-    if (!n->nodes[n->hosts[hi]].nports) {
-      rc = etsim_error_set(err, ETSIM_EINVAL, "%s: host %u has no link", tn,
-                           n->hosts[hi]);
-      goto fail;
-    }
   /* NIC rate: the first host's first port (ns-3 get_nic_rate) */
   n->nic_rate = n->ports[n->nodes[n->hosts[0]].port0].rate_bps;
   uint32_t mtu_wire = cfg->payload_bytes + n->data_hdr;
