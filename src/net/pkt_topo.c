@@ -414,15 +414,17 @@ static const char *spec_get(const char *list, const char *key, size_t *len) {
   return NULL;
 }
 
-/* A count, rate or time field of a spec: `def` when absent (0 = required). */
-typedef enum { SPEC_COUNT, SPEC_RATE, SPEC_TIME } spec_kind_t;
+/* A count (1.., or 0.. for SPEC_COUNT0), rate or time field of a spec:
+ * `def` when absent, or an error when def is SPEC_REQUIRED. */
+typedef enum { SPEC_COUNT, SPEC_COUNT0, SPEC_RATE, SPEC_TIME } spec_kind_t;
+#define SPEC_REQUIRED UINT64_MAX
 static int spec_num(const char *spec, const char *list, const char *key,
                     spec_kind_t kind, uint64_t def, uint64_t *out,
                     etsim_error_t *err) {
   size_t len;
   const char *v = spec_get(list, key, &len);
   if (!v) {
-    if (!def)
+    if (def == SPEC_REQUIRED)
       return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is required", spec,
                              key);
     *out = def;
@@ -453,10 +455,11 @@ static int spec_num(const char *spec, const char *list, const char *key,
   char *e;
   errno = 0;
   unsigned long long n = strtoull(buf, &e, 10);
-  if (*e || errno || buf[0] == '-' || n == 0 || n > 1000000)
+  unsigned long long lo = kind == SPEC_COUNT0 ? 0 : 1;
+  if (*e || errno || buf[0] == '-' || n < lo || n > 1000000)
     return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: %s '%s' is not a count in 1..1000000", spec,
-                           key, buf);
+                           "%s: %s '%s' is not a count in %llu..1000000", spec,
+                           key, buf, lo);
   *out = n;
   return 0;
 }
@@ -503,30 +506,27 @@ int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec,
   const uint64_t G100 = 100000000000ull, US = 1000000;
   if ((rc = spec_num(spec, list, "rate", SPEC_RATE, G100, &rate, err)))
     return rc;
-  /* delay 0 is legal: spec_num's default 0 means required, so ask for
-   * "absent" first */
-  size_t dl;
-  if (spec_get(list, "delay", &dl)) {
-    if ((rc = spec_num(spec, list, "delay", SPEC_TIME, 1, &delay, err)))
-      return rc;
-  } else {
-    delay = US;
-  }
+  if ((rc = spec_num(spec, list, "delay", SPEC_TIME, US, &delay, err)))
+    return rc;
   memset(t, 0, sizeof *t);
   if (strncmp(spec, "star:", 5) == 0) {
-    if ((rc = spec_num(spec, list, "hosts", SPEC_COUNT, 0, &a, err)))
+    if ((rc = spec_num(spec, list, "hosts", SPEC_COUNT, SPEC_REQUIRED, &a,
+                       err)))
       return rc;
     rc = etsim_netpkt_topo_star(t, (uint32_t)a, rate, (int64_t)delay);
   } else if (strncmp(spec, "clos2:", 6) == 0) {
-    if ((rc = spec_num(spec, list, "leaves", SPEC_COUNT, 0, &a, err)) ||
-        (rc = spec_num(spec, list, "hosts", SPEC_COUNT, 0, &b, err)) ||
-        (rc = spec_num(spec, list, "spines", SPEC_COUNT, 0, &c, err)) ||
+    if ((rc = spec_num(spec, list, "leaves", SPEC_COUNT, SPEC_REQUIRED, &a,
+                       err)) ||
+        (rc = spec_num(spec, list, "hosts", SPEC_COUNT, SPEC_REQUIRED, &b,
+                       err)) ||
+        (rc = spec_num(spec, list, "spines", SPEC_COUNT, SPEC_REQUIRED, &c,
+                       err)) ||
         (rc = spec_num(spec, list, "fabric", SPEC_RATE, rate, &fabric, err)))
       return rc;
     rc = etsim_netpkt_topo_clos2(t, (uint32_t)a, (uint32_t)b, (uint32_t)c,
                                  rate, fabric, (int64_t)delay);
   } else if (strncmp(spec, "fattree:", 8) == 0) {
-    if ((rc = spec_num(spec, list, "k", SPEC_COUNT, 0, &a, err)))
+    if ((rc = spec_num(spec, list, "k", SPEC_COUNT, SPEC_REQUIRED, &a, err)))
       return rc;
     if (a % 2)
       return etsim_error_set(err, ETSIM_EINVAL, "%s: k must be even", spec);
@@ -535,18 +535,15 @@ int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec,
     rc = etsim_netpkt_topo_fattree(t, (uint32_t)a, (uint32_t)b, rate,
                                    (int64_t)delay);
   } else {
-    if ((rc = spec_num(spec, list, "nodes", SPEC_COUNT, 0, &a, err)) ||
-        (rc = spec_num(spec, list, "gpus", SPEC_COUNT, 0, &b, err)) ||
+    if ((rc = spec_num(spec, list, "nodes", SPEC_COUNT, SPEC_REQUIRED, &a,
+                       err)) ||
+        (rc = spec_num(spec, list, "gpus", SPEC_COUNT, SPEC_REQUIRED, &b,
+                       err)) ||
+        (rc = spec_num(spec, list, "spines", SPEC_COUNT0, 0, &c, err)) ||
         (rc = spec_num(spec, list, "nic", SPEC_RATE, rate, &rate, err)) ||
         (rc = spec_num(spec, list, "nvlink", SPEC_RATE, 9 * rate, &nvlink,
                        err)) ||
         (rc = spec_num(spec, list, "fabric", SPEC_RATE, rate, &fabric, err)))
-      return rc;
-    /* spines=0 is legal (no cross-rail path): read it by hand */
-    size_t sl;
-    c = 0;
-    if (spec_get(list, "spines", &sl) &&
-        (rc = spec_num(spec, list, "spines", SPEC_COUNT, 1, &c, err)))
       return rc;
     rc = etsim_netpkt_topo_rail(t, (uint32_t)a, (uint32_t)b, (uint32_t)c,
                                 rate, nvlink, fabric, (int64_t)delay);

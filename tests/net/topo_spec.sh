@@ -33,6 +33,9 @@ cmp -s "$T/f1" "$T/f2" || fail "spec and file runs differ"
 [ "$(head -1 "$T/r.topo")" = "15 7 20" ] || fail "rail header: $(head -1 "$T/r.topo")"
 [ "$(grep -c ' 900Gbps ' "$T/r.topo")" -eq 8 ] || fail "rail NVLink links"
 [ "$(grep -c ' 400Gbps ' "$T/r.topo")" -eq 12 ] || fail "rail NIC and spine links"
+# spines=0 is a rail fabric without a cross-rail path: no spine switch or link.
+"$BIN" gen topo rail:nodes=2,gpus=4,spines=0 -o "$T/r0.topo" > /dev/null || fail "rail spines=0 exit $?"
+[ "$(head -1 "$T/r0.topo")" = "14 6 16" ] || fail "rail spines=0 header: $(head -1 "$T/r0.topo")"
 # Rates and delays round-trip through the file: 25 Gb/s and 2 us.
 "$BIN" gen topo star:hosts=2,rate=25Gbps,delay=2us -o - > "$T/s.topo" || fail "star exit $?"
 [ "$(sed -n 3p "$T/s.topo")" = "0 2 25Gbps 0.002ms 0" ] || fail "star link: $(sed -n 3p "$T/s.topo")"
