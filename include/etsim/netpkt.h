@@ -335,6 +335,47 @@ uint32_t etsim_netpkt_port_count(const etsim_netpkt_t *n, uint32_t node);
 /* Current sending rate of a message (bits/s), 0 once finished. */
 uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *n, uint64_t id);
 
+/* -------------------------------------------------------------- flow level */
+
+/*
+ * The same network at flow level: each message is one flow over the route
+ * the packet level would take (same BFS/ECMP hash); link capacity is shared
+ * max-min fairly, recomputed (progressive filling) only over the connected
+ * group of flows and links that a start or finish touches.  A flow's rate
+ * is also capped at its NIC rate and, with HAS_WIN, at window / base RTT.
+ * Bytes on the wire include the per-packet headers of the configured CC
+ * (36 B, +42 B with HPCC INT, +8 B TIMELY).  Completion adds what a packet
+ * would see on an empty path: propagation, one MTU of store-and-forward per
+ * extra hop and, for ACKED, the ACK's return.  No queues, PFC or CC
+ * dynamics.  Same message/callback/stat types as the packet level.
+ */
+typedef struct etsim_netflow etsim_netflow_t;
+
+int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
+                         const etsim_netpkt_cfg_t *cfg, etsim_error_t *err);
+void etsim_netflow_free(etsim_netflow_t *n);
+void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct);
+int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
+                       uint64_t *out_id, etsim_error_t *err);
+int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps,
+                            etsim_error_t *err);
+int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
+int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id,
+                           etsim_netpkt_msg_stat_t *out);
+/* Current max-min rate of a message in bits/s (0 before start / after). */
+double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id);
+
+typedef struct etsim_netflow_stats {
+  uint64_t events, recomputes, flows_rated; /* rated: flow-rate assignments */
+  uint64_t msgs, msgs_done;
+  int64_t last_done_ps;
+} etsim_netflow_stats_t;
+void etsim_netflow_get_stats(const etsim_netflow_t *n,
+                             etsim_netflow_stats_t *s);
+
+/* ns-3 address of a host: 0x0b000001 + (id/256)*0x10000 + (id%256)*0x100. */
+uint32_t etsim_netpkt_host_ip(uint32_t node);
+
 /* --------------------------------------------------------------- timeline */
 
 /* Network timelines: a packet-level network's counters over time, and
@@ -388,55 +429,25 @@ void etsim_netpkt_tl_sample(etsim_netpkt_tl_t *tl);
 /* The current interval (ps): the first one, doubled at each merge. */
 int64_t etsim_netpkt_tl_interval(const etsim_netpkt_tl_t *tl);
 
-/* Write the timeline to `path`: the recorder's counters when `tl` is not
- * NULL (it is NULL for a network that has none, e.g. the flow level), and
- * the n_msgs messages in `msgs` (borrowed; from etsim_netpkt_msg_stat or
- * etsim_netflow_msg_stat).  Errors name the path. */
+/* Run `net` (the recorder's network) up to t_ps as etsim_netpkt_run_until
+ * does, stopping at each sample time on the way to sample it.  Sampling
+ * pauses, and the rest runs in one go, once the samples reach the last
+ * completion with every message done, or reach the network's clock with
+ * nothing left to run; a later call catches up (idle samples are zero).
+ * Events run in the same order as in one call, so every other output is
+ * the same with or without the recorder.  Returns run_until's result. */
+int etsim_netpkt_tl_run_until(etsim_netpkt_tl_t *tl, etsim_netpkt_t *net,
+                              int64_t t_ps, etsim_error_t *err);
+
+/* Write the timeline of a run to `path`: messages 0 .. n_msgs-1 of `pkt`
+ * or, when pkt is NULL, of `flow` (ids that are not messages are left
+ * out), and the recorder's counters when `tl` is not NULL (the flow level
+ * has none).  All borrowed.  Errors name the path. */
 int etsim_netpkt_tl_write(const char *path, const etsim_netpkt_tl_t *tl,
                           const etsim_netpkt_topo_t *topo,
-                          const etsim_netpkt_msg_stat_t *msgs, size_t n_msgs,
+                          const etsim_netpkt_t *pkt,
+                          const etsim_netflow_t *flow, size_t n_msgs,
                           etsim_error_t *err);
-
-/* -------------------------------------------------------------- flow level */
-
-/*
- * The same network at flow level: each message is one flow over the route
- * the packet level would take (same BFS/ECMP hash); link capacity is shared
- * max-min fairly, recomputed (progressive filling) only over the connected
- * group of flows and links that a start or finish touches.  A flow's rate
- * is also capped at its NIC rate and, with HAS_WIN, at window / base RTT.
- * Bytes on the wire include the per-packet headers of the configured CC
- * (36 B, +42 B with HPCC INT, +8 B TIMELY).  Completion adds what a packet
- * would see on an empty path: propagation, one MTU of store-and-forward per
- * extra hop and, for ACKED, the ACK's return.  No queues, PFC or CC
- * dynamics.  Same message/callback/stat types as the packet level.
- */
-typedef struct etsim_netflow etsim_netflow_t;
-
-int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
-                         const etsim_netpkt_cfg_t *cfg, etsim_error_t *err);
-void etsim_netflow_free(etsim_netflow_t *n);
-void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct);
-int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
-                       uint64_t *out_id, etsim_error_t *err);
-int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps,
-                            etsim_error_t *err);
-int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
-int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id,
-                           etsim_netpkt_msg_stat_t *out);
-/* Current max-min rate of a message in bits/s (0 before start / after). */
-double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id);
-
-typedef struct etsim_netflow_stats {
-  uint64_t events, recomputes, flows_rated; /* rated: flow-rate assignments */
-  uint64_t msgs, msgs_done;
-  int64_t last_done_ps;
-} etsim_netflow_stats_t;
-void etsim_netflow_get_stats(const etsim_netflow_t *n,
-                             etsim_netflow_stats_t *s);
-
-/* ns-3 address of a host: 0x0b000001 + (id/256)*0x10000 + (id%256)*0x100. */
-uint32_t etsim_netpkt_host_ip(uint32_t node);
 
 #ifdef __cplusplus
 }

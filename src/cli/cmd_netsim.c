@@ -78,58 +78,6 @@ static int open_out(out_t *o, const char *path, etsim_error_t *err) {
   return rc;
 }
 
-/* Write the timeline of a finished run: n message stats from `stat`
- * (either level's etsim_*_msg_stat), the recorder's counters if any. */
-static int write_timeline(const char *path, const etsim_netpkt_tl_t *tl,
-                          const etsim_netpkt_topo_t *topo, size_t n,
-                          int (*stat)(const void *, uint64_t,
-                                      etsim_netpkt_msg_stat_t *),
-                          const void *net, etsim_error_t *err) {
-  etsim_netpkt_msg_stat_t *ms = etsim_calloc(n ? n : 1, sizeof *ms);
-  if (!ms)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  for (size_t i = 0; i < n; i++)
-    if (stat(net, i, &ms[i]))
-      ms[i].start_ps = -1; /* not a message of this run: not drawn */
-  int rc = etsim_netpkt_tl_write(path, tl, topo, ms, n, err);
-  etsim_free(ms);
-  return rc;
-}
-
-static int pkt_stat(const void *net, uint64_t id,
-                    etsim_netpkt_msg_stat_t *out) {
-  return etsim_netpkt_msg_stat(net, id, out);
-}
-
-static int flow_stat(const void *net, uint64_t id,
-                     etsim_netpkt_msg_stat_t *out) {
-  return etsim_netflow_msg_stat(net, id, out);
-}
-
-/* Run the packet level to the end, stopping at each sample time of `tl`
- * (when not NULL) to record the ports, until every message is done (a
- * queue monitor may keep the network running long after).  Events run in
- * the same order as in one call, so every output is the same with or
- * without the recorder. */
-static int run_sampled(etsim_netpkt_t *net, etsim_netpkt_tl_t *tl,
-                       etsim_error_t *err) {
-  while (tl) {
-    etsim_netpkt_stats_t st;
-    etsim_netpkt_get_stats(net, &st);
-    int64_t next = etsim_netpkt_next_time(net);
-    if (next == INT64_MAX || st.msgs_done == st.msgs)
-      break;
-    int64_t at = etsim_netpkt_tl_next(tl);
-    if (next <= at) {
-      int rc = etsim_netpkt_run_until(net, at, err);
-      if (rc)
-        return rc;
-    }
-    etsim_netpkt_tl_sample(tl);
-  }
-  return etsim_netpkt_run_until(net, INT64_MAX, err);
-}
-
 /* The flow-level backend on the same scenario. */
 static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
                     const etsim_netpkt_topo_t *topo,
@@ -172,8 +120,8 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) +
                 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  if (timeline && write_timeline(timeline, NULL, topo, n_flows, flow_stat,
-                                 net, &err)) {
+  if (timeline && etsim_netpkt_tl_write(timeline, NULL, topo, NULL, net,
+                                        n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
@@ -395,7 +343,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
     code = cli_fail(&err);
     goto done;
   }
-  int rc = run_sampled(net, tl, &err);
+  int rc = tl ? etsim_netpkt_tl_run_until(tl, net, INT64_MAX, &err)
+              : etsim_netpkt_run_until(net, INT64_MAX, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) +
                 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
@@ -404,15 +353,15 @@ int etsim_cmd_netsim(int argc, char **argv) {
     if (rc == ETSIM_EDEADLOCK) {
       fprintf(stderr, "etsim: %s: %s\n", input, err.msg);
       /* The timeline shows how the pause cycle formed. */
-      if (timeline && write_timeline(timeline, tl, &topo, n_flows, pkt_stat,
-                                     net, &err))
+      if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL,
+                                            n_flows, &err))
         code = cli_fail(&err);
     }
     goto done;
   }
   etsim_netpkt_finish(net);
-  if (timeline && write_timeline(timeline, tl, &topo, n_flows, pkt_stat, net,
-                                 &err)) {
+  if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL,
+                                        n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }

@@ -218,10 +218,10 @@ static void counter(FILE *f, const etsim_netpkt_tl_t *tl, size_t n,
   }
 }
 
-int etsim_netpkt_tl_write(const char *path, const etsim_netpkt_tl_t *tl,
-                             const etsim_netpkt_topo_t *topo,
-                             const etsim_netpkt_msg_stat_t *msgs,
-                             size_t n_msgs, etsim_error_t *err) {
+static int write_msgs(const char *path, const etsim_netpkt_tl_t *tl,
+                      const etsim_netpkt_topo_t *topo,
+                      const etsim_netpkt_msg_stat_t *msgs, size_t n_msgs,
+                      etsim_error_t *err) {
   uint8_t *active = NULL;
   if (tl) {
     /* Ports that never sent, queued or paused are left out. */
@@ -322,4 +322,41 @@ int etsim_netpkt_tl_write(const char *path, const etsim_netpkt_tl_t *tl,
     return etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);
   }
   return etsim_outfile_commit(&o, err);
+}
+
+int etsim_netpkt_tl_write(const char *path, const etsim_netpkt_tl_t *tl,
+                          const etsim_netpkt_topo_t *topo,
+                          const etsim_netpkt_t *pkt,
+                          const etsim_netflow_t *flow, size_t n_msgs,
+                          etsim_error_t *err) {
+  etsim_netpkt_msg_stat_t *ms = etsim_calloc(n_msgs ? n_msgs : 1, sizeof *ms);
+  if (!ms)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n_msgs; i++)
+    if (pkt ? etsim_netpkt_msg_stat(pkt, i, &ms[i])
+            : etsim_netflow_msg_stat(flow, i, &ms[i]))
+      ms[i].start_ps = -1; /* not a message of this run: not drawn */
+  int rc = write_msgs(path, tl, topo, ms, n_msgs, err);
+  etsim_free(ms);
+  return rc;
+}
+
+int etsim_netpkt_tl_run_until(etsim_netpkt_tl_t *tl, etsim_netpkt_t *net,
+                              int64_t t_ps, etsim_error_t *err) {
+  for (int64_t at; (at = etsim_netpkt_tl_next(tl)) <= t_ps;) {
+    /* Samples so far cover [0, at - interval). */
+    int64_t covered = at - tl->interval_ps;
+    etsim_netpkt_stats_t st;
+    etsim_netpkt_get_stats(net, &st);
+    if (st.msgs_done == st.msgs && covered >= st.last_done_ps)
+      break;
+    if (etsim_netpkt_next_time(net) == INT64_MAX &&
+        covered >= etsim_netpkt_now(net))
+      break;
+    int rc = etsim_netpkt_run_until(net, at, err);
+    if (rc)
+      return rc;
+    etsim_netpkt_tl_sample(tl);
+  }
+  return etsim_netpkt_run_until(net, t_ps, err);
 }

@@ -88,23 +88,10 @@ static int64_t rdma_next(const etsim_net_t *net) {
   return r->packet ? etsim_netpkt_next_time(r->pkt) : etsim_netflow_next_time(r->flow);
 }
 
-/* Run the packet network to each sample time up to `t_ps` and sample it
- * there.  The simulator advances the network to its next event, so a
- * sample time before `t_ps` has no event left to run before it. */
-static int sample_until(rdma_t *r, int64_t t_ps, etsim_error_t *err) {
-  for (int64_t at; r->tl && (at = etsim_netpkt_tl_next(r->tl)) <= t_ps;) {
-    int rc = etsim_netpkt_run_until(r->pkt, at, err);
-    if (rc) return rc;
-    etsim_netpkt_tl_sample(r->tl);
-  }
-  return 0;
-}
-
 static int rdma_advance(etsim_net_t *net, int64_t t_ps, etsim_error_t *err) {
   rdma_t *r = (rdma_t *)net;
-  int rc = sample_until(r, t_ps, err);
-  if (rc) return rc;
-  rc = r->packet ? etsim_netpkt_run_until(r->pkt, t_ps, err) : etsim_netflow_run_until(r->flow, t_ps, err);
+  int rc = r->tl ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t_ps, err)
+         : r->packet ? etsim_netpkt_run_until(r->pkt, t_ps, err) : etsim_netflow_run_until(r->flow, t_ps, err);
   return rc ? rc : r->fail;
 }
 
@@ -145,15 +132,9 @@ static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
   int rc = 0;
   if (r->tl_path) {
     /* The interval holding the network's last events, then the file. */
-    if (r->tl && (rc = sample_until(r, etsim_netpkt_tl_next(r->tl), err))) return rc;
-    etsim_netpkt_msg_stat_t *ms = etsim_calloc(r->n_tok ? r->n_tok : 1, sizeof *ms);
-    if (!ms) return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
-    for (size_t i = 0; i < r->n_tok; i++)
-      if (r->packet ? etsim_netpkt_msg_stat(r->pkt, i, &ms[i]) : etsim_netflow_msg_stat(r->flow, i, &ms[i]))
-        ms[i].start_ps = -1;
-    rc = etsim_netpkt_tl_write(r->tl_path, r->tl, &r->pt, ms, r->n_tok, err);
-    etsim_free(ms);
-    if (rc) return rc;
+    if (r->tl && (rc = etsim_netpkt_tl_run_until(r->tl, r->pkt, etsim_netpkt_tl_next(r->tl), err)))
+      return rc;
+    if ((rc = etsim_netpkt_tl_write(r->tl_path, r->tl, &r->pt, r->pkt, r->flow, r->n_tok, err))) return rc;
   }
   if (r->fct.fp && (rc = etsim_outfile_commit(&r->fct, err))) return rc;
   r->fct.fp = NULL;
