@@ -3,6 +3,9 @@
  *
  *   bench_et_load [NODES] [DIR]      (default 10,000,000 nodes in /tmp)
  *   ETSIM_BENCH_KEEP=1 keeps the generated file for profiling.
+ *   bench_et_load --load FILE        one load in this process (for perf)
+ *   bench_et_load --touch N          first touch of 1 GiB of fresh memory,
+ *                                    N times, each in a new process
  *
  * Generates a trace of NODES nodes with 3 data dependencies each (30 M edges
  * at the default size: node i depends on i-1, i-2 and i-7) and two
@@ -228,10 +231,11 @@ static int run_chakra_warm(void *a) {
   return phase_load(a, "chakra.0.et load (warm memory, best of 5)", 1, 5);
 }
 
-/* First-touch rate of fresh anonymous memory, 256 MiB, MB/s. */
+/* First-touch rate of fresh anonymous memory (g_touch_bytes), MB/s. */
+static size_t g_touch_bytes = 256u << 20;
 static int run_touch(void *a) {
   (void)a;
-  size_t n = 256u << 20;
+  size_t n = g_touch_bytes;
   char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                  -1, 0);
   if (p == MAP_FAILED)
@@ -248,6 +252,15 @@ static int run_touch(void *a) {
 }
 
 int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--load") == 0)
+    return phase_load(argv[2], "load", 0, 1);
+  if (argc == 3 && strcmp(argv[1], "--touch") == 0) {
+    g_touch_bytes = (size_t)1 << 30;
+    for (long k = strtol(argv[2], NULL, 10); k > 0; k--)
+      if (in_child(run_touch, NULL, "touch", 0, 0))
+        return 1;
+    return 0;
+  }
   g_n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000ull;
   const char *dir = argc > 2 ? argv[2] : "/tmp";
   char path[4096];
