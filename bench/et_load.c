@@ -56,8 +56,7 @@ static void op_name(char *out, uint64_t i) {
   } while (i);
   out[0] = 'o';
   out[1] = 'p';
-  for (int j = 0; j < k; j++)
-    out[2 + j] = tmp[k - 1 - j];
+  for (int j = 0; j < k; j++) out[2 + j] = tmp[k - 1 - j];
   out[2 + k] = 0;
 }
 
@@ -94,12 +93,9 @@ static int phase_write(const char *path, uint64_t n) {
     node.duration_micros = 1 + i % 97;
     attrs[1].v.i64 = (int64_t)(i * 1000);
     size_t k = 0;
-    if (i >= 1)
-      deps[k++] = i - 1;
-    if (i >= 2)
-      deps[k++] = i - 2;
-    if (i >= 7)
-      deps[k++] = i - 7;
+    if (i >= 1) deps[k++] = i - 1;
+    if (i >= 2) deps[k++] = i - 2;
+    if (i >= 7) deps[k++] = i - 7;
     node.n_data_deps = k;
     if (etsim_et_writer_node(w, &node, &err)) {
       fprintf(stderr, "%s\n", err.msg);
@@ -112,10 +108,10 @@ static int phase_write(const char *path, uint64_t n) {
     return 1;
   }
   double dt = now_s() - t0, dc = cpu_s() - c0;
-  printf("write:  %llu nodes, %.1f MB in %.2f s = %.2f M nodes/s (CPU %.2f s "
-         "= %.2f M nodes/s)\n",
-         (unsigned long long)n, bytes / 1e6, dt, n / dt / 1e6, dc,
-         n / dc / 1e6);
+  printf(
+      "write:  %llu nodes, %.1f MB in %.2f s = %.2f M nodes/s (CPU %.2f s "
+      "= %.2f M nodes/s)\n",
+      (unsigned long long)n, bytes / 1e6, dt, n / dt / 1e6, dc, n / dc / 1e6);
   return 0;
 }
 
@@ -140,15 +136,15 @@ static int phase_stream(const char *path) {
     return 1;
   }
   double dt = now_s() - t0, dc = cpu_s() - c0;
-  printf("stream: %llu nodes, %llu edges in %.2f s = %.2f M nodes/s (CPU %.2f "
-         "s = %.2f M nodes/s)\n",
-         (unsigned long long)count, (unsigned long long)edges, dt,
-         count / dt / 1e6, dc, count / dc / 1e6);
+  printf(
+      "stream: %llu nodes, %llu edges in %.2f s = %.2f M nodes/s (CPU %.2f "
+      "s = %.2f M nodes/s)\n",
+      (unsigned long long)count, (unsigned long long)edges, dt, count / dt / 1e6, dc,
+      count / dc / 1e6);
   return 0;
 }
 
-static int phase_load(const char *path, const char *label, int warm,
-                      int best_of) {
+static int phase_load(const char *path, const char *label, int warm, int best_of) {
   etsim_error_t err = {0};
   etsim_et_trace_t *t;
   if (warm) {
@@ -170,63 +166,64 @@ static int phase_load(const char *path, const char *label, int warm,
       return 1;
     }
     double d = now_s() - t0, c = cpu_s() - c0;
-    if (d < dt)
-      dt = d;
-    if (c < dc)
-      dc = c;
-    if (k + 1 < best_of)
-      etsim_et_trace_free(t);
+    if (d < dt) dt = d;
+    if (c < dc) dc = c;
+    if (k + 1 < best_of) etsim_et_trace_free(t);
   }
-  printf("%s: %zu nodes, %zu data + %zu ctrl edges in %.3f s = %.2f M "
-         "nodes/s (CPU %.3f s = %.2f M nodes/s); held %.1f MB\n",
-         label, t->n_nodes, t->n_data_edges, t->n_ctrl_edges, dt,
-         t->n_nodes / dt / 1e6, dc, t->n_nodes / dc / 1e6,
-         etsim_et_trace_memory(t) / 1e6);
+  printf(
+      "%s: %zu nodes, %zu data + %zu ctrl edges in %.3f s = %.2f M "
+      "nodes/s (CPU %.3f s = %.2f M nodes/s); held %.1f MB\n",
+      label, t->n_nodes, t->n_data_edges, t->n_ctrl_edges, dt, t->n_nodes / dt / 1e6, dc,
+      t->n_nodes / dc / 1e6, etsim_et_trace_memory(t) / 1e6);
   etsim_et_trace_free(t);
   return 0;
 }
 
 /* Run fn in a child; print its peak RSS against the budget. */
-static int in_child(int (*fn)(void *), void *arg, const char *what,
-                    uint64_t nodes, uint64_t edges) {
+static int in_child(int (*fn)(void *), void *arg, const char *what, uint64_t nodes,
+                    uint64_t edges) {
   fflush(stdout);
   pid_t pid = fork();
-  if (pid == 0)
-  {
+  if (pid == 0) {
     int r = fn(arg);
     fflush(stdout);
     _exit(r);
   }
   int status;
   struct rusage ru;
-  if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
-      WEXITSTATUS(status))
-    return 1;
+  if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) return 1;
   double rss = ru.ru_maxrss * 1024.0;
   double user = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
   double sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
   if (nodes)
-    printf("        %s peak RSS %.1f MB = %.1f B/node; budget 80 B/node + 8 "
-           "B/edge + attribute records (2 x %zu B/node) = %.1f MB; process "
-           "user %.2f s, system %.2f s\n",
-           what, rss / 1e6, rss / nodes, sizeof(etsim_et_attrrec_t),
-           ((80.0 + 2 * sizeof(etsim_et_attrrec_t)) * nodes + 8.0 * edges) /
-               1e6, user, sys);
+    printf(
+        "        %s peak RSS %.1f MB = %.1f B/node; budget 80 B/node + 8 "
+        "B/edge + attribute records (2 x %zu B/node) = %.1f MB; process "
+        "user %.2f s, system %.2f s\n",
+        what, rss / 1e6, rss / nodes, sizeof(etsim_et_attrrec_t),
+        ((80.0 + 2 * sizeof(etsim_et_attrrec_t)) * nodes + 8.0 * edges) / 1e6, user, sys);
   return 0;
 }
 
 static const char *g_path;
 static uint64_t g_n;
-static int run_write(void *a) { (void)a; return phase_write(g_path, g_n); }
-static int run_stream(void *a) { (void)a; return phase_stream(g_path); }
-static int run_load(void *a) { (void)a; return phase_load(g_path, "load  ", 0, 1); }
+static int run_write(void *a) {
+  (void)a;
+  return phase_write(g_path, g_n);
+}
+static int run_stream(void *a) {
+  (void)a;
+  return phase_stream(g_path);
+}
+static int run_load(void *a) {
+  (void)a;
+  return phase_load(g_path, "load  ", 0, 1);
+}
 static int run_warm(void *a) {
   (void)a;
   return phase_load(g_path, "load (warm memory, best of 2)", 1, 2);
 }
-static int run_chakra(void *a) {
-  return phase_load(a, "chakra.0.et load (fresh process)", 0, 1);
-}
+static int run_chakra(void *a) { return phase_load(a, "chakra.0.et load (fresh process)", 0, 1); }
 static int run_chakra_warm(void *a) {
   return phase_load(a, "chakra.0.et load (warm memory, best of 5)", 1, 5);
 }
@@ -236,29 +233,25 @@ static size_t g_touch_bytes = 256u << 20;
 static int run_touch(void *a) {
   (void)a;
   size_t n = g_touch_bytes;
-  char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
-  if (p == MAP_FAILED)
-    return 1;
+  char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return 1;
   double t0 = now_s();
   memset(p, 1, n);
   double t1 = now_s();
   memset(p, 2, n);
   double t2 = now_s();
-  printf("memory: first touch of fresh pages %.0f MB/s, rewrite %.0f MB/s\n",
-         n / (t1 - t0) / 1e6, n / (t2 - t1) / 1e6);
+  printf("memory: first touch of fresh pages %.0f MB/s, rewrite %.0f MB/s\n", n / (t1 - t0) / 1e6,
+         n / (t2 - t1) / 1e6);
   munmap(p, n);
   return 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--load") == 0)
-    return phase_load(argv[2], "load", 0, 1);
+  if (argc == 3 && strcmp(argv[1], "--load") == 0) return phase_load(argv[2], "load", 0, 1);
   if (argc == 3 && strcmp(argv[1], "--touch") == 0) {
     g_touch_bytes = (size_t)1 << 30;
     for (long k = strtol(argv[2], NULL, 10); k > 0; k--)
-      if (in_child(run_touch, NULL, "touch", 0, 0))
-        return 1;
+      if (in_child(run_touch, NULL, "touch", 0, 0)) return 1;
     return 0;
   }
   g_n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000ull;
@@ -272,15 +265,12 @@ int main(int argc, char **argv) {
            in_child(run_stream, NULL, "stream", g_n, edges) ||
            in_child(run_load, NULL, "load  ", g_n, edges) ||
            in_child(run_warm, NULL, "warm  ", 0, 0);
-  if (!getenv("ETSIM_BENCH_KEEP"))
-    remove(path);
-  else
-    printf("kept %s\n", path);
+  if (!getenv("ETSIM_BENCH_KEEP")) remove(path);
+  else printf("kept %s\n", path);
   const char *shared = getenv("ETSIM_SHARED");
   if (shared) {
     char cmd[8192], c0[4200];
-    snprintf(cmd, sizeof cmd,
-             "tar xzf '%s/traces/chakra/feeder_tests_trace.tar.gz' -C '%s'",
+    snprintf(cmd, sizeof cmd, "tar xzf '%s/traces/chakra/feeder_tests_trace.tar.gz' -C '%s'",
              shared, dir);
     snprintf(c0, sizeof c0, "%s/tests/data/chakra.0.et", dir);
     if (system(cmd) == 0) {

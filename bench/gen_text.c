@@ -22,8 +22,7 @@
 static double cpu_s(void) {
   struct rusage u;
   getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
-         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
 static double now_s(void) {
@@ -39,25 +38,21 @@ int main(int argc, char **argv) {
   const char *root = getenv("ETSIM_SHARED");
   int own = 1;
   if (root) {
-    snprintf(in, sizeof in,
-             "%s/traces/astra-sim/text_workloads/Resnet50_DataParallel.txt",
-             root);
+    snprintf(in, sizeof in, "%s/traces/astra-sim/text_workloads/Resnet50_DataParallel.txt", root);
     own = access(in, R_OK) != 0;
   }
   if (own) {
     snprintf(in, sizeof in, "%s/bench_gen_text.%ld.txt", dir, (long)getpid());
     FILE *fp = fopen(in, "w");
-    if (!fp)
-      return 1;
+    if (!fp) return 1;
     fprintf(fp, "DATA\n54\n");
     for (int l = 0; l < 54; l++)
-      fprintf(fp, "layer_%d -1 %d NONE 0 %d NONE 0 %d ALLREDUCE %d 100\n", l,
-              3000 + l, 3100 + l, 7000 + l, 65536 * (1 + l % 8));
+      fprintf(fp, "layer_%d -1 %d NONE 0 %d NONE 0 %d ALLREDUCE %d 100\n", l, 3000 + l, 3100 + l,
+              7000 + l, 65536 * (1 + l % 8));
     fclose(fp);
   }
   snprintf(prefix, sizeof prefix, "%s/bench_gen_text.%ld", dir, (long)getpid());
-  etsim_conv_text_opts_t o = {64, passes, 0, ETSIM_GEN_OUT_MANIFEST, prefix,
-                              NULL};
+  etsim_conv_text_opts_t o = {64, passes, 0, ETSIM_GEN_OUT_MANIFEST, prefix, NULL};
   etsim_error_t err = {0};
   etsim_gen_report_t rep;
   /* Five runs: the machine is shared, so report the best and the CPU time
@@ -74,15 +69,14 @@ int main(int argc, char **argv) {
     best = dt < best ? dt : best;
     best_cpu = dc < best_cpu ? dc : best_cpu;
   }
-  printf("convert --from text %s, %zu passes, 64 NPUs: %llu nodes (%.1f MB, "
-         "%zu file); best of 5: %.3f s wall = %.2f M nodes/s, %.3f s CPU = "
-         "%.2f M nodes/s\n",
-         own ? "(generated ResNet-50-like input)" : "Resnet50_DataParallel.txt",
-         passes, (unsigned long long)rep.n_nodes, rep.n_bytes / 1e6,
-         rep.n_files, best, rep.n_nodes / best / 1e6, best_cpu,
-         rep.n_nodes / best_cpu / 1e6);
+  printf(
+      "convert --from text %s, %zu passes, 64 NPUs: %llu nodes (%.1f MB, "
+      "%zu file); best of 5: %.3f s wall = %.2f M nodes/s, %.3f s CPU = "
+      "%.2f M nodes/s\n",
+      own ? "(generated ResNet-50-like input)" : "Resnet50_DataParallel.txt", passes,
+      (unsigned long long)rep.n_nodes, rep.n_bytes / 1e6, rep.n_files, best,
+      rep.n_nodes / best / 1e6, best_cpu, rep.n_nodes / best_cpu / 1e6);
   snprintf(cmd, sizeof cmd, "rm -f '%s'.* %s", prefix, own ? in : "");
-  if (system(cmd) != 0)
-    fprintf(stderr, "could not clean up %s\n", prefix);
+  if (system(cmd) != 0) fprintf(stderr, "could not clean up %s\n", prefix);
   return 0;
 }

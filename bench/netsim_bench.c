@@ -55,12 +55,10 @@ static void ring_send(ring_t *r, uint32_t i, int64_t t);
 
 static void ring_cb(void *ctx, uint64_t id, int what, int64_t t) {
   ring_t *r = ctx;
-  if (what != ETSIM_NETPKT_DELIVERED)
-    return;
+  if (what != ETSIM_NETPKT_DELIVERED) return;
   uint32_t src = (uint32_t)r->msg_src[id], dst = (src + 1) % r->n;
   r->step_recv[dst]++;
-  if (r->step_sent[dst] < r->steps && r->step_sent[dst] <= r->step_recv[dst])
-    ring_send(r, dst, t);
+  if (r->step_sent[dst] < r->steps && r->step_sent[dst] <= r->step_recv[dst]) ring_send(r, dst, t);
 }
 
 static void ring_send(ring_t *r, uint32_t i, int64_t t) {
@@ -93,8 +91,7 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
   }
   ring_t ring = {0};
   uint32_t nh = 0;
-  for (uint32_t v = 0; v < t->n_nodes; v++)
-    nh += !t->is_switch[v];
+  for (uint32_t v = 0; v < t->n_nodes; v++) nh += !t->is_switch[v];
   double t0 = now_s(), c0 = cpu_s();
   if (scenario == 3) {
     ring.flow = level;
@@ -102,23 +99,19 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
     ring.n = nh;
     ring.steps = 2 * (nh - 1);
     const char *s = getenv("STEPS");
-    if (s && atoi(s) > 0 && (uint32_t)atoi(s) < ring.steps)
-      ring.steps = (uint32_t)atoi(s);
+    if (s && atoi(s) > 0 && (uint32_t)atoi(s) < ring.steps) ring.steps = (uint32_t)atoi(s);
     ring.chunk = 64ull * 1024 * 1024 / nh;
     ring.step_recv = calloc(nh, sizeof *ring.step_recv);
     ring.step_sent = calloc(nh, sizeof *ring.step_sent);
-    for (uint32_t i = 0; i < nh; i++)
-      ring_send(&ring, i, 0);
+    for (uint32_t i = 0; i < nh; i++) ring_send(&ring, i, 0);
   } else {
     for (uint32_t i = 0; i < nh; i++)
       for (uint32_t j = 0; j < nh; j++) {
         int on = scenario == 0   ? (j == 0 && i > 0 && i <= 8)
                  : scenario == 1 ? j == (i + 1) % nh
                                  : i != j;
-        if (!on)
-          continue;
-        etsim_netpkt_msg_t m = {
-            i, j, scenario == 0 ? 1000000 : 4000000, 0, 3, 100, NULL, NULL};
+        if (!on) continue;
+        etsim_netpkt_msg_t m = {i, j, scenario == 0 ? 1000000 : 4000000, 0, 3, 100, NULL, NULL};
         rc = level ? etsim_netflow_send(net, &m, NULL, &err)
                    : etsim_netpkt_send(net, &m, NULL, &err);
         if (rc) {
@@ -140,8 +133,8 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
     printf("%-8s flow    done %6" PRIu64 "/%-6" PRIu64
            " last %12.3f us  wall %8.4f s  cpu %8.4f s  "
            "%10.0f events/s\n",
-           name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall,
-           cpu, (double)st.events / cpu);
+           name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall, cpu,
+           (double)st.events / cpu);
     etsim_netflow_free(net);
   } else {
     etsim_netpkt_stats_t st;
@@ -151,9 +144,8 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
            " last %12.3f us  wall %8.4f s  cpu %8.4f s  "
            "%10.0f events/s  %10.0f packets/s  (%" PRIu64 " events, %" PRIu64
            " packet hops, %" PRIu64 " pauses)\n",
-           name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall,
-           cpu, (double)st.events / cpu, (double)pk / cpu, st.events, pk,
-           st.pauses);
+           name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall, cpu,
+           (double)st.events / cpu, (double)pk / cpu, st.events, pk, st.pauses);
     etsim_netpkt_free(net);
   }
   free(ring.step_recv);
@@ -175,8 +167,7 @@ int main(int argc, char **argv) {
       memcpy(key, argv[i], (size_t)(eq - argv[i]));
       key[eq - argv[i]] = 0;
       rc = etsim_netpkt_cfg_set(&c, key, eq + 1, &err);
-    } else
-      rc = etsim_netpkt_cfg_set(&c, "CC_MODE", argv[i], &err);
+    } else rc = etsim_netpkt_cfg_set(&c, "CC_MODE", argv[i], &err);
     if (rc) {
       fprintf(stderr, "%s\n", err.msg);
       return 2;
@@ -184,17 +175,13 @@ int main(int argc, char **argv) {
   }
   static const char *names[] = {"incast8", "ring16", "a2a16", "ar128"};
   for (int s = 0; s < 4; s++) {
-    int want = !strcmp(which, names[s]) || !strcmp(which, "all") ||
-               (!strcmp(which, "default") && s < 3);
-    if (!want)
-      continue;
+    int want =
+        !strcmp(which, names[s]) || !strcmp(which, "all") || (!strcmp(which, "default") && s < 3);
+    if (!want) continue;
     etsim_netpkt_topo_t t;
-    if (s == 0)
-      etsim_netpkt_topo_star(&t, 9, G100, US);
-    else if (s < 3)
-      etsim_netpkt_topo_clos2(&t, 4, 4, 2, G100, G100, US);
-    else
-      etsim_netpkt_topo_clos2(&t, 8, 16, 8, G100, G100, US);
+    if (s == 0) etsim_netpkt_topo_star(&t, 9, G100, US);
+    else if (s < 3) etsim_netpkt_topo_clos2(&t, 4, 4, 2, G100, G100, US);
+    else etsim_netpkt_topo_clos2(&t, 8, 16, 8, G100, G100, US);
     run_one(names[s], 0, &t, &c, s);
     run_one(names[s], 1, &t, &c, s);
     etsim_netpkt_topo_free(&t);

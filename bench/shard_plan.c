@@ -24,8 +24,7 @@ int main(int argc, char **argv) {
   size_t P = argc > 2 ? strtoul(argv[2], NULL, 10) : 1024;
   etsim_shard_model_t m;
   etsim_error_t err = {0};
-  if (etsim_shard_model_preset("mlperf-dlrm", &m, &err))
-    return 1;
+  if (etsim_shard_model_preset("mlperf-dlrm", &m, &err)) return 1;
   etsim_free(m.tables);
   m.tables = etsim_calloc(T, sizeof *m.tables);
   m.n_tables = T;
@@ -52,9 +51,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }
-  printf("shard: %zu tables on %zu ranks (8 per host): %zu shards, slowest "
-         "rank %.3f ms, planned in %.3f s\n",
-         T, P, p.n_shards, p.max_ms, dt);
+  printf(
+      "shard: %zu tables on %zu ranks (8 per host): %zu shards, slowest "
+      "rank %.3f ms, planned in %.3f s\n",
+      T, P, p.n_shards, p.max_ms, dt);
   etsim_shard_plan_free(&p);
   etsim_shard_model_free(&m);
   return 0;

@@ -31,11 +31,15 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/ar.et", dir);
   etsim_error_t err = {0};
   etsim_et_writer_t *w;
-  etsim_attr_t a[3] = {{.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = 0},
-                       {.name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = 0},
-                       {.name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = 64 << 20}};
-  etsim_et_node_t node = {.id = 0, .name = "all_reduce_64MiB", .type = ETSIM_ET_COMM_COLL_NODE,
-                          .n_attrs = 3, .attrs = a};
+  etsim_attr_t a[3] = {
+      {.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = 0},
+      {.name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = 0},
+      {.name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = 64 << 20}};
+  etsim_et_node_t node = {.id = 0,
+                          .name = "all_reduce_64MiB",
+                          .type = ETSIM_ET_COMM_COLL_NODE,
+                          .n_attrs = 3,
+                          .attrs = a};
   etsim_et_meta_t meta = {"0.0.4", 0, NULL};
   if (etsim_et_writer_open(&w, path, 0, &err) || etsim_et_writer_meta(w, &meta, &err) ||
       etsim_et_writer_node(w, &node, &err) || etsim_et_writer_commit(w, &err)) {

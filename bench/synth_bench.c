@@ -29,8 +29,8 @@ static double cpu(void) {
 
 static int on_epoch(void *u, const etsim_synth_progress_t *p) {
   (void)u;
-  printf("  epoch %d: %.3f s (train loss %.4f, val %.4f)\n", p->epoch,
-         p->seconds, p->train_loss, p->val_loss);
+  printf("  epoch %d: %.3f s (train loss %.4f, val %.4f)\n", p->epoch, p->seconds, p->train_loss,
+         p->val_loss);
   return 0;
 }
 
@@ -38,8 +38,7 @@ int main(int argc, char **argv) {
   char def[4096];
   const char *path = argc > 1 ? argv[1] : NULL;
   if (!path && getenv("ETSIM_SHARED")) {
-    snprintf(def, sizeof def, "%s/datasets/tpu_tile/val.txt",
-             getenv("ETSIM_SHARED"));
+    snprintf(def, sizeof def, "%s/datasets/tpu_tile/val.txt", getenv("ETSIM_SHARED"));
     path = def;
   }
   int epochs = argc > 2 ? atoi(argv[2]) : 2;
@@ -55,18 +54,17 @@ int main(int argc, char **argv) {
       return 2;
     }
     size_t nodes = 0;
-    for (size_t i = 0; i < d.n_graphs; i++)
-      nodes += d.g[i].n_nodes;
-    printf("training on %s: %zu DAGs, %zu nodes, hidden %d, K %d\n", path,
-           d.n_graphs, nodes, cfg.hidden, cfg.mp_layers);
+    for (size_t i = 0; i < d.n_graphs; i++) nodes += d.g[i].n_nodes;
+    printf("training on %s: %zu DAGs, %zu nodes, hidden %d, K %d\n", path, d.n_graphs, nodes,
+           cfg.hidden, cfg.mp_layers);
     etsim_synth_model_t *m;
     double t0 = now();
     if (etsim_synth_train(&d, NULL, &cfg, on_epoch, NULL, &m, &err)) {
       fprintf(stderr, "%s\n", err.msg);
       return 3;
     }
-    printf("  %.3f s per epoch incl. validation (%zu parameters)\n",
-           (now() - t0) / epochs, m->n_params);
+    printf("  %.3f s per epoch incl. validation (%zu parameters)\n", (now() - t0) / epochs,
+           m->n_params);
     etsim_synth_model_free(m);
     etsim_synth_data_free(&d);
   }
@@ -79,15 +77,13 @@ int main(int argc, char **argv) {
   big.n_cls[0] = 16;
   etsim_rng_t r;
   etsim_rng_seed(&r, 1);
-  static uint32_t x[LAYERS * WIDTH], s[LAYERS * WIDTH * 2],
-      t[LAYERS * WIDTH * 2];
+  static uint32_t x[LAYERS * WIDTH], s[LAYERS * WIDTH * 2], t[LAYERS * WIDTH * 2];
   for (int gi = 0; gi < NG; gi++) {
     uint32_t ne = 0;
     for (uint32_t v = 0; v < LAYERS * WIDTH; v++) {
       x[v] = (uint32_t)etsim_rng_below(&r, 16);
       uint32_t l = v / WIDTH;
-      if (!l)
-        continue;
+      if (!l) continue;
       s[ne] = (l - 1) * WIDTH + (uint32_t)etsim_rng_below(&r, WIDTH);
       t[ne++] = v;
       if (etsim_rng_uniform(&r) < 0.3) {
@@ -108,11 +104,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return 3;
   }
-  printf("training on %d DAGs of %d nodes (%d layers): %.3f s per epoch\n",
-         NG, LAYERS * WIDTH, LAYERS, now() - t0);
+  printf("training on %d DAGs of %d nodes (%d layers): %.3f s per epoch\n", NG, LAYERS * WIDTH,
+         LAYERS, now() - t0);
   uint32_t sizes[LAYERS + 1];
-  for (int l = 0; l < LAYERS; l++)
-    sizes[l] = WIDTH;
+  for (int l = 0; l < LAYERS; l++) sizes[l] = WIDTH;
   sizes[LAYERS] = 0;
   etsim_synth_data_t out;
   const int reps = 5;
@@ -128,10 +123,10 @@ int main(int argc, char **argv) {
     nodes += out.g[i].n_nodes;
     edges += out.g[i].n_edges;
   }
-  printf("sampling: %.4f s wall, %.4f s CPU per DAG (%zu nodes, %zu edges "
-         "per DAG on average; T_attr %d, T_edge %d)\n", dt, dc,
-         nodes / out.n_graphs,
-         edges / out.n_graphs, cfg.t_attr, cfg.t_edge);
+  printf(
+      "sampling: %.4f s wall, %.4f s CPU per DAG (%zu nodes, %zu edges "
+      "per DAG on average; T_attr %d, T_edge %d)\n",
+      dt, dc, nodes / out.n_graphs, edges / out.n_graphs, cfg.t_attr, cfg.t_edge);
   etsim_synth_data_free(&out);
   etsim_synth_model_free(m);
   etsim_synth_data_free(&big);

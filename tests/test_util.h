@@ -20,8 +20,7 @@
  * shared folder is absent; the caller frees.  Tests that need it skip(). */
 static inline char *tu_shared(const char *rel) {
   const char *root = getenv("ETSIM_SHARED");
-  if (!root)
-    return NULL;
+  if (!root) return NULL;
   size_t n = strlen(root) + strlen(rel) + 2;
   char *p = malloc(n);
   snprintf(p, n, "%s/%s", root, rel);
@@ -32,11 +31,11 @@ static inline char *tu_shared(const char *rel) {
   return p;
 }
 
-#define TU_NEED_SHARED(var, rel)                                               \
-  char *var = tu_shared(rel);                                                  \
-  if (!var) {                                                                  \
-    print_message("SKIP: ../shared/%s is absent (set ETSIM_SHARED)\n", rel);  \
-    skip();                                                                    \
+#define TU_NEED_SHARED(var, rel)                                             \
+  char *var = tu_shared(rel);                                                \
+  if (!var) {                                                                \
+    print_message("SKIP: ../shared/%s is absent (set ETSIM_SHARED)\n", rel); \
+    skip();                                                                  \
   }
 
 /* A fresh temporary folder (mkdtemp); the caller removes it with tu_rmdir. */
@@ -50,12 +49,10 @@ static inline char *tu_tmpdir(void) {
 }
 
 static inline void tu_rmdir(char *dir) {
-  if (!dir)
-    return;
+  if (!dir) return;
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0)
-    fprintf(stderr, "could not remove %s\n", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
   free(dir);
 }
 
@@ -76,8 +73,7 @@ static inline int tu_teardown(void **state) {
 /* Whole file into memory (NUL-terminated); NULL if unreadable. */
 static inline unsigned char *tu_read(const char *path, size_t *len) {
   FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return NULL;
+  if (!fp) return NULL;
   fseek(fp, 0, SEEK_END);
   long n = ftell(fp);
   fseek(fp, 0, SEEK_SET);
@@ -96,8 +92,7 @@ static inline unsigned char *tu_read(const char *path, size_t *len) {
 
 static inline int tu_write(const char *path, const void *data, size_t len) {
   FILE *fp = fopen(path, "wb");
-  if (!fp)
-    return -1;
+  if (!fp) return -1;
   size_t put = fwrite(data, 1, len, fp);
   return fclose(fp) == 0 && put == len ? 0 : -1;
 }
@@ -106,13 +101,11 @@ static inline int tu_write(const char *path, const void *data, size_t len) {
  * (caller frees) or NULL when the shared folder is absent. */
 static inline char *tu_chakra0(const char *dir) {
   char *tgz = tu_shared("traces/chakra/feeder_tests_trace.tar.gz");
-  if (!tgz)
-    return NULL;
+  if (!tgz) return NULL;
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "tar xzf '%s' -C '%s'", tgz, dir);
   free(tgz);
-  if (system(cmd) != 0)
-    return NULL;
+  if (system(cmd) != 0) return NULL;
   size_t n = strlen(dir) + 32;
   char *p = malloc(n);
   snprintf(p, n, "%s/tests/data/chakra.0.et", dir);

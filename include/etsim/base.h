@@ -21,15 +21,15 @@ extern "C" {
 /* ------------------------------------------------------------------ errors */
 
 /* One table gives the codes, their names and their messages (libuv style). */
-#define ETSIM_ERRNO_MAP(X)                                                     \
-  X(NOMEM, -1, "out of memory")                                                \
-  X(IO, -2, "input/output error")                                              \
-  X(FORMAT, -3, "malformed input")                                             \
-  X(INVAL, -4, "invalid argument")                                             \
-  X(NOTFOUND, -5, "not found")                                                 \
-  X(UNSUPPORTED, -6, "unsupported")                                            \
-  X(DEADLOCK, -7, "deadlock")                                                  \
-  X(RANGE, -8, "value out of range")                                           \
+#define ETSIM_ERRNO_MAP(X)           \
+  X(NOMEM, -1, "out of memory")      \
+  X(IO, -2, "input/output error")    \
+  X(FORMAT, -3, "malformed input")   \
+  X(INVAL, -4, "invalid argument")   \
+  X(NOTFOUND, -5, "not found")       \
+  X(UNSUPPORTED, -6, "unsupported")  \
+  X(DEADLOCK, -7, "deadlock")        \
+  X(RANGE, -8, "value out of range") \
   X(INTERNAL, -9, "internal error")
 
 typedef enum {
@@ -136,8 +136,7 @@ int etsim_u64map_reserve(etsim_u64map_t *m, size_t n);
 /* Insert key -> val (val < UINT32_MAX).  Returns 1 if inserted, 0 if the key
  * was present (its value left unchanged and written to *old if non-NULL), or
  * ETSIM_ENOMEM. */
-int etsim_u64map_put(etsim_u64map_t *m, uint64_t key, uint32_t val,
-                     uint32_t *old);
+int etsim_u64map_put(etsim_u64map_t *m, uint64_t key, uint32_t val, uint32_t *old);
 /* 1 and *val on hit, 0 on miss. */
 int etsim_u64map_get(const etsim_u64map_t *m, uint64_t key, uint32_t *val);
 
@@ -161,8 +160,7 @@ void etsim_intern_free(etsim_intern_t *t);
 int64_t etsim_intern_put(etsim_intern_t *t, const char *s, size_t len);
 /* Returns the id or -1 when absent. */
 int64_t etsim_intern_find(const etsim_intern_t *t, const char *s);
-static inline const char *etsim_intern_str(const etsim_intern_t *t,
-                                           uint32_t id) {
+static inline const char *etsim_intern_str(const etsim_intern_t *t, uint32_t id) {
   return t->strs[id];
 }
 
@@ -188,9 +186,9 @@ typedef struct etsim_rng {
 
 void etsim_rng_seed(etsim_rng_t *r, uint64_t seed);
 uint64_t etsim_rng_next(etsim_rng_t *r);
-double etsim_rng_uniform(etsim_rng_t *r);               /* [0, 1) */
-uint64_t etsim_rng_below(etsim_rng_t *r, uint64_t n);   /* [0, n), n > 0 */
-double etsim_rng_normal(etsim_rng_t *r);                /* N(0, 1) */
+double etsim_rng_uniform(etsim_rng_t *r);             /* [0, 1) */
+uint64_t etsim_rng_below(etsim_rng_t *r, uint64_t n); /* [0, n), n > 0 */
+double etsim_rng_normal(etsim_rng_t *r);              /* N(0, 1) */
 
 /* ------------------------------------------------------------ output files */
 
@@ -205,8 +203,7 @@ typedef struct etsim_outfile {
   char *tmp_path; /* NULL for stdout */
 } etsim_outfile_t;
 
-int etsim_outfile_open(etsim_outfile_t *o, const char *path,
-                       etsim_error_t *err);
+int etsim_outfile_open(etsim_outfile_t *o, const char *path, etsim_error_t *err);
 int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err);
 void etsim_outfile_abort(etsim_outfile_t *o);
 

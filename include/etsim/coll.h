@@ -66,15 +66,15 @@ typedef enum { ETSIM_SCHED_LIFO = 0, ETSIM_SCHED_FIFO, ETSIM_SCHED_EXPLICIT } et
 /* Everything the system JSON says (ASTRA-sim's keys). */
 typedef struct etsim_sys_config {
   etsim_sched_t scheduling;
-  int local_bw_aware;          /* collective-optimization */
-  uint32_t active_chunks;      /* active-chunks-per-dimension, default 1 */
-  uint32_t splits;             /* preferred-dataset-splits (required) */
-  int64_t endpoint_delay_ns;   /* default 10 */
-  double local_mem_bw_gbps;    /* 10^9 bytes/s; 0 = no reduction cost */
-  double peak_perf_tflops;     /* roofline */
-  int roofline;                /* roofline-enabled */
-  int replay_only;             /* replay-only */
-  uint32_t queues_per_dim;     /* ASTRA-sim's --num-queues-per-dim, default 1 */
+  int local_bw_aware;        /* collective-optimization */
+  uint32_t active_chunks;    /* active-chunks-per-dimension, default 1 */
+  uint32_t splits;           /* preferred-dataset-splits (required) */
+  int64_t endpoint_delay_ns; /* default 10 */
+  double local_mem_bw_gbps;  /* 10^9 bytes/s; 0 = no reduction cost */
+  double peak_perf_tflops;   /* roofline */
+  int roofline;              /* roofline-enabled */
+  int replay_only;           /* replay-only */
+  uint32_t queues_per_dim;   /* ASTRA-sim's --num-queues-per-dim, default 1 */
   /* etsim's --ring-window: a ring stream sends a piece only while fewer than
    * this many of its pieces are undelivered, and ends when all are
    * delivered (credits, as NCCL's slots); 0 = no limit, as ASTRA-sim */
@@ -111,29 +111,29 @@ typedef struct etsim_coll etsim_coll_t;
 
 /* A communicator: members in ring order (borrowed while the run lasts). */
 typedef struct etsim_comm {
-  uint32_t id;        /* group id from the communicator-group file */
+  uint32_t id; /* group id from the communicator-group file */
   uint32_t n;
   const uint32_t *members;
 } etsim_comm_t;
 
-int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
-                      const etsim_topo_t *topo, etsim_net_t *net, etsim_des_t *q,
-                      etsim_coll_done_fn done, void *user, etsim_error_t *err);
+int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const etsim_topo_t *topo,
+                      etsim_net_t *net, etsim_des_t *q, etsim_coll_done_fn done, void *user,
+                      etsim_error_t *err);
 void etsim_coll_destroy(etsim_coll_t *c);
 
 /* Start a collective on `npu` now.  involved: bit d set = dimension d takes
  * part (~0u for all).  comm NULL = all NPUs.  On completion done(user, npu,
  * token) is called. */
-int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
-                     uint64_t bytes, uint32_t involved, const etsim_comm_t *comm,
-                     int32_t priority, uint64_t token, etsim_error_t *err);
+int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
+                     uint32_t involved, const etsim_comm_t *comm, int32_t priority, uint64_t token,
+                     etsim_error_t *err);
 
 /* Point-to-point: send/receive `bytes` with a user tag; done() fires with
  * `token` at delivery (both sides). */
-int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
-                    uint32_t tag, uint64_t token);
-int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
-                    uint32_t tag, uint64_t token);
+int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t tag,
+                    uint64_t token);
+int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint32_t tag,
+                    uint64_t token);
 
 /* Representative mode: only NPU 0 runs; a message NPU 0 sends to d is
  * delivered to NPU 0 as the one it receives from mirror(d) (coordinates
@@ -146,9 +146,9 @@ void etsim_coll_set_representative(etsim_coll_t *c, int on);
  * rank's Chakra trace.  Peers are ranks of the communicator. */
 enum { ETSIM_CUSTOM_COMP = 0, ETSIM_CUSTOM_SEND = 1, ETSIM_CUSTOM_RECV = 2, ETSIM_CUSTOM_NOP = 3 };
 typedef struct etsim_coll_custom_rank {
-  uint32_t n;        /* nodes */
-  uint8_t *kind;     /* ETSIM_CUSTOM_* */
-  uint32_t *peer;    /* send: destination, receive: source */
+  uint32_t n;     /* nodes */
+  uint8_t *kind;  /* ETSIM_CUSTOM_* */
+  uint32_t *peer; /* send: destination, receive: source */
   uint32_t *tag;
   uint64_t *bytes;
   int64_t *dur_ns;   /* compute */

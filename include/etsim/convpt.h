@@ -41,39 +41,39 @@ typedef struct etsim_convpt_opts {
 /* What a conversion did: every degraded case is counted here, and each kind
  * is also reported once through etsim_warn. */
 typedef struct etsim_convpt_summary {
-  char schema[64];           /* the host trace's schema string */
-  int legacy;                /* 1 when read with the 1.0.1 (flat) layout */
-  int schema_guessed;        /* unknown version read as the closest known */
-  int64_t rank;              /* the rank written (given or inferred) */
-  uint64_t host_nodes;       /* nodes in the host trace */
-  uint64_t host_ops;         /* top-level operators converted */
-  uint64_t nodes_written;    /* nodes in the .et */
+  char schema[64];        /* the host trace's schema string */
+  int legacy;             /* 1 when read with the 1.0.1 (flat) layout */
+  int schema_guessed;     /* unknown version read as the closest known */
+  int64_t rank;           /* the rank written (given or inferred) */
+  uint64_t host_nodes;    /* nodes in the host trace */
+  uint64_t host_ops;      /* top-level operators converted */
+  uint64_t nodes_written; /* nodes in the .et */
   uint64_t by_type[ETSIM_ET_NODE_TYPE_COUNT];
   uint64_t by_coll[ETSIM_COLL_TYPE_COUNT];
-  uint64_t comm_bytes;       /* sum of comm_size over communication nodes */
+  uint64_t comm_bytes; /* sum of comm_size over communication nodes */
   uint64_t data_edges, ctrl_edges;
-  uint64_t tensor_edges;     /* cross-thread producer -> consumer edges */
+  uint64_t tensor_edges;       /* cross-thread producer -> consumer edges */
   uint64_t inter_thread_edges; /* after the last op of another thread */
-  uint64_t wait_edges;       /* waits joined to their collective (seq) */
-  uint64_t process_groups;   /* groups read from process_group:init */
+  uint64_t wait_edges;         /* waits joined to their collective (seq) */
+  uint64_t process_groups;     /* groups read from process_group:init */
   /* Degraded cases. */
-  uint64_t missing_pg_init;  /* 1 when comms exist but no pg record */
-  uint64_t unknown_comm;     /* comm records of unknown kind, kept as COMP */
-  uint64_t unmatched_waits;  /* waits whose collective is not in the trace */
-  uint64_t orphans;          /* nodes whose caller is not in the trace */
-  uint64_t dropped_edges;    /* edges refused because they would go back */
+  uint64_t missing_pg_init; /* 1 when comms exist but no pg record */
+  uint64_t unknown_comm;    /* comm records of unknown kind, kept as COMP */
+  uint64_t unmatched_waits; /* waits whose collective is not in the trace */
+  uint64_t orphans;         /* nodes whose caller is not in the trace */
+  uint64_t dropped_edges;   /* edges refused because they would go back */
   /* With a Kineto trace. */
-  uint64_t kineto_events;    /* complete ('X') events read */
-  uint64_t linked_ops;       /* converted host ops joined to a Kineto op */
-  uint64_t unlinked_ops;     /* converted host ops without one (no timing) */
-  uint64_t kernels;          /* GPU kernel / memcpy / memset nodes */
-  uint64_t unlaunched_kernels; /* kernels whose launch or op was not found */
-  uint64_t unknown_kernels;  /* nccl-looking kernels under no comm op */
-  uint64_t sync_edges;       /* host sync -> kernels launched before it */
-  uint64_t profiler_steps;   /* ProfilerStep annotations seen */
+  uint64_t kineto_events;       /* complete ('X') events read */
+  uint64_t linked_ops;          /* converted host ops joined to a Kineto op */
+  uint64_t unlinked_ops;        /* converted host ops without one (no timing) */
+  uint64_t kernels;             /* GPU kernel / memcpy / memset nodes */
+  uint64_t unlaunched_kernels;  /* kernels whose launch or op was not found */
+  uint64_t unknown_kernels;     /* nccl-looking kernels under no comm op */
+  uint64_t sync_edges;          /* host sync -> kernels launched before it */
+  uint64_t profiler_steps;      /* ProfilerStep annotations seen */
   uint64_t join_by_external_id; /* Kineto ops joined on External id */
-  char out_path[1024];       /* the .et written */
-  char groups_path[1024];    /* the group JSON written, or "" */
+  char out_path[1024];          /* the .et written */
+  char groups_path[1024];       /* the group JSON written, or "" */
 } etsim_convpt_summary_t;
 
 /*
@@ -86,8 +86,7 @@ typedef struct etsim_convpt_summary {
  * message names file, line:column and node id), ETSIM_ENOMEM.  On failure
  * nothing is written.
  */
-int etsim_convpt_convert(const char *host_path, const char *out,
-                         const etsim_convpt_opts_t *opts,
+int etsim_convpt_convert(const char *host_path, const char *out, const etsim_convpt_opts_t *opts,
                          etsim_convpt_summary_t *sum, etsim_error_t *err);
 
 #ifdef __cplusplus

@@ -31,10 +31,10 @@ enum {
 };
 
 typedef struct etsim_conv_text_opts {
-  size_t npus;     /* ranks to write (> 0) */
-  size_t passes;   /* training iterations (0 means 1) */
-  int time_unit;   /* ETSIM_TEXT_TIME_* */
-  int format;      /* ETSIM_GEN_OUT_* */
+  size_t npus;   /* ranks to write (> 0) */
+  size_t passes; /* training iterations (0 means 1) */
+  int time_unit; /* ETSIM_TEXT_TIME_* */
+  int format;    /* ETSIM_GEN_OUT_* */
   const char *prefix;
   /* Optional: where to write the communicator groups of HYBRID_TRANSFORMER
    * (default "<prefix>.comm_group.json"). */
@@ -46,13 +46,13 @@ typedef struct etsim_conv_text_opts {
  * ETSIM_EFORMAT and "FILE:LINE:COLUMN: expected ..., found '...'" in err;
  * nothing is written then.  *rep (may be NULL) says what was written.
  */
-int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o,
-                    etsim_gen_report_t *rep, etsim_error_t *err);
+int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
+                    etsim_error_t *err);
 
 /* Same, from text in memory; `name` is used in messages and metadata. */
 int etsim_conv_text_mem(const char *name, const char *text, size_t len,
-                        const etsim_conv_text_opts_t *o,
-                        etsim_gen_report_t *rep, etsim_error_t *err);
+                        const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
+                        etsim_error_t *err);
 
 #ifdef __cplusplus
 }

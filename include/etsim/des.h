@@ -39,8 +39,7 @@ void etsim_des_free(etsim_des_t *q);
 
 /* Schedule an event at absolute time t_ps (>= now).  Returns 0 or
  * ETSIM_ENOMEM (the queue is unchanged then). */
-int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a,
-                   uint64_t b);
+int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint64_t b);
 
 /* Pop the earliest event into *out and advance the clock; returns 1, or 0
  * when the queue is empty. */

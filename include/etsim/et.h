@@ -129,8 +129,8 @@ typedef struct etsim_attr {
   union {
     double d;
     float f;
-    int32_t i32; /* INT32, SINT32, SFIXED32 */
-    int64_t i64; /* INT64, SINT64, SFIXED64 */
+    int32_t i32;  /* INT32, SINT32, SFIXED32 */
+    int64_t i64;  /* INT64, SINT64, SFIXED64 */
     uint32_t u32; /* UINT32, FIXED32 */
     uint64_t u64; /* UINT64, FIXED64 */
     int b;
@@ -176,8 +176,7 @@ typedef struct etsim_et_meta {
 } etsim_et_meta_t;
 
 /* First attribute called `name` in a node view, or NULL. */
-const etsim_attr_t *etsim_et_node_attr(const etsim_et_node_t *n,
-                                       const char *name);
+const etsim_attr_t *etsim_et_node_attr(const etsim_et_node_t *n, const char *name);
 
 /* -------------------------------------------------------- streaming reader */
 
@@ -192,8 +191,8 @@ typedef struct etsim_et_reader etsim_et_reader_t;
  * Open `path` (plain or gzip, detected by magic) and read its GlobalMetadata.
  * On success *out is an owned reader.  Errors name the file and byte offset.
  */
-int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
-                         unsigned flags, etsim_error_t *err);
+int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned flags,
+                         etsim_error_t *err);
 /* The file's metadata; valid until close. */
 const etsim_et_meta_t *etsim_et_reader_meta(const etsim_et_reader_t *r);
 /*
@@ -201,8 +200,7 @@ const etsim_et_meta_t *etsim_et_reader_meta(const etsim_et_reader_t *r);
  * clean end of file, or a negative code with err naming file, byte offset
  * of the message, node index and id when known.
  */
-int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out,
-                         etsim_error_t *err);
+int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out, etsim_error_t *err);
 /* Byte offset (in the uncompressed stream) of the next message. */
 uint64_t etsim_et_reader_offset(const etsim_et_reader_t *r);
 const char *etsim_et_reader_path(const etsim_et_reader_t *r);
@@ -222,12 +220,10 @@ typedef struct etsim_et_writer etsim_et_writer_t;
 
 /* Open for writing; the metadata must come first.  `path` "-" is stdout.
  * A path ending in ".gz" implies ETSIM_ET_WRITE_GZIP. */
-int etsim_et_writer_open(etsim_et_writer_t **out, const char *path,
-                         unsigned flags, etsim_error_t *err);
-int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta,
+int etsim_et_writer_open(etsim_et_writer_t **out, const char *path, unsigned flags,
                          etsim_error_t *err);
-int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n,
-                         etsim_error_t *err);
+int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta, etsim_error_t *err);
+int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n, etsim_error_t *err);
 /* Check closure (unless VERBATIM), flush, rename into place, free w.  On
  * failure nothing is left at the path and w is freed all the same. */
 int etsim_et_writer_commit(etsim_et_writer_t *w, etsim_error_t *err);
@@ -286,46 +282,41 @@ typedef struct etsim_et_trace {
   uint64_t *dangling; /* ids referenced but absent */
   size_t n_dangling;
   size_t n_dangling_data, n_dangling_ctrl; /* edges to absent ids */
-  uint32_t *dup_idx; /* indices of nodes whose id repeats an earlier one */
+  uint32_t *dup_idx;                       /* indices of nodes whose id repeats an earlier one */
   size_t n_dup;
   size_t n_empty; /* messages that decoded to an all-default node */
   etsim_et_io_t *ios;
   size_t n_ios;
-  etsim_u64map_t index; /* id -> first node index (vals only: u32 slots
-                           holding index + 1; keys are read from id[]) */
-  int dense;            /* ids are id[0], id[0]+1, ...: no index needed */
+  etsim_u64map_t index;   /* id -> first node index (vals only: u32 slots
+                             holding index + 1; keys are read from id[]) */
+  int dense;              /* ids are id[0], id[0]+1, ...: no index needed */
   etsim_intern_t strings; /* attribute names, doc strings */
   etsim_arena_t arena;    /* node names, string values, lists */
   /* Well-known attribute name ids in `strings` (UINT32_MAX if absent). */
-  uint32_t k_comm_type, k_comm_size, k_comm_src, k_comm_dst, k_comm_tag,
-      k_comm_priority, k_is_cpu_op, k_tensor_size, k_pg_name, k_involved_dim,
-      k_num_ops;
+  uint32_t k_comm_type, k_comm_size, k_comm_src, k_comm_dst, k_comm_tag, k_comm_priority,
+      k_is_cpu_op, k_tensor_size, k_pg_name, k_involved_dim, k_num_ops;
 } etsim_et_trace_t;
 
 /* Load a file into memory.  *out is owned; free with etsim_et_trace_free. */
-int etsim_et_trace_load(etsim_et_trace_t **out, const char *path,
-                        unsigned read_flags, etsim_error_t *err);
+int etsim_et_trace_load(etsim_et_trace_t **out, const char *path, unsigned read_flags,
+                        etsim_error_t *err);
 void etsim_et_trace_free(etsim_et_trace_t *t);
 
 /* Index of the node with `id` (the first, if repeated): 1 and *idx, or 0. */
 int etsim_et_trace_find(const etsim_et_trace_t *t, uint64_t id, size_t *idx);
 
 /* Attribute k of node i as a view (pointers into the trace). */
-void etsim_et_trace_attr(const etsim_et_trace_t *t, size_t k,
-                         etsim_attr_t *out);
+void etsim_et_trace_attr(const etsim_et_trace_t *t, size_t k, etsim_attr_t *out);
 /* Find attribute by interned name id in node i: the record index or -1. */
-int64_t etsim_et_trace_attr_find(const etsim_et_trace_t *t, size_t i,
-                                 uint32_t name_id);
+int64_t etsim_et_trace_attr_find(const etsim_et_trace_t *t, size_t i, uint32_t name_id);
 /* Integer attribute `name_id` of node i, any integer kind or bool: 1 and *out
  * when present, 0 when absent, ETSIM_EFORMAT when not an integer. */
-int etsim_et_trace_attr_int(const etsim_et_trace_t *t, size_t i,
-                            uint32_t name_id, int64_t *out);
+int etsim_et_trace_attr_int(const etsim_et_trace_t *t, size_t i, uint32_t name_id, int64_t *out);
 /* By name (slower: interns lookup first). */
-int etsim_et_trace_attr_int_by_name(const etsim_et_trace_t *t, size_t i,
-                                    const char *name, int64_t *out);
+int etsim_et_trace_attr_int_by_name(const etsim_et_trace_t *t, size_t i, const char *name,
+                                    int64_t *out);
 /* String attribute (kind STRING) by name id: the string, or NULL. */
-const char *etsim_et_trace_attr_str(const etsim_et_trace_t *t, size_t i,
-                                    uint32_t name_id);
+const char *etsim_et_trace_attr_str(const etsim_et_trace_t *t, size_t i, uint32_t name_id);
 
 /* Reusable storage for building node views out of a trace. */
 typedef struct etsim_et_viewbuf {
@@ -338,12 +329,12 @@ typedef struct etsim_et_viewbuf {
 
 void etsim_et_viewbuf_free(etsim_et_viewbuf_t *b);
 /* View of node i, valid until the next call on b or the trace is freed. */
-int etsim_et_trace_view(const etsim_et_trace_t *t, size_t i,
-                        etsim_et_viewbuf_t *b, const etsim_et_node_t **out);
+int etsim_et_trace_view(const etsim_et_trace_t *t, size_t i, etsim_et_viewbuf_t *b,
+                        const etsim_et_node_t **out);
 
 /* Write the whole trace; VERBATIM is implied (it is what was read). */
-int etsim_et_trace_write(const etsim_et_trace_t *t, const char *path,
-                         unsigned write_flags, etsim_error_t *err);
+int etsim_et_trace_write(const etsim_et_trace_t *t, const char *path, unsigned write_flags,
+                         etsim_error_t *err);
 
 /* Bytes the trace holds in its arrays, arena and maps (for benchmarks). */
 size_t etsim_et_trace_memory(const etsim_et_trace_t *t);
@@ -370,14 +361,13 @@ typedef struct etsim_et_set {
  * On success *out_paths (owned, n entries) and *out_rank_file (owned,
  * n_ranks entries mapping rank -> path index).
  */
-int etsim_et_set_resolve(const char *name, char ***out_paths,
-                         size_t *out_n_paths, uint32_t **out_rank_file,
-                         size_t *out_n_ranks, etsim_error_t *err);
+int etsim_et_set_resolve(const char *name, char ***out_paths, size_t *out_n_paths,
+                         uint32_t **out_rank_file, size_t *out_n_ranks, etsim_error_t *err);
 void etsim_et_free_paths(char **paths, size_t n);
 
 /* Resolve and load every distinct file once. */
-int etsim_et_set_load(etsim_et_set_t **out, const char *name,
-                      unsigned read_flags, etsim_error_t *err);
+int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flags,
+                      etsim_error_t *err);
 void etsim_et_set_free(etsim_et_set_t *s);
 /* Give a one-rank set n ranks that all run its one trace (one file named
  * for an n-NPU platform: no copies, no re-parsing).  0, ETSIM_EINVAL when
@@ -388,9 +378,8 @@ int etsim_et_set_broadcast(etsim_et_set_t *s, size_t n, etsim_error_t *err);
  * Write a manifest for a rank set whose ranks share files: rank r reads
  * files[rank_file[r]] (paths relative to the manifest's folder).
  */
-int etsim_et_manifest_write(const char *prefix, size_t n_ranks,
-                            const char *const *files, size_t n_files,
-                            const uint32_t *rank_file, etsim_error_t *err);
+int etsim_et_manifest_write(const char *prefix, size_t n_ranks, const char *const *files,
+                            size_t n_files, const uint32_t *rank_file, etsim_error_t *err);
 
 #ifdef __cplusplus
 }

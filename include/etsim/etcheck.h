@@ -28,15 +28,15 @@ typedef struct etsim_et_stats {
   size_t by_type[ETSIM_ET_NODE_TYPE_COUNT];
   size_t by_coll[ETSIM_COLL_TYPE_COUNT];
   uint64_t coll_bytes[ETSIM_COLL_TYPE_COUNT];
-  size_t data_edges, ctrl_edges;         /* as written, dangling included */
+  size_t data_edges, ctrl_edges; /* as written, dangling included */
   size_t dangling_data, dangling_ctrl;
-  size_t sources, sinks;                 /* over resolved data edges */
-  size_t depth;                          /* nodes on the longest path */
-  uint64_t critical_path_us;             /* heaviest duration-weighted path */
+  size_t sources, sinks;                  /* over resolved data edges */
+  size_t depth;                           /* nodes on the longest path */
+  uint64_t critical_path_us;              /* heaviest duration-weighted path */
   uint64_t critical_first, critical_last; /* ids at its ends */
-  uint64_t compute_us;                   /* sum of COMP durations */
-  int cyclic;                            /* depth/critical path undefined */
-  etsim_et_attr_use_t *attrs;            /* owned; sorted by name, kind */
+  uint64_t compute_us;                    /* sum of COMP durations */
+  int cyclic;                             /* depth/critical path undefined */
+  etsim_et_attr_use_t *attrs;             /* owned; sorted by name, kind */
   size_t n_attr_uses;
 } etsim_et_stats_t;
 
@@ -50,13 +50,11 @@ enum { ETSIM_CHECK_PROBLEM = 1, ETSIM_CHECK_NOTE = 0 };
 typedef void (*etsim_et_finding_fn)(void *user, int severity, const char *line);
 
 /* Check one trace.  Returns the number of problems (>= 0) or ENOMEM. */
-long etsim_et_validate(const etsim_et_trace_t *t, etsim_et_finding_fn fn,
-                       void *user);
+long etsim_et_validate(const etsim_et_trace_t *t, etsim_et_finding_fn fn, void *user);
 /* Check every distinct trace of a set, then across ranks: per communicator
  * (pg_name) the same collectives in the same order, type and size on every
  * member; every send matched by a receive.  Returns the problem count. */
-long etsim_et_validate_set(const etsim_et_set_t *s, etsim_et_finding_fn fn,
-                           void *user);
+long etsim_et_validate_set(const etsim_et_set_t *s, etsim_et_finding_fn fn, void *user);
 
 #ifdef __cplusplus
 }

@@ -45,10 +45,10 @@ void etsim_etjson_buf_free(etsim_etjson_buf_t *b);
  * valid UTF-8 or the node's type or an attribute kind is out of range (err
  * names the node id and key).  `where` (may be NULL) prefixes the message.
  */
-int etsim_etjson_format_meta(etsim_etjson_buf_t *b, const etsim_et_meta_t *m,
-                             const char *where, etsim_error_t *err);
-int etsim_etjson_format_node(etsim_etjson_buf_t *b, const etsim_et_node_t *n,
-                             const char *where, etsim_error_t *err);
+int etsim_etjson_format_meta(etsim_etjson_buf_t *b, const etsim_et_meta_t *m, const char *where,
+                             etsim_error_t *err);
+int etsim_etjson_format_node(etsim_etjson_buf_t *b, const etsim_et_node_t *n, const char *where,
+                             etsim_error_t *err);
 
 /*
  * Write `in_path` (a `.et`, plain or gzip) as JSON to `out_path` ("-" is
@@ -57,9 +57,8 @@ int etsim_etjson_format_node(etsim_etjson_buf_t *b, const etsim_et_node_t *n,
  * temporary name renamed on success; on failure nothing is left behind.
  * *out_nodes (may be NULL) gets the number of nodes written.
  */
-int etsim_etjson_jsonize(const char *in_path, const char *out_path,
-                         unsigned read_flags, uint64_t *out_nodes,
-                         etsim_error_t *err);
+int etsim_etjson_jsonize(const char *in_path, const char *out_path, unsigned read_flags,
+                         uint64_t *out_nodes, etsim_error_t *err);
 
 /* ------------------------------------------------------------- reading */
 
@@ -71,13 +70,12 @@ typedef struct etsim_etjson_reader etsim_etjson_reader_t;
  * largest object.  Errors name the file, line, object number (1 is the
  * metadata, 2 the first node), node id when known, and the key.
  */
-int etsim_etjson_reader_open(etsim_etjson_reader_t **out, const char *path,
-                             etsim_error_t *err);
+int etsim_etjson_reader_open(etsim_etjson_reader_t **out, const char *path, etsim_error_t *err);
 /* Valid until close. */
 const etsim_et_meta_t *etsim_etjson_reader_meta(const etsim_etjson_reader_t *r);
 /* Next node: 1 and *out (valid until the next call), 0 at end, or < 0. */
-int etsim_etjson_reader_next(etsim_etjson_reader_t *r,
-                             const etsim_et_node_t **out, etsim_error_t *err);
+int etsim_etjson_reader_next(etsim_etjson_reader_t *r, const etsim_et_node_t **out,
+                             etsim_error_t *err);
 void etsim_etjson_reader_close(etsim_etjson_reader_t *r);
 
 /*
@@ -86,9 +84,8 @@ void etsim_etjson_reader_close(etsim_etjson_reader_t *r);
  * dependencies round-trip), plus `write_flags` (ETSIM_ET_WRITE_GZIP).  On
  * failure nothing is left at out_path.
  */
-int etsim_etjson_convert(const char *in_path, const char *out_path,
-                         unsigned write_flags, uint64_t *out_nodes,
-                         etsim_error_t *err);
+int etsim_etjson_convert(const char *in_path, const char *out_path, unsigned write_flags,
+                         uint64_t *out_nodes, etsim_error_t *err);
 
 #ifdef __cplusplus
 }

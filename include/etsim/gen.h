@@ -38,10 +38,8 @@ void etsim_gen_buf_free(etsim_gen_buf_t *b);
  * would encode to nothing (id 0, no fields) is refused.  0, EINVAL (bad
  * attribute kind, empty node), ERANGE or ENOMEM.
  */
-int etsim_gen_enc_meta(etsim_gen_buf_t *b, const etsim_et_meta_t *m,
-                       etsim_error_t *err);
-int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n,
-                       etsim_error_t *err);
+int etsim_gen_enc_meta(etsim_gen_buf_t *b, const etsim_et_meta_t *m, etsim_error_t *err);
+int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n, etsim_error_t *err);
 
 /*
  * A node builder: an etsim_et_node_t view with room for attributes and
@@ -57,8 +55,7 @@ typedef struct {
   char name[256];
 } etsim_gen_nb_t;
 
-static inline void etsim_gen_nb_start(etsim_gen_nb_t *b, uint64_t id, int type,
-                            const char *name) {
+static inline void etsim_gen_nb_start(etsim_gen_nb_t *b, uint64_t id, int type, const char *name) {
   memset(&b->n, 0, sizeof b->n);
   b->n.id = id;
   b->n.type = type;
@@ -94,8 +91,7 @@ static inline void etsim_gen_nb_str(etsim_gen_nb_t *b, const char *name, const c
 
 /* Add a data dependency; returns 0 or -1 when the builder is full. */
 static inline int etsim_gen_nb_dep(etsim_gen_nb_t *b, uint64_t id) {
-  if (b->n.n_data_deps >= ETSIM_GEN_NB_MAX_DEPS)
-    return -1;
+  if (b->n.n_data_deps >= ETSIM_GEN_NB_MAX_DEPS) return -1;
   b->deps[b->n.n_data_deps++] = id;
   return 0;
 }
@@ -110,8 +106,7 @@ static inline void etsim_gen_nb_time_ns(etsim_gen_nb_t *b, uint64_t ns) {
   uint64_t us = (ns + 500) / 1000;
   b->n.duration_micros = us;
   uint64_t back = us * 1000, diff = back > ns ? back - ns : ns - back;
-  if (diff * 1000 > ns)
-    etsim_gen_nb_i64(b, "duration_ns", (int64_t)ns);
+  if (diff * 1000 > ns) etsim_gen_nb_i64(b, "duration_ns", (int64_t)ns);
 }
 
 /* --------------------------------------------------------- rank sets */
@@ -128,27 +123,24 @@ typedef struct etsim_gen_set etsim_gen_set_t;
  * class files `<prefix>.c<k>.et` and `<prefix>.manifest.json`; ET mode
  * writes `<prefix>.<rank>.et` and removes a stale manifest at commit.
  */
-int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix,
-                       size_t n_ranks, int format, etsim_error_t *err);
+int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix, size_t n_ranks, int format,
+                       etsim_error_t *err);
 /* Rank `rank`'s whole file (metadata + nodes); each rank exactly once.
  * The bytes are written (to a temporary name) before the call returns. */
-int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
-                       size_t len, etsim_error_t *err);
+int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data, size_t len,
+                       etsim_error_t *err);
 /* Rank `rank` has the same trace as `like` (given earlier): manifest mode
  * puts it in like's class without hashing; ET mode writes data again. */
-int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like,
-                            const uint8_t *data, size_t len,
-                            etsim_error_t *err);
+int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like, const uint8_t *data,
+                            size_t len, etsim_error_t *err);
 /*
  * Streaming form for traces too large to hold: rank `rank` gets its own
  * file (no sharing by content; use etsim_gen_set_rank_like for ranks known
  * to be equal), written chunk by chunk.  Between begin and end no other
  * rank may be given.
  */
-int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank,
-                             etsim_error_t *err);
-int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len,
-                        etsim_error_t *err);
+int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank, etsim_error_t *err);
+int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len, etsim_error_t *err);
 int etsim_gen_set_end_rank(etsim_gen_set_t *s, etsim_error_t *err);
 size_t etsim_gen_set_n_files(const etsim_gen_set_t *s);
 uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s);
@@ -162,9 +154,8 @@ void etsim_gen_set_abort(etsim_gen_set_t *s);
  * group g (id first_id + g) holds ranks[off[g] .. off[g+1]).  Written to a
  * temporary name and renamed into place.
  */
-int etsim_gen_write_comm_groups(const char *path, size_t n_groups,
-                                uint32_t first_id, const size_t *off,
-                                const uint32_t *ranks, etsim_error_t *err);
+int etsim_gen_write_comm_groups(const char *path, size_t n_groups, uint32_t first_id,
+                                const size_t *off, const uint32_t *ranks, etsim_error_t *err);
 
 /* What a generator wrote. */
 typedef struct etsim_gen_report {
@@ -197,13 +188,12 @@ typedef struct etsim_gen_micro_opts {
   int format;       /* ETSIM_GEN_OUT_* */
   int ids;          /* ETSIM_GEN_IDS_* */
   const char *prefix;
-  const int *dims;  /* involved_dim of every collective (0/1), or NULL */
+  const int *dims; /* involved_dim of every collective (0/1), or NULL */
   size_t n_dims;
 } etsim_gen_micro_opts_t;
 
 /* Write the microbenchmark set; *rep (may be NULL) says what was written. */
-int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
-                    etsim_error_t *err);
+int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err);
 
 /* "all-reduce", "all_reduce", "allreduce", "ALL_REDUCE", "send-recv" ...
  * to an ETSIM_COLL_* value or ETSIM_GEN_SEND_RECV; -2 when unknown. */
@@ -221,8 +211,7 @@ typedef struct etsim_gen_llm_model {
 
 /* Fill *out with a preset: gpt3-175b, llama3-8b, llama3-70b, llama3-405b,
  * mixtral-8x7b.  0, or ETSIM_ENOTFOUND with the known names in err. */
-int etsim_gen_llm_preset(const char *name, etsim_gen_llm_model_t *out,
-                         etsim_error_t *err);
+int etsim_gen_llm_preset(const char *name, etsim_gen_llm_model_t *out, etsim_error_t *err);
 
 enum { ETSIM_GEN_SCHED_1F1B = 0, ETSIM_GEN_SCHED_GPIPE = 1 };
 
@@ -249,8 +238,7 @@ typedef struct etsim_gen_llm_opts {
  * groups.  An impossible split fails with ETSIM_EINVAL and a message naming
  * the flag; nothing is written then.
  */
-int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
-                  etsim_error_t *err);
+int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err);
 
 /* ------------------------------------------------------------------ DLRM */
 
@@ -260,10 +248,10 @@ struct etsim_shard_plan;
 typedef struct etsim_gen_dlrm_opts {
   const struct etsim_shard_model *model;
   const struct etsim_shard_plan *plan; /* ranks, hosts, batch come from it */
-  double peak_tflops;   /* 0: 989 */
-  double mem_gbps;      /* 0: 3350 */
-  uint64_t bucket_bytes; /* DDP bucket (0: 25 MiB) */
-  int format;           /* ETSIM_GEN_OUT_* */
+  double peak_tflops;                  /* 0: 989 */
+  double mem_gbps;                     /* 0: 3350 */
+  uint64_t bucket_bytes;               /* DDP bucket (0: 25 MiB) */
+  int format;                          /* ETSIM_GEN_OUT_* */
   const char *prefix;
   const char *comm_group_path; /* default <prefix>.comm_group.json */
 } etsim_gen_dlrm_opts_t;
@@ -277,8 +265,7 @@ typedef struct etsim_gen_dlrm_opts {
  * gradient all-to-all / all-gather, embedding update, dense gradients
  * all-reduced in buckets as they fill and data-parallel tables all-reduced.
  */
-int etsim_gen_dlrm(const etsim_gen_dlrm_opts_t *o, etsim_gen_report_t *rep,
-                   etsim_error_t *err);
+int etsim_gen_dlrm(const etsim_gen_dlrm_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -29,8 +29,7 @@ typedef struct etsim_net etsim_net_t;
 
 typedef struct etsim_net_ops {
   const char *name;
-  int (*send)(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes,
-              uint64_t token);
+  int (*send)(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t token);
   int (*event)(etsim_net_t *net, const etsim_des_event_t *ev);
   void (*destroy)(etsim_net_t *net);
   /* Backends with their own event engine (packet, flow): the time of their
@@ -66,7 +65,7 @@ typedef struct etsim_net_stats {
   uint64_t messages;
   uint64_t bytes;
   uint64_t bytes_per_dim[ETSIM_TOPO_MAX_DIMS];
-  uint64_t hops; /* link traversals (congestion backend) */
+  uint64_t hops;        /* link traversals (congestion backend) */
   int64_t max_queue_ps; /* longest wait for a busy link (congestion) */
   /* packet backend */
   uint64_t pkt_events, data_pkts, pfc_pauses, ecn_marks, cnps, drops;
@@ -86,9 +85,9 @@ struct etsim_net {
 
 /* Create backend `name` ("analytical" or "congestion") on topology `topo`
  * and queue `q` (both borrowed; they must outlive the network). */
-int etsim_net_create(etsim_net_t **out, const char *name, const etsim_topo_t *topo,
-                     etsim_des_t *q, uint32_t ev_deliver, uint32_t ev_internal,
-                     const etsim_net_opts_t *opts, etsim_error_t *err);
+int etsim_net_create(etsim_net_t **out, const char *name, const etsim_topo_t *topo, etsim_des_t *q,
+                     uint32_t ev_deliver, uint32_t ev_internal, const etsim_net_opts_t *opts,
+                     etsim_error_t *err);
 void etsim_net_destroy(etsim_net_t *net);
 
 /* Names of the backends, NULL-terminated (for --help and errors). */
@@ -97,8 +96,8 @@ extern const char *const etsim_net_backend_names[];
 /* Whether the backend runs its own engine (see next_ps / advance). */
 static inline int etsim_net_has_engine(const etsim_net_t *net) { return net->ops->next_ps != NULL; }
 
-static inline int etsim_net_send(etsim_net_t *net, uint32_t src, uint32_t dst,
-                                 uint64_t bytes, uint64_t token) {
+static inline int etsim_net_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                                 uint64_t token) {
   return net->ops->send(net, src, dst, bytes, token);
 }
 static inline int etsim_net_event(etsim_net_t *net, const etsim_des_event_t *ev) {
@@ -106,7 +105,7 @@ static inline int etsim_net_event(etsim_net_t *net, const etsim_des_event_t *ev)
 }
 
 /* The congestion-unaware message time in whole ns (ASTRA-sim truncates). */
-int64_t etsim_net_analytical_ns(const etsim_topo_t *topo, uint32_t src,
-                                uint32_t dst, uint64_t bytes);
+int64_t etsim_net_analytical_ns(const etsim_topo_t *topo, uint32_t src, uint32_t dst,
+                                uint64_t bytes);
 
 #endif

@@ -68,30 +68,27 @@ typedef struct etsim_netpkt_topo {
 int etsim_netpkt_topo_init(etsim_netpkt_topo_t *t, uint32_t n_nodes);
 void etsim_netpkt_topo_free(etsim_netpkt_topo_t *t);
 /* Add a link; 0, ETSIM_EINVAL (bad node, a == b, rate 0) or ETSIM_ENOMEM. */
-int etsim_netpkt_topo_add_link(etsim_netpkt_topo_t *t, uint32_t a, uint32_t b,
-                               uint64_t rate_bps, int64_t delay_ps,
-                               double error_rate, etsim_error_t *err);
+int etsim_netpkt_topo_add_link(etsim_netpkt_topo_t *t, uint32_t a, uint32_t b, uint64_t rate_bps,
+                               int64_t delay_ps, double error_rate, etsim_error_t *err);
 /*
  * Read the ns-3 RDMA topology format: "nodes switches links", then the
  * switch ids, then one "src dst rate delay error_rate" line per link
  * (e.g. "0 9 100Gbps 0.001ms 0").  Errors name FILE:LINE.  The text form
  * parses `text` with `name` used in messages.
  */
-int etsim_netpkt_topo_load(etsim_netpkt_topo_t *t, const char *path,
-                           etsim_error_t *err);
-int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text,
-                            const char *name, etsim_error_t *err);
+int etsim_netpkt_topo_load(etsim_netpkt_topo_t *t, const char *path, etsim_error_t *err);
+int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text, const char *name,
+                            etsim_error_t *err);
 
 /* Generators.  Node ids: hosts first (0..), then switches.
  * star: n_hosts on one switch.
  * clos2: `leaves` leaf switches with hosts_per_leaf hosts each and `spines`
  *   spine switches, every leaf joined to every spine (oversubscription =
  *   hosts_per_leaf * host_bps / (spines * fabric_bps)). */
-int etsim_netpkt_topo_star(etsim_netpkt_topo_t *t, uint32_t n_hosts,
-                           uint64_t rate_bps, int64_t delay_ps);
-int etsim_netpkt_topo_clos2(etsim_netpkt_topo_t *t, uint32_t leaves,
-                            uint32_t hosts_per_leaf, uint32_t spines,
-                            uint64_t host_bps, uint64_t fabric_bps,
+int etsim_netpkt_topo_star(etsim_netpkt_topo_t *t, uint32_t n_hosts, uint64_t rate_bps,
+                           int64_t delay_ps);
+int etsim_netpkt_topo_clos2(etsim_netpkt_topo_t *t, uint32_t leaves, uint32_t hosts_per_leaf,
+                            uint32_t spines, uint64_t host_bps, uint64_t fabric_bps,
                             int64_t delay_ps);
 
 /* fattree: k-ary three-tier fat-tree (k even): k pods of k/2 edge and k/2
@@ -103,12 +100,10 @@ int etsim_netpkt_topo_clos2(etsim_netpkt_topo_t *t, uint32_t leaves,
  *   scale-up switch (nvlink_bps); `spines` switches join all rails
  *   (fabric_bps, 0 spines: no cross-rail path).  Ids: NPUs (server-major),
  *   then rail switches, scale-up switches, spines. */
-int etsim_netpkt_topo_fattree(etsim_netpkt_topo_t *t, uint32_t k,
-                              uint32_t hosts_per_edge, uint64_t rate_bps,
-                              int64_t delay_ps);
-int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes,
-                           uint32_t gpus, uint32_t spines, uint64_t nic_bps,
-                           uint64_t nvlink_bps, uint64_t fabric_bps,
+int etsim_netpkt_topo_fattree(etsim_netpkt_topo_t *t, uint32_t k, uint32_t hosts_per_edge,
+                              uint64_t rate_bps, int64_t delay_ps);
+int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes, uint32_t gpus, uint32_t spines,
+                           uint64_t nic_bps, uint64_t nvlink_bps, uint64_t fabric_bps,
                            int64_t delay_ps);
 
 /* A generator spec names a fabric in one word, wherever a topology file
@@ -121,11 +116,9 @@ int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes,
  * defaults to rate, nvlink to 9x nic, fabric to rate, spines to 0).
  * Unknown keys and missing required ones are errors naming the spec. */
 int etsim_netpkt_topo_is_spec(const char *s);
-int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec,
-                           etsim_error_t *err);
+int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec, etsim_error_t *err);
 /* Write `t` in the ns-3 topology format (through a temporary file). */
-int etsim_netpkt_topo_write(const etsim_netpkt_topo_t *t, const char *path,
-                            etsim_error_t *err);
+int etsim_netpkt_topo_write(const etsim_netpkt_topo_t *t, const char *path, etsim_error_t *err);
 
 /* Parse "100Gbps", "50Mb/s", "25000000000" into bits/s; 0 or ETSIM_EINVAL. */
 int etsim_netpkt_parse_rate(const char *s, uint64_t *out_bps);
@@ -211,12 +204,11 @@ typedef struct etsim_netpkt_cfg {
 void etsim_netpkt_cfg_default(etsim_netpkt_cfg_t *c);
 /* Set one key from the rest of its line ("100Gbps", "3 25000000000 100 ...").
  * 0, or ETSIM_EINVAL/ENOTFOUND/EUNSUPPORTED with a message naming the key. */
-int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
-                         const char *value, etsim_error_t *err);
+int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *value,
+                         etsim_error_t *err);
 /* Read a "KEY value" file.  Relative file names inside are resolved against
  * the config file's folder.  Errors name FILE:LINE and the key. */
-int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path,
-                          etsim_error_t *err);
+int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path, etsim_error_t *err);
 
 /* ------------------------------------------------------------------- flows */
 
@@ -230,8 +222,8 @@ typedef struct etsim_netpkt_flow {
 
 /* Read a flow file (count, then one flow per line).  *out is owned by the
  * caller (etsim_free).  Errors name FILE:LINE. */
-int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
-                            size_t *n_out, etsim_error_t *err);
+int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out, size_t *n_out,
+                            etsim_error_t *err);
 
 /* ----------------------------------------------------------------- network */
 
@@ -244,8 +236,7 @@ enum {
 
 /* Called once with DELIVERED and once with ACKED per message, at simulated
  * time t_ps, from inside etsim_netpkt_run_until. */
-typedef void (*etsim_netpkt_done_fn)(void *ctx, uint64_t msg_id, int what,
-                                     int64_t t_ps);
+typedef void (*etsim_netpkt_done_fn)(void *ctx, uint64_t msg_id, int what, int64_t t_ps);
 
 /* What to send.  pg: priority 1..7 (ASTRA-sim uses 3); dport as in the
  * flow file; fn/ctx may be NULL. */
@@ -274,13 +265,12 @@ void etsim_netpkt_free(etsim_netpkt_t *n);
 /* Result line sinks (borrowed; may be NULL): FCT lines as ns-3 writes them,
  * PFC events "time_ns node node_type ifindex 1|0", and at the end of the run
  * queue-length histograms (see docs/netsim.md). */
-void etsim_netpkt_set_outputs(etsim_netpkt_t *n, FILE *fct, FILE *pfc,
-                              FILE *qlen);
+void etsim_netpkt_set_outputs(etsim_netpkt_t *n, FILE *fct, FILE *pfc, FILE *qlen);
 
 /* Queue a message; *out_id (may be NULL) gets its id (0, 1, ...).  Errors:
  * src/dst not hosts, src == dst, bytes 0, start before now. */
-int etsim_netpkt_send(etsim_netpkt_t *n, const etsim_netpkt_msg_t *m,
-                      uint64_t *out_id, etsim_error_t *err);
+int etsim_netpkt_send(etsim_netpkt_t *n, const etsim_netpkt_msg_t *m, uint64_t *out_id,
+                      etsim_error_t *err);
 
 /* Process every event with time <= t_ps (INT64_MAX: until idle or stop).
  * Returns 0, or ETSIM_EDEADLOCK when flows stall (a PFC cycle is named in
@@ -302,8 +292,7 @@ typedef struct etsim_netpkt_msg_stat {
   int64_t start_ps, delivered_ps, acked_ps; /* -1 while pending */
   int64_t standalone_ps;                    /* ns-3 "standalone" FCT */
 } etsim_netpkt_msg_stat_t;
-int etsim_netpkt_msg_stat(const etsim_netpkt_t *n, uint64_t id,
-                          etsim_netpkt_msg_stat_t *out);
+int etsim_netpkt_msg_stat(const etsim_netpkt_t *n, uint64_t id, etsim_netpkt_msg_stat_t *out);
 
 /* Whole-network counters. */
 typedef struct etsim_netpkt_stats {
@@ -323,12 +312,12 @@ void etsim_netpkt_get_stats(const etsim_netpkt_t *n, etsim_netpkt_stats_t *s);
 typedef struct etsim_netpkt_port_stat {
   uint32_t peer;
   uint64_t rate_bps, tx_bytes, pauses_rx;
-  int64_t paused_ps;     /* summed over priorities, up to the last event */
+  int64_t paused_ps; /* summed over priorities, up to the last event */
   uint64_t qbytes, qbytes_peak;
-  uint8_t paused_prios;  /* bit q: priority q is paused now */
+  uint8_t paused_prios; /* bit q: priority q is paused now */
 } etsim_netpkt_port_stat_t;
-int etsim_netpkt_port_stat(const etsim_netpkt_t *n, uint32_t node,
-                           uint32_t ifindex, etsim_netpkt_port_stat_t *out);
+int etsim_netpkt_port_stat(const etsim_netpkt_t *n, uint32_t node, uint32_t ifindex,
+                           etsim_netpkt_port_stat_t *out);
 /* Number of ports of a node (its ifindex range is 1..count). */
 uint32_t etsim_netpkt_port_count(const etsim_netpkt_t *n, uint32_t node);
 
@@ -355,13 +344,11 @@ int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
                          const etsim_netpkt_cfg_t *cfg, etsim_error_t *err);
 void etsim_netflow_free(etsim_netflow_t *n);
 void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct);
-int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
-                       uint64_t *out_id, etsim_error_t *err);
-int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps,
-                            etsim_error_t *err);
+int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t *out_id,
+                       etsim_error_t *err);
+int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err);
 int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
-int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id,
-                           etsim_netpkt_msg_stat_t *out);
+int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *out);
 /* Current max-min rate of a message in bits/s (0 before start / after). */
 double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id);
 
@@ -370,8 +357,7 @@ typedef struct etsim_netflow_stats {
   uint64_t msgs, msgs_done;
   int64_t last_done_ps;
 } etsim_netflow_stats_t;
-void etsim_netflow_get_stats(const etsim_netflow_t *n,
-                             etsim_netflow_stats_t *s);
+void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s);
 
 /* ns-3 address of a host: 0x0b000001 + (id/256)*0x10000 + (id%256)*0x100. */
 uint32_t etsim_netpkt_host_ip(uint32_t node);
@@ -413,8 +399,7 @@ typedef struct etsim_netpkt_tl etsim_netpkt_tl_t;
  * of messages 0 .. min(n_msgs, ETSIM_NETPKT_TL_RATE_MSGS)-1.
  * ETSIM_EINVAL for a non-positive interval, ETSIM_ENOMEM. */
 int etsim_netpkt_tl_create(etsim_netpkt_tl_t **out, const etsim_netpkt_t *net,
-                           const etsim_netpkt_topo_t *topo,
-                           int64_t interval_ps, uint64_t n_msgs,
+                           const etsim_netpkt_topo_t *topo, int64_t interval_ps, uint64_t n_msgs,
                            etsim_error_t *err);
 void etsim_netpkt_tl_free(etsim_netpkt_tl_t *tl);
 
@@ -436,18 +421,16 @@ int64_t etsim_netpkt_tl_interval(const etsim_netpkt_tl_t *tl);
  * nothing left to run; a later call catches up (idle samples are zero).
  * Events run in the same order as in one call, so every other output is
  * the same with or without the recorder.  Returns run_until's result. */
-int etsim_netpkt_tl_run_until(etsim_netpkt_tl_t *tl, etsim_netpkt_t *net,
-                              int64_t t_ps, etsim_error_t *err);
+int etsim_netpkt_tl_run_until(etsim_netpkt_tl_t *tl, etsim_netpkt_t *net, int64_t t_ps,
+                              etsim_error_t *err);
 
 /* Write the timeline of a run to `path`: messages 0 .. n_msgs-1 of `pkt`
  * or, when pkt is NULL, of `flow` (ids that are not messages are left
  * out), and the recorder's counters when `tl` is not NULL (the flow level
  * has none).  All borrowed.  Errors name the path. */
 int etsim_netpkt_tl_write(const char *path, const etsim_netpkt_tl_t *tl,
-                          const etsim_netpkt_topo_t *topo,
-                          const etsim_netpkt_t *pkt,
-                          const etsim_netflow_t *flow, size_t n_msgs,
-                          etsim_error_t *err);
+                          const etsim_netpkt_topo_t *topo, const etsim_netpkt_t *pkt,
+                          const etsim_netflow_t *flow, size_t n_msgs, etsim_error_t *err);
 
 #ifdef __cplusplus
 }

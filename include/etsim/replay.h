@@ -28,13 +28,13 @@ extern "C" {
 /* ------------------------------------------------------------ the plan */
 
 typedef enum {
-  ETSIM_REPLAY_NOP = 0,  /* metadata, zero-work nodes */
-  ETSIM_REPLAY_GEMM = 1, /* cblas_sgemm m x n x k, `batch` times */
+  ETSIM_REPLAY_NOP = 0,    /* metadata, zero-work nodes */
+  ETSIM_REPLAY_GEMM = 1,   /* cblas_sgemm m x n x k, `batch` times */
   ETSIM_REPLAY_STREAM = 2, /* triad over `bytes` bytes */
-  ETSIM_REPLAY_BUSY = 3, /* spin for busy_ns */
-  ETSIM_REPLAY_COLL = 4, /* collective `coll` of `bytes` on `group` */
-  ETSIM_REPLAY_SEND = 5, /* to `peer` with `tag`, `bytes` */
-  ETSIM_REPLAY_RECV = 6, /* from `peer` with `tag`, `bytes` */
+  ETSIM_REPLAY_BUSY = 3,   /* spin for busy_ns */
+  ETSIM_REPLAY_COLL = 4,   /* collective `coll` of `bytes` on `group` */
+  ETSIM_REPLAY_SEND = 5,   /* to `peer` with `tag`, `bytes` */
+  ETSIM_REPLAY_RECV = 6,   /* from `peer` with `tag`, `bytes` */
   ETSIM_REPLAY_KIND_COUNT = 7
 } etsim_replay_kind_t;
 
@@ -59,22 +59,22 @@ static inline int etsim_replay_kind_is_comm(int kind) {
 
 typedef struct etsim_replay_op {
   uint64_t id;
-  const char *name; /* borrowed from the trace */
-  uint8_t kind;     /* etsim_replay_kind_t */
-  uint8_t coll;     /* etsim_coll_type_t when kind is COLL */
-  uint8_t mapped;   /* 0: the node had nothing to map (ran as NOP/BUSY) */
+  const char *name;  /* borrowed from the trace */
+  uint8_t kind;      /* etsim_replay_kind_t */
+  uint8_t coll;      /* etsim_coll_type_t when kind is COLL */
+  uint8_t mapped;    /* 0: the node had nothing to map (ran as NOP/BUSY) */
   uint8_t node_type; /* the trace's etsim_et_node_type_t */
-  int32_t peer;     /* SEND: destination, RECV: source, rooted COLL: root */
+  int32_t peer;      /* SEND: destination, RECV: source, rooted COLL: root */
   int32_t tag;
-  int32_t group;    /* index into the plan's groups, -1: all ranks */
-  uint64_t bytes;   /* COLL/SEND/RECV: size as recorded (after
-                       --comm-scale); STREAM: bytes moved */
+  int32_t group;          /* index into the plan's groups, -1: all ranks */
+  uint64_t bytes;         /* COLL/SEND/RECV: size as recorded (after
+                             --comm-scale); STREAM: bytes moved */
   int64_t m, n, k, batch; /* GEMM shape */
-  double flops;     /* GEMM: 2*m*n*k*batch exactly; 0 otherwise */
-  int64_t rec_ns;   /* recorded duration (duration_micros * 1000), times
-                       comm_scale for communication, compute_scale else */
-  int64_t busy_ns;  /* BUSY: time to spin (rec_ns * compute_scale) */
-  int64_t rec_start_ns; /* start_time_micros * 1000 */
+  double flops;           /* GEMM: 2*m*n*k*batch exactly; 0 otherwise */
+  int64_t rec_ns;         /* recorded duration (duration_micros * 1000), times
+                             comm_scale for communication, compute_scale else */
+  int64_t busy_ns;        /* BUSY: time to spin (rec_ns * compute_scale) */
+  int64_t rec_start_ns;   /* start_time_micros * 1000 */
   /* Uneven ALL_TO_ALL: n_split (= group size) bytes sent to each group
    * rank at plan->splits[split_off ..], received from each at
    * plan->splits[split_off + n_split ..] (attributes in_split/out_split,
@@ -103,13 +103,13 @@ typedef struct etsim_replay_groups {
  * once per group.  On success *out is filled (free with
  * etsim_replay_groups_free).
  */
-int etsim_replay_groups_load(etsim_replay_groups_t *out, const char *path,
-                             int world, etsim_error_t *err);
+int etsim_replay_groups_load(etsim_replay_groups_t *out, const char *path, int world,
+                             etsim_error_t *err);
 void etsim_replay_groups_free(etsim_replay_groups_t *g);
 
 typedef struct etsim_replay_opts {
-  int rank;        /* which rank this plan is for */
-  int world;       /* number of ranks (peers and roots must be below it) */
+  int rank;             /* which rank this plan is for */
+  int world;            /* number of ranks (peers and roots must be below it) */
   double compute_scale; /* work and durations of compute nodes; default 1 */
   double comm_scale;    /* bytes of communication nodes; default 1 */
   /* GEMM when num_ops / tensor_size >= ridge (flop per byte), else stream.
@@ -158,8 +158,7 @@ typedef struct etsim_replay_plan {
  * unparsable shape, and a dependency cycle (one node on it named).
  * On success *out is owned (etsim_replay_plan_free).
  */
-int etsim_replay_plan_build(etsim_replay_plan_t **out,
-                            const etsim_et_trace_t *t,
+int etsim_replay_plan_build(etsim_replay_plan_t **out, const etsim_et_trace_t *t,
                             const etsim_replay_opts_t *o, etsim_error_t *err);
 void etsim_replay_plan_free(etsim_replay_plan_t *p);
 
@@ -170,8 +169,7 @@ void etsim_replay_gemm_dims(double flops, int64_t *m, int64_t *n, int64_t *k);
 /* Parse a PyTorch-style shapes string "[[64,128],[128,256]]" into up to
  * max_t tensors of up to 8 dims: n_dims[t], dims[t][d].  Returns the tensor
  * count or ETSIM_EFORMAT. */
-int etsim_replay_parse_shapes(const char *s, int64_t (*dims)[8], int *n_dims,
-                              int max_t);
+int etsim_replay_parse_shapes(const char *s, int64_t (*dims)[8], int *n_dims, int max_t);
 
 /* ------------------------------------------------------------ scheduling */
 
@@ -189,8 +187,7 @@ typedef struct etsim_replay_exec {
    * each completed at in when[], and return how many (>= 0), or a negative
    * code.  With block set, wait until at least one has completed (there is
    * always one outstanding when block is set). */
-  int (*poll)(void *user, int block, size_t *done, int64_t *when, size_t max,
-              etsim_error_t *err);
+  int (*poll)(void *user, int block, size_t *done, int64_t *when, size_t max, etsim_error_t *err);
 } etsim_replay_exec_t;
 
 /*
@@ -208,8 +205,7 @@ typedef struct etsim_replay_sched {
   uint32_t *order;            /* ops in completion order */
 } etsim_replay_sched_t;
 
-int etsim_replay_sched_init(etsim_replay_sched_t *s,
-                            const etsim_replay_plan_t *p);
+int etsim_replay_sched_init(etsim_replay_sched_t *s, const etsim_replay_plan_t *p);
 void etsim_replay_sched_free(etsim_replay_sched_t *s);
 
 /*
@@ -220,34 +216,30 @@ void etsim_replay_sched_free(etsim_replay_sched_t *s);
  * *makespan_ns is the time from start to the last completion.  Returns 0,
  * the first executor error, or ETSIM_EDEADLOCK.
  */
-int etsim_replay_sched_run(etsim_replay_sched_t *s,
-                           const etsim_replay_exec_t *x, int64_t *makespan_ns,
-                           etsim_error_t *err);
+int etsim_replay_sched_run(etsim_replay_sched_t *s, const etsim_replay_exec_t *x,
+                           int64_t *makespan_ns, etsim_error_t *err);
 
 /*
  * Dry run: the same schedule on a virtual clock, nothing executed.  Each op
  * takes its recorded duration rec_ns; compute ops one at a time on the host
  * lane, communication ops concurrently with everything else.
  */
-int etsim_replay_dry_run(etsim_replay_sched_t *s, int64_t *makespan_ns,
-                         etsim_error_t *err);
+int etsim_replay_dry_run(etsim_replay_sched_t *s, int64_t *makespan_ns, etsim_error_t *err);
 
 /*
  * Longest path through the plan with unlimited resources, each op taking
  * rec_ns: *len_ns, and when path is non-NULL (n_ops entries) the ops on it
  * in order (*path_len of them).
  */
-int etsim_replay_critical_path(const etsim_replay_plan_t *p, int64_t *len_ns,
-                               uint32_t *path, size_t *path_len);
+int etsim_replay_critical_path(const etsim_replay_plan_t *p, int64_t *len_ns, uint32_t *path,
+                               size_t *path_len);
 
 /* ---------------------------------------------------------- kernels */
 
 /* C = A * B (row-major, m x k times k x n) through cblas_sgemm. */
-void etsim_replay_gemm(int64_t m, int64_t n, int64_t k, const float *a,
-                       const float *b, float *c);
+void etsim_replay_gemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
 /* a[i] = b[i] + s * c[i] for n floats (STREAM triad: 12 bytes a float). */
-void etsim_replay_triad(float *a, const float *b, const float *c, size_t n,
-                        float s);
+void etsim_replay_triad(float *a, const float *b, const float *c, size_t n, float s);
 /* Spin on CLOCK_MONOTONIC for `ns` nanoseconds. */
 void etsim_replay_busy(int64_t ns);
 int64_t etsim_replay_clock_ns(void);
@@ -267,11 +259,11 @@ int etsim_replay_calibrate(etsim_replay_machine_t *m);
 /* ---------------------------------------------------------- fidelity */
 
 typedef struct etsim_replay_fidelity {
-  size_t n;         /* pairs compared (recorded > 0) */
-  double mdape;     /* median |m - r| / r, as a fraction */
-  double wape;      /* sum |m - r| / sum r */
-  double spearman;  /* rank correlation (average ranks for ties); 0 if n<2 */
-  double within10;  /* fraction with |m - r| <= 0.10 r */
+  size_t n;        /* pairs compared (recorded > 0) */
+  double mdape;    /* median |m - r| / r, as a fraction */
+  double wape;     /* sum |m - r| / sum r */
+  double spearman; /* rank correlation (average ranks for ties); 0 if n<2 */
+  double within10; /* fraction with |m - r| <= 0.10 r */
   double within25;
 } etsim_replay_fidelity_t;
 
@@ -279,8 +271,8 @@ typedef struct etsim_replay_fidelity {
  * Compare measured with recorded values over the pairs whose recorded value
  * is positive.  Returns 0 or ETSIM_ENOMEM.
  */
-int etsim_replay_fidelity(const double *recorded, const double *measured,
-                          size_t n, etsim_replay_fidelity_t *out);
+int etsim_replay_fidelity(const double *recorded, const double *measured, size_t n,
+                          etsim_replay_fidelity_t *out);
 
 /* nccl-tests bus-bandwidth factor for a collective on P ranks:
  * all-reduce 2(P-1)/P; all-gather, reduce-scatter, all-to-all, gather,
@@ -295,8 +287,8 @@ double etsim_replay_busbw_factor(int coll, int P);
  * *send_bytes and *recv_bytes for a member with group rank `me` of P, root
  * `root`.  Sizes not divisible by P are rounded up to a multiple of P*4.
  */
-void etsim_replay_coll_bytes(int coll, uint64_t S, int P, int me, int root,
-                             uint64_t *send_bytes, uint64_t *recv_bytes);
+void etsim_replay_coll_bytes(int coll, uint64_t S, int P, int me, int root, uint64_t *send_bytes,
+                             uint64_t *recv_bytes);
 
 #ifdef __cplusplus
 }

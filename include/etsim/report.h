@@ -25,7 +25,7 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
                       etsim_error_t *err);
 int etsim_report_csv(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
                      etsim_error_t *err);
-int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
-                          const etsim_et_set_t *set, etsim_error_t *err);
+int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
+                          etsim_error_t *err);
 
 #endif

@@ -39,21 +39,19 @@ typedef struct etsim_shard_model {
   size_t n_bot;
   uint32_t top[8]; /* top MLP widths after the interaction output */
   size_t n_top;
-  int interaction;          /* ETSIM_DLRM_* */
+  int interaction; /* ETSIM_DLRM_* */
   uint32_t dcn_layers, dcn_rank;
   uint32_t batch; /* default per-rank batch */
 } etsim_shard_model_t;
 
 /* mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle, synthetic-large (seeded).
  * 0 or ENOTFOUND (err lists the names). */
-int etsim_shard_model_preset(const char *name, etsim_shard_model_t *out,
-                             etsim_error_t *err);
+int etsim_shard_model_preset(const char *name, etsim_shard_model_t *out, etsim_error_t *err);
 /* A model from JSON: {"name": .., "tables": [{"name", "rows", "dim",
  * "pooling", "elem_bytes"}], "bottom_mlp": [..], "top_mlp": [..],
  * "interaction": "dot"|"dcn", "dcn_layers", "dcn_rank", "batch"}.
  * Errors name the file and the key or table. */
-int etsim_shard_model_load(const char *path, etsim_shard_model_t *out,
-                           etsim_error_t *err);
+int etsim_shard_model_load(const char *path, etsim_shard_model_t *out, etsim_error_t *err);
 void etsim_shard_model_free(etsim_shard_model_t *m);
 /* Check a model (positive rows/dims, sane MLPs): 0 or EINVAL. */
 int etsim_shard_model_check(const etsim_shard_model_t *m, etsim_error_t *err);
@@ -94,10 +92,10 @@ enum { ETSIM_SHARD_OBJ_TIME = 0, ETSIM_SHARD_OBJ_MEMORY = 1 };
 
 typedef struct etsim_shard_opts {
   size_t ranks, ranks_per_host;
-  double hbm_gb;   /* per rank (0: 32) */
-  uint32_t batch;  /* per rank (0: the model's) */
-  unsigned types;  /* bit (1 << ETSIM_SHARD_*) per allowed type (0: all) */
-  int objective;   /* ETSIM_SHARD_OBJ_* */
+  double hbm_gb;  /* per rank (0: 32) */
+  uint32_t batch; /* per rank (0: the model's) */
+  unsigned types; /* bit (1 << ETSIM_SHARD_*) per allowed type (0: all) */
+  int objective;  /* ETSIM_SHARD_OBJ_* */
   etsim_shard_costs_t costs;
 } etsim_shard_opts_t;
 
@@ -114,14 +112,14 @@ typedef struct etsim_shard {
 typedef struct etsim_shard_plan {
   size_t n_ranks, ranks_per_host;
   uint32_t batch;
-  int *table_type;         /* per table */
+  int *table_type; /* per table */
   size_t n_tables;
-  etsim_shard_t *shards;   /* grouped by table, in table order */
+  etsim_shard_t *shards; /* grouped by table, in table order */
   size_t n_shards;
-  size_t *table_first;     /* shards of table t: [first[t], first[t+1]) */
-  double *rank_ms;         /* per rank: sum of shard costs */
-  uint64_t *rank_bytes;    /* per rank: HBM used */
-  double max_ms;           /* the slowest rank */
+  size_t *table_first;  /* shards of table t: [first[t], first[t+1]) */
+  double *rank_ms;      /* per rank: sum of shard costs */
+  uint64_t *rank_bytes; /* per rank: HBM used */
+  double max_ms;        /* the slowest rank */
   uint64_t max_bytes;
 } etsim_shard_plan_t;
 
@@ -133,8 +131,7 @@ typedef struct etsim_shard_plan {
 int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
                      etsim_shard_plan_t *out, etsim_error_t *err);
 /* Place and rate a fixed per-table choice (types[t]); same errors. */
-int etsim_shard_place(const etsim_shard_model_t *m,
-                      const etsim_shard_opts_t *o, const int *types,
+int etsim_shard_place(const etsim_shard_model_t *m, const etsim_shard_opts_t *o, const int *types,
                       etsim_shard_plan_t *out, etsim_error_t *err);
 void etsim_shard_plan_free(etsim_shard_plan_t *p);
 
@@ -142,14 +139,12 @@ void etsim_shard_plan_free(etsim_shard_plan_t *p);
  * types and shards must agree with m and name ranks below the plan's
  * "ranks".  Costs are recomputed with o's constants (o->ranks and
  * o->ranks_per_host are taken from the file). */
-int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m,
-                          etsim_shard_opts_t *o, etsim_shard_plan_t *out,
-                          etsim_error_t *err);
+int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m, etsim_shard_opts_t *o,
+                          etsim_shard_plan_t *out, etsim_error_t *err);
 
 /* Write the plan as JSON (atomically); "-" is stdout. */
-int etsim_shard_plan_write(const etsim_shard_plan_t *p,
-                           const etsim_shard_model_t *m, const char *path,
-                           etsim_error_t *err);
+int etsim_shard_plan_write(const etsim_shard_plan_t *p, const etsim_shard_model_t *m,
+                           const char *path, etsim_error_t *err);
 
 #ifdef __cplusplus
 }

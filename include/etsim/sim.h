@@ -23,10 +23,10 @@
 #include <stdint.h>
 
 typedef enum {
-  ETSIM_MEM_NONE = 0,     /* NO_MEMORY_EXPANSION */
-  ETSIM_MEM_PER_NODE,     /* PER_NODE_MEMORY_EXPANSION: one server per node */
-  ETSIM_MEM_PER_NPU,      /* PER_NPU_MEMORY_EXPANSION: one server per NPU */
-  ETSIM_MEM_POOL          /* MEMORY_POOL: one server for everyone */
+  ETSIM_MEM_NONE = 0, /* NO_MEMORY_EXPANSION */
+  ETSIM_MEM_PER_NODE, /* PER_NODE_MEMORY_EXPANSION: one server per node */
+  ETSIM_MEM_PER_NPU,  /* PER_NPU_MEMORY_EXPANSION: one server per NPU */
+  ETSIM_MEM_POOL      /* MEMORY_POOL: one server for everyone */
 } etsim_mem_type_t;
 
 typedef struct etsim_mem_config {
@@ -50,25 +50,25 @@ int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_
 void etsim_comm_groups_free(etsim_comm_groups_t *g);
 
 typedef struct etsim_sim_opts {
-  const char *backend;     /* "analytical" (default) or "congestion" */
-  int multi_comm;          /* lift the one-communication-op rule */
-  int record_nodes;        /* keep start/end of every node (CSV, timeline) */
-  int exact;               /* simulate every NPU even when one can stand for all */
-  const etsim_mem_config_t *memory;     /* NULL: none */
-  const etsim_comm_groups_t *groups;    /* NULL: none */
-  const etsim_net_opts_t *net;          /* flow/packet backend options, NULL: defaults */
+  const char *backend;               /* "analytical" (default) or "congestion" */
+  int multi_comm;                    /* lift the one-communication-op rule */
+  int record_nodes;                  /* keep start/end of every node (CSV, timeline) */
+  int exact;                         /* simulate every NPU even when one can stand for all */
+  const etsim_mem_config_t *memory;  /* NULL: none */
+  const etsim_comm_groups_t *groups; /* NULL: none */
+  const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
 } etsim_sim_opts_t;
 
 typedef struct etsim_sim_npu {
   int64_t finish_ps;
-  int64_t gpu_comp_ps;  /* sum of GPU compute node times (ASTRA-sim's tics) */
+  int64_t gpu_comp_ps; /* sum of GPU compute node times (ASTRA-sim's tics) */
   int64_t cpu_ps;
-  int64_t comm_busy_ps; /* union of intervals with communication in flight */
-  int64_t exposed_ps;   /* finish - gpu_comp (ASTRA-sim's definition) */
+  int64_t comm_busy_ps;    /* union of intervals with communication in flight */
+  int64_t exposed_ps;      /* finish - gpu_comp (ASTRA-sim's definition) */
   int64_t exposed_true_ps; /* communication time not overlapped by GPU compute */
-  uint64_t comm_bytes;  /* collective + send payload issued */
+  uint64_t comm_bytes;     /* collective + send payload issued */
   uint64_t nodes;
-  int64_t exposed_by_op[ETSIM_COP_N + 2]; /* + point-to-point, + memory */
+  int64_t exposed_by_op[ETSIM_COP_N + 2];           /* + point-to-point, + memory */
   int64_t coll_busy_by_dim[ETSIM_TOPO_MAX_DIMS];    /* collective chunks running */
   int64_t coll_exposed_by_dim[ETSIM_TOPO_MAX_DIMS]; /* ... with no compute */
 } etsim_sim_npu_t;

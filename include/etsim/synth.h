@@ -76,16 +76,16 @@ int etsim_synth_data_add(etsim_synth_data_t *d, const etsim_synth_dag_t *g);
  * index out of range or a self-loop is an error.  n_cls[0] becomes at least
  * max(x) + 1 (and at least min_classes).
  */
-int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path,
-                               uint32_t min_classes, etsim_error_t *err);
+int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t min_classes,
+                               etsim_error_t *err);
 /* Write in the same format (a comment line first). */
-int etsim_synth_data_write_text(const etsim_synth_data_t *d, const char *path,
-                                const char *comment, etsim_error_t *err);
+int etsim_synth_data_write_text(const etsim_synth_data_t *d, const char *path, const char *comment,
+                                etsim_error_t *err);
 
 /* How a Chakra trace becomes training DAGs. */
 typedef struct etsim_synth_trace_opts {
-  uint32_t max_nodes; /* window size: consecutive layers, at most this many
-                         nodes per DAG (default 400) */
+  uint32_t max_nodes;  /* window size: consecutive layers, at most this many
+                          nodes per DAG (default 400) */
   int keep_transitive; /* 1: keep edges implied by other paths */
   int use_ctrl;        /* 1: control dependencies count as edges too */
   double y;            /* label of every window (e.g. a simulated time) */
@@ -101,13 +101,11 @@ void etsim_synth_trace_opts_default(etsim_synth_trace_opts_t *o);
  * The data must be KIND_TRACE (an empty set becomes one).
  */
 int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
-                                const etsim_synth_trace_opts_t *o,
-                                etsim_error_t *err);
+                                const etsim_synth_trace_opts_t *o, etsim_error_t *err);
 
 /* Layer (1-based Kahn depth) of every node into layer[n_nodes]; returns the
  * number of layers, or ETSIM_EFORMAT naming a node on a cycle. */
-int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer,
-                       etsim_error_t *err);
+int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer, etsim_error_t *err);
 
 /* ------------------------------------------------------------------ model */
 
@@ -134,41 +132,34 @@ typedef struct etsim_synth_progress {
   int best; /* this epoch gave the best validation loss so far */
   double seconds;
 } etsim_synth_progress_t;
-typedef int (*etsim_synth_progress_fn)(void *user,
-                                       const etsim_synth_progress_t *p);
+typedef int (*etsim_synth_progress_fn)(void *user, const etsim_synth_progress_t *p);
 
 /*
  * Train on `train`, validate on `val` (may be NULL: a seeded 10% of train is
  * held out).  Deterministic for a given seed.  The returned model holds
  * the parameters of the epoch with the best validation loss.
  */
-int etsim_synth_train(const etsim_synth_data_t *train,
-                      const etsim_synth_data_t *val,
-                      const etsim_synth_config_t *cfg,
-                      etsim_synth_progress_fn fn, void *user,
+int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t *val,
+                      const etsim_synth_config_t *cfg, etsim_synth_progress_fn fn, void *user,
                       etsim_synth_model_t **out, etsim_error_t *err);
 void etsim_synth_model_free(etsim_synth_model_t *m);
 
 /* Mean loss of the model on data (fixed noise draws from `seed`): total and
  * the three parts (any out pointer may be NULL). */
-int etsim_synth_model_loss(etsim_synth_model_t *m,
-                           const etsim_synth_data_t *d, uint64_t seed,
-                           double *total, double *count, double *attr,
-                           double *edge, etsim_error_t *err);
+int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, uint64_t seed,
+                           double *total, double *count, double *attr, double *edge,
+                           etsim_error_t *err);
 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
 #define ETSIM_SYNTH_MODEL_VERSION 3
-int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path,
-                           etsim_error_t *err);
-int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
-                           etsim_error_t *err);
+int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
+int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number
  * of parameters. */
-void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind,
-                            uint32_t *n_ch, uint32_t *n_cls,
-                            size_t *n_params);
+void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind, uint32_t *n_ch,
+                            uint32_t *n_cls, size_t *n_params);
 /* A label typical of the training data (its median). */
 double etsim_synth_model_label(const etsim_synth_model_t *m);
 
@@ -177,8 +168,7 @@ double etsim_synth_model_label(const etsim_synth_model_t *m);
  * model); labels[i] conditions graph i (NULL: the training median).
  * Deterministic for a seed.
  */
-int etsim_synth_sample(etsim_synth_model_t *m, size_t n,
-                       const double *labels, uint64_t seed,
+int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
                        etsim_synth_data_t *out, etsim_error_t *err);
 
 /*
@@ -186,8 +176,8 @@ int etsim_synth_sample(etsim_synth_model_t *m, size_t n,
  * node types and comm_type, bins become duration_micros and comm_size,
  * edges data_deps.
  */
-int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
-                            const char *path, etsim_error_t *err);
+int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi, const char *path,
+                            etsim_error_t *err);
 
 /* ------------------------------------------------------------- baseline */
 
@@ -203,12 +193,10 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
  *    level varied by +-regularity, extra parents by density within `jump`
  *    levels, all four fitted to the data; attributes from their marginal.
  */
-int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n,
-                         uint64_t seed, etsim_synth_data_t *out,
-                         etsim_error_t *err);
-int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
-                                uint64_t seed, etsim_synth_data_t *out,
-                                etsim_error_t *err);
+int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
+                         etsim_synth_data_t *out, etsim_error_t *err);
+int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
+                                etsim_synth_data_t *out, etsim_error_t *err);
 
 /* --------------------------------------------------------------- eval */
 
@@ -231,14 +219,12 @@ typedef struct etsim_synth_eval {
 
 /* Compare generated against real; real_train (may be NULL) gives the
  * "trained on real graphs" surrogate row.  `surrogate` 0 skips it. */
-int etsim_synth_evaluate(const etsim_synth_data_t *real,
-                         const etsim_synth_data_t *gen,
+int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_t *gen,
                          const etsim_synth_data_t *real_train, int surrogate,
                          etsim_synth_eval_t *out, etsim_error_t *err);
 /* Whether one DAG is valid: acyclic, indices in range, no self-loop or
  * duplicate edge, every non-source node reachable... see docs; 1 or 0. */
-int etsim_synth_dag_valid(const etsim_synth_data_t *d,
-                          const etsim_synth_dag_t *g);
+int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
 
 #ifdef __cplusplus
 }

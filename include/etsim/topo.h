@@ -43,9 +43,9 @@ int etsim_topo_kind_parse(const char *s, etsim_topo_kind_t *out);
 /* Fill *t from per-dimension arrays and check them (npus > 1... ASTRA-sim
  * accepts 1 as well; bandwidth > 0; latency >= 0; total fits in 2^31).
  * `what` names the source for error messages. */
-int etsim_topo_init(etsim_topo_t *t, int ndims, const etsim_topo_kind_t *kind,
-                    const uint32_t *npus, const double *bw_gbps,
-                    const double *lat_ns, const char *what, etsim_error_t *err);
+int etsim_topo_init(etsim_topo_t *t, int ndims, const etsim_topo_kind_t *kind, const uint32_t *npus,
+                    const double *bw_gbps, const double *lat_ns, const char *what,
+                    etsim_error_t *err);
 
 /* Read an ASTRA-sim network YAML file (keys topology, npus_count,
  * bandwidth, latency: lists of equal length).  Unknown keys are a warning;
@@ -79,8 +79,7 @@ static inline uint32_t etsim_topo_mirror(const etsim_topo_t *t, uint32_t id) {
 
 /* Neighbour of `id` one step along dimension d's ring: dir +1 clockwise
  * (coordinate + 1, wrapping), -1 anticlockwise. */
-static inline uint32_t etsim_topo_step(const etsim_topo_t *t, uint32_t id, int d,
-                                       int dir) {
+static inline uint32_t etsim_topo_step(const etsim_topo_t *t, uint32_t id, int d, int dir) {
   uint32_t c = etsim_topo_coord(t, id, d), n = t->npus[d];
   uint32_t c2 = dir > 0 ? (c + 1 == n ? 0 : c + 1) : (c == 0 ? n - 1 : c - 1);
   return id + (c2 - c) * t->stride[d];

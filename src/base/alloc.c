@@ -14,20 +14,17 @@ static long fail_countdown; /* 0: never fail */
 void etsim_alloc_fail_after(long n) { fail_countdown = n; }
 
 static int should_fail(void) {
-  if (fail_countdown > 0 && --fail_countdown == 0)
-    return 1;
+  if (fail_countdown > 0 && --fail_countdown == 0) return 1;
   return 0;
 }
 
 void *etsim_malloc(size_t size) {
-  if (should_fail())
-    return NULL;
+  if (should_fail()) return NULL;
   return malloc(size ? size : 1);
 }
 
 void *etsim_calloc(size_t n, size_t size) {
-  if (should_fail())
-    return NULL;
+  if (should_fail()) return NULL;
   return calloc(n ? n : 1, size ? size : 1);
 }
 
@@ -36,8 +33,7 @@ void *etsim_realloc(void *ptr, size_t size) {
     free(ptr);
     return NULL;
   }
-  if (should_fail())
-    return NULL;
+  if (should_fail()) return NULL;
   return realloc(ptr, size);
 }
 
@@ -46,25 +42,20 @@ void etsim_free(void *ptr) { free(ptr); }
 char *etsim_strdup(const char *s) {
   size_t n = strlen(s) + 1;
   char *p = etsim_malloc(n);
-  if (p)
-    memcpy(p, s, n);
+  if (p) memcpy(p, s, n);
   return p;
 }
 
 int etsim_grow(void **pbuf, size_t *pcap, size_t need, size_t elem) {
-  if (need <= *pcap)
-    return 0;
+  if (need <= *pcap) return 0;
   size_t cap = *pcap ? *pcap : 8;
   while (cap < need) {
-    if (cap > SIZE_MAX / 3)
-      return ETSIM_ENOMEM;
+    if (cap > SIZE_MAX / 3) return ETSIM_ENOMEM;
     cap += cap / 2 + 8;
   }
-  if (cap > SIZE_MAX / elem)
-    return ETSIM_ENOMEM;
+  if (cap > SIZE_MAX / elem) return ETSIM_ENOMEM;
   void *p = etsim_realloc(*pbuf, cap * elem);
-  if (!p)
-    return ETSIM_ENOMEM;
+  if (!p) return ETSIM_ENOMEM;
   *pbuf = p;
   *pcap = cap;
   return 0;
@@ -94,8 +85,7 @@ void *etsim_arena_alloc(etsim_arena_t *a, size_t size) {
       /* A large piece gets a block of its own behind the head, so the head's
        * free space is not wasted. */
       etsim_arena_block_t *big = etsim_malloc(sizeof *big + size);
-      if (!big)
-        return NULL;
+      if (!big) return NULL;
       big->size = size;
       big->used = size;
       if (b) {
@@ -109,8 +99,7 @@ void *etsim_arena_alloc(etsim_arena_t *a, size_t size) {
       return big->data;
     }
     etsim_arena_block_t *nb = etsim_malloc(sizeof *nb + bs);
-    if (!nb)
-      return NULL;
+    if (!nb) return NULL;
     nb->size = bs;
     nb->used = 0;
     nb->next = b;
@@ -134,16 +123,13 @@ char *etsim_arena_strndup(etsim_arena_t *a, const char *s, size_t n) {
 
 void etsim_arena_reset(etsim_arena_t *a) {
   etsim_arena_block_t *b = a->head;
-  if (!b)
-    return;
+  if (!b) return;
   /* Keep the largest regular block only. */
   etsim_arena_block_t *keep = NULL;
   while (b) {
     etsim_arena_block_t *next = b->next;
-    if (!keep && b->size == a->block_size)
-      keep = b;
-    else
-      etsim_free(b);
+    if (!keep && b->size == a->block_size) keep = b;
+    else etsim_free(b);
     b = next;
   }
   if (keep) {
@@ -167,7 +153,6 @@ void etsim_arena_free(etsim_arena_t *a) {
 
 size_t etsim_arena_reserved(const etsim_arena_t *a) {
   size_t n = 0;
-  for (const etsim_arena_block_t *b = a->head; b; b = b->next)
-    n += sizeof *b + b->size;
+  for (const etsim_arena_block_t *b = a->head; b; b = b->next) n += sizeof *b + b->size;
   return n;
 }

@@ -8,29 +8,29 @@
 
 const char *etsim_errname(int code) {
   switch (code) {
-  case ETSIM_OK:
-    return "ETSIM_OK";
-#define ETSIM_ERR_NAME_(name, c, msg)                                          \
-  case c:                                                                      \
+    case ETSIM_OK:
+      return "ETSIM_OK";
+#define ETSIM_ERR_NAME_(name, c, msg) \
+  case c:                             \
     return "ETSIM_E" #name;
-    ETSIM_ERRNO_MAP(ETSIM_ERR_NAME_)
+      ETSIM_ERRNO_MAP(ETSIM_ERR_NAME_)
 #undef ETSIM_ERR_NAME_
-  default:
-    return "ETSIM_E?";
+    default:
+      return "ETSIM_E?";
   }
 }
 
 const char *etsim_strerror(int code) {
   switch (code) {
-  case ETSIM_OK:
-    return "success";
-#define ETSIM_ERR_MSG_(name, c, msg)                                           \
-  case c:                                                                      \
+    case ETSIM_OK:
+      return "success";
+#define ETSIM_ERR_MSG_(name, c, msg) \
+  case c:                            \
     return msg;
-    ETSIM_ERRNO_MAP(ETSIM_ERR_MSG_)
+      ETSIM_ERRNO_MAP(ETSIM_ERR_MSG_)
 #undef ETSIM_ERR_MSG_
-  default:
-    return "unknown error";
+    default:
+      return "unknown error";
   }
 }
 
@@ -46,8 +46,7 @@ int etsim_error_set(etsim_error_t *err, int code, const char *fmt, ...) {
 }
 
 void etsim_error_prefix(etsim_error_t *err, const char *fmt, ...) {
-  if (!err)
-    return;
+  if (!err) return;
   char head[512], old[sizeof err->msg];
   va_list ap;
   va_start(ap, fmt);
@@ -55,8 +54,7 @@ void etsim_error_prefix(etsim_error_t *err, const char *fmt, ...) {
   va_end(ap);
   memcpy(old, err->msg, sizeof old);
   size_t hl = strlen(head);
-  if (hl > sizeof err->msg - 3)
-    hl = sizeof err->msg - 3;
+  if (hl > sizeof err->msg - 3) hl = sizeof err->msg - 3;
   memcpy(err->msg, head, hl);
   memcpy(err->msg + hl, ": ", 2);
   size_t room = sizeof err->msg - hl - 3;
@@ -81,8 +79,7 @@ void etsim_set_warn_handler(etsim_warn_fn fn, void *user) {
 }
 
 void etsim_warn(const char *fmt, ...) {
-  if (!warn_fn)
-    return;
+  if (!warn_fn) return;
   char line[1024];
   va_list ap;
   va_start(ap, fmt);

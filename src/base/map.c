@@ -23,11 +23,9 @@ static int u64map_rehash(etsim_u64map_t *m, size_t cap) {
   }
   size_t mask = cap - 1;
   for (size_t i = 0; i < m->cap; i++) {
-    if (!m->vals[i])
-      continue;
+    if (!m->vals[i]) continue;
     size_t h = etsim_hash_u64(m->keys[i]) & mask;
-    while (vals[h])
-      h = (h + 1) & mask;
+    while (vals[h]) h = (h + 1) & mask;
     keys[h] = m->keys[i];
     vals[h] = m->vals[i];
   }
@@ -41,24 +39,20 @@ static int u64map_rehash(etsim_u64map_t *m, size_t cap) {
 
 int etsim_u64map_reserve(etsim_u64map_t *m, size_t n) {
   size_t cap = m->cap ? m->cap : 16;
-  while (cap * 7 / 10 < n)
-    cap *= 2;
+  while (cap * 7 / 10 < n) cap *= 2;
   return cap == m->cap ? 0 : u64map_rehash(m, cap);
 }
 
-int etsim_u64map_put(etsim_u64map_t *m, uint64_t key, uint32_t val,
-                     uint32_t *old) {
+int etsim_u64map_put(etsim_u64map_t *m, uint64_t key, uint32_t val, uint32_t *old) {
   if ((m->count + 1) > m->cap * 7 / 10) {
     int rc = u64map_rehash(m, m->cap ? m->cap * 2 : 16);
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
   size_t mask = m->cap - 1;
   size_t h = etsim_hash_u64(key) & mask;
   while (m->vals[h]) {
     if (m->keys[h] == key) {
-      if (old)
-        *old = m->vals[h] - 1;
+      if (old) *old = m->vals[h] - 1;
       return 0;
     }
     h = (h + 1) & mask;
@@ -70,8 +64,7 @@ int etsim_u64map_put(etsim_u64map_t *m, uint64_t key, uint32_t val,
 }
 
 int etsim_u64map_get(const etsim_u64map_t *m, uint64_t key, uint32_t *val) {
-  if (!m->cap)
-    return 0;
+  if (!m->cap) return 0;
   size_t mask = m->cap - 1;
   size_t h = etsim_hash_u64(key) & mask;
   while (m->vals[h]) {
@@ -113,12 +106,10 @@ void etsim_intern_free(etsim_intern_t *t) {
 
 static int intern_rehash(etsim_intern_t *t, size_t nslots) {
   uint32_t *slots = etsim_calloc(nslots, sizeof *slots);
-  if (!slots)
-    return ETSIM_ENOMEM;
+  if (!slots) return ETSIM_ENOMEM;
   for (size_t i = 0; i < t->n; i++) {
     size_t h = etsim_hash_bytes(t->strs[i], strlen(t->strs[i])) & (nslots - 1);
-    while (slots[h])
-      h = (h + 1) & (nslots - 1);
+    while (slots[h]) h = (h + 1) & (nslots - 1);
     slots[h] = (uint32_t)i + 1;
   }
   etsim_free(t->slots);
@@ -127,14 +118,12 @@ static int intern_rehash(etsim_intern_t *t, size_t nslots) {
   return 0;
 }
 
-static int64_t intern_lookup(const etsim_intern_t *t, const char *s, size_t len,
-                             size_t *slot) {
+static int64_t intern_lookup(const etsim_intern_t *t, const char *s, size_t len, size_t *slot) {
   size_t mask = t->nslots - 1;
   size_t h = etsim_hash_bytes(s, len) & mask;
   while (t->slots[h]) {
     const char *c = t->strs[t->slots[h] - 1];
-    if (strncmp(c, s, len) == 0 && c[len] == '\0')
-      return t->slots[h] - 1;
+    if (strncmp(c, s, len) == 0 && c[len] == '\0') return t->slots[h] - 1;
     h = (h + 1) & mask;
   }
   *slot = h;
@@ -144,28 +133,22 @@ static int64_t intern_lookup(const etsim_intern_t *t, const char *s, size_t len,
 int64_t etsim_intern_put(etsim_intern_t *t, const char *s, size_t len) {
   if ((t->n + 1) * 2 > t->nslots) {
     int rc = intern_rehash(t, t->nslots ? t->nslots * 2 : 64);
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
   size_t slot;
   int64_t id = intern_lookup(t, s, len, &slot);
-  if (id >= 0)
-    return id;
-  if (t->n >= UINT32_MAX - 1)
-    return ETSIM_ERANGE;
-  if (etsim_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof *t->strs))
-    return ETSIM_ENOMEM;
+  if (id >= 0) return id;
+  if (t->n >= UINT32_MAX - 1) return ETSIM_ERANGE;
+  if (etsim_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof *t->strs)) return ETSIM_ENOMEM;
   char *copy = etsim_arena_strndup(&t->arena, s, len);
-  if (!copy)
-    return ETSIM_ENOMEM;
+  if (!copy) return ETSIM_ENOMEM;
   t->strs[t->n] = copy;
   t->slots[slot] = (uint32_t)t->n + 1;
   return (int64_t)t->n++;
 }
 
 int64_t etsim_intern_find(const etsim_intern_t *t, const char *s) {
-  if (!t->nslots)
-    return -1;
+  if (!t->nslots) return -1;
   size_t slot;
   return intern_lookup(t, s, strlen(s), &slot);
 }

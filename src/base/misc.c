@@ -21,8 +21,7 @@ static uint64_t splitmix64(uint64_t *x) {
 }
 
 void etsim_rng_seed(etsim_rng_t *r, uint64_t seed) {
-  for (int i = 0; i < 4; i++)
-    r->s[i] = splitmix64(&seed);
+  for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
 }
 
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -40,16 +39,13 @@ uint64_t etsim_rng_next(etsim_rng_t *r) {
   return result;
 }
 
-double etsim_rng_uniform(etsim_rng_t *r) {
-  return (double)(etsim_rng_next(r) >> 11) * 0x1.0p-53;
-}
+double etsim_rng_uniform(etsim_rng_t *r) { return (double)(etsim_rng_next(r) >> 11) * 0x1.0p-53; }
 
 uint64_t etsim_rng_below(etsim_rng_t *r, uint64_t n) {
   /* Rejection sampling removes modulo bias. */
   uint64_t limit = UINT64_MAX - UINT64_MAX % n;
   uint64_t x;
-  do
-    x = etsim_rng_next(r);
+  do x = etsim_rng_next(r);
   while (x >= limit);
   return x % n;
 }
@@ -57,15 +53,13 @@ uint64_t etsim_rng_below(etsim_rng_t *r, uint64_t n) {
 double etsim_rng_normal(etsim_rng_t *r) {
   /* Box-Muller; the second value is dropped to keep the state simple. */
   double u1 = etsim_rng_uniform(r), u2 = etsim_rng_uniform(r);
-  if (u1 < 1e-300)
-    u1 = 1e-300;
+  if (u1 < 1e-300) u1 = 1e-300;
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
 /* ----------------------------------------------------------- output files */
 
-int etsim_outfile_open(etsim_outfile_t *o, const char *path,
-                       etsim_error_t *err) {
+int etsim_outfile_open(etsim_outfile_t *o, const char *path, etsim_error_t *err) {
   memset(o, 0, sizeof *o);
   if (strcmp(path, "-") == 0) {
     o->fp = stdout;
@@ -87,8 +81,7 @@ int etsim_outfile_open(etsim_outfile_t *o, const char *path,
     etsim_free(o->path);
     etsim_free(o->tmp_path);
     o->path = o->tmp_path = NULL;
-    return etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path,
-                           strerror(e));
+    return etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path, strerror(e));
   }
   o->fp = fp;
   return 0;
@@ -97,20 +90,17 @@ int etsim_outfile_open(etsim_outfile_t *o, const char *path,
 int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err) {
   int rc = 0;
   FILE *fp = o->fp;
-  if (!fp)
-    return 0;
+  if (!fp) return 0;
   if (!o->tmp_path) {
-    if (fflush(fp) != 0 || ferror(fp))
-      rc = etsim_error_set(err, ETSIM_EIO, "-: write error");
+    if (fflush(fp) != 0 || ferror(fp)) rc = etsim_error_set(err, ETSIM_EIO, "-: write error");
   } else {
     int bad = ferror(fp);
     if (fclose(fp) != 0 || bad) {
-      rc = etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", o->path,
-                           strerror(errno));
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", o->path, strerror(errno));
       remove(o->tmp_path);
     } else if (rename(o->tmp_path, o->path) != 0) {
-      rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s",
-                           o->path, strerror(errno));
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", o->path,
+                           strerror(errno));
       remove(o->tmp_path);
     }
   }
@@ -135,29 +125,34 @@ void etsim_outfile_abort(etsim_outfile_t *o) {
 /* ------------------------------------------------------------------ sizes */
 
 int etsim_parse_size(const char *s, uint64_t *out_bytes) {
-  if (!s || !*s)
-    return ETSIM_EINVAL;
+  if (!s || !*s) return ETSIM_EINVAL;
   errno = 0;
   char *end;
   double v = strtod(s, &end);
-  if (errno || end == s || v < 0)
-    return ETSIM_EINVAL;
-  while (*end == ' ')
-    end++;
+  if (errno || end == s || v < 0) return ETSIM_EINVAL;
+  while (*end == ' ') end++;
   static const struct {
     const char *suffix;
     double mult;
-  } units[] = {{"", 1},           {"B", 1},          {"K", 1e3},
-               {"KB", 1e3},       {"KiB", 1024.0},   {"M", 1e6},
-               {"MB", 1e6},       {"MiB", 1048576.0}, {"G", 1e9},
-               {"GB", 1e9},       {"GiB", 1073741824.0}, {"T", 1e12},
-               {"TB", 1e12},      {"TiB", 1099511627776.0}};
+  } units[] = {{"", 1},
+               {"B", 1},
+               {"K", 1e3},
+               {"KB", 1e3},
+               {"KiB", 1024.0},
+               {"M", 1e6},
+               {"MB", 1e6},
+               {"MiB", 1048576.0},
+               {"G", 1e9},
+               {"GB", 1e9},
+               {"GiB", 1073741824.0},
+               {"T", 1e12},
+               {"TB", 1e12},
+               {"TiB", 1099511627776.0}};
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
     if (strcasecmp(end, units[i].suffix) == 0 &&
         (strcmp(end, units[i].suffix) == 0 || strlen(end) > 1)) {
       double b = v * units[i].mult;
-      if (b > 1.8e19 || b != floor(b))
-        return ETSIM_EINVAL;
+      if (b > 1.8e19 || b != floor(b)) return ETSIM_EINVAL;
       *out_bytes = (uint64_t)b;
       return 0;
     }

@@ -37,9 +37,8 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
  * `flags` is a NULL-terminated list of boolean options ("--json"); given
  * ones set set[i] = 1.  Returns 1 with *input set to go on, or 0 with
  * *exit_code set (0 after --help, 2 after a usage error, already printed). */
-int cli_one_input(int argc, char **argv, const char *usage,
-                  const char *const *flags, int *set, const char **input,
-                  int *exit_code);
+int cli_one_input(int argc, char **argv, const char *usage, const char *const *flags, int *set,
+                  const char **input, int *exit_code);
 /* Strict integer parsing: returns 0 or prints an error naming `what`. */
 int cli_parse_u64(const char *s, const char *what, uint64_t *out);
 int cli_parse_i64(const char *s, const char *what, int64_t *out);

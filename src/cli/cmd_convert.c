@@ -25,7 +25,7 @@ typedef struct {
   const char *name;
   const char *summary;
   int (*run)(const convert_args_t *a); /* NULL: not available yet */
-  const char *options; /* format-specific option help, or NULL */
+  const char *options;                 /* format-specific option help, or NULL */
 } convert_format_t;
 
 /* ------------------------------------------------------------- json */
@@ -33,15 +33,15 @@ typedef struct {
 static int convert_json(const convert_args_t *a) {
   unsigned flags = 0;
   for (int i = 0; i < a->argc; i++) {
-    if (strcmp(a->argv[i], "--gzip") == 0)
-      flags |= ETSIM_ET_WRITE_GZIP;
+    if (strcmp(a->argv[i], "--gzip") == 0) flags |= ETSIM_ET_WRITE_GZIP;
     else
-      return cli_usage_error("convert --from json: unknown option '%s' (see "
-                             "'etsim convert --help')", a->argv[i]);
+      return cli_usage_error(
+          "convert --from json: unknown option '%s' (see "
+          "'etsim convert --help')",
+          a->argv[i]);
   }
   etsim_error_t err = {0};
-  if (etsim_etjson_convert(a->input, a->output, flags, NULL, &err))
-    return cli_fail(&err);
+  if (etsim_etjson_convert(a->input, a->output, flags, NULL, &err)) return cli_fail(&err);
   return ETSIM_EXIT_OK;
 }
 
@@ -54,72 +54,60 @@ static int convert_text(const convert_args_t *a) {
     const char *v;
     int m;
     if ((m = cli_opt(a->argc, a->argv, &i, "--npus", &v))) {
-      if (m < 0 || cli_parse_u64(v, "--npus", &npus))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--npus", &npus)) return ETSIM_EXIT_USAGE;
     } else if ((m = cli_opt(a->argc, a->argv, &i, "--passes", &v))) {
-      if (m < 0 || cli_parse_u64(v, "--passes", &passes))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--passes", &passes)) return ETSIM_EXIT_USAGE;
     } else if ((m = cli_opt(a->argc, a->argv, &i, "--time-unit", &v))) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "us") == 0)
-        o.time_unit = ETSIM_TEXT_TIME_US;
-      else if (strcmp(v, "ns") == 0 || strcmp(v, "cycles") == 0)
-        o.time_unit = ETSIM_TEXT_TIME_NS;
-      else
-        return cli_usage_error("--time-unit: '%s' is not us, ns or cycles", v);
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (strcmp(v, "us") == 0) o.time_unit = ETSIM_TEXT_TIME_US;
+      else if (strcmp(v, "ns") == 0 || strcmp(v, "cycles") == 0) o.time_unit = ETSIM_TEXT_TIME_NS;
+      else return cli_usage_error("--time-unit: '%s' is not us, ns or cycles", v);
     } else if ((m = cli_opt(a->argc, a->argv, &i, "--out-format", &v))) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "manifest") == 0)
-        o.format = ETSIM_GEN_OUT_MANIFEST;
-      else if (strcmp(v, "et") == 0)
-        o.format = ETSIM_GEN_OUT_ET;
-      else
-        return cli_usage_error("--out-format: '%s' is not manifest or et", v);
-    } else if (strcmp(a->argv[i], "--quiet") == 0 ||
-               strcmp(a->argv[i], "-q") == 0) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (strcmp(v, "manifest") == 0) o.format = ETSIM_GEN_OUT_MANIFEST;
+      else if (strcmp(v, "et") == 0) o.format = ETSIM_GEN_OUT_ET;
+      else return cli_usage_error("--out-format: '%s' is not manifest or et", v);
+    } else if (strcmp(a->argv[i], "--quiet") == 0 || strcmp(a->argv[i], "-q") == 0) {
       cli_quiet = 1;
     } else if ((m = cli_opt(a->argc, a->argv, &i, "--comm-group", &v))) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       o.comm_group_path = v;
     } else {
-      return cli_usage_error("convert --from text: unknown option '%s' (see "
-                             "'etsim convert --help')", a->argv[i]);
+      return cli_usage_error(
+          "convert --from text: unknown option '%s' (see "
+          "'etsim convert --help')",
+          a->argv[i]);
     }
   }
   if (npus == 0 || npus > (1u << 24))
-    return cli_usage_error("convert --from text: --npus N (1..16777216) is "
-                           "required");
+    return cli_usage_error(
+        "convert --from text: --npus N (1..16777216) is "
+        "required");
   if (passes == 0 || passes > 100000000)
-    return cli_usage_error("--passes: %llu is outside 1..100000000",
-                           (unsigned long long)passes);
+    return cli_usage_error("--passes: %llu is outside 1..100000000", (unsigned long long)passes);
   o.npus = (size_t)npus;
   o.passes = (size_t)passes;
   o.prefix = a->output;
   etsim_error_t err = {0};
   etsim_gen_report_t rep;
-  if (etsim_conv_text(a->input, &o, &rep, &err))
-    return cli_fail(&err);
+  if (etsim_conv_text(a->input, &o, &rep, &err)) return cli_fail(&err);
   if (!cli_quiet)
-    printf("%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "
-           "all ranks)\n",
-           a->output, rep.n_ranks, rep.n_files,
-           o.format == ETSIM_GEN_OUT_MANIFEST ? " + manifest" : "",
-           (unsigned long long)rep.n_nodes, (unsigned long long)rep.rank_nodes);
+    printf(
+        "%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "
+        "all ranks)\n",
+        a->output, rep.n_ranks, rep.n_files,
+        o.format == ETSIM_GEN_OUT_MANIFEST ? " + manifest" : "", (unsigned long long)rep.n_nodes,
+        (unsigned long long)rep.rank_nodes);
   return ETSIM_EXIT_OK;
 }
 
 /* ----------------------------------------------------------- pytorch */
 
 /* In convert_pytorch.c. */
-int etsim_cli_convert_pytorch(const char *input, const char *output, int argc,
-                              char **argv);
+int etsim_cli_convert_pytorch(const char *input, const char *output, int argc, char **argv);
 static int convert_pytorch(const convert_args_t *a) {
   return etsim_cli_convert_pytorch(a->input, a->output, a->argc, a->argv);
 }
-
 
 /* ----------------------------------------------------------- formats */
 
@@ -129,16 +117,15 @@ static const struct {
   const char *format, *opt;
 } value_opts[] = {
     {"text", "--npus"},       {"text", "--passes"},     {"text", "--time-unit"},
-    {"text", "--out-format"}, {"text", "--comm-group"},
-    {"pytorch", "--kineto"},  {"pytorch", "--rank"},    {"pytorch", "--groups"},
+    {"text", "--out-format"}, {"text", "--comm-group"}, {"pytorch", "--kineto"},
+    {"pytorch", "--rank"},    {"pytorch", "--groups"},
 };
 
 static const convert_format_t formats[] = {
-    {"json", "the JSON form written by 'etsim jsonize' or chakra_jsonizer",
-     convert_json, "--gzip  write a gzip-compressed .et (also implied by a "
-                   ".gz output name)"},
-    {"text", "ASTRA-sim 1.0 text workload (Chakra's text converter)",
-     convert_text,
+    {"json", "the JSON form written by 'etsim jsonize' or chakra_jsonizer", convert_json,
+     "--gzip  write a gzip-compressed .et (also implied by a "
+     ".gz output name)"},
+    {"text", "ASTRA-sim 1.0 text workload (Chakra's text converter)", convert_text,
      "--npus N  ranks to write (required); -o names the set's prefix\n"
      "    --passes P          training iterations (default 1)\n"
      "    --time-unit U       us (default, as Chakra's converter) or ns/cycles\n"
@@ -146,30 +133,31 @@ static const convert_format_t formats[] = {
      "    --out-format F      manifest (default: ranks share files) or et\n"
      "    --comm-group PATH   HYBRID_TRANSFORMER groups (default\n"
      "                        PREFIX.comm_group.json)"},
-    {"pytorch", "PyTorch execution trace (+ Kineto), as chakra_converter",
-     convert_pytorch, "--kineto FILE  join a Kineto trace; --rank R; --groups "
-                      "PATH; --gzip; --quiet (see docs/pytorch.md)"},
+    {"pytorch", "PyTorch execution trace (+ Kineto), as chakra_converter", convert_pytorch,
+     "--kineto FILE  join a Kineto trace; --rank R; --groups "
+     "PATH; --gzip; --quiet (see docs/pytorch.md)"},
 };
 enum { N_FORMATS = sizeof formats / sizeof formats[0] };
 
 static void usage(FILE *fp) {
-  fprintf(fp, "usage: etsim convert --from FORMAT -o PATH [options] INPUT\n"
-              "\n"
-              "Convert INPUT to a Chakra ET file.\n"
-              "\n"
-              "formats:\n");
+  fprintf(fp,
+          "usage: etsim convert --from FORMAT -o PATH [options] INPUT\n"
+          "\n"
+          "Convert INPUT to a Chakra ET file.\n"
+          "\n"
+          "formats:\n");
   for (int i = 0; i < N_FORMATS; i++)
     fprintf(fp, "  %-8s %s%s\n", formats[i].name, formats[i].summary,
             formats[i].run ? "" : " (not available yet)");
-  fprintf(fp, "\n"
-              "options:\n"
-              "  --from FORMAT      the input format (required)\n"
-              "  -o, --output PATH  the .et to write (required; '-' is stdout)\n"
-              "  -h, --help         show this help\n");
+  fprintf(fp,
+          "\n"
+          "options:\n"
+          "  --from FORMAT      the input format (required)\n"
+          "  -o, --output PATH  the .et to write (required; '-' is stdout)\n"
+          "  -h, --help         show this help\n");
   for (int i = 0; i < N_FORMATS; i++)
     if (formats[i].options)
-      fprintf(fp, "  with --from %s:\n    %s\n", formats[i].name,
-              formats[i].options);
+      fprintf(fp, "  with --from %s:\n    %s\n", formats[i].name, formats[i].options);
 }
 
 int etsim_cmd_convert(int argc, char **argv) {
@@ -187,48 +175,45 @@ int etsim_cmd_convert(int argc, char **argv) {
       goto done;
     }
     if ((m = cli_opt(argc, argv, &i, "--from", &v))) {
-      if (m < 0)
-        goto done;
+      if (m < 0) goto done;
       from = v;
     } else if ((m = cli_opt(argc, argv, &i, "--output", &v)) ||
                (m = cli_opt(argc, argv, &i, "-o", &v))) {
-      if (m < 0)
-        goto done;
+      if (m < 0) goto done;
       a.output = v;
     } else if (s[0] == '-' && s[1]) {
       rest[a.argc++] = argv[i];
       /* A format option that takes a value keeps it ("--npus 8"). */
       const char *fmt = NULL;
       for (int k = 1; k + 1 < argc && !fmt; k++)
-        if (strcmp(argv[k], "--from") == 0)
-          fmt = argv[k + 1];
-      for (size_t j = 0; fmt && j < sizeof value_opts / sizeof value_opts[0];
-           j++)
-        if (strcmp(value_opts[j].format, fmt) == 0 &&
-            strcmp(value_opts[j].opt, s) == 0 && i + 1 < argc) {
+        if (strcmp(argv[k], "--from") == 0) fmt = argv[k + 1];
+      for (size_t j = 0; fmt && j < sizeof value_opts / sizeof value_opts[0]; j++)
+        if (strcmp(value_opts[j].format, fmt) == 0 && strcmp(value_opts[j].opt, s) == 0 &&
+            i + 1 < argc) {
           rest[a.argc++] = argv[++i];
           break;
         }
     } else if (a.input) {
-      rc = cli_usage_error("convert: one input only ('%s' and '%s')", a.input,
-                           s);
+      rc = cli_usage_error("convert: one input only ('%s' and '%s')", a.input, s);
       goto done;
     } else {
       a.input = s;
     }
   }
   if (!from) {
-    rc = cli_usage_error("convert: --from FORMAT is required (json, text or "
-                         "pytorch; see 'etsim convert --help')");
+    rc = cli_usage_error(
+        "convert: --from FORMAT is required (json, text or "
+        "pytorch; see 'etsim convert --help')");
     goto done;
   }
   const convert_format_t *f = NULL;
   for (int i = 0; i < N_FORMATS; i++)
-    if (strcmp(formats[i].name, from) == 0)
-      f = &formats[i];
+    if (strcmp(formats[i].name, from) == 0) f = &formats[i];
   if (!f) {
-    rc = cli_usage_error("convert: unknown format '%s' (see 'etsim convert "
-                         "--help')", from);
+    rc = cli_usage_error(
+        "convert: unknown format '%s' (see 'etsim convert "
+        "--help')",
+        from);
     goto done;
   }
   if (!f->run) {

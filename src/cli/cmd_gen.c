@@ -47,10 +47,8 @@ static int gen_topo(int argc, char **argv) {
       fputs(usage_topo, stdout);
       return ETSIM_EXIT_OK;
     }
-    if ((r = cli_opt(argc, argv, &i, "-o", &v)) ||
-        (r = cli_opt(argc, argv, &i, "--output", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+    if ((r = cli_opt(argc, argv, &i, "-o", &v)) || (r = cli_opt(argc, argv, &i, "--output", &v))) {
+      if (r < 0) return ETSIM_EXIT_USAGE;
       out = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return cli_usage_error("gen topo: unknown option %s", argv[i]);
@@ -66,15 +64,12 @@ static int gen_topo(int argc, char **argv) {
   }
   etsim_error_t err = {0};
   etsim_netpkt_topo_t t;
-  if (etsim_netpkt_topo_spec(&t, spec, &err))
-    return cli_fail(&err);
+  if (etsim_netpkt_topo_spec(&t, spec, &err)) return cli_fail(&err);
   int rc = etsim_netpkt_topo_write(&t, out, &err);
   uint32_t n_sw = 0;
-  for (uint32_t v = 0; v < t.n_nodes; v++)
-    n_sw += t.is_switch[v] != 0;
+  for (uint32_t v = 0; v < t.n_nodes; v++) n_sw += t.is_switch[v] != 0;
   if (!rc && strcmp(out, "-") != 0)
-    printf("%s: %u hosts, %u switches, %zu links\n", out, t.n_nodes - n_sw,
-           n_sw, t.n_links);
+    printf("%s: %u hosts, %u switches, %zu links\n", out, t.n_nodes - n_sw, n_sw, t.n_links);
   etsim_netpkt_topo_free(&t);
   return rc ? cli_fail(&err) : ETSIM_EXIT_OK;
 }
@@ -105,25 +100,20 @@ static const char *usage_micro =
     "                     name, e.g. all_reduce)\n"
     "  --quiet            print nothing on success\n";
 
-static void report(const char *prefix, int format,
-                   const etsim_gen_report_t *r) {
-  if (cli_quiet)
-    return;
-  printf("%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "
-         "all ranks), %llu bytes\n",
-         prefix, r->n_ranks, r->n_files,
-         format == ETSIM_GEN_OUT_MANIFEST ? " + manifest" : "",
-         (unsigned long long)r->n_nodes, (unsigned long long)r->rank_nodes,
-         (unsigned long long)r->n_bytes);
+static void report(const char *prefix, int format, const etsim_gen_report_t *r) {
+  if (cli_quiet) return;
+  printf(
+      "%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "
+      "all ranks), %llu bytes\n",
+      prefix, r->n_ranks, r->n_files, format == ETSIM_GEN_OUT_MANIFEST ? " + manifest" : "",
+      (unsigned long long)r->n_nodes, (unsigned long long)r->rank_nodes,
+      (unsigned long long)r->n_bytes);
 }
 
 static int parse_format(const char *v, int *out) {
-  if (strcmp(v, "manifest") == 0)
-    *out = ETSIM_GEN_OUT_MANIFEST;
-  else if (strcmp(v, "et") == 0)
-    *out = ETSIM_GEN_OUT_ET;
-  else
-    return cli_usage_error("--out-format: '%s' is not manifest or et", v);
+  if (strcmp(v, "manifest") == 0) *out = ETSIM_GEN_OUT_MANIFEST;
+  else if (strcmp(v, "et") == 0) *out = ETSIM_GEN_OUT_ET;
+  else return cli_usage_error("--out-format: '%s' is not manifest or et", v);
   return 0;
 }
 
@@ -141,107 +131,97 @@ static int gen_micro(int argc, char **argv) {
     }
 #define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
     if (OPT("--coll")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       coll_arg = v;
     } else if (OPT("--size")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       size_arg = v;
     } else if (OPT("--npus")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       npus_arg = v;
     } else if (OPT("--count")) {
       uint64_t k;
-      if (m < 0 || cli_parse_u64(v, "--count", &k))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--count", &k)) return ETSIM_EXIT_USAGE;
       if (k == 0 || k > 100000000)
-        return cli_usage_error("--count: %llu is outside 1..100000000",
-                               (unsigned long long)k);
+        return cli_usage_error("--count: %llu is outside 1..100000000", (unsigned long long)k);
       o.count = (size_t)k;
     } else if (OPT("--dims")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       o.n_dims = 0;
       for (const char *p = v; *p; p++) {
-        if ((*p == '0' || *p == '1') && o.n_dims < 16 &&
-            (p[1] == ',' || p[1] == 0)) {
+        if ((*p == '0' || *p == '1') && o.n_dims < 16 && (p[1] == ',' || p[1] == 0)) {
           dims[o.n_dims++] = *p - '0';
-          if (p[1] == ',')
-            p++;
+          if (p[1] == ',') p++;
         } else {
-          return cli_usage_error("--dims: '%s' is not a list of 0/1 like 1,0,1 "
-                                 "(at most 16)", v);
+          return cli_usage_error(
+              "--dims: '%s' is not a list of 0/1 like 1,0,1 "
+              "(at most 16)",
+              v);
         }
       }
-      if (!o.n_dims)
-        return cli_usage_error("--dims: empty list");
+      if (!o.n_dims) return cli_usage_error("--dims: empty list");
       o.dims = dims;
     } else if (OPT("--comp-ns")) {
-      if (m < 0 || cli_parse_u64(v, "--comp-ns", &o.comp_ns))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--comp-ns", &o.comp_ns)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--out-format")) {
-      if (m < 0 || parse_format(v, &o.format))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || parse_format(v, &o.format)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--ids")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "restart") == 0)
-        o.ids = ETSIM_GEN_IDS_RESTART;
-      else if (strcmp(v, "continue") == 0)
-        o.ids = ETSIM_GEN_IDS_CONTINUE;
-      else
-        return cli_usage_error("--ids: '%s' is not restart or continue", v);
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (strcmp(v, "restart") == 0) o.ids = ETSIM_GEN_IDS_RESTART;
+      else if (strcmp(v, "continue") == 0) o.ids = ETSIM_GEN_IDS_CONTINUE;
+      else return cli_usage_error("--ids: '%s' is not restart or continue", v);
     } else if (OPT("-o") || OPT("--output")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       o.prefix = v;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       cli_quiet = 1;
     } else {
-      return cli_usage_error("gen micro: unknown argument '%s' (see 'etsim gen "
-                             "micro --help')", argv[i]);
+      return cli_usage_error(
+          "gen micro: unknown argument '%s' (see 'etsim gen "
+          "micro --help')",
+          argv[i]);
     }
 #undef OPT
   }
   if (!coll_arg || !size_arg || !npus_arg)
-    return cli_usage_error("gen micro: --%s is required (see 'etsim gen micro "
-                           "--help')",
-                           !coll_arg ? "coll" : !size_arg ? "size" : "npus");
+    return cli_usage_error(
+        "gen micro: --%s is required (see 'etsim gen micro "
+        "--help')",
+        !coll_arg   ? "coll"
+        : !size_arg ? "size"
+                    : "npus");
   /* The list: names separated by commas. */
   char list[512];
   snprintf(list, sizeof list, "%s", coll_arg);
-  for (char *save = NULL, *t = strtok_r(list, ",", &save); t;
-       t = strtok_r(NULL, ",", &save)) {
+  for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     int c = etsim_gen_coll_parse(t);
     if (c == -2)
-      return cli_usage_error("--coll: unknown collective '%s' (all-reduce, "
-                             "all-gather, reduce-scatter, all-to-all, "
-                             "broadcast, reduce, gather, scatter, barrier, "
-                             "send-recv)", t);
+      return cli_usage_error(
+          "--coll: unknown collective '%s' (all-reduce, "
+          "all-gather, reduce-scatter, all-to-all, "
+          "broadcast, reduce, gather, scatter, barrier, "
+          "send-recv)",
+          t);
     if (o.n_colls == sizeof colls / sizeof colls[0])
       return cli_usage_error("--coll: at most 64 collectives");
     colls[o.n_colls++] = c;
   }
-  if (!o.n_colls)
-    return cli_usage_error("--coll: empty list");
+  if (!o.n_colls) return cli_usage_error("--coll: empty list");
   o.colls = colls;
   if (etsim_parse_size(size_arg, &o.size_bytes))
-    return cli_usage_error("--size: '%s' is not a size in bytes (1048576, "
-                           "64KiB, 1MiB)", size_arg);
+    return cli_usage_error(
+        "--size: '%s' is not a size in bytes (1048576, "
+        "64KiB, 1MiB)",
+        size_arg);
   uint64_t npus;
-  if (cli_parse_u64(npus_arg, "--npus", &npus))
-    return ETSIM_EXIT_USAGE;
+  if (cli_parse_u64(npus_arg, "--npus", &npus)) return ETSIM_EXIT_USAGE;
   if (npus == 0 || npus > (1u << 24))
-    return cli_usage_error("--npus: %llu is outside 1..16777216",
-                           (unsigned long long)npus);
+    return cli_usage_error("--npus: %llu is outside 1..16777216", (unsigned long long)npus);
   o.npus = (size_t)npus;
   if (!o.prefix) {
     char cname[32];
-    const char *s = o.colls[0] == ETSIM_GEN_SEND_RECV
-                        ? "SEND_RECV"
-                        : etsim_coll_type_name(o.colls[0]);
+    const char *s =
+        o.colls[0] == ETSIM_GEN_SEND_RECV ? "SEND_RECV" : etsim_coll_type_name(o.colls[0]);
     size_t j = 0;
     for (; s[j] && j + 1 < sizeof cname; j++)
       cname[j] = (char)(s[j] >= 'A' && s[j] <= 'Z' ? s[j] + 32 : s[j]);
@@ -251,8 +231,7 @@ static int gen_micro(int argc, char **argv) {
   }
   etsim_error_t err = {0};
   etsim_gen_report_t rep;
-  if (etsim_gen_micro(&o, &rep, &err))
-    return cli_fail(&err);
+  if (etsim_gen_micro(&o, &rep, &err)) return cli_fail(&err);
   report(o.prefix, o.format, &rep);
   return ETSIM_EXIT_OK;
 }
@@ -295,16 +274,16 @@ static int gen_llm(int argc, char **argv) {
     const char *flag;
     uint64_t val;
     int set;
-  } ov[] = {{"--layers", 0, 0}, {"--hidden", 0, 0}, {"--heads", 0, 0},
-            {"--kv-heads", 0, 0}, {"--ffn", 0, 0}, {"--vocab", 0, 0},
-            {"--seq", 0, 0}, {"--experts", 0, 0}, {"--top-k", 0, 0},
-            {"--gated", 0, 0}};
+  } ov[] = {{"--layers", 0, 0}, {"--hidden", 0, 0}, {"--heads", 0, 0}, {"--kv-heads", 0, 0},
+            {"--ffn", 0, 0},    {"--vocab", 0, 0},  {"--seq", 0, 0},   {"--experts", 0, 0},
+            {"--top-k", 0, 0},  {"--gated", 0, 0}};
   enum { NOV = sizeof ov / sizeof ov[0] };
   struct {
     const char *flag;
     uint32_t *dst;
-  } ints[] = {{"--dp", &o.dp}, {"--tp", &o.tp}, {"--pp", &o.pp},
-              {"--sp", &o.sp}, {"--ep", &o.ep}, {"--microbatches", &o.microbatches},
+  } ints[] = {{"--dp", &o.dp},   {"--tp", &o.tp},
+              {"--pp", &o.pp},   {"--sp", &o.sp},
+              {"--ep", &o.ep},   {"--microbatches", &o.microbatches},
               {"--mbs", &o.mbs}, {"--dtype-bytes", &o.dtype_bytes}};
   enum { NINTS = sizeof ints / sizeof ints[0] };
   for (int i = 1; i < argc; i++) {
@@ -316,105 +295,85 @@ static int gen_llm(int argc, char **argv) {
     }
     for (int k = 0; k < NOV && !done; k++)
       if ((m = cli_opt(argc, argv, &i, ov[k].flag, &v))) {
-        if (m < 0 || cli_parse_u64(v, ov[k].flag, &ov[k].val))
-          return ETSIM_EXIT_USAGE;
+        if (m < 0 || cli_parse_u64(v, ov[k].flag, &ov[k].val)) return ETSIM_EXIT_USAGE;
         ov[k].set = done = 1;
       }
     for (int k = 0; k < NINTS && !done; k++)
       if ((m = cli_opt(argc, argv, &i, ints[k].flag, &v))) {
         uint64_t x;
-        if (m < 0 || cli_parse_u64(v, ints[k].flag, &x))
-          return ETSIM_EXIT_USAGE;
+        if (m < 0 || cli_parse_u64(v, ints[k].flag, &x)) return ETSIM_EXIT_USAGE;
         if (x == 0 || x > (1u << 24))
-          return cli_usage_error("%s: %llu is outside 1..16777216",
-                                 ints[k].flag, (unsigned long long)x);
+          return cli_usage_error("%s: %llu is outside 1..16777216", ints[k].flag,
+                                 (unsigned long long)x);
         *ints[k].dst = (uint32_t)x;
         done = 1;
       }
-    if (done)
-      continue;
+    if (done) continue;
 #define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
     if (OPT("--preset") || OPT("--model")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       preset = v;
     } else if (OPT("--npus")) {
       uint64_t x;
-      if (m < 0 || cli_parse_u64(v, "--npus", &x))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--npus", &x)) return ETSIM_EXIT_USAGE;
       o.npus = (size_t)x;
     } else if (OPT("--schedule")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "1f1b") == 0)
-        o.schedule = ETSIM_GEN_SCHED_1F1B;
-      else if (strcmp(v, "gpipe") == 0)
-        o.schedule = ETSIM_GEN_SCHED_GPIPE;
-      else
-        return cli_usage_error("--schedule: '%s' is not gpipe or 1f1b", v);
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (strcmp(v, "1f1b") == 0) o.schedule = ETSIM_GEN_SCHED_1F1B;
+      else if (strcmp(v, "gpipe") == 0) o.schedule = ETSIM_GEN_SCHED_GPIPE;
+      else return cli_usage_error("--schedule: '%s' is not gpipe or 1f1b", v);
     } else if (OPT("--zero")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
         return cli_usage_error("--zero: '%s' is not 0, 1, 2 or 3", v);
       o.zero = v[0] - '0';
     } else if (OPT("--peak-tflops")) {
-      if (m < 0 || cli_parse_double(v, "--peak-tflops", &o.peak_tflops))
-        return ETSIM_EXIT_USAGE;
-      if (!(o.peak_tflops > 0))
-        return cli_usage_error("--peak-tflops: must be positive");
+      if (m < 0 || cli_parse_double(v, "--peak-tflops", &o.peak_tflops)) return ETSIM_EXIT_USAGE;
+      if (!(o.peak_tflops > 0)) return cli_usage_error("--peak-tflops: must be positive");
     } else if (OPT("--mem-gbps")) {
-      if (m < 0 || cli_parse_double(v, "--mem-gbps", &o.mem_gbps))
-        return ETSIM_EXIT_USAGE;
-      if (!(o.mem_gbps > 0))
-        return cli_usage_error("--mem-gbps: must be positive");
+      if (m < 0 || cli_parse_double(v, "--mem-gbps", &o.mem_gbps)) return ETSIM_EXIT_USAGE;
+      if (!(o.mem_gbps > 0)) return cli_usage_error("--mem-gbps: must be positive");
     } else if (OPT("--out-format")) {
-      if (m < 0 || parse_format(v, &o.format))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || parse_format(v, &o.format)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--comm-group")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       o.comm_group_path = v;
     } else if (OPT("-o") || OPT("--output")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       o.prefix = v;
     } else if (strcmp(argv[i], "--recompute") == 0) {
       o.recompute = 1;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       cli_quiet = 1;
     } else {
-      return cli_usage_error("gen llm: unknown argument '%s' (see 'etsim gen "
-                             "llm --help')", argv[i]);
+      return cli_usage_error(
+          "gen llm: unknown argument '%s' (see 'etsim gen "
+          "llm --help')",
+          argv[i]);
     }
 #undef OPT
   }
   etsim_error_t err = {0};
   if (preset) {
-    if (etsim_gen_llm_preset(preset, &o.model, &err))
-      return cli_fail(&err);
+    if (etsim_gen_llm_preset(preset, &o.model, &err)) return cli_fail(&err);
   } else {
     int all = 1;
-    for (int k = 0; k < 7; k++)
-      all &= ov[k].set;
+    for (int k = 0; k < 7; k++) all &= ov[k].set;
     if (!all)
-      return cli_usage_error("gen llm: give --preset NAME, or all of --layers "
-                             "--hidden --heads --kv-heads --ffn --vocab --seq");
+      return cli_usage_error(
+          "gen llm: give --preset NAME, or all of --layers "
+          "--hidden --heads --kv-heads --ffn --vocab --seq");
     o.model.name = "custom";
   }
-  uint64_t *fields[] = {&o.model.layers, &o.model.hidden, &o.model.heads,
-                        &o.model.kv_heads, &o.model.ffn, &o.model.vocab,
-                        &o.model.seq, &o.model.experts, &o.model.top_k};
+  uint64_t *fields[] = {&o.model.layers,   &o.model.hidden,  &o.model.heads,
+                        &o.model.kv_heads, &o.model.ffn,     &o.model.vocab,
+                        &o.model.seq,      &o.model.experts, &o.model.top_k};
   for (int k = 0; k < 9; k++)
-    if (ov[k].set)
-      *fields[k] = ov[k].val;
-  if (ov[9].set)
-    o.model.gated = ov[9].val != 0;
-  if (!o.prefix)
-    o.prefix = o.model.name;
+    if (ov[k].set) *fields[k] = ov[k].val;
+  if (ov[9].set) o.model.gated = ov[9].val != 0;
+  if (!o.prefix) o.prefix = o.model.name;
   etsim_gen_report_t rep;
-  if (etsim_gen_llm(&o, &rep, &err))
-    return cli_fail(&err);
+  if (etsim_gen_llm(&o, &rep, &err)) return cli_fail(&err);
   report(o.prefix, o.format, &rep);
   return ETSIM_EXIT_OK;
 }
@@ -448,51 +407,41 @@ static int gen_dlrm(int argc, char **argv) {
     }
 #define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
     if (OPT("--preset") || OPT("--model")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       model = v;
     } else if (OPT("--plan")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       plan = v;
     } else if (OPT("--ranks")) {
-      if (m < 0 || cli_parse_u64(v, "--ranks", &ranks))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--ranks", &ranks)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--ranks-per-host")) {
-      if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--batch")) {
-      if (m < 0 || cli_parse_u64(v, "--batch", &batch))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--batch", &batch)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--hbm-gb")) {
-      if (m < 0 || cli_parse_double(v, "--hbm-gb", &so.hbm_gb))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_double(v, "--hbm-gb", &so.hbm_gb)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--bucket-mib")) {
-      if (m < 0 || cli_parse_u64(v, "--bucket-mib", &bucket) || !bucket)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--bucket-mib", &bucket) || !bucket) return ETSIM_EXIT_USAGE;
     } else if (OPT("--peak-tflops")) {
-      if (m < 0 || cli_parse_double(v, "--peak-tflops", &g.peak_tflops))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_double(v, "--peak-tflops", &g.peak_tflops)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--mem-gbps")) {
-      if (m < 0 || cli_parse_double(v, "--mem-gbps", &g.mem_gbps))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_double(v, "--mem-gbps", &g.mem_gbps)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--out-format")) {
-      if (m < 0 || parse_format(v, &g.format))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || parse_format(v, &g.format)) return ETSIM_EXIT_USAGE;
     } else if (OPT("-o") || OPT("--output")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       g.prefix = v;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       cli_quiet = 1;
     } else {
-      return cli_usage_error("gen dlrm: unknown argument '%s' (see 'etsim gen "
-                             "dlrm --help')", argv[i]);
+      return cli_usage_error(
+          "gen dlrm: unknown argument '%s' (see 'etsim gen "
+          "dlrm --help')",
+          argv[i]);
     }
 #undef OPT
   }
-  if (!model)
-    return cli_usage_error("gen dlrm: --preset is required");
+  if (!model) return cli_usage_error("gen dlrm: --preset is required");
   if (strcmp(plan, "auto") == 0 && !ranks)
     return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
   etsim_error_t err = {0};
@@ -500,8 +449,7 @@ static int gen_dlrm(int argc, char **argv) {
   int rc = strchr(model, '/') || strstr(model, ".json")
                ? etsim_shard_model_load(model, &mdl, &err)
                : etsim_shard_model_preset(model, &mdl, &err);
-  if (rc)
-    return cli_fail(&err);
+  if (rc) return cli_fail(&err);
   etsim_shard_plan_t p;
   so.ranks = (size_t)ranks;
   so.ranks_per_host = (size_t)(rph ? rph : ranks);
@@ -521,14 +469,12 @@ static int gen_dlrm(int argc, char **argv) {
   g.model = &mdl;
   g.plan = &p;
   g.bucket_bytes = bucket << 20;
-  if (!g.prefix)
-    g.prefix = "dlrm";
+  if (!g.prefix) g.prefix = "dlrm";
   etsim_gen_report_t rep;
   rc = etsim_gen_dlrm(&g, &rep, &err);
   etsim_shard_plan_free(&p);
   etsim_shard_model_free(&mdl);
-  if (rc)
-    return cli_fail(&err);
+  if (rc) return cli_fail(&err);
   report(g.prefix, g.format, &rep);
   return ETSIM_EXIT_OK;
 }
@@ -542,14 +488,12 @@ int etsim_cmd_gen(int argc, char **argv) {
     fputs(usage_top, stdout);
     return ETSIM_EXIT_OK;
   }
-  if (strcmp(argv[1], "micro") == 0)
-    return gen_micro(argc - 1, argv + 1);
-  if (strcmp(argv[1], "llm") == 0)
-    return gen_llm(argc - 1, argv + 1);
-  if (strcmp(argv[1], "dlrm") == 0)
-    return gen_dlrm(argc - 1, argv + 1);
-  if (strcmp(argv[1], "topo") == 0)
-    return gen_topo(argc - 1, argv + 1);
-  return cli_usage_error("gen: unknown generator '%s' (micro, llm, dlrm or "
-                         "topo; see 'etsim gen --help')", argv[1]);
+  if (strcmp(argv[1], "micro") == 0) return gen_micro(argc - 1, argv + 1);
+  if (strcmp(argv[1], "llm") == 0) return gen_llm(argc - 1, argv + 1);
+  if (strcmp(argv[1], "dlrm") == 0) return gen_dlrm(argc - 1, argv + 1);
+  if (strcmp(argv[1], "topo") == 0) return gen_topo(argc - 1, argv + 1);
+  return cli_usage_error(
+      "gen: unknown generator '%s' (micro, llm, dlrm or "
+      "topo; see 'etsim gen --help')",
+      argv[1]);
 }

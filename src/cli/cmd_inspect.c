@@ -19,43 +19,35 @@ static const char *usage =
 static void print_text(const char *path, const etsim_et_stats_t *st) {
   printf("%s\n  nodes            %zu\n", path, st->n_nodes);
   for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
-    if (st->by_type[k])
-      printf("    %-16s %zu\n", etsim_et_node_type_name(k), st->by_type[k]);
+    if (st->by_type[k]) printf("    %-16s %zu\n", etsim_et_node_type_name(k), st->by_type[k]);
   for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++)
     if (st->by_coll[c])
-      printf("    %-16s %zu collectives, %llu bytes\n", etsim_coll_type_name(c),
-             st->by_coll[c], (unsigned long long)st->coll_bytes[c]);
-  printf("  data edges       %zu (%zu to absent ids)\n", st->data_edges,
-         st->dangling_data);
-  printf("  control edges    %zu (%zu to absent ids)\n", st->ctrl_edges,
-         st->dangling_ctrl);
+      printf("    %-16s %zu collectives, %llu bytes\n", etsim_coll_type_name(c), st->by_coll[c],
+             (unsigned long long)st->coll_bytes[c]);
+  printf("  data edges       %zu (%zu to absent ids)\n", st->data_edges, st->dangling_data);
+  printf("  control edges    %zu (%zu to absent ids)\n", st->ctrl_edges, st->dangling_ctrl);
   printf("  sources / sinks  %zu / %zu\n", st->sources, st->sinks);
-  if (st->cyclic)
-    printf("  depth            undefined: the graph has a cycle\n");
+  if (st->cyclic) printf("  depth            undefined: the graph has a cycle\n");
   else {
     printf("  depth            %zu nodes\n", st->depth);
     printf("  critical path    %llu us (node %llu .. node %llu)\n",
-           (unsigned long long)st->critical_path_us,
-           (unsigned long long)st->critical_first,
+           (unsigned long long)st->critical_path_us, (unsigned long long)st->critical_first,
            (unsigned long long)st->critical_last);
   }
   printf("  compute time     %llu us\n", (unsigned long long)st->compute_us);
   printf("  attributes\n");
   for (size_t a = 0; a < st->n_attr_uses; a++)
-    printf("    %-20s %-13s %zu\n", st->attrs[a].name,
-           etsim_attr_kind_name(st->attrs[a].kind), st->attrs[a].count);
+    printf("    %-20s %-13s %zu\n", st->attrs[a].name, etsim_attr_kind_name(st->attrs[a].kind),
+           st->attrs[a].count);
 }
 
 static void json_str(const char *s) {
   putchar('"');
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
   }
   putchar('"');
 }
@@ -67,8 +59,7 @@ static void print_json(const char *path, const etsim_et_stats_t *st) {
   int first = 1;
   for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
     if (st->by_type[k]) {
-      printf("%s\"%s\": %zu", first ? "" : ", ", etsim_et_node_type_name(k),
-             st->by_type[k]);
+      printf("%s\"%s\": %zu", first ? "" : ", ", etsim_et_node_type_name(k), st->by_type[k]);
       first = 0;
     }
   printf("}, \"collectives\": {");
@@ -76,29 +67,26 @@ static void print_json(const char *path, const etsim_et_stats_t *st) {
   for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++)
     if (st->by_coll[c]) {
       printf("%s\"%s\": {\"count\": %zu, \"bytes\": %llu}", first ? "" : ", ",
-             etsim_coll_type_name(c), st->by_coll[c],
-             (unsigned long long)st->coll_bytes[c]);
+             etsim_coll_type_name(c), st->by_coll[c], (unsigned long long)st->coll_bytes[c]);
       first = 0;
     }
-  printf("}, \"data_edges\": %zu, \"ctrl_edges\": %zu, \"dangling_data\": %zu, "
-         "\"dangling_ctrl\": %zu, \"sources\": %zu, \"sinks\": %zu, ",
-         st->data_edges, st->ctrl_edges, st->dangling_data, st->dangling_ctrl,
-         st->sources, st->sinks);
-  if (st->cyclic)
-    printf("\"cyclic\": true, ");
+  printf(
+      "}, \"data_edges\": %zu, \"ctrl_edges\": %zu, \"dangling_data\": %zu, "
+      "\"dangling_ctrl\": %zu, \"sources\": %zu, \"sinks\": %zu, ",
+      st->data_edges, st->ctrl_edges, st->dangling_data, st->dangling_ctrl, st->sources, st->sinks);
+  if (st->cyclic) printf("\"cyclic\": true, ");
   else
-    printf("\"cyclic\": false, \"depth\": %zu, \"critical_path_us\": %llu, "
-           "\"critical_path_from\": %llu, \"critical_path_to\": %llu, ",
-           st->depth, (unsigned long long)st->critical_path_us,
-           (unsigned long long)st->critical_first,
-           (unsigned long long)st->critical_last);
-  printf("\"compute_us\": %llu, \"attributes\": [",
-         (unsigned long long)st->compute_us);
+    printf(
+        "\"cyclic\": false, \"depth\": %zu, \"critical_path_us\": %llu, "
+        "\"critical_path_from\": %llu, \"critical_path_to\": %llu, ",
+        st->depth, (unsigned long long)st->critical_path_us, (unsigned long long)st->critical_first,
+        (unsigned long long)st->critical_last);
+  printf("\"compute_us\": %llu, \"attributes\": [", (unsigned long long)st->compute_us);
   for (size_t a = 0; a < st->n_attr_uses; a++) {
     printf("%s{\"name\": ", a ? ", " : "");
     json_str(st->attrs[a].name);
-    printf(", \"kind\": \"%s\", \"count\": %zu}",
-           etsim_attr_kind_name(st->attrs[a].kind), st->attrs[a].count);
+    printf(", \"kind\": \"%s\", \"count\": %zu}", etsim_attr_kind_name(st->attrs[a].kind),
+           st->attrs[a].count);
   }
   printf("]}");
 }
@@ -112,12 +100,9 @@ typedef struct {
   size_t compute_max_file, path_max_file;
 } total_t;
 
-static void total_add(total_t *t, const etsim_et_stats_t *st, size_t mult,
-                      size_t file) {
-  if (!mult)
-    return;
-  if (!t->ranks || st->compute_us < t->compute_min)
-    t->compute_min = st->compute_us;
+static void total_add(total_t *t, const etsim_et_stats_t *st, size_t mult, size_t file) {
+  if (!mult) return;
+  if (!t->ranks || st->compute_us < t->compute_min) t->compute_min = st->compute_us;
   if (!t->ranks || st->compute_us > t->compute_max) {
     t->compute_max = st->compute_us;
     t->compute_max_file = file;
@@ -130,82 +115,70 @@ static void total_add(total_t *t, const etsim_et_stats_t *st, size_t mult,
   t->nodes += mult * st->n_nodes;
   t->data_edges += mult * st->data_edges;
   t->ctrl_edges += mult * st->ctrl_edges;
-  for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
-    t->by_type[k] += mult * st->by_type[k];
+  for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++) t->by_type[k] += mult * st->by_type[k];
   for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++) {
     t->by_coll[c] += mult * st->by_coll[c];
     t->coll_bytes[c] += mult * st->coll_bytes[c];
   }
 }
 
-static void print_total(const total_t *t, const etsim_et_set_t *set,
-                        int json) {
+static void print_total(const total_t *t, const etsim_et_set_t *set, int json) {
   if (json) {
-    printf("\"total\": {\"ranks\": %zu, \"nodes\": %zu, \"by_type\": {",
-           t->ranks, t->nodes);
+    printf("\"total\": {\"ranks\": %zu, \"nodes\": %zu, \"by_type\": {", t->ranks, t->nodes);
     int first = 1;
     for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
       if (t->by_type[k]) {
-        printf("%s\"%s\": %zu", first ? "" : ", ",
-               etsim_et_node_type_name(k), t->by_type[k]);
+        printf("%s\"%s\": %zu", first ? "" : ", ", etsim_et_node_type_name(k), t->by_type[k]);
         first = 0;
       }
     printf("}, \"collectives\": {");
     first = 1;
     for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++)
       if (t->by_coll[c]) {
-        printf("%s\"%s\": {\"count\": %zu, \"bytes\": %llu}",
-               first ? "" : ", ", etsim_coll_type_name(c), t->by_coll[c],
-               (unsigned long long)t->coll_bytes[c]);
+        printf("%s\"%s\": {\"count\": %zu, \"bytes\": %llu}", first ? "" : ", ",
+               etsim_coll_type_name(c), t->by_coll[c], (unsigned long long)t->coll_bytes[c]);
         first = 0;
       }
-    printf("}, \"data_edges\": %zu, \"ctrl_edges\": %zu, "
-           "\"compute_us_min\": %llu, \"compute_us_max\": %llu, "
-           "\"critical_path_us_max\": %llu}",
-           t->data_edges, t->ctrl_edges, (unsigned long long)t->compute_min,
-           (unsigned long long)t->compute_max,
-           (unsigned long long)t->path_max);
+    printf(
+        "}, \"data_edges\": %zu, \"ctrl_edges\": %zu, "
+        "\"compute_us_min\": %llu, \"compute_us_max\": %llu, "
+        "\"critical_path_us_max\": %llu}",
+        t->data_edges, t->ctrl_edges, (unsigned long long)t->compute_min,
+        (unsigned long long)t->compute_max, (unsigned long long)t->path_max);
     return;
   }
   printf("all %zu ranks\n  nodes            %zu\n", t->ranks, t->nodes);
   for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
-    if (t->by_type[k])
-      printf("    %-16s %zu\n", etsim_et_node_type_name(k), t->by_type[k]);
+    if (t->by_type[k]) printf("    %-16s %zu\n", etsim_et_node_type_name(k), t->by_type[k]);
   for (int c = 0; c < ETSIM_COLL_TYPE_COUNT; c++)
     if (t->by_coll[c])
-      printf("    %-16s %zu collectives, %llu bytes (all ranks' share)\n",
-             etsim_coll_type_name(c), t->by_coll[c],
-             (unsigned long long)t->coll_bytes[c]);
-  printf("  data edges       %zu\n  control edges    %zu\n", t->data_edges,
-         t->ctrl_edges);
+      printf("    %-16s %zu collectives, %llu bytes (all ranks' share)\n", etsim_coll_type_name(c),
+             t->by_coll[c], (unsigned long long)t->coll_bytes[c]);
+  printf("  data edges       %zu\n  control edges    %zu\n", t->data_edges, t->ctrl_edges);
   printf("  compute time     %llu .. %llu us per rank (most: %s)\n",
-         (unsigned long long)t->compute_min,
-         (unsigned long long)t->compute_max, set->paths[t->compute_max_file]);
-  printf("  critical path    at most %llu us (%s)\n",
-         (unsigned long long)t->path_max, set->paths[t->path_max_file]);
+         (unsigned long long)t->compute_min, (unsigned long long)t->compute_max,
+         set->paths[t->compute_max_file]);
+  printf("  critical path    at most %llu us (%s)\n", (unsigned long long)t->path_max,
+         set->paths[t->path_max_file]);
 }
 
 int etsim_cmd_inspect(int argc, char **argv) {
   static const char *const flags[] = {"--json", NULL};
   int given[1] = {0}, code;
   const char *input;
-  if (!cli_one_input(argc, argv, usage, flags, given, &input, &code))
-    return code;
+  if (!cli_one_input(argc, argv, usage, flags, given, &input, &code)) return code;
   int json = given[0];
   etsim_error_t err = {0};
   etsim_et_set_t *set;
-  if (etsim_et_set_load(&set, input, 0, &err))
-    return cli_fail(&err);
-  if (json)
-    printf("{\"ranks\": %zu, \"traces\": [", set->n_ranks);
+  if (etsim_et_set_load(&set, input, 0, &err)) return cli_fail(&err);
+  if (json) printf("{\"ranks\": %zu, \"traces\": [", set->n_ranks);
   else if (set->n_ranks > 1)
     printf("%s: %zu ranks in %zu file(s)\n", input, set->n_ranks, set->n_traces);
   int rc = ETSIM_EXIT_OK;
   total_t tot = {0};
   for (size_t k = 0; k < set->n_traces; k++) {
     size_t mult = 0; /* ranks that run this file */
-    for (size_t r = 0; r < set->n_ranks; r++)
-      mult += set->ranks[r] == set->traces[k];
+    for (size_t r = 0; r < set->n_ranks; r++) mult += set->ranks[r] == set->traces[k];
     etsim_et_stats_t st;
     if (etsim_et_stats(set->traces[k], &st)) {
       fprintf(stderr, "etsim: %s: out of memory\n", set->paths[k]);
@@ -213,11 +186,9 @@ int etsim_cmd_inspect(int argc, char **argv) {
       break;
     }
     if (json) {
-      if (k)
-        printf(", ");
+      if (k) printf(", ");
       print_json(set->paths[k], &st);
-    } else
-      print_text(set->paths[k], &st);
+    } else print_text(set->paths[k], &st);
     total_add(&tot, &st, mult, k);
     etsim_et_stats_free(&st);
   }

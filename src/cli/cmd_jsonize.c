@@ -36,19 +36,18 @@ int etsim_cmd_jsonize(int argc, char **argv) {
       usage(stdout);
       return ETSIM_EXIT_OK;
     }
-    if ((m = cli_opt(argc, argv, &i, "--output", &v)) ||
-        (m = cli_opt(argc, argv, &i, "-o", &v))) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+    if ((m = cli_opt(argc, argv, &i, "--output", &v)) || (m = cli_opt(argc, argv, &i, "-o", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
       out = v;
     } else if (strcmp(a, "--skip-unknown") == 0) {
       flags |= ETSIM_ET_READ_SKIP_UNKNOWN;
     } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("jsonize: unknown option '%s' (see 'etsim "
-                             "jsonize --help')", a);
+      return cli_usage_error(
+          "jsonize: unknown option '%s' (see 'etsim "
+          "jsonize --help')",
+          a);
     } else if (in) {
-      return cli_usage_error("jsonize: one input file only ('%s' and '%s')",
-                             in, a);
+      return cli_usage_error("jsonize: one input file only ('%s' and '%s')", in, a);
     } else {
       in = a;
     }
@@ -58,7 +57,6 @@ int etsim_cmd_jsonize(int argc, char **argv) {
     return ETSIM_EXIT_USAGE;
   }
   etsim_error_t err = {0};
-  if (etsim_etjson_jsonize(in, out, flags, NULL, &err))
-    return cli_fail(&err);
+  if (etsim_etjson_jsonize(in, out, flags, NULL, &err)) return cli_fail(&err);
   return ETSIM_EXIT_OK;
 }

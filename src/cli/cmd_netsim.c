@@ -45,16 +45,16 @@ static const char *usage =
 
 static const char *cc_name(int m) {
   switch (m) {
-  case ETSIM_NETPKT_CC_DCQCN:
-    return "dcqcn";
-  case ETSIM_NETPKT_CC_HPCC:
-    return "hpcc";
-  case ETSIM_NETPKT_CC_TIMELY:
-    return "timely";
-  case ETSIM_NETPKT_CC_DCTCP:
-    return "dctcp";
-  default:
-    return "none";
+    case ETSIM_NETPKT_CC_DCQCN:
+      return "dcqcn";
+    case ETSIM_NETPKT_CC_HPCC:
+      return "hpcc";
+    case ETSIM_NETPKT_CC_TIMELY:
+      return "timely";
+    case ETSIM_NETPKT_CC_DCTCP:
+      return "dctcp";
+    default:
+      return "none";
   }
 }
 
@@ -70,24 +70,20 @@ typedef struct {
 
 static int open_out(out_t *o, const char *path, etsim_error_t *err) {
   o->open = 0;
-  if (!path || !path[0])
-    return 0;
+  if (!path || !path[0]) return 0;
   int rc = etsim_outfile_open(&o->f, path, err);
-  if (!rc)
-    o->open = 1;
+  if (!rc) o->open = 1;
   return rc;
 }
 
 /* The flow-level backend on the same scenario. */
 static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
-                    const etsim_netpkt_topo_t *topo,
-                    const etsim_netpkt_flow_t *flows, size_t n_flows,
-                    const char *fct_path, const char *timeline, int json,
+                    const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
+                    size_t n_flows, const char *fct_path, const char *timeline, int json,
                     int quiet) {
   etsim_error_t err = {0};
   etsim_netflow_t *net;
-  if (etsim_netflow_create(&net, topo, cfg, &err))
-    return cli_fail(&err);
+  if (etsim_netflow_create(&net, topo, cfg, &err)) return cli_fail(&err);
   int code = ETSIM_EXIT_OK;
   out_t of = {0};
   for (size_t i = 0; i < n_flows; i++) {
@@ -100,8 +96,7 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
                             NULL,
                             NULL};
     if (etsim_netflow_send(net, &m, NULL, &err)) {
-      fprintf(stderr, "etsim: %s:%u: %s\n", cfg->flow_file, flows[i].line,
-              err.msg);
+      fprintf(stderr, "etsim: %s:%u: %s\n", cfg->flow_file, flows[i].line, err.msg);
       code = ETSIM_EXIT_USAGE;
       goto done;
     }
@@ -118,10 +113,8 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
     goto done;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  double wall = (double)(t1.tv_sec - t0.tv_sec) +
-                1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  if (timeline && etsim_netpkt_tl_write(timeline, NULL, topo, NULL, net,
-                                        n_flows, &err)) {
+  double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (timeline && etsim_netpkt_tl_write(timeline, NULL, topo, NULL, net, n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
@@ -134,29 +127,22 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   }
   etsim_netflow_stats_t st;
   etsim_netflow_get_stats(net, &st);
-  if (st.msgs_done < st.msgs)
-    code = ETSIM_EXIT_PROBLEMS;
-  if (quiet)
-    goto done;
+  if (st.msgs_done < st.msgs) code = ETSIM_EXIT_PROBLEMS;
+  if (quiet) goto done;
   if (json)
     printf("{\"config\": \"%s\", \"backend\": \"flow\", \"flows\": %" PRIu64
-           ", \"flows_done\": %" PRIu64 ", \"last_done_ns\": %" PRId64
-           ", \"events\": %" PRIu64 ", \"recomputes\": %" PRIu64
-           ", \"wall_s\": %.6f}\n",
-           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events,
-           st.recomputes, wall);
+           ", \"flows_done\": %" PRIu64 ", \"last_done_ns\": %" PRId64 ", \"events\": %" PRIu64
+           ", \"recomputes\": %" PRIu64 ", \"wall_s\": %.6f}\n",
+           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes, wall);
   else {
     printf("%s (flow level)\n", input);
-    printf("  flows            %" PRIu64 " done of %" PRIu64
-           ", last at %" PRId64 " ns\n",
+    printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
-    printf("  work             %" PRIu64 " events, %" PRIu64
-           " re-ratings in %.3f s\n",
-           st.events, st.recomputes, wall);
+    printf("  work             %" PRIu64 " events, %" PRIu64 " re-ratings in %.3f s\n", st.events,
+           st.recomputes, wall);
   }
 done:
-  if (of.open)
-    etsim_outfile_abort(&of.f);
+  if (of.open) etsim_outfile_abort(&of.f);
   etsim_netflow_free(net);
   return code;
 }
@@ -164,8 +150,7 @@ done:
 int etsim_cmd_netsim(int argc, char **argv) {
   const char *backend = "packet";
   const char *ports = NULL, *timeline = NULL, *step = NULL;
-  const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL, *cc = NULL,
-             *seed = NULL;
+  const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL, *cc = NULL, *seed = NULL;
   const char *sets[64];
   int n_sets = 0, json = 0, quiet = 0;
   for (int i = 1; i < argc; i++) {
@@ -176,60 +161,44 @@ int etsim_cmd_netsim(int argc, char **argv) {
       return ETSIM_EXIT_OK;
     }
     if ((r = cli_opt(argc, argv, &i, "--fct", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       fct = v;
     } else if ((r = cli_opt(argc, argv, &i, "--pfc", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       pfc = v;
     } else if ((r = cli_opt(argc, argv, &i, "--qlen", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       qlen = v;
     } else if ((r = cli_opt(argc, argv, &i, "--backend", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       if (strcmp(v, "packet") && strcmp(v, "flow"))
-        return cli_usage_error("netsim: --backend is packet or flow, not '%s'",
-                               v);
+        return cli_usage_error("netsim: --backend is packet or flow, not '%s'", v);
       backend = v;
     } else if ((r = cli_opt(argc, argv, &i, "--cc", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       cc = v;
     } else if ((r = cli_opt(argc, argv, &i, "--ports", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       ports = v;
     } else if ((r = cli_opt(argc, argv, &i, "--timeline", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       timeline = v;
     } else if ((r = cli_opt(argc, argv, &i, "--timeline-step", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       step = v;
     } else if ((r = cli_opt(argc, argv, &i, "--seed", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       seed = v;
     } else if ((r = cli_opt(argc, argv, &i, "--set", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
-      if (n_sets == 64)
-        return cli_usage_error("netsim: at most 64 --set options");
+      if (r < 0) return ETSIM_EXIT_USAGE;
+      if (n_sets == 64) return cli_usage_error("netsim: at most 64 --set options");
       sets[n_sets++] = v;
-    } else if (!strcmp(argv[i], "--json"))
-      json = 1;
-    else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
-      quiet = 1;
+    } else if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) quiet = 1;
     else if (argv[i][0] == '-' && argv[i][1])
       return cli_usage_error("netsim: unknown option %s", argv[i]);
-    else if (input)
-      return cli_usage_error("netsim: one CONFIG only");
-    else
-      input = argv[i];
+    else if (input) return cli_usage_error("netsim: one CONFIG only");
+    else input = argv[i];
   }
   if (!input) {
     fputs(usage, stderr);
@@ -240,14 +209,12 @@ int etsim_cmd_netsim(int argc, char **argv) {
   etsim_netpkt_cfg_t cfg;
   etsim_netpkt_cfg_default(&cfg);
   cfg.tx_round_ps = 1000; /* ns-3 keeps time in whole ns */
-  if (etsim_netpkt_cfg_load(&cfg, input, &err))
-    return cli_fail(&err);
+  if (etsim_netpkt_cfg_load(&cfg, input, &err)) return cli_fail(&err);
   for (int k = 0; k < n_sets; k++) {
     char key[128];
     const char *eq = strchr(sets[k], '=');
     if (!eq || eq == sets[k] || (size_t)(eq - sets[k]) >= sizeof key)
-      return cli_usage_error("netsim: --set needs KEY=VALUE, not '%s'",
-                             sets[k]);
+      return cli_usage_error("netsim: --set needs KEY=VALUE, not '%s'", sets[k]);
     memcpy(key, sets[k], (size_t)(eq - sets[k]));
     key[eq - sets[k]] = 0;
     if (etsim_netpkt_cfg_set(&cfg, key, eq + 1, &err)) {
@@ -260,29 +227,25 @@ int etsim_cmd_netsim(int argc, char **argv) {
     static const char *modes[] = {"0", "1", "3", "7", "8"};
     const char *m = cc;
     for (int k = 0; k < 5; k++)
-      if (!strcmp(cc, names[k]))
-        m = modes[k];
+      if (!strcmp(cc, names[k])) m = modes[k];
     if (etsim_netpkt_cfg_set(&cfg, "CC_MODE", m, &err)) {
       etsim_error_prefix(&err, "--cc");
       return cli_fail(&err);
     }
   }
-  if (seed && cli_parse_u64(seed, "--seed", &cfg.seed))
-    return ETSIM_EXIT_USAGE;
+  if (seed && cli_parse_u64(seed, "--seed", &cfg.seed)) return ETSIM_EXIT_USAGE;
   uint64_t step_ns = 1000;
-  if (step && (cli_parse_u64(step, "--timeline-step", &step_ns) ||
-               step_ns == 0 || step_ns > (uint64_t)INT64_MAX / 1000))
-    return cli_usage_error("netsim: --timeline-step is a whole number of ns "
-                           "above 0, not '%s'",
-                           step);
-  if (!cfg.topology_file[0])
-    return cli_usage_error("%s: TOPOLOGY_FILE is not set", input);
-  if (!cfg.flow_file[0])
-    return cli_usage_error("%s: FLOW_FILE is not set", input);
+  if (step && (cli_parse_u64(step, "--timeline-step", &step_ns) || step_ns == 0 ||
+               step_ns > (uint64_t)INT64_MAX / 1000))
+    return cli_usage_error(
+        "netsim: --timeline-step is a whole number of ns "
+        "above 0, not '%s'",
+        step);
+  if (!cfg.topology_file[0]) return cli_usage_error("%s: TOPOLOGY_FILE is not set", input);
+  if (!cfg.flow_file[0]) return cli_usage_error("%s: FLOW_FILE is not set", input);
 
   etsim_netpkt_topo_t topo;
-  if (etsim_netpkt_topo_load(&topo, cfg.topology_file, &err))
-    return cli_fail(&err);
+  if (etsim_netpkt_topo_load(&topo, cfg.topology_file, &err)) return cli_fail(&err);
   etsim_netpkt_flow_t *flows = NULL;
   size_t n_flows = 0;
   if (etsim_netpkt_flows_load(cfg.flow_file, &flows, &n_flows, &err)) {
@@ -294,8 +257,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
   int code = ETSIM_EXIT_OK;
   out_t of = {0}, op = {0}, oq = {0}, ot = {0};
   if (!strcmp(backend, "flow")) {
-    code = run_flow(input, &cfg, &topo, flows, n_flows,
-                    fct ? fct : cfg.fct_file, timeline, json, quiet);
+    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file, timeline, json,
+                    quiet);
     goto done;
   }
   if (etsim_netpkt_create(&net, &topo, &cfg, &err)) {
@@ -312,17 +275,14 @@ int etsim_cmd_netsim(int argc, char **argv) {
                             NULL,
                             NULL};
     if (flows[i].src >= topo.n_nodes || flows[i].dst >= topo.n_nodes) {
-      fprintf(stderr,
-              "etsim: %s:%u: flow %zu: node %u does not exist (%u nodes)\n",
-              cfg.flow_file, flows[i].line, i,
-              flows[i].src >= topo.n_nodes ? flows[i].src : flows[i].dst,
+      fprintf(stderr, "etsim: %s:%u: flow %zu: node %u does not exist (%u nodes)\n", cfg.flow_file,
+              flows[i].line, i, flows[i].src >= topo.n_nodes ? flows[i].src : flows[i].dst,
               topo.n_nodes);
       code = ETSIM_EXIT_USAGE;
       goto done;
     }
     if (etsim_netpkt_send(net, &m, NULL, &err)) {
-      fprintf(stderr, "etsim: %s:%u: %s\n", cfg.flow_file, flows[i].line,
-              err.msg);
+      fprintf(stderr, "etsim: %s:%u: %s\n", cfg.flow_file, flows[i].line, err.msg);
       code = ETSIM_EXIT_USAGE;
       goto done;
     }
@@ -333,35 +293,30 @@ int etsim_cmd_netsim(int argc, char **argv) {
     code = cli_fail(&err);
     goto done;
   }
-  etsim_netpkt_set_outputs(net, of.open ? of.f.fp : NULL,
-                           op.open ? op.f.fp : NULL, oq.open ? oq.f.fp : NULL);
+  etsim_netpkt_set_outputs(net, of.open ? of.f.fp : NULL, op.open ? op.f.fp : NULL,
+                           oq.open ? oq.f.fp : NULL);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (timeline && etsim_netpkt_tl_create(&tl, net, &topo,
-                                            (int64_t)step_ns * 1000,
-                                            n_flows, &err)) {
+  if (timeline && etsim_netpkt_tl_create(&tl, net, &topo, (int64_t)step_ns * 1000, n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
   int rc = tl ? etsim_netpkt_tl_run_until(tl, net, INT64_MAX, &err)
               : etsim_netpkt_run_until(net, INT64_MAX, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  double wall = (double)(t1.tv_sec - t0.tv_sec) +
-                1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   if (rc) {
     code = rc == ETSIM_EDEADLOCK ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
     if (rc == ETSIM_EDEADLOCK) {
       fprintf(stderr, "etsim: %s: %s\n", input, err.msg);
       /* The timeline shows how the pause cycle formed. */
-      if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL,
-                                            n_flows, &err))
+      if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err))
         code = cli_fail(&err);
     }
     goto done;
   }
   etsim_netpkt_finish(net);
-  if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL,
-                                        n_flows, &err)) {
+  if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
@@ -374,21 +329,16 @@ int etsim_cmd_netsim(int argc, char **argv) {
     etsim_netpkt_stats_t s0;
     etsim_netpkt_get_stats(net, &s0);
     /* utilisation over [0, last completion] (monitors may run longer) */
-    int64_t span =
-        s0.last_done_ps > 0 ? s0.last_done_ps : etsim_netpkt_now(net);
+    int64_t span = s0.last_done_ps > 0 ? s0.last_done_ps : etsim_netpkt_now(net);
     for (uint32_t v = 0; v < topo.n_nodes; v++)
       for (uint32_t k = 1; k <= etsim_netpkt_port_count(net, v); k++) {
         etsim_netpkt_port_stat_t ps;
         etsim_netpkt_port_stat(net, v, k, &ps);
-        double util = span > 0
-                          ? (double)ps.tx_bytes * 8 /
-                                ((double)span * 1e-12 * (double)ps.rate_bps)
-                          : 0;
-        fprintf(pf,
-                "%u %u %u %" PRIu64 " %" PRIu64 " %.6f %" PRIu64
-                " %.3f %" PRIu64 "\n",
-                v, k, ps.peer, ps.rate_bps, ps.tx_bytes, util, ps.pauses_rx,
-                (double)ps.paused_ps / 1e6, ps.qbytes_peak);
+        double util =
+            span > 0 ? (double)ps.tx_bytes * 8 / ((double)span * 1e-12 * (double)ps.rate_bps) : 0;
+        fprintf(pf, "%u %u %u %" PRIu64 " %" PRIu64 " %.6f %" PRIu64 " %.3f %" PRIu64 "\n", v, k,
+                ps.peer, ps.rate_bps, ps.tx_bytes, util, ps.pauses_rx, (double)ps.paused_ps / 1e6,
+                ps.qbytes_peak);
       }
   }
   out_t *outs[4] = {&of, &op, &oq, &ot};
@@ -409,60 +359,48 @@ int etsim_cmd_netsim(int argc, char **argv) {
     etsim_netpkt_msg_stat_t ms;
     etsim_netpkt_msg_stat(net, i, &ms);
     if (ms.acked_ps >= 0 && ms.standalone_ps > 0)
-      slow[ns++] =
-          (double)(ms.acked_ps - ms.start_ps) / (double)ms.standalone_ps;
+      slow[ns++] = (double)(ms.acked_ps - ms.start_ps) / (double)ms.standalone_ps;
   }
-  if (ns)
-    qsort(slow, ns, sizeof *slow, cmp_double);
+  if (ns) qsort(slow, ns, sizeof *slow, cmp_double);
   double med = ns ? slow[ns / 2] : 0,
          p99 = ns ? slow[(ns * 99) / 100 < ns ? (ns * 99) / 100 : ns - 1] : 0;
   double mx = ns ? slow[ns - 1] : 0;
   free(slow);
   uint32_t n_sw = 0;
-  for (uint32_t v = 0; v < topo.n_nodes; v++)
-    n_sw += topo.is_switch[v];
+  for (uint32_t v = 0; v < topo.n_nodes; v++) n_sw += topo.is_switch[v];
   uint64_t pkts = st.data_pkts + st.ack_pkts + st.pfc_frames;
-  if (st.msgs_done < st.msgs)
-    code = ETSIM_EXIT_PROBLEMS;
-  if (quiet)
-    goto done;
+  if (st.msgs_done < st.msgs) code = ETSIM_EXIT_PROBLEMS;
+  if (quiet) goto done;
   if (json) {
     printf(
         "{\"config\": \"%s\", \"cc\": \"%s\", \"nodes\": %u, \"switches\": %u, "
         "\"links\": %zu, \"flows\": %" PRIu64 ", \"flows_done\": %" PRIu64
-        ", \"last_done_ns\": %" PRId64 ", \"slowdown_median\": %.4f, "
+        ", \"last_done_ns\": %" PRId64
+        ", \"slowdown_median\": %.4f, "
         "\"slowdown_p99\": %.4f, \"slowdown_max\": %.4f, \"pauses\": %" PRIu64
-        ", \"resumes\": %" PRIu64
-        ", \"paused_us\": %.3f, \"drops_buffer\": %" PRIu64
-        ", \"drops_error\": %" PRIu64 ", \"ecn_marks\": %" PRIu64
-        ", \"cnps\": %" PRIu64 ", \"max_buffer_bytes\": %" PRIu64
-        ", \"events\": %" PRIu64 ", \"packets\": %" PRIu64
+        ", \"resumes\": %" PRIu64 ", \"paused_us\": %.3f, \"drops_buffer\": %" PRIu64
+        ", \"drops_error\": %" PRIu64 ", \"ecn_marks\": %" PRIu64 ", \"cnps\": %" PRIu64
+        ", \"max_buffer_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"packets\": %" PRIu64
         ", \"wall_s\": %.6f, \"events_per_s\": %.0f, "
         "\"packets_per_s\": %.0f}\n",
-        input, cc_name(cfg.cc_mode), topo.n_nodes, n_sw, topo.n_links, st.msgs,
-        st.msgs_done, st.last_done_ps / 1000, med, p99, mx, st.pauses,
-        st.resumes, (double)st.paused_ps / 1e6, st.drops_buffer, st.drops_error,
-        st.ecn_marks, st.cnps, st.max_switch_buffer_bytes, st.events, pkts,
-        wall, wall > 0 ? (double)st.events / wall : 0,
+        input, cc_name(cfg.cc_mode), topo.n_nodes, n_sw, topo.n_links, st.msgs, st.msgs_done,
+        st.last_done_ps / 1000, med, p99, mx, st.pauses, st.resumes, (double)st.paused_ps / 1e6,
+        st.drops_buffer, st.drops_error, st.ecn_marks, st.cnps, st.max_switch_buffer_bytes,
+        st.events, pkts, wall, wall > 0 ? (double)st.events / wall : 0,
         wall > 0 ? (double)pkts / wall : 0);
   } else {
     printf("%s\n", input);
-    printf("  network          %u nodes (%u switches), %zu links, cc %s\n",
-           topo.n_nodes, n_sw, topo.n_links, cc_name(cfg.cc_mode));
-    printf("  flows            %" PRIu64 " done of %" PRIu64
-           ", last at %" PRId64 " ns\n",
+    printf("  network          %u nodes (%u switches), %zu links, cc %s\n", topo.n_nodes, n_sw,
+           topo.n_links, cc_name(cfg.cc_mode));
+    printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
-    printf("  FCT slowdown     median %.3f, p99 %.3f, max %.3f\n", med, p99,
-           mx);
-    printf("  PFC              %" PRIu64 " pauses, %" PRIu64
-           " resumes, %.3f us paused\n",
+    printf("  FCT slowdown     median %.3f, p99 %.3f, max %.3f\n", med, p99, mx);
+    printf("  PFC              %" PRIu64 " pauses, %" PRIu64 " resumes, %.3f us paused\n",
            st.pauses, st.resumes, (double)st.paused_ps / 1e6);
-    printf("  drops            %" PRIu64 " buffer, %" PRIu64 " link error\n",
-           st.drops_buffer, st.drops_error);
-    printf("  ECN              %" PRIu64 " marks, %" PRIu64 " CNP echoes\n",
-           st.ecn_marks, st.cnps);
-    printf("  peak buffer      %" PRIu64 " bytes shared\n",
-           st.max_switch_buffer_bytes);
+    printf("  drops            %" PRIu64 " buffer, %" PRIu64 " link error\n", st.drops_buffer,
+           st.drops_error);
+    printf("  ECN              %" PRIu64 " marks, %" PRIu64 " CNP echoes\n", st.ecn_marks, st.cnps);
+    printf("  peak buffer      %" PRIu64 " bytes shared\n", st.max_switch_buffer_bytes);
     printf("  work             %" PRIu64 " events, %" PRIu64
            " packets in %.3f s "
            "(%.2f M events/s, %.2f M packets/s)\n",
@@ -470,14 +408,10 @@ int etsim_cmd_netsim(int argc, char **argv) {
            wall > 0 ? (double)pkts / wall / 1e6 : 0);
   }
 done:
-  if (of.open)
-    etsim_outfile_abort(&of.f);
-  if (op.open)
-    etsim_outfile_abort(&op.f);
-  if (oq.open)
-    etsim_outfile_abort(&oq.f);
-  if (ot.open)
-    etsim_outfile_abort(&ot.f);
+  if (of.open) etsim_outfile_abort(&of.f);
+  if (op.open) etsim_outfile_abort(&op.f);
+  if (oq.open) etsim_outfile_abort(&oq.f);
+  if (ot.open) etsim_outfile_abort(&ot.f);
   etsim_netpkt_tl_free(tl);
   etsim_netpkt_free(net);
   etsim_free(flows);

@@ -48,13 +48,11 @@ static const char *usage =
 
 /* Options that take a value (so the PREFIX is found among the rest). */
 static int takes_value(const char *s) {
-  static const char *const v[] = {
-      "--np", "--iterations", "--warmup", "--compute-scale", "--comm-scale",
-      "--ridge", "--comm-group", "--timeout", "--csv", "--timeline", "--deps",
-      NULL};
+  static const char *const v[] = {"--np",         "--iterations", "--warmup",     "--compute-scale",
+                                  "--comm-scale", "--ridge",      "--comm-group", "--timeout",
+                                  "--csv",        "--timeline",   "--deps",       NULL};
   for (int i = 0; v[i]; i++)
-    if (!strcmp(s, v[i]))
-      return 1;
+    if (!strcmp(s, v[i])) return 1;
   return 0;
 }
 
@@ -66,24 +64,20 @@ static int find_runner(char *out, size_t cap) {
   }
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
-    return 0;
+  if (n <= 0) return 0;
   self[n] = 0;
   char *slash = strrchr(self, '/');
-  if (!slash)
-    return 0;
+  if (!slash) return 0;
   *slash = 0;
   size_t len = strlen(self);
-  if (len + sizeof "/etsim-replay" > cap)
-    return 0;
+  if (len + sizeof "/etsim-replay" > cap) return 0;
   memcpy(out, self, len);
   memcpy(out + len, "/etsim-replay", sizeof "/etsim-replay");
   return access(out, X_OK) == 0;
 }
 
 static int inside_mpirun(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") ||
-         getenv("PMI_RANK");
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
 /* ------------------------------------------------------------ dry run */
@@ -96,8 +90,7 @@ static int dry_run(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *v;
     int r;
-    if (!strcmp(argv[i], "--dry-run"))
-      continue;
+    if (!strcmp(argv[i], "--dry-run")) continue;
     if (!strcmp(argv[i], "--json")) {
       json = 1;
       continue;
@@ -106,36 +99,25 @@ static int dry_run(int argc, char **argv) {
       want_path = 1;
       continue;
     }
-    if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q") ||
-        !strcmp(argv[i], "--check"))
+    if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q") || !strcmp(argv[i], "--check"))
       continue;
     if ((r = cli_opt(argc, argv, &i, "--compute-scale", &v))) {
-      if (r < 0 || cli_parse_double(v, "--compute-scale", &cs))
-        return ETSIM_EXIT_USAGE;
+      if (r < 0 || cli_parse_double(v, "--compute-scale", &cs)) return ETSIM_EXIT_USAGE;
     } else if ((r = cli_opt(argc, argv, &i, "--comm-scale", &v))) {
-      if (r < 0 || cli_parse_double(v, "--comm-scale", &ms))
-        return ETSIM_EXIT_USAGE;
+      if (r < 0 || cli_parse_double(v, "--comm-scale", &ms)) return ETSIM_EXIT_USAGE;
     } else if ((r = cli_opt(argc, argv, &i, "--ridge", &v))) {
-      if (r < 0 || cli_parse_double(v, "--ridge", &ridge))
-        return ETSIM_EXIT_USAGE;
+      if (r < 0 || cli_parse_double(v, "--ridge", &ridge)) return ETSIM_EXIT_USAGE;
     } else if ((r = cli_opt(argc, argv, &i, "--comm-group", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       groups_path = v;
     } else if ((r = cli_opt(argc, argv, &i, "--deps", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
-      if (!strcmp(v, "data"))
-        deps = ETSIM_REPLAY_DEPS_DATA;
-      else if (!strcmp(v, "ctrl"))
-        deps = ETSIM_REPLAY_DEPS_CTRL;
-      else if (!strcmp(v, "all"))
-        deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
-      else
-        return cli_usage_error("replay: --deps: expected data, ctrl or all");
+      if (r < 0) return ETSIM_EXIT_USAGE;
+      if (!strcmp(v, "data")) deps = ETSIM_REPLAY_DEPS_DATA;
+      else if (!strcmp(v, "ctrl")) deps = ETSIM_REPLAY_DEPS_CTRL;
+      else if (!strcmp(v, "all")) deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
+      else return cli_usage_error("replay: --deps: expected data, ctrl or all");
     } else if ((r = cli_opt(argc, argv, &i, "--csv", &v))) {
-      if (r < 0)
-        return ETSIM_EXIT_USAGE;
+      if (r < 0) return ETSIM_EXIT_USAGE;
       csv = v;
     } else if (takes_value(argv[i])) {
       i++; /* runner-only options mean nothing without running */
@@ -147,18 +129,15 @@ static int dry_run(int argc, char **argv) {
       return cli_usage_error("replay: one PREFIX expected");
     }
   }
-  if (!prefix)
-    return cli_usage_error("replay: no PREFIX given (see --help)");
-  if (!(cs > 0) || !(ms > 0))
-    return cli_usage_error("replay: scales must be positive");
+  if (!prefix) return cli_usage_error("replay: no PREFIX given (see --help)");
+  if (!(cs > 0) || !(ms > 0)) return cli_usage_error("replay: scales must be positive");
   if (ridge < 0) {
     etsim_replay_machine_t m;
     ridge = etsim_replay_calibrate(&m) == 0 ? m.ridge_flop_per_byte : 0;
   }
   etsim_error_t err = {0};
   etsim_et_set_t *set;
-  if (etsim_et_set_load(&set, prefix, 0, &err))
-    return cli_fail(&err);
+  if (etsim_et_set_load(&set, prefix, 0, &err)) return cli_fail(&err);
   int world = (int)set->n_ranks;
   etsim_replay_groups_t groups = {0, NULL};
   if (groups_path && etsim_replay_groups_load(&groups, groups_path, world, &err)) {
@@ -182,14 +161,12 @@ static int dry_run(int argc, char **argv) {
   if (json) {
     json_t *js = json_string(prefix);
     char *q = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
-    printf("{\"prefix\": %s, \"ranks\": %d, \"per_rank\": [", q ? q : "null",
-           world);
+    printf("{\"prefix\": %s, \"ranks\": %d, \"per_rank\": [", q ? q : "null", world);
     free(q);
     json_decref(js);
-  }
-  else
-    printf("%-6s %8s %8s %14s %14s %14s\n", "rank", "nodes", "unmapped",
-           "dry_run_us", "crit_path_us", "recorded_us");
+  } else
+    printf("%-6s %8s %8s %14s %14s %14s\n", "rank", "nodes", "unmapped", "dry_run_us",
+           "crit_path_us", "recorded_us");
   for (int r = 0; r < world; r++) {
     etsim_replay_opts_t o;
     etsim_replay_opts_init(&o);
@@ -207,15 +184,11 @@ static int dry_run(int argc, char **argv) {
     uint32_t *path = want_path ? etsim_calloc(p->n_ops + 1, sizeof *path) : NULL;
     size_t np = 0;
     int rc = want_path && !path ? ETSIM_ENOMEM : 0;
-    if (!rc)
-      rc = etsim_replay_sched_init(&s, p);
-    if (!rc)
-      rc = etsim_replay_dry_run(&s, &dry, &err);
-    if (!rc)
-      rc = etsim_replay_critical_path(p, &cp, path, path ? &np : NULL);
+    if (!rc) rc = etsim_replay_sched_init(&s, p);
+    if (!rc) rc = etsim_replay_dry_run(&s, &dry, &err);
+    if (!rc) rc = etsim_replay_critical_path(p, &cp, path, path ? &np : NULL);
     if (rc) {
-      if (!err.msg[0])
-        etsim_error_set(&err, rc, "%s: %s", prefix, etsim_strerror(rc));
+      if (!err.msg[0]) etsim_error_set(&err, rc, "%s: %s", prefix, etsim_strerror(rc));
       code = cli_fail(&err);
       etsim_replay_sched_free(&s);
       etsim_replay_plan_free(p);
@@ -224,63 +197,54 @@ static int dry_run(int argc, char **argv) {
     }
     if (cfp)
       for (size_t i = 0; i < p->n_ops; i++)
-        fprintf(cfp, "%d,%llu,%s,%s,%.3f,%.3f,%.3f\n", r,
-                (unsigned long long)p->ops[i].id, p->ops[i].name,
-                etsim_replay_kind_name(p->ops[i].kind),
-                (double)s.start_ns[i] / 1e3, (double)s.end_ns[i] / 1e3,
-                (double)p->ops[i].rec_ns / 1e3);
+        fprintf(cfp, "%d,%llu,%s,%s,%.3f,%.3f,%.3f\n", r, (unsigned long long)p->ops[i].id,
+                p->ops[i].name, etsim_replay_kind_name(p->ops[i].kind), (double)s.start_ns[i] / 1e3,
+                (double)s.end_ns[i] / 1e3, (double)p->ops[i].rec_ns / 1e3);
     if (json) {
-      printf("%s{\"rank\": %d, \"nodes\": %zu, \"unmapped\": %zu, "
-             "\"dry_run_us\": %.3f, \"critical_path_us\": %.3f, "
-             "\"recorded_span_us\": %.3f",
-             r ? ", " : "", r, p->n_ops, p->n_unmapped, (double)dry / 1e3,
-             (double)cp / 1e3, (double)p->rec_span_ns / 1e3);
+      printf(
+          "%s{\"rank\": %d, \"nodes\": %zu, \"unmapped\": %zu, "
+          "\"dry_run_us\": %.3f, \"critical_path_us\": %.3f, "
+          "\"recorded_span_us\": %.3f",
+          r ? ", " : "", r, p->n_ops, p->n_unmapped, (double)dry / 1e3, (double)cp / 1e3,
+          (double)p->rec_span_ns / 1e3);
       if (path) {
         printf(", \"critical_path\": [");
         for (size_t k = 0; k < np; k++)
-          printf("%s%llu", k ? ", " : "",
-                 (unsigned long long)p->ops[path[k]].id);
+          printf("%s%llu", k ? ", " : "", (unsigned long long)p->ops[path[k]].id);
         printf("]");
       }
       printf("}");
     } else {
-      printf("%-6d %8zu %8zu %14.3f %14.3f %14.3f\n", r, p->n_ops,
-             p->n_unmapped, (double)dry / 1e3, (double)cp / 1e3,
-             (double)p->rec_span_ns / 1e3);
+      printf("%-6d %8zu %8zu %14.3f %14.3f %14.3f\n", r, p->n_ops, p->n_unmapped, (double)dry / 1e3,
+             (double)cp / 1e3, (double)p->rec_span_ns / 1e3);
       for (size_t k = 0; k < np; k++)
-        printf("  path %llu %s %.3f us %s\n",
-               (unsigned long long)p->ops[path[k]].id,
-               etsim_replay_kind_name(p->ops[path[k]].kind),
-               (double)p->ops[path[k]].rec_ns / 1e3, p->ops[path[k]].name);
+        printf("  path %llu %s %.3f us %s\n", (unsigned long long)p->ops[path[k]].id,
+               etsim_replay_kind_name(p->ops[path[k]].kind), (double)p->ops[path[k]].rec_ns / 1e3,
+               p->ops[path[k]].name);
     }
     etsim_free(path);
     nodes += p->n_ops, unmapped += p->n_unmapped;
-    if (dry > max_dry)
-      max_dry = dry;
-    if (cp > max_cp)
-      max_cp = cp;
-    if (p->rec_span_ns > max_span)
-      max_span = p->rec_span_ns;
+    if (dry > max_dry) max_dry = dry;
+    if (cp > max_cp) max_cp = cp;
+    if (p->rec_span_ns > max_span) max_span = p->rec_span_ns;
     etsim_replay_sched_free(&s);
     etsim_replay_plan_free(p);
   }
   if (code == ETSIM_EXIT_OK) {
     if (json)
-      printf("], \"nodes\": %zu, \"unmapped\": %zu, \"dry_run_us\": %.3f, "
-             "\"critical_path_us\": %.3f, \"recorded_span_us\": %.3f}\n",
-             nodes, unmapped, (double)max_dry / 1e3, (double)max_cp / 1e3,
-             (double)max_span / 1e3);
+      printf(
+          "], \"nodes\": %zu, \"unmapped\": %zu, \"dry_run_us\": %.3f, "
+          "\"critical_path_us\": %.3f, \"recorded_span_us\": %.3f}\n",
+          nodes, unmapped, (double)max_dry / 1e3, (double)max_cp / 1e3, (double)max_span / 1e3);
     else
-      printf("%-6s %8zu %8zu %14.3f %14.3f %14.3f\n", "max", nodes, unmapped,
-             (double)max_dry / 1e3, (double)max_cp / 1e3,
-             (double)max_span / 1e3);
+      printf("%-6s %8zu %8zu %14.3f %14.3f %14.3f\n", "max", nodes, unmapped, (double)max_dry / 1e3,
+             (double)max_cp / 1e3, (double)max_span / 1e3);
   } else if (json) {
     printf("]}\n");
   }
   if (cfp) {
     if (code == ETSIM_EXIT_OK) {
-      if (etsim_outfile_commit(&out, &err))
-        code = cli_fail(&err);
+      if (etsim_outfile_commit(&out, &err)) code = cli_fail(&err);
     } else {
       etsim_outfile_abort(&out);
     }
@@ -300,32 +264,25 @@ int etsim_cmd_replay(int argc, char **argv) {
       fputs(usage, stdout);
       return ETSIM_EXIT_OK;
     }
-    if (!strcmp(argv[i], "--dry-run"))
-      dry = 1;
+    if (!strcmp(argv[i], "--dry-run")) dry = 1;
     else if (!strcmp(argv[i], "--np")) {
-      if (i + 1 >= argc)
-        return cli_usage_error("replay: --np needs a value");
+      if (i + 1 >= argc) return cli_usage_error("replay: --np needs a value");
       np_s = argv[++i];
-    } else if (!strncmp(argv[i], "--np=", 5))
-      np_s = argv[i] + 5;
-    else if (takes_value(argv[i]))
-      i++;
-    else if (argv[i][0] != '-' && !prefix)
-      prefix = argv[i];
+    } else if (!strncmp(argv[i], "--np=", 5)) np_s = argv[i] + 5;
+    else if (takes_value(argv[i])) i++;
+    else if (argv[i][0] != '-' && !prefix) prefix = argv[i];
   }
-  if (dry)
-    return dry_run(argc, argv);
-  if (!prefix)
-    return cli_usage_error("replay: no PREFIX given (see --help)");
+  if (dry) return dry_run(argc, argv);
+  if (!prefix) return cli_usage_error("replay: no PREFIX given (see --help)");
   char runner[PATH_MAX] = "";
   if (!find_runner(runner, sizeof runner))
-    return cli_usage_error("replay: %s not found or not executable (etsim "
-                           "built without MPI?  set ETSIM_REPLAY_BIN)",
-                           runner[0] ? runner : "etsim-replay");
+    return cli_usage_error(
+        "replay: %s not found or not executable (etsim "
+        "built without MPI?  set ETSIM_REPLAY_BIN)",
+        runner[0] ? runner : "etsim-replay");
   /* Runner arguments: ours minus --np. */
   char **rargs = calloc((size_t)argc + 64, sizeof *rargs);
-  if (!rargs)
-    return ETSIM_EXIT_INTERNAL;
+  if (!rargs) return ETSIM_EXIT_INTERNAL;
   if (inside_mpirun()) {
     size_t k = 0;
     rargs[k++] = runner;
@@ -334,8 +291,7 @@ int etsim_cmd_replay(int argc, char **argv) {
         i++;
         continue;
       }
-      if (!strncmp(argv[i], "--np=", 5))
-        continue;
+      if (!strncmp(argv[i], "--np=", 5)) continue;
       rargs[k++] = argv[i];
     }
     rargs[k] = NULL;
@@ -359,8 +315,7 @@ int etsim_cmd_replay(int argc, char **argv) {
     size_t n_paths, n_ranks;
     uint32_t *rank_file;
     etsim_error_t err = {0};
-    if (etsim_et_set_resolve(prefix, &paths, &n_paths, &rank_file, &n_ranks,
-                             &err)) {
+    if (etsim_et_set_resolve(prefix, &paths, &n_paths, &rank_file, &n_ranks, &err)) {
       free(rargs);
       return cli_fail(&err);
     }
@@ -371,8 +326,7 @@ int etsim_cmd_replay(int argc, char **argv) {
   static char np_buf[32];
   snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)np);
   const char *mpirun = getenv("ETSIM_MPIRUN");
-  if (!mpirun || !*mpirun)
-    mpirun = "mpirun";
+  if (!mpirun || !*mpirun) mpirun = "mpirun";
   size_t k = 0;
   rargs[k++] = (char *)mpirun;
   rargs[k++] = "-np";
@@ -388,8 +342,7 @@ int etsim_cmd_replay(int argc, char **argv) {
   const char *ex = getenv("ETSIM_MPIRUN_ARGS");
   if (ex && *ex) {
     snprintf(extra, sizeof extra, "%s", ex);
-    for (char *tok = strtok(extra, " \t"); tok && k < 40;
-         tok = strtok(NULL, " \t"))
+    for (char *tok = strtok(extra, " \t"); tok && k < 40; tok = strtok(NULL, " \t"))
       rargs[k++] = tok;
   }
   rargs[k++] = runner;
@@ -398,15 +351,15 @@ int etsim_cmd_replay(int argc, char **argv) {
       i++;
       continue;
     }
-    if (!strncmp(argv[i], "--np=", 5))
-      continue;
+    if (!strncmp(argv[i], "--np=", 5)) continue;
     rargs[k++] = argv[i];
   }
   rargs[k] = NULL;
   fflush(stdout);
   execvp(mpirun, rargs);
-  fprintf(stderr, "etsim: replay: cannot run %s (install openmpi-bin or set "
-                  "ETSIM_MPIRUN)\n",
+  fprintf(stderr,
+          "etsim: replay: cannot run %s (install openmpi-bin or set "
+          "ETSIM_MPIRUN)\n",
           mpirun);
   free(rargs);
   return ETSIM_EXIT_INTERNAL;

@@ -43,56 +43,47 @@ int etsim_cmd_shard(int argc, char **argv) {
     }
 #define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
     if (OPT("--model")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       model = v;
     } else if (OPT("--ranks")) {
-      if (m < 0 || cli_parse_u64(v, "--ranks", &ranks))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--ranks", &ranks)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--ranks-per-host")) {
-      if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--hbm-gb")) {
-      if (m < 0 || cli_parse_double(v, "--hbm-gb", &o.hbm_gb))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_double(v, "--hbm-gb", &o.hbm_gb)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--batch")) {
-      if (m < 0 || cli_parse_u64(v, "--batch", &batch))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--batch", &batch)) return ETSIM_EXIT_USAGE;
       if (!batch || batch > 1u << 24)
-        return cli_usage_error("--batch: %llu is outside 1..16777216",
-                               (unsigned long long)batch);
+        return cli_usage_error("--batch: %llu is outside 1..16777216", (unsigned long long)batch);
     } else if (OPT("--types")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       char list[256];
       snprintf(list, sizeof list, "%s", v);
       o.types = 0;
-      for (char *save = NULL, *t = strtok_r(list, ",", &save); t;
-           t = strtok_r(NULL, ",", &save)) {
+      for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int ty = etsim_shard_type_parse(t);
         if (ty < 0)
-          return cli_usage_error("--types: unknown type '%s' (tw, rw, cw, dp, "
-                                 "twrw, twcw)", t);
+          return cli_usage_error(
+              "--types: unknown type '%s' (tw, rw, cw, dp, "
+              "twrw, twcw)",
+              t);
         o.types |= 1u << ty;
       }
     } else if (OPT("--objective")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "time") == 0)
-        o.objective = ETSIM_SHARD_OBJ_TIME;
-      else if (strcmp(v, "memory") == 0)
-        o.objective = ETSIM_SHARD_OBJ_MEMORY;
-      else
-        return cli_usage_error("--objective: '%s' is not time or memory", v);
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (strcmp(v, "time") == 0) o.objective = ETSIM_SHARD_OBJ_TIME;
+      else if (strcmp(v, "memory") == 0) o.objective = ETSIM_SHARD_OBJ_MEMORY;
+      else return cli_usage_error("--objective: '%s' is not time or memory", v);
     } else if (OPT("-o") || OPT("--output")) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       out = v;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       cli_quiet = 1;
     } else {
-      return cli_usage_error("shard: unknown argument '%s' (see 'etsim shard "
-                             "--help')", argv[i]);
+      return cli_usage_error(
+          "shard: unknown argument '%s' (see 'etsim shard "
+          "--help')",
+          argv[i]);
     }
 #undef OPT
   }
@@ -107,8 +98,7 @@ int etsim_cmd_shard(int argc, char **argv) {
   int rc = strchr(model, '/') || strstr(model, ".json")
                ? etsim_shard_model_load(model, &mdl, &err)
                : etsim_shard_model_preset(model, &mdl, &err);
-  if (rc)
-    return cli_fail(&err);
+  if (rc) return cli_fail(&err);
   etsim_shard_plan_t plan;
   if ((rc = etsim_shard_plan(&mdl, &o, &plan, &err))) {
     etsim_shard_model_free(&mdl);
@@ -121,17 +111,15 @@ int etsim_cmd_shard(int argc, char **argv) {
   }
   if (!cli_quiet && !(out && strcmp(out, "-") == 0)) {
     size_t by[ETSIM_SHARD_N_TYPES] = {0};
-    for (size_t t = 0; t < plan.n_tables; t++)
-      by[plan.table_type[t]]++;
-    printf("%s on %zu ranks (%zu per host), batch %u per rank: slowest rank "
-           "%.3f ms per iteration (embeddings), most memory %.2f GB\n",
-           mdl.name, plan.n_ranks, plan.ranks_per_host, plan.batch, plan.max_ms,
-           plan.max_bytes / 1e9);
+    for (size_t t = 0; t < plan.n_tables; t++) by[plan.table_type[t]]++;
+    printf(
+        "%s on %zu ranks (%zu per host), batch %u per rank: slowest rank "
+        "%.3f ms per iteration (embeddings), most memory %.2f GB\n",
+        mdl.name, plan.n_ranks, plan.ranks_per_host, plan.batch, plan.max_ms, plan.max_bytes / 1e9);
     /* Where the slowest rank's time goes. */
     size_t R = 0;
     for (size_t r = 1; r < plan.n_ranks; r++)
-      if (plan.rank_ms[r] > plan.rank_ms[R])
-        R = r;
+      if (plan.rank_ms[r] > plan.rank_ms[R]) R = r;
     double fc = 0, bc = 0, fm = 0, bm = 0;
     for (size_t i = 0; i < plan.n_shards; i++)
       if (plan.shards[i].rank == R) {
@@ -140,25 +128,21 @@ int etsim_cmd_shard(int argc, char **argv) {
         fm += plan.shards[i].fwd_comm_ms;
         bm += plan.shards[i].bwd_comm_ms;
       }
-    printf("  slowest rank %zu: lookups %.3f ms, backward/update %.3f ms, "
-           "forward comms %.3f ms, backward comms %.3f ms (%.0f%% "
-           "communication)\n",
-           R, fc, bc, fm, bm,
-           plan.rank_ms[R] > 0 ? 100 * (fm + bm) / plan.rank_ms[R] : 0.0);
+    printf(
+        "  slowest rank %zu: lookups %.3f ms, backward/update %.3f ms, "
+        "forward comms %.3f ms, backward comms %.3f ms (%.0f%% "
+        "communication)\n",
+        R, fc, bc, fm, bm, plan.rank_ms[R] > 0 ? 100 * (fm + bm) / plan.rank_ms[R] : 0.0);
     printf("  tables by type:");
     for (int ty = 0; ty < ETSIM_SHARD_N_TYPES; ty++)
-      if (by[ty])
-        printf(" %s %zu", etsim_shard_type_name(ty), by[ty]);
+      if (by[ty]) printf(" %s %zu", etsim_shard_type_name(ty), by[ty]);
     printf("\n  %-6s %10s %12s %7s\n", "rank", "ms", "HBM GB", "shards");
     for (size_t r = 0; r < plan.n_ranks; r++) {
       size_t n = 0;
-      for (size_t i = 0; i < plan.n_shards; i++)
-        n += plan.shards[i].rank == r;
+      for (size_t i = 0; i < plan.n_shards; i++) n += plan.shards[i].rank == r;
       if (r < 16 || r + 4 >= plan.n_ranks)
-        printf("  %-6zu %10.3f %12.3f %7zu\n", r, plan.rank_ms[r],
-               plan.rank_bytes[r] / 1e9, n);
-      else if (r == 16)
-        printf("  ...\n");
+        printf("  %-6zu %10.3f %12.3f %7zu\n", r, plan.rank_ms[r], plan.rank_bytes[r] / 1e9, n);
+      else if (r == 16) printf("  ...\n");
     }
     if (plan.n_tables <= 64) {
       printf("  %-10s %12s %5s %s\n", "table", "rows", "dim", "type");

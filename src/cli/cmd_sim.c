@@ -73,9 +73,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
   int multi = 0, quiet = 0, exact = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
-             *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL,
-             *net_fct = NULL, *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL,
-             *net_tl_step = NULL;
+             *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
+             *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -83,19 +82,37 @@ int etsim_cmd_sim(int argc, char **argv) {
       usage(stdout);
       return ETSIM_EXIT_OK;
     }
-    struct { const char *name; const char **dst; } opts[] = {
-        {"--workload-configuration", &workload}, {"--workload", &workload},
-        {"--system-configuration", &system},     {"--system", &system},
-        {"--network-configuration", &network},   {"--network", &network},
-        {"--remote-memory-configuration", &memory}, {"--memory", &memory},
-        {"--comm-group-configuration", &groups},  {"--comm-group", &groups},
-        {"--backend", &backend}, {"--json", &json}, {"--csv", &csv}, {"--timeline", &timeline},
-        {"--num-queues-per-dim", &queues}, {"--injection-scale", &inj},
-        {"--comm-scale", &comm_scale}, {"--compute-scale", &comp_scale},
-        {"--rendezvous-protocol", &rdv}, {"--logging-configuration", &logcfg},
-        {"--net-topology", &net_topo}, {"--net-config", &net_cfg}, {"--cc", &cc},
-        {"--net-fct", &net_fct}, {"--net-pfc", &net_pfc}, {"--ring-window", &ring_win},
-        {"--net-timeline", &net_tl}, {"--net-timeline-step", &net_tl_step}};
+    struct {
+      const char *name;
+      const char **dst;
+    } opts[] = {{"--workload-configuration", &workload},
+                {"--workload", &workload},
+                {"--system-configuration", &system},
+                {"--system", &system},
+                {"--network-configuration", &network},
+                {"--network", &network},
+                {"--remote-memory-configuration", &memory},
+                {"--memory", &memory},
+                {"--comm-group-configuration", &groups},
+                {"--comm-group", &groups},
+                {"--backend", &backend},
+                {"--json", &json},
+                {"--csv", &csv},
+                {"--timeline", &timeline},
+                {"--num-queues-per-dim", &queues},
+                {"--injection-scale", &inj},
+                {"--comm-scale", &comm_scale},
+                {"--compute-scale", &comp_scale},
+                {"--rendezvous-protocol", &rdv},
+                {"--logging-configuration", &logcfg},
+                {"--net-topology", &net_topo},
+                {"--net-config", &net_cfg},
+                {"--cc", &cc},
+                {"--net-fct", &net_fct},
+                {"--net-pfc", &net_pfc},
+                {"--ring-window", &ring_win},
+                {"--net-timeline", &net_tl},
+                {"--net-timeline-step", &net_tl_step}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -111,8 +128,9 @@ int etsim_cmd_sim(int argc, char **argv) {
     else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
   }
   if (!workload || !system || !network)
-    return cli_usage_error("sim: --workload, --system and --network are required (see etsim sim "
-                           "--help)");
+    return cli_usage_error(
+        "sim: --workload, --system and --network are required (see etsim sim "
+        "--help)");
   etsim_error_t err = {0};
   etsim_topo_t topo;
   etsim_sys_config_t sys;
@@ -158,18 +176,21 @@ int etsim_cmd_sim(int argc, char **argv) {
     sys.endpoint_delay_ns = (int64_t)((double)sys.endpoint_delay_ns * x);
   }
   if (comm_scale || comp_scale)
-    etsim_warn("--comm-scale and --compute-scale are accepted and ignored, as ASTRA-sim 2.0 "
-               "ignores them");
+    etsim_warn(
+        "--comm-scale and --compute-scale are accepted and ignored, as ASTRA-sim 2.0 "
+        "ignores them");
   if (logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
   if (rdv && strcmp(rdv, "false") != 0 && strcmp(rdv, "0") != 0) {
-    code = cli_usage_error("--rendezvous-protocol is not supported yet (etsim models the "
-                           "default eager protocol)");
+    code = cli_usage_error(
+        "--rendezvous-protocol is not supported yet (etsim models the "
+        "default eager protocol)");
     goto out;
   }
   if ((net_topo || net_cfg || cc || net_fct || net_pfc || net_tl || net_tl_step) &&
       strcmp(backend, "flow") != 0 && strcmp(backend, "packet") != 0) {
-    code = cli_usage_error("--net-topology, --net-config, --cc, --net-fct, --net-pfc and "
-                           "--net-timeline need --backend flow or packet");
+    code = cli_usage_error(
+        "--net-topology, --net-config, --cc, --net-fct, --net-pfc and "
+        "--net-timeline need --backend flow or packet");
     goto out;
   }
   uint64_t tl_step_ns = 1000;
@@ -186,11 +207,14 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;
-  etsim_net_opts_t nopt = {net_topo, net_cfg, cc, net_fct, net_pfc, net_tl,
-                           (int64_t)tl_step_ns * 1000};
-  etsim_sim_opts_t o = {.backend = backend, .multi_comm = multi,
-                        .record_nodes = csv || timeline || json, .exact = exact,
-                        .memory = memory ? &mem : NULL, .groups = groups ? &cg : NULL,
+  etsim_net_opts_t nopt = {
+      net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000};
+  etsim_sim_opts_t o = {.backend = backend,
+                        .multi_comm = multi,
+                        .record_nodes = csv || timeline || json,
+                        .exact = exact,
+                        .memory = memory ? &mem : NULL,
+                        .groups = groups ? &cg : NULL,
                         .net = &nopt};
   if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
   etsim_report_astra_lines(stdout, res);

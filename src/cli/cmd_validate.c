@@ -27,17 +27,14 @@ int etsim_cmd_validate(int argc, char **argv) {
   static const char *const flags[] = {"--quiet", "-q", NULL};
   int given[2] = {0, 0}, code;
   const char *input;
-  if (!cli_one_input(argc, argv, usage, flags, given, &input, &code))
-    return code;
+  if (!cli_one_input(argc, argv, usage, flags, given, &input, &code)) return code;
   int quiet = given[0] || given[1];
   etsim_error_t err = {0};
   etsim_et_set_t *set;
-  if (etsim_et_set_load(&set, input, 0, &err))
-    return cli_fail(&err);
+  if (etsim_et_set_load(&set, input, 0, &err)) return cli_fail(&err);
   long problems = etsim_et_validate_set(set, quiet ? NULL : print_finding, NULL);
   size_t nodes = 0;
-  for (size_t k = 0; k < set->n_traces; k++)
-    nodes += set->traces[k]->n_nodes;
+  for (size_t k = 0; k < set->n_traces; k++) nodes += set->traces[k]->n_nodes;
   size_t ranks = set->n_ranks;
   etsim_et_set_free(set);
   if (problems < 0) {
@@ -45,7 +42,6 @@ int etsim_cmd_validate(int argc, char **argv) {
     return ETSIM_EXIT_INTERNAL;
   }
   if (!quiet)
-    printf("%s: %zu rank(s), %zu node(s): %ld problem(s)\n", input, ranks,
-           nodes, problems);
+    printf("%s: %zu rank(s), %zu node(s): %ld problem(s)\n", input, ranks, nodes, problems);
   return problems ? ETSIM_EXIT_PROBLEMS : ETSIM_EXIT_OK;
 }

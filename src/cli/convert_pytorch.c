@@ -10,52 +10,46 @@
 #include <stdio.h>
 #include <string.h>
 
-int etsim_cli_convert_pytorch(const char *input, const char *output, int argc,
-                              char **argv);
+int etsim_cli_convert_pytorch(const char *input, const char *output, int argc, char **argv);
 
 static void print_summary(const etsim_convpt_summary_t *s, FILE *fp) {
-  fprintf(fp, "%s: %" PRIu64 " node(s) (rank %" PRId64 ") from %" PRIu64
-              " host node(s), schema %s%s\n",
-          s->out_path, s->nodes_written, s->rank, s->host_nodes,
-          s->schema[0] ? s->schema : "?", s->legacy ? " (1.0.1 layout)" : "");
+  fprintf(fp,
+          "%s: %" PRIu64 " node(s) (rank %" PRId64 ") from %" PRIu64 " host node(s), schema %s%s\n",
+          s->out_path, s->nodes_written, s->rank, s->host_nodes, s->schema[0] ? s->schema : "?",
+          s->legacy ? " (1.0.1 layout)" : "");
   fprintf(fp, "  by type:");
   for (int t = 0; t < ETSIM_ET_NODE_TYPE_COUNT; t++)
-    if (s->by_type[t])
-      fprintf(fp, " %s %" PRIu64, etsim_et_node_type_name(t), s->by_type[t]);
+    if (s->by_type[t]) fprintf(fp, " %s %" PRIu64, etsim_et_node_type_name(t), s->by_type[t]);
   fprintf(fp, "\n");
   int any = 0;
   for (int k = 0; k < ETSIM_COLL_TYPE_COUNT; k++)
     if (s->by_coll[k]) {
-      fprintf(fp, "%s %s %" PRIu64, any ? "," : "  collectives:",
-              etsim_coll_type_name(k), s->by_coll[k]);
+      fprintf(fp, "%s %s %" PRIu64, any ? "," : "  collectives:", etsim_coll_type_name(k),
+              s->by_coll[k]);
       any = 1;
     }
-  if (any)
-    fprintf(fp, " (%" PRIu64 " bytes)\n", s->comm_bytes);
-  fprintf(fp, "  edges: %" PRIu64 " data (%" PRIu64 " cross-thread tensor, %"
-              PRIu64 " inter-thread, %" PRIu64 " wait, %" PRIu64 " sync), %"
-              PRIu64 " ctrl\n",
-          s->data_edges, s->tensor_edges, s->inter_thread_edges, s->wait_edges,
-          s->sync_edges, s->ctrl_edges);
+  if (any) fprintf(fp, " (%" PRIu64 " bytes)\n", s->comm_bytes);
+  fprintf(fp,
+          "  edges: %" PRIu64 " data (%" PRIu64 " cross-thread tensor, %" PRIu64
+          " inter-thread, %" PRIu64 " wait, %" PRIu64 " sync), %" PRIu64 " ctrl\n",
+          s->data_edges, s->tensor_edges, s->inter_thread_edges, s->wait_edges, s->sync_edges,
+          s->ctrl_edges);
   if (s->kineto_events)
-    fprintf(fp, "  kineto: %" PRIu64 " events, %" PRIu64 "/%" PRIu64
-                " operators timed, %" PRIu64 " kernels\n",
+    fprintf(fp,
+            "  kineto: %" PRIu64 " events, %" PRIu64 "/%" PRIu64 " operators timed, %" PRIu64
+            " kernels\n",
             s->kineto_events, s->linked_ops, s->host_ops, s->kernels);
   if (s->groups_path[0])
-    fprintf(fp, "  groups: %s (%" PRIu64 " process group(s))\n",
-            s->groups_path, s->process_groups);
-  fprintf(fp, "  degraded: unknown comm %" PRIu64 ", unmatched waits %" PRIu64
-              ", orphans %" PRIu64 ", unlinked ops %" PRIu64
-              ", unlaunched kernels %" PRIu64 ", unknown kernels %" PRIu64
-              ", dropped edges %" PRIu64 ", missing pg record %" PRIu64
-              ", schema guessed %d\n",
-          s->unknown_comm, s->unmatched_waits, s->orphans, s->unlinked_ops,
-          s->unlaunched_kernels, s->unknown_kernels, s->dropped_edges,
-          s->missing_pg_init, s->schema_guessed);
+    fprintf(fp, "  groups: %s (%" PRIu64 " process group(s))\n", s->groups_path, s->process_groups);
+  fprintf(fp,
+          "  degraded: unknown comm %" PRIu64 ", unmatched waits %" PRIu64 ", orphans %" PRIu64
+          ", unlinked ops %" PRIu64 ", unlaunched kernels %" PRIu64 ", unknown kernels %" PRIu64
+          ", dropped edges %" PRIu64 ", missing pg record %" PRIu64 ", schema guessed %d\n",
+          s->unknown_comm, s->unmatched_waits, s->orphans, s->unlinked_ops, s->unlaunched_kernels,
+          s->unknown_kernels, s->dropped_edges, s->missing_pg_init, s->schema_guessed);
 }
 
-int etsim_cli_convert_pytorch(const char *input, const char *output, int argc,
-                              char **argv) {
+int etsim_cli_convert_pytorch(const char *input, const char *output, int argc, char **argv) {
   etsim_convpt_opts_t o = {0};
   o.rank = -1;
   int quiet = 0;
@@ -63,32 +57,29 @@ int etsim_cli_convert_pytorch(const char *input, const char *output, int argc,
     const char *v;
     int m;
     if ((m = cli_opt(argc, argv, &i, "--kineto", &v))) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       o.kineto_path = v;
     } else if ((m = cli_opt(argc, argv, &i, "--rank", &v))) {
       uint64_t r;
-      if (m < 0 || cli_parse_u64(v, "--rank", &r))
-        return ETSIM_EXIT_USAGE;
+      if (m < 0 || cli_parse_u64(v, "--rank", &r)) return ETSIM_EXIT_USAGE;
       o.rank = (int64_t)r;
     } else if ((m = cli_opt(argc, argv, &i, "--groups", &v))) {
-      if (m < 0)
-        return ETSIM_EXIT_USAGE;
+      if (m < 0) return ETSIM_EXIT_USAGE;
       o.groups_path = v;
     } else if (strcmp(argv[i], "--gzip") == 0) {
       o.write_flags |= ETSIM_ET_WRITE_GZIP;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       quiet = 1;
     } else {
-      return cli_usage_error("convert --from pytorch: unknown option '%s' "
-                             "(see 'etsim convert --help')",
-                             argv[i]);
+      return cli_usage_error(
+          "convert --from pytorch: unknown option '%s' "
+          "(see 'etsim convert --help')",
+          argv[i]);
     }
   }
   etsim_error_t err = {0};
   etsim_convpt_summary_t s;
-  if (etsim_convpt_convert(input, output, &o, &s, &err))
-    return cli_fail(&err);
+  if (etsim_convpt_convert(input, output, &o, &s, &err)) return cli_fail(&err);
   if (!quiet) /* on stderr when the trace itself goes to stdout */
     print_summary(&s, strcmp(output, "-") == 0 ? stderr : stdout);
   return ETSIM_EXIT_OK;

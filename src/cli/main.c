@@ -65,10 +65,8 @@ int main(int argc, char **argv) {
     return ETSIM_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp(argv[1], commands[i].name) == 0)
-      return commands[i].fn(argc - 1, argv + 1);
-  fprintf(stderr, "etsim: unknown command '%s' (see 'etsim --help')\n",
-          argv[1]);
+    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "etsim: unknown command '%s' (see 'etsim --help')\n", argv[1]);
   return ETSIM_EXIT_USAGE;
 }
 
@@ -92,22 +90,17 @@ int cli_usage_error(const char *fmt, ...) {
   return ETSIM_EXIT_USAGE;
 }
 
-int cli_is_help(const char *arg) {
-  return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
+int cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
-int cli_opt(int argc, char **argv, int *i, const char *name,
-            const char **val) {
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val) {
   const char *a = argv[*i];
   size_t n = strlen(name);
-  if (strncmp(a, name, n) != 0)
-    return 0;
+  if (strncmp(a, name, n) != 0) return 0;
   if (a[n] == '=') {
     *val = a + n + 1;
     return 1;
   }
-  if (a[n] != '\0')
-    return 0;
+  if (a[n] != '\0') return 0;
   if (*i + 1 >= argc) {
     cli_usage_error("option %s needs a value", name);
     return -1;
@@ -116,9 +109,8 @@ int cli_opt(int argc, char **argv, int *i, const char *name,
   return 1;
 }
 
-int cli_one_input(int argc, char **argv, const char *usage,
-                  const char *const *flags, int *set, const char **input,
-                  int *exit_code) {
+int cli_one_input(int argc, char **argv, const char *usage, const char *const *flags, int *set,
+                  const char **input, int *exit_code) {
   *input = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -129,8 +121,7 @@ int cli_one_input(int argc, char **argv, const char *usage,
     }
     if (a[0] == '-' && a[1]) {
       size_t f = 0;
-      while (flags[f] && strcmp(flags[f], a) != 0)
-        f++;
+      while (flags[f] && strcmp(flags[f], a) != 0) f++;
       if (!flags[f]) {
         *exit_code = cli_usage_error("%s: unknown option %s", argv[0], a);
         return 0;
@@ -154,11 +145,9 @@ int cli_one_input(int argc, char **argv, const char *usage,
 int cli_parse_u64(const char *s, const char *what, uint64_t *out) {
   char *end;
   errno = 0;
-  if (*s == '-' || *s == '\0')
-    goto bad;
+  if (*s == '-' || *s == '\0') goto bad;
   unsigned long long v = strtoull(s, &end, 0);
-  if (errno || *end)
-    goto bad;
+  if (errno || *end) goto bad;
   *out = v;
   return 0;
 bad:

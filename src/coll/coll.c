@@ -36,19 +36,18 @@ const char *etsim_coll_op_name(etsim_cop_t t) {
 
 /* ------------------------------------------------------------------ pools */
 
-#define POOL_ALLOC(c, arr, n, cap, freehead, out)                              \
-  do {                                                                         \
-    if ((c)->freehead != NIL) {                                                \
-      *(out) = (c)->freehead;                                                  \
-      (c)->freehead = (c)->arr[*(out)].next_free;                              \
-    } else {                                                                   \
-      if ((c)->n == (c)->cap) {                                                \
-        int rc_ = etsim_grow((void **)&(c)->arr, &(c)->cap, (c)->n + 1,        \
-                             sizeof *(c)->arr);                                \
-        if (rc_) return rc_;                                                   \
-      }                                                                        \
-      *(out) = (uint32_t)(c)->n++;                                             \
-    }                                                                          \
+#define POOL_ALLOC(c, arr, n, cap, freehead, out)                                          \
+  do {                                                                                     \
+    if ((c)->freehead != NIL) {                                                            \
+      *(out) = (c)->freehead;                                                              \
+      (c)->freehead = (c)->arr[*(out)].next_free;                                          \
+    } else {                                                                               \
+      if ((c)->n == (c)->cap) {                                                            \
+        int rc_ = etsim_grow((void **)&(c)->arr, &(c)->cap, (c)->n + 1, sizeof *(c)->arr); \
+        if (rc_) return rc_;                                                               \
+      }                                                                                    \
+      *(out) = (uint32_t)(c)->n++;                                                         \
+    }                                                                                      \
   } while (0)
 
 /* --------------------------------------------------------------- matching */
@@ -80,8 +79,8 @@ static int match_rehash(etsim_coll_t *c, size_t cap) {
 }
 
 /* Find or create the entry; *out is its slot. */
-static int match_get(etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst,
-                     uint64_t bytes, size_t *out) {
+static int match_get(etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes,
+                     size_t *out) {
   if ((c->match_used + c->match_tomb + 1) * 10 > c->match_cap * 7) {
     size_t cap = c->match_cap ? c->match_cap : 1024;
     while ((c->match_used + 1) * 10 > cap * 5) cap *= 2;
@@ -145,10 +144,10 @@ static int64_t reduce_ns(etsim_coll_t *c, uint64_t bytes) {
   return d;
 }
 
-static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
-                     uint64_t tag, uint64_t send_token);
-static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
-                     uint64_t tag, uint64_t recv_token);
+static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                     uint64_t send_token);
+static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag,
+                     uint64_t recv_token);
 static int proceed(etsim_coll_t *c, uint32_t si);
 static int custom_done(etsim_coll_t *c, uint64_t tok);
 static int custom_start(etsim_coll_t *c, uint32_t si);
@@ -167,8 +166,8 @@ static int insert_packet(etsim_coll_t *c, uint32_t si) {
   if (s->zero_lat > 0) {
     s->zero_lat--;
   } else if (s->nonzero_lat > 0) {
-    processed = p->type == ETSIM_COP_REDUCE_SCATTER ||
-                (p->type == ETSIM_COP_ALL_REDUCE && s->toggle);
+    processed =
+        p->type == ETSIM_COP_REDUCE_SCATTER || (p->type == ETSIM_COP_ALL_REDUCE && s->toggle);
     s->nonzero_lat--;
   } else {
     return ETSIM_EINTERNAL;
@@ -200,8 +199,7 @@ static int insert_packet(etsim_coll_t *c, uint32_t si) {
   s->packets++;
   int64_t delay = p->fast ? 10 : c->cfg.endpoint_delay_ns;
   if (processed) delay += reduce_ns(c, bytes);
-  return etsim_des_push(c->q, c->q->now_ps + delay * ETSIM_PS_PER_NS, ETSIM_COLL_EV_GENERAL,
-                        0, si);
+  return etsim_des_push(c->q, c->q->now_ps + delay * ETSIM_PS_PER_NS, ETSIM_COLL_EV_GENERAL, 0, si);
 }
 
 /* A ring stream under --ring-window tracks its undelivered pieces. */
@@ -310,9 +308,9 @@ static void phase_setup(stream_t *s) {
     }
   } else if (!s->direct) {
     s->parallel_reduce = 1;
-    s->stream_count = p->type == ETSIM_COP_ALL_REDUCE  ? 2 * (n - 1)
+    s->stream_count = p->type == ETSIM_COP_ALL_REDUCE   ? 2 * (n - 1)
                       : p->type == ETSIM_COP_ALL_TO_ALL ? n * (n - 1) / 2
-                                                         : n - 1;
+                                                        : n - 1;
     s->nonzero_per_round = (int32_t)(n - 1);
   } else {
     int32_t w = p->window < 0 || p->window > n - 1 ? (int32_t)(n - 1) : p->window;
@@ -360,19 +358,15 @@ static void queue_insert(etsim_coll_t *c, uint32_t si) {
   if (it == NIL) {
     s->prev = c->qtail[q];
     s->next = NIL;
-    if (s->prev != NIL)
-      c->streams[s->prev].next = si;
-    else
-      c->qhead[q] = si;
+    if (s->prev != NIL) c->streams[s->prev].next = si;
+    else c->qhead[q] = si;
     c->qtail[q] = si;
   } else {
     stream_t *o = &c->streams[it];
     s->prev = o->prev;
     s->next = it;
-    if (o->prev != NIL)
-      c->streams[o->prev].next = si;
-    else
-      c->qhead[q] = si;
+    if (o->prev != NIL) c->streams[o->prev].next = si;
+    else c->qhead[q] = si;
     o->prev = si;
   }
 }
@@ -381,14 +375,10 @@ static void queue_erase(etsim_coll_t *c, uint32_t si, int queue) {
   stream_t *s = &c->streams[si];
   if (!s->in_queue) return;
   size_t q = qslot(c, s->npu, queue);
-  if (s->prev != NIL)
-    c->streams[s->prev].next = s->next;
-  else
-    c->qhead[q] = s->next;
-  if (s->next != NIL)
-    c->streams[s->next].prev = s->prev;
-  else
-    c->qtail[q] = s->prev;
+  if (s->prev != NIL) c->streams[s->prev].next = s->next;
+  else c->qhead[q] = s->next;
+  if (s->next != NIL) c->streams[s->next].prev = s->prev;
+  else c->qtail[q] = s->prev;
   s->in_queue = 0;
   s->prev = s->next = NIL;
 }
@@ -519,8 +509,15 @@ static void tree_links(uint32_t n, int root_min, uint32_t k, int64_t *par, int64
 }
 
 enum { DBT_ROOT = 0, DBT_INTER, DBT_LEAF };
-enum { DS_BEGIN = 0, DS_SEND_PARENT, DS_WAIT_PARENT, DS_END, DS_WAIT_TWO, DS_WAIT_ONE,
-       DS_SEND_CHILDREN };
+enum {
+  DS_BEGIN = 0,
+  DS_SEND_PARENT,
+  DS_WAIT_PARENT,
+  DS_END,
+  DS_WAIT_TWO,
+  DS_WAIT_ONE,
+  DS_SEND_CHILDREN
+};
 enum { DE_INIT = 0, DE_GENERAL, DE_RECV };
 
 static int dbt_bundle(etsim_coll_t *c, uint32_t si, int processed) {
@@ -555,74 +552,74 @@ static int dbt_run(etsim_coll_t *c, uint32_t si, int ev) {
   uint32_t me = s->npu;
   int rc = 0;
   switch (s->dbt_role) {
-  case DBT_LEAF:
-    if (s->dbt_state == DS_BEGIN) {
-      s->dbt_state = DS_SEND_PARENT;
-      return dbt_bundle(c, si, 0);
-    }
-    if (s->dbt_state == DS_SEND_PARENT) {
-      s->dbt_state = DS_WAIT_PARENT;
-      uint32_t par = s->dbt_parent;
-      if ((rc = post_send(c, me, par, sz, tag, 0))) return rc;
-      return post_recv(c, me, par, sz, tag, TOK_STREAM | si);
-    }
-    if (s->dbt_state == DS_WAIT_PARENT) {
-      s->dbt_state = DS_END;
-      return dbt_bundle(c, si, 0);
-    }
-    return proceed(c, si); /* DS_END */
-  case DBT_INTER:
-    if (s->dbt_state == DS_BEGIN) {
-      s->dbt_state = DS_WAIT_TWO;
-      uint32_t l = s->dbt_left, r = s->dbt_right;
-      if ((rc = post_recv(c, me, l, sz, tag, TOK_STREAM | si))) return rc;
-      return post_recv(c, me, r, sz, tag, TOK_STREAM | si);
-    }
-    if (s->dbt_state == DS_WAIT_TWO && ev == DE_RECV) {
-      s->dbt_state = DS_WAIT_ONE;
-      return dbt_bundle(c, si, 1);
-    }
-    if (s->dbt_state == DS_WAIT_ONE && ev == DE_RECV) {
-      s->dbt_state = DS_SEND_PARENT;
-      return dbt_bundle(c, si, 1);
-    }
-    if (s->dbt_reductions < 1 && ev == DE_GENERAL) {
-      s->dbt_reductions++;
+    case DBT_LEAF:
+      if (s->dbt_state == DS_BEGIN) {
+        s->dbt_state = DS_SEND_PARENT;
+        return dbt_bundle(c, si, 0);
+      }
+      if (s->dbt_state == DS_SEND_PARENT) {
+        s->dbt_state = DS_WAIT_PARENT;
+        uint32_t par = s->dbt_parent;
+        if ((rc = post_send(c, me, par, sz, tag, 0))) return rc;
+        return post_recv(c, me, par, sz, tag, TOK_STREAM | si);
+      }
+      if (s->dbt_state == DS_WAIT_PARENT) {
+        s->dbt_state = DS_END;
+        return dbt_bundle(c, si, 0);
+      }
+      return proceed(c, si); /* DS_END */
+    case DBT_INTER:
+      if (s->dbt_state == DS_BEGIN) {
+        s->dbt_state = DS_WAIT_TWO;
+        uint32_t l = s->dbt_left, r = s->dbt_right;
+        if ((rc = post_recv(c, me, l, sz, tag, TOK_STREAM | si))) return rc;
+        return post_recv(c, me, r, sz, tag, TOK_STREAM | si);
+      }
+      if (s->dbt_state == DS_WAIT_TWO && ev == DE_RECV) {
+        s->dbt_state = DS_WAIT_ONE;
+        return dbt_bundle(c, si, 1);
+      }
+      if (s->dbt_state == DS_WAIT_ONE && ev == DE_RECV) {
+        s->dbt_state = DS_SEND_PARENT;
+        return dbt_bundle(c, si, 1);
+      }
+      if (s->dbt_reductions < 1 && ev == DE_GENERAL) {
+        s->dbt_reductions++;
+        return 0;
+      }
+      if (s->dbt_state == DS_SEND_PARENT) {
+        s->dbt_state = DS_WAIT_PARENT;
+        uint32_t par = s->dbt_parent;
+        if ((rc = post_send(c, me, par, sz, tag, 0))) return rc;
+        return post_recv(c, me, par, sz, tag, TOK_STREAM | si);
+      }
+      if (s->dbt_state == DS_WAIT_PARENT && ev == DE_RECV) {
+        s->dbt_state = DS_SEND_CHILDREN;
+        return dbt_bundle(c, si, 1);
+      }
+      if (s->dbt_state == DS_SEND_CHILDREN) {
+        uint32_t l = s->dbt_left, r = s->dbt_right;
+        if ((rc = post_send(c, me, l, sz, tag, 0))) return rc;
+        if ((rc = post_send(c, me, r, sz, tag, 0))) return rc;
+        return proceed(c, si);
+      }
       return 0;
-    }
-    if (s->dbt_state == DS_SEND_PARENT) {
-      s->dbt_state = DS_WAIT_PARENT;
-      uint32_t par = s->dbt_parent;
-      if ((rc = post_send(c, me, par, sz, tag, 0))) return rc;
-      return post_recv(c, me, par, sz, tag, TOK_STREAM | si);
-    }
-    if (s->dbt_state == DS_WAIT_PARENT && ev == DE_RECV) {
-      s->dbt_state = DS_SEND_CHILDREN;
-      return dbt_bundle(c, si, 1);
-    }
-    if (s->dbt_state == DS_SEND_CHILDREN) {
-      uint32_t l = s->dbt_left, r = s->dbt_right;
-      if ((rc = post_send(c, me, l, sz, tag, 0))) return rc;
-      if ((rc = post_send(c, me, r, sz, tag, 0))) return rc;
-      return proceed(c, si);
-    }
-    return 0;
-  default: /* DBT_ROOT */
-    if (s->dbt_state == DS_BEGIN) {
-      s->dbt_state = DS_WAIT_ONE;
-      uint32_t ch = s->dbt_left != NIL ? s->dbt_left : s->dbt_right;
-      return post_recv(c, me, ch, sz, tag, TOK_STREAM | si);
-    }
-    if (s->dbt_state == DS_WAIT_ONE) {
-      s->dbt_state = DS_SEND_CHILDREN;
-      return dbt_bundle(c, si, 1);
-    }
-    if (s->dbt_state == DS_SEND_CHILDREN) {
-      uint32_t ch = s->dbt_left != NIL ? s->dbt_left : s->dbt_right;
-      if ((rc = post_send(c, me, ch, sz, tag, 0))) return rc;
-      return proceed(c, si);
-    }
-    return 0;
+    default: /* DBT_ROOT */
+      if (s->dbt_state == DS_BEGIN) {
+        s->dbt_state = DS_WAIT_ONE;
+        uint32_t ch = s->dbt_left != NIL ? s->dbt_left : s->dbt_right;
+        return post_recv(c, me, ch, sz, tag, TOK_STREAM | si);
+      }
+      if (s->dbt_state == DS_WAIT_ONE) {
+        s->dbt_state = DS_SEND_CHILDREN;
+        return dbt_bundle(c, si, 1);
+      }
+      if (s->dbt_state == DS_SEND_CHILDREN) {
+        uint32_t ch = s->dbt_left != NIL ? s->dbt_left : s->dbt_right;
+        if ((rc = post_send(c, me, ch, sz, tag, 0))) return rc;
+        return proceed(c, si);
+      }
+      return 0;
   }
 }
 
@@ -640,14 +637,17 @@ static int custom_issue(etsim_coll_t *c, uint32_t si, uint32_t node) {
   uint32_t peer = g->peer[node];
   if (p->ring.members) peer = p->ring.members[peer];
   switch (g->kind[node]) {
-  case ETSIM_CUSTOM_SEND: return post_send(c, s->npu, peer, g->bytes[node], g->tag[node], tok);
-  case ETSIM_CUSTOM_RECV: return post_recv(c, s->npu, peer, g->bytes[node], g->tag[node], tok);
-  case ETSIM_CUSTOM_COMP: {
-    int64_t ns = g->dur_ns[node] > 0 ? g->dur_ns[node] : 1;
-    return etsim_des_push(c->q, c->q->now_ps + ns * ETSIM_PS_PER_NS, ETSIM_COLL_EV_CUSTOM, s->npu, tok);
-  }
-  default:
-    return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_CUSTOM, s->npu, tok);
+    case ETSIM_CUSTOM_SEND:
+      return post_send(c, s->npu, peer, g->bytes[node], g->tag[node], tok);
+    case ETSIM_CUSTOM_RECV:
+      return post_recv(c, s->npu, peer, g->bytes[node], g->tag[node], tok);
+    case ETSIM_CUSTOM_COMP: {
+      int64_t ns = g->dur_ns[node] > 0 ? g->dur_ns[node] : 1;
+      return etsim_des_push(c->q, c->q->now_ps + ns * ETSIM_PS_PER_NS, ETSIM_COLL_EV_CUSTOM, s->npu,
+                            tok);
+    }
+    default:
+      return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_CUSTOM, s->npu, tok);
   }
 }
 
@@ -695,8 +695,8 @@ int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_cust
 
 /* ------------------------------------------------------------- messaging */
 
-static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
-                     uint64_t tag, uint64_t send_token) {
+static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                     uint64_t send_token) {
   uint32_t mi;
   POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
   c->stats.messages++;
@@ -711,8 +711,8 @@ static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes
   return etsim_net_send(c->net, src, dst, bytes, mi);
 }
 
-static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
-                     uint64_t tag, uint64_t recv_token) {
+static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag,
+                     uint64_t recv_token) {
   size_t j;
   int rc = match_get(c, tag, src, dst, bytes, &j);
   if (rc) return rc;
@@ -728,10 +728,8 @@ static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes
   c->rq[ri].token = recv_token;
   c->rq[ri].next = NIL;
   e = &c->match[j];
-  if (e->tail != NIL)
-    c->rq[e->tail].next = ri;
-  else
-    e->head = ri;
+  if (e->tail != NIL) c->rq[e->tail].next = ri;
+  else e->head = ri;
   e->tail = ri;
   return 0;
 }
@@ -781,32 +779,38 @@ static int deliver(etsim_coll_t *c, uint32_t mi) {
   return 0;
 }
 
-int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes,
-                    uint32_t tag, uint64_t token) {
+int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t tag,
+                    uint64_t token) {
   return post_send(c, src, dst, bytes, tag, TOK_USER | token);
 }
 
-int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
-                    uint32_t tag, uint64_t token) {
+int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint32_t tag,
+                    uint64_t token) {
   return post_recv(c, dst, src, bytes, tag, TOK_USER | token);
 }
 
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err) {
   int rc = 0;
   switch (ev->type) {
-  case ETSIM_COLL_EV_DELIVER: rc = deliver(c, (uint32_t)ev->b); break;
-  case ETSIM_COLL_EV_HOP: rc = etsim_net_event(c->net, ev); break;
-  case ETSIM_COLL_EV_GENERAL: rc = on_general(c, (uint32_t)ev->b); break;
-  case ETSIM_COLL_EV_CUSTOM: rc = custom_done(c, ev->b); break;
-  case ETSIM_COLL_EV_RECV:
-    if (TOK_KIND(ev->b) == TOK_STREAM)
-      rc = on_recv(c, (uint32_t)TOK_VAL(ev->b));
-    else if (TOK_KIND(ev->b) == TOK_CUSTOM)
+    case ETSIM_COLL_EV_DELIVER:
+      rc = deliver(c, (uint32_t)ev->b);
+      break;
+    case ETSIM_COLL_EV_HOP:
+      rc = etsim_net_event(c->net, ev);
+      break;
+    case ETSIM_COLL_EV_GENERAL:
+      rc = on_general(c, (uint32_t)ev->b);
+      break;
+    case ETSIM_COLL_EV_CUSTOM:
       rc = custom_done(c, ev->b);
-    else
-      rc = user_done(c, ev->a, ev->b);
-    break;
-  default: rc = ETSIM_EINTERNAL;
+      break;
+    case ETSIM_COLL_EV_RECV:
+      if (TOK_KIND(ev->b) == TOK_STREAM) rc = on_recv(c, (uint32_t)TOK_VAL(ev->b));
+      else if (TOK_KIND(ev->b) == TOK_CUSTOM) rc = custom_done(c, ev->b);
+      else rc = user_done(c, ev->a, ev->b);
+      break;
+    default:
+      rc = ETSIM_EINTERNAL;
   }
   if (rc && err && !err->code)
     etsim_error_set(err, rc, "system layer: %s at t=%lld ps", etsim_strerror(rc),
@@ -819,7 +823,7 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
 /* Logical dimensions of a collective: what GeneralComplexTopology builds
  * from the implementation list. */
 typedef struct ldim {
-  int phys;       /* physical dimension, or -1 for a ring over all NPUs */
+  int phys; /* physical dimension, or -1 for a ring over all NPUs */
   uint32_t n;
   etsim_coll_impl_t impl;
 } ldim_t;
@@ -856,17 +860,23 @@ static void ring_for(const etsim_coll_t *c, uint32_t npu, const ldim_t *ld, ring
 
 static uint64_t final_size(etsim_cop_t t, uint64_t size, uint32_t n) {
   switch (t) {
-  case ETSIM_COP_ALL_GATHER: return size * n;
-  case ETSIM_COP_REDUCE_SCATTER: return size / n;
-  default: return size;
+    case ETSIM_COP_ALL_GATHER:
+      return size * n;
+    case ETSIM_COP_REDUCE_SCATTER:
+      return size / n;
+    default:
+      return size;
   }
 }
 
 static int32_t next_priority(etsim_coll_t *c, uint32_t npu, int32_t explicit_pri) {
   switch (c->cfg.scheduling) {
-  case ETSIM_SCHED_LIFO: return (int32_t)c->prio_counter[npu]++;
-  case ETSIM_SCHED_FIFO: return (int32_t)c->prio_counter[npu]--;
-  default: return explicit_pri;
+    case ETSIM_SCHED_LIFO:
+      return (int32_t)c->prio_counter[npu]++;
+    case ETSIM_SCHED_FIFO:
+      return (int32_t)c->prio_counter[npu]--;
+    default:
+      return explicit_pri;
   }
 }
 
@@ -895,7 +905,8 @@ static uint32_t next_queue(etsim_coll_t *c, uint32_t npu, int level, int mode, i
 }
 
 /* A collective's record, waiting for `total` streams. */
-static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t token, uint32_t *out) {
+static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t token,
+                       uint32_t *out) {
   POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, out);
   c->datasets[*out] = (dataset_t){npu, total, 0, NIL, token, c->q->now_ps};
   c->live_datasets++;
@@ -932,8 +943,10 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
       if (comm->members[i] == npu) pos = i;
   }
   if (pos == UINT32_MAX || pos >= cu->n_ranks)
-    return etsim_error_set(err, ETSIM_EINVAL, "custom %s has %u rank traces; NPU %u (position %u) has "
-                           "none", etsim_coll_op_name(type), cu->n_ranks, npu, pos);
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "custom %s has %u rank traces; NPU %u (position %u) has "
+                           "none",
+                           etsim_coll_op_name(type), cu->n_ranks, npu, pos);
   int32_t pri = next_priority(c, npu, priority);
   uint32_t di, si;
   int rc = new_dataset(c, npu, 1, token, &di);
@@ -951,13 +964,12 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
   return proceed(c, si);
 }
 
-int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
-                     uint64_t bytes, uint32_t involved, const etsim_comm_t *comm,
-                     int32_t priority, uint64_t token, etsim_error_t *err) {
+int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
+                     uint32_t involved, const etsim_comm_t *comm, int32_t priority, uint64_t token,
+                     etsim_error_t *err) {
   if ((unsigned)type >= ETSIM_COP_N)
     return etsim_error_set(err, ETSIM_EINVAL, "unknown collective type %d", (int)type);
-  if (bytes == 0)
-    return etsim_error_set(err, ETSIM_EINVAL, "collective of size 0");
+  if (bytes == 0) return etsim_error_set(err, ETSIM_EINVAL, "collective of size 0");
   if (c->custom[type]) return issue_custom(c, npu, type, bytes, comm, priority, token, err);
   ldim_t ld[ETSIM_TOPO_MAX_DIMS];
   int nld;
@@ -977,8 +989,10 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     for (uint32_t i = 0; i < comm->n; i++)
       if (comm->members[i] == npu) group_ring.pos = i;
     if (group_ring.pos == UINT32_MAX)
-      return etsim_error_set(err, ETSIM_EINVAL, "NPU %u issues a collective on communicator %u, "
-                             "which does not contain it", npu, comm->id);
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "NPU %u issues a collective on communicator %u, "
+                             "which does not contain it",
+                             npu, comm->id);
   } else {
     nld = logical_dims(c, c->cfg.impl[type], c->cfg.n_impl[type], ld);
   }
@@ -986,17 +1000,22 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     etsim_algo_kind_t a = ld[d].impl.kind;
     if ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) &&
         type == ETSIM_COP_ALL_TO_ALL)
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED, "all-to-all cannot use %s (ASTRA-sim "
-                             "rejects it too): use ring or direct", etsim_algo_name(a));
+      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                             "all-to-all cannot use %s (ASTRA-sim "
+                             "rejects it too): use ring or direct",
+                             etsim_algo_name(a));
     if (a == ETSIM_ALGO_DOUBLE_BINARY_TREE) {
       uint32_t n = ld[d].n;
       if (grouped)
-        return etsim_error_set(err, ETSIM_EUNSUPPORTED, "doubleBinaryTree on communicator %u: "
+        return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                               "doubleBinaryTree on communicator %u: "
                                "trees need a whole dimension (ASTRA-sim misreads this case)",
                                comm->id);
       if (n & (n - 1))
-        return etsim_error_set(err, ETSIM_EUNSUPPORTED, "doubleBinaryTree needs a power-of-two "
-                               "dimension, not %u NPUs (ASTRA-sim crashes on it)", n);
+        return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                               "doubleBinaryTree needs a power-of-two "
+                               "dimension, not %u NPUs (ASTRA-sim crashes on it)",
+                               n);
     }
   }
   /* Chunking: size / splits, raised to the NPU count for all but
@@ -1007,10 +1026,10 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     size = (uint64_t)c->cfg.splits * chunk;
     if (!c->warned_clamp) {
       c->warned_clamp = 1;
-      etsim_warn("a %llu-byte %s is smaller than preferred-dataset-splits x NPUs; as ASTRA-sim "
-                 "does, each chunk is raised to %u bytes and the collective to %llu bytes",
-                 (unsigned long long)bytes, etsim_coll_op_name(type), c->n_npus,
-                 (unsigned long long)size);
+      etsim_warn(
+          "a %llu-byte %s is smaller than preferred-dataset-splits x NPUs; as ASTRA-sim "
+          "does, each chunk is raised to %u bytes and the collective to %llu bytes",
+          (unsigned long long)bytes, etsim_coll_op_name(type), c->n_npus, (unsigned long long)size);
     }
   }
   if (chunk == 0) chunk = 1;
@@ -1029,38 +1048,36 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
     int np = 0;
     uint64_t remain = chunk;
 #define ACTIVE(i) (ld[order[i]].n > 1 && (grouped || (involved >> order[i]) & 1u))
-#define ADD(t, i, mode_)                                                       \
-  do {                                                                         \
-    const ldim_t *l_ = &ld[order[i]];                                          \
-    phase_t *p_ = &ph[np++];                                                   \
-    memset(p_, 0, sizeof *p_);                                                 \
-    p_->type = (uint8_t)(t);                                                   \
-    p_->algo = (uint8_t)l_->impl.kind;                                         \
-    p_->window = l_->impl.window;                                              \
-    int dir_ = 1;                                                              \
-    p_->queue = next_queue(c, npu, order[i], (mode_), &dir_);                  \
-    p_->dir = (int8_t)dir_;                                                    \
-    p_->size = remain;                                                         \
-    if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE) {                           \
-      uint32_t st_ = c->topo->stride[order[i]], n_ = l_->n;                    \
-      uint32_t *ctr_ = &c->dbt_counter[((size_t)npu * ETSIM_COP_N + type) *    \
-                                       ETSIM_TOPO_MAX_DIMS + order[i]];        \
-      p_->tree_min = (uint8_t)((*ctr_)++ % 2);                                 \
-      p_->tree_stride = st_;                                                   \
-      p_->tree_start = order[i] == nld - 1 ? npu % st_                         \
-                                           : npu - npu % (st_ * n_) + npu % st_; \
-      p_->ring.n = n_;                                                         \
-    }                                                                          \
-    if (grouped) {                                                             \
-      p_->ring = group_ring;                                                   \
-      p_->fast = 1;                                                            \
-    } else {                                                                   \
-      ring_for(c, npu, l_, &p_->ring);                                         \
-    }                                                                          \
-    if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE)                             \
-      p_->type = ETSIM_COP_ALL_REDUCE; /* a tree phase always all-reduces */   \
-    else                                                                       \
-      remain = final_size((t), remain, l_->n);                                 \
+#define ADD(t, i, mode_)                                                                        \
+  do {                                                                                          \
+    const ldim_t *l_ = &ld[order[i]];                                                           \
+    phase_t *p_ = &ph[np++];                                                                    \
+    memset(p_, 0, sizeof *p_);                                                                  \
+    p_->type = (uint8_t)(t);                                                                    \
+    p_->algo = (uint8_t)l_->impl.kind;                                                          \
+    p_->window = l_->impl.window;                                                               \
+    int dir_ = 1;                                                                               \
+    p_->queue = next_queue(c, npu, order[i], (mode_), &dir_);                                   \
+    p_->dir = (int8_t)dir_;                                                                     \
+    p_->size = remain;                                                                          \
+    if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE) {                                            \
+      uint32_t st_ = c->topo->stride[order[i]], n_ = l_->n;                                     \
+      uint32_t *ctr_ =                                                                          \
+          &c->dbt_counter[((size_t)npu * ETSIM_COP_N + type) * ETSIM_TOPO_MAX_DIMS + order[i]]; \
+      p_->tree_min = (uint8_t)((*ctr_)++ % 2);                                                  \
+      p_->tree_stride = st_;                                                                    \
+      p_->tree_start = order[i] == nld - 1 ? npu % st_ : npu - npu % (st_ * n_) + npu % st_;    \
+      p_->ring.n = n_;                                                                          \
+    }                                                                                           \
+    if (grouped) {                                                                              \
+      p_->ring = group_ring;                                                                    \
+      p_->fast = 1;                                                                             \
+    } else {                                                                                    \
+      ring_for(c, npu, l_, &p_->ring);                                                          \
+    }                                                                                           \
+    if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE)                                              \
+      p_->type = ETSIM_COP_ALL_REDUCE; /* a tree phase always all-reduces */                    \
+    else remain = final_size((t), remain, l_->n);                                               \
   } while (0)
     if (type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware) {
       for (int i = 0; i < nld; i++)
@@ -1089,9 +1106,8 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
       int rc = etsim_u64map_put(&c->group_counter, key, slot, &slot);
       if (rc < 0) return rc;
       if (rc == 1) {
-        if (c->n_gcount == c->cap_gcount &&
-            (rc = etsim_grow((void **)&c->gcount, &c->cap_gcount, c->n_gcount + 1,
-                             sizeof *c->gcount)))
+        if (c->n_gcount == c->cap_gcount && (rc = etsim_grow((void **)&c->gcount, &c->cap_gcount,
+                                                             c->n_gcount + 1, sizeof *c->gcount)))
           return rc;
         c->gcount[c->n_gcount++] = 0;
       }
@@ -1116,16 +1132,17 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
 
 /* ------------------------------------------------------------- lifecycle */
 
-int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
-                      const etsim_topo_t *topo, etsim_net_t *net, etsim_des_t *q,
-                      etsim_coll_done_fn done, void *user, etsim_error_t *err) {
+int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const etsim_topo_t *topo,
+                      etsim_net_t *net, etsim_des_t *q, etsim_coll_done_fn done, void *user,
+                      etsim_error_t *err) {
   if (cfg->splits == 0)
     return etsim_error_set(err, ETSIM_EINVAL, "preferred-dataset-splits must be >= 1");
   for (int t = 0; t < ETSIM_COP_N; t++) {
     if (cfg->n_impl[t] > topo->ndims)
-      return etsim_error_set(err, ETSIM_EINVAL, "%s-implementation lists %d algorithms but the "
-                             "network has %d dimensions", etsim_coll_op_name((etsim_cop_t)t),
-                             cfg->n_impl[t], topo->ndims);
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s-implementation lists %d algorithms but the "
+                             "network has %d dimensions",
+                             etsim_coll_op_name((etsim_cop_t)t), cfg->n_impl[t], topo->ndims);
   }
   etsim_coll_t *c = etsim_calloc(1, sizeof *c);
   if (!c) return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory");
@@ -1151,8 +1168,8 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
     c->dim_exposed_ps = etsim_calloc(nd, sizeof *c->dim_exposed_ps);
     c->comp_on = etsim_calloc(topo->total, 1);
   }
-  c->dbt_counter = etsim_calloc((size_t)topo->total * ETSIM_COP_N * ETSIM_TOPO_MAX_DIMS,
-                                sizeof *c->dbt_counter);
+  c->dbt_counter =
+      etsim_calloc((size_t)topo->total * ETSIM_COP_N * ETSIM_TOPO_MAX_DIMS, sizeof *c->dbt_counter);
   c->reduce_ns_cache_bytes = -1;
   c->free_stream = c->free_dataset = c->free_msg = c->free_rq = NIL;
   etsim_u64map_init(&c->group_counter);
@@ -1163,9 +1180,11 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
   c->qtail = etsim_malloc(nq * sizeof *c->qtail);
   c->qrunning = etsim_calloc(nq, sizeof *c->qrunning);
   if (!c->dim_run || !c->dim_last_ps || !c->dim_busy_ps || !c->dim_exposed_ps || !c->comp_on ||
-      !c->alloc || !c->dbt_counter || !c->prio_counter || !c->stream_counter || !c->qhead || !c->qtail || !c->qrunning) {
+      !c->alloc || !c->dbt_counter || !c->prio_counter || !c->stream_counter || !c->qhead ||
+      !c->qtail || !c->qrunning) {
     etsim_coll_destroy(c);
-    return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory for %u NPUs", topo->total);
+    return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory for %u NPUs",
+                           topo->total);
   }
   for (size_t i = 0; i < nq; i++) c->qhead[i] = c->qtail[i] = NIL;
   /* Warn once per collective about ASTRA-sim's silent truncation. */
@@ -1176,10 +1195,11 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg,
     if (!one && n < topo->ndims) {
       uint32_t used = 1;
       for (int d = 0; d < n; d++) used *= topo->npus[d];
-      etsim_warn("%s-implementation lists %d algorithm%s for a %d-dimensional network: as "
-                 "ASTRA-sim does, only the first %d dimension%s (%u NPUs per group) take part",
-                 etsim_coll_op_name((etsim_cop_t)t), n, n == 1 ? "" : "s", topo->ndims,
-                 n, n == 1 ? "" : "s", used);
+      etsim_warn(
+          "%s-implementation lists %d algorithm%s for a %d-dimensional network: as "
+          "ASTRA-sim does, only the first %d dimension%s (%u NPUs per group) take part",
+          etsim_coll_op_name((etsim_cop_t)t), n, n == 1 ? "" : "s", topo->ndims, n,
+          n == 1 ? "" : "s", used);
     }
   }
   *out = c;
@@ -1237,17 +1257,22 @@ int etsim_coll_check_idle(const etsim_coll_t *c, etsim_error_t *err) {
     const char *ns = e->tag & TAG_COLL ? "collective stream" : "tag";
     uint64_t tag = e->tag & ~TAG_COLL;
     if (e->head != NIL)
-      len += (size_t)snprintf(buf + len, sizeof buf - len, "%sNPU %u waits for %llu bytes from NPU "
-                              "%u (%s %llu) that were never sent", shown ? "; " : "", e->dst,
-                              (unsigned long long)e->bytes, e->src, ns, (unsigned long long)tag);
+      len += (size_t)snprintf(buf + len, sizeof buf - len,
+                              "%sNPU %u waits for %llu bytes from NPU "
+                              "%u (%s %llu) that were never sent",
+                              shown ? "; " : "", e->dst, (unsigned long long)e->bytes, e->src, ns,
+                              (unsigned long long)tag);
     else
-      len += (size_t)snprintf(buf + len, sizeof buf - len, "%sNPU %u sent %llu bytes to NPU %u "
-                              "(%s %llu) that were never received", shown ? "; " : "", e->src,
-                              (unsigned long long)e->bytes, e->dst, ns, (unsigned long long)tag);
+      len += (size_t)snprintf(buf + len, sizeof buf - len,
+                              "%sNPU %u sent %llu bytes to NPU %u "
+                              "(%s %llu) that were never received",
+                              shown ? "; " : "", e->src, (unsigned long long)e->bytes, e->dst, ns,
+                              (unsigned long long)tag);
     if (len >= sizeof buf) len = sizeof buf - 1;
     shown++;
   }
-  return etsim_error_set(err, ETSIM_EDEADLOCK, "deadlock: %llu collective chunk%s never finished, "
+  return etsim_error_set(err, ETSIM_EDEADLOCK,
+                         "deadlock: %llu collective chunk%s never finished, "
                          "%llu message%s unreceived, %llu receive%s unmatched%s%s",
                          (unsigned long long)c->live_streams, c->live_streams == 1 ? "" : "s",
                          (unsigned long long)st.unmatched_arrivals,

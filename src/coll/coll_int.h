@@ -9,19 +9,19 @@
 
 /* How a logical ring maps positions to NPU ids. */
 typedef struct ringmap {
-  uint32_t n;       /* NPUs in the ring */
-  uint32_t base;    /* id of position 0 (strided rings) */
-  uint32_t stride;  /* id step between positions (strided rings) */
+  uint32_t n;              /* NPUs in the ring */
+  uint32_t base;           /* id of position 0 (strided rings) */
+  uint32_t stride;         /* id step between positions (strided rings) */
   const uint32_t *members; /* communicator rings: ids in ring order */
-  uint32_t pos;     /* this NPU's position */
+  uint32_t pos;            /* this NPU's position */
 } ringmap_t;
 
 typedef struct phase {
-  uint8_t type;  /* etsim_cop_t */
-  uint8_t algo;  /* etsim_algo_kind_t */
-  int8_t dir;    /* +1 clockwise, -1 anticlockwise */
-  uint8_t fast;  /* local ring: fixed 10 ns bus delay */
-  int32_t window; /* direct: outstanding sends, -1 = all peers */
+  uint8_t type;     /* etsim_cop_t */
+  uint8_t algo;     /* etsim_algo_kind_t */
+  int8_t dir;       /* +1 clockwise, -1 anticlockwise */
+  uint8_t fast;     /* local ring: fixed 10 ns bus delay */
+  int32_t window;   /* direct: outstanding sends, -1 = all peers */
   uint8_t tree_min; /* double binary tree: the root is the lowest id (else highest) */
   uint32_t tree_start, tree_stride; /* double binary tree: ids start + k*stride */
   uint32_t queue;
@@ -34,7 +34,7 @@ typedef struct stream {
   uint64_t tag;
   int32_t priority;
   uint8_t n_phases, next_phase, initialized, in_queue;
-  int32_t cur_queue; /* -1 before the first phase */
+  int32_t cur_queue;   /* -1 before the first phase */
   uint32_t prev, next; /* queue list links */
   uint32_t next_free;
   phase_t ph[MAX_PHASES];
@@ -44,7 +44,7 @@ typedef struct stream {
   int64_t stream_count;
   int32_t free_packets, zero_lat, nonzero_lat, parallel_reduce;
   int32_t middle_point, total_received, nonzero_per_round;
-  uint32_t packets; /* inserted, not yet sent */
+  uint32_t packets;  /* inserted, not yet sent */
   uint32_t inflight; /* --ring-window: sent, not yet delivered */
   uint64_t n_sent;
   uint8_t toggle, direct, hd, hd_double;

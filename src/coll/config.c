@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char *const algo_names[ETSIM_ALGO_N] = {
-    "ring", "direct", "halvingDoubling", "doubleBinaryTree",
+    "ring",    "direct",    "halvingDoubling",   "doubleBinaryTree",
     "oneRing", "oneDirect", "oneHalvingDoubling"};
 
 const char *etsim_algo_name(etsim_algo_kind_t k) {
@@ -71,13 +71,22 @@ static int num(json_t *v, const char *path, const char *key, double *out, etsim_
 }
 
 static const char *const impl_keys[ETSIM_COP_N] = {
-    "all-reduce-implementation", "reduce-scatter-implementation",
-    "all-gather-implementation", "all-to-all-implementation"};
+    "all-reduce-implementation", "reduce-scatter-implementation", "all-gather-implementation",
+    "all-to-all-implementation"};
 
-static const char *const ignored_keys[] = {
-    "boost-mode", "trace-enabled", "track-local-mem", "local-mem-trace-filename",
-    "local-reduction-delay", "model-shared-bus", "L", "o", "g", "G", "intra-dimension-scheduling",
-    "inter-dimension-scheduling", NULL};
+static const char *const ignored_keys[] = {"boost-mode",
+                                           "trace-enabled",
+                                           "track-local-mem",
+                                           "local-mem-trace-filename",
+                                           "local-reduction-delay",
+                                           "model-shared-bus",
+                                           "L",
+                                           "o",
+                                           "g",
+                                           "G",
+                                           "intra-dimension-scheduling",
+                                           "inter-dimension-scheduling",
+                                           NULL};
 
 int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t *err) {
   etsim_sys_config_defaults(c);
@@ -101,8 +110,10 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
       else if (strcmp(s, "FIFO") == 0) c->scheduling = ETSIM_SCHED_FIFO;
       else if (strcmp(s, "EXPLICIT") == 0) c->scheduling = ETSIM_SCHED_EXPLICIT;
       else {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": unknown policy \"%s\" (expected "
-                             "LIFO, FIFO or EXPLICIT)", path, key, s);
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: key \"%s\": unknown policy \"%s\" (expected "
+                             "LIFO, FIFO or EXPLICIT)",
+                             path, key, s);
         goto out;
       }
     } else if (strcmp(key, "collective-optimization") == 0) {
@@ -111,8 +122,10 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
       if (strcmp(s, "baseline") == 0) c->local_bw_aware = 0;
       else if (strcmp(s, "localBWAware") == 0) c->local_bw_aware = 1;
       else {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": unknown optimization \"%s\" "
-                             "(expected baseline or localBWAware)", path, key, s);
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: key \"%s\": unknown optimization \"%s\" "
+                             "(expected baseline or localBWAware)",
+                             path, key, s);
         goto out;
       }
     } else if (strcmp(key, "active-chunks-per-dimension") == 0 ||
@@ -152,15 +165,18 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
           matched = 1;
           if (!json_is_array(v) || json_array_size(v) == 0 ||
               json_array_size(v) > ETSIM_TOPO_MAX_DIMS) {
-            rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a list of 1 to %d "
-                                 "algorithm names", path, key, ETSIM_TOPO_MAX_DIMS);
+            rc = etsim_error_set(err, ETSIM_EFORMAT,
+                                 "%s: key \"%s\": expected a list of 1 to %d "
+                                 "algorithm names",
+                                 path, key, ETSIM_TOPO_MAX_DIMS);
             goto out;
           }
           c->n_impl[t] = (int)json_array_size(v);
           for (size_t i = 0; i < json_array_size(v); i++) {
             const char *s = json_string_value(json_array_get(v, i));
             if (!s || etsim_coll_impl_parse(s, &c->impl[t][i])) {
-              rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\"[%zu]: unknown algorithm "
+              rc = etsim_error_set(err, ETSIM_EFORMAT,
+                                   "%s: key \"%s\"[%zu]: unknown algorithm "
                                    "\"%s\" (expected ring, direct, directN, halvingDoubling, "
                                    "doubleBinaryTree, oneRing, oneDirect or oneHalvingDoubling)",
                                    path, key, i, s ? s : "(not a string)");
@@ -172,10 +188,13 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
         if (strncmp(key, impl_keys[t], kl) == 0 && strcmp(key + kl, "-custom") == 0) {
           matched = 1;
           const char *s = json_is_array(v) && json_array_size(v) == 1
-                              ? json_string_value(json_array_get(v, 0)) : NULL;
+                              ? json_string_value(json_array_get(v, 0))
+                              : NULL;
           if (!s) {
-            rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a list of one "
-                                 "trace prefix", path, key);
+            rc = etsim_error_set(err, ETSIM_EFORMAT,
+                                 "%s: key \"%s\": expected a list of one "
+                                 "trace prefix",
+                                 path, key);
             goto out;
           }
           c->custom[t] = etsim_strdup(s);
@@ -213,8 +232,8 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
     c->dir[n] = 0;
   }
   if (!have_splits)
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: missing required key \"preferred-dataset-splits\"",
-                         path);
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: missing required key \"preferred-dataset-splits\"", path);
   if (!rc && c->local_mem_bw_gbps == 0)
     etsim_warn("%s: no \"local-mem-bw\": reductions cost nothing (as in ASTRA-sim)", path);
 out:

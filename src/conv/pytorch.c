@@ -24,9 +24,7 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static int starts_with(const char *s, const char *p) {
-  return strncmp(s, p, strlen(p)) == 0;
-}
+static int starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
 /* "all_reduce", "allreduce_coalesced", "nccl:all_reduce" -> kind/coll. */
 int ptc_comm_kind(const char *name, int *coll) {
@@ -34,10 +32,8 @@ int ptc_comm_kind(const char *name, int *coll) {
   size_t n = 0;
   for (const char *p = name; *p && n + 1 < sizeof buf; p++) {
     char c = *p;
-    if (c == '_' || c == '-')
-      continue;
-    if (c >= 'A' && c <= 'Z')
-      c = (char)(c - 'A' + 'a');
+    if (c == '_' || c == '-') continue;
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
     buf[n++] = c;
   }
   buf[n] = '\0';
@@ -58,8 +54,7 @@ int ptc_comm_kind(const char *name, int *coll) {
       {"gather", PTC_COLL, ETSIM_COLL_GATHER},
       {"scatter", PTC_COLL, ETSIM_COLL_SCATTER},
   };
-  if (strcmp(buf, "wait") == 0)
-    return PTC_WAIT;
+  if (strcmp(buf, "wait") == 0) return PTC_WAIT;
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strstr(buf, tab[i].key)) {
       *coll = tab[i].coll;
@@ -69,27 +64,20 @@ int ptc_comm_kind(const char *name, int *coll) {
 }
 
 static int64_t jint(const ptv_t *v, int64_t dflt) {
-  if (ptv_is_int(v))
-    return ptv_i(v);
-  if (ptv_is_real(v))
-    return (int64_t)ptv_d(v);
-  if (ptv_is_true(v))
-    return 1;
-  if (ptv_is_false(v))
-    return 0;
+  if (ptv_is_int(v)) return ptv_i(v);
+  if (ptv_is_real(v)) return (int64_t)ptv_d(v);
+  if (ptv_is_true(v)) return 1;
+  if (ptv_is_false(v)) return 0;
   return dflt;
 }
 
 /* Tensor tuple [tensor_id, storage_id, offset, numel, elem_bytes(, device)]. */
 static int is_tensor_tuple(const ptv_t *v) {
-  if (!ptv_is_arr(v))
-    return 0;
+  if (!ptv_is_arr(v)) return 0;
   size_t n = ptv_arr_len(v);
-  if (n != 5 && n != 6)
-    return 0;
+  if (n != 5 && n != 6) return 0;
   for (size_t i = 0; i < 5; i++)
-    if (!ptv_is_int(ptv_at(v, i)))
-      return 0;
+    if (!ptv_is_int(ptv_at(v, i))) return 0;
   return 1;
 }
 
@@ -104,16 +92,13 @@ static uint64_t tensor_key(const ptv_t *t) {
 
 /* Walk a Tensor-typed value: add bytes and push tensor keys. */
 static int walk_tensors(ptc_t *c, const ptv_t *v, uint64_t *bytes, int depth) {
-  if (depth > 8)
-    return 0;
+  if (depth > 8) return 0;
   if (is_tensor_tuple(v)) {
     int64_t numel = ptv_i(ptv_at(v, 3));
     int64_t eb = ptv_i(ptv_at(v, 4));
-    if (numel > 0 && eb > 0)
-      *bytes += (uint64_t)numel * (uint64_t)eb;
+    if (numel > 0 && eb > 0) *bytes += (uint64_t)numel * (uint64_t)eb;
     if (c->n_tkeys + 1 > c->cap_tkeys &&
-        etsim_grow((void **)&c->tkeys, &c->cap_tkeys, c->n_tkeys + 1,
-                   sizeof *c->tkeys))
+        etsim_grow((void **)&c->tkeys, &c->cap_tkeys, c->n_tkeys + 1, sizeof *c->tkeys))
       return ETSIM_ENOMEM;
     c->tkeys[c->n_tkeys++] = tensor_key(v);
     return 0;
@@ -122,33 +107,28 @@ static int walk_tensors(ptc_t *c, const ptv_t *v, uint64_t *bytes, int depth) {
     size_t n = ptv_arr_len(v);
     for (size_t i = 0; i < n; i++) {
       int rc = walk_tensors(c, ptv_at(v, i), bytes, depth + 1);
-      if (rc)
-        return rc;
+      if (rc) return rc;
     }
   }
   return 0;
 }
 
 /* Tensors of an IO block (values, types): bytes of the Tensor-typed ones. */
-static int io_tensors(ptc_t *c, const ptv_t *values, const ptv_t *types,
-                      uint64_t *bytes) {
+static int io_tensors(ptc_t *c, const ptv_t *values, const ptv_t *types, uint64_t *bytes) {
   size_t n = ptv_arr_len(values);
   for (size_t i = 0; i < n; i++) {
     const ptv_t *t = ptv_at(types, i);
     const char *ts = ptv_is_str(t) ? ptv_str(t) : "";
-    if (!strstr(ts, "Tensor"))
-      continue;
+    if (!strstr(ts, "Tensor")) continue;
     int rc = walk_tensors(c, ptv_at(values, i), bytes, 0);
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
   return 0;
 }
 
 static const char *arena_repr(ptc_t *c, const ptv_t *v) {
   ptr_reset(&c->tmp);
-  if (v ? ptr_repr(&c->tmp, v) : ptr_puts(&c->tmp, "[]"))
-    return NULL;
+  if (v ? ptr_repr(&c->tmp, v) : ptr_puts(&c->tmp, "[]")) return NULL;
   return etsim_arena_strndup(&c->arena, c->tmp.data, c->tmp.len);
 }
 
@@ -158,16 +138,15 @@ static const char *arena_str(ptc_t *c, const char *s) {
 
 static int intern(ptc_t *c, const char *s, uint32_t *out) {
   int64_t id = etsim_intern_put(&c->names, s, strlen(s));
-  if (id < 0)
-    return ETSIM_ENOMEM;
+  if (id < 0) return ETSIM_ENOMEM;
   *out = (uint32_t)id;
   return 0;
 }
 
 /* ------------------------------------------------------- process groups */
 
-static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc,
-                         uint64_t id, etsim_error_t *err) {
+static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc, uint64_t id,
+                         etsim_error_t *err) {
   const ptv_t *s = ptv_at(values, 0);
   if (!ptv_is_str(s)) {
     etsim_warn("%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64
@@ -179,8 +158,7 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc,
    * parser of its own (the caller's value lives in the stream's). */
   size_t tl = s->n;
   char *copy = etsim_arena_alloc(&c->arena, tl + 1);
-  if (!copy)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!copy) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   memcpy(copy, ptv_str(s), tl + 1);
   ptv_parser_t pp;
   ptv_parser_init(&pp);
@@ -196,8 +174,7 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc,
     etsim_warn("%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64
                ": process_group:init input is not a JSON list (%s); no "
                "groups read",
-               c->host_path, loc->line, loc->col, id,
-               prc ? ewhat : "not a list");
+               c->host_path, loc->line, loc->col, id, prc ? ewhat : "not a list");
     ptv_parser_free(&pp);
     return 0;
   }
@@ -205,18 +182,13 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc,
   size_t n = ptv_arr_len(list);
   for (size_t i = 0; i < n; i++) {
     const ptv_t *g = ptv_at(list, i);
-    if (!ptv_is_obj(g))
-      continue;
+    if (!ptv_is_obj(g)) continue;
     const ptv_t *nm = ptv_get(g, "pg_name");
     char name[64];
-    if (ptv_is_str(nm))
-      snprintf(name, sizeof name, "%s", ptv_str(nm));
-    else if (ptv_is_int(nm))
-      snprintf(name, sizeof name, "%lld", (long long)ptv_i(nm));
-    else
-      continue;
-    if (etsim_grow((void **)&c->pgs, &c->cap_pgs, c->n_pgs + 1, sizeof *c->pgs))
-      goto nomem;
+    if (ptv_is_str(nm)) snprintf(name, sizeof name, "%s", ptv_str(nm));
+    else if (ptv_is_int(nm)) snprintf(name, sizeof name, "%lld", (long long)ptv_i(nm));
+    else continue;
+    if (etsim_grow((void **)&c->pgs, &c->cap_pgs, c->n_pgs + 1, sizeof *c->pgs)) goto nomem;
     ptc_pg_t *pg = &c->pgs[c->n_pgs];
     memset(pg, 0, sizeof *pg);
     pg->name = arena_str(c, name);
@@ -226,22 +198,18 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc,
     size_t nr = ptv_arr_len(ranks);
     if (nr) {
       pg->ranks = etsim_arena_alloc(&c->arena, nr * sizeof *pg->ranks);
-      if (!pg->ranks)
-        goto nomem;
-      for (size_t k = 0; k < nr; k++)
-        pg->ranks[k] = jint(ptv_at(ranks, k), 0);
+      if (!pg->ranks) goto nomem;
+      for (size_t k = 0; k < nr; k++) pg->ranks[k] = jint(ptv_at(ranks, k), 0);
       pg->n_ranks = nr;
     } else if (ptv_is_obj(ranks)) {
       /* Newer PyTorch writes {"global": local, ...}. */
       size_t no = ranks->n;
       pg->ranks = etsim_arena_alloc(&c->arena, (no ? no : 1) * sizeof(int64_t));
-      if (!pg->ranks)
-        goto nomem;
+      if (!pg->ranks) goto nomem;
       for (size_t k = 0; k < no; k++)
         pg->ranks[pg->n_ranks++] = strtoll(ranks->u.items[2 * k].u.s, NULL, 10);
     }
-    if (!pg->name)
-      goto nomem;
+    if (!pg->name) goto nomem;
     c->n_pgs++;
   }
   ptv_parser_free(&pp);
@@ -253,8 +221,7 @@ nomem:
 
 static const char *pg_by_backend(const ptc_t *c, int64_t backend) {
   for (size_t i = 0; i < c->n_pgs; i++)
-    if (c->pgs[i].backend_id == backend && backend >= 0)
-      return c->pgs[i].name;
+    if (c->pgs[i].backend_id == backend && backend >= 0) return c->pgs[i].name;
   return NULL;
 }
 
@@ -263,14 +230,32 @@ static const char *pg_by_backend(const ptc_t *c, int64_t backend) {
 /* The attributes the converter reads, found in one pass over the node's
  * attrs list (or, in the 1.0.1 layout, its top-level keys). */
 enum {
-  A_RF_ID, A_FW_PARENT, A_SEQ_ID, A_SCOPE, A_TID, A_FW_TID, A_OP_SCHEMA,
-  A_KERNEL_BACKEND, A_COLLECTIVE_NAME, A_PG_NAME, A_GLOBAL_RANK_START,
-  A_GLOBAL_RANK_STRIDE, A_COUNT
+  A_RF_ID,
+  A_FW_PARENT,
+  A_SEQ_ID,
+  A_SCOPE,
+  A_TID,
+  A_FW_TID,
+  A_OP_SCHEMA,
+  A_KERNEL_BACKEND,
+  A_COLLECTIVE_NAME,
+  A_PG_NAME,
+  A_GLOBAL_RANK_START,
+  A_GLOBAL_RANK_STRIDE,
+  A_COUNT
 };
-static const char *const attr_names[A_COUNT] = {
-    "rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid", "op_schema",
-    "kernel_backend", "collective_name", "pg_name", "global_rank_start",
-    "global_rank_stride"};
+static const char *const attr_names[A_COUNT] = {"rf_id",
+                                                "fw_parent",
+                                                "seq_id",
+                                                "scope",
+                                                "tid",
+                                                "fw_tid",
+                                                "op_schema",
+                                                "kernel_backend",
+                                                "collective_name",
+                                                "pg_name",
+                                                "global_rank_start",
+                                                "global_rank_stride"};
 
 typedef struct nodeview {
   const ptv_t *in_values, *in_shapes, *in_types;
@@ -282,8 +267,7 @@ typedef struct nodeview {
 static void attr_note(nodeview_t *v, const char *name, const ptv_t *val) {
   for (int k = 0; k < A_COUNT; k++)
     if (name[0] == attr_names[k][0] && strcmp(name, attr_names[k]) == 0) {
-      if (!v->a[k])
-        v->a[k] = val;
+      if (!v->a[k]) v->a[k] = val;
       return;
     }
 }
@@ -297,18 +281,14 @@ static void attr_collect(nodeview_t *v, const ptv_t *node, const ptv_t *attrs) {
   for (size_t i = 0; i < ptv_arr_len(attrs); i++) {
     const ptv_t *a = ptv_at(attrs, i);
     const char *nm = ptv_str(ptv_get(a, "name"));
-    if (nm)
-      attr_note(v, nm, ptv_get(a, "value"));
+    if (nm) attr_note(v, nm, ptv_get(a, "value"));
   }
 }
 
-static const ptv_t *attr_get(const nodeview_t *v, int which) {
-  return v->a[which];
-}
+static const ptv_t *attr_get(const nodeview_t *v, int which) { return v->a[which]; }
 
 /* Communication facts of a record_param_comms / nccl:* node. */
-static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v,
-                      const char *name) {
+static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v, const char *name) {
   const ptv_t *cn = attr_get(v, A_COLLECTIVE_NAME);
   const ptv_t *pg = attr_get(v, A_PG_NAME);
   size_t n = ptv_arr_len(v->in_values), i = 0;
@@ -321,45 +301,36 @@ static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v,
     /* [tensors?, seq | [seq, isP2P], pg, rank, coll_name, ...] */
     while (i < n) {
       const ptv_t *t = ptv_at(v->in_types, i);
-      if (ptv_is_str(t) && strstr(ptv_str(t), "Tensor"))
-        i++;
-      else
-        break;
+      if (ptv_is_str(t) && strstr(ptv_str(t), "Tensor")) i++;
+      else break;
     }
     const ptv_t *x = ptv_at(v->in_values, i);
-    if (ptv_is_arr(x))
-      x = ptv_at(x, 0);
+    if (ptv_is_arr(x)) x = ptv_at(x, 0);
     e->seq = jint(x, -1);
     x = ptv_at(v->in_values, i + 1);
     if (!ptv_is_str(pg)) {
-      if (ptv_is_arr(x) && ptv_is_str(ptv_at(x, 0)))
-        pg = ptv_at(x, 0);
-      else if (ptv_is_int(x))
-        e->backend_id = ptv_i(x); /* named once all groups are read */
+      if (ptv_is_arr(x) && ptv_is_str(ptv_at(x, 0))) pg = ptv_at(x, 0);
+      else if (ptv_is_int(x)) e->backend_id = ptv_i(x); /* named once all groups are read */
     }
     e->rank_arg = jint(ptv_at(v->in_values, i + 2), -1);
     x = ptv_at(v->in_values, i + 3);
-    if (!coll_name && ptv_is_str(x))
-      coll_name = ptv_str(x);
+    if (!coll_name && ptv_is_str(x)) coll_name = ptv_str(x);
   } else if (starts_with(name, "nccl:")) {
     coll_name = name + 5;
   }
   if (ptv_is_str(pg) && !e->pg_name) {
     e->pg_name = arena_str(c, ptv_str(pg));
-    if (!e->pg_name)
-      return ETSIM_ENOMEM;
+    if (!e->pg_name) return ETSIM_ENOMEM;
   }
   e->coll_name = arena_str(c, coll_name ? coll_name : "");
-  if (!e->coll_name)
-    return ETSIM_ENOMEM;
+  if (!e->coll_name) return ETSIM_ENOMEM;
   e->kind = coll_name ? ptc_comm_kind(coll_name, &e->coll) : PTC_UNKNOWN;
   return 0;
 }
 
 /* Record id -> idx: 1 inserted, 0 present (*old set), or ETSIM_ENOMEM. */
 static int id_put(ptc_t *c, uint64_t id, uint32_t idx, uint32_t *old) {
-  if (id >= PTC_DIRECT_IDS)
-    return etsim_u64map_put(&c->by_id, id, idx, old);
+  if (id >= PTC_DIRECT_IDS) return etsim_u64map_put(&c->by_id, id, idx, old);
   if (id >= c->id_cap) {
     size_t cap = c->id_cap;
     if (etsim_grow((void **)&c->id_tab, &cap, (size_t)id + 1, sizeof *c->id_tab))
@@ -375,38 +346,30 @@ static int id_put(ptc_t *c, uint64_t id, uint32_t idx, uint32_t *old) {
   return 1;
 }
 
-static int fail_node(ptc_t *c, const ptj_loc_t *loc, uint64_t index,
-                     int have_id, uint64_t id, etsim_error_t *err,
-                     const char *fmt, const char *what) {
+static int fail_node(ptc_t *c, const ptj_loc_t *loc, uint64_t index, int have_id, uint64_t id,
+                     etsim_error_t *err, const char *fmt, const char *what) {
   char idtxt[64];
-  if (have_id)
-    snprintf(idtxt, sizeof idtxt, "node id %" PRIu64, id);
-  else
-    snprintf(idtxt, sizeof idtxt, "nodes[%" PRIu64 "]", index);
+  if (have_id) snprintf(idtxt, sizeof idtxt, "node id %" PRIu64, id);
+  else snprintf(idtxt, sizeof idtxt, "nodes[%" PRIu64 "]", index);
   char msg[400];
   snprintf(msg, sizeof msg, fmt, what);
-  return etsim_error_set(err, ETSIM_EFORMAT, "%s:%" PRIu64 ":%" PRIu64 ": %s: %s",
-                         c->host_path, loc->line, loc->col, idtxt, msg);
+  return etsim_error_set(err, ETSIM_EFORMAT, "%s:%" PRIu64 ":%" PRIu64 ": %s: %s", c->host_path,
+                         loc->line, loc->col, idtxt, msg);
 }
 
 /* The parts of a node element both passes read: id, name, caller, and
  * the view of its inputs, outputs and attributes (checked). */
-static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
-                     const ptj_loc_t *loc, nodeview_t *vout, uint64_t *out_id,
-                     const char **out_name, const ptv_t **out_par,
-                     etsim_error_t *err) {
-  if (!ptv_is_obj(n))
-    return fail_node(c, loc, index, 0, 0, err, "%s",
-                     "is not a JSON object");
+static int node_view(ptc_t *c, const ptv_t *n, uint64_t index, const ptj_loc_t *loc,
+                     nodeview_t *vout, uint64_t *out_id, const char **out_name,
+                     const ptv_t **out_par, etsim_error_t *err) {
+  if (!ptv_is_obj(n)) return fail_node(c, loc, index, 0, 0, err, "%s", "is not a JSON object");
   const ptv_t *jid = ptv_get(n, "id");
   if (!ptv_is_int(jid) || ptv_i(jid) < 0)
-    return fail_node(c, loc, index, 0, 0, err, "%s",
-                     "missing or non-integer 'id'");
+    return fail_node(c, loc, index, 0, 0, err, "%s", "missing or non-integer 'id'");
   uint64_t id = (uint64_t)ptv_i(jid);
   const ptv_t *jname = ptv_get(n, "name");
   if (!ptv_is_str(jname))
-    return fail_node(c, loc, index, 1, id, err, "%s",
-                     "missing or non-string 'name'");
+    return fail_node(c, loc, index, 1, id, err, "%s", "missing or non-string 'name'");
   const char *name = ptv_str(jname);
   nodeview_t v = {0};
   const ptv_t *jpar = ptv_get(n, "ctrl_deps");
@@ -434,8 +397,7 @@ static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
                        "(schema 1.0.1 traces have 'parent' next to a list)");
     const ptv_t *attrs = ptv_get(n, "attrs");
     if (attrs && !ptv_is_arr(attrs))
-      return fail_node(c, loc, index, 1, id, err, "%s",
-                       "'attrs' is not a list");
+      return fail_node(c, loc, index, 1, id, err, "%s", "'attrs' is not a list");
     attr_collect(&v, n, attrs);
     v.in_values = ptv_get(in, "values");
     v.in_shapes = ptv_get(in, "shapes");
@@ -444,12 +406,9 @@ static int node_view(ptc_t *c, const ptv_t *n, uint64_t index,
     v.out_shapes = ptv_get(out, "shapes");
     v.out_types = ptv_get(out, "types");
   }
-  if ((v.in_values && !ptv_is_arr(v.in_values)) ||
-      (v.in_types && !ptv_is_arr(v.in_types)) ||
-      (v.out_values && !ptv_is_arr(v.out_values)) ||
-      (v.out_types && !ptv_is_arr(v.out_types)))
-    return fail_node(c, loc, index, 1, id, err, "%s",
-                     "input/output values or types are not lists");
+  if ((v.in_values && !ptv_is_arr(v.in_values)) || (v.in_types && !ptv_is_arr(v.in_types)) ||
+      (v.out_values && !ptv_is_arr(v.out_values)) || (v.out_types && !ptv_is_arr(v.out_types)))
+    return fail_node(c, loc, index, 1, id, err, "%s", "input/output values or types are not lists");
   *vout = v;
   *out_id = id;
   *out_name = name;
@@ -468,22 +427,21 @@ typedef struct ext_io {
   uint64_t in_bytes; /* bytes of the input tensors */
 } ext_io_t;
 
-static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
-                     const ptv_t *hdur, const ptv_t *itd, const nodeview_t *v,
-                     const char *name, const ext_io_t *pre);
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts, const ptv_t *hdur, const ptv_t *itd,
+                     const nodeview_t *v, const char *name, const ext_io_t *pre);
 
 int ptc_no_fast = 0;
 
 /* What pass 1 decides a node by, from its tree or from the fast scan. */
 typedef struct hostfacts {
   uint64_t id;
-  const char *name;    /* NUL-terminated */
-  int has_parent;      /* ctrl_deps / parent is an integer */
+  const char *name; /* NUL-terminated */
+  int has_parent;   /* ctrl_deps / parent is an integer */
   uint64_t parent;
   int64_t rf_id;
-  int has_schema;      /* op_schema is a non-empty string */
-  int triton;          /* kernel_backend is "triton" */
-  int timed;           /* ts and inclusive_dur are numbers */
+  int has_schema; /* op_schema is a non-empty string */
+  int triton;     /* kernel_backend is "triton" */
+  int timed;      /* ts and inclusive_dur are numbers */
 } hostfacts_t;
 
 /*
@@ -493,17 +451,15 @@ typedef struct hostfacts {
  * its tree after all (a converted operator whose caller is known, the
  * process-group record) or repeats an id (the tree path reports it).
  */
-static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
-                       const nodeview_t *v, uint64_t index,
-                       const ptj_loc_t *loc, etsim_error_t *err) {
+static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n, const nodeview_t *v,
+                       uint64_t index, const ptj_loc_t *loc, etsim_error_t *err) {
   uint64_t id = f->id;
   const char *name = f->name;
   int has_parent = f->has_parent && f->parent != id;
   int rpc = strcmp(name, "record_param_comms") == 0;
   int nccl = starts_with(name, "nccl:");
   int pginit = strstr(name, "process_group:init") != NULL;
-  int oplike = rpc || nccl || f->triton ||
-               (f->has_schema && !starts_with(name, "c10d::"));
+  int oplike = rpc || nccl || f->triton || (f->has_schema && !starts_with(name, "c10d::"));
   /* Is it under an operator?  Known when the caller was already seen. */
   int known = 0, inside = 0;
   if (!has_parent) {
@@ -517,19 +473,16 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
   }
   if (!n) {
     uint32_t old;
-    if (pginit || (oplike && known && !inside) || ptc_find(c, id, &old))
-      return PTJ_SLOW;
+    if (pginit || (oplike && known && !inside) || ptc_find(c, id, &old)) return PTJ_SLOW;
   }
 
   /* The record. */
-  if (etsim_grow((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1,
-                 sizeof *c->nodes))
+  if (etsim_grow((void **)&c->nodes, &c->cap_nodes, c->n_nodes + 1, sizeof *c->nodes))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   uint32_t idx = (uint32_t)c->n_nodes;
   uint32_t prev;
   int put = id_put(c, id, idx, &prev);
-  if (put < 0)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (put < 0) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (put == 0)
     return fail_node(c, loc, index, 1, id, err, "%s",
                      "the id repeats an earlier node's (ids must be unique)");
@@ -539,16 +492,13 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
   h->ext = UINT32_MAX;
   if (f->has_parent) {
     h->parent = f->parent;
-    if (has_parent)
-      h->flags |= PTC_F_HAS_PARENT;
+    if (has_parent) h->flags |= PTC_F_HAS_PARENT;
   }
   int rc = intern(c, name, &h->name);
-  if (rc)
-    return etsim_error_set(err, rc, "out of memory");
+  if (rc) return etsim_error_set(err, rc, "out of memory");
   h->rf_id = f->rf_id;
   /* Times written by chakra_trace_link (ET+), used when Kineto is absent. */
-  if (f->timed)
-    h->flags |= PTC_F_TIMED;
+  if (f->timed) h->flags |= PTC_F_TIMED;
 
   /* A GPU node added by chakra_trace_link (ET+): a kernel of its caller. */
   const ptv_t *cat = n ? ptv_get(n, "cat") : NULL;
@@ -573,28 +523,21 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
     return 0;
   }
 
-  if (pginit)
-    h->flags |= PTC_F_PGINIT;
-  if (starts_with(name, "ProfilerStep#"))
-    c->host_profiler_steps++;
-  if (oplike)
-    h->flags |= PTC_F_OPLIKE;
-  if (rpc || nccl)
-    h->flags |= PTC_F_COMM;
-  if (known)
-    h->flags |= PTC_F_KNOWN | (inside ? PTC_F_INSIDE : 0);
+  if (pginit) h->flags |= PTC_F_PGINIT;
+  if (starts_with(name, "ProfilerStep#")) c->host_profiler_steps++;
+  if (oplike) h->flags |= PTC_F_OPLIKE;
+  if (rpc || nccl) h->flags |= PTC_F_COMM;
+  if (known) h->flags |= PTC_F_KNOWN | (inside ? PTC_F_INSIDE : 0);
   if (h->flags & PTC_F_PGINIT) {
     rc = parse_pg_init(c, v->in_values, loc, id, err);
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
   if ((h->flags & PTC_F_OPLIKE) && !known && !(h->flags & PTC_F_PGINIT)) {
     /* The caller comes later (PyTorch writes a node when it completes):
      * settled after reading, and read again if it is converted. */
     h->flags |= PTC_F_DEFER;
     if (loc->length < UINT32_MAX) {
-      if (etsim_grow((void **)&c->defer, &c->cap_defer, c->n_defer + 1,
-                     sizeof *c->defer))
+      if (etsim_grow((void **)&c->defer, &c->cap_defer, c->n_defer + 1, sizeof *c->defer))
         return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       struct ptc_defer *d = &c->defer[c->n_defer++];
       d->node = (uint32_t)(h - c->nodes);
@@ -603,25 +546,22 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n,
     }
     return 0;
   }
-  if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside))
-    return 0;
+  if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside)) return 0;
   if ((rc = build_ext(c, h, ptv_get(n, "ts"), ptv_get(n, "inclusive_dur"),
                       ptv_get(n, "inter_thread_dep"), v, name, NULL)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
 
-static int on_host_node(void *user, const ptv_t *n, uint64_t index,
-                        const ptj_loc_t *loc, etsim_error_t *err) {
+static int on_host_node(void *user, const ptv_t *n, uint64_t index, const ptj_loc_t *loc,
+                        etsim_error_t *err) {
   ptc_t *c = user;
   nodeview_t v;
   hostfacts_t f;
   const ptv_t *jpar;
   int rc = node_view(c, n, index, loc, &v, &f.id, &f.name, &jpar, err);
-  if (rc)
-    return rc;
-  if (v.legacy)
-    c->n_legacy++;
+  if (rc) return rc;
+  if (v.legacy) c->n_legacy++;
   f.has_parent = jpar && ptv_is_int(jpar);
   f.parent = f.has_parent ? (uint64_t)ptv_i(jpar) : 0;
   f.rf_id = jint(attr_get(&v, A_RF_ID), -1);
@@ -637,50 +577,41 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index,
  * 1.0.1 layout nor a `cat` (an ET+ GPU node), else PTJ_SLOW. */
 static int pts_view_ok(const pts_node_t *n) {
   uint32_t h = n->have;
-  if (!(h & PTS_ID) || n->id.t != PTV_INT || n->id.u.i < 0 ||
-      !(h & PTS_NAME) || n->name.t != PTV_STR)
+  if (!(h & PTS_ID) || n->id.t != PTV_INT || n->id.u.i < 0 || !(h & PTS_NAME) ||
+      n->name.t != PTV_STR)
     return PTJ_SLOW;
-  if (!(h & PTS_CTRL_DEPS) && (h & PTS_PARENT))
-    return PTJ_SLOW; /* the 1.0.1 layout */
-  if ((h & PTS_CTRL_DEPS) && n->ctrl_deps.t != PTV_INT &&
-      n->ctrl_deps.t != PTV_NULL)
+  if (!(h & PTS_CTRL_DEPS) && (h & PTS_PARENT)) return PTJ_SLOW; /* the 1.0.1 layout */
+  if ((h & PTS_CTRL_DEPS) && n->ctrl_deps.t != PTV_INT && n->ctrl_deps.t != PTV_NULL)
     return PTJ_SLOW;
-  if (((h & PTS_INPUTS) && n->inputs.t != PTV_OBJ) ||
-      ((h & PTS_ATTRS) && n->attrs.t != PTV_ARR) ||
+  if (((h & PTS_INPUTS) && n->inputs.t != PTV_OBJ) || ((h & PTS_ATTRS) && n->attrs.t != PTV_ARR) ||
       ((h & PTS_IN_VALUES) && n->in_values.t != PTV_ARR) ||
       ((h & PTS_IN_TYPES) && n->in_types.t != PTV_ARR) ||
       ((h & PTS_OUT_VALUES) && n->out_values.t != PTV_ARR) ||
       ((h & PTS_OUT_TYPES) && n->out_types.t != PTV_ARR))
     return PTJ_SLOW;
-  if ((h & PTS_CAT) && n->cat.t == PTV_STR)
-    return PTJ_SLOW; /* an ET+ GPU node */
+  if ((h & PTS_CAT) && n->cat.t == PTV_STR) return PTJ_SLOW; /* an ET+ GPU node */
   return 0;
 }
 
 /* jint of a scanned scalar (pts_node_t fields are never composites with
  * items, so this is jint's answer for the tree too). */
-static int64_t pts_jint(uint32_t have, uint32_t bit, const ptv_t *v,
-                        int64_t dflt) {
+static int64_t pts_jint(uint32_t have, uint32_t bit, const ptv_t *v, int64_t dflt) {
   return have & bit ? jint(v, dflt) : dflt;
 }
 
 /* Pass 1's fast path (see ptj_fast_fn): the node read by pts_host_node
  * and checked as node_view checks it; anything node_view would refuse,
  * and the rare nodes that need their tree, go to the tree path. */
-static int on_host_fast(void *user, const char *s, size_t avail,
-                        uint64_t index, uint64_t offset, size_t *used,
-                        etsim_error_t *err) {
+static int on_host_fast(void *user, const char *s, size_t avail, uint64_t index, uint64_t offset,
+                        size_t *used, etsim_error_t *err) {
   ptc_t *c = user;
   (void)avail;
   pts_node_t n;
-  if (pts_host_node(s, &n, used))
-    return PTJ_SLOW;
-  if (pts_view_ok(&n))
-    return PTJ_SLOW;
+  if (pts_host_node(s, &n, used)) return PTJ_SLOW;
+  if (pts_view_ok(&n)) return PTJ_SLOW;
   uint32_t h = n.have;
   char name[256];
-  if (n.name.n >= sizeof name || memchr(n.name.u.s, '\0', n.name.n))
-    return PTJ_SLOW;
+  if (n.name.n >= sizeof name || memchr(n.name.u.s, '\0', n.name.n)) return PTJ_SLOW;
   memcpy(name, n.name.u.s, n.name.n);
   name[n.name.n] = '\0';
   hostfacts_t f;
@@ -689,13 +620,10 @@ static int on_host_fast(void *user, const char *s, size_t avail,
   f.has_parent = (h & PTS_CTRL_DEPS) && n.ctrl_deps.t == PTV_INT;
   f.parent = f.has_parent ? (uint64_t)n.ctrl_deps.u.i : 0;
   f.rf_id = pts_jint(h, PTS_RF_ID, &n.rf_id, -1);
-  f.has_schema = (h & PTS_OP_SCHEMA) && n.op_schema.t == PTV_STR &&
-                 n.op_schema.n > 0;
-  f.triton = (h & PTS_KERNEL_BACKEND) && n.kernel_backend.t == PTV_STR &&
-             n.kernel_backend.n == 6 &&
+  f.has_schema = (h & PTS_OP_SCHEMA) && n.op_schema.t == PTV_STR && n.op_schema.n > 0;
+  f.triton = (h & PTS_KERNEL_BACKEND) && n.kernel_backend.t == PTV_STR && n.kernel_backend.n == 6 &&
              memcmp(n.kernel_backend.u.s, "triton", 6) == 0;
-  f.timed = (h & PTS_TS) && (h & PTS_DUR) && ptv_is_num(&n.ts) &&
-            ptv_is_num(&n.dur);
+  f.timed = (h & PTS_TS) && (h & PTS_DUR) && ptv_is_num(&n.ts) && ptv_is_num(&n.dur);
   ptj_loc_t loc = {0, 0, offset, *used};
   return host_record(c, &f, NULL, NULL, index, &loc, err);
 }
@@ -703,14 +631,12 @@ static int on_host_fast(void *user, const char *s, size_t avail,
 /* Keep what the output needs of a converted node: hts, hdur and itd are
  * its ts, inclusive_dur and inter_thread_dep (NULL when absent).  Strings
  * are read by their length (n), so scanned ones need no terminator. */
-static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
-                     const ptv_t *hdur, const ptv_t *itd, const nodeview_t *v,
-                     const char *name, const ext_io_t *pre) {
+static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts, const ptv_t *hdur, const ptv_t *itd,
+                     const nodeview_t *v, const char *name, const ext_io_t *pre) {
   etsim_error_t *err = NULL;
   const ptv_t *os = attr_get(v, A_OP_SCHEMA);
   int timed = ptv_is_num(hts) && ptv_is_num(hdur);
-  if (etsim_grow((void **)&c->exts, &c->cap_exts, c->n_exts + 1,
-                 sizeof *c->exts))
+  if (etsim_grow((void **)&c->exts, &c->cap_exts, c->n_exts + 1, sizeof *c->exts))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   ptc_ext_t *e = &c->exts[c->n_exts];
   memset(e, 0, sizeof *e);
@@ -725,15 +651,12 @@ static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
     e->ts_ns = ptc_us_to_ns(hts);
     e->dur_ns = ptc_us_to_ns(hdur);
   }
-  e->op_schema = ptv_is_str(os)
-                     ? etsim_arena_strndup(&c->arena, os->u.s, os->n)
-                     : arena_str(c, "");
+  e->op_schema = ptv_is_str(os) ? etsim_arena_strndup(&c->arena, os->u.s, os->n) : arena_str(c, "");
   if (pre) {
     const char **dst[6] = {&e->in_values,  &e->in_shapes,  &e->in_types,
                            &e->out_values, &e->out_shapes, &e->out_types};
     for (int k = 0; k < 6; k++)
-      *dst[k] = etsim_arena_strndup(&c->arena, pre->text->data + pre->off[k],
-                                    pre->len[k]);
+      *dst[k] = etsim_arena_strndup(&c->arena, pre->text->data + pre->off[k], pre->len[k]);
   } else {
     e->in_values = arena_repr(c, v->in_values);
     e->in_shapes = arena_repr(c, v->in_shapes);
@@ -742,20 +665,17 @@ static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
     e->out_shapes = arena_repr(c, v->out_shapes);
     e->out_types = arena_repr(c, v->out_types);
   }
-  if (!e->op_schema || !e->in_values || !e->in_shapes || !e->in_types ||
-      !e->out_values || !e->out_shapes || !e->out_types)
+  if (!e->op_schema || !e->in_values || !e->in_shapes || !e->in_types || !e->out_values ||
+      !e->out_shapes || !e->out_types)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   e->backend_id = -1;
   e->tin_off = (uint32_t)c->n_tkeys;
   uint64_t in_bytes = 0, out_bytes = 0;
   if (pre) {
     if (c->n_tkeys + pre->n_keys > c->cap_tkeys &&
-        etsim_grow((void **)&c->tkeys, &c->cap_tkeys,
-                   c->n_tkeys + pre->n_keys, sizeof *c->tkeys))
+        etsim_grow((void **)&c->tkeys, &c->cap_tkeys, c->n_tkeys + pre->n_keys, sizeof *c->tkeys))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    if (pre->n_keys)
-      memcpy(c->tkeys + c->n_tkeys, pre->keys,
-             pre->n_keys * sizeof *c->tkeys);
+    if (pre->n_keys) memcpy(c->tkeys + c->n_tkeys, pre->keys, pre->n_keys * sizeof *c->tkeys);
     c->n_tkeys += pre->n_in;
     e->tin_n = (uint32_t)pre->n_in;
     e->tout_off = (uint32_t)c->n_tkeys;
@@ -773,31 +693,28 @@ static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts,
   }
   e->comm_bytes = in_bytes;
   if (h->flags & PTC_F_COMM) {
-    if (comm_facts(c, e, v, name))
-      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    if (comm_facts(c, e, v, name)) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   return 0;
 }
 
 /* Pass 2: the converted nodes whose caller came after them. */
-static int on_host_node2(void *user, const ptv_t *n, uint64_t index,
-                         const ptj_loc_t *loc, etsim_error_t *err) {
+static int on_host_node2(void *user, const ptv_t *n, uint64_t index, const ptj_loc_t *loc,
+                         etsim_error_t *err) {
   ptc_t *c = user;
   nodeview_t v;
   uint64_t id;
   const char *name;
   const ptv_t *jpar;
   int rc = node_view(c, n, index, loc, &v, &id, &name, &jpar, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   (void)jpar;
   if (index >= c->n_nodes || c->nodes[index].id != id)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s:%" PRIu64 ":%" PRIu64 ": node id %" PRIu64
                            ": the file changed while it was being read",
                            c->host_path, loc->line, loc->col, id);
-  if ((rc = build_ext(c, &c->nodes[index], ptv_get(n, "ts"),
-                      ptv_get(n, "inclusive_dur"),
+  if ((rc = build_ext(c, &c->nodes[index], ptv_get(n, "ts"), ptv_get(n, "inclusive_dur"),
                       ptv_get(n, "inter_thread_dep"), &v, name, NULL)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
@@ -805,11 +722,9 @@ static int on_host_node2(void *user, const ptv_t *n, uint64_t index,
 
 static int collect_tensor(void *ctx, const int64_t t[5]) {
   fast2_t *f = ctx;
-  if (t[3] > 0 && t[4] > 0)
-    f->bytes += (uint64_t)t[3] * (uint64_t)t[4];
+  if (t[3] > 0 && t[4] > 0) f->bytes += (uint64_t)t[3] * (uint64_t)t[4];
   if (f->n_keys + 1 > f->cap_keys &&
-      etsim_grow((void **)&f->keys, &f->cap_keys, f->n_keys + 1,
-                 sizeof *f->keys))
+      etsim_grow((void **)&f->keys, &f->cap_keys, f->n_keys + 1, sizeof *f->keys))
     return ETSIM_ENOMEM;
   f->keys[f->n_keys++] = tensor_key_ids(t[0], t[1]);
   return 0;
@@ -825,19 +740,17 @@ static int collect_tensor(void *ctx, const int64_t t[5]) {
  * (communication records, anything the scanner declines, an id that is not
  * the one read in pass 1); ETSIM_ENOMEM.
  */
-static int host_node2_fast(ptc_t *c, const char *buf, size_t len,
-                           size_t *used_out, uint32_t index) {
+static int host_node2_fast(ptc_t *c, const char *buf, size_t len, size_t *used_out,
+                           uint32_t index) {
   fast2_t *f = &c->f2;
   pts_node_t n;
   size_t used = 0;
-  if (pts_host_node(buf, &n, &used) || (len && used != len) ||
-      pts_view_ok(&n) || index >= c->n_nodes)
+  if (pts_host_node(buf, &n, &used) || (len && used != len) || pts_view_ok(&n) ||
+      index >= c->n_nodes)
     return PTJ_SLOW;
-  if (used_out)
-    *used_out = used;
+  if (used_out) *used_out = used;
   ptc_node_t *h = &c->nodes[index];
-  if ((uint64_t)n.id.u.i != h->id || (h->flags & (PTC_F_COMM | PTC_F_PGINIT)))
-    return PTJ_SLOW;
+  if ((uint64_t)n.id.u.i != h->id || (h->flags & (PTC_F_COMM | PTC_F_PGINIT))) return PTJ_SLOW;
   uint32_t have = n.have;
   nodeview_t v;
   memset(&v, 0, sizeof v);
@@ -854,48 +767,42 @@ static int host_node2_fast(ptc_t *c, const char *buf, size_t len,
     io.off[k] = f->text.len;
     int rc = at ? pts_repr(&f->text, at, n.io_len[k / 3][k % 3])
                 : ptr_putn(&f->text, "[]", 2); /* absent, as arena_repr */
-    if (rc)
-      return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
+    if (rc) return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
     io.len[k] = f->text.len - io.off[k];
   }
   f->n_keys = 0;
   f->bytes = 0;
-  int rc = pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2],
-                       n.io_len[0][2], collect_tensor, f);
+  int rc =
+      pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2], n.io_len[0][2], collect_tensor, f);
   io.n_in = f->n_keys;
   io.in_bytes = f->bytes;
   if (!rc)
-    rc = pts_tensors(n.io_at[1][0], n.io_len[1][0], n.io_at[1][2],
-                     n.io_len[1][2], collect_tensor, f);
-  if (rc)
-    return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
+    rc = pts_tensors(n.io_at[1][0], n.io_len[1][0], n.io_at[1][2], n.io_len[1][2], collect_tensor,
+                     f);
+  if (rc) return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
   io.text = &f->text;
   io.keys = f->keys;
   io.n_keys = f->n_keys;
-  rc = build_ext(c, h, have & PTS_TS ? &n.ts : NULL,
-                 have & PTS_DUR ? &n.dur : NULL,
+  rc = build_ext(c, h, have & PTS_TS ? &n.ts : NULL, have & PTS_DUR ? &n.dur : NULL,
                  have & PTS_ITD ? &n.itd : NULL, &v, "", &io);
   return rc ? ETSIM_ENOMEM : 0;
 }
 
 /* Pass 2 on a re-stream (gzip input): host_node2_fast as the stream's
  * fast path, for the wanted elements (the element index is the node's). */
-static int on_host_fast2(void *user, const char *s, size_t avail,
-                         uint64_t index, uint64_t offset, size_t *used,
-                         etsim_error_t *err) {
+static int on_host_fast2(void *user, const char *s, size_t avail, uint64_t index, uint64_t offset,
+                         size_t *used, etsim_error_t *err) {
   ptc_t *c = user;
   (void)avail;
   (void)offset;
-  if (index >= c->n_nodes)
-    return PTJ_SLOW;
+  if (index >= c->n_nodes) return PTJ_SLOW;
   int rc = host_node2_fast(c, s, 0, used, (uint32_t)index);
-  if (rc == ETSIM_ENOMEM)
-    return etsim_error_set(err, rc, "out of memory");
+  if (rc == ETSIM_ENOMEM) return etsim_error_set(err, rc, "out of memory");
   return rc;
 }
 
-static int on_host_member(void *user, const char *key, const ptv_t *v,
-                          const ptj_loc_t *loc, etsim_error_t *err) {
+static int on_host_member(void *user, const char *key, const ptv_t *v, const ptj_loc_t *loc,
+                          etsim_error_t *err) {
   ptc_t *c = user;
   (void)loc;
   (void)err;
@@ -917,20 +824,19 @@ static int on_host_member(void *user, const char *key, const ptv_t *v,
 /* Schema check: known versions pass; others are read as the closest known
  * one with a warning. */
 static void check_schema(ptc_t *c, etsim_convpt_summary_t *s) {
-  static const int known[][3] = {{1, 0, 1}, {1, 0, 2}, {1, 0, 3}, {1, 0, 4},
-                                 {1, 1, 0}, {1, 1, 1}};
+  static const int known[][3] = {{1, 0, 1}, {1, 0, 2}, {1, 0, 3}, {1, 0, 4}, {1, 1, 0}, {1, 1, 1}};
   snprintf(s->schema, sizeof s->schema, "%s", c->schema);
   if (!c->have_schema) {
-    etsim_warn("%s: no 'schema' member; reading nodes by their shape",
-               c->host_path);
+    etsim_warn("%s: no 'schema' member; reading nodes by their shape", c->host_path);
     s->schema_guessed = 1;
     return;
   }
   int a, b, d;
   if (sscanf(c->schema, "%d.%d.%d", &a, &b, &d) != 3) {
-    etsim_warn("%s: schema '%s' is not a version number; reading nodes by "
-               "their shape",
-               c->host_path, c->schema);
+    etsim_warn(
+        "%s: schema '%s' is not a version number; reading nodes by "
+        "their shape",
+        c->host_path, c->schema);
     s->schema_guessed = 1;
     return;
   }
@@ -944,10 +850,10 @@ static void check_schema(ptc_t *c, etsim_convpt_summary_t *s) {
     }
   }
   if (bestd != 0) {
-    etsim_warn("%s: unknown schema version '%s'; reading it as the closest "
-               "known, %ld.%ld.%ld",
-               c->host_path, c->schema, best / 10000, best / 100 % 100,
-               best % 100);
+    etsim_warn(
+        "%s: unknown schema version '%s'; reading it as the closest "
+        "known, %ld.%ld.%ld",
+        c->host_path, c->schema, best / 10000, best / 100 % 100, best % 100);
     s->schema_guessed = 1;
   }
 }
@@ -974,8 +880,7 @@ static int resolve_tree(ptc_t *c, etsim_convpt_summary_t *s) {
   uint32_t *path = NULL;
   size_t cap = 0;
   for (size_t i = 0; i < n; i++) {
-    if (c->nodes[i].flags & PTC_F_KNOWN)
-      continue;
+    if (c->nodes[i].flags & PTC_F_KNOWN) continue;
     size_t np = 0;
     uint32_t cur = (uint32_t)i;
     while (!(c->nodes[cur].flags & PTC_F_KNOWN)) {
@@ -1000,15 +905,13 @@ static int resolve_tree(ptc_t *c, etsim_convpt_summary_t *s) {
       ptc_find(c, h->parent, &pi);
       const ptc_node_t *p = &c->nodes[pi];
       h->flags |= PTC_F_KNOWN;
-      if (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE))
-        h->flags |= PTC_F_INSIDE;
+      if (p->flags & (PTC_F_OPLIKE | PTC_F_INSIDE)) h->flags |= PTC_F_INSIDE;
     }
   }
   etsim_free(path);
   for (size_t i = 0; i < n; i++) {
     ptc_node_t *h = &c->nodes[i];
-    if ((h->flags & PTC_F_PGINIT) ||
-        ((h->flags & PTC_F_OPLIKE) && !(h->flags & PTC_F_INSIDE)))
+    if ((h->flags & PTC_F_PGINIT) || ((h->flags & PTC_F_OPLIKE) && !(h->flags & PTC_F_INSIDE)))
       h->flags |= PTC_F_EMIT;
   }
   return 0;
@@ -1029,13 +932,10 @@ static int cmp_idpair(const void *a, const void *b) {
 uint32_t ptc_top_op(ptc_t *c, uint32_t i) {
   for (int guard = 0; guard < 1 << 20; guard++) {
     const ptc_node_t *h = &c->nodes[i];
-    if (h->flags & PTC_F_EMIT)
-      return i;
-    if (!(h->flags & PTC_F_INSIDE) || !(h->flags & PTC_F_HAS_PARENT))
-      return UINT32_MAX;
+    if (h->flags & PTC_F_EMIT) return i;
+    if (!(h->flags & PTC_F_INSIDE) || !(h->flags & PTC_F_HAS_PARENT)) return UINT32_MAX;
     uint32_t pi;
-    if (!ptc_find(c, h->parent, &pi))
-      return UINT32_MAX;
+    if (!ptc_find(c, h->parent, &pi)) return UINT32_MAX;
     i = pi;
   }
   return UINT32_MAX;
@@ -1068,8 +968,7 @@ void ptc_free(ptc_t *c) {
 enum { REREAD_WINDOW = 1 << 20, REREAD_GAP = 1 << 14 };
 
 static int wanted(const ptc_t *c, const struct ptc_defer *d) {
-  return (c->nodes[d->node].flags & PTC_F_EMIT) &&
-         c->nodes[d->node].ext == UINT32_MAX;
+  return (c->nodes[d->node].flags & PTC_F_EMIT) && c->nodes[d->node].ext == UINT32_MAX;
 }
 
 /* Pass 2 on a plain file: read back just the deferred nodes that are
@@ -1077,8 +976,7 @@ static int wanted(const ptc_t *c, const struct ptc_defer *d) {
 static int reread_plain(ptc_t *c, etsim_error_t *err) {
   int fd = open(c->host_path, O_RDONLY);
   if (fd < 0)
-    return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", c->host_path,
-                           strerror(errno));
+    return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", c->host_path, strerror(errno));
   ptv_parser_t pp;
   ptv_parser_init(&pp);
 
@@ -1097,10 +995,8 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
     size_t k_end = k + 1;
     for (; k_end < c->n_defer; k_end++) {
       const struct ptc_defer *d = &c->defer[k_end];
-      if (!wanted(c, d))
-        continue;
-      if (d->off < w_end || d->off - w_end > REREAD_GAP ||
-          d->off + d->len - w_off > REREAD_WINDOW)
+      if (!wanted(c, d)) continue;
+      if (d->off < w_end || d->off - w_end > REREAD_GAP || d->off + d->len - w_off > REREAD_WINDOW)
         break;
       w_end = d->off + d->len;
     }
@@ -1109,17 +1005,14 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       break;
     }
-    if ((rc = ptj_pread(c->host_path, fd, w_off, w_len, buf, err)))
-      break;
+    if ((rc = ptj_pread(c->host_path, fd, w_off, w_len, buf, err))) break;
     for (; k < k_end && !rc; k++) {
       const struct ptc_defer *d = &c->defer[k];
-      if (!wanted(c, d))
-        continue;
+      if (!wanted(c, d)) continue;
       char *s = buf + (d->off - w_off);
       char saved = s[d->len];
       s[d->len] = '\0'; /* the element alone, NUL-terminated */
-      rc = ptc_no_fast ? PTJ_SLOW
-                       : host_node2_fast(c, s, d->len, NULL, d->node);
+      rc = ptc_no_fast ? PTJ_SLOW : host_node2_fast(c, s, d->len, NULL, d->node);
       if (rc == PTJ_SLOW) {
         ptv_t v;
         size_t epos;
@@ -1149,27 +1042,22 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   int found = 0;
   uint64_t bytes = 0;
   int rc = ptj_stream_ex(c->host_path, "nodes", on_host_member, on_host_node,
-                         ptc_no_fast ? NULL : on_host_fast, c, NULL, &bytes,
-                         &found, err);
-  if (rc)
-    return rc;
+                         ptc_no_fast ? NULL : on_host_fast, c, NULL, &bytes, &found, err);
+  if (rc) return rc;
   c->host_bytes = bytes;
   if (!found)
-    return etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: no 'nodes' list: not a PyTorch execution trace",
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: no 'nodes' list: not a PyTorch execution trace",
                            c->host_path);
   check_schema(c, s);
   s->legacy = c->n_legacy > 0;
   s->host_nodes = c->n_nodes;
   s->process_groups = c->n_pgs;
-  if ((rc = resolve_tree(c, s)))
-    return etsim_error_set(err, rc, "out of memory");
+  if ((rc = resolve_tree(c, s))) return etsim_error_set(err, rc, "out of memory");
   /* Pass 2 reads again only the converted nodes read before their caller
    * (most of them: PyTorch writes a node when it completes, after its
    * callees); everything else is skipped without being parsed. */
   uint8_t *want = etsim_calloc(c->n_nodes / 8 + 1, 1);
-  if (!want)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!want) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   size_t n_want = 0;
   for (size_t i = 0; i < c->n_nodes; i++)
     if ((c->nodes[i].flags & PTC_F_EMIT) && c->nodes[i].ext == UINT32_MAX) {
@@ -1181,27 +1069,24 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   } else if (n_want) {
     ptj_want_t w = {want, c->n_nodes};
     rc = ptj_stream_ex(c->host_path, "nodes", NULL, on_host_node2,
-                       ptc_no_fast ? NULL : on_host_fast2, c, &w, NULL, NULL,
-                       err);
+                       ptc_no_fast ? NULL : on_host_fast2, c, &w, NULL, NULL, err);
   }
   etsim_free(want);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   for (size_t i = 0; i < c->n_nodes; i++)
     if ((c->nodes[i].flags & PTC_F_EMIT) && c->nodes[i].ext == UINT32_MAX)
       return etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s: node id %" PRIu64 " vanished on the second "
+                             "%s: node id %" PRIu64
+                             " vanished on the second "
                              "read (the file changed?)",
                              c->host_path, c->nodes[i].id);
   for (size_t k = 0; k < c->n_exts; k++) {
     ptc_ext_t *e = &c->exts[k];
-    if (!e->pg_name && e->backend_id >= 0)
-      e->pg_name = pg_by_backend(c, e->backend_id);
+    if (!e->pg_name && e->backend_id >= 0) e->pg_name = pg_by_backend(c, e->backend_id);
   }
   /* Converted nodes in id order. */
   size_t n_emit = 0;
-  for (size_t i = 0; i < c->n_nodes; i++)
-    n_emit += (c->nodes[i].flags & PTC_F_EMIT) != 0;
+  for (size_t i = 0; i < c->n_nodes; i++) n_emit += (c->nodes[i].flags & PTC_F_EMIT) != 0;
   idpair_t *pairs = etsim_malloc((n_emit ? n_emit : 1) * sizeof *pairs);
   c->ops = etsim_malloc((n_emit ? n_emit : 1) * sizeof *c->ops);
   if (!pairs || !c->ops) {
@@ -1214,24 +1099,18 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
       pairs[c->n_ops++].idx = (uint32_t)i;
     }
   qsort(pairs, c->n_ops, sizeof *pairs, cmp_idpair);
-  for (size_t k = 0; k < c->n_ops; k++)
-    c->ops[k] = pairs[k].idx;
+  for (size_t k = 0; k < c->n_ops; k++) c->ops[k] = pairs[k].idx;
   etsim_free(pairs);
   c->op_pos = etsim_malloc((c->n_nodes ? c->n_nodes : 1) * sizeof *c->op_pos);
-  if (!c->op_pos)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!c->op_pos) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t i = 0; i < c->n_nodes; i++) c->op_pos[i] = UINT32_MAX;
+  for (size_t k = 0; k < c->n_ops; k++) c->op_pos[c->ops[k]] = (uint32_t)k;
   for (size_t i = 0; i < c->n_nodes; i++)
-    c->op_pos[i] = UINT32_MAX;
-  for (size_t k = 0; k < c->n_ops; k++)
-    c->op_pos[c->ops[k]] = (uint32_t)k;
-  for (size_t i = 0; i < c->n_nodes; i++)
-    if (c->nodes[i].id > c->max_id)
-      c->max_id = c->nodes[i].id;
+    if (c->nodes[i].id > c->max_id) c->max_id = c->nodes[i].id;
   /* ET+ GPU nodes: find their callers now that every node is known. */
   for (size_t i = 0; i < c->n_evs; i++) {
     uint32_t pi;
-    if (ptc_find(c, (uint64_t)c->evs[i].key, &pi))
-      c->evs[i].host = pi;
+    if (ptc_find(c, (uint64_t)c->evs[i].key, &pi)) c->evs[i].host = pi;
   }
   return 0;
 }
@@ -1241,17 +1120,14 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
 static int64_t infer_rank(const ptc_t *c) {
   for (size_t k = 0; k < c->n_ops; k++) {
     const ptc_node_t *h = &c->nodes[c->ops[k]];
-    if (!(h->flags & PTC_F_COMM) || h->ext == UINT32_MAX)
-      continue;
+    if (!(h->flags & PTC_F_COMM) || h->ext == UINT32_MAX) continue;
     const ptc_ext_t *e = &c->exts[h->ext];
-    int own = e->kind == PTC_WAIT ||
-              (e->kind == PTC_COLL && e->coll != ETSIM_COLL_BROADCAST &&
-               e->coll != ETSIM_COLL_REDUCE && e->coll != ETSIM_COLL_GATHER &&
-               e->coll != ETSIM_COLL_SCATTER);
-    if (!own || e->rank_arg < 0)
-      continue;
-    if (e->grs >= 0 && e->grstride > 0)
-      return e->grs + e->grstride * e->rank_arg;
+    int own =
+        e->kind == PTC_WAIT ||
+        (e->kind == PTC_COLL && e->coll != ETSIM_COLL_BROADCAST && e->coll != ETSIM_COLL_REDUCE &&
+         e->coll != ETSIM_COLL_GATHER && e->coll != ETSIM_COLL_SCATTER);
+    if (!own || e->rank_arg < 0) continue;
+    if (e->grs >= 0 && e->grstride > 0) return e->grs + e->grstride * e->rank_arg;
     return e->rank_arg;
   }
   return -1;
@@ -1262,13 +1138,11 @@ static int ends_with(const char *s, const char *t) {
   return a >= b && strcmp(s + a - b, t) == 0;
 }
 
-int etsim_convpt_convert(const char *host_path, const char *out,
-                         const etsim_convpt_opts_t *opts,
+int etsim_convpt_convert(const char *host_path, const char *out, const etsim_convpt_opts_t *opts,
                          etsim_convpt_summary_t *sum, etsim_error_t *err) {
   etsim_convpt_opts_t dflt = {0};
   dflt.rank = -1;
-  if (!opts)
-    opts = &dflt;
+  if (!opts) opts = &dflt;
   etsim_convpt_summary_t local;
   etsim_convpt_summary_t *s = sum ? sum : &local;
   memset(s, 0, sizeof *s);
@@ -1283,11 +1157,9 @@ int etsim_convpt_convert(const char *host_path, const char *out,
     etsim_arena_free(&c.arena);
     return etsim_error_set(err, rc, "out of memory");
   }
-  if ((rc = read_host(&c, s, err)))
-    goto done;
+  if ((rc = read_host(&c, s, err))) goto done;
   if (opts->kineto_path) {
-    if ((rc = ptk_read(&c, opts->kineto_path, s, err)))
-      goto done;
+    if ((rc = ptk_read(&c, opts->kineto_path, s, err))) goto done;
   } else if ((rc = ptk_host_gpu(&c, s))) {
     rc = etsim_error_set(err, rc, "out of memory");
     goto done;
@@ -1295,8 +1167,7 @@ int etsim_convpt_convert(const char *host_path, const char *out,
   int64_t rank = opts->rank;
   if (rank < 0) {
     rank = infer_rank(&c);
-    if (rank < 0)
-      rank = 0;
+    if (rank < 0) rank = 0;
   }
   s->rank = rank;
   c.rank = rank;
@@ -1313,10 +1184,8 @@ int etsim_convpt_convert(const char *host_path, const char *out,
     groups[0] = '\0'; /* the trace goes to stdout: no group file unless named */
   } else {
     size_t n = strlen(out);
-    if (ends_with(out, ".et.gz"))
-      n -= 6;
-    else if (ends_with(out, ".et"))
-      n -= 3;
+    if (ends_with(out, ".et.gz")) n -= 6;
+    else if (ends_with(out, ".et")) n -= 3;
     snprintf(groups, sizeof groups, "%.*s.comm_groups.json", (int)n, out);
   }
   snprintf(s->out_path, sizeof s->out_path, "%s", path);

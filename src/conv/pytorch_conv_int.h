@@ -32,7 +32,7 @@ typedef struct ptc_node {
   uint32_t flags; /* PTC_F_* */
   uint32_t ext;   /* index into exts, or UINT32_MAX */
   int64_t rf_id;  /* kept for every node: the Kineto join needs it */
-} ptc_node_t;   /* 40 bytes: one per host node, so kept small */
+} ptc_node_t;     /* 40 bytes: one per host node, so kept small */
 
 /* What a converted node needs beyond the record. */
 typedef struct ptc_ext {
@@ -61,20 +61,20 @@ typedef struct ptc_pg {
 enum { PTK_CPU = 1, PTK_RUNTIME, PTK_GPU };
 typedef struct ptk_ev {
   int64_t ts_ns, dur_ns, tid, key, corr, stream;
-  uint32_t name;   /* in names */
-  uint32_t parent; /* enclosing CPU event (after the sweep) */
-  uint32_t host;   /* joined host node, or UINT32_MAX */
-  uint32_t op;     /* position of the converted op it belongs to */
+  uint32_t name;    /* in names */
+  uint32_t parent;  /* enclosing CPU event (after the sweep) */
+  uint32_t host;    /* joined host node, or UINT32_MAX */
+  uint32_t op;      /* position of the converted op it belongs to */
   uint64_t node_id; /* id of an ET+ GPU node in the host trace, else 0 */
   uint8_t cls, sync, by_ext;
 } ptk_ev_t;
 
 typedef struct ptc_kernel {
-  uint32_t pos;    /* the converted op that launched it */
-  uint32_t ev;     /* index into evs */
+  uint32_t pos; /* the converted op that launched it */
+  uint32_t ev;  /* index into evs */
   int64_t launch_ts_ns;
-  int64_t ts_ns;   /* the kernel's own start */
-  int comm;        /* carries the op's communication */
+  int64_t ts_ns; /* the kernel's own start */
+  int comm;      /* carries the op's communication */
 } ptc_kernel_t;
 
 typedef struct ptc_sync {
@@ -125,7 +125,7 @@ typedef struct ptc {
     uint32_t node;
     uint32_t len;
     uint64_t off;
-  } *defer;
+  } * defer;
   size_t n_defer, cap_defer;
 
   uint32_t *ops; /* converted nodes (indices into nodes), id order */
@@ -147,8 +147,7 @@ typedef struct ptc {
 /* Microseconds (JSON number) to integer nanoseconds without going through
  * a double product for integers. */
 static inline int64_t ptc_us_to_ns(const ptv_t *v) {
-  if (ptv_is_int(v))
-    return ptv_i(v) * 1000;
+  if (ptv_is_int(v)) return ptv_i(v) * 1000;
   double d = ptv_d(v);
   double whole = floor(d);
   return (int64_t)whole * 1000 + (int64_t)llround((d - whole) * 1000.0);
@@ -158,8 +157,7 @@ static inline int64_t ptc_us_to_ns(const ptv_t *v) {
 /* 1 and *idx when a node has `id`, else 0. */
 static inline int ptc_find(const ptc_t *c, uint64_t id, uint32_t *idx) {
   if (id < PTC_DIRECT_IDS) {
-    if (id >= c->id_cap || !c->id_tab[id])
-      return 0;
+    if (id >= c->id_cap || !c->id_tab[id]) return 0;
     *idx = c->id_tab[id] - 1;
     return 1;
   }
@@ -172,16 +170,14 @@ extern int ptc_no_fast;
 
 int ptc_comm_kind(const char *name, int *coll);
 uint32_t ptc_top_op(ptc_t *c, uint32_t i);
-int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,
-             etsim_error_t *err);
+int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s, etsim_error_t *err);
 void ptk_free(ptc_t *c);
 /* Sort kernels and pick the one carrying each op's communication. */
 void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s);
 /* Kernels from the GPU nodes of a linked (ET+) host trace. */
 int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s);
-int ptc_write(ptc_t *c, const char *path, const char *groups_path,
-              unsigned write_flags, etsim_convpt_summary_t *s,
-              etsim_error_t *err);
+int ptc_write(ptc_t *c, const char *path, const char *groups_path, unsigned write_flags,
+              etsim_convpt_summary_t *s, etsim_error_t *err);
 void ptc_free(ptc_t *c);
 
 #endif

@@ -57,10 +57,9 @@ typedef struct ptv {
  * byte after the number must not continue it, so strtod stops where the
  * caller's grammar did.  Shared by the tree parser and the scanner so both
  * roads give the same value. */
-static inline void ptv_set_number(ptv_t *out, const char *text, int neg,
-                                  uint64_t v, int real, int overflow) {
-  if (!real && !overflow &&
-      (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= (uint64_t)INT64_MAX)) {
+static inline void ptv_set_number(ptv_t *out, const char *text, int neg, uint64_t v, int real,
+                                  int overflow) {
+  if (!real && !overflow && (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= (uint64_t)INT64_MAX)) {
     out->t = PTV_INT;
     out->u.i = neg ? (int64_t)(0 - v) : (int64_t)v;
   } else {
@@ -69,9 +68,7 @@ static inline void ptv_set_number(ptv_t *out, const char *text, int neg,
   }
 }
 static inline int ptv_is_int(const ptv_t *v) { return v && v->t == PTV_INT; }
-static inline int ptv_is_num(const ptv_t *v) {
-  return v && (v->t == PTV_INT || v->t == PTV_REAL);
-}
+static inline int ptv_is_num(const ptv_t *v) { return v && (v->t == PTV_INT || v->t == PTV_REAL); }
 static inline int ptv_is_str(const ptv_t *v) { return v && v->t == PTV_STR; }
 static inline int ptv_is_arr(const ptv_t *v) { return v && v->t == PTV_ARR; }
 static inline int ptv_is_obj(const ptv_t *v) { return v && v->t == PTV_OBJ; }
@@ -82,9 +79,7 @@ static inline size_t ptv_len(const ptv_t *v) {
 static inline const ptv_t *ptv_at(const ptv_t *v, size_t i) {
   return ptv_is_arr(v) && i < v->n ? &v->u.items[i] : NULL;
 }
-static inline const char *ptv_str(const ptv_t *v) {
-  return ptv_is_str(v) ? v->u.s : NULL;
-}
+static inline const char *ptv_str(const ptv_t *v) { return ptv_is_str(v) ? v->u.s : NULL; }
 static inline int ptv_is_real(const ptv_t *v) { return v && v->t == PTV_REAL; }
 static inline int ptv_is_true(const ptv_t *v) { return v && v->t == PTV_TRUE; }
 static inline int ptv_is_false(const ptv_t *v) { return v && v->t == PTV_FALSE; }
@@ -116,8 +111,8 @@ void ptv_parser_free(ptv_parser_t *p);
  * or ETSIM_EFORMAT with *err_pos (byte offset) and *err_what set, or
  * ETSIM_ENOMEM.  Trailing bytes after the value are an error.
  */
-int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out,
-              size_t *err_pos, const char **err_what);
+int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out, size_t *err_pos,
+              const char **err_what);
 
 /* Where a value starts: 1-based line and column, and byte offset. */
 typedef struct ptj_loc {
@@ -131,10 +126,10 @@ typedef struct ptj_loc {
  * valid during the call only.  Return 0 to go on or a negative code (with
  * err filled) to stop.
  */
-typedef int (*ptj_member_fn)(void *user, const char *key, const ptv_t *v,
-                             const ptj_loc_t *loc, etsim_error_t *err);
-typedef int (*ptj_elem_fn)(void *user, const ptv_t *v, uint64_t index,
-                           const ptj_loc_t *loc, etsim_error_t *err);
+typedef int (*ptj_member_fn)(void *user, const char *key, const ptv_t *v, const ptj_loc_t *loc,
+                             etsim_error_t *err);
+typedef int (*ptj_elem_fn)(void *user, const ptv_t *v, uint64_t index, const ptj_loc_t *loc,
+                           etsim_error_t *err);
 
 /*
  * Stream `path` (plain or gzip).  Errors name the file and line:column:
@@ -151,8 +146,8 @@ typedef struct ptj_want {
  * parsed (the rest are only delimited, which is much cheaper).  With
  * on_member NULL, member values are delimited, not parsed. */
 int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
-               ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
-               uint64_t *out_bytes, int *out_found, etsim_error_t *err);
+               ptj_elem_fn on_elem, void *user, const ptj_want_t *want, uint64_t *out_bytes,
+               int *out_found, etsim_error_t *err);
 
 /*
  * Optional fast path for the elements of the big array (ptj_stream_ex;
@@ -168,21 +163,17 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
  * element's byte offset in the stream.
  */
 enum { PTJ_SLOW = 1 };
-typedef int (*ptj_fast_fn)(void *user, const char *s, size_t avail,
-                           uint64_t index, uint64_t offset, size_t *used,
-                           etsim_error_t *err);
-int ptj_stream_ex(const char *path, const char *array_key,
-                  ptj_member_fn on_member, ptj_elem_fn on_elem,
-                  ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
+typedef int (*ptj_fast_fn)(void *user, const char *s, size_t avail, uint64_t index, uint64_t offset,
+                           size_t *used, etsim_error_t *err);
+int ptj_stream_ex(const char *path, const char *array_key, ptj_member_fn on_member,
+                  ptj_elem_fn on_elem, ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
                   uint64_t *out_bytes, int *out_found, etsim_error_t *err);
-
 
 /* 1 when the file starts with the gzip magic, 0 otherwise (or unreadable). */
 int ptj_is_gzip(const char *path);
 /* Read bytes [off, off + len) of a plain file into buf (len + 1 bytes,
  * NUL-terminated).  0 or ETSIM_EIO with err naming the file. */
-int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
-              etsim_error_t *err);
+int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf, etsim_error_t *err);
 
 /* Growable byte string (used for repr text and the group JSON). */
 typedef struct ptr_buf {
@@ -224,7 +215,7 @@ enum {
   PTS_OUTPUTS = 1u << 5,
   PTS_ATTRS = 1u << 6,
   PTS_TS = 1u << 7,
-  PTS_DUR = 1u << 8,    /* inclusive_dur */
+  PTS_DUR = 1u << 8, /* inclusive_dur */
   PTS_CAT = 1u << 9,
   PTS_IN_VALUES = 1u << 10, /* "values" of an "inputs" object */
   PTS_IN_TYPES = 1u << 11,
@@ -277,7 +268,7 @@ int pts_repr(ptr_buf_t *b, const char *text, size_t len);
  * non-zero return.
  */
 typedef int (*pts_tensor_fn)(void *ctx, const int64_t t[5]);
-int pts_tensors(const char *values, size_t values_len, const char *types,
-                size_t types_len, pts_tensor_fn fn, void *ctx);
+int pts_tensors(const char *values, size_t values_len, const char *types, size_t types_len,
+                pts_tensor_fn fn, void *ctx);
 
 #endif

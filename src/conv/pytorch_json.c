@@ -21,7 +21,7 @@
 typedef struct rd {
   const char *path;
   gzFile gz; /* gzip input, or NULL */
-  int fd;     /* plain input: read() straight into buf, no extra copy */
+  int fd;    /* plain input: read() straight into buf, no extra copy */
   char *buf;
   size_t len, cap; /* buf[0..len) holds stream bytes [base, base + len) */
   uint64_t base;
@@ -36,8 +36,7 @@ enum { RD_CHUNK = 1 << 18 };
 /* Discard buf[0..keep) and read more.  Returns bytes added, 0 at end of
  * file, or a negative code. */
 static int rd_fill(rd_t *r, size_t keep, etsim_error_t *err) {
-  if (r->eof)
-    return 0;
+  if (r->eof) return 0;
   if (keep > 0) {
     memmove(r->buf, r->buf + keep, r->len - keep);
     r->len -= keep;
@@ -45,11 +44,9 @@ static int rd_fill(rd_t *r, size_t keep, etsim_error_t *err) {
   }
   if (r->cap - r->len < RD_CHUNK) {
     size_t ncap = r->cap ? r->cap : RD_CHUNK * 2;
-    while (ncap - r->len < RD_CHUNK)
-      ncap *= 2;
+    while (ncap - r->len < RD_CHUNK) ncap *= 2;
     char *nb = etsim_realloc(r->buf, ncap + 1); /* + the NUL after len */
-    if (!nb)
-      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
+    if (!nb) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
     r->buf = nb;
     r->cap = ncap;
   }
@@ -59,18 +56,16 @@ static int rd_fill(rd_t *r, size_t keep, etsim_error_t *err) {
     if (n < 0) {
       int zerr;
       const char *m = gzerror(r->gz, &zerr);
-      return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s",
-                             r->path, (unsigned long long)(r->base + r->len),
+      return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s", r->path,
+                             (unsigned long long)(r->base + r->len),
                              zerr == Z_ERRNO ? strerror(errno) : m);
     }
   } else {
-    do
-      n = (long)read(r->fd, r->buf + r->len, r->cap - r->len);
+    do n = (long)read(r->fd, r->buf + r->len, r->cap - r->len);
     while (n < 0 && errno == EINTR);
     if (n < 0)
-      return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s",
-                             r->path, (unsigned long long)(r->base + r->len),
-                             strerror(errno));
+      return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s", r->path,
+                             (unsigned long long)(r->base + r->len), strerror(errno));
   }
   if (n == 0) {
     r->eof = 1;
@@ -85,10 +80,8 @@ static int rd_fill(rd_t *r, size_t keep, etsim_error_t *err) {
 /* Line and column of stream offset `off`, which must be >= t_off and still
  * in the buffer (callers only move forwards). */
 static void rd_loc(rd_t *r, uint64_t off, ptj_loc_t *loc) {
-  if (off < r->t_off || off < r->base)
-    off = r->t_off > r->base ? r->t_off : r->base;
-  if (off > r->base + r->len)
-    off = r->base + r->len;
+  if (off < r->t_off || off < r->base) off = r->t_off > r->base ? r->t_off : r->base;
+  if (off > r->base + r->len) off = r->base + r->len;
   const char *p = r->buf + (r->t_off - r->base);
   const char *end = r->buf + (off - r->base);
   while (p < end) {
@@ -119,13 +112,11 @@ static int rd_slide(rd_t *r, size_t keep, etsim_error_t *err) {
   return rd_fill(r, keep, err);
 }
 
-static int fail_at(rd_t *r, uint64_t off, int code, const char *what,
-                   etsim_error_t *err) {
+static int fail_at(rd_t *r, uint64_t off, int code, const char *what, etsim_error_t *err) {
   ptj_loc_t l;
   rd_loc(r, off, &l);
-  return etsim_error_set(err, code, "%s:%llu:%llu: %s", r->path,
-                         (unsigned long long)l.line, (unsigned long long)l.col,
-                         what);
+  return etsim_error_set(err, code, "%s:%llu:%llu: %s", r->path, (unsigned long long)l.line,
+                         (unsigned long long)l.col, what);
 }
 
 /* Skip white space from *i; refills as needed (keeping buf[keep..]).
@@ -134,18 +125,15 @@ static int rd_ws(rd_t *r, size_t *i, etsim_error_t *err) {
   for (;;) {
     while (*i < r->len) {
       char c = r->buf[*i];
-      if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
-        return 1;
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return 1;
       (*i)++;
     }
     /* Everything before *i is consumed; keep nothing of it. */
     size_t keep = *i;
     int n = rd_slide(r, keep, err);
     *i -= keep;
-    if (n < 0)
-      return n;
-    if (n == 0)
-      return 0;
+    if (n < 0) return n;
+    if (n == 0) return 0;
   }
 }
 
@@ -155,12 +143,11 @@ static int rd_ws(rd_t *r, size_t *i, etsim_error_t *err) {
  * and the structural bytes outside strings. */
 enum { C_STR = 1, C_STRUCT = 2 };
 static const unsigned char cls[256] = {
-    ['"'] = C_STR | C_STRUCT, ['\\'] = C_STR, ['{'] = C_STRUCT,
+    ['"'] = C_STR | C_STRUCT, ['\\'] = C_STR,   ['{'] = C_STRUCT,
     ['}'] = C_STRUCT,         ['['] = C_STRUCT, [']'] = C_STRUCT,
 };
 
-static int rd_value_end(rd_t *r, size_t *start, size_t *end,
-                        etsim_error_t *err) {
+static int rd_value_end(rd_t *r, size_t *start, size_t *end, etsim_error_t *err) {
   size_t i = *start;
   int depth = 0, in_str = 0, esc = 0;
   char c0 = r->buf[i];
@@ -171,8 +158,7 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
     if (scalar) {
       while (i < n) {
         char c = b[i];
-        if (c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' ||
-            c == '\r' || c == '\t') {
+        if (c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' || c == '\r' || c == '\t') {
           *end = i;
           return 0;
         }
@@ -190,11 +176,9 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
           /* Fast path through the body of a string. */
           const unsigned char *q = (const unsigned char *)b + i;
           const unsigned char *lim = (const unsigned char *)b + n;
-          while (q < lim && !(cls[*q] & C_STR))
-            q++;
+          while (q < lim && !(cls[*q] & C_STR)) q++;
           i = (size_t)((const char *)q - b);
-          if (i >= n)
-            break;
+          if (i >= n) break;
           if (*q == '\\') {
             esc = 1;
           } else {
@@ -210,8 +194,7 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
         if (!(cls[(unsigned char)c] & C_STRUCT)) {
           /* Skip numbers, literals, separators and white space at once. */
           i++;
-          while (i < n && !(cls[(unsigned char)b[i]] & C_STRUCT))
-            i++;
+          while (i < n && !(cls[(unsigned char)b[i]] & C_STRUCT)) i++;
           continue;
         }
         if (c == '"') {
@@ -231,8 +214,7 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
     /* Ran out of buffer inside the value: keep it from *start and read. */
     size_t keep = *start;
     int got = rd_slide(r, keep, err);
-    if (got < 0)
-      return got;
+    if (got < 0) return got;
     *start -= keep;
     i -= keep;
     if (got == 0) {
@@ -241,16 +223,14 @@ static int rd_value_end(rd_t *r, size_t *start, size_t *end,
         return 0;
       }
       return fail_at(r, r->base + *start, ETSIM_EFORMAT,
-                     "truncated JSON: the value starting here never ends",
-                     err);
+                     "truncated JSON: the value starting here never ends", err);
     }
   }
 }
 
 /* Parse buf[start..end); errors are placed in the stream.  The value is
  * valid until the next parse. */
-static int rd_parse(rd_t *r, size_t start, size_t end, ptv_t *out,
-                    etsim_error_t *err) {
+static int rd_parse(rd_t *r, size_t start, size_t end, ptv_t *out, etsim_error_t *err) {
   size_t pos = 0;
   const char *what = NULL;
   /* The byte after the value is a delimiter; make it a NUL for strtod. */
@@ -258,8 +238,7 @@ static int rd_parse(rd_t *r, size_t start, size_t end, ptv_t *out,
   r->buf[end] = '\0';
   int rc = ptv_parse(&r->parser, r->buf + start, end - start, out, &pos, &what);
   r->buf[end] = saved;
-  if (rc == ETSIM_ENOMEM)
-    return etsim_error_set(err, rc, "%s: out of memory", r->path);
+  if (rc == ETSIM_ENOMEM) return etsim_error_set(err, rc, "%s: out of memory", r->path);
   if (rc) {
     char m[300];
     snprintf(m, sizeof m, "malformed JSON: %s", what);
@@ -269,38 +248,31 @@ static int rd_parse(rd_t *r, size_t start, size_t end, ptv_t *out,
 }
 
 /* Read a member key at buf[*i] (a JSON string) into key (truncated). */
-static int rd_key(rd_t *r, size_t *i, char *key, size_t keycap,
-                  etsim_error_t *err) {
+static int rd_key(rd_t *r, size_t *i, char *key, size_t keycap, etsim_error_t *err) {
   size_t s = *i, e;
   int rc = rd_value_end(r, &s, &e, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   ptv_t v;
-  if ((rc = rd_parse(r, s, e, &v, err)))
-    return rc;
+  if ((rc = rd_parse(r, s, e, &v, err))) return rc;
   if (!ptv_is_str(&v))
-    return fail_at(r, r->base + s, ETSIM_EFORMAT,
-                   "malformed JSON: expected a string as object key", err);
+    return fail_at(r, r->base + s, ETSIM_EFORMAT, "malformed JSON: expected a string as object key",
+                   err);
   snprintf(key, keycap, "%s", v.u.s);
   *i = e;
   return 0;
 }
 
-static int expect(rd_t *r, size_t *i, const char *chars, const char *what,
-                  etsim_error_t *err) {
+static int expect(rd_t *r, size_t *i, const char *chars, const char *what, etsim_error_t *err) {
   int rc = rd_ws(r, i, err);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (rc == 0) {
     char m[160];
-    snprintf(m, sizeof m, "truncated JSON: expected %s, found end of file",
-             what);
+    snprintf(m, sizeof m, "truncated JSON: expected %s, found end of file", what);
     return fail_at(r, r->base + *i, ETSIM_EFORMAT, m, err);
   }
   if (!strchr(chars, r->buf[*i])) {
     char m[160];
-    snprintf(m, sizeof m, "malformed JSON: expected %s, found '%c'", what,
-             r->buf[*i]);
+    snprintf(m, sizeof m, "malformed JSON: expected %s, found '%c'", what, r->buf[*i]);
     return fail_at(r, r->base + *i, ETSIM_EFORMAT, m, err);
   }
   return 1;
@@ -317,22 +289,19 @@ static int rd_ahead(rd_t *r, size_t *i, etsim_error_t *err) {
     size_t keep = *i;
     int n = rd_slide(r, keep, err);
     *i -= keep;
-    if (n < 0)
-      return n;
+    if (n < 0) return n;
   }
   return 0;
 }
 
-static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
-                       ptj_elem_fn on_elem, ptj_fast_fn on_fast, void *user,
-                       const ptj_want_t *want, int *found, etsim_error_t *err) {
+static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member, ptj_elem_fn on_elem,
+                       ptj_fast_fn on_fast, void *user, const ptj_want_t *want, int *found,
+                       etsim_error_t *err) {
   size_t i = 0;
   int rc = rd_ws(r, &i, err);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (rc == 0)
-    return etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: empty file (expected a JSON object)", r->path);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: empty file (expected a JSON object)", r->path);
   if (r->buf[i] != '{')
     return fail_at(r, r->base + i, ETSIM_EFORMAT,
                    "the top level is not a JSON object (expected '{')", err);
@@ -340,25 +309,20 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
   char key[256];
   int first = 1;
   for (;;) {
-    if ((rc = expect(r, &i, first ? "\"}" : ",}", "',' or '}'", err)) < 0)
-      return rc;
+    if ((rc = expect(r, &i, first ? "\"}" : ",}", "',' or '}'", err)) < 0) return rc;
     if (r->buf[i] == '}') {
       i++;
       break;
     }
     if (!first) {
       i++;
-      if ((rc = expect(r, &i, "\"", "a member name", err)) < 0)
-        return rc;
+      if ((rc = expect(r, &i, "\"", "a member name", err)) < 0) return rc;
     }
     first = 0;
-    if ((rc = rd_key(r, &i, key, sizeof key, err)))
-      return rc;
-    if ((rc = expect(r, &i, ":", "':'", err)) < 0)
-      return rc;
+    if ((rc = rd_key(r, &i, key, sizeof key, err))) return rc;
+    if ((rc = expect(r, &i, ":", "':'", err)) < 0) return rc;
     i++;
-    if ((rc = expect(r, &i, "{[\"-0123456789tfn", "a value", err)) < 0)
-      return rc;
+    if ((rc = expect(r, &i, "{[\"-0123456789tfn", "a value", err)) < 0) return rc;
     if (strcmp(key, array_key) == 0) {
       *found = 1;
       if (r->buf[i] != '[') {
@@ -378,19 +342,14 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
         }
         if (index) {
           i++;
-          if ((rc = expect(r, &i, "{[\"-0123456789tfn", "a value", err)) < 0)
-            return rc;
+          if ((rc = expect(r, &i, "{[\"-0123456789tfn", "a value", err)) < 0) return rc;
         }
-        int skip = want && (index >= want->n ||
-                            !(want->bits[index / 8] & (1u << (index % 8))));
+        int skip = want && (index >= want->n || !(want->bits[index / 8] & (1u << (index % 8))));
         if (on_fast && !skip) {
           size_t used = 0;
-          if ((rc = rd_ahead(r, &i, err)))
-            return rc;
-          rc = on_fast(user, r->buf + i, r->len - i, index, r->base + i, &used,
-                       err);
-          if (rc < 0)
-            return rc;
+          if ((rc = rd_ahead(r, &i, err))) return rc;
+          rc = on_fast(user, r->buf + i, r->len - i, index, r->base + i, &used, err);
+          if (rc < 0) return rc;
           if (rc == 0) {
             index++;
             i += used;
@@ -398,8 +357,7 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
           }
         }
         size_t s = i, e;
-        if ((rc = rd_value_end(r, &s, &e, err)))
-          return rc;
+        if ((rc = rd_value_end(r, &s, &e, err))) return rc;
         if (skip) {
           index++;
           i = e;
@@ -409,18 +367,15 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
         rd_loc(r, r->base + s, &l);
         l.length = e - s;
         ptv_t v;
-        if ((rc = rd_parse(r, s, e, &v, err)))
-          return rc;
+        if ((rc = rd_parse(r, s, e, &v, err))) return rc;
         rc = on_elem ? on_elem(user, &v, index, &l, err) : 0;
-        if (rc)
-          return rc;
+        if (rc) return rc;
         index++;
         i = e;
       }
     } else {
       size_t s = i, e;
-      if ((rc = rd_value_end(r, &s, &e, err)))
-        return rc;
+      if ((rc = rd_value_end(r, &s, &e, err))) return rc;
       if (!on_member) {
         i = e;
         continue;
@@ -429,33 +384,29 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member,
       rd_loc(r, r->base + s, &l);
       l.length = e - s;
       ptv_t v;
-      if ((rc = rd_parse(r, s, e, &v, err)))
-        return rc;
+      if ((rc = rd_parse(r, s, e, &v, err))) return rc;
       rc = on_member ? on_member(user, key, &v, &l, err) : 0;
-      if (rc)
-        return rc;
+      if (rc) return rc;
       i = e;
     }
   }
   rc = rd_ws(r, &i, err);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (rc > 0)
-    return fail_at(r, r->base + i, ETSIM_EFORMAT,
-                   "malformed JSON: data after the top-level object", err);
+    return fail_at(r, r->base + i, ETSIM_EFORMAT, "malformed JSON: data after the top-level object",
+                   err);
   return 0;
 }
 
 int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
-               ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
-               uint64_t *out_bytes, int *out_found, etsim_error_t *err) {
-  return ptj_stream_ex(path, array_key, on_member, on_elem, NULL, user, want,
-                       out_bytes, out_found, err);
+               ptj_elem_fn on_elem, void *user, const ptj_want_t *want, uint64_t *out_bytes,
+               int *out_found, etsim_error_t *err) {
+  return ptj_stream_ex(path, array_key, on_member, on_elem, NULL, user, want, out_bytes, out_found,
+                       err);
 }
 
-int ptj_stream_ex(const char *path, const char *array_key,
-                  ptj_member_fn on_member, ptj_elem_fn on_elem,
-                  ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
+int ptj_stream_ex(const char *path, const char *array_key, ptj_member_fn on_member,
+                  ptj_elem_fn on_elem, ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
                   uint64_t *out_bytes, int *out_found, etsim_error_t *err) {
   rd_t r;
   memset(&r, 0, sizeof r);
@@ -466,8 +417,7 @@ int ptj_stream_ex(const char *path, const char *array_key,
   r.fd = open(path, O_RDONLY);
   if (r.fd < 0) {
     ptv_parser_free(&r.parser);
-    return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path,
-                           strerror(errno));
+    return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   }
   unsigned char magic[2];
   ssize_t got = pread(r.fd, magic, 2, 0);
@@ -481,16 +431,11 @@ int ptj_stream_ex(const char *path, const char *array_key,
     gzbuffer(r.gz, 1 << 17);
   }
   int found = 0;
-  int rc = stream_body(&r, array_key, on_member, on_elem, on_fast, user, want,
-                       &found, err);
-  if (out_bytes)
-    *out_bytes = r.base + r.len;
-  if (out_found)
-    *out_found = found;
-  if (r.gz)
-    gzclose(r.gz); /* closes fd too */
-  else
-    close(r.fd);
+  int rc = stream_body(&r, array_key, on_member, on_elem, on_fast, user, want, &found, err);
+  if (out_bytes) *out_bytes = r.base + r.len;
+  if (out_found) *out_found = found;
+  if (r.gz) gzclose(r.gz); /* closes fd too */
+  else close(r.fd);
   etsim_free(r.buf);
   ptv_parser_free(&r.parser);
   return rc;
@@ -498,21 +443,18 @@ int ptj_stream_ex(const char *path, const char *array_key,
 
 int ptj_is_gzip(const char *path) {
   int fd = open(path, O_RDONLY);
-  if (fd < 0)
-    return 0;
+  if (fd < 0) return 0;
   unsigned char m[2];
   ssize_t n = pread(fd, m, 2, 0);
   close(fd);
   return n == 2 && m[0] == 0x1f && m[1] == 0x8b;
 }
 
-int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
-              etsim_error_t *err) {
+int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf, etsim_error_t *err) {
   size_t got = 0;
   while (got < len) {
     ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
       return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: %s", path,
                              (unsigned long long)(off + got),
@@ -528,8 +470,7 @@ int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
 int ptr_putn(ptr_buf_t *b, const char *s, size_t n) {
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap;
-    if (etsim_grow((void **)&b->data, &cap, b->len + n + 1, 1))
-      return ETSIM_ENOMEM;
+    if (etsim_grow((void **)&b->data, &cap, b->len + n + 1, 1)) return ETSIM_ENOMEM;
     b->cap = cap;
   }
   memcpy(b->data + b->len, s, n);
@@ -542,8 +483,7 @@ int ptr_puts(ptr_buf_t *b, const char *s) { return ptr_putn(b, s, strlen(s)); }
 
 void ptr_reset(ptr_buf_t *b) {
   b->len = 0;
-  if (b->data)
-    b->data[0] = '\0';
+  if (b->data) b->data[0] = '\0';
 }
 
 void ptr_free(ptr_buf_t *b) {
@@ -554,54 +494,42 @@ void ptr_free(ptr_buf_t *b) {
 static int repr_str(ptr_buf_t *b, const char *s, size_t n) {
   /* Python picks double quotes only when the text has a ' and no ". */
   char q = '\'';
-  if (memchr(s, '\'', n) && !memchr(s, '"', n))
-    q = '"';
-  if (ptr_putn(b, &q, 1))
-    return ETSIM_ENOMEM;
+  if (memchr(s, '\'', n) && !memchr(s, '"', n)) q = '"';
+  if (ptr_putn(b, &q, 1)) return ETSIM_ENOMEM;
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     const char *esc = NULL;
     char tmp[8];
-    if (c == '\\')
-      esc = "\\\\";
-    else if (c == (unsigned char)q)
-      esc = q == '\'' ? "\\'" : "\\\"";
-    else if (c == '\n')
-      esc = "\\n";
-    else if (c == '\r')
-      esc = "\\r";
-    else if (c == '\t')
-      esc = "\\t";
+    if (c == '\\') esc = "\\\\";
+    else if (c == (unsigned char)q) esc = q == '\'' ? "\\'" : "\\\"";
+    else if (c == '\n') esc = "\\n";
+    else if (c == '\r') esc = "\\r";
+    else if (c == '\t') esc = "\\t";
     else if (c < 0x20 || c == 0x7f) {
       snprintf(tmp, sizeof tmp, "\\x%02x", c);
       esc = tmp;
     }
     if (esc) {
-      if (ptr_putn(b, s + i - run, run) || ptr_puts(b, esc))
-        return ETSIM_ENOMEM;
+      if (ptr_putn(b, s + i - run, run) || ptr_puts(b, esc)) return ETSIM_ENOMEM;
       run = 0;
     } else {
       run++;
     }
   }
-  if (ptr_putn(b, s + n - run, run) || ptr_putn(b, &q, 1))
-    return ETSIM_ENOMEM;
+  if (ptr_putn(b, s + n - run, run) || ptr_putn(b, &q, 1)) return ETSIM_ENOMEM;
   return 0;
 }
 
 /* Python's repr(float): the shortest digits that read back, in fixed
  * notation when the exponent is in [-4, 16), else d.ddde+XX. */
 static int repr_real(ptr_buf_t *b, double d) {
-  if (isnan(d))
-    return ptr_puts(b, "nan");
-  if (isinf(d))
-    return ptr_puts(b, d < 0 ? "-inf" : "inf");
+  if (isnan(d)) return ptr_puts(b, "nan");
+  if (isinf(d)) return ptr_puts(b, d < 0 ? "-inf" : "inf");
   char e[40];
   for (int p = 0; p < 17; p++) {
     snprintf(e, sizeof e, "%.*e", p, d);
-    if (strtod(e, NULL) == d)
-      break;
+    if (strtod(e, NULL) == d) break;
   }
   /* e is [-]d[.ddd]e[+-]XX */
   char digits[24];
@@ -613,44 +541,34 @@ static int repr_real(ptr_buf_t *b, double d) {
     p++;
   }
   for (; *p && *p != 'e'; p++)
-    if (*p != '.')
-      digits[nd++] = *p;
+    if (*p != '.') digits[nd++] = *p;
   digits[nd] = '\0';
   int ex = atoi(p + 1);
-  while (nd > 1 && digits[nd - 1] == '0')
-    digits[--nd] = '\0';
+  while (nd > 1 && digits[nd - 1] == '0') digits[--nd] = '\0';
   char out[64];
   size_t o = 0;
-  if (neg)
-    out[o++] = '-';
+  if (neg) out[o++] = '-';
   if (ex >= -4 && ex < 16) {
     if (ex >= 0) {
-      for (int k = 0; k <= ex; k++)
-        out[o++] = (size_t)k < nd ? digits[k] : '0';
+      for (int k = 0; k <= ex; k++) out[o++] = (size_t)k < nd ? digits[k] : '0';
       out[o++] = '.';
       if ((size_t)ex + 1 < nd)
-        for (size_t k = (size_t)ex + 1; k < nd; k++)
-          out[o++] = digits[k];
-      else
-        out[o++] = '0';
+        for (size_t k = (size_t)ex + 1; k < nd; k++) out[o++] = digits[k];
+      else out[o++] = '0';
     } else {
       out[o++] = '0';
       out[o++] = '.';
-      for (int k = 0; k < -ex - 1; k++)
-        out[o++] = '0';
-      for (size_t k = 0; k < nd; k++)
-        out[o++] = digits[k];
+      for (int k = 0; k < -ex - 1; k++) out[o++] = '0';
+      for (size_t k = 0; k < nd; k++) out[o++] = digits[k];
     }
     out[o] = '\0';
   } else {
     out[o++] = digits[0];
     if (nd > 1) {
       out[o++] = '.';
-      for (size_t k = 1; k < nd; k++)
-        out[o++] = digits[k];
+      for (size_t k = 1; k < nd; k++) out[o++] = digits[k];
     }
-    snprintf(out + o, sizeof out - o, "e%c%02d", ex < 0 ? '-' : '+',
-             ex < 0 ? -ex : ex);
+    snprintf(out + o, sizeof out - o, "e%c%02d", ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
   }
   return ptr_puts(b, out);
 }
@@ -658,51 +576,45 @@ static int repr_real(ptr_buf_t *b, double d) {
 int ptr_repr(ptr_buf_t *b, const ptv_t *v) {
   char tmp[32];
   switch (v->t) {
-  case PTV_NULL:
-    return ptr_puts(b, "None");
-  case PTV_TRUE:
-    return ptr_puts(b, "True");
-  case PTV_FALSE:
-    return ptr_puts(b, "False");
-  case PTV_INT: {
-    /* Integers are most of the IO text: convert by hand. */
-    char *e = tmp + sizeof tmp, *q = e;
-    uint64_t u = v->u.i < 0 ? 0 - (uint64_t)v->u.i : (uint64_t)v->u.i;
-    do
-      *--q = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v->u.i < 0)
-      *--q = '-';
-    return ptr_putn(b, q, (size_t)(e - q));
-  }
-  case PTV_REAL:
-    return repr_real(b, v->u.d);
-  case PTV_STR:
-    return repr_str(b, v->u.s, v->n);
-  case PTV_ARR:
-    if (ptr_puts(b, "["))
-      return ETSIM_ENOMEM;
-    for (uint32_t i = 0; i < v->n; i++)
-      if ((i && ptr_puts(b, ", ")) || ptr_repr(b, &v->u.items[i]))
-        return ETSIM_ENOMEM;
-    return ptr_puts(b, "]");
-  case PTV_OBJ:
-    if (ptr_puts(b, "{"))
-      return ETSIM_ENOMEM;
-    for (uint32_t i = 0; i < v->n; i++) {
-      const ptv_t *k = &v->u.items[2 * i];
-      if ((i && ptr_puts(b, ", ")) || repr_str(b, k->u.s, k->n) ||
-          ptr_puts(b, ": ") || ptr_repr(b, &v->u.items[2 * i + 1]))
-        return ETSIM_ENOMEM;
+    case PTV_NULL:
+      return ptr_puts(b, "None");
+    case PTV_TRUE:
+      return ptr_puts(b, "True");
+    case PTV_FALSE:
+      return ptr_puts(b, "False");
+    case PTV_INT: {
+      /* Integers are most of the IO text: convert by hand. */
+      char *e = tmp + sizeof tmp, *q = e;
+      uint64_t u = v->u.i < 0 ? 0 - (uint64_t)v->u.i : (uint64_t)v->u.i;
+      do *--q = (char)('0' + u % 10);
+      while (u /= 10);
+      if (v->u.i < 0) *--q = '-';
+      return ptr_putn(b, q, (size_t)(e - q));
     }
-    return ptr_puts(b, "}");
+    case PTV_REAL:
+      return repr_real(b, v->u.d);
+    case PTV_STR:
+      return repr_str(b, v->u.s, v->n);
+    case PTV_ARR:
+      if (ptr_puts(b, "[")) return ETSIM_ENOMEM;
+      for (uint32_t i = 0; i < v->n; i++)
+        if ((i && ptr_puts(b, ", ")) || ptr_repr(b, &v->u.items[i])) return ETSIM_ENOMEM;
+      return ptr_puts(b, "]");
+    case PTV_OBJ:
+      if (ptr_puts(b, "{")) return ETSIM_ENOMEM;
+      for (uint32_t i = 0; i < v->n; i++) {
+        const ptv_t *k = &v->u.items[2 * i];
+        if ((i && ptr_puts(b, ", ")) || repr_str(b, k->u.s, k->n) || ptr_puts(b, ": ") ||
+            ptr_repr(b, &v->u.items[2 * i + 1]))
+          return ETSIM_ENOMEM;
+      }
+      return ptr_puts(b, "}");
   }
   return 0;
 }
 
 int ptr_json_str(ptr_buf_t *b, const char *s) {
-  if (ptr_puts(b, "\""))
-    return ETSIM_ENOMEM;
+  if (ptr_puts(b, "\"")) return ETSIM_ENOMEM;
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
     char tmp[8];
@@ -716,8 +628,7 @@ int ptr_json_str(ptr_buf_t *b, const char *s) {
       tmp[0] = (char)c;
       tmp[1] = '\0';
     }
-    if (ptr_puts(b, tmp))
-      return ETSIM_ENOMEM;
+    if (ptr_puts(b, tmp)) return ETSIM_ENOMEM;
   }
   return ptr_puts(b, "\"");
 }

@@ -29,15 +29,13 @@ typedef struct kctx {
 
 static int64_t arg_int(const ptv_t *args, const char *key, int64_t dflt) {
   const ptv_t *v = ptv_get(args, key);
-  if (ptv_is_int(v))
-    return ptv_i(v);
-  if (ptv_is_real(v))
-    return (int64_t)ptv_d(v);
+  if (ptv_is_int(v)) return ptv_i(v);
+  if (ptv_is_real(v)) return (int64_t)ptv_d(v);
   return dflt;
 }
 
-static int on_event(void *user, const ptv_t *e, uint64_t index,
-                    const ptj_loc_t *loc, etsim_error_t *err) {
+static int on_event(void *user, const ptv_t *e, uint64_t index, const ptj_loc_t *loc,
+                    etsim_error_t *err) {
   kctx_t *k = user;
   ptc_t *c = k->c;
   if (!ptv_is_obj(e))
@@ -46,13 +44,11 @@ static int on_event(void *user, const ptv_t *e, uint64_t index,
                            "]: is not a JSON object",
                            k->path, loc->line, loc->col, index);
   const ptv_t *ph = ptv_get(e, "ph");
-  if (!ptv_is_str(ph) || strcmp(ptv_str(ph), "X") != 0)
-    return 0;
+  if (!ptv_is_str(ph) || strcmp(ptv_str(ph), "X") != 0) return 0;
   const ptv_t *cat = ptv_get(e, "cat");
   const char *cs = ptv_is_str(cat) ? ptv_str(cat) : "";
   int cls = 0;
-  if (strcmp(cs, "cpu_op") == 0 || strcmp(cs, "user_annotation") == 0)
-    cls = PTK_CPU;
+  if (strcmp(cs, "cpu_op") == 0 || strcmp(cs, "user_annotation") == 0) cls = PTK_CPU;
   else if (strcmp(cs, "cuda_runtime") == 0 || strcmp(cs, "cuda_driver") == 0 ||
            strcmp(cs, "hip_runtime") == 0 || strcmp(cs, "hip_driver") == 0)
     cls = PTK_RUNTIME;
@@ -60,8 +56,7 @@ static int on_event(void *user, const ptv_t *e, uint64_t index,
            strcmp(cs, "gpu_memset") == 0)
     cls = PTK_GPU;
   k->s->kineto_events++;
-  if (!cls)
-    return 0;
+  if (!cls) return 0;
   const ptv_t *name = ptv_get(e, "name");
   const ptv_t *ts = ptv_get(e, "ts");
   const ptv_t *dur = ptv_get(e, "dur");
@@ -80,14 +75,12 @@ static int on_event(void *user, const ptv_t *e, uint64_t index,
   v->cls = (uint8_t)cls;
   v->ts_ns = ptc_us_to_ns(ts);
   v->dur_ns = ptv_is_num(dur) ? ptc_us_to_ns(dur) : 0;
-  if (v->dur_ns < 0)
-    v->dur_ns = 0;
+  if (v->dur_ns < 0) v->dur_ns = 0;
   v->tid = ptv_is_int(tid) ? ptv_i(tid) : -1;
   v->parent = v->host = v->op = UINT32_MAX;
   const char *nm = ptv_str(name);
   int64_t id = etsim_intern_put(&c->names, nm, strlen(nm));
-  if (id < 0)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (id < 0) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   v->name = (uint32_t)id;
   if (cls == PTK_CPU) {
     v->key = arg_int(args, "Record function id", -1);
@@ -95,14 +88,11 @@ static int on_event(void *user, const ptv_t *e, uint64_t index,
       v->key = arg_int(args, "External id", -1);
       v->by_ext = 1;
     }
-    if (strncmp(nm, "ProfilerStep#", 13) == 0)
-      k->s->profiler_steps++;
+    if (strncmp(nm, "ProfilerStep#", 13) == 0) k->s->profiler_steps++;
   } else {
     v->corr = arg_int(args, "correlation", -1);
-    if (cls == PTK_GPU)
-      v->stream = arg_int(args, "stream", v->tid);
-    else
-      v->sync = strstr(nm, "Synchronize") != NULL;
+    if (cls == PTK_GPU) v->stream = arg_int(args, "stream", v->tid);
+    else v->sync = strstr(nm, "Synchronize") != NULL;
   }
   c->n_evs++;
   return 0;
@@ -110,8 +100,8 @@ static int on_event(void *user, const ptv_t *e, uint64_t index,
 
 /* Other members are parsed (so malformed JSON anywhere is reported) and
  * ignored. */
-static int on_member(void *user, const char *key, const ptv_t *v,
-                     const ptj_loc_t *loc, etsim_error_t *err) {
+static int on_member(void *user, const char *key, const ptv_t *v, const ptj_loc_t *loc,
+                     etsim_error_t *err) {
   (void)user, (void)key, (void)v, (void)loc, (void)err;
   return 0;
 }
@@ -125,32 +115,24 @@ typedef struct sweep_key {
 
 static int cmp_sweep(const void *a, const void *b) {
   const sweep_key_t *x = a, *y = b;
-  if (x->tid != y->tid)
-    return x->tid < y->tid ? -1 : 1;
-  if (x->ts_ns != y->ts_ns)
-    return x->ts_ns < y->ts_ns ? -1 : 1;
-  if (x->dur_ns != y->dur_ns)
-    return x->dur_ns > y->dur_ns ? -1 : 1;
-  if (x->cls != y->cls)
-    return x->cls < y->cls ? -1 : 1;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+  if (x->dur_ns != y->dur_ns) return x->dur_ns > y->dur_ns ? -1 : 1;
+  if (x->cls != y->cls) return x->cls < y->cls ? -1 : 1;
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 static int cmp_kern(const void *a, const void *b) {
   const ptc_kernel_t *x = a, *y = b;
-  if (x->pos != y->pos)
-    return x->pos < y->pos ? -1 : 1;
-  if (x->launch_ts_ns != y->launch_ts_ns)
-    return x->launch_ts_ns < y->launch_ts_ns ? -1 : 1;
-  if (x->ts_ns != y->ts_ns)
-    return x->ts_ns < y->ts_ns ? -1 : 1;
+  if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+  if (x->launch_ts_ns != y->launch_ts_ns) return x->launch_ts_ns < y->launch_ts_ns ? -1 : 1;
+  if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
   return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
 static int cmp_sync(const void *a, const void *b) {
   const ptc_sync_t *x = a, *y = b;
-  if (x->pos != y->pos)
-    return x->pos < y->pos ? -1 : 1;
+  if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
   return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
@@ -182,11 +164,8 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
   order = etsim_malloc((n ? n : 1) * sizeof *order);
   stack = etsim_malloc((n ? n : 1) * sizeof *stack);
   keys = etsim_malloc((n ? n : 1) * sizeof *keys);
-  if (!c->op_ts || !c->op_dur || !c->op_comm_kernel || !order || !stack ||
-      !keys)
-    goto out;
-  for (size_t k = 0; k < c->n_ops; k++)
-    c->op_ts[k] = c->op_dur[k] = -1;
+  if (!c->op_ts || !c->op_dur || !c->op_comm_kernel || !order || !stack || !keys) goto out;
+  for (size_t k = 0; k < c->n_ops; k++) c->op_ts[k] = c->op_dur[k] = -1;
   /* 2. Join CPU events; time the converted ops. */
   for (size_t i = 0; i < n; i++) {
     ptk_ev_t *v = &c->evs[i];
@@ -195,8 +174,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
       if (v->key >= 0 && etsim_u64map_get(&rf, (uint64_t)v->key, &h) &&
           c->nodes[h].name == v->name) {
         v->host = h;
-        if (v->by_ext)
-          s->join_by_external_id++;
+        if (v->by_ext) s->join_by_external_id++;
         uint32_t pos = c->op_pos[h];
         if (pos != UINT32_MAX && c->op_ts[pos] < 0) {
           c->op_ts[pos] = v->ts_ns;
@@ -204,8 +182,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
         }
       }
     } else if (v->cls == PTK_RUNTIME && v->corr >= 0) {
-      if (etsim_u64map_put(&corr, (uint64_t)v->corr, (uint32_t)i, NULL) < 0)
-        goto out;
+      if (etsim_u64map_put(&corr, (uint64_t)v->corr, (uint32_t)i, NULL) < 0) goto out;
     }
     if (v->cls != PTK_GPU) {
       sweep_key_t *sk = &keys[n_order++];
@@ -218,8 +195,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
   }
   /* 3. Sweep: enclosing CPU op of every CPU op and runtime call. */
   qsort(keys, n_order, sizeof *keys, cmp_sweep);
-  for (size_t k = 0; k < n_order; k++)
-    order[k] = keys[k].idx;
+  for (size_t k = 0; k < n_order; k++) order[k] = keys[k].idx;
   int64_t cur_tid = INT64_MIN;
   for (size_t k = 0; k < n_order; k++) {
     ptk_ev_t *v = &c->evs[order[k]];
@@ -229,23 +205,18 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     }
     while (n_stack > 0) {
       const ptk_ev_t *t = &c->evs[stack[n_stack - 1]];
-      if (t->ts_ns + t->dur_ns <= v->ts_ns && !(t->dur_ns == 0 && t->ts_ns == v->ts_ns))
-        n_stack--;
-      else
-        break;
+      if (t->ts_ns + t->dur_ns <= v->ts_ns && !(t->dur_ns == 0 && t->ts_ns == v->ts_ns)) n_stack--;
+      else break;
     }
     v->parent = n_stack ? stack[n_stack - 1] : UINT32_MAX;
     uint32_t op = UINT32_MAX;
     if (v->cls == PTK_CPU && v->host != UINT32_MAX) {
       uint32_t top = ptc_top_op(c, v->host);
-      if (top != UINT32_MAX)
-        op = c->op_pos[top];
+      if (top != UINT32_MAX) op = c->op_pos[top];
     }
-    if (op == UINT32_MAX && v->parent != UINT32_MAX)
-      op = c->evs[v->parent].op;
+    if (op == UINT32_MAX && v->parent != UINT32_MAX) op = c->evs[v->parent].op;
     v->op = op;
-    if (v->cls == PTK_CPU)
-      stack[n_stack++] = order[k];
+    if (v->cls == PTK_CPU) stack[n_stack++] = order[k];
   }
   /* A synchronising call holds its thread: it belongs to its operator, or
    * when it sits outside any, to the next operator on that thread. */
@@ -257,33 +228,25 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
       next_pos = UINT32_MAX;
       cur_tid = v->tid;
     }
-    if (v->cls == PTK_CPU && v->host != UINT32_MAX &&
-        c->op_pos[v->host] != UINT32_MAX) {
+    if (v->cls == PTK_CPU && v->host != UINT32_MAX && c->op_pos[v->host] != UINT32_MAX) {
       next_pos = c->op_pos[v->host];
       continue;
     }
-    if (!v->sync)
-      continue;
+    if (!v->sync) continue;
     uint32_t pos = v->op != UINT32_MAX ? v->op : next_pos;
-    if (pos == UINT32_MAX)
-      continue;
-    if (etsim_grow((void **)&c->syncs, &c->cap_syncs, c->n_syncs + 1,
-                   sizeof *c->syncs))
-      goto out;
+    if (pos == UINT32_MAX) continue;
+    if (etsim_grow((void **)&c->syncs, &c->cap_syncs, c->n_syncs + 1, sizeof *c->syncs)) goto out;
     c->syncs[c->n_syncs].pos = pos;
     c->syncs[c->n_syncs++].ts_ns = v->ts_ns;
   }
   /* 4. Kernels: correlation -> launch -> op. */
   size_t n_gpu = 0;
-  for (size_t i = 0; i < n; i++)
-    n_gpu += c->evs[i].cls == PTK_GPU;
+  for (size_t i = 0; i < n; i++) n_gpu += c->evs[i].cls == PTK_GPU;
   c->kern = etsim_malloc((n_gpu ? n_gpu : 1) * sizeof *c->kern);
-  if (!c->kern)
-    goto out;
+  if (!c->kern) goto out;
   for (size_t i = 0; i < n; i++) {
     const ptk_ev_t *v = &c->evs[i];
-    if (v->cls != PTK_GPU)
-      continue;
+    if (v->cls != PTK_GPU) continue;
     uint32_t li;
     if (v->corr < 0 || !etsim_u64map_get(&corr, (uint64_t)v->corr, &li) ||
         c->evs[li].op == UINT32_MAX) {
@@ -315,13 +278,11 @@ void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s) {
   for (size_t i = 0; i < c->n_kern; i++) {
     ptc_kernel_t *kk = &c->kern[i];
     const char *kn = etsim_intern_str(&c->names, c->evs[kk->ev].name);
-    if (!has_nccl(kn))
-      continue;
+    if (!has_nccl(kn)) continue;
     const ptc_node_t *h = &c->nodes[c->ops[kk->pos]];
     const ptc_ext_t *e = h->ext != UINT32_MAX ? &c->exts[h->ext] : NULL;
     int comm_op = (h->flags & PTC_F_COMM) && e &&
-                  (e->kind == PTC_COLL || e->kind == PTC_SEND ||
-                   e->kind == PTC_RECV);
+                  (e->kind == PTC_COLL || e->kind == PTC_SEND || e->kind == PTC_RECV);
     if (!comm_op) {
       s->unknown_kernels++;
       continue;
@@ -336,12 +297,10 @@ void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s) {
 /* GPU nodes of a linked (ET+) host trace, collected while reading it,
  * become kernels of the converted op above their caller. */
 int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s) {
-  if (!c->n_evs)
-    return 0;
+  if (!c->n_evs) return 0;
   c->kern = etsim_malloc(c->n_evs * sizeof *c->kern);
   c->op_comm_kernel = etsim_calloc(c->n_ops ? c->n_ops : 1, 1);
-  if (!c->kern || !c->op_comm_kernel)
-    return ETSIM_ENOMEM;
+  if (!c->kern || !c->op_comm_kernel) return ETSIM_ENOMEM;
   for (size_t i = 0; i < c->n_evs; i++) {
     const ptk_ev_t *v = &c->evs[i];
     uint32_t top = v->host != UINT32_MAX ? ptc_top_op(c, v->host) : UINT32_MAX;
@@ -360,26 +319,22 @@ int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s) {
   return 0;
 }
 
-int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,
-             etsim_error_t *err) {
+int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s, etsim_error_t *err) {
   if (c->n_evs) {
-    etsim_warn("%s: the host trace already holds linked GPU nodes; they are "
-               "ignored in favour of the Kineto trace",
-               c->host_path);
+    etsim_warn(
+        "%s: the host trace already holds linked GPU nodes; they are "
+        "ignored in favour of the Kineto trace",
+        c->host_path);
     c->n_evs = 0;
   }
   kctx_t k = {c, path, s, 0, 0};
   int found = 0;
-  int rc = ptj_stream(path, "traceEvents", on_member, on_event, &k, NULL, NULL,
-                      &found, err);
-  if (rc)
-    return rc;
+  int rc = ptj_stream(path, "traceEvents", on_member, on_event, &k, NULL, NULL, &found, err);
+  if (rc) return rc;
   if (!found)
-    return etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: no 'traceEvents' list: not a Kineto trace",
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: no 'traceEvents' list: not a Kineto trace",
                            path);
-  if (link(c, s))
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (link(c, s)) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   return 0;
 }
 

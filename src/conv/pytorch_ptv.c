@@ -37,30 +37,27 @@ void ptv_parser_free(ptv_parser_t *p) {
 }
 
 const ptv_t *ptv_get(const ptv_t *obj, const char *key) {
-  if (!ptv_is_obj(obj))
-    return NULL;
+  if (!ptv_is_obj(obj)) return NULL;
   for (uint32_t i = 0; i < obj->n; i++) {
     const char *k = obj->u.items[2 * i].u.s;
-    if (k[0] == key[0] && strcmp(k, key) == 0)
-      return &obj->u.items[2 * i + 1];
+    if (k[0] == key[0] && strcmp(k, key) == 0) return &obj->u.items[2 * i + 1];
   }
   return NULL;
 }
 
 int64_t ptv_int(const ptv_t *v, int64_t dflt) {
-  if (!v)
-    return dflt;
+  if (!v) return dflt;
   switch (v->t) {
-  case PTV_INT:
-    return v->u.i;
-  case PTV_REAL:
-    return v->u.d >= -9.2e18 && v->u.d <= 9.2e18 ? (int64_t)v->u.d : dflt;
-  case PTV_TRUE:
-    return 1;
-  case PTV_FALSE:
-    return 0;
-  default:
-    return dflt;
+    case PTV_INT:
+      return v->u.i;
+    case PTV_REAL:
+      return v->u.d >= -9.2e18 && v->u.d <= 9.2e18 ? (int64_t)v->u.d : dflt;
+    case PTV_TRUE:
+      return 1;
+    case PTV_FALSE:
+      return 0;
+    default:
+      return dflt;
   }
 }
 
@@ -72,15 +69,13 @@ static int bad(pst_t *st, char *at, const char *what) {
 
 static void ws(pst_t *st) {
   char *s = st->s;
-  while (s < st->end && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t'))
-    s++;
+  while (s < st->end && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')) s++;
   st->s = s;
 }
 
 static int push(pst_t *st, const ptv_t *v) {
   ptv_parser_t *p = st->p;
-  if (p->n + 1 > p->cap &&
-      etsim_grow((void **)&p->stack, &p->cap, p->n + 1, sizeof *p->stack))
+  if (p->n + 1 > p->cap && etsim_grow((void **)&p->stack, &p->cap, p->n + 1, sizeof *p->stack))
     return ETSIM_ENOMEM;
   p->stack[p->n++] = *v;
   return 0;
@@ -91,14 +86,10 @@ static int hex4(const char *s, unsigned *out) {
   for (int i = 0; i < 4; i++) {
     char c = s[i];
     v <<= 4;
-    if (c >= '0' && c <= '9')
-      v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F')
-      v |= (unsigned)(c - 'A' + 10);
-    else
-      return -1;
+    if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+    else return -1;
   }
   *out = v;
   return 0;
@@ -128,17 +119,12 @@ static int string(pst_t *st, ptv_t *out) {
   char *b = st->s, *s = b, *end = st->end;
   int esc = 0;
   for (;;) {
-    while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
-      s++;
-    if (s >= end)
-      return bad(st, b - 1, "unterminated string");
-    if ((unsigned char)*s < 0x20)
-      return bad(st, s, "control character in a string");
-    if (*s == '"')
-      break;
+    while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20) s++;
+    if (s >= end) return bad(st, b - 1, "unterminated string");
+    if ((unsigned char)*s < 0x20) return bad(st, s, "control character in a string");
+    if (*s == '"') break;
     esc = 1;
-    if (s + 1 >= end)
-      return bad(st, s, "unterminated string");
+    if (s + 1 >= end) return bad(st, s, "unterminated string");
     s += 2;
   }
   out->t = PTV_STR;
@@ -150,8 +136,7 @@ static int string(pst_t *st, ptv_t *out) {
     return 0;
   }
   char *dst = etsim_arena_alloc(&st->p->arena, (size_t)(s - b) + 1);
-  if (!dst)
-    return ETSIM_ENOMEM;
+  if (!dst) return ETSIM_ENOMEM;
   char *o = dst;
   for (char *q = b; q < s;) {
     if (*q != '\\') {
@@ -161,35 +146,49 @@ static int string(pst_t *st, ptv_t *out) {
     char c = q[1];
     q += 2;
     switch (c) {
-    case '"': *o++ = '"'; break;
-    case '\\': *o++ = '\\'; break;
-    case '/': *o++ = '/'; break;
-    case 'b': *o++ = '\b'; break;
-    case 'f': *o++ = '\f'; break;
-    case 'n': *o++ = '\n'; break;
-    case 'r': *o++ = '\r'; break;
-    case 't': *o++ = '\t'; break;
-    case 'u': {
-      unsigned cp, lo;
-      if (s - q < 4 || hex4(q, &cp))
-        return bad(st, q - 2, "invalid \\u escape");
-      q += 4;
-      if (cp >= 0xd800 && cp < 0xdc00) {
-        if (s - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) ||
-            lo < 0xdc00 || lo >= 0xe000)
+      case '"':
+        *o++ = '"';
+        break;
+      case '\\':
+        *o++ = '\\';
+        break;
+      case '/':
+        *o++ = '/';
+        break;
+      case 'b':
+        *o++ = '\b';
+        break;
+      case 'f':
+        *o++ = '\f';
+        break;
+      case 'n':
+        *o++ = '\n';
+        break;
+      case 'r':
+        *o++ = '\r';
+        break;
+      case 't':
+        *o++ = '\t';
+        break;
+      case 'u': {
+        unsigned cp, lo;
+        if (s - q < 4 || hex4(q, &cp)) return bad(st, q - 2, "invalid \\u escape");
+        q += 4;
+        if (cp >= 0xd800 && cp < 0xdc00) {
+          if (s - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) || lo < 0xdc00 ||
+              lo >= 0xe000)
+            return bad(st, q - 6, "invalid UTF-16 surrogate pair");
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          q += 6;
+        } else if (cp >= 0xdc00 && cp < 0xe000) {
           return bad(st, q - 6, "invalid UTF-16 surrogate pair");
-        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-        q += 6;
-      } else if (cp >= 0xdc00 && cp < 0xe000) {
-        return bad(st, q - 6, "invalid UTF-16 surrogate pair");
+        }
+        if (cp == 0) return bad(st, q - 6, "\\u0000 in a string");
+        o = utf8(o, cp);
+        break;
       }
-      if (cp == 0)
-        return bad(st, q - 6, "\\u0000 in a string");
-      o = utf8(o, cp);
-      break;
-    }
-    default:
-      return bad(st, q - 2, "invalid escape in a string");
+      default:
+        return bad(st, q - 2, "invalid escape in a string");
     }
   }
   *o = '\0';
@@ -206,8 +205,7 @@ static int number(pst_t *st, ptv_t *out) {
     neg = 1;
     s++;
   }
-  if (s >= end || *s < '0' || *s > '9')
-    return bad(st, b, "invalid number");
+  if (s >= end || *s < '0' || *s > '9') return bad(st, b, "invalid number");
   uint64_t v = 0;
   int overflow = 0;
   if (*s == '0') {
@@ -215,30 +213,23 @@ static int number(pst_t *st, ptv_t *out) {
   } else {
     while (s < end && *s >= '0' && *s <= '9') {
       unsigned d = (unsigned)(*s - '0');
-      if (v > (UINT64_MAX - d) / 10)
-        overflow = 1;
-      else
-        v = v * 10 + d;
+      if (v > (UINT64_MAX - d) / 10) overflow = 1;
+      else v = v * 10 + d;
       s++;
     }
   }
   if (s < end && *s == '.') {
     real = 1;
     s++;
-    if (s >= end || *s < '0' || *s > '9')
-      return bad(st, b, "invalid number");
-    while (s < end && *s >= '0' && *s <= '9')
-      s++;
+    if (s >= end || *s < '0' || *s > '9') return bad(st, b, "invalid number");
+    while (s < end && *s >= '0' && *s <= '9') s++;
   }
   if (s < end && (*s == 'e' || *s == 'E')) {
     real = 1;
     s++;
-    if (s < end && (*s == '+' || *s == '-'))
-      s++;
-    if (s >= end || *s < '0' || *s > '9')
-      return bad(st, b, "invalid number");
-    while (s < end && *s >= '0' && *s <= '9')
-      s++;
+    if (s < end && (*s == '+' || *s == '-')) s++;
+    if (s >= end || *s < '0' || *s > '9') return bad(st, b, "invalid number");
+    while (s < end && *s >= '0' && *s <= '9') s++;
   }
   ptv_set_number(out, b, neg, v, real, overflow);
   st->s = s;
@@ -253,8 +244,7 @@ static int composite(pst_t *st, ptv_t *out, int depth, int obj) {
   char *open = st->s - 1;
   char close = obj ? '}' : ']';
   int rc;
-  if (depth > PTV_MAX_DEPTH)
-    return bad(st, open, "nesting too deep");
+  if (depth > PTV_MAX_DEPTH) return bad(st, open, "nesting too deep");
   ws(st);
   if (st->s < st->end && *st->s == close) {
     st->s++;
@@ -266,16 +256,14 @@ static int composite(pst_t *st, ptv_t *out, int depth, int obj) {
         if (st->s >= st->end || *st->s != '"')
           return bad(st, st->s, "expected a string as object key");
         st->s++;
-        if ((rc = string(st, &v)) || (rc = push(st, &v)))
-          return rc;
+        if ((rc = string(st, &v)) || (rc = push(st, &v))) return rc;
         ws(st);
         if (st->s >= st->end || *st->s != ':')
           return bad(st, st->s, "expected ':' after an object key");
         st->s++;
         ws(st);
       }
-      if ((rc = value(st, &v, depth + 1)) || (rc = push(st, &v)))
-        return rc;
+      if ((rc = value(st, &v, depth + 1)) || (rc = push(st, &v))) return rc;
       ws(st);
       if (st->s < st->end && *st->s == ',') {
         st->s++;
@@ -294,8 +282,7 @@ static int composite(pst_t *st, ptv_t *out, int depth, int obj) {
   out->u.items = NULL;
   if (n) {
     out->u.items = etsim_arena_alloc(&p->arena, n * sizeof(ptv_t));
-    if (!out->u.items)
-      return ETSIM_ENOMEM;
+    if (!out->u.items) return ETSIM_ENOMEM;
     memcpy(out->u.items, p->stack + base, n * sizeof(ptv_t));
   }
   p->n = base;
@@ -313,35 +300,33 @@ static int literal(pst_t *st, const char *word, int type, ptv_t *out) {
 }
 
 static int value(pst_t *st, ptv_t *out, int depth) {
-  if (st->s >= st->end)
-    return bad(st, st->s, "unexpected end of value");
+  if (st->s >= st->end) return bad(st, st->s, "unexpected end of value");
   memset(out, 0, sizeof *out);
   char c = *st->s;
   switch (c) {
-  case '{':
-    st->s++;
-    return composite(st, out, depth, 1);
-  case '[':
-    st->s++;
-    return composite(st, out, depth, 0);
-  case '"':
-    st->s++;
-    return string(st, out);
-  case 't':
-    return literal(st, "true", PTV_TRUE, out);
-  case 'f':
-    return literal(st, "false", PTV_FALSE, out);
-  case 'n':
-    return literal(st, "null", PTV_NULL, out);
-  default:
-    if (c == '-' || (c >= '0' && c <= '9'))
-      return number(st, out);
-    return bad(st, st->s, "unexpected character");
+    case '{':
+      st->s++;
+      return composite(st, out, depth, 1);
+    case '[':
+      st->s++;
+      return composite(st, out, depth, 0);
+    case '"':
+      st->s++;
+      return string(st, out);
+    case 't':
+      return literal(st, "true", PTV_TRUE, out);
+    case 'f':
+      return literal(st, "false", PTV_FALSE, out);
+    case 'n':
+      return literal(st, "null", PTV_NULL, out);
+    default:
+      if (c == '-' || (c >= '0' && c <= '9')) return number(st, out);
+      return bad(st, st->s, "unexpected character");
   }
 }
 
-int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out,
-              size_t *err_pos, const char **err_what) {
+int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out, size_t *err_pos,
+              const char **err_what) {
   etsim_arena_reset(&p->arena);
   p->n = 0;
   pst_t st = {p, s, s + len, NULL, NULL};
@@ -349,8 +334,7 @@ int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out,
   int rc = value(&st, out, 0);
   if (!rc) {
     ws(&st);
-    if (st.s != st.end)
-      rc = bad(&st, st.s, "unexpected data after the value");
+    if (st.s != st.end) rc = bad(&st, st.s, "unexpected data after the value");
   }
   if (rc == ETSIM_EFORMAT) {
     *err_pos = (size_t)(st.at - s);

@@ -30,10 +30,8 @@ typedef struct deps {
 
 static int dep_add(deps_t *d, uint64_t id) {
   for (size_t i = 0; i < d->n; i++)
-    if (d->v[i] == id)
-      return 0;
-  if (etsim_grow((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v))
-    return ETSIM_ENOMEM;
+    if (d->v[i] == id) return 0;
+  if (etsim_grow((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v)) return ETSIM_ENOMEM;
   d->v[d->n++] = id;
   return 0;
 }
@@ -46,8 +44,7 @@ typedef struct table {
   size_t n, cap;
 } table_t;
 
-static int table_set(table_t *t, uint64_t key, uint64_t a, uint64_t b,
-                     int64_t c) {
+static int table_set(table_t *t, uint64_t key, uint64_t a, uint64_t b, int64_t c) {
   uint32_t i;
   if (etsim_u64map_get(&t->map, key, &i)) {
     t->a[i] = a;
@@ -63,8 +60,7 @@ static int table_set(table_t *t, uint64_t key, uint64_t a, uint64_t b,
       return ETSIM_ENOMEM;
     t->cap = ca < cb ? (ca < cc ? ca : cc) : (cb < cc ? cb : cc);
   }
-  if (etsim_u64map_put(&t->map, key, (uint32_t)t->n, NULL) < 0)
-    return ETSIM_ENOMEM;
+  if (etsim_u64map_put(&t->map, key, (uint32_t)t->n, NULL) < 0) return ETSIM_ENOMEM;
   t->a[t->n] = a;
   t->b[t->n] = b;
   t->c[t->n] = c;
@@ -74,8 +70,7 @@ static int table_set(table_t *t, uint64_t key, uint64_t a, uint64_t b,
 
 static int table_get(const table_t *t, uint64_t key, size_t *i) {
   uint32_t v;
-  if (!etsim_u64map_get(&t->map, key, &v))
-    return 0;
+  if (!etsim_u64map_get(&t->map, key, &v)) return 0;
   *i = v;
   return 1;
 }
@@ -127,23 +122,19 @@ static void at_str(attrs_t *t, const char *name, const char *v) {
 /* Integer microseconds for a duration in ns: nearest, but never 0 for a
  * non-zero duration (the exact value travels in duration_ns). */
 static uint64_t dur_us(int64_t ns) {
-  if (ns <= 0)
-    return 0;
+  if (ns <= 0) return 0;
   uint64_t us = ((uint64_t)ns + 500) / 1000;
   return us ? us : 1;
 }
 
 /* The communication attributes of a comm node. */
 static void comm_attrs(const ptc_t *c, attrs_t *t, const ptc_ext_t *e) {
-  if (e->kind == PTC_COLL)
-    at_i64(t, "comm_type", e->coll);
+  if (e->kind == PTC_COLL) at_i64(t, "comm_type", e->coll);
   at_i64(t, "comm_size", (int64_t)e->comm_bytes);
-  if (e->pg_name && e->pg_name[0])
-    at_str(t, "pg_name", e->pg_name);
+  if (e->pg_name && e->pg_name[0]) at_str(t, "pg_name", e->pg_name);
   if (e->kind == PTC_SEND || e->kind == PTC_RECV) {
     int64_t peer = e->rank_arg;
-    if (peer >= 0 && e->grs >= 0 && e->grstride > 0)
-      peer = e->grs + e->grstride * peer;
+    if (peer >= 0 && e->grs >= 0 && e->grstride > 0) peer = e->grs + e->grstride * peer;
     int32_t self = (int32_t)c->rank;
     at_i32(t, "comm_src", e->kind == PTC_SEND ? self : (int32_t)peer);
     at_i32(t, "comm_dst", e->kind == PTC_SEND ? (int32_t)peer : self);
@@ -151,8 +142,7 @@ static void comm_attrs(const ptc_t *c, attrs_t *t, const ptc_ext_t *e) {
   }
 }
 
-static void host_attrs(attrs_t *t, const ptc_node_t *h, const ptc_ext_t *e,
-                       int is_cpu) {
+static void host_attrs(attrs_t *t, const ptc_node_t *h, const ptc_ext_t *e, int is_cpu) {
   at_i64(t, "rf_id", h->rf_id);
   at_i64(t, "fw_parent", e->fw_parent);
   at_i64(t, "seq_id", e->seq_id);
@@ -167,25 +157,21 @@ static void host_attrs(attrs_t *t, const ptc_node_t *h, const ptc_ext_t *e,
  * reserves id 0 (and "") for all ranks and reads positive integer ids. */
 static int group_listed(const ptc_pg_t *pg) {
   const char *p = pg->name;
-  if (!*p || (p[0] == '0' && !p[1]))
-    return 0;
+  if (!*p || (p[0] == '0' && !p[1])) return 0;
   for (; *p; p++)
-    if (*p < '0' || *p > '9')
-      return 0;
+    if (*p < '0' || *p > '9') return 0;
   return 1;
 }
 
-static int write_groups(const ptc_t *c, const char *path,
-                        etsim_outfile_t *of, etsim_error_t *err) {
+static int write_groups(const ptc_t *c, const char *path, etsim_outfile_t *of, etsim_error_t *err) {
   ptr_buf_t b = {0};
   int rc = ptr_puts(&b, "{");
   size_t listed = 0;
   for (size_t i = 0; i < c->n_pgs && !rc; i++) {
     const ptc_pg_t *pg = &c->pgs[i];
-    if (!group_listed(pg))
-      continue;
-    rc = ptr_puts(&b, listed++ ? ",\n  " : "\n  ") ||
-         ptr_json_str(&b, pg->name) || ptr_puts(&b, ": [");
+    if (!group_listed(pg)) continue;
+    rc = ptr_puts(&b, listed++ ? ",\n  " : "\n  ") || ptr_json_str(&b, pg->name) ||
+         ptr_puts(&b, ": [");
     size_t n = pg->n_ranks ? pg->n_ranks : (size_t)(pg->group_size > 0 ? pg->group_size : 0);
     for (size_t r = 0; r < n && !rc; r++) {
       char num[32];
@@ -193,11 +179,9 @@ static int write_groups(const ptc_t *c, const char *path,
                pg->n_ranks ? pg->ranks[r] : (int64_t)r);
       rc = ptr_puts(&b, num);
     }
-    if (!rc)
-      rc = ptr_puts(&b, "]");
+    if (!rc) rc = ptr_puts(&b, "]");
   }
-  if (!rc)
-    rc = ptr_puts(&b, "\n}\n");
+  if (!rc) rc = ptr_puts(&b, "\n}\n");
   if (rc) {
     ptr_free(&b);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -215,9 +199,8 @@ static int write_groups(const ptc_t *c, const char *path,
   return 0;
 }
 
-int ptc_write(ptc_t *c, const char *path, const char *groups_path,
-              unsigned write_flags, etsim_convpt_summary_t *s,
-              etsim_error_t *err) {
+int ptc_write(ptc_t *c, const char *path, const char *groups_path, unsigned write_flags,
+              etsim_convpt_summary_t *s, etsim_error_t *err) {
   etsim_et_writer_t *w = NULL;
   etsim_outfile_t gof;
   int have_gof = 0;
@@ -228,8 +211,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
   etsim_u64map_init(&seqs.map);
   etsim_u64map_init(&lastk.map);
   int rc = etsim_et_writer_open(&w, path, write_flags, err);
-  if (rc)
-    goto fail;
+  if (rc) goto fail;
   etsim_attr_t meta_attrs[5];
   memset(meta_attrs, 0, sizeof meta_attrs);
   const char *mnames[5] = {"schema", "pid", "time", "start_ts", "finish_ts"};
@@ -248,8 +230,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
   meta_attrs[4].kind = ETSIM_ATTR_UINT64;
   meta_attrs[4].v.u64 = c->finish_ts;
   etsim_et_meta_t meta = {"", 5, meta_attrs};
-  if ((rc = etsim_et_writer_meta(w, &meta, err)))
-    goto fail;
+  if ((rc = etsim_et_writer_meta(w, &meta, err))) goto fail;
 
   uint64_t next_kid = c->max_id + 1;
   size_t ki = 0, si = 0;
@@ -263,8 +244,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
     int comm_here = 0; /* this host node carries the communication */
     if (h->flags & PTC_F_PGINIT) {
       type = ETSIM_ET_METADATA_NODE;
-    } else if (comm && (e->kind == PTC_COLL || e->kind == PTC_SEND ||
-                        e->kind == PTC_RECV)) {
+    } else if (comm && (e->kind == PTC_COLL || e->kind == PTC_SEND || e->kind == PTC_RECV)) {
       n_comm++;
       if (!(c->op_comm_kernel && c->op_comm_kernel[pos])) {
         comm_here = 1;
@@ -275,7 +255,8 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
     } else if (comm && e->kind == PTC_UNKNOWN) {
       s->unknown_comm++;
       if (!warned_unknown++)
-        etsim_warn("%s: node %" PRIu64 ": communication record '%s' of "
+        etsim_warn("%s: node %" PRIu64
+                   ": communication record '%s' of "
                    "unknown kind kept as a compute node (all such cases are "
                    "counted in the summary)",
                    c->host_path, h->id, e->coll_name);
@@ -292,14 +273,13 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
     if (type != ETSIM_ET_METADATA_NODE) {
       size_t i;
       int have_prev = table_get(&last_tid, (uint64_t)e->tid, &i);
-      if (have_prev && (rc = dep_add(&dd, last_tid.a[i])))
-        goto nomem;
+      if (have_prev && (rc = dep_add(&dd, last_tid.a[i]))) goto nomem;
       /* Across threads: as a thread's first op, or after a gap of more
        * than 1 ms on its thread, an op follows the op that finished last
        * on another thread before it started (chakra_trace_link's
        * inter_thread_dep, same threshold). */
-      if (ts >= 0 && (!have_prev || (last_tid.b[i] != UINT64_MAX &&
-                                     ts - (int64_t)last_tid.b[i] > PTC_GAP_NS))) {
+      if (ts >= 0 && (!have_prev ||
+                      (last_tid.b[i] != UINT64_MAX && ts - (int64_t)last_tid.b[i] > PTC_GAP_NS))) {
         size_t best = SIZE_MAX;
         for (size_t k = 0; k < last_tid.n; k++)
           if (last_tid.c[k] != e->tid && last_tid.b[k] != UINT64_MAX &&
@@ -308,8 +288,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
             best = k;
         if (best != SIZE_MAX) {
           size_t before = dd.n;
-          if ((rc = dep_add(&dd, last_tid.a[best])))
-            goto nomem;
+          if ((rc = dep_add(&dd, last_tid.a[best]))) goto nomem;
           s->inter_thread_edges += dd.n - before;
         }
       }
@@ -319,8 +298,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
         uint32_t top = ptc_top_op(c, ti);
         if (top != UINT32_MAX && c->op_pos[top] < pos) {
           size_t before = dd.n;
-          if ((rc = dep_add(&dd, c->nodes[top].id)))
-            goto nomem;
+          if ((rc = dep_add(&dd, c->nodes[top].id))) goto nomem;
           s->inter_thread_edges += dd.n - before;
         }
       }
@@ -328,15 +306,13 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
         uint64_t key = c->tkeys[e->tin_off + k];
         if (table_get(&prod, key, &i) && prod.c[i] != e->tid) {
           size_t before = dd.n;
-          if ((rc = dep_add(&dd, prod.a[i])))
-            goto nomem;
+          if ((rc = dep_add(&dd, prod.a[i]))) goto nomem;
           s->tensor_edges += dd.n - before;
         }
       }
       if (comm && e->kind == PTC_WAIT) {
         if (e->seq >= 0 && table_get(&seqs, (uint64_t)e->seq, &i)) {
-          if ((rc = dep_add(&dd, seqs.a[i])))
-            goto nomem;
+          if ((rc = dep_add(&dd, seqs.a[i]))) goto nomem;
           s->wait_edges++;
         } else {
           s->unmatched_waits++;
@@ -348,8 +324,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
         for (size_t k = 0; k < lastk.n; k++)
           if ((int64_t)lastk.b[k] < c->syncs[si].ts_ns) {
             size_t before = dd.n;
-            if ((rc = dep_add(&dd, lastk.a[k])))
-              goto nomem;
+            if ((rc = dep_add(&dd, lastk.a[k]))) goto nomem;
             s->sync_edges += dd.n - before;
           }
       }
@@ -357,19 +332,15 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
     attrs_t at;
     at.n = 0;
     host_attrs(&at, h, e, !comm_here);
-    if (comm_here)
-      comm_attrs(c, &at, e);
+    if (comm_here) comm_attrs(c, &at, e);
     if (type != ETSIM_ET_METADATA_NODE) {
       s->host_ops++;
       if (c->op_ts) {
-        if (c->op_ts[pos] >= 0)
-          s->linked_ops++;
-        else
-          s->unlinked_ops++;
+        if (c->op_ts[pos] >= 0) s->linked_ops++;
+        else s->unlinked_ops++;
       }
     }
-    if (dur >= 0)
-      at_i64(&at, "duration_ns", dur);
+    if (dur >= 0) at_i64(&at, "duration_ns", dur);
     etsim_ioinfo_t in = {e->in_values, e->in_shapes, e->in_types};
     etsim_ioinfo_t out = {e->out_values, e->out_shapes, e->out_types};
     etsim_et_node_t nv;
@@ -385,25 +356,19 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
     nv.outputs = &out;
     nv.n_attrs = at.n;
     nv.attrs = at.a;
-    if ((rc = etsim_et_writer_node(w, &nv, err)))
-      goto fail;
+    if ((rc = etsim_et_writer_node(w, &nv, err))) goto fail;
     s->by_type[type]++;
     s->data_edges += dd.n;
     if (comm_here) {
-      if (e->kind == PTC_COLL)
-        s->by_coll[e->coll]++;
+      if (e->kind == PTC_COLL) s->by_coll[e->coll]++;
       s->comm_bytes += e->comm_bytes;
-      if (e->seq >= 0 && (rc = table_set(&seqs, (uint64_t)e->seq, h->id, 0, 0)))
-        goto nomem;
+      if (e->seq >= 0 && (rc = table_set(&seqs, (uint64_t)e->seq, h->id, 0, 0))) goto nomem;
     }
     if (type != ETSIM_ET_METADATA_NODE) {
       uint64_t end = ts >= 0 ? (uint64_t)(ts + (dur > 0 ? dur : 0)) : UINT64_MAX;
-      if ((rc = table_set(&last_tid, (uint64_t)e->tid, h->id, end, e->tid)))
-        goto nomem;
+      if ((rc = table_set(&last_tid, (uint64_t)e->tid, h->id, end, e->tid))) goto nomem;
       for (uint32_t k = 0; k < e->tout_n; k++)
-        if ((rc = table_set(&prod, c->tkeys[e->tout_off + k], h->id, 0,
-                            e->tid)))
-          goto nomem;
+        if ((rc = table_set(&prod, c->tkeys[e->tout_off + k], h->id, 0, e->tid))) goto nomem;
     }
 
     /* Its kernels. */
@@ -419,13 +384,11 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
                 : e->kind == PTC_SEND ? ETSIM_ET_COMM_SEND_NODE
                                       : ETSIM_ET_COMM_RECV_NODE;
       dd.n = 0;
-      if ((rc = dep_add(&dd, h->id)))
-        goto nomem;
+      if ((rc = dep_add(&dd, h->id))) goto nomem;
       size_t i;
       if (table_get(&lastk, (uint64_t)v->stream, &i)) {
         if (lastk.c[i] <= v->ts_ns) {
-          if ((rc = dep_add(&dd, lastk.a[i])))
-            goto nomem;
+          if ((rc = dep_add(&dd, lastk.a[i]))) goto nomem;
         } else {
           s->dropped_edges++;
         }
@@ -437,8 +400,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
       at_i64(&at, "stream", v->stream);
       at_i64(&at, "correlation", v->corr);
       at_i64(&at, "duration_ns", v->dur_ns);
-      if (kk->comm)
-        comm_attrs(c, &at, e);
+      if (kk->comm) comm_attrs(c, &at, e);
       etsim_et_node_t kv;
       memset(&kv, 0, sizeof kv);
       kv.id = kid;
@@ -452,80 +414,81 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
       kv.ctrl_deps = &h->id;
       kv.n_attrs = at.n;
       kv.attrs = at.a;
-      if ((rc = etsim_et_writer_node(w, &kv, err)))
-        goto fail;
+      if ((rc = etsim_et_writer_node(w, &kv, err))) goto fail;
       s->kernels++;
       s->by_type[ktype]++;
       s->data_edges += dd.n;
       s->ctrl_edges++;
       if (kk->comm) {
-        if (e->kind == PTC_COLL)
-          s->by_coll[e->coll]++;
+        if (e->kind == PTC_COLL) s->by_coll[e->coll]++;
         s->comm_bytes += e->comm_bytes;
-        if (e->seq >= 0 && (rc = table_set(&seqs, (uint64_t)e->seq, kid, 0, 0)))
-          goto nomem;
+        if (e->seq >= 0 && (rc = table_set(&seqs, (uint64_t)e->seq, kid, 0, 0))) goto nomem;
       }
-      if ((rc = table_set(&lastk, (uint64_t)v->stream, kid,
-                          (uint64_t)kk->launch_ts_ns, v->ts_ns)))
+      if ((rc = table_set(&lastk, (uint64_t)v->stream, kid, (uint64_t)kk->launch_ts_ns, v->ts_ns)))
         goto nomem;
     }
   }
   if (n_comm && c->n_pgs == 0) {
     s->missing_pg_init = 1;
-    etsim_warn("%s: communication without a '## process_group:init ##' "
-               "record: no communicator groups written; pg_name comes from "
-               "the records alone",
-               c->host_path);
+    etsim_warn(
+        "%s: communication without a '## process_group:init ##' "
+        "record: no communicator groups written; pg_name comes from "
+        "the records alone",
+        c->host_path);
   }
   if (s->orphans)
-    etsim_warn("%s: %" PRIu64 " node(s) name a caller that is not in the trace; "
+    etsim_warn("%s: %" PRIu64
+               " node(s) name a caller that is not in the trace; "
                "they are treated as top level",
                c->host_path, s->orphans);
   if (s->unmatched_waits)
-    etsim_warn("%s: %" PRIu64 " wait(s) for a collective not in the trace",
-               c->host_path, s->unmatched_waits);
+    etsim_warn("%s: %" PRIu64 " wait(s) for a collective not in the trace", c->host_path,
+               s->unmatched_waits);
   if (c->op_ts) { /* a Kineto trace was joined */
     if (s->unlinked_ops)
-      etsim_warn("%s: %" PRIu64 " of %" PRIu64 " operators have no Kineto "
+      etsim_warn("%s: %" PRIu64 " of %" PRIu64
+                 " operators have no Kineto "
                  "event (kept without timing)",
                  c->host_path, s->unlinked_ops, s->host_ops);
     if (s->profiler_steps == 0)
-      etsim_warn("no ProfilerStep annotation in the Kineto trace: the whole "
-                 "trace is converted as one span");
+      etsim_warn(
+          "no ProfilerStep annotation in the Kineto trace: the whole "
+          "trace is converted as one span");
   }
   if (s->unlaunched_kernels)
-    etsim_warn("%" PRIu64 " GPU event(s) whose launch or operator is not "
+    etsim_warn("%" PRIu64
+               " GPU event(s) whose launch or operator is not "
                "in the traces were left out",
                s->unlaunched_kernels);
   if (s->unknown_kernels)
-    etsim_warn("%" PRIu64 " NCCL-named kernel(s) under no known "
+    etsim_warn("%" PRIu64
+               " NCCL-named kernel(s) under no known "
                "communication op kept as compute",
                s->unknown_kernels);
   if (s->dropped_edges)
-    etsim_warn("%" PRIu64 " stream-order edge(s) that would point forwards "
+    etsim_warn("%" PRIu64
+               " stream-order edge(s) that would point forwards "
                "were left out",
                s->dropped_edges);
   s->profiler_steps += c->host_profiler_steps;
   size_t n_listed = 0, n_named = 0;
   for (size_t i = 0; i < c->n_pgs; i++) {
     n_listed += group_listed(&c->pgs[i]);
-    n_named += c->pgs[i].name[0] && strcmp(c->pgs[i].name, "0") != 0 &&
-               !group_listed(&c->pgs[i]);
+    n_named += c->pgs[i].name[0] && strcmp(c->pgs[i].name, "0") != 0 && !group_listed(&c->pgs[i]);
   }
   if (n_named)
-    etsim_warn("%s: %zu process group(s) with a non-numeric pg_name left out of "
-               "the communicator-group file (ASTRA-sim reads integer ids)",
-               c->host_path, n_named);
+    etsim_warn(
+        "%s: %zu process group(s) with a non-numeric pg_name left out of "
+        "the communicator-group file (ASTRA-sim reads integer ids)",
+        c->host_path, n_named);
   if (groups_path && groups_path[0] && n_listed) {
-    if ((rc = write_groups(c, groups_path, &gof, err)))
-      goto fail;
+    if ((rc = write_groups(c, groups_path, &gof, err))) goto fail;
     have_gof = 1;
   }
   s->nodes_written = etsim_et_writer_nodes(w);
   rc = etsim_et_writer_commit(w, err);
   w = NULL;
-  if (rc)
-    goto fail;
+  if (rc) goto fail;
   if (have_gof) {
     have_gof = 0;
     if ((rc = etsim_outfile_commit(&gof, err))) {
@@ -538,10 +501,8 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path,
 nomem:
   rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 fail:
-  if (w)
-    etsim_et_writer_abort(w);
-  if (have_gof)
-    etsim_outfile_abort(&gof);
+  if (w) etsim_et_writer_abort(w);
+  if (have_gof) etsim_outfile_abort(&gof);
 done:
   etsim_free(dd.v);
   table_free(&last_tid);

@@ -25,7 +25,6 @@
  */
 #include "etsim/convtext.h"
 
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,24 +72,18 @@ typedef struct {
   int col; /* 1-based */
 } tok_t;
 
-static int is_ws(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 /* Split one line into tokens; returns the count (at most max, and sets
  * *more when there were more). */
-static size_t tokenize(const char *line, size_t len, tok_t *t, size_t max,
-                       int *more) {
+static size_t tokenize(const char *line, size_t len, tok_t *t, size_t max, int *more) {
   size_t n = 0, i = 0;
   *more = 0;
   while (i < len) {
-    while (i < len && is_ws(line[i]))
-      i++;
-    if (i >= len)
-      break;
+    while (i < len && is_ws(line[i])) i++;
+    if (i >= len) break;
     size_t b = i;
-    while (i < len && !is_ws(line[i]))
-      i++;
+    while (i < len && !is_ws(line[i])) i++;
     if (n == max) {
       *more = 1;
       return n;
@@ -111,34 +104,30 @@ static int tok_is(const tok_t *t, const char *s) {
 static int col_after(const char *line, size_t len, size_t n) {
   size_t i = 0, k = 0;
   for (;;) {
-    while (i < len && is_ws(line[i]))
-      i++;
-    if (i >= len || k == n)
-      return (int)i + 1;
-    while (i < len && !is_ws(line[i]))
-      i++;
+    while (i < len && is_ws(line[i])) i++;
+    if (i >= len || k == n) return (int)i + 1;
+    while (i < len && !is_ws(line[i])) i++;
     k++;
   }
 }
 
-static int bad(const textwl_t *w, etsim_error_t *err, int line, int col,
-               const char *expected, const tok_t *found) {
+static int bad(const textwl_t *w, etsim_error_t *err, int line, int col, const char *expected,
+               const tok_t *found) {
   if (found)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: expected %s, found "
-                           "'%.*s'", w->path, line, col, expected,
-                           (int)(found->len > 60 ? 60 : found->len), found->s);
-  return etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s:%d:%d: expected %s, found the end of the line",
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%d:%d: expected %s, found "
+                           "'%.*s'",
+                           w->path, line, col, expected, (int)(found->len > 60 ? 60 : found->len),
+                           found->s);
+  return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: expected %s, found the end of the line",
                          w->path, line, col, expected);
 }
 
 static int parse_uint(const tok_t *t, uint64_t *out) {
-  if (!t->len || t->len > 18)
-    return -1;
+  if (!t->len || t->len > 18) return -1;
   uint64_t v = 0;
   for (size_t i = 0; i < t->len; i++) {
-    if (t->s[i] < '0' || t->s[i] > '9')
-      return -1;
+    if (t->s[i] < '0' || t->s[i] > '9') return -1;
     v = v * 10 + (uint64_t)(t->s[i] - '0');
   }
   *out = v;
@@ -146,40 +135,38 @@ static int parse_uint(const tok_t *t, uint64_t *out) {
 }
 
 static int parse_type(const tok_t *t) {
-  if (tok_is(t, "ALLREDUCE"))
-    return ETSIM_COLL_ALL_REDUCE;
-  if (tok_is(t, "ALLGATHER"))
-    return ETSIM_COLL_ALL_GATHER;
-  if (tok_is(t, "ALLTOALL"))
-    return ETSIM_COLL_ALL_TO_ALL;
-  if (tok_is(t, "REDUCESCATTER"))
-    return ETSIM_COLL_REDUCE_SCATTER;
-  if (tok_is(t, "NONE"))
-    return -1;
+  if (tok_is(t, "ALLREDUCE")) return ETSIM_COLL_ALL_REDUCE;
+  if (tok_is(t, "ALLGATHER")) return ETSIM_COLL_ALL_GATHER;
+  if (tok_is(t, "ALLTOALL")) return ETSIM_COLL_ALL_TO_ALL;
+  if (tok_is(t, "REDUCESCATTER")) return ETSIM_COLL_REDUCE_SCATTER;
+  if (tok_is(t, "NONE")) return -1;
   return -2;
 }
 
 static const char *type_token(int type) {
   switch (type) {
-  case ETSIM_COLL_ALL_REDUCE: return "ALLREDUCE";
-  case ETSIM_COLL_ALL_GATHER: return "ALLGATHER";
-  case ETSIM_COLL_ALL_TO_ALL: return "ALLTOALL";
-  case ETSIM_COLL_REDUCE_SCATTER: return "REDUCESCATTER";
-  default: return "NONE";
+    case ETSIM_COLL_ALL_REDUCE:
+      return "ALLREDUCE";
+    case ETSIM_COLL_ALL_GATHER:
+      return "ALLGATHER";
+    case ETSIM_COLL_ALL_TO_ALL:
+      return "ALLTOALL";
+    case ETSIM_COLL_REDUCE_SCATTER:
+      return "REDUCESCATTER";
+    default:
+      return "NONE";
   }
 }
 
-static char *fmt_name(textwl_t *w, const char *a, const char *b, const char *c,
-                      const char *d) {
+static char *fmt_name(textwl_t *w, const char *a, const char *b, const char *c, const char *d) {
   size_t n = strlen(a) + strlen(b) + strlen(c) + strlen(d) + 1;
   char *p = etsim_arena_alloc(&w->arena, n);
-  if (p)
-    snprintf(p, n, "%s%s%s%s", a, b, c, d);
+  if (p) snprintf(p, n, "%s%s%s%s", a, b, c, d);
   return p;
 }
 
-static int parse_layer(textwl_t *w, layer_t *L, const char *line, size_t len,
-                       int ln, etsim_error_t *err) {
+static int parse_layer(textwl_t *w, layer_t *L, const char *line, size_t len, int ln,
+                       etsim_error_t *err) {
   tok_t t[12];
   int more;
   size_t n = tokenize(line, len, t, 12, &more);
@@ -199,14 +186,12 @@ static int parse_layer(textwl_t *w, layer_t *L, const char *line, size_t len,
       "REDUCESCATTER or NONE)",
       "the weight-gradient collective size in bytes (a non-negative integer)",
       "the update time (a non-negative integer)"};
-  if (n < 12)
-    return bad(w, err, ln, col_after(line, len, n), what[n], NULL);
+  if (n < 12) return bad(w, err, ln, col_after(line, len, n), what[n], NULL);
   if (more) {
     tok_t x;
     int c = col_after(line, len, 12);
     size_t e = (size_t)c - 1;
-    while (e < len && !is_ws(line[e]))
-      e++;
+    while (e < len && !is_ws(line[e])) e++;
     x.s = line + c - 1;
     x.len = e - (size_t)(c - 1);
     return bad(w, err, ln, c, "the end of the line after 12 columns", &x);
@@ -218,42 +203,33 @@ static int parse_layer(textwl_t *w, layer_t *L, const char *line, size_t len,
     const tok_t *r = &t[1];
     size_t i = r->len && (r->s[0] == '-' || r->s[0] == '+') ? 1 : 0;
     int ok = r->len > i && r->len < 19;
-    for (; ok && i < r->len; i++)
-      ok = r->s[i] >= '0' && r->s[i] <= '9';
-    if (!ok)
-      return bad(w, err, ln, r->col, what[1], r);
+    for (; ok && i < r->len; i++) ok = r->s[i] >= '0' && r->s[i] <= '9';
+    if (!ok) return bad(w, err, ln, r->col, what[1], r);
   }
   for (int p = 0; p < 3; p++) {
     const tok_t *tt = &t[2 + 3 * p], *ty = &t[3 + 3 * p], *sz = &t[4 + 3 * p];
     uint64_t v;
-    if (parse_uint(tt, &L->time[p]))
-      return bad(w, err, ln, tt->col, what[2 + 3 * p], tt);
-    if ((L->type[p] = parse_type(ty)) == -2)
-      return bad(w, err, ln, ty->col, what[3 + 3 * p], ty);
-    if (parse_uint(sz, &v))
-      return bad(w, err, ln, sz->col, what[4 + 3 * p], sz);
+    if (parse_uint(tt, &L->time[p])) return bad(w, err, ln, tt->col, what[2 + 3 * p], tt);
+    if ((L->type[p] = parse_type(ty)) == -2) return bad(w, err, ln, ty->col, what[3 + 3 * p], ty);
+    if (parse_uint(sz, &v)) return bad(w, err, ln, sz->col, what[4 + 3 * p], sz);
     L->size[p] = (int64_t)v;
   }
-  if (parse_uint(&t[11], &L->update))
-    return bad(w, err, ln, t[11].col, what[11], &t[11]);
+  if (parse_uint(&t[11], &L->update)) return bad(w, err, ln, t[11].col, what[11], &t[11]);
   static const char *const comp_sfx[3] = {"_FWD", "_BWD_IG", "_BWD_WG"};
   for (int p = 0; p < 3; p++) {
     L->comp_name[p] = fmt_name(w, "COMP_NODE_", L->name, comp_sfx[p], "");
-    L->comm_name[p] =
-        fmt_name(w, "COMM_COLL_NODE_", L->name, "_", type_token(L->type[p]));
+    L->comm_name[p] = fmt_name(w, "COMM_COLL_NODE_", L->name, "_", type_token(L->type[p]));
     if (!L->comp_name[p] || !L->comm_name[p])
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
-  L->ig_comm_hdm = fmt_name(w, "COMM_COLL_NODE_", L->name, "_IG_COMM__",
-                            type_token(L->type[PH_IG]));
+  L->ig_comm_hdm =
+      fmt_name(w, "COMM_COLL_NODE_", L->name, "_IG_COMM__", type_token(L->type[PH_IG]));
   return L->ig_comm_hdm ? 0 : etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 }
 
 /* Next line [*pos, end of line) without the newline; 0 at end of text. */
-static int next_line(const textwl_t *w, size_t *pos, const char **line,
-                     size_t *len) {
-  if (*pos >= w->len)
-    return 0;
+static int next_line(const textwl_t *w, size_t *pos, const char **line, size_t *len) {
+  if (*pos >= w->len) return 0;
   const char *s = w->text + *pos;
   const char *nl = memchr(s, '\n', w->len - *pos);
   size_t n = nl ? (size_t)(nl - s) : w->len - *pos;
@@ -265,13 +241,11 @@ static int next_line(const textwl_t *w, size_t *pos, const char **line,
 
 static int blank(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (!is_ws(s[i]))
-      return 0;
+    if (!is_ws(s[i])) return 0;
   return 1;
 }
 
-static int parse_header(textwl_t *w, const char *line, size_t len,
-                        etsim_error_t *err) {
+static int parse_header(textwl_t *w, const char *line, size_t len, etsim_error_t *err) {
   tok_t t[4];
   int more;
   size_t n = tokenize(line, len, t, 4, &more);
@@ -280,19 +254,13 @@ static int parse_header(textwl_t *w, const char *line, size_t len,
       "HYBRID_MODEL_DATA, HYBRID_DLRM <last bottom layer>, "
       "HYBRID_DLRM_ENHANCED <last bottom layer> or HYBRID_TRANSFORMER "
       "model_parallel_NPU_group: <G>)";
-  if (n == 0)
-    return bad(w, err, 1, col_after(line, len, 0), modes, NULL);
+  if (n == 0) return bad(w, err, 1, col_after(line, len, 0), modes, NULL);
   size_t want = 1;
-  if (tok_is(&t[0], "MICRO"))
-    w->mode = M_MICRO;
-  else if (tok_is(&t[0], "DATA"))
-    w->mode = M_DATA;
-  else if (tok_is(&t[0], "MODEL"))
-    w->mode = M_MODEL;
-  else if (tok_is(&t[0], "HYBRID_DATA_MODEL"))
-    w->mode = M_HYBRID_DATA_MODEL;
-  else if (tok_is(&t[0], "HYBRID_MODEL_DATA"))
-    w->mode = M_HYBRID_MODEL_DATA;
+  if (tok_is(&t[0], "MICRO")) w->mode = M_MICRO;
+  else if (tok_is(&t[0], "DATA")) w->mode = M_DATA;
+  else if (tok_is(&t[0], "MODEL")) w->mode = M_MODEL;
+  else if (tok_is(&t[0], "HYBRID_DATA_MODEL")) w->mode = M_HYBRID_DATA_MODEL;
+  else if (tok_is(&t[0], "HYBRID_MODEL_DATA")) w->mode = M_HYBRID_MODEL_DATA;
   else if (tok_is(&t[0], "HYBRID_DLRM") || tok_is(&t[0], "HYBRID_DLRM_ENHANCED")) {
     w->mode = M_HYBRID_DLRM;
     uint64_t v;
@@ -300,8 +268,7 @@ static int parse_header(textwl_t *w, const char *line, size_t len,
       return bad(w, err, 1, col_after(line, len, 1),
                  "the last bottom layer's index after HYBRID_DLRM", NULL);
     if (parse_uint(&t[1], &v))
-      return bad(w, err, 1, t[1].col,
-                 "the last bottom layer's index (a non-negative integer)",
+      return bad(w, err, 1, t[1].col, "the last bottom layer's index (a non-negative integer)",
                  &t[1]);
     w->arg = (int64_t)v;
     want = 2;
@@ -312,8 +279,7 @@ static int parse_header(textwl_t *w, const char *line, size_t len,
     tok_t num;
     if (n < 2 || t[1].len < kl || memcmp(t[1].s, key, kl) != 0)
       return bad(w, err, 1, n < 2 ? col_after(line, len, 1) : t[1].col,
-                 "'model_parallel_NPU_group: <G>' after HYBRID_TRANSFORMER",
-                 n < 2 ? NULL : &t[1]);
+                 "'model_parallel_NPU_group: <G>' after HYBRID_TRANSFORMER", n < 2 ? NULL : &t[1]);
     if (t[1].len > kl) { /* "model_parallel_NPU_group:4" */
       num.s = t[1].s + kl;
       num.len = t[1].len - kl;
@@ -321,19 +287,16 @@ static int parse_header(textwl_t *w, const char *line, size_t len,
       want = 2;
     } else {
       if (n < 3)
-        return bad(w, err, 1, col_after(line, len, 2),
-                   "the model-parallel group size", NULL);
+        return bad(w, err, 1, col_after(line, len, 2), "the model-parallel group size", NULL);
       num = t[2];
       want = 3;
     }
     uint64_t v;
     if (parse_uint(&num, &v) || v == 0)
-      return bad(w, err, 1, num.col,
-                 "the model-parallel group size (a positive integer)", &num);
+      return bad(w, err, 1, num.col, "the model-parallel group size (a positive integer)", &num);
     w->arg = (int64_t)v;
   } else if (tok_is(&t[0], "HYBRID_TRANSFORMER_FWD_IN_BCKWD") ||
-             tok_is(&t[0], "HYBRID_CUSTOMIZED") ||
-             tok_is(&t[0], "DISTRIBUTED_INFERENCE")) {
+             tok_is(&t[0], "HYBRID_CUSTOMIZED") || tok_is(&t[0], "DISTRIBUTED_INFERENCE")) {
     return etsim_error_set(err, ETSIM_EUNSUPPORTED,
                            "%s:1:%d: parallelism '%.*s' is not supported yet "
                            "(supported: MICRO, DATA, MODEL, HYBRID_DATA_MODEL, "
@@ -344,8 +307,7 @@ static int parse_header(textwl_t *w, const char *line, size_t len,
     return bad(w, err, 1, t[0].col, modes, &t[0]);
   }
   if (n > want) {
-    return bad(w, err, 1, t[want].col, "the end of the first line",
-               &t[want]);
+    return bad(w, err, 1, t[want].col, "the end of the first line", &t[want]);
   }
   return 0;
 }
@@ -361,16 +323,17 @@ static int textwl_parse(textwl_t *w, etsim_error_t *err) {
   if (!next_line(w, &pos, &line, &len))
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s:1:1: expected a parallelism (MICRO, DATA, ...), "
-                           "found an empty file", w->path);
+                           "found an empty file",
+                           w->path);
   ln = 1;
   int rc = parse_header(w, line, len, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   /* Line 2: the layer count. */
   if (!next_line(w, &pos, &line, &len))
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s:2:1: expected the number of layers, found the "
-                           "end of the file", w->path);
+                           "end of the file",
+                           w->path);
   ln = 2;
   {
     tok_t t[2];
@@ -378,34 +341,34 @@ static int textwl_parse(textwl_t *w, etsim_error_t *err) {
     size_t n = tokenize(line, len, t, 2, &more);
     uint64_t v;
     if (n == 0)
-      return bad(w, err, 2, col_after(line, len, 0),
-                 "the number of layers (a positive integer)", NULL);
+      return bad(w, err, 2, col_after(line, len, 0), "the number of layers (a positive integer)",
+                 NULL);
     if (parse_uint(&t[0], &v) || v == 0 || v > 10000000)
-      return bad(w, err, 2, t[0].col,
-                 "the number of layers (a positive integer)", &t[0]);
+      return bad(w, err, 2, t[0].col, "the number of layers (a positive integer)", &t[0]);
     if (n > 1)
-      return bad(w, err, 2, t[1].col, "the end of the line after the number "
-                 "of layers", &t[1]);
+      return bad(w, err, 2, t[1].col,
+                 "the end of the line after the number "
+                 "of layers",
+                 &t[1]);
     w->n = (size_t)v;
   }
   w->layers = etsim_arena_alloc(&w->arena, w->n * sizeof *w->layers);
-  if (!w->layers)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!w->layers) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   memset(w->layers, 0, w->n * sizeof *w->layers);
   size_t k = 0;
   while (next_line(w, &pos, &line, &len)) {
     ln++;
-    if (blank(line, len))
-      continue;
+    if (blank(line, len)) continue;
     if (k == w->n) {
       tok_t x = {line, 0, 1};
       int more;
       tokenize(line, len, &x, 1, &more);
-      return bad(w, err, ln, x.col, "the end of the file (line 2 gives the "
-                 "number of layers)", &x);
+      return bad(w, err, ln, x.col,
+                 "the end of the file (line 2 gives the "
+                 "number of layers)",
+                 &x);
     }
-    if ((rc = parse_layer(w, &w->layers[k], line, len, ln, err)))
-      return rc;
+    if ((rc = parse_layer(w, &w->layers[k], line, len, ln, err))) return rc;
     k++;
   }
   if (k < w->n)
@@ -417,7 +380,8 @@ static int textwl_parse(textwl_t *w, etsim_error_t *err) {
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s:1: the last bottom layer (%lld) must be below "
                            "the last layer (index %zu): the top layers follow "
-                           "it", w->path, (long long)w->arg, w->n - 1);
+                           "it",
+                           w->path, (long long)w->arg, w->n - 1);
   return 0;
 }
 
@@ -439,36 +403,28 @@ typedef struct {
 enum { FLUSH_BYTES = 1 << 20 };
 
 static int flush(ectx_t *c) {
-  if (c->buf->n && !c->rc)
-    c->rc = etsim_gen_set_write(c->set, c->buf->p, c->buf->n, c->err);
+  if (c->buf->n && !c->rc) c->rc = etsim_gen_set_write(c->set, c->buf->p, c->buf->n, c->err);
   c->buf->n = 0;
   return c->rc;
 }
 
 static void add_deps(ectx_t *c, const uint64_t *deps, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    if (deps[i] == NONE_ID)
-      continue;
+    if (deps[i] == NONE_ID) continue;
     int dup = 0;
-    for (size_t j = 0; j < c->b->n.n_data_deps; j++)
-      dup |= c->b->deps[j] == deps[i];
-    if (!dup)
-      etsim_gen_nb_dep(c->b, deps[i]);
+    for (size_t j = 0; j < c->b->n.n_data_deps; j++) dup |= c->b->deps[j] == deps[i];
+    if (!dup) etsim_gen_nb_dep(c->b, deps[i]);
   }
 }
 
 static uint64_t emit(ectx_t *c) {
-  if (c->rc)
-    return NONE_ID;
-  if ((c->rc = etsim_gen_enc_node(c->buf, &c->b->n, c->err)))
-    return NONE_ID;
-  if (c->buf->n >= FLUSH_BYTES && flush(c))
-    return NONE_ID;
+  if (c->rc) return NONE_ID;
+  if ((c->rc = etsim_gen_enc_node(c->buf, &c->b->n, c->err))) return NONE_ID;
+  if (c->buf->n >= FLUSH_BYTES && flush(c)) return NONE_ID;
   return c->next_id++;
 }
 
-static uint64_t comp(ectx_t *c, const layer_t *L, int ph, uint64_t d0,
-                     uint64_t d1, uint64_t d2) {
+static uint64_t comp(ectx_t *c, const layer_t *L, int ph, uint64_t d0, uint64_t d1, uint64_t d2) {
   uint64_t deps[3] = {d0, d1, d2};
   etsim_gen_nb_start(c->b, c->next_id, ETSIM_ET_COMP_NODE, L->comp_name[ph]);
   uint64_t t = L->time[ph];
@@ -483,16 +439,13 @@ static uint64_t comp(ectx_t *c, const layer_t *L, int ph, uint64_t d0,
 }
 
 /* A collective of layer L's phase (or NONE_ID when its type is NONE). */
-static uint64_t comm_as(ectx_t *c, const layer_t *L, int ph, const char *name,
-                        uint64_t d0) {
-  if (L->type[ph] < 0 || c->drop[ph])
-    return NONE_ID;
+static uint64_t comm_as(ectx_t *c, const layer_t *L, int ph, const char *name, uint64_t d0) {
+  if (L->type[ph] < 0 || c->drop[ph]) return NONE_ID;
   etsim_gen_nb_start(c->b, c->next_id, ETSIM_ET_COMM_COLL_NODE, name);
   etsim_gen_nb_bool(c->b, "is_cpu_op", 0);
   etsim_gen_nb_i64(c->b, "comm_type", L->type[ph]);
   etsim_gen_nb_i64(c->b, "comm_size", L->size[ph]);
-  if (c->pg[ph])
-    etsim_gen_nb_str(c->b, "pg_name", c->pg[ph]);
+  if (c->pg[ph]) etsim_gen_nb_str(c->b, "pg_name", c->pg[ph]);
   add_deps(c, &d0, 1);
   return emit(c);
 }
@@ -514,111 +467,96 @@ static void emit_graph(ectx_t *c, size_t passes, lstate_t *s) {
   const textwl_t *w = c->w;
   size_t n = w->n;
   const layer_t *Ls = w->layers;
-  for (size_t i = 0; i < n; i++)
-    s[i].wg_comp = s[i].wg_out = NONE_ID;
+  for (size_t i = 0; i < n; i++) s[i].wg_comp = s[i].wg_out = NONE_ID;
   uint64_t ig_comm0 = NONE_ID;
   for (size_t p = 0; p < passes && !c->rc; p++) {
     switch (w->mode) {
-    case M_MICRO:
-      for (size_t i = 0; i < n; i++)
-        comm(c, &Ls[i], PH_WG, NONE_ID);
-      break;
-    case M_DATA:
-      for (size_t i = 0; i < n; i++)
-        s[i].fwd_comp = comp(c, &Ls[i], PH_FWD, i ? s[i - 1].fwd_comp : NONE_ID,
-                             s[i].wg_out, NONE_ID);
-      for (size_t i = n; i-- > 0;) {
-        uint64_t wc = comp(c, &Ls[i], PH_WG,
-                           i == n - 1 ? s[n - 1].fwd_comp : s[i + 1].ig_comp,
-                           NONE_ID, NONE_ID);
-        s[i].wg_out = out(comm(c, &Ls[i], PH_WG, wc), wc);
-        if (i)
-          s[i].ig_comp = comp(c, &Ls[i], PH_IG, wc, NONE_ID, NONE_ID);
+      case M_MICRO:
+        for (size_t i = 0; i < n; i++) comm(c, &Ls[i], PH_WG, NONE_ID);
+        break;
+      case M_DATA:
+        for (size_t i = 0; i < n; i++)
+          s[i].fwd_comp =
+              comp(c, &Ls[i], PH_FWD, i ? s[i - 1].fwd_comp : NONE_ID, s[i].wg_out, NONE_ID);
+        for (size_t i = n; i-- > 0;) {
+          uint64_t wc = comp(c, &Ls[i], PH_WG, i == n - 1 ? s[n - 1].fwd_comp : s[i + 1].ig_comp,
+                             NONE_ID, NONE_ID);
+          s[i].wg_out = out(comm(c, &Ls[i], PH_WG, wc), wc);
+          if (i) s[i].ig_comp = comp(c, &Ls[i], PH_IG, wc, NONE_ID, NONE_ID);
+        }
+        break;
+      case M_MODEL:
+      case M_HYBRID_DATA_MODEL:
+      case M_HYBRID_MODEL_DATA: {
+        int hybrid = w->mode != M_MODEL;
+        for (size_t i = 0; i < n; i++) {
+          /* Chakra's converter lists the cross-pass parent first for the
+           * hybrids and second for MODEL; keep its order. */
+          uint64_t prev = i ? s[i - 1].fwd_out : NONE_ID;
+          uint64_t f = hybrid ? comp(c, &Ls[i], PH_FWD, s[i].wg_out, prev, NONE_ID)
+                              : comp(c, &Ls[i], PH_FWD, prev, s[i].wg_out, NONE_ID);
+          s[i].fwd_out = out(comm(c, &Ls[i], PH_FWD, f), f);
+        }
+        for (size_t i = n; i-- > 0;) {
+          uint64_t ig = i == n - 1
+                            ? comp(c, &Ls[i], PH_IG, s[n - 1].fwd_out, NONE_ID, NONE_ID)
+                            : comp(c, &Ls[i], PH_IG, s[i + 1].wg_comp, s[i + 1].ig_out, NONE_ID);
+          s[i].ig_out = ig;
+          if (i)
+            s[i].ig_out = out(
+                comm_as(c, &Ls[i], PH_IG,
+                        w->mode == M_HYBRID_DATA_MODEL ? Ls[i].ig_comm_hdm : Ls[i].comm_name[PH_IG],
+                        ig),
+                ig);
+          uint64_t wc = comp(c, &Ls[i], PH_WG, ig, NONE_ID, NONE_ID);
+          s[i].wg_comp = wc;
+          s[i].wg_out = hybrid ? out(comm(c, &Ls[i], PH_WG, wc), wc) : wc;
+        }
+        break;
       }
-      break;
-    case M_MODEL:
-    case M_HYBRID_DATA_MODEL:
-    case M_HYBRID_MODEL_DATA: {
-      int hybrid = w->mode != M_MODEL;
-      for (size_t i = 0; i < n; i++) {
-        /* Chakra's converter lists the cross-pass parent first for the
-         * hybrids and second for MODEL; keep its order. */
-        uint64_t prev = i ? s[i - 1].fwd_out : NONE_ID;
-        uint64_t f = hybrid ? comp(c, &Ls[i], PH_FWD, s[i].wg_out, prev, NONE_ID)
-                            : comp(c, &Ls[i], PH_FWD, prev, s[i].wg_out, NONE_ID);
-        s[i].fwd_out = out(comm(c, &Ls[i], PH_FWD, f), f);
+      case M_HYBRID_TRANSFORMER:
+        for (size_t i = 0; i < n; i++) {
+          uint64_t f =
+              comp(c, &Ls[i], PH_FWD, i ? s[i - 1].fwd_out : NONE_ID, s[i].wg_out, NONE_ID);
+          s[i].fwd_out = out(comm(c, &Ls[i], PH_FWD, f), f);
+        }
+        for (size_t i = n; i-- > 0;) {
+          uint64_t ig = comp(c, &Ls[i], PH_IG, i == n - 1 ? s[n - 1].fwd_out : s[i + 1].wg_comp,
+                             NONE_ID, NONE_ID);
+          s[i].ig_out = out(comm(c, &Ls[i], PH_IG, ig), ig);
+          uint64_t wc = comp(c, &Ls[i], PH_WG, s[i].ig_out, NONE_ID, NONE_ID);
+          s[i].wg_comp = wc;
+          s[i].wg_out = out(comm(c, &Ls[i], PH_WG, wc), wc);
+        }
+        break;
+      case M_HYBRID_DLRM: {
+        size_t lbl = (size_t)w->arg;
+        for (size_t i = 0; i < n; i++) {
+          uint64_t f = comp(c, &Ls[i], PH_FWD, s[i].wg_out, i ? s[i - 1].fwd_comp : NONE_ID,
+                            i == lbl + 1 ? s[0].fwd_out : NONE_ID);
+          s[i].fwd_comp = f;
+          s[i].fwd_out =
+              Ls[i].type[PH_FWD] == ETSIM_COLL_ALL_TO_ALL ? out(comm(c, &Ls[i], PH_FWD, f), f) : f;
+        }
+        for (size_t i = n; i-- > 0;) {
+          uint64_t wc = comp(c, &Ls[i], PH_WG, i == n - 1 ? s[n - 1].fwd_comp : s[i + 1].ig_comp,
+                             i == 0 ? ig_comm0 : NONE_ID, NONE_ID);
+          s[i].wg_comp = wc;
+          s[i].wg_out = out(comm(c, &Ls[i], PH_WG, wc), wc);
+          s[i].ig_comp = NONE_ID;
+          if (i) s[i].ig_comp = comp(c, &Ls[i], PH_IG, wc, NONE_ID, NONE_ID);
+          if (i == lbl + 1) ig_comm0 = comm(c, &Ls[0], PH_IG, s[i].ig_comp);
+        }
+        break;
       }
-      for (size_t i = n; i-- > 0;) {
-        uint64_t ig = i == n - 1
-                          ? comp(c, &Ls[i], PH_IG, s[n - 1].fwd_out, NONE_ID,
-                                 NONE_ID)
-                          : comp(c, &Ls[i], PH_IG, s[i + 1].wg_comp,
-                                 s[i + 1].ig_out, NONE_ID);
-        s[i].ig_out = ig;
-        if (i)
-          s[i].ig_out = out(comm_as(c, &Ls[i], PH_IG,
-                                    w->mode == M_HYBRID_DATA_MODEL
-                                        ? Ls[i].ig_comm_hdm
-                                        : Ls[i].comm_name[PH_IG],
-                                    ig),
-                            ig);
-        uint64_t wc = comp(c, &Ls[i], PH_WG, ig, NONE_ID, NONE_ID);
-        s[i].wg_comp = wc;
-        s[i].wg_out = hybrid ? out(comm(c, &Ls[i], PH_WG, wc), wc) : wc;
-      }
-      break;
-    }
-    case M_HYBRID_TRANSFORMER:
-      for (size_t i = 0; i < n; i++) {
-        uint64_t f = comp(c, &Ls[i], PH_FWD, i ? s[i - 1].fwd_out : NONE_ID,
-                          s[i].wg_out, NONE_ID);
-        s[i].fwd_out = out(comm(c, &Ls[i], PH_FWD, f), f);
-      }
-      for (size_t i = n; i-- > 0;) {
-        uint64_t ig = comp(c, &Ls[i], PH_IG,
-                           i == n - 1 ? s[n - 1].fwd_out : s[i + 1].wg_comp,
-                           NONE_ID, NONE_ID);
-        s[i].ig_out = out(comm(c, &Ls[i], PH_IG, ig), ig);
-        uint64_t wc = comp(c, &Ls[i], PH_WG, s[i].ig_out, NONE_ID, NONE_ID);
-        s[i].wg_comp = wc;
-        s[i].wg_out = out(comm(c, &Ls[i], PH_WG, wc), wc);
-      }
-      break;
-    case M_HYBRID_DLRM: {
-      size_t lbl = (size_t)w->arg;
-      for (size_t i = 0; i < n; i++) {
-        uint64_t f = comp(c, &Ls[i], PH_FWD, s[i].wg_out,
-                          i ? s[i - 1].fwd_comp : NONE_ID,
-                          i == lbl + 1 ? s[0].fwd_out : NONE_ID);
-        s[i].fwd_comp = f;
-        s[i].fwd_out = Ls[i].type[PH_FWD] == ETSIM_COLL_ALL_TO_ALL
-                           ? out(comm(c, &Ls[i], PH_FWD, f), f)
-                           : f;
-      }
-      for (size_t i = n; i-- > 0;) {
-        uint64_t wc = comp(c, &Ls[i], PH_WG,
-                           i == n - 1 ? s[n - 1].fwd_comp : s[i + 1].ig_comp,
-                           i == 0 ? ig_comm0 : NONE_ID, NONE_ID);
-        s[i].wg_comp = wc;
-        s[i].wg_out = out(comm(c, &Ls[i], PH_WG, wc), wc);
-        s[i].ig_comp = NONE_ID;
-        if (i)
-          s[i].ig_comp = comp(c, &Ls[i], PH_IG, wc, NONE_ID, NONE_ID);
-        if (i == lbl + 1)
-          ig_comm0 = comm(c, &Ls[0], PH_IG, s[i].ig_comp);
-      }
-      break;
-    }
     }
   }
 }
 
 /* One rank's file, streamed into the set: metadata, then the graph. */
-static int encode_rank(const textwl_t *w, const etsim_conv_text_opts_t *o,
-                       const char *const pg[3], const int drop[3],
-                       etsim_gen_set_t *set, size_t rank,
-                       etsim_gen_buf_t *buf, etsim_gen_nb_t *b, lstate_t *st,
-                       uint64_t *nodes, etsim_error_t *err) {
+static int encode_rank(const textwl_t *w, const etsim_conv_text_opts_t *o, const char *const pg[3],
+                       const int drop[3], etsim_gen_set_t *set, size_t rank, etsim_gen_buf_t *buf,
+                       etsim_gen_nb_t *b, lstate_t *st, uint64_t *nodes, etsim_error_t *err) {
   etsim_attr_t ma[2];
   memset(ma, 0, sizeof ma);
   ma[0].name = "schema";
@@ -632,27 +570,24 @@ static int encode_rank(const textwl_t *w, const etsim_conv_text_opts_t *o,
   etsim_et_meta_t meta = {"", 2, ma};
   buf->n = 0;
   int rc = etsim_gen_set_begin_rank(set, rank, err);
-  if (rc || (rc = etsim_gen_enc_meta(buf, &meta, err)))
-    return rc;
-  ectx_t c = {w, buf, b, 0, o->time_unit, {pg[0], pg[1], pg[2]},
-              {drop[0], drop[1], drop[2]}, err, 0, set};
+  if (rc || (rc = etsim_gen_enc_meta(buf, &meta, err))) return rc;
+  ectx_t c = {w,   buf, b,  0, o->time_unit, {pg[0], pg[1], pg[2]}, {drop[0], drop[1], drop[2]},
+              err, 0,   set};
   emit_graph(&c, o->passes ? o->passes : 1, st);
   *nodes = c.next_id;
-  if (flush(&c))
-    return c.rc;
+  if (flush(&c)) return c.rc;
   return etsim_gen_set_end_rank(set, err);
 }
 
 int etsim_conv_text_mem(const char *name, const char *text, size_t len,
-                        const etsim_conv_text_opts_t *o,
-                        etsim_gen_report_t *rep, etsim_error_t *err) {
+                        const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
+                        etsim_error_t *err) {
   if (!o->npus || !o->prefix)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: need a positive NPU count and an output prefix",
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: need a positive NPU count and an output prefix",
                            name);
   if (memchr(text, '\0', len))
-    return etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: contains a NUL byte: not a text workload", name);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: contains a NUL byte: not a text workload",
+                           name);
   textwl_t w;
   memset(&w, 0, sizeof w);
   w.path = name;
@@ -670,7 +605,8 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
       textwl_free(&w);
       return etsim_error_set(err, ETSIM_EINVAL,
                              "%s:1: model_parallel_NPU_group %zu does not "
-                             "divide the %zu NPUs", name, G, npus);
+                             "divide the %zu NPUs",
+                             name, G, npus);
     }
   }
   etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
@@ -684,16 +620,14 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto done;
   }
-  if ((rc = etsim_gen_set_open(&set, o->prefix, npus, o->format, err)))
-    goto done;
+  if ((rc = etsim_gen_set_open(&set, o->prefix, npus, o->format, err))) goto done;
   uint64_t nodes = 0, per = 0, written = 0;
   if (w.mode != M_HYBRID_TRANSFORMER) {
     const char *pg[3] = {NULL, NULL, NULL};
     int drop[3] = {0, 0, 0};
     /* One graph for every rank: written once and shared, or once per
      * rank for plain per-rank files. */
-    if ((rc = encode_rank(&w, o, pg, drop, set, 0, &buf, b, st, &per, err)))
-      goto done;
+    if ((rc = encode_rank(&w, o, pg, drop, set, 0, &buf, b, st, &per, err))) goto done;
     for (size_t r = 1; r < npus && !rc; r++)
       rc = o->format == ETSIM_GEN_OUT_ET
                ? encode_rank(&w, o, pg, drop, set, r, &buf, b, st, &per, err)
@@ -710,12 +644,10 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
       snprintf(dp, sizeof dp, "%zu", nm + 1 + r % G);
       const char *pg[3] = {mp, mp, dp};
       int drop[3] = {G == 1, G == 1, nm == 1};
-      if ((rc = encode_rank(&w, o, pg, drop, set, r, &buf, b, st, &per, err)))
-        goto done;
+      if ((rc = encode_rank(&w, o, pg, drop, set, r, &buf, b, st, &per, err))) goto done;
       written += per;
     }
-    if (rc)
-      goto done;
+    if (rc) goto done;
     granks = etsim_malloc(2 * npus * sizeof *granks);
     goff = etsim_malloc((nm + G + 1) * sizeof *goff);
     if (!granks || !goff) {
@@ -725,13 +657,11 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
     size_t k = 0, g = 0;
     for (size_t m = 0; m < nm; m++) {
       goff[g++] = k;
-      for (size_t j = 0; j < G; j++)
-        granks[k++] = (uint32_t)(m * G + j);
+      for (size_t j = 0; j < G; j++) granks[k++] = (uint32_t)(m * G + j);
     }
     for (size_t j = 0; j < G; j++) {
       goff[g++] = k;
-      for (size_t m = 0; m < nm; m++)
-        granks[k++] = (uint32_t)(m * G + j);
+      for (size_t m = 0; m < nm; m++) granks[k++] = (uint32_t)(m * G + j);
     }
     goff[g] = k;
     const char *gp = o->comm_group_path;
@@ -744,20 +674,16 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
       snprintf(gpath, l, "%s.comm_group.json", o->prefix);
       gp = gpath;
     }
-    if ((rc = etsim_gen_write_comm_groups(gp, nm + G, 1, goff, granks, err)))
-      goto done;
+    if ((rc = etsim_gen_write_comm_groups(gp, nm + G, 1, goff, granks, err))) goto done;
   }
-  if (rc)
-    goto done;
+  if (rc) goto done;
   nodes = per * npus;
-  etsim_gen_report_t r = {npus, etsim_gen_set_n_files(set), written,
-                          etsim_gen_set_bytes(set), nodes};
+  etsim_gen_report_t r = {npus, etsim_gen_set_n_files(set), written, etsim_gen_set_bytes(set),
+                          nodes};
   rc = etsim_gen_set_commit(set, err);
   set = NULL;
-  if (!rc && rep)
-    *rep = r;
-  if (rc && (gpath || o->comm_group_path))
-    remove(gpath ? gpath : o->comm_group_path);
+  if (!rc && rep) *rep = r;
+  if (rc && (gpath || o->comm_group_path)) remove(gpath ? gpath : o->comm_group_path);
 done:
   etsim_gen_set_abort(set);
   etsim_gen_buf_free(&buf);
@@ -770,12 +696,10 @@ done:
   return rc;
 }
 
-int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o,
-                    etsim_gen_report_t *rep, etsim_error_t *err) {
+int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
+                    etsim_error_t *err) {
   FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path,
-                           strerror(errno));
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   char *text = NULL;
   size_t n = 0, cap = 0;
   for (;;) {
@@ -786,8 +710,7 @@ int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o,
     }
     size_t got = fread(text + n, 1, 65536, fp);
     n += got;
-    if (got < 65536)
-      break;
+    if (got < 65536) break;
   }
   int ioerr = ferror(fp);
   fclose(fp);

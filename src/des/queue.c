@@ -21,8 +21,7 @@ static inline int before(const etsim_des_event_t *x, const etsim_des_event_t *y)
   return x->t_ps < y->t_ps || (x->t_ps == y->t_ps && x->seq < y->seq);
 }
 
-int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a,
-                   uint64_t b) {
+int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint64_t b) {
   if (q->n == q->cap) {
     int rc = etsim_grow((void **)&q->heap, &q->cap, q->n + 1, sizeof *q->heap);
     if (rc) return rc;

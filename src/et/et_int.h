@@ -14,9 +14,7 @@ typedef struct etsim_et_blob {
   uint64_t elem_size;
 } etsim_et_blob_t;
 
-static inline void *et_blob_data(const etsim_et_blob_t *b) {
-  return (void *)(b + 1);
-}
+static inline void *et_blob_data(const etsim_et_blob_t *b) { return (void *)(b + 1); }
 
 /* Element size of a list kind's elements in views (etsim_attr_t docs). */
 size_t et_list_elem_size(int kind);
@@ -27,8 +25,7 @@ void et_arena_allocator(ProtobufCAllocator *out, etsim_arena_t *arena);
 /* Fill a view attribute from a decoded AttributeProto (pointers alias it). */
 void et_attr_from_proto(etsim_attr_t *out, const ChakraProtoMsg__AttributeProto *a);
 /* Build an AttributeProto in `arena` from a view; NULL on OOM. */
-ChakraProtoMsg__AttributeProto *et_attr_to_proto(const etsim_attr_t *a,
-                                                 etsim_arena_t *arena);
+ChakraProtoMsg__AttributeProto *et_attr_to_proto(const etsim_attr_t *a, etsim_arena_t *arena);
 
 /* ------------------------------------------------------- fast wire path */
 
@@ -41,11 +38,11 @@ typedef struct et_span {
 /* One AttributeProto as found on the wire (wire.c). */
 typedef struct et_wattr {
   et_span_t name, doc;
-  int kind;     /* etsim_attr_kind_t; NONE when no oneof member */
-  uint64_t u;   /* scalar: varint value (bool: 0/1) or fixed-width bits */
+  int kind;      /* etsim_attr_kind_t; NONE when no oneof member */
+  uint64_t u;    /* scalar: varint value (bool: 0/1) or fixed-width bits */
   et_span_t raw; /* STRING/BYTES: the bytes; numeric list: packed payload;
                     STRING/BYTES list: the list message body */
-  size_t count; /* list elements */
+  size_t count;  /* list elements */
 } et_wattr_t;
 
 /* One Node as found on the wire: spans into the message buffer. */
@@ -78,8 +75,8 @@ void et_wire_list_values(const et_wattr_t *a, void *dst);
 int et_wire_list_entry(et_span_t *cursor, et_span_t *out);
 /* A node view of w, strings NUL-terminated in arena `a`: 0, ET_WIRE_BAIL
  * (bad packed deps) or ETSIM_ENOMEM. */
-int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v,
-                 etsim_ioinfo_t io[2], etsim_attr_t **attrs, size_t *attrs_cap);
+int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v, etsim_ioinfo_t io[2],
+                 etsim_attr_t **attrs, size_t *attrs_cap);
 
 /* Canonical encoding of a node view (byte-identical to protobuf-c's pack of
  * the same view): size first, then the bytes into out (room for the size). */
@@ -91,22 +88,20 @@ size_t et_wire_put_varint(uint8_t *out, uint64_t v);
 /* The protobuf-c reference path (kept for GlobalMetadata, for messages the
  * fast path leaves alone, and for tests).  Pack a node view with protobuf-c
  * into a buffer grown as needed: the length, or a negative code. */
-long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch,
-                      uint8_t **buf, size_t *cap);
+long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t **buf, size_t *cap);
 
 /* ------------------------------------------------------ reader internals */
 
 uint32_t et_reader_last_len(const etsim_et_reader_t *r);
 /* Next raw message: 1 with data, len and offset (valid until the next call),
  * 0 at a clean end of file, or a negative code with err set. */
-int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len,
-                  uint64_t *off, etsim_error_t *err);
+int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len, uint64_t *off,
+                  etsim_error_t *err);
 /* Decode a raw node message with protobuf-c, strictly (unknown fields and
  * bad node types are errors unless the reader skips unknown fields): 0 and
  * *out, or a negative code with err naming file, offset, node index and id. */
-int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len,
-                   uint64_t off, const etsim_et_node_t **out,
-                   etsim_error_t *err);
+int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint64_t off,
+                   const etsim_et_node_t **out, etsim_error_t *err);
 /* Count a node taken from the last raw message (error messages number
  * nodes). */
 void et_reader_count_node(etsim_et_reader_t *r);

@@ -25,12 +25,9 @@ static int count_attrs(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
     uint64_t key = ((uint64_t)t->attrs[k].name << 8) | (t->attrs[k].kind_doc & 0xff);
     uint32_t idx = (uint32_t)st->n_attr_uses;
     int rc = etsim_u64map_put(&m, key, idx, &idx);
-    if (rc < 0)
-      goto oom;
+    if (rc < 0) goto oom;
     if (rc == 1) {
-      if (etsim_grow((void **)&st->attrs, &cap, st->n_attr_uses + 1,
-                     sizeof *st->attrs))
-        goto oom;
+      if (etsim_grow((void **)&st->attrs, &cap, st->n_attr_uses + 1, sizeof *st->attrs)) goto oom;
       st->attrs[idx].name = etsim_intern_str(&t->strings, t->attrs[k].name);
       st->attrs[idx].kind = (int)(t->attrs[k].kind_doc & 0xff);
       st->attrs[idx].count = 0;
@@ -39,8 +36,7 @@ static int count_attrs(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
     st->attrs[idx].count++;
   }
   etsim_u64map_free(&m);
-  if (st->n_attr_uses)
-    qsort(st->attrs, st->n_attr_uses, sizeof *st->attrs, cmp_use);
+  if (st->n_attr_uses) qsort(st->attrs, st->n_attr_uses, sizeof *st->attrs, cmp_use);
   return 0;
 oom:
   etsim_u64map_free(&m);
@@ -83,29 +79,24 @@ static int longest_paths(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
       dist[i] = t->dur_us[i];
       from[i] = (uint32_t)i;
     }
-    if (t->data_coff[i + 1] == t->data_coff[i])
-      st->sinks++;
+    if (t->data_coff[i + 1] == t->data_coff[i]) st->sinks++;
   }
   size_t best = SIZE_MAX;
   while (qh < qt) {
     uint32_t u = queue[qh++];
-    if (depth[u] > st->depth)
-      st->depth = depth[u];
-    if (best == SIZE_MAX || dist[u] > dist[best])
-      best = u;
+    if (depth[u] > st->depth) st->depth = depth[u];
+    if (best == SIZE_MAX || dist[u] > dist[best]) best = u;
     {
       const uint32_t *off = t->data_coff, *chd = t->data_chd;
       for (uint32_t e = off[u]; e < off[u + 1]; e++) {
         uint32_t v = chd[e];
-        if (depth[u] + 1 > depth[v])
-          depth[v] = depth[u] + 1;
+        if (depth[u] + 1 > depth[v]) depth[v] = depth[u] + 1;
         uint64_t d = dist[u] + t->dur_us[v];
         if (from[v] == UINT32_MAX || d > dist[v]) {
           dist[v] = d;
           from[v] = from[u];
         }
-        if (--indeg[v] == 0)
-          queue[qt++] = v;
+        if (--indeg[v] == 0) queue[qt++] = v;
       }
     }
   }
@@ -132,8 +123,7 @@ int etsim_et_stats(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
   st->dangling_ctrl = t->n_dangling_ctrl;
   for (size_t i = 0; i < t->n_nodes; i++) {
     st->by_type[t->type[i]]++;
-    if (t->type[i] == ETSIM_ET_COMP_NODE)
-      st->compute_us += t->dur_us[i];
+    if (t->type[i] == ETSIM_ET_COMP_NODE) st->compute_us += t->dur_us[i];
     if (t->type[i] == ETSIM_ET_COMM_COLL_NODE) {
       int64_t ct, sz;
       if (etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1 && ct >= 0 &&
@@ -145,10 +135,8 @@ int etsim_et_stats(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
     }
   }
   int rc = count_attrs(t, st);
-  if (!rc)
-    rc = longest_paths(t, st);
-  if (rc)
-    etsim_et_stats_free(st);
+  if (!rc) rc = longest_paths(t, st);
+  if (rc) etsim_et_stats_free(st);
   return rc;
 }
 

@@ -27,10 +27,10 @@
 
 struct etsim_et_reader {
   char *path;
-  int fd;    /* plain input, or -1 */
-  gzFile gz; /* gzip input or standard input, or NULL */
+  int fd;              /* plain input, or -1 */
+  gzFile gz;           /* gzip input or standard input, or NULL */
   uint64_t file_bytes; /* size of a plain file; 0 when unknown */
-  int slow;  /* protobuf-c for every node (tests) */
+  int slow;            /* protobuf-c for every node (tests) */
   unsigned flags;
   unsigned char *buf; /* buffered input: [pos, end) is unread */
   size_t cap, pos, end;
@@ -54,13 +54,9 @@ void et_reader_set_slow(etsim_et_reader_t *r, int slow) { r->slow = slow; }
 void et_reader_count_node(etsim_et_reader_t *r) { r->node_index++; }
 
 uint32_t et_reader_last_len(const etsim_et_reader_t *r) { return r->last_len; }
-const etsim_et_meta_t *etsim_et_reader_meta(const etsim_et_reader_t *r) {
-  return &r->meta;
-}
+const etsim_et_meta_t *etsim_et_reader_meta(const etsim_et_reader_t *r) { return &r->meta; }
 const char *etsim_et_reader_path(const etsim_et_reader_t *r) { return r->path; }
-uint64_t etsim_et_reader_offset(const etsim_et_reader_t *r) {
-  return r->buf_offset + r->pos;
-}
+uint64_t etsim_et_reader_offset(const etsim_et_reader_t *r) { return r->buf_offset + r->pos; }
 
 /* Make at least `need` bytes available at buf+pos unless the stream ends.
  * Returns bytes available, or a negative code on a read/gzip error. */
@@ -87,26 +83,20 @@ static long fill(etsim_et_reader_t *r, size_t need, etsim_error_t *err) {
     size_t want = need > r->cap ? need : r->cap;
     if (want > r->cap) {
       unsigned char *nb = etsim_realloc(r->buf, want);
-      if (!nb)
-        return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
+      if (!nb) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
       r->buf = nb;
       r->cap = want;
     }
     size_t room = r->cap - r->end;
-    if (room > (1u << 30))
-      room = 1u << 30;
+    if (room > (1u << 30)) room = 1u << 30;
     long n;
     if (!r->gz) {
-      do
-        n = (long)read(r->fd, r->buf + r->end, room);
+      do n = (long)read(r->fd, r->buf + r->end, room);
       while (n < 0 && errno == EINTR);
       if (n < 0)
-        return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s",
-                               r->path,
-                               (unsigned long long)(r->buf_offset + r->end),
-                               strerror(errno));
-      if (n == 0)
-        r->eof = 1;
+        return etsim_error_set(err, ETSIM_EIO, "%s: offset %llu: read error: %s", r->path,
+                               (unsigned long long)(r->buf_offset + r->end), strerror(errno));
+      if (n == 0) r->eof = 1;
       r->end += (size_t)n;
       continue;
     }
@@ -114,18 +104,15 @@ static long fill(etsim_et_reader_t *r, size_t need, etsim_error_t *err) {
     if (n < 0) {
       int zerr;
       const char *m = gz_message(r->gz, &zerr);
-      return etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s: offset %llu: gzip stream error: %s", r->path,
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %llu: gzip stream error: %s", r->path,
                              (unsigned long long)(r->buf_offset + r->end), m);
     }
     if (n == 0) {
       int zerr;
       const char *m = gz_message(r->gz, &zerr);
       if (zerr != Z_OK && zerr != Z_STREAM_END)
-        return etsim_error_set(err, ETSIM_EFORMAT,
-                               "%s: offset %llu: gzip stream error: %s",
-                               r->path,
-                               (unsigned long long)(r->buf_offset + r->end), m);
+        return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %llu: gzip stream error: %s",
+                               r->path, (unsigned long long)(r->buf_offset + r->end), m);
       r->eof = 1;
     }
     r->end += (size_t)n;
@@ -136,40 +123,34 @@ static long fill(etsim_et_reader_t *r, size_t need, etsim_error_t *err) {
 /* Read the varint length prefix.  1 ok, 0 clean EOF, <0 error. */
 static int read_len(etsim_et_reader_t *r, uint32_t *len, etsim_error_t *err) {
   long avail = fill(r, 10, err);
-  if (avail < 0)
-    return (int)avail;
-  if (avail == 0)
-    return 0;
+  if (avail < 0) return (int)avail;
+  if (avail == 0) return 0;
   uint64_t v = 0;
   uint64_t off = etsim_et_reader_offset(r);
   for (int i = 0; i < 10; i++) {
     if (i >= avail)
-      return etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s: offset %llu: truncated length prefix",
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %llu: truncated length prefix",
                              r->path, (unsigned long long)off);
     unsigned char b = r->buf[r->pos + i];
     v |= (uint64_t)(b & 0x7f) << (7 * i);
     if (!(b & 0x80)) {
       if (v > MAX_MESSAGE_BYTES)
-        return etsim_error_set(
-            err, ETSIM_EFORMAT,
-            "%s: offset %llu: message length %llu is beyond any valid node",
-            r->path, (unsigned long long)off, (unsigned long long)v);
+        return etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s: offset %llu: message length %llu is beyond any valid node",
+                               r->path, (unsigned long long)off, (unsigned long long)v);
       r->pos += (size_t)i + 1;
       *len = (uint32_t)v;
       return 1;
     }
   }
-  return etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: offset %llu: length varint longer than 10 bytes",
+  return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %llu: length varint longer than 10 bytes",
                          r->path, (unsigned long long)off);
 }
 
 /* Best effort: the id of a node whose message failed to decode (field 1 is
  * written first by every Chakra writer).  1 if found. */
 static int peek_id(const unsigned char *p, size_t n, uint64_t *id) {
-  if (n < 2 || p[0] != 0x08)
-    return 0;
+  if (n < 2 || p[0] != 0x08) return 0;
   uint64_t v = 0;
   for (size_t i = 1; i < n && i < 11; i++) {
     v |= (uint64_t)(p[i] & 0x7f) << (7 * (i - 1));
@@ -200,41 +181,34 @@ static int decode_error(etsim_et_reader_t *r, uint64_t off, const char *what,
                         const unsigned char *p, size_t n, etsim_error_t *err) {
   uint64_t id;
   if (peek_id(p, n, &id))
-    return etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: offset %llu: node %llu (id %llu): %s", r->path,
-                           (unsigned long long)off,
-                           (unsigned long long)r->node_index,
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %llu: node %llu (id %llu): %s", r->path,
+                           (unsigned long long)off, (unsigned long long)r->node_index,
                            (unsigned long long)id, what);
-  return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %llu: node %llu: %s",
-                         r->path, (unsigned long long)off,
-                         (unsigned long long)r->node_index, what);
+  return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %llu: node %llu: %s", r->path,
+                         (unsigned long long)off, (unsigned long long)r->node_index, what);
 }
 
-static int read_message(etsim_et_reader_t *r, const unsigned char **data,
-                        uint32_t *len, uint64_t *off, etsim_error_t *err) {
+static int read_message(etsim_et_reader_t *r, const unsigned char **data, uint32_t *len,
+                        uint64_t *off, etsim_error_t *err) {
   *off = etsim_et_reader_offset(r);
   int rc = read_len(r, len, err);
-  if (rc <= 0)
-    return rc;
+  if (rc <= 0) return rc;
   long avail = fill(r, *len, err);
-  if (avail < 0)
-    return (int)avail;
+  if (avail < 0) return (int)avail;
   if ((size_t)avail < *len)
-    return etsim_error_set(
-        err, ETSIM_EFORMAT,
-        "%s: offset %llu: message of %u bytes runs past the end of the file "
-        "(%ld bytes left)",
-        r->path, (unsigned long long)*off, *len, avail);
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: offset %llu: message of %u bytes runs past the end of the file "
+                           "(%ld bytes left)",
+                           r->path, (unsigned long long)*off, *len, avail);
   *data = r->buf + r->pos;
   r->pos += *len;
   return 1;
 }
 
-int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
-                         unsigned flags, etsim_error_t *err) {
+int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned flags,
+                         etsim_error_t *err) {
   etsim_et_reader_t *r = etsim_calloc(1, sizeof *r);
-  if (!r)
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (!r) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   r->fd = -1;
   r->path = etsim_strdup(path);
   r->flags = flags;
@@ -259,14 +233,11 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
     int seekable = !(fd >= 0 && got < 0 && errno == ESPIPE);
     errno = open_errno;
     /* Pipes cannot be peeked at: zlib reads them, gzip or plain alike. */
-    if (fd >= 0 && (!seekable || (got == 2 && magic[0] == 0x1f &&
-                                  magic[1] == 0x8b))) {
-      if (!(r->gz = gzdopen(fd, "rb")))
-        close(fd);
+    if (fd >= 0 && (!seekable || (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b))) {
+      if (!(r->gz = gzdopen(fd, "rb"))) close(fd);
     } else if (fd >= 0) {
       r->fd = fd;
-      if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        r->file_bytes = (uint64_t)st.st_size;
+      if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) r->file_bytes = (uint64_t)st.st_size;
 #ifdef POSIX_FADV_SEQUENTIAL
       posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -275,20 +246,17 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
   if (!r->gz && r->fd < 0) {
     int e = errno;
     etsim_et_reader_close(r);
-    return etsim_error_set(err, e == ENOENT ? ETSIM_ENOTFOUND : ETSIM_EIO,
-                           "%s: cannot open: %s", path,
-                           e ? strerror(e) : "out of memory");
+    return etsim_error_set(err, e == ENOENT ? ETSIM_ENOTFOUND : ETSIM_EIO, "%s: cannot open: %s",
+                           path, e ? strerror(e) : "out of memory");
   }
-  if (r->gz)
-    gzbuffer(r->gz, 256 * 1024);
+  if (r->gz) gzbuffer(r->gz, 256 * 1024);
 
   const unsigned char *data = NULL;
   uint32_t len = 0;
   uint64_t off;
   int rc = read_message(r, &data, &len, &off, err);
   if (rc == 0)
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: offset 0: empty file (no GlobalMetadata)", path);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: offset 0: empty file (no GlobalMetadata)", path);
   if (rc < 0) {
     etsim_et_reader_close(r);
     return rc;
@@ -298,8 +266,8 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
   r->meta_msg = chakra_proto_msg__global_metadata__unpack(&ma, len, data);
   if (!r->meta_msg) {
     etsim_et_reader_close(r);
-    return etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: offset 0: GlobalMetadata does not decode", path);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset 0: GlobalMetadata does not decode",
+                           path);
   }
   ChakraProtoMsg__GlobalMetadata *m = r->meta_msg;
   size_t unk = m->base.n_unknown_fields + attrs_unknown(m->attr, m->n_attr);
@@ -311,14 +279,12 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
                            path, unk);
   }
   etsim_attr_t *ma_attrs =
-      m->n_attr ? etsim_arena_alloc(&r->meta_arena, m->n_attr * sizeof *ma_attrs)
-                : NULL;
+      m->n_attr ? etsim_arena_alloc(&r->meta_arena, m->n_attr * sizeof *ma_attrs) : NULL;
   if (m->n_attr && !ma_attrs) {
     etsim_et_reader_close(r);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   }
-  for (size_t i = 0; i < m->n_attr; i++)
-    et_attr_from_proto(&ma_attrs[i], m->attr[i]);
+  for (size_t i = 0; i < m->n_attr; i++) et_attr_from_proto(&ma_attrs[i], m->attr[i]);
   r->meta.version = m->version ? m->version : "";
   r->meta.n_attrs = m->n_attr;
   r->meta.attrs = ma_attrs;
@@ -326,48 +292,36 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path,
   return 0;
 }
 
-static const etsim_ioinfo_t *io_view(etsim_ioinfo_t *v,
-                                     const ChakraProtoMsg__IOInfo *io) {
-  if (!io)
-    return NULL;
+static const etsim_ioinfo_t *io_view(etsim_ioinfo_t *v, const ChakraProtoMsg__IOInfo *io) {
+  if (!io) return NULL;
   v->values = io->values ? io->values : "";
   v->shapes = io->shapes ? io->shapes : "";
   v->types = io->types ? io->types : "";
   return v;
 }
 
-int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len,
-                  uint64_t *off, etsim_error_t *err) {
+int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len, uint64_t *off,
+                  etsim_error_t *err) {
   etsim_arena_reset(&r->arena);
   int rc = read_message(r, data, len, off, err);
-  if (rc == 1)
-    r->last_len = *len;
+  if (rc == 1) r->last_len = *len;
   return rc; /* an error message already names file and offset */
 }
 
-int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len,
-                   uint64_t off, const etsim_et_node_t **out,
-                   etsim_error_t *err) {
+int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint64_t off,
+                   const etsim_et_node_t **out, etsim_error_t *err) {
   etsim_arena_reset(&r->arena); /* drop what a bailing fast path left */
   ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(&r->alloc, len, data);
-  if (!n)
-    return decode_error(r, off, "message does not decode as a Chakra Node",
-                        data, len, err);
+  if (!n) return decode_error(r, off, "message does not decode as a Chakra Node", data, len, err);
   if (!(r->flags & ETSIM_ET_READ_SKIP_UNKNOWN)) {
     uint32_t tag = first_unknown(&n->base);
     size_t unk = attrs_unknown(n->attr, n->n_attr);
-    if (!tag && n->inputs)
-      tag = first_unknown(&n->inputs->base);
-    if (!tag && n->outputs)
-      tag = first_unknown(&n->outputs->base);
+    if (!tag && n->inputs) tag = first_unknown(&n->inputs->base);
+    if (!tag && n->outputs) tag = first_unknown(&n->outputs->base);
     if (tag || unk) {
       char what[128];
-      if (tag)
-        snprintf(what, sizeof what,
-                 "unknown field %u (not in the Chakra schema)", tag);
-      else
-        snprintf(what, sizeof what,
-                 "attribute has a field not in the Chakra schema");
+      if (tag) snprintf(what, sizeof what, "unknown field %u (not in the Chakra schema)", tag);
+      else snprintf(what, sizeof what, "attribute has a field not in the Chakra schema");
       return decode_error(r, off, what, data, len, err);
     }
   }
@@ -378,8 +332,7 @@ int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len,
   }
   if (etsim_grow((void **)&r->attrs, &r->attrs_cap, n->n_attr, sizeof *r->attrs))
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
-  for (size_t i = 0; i < n->n_attr; i++)
-    et_attr_from_proto(&r->attrs[i], n->attr[i]);
+  for (size_t i = 0; i < n->n_attr; i++) et_attr_from_proto(&r->attrs[i], n->attr[i]);
   etsim_et_node_t *v = &r->view;
   v->id = n->id;
   v->name = n->name ? n->name : "";
@@ -398,34 +351,27 @@ int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len,
   return 0;
 }
 
-int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out,
-                         etsim_error_t *err) {
+int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out, etsim_error_t *err) {
   const uint8_t *data;
   uint32_t len;
   uint64_t off;
   int rc = et_reader_raw(r, &data, &len, &off, err);
-  if (rc <= 0)
-    return rc;
+  if (rc <= 0) return rc;
   if (!r->slow && (rc = et_wire_node(data, len, &r->wn)) == 0) {
     etsim_ioinfo_t io[2];
-    rc = et_wire_view(&r->wn, &r->arena, &r->view, io, &r->attrs,
-                      &r->attrs_cap);
+    rc = et_wire_view(&r->wn, &r->arena, &r->view, io, &r->attrs, &r->attrs_cap);
     if (rc == 0) {
       r->in = io[0];
       r->out = io[1];
-      if (r->view.inputs)
-        r->view.inputs = &r->in;
-      if (r->view.outputs)
-        r->view.outputs = &r->out;
+      if (r->view.inputs) r->view.inputs = &r->in;
+      if (r->view.outputs) r->view.outputs = &r->out;
       r->node_index++;
       *out = &r->view;
       return 1;
     }
   }
-  if (rc == ETSIM_ENOMEM)
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
-  if ((rc = et_reader_slow(r, data, len, off, out, err)) != 0)
-    return rc;
+  if (rc == ETSIM_ENOMEM) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
+  if ((rc = et_reader_slow(r, data, len, off, out, err)) != 0) return rc;
   r->node_index++;
   return 1;
 }
@@ -438,34 +384,26 @@ size_t et_reader_estimate_nodes(const etsim_et_reader_t *r) {
     size_t i = 0;
     while (p + i < r->end && i < 10 && (r->buf[p + i] & 0x80))
       v |= (uint64_t)(r->buf[p + i] & 0x7f) << (7 * i), i++;
-    if (p + i >= r->end || i >= 10)
-      break;
+    if (p + i >= r->end || i >= 10) break;
     v |= (uint64_t)r->buf[p + i] << (7 * i);
-    if (v > r->end - p - i - 1)
-      break;
+    if (v > r->end - p - i - 1) break;
     p += i + 1 + v;
     msgs++;
   }
-  if (!msgs)
-    return 0;
-  if (!r->file_bytes || r->eof)
-    return r->eof ? msgs : 4 * msgs;
+  if (!msgs) return 0;
+  if (!r->file_bytes || r->eof) return r->eof ? msgs : 4 * msgs;
   double avg = (double)(p - r->pos) / (double)msgs;
   double left = (double)(r->file_bytes - (r->buf_offset + r->pos));
   /* A start of tiny messages must not make arrays for billions of nodes:
    * real nodes take well over 8 bytes, and arrays still grow if needed. */
-  if (avg < 8)
-    avg = 8;
+  if (avg < 8) avg = 8;
   return (size_t)(left / avg * 1.05) + 16;
 }
 
 void etsim_et_reader_close(etsim_et_reader_t *r) {
-  if (!r)
-    return;
-  if (r->gz)
-    gzclose(r->gz);
-  else if (r->fd >= 0)
-    close(r->fd);
+  if (!r) return;
+  if (r->gz) gzclose(r->gz);
+  else if (r->fd >= 0) close(r->fd);
   etsim_free(r->wn.attrs);
   etsim_arena_free(&r->arena);
   etsim_arena_free(&r->meta_arena);

@@ -25,16 +25,13 @@ static int is_file(const char *p) {
 }
 
 void etsim_et_free_paths(char **paths, size_t n) {
-  if (!paths)
-    return;
-  for (size_t i = 0; i < n; i++)
-    etsim_free(paths[i]);
+  if (!paths) return;
+  for (size_t i = 0; i < n; i++) etsim_free(paths[i]);
   etsim_free(paths);
 }
 
 static char *join_dir(const char *manifest, const char *file) {
-  if (file[0] == '/')
-    return etsim_strdup(file);
+  if (file[0] == '/') return etsim_strdup(file);
   const char *slash = strrchr(manifest, '/');
   size_t dl = slash ? (size_t)(slash - manifest + 1) : 0;
   size_t n = dl + strlen(file) + 1;
@@ -47,21 +44,18 @@ static char *join_dir(const char *manifest, const char *file) {
 }
 
 /* Parse "0-7,16,20-23" marking ranks in rank_file; errors name the class. */
-static int parse_ranks(const char *s, uint32_t file, uint32_t *rank_file,
-                       size_t npus, const char *mpath, size_t cls,
-                       etsim_error_t *err) {
+static int parse_ranks(const char *s, uint32_t file, uint32_t *rank_file, size_t npus,
+                       const char *mpath, size_t cls, etsim_error_t *err) {
   const char *p = s;
   while (*p) {
     char *end;
     errno = 0;
     unsigned long a = strtoul(p, &end, 10), b = a;
-    if (end == p || errno)
-      goto bad;
+    if (end == p || errno) goto bad;
     p = end;
     if (*p == '-') {
       b = strtoul(p + 1, &end, 10);
-      if (end == p + 1 || errno || b < a)
-        goto bad;
+      if (end == p + 1 || errno || b < a) goto bad;
       p = end;
     }
     if (b >= npus)
@@ -77,10 +71,8 @@ static int parse_ranks(const char *s, uint32_t file, uint32_t *rank_file,
                                mpath, cls, r);
       rank_file[r] = file;
     }
-    if (*p == ',')
-      p++;
-    else if (*p)
-      goto bad;
+    if (*p == ',') p++;
+    else if (*p) goto bad;
   }
   return 0;
 bad:
@@ -90,22 +82,20 @@ bad:
                          mpath, cls, s);
 }
 
-static int read_manifest(const char *mpath, char ***out_paths, size_t *out_np,
-                         uint32_t **out_rf, size_t *out_nr,
-                         etsim_error_t *err) {
+static int read_manifest(const char *mpath, char ***out_paths, size_t *out_np, uint32_t **out_rf,
+                         size_t *out_nr, etsim_error_t *err) {
   json_error_t je;
   json_t *root = json_load_file(mpath, 0, &je);
   if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", mpath, je.line,
-                           je.column, je.text);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", mpath, je.line, je.column, je.text);
   int rc = 0;
   char **paths = NULL;
   uint32_t *rf = NULL;
   size_t np = 0;
   json_t *npus = json_object_get(root, "npus");
   json_t *classes = json_object_get(root, "classes");
-  if (!json_is_object(root) || !json_is_integer(npus) ||
-      json_integer_value(npus) <= 0 || !json_is_array(classes)) {
+  if (!json_is_object(root) || !json_is_integer(npus) || json_integer_value(npus) <= 0 ||
+      !json_is_array(classes)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: a trace-set manifest needs \"npus\" (a positive "
                          "integer) and \"classes\" (an array)",
@@ -137,14 +127,11 @@ static int read_manifest(const char *mpath, char ***out_paths, size_t *out_np,
       goto done;
     }
     np++;
-    if ((rc = parse_ranks(json_string_value(ranks), (uint32_t)c, rf, n, mpath,
-                          c, err)))
-      goto done;
+    if ((rc = parse_ranks(json_string_value(ranks), (uint32_t)c, rf, n, mpath, c, err))) goto done;
   }
   for (size_t r = 0; r < n; r++)
     if (rf[r] == UINT32_MAX) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: rank %zu is in no class (npus is %zu)", mpath,
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: rank %zu is in no class (npus is %zu)", mpath,
                            r, n);
       goto done;
     }
@@ -161,13 +148,11 @@ done:
   return rc;
 }
 
-int etsim_et_set_resolve(const char *name, char ***out_paths,
-                         size_t *out_n_paths, uint32_t **out_rank_file,
-                         size_t *out_n_ranks, etsim_error_t *err) {
+int etsim_et_set_resolve(const char *name, char ***out_paths, size_t *out_n_paths,
+                         uint32_t **out_rank_file, size_t *out_n_ranks, etsim_error_t *err) {
   size_t len = strlen(name) + 64;
   char *buf = etsim_malloc(len);
-  if (!buf)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!buf) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   int rc = 0;
   char **paths = NULL;
   uint32_t *rf = NULL;
@@ -175,16 +160,14 @@ int etsim_et_set_resolve(const char *name, char ***out_paths,
   if (is_file(name)) {
     paths = etsim_malloc(sizeof *paths);
     rf = etsim_malloc(sizeof *rf);
-    if (!paths || !rf || !(paths[0] = etsim_strdup(name)))
-      goto oom;
+    if (!paths || !rf || !(paths[0] = etsim_strdup(name))) goto oom;
     rf[0] = 0;
     n = 1;
     goto ok_n;
   }
   snprintf(buf, len, "%s.manifest.json", name);
   if (is_file(buf)) {
-    rc = read_manifest(buf, out_paths, out_n_paths, out_rank_file, out_n_ranks,
-                       err);
+    rc = read_manifest(buf, out_paths, out_n_paths, out_rank_file, out_n_ranks, err);
     etsim_free(buf);
     return rc;
   }
@@ -192,12 +175,10 @@ int etsim_et_set_resolve(const char *name, char ***out_paths,
     snprintf(buf, len, "%s.%zu.et", name, n);
     if (!is_file(buf)) {
       snprintf(buf, len, "%s.%zu.et.gz", name, n);
-      if (!is_file(buf))
-        break;
+      if (!is_file(buf)) break;
     }
     if (etsim_grow((void **)&paths, &cap, n + 1, sizeof *paths) ||
-        etsim_grow((void **)&rf, &rcap, n + 1, sizeof *rf) ||
-        !(paths[n] = etsim_strdup(buf)))
+        etsim_grow((void **)&rf, &rcap, n + 1, sizeof *rf) || !(paths[n] = etsim_strdup(buf)))
       goto oom;
     rf[n] = (uint32_t)n;
   }
@@ -224,13 +205,11 @@ fail:
   return rc;
 }
 
-int etsim_et_set_load(etsim_et_set_t **out, const char *name,
-                      unsigned read_flags, etsim_error_t *err) {
+int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flags,
+                      etsim_error_t *err) {
   etsim_et_set_t *s = etsim_calloc(1, sizeof *s);
-  if (!s)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  int rc = etsim_et_set_resolve(name, &s->paths, &s->n_traces, &s->rank_trace,
-                                &s->n_ranks, err);
+  if (!s) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  int rc = etsim_et_set_resolve(name, &s->paths, &s->n_traces, &s->rank_trace, &s->n_ranks, err);
   if (rc) {
     etsim_free(s);
     return rc;
@@ -242,22 +221,18 @@ int etsim_et_set_load(etsim_et_set_t **out, const char *name,
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   for (size_t i = 0; i < s->n_traces; i++)
-    if ((rc = etsim_et_trace_load(&s->traces[i], s->paths[i], read_flags,
-                                  err))) {
+    if ((rc = etsim_et_trace_load(&s->traces[i], s->paths[i], read_flags, err))) {
       etsim_et_set_free(s);
       return rc;
     }
-  for (size_t r = 0; r < s->n_ranks; r++)
-    s->ranks[r] = s->traces[s->rank_trace[r]];
+  for (size_t r = 0; r < s->n_ranks; r++) s->ranks[r] = s->traces[s->rank_trace[r]];
   *out = s;
   return 0;
 }
 
 void etsim_et_set_free(etsim_et_set_t *s) {
-  if (!s)
-    return;
-  for (size_t i = 0; s->traces && i < s->n_traces; i++)
-    etsim_et_trace_free(s->traces[i]);
+  if (!s) return;
+  for (size_t i = 0; s->traces && i < s->n_traces; i++) etsim_et_trace_free(s->traces[i]);
   etsim_free(s->traces);
   etsim_free(s->ranks);
   etsim_et_free_paths(s->paths, s->n_traces);
@@ -285,13 +260,11 @@ int etsim_et_set_broadcast(etsim_et_set_t *s, size_t n, etsim_error_t *err) {
   return 0;
 }
 
-int etsim_et_manifest_write(const char *prefix, size_t n_ranks,
-                            const char *const *files, size_t n_files,
-                            const uint32_t *rank_file, etsim_error_t *err) {
+int etsim_et_manifest_write(const char *prefix, size_t n_ranks, const char *const *files,
+                            size_t n_files, const uint32_t *rank_file, etsim_error_t *err) {
   size_t len = strlen(prefix) + 32;
   char *path = etsim_malloc(len);
-  if (!path)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!path) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   snprintf(path, len, "%s.manifest.json", prefix);
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
@@ -306,15 +279,11 @@ int etsim_et_manifest_write(const char *prefix, size_t n_ranks,
     /* Runs of consecutive ranks become "a-b". */
     int first = 1;
     for (size_t r = 0; r < n_ranks; r++) {
-      if (rank_file[r] != f)
-        continue;
+      if (rank_file[r] != f) continue;
       size_t e = r;
-      while (e + 1 < n_ranks && rank_file[e + 1] == f)
-        e++;
-      if (e > r)
-        fprintf(fp, "%s%zu-%zu", first ? "" : ",", r, e);
-      else
-        fprintf(fp, "%s%zu", first ? "" : ",", r);
+      while (e + 1 < n_ranks && rank_file[e + 1] == f) e++;
+      if (e > r) fprintf(fp, "%s%zu-%zu", first ? "" : ",", r, e);
+      else fprintf(fp, "%s%zu", first ? "" : ",", r);
       first = 0;
       r = e;
     }

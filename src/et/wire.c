@@ -35,16 +35,14 @@
 
 /* A varint of at most 10 bytes (protobuf-c's limit), value truncated to 64
  * bits as protobuf-c's parse_uint64 does.  Returns bytes used or 0. */
-static inline size_t get_varint(const uint8_t *p, const uint8_t *end,
-                                uint64_t *v) {
+static inline size_t get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   if (p < end && p[0] < 0x80) {
     *v = p[0];
     return 1;
   }
   uint64_t r = 0;
   for (size_t i = 0; i < 10; i++) {
-    if (p + i >= end)
-      return 0;
+    if (p + i >= end) return 0;
     uint8_t b = p[i];
     r |= (uint64_t)(b & 0x7f) << (7 * i);
     if (!(b & 0x80)) {
@@ -58,36 +56,30 @@ static inline size_t get_varint(const uint8_t *p, const uint8_t *end,
 /* protobuf-c's parse_boolean: true when any payload bit is set. */
 static inline uint64_t varint_bool(const uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (p[i] & 0x7f)
-      return 1;
+    if (p[i] & 0x7f) return 1;
   return 0;
 }
 
 /* Tag of 1 or 2 bytes (field numbers up to 2047), decoded as protobuf-c's
  * parse_tag_and_wiretype does.  Returns bytes used, 0 to bail. */
-static inline size_t get_tag(const uint8_t *p, const uint8_t *end,
-                             uint32_t *field, uint32_t *wt) {
-  if (p >= end || (p[0] & 0xf8) == 0)
-    return 0;
+static inline size_t get_tag(const uint8_t *p, const uint8_t *end, uint32_t *field, uint32_t *wt) {
+  if (p >= end || (p[0] & 0xf8) == 0) return 0;
   *wt = p[0] & 7;
   if (p[0] < 0x80) {
     *field = p[0] >> 3;
     return 1;
   }
-  if (p + 1 >= end || p[1] >= 0x80)
-    return 0;
+  if (p + 1 >= end || p[1] >= 0x80) return 0;
   *field = ((uint32_t)(p[0] & 0x7f) >> 3) | ((uint32_t)p[1] << 4);
   return 2;
 }
 
 /* Length prefix of a LEN field: at most 5 bytes, at most INT_MAX, and the
  * data must fit.  Returns bytes used by the prefix, 0 to bail. */
-static inline size_t get_len(const uint8_t *p, const uint8_t *end,
-                             et_span_t *out) {
+static inline size_t get_len(const uint8_t *p, const uint8_t *end, et_span_t *out) {
   uint64_t v;
   size_t k = get_varint(p, end, &v);
-  if (!k || k > 5 || v > INT_MAX || v > (uint64_t)(end - p - k))
-    return 0;
+  if (!k || k > 5 || v > INT_MAX || v > (uint64_t)(end - p - k)) return 0;
   out->p = p + k;
   out->n = (size_t)v;
   return k;
@@ -100,12 +92,10 @@ static int wire_io(et_span_t body, et_span_t s[3]) {
   while (p < end) {
     uint32_t f, wt;
     size_t k = get_tag(p, end, &f, &wt);
-    if (!k || wt != 2 || f < 1 || f > 3 || (seen & (1u << f)))
-      return ET_WIRE_BAIL;
+    if (!k || wt != 2 || f < 1 || f > 3 || (seen & (1u << f))) return ET_WIRE_BAIL;
     seen |= 1u << f;
     p += k;
-    if (!(k = get_len(p, end, &s[f - 1])))
-      return ET_WIRE_BAIL;
+    if (!(k = get_len(p, end, &s[f - 1]))) return ET_WIRE_BAIL;
     p += k + s[f - 1].n;
   }
   return 0;
@@ -113,18 +103,21 @@ static int wire_io(et_span_t body, et_span_t s[3]) {
 
 /* Wire type each oneof member must have (index: field number 3..32). */
 static int kind_wire_type(int kind) {
-  if (kind >= ETSIM_ATTR_DOUBLE_LIST && !(kind & 1))
-    return 2; /* every list is a message */
+  if (kind >= ETSIM_ATTR_DOUBLE_LIST && !(kind & 1)) return 2; /* every list is a message */
   switch (kind) {
-  case ETSIM_ATTR_DOUBLE:
-  case ETSIM_ATTR_FIXED64:
-  case ETSIM_ATTR_SFIXED64: return 1;
-  case ETSIM_ATTR_FLOAT:
-  case ETSIM_ATTR_FIXED32:
-  case ETSIM_ATTR_SFIXED32: return 5;
-  case ETSIM_ATTR_STRING:
-  case ETSIM_ATTR_BYTES: return 2;
-  default: return 0; /* the varint kinds and bool */
+    case ETSIM_ATTR_DOUBLE:
+    case ETSIM_ATTR_FIXED64:
+    case ETSIM_ATTR_SFIXED64:
+      return 1;
+    case ETSIM_ATTR_FLOAT:
+    case ETSIM_ATTR_FIXED32:
+    case ETSIM_ATTR_SFIXED32:
+      return 5;
+    case ETSIM_ATTR_STRING:
+    case ETSIM_ATTR_BYTES:
+      return 2;
+    default:
+      return 0; /* the varint kinds and bool */
   }
 }
 
@@ -134,8 +127,7 @@ static long count_varints(et_span_t s) {
   unsigned run = 0;
   for (size_t i = 0; i < s.n; i++) {
     if (s.p[i] & 0x80) {
-      if (++run >= 10)
-        return -1;
+      if (++run >= 10) return -1;
     } else {
       n++;
       run = 0;
@@ -156,38 +148,33 @@ static int wire_list(et_wattr_t *a, et_span_t body) {
     while (p < end) {
       et_span_t e;
       size_t k;
-      if (p[0] != 0x0a || !(k = get_len(p + 1, end, &e)))
-        return ET_WIRE_BAIL;
+      if (p[0] != 0x0a || !(k = get_len(p + 1, end, &e))) return ET_WIRE_BAIL;
       p += 1 + k + e.n;
       a->count++;
     }
     return 0;
   }
-  if (p == end)
-    return 0;
+  if (p == end) return 0;
   size_t k;
-  if (p[0] != 0x0a || !(k = get_len(p + 1, end, &a->raw)) ||
-      a->raw.p + a->raw.n != end)
+  if (p[0] != 0x0a || !(k = get_len(p + 1, end, &a->raw)) || a->raw.p + a->raw.n != end)
     return ET_WIRE_BAIL;
   size_t es = et_list_elem_size(a->kind);
   switch (a->kind) {
-  case ETSIM_ATTR_DOUBLE_LIST:
-  case ETSIM_ATTR_FLOAT_LIST:
-  case ETSIM_ATTR_FIXED32_LIST:
-  case ETSIM_ATTR_FIXED64_LIST:
-  case ETSIM_ATTR_SFIXED32_LIST:
-  case ETSIM_ATTR_SFIXED64_LIST:
-    if (a->raw.n % es)
-      return ET_WIRE_BAIL;
-    a->count = a->raw.n / es;
-    return 0;
-  default: {
-    long n = count_varints(a->raw);
-    if (n < 0)
-      return ET_WIRE_BAIL;
-    a->count = (size_t)n;
-    return 0;
-  }
+    case ETSIM_ATTR_DOUBLE_LIST:
+    case ETSIM_ATTR_FLOAT_LIST:
+    case ETSIM_ATTR_FIXED32_LIST:
+    case ETSIM_ATTR_FIXED64_LIST:
+    case ETSIM_ATTR_SFIXED32_LIST:
+    case ETSIM_ATTR_SFIXED64_LIST:
+      if (a->raw.n % es) return ET_WIRE_BAIL;
+      a->count = a->raw.n / es;
+      return 0;
+    default: {
+      long n = count_varints(a->raw);
+      if (n < 0) return ET_WIRE_BAIL;
+      a->count = (size_t)n;
+      return 0;
+    }
   }
 }
 
@@ -198,16 +185,13 @@ static int wire_attr(et_wattr_t *a, et_span_t body) {
   while (p < end) {
     uint32_t f, wt;
     size_t k = get_tag(p, end, &f, &wt);
-    if (!k || f < 1 || f > 32)
-      return ET_WIRE_BAIL;
+    if (!k || f < 1 || f > 32) return ET_WIRE_BAIL;
     p += k;
     if (f <= 2) {
-      if (wt != 2 || (seen & (1u << f)))
-        return ET_WIRE_BAIL;
+      if (wt != 2 || (seen & (1u << f))) return ET_WIRE_BAIL;
       seen |= 1u << f;
       et_span_t *s = f == 1 ? &a->name : &a->doc;
-      if (!(k = get_len(p, end, s)))
-        return ET_WIRE_BAIL;
+      if (!(k = get_len(p, end, s))) return ET_WIRE_BAIL;
       p += k + s->n;
       continue;
     }
@@ -215,39 +199,32 @@ static int wire_attr(et_wattr_t *a, et_span_t body) {
       return ET_WIRE_BAIL; /* a second oneof member, or a wire-type quirk */
     a->kind = (int)f;
     switch (wt) {
-    case 0:
-      if (!(k = get_varint(p, end, &a->u)))
-        return ET_WIRE_BAIL;
-      if (f == ETSIM_ATTR_BOOL)
-        a->u = varint_bool(p, k);
-      p += k;
-      break;
-    case 1:
-      if (end - p < 8)
-        return ET_WIRE_BAIL;
-      memcpy(&a->u, p, 8);
-      p += 8;
-      break;
-    case 5: {
-      uint32_t v;
-      if (end - p < 4)
-        return ET_WIRE_BAIL;
-      memcpy(&v, p, 4);
-      a->u = v;
-      p += 4;
-      break;
-    }
-    default: {
-      et_span_t s;
-      if (!(k = get_len(p, end, &s)))
-        return ET_WIRE_BAIL;
-      p += k + s.n;
-      if (f == ETSIM_ATTR_STRING || f == ETSIM_ATTR_BYTES)
-        a->raw = s;
-      else if (wire_list(a, s))
-        return ET_WIRE_BAIL;
-      break;
-    }
+      case 0:
+        if (!(k = get_varint(p, end, &a->u))) return ET_WIRE_BAIL;
+        if (f == ETSIM_ATTR_BOOL) a->u = varint_bool(p, k);
+        p += k;
+        break;
+      case 1:
+        if (end - p < 8) return ET_WIRE_BAIL;
+        memcpy(&a->u, p, 8);
+        p += 8;
+        break;
+      case 5: {
+        uint32_t v;
+        if (end - p < 4) return ET_WIRE_BAIL;
+        memcpy(&v, p, 4);
+        a->u = v;
+        p += 4;
+        break;
+      }
+      default: {
+        et_span_t s;
+        if (!(k = get_len(p, end, &s))) return ET_WIRE_BAIL;
+        p += k + s.n;
+        if (f == ETSIM_ATTR_STRING || f == ETSIM_ATTR_BYTES) a->raw = s;
+        else if (wire_list(a, s)) return ET_WIRE_BAIL;
+        break;
+      }
     }
   }
   return 0;
@@ -262,70 +239,59 @@ int et_wire_node(const uint8_t *p, size_t n, et_wnode_t *w) {
   w->name.n = 0;
   w->deps[0] = w->deps[1] = w->name;
   w->io_flags = 0;
-  for (int i = 0; i < 6; i++)
-    w->io[i] = w->name;
+  for (int i = 0; i < 6; i++) w->io[i] = w->name;
   w->n_attrs = 0;
   while (p < end) {
     uint32_t f, wt;
     size_t k = get_tag(p, end, &f, &wt);
-    if (!k || f < 1 || f > 10)
-      return ET_WIRE_BAIL;
+    if (!k || f < 1 || f > 10) return ET_WIRE_BAIL;
     p += k;
     if (f != 10) {
-      if (seen & (1u << f))
-        return ET_WIRE_BAIL; /* repeated field: protobuf-c semantics apply */
+      if (seen & (1u << f)) return ET_WIRE_BAIL; /* repeated field: protobuf-c semantics apply */
       seen |= 1u << f;
     }
     switch (f) {
-    case 1:
-    case 3:
-    case 6:
-    case 7: {
-      uint64_t v;
-      if (wt != 0 || !(k = get_varint(p, end, &v)))
-        return ET_WIRE_BAIL;
-      p += k;
-      if (f == 1)
-        w->id = v;
-      else if (f == 6)
-        w->start_us = v;
-      else if (f == 7)
-        w->dur_us = v;
-      else {
-        int32_t t = (int32_t)(uint32_t)v;
-        if (t < 0 || t >= ETSIM_ET_NODE_TYPE_COUNT)
-          return ET_WIRE_BAIL; /* the slow path names the bad type */
-        w->type = t;
-      }
-      break;
-    }
-    default: {
-      et_span_t s;
-      if (wt != 2 || !(k = get_len(p, end, &s)))
-        return ET_WIRE_BAIL;
-      p += k + s.n;
-      if (f == 2) {
-        w->name = s;
-      } else if (f == 4 || f == 5) {
-        w->deps[f == 4 ? 1 : 0] = s; /* deps[0] data, deps[1] ctrl */
-      } else if (f == 8 || f == 9) {
-        w->io_flags |= f == 8 ? 1u : 2u;
-        if (wire_io(s, &w->io[f == 8 ? 0 : 3]))
-          return ET_WIRE_BAIL;
-      } else {
-        if (w->n_attrs == w->attrs_cap) {
-          size_t cap = w->attrs_cap;
-          if (etsim_grow((void **)&w->attrs, &cap, w->n_attrs + 1,
-                         sizeof *w->attrs))
-            return ETSIM_ENOMEM;
-          w->attrs_cap = cap;
+      case 1:
+      case 3:
+      case 6:
+      case 7: {
+        uint64_t v;
+        if (wt != 0 || !(k = get_varint(p, end, &v))) return ET_WIRE_BAIL;
+        p += k;
+        if (f == 1) w->id = v;
+        else if (f == 6) w->start_us = v;
+        else if (f == 7) w->dur_us = v;
+        else {
+          int32_t t = (int32_t)(uint32_t)v;
+          if (t < 0 || t >= ETSIM_ET_NODE_TYPE_COUNT)
+            return ET_WIRE_BAIL; /* the slow path names the bad type */
+          w->type = t;
         }
-        if (wire_attr(&w->attrs[w->n_attrs], s))
-          return ET_WIRE_BAIL;
-        w->n_attrs++;
+        break;
       }
-      break;
-    }
+      default: {
+        et_span_t s;
+        if (wt != 2 || !(k = get_len(p, end, &s))) return ET_WIRE_BAIL;
+        p += k + s.n;
+        if (f == 2) {
+          w->name = s;
+        } else if (f == 4 || f == 5) {
+          w->deps[f == 4 ? 1 : 0] = s; /* deps[0] data, deps[1] ctrl */
+        } else if (f == 8 || f == 9) {
+          w->io_flags |= f == 8 ? 1u : 2u;
+          if (wire_io(s, &w->io[f == 8 ? 0 : 3])) return ET_WIRE_BAIL;
+        } else {
+          if (w->n_attrs == w->attrs_cap) {
+            size_t cap = w->attrs_cap;
+            if (etsim_grow((void **)&w->attrs, &cap, w->n_attrs + 1, sizeof *w->attrs))
+              return ETSIM_ENOMEM;
+            w->attrs_cap = cap;
+          }
+          if (wire_attr(&w->attrs[w->n_attrs], s)) return ET_WIRE_BAIL;
+          w->n_attrs++;
+        }
+        break;
+      }
     }
   }
   return 0;
@@ -345,12 +311,10 @@ long et_wire_deps(et_span_t s, uint64_t *dst) {
     v &= 0x7f;
     size_t i = 1;
     for (;; i++) {
-      if (i == 10)
-        return -1;
+      if (i == 10) return -1;
       uint8_t b = p[i];
       v |= (uint64_t)(b & 0x7f) << (7 * i);
-      if (!(b & 0x80))
-        break;
+      if (!(b & 0x80)) break;
     }
     dst[n++] = v;
     p += i + 1;
@@ -358,8 +322,7 @@ long et_wire_deps(et_span_t s, uint64_t *dst) {
   while (p < end) {
     uint64_t v;
     size_t k = get_varint(p, end, &v);
-    if (!k)
-      return -1;
+    if (!k) return -1;
     dst[n++] = v;
     p += k;
   }
@@ -368,33 +331,46 @@ long et_wire_deps(et_span_t s, uint64_t *dst) {
 
 /* ---------------------------------------------- scalars and list elements */
 
-static inline int32_t unzigzag32(uint32_t v) {
-  return (int32_t)((v >> 1) ^ (0u - (v & 1)));
-}
-static inline int64_t unzigzag64(uint64_t v) {
-  return (int64_t)((v >> 1) ^ (0ull - (v & 1)));
-}
+static inline int32_t unzigzag32(uint32_t v) { return (int32_t)((v >> 1) ^ (0u - (v & 1))); }
+static inline int64_t unzigzag64(uint64_t v) { return (int64_t)((v >> 1) ^ (0ull - (v & 1))); }
 
 void et_wire_scalar(const et_wattr_t *a, etsim_attr_t *out) {
   switch (a->kind) {
-  case ETSIM_ATTR_DOUBLE: memcpy(&out->v.d, &a->u, sizeof out->v.d); break;
-  case ETSIM_ATTR_FLOAT: {
-    uint32_t b = (uint32_t)a->u;
-    memcpy(&out->v.f, &b, sizeof b);
-    break;
-  }
-  case ETSIM_ATTR_INT32:
-  case ETSIM_ATTR_SFIXED32: out->v.i32 = (int32_t)(uint32_t)a->u; break;
-  case ETSIM_ATTR_SINT32: out->v.i32 = unzigzag32((uint32_t)a->u); break;
-  case ETSIM_ATTR_UINT32:
-  case ETSIM_ATTR_FIXED32: out->v.u32 = (uint32_t)a->u; break;
-  case ETSIM_ATTR_INT64:
-  case ETSIM_ATTR_SFIXED64: out->v.i64 = (int64_t)a->u; break;
-  case ETSIM_ATTR_SINT64: out->v.i64 = unzigzag64(a->u); break;
-  case ETSIM_ATTR_UINT64:
-  case ETSIM_ATTR_FIXED64: out->v.u64 = a->u; break;
-  case ETSIM_ATTR_BOOL: out->v.b = a->u != 0; break;
-  default: break;
+    case ETSIM_ATTR_DOUBLE:
+      memcpy(&out->v.d, &a->u, sizeof out->v.d);
+      break;
+    case ETSIM_ATTR_FLOAT: {
+      uint32_t b = (uint32_t)a->u;
+      memcpy(&out->v.f, &b, sizeof b);
+      break;
+    }
+    case ETSIM_ATTR_INT32:
+    case ETSIM_ATTR_SFIXED32:
+      out->v.i32 = (int32_t)(uint32_t)a->u;
+      break;
+    case ETSIM_ATTR_SINT32:
+      out->v.i32 = unzigzag32((uint32_t)a->u);
+      break;
+    case ETSIM_ATTR_UINT32:
+    case ETSIM_ATTR_FIXED32:
+      out->v.u32 = (uint32_t)a->u;
+      break;
+    case ETSIM_ATTR_INT64:
+    case ETSIM_ATTR_SFIXED64:
+      out->v.i64 = (int64_t)a->u;
+      break;
+    case ETSIM_ATTR_SINT64:
+      out->v.i64 = unzigzag64(a->u);
+      break;
+    case ETSIM_ATTR_UINT64:
+    case ETSIM_ATTR_FIXED64:
+      out->v.u64 = a->u;
+      break;
+    case ETSIM_ATTR_BOOL:
+      out->v.b = a->u != 0;
+      break;
+    default:
+      break;
   }
 }
 
@@ -402,31 +378,43 @@ void et_wire_list_values(const et_wattr_t *a, void *dst) {
   const uint8_t *p = a->raw.p, *end = a->raw.p + a->raw.n;
   size_t i = 0;
   switch (a->kind) {
-  case ETSIM_ATTR_DOUBLE_LIST:
-  case ETSIM_ATTR_FLOAT_LIST:
-  case ETSIM_ATTR_FIXED32_LIST:
-  case ETSIM_ATTR_FIXED64_LIST:
-  case ETSIM_ATTR_SFIXED32_LIST:
-  case ETSIM_ATTR_SFIXED64_LIST:
-    if (a->raw.n)
-      memcpy(dst, a->raw.p, a->raw.n);
-    return;
-  default: break;
+    case ETSIM_ATTR_DOUBLE_LIST:
+    case ETSIM_ATTR_FLOAT_LIST:
+    case ETSIM_ATTR_FIXED32_LIST:
+    case ETSIM_ATTR_FIXED64_LIST:
+    case ETSIM_ATTR_SFIXED32_LIST:
+    case ETSIM_ATTR_SFIXED64_LIST:
+      if (a->raw.n) memcpy(dst, a->raw.p, a->raw.n);
+      return;
+    default:
+      break;
   }
   while (p < end && i < a->count) {
     uint64_t v = 0;
     size_t k = get_varint(p, end, &v);
-    if (!k)
-      return; /* validated by et_wire_node; not reached */
+    if (!k) return; /* validated by et_wire_node; not reached */
     switch (a->kind) {
-    case ETSIM_ATTR_INT32_LIST: ((int32_t *)dst)[i] = (int32_t)(uint32_t)v; break;
-    case ETSIM_ATTR_SINT32_LIST: ((int32_t *)dst)[i] = unzigzag32((uint32_t)v); break;
-    case ETSIM_ATTR_UINT32_LIST: ((uint32_t *)dst)[i] = (uint32_t)v; break;
-    case ETSIM_ATTR_INT64_LIST:
-    case ETSIM_ATTR_UINT64_LIST: ((uint64_t *)dst)[i] = v; break;
-    case ETSIM_ATTR_SINT64_LIST: ((int64_t *)dst)[i] = unzigzag64(v); break;
-    case ETSIM_ATTR_BOOL_LIST: ((int *)dst)[i] = (int)varint_bool(p, k); break;
-    default: return;
+      case ETSIM_ATTR_INT32_LIST:
+        ((int32_t *)dst)[i] = (int32_t)(uint32_t)v;
+        break;
+      case ETSIM_ATTR_SINT32_LIST:
+        ((int32_t *)dst)[i] = unzigzag32((uint32_t)v);
+        break;
+      case ETSIM_ATTR_UINT32_LIST:
+        ((uint32_t *)dst)[i] = (uint32_t)v;
+        break;
+      case ETSIM_ATTR_INT64_LIST:
+      case ETSIM_ATTR_UINT64_LIST:
+        ((uint64_t *)dst)[i] = v;
+        break;
+      case ETSIM_ATTR_SINT64_LIST:
+        ((int64_t *)dst)[i] = unzigzag64(v);
+        break;
+      case ETSIM_ATTR_BOOL_LIST:
+        ((int *)dst)[i] = (int)varint_bool(p, k);
+        break;
+      default:
+        return;
     }
     p += k;
     i++;
@@ -434,12 +422,10 @@ void et_wire_list_values(const et_wattr_t *a, void *dst) {
 }
 
 int et_wire_list_entry(et_span_t *cursor, et_span_t *out) {
-  if (!cursor->n)
-    return 0;
+  if (!cursor->n) return 0;
   const uint8_t *end = cursor->p + cursor->n;
   size_t k = get_len(cursor->p + 1, end, out);
-  if (cursor->p[0] != 0x0a || !k)
-    return 0; /* validated by et_wire_node; not reached */
+  if (cursor->p[0] != 0x0a || !k) return 0; /* validated by et_wire_node; not reached */
   const uint8_t *next = out->p + out->n;
   cursor->n = (size_t)(end - next);
   cursor->p = next;
@@ -450,32 +436,26 @@ int et_wire_list_entry(et_span_t *cursor, et_span_t *out) {
 
 static char *scratch_str(etsim_arena_t *a, et_span_t s) {
   char *c = etsim_arena_alloc(a, s.n + 1);
-  if (!c)
-    return NULL;
-  if (s.n)
-    memcpy(c, s.p, s.n);
+  if (!c) return NULL;
+  if (s.n) memcpy(c, s.p, s.n);
   c[s.n] = 0;
   return c;
 }
 
-int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v,
-                 etsim_ioinfo_t io[2], etsim_attr_t **attrs,
-                 size_t *attrs_cap) {
+int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v, etsim_ioinfo_t io[2],
+                 etsim_attr_t **attrs, size_t *attrs_cap) {
   memset(v, 0, sizeof *v);
   v->id = w->id;
   v->type = w->type;
   v->start_time_micros = w->start_us;
   v->duration_micros = w->dur_us;
-  if (!(v->name = scratch_str(a, w->name)))
-    return ETSIM_ENOMEM;
+  if (!(v->name = scratch_str(a, w->name))) return ETSIM_ENOMEM;
   for (int d = 0; d < 2; d++) {
     uint64_t *dst = NULL;
     long n = 0;
     if (w->deps[d].n) {
-      if (!(dst = etsim_arena_alloc(a, w->deps[d].n * sizeof *dst)))
-        return ETSIM_ENOMEM;
-      if ((n = et_wire_deps(w->deps[d], dst)) < 0)
-        return ET_WIRE_BAIL;
+      if (!(dst = etsim_arena_alloc(a, w->deps[d].n * sizeof *dst))) return ETSIM_ENOMEM;
+      if ((n = et_wire_deps(w->deps[d], dst)) < 0) return ET_WIRE_BAIL;
     }
     if (d == 0) {
       v->n_data_deps = (size_t)n;
@@ -486,76 +466,66 @@ int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v,
     }
   }
   for (int k = 0; k < 2; k++) {
-    if (!(w->io_flags & (1u << k)))
-      continue;
+    if (!(w->io_flags & (1u << k))) continue;
     const et_span_t *s = &w->io[3 * k];
-    if (!(io[k].values = scratch_str(a, s[0])) ||
-        !(io[k].shapes = scratch_str(a, s[1])) ||
+    if (!(io[k].values = scratch_str(a, s[0])) || !(io[k].shapes = scratch_str(a, s[1])) ||
         !(io[k].types = scratch_str(a, s[2])))
       return ETSIM_ENOMEM;
-    if (k == 0)
-      v->inputs = &io[0];
-    else
-      v->outputs = &io[1];
+    if (k == 0) v->inputs = &io[0];
+    else v->outputs = &io[1];
   }
-  if (etsim_grow((void **)attrs, attrs_cap, w->n_attrs, sizeof **attrs))
-    return ETSIM_ENOMEM;
+  if (etsim_grow((void **)attrs, attrs_cap, w->n_attrs, sizeof **attrs)) return ETSIM_ENOMEM;
   for (size_t i = 0; i < w->n_attrs; i++) {
     const et_wattr_t *wa = &w->attrs[i];
     etsim_attr_t *o = &(*attrs)[i];
     memset(o, 0, sizeof *o);
     o->kind = wa->kind;
-    if (!(o->name = scratch_str(a, wa->name)) ||
-        !(o->doc = scratch_str(a, wa->doc)))
+    if (!(o->name = scratch_str(a, wa->name)) || !(o->doc = scratch_str(a, wa->doc)))
       return ETSIM_ENOMEM;
     switch (wa->kind) {
-    case ETSIM_ATTR_NONE: break;
-    case ETSIM_ATTR_STRING:
-      if (!(o->v.s = scratch_str(a, wa->raw)))
-        return ETSIM_ENOMEM;
-      break;
-    case ETSIM_ATTR_BYTES:
-      o->v.bytes.len = wa->raw.n;
-      if (wa->raw.n && !(o->v.bytes.data = (const uint8_t *)scratch_str(a, wa->raw)))
-        return ETSIM_ENOMEM;
-      break;
-    case ETSIM_ATTR_STRING_LIST:
-    case ETSIM_ATTR_BYTES_LIST: {
-      int str = wa->kind == ETSIM_ATTR_STRING_LIST;
-      size_t es = str ? sizeof(char *) : sizeof(etsim_bytes_t);
-      void *arr = wa->count ? etsim_arena_alloc(a, wa->count * es) : NULL;
-      if (wa->count && !arr)
-        return ETSIM_ENOMEM;
-      et_span_t cur = wa->raw, e;
-      for (size_t j = 0; j < wa->count && et_wire_list_entry(&cur, &e); j++) {
-        char *c = (str || e.n) ? scratch_str(a, e) : NULL;
-        if ((str || e.n) && !c)
+      case ETSIM_ATTR_NONE:
+        break;
+      case ETSIM_ATTR_STRING:
+        if (!(o->v.s = scratch_str(a, wa->raw))) return ETSIM_ENOMEM;
+        break;
+      case ETSIM_ATTR_BYTES:
+        o->v.bytes.len = wa->raw.n;
+        if (wa->raw.n && !(o->v.bytes.data = (const uint8_t *)scratch_str(a, wa->raw)))
           return ETSIM_ENOMEM;
-        if (str) {
-          ((const char **)arr)[j] = c;
-        } else {
-          ((etsim_bytes_t *)arr)[j].len = e.n;
-          ((etsim_bytes_t *)arr)[j].data = (const uint8_t *)c;
-        }
-      }
-      o->v.list.n = wa->count;
-      o->v.list.v = arr;
-      break;
-    }
-    default:
-      if (etsim_attr_kind_is_list(wa->kind)) {
-        size_t es = et_list_elem_size(wa->kind);
+        break;
+      case ETSIM_ATTR_STRING_LIST:
+      case ETSIM_ATTR_BYTES_LIST: {
+        int str = wa->kind == ETSIM_ATTR_STRING_LIST;
+        size_t es = str ? sizeof(char *) : sizeof(etsim_bytes_t);
         void *arr = wa->count ? etsim_arena_alloc(a, wa->count * es) : NULL;
-        if (wa->count && !arr)
-          return ETSIM_ENOMEM;
-        if (wa->count)
-          et_wire_list_values(wa, arr);
+        if (wa->count && !arr) return ETSIM_ENOMEM;
+        et_span_t cur = wa->raw, e;
+        for (size_t j = 0; j < wa->count && et_wire_list_entry(&cur, &e); j++) {
+          char *c = (str || e.n) ? scratch_str(a, e) : NULL;
+          if ((str || e.n) && !c) return ETSIM_ENOMEM;
+          if (str) {
+            ((const char **)arr)[j] = c;
+          } else {
+            ((etsim_bytes_t *)arr)[j].len = e.n;
+            ((etsim_bytes_t *)arr)[j].data = (const uint8_t *)c;
+          }
+        }
         o->v.list.n = wa->count;
         o->v.list.v = arr;
-      } else {
-        et_wire_scalar(wa, o);
+        break;
       }
-      break;
+      default:
+        if (etsim_attr_kind_is_list(wa->kind)) {
+          size_t es = et_list_elem_size(wa->kind);
+          void *arr = wa->count ? etsim_arena_alloc(a, wa->count * es) : NULL;
+          if (wa->count && !arr) return ETSIM_ENOMEM;
+          if (wa->count) et_wire_list_values(wa, arr);
+          o->v.list.n = wa->count;
+          o->v.list.v = arr;
+        } else {
+          et_wire_scalar(wa, o);
+        }
+        break;
     }
   }
   v->n_attrs = w->n_attrs;
@@ -582,12 +552,8 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
 
 /* int32 and enum values: negatives as 10-byte sign-extended varints. */
 static inline uint64_t int32_wire(int32_t v) { return (uint64_t)(int64_t)v; }
-static inline uint32_t zigzag32(int32_t v) {
-  return ((uint32_t)v << 1) ^ (uint32_t)(v >> 31);
-}
-static inline uint64_t zigzag64(int64_t v) {
-  return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
+static inline uint32_t zigzag32(int32_t v) { return ((uint32_t)v << 1) ^ (uint32_t)(v >> 31); }
+static inline uint64_t zigzag64(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
 static inline size_t tag_size(uint32_t field) { return field < 16 ? 1 : 2; }
 static inline uint8_t *put_tag(uint8_t *p, uint32_t field, uint32_t wt) {
@@ -599,24 +565,32 @@ static size_t str_len(const char *s) { return s ? strlen(s) : 0; }
 /* Element varint of a numeric list kind (varint kinds only). */
 static inline uint64_t list_varint(int kind, const void *v, size_t i) {
   switch (kind) {
-  case ETSIM_ATTR_INT32_LIST: return int32_wire(((const int32_t *)v)[i]);
-  case ETSIM_ATTR_SINT32_LIST: return zigzag32(((const int32_t *)v)[i]);
-  case ETSIM_ATTR_UINT32_LIST: return ((const uint32_t *)v)[i];
-  case ETSIM_ATTR_SINT64_LIST: return zigzag64(((const int64_t *)v)[i]);
-  case ETSIM_ATTR_BOOL_LIST: return ((const int *)v)[i] != 0;
-  default: return ((const uint64_t *)v)[i]; /* INT64, UINT64 */
+    case ETSIM_ATTR_INT32_LIST:
+      return int32_wire(((const int32_t *)v)[i]);
+    case ETSIM_ATTR_SINT32_LIST:
+      return zigzag32(((const int32_t *)v)[i]);
+    case ETSIM_ATTR_UINT32_LIST:
+      return ((const uint32_t *)v)[i];
+    case ETSIM_ATTR_SINT64_LIST:
+      return zigzag64(((const int64_t *)v)[i]);
+    case ETSIM_ATTR_BOOL_LIST:
+      return ((const int *)v)[i] != 0;
+    default:
+      return ((const uint64_t *)v)[i]; /* INT64, UINT64 */
   }
 }
 
 static int list_is_fixed(int kind) {
   switch (kind) {
-  case ETSIM_ATTR_DOUBLE_LIST:
-  case ETSIM_ATTR_FLOAT_LIST:
-  case ETSIM_ATTR_FIXED32_LIST:
-  case ETSIM_ATTR_FIXED64_LIST:
-  case ETSIM_ATTR_SFIXED32_LIST:
-  case ETSIM_ATTR_SFIXED64_LIST: return 1;
-  default: return 0;
+    case ETSIM_ATTR_DOUBLE_LIST:
+    case ETSIM_ATTR_FLOAT_LIST:
+    case ETSIM_ATTR_FIXED32_LIST:
+    case ETSIM_ATTR_FIXED64_LIST:
+    case ETSIM_ATTR_SFIXED32_LIST:
+    case ETSIM_ATTR_SFIXED64_LIST:
+      return 1;
+    default:
+      return 0;
   }
 }
 
@@ -637,14 +611,11 @@ static size_t list_body_size(const etsim_attr_t *a) {
     }
     return s;
   }
-  if (!n)
-    return 0;
+  if (!n) return 0;
   size_t payload = 0;
-  if (list_is_fixed(a->kind))
-    payload = n * et_list_elem_size(a->kind);
+  if (list_is_fixed(a->kind)) payload = n * et_list_elem_size(a->kind);
   else
-    for (size_t i = 0; i < n; i++)
-      payload += varint_size(list_varint(a->kind, a->v.list.v, i));
+    for (size_t i = 0; i < n; i++) payload += varint_size(list_varint(a->kind, a->v.list.v, i));
   return 1 + varint_size(payload) + payload;
 }
 
@@ -656,8 +627,7 @@ static uint8_t *put_list_body(uint8_t *p, const etsim_attr_t *a) {
       size_t l = str_len(s);
       *p++ = 0x0a;
       p = put_varint(p, l);
-      if (l)
-        memcpy(p, s, l);
+      if (l) memcpy(p, s, l);
       p += l;
     }
     return p;
@@ -667,14 +637,12 @@ static uint8_t *put_list_body(uint8_t *p, const etsim_attr_t *a) {
       const etsim_bytes_t *b = &((const etsim_bytes_t *)a->v.list.v)[i];
       *p++ = 0x0a;
       p = put_varint(p, b->len);
-      if (b->len)
-        memcpy(p, b->data, b->len);
+      if (b->len) memcpy(p, b->data, b->len);
       p += b->len;
     }
     return p;
   }
-  if (!n)
-    return p;
+  if (!n) return p;
   *p++ = 0x0a;
   if (list_is_fixed(a->kind)) {
     size_t bytes = n * et_list_elem_size(a->kind);
@@ -683,11 +651,9 @@ static uint8_t *put_list_body(uint8_t *p, const etsim_attr_t *a) {
     return p + bytes;
   }
   size_t payload = 0;
-  for (size_t i = 0; i < n; i++)
-    payload += varint_size(list_varint(a->kind, a->v.list.v, i));
+  for (size_t i = 0; i < n; i++) payload += varint_size(list_varint(a->kind, a->v.list.v, i));
   p = put_varint(p, payload);
-  for (size_t i = 0; i < n; i++)
-    p = put_varint(p, list_varint(a->kind, a->v.list.v, i));
+  for (size_t i = 0; i < n; i++) p = put_varint(p, list_varint(a->kind, a->v.list.v, i));
   return p;
 }
 
@@ -695,40 +661,49 @@ static uint8_t *put_list_body(uint8_t *p, const etsim_attr_t *a) {
 static size_t value_size(const etsim_attr_t *a) {
   size_t t = tag_size((uint32_t)a->kind);
   switch (a->kind) {
-  case ETSIM_ATTR_NONE: return 0;
-  case ETSIM_ATTR_DOUBLE:
-  case ETSIM_ATTR_FIXED64:
-  case ETSIM_ATTR_SFIXED64: return t + 8;
-  case ETSIM_ATTR_FLOAT:
-  case ETSIM_ATTR_FIXED32:
-  case ETSIM_ATTR_SFIXED32: return t + 4;
-  case ETSIM_ATTR_INT32: return t + varint_size(int32_wire(a->v.i32));
-  case ETSIM_ATTR_SINT32: return t + varint_size(zigzag32(a->v.i32));
-  case ETSIM_ATTR_UINT32: return t + varint_size(a->v.u32);
-  case ETSIM_ATTR_INT64: return t + varint_size((uint64_t)a->v.i64);
-  case ETSIM_ATTR_UINT64: return t + varint_size(a->v.u64);
-  case ETSIM_ATTR_SINT64: return t + varint_size(zigzag64(a->v.i64));
-  case ETSIM_ATTR_BOOL: return t + 1;
-  case ETSIM_ATTR_STRING: {
-    size_t l = str_len(a->v.s);
-    return t + varint_size(l) + l;
-  }
-  case ETSIM_ATTR_BYTES: return t + varint_size(a->v.bytes.len) + a->v.bytes.len;
-  default: {
-    size_t b = list_body_size(a);
-    return t + varint_size(b) + b;
-  }
+    case ETSIM_ATTR_NONE:
+      return 0;
+    case ETSIM_ATTR_DOUBLE:
+    case ETSIM_ATTR_FIXED64:
+    case ETSIM_ATTR_SFIXED64:
+      return t + 8;
+    case ETSIM_ATTR_FLOAT:
+    case ETSIM_ATTR_FIXED32:
+    case ETSIM_ATTR_SFIXED32:
+      return t + 4;
+    case ETSIM_ATTR_INT32:
+      return t + varint_size(int32_wire(a->v.i32));
+    case ETSIM_ATTR_SINT32:
+      return t + varint_size(zigzag32(a->v.i32));
+    case ETSIM_ATTR_UINT32:
+      return t + varint_size(a->v.u32);
+    case ETSIM_ATTR_INT64:
+      return t + varint_size((uint64_t)a->v.i64);
+    case ETSIM_ATTR_UINT64:
+      return t + varint_size(a->v.u64);
+    case ETSIM_ATTR_SINT64:
+      return t + varint_size(zigzag64(a->v.i64));
+    case ETSIM_ATTR_BOOL:
+      return t + 1;
+    case ETSIM_ATTR_STRING: {
+      size_t l = str_len(a->v.s);
+      return t + varint_size(l) + l;
+    }
+    case ETSIM_ATTR_BYTES:
+      return t + varint_size(a->v.bytes.len) + a->v.bytes.len;
+    default: {
+      size_t b = list_body_size(a);
+      return t + varint_size(b) + b;
+    }
   }
 }
 
 static size_t attr_body_size(const etsim_attr_t *a) {
   size_t nl = str_len(a->name), dl = str_len(a->doc);
-  return (nl ? 1 + varint_size(nl) + nl : 0) +
-         (dl ? 1 + varint_size(dl) + dl : 0) + value_size(a);
+  return (nl ? 1 + varint_size(nl) + nl : 0) + (dl ? 1 + varint_size(dl) + dl : 0) + value_size(a);
 }
 
-static uint8_t *put_str_field(uint8_t *p, uint32_t field, const char *s,
-                              size_t l) {
+static uint8_t *put_str_field(uint8_t *p, uint32_t field, const char *s, size_t l) {
   p = put_tag(p, field, 2);
   p = put_varint(p, l);
   memcpy(p, s, l);
@@ -737,64 +712,71 @@ static uint8_t *put_str_field(uint8_t *p, uint32_t field, const char *s,
 
 static uint8_t *put_attr_body(uint8_t *p, const etsim_attr_t *a) {
   size_t nl = str_len(a->name), dl = str_len(a->doc);
-  if (nl)
-    p = put_str_field(p, 1, a->name, nl);
-  if (dl)
-    p = put_str_field(p, 2, a->doc, dl);
+  if (nl) p = put_str_field(p, 1, a->name, nl);
+  if (dl) p = put_str_field(p, 2, a->doc, dl);
   uint32_t f = (uint32_t)a->kind;
   switch (a->kind) {
-  case ETSIM_ATTR_NONE: break;
-  case ETSIM_ATTR_DOUBLE:
-  case ETSIM_ATTR_FIXED64:
-  case ETSIM_ATTR_SFIXED64:
-    p = put_tag(p, f, 1);
-    memcpy(p, &a->v, 8);
-    p += 8;
-    break;
-  case ETSIM_ATTR_FLOAT:
-  case ETSIM_ATTR_FIXED32:
-  case ETSIM_ATTR_SFIXED32:
-    p = put_tag(p, f, 5);
-    memcpy(p, &a->v, 4);
-    p += 4;
-    break;
-  case ETSIM_ATTR_INT32: p = put_varint(put_tag(p, f, 0), int32_wire(a->v.i32)); break;
-  case ETSIM_ATTR_SINT32: p = put_varint(put_tag(p, f, 0), zigzag32(a->v.i32)); break;
-  case ETSIM_ATTR_UINT32: p = put_varint(put_tag(p, f, 0), a->v.u32); break;
-  case ETSIM_ATTR_INT64: p = put_varint(put_tag(p, f, 0), (uint64_t)a->v.i64); break;
-  case ETSIM_ATTR_UINT64: p = put_varint(put_tag(p, f, 0), a->v.u64); break;
-  case ETSIM_ATTR_SINT64: p = put_varint(put_tag(p, f, 0), zigzag64(a->v.i64)); break;
-  case ETSIM_ATTR_BOOL:
-    p = put_tag(p, f, 0);
-    *p++ = a->v.b != 0;
-    break;
-  case ETSIM_ATTR_STRING:
-    p = put_str_field(p, f, a->v.s ? a->v.s : "", str_len(a->v.s));
-    break;
-  case ETSIM_ATTR_BYTES:
-    p = put_tag(p, f, 2);
-    p = put_varint(p, a->v.bytes.len);
-    if (a->v.bytes.len)
-      memcpy(p, a->v.bytes.data, a->v.bytes.len);
-    p += a->v.bytes.len;
-    break;
-  default:
-    p = put_tag(p, f, 2);
-    p = put_varint(p, list_body_size(a));
-    p = put_list_body(p, a);
-    break;
+    case ETSIM_ATTR_NONE:
+      break;
+    case ETSIM_ATTR_DOUBLE:
+    case ETSIM_ATTR_FIXED64:
+    case ETSIM_ATTR_SFIXED64:
+      p = put_tag(p, f, 1);
+      memcpy(p, &a->v, 8);
+      p += 8;
+      break;
+    case ETSIM_ATTR_FLOAT:
+    case ETSIM_ATTR_FIXED32:
+    case ETSIM_ATTR_SFIXED32:
+      p = put_tag(p, f, 5);
+      memcpy(p, &a->v, 4);
+      p += 4;
+      break;
+    case ETSIM_ATTR_INT32:
+      p = put_varint(put_tag(p, f, 0), int32_wire(a->v.i32));
+      break;
+    case ETSIM_ATTR_SINT32:
+      p = put_varint(put_tag(p, f, 0), zigzag32(a->v.i32));
+      break;
+    case ETSIM_ATTR_UINT32:
+      p = put_varint(put_tag(p, f, 0), a->v.u32);
+      break;
+    case ETSIM_ATTR_INT64:
+      p = put_varint(put_tag(p, f, 0), (uint64_t)a->v.i64);
+      break;
+    case ETSIM_ATTR_UINT64:
+      p = put_varint(put_tag(p, f, 0), a->v.u64);
+      break;
+    case ETSIM_ATTR_SINT64:
+      p = put_varint(put_tag(p, f, 0), zigzag64(a->v.i64));
+      break;
+    case ETSIM_ATTR_BOOL:
+      p = put_tag(p, f, 0);
+      *p++ = a->v.b != 0;
+      break;
+    case ETSIM_ATTR_STRING:
+      p = put_str_field(p, f, a->v.s ? a->v.s : "", str_len(a->v.s));
+      break;
+    case ETSIM_ATTR_BYTES:
+      p = put_tag(p, f, 2);
+      p = put_varint(p, a->v.bytes.len);
+      if (a->v.bytes.len) memcpy(p, a->v.bytes.data, a->v.bytes.len);
+      p += a->v.bytes.len;
+      break;
+    default:
+      p = put_tag(p, f, 2);
+      p = put_varint(p, list_body_size(a));
+      p = put_list_body(p, a);
+      break;
   }
   return p;
 }
 
 static size_t io_body_size(const etsim_ioinfo_t *io) {
   size_t s = 0, l;
-  if ((l = str_len(io->values)))
-    s += 1 + varint_size(l) + l;
-  if ((l = str_len(io->shapes)))
-    s += 1 + varint_size(l) + l;
-  if ((l = str_len(io->types)))
-    s += 1 + varint_size(l) + l;
+  if ((l = str_len(io->values))) s += 1 + varint_size(l) + l;
+  if ((l = str_len(io->shapes))) s += 1 + varint_size(l) + l;
+  if ((l = str_len(io->types))) s += 1 + varint_size(l) + l;
   return s;
 }
 
@@ -802,19 +784,15 @@ static uint8_t *put_io(uint8_t *p, uint32_t field, const etsim_ioinfo_t *io) {
   size_t l;
   p = put_tag(p, field, 2);
   p = put_varint(p, io_body_size(io));
-  if ((l = str_len(io->values)))
-    p = put_str_field(p, 1, io->values, l);
-  if ((l = str_len(io->shapes)))
-    p = put_str_field(p, 2, io->shapes, l);
-  if ((l = str_len(io->types)))
-    p = put_str_field(p, 3, io->types, l);
+  if ((l = str_len(io->values))) p = put_str_field(p, 1, io->values, l);
+  if ((l = str_len(io->shapes))) p = put_str_field(p, 2, io->shapes, l);
+  if ((l = str_len(io->types))) p = put_str_field(p, 3, io->types, l);
   return p;
 }
 
 static size_t deps_payload(const uint64_t *d, size_t n) {
   size_t s = 0;
-  for (size_t i = 0; i < n; i++)
-    s += varint_size(d[i]);
+  for (size_t i = 0; i < n; i++) s += varint_size(d[i]);
   return s;
 }
 
@@ -825,12 +803,9 @@ int et_wire_attr_ok(const etsim_attr_t *a) {
 
 size_t et_wire_node_size(const etsim_et_node_t *n) {
   size_t s = 0, l;
-  if (n->id)
-    s += 1 + varint_size(n->id);
-  if ((l = str_len(n->name)))
-    s += 1 + varint_size(l) + l;
-  if (n->type)
-    s += 1 + varint_size(int32_wire(n->type));
+  if (n->id) s += 1 + varint_size(n->id);
+  if ((l = str_len(n->name))) s += 1 + varint_size(l) + l;
+  if (n->type) s += 1 + varint_size(int32_wire(n->type));
   if (n->n_ctrl_deps) {
     l = deps_payload(n->ctrl_deps, n->n_ctrl_deps);
     s += 1 + varint_size(l) + l;
@@ -839,10 +814,8 @@ size_t et_wire_node_size(const etsim_et_node_t *n) {
     l = deps_payload(n->data_deps, n->n_data_deps);
     s += 1 + varint_size(l) + l;
   }
-  if (n->start_time_micros)
-    s += 1 + varint_size(n->start_time_micros);
-  if (n->duration_micros)
-    s += 1 + varint_size(n->duration_micros);
+  if (n->start_time_micros) s += 1 + varint_size(n->start_time_micros);
+  if (n->duration_micros) s += 1 + varint_size(n->duration_micros);
   if (n->inputs) {
     l = io_body_size(n->inputs);
     s += 1 + varint_size(l) + l;
@@ -865,8 +838,7 @@ size_t et_wire_encode_node(const etsim_et_node_t *n, uint8_t *out) {
     *p++ = 0x08;
     p = put_varint(p, n->id);
   }
-  if ((l = str_len(n->name)))
-    p = put_str_field(p, 2, n->name, l);
+  if ((l = str_len(n->name))) p = put_str_field(p, 2, n->name, l);
   if (n->type) {
     *p++ = 0x18;
     p = put_varint(p, int32_wire(n->type));
@@ -874,14 +846,12 @@ size_t et_wire_encode_node(const etsim_et_node_t *n, uint8_t *out) {
   if (n->n_ctrl_deps) {
     *p++ = 0x22;
     p = put_varint(p, deps_payload(n->ctrl_deps, n->n_ctrl_deps));
-    for (size_t i = 0; i < n->n_ctrl_deps; i++)
-      p = put_varint(p, n->ctrl_deps[i]);
+    for (size_t i = 0; i < n->n_ctrl_deps; i++) p = put_varint(p, n->ctrl_deps[i]);
   }
   if (n->n_data_deps) {
     *p++ = 0x2a;
     p = put_varint(p, deps_payload(n->data_deps, n->n_data_deps));
-    for (size_t i = 0; i < n->n_data_deps; i++)
-      p = put_varint(p, n->data_deps[i]);
+    for (size_t i = 0; i < n->n_data_deps; i++) p = put_varint(p, n->data_deps[i]);
   }
   if (n->start_time_micros) {
     *p++ = 0x30;
@@ -891,10 +861,8 @@ size_t et_wire_encode_node(const etsim_et_node_t *n, uint8_t *out) {
     *p++ = 0x38;
     p = put_varint(p, n->duration_micros);
   }
-  if (n->inputs)
-    p = put_io(p, 8, n->inputs);
-  if (n->outputs)
-    p = put_io(p, 9, n->outputs);
+  if (n->inputs) p = put_io(p, 8, n->inputs);
+  if (n->outputs) p = put_io(p, 9, n->outputs);
   for (size_t i = 0; i < n->n_attrs; i++) {
     *p++ = 0x52;
     p = put_varint(p, attr_body_size(&n->attrs[i]));
@@ -903,6 +871,4 @@ size_t et_wire_encode_node(const etsim_et_node_t *n, uint8_t *out) {
   return (size_t)(p - out);
 }
 
-size_t et_wire_put_varint(uint8_t *out, uint64_t v) {
-  return (size_t)(put_varint(out, v) - out);
-}
+size_t et_wire_put_varint(uint8_t *out, uint64_t v) { return (size_t)(put_varint(out, v) - out); }

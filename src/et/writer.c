@@ -34,8 +34,8 @@ struct etsim_et_writer {
   etsim_arena_t arena; /* per-message scratch */
   int have_run;
   uint64_t run_lo, run_hi; /* ids written in counting order (unless VERBATIM) */
-  etsim_u64map_t ids;     /* other ids written (unless VERBATIM) */
-  etsim_u64map_t pending; /* referenced ids not yet written */
+  etsim_u64map_t ids;      /* other ids written (unless VERBATIM) */
+  etsim_u64map_t pending;  /* referenced ids not yet written */
 };
 
 #define OUT_BUF (1u << 20)
@@ -48,13 +48,11 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-int etsim_et_writer_open(etsim_et_writer_t **out, const char *path,
-                         unsigned flags, etsim_error_t *err) {
+int etsim_et_writer_open(etsim_et_writer_t **out, const char *path, unsigned flags,
+                         etsim_error_t *err) {
   etsim_et_writer_t *w = etsim_calloc(1, sizeof *w);
-  if (!w)
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-  if (ends_with(path, ".gz"))
-    flags |= ETSIM_ET_WRITE_GZIP;
+  if (!w) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (ends_with(path, ".gz")) flags |= ETSIM_ET_WRITE_GZIP;
   w->flags = flags;
   w->path = etsim_strdup(path);
   etsim_arena_init(&w->arena, 64 * 1024);
@@ -62,28 +60,21 @@ int etsim_et_writer_open(etsim_et_writer_t **out, const char *path,
   etsim_u64map_init(&w->pending);
   w->buf = etsim_malloc(OUT_BUF);
   w->cap = OUT_BUF;
-  if (!w->path || !w->buf)
-    goto oom;
+  if (!w->path || !w->buf) goto oom;
   if (strcmp(path, "-") == 0) {
-    if (flags & ETSIM_ET_WRITE_GZIP)
-      w->gz = gzdopen(dup(1), "wb");
-    else
-      w->fp = stdout;
+    if (flags & ETSIM_ET_WRITE_GZIP) w->gz = gzdopen(dup(1), "wb");
+    else w->fp = stdout;
   } else {
     size_t n = strlen(path) + 32;
     w->tmp_path = etsim_malloc(n);
-    if (!w->tmp_path)
-      goto oom;
+    if (!w->tmp_path) goto oom;
     snprintf(w->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
-    if (flags & ETSIM_ET_WRITE_GZIP)
-      w->gz = gzopen(w->tmp_path, "wb6");
-    else
-      w->fp = fopen(w->tmp_path, "wb");
+    if (flags & ETSIM_ET_WRITE_GZIP) w->gz = gzopen(w->tmp_path, "wb6");
+    else w->fp = fopen(w->tmp_path, "wb");
   }
   if (!w->fp && !w->gz) {
     int e = errno;
-    etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path,
-                    strerror(e ? e : ENOMEM));
+    etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path, strerror(e ? e : ENOMEM));
     etsim_et_writer_abort(w);
     return ETSIM_EIO;
   }
@@ -96,14 +87,12 @@ oom:
 
 /* Write out the buffered bytes. */
 static int flush_out(etsim_et_writer_t *w, etsim_error_t *err) {
-  if (!w->fill)
-    return 0;
-  size_t put = w->gz ? (size_t)gzwrite(w->gz, w->buf, (unsigned)w->fill)
-                     : fwrite(w->buf, 1, w->fill, w->fp);
+  if (!w->fill) return 0;
+  size_t put =
+      w->gz ? (size_t)gzwrite(w->gz, w->buf, (unsigned)w->fill) : fwrite(w->buf, 1, w->fill, w->fp);
   if (put != w->fill) {
     w->failed = 1;
-    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path,
-                           strerror(errno));
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path, strerror(errno));
   }
   w->fill = 0;
   return 0;
@@ -111,26 +100,22 @@ static int flush_out(etsim_et_writer_t *w, etsim_error_t *err) {
 
 /* Room for `need` more bytes at buf + fill. */
 static int reserve(etsim_et_writer_t *w, size_t need, etsim_error_t *err) {
-  if (w->fill + need <= w->cap)
-    return 0;
+  if (w->fill + need <= w->cap) return 0;
   int rc = flush_out(w, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   if (need > w->cap && etsim_grow((void **)&w->buf, &w->cap, need, 1))
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
   return 0;
 }
 
 /* Write varint(len) then the message packed by protobuf-c. */
-static int emit(etsim_et_writer_t *w, const ProtobufCMessage *m,
-                etsim_error_t *err) {
+static int emit(etsim_et_writer_t *w, const ProtobufCMessage *m, etsim_error_t *err) {
   size_t len = protobuf_c_message_get_packed_size(m);
   if (len > UINT32_MAX)
-    return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large",
-                           w->path, (unsigned long long)w->nodes);
+    return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large", w->path,
+                           (unsigned long long)w->nodes);
   int rc = reserve(w, len + 10, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   size_t h = et_wire_put_varint(w->buf + w->fill, len);
   protobuf_c_message_pack(m, w->buf + w->fill + h);
   w->fill += h + len;
@@ -138,24 +123,20 @@ static int emit(etsim_et_writer_t *w, const ProtobufCMessage *m,
   return 0;
 }
 
-int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta,
-                         etsim_error_t *err) {
+int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta, etsim_error_t *err) {
   if (w->wrote_meta)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata written twice",
-                           w->path);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata written twice", w->path);
   etsim_arena_reset(&w->arena);
   ChakraProtoMsg__GlobalMetadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
   m.version = (char *)(meta && meta->version ? meta->version : "");
   size_t na = meta ? meta->n_attrs : 0;
   ChakraProtoMsg__AttributeProto **attrs =
       na ? etsim_arena_alloc(&w->arena, na * sizeof *attrs) : NULL;
-  if (na && !attrs)
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+  if (na && !attrs) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
   for (size_t i = 0; i < na; i++)
     if (!(attrs[i] = et_attr_to_proto(&meta->attrs[i], &w->arena)))
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: metadata attribute '%s': bad kind %d",
-                             w->path, meta->attrs[i].name, meta->attrs[i].kind);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata attribute '%s': bad kind %d", w->path,
+                             meta->attrs[i].name, meta->attrs[i].kind);
   m.n_attr = na;
   m.attr = attrs;
   w->wrote_meta = 1;
@@ -165,15 +146,13 @@ int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta,
 /* Has `id` been written? */
 static int id_written(const etsim_et_writer_t *w, uint64_t id) {
   uint32_t dummy;
-  if (w->have_run && id >= w->run_lo && id < w->run_hi)
-    return 1;
+  if (w->have_run && id >= w->run_lo && id < w->run_hi) return 1;
   return w->ids.count && etsim_u64map_get(&w->ids, id, &dummy);
 }
 
 /* Record `id` as written: 1, 0 when it was written before, or ETSIM_ENOMEM. */
 static int id_add(etsim_et_writer_t *w, uint64_t id) {
-  if (id_written(w, id))
-    return 0;
+  if (id_written(w, id)) return 0;
   if (!w->have_run) {
     w->have_run = 1;
     w->run_lo = id;
@@ -189,44 +168,36 @@ static int id_add(etsim_et_writer_t *w, uint64_t id) {
 }
 
 /* Remember dependencies on ids not written yet; commit checks them. */
-static int note_deps(etsim_et_writer_t *w, const uint64_t *deps, size_t n,
-                     etsim_error_t *err) {
+static int note_deps(etsim_et_writer_t *w, const uint64_t *deps, size_t n, etsim_error_t *err) {
   for (size_t i = 0; i < n; i++) {
-    if (id_written(w, deps[i]))
-      continue;
+    if (id_written(w, deps[i])) continue;
     int rc = etsim_u64map_put(&w->pending, deps[i], 0, NULL);
-    if (rc < 0)
-      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+    if (rc < 0) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
   }
   return 0;
 }
 
-int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n,
-                         etsim_error_t *err) {
+int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n, etsim_error_t *err) {
   int rc;
-  if (!w->wrote_meta && (rc = etsim_et_writer_meta(w, NULL, err)) != 0)
-    return rc;
+  if (!w->wrote_meta && (rc = etsim_et_writer_meta(w, NULL, err)) != 0) return rc;
   if (n->type < 0 || n->type >= ETSIM_ET_NODE_TYPE_COUNT)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: node id %llu: bad type %d",
-                           w->path, (unsigned long long)n->id, n->type);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: node id %llu: bad type %d", w->path,
+                           (unsigned long long)n->id, n->type);
   if (!(w->flags & ETSIM_ET_WRITE_VERBATIM)) {
     rc = id_add(w, n->id);
     if (rc == 0)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: node id %llu written twice", w->path,
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: node id %llu written twice", w->path,
                              (unsigned long long)n->id);
-    if (rc < 0)
-      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
+    if (rc < 0) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
     if ((rc = note_deps(w, n->data_deps, n->n_data_deps, err)) ||
         (rc = note_deps(w, n->ctrl_deps, n->n_ctrl_deps, err)))
       return rc;
   }
   for (size_t i = 0; i < n->n_attrs; i++)
     if (!et_wire_attr_ok(&n->attrs[i]))
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: node id %llu: attribute '%s' has bad kind %d",
-                             w->path, (unsigned long long)n->id,
-                             n->attrs[i].name, n->attrs[i].kind);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: node id %llu: attribute '%s' has bad kind %d",
+                             w->path, (unsigned long long)n->id, n->attrs[i].name,
+                             n->attrs[i].kind);
   size_t len = et_wire_node_size(n);
   if (len == 0)
     return etsim_error_set(err, ETSIM_EINVAL,
@@ -235,15 +206,13 @@ int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n,
                            "end of file",
                            w->path, (unsigned long long)w->nodes);
   if (len > UINT32_MAX)
-    return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large",
-                           w->path, (unsigned long long)w->nodes);
-  if ((rc = reserve(w, len + 10, err)) != 0)
-    return rc;
+    return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large", w->path,
+                           (unsigned long long)w->nodes);
+  if ((rc = reserve(w, len + 10, err)) != 0) return rc;
   size_t h = et_wire_put_varint(w->buf + w->fill, len);
   size_t put = et_wire_encode_node(n, w->buf + w->fill + h);
   if (put != len)
-    return etsim_error_set(err, ETSIM_EINTERNAL,
-                           "%s: node id %llu: encoder wrote %zu of %zu bytes",
+    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: node id %llu: encoder wrote %zu of %zu bytes",
                            w->path, (unsigned long long)n->id, put, len);
   w->fill += h + len;
   w->bytes += h + len;
@@ -251,8 +220,8 @@ int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n,
   return 0;
 }
 
-long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch,
-                      uint8_t **buf, size_t *cap) {
+long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t **buf,
+                      size_t *cap) {
   etsim_arena_reset(scratch);
   ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
   ChakraProtoMsg__IOInfo in = CHAKRA_PROTO_MSG__IOINFO__INIT;
@@ -279,18 +248,14 @@ long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch,
     m.outputs = &out;
   }
   ChakraProtoMsg__AttributeProto **attrs =
-      n->n_attrs ? etsim_arena_alloc(scratch, n->n_attrs * sizeof *attrs)
-                 : NULL;
-  if (n->n_attrs && !attrs)
-    return ETSIM_ENOMEM;
+      n->n_attrs ? etsim_arena_alloc(scratch, n->n_attrs * sizeof *attrs) : NULL;
+  if (n->n_attrs && !attrs) return ETSIM_ENOMEM;
   for (size_t i = 0; i < n->n_attrs; i++)
-    if (!(attrs[i] = et_attr_to_proto(&n->attrs[i], scratch)))
-      return ETSIM_EINVAL;
+    if (!(attrs[i] = et_attr_to_proto(&n->attrs[i], scratch))) return ETSIM_EINVAL;
   m.n_attr = n->n_attrs;
   m.attr = attrs;
   size_t len = protobuf_c_message_get_packed_size(&m.base);
-  if (etsim_grow((void **)buf, cap, len + 1, 1))
-    return ETSIM_ENOMEM;
+  if (etsim_grow((void **)buf, cap, len + 1, 1)) return ETSIM_ENOMEM;
   protobuf_c_message_pack(&m.base, *buf);
   return (long)len;
 }
@@ -300,11 +265,9 @@ static int check_closure(etsim_et_writer_t *w, etsim_error_t *err) {
   size_t missing = 0;
   uint64_t example = 0;
   for (size_t i = 0; i < w->pending.cap; i++) {
-    if (!w->pending.vals[i])
-      continue;
+    if (!w->pending.vals[i]) continue;
     if (!id_written(w, w->pending.keys[i])) {
-      if (!missing)
-        example = w->pending.keys[i];
+      if (!missing) example = w->pending.keys[i];
       missing++;
     }
   }
@@ -328,32 +291,23 @@ static void writer_free(etsim_et_writer_t *w) {
 
 int etsim_et_writer_commit(etsim_et_writer_t *w, etsim_error_t *err) {
   int rc = 0;
-  if (!w->wrote_meta)
-    rc = etsim_et_writer_meta(w, NULL, err);
-  if (!rc && !(w->flags & ETSIM_ET_WRITE_VERBATIM))
-    rc = check_closure(w, err);
-  if (!rc && !w->failed)
-    rc = flush_out(w, err);
-  if (!rc && w->failed)
-    rc = etsim_error_set(err, ETSIM_EIO, "%s: write error", w->path);
+  if (!w->wrote_meta) rc = etsim_et_writer_meta(w, NULL, err);
+  if (!rc && !(w->flags & ETSIM_ET_WRITE_VERBATIM)) rc = check_closure(w, err);
+  if (!rc && !w->failed) rc = flush_out(w, err);
+  if (!rc && w->failed) rc = etsim_error_set(err, ETSIM_EIO, "%s: write error", w->path);
   int close_bad = 0;
-  if (w->gz)
-    close_bad = gzclose(w->gz) != Z_OK;
-  else if (w->fp == stdout)
-    close_bad = fflush(stdout) != 0;
-  else if (w->fp)
-    close_bad = fclose(w->fp) != 0;
+  if (w->gz) close_bad = gzclose(w->gz) != Z_OK;
+  else if (w->fp == stdout) close_bad = fflush(stdout) != 0;
+  else if (w->fp) close_bad = fclose(w->fp) != 0;
   w->gz = NULL;
   w->fp = NULL;
   if (!rc && close_bad)
-    rc = etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path,
-                         strerror(errno));
+    rc = etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path, strerror(errno));
   if (w->tmp_path) {
-    if (rc)
-      remove(w->tmp_path);
+    if (rc) remove(w->tmp_path);
     else if (rename(w->tmp_path, w->path) != 0) {
-      rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s",
-                           w->path, strerror(errno));
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", w->path,
+                           strerror(errno));
       remove(w->tmp_path);
     }
   }
@@ -362,13 +316,9 @@ int etsim_et_writer_commit(etsim_et_writer_t *w, etsim_error_t *err) {
 }
 
 void etsim_et_writer_abort(etsim_et_writer_t *w) {
-  if (!w)
-    return;
-  if (w->gz)
-    gzclose(w->gz);
-  else if (w->fp && w->fp != stdout)
-    fclose(w->fp);
-  if (w->tmp_path)
-    remove(w->tmp_path);
+  if (!w) return;
+  if (w->gz) gzclose(w->gz);
+  else if (w->fp && w->fp != stdout) fclose(w->fp);
+  if (w->tmp_path) remove(w->tmp_path);
   writer_free(w);
 }

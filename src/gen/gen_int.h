@@ -13,8 +13,7 @@
 
 /* Collective name in lower case ("all_reduce"), into out. */
 static inline void gen_coll_lower(int coll, char *out, size_t n) {
-  const char *s = coll == ETSIM_GEN_SEND_RECV ? "send_recv"
-                                              : etsim_coll_type_name(coll);
+  const char *s = coll == ETSIM_GEN_SEND_RECV ? "send_recv" : etsim_coll_type_name(coll);
   size_t i = 0;
   for (; s[i] && i + 1 < n; i++)
     out[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);

@@ -49,8 +49,7 @@ static const etsim_gen_llm_model_t presets[] = {
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 32768, 8, 2, 1},
 };
 
-int etsim_gen_llm_preset(const char *name, etsim_gen_llm_model_t *out,
-                         etsim_error_t *err) {
+int etsim_gen_llm_preset(const char *name, etsim_gen_llm_model_t *out, etsim_error_t *err) {
   for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
     if (strcmp(presets[i].name, name) == 0) {
       *out = presets[i];
@@ -66,9 +65,9 @@ int etsim_gen_llm_preset(const char *name, etsim_gen_llm_model_t *out,
 
 enum { D_TP, D_SP, D_EP, D_DP, D_PP, N_DIMS };
 enum { K_TP, K_SP, K_EP, K_DPD, K_DPE, N_KINDS };
-static const unsigned kind_mask[N_KINDS] = {
-    1u << D_TP, 1u << D_SP, 1u << D_EP,
-    (1u << D_SP) | (1u << D_EP) | (1u << D_DP), (1u << D_SP) | (1u << D_DP)};
+static const unsigned kind_mask[N_KINDS] = {1u << D_TP, 1u << D_SP, 1u << D_EP,
+                                            (1u << D_SP) | (1u << D_EP) | (1u << D_DP),
+                                            (1u << D_SP) | (1u << D_DP)};
 
 typedef struct {
   const etsim_gen_llm_opts_t *o;
@@ -88,8 +87,7 @@ typedef struct {
 static uint64_t group_size(const llm_t *g, unsigned mask) {
   uint64_t s = 1;
   for (int d = 0; d < N_DIMS; d++)
-    if (mask & (1u << d))
-      s *= g->n[d];
+    if (mask & (1u << d)) s *= g->n[d];
   return s;
 }
 
@@ -123,79 +121,67 @@ static int setup(llm_t *g, const etsim_gen_llm_opts_t *o, etsim_error_t *err) {
                              "NPUs");
   }
   (void)flag;
-  if (!m->layers || !m->hidden || !m->heads || !m->kv_heads || !m->ffn ||
-      !m->vocab || !m->seq)
+  if (!m->layers || !m->hidden || !m->heads || !m->kv_heads || !m->ffn || !m->vocab || !m->seq)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: %s: layers, hidden, heads, kv-heads, ffn, "
-                           "vocab and seq must all be positive", mn);
+                           "vocab and seq must all be positive",
+                           mn);
   if (o->npus && o->npus != g->npus)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: --npus %zu is not dp x tp x pp x sp x ep = "
                            "%llu x %llu x %llu x %llu x %llu = %llu",
-                           o->npus, (unsigned long long)g->n[D_DP],
-                           (unsigned long long)g->n[D_TP],
-                           (unsigned long long)g->n[D_PP],
-                           (unsigned long long)g->n[D_SP],
-                           (unsigned long long)g->n[D_EP],
-                           (unsigned long long)g->npus);
+                           o->npus, (unsigned long long)g->n[D_DP], (unsigned long long)g->n[D_TP],
+                           (unsigned long long)g->n[D_PP], (unsigned long long)g->n[D_SP],
+                           (unsigned long long)g->n[D_EP], (unsigned long long)g->npus);
   uint64_t t = g->n[D_TP];
   if (m->hidden % m->heads)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: %s: %llu attention heads do not divide the "
-                           "hidden size %llu", mn, (unsigned long long)m->heads,
-                           (unsigned long long)m->hidden);
+                           "hidden size %llu",
+                           mn, (unsigned long long)m->heads, (unsigned long long)m->hidden);
   if (m->heads % m->kv_heads)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: %s: %llu key/value heads do not divide "
-                           "the %llu attention heads", mn,
-                           (unsigned long long)m->kv_heads,
-                           (unsigned long long)m->heads);
+                           "the %llu attention heads",
+                           mn, (unsigned long long)m->kv_heads, (unsigned long long)m->heads);
   if (m->heads % t)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: --tp %llu does not divide the %llu "
                            "attention heads of %s",
-                           (unsigned long long)t, (unsigned long long)m->heads,
-                           mn);
+                           (unsigned long long)t, (unsigned long long)m->heads, mn);
   if (m->kv_heads % t)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: --tp %llu does not divide the %llu "
                            "key/value heads of %s",
-                           (unsigned long long)t,
-                           (unsigned long long)m->kv_heads, mn);
+                           (unsigned long long)t, (unsigned long long)m->kv_heads, mn);
   if (m->ffn % t)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: --tp %llu does not divide the FFN size "
                            "%llu of %s",
-                           (unsigned long long)t, (unsigned long long)m->ffn,
-                           mn);
+                           (unsigned long long)t, (unsigned long long)m->ffn, mn);
   if (g->n[D_PP] > m->layers)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: --pp %llu is more than the %llu layers of "
                            "%s",
-                           (unsigned long long)g->n[D_PP],
-                           (unsigned long long)m->layers, mn);
+                           (unsigned long long)g->n[D_PP], (unsigned long long)m->layers, mn);
   if (m->seq % g->n[D_SP])
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: --sp %llu does not divide the sequence "
                            "length %llu",
-                           (unsigned long long)g->n[D_SP],
-                           (unsigned long long)m->seq);
+                           (unsigned long long)g->n[D_SP], (unsigned long long)m->seq);
   if (m->experts == 0 && g->n[D_EP] > 1)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: --ep %llu needs a mixture-of-experts "
                            "model; %s is dense",
                            (unsigned long long)g->n[D_EP], mn);
-  if (m->experts && (m->experts % g->n[D_EP] || !m->top_k ||
-                     m->top_k > m->experts))
+  if (m->experts && (m->experts % g->n[D_EP] || !m->top_k || m->top_k > m->experts))
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen llm: --ep %llu must divide the %llu experts of "
                            "%s (and top-k %llu must be 1..experts)",
-                           (unsigned long long)g->n[D_EP],
-                           (unsigned long long)m->experts, mn,
+                           (unsigned long long)g->n[D_EP], (unsigned long long)m->experts, mn,
                            (unsigned long long)m->top_k);
   if (o->zero < 0 || o->zero > 3)
-    return etsim_error_set(err, ETSIM_EINVAL, "gen llm: --zero %d is not 0..3",
-                           o->zero);
+    return etsim_error_set(err, ETSIM_EINVAL, "gen llm: --zero %d is not 0..3", o->zero);
   g->h = m->hidden;
   g->d = m->hidden / m->heads;
   g->kv_l = m->kv_heads / t;
@@ -220,16 +206,13 @@ static int setup(llm_t *g, const etsim_gen_llm_opts_t *o, etsim_error_t *err) {
   for (int k = 0; k < N_KINDS; k++) {
     unsigned eff = 0;
     for (int d = 0; d < N_DIMS; d++)
-      if ((kind_mask[k] & (1u << d)) && g->n[d] > 1)
-        eff |= 1u << d;
+      if ((kind_mask[k] & (1u << d)) && g->n[d] > 1) eff |= 1u << d;
     g->mask[k] = eff;
     g->gsize[k] = group_size(g, eff);
     g->first_id[k] = 0;
-    if (g->gsize[k] < 2)
-      continue;
+    if (g->gsize[k] < 2) continue;
     for (int j = 0; j < k; j++)
-      if (g->mask[j] == eff && g->first_id[j])
-        g->first_id[k] = g->first_id[j];
+      if (g->mask[j] == eff && g->first_id[j]) g->first_id[k] = g->first_id[j];
     if (!g->first_id[k]) {
       g->first_id[k] = next;
       next += (uint32_t)(g->npus / g->gsize[k]);
@@ -257,34 +240,27 @@ typedef struct {
 } rk_t;
 
 static uint64_t emit(rk_t *r) {
-  if (r->rc)
-    return NONE_ID;
-  if ((r->rc = etsim_gen_enc_node(r->buf, &r->b->n, r->err)))
-    return NONE_ID;
+  if (r->rc) return NONE_ID;
+  if ((r->rc = etsim_gen_enc_node(r->buf, &r->b->n, r->err))) return NONE_ID;
   return r->next_id++;
 }
 
 static void deps2(rk_t *r, uint64_t a, uint64_t b) {
-  if (a != NONE_ID)
-    etsim_gen_nb_dep(r->b, a);
-  if (b != NONE_ID && b != a)
-    etsim_gen_nb_dep(r->b, b);
+  if (a != NONE_ID) etsim_gen_nb_dep(r->b, a);
+  if (b != NONE_ID && b != a) etsim_gen_nb_dep(r->b, b);
 }
 
 /* A compute node on the chain (after `cur`, `extra` and `extra2`). */
-static uint64_t comp2(rk_t *r, uint64_t flops, uint64_t bytes, uint64_t extra,
-                      uint64_t extra2) {
+static uint64_t comp2(rk_t *r, uint64_t flops, uint64_t bytes, uint64_t extra, uint64_t extra2) {
   const llm_t *g = r->g;
   etsim_gen_nb_start(r->b, r->next_id, ETSIM_ET_COMP_NODE, r->name);
-  double ns = fmax((double)flops / g->peak_flops_per_ns,
-                   (double)bytes / g->bytes_per_ns);
+  double ns = fmax((double)flops / g->peak_flops_per_ns, (double)bytes / g->bytes_per_ns);
   etsim_gen_nb_bool(r->b, "is_cpu_op", 0);
   etsim_gen_nb_i64(r->b, "num_ops", (int64_t)flops);
   etsim_gen_nb_u64(r->b, "tensor_size", bytes);
   etsim_gen_nb_time_ns(r->b, (uint64_t)llround(ns));
   deps2(r, r->cur, extra);
-  if (extra2 != NONE_ID && extra2 != extra && extra2 != r->cur)
-    etsim_gen_nb_dep(r->b, extra2);
+  if (extra2 != NONE_ID && extra2 != extra && extra2 != r->cur) etsim_gen_nb_dep(r->b, extra2);
   uint64_t id = emit(r);
   r->cur = id;
   return id;
@@ -296,29 +272,22 @@ static uint64_t comp(rk_t *r, uint64_t flops, uint64_t bytes, uint64_t extra) {
 
 /* A collective on communicator kind k (none when the group is one rank).
  * On the chain when `chain`, else hanging off `dep`. */
-static uint64_t coll(rk_t *r, int type, uint64_t size, int k, int chain,
-                     uint64_t dep) {
-  if (!r->pg[k][0])
-    return NONE_ID;
+static uint64_t coll(rk_t *r, int type, uint64_t size, int k, int chain, uint64_t dep) {
+  if (!r->pg[k][0]) return NONE_ID;
   etsim_gen_nb_start(r->b, r->next_id, ETSIM_ET_COMM_COLL_NODE, r->name);
   etsim_gen_nb_bool(r->b, "is_cpu_op", 0);
   etsim_gen_nb_i64(r->b, "comm_type", type);
   etsim_gen_nb_i64(r->b, "comm_size", (int64_t)size);
   etsim_gen_nb_str(r->b, "pg_name", r->pg[k]);
-  if (chain)
-    deps2(r, r->cur, dep);
-  else
-    deps2(r, dep, NONE_ID);
+  if (chain) deps2(r, r->cur, dep);
+  else deps2(r, dep, NONE_ID);
   uint64_t id = emit(r);
-  if (chain && id != NONE_ID)
-    r->cur = id;
+  if (chain && id != NONE_ID) r->cur = id;
   return id;
 }
 
-static uint64_t p2p(rk_t *r, int send, uint64_t peer, uint64_t tag,
-                    uint64_t size, uint64_t dep) {
-  etsim_gen_nb_start(r->b, r->next_id,
-                     send ? ETSIM_ET_COMM_SEND_NODE : ETSIM_ET_COMM_RECV_NODE,
+static uint64_t p2p(rk_t *r, int send, uint64_t peer, uint64_t tag, uint64_t size, uint64_t dep) {
+  etsim_gen_nb_start(r->b, r->next_id, send ? ETSIM_ET_COMM_SEND_NODE : ETSIM_ET_COMM_RECV_NODE,
                      r->name);
   etsim_gen_nb_bool(r->b, "is_cpu_op", 0);
   etsim_gen_nb_i32(r->b, "comm_src", (int32_t)(send ? r->rank : peer));
@@ -329,7 +298,7 @@ static uint64_t p2p(rk_t *r, int send, uint64_t peer, uint64_t tag,
   return emit(r);
 }
 
-#define NAME(r, ...) snprintf((r)->name, sizeof (r)->name, __VA_ARGS__)
+#define NAME(r, ...) snprintf((r)->name, sizeof(r)->name, __VA_ARGS__)
 
 /* Names are built from a prefix ("L12_mb3_fwd_") and a suffix by copying:
  * formatting millions of them with snprintf cost more than encoding. */
@@ -340,13 +309,11 @@ static char *put_u(char *p, uint64_t v) {
     t[n++] = (char)('0' + v % 10);
     v /= 10;
   } while (v);
-  while (n)
-    *p++ = t[--n];
+  while (n) *p++ = t[--n];
   return p;
 }
 
-static void mkpre(char *out, int with_layer, uint64_t l, uint32_t mb,
-                  const char *ph) {
+static void mkpre(char *out, int with_layer, uint64_t l, uint32_t mb, const char *ph) {
   char *p = out;
   if (with_layer) {
     *p++ = 'L';
@@ -374,10 +341,8 @@ static void nm(rk_t *r, const char *pre, const char *suffix) {
 static uint64_t layer_dense_params(const llm_t *g) {
   uint64_t t = g->n[D_TP];
   uint64_t p = g->h * (g->h + 2 * g->kv_l * t * g->d) / t + g->h * g->h / t;
-  if (g->E)
-    p += g->h * g->E; /* router, replicated over TP */
-  else
-    p += (g->m->gated ? 3 : 2) * g->h * g->f / t;
+  if (g->E) p += g->h * g->E; /* router, replicated over TP */
+  else p += (g->m->gated ? 3 : 2) * g->h * g->f / t;
   return p;
 }
 
@@ -387,19 +352,17 @@ static uint64_t layer_expert_params(const llm_t *g) {
 
 /* Forward FLOPs and bytes of the attention block (QKV, core, projection),
  * and of the MLP block, for one micro-batch on this rank. */
-static void attn_cost(const llm_t *g, uint64_t *qkv_f, uint64_t *core_f,
-                      uint64_t *qkv_b, uint64_t *core_b) {
+static void attn_cost(const llm_t *g, uint64_t *qkv_f, uint64_t *core_f, uint64_t *qkv_b,
+                      uint64_t *core_b) {
   uint64_t t = g->n[D_TP], tok = g->b * g->sl, hl = g->h / t;
   uint64_t qkv_cols = hl + 2 * g->kv_l * g->d;
   *qkv_f = 2 * tok * g->h * qkv_cols;
   *core_f = 4 * tok * g->s * hl + 2 * tok * hl * g->h;
   *qkv_b = g->e * (tok * g->h + g->h * qkv_cols + tok * qkv_cols);
-  *core_b = g->e * (2 * tok * qkv_cols + 2 * g->b * g->s * g->kv_l * g->d +
-                    hl * g->h + tok * g->h);
+  *core_b = g->e * (2 * tok * qkv_cols + 2 * g->b * g->s * g->kv_l * g->d + hl * g->h + tok * g->h);
 }
 
-static void mlp_cost(const llm_t *g, uint64_t *flops, uint64_t *bytes,
-                     uint64_t *router_f) {
+static void mlp_cost(const llm_t *g, uint64_t *flops, uint64_t *bytes, uint64_t *router_f) {
   uint64_t t = g->n[D_TP], tok = g->b * g->sl, fl = g->f / t;
   uint64_t mats = g->m->gated ? 3 : 2;
   if (g->E) {
@@ -419,21 +382,20 @@ static uint64_t zero3_gather(rk_t *r, uint64_t prev) {
   const llm_t *g = r->g;
   uint64_t dep = prev != NONE_ID ? prev : r->cur, last = NONE_ID;
   if (r->pg[K_DPD][0]) {
-    last = coll(r, ETSIM_COLL_ALL_GATHER,
-                layer_dense_params(g) * g->e / g->gsize[K_DPD], K_DPD, 0, dep);
+    last = coll(r, ETSIM_COLL_ALL_GATHER, layer_dense_params(g) * g->e / g->gsize[K_DPD], K_DPD, 0,
+                dep);
   }
   if (g->E && r->pg[K_DPE][0]) {
-    uint64_t x = coll(r, ETSIM_COLL_ALL_GATHER,
-                      layer_expert_params(g) * g->e / g->gsize[K_DPE], K_DPE, 0,
-                      last != NONE_ID ? last : dep);
+    uint64_t x = coll(r, ETSIM_COLL_ALL_GATHER, layer_expert_params(g) * g->e / g->gsize[K_DPE],
+                      K_DPE, 0, last != NONE_ID ? last : dep);
     last = x != NONE_ID ? x : last;
   }
   return last;
 }
 
 /* Forward of layer l for micro-batch mb (phase "fwd" or "recompute"). */
-static uint64_t layer_fwd(rk_t *r, uint64_t l, uint32_t mb, const char *ph,
-                          uint64_t dep, uint64_t dep2) {
+static uint64_t layer_fwd(rk_t *r, uint64_t l, uint32_t mb, const char *ph, uint64_t dep,
+                          uint64_t dep2) {
   const llm_t *g = r->g;
   uint64_t qf, cf, qb, cb, mf, mbytes, rf;
   attn_cost(g, &qf, &cf, &qb, &cb);
@@ -445,8 +407,7 @@ static uint64_t layer_fwd(rk_t *r, uint64_t l, uint32_t mb, const char *ph,
     nm(r, pre, "qkv");
     comp2(r, qf, qb, dep, dep2);
     nm(r, pre, "cp_allgather_kv");
-    coll(r, ETSIM_COLL_ALL_GATHER, 2 * g->b * g->sl * g->kv_l * g->d * g->e,
-         K_SP, 1, NONE_ID);
+    coll(r, ETSIM_COLL_ALL_GATHER, 2 * g->b * g->sl * g->kv_l * g->d * g->e, K_SP, 1, NONE_ID);
     nm(r, pre, "attn");
     comp(r, cf, cb, NONE_ID);
   } else {
@@ -475,19 +436,17 @@ static uint64_t layer_fwd(rk_t *r, uint64_t l, uint32_t mb, const char *ph,
 }
 
 /* Gradient synchronisation of layer l's buckets after its backward. */
-static void grad_sync(rk_t *r, const char *what, uint64_t dense_params,
-                      uint64_t expert_params, uint32_t mb) {
+static void grad_sync(rk_t *r, const char *what, uint64_t dense_params, uint64_t expert_params,
+                      uint32_t mb) {
   const llm_t *g = r->g;
   int type = g->o->zero ? ETSIM_COLL_REDUCE_SCATTER : ETSIM_COLL_ALL_REDUCE;
   uint64_t after = r->cur;
   for (int part = 0; part < 2; part++) {
     uint64_t p = part ? expert_params : dense_params;
     int k = part ? K_DPE : K_DPD;
-    if (!p || !r->pg[k][0])
-      continue;
+    if (!p || !r->pg[k][0]) continue;
     NAME(r, "%s_mb%u_grad_%s%s", what, mb,
-         type == ETSIM_COLL_ALL_REDUCE ? "allreduce" : "reducescatter",
-         part ? "_experts" : "");
+         type == ETSIM_COLL_ALL_REDUCE ? "allreduce" : "reducescatter", part ? "_experts" : "");
     /* After the layer's backward and the previous gradient collective, so
      * every member issues them in one order. */
     etsim_gen_nb_start(r->b, r->next_id, ETSIM_ET_COMM_COLL_NODE, r->name);
@@ -497,13 +456,11 @@ static void grad_sync(rk_t *r, const char *what, uint64_t dense_params,
     etsim_gen_nb_str(r->b, "pg_name", r->pg[k]);
     deps2(r, after, r->last_grad_comm);
     uint64_t id = emit(r);
-    if (id != NONE_ID)
-      r->last_grad_comm = id;
+    if (id != NONE_ID) r->last_grad_comm = id;
   }
 }
 
-static uint64_t layers_on_stage(const llm_t *g, uint64_t stage,
-                                uint64_t *first) {
+static uint64_t layers_on_stage(const llm_t *g, uint64_t stage, uint64_t *first) {
   uint64_t L = g->m->layers, P = g->n[D_PP], q = L / P, rem = L % P;
   *first = stage * q + (stage < rem ? stage : rem);
   return q + (stage < rem ? 1 : 0);
@@ -545,8 +502,8 @@ static void fwd_pass(rk_t *r, uint32_t mb) {
     uint64_t t = g->n[D_TP], tok = g->b * g->sl;
     mkpre(pre, 0, 0, mb, "fwd");
     nm(r, pre, "lm_head");
-    comp(r, 2 * tok * g->h * (g->V / t),
-         g->e * (tok * g->h + g->h * g->V / t + tok * g->V / t), NONE_ID);
+    comp(r, 2 * tok * g->h * (g->V / t), g->e * (tok * g->h + g->h * g->V / t + tok * g->V / t),
+         NONE_ID);
   } else {
     mkpre(pre, 0, 0, mb, "fwd");
     nm(r, pre, "send_act");
@@ -569,13 +526,12 @@ static void bwd_pass(rk_t *r, uint32_t mb, int last_mb) {
   } else {
     mkpre(pre, 0, 0, mb, "bwd");
     nm(r, pre, "lm_head");
-    comp(r, 4 * tok * g->h * (g->V / t),
-         2 * g->e * (tok * g->h + g->h * g->V / t + tok * g->V / t), NONE_ID);
+    comp(r, 4 * tok * g->h * (g->V / t), 2 * g->e * (tok * g->h + g->h * g->V / t + tok * g->V / t),
+         NONE_ID);
     mkpre(pre, 0, 0, mb, "bwd");
     nm(r, pre, "lm_head_tp_allreduce");
     coll(r, ETSIM_COLL_ALL_REDUCE, act, K_TP, 1, NONE_ID);
-    if (sync)
-      grad_sync(r, "lm_head", g->h * g->V / t, 0, mb);
+    if (sync) grad_sync(r, "lm_head", g->h * g->V / t, 0, mb);
   }
   uint64_t qf, cf, qb, cb, mf, mbytes, rf;
   attn_cost(g, &qf, &cf, &qb, &cb);
@@ -612,7 +568,7 @@ static void bwd_pass(rk_t *r, uint32_t mb, int last_mb) {
       comp2(r, 2 * mf, 2 * mbytes, dep, ag);
     }
     mkpre(pre, 1, l, mb, "bwd");
-      nm(r, pre, "mlp_tp_allreduce");
+    nm(r, pre, "mlp_tp_allreduce");
     coll(r, ETSIM_COLL_ALL_REDUCE, act, K_TP, 1, NONE_ID);
     if (r->pg[K_SP][0]) {
       mkpre(pre, 1, l, mb, "bwd");
@@ -620,9 +576,8 @@ static void bwd_pass(rk_t *r, uint32_t mb, int last_mb) {
       comp(r, 2 * cf, 2 * cb, NONE_ID);
       mkpre(pre, 1, l, mb, "bwd");
       nm(r, pre, "cp_reducescatter_kv");
-      coll(r, ETSIM_COLL_REDUCE_SCATTER,
-           2 * g->b * g->sl * g->kv_l * g->d * g->e * g->n[D_SP], K_SP, 1,
-           NONE_ID);
+      coll(r, ETSIM_COLL_REDUCE_SCATTER, 2 * g->b * g->sl * g->kv_l * g->d * g->e * g->n[D_SP],
+           K_SP, 1, NONE_ID);
       mkpre(pre, 1, l, mb, "bwd");
       nm(r, pre, "qkv");
       comp(r, 2 * qf, 2 * qb, NONE_ID);
@@ -632,7 +587,7 @@ static void bwd_pass(rk_t *r, uint32_t mb, int last_mb) {
       comp(r, 2 * (qf + cf), 2 * (qb + cb), NONE_ID);
     }
     mkpre(pre, 1, l, mb, "bwd");
-      nm(r, pre, "attn_tp_allreduce");
+    nm(r, pre, "attn_tp_allreduce");
     coll(r, ETSIM_COLL_ALL_REDUCE, act, K_TP, 1, NONE_ID);
     if (sync) {
       char what[32];
@@ -644,8 +599,7 @@ static void bwd_pass(rk_t *r, uint32_t mb, int last_mb) {
     mkpre(pre, 0, 0, mb, "bwd");
     nm(r, pre, "embed");
     comp(r, 0, g->e * (2 * tok * g->h) + 8 * tok, NONE_ID);
-    if (sync)
-      grad_sync(r, "embed", g->h * g->V / t, 0, mb);
+    if (sync) grad_sync(r, "embed", g->h * g->V / t, 0, mb);
   } else {
     mkpre(pre, 0, 0, mb, "bwd");
     nm(r, pre, "send_grad");
@@ -659,14 +613,12 @@ static void rank_params(const rk_t *r, uint64_t *dense, uint64_t *expert) {
   uint64_t n = r->l1 - r->l0, t = g->n[D_TP];
   *dense = n * layer_dense_params(g);
   *expert = n * layer_expert_params(g);
-  if (r->stage == 0)
-    *dense += g->h * g->V / t;
-  if (r->stage == g->n[D_PP] - 1)
-    *dense += g->h * g->V / t;
+  if (r->stage == 0) *dense += g->h * g->V / t;
+  if (r->stage == g->n[D_PP] - 1) *dense += g->h * g->V / t;
 }
 
-static int build_rank(const llm_t *g, uint64_t rank, etsim_gen_buf_t *buf,
-                      etsim_gen_nb_t *b, uint64_t *nodes, etsim_error_t *err) {
+static int build_rank(const llm_t *g, uint64_t rank, etsim_gen_buf_t *buf, etsim_gen_nb_t *b,
+                      uint64_t *nodes, etsim_error_t *err) {
   rk_t r;
   memset(&r, 0, sizeof r);
   r.g = g;
@@ -683,30 +635,24 @@ static int build_rank(const llm_t *g, uint64_t rank, etsim_gen_buf_t *buf,
   for (int k = 0; k < N_KINDS; k++)
     if (g->first_id[k])
       snprintf(r.pg[k], sizeof r.pg[k], "%llu",
-               (unsigned long long)(g->first_id[k] +
-                                    group_index(g, g->mask[k], r.c)));
+               (unsigned long long)(g->first_id[k] + group_index(g, g->mask[k], r.c)));
   r.stage = r.c[D_PP];
   uint64_t n = layers_on_stage(g, r.stage, &r.l0);
   r.l1 = r.l0 + n;
   etsim_et_meta_t meta = {"1.0.0", 0, NULL};
   buf->n = 0;
   int rc = etsim_gen_enc_meta(buf, &meta, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   uint32_t M = g->M;
   uint64_t P = g->n[D_PP];
   if (g->o->schedule == ETSIM_GEN_SCHED_GPIPE) {
-    for (uint32_t m = 0; m < M; m++)
-      fwd_pass(&r, m);
-    for (uint32_t m = 0; m < M; m++)
-      bwd_pass(&r, m, m == M - 1);
+    for (uint32_t m = 0; m < M; m++) fwd_pass(&r, m);
+    for (uint32_t m = 0; m < M; m++) bwd_pass(&r, m, m == M - 1);
   } else {
     uint64_t warm = P - r.stage - 1;
-    if (warm > M)
-      warm = M;
+    if (warm > M) warm = M;
     uint32_t f = 0, bw = 0;
-    for (; f < warm; f++)
-      fwd_pass(&r, f);
+    for (; f < warm; f++) fwd_pass(&r, f);
     while (f < M) {
       fwd_pass(&r, f++);
       bwd_pass(&r, bw, bw == M - 1);
@@ -733,13 +679,10 @@ static int build_rank(const llm_t *g, uint64_t rank, etsim_gen_buf_t *buf,
     for (int part = 0; part < 2; part++) {
       uint64_t p = part ? expert : dense;
       int k = part ? K_DPE : K_DPD;
-      if (!p || !r.pg[k][0])
-        continue;
+      if (!p || !r.pg[k][0]) continue;
       NAME(&r, "param_allgather%s", part ? "_experts" : "");
-      uint64_t id = coll(&r, ETSIM_COLL_ALL_GATHER, p * g->e / g->gsize[k], k,
-                         0, prev);
-      if (id != NONE_ID)
-        prev = id;
+      uint64_t id = coll(&r, ETSIM_COLL_ALL_GATHER, p * g->e / g->gsize[k], k, 0, prev);
+      if (id != NONE_ID) prev = id;
     }
   }
   *nodes = r.next_id;
@@ -758,10 +701,8 @@ static int write_groups(const llm_t *g, const char *path, etsim_error_t *err) {
   for (int k = 0; k < N_KINDS; k++) {
     int first = g->first_id[k] != 0;
     for (int j = 0; j < k && first; j++)
-      if (g->first_id[j] == g->first_id[k])
-        first = 0;
-    if (first)
-      total += g->npus;
+      if (g->first_id[j] == g->first_id[k]) first = 0;
+    if (first) total += g->npus;
   }
   ranks = etsim_malloc(total * sizeof *ranks);
   if (!off || !ranks) {
@@ -776,13 +717,10 @@ static int write_groups(const llm_t *g, const char *path, etsim_error_t *err) {
   for (int k = 0; k < N_KINDS; k++) {
     int first = g->first_id[k] != 0;
     for (int j = 0; j < k && first; j++)
-      if (g->first_id[j] == g->first_id[k])
-        first = 0;
-    if (!first)
-      continue;
+      if (g->first_id[j] == g->first_id[k]) first = 0;
+    if (!first) continue;
     uint64_t gs = g->gsize[k], count = g->npus / gs;
-    for (uint64_t q = 0; q < count; q++)
-      off[gid + q] = pos + q * gs;
+    for (uint64_t q = 0; q < count; q++) off[gid + q] = pos + q * gs;
     uint64_t *fill = etsim_calloc(count, sizeof *fill);
     if (!fill) {
       etsim_free(off);
@@ -809,18 +747,13 @@ static int write_groups(const llm_t *g, const char *path, etsim_error_t *err) {
   return rc;
 }
 
-int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
-                  etsim_error_t *err) {
+int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err) {
   llm_t g;
   int rc = setup(&g, o, err);
-  if (rc)
-    return rc;
-  if (!o->prefix)
-    return etsim_error_set(err, ETSIM_EINVAL, "gen llm: no output prefix");
+  if (rc) return rc;
+  if (!o->prefix) return etsim_error_set(err, ETSIM_EINVAL, "gen llm: no output prefix");
   etsim_gen_set_t *set;
-  if ((rc = etsim_gen_set_open(&set, o->prefix, (size_t)g.npus, o->format,
-                               err)))
-    return rc;
+  if ((rc = etsim_gen_set_open(&set, o->prefix, (size_t)g.npus, o->format, err))) return rc;
   etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
   etsim_gen_buf_t buf = {0};
   char *gpath = NULL;
@@ -842,8 +775,7 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
       rem /= g.n[d];
     }
     for (int k = 0; k < N_KINDS; k++)
-      if (g.first_id[k])
-        sig = etsim_hash_u64(sig * 1000003 + group_index(&g, g.mask[k], c) + 1);
+      if (g.first_id[k]) sig = etsim_hash_u64(sig * 1000003 + group_index(&g, g.mask[k], c) + 1);
     uint32_t like;
     if (o->format == ETSIM_GEN_OUT_MANIFEST && g.n[D_PP] == 1 &&
         etsim_u64map_get(&first, sig, &like)) {
@@ -855,8 +787,7 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
       }
       int same = 1;
       for (int k = 0; k < N_KINDS; k++)
-        if (g.first_id[k] &&
-            group_index(&g, g.mask[k], c) != group_index(&g, g.mask[k], c2))
+        if (g.first_id[k] && group_index(&g, g.mask[k], c) != group_index(&g, g.mask[k], c2))
           same = 0;
       if (same) {
         rc = etsim_gen_set_rank_like(set, (size_t)r, like, NULL, 0, err);
@@ -864,10 +795,8 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
         continue;
       }
     }
-    if ((rc = build_rank(&g, r, &buf, b, &nodes, err)))
-      break;
-    if (o->format == ETSIM_GEN_OUT_ET)
-      rc = etsim_gen_set_rank(set, (size_t)r, buf.p, buf.n, err);
+    if ((rc = build_rank(&g, r, &buf, b, &nodes, err))) break;
+    if (o->format == ETSIM_GEN_OUT_ET) rc = etsim_gen_set_rank(set, (size_t)r, buf.p, buf.n, err);
     else if (!(rc = etsim_gen_set_begin_rank(set, (size_t)r, err)) &&
              !(rc = etsim_gen_set_write(set, buf.p, buf.n, err)))
       rc = etsim_gen_set_end_rank(set, err);
@@ -878,8 +807,7 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
     written += nodes;
   }
   etsim_u64map_free(&first);
-  if (rc)
-    goto fail;
+  if (rc) goto fail;
   const char *gp = o->comm_group_path;
   if (!gp) {
     size_t l = strlen(o->prefix) + 32;
@@ -890,16 +818,13 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep,
     snprintf(gpath, l, "%s.comm_group.json", o->prefix);
     gp = gpath;
   }
-  if ((rc = write_groups(&g, gp, err)))
-    goto fail;
+  if ((rc = write_groups(&g, gp, err))) goto fail;
   etsim_gen_report_t rr = {(size_t)g.npus, etsim_gen_set_n_files(set), written,
                            etsim_gen_set_bytes(set), all};
   rc = etsim_gen_set_commit(set, err);
   set = NULL;
-  if (rc)
-    remove(gp);
-  else if (rep)
-    *rep = rr;
+  if (rc) remove(gp);
+  else if (rep) *rep = rr;
 fail:
   etsim_gen_set_abort(set);
   etsim_gen_buf_free(&buf);

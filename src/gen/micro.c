@@ -20,8 +20,7 @@ int etsim_gen_coll_parse(const char *s) {
   char buf[64];
   size_t n = 0;
   for (; *s && n + 1 < sizeof buf; s++)
-    if (*s != '-' && *s != '_')
-      buf[n++] = (char)tolower((unsigned char)*s);
+    if (*s != '-' && *s != '_') buf[n++] = (char)tolower((unsigned char)*s);
   buf[n] = 0;
   static const struct {
     const char *name;
@@ -40,19 +39,15 @@ int etsim_gen_coll_parse(const char *s) {
       {"sendrecv", ETSIM_GEN_SEND_RECV},
   };
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-    if (strcmp(buf, tab[i].name) == 0)
-      return tab[i].coll;
+    if (strcmp(buf, tab[i].name) == 0) return tab[i].coll;
   return -2;
 }
 
 /* "1MB" for whole MiB (ASTRA-sim's folder and node names), "64KB", "100B". */
 static void size_label(uint64_t b, char *out, size_t n) {
-  if (b && b % (1024 * 1024) == 0)
-    snprintf(out, n, "%lluMB", (unsigned long long)(b >> 20));
-  else if (b && b % 1024 == 0)
-    snprintf(out, n, "%lluKB", (unsigned long long)(b >> 10));
-  else
-    snprintf(out, n, "%lluB", (unsigned long long)b);
+  if (b && b % (1024 * 1024) == 0) snprintf(out, n, "%lluMB", (unsigned long long)(b >> 20));
+  else if (b && b % 1024 == 0) snprintf(out, n, "%lluKB", (unsigned long long)(b >> 10));
+  else snprintf(out, n, "%lluB", (unsigned long long)b);
 }
 
 /* Nodes per rank: one per collective (two for a send/recv pair), plus one
@@ -66,26 +61,22 @@ static uint64_t nodes_per_rank(const etsim_gen_micro_opts_t *o, size_t count) {
 
 static int has_ring(const etsim_gen_micro_opts_t *o) {
   for (size_t c = 0; c < o->n_colls; c++)
-    if (o->colls[c] == ETSIM_GEN_SEND_RECV)
-      return 1;
+    if (o->colls[c] == ETSIM_GEN_SEND_RECV) return 1;
   return 0;
 }
 
-static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
-                      uint64_t first_id, size_t count, etsim_gen_buf_t *buf,
-                      etsim_error_t *err) {
+static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank, uint64_t first_id, size_t count,
+                      etsim_gen_buf_t *buf, etsim_error_t *err) {
   etsim_et_meta_t meta = {"0.0.4", 0, NULL};
   int rc = etsim_gen_enc_meta(buf, &meta, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   char lbl[32];
   size_label(o->size_bytes, lbl, sizeof lbl);
   size_t total = count * o->n_colls;
   uint64_t id = first_id, prev[2];
   size_t n_prev = 0;
   etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
-  if (!b)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!b) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   char name[256];
   for (size_t k = 0; k < count; k++)
     for (size_t c = 0; c < o->n_colls; c++) {
@@ -93,20 +84,16 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
       int coll = o->colls[c];
       char cname[32];
       gen_coll_lower(coll, cname, sizeof cname);
-      int len = snprintf(name, sizeof name, "%s_%zunpus_%s", cname, o->npus,
-                         lbl);
-      if (total > 1)
-        snprintf(name + len, sizeof name - (size_t)len, "_%zu", pos);
+      int len = snprintf(name, sizeof name, "%s_%zunpus_%s", cname, o->npus, lbl);
+      if (total > 1) snprintf(name + len, sizeof name - (size_t)len, "_%zu", pos);
       if (o->comp_ns) {
         char cn[64];
         snprintf(cn, sizeof cn, "compute_%zu", pos);
         etsim_gen_nb_start(b, id, ETSIM_ET_COMP_NODE, cn);
         etsim_gen_nb_bool(b, "is_cpu_op", 0);
         etsim_gen_nb_time_ns(b, o->comp_ns);
-        for (size_t i = 0; i < n_prev; i++)
-          etsim_gen_nb_dep(b, prev[i]);
-        if ((rc = etsim_gen_enc_node(buf, &b->n, err)))
-          goto done;
+        for (size_t i = 0; i < n_prev; i++) etsim_gen_nb_dep(b, prev[i]);
+        if ((rc = etsim_gen_enc_node(buf, &b->n, err))) goto done;
         prev[0] = id++;
         n_prev = 1;
       }
@@ -115,17 +102,14 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
         for (int side = 0; side < 2; side++) {
           char pn[300];
           snprintf(pn, sizeof pn, "%s_%s", name, side ? "recv" : "send");
-          etsim_gen_nb_start(b, id, side ? ETSIM_ET_COMM_RECV_NODE : ETSIM_ET_COMM_SEND_NODE,
-                   pn);
+          etsim_gen_nb_start(b, id, side ? ETSIM_ET_COMM_RECV_NODE : ETSIM_ET_COMM_SEND_NODE, pn);
           etsim_gen_nb_bool(b, "is_cpu_op", 0);
           etsim_gen_nb_i32(b, "comm_src", side ? (me + n - 1) % n : me);
           etsim_gen_nb_i32(b, "comm_dst", side ? me : (me + 1) % n);
           etsim_gen_nb_i32(b, "comm_tag", (int32_t)pos);
           etsim_gen_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
-          for (size_t i = 0; i < n_prev; i++)
-            etsim_gen_nb_dep(b, prev[i]);
-          if ((rc = etsim_gen_enc_node(buf, &b->n, err)))
-            goto done;
+          for (size_t i = 0; i < n_prev; i++) etsim_gen_nb_dep(b, prev[i]);
+          if ((rc = etsim_gen_enc_node(buf, &b->n, err))) goto done;
           id++;
         }
         prev[0] = id - 2;
@@ -142,10 +126,8 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank,
         a->v.list.n = o->n_dims;
         a->v.list.v = o->dims;
       }
-      for (size_t i = 0; i < n_prev; i++)
-        etsim_gen_nb_dep(b, prev[i]);
-      if ((rc = etsim_gen_enc_node(buf, &b->n, err)))
-        goto done;
+      for (size_t i = 0; i < n_prev; i++) etsim_gen_nb_dep(b, prev[i]);
+      if ((rc = etsim_gen_enc_node(buf, &b->n, err))) goto done;
       prev[0] = id++;
       n_prev = 1;
     }
@@ -154,8 +136,7 @@ done:
   return rc;
 }
 
-int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
-                    etsim_error_t *err) {
+int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err) {
   if (!o->prefix || !o->npus || !o->n_colls)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen micro: need an output prefix, at least one "
@@ -163,20 +144,17 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
   for (size_t c = 0; c < o->n_colls; c++)
     if (o->colls[c] != ETSIM_GEN_SEND_RECV &&
         (o->colls[c] < 0 || o->colls[c] >= ETSIM_COLL_TYPE_COUNT))
-      return etsim_error_set(err, ETSIM_EINVAL, "gen micro: bad collective %d",
-                             o->colls[c]);
+      return etsim_error_set(err, ETSIM_EINVAL, "gen micro: bad collective %d", o->colls[c]);
   if (o->size_bytes > INT64_MAX)
     return etsim_error_set(err, ETSIM_ERANGE, "gen micro: size too large");
   size_t count = o->count ? o->count : 1;
   int ids = o->ids;
   if (ids == ETSIM_GEN_IDS_AUTO)
-    ids = o->format == ETSIM_GEN_OUT_ET ? ETSIM_GEN_IDS_CONTINUE
-                                        : ETSIM_GEN_IDS_RESTART;
+    ids = o->format == ETSIM_GEN_OUT_ET ? ETSIM_GEN_IDS_CONTINUE : ETSIM_GEN_IDS_RESTART;
   uint64_t per = nodes_per_rank(o, count);
   etsim_gen_set_t *set;
   int rc = etsim_gen_set_open(&set, o->prefix, o->npus, o->format, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   etsim_gen_buf_t buf = {0}, buf0 = {0};
   uint64_t nodes = 0;
   for (size_t r = 0; r < o->npus; r++) {
@@ -186,8 +164,7 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
     /* Only a send/recv ring or continued ids make ranks differ. */
     int same = r > 0 && ids == ETSIM_GEN_IDS_RESTART && !has_ring(o);
     if (same) {
-      if ((rc = etsim_gen_set_rank_like(set, r, 0, buf0.p, buf0.n, err)))
-        break;
+      if ((rc = etsim_gen_set_rank_like(set, r, 0, buf0.p, buf0.n, err))) break;
       continue;
     }
     if ((rc = build_rank(o, r, first, count, &buf, err)) ||
@@ -198,8 +175,7 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
       buf0 = buf;
       buf = t;
     }
-    if (etsim_gen_set_n_files(set) != before)
-      nodes += per;
+    if (etsim_gen_set_n_files(set) != before) nodes += per;
   }
   etsim_gen_buf_free(&buf);
   etsim_gen_buf_free(&buf0);
@@ -207,11 +183,9 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep,
     etsim_gen_set_abort(set);
     return rc;
   }
-  etsim_gen_report_t r = {o->npus, etsim_gen_set_n_files(set), nodes,
-                          etsim_gen_set_bytes(set), per * o->npus};
-  if ((rc = etsim_gen_set_commit(set, err)))
-    return rc;
-  if (rep)
-    *rep = r;
+  etsim_gen_report_t r = {o->npus, etsim_gen_set_n_files(set), nodes, etsim_gen_set_bytes(set),
+                          per * o->npus};
+  if ((rc = etsim_gen_set_commit(set, err))) return rc;
+  if (rep) *rep = r;
   return 0;
 }

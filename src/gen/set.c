@@ -27,7 +27,7 @@ struct etsim_gen_set {
   char *prefix;
   int format;
   size_t n_ranks;
-  uint32_t *rank_file; /* rank -> file index, UINT32_MAX while unset */
+  uint32_t *rank_file;  /* rank -> file index, UINT32_MAX while unset */
   char **paths, **tmps; /* per file */
   size_t n_files, cap_files, cap_tmps;
   class_t *classes; /* per file (manifest mode) */
@@ -57,14 +57,12 @@ static void hash2(const uint8_t *p, size_t n, uint64_t *a, uint64_t *b) {
   *b = h2;
 }
 
-int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix,
-                       size_t n_ranks, int format, etsim_error_t *err) {
+int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix, size_t n_ranks, int format,
+                       etsim_error_t *err) {
   if (n_ranks == 0 || n_ranks >= UINT32_MAX)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rank count %zu", prefix,
-                           n_ranks);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rank count %zu", prefix, n_ranks);
   etsim_gen_set_t *s = etsim_calloc(1, sizeof *s);
-  if (!s)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!s) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   s->prefix = etsim_strdup(prefix);
   s->format = format;
   s->n_ranks = n_ranks;
@@ -80,8 +78,7 @@ int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix,
 }
 
 /* Register a new file and open its temporary name. */
-static int open_file(etsim_gen_set_t *s, const char *path, FILE **out,
-                     etsim_error_t *err) {
+static int open_file(etsim_gen_set_t *s, const char *path, FILE **out, etsim_error_t *err) {
   size_t k = s->n_files;
   if (etsim_grow((void **)&s->paths, &s->cap_files, k + 1, sizeof *s->paths))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -100,26 +97,20 @@ static int open_file(etsim_gen_set_t *s, const char *path, FILE **out,
   s->tmps[k] = tmp;
   s->n_files++;
   FILE *fp = fopen(tmp, "wb");
-  if (!fp)
-    return etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path,
-                           strerror(errno));
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path, strerror(errno));
   *out = fp;
   return 0;
 }
 
-static int write_file(etsim_gen_set_t *s, const char *path, const uint8_t *p,
-                      size_t n, etsim_error_t *err) {
+static int write_file(etsim_gen_set_t *s, const char *path, const uint8_t *p, size_t n,
+                      etsim_error_t *err) {
   FILE *fp;
   int rc = open_file(s, path, &fp, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   size_t put = fwrite(p, 1, n, fp);
   int bad = put != n;
-  if (fclose(fp) != 0)
-    bad = 1;
-  if (bad)
-    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", path,
-                           strerror(errno));
+  if (fclose(fp) != 0) bad = 1;
+  if (bad) return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", path, strerror(errno));
   s->bytes += n;
   return 0;
 }
@@ -129,11 +120,10 @@ static const char *base_name(const char *p) {
   return s ? s + 1 : p;
 }
 
-int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
-                       size_t len, etsim_error_t *err) {
+int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data, size_t len,
+                       etsim_error_t *err) {
   if (rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
-    return etsim_error_set(err, ETSIM_EINTERNAL,
-                           "%s: rank %zu given twice or out of range",
+    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu given twice or out of range",
                            s->prefix, rank);
   char path[4096];
   if (s->format == ETSIM_GEN_OUT_ET) {
@@ -144,14 +134,12 @@ int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
   uint64_t h1, h2;
   hash2(data, len, &h1, &h2);
   uint32_t f;
-  if (etsim_u64map_get(&s->by_hash, h1, &f) && s->classes[f].len == len &&
-      s->classes[f].h2 == h2) {
+  if (etsim_u64map_get(&s->by_hash, h1, &f) && s->classes[f].len == len && s->classes[f].h2 == h2) {
     s->rank_file[rank] = f;
     return 0;
   }
   f = (uint32_t)s->n_files;
-  if (etsim_grow((void **)&s->classes, &s->cap_classes, f + 1,
-                 sizeof *s->classes))
+  if (etsim_grow((void **)&s->classes, &s->cap_classes, f + 1, sizeof *s->classes))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   s->classes[f].h2 = h2;
   s->classes[f].len = len;
@@ -162,21 +150,16 @@ int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data,
   return write_file(s, path, data, len, err);
 }
 
-int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank,
-                             etsim_error_t *err) {
+int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank, etsim_error_t *err) {
   if (s->stream || rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
-    return etsim_error_set(err, ETSIM_EINTERNAL,
-                           "%s: rank %zu given twice or out of range",
+    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu given twice or out of range",
                            s->prefix, rank);
   char path[4096];
-  if (s->format == ETSIM_GEN_OUT_ET)
-    snprintf(path, sizeof path, "%s.%zu.et", s->prefix, rank);
-  else
-    snprintf(path, sizeof path, "%s.c%zu.et", s->prefix, s->n_files);
+  if (s->format == ETSIM_GEN_OUT_ET) snprintf(path, sizeof path, "%s.%zu.et", s->prefix, rank);
+  else snprintf(path, sizeof path, "%s.c%zu.et", s->prefix, s->n_files);
   uint32_t f = (uint32_t)s->n_files;
   /* Streamed classes are never matched by content. */
-  if (etsim_grow((void **)&s->classes, &s->cap_classes, f + 1,
-                 sizeof *s->classes))
+  if (etsim_grow((void **)&s->classes, &s->cap_classes, f + 1, sizeof *s->classes))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   s->classes[f].len = SIZE_MAX;
   s->classes[f].h2 = 0;
@@ -184,51 +167,42 @@ int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank,
   return open_file(s, path, &s->stream, err);
 }
 
-int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len,
-                        etsim_error_t *err) {
-  if (!s->stream)
-    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
+int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len, etsim_error_t *err) {
+  if (!s->stream) return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
   if (fwrite(data, 1, len, s->stream) != len)
-    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s",
-                           s->paths[s->n_files - 1], strerror(errno));
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", s->paths[s->n_files - 1],
+                           strerror(errno));
   s->bytes += len;
   return 0;
 }
 
 int etsim_gen_set_end_rank(etsim_gen_set_t *s, etsim_error_t *err) {
-  if (!s->stream)
-    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
+  if (!s->stream) return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
   int bad = ferror(s->stream) != 0;
-  if (fclose(s->stream) != 0)
-    bad = 1;
+  if (fclose(s->stream) != 0) bad = 1;
   s->stream = NULL;
   if (bad)
-    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s",
-                           s->paths[s->n_files - 1], strerror(errno));
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", s->paths[s->n_files - 1],
+                           strerror(errno));
   return 0;
 }
 
-int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like,
-                            const uint8_t *data, size_t len,
-                            etsim_error_t *err) {
-  if (s->format == ETSIM_GEN_OUT_ET || like >= s->n_ranks ||
-      s->rank_file[like] == UINT32_MAX)
+int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like, const uint8_t *data,
+                            size_t len, etsim_error_t *err) {
+  if (s->format == ETSIM_GEN_OUT_ET || like >= s->n_ranks || s->rank_file[like] == UINT32_MAX)
     return etsim_gen_set_rank(s, rank, data, len, err);
   if (rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
-    return etsim_error_set(err, ETSIM_EINTERNAL,
-                           "%s: rank %zu given twice or out of range",
+    return etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu given twice or out of range",
                            s->prefix, rank);
   s->rank_file[rank] = s->rank_file[like];
   return 0;
 }
 
-int etsim_gen_write_comm_groups(const char *path, size_t n_groups,
-                                uint32_t first_id, const size_t *off,
-                                const uint32_t *ranks, etsim_error_t *err) {
+int etsim_gen_write_comm_groups(const char *path, size_t n_groups, uint32_t first_id,
+                                const size_t *off, const uint32_t *ranks, etsim_error_t *err) {
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   FILE *fp = o.fp;
   fputc('{', fp);
   for (size_t g = 0; g < n_groups; g++) {
@@ -244,47 +218,41 @@ int etsim_gen_write_comm_groups(const char *path, size_t n_groups,
 int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err) {
   int rc = 0;
   if (s->stream) {
-    rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: a rank is still open",
-                         s->prefix);
+    rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: a rank is still open", s->prefix);
     goto fail;
   }
   for (size_t r = 0; r < s->n_ranks; r++)
     if (s->rank_file[r] == UINT32_MAX) {
-      rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu was not written",
-                           s->prefix, r);
+      rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu was not written", s->prefix, r);
       goto fail;
     }
   char mpath[4096];
   snprintf(mpath, sizeof mpath, "%s.manifest.json", s->prefix);
   if (s->format == ETSIM_GEN_OUT_MANIFEST) {
-    const char **names = etsim_malloc((s->n_files ? s->n_files : 1) *
-                                      sizeof *names);
+    const char **names = etsim_malloc((s->n_files ? s->n_files : 1) * sizeof *names);
     if (!names) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       goto fail;
     }
-    for (size_t f = 0; f < s->n_files; f++)
-      names[f] = base_name(s->paths[f]);
+    for (size_t f = 0; f < s->n_files; f++) names[f] = base_name(s->paths[f]);
     /* The manifest goes in last of the writes and first of the renames
      * would be wrong: a reader would see it before the class files.  So
      * class files are renamed first, then the manifest is written. */
     for (size_t f = 0; f < s->n_files; f++)
       if (rename(s->tmps[f], s->paths[f]) != 0) {
-        rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s",
-                             s->paths[f], strerror(errno));
+        rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", s->paths[f],
+                             strerror(errno));
         etsim_free(names);
         goto fail_renamed;
       }
-    rc = etsim_et_manifest_write(s->prefix, s->n_ranks, names, s->n_files,
-                                 s->rank_file, err);
+    rc = etsim_et_manifest_write(s->prefix, s->n_ranks, names, s->n_files, s->rank_file, err);
     etsim_free(names);
-    if (rc)
-      goto fail_renamed;
+    if (rc) goto fail_renamed;
   } else {
     for (size_t f = 0; f < s->n_files; f++)
       if (rename(s->tmps[f], s->paths[f]) != 0) {
-        rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s",
-                             s->paths[f], strerror(errno));
+        rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", s->paths[f],
+                             strerror(errno));
         goto fail_renamed;
       }
     /* A manifest left by an earlier run would shadow the new files. */
@@ -297,8 +265,7 @@ int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err) {
   etsim_gen_set_abort(s);
   return 0;
 fail_renamed:
-  for (size_t f = 0; f < s->n_files; f++)
-    remove(s->paths[f]);
+  for (size_t f = 0; f < s->n_files; f++) remove(s->paths[f]);
 fail:
   etsim_gen_set_abort(s);
   return rc;
@@ -308,10 +275,8 @@ size_t etsim_gen_set_n_files(const etsim_gen_set_t *s) { return s->n_files; }
 uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s) { return s->bytes; }
 
 void etsim_gen_set_abort(etsim_gen_set_t *s) {
-  if (!s)
-    return;
-  if (s->stream)
-    fclose(s->stream);
+  if (!s) return;
+  if (s->stream) fclose(s->stream);
   for (size_t f = 0; f < s->n_files; f++) {
     if (s->tmps[f]) {
       remove(s->tmps[f]);

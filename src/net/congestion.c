@@ -78,24 +78,24 @@ static void next_hop(const ca_t *c, const msg_t *m, size_t *link, uint32_t *next
   /* The destination of this dimension's leg: cur with coordinate d = cd. */
   uint32_t leg_dst = m->cur + (cd - cc) * t->stride[d];
   switch (t->kind[d]) {
-  case ETSIM_TOPO_RING: {
-    uint32_t fwd = (cd + n - cc) % n;
-    int dir = fwd <= n - fwd ? 1 : -1;
-    *link = c->link_base[d] + (size_t)m->cur * 2 + (dir > 0 ? 0 : 1);
-    *next = etsim_topo_step(t, m->cur, d, dir);
-    *to_switch = 0;
-    break;
-  }
-  case ETSIM_TOPO_FULLY_CONNECTED:
-    *link = c->link_base[d] + (size_t)m->cur * n + cd;
-    *next = leg_dst;
-    *to_switch = 0;
-    break;
-  case ETSIM_TOPO_SWITCH:
-    *link = c->link_base[d] + (size_t)m->cur * 2; /* cur -> switch */
-    *next = leg_dst;
-    *to_switch = 1;
-    break;
+    case ETSIM_TOPO_RING: {
+      uint32_t fwd = (cd + n - cc) % n;
+      int dir = fwd <= n - fwd ? 1 : -1;
+      *link = c->link_base[d] + (size_t)m->cur * 2 + (dir > 0 ? 0 : 1);
+      *next = etsim_topo_step(t, m->cur, d, dir);
+      *to_switch = 0;
+      break;
+    }
+    case ETSIM_TOPO_FULLY_CONNECTED:
+      *link = c->link_base[d] + (size_t)m->cur * n + cd;
+      *next = leg_dst;
+      *to_switch = 0;
+      break;
+    case ETSIM_TOPO_SWITCH:
+      *link = c->link_base[d] + (size_t)m->cur * 2; /* cur -> switch */
+      *next = leg_dst;
+      *to_switch = 1;
+      break;
   }
 }
 
@@ -132,8 +132,7 @@ static int forward(ca_t *c, uint32_t i) {
   return etsim_des_push(net->q, arrive, net->ev_internal, 0, i);
 }
 
-static int ca_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes,
-                   uint64_t token) {
+static int ca_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t token) {
   ca_t *c = (ca_t *)net;
   const etsim_topo_t *t = net->topo;
   int d = etsim_topo_first_diff_dim(t, src, dst);
@@ -159,10 +158,10 @@ static void ca_destroy(etsim_net_t *net) {
   etsim_free(c);
 }
 
-static const etsim_net_ops_t ca_ops = {"congestion", ca_send, ca_event, ca_destroy, NULL, NULL, NULL};
+static const etsim_net_ops_t ca_ops = {"congestion", ca_send, ca_event, ca_destroy,
+                                       NULL,         NULL,    NULL};
 
-int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo,
-                                 etsim_error_t *err) {
+int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err) {
   ca_t *c = etsim_calloc(1, sizeof *c);
   if (!c) return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
   c->base.ops = &ca_ops;

@@ -70,8 +70,7 @@ struct etsim_netflow {
 int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
                          const etsim_netpkt_cfg_t *cfg, etsim_error_t *err) {
   etsim_netflow_t *n = etsim_calloc(1, sizeof *n);
-  if (!n)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   etsim_netpkt_cfg_t c = *cfg;
   c.qlen_mon_end_ns = 0; /* no sampling on the routing-only network */
   etsim_netpkt_t *pk;
@@ -81,8 +80,7 @@ int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
     return rc;
   }
   n->pk = (pk_net_t *)pk;
-  n->links =
-      etsim_calloc(n->pk->n_ports ? n->pk->n_ports : 1, sizeof *n->links);
+  n->links = etsim_calloc(n->pk->n_ports ? n->pk->n_ports : 1, sizeof *n->links);
   if (!n->links) {
     etsim_netflow_free(n);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -94,8 +92,7 @@ int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
   double pay = c.payload_bytes, per = 1.0;
   if (c.l2_ack_interval > c.payload_bytes) {
     per = pay / c.l2_ack_interval + (c.l2_chunk_size ? pay / c.l2_chunk_size : 0);
-    if (per > 1)
-      per = 1;
+    if (per > 1) per = 1;
   }
   n->ack_w = c.flow_ack_load ? per * n->pk->ack_size / (pay + n->pk->data_hdr) : 0;
   *out = n;
@@ -103,11 +100,9 @@ int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
 }
 
 void etsim_netflow_free(etsim_netflow_t *n) {
-  if (!n)
-    return;
+  if (!n) return;
   if (n->links && n->pk)
-    for (uint32_t i = 0; i < n->pk->n_ports; i++)
-      etsim_free(n->links[i].flows);
+    for (uint32_t i = 0; i < n->pk->n_ports; i++) etsim_free(n->links[i].flows);
   etsim_free(n->links);
   etsim_free(n->f);
   etsim_free(n->paths);
@@ -123,37 +118,29 @@ void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct) { n->fct = fct; }
 static int64_t txt(const pk_net_t *pk, uint64_t bytes, uint64_t rate) {
   int64_t t = (int64_t)((bytes * 8000000000000ull + rate / 2) / rate);
   int64_t r = pk->cfg.tx_round_ps;
-  if (r > 1)
-    t = (t + r / 2) / r * r;
+  if (r > 1) t = (t + r / 2) / r * r;
   return t;
 }
 
-int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
-                       uint64_t *out_id, etsim_error_t *err) {
+int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t *out_id,
+                       etsim_error_t *err) {
   pk_net_t *pk = n->pk;
   if (m->src >= pk->n_nodes || pk->nodes[m->src].is_switch)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host",
-                           m->src);
+    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host", m->src);
   if (m->dst >= pk->n_nodes || pk->nodes[m->dst].is_switch)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "flow destination %u is not a host", m->dst);
+    return etsim_error_set(err, ETSIM_EINVAL, "flow destination %u is not a host", m->dst);
   if (m->src == m->dst)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself",
-                           m->src);
-  if (!m->bytes)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow of 0 bytes");
-  if (m->start_ps < n->now)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow starts before now");
+    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself", m->src);
+  if (!m->bytes) return etsim_error_set(err, ETSIM_EINVAL, "flow of 0 bytes");
+  if (m->start_ps < n->now) return etsim_error_set(err, ETSIM_EINVAL, "flow starts before now");
   if (etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
-      etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + 128,
-                 sizeof *n->paths))
+      etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + 128, sizeof *n->paths))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* source port: per host pair from 10000, as the packet level */
   uint64_t key = ((uint64_t)m->src << 32) | m->dst;
   uint32_t slot = (uint32_t)pk->n_sport;
   int r = etsim_u64map_put(&pk->sport_map, key, slot, &slot);
-  if (r < 0)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (r < 0) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (r == 1) {
     if (etsim_grow((void **)&pk->sport_next, &pk->cap_sport, pk->n_sport + 1,
                    sizeof *pk->sport_next))
@@ -172,17 +159,14 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
   f->fn = m->fn;
   f->ctx = m->ctx;
   f->path_off = (uint32_t)n->n_paths;
-  f->nhop = pk_path(pk, m->src, m->dst, f->sport, f->dport,
-                    n->paths + n->n_paths, 64);
-  if (!f->nhop)
-    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src,
-                           m->dst);
+  f->nhop = pk_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, 64);
+  if (!f->nhop) return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src, m->dst);
   n->n_paths += f->nhop;
-  f->nrev = n->ack_w > 0 ? pk_ack_path(pk, m->src, m->dst, f->sport, f->dport,
-                                       n->paths + n->n_paths, 64) : 0;
+  f->nrev = n->ack_w > 0
+                ? pk_ack_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, 64)
+                : 0;
   if (!f->nrev && n->ack_w > 0)
-    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->dst,
-                           m->src);
+    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->dst, m->src);
   n->n_paths += f->nrev;
   const uint32_t *path = n->paths + f->path_off;
   uint32_t pay = pk->cfg.payload_bytes;
@@ -198,21 +182,17 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
   size_t pair = (size_t)shi * pk->n_hosts + dhi;
   int64_t rtt = pk->pair_rtt_ps[pair];
   uint64_t bw = pk->pair_bw[pair];
-  f->standalone_ps =
-      (rtt / 1000 + (int64_t)((m->bytes + pkts * 48) * 8000000000ull / bw)) *
-      1000;
+  f->standalone_ps = (rtt / 1000 + (int64_t)((m->bytes + pkts * 48) * 8000000000ull / bw)) * 1000;
   f->cap = (double)pk->ports[path[0]].rate_bps;
   if (pk->cfg.has_win) {
     uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
     double win = (double)(pk->cfg.global_t ? pk->max_bdp : bdp);
     double t = (double)(pk->cfg.global_t ? pk->max_rtt_ps : rtt) * 1e-12;
-    if (t > 0 && win > 0 && win * 8 / t < f->cap)
-      f->cap = win * 8 / t;
+    if (t > 0 && win > 0 && win * 8 / t < f->cap) f->cap = win * 8 / t;
   }
   if (pk_heap_push(&n->heap, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (out_id)
-    *out_id = n->n_f;
+  if (out_id) *out_id = n->n_f;
   n->n_f++;
   n->st.msgs++;
   return 0;
@@ -221,18 +201,15 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m,
 /* Collect the connected group (flows sharing links, transitively) reached
  * from the links of flow `seed`; the seed itself is included only when it
  * is active. */
-static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf,
-                     size_t *nl) {
+static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf, size_t *nl) {
   uint32_t st = ++n->stamp;
   size_t fl = 0, ll = 0, head = 0;
   fl_flow_t *s = &n->f[seed];
   for (uint32_t h = 0; h < s->nhop + s->nrev; h++) {
     uint32_t l = n->paths[s->path_off + h];
-    if (n->links[l].mark == st)
-      continue;
+    if (n->links[l].mark == st) continue;
     n->links[l].mark = st;
-    if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl))
-      return ETSIM_ENOMEM;
+    if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl)) return ETSIM_ENOMEM;
     n->cl[ll++] = l;
   }
   while (head < ll) {
@@ -240,19 +217,15 @@ static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf,
     for (size_t i = 0; i < lk->n; i++) {
       uint32_t fi = lk->flows[i] >> 1;
       fl_flow_t *f = &n->f[fi];
-      if (f->mark == st)
-        continue;
+      if (f->mark == st) continue;
       f->mark = st;
-      if (etsim_grow((void **)&n->cf, &n->cap_cf, fl + 1, sizeof *n->cf))
-        return ETSIM_ENOMEM;
+      if (etsim_grow((void **)&n->cf, &n->cap_cf, fl + 1, sizeof *n->cf)) return ETSIM_ENOMEM;
       n->cf[fl++] = fi;
       for (uint32_t h = 0; h < f->nhop + f->nrev; h++) {
         uint32_t l = n->paths[f->path_off + h];
-        if (n->links[l].mark == st)
-          continue;
+        if (n->links[l].mark == st) continue;
         n->links[l].mark = st;
-        if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl))
-          return ETSIM_ENOMEM;
+        if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl)) return ETSIM_ENOMEM;
         n->cl[ll++] = l;
       }
     }
@@ -267,8 +240,7 @@ static void advance(etsim_netflow_t *n, size_t nf) {
   for (size_t i = 0; i < nf; i++) {
     fl_flow_t *f = &n->f[n->cf[i]];
     f->bits_left -= f->rate * (double)(n->now - f->last_ps) * 1e-12;
-    if (f->bits_left < 0)
-      f->bits_left = 0;
+    if (f->bits_left < 0) f->bits_left = 0;
     f->last_ps = n->now;
   }
 }
@@ -281,13 +253,10 @@ static void fill(etsim_netflow_t *n, size_t nf, size_t nl) {
     l->rem = l->capacity;
     l->nun = 0;
     for (size_t k = 0; k < l->n; k++) {
-      if (l->flows[k] & 1)
-        l->rem -= n->ack_w * n->f[l->flows[k] >> 1].est;
-      else
-        l->nun++;
+      if (l->flows[k] & 1) l->rem -= n->ack_w * n->f[l->flows[k] >> 1].est;
+      else l->nun++;
     }
-    if (l->rem < 0)
-      l->rem = 0;
+    if (l->rem < 0) l->rem = 0;
   }
   for (size_t i = 0; i < nf; i++) {
     fl_flow_t *f = &n->f[n->cf[i]];
@@ -299,29 +268,23 @@ static void fill(etsim_netflow_t *n, size_t nf, size_t nl) {
     double delta = INFINITY;
     for (size_t i = 0; i < nl; i++) {
       fl_link_t *l = &n->links[n->cl[i]];
-      if (l->nun && l->rem / l->nun < delta)
-        delta = l->rem / l->nun;
+      if (l->nun && l->rem / l->nun < delta) delta = l->rem / l->nun;
     }
     for (size_t i = 0; i < nf; i++) {
       fl_flow_t *f = &n->f[n->cf[i]];
-      if (!f->frozen && f->cap - f->new_rate < delta)
-        delta = f->cap - f->new_rate;
+      if (!f->frozen && f->cap - f->new_rate < delta) delta = f->cap - f->new_rate;
     }
-    if (delta < 0)
-      delta = 0;
+    if (delta < 0) delta = 0;
     for (size_t i = 0; i < nf; i++) {
       fl_flow_t *f = &n->f[n->cf[i]];
-      if (f->frozen)
-        continue;
+      if (f->frozen) continue;
       f->new_rate += delta;
-      for (uint32_t h = 0; h < f->nhop; h++)
-        n->links[n->paths[f->path_off + h]].rem -= delta;
+      for (uint32_t h = 0; h < f->nhop; h++) n->links[n->paths[f->path_off + h]].rem -= delta;
     }
     size_t before = left;
     for (size_t i = 0; i < nf; i++) {
       fl_flow_t *f = &n->f[n->cf[i]];
-      if (f->frozen)
-        continue;
+      if (f->frozen) continue;
       int stop = f->cap - f->new_rate <= 1e-9 * f->cap;
       for (uint32_t h = 0; h < f->nhop && !stop; h++) {
         fl_link_t *l = &n->links[n->paths[f->path_off + h]];
@@ -330,8 +293,7 @@ static void fill(etsim_netflow_t *n, size_t nf, size_t nl) {
       if (stop) {
         f->frozen = 1;
         left--;
-        for (uint32_t h = 0; h < f->nhop; h++)
-          n->links[n->paths[f->path_off + h]].nun--;
+        for (uint32_t h = 0; h < f->nhop; h++) n->links[n->paths[f->path_off + h]].nun--;
       }
     }
     if (left == before) /* numerically stuck: freeze everyone */
@@ -348,20 +310,17 @@ static void fill(etsim_netflow_t *n, size_t nf, size_t nl) {
  * (under 5 %), so six rounds at most (usually two). */
 static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
   n->st.recomputes++;
-  for (size_t i = 0; i < nf; i++)
-    n->f[n->cf[i]].est = n->f[n->cf[i]].rate;
+  for (size_t i = 0; i < nf; i++) n->f[n->cf[i]].est = n->f[n->cf[i]].rate;
   for (int round = 0; round < 6; round++) {
     fill(n, nf, nl);
     double moved = 0;
     for (size_t i = 0; i < nf; i++) {
       fl_flow_t *f = &n->f[n->cf[i]];
       double d = fabs(f->new_rate - f->est) / f->cap;
-      if (d > moved)
-        moved = d;
+      if (d > moved) moved = d;
       f->est = f->new_rate;
     }
-    if (moved < 1e-7 || n->ack_w == 0)
-      break;
+    if (moved < 1e-7 || n->ack_w == 0) break;
   }
   for (size_t i = 0; i < nf; i++) {
     uint32_t fi = n->cf[i];
@@ -374,16 +333,14 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
     if (f->rate > 0) {
       double dt = f->bits_left / f->rate * 1e12;
       int64_t t = n->now + (int64_t)llround(dt);
-      if (pk_heap_push(&n->heap, t, FL_XFER, fi, f->version))
-        return ETSIM_ENOMEM;
+      if (pk_heap_push(&n->heap, t, FL_XFER, fi, f->version)) return ETSIM_ENOMEM;
     }
   }
   return 0;
 }
 
 static int link_add(fl_link_t *l, uint32_t entry) {
-  if (etsim_grow((void **)&l->flows, &l->cap, l->n + 1, sizeof *l->flows))
-    return ETSIM_ENOMEM;
+  if (etsim_grow((void **)&l->flows, &l->cap, l->n + 1, sizeof *l->flows)) return ETSIM_ENOMEM;
   l->flows[l->n++] = entry;
   return 0;
 }
@@ -391,8 +348,7 @@ static int link_add(fl_link_t *l, uint32_t entry) {
 static void link_del(fl_link_t *l, uint32_t entry) {
   for (size_t i = 0; i < l->n; i++)
     if (l->flows[i] == entry) {
-      memmove(l->flows + i, l->flows + i + 1,
-              (l->n - i - 1) * sizeof *l->flows);
+      memmove(l->flows + i, l->flows + i + 1, (l->n - i - 1) * sizeof *l->flows);
       l->n--;
       return;
     }
@@ -403,95 +359,77 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
   size_t nf, nl;
   int rc;
   switch (e->kind) {
-  case FL_START:
-    f->active = 1;
-    f->last_ps = n->now;
-    for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
-      if (link_add(&n->links[n->paths[f->path_off + h]],
-                   e->a << 1 | (h >= f->nhop)))
+    case FL_START:
+      f->active = 1;
+      f->last_ps = n->now;
+      for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
+        if (link_add(&n->links[n->paths[f->path_off + h]], e->a << 1 | (h >= f->nhop)))
+          return ETSIM_ENOMEM;
+      if ((rc = component(n, e->a, &nf, &nl))) return rc;
+      advance(n, nf);
+      return rerate(n, nf, nl);
+    case FL_XFER:
+      if ((uint32_t)e->b != f->version || !f->active) return 0;
+      if ((rc = component(n, e->a, &nf, &nl))) return rc;
+      advance(n, nf);
+      f->active = 0;
+      f->rate = 0;
+      f->bits_left = 0;
+      for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
+        link_del(&n->links[n->paths[f->path_off + h]], e->a << 1 | (h >= f->nhop));
+      if (pk_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a, 0) ||
+          pk_heap_push(&n->heap, n->now + f->tail_deliver_ps + f->tail_ack_ps, FL_ACKED, e->a, 0))
         return ETSIM_ENOMEM;
-    if ((rc = component(n, e->a, &nf, &nl)))
-      return rc;
-    advance(n, nf);
-    return rerate(n, nf, nl);
-  case FL_XFER:
-    if ((uint32_t)e->b != f->version || !f->active)
+      /* the group without this flow: drop it from the scratch list */
+      {
+        size_t k = 0;
+        for (size_t i = 0; i < nf; i++)
+          if (n->cf[i] != e->a) n->cf[k++] = n->cf[i];
+        nf = k;
+      }
+      return nf ? rerate(n, nf, nl) : 0;
+    case FL_DELIVER:
+      f->delivered_ps = n->now;
+      if (f->fn) f->fn(f->ctx, e->a, ETSIM_NETPKT_DELIVERED, n->now);
       return 0;
-    if ((rc = component(n, e->a, &nf, &nl)))
-      return rc;
-    advance(n, nf);
-    f->active = 0;
-    f->rate = 0;
-    f->bits_left = 0;
-    for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
-      link_del(&n->links[n->paths[f->path_off + h]],
-               e->a << 1 | (h >= f->nhop));
-    if (pk_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a,
-                     0) ||
-        pk_heap_push(&n->heap, n->now + f->tail_deliver_ps + f->tail_ack_ps,
-                     FL_ACKED, e->a, 0))
-      return ETSIM_ENOMEM;
-    /* the group without this flow: drop it from the scratch list */
-    {
-      size_t k = 0;
-      for (size_t i = 0; i < nf; i++)
-        if (n->cf[i] != e->a)
-          n->cf[k++] = n->cf[i];
-      nf = k;
-    }
-    return nf ? rerate(n, nf, nl) : 0;
-  case FL_DELIVER:
-    f->delivered_ps = n->now;
-    if (f->fn)
-      f->fn(f->ctx, e->a, ETSIM_NETPKT_DELIVERED, n->now);
-    return 0;
-  case FL_ACKED:
-    f->acked_ps = n->now;
-    f->finished = 1;
-    n->st.msgs_done++;
-    n->st.last_done_ps = n->now;
-    if (n->fct)
-      fprintf(n->fct,
-              "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64
-              "\n",
-              etsim_netpkt_host_ip(f->src), etsim_netpkt_host_ip(f->dst),
-              f->sport, f->dport, f->bytes, f->start_ps / 1000,
-              (n->now - f->start_ps) / 1000, f->standalone_ps / 1000);
-    if (f->fn)
-      f->fn(f->ctx, e->a, ETSIM_NETPKT_ACKED, n->now);
-    return 0;
+    case FL_ACKED:
+      f->acked_ps = n->now;
+      f->finished = 1;
+      n->st.msgs_done++;
+      n->st.last_done_ps = n->now;
+      if (n->fct)
+        fprintf(n->fct, "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
+                etsim_netpkt_host_ip(f->src), etsim_netpkt_host_ip(f->dst), f->sport, f->dport,
+                f->bytes, f->start_ps / 1000, (n->now - f->start_ps) / 1000,
+                f->standalone_ps / 1000);
+      if (f->fn) f->fn(f->ctx, e->a, ETSIM_NETPKT_ACKED, n->now);
+      return 0;
   }
   return ETSIM_EINTERNAL;
 }
 
-int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps,
-                            etsim_error_t *err) {
+int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err) {
   int64_t stop = n->pk->cfg.stop_ps;
   while (n->heap.n) {
     int64_t t = n->heap.v[0].t;
-    if (t > t_ps || t > stop)
-      return 0;
+    if (t > t_ps || t > stop) return 0;
     pk_ev_t e;
     pk_heap_pop(&n->heap, &e);
     n->now = e.t;
     n->st.events++;
     int rc = on_event(n, &e);
-    if (rc)
-      return etsim_error_set(err, rc, "flow network: %s", etsim_strerror(rc));
+    if (rc) return etsim_error_set(err, rc, "flow network: %s", etsim_strerror(rc));
   }
   return 0;
 }
 
 int64_t etsim_netflow_next_time(const etsim_netflow_t *n) {
-  if (!n->heap.n || n->heap.v[0].t > n->pk->cfg.stop_ps)
-    return INT64_MAX;
+  if (!n->heap.n || n->heap.v[0].t > n->pk->cfg.stop_ps) return INT64_MAX;
   return n->heap.v[0].t;
 }
 
-int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id,
-                           etsim_netpkt_msg_stat_t *o) {
-  if (id >= n->n_f)
-    return ETSIM_ERANGE;
+int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *o) {
+  if (id >= n->n_f) return ETSIM_ERANGE;
   const fl_flow_t *f = &n->f[id];
   o->src = f->src;
   o->dst = f->dst;
@@ -509,7 +447,4 @@ double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id) {
   return id < n->n_f && n->f[id].active ? n->f[id].rate : 0;
 }
 
-void etsim_netflow_get_stats(const etsim_netflow_t *n,
-                             etsim_netflow_stats_t *s) {
-  *s = n->st;
-}
+void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s) { *s = n->st; }

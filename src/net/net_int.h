@@ -4,10 +4,8 @@
 
 #include "etsim/net.h"
 
-int etsim_net__analytical_create(etsim_net_t **out, const etsim_topo_t *topo,
-                                 etsim_error_t *err);
-int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo,
-                                 etsim_error_t *err);
+int etsim_net__analytical_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err);
+int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err);
 
 int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_des_t *q,
                            uint32_t ev_deliver, int packet, const etsim_net_opts_t *opts,

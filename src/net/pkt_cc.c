@@ -11,10 +11,8 @@
 #include <math.h>
 
 static uint64_t clamp_rate(uint64_t r, uint64_t lo, uint64_t hi) {
-  if (r < lo)
-    r = lo;
-  if (r > hi)
-    r = hi;
+  if (r < lo) r = lo;
+  if (r > hi) r = hi;
   return r;
 }
 
@@ -46,8 +44,7 @@ static void dcqcn_init(pk_net_t *n, pk_qp_t *q) {
 static int64_t us(double v) { return (int64_t)llround(v * 1e6); }
 
 static void dcqcn_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
-  if (!ack->cnp)
-    return;
+  if (!ack->cnp) return;
   q->cc.dcqcn.alpha_cnp = 1;
   q->cc.dcqcn.dec_cnp = 1;
   if (q->cc.dcqcn.first_cnp) {
@@ -64,15 +61,13 @@ static void dcqcn_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
 static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
   double g = n->cfg.ewma_gain;
   if (id == T_ALPHA) {
-    q->cc.dcqcn.alpha =
-        (1 - g) * q->cc.dcqcn.alpha + (q->cc.dcqcn.alpha_cnp ? g : 0);
+    q->cc.dcqcn.alpha = (1 - g) * q->cc.dcqcn.alpha + (q->cc.dcqcn.alpha_cnp ? g : 0);
     q->cc.dcqcn.alpha_cnp = 0;
     pk_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
   } else if (id == T_DEC) {
     pk_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us));
     if (q->cc.dcqcn.dec_cnp) {
-      if (n->cfg.clamp_target_rate || q->cc.dcqcn.stage != 0)
-        q->cc.dcqcn.target = q->rate;
+      if (n->cfg.clamp_target_rate || q->cc.dcqcn.stage != 0) q->cc.dcqcn.target = q->rate;
       uint64_t r = scale(q->rate, 1 - q->cc.dcqcn.alpha / 2);
       q->rate = r > n->cfg.min_rate_bps ? r : n->cfg.min_rate_bps;
       q->cc.dcqcn.stage = 0;
@@ -84,19 +79,16 @@ static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
     pk_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
     uint32_t f = n->cfg.fast_recovery_times;
     if (q->cc.dcqcn.stage > f || q->cc.dcqcn.stage == f) {
-      uint64_t inc =
-          q->cc.dcqcn.stage == f ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
+      uint64_t inc = q->cc.dcqcn.stage == f ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
       q->cc.dcqcn.target += inc;
-      if (q->cc.dcqcn.target > q->max_rate)
-        q->cc.dcqcn.target = q->max_rate;
+      if (q->cc.dcqcn.target > q->max_rate) q->cc.dcqcn.target = q->max_rate;
     }
     q->rate = q->rate / 2 + q->cc.dcqcn.target / 2;
     q->cc.dcqcn.stage++;
   }
 }
 
-const pk_cc_ops_t pk_cc_dcqcn = {"dcqcn", 0, dcqcn_init, dcqcn_ack,
-                                 dcqcn_timer};
+const pk_cc_ops_t pk_cc_dcqcn = {"dcqcn", 0, dcqcn_init, dcqcn_ack, dcqcn_timer};
 
 /* ------------------------------------------------------------------ HPCC */
 
@@ -106,38 +98,31 @@ static void hpcc_init(pk_net_t *n, pk_qp_t *q) {
   q->cc.hpcc.u = 1;
 }
 
-static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack,
-                        int fast) {
+static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) {
   uint64_t next_seq = q->snd_nxt;
   if (q->cc.hpcc.last_seq == 0) { /* first RTT: remember the INT stack */
     q->cc.hpcc.last_seq = next_seq;
     q->cc.hpcc.nhop = ack->nhop;
-    for (uint32_t i = 0; i < ack->nhop; i++)
-      q->cc.hpcc.hop[i] = pk_hops(n, ack)[i];
+    for (uint32_t i = 0; i < ack->nhop; i++) q->cc.hpcc.hop[i] = pk_hops(n, ack)[i];
     return;
   }
   double T = (double)q->base_rtt_ps;
-  double win = q->win
-                   ? (double)q->win
-                   : (double)q->base_rtt_ps * 1e-12 * (double)q->max_rate / 8;
+  double win = q->win ? (double)q->win : (double)q->base_rtt_ps * 1e-12 * (double)q->max_rate / 8;
   double U = 0;
   int64_t dt = 0;
   int any = 0;
   for (uint32_t i = 0; i < ack->nhop; i++) {
     const pk_hop_t *h = &pk_hops(n, ack)[i];
     pk_hop_t *prev = &q->cc.hpcc.hop[i];
-    if (n->cfg.sample_feedback && h->qlen_bytes == 0 && fast)
-      continue;
+    if (n->cfg.sample_feedback && h->qlen_bytes == 0 && fast) continue;
     int64_t tau = h->ts_ps - prev->ts_ps;
     if (i >= q->cc.hpcc.nhop || tau <= 0) {
       *prev = *h;
       continue;
     }
     any = 1;
-    double tx_rate =
-        (double)(h->tx_bytes - prev->tx_bytes) * 8 / ((double)tau * 1e-12);
-    uint64_t ql =
-        h->qlen_bytes < prev->qlen_bytes ? h->qlen_bytes : prev->qlen_bytes;
+    double tx_rate = (double)(h->tx_bytes - prev->tx_bytes) * 8 / ((double)tau * 1e-12);
+    uint64_t ql = h->qlen_bytes < prev->qlen_bytes ? h->qlen_bytes : prev->qlen_bytes;
     double u = tx_rate / (double)h->rate_bps +
                (double)ql * (double)q->max_rate / (double)h->rate_bps / win;
     if (u > U) {
@@ -146,19 +131,16 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack,
     }
     *prev = *h;
   }
-  if (ack->nhop > q->cc.hpcc.nhop)
-    q->cc.hpcc.nhop = ack->nhop;
+  if (ack->nhop > q->cc.hpcc.nhop) q->cc.hpcc.nhop = ack->nhop;
   if (any) {
-    if ((double)dt > T)
-      dt = (int64_t)T;
+    if ((double)dt > T) dt = (int64_t)T;
     q->cc.hpcc.u = (q->cc.hpcc.u * (T - (double)dt) + U * (double)dt) / T;
     double max_c = q->cc.hpcc.u / n->cfg.u_target;
     uint64_t new_rate;
     uint32_t new_stage;
     if (max_c >= 1 || q->cc.hpcc.inc_stage >= n->cfg.mi_thresh) {
       /* R_c / k, truncated as ns-3's DataRate / double */
-      new_rate =
-          (uint64_t)((double)q->cc.hpcc.cur_rate / max_c) + n->cfg.rate_ai_bps;
+      new_rate = (uint64_t)((double)q->cc.hpcc.cur_rate / max_c) + n->cfg.rate_ai_bps;
       new_stage = 0;
     } else {
       new_rate = q->cc.hpcc.cur_rate + n->cfg.rate_ai_bps;
@@ -171,15 +153,12 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack,
       q->cc.hpcc.inc_stage = new_stage;
     }
   }
-  if (!fast && next_seq > q->cc.hpcc.last_seq)
-    q->cc.hpcc.last_seq = next_seq;
+  if (!fast && next_seq > q->cc.hpcc.last_seq) q->cc.hpcc.last_seq = next_seq;
 }
 
 static void hpcc_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
-  if (ack->seq > q->cc.hpcc.last_seq)
-    hpcc_update(n, q, ack, 0);
-  else if (n->cfg.fast_react)
-    hpcc_update(n, q, ack, 1);
+  if (ack->seq > q->cc.hpcc.last_seq) hpcc_update(n, q, ack, 0);
+  else if (n->cfg.fast_react) hpcc_update(n, q, ack, 1);
 }
 
 /* INT header: 5 hops of 8 bytes + 2 (ns-3 IntHeader, NORMAL mode). */
@@ -193,8 +172,7 @@ static void timely_init(pk_net_t *n, pk_qp_t *q) {
 }
 
 static void timely_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
-  if (ack->seq <= q->cc.timely.last_seq)
-    return; /* ns-3's TIMELY has no fast reaction */
+  if (ack->seq <= q->cc.timely.last_seq) return; /* ns-3's TIMELY has no fast reaction */
   uint64_t next_seq = q->snd_nxt;
   int64_t rtt = (n->now - ack->ts_ps) / 1000; /* ns */
   if (q->cc.timely.last_seq != 0) {
@@ -204,23 +182,18 @@ static void timely_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
     double grad = diff / (double)n->cfg.timely_minrtt_ns;
     int inc = 0;
     double c = 0;
-    if (rtt < n->cfg.timely_tlow_ns)
-      inc = 1;
+    if (rtt < n->cfg.timely_tlow_ns) inc = 1;
     else if (rtt > n->cfg.timely_thigh_ns)
       c = 1 - b * (1 - (double)n->cfg.timely_thigh_ns / (double)rtt);
-    else if (grad <= 0)
-      inc = 1;
+    else if (grad <= 0) inc = 1;
     else {
       c = 1 - b * grad;
-      if (c < 0)
-        c = 0;
+      if (c < 0) c = 0;
     }
     if (inc) {
-      uint64_t add =
-          q->cc.timely.inc_stage < 5 ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
+      uint64_t add = q->cc.timely.inc_stage < 5 ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
       q->rate = q->cc.timely.cur_rate + add;
-      if (q->rate > q->max_rate)
-        q->rate = q->max_rate;
+      if (q->rate > q->max_rate) q->rate = q->max_rate;
       q->cc.timely.inc_stage++;
     } else {
       uint64_t r = scale(q->cc.timely.cur_rate, c);
@@ -257,8 +230,7 @@ static void dctcp_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
       q->cc.dctcp.batch = q->snd_nxt / mtu + 1;
     } else {
       double frac = (double)q->cc.dctcp.ecn_cnt / (double)q->cc.dctcp.batch;
-      if (frac > 1)
-        frac = 1;
+      if (frac > 1) frac = 1;
       double g = n->cfg.ewma_gain;
       q->cc.dctcp.alpha = (1 - g) * q->cc.dctcp.alpha + g * frac;
       q->cc.dctcp.last_seq = q->snd_nxt;
@@ -266,8 +238,7 @@ static void dctcp_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
       q->cc.dctcp.batch = (q->snd_nxt - seq) / mtu + 1;
     }
   }
-  if (q->cc.dctcp.cwr && seq > q->cc.dctcp.high_seq)
-    q->cc.dctcp.cwr = 0;
+  if (q->cc.dctcp.cwr && seq > q->cc.dctcp.high_seq) q->cc.dctcp.cwr = 0;
   if (ack->cnp && !q->cc.dctcp.cwr) {
     uint64_t r = scale(q->rate, 1 - q->cc.dctcp.alpha / 2);
     q->rate = r > n->cfg.min_rate_bps ? r : n->cfg.min_rate_bps;

@@ -20,9 +20,7 @@
 
 int pk_read_file(const char *path, char **out, etsim_error_t *err) {
   FILE *f = fopen(path, "rb");
-  if (!f)
-    return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path,
-                           strerror(errno));
+  if (!f) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   size_t cap = 4096, n = 0;
   char *buf = etsim_malloc(cap);
   if (!buf) {
@@ -42,8 +40,7 @@ int pk_read_file(const char *path, char **out, etsim_error_t *err) {
     }
     size_t got = fread(buf + n, 1, cap - 1 - n, f);
     n += got;
-    if (got == 0)
-      break;
+    if (got == 0) break;
   }
   int bad = ferror(f);
   fclose(f);
@@ -54,8 +51,7 @@ int pk_read_file(const char *path, char **out, etsim_error_t *err) {
   buf[n] = 0;
   if (memchr(buf, 0, n)) {
     etsim_free(buf);
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s: binary data in a text file",
-                           path);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: binary data in a text file", path);
   }
   *out = buf;
   return 0;
@@ -89,9 +85,8 @@ void etsim_netpkt_cfg_default(etsim_netpkt_cfg_t *c) {
   c->rate_bound = 1;
   c->ack_high_prio = 0;
   /* ASTRA-sim's sample KMAX/KMIN/PMAX maps (KB, per link rate). */
-  static const uint64_t r[] = {25000000000ull,  40000000000ull,
-                               100000000000ull, 200000000000ull,
-                               400000000000ull, 2400000000000ull};
+  static const uint64_t r[] = {25000000000ull,  40000000000ull,  100000000000ull,
+                               200000000000ull, 400000000000ull, 2400000000000ull};
   static const uint32_t kmax[] = {400, 800, 1600, 2400, 3200, 3200};
   static const uint32_t kmin[] = {100, 200, 400, 600, 800, 800};
   c->n_ecn = 6;
@@ -122,16 +117,12 @@ static int split(const char *value, char tok[][64], int max) {
   int n = 0;
   const char *p = value;
   while (*p) {
-    while (*p == ' ' || *p == '\t' || *p == '\r')
-      p++;
-    if (!*p)
-      break;
-    if (n == max)
-      return max + 1;
+    while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+    if (!*p) break;
+    if (n == max) return max + 1;
     int k = 0;
     while (*p && *p != ' ' && *p != '\t' && *p != '\r') {
-      if (k < 63)
-        tok[n][k++] = *p;
+      if (k < 63) tok[n][k++] = *p;
       p++;
     }
     tok[n][k] = 0;
@@ -140,16 +131,7 @@ static int split(const char *value, char tok[][64], int max) {
   return n;
 }
 
-typedef enum {
-  K_BOOL,
-  K_U32,
-  K_DBL,
-  K_RATE,
-  K_PATH,
-  K_IGNORE_PATH,
-  K_IGNORE_INT,
-  K_I64
-} kind_t;
+typedef enum { K_BOOL, K_U32, K_DBL, K_RATE, K_PATH, K_IGNORE_PATH, K_IGNORE_INT, K_I64 } kind_t;
 
 typedef struct {
   const char *key;
@@ -209,38 +191,29 @@ static const key_t_ keys[] = {
     {"TX_ROUND_PS", K_I64, OFF(tx_round_ps)},
 };
 
-static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64],
-                       int n, etsim_error_t *err) {
+static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                       etsim_error_t *err) {
   uint64_t cnt;
-  if (n < 1 || pk_parse_u64(t[0], &cnt) || cnt == 0 ||
-      cnt > ETSIM_NETPKT_MAX_ECN_RATES)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: expected a count 1..%d then rate/value pairs",
+  if (n < 1 || pk_parse_u64(t[0], &cnt) || cnt == 0 || cnt > ETSIM_NETPKT_MAX_ECN_RATES)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a count 1..%d then rate/value pairs",
                            key, ETSIM_NETPKT_MAX_ECN_RATES);
   if ((uint64_t)n != 1 + 2 * cnt)
-    return etsim_error_set(
-        err, ETSIM_EINVAL, "%s: count %llu needs %llu values, found %d", key,
-        (unsigned long long)cnt, (unsigned long long)(2 * cnt), n - 1);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: count %llu needs %llu values, found %d", key,
+                           (unsigned long long)cnt, (unsigned long long)(2 * cnt), n - 1);
   /* The three maps may list rates in different orders; keep a union. */
-  int which = strcmp(key, "KMAX_MAP") == 0   ? 0
-              : strcmp(key, "KMIN_MAP") == 0 ? 1
-                                             : 2;
+  int which = strcmp(key, "KMAX_MAP") == 0 ? 0 : strcmp(key, "KMIN_MAP") == 0 ? 1 : 2;
   for (uint64_t i = 0; i < cnt; i++) {
     uint64_t rate;
     double v;
     if (etsim_netpkt_parse_rate(t[1 + 2 * i], &rate))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rate '%s'", key,
-                             t[1 + 2 * i]);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rate '%s'", key, t[1 + 2 * i]);
     if (pk_parse_double(t[2 + 2 * i], &v) || v < 0)
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: bad value '%s'", key,
-                             t[2 + 2 * i]);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: bad value '%s'", key, t[2 + 2 * i]);
     if (which == 2 && v > 1)
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: probability %g above 1",
-                             key, v);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: probability %g above 1", key, v);
     uint32_t k;
     for (k = 0; k < c->n_ecn; k++)
-      if (c->ecn_rate_bps[k] == rate)
-        break;
+      if (c->ecn_rate_bps[k] == rate) break;
     if (k == c->n_ecn) {
       if (k == ETSIM_NETPKT_MAX_ECN_RATES)
         return etsim_error_set(err, ETSIM_EINVAL, "%s: more than %d rates", key,
@@ -251,24 +224,20 @@ static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64],
       c->kmax_kb[k] = UINT32_MAX;
       c->pmax[k] = -1;
     }
-    if (which == 0)
-      c->kmax_kb[k] = (uint32_t)v;
-    else if (which == 1)
-      c->kmin_kb[k] = (uint32_t)v;
-    else
-      c->pmax[k] = v;
+    if (which == 0) c->kmax_kb[k] = (uint32_t)v;
+    else if (which == 1) c->kmin_kb[k] = (uint32_t)v;
+    else c->pmax[k] = v;
   }
   return 0;
 }
 
-int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
-                         const char *value, etsim_error_t *err) {
+int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *value,
+                         etsim_error_t *err) {
   char t[1 + 2 * ETSIM_NETPKT_MAX_ECN_RATES + 1][64];
   int n = split(value, t, 1 + 2 * ETSIM_NETPKT_MAX_ECN_RATES);
   if (n > 1 + 2 * ETSIM_NETPKT_MAX_ECN_RATES)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: too many values", key);
-  if (!strcmp(key, "KMAX_MAP") || !strcmp(key, "KMIN_MAP") ||
-      !strcmp(key, "PMAX_MAP")) {
+  if (!strcmp(key, "KMAX_MAP") || !strcmp(key, "KMIN_MAP") || !strcmp(key, "PMAX_MAP")) {
     return set_ecn_map(c, key, t, n, err);
   }
   if (!strcmp(key, "CC_MODE")) {
@@ -276,40 +245,37 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
     if (n != 1 || pk_parse_u64(t[0], &v))
       return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE: expected an integer");
     switch (v) {
-    case 0:
-    case 12:
-      c->cc_mode = ETSIM_NETPKT_CC_NONE;
-      return 0;
-    case 1:
-    case 3:
-    case 7:
-    case 8:
-      c->cc_mode = (int)v;
-      return 0;
-    case 10:
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                             "CC_MODE 10 (HPCC-PINT) is not implemented");
-    default:
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "CC_MODE %llu unknown (0/12 none, 1 DCQCN, 3 "
-                             "HPCC, 7 TIMELY, 8 DCTCP)",
-                             (unsigned long long)v);
+      case 0:
+      case 12:
+        c->cc_mode = ETSIM_NETPKT_CC_NONE;
+        return 0;
+      case 1:
+      case 3:
+      case 7:
+      case 8:
+        c->cc_mode = (int)v;
+        return 0;
+      case 10:
+        return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                               "CC_MODE 10 (HPCC-PINT) is not implemented");
+      default:
+        return etsim_error_set(err, ETSIM_EINVAL,
+                               "CC_MODE %llu unknown (0/12 none, 1 DCQCN, 3 "
+                               "HPCC, 7 TIMELY, 8 DCTCP)",
+                               (unsigned long long)v);
     }
   }
   if (!strcmp(key, "SIMULATOR_STOP_TIME")) {
     double s;
     if (n != 1 || pk_parse_double(t[0], &s) || s < 0)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "SIMULATOR_STOP_TIME: expected seconds >= 0");
+      return etsim_error_set(err, ETSIM_EINVAL, "SIMULATOR_STOP_TIME: expected seconds >= 0");
     c->stop_ps = s * 1e12 >= 9.2e18 ? INT64_MAX : (int64_t)llround(s * 1e12);
     return 0;
   }
   if (!strcmp(key, "LINK_DOWN")) {
     uint64_t a = 0, b = 0, d = 0;
-    if (n != 3 || pk_parse_u64(t[0], &a) || pk_parse_u64(t[1], &b) ||
-        pk_parse_u64(t[2], &d))
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "LINK_DOWN: expected 'time_us node node'");
+    if (n != 3 || pk_parse_u64(t[0], &a) || pk_parse_u64(t[1], &b) || pk_parse_u64(t[2], &d))
+      return etsim_error_set(err, ETSIM_EINVAL, "LINK_DOWN: expected 'time_us node node'");
     if (a || b || d)
       return etsim_error_set(err, ETSIM_EUNSUPPORTED,
                              "LINK_DOWN: taking links down is not modelled "
@@ -319,8 +285,7 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
   if (!strcmp(key, "NIC_TOTAL_PAUSE_TIME")) {
     uint64_t v;
     if (n != 1 || pk_parse_u64(t[0], &v))
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "NIC_TOTAL_PAUSE_TIME: expected an integer");
+      return etsim_error_set(err, ETSIM_EINVAL, "NIC_TOTAL_PAUSE_TIME: expected an integer");
     if (v)
       return etsim_error_set(err, ETSIM_EUNSUPPORTED,
                              "NIC_TOTAL_PAUSE_TIME: NIC pause injection is "
@@ -343,92 +308,75 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
   if (!strcmp(key, "STALL_TIMEOUT_US")) {
     double v;
     if (n != 1 || pk_parse_double(t[0], &v) || v <= 0)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "STALL_TIMEOUT_US: expected microseconds > 0");
+      return etsim_error_set(err, ETSIM_EINVAL, "STALL_TIMEOUT_US: expected microseconds > 0");
     c->stall_ps = (int64_t)llround(v * 1e6);
     return 0;
   }
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    if (strcmp(keys[i].key, key))
-      continue;
+    if (strcmp(keys[i].key, key)) continue;
     char *f = (char *)c + keys[i].off;
     if (n != 1)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: expected one value, found %d", key, n);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: expected one value, found %d", key, n);
     uint64_t u;
     double d;
     switch (keys[i].kind) {
-    case K_BOOL:
-      if (pk_parse_u64(t[0], &u) || u > 1)
-        return etsim_error_set(err, ETSIM_EINVAL,
-                               "%s: expected 0 or 1, not '%s'", key, t[0]);
-      *(int *)f = (int)u;
-      break;
-    case K_U32:
-      if (pk_parse_u64(t[0], &u) || u > UINT32_MAX)
-        return etsim_error_set(err, ETSIM_EINVAL,
-                               "%s: expected a non-negative integer, not '%s'",
-                               key, t[0]);
-      *(uint32_t *)f = (uint32_t)u;
-      break;
-    case K_I64:
-      if (pk_parse_u64(t[0], &u) || u > INT64_MAX)
-        return etsim_error_set(err, ETSIM_EINVAL,
-                               "%s: expected a non-negative integer, not '%s'",
-                               key, t[0]);
-      *(int64_t *)f = (int64_t)u;
-      break;
-    case K_IGNORE_INT:
-      if (pk_parse_u64(t[0], &u))
-        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected an integer",
-                               key);
-      break;
-    case K_DBL:
-      if (pk_parse_double(t[0], &d) || d < 0)
-        return etsim_error_set(err, ETSIM_EINVAL,
-                               "%s: expected a number >= 0, not '%s'", key,
-                               t[0]);
-      *(double *)f = d;
-      break;
-    case K_RATE:
-      if (etsim_netpkt_parse_rate(t[0], &u))
-        return etsim_error_set(err, ETSIM_EINVAL,
-                               "%s: bad rate '%s' (e.g. 50Mb/s)", key, t[0]);
-      *(uint64_t *)f = u;
-      break;
-    case K_PATH:
-      snprintf(f, ETSIM_NETPKT_PATH_MAX, "%s", t[0]);
-      break;
-    case K_IGNORE_PATH:
-      break;
+      case K_BOOL:
+        if (pk_parse_u64(t[0], &u) || u > 1)
+          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected 0 or 1, not '%s'", key, t[0]);
+        *(int *)f = (int)u;
+        break;
+      case K_U32:
+        if (pk_parse_u64(t[0], &u) || u > UINT32_MAX)
+          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a non-negative integer, not '%s'",
+                                 key, t[0]);
+        *(uint32_t *)f = (uint32_t)u;
+        break;
+      case K_I64:
+        if (pk_parse_u64(t[0], &u) || u > INT64_MAX)
+          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a non-negative integer, not '%s'",
+                                 key, t[0]);
+        *(int64_t *)f = (int64_t)u;
+        break;
+      case K_IGNORE_INT:
+        if (pk_parse_u64(t[0], &u))
+          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected an integer", key);
+        break;
+      case K_DBL:
+        if (pk_parse_double(t[0], &d) || d < 0)
+          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a number >= 0, not '%s'", key,
+                                 t[0]);
+        *(double *)f = d;
+        break;
+      case K_RATE:
+        if (etsim_netpkt_parse_rate(t[0], &u))
+          return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rate '%s' (e.g. 50Mb/s)", key, t[0]);
+        *(uint64_t *)f = u;
+        break;
+      case K_PATH:
+        snprintf(f, ETSIM_NETPKT_PATH_MAX, "%s", t[0]);
+        break;
+      case K_IGNORE_PATH:
+        break;
     }
-    if (!strcmp(key, "PACKET_PAYLOAD_SIZE") &&
-        (c->payload_bytes < 1 || c->payload_bytes > 65000))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: %u not in 1..65000", key,
-                             c->payload_bytes);
+    if (!strcmp(key, "PACKET_PAYLOAD_SIZE") && (c->payload_bytes < 1 || c->payload_bytes > 65000))
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: %u not in 1..65000", key, c->payload_bytes);
     if (!strcmp(key, "MULTI_RATE") && c->multi_rate)
       return etsim_error_set(err, ETSIM_EUNSUPPORTED,
                              "MULTI_RATE 1 (per-hop HPCC rates) is not "
                              "implemented");
     if (!strcmp(key, "U_TARGET") && !(c->u_target > 0 && c->u_target <= 1))
-      return etsim_error_set(err, ETSIM_EINVAL, "U_TARGET: %g not in (0, 1]",
-                             c->u_target);
+      return etsim_error_set(err, ETSIM_EINVAL, "U_TARGET: %g not in (0, 1]", c->u_target);
     if (!strcmp(key, "EWMA_GAIN") && !(c->ewma_gain > 0 && c->ewma_gain <= 1))
-      return etsim_error_set(err, ETSIM_EINVAL, "EWMA_GAIN: %g not in (0, 1]",
-                             c->ewma_gain);
+      return etsim_error_set(err, ETSIM_EINVAL, "EWMA_GAIN: %g not in (0, 1]", c->ewma_gain);
     if (!strcmp(key, "ERROR_RATE_PER_LINK") && c->error_rate_per_link >= 1)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "ERROR_RATE_PER_LINK: %g not below 1",
+      return etsim_error_set(err, ETSIM_EINVAL, "ERROR_RATE_PER_LINK: %g not below 1",
                              c->error_rate_per_link);
-    if (!strcmp(key, "L2_BACK_TO_ZERO") && c->l2_back_to_zero &&
-        !c->l2_chunk_size)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "L2_BACK_TO_ZERO 1 needs L2_CHUNK_SIZE > 0");
+    if (!strcmp(key, "L2_BACK_TO_ZERO") && c->l2_back_to_zero && !c->l2_chunk_size)
+      return etsim_error_set(err, ETSIM_EINVAL, "L2_BACK_TO_ZERO 1 needs L2_CHUNK_SIZE > 0");
     if (!strcmp(key, "INT_MULTI") && c->int_multi < 1)
       return etsim_error_set(err, ETSIM_EINVAL, "INT_MULTI must be >= 1");
     if (!strcmp(key, "QLEN_MON_INTERVAL") && c->qlen_interval_ns <= 0)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "QLEN_MON_INTERVAL must be > 0");
+      return etsim_error_set(err, ETSIM_EINVAL, "QLEN_MON_INTERVAL must be > 0");
     return 0;
   }
   return etsim_error_set(err, ETSIM_ENOTFOUND, "unknown key '%s'", key);
@@ -436,46 +384,37 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key,
 
 /* Resolve a relative path against the folder of `base`. */
 static void resolve(char *path, const char *base) {
-  if (!path[0] || path[0] == '/' || etsim_netpkt_topo_is_spec(path))
-    return;
+  if (!path[0] || path[0] == '/' || etsim_netpkt_topo_is_spec(path)) return;
   const char *slash = strrchr(base, '/');
-  if (!slash)
-    return;
+  if (!slash) return;
   char tmp[ETSIM_NETPKT_PATH_MAX];
   int len = (int)(slash - base);
   if (snprintf(tmp, sizeof tmp, "%.*s/%s", len, base, path) < (int)sizeof tmp)
     memcpy(path, tmp, strlen(tmp) + 1);
 }
 
-int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path,
-                          etsim_error_t *err) {
+int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path, etsim_error_t *err) {
   char *text;
   int rc = pk_read_file(path, &text, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   char *line = text;
   uint32_t lineno = 0;
   int maps_seen = 0;
   while (line && *line) {
     lineno++;
     char *nl = strchr(line, '\n');
-    if (nl)
-      *nl = 0;
+    if (nl) *nl = 0;
     char *p = line;
-    while (*p == ' ' || *p == '\t')
-      p++;
+    while (*p == ' ' || *p == '\t') p++;
     char *hash = strchr(p, '#');
-    if (hash)
-      *hash = 0;
+    if (hash) *hash = 0;
     char *k = p;
-    while (*p && *p != ' ' && *p != '\t' && *p != '\r')
-      p++;
-    if (*p)
-      *p++ = 0;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\r') p++;
+    if (*p) *p++ = 0;
     if (*k && *k != '\r') {
       /* The first ECN map in a file replaces the default maps. */
-      if (!maps_seen && (!strcmp(k, "KMAX_MAP") || !strcmp(k, "KMIN_MAP") ||
-                         !strcmp(k, "PMAX_MAP"))) {
+      if (!maps_seen &&
+          (!strcmp(k, "KMAX_MAP") || !strcmp(k, "KMIN_MAP") || !strcmp(k, "PMAX_MAP"))) {
         maps_seen = 1;
         c->n_ecn = 0;
       }
@@ -490,8 +429,7 @@ int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path,
   }
   etsim_free(text);
   for (uint32_t i = 0; i < c->n_ecn; i++)
-    if (c->kmin_kb[i] == UINT32_MAX || c->kmax_kb[i] == UINT32_MAX ||
-        c->pmax[i] < 0)
+    if (c->kmin_kb[i] == UINT32_MAX || c->kmax_kb[i] == UINT32_MAX || c->pmax[i] < 0)
       return etsim_error_set(err, ETSIM_EINVAL,
                              "%s: rate %llu b/s is in one ECN map but not in "
                              "all of KMIN_MAP, KMAX_MAP and PMAX_MAP",
@@ -504,12 +442,11 @@ int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path,
   return 0;
 }
 
-int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
-                            size_t *n_out, etsim_error_t *err) {
+int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out, size_t *n_out,
+                            etsim_error_t *err) {
   char *text;
   int rc = pk_read_file(path, &text, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   pk_tok_t tk;
   pk_tok_init(&tk, text, path);
   uint64_t cnt;
@@ -519,8 +456,8 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
     goto done;
   }
   if (pk_parse_u64(tk.tok, &cnt) || cnt > 100000000) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad flow count '%s'", path,
-                         tk.tok_line, tk.tok);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad flow count '%s'", path, tk.tok_line,
+                         tk.tok);
     goto done;
   }
   f = etsim_calloc(cnt ? cnt : 1, sizeof *f);
@@ -528,9 +465,8 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
     rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
     goto done;
   }
-  static const char *what[] = {"source",         "destination",
-                               "priority group", "destination port",
-                               "size",           "start time"};
+  static const char *what[] = {"source",           "destination", "priority group",
+                               "destination port", "size",        "start time"};
   for (uint64_t i = 0; i < cnt; i++) {
     uint64_t v[5];
     double start = 0;
@@ -538,8 +474,7 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
     for (int k = 0; k < 6; k++) {
       if (!pk_tok_next(&tk)) {
         if (k)
-          rc = etsim_error_set(err, ETSIM_EFORMAT,
-                               "%s:%u: flow %llu: missing %s (line ends)", path,
+          rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: flow %llu: missing %s (line ends)", path,
                                line, (unsigned long long)i + 1, what[k]);
         else
           rc = etsim_error_set(err, ETSIM_EFORMAT,
@@ -549,38 +484,33 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
                                (unsigned long long)cnt);
         goto done;
       }
-      if (k == 0)
-        line = tk.tok_line;
+      if (k == 0) line = tk.tok_line;
       if (tk.tok_line != line) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s:%u: flow %llu: missing %s (line ends)", path,
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: flow %llu: missing %s (line ends)", path,
                              line, (unsigned long long)i + 1, what[k]);
         goto done;
       }
-      int bad = k < 5 ? pk_parse_u64(tk.tok, &v[k])
-                      : (pk_parse_double(tk.tok, &start) || start < 0);
-      if (!bad && k < 5 && v[k] > UINT32_MAX && k != 4)
-        bad = 1;
+      int bad =
+          k < 5 ? pk_parse_u64(tk.tok, &v[k]) : (pk_parse_double(tk.tok, &start) || start < 0);
+      if (!bad && k < 5 && v[k] > UINT32_MAX && k != 4) bad = 1;
       if (bad) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad %s '%s'", path,
-                             tk.tok_line, what[k], tk.tok);
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad %s '%s'", path, tk.tok_line, what[k],
+                             tk.tok);
         goto done;
       }
     }
     if (v[2] < 1 || v[2] > 7) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%u: priority group %llu not in 1..7", path, line,
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: priority group %llu not in 1..7", path, line,
                            (unsigned long long)v[2]);
       goto done;
     }
     if (v[3] > 65535) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: port %llu above 65535",
-                           path, line, (unsigned long long)v[3]);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: port %llu above 65535", path, line,
+                           (unsigned long long)v[3]);
       goto done;
     }
     if (v[4] == 0) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: flow of 0 bytes", path,
-                           line);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: flow of 0 bytes", path, line);
       goto done;
     }
     f[i].src = (uint32_t)v[0];
@@ -592,8 +522,7 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out,
     f[i].line = line;
   }
   if (pk_tok_next(&tk)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s:%u: unexpected '%s' after %llu flows", path,
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: unexpected '%s' after %llu flows", path,
                          tk.tok_line, tk.tok, (unsigned long long)cnt);
     goto done;
   }

@@ -38,16 +38,14 @@ int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
   if (h->n == h->cap) {
     size_t nc = h->cap ? h->cap * 2 : 1024;
     pk_ev_t *nv = etsim_realloc(h->v, nc * sizeof *nv);
-    if (!nv)
-      return ETSIM_ENOMEM;
+    if (!nv) return ETSIM_ENOMEM;
     h->v = nv;
     h->cap = nc;
   }
   size_t i = h->n++;
   while (i > 0) {
     size_t p = (i - 1) / 4;
-    if (!ev_less(e, &h->v[p]))
-      break;
+    if (!ev_less(e, &h->v[p])) break;
     h->v[i] = h->v[p];
     i = p;
   }
@@ -55,8 +53,7 @@ int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
   return 0;
 }
 
-int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
-                 uint64_t b) {
+int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
   pk_ev_t e = {t, h->next_seq++, kind, a, b};
   return pk_heap_push_ev(h, &e);
 }
@@ -65,12 +62,10 @@ void pk_heap_pop(pk_heap_t *h, pk_ev_t *out) {
   *out = h->v[0];
   pk_ev_t last = h->v[--h->n];
   size_t n = h->n, i = 0;
-  if (!n)
-    return;
+  if (!n) return;
   for (;;) {
     size_t c = 4 * i + 1;
-    if (c >= n)
-      break;
+    if (c >= n) break;
     size_t best;
     if (c + 3 < n) {
       size_t b01 = ev_less(&h->v[c + 1], &h->v[c]) ? c + 1 : c;
@@ -79,11 +74,9 @@ void pk_heap_pop(pk_heap_t *h, pk_ev_t *out) {
     } else {
       best = c;
       for (size_t k = c + 1; k < n; k++)
-        if (ev_less(&h->v[k], &h->v[best]))
-          best = k;
+        if (ev_less(&h->v[k], &h->v[best])) best = k;
     }
-    if (!ev_less(&h->v[best], &last))
-      break;
+    if (!ev_less(&h->v[best], &last)) break;
     h->v[i] = h->v[best];
     i = best;
   }
@@ -133,12 +126,9 @@ static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
 /* Serialisation time on port p: full data packets and ACKs are nearly all
  * the traffic, so their times are worked out once per port (a 64-bit
  * division each, twice with rounding, is the dearest step of a hop). */
-static inline int64_t port_tx_time(const pk_net_t *n, const pk_port_t *p,
-                                   uint32_t bytes) {
-  if (bytes == n->mtu_wire)
-    return p->tx_mtu_ps;
-  if (bytes == n->ack_size)
-    return p->tx_ack_ps;
+static inline int64_t port_tx_time(const pk_net_t *n, const pk_port_t *p, uint32_t bytes) {
+  if (bytes == n->mtu_wire) return p->tx_mtu_ps;
+  if (bytes == n->ack_size) return p->tx_ack_ps;
   return tx_time(n, bytes, p->rate_bps);
 }
 
@@ -154,13 +144,12 @@ static uint32_t pkt_alloc(pk_net_t *n) {
     return i;
   }
   if (n->n_pkts == n->cap_pkts) {
-    if (n->n_pkts >= PK_NONE - 1 || etsim_grow((void **)&n->pkts, &n->cap_pkts,
-                                               n->n_pkts + 1, sizeof *n->pkts))
+    if (n->n_pkts >= PK_NONE - 1 ||
+        etsim_grow((void **)&n->pkts, &n->cap_pkts, n->n_pkts + 1, sizeof *n->pkts))
       return PK_NONE;
     if (n->cc->int_bytes == 42) {
       size_t want = n->cap_pkts * PK_MAX_HOPS;
-      if (etsim_grow((void **)&n->hops, &n->cap_hops, want, sizeof *n->hops))
-        return PK_NONE;
+      if (etsim_grow((void **)&n->hops, &n->cap_hops, want, sizeof *n->hops)) return PK_NONE;
     }
   }
   return (uint32_t)n->n_pkts++;
@@ -177,10 +166,8 @@ static void fifo_push(pk_net_t *n, pk_port_t *p, int qi, uint32_t i) {
   pk_fifo_t *f = &p->q[qi];
   p->qmask |= (uint8_t)(1u << qi);
   n->pkts[i].next = PK_NONE;
-  if (f->n)
-    n->pkts[f->tail].next = i;
-  else
-    f->head = i;
+  if (f->n) n->pkts[f->tail].next = i;
+  else f->head = i;
   f->tail = i;
   f->n++;
   f->bytes += n->pkts[i].size;
@@ -192,10 +179,8 @@ static uint32_t fifo_pop(pk_net_t *n, pk_port_t *p, int qi) {
   f->head = n->pkts[i].next;
   f->n--;
   /* long queues are cold: fetch the next head while this one is sent */
-  if (f->n)
-    __builtin_prefetch(&n->pkts[f->head]);
-  else
-    p->qmask &= (uint8_t) ~(1u << qi);
+  if (f->n) __builtin_prefetch(&n->pkts[f->head]);
+  else p->qmask &= (uint8_t) ~(1u << qi);
   f->bytes -= n->pkts[i].size;
   return i;
 }
@@ -222,10 +207,8 @@ static inline uint64_t pk_tie_mark(pk_net_t *n, pk_port_t *p) {
 static int wire_grow(pk_port_t *p) {
   uint32_t cap = p->wire_cap ? 2 * p->wire_cap : 16;
   pk_wire_slot_t *v = etsim_malloc(cap * sizeof *v);
-  if (!v)
-    return ETSIM_ENOMEM;
-  for (uint32_t i = 0; i < p->wire_n; i++)
-    v[i] = p->wire[(p->wire_head + i) & (p->wire_cap - 1)];
+  if (!v) return ETSIM_ENOMEM;
+  for (uint32_t i = 0; i < p->wire_n; i++) v[i] = p->wire[(p->wire_head + i) & (p->wire_cap - 1)];
   etsim_free(p->wire);
   p->wire = v;
   p->wire_head = 0;
@@ -239,12 +222,9 @@ static inline int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   int64_t t = port_tx_time(n, p, k->size);
   p->busy_until = n->now + t;
   p->tx_bytes += k->size;
-  if (k->type == PK_DATA)
-    n->st.data_pkts++;
-  else if (k->type == PK_PFC)
-    n->st.pfc_frames++;
-  else
-    n->st.ack_pkts++;
+  if (k->type == PK_DATA) n->st.data_pkts++;
+  else if (k->type == PK_PFC) n->st.pfc_frames++;
+  else n->st.ack_pkts++;
   /* A switch port with nothing left to send needs no end-of-transmission
    * event: whoever queues the next packet sees busy_until and asks for one
    * (port_busy).  NICs always look for their next packet. */
@@ -252,23 +232,19 @@ static inline int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
   p->tx_gen++; /* an older end event (same-instant race) is now stale */
   p->done_pending = (uint8_t)more;
   uint64_t arr_seq = pk_tie_mark(n, p);
-  if (more && pk_evq_push_seq(&n->evq, n->now + t, p->done_seq, EV_TX_DONE, gp,
-                              p->tx_gen))
+  if (more && pk_evq_push_seq(&n->evq, n->now + t, p->done_seq, EV_TX_DONE, gp, p->tx_gen))
     return oom(n);
   /* The wire is a FIFO (constant delay, in-order serialisation): only its
    * head has an arrival event, so the queue holds one per busy link.  It
    * is a ring of (packet, arrival time, sequence): the next head's time is
    * read from memory just used, not from a packet record sent a delay ago. */
   int64_t arr_t = n->now + t + p->delay_ps;
-  if (p->wire_n == p->wire_cap && wire_grow(p))
-    return oom(n);
+  if (p->wire_n == p->wire_cap && wire_grow(p)) return oom(n);
   pk_wire_slot_t *w = &p->wire[(p->wire_head + p->wire_n) & (p->wire_cap - 1)];
   w->pkt = pi;
   w->arr_t = arr_t;
   w->arr_seq = arr_seq;
-  if (!p->wire_n++ &&
-      pk_evq_push_seq(&n->evq, arr_t, arr_seq, EV_ARRIVE, gp, 0))
-    return oom(n);
+  if (!p->wire_n++ && pk_evq_push_seq(&n->evq, arr_t, arr_seq, EV_ARRIVE, gp, 0)) return oom(n);
   return 0;
 }
 
@@ -277,14 +253,10 @@ static inline int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
  * ns-3 would run before its end event (see pk_tie_mark). */
 static int port_busy(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
-  if (p->busy_until < n->now ||
-      (p->busy_until == n->now && p->done_seq <= n->cur_seq))
-    return 0;
+  if (p->busy_until < n->now || (p->busy_until == n->now && p->done_seq <= n->cur_seq)) return 0;
   if (!p->done_pending) {
     p->done_pending = 1;
-    if (pk_evq_push_seq(&n->evq, p->busy_until, p->done_seq, EV_TX_DONE, gp,
-                        ++p->tx_gen))
-      oom(n);
+    if (pk_evq_push_seq(&n->evq, p->busy_until, p->done_seq, EV_TX_DONE, gp, ++p->tx_gen)) oom(n);
   }
   return 1;
 }
@@ -303,8 +275,7 @@ static uint64_t shared_used(const pk_port_t *p, int q) {
 
 static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   uint32_t pi = pkt_alloc(n);
-  if (pi == PK_NONE)
-    return oom(n);
+  if (pi == PK_NONE) return oom(n);
   pk_pkt_t *k = &n->pkts[pi];
   memset(k, 0, sizeof *k);
   k->type = PK_PFC;
@@ -326,22 +297,19 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp);
  * case (about half the calls) is kept apart from the dequeue so it does
  * not pay for the larger function's setup. */
 static inline int switch_kick(pk_net_t *n, uint32_t gp) {
-  if (port_busy(n, gp))
-    return n->stopped == 2 ? ETSIM_ENOMEM : 0;
+  if (port_busy(n, gp)) return n->stopped == 2 ? ETSIM_ENOMEM : 0;
   return switch_dequeue(n, gp);
 }
 
 static int switch_dequeue(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
   int qi;
-  if (p->qmask & 1u)
-    qi = 0;
+  if (p->qmask & 1u) qi = 0;
   else {
     /* round robin over 1..7: the first ready queue after rr, else the
      * first from the bottom (rr itself comes last) */
     unsigned ready = p->qmask & ~p->paused & 0xfeu;
-    if (!ready)
-      return 0;
+    if (!ready) return 0;
     unsigned after = ready & (0xffu << (p->rr + 1));
     qi = __builtin_ctz(after ? after : ready);
     p->rr = (uint8_t)qi;
@@ -361,24 +329,19 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     s->shared_used -= from_shared;
     if (n->cfg.enable_qcn && k->type == PK_DATA) {
       uint64_t e = p->q[qi].bytes;
-      if (e > p->kmax)
-        k->ecn = 1;
+      if (e > p->kmax) k->ecn = 1;
       else if (e > p->kmin && p->kmax > p->kmin) {
-        double pr =
-            p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
-        if (etsim_rng_uniform(&n->rng) < pr)
-          k->ecn = 1;
+        double pr = p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
+        if (etsim_rng_uniform(&n->rng) < pr) k->ecn = 1;
       }
-      if (k->ecn)
-        n->st.ecn_marks++;
+      if (k->ecn) n->st.ecn_marks++;
     }
     if ((in->ing_paused & (1u << qi)) && in->hdrm_bytes[qi] == 0) {
       uint64_t su = shared_used(in, qi);
       if (su == 0 || su + PK_RESUME_OFFSET <= pfc_thresh(s, in)) {
         in->ing_paused &= (uint8_t) ~(1u << qi);
         int rc = send_pfc(n, s->port0 + k->in_port, qi, 0);
-        if (rc)
-          return rc;
+        if (rc) return rc;
         k = &n->pkts[pi];
       }
     }
@@ -406,8 +369,7 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
   uint32_t route = k->type == PK_DATA ? q->route_data : q->route_ack;
   uint32_t out;
   k->hop++;
-  if (route != PK_NONE)
-    out = n->routes[route + k->hop];
+  if (route != PK_NONE) out = n->routes[route + k->hop];
   else {
     uint32_t dst = k->type == PK_DATA ? q->dst : q->src;
     uint32_t hd = n->nodes[dst].host_idx;
@@ -432,36 +394,30 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
   if (qi) {
     uint32_t sz = k->size;
     uint64_t th = pfc_thresh(s, inp);
-    if (sz + inp->hdrm_bytes[qi] > inp->headroom &&
-        sz + shared_used(inp, qi) > th) {
+    if (sz + inp->hdrm_bytes[qi] > inp->headroom && sz + shared_used(inp, qi) > th) {
       pkt_free(n, pi);
       n->st.drops_buffer++;
       return 0;
     }
     uint64_t nb = (uint64_t)inp->ing_bytes[qi] + sz;
-    if (nb <= PK_RESERVE)
-      inp->ing_bytes[qi] += sz;
-    else if (nb - PK_RESERVE > th)
-      inp->hdrm_bytes[qi] += sz;
+    if (nb <= PK_RESERVE) inp->ing_bytes[qi] += sz;
+    else if (nb - PK_RESERVE > th) inp->hdrm_bytes[qi] += sz;
     else {
       inp->ing_bytes[qi] += sz;
       s->shared_used += sz < nb - PK_RESERVE ? sz : nb - PK_RESERVE;
     }
     uint64_t occ = s->shared_used;
-    if (occ > s->peak_used)
-      s->peak_used = occ;
+    if (occ > s->peak_used) s->peak_used = occ;
   }
   pk_port_t *op = &n->ports[out];
   fifo_push(n, op, qi, pi);
   op->qbytes_total += k->size;
-  if (op->qbytes_total > op->qbytes_peak)
-    op->qbytes_peak = op->qbytes_total;
+  if (op->qbytes_total > op->qbytes_peak) op->qbytes_peak = op->qbytes_total;
   if (qi && !(inp->ing_paused & (1u << qi)) &&
       (inp->hdrm_bytes[qi] > 0 || shared_used(inp, qi) >= pfc_thresh(s, inp))) {
     inp->ing_paused |= (uint8_t)(1u << qi);
     int rc = send_pfc(n, gp, qi, 1);
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
   return switch_kick(n, out);
 }
@@ -469,8 +425,7 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
 /* ---------------------------------------------------------------- NICs */
 
 static int win_bound(const pk_net_t *n, pk_qp_t *q) {
-  if (!q->win)
-    return 0;
+  if (!q->win) return 0;
   uint64_t w = q->win;
   if (n->cfg.var_win) {
     /* the scaled window changes only with the rate (or window): keep the
@@ -496,10 +451,8 @@ static int win_bound(const pk_net_t *n, pk_qp_t *q) {
 static int nic_send(pk_net_t *n, uint32_t gp);
 
 static inline int nic_kick_(pk_net_t *n, uint32_t gp, int qps_same) {
-  if (!qps_same)
-    n->ports[gp].qps_blocked = 0;
-  if (port_busy(n, gp))
-    return n->stopped == 2 ? ETSIM_ENOMEM : 0;
+  if (!qps_same) n->ports[gp].qps_blocked = 0;
+  if (port_busy(n, gp)) return n->stopped == 2 ? ETSIM_ENOMEM : 0;
   return nic_send(n, gp);
 }
 
@@ -514,28 +467,23 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   size_t cnt = p->n_qps;
   int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
                                    only waits for it */
-  if (p->qps_blocked)
-    goto wake;
+  if (p->qps_blocked) goto wake;
   for (size_t i = 1; i <= cnt; i++) {
     size_t idx = (p->qp_rr + i) % cnt;
     pk_qp_t *q = &n->qps[p->qps[idx]];
     /* cheapest and most often decisive tests first; pg only if paused */
-    if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) ||
-        win_bound(n, q))
+    if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) || win_bound(n, q))
       continue;
     if (q->next_avail > n->now) {
-      if (q->next_avail < min_next)
-        min_next = q->next_avail;
+      if (q->next_avail < min_next) min_next = q->next_avail;
       continue;
     }
     p->qp_rr = idx;
     uint32_t pi = pkt_alloc(n);
-    if (pi == PK_NONE)
-      return oom(n);
+    if (pi == PK_NONE) return oom(n);
     pk_pkt_t *k = &n->pkts[pi];
     uint64_t left = q->size - q->snd_nxt;
-    uint32_t pay =
-        left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
+    uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
     memset(k, 0, sizeof *k);
     k->type = PK_DATA;
     k->flow = (uint32_t)(q - n->qps);
@@ -547,34 +495,30 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     q->snd_nxt += pay;
     q->last_pkt_size = k->size;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
-    q->next_avail = n->now + (pace == p->rate_bps ? port_tx_time(n, p, k->size)
-                                                  : tx_time(n, k->size, pace));
+    q->next_avail =
+        n->now + (pace == p->rate_bps ? port_tx_time(n, p, k->size) : tx_time(n, k->size, pace));
     n->last_progress = n->now;
     return transmit(n, gp, pi);
   }
   /* No queue pair can send until one of them changes (all done, paused
    * or window-bound, none only waiting for its pacing time): later kicks
    * that change no queue pair skip the scan (nic_kick_). */
-  if (min_next == INT64_MAX)
-    p->qps_blocked = 1;
+  if (min_next == INT64_MAX) p->qps_blocked = 1;
 wake:
   /* As ns-3's QbbNetDevice::DequeueAndTransmit: with nothing to send, wake
    * at the earliest pacing time of all the NIC's queue pairs (window-bound
    * and paused ones too), and only when no wake-up is pending and that time
    * is still ahead; pk_change_rate moves a pending one earlier. */
-  if (p->wake_t >= 0)
-    return 0;
+  if (p->wake_t >= 0) return 0;
   int64_t t_wake = INT64_MAX;
   for (size_t i = 0; i < cnt; i++) {
     int64_t t = n->qps[p->qps[i]].next_avail;
-    if (t < t_wake)
-      t_wake = t;
+    if (t < t_wake) t_wake = t;
   }
   if (t_wake != INT64_MAX && t_wake > n->now) {
     p->wake_gen++;
     p->wake_t = t_wake;
-    if (pk_evq_push(&n->evq, t_wake, EV_NIC_WAKE, gp, p->wake_gen))
-      return oom(n);
+    if (pk_evq_push(&n->evq, t_wake, EV_NIC_WAKE, gp, p->wake_gen)) return oom(n);
   }
   return 0;
 }
@@ -592,8 +536,7 @@ static void qp_detach(pk_net_t *n, pk_qp_t *q) {
     if (p->qps[i] == id) {
       memmove(p->qps + i, p->qps + i + 1, (p->n_qps - i - 1) * sizeof *p->qps);
       p->n_qps--;
-      if (p->qp_rr >= i && p->qp_rr > 0)
-        p->qp_rr--;
+      if (p->qp_rr >= i && p->qp_rr > 0) p->qp_rr--;
       break;
     }
 }
@@ -601,19 +544,16 @@ static void qp_detach(pk_net_t *n, pk_qp_t *q) {
 static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   q->finished = 1;
   q->acked_ps = n->now;
-  for (int i = 0; i < 3; i++)
-    q->tgen[i]++;
+  for (int i = 0; i < 3; i++) q->tgen[i]++;
   qp_detach(n, q);
   n->n_active--;
   n->st.msgs_done++;
   n->st.last_done_ps = n->now;
   if (n->fct)
-    fprintf(n->fct,
-            "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
-            q->sip, q->dip, q->sport, q->dport, q->size, q->start_ps / 1000,
-            (n->now - q->start_ps) / 1000, q->standalone_ps / 1000);
-  if (q->fn)
-    q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
+    fprintf(n->fct, "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 "\n", q->sip,
+            q->dip, q->sport, q->dport, q->size, q->start_ps / 1000, (n->now - q->start_ps) / 1000,
+            q->standalone_ps / 1000);
+  if (q->fn) q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
 }
 
 void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
@@ -627,16 +567,14 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
     if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
       p->wake_gen++;
       p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
-      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
-        n->stopped = 2;
+      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen)) n->stopped = 2;
     }
   }
   q->rate = new_rate;
 }
 
 void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
-  if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER,
-                  (uint32_t)(q - n->qps),
+  if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER, (uint32_t)(q - n->qps),
                   ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
     n->stopped = 2;
 }
@@ -658,22 +596,16 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
          * means an ACK for every packet */
         q->milestone += n->cfg.l2_ack_interval;
         x = 1;
-      }
-      else if (chunk && q->rcv_nxt % chunk == 0)
-        x = 1;
-      else
-        x = 5;
+      } else if (chunk && q->rcv_nxt % chunk == 0) x = 1;
+      else x = 5;
     } else if (k->seq > q->rcv_nxt) {
       if (n->now >= q->nack_timer || q->last_nack != q->rcv_nxt) {
         q->nack_timer = n->now + (int64_t)(n->cfg.nack_interval_us * 1e6);
         q->last_nack = q->rcv_nxt;
-        if (n->cfg.l2_back_to_zero && chunk)
-          q->rcv_nxt = q->rcv_nxt / chunk * chunk;
+        if (n->cfg.l2_back_to_zero && chunk) q->rcv_nxt = q->rcv_nxt / chunk * chunk;
         x = 2;
-      } else
-        x = 4;
-    } else
-      x = 3;
+      } else x = 4;
+    } else x = 3;
     if (!q->delivered && q->rcv_nxt >= q->size) {
       q->delivered = 1;
       q->delivered_ps = n->now;
@@ -689,8 +621,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
       k->type = x == 1 ? PK_ACK : PK_NACK;
       k->seq = q->rcv_nxt;
       k->cnp = k->ecn;
-      if (k->ecn)
-        n->st.cnps++;
+      if (k->ecn) n->st.cnps++;
       k->ecn = 0;
       k->size = n->ack_size;
       k->payload = 0;
@@ -721,13 +652,10 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
     qp_complete(n, q); /* q may move: its callback can send */
     return nic_kick(n, gport);
   }
-  if (k->type == PK_NACK)
-    q->snd_nxt = q->snd_una;
-  if (n->cc->on_ack)
-    n->cc->on_ack(n, q, k);
+  if (k->type == PK_NACK) q->snd_nxt = q->snd_una;
+  if (n->cc->on_ack) n->cc->on_ack(n, q, k);
   pkt_free(n, pi);
-  if (n->stopped == 2)
-    return ETSIM_ENOMEM;
+  if (n->stopped == 2) return ETSIM_ENOMEM;
   return nic_kick(n, q->gport);
 }
 
@@ -756,8 +684,7 @@ static int on_arrive(pk_net_t *n, uint32_t gp, uint32_t pi) {
     }
     if (n->pfc)
       fprintf(n->pfc, "%" PRId64 " %u %u %u %u\n", n->now / 1000, p->node,
-              n->nodes[p->node].is_switch ? 1u : 0u, p->ifindex,
-              pause ? 1u : 0u);
+              n->nodes[p->node].is_switch ? 1u : 0u, p->ifindex, pause ? 1u : 0u);
     return pause ? 0 : port_kick(n, gp);
   }
   double er = p->err;
@@ -766,8 +693,7 @@ static int on_arrive(pk_net_t *n, uint32_t gp, uint32_t pi) {
     n->st.drops_error++;
     return 0;
   }
-  if (p->is_switch)
-    return switch_receive(n, gp, pi);
+  if (p->is_switch) return switch_receive(n, gp, pi);
   return host_receive(n, gp, pi);
 }
 
@@ -784,8 +710,7 @@ static int stall_report(pk_net_t *n, etsim_error_t *err) {
   char cyc[512] = "";
   if (color && parent && stack && pit) {
     for (uint32_t s0 = 0; s0 < nn && !cyc[0]; s0++) {
-      if (color[s0])
-        continue;
+      if (color[s0]) continue;
       size_t sp = 0;
       stack[sp++] = s0;
       pit[s0] = 0;
@@ -801,10 +726,8 @@ static int stall_report(pk_net_t *n, etsim_error_t *err) {
         pk_port_t *p = &n->ports[nd->port0 + pit[u]++];
         int waits = 0;
         for (int q = 1; q < PK_NPRIO; q++)
-          if ((p->paused & (1u << q)) && p->q[q].n)
-            waits = 1;
-        if (!waits)
-          continue;
+          if ((p->paused & (1u << q)) && p->q[q].n) waits = 1;
+        if (!waits) continue;
         uint32_t v = p->peer;
         if (color[v] == 1) {
           int len = 0;
@@ -812,13 +735,11 @@ static int stall_report(pk_net_t *n, etsim_error_t *err) {
           size_t k = sp;
           while (k > 0 && len < 63) {
             path[len++] = stack[--k];
-            if (stack[k] == v)
-              break;
+            if (stack[k] == v) break;
           }
           size_t off = 0;
           for (int i = len - 1; i >= 0 && off < sizeof cyc - 16; i--)
-            off += (size_t)snprintf(cyc + off, sizeof cyc - off, "%u -> ",
-                                    path[i]);
+            off += (size_t)snprintf(cyc + off, sizeof cyc - off, "%u -> ", path[i]);
           snprintf(cyc + off, sizeof cyc - off, "%u", v);
         } else if (!color[v]) {
           color[v] = 1;
@@ -837,8 +758,7 @@ static int stall_report(pk_net_t *n, etsim_error_t *err) {
   for (size_t i = 0; i < n->n_qps; i++)
     if (n->qps[i].started && !n->qps[i].finished) {
       stuck++;
-      if (first == SIZE_MAX)
-        first = i;
+      if (first == SIZE_MAX) first = i;
     }
   if (cyc[0])
     return etsim_error_set(err, ETSIM_EDEADLOCK,
@@ -847,13 +767,12 @@ static int stall_report(pk_net_t *n, etsim_error_t *err) {
                            (double)n->now / 1e6, cyc, stuck);
   if (first != SIZE_MAX) {
     pk_qp_t *q = &n->qps[first];
-    return etsim_error_set(
-        err, ETSIM_EDEADLOCK,
-        "no progress for %.3f us at %.3f us: %zu flow(s) unfinished, e.g. "
-        "flow %zu (%u -> %u) acked %" PRIu64 " of %" PRIu64
-        " bytes (lost packet and no retransmission timeout?)",
-        (double)n->cfg.stall_ps / 1e6, (double)n->now / 1e6, stuck, first,
-        q->src, q->dst, q->snd_una, q->size);
+    return etsim_error_set(err, ETSIM_EDEADLOCK,
+                           "no progress for %.3f us at %.3f us: %zu flow(s) unfinished, e.g. "
+                           "flow %zu (%u -> %u) acked %" PRIu64 " of %" PRIu64
+                           " bytes (lost packet and no retransmission timeout?)",
+                           (double)n->cfg.stall_ps / 1e6, (double)n->now / 1e6, stuck, first,
+                           q->src, q->dst, q->snd_una, q->size);
   }
   return 0;
 }
@@ -863,117 +782,96 @@ static int stall_report(pk_net_t *n, etsim_error_t *err) {
 static int qlen_sample(pk_net_t *n) {
   for (uint32_t i = 0; i < n->n_ports; i++) {
     pk_port_t *p = &n->ports[i];
-    if (!n->nodes[p->node].is_switch)
-      continue;
+    if (!n->nodes[p->node].is_switch) continue;
     uint64_t eb = 0;
-    for (int q = 1; q < PK_NPRIO; q++)
-      eb += p->q[q].bytes;
+    for (int q = 1; q < PK_NPRIO; q++) eb += p->q[q].bytes;
     size_t kb = (size_t)(eb / 1000);
     if (kb >= p->n_hist) {
       size_t cap = p->n_hist;
-      if (etsim_grow((void **)&p->hist, &cap, kb + 1, sizeof *p->hist))
-        return oom(n);
+      if (etsim_grow((void **)&p->hist, &cap, kb + 1, sizeof *p->hist)) return oom(n);
       memset(p->hist + p->n_hist, 0, (cap - p->n_hist) * sizeof *p->hist);
       p->n_hist = cap;
     }
     p->hist[kb]++;
   }
   int64_t nt = n->now + n->cfg.qlen_interval_ns * 1000;
-  if (nt <= n->cfg.qlen_mon_end_ns * 1000 &&
-      pk_evq_push(&n->evq, nt, EV_QLEN, 0, 0))
-    return oom(n);
+  if (nt <= n->cfg.qlen_mon_end_ns * 1000 && pk_evq_push(&n->evq, nt, EV_QLEN, 0, 0)) return oom(n);
   return 0;
 }
 
 static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
   switch (e->kind) {
-  case EV_TX_DONE:
-    if ((uint32_t)e->b != n->ports[e->a].tx_gen)
-      return 0;
-    n->ports[e->a].done_pending = 0;
-    return n->ports[e->a].is_switch ? switch_kick(n, e->a)
-                                    : nic_kick_(n, e->a, 1);
-  case EV_ARRIVE: {
-    pk_port_t *p = &n->ports[e->a];
-    uint32_t pi = p->wire[p->wire_head].pkt;
-    p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
-    if (--p->wire_n &&
-        pk_evq_push_seq(&n->evq, p->wire[p->wire_head].arr_t,
-                        p->wire[p->wire_head].arr_seq, EV_ARRIVE, e->a, 0))
-      return oom(n);
-    return on_arrive(n, p->peer_gport, pi);
-  }
-  case EV_NIC_WAKE: {
-    pk_port_t *p = &n->ports[e->a];
-    if ((uint32_t)e->b != p->wake_gen)
-      return 0;
-    p->wake_t = -1;
-    return nic_kick(n, e->a);
-  }
-  case EV_FLOW_START: {
-    pk_qp_t *q = &n->qps[e->a];
-    pk_port_t *p = &n->ports[q->gport];
-    q->started = 1;
-    if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps))
-      return oom(n);
-    p->qps[p->n_qps++] = e->a;
-    if (!n->watchdog_on) {
-      n->watchdog_on = 1;
-      n->last_progress = n->now;
-      if (pk_evq_push(&n->evq, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
+    case EV_TX_DONE:
+      if ((uint32_t)e->b != n->ports[e->a].tx_gen) return 0;
+      n->ports[e->a].done_pending = 0;
+      return n->ports[e->a].is_switch ? switch_kick(n, e->a) : nic_kick_(n, e->a, 1);
+    case EV_ARRIVE: {
+      pk_port_t *p = &n->ports[e->a];
+      uint32_t pi = p->wire[p->wire_head].pkt;
+      p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
+      if (--p->wire_n && pk_evq_push_seq(&n->evq, p->wire[p->wire_head].arr_t,
+                                         p->wire[p->wire_head].arr_seq, EV_ARRIVE, e->a, 0))
         return oom(n);
+      return on_arrive(n, p->peer_gport, pi);
     }
-    return nic_kick(n, q->gport);
-  }
-  case EV_CC_TIMER: {
-    pk_qp_t *q = &n->qps[e->a];
-    int id = (int)(e->b & 0xff);
-    if (q->finished || (uint32_t)(e->b >> 8) != q->tgen[id])
+    case EV_NIC_WAKE: {
+      pk_port_t *p = &n->ports[e->a];
+      if ((uint32_t)e->b != p->wake_gen) return 0;
+      p->wake_t = -1;
+      return nic_kick(n, e->a);
+    }
+    case EV_FLOW_START: {
+      pk_qp_t *q = &n->qps[e->a];
+      pk_port_t *p = &n->ports[q->gport];
+      q->started = 1;
+      if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return oom(n);
+      p->qps[p->n_qps++] = e->a;
+      if (!n->watchdog_on) {
+        n->watchdog_on = 1;
+        n->last_progress = n->now;
+        if (pk_evq_push(&n->evq, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0)) return oom(n);
+      }
+      return nic_kick(n, q->gport);
+    }
+    case EV_CC_TIMER: {
+      pk_qp_t *q = &n->qps[e->a];
+      int id = (int)(e->b & 0xff);
+      if (q->finished || (uint32_t)(e->b >> 8) != q->tgen[id]) return 0;
+      if (n->cc->on_timer) n->cc->on_timer(n, q, id);
+      if (n->stopped == 2) return ETSIM_ENOMEM;
+      return nic_kick(n, q->gport);
+    }
+    case EV_QLEN:
+      return qlen_sample(n);
+    case EV_WATCHDOG: {
+      if (!n->n_active) {
+        n->watchdog_on = 0;
+        return 0;
+      }
+      int running = 0;
+      for (size_t i = 0; i < n->n_qps && !running; i++)
+        running = n->qps[i].started && !n->qps[i].finished;
+      if (!running) n->last_progress = n->now;
+      else if (n->now - n->last_progress >= n->cfg.stall_ps) {
+        int rc = stall_report(n, err);
+        if (rc) return rc;
+      }
+      if (pk_evq_push(&n->evq, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0)) return oom(n);
       return 0;
-    if (n->cc->on_timer)
-      n->cc->on_timer(n, q, id);
-    if (n->stopped == 2)
-      return ETSIM_ENOMEM;
-    return nic_kick(n, q->gport);
-  }
-  case EV_QLEN:
-    return qlen_sample(n);
-  case EV_WATCHDOG: {
-    if (!n->n_active) {
-      n->watchdog_on = 0;
-      return 0;
     }
-    int running = 0;
-    for (size_t i = 0; i < n->n_qps && !running; i++)
-      running = n->qps[i].started && !n->qps[i].finished;
-    if (!running)
-      n->last_progress = n->now;
-    else if (n->now - n->last_progress >= n->cfg.stall_ps) {
-      int rc = stall_report(n, err);
-      if (rc)
-        return rc;
-    }
-    if (pk_evq_push(&n->evq, n->now + n->cfg.stall_ps, EV_WATCHDOG, 0, 0))
-      return oom(n);
-    return 0;
   }
-  }
-  return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u",
-                         e->kind);
+  return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u", e->kind);
 }
 
-int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
-                           etsim_error_t *err) {
+int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err) {
   pk_net_t *n = (pk_net_t *)net;
-  if (n->stopped == 2)
-    return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
+  if (n->stopped == 2) return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
   int64_t t_max = t_ps < n->cfg.stop_ps ? t_ps : n->cfg.stop_ps;
   for (;;) {
     pk_ev_t e;
     if (!pk_evq_pop_until(&n->evq, t_max, &e)) {
       int64_t t = pk_evq_peek_t(&n->evq);
-      if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps)
-        n->stopped = 1;
+      if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps) n->stopped = 1;
       return 0;
     }
     if (e.kind == EV_WATCHDOG && !n->n_active) {
@@ -985,8 +883,7 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
     n->st.events++;
     int rc = on_event(n, &e, err);
     if (rc) {
-      if (rc == ETSIM_ENOMEM)
-        etsim_error_set(err, rc, "network: out of memory");
+      if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");
       return rc;
     }
   }
@@ -995,14 +892,11 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps,
 int64_t etsim_netpkt_next_time(const etsim_netpkt_t *net) {
   const pk_net_t *n = (const pk_net_t *)net;
   int64_t t = pk_evq_peek_t(&n->evq);
-  if (n->stopped || t > n->cfg.stop_ps)
-    return INT64_MAX;
+  if (n->stopped || t > n->cfg.stop_ps) return INT64_MAX;
   return t;
 }
 
-int64_t etsim_netpkt_now(const etsim_netpkt_t *net) {
-  return ((const pk_net_t *)net)->now;
-}
+int64_t etsim_netpkt_now(const etsim_netpkt_t *net) { return ((const pk_net_t *)net)->now; }
 
 /* --------------------------------------------------------------- setup */
 
@@ -1011,8 +905,7 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
-                        etsim_error_t *err) {
+static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t, etsim_error_t *err) {
   uint32_t nn = n->n_nodes, nh = n->n_hosts;
   int rc = 0;
   int32_t *dist = etsim_malloc(nn * sizeof *dist);
@@ -1023,12 +916,10 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
   uint64_t *bw = etsim_malloc(nn * sizeof *bw);
   /* per node, per host: candidate lists built host by host */
   uint32_t **lists = etsim_calloc(nn, sizeof *lists);
-  size_t *lens = etsim_calloc(nn, sizeof *lens),
-         *caps = etsim_calloc(nn, sizeof *caps);
+  size_t *lens = etsim_calloc(nn, sizeof *lens), *caps = etsim_calloc(nn, sizeof *caps);
   uint64_t *nbr = etsim_malloc((n->n_ports ? n->n_ports : 1) * sizeof *nbr);
   if (nbr) {
-    for (uint32_t i = 0; i < n->n_ports; i++)
-      nbr[i] = ((uint64_t)n->ports[i].peer << 32) | i;
+    for (uint32_t i = 0; i < n->n_ports; i++) nbr[i] = ((uint64_t)n->ports[i].peer << 32) | i;
     for (uint32_t v = 0; v < nn; v++)
       qsort(nbr + n->nodes[v].port0, n->nodes[v].nports, sizeof *nbr, cmp_u64);
   }
@@ -1036,18 +927,16 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
   n->pair_bw = etsim_calloc((size_t)nh * nh, sizeof *n->pair_bw);
   for (uint32_t v = 0; v < nn; v++) {
     n->nodes[v].rt_off = etsim_calloc(nh + 1, sizeof(uint32_t));
-    if (!n->nodes[v].rt_off)
-      rc = ETSIM_ENOMEM;
+    if (!n->nodes[v].rt_off) rc = ETSIM_ENOMEM;
   }
-  if (!nbr || !dist || !order || !rank || !dly || !txd || !bw || !lists ||
-      !lens || !caps || !n->pair_rtt_ps || !n->pair_bw || rc) {
+  if (!nbr || !dist || !order || !rank || !dly || !txd || !bw || !lists || !lens || !caps ||
+      !n->pair_rtt_ps || !n->pair_bw || rc) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto done;
   }
   for (uint32_t hi = 0; hi < nh; hi++) {
     uint32_t h = n->hosts[hi];
-    for (uint32_t v = 0; v < nn; v++)
-      dist[v] = -1;
+    for (uint32_t v = 0; v < nn; v++) dist[v] = -1;
     size_t qh = 0, qt = 0;
     order[qt++] = h;
     dist[h] = 0;
@@ -1056,8 +945,7 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
     while (qh < qt) {
       uint32_t u = order[qh];
       rank[u] = (uint32_t)qh++;
-      if (u != h && !n->nodes[u].is_switch)
-        continue; /* hosts are endpoints, never transit */
+      if (u != h && !n->nodes[u].is_switch) continue; /* hosts are endpoints, never transit */
       pk_node_t *nu = &n->nodes[u];
       /* neighbours in increasing node id, as ns-3's per-node map orders them */
       const uint64_t *cand = nbr + nu->port0;
@@ -1068,16 +956,15 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
         if (dist[v] < 0) {
           dist[v] = dist[u] + 1;
           dly[v] = dly[u] + p->delay_ps / 1000;
-          txd[v] = txd[u] + (int64_t)((uint64_t)n->cfg.payload_bytes *
-                                      1000000000ull * 8 / p->rate_bps);
+          txd[v] =
+              txd[u] + (int64_t)((uint64_t)n->cfg.payload_bytes * 1000000000ull * 8 / p->rate_bps);
           bw[v] = bw[u] < p->rate_bps ? bw[u] : p->rate_bps;
           order[qt++] = v;
         }
         if (dist[v] == dist[u] + 1) {
           /* v reaches h through u: v's port facing u */
           uint32_t back = p->peer_gport;
-          if (etsim_grow((void **)&lists[v], &caps[v], lens[v] + 1,
-                         sizeof(uint32_t))) {
+          if (etsim_grow((void **)&lists[v], &caps[v], lens[v] + 1, sizeof(uint32_t))) {
             rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
             goto done;
           }
@@ -1087,8 +974,7 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
     }
     for (uint32_t hj = 0; hj < nh; hj++) {
       uint32_t s = n->hosts[hj];
-      if (s == h)
-        continue;
+      if (s == h) continue;
       if (dist[s] < 0) {
         rc = etsim_error_set(err, ETSIM_EINVAL,
                              "%s: topology is disconnected: host %u cannot "
@@ -1114,14 +1000,12 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t,
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       goto done;
     }
-    for (size_t k = 0; k < lens[v]; k++)
-      nd->rt_port[k] = (uint16_t)lists[v][k];
+    for (size_t k = 0; k < lens[v]; k++) nd->rt_port[k] = (uint16_t)lists[v][k];
   }
   (void)rank;
 done:
   if (lists)
-    for (uint32_t v = 0; v < nn; v++)
-      etsim_free(lists[v]);
+    for (uint32_t v = 0; v < nn; v++) etsim_free(lists[v]);
   etsim_free(lists);
   etsim_free(nbr);
   etsim_free(lens);
@@ -1148,19 +1032,15 @@ static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
   for (uint32_t i = 0; i < n->n_ports; i++) {
     const pk_port_t *p = &n->ports[i];
     int64_t tx = tx_time(n, mtu_wire, p->rate_bps);
-    if (p->delay_ps + tx > span)
-      span = p->delay_ps + tx;
-    if (tx < tx_min)
-      tx_min = tx;
+    if (p->delay_ps + tx > span) span = p->delay_ps + tx;
+    if (tx < tx_min) tx_min = tx;
   }
   uint64_t width = (uint64_t)(tx_min > 0 ? tx_min : 1) / (n->n_ports + 1);
   if (n->cfg.tx_round_ps > 0 && width < (uint64_t)n->cfg.tx_round_ps)
     width = (uint64_t)n->cfg.tx_round_ps;
   uint32_t shift = 0, nb_log = 6;
-  while (shift < 40 && ((uint64_t)2 << shift) <= width)
-    shift++;
-  while (nb_log < 20 && ((uint64_t)1 << (nb_log + shift)) < 4 * (uint64_t)span)
-    nb_log++;
+  while (shift < 40 && ((uint64_t)2 << shift) <= width) shift++;
+  while (nb_log < 20 && ((uint64_t)1 << (nb_log + shift)) < 4 * (uint64_t)span) nb_log++;
   return pk_evq_init(&n->evq, shift, nb_log);
 }
 
@@ -1168,35 +1048,32 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
                         const etsim_netpkt_cfg_t *cfg, etsim_error_t *err) {
   const char *tn = t->name ? t->name : "topology";
   pk_net_t *n = etsim_calloc(1, sizeof *n);
-  if (!n)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   int rc = 0;
   n->cfg = *cfg;
   switch (cfg->cc_mode) {
-  case ETSIM_NETPKT_CC_NONE:
-    n->cc = &pk_cc_none;
-    break;
-  case ETSIM_NETPKT_CC_DCQCN:
-    n->cc = &pk_cc_dcqcn;
-    break;
-  case ETSIM_NETPKT_CC_HPCC:
-    n->cc = &pk_cc_hpcc;
-    break;
-  case ETSIM_NETPKT_CC_TIMELY:
-    n->cc = &pk_cc_timely;
-    break;
-  case ETSIM_NETPKT_CC_DCTCP:
-    n->cc = &pk_cc_dctcp;
-    break;
-  default:
-    etsim_free(n);
-    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown",
-                           cfg->cc_mode);
+    case ETSIM_NETPKT_CC_NONE:
+      n->cc = &pk_cc_none;
+      break;
+    case ETSIM_NETPKT_CC_DCQCN:
+      n->cc = &pk_cc_dcqcn;
+      break;
+    case ETSIM_NETPKT_CC_HPCC:
+      n->cc = &pk_cc_hpcc;
+      break;
+    case ETSIM_NETPKT_CC_TIMELY:
+      n->cc = &pk_cc_timely;
+      break;
+    case ETSIM_NETPKT_CC_DCTCP:
+      n->cc = &pk_cc_dctcp;
+      break;
+    default:
+      etsim_free(n);
+      return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
   }
   if (cfg->payload_bytes < 1 || cfg->payload_bytes > 65000) {
     etsim_free(n);
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "PACKET_PAYLOAD_SIZE %u not in 1..65000",
+    return etsim_error_set(err, ETSIM_EINVAL, "PACKET_PAYLOAD_SIZE %u not in 1..65000",
                            cfg->payload_bytes);
   }
   /* Every host needs a link; checked before the per-node tables are
@@ -1207,14 +1084,12 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     etsim_free(n);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
-  for (size_t i = 0; i < t->n_links; i++)
-    linked[t->links[i].a] = linked[t->links[i].b] = 1;
+  for (size_t i = 0; i < t->n_links; i++) linked[t->links[i].a] = linked[t->links[i].b] = 1;
   for (uint32_t v = 0; v < t->n_nodes; v++)
     if (!t->is_switch[v] && !linked[v]) {
       etsim_free(linked);
       etsim_free(n);
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: host %u has no link", tn,
-                             v);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: host %u has no link", tn, v);
     }
   etsim_free(linked);
   n->free_pkt = PK_NONE;
@@ -1252,8 +1127,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   uint32_t acc = 0;
   for (uint32_t v = 0; v < t->n_nodes; v++) {
     if (n->nodes[v].nports > 65535) {
-      rc = etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: node %u has more than 65535 links", tn, v);
+      rc = etsim_error_set(err, ETSIM_EINVAL, "%s: node %u has more than 65535 links", tn, v);
       goto fail;
     }
     n->nodes[v].port0 = acc;
@@ -1292,8 +1166,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   }
   for (uint32_t v = 0; v < t->n_nodes; v++) {
     pk_node_t *s = &n->nodes[v];
-    if (!s->is_switch)
-      continue;
+    if (!s->is_switch) continue;
     s->buffer = (uint64_t)cfg->buffer_mb * 1024 * 1024;
     for (uint32_t k = 0; k < s->nports; k++) {
       pk_port_t *p = &n->ports[s->port0 + k];
@@ -1301,8 +1174,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       if (cfg->enable_qcn) {
         uint32_t e;
         for (e = 0; e < cfg->n_ecn; e++)
-          if (cfg->ecn_rate_bps[e] == rate)
-            break;
+          if (cfg->ecn_rate_bps[e] == rate) break;
         if (e == cfg->n_ecn) {
           rc = etsim_error_set(err, ETSIM_EINVAL,
                                "KMIN_MAP/KMAX_MAP/PMAX_MAP: no entry for link "
@@ -1314,8 +1186,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
         p->kmax = (uint64_t)cfg->kmax_kb[e] * 1000;
         p->pmax = cfg->pmax[e];
       }
-      p->headroom =
-          rate * (uint64_t)(p->delay_ps / 1000) / 8 / 1000000000ull * 3;
+      p->headroom = rate * (uint64_t)(p->delay_ps / 1000) / 8 / 1000000000ull * 3;
       p->pfc_shift = 3;
       while (rate > n->nic_rate && p->pfc_shift > 0) {
         p->pfc_shift--;
@@ -1325,34 +1196,28 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       s->total_rsrv += PK_RESERVE;
     }
     if (s->buffer < s->total_hdrm + s->total_rsrv + mtu_wire) {
-      rc = etsim_error_set(err, ETSIM_EINVAL,
-                           "BUFFER_SIZE: %u MiB is too small for switch %u "
-                           "(headroom %" PRIu64 " + reserve %" PRIu64
-                           " bytes + one %u-byte packet)",
-                           cfg->buffer_mb, v, s->total_hdrm, s->total_rsrv,
-                           mtu_wire);
+      rc =
+          etsim_error_set(err, ETSIM_EINVAL,
+                          "BUFFER_SIZE: %u MiB is too small for switch %u "
+                          "(headroom %" PRIu64 " + reserve %" PRIu64 " bytes + one %u-byte packet)",
+                          cfg->buffer_mb, v, s->total_hdrm, s->total_rsrv, mtu_wire);
       goto fail;
     }
   }
-  if ((rc = build_routes(n, t, err)))
-    goto fail;
+  if ((rc = build_routes(n, t, err))) goto fail;
   /* ns-3: BDP and RTT over all host pairs */
   for (size_t i = 0; i < (size_t)n->n_hosts * n->n_hosts; i++) {
     int64_t rtt = n->pair_rtt_ps[i];
-    uint64_t bdp = (uint64_t)(rtt / 1000) *
-                   (n->pair_bw[i] == UINT64_MAX ? 0 : n->pair_bw[i]) /
+    uint64_t bdp = (uint64_t)(rtt / 1000) * (n->pair_bw[i] == UINT64_MAX ? 0 : n->pair_bw[i]) /
                    1000000000ull / 8;
-    if (bdp > n->max_bdp)
-      n->max_bdp = bdp;
-    if (rtt > n->max_rtt_ps)
-      n->max_rtt_ps = rtt;
+    if (bdp > n->max_bdp) n->max_bdp = bdp;
+    if (rtt > n->max_rtt_ps) n->max_rtt_ps = rtt;
   }
   if ((rc = evq_setup(n, mtu_wire))) {
     rc = etsim_error_set(err, rc, "out of memory");
     goto fail;
   }
-  if (cfg->qlen_mon_end_ns > cfg->qlen_mon_start_ns &&
-      cfg->qlen_interval_ns > 0) {
+  if (cfg->qlen_mon_end_ns > cfg->qlen_mon_start_ns && cfg->qlen_interval_ns > 0) {
     n->qlen_on = 1;
     if (pk_evq_push(&n->evq, cfg->qlen_mon_start_ns * 1000, EV_QLEN, 0, 0)) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -1368,8 +1233,7 @@ fail:
 
 void etsim_netpkt_free(etsim_netpkt_t *net) {
   pk_net_t *n = (pk_net_t *)net;
-  if (!n)
-    return;
+  if (!n) return;
   if (n->nodes)
     for (uint32_t v = 0; v < n->n_nodes; v++) {
       etsim_free(n->nodes[v].rt_off);
@@ -1396,47 +1260,38 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n);
 }
 
-void etsim_netpkt_set_outputs(etsim_netpkt_t *net, FILE *fct, FILE *pfc,
-                              FILE *qlen) {
+void etsim_netpkt_set_outputs(etsim_netpkt_t *net, FILE *fct, FILE *pfc, FILE *qlen) {
   pk_net_t *n = (pk_net_t *)net;
   n->fct = fct;
   n->pfc = pfc;
   n->qlen = qlen;
 }
 
-int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
-                      uint64_t *out_id, etsim_error_t *err) {
+int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t *out_id,
+                      etsim_error_t *err) {
   pk_net_t *n = (pk_net_t *)net;
   if (m->src >= n->n_nodes || n->nodes[m->src].is_switch)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host",
-                           m->src);
+    return etsim_error_set(err, ETSIM_EINVAL, "flow source %u is not a host", m->src);
   if (m->dst >= n->n_nodes || n->nodes[m->dst].is_switch)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "flow destination %u is not a host", m->dst);
+    return etsim_error_set(err, ETSIM_EINVAL, "flow destination %u is not a host", m->dst);
   if (m->src == m->dst)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself",
-                           m->src);
-  if (!m->bytes)
-    return etsim_error_set(err, ETSIM_EINVAL, "flow of 0 bytes");
+    return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself", m->src);
+  if (!m->bytes) return etsim_error_set(err, ETSIM_EINVAL, "flow of 0 bytes");
   if (m->pg < 1 || m->pg > 7)
-    return etsim_error_set(err, ETSIM_EINVAL, "priority group %u not in 1..7",
-                           m->pg);
+    return etsim_error_set(err, ETSIM_EINVAL, "priority group %u not in 1..7", m->pg);
   if (m->start_ps < n->now)
     return etsim_error_set(err, ETSIM_EINVAL,
-                           "flow starts at %" PRId64 " ps, before now (%" PRId64
-                           ")",
-                           m->start_ps, n->now);
+                           "flow starts at %" PRId64 " ps, before now (%" PRId64 ")", m->start_ps,
+                           n->now);
   if (n->n_qps >= PK_NONE - 1 ||
       etsim_grow((void **)&n->qps, &n->cap_qps, n->n_qps + 1, sizeof *n->qps))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   uint64_t key = ((uint64_t)m->src << 32) | m->dst;
   uint32_t slot = (uint32_t)n->n_sport;
   int r = etsim_u64map_put(&n->sport_map, key, slot, &slot);
-  if (r < 0)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (r < 0) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (r == 1) {
-    if (etsim_grow((void **)&n->sport_next, &n->cap_sport, n->n_sport + 1,
-                   sizeof *n->sport_next))
+    if (etsim_grow((void **)&n->sport_next, &n->cap_sport, n->n_sport + 1, sizeof *n->sport_next))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     n->sport_next[n->n_sport++] = 10000;
   }
@@ -1457,8 +1312,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   q->ctx = m->ctx;
   pk_node_t *sn = &n->nodes[m->src], *dn = &n->nodes[m->dst];
   uint32_t shi = sn->host_idx, dhi = dn->host_idx;
-  uint32_t h =
-      murmur12(q->sip, q->dip, q->sport | ((uint32_t)q->dport << 16), 0);
+  uint32_t h = murmur12(q->sip, q->dip, q->sport | ((uint32_t)q->dport << 16), 0);
   uint32_t lo = sn->rt_off[dhi], c = sn->rt_off[dhi + 1] - lo;
   q->gport = sn->port0 + sn->rt_port[lo + h % c];
   lo = dn->rt_off[shi];
@@ -1472,10 +1326,8 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   uint32_t fwd[64], rev[64];
   uint32_t nf = pk_path(n, q->src, q->dst, q->sport, q->dport, fwd, 64);
   uint32_t nr = pk_ack_path(n, q->src, q->dst, q->sport, q->dport, rev, 64);
-  if (nf && nr && fwd[0] == q->gport && rev[0] == q->rx_gport &&
-      n->n_routes + nf + nr < PK_NONE) {
-    if (etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr,
-                   sizeof *n->routes))
+  if (nf && nr && fwd[0] == q->gport && rev[0] == q->rx_gport && n->n_routes + nf + nr < PK_NONE) {
+    if (etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr, sizeof *n->routes))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     q->route_data = (uint32_t)n->n_routes;
     memcpy(n->routes + n->n_routes, fwd, nf * sizeof *fwd);
@@ -1493,14 +1345,12 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
   q->base_rtt_ps = n->cfg.global_t ? n->max_rtt_ps : rtt;
   uint64_t pkts = (q->size - 1) / n->cfg.payload_bytes + 1;
   uint64_t total = q->size + pkts * PK_STANDALONE_HDR;
-  q->standalone_ps =
-      (rtt / 1000 + (int64_t)(total * 8000000000ull / bw)) * 1000;
+  q->standalone_ps = (rtt / 1000 + (int64_t)(total * 8000000000ull / bw)) * 1000;
   q->milestone = n->cfg.l2_ack_interval;
   n->cc->init(n, q);
   if (pk_evq_push(&n->evq, m->start_ps, EV_FLOW_START, (uint32_t)n->n_qps, 0))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (out_id)
-    *out_id = n->n_qps;
+  if (out_id) *out_id = n->n_qps;
   n->n_qps++;
   n->n_active++;
   n->st.msgs++;
@@ -1509,17 +1359,15 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m,
 
 /* Walk from `from` to host `to`: switches hash the tuple `sw`, the NIC
  * (seed 0, as etsim_netpkt_send) the tuple `nic`: {sip, dip, ports}. */
-static uint32_t walk(const pk_net_t *n, uint32_t from, uint32_t to,
-                     const uint32_t sw[3], const uint32_t nic[3],
-                     uint32_t *out, uint32_t max) {
+static uint32_t walk(const pk_net_t *n, uint32_t from, uint32_t to, const uint32_t sw[3],
+                     const uint32_t nic[3], uint32_t *out, uint32_t max) {
   uint32_t thi = n->nodes[to].host_idx, v = from, k = 0;
   while (v != to && k < max) {
     const pk_node_t *nd = &n->nodes[v];
     uint32_t lo = nd->rt_off[thi], c = nd->rt_off[thi + 1] - lo;
-    if (!c)
-      return 0;
-    uint32_t h = nd->is_switch ? murmur12(sw[0], sw[1], sw[2], v)
-                               : murmur12(nic[0], nic[1], nic[2], 0);
+    if (!c) return 0;
+    uint32_t h =
+        nd->is_switch ? murmur12(sw[0], sw[1], sw[2], v) : murmur12(nic[0], nic[1], nic[2], 0);
     uint32_t gp = nd->port0 + nd->rt_port[lo + h % c];
     out[k++] = gp;
     v = n->ports[gp].peer;
@@ -1527,18 +1375,16 @@ static uint32_t walk(const pk_net_t *n, uint32_t from, uint32_t to,
   return v == to ? k : 0;
 }
 
-uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
-                 uint16_t dport, uint32_t *out, uint32_t max) {
+uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+                 uint32_t *out, uint32_t max) {
   const uint32_t t[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
                          sport | ((uint32_t)dport << 16)};
   return walk(n, src, dst, t, t, out, max);
 }
 
-uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst,
-                     uint16_t sport, uint16_t dport, uint32_t *out,
-                     uint32_t max) {
-  const uint32_t fwd[3] = {etsim_netpkt_host_ip(src),
-                           etsim_netpkt_host_ip(dst),
+uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+                     uint32_t *out, uint32_t max) {
+  const uint32_t fwd[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
                            sport | ((uint32_t)dport << 16)};
   const uint32_t rev[3] = {fwd[1], fwd[0], dport | ((uint32_t)sport << 16)};
   return walk(n, dst, src, rev, fwd, out, max);
@@ -1546,28 +1392,22 @@ uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst,
 
 void etsim_netpkt_finish(etsim_netpkt_t *net) {
   pk_net_t *n = (pk_net_t *)net;
-  if (!n->qlen || !n->qlen_on)
-    return;
+  if (!n->qlen || !n->qlen_on) return;
   fprintf(n->qlen, "time: %" PRId64 "\n", n->now / 1000);
   for (uint32_t i = 0; i < n->n_ports; i++) {
     pk_port_t *p = &n->ports[i];
-    if (!n->nodes[p->node].is_switch)
-      continue;
+    if (!n->nodes[p->node].is_switch) continue;
     size_t last = p->n_hist;
-    while (last > 0 && !p->hist[last - 1])
-      last--;
+    while (last > 0 && !p->hist[last - 1]) last--;
     fprintf(n->qlen, "%u %u", p->node, p->ifindex);
-    for (size_t k = 0; k < last; k++)
-      fprintf(n->qlen, " %u", p->hist[k]);
+    for (size_t k = 0; k < last; k++) fprintf(n->qlen, " %u", p->hist[k]);
     fputc('\n', n->qlen);
   }
 }
 
-int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id,
-                          etsim_netpkt_msg_stat_t *o) {
+int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_msg_stat_t *o) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (id >= n->n_qps)
-    return ETSIM_ERANGE;
+  if (id >= n->n_qps) return ETSIM_ERANGE;
   const pk_qp_t *q = &n->qps[id];
   o->src = q->src;
   o->dst = q->dst;
@@ -1583,24 +1423,20 @@ int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id,
 
 uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *net, uint64_t id) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (id >= n->n_qps || n->qps[id].finished)
-    return 0;
+  if (id >= n->n_qps || n->qps[id].finished) return 0;
   return n->qps[id].rate;
 }
 
-void etsim_netpkt_get_stats(const etsim_netpkt_t *net,
-                            etsim_netpkt_stats_t *s) {
+void etsim_netpkt_get_stats(const etsim_netpkt_t *net, etsim_netpkt_stats_t *s) {
   const pk_net_t *n = (const pk_net_t *)net;
   *s = n->st;
   int64_t extra = 0;
   uint64_t peak = 0;
   for (uint32_t i = 0; i < n->n_ports; i++)
     for (int q = 0; q < PK_NPRIO; q++)
-      if (n->ports[i].paused & (1u << q))
-        extra += n->now - n->ports[i].paused_since[q];
+      if (n->ports[i].paused & (1u << q)) extra += n->now - n->ports[i].paused_since[q];
   for (uint32_t v = 0; v < n->n_nodes; v++)
-    if (n->nodes[v].peak_used > peak)
-      peak = n->nodes[v].peak_used;
+    if (n->nodes[v].peak_used > peak) peak = n->nodes[v].peak_used;
   s->paused_ps += extra;
   s->max_switch_buffer_bytes = peak;
 }
@@ -1610,11 +1446,10 @@ uint32_t etsim_netpkt_port_count(const etsim_netpkt_t *net, uint32_t node) {
   return node < n->n_nodes ? n->nodes[node].nports : 0;
 }
 
-int etsim_netpkt_port_stat(const etsim_netpkt_t *net, uint32_t node,
-                           uint32_t ifindex, etsim_netpkt_port_stat_t *o) {
+int etsim_netpkt_port_stat(const etsim_netpkt_t *net, uint32_t node, uint32_t ifindex,
+                           etsim_netpkt_port_stat_t *o) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (node >= n->n_nodes || ifindex < 1 || ifindex > n->nodes[node].nports)
-    return ETSIM_ERANGE;
+  if (node >= n->n_nodes || ifindex < 1 || ifindex > n->nodes[node].nports) return ETSIM_ERANGE;
   const pk_port_t *p = &n->ports[n->nodes[node].port0 + ifindex - 1];
   o->peer = p->peer;
   o->rate_bps = p->rate_bps;
@@ -1622,8 +1457,7 @@ int etsim_netpkt_port_stat(const etsim_netpkt_t *net, uint32_t node,
   o->pauses_rx = p->pauses_rx;
   o->paused_ps = p->paused_ps;
   for (int q = 0; q < PK_NPRIO; q++)
-    if (p->paused & (1u << q))
-      o->paused_ps += n->now - p->paused_since[q];
+    if (p->paused & (1u << q)) o->paused_ps += n->now - p->paused_since[q];
   o->qbytes = p->qbytes_total;
   o->qbytes_peak = p->qbytes_peak;
   o->paused_prios = p->paused;

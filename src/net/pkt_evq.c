@@ -43,8 +43,7 @@ int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
     pk_evq_free(q);
     return ETSIM_ENOMEM;
   }
-  for (size_t i = 0; i < nb; i++)
-    q->bkt[i].head = q->bkt[i].tail = PK_NONE;
+  for (size_t i = 0; i < nb; i++) q->bkt[i].head = q->bkt[i].tail = PK_NONE;
   q->free = PK_NONE;
   return 0;
 }
@@ -76,8 +75,7 @@ static inline int runs_before(const pk_ev_t *e, int64_t t, uint64_t seq) {
   return e->t < t || (e->t == t && e->seq < seq);
 }
 
-int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind,
-                     uint32_t a, uint64_t b) {
+int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a, uint64_t b) {
   uint64_t bn = (uint64_t)t >> q->shift;
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   /* The calendar spans buckets cur..hi; an event may widen that span (also
@@ -92,29 +90,24 @@ int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind,
    * the last one that runs before it (usually the tail: the newest number
    * at the latest time). */
   uint32_t prev = PK_NONE; /* insert after this node; NONE: at the head */
-  if (hi - lo > q->mask)
-    goto far;
+  if (hi - lo > q->mask) goto far;
   if (bk->head != PK_NONE) {
-    if (runs_before(&q->node[bk->tail].ev, t, seq))
-      prev = bk->tail;
+    if (runs_before(&q->node[bk->tail].ev, t, seq)) prev = bk->tail;
     else if (runs_before(&q->node[bk->head].ev, t, seq)) {
       uint32_t p = bk->head, steps = 0;
       while (runs_before(&q->node[q->node[p].next].ev, t, seq)) {
         p = q->node[p].next;
-        if (++steps == EVQ_WALK_MAX)
-          goto far;
+        if (++steps == EVQ_WALK_MAX) goto far;
       }
       prev = p;
     }
   }
   uint32_t i = q->free;
-  if (i != PK_NONE)
-    q->free = q->node[i].next;
+  if (i != PK_NONE) q->free = q->node[i].next;
   else {
     if (q->n_node == q->cap_node &&
         (q->n_node >= PK_NONE - 1 ||
-         etsim_grow((void **)&q->node, &q->cap_node, q->n_node + 1,
-                    sizeof *q->node)))
+         etsim_grow((void **)&q->node, &q->cap_node, q->n_node + 1, sizeof *q->node)))
       return ETSIM_ENOMEM;
     i = (uint32_t)q->n_node++;
   }
@@ -134,8 +127,7 @@ int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind,
   } else {
     x->next = q->node[prev].next;
     q->node[prev].next = i;
-    if (prev == bk->tail)
-      bk->tail = i;
+    if (prev == bk->tail) bk->tail = i;
   }
   q->cur = lo;
   q->hi = hi;
@@ -152,28 +144,23 @@ int pk_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
     uint32_t i = bk->head;
     pk_evq_node_t *x = &q->node[i];
     const pk_ev_t *f = q->far.v;
-    if (!q->far.n || x->ev.t < f->t ||
-        (x->ev.t == f->t && x->ev.seq < f->seq)) {
-      if (x->ev.t > t_max)
-        return 0;
+    if (!q->far.n || x->ev.t < f->t || (x->ev.t == f->t && x->ev.seq < f->seq)) {
+      if (x->ev.t > t_max) return 0;
       *out = x->ev;
       bk->head = x->next;
       x->next = q->free;
       q->free = i;
-      if (--q->n_cal && bk->head != PK_NONE)
-        return 1;
+      if (--q->n_cal && bk->head != PK_NONE) return 1;
       if (bk->head == PK_NONE) {
         uint64_t j = q->cur & q->mask;
         bk->tail = PK_NONE;
         q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
       }
-      if (q->n_cal)
-        pk_evq_settle(q);
+      if (q->n_cal) pk_evq_settle(q);
       return 1;
     }
   }
-  if (!q->far.n || q->far.v[0].t > t_max)
-    return 0;
+  if (!q->far.n || q->far.v[0].t > t_max) return 0;
   pk_heap_pop(&q->far, out);
   return 1;
 }

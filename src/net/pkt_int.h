@@ -44,8 +44,7 @@ typedef struct pk_heap {
   uint64_t next_seq;
 } pk_heap_t;
 
-int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a,
-                 uint64_t b);
+int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b);
 /* Push with the caller's sequence number (the event queue numbers events
  * itself); h->next_seq is not used. */
 int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e);
@@ -82,8 +81,7 @@ int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
 void pk_evq_free(pk_evq_t *q);
 /* The general cases of push and pop (pkt_evq.c); the inline versions below
  * handle the common ones without a call. */
-int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind,
-                     uint32_t a, uint64_t b);
+int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a, uint64_t b);
 int pk_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out);
 /* Move cur to the first non-empty bucket (the calendar is not empty). */
 void pk_evq_settle(pk_evq_t *q);
@@ -93,14 +91,13 @@ void pk_evq_settle(pk_evq_t *q);
  * of time t with a smaller sequence, before those with a larger one (the
  * engine takes numbers early to break ties as ns-3 does, see pk_tie_mark).
  * 0 or ETSIM_ENOMEM. */
-static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq,
-                                  uint32_t kind, uint32_t a, uint64_t b) {
+static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
+                                  uint64_t b) {
   uint64_t bn = (uint64_t)t >> q->shift;
   uint32_t i = q->free;
   /* common case: a spare node, a bucket within the window at or after the
    * earliest one, and nothing later already in it (append at the tail) */
-  if (!q->n_cal || i == PK_NONE || bn < q->cur ||
-      (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
+  if (!q->n_cal || i == PK_NONE || bn < q->cur || (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
     return pk_evq_push_slow(q, t, seq, kind, a, b);
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   if (bk->head != PK_NONE) {
@@ -119,19 +116,16 @@ static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq,
   if (bk->head == PK_NONE) {
     bk->head = i;
     q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
-  } else
-    q->node[bk->tail].next = i;
+  } else q->node[bk->tail].next = i;
   bk->tail = i;
-  if (bn > q->hi)
-    q->hi = bn;
+  if (bn > q->hi) q->hi = bn;
   q->n_cal++;
   return 0;
 }
 
 /* Queue an event at t with the next sequence number: after every queued
  * event of time t. */
-static inline int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a,
-                              uint64_t b) {
+static inline int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
   return pk_evq_push_seq(q, t, q->next_seq++, kind, a, b);
 }
 
@@ -145,8 +139,8 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
     uint32_t i = bk->head;
     pk_evq_node_t *x = &q->node[i];
     const pk_ev_t *f = q->far.v;
-    if (x->ev.t <= t_max && (!q->far.n || x->ev.t < f->t ||
-                             (x->ev.t == f->t && x->ev.seq < f->seq))) {
+    if (x->ev.t <= t_max &&
+        (!q->far.n || x->ev.t < f->t || (x->ev.t == f->t && x->ev.seq < f->seq))) {
       *out = x->ev;
       bk->head = x->next;
       x->next = q->free;
@@ -157,30 +151,24 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
         if (--q->n_cal) {
           /* the next bucket is most often in the same bitmap word */
           word &= ~(uint64_t)0 << (j & 63);
-          if (word)
-            q->cur += (uint64_t)__builtin_ctzll(word) - (j & 63);
-          else
-            pk_evq_settle(q);
+          if (word) q->cur += (uint64_t)__builtin_ctzll(word) - (j & 63);
+          else pk_evq_settle(q);
         }
-      } else
-        q->n_cal--;
+      } else q->n_cal--;
       return 1;
     }
   }
   return pk_evq_pop_slow(q, t_max, out);
 }
 
-static inline size_t pk_evq_size(const pk_evq_t *q) {
-  return q->n_cal + q->far.n;
-}
+static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
 
 /* Time of the earliest event, INT64_MAX when empty. */
 static inline int64_t pk_evq_peek_t(const pk_evq_t *q) {
   int64_t t = q->far.n ? q->far.v[0].t : INT64_MAX;
   if (q->n_cal) {
     const pk_evq_node_t *x = &q->node[q->bkt[q->cur & q->mask].head];
-    if (x->ev.t < t)
-      t = x->ev.t;
+    if (x->ev.t < t) t = x->ev.t;
   }
   return t;
 }
@@ -403,19 +391,17 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate);
 void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps);
 void pk_timer_cancel(pk_qp_t *q, int id);
 
-extern const pk_cc_ops_t pk_cc_none, pk_cc_dcqcn, pk_cc_hpcc, pk_cc_timely,
-    pk_cc_dctcp;
+extern const pk_cc_ops_t pk_cc_none, pk_cc_dcqcn, pk_cc_hpcc, pk_cc_timely, pk_cc_dctcp;
 
 /* The directed links (global port indices) a packet of (src, dst, sport,
  * dport) crosses, chosen exactly as the packet engine routes; returns the
  * hop count (0 when max is too small).  Used by the flow-level model. */
-uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
-                 uint16_t dport, uint32_t *out, uint32_t max);
+uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+                 uint32_t *out, uint32_t max);
 /* The same for the ACKs of that flow, dst back to src: the receiver's NIC
  * picks its port with the data's own tuple, switches hash the reversed one. */
-uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst,
-                     uint16_t sport, uint16_t dport, uint32_t *out,
-                     uint32_t max);
+uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+                     uint32_t *out, uint32_t max);
 
 /* parse helpers shared by the readers */
 int pk_parse_u64(const char *s, uint64_t *out);
@@ -428,8 +414,7 @@ typedef struct pk_tok {
   char tok[256];
 } pk_tok_t;
 
-static inline void pk_tok_init(pk_tok_t *t, const char *text,
-                               const char *name) {
+static inline void pk_tok_init(pk_tok_t *t, const char *text, const char *name) {
   t->p = text;
   t->name = name;
   t->line = 1;
@@ -441,25 +426,20 @@ static inline void pk_tok_init(pk_tok_t *t, const char *text,
 static inline int pk_tok_next(pk_tok_t *t) {
   for (;;) {
     while (*t->p == ' ' || *t->p == '\t' || *t->p == '\r' || *t->p == '\n') {
-      if (*t->p == '\n')
-        t->line++;
+      if (*t->p == '\n') t->line++;
       t->p++;
     }
     if (*t->p == '#') {
-      while (*t->p && *t->p != '\n')
-        t->p++;
+      while (*t->p && *t->p != '\n') t->p++;
       continue;
     }
     break;
   }
-  if (!*t->p)
-    return 0;
+  if (!*t->p) return 0;
   size_t n = 0;
   t->tok_line = t->line;
-  while (*t->p && *t->p != ' ' && *t->p != '\t' && *t->p != '\r' &&
-         *t->p != '\n') {
-    if (n < sizeof t->tok - 1)
-      t->tok[n++] = *t->p;
+  while (*t->p && *t->p != ' ' && *t->p != '\t' && *t->p != '\r' && *t->p != '\n') {
+    if (n < sizeof t->tok - 1) t->tok[n++] = *t->p;
     t->p++;
   }
   t->tok[n] = 0;

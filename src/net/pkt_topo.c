@@ -24,35 +24,26 @@ int etsim_netpkt_topo_init(etsim_netpkt_topo_t *t, uint32_t n_nodes) {
 }
 
 void etsim_netpkt_topo_free(etsim_netpkt_topo_t *t) {
-  if (!t)
-    return;
+  if (!t) return;
   etsim_free(t->is_switch);
   etsim_free(t->links);
   etsim_free(t->name);
   memset(t, 0, sizeof *t);
 }
 
-int etsim_netpkt_topo_add_link(etsim_netpkt_topo_t *t, uint32_t a, uint32_t b,
-                               uint64_t rate_bps, int64_t delay_ps,
-                               double error_rate, etsim_error_t *err) {
+int etsim_netpkt_topo_add_link(etsim_netpkt_topo_t *t, uint32_t a, uint32_t b, uint64_t rate_bps,
+                               int64_t delay_ps, double error_rate, etsim_error_t *err) {
   if (a >= t->n_nodes || b >= t->n_nodes)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "link %u-%u: node id out of range (%u nodes)", a, b,
+    return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: node id out of range (%u nodes)", a, b,
                            t->n_nodes);
   if (a == b)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "link %u-%u: a node linked to itself", a, b);
-  if (rate_bps == 0)
-    return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: rate 0", a, b);
-  if (delay_ps < 0)
-    return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: negative delay", a,
-                           b);
+    return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: a node linked to itself", a, b);
+  if (rate_bps == 0) return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: rate 0", a, b);
+  if (delay_ps < 0) return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: negative delay", a, b);
   if (!(error_rate >= 0 && error_rate < 1))
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "link %u-%u: error rate %g not in [0, 1)", a, b,
+    return etsim_error_set(err, ETSIM_EINVAL, "link %u-%u: error rate %g not in [0, 1)", a, b,
                            error_rate);
-  if (etsim_grow((void **)&t->links, &t->cap_links, t->n_links + 1,
-                 sizeof *t->links))
+  if (etsim_grow((void **)&t->links, &t->cap_links, t->n_links + 1, sizeof *t->links))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   etsim_netpkt_link_t *l = &t->links[t->n_links++];
   l->a = a;
@@ -64,99 +55,80 @@ int etsim_netpkt_topo_add_link(etsim_netpkt_topo_t *t, uint32_t a, uint32_t b,
   return 0;
 }
 
-int etsim_netpkt_topo_star(etsim_netpkt_topo_t *t, uint32_t n_hosts,
-                           uint64_t rate_bps, int64_t delay_ps) {
+int etsim_netpkt_topo_star(etsim_netpkt_topo_t *t, uint32_t n_hosts, uint64_t rate_bps,
+                           int64_t delay_ps) {
   int rc = etsim_netpkt_topo_init(t, n_hosts + 1);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   t->is_switch[n_hosts] = 1;
   for (uint32_t h = 0; h < n_hosts; h++)
-    if ((rc = etsim_netpkt_topo_add_link(t, h, n_hosts, rate_bps, delay_ps, 0,
-                                         NULL)))
-      return rc;
+    if ((rc = etsim_netpkt_topo_add_link(t, h, n_hosts, rate_bps, delay_ps, 0, NULL))) return rc;
   return 0;
 }
 
-int etsim_netpkt_topo_clos2(etsim_netpkt_topo_t *t, uint32_t leaves,
-                            uint32_t hosts_per_leaf, uint32_t spines,
-                            uint64_t host_bps, uint64_t fabric_bps,
+int etsim_netpkt_topo_clos2(etsim_netpkt_topo_t *t, uint32_t leaves, uint32_t hosts_per_leaf,
+                            uint32_t spines, uint64_t host_bps, uint64_t fabric_bps,
                             int64_t delay_ps) {
   uint32_t nh = leaves * hosts_per_leaf;
   int rc = etsim_netpkt_topo_init(t, nh + leaves + spines);
-  if (rc)
-    return rc;
-  for (uint32_t s = nh; s < t->n_nodes; s++)
-    t->is_switch[s] = 1;
+  if (rc) return rc;
+  for (uint32_t s = nh; s < t->n_nodes; s++) t->is_switch[s] = 1;
   for (uint32_t h = 0; h < nh; h++)
-    if ((rc = etsim_netpkt_topo_add_link(t, h, nh + h / hosts_per_leaf,
-                                         host_bps, delay_ps, 0, NULL)))
+    if ((rc = etsim_netpkt_topo_add_link(t, h, nh + h / hosts_per_leaf, host_bps, delay_ps, 0,
+                                         NULL)))
       return rc;
   for (uint32_t l = 0; l < leaves; l++)
     for (uint32_t s = 0; s < spines; s++)
-      if ((rc = etsim_netpkt_topo_add_link(t, nh + l, nh + leaves + s,
-                                           fabric_bps, delay_ps, 0, NULL)))
+      if ((rc = etsim_netpkt_topo_add_link(t, nh + l, nh + leaves + s, fabric_bps, delay_ps, 0,
+                                           NULL)))
         return rc;
   return 0;
 }
 
-int etsim_netpkt_topo_fattree(etsim_netpkt_topo_t *t, uint32_t k,
-                              uint32_t hosts_per_edge, uint64_t rate_bps,
-                              int64_t delay_ps) {
-  if (k < 2 || k % 2 || !hosts_per_edge || k > 256)
-    return ETSIM_EINVAL;
+int etsim_netpkt_topo_fattree(etsim_netpkt_topo_t *t, uint32_t k, uint32_t hosts_per_edge,
+                              uint64_t rate_bps, int64_t delay_ps) {
+  if (k < 2 || k % 2 || !hosts_per_edge || k > 256) return ETSIM_EINVAL;
   uint32_t h2 = k / 2, ne = k * h2, nh = ne * hosts_per_edge, nc = h2 * h2;
   uint32_t e0 = nh, a0 = nh + ne, c0 = nh + 2 * ne;
   int rc = etsim_netpkt_topo_init(t, c0 + nc);
-  if (rc)
-    return rc;
-  for (uint32_t v = nh; v < t->n_nodes; v++)
-    t->is_switch[v] = 1;
+  if (rc) return rc;
+  for (uint32_t v = nh; v < t->n_nodes; v++) t->is_switch[v] = 1;
   for (uint32_t h = 0; h < nh; h++)
-    if ((rc = etsim_netpkt_topo_add_link(t, h, e0 + h / hosts_per_edge,
-                                         rate_bps, delay_ps, 0, NULL)))
+    if ((rc = etsim_netpkt_topo_add_link(t, h, e0 + h / hosts_per_edge, rate_bps, delay_ps, 0,
+                                         NULL)))
       return rc;
   for (uint32_t p = 0; p < k; p++)
     for (uint32_t e = 0; e < h2; e++)
       for (uint32_t a = 0; a < h2; a++)
-        if ((rc =
-                 etsim_netpkt_topo_add_link(t, e0 + p * h2 + e, a0 + p * h2 + a,
-                                            rate_bps, delay_ps, 0, NULL)))
+        if ((rc = etsim_netpkt_topo_add_link(t, e0 + p * h2 + e, a0 + p * h2 + a, rate_bps,
+                                             delay_ps, 0, NULL)))
           return rc;
   for (uint32_t p = 0; p < k; p++)
     for (uint32_t a = 0; a < h2; a++)
       for (uint32_t c = 0; c < h2; c++)
-        if ((rc =
-                 etsim_netpkt_topo_add_link(t, a0 + p * h2 + a, c0 + a * h2 + c,
-                                            rate_bps, delay_ps, 0, NULL)))
+        if ((rc = etsim_netpkt_topo_add_link(t, a0 + p * h2 + a, c0 + a * h2 + c, rate_bps,
+                                             delay_ps, 0, NULL)))
           return rc;
   return 0;
 }
 
-int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes,
-                           uint32_t gpus, uint32_t spines, uint64_t nic_bps,
-                           uint64_t nvlink_bps, uint64_t fabric_bps,
+int etsim_netpkt_topo_rail(etsim_netpkt_topo_t *t, uint32_t nodes, uint32_t gpus, uint32_t spines,
+                           uint64_t nic_bps, uint64_t nvlink_bps, uint64_t fabric_bps,
                            int64_t delay_ps) {
-  if (!nodes || !gpus)
-    return ETSIM_EINVAL;
+  if (!nodes || !gpus) return ETSIM_EINVAL;
   uint32_t nh = nodes * gpus, r0 = nh, u0 = nh + gpus, s0 = u0 + nodes;
   int rc = etsim_netpkt_topo_init(t, s0 + spines);
-  if (rc)
-    return rc;
-  for (uint32_t v = nh; v < t->n_nodes; v++)
-    t->is_switch[v] = 1;
+  if (rc) return rc;
+  for (uint32_t v = nh; v < t->n_nodes; v++) t->is_switch[v] = 1;
   for (uint32_t n = 0; n < nodes; n++)
     for (uint32_t g = 0; g < gpus; g++) {
       uint32_t h = n * gpus + g;
-      if ((rc = etsim_netpkt_topo_add_link(t, h, r0 + g, nic_bps, delay_ps, 0,
-                                           NULL)) ||
-          (rc = etsim_netpkt_topo_add_link(t, h, u0 + n, nvlink_bps, delay_ps,
-                                           0, NULL)))
+      if ((rc = etsim_netpkt_topo_add_link(t, h, r0 + g, nic_bps, delay_ps, 0, NULL)) ||
+          (rc = etsim_netpkt_topo_add_link(t, h, u0 + n, nvlink_bps, delay_ps, 0, NULL)))
         return rc;
     }
   for (uint32_t g = 0; g < gpus; g++)
     for (uint32_t s = 0; s < spines; s++)
-      if ((rc = etsim_netpkt_topo_add_link(t, r0 + g, s0 + s, fabric_bps,
-                                           delay_ps, 0, NULL)))
+      if ((rc = etsim_netpkt_topo_add_link(t, r0 + g, s0 + s, fabric_bps, delay_ps, 0, NULL)))
         return rc;
   return 0;
 }
@@ -167,8 +139,7 @@ int etsim_netpkt_parse_rate(const char *s, uint64_t *out_bps) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (end == s || errno || !(v >= 0) || !isfinite(v))
-    return ETSIM_EINVAL;
+  if (end == s || errno || !(v >= 0) || !isfinite(v)) return ETSIM_EINVAL;
   static const struct {
     const char *u;
     double f;
@@ -197,8 +168,7 @@ int etsim_netpkt_parse_rate(const char *s, uint64_t *out_bps) {
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strcmp(end, units[i].u) == 0) {
       double r = v * units[i].f;
-      if (r < 1 || r > 1e15)
-        return ETSIM_EINVAL;
+      if (r < 1 || r > 1e15) return ETSIM_EINVAL;
       *out_bps = (uint64_t)llround(r);
       return 0;
     }
@@ -209,8 +179,7 @@ int etsim_netpkt_parse_time(const char *s, int64_t *out_ps) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (end == s || errno || !(v >= 0) || !isfinite(v))
-    return ETSIM_EINVAL;
+  if (end == s || errno || !(v >= 0) || !isfinite(v)) return ETSIM_EINVAL;
   static const struct {
     const char *u;
     double f;
@@ -219,8 +188,7 @@ int etsim_netpkt_parse_time(const char *s, int64_t *out_ps) {
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strcmp(end, units[i].u) == 0) {
       double r = v * units[i].f;
-      if (r > 9.2e18)
-        return ETSIM_EINVAL;
+      if (r > 9.2e18) return ETSIM_EINVAL;
       *out_ps = (int64_t)llround(r);
       return 0;
     }
@@ -230,11 +198,9 @@ int etsim_netpkt_parse_time(const char *s, int64_t *out_ps) {
 int pk_parse_u64(const char *s, uint64_t *out) {
   char *end;
   errno = 0;
-  if (*s == '-' || *s == '+' || *s == 0)
-    return ETSIM_EINVAL;
+  if (*s == '-' || *s == '+' || *s == 0) return ETSIM_EINVAL;
   unsigned long long v = strtoull(s, &end, 10);
-  if (*end || errno)
-    return ETSIM_EINVAL;
+  if (*end || errno) return ETSIM_EINVAL;
   *out = v;
   return 0;
 }
@@ -243,63 +209,53 @@ int pk_parse_double(const char *s, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (end == s || *end || errno || !isfinite(v))
-    return ETSIM_EINVAL;
+  if (end == s || *end || errno || !isfinite(v)) return ETSIM_EINVAL;
   *out = v;
   return 0;
 }
 
 /* ----------------------------------------------------------------- reader */
 
-static int tok_u32(pk_tok_t *tk, const char *what, uint32_t *out,
-                   etsim_error_t *err) {
+static int tok_u32(pk_tok_t *tk, const char *what, uint32_t *out, etsim_error_t *err) {
   if (!pk_tok_next(tk))
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing %s (file ends)",
-                           tk->name, tk->tok_line, what);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing %s (file ends)", tk->name,
+                           tk->tok_line, what);
   uint64_t v;
   if (pk_parse_u64(tk->tok, &v) || v > UINT32_MAX)
-    return etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%u: %s '%s' is not a non-negative integer",
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: %s '%s' is not a non-negative integer",
                            tk->name, tk->tok_line, what, tk->tok);
   *out = (uint32_t)v;
   return 0;
 }
 
-int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text,
-                            const char *name, etsim_error_t *err) {
+int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text, const char *name,
+                            etsim_error_t *err) {
   pk_tok_t tk;
   pk_tok_init(&tk, text, name);
   uint32_t nn, ns, nl;
   int rc;
   memset(t, 0, sizeof *t);
   if ((rc = tok_u32(&tk, "node count", &nn, err)) ||
-      (rc = tok_u32(&tk, "switch count", &ns, err)) ||
-      (rc = tok_u32(&tk, "link count", &nl, err)))
+      (rc = tok_u32(&tk, "switch count", &ns, err)) || (rc = tok_u32(&tk, "link count", &nl, err)))
     return rc;
-  if (nn == 0)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:1: no nodes", name);
+  if (nn == 0) return etsim_error_set(err, ETSIM_EFORMAT, "%s:1: no nodes", name);
   if (ns > nn)
-    return etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:1: %u switches but only %u nodes", name, ns, nn);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:1: %u switches but only %u nodes", name, ns, nn);
   if (nn > (1u << 24))
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:1: %u nodes is too many",
-                           name, nn);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:1: %u nodes is too many", name, nn);
   if ((rc = etsim_netpkt_topo_init(t, nn)))
     return etsim_error_set(err, rc, "%s: out of memory", name);
   t->name = etsim_strdup(name);
   for (uint32_t i = 0; i < ns; i++) {
     uint32_t id;
-    if ((rc = tok_u32(&tk, "switch id", &id, err)))
-      goto fail;
+    if ((rc = tok_u32(&tk, "switch id", &id, err))) goto fail;
     if (id >= nn) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%u: switch id %u out of range (%u nodes)", name,
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: switch id %u out of range (%u nodes)", name,
                            tk.tok_line, id, nn);
       goto fail;
     }
     if (t->is_switch[id]) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%u: switch id %u listed twice", name,
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: switch id %u listed twice", name,
                            tk.tok_line, id);
       goto fail;
     }
@@ -310,41 +266,34 @@ int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text,
     uint64_t rate;
     int64_t delay;
     double er;
-    if ((rc = tok_u32(&tk, "link source", &a, err)))
-      goto fail;
+    if ((rc = tok_u32(&tk, "link source", &a, err))) goto fail;
     line = tk.tok_line;
-    if ((rc = tok_u32(&tk, "link destination", &b, err)))
-      goto fail;
+    if ((rc = tok_u32(&tk, "link destination", &b, err))) goto fail;
     if (!pk_tok_next(&tk)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing link rate", name,
-                           line);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing link rate", name, line);
       goto fail;
     }
     if (etsim_netpkt_parse_rate(tk.tok, &rate)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%u: bad link rate '%s' (e.g. 100Gbps)", name,
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad link rate '%s' (e.g. 100Gbps)", name,
                            tk.tok_line, tk.tok);
       goto fail;
     }
     if (!pk_tok_next(&tk)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing link delay",
-                           name, line);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing link delay", name, line);
       goto fail;
     }
     if (etsim_netpkt_parse_time(tk.tok, &delay)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%u: bad link delay '%s' (e.g. 0.001ms)", name,
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad link delay '%s' (e.g. 0.001ms)", name,
                            tk.tok_line, tk.tok);
       goto fail;
     }
     if (!pk_tok_next(&tk)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing error rate",
-                           name, line);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing error rate", name, line);
       goto fail;
     }
     if (pk_parse_double(tk.tok, &er)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad error rate '%s'",
-                           name, tk.tok_line, tk.tok);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad error rate '%s'", name, tk.tok_line,
+                           tk.tok);
       goto fail;
     }
     etsim_error_t e2 = {0};
@@ -372,8 +321,7 @@ int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text,
     }
   }
   if (pk_tok_next(&tk)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s:%u: unexpected '%s' after %u links", name,
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: unexpected '%s' after %u links", name,
                          tk.tok_line, tk.tok, nl);
     goto fail;
   }
@@ -383,14 +331,11 @@ fail:
   return rc;
 }
 
-int etsim_netpkt_topo_load(etsim_netpkt_topo_t *t, const char *path,
-                           etsim_error_t *err) {
-  if (etsim_netpkt_topo_is_spec(path))
-    return etsim_netpkt_topo_spec(t, path, err);
+int etsim_netpkt_topo_load(etsim_netpkt_topo_t *t, const char *path, etsim_error_t *err) {
+  if (etsim_netpkt_topo_is_spec(path)) return etsim_netpkt_topo_spec(t, path, err);
   char *text;
   int rc = pk_read_file(path, &text, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   rc = etsim_netpkt_topo_parse(t, text, path, err);
   etsim_free(text);
   return rc;
@@ -418,36 +363,31 @@ static const char *spec_get(const char *list, const char *key, size_t *len) {
  * `def` when absent, or an error when def is SPEC_REQUIRED. */
 typedef enum { SPEC_COUNT, SPEC_COUNT0, SPEC_RATE, SPEC_TIME } spec_kind_t;
 #define SPEC_REQUIRED UINT64_MAX
-static int spec_num(const char *spec, const char *list, const char *key,
-                    spec_kind_t kind, uint64_t def, uint64_t *out,
-                    etsim_error_t *err) {
+static int spec_num(const char *spec, const char *list, const char *key, spec_kind_t kind,
+                    uint64_t def, uint64_t *out, etsim_error_t *err) {
   size_t len;
   const char *v = spec_get(list, key, &len);
   if (!v) {
     if (def == SPEC_REQUIRED)
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is required", spec,
-                             key);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is required", spec, key);
     *out = def;
     return 0;
   }
   char buf[64];
   if (len == 0 || len >= sizeof buf)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: bad value for '%s'", spec,
-                           key);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: bad value for '%s'", spec, key);
   memcpy(buf, v, len);
   buf[len] = 0;
   if (kind == SPEC_RATE) {
     if (etsim_netpkt_parse_rate(buf, out) || !*out)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: %s '%s' is not a rate like 100Gbps", spec,
-                             key, buf);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: %s '%s' is not a rate like 100Gbps", spec, key,
+                             buf);
     return 0;
   }
   if (kind == SPEC_TIME) {
     int64_t ps;
     if (etsim_netpkt_parse_time(buf, &ps) || ps < 0)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: %s '%s' is not a time like 1us", spec, key,
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: %s '%s' is not a time like 1us", spec, key,
                              buf);
     *out = (uint64_t)ps;
     return 0;
@@ -457,8 +397,7 @@ static int spec_num(const char *spec, const char *list, const char *key,
   unsigned long long n = strtoull(buf, &e, 10);
   unsigned long long lo = kind == SPEC_COUNT0 ? 0 : 1;
   if (*e || errno || buf[0] == '-' || n < lo || n > 1000000)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: %s '%s' is not a count in %llu..1000000", spec,
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: %s '%s' is not a count in %llu..1000000", spec,
                            key, buf, lo);
   *out = n;
   return 0;
@@ -467,16 +406,13 @@ static int spec_num(const char *spec, const char *list, const char *key,
 int etsim_netpkt_topo_is_spec(const char *s) {
   static const char *kinds[] = {"star:", "clos2:", "fattree:", "rail:"};
   for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-    if (strncmp(s, kinds[k], strlen(kinds[k])) == 0)
-      return 1;
+    if (strncmp(s, kinds[k], strlen(kinds[k])) == 0) return 1;
   return 0;
 }
 
-int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec,
-                           etsim_error_t *err) {
-  static const char *known[] = {"hosts",  "rate",  "delay", "leaves",
-                                "spines", "fabric", "k",    "nodes",
-                                "gpus",   "nic",   "nvlink"};
+int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec, etsim_error_t *err) {
+  static const char *known[] = {"hosts", "rate",  "delay", "leaves", "spines", "fabric",
+                                "k",     "nodes", "gpus",  "nic",    "nvlink"};
   const char *list = strchr(spec, ':');
   if (!etsim_netpkt_topo_is_spec(spec) || !list)
     return etsim_error_set(err, ETSIM_EINVAL,
@@ -490,69 +426,54 @@ int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec,
     const char *eq = strchr(p, '=');
     const char *end = strchr(p, ',');
     if (!eq || (end && eq > end))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: expected key=value at "
-                             "'%.*s'", spec, end ? (int)(end - p) : (int)strlen(p), p);
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: expected key=value at "
+                             "'%.*s'",
+                             spec, end ? (int)(end - p) : (int)strlen(p), p);
     size_t kl = (size_t)(eq - p), k;
     for (k = 0; k < sizeof known / sizeof *known; k++)
-      if (strlen(known[k]) == kl && strncmp(p, known[k], kl) == 0)
-        break;
+      if (strlen(known[k]) == kl && strncmp(p, known[k], kl) == 0) break;
     if (k == sizeof known / sizeof *known)
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: unknown key '%.*s'",
-                             spec, (int)kl, p);
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: unknown key '%.*s'", spec, (int)kl, p);
     p = end ? end + 1 : p + strlen(p);
   }
   uint64_t rate, delay, a, b, c, fabric, nvlink;
   int rc;
   const uint64_t G100 = 100000000000ull, US = 1000000;
-  if ((rc = spec_num(spec, list, "rate", SPEC_RATE, G100, &rate, err)))
-    return rc;
-  if ((rc = spec_num(spec, list, "delay", SPEC_TIME, US, &delay, err)))
-    return rc;
+  if ((rc = spec_num(spec, list, "rate", SPEC_RATE, G100, &rate, err))) return rc;
+  if ((rc = spec_num(spec, list, "delay", SPEC_TIME, US, &delay, err))) return rc;
   memset(t, 0, sizeof *t);
   if (strncmp(spec, "star:", 5) == 0) {
-    if ((rc = spec_num(spec, list, "hosts", SPEC_COUNT, SPEC_REQUIRED, &a,
-                       err)))
-      return rc;
+    if ((rc = spec_num(spec, list, "hosts", SPEC_COUNT, SPEC_REQUIRED, &a, err))) return rc;
     rc = etsim_netpkt_topo_star(t, (uint32_t)a, rate, (int64_t)delay);
   } else if (strncmp(spec, "clos2:", 6) == 0) {
-    if ((rc = spec_num(spec, list, "leaves", SPEC_COUNT, SPEC_REQUIRED, &a,
-                       err)) ||
-        (rc = spec_num(spec, list, "hosts", SPEC_COUNT, SPEC_REQUIRED, &b,
-                       err)) ||
-        (rc = spec_num(spec, list, "spines", SPEC_COUNT, SPEC_REQUIRED, &c,
-                       err)) ||
+    if ((rc = spec_num(spec, list, "leaves", SPEC_COUNT, SPEC_REQUIRED, &a, err)) ||
+        (rc = spec_num(spec, list, "hosts", SPEC_COUNT, SPEC_REQUIRED, &b, err)) ||
+        (rc = spec_num(spec, list, "spines", SPEC_COUNT, SPEC_REQUIRED, &c, err)) ||
         (rc = spec_num(spec, list, "fabric", SPEC_RATE, rate, &fabric, err)))
       return rc;
-    rc = etsim_netpkt_topo_clos2(t, (uint32_t)a, (uint32_t)b, (uint32_t)c,
-                                 rate, fabric, (int64_t)delay);
+    rc = etsim_netpkt_topo_clos2(t, (uint32_t)a, (uint32_t)b, (uint32_t)c, rate, fabric,
+                                 (int64_t)delay);
   } else if (strncmp(spec, "fattree:", 8) == 0) {
-    if ((rc = spec_num(spec, list, "k", SPEC_COUNT, SPEC_REQUIRED, &a, err)))
-      return rc;
-    if (a % 2)
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: k must be even", spec);
-    if ((rc = spec_num(spec, list, "hosts", SPEC_COUNT, a / 2, &b, err)))
-      return rc;
-    rc = etsim_netpkt_topo_fattree(t, (uint32_t)a, (uint32_t)b, rate,
-                                   (int64_t)delay);
+    if ((rc = spec_num(spec, list, "k", SPEC_COUNT, SPEC_REQUIRED, &a, err))) return rc;
+    if (a % 2) return etsim_error_set(err, ETSIM_EINVAL, "%s: k must be even", spec);
+    if ((rc = spec_num(spec, list, "hosts", SPEC_COUNT, a / 2, &b, err))) return rc;
+    rc = etsim_netpkt_topo_fattree(t, (uint32_t)a, (uint32_t)b, rate, (int64_t)delay);
   } else {
-    if ((rc = spec_num(spec, list, "nodes", SPEC_COUNT, SPEC_REQUIRED, &a,
-                       err)) ||
-        (rc = spec_num(spec, list, "gpus", SPEC_COUNT, SPEC_REQUIRED, &b,
-                       err)) ||
+    if ((rc = spec_num(spec, list, "nodes", SPEC_COUNT, SPEC_REQUIRED, &a, err)) ||
+        (rc = spec_num(spec, list, "gpus", SPEC_COUNT, SPEC_REQUIRED, &b, err)) ||
         (rc = spec_num(spec, list, "spines", SPEC_COUNT0, 0, &c, err)) ||
         (rc = spec_num(spec, list, "nic", SPEC_RATE, rate, &rate, err)) ||
-        (rc = spec_num(spec, list, "nvlink", SPEC_RATE, 9 * rate, &nvlink,
-                       err)) ||
+        (rc = spec_num(spec, list, "nvlink", SPEC_RATE, 9 * rate, &nvlink, err)) ||
         (rc = spec_num(spec, list, "fabric", SPEC_RATE, rate, &fabric, err)))
       return rc;
-    rc = etsim_netpkt_topo_rail(t, (uint32_t)a, (uint32_t)b, (uint32_t)c,
-                                rate, nvlink, fabric, (int64_t)delay);
+    rc = etsim_netpkt_topo_rail(t, (uint32_t)a, (uint32_t)b, (uint32_t)c, rate, nvlink, fabric,
+                                (int64_t)delay);
   }
   if (rc) {
     etsim_netpkt_topo_free(t);
     return etsim_error_set(err, rc, "%s: %s", spec,
-                           rc == ETSIM_ENOMEM ? "out of memory"
-                                              : "these sizes make no network");
+                           rc == ETSIM_ENOMEM ? "out of memory" : "these sizes make no network");
   }
   if (!(t->name = etsim_malloc(strlen(spec) + 1))) {
     etsim_netpkt_topo_free(t);
@@ -564,28 +485,21 @@ int etsim_netpkt_topo_spec(etsim_netpkt_topo_t *t, const char *spec,
 
 /* A rate as the ns-3 files write it: whole Gbps or Mbps when exact. */
 static void put_rate(FILE *f, uint64_t bps) {
-  if (bps % 1000000000ull == 0)
-    fprintf(f, "%lluGbps", (unsigned long long)(bps / 1000000000ull));
-  else if (bps % 1000000ull == 0)
-    fprintf(f, "%lluMbps", (unsigned long long)(bps / 1000000ull));
-  else
-    fprintf(f, "%llubps", (unsigned long long)bps);
+  if (bps % 1000000000ull == 0) fprintf(f, "%lluGbps", (unsigned long long)(bps / 1000000000ull));
+  else if (bps % 1000000ull == 0) fprintf(f, "%lluMbps", (unsigned long long)(bps / 1000000ull));
+  else fprintf(f, "%llubps", (unsigned long long)bps);
 }
 
-int etsim_netpkt_topo_write(const etsim_netpkt_topo_t *t, const char *path,
-                            etsim_error_t *err) {
+int etsim_netpkt_topo_write(const etsim_netpkt_topo_t *t, const char *path, etsim_error_t *err) {
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   FILE *f = o.fp;
   uint32_t n_sw = 0;
-  for (uint32_t v = 0; v < t->n_nodes; v++)
-    n_sw += t->is_switch[v] != 0;
+  for (uint32_t v = 0; v < t->n_nodes; v++) n_sw += t->is_switch[v] != 0;
   fprintf(f, "%u %u %zu\n", t->n_nodes, n_sw, t->n_links);
   for (uint32_t v = 0, k = 0; v < t->n_nodes; v++)
-    if (t->is_switch[v])
-      fprintf(f, "%s%u", k++ ? " " : "", v);
+    if (t->is_switch[v]) fprintf(f, "%s%u", k++ ? " " : "", v);
   fputc('\n', f);
   for (size_t l = 0; l < t->n_links; l++) {
     const etsim_netpkt_link_t *e = &t->links[l];

@@ -20,12 +20,12 @@ typedef struct rdma {
   int packet;
   etsim_netpkt_t *pkt;
   etsim_netflow_t *flow;
-  uint64_t *token; /* msg id -> simulator token */
-  uint32_t *pair;  /* msg id -> slot of its NPU pair in `inflight` */
+  uint64_t *token;      /* msg id -> simulator token */
+  uint32_t *pair;       /* msg id -> slot of its NPU pair in `inflight` */
   etsim_u64map_t pairs; /* (src << 32 | dst) -> slot */
   uint32_t *inflight;   /* messages sent and not yet delivered, per pair */
   size_t n_pairs, cap_pairs, cap_pair;
-  uint32_t *host;  /* NPU -> host node of the packet topology */
+  uint32_t *host; /* NPU -> host node of the packet topology */
   size_t n_tok, cap_tok;
   int fail;
   etsim_outfile_t fct, pfc; /* fp NULL when not asked for */
@@ -55,9 +55,11 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
   etsim_netpkt_msg_t m = {r->host[src], r->host[dst], bytes, net->q->now_ps, 3, 100, on_done, r};
   uint64_t id;
   etsim_error_t e = {0};
-  int rc = r->packet ? etsim_netpkt_send(r->pkt, &m, &id, &e) : etsim_netflow_send(r->flow, &m, &id, &e);
+  int rc =
+      r->packet ? etsim_netpkt_send(r->pkt, &m, &id, &e) : etsim_netflow_send(r->flow, &m, &id, &e);
   if (rc) return rc;
-  if (id >= r->cap_tok && (rc = etsim_grow((void **)&r->token, &r->cap_tok, id + 1, sizeof *r->token)))
+  if (id >= r->cap_tok &&
+      (rc = etsim_grow((void **)&r->token, &r->cap_tok, id + 1, sizeof *r->token)))
     return rc;
   r->token[id] = token;
   if (id >= r->n_tok) r->n_tok = id + 1;
@@ -68,11 +70,13 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
   int put = etsim_u64map_put(&r->pairs, (uint64_t)src << 32 | dst, slot, &slot);
   if (put < 0) return ETSIM_ENOMEM;
   if (put == 1) {
-    if ((rc = etsim_grow((void **)&r->inflight, &r->cap_pairs, r->n_pairs + 1, sizeof *r->inflight)))
+    if ((rc =
+             etsim_grow((void **)&r->inflight, &r->cap_pairs, r->n_pairs + 1, sizeof *r->inflight)))
       return rc;
     r->inflight[r->n_pairs++] = 0;
   }
-  if (id >= r->cap_pair && (rc = etsim_grow((void **)&r->pair, &r->cap_pair, id + 1, sizeof *r->pair)))
+  if (id >= r->cap_pair &&
+      (rc = etsim_grow((void **)&r->pair, &r->cap_pair, id + 1, sizeof *r->pair)))
     return rc;
   r->pair[id] = slot;
   if (++r->inflight[slot] > net->stats.max_inflight_pair) {
@@ -90,8 +94,9 @@ static int64_t rdma_next(const etsim_net_t *net) {
 
 static int rdma_advance(etsim_net_t *net, int64_t t_ps, etsim_error_t *err) {
   rdma_t *r = (rdma_t *)net;
-  int rc = r->tl ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t_ps, err)
-         : r->packet ? etsim_netpkt_run_until(r->pkt, t_ps, err) : etsim_netflow_run_until(r->flow, t_ps, err);
+  int rc = r->tl       ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t_ps, err)
+           : r->packet ? etsim_netpkt_run_until(r->pkt, t_ps, err)
+                       : etsim_netflow_run_until(r->flow, t_ps, err);
   return rc ? rc : r->fail;
 }
 
@@ -134,7 +139,8 @@ static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
     /* The interval holding the network's last events, then the file. */
     if (r->tl && (rc = etsim_netpkt_tl_run_until(r->tl, r->pkt, etsim_netpkt_tl_next(r->tl), err)))
       return rc;
-    if ((rc = etsim_netpkt_tl_write(r->tl_path, r->tl, &r->pt, r->pkt, r->flow, r->n_tok, err))) return rc;
+    if ((rc = etsim_netpkt_tl_write(r->tl_path, r->tl, &r->pt, r->pkt, r->flow, r->n_tok, err)))
+      return rc;
   }
   if (r->fct.fp && (rc = etsim_outfile_commit(&r->fct, err))) return rc;
   r->fct.fp = NULL;
@@ -143,14 +149,16 @@ static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
   return 0;
 }
 
-static const etsim_net_ops_t pkt_ops = {"packet", rdma_send, NULL, rdma_destroy, rdma_next,
-                                        rdma_advance, rdma_finish};
-static const etsim_net_ops_t flow_ops = {"flow", rdma_send, NULL, rdma_destroy, rdma_next,
-                                         rdma_advance, rdma_finish};
+static const etsim_net_ops_t pkt_ops = {"packet",  rdma_send,    NULL,       rdma_destroy,
+                                        rdma_next, rdma_advance, rdma_finish};
+static const etsim_net_ops_t flow_ops = {"flow",    rdma_send,    NULL,       rdma_destroy,
+                                         rdma_next, rdma_advance, rdma_finish};
 
 static int cc_mode(const char *s, int *out) {
-  static const struct { const char *name; int mode; } m[] = {
-      {"none", 0}, {"pfc", 0}, {"dcqcn", 1}, {"hpcc", 3}, {"timely", 7}, {"dctcp", 8}};
+  static const struct {
+    const char *name;
+    int mode;
+  } m[] = {{"none", 0}, {"pfc", 0}, {"dcqcn", 1}, {"hpcc", 3}, {"timely", 7}, {"dctcp", 8}};
   for (size_t i = 0; i < sizeof m / sizeof *m; i++)
     if (strcmp(s, m[i].name) == 0) {
       *out = m[i].mode;
@@ -173,8 +181,10 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
   if (opts->cc) {
     int mode;
     if (cc_mode(opts->cc, &mode))
-      return etsim_error_set(err, ETSIM_EINVAL, "unknown congestion control \"%s\" (expected none, "
-                             "dcqcn, hpcc, timely or dctcp)", opts->cc);
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "unknown congestion control \"%s\" (expected none, "
+                             "dcqcn, hpcc, timely or dctcp)",
+                             opts->cc);
     cfg.cc_mode = mode;
   }
   etsim_netpkt_topo_t pt;
@@ -185,13 +195,15 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
     uint64_t bps = (uint64_t)(topo->bw_gbps[0] * 1073741824.0 * 8.0);
     if ((rc = etsim_netpkt_topo_star(&pt, topo->total, bps, (int64_t)(topo->lat_ns[0] * 1000.0)))) {
       etsim_netpkt_topo_free(&pt);
-      return etsim_error_set(err, rc, "%s network: cannot build a star of %u hosts", packet ? "packet"
-                             : "flow", topo->total);
+      return etsim_error_set(err, rc, "%s network: cannot build a star of %u hosts",
+                             packet ? "packet" : "flow", topo->total);
     }
   } else {
-    return etsim_error_set(err, ETSIM_EINVAL, "the %s backend needs --net-topology FILE (etsim netsim's "
-                           "topology format, NPUs first) unless the network is one Switch dimension",
-                           packet ? "packet" : "flow");
+    return etsim_error_set(
+        err, ETSIM_EINVAL,
+        "the %s backend needs --net-topology FILE (etsim netsim's "
+        "topology format, NPUs first) unless the network is one Switch dimension",
+        packet ? "packet" : "flow");
   }
   /* Link rates without an ECN threshold entry get one scaled from the
    * nearest configured rate (thresholds proportional to the rate, as the
@@ -216,8 +228,8 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
   for (uint32_t i = 0; i < pt.n_nodes; i++) hosts += !pt.is_switch[i];
   if (hosts < topo->total) {
     etsim_netpkt_topo_free(&pt);
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: %u hosts for %u NPUs", opts->topology_file
-                           ? opts->topology_file : "star", hosts, topo->total);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: %u hosts for %u NPUs",
+                           opts->topology_file ? opts->topology_file : "star", hosts, topo->total);
   }
   rdma_t *r = etsim_calloc(1, sizeof *r);
   if (!r) {
@@ -234,7 +246,8 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
     if (!pt.is_switch[i]) r->host[k++] = i;
   r->packet = packet;
   r->base.ops = packet ? &pkt_ops : &flow_ops;
-  rc = packet ? etsim_netpkt_create(&r->pkt, &pt, &cfg, err) : etsim_netflow_create(&r->flow, &pt, &cfg, err);
+  rc = packet ? etsim_netpkt_create(&r->pkt, &pt, &cfg, err)
+              : etsim_netflow_create(&r->flow, &pt, &cfg, err);
   r->pt = pt; /* the timeline names nodes and ports by it; freed with r */
   if (rc) {
     rdma_destroy(&r->base);
@@ -242,25 +255,24 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
   }
   r->tl_path = opts->timeline_file;
   if (opts->timeline_file && packet &&
-      (rc = etsim_netpkt_tl_create(&r->tl, r->pkt, &r->pt, opts->timeline_step_ps > 0
-                                      ? opts->timeline_step_ps : 1000000, ETSIM_NETPKT_TL_RATE_MSGS,
-                                      err))) {
+      (rc = etsim_netpkt_tl_create(&r->tl, r->pkt, &r->pt,
+                                   opts->timeline_step_ps > 0 ? opts->timeline_step_ps : 1000000,
+                                   ETSIM_NETPKT_TL_RATE_MSGS, err))) {
     rdma_destroy(&r->base);
     return rc;
   }
   if (opts->pfc_file && !packet) {
     rdma_destroy(&r->base);
-    return etsim_error_set(err, ETSIM_EINVAL, "PFC events exist only at packet level (--backend packet)");
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "PFC events exist only at packet level (--backend packet)");
   }
   if ((opts->fct_file && (rc = etsim_outfile_open(&r->fct, opts->fct_file, err))) ||
       (opts->pfc_file && (rc = etsim_outfile_open(&r->pfc, opts->pfc_file, err)))) {
     rdma_destroy(&r->base);
     return rc;
   }
-  if (packet)
-    etsim_netpkt_set_outputs(r->pkt, r->fct.fp, r->pfc.fp, NULL);
-  else
-    etsim_netflow_set_outputs(r->flow, r->fct.fp);
+  if (packet) etsim_netpkt_set_outputs(r->pkt, r->fct.fp, r->pfc.fp, NULL);
+  else etsim_netflow_set_outputs(r->flow, r->fct.fp);
   *out = &r->base;
   return 0;
 }

@@ -21,35 +21,29 @@ typedef struct {
 
 static int cmp_vi(const void *a, const void *b) {
   const vi_t *x = a, *y = b;
-  if (x->v != y->v)
-    return x->v < y->v ? -1 : 1;
+  if (x->v != y->v) return x->v < y->v ? -1 : 1;
   return x->i < y->i ? -1 : x->i > y->i;
 }
 
 /* Average ranks (1-based) of v[0..n) into r. */
 static void ranks(const double *v, size_t n, vi_t *tmp, double *r) {
-  for (size_t i = 0; i < n; i++)
-    tmp[i].v = v[i], tmp[i].i = i;
+  for (size_t i = 0; i < n; i++) tmp[i].v = v[i], tmp[i].i = i;
   qsort(tmp, n, sizeof *tmp, cmp_vi);
   for (size_t a = 0; a < n;) {
     size_t b = a;
-    while (b + 1 < n && tmp[b + 1].v == tmp[a].v)
-      b++;
+    while (b + 1 < n && tmp[b + 1].v == tmp[a].v) b++;
     double avg = (double)(a + b) / 2.0 + 1.0;
-    for (size_t j = a; j <= b; j++)
-      r[tmp[j].i] = avg;
+    for (size_t j = a; j <= b; j++) r[tmp[j].i] = avg;
     a = b + 1;
   }
 }
 
-int etsim_replay_fidelity(const double *recorded, const double *measured,
-                          size_t n, etsim_replay_fidelity_t *out) {
+int etsim_replay_fidelity(const double *recorded, const double *measured, size_t n,
+                          etsim_replay_fidelity_t *out) {
   memset(out, 0, sizeof *out);
   size_t m = 0;
-  for (size_t i = 0; i < n; i++)
-    m += recorded[i] > 0;
-  if (!m)
-    return 0;
+  for (size_t i = 0; i < n; i++) m += recorded[i] > 0;
+  if (!m) return 0;
   double *rec = etsim_malloc(m * sizeof *rec);
   double *mea = etsim_malloc(m * sizeof *mea);
   double *ape = etsim_malloc(m * sizeof *ape);
@@ -64,8 +58,7 @@ int etsim_replay_fidelity(const double *recorded, const double *measured,
   double sum_abs = 0, sum_rec = 0;
   size_t k = 0, w10 = 0, w25 = 0;
   for (size_t i = 0; i < n; i++) {
-    if (!(recorded[i] > 0))
-      continue;
+    if (!(recorded[i] > 0)) continue;
     rec[k] = recorded[i];
     mea[k] = measured[i];
     double d = fabs(measured[i] - recorded[i]);
@@ -103,63 +96,62 @@ done:
 }
 
 double etsim_replay_busbw_factor(int coll, int P) {
-  if (P < 1)
-    return 0;
+  if (P < 1) return 0;
   switch (coll) {
-  case ETSIM_COLL_ALL_REDUCE:
-    return 2.0 * (P - 1) / P;
-  case ETSIM_COLL_ALL_GATHER:
-  case ETSIM_COLL_REDUCE_SCATTER:
-  case ETSIM_COLL_REDUCE_SCATTER_BLOCK:
-  case ETSIM_COLL_ALL_TO_ALL:
-  case ETSIM_COLL_GATHER:
-  case ETSIM_COLL_SCATTER:
-    return (double)(P - 1) / P;
-  case ETSIM_COLL_BROADCAST:
-  case ETSIM_COLL_REDUCE:
-    return 1.0;
-  case ETSIM_COLL_BARRIER:
-    return 0.0;
-  default:
-    return 1.0; /* send / recv */
+    case ETSIM_COLL_ALL_REDUCE:
+      return 2.0 * (P - 1) / P;
+    case ETSIM_COLL_ALL_GATHER:
+    case ETSIM_COLL_REDUCE_SCATTER:
+    case ETSIM_COLL_REDUCE_SCATTER_BLOCK:
+    case ETSIM_COLL_ALL_TO_ALL:
+    case ETSIM_COLL_GATHER:
+    case ETSIM_COLL_SCATTER:
+      return (double)(P - 1) / P;
+    case ETSIM_COLL_BROADCAST:
+    case ETSIM_COLL_REDUCE:
+      return 1.0;
+    case ETSIM_COLL_BARRIER:
+      return 0.0;
+    default:
+      return 1.0; /* send / recv */
   }
 }
 
-void etsim_replay_coll_bytes(int coll, uint64_t S, int P, int me, int root,
-                             uint64_t *send_bytes, uint64_t *recv_bytes) {
-  uint64_t whole = (S + 3) / 4 * 4;        /* whole floats */
+void etsim_replay_coll_bytes(int coll, uint64_t S, int P, int me, int root, uint64_t *send_bytes,
+                             uint64_t *recv_bytes) {
+  uint64_t whole = (S + 3) / 4 * 4; /* whole floats */
   uint64_t unit = 4 * (uint64_t)(P > 0 ? P : 1);
   uint64_t split = (S + unit - 1) / unit * unit; /* P equal float blocks */
   uint64_t chunk = split / (P > 0 ? (uint64_t)P : 1);
   uint64_t s = 0, r = 0;
   switch (coll) {
-  case ETSIM_COLL_ALL_REDUCE:
-    s = r = whole;
-    break;
-  case ETSIM_COLL_REDUCE:
-    s = whole, r = me == root ? whole : 0;
-    break;
-  case ETSIM_COLL_BROADCAST:
-    s = me == root ? whole : 0, r = me == root ? 0 : whole;
-    break;
-  case ETSIM_COLL_ALL_GATHER:
-    s = chunk, r = split;
-    break;
-  case ETSIM_COLL_GATHER:
-    s = chunk, r = me == root ? split : 0;
-    break;
-  case ETSIM_COLL_SCATTER:
-    s = me == root ? split : 0, r = chunk;
-    break;
-  case ETSIM_COLL_REDUCE_SCATTER:
-  case ETSIM_COLL_REDUCE_SCATTER_BLOCK:
-    s = split, r = chunk;
-    break;
-  case ETSIM_COLL_ALL_TO_ALL:
-    s = r = split;
-    break;
-  default: /* barrier */
-    break;
+    case ETSIM_COLL_ALL_REDUCE:
+      s = r = whole;
+      break;
+    case ETSIM_COLL_REDUCE:
+      s = whole, r = me == root ? whole : 0;
+      break;
+    case ETSIM_COLL_BROADCAST:
+      s = me == root ? whole : 0, r = me == root ? 0 : whole;
+      break;
+    case ETSIM_COLL_ALL_GATHER:
+      s = chunk, r = split;
+      break;
+    case ETSIM_COLL_GATHER:
+      s = chunk, r = me == root ? split : 0;
+      break;
+    case ETSIM_COLL_SCATTER:
+      s = me == root ? split : 0, r = chunk;
+      break;
+    case ETSIM_COLL_REDUCE_SCATTER:
+    case ETSIM_COLL_REDUCE_SCATTER_BLOCK:
+      s = split, r = chunk;
+      break;
+    case ETSIM_COLL_ALL_TO_ALL:
+      s = r = split;
+      break;
+    default: /* barrier */
+      break;
   }
   *send_bytes = s;
   *recv_bytes = r;

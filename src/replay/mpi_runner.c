@@ -88,9 +88,9 @@ typedef struct {
   void **sbuf, **rbuf;
   uint64_t *sbytes, *rbytes;
   int32_t *root_g;
-  int **v_counts;   /* uneven all-to-all: 4P ints (scount sdispl rcount rdispl) */
-  uint8_t *check;   /* 0 unchecked, 1 ok, 2 mismatch */
-  uint32_t *seq_k;  /* point-to-point sequence number of the op */
+  int **v_counts;  /* uneven all-to-all: 4P ints (scount sdispl rcount rdispl) */
+  uint8_t *check;  /* 0 unchecked, 1 ok, 2 mismatch */
+  uint32_t *seq_k; /* point-to-point sequence number of the op */
   /* outstanding requests */
   MPI_Request *req;
   MPI_Request *pre; /* receives posted at the start of each iteration */
@@ -110,9 +110,7 @@ typedef struct {
 /* ------------------------------------------------------------ patterns */
 
 /* Small integers, so float sums over thousands of ranks stay exact. */
-static float pat_red(int wr, uint64_t i) {
-  return (float)((wr % 1024) + 1 + (int)(i % 61));
-}
+static float pat_red(int wr, uint64_t i) { return (float)((wr % 1024) + 1 + (int)(i % 61)); }
 
 static uint32_t pat_word(int src, int dst, uint64_t i, uint32_t salt) {
   uint64_t x = ((uint64_t)(unsigned)src << 40) ^ ((uint64_t)(unsigned)dst << 20) ^
@@ -120,9 +118,7 @@ static uint32_t pat_word(int src, int dst, uint64_t i, uint32_t salt) {
   return (uint32_t)etsim_hash_u64(x);
 }
 
-static int member(const commctx_t *c, int g) {
-  return c->members ? c->members[g] : g;
-}
+static int member(const commctx_t *c, int g) { return c->members ? c->members[g] : g; }
 
 static void fill(run_t *R, size_t u) {
   const etsim_replay_op_t *op = &R->plan->ops[u];
@@ -131,12 +127,10 @@ static void fill(run_t *R, size_t u) {
   if (op->kind == ETSIM_REPLAY_SEND) {
     uint32_t *w = R->sbuf[u];
     uint32_t salt = ((uint32_t)op->tag << 16) ^ R->seq_k[u];
-    for (uint64_t i = 0; i < R->sbytes[u] / 4; i++)
-      w[i] = pat_word(me, op->peer, i, salt);
+    for (uint64_t i = 0; i < R->sbytes[u] / 4; i++) w[i] = pat_word(me, op->peer, i, salt);
     return;
   }
-  if (op->kind != ETSIM_REPLAY_COLL || !R->sbytes[u])
-    return;
+  if (op->kind != ETSIM_REPLAY_COLL || !R->sbytes[u]) return;
   if (op->n_split) {
     const int *v = R->v_counts[u];
     uint8_t *b = R->sbuf[u];
@@ -147,30 +141,28 @@ static void fill(run_t *R, size_t u) {
   }
   uint64_t n = R->sbytes[u] / 4;
   switch (op->coll) {
-  case ETSIM_COLL_ALL_REDUCE:
-  case ETSIM_COLL_REDUCE:
-  case ETSIM_COLL_REDUCE_SCATTER:
-  case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
-    float *f = R->sbuf[u];
-    for (uint64_t i = 0; i < n; i++)
-      f[i] = pat_red(me, i);
-    break;
-  }
-  case ETSIM_COLL_ALL_TO_ALL:
-  case ETSIM_COLL_SCATTER: {
-    /* Block j is for group rank j. */
-    uint32_t *w = R->sbuf[u];
-    uint64_t c_n = n / (uint64_t)c->size;
-    for (int j = 0; j < c->size; j++)
-      for (uint64_t i = 0; i < c_n; i++)
-        w[(uint64_t)j * c_n + i] = pat_word(me, member(c, j), i, 7);
-    break;
-  }
-  default: { /* broadcast, gather, all-gather: this rank's own words */
-    uint32_t *w = R->sbuf[u];
-    for (uint64_t i = 0; i < n; i++)
-      w[i] = pat_word(me, -1, i, 7);
-  }
+    case ETSIM_COLL_ALL_REDUCE:
+    case ETSIM_COLL_REDUCE:
+    case ETSIM_COLL_REDUCE_SCATTER:
+    case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
+      float *f = R->sbuf[u];
+      for (uint64_t i = 0; i < n; i++) f[i] = pat_red(me, i);
+      break;
+    }
+    case ETSIM_COLL_ALL_TO_ALL:
+    case ETSIM_COLL_SCATTER: {
+      /* Block j is for group rank j. */
+      uint32_t *w = R->sbuf[u];
+      uint64_t c_n = n / (uint64_t)c->size;
+      for (int j = 0; j < c->size; j++)
+        for (uint64_t i = 0; i < c_n; i++)
+          w[(uint64_t)j * c_n + i] = pat_word(me, member(c, j), i, 7);
+      break;
+    }
+    default: { /* broadcast, gather, all-gather: this rank's own words */
+      uint32_t *w = R->sbuf[u];
+      for (uint64_t i = 0; i < n; i++) w[i] = pat_word(me, -1, i, 7);
+    }
   }
 }
 
@@ -183,26 +175,21 @@ static int verify(run_t *R, size_t u, const MPI_Status *st) {
   if (op->kind == ETSIM_REPLAY_RECV) {
     int got = -1;
     MPI_Get_count(st, MPI_BYTE, &got);
-    if ((uint64_t)got != R->rbytes[u] || st->MPI_SOURCE != op->peer ||
-        st->MPI_TAG != op->tag)
+    if ((uint64_t)got != R->rbytes[u] || st->MPI_SOURCE != op->peer || st->MPI_TAG != op->tag)
       return 0;
     const uint32_t *w = R->rbuf[u];
     uint32_t salt = ((uint32_t)op->tag << 16) ^ R->seq_k[u];
     for (uint64_t i = 0; i < n; i++)
-      if (w[i] != pat_word(op->peer, me, i, salt))
-        return 0;
+      if (w[i] != pat_word(op->peer, me, i, salt)) return 0;
     return 1;
   }
-  if (op->kind != ETSIM_REPLAY_COLL || !R->rbytes[u])
-    return 1;
+  if (op->kind != ETSIM_REPLAY_COLL || !R->rbytes[u]) return 1;
   if (op->n_split) {
     const int *v = R->v_counts[u] + 2 * c->size;
     const uint8_t *b = R->rbuf[u];
     for (int j = 0; j < c->size; j++)
       for (int i = 0; i < v[j]; i++)
-        if (b[v[c->size + j] + i] !=
-            (uint8_t)pat_word(member(c, j), me, (uint64_t)i, 9))
-          return 0;
+        if (b[v[c->size + j] + i] != (uint8_t)pat_word(member(c, j), me, (uint64_t)i, 9)) return 0;
     return 1;
   }
   const float *f = R->rbuf[u];
@@ -210,48 +197,41 @@ static int verify(run_t *R, size_t u, const MPI_Status *st) {
   uint64_t c_n = R->rbytes[u] / 4 / (uint64_t)c->size;
   int root = R->root_g[u];
   switch (op->coll) {
-  case ETSIM_COLL_ALL_REDUCE:
-  case ETSIM_COLL_REDUCE:
-  case ETSIM_COLL_REDUCE_SCATTER:
-  case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
-    uint64_t off = 0;
-    if (op->coll == ETSIM_COLL_REDUCE_SCATTER ||
-        op->coll == ETSIM_COLL_REDUCE_SCATTER_BLOCK)
-      off = (uint64_t)c->me * n;
-    for (uint64_t i = 0; i < n; i++) {
-      double want = 0;
-      for (int j = 0; j < c->size; j++)
-        want += pat_red(member(c, j), off + i);
-      if (f[i] != (float)want)
-        return 0;
+    case ETSIM_COLL_ALL_REDUCE:
+    case ETSIM_COLL_REDUCE:
+    case ETSIM_COLL_REDUCE_SCATTER:
+    case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
+      uint64_t off = 0;
+      if (op->coll == ETSIM_COLL_REDUCE_SCATTER || op->coll == ETSIM_COLL_REDUCE_SCATTER_BLOCK)
+        off = (uint64_t)c->me * n;
+      for (uint64_t i = 0; i < n; i++) {
+        double want = 0;
+        for (int j = 0; j < c->size; j++) want += pat_red(member(c, j), off + i);
+        if (f[i] != (float)want) return 0;
+      }
+      return 1;
     }
-    return 1;
-  }
-  case ETSIM_COLL_BROADCAST:
-    for (uint64_t i = 0; i < n; i++)
-      if (w[i] != pat_word(member(c, root), -1, i, 7))
-        return 0;
-    return 1;
-  case ETSIM_COLL_ALL_GATHER:
-  case ETSIM_COLL_GATHER:
-    for (int j = 0; j < c->size; j++)
-      for (uint64_t i = 0; i < c_n; i++)
-        if (w[(uint64_t)j * c_n + i] != pat_word(member(c, j), -1, i, 7))
-          return 0;
-    return 1;
-  case ETSIM_COLL_SCATTER:
-    for (uint64_t i = 0; i < n; i++)
-      if (w[i] != pat_word(member(c, root), me, i, 7))
-        return 0;
-    return 1;
-  case ETSIM_COLL_ALL_TO_ALL:
-    for (int j = 0; j < c->size; j++)
-      for (uint64_t i = 0; i < c_n; i++)
-        if (w[(uint64_t)j * c_n + i] != pat_word(member(c, j), me, i, 7))
-          return 0;
-    return 1;
-  default:
-    return 1;
+    case ETSIM_COLL_BROADCAST:
+      for (uint64_t i = 0; i < n; i++)
+        if (w[i] != pat_word(member(c, root), -1, i, 7)) return 0;
+      return 1;
+    case ETSIM_COLL_ALL_GATHER:
+    case ETSIM_COLL_GATHER:
+      for (int j = 0; j < c->size; j++)
+        for (uint64_t i = 0; i < c_n; i++)
+          if (w[(uint64_t)j * c_n + i] != pat_word(member(c, j), -1, i, 7)) return 0;
+      return 1;
+    case ETSIM_COLL_SCATTER:
+      for (uint64_t i = 0; i < n; i++)
+        if (w[i] != pat_word(member(c, root), me, i, 7)) return 0;
+      return 1;
+    case ETSIM_COLL_ALL_TO_ALL:
+      for (int j = 0; j < c->size; j++)
+        for (uint64_t i = 0; i < c_n; i++)
+          if (w[(uint64_t)j * c_n + i] != pat_word(member(c, j), me, i, 7)) return 0;
+      return 1;
+    default:
+      return 1;
   }
 }
 
@@ -267,16 +247,14 @@ static int mpi_fail(run_t *R, size_t u, int code, etsim_error_t *err) {
   int len = 0;
   MPI_Error_string(code, s, &len);
   const etsim_replay_op_t *op = &R->plan->ops[u];
-  return etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %d: node %llu (%s): %s",
-                         R->a->prefix, R->rank, (unsigned long long)op->id,
-                         op->name, s);
+  return etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %d: node %llu (%s): %s", R->a->prefix,
+                         R->rank, (unsigned long long)op->id, op->name, s);
 }
 
 static uint32_t p2p_next(run_t *R, int peer, int tag, int dir) {
   uint64_t key = ((uint64_t)(unsigned)peer << 17) | ((uint64_t)tag << 1) | (uint64_t)dir;
   uint32_t v;
-  if (!etsim_u64map_get(&R->p2p_key, key, &v))
-    return 0; /* every key was added at setup */
+  if (!etsim_u64map_get(&R->p2p_key, key, &v)) return 0; /* every key was added at setup */
   return R->p2p_count[v]++;
 }
 
@@ -288,69 +266,62 @@ static int x_start(void *user, size_t u, etsim_error_t *err) {
   void *s = R->sbuf[u], *r = R->rbuf[u];
   int rc = MPI_SUCCESS;
   int root = R->root_g[u];
-  if (op->kind == ETSIM_REPLAY_SEND)
-    R->seq_k[u] = p2p_next(R, op->peer, op->tag, 1);
-  if (R->a->check)
-    fill(R, u);
+  if (op->kind == ETSIM_REPLAY_SEND) R->seq_k[u] = p2p_next(R, op->peer, op->tag, 1);
+  if (R->a->check) fill(R, u);
   int whole = (int)(R->sbytes[u] > R->rbytes[u] ? R->sbytes[u] : R->rbytes[u]) / 4;
-  int chunk = c->size ? (int)((op->coll == ETSIM_COLL_SCATTER ? R->rbytes[u]
-                                                               : R->sbytes[u]) /
-                              4)
-                      : 0;
+  int chunk =
+      c->size ? (int)((op->coll == ETSIM_COLL_SCATTER ? R->rbytes[u] : R->sbytes[u]) / 4) : 0;
   switch (op->kind) {
-  case ETSIM_REPLAY_SEND:
-    rc = MPI_Isend(s, (int)R->sbytes[u], MPI_BYTE, op->peer, op->tag,
-                   MPI_COMM_WORLD, rq);
-    break;
-  case ETSIM_REPLAY_RECV:
-    /* Posted at the start of the iteration (see prepost); the node waits
-     * for it from now on. */
-    (void)r;
-    *rq = R->pre[u];
-    R->pre[u] = MPI_REQUEST_NULL;
-    break;
-  default:
-    switch (op->coll) {
-    case ETSIM_COLL_ALL_REDUCE:
-      rc = MPI_Iallreduce(s, r, whole, MPI_FLOAT, MPI_SUM, c->comm, rq);
+    case ETSIM_REPLAY_SEND:
+      rc = MPI_Isend(s, (int)R->sbytes[u], MPI_BYTE, op->peer, op->tag, MPI_COMM_WORLD, rq);
       break;
-    case ETSIM_COLL_REDUCE:
-      rc = MPI_Ireduce(s, r, (int)(R->sbytes[u] / 4), MPI_FLOAT, MPI_SUM, root,
-                       c->comm, rq);
-      break;
-    case ETSIM_COLL_BROADCAST:
-      rc = MPI_Ibcast(c->me == root ? s : r, whole, MPI_INT, root, c->comm, rq);
-      break;
-    case ETSIM_COLL_ALL_GATHER:
-      rc = MPI_Iallgather(s, chunk, MPI_INT, r, chunk, MPI_INT, c->comm, rq);
-      break;
-    case ETSIM_COLL_GATHER:
-      rc = MPI_Igather(s, chunk, MPI_INT, r, chunk, MPI_INT, root, c->comm, rq);
-      break;
-    case ETSIM_COLL_SCATTER:
-      rc = MPI_Iscatter(s, chunk, MPI_INT, r, chunk, MPI_INT, root, c->comm, rq);
-      break;
-    case ETSIM_COLL_REDUCE_SCATTER:
-    case ETSIM_COLL_REDUCE_SCATTER_BLOCK:
-      rc = MPI_Ireduce_scatter_block(s, r, (int)(R->rbytes[u] / 4), MPI_FLOAT,
-                                     MPI_SUM, c->comm, rq);
-      break;
-    case ETSIM_COLL_ALL_TO_ALL:
-      if (op->n_split) {
-        int *v = R->v_counts[u], P = c->size;
-        rc = MPI_Ialltoallv(s, v, v + P, MPI_BYTE, r, v + 2 * P, v + 3 * P,
-                            MPI_BYTE, c->comm, rq);
-      } else {
-        rc = MPI_Ialltoall(s, chunk / c->size, MPI_INT, r, chunk / c->size,
-                           MPI_INT, c->comm, rq);
-      }
+    case ETSIM_REPLAY_RECV:
+      /* Posted at the start of the iteration (see prepost); the node waits
+       * for it from now on. */
+      (void)r;
+      *rq = R->pre[u];
+      R->pre[u] = MPI_REQUEST_NULL;
       break;
     default:
-      rc = MPI_Ibarrier(c->comm, rq);
-    }
+      switch (op->coll) {
+        case ETSIM_COLL_ALL_REDUCE:
+          rc = MPI_Iallreduce(s, r, whole, MPI_FLOAT, MPI_SUM, c->comm, rq);
+          break;
+        case ETSIM_COLL_REDUCE:
+          rc = MPI_Ireduce(s, r, (int)(R->sbytes[u] / 4), MPI_FLOAT, MPI_SUM, root, c->comm, rq);
+          break;
+        case ETSIM_COLL_BROADCAST:
+          rc = MPI_Ibcast(c->me == root ? s : r, whole, MPI_INT, root, c->comm, rq);
+          break;
+        case ETSIM_COLL_ALL_GATHER:
+          rc = MPI_Iallgather(s, chunk, MPI_INT, r, chunk, MPI_INT, c->comm, rq);
+          break;
+        case ETSIM_COLL_GATHER:
+          rc = MPI_Igather(s, chunk, MPI_INT, r, chunk, MPI_INT, root, c->comm, rq);
+          break;
+        case ETSIM_COLL_SCATTER:
+          rc = MPI_Iscatter(s, chunk, MPI_INT, r, chunk, MPI_INT, root, c->comm, rq);
+          break;
+        case ETSIM_COLL_REDUCE_SCATTER:
+        case ETSIM_COLL_REDUCE_SCATTER_BLOCK:
+          rc = MPI_Ireduce_scatter_block(s, r, (int)(R->rbytes[u] / 4), MPI_FLOAT, MPI_SUM, c->comm,
+                                         rq);
+          break;
+        case ETSIM_COLL_ALL_TO_ALL:
+          if (op->n_split) {
+            int *v = R->v_counts[u], P = c->size;
+            rc = MPI_Ialltoallv(s, v, v + P, MPI_BYTE, r, v + 2 * P, v + 3 * P, MPI_BYTE, c->comm,
+                                rq);
+          } else {
+            rc = MPI_Ialltoall(s, chunk / c->size, MPI_INT, r, chunk / c->size, MPI_INT, c->comm,
+                               rq);
+          }
+          break;
+        default:
+          rc = MPI_Ibarrier(c->comm, rq);
+      }
   }
-  if (rc != MPI_SUCCESS)
-    return mpi_fail(R, u, rc, err);
+  if (rc != MPI_SUCCESS) return mpi_fail(R, u, rc, err);
   R->req_op[R->n_active++] = (uint32_t)u;
   return 0;
 }
@@ -363,23 +334,18 @@ static int x_start(void *user, size_t u, etsim_error_t *err) {
  * enters MPI (one round per test with Open MPI's libnbc).
  */
 static int progress(run_t *R, etsim_error_t *err) {
-  if (!R->n_active)
-    return 0;
+  if (!R->n_active) return 0;
   int out = 0;
   int rc = MPI_Testsome(R->n_active, R->req, &out, R->idx, R->st);
-  if (rc != MPI_SUCCESS)
-    return mpi_fail(R, R->req_op[0], rc, err);
-  if (out == MPI_UNDEFINED || out == 0)
-    return 0;
+  if (rc != MPI_SUCCESS) return mpi_fail(R, R->req_op[0], rc, err);
+  if (out == MPI_UNDEFINED || out == 0) return 0;
   int64_t now = etsim_replay_clock_ns();
   for (int j = 0; j < out; j++) {
     uint32_t u = R->req_op[R->idx[j]];
     /* Only what this rank receives into is checked. */
-    if (R->a->check && R->plan->ops[u].kind != ETSIM_REPLAY_SEND &&
-        R->rbytes[u]) {
+    if (R->a->check && R->plan->ops[u].kind != ETSIM_REPLAY_SEND && R->rbytes[u]) {
       /* Fault injection for the tests: prove that verify can fail. */
-      if (R->corrupt && R->rank == 0 && R->rbytes[u] >= 4)
-        ((uint32_t *)R->rbuf[u])[0] ^= 1u;
+      if (R->corrupt && R->rank == 0 && R->rbytes[u] >= 4) ((uint32_t *)R->rbuf[u])[0] ^= 1u;
       R->check[u] = verify(R, u, &R->st[j]) ? 1 : 2;
     }
     R->done_q[R->n_done] = u;
@@ -396,37 +362,32 @@ static int progress(run_t *R, etsim_error_t *err) {
   return 0;
 }
 
-static int x_poll(void *user, int block, size_t *done, int64_t *when,
-                  size_t max, etsim_error_t *err) {
+static int x_poll(void *user, int block, size_t *done, int64_t *when, size_t max,
+                  etsim_error_t *err) {
   run_t *R = user;
   int rc = progress(R, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   int64_t t0 = 0;
   for (int spins = 0; block && !R->n_done; spins++) {
     /* Waiting: yield the core now and then (ranks may outnumber cores) and
      * give up after the timeout instead of hanging. */
-    if (spins == 0)
-      t0 = etsim_replay_clock_ns();
+    if (spins == 0) t0 = etsim_replay_clock_ns();
     if ((spins & 63) == 63) {
       /* Yield only once the wait is long: each yield on a loaded machine
        * can cost a time slice, and libnbc advances one round per test. */
-      if (etsim_replay_clock_ns() - t0 > 2000000)
-        sched_yield();
+      if (etsim_replay_clock_ns() - t0 > 2000000) sched_yield();
       if (etsim_replay_clock_ns() - t0 > (int64_t)(R->a->timeout_s * 1e9)) {
         const etsim_replay_op_t *op = &R->plan->ops[R->req_op[0]];
-        return etsim_error_set(
-            err, ETSIM_EDEADLOCK,
-            "%s: rank %d: node %llu (%s, %s) did not complete within %g s "
-            "(%d operation(s) outstanding): a peer never matched it",
-            R->a->prefix, R->rank, (unsigned long long)op->id, op->name,
-            op->kind == ETSIM_REPLAY_COLL ? etsim_coll_type_name(op->coll)
-                                          : etsim_replay_kind_name(op->kind),
-            R->a->timeout_s, R->n_active);
+        return etsim_error_set(err, ETSIM_EDEADLOCK,
+                               "%s: rank %d: node %llu (%s, %s) did not complete within %g s "
+                               "(%d operation(s) outstanding): a peer never matched it",
+                               R->a->prefix, R->rank, (unsigned long long)op->id, op->name,
+                               op->kind == ETSIM_REPLAY_COLL ? etsim_coll_type_name(op->coll)
+                                                             : etsim_replay_kind_name(op->kind),
+                               R->a->timeout_s, R->n_active);
       }
     }
-    if ((rc = progress(R, err)))
-      return rc;
+    if ((rc = progress(R, err))) return rc;
   }
   size_t k = 0;
   for (; k < R->n_done && k < max; k++) {
@@ -440,60 +401,54 @@ static int x_poll(void *user, int block, size_t *done, int64_t *when,
 /* Work between two progress calls while communication is outstanding:
  * about 20 us of GEMM at 100 GFLOP/s, 20 us of spinning, 256 KiB of
  * streaming. */
-enum { GEMM_CHUNK_FLOPS = 2000000, BUSY_POLL_NS = 20000,
-       STREAM_CHUNK_FLOATS = 1 << 16 };
+enum { GEMM_CHUNK_FLOPS = 2000000, BUSY_POLL_NS = 20000, STREAM_CHUNK_FLOATS = 1 << 16 };
 
 static int x_run(void *user, size_t u, etsim_error_t *err) {
   run_t *R = user;
   const etsim_replay_op_t *op = &R->plan->ops[u];
   int rc = 0;
   switch (op->kind) {
-  case ETSIM_REPLAY_GEMM:
-    for (int64_t b = 0; b < op->batch && !rc; b++) {
-      if (!R->n_active) {
-        etsim_replay_gemm(op->m, op->n, op->k, R->ga, R->gb, R->gc);
-        continue;
+    case ETSIM_REPLAY_GEMM:
+      for (int64_t b = 0; b < op->batch && !rc; b++) {
+        if (!R->n_active) {
+          etsim_replay_gemm(op->m, op->n, op->k, R->ga, R->gb, R->gc);
+          continue;
+        }
+        /* Row blocks of C, with MPI progress in between. */
+        int64_t rows = GEMM_CHUNK_FLOPS / (2 * op->n * op->k);
+        if (rows < 1) rows = 1;
+        for (int64_t r0 = 0; r0 < op->m && !rc; r0 += rows) {
+          int64_t r = op->m - r0 < rows ? op->m - r0 : rows;
+          etsim_replay_gemm(r, op->n, op->k, R->ga + r0 * op->k, R->gb, R->gc + r0 * op->n);
+          rc = progress(R, err);
+        }
       }
-      /* Row blocks of C, with MPI progress in between. */
-      int64_t rows = GEMM_CHUNK_FLOPS / (2 * op->n * op->k);
-      if (rows < 1)
-        rows = 1;
-      for (int64_t r0 = 0; r0 < op->m && !rc; r0 += rows) {
-        int64_t r = op->m - r0 < rows ? op->m - r0 : rows;
-        etsim_replay_gemm(r, op->n, op->k, R->ga + r0 * op->k, R->gb,
-                          R->gc + r0 * op->n);
-        rc = progress(R, err);
+      break;
+    case ETSIM_REPLAY_STREAM: {
+      size_t n = op->bytes / 12;
+      for (size_t i = 0; i < n && !rc; i += STREAM_CHUNK_FLOATS) {
+        size_t c = n - i < STREAM_CHUNK_FLOATS ? n - i : STREAM_CHUNK_FLOATS;
+        etsim_replay_triad(R->sa + i, R->sb + i, R->sc + i, c, 1.0001f);
+        if (R->n_active) rc = progress(R, err);
       }
+      break;
     }
-    break;
-  case ETSIM_REPLAY_STREAM: {
-    size_t n = op->bytes / 12;
-    for (size_t i = 0; i < n && !rc; i += STREAM_CHUNK_FLOATS) {
-      size_t c = n - i < STREAM_CHUNK_FLOATS ? n - i : STREAM_CHUNK_FLOATS;
-      etsim_replay_triad(R->sa + i, R->sb + i, R->sc + i, c, 1.0001f);
-      if (R->n_active)
-        rc = progress(R, err);
-    }
-    break;
-  }
-  case ETSIM_REPLAY_BUSY: {
-    int64_t end = etsim_replay_clock_ns() + op->busy_ns;
-    for (;;) {
-      int64_t now = etsim_replay_clock_ns();
-      if (now >= end)
-        break;
-      if (R->n_active && end - now > BUSY_POLL_NS / 4) {
-        etsim_replay_busy(end - now < BUSY_POLL_NS ? end - now : BUSY_POLL_NS);
-        if ((rc = progress(R, err)))
-          break;
-      } else {
-        etsim_replay_busy(end - now);
+    case ETSIM_REPLAY_BUSY: {
+      int64_t end = etsim_replay_clock_ns() + op->busy_ns;
+      for (;;) {
+        int64_t now = etsim_replay_clock_ns();
+        if (now >= end) break;
+        if (R->n_active && end - now > BUSY_POLL_NS / 4) {
+          etsim_replay_busy(end - now < BUSY_POLL_NS ? end - now : BUSY_POLL_NS);
+          if ((rc = progress(R, err))) break;
+        } else {
+          etsim_replay_busy(end - now);
+        }
       }
+      break;
     }
-    break;
-  }
-  default:
-    break;
+    default:
+      break;
   }
   return rc;
 }
@@ -511,13 +466,11 @@ static int prepost(run_t *R, etsim_error_t *err) {
   const etsim_replay_plan_t *p = R->plan;
   for (size_t u = 0; u < p->n_ops; u++) {
     const etsim_replay_op_t *op = &p->ops[u];
-    if (op->kind != ETSIM_REPLAY_RECV)
-      continue;
+    if (op->kind != ETSIM_REPLAY_RECV) continue;
     R->seq_k[u] = p2p_next(R, op->peer, op->tag, 0);
-    int rc = MPI_Irecv(R->rbuf[u], (int)R->rbytes[u], MPI_BYTE, op->peer,
-                       op->tag, MPI_COMM_WORLD, &R->pre[u]);
-    if (rc != MPI_SUCCESS)
-      return mpi_fail(R, u, rc, err);
+    int rc = MPI_Irecv(R->rbuf[u], (int)R->rbytes[u], MPI_BYTE, op->peer, op->tag, MPI_COMM_WORLD,
+                       &R->pre[u]);
+    if (rc != MPI_SUCCESS) return mpi_fail(R, u, rc, err);
   }
   return 0;
 }
@@ -526,11 +479,9 @@ static int prepost(run_t *R, etsim_error_t *err) {
 
 /* Option `name` matched: 1 when its value v exists (and *i steps past it),
  * else an error and 0, which makes the caller report bad usage. */
-static int take_value(const char *name, const char *v, int rank, int *i,
-                      int *missing) {
+static int take_value(const char *name, const char *v, int rank, int *i, int *missing) {
   if (!v) {
-    if (rank == 0)
-      fprintf(stderr, "etsim: %s needs a value\n", name);
+    if (rank == 0) fprintf(stderr, "etsim: %s needs a value\n", name);
     *missing = 1;
     return 0;
   }
@@ -550,80 +501,60 @@ static int parse_args(int argc, char **argv, args_t *a, int rank) {
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define TAKE(name)                                                             \
-  (strcmp(s, name) == 0 && take_value(name, v, rank, &i, &missing))
+#define TAKE(name) (strcmp(s, name) == 0 && take_value(name, v, rank, &i, &missing))
     char *end = NULL;
     if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-      if (rank == 0)
-        fputs(usage, stdout);
+      if (rank == 0) fputs(usage, stdout);
       return 1;
-    } else if (!strcmp(s, "--check"))
-      a->check = 1;
-    else if (!strcmp(s, "--json"))
-      a->json = 1;
-    else if (!strcmp(s, "--quiet") || !strcmp(s, "-q"))
-      a->quiet = 1;
-    else if (TAKE("--iterations"))
-      a->iterations = (int)strtol(v, &end, 10);
-    else if (TAKE("--warmup"))
-      a->warmup = (int)strtol(v, &end, 10);
-    else if (TAKE("--compute-scale"))
-      a->compute_scale = strtod(v, &end);
-    else if (TAKE("--comm-scale"))
-      a->comm_scale = strtod(v, &end);
-    else if (TAKE("--ridge"))
-      a->ridge = strtod(v, &end);
-    else if (TAKE("--timeout"))
-      a->timeout_s = strtod(v, &end);
-    else if (TAKE("--csv"))
-      a->csv = v;
-    else if (TAKE("--timeline"))
-      a->timeline = v;
-    else if (TAKE("--comm-group"))
-      a->comm_group = v;
+    } else if (!strcmp(s, "--check")) a->check = 1;
+    else if (!strcmp(s, "--json")) a->json = 1;
+    else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) a->quiet = 1;
+    else if (TAKE("--iterations")) a->iterations = (int)strtol(v, &end, 10);
+    else if (TAKE("--warmup")) a->warmup = (int)strtol(v, &end, 10);
+    else if (TAKE("--compute-scale")) a->compute_scale = strtod(v, &end);
+    else if (TAKE("--comm-scale")) a->comm_scale = strtod(v, &end);
+    else if (TAKE("--ridge")) a->ridge = strtod(v, &end);
+    else if (TAKE("--timeout")) a->timeout_s = strtod(v, &end);
+    else if (TAKE("--csv")) a->csv = v;
+    else if (TAKE("--timeline")) a->timeline = v;
+    else if (TAKE("--comm-group")) a->comm_group = v;
     else if (TAKE("--deps")) {
-      if (!strcmp(v, "data"))
-        a->deps = ETSIM_REPLAY_DEPS_DATA;
-      else if (!strcmp(v, "ctrl"))
-        a->deps = ETSIM_REPLAY_DEPS_CTRL;
-      else if (!strcmp(v, "all"))
-        a->deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
+      if (!strcmp(v, "data")) a->deps = ETSIM_REPLAY_DEPS_DATA;
+      else if (!strcmp(v, "ctrl")) a->deps = ETSIM_REPLAY_DEPS_CTRL;
+      else if (!strcmp(v, "all")) a->deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
       else {
         if (rank == 0)
-          fprintf(stderr, "etsim: --deps: expected data, ctrl or all, got "
-                          "'%s'\n", v);
+          fprintf(stderr,
+                  "etsim: --deps: expected data, ctrl or all, got "
+                  "'%s'\n",
+                  v);
         return 2;
       }
     } else if (s[0] == '-' && s[1]) {
-      if (missing)
-        return 2;
-      if (rank == 0)
-        fprintf(stderr, "etsim: unknown option '%s' (see --help)\n", s);
+      if (missing) return 2;
+      if (rank == 0) fprintf(stderr, "etsim: unknown option '%s' (see --help)\n", s);
       return 2;
-    } else if (!a->prefix)
-      a->prefix = s;
+    } else if (!a->prefix) a->prefix = s;
     else {
-      if (rank == 0)
-        fprintf(stderr, "etsim: one PREFIX expected, got '%s' too\n", s);
+      if (rank == 0) fprintf(stderr, "etsim: one PREFIX expected, got '%s' too\n", s);
       return 2;
     }
     if (end && *end) {
-      if (rank == 0)
-        fprintf(stderr, "etsim: %s: bad number '%s'\n", s, v);
+      if (rank == 0) fprintf(stderr, "etsim: %s: bad number '%s'\n", s, v);
       return 2;
     }
 #undef TAKE
   }
   if (!a->prefix) {
-    if (rank == 0)
-      fputs(usage, stderr);
+    if (rank == 0) fputs(usage, stderr);
     return 2;
   }
-  if (a->iterations < 1 || a->warmup < 0 || !(a->compute_scale > 0) ||
-      !(a->comm_scale > 0) || !(a->timeout_s > 0)) {
+  if (a->iterations < 1 || a->warmup < 0 || !(a->compute_scale > 0) || !(a->comm_scale > 0) ||
+      !(a->timeout_s > 0)) {
     if (rank == 0)
-      fprintf(stderr, "etsim: --iterations must be >= 1, --warmup >= 0, "
-                      "scales and --timeout > 0\n");
+      fprintf(stderr,
+              "etsim: --iterations must be >= 1, --warmup >= 0, "
+              "scales and --timeout > 0\n");
     return 2;
   }
   return 0;
@@ -631,8 +562,7 @@ static int parse_args(int argc, char **argv, args_t *a, int rank) {
 
 /* Every rank learns whether any rank failed; failing ranks print first. */
 static int agree(int rc, const etsim_error_t *err) {
-  if (rc)
-    fprintf(stderr, "etsim: %s\n", err->msg[0] ? err->msg : etsim_strerror(rc));
+  if (rc) fprintf(stderr, "etsim: %s\n", err->msg[0] ? err->msg : etsim_strerror(rc));
   int local = rc ? 1 : 0, any = 0;
   MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   return any;
@@ -640,8 +570,7 @@ static int agree(int rc, const etsim_error_t *err) {
 
 /* Same collectives in the same order with the same sizes on every member of
  * each communicator, compared against the member with group rank 0. */
-static int check_coll_order(run_t *R, commctx_t *c, int group,
-                            etsim_error_t *err) {
+static int check_coll_order(run_t *R, commctx_t *c, int group, etsim_error_t *err) {
   const etsim_replay_plan_t *p = R->plan;
   long n = 0;
   for (size_t i = 0; i < p->n_ops; i++)
@@ -665,26 +594,22 @@ static int check_coll_order(run_t *R, commctx_t *c, int group,
       mine[4 * k + 3] = p->ops[i].n_split != 0;
       which[k++] = (uint32_t)i;
     }
-  if (c->me == 0 && !rc)
-    memcpy(seq, mine, (size_t)n * 4 * sizeof *seq);
-  if (seq)
-    MPI_Bcast(seq, (int)(n0 * 4), MPI_INT64_T, 0, c->comm);
+  if (c->me == 0 && !rc) memcpy(seq, mine, (size_t)n * 4 * sizeof *seq);
+  if (seq) MPI_Bcast(seq, (int)(n0 * 4), MPI_INT64_T, 0, c->comm);
   const char *pg = group >= 0 ? R->groups.g[group].name : "(all ranks)";
   for (long j = 0; !rc && j < n && j < n0; j++)
     if (memcmp(&seq[4 * j], &mine[4 * j], 4 * sizeof *seq)) {
       const etsim_replay_op_t *op = &p->ops[which[j]];
-      rc = etsim_error_set(
-          err, ETSIM_EFORMAT,
-          "%s: node %llu (%s): collective #%ld on process group %s is %s%s of "
-          "%lld B (root %lld) on rank %d but %s%s of %lld B (root %lld) on "
-          "rank %d: the ranks would deadlock",
-          p->trace->path, (unsigned long long)op->id, op->name, j + 1, pg,
-          etsim_coll_type_name((int)mine[4 * j]),
-          mine[4 * j + 3] ? " (uneven)" : "", (long long)mine[4 * j + 1],
-          (long long)mine[4 * j + 2], R->rank,
-          etsim_coll_type_name((int)seq[4 * j]),
-          seq[4 * j + 3] ? " (uneven)" : "", (long long)seq[4 * j + 1],
-          (long long)seq[4 * j + 2], member(c, 0));
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: node %llu (%s): collective #%ld on process group %s is %s%s of "
+                           "%lld B (root %lld) on rank %d but %s%s of %lld B (root %lld) on "
+                           "rank %d: the ranks would deadlock",
+                           p->trace->path, (unsigned long long)op->id, op->name, j + 1, pg,
+                           etsim_coll_type_name((int)mine[4 * j]),
+                           mine[4 * j + 3] ? " (uneven)" : "", (long long)mine[4 * j + 1],
+                           (long long)mine[4 * j + 2], R->rank,
+                           etsim_coll_type_name((int)seq[4 * j]), seq[4 * j + 3] ? " (uneven)" : "",
+                           (long long)seq[4 * j + 1], (long long)seq[4 * j + 2], member(c, 0));
     }
   if (!rc && n != n0)
     rc = etsim_error_set(err, ETSIM_EFORMAT,
@@ -704,22 +629,19 @@ static int check_splits(run_t *R, commctx_t *c, int group, etsim_error_t *err) {
   const etsim_replay_plan_t *p = R->plan;
   int P = c->size, rc = 0;
   int64_t *got = etsim_calloc((size_t)P, sizeof *got);
-  if (!got)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!got) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   for (size_t i = 0; i < p->n_ops; i++) {
     const etsim_replay_op_t *op = &p->ops[i];
-    if (op->kind != ETSIM_REPLAY_COLL || op->group != group || !op->n_split)
-      continue;
+    if (op->kind != ETSIM_REPLAY_COLL || op->group != group || !op->n_split) continue;
     const int64_t *sp = p->splits + op->split_off;
     MPI_Alltoall(sp, 1, MPI_INT64_T, got, 1, MPI_INT64_T, c->comm);
     for (int j = 0; j < P && !rc; j++)
       if (got[j] != sp[P + j])
-        rc = etsim_error_set(
-            err, ETSIM_EFORMAT,
-            "%s: node %llu (%s): all-to-all: rank %d sends %lld B to rank %d "
-            "but out_split[%d] expects %lld B",
-            p->trace->path, (unsigned long long)op->id, op->name,
-            member(c, j), (long long)got[j], R->rank, j, (long long)sp[P + j]);
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: node %llu (%s): all-to-all: rank %d sends %lld B to rank %d "
+                             "but out_split[%d] expects %lld B",
+                             p->trace->path, (unsigned long long)op->id, op->name, member(c, j),
+                             (long long)got[j], R->rank, j, (long long)sp[P + j]);
   }
   etsim_free(got);
   return rc;
@@ -740,8 +662,7 @@ static int check_p2p(run_t *R, etsim_error_t *err) {
   }
   for (size_t i = 0; i < p->n_ops; i++) {
     const etsim_replay_op_t *op = &p->ops[i];
-    if (op->kind != ETSIM_REPLAY_SEND && op->kind != ETSIM_REPLAY_RECV)
-      continue;
+    if (op->kind != ETSIM_REPLAY_SEND && op->kind != ETSIM_REPLAY_RECV) continue;
     uint64_t *t = op->kind == ETSIM_REPLAY_SEND ? snd : rcv;
     t[2 * op->peer]++;
     t[2 * op->peer + 1] += etsim_hash_u64(((uint64_t)op->tag << 48) ^ op->bytes);
@@ -749,14 +670,13 @@ static int check_p2p(run_t *R, etsim_error_t *err) {
   MPI_Alltoall(snd, 2, MPI_UINT64_T, got, 2, MPI_UINT64_T, MPI_COMM_WORLD);
   for (int q = 0; q < W && !rc; q++)
     if (got[2 * q] != rcv[2 * q] || got[2 * q + 1] != rcv[2 * q + 1])
-      rc = etsim_error_set(
-          err, ETSIM_EFORMAT,
-          "%s: rank %d posts %llu receive(s) from rank %d, which sends it "
-          "%llu message(s)%s: a send without a matching receive (or the "
-          "reverse)",
-          p->trace->path, R->rank, (unsigned long long)rcv[2 * q], q,
-          (unsigned long long)got[2 * q],
-          got[2 * q] == rcv[2 * q] ? " with different tags or sizes" : "");
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: rank %d posts %llu receive(s) from rank %d, which sends it "
+                           "%llu message(s)%s: a send without a matching receive (or the "
+                           "reverse)",
+                           p->trace->path, R->rank, (unsigned long long)rcv[2 * q], q,
+                           (unsigned long long)got[2 * q],
+                           got[2 * q] == rcv[2 * q] ? " with different tags or sizes" : "");
   etsim_free(snd), etsim_free(rcv), etsim_free(got);
   return rc;
 }
@@ -781,9 +701,9 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
   R->st = etsim_calloc(n, sizeof *R->st);
   R->p2p_count = etsim_calloc(n, sizeof *R->p2p_count);
   etsim_u64map_init(&R->p2p_key);
-  if (!R->sbuf || !R->rbuf || !R->sbytes || !R->rbytes || !R->root_g || !R->v_counts ||
-      !R->check || !R->seq_k || !R->req || !R->pre || !R->done_q || !R->done_t || !R->req_op || !R->idx || !R->st ||
-      !R->p2p_count)
+  if (!R->sbuf || !R->rbuf || !R->sbytes || !R->rbytes || !R->root_g || !R->v_counts || !R->check ||
+      !R->seq_k || !R->req || !R->pre || !R->done_q || !R->done_t || !R->req_op || !R->idx ||
+      !R->st || !R->p2p_count)
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   int64_t gmax_a = 1, gmax_b = 1, gmax_c = 1;
   uint64_t smax = 12;
@@ -792,12 +712,9 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
   for (size_t i = 0; i < p->n_ops; i++) {
     const etsim_replay_op_t *op = &p->ops[i];
     if (op->kind == ETSIM_REPLAY_GEMM) {
-      if (op->m * op->k > gmax_a)
-        gmax_a = op->m * op->k;
-      if (op->k * op->n > gmax_b)
-        gmax_b = op->k * op->n;
-      if (op->m * op->n > gmax_c)
-        gmax_c = op->m * op->n;
+      if (op->m * op->k > gmax_a) gmax_a = op->m * op->k;
+      if (op->k * op->n > gmax_b) gmax_b = op->k * op->n;
+      if (op->m * op->n > gmax_c) gmax_c = op->m * op->n;
       if (op->m > INT32_MAX || op->n > INT32_MAX || op->k > INT32_MAX)
         return etsim_error_set(err, ETSIM_EUNSUPPORTED,
                                "%s: node %llu: GEMM too large (use "
@@ -806,8 +723,7 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
     } else if (op->kind == ETSIM_REPLAY_STREAM && op->bytes > smax) {
       smax = op->bytes;
     }
-    if (!etsim_replay_kind_is_comm(op->kind))
-      continue;
+    if (!etsim_replay_kind_is_comm(op->kind)) continue;
     const commctx_t *c = op->group >= 0 ? &R->ctx[op->group] : &R->world_ctx;
     if (op->kind == ETSIM_REPLAY_SEND) {
       R->sbytes[i] = op->bytes;
@@ -817,21 +733,18 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
       int root = 0;
       if (op->peer >= 0)
         for (int g = 0; g < c->size; g++)
-          if (member(c, g) == op->peer)
-            root = g;
+          if (member(c, g) == op->peer) root = g;
       R->root_g[i] = root;
-      etsim_replay_coll_bytes(op->coll, op->bytes, c->size, c->me, root,
-                              &R->sbytes[i], &R->rbytes[i]);
+      etsim_replay_coll_bytes(op->coll, op->bytes, c->size, c->me, root, &R->sbytes[i],
+                              &R->rbytes[i]);
       if (op->n_split) {
         int P = c->size;
         int *v = R->v_counts[i] = etsim_calloc(4 * (size_t)P, sizeof *v);
-        if (!v)
-          return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+        if (!v) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
         const int64_t *sp = p->splits + op->split_off;
         uint64_t so = 0, ro = 0;
         for (int j = 0; j < P; j++) {
-          if (sp[j] > INT32_MAX || sp[P + j] > INT32_MAX ||
-              so + (uint64_t)sp[j] > INT32_MAX ||
+          if (sp[j] > INT32_MAX || sp[P + j] > INT32_MAX || so + (uint64_t)sp[j] > INT32_MAX ||
               ro + (uint64_t)sp[P + j] > INT32_MAX)
             return etsim_error_set(err, ETSIM_EUNSUPPORTED,
                                    "%s: node %llu: all-to-all splits too "
@@ -853,8 +766,7 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
     R->sbuf[i] = etsim_calloc(1, R->sbytes[i] + 8);
     R->rbuf[i] = etsim_calloc(1, R->rbytes[i] + 8);
     if (!R->sbuf[i] || !R->rbuf[i])
-      return etsim_error_set(err, ETSIM_ENOMEM,
-                             "%s: out of memory for communication buffers",
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory for communication buffers",
                              p->trace->path);
     /* Touch every page now: first-touch faults would otherwise land in the
      * first iteration's communication times (about 15 us a page here). */
@@ -866,11 +778,9 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
     }
     memset(R->rbuf[i], 0xff, R->rbytes[i]);
     if (op->kind == ETSIM_REPLAY_SEND || op->kind == ETSIM_REPLAY_RECV) {
-      uint64_t key = ((uint64_t)(unsigned)op->peer << 17) |
-                     ((uint64_t)op->tag << 1) |
+      uint64_t key = ((uint64_t)(unsigned)op->peer << 17) | ((uint64_t)op->tag << 1) |
                      (uint64_t)(op->kind == ETSIM_REPLAY_SEND);
-      if (etsim_u64map_put(&R->p2p_key, key, (uint32_t)R->n_p2p, NULL) == 1)
-        R->n_p2p++;
+      if (etsim_u64map_put(&R->p2p_key, key, (uint32_t)R->n_p2p, NULL) == 1) R->n_p2p++;
     }
   }
   R->ga = etsim_malloc((size_t)gmax_a * sizeof(float));
@@ -885,10 +795,8 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
                            "%s: out of memory for compute buffers (use "
                            "--compute-scale)",
                            p->trace->path);
-  for (int64_t i = 0; i < gmax_a; i++)
-    R->ga[i] = (float)etsim_rng_uniform(&rng);
-  for (int64_t i = 0; i < gmax_b; i++)
-    R->gb[i] = (float)etsim_rng_uniform(&rng);
+  for (int64_t i = 0; i < gmax_a; i++) R->ga[i] = (float)etsim_rng_uniform(&rng);
+  for (int64_t i = 0; i < gmax_b; i++) R->gb[i] = (float)etsim_rng_uniform(&rng);
   for (size_t i = 0; i < sf; i++) {
     R->sb[i] = (float)etsim_rng_uniform(&rng);
     R->sc[i] = (float)etsim_rng_uniform(&rng);
@@ -899,15 +807,12 @@ static int setup_buffers(run_t *R, etsim_error_t *err) {
 static void free_run(run_t *R) {
   if (R->plan) {
     for (size_t i = 0; i < R->plan->n_ops; i++) {
-      if (R->sbuf)
-        etsim_free(R->sbuf[i]);
-      if (R->rbuf)
-        etsim_free(R->rbuf[i]);
+      if (R->sbuf) etsim_free(R->sbuf[i]);
+      if (R->rbuf) etsim_free(R->rbuf[i]);
     }
   }
   if (R->plan && R->v_counts)
-    for (size_t i = 0; i < R->plan->n_ops; i++)
-      etsim_free(R->v_counts[i]);
+    for (size_t i = 0; i < R->plan->n_ops; i++) etsim_free(R->v_counts[i]);
   etsim_free(R->v_counts);
   etsim_free(R->sbuf), etsim_free(R->rbuf), etsim_free(R->sbytes);
   etsim_free(R->rbytes), etsim_free(R->root_g), etsim_free(R->check);
@@ -919,8 +824,7 @@ static void free_run(run_t *R) {
   etsim_free(R->sa), etsim_free(R->sb), etsim_free(R->sc);
   if (R->ctx) {
     for (size_t g = 0; g < R->groups.n; g++)
-      if (R->ctx[g].comm != MPI_COMM_NULL)
-        MPI_Comm_free(&R->ctx[g].comm);
+      if (R->ctx[g].comm != MPI_COMM_NULL) MPI_Comm_free(&R->ctx[g].comm);
     etsim_free(R->ctx);
   }
   etsim_replay_groups_free(&R->groups);
@@ -941,40 +845,37 @@ typedef struct {
   double ridge, gemm_rate, stream_rate;
 } summary_t;
 
-static int write_csv(const char *path, const rec_t *r, size_t n,
-                     etsim_error_t *err) {
+static int write_csv(const char *path, const rec_t *r, size_t n, etsim_error_t *err) {
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   FILE *fp = o.fp;
-  fprintf(fp, "rank,id,name,kind,coll,peer,tag,send_bytes,recv_bytes,flops,"
-              "recorded_us,measured_us,start_us,end_us,check\n");
+  fprintf(fp,
+          "rank,id,name,kind,coll,peer,tag,send_bytes,recv_bytes,flops,"
+          "recorded_us,measured_us,start_us,end_us,check\n");
   for (size_t i = 0; i < n; i++) {
     char name[64];
     size_t k = 0;
     for (const char *s = r[i].name; *s && k < sizeof name - 1; s++)
       name[k++] = (*s == ',' || *s == '"' || *s == '\n') ? '_' : *s;
     name[k] = 0;
-    fprintf(fp, "%d,%llu,%s,%s,%s,%d,%d,%llu,%llu,%.0f,%.3f,%.3f,%.3f,%.3f,%s\n",
-            r[i].rank, (unsigned long long)r[i].id, name,
-            etsim_replay_kind_name(r[i].kind),
-            r[i].kind == ETSIM_REPLAY_COLL ? etsim_coll_type_name(r[i].coll) : "",
-            r[i].peer, r[i].tag, (unsigned long long)r[i].send_bytes,
-            (unsigned long long)r[i].recv_bytes, r[i].flops,
-            (double)r[i].rec_ns / 1e3, (double)r[i].mean_ns / 1e3,
+    fprintf(fp, "%d,%llu,%s,%s,%s,%d,%d,%llu,%llu,%.0f,%.3f,%.3f,%.3f,%.3f,%s\n", r[i].rank,
+            (unsigned long long)r[i].id, name, etsim_replay_kind_name(r[i].kind),
+            r[i].kind == ETSIM_REPLAY_COLL ? etsim_coll_type_name(r[i].coll) : "", r[i].peer,
+            r[i].tag, (unsigned long long)r[i].send_bytes, (unsigned long long)r[i].recv_bytes,
+            r[i].flops, (double)r[i].rec_ns / 1e3, (double)r[i].mean_ns / 1e3,
             (double)r[i].start_ns / 1e3, (double)r[i].end_ns / 1e3,
-            r[i].check == 1 ? "ok" : r[i].check == 2 ? "MISMATCH" : "-");
+            r[i].check == 1   ? "ok"
+            : r[i].check == 2 ? "MISMATCH"
+                              : "-");
   }
   return etsim_outfile_commit(&o, err);
 }
 
-static int write_timeline(const char *path, const rec_t *r, size_t n,
-                          etsim_error_t *err) {
+static int write_timeline(const char *path, const rec_t *r, size_t n, etsim_error_t *err) {
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   FILE *fp = o.fp;
   fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   for (size_t i = 0; i < n; i++) {
@@ -984,12 +885,10 @@ static int write_timeline(const char *path, const rec_t *r, size_t n,
             "%s{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
             "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"id\":%llu,\"recorded_us\":"
             "%.3f}}\n",
-            i ? "," : "", s ? s : "\"?\"",
-            etsim_replay_cat_name(etsim_replay_kind_cat(r[i].kind)), r[i].rank,
-            etsim_replay_kind_is_comm(r[i].kind) ? 1 : 0,
-            (double)r[i].start_ns / 1e3,
-            (double)(r[i].end_ns - r[i].start_ns) / 1e3,
-            (unsigned long long)r[i].id, (double)r[i].rec_ns / 1e3);
+            i ? "," : "", s ? s : "\"?\"", etsim_replay_cat_name(etsim_replay_kind_cat(r[i].kind)),
+            r[i].rank, etsim_replay_kind_is_comm(r[i].kind) ? 1 : 0, (double)r[i].start_ns / 1e3,
+            (double)(r[i].end_ns - r[i].start_ns) / 1e3, (unsigned long long)r[i].id,
+            (double)r[i].rec_ns / 1e3);
     free(s);
     json_decref(nm);
   }
@@ -997,8 +896,7 @@ static int write_timeline(const char *path, const rec_t *r, size_t n,
   return etsim_outfile_commit(&o, err);
 }
 
-static int report(const args_t *a, const summary_t *S, const rec_t *r,
-                  size_t n) {
+static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n) {
   double *rec = etsim_calloc(n + 1, sizeof *rec);
   double *mea = etsim_calloc(n + 1, sizeof *mea);
   if (!rec || !mea) {
@@ -1077,19 +975,17 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r,
   json_object_set_new(j, "coverage", cov);
   json_t *colls = json_array();
   for (size_t i = 0; i < n; i++) {
-    if (!etsim_replay_kind_is_comm(r[i].kind))
-      continue;
+    if (!etsim_replay_kind_is_comm(r[i].kind)) continue;
     int coll = r[i].kind == ETSIM_REPLAY_COLL ? r[i].coll : -1;
-    uint64_t S_b = r[i].kind == ETSIM_REPLAY_SEND ? r[i].send_bytes
+    uint64_t S_b = r[i].kind == ETSIM_REPLAY_SEND   ? r[i].send_bytes
                    : r[i].kind == ETSIM_REPLAY_RECV ? r[i].recv_bytes
-                   : 0;
+                                                    : 0;
     if (coll >= 0) {
       /* nccl-tests size: the larger of the two buffers. */
       S_b = r[i].send_bytes > r[i].recv_bytes ? r[i].send_bytes : r[i].recv_bytes;
       if (coll == ETSIM_COLL_REDUCE || coll == ETSIM_COLL_GATHER)
         S_b = r[i].send_bytes * (coll == ETSIM_COLL_GATHER ? (uint64_t)r[i].group_size : 1);
-      if (coll == ETSIM_COLL_SCATTER)
-        S_b = r[i].recv_bytes * (uint64_t)r[i].group_size;
+      if (coll == ETSIM_COLL_SCATTER) S_b = r[i].recv_bytes * (uint64_t)r[i].group_size;
     }
     double t = (double)r[i].mean_ns * 1e-9;
     double algbw = t > 0 ? (double)S_b / t / 1e9 : 0;
@@ -1097,8 +993,9 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r,
     json_t *o = json_object();
     json_object_set_new(o, "rank", json_integer(r[i].rank));
     json_object_set_new(o, "id", json_integer((json_int_t)r[i].id));
-    json_object_set_new(o, "type", json_string(coll >= 0 ? etsim_coll_type_name(coll)
-                                                         : etsim_replay_kind_name(r[i].kind)));
+    json_object_set_new(
+        o, "type",
+        json_string(coll >= 0 ? etsim_coll_type_name(coll) : etsim_replay_kind_name(r[i].kind)));
     json_object_set_new(o, "bytes", json_integer((json_int_t)S_b));
     json_object_set_new(o, "ranks", json_integer(r[i].group_size));
     json_object_set_new(o, "measured_us", json_real((double)r[i].mean_ns / 1e3));
@@ -1121,61 +1018,56 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r,
 
   if (a->json) {
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
-    if (s)
-      puts(s);
+    if (s) puts(s);
     free(s);
   } else if (!a->quiet) {
-    printf("replay %s: %d rank(s), %zu node(s), %d timed iteration(s) after %d "
-           "warm-up\n",
-           a->prefix, S->world, n, S->iterations, S->warmup);
+    printf(
+        "replay %s: %d rank(s), %zu node(s), %d timed iteration(s) after %d "
+        "warm-up\n",
+        a->prefix, S->world, n, S->iterations, S->warmup);
     char errs[64];
-    if (recorded > 0)
-      snprintf(errs, sizeof errs, "error %+.1f%%", 100 * err_it);
-    else
-      snprintf(errs, sizeof errs, "no recorded time to compare");
-    printf("iteration: measured %.3f us (median; min %.3f, max %.3f), recorded "
-           "%.3f us%s, dry run %.3f us, critical path %.3f us: %s\n",
-           (double)S->iter_med_ns / 1e3, (double)S->iter_min_ns / 1e3,
-           (double)S->iter_max_ns / 1e3, recorded / 1e3,
-           use_span ? " (span)" : " (dry run)", (double)S->dry_ns / 1e3,
-           (double)S->crit_ns / 1e3, errs);
+    if (recorded > 0) snprintf(errs, sizeof errs, "error %+.1f%%", 100 * err_it);
+    else snprintf(errs, sizeof errs, "no recorded time to compare");
+    printf(
+        "iteration: measured %.3f us (median; min %.3f, max %.3f), recorded "
+        "%.3f us%s, dry run %.3f us, critical path %.3f us: %s\n",
+        (double)S->iter_med_ns / 1e3, (double)S->iter_min_ns / 1e3, (double)S->iter_max_ns / 1e3,
+        recorded / 1e3, use_span ? " (span)" : " (dry run)", (double)S->dry_ns / 1e3,
+        (double)S->crit_ns / 1e3, errs);
     if (f.n)
-      printf("per node (%zu with a recorded time): MdAPE %.1f%%, weighted "
-             "error %.1f%%, Spearman %.3f, within 10%% %.0f%%, within 25%% "
-             "%.0f%%\n",
-             f.n, 100 * f.mdape, 100 * f.wape, f.spearman, 100 * f.within10,
-             100 * f.within25);
-    else
-      printf("per node: no node has a recorded duration\n");
+      printf(
+          "per node (%zu with a recorded time): MdAPE %.1f%%, weighted "
+          "error %.1f%%, Spearman %.3f, within 10%% %.0f%%, within 25%% "
+          "%.0f%%\n",
+          f.n, 100 * f.mdape, 100 * f.wape, f.spearman, 100 * f.within10, 100 * f.within25);
+    else printf("per node: no node has a recorded duration\n");
     printf("%-8s %14s %14s\n", "category", "measured_us", "recorded_us");
     for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++)
       if (cat_m[c] > 0 || cat_r[c] > 0)
-        printf("%-8s %14.3f %14.3f\n", etsim_replay_cat_name(c), cat_m[c] / 1e3,
-               cat_r[c] / 1e3);
-    printf("coverage: %zu/%zu node(s) mapped, %.1f%% of recorded time\n",
-           mapped, n, rec_total > 0 ? 100 * rec_mapped / rec_total : 100.0);
+        printf("%-8s %14.3f %14.3f\n", etsim_replay_cat_name(c), cat_m[c] / 1e3, cat_r[c] / 1e3);
+    printf("coverage: %zu/%zu node(s) mapped, %.1f%% of recorded time\n", mapped, n,
+           rec_total > 0 ? 100 * rec_mapped / rec_total : 100.0);
     size_t shown = 0;
     json_t *o;
     size_t k;
     json_array_foreach(colls, k, o) {
       if (shown++ == 16) {
-        printf("  ... (%zu communication nodes in all; see --json)\n",
-               json_array_size(colls));
+        printf("  ... (%zu communication nodes in all; see --json)\n", json_array_size(colls));
         break;
       }
-      printf("  rank %lld node %lld %-14s %10lld B %10.3f us  algbw %.3f GB/s "
-             "busbw %.3f GB/s\n",
-             (long long)json_integer_value(json_object_get(o, "rank")),
-             (long long)json_integer_value(json_object_get(o, "id")),
-             json_string_value(json_object_get(o, "type")),
-             (long long)json_integer_value(json_object_get(o, "bytes")),
-             json_real_value(json_object_get(o, "measured_us")),
-             json_real_value(json_object_get(o, "algbw_gbps")),
-             json_real_value(json_object_get(o, "busbw_gbps")));
+      printf(
+          "  rank %lld node %lld %-14s %10lld B %10.3f us  algbw %.3f GB/s "
+          "busbw %.3f GB/s\n",
+          (long long)json_integer_value(json_object_get(o, "rank")),
+          (long long)json_integer_value(json_object_get(o, "id")),
+          json_string_value(json_object_get(o, "type")),
+          (long long)json_integer_value(json_object_get(o, "bytes")),
+          json_real_value(json_object_get(o, "measured_us")),
+          json_real_value(json_object_get(o, "algbw_gbps")),
+          json_real_value(json_object_get(o, "busbw_gbps")));
     }
     if (a->check)
-      printf("check: %zu communication node(s) verified, %zu mismatch(es)\n",
-             checked, bad);
+      printf("check: %zu communication node(s) verified, %zu mismatch(es)\n", checked, bad);
   }
   json_decref(j);
   etsim_free(rec), etsim_free(mea);
@@ -1187,8 +1079,7 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r,
 static int replay_main(int argc, char **argv, int rank, int world) {
   args_t a;
   int prc = parse_args(argc, argv, &a, rank);
-  if (prc)
-    return prc == 1 ? 0 : 2;
+  if (prc) return prc == 1 ? 0 : 2;
   etsim_error_t err = {0};
   int rc = 0;
   run_t R;
@@ -1207,15 +1098,13 @@ static int replay_main(int argc, char **argv, int rank, int world) {
   S.world = world, S.iterations = a.iterations, S.warmup = a.warmup;
 
   /* 1. The trace set must have exactly `world` ranks. */
-  rc = etsim_et_set_resolve(a.prefix, &paths, &n_paths, &rank_file, &n_ranks,
-                            &err);
+  rc = etsim_et_set_resolve(a.prefix, &paths, &n_paths, &rank_file, &n_ranks, &err);
   if (!rc && n_ranks != (size_t)world)
     rc = etsim_error_set(&err, ETSIM_EINVAL,
                          "%s: the trace set has %zu rank(s) but mpirun started "
                          "%d%s",
                          a.prefix, n_ranks, world,
-                         n_ranks < (size_t)world ? " (a rank's file is missing)"
-                                                 : "");
+                         n_ranks < (size_t)world ? " (a rank's file is missing)" : "");
   if (agree(rank == 0 ? rc : 0, &err)) {
     rc = 2;
     goto out;
@@ -1226,16 +1115,14 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     etsim_replay_machine_t m;
     if (etsim_replay_calibrate(&m) == 0) {
       mach[0] = m.gemm_flops_per_s, mach[1] = m.stream_bytes_per_s;
-      if (a.ridge < 0)
-        mach[2] = m.ridge_flop_per_byte;
+      if (a.ridge < 0) mach[2] = m.ridge_flop_per_byte;
     }
   }
   MPI_Bcast(mach, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   S.gemm_rate = mach[0], S.stream_rate = mach[1], S.ridge = mach[2];
   /* 3. Load, groups, plan. */
   rc = etsim_et_trace_load(&trace, paths[rank_file[rank]], 0, &err);
-  if (!rc && a.comm_group)
-    rc = etsim_replay_groups_load(&R.groups, a.comm_group, world, &err);
+  if (!rc && a.comm_group) rc = etsim_replay_groups_load(&R.groups, a.comm_group, world, &err);
   if (!rc) {
     etsim_replay_opts_t o;
     etsim_replay_opts_init(&o);
@@ -1261,11 +1148,9 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     const etsim_replay_group_t *gr = &R.groups.g[g];
     int pos = -1;
     for (size_t r = 0; r < gr->n_ranks; r++)
-      if (gr->ranks[r] == rank)
-        pos = (int)r;
+      if (gr->ranks[r] == rank) pos = (int)r;
     R.ctx[g].comm = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, pos >= 0 ? 0 : MPI_UNDEFINED, pos,
-                   &R.ctx[g].comm);
+    MPI_Comm_split(MPI_COMM_WORLD, pos >= 0 ? 0 : MPI_UNDEFINED, pos, &R.ctx[g].comm);
     R.ctx[g].size = (int)gr->n_ranks;
     R.ctx[g].me = pos;
     R.ctx[g].members = gr->ranks;
@@ -1276,8 +1161,7 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     if (R.ctx[g].comm != MPI_COMM_NULL) {
       etsim_error_t e2 = {0};
       int r2 = check_coll_order(&R, &R.ctx[g], (int)g, &e2);
-      if (r2 && !rc)
-        rc = r2, err = e2;
+      if (r2 && !rc) rc = r2, err = e2;
     }
   if (agree(rc, &err)) {
     rc = 2;
@@ -1288,8 +1172,7 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     if (R.ctx[g].comm != MPI_COMM_NULL) {
       etsim_error_t e2 = {0};
       int r2 = check_splits(&R, &R.ctx[g], (int)g, &e2);
-      if (r2 && !rc)
-        rc = r2, err = e2;
+      if (r2 && !rc) rc = r2, err = e2;
     }
   if (agree(rc, &err)) {
     rc = 2;
@@ -1313,13 +1196,11 @@ static int replay_main(int argc, char **argv, int rank, int world) {
   }
   int64_t dry = 0, crit = 0;
   rc = etsim_replay_dry_run(&sch, &dry, &err);
-  if (!rc)
-    rc = etsim_replay_critical_path(R.plan, &crit, NULL, NULL);
+  if (!rc) rc = etsim_replay_critical_path(R.plan, &crit, NULL, NULL);
   size_t n = R.plan->n_ops;
   int64_t *sum = etsim_calloc(n + 1, sizeof *sum);
   int64_t *iters = etsim_calloc((size_t)a.iterations, sizeof *iters);
-  if (!sum || !iters)
-    rc = ETSIM_ENOMEM;
+  if (!sum || !iters) rc = ETSIM_ENOMEM;
   if (agree(rc, &err)) {
     etsim_free(sum), etsim_free(iters);
     etsim_replay_sched_free(&sch);
@@ -1331,12 +1212,10 @@ static int replay_main(int argc, char **argv, int rank, int world) {
   size_t bad_local = 0;
   for (int it = 0; it < a.warmup + a.iterations; it++) {
     MPI_Barrier(MPI_COMM_WORLD);
-    for (size_t q = 0; q < R.n_p2p; q++)
-      R.p2p_count[q] = 0;
+    for (size_t q = 0; q < R.n_p2p; q++) R.p2p_count[q] = 0;
     int64_t mk = 0;
     rc = prepost(&R, &err);
-    if (!rc)
-      rc = etsim_replay_sched_run(&sch, &x, &mk, &err);
+    if (!rc) rc = etsim_replay_sched_run(&sch, &x, &mk, &err);
     if (rc) {
       fprintf(stderr, "etsim: %s\n", err.msg);
       fflush(stderr);
@@ -1345,18 +1224,15 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (it >= a.warmup) {
       iters[it - a.warmup] = mk;
-      for (size_t i = 0; i < n; i++)
-        sum[i] += sch.end_ns[i] - sch.start_ns[i];
+      for (size_t i = 0; i < n; i++) sum[i] += sch.end_ns[i] - sch.start_ns[i];
     }
-    for (size_t i = 0; i < n; i++)
-      bad_local += R.check[i] == 2;
+    for (size_t i = 0; i < n; i++) bad_local += R.check[i] == 2;
   }
   /* 8. Gather. */
   int64_t loc[3] = {R.plan->rec_span_ns, dry, crit}, glob[3];
   MPI_Reduce(loc, glob, 3, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
   int64_t *iter_max = etsim_calloc((size_t)a.iterations, sizeof *iter_max);
-  MPI_Reduce(iters, iter_max, a.iterations, MPI_INT64_T, MPI_MAX, 0,
-             MPI_COMM_WORLD);
+  MPI_Reduce(iters, iter_max, a.iterations, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
   rec_t *mine = etsim_calloc(n + 1, sizeof *mine);
   for (size_t i = 0; i < n; i++) {
     const etsim_replay_op_t *op = &R.plan->ops[i];
@@ -1372,8 +1248,7 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     r->group_size = op->group >= 0 ? R.ctx[op->group].size : world;
     r->send_bytes = R.sbytes[i];
     r->recv_bytes = R.rbytes[i];
-    if (op->kind == ETSIM_REPLAY_STREAM)
-      r->send_bytes = op->bytes;
+    if (op->kind == ETSIM_REPLAY_STREAM) r->send_bytes = op->bytes;
     r->flops = op->flops;
     r->rec_ns = op->rec_ns;
     r->mean_ns = sum[i] / a.iterations;
@@ -1389,13 +1264,11 @@ static int replay_main(int argc, char **argv, int rank, int world) {
   size_t n_all = 0;
   if (rank == 0) {
     long total = 0;
-    for (int q = 0; q < world; q++)
-      displs[q] = (int)total, total += counts[q];
+    for (int q = 0; q < world; q++) displs[q] = (int)total, total += counts[q];
     n_all = (size_t)total / sizeof *all;
     all = etsim_calloc(n_all + 1, sizeof *all);
   }
-  MPI_Gatherv(mine, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0,
-              MPI_COMM_WORLD);
+  MPI_Gatherv(mine, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
   rc = 0;
   if (rank == 0) {
     qsort(iter_max, (size_t)a.iterations, sizeof *iter_max, cmp_i64);
@@ -1416,13 +1289,13 @@ static int replay_main(int argc, char **argv, int rank, int world) {
       rc = 2;
     }
     int r2 = report(&a, &S, all, n_all);
-    if (!rc)
-      rc = r2 < 0 ? 3 : r2;
+    if (!rc) rc = r2 < 0 ? 3 : r2;
     fflush(stdout);
   }
   if (bad_local)
-    fprintf(stderr, "etsim: %s: rank %d: %zu received buffer(s) differ from "
-                    "what the senders sent\n",
+    fprintf(stderr,
+            "etsim: %s: rank %d: %zu received buffer(s) differ from "
+            "what the senders sent\n",
             a.prefix, rank, bad_local);
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   etsim_free(all), etsim_free(counts), etsim_free(displs), etsim_free(mine);

@@ -12,8 +12,7 @@
 
 #include <string.h>
 
-int etsim_replay_sched_init(etsim_replay_sched_t *s,
-                            const etsim_replay_plan_t *p) {
+int etsim_replay_sched_init(etsim_replay_sched_t *s, const etsim_replay_plan_t *p) {
   memset(s, 0, sizeof *s);
   size_t n = p->n_ops ? p->n_ops : 1;
   s->plan = p;
@@ -25,9 +24,8 @@ int etsim_replay_sched_init(etsim_replay_sched_t *s,
   s->start_ns = etsim_calloc(n, sizeof *s->start_ns);
   s->end_ns = etsim_calloc(n, sizeof *s->end_ns);
   s->order = etsim_calloc(n, sizeof *s->order);
-  if (!s->pending || !s->compute_q || !s->comm_q || !s->done_buf ||
-      !s->when_buf ||
-      !s->start_ns || !s->end_ns || !s->order) {
+  if (!s->pending || !s->compute_q || !s->comm_q || !s->done_buf || !s->when_buf || !s->start_ns ||
+      !s->end_ns || !s->order) {
     etsim_replay_sched_free(s);
     return ETSIM_ENOMEM;
   }
@@ -59,17 +57,14 @@ static void complete(state_t *st, uint32_t u, int64_t t) {
   for (uint32_t q = p->chd_off[u]; q < p->chd_off[u + 1]; q++) {
     uint32_t c = p->chd[q];
     if (--s->pending[c] == 0) {
-      if (etsim_replay_kind_is_comm(p->ops[c].kind))
-        s->comm_q[st->mt++] = c;
-      else
-        s->compute_q[st->ct++] = c;
+      if (etsim_replay_kind_is_comm(p->ops[c].kind)) s->comm_q[st->mt++] = c;
+      else s->compute_q[st->ct++] = c;
     }
   }
 }
 
-int etsim_replay_sched_run(etsim_replay_sched_t *s,
-                           const etsim_replay_exec_t *x, int64_t *makespan_ns,
-                           etsim_error_t *err) {
+int etsim_replay_sched_run(etsim_replay_sched_t *s, const etsim_replay_exec_t *x,
+                           int64_t *makespan_ns, etsim_error_t *err) {
   const etsim_replay_plan_t *p = s->plan;
   size_t n = p->n_ops;
   state_t st = {s, 0, 0, 0, 0, 0};
@@ -77,10 +72,8 @@ int etsim_replay_sched_run(etsim_replay_sched_t *s,
     s->pending[i] = p->par_off[i + 1] - p->par_off[i];
     s->start_ns[i] = s->end_ns[i] = -1;
     if (!s->pending[i]) {
-      if (etsim_replay_kind_is_comm(p->ops[i].kind))
-        s->comm_q[st.mt++] = (uint32_t)i;
-      else
-        s->compute_q[st.ct++] = (uint32_t)i;
+      if (etsim_replay_kind_is_comm(p->ops[i].kind)) s->comm_q[st.mt++] = (uint32_t)i;
+      else s->compute_q[st.ct++] = (uint32_t)i;
     }
   }
   size_t outstanding = 0;
@@ -90,19 +83,16 @@ int etsim_replay_sched_run(etsim_replay_sched_t *s,
     while (st.mh < st.mt) {
       uint32_t u = s->comm_q[st.mh++];
       s->start_ns[u] = x->now_ns(x->user) - t0;
-      if ((rc = x->start(x->user, u, err)))
-        return rc;
+      if ((rc = x->start(x->user, u, err))) return rc;
       outstanding++;
     }
     if (outstanding) {
       int k = x->poll(x->user, 0, s->done_buf, s->when_buf, n, err);
-      if (k < 0)
-        return k;
+      if (k < 0) return k;
       if (k) {
         for (int j = 0; j < k; j++) {
           int64_t w = s->when_buf[j] - t0;
-          if (w > last)
-            last = w;
+          if (w > last) last = w;
           complete(&st, (uint32_t)s->done_buf[j], w);
         }
         outstanding -= (size_t)k;
@@ -114,26 +104,20 @@ int etsim_replay_sched_run(etsim_replay_sched_t *s,
       int64_t t = x->now_ns(x->user) - t0;
       s->start_ns[u] = t;
       if (p->ops[u].kind != ETSIM_REPLAY_NOP) {
-        if ((rc = x->run(x->user, u, err)))
-          return rc;
+        if ((rc = x->run(x->user, u, err))) return rc;
         t = x->now_ns(x->user) - t0;
       }
-      if (t > last)
-        last = t;
+      if (t > last) last = t;
       complete(&st, u, t);
       continue;
     }
-    if (st.mh < st.mt)
-      continue;
-    if (!outstanding)
-      break;
+    if (st.mh < st.mt) continue;
+    if (!outstanding) break;
     int k = x->poll(x->user, 1, s->done_buf, s->when_buf, n, err);
-    if (k < 0)
-      return k;
+    if (k < 0) return k;
     for (int j = 0; j < k; j++) {
       int64_t w = s->when_buf[j] - t0;
-      if (w > last)
-        last = w;
+      if (w > last) last = w;
       complete(&st, (uint32_t)s->done_buf[j], w);
     }
     outstanding -= (size_t)k;
@@ -142,10 +126,9 @@ int etsim_replay_sched_run(etsim_replay_sched_t *s,
     size_t i;
     for (i = 0; i < n && s->end_ns[i] >= 0; i++)
       ;
-    return etsim_error_set(err, ETSIM_EDEADLOCK,
-                           "%s: node %llu (%s): never became ready",
-                           p->trace ? p->trace->path : "plan",
-                           (unsigned long long)p->ops[i].id, p->ops[i].name);
+    return etsim_error_set(err, ETSIM_EDEADLOCK, "%s: node %llu (%s): never became ready",
+                           p->trace ? p->trace->path : "plan", (unsigned long long)p->ops[i].id,
+                           p->ops[i].name);
   }
   *makespan_ns = last;
   return 0;
@@ -207,12 +190,9 @@ static uint32_t heap_pop(vclock_t *v) {
     size_t i = 0;
     for (;;) {
       size_t l = 2 * i + 1, r = l + 1, m = i;
-      if (l < v->n && heap_less(v, l, m))
-        m = l;
-      if (r < v->n && heap_less(v, r, m))
-        m = r;
-      if (m == i)
-        break;
+      if (l < v->n && heap_less(v, l, m)) m = l;
+      if (r < v->n && heap_less(v, r, m)) m = r;
+      if (m == i) break;
       heap_swap(v, i, m);
       i = m;
     }
@@ -220,12 +200,10 @@ static uint32_t heap_pop(vclock_t *v) {
   return top;
 }
 
-static int v_poll(void *u, int block, size_t *done, int64_t *when, size_t max,
-                  etsim_error_t *err) {
+static int v_poll(void *u, int block, size_t *done, int64_t *when, size_t max, etsim_error_t *err) {
   (void)err;
   vclock_t *v = u;
-  if (block && v->n && v->fin[0] > v->now)
-    v->now = v->fin[0];
+  if (block && v->n && v->fin[0] > v->now) v->now = v->fin[0];
   size_t k = 0;
   while (v->n && v->fin[0] <= v->now && k < max) {
     when[k] = v->fin[0];
@@ -234,8 +212,7 @@ static int v_poll(void *u, int block, size_t *done, int64_t *when, size_t max,
   return (int)k;
 }
 
-int etsim_replay_dry_run(etsim_replay_sched_t *s, int64_t *makespan_ns,
-                         etsim_error_t *err) {
+int etsim_replay_dry_run(etsim_replay_sched_t *s, int64_t *makespan_ns, etsim_error_t *err) {
   size_t n = s->plan->n_ops ? s->plan->n_ops : 1;
   vclock_t v;
   memset(&v, 0, sizeof v);

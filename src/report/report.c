@@ -44,8 +44,10 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
   fprintf(f, "iteration     %.3f us  (slowest NPU %u)\n", (double)r->total_ps / 1e6, slowest);
   fprintf(f, "compute       %.3f us on average per NPU (max %.3f us)\n", (double)sum_comp / n / 1e6,
           (double)max_comp / 1e6);
-  fprintf(f, "exposed comm  %.3f us on average per NPU (finish - compute, ASTRA-sim's measure); "
-          "%.3f us with no compute running\n", (double)sum_exposed / n / 1e6, (double)sum_true / n / 1e6);
+  fprintf(f,
+          "exposed comm  %.3f us on average per NPU (finish - compute, ASTRA-sim's measure); "
+          "%.3f us with no compute running\n",
+          (double)sum_exposed / n / 1e6, (double)sum_true / n / 1e6);
   fprintf(f, "by collective   count    bytes/NPU       exposed us/NPU\n");
   for (int k = 0; k < ETSIM_COP_N + 2; k++) {
     if (!r->count_by_op[k]) continue;
@@ -72,23 +74,28 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
   }
   fprintf(f, "  (%llu messages)\n", (unsigned long long)r->net.messages);
   if (r->net.pkt_events)
-    fprintf(f, "RoCE network  %llu network events, %llu data packets, %llu PFC pauses (%.3f us paused), "
-            "%llu ECN marks, %llu CNPs, %llu drops, peak switch buffer %.1f KiB\n",
-            (unsigned long long)r->net.pkt_events, (unsigned long long)r->net.data_pkts,
-            (unsigned long long)r->net.pfc_pauses, (double)r->net.paused_ps / 1e6,
-            (unsigned long long)r->net.ecn_marks, (unsigned long long)r->net.cnps,
-            (unsigned long long)r->net.drops, (double)r->net.max_buffer_bytes / 1024);
+    fprintf(
+        f,
+        "RoCE network  %llu network events, %llu data packets, %llu PFC pauses (%.3f us paused), "
+        "%llu ECN marks, %llu CNPs, %llu drops, peak switch buffer %.1f KiB\n",
+        (unsigned long long)r->net.pkt_events, (unsigned long long)r->net.data_pkts,
+        (unsigned long long)r->net.pfc_pauses, (double)r->net.paused_ps / 1e6,
+        (unsigned long long)r->net.ecn_marks, (unsigned long long)r->net.cnps,
+        (unsigned long long)r->net.drops, (double)r->net.max_buffer_bytes / 1024);
   if (r->net.max_inflight_pair > 1)
     fprintf(f, "in flight     up to %u messages at once from NPU %u to NPU %u%s\n",
             r->net.max_inflight_pair, r->net.max_inflight_src, r->net.max_inflight_dst,
             r->net.max_inflight_pair > 2 ? " (ring pieces caught up and share a link; see "
-                                           "docs/netsim.md)" : "");
+                                           "docs/netsim.md)"
+                                         : "");
   if (r->representative)
-    fprintf(f, "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
-            "simulated for all %u (--exact simulates each)\n", r->n_npus);
-  fprintf(f, "simulation    %.3f s wall, %llu events, %.2f M events/s, peak %zu pending\n", r->wall_s,
-          (unsigned long long)r->events, r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0,
-          r->max_pending);
+    fprintf(f,
+            "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
+            "simulated for all %u (--exact simulates each)\n",
+            r->n_npus);
+  fprintf(f, "simulation    %.3f s wall, %llu events, %.2f M events/s, peak %zu pending\n",
+          r->wall_s, (unsigned long long)r->events,
+          r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0, r->max_pending);
 }
 
 static int write_json(const char *path, json_t *root, etsim_error_t *err) {
@@ -144,7 +151,8 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
     json_object_set_new(n, "ecn_marks", json_integer((json_int_t)r->net.ecn_marks));
     json_object_set_new(n, "cnps", json_integer((json_int_t)r->net.cnps));
     json_object_set_new(n, "drops", json_integer((json_int_t)r->net.drops));
-    json_object_set_new(n, "max_switch_buffer_bytes", json_integer((json_int_t)r->net.max_buffer_bytes));
+    json_object_set_new(n, "max_switch_buffer_bytes",
+                        json_integer((json_int_t)r->net.max_buffer_bytes));
     json_object_set_new(n, "max_inflight_pair", json_integer(r->net.max_inflight_pair));
     json_object_set_new(root, "network", n);
   }
@@ -167,17 +175,18 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
     const etsim_sim_node_rec_t *e = &r->recs[k];
     const etsim_et_trace_t *t = set->ranks[e->npu];
     int ty = t->type[e->node];
-    if (ty != ETSIM_ET_COMM_COLL_NODE && ty != ETSIM_ET_COMM_SEND_NODE && ty != ETSIM_ET_COMM_RECV_NODE)
+    if (ty != ETSIM_ET_COMM_COLL_NODE && ty != ETSIM_ET_COMM_SEND_NODE &&
+        ty != ETSIM_ET_COMM_RECV_NODE)
       continue;
     json_t *o = json_object();
     int64_t v = 0;
     json_object_set_new(o, "npu", json_integer(e->npu));
     json_object_set_new(o, "node", json_integer((json_int_t)t->id[e->node]));
     json_object_set_new(o, "name", json_string(t->name[e->node] ? t->name[e->node] : ""));
-    if (ty == ETSIM_ET_COMM_COLL_NODE && etsim_et_trace_attr_int(t, e->node, t->k_comm_type, &v) == 1)
+    if (ty == ETSIM_ET_COMM_COLL_NODE &&
+        etsim_et_trace_attr_int(t, e->node, t->k_comm_type, &v) == 1)
       json_object_set_new(o, "type", json_string(etsim_coll_type_name((int)v)));
-    else
-      json_object_set_new(o, "type", json_string(etsim_et_node_type_name(ty)));
+    else json_object_set_new(o, "type", json_string(etsim_et_node_type_name(ty)));
     if (etsim_et_trace_attr_int(t, e->node, t->k_comm_size, &v) == 1)
       json_object_set_new(o, "bytes", json_integer(v));
     json_object_set_new(o, "start_ns", json_integer(NS(e->start_ps)));
@@ -241,14 +250,16 @@ static int track_of_pg(const etsim_et_trace_t *t, uint32_t i, pgs_t *g) {
   int64_t cpu = 0;
   if (t->k_is_cpu_op != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &cpu);
   if (ty == ETSIM_ET_COMP_NODE && !cpu) return 1;
-  if (ty == ETSIM_ET_COMM_COLL_NODE) return pg_track(g, etsim_et_trace_attr_str(t, i, t->k_pg_name));
-  if (ty >= ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_MEM_LOAD_NODE || ty == ETSIM_ET_MEM_STORE_NODE)
+  if (ty == ETSIM_ET_COMM_COLL_NODE)
+    return pg_track(g, etsim_et_trace_attr_str(t, i, t->k_pg_name));
+  if (ty >= ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_MEM_LOAD_NODE ||
+      ty == ETSIM_ET_MEM_STORE_NODE)
     return 2;
   return 3;
 }
 
-int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
-                          const etsim_et_set_t *set, etsim_error_t *err) {
+int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
+                          etsim_error_t *err) {
   /* Where each (NPU, node) record is, for dependency arrows. */
   size_t *base = NULL, total = 0;
   uint32_t *at = NULL;
@@ -263,7 +274,8 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
       at = etsim_malloc((total ? total : 1) * sizeof *at);
       if (at) {
         memset(at, 0xff, total * sizeof *at);
-        for (size_t k = 0; k < r->n_recs; k++) at[base[r->recs[k].npu] + r->recs[k].node] = (uint32_t)k;
+        for (size_t k = 0; k < r->n_recs; k++)
+          at[base[r->recs[k].npu] + r->recs[k].node] = (uint32_t)k;
       }
     }
   }
@@ -281,16 +293,22 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   int first = 1;
   for (uint32_t i = 0; i < r->n_npus; i++) {
-    fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"NPU %u\"}}",
+    fprintf(f,
+            "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"NPU %u\"}}",
             first ? "" : ",\n", i, i);
     first = 0;
-    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":1,\"args\":{\"name\":"
-            "\"compute\"}}", i);
-    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":2,\"args\":{\"name\":"
-            "\"communication (world, p2p, memory)\"}}", i);
+    fprintf(f,
+            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":1,\"args\":{\"name\":"
+            "\"compute\"}}",
+            i);
+    fprintf(f,
+            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":2,\"args\":{\"name\":"
+            "\"communication (world, p2p, memory)\"}}",
+            i);
     for (int k = 0; k < pgs.n; k++) {
-      fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":", i,
-              10 + k);
+      fprintf(f,
+              ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":",
+              i, 10 + k);
       json_t *nm = json_pack("s+", "communicator ", pgs.name[k]);
       if (nm) json_dumpf(nm, f, JSON_ENCODE_ANY);
       else fputs("\"communicator\"", f);
@@ -298,10 +316,14 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
       fputs("}}", f);
     }
     if (pgs.n == MAX_PG_TRACKS)
-      fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":9,\"args\":{\"name\":"
-              "\"other communicators\"}}", i);
-    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":3,\"args\":{\"name\":"
-            "\"cpu / other\"}}", i);
+      fprintf(f,
+              ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":9,\"args\":{\"name\":"
+              "\"other communicators\"}}",
+              i);
+    fprintf(f,
+            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":3,\"args\":{\"name\":"
+            "\"cpu / other\"}}",
+            i);
   }
   for (size_t k = 0; k < r->n_recs; k++) {
     const etsim_sim_node_rec_t *e = &r->recs[k];
@@ -324,10 +346,14 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r,
         if (par & ETSIM_ET_DANGLING) continue;
         uint32_t pk = at[base[e->npu] + par];
         if (pk == UINT32_MAX || r->recs[pk].end_ps != e->start_ps) continue;
-        fprintf(f, ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"name\":\"dep\","
-                "\"cat\":\"dep\"}", k, e->npu, track_of_pg(t, par, &pgs), (double)r->recs[pk].end_ps / 1e6);
-        fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,"
-                "\"name\":\"dep\",\"cat\":\"dep\"}", k, e->npu, tid, (double)e->start_ps / 1e6);
+        fprintf(f,
+                ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"name\":\"dep\","
+                "\"cat\":\"dep\"}",
+                k, e->npu, track_of_pg(t, par, &pgs), (double)r->recs[pk].end_ps / 1e6);
+        fprintf(f,
+                ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,"
+                "\"name\":\"dep\",\"cat\":\"dep\"}",
+                k, e->npu, tid, (double)e->start_ps / 1e6);
         break;
       }
     }

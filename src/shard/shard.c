@@ -15,8 +15,7 @@
 
 /* ------------------------------------------------------------- models */
 
-static const char *const type_names[ETSIM_SHARD_N_TYPES] = {
-    "tw", "rw", "cw", "dp", "twrw", "twcw"};
+static const char *const type_names[ETSIM_SHARD_N_TYPES] = {"tw", "rw", "cw", "dp", "twrw", "twcw"};
 
 const char *etsim_shard_type_name(int t) {
   return t >= 0 && t < ETSIM_SHARD_N_TYPES ? type_names[t] : "?";
@@ -24,52 +23,45 @@ const char *etsim_shard_type_name(int t) {
 
 int etsim_shard_type_parse(const char *s) {
   for (int t = 0; t < ETSIM_SHARD_N_TYPES; t++)
-    if (strcmp(s, type_names[t]) == 0)
-      return t;
+    if (strcmp(s, type_names[t]) == 0) return t;
   return -1;
 }
 
 /* MLPerf DLRM (Criteo 1TB) table sizes, facebookresearch/dlrm and the
  * MLPerf training reference. */
 static const uint64_t criteo_1tb_rows[26] = {
-    40000000, 39060, 17295, 7424, 20265, 3, 7122, 1543, 63,
-    40000000, 3067956, 405282, 10, 2209, 11938, 155, 4, 976,
-    14, 40000000, 40000000, 40000000, 590152, 12973, 108, 36};
+    40000000, 39060,    17295,    7424,     20265,  3,     7122, 1543, 63,
+    40000000, 3067956,  405282,   10,       2209,   11938, 155,  4,    976,
+    14,       40000000, 40000000, 40000000, 590152, 12973, 108,  36};
 /* MLPerf v2 DCNv2 multi-hot sizes per table. */
-static const uint32_t dcnv2_hot[26] = {3, 2, 1, 2, 6,  1,   1,  1,  1, 7, 3, 8, 1,
+static const uint32_t dcnv2_hot[26] = {3, 2, 1, 2, 6, 1, 1,  1,   1,  7,  3, 8, 1,
                                        6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1};
 /* Criteo Kaggle (Display Advertising Challenge) table sizes, dlrm's
  * default --ln-emb for the Kaggle data set. */
 static const uint64_t kaggle_rows[26] = {
-    1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 93145, 5683,
-    8351593, 3194, 27, 14992, 5461306, 10, 5652, 2173, 4, 7046547, 18, 15,
-    286181, 105, 142572};
+    1460, 583,   10131227, 2202608, 305,  24,   12517, 633,     3,  93145, 5683,   8351593, 3194,
+    27,   14992, 5461306,  10,      5652, 2173, 4,     7046547, 18, 15,    286181, 105,     142572};
 
 static int set_tables(etsim_shard_model_t *m, size_t n, etsim_error_t *err) {
   m->tables = etsim_calloc(n, sizeof *m->tables);
-  if (!m->tables)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!m->tables) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   m->n_tables = n;
   return 0;
 }
 
 void etsim_shard_model_free(etsim_shard_model_t *m) {
-  if (!m)
-    return;
+  if (!m) return;
   etsim_free(m->tables);
   m->tables = NULL;
   m->n_tables = 0;
 }
 
-int etsim_shard_model_preset(const char *name, etsim_shard_model_t *m,
-                             etsim_error_t *err) {
+int etsim_shard_model_preset(const char *name, etsim_shard_model_t *m, etsim_error_t *err) {
   memset(m, 0, sizeof *m);
   int rc;
-  if (strcmp(name, "mlperf-dlrm") == 0 ||
-      strcmp(name, "mlperf-dlrm-dcnv2") == 0) {
+  if (strcmp(name, "mlperf-dlrm") == 0 || strcmp(name, "mlperf-dlrm-dcnv2") == 0) {
     int v2 = name[11] == '-';
-    if ((rc = set_tables(m, 26, err)))
-      return rc;
+    if ((rc = set_tables(m, 26, err))) return rc;
     for (int t = 0; t < 26; t++) {
       snprintf(m->tables[t].name, sizeof m->tables[t].name, "t%d", t);
       m->tables[t].rows = criteo_1tb_rows[t];
@@ -96,8 +88,7 @@ int etsim_shard_model_preset(const char *name, etsim_shard_model_t *m,
       m->batch = 2048;
     }
   } else if (strcmp(name, "criteo-kaggle") == 0) {
-    if ((rc = set_tables(m, 26, err)))
-      return rc;
+    if ((rc = set_tables(m, 26, err))) return rc;
     for (int t = 0; t < 26; t++) {
       snprintf(m->tables[t].name, sizeof m->tables[t].name, "t%d", t);
       m->tables[t].rows = kaggle_rows[t];
@@ -115,8 +106,7 @@ int etsim_shard_model_preset(const char *name, etsim_shard_model_t *m,
   } else if (strcmp(name, "synthetic-large") == 0) {
     /* 512 tables: rows log-uniform in [1e3, 1e8), dims from {32, 64,
      * 128, 256}, heavy-tailed pooling; fixed seed. */
-    if ((rc = set_tables(m, 512, err)))
-      return rc;
+    if ((rc = set_tables(m, 512, err))) return rc;
     etsim_rng_t r;
     etsim_rng_seed(&r, 20260101);
     static const uint32_t dims[4] = {32, 64, 128, 256};
@@ -124,8 +114,7 @@ int etsim_shard_model_preset(const char *name, etsim_shard_model_t *m,
       snprintf(m->tables[t].name, sizeof m->tables[t].name, "t%zu", t);
       m->tables[t].rows = (uint64_t)pow(10.0, 3.0 + 5.0 * etsim_rng_uniform(&r));
       m->tables[t].dim = dims[etsim_rng_below(&r, 4)];
-      m->tables[t].pooling =
-          floor(1.0 / pow(1.0 - etsim_rng_uniform(&r) * 0.99, 1.0 / 1.5));
+      m->tables[t].pooling = floor(1.0 / pow(1.0 - etsim_rng_uniform(&r) * 0.99, 1.0 / 1.5));
       m->tables[t].elem_bytes = 4;
     }
     static const uint32_t bot[] = {256, 512, 256, 128};
@@ -146,9 +135,7 @@ int etsim_shard_model_preset(const char *name, etsim_shard_model_t *m,
 }
 
 int etsim_shard_model_check(const etsim_shard_model_t *m, etsim_error_t *err) {
-  if (!m->n_tables)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: no embedding tables",
-                           m->name);
+  if (!m->n_tables) return etsim_error_set(err, ETSIM_EINVAL, "%s: no embedding tables", m->name);
   for (size_t t = 0; t < m->n_tables; t++) {
     const etsim_shard_table_t *x = &m->tables[t];
     if (!x->rows || !x->dim || !x->elem_bytes || !(x->pooling > 0))
@@ -156,13 +143,14 @@ int etsim_shard_model_check(const etsim_shard_model_t *m, etsim_error_t *err) {
                              "%s: table %zu ('%s'): rows, dim, pooling and "
                              "elem_bytes must be positive (%llu rows, dim %u, "
                              "pooling %g, %u bytes)",
-                             m->name, t, x->name, (unsigned long long)x->rows,
-                             x->dim, x->pooling, x->elem_bytes);
+                             m->name, t, x->name, (unsigned long long)x->rows, x->dim, x->pooling,
+                             x->elem_bytes);
   }
   if (m->n_bot < 2 || m->n_top < 1)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "%s: the bottom MLP needs its input and at least one "
-                           "layer, the top MLP at least one layer", m->name);
+                           "layer, the top MLP at least one layer",
+                           m->name);
   if (m->interaction == ETSIM_DLRM_DOT)
     for (size_t t = 0; t < m->n_tables; t++)
       if (m->tables[t].dim != m->bot[m->n_bot - 1])
@@ -170,8 +158,7 @@ int etsim_shard_model_check(const etsim_shard_model_t *m, etsim_error_t *err) {
                                "%s: table %zu has dim %u but the dot "
                                "interaction needs every table at the bottom "
                                "MLP's output width %u",
-                               m->name, t, m->tables[t].dim,
-                               m->bot[m->n_bot - 1]);
+                               m->name, t, m->tables[t].dim, m->bot[m->n_bot - 1]);
   return 0;
 }
 
@@ -179,8 +166,7 @@ uint64_t etsim_shard_top_inputs(const etsim_shard_model_t *m) {
   uint64_t d = m->bot[m->n_bot - 1];
   if (m->interaction == ETSIM_DLRM_DCN) {
     uint64_t D = d;
-    for (size_t t = 0; t < m->n_tables; t++)
-      D += m->tables[t].dim;
+    for (size_t t = 0; t < m->n_tables; t++) D += m->tables[t].dim;
     return D;
   }
   uint64_t F = m->n_tables + 1;
@@ -189,8 +175,7 @@ uint64_t etsim_shard_top_inputs(const etsim_shard_model_t *m) {
 
 uint64_t etsim_shard_fwd_flops(const etsim_shard_model_t *m) {
   uint64_t f = 0;
-  for (size_t i = 0; i + 1 < m->n_bot; i++)
-    f += 2ull * m->bot[i] * m->bot[i + 1];
+  for (size_t i = 0; i + 1 < m->n_bot; i++) f += 2ull * m->bot[i] * m->bot[i + 1];
   uint64_t d = m->bot[m->n_bot - 1];
   if (m->interaction == ETSIM_DLRM_DCN) {
     uint64_t D = etsim_shard_top_inputs(m);
@@ -208,35 +193,30 @@ uint64_t etsim_shard_fwd_flops(const etsim_shard_model_t *m) {
 }
 
 /* A model from JSON. */
-int etsim_shard_model_load(const char *path, etsim_shard_model_t *m,
-                           etsim_error_t *err) {
+int etsim_shard_model_load(const char *path, etsim_shard_model_t *m, etsim_error_t *err) {
   memset(m, 0, sizeof *m);
   json_error_t je;
   json_t *root = json_load_file(path, 0, &je);
   if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line,
-                           je.column, je.text);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
   int rc = 0;
   json_t *tabs = json_object_get(root, "tables");
   if (!json_is_object(root) || !json_is_array(tabs) || !json_array_size(tabs)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: a DLRM model needs \"tables\", a non-empty array",
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: a DLRM model needs \"tables\", a non-empty array",
                          path);
     goto done;
   }
   const char *nm = json_string_value(json_object_get(root, "name"));
   snprintf(m->name, sizeof m->name, "%s", nm ? nm : "model");
-  if ((rc = set_tables(m, json_array_size(tabs), err)))
-    goto done;
+  if ((rc = set_tables(m, json_array_size(tabs), err))) goto done;
   for (size_t t = 0; t < m->n_tables; t++) {
     json_t *x = json_array_get(tabs, t);
     json_t *rows = json_object_get(x, "rows"), *dim = json_object_get(x, "dim");
     json_t *pool = json_object_get(x, "pooling"), *eb = json_object_get(x, "elem_bytes");
     const char *tn = json_string_value(json_object_get(x, "name"));
-    if (!json_is_integer(rows) || !json_is_integer(dim) ||
-        json_integer_value(rows) <= 0 || json_integer_value(dim) <= 0 ||
-        json_integer_value(dim) > 65536 || (pool && !json_is_number(pool)) ||
-        (eb && !json_is_integer(eb))) {
+    if (!json_is_integer(rows) || !json_is_integer(dim) || json_integer_value(rows) <= 0 ||
+        json_integer_value(dim) <= 0 || json_integer_value(dim) > 65536 ||
+        (pool && !json_is_number(pool)) || (eb && !json_is_integer(eb))) {
       rc = etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: tables[%zu]: needs positive integers \"rows\" "
                            "and \"dim\" (<= 65536); \"pooling\" a number, "
@@ -245,8 +225,7 @@ int etsim_shard_model_load(const char *path, etsim_shard_model_t *m,
       goto done;
     }
     snprintf(m->tables[t].name, sizeof m->tables[t].name, "%s", tn ? tn : "");
-    if (!tn)
-      snprintf(m->tables[t].name, sizeof m->tables[t].name, "t%zu", t);
+    if (!tn) snprintf(m->tables[t].name, sizeof m->tables[t].name, "t%zu", t);
     m->tables[t].rows = (uint64_t)json_integer_value(rows);
     m->tables[t].dim = (uint32_t)json_integer_value(dim);
     m->tables[t].pooling = pool ? json_number_value(pool) : 1;
@@ -258,16 +237,14 @@ int etsim_shard_model_load(const char *path, etsim_shard_model_t *m,
     uint32_t *dst = k ? m->top : m->bot;
     size_t *n = k ? &m->n_top : &m->n_bot;
     if (!json_is_array(a) || json_array_size(a) > 8) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: \"%s\" must be an array of at most 8 widths",
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: \"%s\" must be an array of at most 8 widths",
                            path, keys[k]);
       goto done;
     }
     for (size_t i = 0; i < json_array_size(a); i++) {
       json_t *w = json_array_get(a, i);
       if (!json_is_integer(w) || json_integer_value(w) <= 0) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s: %s[%zu]: not a positive integer", path,
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: %s[%zu]: not a positive integer", path,
                              keys[k], i);
         goto done;
       }
@@ -282,24 +259,22 @@ int etsim_shard_model_load(const char *path, etsim_shard_model_t *m,
     if (!m->dcn_layers || !m->dcn_rank) {
       rc = etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: interaction \"dcn\" needs positive "
-                           "\"dcn_layers\" and \"dcn_rank\"", path);
+                           "\"dcn_layers\" and \"dcn_rank\"",
+                           path);
       goto done;
     }
   } else if (inter && strcmp(inter, "dot") != 0) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: \"interaction\": '%s' is not dot or dcn", path,
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: \"interaction\": '%s' is not dot or dcn", path,
                          inter);
     goto done;
   }
   json_t *batch = json_object_get(root, "batch");
   m->batch = json_is_integer(batch) ? (uint32_t)json_integer_value(batch) : 512;
   rc = etsim_shard_model_check(m, err);
-  if (rc)
-    etsim_error_prefix(err, "%s", path);
+  if (rc) etsim_error_prefix(err, "%s", path);
 done:
   json_decref(root);
-  if (rc)
-    etsim_shard_model_free(m);
+  if (rc) etsim_shard_model_free(m);
   return rc;
 }
 
@@ -322,8 +297,7 @@ void etsim_shard_defaults(etsim_shard_opts_t *o) {
  * that is >= the requested size and < d, else d itself. */
 static uint32_t cw_block(uint32_t d, uint32_t want) {
   for (uint32_t b = (want + 3) / 4 * 4; b < d; b += 4)
-    if (d % b == 0)
-      return b;
+    if (d % b == 0) return b;
   return d;
 }
 
@@ -340,8 +314,8 @@ typedef struct {
 
 /* Cost and memory of one shard of table t under type ty with `rows` x
  * `cols` (the shard's size). */
-static void rate(const ctx_t *c, int ty, const etsim_shard_table_t *x,
-                 uint64_t rows, uint32_t cols, etsim_shard_t *s) {
+static void rate(const ctx_t *c, int ty, const etsim_shard_table_t *x, uint64_t rows, uint32_t cols,
+                 etsim_shard_t *s) {
   const etsim_shard_costs_t *k = &c->o->costs;
   double P = (double)c->P, Pl = (double)c->Pl, B = c->B, L = x->pooling;
   double i = k->index_bytes, o = k->output_bytes, e = x->elem_bytes;
@@ -349,35 +323,34 @@ static void rate(const ctx_t *c, int ty, const etsim_shard_table_t *x,
   double w = (double)rows * cols * e; /* weight bytes */
   double fwd = 0, fc = 0, bc = 0, io = 0, extra_bwd = 0;
   switch (ty) {
-  case ETSIM_SHARD_TW:
-  case ETSIM_SHARD_CW:
-  case ETSIM_SHARD_TWCW:
-    fwd = (P * B * L * i + P * B * L * dd * e + P * B * d * o) * pn / c->hbm;
-    fc = bc = P * B * d * o / c->comm;
-    io = P * B * L * i + P * B * d * o;
-    break;
-  case ETSIM_SHARD_RW:
-    fwd = (B * L * i + B * L * dd * e + P * B * d * o) * pn / c->hbm;
-    fc = P * B * d * o / c->comm; /* reduce-scatter */
-    bc = fc;                      /* all-gather */
-    extra_bwd = 2.455 * P * B * d * o / c->hbm;
-    io = B * L * i + P * B * d * o;
-    break;
-  case ETSIM_SHARD_TWRW:
-    fwd = (P * B * L / Pl * i + P * B * L / Pl * dd * e + P * B * d * o) * pn /
-          c->hbm;
-    fc = bc = P * B * d * o / (c->intra) + B * (P / Pl) * d * o / c->inter;
-    io = P * B * L / Pl * i + P * B * d * o;
-    break;
-  case ETSIM_SHARD_DP: {
-    fwd = (B * L * i + B * L * dd * e) * pn / c->hbm;
-    double n = c->hosts < 2 ? 1 : 2;
-    double ar = c->hosts > 1 ? c->inter * Pl : c->intra;
-    bc = w * (2 * n - 1) / n / ar * (P > 2 * Pl ? 2 : 1);
-    extra_bwd = 9.22 * w / c->hbm;
-    io = B * L * i + B * d * o;
-    break;
-  }
+    case ETSIM_SHARD_TW:
+    case ETSIM_SHARD_CW:
+    case ETSIM_SHARD_TWCW:
+      fwd = (P * B * L * i + P * B * L * dd * e + P * B * d * o) * pn / c->hbm;
+      fc = bc = P * B * d * o / c->comm;
+      io = P * B * L * i + P * B * d * o;
+      break;
+    case ETSIM_SHARD_RW:
+      fwd = (B * L * i + B * L * dd * e + P * B * d * o) * pn / c->hbm;
+      fc = P * B * d * o / c->comm; /* reduce-scatter */
+      bc = fc;                      /* all-gather */
+      extra_bwd = 2.455 * P * B * d * o / c->hbm;
+      io = B * L * i + P * B * d * o;
+      break;
+    case ETSIM_SHARD_TWRW:
+      fwd = (P * B * L / Pl * i + P * B * L / Pl * dd * e + P * B * d * o) * pn / c->hbm;
+      fc = bc = P * B * d * o / (c->intra) + B * (P / Pl) * d * o / c->inter;
+      io = P * B * L / Pl * i + P * B * d * o;
+      break;
+    case ETSIM_SHARD_DP: {
+      fwd = (B * L * i + B * L * dd * e) * pn / c->hbm;
+      double n = c->hosts < 2 ? 1 : 2;
+      double ar = c->hosts > 1 ? c->inter * Pl : c->intra;
+      bc = w * (2 * n - 1) / n / ar * (P > 2 * Pl ? 2 : 1);
+      extra_bwd = 9.22 * w / c->hbm;
+      io = B * L * i + B * d * o;
+      break;
+    }
   }
   s->rows = rows;
   s->cols = cols;
@@ -395,8 +368,7 @@ static double total(const etsim_shard_t *s) {
 /* ------------------------------------------------------------ placement */
 
 void etsim_shard_plan_free(etsim_shard_plan_t *p) {
-  if (!p)
-    return;
+  if (!p) return;
   etsim_free(p->table_type);
   etsim_free(p->shards);
   etsim_free(p->table_first);
@@ -405,8 +377,8 @@ void etsim_shard_plan_free(etsim_shard_plan_t *p) {
   memset(p, 0, sizeof *p);
 }
 
-static int setup(ctx_t *c, const etsim_shard_model_t *m,
-                 const etsim_shard_opts_t *o, etsim_error_t *err) {
+static int setup(ctx_t *c, const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
+                 etsim_error_t *err) {
   memset(c, 0, sizeof *c);
   c->m = m;
   c->o = o;
@@ -420,10 +392,9 @@ static int setup(ctx_t *c, const etsim_shard_model_t *m,
   c->hosts = c->P / c->Pl;
   c->B = o->batch ? o->batch : m->batch ? m->batch : 512;
   const etsim_shard_costs_t *k = &o->costs;
-  if (!(k->hbm_gbps > 0) || !(k->intra_host_gbps > 0) ||
-      !(k->inter_host_gbps > 0) || !(o->hbm_gb > 0))
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "shard: bandwidths and HBM must be positive");
+  if (!(k->hbm_gbps > 0) || !(k->intra_host_gbps > 0) || !(k->inter_host_gbps > 0) ||
+      !(o->hbm_gb > 0))
+    return etsim_error_set(err, ETSIM_EINVAL, "shard: bandwidths and HBM must be positive");
   c->hbm = k->hbm_gbps * 1e6;
   c->intra = k->intra_host_gbps * 1e6;
   c->inter = k->inter_host_gbps * 1e6;
@@ -443,8 +414,7 @@ typedef struct {
 
 static void state_free(state_t *st, size_t T) {
   if (st->sh)
-    for (size_t t = 0; t < T; t++)
-      etsim_free(st->sh[t]);
+    for (size_t t = 0; t < T; t++) etsim_free(st->sh[t]);
   etsim_free(st->sh);
   etsim_free(st->n);
   etsim_free(st->cap);
@@ -462,14 +432,11 @@ static int state_init(state_t *st, size_t T, size_t P) {
   st->n = etsim_calloc(T, sizeof *st->n);
   st->cap = etsim_calloc(T, sizeof *st->cap);
   st->type = etsim_calloc(T, sizeof *st->type);
-  return st->ms && st->bytes && st->sh && st->n && st->cap && st->type
-             ? 0
-             : ETSIM_ENOMEM;
+  return st->ms && st->bytes && st->sh && st->n && st->cap && st->type ? 0 : ETSIM_ENOMEM;
 }
 
 static int push(state_t *st, size_t t, const etsim_shard_t *s) {
-  if (etsim_grow((void **)&st->sh[t], &st->cap[t], st->n[t] + 1,
-                 sizeof *st->sh[t]))
+  if (etsim_grow((void **)&st->sh[t], &st->cap[t], st->n[t] + 1, sizeof *st->sh[t]))
     return ETSIM_ENOMEM;
   st->sh[t][st->n[t]++] = *s;
   st->ms[s->rank] += total(s);
@@ -493,37 +460,32 @@ typedef struct {
 
 static int cmp_order(const void *a, const void *b) {
   const order_t *x = a, *y = b;
-  if (x->bytes != y->bytes)
-    return x->bytes > y->bytes ? -1 : 1;
+  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
   return x->t < y->t ? -1 : x->t > y->t;
 }
 
-static int too_big(const ctx_t *c, const etsim_shard_table_t *x, size_t t,
-                   int ty, uint64_t need, etsim_error_t *err) {
+static int too_big(const ctx_t *c, const etsim_shard_table_t *x, size_t t, int ty, uint64_t need,
+                   etsim_error_t *err) {
   return etsim_error_set(err, ETSIM_ERANGE,
                          "%s: table %zu ('%s', %llu rows x %u, %.2f GB) does "
                          "not fit as %s: a shard needs %.2f GB and no rank has "
                          "that much of its %.2f GB HBM left",
-                         c->m->name, t, x->name, (unsigned long long)x->rows,
-                         x->dim, (double)x->rows * x->dim * x->elem_bytes / 1e9,
-                         type_names[ty], need / 1e9, c->cap / 1e9);
+                         c->m->name, t, x->name, (unsigned long long)x->rows, x->dim,
+                         (double)x->rows * x->dim * x->elem_bytes / 1e9, type_names[ty], need / 1e9,
+                         c->cap / 1e9);
 }
 
 /* Least-loaded rank among [lo, hi) that fits `bytes`; SIZE_MAX if none. */
-static size_t pick(const state_t *st, const ctx_t *c, size_t lo, size_t hi,
-                   uint64_t bytes) {
+static size_t pick(const state_t *st, const ctx_t *c, size_t lo, size_t hi, uint64_t bytes) {
   size_t best = SIZE_MAX;
   for (size_t r = lo; r < hi; r++)
-    if (st->bytes[r] + bytes <= c->cap &&
-        (best == SIZE_MAX || st->ms[r] < st->ms[best]))
-      best = r;
+    if (st->bytes[r] + bytes <= c->cap && (best == SIZE_MAX || st->ms[r] < st->ms[best])) best = r;
   return best;
 }
 
 /* Place table t as type ty on the current loads.  On failure the table's
  * partial shards are taken off again (n[t] = 0). */
-static int place_table(const ctx_t *c, state_t *st, size_t t, int ty,
-                       etsim_error_t *err) {
+static int place_table(const ctx_t *c, state_t *st, size_t t, int ty, etsim_error_t *err) {
   const etsim_shard_table_t *x = &c->m->tables[t];
   size_t P = c->P;
   st->type[t] = ty;
@@ -535,8 +497,7 @@ static int place_table(const ctx_t *c, state_t *st, size_t t, int ty,
       double best = INFINITY;
       for (size_t h = 0; h < c->hosts; h++) {
         double load = 0;
-        for (size_t r = h * c->Pl; r < (h + 1) * c->Pl; r++)
-          load += st->ms[r];
+        for (size_t r = h * c->Pl; r < (h + 1) * c->Pl; r++) load += st->ms[r];
         if (load < best) {
           best = load;
           lo = h * c->Pl;
@@ -552,14 +513,12 @@ static int place_table(const ctx_t *c, state_t *st, size_t t, int ty,
     uint64_t last_rows = (uint64_t)-1;
     for (size_t r = lo; r < hi; r++) {
       uint64_t off = ty == ETSIM_SHARD_DP ? 0 : per_rows * (r - lo);
-      uint64_t n = ty == ETSIM_SHARD_DP
-                       ? x->rows
-                       : (off >= x->rows ? 0
-                                         : (x->rows - off < per_rows ? x->rows - off
-                                                                     : per_rows));
+      uint64_t n =
+          ty == ETSIM_SHARD_DP
+              ? x->rows
+              : (off >= x->rows ? 0 : (x->rows - off < per_rows ? x->rows - off : per_rows));
       etsim_shard_t s;
-      if (n == per_rows)
-        s = full;
+      if (n == per_rows) s = full;
       else {
         if (n != last_rows) {
           rate(c, ty, x, n, x->dim, &last);
@@ -586,8 +545,7 @@ static int place_table(const ctx_t *c, state_t *st, size_t t, int ty,
       double best = INFINITY;
       for (size_t h = 0; h < c->hosts; h++) {
         double load = 0;
-        for (size_t r = h * c->Pl; r < (h + 1) * c->Pl; r++)
-          load += st->ms[r];
+        for (size_t r = h * c->Pl; r < (h + 1) * c->Pl; r++) load += st->ms[r];
         if (load < best) {
           best = load;
           lo = h * c->Pl;
@@ -614,24 +572,20 @@ static int place_table(const ctx_t *c, state_t *st, size_t t, int ty,
       }
     }
   }
-  if (rc)
-    unplace(st, t);
+  if (rc) unplace(st, t);
   return rc;
 }
 
 /* Place every table: uniform types first, then the rest largest first. */
-static int place_all(const ctx_t *c, state_t *st, const int *types,
-                     etsim_error_t *err) {
+static int place_all(const ctx_t *c, state_t *st, const int *types, etsim_error_t *err) {
   size_t T = c->m->n_tables;
   int rc = 0;
   for (size_t t = 0; t < T && !rc; t++)
     if (types[t] == ETSIM_SHARD_RW || types[t] == ETSIM_SHARD_DP)
       rc = place_table(c, st, t, types[t], err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   order_t *ord = etsim_malloc((T ? T : 1) * sizeof *ord);
-  if (!ord)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!ord) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   size_t no = 0;
   for (size_t t = 0; t < T; t++)
     if (types[t] != ETSIM_SHARD_RW && types[t] != ETSIM_SHARD_DP) {
@@ -640,19 +594,16 @@ static int place_all(const ctx_t *c, state_t *st, const int *types,
       ord[no++].t = (uint32_t)t;
     }
   qsort(ord, no, sizeof *ord, cmp_order);
-  for (size_t k = 0; k < no && !rc; k++)
-    rc = place_table(c, st, ord[k].t, types[ord[k].t], err);
+  for (size_t k = 0; k < no && !rc; k++) rc = place_table(c, st, ord[k].t, types[ord[k].t], err);
   etsim_free(ord);
   return rc;
 }
 
 /* The state as a plan (shards flattened in table order). */
-static int to_plan(const ctx_t *c, const state_t *st, etsim_shard_plan_t *p,
-                   etsim_error_t *err) {
+static int to_plan(const ctx_t *c, const state_t *st, etsim_shard_plan_t *p, etsim_error_t *err) {
   size_t T = c->m->n_tables, P = c->P, n = 0;
   memset(p, 0, sizeof *p);
-  for (size_t t = 0; t < T; t++)
-    n += st->n[t];
+  for (size_t t = 0; t < T; t++) n += st->n[t];
   p->n_ranks = P;
   p->ranks_per_host = c->Pl;
   p->batch = (uint32_t)c->B;
@@ -662,8 +613,7 @@ static int to_plan(const ctx_t *c, const state_t *st, etsim_shard_plan_t *p,
   p->table_first = etsim_malloc((T + 1) * sizeof *p->table_first);
   p->rank_ms = etsim_malloc(P * sizeof *p->rank_ms);
   p->rank_bytes = etsim_malloc(P * sizeof *p->rank_bytes);
-  if (!p->table_type || !p->shards || !p->table_first || !p->rank_ms ||
-      !p->rank_bytes) {
+  if (!p->table_type || !p->shards || !p->table_first || !p->rank_ms || !p->rank_bytes) {
     etsim_shard_plan_free(p);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
@@ -684,33 +634,27 @@ static int to_plan(const ctx_t *c, const state_t *st, etsim_shard_plan_t *p,
     p->rank_bytes[p->shards[i].rank] += p->shards[i].hbm_bytes;
   }
   for (size_t r = 0; r < P; r++) {
-    if (p->rank_ms[r] > p->max_ms)
-      p->max_ms = p->rank_ms[r];
-    if (p->rank_bytes[r] > p->max_bytes)
-      p->max_bytes = p->rank_bytes[r];
+    if (p->rank_ms[r] > p->max_ms) p->max_ms = p->rank_ms[r];
+    if (p->rank_bytes[r] > p->max_bytes) p->max_bytes = p->rank_bytes[r];
   }
   return 0;
 }
 
-int etsim_shard_place(const etsim_shard_model_t *m,
-                      const etsim_shard_opts_t *o, const int *types,
+int etsim_shard_place(const etsim_shard_model_t *m, const etsim_shard_opts_t *o, const int *types,
                       etsim_shard_plan_t *out, etsim_error_t *err) {
   ctx_t c;
   int rc = setup(&c, m, o, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   for (size_t t = 0; t < m->n_tables; t++)
     if (types[t] < 0 || types[t] >= ETSIM_SHARD_N_TYPES)
-      return etsim_error_set(err, ETSIM_EINVAL, "shard: table %zu: bad type %d",
-                             t, types[t]);
+      return etsim_error_set(err, ETSIM_EINVAL, "shard: table %zu: bad type %d", t, types[t]);
   state_t st;
   if (state_init(&st, m->n_tables, c.P)) {
     state_free(&st, m->n_tables);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   rc = place_all(&c, &st, types, err);
-  if (!rc)
-    rc = to_plan(&c, &st, out, err);
+  if (!rc) rc = to_plan(&c, &st, out, err);
   state_free(&st, m->n_tables);
   return rc;
 }
@@ -719,8 +663,7 @@ static double state_score(const ctx_t *c, const state_t *st, int objective) {
   double best = 0;
   for (size_t r = 0; r < c->P; r++) {
     double v = objective == ETSIM_SHARD_OBJ_MEMORY ? (double)st->bytes[r] : st->ms[r];
-    if (v > best)
-      best = v;
+    if (v > best) best = v;
   }
   return best;
 }
@@ -729,11 +672,9 @@ int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
                      etsim_shard_plan_t *out, etsim_error_t *err) {
   ctx_t c;
   int rc = setup(&c, m, o, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   unsigned allowed = o->types ? o->types : (1u << ETSIM_SHARD_N_TYPES) - 1;
-  if (c.hosts == 1)
-    allowed &= ~((1u << ETSIM_SHARD_TWRW) | (1u << ETSIM_SHARD_TWCW));
+  if (c.hosts == 1) allowed &= ~((1u << ETSIM_SHARD_TWRW) | (1u << ETSIM_SHARD_TWCW));
   if (!allowed)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "shard: no sharding type allowed (twrw/twcw need "
@@ -754,21 +695,17 @@ int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
     double best = INFINITY;
     types[t] = -1;
     for (int ty = 0; ty < ETSIM_SHARD_N_TYPES; ty++) {
-      if (!(allowed & (1u << ty)))
-        continue;
+      if (!(allowed & (1u << ty))) continue;
       const etsim_shard_table_t *x = &m->tables[t];
       etsim_shard_t s;
       uint64_t rows = x->rows;
       uint32_t cols = x->dim;
-      if (ty == ETSIM_SHARD_RW)
-        rows = (rows + c.P - 1) / c.P;
-      else if (ty == ETSIM_SHARD_TWRW)
-        rows = (rows + c.Pl - 1) / c.Pl;
+      if (ty == ETSIM_SHARD_RW) rows = (rows + c.P - 1) / c.P;
+      else if (ty == ETSIM_SHARD_TWRW) rows = (rows + c.Pl - 1) / c.Pl;
       else if (ty == ETSIM_SHARD_CW || ty == ETSIM_SHARD_TWCW)
         cols = cw_block(cols, o->costs.cw_block);
       rate(&c, ty, x, rows, cols, &s);
-      double v = o->objective == ETSIM_SHARD_OBJ_MEMORY ? (double)s.hbm_bytes
-                                                        : total(&s);
+      double v = o->objective == ETSIM_SHARD_OBJ_MEMORY ? (double)s.hbm_bytes : total(&s);
       if (v < best) {
         best = v;
         types[t] = ty;
@@ -777,38 +714,33 @@ int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
   }
   /* Place; while a table does not fit, move the largest table not yet at
    * the most sharded allowed type (RW, TWRW, CW, TWCW, TW, DP) there. */
-  static const int fallback[ETSIM_SHARD_N_TYPES] = {
-      ETSIM_SHARD_RW, ETSIM_SHARD_TWRW, ETSIM_SHARD_CW,
-      ETSIM_SHARD_TWCW, ETSIM_SHARD_TW, ETSIM_SHARD_DP};
+  static const int fallback[ETSIM_SHARD_N_TYPES] = {ETSIM_SHARD_RW, ETSIM_SHARD_TWRW,
+                                                    ETSIM_SHARD_CW, ETSIM_SHARD_TWCW,
+                                                    ETSIM_SHARD_TW, ETSIM_SHARD_DP};
   int most = -1;
   for (int f = 0; f < ETSIM_SHARD_N_TYPES && most < 0; f++)
-    if (allowed & (1u << fallback[f]))
-      most = fallback[f];
+    if (allowed & (1u << fallback[f])) most = fallback[f];
   for (;;) {
     etsim_error_t e2 = {0};
-    for (size_t t = 0; t < T; t++)
-      st.n[t] = 0;
+    for (size_t t = 0; t < T; t++) st.n[t] = 0;
     memset(st.ms, 0, c.P * sizeof *st.ms);
     memset(st.bytes, 0, c.P * sizeof *st.bytes);
     rc = place_all(&c, &st, types, &e2);
     if (rc != ETSIM_ERANGE) {
-      if (rc && err)
-        *err = e2;
+      if (rc && err) *err = e2;
       break;
     }
     size_t worst = SIZE_MAX;
     uint64_t wb = 0;
     for (size_t t = 0; t < T; t++) {
-      uint64_t b = m->tables[t].rows * m->tables[t].dim *
-                   (uint64_t)m->tables[t].elem_bytes;
+      uint64_t b = m->tables[t].rows * m->tables[t].dim * (uint64_t)m->tables[t].elem_bytes;
       if (types[t] != most && b > wb) {
         wb = b;
         worst = t;
       }
     }
     if (worst == SIZE_MAX) {
-      if (err)
-        *err = e2;
+      if (err) *err = e2;
       break;
     }
     types[worst] = most;
@@ -828,18 +760,15 @@ int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
     for (size_t t = 0; t < T; t++) {
       double v = 0;
       for (size_t i = 0; i < st.n[t]; i++)
-        if (st.sh[t][i].rank == R)
-          v += total(&st.sh[t][i]);
-      if (v <= 0)
-        continue;
+        if (st.sh[t][i].rank == R) v += total(&st.sh[t][i]);
+      if (v <= 0) continue;
       if (nc < 4) {
         cand[nc] = (uint32_t)t;
         cv[nc++] = v;
       } else {
         size_t mi = 0;
         for (size_t j = 1; j < 4; j++)
-          if (cv[j] < cv[mi])
-            mi = j;
+          if (cv[j] < cv[mi]) mi = j;
         if (v > cv[mi]) {
           cand[mi] = (uint32_t)t;
           cv[mi] = v;
@@ -859,8 +788,7 @@ int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
       }
       memcpy(saved, st.sh[t], nold * sizeof *saved);
       for (int ty = 0; ty < ETSIM_SHARD_N_TYPES; ty++) {
-        if (!(allowed & (1u << ty)) || ty == old)
-          continue;
+        if (!(allowed & (1u << ty)) || ty == old) continue;
         unplace(&st, t);
         if (place_table(&c, &st, t, ty, NULL) == 0) {
           double v = state_score(&c, &st, o->objective);
@@ -872,19 +800,15 @@ int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
           unplace(&st, t);
         }
         /* Restore the old shards. */
-        for (size_t i = 0; i < nold; i++)
-          push(&st, t, &saved[i]);
+        for (size_t i = 0; i < nold; i++) push(&st, t, &saved[i]);
         st.type[t] = old;
       }
     }
-    if (rc || best_ty < 0)
-      break;
+    if (rc || best_ty < 0) break;
     unplace(&st, best_t);
-    if ((rc = place_table(&c, &st, best_t, best_ty, err)))
-      break;
+    if ((rc = place_table(&c, &st, best_t, best_ty, err))) break;
   }
-  if (!rc)
-    rc = to_plan(&c, &st, out, err);
+  if (!rc) rc = to_plan(&c, &st, out, err);
   etsim_free(saved);
   etsim_free(types);
   state_free(&st, T);
@@ -893,13 +817,11 @@ int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
 
 /* ------------------------------------------------------------ output */
 
-int etsim_shard_plan_write(const etsim_shard_plan_t *p,
-                           const etsim_shard_model_t *m, const char *path,
-                           etsim_error_t *err) {
+int etsim_shard_plan_write(const etsim_shard_plan_t *p, const etsim_shard_model_t *m,
+                           const char *path, etsim_error_t *err) {
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   FILE *fp = o.fp;
   fprintf(fp,
           "{\"etsim_shard_plan\": 1, \"model\": \"%s\", \"ranks\": %zu, "
@@ -911,36 +833,33 @@ int etsim_shard_plan_write(const etsim_shard_plan_t *p,
     fprintf(fp,
             "%s\n  {\"name\": \"%s\", \"rows\": %llu, \"dim\": %u, "
             "\"pooling\": %g, \"type\": \"%s\", \"shards\": [",
-            t ? "," : "", x->name, (unsigned long long)x->rows, x->dim,
-            x->pooling, type_names[p->table_type[t]]);
+            t ? "," : "", x->name, (unsigned long long)x->rows, x->dim, x->pooling,
+            type_names[p->table_type[t]]);
     for (size_t i = p->table_first[t]; i < p->table_first[t + 1]; i++) {
       const etsim_shard_t *s = &p->shards[i];
       fprintf(fp,
               "%s{\"rank\": %u, \"rows\": [%llu, %llu], \"cols\": [%u, %u], "
               "\"ms\": %.6f, \"bytes\": %llu}",
-              i > p->table_first[t] ? ", " : "", s->rank,
-              (unsigned long long)s->row_off, (unsigned long long)s->rows,
-              s->col_off, s->cols, total(s), (unsigned long long)s->hbm_bytes);
+              i > p->table_first[t] ? ", " : "", s->rank, (unsigned long long)s->row_off,
+              (unsigned long long)s->rows, s->col_off, s->cols, total(s),
+              (unsigned long long)s->hbm_bytes);
     }
     fputs("]}", fp);
   }
   fputs("\n ],\n \"ranks_summary\": [", fp);
   for (size_t r = 0; r < p->n_ranks; r++)
-    fprintf(fp, "%s\n  {\"rank\": %zu, \"ms\": %.6f, \"hbm_bytes\": %llu}",
-            r ? "," : "", r, p->rank_ms[r],
-            (unsigned long long)p->rank_bytes[r]);
+    fprintf(fp, "%s\n  {\"rank\": %zu, \"ms\": %.6f, \"hbm_bytes\": %llu}", r ? "," : "", r,
+            p->rank_ms[r], (unsigned long long)p->rank_bytes[r]);
   fputs("\n ]}\n", fp);
   return etsim_outfile_commit(&o, err);
 }
 
-int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m,
-                          etsim_shard_opts_t *o, etsim_shard_plan_t *out,
-                          etsim_error_t *err) {
+int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m, etsim_shard_opts_t *o,
+                          etsim_shard_plan_t *out, etsim_error_t *err) {
   json_error_t je;
   json_t *root = json_load_file(path, 0, &je);
   if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line,
-                           je.column, je.text);
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
   int rc = 0;
   json_t *ranks = json_object_get(root, "ranks");
   json_t *rph = json_object_get(root, "ranks_per_host");
@@ -948,12 +867,12 @@ int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m,
   json_t *batch = json_object_get(root, "batch");
   state_t st;
   memset(&st, 0, sizeof st);
-  if (!json_is_integer(ranks) || json_integer_value(ranks) <= 0 ||
-      !json_is_integer(rph) || json_integer_value(rph) <= 0 ||
-      !json_is_array(tabs)) {
+  if (!json_is_integer(ranks) || json_integer_value(ranks) <= 0 || !json_is_integer(rph) ||
+      json_integer_value(rph) <= 0 || !json_is_array(tabs)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: a plan needs \"ranks\", \"ranks_per_host\" "
-                         "(positive integers) and \"tables\"", path);
+                         "(positive integers) and \"tables\"",
+                         path);
     goto done;
   }
   o->ranks = (size_t)json_integer_value(ranks);
@@ -961,14 +880,12 @@ int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m,
   if (json_is_integer(batch) && json_integer_value(batch) > 0)
     o->batch = (uint32_t)json_integer_value(batch);
   if (json_array_size(tabs) != m->n_tables) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: %zu tables in the plan, %zu in model %s", path,
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: %zu tables in the plan, %zu in model %s", path,
                          json_array_size(tabs), m->n_tables, m->name);
     goto done;
   }
   ctx_t c;
-  if ((rc = setup(&c, m, o, err)))
-    goto done;
+  if ((rc = setup(&c, m, o, err))) goto done;
   if (state_init(&st, m->n_tables, c.P)) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto done;
@@ -995,15 +912,16 @@ int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m,
         rc = etsim_error_set(err, ETSIM_EFORMAT,
                              "%s: tables[%zu].shards[%zu]: needs \"rank\", "
                              "\"rows\": [offset, count], \"cols\": [offset, "
-                             "count]", path, t, k);
+                             "count]",
+                             path, t, k);
         goto done;
       }
       json_int_t r = json_integer_value(rk);
       if (r < 0 || (size_t)r >= c.P) {
         rc = etsim_error_set(err, ETSIM_EFORMAT,
                              "%s: tables[%zu].shards[%zu]: rank %lld is not "
-                             "among the plan's %zu ranks", path, t, k,
-                             (long long)r, c.P);
+                             "among the plan's %zu ranks",
+                             path, t, k, (long long)r, c.P);
         goto done;
       }
       uint64_t ro = (uint64_t)json_integer_value(json_array_get(rw, 0));
@@ -1014,11 +932,9 @@ int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m,
         rc = etsim_error_set(err, ETSIM_EFORMAT,
                              "%s: tables[%zu].shards[%zu]: rows %llu+%llu or "
                              "cols %llu+%llu outside the %llu x %u table",
-                             path, t, k, (unsigned long long)ro,
-                             (unsigned long long)rn, (unsigned long long)co,
-                             (unsigned long long)cn,
-                             (unsigned long long)m->tables[t].rows,
-                             m->tables[t].dim);
+                             path, t, k, (unsigned long long)ro, (unsigned long long)rn,
+                             (unsigned long long)co, (unsigned long long)cn,
+                             (unsigned long long)m->tables[t].rows, m->tables[t].dim);
         goto done;
       }
       etsim_shard_t s = {0};

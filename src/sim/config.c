@@ -28,9 +28,11 @@ int etsim_mem_config_load(const char *path, etsim_mem_config_t *m, etsim_error_t
       for (int i = 0; s && i < 4; i++)
         if (strcmp(s, names[i]) == 0) found = i;
       if (found < 0) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"memory-type\": expected "
+        rc = etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s: key \"memory-type\": expected "
                              "NO_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, "
-                             "PER_NPU_MEMORY_EXPANSION or MEMORY_POOL", path);
+                             "PER_NPU_MEMORY_EXPANSION or MEMORY_POOL",
+                             path);
         goto out;
       }
       m->type = (etsim_mem_type_t)found;
@@ -73,7 +75,8 @@ int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_
     return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
   int rc = 0;
   if (!json_is_object(root)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected an object {\"<group id>\": [ranks]}", path);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected an object {\"<group id>\": [ranks]}",
+                         path);
     goto out;
   }
   out->g = etsim_calloc(json_object_size(root) + 1, sizeof *out->g);
@@ -87,13 +90,15 @@ int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_
     char *end;
     unsigned long id = strtoul(key, &end, 10);
     if (*end || !*key || id == 0 || id > 2000000) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: group \"%s\": ids are positive integers (0 is "
-                           "reserved for all NPUs)", path, key);
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: group \"%s\": ids are positive integers (0 is "
+                           "reserved for all NPUs)",
+                           path, key);
       goto out;
     }
     if (!json_is_array(v) || json_array_size(v) == 0) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: group \"%s\": expected a non-empty list of ranks",
-                           path, key);
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: group \"%s\": expected a non-empty list of ranks", path, key);
       goto out;
     }
     size_t n = json_array_size(v);
@@ -110,8 +115,10 @@ int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_
       json_t *x = json_array_get(v, i);
       json_int_t r = json_is_integer(x) ? json_integer_value(x) : -1;
       if (r < 0 || r >= (json_int_t)n_npus) {
-        rc = etsim_error_set(err, ETSIM_EINVAL, "%s: group \"%s\"[%zu]: rank %lld is outside the "
-                             "%u-NPU network", path, key, i, (long long)r, n_npus);
+        rc = etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: group \"%s\"[%zu]: rank %lld is outside the "
+                             "%u-NPU network",
+                             path, key, i, (long long)r, n_npus);
         goto out;
       }
       for (size_t j = 0; j < i; j++)

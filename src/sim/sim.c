@@ -72,7 +72,7 @@ typedef struct sim {
   size_t n_dirty, cap_dirty;
   etsim_sim_result_t *res;
   etsim_error_t *err;
-  int fail; /* first error from a callback */
+  int fail;             /* first error from a callback */
   int64_t *mem_free_ps; /* remote-memory servers */
   size_t n_mem;
   int warned_mem, warned_bcast;
@@ -85,7 +85,7 @@ typedef struct sim {
 } sim_t;
 
 static const char *const op_names[ETSIM_COP_N + 2] = {"all-reduce", "reduce-scatter", "all-gather",
-                                                     "all-to-all", "send-recv", "memory"};
+                                                      "all-to-all", "send-recv",      "memory"};
 const char *etsim_sim_op_name(int slot) {
   return slot >= 0 && slot < ETSIM_COP_N + 2 ? op_names[slot] : "?";
 }
@@ -99,8 +99,10 @@ static int attr_int(const sim_t *s, const etsim_et_trace_t *t, size_t i, uint32_
   int64_t v;
   int rc = k == UINT32_MAX ? 0 : etsim_et_trace_attr_int(t, i, k, &v);
   if (rc < 0)
-    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: attribute \"%s\" is not an "
-                           "integer", t->path, (unsigned long long)t->id[i], name);
+    return etsim_error_set(s->err, ETSIM_EFORMAT,
+                           "%s: node %llu: attribute \"%s\" is not an "
+                           "integer",
+                           t->path, (unsigned long long)t->id[i], name);
   *out = rc == 1 ? v : dflt;
   return rc; /* 1 present, 0 absent */
 }
@@ -196,10 +198,14 @@ static void release(npu_t *p, int res) {
 
 static int available(const sim_t *s, const npu_t *p, int res) {
   switch (res) {
-  case RES_CPU: return !p->cpu_busy;
-  case RES_COMP: return !p->comp_busy;
-  case RES_COMM: return p->comm_busy == 0 || s->opts->multi_comm;
-  default: return 1;
+    case RES_CPU:
+      return !p->cpu_busy;
+    case RES_COMP:
+      return !p->comp_busy;
+    case RES_COMM:
+      return p->comm_busy == 0 || s->opts->multi_comm;
+    default:
+      return 1;
   }
 }
 
@@ -217,35 +223,46 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   if ((rc = attr_int(s, t, i, t->k_comm_priority, "comm_priority", 0, &pri)) < 0) return rc;
   etsim_cop_t op;
   switch (ct) {
-  case ETSIM_COLL_ALL_REDUCE: op = ETSIM_COP_ALL_REDUCE; break;
-  case ETSIM_COLL_REDUCE_SCATTER: op = ETSIM_COP_REDUCE_SCATTER; break;
-  case ETSIM_COLL_ALL_GATHER: op = ETSIM_COP_ALL_GATHER; break;
-  case ETSIM_COLL_ALL_TO_ALL: op = ETSIM_COP_ALL_TO_ALL; break;
-  case ETSIM_COLL_BROADCAST:
-  case ETSIM_COLL_REDUCE:
-  case ETSIM_COLL_GATHER:
-  case ETSIM_COLL_SCATTER:
-  case ETSIM_COLL_BARRIER:
-  case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
-    /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
-     * replays the duration of all of them (1 ns when none). */
-    if (!s->warned_bcast) {
-      s->warned_bcast = 1;
-      etsim_warn("%s: node %llu: %s is not simulated through the network: its trace duration "
-                 "is replayed (as ASTRA-sim does for BROADCAST)", t->path,
-                 (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
+    case ETSIM_COLL_ALL_REDUCE:
+      op = ETSIM_COP_ALL_REDUCE;
+      break;
+    case ETSIM_COLL_REDUCE_SCATTER:
+      op = ETSIM_COP_REDUCE_SCATTER;
+      break;
+    case ETSIM_COLL_ALL_GATHER:
+      op = ETSIM_COP_ALL_GATHER;
+      break;
+    case ETSIM_COLL_ALL_TO_ALL:
+      op = ETSIM_COP_ALL_TO_ALL;
+      break;
+    case ETSIM_COLL_BROADCAST:
+    case ETSIM_COLL_REDUCE:
+    case ETSIM_COLL_GATHER:
+    case ETSIM_COLL_SCATTER:
+    case ETSIM_COLL_BARRIER:
+    case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
+      /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
+       * replays the duration of all of them (1 ns when none). */
+      if (!s->warned_bcast) {
+        s->warned_bcast = 1;
+        etsim_warn(
+            "%s: node %llu: %s is not simulated through the network: its trace duration "
+            "is replayed (as ASTRA-sim does for BROADCAST)",
+            t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
+      }
+      int64_t ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+      *instant = 0;
+      return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
     }
-    int64_t ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
-    *instant = 0;
-    return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
-  }
-  default:
-    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
-                           t->path, (unsigned long long)t->id[i], (long long)ct);
+    default:
+      return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
+                             t->path, (unsigned long long)t->id[i], (long long)ct);
   }
   if (sz <= 0)
-    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: %s of size %lld (comm_size must "
-                           "be > 0)", t->path, (unsigned long long)t->id[i], etsim_coll_op_name(op),
+    return etsim_error_set(s->err, ETSIM_EFORMAT,
+                           "%s: node %llu: %s of size %lld (comm_size must "
+                           "be > 0)",
+                           t->path, (unsigned long long)t->id[i], etsim_coll_op_name(op),
                            (long long)sz);
   const etsim_comm_t *comm = NULL;
   const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
@@ -258,8 +275,10 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     for (size_t k = 0; !comm && *end == 0 && k < s->n_md; k++)
       if (s->md_key[k] == (int64_t)gid) comm = &s->md[k];
     if (!comm)
-      return etsim_error_set(s->err, ETSIM_EINVAL, "%s: node %llu: communicator group \"%s\" is not "
-                             "defined (give --comm-group)", t->path, (unsigned long long)t->id[i], pg);
+      return etsim_error_set(s->err, ETSIM_EINVAL,
+                             "%s: node %llu: communicator group \"%s\" is not "
+                             "defined (give --comm-group)",
+                             t->path, (unsigned long long)t->id[i], pg);
   }
   uint32_t involved = ~0u;
   if (t->k_involved_dim != UINT32_MAX) {
@@ -268,8 +287,10 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
       etsim_attr_t a;
       etsim_et_trace_attr(t, (size_t)k, &a);
       if (a.kind != ETSIM_ATTR_BOOL_LIST)
-        return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: involved_dim must be a "
-                               "bool_list", t->path, (unsigned long long)t->id[i]);
+        return etsim_error_set(s->err, ETSIM_EFORMAT,
+                               "%s: node %llu: involved_dim must be a "
+                               "bool_list",
+                               t->path, (unsigned long long)t->id[i]);
       const int *b = (const int *)a.v.list.v;
       involved = 0;
       for (size_t d = 0; d < a.v.list.n && d < 32; d++)
@@ -302,15 +323,19 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   if ((rc = attr_int(s, t, i, t->k_comm_tag, "comm_tag", 0, &tag)) < 0) return rc;
   int64_t peer = send ? dst : src, self = send ? src : dst;
   if (self != id)
-    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: a %s on NPU %u names comm_%s %lld",
-                           t->path, (unsigned long long)t->id[i], send ? "send" : "receive", id,
+    return etsim_error_set(s->err, ETSIM_EFORMAT,
+                           "%s: node %llu: a %s on NPU %u names comm_%s %lld", t->path,
+                           (unsigned long long)t->id[i], send ? "send" : "receive", id,
                            send ? "src" : "dst", (long long)self);
   if (peer < 0 || peer >= s->n || peer == id)
-    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: comm_%s %lld is not another NPU "
-                           "of the %u-NPU network", t->path, (unsigned long long)t->id[i],
-                           send ? "dst" : "src", (long long)peer, s->n);
-  if (sz < 0) return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: negative comm_size",
-                                     t->path, (unsigned long long)t->id[i]);
+    return etsim_error_set(s->err, ETSIM_EFORMAT,
+                           "%s: node %llu: comm_%s %lld is not another NPU "
+                           "of the %u-NPU network",
+                           t->path, (unsigned long long)t->id[i], send ? "dst" : "src",
+                           (long long)peer, s->n);
+  if (sz < 0)
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: negative comm_size", t->path,
+                           (unsigned long long)t->id[i]);
   *instant = 0;
   if (send) {
     s->npu[id].comm_slot = SLOT_P2P;
@@ -331,15 +356,17 @@ static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   if (!m || m->type == ETSIM_MEM_NONE) {
     if (!s->warned_mem) {
       s->warned_mem = 1;
-      etsim_warn("%s: node %llu: memory node with no remote memory configured (give --memory): "
-                 "it takes no time", t->path, (unsigned long long)t->id[i]);
+      etsim_warn(
+          "%s: node %llu: memory node with no remote memory configured (give --memory): "
+          "it takes no time",
+          t->path, (unsigned long long)t->id[i]);
     }
     *instant = 1;
     return 0;
   }
-  size_t server = m->type == ETSIM_MEM_POOL ? 0
+  size_t server = m->type == ETSIM_MEM_POOL      ? 0
                   : m->type == ETSIM_MEM_PER_NPU ? id
-                  : (m->npus_per_node ? id / m->npus_per_node : 0);
+                                                 : (m->npus_per_node ? id / m->npus_per_node : 0);
   if (server >= s->n_mem) server = s->n_mem - 1;
   int64_t start = s->mem_free_ps[server] > now(s) ? s->mem_free_ps[server] : now(s);
   double ns = m->latency_ns + (m->bw_bytes_per_ns > 0 ? (double)sz / m->bw_bytes_per_ns : 0);
@@ -374,10 +401,8 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
     /* duration_ns (etsim's generators write it when whole microseconds
      * would round badly) wins over duration_micros. */
     int64_t dns = 0;
-    if (etsim_et_trace_attr_int_by_name(t, i, "duration_ns", &dns) == 1 && dns > 0)
-      ns = dns;
-    else
-      ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+    if (etsim_et_trace_attr_int_by_name(t, i, "duration_ns", &dns) == 1 && dns > 0) ns = dns;
+    else ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
   }
   etsim_sim_npu_t *r = &s->res->npu[id];
   if (cpu) r->cpu_ps += ns * ETSIM_PS_PER_NS;
@@ -421,15 +446,19 @@ static int issue_metadata(sim_t *s, uint32_t id, uint32_t i) {
     if (known) continue;
     size_t m = json_is_array(ranks) ? json_array_size(ranks) : 0;
     uint32_t *mem = etsim_malloc((m ? m : s->n) * sizeof *mem);
-    if (!mem) { rc = ETSIM_ENOMEM; break; }
+    if (!mem) {
+      rc = ETSIM_ENOMEM;
+      break;
+    }
     for (size_t r = 0; r < (m ? m : s->n); r++) {
       json_int_t x = m ? json_integer_value(json_array_get(ranks, r)) : (json_int_t)r;
       if (x < 0 || x >= (json_int_t)s->n) {
         etsim_free(mem);
         json_decref(arr);
-        return etsim_error_set(s->err, ETSIM_EINVAL, "%s: node %llu: process group %s names rank %lld "
-                               "outside the %u-NPU network", t->path, (unsigned long long)t->id[i], pg,
-                               (long long)x, s->n);
+        return etsim_error_set(s->err, ETSIM_EINVAL,
+                               "%s: node %llu: process group %s names rank %lld "
+                               "outside the %u-NPU network",
+                               t->path, (unsigned long long)t->id[i], pg, (long long)x, s->n);
       }
       mem[r] = (uint32_t)x;
     }
@@ -461,14 +490,25 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
     rc = issue_comp(s, id, i, cpu, &instant);
   } else {
     switch (type) {
-    case ETSIM_ET_COMP_NODE: rc = issue_comp(s, id, i, cpu, &instant); break;
-    case ETSIM_ET_COMM_COLL_NODE: rc = issue_coll(s, id, i, &instant); break;
-    case ETSIM_ET_COMM_SEND_NODE:
-    case ETSIM_ET_COMM_RECV_NODE: rc = issue_p2p(s, id, i, &instant); break;
-    case ETSIM_ET_MEM_LOAD_NODE:
-    case ETSIM_ET_MEM_STORE_NODE: rc = issue_mem(s, id, i, &instant); break;
-    case ETSIM_ET_METADATA_NODE: rc = issue_metadata(s, id, i); break;
-    default: break; /* INVALID: finish now */
+      case ETSIM_ET_COMP_NODE:
+        rc = issue_comp(s, id, i, cpu, &instant);
+        break;
+      case ETSIM_ET_COMM_COLL_NODE:
+        rc = issue_coll(s, id, i, &instant);
+        break;
+      case ETSIM_ET_COMM_SEND_NODE:
+      case ETSIM_ET_COMM_RECV_NODE:
+        rc = issue_p2p(s, id, i, &instant);
+        break;
+      case ETSIM_ET_MEM_LOAD_NODE:
+      case ETSIM_ET_MEM_STORE_NODE:
+        rc = issue_mem(s, id, i, &instant);
+        break;
+      case ETSIM_ET_METADATA_NODE:
+        rc = issue_metadata(s, id, i);
+        break;
+      default:
+        break; /* INVALID: finish now */
     }
   }
   if (rc) return rc;
@@ -575,7 +615,8 @@ static int prepare_custom(sim_t *s) {
       rc = etsim_et_set_load(&s->cu_set[op], buf, 0, &e2);
     }
     if (rc)
-      return etsim_error_set(s->err, rc, "%s-implementation-custom: %s", etsim_coll_op_name(op), e1.msg);
+      return etsim_error_set(s->err, rc, "%s-implementation-custom: %s", etsim_coll_op_name(op),
+                             e1.msg);
     const etsim_et_set_t *set = s->cu_set[op];
     etsim_coll_custom_t *cu = &s->cu[op];
     cu->n_ranks = (uint32_t)set->n_ranks;
@@ -602,17 +643,19 @@ static int prepare_custom(sim_t *s) {
       for (uint32_t i = 0; i < n; i++) {
         int ty = t->type[i];
         int64_t v = 0;
-        g->kind[i] = ty == ETSIM_ET_COMP_NODE ? ETSIM_CUSTOM_COMP
+        g->kind[i] = ty == ETSIM_ET_COMP_NODE        ? ETSIM_CUSTOM_COMP
                      : ty == ETSIM_ET_COMM_SEND_NODE ? ETSIM_CUSTOM_SEND
-                     : ty == ETSIM_ET_COMM_RECV_NODE ? ETSIM_CUSTOM_RECV : ETSIM_CUSTOM_NOP;
+                     : ty == ETSIM_ET_COMM_RECV_NODE ? ETSIM_CUSTOM_RECV
+                                                     : ETSIM_CUSTOM_NOP;
         g->peer[i] = 0;
         if (g->kind[i] == ETSIM_CUSTOM_SEND || g->kind[i] == ETSIM_CUSTOM_RECV) {
           uint32_t key = g->kind[i] == ETSIM_CUSTOM_SEND ? t->k_comm_dst : t->k_comm_src;
           if (key == UINT32_MAX || etsim_et_trace_attr_int(t, i, key, &v) != 1 || v < 0 ||
               (uint64_t)v >= set->n_ranks)
-            return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: custom %s needs comm_%s "
-                                   "naming one of its %zu ranks", t->path,
-                                   (unsigned long long)t->id[i],
+            return etsim_error_set(s->err, ETSIM_EFORMAT,
+                                   "%s: node %llu: custom %s needs comm_%s "
+                                   "naming one of its %zu ranks",
+                                   t->path, (unsigned long long)t->id[i],
                                    g->kind[i] == ETSIM_CUSTOM_SEND ? "send" : "receive",
                                    g->kind[i] == ETSIM_CUSTOM_SEND ? "dst" : "src", set->n_ranks);
           g->peer[i] = (uint32_t)v;
@@ -625,8 +668,10 @@ static int prepare_custom(sim_t *s) {
         g->bytes[i] = (uint64_t)v;
         g->dur_ns[i] = (int64_t)t->dur_us[i] * 1000;
         g->chd_off[i] = k;
-        for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++) g->chd[k++] = t->data_chd[e];
-        for (uint32_t e = t->ctrl_coff[i]; e < t->ctrl_coff[i + 1]; e++) g->chd[k++] = t->ctrl_chd[e];
+        for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++)
+          g->chd[k++] = t->data_chd[e];
+        for (uint32_t e = t->ctrl_coff[i]; e < t->ctrl_coff[i + 1]; e++)
+          g->chd[k++] = t->ctrl_chd[e];
       }
       g->chd_off[n] = k;
       for (uint32_t e = 0; e < k; e++) g->n_par[g->chd[e]]++;
@@ -757,7 +802,8 @@ static int report_stuck(sim_t *s, const char *coll_msg) {
     stuck++;
     if (shown >= 6 || len > sizeof buf - 200) continue;
     shown++;
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "%sNPU %u waits on", shown > 1 ? "; " : "", id);
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%sNPU %u waits on", shown > 1 ? "; " : "",
+                            id);
     int listed = 0;
     for (size_t i = 0; i < t->n_nodes && listed < 3; i++)
       if (p->state[i] == ST_ISSUED) {
@@ -774,8 +820,10 @@ static int report_stuck(sim_t *s, const char *coll_msg) {
       }
     if (len >= sizeof buf) len = sizeof buf - 1;
   }
-  return etsim_error_set(s->err, ETSIM_EDEADLOCK, "deadlock at t=%lld ns: %u of %u NPUs never "
-                         "finished: %s%s%s", (long long)(now(s) / ETSIM_PS_PER_NS), stuck, s->n, buf,
+  return etsim_error_set(s->err, ETSIM_EDEADLOCK,
+                         "deadlock at t=%lld ns: %u of %u NPUs never "
+                         "finished: %s%s%s",
+                         (long long)(now(s) / ETSIM_PS_PER_NS), stuck, s->n, buf,
                          coll_msg ? "; " : "", coll_msg ? coll_msg : "");
 }
 
@@ -799,7 +847,8 @@ static int symmetric(const sim_t *s) {
     if (s->sys->custom[t]) return 0;
   for (int t = 0; t < ETSIM_COP_N; t++)
     for (int d = 0; d < s->sys->n_impl[t]; d++)
-      if (s->sys->impl[t][d].kind != ETSIM_ALGO_RING && s->sys->impl[t][d].kind != ETSIM_ALGO_DIRECT)
+      if (s->sys->impl[t][d].kind != ETSIM_ALGO_RING &&
+          s->sys->impl[t][d].kind != ETSIM_ALGO_DIRECT)
         return 0; /* halving-doubling partners and trees are not translations */
   const etsim_et_trace_t *t = s->set->ranks[0];
   int shared_mem = s->opts->memory && s->opts->memory->type != ETSIM_MEM_NONE &&
@@ -822,8 +871,10 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   static const etsim_sim_opts_t dflt = {0};
   if (!opts) opts = &dflt;
   if (set->n_ranks != topo->total)
-    return etsim_error_set(err, ETSIM_EINVAL, "the workload has %zu ranks but the network has %u "
-                           "NPUs", set->n_ranks, topo->total);
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "the workload has %zu ranks but the network has %u "
+                           "NPUs",
+                           set->n_ranks, topo->total);
   struct timespec w0, w1;
   clock_gettime(CLOCK_MONOTONIC, &w0);
   sim_t s;
@@ -855,9 +906,11 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   }
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE) {
     s.n_mem = opts->memory->type == ETSIM_MEM_POOL ? 1
-              : opts->memory->type == ETSIM_MEM_PER_NPU ? s.n
-              : (opts->memory->npus_per_node ? (s.n + opts->memory->npus_per_node - 1) /
-                                                   opts->memory->npus_per_node : 1);
+              : opts->memory->type == ETSIM_MEM_PER_NPU
+                  ? s.n
+                  : (opts->memory->npus_per_node
+                         ? (s.n + opts->memory->npus_per_node - 1) / opts->memory->npus_per_node
+                         : 1);
     s.mem_free_ps = etsim_calloc(s.n_mem, sizeof *s.mem_free_ps);
     rc = ETSIM_ENOMEM;
     if (!s.mem_free_ps) goto fail;
@@ -951,7 +1004,8 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   *out = r;
   return 0;
 fail:
-  if (rc == ETSIM_ENOMEM && err && !err->code) etsim_error_set(err, rc, "simulation: out of memory");
+  if (rc == ETSIM_ENOMEM && err && !err->code)
+    etsim_error_set(err, rc, "simulation: out of memory");
   free_sim(&s);
   etsim_sim_result_free(r);
   return rc;

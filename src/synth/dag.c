@@ -56,8 +56,7 @@ int etsim_synth_data_add(etsim_synth_data_t *d, const etsim_synth_dag_t *g) {
 
 /* ------------------------------------------------------------- layering */
 
-int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer,
-                       etsim_error_t *err) {
+int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer, etsim_error_t *err) {
   uint32_t n = g->n_nodes;
   uint32_t *indeg = etsim_calloc(n + 1, sizeof *indeg);
   uint32_t *off = etsim_calloc(n + 1, sizeof *off);
@@ -72,14 +71,11 @@ int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer,
     off[g->src[k] + 1]++;
     indeg[g->dst[k]]++;
   }
-  for (uint32_t i = 0; i < n; i++)
-    off[i + 1] += off[i];
+  for (uint32_t i = 0; i < n; i++) off[i + 1] += off[i];
   {
     uint32_t *pos = queue; /* reuse as a cursor array before the BFS */
-    for (uint32_t i = 0; i < n; i++)
-      pos[i] = off[i];
-    for (uint32_t k = 0; k < g->n_edges; k++)
-      adj[pos[g->src[k]]++] = g->dst[k];
+    for (uint32_t i = 0; i < n; i++) pos[i] = off[i];
+    for (uint32_t k = 0; k < g->n_edges; k++) adj[pos[g->src[k]]++] = g->dst[k];
   }
   uint32_t head = 0, tail = 0, depth = 0;
   for (uint32_t i = 0; i < n; i++)
@@ -89,8 +85,7 @@ int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer,
     }
   while (head < tail) {
     uint32_t u = queue[head++];
-    if (layer[u] > depth)
-      depth = layer[u];
+    if (layer[u] > depth) depth = layer[u];
     for (uint32_t k = off[u]; k < off[u + 1]; k++) {
       uint32_t v = adj[k];
       if (--indeg[v] == 0) {
@@ -106,8 +101,7 @@ int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer,
         bad = i;
         break;
       }
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "graph has a cycle (node %u is on or after one)", bad);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "graph has a cycle (node %u is on or after one)", bad);
     goto out;
   }
   rc = (int)depth;
@@ -131,52 +125,43 @@ typedef struct {
 
 static int next_line(lines_t *L) {
   ssize_t n = getline(&L->line, &L->cap, L->fp);
-  if (n < 0)
-    return 0;
+  if (n < 0) return 0;
   L->lineno++;
-  while (n > 0 && (L->line[n - 1] == '\n' || L->line[n - 1] == '\r'))
-    L->line[--n] = 0;
+  while (n > 0 && (L->line[n - 1] == '\n' || L->line[n - 1] == '\r')) L->line[--n] = 0;
   return 1;
 }
 
 static int parse_u32(char **p, uint32_t *out) {
   char *s = *p;
-  while (*s == ' ' || *s == '\t')
-    s++;
-  if (!isdigit((unsigned char)*s))
-    return -1;
+  while (*s == ' ' || *s == '\t') s++;
+  if (!isdigit((unsigned char)*s)) return -1;
   errno = 0;
   char *end;
   unsigned long v = strtoul(s, &end, 10);
-  if (errno || v > UINT32_MAX - 1)
-    return -1;
+  if (errno || v > UINT32_MAX - 1) return -1;
   *out = (uint32_t)v;
   *p = end;
   return 0;
 }
 
 static int at_end(const char *s) {
-  while (*s == ' ' || *s == '\t')
-    s++;
+  while (*s == ' ' || *s == '\t') s++;
   return *s == 0;
 }
 
-int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path,
-                               uint32_t min_classes, etsim_error_t *err) {
+int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t min_classes,
+                               etsim_error_t *err) {
   if (d->n_graphs && (d->kind != ETSIM_SYNTH_KIND_TEXT || d->n_ch != 1))
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: cannot mix text DAGs with trace DAGs", path);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: cannot mix text DAGs with trace DAGs", path);
   FILE *fp = fopen(path, "r");
-  if (!fp)
-    return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
   lines_t L = {fp, path, NULL, 0, 0};
   int rc = 0, have = next_line(&L);
   uint32_t maxx = 0;
   size_t first = d->n_graphs;
   d->kind = ETSIM_SYNTH_KIND_TEXT;
   d->n_ch = 1;
-  while (have && L.line[0] == '#')
-    have = next_line(&L);
+  while (have && L.line[0] == '#') have = next_line(&L);
   uint32_t *layer = NULL;
   size_t layer_cap = 0;
   while (have) {
@@ -187,29 +172,27 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path,
     etsim_synth_dag_t g = {0};
     char *s = L.line;
     if (s[0] != 'g' || s[1] != ' ') {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%ld: expected 'g <nodes> <edges> <label>'",
-                           path, L.lineno);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected 'g <nodes> <edges> <label>'", path,
+                           L.lineno);
       goto out;
     }
     s += 2;
     char *end;
     if (parse_u32(&s, &g.n_nodes) || parse_u32(&s, &g.n_edges)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%ld: bad node or edge count", path, L.lineno);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: bad node or edge count", path, L.lineno);
       goto out;
     }
     errno = 0;
     g.y = strtod(s, &end);
     if (end == s || errno || !at_end(end) || !isfinite(g.y)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: bad label", path,
-                           L.lineno);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: bad label", path, L.lineno);
       goto out;
     }
     if (g.n_nodes == 0 || g.n_nodes > 10000000u || g.n_edges > 100000000u) {
       rc = etsim_error_set(err, ETSIM_EFORMAT,
                            "%s:%ld: node count %u or edge count %u out of "
-                           "range", path, L.lineno, g.n_nodes, g.n_edges);
+                           "range",
+                           path, L.lineno, g.n_nodes, g.n_edges);
       goto out;
     }
     long gline = L.lineno;
@@ -221,8 +204,7 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path,
       goto bad_graph;
     }
     if (!next_line(&L)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%ld: missing node attribute line", path,
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: missing node attribute line", path,
                            L.lineno + 1);
       goto bad_graph;
     }
@@ -235,39 +217,35 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path,
                              path, L.lineno, i, g.n_nodes);
         goto bad_graph;
       }
-      if (g.x[i] > maxx)
-        maxx = g.x[i];
+      if (g.x[i] > maxx) maxx = g.x[i];
     }
     if (!at_end(s)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%ld: more than %u node attributes", path,
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: more than %u node attributes", path,
                            L.lineno, g.n_nodes);
       goto bad_graph;
     }
     for (uint32_t k = 0; k < g.n_edges; k++) {
       if (!next_line(&L)) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s:%ld: file ends after %u of %u edges", path,
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: file ends after %u of %u edges", path,
                              L.lineno, k, g.n_edges);
         goto bad_graph;
       }
       s = L.line;
       if (parse_u32(&s, &g.src[k]) || parse_u32(&s, &g.dst[k]) || !at_end(s)) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s:%ld: expected an edge 'src dst'", path,
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected an edge 'src dst'", path,
                              L.lineno);
         goto bad_graph;
       }
       if (g.src[k] >= g.n_nodes || g.dst[k] >= g.n_nodes) {
         rc = etsim_error_set(err, ETSIM_EFORMAT,
                              "%s:%ld: edge %u -> %u: node index out of range "
-                             "(graph has %u nodes)", path, L.lineno, g.src[k],
-                             g.dst[k], g.n_nodes);
+                             "(graph has %u nodes)",
+                             path, L.lineno, g.src[k], g.dst[k], g.n_nodes);
         goto bad_graph;
       }
       if (g.src[k] == g.dst[k]) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: self-loop on node %u",
-                             path, L.lineno, g.src[k]);
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: self-loop on node %u", path, L.lineno,
+                             g.src[k]);
         goto bad_graph;
       }
     }
@@ -296,14 +274,11 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path,
     goto out;
   }
   if (d->n_graphs == first) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: no graphs", path,
-                         L.lineno);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: no graphs", path, L.lineno);
     goto out;
   }
-  if (d->n_cls[0] < maxx + 1)
-    d->n_cls[0] = maxx + 1;
-  if (d->n_cls[0] < min_classes)
-    d->n_cls[0] = min_classes;
+  if (d->n_cls[0] < maxx + 1) d->n_cls[0] = maxx + 1;
+  if (d->n_cls[0] < min_classes) d->n_cls[0] = min_classes;
 out:
   if (rc) {
     while (d->n_graphs > first) {
@@ -319,18 +294,17 @@ out:
   return rc;
 }
 
-int etsim_synth_data_write_text(const etsim_synth_data_t *d, const char *path,
-                                const char *comment, etsim_error_t *err) {
+int etsim_synth_data_write_text(const etsim_synth_data_t *d, const char *path, const char *comment,
+                                etsim_error_t *err) {
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   FILE *fp = o.fp;
-  fprintf(fp, "# %s, graphs=%zu\n", comment ? comment : "etsim synth",
-          d->n_graphs);
-  fprintf(fp, "# block: 'g <num_nodes> <num_edges> <label_y>', then 1 line of "
-              "<num_nodes> node attrs, then <num_edges> lines 'src dst' "
-              "(0-based)\n");
+  fprintf(fp, "# %s, graphs=%zu\n", comment ? comment : "etsim synth", d->n_graphs);
+  fprintf(fp,
+          "# block: 'g <num_nodes> <num_edges> <label_y>', then 1 line of "
+          "<num_nodes> node attrs, then <num_edges> lines 'src dst' "
+          "(0-based)\n");
   for (size_t i = 0; i < d->n_graphs; i++) {
     const etsim_synth_dag_t *g = &d->g[i];
     fprintf(fp, "g %u %u %.17g\n", g->n_nodes, g->n_edges, g->y);
@@ -339,8 +313,7 @@ int etsim_synth_data_write_text(const etsim_synth_data_t *d, const char *path,
         fprintf(fp, c ? ",%u" : "%u", g->x[(size_t)v * d->n_ch + c]);
       fputc(v + 1 < g->n_nodes ? ' ' : '\n', fp);
     }
-    for (uint32_t k = 0; k < g->n_edges; k++)
-      fprintf(fp, "%u %u\n", g->src[k], g->dst[k]);
+    for (uint32_t k = 0; k < g->n_edges; k++) fprintf(fp, "%u %u\n", g->src[k], g->dst[k]);
   }
   if (ferror(fp)) {
     etsim_outfile_abort(&o);
@@ -358,8 +331,7 @@ void etsim_synth_trace_opts_default(etsim_synth_trace_opts_t *o) {
 }
 
 static uint32_t log2_bin(uint64_t v, uint32_t nbins) {
-  if (v == 0)
-    return 0;
+  if (v == 0) return 0;
   uint32_t b = 1;
   while (v > 1 && b + 1 < nbins) {
     v >>= 1;
@@ -371,71 +343,61 @@ static uint32_t log2_bin(uint64_t v, uint32_t nbins) {
 static int contains_ci(const char *s, const char *w) {
   size_t n = strlen(w);
   for (; *s; s++)
-    if (strncasecmp(s, w, n) == 0)
-      return 1;
+    if (strncasecmp(s, w, n) == 0) return 1;
   return 0;
 }
 
 static uint32_t op_class(const etsim_et_trace_t *t, size_t i) {
   int64_t v;
   switch (t->type[i]) {
-  case ETSIM_ET_MEM_LOAD_NODE:
-    return ETSIM_SYNTH_OP_MEM_LOAD;
-  case ETSIM_ET_MEM_STORE_NODE:
-    return ETSIM_SYNTH_OP_MEM_STORE;
-  case ETSIM_ET_COMM_SEND_NODE:
-    return ETSIM_SYNTH_OP_SEND;
-  case ETSIM_ET_COMM_RECV_NODE:
-    return ETSIM_SYNTH_OP_RECV;
-  case ETSIM_ET_COMM_COLL_NODE:
-    if (etsim_et_trace_attr_int(t, i, t->k_comm_type, &v) == 1 && v >= 0 &&
-        v < ETSIM_COLL_TYPE_COUNT)
-      return ETSIM_SYNTH_OP_COLL0 + (uint32_t)v;
-    return ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_ALL_REDUCE;
-  default:
-    break;
+    case ETSIM_ET_MEM_LOAD_NODE:
+      return ETSIM_SYNTH_OP_MEM_LOAD;
+    case ETSIM_ET_MEM_STORE_NODE:
+      return ETSIM_SYNTH_OP_MEM_STORE;
+    case ETSIM_ET_COMM_SEND_NODE:
+      return ETSIM_SYNTH_OP_SEND;
+    case ETSIM_ET_COMM_RECV_NODE:
+      return ETSIM_SYNTH_OP_RECV;
+    case ETSIM_ET_COMM_COLL_NODE:
+      if (etsim_et_trace_attr_int(t, i, t->k_comm_type, &v) == 1 && v >= 0 &&
+          v < ETSIM_COLL_TYPE_COUNT)
+        return ETSIM_SYNTH_OP_COLL0 + (uint32_t)v;
+      return ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_ALL_REDUCE;
+    default:
+      break;
   }
-  if (etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &v) == 1 && v)
-    return ETSIM_SYNTH_OP_CPU;
+  if (etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &v) == 1 && v) return ETSIM_SYNTH_OP_CPU;
   const char *nm = t->name[i];
-  if (contains_ci(nm, "mm") || contains_ci(nm, "gemm") ||
-      contains_ci(nm, "linear") || contains_ci(nm, "matmul"))
+  if (contains_ci(nm, "mm") || contains_ci(nm, "gemm") || contains_ci(nm, "linear") ||
+      contains_ci(nm, "matmul"))
     return ETSIM_SYNTH_OP_GEMM;
-  if (contains_ci(nm, "conv"))
-    return ETSIM_SYNTH_OP_CONV;
-  if (contains_ci(nm, "attn") || contains_ci(nm, "attention") ||
-      contains_ci(nm, "softmax"))
+  if (contains_ci(nm, "conv")) return ETSIM_SYNTH_OP_CONV;
+  if (contains_ci(nm, "attn") || contains_ci(nm, "attention") || contains_ci(nm, "softmax"))
     return ETSIM_SYNTH_OP_ATTN;
-  if (contains_ci(nm, "norm"))
-    return ETSIM_SYNTH_OP_NORM;
-  if (contains_ci(nm, "add") || contains_ci(nm, "mul") ||
-      contains_ci(nm, "relu") || contains_ci(nm, "gelu") ||
-      contains_ci(nm, "copy") || contains_ci(nm, "fill") ||
+  if (contains_ci(nm, "norm")) return ETSIM_SYNTH_OP_NORM;
+  if (contains_ci(nm, "add") || contains_ci(nm, "mul") || contains_ci(nm, "relu") ||
+      contains_ci(nm, "gelu") || contains_ci(nm, "copy") || contains_ci(nm, "fill") ||
       contains_ci(nm, "div") || contains_ci(nm, "sub"))
     return ETSIM_SYNTH_OP_ELEMWISE;
   return ETSIM_SYNTH_OP_COMP_OTHER;
 }
 
 static int is_comm_class(uint32_t c) {
-  return c == ETSIM_SYNTH_OP_SEND || c == ETSIM_SYNTH_OP_RECV ||
-         c >= ETSIM_SYNTH_OP_COLL0;
+  return c == ETSIM_SYNTH_OP_SEND || c == ETSIM_SYNTH_OP_RECV || c >= ETSIM_SYNTH_OP_COLL0;
 }
 
 /* Attribute rule of KIND_TRACE data: the size bin is "n/a" (0) exactly for
  * the classes that do not communicate. */
 int etsim_synth__attr_rule_ok(const uint32_t *x) {
-  if (x[0] >= ETSIM_SYNTH_OP_COUNT || x[1] >= ETSIM_SYNTH_DUR_BINS ||
-      x[2] >= ETSIM_SYNTH_SIZE_BINS)
+  if (x[0] >= ETSIM_SYNTH_OP_COUNT || x[1] >= ETSIM_SYNTH_DUR_BINS || x[2] >= ETSIM_SYNTH_SIZE_BINS)
     return 0;
   return is_comm_class(x[0]) ? x[2] != 0 : x[2] == 0;
 }
 
 int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
-                                const etsim_synth_trace_opts_t *o,
-                                etsim_error_t *err) {
+                                const etsim_synth_trace_opts_t *o, etsim_error_t *err) {
   if (d->n_graphs && d->kind != ETSIM_SYNTH_KIND_TRACE)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: cannot mix trace DAGs with text DAGs", path);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: cannot mix trace DAGs with text DAGs", path);
   d->kind = ETSIM_SYNTH_KIND_TRACE;
   d->n_ch = 3;
   d->n_cls[0] = ETSIM_SYNTH_OP_COUNT;
@@ -443,8 +405,7 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
   d->n_cls[2] = ETSIM_SYNTH_SIZE_BINS;
   etsim_et_trace_t *t;
   int rc = etsim_et_trace_load(&t, path, ETSIM_ET_READ_SKIP_UNKNOWN, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   size_t n = t->n_nodes;
   uint32_t maxn = o->max_nodes ? o->max_nodes : 400;
   /* Edges: resolved data (and optionally control) parents, deduplicated. */
@@ -454,8 +415,7 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
   uint32_t *layer = NULL, *order = NULL, *map = NULL;
   uint64_t *reach = NULL;
   full.x = etsim_malloc(sizeof(uint32_t) * 3 * (n + 1));
-  if (!full.x)
-    goto oom;
+  if (!full.x) goto oom;
   for (size_t i = 0; i < n; i++) {
     uint32_t *x = full.x + 3 * i;
     x[0] = op_class(t, i);
@@ -463,30 +423,23 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
     int64_t sz = 0;
     x[2] = 0;
     if (is_comm_class(x[0])) {
-      if (etsim_et_trace_attr_int(t, i, t->k_comm_size, &sz) != 1 || sz < 1)
-        sz = 1;
+      if (etsim_et_trace_attr_int(t, i, t->k_comm_size, &sz) != 1 || sz < 1) sz = 1;
       x[2] = log2_bin((uint64_t)sz, ETSIM_SYNTH_SIZE_BINS);
     }
     for (int pass = 0; pass < (o->use_ctrl ? 2 : 1); pass++) {
       const uint32_t *off = pass ? t->ctrl_off : t->data_off;
       const uint32_t *par = pass ? t->ctrl_par : t->data_par;
       for (uint32_t k = off[i]; k < off[i + 1]; k++) {
-        if (par[k] & ETSIM_ET_DANGLING || par[k] == i)
-          continue;
-        if (etsim_grow((void **)&full.src, &ecap, full.n_edges + 1,
-                       sizeof(uint32_t)))
-          goto oom;
-        if (etsim_grow((void **)&full.dst, &dcap, full.n_edges + 1,
-                       sizeof(uint32_t)))
-          goto oom;
+        if (par[k] & ETSIM_ET_DANGLING || par[k] == i) continue;
+        if (etsim_grow((void **)&full.src, &ecap, full.n_edges + 1, sizeof(uint32_t))) goto oom;
+        if (etsim_grow((void **)&full.dst, &dcap, full.n_edges + 1, sizeof(uint32_t))) goto oom;
         full.src[full.n_edges] = par[k];
         full.dst[full.n_edges++] = (uint32_t)i;
       }
     }
   }
   layer = etsim_malloc(sizeof *layer * (n + 1));
-  if (!layer)
-    goto oom;
+  if (!layer) goto oom;
   {
     etsim_error_t e2 = {0};
     int lr = etsim_synth_layers(&full, layer, &e2);
@@ -499,17 +452,13 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
    * u -> v is implied when u is an ancestor of another parent of v. */
   order = etsim_malloc(sizeof *order * (n + 1));
   map = etsim_malloc(sizeof *map * (n + 1));
-  if (!order || !map)
-    goto oom;
+  if (!order || !map) goto oom;
   {
     uint32_t maxl = 0;
-    for (size_t i = 0; i < n; i++)
-      maxl = layer[i] > maxl ? layer[i] : maxl;
+    for (size_t i = 0; i < n; i++) maxl = layer[i] > maxl ? layer[i] : maxl;
     uint32_t *cnt = etsim_calloc(maxl + 2, sizeof *cnt);
-    if (!cnt)
-      goto oom;
-    for (size_t i = 0; i < n; i++)
-      cnt[layer[i]]++;
+    if (!cnt) goto oom;
+    for (size_t i = 0; i < n; i++) cnt[layer[i]]++;
     for (uint32_t l = 1, s = 0; l <= maxl + 1; l++) {
       uint32_t c = cnt[l];
       cnt[l] = s;
@@ -531,10 +480,8 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
     etsim_free(keep);
     goto oom;
   }
-  for (uint32_t k = 0; k < full.n_edges; k++)
-    poff[map[full.dst[k]] + 1]++;
-  for (size_t i = 0; i < n; i++)
-    poff[i + 1] += poff[i];
+  for (uint32_t k = 0; k < full.n_edges; k++) poff[map[full.dst[k]] + 1]++;
+  for (size_t i = 0; i < n; i++) poff[i + 1] += poff[i];
   {
     uint32_t *cur = etsim_malloc(sizeof *cur * (n + 1));
     if (!cur) {
@@ -544,8 +491,7 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
       goto oom;
     }
     memcpy(cur, poff, sizeof *cur * n);
-    for (uint32_t k = 0; k < full.n_edges; k++)
-      padj[cur[map[full.dst[k]]]++] = map[full.src[k]];
+    for (uint32_t k = 0; k < full.n_edges; k++) padj[cur[map[full.dst[k]]]++] = map[full.src[k]];
     etsim_free(cur);
   }
   memset(keep, 1, full.n_edges + 1);
@@ -553,8 +499,7 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
   for (size_t v = 0; v < n; v++)
     for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
       for (uint32_t b = poff[v]; b < a && keep[a]; b++)
-        if (keep[b] && padj[b] == padj[a])
-          keep[a] = 0;
+        if (keep[b] && padj[b] == padj[a]) keep[a] = 0;
   size_t words = (n + 63) / 64;
   if (!o->keep_transitive && n <= 40000) {
     reach = etsim_calloc(words * n + 1, sizeof *reach);
@@ -569,14 +514,12 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
       for (uint32_t a = poff[v]; a < poff[v + 1]; a++) {
         uint32_t u = padj[a];
         const uint64_t *ru = reach + words * u;
-        for (size_t w = 0; w < words; w++)
-          rv[w] |= ru[w];
+        for (size_t w = 0; w < words; w++) rv[w] |= ru[w];
         rv[u / 64] |= 1ull << (u % 64);
       }
       /* u is implied when some other parent w has u among its ancestors. */
       for (uint32_t a = poff[v]; a < poff[v + 1]; a++) {
-        if (!keep[a])
-          continue;
+        if (!keep[a]) continue;
         uint32_t u = padj[a];
         for (uint32_t b = poff[v]; b < poff[v + 1]; b++) {
           uint32_t w = padj[b];
@@ -596,11 +539,9 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
     while (end < n) {
       size_t lend = end;
       uint32_t l = layer[order[end]];
-      while (lend < n && layer[order[lend]] == l)
-        lend++;
+      while (lend < n && layer[order[lend]] == l) lend++;
       if (lend - start > maxn) {
-        if (end == start)
-          end = start + maxn;
+        if (end == start) end = start + maxn;
         break;
       }
       end = lend;
@@ -610,8 +551,7 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
     g.y = o->y;
     size_t ne = 0;
     for (size_t v = start; v < end; v++)
-      for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
-        ne += keep[a] && padj[a] >= start;
+      for (uint32_t a = poff[v]; a < poff[v + 1]; a++) ne += keep[a] && padj[a] >= start;
     g.n_edges = (uint32_t)ne;
     g.x = etsim_malloc(sizeof(uint32_t) * 3 * g.n_nodes);
     g.src = etsim_malloc(sizeof(uint32_t) * (ne + 1));
@@ -663,12 +603,13 @@ out:
 
 /* ------------------------------------------------- writing a Chakra trace */
 
-int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
-                            const char *path, etsim_error_t *err) {
+int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi, const char *path,
+                            etsim_error_t *err) {
   if (d->kind != ETSIM_SYNTH_KIND_TRACE || d->n_ch != 3)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "%s: only DAGs with Chakra categories can be "
-                           "written as traces (write .txt instead)", path);
+                           "written as traces (write .txt instead)",
+                           path);
   const etsim_synth_dag_t *g = &d->g[gi];
   uint32_t n = g->n_nodes;
   uint32_t *off = etsim_calloc(n + 1, sizeof *off);
@@ -682,32 +623,24 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto out;
   }
-  if ((rc = etsim_synth_layers(g, layer, err)) < 0)
-    goto out;
-  for (uint32_t k = 0; k < g->n_edges; k++)
-    off[g->dst[k] + 1]++;
-  for (uint32_t i = 0; i < n; i++)
-    off[i + 1] += off[i];
+  if ((rc = etsim_synth_layers(g, layer, err)) < 0) goto out;
+  for (uint32_t k = 0; k < g->n_edges; k++) off[g->dst[k] + 1]++;
+  for (uint32_t i = 0; i < n; i++) off[i + 1] += off[i];
   memcpy(cur, off, sizeof *cur * n);
-  for (uint32_t k = 0; k < g->n_edges; k++)
-    deps[cur[g->dst[k]]++] = g->src[k];
+  for (uint32_t k = 0; k < g->n_edges; k++) deps[cur[g->dst[k]]++] = g->src[k];
   /* Write in layer order so every dependency precedes its user. */
   {
     uint32_t k = 0, maxl = (uint32_t)rc;
     for (uint32_t l = 1; l <= maxl; l++)
       for (uint32_t i = 0; i < n; i++)
-        if (layer[i] == l)
-          order[k++] = i;
+        if (layer[i] == l) order[k++] = i;
   }
-  if ((rc = etsim_et_writer_open(&w, path, 0, err)))
-    goto out;
+  if ((rc = etsim_et_writer_open(&w, path, 0, err))) goto out;
   etsim_attr_t meta_attr[1];
-  meta_attr[0] = (etsim_attr_t){.name = "generator", .doc = "",
-                                .kind = ETSIM_ATTR_STRING,
-                                .v.s = "etsim synth (LayerDAG)"};
+  meta_attr[0] = (etsim_attr_t){
+      .name = "generator", .doc = "", .kind = ETSIM_ATTR_STRING, .v.s = "etsim synth (LayerDAG)"};
   etsim_et_meta_t meta = {"0.0.4", 1, meta_attr};
-  if ((rc = etsim_et_writer_meta(w, &meta, err)))
-    goto out;
+  if ((rc = etsim_et_writer_meta(w, &meta, err))) goto out;
   for (uint32_t k = 0; k < n; k++) {
     uint32_t i = order[k];
     const uint32_t *x = g->x + 3 * (size_t)i;
@@ -721,21 +654,17 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
     nd.duration_micros = x[1] ? (3ull << (x[1] - 1)) / 2 : 0;
     uint32_t cls = x[0] < ETSIM_SYNTH_OP_COUNT ? x[0] : ETSIM_SYNTH_OP_COMP_OTHER;
     int cpu = cls == ETSIM_SYNTH_OP_CPU;
-    static const char *const comp_names[] = {"gemm", "conv", "attention",
-                                             "norm", "elementwise_add", "compute",
-                                             "cpu_op"};
+    static const char *const comp_names[] = {
+        "gemm", "conv", "attention", "norm", "elementwise_add", "compute", "cpu_op"};
     if (cls >= ETSIM_SYNTH_OP_COLL0) {
       nd.type = ETSIM_ET_COMM_COLL_NODE;
-      snprintf(name, sizeof name, "%s_%u",
-               etsim_coll_type_name((int)(cls - ETSIM_SYNTH_OP_COLL0)), i);
+      snprintf(name, sizeof name, "%s_%u", etsim_coll_type_name((int)(cls - ETSIM_SYNTH_OP_COLL0)),
+               i);
     } else if (cls == ETSIM_SYNTH_OP_SEND || cls == ETSIM_SYNTH_OP_RECV) {
-      nd.type = cls == ETSIM_SYNTH_OP_SEND ? ETSIM_ET_COMM_SEND_NODE
-                                           : ETSIM_ET_COMM_RECV_NODE;
-      snprintf(name, sizeof name, "%s_%u",
-               cls == ETSIM_SYNTH_OP_SEND ? "send" : "recv", i);
+      nd.type = cls == ETSIM_SYNTH_OP_SEND ? ETSIM_ET_COMM_SEND_NODE : ETSIM_ET_COMM_RECV_NODE;
+      snprintf(name, sizeof name, "%s_%u", cls == ETSIM_SYNTH_OP_SEND ? "send" : "recv", i);
     } else if (cls == ETSIM_SYNTH_OP_MEM_LOAD || cls == ETSIM_SYNTH_OP_MEM_STORE) {
-      nd.type = cls == ETSIM_SYNTH_OP_MEM_LOAD ? ETSIM_ET_MEM_LOAD_NODE
-                                               : ETSIM_ET_MEM_STORE_NODE;
+      nd.type = cls == ETSIM_SYNTH_OP_MEM_LOAD ? ETSIM_ET_MEM_LOAD_NODE : ETSIM_ET_MEM_STORE_NODE;
       snprintf(name, sizeof name, "%s_%u",
                cls == ETSIM_SYNTH_OP_MEM_LOAD ? "mem_load" : "mem_store", i);
     } else {
@@ -743,29 +672,24 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi,
       snprintf(name, sizeof name, "%s_%u", comp_names[cls], i);
     }
     nd.name = name;
-    at[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "",
-                              .kind = ETSIM_ATTR_BOOL, .v.b = cpu};
+    at[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = cpu};
     if (is_comm_class(cls)) {
-      int64_t ct = cls >= ETSIM_SYNTH_OP_COLL0
-                       ? (int64_t)(cls - ETSIM_SYNTH_OP_COLL0)
-                       : 0;
+      int64_t ct = cls >= ETSIM_SYNTH_OP_COLL0 ? (int64_t)(cls - ETSIM_SYNTH_OP_COLL0) : 0;
       uint32_t b = x[2] ? x[2] : 1;
       int64_t bytes = (int64_t)((3ull << (b - 1)) / 2);
-      at[na++] = (etsim_attr_t){.name = "comm_type", .doc = "",
-                                .kind = ETSIM_ATTR_INT64, .v.i64 = ct};
-      at[na++] = (etsim_attr_t){.name = "comm_size", .doc = "",
-                                .kind = ETSIM_ATTR_INT64, .v.i64 = bytes};
+      at[na++] =
+          (etsim_attr_t){.name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = ct};
+      at[na++] =
+          (etsim_attr_t){.name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = bytes};
     }
     nd.attrs = at;
     nd.n_attrs = na;
-    if ((rc = etsim_et_writer_node(w, &nd, err)))
-      goto out;
+    if ((rc = etsim_et_writer_node(w, &nd, err))) goto out;
   }
   rc = etsim_et_writer_commit(w, err);
   w = NULL;
 out:
-  if (w)
-    etsim_et_writer_abort(w);
+  if (w) etsim_et_writer_abort(w);
   etsim_free(off);
   etsim_free(deps);
   etsim_free(cur);

@@ -17,22 +17,17 @@
 
 static int cmp_u32p(const void *a, const void *b) {
   const uint32_t *x = a, *y = b;
-  if (x[0] != y[0])
-    return x[0] < y[0] ? -1 : 1;
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
   return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-int etsim_synth_dag_valid(const etsim_synth_data_t *d,
-                          const etsim_synth_dag_t *g) {
-  if (g->n_nodes == 0)
-    return 0;
+int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g) {
+  if (g->n_nodes == 0) return 0;
   uint32_t *pairs = etsim_malloc(sizeof(uint32_t) * 2 * (g->n_edges + 1));
   uint32_t *layer = etsim_malloc(sizeof(uint32_t) * (g->n_nodes + 1));
   int ok = pairs && layer;
   for (uint32_t k = 0; ok && k < g->n_edges; k++) {
-    if (g->src[k] >= g->n_nodes || g->dst[k] >= g->n_nodes ||
-        g->src[k] == g->dst[k])
-      ok = 0;
+    if (g->src[k] >= g->n_nodes || g->dst[k] >= g->n_nodes || g->src[k] == g->dst[k]) ok = 0;
     else {
       pairs[2 * k] = g->src[k];
       pairs[2 * k + 1] = g->dst[k];
@@ -41,15 +36,12 @@ int etsim_synth_dag_valid(const etsim_synth_data_t *d,
   if (ok && g->n_edges) {
     qsort(pairs, g->n_edges, 2 * sizeof(uint32_t), cmp_u32p);
     for (uint32_t k = 1; k < g->n_edges; k++)
-      if (pairs[2 * k] == pairs[2 * k - 2] && pairs[2 * k + 1] == pairs[2 * k - 1])
-        ok = 0;
+      if (pairs[2 * k] == pairs[2 * k - 2] && pairs[2 * k + 1] == pairs[2 * k - 1]) ok = 0;
   }
-  if (ok && etsim_synth_layers(g, layer, NULL) < 0)
-    ok = 0;
+  if (ok && etsim_synth_layers(g, layer, NULL) < 0) ok = 0;
   for (uint32_t v = 0; ok && v < g->n_nodes; v++)
     for (uint32_t c = 0; c < d->n_ch; c++)
-      if (d->n_cls[c] && g->x[(size_t)v * d->n_ch + c] >= d->n_cls[c])
-        ok = 0;
+      if (d->n_cls[c] && g->x[(size_t)v * d->n_ch + c] >= d->n_cls[c]) ok = 0;
   etsim_free(pairs);
   etsim_free(layer);
   return ok;
@@ -78,8 +70,8 @@ static void stats_free(stats_t *s) {
   free(s->attr);
 }
 
-static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls,
-                       const uint32_t *n_cls, uint32_t n_ch, stats_t *s) {
+static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint32_t *n_cls,
+                       uint32_t n_ch, stats_t *s) {
   memset(s, 0, sizeof *s);
   size_t n = d->n_graphs;
   s->n = n;
@@ -90,8 +82,7 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls,
   s->h_in = calloc(n * HB + 1, sizeof(double));
   s->h_out = calloc(n * HB + 1, sizeof(double));
   s->attr = calloc(sum_cls + 1, sizeof(double));
-  if (!s->nodes || !s->edges || !s->layers || !s->h_size || !s->h_in ||
-      !s->h_out || !s->attr)
+  if (!s->nodes || !s->edges || !s->layers || !s->h_size || !s->h_in || !s->h_out || !s->attr)
     return ETSIM_ENOMEM;
   uint32_t *layer = NULL, *cnt = NULL, *din = NULL, *dout = NULL;
   size_t cl = 0, cc = 0, ci = 0, co = 0;
@@ -107,37 +98,31 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls,
         ok &= etsim_synth__attr_rule_ok(g->x + 3 * (size_t)v);
       s->attr_ok_n += ok;
     }
-    if (!valid)
-      continue;
+    if (!valid) continue;
     if (etsim_grow((void **)&layer, &cl, g->n_nodes + 1, sizeof *layer) ||
         etsim_grow((void **)&din, &ci, g->n_nodes + 1, sizeof *din) ||
         etsim_grow((void **)&dout, &co, g->n_nodes + 1, sizeof *dout))
       goto oom;
     int L = etsim_synth_layers(g, layer, NULL);
     s->layers[i] = L;
-    if (etsim_grow((void **)&cnt, &cc, (size_t)L + 2, sizeof *cnt))
-      goto oom;
+    if (etsim_grow((void **)&cnt, &cc, (size_t)L + 2, sizeof *cnt)) goto oom;
     memset(cnt, 0, sizeof *cnt * ((size_t)L + 2));
     memset(din, 0, sizeof *din * g->n_nodes);
     memset(dout, 0, sizeof *dout * g->n_nodes);
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-      cnt[layer[v]]++;
+    for (uint32_t v = 0; v < g->n_nodes; v++) cnt[layer[v]]++;
     for (uint32_t k = 0; k < g->n_edges; k++) {
       din[g->dst[k]]++;
       dout[g->src[k]]++;
     }
-    double *hs = s->h_size + i * HB, *hi = s->h_in + i * HB,
-           *ho = s->h_out + i * HB;
-    for (int l = 1; l <= L; l++)
-      hs[cnt[l] < HB ? cnt[l] : HB - 1] += 1.0 / L;
+    double *hs = s->h_size + i * HB, *hi = s->h_in + i * HB, *ho = s->h_out + i * HB;
+    for (int l = 1; l <= L; l++) hs[cnt[l] < HB ? cnt[l] : HB - 1] += 1.0 / L;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
       hi[din[v] < HB ? din[v] : HB - 1] += 1.0 / g->n_nodes;
       ho[dout[v] < HB ? dout[v] : HB - 1] += 1.0 / g->n_nodes;
       uint32_t off = 0;
       for (uint32_t c = 0; c < n_ch && c < d->n_ch; c++) {
         uint32_t x = g->x[(size_t)v * d->n_ch + c];
-        if (x < n_cls[c])
-          s->attr[off + x] += 1;
+        if (x < n_cls[c]) s->attr[off + x] += 1;
         off += n_cls[c];
       }
     }
@@ -162,8 +147,7 @@ static int cmp_d(const void *a, const void *b) {
 
 /* W1 between two empirical distributions: integral of |F_a - F_b|. */
 static double w1(const double *a, size_t na, const double *b, size_t nb) {
-  if (!na || !nb)
-    return NAN;
+  if (!na || !nb) return NAN;
   double *x = malloc(sizeof(double) * na), *y = malloc(sizeof(double) * nb);
   if (!x || !y) {
     free(x);
@@ -181,10 +165,8 @@ static double w1(const double *a, size_t na, const double *b, size_t nb) {
     double nxt = fmin(nx, ny);
     s += fabs((double)i / na - (double)j / nb) * (nxt - cur);
     cur = nxt;
-    if (nx <= ny)
-      i++;
-    else
-      j++;
+    if (nx <= ny) i++;
+    else j++;
   }
   free(x);
   free(y);
@@ -193,42 +175,34 @@ static double w1(const double *a, size_t na, const double *b, size_t nb) {
 
 static double kern(const double *a, const double *b) {
   double s = 0;
-  for (int k = 0; k < HB; k++)
-    s += (a[k] - b[k]) * (a[k] - b[k]);
+  for (int k = 0; k < HB; k++) s += (a[k] - b[k]) * (a[k] - b[k]);
   return exp(-s / 2.0);
 }
 
 /* Unbiased-free (V-statistic) MMD^2 between rows of X (n) and Y (m). */
 static double mmd2(const double *X, size_t n, const double *Y, size_t m) {
-  if (!n || !m)
-    return NAN;
+  if (!n || !m) return NAN;
   double kxx = 0, kyy = 0, kxy = 0;
   for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < n; j++)
-      kxx += kern(X + i * HB, X + j * HB);
+    for (size_t j = 0; j < n; j++) kxx += kern(X + i * HB, X + j * HB);
   for (size_t i = 0; i < m; i++)
-    for (size_t j = 0; j < m; j++)
-      kyy += kern(Y + i * HB, Y + j * HB);
+    for (size_t j = 0; j < m; j++) kyy += kern(Y + i * HB, Y + j * HB);
   for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < m; j++)
-      kxy += kern(X + i * HB, Y + j * HB);
-  return kxx / ((double)n * n) + kyy / ((double)m * m) -
-         2 * kxy / ((double)n * m);
+    for (size_t j = 0; j < m; j++) kxy += kern(X + i * HB, Y + j * HB);
+  return kxx / ((double)n * n) + kyy / ((double)m * m) - 2 * kxy / ((double)n * m);
 }
 
 /* ------------------------------------------------------------- surrogate */
 
-static int features(const etsim_synth_data_t *d, size_t i, uint32_t n_ch,
-                    const uint32_t *n_cls, double *f, int nf) {
+static int features(const etsim_synth_data_t *d, size_t i, uint32_t n_ch, const uint32_t *n_cls,
+                    double *f, int nf) {
   const etsim_synth_dag_t *g = &d->g[i];
   memset(f, 0, sizeof(double) * nf);
   uint32_t *layer = malloc(sizeof(uint32_t) * (g->n_nodes + 1));
-  if (!layer)
-    return ETSIM_ENOMEM;
+  if (!layer) return ETSIM_ENOMEM;
   int L = etsim_synth_layers(g, layer, NULL);
   free(layer);
-  if (L < 0)
-    L = 0;
+  if (L < 0) L = 0;
   int k = 0;
   f[k++] = 1;
   f[k++] = log1p(g->n_nodes);
@@ -239,23 +213,19 @@ static int features(const etsim_synth_data_t *d, size_t i, uint32_t n_ch,
   for (uint32_t c = 0; c < n_ch && c < d->n_ch; c++) {
     for (uint32_t v = 0; v < g->n_nodes; v++) {
       uint32_t x = g->x[(size_t)v * d->n_ch + c];
-      if (x < n_cls[c])
-        f[k + off + x] += 1;
+      if (x < n_cls[c]) f[k + off + x] += 1;
     }
     off += n_cls[c];
   }
-  for (uint32_t q = 0; q < off; q++)
-    f[k + q] = log1p(f[k + q]);
+  for (uint32_t q = 0; q < off; q++) f[k + q] = log1p(f[k + q]);
   return 0;
 }
 
 /* Ridge regression on features of `tr`, predictions for `te`. */
-static int ridge(const etsim_synth_data_t *tr, const etsim_synth_data_t *te,
-                 uint32_t n_ch, const uint32_t *n_cls, int ylog,
-                 double *pred) {
+static int ridge(const etsim_synth_data_t *tr, const etsim_synth_data_t *te, uint32_t n_ch,
+                 const uint32_t *n_cls, int ylog, double *pred) {
   int nf = 5;
-  for (uint32_t c = 0; c < n_ch; c++)
-    nf += (int)n_cls[c];
+  for (uint32_t c = 0; c < n_ch; c++) nf += (int)n_cls[c];
   double *A = calloc((size_t)nf * nf, sizeof(double));
   double *bv = calloc((size_t)nf, sizeof(double));
   double *f = calloc((size_t)nf, sizeof(double));
@@ -265,22 +235,18 @@ static int ridge(const etsim_synth_data_t *tr, const etsim_synth_data_t *te,
     goto out;
   }
   for (size_t i = 0; i < tr->n_graphs; i++) {
-    if ((rc = features(tr, i, n_ch, n_cls, f, nf)))
-      goto out;
+    if ((rc = features(tr, i, n_ch, n_cls, f, nf))) goto out;
     double y = ylog ? log(tr->g[i].y) : tr->g[i].y;
     for (int a = 0; a < nf; a++) {
       bv[a] += f[a] * y;
-      for (int b = 0; b < nf; b++)
-        A[a * nf + b] += f[a] * f[b];
+      for (int b = 0; b < nf; b++) A[a * nf + b] += f[a] * f[b];
     }
   }
-  for (int a = 0; a < nf; a++)
-    A[a * nf + a] += 1e-1 + 1e-6 * A[a * nf + a];
+  for (int a = 0; a < nf; a++) A[a * nf + a] += 1e-1 + 1e-6 * A[a * nf + a];
   /* Cholesky: A = L L^T in place (lower). */
   for (int j = 0; j < nf; j++) {
     double s = A[j * nf + j];
-    for (int k = 0; k < j; k++)
-      s -= A[j * nf + k] * A[j * nf + k];
+    for (int k = 0; k < j; k++) s -= A[j * nf + k] * A[j * nf + k];
     if (s <= 0) {
       rc = ETSIM_EINTERNAL;
       goto out;
@@ -288,29 +254,24 @@ static int ridge(const etsim_synth_data_t *tr, const etsim_synth_data_t *te,
     A[j * nf + j] = sqrt(s);
     for (int i = j + 1; i < nf; i++) {
       double t = A[i * nf + j];
-      for (int k = 0; k < j; k++)
-        t -= A[i * nf + k] * A[j * nf + k];
+      for (int k = 0; k < j; k++) t -= A[i * nf + k] * A[j * nf + k];
       A[i * nf + j] = t / A[j * nf + j];
     }
   }
   for (int i = 0; i < nf; i++) { /* L z = b */
     double t = bv[i];
-    for (int k = 0; k < i; k++)
-      t -= A[i * nf + k] * bv[k];
+    for (int k = 0; k < i; k++) t -= A[i * nf + k] * bv[k];
     bv[i] = t / A[i * nf + i];
   }
   for (int i = nf - 1; i >= 0; i--) { /* L^T w = z */
     double t = bv[i];
-    for (int k = i + 1; k < nf; k++)
-      t -= A[k * nf + i] * bv[k];
+    for (int k = i + 1; k < nf; k++) t -= A[k * nf + i] * bv[k];
     bv[i] = t / A[i * nf + i];
   }
   for (size_t i = 0; i < te->n_graphs; i++) {
-    if ((rc = features(te, i, n_ch, n_cls, f, nf)))
-      goto out;
+    if ((rc = features(te, i, n_ch, n_cls, f, nf))) goto out;
     double y = 0;
-    for (int a = 0; a < nf; a++)
-      y += f[a] * bv[a];
+    for (int a = 0; a < nf; a++) y += f[a] * bv[a];
     pred[i] = ylog ? exp(y > 50 ? 50 : y) : y;
   }
 out:
@@ -346,26 +307,22 @@ static int cmp_idx(const void *a, const void *b) {
 /* Ranks with ties averaged. */
 static int ranks(const double *v, size_t n, double *r) {
   size_t *idx = malloc(sizeof(size_t) * n);
-  if (!idx)
-    return ETSIM_ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    idx[i] = i;
+  if (!idx) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < n; i++) idx[i] = i;
   rank_base = v;
   qsort(idx, n, sizeof *idx, cmp_idx);
   for (size_t i = 0; i < n;) {
     size_t j = i;
-    while (j + 1 < n && v[idx[j + 1]] == v[idx[i]])
-      j++;
-    for (size_t k = i; k <= j; k++)
-      r[idx[k]] = (i + j) / 2.0 + 1;
+    while (j + 1 < n && v[idx[j + 1]] == v[idx[i]]) j++;
+    for (size_t k = i; k <= j; k++) r[idx[k]] = (i + j) / 2.0 + 1;
     i = j + 1;
   }
   free(idx);
   return 0;
 }
 
-static int score(const etsim_synth_data_t *real, const double *pred,
-                 double *pe, double *sp, double *mae) {
+static int score(const etsim_synth_data_t *real, const double *pred, double *pe, double *sp,
+                 double *mae) {
   size_t n = real->n_graphs;
   double *y = malloc(sizeof(double) * n), *ry = malloc(sizeof(double) * n),
          *rp = malloc(sizeof(double) * n);
@@ -383,29 +340,25 @@ static int score(const etsim_synth_data_t *real, const double *pred,
   *mae = s / n;
   *pe = pearson(pred, y, n);
   int rc = ranks(y, n, ry);
-  if (!rc)
-    rc = ranks(pred, n, rp);
-  if (!rc)
-    *sp = pearson(rp, ry, n);
+  if (!rc) rc = ranks(pred, n, rp);
+  if (!rc) *sp = pearson(rp, ry, n);
   free(y);
   free(ry);
   free(rp);
   return rc;
 }
 
-int etsim_synth_evaluate(const etsim_synth_data_t *real,
-                         const etsim_synth_data_t *gen,
+int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_t *gen,
                          const etsim_synth_data_t *real_train, int surrogate,
                          etsim_synth_eval_t *out, etsim_error_t *err) {
   memset(out, 0, sizeof *out);
   if (!real->n_graphs || !gen->n_graphs)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "need at least one real and one generated graph");
+    return etsim_error_set(err, ETSIM_EINVAL, "need at least one real and one generated graph");
   if (real->kind != gen->kind || real->n_ch != gen->n_ch)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "real and generated DAGs have different category "
-                           "layouts (%u vs %u channels)", real->n_ch,
-                           gen->n_ch);
+                           "layouts (%u vs %u channels)",
+                           real->n_ch, gen->n_ch);
   uint32_t n_ch = real->n_ch, n_cls[ETSIM_SYNTH_MAX_CH], sum = 0;
   for (uint32_t c = 0; c < n_ch; c++) {
     n_cls[c] = real->n_cls[c] > gen->n_cls[c] ? real->n_cls[c] : gen->n_cls[c];
@@ -415,8 +368,7 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real,
   }
   stats_t R, G;
   int rc = stats_build(real, sum, n_cls, n_ch, &R);
-  if (!rc)
-    rc = stats_build(gen, sum, n_cls, n_ch, &G);
+  if (!rc) rc = stats_build(gen, sum, n_cls, n_ch, &G);
   if (rc) {
     stats_free(&R);
     stats_free(&G);
@@ -426,9 +378,8 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real,
   out->n_gen = gen->n_graphs;
   out->n_ch = n_ch;
   out->validity = (double)G.valid_n / gen->n_graphs;
-  out->attr_validity = real->kind == ETSIM_SYNTH_KIND_TRACE
-                           ? (double)G.attr_ok_n / gen->n_graphs
-                           : 1.0;
+  out->attr_validity =
+      real->kind == ETSIM_SYNTH_KIND_TRACE ? (double)G.attr_ok_n / gen->n_graphs : 1.0;
   out->w1_layers = w1(R.layers, R.n, G.layers, G.n);
   out->w1_nodes = w1(R.nodes, R.n, G.nodes, G.n);
   out->w1_edges = w1(R.edges, R.n, G.edges, G.n);
@@ -443,27 +394,21 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real,
       tg += G.attr[off + k];
     }
     for (uint32_t k = 0; k < n_cls[c]; k++)
-      tv += fabs(R.attr[off + k] / (tr > 0 ? tr : 1) -
-                 G.attr[off + k] / (tg > 0 ? tg : 1));
+      tv += fabs(R.attr[off + k] / (tr > 0 ? tr : 1) - G.attr[off + k] / (tg > 0 ? tg : 1));
     out->attr_tv[c] = tv / 2;
     off += n_cls[c];
   }
   stats_free(&R);
   stats_free(&G);
-  if (!surrogate)
-    return 0;
+  if (!surrogate) return 0;
   /* Surrogate: labels must be usable; log scale when all positive. */
   int ylog = 1;
-  for (size_t i = 0; i < real->n_graphs; i++)
-    ylog &= real->g[i].y > 0;
-  for (size_t i = 0; i < gen->n_graphs; i++)
-    ylog &= gen->g[i].y > 0;
+  for (size_t i = 0; i < real->n_graphs; i++) ylog &= real->g[i].y > 0;
+  for (size_t i = 0; i < gen->n_graphs; i++) ylog &= gen->g[i].y > 0;
   if (real_train)
-    for (size_t i = 0; i < real_train->n_graphs; i++)
-      ylog &= real_train->g[i].y > 0;
+    for (size_t i = 0; i < real_train->n_graphs; i++) ylog &= real_train->g[i].y > 0;
   double *pred = malloc(sizeof(double) * real->n_graphs);
-  if (!pred)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!pred) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* Only valid generated graphs train the surrogate. */
   etsim_synth_data_t gv = *gen;
   gv.g = malloc(sizeof *gv.g * (gen->n_graphs + 1));
@@ -473,64 +418,51 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real,
   }
   gv.n_graphs = 0;
   for (size_t i = 0; i < gen->n_graphs; i++)
-    if (etsim_synth_dag_valid(gen, &gen->g[i]))
-      gv.g[gv.n_graphs++] = gen->g[i];
+    if (etsim_synth_dag_valid(gen, &gen->g[i])) gv.g[gv.n_graphs++] = gen->g[i];
   rc = 0;
   if (gv.n_graphs) {
     rc = ridge(&gv, real, n_ch, n_cls, ylog, pred);
-    if (!rc)
-      rc = score(real, pred, &out->gen_pearson, &out->gen_spearman,
-                 &out->gen_mae);
+    if (!rc) rc = score(real, pred, &out->gen_pearson, &out->gen_spearman, &out->gen_mae);
     out->has_surrogate = !rc;
   }
-  if (!rc && real_train && real_train->n_graphs &&
-      real_train->n_ch == n_ch) {
+  if (!rc && real_train && real_train->n_graphs && real_train->n_ch == n_ch) {
     rc = ridge(real_train, real, n_ch, n_cls, ylog, pred);
-    if (!rc)
-      rc = score(real, pred, &out->real_pearson, &out->real_spearman,
-                 &out->real_mae);
+    if (!rc) rc = score(real, pred, &out->real_pearson, &out->real_spearman, &out->real_mae);
     out->has_real_surrogate = !rc;
   }
   free(gv.g);
   free(pred);
-  if (rc)
-    return etsim_error_set(err, rc, "surrogate regression failed");
+  if (rc) return etsim_error_set(err, rc, "surrogate regression failed");
   return 0;
 }
 
 /* ------------------------------------------------------------ baseline */
 
-int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n,
-                         uint64_t seed, etsim_synth_data_t *out,
-                         etsim_error_t *err) {
+int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
+                         etsim_synth_data_t *out, etsim_error_t *err) {
   etsim_synth_model_t *m;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
   int rc = etsim_synth__model_new(fit, &cfg, &m, err); /* marginals, d_in */
-  if (rc)
-    return rc;
+  if (rc) return rc;
   /* Empirical L, first-layer sizes, other layer sizes. */
   size_t nl = 0, n1 = 0, no = 0, cl = 0, c1 = 0, co = 0;
   uint32_t *Ls = NULL, *first = NULL, *other = NULL, *layer = NULL, *cnt = NULL;
   size_t cly = 0, ccn = 0;
   for (size_t i = 0; i < fit->n_graphs; i++) {
     const etsim_synth_dag_t *g = &fit->g[i];
-    if (etsim_grow((void **)&layer, &cly, g->n_nodes + 1, sizeof *layer))
-      goto oom;
+    if (etsim_grow((void **)&layer, &cly, g->n_nodes + 1, sizeof *layer)) goto oom;
     int L = etsim_synth_layers(g, layer, NULL);
     if (etsim_grow((void **)&cnt, &ccn, (size_t)L + 2, sizeof *cnt) ||
         etsim_grow((void **)&Ls, &cl, nl + 1, sizeof *Ls))
       goto oom;
     Ls[nl++] = (uint32_t)L;
     memset(cnt, 0, sizeof *cnt * ((size_t)L + 2));
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-      cnt[layer[v]]++;
-    if (etsim_grow((void **)&first, &c1, n1 + 1, sizeof *first))
-      goto oom;
+    for (uint32_t v = 0; v < g->n_nodes; v++) cnt[layer[v]]++;
+    if (etsim_grow((void **)&first, &c1, n1 + 1, sizeof *first)) goto oom;
     first[n1++] = cnt[1];
     for (int l = 2; l <= L; l++) {
-      if (etsim_grow((void **)&other, &co, no + 1, sizeof *other))
-        goto oom;
+      if (etsim_grow((void **)&other, &co, no + 1, sizeof *other)) goto oom;
       other[no++] = cnt[l];
     }
   }
@@ -551,8 +483,7 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n,
     }
     uint32_t N = 0;
     for (uint32_t l = 1; l <= L; l++) {
-      sz[l] = l == 1 || !no ? first[etsim_rng_below(&r, n1)]
-                            : other[etsim_rng_below(&r, no)];
+      sz[l] = l == 1 || !no ? first[etsim_rng_below(&r, n1)] : other[etsim_rng_below(&r, no)];
       N += sz[l];
     }
     etsim_synth_dag_t g = {0};
@@ -568,8 +499,7 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n,
     for (uint32_t v = 0; v < N; v++) {
       uint32_t off = 0;
       for (uint32_t c = 0; c < fit->n_ch; c++) {
-        g.x[(size_t)v * fit->n_ch + c] =
-            (uint32_t)sy_draw(&r, m->marg + off, (int)fit->n_cls[c]);
+        g.x[(size_t)v * fit->n_ch + c] = (uint32_t)sy_draw(&r, m->marg + off, (int)fit->n_cls[c]);
         off += fit->n_cls[c];
       }
     }
@@ -590,10 +520,8 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n,
         for (int q = 0; q < k && np < 64; q++) {
           uint32_t u = (uint32_t)etsim_rng_below(&r, start);
           int dup = 0;
-          for (int z = 0; z < np; z++)
-            dup |= par[z] == u;
-          if (!dup)
-            par[np++] = u;
+          for (int z = 0; z < np; z++) dup |= par[z] == u;
+          if (!dup) par[np++] = u;
         }
         for (int z = 0; z < np; z++) {
           if (etsim_grow((void **)&g.src, &ecap, g.n_edges + 1, sizeof(uint32_t)) ||
@@ -614,8 +542,7 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n,
       g.dst = etsim_malloc(sizeof(uint32_t));
       bad = !g.src || !g.dst;
     }
-    if (bad || etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1,
-                          sizeof *out->g)) {
+    if (bad || etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
       etsim_free(g.x);
       etsim_free(g.src);
       etsim_free(g.dst);
@@ -647,41 +574,34 @@ done:
  * Node counts come from the data.  Each level after the first draws its
  * width; each node gets one parent in the previous level and Poisson(density)
  * extra parents from the `jump` levels before it. */
-int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
-                                uint64_t seed, etsim_synth_data_t *out,
-                                etsim_error_t *err) {
+int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
+                                etsim_synth_data_t *out, etsim_error_t *err) {
   etsim_synth_model_t *m;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
   int rc = etsim_synth__model_new(fit, &cfg, &m, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   double fat = 0, cv = 0;
   size_t nfat = 0, ncv = 0, gaps_hist[65] = {0}, ngaps = 0;
   uint32_t *layer = NULL, *cnt = NULL, *nodes = NULL;
   size_t cly = 0, ccn = 0;
   nodes = etsim_malloc(sizeof *nodes * (fit->n_graphs + 1));
-  if (!nodes)
-    goto oom;
+  if (!nodes) goto oom;
   for (size_t i = 0; i < fit->n_graphs; i++) {
     const etsim_synth_dag_t *g = &fit->g[i];
     nodes[i] = g->n_nodes;
-    if (etsim_grow((void **)&layer, &cly, g->n_nodes + 1, sizeof *layer))
-      goto oom;
+    if (etsim_grow((void **)&layer, &cly, g->n_nodes + 1, sizeof *layer)) goto oom;
     int L = etsim_synth_layers(g, layer, NULL);
-    if (etsim_grow((void **)&cnt, &ccn, (size_t)L + 2, sizeof *cnt))
-      goto oom;
+    if (etsim_grow((void **)&cnt, &ccn, (size_t)L + 2, sizeof *cnt)) goto oom;
     memset(cnt, 0, sizeof *cnt * ((size_t)L + 2));
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-      cnt[layer[v]]++;
+    for (uint32_t v = 0; v < g->n_nodes; v++) cnt[layer[v]]++;
     if (g->n_nodes >= 2) {
       fat += log((double)g->n_nodes / L) / log((double)g->n_nodes);
       nfat++;
     }
     if (L >= 2) {
       double mu = (double)g->n_nodes / L, var = 0;
-      for (int l = 1; l <= L; l++)
-        var += (cnt[l] - mu) * (cnt[l] - mu);
+      for (int l = 1; l <= L; l++) var += (cnt[l] - mu) * (cnt[l] - mu);
       cv += sqrt(var / L) / mu;
       ncv++;
     }
@@ -693,13 +613,11 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
   }
   fat = nfat ? fat / nfat : 0.5;
   double reg = ncv ? sqrt(3.0) * cv / ncv : 0;
-  if (reg > 1)
-    reg = 1;
+  if (reg > 1) reg = 1;
   uint32_t jump = 1;
   for (size_t acc = 0; jump < 64; jump++) {
     acc += gaps_hist[jump];
-    if (acc >= 0.95 * ngaps)
-      break;
+    if (acc >= 0.95 * ngaps) break;
   }
   double density = m->mean_indeg - 1;
   etsim_synth_data_init(out);
@@ -720,8 +638,7 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
     for (uint32_t v = 0; !bad && v < N; v++) {
       uint32_t off = 0;
       for (uint32_t c = 0; c < fit->n_ch; c++) {
-        g.x[(size_t)v * fit->n_ch + c] =
-            (uint32_t)sy_draw(&r, m->marg + off, (int)fit->n_cls[c]);
+        g.x[(size_t)v * fit->n_ch + c] = (uint32_t)sy_draw(&r, m->marg + off, (int)fit->n_cls[c]);
         off += fit->n_cls[c];
       }
     }
@@ -733,21 +650,17 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
     while (!bad && placed < N) {
       double u = w * (1 - reg + 2 * reg * etsim_rng_uniform(&r));
       uint32_t k = (uint32_t)(u + 0.5);
-      if (k < 1)
-        k = 1;
-      if (placed + k > N)
-        k = N - placed;
+      if (k < 1) k = 1;
+      if (placed + k > N) k = N - placed;
       start[nl++] = placed;
       placed += k;
     }
-    if (!bad)
-      start[nl] = N;
+    if (!bad) start[nl] = N;
     for (uint32_t l = 1; !bad && l < nl; l++)
       for (uint32_t v = start[l]; v < start[l + 1] && !bad; v++) {
         uint32_t par[64];
         int np = 0;
-        par[np++] = start[l - 1] +
-                    (uint32_t)etsim_rng_below(&r, start[l] - start[l - 1]);
+        par[np++] = start[l - 1] + (uint32_t)etsim_rng_below(&r, start[l] - start[l - 1]);
         uint32_t lo = l > jump ? start[l - jump] : 0;
         double lim = exp(-density), pr = etsim_rng_uniform(&r);
         int k = 0;
@@ -758,10 +671,8 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
         for (int q = 0; q < k && np < 64; q++) {
           uint32_t uu = lo + (uint32_t)etsim_rng_below(&r, start[l] - lo);
           int dup = 0;
-          for (int z = 0; z < np; z++)
-            dup |= par[z] == uu;
-          if (!dup)
-            par[np++] = uu;
+          for (int z = 0; z < np; z++) dup |= par[z] == uu;
+          if (!dup) par[np++] = uu;
         }
         for (int z = 0; z < np; z++) {
           if (etsim_grow((void **)&g.src, &ecap, g.n_edges + 1, sizeof(uint32_t)) ||
@@ -779,8 +690,7 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n,
       g.dst = etsim_malloc(sizeof(uint32_t));
       bad = !g.src || !g.dst;
     }
-    if (bad || etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1,
-                          sizeof *out->g)) {
+    if (bad || etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
       etsim_free(g.x);
       etsim_free(g.src);
       etsim_free(g.dst);

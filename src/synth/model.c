@@ -32,10 +32,8 @@ void etsim_synth__schedule(int T, double *abar, double *alpha) {
     double f = cos((((double)t / T) + s) / (1 + s) * M_PI / 2);
     double ab = f * f / f0;
     double beta = 1 - ab / prev;
-    if (beta > 0.9999)
-      beta = 0.9999;
-    if (beta < 0)
-      beta = 0;
+    if (beta > 0.9999) beta = 0.9999;
+    if (beta < 0) beta = 0;
     prev = ab;
     alpha[t] = 1 - beta;
     abar[t] = abar[t - 1] * alpha[t];
@@ -51,8 +49,7 @@ typedef struct {
 
 static float *take(cursor_t *c, size_t n, float **grad) {
   float *p = c->w ? c->w + c->off : NULL;
-  if (grad)
-    *grad = c->g ? c->g + c->off : NULL;
+  if (grad) *grad = c->g ? c->g + c->off : NULL;
   c->off += n;
   return p;
 }
@@ -62,13 +59,10 @@ static void lin(cursor_t *c, nn_linear_t *l, int in, int out, int bias) {
   l->out = out;
   l->w = take(c, (size_t)in * out, &l->gw);
   l->b = l->gb = NULL;
-  if (bias)
-    l->b = take(c, (size_t)out, &l->gb);
+  if (bias) l->b = take(c, (size_t)out, &l->gb);
 }
 
-int sy_dim_ctx(const etsim_synth_model_t *m) {
-  return m->cfg.hidden + SY_FEAT + SY_DY;
-}
+int sy_dim_ctx(const etsim_synth_model_t *m) { return m->cfg.hidden + SY_FEAT + SY_DY; }
 int sy_dim_attr_in(const etsim_synth_model_t *m) {
   return 2 * m->cfg.hidden + sy_dim_ctx(m) + SY_DT;
 }
@@ -86,8 +80,7 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
     lin(&c, &m->mp_msg[k], H, H, 0);
     lin(&c, &m->mp_self[k], H, H, 1);
   }
-  for (int k = 0; k <= K; k++)
-    lin(&c, &m->jk[k], H, H, k == 0);
+  for (int k = 0; k <= K; k++) lin(&c, &m->jk[k], H, H, k == 0);
   m->ln_g = take(&c, (size_t)H, &m->gln_g);
   m->ln_b = take(&c, (size_t)H, &m->gln_b);
   lin(&c, &m->c1, SY_SIZEF, H, 1);
@@ -112,18 +105,13 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
 
 static void init_lin(nn_linear_t *l, etsim_rng_t *r) {
   float s = (float)sqrt(2.0 / l->in);
-  for (size_t i = 0; i < (size_t)l->in * l->out; i++)
-    l->w[i] = (float)etsim_rng_normal(r) * s;
-  if (l->b)
-    memset(l->b, 0, sizeof(float) * (size_t)l->out);
+  for (size_t i = 0; i < (size_t)l->in * l->out; i++) l->w[i] = (float)etsim_rng_normal(r) * s;
+  if (l->b) memset(l->b, 0, sizeof(float) * (size_t)l->out);
 }
 
-size_t etsim_synth__param_count(etsim_synth_model_t *m) {
-  return layout(m, NULL, NULL);
-}
+size_t etsim_synth__param_count(etsim_synth_model_t *m) { return layout(m, NULL, NULL); }
 
-int etsim_synth__alloc_params(etsim_synth_model_t *m, int init,
-                              uint64_t seed) {
+int etsim_synth__alloc_params(etsim_synth_model_t *m, int init, uint64_t seed) {
   size_t n = layout(m, NULL, NULL);
   m->n_params = n;
   m->w = etsim_calloc(n, sizeof(float));
@@ -131,11 +119,9 @@ int etsim_synth__alloc_params(etsim_synth_model_t *m, int init,
   m->adam_m = etsim_calloc(n, sizeof(float));
   m->adam_v = etsim_calloc(n, sizeof(float));
   m->adam_vmax = etsim_calloc(n, sizeof(float));
-  if (!m->w || !m->g || !m->adam_m || !m->adam_v || !m->adam_vmax)
-    return ETSIM_ENOMEM;
+  if (!m->w || !m->g || !m->adam_m || !m->adam_v || !m->adam_vmax) return ETSIM_ENOMEM;
   layout(m, m->w, m->g);
-  if (!init)
-    return 0;
+  if (!init) return 0;
   etsim_rng_t r;
   etsim_rng_seed(&r, seed ^ 0x1a7e4da9ULL);
   int H = m->cfg.hidden, K = m->cfg.mp_layers;
@@ -153,11 +139,9 @@ int etsim_synth__alloc_params(etsim_synth_model_t *m, int init,
     init_lin(&m->mp_self[k], &r);
     /* Sums over many parents grow with the degree: start the message
      * weights small so deep graphs do not blow up at initialisation. */
-    for (size_t i = 0; i < (size_t)H * H; i++)
-      m->mp_msg[k].w[i] *= 0.3f;
+    for (size_t i = 0; i < (size_t)H * H; i++) m->mp_msg[k].w[i] *= 0.3f;
   }
-  for (int k = 0; k <= K; k++)
-    init_lin(&m->jk[k], &r);
+  for (int k = 0; k <= K; k++) init_lin(&m->jk[k], &r);
   for (int j = 0; j < H; j++) {
     m->ln_g[j] = 1;
     m->ln_b[j] = 0;
@@ -175,13 +159,11 @@ int etsim_synth__alloc_params(etsim_synth_model_t *m, int init,
   init_lin(&m->es_g, &r);
   init_lin(&m->ed, &r);
   float s = (float)sqrt(1.0 / m->cfg.pair_hidden);
-  for (int j = 0; j < m->cfg.pair_hidden; j++)
-    m->eo[j] = (float)etsim_rng_normal(&r) * s;
+  for (int j = 0; j < m->cfg.pair_hidden; j++) m->eo[j] = (float)etsim_rng_normal(&r) * s;
   /* Start the edge logit at the prior odds of a typical step. */
   m->eob[0] = -2.0f;
   /* The pair's own noisy bit starts with no say; training gives it one. */
-  for (int j = 0; j < m->cfg.pair_hidden; j++)
-    m->ew[j] = 0;
+  for (int j = 0; j < m->cfg.pair_hidden; j++) m->ew[j] = 0;
   return 0;
 }
 
@@ -198,8 +180,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
-  if (!m)
-    return;
+  if (!m) return;
   etsim_free(m->marg);
   etsim_free(m->w);
   etsim_free(m->g);
@@ -214,21 +195,18 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int etsim_synth__model_new(const etsim_synth_data_t *d,
-                           const etsim_synth_config_t *cfg,
+int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config_t *cfg,
                            etsim_synth_model_t **out, etsim_error_t *err) {
-  if (!d->n_graphs)
-    return etsim_error_set(err, ETSIM_EINVAL, "no training graphs");
-  if (cfg->hidden < 4 || cfg->hidden > 4096 || cfg->mp_layers < 0 ||
-      cfg->mp_layers > SY_MAXK || cfg->pair_hidden < 1 ||
-      cfg->pair_hidden > 4096 || cfg->t_attr < 1 || cfg->t_attr > SY_MAXT ||
+  if (!d->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "no training graphs");
+  if (cfg->hidden < 4 || cfg->hidden > 4096 || cfg->mp_layers < 0 || cfg->mp_layers > SY_MAXK ||
+      cfg->pair_hidden < 1 || cfg->pair_hidden > 4096 || cfg->t_attr < 1 || cfg->t_attr > SY_MAXT ||
       cfg->t_edge < 1 || cfg->t_edge > SY_MAXT)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "model size out of range (hidden 4..4096, "
-                           "mp_layers 0..%d, T 1..%d)", SY_MAXK, SY_MAXT);
+                           "mp_layers 0..%d, T 1..%d)",
+                           SY_MAXK, SY_MAXT);
   etsim_synth_model_t *m = etsim_calloc(1, sizeof *m);
-  if (!m)
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!m) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   m->cfg = *cfg;
   m->kind = d->kind;
   m->n_ch = d->n_ch;
@@ -241,76 +219,62 @@ int etsim_synth__model_new(const etsim_synth_data_t *d,
   uint32_t *layer = NULL, *cnt = NULL;
   size_t lcap = 0, ccap = 0;
   double *mc = etsim_calloc(m->sum_cls + 1, sizeof(double));
-  if (!m->marg || !ys || !mc)
-    goto oom;
+  if (!m->marg || !ys || !mc) goto oom;
   double nonsrc = 0, nonsrc_edges = 0;
   int ypos = 1;
   for (size_t i = 0; i < d->n_graphs; i++) {
     const etsim_synth_dag_t *g = &d->g[i];
-    if (etsim_grow((void **)&layer, &lcap, g->n_nodes + 1, sizeof *layer))
-      goto oom;
+    if (etsim_grow((void **)&layer, &lcap, g->n_nodes + 1, sizeof *layer)) goto oom;
     int L = etsim_synth_layers(g, layer, err);
     if (L < 0) {
       etsim_error_prefix(err, "training graph %zu", i);
       goto fail;
     }
-    if ((uint32_t)L > m->max_layers)
-      m->max_layers = (uint32_t)L;
-    if (g->n_nodes > m->max_nodes)
-      m->max_nodes = g->n_nodes;
-    if (etsim_grow((void **)&cnt, &ccap, (size_t)L + 2, sizeof *cnt))
-      goto oom;
+    if ((uint32_t)L > m->max_layers) m->max_layers = (uint32_t)L;
+    if (g->n_nodes > m->max_nodes) m->max_nodes = g->n_nodes;
+    if (etsim_grow((void **)&cnt, &ccap, (size_t)L + 2, sizeof *cnt)) goto oom;
     memset(cnt, 0, sizeof *cnt * ((size_t)L + 2));
     for (uint32_t v = 0; v < g->n_nodes; v++) {
       cnt[layer[v]]++;
-      if (layer[v] > 1)
-        nonsrc++;
+      if (layer[v] > 1) nonsrc++;
       uint32_t off = 0;
       for (uint32_t c = 0; c < d->n_ch; c++) {
         uint32_t x = g->x[(size_t)v * d->n_ch + c];
         if (x >= d->n_cls[c]) {
-          etsim_error_set(err, ETSIM_EFORMAT,
-                          "training graph %zu node %u: category %u >= %u", i,
-                          v, x, d->n_cls[c]);
+          etsim_error_set(err, ETSIM_EFORMAT, "training graph %zu node %u: category %u >= %u", i, v,
+                          x, d->n_cls[c]);
           goto fail;
         }
         mc[off + x] += 1;
         off += d->n_cls[c];
       }
     }
-    for (uint32_t k = 0; k < g->n_edges; k++)
-      nonsrc_edges += 1;
+    for (uint32_t k = 0; k < g->n_edges; k++) nonsrc_edges += 1;
     for (int l = 1; l <= L; l++)
-      if (cnt[l] > m->max_size)
-        m->max_size = cnt[l];
+      if (cnt[l] > m->max_size) m->max_size = cnt[l];
     m->mean_steps += L + 1;
     m->mean_nodes += g->n_nodes;
     for (int l = 2, before = (int)cnt[1]; l <= L; before += (int)cnt[l], l++)
       m->mean_pairs += (double)cnt[l] * before;
     ys[i] = g->y;
-    if (!(g->y > 0))
-      ypos = 0;
+    if (!(g->y > 0)) ypos = 0;
   }
   m->mean_steps /= (double)d->n_graphs;
   m->mean_nodes /= (double)d->n_graphs;
   m->mean_pairs /= (double)d->n_graphs;
-  if (m->mean_pairs < 1)
-    m->mean_pairs = 1;
+  if (m->mean_pairs < 1) m->mean_pairs = 1;
   m->mean_indeg = nonsrc > 0 ? nonsrc_edges / nonsrc : 1.0;
-  if (m->mean_indeg < 1)
-    m->mean_indeg = 1;
+  if (m->mean_indeg < 1) m->mean_indeg = 1;
   {
     uint32_t off = 0;
     for (uint32_t c = 0; c < d->n_ch; c++) {
       double tot = 0;
-      for (uint32_t k = 0; k < d->n_cls[c]; k++)
-        tot += mc[off + k];
+      for (uint32_t k = 0; k < d->n_cls[c]; k++) tot += mc[off + k];
       /* Categories never seen in training keep probability 0: the prior
        * never draws them and the sampler masks them out of predictions, so
        * a sample only holds categories the data has. */
       for (uint32_t k = 0; k < d->n_cls[c]; k++)
-        m->marg[off + k] = tot > 0 ? (float)(mc[off + k] / tot)
-                                   : 1.0f / (float)d->n_cls[c];
+        m->marg[off + k] = tot > 0 ? (float)(mc[off + k] / tot) : 1.0f / (float)d->n_cls[c];
       off += d->n_cls[c];
     }
   }
@@ -350,8 +314,7 @@ fail:
 float *sy_pz(pool_t *p, size_t n) {
   n = (n + 15) & ~(size_t)15;
   while (p->cur && p->cur->used + n > p->cur->cap) {
-    if (!p->cur->next)
-      break;
+    if (!p->cur->next) break;
     p->cur = p->cur->next;
     p->cur->used = 0;
   }
@@ -381,8 +344,7 @@ float *sy_pz(pool_t *p, size_t n) {
 
 void sy_pool_reset(pool_t *p) {
   p->cur = p->head;
-  if (p->cur)
-    p->cur->used = 0;
+  if (p->cur) p->cur->used = 0;
   p->oom = 0;
 }
 
@@ -398,12 +360,12 @@ void sy_pool_free(pool_t *p) {
 
 /* A graph in row form. */
 typedef struct {
-  int n, L;           /* rows (nodes + 1), layers */
-  uint32_t *lay;      /* row -> layer */
-  uint32_t *ls;       /* L + 2 entries: layer l holds rows [ls[l], ls[l+1]) */
+  int n, L;              /* rows (nodes + 1), layers */
+  uint32_t *lay;         /* row -> layer */
+  uint32_t *ls;          /* L + 2 entries: layer l holds rows [ls[l], ls[l+1]) */
   uint32_t *poff, *padj; /* parent rows of each row (CSR) */
-  int32_t *xr;        /* channel-major categories: xr[c * n + r] */
-  uint32_t *orig;     /* row -> node index of the DAG (row 0: unused) */
+  int32_t *xr;           /* channel-major categories: xr[c * n + r] */
+  uint32_t *orig;        /* row -> node index of the DAG (row 0: unused) */
 } rows_t;
 
 static void rows_free(rows_t *r) {
@@ -416,8 +378,8 @@ static void rows_free(rows_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g,
-                      rows_t *R, etsim_error_t *err) {
+static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g, rows_t *R,
+                      etsim_error_t *err) {
   memset(R, 0, sizeof *R);
   uint32_t nn = g->n_nodes;
   int n = (int)nn + 1;
@@ -429,8 +391,7 @@ static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g,
   R->xr = etsim_malloc(sizeof *R->xr * (size_t)n * m->n_ch);
   R->orig = etsim_malloc(sizeof *R->orig * (size_t)n);
   int rc = 0;
-  if (!layer || !rowof || !R->lay || !R->poff || !R->padj || !R->xr ||
-      !R->orig) {
+  if (!layer || !rowof || !R->lay || !R->poff || !R->padj || !R->xr || !R->orig) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto out;
   }
@@ -446,12 +407,10 @@ static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g,
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto out;
   }
-  for (uint32_t v = 0; v < nn; v++)
-    R->ls[layer[v] + 1]++;
+  for (uint32_t v = 0; v < nn; v++) R->ls[layer[v] + 1]++;
   R->ls[0] = 0;
   R->ls[1] = 1; /* row 0 = start token = layer 0 */
-  for (int l = 1; l <= L + 1; l++)
-    R->ls[l] += R->ls[l - 1];
+  for (int l = 1; l <= L + 1; l++) R->ls[l] += R->ls[l - 1];
   /* ls[l] now = first row of layer l (rows of layer l follow the start). */
   {
     uint32_t *cur = etsim_malloc(sizeof *cur * ((size_t)L + 2));
@@ -470,10 +429,8 @@ static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g,
   }
   R->lay[0] = 0;
   R->orig[0] = 0;
-  for (uint32_t k = 0; k < g->n_edges; k++)
-    R->poff[rowof[g->dst[k]] + 1]++;
-  for (int r = 0; r < n; r++)
-    R->poff[r + 1] += R->poff[r];
+  for (uint32_t k = 0; k < g->n_edges; k++) R->poff[rowof[g->dst[k]] + 1]++;
+  for (int r = 0; r < n; r++) R->poff[r + 1] += R->poff[r];
   {
     uint32_t *cur = etsim_malloc(sizeof *cur * ((size_t)n + 1));
     if (!cur) {
@@ -481,8 +438,7 @@ static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g,
       goto out;
     }
     memcpy(cur, R->poff, sizeof *cur * (size_t)n);
-    for (uint32_t k = 0; k < g->n_edges; k++)
-      R->padj[cur[rowof[g->dst[k]]]++] = rowof[g->src[k]];
+    for (uint32_t k = 0; k < g->n_edges; k++) R->padj[cur[rowof[g->dst[k]]]++] = rowof[g->src[k]];
     etsim_free(cur);
   }
   for (uint32_t c = 0; c < m->n_ch; c++) {
@@ -492,7 +448,8 @@ static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g,
       if (x >= m->n_cls[c]) {
         rc = etsim_error_set(err, ETSIM_EFORMAT,
                              "node %u: category %u of channel %u is outside "
-                             "the model's 0..%u", v, x, c, m->n_cls[c] - 1);
+                             "the model's 0..%u",
+                             v, x, c, m->n_cls[c] - 1);
         goto out;
       }
       R->xr[(size_t)c * n + rowof[v]] = (int32_t)x;
@@ -501,13 +458,11 @@ static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g,
 out:
   etsim_free(layer);
   etsim_free(rowof);
-  if (rc)
-    rows_free(R);
+  if (rc) rows_free(R);
   return rc;
 }
 
-int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap,
-                     enc_t *e) {
+int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc_t *e) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers;
   size_t nh = (size_t)cap * H;
   e->X0 = sy_pz(p, nh);
@@ -522,16 +477,14 @@ int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap,
 }
 
 /* Forward over rows [r0, r1); rows below r0 must be done already. */
-void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
-                    const int32_t *xr, const uint32_t *poff,
-                    const uint32_t *padj, int r0, int r1) {
+void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr, const int32_t *xr,
+                const uint32_t *poff, const uint32_t *padj, int r0, int r1) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers, P = m->cfg.pair_hidden;
   int nr = r1 - r0;
   size_t o = (size_t)r0 * H;
   memset(e->X0 + o, 0, sizeof(float) * (size_t)nr * H);
   for (uint32_t c = 0; c < m->n_ch; c++)
-    nn_embed_fwd_add(nr, H, m->emb[c], xr + (size_t)c * n_rows_xr + r0,
-                     e->X0 + o);
+    nn_embed_fwd_add(nr, H, m->emb[c], xr + (size_t)c * n_rows_xr + r0, e->X0 + o);
   nn_linear_fwd(&m->enc_in, nr, e->X0 + o, e->P[0] + o);
   nn_gelu_fwd((size_t)nr * H, e->P[0] + o, e->Hh[0] + o);
   for (int k = 1; k <= K; k++) {
@@ -542,15 +495,13 @@ void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
     nn_gelu_fwd((size_t)nr * H, e->P[k] + o, e->Hh[k] + o);
   }
   nn_linear_fwd(&m->jk[0], nr, e->Hh[0] + o, e->Z + o);
-  for (int k = 1; k <= K; k++)
-    nn_linear_fwd_add(&m->jk[k], nr, e->Hh[k] + o, e->Z + o, 0);
+  for (int k = 1; k <= K; k++) nn_linear_fwd_add(&m->jk[k], nr, e->Hh[k] + o, e->Z + o, 0);
   memset(e->Zs + (size_t)r0 * P, 0, sizeof(float) * (size_t)nr * P);
   nn_linear_fwd_add(&m->es_z, nr, e->Z + o, e->Zs + (size_t)r0 * P, 0);
 }
 
-static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n,
-                    const int32_t *xr, const uint32_t *poff,
-                    const uint32_t *padj, float *dZ, const float *dZs) {
+static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n, const int32_t *xr,
+                    const uint32_t *poff, const uint32_t *padj, float *dZ, const float *dZs) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers;
   size_t nh = (size_t)n * H;
   nn_linear_bwd(&m->es_z, n, e->Z, dZs, dZ, 0);
@@ -560,8 +511,7 @@ static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n,
     nn_linear_bwd(&m->jk[k], n, e->Hh[k], dZ, dH[k], k == 0);
   }
   float *dP = sy_pz(p, nh), *dM = sy_pz(p, nh);
-  if (p->oom)
-    return;
+  if (p->oom) return;
   for (int k = K; k >= 1; k--) {
     memset(dP, 0, sizeof(float) * nh);
     nn_gelu_bwd(nh, e->P[k], dH[k], dP);
@@ -574,8 +524,7 @@ static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n,
   nn_gelu_bwd(nh, e->P[0], dH[0], dP);
   memset(dM, 0, sizeof(float) * nh); /* dX0 */
   nn_linear_bwd(&m->enc_in, n, e->X0, dP, dM, 1);
-  for (uint32_t c = 0; c < m->n_ch; c++)
-    nn_embed_bwd(n, H, xr + (size_t)c * n, dM, m->gemb[c]);
+  for (uint32_t c = 0; c < m->n_ch; c++) nn_embed_bwd(n, H, xr + (size_t)c * n, dM, m->gemb[c]);
 }
 
 /* Label and step features. */
@@ -584,28 +533,25 @@ void sy_label_feat(const etsim_synth_model_t *m, double y, float *out) {
   u = (u - m->y_mean) / m->y_std;
   nn_sinusoid((float)u, SY_DY, 0.5f, out);
 }
-void sy_t_feat(int t, int T, float *out) {
-  nn_sinusoid((float)(8.0 * t / T), SY_DT, 0.5f, out);
-}
+void sy_t_feat(int t, int T, float *out) { nn_sinusoid((float)(8.0 * t / T), SY_DT, 0.5f, out); }
 
 /* Context of step l (after layers 0..l): [LN(S_l) | features | label]. */
-void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
-                       uint32_t last_size, float *f) {
+void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix, uint32_t last_size,
+                   float *f) {
   f[0] = (float)(log1p((double)n_prefix) / 4);
   f[1] = (float)(log1p((double)last_size) / 3);
   f[2] = (float)l / (float)(m->max_layers ? m->max_layers : 1);
   f[3] = l == 0 ? 1.0f : 0.0f;
 }
 
-void sy_stop_feats(const etsim_synth_model_t *m, int l, const float *ysin,
-                   float *f) {
+void sy_stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f) {
   nn_sinusoid((float)l, SY_DL, 0.5f, f);
   f[SY_DL] = (float)l / (float)(m->max_layers ? m->max_layers : 1);
   memcpy(f + SY_DL + 1, ysin, sizeof(float) * SY_DY);
 }
 
-void sy_size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
-                   uint32_t last_size, const float *ysin, float *f) {
+void sy_size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix, uint32_t last_size,
+                   const float *ysin, float *f) {
   sy_stop_feats(m, l, ysin, f);
   f[SY_STOPF] = (float)(log1p((double)n_prefix) / 4);
   f[SY_STOPF + 1] = (float)(log1p((double)last_size) / 3);
@@ -623,12 +569,10 @@ int sy_draw(etsim_rng_t *r, const float *p, int n) {
   double u = etsim_rng_uniform(r), c = 0;
   for (int i = 0; i < n; i++) {
     c += p[i];
-    if (u < c)
-      return i;
+    if (u < c) return i;
   }
   for (int i = n - 1; i >= 0; i--)
-    if (p[i] > 0)
-      return i;
+    if (p[i] > 0) return i;
   return 0;
 }
 
@@ -651,9 +595,8 @@ static void ws_free(ws_t *w) {
   etsim_free(w->i32);
 }
 
-static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
-                         double y, uint64_t seed, int backward, float weight,
-                         double *loss, double *parts) {
+static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, double y, uint64_t seed,
+                         int backward, float weight, double *loss, double *parts) {
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
   int n = R->n, L = R->L, Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   uint32_t nch = m->n_ch;
@@ -662,8 +605,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   etsim_rng_t rng;
   etsim_rng_seed(&rng, seed);
   enc_t e;
-  if (sy_enc_alloc(m, p, n, &e))
-    return ETSIM_ENOMEM;
+  if (sy_enc_alloc(m, p, n, &e)) return ETSIM_ENOMEM;
   sy_enc_fwd(m, &e, n, R->xr, R->poff, R->padj, 0, n);
   float *dZ = sy_pz(p, (size_t)n * H), *dZs = sy_pz(p, (size_t)n * P);
   /* Prefix sums and contexts for steps 0..L. */
@@ -672,16 +614,13 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   float *lst = sy_pz(p, 2 * (size_t)ns), *ctx = sy_pz(p, (size_t)ns * Dc);
   float *dctx = sy_pz(p, (size_t)ns * Dc);
   float ysin[SY_DY];
-  if (p->oom)
-    return ETSIM_ENOMEM;
+  if (p->oom) return ETSIM_ENOMEM;
   sy_label_feat(m, y, ysin);
   for (int l = 0; l <= L; l++) {
     float *Sl = S + (size_t)l * H;
-    if (l)
-      memcpy(Sl, S + (size_t)(l - 1) * H, sizeof(float) * H);
+    if (l) memcpy(Sl, S + (size_t)(l - 1) * H, sizeof(float) * H);
     for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
-      for (int j = 0; j < H; j++)
-        Sl[j] += e.Z[(size_t)r * H + j];
+      for (int j = 0; j < H; j++) Sl[j] += e.Z[(size_t)r * H + j];
   }
   nn_layernorm_fwd(ns, H, S, m->ln_g, m->ln_b, G, lst);
   for (int l = 0; l <= L; l++) {
@@ -696,8 +635,8 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   float *cp = sy_pz(p, (size_t)ns * H), *ch = sy_pz(p, (size_t)ns * H);
   float *clog = sy_pz(p, (size_t)ns * C), *dclog = sy_pz(p, (size_t)ns * C);
   if (etsim_grow((void **)&ws->u8, &ws->u8_cap, (size_t)ns * C, 1) ||
-      etsim_grow((void **)&ws->i32, &ws->i32_cap, (size_t)ns + (size_t)n * nch,
-                 sizeof(int32_t)) || p->oom)
+      etsim_grow((void **)&ws->i32, &ws->i32_cap, (size_t)ns + (size_t)n * nch, sizeof(int32_t)) ||
+      p->oom)
     return ETSIM_ENOMEM;
   int32_t *tgt = ws->i32;
   uint8_t *stop = ws->u8;
@@ -707,11 +646,10 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     stop[l] = l == L;
   }
   float *cf = sy_pz(p, (size_t)ns * SY_SIZEF);
-  if (p->oom)
-    return ETSIM_ENOMEM;
+  if (p->oom) return ETSIM_ENOMEM;
   for (int l = 0; l <= L; l++)
-    sy_size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0,
-                  ysin, cf + (size_t)l * SY_SIZEF);
+    sy_size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, ysin,
+                  cf + (size_t)l * SY_SIZEF);
   nn_linear_fwd(&m->c1, ns, cf, cp);
   nn_gelu_fwd((size_t)ns * H, cp, ch);
   nn_linear_fwd(&m->c2, ns, ch, clog);
@@ -728,31 +666,25 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     float *sf = sy_pz(p, (size_t)L * SY_STOPF), *sp = sy_pz(p, (size_t)L * H);
     float *sh = sy_pz(p, (size_t)L * H), *slog = sy_pz(p, (size_t)L);
     float *dslog = sy_pz(p, (size_t)L);
-    if (p->oom)
-      return ETSIM_ENOMEM;
-    for (int l = 1; l <= L; l++)
-      sy_stop_feats(m, l, ysin, sf + (size_t)(l - 1) * SY_STOPF);
+    if (p->oom) return ETSIM_ENOMEM;
+    for (int l = 1; l <= L; l++) sy_stop_feats(m, l, ysin, sf + (size_t)(l - 1) * SY_STOPF);
     nn_linear_fwd(&m->s1, L, sf, sp);
     nn_gelu_fwd((size_t)L * H, sp, sh);
     nn_linear_fwd(&m->s2, L, sh, slog);
     lc += nn_bce_logits(L, slog, stop + 1, wst, dslog);
     if (backward) {
       float *dsh = sy_pz(p, (size_t)L * H), *dsp = sy_pz(p, (size_t)L * H);
-      if (p->oom)
-        return ETSIM_ENOMEM;
-      for (int l = 0; l < L; l++)
-        dslog[l] *= weight;
+      if (p->oom) return ETSIM_ENOMEM;
+      for (int l = 0; l < L; l++) dslog[l] *= weight;
       nn_linear_bwd(&m->s2, L, sh, dslog, dsh, 1);
       nn_gelu_bwd((size_t)L * H, sp, dsh, dsp);
       nn_linear_bwd(&m->s1, L, sf, dsp, NULL, 1);
     }
   }
   if (backward) {
-    for (size_t i = 0; i < (size_t)ns * C; i++)
-      dclog[i] *= weight;
+    for (size_t i = 0; i < (size_t)ns * C; i++) dclog[i] *= weight;
     float *dch = sy_pz(p, (size_t)ns * H), *dcp = sy_pz(p, (size_t)ns * H);
-    if (p->oom)
-      return ETSIM_ENOMEM;
+    if (p->oom) return ETSIM_ENOMEM;
     nn_linear_bwd(&m->c2, ns, ch, dclog, dch, 1);
     nn_gelu_bwd((size_t)ns * H, cp, dch, dcp);
     nn_linear_bwd(&m->c1, ns, cf, dcp, NULL, 1);
@@ -770,8 +702,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     float *seg = sy_pz(p, (size_t)Rn * m->sum_cls), *dseg = sy_pz(p, (size_t)Rn * m->sum_cls);
     int32_t *zt = tgt + ns; /* Rn * nch noisy categories, channel-major */
     int *tl = NULL;
-    if (p->oom)
-      return ETSIM_ENOMEM;
+    if (p->oom) return ETSIM_ENOMEM;
     float tsin[SY_DT];
     for (int l = 1; l <= L; l++) {
       int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Ta);
@@ -783,8 +714,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
         for (uint32_t r = r0; r < r1; r++) {
           int32_t x0 = R->xr[(size_t)c * n + r];
           int32_t z = x0;
-          if (etsim_rng_uniform(&rng) >= ab)
-            z = sy_draw(&rng, m->marg + off, (int)m->n_cls[c]);
+          if (etsim_rng_uniform(&rng) >= ab) z = sy_draw(&rng, m->marg + off, (int)m->n_cls[c]);
           zt[(size_t)c * Rn + (r - 1)] = z;
         }
         off += m->n_cls[c];
@@ -796,16 +726,14 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
       }
     }
     (void)tl;
-    for (uint32_t c = 0; c < nch; c++)
-      nn_embed_fwd_add(Rn, H, m->aemb[c], zt + (size_t)c * Rn, EA);
+    for (uint32_t c = 0; c < nch; c++) nn_embed_fwd_add(Rn, H, m->aemb[c], zt + (size_t)c * Rn, EA);
     for (int l = 1; l <= L; l++) {
       uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
       float inv = 1.0f / (float)(r1 - r0);
       float mean[4096];
       memset(mean, 0, sizeof(float) * H);
       for (uint32_t r = r0; r < r1; r++)
-        for (int j = 0; j < H; j++)
-          mean[j] += EA[(size_t)(r - 1) * H + j] * inv;
+        for (int j = 0; j < H; j++) mean[j] += EA[(size_t)(r - 1) * H + j] * inv;
       for (uint32_t r = r0; r < r1; r++) {
         float *a = ain + (size_t)(r - 1) * Da;
         memcpy(a, EA + (size_t)(r - 1) * H, sizeof(float) * H);
@@ -822,24 +750,19 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     for (uint32_t c = 0; c < nch; c++) {
       int Kc = (int)m->n_cls[c];
       for (int r = 0; r < Rn; r++)
-        memcpy(seg + (size_t)r * Kc, alog + (size_t)r * m->sum_cls + off,
-               sizeof(float) * Kc);
+        memcpy(seg + (size_t)r * Kc, alog + (size_t)r * m->sum_cls + off, sizeof(float) * Kc);
       memset(dseg, 0, sizeof(float) * (size_t)Rn * Kc);
-      la += nn_softmax_xent(Rn, Kc, seg, R->xr + (size_t)c * n + 1, NULL, wa,
-                            dseg);
+      la += nn_softmax_xent(Rn, Kc, seg, R->xr + (size_t)c * n + 1, NULL, wa, dseg);
       for (int r = 0; r < Rn; r++)
-        memcpy(dalog + (size_t)r * m->sum_cls + off, dseg + (size_t)r * Kc,
-               sizeof(float) * Kc);
+        memcpy(dalog + (size_t)r * m->sum_cls + off, dseg + (size_t)r * Kc, sizeof(float) * Kc);
       off += m->n_cls[c];
     }
     if (backward) {
-      for (size_t i = 0; i < (size_t)Rn * m->sum_cls; i++)
-        dalog[i] *= weight;
+      for (size_t i = 0; i < (size_t)Rn * m->sum_cls; i++) dalog[i] *= weight;
       float *dh2 = sy_pz(p, (size_t)Rn * H), *dp2 = sy_pz(p, (size_t)Rn * H);
       float *dh1 = sy_pz(p, (size_t)Rn * H), *dp1 = sy_pz(p, (size_t)Rn * H);
       float *dain = sy_pz(p, (size_t)Rn * Da), *dEA = sy_pz(p, (size_t)Rn * H);
-      if (p->oom)
-        return ETSIM_ENOMEM;
+      if (p->oom) return ETSIM_ENOMEM;
       nn_linear_bwd(&m->a3, Rn, h2, dalog, dh2, 1);
       nn_gelu_bwd((size_t)Rn * H, p2, dh2, dp2);
       nn_linear_bwd(&m->a2, Rn, h1, dp2, dh1, 1);
@@ -857,15 +780,12 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
             dEA[(size_t)(r - 1) * H + j] += da[j];
             dmean[j] += da[H + j] * inv;
           }
-          for (int j = 0; j < Dc; j++)
-            dc[j] += da[2 * H + j];
+          for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
         }
         for (uint32_t r = r0; r < r1; r++)
-          for (int j = 0; j < H; j++)
-            dEA[(size_t)(r - 1) * H + j] += dmean[j];
+          for (int j = 0; j < H; j++) dEA[(size_t)(r - 1) * H + j] += dmean[j];
       }
-      for (uint32_t c = 0; c < nch; c++)
-        nn_embed_bwd(Rn, H, zt + (size_t)c * Rn, dEA, m->gaemb[c]);
+      for (uint32_t c = 0; c < nch; c++) nn_embed_bwd(Rn, H, zt + (size_t)c * Rn, dEA, m->gaemb[c]);
     }
   }
 
@@ -875,8 +795,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   for (int l = 2; l <= L; l++) {
     size_t pr = (size_t)(R->ls[l + 1] - R->ls[l]) * (R->ls[l] - 1);
     total_pairs += pr;
-    if (pr > maxpairs)
-      maxpairs = pr;
+    if (pr > maxpairs) maxpairs = pr;
   }
   if (total_pairs) {
     int De = sy_dim_edge_in(m);
@@ -884,8 +803,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
      * would be tiny next to the other heads (most pairs are easy zeros). */
     float we = (float)(1.0 / m->mean_nodes);
     if (etsim_grow((void **)&ws->u8, &ws->u8_cap, 2 * maxpairs + 1, 1) ||
-        etsim_grow((void **)&ws->u32, &ws->u32_cap, (size_t)n + 1,
-                   sizeof(uint32_t)))
+        etsim_grow((void **)&ws->u32, &ws->u32_cap, (size_t)n + 1, sizeof(uint32_t)))
       return ETSIM_ENOMEM;
     uint8_t *clean = ws->u8, *noisy = ws->u8 + maxpairs;
     uint32_t *children = ws->u32;
@@ -900,14 +818,12 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
     float *dA = sy_pz(p, maxN * P);
     float *ein = sy_pz(p, maxnv * De), *B = sy_pz(p, maxnv * P);
     float *dB = sy_pz(p, maxnv * P), *dein = sy_pz(p, maxnv * De);
-    if (p->oom)
-      return ETSIM_ENOMEM;
+    if (p->oom) return ETSIM_ENOMEM;
     float tsin[SY_DT];
     for (int l = 2; l <= L; l++) {
       /* Children of earlier nodes among layers < l. */
       for (uint32_t r = R->ls[l - 1]; r < R->ls[l]; r++)
-        for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++)
-          children[R->padj[k]]++;
+        for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) children[R->padj[k]]++;
       uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0, N = v0 - 1;
       int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Te);
       double ab = m->abar_e[t];
@@ -918,31 +834,24 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
         for (uint32_t k = R->poff[v0 + v]; k < R->poff[v0 + v + 1]; k++)
           clean[(size_t)v * N + (R->padj[k] - 1)] = 1;
       for (size_t q = 0; q < (size_t)nv * N; q++)
-        noisy[q] = etsim_rng_uniform(&rng) < ab
-                       ? clean[q]
-                       : (etsim_rng_uniform(&rng) < ml);
+        noisy[q] = etsim_rng_uniform(&rng) < ab ? clean[q] : (etsim_rng_uniform(&rng) < ml);
       for (uint32_t u = 0; u < N; u++)
-        sy_gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1],
-                  gapf + (size_t)u * SY_GAPF);
+        sy_gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1], gapf + (size_t)u * SY_GAPF);
       nn_linear_fwd(&m->es_g, (int)N, gapf, A);
-      for (size_t i = 0; i < (size_t)N * P; i++)
-        A[i] += e.Zs[(size_t)P + i]; /* rows 1..N */
+      for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e.Zs[(size_t)P + i]; /* rows 1..N */
       memset(ein, 0, sizeof(float) * (size_t)nv * De);
       for (uint32_t v = 0; v < nv; v++) {
         float *a = ein + (size_t)v * De;
         for (uint32_t c = 0; c < nch; c++) {
-          const float *er =
-              m->eemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
-          for (int j = 0; j < H; j++)
-            a[j] += er[j];
+          const float *er = m->eemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
+          for (int j = 0; j < H; j++) a[j] += er[j];
         }
         int deg = 0;
         for (uint32_t u = 0; u < N; u++)
           if (noisy[(size_t)v * N + u]) {
             deg++;
             const float *z = e.Z + (size_t)(u + 1) * H;
-            for (int j = 0; j < H; j++)
-              a[H + j] += z[j];
+            for (int j = 0; j < H; j++) a[H + j] += z[j];
           }
         memcpy(a + 2 * H, ctx + (size_t)(l - 1) * Dc, sizeof(float) * Dc);
         memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
@@ -956,8 +865,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
       for (uint32_t v = 0; v < nv; v++) {
         const float *b0 = B + (size_t)v * P;
         float *db = dB + (size_t)v * P;
-        for (int j = 0; j < P; j++)
-          b1[j] = b0[j] + m->ew[j];
+        for (int j = 0; j < P; j++) b1[j] = b0[j] + m->ew[j];
         for (uint32_t u = 0; u < N; u++) {
           const float *a = A + (size_t)u * P;
           /* The pair's own noisy bit enters the split first layer as one
@@ -981,8 +889,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
           int tg = clean[(size_t)v * N + u];
           double sp = z > 0 ? z + log1p(exp(-z)) : log1p(exp(z));
           le += we * (sp - (tg ? z : 0));
-          if (!backward)
-            continue;
+          if (!backward) continue;
           float dz = w_l * (float)(1.0 / (1.0 + exp(-z)) - tg);
           m->geob[0] += dz;
           float *da = dA + (size_t)u * P;
@@ -993,59 +900,49 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
               float g = dz * m->eo[j];
               da[j] += g;
               db[j] += g;
-              if (on)
-                m->gew[j] += g;
+              if (on) m->gew[j] += g;
             }
           }
         }
       }
-      if (!backward)
-        continue;
+      if (!backward) continue;
       memset(dein, 0, sizeof(float) * (size_t)nv * De);
       nn_linear_bwd(&m->ed, (int)nv, ein, dB, dein, 1);
       for (uint32_t v = 0; v < nv; v++) {
         const float *da = dein + (size_t)v * De;
         for (uint32_t c = 0; c < nch; c++) {
           float *ge = m->geemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
-          for (int j = 0; j < H; j++)
-            ge[j] += da[j];
+          for (int j = 0; j < H; j++) ge[j] += da[j];
         }
         for (uint32_t u = 0; u < N; u++)
           if (noisy[(size_t)v * N + u]) {
             float *dz = dZ + (size_t)(u + 1) * H;
-            for (int j = 0; j < H; j++)
-              dz[j] += da[H + j];
+            for (int j = 0; j < H; j++) dz[j] += da[H + j];
           }
         float *dc = dctx + (size_t)(l - 1) * Dc;
-        for (int j = 0; j < Dc; j++)
-          dc[j] += da[2 * H + j];
+        for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
       }
       nn_linear_bwd(&m->es_g, (int)N, gapf, dA, NULL, 1);
-      for (size_t i = 0; i < (size_t)N * P; i++)
-        dZs[(size_t)P + i] += dA[i];
+      for (size_t i = 0; i < (size_t)N * P; i++) dZs[(size_t)P + i] += dA[i];
     }
   }
 
   if (backward) {
     /* Contexts -> layer norm -> prefix sums -> node embeddings. */
     float *dG = sy_pz(p, (size_t)ns * H), *dS = sy_pz(p, (size_t)ns * H);
-    if (p->oom)
-      return ETSIM_ENOMEM;
+    if (p->oom) return ETSIM_ENOMEM;
     for (int l = 0; l <= L; l++)
       memcpy(dG + (size_t)l * H, dctx + (size_t)l * Dc, sizeof(float) * H);
     nn_layernorm_bwd(ns, H, S, m->ln_g, lst, dG, dS, m->gln_g, m->gln_b);
     float acc[4096];
     memset(acc, 0, sizeof(float) * H);
     for (int l = L; l >= 0; l--) {
-      for (int j = 0; j < H; j++)
-        acc[j] += dS[(size_t)l * H + j];
+      for (int j = 0; j < H; j++) acc[j] += dS[(size_t)l * H + j];
       for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
-        for (int j = 0; j < H; j++)
-          dZ[(size_t)r * H + j] += acc[j];
+        for (int j = 0; j < H; j++) dZ[(size_t)r * H + j] += acc[j];
     }
     enc_bwd(m, p, &e, n, R->xr, R->poff, R->padj, dZ, dZs);
-    if (p->oom)
-      return ETSIM_ENOMEM;
+    if (p->oom) return ETSIM_ENOMEM;
   }
   *loss = lc + la + le;
   if (parts) {
@@ -1056,46 +953,39 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R,
   return 0;
 }
 
-int etsim_synth__graph_loss(etsim_synth_model_t *m,
-                            const etsim_synth_data_t *d,
-                            const etsim_synth_dag_t *g, uint64_t seed,
-                            int backward, float weight, double *loss,
-                            double *parts, etsim_error_t *err) {
+int etsim_synth__graph_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d,
+                            const etsim_synth_dag_t *g, uint64_t seed, int backward, float weight,
+                            double *loss, double *parts, etsim_error_t *err) {
   (void)d;
   rows_t R;
   int rc = rows_build(m, g, &R, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   ws_t ws = {0};
   rc = graph_loss_ws(m, &ws, &R, g->y, seed, backward, weight, loss, parts);
   ws_free(&ws);
   rows_free(&R);
-  if (rc)
-    return etsim_error_set(err, rc, "out of memory");
+  if (rc) return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
 
 /* --------------------------------------------------------------- training */
 
-static int check_layout(const etsim_synth_model_t *m,
-                        const etsim_synth_data_t *d, const char *what,
+static int check_layout(const etsim_synth_model_t *m, const etsim_synth_data_t *d, const char *what,
                         etsim_error_t *err) {
   if (d->kind != m->kind || d->n_ch != m->n_ch)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "%s: categories (%s, %u channels) differ from the "
-                           "model's (%s, %u channels)", what,
-                           d->kind ? "trace" : "text", d->n_ch,
-                           m->kind ? "trace" : "text", m->n_ch);
+                           "model's (%s, %u channels)",
+                           what, d->kind ? "trace" : "text", d->n_ch, m->kind ? "trace" : "text",
+                           m->n_ch);
   return 0;
 }
 
-int etsim_synth_model_loss(etsim_synth_model_t *m,
-                           const etsim_synth_data_t *d, uint64_t seed,
-                           double *total, double *count, double *attr,
-                           double *edge, etsim_error_t *err) {
+int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, uint64_t seed,
+                           double *total, double *count, double *attr, double *edge,
+                           etsim_error_t *err) {
   int rc = check_layout(m, d, "data", err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   double s[4] = {0};
   ws_t ws = {0};
   etsim_rng_t r;
@@ -1107,29 +997,22 @@ int etsim_synth_model_loss(etsim_synth_model_t *m,
       break;
     }
     double l, parts[3];
-    rc = graph_loss_ws(m, &ws, &R, d->g[i].y, etsim_rng_next(&r), 0, 1, &l,
-                       parts);
+    rc = graph_loss_ws(m, &ws, &R, d->g[i].y, etsim_rng_next(&r), 0, 1, &l, parts);
     rows_free(&R);
     if (rc) {
       etsim_error_set(err, rc, "out of memory");
       break;
     }
     s[0] += l;
-    for (int k = 0; k < 3; k++)
-      s[k + 1] += parts[k];
+    for (int k = 0; k < 3; k++) s[k + 1] += parts[k];
   }
   ws_free(&ws);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   double n = d->n_graphs ? (double)d->n_graphs : 1;
-  if (total)
-    *total = s[0] / n;
-  if (count)
-    *count = s[1] / n;
-  if (attr)
-    *attr = s[2] / n;
-  if (edge)
-    *edge = s[3] / n;
+  if (total) *total = s[0] / n;
+  if (count) *count = s[1] / n;
+  if (attr) *attr = s[2] / n;
+  if (edge) *edge = s[3] / n;
   return 0;
 }
 
@@ -1140,10 +1023,8 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int etsim_synth_train(const etsim_synth_data_t *train,
-                      const etsim_synth_data_t *val,
-                      const etsim_synth_config_t *cfg,
-                      etsim_synth_progress_fn fn, void *user,
+int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t *val,
+                      const etsim_synth_config_t *cfg, etsim_synth_progress_fn fn, void *user,
                       etsim_synth_model_t **out, etsim_error_t *err) {
   openblas_set_num_threads(1);
   etsim_synth_data_t tr = *train, va = {0};
@@ -1161,8 +1042,7 @@ int etsim_synth_train(const etsim_synth_data_t *train,
     /* Hold out a seeded 10% of the training graphs. */
     size_t n = train->n_graphs, nv = n >= 10 ? n / 10 : (n >= 2 ? 1 : 0);
     split = etsim_malloc(sizeof *split * (n + 1));
-    if (!split)
-      goto oom;
+    if (!split) goto oom;
     memcpy(split, train->g, sizeof *split * n);
     for (size_t i = n; i > 1; i--) {
       size_t j = etsim_rng_below(&rng, i);
@@ -1177,18 +1057,14 @@ int etsim_synth_train(const etsim_synth_data_t *train,
     tr.n_graphs = n - nv;
     val = &va;
   }
-  if ((rc = etsim_synth__model_new(&tr, cfg, &m, err)))
-    goto out;
-  if ((rc = check_layout(m, val, "validation data", err)))
-    goto out;
-  if (etsim_synth__alloc_params(m, 1, cfg->seed))
-    goto oom;
+  if ((rc = etsim_synth__model_new(&tr, cfg, &m, err))) goto out;
+  if ((rc = check_layout(m, val, "validation data", err))) goto out;
+  if (etsim_synth__alloc_params(m, 1, cfg->seed)) goto oom;
   n_rows = tr.n_graphs;
   rows = etsim_calloc(n_rows, sizeof *rows);
   idx = etsim_malloc(sizeof *idx * n_rows);
   best = etsim_malloc(sizeof *best * m->n_params);
-  if (!rows || !idx || !best)
-    goto oom;
+  if (!rows || !idx || !best) goto oom;
   for (size_t i = 0; i < n_rows; i++) {
     if ((rc = rows_build(m, &tr.g[i], &rows[i], err))) {
       etsim_error_prefix(err, "training graph %zu", i);
@@ -1216,36 +1092,26 @@ int etsim_synth_train(const etsim_synth_data_t *train,
       for (size_t k = b0; k < b1; k++) {
         double l, parts[3];
         rows_t *R = &rows[idx[k]];
-        if ((rc = graph_loss_ws(m, &ws, R, tr.g[idx[k]].y, etsim_rng_next(&rng),
-                                1, wgt, &l, parts)))
+        if ((rc =
+                 graph_loss_ws(m, &ws, R, tr.g[idx[k]].y, etsim_rng_next(&rng), 1, wgt, &l, parts)))
           goto oom;
         sum[0] += l;
-        for (int q = 0; q < 3; q++)
-          sum[q + 1] += parts[q];
+        for (int q = 0; q < 3; q++) sum[q + 1] += parts[q];
       }
       nn_clip_grad(m->n_params, m->g, 5.0);
-      nn_adam_update(&opt, m->n_params, m->w, m->g, m->adam_m, m->adam_v,
-                     m->adam_vmax);
+      nn_adam_update(&opt, m->n_params, m->w, m->g, m->adam_m, m->adam_v, m->adam_vmax);
     }
     double vl;
-    if ((rc = etsim_synth_model_loss(m, val, cfg->seed ^ 0x7a11dULL, &vl, NULL,
-                                     NULL, NULL, err)))
+    if ((rc = etsim_synth_model_loss(m, val, cfg->seed ^ 0x7a11dULL, &vl, NULL, NULL, NULL, err)))
       goto out;
-    etsim_synth_progress_t pg = {ep,
-                                 cfg->epochs,
-                                 sum[0] / n_rows,
-                                 sum[1] / n_rows,
-                                 sum[2] / n_rows,
-                                 sum[3] / n_rows,
-                                 vl,
-                                 vl < best_val,
-                                 now_s() - t0};
+    etsim_synth_progress_t pg = {
+        ep, cfg->epochs,   sum[0] / n_rows, sum[1] / n_rows, sum[2] / n_rows, sum[3] / n_rows,
+        vl, vl < best_val, now_s() - t0};
     if (vl < best_val) {
       best_val = vl;
       memcpy(best, m->w, sizeof *best * m->n_params);
     }
-    if (fn && fn(user, &pg))
-      break;
+    if (fn && fn(user, &pg)) break;
   }
   memcpy(m->w, best, sizeof *best * m->n_params);
   rc = 0;
@@ -1255,8 +1121,7 @@ oom:
 out:
   ws_free(&ws);
   if (rows)
-    for (size_t i = 0; i < n_rows; i++)
-      rows_free(&rows[i]);
+    for (size_t i = 0; i < n_rows; i++) rows_free(&rows[i]);
   etsim_free(rows);
   etsim_free(idx);
   etsim_free(best);
@@ -1269,20 +1134,13 @@ out:
   return 0;
 }
 
-void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind,
-                            uint32_t *n_ch, uint32_t *n_cls,
-                            size_t *n_params) {
-  if (kind)
-    *kind = m->kind;
-  if (n_ch)
-    *n_ch = m->n_ch;
+void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind, uint32_t *n_ch,
+                            uint32_t *n_cls, size_t *n_params) {
+  if (kind) *kind = m->kind;
+  if (n_ch) *n_ch = m->n_ch;
   if (n_cls)
-    for (uint32_t c = 0; c < m->n_ch; c++)
-      n_cls[c] = m->n_cls[c];
-  if (n_params)
-    *n_params = m->n_params;
+    for (uint32_t c = 0; c < m->n_ch; c++) n_cls[c] = m->n_cls[c];
+  if (n_params) *n_params = m->n_params;
 }
 
-double etsim_synth_model_label(const etsim_synth_model_t *m) {
-  return m->y_median;
-}
+double etsim_synth_model_label(const etsim_synth_model_t *m) { return m->y_median; }

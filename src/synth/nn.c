@@ -14,38 +14,32 @@
 #include <string.h>
 
 void nn_linear_fwd(const nn_linear_t *l, int n, const float *x, float *y) {
-  for (int r = 0; r < n; r++)
-    memcpy(y + (size_t)r * l->out, l->b, sizeof(float) * (size_t)l->out);
+  for (int r = 0; r < n; r++) memcpy(y + (size_t)r * l->out, l->b, sizeof(float) * (size_t)l->out);
   if (n > 0)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, l->out, l->in,
-                1.0f, x, l->in, l->w, l->out, 1.0f, y, l->out);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, l->out, l->in, 1.0f, x, l->in, l->w,
+                l->out, 1.0f, y, l->out);
 }
 
-void nn_linear_fwd_add(const nn_linear_t *l, int n, const float *x, float *y,
-                       int with_bias) {
-  if (n <= 0)
-    return;
+void nn_linear_fwd_add(const nn_linear_t *l, int n, const float *x, float *y, int with_bias) {
+  if (n <= 0) return;
   if (with_bias)
     for (int r = 0; r < n; r++)
-      for (int j = 0; j < l->out; j++)
-        y[(size_t)r * l->out + j] += l->b[j];
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, l->out, l->in,
-              1.0f, x, l->in, l->w, l->out, 1.0f, y, l->out);
+      for (int j = 0; j < l->out; j++) y[(size_t)r * l->out + j] += l->b[j];
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, l->out, l->in, 1.0f, x, l->in, l->w,
+              l->out, 1.0f, y, l->out);
 }
 
-void nn_linear_bwd(const nn_linear_t *l, int n, const float *x,
-                   const float *dy, float *dx, int with_bias) {
-  if (n <= 0)
-    return;
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, l->in, l->out, n, 1.0f,
-              x, l->in, dy, l->out, 1.0f, l->gw, l->out);
+void nn_linear_bwd(const nn_linear_t *l, int n, const float *x, const float *dy, float *dx,
+                   int with_bias) {
+  if (n <= 0) return;
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, l->in, l->out, n, 1.0f, x, l->in, dy, l->out,
+              1.0f, l->gw, l->out);
   if (with_bias)
     for (int r = 0; r < n; r++)
-      for (int j = 0; j < l->out; j++)
-        l->gb[j] += dy[(size_t)r * l->out + j];
+      for (int j = 0; j < l->out; j++) l->gb[j] += dy[(size_t)r * l->out + j];
   if (dx)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, l->in, l->out,
-                1.0f, dy, l->out, l->w, l->out, 1.0f, dx, l->in);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, l->in, l->out, 1.0f, dy, l->out, l->w,
+                l->out, 1.0f, dx, l->in);
 }
 
 void nn_gelu_fwd(size_t n, const float *x, float *y) {
@@ -65,39 +59,33 @@ void nn_gelu_bwd(size_t n, const float *x, const float *dy, float *dx) {
 }
 
 void nn_relu_fwd(size_t n, const float *x, float *y) {
-  for (size_t i = 0; i < n; i++)
-    y[i] = x[i] > 0 ? x[i] : 0;
+  for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0;
 }
 
 void nn_relu_bwd(size_t n, const float *x, const float *dy, float *dx) {
   for (size_t i = 0; i < n; i++)
-    if (x[i] > 0)
-      dx[i] += dy[i];
+    if (x[i] > 0) dx[i] += dy[i];
 }
 
-void nn_layernorm_fwd(int n, int d, const float *x, const float *g,
-                      const float *b, float *y, float *stats) {
+void nn_layernorm_fwd(int n, int d, const float *x, const float *g, const float *b, float *y,
+                      float *stats) {
   for (int r = 0; r < n; r++) {
     const float *xr = x + (size_t)r * d;
     float *yr = y + (size_t)r * d;
     double mu = 0, var = 0;
-    for (int j = 0; j < d; j++)
-      mu += xr[j];
+    for (int j = 0; j < d; j++) mu += xr[j];
     mu /= d;
-    for (int j = 0; j < d; j++)
-      var += (xr[j] - mu) * (xr[j] - mu);
+    for (int j = 0; j < d; j++) var += (xr[j] - mu) * (xr[j] - mu);
     var /= d;
     float rstd = (float)(1.0 / sqrt(var + 1e-5));
     stats[2 * r] = (float)mu;
     stats[2 * r + 1] = rstd;
-    for (int j = 0; j < d; j++)
-      yr[j] = ((xr[j] - (float)mu) * rstd) * g[j] + b[j];
+    for (int j = 0; j < d; j++) yr[j] = ((xr[j] - (float)mu) * rstd) * g[j] + b[j];
   }
 }
 
-void nn_layernorm_bwd(int n, int d, const float *x, const float *g,
-                      const float *stats, const float *dy, float *dx,
-                      float *gg, float *gb) {
+void nn_layernorm_bwd(int n, int d, const float *x, const float *g, const float *stats,
+                      const float *dy, float *dx, float *gg, float *gb) {
   for (int r = 0; r < n; r++) {
     const float *xr = x + (size_t)r * d, *dyr = dy + (size_t)r * d;
     float mu = stats[2 * r], rstd = stats[2 * r + 1];
@@ -110,8 +98,7 @@ void nn_layernorm_bwd(int n, int d, const float *x, const float *g,
       s1 += dxh;
       s2 += dxh * xh;
     }
-    if (!dx)
-      continue;
+    if (!dx) continue;
     float m1 = (float)(s1 / d), m2 = (float)(s2 / d);
     float *dxr = dx + (size_t)r * d;
     for (int j = 0; j < d; j++) {
@@ -126,42 +113,36 @@ void nn_softmax(int n, int c, const float *x, float *p) {
     const float *xr = x + (size_t)r * c;
     float *pr = p + (size_t)r * c;
     float mx = -FLT_MAX;
-    for (int j = 0; j < c; j++)
-      mx = xr[j] > mx ? xr[j] : mx;
+    for (int j = 0; j < c; j++) mx = xr[j] > mx ? xr[j] : mx;
     double s = 0;
     for (int j = 0; j < c; j++) {
       pr[j] = expf(xr[j] - mx);
       s += pr[j];
     }
     float inv = (float)(1.0 / s);
-    for (int j = 0; j < c; j++)
-      pr[j] *= inv;
+    for (int j = 0; j < c; j++) pr[j] *= inv;
   }
 }
 
-double nn_softmax_xent(int n, int c, const float *x, const int32_t *t,
-                       const uint8_t *mask, float weight, float *dx) {
+double nn_softmax_xent(int n, int c, const float *x, const int32_t *t, const uint8_t *mask,
+                       float weight, float *dx) {
   double loss = 0;
   for (int r = 0; r < n; r++) {
-    if (t[r] < 0)
-      continue;
+    if (t[r] < 0) continue;
     const float *xr = x + (size_t)r * c;
     const uint8_t *mr = mask ? mask + (size_t)r * c : NULL;
     float mx = -FLT_MAX;
     for (int j = 0; j < c; j++)
-      if (!mr || mr[j])
-        mx = xr[j] > mx ? xr[j] : mx;
+      if (!mr || mr[j]) mx = xr[j] > mx ? xr[j] : mx;
     double s = 0;
     for (int j = 0; j < c; j++)
-      if (!mr || mr[j])
-        s += exp((double)xr[j] - mx);
+      if (!mr || mr[j]) s += exp((double)xr[j] - mx);
     double lse = mx + log(s);
     loss += weight * (lse - xr[t[r]]);
     if (dx) {
       float *dr = dx + (size_t)r * c;
       for (int j = 0; j < c; j++) {
-        if (mr && !mr[j])
-          continue;
+        if (mr && !mr[j]) continue;
         float p = (float)exp((double)xr[j] - lse);
         dr[j] += weight * (p - (j == t[r] ? 1.0f : 0.0f));
       }
@@ -170,8 +151,7 @@ double nn_softmax_xent(int n, int c, const float *x, const int32_t *t,
   return loss;
 }
 
-double nn_bce_logits(int n, const float *x, const uint8_t *t, float weight,
-                     float *dx) {
+double nn_bce_logits(int n, const float *x, const uint8_t *t, float weight, float *dx) {
   double loss = 0;
   for (int r = 0; r < n; r++) {
     double z = x[r];
@@ -186,23 +166,19 @@ double nn_bce_logits(int n, const float *x, const uint8_t *t, float weight,
   return loss;
 }
 
-void nn_embed_fwd_add(int n, int d, const float *e, const int32_t *idx,
-                      float *y) {
+void nn_embed_fwd_add(int n, int d, const float *e, const int32_t *idx, float *y) {
   for (int r = 0; r < n; r++) {
     const float *er = e + (size_t)idx[r] * d;
     float *yr = y + (size_t)r * d;
-    for (int j = 0; j < d; j++)
-      yr[j] += er[j];
+    for (int j = 0; j < d; j++) yr[j] += er[j];
   }
 }
 
-void nn_embed_bwd(int n, int d, const int32_t *idx, const float *dy,
-                  float *ge) {
+void nn_embed_bwd(int n, int d, const int32_t *idx, const float *dy, float *ge) {
   for (int r = 0; r < n; r++) {
     float *gr = ge + (size_t)idx[r] * d;
     const float *dr = dy + (size_t)r * d;
-    for (int j = 0; j < d; j++)
-      gr[j] += dr[j];
+    for (int j = 0; j < d; j++) gr[j] += dr[j];
   }
 }
 
@@ -215,32 +191,30 @@ void nn_sinusoid(float v, int d, float base, float *out) {
   }
 }
 
-void nn_spmm_add(int r0, int r1, int d, const uint32_t *off,
-                 const uint32_t *adj, const float *x, float *y) {
+void nn_spmm_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *adj, const float *x,
+                 float *y) {
   for (int r = r0; r < r1; r++) {
     float *yr = y + (size_t)r * d;
     for (uint32_t k = off[r]; k < off[r + 1]; k++) {
       const float *xr = x + (size_t)adj[k] * d;
-      for (int j = 0; j < d; j++)
-        yr[j] += xr[j];
+      for (int j = 0; j < d; j++) yr[j] += xr[j];
     }
   }
 }
 
-void nn_spmm_t_add(int r0, int r1, int d, const uint32_t *off,
-                   const uint32_t *adj, const float *dy, float *dx) {
+void nn_spmm_t_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *adj, const float *dy,
+                   float *dx) {
   for (int r = r0; r < r1; r++) {
     const float *dr = dy + (size_t)r * d;
     for (uint32_t k = off[r]; k < off[r + 1]; k++) {
       float *xr = dx + (size_t)adj[k] * d;
-      for (int j = 0; j < d; j++)
-        xr[j] += dr[j];
+      for (int j = 0; j < d; j++) xr[j] += dr[j];
     }
   }
 }
 
-void nn_adam_update(nn_adam_t *o, size_t n, float *w, const float *g,
-                    float *m, float *v, float *vmax) {
+void nn_adam_update(nn_adam_t *o, size_t n, float *w, const float *g, float *m, float *v,
+                    float *vmax) {
   o->step++;
   double bc1 = 1.0 - pow(o->beta1, (double)o->step);
   double bc2 = 1.0 - pow(o->beta2, (double)o->step);
@@ -250,8 +224,7 @@ void nn_adam_update(nn_adam_t *o, size_t n, float *w, const float *g,
     v[i] = o->beta2 * v[i] + (1 - o->beta2) * g[i] * g[i];
     float vv = v[i];
     if (o->amsgrad) {
-      if (vv > vmax[i])
-        vmax[i] = vv;
+      if (vv > vmax[i]) vmax[i] = vv;
       vv = vmax[i];
     }
     w[i] -= a * m[i] / (sqrtf(vv) + o->eps * (float)sqrt(bc2));
@@ -260,13 +233,11 @@ void nn_adam_update(nn_adam_t *o, size_t n, float *w, const float *g,
 
 double nn_clip_grad(size_t n, float *g, double max_norm) {
   double s = 0;
-  for (size_t i = 0; i < n; i++)
-    s += (double)g[i] * g[i];
+  for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
   double norm = sqrt(s);
   if (norm > max_norm && norm > 0) {
     float k = (float)(max_norm / norm);
-    for (size_t i = 0; i < n; i++)
-      g[i] *= k;
+    for (size_t i = 0; i < n; i++) g[i] *= k;
   }
   return norm;
 }

@@ -23,16 +23,13 @@
 /* p(z_{t-1} = j | z_t = k, predicted clean distribution ph) for the
  * marginal-transition chain: proportional to
  *   Q_t[j,k] * sum_c ph[c] Qbar_{t-1}[c,j] / Qbar_t[c,k]. */
-void etsim_synth__posterior(int K, const float *ph, const float *mg, int k,
-                      double alpha_t, double abar_t, double abar_s,
-                      float *out) {
+void etsim_synth__posterior(int K, const float *ph, const float *mg, int k, double alpha_t,
+                            double abar_t, double abar_s, float *out) {
   /* r_c = ph[c] / Qbar_t[c,k]; Qbar_t[c,k] = abar_t [c = k] + (1-abar_t) m_k */
   double qo = (1 - abar_t) * mg[k], qk = qo + abar_t;
-  if (qo < 1e-30)
-    qo = 1e-30;
+  if (qo < 1e-30) qo = 1e-30;
   double R = 0;
-  for (int c = 0; c < K; c++)
-    R += ph[c] / (c == k ? qk : qo);
+  for (int c = 0; c < K; c++) R += ph[c] / (c == k ? qk : qo);
   double s = 0;
   for (int j = 0; j < K; j++) {
     double rj = ph[j] / (j == k ? qk : qo);
@@ -42,12 +39,10 @@ void etsim_synth__posterior(int K, const float *ph, const float *mg, int k,
     s += v;
   }
   if (!(s > 0)) {
-    for (int j = 0; j < K; j++)
-      out[j] = ph[j];
+    for (int j = 0; j < K; j++) out[j] = ph[j];
     return;
   }
-  for (int j = 0; j < K; j++)
-    out[j] = (float)(out[j] / s);
+  for (int j = 0; j < K; j++) out[j] = (float)(out[j] / s);
 }
 
 typedef struct {
@@ -65,30 +60,27 @@ typedef struct {
    * embeddings, the step features and the parents' embeddings, so their
    * parts are precomputed once per model (see build_tables). */
   float *ta[ETSIM_SYNTH_MAX_CH], *tm[ETSIM_SYNTH_MAX_CH]; /* n_cls x H */
-  float *tt;                                  /* t_attr+1 x H */
-  float *te[ETSIM_SYNTH_MAX_CH];              /* n_cls x P */
-  float *tte;                                 /* t_edge+1 x P */
+  float *tt;                                              /* t_attr+1 x H */
+  float *te[ETSIM_SYNTH_MAX_CH];                          /* n_cls x P */
+  float *tte;                                             /* t_edge+1 x P */
   float *tables;
   const uint32_t *fixed; /* benchmark hook: forced layer sizes, 0-ended */
 } sampler_t;
 
 /* x[n x k] times rows [r0, r0+k) of the linear layer's W -> y[n x out]. */
-static void part(const nn_linear_t *l, int n, int r0, int k, const float *x,
-                 float *y) {
+static void part(const nn_linear_t *l, int n, int r0, int k, const float *x, float *y) {
   if (n > 0)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, l->out, k, 1.0f,
-                x, k, l->w + (size_t)r0 * l->out, l->out, 0.0f, y, l->out);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, l->out, k, 1.0f, x, k,
+                l->w + (size_t)r0 * l->out, l->out, 0.0f, y, l->out);
 }
 
 static int build_tables(const etsim_synth_model_t *m, sampler_t *S) {
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
   int Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   size_t need = (size_t)(Ta + 1) * H + (size_t)(Te + 1) * P;
-  for (uint32_t c = 0; c < m->n_ch; c++)
-    need += (size_t)m->n_cls[c] * (2 * H + P);
+  for (uint32_t c = 0; c < m->n_ch; c++) need += (size_t)m->n_cls[c] * (2 * H + P);
   S->tables = etsim_malloc(sizeof(float) * need);
-  if (!S->tables)
-    return ETSIM_ENOMEM;
+  if (!S->tables) return ETSIM_ENOMEM;
   float *q = S->tables;
   for (uint32_t c = 0; c < m->n_ch; c++) {
     int K = (int)m->n_cls[c];
@@ -117,8 +109,8 @@ static int build_tables(const etsim_synth_model_t *m, sampler_t *S) {
   return 0;
 }
 
-static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
-                      etsim_rng_t *rng, etsim_synth_dag_t *outg) {
+static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_t *rng,
+                      etsim_synth_dag_t *outg) {
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
   int Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   uint32_t nch = m->n_ch, maxs = m->max_size;
@@ -126,8 +118,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
   uint32_t limit = (uint32_t)cap - 1; /* real nodes at most */
   pool_t *p = &S->pool;
   sy_pool_reset(p);
-  if (sy_enc_alloc(m, p, cap, &S->e))
-    return ETSIM_ENOMEM;
+  if (sy_enc_alloc(m, p, cap, &S->e)) return ETSIM_ENOMEM;
   enc_t *e = &S->e;
   int C = (int)maxs;
   float *sfeat = sy_pz(p, SY_STOPF), *sp = sy_pz(p, (size_t)H);
@@ -147,13 +138,11 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
   float *B = sy_pz(p, (size_t)maxs * P);
   float *phat = sy_pz(p, (size_t)maxs * cap);
   int32_t *zt = (int32_t *)(void *)sy_pz(p, (size_t)maxs * nch);
-  if (p->oom)
-    return ETSIM_ENOMEM;
+  if (p->oom) return ETSIM_ENOMEM;
   float ysin[SY_DY];
   sy_label_feat(m, y, ysin);
   /* Row 0: the start token. */
-  for (uint32_t c = 0; c < nch; c++)
-    S->xr[(size_t)c * cap] = (int32_t)m->n_cls[c];
+  for (uint32_t c = 0; c < nch; c++) S->xr[(size_t)c * cap] = (int32_t)m->n_cls[c];
   S->poff[0] = 0;
   S->poff[1] = 0;
   S->lay[0] = 0;
@@ -164,8 +153,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
   uint32_t N = 0, last = 0, first_prev = 1; /* rows of layer l: [first_prev, N+1) */
   size_t n_edges = 0;
   for (int l = 0;; l++) {
-    if ((uint32_t)l >= m->max_layers || N >= limit)
-      break;
+    if ((uint32_t)l >= m->max_layers || N >= limit) break;
     nn_layernorm_fwd(1, H, Ssum, m->ln_g, m->ln_b, G, st);
     memcpy(ctx, G, sizeof(float) * H);
     sy_step_feats(m, l, N, last, ctx + H);
@@ -177,10 +165,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
       nn_gelu_fwd((size_t)H, sp, sh);
       nn_linear_fwd(&m->s2, 1, sh, &slog);
       int stop = etsim_rng_uniform(rng) < 1.0 / (1.0 + exp(-(double)slog));
-      if (S->fixed)
-        stop = S->fixed[l] == 0;
-      if (stop)
-        break;
+      if (S->fixed) stop = S->fixed[l] == 0;
+      if (stop) break;
     }
     sy_size_feats(m, l, N, last, ysin, cfeat);
     nn_linear_fwd(&m->c1, 1, cfeat, cp);
@@ -188,12 +174,9 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
     nn_linear_fwd(&m->c2, 1, chh, clog);
     nn_softmax(1, C, clog, cpr);
     uint32_t s = 1 + (uint32_t)sy_draw(rng, cpr, C);
-    if (S->fixed)
-      s = S->fixed[l] <= maxs ? S->fixed[l] : maxs;
-    if (s == 0)
-      break;
-    if (N + s > limit)
-      s = limit - N;
+    if (S->fixed) s = S->fixed[l] <= maxs ? S->fixed[l] : maxs;
+    if (s == 0) break;
+    if (N + s > limit) s = limit - N;
     /* (2) attributes */
     uint32_t off = 0;
     for (uint32_t c = 0; c < nch; c++) {
@@ -203,16 +186,14 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
     }
     /* Parts of the first attribute layer fixed for this layer. */
     part(&m->a1, 1, 2 * H, Dc, ctx, cxa);
-    for (int j = 0; j < H; j++)
-      cxa[j] += m->a1.b[j];
+    for (int j = 0; j < H; j++) cxa[j] += m->a1.b[j];
     for (int t = Ta; t >= 1; t--) {
       const float *tt = S->tt + (size_t)t * H;
       float inv = 1.0f / (float)s;
       memset(meanp, 0, sizeof(float) * H);
       for (uint32_t v = 0; v < s; v++) {
         float *pr = p1 + (size_t)v * H;
-        for (int j = 0; j < H; j++)
-          pr[j] = cxa[j] + tt[j];
+        for (int j = 0; j < H; j++) pr[j] = cxa[j] + tt[j];
         for (uint32_t c = 0; c < nch; c++) {
           const float *a = S->ta[c] + (size_t)zt[(size_t)c * s + v] * H;
           const float *b = S->tm[c] + (size_t)zt[(size_t)c * s + v] * H;
@@ -223,8 +204,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
         }
       }
       for (uint32_t v = 0; v < s; v++)
-        for (int j = 0; j < H; j++)
-          p1[(size_t)v * H + j] += meanp[j];
+        for (int j = 0; j < H; j++) p1[(size_t)v * H + j] += meanp[j];
       nn_gelu_fwd((size_t)s * H, p1, h1);
       nn_linear_fwd(&m->a2, (int)s, h1, p2);
       nn_gelu_fwd((size_t)s * H, p2, h2);
@@ -235,12 +215,11 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
         for (uint32_t v = 0; v < s; v++) {
           float *lg = alog + (size_t)v * m->sum_cls + off;
           for (int j = 0; j < K; j++)
-            if (m->marg[off + j] <= 0)
-              lg[j] = -1e30f;
+            if (m->marg[off + j] <= 0) lg[j] = -1e30f;
           nn_softmax(1, K, lg, ph);
           int32_t *z = &zt[(size_t)c * s + v];
           etsim_synth__posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
-                    m->abar_a[t - 1], post);
+                                 m->abar_a[t - 1], post);
           *z = sy_draw(rng, post, K);
         }
         off += m->n_cls[c];
@@ -248,56 +227,46 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
     }
     uint32_t r0 = N + 1;
     for (uint32_t c = 0; c < nch; c++)
-      for (uint32_t v = 0; v < s; v++)
-        S->xr[(size_t)c * cap + r0 + v] = zt[(size_t)c * s + v];
+      for (uint32_t v = 0; v < s; v++) S->xr[(size_t)c * cap + r0 + v] = zt[(size_t)c * s + v];
     /* (3) edges from rows 1..N into the new rows. */
     if (l >= 1) {
       size_t np = (size_t)s * N;
-      if (etsim_grow((void **)&S->noisy, &S->noisy_cap, np + 1, 1))
-        return ETSIM_ENOMEM;
+      if (etsim_grow((void **)&S->noisy, &S->noisy_cap, np + 1, 1)) return ETSIM_ENOMEM;
       uint8_t *nz = S->noisy;
       double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
-      for (size_t q = 0; q < np; q++)
-        nz[q] = etsim_rng_uniform(rng) < ml;
+      for (size_t q = 0; q < np; q++) nz[q] = etsim_rng_uniform(rng) < ml;
       for (uint32_t u = 0; u < N; u++)
         sy_gap_feats((uint32_t)(l + 1) - S->lay[u + 1], S->children[u + 1],
                      gapf + (size_t)u * SY_GAPF);
       nn_linear_fwd(&m->es_g, (int)N, gapf, A);
-      for (size_t i = 0; i < (size_t)N * P; i++)
-        A[i] += e->Zs[(size_t)P + i];
+      for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e->Zs[(size_t)P + i];
       part(&m->ed, 1, 2 * H, Dc, ctx, cxe);
-      for (int j = 0; j < P; j++)
-        cxe[j] += m->ed.b[j];
+      for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
       const float *wdeg = m->ed.w + (size_t)(2 * H + Dc + SY_DT) * P;
       for (int t = Te; t >= 1; t--) {
         const float *tte = S->tte + (size_t)t * P;
         for (uint32_t v = 0; v < s; v++) {
           float *bv = B + (size_t)v * P;
-          for (int j = 0; j < P; j++)
-            bv[j] = cxe[j] + tte[j];
+          for (int j = 0; j < P; j++) bv[j] = cxe[j] + tte[j];
           for (uint32_t c = 0; c < nch; c++) {
             const float *er = S->te[c] + (size_t)zt[(size_t)c * s + v] * P;
-            for (int j = 0; j < P; j++)
-              bv[j] += er[j];
+            for (int j = 0; j < P; j++) bv[j] += er[j];
           }
           int deg = 0;
           for (uint32_t u = 0; u < N; u++)
             if (nz[(size_t)v * N + u]) {
               deg++;
               const float *z = zm + (size_t)(u + 1) * P;
-              for (int j = 0; j < P; j++)
-                bv[j] += z[j];
+              for (int j = 0; j < P; j++) bv[j] += z[j];
             }
           float fd = (float)(log1p((double)deg) / 2);
-          for (int j = 0; j < P; j++)
-            bv[j] += fd * wdeg[j];
+          for (int j = 0; j < P; j++) bv[j] += fd * wdeg[j];
         }
         float mg2[2] = {(float)(1 - ml), (float)ml}, ph2[2], po2[2];
         float b1[4096];
         for (uint32_t v = 0; v < s; v++) {
           const float *b0 = B + (size_t)v * P;
-          for (int j = 0; j < P; j++)
-            b1[j] = b0[j] + m->ew[j];
+          for (int j = 0; j < P; j++) b1[j] = b0[j] + m->ew[j];
           for (uint32_t u = 0; u < N; u++) {
             const float *a = A + (size_t)u * P;
             /* The pair's state at step t, read before it is redrawn. */
@@ -321,8 +290,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
             ph2[0] = 1 - pr;
             ph2[1] = pr;
             uint8_t *q = &nz[(size_t)v * N + u];
-            etsim_synth__posterior(2, ph2, mg2, *q, m->alpha_e[t], m->abar_e[t],
-                      m->abar_e[t - 1], po2);
+            etsim_synth__posterior(2, ph2, mg2, *q, m->alpha_e[t], m->abar_e[t], m->abar_e[t - 1],
+                                   po2);
             *q = etsim_rng_uniform(rng) < po2[1];
           }
         }
@@ -333,41 +302,35 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
         uint32_t bestu = first_prev - 1;
         float bestp = -1;
         for (uint32_t u = first_prev - 1; u < N; u++) {
-          if (nz[(size_t)v * N + u])
-            ok = 1;
+          if (nz[(size_t)v * N + u]) ok = 1;
           if (phat[(size_t)v * N + u] > bestp) {
             bestp = phat[(size_t)v * N + u];
             bestu = u;
           }
         }
-        if (!ok)
-          nz[(size_t)v * N + bestu] = 1;
+        if (!ok) nz[(size_t)v * N + bestu] = 1;
       }
       for (uint32_t v = 0; v < s; v++) {
         for (uint32_t u = 0; u < N; u++)
           if (nz[(size_t)v * N + u]) {
-            if (etsim_grow((void **)&S->padj, &S->adj_cap, n_edges + 1,
-                           sizeof(uint32_t)))
+            if (etsim_grow((void **)&S->padj, &S->adj_cap, n_edges + 1, sizeof(uint32_t)))
               return ETSIM_ENOMEM;
             S->padj[n_edges++] = u + 1;
           }
         S->poff[r0 + v + 1] = (uint32_t)n_edges;
       }
     } else {
-      for (uint32_t v = 0; v < s; v++)
-        S->poff[r0 + v + 1] = (uint32_t)n_edges;
+      for (uint32_t v = 0; v < s; v++) S->poff[r0 + v + 1] = (uint32_t)n_edges;
     }
     for (uint32_t v = 0; v < s; v++) {
       S->lay[r0 + v] = (uint32_t)l + 1;
       S->children[r0 + v] = 0;
-      for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++)
-        S->children[S->padj[k]]++;
+      for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++) S->children[S->padj[k]]++;
     }
     sy_enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
     part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, zm + (size_t)r0 * P);
     for (uint32_t v = 0; v < s; v++)
-      for (int j = 0; j < H; j++)
-        Ssum[j] += e->Z[(size_t)(r0 + v) * H + j];
+      for (int j = 0; j < H; j++) Ssum[j] += e->Z[(size_t)(r0 + v) * H + j];
     first_prev = r0;
     N += s;
     last = s;
@@ -396,28 +359,24 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y,
   return 0;
 }
 
-static int sample_impl(etsim_synth_model_t *m, size_t n,
-                       const double *labels, uint64_t seed,
-                       const uint32_t *fixed, uint32_t max_nodes,
-                       etsim_synth_data_t *out, etsim_error_t *err) {
+static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
+                       const uint32_t *fixed, uint32_t max_nodes, etsim_synth_data_t *out,
+                       etsim_error_t *err) {
   openblas_set_num_threads(1);
   etsim_synth_data_init(out);
   out->kind = m->kind;
   out->n_ch = m->n_ch;
-  for (uint32_t c = 0; c < m->n_ch; c++)
-    out->n_cls[c] = m->n_cls[c];
+  for (uint32_t c = 0; c < m->n_ch; c++) out->n_cls[c] = m->n_cls[c];
   sampler_t S = {0};
   S.cap = (int)(2 * m->max_nodes + m->max_size + 2);
-  if (max_nodes + 1 > (uint32_t)S.cap)
-    S.cap = (int)max_nodes + 1;
+  if (max_nodes + 1 > (uint32_t)S.cap) S.cap = (int)max_nodes + 1;
   S.fixed = fixed;
   S.xr = etsim_malloc(sizeof(int32_t) * (size_t)S.cap * m->n_ch);
   S.poff = etsim_calloc((size_t)S.cap + 1, sizeof(uint32_t));
   S.lay = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
   S.children = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
   int rc = 0;
-  if (!S.xr || !S.poff || !S.lay || !S.children || build_tables(m, &S))
-    rc = ETSIM_ENOMEM;
+  if (!S.xr || !S.poff || !S.lay || !S.children || build_tables(m, &S)) rc = ETSIM_ENOMEM;
   etsim_rng_t rng;
   etsim_rng_seed(&rng, seed);
   for (size_t i = 0; i < n && !rc; i++) {
@@ -425,10 +384,8 @@ static int sample_impl(etsim_synth_model_t *m, size_t n,
     double y = labels ? labels[i] : m->y_median;
     etsim_rng_t r;
     etsim_rng_seed(&r, etsim_rng_next(&rng));
-    if ((rc = sample_one(m, &S, y, &r, &g)))
-      break;
-    if (etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1,
-                   sizeof *out->g)) {
+    if ((rc = sample_one(m, &S, y, &r, &g))) break;
+    if (etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
       etsim_free(g.x);
       etsim_free(g.src);
       etsim_free(g.dst);
@@ -463,8 +420,7 @@ typedef struct {
 } wbuf_t;
 
 static void put(wbuf_t *b, const void *p, size_t n) {
-  if (b->oom)
-    return;
+  if (b->oom) return;
   if (etsim_grow((void **)&b->buf, &b->cap, b->len + n, 1)) {
     b->oom = 1;
     return;
@@ -475,8 +431,7 @@ static void put(wbuf_t *b, const void *p, size_t n) {
 static void put_u32(wbuf_t *b, uint32_t v) { put(b, &v, 4); }
 static void put_f64(wbuf_t *b, double v) { put(b, &v, 8); }
 
-int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path,
-                           etsim_error_t *err) {
+int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err) {
   wbuf_t b = {0};
   put(&b, MAGIC, 8);
   put_u32(&b, ETSIM_SYNTH_MODEL_VERSION);
@@ -489,8 +444,7 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path,
   put_u32(&b, (uint32_t)c->t_edge);
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
-  for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++)
-    put_u32(&b, m->n_cls[k]);
+  for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
   put_u32(&b, m->max_size);
   put_u32(&b, m->max_layers);
   put_u32(&b, m->max_nodes);
@@ -532,18 +486,15 @@ typedef struct {
 } rbuf_t;
 
 static int get(rbuf_t *r, void *out, size_t n) {
-  if (r->len - r->pos < n)
-    return -1;
+  if (r->len - r->pos < n) return -1;
   memcpy(out, r->p + r->pos, n);
   r->pos += n;
   return 0;
 }
 
-int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
-                           etsim_error_t *err) {
+int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err) {
   FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
   uint8_t *buf = NULL;
   size_t len = 0, cap = 0;
   int rc = 0;
@@ -555,8 +506,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
     }
     size_t got = fread(buf + len, 1, cap - len, fp);
     len += got;
-    if (got == 0)
-      break;
+    if (got == 0) break;
   }
   int ioerr = ferror(fp);
   fclose(fp);
@@ -569,30 +519,27 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
   char magic[8];
   uint32_t ver, bom;
   if (get(&r, magic, 8) || memcmp(magic, MAGIC, 8)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: not an etsim synth model (bad magic)", path);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: not an etsim synth model (bad magic)", path);
     goto out;
   }
   if (get(&r, &ver, 4)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu",
-                         path, r.pos);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r.pos);
     goto out;
   }
   if (ver != ETSIM_SYNTH_MODEL_VERSION) {
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: model format version %u, this etsim reads "
-                         "version %d", path, ver, ETSIM_SYNTH_MODEL_VERSION);
+                         "version %d",
+                         path, ver, ETSIM_SYNTH_MODEL_VERSION);
     goto out;
   }
   if (get(&r, &bom, 4)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu",
-                         path, r.pos);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r.pos);
     goto out;
   }
   if (bom != 0x01020304u) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: written on a machine of another byte order",
-                         path);
+    rc =
+        etsim_error_set(err, ETSIM_EFORMAT, "%s: written on a machine of another byte order", path);
     goto out;
   }
   m = etsim_calloc(1, sizeof *m);
@@ -603,8 +550,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
   uint32_t f[15];
   double dd[7];
   if (get(&r, f, sizeof f) || get(&r, dd, sizeof dd)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: truncated at byte %zu (header)", path, r.pos);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu (header)", path, r.pos);
     goto out;
   }
   etsim_synth_config_default(&m->cfg);
@@ -626,13 +572,12 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
   m->mean_steps = dd[4];
   m->mean_nodes = dd[5];
   m->mean_pairs = dd[6];
-  int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 &&
-               f[2] <= 4096 && f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 &&
-               f[4] <= SY_MAXT && f[5] <= 1 && f[6] >= 1 &&
-               f[6] <= ETSIM_SYNTH_MAX_CH && f[11] >= 1 && f[11] <= 100000 &&
-               f[12] >= 1 && f[13] >= 1 && f[13] <= 10000000 &&
-               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
-               m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
+  int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
+               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 1 &&
+               f[6] >= 1 && f[6] <= ETSIM_SYNTH_MAX_CH && f[11] >= 1 && f[11] <= 100000 &&
+               f[12] >= 1 && f[13] >= 1 && f[13] <= 10000000 && m->mean_indeg >= 1 &&
+               isfinite(m->mean_indeg) && m->y_std > 0 && m->mean_steps >= 1 &&
+               m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
                isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
     m->n_cls[c] = f[7 + c];
@@ -640,9 +585,8 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
     m->sum_cls += f[7 + c];
   }
   if (!okdims) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: header values out of range (corrupt model)",
-                         path);
+    rc =
+        etsim_error_set(err, ETSIM_EFORMAT, "%s: header values out of range (corrupt model)", path);
     goto out;
   }
   m->marg = etsim_malloc(sizeof(float) * m->sum_cls);
@@ -652,23 +596,21 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
   }
   uint64_t np;
   if (get(&r, m->marg, sizeof(float) * m->sum_cls) || get(&r, &np, 8)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu",
-                         path, r.pos);
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r.pos);
     goto out;
   }
   /* Check the size the header implies before allocating anything big. */
   size_t want = etsim_synth__param_count(m);
   if (np != want) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: %llu parameters stored, the header implies %zu",
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: %llu parameters stored, the header implies %zu",
                          path, (unsigned long long)np, want);
     goto out;
   }
   if ((len - r.pos) / sizeof(float) < want) {
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: truncated at byte %zu (parameters, %zu bytes "
-                         "expected after the header)", path, len,
-                         sizeof(float) * want + 8);
+                         "expected after the header)",
+                         path, len, sizeof(float) * want + 8);
     goto out;
   }
   if (etsim_synth__alloc_params(m, 0, 0)) {
@@ -678,33 +620,32 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path,
   if (get(&r, m->w, sizeof(float) * m->n_params)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT,
                          "%s: truncated at byte %zu (parameters, %zu bytes "
-                         "expected after the header)", path, len,
-                         sizeof(float) * m->n_params + 8);
+                         "expected after the header)",
+                         path, len, sizeof(float) * m->n_params + 8);
     goto out;
   }
   size_t body = r.pos;
   uint64_t h;
   if (get(&r, &h, 8)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: truncated at byte %zu (checksum missing)", path,
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu (checksum missing)", path,
                          len);
     goto out;
   }
   if (r.pos != len) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: %zu unexpected bytes after the checksum", path,
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: %zu unexpected bytes after the checksum", path,
                          len - r.pos);
     goto out;
   }
   if (h != etsim_hash_bytes(buf, body)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: checksum mismatch (corrupt "
-                         "model file)", path);
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: checksum mismatch (corrupt "
+                         "model file)",
+                         path);
     goto out;
   }
   for (size_t i = 0; i < m->n_params; i++)
     if (!isfinite(m->w[i])) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: parameter %zu is not finite", path, i);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: parameter %zu is not finite", path, i);
       goto out;
     }
   etsim_synth__schedule(m->cfg.t_attr, m->abar_a, m->alpha_a);
@@ -719,17 +660,14 @@ out:
   return 0;
 }
 
-int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels,
-                       uint64_t seed, etsim_synth_data_t *out,
-                       etsim_error_t *err) {
+int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
+                       etsim_synth_data_t *out, etsim_error_t *err) {
   return sample_impl(m, n, labels, seed, NULL, 0, out, err);
 }
 
-int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n,
-                              const uint32_t *sizes, uint64_t seed,
-                              etsim_synth_data_t *out, etsim_error_t *err) {
+int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *sizes,
+                              uint64_t seed, etsim_synth_data_t *out, etsim_error_t *err) {
   uint32_t total = 0;
-  for (size_t l = 0; sizes[l]; l++)
-    total += sizes[l];
+  for (size_t l = 0; sizes[l]; l++) total += sizes[l];
   return sample_impl(m, n, NULL, seed, sizes, total, out, err);
 }

@@ -9,16 +9,15 @@
 #include "etsim/synth.h"
 #include "synth/nn_int.h"
 
-#define SY_DY 16   /* label sinusoid width */
-#define SY_DT 16   /* diffusion-step sinusoid width */
-#define SY_FEAT 4  /* hand-made context features per step */
-#define SY_DL 16   /* depth sinusoid width (stop head) */
+#define SY_DY 16                     /* label sinusoid width */
+#define SY_DT 16                     /* diffusion-step sinusoid width */
+#define SY_FEAT 4                    /* hand-made context features per step */
+#define SY_DL 16                     /* depth sinusoid width (stop head) */
 #define SY_STOPF (SY_DL + 1 + SY_DY) /* stop head inputs */
 #define SY_SIZEF (SY_DL + 3 + SY_DY) /* size head inputs */
-#define SY_GAPF 4  /* per-candidate features of the edge scorer */
-#define SY_MAXK 8  /* message-passing layers at most */
+#define SY_GAPF 4                    /* per-candidate features of the edge scorer */
+#define SY_MAXK 8                    /* message-passing layers at most */
 #define SY_MAXT 1024
-
 
 struct etsim_synth_model {
   etsim_synth_config_t cfg;
@@ -68,18 +67,15 @@ size_t etsim_synth__param_count(etsim_synth_model_t *m);
 int etsim_synth__alloc_params(etsim_synth_model_t *m, int init, uint64_t seed);
 
 /* Build a model's data statistics from a training set (no parameters). */
-int etsim_synth__model_new(const etsim_synth_data_t *train,
-                           const etsim_synth_config_t *cfg,
+int etsim_synth__model_new(const etsim_synth_data_t *train, const etsim_synth_config_t *cfg,
                            etsim_synth_model_t **out, etsim_error_t *err);
 
 /* Loss of one graph with noise from `seed` (same seed, same noise); with
  * backward, gradients are ADDED to m->g scaled by `weight`.  Parts go to
  * parts[3] (count, attr, edge) when non-NULL. */
-int etsim_synth__graph_loss(etsim_synth_model_t *m,
-                            const etsim_synth_data_t *d,
-                            const etsim_synth_dag_t *g, uint64_t seed,
-                            int backward, float weight, double *loss,
-                            double *parts, etsim_error_t *err);
+int etsim_synth__graph_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d,
+                            const etsim_synth_dag_t *g, uint64_t seed, int backward, float weight,
+                            double *loss, double *parts, etsim_error_t *err);
 
 /* A float pool in chunks that never move, reset per graph. */
 typedef struct chunk {
@@ -98,7 +94,6 @@ typedef struct {
   float *X0, *P[SY_MAXK + 1], *Hh[SY_MAXK + 1], *M[SY_MAXK + 1], *Z, *Zs;
 } enc_t;
 
-
 float *sy_pz(pool_t *p, size_t n); /* zeroed floats; sets p->oom on failure */
 void sy_pool_reset(pool_t *p);
 void sy_pool_free(pool_t *p);
@@ -108,36 +103,32 @@ int sy_dim_edge_in(const etsim_synth_model_t *m);
 int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc_t *e);
 /* Causal encoder over rows [r0, r1); rows below r0 must be done already;
  * xr is channel-major with row stride n_rows_xr. */
-void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
-                const int32_t *xr, const uint32_t *poff, const uint32_t *padj,
-                int r0, int r1);
+void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr, const int32_t *xr,
+                const uint32_t *poff, const uint32_t *padj, int r0, int r1);
 void sy_label_feat(const etsim_synth_model_t *m, double y, float *out);
 void sy_t_feat(int t, int T, float *out);
-void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
-                   uint32_t last_size, float *f);
+void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix, uint32_t last_size,
+                   float *f);
 void sy_gap_feats(uint32_t gap, uint32_t children, float *f);
 /* Inputs of the stop head at step l (SY_STOPF floats): the depth and the
  * label features ysin (SY_DY floats). */
-void sy_stop_feats(const etsim_synth_model_t *m, int l, const float *ysin,
-                   float *f);
+void sy_stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f);
 /* Inputs of the size head at step l (SY_SIZEF floats): the stop head's,
  * and the prefix and last-layer sizes. */
-void sy_size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
-                   uint32_t last_size, const float *ysin, float *f);
+void sy_size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix, uint32_t last_size,
+                   const float *ysin, float *f);
 int sy_draw(etsim_rng_t *r, const float *p, int n);
 
 /* p(z_{t-1} | z_t = k, predicted clean distribution ph) of the marginal-
  * transition chain with marginal mg, K classes (sample.c). */
-void etsim_synth__posterior(int K, const float *ph, const float *mg, int k,
-                            double alpha_t, double abar_t, double abar_s,
-                            float *out);
+void etsim_synth__posterior(int K, const float *ph, const float *mg, int k, double alpha_t,
+                            double abar_t, double abar_s, float *out);
 
 /* Sampling with forced layer sizes (sizes[] ends with 0), for benchmarks:
  * the size head is still evaluated, its draw replaced.  Layers stop at the
  * model's max_layers. */
-int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n,
-                              const uint32_t *sizes, uint64_t seed,
-                              etsim_synth_data_t *out, etsim_error_t *err);
+int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *sizes,
+                              uint64_t seed, etsim_synth_data_t *out, etsim_error_t *err);
 
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);

@@ -18,12 +18,12 @@ int etsim_topo_kind_parse(const char *s, etsim_topo_kind_t *out) {
   return ETSIM_EINVAL;
 }
 
-int etsim_topo_init(etsim_topo_t *t, int ndims, const etsim_topo_kind_t *kind,
-                    const uint32_t *npus, const double *bw_gbps,
-                    const double *lat_ns, const char *what, etsim_error_t *err) {
+int etsim_topo_init(etsim_topo_t *t, int ndims, const etsim_topo_kind_t *kind, const uint32_t *npus,
+                    const double *bw_gbps, const double *lat_ns, const char *what,
+                    etsim_error_t *err) {
   if (ndims < 1 || ndims > ETSIM_TOPO_MAX_DIMS)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: %d dimensions (1 to %d supported)",
-                           what, ndims, ETSIM_TOPO_MAX_DIMS);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: %d dimensions (1 to %d supported)", what, ndims,
+                           ETSIM_TOPO_MAX_DIMS);
   memset(t, 0, sizeof *t);
   t->ndims = ndims;
   uint64_t total = 1;
@@ -60,13 +60,15 @@ uint32_t etsim_topo_hops(const etsim_topo_t *t, int d, uint32_t a, uint32_t b) {
   uint32_t ca = etsim_topo_coord(t, a, d), cb = etsim_topo_coord(t, b, d);
   if (ca == cb) return 0;
   switch (t->kind[d]) {
-  case ETSIM_TOPO_FULLY_CONNECTED: return 1;
-  case ETSIM_TOPO_SWITCH: return 2;
-  case ETSIM_TOPO_RING: {
-    uint32_t delta = ca > cb ? ca - cb : cb - ca;
-    uint32_t other = t->npus[d] - delta;
-    return delta < other ? delta : other;
-  }
+    case ETSIM_TOPO_FULLY_CONNECTED:
+      return 1;
+    case ETSIM_TOPO_SWITCH:
+      return 2;
+    case ETSIM_TOPO_RING: {
+      uint32_t delta = ca > cb ? ca - cb : cb - ca;
+      uint32_t other = t->npus[d] - delta;
+      return delta < other ? delta : other;
+    }
   }
   return 0;
 }

@@ -27,7 +27,8 @@ static int items(yaml_document_t *doc, yaml_node_t *v, const char *path, const c
   if (v->type == YAML_SCALAR_NODE) {
     out[n++] = v;
   } else if (v->type == YAML_SEQUENCE_NODE) {
-    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
       yaml_node_t *x = yaml_document_get_node(doc, *it);
       if (!x || x->type != YAML_SCALAR_NODE)
         return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d: %s: items must be scalars", path,
@@ -75,7 +76,8 @@ int etsim_topo_load_yaml(const char *path, etsim_topo_t *t, etsim_error_t *err) 
   yaml_parser_set_input_file(&p, f);
   if (!yaml_parser_load(&p, &doc)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, (int)p.problem_mark.line + 1,
-                         (int)p.problem_mark.column + 1, p.problem ? p.problem : "YAML syntax error");
+                         (int)p.problem_mark.column + 1,
+                         p.problem ? p.problem : "YAML syntax error");
     yaml_parser_delete(&p);
     fclose(f);
     return rc;
@@ -84,11 +86,14 @@ int etsim_topo_load_yaml(const char *path, etsim_topo_t *t, etsim_error_t *err) 
   yaml_node_t *val[K_N] = {0};
   yaml_node_t *keyn[K_N] = {0};
   if (!root || root->type != YAML_MAPPING_NODE) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected a mapping with keys topology, "
-                         "npus_count, bandwidth, latency", path);
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: expected a mapping with keys topology, "
+                         "npus_count, bandwidth, latency",
+                         path);
     goto out;
   }
-  for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
+  for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top;
+       pr++) {
     yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
     yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
     if (!k || k->type != YAML_SCALAR_NODE || !v) continue;
@@ -101,7 +106,8 @@ int etsim_topo_load_yaml(const char *path, etsim_topo_t *t, etsim_error_t *err) 
       continue;
     }
     if (val[which]) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%d: key \"%s\" given twice", path, line_of(k), ks);
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%d: key \"%s\" given twice", path, line_of(k),
+                           ks);
       goto out;
     }
     val[which] = v;
@@ -116,8 +122,9 @@ int etsim_topo_load_yaml(const char *path, etsim_topo_t *t, etsim_error_t *err) 
     }
     if ((rc = items(&doc, val[i], path, key_names[i], it[i], &n[i], err))) goto out;
     if (n[i] != n[0]) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%d: \"%s\" has %d entries but \"topology\" has %d",
-                           path, line_of(keyn[i]), key_names[i], n[i], n[0]);
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%d: \"%s\" has %d entries but \"topology\" has %d", path,
+                           line_of(keyn[i]), key_names[i], n[i], n[0]);
       goto out;
     }
   }
@@ -127,9 +134,10 @@ int etsim_topo_load_yaml(const char *path, etsim_topo_t *t, etsim_error_t *err) 
   for (int d = 0; d < n[0]; d++) {
     const char *s = (const char *)it[K_TOPO][d]->data.scalar.value;
     if (etsim_topo_kind_parse(s, &kind[d])) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%d: topology[%d]: unknown topology \"%s\" "
-                           "(expected Ring, FullyConnected or Switch)", path,
-                           line_of(it[K_TOPO][d]), d, s);
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%d: topology[%d]: unknown topology \"%s\" "
+                           "(expected Ring, FullyConnected or Switch)",
+                           path, line_of(it[K_TOPO][d]), d, s);
       goto out;
     }
     double x = 0;

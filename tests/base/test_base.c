@@ -112,13 +112,11 @@ static void test_rng(void **s) {
   etsim_rng_t a, b;
   etsim_rng_seed(&a, 7);
   etsim_rng_seed(&b, 7);
-  for (int i = 0; i < 100; i++)
-    assert_int_equal(etsim_rng_next(&a), etsim_rng_next(&b));
+  for (int i = 0; i < 100; i++) assert_int_equal(etsim_rng_next(&a), etsim_rng_next(&b));
   /* Uniform mean and normal variance within 4 standard errors. */
   double sum = 0, sq = 0;
   const int n = 100000;
-  for (int i = 0; i < n; i++)
-    sum += etsim_rng_uniform(&a);
+  for (int i = 0; i < n; i++) sum += etsim_rng_uniform(&a);
   assert_true(fabs(sum / n - 0.5) < 4 * 0.2887 / sqrt(n));
   sum = 0;
   for (int i = 0; i < n; i++) {
@@ -128,8 +126,7 @@ static void test_rng(void **s) {
   }
   assert_true(fabs(sum / n) < 4 / sqrt(n));
   assert_true(fabs(sq / n - 1.0) < 4 * sqrt(2.0 / n));
-  for (int i = 0; i < 1000; i++)
-    assert_true(etsim_rng_below(&a, 10) < 10);
+  for (int i = 0; i < 1000; i++) assert_true(etsim_rng_below(&a, 10) < 10);
 }
 
 static void test_outfile(void **s) {
@@ -160,10 +157,13 @@ static void test_outfile(void **s) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_errors),     cmocka_unit_test(test_u64map),
-      cmocka_unit_test(test_intern),     cmocka_unit_test(test_arena),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_u64map),
+      cmocka_unit_test(test_intern),
+      cmocka_unit_test(test_arena),
       cmocka_unit_test(test_alloc_failure_injection),
-      cmocka_unit_test(test_parse_size), cmocka_unit_test(test_rng),
+      cmocka_unit_test(test_parse_size),
+      cmocka_unit_test(test_rng),
       cmocka_unit_test(test_outfile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,8 +26,7 @@ static json_t *load_json_gz(const char *path) {
   int n;
   while ((n = gzread(gz, buf + len, (unsigned)(cap - len))) > 0) {
     len += (size_t)n;
-    if (cap - len < (1 << 16))
-      buf = realloc(buf, cap *= 2);
+    if (cap - len < (1 << 16)) buf = realloc(buf, cap *= 2);
   }
   gzclose(gz);
   json_error_t je;
@@ -48,8 +47,7 @@ static etsim_et_trace_t *load_valid(const char *path) {
   etsim_error_t err = {0};
   etsim_et_trace_t *t = NULL;
   int rc = etsim_et_trace_load(&t, path, 0, &err);
-  if (rc)
-    print_message("%s\n", err.msg);
+  if (rc) print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   long problems = 0;
   assert_int_equal(etsim_et_validate(t, count_problem, &problems), 0);
@@ -69,8 +67,7 @@ static int64_t attr_int(const etsim_et_trace_t *t, size_t i, const char *n) {
   return v;
 }
 
-static const char *attr_str(const etsim_et_trace_t *t, size_t i,
-                            const char *n) {
+static const char *attr_str(const etsim_et_trace_t *t, size_t i, const char *n) {
   int64_t k = etsim_intern_find(&t->strings, n);
   assert_true(k >= 0);
   return etsim_et_trace_attr_str(t, i, (uint32_t)k);
@@ -78,13 +75,12 @@ static const char *attr_str(const etsim_et_trace_t *t, size_t i,
 
 static int has_dep(const etsim_et_trace_t *t, size_t i, uint64_t id) {
   for (uint32_t k = t->data_off[i]; k < t->data_off[i + 1]; k++)
-    if (!(t->data_par[k] & ETSIM_ET_DANGLING) && t->id[t->data_par[k]] == id)
-      return 1;
+    if (!(t->data_par[k] & ETSIM_ET_DANGLING) && t->id[t->data_par[k]] == id) return 1;
   return 0;
 }
 
-static int convert(const char *in, const char *out, const char *kineto,
-                   etsim_convpt_summary_t *s, etsim_error_t *err) {
+static int convert(const char *in, const char *out, const char *kineto, etsim_convpt_summary_t *s,
+                   etsim_error_t *err) {
   etsim_convpt_opts_t o = {0};
   o.rank = -1;
   o.kineto_path = kineto;
@@ -94,8 +90,7 @@ static int convert(const char *in, const char *out, const char *kineto,
 /* Bytes of the Tensor-typed inputs of a new-layout node, as Chakra's
  * converter computes comm_size (numel * elem_bytes per tensor). */
 static uint64_t tensor_bytes(const json_t *v) {
-  if (json_is_array(v) && json_array_size(v) >= 5 &&
-      json_is_integer(json_array_get(v, 0)) &&
+  if (json_is_array(v) && json_array_size(v) >= 5 && json_is_integer(json_array_get(v, 0)) &&
       json_is_integer(json_array_get(v, 4)))
     return (uint64_t)(json_integer_value(json_array_get(v, 3)) *
                       json_integer_value(json_array_get(v, 4)));
@@ -108,8 +103,7 @@ static uint64_t tensor_bytes(const json_t *v) {
 static const json_t *src_node(const json_t *nodes, uint64_t id) {
   for (size_t i = 0; i < json_array_size(nodes); i++) {
     const json_t *n = json_array_get(nodes, i);
-    if ((uint64_t)json_integer_value(json_object_get(n, "id")) == id)
-      return n;
+    if ((uint64_t)json_integer_value(json_object_get(n, "id")) == id) return n;
   }
   return NULL;
 }
@@ -117,8 +111,7 @@ static const json_t *src_node(const json_t *nodes, uint64_t id) {
 static const json_t *src_attr(const json_t *n, const char *name) {
   const json_t *a = json_object_get(n, "attrs");
   for (size_t i = 0; i < json_array_size(a); i++)
-    if (strcmp(json_string_value(json_object_get(json_array_get(a, i), "name")),
-               name) == 0)
+    if (strcmp(json_string_value(json_object_get(json_array_get(a, i), "name")), name) == 0)
       return json_object_get(json_array_get(a, i), "value");
   return NULL;
 }
@@ -133,8 +126,7 @@ static void test_resnet(void **state) {
   etsim_convpt_summary_t s;
   etsim_error_t err = {0};
   int rc = convert(in, out, NULL, &s, &err);
-  if (rc)
-    print_message("%s\n", err.msg);
+  if (rc) print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   /* Rank 1: the allreduce records name rank_in_group 1, start 0, stride 1. */
   assert_int_equal(s.rank, 1);
@@ -187,9 +179,10 @@ static void test_resnet(void **state) {
   assert_int_equal(t->type[i], ETSIM_ET_METADATA_NODE);
   assert_true(t->io[i] != 0);
   const char *pv = t->ios[t->io[i]].in.values;
-  assert_string_equal(pv, "['[{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
-                          "\"backend_config\": \"cuda:nccl\", \"ranks\": [], "
-                          "\"group_size\": 2, \"group_count\": 1}]']");
+  assert_string_equal(pv,
+                      "['[{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
+                      "\"backend_config\": \"cuda:nccl\", \"ranks\": [], "
+                      "\"group_size\": 2, \"group_count\": 1}]']");
 
   /* Every collective: comm_size equals the bytes of the source node's
    * tensor inputs, and the 1.1.0 attributes agree (in_msg_nelems x dtype). */
@@ -197,8 +190,7 @@ static void test_resnet(void **state) {
   const json_t *nodes = json_object_get(src, "nodes");
   size_t n_checked = 0;
   for (size_t k = 0; k < t->n_nodes; k++) {
-    if (t->type[k] != ETSIM_ET_COMM_COLL_NODE)
-      continue;
+    if (t->type[k] != ETSIM_ET_COMM_COLL_NODE) continue;
     const json_t *sn = src_node(nodes, t->id[k]);
     assert_non_null(sn);
     const json_t *in_v = json_object_get(json_object_get(sn, "inputs"), "values");
@@ -214,10 +206,8 @@ static void test_resnet(void **state) {
                      json_integer_value(src_attr(sn, "in_msg_nelems")) * esz);
     const char *cn = json_string_value(src_attr(sn, "collective_name"));
     assert_int_equal(attr_int(t, k, "comm_type"),
-                     strcmp(cn, "allreduce") == 0 ? ETSIM_COLL_ALL_REDUCE
-                                                  : ETSIM_COLL_BROADCAST);
-    assert_string_equal(attr_str(t, k, "pg_name"),
-                        json_string_value(src_attr(sn, "pg_name")));
+                     strcmp(cn, "allreduce") == 0 ? ETSIM_COLL_ALL_REDUCE : ETSIM_COLL_BROADCAST);
+    assert_string_equal(attr_str(t, k, "pg_name"), json_string_value(src_attr(sn, "pg_name")));
     n_checked++;
   }
   assert_int_equal(n_checked, 21);
@@ -259,8 +249,7 @@ static void test_allgather_102(void **state) {
   etsim_convpt_summary_t s;
   etsim_error_t err = {0};
   int rc = convert(in, out, NULL, &s, &err);
-  if (rc)
-    print_message("%s\n", err.msg);
+  if (rc) print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   assert_string_equal(s.schema, "1.0.2-chakra.0.0.4");
   assert_int_equal(s.host_nodes, 263);
@@ -274,8 +263,7 @@ static void test_allgather_102(void **state) {
   etsim_et_trace_t *t = load_valid(out);
   size_t n_coll = 0;
   for (size_t k = 0; k < t->n_nodes; k++) {
-    if (t->type[k] != ETSIM_ET_COMM_COLL_NODE)
-      continue;
+    if (t->type[k] != ETSIM_ET_COMM_COLL_NODE) continue;
     n_coll++;
     assert_int_equal(attr_int(t, k, "comm_type"), ETSIM_COLL_ALL_GATHER);
     /* One float per rank: all-gather's comm_size is the per-rank input. */
@@ -301,8 +289,7 @@ static void test_legacy_linear(void **state) {
   etsim_convpt_summary_t s;
   etsim_error_t err = {0};
   int rc = convert(in, out, NULL, &s, &err);
-  if (rc)
-    print_message("%s\n", err.msg);
+  if (rc) print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   assert_int_equal(s.legacy, 1);
   assert_string_equal(s.schema, "1.0.1");
@@ -357,8 +344,7 @@ static void test_hta_kineto(void **state) {
   etsim_convpt_summary_t s;
   etsim_error_t err = {0};
   int rc = convert(host, out, dev, &s, &err);
-  if (rc)
-    print_message("%s\n", err.msg);
+  if (rc) print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   /* 10 top-level ops, all joined (this Kineto has no Record function id:
    * External id, equal to rf_id here, is used), 4 kernels. */
@@ -398,23 +384,25 @@ static void test_hta_kineto(void **state) {
   free(dev);
 }
 
-
 /* ------------------------------------------- linked host trace (ET+) */
 
 /* What chakra_trace_link writes: host ops with ts / inclusive_dur, and GPU
  * nodes (with `cat`) whose caller is the op that launched them. */
 static void test_linked_etplus(void **state) {
   (void)state;
-#define IO0 "\"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, " \
-            "\"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}"
+#define IO0                                                       \
+  "\"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, " \
+  "\"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}"
 #define T64 "[10, 11, 0, 64, 4, \"cuda:0\"]"
   const char *text =
       "{\"schema\": \"1.0.3-chakra.0.0.4\", \"pid\": 7, \"time\": \"t\", "
       "\"start_ts\": 100, \"finish_ts\": 200, \"nodes\": [\n"
       "{\"id\": 1, \"name\": \"[pytorch|profiler|execution_trace|process]\", "
-      "\"ctrl_deps\": 1, " IO0 ", \"attrs\": []},\n"
+      "\"ctrl_deps\": 1, " IO0
+      ", \"attrs\": []},\n"
       "{\"id\": 2, \"name\": \"[pytorch|profiler|execution_trace|thread]\", "
-      "\"ctrl_deps\": 1, " IO0 ", \"attrs\": []},\n"
+      "\"ctrl_deps\": 1, " IO0
+      ", \"attrs\": []},\n"
       "{\"id\": 3, \"name\": \"## process_group:init ##\", \"ctrl_deps\": 2, "
       "\"inputs\": {\"values\": [\"[{\\\"pg_name\\\": \\\"0\\\", \\\"ranks\\\": "
       "[], \\\"group_size\\\": 4}, {\\\"pg_name\\\": \\\"3\\\", "
@@ -425,16 +413,19 @@ static void test_linked_etplus(void **state) {
       "[]}, \"attrs\": []},\n"
       "{\"id\": 4, \"name\": \"aten::mm\", \"ctrl_deps\": 2, \"ts\": 1000, "
       "\"inclusive_dur\": 20, \"exclusive_dur\": 15, \"inputs\": {\"values\": "
-      "[" T64 "], \"shapes\": [[8, 8]], \"types\": [\"Tensor(float)\"]}, "
+      "[" T64
+      "], \"shapes\": [[8, 8]], \"types\": [\"Tensor(float)\"]}, "
       "\"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}, "
       "\"attrs\": [{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": 3}, "
       "{\"name\": \"op_schema\", \"type\": \"string\", \"value\": "
       "\"aten::mm(Tensor self, Tensor mat2) -> Tensor\"}]},\n"
       "{\"id\": 5, \"name\": \"c10d::allreduce_\", \"ctrl_deps\": 2, \"ts\": "
-      "1030, \"inclusive_dur\": 10, " IO0 ", \"attrs\": [{\"name\": "
+      "1030, \"inclusive_dur\": 10, " IO0
+      ", \"attrs\": [{\"name\": "
       "\"op_schema\", \"type\": \"string\", \"value\": \"c10d::allreduce_(...)\"}]},\n"
       "{\"id\": 6, \"name\": \"record_param_comms\", \"ctrl_deps\": 5, \"ts\": "
-      "1031, \"inclusive_dur\": 8, \"inputs\": {\"values\": [[" T64 "], 1, "
+      "1031, \"inclusive_dur\": 8, \"inputs\": {\"values\": [[" T64
+      "], 1, "
       "[\"0\", \"default_pg\"], 2, \"allreduce\", [], [], 0, 1, 4], \"shapes\": "
       "[[[8, 8]], [], [[], []], [], [], [], [], [], [], []], \"types\": "
       "[\"GenericList[Tensor(float)]\", \"Int\", \"Tuple[String,String]\", "
@@ -451,9 +442,11 @@ static void test_linked_etplus(void **state) {
       ", \"attrs\": []},\n"
       "{\"id\": 9, \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", "
       "\"ctrl_deps\": 6, \"cat\": \"kernel\", \"ts\": 1040, \"inclusive_dur\": "
-      "12.5, \"stream\": 20, \"pg_name\": \"0\", " IO0 ", \"attrs\": []},\n"
+      "12.5, \"stream\": 20, \"pg_name\": \"0\", " IO0
+      ", \"attrs\": []},\n"
       "{\"id\": 10, \"name\": \"aten::add\", \"ctrl_deps\": 2, \"ts\": 3000, "
-      "\"inclusive_dur\": 5, \"inter_thread_dep\": 4, " IO0 ", \"attrs\": "
+      "\"inclusive_dur\": 5, \"inter_thread_dep\": 4, " IO0
+      ", \"attrs\": "
       "[{\"name\": \"op_schema\", \"type\": \"string\", \"value\": "
       "\"aten::add(Tensor a, Tensor b) -> Tensor\"}, {\"name\": \"tid\", "
       "\"type\": \"uint64\", \"value\": 2}]}]}\n";
@@ -466,8 +459,7 @@ static void test_linked_etplus(void **state) {
   etsim_convpt_summary_t s;
   etsim_error_t err = {0};
   int rc = convert(in, out, NULL, &s, &err);
-  if (rc)
-    print_message("%s\n", err.msg);
+  if (rc) print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   assert_int_equal(s.rank, 2); /* rank_in_group 2 of a group from 0 by 1 */
   assert_int_equal(s.nodes_written, 6);
@@ -522,7 +514,6 @@ static void test_linked_etplus(void **state) {
   assert_string_equal(g, "{\n  \"3\": [0, 2],\n  \"5\": [0, 1, 2]\n}\n");
   free(g);
 }
-
 
 /* Every allocation failure on the way is reported as ETSIM_ENOMEM with a
  * message and leaves nothing behind (and, under ASan, leaks nothing). */
@@ -580,8 +571,7 @@ static void test_out_of_memory(void **state) {
 
 /* --------------------------------------------------------- bad input */
 
-static void expect_fail(const char *name, const char *text, int code,
-                        const char *needle) {
+static void expect_fail(const char *name, const char *text, int code, const char *needle) {
   char in[4200], out[4200];
   snprintf(in, sizeof in, "%s/%s.json", tmp, name);
   snprintf(out, sizeof out, "%s/%s_out.0.et", tmp, name);
@@ -594,23 +584,21 @@ static void expect_fail(const char *name, const char *text, int code,
   snprintf(prefix, sizeof prefix, "%s/%s_out", tmp, name);
   int rc = etsim_convpt_convert(in, prefix, &o, &s, &err);
   if (rc != code || !strstr(err.msg, needle))
-    print_message("%s: rc %d, message '%s', wanted '%s'\n", name, rc, err.msg,
-                  needle);
+    print_message("%s: rc %d, message '%s', wanted '%s'\n", name, rc, err.msg, needle);
   assert_int_equal(rc, code);
   assert_non_null(strstr(err.msg, needle));
-  assert_non_null(strstr(err.msg, in)); /* the file is named */
+  assert_non_null(strstr(err.msg, in));       /* the file is named */
   assert_int_not_equal(access(out, F_OK), 0); /* nothing written */
 }
 
 static void test_bad_input(void **state) {
   (void)state;
-  expect_fail("garbage", "{\"schema\": \"1.1.0\",\n \"nodes\": [\n  {\"id\": 1, ]}",
-              ETSIM_EFORMAT, ":3:");
+  expect_fail("garbage", "{\"schema\": \"1.1.0\",\n \"nodes\": [\n  {\"id\": 1, ]}", ETSIM_EFORMAT,
+              ":3:");
   expect_fail("toplist", "[1, 2]", ETSIM_EFORMAT, "not a JSON object");
   expect_fail("nodesobj", "{\"nodes\": {}}", ETSIM_EFORMAT, "'nodes' is not an array");
   expect_fail("nonodes", "{\"schema\": \"1.1.0\"}", ETSIM_EFORMAT, "no 'nodes'");
-  expect_fail("truncated", "{\"nodes\": [{\"id\": 1, \"name\": \"x\"", ETSIM_EFORMAT,
-              "truncated");
+  expect_fail("truncated", "{\"nodes\": [{\"id\": 1, \"name\": \"x\"", ETSIM_EFORMAT, "truncated");
   expect_fail("dup",
               "{\"nodes\": [{\"id\": 5, \"name\": \"a\", \"ctrl_deps\": 1},\n"
               "{\"id\": 5, \"name\": \"b\", \"ctrl_deps\": 1}]}",
@@ -627,8 +615,7 @@ static void test_bad_input(void **state) {
   expect_fail("empty", "", ETSIM_EFORMAT, "empty file");
   /* A missing file is an I/O error naming it. */
   etsim_error_t err = {0};
-  assert_int_equal(etsim_convpt_convert("/nonexistent/x.json", "/tmp/x", NULL,
-                                        NULL, &err),
+  assert_int_equal(etsim_convpt_convert("/nonexistent/x.json", "/tmp/x", NULL, NULL, &err),
                    ETSIM_EIO);
   assert_non_null(strstr(err.msg, "/nonexistent/x.json"));
 }
@@ -680,10 +667,10 @@ static void test_unknown_schema(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_resnet),        cmocka_unit_test(test_allgather_102),
-      cmocka_unit_test(test_legacy_linear), cmocka_unit_test(test_pt2),
-      cmocka_unit_test(test_hta_kineto),    cmocka_unit_test(test_linked_etplus),
-      cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_resnet),         cmocka_unit_test(test_allgather_102),
+      cmocka_unit_test(test_legacy_linear),  cmocka_unit_test(test_pt2),
+      cmocka_unit_test(test_hta_kineto),     cmocka_unit_test(test_linked_etplus),
+      cmocka_unit_test(test_out_of_memory),  cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_unknown_schema),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

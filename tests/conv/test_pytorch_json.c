@@ -141,8 +141,7 @@ static int on_elem(void *u, const ptv_t *v, uint64_t index, const ptj_loc_t *loc
   seen_t *s = u;
   assert_int_equal(ptv_i(ptv_get(v, "i")), (int64_t)index);
   const char *big = ptv_str(ptv_get(v, "big"));
-  if (big)
-    s->big_len = strlen(big);
+  if (big) s->big_len = strlen(big);
   s->n++;
   s->last_line = loc->line;
   return 0;
@@ -161,8 +160,7 @@ static void test_stream(void **state) {
     fprintf(fp, "%s{\"i\": %d", i ? ",\n" : "", i);
     if (i == 1500) {
       fputs(", \"big\": \"", fp);
-      for (int k = 0; k < 700000; k++)
-        fputc('a' + k % 26, fp);
+      for (int k = 0; k < 700000; k++) fputc('a' + k % 26, fp);
       fputc('"', fp);
     }
     fputc('}', fp);
@@ -174,8 +172,7 @@ static void test_stream(void **state) {
   uint64_t bytes = 0;
   int found = 0;
   int rc = ptj_stream(path, "nodes", NULL, on_elem, &s, NULL, &bytes, &found, &err);
-  if (rc)
-    print_message("%s\n", err.msg);
+  if (rc) print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   assert_int_equal(found, 1);
   assert_int_equal(s.n, 3000);
@@ -210,8 +207,10 @@ static void test_stream(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_values), cmocka_unit_test(test_rejects),
-      cmocka_unit_test(test_repr),   cmocka_unit_test(test_stream),
+      cmocka_unit_test(test_values),
+      cmocka_unit_test(test_rejects),
+      cmocka_unit_test(test_repr),
+      cmocka_unit_test(test_stream),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

@@ -37,35 +37,32 @@ static const ptv_t *tree_attr(const ptv_t *n, const char *name) {
     const ptv_t *a = ptv_at(attrs, i);
     const char *nm = ptv_str(ptv_get(a, "name"));
     const ptv_t *v = ptv_get(a, "value");
-    if (nm && v && strcmp(nm, name) == 0)
-      return v;
+    if (nm && v && strcmp(nm, name) == 0) return v;
   }
   return NULL;
 }
 
 /* A scanned field equals the tree's: presence, type, and scalar value. */
-static void same(const char *what, uint32_t have, uint32_t bit,
-                 const ptv_t *scan, const ptv_t *tree) {
+static void same(const char *what, uint32_t have, uint32_t bit, const ptv_t *scan,
+                 const ptv_t *tree) {
   if (!(have & bit) != !tree)
     fail_msg("%s: scan %s, tree %s", what, have & bit ? "has it" : "lacks it",
              tree ? "has it" : "lacks it");
-  if (!tree)
-    return;
-  if (scan->t != tree->t)
-    fail_msg("%s: type %u vs %u", what, scan->t, tree->t);
+  if (!tree) return;
+  if (scan->t != tree->t) fail_msg("%s: type %u vs %u", what, scan->t, tree->t);
   switch (tree->t) {
-  case PTV_INT:
-    assert_int_equal(scan->u.i, tree->u.i);
-    break;
-  case PTV_REAL:
-    assert_true(scan->u.d == tree->u.d);
-    break;
-  case PTV_STR:
-    assert_int_equal(scan->n, tree->n);
-    assert_memory_equal(scan->u.s, tree->u.s, tree->n);
-    break;
-  default:
-    break;
+    case PTV_INT:
+      assert_int_equal(scan->u.i, tree->u.i);
+      break;
+    case PTV_REAL:
+      assert_true(scan->u.d == tree->u.d);
+      break;
+    case PTV_STR:
+      assert_int_equal(scan->n, tree->n);
+      assert_memory_equal(scan->u.s, tree->u.s, tree->n);
+      break;
+    default:
+      break;
   }
 }
 
@@ -77,8 +74,7 @@ static int check(const char *text, size_t len) {
   scan_buf[len] = '\0';
   pts_node_t s;
   size_t used = 0;
-  if (pts_host_node(scan_buf, &s, &used) != 0)
-    return 0;
+  if (pts_host_node(scan_buf, &s, &used) != 0) return 0;
   assert_true(used <= len);
   memcpy(tree_buf, text, used);
   tree_buf[used] = '\0';
@@ -87,13 +83,11 @@ static int check(const char *text, size_t len) {
   const char *what = "";
   int rc = ptv_parse(&P, tree_buf, used, &n, &pos, &what);
   if (rc)
-    fail_msg("scanner took %.*s but the tree parser says %s at %zu",
-             (int)used, text, what, pos);
+    fail_msg("scanner took %.*s but the tree parser says %s at %zu", (int)used, text, what, pos);
   assert_int_equal(n.t, PTV_OBJ);
   same("id", s.have, PTS_ID, &s.id, ptv_get(&n, "id"));
   same("name", s.have, PTS_NAME, &s.name, ptv_get(&n, "name"));
-  same("ctrl_deps", s.have, PTS_CTRL_DEPS, &s.ctrl_deps,
-       ptv_get(&n, "ctrl_deps"));
+  same("ctrl_deps", s.have, PTS_CTRL_DEPS, &s.ctrl_deps, ptv_get(&n, "ctrl_deps"));
   same("parent", s.have, PTS_PARENT, &s.parent, ptv_get(&n, "parent"));
   same("inputs", s.have, PTS_INPUTS, &s.inputs, ptv_get(&n, "inputs"));
   same("outputs", s.have, PTS_OUTPUTS, &s.outputs, ptv_get(&n, "outputs"));
@@ -102,17 +96,13 @@ static int check(const char *text, size_t len) {
   same("inclusive_dur", s.have, PTS_DUR, &s.dur, ptv_get(&n, "inclusive_dur"));
   same("cat", s.have, PTS_CAT, &s.cat, ptv_get(&n, "cat"));
   const ptv_t *in = ptv_get(&n, "inputs"), *out = ptv_get(&n, "outputs");
-  same("inputs.values", s.have, PTS_IN_VALUES, &s.in_values,
-       ptv_get(in, "values"));
+  same("inputs.values", s.have, PTS_IN_VALUES, &s.in_values, ptv_get(in, "values"));
   same("inputs.types", s.have, PTS_IN_TYPES, &s.in_types, ptv_get(in, "types"));
-  same("outputs.values", s.have, PTS_OUT_VALUES, &s.out_values,
-       ptv_get(out, "values"));
-  same("outputs.types", s.have, PTS_OUT_TYPES, &s.out_types,
-       ptv_get(out, "types"));
+  same("outputs.values", s.have, PTS_OUT_VALUES, &s.out_values, ptv_get(out, "values"));
+  same("outputs.types", s.have, PTS_OUT_TYPES, &s.out_types, ptv_get(out, "types"));
   if (ptv_is_arr(ptv_get(&n, "attrs"))) {
     same("rf_id", s.have, PTS_RF_ID, &s.rf_id, tree_attr(&n, "rf_id"));
-    same("op_schema", s.have, PTS_OP_SCHEMA, &s.op_schema,
-         tree_attr(&n, "op_schema"));
+    same("op_schema", s.have, PTS_OP_SCHEMA, &s.op_schema, tree_attr(&n, "op_schema"));
     same("kernel_backend", s.have, PTS_KERNEL_BACKEND, &s.kernel_backend,
          tree_attr(&n, "kernel_backend"));
   }
@@ -137,8 +127,8 @@ static void test_fields(void **state) {
   assert_memory_equal(s.name.u.s, "aten::narrow", 12);
   assert_int_equal(s.in_values.t, PTV_ARR);
   assert_int_equal(s.op_schema.n, strlen("aten::narrow(Tensor(a) self, int "
-                                          "dim, SymInt start, SymInt length) "
-                                          "-> Tensor(a)"));
+                                         "dim, SymInt start, SymInt length) "
+                                         "-> Tensor(a)"));
   static const char *const ok[] = {
       /* Other white space and key orders; trailing bytes not read. */
       "{ \"attrs\" :[ ] ,\t\"name\"\r\n:\"a\", \"id\":0 }",
@@ -167,16 +157,13 @@ static void test_fields(void **state) {
       NULL,
   };
   for (size_t i = 0; ok[i]; i++)
-    if (!check_str(ok[i]))
-      fail_msg("declined: %s", ok[i]);
+    if (!check_str(ok[i])) fail_msg("declined: %s", ok[i]);
   /* 64 levels of arrays inside a member are taken, deeper is declined. */
   char deep[400];
   for (int depth = 60; depth <= 70; depth++) {
     size_t o = (size_t)snprintf(deep, sizeof deep, "{\"x\": ");
-    for (int k = 0; k < depth; k++)
-      deep[o++] = '[';
-    for (int k = 0; k < depth; k++)
-      deep[o++] = ']';
+    for (int k = 0; k < depth; k++) deep[o++] = '[';
+    for (int k = 0; k < depth; k++) deep[o++] = ']';
     deep[o++] = '}';
     deep[o] = '\0';
     assert_int_equal(check_str(deep), depth <= PTS_MAX_DEPTH);
@@ -199,14 +186,38 @@ static void test_declines(void **state) {
       NULL,
   };
   static const char *const malformed[] = {
-      "{\"id\": 1,}", "{\"id\" 1}", "{\"id\": 01}", "{\"id\": 1.}",
-      "{\"id\": -}", "{\"id\": 1e}", "{\"id\": .5}", "{\"id\": +1}",
-      "{\"id\": tru}", "{\"id\": nul}", "{\"id\": True}", "{\"id\": NaN}",
-      "{\"id\": [1, 2,]}", "{\"id\": [1 2]}", "{1: 2}", "{\"a\": \"x\ty\"}",
-      "{\"a\": \"x\ny\"}", "{\"a\": \"x", "{\"a\": [", "{\"a\": 1",
-      "{\"a\": {\"b\": 1]}", "{\"a\": [1}", "{'a': 1}", "{\"a\": 0x10}",
-      "{\"a\": \"\\x\"}", "{\"a\": \"\\u12\"}", "{\"a\": \"\\ud800\"}",
-      "{\"a\": 1 /* c */}", "{\"a\": Infinity}", "", "{", NULL,
+      "{\"id\": 1,}",
+      "{\"id\" 1}",
+      "{\"id\": 01}",
+      "{\"id\": 1.}",
+      "{\"id\": -}",
+      "{\"id\": 1e}",
+      "{\"id\": .5}",
+      "{\"id\": +1}",
+      "{\"id\": tru}",
+      "{\"id\": nul}",
+      "{\"id\": True}",
+      "{\"id\": NaN}",
+      "{\"id\": [1, 2,]}",
+      "{\"id\": [1 2]}",
+      "{1: 2}",
+      "{\"a\": \"x\ty\"}",
+      "{\"a\": \"x\ny\"}",
+      "{\"a\": \"x",
+      "{\"a\": [",
+      "{\"a\": 1",
+      "{\"a\": {\"b\": 1]}",
+      "{\"a\": [1}",
+      "{'a': 1}",
+      "{\"a\": 0x10}",
+      "{\"a\": \"\\x\"}",
+      "{\"a\": \"\\u12\"}",
+      "{\"a\": \"\\ud800\"}",
+      "{\"a\": 1 /* c */}",
+      "{\"a\": Infinity}",
+      "",
+      "{",
+      NULL,
   };
   for (size_t i = 0; valid_but_slow[i]; i++) {
     assert_int_equal(check_str(valid_but_slow[i]), 0);
@@ -218,15 +229,13 @@ static void test_declines(void **state) {
     assert_int_equal(ptv_parse(&P, tree_buf, n, &v, &pos, &what), 0);
   }
   for (size_t i = 0; malformed[i]; i++) {
-    if (check_str(malformed[i]))
-      fail_msg("took malformed %s", malformed[i]);
+    if (check_str(malformed[i])) fail_msg("took malformed %s", malformed[i]);
     ptv_t v;
     size_t pos;
     const char *what;
     size_t n = strlen(malformed[i]);
     memcpy(tree_buf, malformed[i], n + 1);
-    assert_int_equal(ptv_parse(&P, tree_buf, n, &v, &pos, &what),
-                     ETSIM_EFORMAT);
+    assert_int_equal(ptv_parse(&P, tree_buf, n, &v, &pos, &what), ETSIM_EFORMAT);
   }
   /* A NUL inside the text is where the buffer ends: declined. */
   assert_int_equal(check("{\"id\": 1\0}", 10), 0);
@@ -261,18 +270,18 @@ static void test_mutations(void **state) {
       size_t at = (size_t)(next_rand() % len);
       char ch = alphabet[next_rand() % (sizeof alphabet - 1)];
       switch (next_rand() % 3) {
-      case 0: /* replace */
-        text[at] = ch;
-        break;
-      case 1: /* insert */
-        memmove(text + at + 1, text + at, len - at);
-        text[at] = ch;
-        len++;
-        break;
-      default: /* delete */
-        memmove(text + at, text + at + 1, len - at - 1);
-        len--;
-        break;
+        case 0: /* replace */
+          text[at] = ch;
+          break;
+        case 1: /* insert */
+          memmove(text + at + 1, text + at, len - at);
+          text[at] = ch;
+          len++;
+          break;
+        default: /* delete */
+          memmove(text + at, text + at + 1, len - at - 1);
+          len--;
+          break;
       }
     }
     int took = check(text, len);
@@ -282,15 +291,13 @@ static void test_mutations(void **state) {
     ptv_t v;
     size_t pos;
     const char *what;
-    if (ptv_parse(&P, tree_buf, len, &v, &pos, &what) == 0 &&
-        v.t == PTV_OBJ) {
+    if (ptv_parse(&P, tree_buf, len, &v, &pos, &what) == 0 && v.t == PTV_OBJ) {
       tree_ok++;
       if (!memchr(text, '\\', len) && !took)
         fail_msg("valid text without escapes declined: %.*s", (int)len, text);
     }
   }
-  print_message("mutations: %ld taken by the scanner, %ld valid objects\n",
-                taken, tree_ok);
+  print_message("mutations: %ld taken by the scanner, %ld valid objects\n", taken, tree_ok);
   /* Both outcomes really occur (the test is not vacuous). */
   assert_true(taken > 1000);
   assert_true(taken < 40000);
@@ -317,13 +324,11 @@ static int repr_same(const char *text, size_t len) {
   size_t pos;
   const char *what;
   if (ptv_parse(&P, tree_buf, len, &v, &pos, &what))
-    fail_msg("pts_repr took %.*s, the tree parser says %s", (int)len, text,
-             what);
+    fail_msg("pts_repr took %.*s, the tree parser says %s", (int)len, text, what);
   ptr_reset(&b);
   assert_int_equal(ptr_repr(&b, &v), 0);
   if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
-    fail_msg("repr of %.*s: '%s' vs the tree's '%s'", (int)len, text, a.data,
-             b.data);
+    fail_msg("repr of %.*s: '%s' vs the tree's '%s'", (int)len, text, a.data, b.data);
   return 1;
 }
 
@@ -332,21 +337,17 @@ static int repr_same(const char *text, size_t len) {
 static size_t ref_n;
 static int64_t ref_t[64][5];
 static void ref_walk(const ptv_t *v, int depth) {
-  if (depth > 8 || !ptv_is_arr(v))
-    return;
+  if (depth > 8 || !ptv_is_arr(v)) return;
   size_t n = ptv_arr_len(v);
   int tuple = n == 5 || n == 6;
-  for (size_t i = 0; tuple && i < 5; i++)
-    tuple = ptv_is_int(ptv_at(v, i));
+  for (size_t i = 0; tuple && i < 5; i++) tuple = ptv_is_int(ptv_at(v, i));
   if (tuple) {
     assert_true(ref_n < 64);
-    for (int k = 0; k < 5; k++)
-      ref_t[ref_n][k] = ptv_i(ptv_at(v, (size_t)k));
+    for (int k = 0; k < 5; k++) ref_t[ref_n][k] = ptv_i(ptv_at(v, (size_t)k));
     ref_n++;
     return;
   }
-  for (size_t i = 0; i < n; i++)
-    ref_walk(ptv_at(v, i), depth + 1);
+  for (size_t i = 0; i < n; i++) ref_walk(ptv_at(v, i), depth + 1);
 }
 
 static size_t got_n;
@@ -368,11 +369,10 @@ static int tensors_same(const char *io) {
   char node[1 << 12];
   snprintf(node, sizeof node, "{\"inputs\": %s}", io);
   memcpy(scan_buf, node, strlen(node) + 1);
-  if (pts_host_node(scan_buf, &n, &used))
-    return 0;
+  if (pts_host_node(scan_buf, &n, &used)) return 0;
   got_n = 0;
-  int rc = pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2],
-                       n.io_len[0][2], got_tensor, NULL);
+  int rc =
+      pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2], n.io_len[0][2], got_tensor, NULL);
   if (rc) {
     assert_int_equal(rc, PTJ_SLOW);
     return 0;
@@ -386,8 +386,7 @@ static int tensors_same(const char *io) {
   ref_n = 0;
   for (size_t i = 0; i < ptv_arr_len(values); i++) {
     const ptv_t *t = ptv_at(types, i);
-    if (ptv_is_str(t) && strstr(ptv_str(t), "Tensor"))
-      ref_walk(ptv_at(values, i), 0);
+    if (ptv_is_str(t) && strstr(ptv_str(t), "Tensor")) ref_walk(ptv_at(values, i), 0);
   }
   assert_int_equal(got_n, ref_n);
   assert_memory_equal(got_t, ref_t, ref_n * sizeof ref_t[0]);
@@ -398,23 +397,50 @@ static void test_repr_tensors(void **state) {
   (void)state;
   ptv_parser_init(&P);
   static const char *const texts[] = {
-      "[]", "{}", "[[], {}, [[]]]", "[ 1 ,2,\t3 ]", "0", "-0", "7", "-12",
-      "123456789012345678", "-123456789012345678", "1234567890123456789",
-      "9223372036854775807", "-9223372036854775808", "9223372036854775808",
-      "123456789012345678901234", "0.5", "1.0", "-0.0", "1e5", "1E-7",
-      "2.5e-300", "1e400", "100.0", "0.1", "true", "false", "null",
-      "\"plain\"", "\"it's\"", "\"say \\\"hi\\\"\"", "\"\"",
-      "\"caf\xc3\xa9\"", "\"del \x7f\"", "\"both ' and \\\"\"",
+      "[]",
+      "{}",
+      "[[], {}, [[]]]",
+      "[ 1 ,2,\t3 ]",
+      "0",
+      "-0",
+      "7",
+      "-12",
+      "123456789012345678",
+      "-123456789012345678",
+      "1234567890123456789",
+      "9223372036854775807",
+      "-9223372036854775808",
+      "9223372036854775808",
+      "123456789012345678901234",
+      "0.5",
+      "1.0",
+      "-0.0",
+      "1e5",
+      "1E-7",
+      "2.5e-300",
+      "1e400",
+      "100.0",
+      "0.1",
+      "true",
+      "false",
+      "null",
+      "\"plain\"",
+      "\"it's\"",
+      "\"say \\\"hi\\\"\"",
+      "\"\"",
+      "\"caf\xc3\xa9\"",
+      "\"del \x7f\"",
+      "\"both ' and \\\"\"",
       "{\"k\": [1, \"v\"], \"it's\": null, \"\": {}}",
       "[[426, 435, 0, 53120, 4, \"cuda:1\"], 0, 640, 256]",
-      "[[53120], [], [], []]", "[\"Tensor(float)\", \"Int\", \"Int\"]",
+      "[[53120], [], [], []]",
+      "[\"Tensor(float)\", \"Int\", \"Int\"]",
       NULL,
   };
   for (size_t i = 0; texts[i]; i++) {
     int took = repr_same(texts[i], strlen(texts[i]));
     /* Only the escaped strings may go the tree way. */
-    if (!took && !strchr(texts[i], '\\'))
-      fail_msg("declined %s", texts[i]);
+    if (!took && !strchr(texts[i], '\\')) fail_msg("declined %s", texts[i]);
   }
   /* The tensors rule, on lists the tree path reads. */
   static const char *const io[] = {
@@ -442,8 +468,7 @@ static void test_repr_tensors(void **state) {
       NULL,
   };
   for (size_t i = 0; io[i]; i++)
-    if (!tensors_same(io[i]))
-      fail_msg("declined %s", io[i]);
+    if (!tensors_same(io[i])) fail_msg("declined %s", io[i]);
   assert_true(tensors_same(io[0]));
   assert_int_equal(got_n, 2); /* the first and the third input */
   assert_int_equal(got_t[1][0], 5);
@@ -453,11 +478,12 @@ static void test_repr_tensors(void **state) {
   /* Seeded mutations of a real IO block: whatever pts_repr takes prints
    * as the tree path prints it. */
   static const char alphabet[] = "\"'\\{}[],: 09-.eEtrufalsn\x7f+";
-  const char *base = "{\"values\": [[426, 435, 0, 53120, 4, \"cuda:1\"], "
-                     "[-1], 0.5, true, null, \"it's\"], \"shapes\": "
-                     "[[53120], [[]], [], [], [], []], \"types\": "
-                     "[\"Tensor(float)\", \"GenericList[Int]\", \"Double\", "
-                     "\"Bool\", \"None\", \"String\"]}";
+  const char *base =
+      "{\"values\": [[426, 435, 0, 53120, 4, \"cuda:1\"], "
+      "[-1], 0.5, true, null, \"it's\"], \"shapes\": "
+      "[[53120], [[]], [], [], [], []], \"types\": "
+      "[\"Tensor(float)\", \"GenericList[Int]\", \"Double\", "
+      "\"Bool\", \"None\", \"String\"]}";
   size_t blen = strlen(base);
   char text[1024];
   long taken = 0;
@@ -467,18 +493,18 @@ static void test_repr_tensors(void **state) {
     size_t at = (size_t)(next_rand() % len);
     char ch = alphabet[next_rand() % (sizeof alphabet - 1)];
     switch (next_rand() % 3) {
-    case 0:
-      text[at] = ch;
-      break;
-    case 1:
-      memmove(text + at + 1, text + at, len - at);
-      text[at] = ch;
-      len++;
-      break;
-    default:
-      memmove(text + at, text + at + 1, len - at - 1);
-      len--;
-      break;
+      case 0:
+        text[at] = ch;
+        break;
+      case 1:
+        memmove(text + at + 1, text + at, len - at);
+        text[at] = ch;
+        len++;
+        break;
+      default:
+        memmove(text + at, text + at + 1, len - at - 1);
+        len--;
+        break;
     }
     taken += repr_same(text, len);
   }
@@ -496,14 +522,13 @@ typedef struct {
 
 /* A fast path for {"i": N[, "big": "..."]} elements: finds the closing
  * brace (declining when the element is not all in the buffer). */
-static int fast_elem(void *u, const char *s, size_t avail, uint64_t index,
-                     uint64_t offset, size_t *used, etsim_error_t *err) {
+static int fast_elem(void *u, const char *s, size_t avail, uint64_t index, uint64_t offset,
+                     size_t *used, etsim_error_t *err) {
   (void)err;
   (void)offset;
   seen_t *st = u;
   const char *e = memchr(s, '}', avail);
-  if (!e || (st->decline_odd && index % 2))
-    return PTJ_SLOW;
+  if (!e || (st->decline_odd && index % 2)) return PTJ_SLOW;
   assert_int_equal(strtoll(s + 6, NULL, 10), (int64_t)index);
   assert_int_equal(st->n, index);
   *used = (size_t)(e + 1 - s);
@@ -513,23 +538,22 @@ static int fast_elem(void *u, const char *s, size_t avail, uint64_t index,
 }
 
 /* The real scanner as the fast path (it declines the malformed one). */
-static int fast_scan(void *u, const char *s, size_t avail, uint64_t index,
-                     uint64_t offset, size_t *used, etsim_error_t *err) {
+static int fast_scan(void *u, const char *s, size_t avail, uint64_t index, uint64_t offset,
+                     size_t *used, etsim_error_t *err) {
   (void)avail;
   (void)offset;
   (void)err;
   seen_t *st = u;
   pts_node_t n;
-  if (pts_host_node(s, &n, used))
-    return PTJ_SLOW;
+  if (pts_host_node(s, &n, used)) return PTJ_SLOW;
   assert_int_equal(st->n, index);
   st->n++;
   st->fast++;
   return 0;
 }
 
-static int slow_elem(void *u, const ptv_t *v, uint64_t index,
-                     const ptj_loc_t *loc, etsim_error_t *err) {
+static int slow_elem(void *u, const ptv_t *v, uint64_t index, const ptj_loc_t *loc,
+                     etsim_error_t *err) {
   (void)err;
   seen_t *st = u;
   assert_int_equal(ptv_i(ptv_get(v, "i")), (int64_t)index);
@@ -550,8 +574,7 @@ static void test_stream_handoff(void **state) {
     fprintf(fp, "%s{\"i\": %d", i ? ",\n" : "", i);
     if (i == 1500) { /* longer than the whole first buffer */
       fputs(", \"big\": \"", fp);
-      for (int k = 0; k < 700000; k++)
-        fputc('a' + k % 26, fp);
+      for (int k = 0; k < 700000; k++) fputc('a' + k % 26, fp);
       fputc('"', fp);
     }
     fputc('}', fp);
@@ -562,10 +585,8 @@ static void test_stream_handoff(void **state) {
     seen_t s = {0};
     s.decline_odd = mode;
     etsim_error_t err = {0};
-    int rc = ptj_stream_ex(path, "nodes", NULL, slow_elem, fast_elem, &s, NULL,
-                           NULL, NULL, &err);
-    if (rc)
-      print_message("%s\n", err.msg);
+    int rc = ptj_stream_ex(path, "nodes", NULL, slow_elem, fast_elem, &s, NULL, NULL, NULL, &err);
+    if (rc) print_message("%s\n", err.msg);
     assert_int_equal(rc, 0);
     assert_int_equal(s.n, 3000);
     /* The big one goes the slow way; so do the odd ones in mode 1.
@@ -577,27 +598,23 @@ static void test_stream_handoff(void **state) {
   fp = fopen(path, "w");
   fprintf(fp, "{\"nodes\": [\n");
   for (int i = 0; i < 3000; i++)
-    fprintf(fp, "%s{\"i\": %d%s}", i ? ",\n" : "", i,
-            i == 2501 ? ", \"x\": tru" : "");
+    fprintf(fp, "%s{\"i\": %d%s}", i ? ",\n" : "", i, i == 2501 ? ", \"x\": tru" : "");
   fprintf(fp, "]}");
   fclose(fp);
   seen_t s = {0};
   etsim_error_t err = {0};
-  int rc = ptj_stream_ex(path, "nodes", NULL, slow_elem, fast_scan, &s, NULL,
-                         NULL, NULL, &err);
+  int rc = ptj_stream_ex(path, "nodes", NULL, slow_elem, fast_scan, &s, NULL, NULL, NULL, &err);
   assert_int_equal(rc, ETSIM_EFORMAT);
   assert_int_equal(s.fast, 2501); /* all before it went the fast way */
   char want[4300];
-  snprintf(want, sizeof want, "%s:2503:18: malformed JSON: invalid literal",
-           path);
+  snprintf(want, sizeof want, "%s:2503:18: malformed JSON: invalid literal", path);
   assert_string_equal(err.msg, want);
 }
 
 /* ------------------------------------------------ whole conversions */
 
 /* Convert with the fast path on and off: the same summary and bytes. */
-static void same_both_ways(const char *name, const char *in,
-                           const char *kineto) {
+static void same_both_ways(const char *name, const char *in, const char *kineto) {
   char out[2][4200];
   etsim_convpt_summary_t s[2];
   for (int k = 0; k < 2; k++) {
@@ -610,8 +627,7 @@ static void same_both_ways(const char *name, const char *in,
     ptc_no_fast = k;
     int rc = etsim_convpt_convert(in, out[k], &o, &s[k], &err);
     ptc_no_fast = 0;
-    if (rc)
-      print_message("%s: %s\n", name, err.msg);
+    if (rc) print_message("%s: %s\n", name, err.msg);
     assert_int_equal(rc, 0);
   }
   assert_int_equal(s[0].host_nodes, s[1].host_nodes);
@@ -636,61 +652,62 @@ static void test_same_output(void **state) {
   snprintf(in, sizeof in, "%s/odd.json", tmp);
   FILE *fp = fopen(in, "w");
   assert_non_null(fp);
-  fputs("{\"schema\": \"1.1.0-chakra.0.0.4\", \"pid\": 3, \"nodes\": [\n"
-        "{\"id\": 1, \"name\": \"[pytorch|profiler|execution_trace|process]\","
-        " \"ctrl_deps\": null},\n"
-        /* Callees before their caller (deferred, read back in pass 2). */
-        "{\"name\": \"aten::add\", \"id\": 5, \"ctrl_deps\": 4, \"attrs\": "
-        "[{\"value\": \"aten::add(Tensor a) -> Tensor\", \"name\": "
-        "\"op_schema\"}, {\"name\": \"rf_id\", \"value\": 11.0}, {\"name\": "
-        "\"tid\", \"value\": 2}], \"inputs\": {\"types\": [\"Tensor(float)\"],"
-        " \"values\": [[7, 8, 0, 4, 4, \"cuda:0\"]], \"shapes\": [[4]]}},\n"
-        "{\"id\": 6, \"name\": \"aten::mul \\u00e9\", \"ctrl_deps\": 4, "
-        "\"attrs\": [{\"name\": \"op_schema\", \"value\": \"aten::mul(\\\"x\\\")"
-        "\"}, {\"name\": \"rf_id\", \"value\": 12}]},\n"
-        "{\"id\": 11, \"name\": \"aten::mul\", \"ctrl_deps\": 4, "
-        "\"inputs\": {\"values\": [[7, 8, 0, 4, 4, \"cuda:0\"], 0.5, -0, "
-        "12345678901234567890, 1e400, \"it's\", \"x\x7fy\", [[9, 9, 0, 2, 8], "
-        "[10, 9, 2, 2, 8]], {\"a\": [true, false, null]}], \"shapes\": [[4], "
-        "[], [], [], [], [], [], [[2], [2]], []], \"types\": "
-        "[\"Tensor(float)\", \"Double\", \"Int\", \"Int\", \"Double\", "
-        "\"String\", \"String\", \"GenericList[Tensor(float)]\", "
-        "\"Dict\"]}, \"outputs\": {\"values\": [[9, 9, 0, 2, 8]], "
-        "\"types\": [\"Tensor(float)\"]}, \"attrs\": [{\"name\": "
-        "\"op_schema\", \"value\": \"aten::mul(Tensor a) -> Tensor\"}, "
-        "{\"name\": \"tid\", \"value\": 2}, {\"name\": \"seq_id\", "
-        "\"value\": 5.5}, {\"name\": \"fw_parent\", \"value\": [1]}, "
-        "{\"name\": \"scope\", \"value\": true}], \"inter_thread_dep\": 5, "
-        "\"ts\": 1.25, \"inclusive_dur\": 0.0005},\n"
-        "{\"id\": 12, \"name\": \"aten::add_\", \"ctrl_deps\": 4, "
-        "\"inputs\": {\"values\": [[9, 9, 0, 2, 8]], \"types\": "
-        "[\"Tensor(float)\"]}, \"attrs\": [{\"name\": \"op_schema\", "
-        "\"value\": \"aten::add_(Tensor a) -> Tensor\"}, {\"name\": "
-        "\"tid\", \"value\": 1}]},\n"
-        "{\"id\": 4, \"name\": \"## forward ##\", \"ctrl_deps\": 1, \"ts\": 10,"
-        " \"inclusive_dur\": 5.5, \"attrs\": [{\"name\": \"op_schema\", "
-        "\"value\": \"\"}, {\"name\": \"rf_id\", \"value\": 3}]},\n"
-        /* Caller known: converted at once, from the tree. */
-        "{\"id\": 7, \"name\": \"aten::relu\", \"ctrl_deps\": 1, \"outputs\": "
-        "7, \"attrs\": [{\"name\": \"op_schema\", \"value\": \"aten::relu()\"},"
-        " {\"name\": \"op_schema\", \"value\": \"\"}, {\"name\": \"rf_id\"}, "
-        "{\"name\": \"rf_id\", \"value\": 13}], \"ts\": 20, "
-        "\"inclusive_dur\": 2, \"x\": ",
-        fp);
+  fputs(
+      "{\"schema\": \"1.1.0-chakra.0.0.4\", \"pid\": 3, \"nodes\": [\n"
+      "{\"id\": 1, \"name\": \"[pytorch|profiler|execution_trace|process]\","
+      " \"ctrl_deps\": null},\n"
+      /* Callees before their caller (deferred, read back in pass 2). */
+      "{\"name\": \"aten::add\", \"id\": 5, \"ctrl_deps\": 4, \"attrs\": "
+      "[{\"value\": \"aten::add(Tensor a) -> Tensor\", \"name\": "
+      "\"op_schema\"}, {\"name\": \"rf_id\", \"value\": 11.0}, {\"name\": "
+      "\"tid\", \"value\": 2}], \"inputs\": {\"types\": [\"Tensor(float)\"],"
+      " \"values\": [[7, 8, 0, 4, 4, \"cuda:0\"]], \"shapes\": [[4]]}},\n"
+      "{\"id\": 6, \"name\": \"aten::mul \\u00e9\", \"ctrl_deps\": 4, "
+      "\"attrs\": [{\"name\": \"op_schema\", \"value\": \"aten::mul(\\\"x\\\")"
+      "\"}, {\"name\": \"rf_id\", \"value\": 12}]},\n"
+      "{\"id\": 11, \"name\": \"aten::mul\", \"ctrl_deps\": 4, "
+      "\"inputs\": {\"values\": [[7, 8, 0, 4, 4, \"cuda:0\"], 0.5, -0, "
+      "12345678901234567890, 1e400, \"it's\", \"x\x7fy\", [[9, 9, 0, 2, 8], "
+      "[10, 9, 2, 2, 8]], {\"a\": [true, false, null]}], \"shapes\": [[4], "
+      "[], [], [], [], [], [], [[2], [2]], []], \"types\": "
+      "[\"Tensor(float)\", \"Double\", \"Int\", \"Int\", \"Double\", "
+      "\"String\", \"String\", \"GenericList[Tensor(float)]\", "
+      "\"Dict\"]}, \"outputs\": {\"values\": [[9, 9, 0, 2, 8]], "
+      "\"types\": [\"Tensor(float)\"]}, \"attrs\": [{\"name\": "
+      "\"op_schema\", \"value\": \"aten::mul(Tensor a) -> Tensor\"}, "
+      "{\"name\": \"tid\", \"value\": 2}, {\"name\": \"seq_id\", "
+      "\"value\": 5.5}, {\"name\": \"fw_parent\", \"value\": [1]}, "
+      "{\"name\": \"scope\", \"value\": true}], \"inter_thread_dep\": 5, "
+      "\"ts\": 1.25, \"inclusive_dur\": 0.0005},\n"
+      "{\"id\": 12, \"name\": \"aten::add_\", \"ctrl_deps\": 4, "
+      "\"inputs\": {\"values\": [[9, 9, 0, 2, 8]], \"types\": "
+      "[\"Tensor(float)\"]}, \"attrs\": [{\"name\": \"op_schema\", "
+      "\"value\": \"aten::add_(Tensor a) -> Tensor\"}, {\"name\": "
+      "\"tid\", \"value\": 1}]},\n"
+      "{\"id\": 4, \"name\": \"## forward ##\", \"ctrl_deps\": 1, \"ts\": 10,"
+      " \"inclusive_dur\": 5.5, \"attrs\": [{\"name\": \"op_schema\", "
+      "\"value\": \"\"}, {\"name\": \"rf_id\", \"value\": 3}]},\n"
+      /* Caller known: converted at once, from the tree. */
+      "{\"id\": 7, \"name\": \"aten::relu\", \"ctrl_deps\": 1, \"outputs\": "
+      "7, \"attrs\": [{\"name\": \"op_schema\", \"value\": \"aten::relu()\"},"
+      " {\"name\": \"op_schema\", \"value\": \"\"}, {\"name\": \"rf_id\"}, "
+      "{\"name\": \"rf_id\", \"value\": 13}], \"ts\": 20, "
+      "\"inclusive_dur\": 2, \"x\": ",
+      fp);
   for (int k = 0; k < 70; k++) /* deeper than the scanner goes */
     fputc('[', fp);
-  for (int k = 0; k < 70; k++)
-    fputc(']', fp);
-  fputs("}\n,\n"
-        /* Triton, no schema; a c10d wrapper; a nested op under it. */
-        "{\"id\": 9, \"name\": \"triton_k\", \"ctrl_deps\": 8, \"attrs\": "
-        "[{\"name\": \"kernel_backend\", \"value\": \"triton\"}]},\n"
-        "{\"id\": 10, \"name\": \"aten::view\", \"ctrl_deps\": 9, \"attrs\": "
-        "[{\"name\": \"op_schema\", \"value\": \"aten::view()\"}]},\n"
-        "{\"id\": 8, \"name\": \"c10d::allreduce_\", \"ctrl_deps\": 1, "
-        "\"attrs\": [{\"name\": \"op_schema\", \"value\": \"c10d::x()\"}]}\n"
-        "], \"finish_ts\": 99}\n",
-        fp);
+  for (int k = 0; k < 70; k++) fputc(']', fp);
+  fputs(
+      "}\n,\n"
+      /* Triton, no schema; a c10d wrapper; a nested op under it. */
+      "{\"id\": 9, \"name\": \"triton_k\", \"ctrl_deps\": 8, \"attrs\": "
+      "[{\"name\": \"kernel_backend\", \"value\": \"triton\"}]},\n"
+      "{\"id\": 10, \"name\": \"aten::view\", \"ctrl_deps\": 9, \"attrs\": "
+      "[{\"name\": \"op_schema\", \"value\": \"aten::view()\"}]},\n"
+      "{\"id\": 8, \"name\": \"c10d::allreduce_\", \"ctrl_deps\": 1, "
+      "\"attrs\": [{\"name\": \"op_schema\", \"value\": \"c10d::x()\"}]}\n"
+      "], \"finish_ts\": 99}\n",
+      fp);
   fclose(fp);
   same_both_ways("odd", in, NULL);
   TU_NEED_SHARED(resnet, "traces/param/resnet_2gpu_et.json.gz");
@@ -725,10 +742,9 @@ static void test_same_output(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fields),    cmocka_unit_test(test_declines),
-      cmocka_unit_test(test_mutations), cmocka_unit_test(test_repr_tensors),
-      cmocka_unit_test(test_stream_handoff),
-      cmocka_unit_test(test_same_output),
+      cmocka_unit_test(test_fields),         cmocka_unit_test(test_declines),
+      cmocka_unit_test(test_mutations),      cmocka_unit_test(test_repr_tensors),
+      cmocka_unit_test(test_stream_handoff), cmocka_unit_test(test_same_output),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

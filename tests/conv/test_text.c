@@ -22,24 +22,21 @@ static int count_files(const char *dir) {
   DIR *d = opendir(dir);
   int n = 0;
   struct dirent *e;
-  while (d && (e = readdir(d)))
-    n += e->d_name[0] != '.';
-  if (d)
-    closedir(d);
+  while (d && (e = readdir(d))) n += e->d_name[0] != '.';
+  if (d) closedir(d);
   return n;
 }
 
 static etsim_et_trace_t *load(const char *path) {
   etsim_error_t err = {0};
   etsim_et_trace_t *t = NULL;
-  if (etsim_et_trace_load(&t, path, 0, &err))
-    print_error("%s\n", err.msg);
+  if (etsim_et_trace_load(&t, path, 0, &err)) print_error("%s\n", err.msg);
   assert_non_null(t);
   return t;
 }
 
-static int convert(const char *text, const char *prefix, size_t npus,
-                   size_t passes, int unit, int format, etsim_error_t *err) {
+static int convert(const char *text, const char *prefix, size_t npus, size_t passes, int unit,
+                   int format, etsim_error_t *err) {
   etsim_conv_text_opts_t o = {npus, passes, unit, format, prefix, NULL};
   return etsim_conv_text_mem("in.txt", text, strlen(text), &o, NULL, err);
 }
@@ -47,14 +44,12 @@ static int convert(const char *text, const char *prefix, size_t npus,
 /* Index of the node named `name` (-1 if absent). */
 static long find(const etsim_et_trace_t *t, const char *name) {
   for (size_t i = 0; i < t->n_nodes; i++)
-    if (strcmp(t->name[i], name) == 0)
-      return (long)i;
+    if (strcmp(t->name[i], name) == 0) return (long)i;
   return -1;
 }
 
 /* The data parents of node `name`, as names joined by ",". */
-static void parents(const etsim_et_trace_t *t, const char *name, char *out,
-                    size_t n) {
+static void parents(const etsim_et_trace_t *t, const char *name, char *out, size_t n) {
   long i = find(t, name);
   out[0] = 0;
   assert_true(i >= 0);
@@ -64,13 +59,12 @@ static void parents(const etsim_et_trace_t *t, const char *name, char *out,
   }
 }
 
-#define ASSERT_PARENTS(t, node, want)                                          \
-  do {                                                                         \
-    char got_[1024];                                                           \
-    parents(t, node, got_, sizeof got_);                                       \
-    if (strcmp(got_, want) != 0)                                               \
-      print_error("%s: parents '%s', want '%s'\n", node, got_, want);          \
-    assert_string_equal(got_, want);                                           \
+#define ASSERT_PARENTS(t, node, want)                                                            \
+  do {                                                                                           \
+    char got_[1024];                                                                             \
+    parents(t, node, got_, sizeof got_);                                                         \
+    if (strcmp(got_, want) != 0) print_error("%s: parents '%s', want '%s'\n", node, got_, want); \
+    assert_string_equal(got_, want);                                                             \
   } while (0)
 
 /* ------------------------------------------------ the shared workloads */
@@ -91,9 +85,8 @@ static long expected_per_pass(const char *path, long *mode_out) {
   while (i < 64 && fgets(line, sizeof line, fp)) {
     char name[128];
     long a, b, c, d, e, f, g, h;
-    if (sscanf(line, "%127s %ld %ld %31s %ld %ld %31s %ld %ld %31s %ld %ld",
-               name, &a, &b, ty[i][0], &c, &d, ty[i][1], &e, &f, ty[i][2], &g,
-               &h) == 12)
+    if (sscanf(line, "%127s %ld %ld %31s %ld %ld %31s %ld %ld %31s %ld %ld", name, &a, &b, ty[i][0],
+               &c, &d, ty[i][1], &e, &f, ty[i][2], &g, &h) == 12)
       i++;
   }
   fclose(fp);
@@ -101,51 +94,47 @@ static long expected_per_pass(const char *path, long *mode_out) {
 #define IS(l, p) (strcmp(ty[l][p], "NONE") != 0)
   if (strcmp(mode, "MICRO") == 0) {
     *mode_out = 0;
-    for (long l = 0; l < n; l++)
-      nodes += IS(l, 2);
+    for (long l = 0; l < n; l++) nodes += IS(l, 2);
   } else if (strcmp(mode, "DATA") == 0) {
     *mode_out = 1;
     nodes = 3 * n - 1; /* fwd, wg, ig except the first layer */
-    for (long l = 0; l < n; l++)
-      nodes += IS(l, 2);
+    for (long l = 0; l < n; l++) nodes += IS(l, 2);
   } else if (strcmp(mode, "MODEL") == 0) {
     *mode_out = 2;
     nodes = 3 * n;
-    for (long l = 0; l < n; l++)
-      nodes += IS(l, 0) + (l ? IS(l, 1) : 0);
+    for (long l = 0; l < n; l++) nodes += IS(l, 0) + (l ? IS(l, 1) : 0);
   } else if (strncmp(mode, "HYBRID_DLRM", 11) == 0) {
     *mode_out = 3;
     nodes = 3 * n - 1 + (strcmp(ty[0][0], "ALLTOALL") == 0) + IS(0, 1);
-    for (long l = 0; l < n; l++)
-      nodes += IS(l, 2);
+    for (long l = 0; l < n; l++) nodes += IS(l, 2);
   } else if (strcmp(mode, "HYBRID_TRANSFORMER") == 0) {
     *mode_out = 4;
     nodes = 3 * n;
-    for (long l = 0; l < n; l++)
-      nodes += IS(l, 0) + IS(l, 1) + IS(l, 2);
+    for (long l = 0; l < n; l++) nodes += IS(l, 0) + IS(l, 1) + IS(l, 2);
   } else { /* the two hybrids */
     *mode_out = 5;
     nodes = 3 * n;
-    for (long l = 0; l < n; l++)
-      nodes += IS(l, 0) + (l ? IS(l, 1) : 0) + IS(l, 2);
+    for (long l = 0; l < n; l++) nodes += IS(l, 0) + (l ? IS(l, 1) : 0) + IS(l, 2);
   }
   return nodes;
 }
 
 static void finding(void *user, int severity, const char *line) {
   (void)user;
-  if (severity == ETSIM_CHECK_PROBLEM)
-    print_error("problem: %s\n", line);
+  if (severity == ETSIM_CHECK_PROBLEM) print_error("problem: %s\n", line);
 }
 
 static void test_shared_workloads(void **state) {
   (void)state;
   TU_NEED_SHARED(dir, "traces/astra-sim/text_workloads");
-  static const char *files[] = {
-      "DLRM_HybridParallel", "MLP_HybridParallel_Data_Model",
-      "MLP_HybridParallel_Model_Data", "MLP_ModelParallel",
-      "Resnet50_DataParallel", "Transformer_HybridParallel", "microAllReduce",
-      "microAllToAll"};
+  static const char *files[] = {"DLRM_HybridParallel",
+                                "MLP_HybridParallel_Data_Model",
+                                "MLP_HybridParallel_Model_Data",
+                                "MLP_ModelParallel",
+                                "Resnet50_DataParallel",
+                                "Transformer_HybridParallel",
+                                "microAllReduce",
+                                "microAllToAll"};
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
     char in[4200], prefix[4200];
     snprintf(in, sizeof in, "%s/%s.txt", dir, files[f]);
@@ -156,8 +145,7 @@ static void test_shared_workloads(void **state) {
     etsim_gen_report_t rep;
     etsim_error_t err = {0};
     int rc = etsim_conv_text(in, &o, &rep, &err);
-    if (rc)
-      print_error("%s\n", err.msg);
+    if (rc) print_error("%s\n", err.msg);
     assert_int_equal(rc, 0);
     assert_int_equal(rep.n_ranks, 8);
     assert_int_equal(rep.rank_nodes, (uint64_t)(per * 3 * 8));
@@ -174,8 +162,7 @@ static void test_shared_workloads(void **state) {
       assert_int_equal(st.cyclic, 0);
       etsim_et_stats_free(&st);
     }
-    if (mode != 4)
-      assert_int_equal(etsim_et_validate_set(set, finding, NULL), 0);
+    if (mode != 4) assert_int_equal(etsim_et_validate_set(set, finding, NULL), 0);
     /* Metadata as Chakra's converter writes it. */
     const etsim_et_meta_t *m = &set->traces[0]->meta;
     assert_int_equal(m->n_attrs, 2);
@@ -206,8 +193,7 @@ static void test_resnet_cross_pass(void **state) {
   /* Second forward of layer_64_1_conv4 (index 1): node 215 + 1. */
   assert_string_equal(t->name[216], "COMP_NODE_layer_64_1_conv4_FWD");
   assert_int_equal(t->data_off[217] - t->data_off[216], 2);
-  assert_string_equal(t->name[t->data_par[t->data_off[216]]],
-                      "COMP_NODE_conv1_FWD");
+  assert_string_equal(t->name[t->data_par[t->data_off[216]]], "COMP_NODE_conv1_FWD");
   assert_string_equal(t->name[t->data_par[t->data_off[216] + 1]],
                       "COMM_COLL_NODE_layer_64_1_conv4_ALLREDUCE");
   assert_int_equal(t->dur_us[216], 3456);
@@ -221,10 +207,11 @@ static void test_resnet_cross_pass(void **state) {
 
 /* ------------------------------------------------------------- graphs */
 
-static const char *data3 = "DATA\n3\n"
-                           "a -1 10 NONE 0 11 NONE 0 12 ALLREDUCE 100 1\n"
-                           "b -1 20 NONE 0 21 NONE 0 22 NONE 0 1\n"
-                           "c -1 30 NONE 0 31 NONE 0 32 ALLREDUCE 300 1\n";
+static const char *data3 =
+    "DATA\n3\n"
+    "a -1 10 NONE 0 11 NONE 0 12 ALLREDUCE 100 1\n"
+    "b -1 20 NONE 0 21 NONE 0 22 NONE 0 1\n"
+    "c -1 30 NONE 0 31 NONE 0 32 ALLREDUCE 300 1\n";
 
 static void test_data_edges_and_none(void **state) {
   (void)state;
@@ -239,16 +226,19 @@ static void test_data_edges_and_none(void **state) {
   assert_int_equal(t->n_nodes, 20);
   assert_int_equal(find(t, "COMM_COLL_NODE_b_NONE"), -1);
   size_t colls = 0;
-  for (size_t i = 0; i < t->n_nodes; i++)
-    colls += t->type[i] == ETSIM_ET_COMM_COLL_NODE;
+  for (size_t i = 0; i < t->n_nodes; i++) colls += t->type[i] == ETSIM_ET_COMM_COLL_NODE;
   assert_int_equal(colls, 4);
   /* Pass 1 in Chakra's order and edges. */
-  static const char *order[10] = {
-      "COMP_NODE_a_FWD",    "COMP_NODE_b_FWD",
-      "COMP_NODE_c_FWD",    "COMP_NODE_c_BWD_WG",
-      "COMM_COLL_NODE_c_ALLREDUCE", "COMP_NODE_c_BWD_IG",
-      "COMP_NODE_b_BWD_WG", "COMP_NODE_b_BWD_IG",
-      "COMP_NODE_a_BWD_WG", "COMM_COLL_NODE_a_ALLREDUCE"};
+  static const char *order[10] = {"COMP_NODE_a_FWD",
+                                  "COMP_NODE_b_FWD",
+                                  "COMP_NODE_c_FWD",
+                                  "COMP_NODE_c_BWD_WG",
+                                  "COMM_COLL_NODE_c_ALLREDUCE",
+                                  "COMP_NODE_c_BWD_IG",
+                                  "COMP_NODE_b_BWD_WG",
+                                  "COMP_NODE_b_BWD_IG",
+                                  "COMP_NODE_a_BWD_WG",
+                                  "COMM_COLL_NODE_a_ALLREDUCE"};
   for (size_t i = 0; i < 10; i++) {
     assert_string_equal(t->name[i], order[i]);
     assert_int_equal(t->id[i], i);
@@ -263,19 +253,18 @@ static void test_data_edges_and_none(void **state) {
   assert_int_equal(t->data_off[11] - t->data_off[10], 1);
   assert_int_equal(t->data_par[t->data_off[10]], 9);
   assert_int_equal(t->data_off[12] - t->data_off[11], 2);
-  assert_string_equal(t->name[t->data_par[t->data_off[11] + 1]],
-                      "COMP_NODE_b_BWD_WG");
-  assert_string_equal(t->name[t->data_par[t->data_off[12] + 1]],
-                      "COMM_COLL_NODE_c_ALLREDUCE");
+  assert_string_equal(t->name[t->data_par[t->data_off[11] + 1]], "COMP_NODE_b_BWD_WG");
+  assert_string_equal(t->name[t->data_par[t->data_off[12] + 1]], "COMM_COLL_NODE_c_ALLREDUCE");
   assert_int_equal(t->dur_us[3], 32);
   etsim_et_trace_free(t);
 }
 
 static void test_model_edges(void **state) {
   (void)state;
-  const char *text = "MODEL\n2\n"
-                     "x -1 5 ALLGATHER 64 6 ALLREDUCE 64 7 NONE 0 1\n"
-                     "y -1 8 ALLGATHER 32 9 ALLREDUCE 32 10 NONE 0 1\n";
+  const char *text =
+      "MODEL\n2\n"
+      "x -1 5 ALLGATHER 64 6 ALLREDUCE 64 7 NONE 0 1\n"
+      "y -1 8 ALLGATHER 32 9 ALLREDUCE 32 10 NONE 0 1\n";
   char prefix[4200], path[4300];
   snprintf(prefix, sizeof prefix, "%s/m2", tmp);
   etsim_error_t err = {0};
@@ -286,8 +275,7 @@ static void test_model_edges(void **state) {
   ASSERT_PARENTS(t, "COMP_NODE_y_FWD", "COMM_COLL_NODE_x_ALLGATHER");
   ASSERT_PARENTS(t, "COMP_NODE_y_BWD_IG", "COMM_COLL_NODE_y_ALLGATHER");
   ASSERT_PARENTS(t, "COMM_COLL_NODE_y_ALLREDUCE", "COMP_NODE_y_BWD_IG");
-  ASSERT_PARENTS(t, "COMP_NODE_x_BWD_IG",
-                 "COMP_NODE_y_BWD_WG,COMM_COLL_NODE_y_ALLREDUCE");
+  ASSERT_PARENTS(t, "COMP_NODE_x_BWD_IG", "COMP_NODE_y_BWD_WG,COMM_COLL_NODE_y_ALLREDUCE");
   ASSERT_PARENTS(t, "COMP_NODE_x_BWD_WG", "COMP_NODE_x_BWD_IG");
   assert_int_equal(find(t, "COMM_COLL_NODE_x_ALLREDUCE"), -1); /* first layer */
   etsim_et_trace_free(t);
@@ -295,9 +283,10 @@ static void test_model_edges(void **state) {
 
 static void test_transformer_groups(void **state) {
   (void)state;
-  const char *text = "HYBRID_TRANSFORMER model_parallel_NPU_group: 2\n2\n"
-                     "e -1 5 ALLGATHER 64 6 NONE 0 7 ALLREDUCE 128 1\n"
-                     "q -1 8 NONE 0 9 ALLREDUCE 32 10 ALLREDUCE 256 1\n";
+  const char *text =
+      "HYBRID_TRANSFORMER model_parallel_NPU_group: 2\n2\n"
+      "e -1 5 ALLGATHER 64 6 NONE 0 7 ALLREDUCE 128 1\n"
+      "q -1 8 NONE 0 9 ALLREDUCE 32 10 ALLREDUCE 256 1\n";
   char prefix[4200], path[4300];
   snprintf(prefix, sizeof prefix, "%s/tf", tmp);
   etsim_error_t err = {0};
@@ -306,8 +295,9 @@ static void test_transformer_groups(void **state) {
   size_t n;
   char *json = (char *)tu_read(path, &n);
   assert_non_null(json);
-  assert_string_equal(json, "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": "
-                            "[4, 5],\n  \"4\": [0, 2, 4],\n  \"5\": [1, 3, 5]\n}\n");
+  assert_string_equal(json,
+                      "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": "
+                      "[4, 5],\n  \"4\": [0, 2, 4],\n  \"5\": [1, 3, 5]\n}\n");
   free(json);
   /* Rank 3: model group 2 for forward and input gradients, data group 5. */
   etsim_et_set_t *set;
@@ -320,8 +310,7 @@ static void test_transformer_groups(void **state) {
   assert_string_equal(etsim_et_trace_attr_str(t, (size_t)ag, kpg), "2");
   size_t wg = 0, ig = 0;
   for (size_t i = 0; i < t->n_nodes; i++) {
-    if (t->type[i] != ETSIM_ET_COMM_COLL_NODE)
-      continue;
+    if (t->type[i] != ETSIM_ET_COMM_COLL_NODE) continue;
     const char *pg = etsim_et_trace_attr_str(t, i, kpg);
     int64_t sz;
     etsim_et_trace_attr_int(t, i, t->k_comm_size, &sz);
@@ -347,11 +336,12 @@ static void test_transformer_groups(void **state) {
 
 static void test_dlrm_waits(void **state) {
   (void)state;
-  const char *text = "HYBRID_DLRM 1\n4\n"
-                     "emb -1 3 ALLTOALL 96 3 ALLTOALL 96 3 NONE 0 1\n"
-                     "bot -1 4 NONE 0 4 NONE 0 4 ALLREDUCE 40 1\n"
-                     "top0 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 50 1\n"
-                     "top1 -1 6 NONE 0 6 NONE 0 6 ALLREDUCE 60 1\n";
+  const char *text =
+      "HYBRID_DLRM 1\n4\n"
+      "emb -1 3 ALLTOALL 96 3 ALLTOALL 96 3 NONE 0 1\n"
+      "bot -1 4 NONE 0 4 NONE 0 4 ALLREDUCE 40 1\n"
+      "top0 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 50 1\n"
+      "top1 -1 6 NONE 0 6 NONE 0 6 ALLREDUCE 60 1\n";
   char prefix[4200], path[4300];
   snprintf(prefix, sizeof prefix, "%s/dl", tmp);
   etsim_error_t err = {0};
@@ -361,10 +351,10 @@ static void test_dlrm_waits(void **state) {
   /* 4 fwd + a2a, 4 wg + 3 AR, 3 ig + gradient a2a = 16 */
   assert_int_equal(t->n_nodes, 16);
   ASSERT_PARENTS(t, "COMP_NODE_bot_FWD", "COMP_NODE_emb_FWD");
-  ASSERT_PARENTS(t, "COMP_NODE_top0_FWD",
-                 "COMP_NODE_bot_FWD,COMM_COLL_NODE_emb_ALLTOALL");
-  ASSERT_PARENTS(t, "COMP_NODE_emb_BWD_WG", "COMP_NODE_bot_BWD_IG,"
-                                            "COMM_COLL_NODE_emb_ALLTOALL");
+  ASSERT_PARENTS(t, "COMP_NODE_top0_FWD", "COMP_NODE_bot_FWD,COMM_COLL_NODE_emb_ALLTOALL");
+  ASSERT_PARENTS(t, "COMP_NODE_emb_BWD_WG",
+                 "COMP_NODE_bot_BWD_IG,"
+                 "COMM_COLL_NODE_emb_ALLTOALL");
   etsim_et_trace_free(t);
 }
 
@@ -424,8 +414,9 @@ static void test_malformed(void **state) {
   } cases[] = {
       {"", "in.txt:1:1: expected a parallelism"},
       {"PIPELINE\n1\n", "in.txt:1:1: expected a parallelism (MICRO"},
-      {"  DATA extra\n1\n", "in.txt:1:8: expected the end of the first line, "
-                            "found 'extra'"},
+      {"  DATA extra\n1\n",
+       "in.txt:1:8: expected the end of the first line, "
+       "found 'extra'"},
       {"HYBRID_DLRM\n2\n", "in.txt:1:12: expected the last bottom layer's index"},
       {"HYBRID_TRANSFORMER groups: 4\n1\n",
        "in.txt:1:20: expected 'model_parallel_NPU_group: <G>'"},
@@ -433,8 +424,9 @@ static void test_malformed(void **state) {
        "in.txt:1:46: expected the model-parallel group size (a positive "
        "integer), found '0'"},
       {"DATA\n", "in.txt:2:1: expected the number of layers"},
-      {"DATA\nthree\n", "in.txt:2:1: expected the number of layers (a positive "
-                        "integer), found 'three'"},
+      {"DATA\nthree\n",
+       "in.txt:2:1: expected the number of layers (a positive "
+       "integer), found 'three'"},
       {"DATA\n1\nc -1 5 NONE 0 5 NONE 0 5 ALLREDUCE\n",
        "in.txt:3:35: expected the weight-gradient collective size in bytes"},
       {"DATA\n1\nc -1 5 NONE 0 5 BCAST 0 5 NONE 0 1\n",
@@ -443,8 +435,7 @@ static void test_malformed(void **state) {
       {"DATA\n1\nc -1 5.5 NONE 0 5 NONE 0 5 NONE 0 1\n",
        "in.txt:3:6: expected the forward compute time (a non-negative "
        "integer), found '5.5'"},
-      {"DATA\n1\nc x 5 NONE 0 5 NONE 0 5 NONE 0 1\n",
-       "in.txt:3:3: expected the reserved field"},
+      {"DATA\n1\nc x 5 NONE 0 5 NONE 0 5 NONE 0 1\n", "in.txt:3:3: expected the reserved field"},
       {"DATA\n1\nc -1 5 NONE 0 5 NONE 0 5 NONE 0 1 9\n",
        "in.txt:3:35: expected the end of the line after 12 columns, found '9'"},
       {"DATA\n2\nc -1 5 NONE 0 5 NONE 0 5 NONE 0 1\n\n",
@@ -456,8 +447,9 @@ static void test_malformed(void **state) {
       {"HYBRID_DLRM 3\n2\nc -1 5 NONE 0 5 NONE 0 5 NONE 0 1\nd -1 5 NONE 0 5 "
        "NONE 0 5 NONE 0 1\n",
        "in.txt:1: the last bottom layer (3) must be below the last layer"},
-      {"HYBRID_CUSTOMIZED\n1\n", "in.txt:1:1: parallelism 'HYBRID_CUSTOMIZED' "
-                                 "is not supported"},
+      {"HYBRID_CUSTOMIZED\n1\n",
+       "in.txt:1:1: parallelism 'HYBRID_CUSTOMIZED' "
+       "is not supported"},
   };
   char sub[4200];
   snprintf(sub, sizeof sub, "%s/bad", tmp);
@@ -483,14 +475,10 @@ static void test_malformed(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shared_workloads),
-      cmocka_unit_test(test_resnet_cross_pass),
-      cmocka_unit_test(test_data_edges_and_none),
-      cmocka_unit_test(test_model_edges),
-      cmocka_unit_test(test_transformer_groups),
-      cmocka_unit_test(test_dlrm_waits),
-      cmocka_unit_test(test_time_units),
-      cmocka_unit_test(test_et_format),
+      cmocka_unit_test(test_shared_workloads),    cmocka_unit_test(test_resnet_cross_pass),
+      cmocka_unit_test(test_data_edges_and_none), cmocka_unit_test(test_model_edges),
+      cmocka_unit_test(test_transformer_groups),  cmocka_unit_test(test_dlrm_waits),
+      cmocka_unit_test(test_time_units),          cmocka_unit_test(test_et_format),
       cmocka_unit_test(test_malformed),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

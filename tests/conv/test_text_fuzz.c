@@ -17,10 +17,8 @@ static int count_files(const char *dir) {
   DIR *d = opendir(dir);
   int n = 0;
   struct dirent *e;
-  while (d && (e = readdir(d)))
-    n += e->d_name[0] != '.';
-  if (d)
-    closedir(d);
+  while (d && (e = readdir(d))) n += e->d_name[0] != '.';
+  if (d) closedir(d);
   return n;
 }
 
@@ -33,8 +31,7 @@ static void clear(const char *dir) {
       snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
       unlink(path);
     }
-  if (d)
-    closedir(d);
+  if (d) closedir(d);
 }
 
 static const char alphabet[] = " \t\r\n-0123456789ALNOEUDRTGSCMx:_";
@@ -66,23 +63,23 @@ static void test_mutations(void **state) {
       for (int e = 0; e < edits && len > 0; e++) {
         size_t at = etsim_rng_below(&rng, len);
         switch (etsim_rng_below(&rng, 4)) {
-        case 0: /* replace */
-          buf[at] = alphabet[etsim_rng_below(&rng, sizeof alphabet - 1)];
-          break;
-        case 1: /* delete */
-          memmove(buf + at, buf + at + 1, len - at - 1);
-          len--;
-          break;
-        case 2: /* insert */
-          if (len < n + 60) {
-            memmove(buf + at + 1, buf + at, len - at);
+          case 0: /* replace */
             buf[at] = alphabet[etsim_rng_below(&rng, sizeof alphabet - 1)];
-            len++;
-          }
-          break;
-        default: /* truncate */
-          len = at;
-          break;
+            break;
+          case 1: /* delete */
+            memmove(buf + at, buf + at + 1, len - at - 1);
+            len--;
+            break;
+          case 2: /* insert */
+            if (len < n + 60) {
+              memmove(buf + at + 1, buf + at, len - at);
+              buf[at] = alphabet[etsim_rng_below(&rng, sizeof alphabet - 1)];
+              len++;
+            }
+            break;
+          default: /* truncate */
+            len = at;
+            break;
         }
       }
       buf[len] = 0;
@@ -94,8 +91,7 @@ static void test_mutations(void **state) {
         clear(sub);
       } else {
         bad++;
-        assert_true(rc == ETSIM_EFORMAT || rc == ETSIM_EUNSUPPORTED ||
-                    rc == ETSIM_EINVAL);
+        assert_true(rc == ETSIM_EFORMAT || rc == ETSIM_EUNSUPPORTED || rc == ETSIM_EINVAL);
         if (strncmp(err.msg, "in.txt:", 7) != 0)
           print_error("message without a location: %s\n", err.msg);
         assert_int_equal(strncmp(err.msg, "in.txt:", 7), 0);

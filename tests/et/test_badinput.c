@@ -9,12 +9,11 @@
 
 #include <zlib.h>
 
-
 /* A valid two-node file: metadata version "1.0.0", node id 1 "a" COMP, node
  * id 2 "b" COMP depending on 1.  Built by hand so each test can break it. */
 static const unsigned char good[] = {
-    0x07, 0x0a, 0x05, '1', '.', '0', '.', '0',          /* GlobalMetadata */
-    0x07, 0x08, 0x01, 0x12, 0x01, 'a', 0x18, 0x04,      /* node 1 */
+    0x07, 0x0a, 0x05, '1',  '.',  '0', '.',  '0',                   /* GlobalMetadata */
+    0x07, 0x08, 0x01, 0x12, 0x01, 'a', 0x18, 0x04,                  /* node 1 */
     0x0a, 0x08, 0x02, 0x12, 0x01, 'b', 0x18, 0x04, 0x2a, 0x01, 0x01 /* node 2 */
 };
 
@@ -28,8 +27,7 @@ static char *put(const char *name, const void *data, size_t len) {
 
 /* Load must fail with `code` and a message containing the path and each of
  * the given fragments. */
-static void expect_fail(const char *path, int code, const char *frag1,
-                        const char *frag2) {
+static void expect_fail(const char *path, int code, const char *frag1, const char *frag2) {
   etsim_error_t err = {0};
   etsim_et_trace_t *t = NULL;
   int rc = etsim_et_trace_load(&t, path, 0, &err);
@@ -39,10 +37,8 @@ static void expect_fail(const char *path, int code, const char *frag1,
   assert_int_equal(rc, code);
   assert_null(t);
   assert_non_null(strstr(err.msg, path));
-  if (frag1)
-    assert_non_null(strstr(err.msg, frag1));
-  if (frag2)
-    assert_non_null(strstr(err.msg, frag2));
+  if (frag1) assert_non_null(strstr(err.msg, frag1));
+  if (frag2) assert_non_null(strstr(err.msg, frag2));
 }
 
 static void test_good_file_loads(void **s) {
@@ -150,8 +146,7 @@ static void test_garbage(void **s) {
   unsigned char b[4096];
   etsim_rng_t r;
   etsim_rng_seed(&r, 42);
-  for (size_t i = 0; i < sizeof b; i++)
-    b[i] = (unsigned char)etsim_rng_next(&r);
+  for (size_t i = 0; i < sizeof b; i++) b[i] = (unsigned char)etsim_rng_next(&r);
   b[0] = 0x05; /* a plausible first length */
   char *p = put("garbage.et", b, sizeof b);
   etsim_error_t err = {0};
@@ -229,8 +224,7 @@ static void test_missing_file(void **s) {
   (void)s;
   etsim_error_t err = {0};
   etsim_et_trace_t *t;
-  assert_int_equal(etsim_et_trace_load(&t, "/nonexistent/x.et", 0, &err),
-                   ETSIM_ENOTFOUND);
+  assert_int_equal(etsim_et_trace_load(&t, "/nonexistent/x.et", 0, &err), ETSIM_ENOTFOUND);
   assert_non_null(strstr(err.msg, "/nonexistent/x.et: cannot open"));
 }
 

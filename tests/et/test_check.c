@@ -6,16 +6,15 @@
 
 #include "etsim/etcheck.h"
 
-
 typedef struct {
   uint64_t id;
   int type;
   uint64_t dur;
   uint64_t deps[3];
   size_t nd;
-  int coll;      /* comm_type or -1 */
-  int64_t size;  /* comm_size or -1 */
-  int src, dst;  /* -1: absent */
+  int coll;     /* comm_type or -1 */
+  int64_t size; /* comm_size or -1 */
+  int src, dst; /* -1: absent */
 } spec_t;
 
 /* Write nodes (verbatim, so broken graphs can be made) to tmp/name. */
@@ -61,7 +60,8 @@ static char *build(const char *name, const spec_t *sp, size_t n) {
   return path;
 }
 
-#define COMP(i, d, ...) {i, ETSIM_ET_COMP_NODE, d, {__VA_ARGS__}, 0, -1, -1, -1, -1}
+#define COMP(i, d, ...) \
+  { i, ETSIM_ET_COMP_NODE, d, {__VA_ARGS__}, 0, -1, -1, -1, -1 }
 
 static char lines[8][1024];
 static int nlines;
@@ -102,9 +102,9 @@ static void test_problems_found(void **s) {
   (void)s;
   /* Cycle 2 -> 3 -> 2, duplicate id 4, dangling dep on 99, a collective
    * without comm_size. */
-  spec_t sp[] = {COMP(1, 1, 0),     COMP(2, 1, 3),     COMP(3, 1, 2),
-                 COMP(4, 1, 99),   COMP(4, 1, 0),
-                 {5, ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0, 0, -1, -1, -1}};
+  spec_t sp[] = {COMP(1, 1, 0), COMP(2, 1, 3),
+                 COMP(3, 1, 2), COMP(4, 1, 99),
+                 COMP(4, 1, 0), {5, ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0, 0, -1, -1, -1}};
   sp[1].nd = sp[2].nd = sp[3].nd = 1;
   char *p = build("bad.et", sp, 6);
   etsim_error_t err = {0};
@@ -113,7 +113,8 @@ static void test_problems_found(void **s) {
   nlines = 0;
   assert_int_equal(etsim_et_validate(t, collect, NULL), 4);
   assert_non_null(strstr(lines[0], "1 duplicate node id(s) (e.g. 4)"));
-  assert_non_null(strstr(lines[1], "1 data dependencies on ids absent from the file (e.g. node 4 -> 99)"));
+  assert_non_null(
+      strstr(lines[1], "1 data dependencies on ids absent from the file (e.g. node 4 -> 99)"));
   assert_non_null(strstr(lines[2], "data dependency cycle"));
   assert_non_null(strstr(lines[2], "one cycle of 2"));
   assert_non_null(strstr(lines[3], "node 5: communication node without an integer comm_size"));
@@ -141,8 +142,11 @@ static void test_set_matching(void **s) {
   assert_int_equal(set->n_ranks, 2);
   nlines = 0;
   assert_int_equal(etsim_et_validate_set(set, collect, NULL), 2);
-  assert_non_null(strstr(lines[0], "rank 1 issues ALL_REDUCE of 2048 bytes on communicator '' where rank 0 (node 2) issues ALL_REDUCE of 1024 bytes"));
-  assert_non_null(strstr(lines[1], "node 2: 1 receive(s) with no matching send (e.g. rank 1 <- 0, tag 0, 32 bytes)"));
+  assert_non_null(strstr(lines[0],
+                         "rank 1 issues ALL_REDUCE of 2048 bytes on communicator '' where rank 0 "
+                         "(node 2) issues ALL_REDUCE of 1024 bytes"));
+  assert_non_null(strstr(
+      lines[1], "node 2: 1 receive(s) with no matching send (e.g. rank 1 <- 0, tag 0, 32 bytes)"));
   etsim_et_set_free(set);
 }
 
@@ -177,12 +181,11 @@ static void test_chakra0(void **s) {
 static void test_shared_sets_clean(void **s) {
   (void)s;
   TU_NEED_SHARED(root, "traces/astra-sim");
-  const char *sets[] = {
-      "custom_ring_allreduce_8npus_1MB/custom_allreduce",
-      "microbenchmarks/all_reduce/4npus_1MB/all_reduce",
-      "microbenchmarks/all_gather/4npus_1MB/all_gather",
-      "microbenchmarks/reduce_scatter/4npus_1MB/reduce_scatter",
-      "microbenchmarks/all_to_all/4npus_1MB/all_to_all"};
+  const char *sets[] = {"custom_ring_allreduce_8npus_1MB/custom_allreduce",
+                        "microbenchmarks/all_reduce/4npus_1MB/all_reduce",
+                        "microbenchmarks/all_gather/4npus_1MB/all_gather",
+                        "microbenchmarks/reduce_scatter/4npus_1MB/reduce_scatter",
+                        "microbenchmarks/all_to_all/4npus_1MB/all_to_all"};
   for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
     char p[4200];
     snprintf(p, sizeof p, "%s/%s", root, sets[k]);
@@ -191,8 +194,7 @@ static void test_shared_sets_clean(void **s) {
     assert_int_equal(etsim_et_set_load(&set, p, 0, &err), 0);
     nlines = 0;
     long probs = etsim_et_validate_set(set, collect, NULL);
-    if (probs)
-      print_error("%s: %s\n", sets[k], lines[0]);
+    if (probs) print_error("%s: %s\n", sets[k], lines[0]);
     assert_int_equal(probs, 0);
     assert_int_equal(set->n_ranks, k == 0 ? 8 : 4);
     etsim_et_set_free(set);
@@ -202,8 +204,8 @@ static void test_shared_sets_clean(void **s) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_stats_diamond), cmocka_unit_test(test_problems_found),
-      cmocka_unit_test(test_set_matching),  cmocka_unit_test(test_chakra0),
+      cmocka_unit_test(test_stats_diamond),     cmocka_unit_test(test_problems_found),
+      cmocka_unit_test(test_set_matching),      cmocka_unit_test(test_chakra0),
       cmocka_unit_test(test_shared_sets_clean),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

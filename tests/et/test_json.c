@@ -44,35 +44,35 @@ static void make_attrs(etsim_attr_t a[30]) {
     a[k].doc = "";
   }
 #define L(idx, arr, cnt) a[idx].v.list.n = (cnt), a[idx].v.list.v = (arr)
-  a[0].v.d = NAN;                    /* double_val */
+  a[0].v.d = NAN; /* double_val */
   L(1, dl, 3);
-  a[2].v.f = 0.1f;                   /* float_val */
+  a[2].v.f = 0.1f; /* float_val */
   L(3, fl, 2);
-  a[4].v.i32 = -7;                   /* int32_val */
+  a[4].v.i32 = -7; /* int32_val */
   L(5, i32l, 2);
-  a[6].v.i64 = -5;                   /* int64_val */
+  a[6].v.i64 = -5; /* int64_val */
   L(7, i64l, 2);
-  a[8].v.u32 = 0;                    /* uint32_val: zero still written */
+  a[8].v.u32 = 0; /* uint32_val: zero still written */
   L(9, u32l, 1);
-  a[10].v.u64 = UINT64_MAX;          /* uint64_val */
-  L(11, u64l, 0);                    /* uint64_list: empty */
-  a[12].v.i32 = INT32_MIN;           /* sint32_val */
+  a[10].v.u64 = UINT64_MAX; /* uint64_val */
+  L(11, u64l, 0);           /* uint64_list: empty */
+  a[12].v.i32 = INT32_MIN;  /* sint32_val */
   L(13, i32l, 2);
-  a[14].v.i64 = -9;                  /* sint64_val */
+  a[14].v.i64 = -9; /* sint64_val */
   L(15, i64l, 2);
-  a[16].v.u32 = 17;                  /* fixed32_val */
+  a[16].v.u32 = 17; /* fixed32_val */
   L(17, u32l, 1);
-  a[18].v.u64 = 18;                  /* fixed64_val */
+  a[18].v.u64 = 18; /* fixed64_val */
   L(19, u64l, 2);
-  a[20].v.i32 = -21;                 /* sfixed32_val */
+  a[20].v.i32 = -21; /* sfixed32_val */
   L(21, i32l, 2);
-  a[22].v.i64 = -23;                 /* sfixed64_val */
+  a[22].v.i64 = -23; /* sfixed64_val */
   L(23, i64l, 2);
-  a[24].v.b = 0;                     /* bool_val false */
+  a[24].v.b = 0; /* bool_val false */
   L(25, bl, 3);
-  a[26].v.s = "";                    /* string_val empty */
+  a[26].v.s = ""; /* string_val empty */
   L(27, sl, 3);
-  a[28].v.bytes.len = 4;             /* bytes_val with zeros */
+  a[28].v.bytes.len = 4; /* bytes_val with zeros */
   a[28].v.bytes.data = zb;
   L(29, yl, 2);
   a[29].doc = "two blobs";
@@ -80,8 +80,7 @@ static void make_attrs(etsim_attr_t a[30]) {
 }
 
 static void expect(const char *json, const char *piece) {
-  if (!strstr(json, piece))
-    print_error("missing %s in\n%s\n", piece, json);
+  if (!strstr(json, piece)) print_error("missing %s in\n%s\n", piece, json);
   assert_non_null(strstr(json, piece));
 }
 
@@ -91,16 +90,22 @@ static void test_format_all_kinds(void **state) {
   make_attrs(a);
   etsim_ioinfo_t empty = {"", "", ""};
   uint64_t deps[] = {1, 18446744073709551615ull};
-  etsim_et_node_t n = {.id = 42, .name = "n", .type = ETSIM_ET_COMP_NODE,
-                       .n_data_deps = 2, .data_deps = deps,
-                       .inputs = &empty, .n_attrs = 30, .attrs = a};
+  etsim_et_node_t n = {.id = 42,
+                       .name = "n",
+                       .type = ETSIM_ET_COMP_NODE,
+                       .n_data_deps = 2,
+                       .data_deps = deps,
+                       .inputs = &empty,
+                       .n_attrs = 30,
+                       .attrs = a};
   etsim_etjson_buf_t b = {0};
   etsim_error_t err = {0};
   assert_int_equal(etsim_etjson_format_node(&b, &n, NULL, &err), 0);
   const char *j = b.data;
   assert_int_equal(j[b.len - 1], '\n');
-  expect(j, "{\"id\":\"42\",\"name\":\"n\",\"type\":\"COMP_NODE\","
-            "\"dataDeps\":[\"1\",\"18446744073709551615\"],\"inputs\":{},\"attr\":[");
+  expect(j,
+         "{\"id\":\"42\",\"name\":\"n\",\"type\":\"COMP_NODE\","
+         "\"dataDeps\":[\"1\",\"18446744073709551615\"],\"inputs\":{},\"attr\":[");
   assert_null(strstr(j, "outputs"));
   assert_null(strstr(j, "startTimeMicros"));
   expect(j, "{\"name\":\"double_val\",\"doubleVal\":\"NaN\"}");
@@ -126,8 +131,9 @@ static void test_format_all_kinds(void **state) {
   expect(j, "\"stringVal\":\"\"}");
   expect(j, "\"stringList\":{\"values\":[\"a\",\"\",\"q\\\"\\\\\\n\xc3\xa9\"]}");
   expect(j, "\"bytesVal\":\"AAEA/w==\"}");
-  expect(j, "{\"name\":\"bytes_list\",\"docString\":\"two blobs\","
-            "\"bytesList\":{\"values\":[\"AAEA/w==\",\"\"]}}");
+  expect(j,
+         "{\"name\":\"bytes_list\",\"docString\":\"two blobs\","
+         "\"bytesList\":{\"values\":[\"AAEA/w==\",\"\"]}}");
   etsim_etjson_buf_free(&b);
 
   /* Invalid UTF-8 is refused, naming node and key. */
@@ -151,10 +157,16 @@ static void test_roundtrip_all_kinds(void **state) {
   make_attrs(a);
   etsim_ioinfo_t io = {"[1]", "", "int"};
   uint64_t deps[] = {99}; /* dangling: VERBATIM keeps it */
-  etsim_et_node_t n = {.id = 1, .name = "all", .type = ETSIM_ET_METADATA_NODE,
-                       .n_ctrl_deps = 1, .ctrl_deps = deps,
-                       .start_time_micros = 7, .duration_micros = 8,
-                       .outputs = &io, .n_attrs = 30, .attrs = a};
+  etsim_et_node_t n = {.id = 1,
+                       .name = "all",
+                       .type = ETSIM_ET_METADATA_NODE,
+                       .n_ctrl_deps = 1,
+                       .ctrl_deps = deps,
+                       .start_time_micros = 7,
+                       .duration_micros = 8,
+                       .outputs = &io,
+                       .n_attrs = 30,
+                       .attrs = a};
   etsim_et_node_t n2 = {.id = 2, .name = "", .inputs = &io};
   etsim_et_meta_t meta = {.version = "1.0.0", .n_attrs = 2, .attrs = a + 26};
   char et[4200], js[4200], et2[4200];
@@ -173,8 +185,7 @@ static void test_roundtrip_all_kinds(void **state) {
   assert_int_equal(etsim_etjson_jsonize(et, js, 0, &count, &err), 0);
   assert_int_equal(count, 2);
   int rc = etsim_etjson_convert(js, et2, 0, &count, &err);
-  if (rc)
-    print_error("%s\n", err.msg);
+  if (rc) print_error("%s\n", err.msg);
   assert_int_equal(rc, 0);
   assert_int_equal(count, 2);
   size_t la, lb;
@@ -201,8 +212,7 @@ static void test_roundtrip_all_kinds(void **state) {
   assert_non_null(g->outputs);
   assert_string_equal(g->outputs->types, "int");
   assert_int_equal(g->n_attrs, 30);
-  for (int k = 0; k < 30; k++)
-    same_attr(&g->attrs[k], &a[k]);
+  for (int k = 0; k < 30; k++) same_attr(&g->attrs[k], &a[k]);
   assert_true(isnan(g->attrs[0].v.d));
   const double *gd = g->attrs[1].v.list.v;
   assert_true(gd[1] == 0.0 && signbit(gd[1]));
@@ -215,8 +225,7 @@ static void test_roundtrip_all_kinds(void **state) {
   assert_int_equal(g->attrs[12].v.i32, INT32_MIN);
   const int64_t *gl = g->attrs[7].v.list.v;
   assert_true(gl[0] == INT64_MIN);
-  assert_string_equal(((const char *const *)g->attrs[27].v.list.v)[2],
-                      "q\"\\\n\xc3\xa9");
+  assert_string_equal(((const char *const *)g->attrs[27].v.list.v)[2], "q\"\\\n\xc3\xa9");
   assert_int_equal(g->attrs[28].v.bytes.len, 4);
   assert_memory_equal(g->attrs[28].v.bytes.data, zb, 4);
   const etsim_bytes_t *gy = g->attrs[29].v.list.v;

@@ -11,20 +11,16 @@
 
 #include <ftw.h>
 
-
 static void assert_same_file(const char *a, const char *b) {
   size_t na = 0, nb = 0;
   unsigned char *da = tu_read(a, &na), *db = tu_read(b, &nb);
   assert_non_null(da);
   assert_non_null(db);
-  if (na != nb)
-    print_error("%s: %zu bytes, rewritten %zu bytes\n", a, na, nb);
+  if (na != nb) print_error("%s: %zu bytes, rewritten %zu bytes\n", a, na, nb);
   assert_int_equal(na, nb);
   size_t i = 0;
-  while (i < na && da[i] == db[i])
-    i++;
-  if (i < na)
-    print_error("%s: first difference at byte %zu\n", a, i);
+  while (i < na && da[i] == db[i]) i++;
+  if (i < na) print_error("%s: first difference at byte %zu\n", a, i);
   assert_int_equal(i, na);
   free(da);
   free(db);
@@ -40,8 +36,7 @@ static void roundtrip_one(const char *path) {
 
   etsim_et_trace_t *t;
   int rc = etsim_et_trace_load(&t, path, 0, &err);
-  if (rc)
-    print_error("%s\n", err.msg);
+  if (rc) print_error("%s\n", err.msg);
   assert_int_equal(rc, 0);
   rc = etsim_et_trace_write(t, out, 0, &err);
   assert_int_equal(rc, 0);
@@ -68,13 +63,11 @@ static void roundtrip_one(const char *path) {
   n_checked++;
 }
 
-static int visit(const char *p, const struct stat *sb, int flag,
-                 struct FTW *ftw) {
+static int visit(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)sb;
   (void)ftw;
   size_t n = strlen(p);
-  if (flag == FTW_F && n > 3 && strcmp(p + n - 3, ".et") == 0)
-    roundtrip_one(p);
+  if (flag == FTW_F && n > 3 && strcmp(p + n - 3, ".et") == 0) roundtrip_one(p);
   return 0;
 }
 

@@ -25,109 +25,89 @@
 
 /* ------------------------------------------------------- view comparison */
 
-static int same_str(const char *a, const char *b) {
-  return strcmp(a ? a : "", b ? b : "") == 0;
-}
+static int same_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
 
 /* Describe the first difference between two views into why; 1 if equal. */
-static int same_attr(const etsim_attr_t *a, const etsim_attr_t *b, char *why,
-                     size_t n) {
-  if (!same_str(a->name, b->name) || !same_str(a->doc, b->doc) ||
-      a->kind != b->kind) {
-    snprintf(why, n, "attr '%s'/'%s' kind %d/%d", a->name, b->name, a->kind,
-             b->kind);
+static int same_attr(const etsim_attr_t *a, const etsim_attr_t *b, char *why, size_t n) {
+  if (!same_str(a->name, b->name) || !same_str(a->doc, b->doc) || a->kind != b->kind) {
+    snprintf(why, n, "attr '%s'/'%s' kind %d/%d", a->name, b->name, a->kind, b->kind);
     return 0;
   }
   switch (a->kind) {
-  case ETSIM_ATTR_NONE: return 1;
-  case ETSIM_ATTR_DOUBLE:
-  case ETSIM_ATTR_FIXED64:
-  case ETSIM_ATTR_SFIXED64:
-  case ETSIM_ATTR_INT64:
-  case ETSIM_ATTR_UINT64:
-  case ETSIM_ATTR_SINT64:
-    if (memcmp(&a->v, &b->v, 8) == 0)
+    case ETSIM_ATTR_NONE:
       return 1;
-    break;
-  case ETSIM_ATTR_FLOAT:
-  case ETSIM_ATTR_FIXED32:
-  case ETSIM_ATTR_SFIXED32:
-  case ETSIM_ATTR_INT32:
-  case ETSIM_ATTR_UINT32:
-  case ETSIM_ATTR_SINT32:
-    if (memcmp(&a->v, &b->v, 4) == 0)
-      return 1;
-    break;
-  case ETSIM_ATTR_BOOL:
-    if (a->v.b == b->v.b)
-      return 1;
-    break;
-  case ETSIM_ATTR_STRING:
-    if (same_str(a->v.s, b->v.s))
-      return 1;
-    break;
-  case ETSIM_ATTR_BYTES:
-    if (a->v.bytes.len == b->v.bytes.len &&
-        (!a->v.bytes.len ||
-         memcmp(a->v.bytes.data, b->v.bytes.data, a->v.bytes.len) == 0))
-      return 1;
-    break;
-  case ETSIM_ATTR_STRING_LIST:
-    if (a->v.list.n != b->v.list.n)
+    case ETSIM_ATTR_DOUBLE:
+    case ETSIM_ATTR_FIXED64:
+    case ETSIM_ATTR_SFIXED64:
+    case ETSIM_ATTR_INT64:
+    case ETSIM_ATTR_UINT64:
+    case ETSIM_ATTR_SINT64:
+      if (memcmp(&a->v, &b->v, 8) == 0) return 1;
       break;
-    for (size_t i = 0; i < a->v.list.n; i++)
-      if (!same_str(((const char *const *)a->v.list.v)[i],
-                    ((const char *const *)b->v.list.v)[i]))
-        goto diff;
-    return 1;
-  case ETSIM_ATTR_BYTES_LIST:
-    if (a->v.list.n != b->v.list.n)
+    case ETSIM_ATTR_FLOAT:
+    case ETSIM_ATTR_FIXED32:
+    case ETSIM_ATTR_SFIXED32:
+    case ETSIM_ATTR_INT32:
+    case ETSIM_ATTR_UINT32:
+    case ETSIM_ATTR_SINT32:
+      if (memcmp(&a->v, &b->v, 4) == 0) return 1;
       break;
-    for (size_t i = 0; i < a->v.list.n; i++) {
-      const etsim_bytes_t *x = &((const etsim_bytes_t *)a->v.list.v)[i];
-      const etsim_bytes_t *y = &((const etsim_bytes_t *)b->v.list.v)[i];
-      if (x->len != y->len || (x->len && memcmp(x->data, y->data, x->len)))
-        goto diff;
+    case ETSIM_ATTR_BOOL:
+      if (a->v.b == b->v.b) return 1;
+      break;
+    case ETSIM_ATTR_STRING:
+      if (same_str(a->v.s, b->v.s)) return 1;
+      break;
+    case ETSIM_ATTR_BYTES:
+      if (a->v.bytes.len == b->v.bytes.len &&
+          (!a->v.bytes.len || memcmp(a->v.bytes.data, b->v.bytes.data, a->v.bytes.len) == 0))
+        return 1;
+      break;
+    case ETSIM_ATTR_STRING_LIST:
+      if (a->v.list.n != b->v.list.n) break;
+      for (size_t i = 0; i < a->v.list.n; i++)
+        if (!same_str(((const char *const *)a->v.list.v)[i], ((const char *const *)b->v.list.v)[i]))
+          goto diff;
+      return 1;
+    case ETSIM_ATTR_BYTES_LIST:
+      if (a->v.list.n != b->v.list.n) break;
+      for (size_t i = 0; i < a->v.list.n; i++) {
+        const etsim_bytes_t *x = &((const etsim_bytes_t *)a->v.list.v)[i];
+        const etsim_bytes_t *y = &((const etsim_bytes_t *)b->v.list.v)[i];
+        if (x->len != y->len || (x->len && memcmp(x->data, y->data, x->len))) goto diff;
+      }
+      return 1;
+    default: {
+      size_t es = et_list_elem_size(a->kind);
+      if (a->v.list.n == b->v.list.n &&
+          (!a->v.list.n || memcmp(a->v.list.v, b->v.list.v, a->v.list.n * es) == 0))
+        return 1;
+      break;
     }
-    return 1;
-  default: {
-    size_t es = et_list_elem_size(a->kind);
-    if (a->v.list.n == b->v.list.n &&
-        (!a->v.list.n || memcmp(a->v.list.v, b->v.list.v, a->v.list.n * es) == 0))
-      return 1;
-    break;
-  }
   }
 diff:
-  snprintf(why, n, "attr '%s' (%s) values differ", a->name,
-           etsim_attr_kind_name(a->kind));
+  snprintf(why, n, "attr '%s' (%s) values differ", a->name, etsim_attr_kind_name(a->kind));
   return 0;
 }
 
 static int same_io(const etsim_ioinfo_t *a, const etsim_ioinfo_t *b) {
-  if (!a || !b)
-    return a == b;
+  if (!a || !b) return a == b;
   return same_str(a->values, b->values) && same_str(a->shapes, b->shapes) &&
          same_str(a->types, b->types);
 }
 
-static int same_node(const etsim_et_node_t *a, const etsim_et_node_t *b,
-                     char *why, size_t n) {
-  if (a->id != b->id || a->type != b->type ||
-      a->start_time_micros != b->start_time_micros ||
+static int same_node(const etsim_et_node_t *a, const etsim_et_node_t *b, char *why, size_t n) {
+  if (a->id != b->id || a->type != b->type || a->start_time_micros != b->start_time_micros ||
       a->duration_micros != b->duration_micros || !same_str(a->name, b->name)) {
-    snprintf(why, n, "id %llu/%llu, type %d/%d, name '%s'/'%s' or times",
-             (unsigned long long)a->id, (unsigned long long)b->id, a->type,
-             b->type, a->name, b->name);
+    snprintf(why, n, "id %llu/%llu, type %d/%d, name '%s'/'%s' or times", (unsigned long long)a->id,
+             (unsigned long long)b->id, a->type, b->type, a->name, b->name);
     return 0;
   }
   if (a->n_data_deps != b->n_data_deps || a->n_ctrl_deps != b->n_ctrl_deps ||
-      (a->n_data_deps &&
-       memcmp(a->data_deps, b->data_deps, a->n_data_deps * 8)) ||
-      (a->n_ctrl_deps &&
-       memcmp(a->ctrl_deps, b->ctrl_deps, a->n_ctrl_deps * 8))) {
-    snprintf(why, n, "deps differ (%zu/%zu data, %zu/%zu ctrl)", a->n_data_deps,
-             b->n_data_deps, a->n_ctrl_deps, b->n_ctrl_deps);
+      (a->n_data_deps && memcmp(a->data_deps, b->data_deps, a->n_data_deps * 8)) ||
+      (a->n_ctrl_deps && memcmp(a->ctrl_deps, b->ctrl_deps, a->n_ctrl_deps * 8))) {
+    snprintf(why, n, "deps differ (%zu/%zu data, %zu/%zu ctrl)", a->n_data_deps, b->n_data_deps,
+             a->n_ctrl_deps, b->n_ctrl_deps);
     return 0;
   }
   if (!same_io(a->inputs, b->inputs) || !same_io(a->outputs, b->outputs)) {
@@ -139,8 +119,7 @@ static int same_node(const etsim_et_node_t *a, const etsim_et_node_t *b,
     return 0;
   }
   for (size_t k = 0; k < a->n_attrs; k++)
-    if (!same_attr(&a->attrs[k], &b->attrs[k], why, n))
-      return 0;
+    if (!same_attr(&a->attrs[k], &b->attrs[k], why, n)) return 0;
   return 1;
 }
 
@@ -154,16 +133,13 @@ static size_t g_attrs_cap;
 
 static int open_stub_reader(void **state) {
   (void)state;
-  if (tu_setup(state))
-    return -1;
+  if (tu_setup(state)) return -1;
   char p[4200];
   snprintf(p, sizeof p, "%s/stub.et", tmp);
   const unsigned char meta[] = {0x00}; /* an empty GlobalMetadata */
-  if (tu_write(p, meta, sizeof meta))
-    return -1;
+  if (tu_write(p, meta, sizeof meta)) return -1;
   etsim_error_t err = {0};
-  if (etsim_et_reader_open(&g_reader, p, 0, &err))
-    return -1;
+  if (etsim_et_reader_open(&g_reader, p, 0, &err)) return -1;
   etsim_arena_init(&g_arena, 16 * 1024);
   return 0;
 }
@@ -182,15 +158,13 @@ static int fast_view(const uint8_t *p, size_t n, const etsim_et_node_t **out) {
   static etsim_ioinfo_t io[2];
   etsim_arena_reset(&g_arena);
   int rc = et_wire_node(p, n, &g_wn);
-  if (rc == 0)
-    rc = et_wire_view(&g_wn, &g_arena, &v, io, &g_attrs, &g_attrs_cap);
+  if (rc == 0) rc = et_wire_view(&g_wn, &g_arena, &v, io, &g_attrs, &g_attrs_cap);
   *out = &v;
   return rc;
 }
 
 /* Slow decode with protobuf-c: 0 and *out, or an error code. */
-static int slow_view(const uint8_t *p, size_t n, const etsim_et_node_t **out,
-                     etsim_error_t *err) {
+static int slow_view(const uint8_t *p, size_t n, const etsim_et_node_t **out, etsim_error_t *err) {
   return et_reader_slow(g_reader, p, (uint32_t)n, 0, out, err);
 }
 
@@ -199,17 +173,14 @@ static int slow_view(const uint8_t *p, size_t n, const etsim_et_node_t **out,
 static int check_agree(const uint8_t *p, size_t n, const char *what) {
   const etsim_et_node_t *f;
   int rc = fast_view(p, n, &f);
-  if (rc == ET_WIRE_BAIL)
-    return 0;
+  if (rc == ET_WIRE_BAIL) return 0;
   assert_int_equal(rc, 0);
   /* Copy the fast view's scalars: the slow decode reuses nothing of it, but
    * keep the comparison independent of either buffer. */
   const etsim_et_node_t *s;
   etsim_error_t err = {0};
   int src = slow_view(p, n, &s, &err);
-  if (src != 0)
-    print_error("%s: fast path took a message protobuf-c rejects: %s\n", what,
-                err.msg);
+  if (src != 0) print_error("%s: fast path took a message protobuf-c rejects: %s\n", what, err.msg);
   assert_int_equal(src, 0);
   char why[256];
   if (!same_node(f, s, why, sizeof why))
@@ -228,16 +199,13 @@ static size_t pack_both(const etsim_et_node_t *n, uint8_t **out) {
   etsim_arena_free(&scratch);
   assert_true(plen >= 0);
   size_t len = et_wire_node_size(n);
-  if (len != (size_t)plen)
-    print_error("size %zu, protobuf-c %ld\n", len, plen);
+  if (len != (size_t)plen) print_error("size %zu, protobuf-c %ld\n", len, plen);
   assert_int_equal(len, (size_t)plen);
   uint8_t *mine = malloc(len + 1);
   assert_int_equal(et_wire_encode_node(n, mine), len);
   size_t i = 0;
-  while (i < len && mine[i] == pbuf[i])
-    i++;
-  if (i < len)
-    print_error("encodings differ at byte %zu of %zu\n", i, len);
+  while (i < len && mine[i] == pbuf[i]) i++;
+  if (i < len) print_error("encodings differ at byte %zu of %zu\n", i, len);
   assert_int_equal(i, len);
   *out = mine;
   return len;
@@ -252,8 +220,7 @@ static void compare_file(const char *path) {
   etsim_et_reader_t *r;
   assert_int_equal(etsim_et_reader_open(&r, path, 0, &err), 0);
   etsim_et_trace_t *t;
-  if (etsim_et_trace_load(&t, path, 0, &err))
-    print_error("%s\n", err.msg);
+  if (etsim_et_trace_load(&t, path, 0, &err)) print_error("%s\n", err.msg);
   assert_non_null(t);
   etsim_et_viewbuf_t vb;
   memset(&vb, 0, sizeof vb);
@@ -289,13 +256,11 @@ static void compare_file(const char *path) {
   n_files++;
 }
 
-static int visit(const char *p, const struct stat *sb, int flag,
-                 struct FTW *ftw) {
+static int visit(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)sb;
   (void)ftw;
   size_t n = strlen(p);
-  if (flag == FTW_F && n > 3 && strcmp(p + n - 3, ".et") == 0)
-    compare_file(p);
+  if (flag == FTW_F && n > 3 && strcmp(p + n - 3, ".et") == 0) compare_file(p);
   return 0;
 }
 
@@ -341,30 +306,45 @@ static void add_kind(const char *name, int kind) {
 static void build_kinds(int empty_lists) {
   n_kinds = 0;
   add_kind("none", ETSIM_ATTR_NONE);
-  add_kind("d", ETSIM_ATTR_DOUBLE); kinds[n_kinds - 1].v.d = -2.5e-300;
-  add_kind("f", ETSIM_ATTR_FLOAT); kinds[n_kinds - 1].v.f = 1.5f;
-  add_kind("i32", ETSIM_ATTR_INT32); kinds[n_kinds - 1].v.i32 = -7;
-  add_kind("i64", ETSIM_ATTR_INT64); kinds[n_kinds - 1].v.i64 = INT64_MIN;
-  add_kind("u32", ETSIM_ATTR_UINT32); kinds[n_kinds - 1].v.u32 = UINT32_MAX;
-  add_kind("u64", ETSIM_ATTR_UINT64); kinds[n_kinds - 1].v.u64 = UINT64_MAX;
-  add_kind("s32", ETSIM_ATTR_SINT32); kinds[n_kinds - 1].v.i32 = INT32_MIN;
-  add_kind("s64", ETSIM_ATTR_SINT64); kinds[n_kinds - 1].v.i64 = -3;
-  add_kind("fx32", ETSIM_ATTR_FIXED32); kinds[n_kinds - 1].v.u32 = 0xdeadbeef;
-  add_kind("fx64", ETSIM_ATTR_FIXED64); kinds[n_kinds - 1].v.u64 = 1;
-  add_kind("sfx32", ETSIM_ATTR_SFIXED32); kinds[n_kinds - 1].v.i32 = -1;
-  add_kind("sfx64", ETSIM_ATTR_SFIXED64); kinds[n_kinds - 1].v.i64 = INT64_MAX;
+  add_kind("d", ETSIM_ATTR_DOUBLE);
+  kinds[n_kinds - 1].v.d = -2.5e-300;
+  add_kind("f", ETSIM_ATTR_FLOAT);
+  kinds[n_kinds - 1].v.f = 1.5f;
+  add_kind("i32", ETSIM_ATTR_INT32);
+  kinds[n_kinds - 1].v.i32 = -7;
+  add_kind("i64", ETSIM_ATTR_INT64);
+  kinds[n_kinds - 1].v.i64 = INT64_MIN;
+  add_kind("u32", ETSIM_ATTR_UINT32);
+  kinds[n_kinds - 1].v.u32 = UINT32_MAX;
+  add_kind("u64", ETSIM_ATTR_UINT64);
+  kinds[n_kinds - 1].v.u64 = UINT64_MAX;
+  add_kind("s32", ETSIM_ATTR_SINT32);
+  kinds[n_kinds - 1].v.i32 = INT32_MIN;
+  add_kind("s64", ETSIM_ATTR_SINT64);
+  kinds[n_kinds - 1].v.i64 = -3;
+  add_kind("fx32", ETSIM_ATTR_FIXED32);
+  kinds[n_kinds - 1].v.u32 = 0xdeadbeef;
+  add_kind("fx64", ETSIM_ATTR_FIXED64);
+  kinds[n_kinds - 1].v.u64 = 1;
+  add_kind("sfx32", ETSIM_ATTR_SFIXED32);
+  kinds[n_kinds - 1].v.i32 = -1;
+  add_kind("sfx64", ETSIM_ATTR_SFIXED64);
+  kinds[n_kinds - 1].v.i64 = INT64_MAX;
   add_kind("comm_type", ETSIM_ATTR_INT64); /* a oneof zero: still written */
   add_kind("is_cpu_op", ETSIM_ATTR_BOOL);  /* false */
-  add_kind("b", ETSIM_ATTR_BOOL); kinds[n_kinds - 1].v.b = 1;
-  add_kind("s", ETSIM_ATTR_STRING); kinds[n_kinds - 1].v.s = "hello";
-  add_kind("s0", ETSIM_ATTR_STRING); kinds[n_kinds - 1].v.s = "";
+  add_kind("b", ETSIM_ATTR_BOOL);
+  kinds[n_kinds - 1].v.b = 1;
+  add_kind("s", ETSIM_ATTR_STRING);
+  kinds[n_kinds - 1].v.s = "hello";
+  add_kind("s0", ETSIM_ATTR_STRING);
+  kinds[n_kinds - 1].v.s = "";
   add_kind("by", ETSIM_ATTR_BYTES);
   kinds[n_kinds - 1].v.bytes.len = sizeof braw;
   kinds[n_kinds - 1].v.bytes.data = braw;
   add_kind("by0", ETSIM_ATTR_BYTES);
   kinds[n_kinds - 1].doc = "a doc string";
-#define L(nm, kind, arr)                                                       \
-  add_kind(nm, kind);                                                          \
+#define L(nm, kind, arr)                                                      \
+  add_kind(nm, kind);                                                         \
   kinds[n_kinds - 1].v.list.n = empty_lists ? 0 : sizeof arr / sizeof arr[0]; \
   kinds[n_kinds - 1].v.list.v = arr;
   L("dl", ETSIM_ATTR_DOUBLE_LIST, dl);
@@ -392,8 +372,9 @@ static const etsim_ioinfo_t io_empty = {"", "", ""};
 static void fill_node(etsim_et_node_t *n, int variant) {
   memset(n, 0, sizeof *n);
   n->id = variant & 1 ? UINT64_MAX : 42;
-  n->name = variant & 2 ? "" : "aten::mm_with_a_rather_long_name_to_cross_127_"
-                               "bytes_when_combined_with_everything_else";
+  n->name = variant & 2 ? ""
+                        : "aten::mm_with_a_rather_long_name_to_cross_127_"
+                          "bytes_when_combined_with_everything_else";
   n->type = variant & 4 ? ETSIM_ET_COMM_COLL_NODE : ETSIM_ET_INVALID_NODE;
   n->start_time_micros = variant & 8 ? 0 : 1234567;
   n->duration_micros = UINT64_MAX - 1;
@@ -422,8 +403,7 @@ static void test_every_kind_encodes_and_decodes(void **state) {
     const etsim_et_node_t *f;
     assert_int_equal(fast_view(bytes, len, &f), 0);
     char why[256];
-    if (!same_node(f, &n, why, sizeof why))
-      print_error("%s: round trip differs: %s\n", what, why);
+    if (!same_node(f, &n, why, sizeof why)) print_error("%s: round trip differs: %s\n", what, why);
     assert_true(same_node(f, &n, why, sizeof why));
     free(bytes);
   }
@@ -450,12 +430,12 @@ static void test_canonical_bytes(void **state) {
   n.n_attrs = 2;
   uint8_t *bytes;
   size_t len = pack_both(&n, &bytes);
-  static const uint8_t want[] = {
-      0x08, 0x03, 0x18, 0x07,                                  /* id, type */
-      0x52, 0x0d, 0x0a, 0x09, 'c', 'o', 'm', 'm', '_', 't', 'y', 'p', 'e',
-      0x48, 0x00,                                              /* int64 0 */
-      0x52, 0x17, 0x0a, 0x0c, 'i', 'n', 'v', 'o', 'l', 'v', 'e', 'd', '_',
-      'd', 'i', 'm', 0xe2, 0x01, 0x06, 0x0a, 0x04, 1, 1, 1, 1}; /* bool_list */
+  static const uint8_t want[] = {0x08, 0x03, 0x18, 0x07, /* id, type */
+                                 0x52, 0x0d, 0x0a, 0x09, 'c',  'o',  'm', 'm',  '_',
+                                 't',  'y',  'p',  'e',  0x48, 0x00, /* int64 0 */
+                                 0x52, 0x17, 0x0a, 0x0c, 'i',  'n',  'v', 'o',  'l',
+                                 'v',  'e',  'd',  '_',  'd',  'i',  'm', 0xe2, 0x01,
+                                 0x06, 0x0a, 0x04, 1,    1,    1,    1}; /* bool_list */
   assert_int_equal(len, sizeof want);
   assert_memory_equal(bytes, want, sizeof want);
   free(bytes);
@@ -474,24 +454,21 @@ static void test_odd_encodings(void **state) {
   (void)state;
   /* id as a 10-byte varint whose last byte carries bits past 64 (protobuf-c
    * keeps the low 64 bits). */
-  static const uint8_t v10[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                0xff, 0xff, 0xff, 0xff, 0x7f};
+  static const uint8_t v10[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
   /* 11-byte varint: invalid. */
-  static const uint8_t v11[] = {0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                0x80, 0x80, 0x80, 0x80, 0x01};
+  static const uint8_t v11[] = {0x08, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
   /* bool attr whose only set bit is in the second byte. */
   static const uint8_t bool_hi[] = {0x52, 0x05, 0xd8, 0x01, 0x80, 0x80, 0x02};
   /* bool attr 0x80 0x00: a non-canonical false. */
   static const uint8_t bool_f[] = {0x52, 0x04, 0xd8, 0x01, 0x80, 0x00};
   /* int32 attr as a 5-byte varint of 0xffffffff: -1. */
-  static const uint8_t i32_5[] = {0x52, 0x06, 0x38, 0xff, 0xff,
-                                  0xff, 0xff, 0x0f};
+  static const uint8_t i32_5[] = {0x52, 0x06, 0x38, 0xff, 0xff, 0xff, 0xff, 0x0f};
   /* uint32 attr from a 10-byte varint: truncated to 32 bits. */
   static const uint8_t u32_10[] = {0x52, 0x0b, 0x58, 0x81, 0x80, 0x80, 0x80,
                                    0x90, 0x80, 0x80, 0x80, 0x80, 0x01};
   /* sint32 from a varint wider than 32 bits. */
-  static const uint8_t s32_w[] = {0x52, 0x07, 0x78, 0x83, 0x80, 0x80,
-                                  0x80, 0x80, 0x01};
+  static const uint8_t s32_w[] = {0x52, 0x07, 0x78, 0x83, 0x80, 0x80, 0x80, 0x80, 0x01};
   /* deps in a packed run with a 10-byte element. */
   static const uint8_t dep10[] = {0x2a, 0x0b, 0x05, 0xff, 0xff, 0xff, 0xff,
                                   0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
@@ -504,8 +481,7 @@ static void test_odd_encodings(void **state) {
   /* id twice: the last wins in protobuf-c. */
   static const uint8_t id_twice[] = {0x08, 0x01, 0x08, 0x02};
   /* inputs twice: merged by protobuf-c. */
-  static const uint8_t io_twice[] = {0x42, 0x03, 0x0a, 0x01, 'a',
-                                     0x42, 0x03, 0x12, 0x01, 'b'};
+  static const uint8_t io_twice[] = {0x42, 0x03, 0x0a, 0x01, 'a', 0x42, 0x03, 0x12, 0x01, 'b'};
   /* an attribute with two oneof members: the last wins. */
   static const uint8_t two_vals[] = {0x52, 0x04, 0x48, 0x01, 0x48, 0x02};
   /* unknown field 11 (a proposed Node.storage). */
@@ -521,11 +497,9 @@ static void test_odd_encodings(void **state) {
   /* list message with its values unpacked. */
   static const uint8_t list_unpacked[] = {0x52, 0x04, 0x52, 0x02, 0x08, 0x07};
   /* fixed32 list of 5 bytes: invalid. */
-  static const uint8_t fx_bad[] = {0x52, 0x0a, 0xa2, 0x01, 0x07, 0x0a,
-                                   0x05, 1, 2, 3, 4, 5};
+  static const uint8_t fx_bad[] = {0x52, 0x0a, 0xa2, 0x01, 0x07, 0x0a, 0x05, 1, 2, 3, 4, 5};
   /* bool with a fixed64 wire type: protobuf-c reads it anyway. */
-  static const uint8_t bool_i64[] = {0x52, 0x0a, 0xd9, 0x01, 1, 0, 0,
-                                     0, 0, 0, 0, 0};
+  static const uint8_t bool_i64[] = {0x52, 0x0a, 0xd9, 0x01, 1, 0, 0, 0, 0, 0, 0, 0};
   /* empty message (all defaults). */
   static const uint8_t empty[] = {0};
   const odd_t cases[] = {
@@ -556,8 +530,7 @@ static void test_odd_encodings(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int took = check_agree(cases[i].p, cases[i].n, cases[i].what);
     if (took != cases[i].fast)
-      print_error("%s: fast path %s it\n", cases[i].what,
-                  took ? "took" : "left");
+      print_error("%s: fast path %s it\n", cases[i].what, took ? "took" : "left");
     assert_int_equal(took, cases[i].fast);
   }
   /* Spot values: what protobuf-c makes of them, so what we must too. */
@@ -617,8 +590,7 @@ static void test_truncated_every_offset(void **state) {
     etsim_error_t err = {0};
     etsim_et_trace_t *t = NULL;
     int rc = etsim_et_trace_load(&t, path, 0, &err);
-    if (rc != ETSIM_EFORMAT || !strstr(err.msg, path) ||
-        !strstr(err.msg, "offset 1:"))
+    if (rc != ETSIM_EFORMAT || !strstr(err.msg, path) || !strstr(err.msg, "offset 1:"))
       print_error("cut %zu: rc %d: %s\n", cut, rc, err.msg);
     assert_int_equal(rc, ETSIM_EFORMAT);
     assert_null(t);
@@ -635,8 +607,7 @@ static void test_truncated_every_offset(void **state) {
   const etsim_et_node_t *tv;
   assert_int_equal(etsim_et_trace_view(t, 0, &vb, &tv), 0);
   char why[256];
-  if (!same_node(tv, &n, why, sizeof why))
-    print_error("loaded node differs: %s\n", why);
+  if (!same_node(tv, &n, why, sizeof why)) print_error("loaded node differs: %s\n", why);
   assert_true(same_node(tv, &n, why, sizeof why));
   etsim_et_viewbuf_free(&vb);
   etsim_et_trace_free(t);
@@ -660,13 +631,18 @@ static void test_random_mutations(void **state) {
       for (int k = 0; k < flips; k++) {
         size_t at = etsim_rng_below(&rng, len);
         switch (etsim_rng_below(&rng, 3)) {
-        case 0: m[at] ^= (uint8_t)(1u << etsim_rng_below(&rng, 8)); break;
-        case 1: m[at] = (uint8_t)etsim_rng_below(&rng, 256); break;
-        default: m[at] = (uint8_t)(m[at] | 0x80); break; /* extend a varint */
+          case 0:
+            m[at] ^= (uint8_t)(1u << etsim_rng_below(&rng, 8));
+            break;
+          case 1:
+            m[at] = (uint8_t)etsim_rng_below(&rng, 256);
+            break;
+          default:
+            m[at] = (uint8_t)(m[at] | 0x80);
+            break; /* extend a varint */
         }
       }
-      size_t cut = etsim_rng_below(&rng, 8) == 0 ? etsim_rng_below(&rng, len)
-                                                : len;
+      size_t cut = etsim_rng_below(&rng, 8) == 0 ? etsim_rng_below(&rng, len) : len;
       char what[64];
       snprintf(what, sizeof what, "variant %d mutation %d", variant, it);
       took += (size_t)check_agree(m, cut, what);
@@ -695,9 +671,9 @@ static void test_out_of_memory_walk(void **state) {
   memcpy(file + 1 + h, bytes, len);
   /* A second node depending on the first and on a forward id, and a third
    * breaking the counting run of ids, so the hash index is built too. */
-  static const uint8_t more[] = {
-      0x06, 0x08, 0x2b, 0x2a, 0x02, 0x2a, 0x07, /* id 43 <- 42, 7 (forward) */
-      0x05, 0x08, 0x07, 0x2a, 0x01, 0x2a};      /* id 7 <- 42 */
+  static const uint8_t more[] = {0x06, 0x08, 0x2b, 0x2a, 0x02, 0x2a,
+                                 0x07,                                /* id 43 <- 42, 7 (forward) */
+                                 0x05, 0x08, 0x07, 0x2a, 0x01, 0x2a}; /* id 7 <- 42 */
   size_t total = 1 + h + len;
   memcpy(file + total, more, sizeof more);
   total += sizeof more;
@@ -725,8 +701,7 @@ static void test_out_of_memory_walk(void **state) {
     } else {
       /* protobuf-c (GlobalMetadata) cannot tell out-of-memory from bad
        * bytes; it says the message does not decode. */
-      if (rc == ETSIM_EFORMAT && strstr(err.msg, "does not decode"))
-        rc = ETSIM_ENOMEM;
+      if (rc == ETSIM_EFORMAT && strstr(err.msg, "does not decode")) rc = ETSIM_ENOMEM;
       if (rc != ETSIM_ENOMEM || !strstr(err.msg, path))
         print_error("allocation %ld: rc %d: %s\n", k, rc, err.msg);
       assert_int_equal(rc, ETSIM_ENOMEM);

@@ -15,11 +15,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > 4096)
-    return 0; /* small inputs keep runs short */
+  if (size > 4096) return 0; /* small inputs keep runs short */
   char *text = malloc(size + 1);
-  if (!text)
-    return 0;
+  if (!text) return 0;
   memcpy(text, data, size);
   text[size] = 0;
   char *topo_text = strstr(text, "\n--\n");
@@ -36,41 +34,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Config lines: KEY value; errors are fine, they only stop here. */
     for (char *line = text, *next; line && *line; line = next) {
       next = strchr(line, '\n');
-      if (next)
-        *next++ = 0;
+      if (next) *next++ = 0;
       char *sp = strchr(line, ' ');
-      if (!sp)
-        continue;
+      if (!sp) continue;
       *sp = 0;
       /* Files are not this target's business. */
-      if (strstr(line, "FILE"))
-        continue;
-      if (etsim_netpkt_cfg_set(&cfg, line, sp + 1, &err))
-        goto out_cfg;
+      if (strstr(line, "FILE")) continue;
+      if (etsim_netpkt_cfg_set(&cfg, line, sp + 1, &err)) goto out_cfg;
     }
   }
   /* Bounded: at most 2 ms of simulated time, small flows. */
-  if (cfg.stop_ps <= 0 || cfg.stop_ps > 2000000000)
-    cfg.stop_ps = 2000000000;
+  if (cfg.stop_ps <= 0 || cfg.stop_ps > 2000000000) cfg.stop_ps = 2000000000;
   etsim_netpkt_topo_t topo;
-  if (etsim_netpkt_topo_parse(&topo, topo_text, "fuzz.topo", &err))
-    goto out_cfg;
+  if (etsim_netpkt_topo_parse(&topo, topo_text, "fuzz.topo", &err)) goto out_cfg;
   uint32_t hosts[2], nh = 0;
   for (uint32_t v = 0; v < topo.n_nodes && nh < 2; v++)
-    if (!topo.is_switch[v])
-      hosts[nh++] = v;
+    if (!topo.is_switch[v]) hosts[nh++] = v;
   for (int level = 0; level < 2; level++) {
     etsim_netpkt_t *pk = NULL;
     etsim_netflow_t *fl = NULL;
     int rc = level ? etsim_netflow_create(&fl, &topo, &cfg, &err)
                    : etsim_netpkt_create(&pk, &topo, &cfg, &err);
-    if (rc)
-      continue;
+    if (rc) continue;
     for (uint32_t k = 0; nh == 2 && k < 2; k++) {
-      etsim_netpkt_msg_t m = {hosts[k], hosts[1 - k], 20000, 0, 3, 100,
-                              NULL, NULL};
-      if (level ? etsim_netflow_send(fl, &m, NULL, &err)
-                : etsim_netpkt_send(pk, &m, NULL, &err))
+      etsim_netpkt_msg_t m = {hosts[k], hosts[1 - k], 20000, 0, 3, 100, NULL, NULL};
+      if (level ? etsim_netflow_send(fl, &m, NULL, &err) : etsim_netpkt_send(pk, &m, NULL, &err))
         break;
     }
     if (level) {

@@ -14,8 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void count(void *user, int severity, const char *line) {
   (void)line;
-  if (severity == ETSIM_CHECK_PROBLEM)
-    (*(long *)user)++;
+  if (severity == ETSIM_CHECK_PROBLEM) (*(long *)user)++;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -25,8 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(out, sizeof out, "%s.et", in);
   }
   FILE *fp = fopen(in, "wb");
-  if (!fp)
-    return 0;
+  if (!fp) return 0;
   fwrite(data, 1, size, fp);
   fclose(fp);
   etsim_error_t err = {0};
@@ -35,12 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.groups_path = "";
   if (etsim_convpt_convert(in, out, &o, NULL, &err) == 0) {
     etsim_et_trace_t *t;
-    if (etsim_et_trace_load(&t, out, 0, &err) != 0)
-      __builtin_trap();
+    if (etsim_et_trace_load(&t, out, 0, &err) != 0) __builtin_trap();
     long problems = 0;
     etsim_et_validate(t, count, &problems);
-    if (problems)
-      __builtin_trap(); /* converted output is always valid */
+    if (problems) __builtin_trap(); /* converted output is always valid */
     etsim_et_trace_free(t);
     remove(out);
   } else if (!err.msg[0] || access(out, F_OK) == 0) {

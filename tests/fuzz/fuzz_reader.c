@@ -24,11 +24,9 @@ static size_t encode(const etsim_et_node_t *n, uint8_t **buf, size_t *cap) {
     free(*buf);
     *cap = 2 * len + 64;
     *buf = malloc(*cap);
-    if (!*buf)
-      __builtin_trap();
+    if (!*buf) __builtin_trap();
   }
-  if (et_wire_encode_node(n, *buf) != len)
-    __builtin_trap();
+  if (et_wire_encode_node(n, *buf) != len) __builtin_trap();
   return len;
 }
 
@@ -37,11 +35,9 @@ static void differential(const char *path) {
   etsim_et_reader_t *a, *b;
   int ra = etsim_et_reader_open(&a, path, 0, &ea);
   int rb = etsim_et_reader_open(&b, path, 0, &eb);
-  if (ra != rb)
-    __builtin_trap();
+  if (ra != rb) __builtin_trap();
   if (ra) {
-    if (strcmp(ea.msg, eb.msg) != 0)
-      __builtin_trap();
+    if (strcmp(ea.msg, eb.msg) != 0) __builtin_trap();
     return;
   }
   et_reader_set_slow(b, 1);
@@ -49,15 +45,11 @@ static void differential(const char *path) {
     const etsim_et_node_t *na, *nb;
     ra = etsim_et_reader_next(a, &na, &ea);
     rb = etsim_et_reader_next(b, &nb, &eb);
-    if (ra != rb)
-      __builtin_trap();
-    if (ra < 0 && strcmp(ea.msg, eb.msg) != 0)
-      __builtin_trap();
-    if (ra != 1)
-      break;
+    if (ra != rb) __builtin_trap();
+    if (ra < 0 && strcmp(ea.msg, eb.msg) != 0) __builtin_trap();
+    if (ra != 1) break;
     size_t la = encode(na, &enc_a, &cap_a), lb = encode(nb, &enc_b, &cap_b);
-    if (la != lb || memcmp(enc_a, enc_b, la) != 0)
-      __builtin_trap();
+    if (la != lb || memcmp(enc_a, enc_b, la) != 0) __builtin_trap();
   }
   etsim_et_reader_close(a);
   etsim_et_reader_close(b);
@@ -67,11 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static char path[64];
-  if (!path[0])
-    snprintf(path, sizeof path, "/tmp/etsim-fuzz-%ld.et", (long)getpid());
+  if (!path[0]) snprintf(path, sizeof path, "/tmp/etsim-fuzz-%ld.et", (long)getpid());
   FILE *fp = fopen(path, "wb");
-  if (!fp)
-    return 0;
+  if (!fp) return 0;
   fwrite(data, 1, size, fp);
   fclose(fp);
   differential(path);
@@ -83,8 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(out, sizeof out, "%s.out", path);
     if (etsim_et_trace_write(t, out, 0, &err) == 0) {
       etsim_et_trace_t *t2;
-      if (etsim_et_trace_load(&t2, out, 0, &err) != 0 ||
-          t2->n_nodes != t->n_nodes)
+      if (etsim_et_trace_load(&t2, out, 0, &err) != 0 || t2->n_nodes != t->n_nodes)
         __builtin_trap();
       etsim_et_trace_free(t2);
       remove(out);

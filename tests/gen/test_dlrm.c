@@ -23,8 +23,7 @@ static int64_t iattr(const etsim_et_trace_t *t, size_t i, const char *n) {
   return v;
 }
 
-static const int64_t *list(const etsim_et_trace_t *t, size_t i,
-                           const char *name, size_t *n) {
+static const int64_t *list(const etsim_et_trace_t *t, size_t i, const char *name, size_t *n) {
   for (uint32_t k = t->attr_off[i]; k < t->attr_off[i + 1]; k++) {
     etsim_attr_t a;
     etsim_et_trace_attr(t, k, &a);
@@ -38,13 +37,11 @@ static const int64_t *list(const etsim_et_trace_t *t, size_t i,
 
 static void finding(void *user, int severity, const char *line) {
   (void)user;
-  if (severity == ETSIM_CHECK_PROBLEM)
-    print_error("problem: %s\n", line);
+  if (severity == ETSIM_CHECK_PROBLEM) print_error("problem: %s\n", line);
 }
 
-static etsim_et_set_t *make(const char *preset, size_t ranks, size_t rph,
-                            const char *name, etsim_shard_model_t *m,
-                            etsim_shard_plan_t *p) {
+static etsim_et_set_t *make(const char *preset, size_t ranks, size_t rph, const char *name,
+                            etsim_shard_model_t *m, etsim_shard_plan_t *p) {
   etsim_error_t err = {0};
   assert_int_equal(etsim_shard_model_preset(preset, m, &err), 0);
   etsim_shard_opts_t so;
@@ -60,8 +57,7 @@ static etsim_et_set_t *make(const char *preset, size_t ranks, size_t rph,
   o.plan = p;
   o.prefix = prefix;
   int rc = etsim_gen_dlrm(&o, NULL, &err);
-  if (rc)
-    print_error("%s\n", err.msg);
+  if (rc) print_error("%s\n", err.msg);
   assert_int_equal(rc, 0);
   etsim_et_set_t *s;
   assert_int_equal(etsim_et_set_load(&s, prefix, 0, &err), 0);
@@ -76,12 +72,9 @@ static void check_flops(const etsim_et_set_t *s, uint64_t per_sample) {
       const char *n = t->name[i];
       int mlp = strncmp(n, "bot_mlp", 7) == 0 || strncmp(n, "top_mlp", 7) == 0 ||
                 strncmp(n, "interaction", 11) == 0;
-      if (!mlp)
-        continue;
-      if (strstr(n, "_fwd"))
-        fwd += (uint64_t)iattr(t, i, "num_ops");
-      else
-        bwd += (uint64_t)iattr(t, i, "num_ops");
+      if (!mlp) continue;
+      if (strstr(n, "_fwd")) fwd += (uint64_t)iattr(t, i, "num_ops");
+      else bwd += (uint64_t)iattr(t, i, "num_ops");
     }
     assert_int_equal(fwd, 256 * per_sample);
     assert_int_equal(bwd, 2 * 256 * per_sample);
@@ -92,16 +85,14 @@ static void check_a2a_and_order(const etsim_et_set_t *s) {
   size_t P = s->n_ranks;
   const etsim_et_trace_t *t0 = s->ranks[0];
   for (size_t i0 = 0; i0 < t0->n_nodes; i0++) {
-    if (t0->type[i0] != ETSIM_ET_COMM_COLL_NODE)
-      continue;
+    if (t0->type[i0] != ETSIM_ET_COMM_COLL_NODE) continue;
     /* The same collective at the same position on every rank. */
     for (size_t r = 1; r < P; r++) {
       const etsim_et_trace_t *t = s->ranks[r];
       assert_true(i0 < t->n_nodes);
       assert_string_equal(t->name[i0], t0->name[i0]);
     }
-    if (iattr(t0, i0, "comm_type") != ETSIM_COLL_ALL_TO_ALL)
-      continue;
+    if (iattr(t0, i0, "comm_type") != ETSIM_COLL_ALL_TO_ALL) continue;
     int64_t total_in = 0, total_out = 0, maxsent = 0;
     for (size_t r = 0; r < P; r++) {
       const etsim_et_trace_t *t = s->ranks[r];
@@ -121,12 +112,10 @@ static void check_a2a_and_order(const etsim_et_set_t *s) {
         total_in += in[q];
         total_out += out[q];
       }
-      if (sent > maxsent)
-        maxsent = sent;
+      if (sent > maxsent) maxsent = sent;
     }
     assert_int_equal(total_in, total_out);
-    for (size_t r = 0; r < P; r++)
-      assert_int_equal(iattr(s->ranks[r], i0, "comm_size"), maxsent);
+    for (size_t r = 0; r < P; r++) assert_int_equal(iattr(s->ranks[r], i0, "comm_size"), maxsent);
   }
 }
 
@@ -150,8 +139,7 @@ static void test_mlperf_dlrm(void **state) {
       int found = 0;
       for (size_t i = 0; i < t->n_nodes; i++)
         if (strcmp(t->name[i], name) == 0) {
-          assert_int_equal(iattr(t, i, "comm_size"),
-                           m.tables[tb].rows * 128 * 4);
+          assert_int_equal(iattr(t, i, "comm_size"), m.tables[tb].rows * 128 * 4);
           found = 1;
         }
       assert_true(found);
@@ -203,8 +191,7 @@ static void test_plan_roundtrip_and_bad_plan(void **state) {
   assert_int_equal(q.n_shards, p.n_shards);
   assert_int_equal(q.n_ranks, 4);
   assert_true(fabs(q.max_ms - p.max_ms) < 1e-9 * (1 + p.max_ms));
-  for (size_t t = 0; t < m.n_tables; t++)
-    assert_int_equal(q.table_type[t], p.table_type[t]);
+  for (size_t t = 0; t < m.n_tables; t++) assert_int_equal(q.table_type[t], p.table_type[t]);
   etsim_shard_plan_free(&q);
   /* A plan naming rank 9 of 4. */
   size_t len = 0;

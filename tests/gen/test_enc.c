@@ -26,35 +26,88 @@ static void make_attr(etsim_attr_t *a, int kind, int variant) {
   a->kind = kind;
   size_t n = variant ? 0 : 1; /* list length: variant 1 gives empty lists */
   switch (kind) {
-  case ETSIM_ATTR_DOUBLE: a->v.d = ds[variant % 3]; break;
-  case ETSIM_ATTR_FLOAT: a->v.f = fs[variant % 3]; break;
-  case ETSIM_ATTR_INT32: case ETSIM_ATTR_SINT32: case ETSIM_ATTR_SFIXED32:
-    a->v.i32 = i32s[variant + 1]; break;
-  case ETSIM_ATTR_INT64: case ETSIM_ATTR_SINT64: case ETSIM_ATTR_SFIXED64:
-    a->v.i64 = i64s[variant + 1]; break;
-  case ETSIM_ATTR_UINT32: case ETSIM_ATTR_FIXED32: a->v.u32 = u32s[variant + 1]; break;
-  case ETSIM_ATTR_UINT64: case ETSIM_ATTR_FIXED64: a->v.u64 = u64s[variant + 1]; break;
-  case ETSIM_ATTR_BOOL: a->v.b = variant != 1; break;
-  case ETSIM_ATTR_STRING: a->v.s = ss[variant]; break;
-  case ETSIM_ATTR_BYTES: a->v.bytes = bys[variant % 2]; break;
-  default: {
-    const void *v = NULL;
-    switch (kind) {
-    case ETSIM_ATTR_DOUBLE_LIST: v = ds; n = n ? 3 : 0; break;
-    case ETSIM_ATTR_FLOAT_LIST: v = fs; n = n ? 3 : 0; break;
-    case ETSIM_ATTR_INT32_LIST: case ETSIM_ATTR_SINT32_LIST:
-    case ETSIM_ATTR_SFIXED32_LIST: v = i32s; n = n ? 5 : 0; break;
-    case ETSIM_ATTR_INT64_LIST: case ETSIM_ATTR_SINT64_LIST:
-    case ETSIM_ATTR_SFIXED64_LIST: v = i64s; n = n ? 5 : 0; break;
-    case ETSIM_ATTR_UINT32_LIST: case ETSIM_ATTR_FIXED32_LIST: v = u32s; n = n ? 4 : 0; break;
-    case ETSIM_ATTR_UINT64_LIST: case ETSIM_ATTR_FIXED64_LIST: v = u64s; n = n ? 4 : 0; break;
-    case ETSIM_ATTR_BOOL_LIST: v = bs; n = n ? 4 : 0; break;
-    case ETSIM_ATTR_STRING_LIST: v = ss; n = n ? 3 : 0; break;
-    case ETSIM_ATTR_BYTES_LIST: v = bys; n = n ? 2 : 0; break;
+    case ETSIM_ATTR_DOUBLE:
+      a->v.d = ds[variant % 3];
+      break;
+    case ETSIM_ATTR_FLOAT:
+      a->v.f = fs[variant % 3];
+      break;
+    case ETSIM_ATTR_INT32:
+    case ETSIM_ATTR_SINT32:
+    case ETSIM_ATTR_SFIXED32:
+      a->v.i32 = i32s[variant + 1];
+      break;
+    case ETSIM_ATTR_INT64:
+    case ETSIM_ATTR_SINT64:
+    case ETSIM_ATTR_SFIXED64:
+      a->v.i64 = i64s[variant + 1];
+      break;
+    case ETSIM_ATTR_UINT32:
+    case ETSIM_ATTR_FIXED32:
+      a->v.u32 = u32s[variant + 1];
+      break;
+    case ETSIM_ATTR_UINT64:
+    case ETSIM_ATTR_FIXED64:
+      a->v.u64 = u64s[variant + 1];
+      break;
+    case ETSIM_ATTR_BOOL:
+      a->v.b = variant != 1;
+      break;
+    case ETSIM_ATTR_STRING:
+      a->v.s = ss[variant];
+      break;
+    case ETSIM_ATTR_BYTES:
+      a->v.bytes = bys[variant % 2];
+      break;
+    default: {
+      const void *v = NULL;
+      switch (kind) {
+        case ETSIM_ATTR_DOUBLE_LIST:
+          v = ds;
+          n = n ? 3 : 0;
+          break;
+        case ETSIM_ATTR_FLOAT_LIST:
+          v = fs;
+          n = n ? 3 : 0;
+          break;
+        case ETSIM_ATTR_INT32_LIST:
+        case ETSIM_ATTR_SINT32_LIST:
+        case ETSIM_ATTR_SFIXED32_LIST:
+          v = i32s;
+          n = n ? 5 : 0;
+          break;
+        case ETSIM_ATTR_INT64_LIST:
+        case ETSIM_ATTR_SINT64_LIST:
+        case ETSIM_ATTR_SFIXED64_LIST:
+          v = i64s;
+          n = n ? 5 : 0;
+          break;
+        case ETSIM_ATTR_UINT32_LIST:
+        case ETSIM_ATTR_FIXED32_LIST:
+          v = u32s;
+          n = n ? 4 : 0;
+          break;
+        case ETSIM_ATTR_UINT64_LIST:
+        case ETSIM_ATTR_FIXED64_LIST:
+          v = u64s;
+          n = n ? 4 : 0;
+          break;
+        case ETSIM_ATTR_BOOL_LIST:
+          v = bs;
+          n = n ? 4 : 0;
+          break;
+        case ETSIM_ATTR_STRING_LIST:
+          v = ss;
+          n = n ? 3 : 0;
+          break;
+        case ETSIM_ATTR_BYTES_LIST:
+          v = bys;
+          n = n ? 2 : 0;
+          break;
+      }
+      a->v.list.n = n;
+      a->v.list.v = v;
     }
-    a->v.list.n = n;
-    a->v.list.v = v;
-  }
   }
 }
 
@@ -78,8 +131,7 @@ static void test_same_bytes_as_writer(void **state) {
   size_t nodes = 0;
   for (int variant = 0; variant < 3; variant++)
     for (int kind = 0; kind <= ETSIM_ATTR_KIND_MAX; kind++) {
-      if (kind == 1 || kind == 2)
-        continue;
+      if (kind == 1 || kind == 2) continue;
       etsim_et_node_t n;
       memset(&n, 0, sizeof n);
       n.id = (uint64_t)(kind * 1000003 + variant) * (variant == 2 ? 1ull << 40 : 1);
@@ -99,8 +151,7 @@ static void test_same_bytes_as_writer(void **state) {
       n.n_attrs = 1;
       if (kind == ETSIM_ATTR_KIND_MAX) {
         int k = 1;
-        for (int j = 3; j <= ETSIM_ATTR_KIND_MAX; j++)
-          make_attr(&attrs[k++], j, variant);
+        for (int j = 3; j <= ETSIM_ATTR_KIND_MAX; j++) make_attr(&attrs[k++], j, variant);
         n.n_attrs = (size_t)k;
       }
       assert_int_equal(etsim_et_writer_node(w, &n, &err), 0);
@@ -111,14 +162,11 @@ static void test_same_bytes_as_writer(void **state) {
   size_t len = 0;
   unsigned char *want = tu_read(path, &len);
   assert_non_null(want);
-  if (len != buf.n)
-    print_error("writer %zu bytes, encoder %zu bytes\n", len, buf.n);
+  if (len != buf.n) print_error("writer %zu bytes, encoder %zu bytes\n", len, buf.n);
   assert_int_equal(len, buf.n);
   size_t i = 0;
-  while (i < len && want[i] == buf.p[i])
-    i++;
-  if (i < len)
-    print_error("first difference at byte %zu of %zu\n", i, len);
+  while (i < len && want[i] == buf.p[i]) i++;
+  if (i < len) print_error("first difference at byte %zu of %zu\n", i, len);
   assert_int_equal(i, len);
   assert_int_equal(nodes, 93); /* 31 kinds (none + 30) x 3 variants */
   free(want);

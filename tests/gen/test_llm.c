@@ -20,19 +20,15 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-static const etsim_gen_llm_model_t tiny = {"tiny", 4, 256, 8, 4, 512, 1000,
-                                           128, 0, 0, 1};
-static const etsim_gen_llm_model_t tiny_moe = {"tiny-moe", 4, 256, 8, 4, 512,
-                                               1000, 128, 4, 2, 1};
+static const etsim_gen_llm_model_t tiny = {"tiny", 4, 256, 8, 4, 512, 1000, 128, 0, 0, 1};
+static const etsim_gen_llm_model_t tiny_moe = {"tiny-moe", 4, 256, 8, 4, 512, 1000, 128, 4, 2, 1};
 
 static int count_files(const char *dir) {
   DIR *d = opendir(dir);
   int n = 0;
   struct dirent *e;
-  while (d && (e = readdir(d)))
-    n += e->d_name[0] != '.';
-  if (d)
-    closedir(d);
+  while (d && (e = readdir(d))) n += e->d_name[0] != '.';
+  if (d) closedir(d);
   return n;
 }
 
@@ -48,8 +44,7 @@ static const char *gen(etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep) {
   o->prefix = prefix;
   etsim_error_t err = {0};
   int rc = etsim_gen_llm(o, rep, &err);
-  if (rc)
-    print_error("%s\n", err.msg);
+  if (rc) print_error("%s\n", err.msg);
   assert_int_equal(rc, 0);
   return prefix;
 }
@@ -57,8 +52,7 @@ static const char *gen(etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep) {
 static etsim_et_set_t *load_set(const char *prefix) {
   etsim_error_t err = {0};
   etsim_et_set_t *s = NULL;
-  if (etsim_et_set_load(&s, prefix, 0, &err))
-    print_error("%s\n", err.msg);
+  if (etsim_et_set_load(&s, prefix, 0, &err)) print_error("%s\n", err.msg);
   assert_non_null(s);
   return s;
 }
@@ -90,8 +84,7 @@ static uint64_t layer_tok_flops(const etsim_gen_llm_model_t *m, uint64_t tp) {
   if (m->experts)
     x += m->top_k * 3 * 2 * h * f + 2 * h * m->experts * tp; /* router on
                                                                  every TP rank */
-  else
-    x += (m->gated ? 3 : 2) * 2 * h * f;
+  else x += (m->gated ? 3 : 2) * 2 * h * f;
   return x;
 }
 
@@ -101,8 +94,7 @@ static uint64_t padded_vocab(const etsim_gen_llm_model_t *m, uint64_t tp) {
 
 static void finding(void *user, int severity, const char *line) {
   (void)user;
-  if (severity == ETSIM_CHECK_PROBLEM)
-    print_error("problem: %s\n", line);
+  if (severity == ETSIM_CHECK_PROBLEM) print_error("problem: %s\n", line);
 }
 
 /* Every distinct trace validates; every send has its receive; per
@@ -132,19 +124,15 @@ static void check_set(const char *prefix, const etsim_et_set_t *s) {
       if (ty == ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_COMM_RECV_NODE) {
         q_t q = {{iattr(t, i, t->k_comm_src), iattr(t, i, t->k_comm_dst),
                   iattr(t, i, t->k_comm_tag), iattr(t, i, t->k_comm_size)}};
-        if (ty == ETSIM_ET_COMM_SEND_NODE)
-          assert_int_equal(q.v[0], (int64_t)r);
-        else
-          assert_int_equal(q.v[1], (int64_t)r);
+        if (ty == ETSIM_ET_COMM_SEND_NODE) assert_int_equal(q.v[0], (int64_t)r);
+        else assert_int_equal(q.v[1], (int64_t)r);
         if (ns + 1 >= cap || nr + 1 >= cap) {
           cap *= 2;
           snd = realloc(snd, cap * sizeof *snd);
           rcv = realloc(rcv, cap * sizeof *rcv);
         }
-        if (ty == ETSIM_ET_COMM_SEND_NODE)
-          snd[ns++] = q;
-        else
-          rcv[nr++] = q;
+        if (ty == ETSIM_ET_COMM_SEND_NODE) snd[ns++] = q;
+        else rcv[nr++] = q;
       } else if (ty == ETSIM_ET_COMM_COLL_NODE) {
         const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
         assert_non_null(pg);
@@ -165,20 +153,17 @@ static void check_set(const char *prefix, const etsim_et_set_t *s) {
   assert_int_equal(ns, nr);
   for (size_t i = 0; i < ns; i++) {
     size_t j = 0;
-    while (j < nr && memcmp(&snd[i], &rcv[j], sizeof snd[i]) != 0)
-      j++;
+    while (j < nr && memcmp(&snd[i], &rcv[j], sizeof snd[i]) != 0) j++;
     if (j == nr)
-      print_error("send %lld->%lld tag %lld has no receive\n",
-                  (long long)snd[i].v[0], (long long)snd[i].v[1],
-                  (long long)snd[i].v[2]);
+      print_error("send %lld->%lld tag %lld has no receive\n", (long long)snd[i].v[0],
+                  (long long)snd[i].v[1], (long long)snd[i].v[2]);
     assert_true(j < nr);
     rcv[j] = rcv[--nr];
   }
   free(snd);
   free(rcv);
   for (int id = 1; id < MAXG; id++)
-    for (int k = 1; k < nmem[id]; k++)
-      assert_true(seq_hash[id][k] == seq_hash[id][0]);
+    for (int k = 1; k < nmem[id]; k++) assert_true(seq_hash[id][k] == seq_hash[id][0]);
   /* The group file: "  "id": [a, b, ...]" lines. */
   char path[4300];
   snprintf(path, sizeof path, "%s.comm_group.json", prefix);
@@ -194,17 +179,14 @@ static void check_set(const char *prefix, const etsim_et_set_t *s) {
     int members[64], n = 0;
     for (char *x = q + 1; x < end;) {
       members[n++] = (int)strtol(x, &x, 10);
-      while (x < end && (*x == ',' || *x == ' '))
-        x++;
+      while (x < end && (*x == ',' || *x == ' ')) x++;
     }
     groups++;
     assert_true(id > 0 && id < MAXG);
     if (nmem[id] != n)
-      print_error("group %d: %d members in the file, %d ranks use it\n", id, n,
-                  nmem[id]);
+      print_error("group %d: %d members in the file, %d ranks use it\n", id, n, nmem[id]);
     assert_int_equal(nmem[id], n);
-    for (int k = 0; k < n; k++)
-      assert_int_equal(seq_rank[id][k], members[k]);
+    for (int k = 0; k < n; k++) assert_int_equal(seq_rank[id][k], members[k]);
     p = end;
   }
   (void)groups;
@@ -270,12 +252,12 @@ static void test_flops_recompute_moe_sp(void **state) {
     etsim_et_set_t *s = load_set(prefix);
     assert_int_equal(s->n_ranks, o.dp * o.tp * o.pp * o.sp * o.ep);
     uint64_t T = (uint64_t)o.dp * o.ep * o.microbatches * o.mbs * o.model.seq;
-    uint64_t want = layer_tok_flops(&o.model, o.tp) * o.model.layers *
-                        (3 + (uint64_t)o.recompute) * T +
-                    6 * o.model.hidden * padded_vocab(&o.model, o.tp) * T;
+    uint64_t want =
+        layer_tok_flops(&o.model, o.tp) * o.model.layers * (3 + (uint64_t)o.recompute) * T +
+        6 * o.model.hidden * padded_vocab(&o.model, o.tp) * T;
     if (total_flops(s) != want)
-      print_error("case %zu: %llu FLOPs, closed form %llu\n", c,
-                  (unsigned long long)total_flops(s), (unsigned long long)want);
+      print_error("case %zu: %llu FLOPs, closed form %llu\n", c, (unsigned long long)total_flops(s),
+                  (unsigned long long)want);
     assert_int_equal(total_flops(s), want);
     check_set(prefix, s);
     etsim_et_set_free(s);
@@ -285,8 +267,7 @@ static void test_flops_recompute_moe_sp(void **state) {
 /* ---------------------------------------------------- collective sizes */
 
 /* Per rank: sum of sizes of collectives whose name contains `sub`. */
-static uint64_t sum_named(const etsim_et_trace_t *t, const char *sub,
-                          int type, size_t *count) {
+static uint64_t sum_named(const etsim_et_trace_t *t, const char *sub, int type, size_t *count) {
   uint64_t s = 0;
   size_t n = 0;
   for (size_t i = 0; i < t->n_nodes; i++)
@@ -295,8 +276,7 @@ static uint64_t sum_named(const etsim_et_trace_t *t, const char *sub,
       s += (uint64_t)iattr(t, i, t->k_comm_size);
       n++;
     }
-  if (count)
-    *count = n;
+  if (count) *count = n;
   return s;
 }
 
@@ -319,8 +299,7 @@ static void test_collective_sizes(void **state) {
       const char *prefix = gen(&o, &rep);
       etsim_et_set_t *set = load_set(prefix);
       uint64_t t = 2, M = 3, nl = m->layers / 2;
-      uint64_t layer_params =
-          (h * (h + 2 * m->kv_heads * d) + h * h + 3 * h * m->ffn) / t;
+      uint64_t layer_params = (h * (h + 2 * m->kv_heads * d) + h * h + 3 * h * m->ffn) / t;
       uint64_t head = h * padded_vocab(m, t) / t;
       for (size_t r = 0; r < set->n_ranks; r++) {
         const etsim_et_trace_t *tr = set->ranks[r];
@@ -341,8 +320,7 @@ static void test_collective_sizes(void **state) {
         uint64_t stage_bytes = e * (nl * layer_params + head);
         size_t cnt;
         if (zero == 0) {
-          assert_int_equal(sum_named(tr, "_grad_", ETSIM_COLL_ALL_REDUCE, &cnt),
-                           stage_bytes);
+          assert_int_equal(sum_named(tr, "_grad_", ETSIM_COLL_ALL_REDUCE, &cnt), stage_bytes);
           assert_int_equal(cnt, nl + 1);
         } else {
           uint64_t rs = sum_named(tr, "_grad_", ETSIM_COLL_REDUCE_SCATTER, &cnt);
@@ -350,13 +328,11 @@ static void test_collective_sizes(void **state) {
           assert_int_equal(sum_named(tr, "_grad_", ETSIM_COLL_ALL_REDUCE, NULL), 0);
           /* ASTRA-sim's all-gather size is the per-rank input: / DP. */
           if (zero < 3)
-            assert_int_equal(
-                2 * sum_named(tr, "param_allgather", ETSIM_COLL_ALL_GATHER, NULL),
-                stage_bytes);
+            assert_int_equal(2 * sum_named(tr, "param_allgather", ETSIM_COLL_ALL_GATHER, NULL),
+                             stage_bytes);
           else
-            assert_int_equal(
-                2 * sum_named(tr, "zero3_allgather", ETSIM_COLL_ALL_GATHER, &cnt),
-                2 * M * nl * layer_params * e);
+            assert_int_equal(2 * sum_named(tr, "zero3_allgather", ETSIM_COLL_ALL_GATHER, &cnt),
+                             2 * M * nl * layer_params * e);
         }
         /* Pipeline messages: activations forward, gradients backward. */
         size_t sends = 0;
@@ -423,13 +399,11 @@ static void test_moe_and_sp_sizes(void **state) {
 
 /* ------------------------------------------------------------ schedules */
 
-static void order(const etsim_et_trace_t *t, const char *fwd, const char *bwd,
-                  char *out) {
+static void order(const etsim_et_trace_t *t, const char *fwd, const char *bwd, char *out) {
   size_t k = 0;
   for (size_t i = 0; i < t->n_nodes; i++) {
     const char *nme = t->name[i];
-    if (strncmp(nme, "mb", 2) != 0)
-      continue;
+    if (strncmp(nme, "mb", 2) != 0) continue;
     const char *u = strchr(nme, '_');
     if (strcmp(u + 1, fwd) == 0 || strcmp(u + 1, bwd) == 0) {
       out[k++] = strcmp(u + 1, fwd) == 0 ? 'F' : 'B';
@@ -453,17 +427,14 @@ static void test_schedules(void **state) {
     assert_int_equal(rep.n_files, 4); /* one per stage */
     etsim_et_set_t *set = load_set(prefix);
     order(set->ranks[0], "fwd_embed", "bwd_embed", got);
-    assert_string_equal(got, sched == ETSIM_GEN_SCHED_1F1B
-                                 ? "F0F1F2F3B0F4B1F5B2B3B4B5"
-                                 : "F0F1F2F3F4F5B0B1B2B3B4B5");
+    assert_string_equal(got, sched == ETSIM_GEN_SCHED_1F1B ? "F0F1F2F3B0F4B1F5B2B3B4B5"
+                                                           : "F0F1F2F3F4F5B0B1B2B3B4B5");
     order(set->ranks[3], "fwd_lm_head", "bwd_lm_head", got);
-    assert_string_equal(got, sched == ETSIM_GEN_SCHED_1F1B
-                                 ? "F0B0F1B1F2B2F3B3F4B4F5B5"
-                                 : "F0F1F2F3F4F5B0B1B2B3B4B5");
+    assert_string_equal(got, sched == ETSIM_GEN_SCHED_1F1B ? "F0B0F1B1F2B2F3B3F4B4F5B5"
+                                                           : "F0F1F2F3F4F5B0B1B2B3B4B5");
     order(set->ranks[1], "fwd_recv_act", "bwd_recv_grad", got);
-    assert_string_equal(got, sched == ETSIM_GEN_SCHED_1F1B
-                                 ? "F0F1F2B0F3B1F4B2F5B3B4B5"
-                                 : "F0F1F2F3F4F5B0B1B2B3B4B5");
+    assert_string_equal(got, sched == ETSIM_GEN_SCHED_1F1B ? "F0F1F2B0F3B1F4B2F5B3B4B5"
+                                                           : "F0F1F2F3F4F5B0B1B2B3B4B5");
     check_set(prefix, set);
     etsim_et_set_free(set);
   }
@@ -484,9 +455,10 @@ static void test_groups_and_sharing(void **state) {
   snprintf(path, sizeof path, "%s.comm_group.json", prefix);
   size_t n;
   char *json = (char *)tu_read(path, &n);
-  assert_string_equal(json, "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": [4, 5],"
-                            "\n  \"4\": [6, 7],\n  \"5\": [0, 2],\n  \"6\": [1, 3],"
-                            "\n  \"7\": [4, 6],\n  \"8\": [5, 7]\n}\n");
+  assert_string_equal(json,
+                      "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": [4, 5],"
+                      "\n  \"4\": [6, 7],\n  \"5\": [0, 2],\n  \"6\": [1, 3],"
+                      "\n  \"7\": [4, 6],\n  \"8\": [5, 7]\n}\n");
   free(json);
   assert_int_equal(rep.n_files, 8);
   /* Pure data parallelism: one communicator, every rank the same trace. */
@@ -547,8 +519,7 @@ static void test_bad_splits(void **state) {
     o.zero = cases[c].zero;
     o.prefix = prefix;
     assert_int_equal(etsim_gen_llm(&o, NULL, &err), ETSIM_EINVAL);
-    if (!strstr(err.msg, cases[c].msg))
-      print_error("case %zu: '%s'\n", c, err.msg);
+    if (!strstr(err.msg, cases[c].msg)) print_error("case %zu: '%s'\n", c, err.msg);
     assert_non_null(strstr(err.msg, cases[c].msg));
     assert_int_equal(count_files(dir), 0);
   }

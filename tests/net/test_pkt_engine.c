@@ -15,25 +15,21 @@
 
 static const int64_t US = 1000000; /* ps */
 
-static etsim_netpkt_t *mk(const etsim_netpkt_topo_t *t,
-                          const etsim_netpkt_cfg_t *c) {
+static etsim_netpkt_t *mk(const etsim_netpkt_topo_t *t, const etsim_netpkt_cfg_t *c) {
   etsim_netpkt_t *n = NULL;
   etsim_error_t err = {0};
   int rc = etsim_netpkt_create(&n, t, c, &err);
-  if (rc)
-    print_message("create: %s\n", err.msg);
+  if (rc) print_message("create: %s\n", err.msg);
   assert_int_equal(rc, 0);
   return n;
 }
 
-static uint64_t snd(etsim_netpkt_t *n, uint32_t s, uint32_t d, uint64_t bytes,
-                    int64_t start) {
+static uint64_t snd(etsim_netpkt_t *n, uint32_t s, uint32_t d, uint64_t bytes, int64_t start) {
   etsim_netpkt_msg_t m = {s, d, bytes, start, 3, 100, NULL, NULL};
   uint64_t id;
   etsim_error_t err = {0};
   int rc = etsim_netpkt_send(n, &m, &id, &err);
-  if (rc)
-    print_message("send: %s\n", err.msg);
+  if (rc) print_message("send: %s\n", err.msg);
   assert_int_equal(rc, 0);
   return id;
 }
@@ -41,8 +37,7 @@ static uint64_t snd(etsim_netpkt_t *n, uint32_t s, uint32_t d, uint64_t bytes,
 static void run(etsim_netpkt_t *n) {
   etsim_error_t err = {0};
   int rc = etsim_netpkt_run_until(n, INT64_MAX, &err);
-  if (rc)
-    print_message("run: %s\n", err.msg);
+  if (rc) print_message("run: %s\n", err.msg);
   assert_int_equal(rc, 0);
 }
 
@@ -104,9 +99,14 @@ static void test_ack_interval(void **state) {
   (void)state;
   etsim_netpkt_topo_t t;
   assert_int_equal(etsim_netpkt_topo_star(&t, 2, 100000000000ull, US), 0);
-  static const struct { uint32_t interval, chunk; uint64_t acks; } k[] = {
-      {1, 4000, 1000}, {4000, 2000000, 250}, {4000, 4000, 250}, {10000, 4000, 300},
-      {10000, 2000000, 100}};
+  static const struct {
+    uint32_t interval, chunk;
+    uint64_t acks;
+  } k[] = {{1, 4000, 1000},
+           {4000, 2000000, 250},
+           {4000, 4000, 250},
+           {10000, 4000, 300},
+           {10000, 2000000, 100}};
   for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
     etsim_netpkt_cfg_t c;
     cfg_pfc_only(&c);
@@ -131,14 +131,12 @@ static void test_clos_path_fct(void **state) {
   (void)state;
   etsim_netpkt_topo_t t;
   /* 2 leaves x 2 hosts, 2 spines, 100 Gb/s everywhere, 500 ns links */
-  assert_int_equal(etsim_netpkt_topo_clos2(&t, 2, 2, 2, 100000000000ull,
-                                           100000000000ull, US / 2),
+  assert_int_equal(etsim_netpkt_topo_clos2(&t, 2, 2, 2, 100000000000ull, 100000000000ull, US / 2),
                    0);
   etsim_netpkt_cfg_t c;
   cfg_pfc_only(&c);
   etsim_netpkt_t *n = mk(&t, &c);
-  uint64_t id =
-      snd(n, 0, 3, 250000, 5 * US); /* host 0 (leaf 0) -> 3 (leaf 1) */
+  uint64_t id = snd(n, 0, 3, 250000, 5 * US); /* host 0 (leaf 0) -> 3 (leaf 1) */
   run(n);
   etsim_netpkt_msg_stat_t s = stat_of(n, id);
   const int64_t tp = 82880, ta = 3840, d = US / 2;
@@ -148,8 +146,7 @@ static void test_clos_path_fct(void **state) {
   uint64_t id2 = snd(n, 1, 2, 1500, etsim_netpkt_now(n) + US);
   run(n);
   s = stat_of(n, id2);
-  const int64_t t1 = 82880,
-                t2 = (536 * 8000000000000ll + 50000000000ll) / 100000000000ll;
+  const int64_t t1 = 82880, t2 = (536 * 8000000000000ll + 50000000000ll) / 100000000000ll;
   /* the short packet waits behind the full one at every store-and-forward
    * hop: 4 t1 + t2 + 4 d */
   assert_int_equal(t2, 42880);
@@ -173,13 +170,10 @@ static void test_long_chain_fct(void **state) {
     const int64_t d = US / 10;
     for (uint32_t s = 2; s < k + 2; s++) {
       t.is_switch[s] = 1;
-      assert_int_equal(etsim_netpkt_topo_add_link(&t, s == 2 ? 0 : s - 1, s,
-                                                  100000000000ull, d, 0, &err),
-                       0);
+      assert_int_equal(
+          etsim_netpkt_topo_add_link(&t, s == 2 ? 0 : s - 1, s, 100000000000ull, d, 0, &err), 0);
     }
-    assert_int_equal(
-        etsim_netpkt_topo_add_link(&t, k + 1, 1, 100000000000ull, d, 0, &err),
-        0);
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, k + 1, 1, 100000000000ull, d, 0, &err), 0);
     etsim_netpkt_cfg_t c;
     cfg_pfc_only(&c);
     etsim_netpkt_t *n = mk(&t, &c);
@@ -198,8 +192,8 @@ static void test_long_chain_fct(void **state) {
  * buffer nothing pauses and all flows finish within 1 % of each other; with
  * a 1 MB buffer PFC must act: still no drop, >= 99 % of the bottleneck and
  * a Jain index of the per-flow throughputs >= 0.99. */
-static void incast_run(uint32_t buffer_mb, double *util, double *spread,
-                       double *jain, etsim_netpkt_stats_t *st) {
+static void incast_run(uint32_t buffer_mb, double *util, double *spread, double *jain,
+                       etsim_netpkt_stats_t *st) {
   const uint32_t N = 8;
   etsim_netpkt_topo_t t;
   assert_int_equal(etsim_netpkt_topo_star(&t, N + 1, 100000000000ull, US), 0);
@@ -209,8 +203,7 @@ static void incast_run(uint32_t buffer_mb, double *util, double *spread,
   c.buffer_mb = buffer_mb;
   etsim_netpkt_t *n = mk(&t, &c);
   uint64_t ids[8];
-  for (uint32_t i = 0; i < N; i++)
-    ids[i] = snd(n, i + 1, 0, 1000000, 0);
+  for (uint32_t i = 0; i < N; i++) ids[i] = snd(n, i + 1, 0, 1000000, 0);
   run(n);
   etsim_netpkt_get_stats(n, st);
   int64_t lo = INT64_MAX, hi = 0;
@@ -242,17 +235,18 @@ static void test_incast_pfc_lossless(void **state) {
   double util, spread, jain;
   etsim_netpkt_stats_t st;
   incast_run(32, &util, &spread, &jain, &st);
-  print_message("incast 32 MB: util %.4f spread %.4f jain %.5f pauses %llu\n",
-                util, spread, jain, (unsigned long long)st.pauses);
+  print_message("incast 32 MB: util %.4f spread %.4f jain %.5f pauses %llu\n", util, spread, jain,
+                (unsigned long long)st.pauses);
   assert_int_equal(st.drops_buffer, 0);
   assert_int_equal(st.msgs_done, 8);
   assert_true(util >= 0.99);
   assert_true(spread < 0.01);
   incast_run(1, &util, &spread, &jain, &st);
-  print_message("incast 1 MB: util %.4f spread %.4f jain %.5f pauses %llu "
-                "peak %llu\n",
-                util, spread, jain, (unsigned long long)st.pauses,
-                (unsigned long long)st.max_switch_buffer_bytes);
+  print_message(
+      "incast 1 MB: util %.4f spread %.4f jain %.5f pauses %llu "
+      "peak %llu\n",
+      util, spread, jain, (unsigned long long)st.pauses,
+      (unsigned long long)st.max_switch_buffer_bytes);
   assert_int_equal(st.drops_buffer, 0);
   assert_true(st.pauses > 0);
   assert_int_equal(st.pauses, st.resumes);
@@ -277,8 +271,7 @@ static void test_pfc_propagation_and_hol(void **state) {
   assert_int_equal(etsim_netpkt_topo_add_link(&t, 1, 4, G100, US, 0, NULL), 0);
   assert_int_equal(etsim_netpkt_topo_add_link(&t, 2, 4, G100, US, 0, NULL), 0);
   assert_int_equal(etsim_netpkt_topo_add_link(&t, 4, 5, G100, US, 0, NULL), 0);
-  assert_int_equal(etsim_netpkt_topo_add_link(&t, 3, 5, G100 / 2, US, 0, NULL),
-                   0);
+  assert_int_equal(etsim_netpkt_topo_add_link(&t, 3, 5, G100 / 2, US, 0, NULL), 0);
   etsim_netpkt_cfg_t c;
   cfg_pfc_only(&c);
   c.has_win = 0;
@@ -311,27 +304,23 @@ static void test_pfc_propagation_and_hol(void **state) {
   while (line && *line) {
     long long tm;
     unsigned node, type, ifx, what;
-    assert_int_equal(
-        sscanf(line, "%lld %u %u %u %u", &tm, &node, &type, &ifx, &what), 5);
+    assert_int_equal(sscanf(line, "%lld %u %u %u %u", &tm, &node, &type, &ifx, &what), 5);
     assert_int_equal(type, node >= 4 ? 1u : 0u);
     if (what == 1 && node == 4) {
       assert_int_equal(ifx, 4); /* S1's 4th link faces S2 */
       s1_pauses++;
-      if (t_s1 < 0)
-        t_s1 = tm;
+      if (t_s1 < 0) t_s1 = tm;
     }
     if (what == 1 && node <= 1) {
       host_pauses++;
-      if (t_host < 0)
-        t_host = tm;
+      if (t_host < 0) t_host = tm;
     }
     line = strchr(line, '\n');
     line = line ? line + 1 : NULL;
   }
   free(buf);
-  print_message(
-      "pfc: S1 paused first at %lld ns (%ld), hosts at %lld ns (%ld)\n",
-      (long long)t_s1, s1_pauses, (long long)t_host, host_pauses);
+  print_message("pfc: S1 paused first at %lld ns (%ld), hosts at %lld ns (%ld)\n", (long long)t_s1,
+                s1_pauses, (long long)t_host, host_pauses);
   assert_true(t_s1 > 0 && t_host > 0);
   assert_true(t_s1 < t_host);
   etsim_netpkt_stats_t st;
@@ -339,8 +328,7 @@ static void test_pfc_propagation_and_hol(void **state) {
   assert_int_equal(st.drops_buffer, 0);
   /* victim: with A's NIC shared round-robin it would get 50 Gb/s */
   etsim_netpkt_msg_stat_t s = stat_of(n, victim);
-  double gbps =
-      2000000.0 * 8 / ((double)(s.delivered_ps - s.start_ps) * 1e-12) / 1e9;
+  double gbps = 2000000.0 * 8 / ((double)(s.delivered_ps - s.start_ps) * 1e-12) / 1e9;
   print_message("pfc: victim goodput %.2f Gb/s\n", gbps);
   assert_true(gbps < 0.8 * 50);
   etsim_netpkt_free(n);
@@ -349,8 +337,8 @@ static void test_pfc_propagation_and_hol(void **state) {
 
 /* Sample the bottleneck (switch port 1 of a star, towards host 0) every
  * `step` between t0 and t1: utilisation and median queue. */
-static void sample(etsim_netpkt_t *n, uint32_t sw, int64_t t0, int64_t t1,
-                   int64_t step, double *util, double *qmed, double *qmax) {
+static void sample(etsim_netpkt_t *n, uint32_t sw, int64_t t0, int64_t t1, int64_t step,
+                   double *util, double *qmed, double *qmax) {
   etsim_error_t err = {0};
   assert_int_equal(etsim_netpkt_run_until(n, t0, &err), 0);
   etsim_netpkt_port_stat_t a, b;
@@ -364,8 +352,7 @@ static void sample(etsim_netpkt_t *n, uint32_t sw, int64_t t0, int64_t t1,
     q[k++] = (double)p.qbytes;
   }
   assert_int_equal(etsim_netpkt_port_stat(n, sw, 1, &b), 0);
-  *util = (double)(b.tx_bytes - a.tx_bytes) * 8 / ((double)(t1 - t0) * 1e-12) /
-          (double)a.rate_bps;
+  *util = (double)(b.tx_bytes - a.tx_bytes) * 8 / ((double)(t1 - t0) * 1e-12) / (double)a.rate_bps;
   for (size_t i = 1; i < k; i++) /* insertion sort, k is small */
     for (size_t j = i; j > 0 && q[j] < q[j - 1]; j--) {
       double x = q[j];
@@ -388,12 +375,10 @@ static void test_hpcc_steady_state(void **state) {
   c.cc_mode = ETSIM_NETPKT_CC_HPCC;
   c.rate_ai_bps = 400000000; /* run.py: 10 b / 25 Mb/s at 100 Gb/s */
   etsim_netpkt_t *n = mk(&t, &c);
-  for (uint32_t i = 1; i <= 4; i++)
-    snd(n, i, 0, 50000000, 0);
+  for (uint32_t i = 1; i <= 4; i++) snd(n, i, 0, 50000000, 0);
   double u, qm, qx;
   sample(n, 5, 100 * US, 400 * US, US, &u, &qm, &qx);
-  print_message("hpcc: utilisation %.4f, queue median %.0f B, max %.0f B\n", u,
-                qm, qx);
+  print_message("hpcc: utilisation %.4f, queue median %.0f B, max %.0f B\n", u, qm, qx);
   assert_true(fabs(u - 0.95) <= 0.02);
   assert_true(qm <= 5 * 1078);
   etsim_netpkt_free(n);
@@ -417,12 +402,10 @@ static void test_dctcp_queue_near_k(void **state) {
   c.kmin_kb[0] = c.kmax_kb[0] = 300;
   c.pmax[0] = 1;
   etsim_netpkt_t *n = mk(&t, &c);
-  for (uint32_t i = 1; i <= 16; i++)
-    snd(n, i, 0, 50000000, 0);
+  for (uint32_t i = 1; i <= 16; i++) snd(n, i, 0, 50000000, 0);
   double u, qm, qx;
   sample(n, 17, 300 * US, 1000 * US, US, &u, &qm, &qx);
-  print_message("dctcp: utilisation %.4f, queue median %.0f B, max %.0f B\n", u,
-                qm, qx);
+  print_message("dctcp: utilisation %.4f, queue median %.0f B, max %.0f B\n", u, qm, qx);
   etsim_netpkt_stats_t st;
   etsim_netpkt_get_stats(n, &st);
   print_message("dctcp: %llu marks\n", (unsigned long long)st.ecn_marks);
@@ -480,8 +463,7 @@ static char *incast_fct(uint64_t seed, etsim_netpkt_stats_t *st) {
   FILE *f = open_memstream(&buf, &len);
   etsim_netpkt_t *n = mk(&t, &c);
   etsim_netpkt_set_outputs(n, f, NULL, NULL);
-  for (uint32_t i = 1; i <= 8; i++)
-    snd(n, i, 0, 300000, (int64_t)i * 1000);
+  for (uint32_t i = 1; i <= 8; i++) snd(n, i, 0, 300000, (int64_t)i * 1000);
   run(n);
   etsim_netpkt_get_stats(n, st);
   etsim_netpkt_free(n);
@@ -493,8 +475,7 @@ static char *incast_fct(uint64_t seed, etsim_netpkt_stats_t *st) {
 static void test_determinism(void **state) {
   (void)state;
   etsim_netpkt_stats_t s1, s2, s3;
-  char *a = incast_fct(7, &s1), *b = incast_fct(7, &s2),
-       *c = incast_fct(8, &s3);
+  char *a = incast_fct(7, &s1), *b = incast_fct(7, &s2), *c = incast_fct(8, &s3);
   assert_string_equal(a, b);
   assert_memory_equal(&s1, &s2, sizeof s1);
   assert_int_equal(s1.msgs_done, 8);
@@ -521,8 +502,7 @@ static void test_loss_recovery_and_stall(void **state) {
   run(n);
   etsim_netpkt_stats_t st;
   etsim_netpkt_get_stats(n, &st);
-  print_message("loss: %llu drops, done %llu\n",
-                (unsigned long long)st.drops_error,
+  print_message("loss: %llu drops, done %llu\n", (unsigned long long)st.drops_error,
                 (unsigned long long)st.msgs_done);
   assert_true(st.drops_error > 0);
   assert_int_equal(stat_of(n, id).bytes, 500000);
@@ -556,21 +536,17 @@ static void test_pfc_deadlock_cycle(void **state) {
   const uint64_t G = 100000000000ull;
   for (uint32_t i = 0; i < 5; i++) {
     t.is_switch[5 + i] = 1;
-    assert_int_equal(etsim_netpkt_topo_add_link(&t, i, 5 + i, G, US, 0, NULL),
-                     0);
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, i, 5 + i, G, US, 0, NULL), 0);
   }
   for (uint32_t i = 0; i < 5; i++)
-    assert_int_equal(
-        etsim_netpkt_topo_add_link(&t, 5 + i, 5 + (i + 1) % 5, G, US, 0, NULL),
-        0);
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, 5 + i, 5 + (i + 1) % 5, G, US, 0, NULL), 0);
   etsim_netpkt_cfg_t c;
   cfg_pfc_only(&c);
   c.has_win = 0;
   c.buffer_mb = 1;
   c.stall_ps = 100 * US;
   etsim_netpkt_t *n = mk(&t, &c);
-  for (uint32_t i = 0; i < 5; i++)
-    snd(n, i, (i + 2) % 5, 20000000, 0);
+  for (uint32_t i = 0; i < 5; i++) snd(n, i, (i + 2) % 5, 20000000, 0);
   etsim_error_t err = {0};
   int rc = etsim_netpkt_run_until(n, INT64_MAX, &err);
   print_message("deadlock: rc %d: %s\n", rc, err.msg);

@@ -43,8 +43,7 @@ static void ref_push_seq(ref_t *r, int64_t t, uint64_t seq, uint32_t a) {
 static ref_ev_t ref_pop(ref_t *r) {
   size_t best = 0;
   for (size_t i = 1; i < r->n; i++)
-    if (r->v[i].t < r->v[best].t ||
-        (r->v[i].t == r->v[best].t && r->v[i].seq < r->v[best].seq))
+    if (r->v[i].t < r->v[best].t || (r->v[i].t == r->v[best].t && r->v[i].seq < r->v[best].seq))
       best = i;
   ref_ev_t e = r->v[best];
   r->v[best] = r->v[--r->n];
@@ -79,10 +78,9 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
       assert_int_equal(pk_evq_pop_until(&q, want.t - 1, &got), 0);
     assert_int_equal(pk_evq_pop_until(&q, want.t, &got), 1);
     if (got.t != want.t || got.seq != want.seq || got.a != want.a)
-      print_message("pop %zu: got (%lld, %llu, %u) want (%lld, %llu, %u)\n",
-                    popped, (long long)got.t, (unsigned long long)got.seq,
-                    got.a, (long long)want.t, (unsigned long long)want.seq,
-                    want.a);
+      print_message("pop %zu: got (%lld, %llu, %u) want (%lld, %llu, %u)\n", popped,
+                    (long long)got.t, (unsigned long long)got.seq, got.a, (long long)want.t,
+                    (unsigned long long)want.seq, want.a);
     assert_int_equal(got.t, want.t);
     assert_int_equal(got.seq, want.seq);
     assert_int_equal(got.a, want.a);
@@ -92,11 +90,10 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
     popped++;
     int k = (int)etsim_rng_below(&rng, 100);
     int pushes = k < 20 ? 0 : k < 80 ? 1 : 2;
-    if (r.n < 16)
-      pushes = 2;
+    if (r.n < 16) pushes = 2;
     for (int j = 0; j < pushes; j++) {
       uint64_t m = etsim_rng_below(&rng, 100);
-      int64_t d = m < 10   ? 0 /* same instant */
+      int64_t d = m < 10   ? 0                                 /* same instant */
                   : m < 15 ? (int64_t)etsim_rng_below(&rng, 3) /* near ties */
                   : m < 70 ? (int64_t)etsim_rng_below(&rng, 100000)
                   : m < 99 ? 1000000 + (int64_t)etsim_rng_below(&rng, 100000)

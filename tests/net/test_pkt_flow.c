@@ -14,19 +14,16 @@
 static const int64_t US = 1000000;
 static const uint64_t G100 = 100000000000ull;
 
-static etsim_netflow_t *mkf(const etsim_netpkt_topo_t *t,
-                            etsim_netpkt_cfg_t *c) {
+static etsim_netflow_t *mkf(const etsim_netpkt_topo_t *t, etsim_netpkt_cfg_t *c) {
   etsim_netflow_t *n = NULL;
   etsim_error_t err = {0};
   int rc = etsim_netflow_create(&n, t, c, &err);
-  if (rc)
-    print_message("create: %s\n", err.msg);
+  if (rc) print_message("create: %s\n", err.msg);
   assert_int_equal(rc, 0);
   return n;
 }
 
-static uint64_t sendf(etsim_netflow_t *n, uint32_t s, uint32_t d, uint64_t b,
-                      int64_t start) {
+static uint64_t sendf(etsim_netflow_t *n, uint32_t s, uint32_t d, uint64_t b, int64_t start) {
   etsim_netpkt_msg_t m = {s, d, b, start, 3, 100, NULL, NULL};
   uint64_t id;
   etsim_error_t err = {0};
@@ -83,8 +80,7 @@ static void test_n_to_one_fair(void **state) {
   c.has_win = 0;
   etsim_netflow_t *n = mkf(&t, &c);
   uint64_t ids[7];
-  for (uint32_t i = 0; i < N; i++)
-    ids[i] = sendf(n, i + 1, 0, 2000000, 0);
+  for (uint32_t i = 0; i < N; i++) ids[i] = sendf(n, i + 1, 0, 2000000, 0);
   runf(n, 1);
   for (uint32_t i = 0; i < N; i++)
     assert_true(fabs(etsim_netflow_msg_rate(n, ids[i]) - 1e11 / N) < 1e-3);
@@ -94,8 +90,7 @@ static void test_n_to_one_fair(void **state) {
   for (uint32_t i = 0; i < N; i++) {
     etsim_netpkt_msg_stat_t s;
     etsim_netflow_msg_stat(n, ids[i], &s);
-    assert_true(
-        llabs(s.delivered_ps - (int64_t)llround(wire) - 82880 - 2 * US) <= 1);
+    assert_true(llabs(s.delivered_ps - (int64_t)llround(wire) - 82880 - 2 * US) <= 1);
   }
   etsim_netflow_stats_t st;
   etsim_netflow_get_stats(n, &st);
@@ -117,17 +112,13 @@ static void test_parking_lot(void **state) {
   etsim_netpkt_topo_t t;
   /* hosts 8 and 9 on switch 4 make a pair that shares no link, either way */
   assert_int_equal(etsim_netpkt_topo_init(&t, 10), 0);
-  for (uint32_t s = 4; s < 8; s++)
-    t.is_switch[s] = 1;
+  for (uint32_t s = 4; s < 8; s++) t.is_switch[s] = 1;
   for (uint32_t h = 0; h < 4; h++)
-    assert_int_equal(
-        etsim_netpkt_topo_add_link(&t, h, h + 4, G100, US, 0, NULL), 0);
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, h, h + 4, G100, US, 0, NULL), 0);
   for (uint32_t s = 4; s < 7; s++)
-    assert_int_equal(
-        etsim_netpkt_topo_add_link(&t, s, s + 1, G100, US, 0, NULL), 0);
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, s, s + 1, G100, US, 0, NULL), 0);
   for (uint32_t h = 8; h < 10; h++)
-    assert_int_equal(etsim_netpkt_topo_add_link(&t, h, 4, G100, US, 0, NULL),
-                     0);
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, h, 4, G100, US, 0, NULL), 0);
   etsim_netpkt_cfg_t c;
   etsim_netpkt_cfg_default(&c);
   c.has_win = 0;
@@ -208,8 +199,7 @@ static void test_cross_level_ring(void **state) {
     etsim_netflow_stats_t fs;
     etsim_netpkt_get_stats(p, &ps);
     etsim_netflow_get_stats(f, &fs);
-    double rel = fabs((double)fs.last_done_ps - (double)ps.last_done_ps) /
-                 (double)ps.last_done_ps;
+    double rel = fabs((double)fs.last_done_ps - (double)ps.last_done_ps) / (double)ps.last_done_ps;
     print_message("ring, ACK load %d: packet %lld ps, flow %lld ps (%.4f)\n", ack,
                   (long long)ps.last_done_ps, (long long)fs.last_done_ps, rel);
     assert_int_equal(fs.msgs_done, 16);
@@ -221,8 +211,7 @@ static void test_cross_level_ring(void **state) {
 }
 
 /* One 1000-byte packet on an empty path arrives after h x (t + d). */
-static int64_t one_packet(const etsim_netpkt_topo_t *t, uint32_t s,
-                          uint32_t d) {
+static int64_t one_packet(const etsim_netpkt_topo_t *t, uint32_t s, uint32_t d) {
   etsim_netpkt_cfg_t c;
   etsim_netpkt_cfg_default(&c);
   c.enable_qcn = 0;
@@ -246,14 +235,13 @@ static void test_generators(void **state) {
   assert_int_equal(etsim_netpkt_topo_fattree(&t, 4, 2, G100, US), 0);
   assert_int_equal(t.n_nodes, 36);
   assert_int_equal(t.n_links, 48);
-  const int64_t hop = 82880 + US; /* 1036 B at 100 Gb/s + 1 us */
+  const int64_t hop = 82880 + US;                   /* 1036 B at 100 Gb/s + 1 us */
   assert_int_equal(one_packet(&t, 0, 1), 2 * hop);  /* same edge */
   assert_int_equal(one_packet(&t, 0, 2), 4 * hop);  /* same pod */
   assert_int_equal(one_packet(&t, 0, 15), 6 * hop); /* across pods */
   etsim_netpkt_topo_free(&t);
   /* rail-optimised: 2 servers x 4 NPUs, NVLink 400 Gb/s, 1 spine */
-  assert_int_equal(
-      etsim_netpkt_topo_rail(&t, 2, 4, 1, G100, 4 * G100, G100, US), 0);
+  assert_int_equal(etsim_netpkt_topo_rail(&t, 2, 4, 1, G100, 4 * G100, G100, US), 0);
   assert_int_equal(t.n_nodes, 8 + 4 + 2 + 1);
   assert_int_equal(t.n_links, 16 + 4);
   const int64_t nv = 20720 + US;                   /* 1036 B at 400 Gb/s */
@@ -266,10 +254,8 @@ static void test_generators(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_one_flow_line_rate),
-      cmocka_unit_test(test_n_to_one_fair),
-      cmocka_unit_test(test_parking_lot),
-      cmocka_unit_test(test_cross_level_ring),
+      cmocka_unit_test(test_one_flow_line_rate), cmocka_unit_test(test_n_to_one_fair),
+      cmocka_unit_test(test_parking_lot),        cmocka_unit_test(test_cross_level_ring),
       cmocka_unit_test(test_generators),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

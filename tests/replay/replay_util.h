@@ -32,8 +32,7 @@ typedef struct {
 static inline void ru_write(const char *path, const ru_node_t *sp, size_t n) {
   etsim_error_t err = {0};
   etsim_et_writer_t *w;
-  assert_int_equal(
-      etsim_et_writer_open(&w, path, ETSIM_ET_WRITE_VERBATIM, &err), 0);
+  assert_int_equal(etsim_et_writer_open(&w, path, ETSIM_ET_WRITE_VERBATIM, &err), 0);
   etsim_et_meta_t meta = {"0.0.4", 0, NULL};
   assert_int_equal(etsim_et_writer_meta(w, &meta, &err), 0);
   for (size_t i = 0; i < n; i++) {
@@ -59,8 +58,7 @@ static inline void ru_write(const char *path, const ru_node_t *sp, size_t n) {
           char *end;
           lists[na][nv++] = strtoll(q, &end, 10);
           q = *end == ',' ? end + 1 : end;
-          if (end == q && *q != ',')
-            break;
+          if (end == q && *q != ',') break;
         }
         a[na].kind = ETSIM_ATTR_INT64_LIST;
         a[na].v.list.n = nv;
@@ -82,10 +80,8 @@ static inline void ru_write(const char *path, const ru_node_t *sp, size_t n) {
       na++;
     }
     etsim_ioinfo_t in = {"", "", ""}, out = {"", "", ""};
-    if (sp[i].shapes)
-      in.shapes = sp[i].shapes;
-    if (sp[i].out_shapes)
-      out.shapes = sp[i].out_shapes;
+    if (sp[i].shapes) in.shapes = sp[i].shapes;
+    if (sp[i].out_shapes) out.shapes = sp[i].out_shapes;
     etsim_et_node_t nd;
     memset(&nd, 0, sizeof nd);
     nd.id = sp[i].id;

@@ -20,23 +20,20 @@ static char runner[4096], etsim_bin[4096];
 static int have_mpi(void) {
   if (!runner[0]) {
     const char *bin = getenv("ETSIM_BIN");
-    if (!bin)
-      return 0;
+    if (!bin) return 0;
     snprintf(etsim_bin, sizeof etsim_bin, "%s", bin);
     snprintf(runner, sizeof runner, "%s", bin);
     char *slash = strrchr(runner, '/');
-    if (!slash)
-      return 0;
+    if (!slash) return 0;
     snprintf(slash, sizeof runner - (size_t)(slash - runner), "/etsim-replay");
   }
-  return access(runner, X_OK) == 0 &&
-         system("command -v mpirun >/dev/null 2>&1") == 0;
+  return access(runner, X_OK) == 0 && system("command -v mpirun >/dev/null 2>&1") == 0;
 }
 
-#define NEED_MPI()                                                             \
-  if (!have_mpi()) {                                                           \
-    print_message("SKIP: mpirun or etsim-replay not available\n");            \
-    skip();                                                                    \
+#define NEED_MPI()                                                 \
+  if (!have_mpi()) {                                               \
+    print_message("SKIP: mpirun or etsim-replay not available\n"); \
+    skip();                                                        \
   }
 
 /* Environment that lets Open MPI run as root in a container on a fresh
@@ -66,11 +63,8 @@ static int run(int np, const char *args) {
     snprintf(cmd, sizeof cmd,
              "timeout 120 mpirun --oversubscribe %s -np %d '%s' %s >'%s/out' "
              "2>'%s/err'",
-             geteuid() == 0 ? "--allow-run-as-root" : "", np, runner, args, tmp,
-             tmp);
-  else
-    snprintf(cmd, sizeof cmd, "timeout 120 %s >'%s/out' 2>'%s/err'", args, tmp,
-             tmp);
+             geteuid() == 0 ? "--allow-run-as-root" : "", np, runner, args, tmp, tmp);
+  else snprintf(cmd, sizeof cmd, "timeout 120 %s >'%s/out' 2>'%s/err'", args, tmp, tmp);
   int st = system(cmd);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
@@ -86,8 +80,7 @@ static char *slurp(const char *name) {
 static void err_has(const char *want) {
   char *e = slurp("err");
   assert_non_null(e);
-  if (!strstr(e, want))
-    print_message("stderr: %s\nwant: %s\n", e, want);
+  if (!strstr(e, want)) print_message("stderr: %s\nwant: %s\n", e, want);
   assert_non_null(strstr(e, want));
   free(e);
 }
@@ -118,8 +111,7 @@ static size_t read_csv(const char *name, row_t *rows, size_t cap) {
     for (char *p = line; nf < 16;) {
       f[nf++] = p;
       char *c = strchr(p, ',');
-      if (!c)
-        break;
+      if (!c) break;
       *c = 0;
       p = c + 1;
     }
@@ -145,11 +137,9 @@ static size_t read_csv(const char *name, row_t *rows, size_t cap) {
   return n;
 }
 
-static const row_t *find_row(const row_t *rows, size_t n, int rank,
-                             uint64_t id) {
+static const row_t *find_row(const row_t *rows, size_t n, int rank, uint64_t id) {
   for (size_t i = 0; i < n; i++)
-    if (rows[i].rank == rank && rows[i].id == id)
-      return &rows[i];
+    if (rows[i].rank == rank && rows[i].id == id) return &rows[i];
   fail_msg("no CSV row for rank %d node %llu", rank, (unsigned long long)id);
   return NULL;
 }
@@ -165,26 +155,34 @@ static void test_collectives(void **state) {
   (void)state;
   NEED_MPI();
   const ru_node_t sp[] = {
-      {0, "ar", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0,
-       {"comm_type=0", "comm_size=65536"}},
-      {1, "ag", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 1,
-       {"comm_type=2", "comm_size=65536"}},
-      {2, "rs", ETSIM_ET_COMM_COLL_NODE, 0, {1}, 1,
-       {"comm_type=7", "comm_size=65536"}},
-      {3, "a2a", ETSIM_ET_COMM_COLL_NODE, 0, {2}, 1,
-       {"comm_type=6", "comm_size=65536"}},
-      {4, "bc", ETSIM_ET_COMM_COLL_NODE, 0, {3}, 1,
+      {0, "ar", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0, {"comm_type=0", "comm_size=65536"}},
+      {1, "ag", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 1, {"comm_type=2", "comm_size=65536"}},
+      {2, "rs", ETSIM_ET_COMM_COLL_NODE, 0, {1}, 1, {"comm_type=7", "comm_size=65536"}},
+      {3, "a2a", ETSIM_ET_COMM_COLL_NODE, 0, {2}, 1, {"comm_type=6", "comm_size=65536"}},
+      {4,
+       "bc",
+       ETSIM_ET_COMM_COLL_NODE,
+       0,
+       {3},
+       1,
        {"comm_type=5", "comm_size=4096", "comm_src:i32=2"}},
-      {5, "red", ETSIM_ET_COMM_COLL_NODE, 0, {4}, 1,
+      {5,
+       "red",
+       ETSIM_ET_COMM_COLL_NODE,
+       0,
+       {4},
+       1,
        {"comm_type=1", "comm_size=4096", "comm_src:i32=1"}},
-      {6, "gat", ETSIM_ET_COMM_COLL_NODE, 0, {5}, 1,
-       {"comm_type=3", "comm_size=4096"}},
-      {7, "sca", ETSIM_ET_COMM_COLL_NODE, 0, {6}, 1,
+      {6, "gat", ETSIM_ET_COMM_COLL_NODE, 0, {5}, 1, {"comm_type=3", "comm_size=4096"}},
+      {7,
+       "sca",
+       ETSIM_ET_COMM_COLL_NODE,
+       0,
+       {6},
+       1,
        {"comm_type=4", "comm_size=4096", "comm_src:i32=3"}},
-      {8, "bar", ETSIM_ET_COMM_COLL_NODE, 0, {7}, 1,
-       {"comm_type=9", "comm_size=0"}},
-      {9, "ar2", ETSIM_ET_COMM_COLL_NODE, 0, {8}, 1,
-       {"comm_type=0", "comm_size=1000"}},
+      {8, "bar", ETSIM_ET_COMM_COLL_NODE, 0, {7}, 1, {"comm_type=9", "comm_size=0"}},
+      {9, "ar2", ETSIM_ET_COMM_COLL_NODE, 0, {8}, 1, {"comm_type=0", "comm_size=1000"}},
   };
   char p[4200];
   for (int r = 0; r < 4; r++) {
@@ -211,8 +209,7 @@ static void test_collectives(void **state) {
       const row_t *w = find_row(rows, n, r, id);
       assert_string_equal(w->kind, "coll");
       /* Only buffers this rank receives into are checked. */
-      if (w->rb)
-        assert_string_equal(w->check, "ok");
+      if (w->rb) assert_string_equal(w->check, "ok");
       if (id > 0) /* the chain: each starts after its parent ended */
         assert_true(w->start_us >= find_row(rows, n, r, id - 1)->end_us);
     }
@@ -259,26 +256,21 @@ static void test_collectives(void **state) {
 static void test_microbenchmarks(void **state) {
   (void)state;
   NEED_MPI();
-  static const char *const colls[] = {"all_reduce", "all_gather",
-                                      "reduce_scatter", "all_to_all"};
-  static const char *const types[] = {"ALL_REDUCE", "ALL_GATHER",
-                                      "REDUCE_SCATTER", "ALL_TO_ALL"};
+  static const char *const colls[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+  static const char *const types[] = {"ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "ALL_TO_ALL"};
   for (int c = 0; c < 4; c++) {
     char rel[256];
-    snprintf(rel, sizeof rel,
-             "traces/astra-sim/microbenchmarks/%s/4npus_1MB/%s.0.et", colls[c],
+    snprintf(rel, sizeof rel, "traces/astra-sim/microbenchmarks/%s/4npus_1MB/%s.0.et", colls[c],
              colls[c]);
     TU_NEED_SHARED(f, rel);
     f[strlen(f) - 5] = 0; /* drop ".0.et": the prefix */
     char args[8400];
-    snprintf(args, sizeof args,
-             "--check --json --iterations 1 --warmup 0 --timeout 30 '%s'", f);
+    snprintf(args, sizeof args, "--check --json --iterations 1 --warmup 0 --timeout 30 '%s'", f);
     assert_int_equal(run(4, args), 0);
     char *out = slurp("out");
     json_error_t je;
     json_t *j = json_loads(out, 0, &je);
-    if (!j)
-      print_message("%s\n", out);
+    if (!j) print_message("%s\n", out);
     assert_non_null(j);
     assert_int_equal(json_integer_value(json_object_get(j, "ranks")), 4);
     json_t *ck = json_object_get(j, "check");
@@ -288,16 +280,13 @@ static void test_microbenchmarks(void **state) {
     assert_int_equal(json_array_size(cm), 4);
     for (size_t i = 0; i < 4; i++) {
       json_t *o = json_array_get(cm, i);
-      assert_string_equal(json_string_value(json_object_get(o, "type")),
-                          types[c]);
-      assert_int_equal(json_integer_value(json_object_get(o, "bytes")),
-                       1048576);
+      assert_string_equal(json_string_value(json_object_get(o, "type")), types[c]);
+      assert_int_equal(json_integer_value(json_object_get(o, "bytes")), 1048576);
       /* busbw = algbw x the nccl-tests factor */
       double alg = json_real_value(json_object_get(o, "algbw_gbps"));
       double bus = json_real_value(json_object_get(o, "busbw_gbps"));
       assert_true(alg > 0);
-      assert_true(fabs(bus - alg * etsim_replay_busbw_factor(
-                                        etsim_coll_type_parse(types[c]), 4)) <=
+      assert_true(fabs(bus - alg * etsim_replay_busbw_factor(etsim_coll_type_parse(types[c]), 4)) <=
                   1e-6 * alg);
     }
     json_decref(j);
@@ -319,23 +308,30 @@ static void test_send_recv(void **state) {
     snprintf(tag0, sizeof tag0, "comm_tag:i32=%d", 10);
     snprintf(tag1, sizeof tag1, "comm_tag:i32=%d", 11);
     const ru_node_t sp[] = {
-        {0, "s0", ETSIM_ET_COMM_SEND_NODE, 0, {0}, 0,
+        {0,
+         "s0",
+         ETSIM_ET_COMM_SEND_NODE,
+         0,
+         {0},
+         0,
          {"comm_type=5", "comm_size=262144", dst, tag0}},
-        {1, "r0", ETSIM_ET_COMM_RECV_NODE, 0, {0}, 1,
+        {1,
+         "r0",
+         ETSIM_ET_COMM_RECV_NODE,
+         0,
+         {0},
+         1,
          {"comm_type=6", "comm_size=262144", src, tag0}},
         {2, "red", ETSIM_ET_COMP_NODE, 300, {1}, 1, {NULL}},
-        {3, "s1", ETSIM_ET_COMM_SEND_NODE, 0, {2}, 1,
-         {"comm_type=5", "comm_size=8192", dst, tag1}},
-        {4, "r1", ETSIM_ET_COMM_RECV_NODE, 0, {3}, 1,
-         {"comm_type=6", "comm_size=8192", src, tag1}},
+        {3, "s1", ETSIM_ET_COMM_SEND_NODE, 0, {2}, 1, {"comm_type=5", "comm_size=8192", dst, tag1}},
+        {4, "r1", ETSIM_ET_COMM_RECV_NODE, 0, {3}, 1, {"comm_type=6", "comm_size=8192", src, tag1}},
     };
     set_path(p, sizeof p, "ring", r);
     ru_write(p, sp, 5);
   }
   char args[8400];
-  snprintf(args, sizeof args,
-           "--check --iterations 2 --timeout 30 --csv '%s/r.csv' '%s/ring'",
-           tmp, tmp);
+  snprintf(args, sizeof args, "--check --iterations 2 --timeout 30 --csv '%s/r.csv' '%s/ring'", tmp,
+           tmp);
   assert_int_equal(run(4, args), 0);
   row_t rows[32];
   size_t n = read_csv("r.csv", rows, 32);
@@ -360,8 +356,9 @@ static void test_send_recv(void **state) {
     assert_true(r1->start_us >= find_row(rows, n, r, 3)->end_us);
   }
 
-  TU_NEED_SHARED(f, "traces/astra-sim/custom_ring_allreduce_8npus_1MB/"
-                    "custom_allreduce.0.et");
+  TU_NEED_SHARED(f,
+                 "traces/astra-sim/custom_ring_allreduce_8npus_1MB/"
+                 "custom_allreduce.0.et");
   f[strlen(f) - 5] = 0;
   snprintf(args, sizeof args, "--timeout 30 '%s'", f);
   assert_int_equal(run(4, args), 2);
@@ -375,15 +372,11 @@ static void test_compute(void **state) {
   (void)state;
   NEED_MPI();
   const ru_node_t sp[] = {
-      {0, "mm", ETSIM_ET_COMP_NODE, 200, {0}, 0,
-       {"gemm_m=96", "gemm_n=64", "gemm_k=32"}},
-      {1, "ops", ETSIM_ET_COMP_NODE, 100, {0}, 1,
-       {"num_ops=2000000", "tensor_size:u64=4096"}},
-      {2, "mem", ETSIM_ET_COMP_NODE, 50, {1}, 1,
-       {"num_ops=100", "tensor_size:u64=1200000"}},
+      {0, "mm", ETSIM_ET_COMP_NODE, 200, {0}, 0, {"gemm_m=96", "gemm_n=64", "gemm_k=32"}},
+      {1, "ops", ETSIM_ET_COMP_NODE, 100, {0}, 1, {"num_ops=2000000", "tensor_size:u64=4096"}},
+      {2, "mem", ETSIM_ET_COMP_NODE, 50, {1}, 1, {"num_ops=100", "tensor_size:u64=1200000"}},
       {3, "wait", ETSIM_ET_COMP_NODE, 1500, {2}, 1, {NULL}},
-      {4, "ar", ETSIM_ET_COMM_COLL_NODE, 0, {3}, 1,
-       {"comm_type=0", "comm_size=4096"}},
+      {4, "ar", ETSIM_ET_COMM_COLL_NODE, 0, {3}, 1, {"comm_type=0", "comm_size=4096"}},
   };
   char p[4200];
   for (int r = 0; r < 2; r++) {
@@ -400,8 +393,7 @@ static void test_compute(void **state) {
   size_t n = read_csv("k.csv", rows, 16);
   assert_int_equal(n, 10);
   double rec[10], mea[10];
-  for (size_t i = 0; i < n; i++)
-    rec[i] = rows[i].rec_us, mea[i] = rows[i].meas_us;
+  for (size_t i = 0; i < n; i++) rec[i] = rows[i].rec_us, mea[i] = rows[i].meas_us;
   for (int r = 0; r < 2; r++) {
     const row_t *w = find_row(rows, n, r, 0);
     assert_string_equal(w->kind, "gemm");
@@ -417,8 +409,7 @@ static void test_compute(void **state) {
     assert_true(w->meas_us >= 1500.0);
     assert_true(w->rec_us == 1500.0);
     for (uint64_t id = 1; id <= 4; id++)
-      assert_true(find_row(rows, n, r, id)->start_us >=
-                  find_row(rows, n, r, id - 1)->end_us);
+      assert_true(find_row(rows, n, r, id)->start_us >= find_row(rows, n, r, id - 1)->end_us);
   }
   etsim_replay_fidelity_t f;
   assert_int_equal(etsim_replay_fidelity(rec, mea, n, &f), 0);
@@ -445,8 +436,7 @@ static void test_compute(void **state) {
   free(out);
 }
 
-static void write_set(const char *prefix, int ranks, const ru_node_t *const *sp,
-                      const size_t *n) {
+static void write_set(const char *prefix, int ranks, const ru_node_t *const *sp, const size_t *n) {
   char p[4200];
   for (int r = 0; r < ranks; r++) {
     set_path(p, sizeof p, prefix, r);
@@ -458,12 +448,11 @@ static void test_bad_input(void **state) {
   (void)state;
   NEED_MPI();
   char args[8400], p[4200];
-  const ru_node_t ar[] = {{1, "ar", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0,
-                           {"comm_type=0", "comm_size=64"}}};
+  const ru_node_t ar[] = {
+      {1, "ar", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0, {"comm_type=0", "comm_size=64"}}};
   /* Missing rank 2 of 4. */
   for (int r = 0; r < 4; r++) {
-    if (r == 2)
-      continue;
+    if (r == 2) continue;
     set_path(p, sizeof p, "hole", r);
     ru_write(p, ar, 1);
   }
@@ -472,8 +461,8 @@ static void test_bad_input(void **state) {
   err_has("has 2 rank(s) but mpirun started 4 (a rank's file is missing)");
 
   /* Unknown collective on rank 1. */
-  const ru_node_t bad[] = {{7, "weird", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0,
-                            {"comm_type=42", "comm_size=64"}}};
+  const ru_node_t bad[] = {
+      {7, "weird", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0, {"comm_type=42", "comm_size=64"}}};
   const ru_node_t *s1[] = {ar, bad};
   size_t n1[] = {1, 1};
   write_set("unk", 2, s1, n1);
@@ -493,11 +482,17 @@ static void test_bad_input(void **state) {
   write_set("order", 2, s2, n2);
   snprintf(args, sizeof args, "--timeout 10 '%s/order'", tmp);
   assert_int_equal(run(2, args), 2);
-  err_has("collective #1 on process group (all ranks) is ALL_GATHER of 64 B "
-          "(root -1) on rank 1 but ALL_REDUCE of 64 B (root -1) on rank 0");
+  err_has(
+      "collective #1 on process group (all ranks) is ALL_GATHER of 64 B "
+      "(root -1) on rank 1 but ALL_REDUCE of 64 B (root -1) on rank 0");
 
   /* A send nobody receives. */
-  const ru_node_t snd[] = {{1, "s", ETSIM_ET_COMM_SEND_NODE, 0, {0}, 0,
+  const ru_node_t snd[] = {{1,
+                            "s",
+                            ETSIM_ET_COMM_SEND_NODE,
+                            0,
+                            {0},
+                            0,
                             {"comm_type=5", "comm_size=64", "comm_dst:i32=1"}}};
   const ru_node_t idle[] = {{1, "c", ETSIM_ET_COMP_NODE, 1, {0}, 0, {NULL}}};
   const ru_node_t *s3[] = {snd, idle};
@@ -509,16 +504,34 @@ static void test_bad_input(void **state) {
 
   /* Matched pairs that wait for each other: each rank's send waits for its
    * own receive.  The checks pass; the timeout ends it with MPI_Abort. */
-  const ru_node_t w0[] = {
-      {1, "r", ETSIM_ET_COMM_RECV_NODE, 0, {0}, 0,
-       {"comm_type=6", "comm_size=64", "comm_src:i32=1"}},
-      {2, "s", ETSIM_ET_COMM_SEND_NODE, 0, {1}, 1,
-       {"comm_type=5", "comm_size=64", "comm_dst:i32=1"}}};
-  const ru_node_t w1[] = {
-      {1, "r", ETSIM_ET_COMM_RECV_NODE, 0, {0}, 0,
-       {"comm_type=6", "comm_size=64", "comm_src:i32=0"}},
-      {2, "s", ETSIM_ET_COMM_SEND_NODE, 0, {1}, 1,
-       {"comm_type=5", "comm_size=64", "comm_dst:i32=0"}}};
+  const ru_node_t w0[] = {{1,
+                           "r",
+                           ETSIM_ET_COMM_RECV_NODE,
+                           0,
+                           {0},
+                           0,
+                           {"comm_type=6", "comm_size=64", "comm_src:i32=1"}},
+                          {2,
+                           "s",
+                           ETSIM_ET_COMM_SEND_NODE,
+                           0,
+                           {1},
+                           1,
+                           {"comm_type=5", "comm_size=64", "comm_dst:i32=1"}}};
+  const ru_node_t w1[] = {{1,
+                           "r",
+                           ETSIM_ET_COMM_RECV_NODE,
+                           0,
+                           {0},
+                           0,
+                           {"comm_type=6", "comm_size=64", "comm_src:i32=0"}},
+                          {2,
+                           "s",
+                           ETSIM_ET_COMM_SEND_NODE,
+                           0,
+                           {1},
+                           1,
+                           {"comm_type=5", "comm_size=64", "comm_dst:i32=0"}}};
   const ru_node_t *s4[] = {w0, w1};
   size_t n4[] = {2, 2};
   write_set("wait", 2, s4, n4);
@@ -547,21 +560,34 @@ static void test_groups(void **state) {
   NEED_MPI();
   char p[4200];
   snprintf(p, sizeof p, "%s/groups.json", tmp);
-  const char *js = "{\"pair0\": [0, 1], \"pair1\": [2, 3], "
-                   "\"perm\": [3, 1, 0, 2]}";
+  const char *js =
+      "{\"pair0\": [0, 1], \"pair1\": [2, 3], "
+      "\"perm\": [3, 1, 0, 2]}";
   assert_int_equal(tu_write(p, js, strlen(js)), 0);
   for (int r = 0; r < 4; r++) {
     const ru_node_t sp[] = {
-        {0, "pair", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0,
-         {"comm_type=0", "comm_size=8192",
-          r < 2 ? "pg_name:s=pair0" : "pg_name:s=pair1"}},
-        {1, "perm", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 1,
+        {0,
+         "pair",
+         ETSIM_ET_COMM_COLL_NODE,
+         0,
+         {0},
+         0,
+         {"comm_type=0", "comm_size=8192", r < 2 ? "pg_name:s=pair0" : "pg_name:s=pair1"}},
+        {1,
+         "perm",
+         ETSIM_ET_COMM_COLL_NODE,
+         0,
+         {0},
+         1,
          {"comm_type=2", "comm_size=8192", "pg_name:s=perm"}},
-        {2, "bc", ETSIM_ET_COMM_COLL_NODE, 0, {1}, 1,
-         {"comm_type=5", "comm_size=512", "pg_name:s=perm",
-          "comm_src:i32=0"}},
-        {3, "world", ETSIM_ET_COMM_COLL_NODE, 0, {2}, 1,
-         {"comm_type=0", "comm_size=8192"}},
+        {2,
+         "bc",
+         ETSIM_ET_COMM_COLL_NODE,
+         0,
+         {1},
+         1,
+         {"comm_type=5", "comm_size=512", "pg_name:s=perm", "comm_src:i32=0"}},
+        {3, "world", ETSIM_ET_COMM_COLL_NODE, 0, {2}, 1, {"comm_type=0", "comm_size=8192"}},
     };
     set_path(p, sizeof p, "pg", r);
     ru_write(p, sp, 4);
@@ -582,8 +608,7 @@ static void test_groups(void **state) {
   size_t n = read_csv("g.csv", rows, 16);
   assert_int_equal(n, 16);
   for (size_t i = 0; i < n; i++)
-    if (rows[i].rb)
-      assert_string_equal(rows[i].check, "ok");
+    if (rows[i].rb) assert_string_equal(rows[i].check, "ok");
   /* Broadcast root is world rank 0, group rank 2 of "perm". */
   assert_int_equal(find_row(rows, n, 0, 2)->sb, 512);
   assert_int_equal(find_row(rows, n, 3, 2)->rb, 512);
@@ -591,12 +616,8 @@ static void test_groups(void **state) {
   json_t *j = json_loads(out, 0, NULL);
   assert_non_null(j);
   json_t *cm = json_object_get(j, "communication");
-  assert_int_equal(json_integer_value(json_object_get(json_array_get(cm, 0),
-                                                      "ranks")),
-                   2);
-  assert_int_equal(json_integer_value(json_object_get(json_array_get(cm, 1),
-                                                      "ranks")),
-                   4);
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(cm, 0), "ranks")), 2);
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(cm, 1), "ranks")), 4);
   json_decref(j);
   free(out);
   /* A pg_name the file does not list. */
@@ -604,8 +625,9 @@ static void test_groups(void **state) {
   js = "{\"pair0\": [0, 1], \"pair1\": [2, 3]}";
   assert_int_equal(tu_write(p, js, strlen(js)), 0);
   assert_int_equal(run(4, args), 2);
-  err_has("pg.0.et: node 1 (perm): pg_name \"perm\" is not in the "
-          "communicator-group file");
+  err_has(
+      "pg.0.et: node 1 (perm): pg_name \"perm\" is not in the "
+      "communicator-group file");
 }
 
 /* Uneven all-to-all on 4 ranks: rank r sends (r+1)(j+1)*4 + j bytes to
@@ -621,12 +643,16 @@ static void split_set(const char *prefix, int bad) {
     for (int j = 0; j < 4; j++) {
       int sb = r == 2 && j == 2 ? 0 : (r + 1) * (j + 1) * 4 + j;
       int rb = j == 2 && r == 2 ? 0 : (j + 1) * (r + 1) * 4 + r;
-      if (bad && r == 1 && j == 0)
-        rb += 4;
+      if (bad && r == 1 && j == 0) rb += 4;
       ki += (size_t)snprintf(in + ki, sizeof in - ki, "%s%d", j ? "," : "", sb);
       ko += (size_t)snprintf(out + ko, sizeof out - ko, "%s%d", j ? "," : "", rb);
     }
-    const ru_node_t sp[] = {{0, "a2av", ETSIM_ET_COMM_COLL_NODE, 0, {0}, 0,
+    const ru_node_t sp[] = {{0,
+                             "a2av",
+                             ETSIM_ET_COMM_COLL_NODE,
+                             0,
+                             {0},
+                             0,
                              {"comm_type=6", "comm_size=1000", in, out}}};
     set_path(p, sizeof p, prefix, r);
     ru_write(p, sp, 1);
@@ -638,9 +664,8 @@ static void test_uneven_all_to_all(void **state) {
   NEED_MPI();
   split_set("a2av", 0);
   char args[8400];
-  snprintf(args, sizeof args,
-           "--check --iterations 1 --timeout 30 --csv '%s/v.csv' '%s/a2av'",
-           tmp, tmp);
+  snprintf(args, sizeof args, "--check --iterations 1 --timeout 30 --csv '%s/v.csv' '%s/a2av'", tmp,
+           tmp);
   assert_int_equal(run(4, args), 0);
   row_t rows[8];
   size_t n = read_csv("v.csv", rows, 8);
@@ -659,8 +684,9 @@ static void test_uneven_all_to_all(void **state) {
   split_set("a2avbad", 1);
   snprintf(args, sizeof args, "--timeout 10 '%s/a2avbad'", tmp);
   assert_int_equal(run(4, args), 2);
-  err_has("a2avbad.1.et: node 0 (a2av): all-to-all: rank 0 sends 9 B to "
-          "rank 1 but out_split[0] expects 13 B");
+  err_has(
+      "a2avbad.1.et: node 0 (a2av): all-to-all: rank 0 sends 9 B to "
+      "rank 1 but out_split[0] expects 13 B");
 }
 
 /* A small data-parallel training step on 2 ranks: forward GEMMs, loss,
@@ -672,21 +698,14 @@ static void test_training_step(void **state) {
   (void)state;
   NEED_MPI();
   const ru_node_t sp[] = {
-      {1, "fwd1", ETSIM_ET_COMP_NODE, 100, {0}, 0,
-       {"gemm_m=128", "gemm_n=128", "gemm_k=128"}},
-      {2, "fwd2", ETSIM_ET_COMP_NODE, 100, {1}, 1,
-       {"gemm_m=128", "gemm_n=128", "gemm_k=128"}},
+      {1, "fwd1", ETSIM_ET_COMP_NODE, 100, {0}, 0, {"gemm_m=128", "gemm_n=128", "gemm_k=128"}},
+      {2, "fwd2", ETSIM_ET_COMP_NODE, 100, {1}, 1, {"gemm_m=128", "gemm_n=128", "gemm_k=128"}},
       {3, "loss", ETSIM_ET_COMP_NODE, 50, {2}, 1, {NULL}},
-      {4, "bwd2", ETSIM_ET_COMP_NODE, 200, {3}, 1,
-       {"gemm_m=128", "gemm_n=128", "gemm_k=256"}},
-      {5, "ar2", ETSIM_ET_COMM_COLL_NODE, 300, {4}, 1,
-       {"comm_type=0", "comm_size=262144"}},
-      {6, "bwd1", ETSIM_ET_COMP_NODE, 200, {4}, 1,
-       {"gemm_m=128", "gemm_n=128", "gemm_k=256"}},
-      {7, "ar1", ETSIM_ET_COMM_COLL_NODE, 300, {6}, 1,
-       {"comm_type=0", "comm_size=262144"}},
-      {8, "opt", ETSIM_ET_COMP_NODE, 40, {5, 7}, 2,
-       {"num_ops=100", "tensor_size:u64=524288"}},
+      {4, "bwd2", ETSIM_ET_COMP_NODE, 200, {3}, 1, {"gemm_m=128", "gemm_n=128", "gemm_k=256"}},
+      {5, "ar2", ETSIM_ET_COMM_COLL_NODE, 300, {4}, 1, {"comm_type=0", "comm_size=262144"}},
+      {6, "bwd1", ETSIM_ET_COMP_NODE, 200, {4}, 1, {"gemm_m=128", "gemm_n=128", "gemm_k=256"}},
+      {7, "ar1", ETSIM_ET_COMM_COLL_NODE, 300, {6}, 1, {"comm_type=0", "comm_size=262144"}},
+      {8, "opt", ETSIM_ET_COMP_NODE, 40, {5, 7}, 2, {"num_ops=100", "tensor_size:u64=524288"}},
   };
   char p[4200];
   for (int r = 0; r < 2; r++) {
@@ -759,20 +778,18 @@ static void test_real_chakra(void **state) {
   assert_int_equal(json_integer_value(json_object_get(ck, "mismatches")), 0);
   json_t *cov = json_object_get(j, "coverage");
   json_t *um = json_object_get(cov, "unmapped");
-  assert_int_equal(json_integer_value(json_object_get(cov, "nodes_mapped")) +
-                       (json_int_t)json_array_size(um),
-                   3664);
+  assert_int_equal(
+      json_integer_value(json_object_get(cov, "nodes_mapped")) + (json_int_t)json_array_size(um),
+      3664);
   /* The 14 c10d launchers are among the unmapped nodes. */
   size_t c10d = 0;
   for (size_t i = 0; i < json_array_size(um); i++)
-    c10d += strncmp(json_string_value(json_object_get(json_array_get(um, i),
-                                                      "name")),
+    c10d += strncmp(json_string_value(json_object_get(json_array_get(um, i), "name")),
                     "c10d::", 6) == 0;
   assert_int_equal(c10d, 14);
   /* Scaled recorded times: the dry run is 1/100 of the unscaled one. */
   json_t *it = json_object_get(j, "iteration");
-  assert_true(fabs(json_real_value(json_object_get(it, "critical_path_us")) -
-                   461.4) < 1.0);
+  assert_true(fabs(json_real_value(json_object_get(it, "critical_path_us")) - 461.4) < 1.0);
   json_decref(j);
   free(out);
   free(path);
@@ -785,8 +802,7 @@ static void test_cli(void **state) {
   NEED_MPI();
   const ru_node_t sp[] = {
       {1, "c", ETSIM_ET_COMP_NODE, 40, {0}, 0, {NULL}},
-      {2, "ar", ETSIM_ET_COMM_COLL_NODE, 25, {1}, 1,
-       {"comm_type=0", "comm_size=64"}},
+      {2, "ar", ETSIM_ET_COMM_COLL_NODE, 25, {1}, 1, {"comm_type=0", "comm_size=64"}},
       {3, "d", ETSIM_ET_COMP_NODE, 10, {1}, 1, {NULL}}};
   char p[4200];
   for (int r = 0; r < 2; r++) {
@@ -794,26 +810,23 @@ static void test_cli(void **state) {
     ru_write(p, sp, 3);
   }
   char cmd[9000];
-  snprintf(cmd, sizeof cmd, "'%s' replay --check --timeout 30 '%s/cli'",
-           etsim_bin, tmp);
+  snprintf(cmd, sizeof cmd, "'%s' replay --check --timeout 30 '%s/cli'", etsim_bin, tmp);
   assert_int_equal(run(0, cmd), 0);
   char *out = slurp("out");
   assert_non_null(strstr(out, "2 rank(s), 6 node(s)"));
-  assert_non_null(strstr(out, "check: 2 communication node(s) verified, 0 "
-                              "mismatch(es)"));
+  assert_non_null(strstr(out,
+                         "check: 2 communication node(s) verified, 0 "
+                         "mismatch(es)"));
   free(out);
-  snprintf(cmd, sizeof cmd,
-           "mpirun --oversubscribe %s -np 2 '%s' replay --quiet '%s/cli'",
+  snprintf(cmd, sizeof cmd, "mpirun --oversubscribe %s -np 2 '%s' replay --quiet '%s/cli'",
            geteuid() == 0 ? "--allow-run-as-root" : "", etsim_bin, tmp);
   assert_int_equal(run(0, cmd), 0);
   /* --np disagreeing with the set. */
-  snprintf(cmd, sizeof cmd, "'%s' replay --np 3 --timeout 10 '%s/cli'",
-           etsim_bin, tmp);
+  snprintf(cmd, sizeof cmd, "'%s' replay --np 3 --timeout 10 '%s/cli'", etsim_bin, tmp);
   assert_int_equal(run(0, cmd), 2);
   err_has("the trace set has 2 rank(s) but mpirun started 3");
   /* Dry run: compute lane 40 + 10, the all-reduce overlaps: 65 us. */
-  snprintf(cmd, sizeof cmd, "'%s' replay --dry-run --json --path '%s/cli'",
-           etsim_bin, tmp);
+  snprintf(cmd, sizeof cmd, "'%s' replay --dry-run --json --path '%s/cli'", etsim_bin, tmp);
   assert_int_equal(run(0, cmd), 0);
   out = slurp("out");
   json_t *j = json_loads(out, 0, NULL);
@@ -822,8 +835,8 @@ static void test_cli(void **state) {
   assert_true(json_real_value(json_object_get(j, "critical_path_us")) == 65.0);
   assert_int_equal(json_integer_value(json_object_get(j, "nodes")), 6);
   /* c (40) then the all-reduce (25): the path 1 -> 2 on each rank. */
-  json_t *cpath = json_object_get(json_array_get(json_object_get(j, "per_rank"), 1),
-                                  "critical_path");
+  json_t *cpath =
+      json_object_get(json_array_get(json_object_get(j, "per_rank"), 1), "critical_path");
   assert_int_equal(json_array_size(cpath), 2);
   assert_int_equal(json_integer_value(json_array_get(cpath, 0)), 1);
   assert_int_equal(json_integer_value(json_array_get(cpath, 1)), 2);
@@ -833,13 +846,11 @@ static void test_cli(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_collectives), cmocka_unit_test(test_microbenchmarks),
-      cmocka_unit_test(test_send_recv),   cmocka_unit_test(test_compute),
-      cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_groups),
-      cmocka_unit_test(test_uneven_all_to_all),
-      cmocka_unit_test(test_training_step),
-      cmocka_unit_test(test_real_chakra),
-      cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_collectives),       cmocka_unit_test(test_microbenchmarks),
+      cmocka_unit_test(test_send_recv),         cmocka_unit_test(test_compute),
+      cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_groups),
+      cmocka_unit_test(test_uneven_all_to_all), cmocka_unit_test(test_training_step),
+      cmocka_unit_test(test_real_chakra),       cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

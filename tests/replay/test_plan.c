@@ -11,8 +11,7 @@
 
 #include <math.h>
 
-static etsim_et_trace_t *load(const char *name, const ru_node_t *sp,
-                              size_t n) {
+static etsim_et_trace_t *load(const char *name, const ru_node_t *sp, size_t n) {
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", tmp, name);
   ru_write(path, sp, n);
@@ -22,23 +21,20 @@ static etsim_et_trace_t *load(const char *name, const ru_node_t *sp,
   return t;
 }
 
-static etsim_replay_plan_t *plan_of(etsim_et_trace_t *t, int rank, int world,
-                                    double ridge) {
+static etsim_replay_plan_t *plan_of(etsim_et_trace_t *t, int rank, int world, double ridge) {
   etsim_replay_opts_t o;
   etsim_replay_opts_init(&o);
   o.rank = rank, o.world = world, o.ridge_flop_per_byte = ridge;
   etsim_replay_plan_t *p;
   etsim_error_t err = {0};
   int rc = etsim_replay_plan_build(&p, t, &o, &err);
-  if (rc)
-    print_message("plan: %s\n", err.msg);
+  if (rc) print_message("plan: %s\n", err.msg);
   assert_int_equal(rc, 0);
   return p;
 }
 
 /* Build must fail with EFORMAT and a message containing `want`. */
-static void plan_fails(const ru_node_t *sp, size_t n, int world,
-                       const char *want) {
+static void plan_fails(const ru_node_t *sp, size_t n, int world, const char *want) {
   etsim_et_trace_t *t = load("bad.et", sp, n);
   etsim_replay_opts_t o;
   etsim_replay_opts_init(&o);
@@ -46,8 +42,7 @@ static void plan_fails(const ru_node_t *sp, size_t n, int world,
   etsim_replay_plan_t *p = NULL;
   etsim_error_t err = {0};
   int rc = etsim_replay_plan_build(&p, t, &o, &err);
-  if (!strstr(err.msg, want))
-    print_message("got \"%s\", want \"%s\"\n", err.msg, want);
+  if (!strstr(err.msg, want)) print_message("got \"%s\", want \"%s\"\n", err.msg, want);
   assert_int_equal(rc, ETSIM_EFORMAT);
   assert_non_null(strstr(err.msg, want));
   assert_non_null(strstr(err.msg, "bad.et"));
@@ -55,9 +50,13 @@ static void plan_fails(const ru_node_t *sp, size_t n, int world,
   etsim_et_trace_free(t);
 }
 
-enum { COMP = ETSIM_ET_COMP_NODE, COLL = ETSIM_ET_COMM_COLL_NODE,
-       SEND = ETSIM_ET_COMM_SEND_NODE, RECV = ETSIM_ET_COMM_RECV_NODE,
-       META = ETSIM_ET_METADATA_NODE };
+enum {
+  COMP = ETSIM_ET_COMP_NODE,
+  COLL = ETSIM_ET_COMM_COLL_NODE,
+  SEND = ETSIM_ET_COMM_SEND_NODE,
+  RECV = ETSIM_ET_COMM_RECV_NODE,
+  META = ETSIM_ET_METADATA_NODE
+};
 
 static void test_mapping(void **state) {
   (void)state;
@@ -70,16 +69,25 @@ static void test_mapping(void **state) {
       {3, "d", COMP, 50, {0}, 0, {NULL}},
       {4, "empty", COMP, 0, {0}, 0, {NULL}},
       {5, "ar", COLL, 0, {0}, 0, {"comm_type=0", "comm_size=1048576"}},
-      {6, "s", SEND, 0, {5}, 1, {"comm_type=5", "comm_size=4096",
-                                 "comm_dst:i32=1", "comm_tag:i32=7"}},
-      {7, "r", RECV, 0, {5}, 1, {"comm_type=6", "comm_size=4096",
-                                 "comm_src:i32=1", "comm_tag:i32=7"}},
+      {6,
+       "s",
+       SEND,
+       0,
+       {5},
+       1,
+       {"comm_type=5", "comm_size=4096", "comm_dst:i32=1", "comm_tag:i32=7"}},
+      {7,
+       "r",
+       RECV,
+       0,
+       {5},
+       1,
+       {"comm_type=6", "comm_size=4096", "comm_src:i32=1", "comm_tag:i32=7"}},
       {8, "meta", META, 0, {0}, 0, {NULL}},
       {9, "aten::addmm", COMP, 0, {0}, 0, {NULL}, "[[256],[32,128],[128,256]]"},
       {10, "aten::linear", COMP, 0, {0}, 0, {NULL}, "[[4,8,16],[32,16],[32]]"},
       {11, "aten::bmm", COMP, 0, {0}, 0, {NULL}, "[[2,3,4],[2,4,5]]"},
-      {12, "bc", COLL, 0, {0}, 0, {"comm_type=5", "comm_size=100",
-                                   "comm_src:i32=1"}},
+      {12, "bc", COLL, 0, {0}, 0, {"comm_type=5", "comm_size=100", "comm_src:i32=1"}},
   };
   etsim_et_trace_t *t = load("map.et", sp, sizeof sp / sizeof sp[0]);
   etsim_replay_plan_t *p = plan_of(t, 0, 2, 10.0);
@@ -152,10 +160,14 @@ static void test_mapping(void **state) {
 
 static void test_splits(void **state) {
   (void)state;
-  const ru_node_t sp[] = {{1, "a2a", COLL, 0, {0}, 0,
-                           {"comm_type=6", "comm_size=600",
-                            "in_split:l64=100,0,300",
-                            "out_split:l64=40,80,120"}}};
+  const ru_node_t sp[] = {
+      {1,
+       "a2a",
+       COLL,
+       0,
+       {0},
+       0,
+       {"comm_type=6", "comm_size=600", "in_split:l64=100,0,300", "out_split:l64=40,80,120"}}};
   etsim_et_trace_t *t = load("split.et", sp, 1);
   etsim_replay_opts_t o;
   etsim_replay_opts_init(&o);
@@ -166,8 +178,7 @@ static void test_splits(void **state) {
   const etsim_replay_op_t *op = &p->ops[0];
   assert_int_equal(op->n_split, 3);
   const int64_t want[6] = {50, 0, 150, 20, 40, 60};
-  for (int j = 0; j < 6; j++)
-    assert_int_equal(p->splits[op->split_off + (uint32_t)j], want[j]);
+  for (int j = 0; j < 6; j++) assert_int_equal(p->splits[op->split_off + (uint32_t)j], want[j]);
   etsim_replay_plan_free(p);
   etsim_et_trace_free(t);
 }
@@ -176,15 +187,24 @@ static void test_splits(void **state) {
 static void test_conv(void **state) {
   (void)state;
   const ru_node_t sp[] = {
-      {.id = 1, .name = "aten::conv2d", .type = COMP,
+      {.id = 1,
+       .name = "aten::conv2d",
+       .type = COMP,
        .shapes = "[[8,16,32,32],[32,16,3,3],[32]]",
        .out_shapes = "[[8,32,30,30]]"},
-      {.id = 2, .name = "aten::convolution", .type = COMP,
+      {.id = 2,
+       .name = "aten::convolution",
+       .type = COMP,
        .shapes = "[[2,8,10,10],[8,2,3,3],[],[1,1],[0,0],[1,1],false,[0,0],4]",
        .out_shapes = "[[2,8,8,8]]"},
-      {.id = 3, .name = "aten::convolution_backward", .type = COMP,
+      {.id = 3,
+       .name = "aten::convolution_backward",
+       .type = COMP,
        .shapes = "[[8,32,30,30],[8,16,32,32],[32,16,3,3]]"},
-      {.id = 4, .name = "aten::conv2d", .type = COMP, .dur_us = 5,
+      {.id = 4,
+       .name = "aten::conv2d",
+       .type = COMP,
+       .dur_us = 5,
        .shapes = "[[8,16,32,32],[32,16,3,3]]"},
   };
   etsim_et_trace_t *t = load("conv.et", sp, 4);
@@ -209,7 +229,9 @@ static void test_conv(void **state) {
   assert_int_equal(o[3].kind, ETSIM_REPLAY_BUSY);
   etsim_replay_plan_free(p);
   etsim_et_trace_free(t);
-  ru_node_t bad[] = {{.id = 1, .name = "aten::conv2d", .type = COMP,
+  ru_node_t bad[] = {{.id = 1,
+                      .name = "aten::conv2d",
+                      .type = COMP,
                       .shapes = "[[8,16,32,32],[32,8,3,3]]",
                       .out_shapes = "[[8,64,30,30]]"}};
   plan_fails(bad, 1, 1, "do not fit a matrix product or convolution");
@@ -239,8 +261,7 @@ static void test_bad_input(void **state) {
   plan_fails(a, 1, 2, "node 3 (x)");
   ru_node_t b[] = {{1, "s", SEND, 0, {0}, 0, {"comm_type=5", "comm_size=8"}}};
   plan_fails(b, 1, 2, "send without comm_dst");
-  ru_node_t c[] = {{1, "s", SEND, 0, {0}, 0,
-                    {"comm_type=5", "comm_size=8", "comm_dst:i32=5"}}};
+  ru_node_t c[] = {{1, "s", SEND, 0, {0}, 0, {"comm_type=5", "comm_size=8", "comm_dst:i32=5"}}};
   plan_fails(c, 1, 4, "comm_dst 5 outside [0, 4)");
   ru_node_t d[] = {{1, "c", COLL, 0, {0}, 0, {"comm_type=0"}}};
   plan_fails(d, 1, 2, "without comm_size");
@@ -250,21 +271,33 @@ static void test_bad_input(void **state) {
   plan_fails(e, 3, 1, "dependency cycle (3 node(s)");
   ru_node_t f[] = {{1, "aten::mm", COMP, 0, {0}, 0, {NULL}, "[[2,3],[4,5]]"}};
   plan_fails(f, 1, 1, "do not fit a matrix product");
-  ru_node_t h[] = {{1, "a2a", COLL, 0, {0}, 0,
-                    {"comm_type=6", "comm_size=8", "in_split:l64=4,4,0",
-                     "out_split:l64=4,4"}}};
-  plan_fails(h, 1, 3, "in_split has 3 and out_split 2 entries, the group "
-                      "has 3 ranks");
-  ru_node_t i2[] = {{1, "ar", COLL, 0, {0}, 0,
-                     {"comm_type=0", "comm_size=8", "in_split:l64=4,4",
-                      "out_split:l64=4,4"}}};
+  ru_node_t h[] = {{1,
+                    "a2a",
+                    COLL,
+                    0,
+                    {0},
+                    0,
+                    {"comm_type=6", "comm_size=8", "in_split:l64=4,4,0", "out_split:l64=4,4"}}};
+  plan_fails(h, 1, 3,
+             "in_split has 3 and out_split 2 entries, the group "
+             "has 3 ranks");
+  ru_node_t i2[] = {{1,
+                     "ar",
+                     COLL,
+                     0,
+                     {0},
+                     0,
+                     {"comm_type=0", "comm_size=8", "in_split:l64=4,4", "out_split:l64=4,4"}}};
   plan_fails(i2, 1, 2, "only ALL_TO_ALL takes splits");
-  ru_node_t j2[] = {{1, "a2a", COLL, 0, {0}, 0,
-                     {"comm_type=6", "comm_size=8", "in_split:l64=4,-4",
-                      "out_split:l64=4,4"}}};
+  ru_node_t j2[] = {{1,
+                     "a2a",
+                     COLL,
+                     0,
+                     {0},
+                     0,
+                     {"comm_type=6", "comm_size=8", "in_split:l64=4,-4", "out_split:l64=4,4"}}};
   plan_fails(j2, 1, 2, "in_split[1] is negative");
-  ru_node_t g[] = {{1, "r", COLL, 0, {0}, 0,
-                    {"comm_type=1", "comm_size=8", "comm_src:i32=9"}}};
+  ru_node_t g[] = {{1, "r", COLL, 0, {0}, 0, {"comm_type=1", "comm_size=8", "comm_src:i32=9"}}};
   plan_fails(g, 1, 4, "root 9 outside [0, 4)");
 }
 
@@ -310,12 +343,11 @@ static void test_dry_run(void **state) {
 
   /* A(10) -> {X comm 50, B(20)} -> D(5): communication overlaps compute,
    * so 10 + max(50, 20) + 5 = 65; X starts when A ends. */
-  const ru_node_t ov[] = {
-      {1, "A", COMP, 10, {0}, 0, {NULL}},
-      {2, "X", COLL, 50, {1}, 1, {"comm_type=0", "comm_size=64"}},
-      {3, "B", COMP, 20, {1}, 1, {NULL}},
-      {4, "D", COMP, 5, {2, 3}, 2, {NULL}},
-      {5, "Y", COLL, 7, {4}, 1, {"comm_type=9", "comm_size=0"}}};
+  const ru_node_t ov[] = {{1, "A", COMP, 10, {0}, 0, {NULL}},
+                          {2, "X", COLL, 50, {1}, 1, {"comm_type=0", "comm_size=64"}},
+                          {3, "B", COMP, 20, {1}, 1, {NULL}},
+                          {4, "D", COMP, 5, {2, 3}, 2, {NULL}},
+                          {5, "Y", COLL, 7, {4}, 1, {"comm_type=9", "comm_size=0"}}};
   t = load("ov.et", ov, 5);
   p = plan_of(t, 0, 1, 0);
   assert_int_equal(dry(p, &s), 72000);
@@ -356,8 +388,7 @@ static void test_kernels(void **state) {
   assert_true(c[0] == 58 && c[1] == 64 && c[2] == 139 && c[3] == 154);
   float x[5], y[5] = {1, 2, 3, 4, 5}, z[5] = {10, 20, 30, 40, 50};
   etsim_replay_triad(x, y, z, 5, 0.5f);
-  for (int i = 0; i < 5; i++)
-    assert_true(x[i] == y[i] + 0.5f * z[i]);
+  for (int i = 0; i < 5; i++) assert_true(x[i] == y[i] + 0.5f * z[i]);
   int64_t t0 = etsim_replay_clock_ns();
   etsim_replay_busy(2000000);
   int64_t dt = etsim_replay_clock_ns() - t0;
@@ -366,8 +397,7 @@ static void test_kernels(void **state) {
   assert_int_equal(etsim_replay_calibrate(&m), 0);
   assert_true(m.gemm_flops_per_s > 1e8);
   assert_true(m.stream_bytes_per_s > 1e8);
-  assert_true(fabs(m.ridge_flop_per_byte -
-                   m.gemm_flops_per_s / m.stream_bytes_per_s) < 1e-9);
+  assert_true(fabs(m.ridge_flop_per_byte - m.gemm_flops_per_s / m.stream_bytes_per_s) < 1e-9);
 }
 
 static void test_fidelity(void **state) {
@@ -417,8 +447,7 @@ static void test_groups(void **state) {
   assert_string_equal(g.g[1].name, "1");
   assert_int_equal(g.g[1].ranks[0], 3);
   /* A collective on group "1" from rank 2 maps to group index 1. */
-  const ru_node_t sp[] = {{1, "c", COLL, 0, {0}, 0,
-                           {"comm_type=0", "comm_size=8", "pg_name:s=1"}}};
+  const ru_node_t sp[] = {{1, "c", COLL, 0, {0}, 0, {"comm_type=0", "comm_size=8", "pg_name:s=1"}}};
   etsim_et_trace_t *t = load("pg.et", sp, 1);
   etsim_replay_opts_t o;
   etsim_replay_opts_init(&o);
@@ -442,8 +471,9 @@ static void test_groups(void **state) {
  * 7 reduction steps of 7 us recorded. */
 static void test_real_ring(void **state) {
   (void)state;
-  TU_NEED_SHARED(path, "traces/astra-sim/custom_ring_allreduce_8npus_1MB/"
-                       "custom_allreduce.3.et");
+  TU_NEED_SHARED(path,
+                 "traces/astra-sim/custom_ring_allreduce_8npus_1MB/"
+                 "custom_allreduce.3.et");
   etsim_et_trace_t *t;
   etsim_error_t err = {0};
   assert_int_equal(etsim_et_trace_load(&t, path, 0, &err), 0);
@@ -477,8 +507,9 @@ static void test_real_ring(void **state) {
   o.rank = 0, o.world = 4;
   etsim_et_trace_free(t);
   free(path);
-  TU_NEED_SHARED(p0, "traces/astra-sim/custom_ring_allreduce_8npus_1MB/"
-                     "custom_allreduce.0.et");
+  TU_NEED_SHARED(p0,
+                 "traces/astra-sim/custom_ring_allreduce_8npus_1MB/"
+                 "custom_allreduce.0.et");
   assert_int_equal(etsim_et_trace_load(&t, p0, 0, &err), 0);
   assert_int_equal(etsim_replay_plan_build(&p, t, &o, &err), ETSIM_EFORMAT);
   assert_non_null(strstr(err.msg, "comm_src 7 outside [0, 4)"));
@@ -520,16 +551,15 @@ static void test_real_chakra(void **state) {
   assert_int_equal(p->ops[cpath[0]].id, st.critical_first);
   assert_int_equal(p->ops[cpath[np - 1]].id, st.critical_last);
   int64_t sum = 0;
-  for (size_t k = 0; k < np; k++)
-    sum += p->ops[cpath[k]].rec_ns;
+  for (size_t k = 0; k < np; k++) sum += p->ops[cpath[k]].rec_ns;
   assert_int_equal(sum, cp);
   free(cpath);
   etsim_et_stats_free(&st);
   size_t colls = 0, launchers = 0;
   for (size_t i = 0; i < p->n_ops; i++) {
     colls += p->ops[i].kind == ETSIM_REPLAY_COLL;
-    launchers += p->ops[i].node_type == ETSIM_ET_COMM_COLL_NODE &&
-                 p->ops[i].kind != ETSIM_REPLAY_COLL;
+    launchers +=
+        p->ops[i].node_type == ETSIM_ET_COMM_COLL_NODE && p->ops[i].kind != ETSIM_REPLAY_COLL;
   }
   assert_int_equal(colls, 7); /* 5 all-reduces and 2 broadcasts */
   assert_int_equal(launchers, 14);
@@ -541,8 +571,7 @@ static void test_real_chakra(void **state) {
   assert_int_equal(etsim_replay_dry_run(&s, &mk, &err), 0);
   int64_t comp = 0;
   for (size_t i = 0; i < p->n_ops; i++)
-    if (!etsim_replay_kind_is_comm(p->ops[i].kind))
-      comp += p->ops[i].rec_ns;
+    if (!etsim_replay_kind_is_comm(p->ops[i].kind)) comp += p->ops[i].rec_ns;
   assert_true(mk >= comp);
   assert_true(mk >= cp);
   etsim_replay_sched_free(&s);
@@ -553,11 +582,11 @@ static void test_real_chakra(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_mapping),   cmocka_unit_test(test_splits),
-      cmocka_unit_test(test_conv),      cmocka_unit_test(test_gemm_dims),
-      cmocka_unit_test(test_bad_input), cmocka_unit_test(test_dry_run),
-      cmocka_unit_test(test_kernels),   cmocka_unit_test(test_fidelity),
-      cmocka_unit_test(test_groups),    cmocka_unit_test(test_real_ring),
+      cmocka_unit_test(test_mapping),     cmocka_unit_test(test_splits),
+      cmocka_unit_test(test_conv),        cmocka_unit_test(test_gemm_dims),
+      cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_dry_run),
+      cmocka_unit_test(test_kernels),     cmocka_unit_test(test_fidelity),
+      cmocka_unit_test(test_groups),      cmocka_unit_test(test_real_ring),
       cmocka_unit_test(test_real_chakra),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

@@ -34,8 +34,7 @@ static void test_presets(void **state) {
 
   assert_int_equal(etsim_shard_model_preset("mlperf-dlrm-dcnv2", &m, &err), 0);
   double hot = 0;
-  for (size_t t = 0; t < m.n_tables; t++)
-    hot += m.tables[t].pooling;
+  for (size_t t = 0; t < m.n_tables; t++) hot += m.tables[t].pooling;
   assert_true(hot == 214);
   assert_int_equal(etsim_shard_top_inputs(&m), 3456);
   /* bottom 340,992 + 3 cross layers x 4 x 3456 x 512 + top 10,486,272 */
@@ -44,8 +43,7 @@ static void test_presets(void **state) {
 
   assert_int_equal(etsim_shard_model_preset("criteo-kaggle", &m, &err), 0);
   rows = 0;
-  for (size_t t = 0; t < m.n_tables; t++)
-    rows += m.tables[t].rows;
+  for (size_t t = 0; t < m.n_tables; t++) rows += m.tables[t].rows;
   assert_int_equal(rows, 33762577);
   assert_int_equal(etsim_shard_fwd_flops(&m), 310272 + 23328 + 638464);
   etsim_shard_model_free(&m);
@@ -66,9 +64,11 @@ static void test_presets(void **state) {
 static void write_model(const char *path, const char *tables) {
   FILE *fp = fopen(path, "w");
   assert_non_null(fp);
-  fprintf(fp, "{\"name\": \"toy\", \"tables\": [%s], \"bottom_mlp\": [4, 16],"
-              " \"top_mlp\": [8, 1], \"interaction\": \"dcn\", \"dcn_layers\":"
-              " 1, \"dcn_rank\": 4, \"batch\": 64}", tables);
+  fprintf(fp,
+          "{\"name\": \"toy\", \"tables\": [%s], \"bottom_mlp\": [4, 16],"
+          " \"top_mlp\": [8, 1], \"interaction\": \"dcn\", \"dcn_layers\":"
+          " 1, \"dcn_rank\": 4, \"batch\": 64}",
+          tables);
   fclose(fp);
 }
 
@@ -79,8 +79,7 @@ static etsim_shard_model_t load(const char *tables) {
   etsim_shard_model_t m;
   etsim_error_t err = {0};
   int rc = etsim_shard_model_load(path, &m, &err);
-  if (rc)
-    print_error("%s\n", err.msg);
+  if (rc) print_error("%s\n", err.msg);
   assert_int_equal(rc, 0);
   return m;
 }
@@ -192,8 +191,9 @@ static void test_placement_and_search(void **state) {
   etsim_shard_model_free(&m);
   /* Three 25.6 MB tables under a 45 MB cap: table-wise, one rank would
    * need two (51.7 MB with buffers); row-wise each rank holds 39.2 MB. */
-  m = load("{\"rows\": 100000, \"dim\": 64}, {\"rows\": 100000, \"dim\": 64}, "
-           "{\"rows\": 100000, \"dim\": 64}");
+  m = load(
+      "{\"rows\": 100000, \"dim\": 64}, {\"rows\": 100000, \"dim\": 64}, "
+      "{\"rows\": 100000, \"dim\": 64}");
   o.hbm_gb = 0.045;
   int rc = etsim_shard_place(&m, &o, tw, &p, &err);
   assert_int_equal(rc, ETSIM_ERANGE);
@@ -228,12 +228,10 @@ static void test_mlperf_plans(void **state) {
       for (size_t i = p.table_first[t]; i < p.table_first[t + 1]; i++)
         cells += p.shards[i].rows * p.shards[i].cols;
       uint64_t want = m.tables[t].rows * m.tables[t].dim;
-      if (p.table_type[t] == ETSIM_SHARD_DP)
-        want *= sizes[k];
+      if (p.table_type[t] == ETSIM_SHARD_DP) want *= sizes[k];
       assert_int_equal(cells, want);
     }
-    for (size_t r = 0; r < p.n_ranks; r++)
-      assert_true(p.rank_bytes[r] <= 32e9);
+    for (size_t r = 0; r < p.n_ranks; r++) assert_true(p.rank_bytes[r] <= 32e9);
     char path[4200];
     snprintf(path, sizeof path, "%s/plan%zu.json", tmp, sizes[k]);
     assert_int_equal(etsim_shard_plan_write(&p, &m, path, &err), 0);
@@ -275,12 +273,9 @@ static void test_bad_input(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_presets),
-      cmocka_unit_test(test_shard_sizes),
-      cmocka_unit_test(test_costs_closed_form),
-      cmocka_unit_test(test_placement_and_search),
-      cmocka_unit_test(test_mlperf_plans),
-      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_presets),           cmocka_unit_test(test_shard_sizes),
+      cmocka_unit_test(test_costs_closed_form), cmocka_unit_test(test_placement_and_search),
+      cmocka_unit_test(test_mlperf_plans),      cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

@@ -15,14 +15,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#define RING4CHUNKS                                                            \
-  "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10,"                  \
-  " \"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": 4,"      \
-  " \"all-reduce-implementation\": [\"ring\"],"                                \
-  " \"all-gather-implementation\": [\"ring\"],"                                \
-  " \"reduce-scatter-implementation\": [\"ring\"],"                            \
-  " \"all-to-all-implementation\": [\"ring\"],"                                \
-  " \"collective-optimization\": \"localBWAware\", \"local-mem-bw\": 1600,"    \
+#define RING4CHUNKS                                                         \
+  "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10,"               \
+  " \"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": 4,"   \
+  " \"all-reduce-implementation\": [\"ring\"],"                             \
+  " \"all-gather-implementation\": [\"ring\"],"                             \
+  " \"reduce-scatter-implementation\": [\"ring\"],"                         \
+  " \"all-to-all-implementation\": [\"ring\"],"                             \
+  " \"collective-optimization\": \"localBWAware\", \"local-mem-bw\": 1600," \
   " \"boost-mode\": 0, \"roofline-enabled\": 0, \"peak-perf\": 900}"
 
 static char path_buf[4][512];
@@ -56,23 +56,28 @@ static void mk_trace(const char *path, const nspec_t *ns, int n) {
     int na = 0;
     a[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = 0};
     if (ns[k].type == ETSIM_ET_COMM_COLL_NODE) {
-      a[na++] = (etsim_attr_t){.name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64,
-                               .v.i64 = ns[k].comm_type};
+      a[na++] = (etsim_attr_t){
+          .name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = ns[k].comm_type};
     }
     if (ns[k].type >= ETSIM_ET_COMM_SEND_NODE)
-      a[na++] = (etsim_attr_t){.name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64,
-                               .v.i64 = ns[k].size};
+      a[na++] = (etsim_attr_t){
+          .name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = ns[k].size};
     if (ns[k].type == ETSIM_ET_COMM_SEND_NODE || ns[k].type == ETSIM_ET_COMM_RECV_NODE) {
-      a[na++] = (etsim_attr_t){.name = "comm_src", .doc = "", .kind = ETSIM_ATTR_INT32,
-                               .v.i32 = (int32_t)ns[k].src};
-      a[na++] = (etsim_attr_t){.name = "comm_dst", .doc = "", .kind = ETSIM_ATTR_INT32,
-                               .v.i32 = (int32_t)ns[k].dst};
-      a[na++] = (etsim_attr_t){.name = "comm_tag", .doc = "", .kind = ETSIM_ATTR_INT32,
-                               .v.i32 = (int32_t)ns[k].tag};
+      a[na++] = (etsim_attr_t){
+          .name = "comm_src", .doc = "", .kind = ETSIM_ATTR_INT32, .v.i32 = (int32_t)ns[k].src};
+      a[na++] = (etsim_attr_t){
+          .name = "comm_dst", .doc = "", .kind = ETSIM_ATTR_INT32, .v.i32 = (int32_t)ns[k].dst};
+      a[na++] = (etsim_attr_t){
+          .name = "comm_tag", .doc = "", .kind = ETSIM_ATTR_INT32, .v.i32 = (int32_t)ns[k].tag};
     }
-    etsim_et_node_t node = {.id = (uint64_t)k, .name = "n", .type = ns[k].type,
-                            .duration_micros = ns[k].dur_us, .n_data_deps = (size_t)ns[k].ndeps,
-                            .data_deps = ns[k].deps, .n_attrs = (size_t)na, .attrs = a};
+    etsim_et_node_t node = {.id = (uint64_t)k,
+                            .name = "n",
+                            .type = ns[k].type,
+                            .duration_micros = ns[k].dur_us,
+                            .n_data_deps = (size_t)ns[k].ndeps,
+                            .data_deps = ns[k].deps,
+                            .n_attrs = (size_t)na,
+                            .attrs = a};
     assert_int_equal(etsim_et_writer_node(w, &node, &err), 0);
   }
   assert_int_equal(etsim_et_writer_commit(w, &err), 0);
@@ -80,8 +85,10 @@ static void mk_trace(const char *path, const nspec_t *ns, int n) {
 
 static void ring_net(const char *path, const char *kind, int n) {
   char buf[256];
-  snprintf(buf, sizeof buf, "topology: [ %s ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\n"
-           "latency: [ 500.0 ]\n", kind, n);
+  snprintf(buf, sizeof buf,
+           "topology: [ %s ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\n"
+           "latency: [ 500.0 ]\n",
+           kind, n);
   put(path, buf);
 }
 
@@ -148,7 +155,8 @@ static void check_point(const char *dir, int64_t ctype, int64_t size, int npus, 
   for (int b = 0; b < 2; b++) {
     etsim_sim_result_t *r = NULL;
     etsim_error_t err = {0};
-    int rc = run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), backends[b], &r, &err);
+    int rc =
+        run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), backends[b], &r, &err);
     if (rc) fail_msg("%s", err.msg);
     for (int i = 0; i < npus; i++) {
       if (ns_of(r, (uint32_t)i) != want)
@@ -187,7 +195,11 @@ static void test_closed_forms(void **state) {
     int n = ps[k];
     uint64_t size = 3000000; /* not a multiple of n: integer division as ASTRA-sim */
     ring_net(p(1, dir, "net.yml"), "Ring", n);
-    struct { int64_t ct; uint64_t m; int64_t want_fn; } cases[3];
+    struct {
+      int64_t ct;
+      uint64_t m;
+      int64_t want_fn;
+    } cases[3];
     uint64_t m = size / (uint64_t)n;
     int64_t T = t_msg(1, 500, m), eps = 7;
     int64_t delta = 3 * (int64_t)((double)m / (100 * 1e9) * 1e9);
@@ -198,11 +210,13 @@ static void test_closed_forms(void **state) {
     cases[2].ct = ETSIM_COLL_ALL_GATHER;
     cases[2].want_fn = (n - 1) * t_msg(1, 500, size) + n * eps;
     for (int c = 0; c < 3; c++) {
-      nspec_t nd = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = cases[c].ct, .size = (int64_t)size};
+      nspec_t nd = {
+          .type = ETSIM_ET_COMM_COLL_NODE, .comm_type = cases[c].ct, .size = (int64_t)size};
       mk_trace(p(0, dir, "w.et"), &nd, 1);
       etsim_sim_result_t *r = NULL;
       etsim_error_t err = {0};
-      if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+      if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r,
+              &err))
         fail_msg("%s", err.msg);
       if (ns_of(r, 0) != cases[c].want_fn)
         fail_msg("Ring(%d) coll %lld: got %lld, closed form %lld", n, (long long)cases[c].ct,
@@ -221,7 +235,8 @@ static void test_switch_store_and_forward(void **state) {
   uint64_t size = 1 << 20;
   put(p(2, dir, "sys.json"), "{\"preferred-dataset-splits\": 1, \"endpoint-delay\": 10}");
   ring_net(p(1, dir, "net.yml"), "Switch", n);
-  nspec_t nd = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_GATHER, .size = (int64_t)size};
+  nspec_t nd = {
+      .type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_GATHER, .size = (int64_t)size};
   mk_trace(p(0, dir, "w.et"), &nd, 1);
   int64_t cu = (n - 1) * t_msg(2, 500, size) + n * 10;
   int64_t ca = (n - 1) * 2 * t_msg(1, 500, size) + n * 10;
@@ -292,11 +307,13 @@ static void test_send_recv_and_deadlock(void **state) {
   r2.tag = 8;
   mk_trace(p(0, dir, "pp.2.et"), &r2, 1);
   memset(&err, 0, sizeof err);
-  int rc = run(p(0, dir, "pp"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err);
+  int rc =
+      run(p(0, dir, "pp"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err);
   assert_int_equal(rc, ETSIM_EDEADLOCK);
   assert_non_null(strstr(err.msg, "NPU 2 waits on node 0 (COMM_RECV_NODE"));
   /* The send itself completes at delivery (ASTRA-sim); the message stays. */
-  assert_non_null(strstr(err.msg, "NPU 0 sent 1048576 bytes to NPU 2 (tag 7) that were never received"));
+  assert_non_null(
+      strstr(err.msg, "NPU 0 sent 1048576 bytes to NPU 2 (tag 7) that were never received"));
   assert_non_null(strstr(err.msg, "1 of 4 NPUs never finished"));
 }
 
@@ -314,8 +331,9 @@ static void test_bad_input(void **state) {
     mk_trace(p(0, dir, name), &c0, 1);
   }
   ring_net(p(1, dir, "net.yml"), "Ring", 8);
-  assert_int_equal(run(p(0, dir, "four"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical",
-                       &r, &err), ETSIM_EINVAL);
+  assert_int_equal(
+      run(p(0, dir, "four"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err),
+      ETSIM_EINVAL);
   assert_non_null(strstr(err.msg, "4 ranks but the network has 8 NPUs"));
   /* only a one-rank set can stand for all NPUs */
   etsim_et_set_t *four;
@@ -328,11 +346,13 @@ static void test_bad_input(void **state) {
   nspec_t z = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 0};
   mk_trace(p(0, dir, "z.et"), &z, 1);
   memset(&err, 0, sizeof err);
-  assert_int_equal(run(p(0, dir, "z.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical",
-                       &r, &err), ETSIM_EFORMAT);
+  assert_int_equal(
+      run(p(0, dir, "z.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err),
+      ETSIM_EFORMAT);
   assert_non_null(strstr(err.msg, "z.et: node 0: all-reduce of size 0"));
   /* system JSON: unknown algorithm, missing splits */
-  put(p(2, dir, "bad.json"), "{\"preferred-dataset-splits\": 4, \"all-reduce-implementation\": [\"rign\"]}");
+  put(p(2, dir, "bad.json"),
+      "{\"preferred-dataset-splits\": 4, \"all-reduce-implementation\": [\"rign\"]}");
   etsim_sys_config_t cfg;
   memset(&err, 0, sizeof err);
   assert_int_equal(etsim_sys_config_load(p(2, dir, "bad.json"), &cfg, &err), ETSIM_EFORMAT);
@@ -342,13 +362,15 @@ static void test_bad_input(void **state) {
   assert_int_equal(etsim_sys_config_load(p(2, dir, "bad.json"), &cfg, &err), ETSIM_EFORMAT);
   assert_non_null(strstr(err.msg, "missing required key \"preferred-dataset-splits\""));
   /* network YAML: lists of different lengths, with the line */
-  put(p(1, dir, "bad.yml"), "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50 ]\n"
+  put(p(1, dir, "bad.yml"),
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50 ]\n"
       "latency: [ 500, 500 ]\n");
   etsim_topo_t topo;
   memset(&err, 0, sizeof err);
   assert_int_equal(etsim_topo_load_yaml(p(1, dir, "bad.yml"), &topo, &err), ETSIM_EFORMAT);
   assert_non_null(strstr(err.msg, "bad.yml:3: \"bandwidth\" has 1 entries but \"topology\" has 2"));
-  put(p(1, dir, "bad.yml"), "topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 5 ]\n");
+  put(p(1, dir, "bad.yml"),
+      "topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 5 ]\n");
   memset(&err, 0, sizeof err);
   assert_int_equal(etsim_topo_load_yaml(p(1, dir, "bad.yml"), &topo, &err), ETSIM_EFORMAT);
   assert_non_null(strstr(err.msg, "unknown topology \"Torus\""));
@@ -367,10 +389,12 @@ static void test_bad_input(void **state) {
 static void test_multidim_symmetry(void **state) {
   (void)state;
   const char *dir = tmp;
-  put(p(1, dir, "net.yml"), "topology: [ Ring, FullyConnected, Switch ]\nnpus_count: [ 4, 4, 2 ]\n"
+  put(p(1, dir, "net.yml"),
+      "topology: [ Ring, FullyConnected, Switch ]\nnpus_count: [ 4, 4, 2 ]\n"
       "bandwidth: [ 200, 100, 50 ]\nlatency: [ 50, 500, 2000 ]\n");
   const char *systems[] = {
-      "{\"preferred-dataset-splits\": 4, \"active-chunks-per-dimension\": 2, \"local-mem-bw\": 1600,"
+      "{\"preferred-dataset-splits\": 4, \"active-chunks-per-dimension\": 2, \"local-mem-bw\": "
+      "1600,"
       " \"collective-optimization\": \"localBWAware\","
       " \"all-reduce-implementation\": [\"ring\", \"direct\", \"ring\"],"
       " \"all-gather-implementation\": [\"ring\", \"ring\", \"direct\"],"
@@ -387,8 +411,16 @@ static void test_multidim_symmetry(void **state) {
       {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 5 << 20},
       {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_GATHER, .size = 1 << 18},
       {.type = ETSIM_ET_COMP_NODE, .dur_us = 10, .ndeps = 1, .deps = {1}},
-      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_REDUCE_SCATTER, .size = 3 << 20, .ndeps = 1, .deps = {0}},
-      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_TO_ALL, .size = 1 << 20, .ndeps = 2, .deps = {3, 4}},
+      {.type = ETSIM_ET_COMM_COLL_NODE,
+       .comm_type = ETSIM_COLL_REDUCE_SCATTER,
+       .size = 3 << 20,
+       .ndeps = 1,
+       .deps = {0}},
+      {.type = ETSIM_ET_COMM_COLL_NODE,
+       .comm_type = ETSIM_COLL_ALL_TO_ALL,
+       .size = 1 << 20,
+       .ndeps = 2,
+       .deps = {3, 4}},
   };
   mk_trace(p(0, dir, "w.et"), ns, 6);
   for (int k = 0; k < 2; k++) {
@@ -408,10 +440,12 @@ static void test_deterministic(void **state) {
   (void)state;
   const char *dir = tmp;
   ring_net(p(1, dir, "net.yml"), "Ring", 8);
-  put(p(2, dir, "sys.json"), "{\"preferred-dataset-splits\": 8, \"active-chunks-per-dimension\": 3,"
+  put(p(2, dir, "sys.json"),
+      "{\"preferred-dataset-splits\": 8, \"active-chunks-per-dimension\": 3,"
       " \"local-mem-bw\": 1600, \"all-reduce-implementation\": [\"direct\"]}");
-  nspec_t ns[2] = {{.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 3 << 20},
-                   {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 1 << 20}};
+  nspec_t ns[2] = {
+      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 3 << 20},
+      {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 1 << 20}};
   mk_trace(p(0, dir, "w.et"), ns, 2);
   etsim_sim_result_t *a = NULL, *b = NULL;
   etsim_error_t err = {0};

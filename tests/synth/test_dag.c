@@ -10,9 +10,8 @@
 
 #include <math.h>
 
-static void split_stats(const char *rel, size_t graphs, size_t nodes,
-                        size_t edges, double mean_layers, int max_layers,
-                        uint32_t n_cls) {
+static void split_stats(const char *rel, size_t graphs, size_t nodes, size_t edges,
+                        double mean_layers, int max_layers, uint32_t n_cls) {
   TU_NEED_SHARED(path, rel);
   etsim_synth_data_t d;
   etsim_synth_data_init(&d);
@@ -31,8 +30,7 @@ static void split_stats(const char *rel, size_t graphs, size_t nodes,
     L += (size_t)l;
     maxL = l > maxL ? l : maxL;
     int sources = 0;
-    for (uint32_t v = 0; v < d.g[i].n_nodes; v++)
-      sources += lay[v] == 1;
+    for (uint32_t v = 0; v < d.g[i].n_nodes; v++) sources += lay[v] == 1;
     one_source += sources == 1 && lay[0] == 1;
     assert_true(etsim_synth_dag_valid(&d, &d.g[i]));
   }
@@ -78,11 +76,9 @@ static void expect_text_error(const char *text, const char *needle) {
   etsim_synth_data_t d;
   etsim_synth_data_init(&d);
   etsim_error_t err = {0};
-  assert_int_equal(etsim_synth_data_load_text(&d, path, 0, &err),
-                   ETSIM_EFORMAT);
+  assert_int_equal(etsim_synth_data_load_text(&d, path, 0, &err), ETSIM_EFORMAT);
   assert_int_equal(d.n_graphs, 0);
-  if (!strstr(err.msg, needle))
-    fail_msg("error '%s' lacks '%s'", err.msg, needle);
+  if (!strstr(err.msg, needle)) fail_msg("error '%s' lacks '%s'", err.msg, needle);
   etsim_synth_data_free(&d);
 }
 
@@ -136,20 +132,30 @@ static void test_trace_small(void **state) {
   uint64_t p2[1] = {1}, p3[2] = {2, 1}, p4[1] = {3};
   etsim_attr_t coll[2] = {
       {.name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = 0},
-      {.name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64,
-       .v.i64 = 1 << 20}};
+      {.name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = 1 << 20}};
   etsim_et_node_t n[4] = {
-      {.id = 1, .name = "aten::mm", .type = ETSIM_ET_COMP_NODE,
-       .duration_micros = 100},
-      {.id = 2, .name = "aten::add", .type = ETSIM_ET_COMP_NODE,
-       .duration_micros = 3, .n_data_deps = 1, .data_deps = p2},
-      {.id = 3, .name = "layer_norm", .type = ETSIM_ET_COMP_NODE,
-       .duration_micros = 0, .n_data_deps = 2, .data_deps = p3},
-      {.id = 4, .name = "allreduce", .type = ETSIM_ET_COMM_COLL_NODE,
-       .duration_micros = 7, .n_data_deps = 1, .data_deps = p4,
-       .n_attrs = 2, .attrs = coll}};
-  for (int i = 0; i < 4; i++)
-    assert_int_equal(etsim_et_writer_node(w, &n[i], &err), 0);
+      {.id = 1, .name = "aten::mm", .type = ETSIM_ET_COMP_NODE, .duration_micros = 100},
+      {.id = 2,
+       .name = "aten::add",
+       .type = ETSIM_ET_COMP_NODE,
+       .duration_micros = 3,
+       .n_data_deps = 1,
+       .data_deps = p2},
+      {.id = 3,
+       .name = "layer_norm",
+       .type = ETSIM_ET_COMP_NODE,
+       .duration_micros = 0,
+       .n_data_deps = 2,
+       .data_deps = p3},
+      {.id = 4,
+       .name = "allreduce",
+       .type = ETSIM_ET_COMM_COLL_NODE,
+       .duration_micros = 7,
+       .n_data_deps = 1,
+       .data_deps = p4,
+       .n_attrs = 2,
+       .attrs = coll}};
+  for (int i = 0; i < 4; i++) assert_int_equal(etsim_et_writer_node(w, &n[i], &err), 0);
   assert_int_equal(etsim_et_writer_commit(w, &err), 0);
   etsim_synth_data_t d;
   etsim_synth_data_init(&d);
@@ -168,8 +174,7 @@ static void test_trace_small(void **state) {
   assert_int_equal(x[7], 0); /* 0 us */
   assert_int_equal(x[9], ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_ALL_REDUCE);
   assert_int_equal(x[11], 21); /* 2^20 bytes -> bin 21 */
-  for (int v = 0; v < 4; v++)
-    assert_true(etsim_synth__attr_rule_ok(x + 3 * v));
+  for (int v = 0; v < 4; v++) assert_true(etsim_synth__attr_rule_ok(x + 3 * v));
   /* With transitive edges kept: 4. Windows of 2 nodes: 2 DAGs. */
   o.keep_transitive = 1;
   etsim_synth_data_t d2;
@@ -225,9 +230,10 @@ static void test_trace_real(void **state) {
       coll += g->x[3 * (size_t)v] >= ETSIM_SYNTH_OP_COLL0;
     }
   }
-  print_message("chakra.0.et: %zu windows, %zu nodes, %zu edges after "
-                "transitive reduction (181878 before)\n", d.n_graphs, nodes,
-                edges);
+  print_message(
+      "chakra.0.et: %zu windows, %zu nodes, %zu edges after "
+      "transitive reduction (181878 before)\n",
+      d.n_graphs, nodes, edges);
   assert_int_equal(nodes, 3664); /* every node lands in one window */
   assert_int_equal(coll, 21);    /* README: 21 COMM_COLL_NODE */
   assert_true(edges < 181878 / 4);

@@ -50,8 +50,7 @@ static void test_layers(void **state) {
   uint32_t lay[5];
   assert_int_equal(etsim_synth_layers(&d.g[0], lay, NULL), 4);
   uint32_t want[5] = {1, 2, 2, 3, 4};
-  for (int i = 0; i < 5; i++)
-    assert_int_equal(lay[i], want[i]);
+  for (int i = 0; i < 5; i++) assert_int_equal(lay[i], want[i]);
   assert_int_equal(etsim_synth_layers(&d.g[1], lay, NULL), 3);
   assert_int_equal(lay[0], 1);
   assert_int_equal(lay[1], 1);
@@ -90,8 +89,7 @@ static void test_model_gradient(void **state) {
   for (size_t gi = 0; gi < d.n_graphs; gi++) {
     double loss, parts[3];
     memset(m->g, 0, sizeof(float) * m->n_params);
-    assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[gi], 99, 1, 1.0f,
-                                             &loss, parts, &err), 0);
+    assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[gi], 99, 1, 1.0f, &loss, parts, &err), 0);
     assert_float_equal(loss, parts[0] + parts[1] + parts[2], 1e-9);
     assert_true(parts[0] > 0 && parts[1] > 0 && parts[2] > 0);
     size_t bad = 0, checked = 0, nonzero = 0;
@@ -109,17 +107,16 @@ static void test_model_gradient(void **state) {
       double e = fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana));
       checked++;
       nonzero += fabs(ana) > 1e-6;
-      if (e > worst)
-        worst = e;
+      if (e > worst) worst = e;
       if (e > 0.03) {
         bad++;
-        if (bad < 5)
-          print_message("param %zu: analytic %.6g numeric %.6g\n", i, ana,
-                        num);
+        if (bad < 5) print_message("param %zu: analytic %.6g numeric %.6g\n", i, ana, num);
       }
     }
-    print_message("graph %zu: %zu params, %zu nonzero grads, %zu off (worst "
-                  "%.3g)\n", gi, checked, nonzero, bad, worst);
+    print_message(
+        "graph %zu: %zu params, %zu nonzero grads, %zu off (worst "
+        "%.3g)\n",
+        gi, checked, nonzero, bad, worst);
     /* ReLU kinks in the pair scorer may spoil a handful of entries. */
     assert_true(bad * 200 <= checked);
     assert_true(nonzero * 2 > checked);
@@ -147,15 +144,13 @@ static void test_count_reads_structure_only(void **state) {
   uint32_t sc[4] = {0, 1, 2, 3}, tc[4] = {1, 2, 3, 4};
   etsim_synth_dag_t gc = {5, 4, xb, sc, tc, d.g[0].y};
   double la, lb, lc, pa[3], pb[3], pc[3];
-  assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[0], 5, 0, 1, &la, pa,
-                                           &err), 0);
-  assert_int_equal(etsim_synth__graph_loss(m, &d, &gb, 5, 0, 1, &lb, pb,
-                                           &err), 0);
-  assert_int_equal(etsim_synth__graph_loss(m, &d, &gc, 5, 0, 1, &lc, pc,
-                                           &err), 0);
-  print_message("count loss: g0 %.9g, same layering %.9g, chain %.9g; "
-                "attr %.6g vs %.6g, edge %.6g vs %.6g\n", pa[0], pb[0], pc[0],
-                pa[1], pb[1], pa[2], pb[2]);
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[0], 5, 0, 1, &la, pa, &err), 0);
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &gb, 5, 0, 1, &lb, pb, &err), 0);
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &gc, 5, 0, 1, &lc, pc, &err), 0);
+  print_message(
+      "count loss: g0 %.9g, same layering %.9g, chain %.9g; "
+      "attr %.6g vs %.6g, edge %.6g vs %.6g\n",
+      pa[0], pb[0], pc[0], pa[1], pb[1], pa[2], pb[2]);
   assert_true(pa[0] == pb[0]);
   assert_true(pa[1] != pb[1] && pa[2] != pb[2]);
   assert_true(fabs(pa[0] - pc[0]) > 1e-6);

@@ -16,21 +16,19 @@
 static etsim_rng_t rng;
 
 static void fill(float *a, size_t n, float scale) {
-  for (size_t i = 0; i < n; i++)
-    a[i] = (float)((etsim_rng_uniform(&rng) * 2 - 1) * scale);
+  for (size_t i = 0; i < n; i++) a[i] = (float)((etsim_rng_uniform(&rng) * 2 - 1) * scale);
 }
 
 static double dot(const float *a, const float *b, size_t n) {
   double s = 0;
-  for (size_t i = 0; i < n; i++)
-    s += (double)a[i] * b[i];
+  for (size_t i = 0; i < n; i++) s += (double)a[i] * b[i];
   return s;
 }
 
 /* Compare analytic g against central differences of f over the array p. */
 typedef double (*probe_fn)(void *ctx);
-static void check_grad(const char *what, float *p, const float *g, size_t n,
-                       probe_fn f, void *ctx, float h, double tol) {
+static void check_grad(const char *what, float *p, const float *g, size_t n, probe_fn f, void *ctx,
+                       float h, double tol) {
   double worst = 0;
   for (size_t i = 0; i < n; i++) {
     float keep = p[i];
@@ -41,14 +39,11 @@ static void check_grad(const char *what, float *p, const float *g, size_t n,
     p[i] = keep;
     double num = (lp - lm) / (2.0 * h);
     double err = fabs(num - g[i]) / fmax(1.0, fabs(num) + fabs(g[i]));
-    if (err > worst)
-      worst = err;
+    if (err > worst) worst = err;
     if (err > tol)
-      fail_msg("%s: d/dp[%zu]: analytic %.6g, numeric %.6g", what, i,
-               (double)g[i], num);
+      fail_msg("%s: d/dp[%zu]: analytic %.6g, numeric %.6g", what, i, (double)g[i], num);
   }
-  print_message("%s: worst relative error %.2e over %zu entries\n", what,
-                worst, n);
+  print_message("%s: worst relative error %.2e over %zu entries\n", what, worst, n);
 }
 
 /* ---------------------------------------------------------------- linear */
@@ -65,8 +60,7 @@ static double lin_probe(void *c) {
 static void test_linear(void **state) {
   (void)state;
   enum { N = 5, I = 7, O = 4 };
-  float w[I * O], b[O], gw[I * O] = {0}, gb[O] = {0}, x[N * I], y[N * O],
-      r[N * O], dx[N * I] = {0};
+  float w[I * O], b[O], gw[I * O] = {0}, gb[O] = {0}, x[N * I], y[N * O], r[N * O], dx[N * I] = {0};
   fill(w, I * O, 1);
   fill(b, O, 1);
   fill(x, N * I, 1);
@@ -75,8 +69,7 @@ static void test_linear(void **state) {
   lin_probe(&k);
   /* y[0][0] by hand. */
   double y00 = b[0];
-  for (int i = 0; i < I; i++)
-    y00 += x[i] * w[i * O];
+  for (int i = 0; i < I; i++) y00 += x[i] * w[i * O];
   assert_float_equal(y[0], y00, 1e-5);
   nn_linear_bwd(&k.l, N, x, r, dx, 1);
   check_grad("linear dW", w, gw, I * O, lin_probe, &k, 1e-2f, 2e-3);
@@ -92,10 +85,8 @@ typedef struct {
 } act_ctx;
 static double act_probe(void *c) {
   act_ctx *k = c;
-  if (k->relu)
-    nn_relu_fwd(k->n, k->x, k->y);
-  else
-    nn_gelu_fwd(k->n, k->x, k->y);
+  if (k->relu) nn_relu_fwd(k->n, k->x, k->y);
+  else nn_gelu_fwd(k->n, k->x, k->y);
   return dot(k->y, k->r, k->n);
 }
 static void test_activations(void **state) {
@@ -104,8 +95,7 @@ static void test_activations(void **state) {
   float x[N], y[N], r[N], dx[N] = {0};
   fill(x, N, 3);
   for (int i = 0; i < N; i++) /* keep ReLU away from its kink */
-    if (fabsf(x[i]) < 0.05f)
-      x[i] = 0.5f;
+    if (fabsf(x[i]) < 0.05f) x[i] = 0.5f;
   fill(r, N, 1);
   act_ctx k = {0, N, x, y, r};
   act_probe(&k);
@@ -134,8 +124,8 @@ static double ln_probe(void *c) {
 static void test_layernorm(void **state) {
   (void)state;
   enum { N = 3, D = 8 };
-  float x[N * D], g[D], b[D], y[N * D], st[2 * N], r[N * D], dx[N * D] = {0},
-      gg[D] = {0}, gb[D] = {0};
+  float x[N * D], g[D], b[D], y[N * D], st[2 * N], r[N * D], dx[N * D] = {0}, gg[D] = {0},
+                                                                    gb[D] = {0};
   fill(x, N * D, 2);
   fill(g, D, 1);
   fill(b, D, 1);
@@ -143,14 +133,11 @@ static void test_layernorm(void **state) {
   ln_ctx k = {N, D, x, g, b, y, st, r};
   /* With g = 1, b = 0 each row has mean 0 and variance ~1. */
   float g1[D], b0[D] = {0};
-  for (int j = 0; j < D; j++)
-    g1[j] = 1;
+  for (int j = 0; j < D; j++) g1[j] = 1;
   nn_layernorm_fwd(N, D, x, g1, b0, y, st);
   double mu = 0, var = 0;
-  for (int j = 0; j < D; j++)
-    mu += y[j];
-  for (int j = 0; j < D; j++)
-    var += y[j] * y[j];
+  for (int j = 0; j < D; j++) mu += y[j];
+  for (int j = 0; j < D; j++) var += y[j] * y[j];
   assert_float_equal(mu / D, 0, 1e-5);
   assert_float_equal(var / D, 1, 1e-3);
   ln_probe(&k);
@@ -170,8 +157,7 @@ typedef struct {
 } ce_ctx;
 static double ce_probe(void *c) {
   ce_ctx *k = c;
-  if (k->bce)
-    return nn_bce_logits(k->n, k->x, k->bt, 0.5f, NULL);
+  if (k->bce) return nn_bce_logits(k->n, k->x, k->bt, 0.5f, NULL);
   return nn_softmax_xent(k->n, k->c, k->x, k->t, k->mask, 0.5f, NULL);
 }
 static void test_softmax_xent(void **state) {
@@ -186,19 +172,17 @@ static void test_softmax_xent(void **state) {
   nn_softmax(N, C, x, p);
   for (int r = 0; r < N; r++) {
     double s = 0;
-    for (int j = 0; j < C; j++)
-      s += p[r * C + j];
+    for (int j = 0; j < C; j++) s += p[r * C + j];
     assert_float_equal(s, 1.0, 1e-6);
   }
   /* A uniform row costs log C. */
   float z[C] = {0};
   int32_t t0 = 3;
-  assert_float_equal(nn_softmax_xent(1, C, z, &t0, NULL, 1, NULL), log(C),
-                     1e-6);
+  assert_float_equal(nn_softmax_xent(1, C, z, &t0, NULL, 1, NULL), log(C), 1e-6);
   ce_ctx k = {N, C, x, t, mask, NULL, 0};
   nn_softmax_xent(N, C, x, t, mask, 0.5f, dx);
   assert_float_equal(dx[1 * C + 0], 0, 0); /* masked logit gets no gradient */
-  for (int j = 0; j < C; j++) /* skipped row gets none either */
+  for (int j = 0; j < C; j++)              /* skipped row gets none either */
     assert_float_equal(dx[2 * C + j], 0, 0);
   check_grad("softmax-xent dx", x, dx, N * C, ce_probe, &k, 1e-2f, 2e-3);
   float bx[8], bdx[8] = {0};
@@ -225,8 +209,7 @@ static double es_probe(void *c) {
   nn_embed_fwd_add(EN, ED, k->e, k->idx, h);
   memset(k->y, 0, sizeof(float) * EN * ED);
   nn_spmm_add(0, EN, ED, k->off, k->adj, h, k->y);
-  for (int i = 0; i < EN * ED; i++)
-    k->y[i] += h[i] * h[i]; /* make it nonlinear in h */
+  for (int i = 0; i < EN * ED; i++) k->y[i] += h[i] * h[i]; /* make it nonlinear in h */
   return dot(k->y, k->r, EN * ED);
 }
 static void test_embed_spmm(void **state) {
@@ -243,8 +226,7 @@ static void test_embed_spmm(void **state) {
   float h[EN * ED] = {0}, dh[EN * ED] = {0};
   nn_embed_fwd_add(EN, ED, e, idx, h);
   nn_spmm_t_add(0, EN, ED, off, adj, r, dh);
-  for (int i = 0; i < EN * ED; i++)
-    dh[i] += 2 * h[i] * r[i];
+  for (int i = 0; i < EN * ED; i++) dh[i] += 2 * h[i] * r[i];
   nn_embed_bwd(EN, ED, idx, dh, ge);
   check_grad("embedding+spmm dE", e, ge, EV * ED, es_probe, &k, 1e-2f, 2e-3);
 }
@@ -253,8 +235,7 @@ static void test_embed_spmm(void **state) {
 static void test_adam(void **state) {
   (void)state;
   /* First step of Adam moves each weight by lr * sign(g) (up to eps). */
-  float w[3] = {1, 2, 3}, g[3] = {0.5f, -2, 1e-3f}, m[3] = {0}, v[3] = {0},
-        vm[3] = {0};
+  float w[3] = {1, 2, 3}, g[3] = {0.5f, -2, 1e-3f}, m[3] = {0}, v[3] = {0}, vm[3] = {0};
   nn_adam_t o = {0.01f, 0.9f, 0.999f, 1e-8f, 1, 0};
   nn_adam_update(&o, 3, w, g, m, v, vm);
   assert_float_equal(w[0], 0.99f, 1e-5);
@@ -280,9 +261,9 @@ static void test_adam(void **state) {
 int main(void) {
   etsim_rng_seed(&rng, 12345);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_linear),       cmocka_unit_test(test_activations),
-      cmocka_unit_test(test_layernorm),    cmocka_unit_test(test_softmax_xent),
-      cmocka_unit_test(test_embed_spmm),   cmocka_unit_test(test_adam),
+      cmocka_unit_test(test_linear),     cmocka_unit_test(test_activations),
+      cmocka_unit_test(test_layernorm),  cmocka_unit_test(test_softmax_xent),
+      cmocka_unit_test(test_embed_spmm), cmocka_unit_test(test_adam),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,8 +28,7 @@ static void make_toy(etsim_synth_data_t *d) {
   d->n_cls[0] = 3;
   for (int i = 0; i < 16; i++) {
     uint32_t L = i % 2 ? 5 : 3, x[5], s[4], t[4];
-    for (uint32_t v = 0; v < L; v++)
-      x[v] = v % 3;
+    for (uint32_t v = 0; v < L; v++) x[v] = v % 3;
     for (uint32_t k = 0; k + 1 < L; k++) {
       s[k] = k;
       t[k] = k + 1;
@@ -75,11 +74,9 @@ static void test_learns_toy(void **state) {
   (void)state;
   double total, cnt, attr, edge;
   etsim_error_t err = {0};
-  assert_int_equal(etsim_synth_model_loss(model, &toy, 11, &total, &cnt,
-                                          &attr, &edge, &err), 0);
+  assert_int_equal(etsim_synth_model_loss(model, &toy, 11, &total, &cnt, &attr, &edge, &err), 0);
   double h = log(2.0) / 5;
-  print_message("count loss %.5f (optimum %.5f), attr %.4f, edge %.4f\n",
-                cnt, h, attr, edge);
+  print_message("count loss %.5f (optimum %.5f), attr %.4f, edge %.4f\n", cnt, h, attr, edge);
   /* No model beats the optimum of the stop decision on this data... */
   assert_true(cnt > h - 1e-3);
   /* ...and this one gets close to it and to zero for the rest. */
@@ -106,12 +103,10 @@ static void test_samples_valid_and_learned(void **state) {
     n3 += chain && L == 3;
     n5 += chain && L == 5;
     int ok = 1;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-      ok &= g->x[v] == (lay[v] - 1) % 3;
+    for (uint32_t v = 0; v < g->n_nodes; v++) ok &= g->x[v] == (lay[v] - 1) % 3;
     pattern += ok;
   }
-  print_message("chains of 3: %d, of 5: %d, attribute pattern: %d of 200\n",
-                n3, n5, pattern);
+  print_message("chains of 3: %d, of 5: %d, attribute pattern: %d of 200\n", n3, n5, pattern);
   assert_true(n3 + n5 >= 190);
   /* p(stop after 3) = 1/2: n3 ~ Binomial(200, 0.5), mean 100, sd 7.1. */
   assert_true(n3 >= 75 && n3 <= 125);
@@ -120,8 +115,7 @@ static void test_samples_valid_and_learned(void **state) {
 }
 
 static int same_data(const etsim_synth_data_t *a, const etsim_synth_data_t *b) {
-  if (a->n_graphs != b->n_graphs)
-    return 0;
+  if (a->n_graphs != b->n_graphs) return 0;
   for (size_t i = 0; i < a->n_graphs; i++) {
     const etsim_synth_dag_t *x = &a->g[i], *y = &b->g[i];
     if (x->n_nodes != y->n_nodes || x->n_edges != y->n_edges ||
@@ -161,9 +155,7 @@ static void test_determinism(void **state) {
   etsim_synth_model_free(d);
 }
 
-static unsigned char *slurp(const char *path, size_t *n) {
-  return tu_read(path, n);
-}
+static unsigned char *slurp(const char *path, size_t *n) { return tu_read(path, n); }
 
 static void spit(const char *path, const unsigned char *b, size_t n) {
   FILE *fp = fopen(path, "wb");
@@ -177,8 +169,7 @@ static void expect_load_error(const char *path, const char *needle) {
   etsim_error_t err = {0};
   assert_int_equal(etsim_synth_model_load(&m, path, &err), ETSIM_EFORMAT);
   assert_null(m);
-  if (!strstr(err.msg, needle))
-    fail_msg("error '%s' does not mention '%s'", err.msg, needle);
+  if (!strstr(err.msg, needle)) fail_msg("error '%s' does not mention '%s'", err.msg, needle);
 }
 
 static void test_model_file(void **state) {
@@ -259,8 +250,7 @@ static void test_posterior(void **state) {
       }
       assert_float_equal(so, 1.0, 1e-5);
       if (t == 1) /* abar_0 = 1: the last step returns the prediction */
-        for (int j = 0; j < K; j++)
-          assert_float_equal(out[j], ph[j], 1e-5);
+        for (int j = 0; j < K; j++) assert_float_equal(out[j], ph[j], 1e-5);
     }
 }
 
