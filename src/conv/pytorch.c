@@ -27,7 +27,7 @@
 static int starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
 /* "all_reduce", "allreduce_coalesced", "nccl:all_reduce" -> kind/coll. */
-int ptc_comm_kind(const char *name, int *coll) {
+int etsim_conv__pt_comm_kind(const char *name, int *coll) {
   char buf[128];
   size_t n = 0;
   for (const char *p = name; *p && n + 1 < sizeof buf; p++) {
@@ -127,8 +127,8 @@ static int io_tensors(ptc_t *c, const ptv_t *values, const ptv_t *types, uint64_
 }
 
 static const char *arena_repr(ptc_t *c, const ptv_t *v) {
-  ptr_reset(&c->tmp);
-  if (v ? ptr_repr(&c->tmp, v) : ptr_puts(&c->tmp, "[]")) return NULL;
+  etsim_conv__pt_repr_reset(&c->tmp);
+  if (v ? etsim_conv__pt_repr(&c->tmp, v) : etsim_conv__pt_repr_puts(&c->tmp, "[]")) return NULL;
   return etsim_arena_strndup(&c->arena, c->tmp.data, c->tmp.len);
 }
 
@@ -161,13 +161,13 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc, ui
   if (!copy) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   memcpy(copy, ptv_str(s), tl + 1);
   ptv_parser_t pp;
-  ptv_parser_init(&pp);
+  etsim_conv__pt_value_parser_init(&pp);
   ptv_t root;
   size_t epos = 0;
   const char *ewhat = "";
-  int prc = ptv_parse(&pp, copy, tl, &root, &epos, &ewhat);
+  int prc = etsim_conv__pt_value_parse(&pp, copy, tl, &root, &epos, &ewhat);
   if (prc == ETSIM_ENOMEM) {
-    ptv_parser_free(&pp);
+    etsim_conv__pt_value_parser_free(&pp);
     return etsim_error_set(err, prc, "out of memory");
   }
   if (prc || !ptv_is_arr(&root)) {
@@ -175,7 +175,7 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc, ui
                ": process_group:init input is not a JSON list (%s); no "
                "groups read",
                c->host_path, loc->line, loc->col, id, prc ? ewhat : "not a list");
-    ptv_parser_free(&pp);
+    etsim_conv__pt_value_parser_free(&pp);
     return 0;
   }
   const ptv_t *list = &root;
@@ -183,7 +183,7 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc, ui
   for (size_t i = 0; i < n; i++) {
     const ptv_t *g = ptv_at(list, i);
     if (!ptv_is_obj(g)) continue;
-    const ptv_t *nm = ptv_get(g, "pg_name");
+    const ptv_t *nm = etsim_conv__pt_value_get(g, "pg_name");
     char name[64];
     if (ptv_is_str(nm)) snprintf(name, sizeof name, "%s", ptv_str(nm));
     else if (ptv_is_int(nm)) snprintf(name, sizeof name, "%lld", (long long)ptv_i(nm));
@@ -192,9 +192,9 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc, ui
     ptc_pg_t *pg = &c->pgs[c->n_pgs];
     memset(pg, 0, sizeof *pg);
     pg->name = arena_str(c, name);
-    pg->backend_id = jint(ptv_get(g, "backend_id"), -1);
-    pg->group_size = jint(ptv_get(g, "group_size"), 0);
-    const ptv_t *ranks = ptv_get(g, "ranks");
+    pg->backend_id = jint(etsim_conv__pt_value_get(g, "backend_id"), -1);
+    pg->group_size = jint(etsim_conv__pt_value_get(g, "group_size"), 0);
+    const ptv_t *ranks = etsim_conv__pt_value_get(g, "ranks");
     size_t nr = ptv_arr_len(ranks);
     if (nr) {
       pg->ranks = etsim_arena_alloc(&c->arena, nr * sizeof *pg->ranks);
@@ -212,10 +212,10 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc, ui
     if (!pg->name) goto nomem;
     c->n_pgs++;
   }
-  ptv_parser_free(&pp);
+  etsim_conv__pt_value_parser_free(&pp);
   return 0;
 nomem:
-  ptv_parser_free(&pp);
+  etsim_conv__pt_value_parser_free(&pp);
   return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 }
 
@@ -280,8 +280,8 @@ static void attr_collect(nodeview_t *v, const ptv_t *node, const ptv_t *attrs) {
   }
   for (size_t i = 0; i < ptv_arr_len(attrs); i++) {
     const ptv_t *a = ptv_at(attrs, i);
-    const char *nm = ptv_str(ptv_get(a, "name"));
-    if (nm) attr_note(v, nm, ptv_get(a, "value"));
+    const char *nm = ptv_str(etsim_conv__pt_value_get(a, "name"));
+    if (nm) attr_note(v, nm, etsim_conv__pt_value_get(a, "value"));
   }
 }
 
@@ -324,7 +324,7 @@ static int comm_facts(ptc_t *c, ptc_ext_t *e, const nodeview_t *v, const char *n
   }
   e->coll_name = arena_str(c, coll_name ? coll_name : "");
   if (!e->coll_name) return ETSIM_ENOMEM;
-  e->kind = coll_name ? ptc_comm_kind(coll_name, &e->coll) : PTC_UNKNOWN;
+  e->kind = coll_name ? etsim_conv__pt_comm_kind(coll_name, &e->coll) : PTC_UNKNOWN;
   return 0;
 }
 
@@ -363,48 +363,48 @@ static int node_view(ptc_t *c, const ptv_t *n, uint64_t index, const ptj_loc_t *
                      nodeview_t *vout, uint64_t *out_id, const char **out_name,
                      const ptv_t **out_par, etsim_error_t *err) {
   if (!ptv_is_obj(n)) return fail_node(c, loc, index, 0, 0, err, "%s", "is not a JSON object");
-  const ptv_t *jid = ptv_get(n, "id");
+  const ptv_t *jid = etsim_conv__pt_value_get(n, "id");
   if (!ptv_is_int(jid) || ptv_i(jid) < 0)
     return fail_node(c, loc, index, 0, 0, err, "%s", "missing or non-integer 'id'");
   uint64_t id = (uint64_t)ptv_i(jid);
-  const ptv_t *jname = ptv_get(n, "name");
+  const ptv_t *jname = etsim_conv__pt_value_get(n, "name");
   if (!ptv_is_str(jname))
     return fail_node(c, loc, index, 1, id, err, "%s", "missing or non-string 'name'");
   const char *name = ptv_str(jname);
   nodeview_t v = {0};
-  const ptv_t *jpar = ptv_get(n, "ctrl_deps");
-  if (!jpar && ptv_get(n, "parent")) {
+  const ptv_t *jpar = etsim_conv__pt_value_get(n, "ctrl_deps");
+  if (!jpar && etsim_conv__pt_value_get(n, "parent")) {
     v.legacy = 1;
-    jpar = ptv_get(n, "parent");
+    jpar = etsim_conv__pt_value_get(n, "parent");
   }
   if (jpar && !ptv_is_int(jpar) && !ptv_is_null(jpar))
     return fail_node(c, loc, index, 1, id, err, "'%s' is not an integer",
                      v.legacy ? "parent" : "ctrl_deps");
   if (v.legacy) {
     attr_collect(&v, n, NULL);
-    v.in_values = ptv_get(n, "inputs");
-    v.in_shapes = ptv_get(n, "input_shapes");
-    v.in_types = ptv_get(n, "input_types");
-    v.out_values = ptv_get(n, "outputs");
-    v.out_shapes = ptv_get(n, "output_shapes");
-    v.out_types = ptv_get(n, "output_types");
+    v.in_values = etsim_conv__pt_value_get(n, "inputs");
+    v.in_shapes = etsim_conv__pt_value_get(n, "input_shapes");
+    v.in_types = etsim_conv__pt_value_get(n, "input_types");
+    v.out_values = etsim_conv__pt_value_get(n, "outputs");
+    v.out_shapes = etsim_conv__pt_value_get(n, "output_shapes");
+    v.out_types = etsim_conv__pt_value_get(n, "output_types");
   } else {
-    const ptv_t *in = ptv_get(n, "inputs");
-    const ptv_t *out = ptv_get(n, "outputs");
+    const ptv_t *in = etsim_conv__pt_value_get(n, "inputs");
+    const ptv_t *out = etsim_conv__pt_value_get(n, "outputs");
     if (in && !ptv_is_obj(in))
       return fail_node(c, loc, index, 1, id, err, "%s",
                        "'inputs' is not an object {values, shapes, types} "
                        "(schema 1.0.1 traces have 'parent' next to a list)");
-    const ptv_t *attrs = ptv_get(n, "attrs");
+    const ptv_t *attrs = etsim_conv__pt_value_get(n, "attrs");
     if (attrs && !ptv_is_arr(attrs))
       return fail_node(c, loc, index, 1, id, err, "%s", "'attrs' is not a list");
     attr_collect(&v, n, attrs);
-    v.in_values = ptv_get(in, "values");
-    v.in_shapes = ptv_get(in, "shapes");
-    v.in_types = ptv_get(in, "types");
-    v.out_values = ptv_get(out, "values");
-    v.out_shapes = ptv_get(out, "shapes");
-    v.out_types = ptv_get(out, "types");
+    v.in_values = etsim_conv__pt_value_get(in, "values");
+    v.in_shapes = etsim_conv__pt_value_get(in, "shapes");
+    v.in_types = etsim_conv__pt_value_get(in, "types");
+    v.out_values = etsim_conv__pt_value_get(out, "values");
+    v.out_shapes = etsim_conv__pt_value_get(out, "shapes");
+    v.out_types = etsim_conv__pt_value_get(out, "types");
   }
   if ((v.in_values && !ptv_is_arr(v.in_values)) || (v.in_types && !ptv_is_arr(v.in_types)) ||
       (v.out_values && !ptv_is_arr(v.out_values)) || (v.out_types && !ptv_is_arr(v.out_types)))
@@ -430,7 +430,7 @@ typedef struct ext_io {
 static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts, const ptv_t *hdur, const ptv_t *itd,
                      const nodeview_t *v, const char *name, const ext_io_t *pre);
 
-int ptc_no_fast = 0;
+int etsim_conv__pt_no_fast = 0;
 
 /* What pass 1 decides a node by, from its tree or from the fast scan. */
 typedef struct hostfacts {
@@ -501,10 +501,10 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n, const nod
   if (f->timed) h->flags |= PTC_F_TIMED;
 
   /* A GPU node added by chakra_trace_link (ET+): a kernel of its caller. */
-  const ptv_t *cat = n ? ptv_get(n, "cat") : NULL;
+  const ptv_t *cat = n ? etsim_conv__pt_value_get(n, "cat") : NULL;
   if (ptv_is_str(cat)) {
-    const ptv_t *hts = ptv_get(n, "ts");
-    const ptv_t *hdur = ptv_get(n, "inclusive_dur");
+    const ptv_t *hts = etsim_conv__pt_value_get(n, "ts");
+    const ptv_t *hdur = etsim_conv__pt_value_get(n, "inclusive_dur");
     if (etsim_grow((void **)&c->evs, &c->cap_evs, c->n_evs + 1, sizeof *c->evs))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     ptk_ev_t *g = &c->evs[c->n_evs++];
@@ -513,7 +513,7 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n, const nod
     g->name = h->name;
     g->ts_ns = ptv_is_num(hts) ? ptc_us_to_ns(hts) : 0;
     g->dur_ns = ptv_is_num(hdur) ? ptc_us_to_ns(hdur) : 0;
-    g->stream = jint(ptv_get(n, "stream"), 0);
+    g->stream = jint(etsim_conv__pt_value_get(n, "stream"), 0);
     g->corr = -1;
     g->parent = g->op = UINT32_MAX;
     g->host = UINT32_MAX; /* the caller's index, settled after reading */
@@ -547,8 +547,9 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n, const nod
     return 0;
   }
   if (!(h->flags & PTC_F_PGINIT) && !((h->flags & PTC_F_OPLIKE) && !inside)) return 0;
-  if ((rc = build_ext(c, h, ptv_get(n, "ts"), ptv_get(n, "inclusive_dur"),
-                      ptv_get(n, "inter_thread_dep"), v, name, NULL)))
+  if ((rc = build_ext(c, h, etsim_conv__pt_value_get(n, "ts"),
+                      etsim_conv__pt_value_get(n, "inclusive_dur"),
+                      etsim_conv__pt_value_get(n, "inter_thread_dep"), v, name, NULL)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
@@ -569,7 +570,8 @@ static int on_host_node(void *user, const ptv_t *n, uint64_t index, const ptj_lo
   f.has_schema = ptv_is_str(os) && ptv_str(os)[0];
   const ptv_t *kb = attr_get(&v, A_KERNEL_BACKEND);
   f.triton = ptv_is_str(kb) && strcmp(ptv_str(kb), "triton") == 0;
-  f.timed = ptv_is_num(ptv_get(n, "ts")) && ptv_is_num(ptv_get(n, "inclusive_dur"));
+  f.timed = ptv_is_num(etsim_conv__pt_value_get(n, "ts")) &&
+            ptv_is_num(etsim_conv__pt_value_get(n, "inclusive_dur"));
   return host_record(c, &f, n, &v, index, loc, err);
 }
 
@@ -599,7 +601,7 @@ static int64_t pts_jint(uint32_t have, uint32_t bit, const ptv_t *v, int64_t dfl
   return have & bit ? jint(v, dflt) : dflt;
 }
 
-/* Pass 1's fast path (see ptj_fast_fn): the node read by pts_host_node
+/* Pass 1's fast path (see ptj_fast_fn): the node read by etsim_conv__pt_scan_host_node
  * and checked as node_view checks it; anything node_view would refuse,
  * and the rare nodes that need their tree, go to the tree path. */
 static int on_host_fast(void *user, const char *s, size_t avail, uint64_t index, uint64_t offset,
@@ -607,7 +609,7 @@ static int on_host_fast(void *user, const char *s, size_t avail, uint64_t index,
   ptc_t *c = user;
   (void)avail;
   pts_node_t n;
-  if (pts_host_node(s, &n, used)) return PTJ_SLOW;
+  if (etsim_conv__pt_scan_host_node(s, &n, used)) return PTJ_SLOW;
   if (pts_view_ok(&n)) return PTJ_SLOW;
   uint32_t h = n.have;
   char name[256];
@@ -714,8 +716,9 @@ static int on_host_node2(void *user, const ptv_t *n, uint64_t index, const ptj_l
                            "%s:%" PRIu64 ":%" PRIu64 ": node id %" PRIu64
                            ": the file changed while it was being read",
                            c->host_path, loc->line, loc->col, id);
-  if ((rc = build_ext(c, &c->nodes[index], ptv_get(n, "ts"), ptv_get(n, "inclusive_dur"),
-                      ptv_get(n, "inter_thread_dep"), &v, name, NULL)))
+  if ((rc = build_ext(c, &c->nodes[index], etsim_conv__pt_value_get(n, "ts"),
+                      etsim_conv__pt_value_get(n, "inclusive_dur"),
+                      etsim_conv__pt_value_get(n, "inter_thread_dep"), &v, name, NULL)))
     return etsim_error_set(err, rc, "out of memory");
   return 0;
 }
@@ -745,7 +748,7 @@ static int host_node2_fast(ptc_t *c, const char *buf, size_t len, size_t *used_o
   fast2_t *f = &c->f2;
   pts_node_t n;
   size_t used = 0;
-  if (pts_host_node(buf, &n, &used) || (len && used != len) || pts_view_ok(&n) ||
+  if (etsim_conv__pt_scan_host_node(buf, &n, &used) || (len && used != len) || pts_view_ok(&n) ||
       index >= c->n_nodes)
     return PTJ_SLOW;
   if (used_out) *used_out = used;
@@ -761,24 +764,24 @@ static int host_node2_fast(ptc_t *c, const char *buf, size_t len, size_t *used_o
   v.a[A_FW_TID] = have & PTS_FW_TID ? &n.fw_tid : NULL;
   v.a[A_OP_SCHEMA] = have & PTS_OP_SCHEMA ? &n.op_schema : NULL;
   ext_io_t io;
-  ptr_reset(&f->text);
+  etsim_conv__pt_repr_reset(&f->text);
   for (int k = 0; k < 6; k++) {
     const char *at = n.io_at[k / 3][k % 3];
     io.off[k] = f->text.len;
-    int rc = at ? pts_repr(&f->text, at, n.io_len[k / 3][k % 3])
-                : ptr_putn(&f->text, "[]", 2); /* absent, as arena_repr */
+    int rc = at ? etsim_conv__pt_scan_repr(&f->text, at, n.io_len[k / 3][k % 3])
+                : etsim_conv__pt_repr_putn(&f->text, "[]", 2); /* absent, as arena_repr */
     if (rc) return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
     io.len[k] = f->text.len - io.off[k];
   }
   f->n_keys = 0;
   f->bytes = 0;
-  int rc =
-      pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2], n.io_len[0][2], collect_tensor, f);
+  int rc = etsim_conv__pt_scan_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2], n.io_len[0][2],
+                                       collect_tensor, f);
   io.n_in = f->n_keys;
   io.in_bytes = f->bytes;
   if (!rc)
-    rc = pts_tensors(n.io_at[1][0], n.io_len[1][0], n.io_at[1][2], n.io_len[1][2], collect_tensor,
-                     f);
+    rc = etsim_conv__pt_scan_tensors(n.io_at[1][0], n.io_len[1][0], n.io_at[1][2], n.io_len[1][2],
+                                     collect_tensor, f);
   if (rc) return rc == PTJ_SLOW ? PTJ_SLOW : ETSIM_ENOMEM;
   io.text = &f->text;
   io.keys = f->keys;
@@ -929,7 +932,7 @@ static int cmp_idpair(const void *a, const void *b) {
 
 /* The converted operator a node belongs to (itself, or its outermost
  * operator ancestor), or UINT32_MAX. */
-uint32_t ptc_top_op(ptc_t *c, uint32_t i) {
+uint32_t etsim_conv__pt_top_op(ptc_t *c, uint32_t i) {
   for (int guard = 0; guard < 1 << 20; guard++) {
     const ptc_node_t *h = &c->nodes[i];
     if (h->flags & PTC_F_EMIT) return i;
@@ -943,7 +946,7 @@ uint32_t ptc_top_op(ptc_t *c, uint32_t i) {
 
 /* ---------------------------------------------------------- the driver */
 
-void ptc_free(ptc_t *c) {
+void etsim_conv__pt_free(ptc_t *c) {
   etsim_free(c->nodes);
   etsim_free(c->exts);
   etsim_free(c->tkeys);
@@ -955,10 +958,10 @@ void ptc_free(ptc_t *c) {
   etsim_free(c->id_tab);
   etsim_intern_free(&c->names);
   etsim_arena_free(&c->arena);
-  ptr_free(&c->tmp);
-  ptr_free(&c->f2.text);
+  etsim_conv__pt_repr_free(&c->tmp);
+  etsim_conv__pt_repr_free(&c->f2.text);
   etsim_free(c->f2.keys);
-  ptk_free(c);
+  etsim_conv__pt_kineto_free(c);
 }
 
 /* Pass 2 reads deferred nodes in windows of up to REREAD_WINDOW bytes:
@@ -978,7 +981,7 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
   if (fd < 0)
     return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", c->host_path, strerror(errno));
   ptv_parser_t pp;
-  ptv_parser_init(&pp);
+  etsim_conv__pt_value_parser_init(&pp);
 
   char *buf = NULL;
   size_t cap = 0;
@@ -1005,19 +1008,19 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       break;
     }
-    if ((rc = ptj_pread(c->host_path, fd, w_off, w_len, buf, err))) break;
+    if ((rc = etsim_conv__pt_json_pread(c->host_path, fd, w_off, w_len, buf, err))) break;
     for (; k < k_end && !rc; k++) {
       const struct ptc_defer *d = &c->defer[k];
       if (!wanted(c, d)) continue;
       char *s = buf + (d->off - w_off);
       char saved = s[d->len];
       s[d->len] = '\0'; /* the element alone, NUL-terminated */
-      rc = ptc_no_fast ? PTJ_SLOW : host_node2_fast(c, s, d->len, NULL, d->node);
+      rc = etsim_conv__pt_no_fast ? PTJ_SLOW : host_node2_fast(c, s, d->len, NULL, d->node);
       if (rc == PTJ_SLOW) {
         ptv_t v;
         size_t epos;
         const char *what;
-        if ((rc = ptv_parse(&pp, s, d->len, &v, &epos, &what))) {
+        if ((rc = etsim_conv__pt_value_parse(&pp, s, d->len, &v, &epos, &what))) {
           rc = etsim_error_set(err, rc == ETSIM_ENOMEM ? rc : ETSIM_EFORMAT,
                                "%s: offset %llu: node changed since it was "
                                "read",
@@ -1033,7 +1036,7 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
     }
   }
   etsim_free(buf);
-  ptv_parser_free(&pp);
+  etsim_conv__pt_value_parser_free(&pp);
   close(fd);
   return rc;
 }
@@ -1041,8 +1044,9 @@ static int reread_plain(ptc_t *c, etsim_error_t *err) {
 static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
   int found = 0;
   uint64_t bytes = 0;
-  int rc = ptj_stream_ex(c->host_path, "nodes", on_host_member, on_host_node,
-                         ptc_no_fast ? NULL : on_host_fast, c, NULL, &bytes, &found, err);
+  int rc = etsim_conv__pt_json_stream_ex(c->host_path, "nodes", on_host_member, on_host_node,
+                                         etsim_conv__pt_no_fast ? NULL : on_host_fast, c, NULL,
+                                         &bytes, &found, err);
   if (rc) return rc;
   c->host_bytes = bytes;
   if (!found)
@@ -1064,12 +1068,13 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
       want[i / 8] |= (uint8_t)(1u << (i % 8));
       n_want++;
     }
-  if (n_want && !ptj_is_gzip(c->host_path) && c->n_defer) {
+  if (n_want && !etsim_conv__pt_json_is_gzip(c->host_path) && c->n_defer) {
     rc = reread_plain(c, err); /* only the wanted bytes */
   } else if (n_want) {
     ptj_want_t w = {want, c->n_nodes};
-    rc = ptj_stream_ex(c->host_path, "nodes", NULL, on_host_node2,
-                       ptc_no_fast ? NULL : on_host_fast2, c, &w, NULL, NULL, err);
+    rc = etsim_conv__pt_json_stream_ex(c->host_path, "nodes", NULL, on_host_node2,
+                                       etsim_conv__pt_no_fast ? NULL : on_host_fast2, c, &w, NULL,
+                                       NULL, err);
   }
   etsim_free(want);
   if (rc) return rc;
@@ -1159,8 +1164,8 @@ int etsim_convpt_convert(const char *host_path, const char *out, const etsim_con
   }
   if ((rc = read_host(&c, s, err))) goto done;
   if (opts->kineto_path) {
-    if ((rc = ptk_read(&c, opts->kineto_path, s, err))) goto done;
-  } else if ((rc = ptk_host_gpu(&c, s))) {
+    if ((rc = etsim_conv__pt_kineto_read(&c, opts->kineto_path, s, err))) goto done;
+  } else if ((rc = etsim_conv__pt_kineto_host_gpu(&c, s))) {
     rc = etsim_error_set(err, rc, "out of memory");
     goto done;
   }
@@ -1189,8 +1194,8 @@ int etsim_convpt_convert(const char *host_path, const char *out, const etsim_con
     snprintf(groups, sizeof groups, "%.*s.comm_groups.json", (int)n, out);
   }
   snprintf(s->out_path, sizeof s->out_path, "%s", path);
-  rc = ptc_write(&c, path, groups, opts->write_flags, s, err);
+  rc = etsim_conv__pt_write(&c, path, groups, opts->write_flags, s, err);
 done:
-  ptc_free(&c);
+  etsim_conv__pt_free(&c);
   return rc;
 }

@@ -164,20 +164,21 @@ static inline int ptc_find(const ptc_t *c, uint64_t id, uint32_t *idx) {
   return etsim_u64map_get(&c->by_id, id, idx);
 }
 
-/* Tests only: 1 reads every host node as a tree (no pts_host_node fast
+/* Tests only: 1 reads every host node as a tree (no etsim_conv__pt_scan_host_node fast
  * path), to check that both paths convert a file to the same bytes. */
-extern int ptc_no_fast;
+extern int etsim_conv__pt_no_fast;
 
-int ptc_comm_kind(const char *name, int *coll);
-uint32_t ptc_top_op(ptc_t *c, uint32_t i);
-int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s, etsim_error_t *err);
-void ptk_free(ptc_t *c);
+int etsim_conv__pt_comm_kind(const char *name, int *coll);
+uint32_t etsim_conv__pt_top_op(ptc_t *c, uint32_t i);
+int etsim_conv__pt_kineto_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,
+                               etsim_error_t *err);
+void etsim_conv__pt_kineto_free(ptc_t *c);
 /* Sort kernels and pick the one carrying each op's communication. */
-void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s);
+void etsim_conv__pt_kineto_order_kernels(ptc_t *c, etsim_convpt_summary_t *s);
 /* Kernels from the GPU nodes of a linked (ET+) host trace. */
-int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s);
-int ptc_write(ptc_t *c, const char *path, const char *groups_path, unsigned write_flags,
-              etsim_convpt_summary_t *s, etsim_error_t *err);
-void ptc_free(ptc_t *c);
+int etsim_conv__pt_kineto_host_gpu(ptc_t *c, etsim_convpt_summary_t *s);
+int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, unsigned write_flags,
+                         etsim_convpt_summary_t *s, etsim_error_t *err);
+void etsim_conv__pt_free(ptc_t *c);
 
 #endif

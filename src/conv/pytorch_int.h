@@ -92,9 +92,9 @@ static inline double ptv_d(const ptv_t *v) {
 /* Items of an array (0 for anything else). */
 static inline size_t ptv_arr_len(const ptv_t *v) { return ptv_is_arr(v) ? v->n : 0; }
 /* Member `key` of an object (the first, if repeated), or NULL. */
-const ptv_t *ptv_get(const ptv_t *obj, const char *key);
+const ptv_t *etsim_conv__pt_value_get(const ptv_t *obj, const char *key);
 /* Integer value of an integer / real / bool, else dflt. */
-int64_t ptv_int(const ptv_t *v, int64_t dflt);
+int64_t etsim_conv__pt_value_int(const ptv_t *v, int64_t dflt);
 
 /* A parser's reusable storage. */
 typedef struct ptv_parser {
@@ -103,16 +103,16 @@ typedef struct ptv_parser {
   etsim_arena_t arena;
 } ptv_parser_t;
 
-void ptv_parser_init(ptv_parser_t *p);
-void ptv_parser_free(ptv_parser_t *p);
+void etsim_conv__pt_value_parser_init(ptv_parser_t *p);
+void etsim_conv__pt_value_parser_free(ptv_parser_t *p);
 /*
  * Parse one JSON value from s[0..len) (modified in place: strings are
  * decoded there).  s[len] must be readable (a NUL).  Returns 0 with *out,
  * or ETSIM_EFORMAT with *err_pos (byte offset) and *err_what set, or
  * ETSIM_ENOMEM.  Trailing bytes after the value are an error.
  */
-int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out, size_t *err_pos,
-              const char **err_what);
+int etsim_conv__pt_value_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out, size_t *err_pos,
+                               const char **err_what);
 
 /* Where a value starts: 1-based line and column, and byte offset. */
 typedef struct ptj_loc {
@@ -145,12 +145,12 @@ typedef struct ptj_want {
 /* `want` NULL parses every element; otherwise only the wanted ones are
  * parsed (the rest are only delimited, which is much cheaper).  With
  * on_member NULL, member values are delimited, not parsed. */
-int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
-               ptj_elem_fn on_elem, void *user, const ptj_want_t *want, uint64_t *out_bytes,
-               int *out_found, etsim_error_t *err);
+int etsim_conv__pt_json_stream(const char *path, const char *array_key, ptj_member_fn on_member,
+                               ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
+                               uint64_t *out_bytes, int *out_found, etsim_error_t *err);
 
 /*
- * Optional fast path for the elements of the big array (ptj_stream_ex;
+ * Optional fast path for the elements of the big array (etsim_conv__pt_json_stream_ex;
  * with `want`, for the wanted ones only): called with the element's first
  * byte at s, s[avail] readable and a NUL
  * (more of the file may follow beyond it).  Returns 0 with *used = the
@@ -165,15 +165,17 @@ int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
 enum { PTJ_SLOW = 1 };
 typedef int (*ptj_fast_fn)(void *user, const char *s, size_t avail, uint64_t index, uint64_t offset,
                            size_t *used, etsim_error_t *err);
-int ptj_stream_ex(const char *path, const char *array_key, ptj_member_fn on_member,
-                  ptj_elem_fn on_elem, ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
-                  uint64_t *out_bytes, int *out_found, etsim_error_t *err);
+int etsim_conv__pt_json_stream_ex(const char *path, const char *array_key, ptj_member_fn on_member,
+                                  ptj_elem_fn on_elem, ptj_fast_fn on_fast, void *user,
+                                  const ptj_want_t *want, uint64_t *out_bytes, int *out_found,
+                                  etsim_error_t *err);
 
 /* 1 when the file starts with the gzip magic, 0 otherwise (or unreadable). */
-int ptj_is_gzip(const char *path);
+int etsim_conv__pt_json_is_gzip(const char *path);
 /* Read bytes [off, off + len) of a plain file into buf (len + 1 bytes,
  * NUL-terminated).  0 or ETSIM_EIO with err naming the file. */
-int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf, etsim_error_t *err);
+int etsim_conv__pt_json_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
+                              etsim_error_t *err);
 
 /* Growable byte string (used for repr text and the group JSON). */
 typedef struct ptr_buf {
@@ -181,29 +183,29 @@ typedef struct ptr_buf {
   size_t len, cap;
 } ptr_buf_t;
 
-int ptr_putn(ptr_buf_t *b, const char *s, size_t n);
-int ptr_puts(ptr_buf_t *b, const char *s);
-void ptr_reset(ptr_buf_t *b);
-void ptr_free(ptr_buf_t *b);
+int etsim_conv__pt_repr_putn(ptr_buf_t *b, const char *s, size_t n);
+int etsim_conv__pt_repr_puts(ptr_buf_t *b, const char *s);
+void etsim_conv__pt_repr_reset(ptr_buf_t *b);
+void etsim_conv__pt_repr_free(ptr_buf_t *b);
 /* Append repr(v) as Python would print the parsed JSON value. */
-int ptr_repr(ptr_buf_t *b, const ptv_t *v);
+int etsim_conv__pt_repr(ptr_buf_t *b, const ptv_t *v);
 /* Append s as a JSON string literal. */
-int ptr_json_str(ptr_buf_t *b, const char *s);
+int etsim_conv__pt_repr_json_str(ptr_buf_t *b, const char *s);
 
 /*
  * pts_*: a validating scanner that reads the few fields pass 1 needs of a
  * host node straight from the bytes, without building a tree
- * (pytorch_scan.c).  It accepts a subset of what ptv_parse accepts: strict
+ * (pytorch_scan.c).  It accepts a subset of what etsim_conv__pt_value_parse accepts: strict
  * RFC 8259 JSON with no backslash escape in any string and at most
  * PTS_MAX_DEPTH levels of nesting; on anything else it declines (returns
- * PTJ_SLOW) and the caller parses the element with ptv_parse, which then
+ * PTJ_SLOW) and the caller parses the element with etsim_conv__pt_value_parse, which then
  * also gives the error message.  It relies on a NUL after the bytes (no
  * JSON value contains one) instead of bounds checks.
  *
  * Fields are ptv_t values: scalars in full (a string points into the
  * input, is NOT NUL-terminated, and n is its length), arrays and objects
  * by type only (n = 0, no items).  `have` has a PTS_* bit per field found;
- * each field is the first occurrence of its key, as ptv_get finds it.
+ * each field is the first occurrence of its key, as etsim_conv__pt_value_get finds it.
  */
 enum { PTS_MAX_DEPTH = 64 };
 enum {
@@ -250,13 +252,13 @@ typedef struct pts_node {
 
 /* Scan one element at s: 0 with *out and *used (bytes of the element,
  * a JSON object), or PTJ_SLOW (not an object, or declined). */
-int pts_host_node(const char *s, pts_node_t *out, size_t *used);
+int etsim_conv__pt_scan_host_node(const char *s, pts_node_t *out, size_t *used);
 
-/* Append to b the text ptr_repr prints for the value at text[0..len) once
+/* Append to b the text etsim_conv__pt_repr prints for the value at text[0..len) once
  * parsed (the value must fill the text; text[len] is not read).  0,
  * PTJ_SLOW (declined: escapes, too deep, malformed) or ETSIM_ENOMEM; b may
  * hold a partial text after a failure. */
-int pts_repr(ptr_buf_t *b, const char *text, size_t len);
+int etsim_conv__pt_scan_repr(ptr_buf_t *b, const char *text, size_t len);
 
 /*
  * The tensors of an IO block from its text, as pytorch.c's io_tensors
@@ -268,7 +270,7 @@ int pts_repr(ptr_buf_t *b, const char *text, size_t len);
  * non-zero return.
  */
 typedef int (*pts_tensor_fn)(void *ctx, const int64_t t[5]);
-int pts_tensors(const char *values, size_t values_len, const char *types, size_t types_len,
-                pts_tensor_fn fn, void *ctx);
+int etsim_conv__pt_scan_tensors(const char *values, size_t values_len, const char *types,
+                                size_t types_len, pts_tensor_fn fn, void *ctx);
 
 #endif

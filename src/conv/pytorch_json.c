@@ -236,7 +236,7 @@ static int rd_parse(rd_t *r, size_t start, size_t end, ptv_t *out, etsim_error_t
   /* The byte after the value is a delimiter; make it a NUL for strtod. */
   char saved = r->buf[end];
   r->buf[end] = '\0';
-  int rc = ptv_parse(&r->parser, r->buf + start, end - start, out, &pos, &what);
+  int rc = etsim_conv__pt_value_parse(&r->parser, r->buf + start, end - start, out, &pos, &what);
   r->buf[end] = saved;
   if (rc == ETSIM_ENOMEM) return etsim_error_set(err, rc, "%s: out of memory", r->path);
   if (rc) {
@@ -398,25 +398,26 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member, 
   return 0;
 }
 
-int ptj_stream(const char *path, const char *array_key, ptj_member_fn on_member,
-               ptj_elem_fn on_elem, void *user, const ptj_want_t *want, uint64_t *out_bytes,
-               int *out_found, etsim_error_t *err) {
-  return ptj_stream_ex(path, array_key, on_member, on_elem, NULL, user, want, out_bytes, out_found,
-                       err);
+int etsim_conv__pt_json_stream(const char *path, const char *array_key, ptj_member_fn on_member,
+                               ptj_elem_fn on_elem, void *user, const ptj_want_t *want,
+                               uint64_t *out_bytes, int *out_found, etsim_error_t *err) {
+  return etsim_conv__pt_json_stream_ex(path, array_key, on_member, on_elem, NULL, user, want,
+                                       out_bytes, out_found, err);
 }
 
-int ptj_stream_ex(const char *path, const char *array_key, ptj_member_fn on_member,
-                  ptj_elem_fn on_elem, ptj_fast_fn on_fast, void *user, const ptj_want_t *want,
-                  uint64_t *out_bytes, int *out_found, etsim_error_t *err) {
+int etsim_conv__pt_json_stream_ex(const char *path, const char *array_key, ptj_member_fn on_member,
+                                  ptj_elem_fn on_elem, ptj_fast_fn on_fast, void *user,
+                                  const ptj_want_t *want, uint64_t *out_bytes, int *out_found,
+                                  etsim_error_t *err) {
   rd_t r;
   memset(&r, 0, sizeof r);
   r.path = path;
   r.t_line = 1;
   r.t_col = 1;
-  ptv_parser_init(&r.parser);
+  etsim_conv__pt_value_parser_init(&r.parser);
   r.fd = open(path, O_RDONLY);
   if (r.fd < 0) {
-    ptv_parser_free(&r.parser);
+    etsim_conv__pt_value_parser_free(&r.parser);
     return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   }
   unsigned char magic[2];
@@ -425,7 +426,7 @@ int ptj_stream_ex(const char *path, const char *array_key, ptj_member_fn on_memb
     r.gz = gzdopen(r.fd, "rb");
     if (!r.gz) {
       close(r.fd);
-      ptv_parser_free(&r.parser);
+      etsim_conv__pt_value_parser_free(&r.parser);
       return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
     }
     gzbuffer(r.gz, 1 << 17);
@@ -437,11 +438,11 @@ int ptj_stream_ex(const char *path, const char *array_key, ptj_member_fn on_memb
   if (r.gz) gzclose(r.gz); /* closes fd too */
   else close(r.fd);
   etsim_free(r.buf);
-  ptv_parser_free(&r.parser);
+  etsim_conv__pt_value_parser_free(&r.parser);
   return rc;
 }
 
-int ptj_is_gzip(const char *path) {
+int etsim_conv__pt_json_is_gzip(const char *path) {
   int fd = open(path, O_RDONLY);
   if (fd < 0) return 0;
   unsigned char m[2];
@@ -450,7 +451,8 @@ int ptj_is_gzip(const char *path) {
   return n == 2 && m[0] == 0x1f && m[1] == 0x8b;
 }
 
-int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf, etsim_error_t *err) {
+int etsim_conv__pt_json_pread(const char *path, int fd, uint64_t off, size_t len, char *buf,
+                              etsim_error_t *err) {
   size_t got = 0;
   while (got < len) {
     ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
@@ -467,7 +469,7 @@ int ptj_pread(const char *path, int fd, uint64_t off, size_t len, char *buf, ets
 
 /* ------------------------------------------------------------- repr */
 
-int ptr_putn(ptr_buf_t *b, const char *s, size_t n) {
+int etsim_conv__pt_repr_putn(ptr_buf_t *b, const char *s, size_t n) {
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap;
     if (etsim_grow((void **)&b->data, &cap, b->len + n + 1, 1)) return ETSIM_ENOMEM;
@@ -479,14 +481,16 @@ int ptr_putn(ptr_buf_t *b, const char *s, size_t n) {
   return 0;
 }
 
-int ptr_puts(ptr_buf_t *b, const char *s) { return ptr_putn(b, s, strlen(s)); }
+int etsim_conv__pt_repr_puts(ptr_buf_t *b, const char *s) {
+  return etsim_conv__pt_repr_putn(b, s, strlen(s));
+}
 
-void ptr_reset(ptr_buf_t *b) {
+void etsim_conv__pt_repr_reset(ptr_buf_t *b) {
   b->len = 0;
   if (b->data) b->data[0] = '\0';
 }
 
-void ptr_free(ptr_buf_t *b) {
+void etsim_conv__pt_repr_free(ptr_buf_t *b) {
   etsim_free(b->data);
   memset(b, 0, sizeof *b);
 }
@@ -495,7 +499,7 @@ static int repr_str(ptr_buf_t *b, const char *s, size_t n) {
   /* Python picks double quotes only when the text has a ' and no ". */
   char q = '\'';
   if (memchr(s, '\'', n) && !memchr(s, '"', n)) q = '"';
-  if (ptr_putn(b, &q, 1)) return ETSIM_ENOMEM;
+  if (etsim_conv__pt_repr_putn(b, &q, 1)) return ETSIM_ENOMEM;
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
@@ -511,21 +515,23 @@ static int repr_str(ptr_buf_t *b, const char *s, size_t n) {
       esc = tmp;
     }
     if (esc) {
-      if (ptr_putn(b, s + i - run, run) || ptr_puts(b, esc)) return ETSIM_ENOMEM;
+      if (etsim_conv__pt_repr_putn(b, s + i - run, run) || etsim_conv__pt_repr_puts(b, esc))
+        return ETSIM_ENOMEM;
       run = 0;
     } else {
       run++;
     }
   }
-  if (ptr_putn(b, s + n - run, run) || ptr_putn(b, &q, 1)) return ETSIM_ENOMEM;
+  if (etsim_conv__pt_repr_putn(b, s + n - run, run) || etsim_conv__pt_repr_putn(b, &q, 1))
+    return ETSIM_ENOMEM;
   return 0;
 }
 
 /* Python's repr(float): the shortest digits that read back, in fixed
  * notation when the exponent is in [-4, 16), else d.ddde+XX. */
 static int repr_real(ptr_buf_t *b, double d) {
-  if (isnan(d)) return ptr_puts(b, "nan");
-  if (isinf(d)) return ptr_puts(b, d < 0 ? "-inf" : "inf");
+  if (isnan(d)) return etsim_conv__pt_repr_puts(b, "nan");
+  if (isinf(d)) return etsim_conv__pt_repr_puts(b, d < 0 ? "-inf" : "inf");
   char e[40];
   for (int p = 0; p < 17; p++) {
     snprintf(e, sizeof e, "%.*e", p, d);
@@ -570,18 +576,18 @@ static int repr_real(ptr_buf_t *b, double d) {
     }
     snprintf(out + o, sizeof out - o, "e%c%02d", ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
   }
-  return ptr_puts(b, out);
+  return etsim_conv__pt_repr_puts(b, out);
 }
 
-int ptr_repr(ptr_buf_t *b, const ptv_t *v) {
+int etsim_conv__pt_repr(ptr_buf_t *b, const ptv_t *v) {
   char tmp[32];
   switch (v->t) {
     case PTV_NULL:
-      return ptr_puts(b, "None");
+      return etsim_conv__pt_repr_puts(b, "None");
     case PTV_TRUE:
-      return ptr_puts(b, "True");
+      return etsim_conv__pt_repr_puts(b, "True");
     case PTV_FALSE:
-      return ptr_puts(b, "False");
+      return etsim_conv__pt_repr_puts(b, "False");
     case PTV_INT: {
       /* Integers are most of the IO text: convert by hand. */
       char *e = tmp + sizeof tmp, *q = e;
@@ -589,32 +595,33 @@ int ptr_repr(ptr_buf_t *b, const ptv_t *v) {
       do *--q = (char)('0' + u % 10);
       while (u /= 10);
       if (v->u.i < 0) *--q = '-';
-      return ptr_putn(b, q, (size_t)(e - q));
+      return etsim_conv__pt_repr_putn(b, q, (size_t)(e - q));
     }
     case PTV_REAL:
       return repr_real(b, v->u.d);
     case PTV_STR:
       return repr_str(b, v->u.s, v->n);
     case PTV_ARR:
-      if (ptr_puts(b, "[")) return ETSIM_ENOMEM;
+      if (etsim_conv__pt_repr_puts(b, "[")) return ETSIM_ENOMEM;
       for (uint32_t i = 0; i < v->n; i++)
-        if ((i && ptr_puts(b, ", ")) || ptr_repr(b, &v->u.items[i])) return ETSIM_ENOMEM;
-      return ptr_puts(b, "]");
+        if ((i && etsim_conv__pt_repr_puts(b, ", ")) || etsim_conv__pt_repr(b, &v->u.items[i]))
+          return ETSIM_ENOMEM;
+      return etsim_conv__pt_repr_puts(b, "]");
     case PTV_OBJ:
-      if (ptr_puts(b, "{")) return ETSIM_ENOMEM;
+      if (etsim_conv__pt_repr_puts(b, "{")) return ETSIM_ENOMEM;
       for (uint32_t i = 0; i < v->n; i++) {
         const ptv_t *k = &v->u.items[2 * i];
-        if ((i && ptr_puts(b, ", ")) || repr_str(b, k->u.s, k->n) || ptr_puts(b, ": ") ||
-            ptr_repr(b, &v->u.items[2 * i + 1]))
+        if ((i && etsim_conv__pt_repr_puts(b, ", ")) || repr_str(b, k->u.s, k->n) ||
+            etsim_conv__pt_repr_puts(b, ": ") || etsim_conv__pt_repr(b, &v->u.items[2 * i + 1]))
           return ETSIM_ENOMEM;
       }
-      return ptr_puts(b, "}");
+      return etsim_conv__pt_repr_puts(b, "}");
   }
   return 0;
 }
 
-int ptr_json_str(ptr_buf_t *b, const char *s) {
-  if (ptr_puts(b, "\"")) return ETSIM_ENOMEM;
+int etsim_conv__pt_repr_json_str(ptr_buf_t *b, const char *s) {
+  if (etsim_conv__pt_repr_puts(b, "\"")) return ETSIM_ENOMEM;
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
     char tmp[8];
@@ -628,7 +635,7 @@ int ptr_json_str(ptr_buf_t *b, const char *s) {
       tmp[0] = (char)c;
       tmp[1] = '\0';
     }
-    if (ptr_puts(b, tmp)) return ETSIM_ENOMEM;
+    if (etsim_conv__pt_repr_puts(b, tmp)) return ETSIM_ENOMEM;
   }
-  return ptr_puts(b, "\"");
+  return etsim_conv__pt_repr_puts(b, "\"");
 }

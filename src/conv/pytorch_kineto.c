@@ -28,7 +28,7 @@ typedef struct kctx {
 } kctx_t;
 
 static int64_t arg_int(const ptv_t *args, const char *key, int64_t dflt) {
-  const ptv_t *v = ptv_get(args, key);
+  const ptv_t *v = etsim_conv__pt_value_get(args, key);
   if (ptv_is_int(v)) return ptv_i(v);
   if (ptv_is_real(v)) return (int64_t)ptv_d(v);
   return dflt;
@@ -43,9 +43,9 @@ static int on_event(void *user, const ptv_t *e, uint64_t index, const ptj_loc_t 
                            "%s:%" PRIu64 ":%" PRIu64 ": traceEvents[%" PRIu64
                            "]: is not a JSON object",
                            k->path, loc->line, loc->col, index);
-  const ptv_t *ph = ptv_get(e, "ph");
+  const ptv_t *ph = etsim_conv__pt_value_get(e, "ph");
   if (!ptv_is_str(ph) || strcmp(ptv_str(ph), "X") != 0) return 0;
-  const ptv_t *cat = ptv_get(e, "cat");
+  const ptv_t *cat = etsim_conv__pt_value_get(e, "cat");
   const char *cs = ptv_is_str(cat) ? ptv_str(cat) : "";
   int cls = 0;
   if (strcmp(cs, "cpu_op") == 0 || strcmp(cs, "user_annotation") == 0) cls = PTK_CPU;
@@ -57,17 +57,17 @@ static int on_event(void *user, const ptv_t *e, uint64_t index, const ptj_loc_t 
     cls = PTK_GPU;
   k->s->kineto_events++;
   if (!cls) return 0;
-  const ptv_t *name = ptv_get(e, "name");
-  const ptv_t *ts = ptv_get(e, "ts");
-  const ptv_t *dur = ptv_get(e, "dur");
+  const ptv_t *name = etsim_conv__pt_value_get(e, "name");
+  const ptv_t *ts = etsim_conv__pt_value_get(e, "ts");
+  const ptv_t *dur = etsim_conv__pt_value_get(e, "dur");
   if (!ptv_is_str(name) || !ptv_is_num(ts))
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s:%" PRIu64 ":%" PRIu64 ": traceEvents[%" PRIu64
                            "]: a '%s' event without a string 'name' and a "
                            "numeric 'ts'",
                            k->path, loc->line, loc->col, index, cs);
-  const ptv_t *args = ptv_get(e, "args");
-  const ptv_t *tid = ptv_get(e, "tid");
+  const ptv_t *args = etsim_conv__pt_value_get(e, "args");
+  const ptv_t *tid = etsim_conv__pt_value_get(e, "tid");
   if (etsim_grow((void **)&c->evs, &c->cap_evs, c->n_evs + 1, sizeof *c->evs))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   ptk_ev_t *v = &c->evs[c->n_evs];
@@ -211,7 +211,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     v->parent = n_stack ? stack[n_stack - 1] : UINT32_MAX;
     uint32_t op = UINT32_MAX;
     if (v->cls == PTK_CPU && v->host != UINT32_MAX) {
-      uint32_t top = ptc_top_op(c, v->host);
+      uint32_t top = etsim_conv__pt_top_op(c, v->host);
       if (top != UINT32_MAX) op = c->op_pos[top];
     }
     if (op == UINT32_MAX && v->parent != UINT32_MAX) op = c->evs[v->parent].op;
@@ -261,7 +261,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     kk->comm = 0;
   }
   qsort(c->syncs, c->n_syncs, sizeof *c->syncs, cmp_sync);
-  ptk_order_kernels(c, s);
+  etsim_conv__pt_kineto_order_kernels(c, s);
   rc = 0;
 out:
   etsim_free(order);
@@ -272,7 +272,7 @@ out:
   return rc;
 }
 
-void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s) {
+void etsim_conv__pt_kineto_order_kernels(ptc_t *c, etsim_convpt_summary_t *s) {
   qsort(c->kern, c->n_kern, sizeof *c->kern, cmp_kern);
   /* Which kernel carries an op's communication: its first NCCL one. */
   for (size_t i = 0; i < c->n_kern; i++) {
@@ -296,14 +296,14 @@ void ptk_order_kernels(ptc_t *c, etsim_convpt_summary_t *s) {
 
 /* GPU nodes of a linked (ET+) host trace, collected while reading it,
  * become kernels of the converted op above their caller. */
-int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s) {
+int etsim_conv__pt_kineto_host_gpu(ptc_t *c, etsim_convpt_summary_t *s) {
   if (!c->n_evs) return 0;
   c->kern = etsim_malloc(c->n_evs * sizeof *c->kern);
   c->op_comm_kernel = etsim_calloc(c->n_ops ? c->n_ops : 1, 1);
   if (!c->kern || !c->op_comm_kernel) return ETSIM_ENOMEM;
   for (size_t i = 0; i < c->n_evs; i++) {
     const ptk_ev_t *v = &c->evs[i];
-    uint32_t top = v->host != UINT32_MAX ? ptc_top_op(c, v->host) : UINT32_MAX;
+    uint32_t top = v->host != UINT32_MAX ? etsim_conv__pt_top_op(c, v->host) : UINT32_MAX;
     if (top == UINT32_MAX) {
       s->unlaunched_kernels++;
       continue;
@@ -315,11 +315,12 @@ int ptk_host_gpu(ptc_t *c, etsim_convpt_summary_t *s) {
     kk->ts_ns = v->ts_ns;
     kk->comm = 0;
   }
-  ptk_order_kernels(c, s);
+  etsim_conv__pt_kineto_order_kernels(c, s);
   return 0;
 }
 
-int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s, etsim_error_t *err) {
+int etsim_conv__pt_kineto_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,
+                               etsim_error_t *err) {
   if (c->n_evs) {
     etsim_warn(
         "%s: the host trace already holds linked GPU nodes; they are "
@@ -329,7 +330,8 @@ int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s, etsim_error_
   }
   kctx_t k = {c, path, s, 0, 0};
   int found = 0;
-  int rc = ptj_stream(path, "traceEvents", on_member, on_event, &k, NULL, NULL, &found, err);
+  int rc = etsim_conv__pt_json_stream(path, "traceEvents", on_member, on_event, &k, NULL, NULL,
+                                      &found, err);
   if (rc) return rc;
   if (!found)
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: no 'traceEvents' list: not a Kineto trace",
@@ -338,7 +340,7 @@ int ptk_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s, etsim_error_
   return 0;
 }
 
-void ptk_free(ptc_t *c) {
+void etsim_conv__pt_kineto_free(ptc_t *c) {
   etsim_free(c->evs);
   etsim_free(c->op_ts);
   etsim_free(c->op_dur);

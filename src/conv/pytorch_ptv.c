@@ -25,18 +25,18 @@ typedef struct pst {
   char *at;         /* error position */
 } pst_t;
 
-void ptv_parser_init(ptv_parser_t *p) {
+void etsim_conv__pt_value_parser_init(ptv_parser_t *p) {
   memset(p, 0, sizeof *p);
   etsim_arena_init(&p->arena, 1 << 16);
 }
 
-void ptv_parser_free(ptv_parser_t *p) {
+void etsim_conv__pt_value_parser_free(ptv_parser_t *p) {
   etsim_free(p->stack);
   etsim_arena_free(&p->arena);
   memset(p, 0, sizeof *p);
 }
 
-const ptv_t *ptv_get(const ptv_t *obj, const char *key) {
+const ptv_t *etsim_conv__pt_value_get(const ptv_t *obj, const char *key) {
   if (!ptv_is_obj(obj)) return NULL;
   for (uint32_t i = 0; i < obj->n; i++) {
     const char *k = obj->u.items[2 * i].u.s;
@@ -45,7 +45,7 @@ const ptv_t *ptv_get(const ptv_t *obj, const char *key) {
   return NULL;
 }
 
-int64_t ptv_int(const ptv_t *v, int64_t dflt) {
+int64_t etsim_conv__pt_value_int(const ptv_t *v, int64_t dflt) {
   if (!v) return dflt;
   switch (v->t) {
     case PTV_INT:
@@ -325,8 +325,8 @@ static int value(pst_t *st, ptv_t *out, int depth) {
   }
 }
 
-int ptv_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out, size_t *err_pos,
-              const char **err_what) {
+int etsim_conv__pt_value_parse(ptv_parser_t *p, char *s, size_t len, ptv_t *out, size_t *err_pos,
+                               const char **err_what) {
   etsim_arena_reset(&p->arena);
   p->n = 0;
   pst_t st = {p, s, s + len, NULL, NULL};

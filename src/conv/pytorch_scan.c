@@ -6,7 +6,7 @@
  * its attrs list and its inputs and outputs, which it only has to check.
  * Cutting the element out of the stream and then parsing it as a tree
  * walked every byte twice and built ~40 values per node; this scanner
- * walks the bytes once, validates them with the same grammar as ptv_parse
+ * walks the bytes once, validates them with the same grammar as etsim_conv__pt_value_parse
  * (pytorch_ptv.c) and keeps only the fields asked for.  Anything it does
  * not handle itself — escapes, deep nesting, malformed text, the end of
  * the buffer — makes it decline, and the tree parser takes the element,
@@ -63,7 +63,7 @@ static const char *scan_str(const char *p, ptv_t *out) {
   return p + 1;
 }
 
-/* A number by RFC 8259's grammar, valued as ptv_parse values it: an
+/* A number by RFC 8259's grammar, valued as etsim_conv__pt_value_parse values it: an
  * integer when it has no fraction or exponent and fits int64, else the
  * double strtod reads. */
 static const char *scan_num(const char *p, ptv_t *out) {
@@ -433,7 +433,7 @@ static const char *node_member(void *ctx, const ptv_t *key, const char *p, int d
   return skip_value(p, depth);
 }
 
-int pts_host_node(const char *s, pts_node_t *out, size_t *used) {
+int etsim_conv__pt_scan_host_node(const char *s, pts_node_t *out, size_t *used) {
   if (*s != '{') return PTJ_SLOW;
   out->have = 0;
   memset(out->io_at, 0, sizeof out->io_at);
@@ -454,7 +454,7 @@ int pts_host_node(const char *s, pts_node_t *out, size_t *used) {
 
 /* Append n bytes; the common case without growing is inline. */
 static inline int put(ptr_buf_t *b, const char *s, size_t n) {
-  if (b->len + n + 1 > b->cap) return ptr_putn(b, s, n);
+  if (b->len + n + 1 > b->cap) return etsim_conv__pt_repr_putn(b, s, n);
   memcpy(b->data + b->len, s, n);
   b->len += n;
   return 0;
@@ -492,7 +492,8 @@ static int repr_at(ptr_buf_t *b, const char **pp, int depth) {
           if (!first && put(b, ", ", 2)) return ETSIM_ENOMEM;
           if (obj) {
             if (*p != '"' || !(p = scan_str(p + 1, &v))) return PTJ_SLOW;
-            if (ptr_repr(b, &v) || ptr_putn(b, ": ", 2)) return ETSIM_ENOMEM;
+            if (etsim_conv__pt_repr(b, &v) || etsim_conv__pt_repr_putn(b, ": ", 2))
+              return ETSIM_ENOMEM;
             p = skip_ws(p);
             if (*p != ':') return PTJ_SLOW;
             p = skip_ws(p + 1);
@@ -534,17 +535,17 @@ static int repr_at(ptr_buf_t *b, const char **pp, int depth) {
       break;
   }
   /* A scalar: printed exactly as the tree path prints its value. */
-  if (ptr_repr(b, &v)) return ETSIM_ENOMEM;
+  if (etsim_conv__pt_repr(b, &v)) return ETSIM_ENOMEM;
   *pp = p;
   return 0;
 }
 
-int pts_repr(ptr_buf_t *b, const char *text, size_t len) {
+int etsim_conv__pt_scan_repr(ptr_buf_t *b, const char *text, size_t len) {
   const char *p = text;
   int rc = repr_at(b, &p, 0);
   if (b->data) b->data[b->len] = '\0'; /* put() leaves the terminator to here */
   if (rc) return rc;
-  /* The value must fill the span: the caller got it from pts_host_node,
+  /* The value must fill the span: the caller got it from etsim_conv__pt_scan_host_node,
    * so this only fails if the text was not what the scanner saw. */
   return p == text + len ? 0 : PTJ_SLOW;
 }
@@ -606,8 +607,8 @@ static const char *walk(const char *p, int depth, pts_tensor_fn fn, void *ctx, i
 
 enum { MAX_TYPES = 512 };
 
-int pts_tensors(const char *values, size_t values_len, const char *types, size_t types_len,
-                pts_tensor_fn fn, void *ctx) {
+int etsim_conv__pt_scan_tensors(const char *values, size_t values_len, const char *types,
+                                size_t types_len, pts_tensor_fn fn, void *ctx) {
   (void)values_len;
   if (!values || !types || *types != '[' || *values != '[')
     return 0; /* no list of types: no item is a Tensor */

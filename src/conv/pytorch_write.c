@@ -165,42 +165,42 @@ static int group_listed(const ptc_pg_t *pg) {
 
 static int write_groups(const ptc_t *c, const char *path, etsim_outfile_t *of, etsim_error_t *err) {
   ptr_buf_t b = {0};
-  int rc = ptr_puts(&b, "{");
+  int rc = etsim_conv__pt_repr_puts(&b, "{");
   size_t listed = 0;
   for (size_t i = 0; i < c->n_pgs && !rc; i++) {
     const ptc_pg_t *pg = &c->pgs[i];
     if (!group_listed(pg)) continue;
-    rc = ptr_puts(&b, listed++ ? ",\n  " : "\n  ") || ptr_json_str(&b, pg->name) ||
-         ptr_puts(&b, ": [");
+    rc = etsim_conv__pt_repr_puts(&b, listed++ ? ",\n  " : "\n  ") ||
+         etsim_conv__pt_repr_json_str(&b, pg->name) || etsim_conv__pt_repr_puts(&b, ": [");
     size_t n = pg->n_ranks ? pg->n_ranks : (size_t)(pg->group_size > 0 ? pg->group_size : 0);
     for (size_t r = 0; r < n && !rc; r++) {
       char num[32];
       snprintf(num, sizeof num, "%s%" PRId64, r ? ", " : "",
                pg->n_ranks ? pg->ranks[r] : (int64_t)r);
-      rc = ptr_puts(&b, num);
+      rc = etsim_conv__pt_repr_puts(&b, num);
     }
-    if (!rc) rc = ptr_puts(&b, "]");
+    if (!rc) rc = etsim_conv__pt_repr_puts(&b, "]");
   }
-  if (!rc) rc = ptr_puts(&b, "\n}\n");
+  if (!rc) rc = etsim_conv__pt_repr_puts(&b, "\n}\n");
   if (rc) {
-    ptr_free(&b);
+    etsim_conv__pt_repr_free(&b);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   if ((rc = etsim_outfile_open(of, path, err))) {
-    ptr_free(&b);
+    etsim_conv__pt_repr_free(&b);
     return rc;
   }
   if (fwrite(b.data, 1, b.len, of->fp) != b.len) {
-    ptr_free(&b);
+    etsim_conv__pt_repr_free(&b);
     etsim_outfile_abort(of);
     return etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);
   }
-  ptr_free(&b);
+  etsim_conv__pt_repr_free(&b);
   return 0;
 }
 
-int ptc_write(ptc_t *c, const char *path, const char *groups_path, unsigned write_flags,
-              etsim_convpt_summary_t *s, etsim_error_t *err) {
+int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, unsigned write_flags,
+                         etsim_convpt_summary_t *s, etsim_error_t *err) {
   etsim_et_writer_t *w = NULL;
   etsim_outfile_t gof;
   int have_gof = 0;
@@ -295,7 +295,7 @@ int ptc_write(ptc_t *c, const char *path, const char *groups_path, unsigned writ
       /* An ET+ file names it directly. */
       uint32_t ti;
       if (e->itd >= 0 && ptc_find(c, (uint64_t)e->itd, &ti)) {
-        uint32_t top = ptc_top_op(c, ti);
+        uint32_t top = etsim_conv__pt_top_op(c, ti);
         if (top != UINT32_MAX && c->op_pos[top] < pos) {
           size_t before = dd.n;
           if ((rc = dep_add(&dd, c->nodes[top].id))) goto nomem;

@@ -17,15 +17,16 @@ typedef struct etsim_et_blob {
 static inline void *et_blob_data(const etsim_et_blob_t *b) { return (void *)(b + 1); }
 
 /* Element size of a list kind's elements in views (etsim_attr_t docs). */
-size_t et_list_elem_size(int kind);
+size_t etsim_et__list_elem_size(int kind);
 
 /* A protobuf-c allocator that bumps in `arena` and never frees. */
-void et_arena_allocator(ProtobufCAllocator *out, etsim_arena_t *arena);
+void etsim_et__arena_allocator(ProtobufCAllocator *out, etsim_arena_t *arena);
 
 /* Fill a view attribute from a decoded AttributeProto (pointers alias it). */
-void et_attr_from_proto(etsim_attr_t *out, const ChakraProtoMsg__AttributeProto *a);
+void etsim_et__attr_from_proto(etsim_attr_t *out, const ChakraProtoMsg__AttributeProto *a);
 /* Build an AttributeProto in `arena` from a view; NULL on OOM. */
-ChakraProtoMsg__AttributeProto *et_attr_to_proto(const etsim_attr_t *a, etsim_arena_t *arena);
+ChakraProtoMsg__AttributeProto *etsim_et__attr_to_proto(const etsim_attr_t *a,
+                                                        etsim_arena_t *arena);
 
 /* ------------------------------------------------------- fast wire path */
 
@@ -63,52 +64,53 @@ typedef struct et_wnode {
 
 /* Decode one Node message: 0, ET_WIRE_BAIL, or ETSIM_ENOMEM.  Spans point
  * into p, which must outlive w's use.  Packed deps are not yet checked. */
-int et_wire_node(const uint8_t *p, size_t n, et_wnode_t *w);
+int etsim_et__wire_node(const uint8_t *p, size_t n, et_wnode_t *w);
 /* Decode a packed uint64 run into dst (room for s.n values): the count, or
  * -1 when a varint is unterminated or longer than 10 bytes. */
-long et_wire_deps(et_span_t s, uint64_t *dst);
+long etsim_et__wire_deps(et_span_t s, uint64_t *dst);
 /* Scalar value of a decoded attribute into out->v. */
-void et_wire_scalar(const et_wattr_t *a, etsim_attr_t *out);
-/* Numeric list values in view element types (et_list_elem_size). */
-void et_wire_list_values(const et_wattr_t *a, void *dst);
+void etsim_et__wire_scalar(const et_wattr_t *a, etsim_attr_t *out);
+/* Numeric list values in view element types (etsim_et__list_elem_size). */
+void etsim_et__wire_list_values(const et_wattr_t *a, void *dst);
 /* Next entry of a string/bytes list body: 1 and *out, 0 at the end. */
-int et_wire_list_entry(et_span_t *cursor, et_span_t *out);
+int etsim_et__wire_list_entry(et_span_t *cursor, et_span_t *out);
 /* A node view of w, strings NUL-terminated in arena `a`: 0, ET_WIRE_BAIL
  * (bad packed deps) or ETSIM_ENOMEM. */
-int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v, etsim_ioinfo_t io[2],
-                 etsim_attr_t **attrs, size_t *attrs_cap);
+int etsim_et__wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v,
+                        etsim_ioinfo_t io[2], etsim_attr_t **attrs, size_t *attrs_cap);
 
 /* Canonical encoding of a node view (byte-identical to protobuf-c's pack of
  * the same view): size first, then the bytes into out (room for the size). */
-int et_wire_attr_ok(const etsim_attr_t *a);
-size_t et_wire_node_size(const etsim_et_node_t *n);
-size_t et_wire_encode_node(const etsim_et_node_t *n, uint8_t *out);
-size_t et_wire_put_varint(uint8_t *out, uint64_t v);
+int etsim_et__wire_attr_ok(const etsim_attr_t *a);
+size_t etsim_et__wire_node_size(const etsim_et_node_t *n);
+size_t etsim_et__wire_encode_node(const etsim_et_node_t *n, uint8_t *out);
+size_t etsim_et__wire_put_varint(uint8_t *out, uint64_t v);
 
 /* The protobuf-c reference path (kept for GlobalMetadata, for messages the
  * fast path leaves alone, and for tests).  Pack a node view with protobuf-c
  * into a buffer grown as needed: the length, or a negative code. */
-long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t **buf, size_t *cap);
+long etsim_et__pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t **buf,
+                             size_t *cap);
 
 /* ------------------------------------------------------ reader internals */
 
-uint32_t et_reader_last_len(const etsim_et_reader_t *r);
+uint32_t etsim_et__reader_last_len(const etsim_et_reader_t *r);
 /* Next raw message: 1 with data, len and offset (valid until the next call),
  * 0 at a clean end of file, or a negative code with err set. */
-int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len, uint64_t *off,
-                  etsim_error_t *err);
+int etsim_et__reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len, uint64_t *off,
+                         etsim_error_t *err);
 /* Decode a raw node message with protobuf-c, strictly (unknown fields and
  * bad node types are errors unless the reader skips unknown fields): 0 and
  * *out, or a negative code with err naming file, offset, node index and id. */
-int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint64_t off,
-                   const etsim_et_node_t **out, etsim_error_t *err);
+int etsim_et__reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint64_t off,
+                          const etsim_et_node_t **out, etsim_error_t *err);
 /* Count a node taken from the last raw message (error messages number
  * nodes). */
-void et_reader_count_node(etsim_et_reader_t *r);
+void etsim_et__reader_count_node(etsim_et_reader_t *r);
 /* Upper estimate of the nodes still to come, from the file size and the
  * messages buffered so far; 0 when unknown. */
-size_t et_reader_estimate_nodes(const etsim_et_reader_t *r);
+size_t etsim_et__reader_estimate_nodes(const etsim_et_reader_t *r);
 /* Force the protobuf-c path for every node (tests compare both paths). */
-void et_reader_set_slow(etsim_et_reader_t *r, int slow);
+void etsim_et__reader_set_slow(etsim_et_reader_t *r, int slow);
 
 #endif

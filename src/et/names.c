@@ -115,7 +115,7 @@ const etsim_attr_t *etsim_et_node_attr(const etsim_et_node_t *n, const char *nam
   return NULL;
 }
 
-size_t et_list_elem_size(int kind) {
+size_t etsim_et__list_elem_size(int kind) {
   switch (kind) {
     case ETSIM_ATTR_DOUBLE_LIST:
       return sizeof(double);

@@ -20,7 +20,7 @@ static void arena_free_cb(void *data, void *ptr) {
   (void)ptr;
 }
 
-void et_arena_allocator(ProtobufCAllocator *out, etsim_arena_t *arena) {
+void etsim_et__arena_allocator(ProtobufCAllocator *out, etsim_arena_t *arena) {
   out->alloc = arena_alloc_cb;
   out->free = arena_free_cb;
   out->allocator_data = arena;
@@ -64,7 +64,7 @@ static const ProtobufCMessageDescriptor *list_descriptor(int kind) {
   }
 }
 
-void et_attr_from_proto(etsim_attr_t *out, const ChakraProtoMsg__AttributeProto *a) {
+void etsim_et__attr_from_proto(etsim_attr_t *out, const ChakraProtoMsg__AttributeProto *a) {
   memset(out, 0, sizeof *out);
   out->name = a->name ? a->name : "";
   out->doc = a->doc_string ? a->doc_string : "";
@@ -128,7 +128,8 @@ void et_attr_from_proto(etsim_attr_t *out, const ChakraProtoMsg__AttributeProto 
   }
 }
 
-ChakraProtoMsg__AttributeProto *et_attr_to_proto(const etsim_attr_t *a, etsim_arena_t *arena) {
+ChakraProtoMsg__AttributeProto *etsim_et__attr_to_proto(const etsim_attr_t *a,
+                                                        etsim_arena_t *arena) {
   ChakraProtoMsg__AttributeProto *p = etsim_arena_alloc(arena, sizeof *p);
   if (!p) return NULL;
   chakra_proto_msg__attribute_proto__init(p);

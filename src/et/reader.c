@@ -50,10 +50,10 @@ struct etsim_et_reader {
   et_wnode_t wn;
 };
 
-void et_reader_set_slow(etsim_et_reader_t *r, int slow) { r->slow = slow; }
-void et_reader_count_node(etsim_et_reader_t *r) { r->node_index++; }
+void etsim_et__reader_set_slow(etsim_et_reader_t *r, int slow) { r->slow = slow; }
+void etsim_et__reader_count_node(etsim_et_reader_t *r) { r->node_index++; }
 
-uint32_t et_reader_last_len(const etsim_et_reader_t *r) { return r->last_len; }
+uint32_t etsim_et__reader_last_len(const etsim_et_reader_t *r) { return r->last_len; }
 const etsim_et_meta_t *etsim_et_reader_meta(const etsim_et_reader_t *r) { return &r->meta; }
 const char *etsim_et_reader_path(const etsim_et_reader_t *r) { return r->path; }
 uint64_t etsim_et_reader_offset(const etsim_et_reader_t *r) { return r->buf_offset + r->pos; }
@@ -216,7 +216,7 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
   r->buf = etsim_malloc(r->cap);
   etsim_arena_init(&r->arena, 64 * 1024);
   etsim_arena_init(&r->meta_arena, 4 * 1024);
-  et_arena_allocator(&r->alloc, &r->arena);
+  etsim_et__arena_allocator(&r->alloc, &r->arena);
   if (!r->path || !r->buf) {
     etsim_et_reader_close(r);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
@@ -262,7 +262,7 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
     return rc;
   }
   ProtobufCAllocator ma;
-  et_arena_allocator(&ma, &r->meta_arena);
+  etsim_et__arena_allocator(&ma, &r->meta_arena);
   r->meta_msg = chakra_proto_msg__global_metadata__unpack(&ma, len, data);
   if (!r->meta_msg) {
     etsim_et_reader_close(r);
@@ -284,7 +284,7 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
     etsim_et_reader_close(r);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   }
-  for (size_t i = 0; i < m->n_attr; i++) et_attr_from_proto(&ma_attrs[i], m->attr[i]);
+  for (size_t i = 0; i < m->n_attr; i++) etsim_et__attr_from_proto(&ma_attrs[i], m->attr[i]);
   r->meta.version = m->version ? m->version : "";
   r->meta.n_attrs = m->n_attr;
   r->meta.attrs = ma_attrs;
@@ -300,16 +300,16 @@ static const etsim_ioinfo_t *io_view(etsim_ioinfo_t *v, const ChakraProtoMsg__IO
   return v;
 }
 
-int et_reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len, uint64_t *off,
-                  etsim_error_t *err) {
+int etsim_et__reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *len, uint64_t *off,
+                         etsim_error_t *err) {
   etsim_arena_reset(&r->arena);
   int rc = read_message(r, data, len, off, err);
   if (rc == 1) r->last_len = *len;
   return rc; /* an error message already names file and offset */
 }
 
-int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint64_t off,
-                   const etsim_et_node_t **out, etsim_error_t *err) {
+int etsim_et__reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint64_t off,
+                          const etsim_et_node_t **out, etsim_error_t *err) {
   etsim_arena_reset(&r->arena); /* drop what a bailing fast path left */
   ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(&r->alloc, len, data);
   if (!n) return decode_error(r, off, "message does not decode as a Chakra Node", data, len, err);
@@ -332,7 +332,7 @@ int et_reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint
   }
   if (etsim_grow((void **)&r->attrs, &r->attrs_cap, n->n_attr, sizeof *r->attrs))
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
-  for (size_t i = 0; i < n->n_attr; i++) et_attr_from_proto(&r->attrs[i], n->attr[i]);
+  for (size_t i = 0; i < n->n_attr; i++) etsim_et__attr_from_proto(&r->attrs[i], n->attr[i]);
   etsim_et_node_t *v = &r->view;
   v->id = n->id;
   v->name = n->name ? n->name : "";
@@ -355,11 +355,11 @@ int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out, etsi
   const uint8_t *data;
   uint32_t len;
   uint64_t off;
-  int rc = et_reader_raw(r, &data, &len, &off, err);
+  int rc = etsim_et__reader_raw(r, &data, &len, &off, err);
   if (rc <= 0) return rc;
-  if (!r->slow && (rc = et_wire_node(data, len, &r->wn)) == 0) {
+  if (!r->slow && (rc = etsim_et__wire_node(data, len, &r->wn)) == 0) {
     etsim_ioinfo_t io[2];
-    rc = et_wire_view(&r->wn, &r->arena, &r->view, io, &r->attrs, &r->attrs_cap);
+    rc = etsim_et__wire_view(&r->wn, &r->arena, &r->view, io, &r->attrs, &r->attrs_cap);
     if (rc == 0) {
       r->in = io[0];
       r->out = io[1];
@@ -371,12 +371,12 @@ int etsim_et_reader_next(etsim_et_reader_t *r, const etsim_et_node_t **out, etsi
     }
   }
   if (rc == ETSIM_ENOMEM) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
-  if ((rc = et_reader_slow(r, data, len, off, out, err)) != 0) return rc;
+  if ((rc = etsim_et__reader_slow(r, data, len, off, out, err)) != 0) return rc;
   r->node_index++;
   return 1;
 }
 
-size_t et_reader_estimate_nodes(const etsim_et_reader_t *r) {
+size_t etsim_et__reader_estimate_nodes(const etsim_et_reader_t *r) {
   /* Average message size over what is buffered, extrapolated. */
   size_t p = r->pos, msgs = 0;
   while (p < r->end) {

@@ -421,7 +421,7 @@ static int attr_store(etsim_et_trace_t *t, etsim_et_attrrec_t *rec, const etsim_
     }
     default: {
       if (!etsim_attr_kind_is_list(a->kind)) break;
-      size_t es = et_list_elem_size(a->kind);
+      size_t es = etsim_et__list_elem_size(a->kind);
       if (!es) return ETSIM_EFORMAT;
       size_t n = a->v.list.n;
       etsim_et_blob_t *bl = etsim_arena_alloc(&t->arena, sizeof *bl + n * es);
@@ -500,18 +500,18 @@ static int wattr_store(etsim_et_trace_t *t, builder_t *b, etsim_et_attrrec_t *re
       if (!etsim_attr_kind_is_list(a->kind)) {
         etsim_attr_t v;
         v.kind = a->kind;
-        et_wire_scalar(a, &v);
+        etsim_et__wire_scalar(a, &v);
         rec_scalar(rec, &v);
         break;
       }
-      size_t es = et_list_elem_size(a->kind), n = a->count;
+      size_t es = etsim_et__list_elem_size(a->kind), n = a->count;
       etsim_et_blob_t *bl = etsim_arena_alloc(&t->arena, sizeof *bl + n * es);
       if (!bl) return ETSIM_ENOMEM;
       bl->n = n;
       bl->elem_size = es;
       if (a->kind == ETSIM_ATTR_STRING_LIST || a->kind == ETSIM_ATTR_BYTES_LIST) {
         et_span_t cur = a->raw, e;
-        for (size_t j = 0; j < n && et_wire_list_entry(&cur, &e); j++) {
+        for (size_t j = 0; j < n && etsim_et__wire_list_entry(&cur, &e); j++) {
           if (a->kind == ETSIM_ATTR_STRING_LIST) {
             const char *c = pool_str(t, b, e.p, e.n);
             if (!c) return ETSIM_ENOMEM;
@@ -525,7 +525,7 @@ static int wattr_store(etsim_et_trace_t *t, builder_t *b, etsim_et_attrrec_t *re
           }
         }
       } else if (n) {
-        et_wire_list_values(a, et_blob_data(bl));
+        etsim_et__wire_list_values(a, et_blob_data(bl));
       }
       rec->v.p = bl;
       break;
@@ -597,8 +597,8 @@ static int add_wire(etsim_et_trace_t *t, builder_t *b) {
   const et_wnode_t *w = &b->wn;
   size_t need = w->deps[0].n + w->deps[1].n;
   if (etsim_grow((void **)&b->deps, &b->deps_cap, need + 1, sizeof *b->deps)) return ETSIM_ENOMEM;
-  long nd = et_wire_deps(w->deps[0], b->deps);
-  long nc = nd < 0 ? -1 : et_wire_deps(w->deps[1], b->deps + nd);
+  long nd = etsim_et__wire_deps(w->deps[0], b->deps);
+  long nc = nd < 0 ? -1 : etsim_et__wire_deps(w->deps[1], b->deps + nd);
   if (nd < 0 || nc < 0) return ET_WIRE_BAIL;
   int rc = node_begin(t, b, w->id, w->start_us, w->dur_us, w->type, w->n_attrs);
   if (rc) return rc;
@@ -721,7 +721,7 @@ int etsim_et_trace_load(etsim_et_trace_t **out, const char *path, unsigned read_
   builder_t b;
   memset(&b, 0, sizeof b);
   b.dense = 1;
-  b.est = et_reader_estimate_nodes(r);
+  b.est = etsim_et__reader_estimate_nodes(r);
   if (!t) {
     etsim_et_reader_close(r);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
@@ -739,13 +739,13 @@ int etsim_et_trace_load(etsim_et_trace_t **out, const char *path, unsigned read_
   const uint8_t *data;
   uint32_t len;
   uint64_t off;
-  while ((rc = et_reader_raw(r, &data, &len, &off, err)) == 1) {
+  while ((rc = etsim_et__reader_raw(r, &data, &len, &off, err)) == 1) {
     if (len == 0) t->n_empty++;
-    rc = et_wire_node(data, len, &b.wn);
+    rc = etsim_et__wire_node(data, len, &b.wn);
     if (rc == 0) rc = add_wire(t, &b);
     if (rc == ET_WIRE_BAIL) {
       const etsim_et_node_t *n;
-      if ((rc = et_reader_slow(r, data, len, off, &n, err)) != 0) goto fail;
+      if ((rc = etsim_et__reader_slow(r, data, len, off, &n, err)) != 0) goto fail;
       rc = add_view(t, &b, n);
     }
     if (rc) {
@@ -756,7 +756,7 @@ int etsim_et_trace_load(etsim_et_trace_t **out, const char *path, unsigned read_
                       path, t->n_nodes);
       goto fail;
     }
-    et_reader_count_node(r);
+    etsim_et__reader_count_node(r);
   }
   if (rc < 0) goto fail;
   etsim_et_reader_close(r);

@@ -2,7 +2,7 @@
  * wire.c — a hand-written protobuf wire decoder and encoder for the Chakra
  * Node, the message that makes up almost all of a trace.
  *
- * Decoding: et_wire_node() walks one Node message and records where its
+ * Decoding: etsim_et__wire_node() walks one Node message and records where its
  * fields are (spans into the caller's buffer) without allocating; readers
  * then copy what they keep straight into their own storage.  It accepts only
  * what it can decode exactly as protobuf-c 1.4 would: every field known to
@@ -17,7 +17,7 @@
  * reproduced on purpose: varints are truncated to the field width, a bool is
  * true when any payload bit of its varint is set.
  *
- * Encoding: et_wire_encode_node() writes the canonical encoding byte for
+ * Encoding: etsim_et__wire_encode_node() writes the canonical encoding byte for
  * byte as protobuf_c_message_pack() does for the same view (fields in number
  * order, proto3 defaults omitted, a set oneof always written, repeated
  * numbers packed), which tests/et/test_wire.c checks against protobuf-c.
@@ -158,7 +158,7 @@ static int wire_list(et_wattr_t *a, et_span_t body) {
   size_t k;
   if (p[0] != 0x0a || !(k = get_len(p + 1, end, &a->raw)) || a->raw.p + a->raw.n != end)
     return ET_WIRE_BAIL;
-  size_t es = et_list_elem_size(a->kind);
+  size_t es = etsim_et__list_elem_size(a->kind);
   switch (a->kind) {
     case ETSIM_ATTR_DOUBLE_LIST:
     case ETSIM_ATTR_FLOAT_LIST:
@@ -230,7 +230,7 @@ static int wire_attr(et_wattr_t *a, et_span_t body) {
   return 0;
 }
 
-int et_wire_node(const uint8_t *p, size_t n, et_wnode_t *w) {
+int etsim_et__wire_node(const uint8_t *p, size_t n, et_wnode_t *w) {
   const uint8_t *end = p + n;
   unsigned seen = 0;
   w->id = w->start_us = w->dur_us = 0;
@@ -297,7 +297,7 @@ int et_wire_node(const uint8_t *p, size_t n, et_wnode_t *w) {
   return 0;
 }
 
-long et_wire_deps(et_span_t s, uint64_t *dst) {
+long etsim_et__wire_deps(et_span_t s, uint64_t *dst) {
   const uint8_t *p = s.p, *end = s.p + s.n;
   long n = 0;
   /* Fast loop while at least 10 bytes remain: no end checks per byte. */
@@ -334,7 +334,7 @@ long et_wire_deps(et_span_t s, uint64_t *dst) {
 static inline int32_t unzigzag32(uint32_t v) { return (int32_t)((v >> 1) ^ (0u - (v & 1))); }
 static inline int64_t unzigzag64(uint64_t v) { return (int64_t)((v >> 1) ^ (0ull - (v & 1))); }
 
-void et_wire_scalar(const et_wattr_t *a, etsim_attr_t *out) {
+void etsim_et__wire_scalar(const et_wattr_t *a, etsim_attr_t *out) {
   switch (a->kind) {
     case ETSIM_ATTR_DOUBLE:
       memcpy(&out->v.d, &a->u, sizeof out->v.d);
@@ -374,7 +374,7 @@ void et_wire_scalar(const et_wattr_t *a, etsim_attr_t *out) {
   }
 }
 
-void et_wire_list_values(const et_wattr_t *a, void *dst) {
+void etsim_et__wire_list_values(const et_wattr_t *a, void *dst) {
   const uint8_t *p = a->raw.p, *end = a->raw.p + a->raw.n;
   size_t i = 0;
   switch (a->kind) {
@@ -392,7 +392,7 @@ void et_wire_list_values(const et_wattr_t *a, void *dst) {
   while (p < end && i < a->count) {
     uint64_t v = 0;
     size_t k = get_varint(p, end, &v);
-    if (!k) return; /* validated by et_wire_node; not reached */
+    if (!k) return; /* validated by etsim_et__wire_node; not reached */
     switch (a->kind) {
       case ETSIM_ATTR_INT32_LIST:
         ((int32_t *)dst)[i] = (int32_t)(uint32_t)v;
@@ -421,11 +421,11 @@ void et_wire_list_values(const et_wattr_t *a, void *dst) {
   }
 }
 
-int et_wire_list_entry(et_span_t *cursor, et_span_t *out) {
+int etsim_et__wire_list_entry(et_span_t *cursor, et_span_t *out) {
   if (!cursor->n) return 0;
   const uint8_t *end = cursor->p + cursor->n;
   size_t k = get_len(cursor->p + 1, end, out);
-  if (cursor->p[0] != 0x0a || !k) return 0; /* validated by et_wire_node; not reached */
+  if (cursor->p[0] != 0x0a || !k) return 0; /* validated by etsim_et__wire_node; not reached */
   const uint8_t *next = out->p + out->n;
   cursor->n = (size_t)(end - next);
   cursor->p = next;
@@ -442,8 +442,8 @@ static char *scratch_str(etsim_arena_t *a, et_span_t s) {
   return c;
 }
 
-int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v, etsim_ioinfo_t io[2],
-                 etsim_attr_t **attrs, size_t *attrs_cap) {
+int etsim_et__wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v,
+                        etsim_ioinfo_t io[2], etsim_attr_t **attrs, size_t *attrs_cap) {
   memset(v, 0, sizeof *v);
   v->id = w->id;
   v->type = w->type;
@@ -455,7 +455,7 @@ int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v, etsi
     long n = 0;
     if (w->deps[d].n) {
       if (!(dst = etsim_arena_alloc(a, w->deps[d].n * sizeof *dst))) return ETSIM_ENOMEM;
-      if ((n = et_wire_deps(w->deps[d], dst)) < 0) return ET_WIRE_BAIL;
+      if ((n = etsim_et__wire_deps(w->deps[d], dst)) < 0) return ET_WIRE_BAIL;
     }
     if (d == 0) {
       v->n_data_deps = (size_t)n;
@@ -500,7 +500,7 @@ int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v, etsi
         void *arr = wa->count ? etsim_arena_alloc(a, wa->count * es) : NULL;
         if (wa->count && !arr) return ETSIM_ENOMEM;
         et_span_t cur = wa->raw, e;
-        for (size_t j = 0; j < wa->count && et_wire_list_entry(&cur, &e); j++) {
+        for (size_t j = 0; j < wa->count && etsim_et__wire_list_entry(&cur, &e); j++) {
           char *c = (str || e.n) ? scratch_str(a, e) : NULL;
           if ((str || e.n) && !c) return ETSIM_ENOMEM;
           if (str) {
@@ -516,14 +516,14 @@ int et_wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *v, etsi
       }
       default:
         if (etsim_attr_kind_is_list(wa->kind)) {
-          size_t es = et_list_elem_size(wa->kind);
+          size_t es = etsim_et__list_elem_size(wa->kind);
           void *arr = wa->count ? etsim_arena_alloc(a, wa->count * es) : NULL;
           if (wa->count && !arr) return ETSIM_ENOMEM;
-          if (wa->count) et_wire_list_values(wa, arr);
+          if (wa->count) etsim_et__wire_list_values(wa, arr);
           o->v.list.n = wa->count;
           o->v.list.v = arr;
         } else {
-          et_wire_scalar(wa, o);
+          etsim_et__wire_scalar(wa, o);
         }
         break;
     }
@@ -613,7 +613,7 @@ static size_t list_body_size(const etsim_attr_t *a) {
   }
   if (!n) return 0;
   size_t payload = 0;
-  if (list_is_fixed(a->kind)) payload = n * et_list_elem_size(a->kind);
+  if (list_is_fixed(a->kind)) payload = n * etsim_et__list_elem_size(a->kind);
   else
     for (size_t i = 0; i < n; i++) payload += varint_size(list_varint(a->kind, a->v.list.v, i));
   return 1 + varint_size(payload) + payload;
@@ -645,7 +645,7 @@ static uint8_t *put_list_body(uint8_t *p, const etsim_attr_t *a) {
   if (!n) return p;
   *p++ = 0x0a;
   if (list_is_fixed(a->kind)) {
-    size_t bytes = n * et_list_elem_size(a->kind);
+    size_t bytes = n * etsim_et__list_elem_size(a->kind);
     p = put_varint(p, bytes);
     memcpy(p, a->v.list.v, bytes);
     return p + bytes;
@@ -796,12 +796,12 @@ static size_t deps_payload(const uint64_t *d, size_t n) {
   return s;
 }
 
-int et_wire_attr_ok(const etsim_attr_t *a) {
+int etsim_et__wire_attr_ok(const etsim_attr_t *a) {
   return a->kind == ETSIM_ATTR_NONE ||
          (a->kind >= ETSIM_ATTR_DOUBLE && a->kind <= ETSIM_ATTR_KIND_MAX);
 }
 
-size_t et_wire_node_size(const etsim_et_node_t *n) {
+size_t etsim_et__wire_node_size(const etsim_et_node_t *n) {
   size_t s = 0, l;
   if (n->id) s += 1 + varint_size(n->id);
   if ((l = str_len(n->name))) s += 1 + varint_size(l) + l;
@@ -831,7 +831,7 @@ size_t et_wire_node_size(const etsim_et_node_t *n) {
   return s;
 }
 
-size_t et_wire_encode_node(const etsim_et_node_t *n, uint8_t *out) {
+size_t etsim_et__wire_encode_node(const etsim_et_node_t *n, uint8_t *out) {
   uint8_t *p = out;
   size_t l;
   if (n->id) {
@@ -871,4 +871,6 @@ size_t et_wire_encode_node(const etsim_et_node_t *n, uint8_t *out) {
   return (size_t)(p - out);
 }
 
-size_t et_wire_put_varint(uint8_t *out, uint64_t v) { return (size_t)(put_varint(out, v) - out); }
+size_t etsim_et__wire_put_varint(uint8_t *out, uint64_t v) {
+  return (size_t)(put_varint(out, v) - out);
+}

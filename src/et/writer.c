@@ -116,7 +116,7 @@ static int emit(etsim_et_writer_t *w, const ProtobufCMessage *m, etsim_error_t *
                            (unsigned long long)w->nodes);
   int rc = reserve(w, len + 10, err);
   if (rc) return rc;
-  size_t h = et_wire_put_varint(w->buf + w->fill, len);
+  size_t h = etsim_et__wire_put_varint(w->buf + w->fill, len);
   protobuf_c_message_pack(m, w->buf + w->fill + h);
   w->fill += h + len;
   w->bytes += h + len;
@@ -134,7 +134,7 @@ int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta, etsi
       na ? etsim_arena_alloc(&w->arena, na * sizeof *attrs) : NULL;
   if (na && !attrs) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
   for (size_t i = 0; i < na; i++)
-    if (!(attrs[i] = et_attr_to_proto(&meta->attrs[i], &w->arena)))
+    if (!(attrs[i] = etsim_et__attr_to_proto(&meta->attrs[i], &w->arena)))
       return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata attribute '%s': bad kind %d", w->path,
                              meta->attrs[i].name, meta->attrs[i].kind);
   m.n_attr = na;
@@ -194,11 +194,11 @@ int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n, etsim_e
       return rc;
   }
   for (size_t i = 0; i < n->n_attrs; i++)
-    if (!et_wire_attr_ok(&n->attrs[i]))
+    if (!etsim_et__wire_attr_ok(&n->attrs[i]))
       return etsim_error_set(err, ETSIM_EINVAL, "%s: node id %llu: attribute '%s' has bad kind %d",
                              w->path, (unsigned long long)n->id, n->attrs[i].name,
                              n->attrs[i].kind);
-  size_t len = et_wire_node_size(n);
+  size_t len = etsim_et__wire_node_size(n);
   if (len == 0)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "%s: node %llu would be an empty message (id 0, no "
@@ -209,8 +209,8 @@ int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n, etsim_e
     return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large", w->path,
                            (unsigned long long)w->nodes);
   if ((rc = reserve(w, len + 10, err)) != 0) return rc;
-  size_t h = et_wire_put_varint(w->buf + w->fill, len);
-  size_t put = et_wire_encode_node(n, w->buf + w->fill + h);
+  size_t h = etsim_et__wire_put_varint(w->buf + w->fill, len);
+  size_t put = etsim_et__wire_encode_node(n, w->buf + w->fill + h);
   if (put != len)
     return etsim_error_set(err, ETSIM_EINTERNAL, "%s: node id %llu: encoder wrote %zu of %zu bytes",
                            w->path, (unsigned long long)n->id, put, len);
@@ -220,8 +220,8 @@ int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n, etsim_e
   return 0;
 }
 
-long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t **buf,
-                      size_t *cap) {
+long etsim_et__pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t **buf,
+                             size_t *cap) {
   etsim_arena_reset(scratch);
   ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
   ChakraProtoMsg__IOInfo in = CHAKRA_PROTO_MSG__IOINFO__INIT;
@@ -251,7 +251,7 @@ long et_pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t 
       n->n_attrs ? etsim_arena_alloc(scratch, n->n_attrs * sizeof *attrs) : NULL;
   if (n->n_attrs && !attrs) return ETSIM_ENOMEM;
   for (size_t i = 0; i < n->n_attrs; i++)
-    if (!(attrs[i] = et_attr_to_proto(&n->attrs[i], scratch))) return ETSIM_EINVAL;
+    if (!(attrs[i] = etsim_et__attr_to_proto(&n->attrs[i], scratch))) return ETSIM_EINVAL;
   m.n_attr = n->n_attrs;
   m.attr = attrs;
   size_t len = protobuf_c_message_get_packed_size(&m.base);

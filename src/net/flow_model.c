@@ -159,12 +159,12 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   f->fn = m->fn;
   f->ctx = m->ctx;
   f->path_off = (uint32_t)n->n_paths;
-  f->nhop = pk_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, 64);
+  f->nhop = etsim_net__pkt_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, 64);
   if (!f->nhop) return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src, m->dst);
   n->n_paths += f->nhop;
-  f->nrev = n->ack_w > 0
-                ? pk_ack_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, 64)
-                : 0;
+  f->nrev = n->ack_w > 0 ? etsim_net__pkt_ack_path(pk, m->src, m->dst, f->sport, f->dport,
+                                                   n->paths + n->n_paths, 64)
+                         : 0;
   if (!f->nrev && n->ack_w > 0)
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->dst, m->src);
   n->n_paths += f->nrev;
@@ -190,7 +190,7 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
     double t = (double)(pk->cfg.global_t ? pk->max_rtt_ps : rtt) * 1e-12;
     if (t > 0 && win > 0 && win * 8 / t < f->cap) f->cap = win * 8 / t;
   }
-  if (pk_heap_push(&n->heap, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
+  if (etsim_net__pkt_heap_push(&n->heap, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (out_id) *out_id = n->n_f;
   n->n_f++;
@@ -333,7 +333,7 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
     if (f->rate > 0) {
       double dt = f->bits_left / f->rate * 1e12;
       int64_t t = n->now + (int64_t)llround(dt);
-      if (pk_heap_push(&n->heap, t, FL_XFER, fi, f->version)) return ETSIM_ENOMEM;
+      if (etsim_net__pkt_heap_push(&n->heap, t, FL_XFER, fi, f->version)) return ETSIM_ENOMEM;
     }
   }
   return 0;
@@ -377,8 +377,9 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
       f->bits_left = 0;
       for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
         link_del(&n->links[n->paths[f->path_off + h]], e->a << 1 | (h >= f->nhop));
-      if (pk_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a, 0) ||
-          pk_heap_push(&n->heap, n->now + f->tail_deliver_ps + f->tail_ack_ps, FL_ACKED, e->a, 0))
+      if (etsim_net__pkt_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a, 0) ||
+          etsim_net__pkt_heap_push(&n->heap, n->now + f->tail_deliver_ps + f->tail_ack_ps, FL_ACKED,
+                                   e->a, 0))
         return ETSIM_ENOMEM;
       /* the group without this flow: drop it from the scratch list */
       {
@@ -414,7 +415,7 @@ int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err
     int64_t t = n->heap.v[0].t;
     if (t > t_ps || t > stop) return 0;
     pk_ev_t e;
-    pk_heap_pop(&n->heap, &e);
+    etsim_net__pkt_heap_pop(&n->heap, &e);
     n->now = e.t;
     n->st.events++;
     int rc = on_event(n, &e);

@@ -28,7 +28,7 @@ static void none_init(pk_net_t *n, pk_qp_t *q) {
   (void)q;
 }
 
-const pk_cc_ops_t pk_cc_none = {"none", 0, none_init, NULL, NULL};
+const pk_cc_ops_t etsim_net__pkt_cc_none = {"none", 0, none_init, NULL, NULL};
 
 /* ----------------------------------------------------------------- DCQCN */
 
@@ -50,9 +50,9 @@ static void dcqcn_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
   if (q->cc.dcqcn.first_cnp) {
     q->cc.dcqcn.alpha = 1;
     q->cc.dcqcn.alpha_cnp = 0;
-    pk_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
+    etsim_net__pkt_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
     /* 1 ns later so the decrease follows the alpha update */
-    pk_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us) + 1000);
+    etsim_net__pkt_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us) + 1000);
     q->cc.dcqcn.target = q->rate;
     q->cc.dcqcn.first_cnp = 0;
   }
@@ -63,20 +63,20 @@ static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
   if (id == T_ALPHA) {
     q->cc.dcqcn.alpha = (1 - g) * q->cc.dcqcn.alpha + (q->cc.dcqcn.alpha_cnp ? g : 0);
     q->cc.dcqcn.alpha_cnp = 0;
-    pk_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
+    etsim_net__pkt_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
   } else if (id == T_DEC) {
-    pk_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us));
+    etsim_net__pkt_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us));
     if (q->cc.dcqcn.dec_cnp) {
       if (n->cfg.clamp_target_rate || q->cc.dcqcn.stage != 0) q->cc.dcqcn.target = q->rate;
       uint64_t r = scale(q->rate, 1 - q->cc.dcqcn.alpha / 2);
       q->rate = r > n->cfg.min_rate_bps ? r : n->cfg.min_rate_bps;
       q->cc.dcqcn.stage = 0;
       q->cc.dcqcn.dec_cnp = 0;
-      pk_timer_cancel(q, T_RP);
-      pk_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
+      etsim_net__pkt_timer_cancel(q, T_RP);
+      etsim_net__pkt_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
     }
   } else {
-    pk_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
+    etsim_net__pkt_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
     uint32_t f = n->cfg.fast_recovery_times;
     if (q->cc.dcqcn.stage > f || q->cc.dcqcn.stage == f) {
       uint64_t inc = q->cc.dcqcn.stage == f ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
@@ -88,7 +88,7 @@ static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
   }
 }
 
-const pk_cc_ops_t pk_cc_dcqcn = {"dcqcn", 0, dcqcn_init, dcqcn_ack, dcqcn_timer};
+const pk_cc_ops_t etsim_net__pkt_cc_dcqcn = {"dcqcn", 0, dcqcn_init, dcqcn_ack, dcqcn_timer};
 
 /* ------------------------------------------------------------------ HPCC */
 
@@ -147,7 +147,7 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) 
       new_stage = q->cc.hpcc.inc_stage + 1;
     }
     new_rate = clamp_rate(new_rate, n->cfg.min_rate_bps, q->max_rate);
-    pk_change_rate(n, q, new_rate);
+    etsim_net__pkt_change_rate(n, q, new_rate);
     if (!fast) {
       q->cc.hpcc.cur_rate = new_rate;
       q->cc.hpcc.inc_stage = new_stage;
@@ -162,7 +162,7 @@ static void hpcc_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
 }
 
 /* INT header: 5 hops of 8 bytes + 2 (ns-3 IntHeader, NORMAL mode). */
-const pk_cc_ops_t pk_cc_hpcc = {"hpcc", 42, hpcc_init, hpcc_ack, NULL};
+const pk_cc_ops_t etsim_net__pkt_cc_hpcc = {"hpcc", 42, hpcc_init, hpcc_ack, NULL};
 
 /* ---------------------------------------------------------------- TIMELY */
 
@@ -210,7 +210,7 @@ static void timely_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
 }
 
 /* 8-byte timestamp header (ns-3 IntHeader, TS mode). */
-const pk_cc_ops_t pk_cc_timely = {"timely", 8, timely_init, timely_ack, NULL};
+const pk_cc_ops_t etsim_net__pkt_cc_timely = {"timely", 8, timely_init, timely_ack, NULL};
 
 /* ----------------------------------------------------------------- DCTCP */
 
@@ -251,4 +251,4 @@ static void dctcp_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
   }
 }
 
-const pk_cc_ops_t pk_cc_dctcp = {"dctcp", 0, dctcp_init, dctcp_ack, NULL};
+const pk_cc_ops_t etsim_net__pkt_cc_dctcp = {"dctcp", 0, dctcp_init, dctcp_ack, NULL};

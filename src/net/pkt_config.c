@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pk_read_file(const char *path, char **out, etsim_error_t *err) {
+int etsim_net__pkt_read_file(const char *path, char **out, etsim_error_t *err) {
   FILE *f = fopen(path, "rb");
   if (!f) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   size_t cap = 4096, n = 0;
@@ -194,7 +194,7 @@ static const key_t_ keys[] = {
 static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
                        etsim_error_t *err) {
   uint64_t cnt;
-  if (n < 1 || pk_parse_u64(t[0], &cnt) || cnt == 0 || cnt > ETSIM_NETPKT_MAX_ECN_RATES)
+  if (n < 1 || etsim_net__pkt_parse_u64(t[0], &cnt) || cnt == 0 || cnt > ETSIM_NETPKT_MAX_ECN_RATES)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a count 1..%d then rate/value pairs",
                            key, ETSIM_NETPKT_MAX_ECN_RATES);
   if ((uint64_t)n != 1 + 2 * cnt)
@@ -207,7 +207,7 @@ static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int
     double v;
     if (etsim_netpkt_parse_rate(t[1 + 2 * i], &rate))
       return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rate '%s'", key, t[1 + 2 * i]);
-    if (pk_parse_double(t[2 + 2 * i], &v) || v < 0)
+    if (etsim_net__pkt_parse_double(t[2 + 2 * i], &v) || v < 0)
       return etsim_error_set(err, ETSIM_EINVAL, "%s: bad value '%s'", key, t[2 + 2 * i]);
     if (which == 2 && v > 1)
       return etsim_error_set(err, ETSIM_EINVAL, "%s: probability %g above 1", key, v);
@@ -242,7 +242,7 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *val
   }
   if (!strcmp(key, "CC_MODE")) {
     uint64_t v;
-    if (n != 1 || pk_parse_u64(t[0], &v))
+    if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
       return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE: expected an integer");
     switch (v) {
       case 0:
@@ -267,14 +267,15 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *val
   }
   if (!strcmp(key, "SIMULATOR_STOP_TIME")) {
     double s;
-    if (n != 1 || pk_parse_double(t[0], &s) || s < 0)
+    if (n != 1 || etsim_net__pkt_parse_double(t[0], &s) || s < 0)
       return etsim_error_set(err, ETSIM_EINVAL, "SIMULATOR_STOP_TIME: expected seconds >= 0");
     c->stop_ps = s * 1e12 >= 9.2e18 ? INT64_MAX : (int64_t)llround(s * 1e12);
     return 0;
   }
   if (!strcmp(key, "LINK_DOWN")) {
     uint64_t a = 0, b = 0, d = 0;
-    if (n != 3 || pk_parse_u64(t[0], &a) || pk_parse_u64(t[1], &b) || pk_parse_u64(t[2], &d))
+    if (n != 3 || etsim_net__pkt_parse_u64(t[0], &a) || etsim_net__pkt_parse_u64(t[1], &b) ||
+        etsim_net__pkt_parse_u64(t[2], &d))
       return etsim_error_set(err, ETSIM_EINVAL, "LINK_DOWN: expected 'time_us node node'");
     if (a || b || d)
       return etsim_error_set(err, ETSIM_EUNSUPPORTED,
@@ -284,7 +285,7 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *val
   }
   if (!strcmp(key, "NIC_TOTAL_PAUSE_TIME")) {
     uint64_t v;
-    if (n != 1 || pk_parse_u64(t[0], &v))
+    if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
       return etsim_error_set(err, ETSIM_EINVAL, "NIC_TOTAL_PAUSE_TIME: expected an integer");
     if (v)
       return etsim_error_set(err, ETSIM_EUNSUPPORTED,
@@ -294,20 +295,20 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *val
   }
   if (!strcmp(key, "PINT_LOG_BASE") || !strcmp(key, "PINT_PROB")) {
     double v;
-    if (n != 1 || pk_parse_double(t[0], &v))
+    if (n != 1 || etsim_net__pkt_parse_double(t[0], &v))
       return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a number", key);
     return 0; /* only used by HPCC-PINT */
   }
   if (!strcmp(key, "SEED")) {
     uint64_t v;
-    if (n != 1 || pk_parse_u64(t[0], &v))
+    if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
       return etsim_error_set(err, ETSIM_EINVAL, "SEED: expected an integer");
     c->seed = v;
     return 0;
   }
   if (!strcmp(key, "STALL_TIMEOUT_US")) {
     double v;
-    if (n != 1 || pk_parse_double(t[0], &v) || v <= 0)
+    if (n != 1 || etsim_net__pkt_parse_double(t[0], &v) || v <= 0)
       return etsim_error_set(err, ETSIM_EINVAL, "STALL_TIMEOUT_US: expected microseconds > 0");
     c->stall_ps = (int64_t)llround(v * 1e6);
     return 0;
@@ -321,28 +322,28 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *val
     double d;
     switch (keys[i].kind) {
       case K_BOOL:
-        if (pk_parse_u64(t[0], &u) || u > 1)
+        if (etsim_net__pkt_parse_u64(t[0], &u) || u > 1)
           return etsim_error_set(err, ETSIM_EINVAL, "%s: expected 0 or 1, not '%s'", key, t[0]);
         *(int *)f = (int)u;
         break;
       case K_U32:
-        if (pk_parse_u64(t[0], &u) || u > UINT32_MAX)
+        if (etsim_net__pkt_parse_u64(t[0], &u) || u > UINT32_MAX)
           return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a non-negative integer, not '%s'",
                                  key, t[0]);
         *(uint32_t *)f = (uint32_t)u;
         break;
       case K_I64:
-        if (pk_parse_u64(t[0], &u) || u > INT64_MAX)
+        if (etsim_net__pkt_parse_u64(t[0], &u) || u > INT64_MAX)
           return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a non-negative integer, not '%s'",
                                  key, t[0]);
         *(int64_t *)f = (int64_t)u;
         break;
       case K_IGNORE_INT:
-        if (pk_parse_u64(t[0], &u))
+        if (etsim_net__pkt_parse_u64(t[0], &u))
           return etsim_error_set(err, ETSIM_EINVAL, "%s: expected an integer", key);
         break;
       case K_DBL:
-        if (pk_parse_double(t[0], &d) || d < 0)
+        if (etsim_net__pkt_parse_double(t[0], &d) || d < 0)
           return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a number >= 0, not '%s'", key,
                                  t[0]);
         *(double *)f = d;
@@ -395,7 +396,7 @@ static void resolve(char *path, const char *base) {
 
 int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path, etsim_error_t *err) {
   char *text;
-  int rc = pk_read_file(path, &text, err);
+  int rc = etsim_net__pkt_read_file(path, &text, err);
   if (rc) return rc;
   char *line = text;
   uint32_t lineno = 0;
@@ -445,7 +446,7 @@ int etsim_netpkt_cfg_load(etsim_netpkt_cfg_t *c, const char *path, etsim_error_t
 int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out, size_t *n_out,
                             etsim_error_t *err) {
   char *text;
-  int rc = pk_read_file(path, &text, err);
+  int rc = etsim_net__pkt_read_file(path, &text, err);
   if (rc) return rc;
   pk_tok_t tk;
   pk_tok_init(&tk, text, path);
@@ -455,7 +456,7 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out, size_t 
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:1: missing flow count", path);
     goto done;
   }
-  if (pk_parse_u64(tk.tok, &cnt) || cnt > 100000000) {
+  if (etsim_net__pkt_parse_u64(tk.tok, &cnt) || cnt > 100000000) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad flow count '%s'", path, tk.tok_line,
                          tk.tok);
     goto done;
@@ -490,8 +491,8 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out, size_t 
                              line, (unsigned long long)i + 1, what[k]);
         goto done;
       }
-      int bad =
-          k < 5 ? pk_parse_u64(tk.tok, &v[k]) : (pk_parse_double(tk.tok, &start) || start < 0);
+      int bad = k < 5 ? etsim_net__pkt_parse_u64(tk.tok, &v[k])
+                      : (etsim_net__pkt_parse_double(tk.tok, &start) || start < 0);
       if (!bad && k < 5 && v[k] > UINT32_MAX && k != 4) bad = 1;
       if (bad) {
         rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad %s '%s'", path, tk.tok_line, what[k],

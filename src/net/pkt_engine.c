@@ -34,7 +34,7 @@ static inline int ev_less(const pk_ev_t *a, const pk_ev_t *b) {
   return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
 }
 
-int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
+int etsim_net__pkt_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
   if (h->n == h->cap) {
     size_t nc = h->cap ? h->cap * 2 : 1024;
     pk_ev_t *nv = etsim_realloc(h->v, nc * sizeof *nv);
@@ -53,12 +53,12 @@ int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
   return 0;
 }
 
-int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
+int etsim_net__pkt_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
   pk_ev_t e = {t, h->next_seq++, kind, a, b};
-  return pk_heap_push_ev(h, &e);
+  return etsim_net__pkt_heap_push_ev(h, &e);
 }
 
-void pk_heap_pop(pk_heap_t *h, pk_ev_t *out) {
+void etsim_net__pkt_heap_pop(pk_heap_t *h, pk_ev_t *out) {
   *out = h->v[0];
   pk_ev_t last = h->v[--h->n];
   size_t n = h->n, i = 0;
@@ -346,7 +346,7 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
       }
     }
   }
-  if (n->cc == &pk_cc_hpcc && k->type == PK_DATA && k->nhop < PK_MAX_HOPS) {
+  if (n->cc == &etsim_net__pkt_cc_hpcc && k->type == PK_DATA && k->nhop < PK_MAX_HOPS) {
     /* ns-3's IntHop keeps time in ns, bytes in 128 B units and queue
      * length in 80 B units (times INT_MULTI); the HPCC rate law sees those
      * steps, so they are kept here too. */
@@ -508,7 +508,7 @@ wake:
   /* As ns-3's QbbNetDevice::DequeueAndTransmit: with nothing to send, wake
    * at the earliest pacing time of all the NIC's queue pairs (window-bound
    * and paused ones too), and only when no wake-up is pending and that time
-   * is still ahead; pk_change_rate moves a pending one earlier. */
+   * is still ahead; etsim_net__pkt_change_rate moves a pending one earlier. */
   if (p->wake_t >= 0) return 0;
   int64_t t_wake = INT64_MAX;
   for (size_t i = 0; i < cnt; i++) {
@@ -556,7 +556,7 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   if (q->fn) q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
 }
 
-void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
+void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
   if (q->last_pkt_size) {
     int64_t old_t = tx_time(n, q->last_pkt_size, q->rate);
     int64_t new_t = tx_time(n, q->last_pkt_size, new_rate);
@@ -573,13 +573,13 @@ void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
   q->rate = new_rate;
 }
 
-void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
+void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
   if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER, (uint32_t)(q - n->qps),
                   ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
     n->stopped = 2;
 }
 
-void pk_timer_cancel(pk_qp_t *q, int id) { q->tgen[id]++; }
+void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id) { q->tgen[id]++; }
 
 static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
   (void)gp;
@@ -1041,7 +1041,7 @@ static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
   uint32_t shift = 0, nb_log = 6;
   while (shift < 40 && ((uint64_t)2 << shift) <= width) shift++;
   while (nb_log < 20 && ((uint64_t)1 << (nb_log + shift)) < 4 * (uint64_t)span) nb_log++;
-  return pk_evq_init(&n->evq, shift, nb_log);
+  return etsim_net__pkt_evq_init(&n->evq, shift, nb_log);
 }
 
 int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
@@ -1053,19 +1053,19 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   n->cfg = *cfg;
   switch (cfg->cc_mode) {
     case ETSIM_NETPKT_CC_NONE:
-      n->cc = &pk_cc_none;
+      n->cc = &etsim_net__pkt_cc_none;
       break;
     case ETSIM_NETPKT_CC_DCQCN:
-      n->cc = &pk_cc_dcqcn;
+      n->cc = &etsim_net__pkt_cc_dcqcn;
       break;
     case ETSIM_NETPKT_CC_HPCC:
-      n->cc = &pk_cc_hpcc;
+      n->cc = &etsim_net__pkt_cc_hpcc;
       break;
     case ETSIM_NETPKT_CC_TIMELY:
-      n->cc = &pk_cc_timely;
+      n->cc = &etsim_net__pkt_cc_timely;
       break;
     case ETSIM_NETPKT_CC_DCTCP:
-      n->cc = &pk_cc_dctcp;
+      n->cc = &etsim_net__pkt_cc_dctcp;
       break;
     default:
       etsim_free(n);
@@ -1254,7 +1254,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->hops);
   etsim_free(n->qps);
   etsim_free(n->routes);
-  pk_evq_free(&n->evq);
+  etsim_net__pkt_evq_free(&n->evq);
   etsim_u64map_free(&n->sport_map);
   etsim_free(n->sport_next);
   etsim_free(n);
@@ -1324,8 +1324,8 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
    * hashing at every switch. */
   q->route_data = q->route_ack = PK_NONE;
   uint32_t fwd[64], rev[64];
-  uint32_t nf = pk_path(n, q->src, q->dst, q->sport, q->dport, fwd, 64);
-  uint32_t nr = pk_ack_path(n, q->src, q->dst, q->sport, q->dport, rev, 64);
+  uint32_t nf = etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, fwd, 64);
+  uint32_t nr = etsim_net__pkt_ack_path(n, q->src, q->dst, q->sport, q->dport, rev, 64);
   if (nf && nr && fwd[0] == q->gport && rev[0] == q->rx_gport && n->n_routes + nf + nr < PK_NONE) {
     if (etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr, sizeof *n->routes))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -1375,15 +1375,15 @@ static uint32_t walk(const pk_net_t *n, uint32_t from, uint32_t to, const uint32
   return v == to ? k : 0;
 }
 
-uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-                 uint32_t *out, uint32_t max) {
+uint32_t etsim_net__pkt_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+                             uint16_t dport, uint32_t *out, uint32_t max) {
   const uint32_t t[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
                          sport | ((uint32_t)dport << 16)};
   return walk(n, src, dst, t, t, out, max);
 }
 
-uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-                     uint32_t *out, uint32_t max) {
+uint32_t etsim_net__pkt_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+                                 uint16_t dport, uint32_t *out, uint32_t max) {
   const uint32_t fwd[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
                            sport | ((uint32_t)dport << 16)};
   const uint32_t rev[3] = {fwd[1], fwd[0], dport | ((uint32_t)sport << 16)};

@@ -30,7 +30,7 @@
  * together) then costs a heap push each, never a quadratic walk. */
 #define EVQ_WALK_MAX 16
 
-int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
+int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
   memset(q, 0, sizeof *q);
   if (nb_log < 6) /* bucket b's bit is b & 63 in word (b & mask) >> 6 */
     nb_log = 6;
@@ -40,7 +40,7 @@ int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
   q->bkt = etsim_malloc(nb * sizeof *q->bkt);
   q->bits = etsim_calloc(nb / 64 ? nb / 64 : 1, sizeof *q->bits);
   if (!q->bkt || !q->bits) {
-    pk_evq_free(q);
+    etsim_net__pkt_evq_free(q);
     return ETSIM_ENOMEM;
   }
   for (size_t i = 0; i < nb; i++) q->bkt[i].head = q->bkt[i].tail = PK_NONE;
@@ -48,7 +48,7 @@ int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
   return 0;
 }
 
-void pk_evq_free(pk_evq_t *q) {
+void etsim_net__pkt_evq_free(pk_evq_t *q) {
   etsim_free(q->bkt);
   etsim_free(q->bits);
   etsim_free(q->node);
@@ -56,7 +56,7 @@ void pk_evq_free(pk_evq_t *q) {
   memset(q, 0, sizeof *q);
 }
 
-void pk_evq_settle(pk_evq_t *q) {
+void etsim_net__pkt_evq_settle(pk_evq_t *q) {
   uint64_t i = q->cur & q->mask;
   size_t w = (size_t)(i >> 6), nw = ((size_t)q->mask >> 6) + 1;
   uint64_t word = q->bits[w] & (~(uint64_t)0 << (i & 63));
@@ -75,7 +75,8 @@ static inline int runs_before(const pk_ev_t *e, int64_t t, uint64_t seq) {
   return e->t < t || (e->t == t && e->seq < seq);
 }
 
-int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a, uint64_t b) {
+int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
+                                 uint64_t b) {
   uint64_t bn = (uint64_t)t >> q->shift;
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   /* The calendar spans buckets cur..hi; an event may widen that span (also
@@ -135,10 +136,10 @@ int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32
   return 0;
 far:;
   pk_ev_t e = {t, seq, kind, a, b};
-  return pk_heap_push_ev(&q->far, &e);
+  return etsim_net__pkt_heap_push_ev(&q->far, &e);
 }
 
-int pk_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
+int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   if (q->n_cal) {
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
     uint32_t i = bk->head;
@@ -156,11 +157,11 @@ int pk_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
         bk->tail = PK_NONE;
         q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
       }
-      if (q->n_cal) pk_evq_settle(q);
+      if (q->n_cal) etsim_net__pkt_evq_settle(q);
       return 1;
     }
   }
   if (!q->far.n || q->far.v[0].t > t_max) return 0;
-  pk_heap_pop(&q->far, out);
+  etsim_net__pkt_heap_pop(&q->far, out);
   return 1;
 }

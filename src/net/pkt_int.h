@@ -44,11 +44,11 @@ typedef struct pk_heap {
   uint64_t next_seq;
 } pk_heap_t;
 
-int pk_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b);
+int etsim_net__pkt_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b);
 /* Push with the caller's sequence number (the event queue numbers events
  * itself); h->next_seq is not used. */
-int pk_heap_push_ev(pk_heap_t *h, const pk_ev_t *e);
-void pk_heap_pop(pk_heap_t *h, pk_ev_t *out); /* h->n > 0 */
+int etsim_net__pkt_heap_push_ev(pk_heap_t *h, const pk_ev_t *e);
+void etsim_net__pkt_heap_pop(pk_heap_t *h, pk_ev_t *out); /* h->n > 0 */
 
 /* The packet engine's event queue: a calendar of time buckets for the near
  * future, the heap for the rest; pops in (t, seq) order (pkt_evq.c). */
@@ -77,14 +77,15 @@ typedef struct pk_evq {
 
 /* shift: log2 of the bucket width in ps; nb_log: log2 of the bucket count
  * (6..30, less counts as 6).  0 or ETSIM_ENOMEM. */
-int pk_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
-void pk_evq_free(pk_evq_t *q);
+int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
+void etsim_net__pkt_evq_free(pk_evq_t *q);
 /* The general cases of push and pop (pkt_evq.c); the inline versions below
  * handle the common ones without a call. */
-int pk_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a, uint64_t b);
-int pk_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out);
+int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
+                                 uint64_t b);
+int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out);
 /* Move cur to the first non-empty bucket (the calendar is not empty). */
-void pk_evq_settle(pk_evq_t *q);
+void etsim_net__pkt_evq_settle(pk_evq_t *q);
 
 /* Queue an event at t (>= the last popped time) with sequence number seq,
  * taken from q->next_seq now or earlier: it runs after every queued event
@@ -98,12 +99,12 @@ static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t
   /* common case: a spare node, a bucket within the window at or after the
    * earliest one, and nothing later already in it (append at the tail) */
   if (!q->n_cal || i == PK_NONE || bn < q->cur || (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
-    return pk_evq_push_slow(q, t, seq, kind, a, b);
+    return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   if (bk->head != PK_NONE) {
     const pk_ev_t *last = &q->node[bk->tail].ev;
     if (last->t > t || (last->t == t && last->seq > seq))
-      return pk_evq_push_slow(q, t, seq, kind, a, b);
+      return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
   }
   pk_evq_node_t *x = &q->node[i];
   q->free = x->next;
@@ -152,13 +153,13 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
           /* the next bucket is most often in the same bitmap word */
           word &= ~(uint64_t)0 << (j & 63);
           if (word) q->cur += (uint64_t)__builtin_ctzll(word) - (j & 63);
-          else pk_evq_settle(q);
+          else etsim_net__pkt_evq_settle(q);
         }
       } else q->n_cal--;
       return 1;
     }
   }
-  return pk_evq_pop_slow(q, t_max, out);
+  return etsim_net__pkt_evq_pop_slow(q, t_max, out);
 }
 
 static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
@@ -387,25 +388,26 @@ struct pk_net {
 static inline const pk_hop_t *pk_hops(const pk_net_t *n, const pk_pkt_t *k) {
   return n->hops + (size_t)(k - n->pkts) * PK_MAX_HOPS;
 }
-void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate);
-void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps);
-void pk_timer_cancel(pk_qp_t *q, int id);
+void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate);
+void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps);
+void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id);
 
-extern const pk_cc_ops_t pk_cc_none, pk_cc_dcqcn, pk_cc_hpcc, pk_cc_timely, pk_cc_dctcp;
+extern const pk_cc_ops_t etsim_net__pkt_cc_none, etsim_net__pkt_cc_dcqcn, etsim_net__pkt_cc_hpcc,
+    etsim_net__pkt_cc_timely, etsim_net__pkt_cc_dctcp;
 
 /* The directed links (global port indices) a packet of (src, dst, sport,
  * dport) crosses, chosen exactly as the packet engine routes; returns the
  * hop count (0 when max is too small).  Used by the flow-level model. */
-uint32_t pk_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-                 uint32_t *out, uint32_t max);
+uint32_t etsim_net__pkt_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+                             uint16_t dport, uint32_t *out, uint32_t max);
 /* The same for the ACKs of that flow, dst back to src: the receiver's NIC
  * picks its port with the data's own tuple, switches hash the reversed one. */
-uint32_t pk_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-                     uint32_t *out, uint32_t max);
+uint32_t etsim_net__pkt_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+                                 uint16_t dport, uint32_t *out, uint32_t max);
 
 /* parse helpers shared by the readers */
-int pk_parse_u64(const char *s, uint64_t *out);
-int pk_parse_double(const char *s, double *out);
+int etsim_net__pkt_parse_u64(const char *s, uint64_t *out);
+int etsim_net__pkt_parse_double(const char *s, double *out);
 
 /* Whitespace tokenizer that remembers lines ('#' starts a comment). */
 typedef struct pk_tok {
@@ -447,6 +449,6 @@ static inline int pk_tok_next(pk_tok_t *t) {
 }
 
 /* Whole file, NUL-terminated, owned by the caller (etsim_free). */
-int pk_read_file(const char *path, char **out, etsim_error_t *err);
+int etsim_net__pkt_read_file(const char *path, char **out, etsim_error_t *err);
 
 #endif /* ETSIM_PKT_INT_H */

@@ -195,7 +195,7 @@ int etsim_netpkt_parse_time(const char *s, int64_t *out_ps) {
   return ETSIM_EINVAL;
 }
 
-int pk_parse_u64(const char *s, uint64_t *out) {
+int etsim_net__pkt_parse_u64(const char *s, uint64_t *out) {
   char *end;
   errno = 0;
   if (*s == '-' || *s == '+' || *s == 0) return ETSIM_EINVAL;
@@ -205,7 +205,7 @@ int pk_parse_u64(const char *s, uint64_t *out) {
   return 0;
 }
 
-int pk_parse_double(const char *s, double *out) {
+int etsim_net__pkt_parse_double(const char *s, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
@@ -221,7 +221,7 @@ static int tok_u32(pk_tok_t *tk, const char *what, uint32_t *out, etsim_error_t 
     return etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing %s (file ends)", tk->name,
                            tk->tok_line, what);
   uint64_t v;
-  if (pk_parse_u64(tk->tok, &v) || v > UINT32_MAX)
+  if (etsim_net__pkt_parse_u64(tk->tok, &v) || v > UINT32_MAX)
     return etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: %s '%s' is not a non-negative integer",
                            tk->name, tk->tok_line, what, tk->tok);
   *out = (uint32_t)v;
@@ -291,7 +291,7 @@ int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text, const char
       rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: missing error rate", name, line);
       goto fail;
     }
-    if (pk_parse_double(tk.tok, &er)) {
+    if (etsim_net__pkt_parse_double(tk.tok, &er)) {
       rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad error rate '%s'", name, tk.tok_line,
                            tk.tok);
       goto fail;
@@ -334,7 +334,7 @@ fail:
 int etsim_netpkt_topo_load(etsim_netpkt_topo_t *t, const char *path, etsim_error_t *err) {
   if (etsim_netpkt_topo_is_spec(path)) return etsim_netpkt_topo_spec(t, path, err);
   char *text;
-  int rc = pk_read_file(path, &text, err);
+  int rc = etsim_net__pkt_read_file(path, &text, err);
   if (rc) return rc;
   rc = etsim_netpkt_topo_parse(t, text, path, err);
   etsim_free(text);

@@ -499,7 +499,8 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
     for (uint32_t v = 0; v < N; v++) {
       uint32_t off = 0;
       for (uint32_t c = 0; c < fit->n_ch; c++) {
-        g.x[(size_t)v * fit->n_ch + c] = (uint32_t)sy_draw(&r, m->marg + off, (int)fit->n_cls[c]);
+        g.x[(size_t)v * fit->n_ch + c] =
+            (uint32_t)etsim_synth__draw(&r, m->marg + off, (int)fit->n_cls[c]);
         off += fit->n_cls[c];
       }
     }
@@ -638,7 +639,8 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_
     for (uint32_t v = 0; !bad && v < N; v++) {
       uint32_t off = 0;
       for (uint32_t c = 0; c < fit->n_ch; c++) {
-        g.x[(size_t)v * fit->n_ch + c] = (uint32_t)sy_draw(&r, m->marg + off, (int)fit->n_cls[c]);
+        g.x[(size_t)v * fit->n_ch + c] =
+            (uint32_t)etsim_synth__draw(&r, m->marg + off, (int)fit->n_cls[c]);
         off += fit->n_cls[c];
       }
     }

@@ -62,12 +62,12 @@ static void lin(cursor_t *c, nn_linear_t *l, int in, int out, int bias) {
   if (bias) l->b = take(c, (size_t)out, &l->gb);
 }
 
-int sy_dim_ctx(const etsim_synth_model_t *m) { return m->cfg.hidden + SY_FEAT + SY_DY; }
-int sy_dim_attr_in(const etsim_synth_model_t *m) {
-  return 2 * m->cfg.hidden + sy_dim_ctx(m) + SY_DT;
+int etsim_synth__dim_ctx(const etsim_synth_model_t *m) { return m->cfg.hidden + SY_FEAT + SY_DY; }
+int etsim_synth__dim_attr_in(const etsim_synth_model_t *m) {
+  return 2 * m->cfg.hidden + etsim_synth__dim_ctx(m) + SY_DT;
 }
-int sy_dim_edge_in(const etsim_synth_model_t *m) {
-  return 2 * m->cfg.hidden + sy_dim_ctx(m) + SY_DT + 1;
+int etsim_synth__dim_edge_in(const etsim_synth_model_t *m) {
+  return 2 * m->cfg.hidden + etsim_synth__dim_ctx(m) + SY_DT + 1;
 }
 
 static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
@@ -89,14 +89,14 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
   lin(&c, &m->s2, H, 1, 1);
   for (uint32_t ch = 0; ch < m->n_ch; ch++)
     m->aemb[ch] = take(&c, (size_t)m->n_cls[ch] * H, &m->gaemb[ch]);
-  lin(&c, &m->a1, sy_dim_attr_in(m), H, 1);
+  lin(&c, &m->a1, etsim_synth__dim_attr_in(m), H, 1);
   lin(&c, &m->a2, H, H, 1);
   lin(&c, &m->a3, H, (int)m->sum_cls, 1);
   for (uint32_t ch = 0; ch < m->n_ch; ch++)
     m->eemb[ch] = take(&c, (size_t)m->n_cls[ch] * H, &m->geemb[ch]);
   lin(&c, &m->es_z, H, P, 0);
   lin(&c, &m->es_g, SY_GAPF, P, 1);
-  lin(&c, &m->ed, sy_dim_edge_in(m), P, 1);
+  lin(&c, &m->ed, etsim_synth__dim_edge_in(m), P, 1);
   m->eo = take(&c, (size_t)P, &m->geo);
   m->eob = take(&c, 1, &m->geob);
   m->ew = take(&c, (size_t)P, &m->gew);
@@ -311,7 +311,7 @@ fail:
 
 /* ------------------------------------------------------------ workspace */
 
-float *sy_pz(pool_t *p, size_t n) {
+float *etsim_synth__pz(pool_t *p, size_t n) {
   n = (n + 15) & ~(size_t)15;
   while (p->cur && p->cur->used + n > p->cur->cap) {
     if (!p->cur->next) break;
@@ -342,13 +342,13 @@ float *sy_pz(pool_t *p, size_t n) {
   return r;
 }
 
-void sy_pool_reset(pool_t *p) {
+void etsim_synth__pool_reset(pool_t *p) {
   p->cur = p->head;
   if (p->cur) p->cur->used = 0;
   p->oom = 0;
 }
 
-void sy_pool_free(pool_t *p) {
+void etsim_synth__pool_free(pool_t *p) {
   chunk_t *c = p->head;
   while (c) {
     chunk_t *n = c->next;
@@ -462,102 +462,106 @@ out:
   return rc;
 }
 
-int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc_t *e) {
+int etsim_synth__enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc_t *e) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers;
   size_t nh = (size_t)cap * H;
-  e->X0 = sy_pz(p, nh);
+  e->X0 = etsim_synth__pz(p, nh);
   for (int k = 0; k <= K; k++) {
-    e->P[k] = sy_pz(p, nh);
-    e->Hh[k] = sy_pz(p, nh);
-    e->M[k] = sy_pz(p, nh);
+    e->P[k] = etsim_synth__pz(p, nh);
+    e->Hh[k] = etsim_synth__pz(p, nh);
+    e->M[k] = etsim_synth__pz(p, nh);
   }
-  e->Z = sy_pz(p, nh);
-  e->Zs = sy_pz(p, (size_t)cap * m->cfg.pair_hidden);
+  e->Z = etsim_synth__pz(p, nh);
+  e->Zs = etsim_synth__pz(p, (size_t)cap * m->cfg.pair_hidden);
   return p->oom ? ETSIM_ENOMEM : 0;
 }
 
 /* Forward over rows [r0, r1); rows below r0 must be done already. */
-void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr, const int32_t *xr,
-                const uint32_t *poff, const uint32_t *padj, int r0, int r1) {
+void etsim_synth__enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr, const int32_t *xr,
+                          const uint32_t *poff, const uint32_t *padj, int r0, int r1) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers, P = m->cfg.pair_hidden;
   int nr = r1 - r0;
   size_t o = (size_t)r0 * H;
   memset(e->X0 + o, 0, sizeof(float) * (size_t)nr * H);
   for (uint32_t c = 0; c < m->n_ch; c++)
-    nn_embed_fwd_add(nr, H, m->emb[c], xr + (size_t)c * n_rows_xr + r0, e->X0 + o);
-  nn_linear_fwd(&m->enc_in, nr, e->X0 + o, e->P[0] + o);
-  nn_gelu_fwd((size_t)nr * H, e->P[0] + o, e->Hh[0] + o);
+    etsim_synth__nn_embed_fwd_add(nr, H, m->emb[c], xr + (size_t)c * n_rows_xr + r0, e->X0 + o);
+  etsim_synth__nn_linear_fwd(&m->enc_in, nr, e->X0 + o, e->P[0] + o);
+  etsim_synth__nn_gelu_fwd((size_t)nr * H, e->P[0] + o, e->Hh[0] + o);
   for (int k = 1; k <= K; k++) {
     memset(e->M[k] + o, 0, sizeof(float) * (size_t)nr * H);
-    nn_spmm_add(r0, r1, H, poff, padj, e->Hh[k - 1], e->M[k]);
-    nn_linear_fwd(&m->mp_self[k - 1], nr, e->Hh[k - 1] + o, e->P[k] + o);
-    nn_linear_fwd_add(&m->mp_msg[k - 1], nr, e->M[k] + o, e->P[k] + o, 0);
-    nn_gelu_fwd((size_t)nr * H, e->P[k] + o, e->Hh[k] + o);
+    etsim_synth__nn_spmm_add(r0, r1, H, poff, padj, e->Hh[k - 1], e->M[k]);
+    etsim_synth__nn_linear_fwd(&m->mp_self[k - 1], nr, e->Hh[k - 1] + o, e->P[k] + o);
+    etsim_synth__nn_linear_fwd_add(&m->mp_msg[k - 1], nr, e->M[k] + o, e->P[k] + o, 0);
+    etsim_synth__nn_gelu_fwd((size_t)nr * H, e->P[k] + o, e->Hh[k] + o);
   }
-  nn_linear_fwd(&m->jk[0], nr, e->Hh[0] + o, e->Z + o);
-  for (int k = 1; k <= K; k++) nn_linear_fwd_add(&m->jk[k], nr, e->Hh[k] + o, e->Z + o, 0);
+  etsim_synth__nn_linear_fwd(&m->jk[0], nr, e->Hh[0] + o, e->Z + o);
+  for (int k = 1; k <= K; k++)
+    etsim_synth__nn_linear_fwd_add(&m->jk[k], nr, e->Hh[k] + o, e->Z + o, 0);
   memset(e->Zs + (size_t)r0 * P, 0, sizeof(float) * (size_t)nr * P);
-  nn_linear_fwd_add(&m->es_z, nr, e->Z + o, e->Zs + (size_t)r0 * P, 0);
+  etsim_synth__nn_linear_fwd_add(&m->es_z, nr, e->Z + o, e->Zs + (size_t)r0 * P, 0);
 }
 
 static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n, const int32_t *xr,
                     const uint32_t *poff, const uint32_t *padj, float *dZ, const float *dZs) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers;
   size_t nh = (size_t)n * H;
-  nn_linear_bwd(&m->es_z, n, e->Z, dZs, dZ, 0);
+  etsim_synth__nn_linear_bwd(&m->es_z, n, e->Z, dZs, dZ, 0);
   float *dH[SY_MAXK + 1];
   for (int k = 0; k <= K; k++) {
-    dH[k] = sy_pz(p, nh);
-    nn_linear_bwd(&m->jk[k], n, e->Hh[k], dZ, dH[k], k == 0);
+    dH[k] = etsim_synth__pz(p, nh);
+    etsim_synth__nn_linear_bwd(&m->jk[k], n, e->Hh[k], dZ, dH[k], k == 0);
   }
-  float *dP = sy_pz(p, nh), *dM = sy_pz(p, nh);
+  float *dP = etsim_synth__pz(p, nh), *dM = etsim_synth__pz(p, nh);
   if (p->oom) return;
   for (int k = K; k >= 1; k--) {
     memset(dP, 0, sizeof(float) * nh);
-    nn_gelu_bwd(nh, e->P[k], dH[k], dP);
-    nn_linear_bwd(&m->mp_self[k - 1], n, e->Hh[k - 1], dP, dH[k - 1], 1);
+    etsim_synth__nn_gelu_bwd(nh, e->P[k], dH[k], dP);
+    etsim_synth__nn_linear_bwd(&m->mp_self[k - 1], n, e->Hh[k - 1], dP, dH[k - 1], 1);
     memset(dM, 0, sizeof(float) * nh);
-    nn_linear_bwd(&m->mp_msg[k - 1], n, e->M[k], dP, dM, 0);
-    nn_spmm_t_add(0, n, H, poff, padj, dM, dH[k - 1]);
+    etsim_synth__nn_linear_bwd(&m->mp_msg[k - 1], n, e->M[k], dP, dM, 0);
+    etsim_synth__nn_spmm_t_add(0, n, H, poff, padj, dM, dH[k - 1]);
   }
   memset(dP, 0, sizeof(float) * nh);
-  nn_gelu_bwd(nh, e->P[0], dH[0], dP);
+  etsim_synth__nn_gelu_bwd(nh, e->P[0], dH[0], dP);
   memset(dM, 0, sizeof(float) * nh); /* dX0 */
-  nn_linear_bwd(&m->enc_in, n, e->X0, dP, dM, 1);
-  for (uint32_t c = 0; c < m->n_ch; c++) nn_embed_bwd(n, H, xr + (size_t)c * n, dM, m->gemb[c]);
+  etsim_synth__nn_linear_bwd(&m->enc_in, n, e->X0, dP, dM, 1);
+  for (uint32_t c = 0; c < m->n_ch; c++)
+    etsim_synth__nn_embed_bwd(n, H, xr + (size_t)c * n, dM, m->gemb[c]);
 }
 
 /* Label and step features. */
-void sy_label_feat(const etsim_synth_model_t *m, double y, float *out) {
+void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, float *out) {
   double u = m->y_log ? log(y > 1e-300 ? y : 1e-300) : y;
   u = (u - m->y_mean) / m->y_std;
-  nn_sinusoid((float)u, SY_DY, 0.5f, out);
+  etsim_synth__nn_sinusoid((float)u, SY_DY, 0.5f, out);
 }
-void sy_t_feat(int t, int T, float *out) { nn_sinusoid((float)(8.0 * t / T), SY_DT, 0.5f, out); }
+void etsim_synth__t_feat(int t, int T, float *out) {
+  etsim_synth__nn_sinusoid((float)(8.0 * t / T), SY_DT, 0.5f, out);
+}
 
 /* Context of step l (after layers 0..l): [LN(S_l) | features | label]. */
-void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix, uint32_t last_size,
-                   float *f) {
+void etsim_synth__step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+                             uint32_t last_size, float *f) {
   f[0] = (float)(log1p((double)n_prefix) / 4);
   f[1] = (float)(log1p((double)last_size) / 3);
   f[2] = (float)l / (float)(m->max_layers ? m->max_layers : 1);
   f[3] = l == 0 ? 1.0f : 0.0f;
 }
 
-void sy_stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f) {
-  nn_sinusoid((float)l, SY_DL, 0.5f, f);
+void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f) {
+  etsim_synth__nn_sinusoid((float)l, SY_DL, 0.5f, f);
   f[SY_DL] = (float)l / (float)(m->max_layers ? m->max_layers : 1);
   memcpy(f + SY_DL + 1, ysin, sizeof(float) * SY_DY);
 }
 
-void sy_size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix, uint32_t last_size,
-                   const float *ysin, float *f) {
-  sy_stop_feats(m, l, ysin, f);
+void etsim_synth__size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+                             uint32_t last_size, const float *ysin, float *f) {
+  etsim_synth__stop_feats(m, l, ysin, f);
   f[SY_STOPF] = (float)(log1p((double)n_prefix) / 4);
   f[SY_STOPF + 1] = (float)(log1p((double)last_size) / 3);
 }
 
-void sy_gap_feats(uint32_t gap, uint32_t children, float *f) {
+void etsim_synth__gap_feats(uint32_t gap, uint32_t children, float *f) {
   f[0] = 1.0f / (float)gap;
   f[1] = gap == 1 ? 1.0f : 0.0f;
   f[2] = (float)(log((double)gap) / 4);
@@ -565,7 +569,7 @@ void sy_gap_feats(uint32_t gap, uint32_t children, float *f) {
 }
 
 /* Draw from a categorical distribution of n entries (sums to ~1). */
-int sy_draw(etsim_rng_t *r, const float *p, int n) {
+int etsim_synth__draw(etsim_rng_t *r, const float *p, int n) {
   double u = etsim_rng_uniform(r), c = 0;
   for (int i = 0; i < n; i++) {
     c += p[i];
@@ -589,7 +593,7 @@ typedef struct {
 } ws_t;
 
 static void ws_free(ws_t *w) {
-  sy_pool_free(&w->pool);
+  etsim_synth__pool_free(&w->pool);
   etsim_free(w->u32);
   etsim_free(w->u8);
   etsim_free(w->i32);
@@ -597,43 +601,43 @@ static void ws_free(ws_t *w) {
 
 static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, double y, uint64_t seed,
                          int backward, float weight, double *loss, double *parts) {
-  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
   int n = R->n, L = R->L, Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   uint32_t nch = m->n_ch;
   pool_t *p = &ws->pool;
-  sy_pool_reset(p);
+  etsim_synth__pool_reset(p);
   etsim_rng_t rng;
   etsim_rng_seed(&rng, seed);
   enc_t e;
-  if (sy_enc_alloc(m, p, n, &e)) return ETSIM_ENOMEM;
-  sy_enc_fwd(m, &e, n, R->xr, R->poff, R->padj, 0, n);
-  float *dZ = sy_pz(p, (size_t)n * H), *dZs = sy_pz(p, (size_t)n * P);
+  if (etsim_synth__enc_alloc(m, p, n, &e)) return ETSIM_ENOMEM;
+  etsim_synth__enc_fwd(m, &e, n, R->xr, R->poff, R->padj, 0, n);
+  float *dZ = etsim_synth__pz(p, (size_t)n * H), *dZs = etsim_synth__pz(p, (size_t)n * P);
   /* Prefix sums and contexts for steps 0..L. */
   int ns = L + 1;
-  float *S = sy_pz(p, (size_t)ns * H), *G = sy_pz(p, (size_t)ns * H);
-  float *lst = sy_pz(p, 2 * (size_t)ns), *ctx = sy_pz(p, (size_t)ns * Dc);
-  float *dctx = sy_pz(p, (size_t)ns * Dc);
+  float *S = etsim_synth__pz(p, (size_t)ns * H), *G = etsim_synth__pz(p, (size_t)ns * H);
+  float *lst = etsim_synth__pz(p, 2 * (size_t)ns), *ctx = etsim_synth__pz(p, (size_t)ns * Dc);
+  float *dctx = etsim_synth__pz(p, (size_t)ns * Dc);
   float ysin[SY_DY];
   if (p->oom) return ETSIM_ENOMEM;
-  sy_label_feat(m, y, ysin);
+  etsim_synth__label_feat(m, y, ysin);
   for (int l = 0; l <= L; l++) {
     float *Sl = S + (size_t)l * H;
     if (l) memcpy(Sl, S + (size_t)(l - 1) * H, sizeof(float) * H);
     for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
       for (int j = 0; j < H; j++) Sl[j] += e.Z[(size_t)r * H + j];
   }
-  nn_layernorm_fwd(ns, H, S, m->ln_g, m->ln_b, G, lst);
+  etsim_synth__nn_layernorm_fwd(ns, H, S, m->ln_g, m->ln_b, G, lst);
   for (int l = 0; l <= L; l++) {
     float *c = ctx + (size_t)l * Dc;
     memcpy(c, G + (size_t)l * H, sizeof(float) * H);
-    sy_step_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, c + H);
+    etsim_synth__step_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, c + H);
     memcpy(c + H + SY_FEAT, ysin, sizeof ysin);
   }
 
   /* (1) layer sizes: a stop decision, then the size given no stop. */
   int C = (int)m->max_size;
-  float *cp = sy_pz(p, (size_t)ns * H), *ch = sy_pz(p, (size_t)ns * H);
-  float *clog = sy_pz(p, (size_t)ns * C), *dclog = sy_pz(p, (size_t)ns * C);
+  float *cp = etsim_synth__pz(p, (size_t)ns * H), *ch = etsim_synth__pz(p, (size_t)ns * H);
+  float *clog = etsim_synth__pz(p, (size_t)ns * C), *dclog = etsim_synth__pz(p, (size_t)ns * C);
   if (etsim_grow((void **)&ws->u8, &ws->u8_cap, (size_t)ns * C, 1) ||
       etsim_grow((void **)&ws->i32, &ws->i32_cap, (size_t)ns + (size_t)n * nch, sizeof(int32_t)) ||
       p->oom)
@@ -645,61 +649,63 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     tgt[l] = sz ? (int32_t)(sz > m->max_size ? m->max_size : sz) - 1 : -1;
     stop[l] = l == L;
   }
-  float *cf = sy_pz(p, (size_t)ns * SY_SIZEF);
+  float *cf = etsim_synth__pz(p, (size_t)ns * SY_SIZEF);
   if (p->oom) return ETSIM_ENOMEM;
   for (int l = 0; l <= L; l++)
-    sy_size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, ysin,
-                  cf + (size_t)l * SY_SIZEF);
-  nn_linear_fwd(&m->c1, ns, cf, cp);
-  nn_gelu_fwd((size_t)ns * H, cp, ch);
-  nn_linear_fwd(&m->c2, ns, ch, clog);
+    etsim_synth__size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, ysin,
+                            cf + (size_t)l * SY_SIZEF);
+  etsim_synth__nn_linear_fwd(&m->c1, ns, cf, cp);
+  etsim_synth__nn_gelu_fwd((size_t)ns * H, cp, ch);
+  etsim_synth__nn_linear_fwd(&m->c2, ns, ch, clog);
   double lc;
   {
     float wst = (float)(1.0 / m->mean_steps);
-    lc = nn_softmax_xent(ns, C, clog, tgt, NULL, wst, dclog);
+    lc = etsim_synth__nn_softmax_xent(ns, C, clog, tgt, NULL, wst, dclog);
     /* The stop head sees only the depth and the label, never the prefix:
      * on real prefixes a head that read the prefix was calibrated, but on
      * generated ones its errors (too many parents, off categories, too
      * many one-node layers, which in real graphs mostly end them) made it
      * stop up to twice as often and samples came out too shallow
      * (docs/synth.md).  Step 0 never stops, so its rows are l = 1..L. */
-    float *sf = sy_pz(p, (size_t)L * SY_STOPF), *sp = sy_pz(p, (size_t)L * H);
-    float *sh = sy_pz(p, (size_t)L * H), *slog = sy_pz(p, (size_t)L);
-    float *dslog = sy_pz(p, (size_t)L);
+    float *sf = etsim_synth__pz(p, (size_t)L * SY_STOPF), *sp = etsim_synth__pz(p, (size_t)L * H);
+    float *sh = etsim_synth__pz(p, (size_t)L * H), *slog = etsim_synth__pz(p, (size_t)L);
+    float *dslog = etsim_synth__pz(p, (size_t)L);
     if (p->oom) return ETSIM_ENOMEM;
-    for (int l = 1; l <= L; l++) sy_stop_feats(m, l, ysin, sf + (size_t)(l - 1) * SY_STOPF);
-    nn_linear_fwd(&m->s1, L, sf, sp);
-    nn_gelu_fwd((size_t)L * H, sp, sh);
-    nn_linear_fwd(&m->s2, L, sh, slog);
-    lc += nn_bce_logits(L, slog, stop + 1, wst, dslog);
+    for (int l = 1; l <= L; l++)
+      etsim_synth__stop_feats(m, l, ysin, sf + (size_t)(l - 1) * SY_STOPF);
+    etsim_synth__nn_linear_fwd(&m->s1, L, sf, sp);
+    etsim_synth__nn_gelu_fwd((size_t)L * H, sp, sh);
+    etsim_synth__nn_linear_fwd(&m->s2, L, sh, slog);
+    lc += etsim_synth__nn_bce_logits(L, slog, stop + 1, wst, dslog);
     if (backward) {
-      float *dsh = sy_pz(p, (size_t)L * H), *dsp = sy_pz(p, (size_t)L * H);
+      float *dsh = etsim_synth__pz(p, (size_t)L * H), *dsp = etsim_synth__pz(p, (size_t)L * H);
       if (p->oom) return ETSIM_ENOMEM;
       for (int l = 0; l < L; l++) dslog[l] *= weight;
-      nn_linear_bwd(&m->s2, L, sh, dslog, dsh, 1);
-      nn_gelu_bwd((size_t)L * H, sp, dsh, dsp);
-      nn_linear_bwd(&m->s1, L, sf, dsp, NULL, 1);
+      etsim_synth__nn_linear_bwd(&m->s2, L, sh, dslog, dsh, 1);
+      etsim_synth__nn_gelu_bwd((size_t)L * H, sp, dsh, dsp);
+      etsim_synth__nn_linear_bwd(&m->s1, L, sf, dsp, NULL, 1);
     }
   }
   if (backward) {
     for (size_t i = 0; i < (size_t)ns * C; i++) dclog[i] *= weight;
-    float *dch = sy_pz(p, (size_t)ns * H), *dcp = sy_pz(p, (size_t)ns * H);
+    float *dch = etsim_synth__pz(p, (size_t)ns * H), *dcp = etsim_synth__pz(p, (size_t)ns * H);
     if (p->oom) return ETSIM_ENOMEM;
-    nn_linear_bwd(&m->c2, ns, ch, dclog, dch, 1);
-    nn_gelu_bwd((size_t)ns * H, cp, dch, dcp);
-    nn_linear_bwd(&m->c1, ns, cf, dcp, NULL, 1);
+    etsim_synth__nn_linear_bwd(&m->c2, ns, ch, dclog, dch, 1);
+    etsim_synth__nn_gelu_bwd((size_t)ns * H, cp, dch, dcp);
+    etsim_synth__nn_linear_bwd(&m->c1, ns, cf, dcp, NULL, 1);
   }
 
   /* (2) attributes of every layer, one diffusion step per layer. */
-  int Rn = n - 1, Da = sy_dim_attr_in(m);
+  int Rn = n - 1, Da = etsim_synth__dim_attr_in(m);
   double la = 0;
   if (Rn > 0) {
-    float *ain = sy_pz(p, (size_t)Rn * Da), *EA = sy_pz(p, (size_t)Rn * H);
-    float *p1 = sy_pz(p, (size_t)Rn * H), *h1 = sy_pz(p, (size_t)Rn * H);
-    float *p2 = sy_pz(p, (size_t)Rn * H), *h2 = sy_pz(p, (size_t)Rn * H);
-    float *alog = sy_pz(p, (size_t)Rn * m->sum_cls);
-    float *dalog = sy_pz(p, (size_t)Rn * m->sum_cls);
-    float *seg = sy_pz(p, (size_t)Rn * m->sum_cls), *dseg = sy_pz(p, (size_t)Rn * m->sum_cls);
+    float *ain = etsim_synth__pz(p, (size_t)Rn * Da), *EA = etsim_synth__pz(p, (size_t)Rn * H);
+    float *p1 = etsim_synth__pz(p, (size_t)Rn * H), *h1 = etsim_synth__pz(p, (size_t)Rn * H);
+    float *p2 = etsim_synth__pz(p, (size_t)Rn * H), *h2 = etsim_synth__pz(p, (size_t)Rn * H);
+    float *alog = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
+    float *dalog = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
+    float *seg = etsim_synth__pz(p, (size_t)Rn * m->sum_cls),
+          *dseg = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
     int32_t *zt = tgt + ns; /* Rn * nch noisy categories, channel-major */
     int *tl = NULL;
     if (p->oom) return ETSIM_ENOMEM;
@@ -707,14 +713,15 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     for (int l = 1; l <= L; l++) {
       int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Ta);
       double ab = m->abar_a[t];
-      sy_t_feat(t, Ta, tsin);
+      etsim_synth__t_feat(t, Ta, tsin);
       uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
       uint32_t off = 0;
       for (uint32_t c = 0; c < nch; c++) {
         for (uint32_t r = r0; r < r1; r++) {
           int32_t x0 = R->xr[(size_t)c * n + r];
           int32_t z = x0;
-          if (etsim_rng_uniform(&rng) >= ab) z = sy_draw(&rng, m->marg + off, (int)m->n_cls[c]);
+          if (etsim_rng_uniform(&rng) >= ab)
+            z = etsim_synth__draw(&rng, m->marg + off, (int)m->n_cls[c]);
           zt[(size_t)c * Rn + (r - 1)] = z;
         }
         off += m->n_cls[c];
@@ -726,7 +733,8 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
       }
     }
     (void)tl;
-    for (uint32_t c = 0; c < nch; c++) nn_embed_fwd_add(Rn, H, m->aemb[c], zt + (size_t)c * Rn, EA);
+    for (uint32_t c = 0; c < nch; c++)
+      etsim_synth__nn_embed_fwd_add(Rn, H, m->aemb[c], zt + (size_t)c * Rn, EA);
     for (int l = 1; l <= L; l++) {
       uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
       float inv = 1.0f / (float)(r1 - r0);
@@ -740,11 +748,11 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
         memcpy(a + H, mean, sizeof(float) * H);
       }
     }
-    nn_linear_fwd(&m->a1, Rn, ain, p1);
-    nn_gelu_fwd((size_t)Rn * H, p1, h1);
-    nn_linear_fwd(&m->a2, Rn, h1, p2);
-    nn_gelu_fwd((size_t)Rn * H, p2, h2);
-    nn_linear_fwd(&m->a3, Rn, h2, alog);
+    etsim_synth__nn_linear_fwd(&m->a1, Rn, ain, p1);
+    etsim_synth__nn_gelu_fwd((size_t)Rn * H, p1, h1);
+    etsim_synth__nn_linear_fwd(&m->a2, Rn, h1, p2);
+    etsim_synth__nn_gelu_fwd((size_t)Rn * H, p2, h2);
+    etsim_synth__nn_linear_fwd(&m->a3, Rn, h2, alog);
     uint32_t off = 0;
     float wa = (float)(1.0 / (m->mean_nodes * nch));
     for (uint32_t c = 0; c < nch; c++) {
@@ -752,22 +760,22 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
       for (int r = 0; r < Rn; r++)
         memcpy(seg + (size_t)r * Kc, alog + (size_t)r * m->sum_cls + off, sizeof(float) * Kc);
       memset(dseg, 0, sizeof(float) * (size_t)Rn * Kc);
-      la += nn_softmax_xent(Rn, Kc, seg, R->xr + (size_t)c * n + 1, NULL, wa, dseg);
+      la += etsim_synth__nn_softmax_xent(Rn, Kc, seg, R->xr + (size_t)c * n + 1, NULL, wa, dseg);
       for (int r = 0; r < Rn; r++)
         memcpy(dalog + (size_t)r * m->sum_cls + off, dseg + (size_t)r * Kc, sizeof(float) * Kc);
       off += m->n_cls[c];
     }
     if (backward) {
       for (size_t i = 0; i < (size_t)Rn * m->sum_cls; i++) dalog[i] *= weight;
-      float *dh2 = sy_pz(p, (size_t)Rn * H), *dp2 = sy_pz(p, (size_t)Rn * H);
-      float *dh1 = sy_pz(p, (size_t)Rn * H), *dp1 = sy_pz(p, (size_t)Rn * H);
-      float *dain = sy_pz(p, (size_t)Rn * Da), *dEA = sy_pz(p, (size_t)Rn * H);
+      float *dh2 = etsim_synth__pz(p, (size_t)Rn * H), *dp2 = etsim_synth__pz(p, (size_t)Rn * H);
+      float *dh1 = etsim_synth__pz(p, (size_t)Rn * H), *dp1 = etsim_synth__pz(p, (size_t)Rn * H);
+      float *dain = etsim_synth__pz(p, (size_t)Rn * Da), *dEA = etsim_synth__pz(p, (size_t)Rn * H);
       if (p->oom) return ETSIM_ENOMEM;
-      nn_linear_bwd(&m->a3, Rn, h2, dalog, dh2, 1);
-      nn_gelu_bwd((size_t)Rn * H, p2, dh2, dp2);
-      nn_linear_bwd(&m->a2, Rn, h1, dp2, dh1, 1);
-      nn_gelu_bwd((size_t)Rn * H, p1, dh1, dp1);
-      nn_linear_bwd(&m->a1, Rn, ain, dp1, dain, 1);
+      etsim_synth__nn_linear_bwd(&m->a3, Rn, h2, dalog, dh2, 1);
+      etsim_synth__nn_gelu_bwd((size_t)Rn * H, p2, dh2, dp2);
+      etsim_synth__nn_linear_bwd(&m->a2, Rn, h1, dp2, dh1, 1);
+      etsim_synth__nn_gelu_bwd((size_t)Rn * H, p1, dh1, dp1);
+      etsim_synth__nn_linear_bwd(&m->a1, Rn, ain, dp1, dain, 1);
       for (int l = 1; l <= L; l++) {
         uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
         float inv = 1.0f / (float)(r1 - r0);
@@ -785,7 +793,8 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
         for (uint32_t r = r0; r < r1; r++)
           for (int j = 0; j < H; j++) dEA[(size_t)(r - 1) * H + j] += dmean[j];
       }
-      for (uint32_t c = 0; c < nch; c++) nn_embed_bwd(Rn, H, zt + (size_t)c * Rn, dEA, m->gaemb[c]);
+      for (uint32_t c = 0; c < nch; c++)
+        etsim_synth__nn_embed_bwd(Rn, H, zt + (size_t)c * Rn, dEA, m->gaemb[c]);
     }
   }
 
@@ -798,7 +807,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     if (pr > maxpairs) maxpairs = pr;
   }
   if (total_pairs) {
-    int De = sy_dim_edge_in(m);
+    int De = etsim_synth__dim_edge_in(m);
     /* Sum over a node's candidates = NLL of its parent set; per pair it
      * would be tiny next to the other heads (most pairs are easy zeros). */
     float we = (float)(1.0 / m->mean_nodes);
@@ -814,10 +823,10 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
       maxnv = nv > maxnv ? nv : maxnv;
       maxN = N > maxN ? N : maxN;
     }
-    float *gapf = sy_pz(p, maxN * SY_GAPF), *A = sy_pz(p, maxN * P);
-    float *dA = sy_pz(p, maxN * P);
-    float *ein = sy_pz(p, maxnv * De), *B = sy_pz(p, maxnv * P);
-    float *dB = sy_pz(p, maxnv * P), *dein = sy_pz(p, maxnv * De);
+    float *gapf = etsim_synth__pz(p, maxN * SY_GAPF), *A = etsim_synth__pz(p, maxN * P);
+    float *dA = etsim_synth__pz(p, maxN * P);
+    float *ein = etsim_synth__pz(p, maxnv * De), *B = etsim_synth__pz(p, maxnv * P);
+    float *dB = etsim_synth__pz(p, maxnv * P), *dein = etsim_synth__pz(p, maxnv * De);
     if (p->oom) return ETSIM_ENOMEM;
     float tsin[SY_DT];
     for (int l = 2; l <= L; l++) {
@@ -828,7 +837,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
       int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Te);
       double ab = m->abar_e[t];
       double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
-      sy_t_feat(t, Te, tsin);
+      etsim_synth__t_feat(t, Te, tsin);
       memset(clean, 0, (size_t)nv * N);
       for (uint32_t v = 0; v < nv; v++)
         for (uint32_t k = R->poff[v0 + v]; k < R->poff[v0 + v + 1]; k++)
@@ -836,8 +845,9 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
       for (size_t q = 0; q < (size_t)nv * N; q++)
         noisy[q] = etsim_rng_uniform(&rng) < ab ? clean[q] : (etsim_rng_uniform(&rng) < ml);
       for (uint32_t u = 0; u < N; u++)
-        sy_gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1], gapf + (size_t)u * SY_GAPF);
-      nn_linear_fwd(&m->es_g, (int)N, gapf, A);
+        etsim_synth__gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1],
+                               gapf + (size_t)u * SY_GAPF);
+      etsim_synth__nn_linear_fwd(&m->es_g, (int)N, gapf, A);
       for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e.Zs[(size_t)P + i]; /* rows 1..N */
       memset(ein, 0, sizeof(float) * (size_t)nv * De);
       for (uint32_t v = 0; v < nv; v++) {
@@ -857,7 +867,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
         memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
         a[2 * H + Dc + SY_DT] = (float)(log1p((double)deg) / 2);
       }
-      nn_linear_fwd(&m->ed, (int)nv, ein, B);
+      etsim_synth__nn_linear_fwd(&m->ed, (int)nv, ein, B);
       memset(dA, 0, sizeof(float) * (size_t)N * P);
       memset(dB, 0, sizeof(float) * (size_t)nv * P);
       float w_l = we * weight;
@@ -907,7 +917,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
       }
       if (!backward) continue;
       memset(dein, 0, sizeof(float) * (size_t)nv * De);
-      nn_linear_bwd(&m->ed, (int)nv, ein, dB, dein, 1);
+      etsim_synth__nn_linear_bwd(&m->ed, (int)nv, ein, dB, dein, 1);
       for (uint32_t v = 0; v < nv; v++) {
         const float *da = dein + (size_t)v * De;
         for (uint32_t c = 0; c < nch; c++) {
@@ -922,18 +932,18 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
         float *dc = dctx + (size_t)(l - 1) * Dc;
         for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
       }
-      nn_linear_bwd(&m->es_g, (int)N, gapf, dA, NULL, 1);
+      etsim_synth__nn_linear_bwd(&m->es_g, (int)N, gapf, dA, NULL, 1);
       for (size_t i = 0; i < (size_t)N * P; i++) dZs[(size_t)P + i] += dA[i];
     }
   }
 
   if (backward) {
     /* Contexts -> layer norm -> prefix sums -> node embeddings. */
-    float *dG = sy_pz(p, (size_t)ns * H), *dS = sy_pz(p, (size_t)ns * H);
+    float *dG = etsim_synth__pz(p, (size_t)ns * H), *dS = etsim_synth__pz(p, (size_t)ns * H);
     if (p->oom) return ETSIM_ENOMEM;
     for (int l = 0; l <= L; l++)
       memcpy(dG + (size_t)l * H, dctx + (size_t)l * Dc, sizeof(float) * H);
-    nn_layernorm_bwd(ns, H, S, m->ln_g, lst, dG, dS, m->gln_g, m->gln_b);
+    etsim_synth__nn_layernorm_bwd(ns, H, S, m->ln_g, lst, dG, dS, m->gln_g, m->gln_b);
     float acc[4096];
     memset(acc, 0, sizeof(float) * H);
     for (int l = L; l >= 0; l--) {
@@ -1098,8 +1108,9 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
         sum[0] += l;
         for (int q = 0; q < 3; q++) sum[q + 1] += parts[q];
       }
-      nn_clip_grad(m->n_params, m->g, 5.0);
-      nn_adam_update(&opt, m->n_params, m->w, m->g, m->adam_m, m->adam_v, m->adam_vmax);
+      etsim_synth__nn_clip_grad(m->n_params, m->g, 5.0);
+      etsim_synth__nn_adam_update(&opt, m->n_params, m->w, m->g, m->adam_m, m->adam_v,
+                                  m->adam_vmax);
     }
     double vl;
     if ((rc = etsim_synth_model_loss(m, val, cfg->seed ^ 0x7a11dULL, &vl, NULL, NULL, NULL, err)))

@@ -13,14 +13,15 @@
 #include <math.h>
 #include <string.h>
 
-void nn_linear_fwd(const nn_linear_t *l, int n, const float *x, float *y) {
+void etsim_synth__nn_linear_fwd(const nn_linear_t *l, int n, const float *x, float *y) {
   for (int r = 0; r < n; r++) memcpy(y + (size_t)r * l->out, l->b, sizeof(float) * (size_t)l->out);
   if (n > 0)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, l->out, l->in, 1.0f, x, l->in, l->w,
                 l->out, 1.0f, y, l->out);
 }
 
-void nn_linear_fwd_add(const nn_linear_t *l, int n, const float *x, float *y, int with_bias) {
+void etsim_synth__nn_linear_fwd_add(const nn_linear_t *l, int n, const float *x, float *y,
+                                    int with_bias) {
   if (n <= 0) return;
   if (with_bias)
     for (int r = 0; r < n; r++)
@@ -29,8 +30,8 @@ void nn_linear_fwd_add(const nn_linear_t *l, int n, const float *x, float *y, in
               l->out, 1.0f, y, l->out);
 }
 
-void nn_linear_bwd(const nn_linear_t *l, int n, const float *x, const float *dy, float *dx,
-                   int with_bias) {
+void etsim_synth__nn_linear_bwd(const nn_linear_t *l, int n, const float *x, const float *dy,
+                                float *dx, int with_bias) {
   if (n <= 0) return;
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, l->in, l->out, n, 1.0f, x, l->in, dy, l->out,
               1.0f, l->gw, l->out);
@@ -42,14 +43,14 @@ void nn_linear_bwd(const nn_linear_t *l, int n, const float *x, const float *dy,
                 l->out, 1.0f, dx, l->in);
 }
 
-void nn_gelu_fwd(size_t n, const float *x, float *y) {
+void etsim_synth__nn_gelu_fwd(size_t n, const float *x, float *y) {
   for (size_t i = 0; i < n; i++) {
     float v = x[i];
     y[i] = 0.5f * v * (1.0f + erff(v * 0.70710678f));
   }
 }
 
-void nn_gelu_bwd(size_t n, const float *x, const float *dy, float *dx) {
+void etsim_synth__nn_gelu_bwd(size_t n, const float *x, const float *dy, float *dx) {
   for (size_t i = 0; i < n; i++) {
     float v = x[i];
     float cdf = 0.5f * (1.0f + erff(v * 0.70710678f));
@@ -58,17 +59,17 @@ void nn_gelu_bwd(size_t n, const float *x, const float *dy, float *dx) {
   }
 }
 
-void nn_relu_fwd(size_t n, const float *x, float *y) {
+void etsim_synth__nn_relu_fwd(size_t n, const float *x, float *y) {
   for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0;
 }
 
-void nn_relu_bwd(size_t n, const float *x, const float *dy, float *dx) {
+void etsim_synth__nn_relu_bwd(size_t n, const float *x, const float *dy, float *dx) {
   for (size_t i = 0; i < n; i++)
     if (x[i] > 0) dx[i] += dy[i];
 }
 
-void nn_layernorm_fwd(int n, int d, const float *x, const float *g, const float *b, float *y,
-                      float *stats) {
+void etsim_synth__nn_layernorm_fwd(int n, int d, const float *x, const float *g, const float *b,
+                                   float *y, float *stats) {
   for (int r = 0; r < n; r++) {
     const float *xr = x + (size_t)r * d;
     float *yr = y + (size_t)r * d;
@@ -84,8 +85,8 @@ void nn_layernorm_fwd(int n, int d, const float *x, const float *g, const float 
   }
 }
 
-void nn_layernorm_bwd(int n, int d, const float *x, const float *g, const float *stats,
-                      const float *dy, float *dx, float *gg, float *gb) {
+void etsim_synth__nn_layernorm_bwd(int n, int d, const float *x, const float *g, const float *stats,
+                                   const float *dy, float *dx, float *gg, float *gb) {
   for (int r = 0; r < n; r++) {
     const float *xr = x + (size_t)r * d, *dyr = dy + (size_t)r * d;
     float mu = stats[2 * r], rstd = stats[2 * r + 1];
@@ -108,7 +109,7 @@ void nn_layernorm_bwd(int n, int d, const float *x, const float *g, const float 
   }
 }
 
-void nn_softmax(int n, int c, const float *x, float *p) {
+void etsim_synth__nn_softmax(int n, int c, const float *x, float *p) {
   for (int r = 0; r < n; r++) {
     const float *xr = x + (size_t)r * c;
     float *pr = p + (size_t)r * c;
@@ -124,8 +125,8 @@ void nn_softmax(int n, int c, const float *x, float *p) {
   }
 }
 
-double nn_softmax_xent(int n, int c, const float *x, const int32_t *t, const uint8_t *mask,
-                       float weight, float *dx) {
+double etsim_synth__nn_softmax_xent(int n, int c, const float *x, const int32_t *t,
+                                    const uint8_t *mask, float weight, float *dx) {
   double loss = 0;
   for (int r = 0; r < n; r++) {
     if (t[r] < 0) continue;
@@ -151,7 +152,8 @@ double nn_softmax_xent(int n, int c, const float *x, const int32_t *t, const uin
   return loss;
 }
 
-double nn_bce_logits(int n, const float *x, const uint8_t *t, float weight, float *dx) {
+double etsim_synth__nn_bce_logits(int n, const float *x, const uint8_t *t, float weight,
+                                  float *dx) {
   double loss = 0;
   for (int r = 0; r < n; r++) {
     double z = x[r];
@@ -166,7 +168,7 @@ double nn_bce_logits(int n, const float *x, const uint8_t *t, float weight, floa
   return loss;
 }
 
-void nn_embed_fwd_add(int n, int d, const float *e, const int32_t *idx, float *y) {
+void etsim_synth__nn_embed_fwd_add(int n, int d, const float *e, const int32_t *idx, float *y) {
   for (int r = 0; r < n; r++) {
     const float *er = e + (size_t)idx[r] * d;
     float *yr = y + (size_t)r * d;
@@ -174,7 +176,7 @@ void nn_embed_fwd_add(int n, int d, const float *e, const int32_t *idx, float *y
   }
 }
 
-void nn_embed_bwd(int n, int d, const int32_t *idx, const float *dy, float *ge) {
+void etsim_synth__nn_embed_bwd(int n, int d, const int32_t *idx, const float *dy, float *ge) {
   for (int r = 0; r < n; r++) {
     float *gr = ge + (size_t)idx[r] * d;
     const float *dr = dy + (size_t)r * d;
@@ -182,7 +184,7 @@ void nn_embed_bwd(int n, int d, const int32_t *idx, const float *dy, float *ge) 
   }
 }
 
-void nn_sinusoid(float v, int d, float base, float *out) {
+void etsim_synth__nn_sinusoid(float v, int d, float base, float *out) {
   double f = 1.0;
   for (int k = 0; k < d / 2; k++) {
     out[2 * k] = (float)sin(v * f);
@@ -191,8 +193,8 @@ void nn_sinusoid(float v, int d, float base, float *out) {
   }
 }
 
-void nn_spmm_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *adj, const float *x,
-                 float *y) {
+void etsim_synth__nn_spmm_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *adj,
+                              const float *x, float *y) {
   for (int r = r0; r < r1; r++) {
     float *yr = y + (size_t)r * d;
     for (uint32_t k = off[r]; k < off[r + 1]; k++) {
@@ -202,8 +204,8 @@ void nn_spmm_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *adj
   }
 }
 
-void nn_spmm_t_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *adj, const float *dy,
-                   float *dx) {
+void etsim_synth__nn_spmm_t_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *adj,
+                                const float *dy, float *dx) {
   for (int r = r0; r < r1; r++) {
     const float *dr = dy + (size_t)r * d;
     for (uint32_t k = off[r]; k < off[r + 1]; k++) {
@@ -213,8 +215,8 @@ void nn_spmm_t_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *a
   }
 }
 
-void nn_adam_update(nn_adam_t *o, size_t n, float *w, const float *g, float *m, float *v,
-                    float *vmax) {
+void etsim_synth__nn_adam_update(nn_adam_t *o, size_t n, float *w, const float *g, float *m,
+                                 float *v, float *vmax) {
   o->step++;
   double bc1 = 1.0 - pow(o->beta1, (double)o->step);
   double bc2 = 1.0 - pow(o->beta2, (double)o->step);
@@ -231,7 +233,7 @@ void nn_adam_update(nn_adam_t *o, size_t n, float *w, const float *g, float *m, 
   }
 }
 
-double nn_clip_grad(size_t n, float *g, double max_norm) {
+double etsim_synth__nn_clip_grad(size_t n, float *g, double max_norm) {
   double s = 0;
   for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
   double norm = sqrt(s);

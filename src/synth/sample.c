@@ -75,7 +75,7 @@ static void part(const nn_linear_t *l, int n, int r0, int k, const float *x, flo
 }
 
 static int build_tables(const etsim_synth_model_t *m, sampler_t *S) {
-  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
   int Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   size_t need = (size_t)(Ta + 1) * H + (size_t)(Te + 1) * P;
   for (uint32_t c = 0; c < m->n_ch; c++) need += (size_t)m->n_cls[c] * (2 * H + P);
@@ -99,11 +99,11 @@ static int build_tables(const etsim_synth_model_t *m, sampler_t *S) {
   S->tte = q;
   float ts[SY_DT];
   for (int t = 0; t <= Ta; t++) {
-    sy_t_feat(t, Ta, ts);
+    etsim_synth__t_feat(t, Ta, ts);
     part(&m->a1, 1, 2 * H + Dc, SY_DT, ts, S->tt + (size_t)t * H);
   }
   for (int t = 0; t <= Te; t++) {
-    sy_t_feat(t, Te, ts);
+    etsim_synth__t_feat(t, Te, ts);
     part(&m->ed, 1, 2 * H + Dc, SY_DT, ts, S->tte + (size_t)t * P);
   }
   return 0;
@@ -111,69 +111,70 @@ static int build_tables(const etsim_synth_model_t *m, sampler_t *S) {
 
 static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_t *rng,
                       etsim_synth_dag_t *outg) {
-  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = sy_dim_ctx(m);
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
   int Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   uint32_t nch = m->n_ch, maxs = m->max_size;
   int cap = S->cap;
   uint32_t limit = (uint32_t)cap - 1; /* real nodes at most */
   pool_t *p = &S->pool;
-  sy_pool_reset(p);
-  if (sy_enc_alloc(m, p, cap, &S->e)) return ETSIM_ENOMEM;
+  etsim_synth__pool_reset(p);
+  if (etsim_synth__enc_alloc(m, p, cap, &S->e)) return ETSIM_ENOMEM;
   enc_t *e = &S->e;
   int C = (int)maxs;
-  float *sfeat = sy_pz(p, SY_STOPF), *sp = sy_pz(p, (size_t)H);
-  float *sh = sy_pz(p, (size_t)H), slog;
-  float *cfeat = sy_pz(p, SY_SIZEF);
-  float *Ssum = sy_pz(p, (size_t)H), *G = sy_pz(p, (size_t)H);
-  float *ctx = sy_pz(p, (size_t)Dc), st[2];
-  float *cp = sy_pz(p, (size_t)H), *chh = sy_pz(p, (size_t)H);
-  float *clog = sy_pz(p, (size_t)C), *cpr = sy_pz(p, (size_t)C);
-  float *cxa = sy_pz(p, (size_t)H), *meanp = sy_pz(p, (size_t)H);
-  float *cxe = sy_pz(p, (size_t)P), *zm = sy_pz(p, (size_t)cap * P);
-  float *p1 = sy_pz(p, (size_t)maxs * H), *h1 = sy_pz(p, (size_t)maxs * H);
-  float *p2 = sy_pz(p, (size_t)maxs * H), *h2 = sy_pz(p, (size_t)maxs * H);
-  float *alog = sy_pz(p, (size_t)maxs * m->sum_cls);
-  float *ph = sy_pz(p, (size_t)m->sum_cls), *post = sy_pz(p, (size_t)m->sum_cls);
-  float *gapf = sy_pz(p, (size_t)cap * SY_GAPF), *A = sy_pz(p, (size_t)cap * P);
-  float *B = sy_pz(p, (size_t)maxs * P);
-  float *phat = sy_pz(p, (size_t)maxs * cap);
-  int32_t *zt = (int32_t *)(void *)sy_pz(p, (size_t)maxs * nch);
+  float *sfeat = etsim_synth__pz(p, SY_STOPF), *sp = etsim_synth__pz(p, (size_t)H);
+  float *sh = etsim_synth__pz(p, (size_t)H), slog;
+  float *cfeat = etsim_synth__pz(p, SY_SIZEF);
+  float *Ssum = etsim_synth__pz(p, (size_t)H), *G = etsim_synth__pz(p, (size_t)H);
+  float *ctx = etsim_synth__pz(p, (size_t)Dc), st[2];
+  float *cp = etsim_synth__pz(p, (size_t)H), *chh = etsim_synth__pz(p, (size_t)H);
+  float *clog = etsim_synth__pz(p, (size_t)C), *cpr = etsim_synth__pz(p, (size_t)C);
+  float *cxa = etsim_synth__pz(p, (size_t)H), *meanp = etsim_synth__pz(p, (size_t)H);
+  float *cxe = etsim_synth__pz(p, (size_t)P), *zm = etsim_synth__pz(p, (size_t)cap * P);
+  float *p1 = etsim_synth__pz(p, (size_t)maxs * H), *h1 = etsim_synth__pz(p, (size_t)maxs * H);
+  float *p2 = etsim_synth__pz(p, (size_t)maxs * H), *h2 = etsim_synth__pz(p, (size_t)maxs * H);
+  float *alog = etsim_synth__pz(p, (size_t)maxs * m->sum_cls);
+  float *ph = etsim_synth__pz(p, (size_t)m->sum_cls),
+        *post = etsim_synth__pz(p, (size_t)m->sum_cls);
+  float *gapf = etsim_synth__pz(p, (size_t)cap * SY_GAPF), *A = etsim_synth__pz(p, (size_t)cap * P);
+  float *B = etsim_synth__pz(p, (size_t)maxs * P);
+  float *phat = etsim_synth__pz(p, (size_t)maxs * cap);
+  int32_t *zt = (int32_t *)(void *)etsim_synth__pz(p, (size_t)maxs * nch);
   if (p->oom) return ETSIM_ENOMEM;
   float ysin[SY_DY];
-  sy_label_feat(m, y, ysin);
+  etsim_synth__label_feat(m, y, ysin);
   /* Row 0: the start token. */
   for (uint32_t c = 0; c < nch; c++) S->xr[(size_t)c * cap] = (int32_t)m->n_cls[c];
   S->poff[0] = 0;
   S->poff[1] = 0;
   S->lay[0] = 0;
   S->children[0] = 0;
-  sy_enc_fwd(m, e, cap, S->xr, S->poff, S->padj, 0, 1);
+  etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, 0, 1);
   part(&m->ed, 1, H, H, e->Z, zm);
   memcpy(Ssum, e->Z, sizeof(float) * H);
   uint32_t N = 0, last = 0, first_prev = 1; /* rows of layer l: [first_prev, N+1) */
   size_t n_edges = 0;
   for (int l = 0;; l++) {
     if ((uint32_t)l >= m->max_layers || N >= limit) break;
-    nn_layernorm_fwd(1, H, Ssum, m->ln_g, m->ln_b, G, st);
+    etsim_synth__nn_layernorm_fwd(1, H, Ssum, m->ln_g, m->ln_b, G, st);
     memcpy(ctx, G, sizeof(float) * H);
-    sy_step_feats(m, l, N, last, ctx + H);
+    etsim_synth__step_feats(m, l, N, last, ctx + H);
     memcpy(ctx + H + SY_FEAT, ysin, sizeof ysin);
     /* (1) stop (never at the first step), else the size. */
     if (l > 0) {
-      sy_stop_feats(m, l, ysin, sfeat);
-      nn_linear_fwd(&m->s1, 1, sfeat, sp);
-      nn_gelu_fwd((size_t)H, sp, sh);
-      nn_linear_fwd(&m->s2, 1, sh, &slog);
+      etsim_synth__stop_feats(m, l, ysin, sfeat);
+      etsim_synth__nn_linear_fwd(&m->s1, 1, sfeat, sp);
+      etsim_synth__nn_gelu_fwd((size_t)H, sp, sh);
+      etsim_synth__nn_linear_fwd(&m->s2, 1, sh, &slog);
       int stop = etsim_rng_uniform(rng) < 1.0 / (1.0 + exp(-(double)slog));
       if (S->fixed) stop = S->fixed[l] == 0;
       if (stop) break;
     }
-    sy_size_feats(m, l, N, last, ysin, cfeat);
-    nn_linear_fwd(&m->c1, 1, cfeat, cp);
-    nn_gelu_fwd((size_t)H, cp, chh);
-    nn_linear_fwd(&m->c2, 1, chh, clog);
-    nn_softmax(1, C, clog, cpr);
-    uint32_t s = 1 + (uint32_t)sy_draw(rng, cpr, C);
+    etsim_synth__size_feats(m, l, N, last, ysin, cfeat);
+    etsim_synth__nn_linear_fwd(&m->c1, 1, cfeat, cp);
+    etsim_synth__nn_gelu_fwd((size_t)H, cp, chh);
+    etsim_synth__nn_linear_fwd(&m->c2, 1, chh, clog);
+    etsim_synth__nn_softmax(1, C, clog, cpr);
+    uint32_t s = 1 + (uint32_t)etsim_synth__draw(rng, cpr, C);
     if (S->fixed) s = S->fixed[l] <= maxs ? S->fixed[l] : maxs;
     if (s == 0) break;
     if (N + s > limit) s = limit - N;
@@ -181,7 +182,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
     uint32_t off = 0;
     for (uint32_t c = 0; c < nch; c++) {
       for (uint32_t v = 0; v < s; v++)
-        zt[(size_t)c * s + v] = sy_draw(rng, m->marg + off, (int)m->n_cls[c]);
+        zt[(size_t)c * s + v] = etsim_synth__draw(rng, m->marg + off, (int)m->n_cls[c]);
       off += m->n_cls[c];
     }
     /* Parts of the first attribute layer fixed for this layer. */
@@ -205,10 +206,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
       }
       for (uint32_t v = 0; v < s; v++)
         for (int j = 0; j < H; j++) p1[(size_t)v * H + j] += meanp[j];
-      nn_gelu_fwd((size_t)s * H, p1, h1);
-      nn_linear_fwd(&m->a2, (int)s, h1, p2);
-      nn_gelu_fwd((size_t)s * H, p2, h2);
-      nn_linear_fwd(&m->a3, (int)s, h2, alog);
+      etsim_synth__nn_gelu_fwd((size_t)s * H, p1, h1);
+      etsim_synth__nn_linear_fwd(&m->a2, (int)s, h1, p2);
+      etsim_synth__nn_gelu_fwd((size_t)s * H, p2, h2);
+      etsim_synth__nn_linear_fwd(&m->a3, (int)s, h2, alog);
       off = 0;
       for (uint32_t c = 0; c < nch; c++) {
         int K = (int)m->n_cls[c];
@@ -216,11 +217,11 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
           float *lg = alog + (size_t)v * m->sum_cls + off;
           for (int j = 0; j < K; j++)
             if (m->marg[off + j] <= 0) lg[j] = -1e30f;
-          nn_softmax(1, K, lg, ph);
+          etsim_synth__nn_softmax(1, K, lg, ph);
           int32_t *z = &zt[(size_t)c * s + v];
           etsim_synth__posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
                                  m->abar_a[t - 1], post);
-          *z = sy_draw(rng, post, K);
+          *z = etsim_synth__draw(rng, post, K);
         }
         off += m->n_cls[c];
       }
@@ -236,9 +237,9 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
       double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
       for (size_t q = 0; q < np; q++) nz[q] = etsim_rng_uniform(rng) < ml;
       for (uint32_t u = 0; u < N; u++)
-        sy_gap_feats((uint32_t)(l + 1) - S->lay[u + 1], S->children[u + 1],
-                     gapf + (size_t)u * SY_GAPF);
-      nn_linear_fwd(&m->es_g, (int)N, gapf, A);
+        etsim_synth__gap_feats((uint32_t)(l + 1) - S->lay[u + 1], S->children[u + 1],
+                               gapf + (size_t)u * SY_GAPF);
+      etsim_synth__nn_linear_fwd(&m->es_g, (int)N, gapf, A);
       for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e->Zs[(size_t)P + i];
       part(&m->ed, 1, 2 * H, Dc, ctx, cxe);
       for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
@@ -327,7 +328,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
       S->children[r0 + v] = 0;
       for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++) S->children[S->padj[k]]++;
     }
-    sy_enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
+    etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
     part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, zm + (size_t)r0 * P);
     for (uint32_t v = 0; v < s; v++)
       for (int j = 0; j < H; j++) Ssum[j] += e->Z[(size_t)(r0 + v) * H + j];
@@ -394,7 +395,7 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
     }
     out->g[out->n_graphs++] = g;
   }
-  sy_pool_free(&S.pool);
+  etsim_synth__pool_free(&S.pool);
   etsim_free(S.xr);
   etsim_free(S.poff);
   etsim_free(S.padj);

@@ -94,30 +94,30 @@ typedef struct {
   float *X0, *P[SY_MAXK + 1], *Hh[SY_MAXK + 1], *M[SY_MAXK + 1], *Z, *Zs;
 } enc_t;
 
-float *sy_pz(pool_t *p, size_t n); /* zeroed floats; sets p->oom on failure */
-void sy_pool_reset(pool_t *p);
-void sy_pool_free(pool_t *p);
-int sy_dim_ctx(const etsim_synth_model_t *m);
-int sy_dim_attr_in(const etsim_synth_model_t *m);
-int sy_dim_edge_in(const etsim_synth_model_t *m);
-int sy_enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc_t *e);
+float *etsim_synth__pz(pool_t *p, size_t n); /* zeroed floats; sets p->oom on failure */
+void etsim_synth__pool_reset(pool_t *p);
+void etsim_synth__pool_free(pool_t *p);
+int etsim_synth__dim_ctx(const etsim_synth_model_t *m);
+int etsim_synth__dim_attr_in(const etsim_synth_model_t *m);
+int etsim_synth__dim_edge_in(const etsim_synth_model_t *m);
+int etsim_synth__enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc_t *e);
 /* Causal encoder over rows [r0, r1); rows below r0 must be done already;
  * xr is channel-major with row stride n_rows_xr. */
-void sy_enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr, const int32_t *xr,
-                const uint32_t *poff, const uint32_t *padj, int r0, int r1);
-void sy_label_feat(const etsim_synth_model_t *m, double y, float *out);
-void sy_t_feat(int t, int T, float *out);
-void sy_step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix, uint32_t last_size,
-                   float *f);
-void sy_gap_feats(uint32_t gap, uint32_t children, float *f);
+void etsim_synth__enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr, const int32_t *xr,
+                          const uint32_t *poff, const uint32_t *padj, int r0, int r1);
+void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, float *out);
+void etsim_synth__t_feat(int t, int T, float *out);
+void etsim_synth__step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+                             uint32_t last_size, float *f);
+void etsim_synth__gap_feats(uint32_t gap, uint32_t children, float *f);
 /* Inputs of the stop head at step l (SY_STOPF floats): the depth and the
  * label features ysin (SY_DY floats). */
-void sy_stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f);
+void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f);
 /* Inputs of the size head at step l (SY_SIZEF floats): the stop head's,
  * and the prefix and last-layer sizes. */
-void sy_size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix, uint32_t last_size,
-                   const float *ysin, float *f);
-int sy_draw(etsim_rng_t *r, const float *p, int n);
+void etsim_synth__size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
+                             uint32_t last_size, const float *ysin, float *f);
+int etsim_synth__draw(etsim_rng_t *r, const float *p, int n);
 
 /* p(z_{t-1} | z_t = k, predicted clean distribution ph) of the marginal-
  * transition chain with marginal mg, K classes (sample.c). */

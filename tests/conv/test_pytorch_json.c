@@ -14,7 +14,7 @@ static int parse(const char *text, ptv_t *out, size_t *pos, const char **what) {
   static char buf[1 << 16];
   size_t n = strlen(text);
   memcpy(buf, text, n + 1);
-  return ptv_parse(&P, buf, n, out, pos, what);
+  return etsim_conv__pt_value_parse(&P, buf, n, out, pos, what);
 }
 
 static const char *repr(const char *text) {
@@ -23,14 +23,14 @@ static const char *repr(const char *text) {
   size_t pos;
   const char *what;
   assert_int_equal(parse(text, &v, &pos, &what), 0);
-  ptr_reset(&b);
-  assert_int_equal(ptr_repr(&b, &v), 0);
+  etsim_conv__pt_repr_reset(&b);
+  assert_int_equal(etsim_conv__pt_repr(&b, &v), 0);
   return b.data;
 }
 
 static void test_values(void **state) {
   (void)state;
-  ptv_parser_init(&P);
+  etsim_conv__pt_value_parser_init(&P);
   ptv_t v;
   size_t pos;
   const char *what;
@@ -40,16 +40,16 @@ static void test_values(void **state) {
                    0);
   assert_int_equal(v.t, PTV_OBJ);
   assert_int_equal(v.n, 3);
-  const ptv_t *a = ptv_get(&v, "a"); /* the first of repeated keys */
+  const ptv_t *a = etsim_conv__pt_value_get(&v, "a"); /* the first of repeated keys */
   assert_int_equal(ptv_arr_len(a), 6);
   assert_int_equal(ptv_at(a, 0)->u.i, 1);
   assert_int_equal(ptv_at(a, 1)->u.i, -2);
   assert_true(ptv_at(a, 2)->t == PTV_REAL && ptv_at(a, 2)->u.d == 3.5);
   assert_int_equal(ptv_at(a, 3)->t, PTV_TRUE);
   assert_int_equal(ptv_at(a, 5)->t, PTV_NULL);
-  assert_string_equal(ptv_str(ptv_get(&v, "b")), "x\xc3\xa9\n");
-  assert_int_equal(ptv_get(&v, "b")->n, 4);
-  assert_null(ptv_get(&v, "zz"));
+  assert_string_equal(ptv_str(etsim_conv__pt_value_get(&v, "b")), "x\xc3\xa9\n");
+  assert_int_equal(etsim_conv__pt_value_get(&v, "b")->n, 4);
+  assert_null(etsim_conv__pt_value_get(&v, "zz"));
   /* int64 limits stay integers; beyond them become reals. */
   assert_int_equal(parse("[9223372036854775807, -9223372036854775808, "
                          "9223372036854775808]",
@@ -61,12 +61,12 @@ static void test_values(void **state) {
   /* A surrogate pair is one 4-byte UTF-8 character. */
   assert_int_equal(parse("\"\\ud83d\\ude00\"", &v, &pos, &what), 0);
   assert_string_equal(v.u.s, "\xf0\x9f\x98\x80");
-  ptv_parser_free(&P);
+  etsim_conv__pt_value_parser_free(&P);
 }
 
 static void test_rejects(void **state) {
   (void)state;
-  ptv_parser_init(&P);
+  etsim_conv__pt_value_parser_init(&P);
   static const struct {
     const char *text;
     size_t pos;
@@ -108,13 +108,13 @@ static void test_rejects(void **state) {
   const char *what;
   assert_int_equal(parse(deep, &v, &pos, &what), ETSIM_EFORMAT);
   assert_non_null(strstr(what, "nesting"));
-  ptv_parser_free(&P);
+  etsim_conv__pt_value_parser_free(&P);
 }
 
 /* Expected strings are what CPython 3 prints for repr(json.loads(text)). */
 static void test_repr(void **state) {
   (void)state;
-  ptv_parser_init(&P);
+  etsim_conv__pt_value_parser_init(&P);
   assert_string_equal(repr("[1, -2, true, false, null]"), "[1, -2, True, False, None]");
   assert_string_equal(repr("[0.5, 1.0, 0.1, -0.0, 100.0, 1e-05, 0.0001]"),
                       "[0.5, 1.0, 0.1, -0.0, 100.0, 1e-05, 0.0001]");
@@ -125,7 +125,7 @@ static void test_repr(void **state) {
                       "[\"it's\", 'say \"hi\"', 'both \\' \"', 'a\\\\b\\n']");
   assert_string_equal(repr("{\"k\": [[]], \"j\": {}}"), "{'k': [[]], 'j': {}}");
   assert_string_equal(repr("\"\\u0001\""), "'\\x01'");
-  ptv_parser_free(&P);
+  etsim_conv__pt_value_parser_free(&P);
 }
 
 /* ------------------------------------------------------- streaming */
@@ -139,8 +139,8 @@ static int on_elem(void *u, const ptv_t *v, uint64_t index, const ptj_loc_t *loc
                    etsim_error_t *err) {
   (void)err;
   seen_t *s = u;
-  assert_int_equal(ptv_i(ptv_get(v, "i")), (int64_t)index);
-  const char *big = ptv_str(ptv_get(v, "big"));
+  assert_int_equal(ptv_i(etsim_conv__pt_value_get(v, "i")), (int64_t)index);
+  const char *big = ptv_str(etsim_conv__pt_value_get(v, "big"));
   if (big) s->big_len = strlen(big);
   s->n++;
   s->last_line = loc->line;
@@ -171,7 +171,7 @@ static void test_stream(void **state) {
   etsim_error_t err = {0};
   uint64_t bytes = 0;
   int found = 0;
-  int rc = ptj_stream(path, "nodes", NULL, on_elem, &s, NULL, &bytes, &found, &err);
+  int rc = etsim_conv__pt_json_stream(path, "nodes", NULL, on_elem, &s, NULL, &bytes, &found, &err);
   if (rc) print_message("%s\n", err.msg);
   assert_int_equal(rc, 0);
   assert_int_equal(found, 1);
@@ -186,7 +186,8 @@ static void test_stream(void **state) {
   char gz[4300];
   snprintf(gz, sizeof gz, "%s.gz", path);
   memset(&s, 0, sizeof s);
-  assert_int_equal(ptj_stream(gz, "nodes", NULL, on_elem, &s, NULL, NULL, NULL, &err), 0);
+  assert_int_equal(
+      etsim_conv__pt_json_stream(gz, "nodes", NULL, on_elem, &s, NULL, NULL, NULL, &err), 0);
   assert_int_equal(s.n, 3000);
 
   /* An error on line 2,503 is reported there, with its column. */
@@ -197,7 +198,7 @@ static void test_stream(void **state) {
   fprintf(fp, "]}");
   fclose(fp);
   memset(&s, 0, sizeof s);
-  rc = ptj_stream(path, "nodes", NULL, on_elem, &s, NULL, NULL, NULL, &err);
+  rc = etsim_conv__pt_json_stream(path, "nodes", NULL, on_elem, &s, NULL, NULL, NULL, &err);
   assert_int_equal(rc, ETSIM_EFORMAT);
   char want[4300];
   snprintf(want, sizeof want, "%s:2503:18: malformed JSON: invalid literal", path);

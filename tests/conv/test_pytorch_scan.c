@@ -32,11 +32,11 @@ static char tree_buf[1 << 17], scan_buf[1 << 17];
 
 /* The field as the tree path finds it (NULL when absent). */
 static const ptv_t *tree_attr(const ptv_t *n, const char *name) {
-  const ptv_t *attrs = ptv_get(n, "attrs");
+  const ptv_t *attrs = etsim_conv__pt_value_get(n, "attrs");
   for (size_t i = 0; i < ptv_arr_len(attrs); i++) {
     const ptv_t *a = ptv_at(attrs, i);
-    const char *nm = ptv_str(ptv_get(a, "name"));
-    const ptv_t *v = ptv_get(a, "value");
+    const char *nm = ptv_str(etsim_conv__pt_value_get(a, "name"));
+    const ptv_t *v = etsim_conv__pt_value_get(a, "value");
     if (nm && v && strcmp(nm, name) == 0) return v;
   }
   return NULL;
@@ -74,33 +74,37 @@ static int check(const char *text, size_t len) {
   scan_buf[len] = '\0';
   pts_node_t s;
   size_t used = 0;
-  if (pts_host_node(scan_buf, &s, &used) != 0) return 0;
+  if (etsim_conv__pt_scan_host_node(scan_buf, &s, &used) != 0) return 0;
   assert_true(used <= len);
   memcpy(tree_buf, text, used);
   tree_buf[used] = '\0';
   ptv_t n;
   size_t pos = 0;
   const char *what = "";
-  int rc = ptv_parse(&P, tree_buf, used, &n, &pos, &what);
+  int rc = etsim_conv__pt_value_parse(&P, tree_buf, used, &n, &pos, &what);
   if (rc)
     fail_msg("scanner took %.*s but the tree parser says %s at %zu", (int)used, text, what, pos);
   assert_int_equal(n.t, PTV_OBJ);
-  same("id", s.have, PTS_ID, &s.id, ptv_get(&n, "id"));
-  same("name", s.have, PTS_NAME, &s.name, ptv_get(&n, "name"));
-  same("ctrl_deps", s.have, PTS_CTRL_DEPS, &s.ctrl_deps, ptv_get(&n, "ctrl_deps"));
-  same("parent", s.have, PTS_PARENT, &s.parent, ptv_get(&n, "parent"));
-  same("inputs", s.have, PTS_INPUTS, &s.inputs, ptv_get(&n, "inputs"));
-  same("outputs", s.have, PTS_OUTPUTS, &s.outputs, ptv_get(&n, "outputs"));
-  same("attrs", s.have, PTS_ATTRS, &s.attrs, ptv_get(&n, "attrs"));
-  same("ts", s.have, PTS_TS, &s.ts, ptv_get(&n, "ts"));
-  same("inclusive_dur", s.have, PTS_DUR, &s.dur, ptv_get(&n, "inclusive_dur"));
-  same("cat", s.have, PTS_CAT, &s.cat, ptv_get(&n, "cat"));
-  const ptv_t *in = ptv_get(&n, "inputs"), *out = ptv_get(&n, "outputs");
-  same("inputs.values", s.have, PTS_IN_VALUES, &s.in_values, ptv_get(in, "values"));
-  same("inputs.types", s.have, PTS_IN_TYPES, &s.in_types, ptv_get(in, "types"));
-  same("outputs.values", s.have, PTS_OUT_VALUES, &s.out_values, ptv_get(out, "values"));
-  same("outputs.types", s.have, PTS_OUT_TYPES, &s.out_types, ptv_get(out, "types"));
-  if (ptv_is_arr(ptv_get(&n, "attrs"))) {
+  same("id", s.have, PTS_ID, &s.id, etsim_conv__pt_value_get(&n, "id"));
+  same("name", s.have, PTS_NAME, &s.name, etsim_conv__pt_value_get(&n, "name"));
+  same("ctrl_deps", s.have, PTS_CTRL_DEPS, &s.ctrl_deps, etsim_conv__pt_value_get(&n, "ctrl_deps"));
+  same("parent", s.have, PTS_PARENT, &s.parent, etsim_conv__pt_value_get(&n, "parent"));
+  same("inputs", s.have, PTS_INPUTS, &s.inputs, etsim_conv__pt_value_get(&n, "inputs"));
+  same("outputs", s.have, PTS_OUTPUTS, &s.outputs, etsim_conv__pt_value_get(&n, "outputs"));
+  same("attrs", s.have, PTS_ATTRS, &s.attrs, etsim_conv__pt_value_get(&n, "attrs"));
+  same("ts", s.have, PTS_TS, &s.ts, etsim_conv__pt_value_get(&n, "ts"));
+  same("inclusive_dur", s.have, PTS_DUR, &s.dur, etsim_conv__pt_value_get(&n, "inclusive_dur"));
+  same("cat", s.have, PTS_CAT, &s.cat, etsim_conv__pt_value_get(&n, "cat"));
+  const ptv_t *in = etsim_conv__pt_value_get(&n, "inputs"),
+              *out = etsim_conv__pt_value_get(&n, "outputs");
+  same("inputs.values", s.have, PTS_IN_VALUES, &s.in_values,
+       etsim_conv__pt_value_get(in, "values"));
+  same("inputs.types", s.have, PTS_IN_TYPES, &s.in_types, etsim_conv__pt_value_get(in, "types"));
+  same("outputs.values", s.have, PTS_OUT_VALUES, &s.out_values,
+       etsim_conv__pt_value_get(out, "values"));
+  same("outputs.types", s.have, PTS_OUT_TYPES, &s.out_types,
+       etsim_conv__pt_value_get(out, "types"));
+  if (ptv_is_arr(etsim_conv__pt_value_get(&n, "attrs"))) {
     same("rf_id", s.have, PTS_RF_ID, &s.rf_id, tree_attr(&n, "rf_id"));
     same("op_schema", s.have, PTS_OP_SCHEMA, &s.op_schema, tree_attr(&n, "op_schema"));
     same("kernel_backend", s.have, PTS_KERNEL_BACKEND, &s.kernel_backend,
@@ -113,12 +117,12 @@ static int check_str(const char *text) { return check(text, strlen(text)); }
 
 static void test_fields(void **state) {
   (void)state;
-  ptv_parser_init(&P);
+  etsim_conv__pt_value_parser_init(&P);
   assert_true(check_str(REAL_NODE));
   pts_node_t s;
   size_t used;
   memcpy(scan_buf, REAL_NODE, strlen(REAL_NODE) + 1);
-  assert_int_equal(pts_host_node(scan_buf, &s, &used), 0);
+  assert_int_equal(etsim_conv__pt_scan_host_node(scan_buf, &s, &used), 0);
   assert_int_equal(used, strlen(REAL_NODE));
   assert_int_equal(s.id.u.i, 7134);
   assert_int_equal(s.ctrl_deps.u.i, 7105);
@@ -134,7 +138,7 @@ static void test_fields(void **state) {
       "{ \"attrs\" :[ ] ,\t\"name\"\r\n:\"a\", \"id\":0 }",
       "{\"id\": 1, \"name\": \"x\"}, {\"id\": 2}",
       "{}",
-      /* The first of repeated keys, as ptv_get. */
+      /* The first of repeated keys, as etsim_conv__pt_value_get. */
       "{\"id\": 1, \"id\": 2, \"name\": \"a\", \"name\": 3, \"ctrl_deps\": "
       "null, \"ctrl_deps\": 4}",
       /* attrs: the first with a value; a later one of the same name with no
@@ -168,14 +172,14 @@ static void test_fields(void **state) {
     deep[o] = '\0';
     assert_int_equal(check_str(deep), depth <= PTS_MAX_DEPTH);
   }
-  ptv_parser_free(&P);
+  etsim_conv__pt_value_parser_free(&P);
 }
 
 /* Declined: escapes (the tree path decodes them), and every malformed text
  * (the tree path reports it), including the buffer's end inside a value. */
 static void test_declines(void **state) {
   (void)state;
-  ptv_parser_init(&P);
+  etsim_conv__pt_value_parser_init(&P);
   static const char *const valid_but_slow[] = {
       "{\"name\": \"a\\\"b\"}",
       "{\"name\": \"\\u00e9\"}",
@@ -226,7 +230,7 @@ static void test_declines(void **state) {
     const char *what;
     size_t n = strlen(valid_but_slow[i]);
     memcpy(tree_buf, valid_but_slow[i], n + 1);
-    assert_int_equal(ptv_parse(&P, tree_buf, n, &v, &pos, &what), 0);
+    assert_int_equal(etsim_conv__pt_value_parse(&P, tree_buf, n, &v, &pos, &what), 0);
   }
   for (size_t i = 0; malformed[i]; i++) {
     if (check_str(malformed[i])) fail_msg("took malformed %s", malformed[i]);
@@ -235,12 +239,12 @@ static void test_declines(void **state) {
     const char *what;
     size_t n = strlen(malformed[i]);
     memcpy(tree_buf, malformed[i], n + 1);
-    assert_int_equal(ptv_parse(&P, tree_buf, n, &v, &pos, &what), ETSIM_EFORMAT);
+    assert_int_equal(etsim_conv__pt_value_parse(&P, tree_buf, n, &v, &pos, &what), ETSIM_EFORMAT);
   }
   /* A NUL inside the text is where the buffer ends: declined. */
   assert_int_equal(check("{\"id\": 1\0}", 10), 0);
   assert_int_equal(check("{\"name\": \"a\0b\"}", 15), 0);
-  ptv_parser_free(&P);
+  etsim_conv__pt_value_parser_free(&P);
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
@@ -257,7 +261,7 @@ static uint64_t next_rand(void) {
  * odd but valid text). */
 static void test_mutations(void **state) {
   (void)state;
-  ptv_parser_init(&P);
+  etsim_conv__pt_value_parser_init(&P);
   static const char alphabet[] = "\"\\{}[],: 09-.eEtrufalsn\n\x01x+";
   size_t base = strlen(REAL_NODE);
   char text[4096];
@@ -291,7 +295,7 @@ static void test_mutations(void **state) {
     ptv_t v;
     size_t pos;
     const char *what;
-    if (ptv_parse(&P, tree_buf, len, &v, &pos, &what) == 0 && v.t == PTV_OBJ) {
+    if (etsim_conv__pt_value_parse(&P, tree_buf, len, &v, &pos, &what) == 0 && v.t == PTV_OBJ) {
       tree_ok++;
       if (!memchr(text, '\\', len) && !took)
         fail_msg("valid text without escapes declined: %.*s", (int)len, text);
@@ -301,19 +305,20 @@ static void test_mutations(void **state) {
   /* Both outcomes really occur (the test is not vacuous). */
   assert_true(taken > 1000);
   assert_true(taken < 40000);
-  ptv_parser_free(&P);
+  etsim_conv__pt_value_parser_free(&P);
 }
 
 /* --------------------------------------------- repr and tensors */
 
-/* pts_repr of text equals ptr_repr of its tree; 1 when pts_repr took it. */
+/* etsim_conv__pt_scan_repr of text equals etsim_conv__pt_repr of its tree; 1 when
+ * etsim_conv__pt_scan_repr took it. */
 static int repr_same(const char *text, size_t len) {
   static ptr_buf_t a, b;
   assert_true(len < sizeof scan_buf);
   memcpy(scan_buf, text, len);
   scan_buf[len] = '\0';
-  ptr_reset(&a);
-  int rc = pts_repr(&a, scan_buf, len);
+  etsim_conv__pt_repr_reset(&a);
+  int rc = etsim_conv__pt_scan_repr(&a, scan_buf, len);
   if (rc) {
     assert_int_equal(rc, PTJ_SLOW);
     return 0;
@@ -323,10 +328,10 @@ static int repr_same(const char *text, size_t len) {
   ptv_t v;
   size_t pos;
   const char *what;
-  if (ptv_parse(&P, tree_buf, len, &v, &pos, &what))
-    fail_msg("pts_repr took %.*s, the tree parser says %s", (int)len, text, what);
-  ptr_reset(&b);
-  assert_int_equal(ptr_repr(&b, &v), 0);
+  if (etsim_conv__pt_value_parse(&P, tree_buf, len, &v, &pos, &what))
+    fail_msg("etsim_conv__pt_scan_repr took %.*s, the tree parser says %s", (int)len, text, what);
+  etsim_conv__pt_repr_reset(&b);
+  assert_int_equal(etsim_conv__pt_repr(&b, &v), 0);
   if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
     fail_msg("repr of %.*s: '%s' vs the tree's '%s'", (int)len, text, a.data, b.data);
   return 1;
@@ -359,7 +364,7 @@ static int got_tensor(void *ctx, const int64_t t[5]) {
   return 0;
 }
 
-/* pts_tensors on an {"values": V, "types": T} object's texts equals the
+/* etsim_conv__pt_scan_tensors on an {"values": V, "types": T} object's texts equals the
  * reference on its tree; 1 when taken. */
 static int tensors_same(const char *io) {
   size_t len = strlen(io);
@@ -369,10 +374,10 @@ static int tensors_same(const char *io) {
   char node[1 << 12];
   snprintf(node, sizeof node, "{\"inputs\": %s}", io);
   memcpy(scan_buf, node, strlen(node) + 1);
-  if (pts_host_node(scan_buf, &n, &used)) return 0;
+  if (etsim_conv__pt_scan_host_node(scan_buf, &n, &used)) return 0;
   got_n = 0;
-  int rc =
-      pts_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2], n.io_len[0][2], got_tensor, NULL);
+  int rc = etsim_conv__pt_scan_tensors(n.io_at[0][0], n.io_len[0][0], n.io_at[0][2], n.io_len[0][2],
+                                       got_tensor, NULL);
   if (rc) {
     assert_int_equal(rc, PTJ_SLOW);
     return 0;
@@ -381,8 +386,9 @@ static int tensors_same(const char *io) {
   ptv_t v;
   size_t pos;
   const char *what;
-  assert_int_equal(ptv_parse(&P, tree_buf, len, &v, &pos, &what), 0);
-  const ptv_t *values = ptv_get(&v, "values"), *types = ptv_get(&v, "types");
+  assert_int_equal(etsim_conv__pt_value_parse(&P, tree_buf, len, &v, &pos, &what), 0);
+  const ptv_t *values = etsim_conv__pt_value_get(&v, "values"),
+              *types = etsim_conv__pt_value_get(&v, "types");
   ref_n = 0;
   for (size_t i = 0; i < ptv_arr_len(values); i++) {
     const ptv_t *t = ptv_at(types, i);
@@ -395,7 +401,7 @@ static int tensors_same(const char *io) {
 
 static void test_repr_tensors(void **state) {
   (void)state;
-  ptv_parser_init(&P);
+  etsim_conv__pt_value_parser_init(&P);
   static const char *const texts[] = {
       "[]",
       "{}",
@@ -475,7 +481,7 @@ static void test_repr_tensors(void **state) {
   assert_true(tensors_same(io[1]));
   assert_int_equal(got_n, 3); /* 1, 3 and the 8 at depth 8; not the 9 */
   assert_int_equal(got_t[2][0], 8);
-  /* Seeded mutations of a real IO block: whatever pts_repr takes prints
+  /* Seeded mutations of a real IO block: whatever etsim_conv__pt_scan_repr takes prints
    * as the tree path prints it. */
   static const char alphabet[] = "\"'\\{}[],: 09-.eEtrufalsn\x7f+";
   const char *base =
@@ -510,7 +516,7 @@ static void test_repr_tensors(void **state) {
   }
   print_message("repr mutations: %ld taken\n", taken);
   assert_true(taken > 1000 && taken < 20000);
-  ptv_parser_free(&P);
+  etsim_conv__pt_value_parser_free(&P);
 }
 
 /* ------------------------------------------------------- the stream */
@@ -545,7 +551,7 @@ static int fast_scan(void *u, const char *s, size_t avail, uint64_t index, uint6
   (void)err;
   seen_t *st = u;
   pts_node_t n;
-  if (pts_host_node(s, &n, used)) return PTJ_SLOW;
+  if (etsim_conv__pt_scan_host_node(s, &n, used)) return PTJ_SLOW;
   assert_int_equal(st->n, index);
   st->n++;
   st->fast++;
@@ -556,7 +562,7 @@ static int slow_elem(void *u, const ptv_t *v, uint64_t index, const ptj_loc_t *l
                      etsim_error_t *err) {
   (void)err;
   seen_t *st = u;
-  assert_int_equal(ptv_i(ptv_get(v, "i")), (int64_t)index);
+  assert_int_equal(ptv_i(etsim_conv__pt_value_get(v, "i")), (int64_t)index);
   assert_int_equal(st->n, index);
   st->n++;
   st->last_line = loc->line;
@@ -585,7 +591,8 @@ static void test_stream_handoff(void **state) {
     seen_t s = {0};
     s.decline_odd = mode;
     etsim_error_t err = {0};
-    int rc = ptj_stream_ex(path, "nodes", NULL, slow_elem, fast_elem, &s, NULL, NULL, NULL, &err);
+    int rc = etsim_conv__pt_json_stream_ex(path, "nodes", NULL, slow_elem, fast_elem, &s, NULL,
+                                           NULL, NULL, &err);
     if (rc) print_message("%s\n", err.msg);
     assert_int_equal(rc, 0);
     assert_int_equal(s.n, 3000);
@@ -603,7 +610,8 @@ static void test_stream_handoff(void **state) {
   fclose(fp);
   seen_t s = {0};
   etsim_error_t err = {0};
-  int rc = ptj_stream_ex(path, "nodes", NULL, slow_elem, fast_scan, &s, NULL, NULL, NULL, &err);
+  int rc = etsim_conv__pt_json_stream_ex(path, "nodes", NULL, slow_elem, fast_scan, &s, NULL, NULL,
+                                         NULL, &err);
   assert_int_equal(rc, ETSIM_EFORMAT);
   assert_int_equal(s.fast, 2501); /* all before it went the fast way */
   char want[4300];
@@ -624,9 +632,9 @@ static void same_both_ways(const char *name, const char *in, const char *kineto)
     o.kineto_path = kineto;
     o.groups_path = "";
     etsim_error_t err = {0};
-    ptc_no_fast = k;
+    etsim_conv__pt_no_fast = k;
     int rc = etsim_convpt_convert(in, out[k], &o, &s[k], &err);
-    ptc_no_fast = 0;
+    etsim_conv__pt_no_fast = 0;
     if (rc) print_message("%s: %s\n", name, err.msg);
     assert_int_equal(rc, 0);
   }

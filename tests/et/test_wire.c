@@ -78,7 +78,7 @@ static int same_attr(const etsim_attr_t *a, const etsim_attr_t *b, char *why, si
       }
       return 1;
     default: {
-      size_t es = et_list_elem_size(a->kind);
+      size_t es = etsim_et__list_elem_size(a->kind);
       if (a->v.list.n == b->v.list.n &&
           (!a->v.list.n || memcmp(a->v.list.v, b->v.list.v, a->v.list.n * es) == 0))
         return 1;
@@ -157,15 +157,15 @@ static int fast_view(const uint8_t *p, size_t n, const etsim_et_node_t **out) {
   static etsim_et_node_t v;
   static etsim_ioinfo_t io[2];
   etsim_arena_reset(&g_arena);
-  int rc = et_wire_node(p, n, &g_wn);
-  if (rc == 0) rc = et_wire_view(&g_wn, &g_arena, &v, io, &g_attrs, &g_attrs_cap);
+  int rc = etsim_et__wire_node(p, n, &g_wn);
+  if (rc == 0) rc = etsim_et__wire_view(&g_wn, &g_arena, &v, io, &g_attrs, &g_attrs_cap);
   *out = &v;
   return rc;
 }
 
 /* Slow decode with protobuf-c: 0 and *out, or an error code. */
 static int slow_view(const uint8_t *p, size_t n, const etsim_et_node_t **out, etsim_error_t *err) {
-  return et_reader_slow(g_reader, p, (uint32_t)n, 0, out, err);
+  return etsim_et__reader_slow(g_reader, p, (uint32_t)n, 0, out, err);
 }
 
 /* Where the two paths must agree: if the fast path takes the message,
@@ -195,14 +195,14 @@ static size_t pack_both(const etsim_et_node_t *n, uint8_t **out) {
   static size_t pcap;
   etsim_arena_t scratch;
   etsim_arena_init(&scratch, 4096);
-  long plen = et_pbc_pack_node(n, &scratch, &pbuf, &pcap);
+  long plen = etsim_et__pbc_pack_node(n, &scratch, &pbuf, &pcap);
   etsim_arena_free(&scratch);
   assert_true(plen >= 0);
-  size_t len = et_wire_node_size(n);
+  size_t len = etsim_et__wire_node_size(n);
   if (len != (size_t)plen) print_error("size %zu, protobuf-c %ld\n", len, plen);
   assert_int_equal(len, (size_t)plen);
   uint8_t *mine = malloc(len + 1);
-  assert_int_equal(et_wire_encode_node(n, mine), len);
+  assert_int_equal(etsim_et__wire_encode_node(n, mine), len);
   size_t i = 0;
   while (i < len && mine[i] == pbuf[i]) i++;
   if (i < len) print_error("encodings differ at byte %zu of %zu\n", i, len);
@@ -229,13 +229,13 @@ static void compare_file(const char *path) {
   uint64_t off;
   size_t i = 0;
   int rc;
-  while ((rc = et_reader_raw(r, &data, &len, &off, &err)) == 1) {
+  while ((rc = etsim_et__reader_raw(r, &data, &len, &off, &err)) == 1) {
     char what[4300];
     snprintf(what, sizeof what, "%s node %zu", path, i);
     /* Real traces are canonical: the fast path must take every node. */
     if (!check_agree(data, len, what))
       print_error("%s: fast path left the node to protobuf-c\n", what);
-    assert_int_equal(et_wire_node(data, len, &g_wn), 0);
+    assert_int_equal(etsim_et__wire_node(data, len, &g_wn), 0);
     /* And the loaded trace (fast loader) holds the same node. */
     const etsim_et_node_t *s, *tv;
     assert_int_equal(slow_view(data, len, &s, &err), 0);
@@ -579,7 +579,7 @@ static void test_truncated_every_offset(void **state) {
   /* A file cut at every offset: load fails naming the file and an offset;
    * cuts inside the node's message name the node. */
   uint8_t file[2048];
-  size_t h = et_wire_put_varint(file + 1, len);
+  size_t h = etsim_et__wire_put_varint(file + 1, len);
   file[0] = 0x00; /* empty GlobalMetadata */
   memcpy(file + 1 + h, bytes, len);
   size_t total = 1 + h + len;
@@ -667,7 +667,7 @@ static void test_out_of_memory_walk(void **state) {
   size_t len = pack_both(&n, &bytes);
   uint8_t file[2048];
   file[0] = 0x00;
-  size_t h = et_wire_put_varint(file + 1, len);
+  size_t h = etsim_et__wire_put_varint(file + 1, len);
   memcpy(file + 1 + h, bytes, len);
   /* A second node depending on the first and on a forward id, and a third
    * breaking the counting run of ids, so the hash index is built too. */

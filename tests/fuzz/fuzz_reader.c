@@ -19,14 +19,14 @@ static uint8_t *enc_a, *enc_b;
 static size_t cap_a, cap_b;
 
 static size_t encode(const etsim_et_node_t *n, uint8_t **buf, size_t *cap) {
-  size_t len = et_wire_node_size(n);
+  size_t len = etsim_et__wire_node_size(n);
   if (len + 1 > *cap) {
     free(*buf);
     *cap = 2 * len + 64;
     *buf = malloc(*cap);
     if (!*buf) __builtin_trap();
   }
-  if (et_wire_encode_node(n, *buf) != len) __builtin_trap();
+  if (etsim_et__wire_encode_node(n, *buf) != len) __builtin_trap();
   return len;
 }
 
@@ -40,7 +40,7 @@ static void differential(const char *path) {
     if (strcmp(ea.msg, eb.msg) != 0) __builtin_trap();
     return;
   }
-  et_reader_set_slow(b, 1);
+  etsim_et__reader_set_slow(b, 1);
   for (;;) {
     const etsim_et_node_t *na, *nb;
     ra = etsim_et_reader_next(a, &na, &ea);

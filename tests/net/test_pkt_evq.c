@@ -54,7 +54,7 @@ static ref_ev_t ref_pop(ref_t *r) {
  * 0-2 events at now + a delay drawn from a mix. */
 static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
   pk_evq_t q;
-  assert_int_equal(pk_evq_init(&q, shift, nb_log), 0);
+  assert_int_equal(etsim_net__pkt_evq_init(&q, shift, nb_log), 0);
   ref_t r = {0};
   etsim_rng_t rng;
   etsim_rng_seed(&rng, seed);
@@ -132,7 +132,7 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
   assert_int_equal(pk_evq_peek_t(&q), INT64_MAX);
   assert_int_equal(pk_evq_pop_until(&q, INT64_MAX, &none), 0);
   free(r.v);
-  pk_evq_free(&q);
+  etsim_net__pkt_evq_free(&q);
 }
 
 static void order_matches_heap(void **s) {

@@ -54,7 +54,7 @@ typedef struct {
 } lin_ctx;
 static double lin_probe(void *c) {
   lin_ctx *k = c;
-  nn_linear_fwd(&k->l, k->n, k->x, k->y);
+  etsim_synth__nn_linear_fwd(&k->l, k->n, k->x, k->y);
   return dot(k->y, k->r, (size_t)k->n * k->l.out);
 }
 static void test_linear(void **state) {
@@ -71,7 +71,7 @@ static void test_linear(void **state) {
   double y00 = b[0];
   for (int i = 0; i < I; i++) y00 += x[i] * w[i * O];
   assert_float_equal(y[0], y00, 1e-5);
-  nn_linear_bwd(&k.l, N, x, r, dx, 1);
+  etsim_synth__nn_linear_bwd(&k.l, N, x, r, dx, 1);
   check_grad("linear dW", w, gw, I * O, lin_probe, &k, 1e-2f, 2e-3);
   check_grad("linear db", b, gb, O, lin_probe, &k, 1e-2f, 2e-3);
   check_grad("linear dx", x, dx, N * I, lin_probe, &k, 1e-2f, 2e-3);
@@ -85,8 +85,8 @@ typedef struct {
 } act_ctx;
 static double act_probe(void *c) {
   act_ctx *k = c;
-  if (k->relu) nn_relu_fwd(k->n, k->x, k->y);
-  else nn_gelu_fwd(k->n, k->x, k->y);
+  if (k->relu) etsim_synth__nn_relu_fwd(k->n, k->x, k->y);
+  else etsim_synth__nn_gelu_fwd(k->n, k->x, k->y);
   return dot(k->y, k->r, k->n);
 }
 static void test_activations(void **state) {
@@ -101,13 +101,13 @@ static void test_activations(void **state) {
   act_probe(&k);
   /* GELU(1) = Phi(1) = 0.841344746... */
   float one = 1, g1;
-  nn_gelu_fwd(1, &one, &g1);
+  etsim_synth__nn_gelu_fwd(1, &one, &g1);
   assert_float_equal(g1, 0.8413447f, 1e-6);
-  nn_gelu_bwd(N, x, r, dx);
+  etsim_synth__nn_gelu_bwd(N, x, r, dx);
   check_grad("gelu dx", x, dx, N, act_probe, &k, 1e-3f, 2e-3);
   memset(dx, 0, sizeof dx);
   k.relu = 1;
-  nn_relu_bwd(N, x, r, dx);
+  etsim_synth__nn_relu_bwd(N, x, r, dx);
   check_grad("relu dx", x, dx, N, act_probe, &k, 1e-3f, 2e-3);
 }
 
@@ -118,7 +118,7 @@ typedef struct {
 } ln_ctx;
 static double ln_probe(void *c) {
   ln_ctx *k = c;
-  nn_layernorm_fwd(k->n, k->d, k->x, k->g, k->b, k->y, k->st);
+  etsim_synth__nn_layernorm_fwd(k->n, k->d, k->x, k->g, k->b, k->y, k->st);
   return dot(k->y, k->r, (size_t)k->n * k->d);
 }
 static void test_layernorm(void **state) {
@@ -134,14 +134,14 @@ static void test_layernorm(void **state) {
   /* With g = 1, b = 0 each row has mean 0 and variance ~1. */
   float g1[D], b0[D] = {0};
   for (int j = 0; j < D; j++) g1[j] = 1;
-  nn_layernorm_fwd(N, D, x, g1, b0, y, st);
+  etsim_synth__nn_layernorm_fwd(N, D, x, g1, b0, y, st);
   double mu = 0, var = 0;
   for (int j = 0; j < D; j++) mu += y[j];
   for (int j = 0; j < D; j++) var += y[j] * y[j];
   assert_float_equal(mu / D, 0, 1e-5);
   assert_float_equal(var / D, 1, 1e-3);
   ln_probe(&k);
-  nn_layernorm_bwd(N, D, x, g, st, r, dx, gg, gb);
+  etsim_synth__nn_layernorm_bwd(N, D, x, g, st, r, dx, gg, gb);
   check_grad("layernorm dx", x, dx, N * D, ln_probe, &k, 1e-2f, 5e-3);
   check_grad("layernorm dgain", g, gg, D, ln_probe, &k, 1e-2f, 5e-3);
   check_grad("layernorm dbias", b, gb, D, ln_probe, &k, 1e-2f, 5e-3);
@@ -157,8 +157,8 @@ typedef struct {
 } ce_ctx;
 static double ce_probe(void *c) {
   ce_ctx *k = c;
-  if (k->bce) return nn_bce_logits(k->n, k->x, k->bt, 0.5f, NULL);
-  return nn_softmax_xent(k->n, k->c, k->x, k->t, k->mask, 0.5f, NULL);
+  if (k->bce) return etsim_synth__nn_bce_logits(k->n, k->x, k->bt, 0.5f, NULL);
+  return etsim_synth__nn_softmax_xent(k->n, k->c, k->x, k->t, k->mask, 0.5f, NULL);
 }
 static void test_softmax_xent(void **state) {
   (void)state;
@@ -169,7 +169,7 @@ static void test_softmax_xent(void **state) {
   memset(mask, 1, sizeof mask);
   mask[1 * C + 0] = 0; /* row 1 may not pick class 0 */
   fill(x, N * C, 2);
-  nn_softmax(N, C, x, p);
+  etsim_synth__nn_softmax(N, C, x, p);
   for (int r = 0; r < N; r++) {
     double s = 0;
     for (int j = 0; j < C; j++) s += p[r * C + j];
@@ -178,9 +178,9 @@ static void test_softmax_xent(void **state) {
   /* A uniform row costs log C. */
   float z[C] = {0};
   int32_t t0 = 3;
-  assert_float_equal(nn_softmax_xent(1, C, z, &t0, NULL, 1, NULL), log(C), 1e-6);
+  assert_float_equal(etsim_synth__nn_softmax_xent(1, C, z, &t0, NULL, 1, NULL), log(C), 1e-6);
   ce_ctx k = {N, C, x, t, mask, NULL, 0};
-  nn_softmax_xent(N, C, x, t, mask, 0.5f, dx);
+  etsim_synth__nn_softmax_xent(N, C, x, t, mask, 0.5f, dx);
   assert_float_equal(dx[1 * C + 0], 0, 0); /* masked logit gets no gradient */
   for (int j = 0; j < C; j++)              /* skipped row gets none either */
     assert_float_equal(dx[2 * C + j], 0, 0);
@@ -189,11 +189,11 @@ static void test_softmax_xent(void **state) {
   uint8_t bt[8] = {0, 1, 1, 0, 1, 0, 0, 1};
   fill(bx, 8, 4);
   ce_ctx kb = {8, 1, bx, NULL, NULL, bt, 1};
-  nn_bce_logits(8, bx, bt, 0.5f, bdx);
+  etsim_synth__nn_bce_logits(8, bx, bt, 0.5f, bdx);
   check_grad("bce dx", bx, bdx, 8, ce_probe, &kb, 1e-2f, 2e-3);
   float zero = 0;
   uint8_t one = 1;
-  assert_float_equal(nn_bce_logits(1, &zero, &one, 1, NULL), log(2), 1e-9);
+  assert_float_equal(etsim_synth__nn_bce_logits(1, &zero, &one, 1, NULL), log(2), 1e-9);
 }
 
 /* ------------------------------------------------ embedding and spmm */
@@ -206,9 +206,9 @@ enum { EN = 5, ED = 3, EV = 4 };
 static double es_probe(void *c) {
   es_ctx *k = c;
   float h[EN * ED] = {0};
-  nn_embed_fwd_add(EN, ED, k->e, k->idx, h);
+  etsim_synth__nn_embed_fwd_add(EN, ED, k->e, k->idx, h);
   memset(k->y, 0, sizeof(float) * EN * ED);
-  nn_spmm_add(0, EN, ED, k->off, k->adj, h, k->y);
+  etsim_synth__nn_spmm_add(0, EN, ED, k->off, k->adj, h, k->y);
   for (int i = 0; i < EN * ED; i++) k->y[i] += h[i] * h[i]; /* make it nonlinear in h */
   return dot(k->y, k->r, EN * ED);
 }
@@ -224,10 +224,10 @@ static void test_embed_spmm(void **state) {
   es_probe(&k);
   /* backward by hand: dh = A^T r + 2 h r, then scatter into ge */
   float h[EN * ED] = {0}, dh[EN * ED] = {0};
-  nn_embed_fwd_add(EN, ED, e, idx, h);
-  nn_spmm_t_add(0, EN, ED, off, adj, r, dh);
+  etsim_synth__nn_embed_fwd_add(EN, ED, e, idx, h);
+  etsim_synth__nn_spmm_t_add(0, EN, ED, off, adj, r, dh);
   for (int i = 0; i < EN * ED; i++) dh[i] += 2 * h[i] * r[i];
-  nn_embed_bwd(EN, ED, idx, dh, ge);
+  etsim_synth__nn_embed_bwd(EN, ED, idx, dh, ge);
   check_grad("embedding+spmm dE", e, ge, EV * ED, es_probe, &k, 1e-2f, 2e-3);
 }
 
@@ -237,7 +237,7 @@ static void test_adam(void **state) {
   /* First step of Adam moves each weight by lr * sign(g) (up to eps). */
   float w[3] = {1, 2, 3}, g[3] = {0.5f, -2, 1e-3f}, m[3] = {0}, v[3] = {0}, vm[3] = {0};
   nn_adam_t o = {0.01f, 0.9f, 0.999f, 1e-8f, 1, 0};
-  nn_adam_update(&o, 3, w, g, m, v, vm);
+  etsim_synth__nn_adam_update(&o, 3, w, g, m, v, vm);
   assert_float_equal(w[0], 0.99f, 1e-5);
   assert_float_equal(w[1], 2.01f, 1e-5);
   assert_float_equal(w[2], 2.99f, 1e-4);
@@ -246,14 +246,14 @@ static void test_adam(void **state) {
   nn_adam_t o2 = {0.1f, 0.9f, 0.999f, 1e-8f, 0, 0};
   for (int i = 0; i < 500; i++) {
     gq = 2 * (q - 1.5f);
-    nn_adam_update(&o2, 1, &q, &gq, &mq, &vq, &vmq);
+    etsim_synth__nn_adam_update(&o2, 1, &q, &gq, &mq, &vq, &vmq);
   }
   assert_float_equal(q, 1.5f, 0.05);
   float cg[2] = {3, 4};
-  assert_float_equal(nn_clip_grad(2, cg, 1.0), 5.0, 1e-6);
+  assert_float_equal(etsim_synth__nn_clip_grad(2, cg, 1.0), 5.0, 1e-6);
   assert_float_equal(cg[0], 0.6f, 1e-6);
   float s[4];
-  nn_sinusoid(0.5f, 4, 0.5f, s);
+  etsim_synth__nn_sinusoid(0.5f, 4, 0.5f, s);
   assert_float_equal(s[0], sin(0.5), 1e-6);
   assert_float_equal(s[3], cos(0.25), 1e-6);
 }
