@@ -6,7 +6,7 @@
  * Ring(8) 2,326,112; all-to-all 1 MiB Ring(16) 391,240; all-gather 1 MiB
  * Ring(16) 323,560; reduce-scatter 1 MiB Ring(4) 22,240.
  */
-#include "../test_util.h"
+#include "test_util.h"
 
 #include "etsim/report.h"
 #include "etsim/sim.h"
