@@ -1,6 +1,13 @@
 /*
  * test_util.h — small helpers shared by the cmocka tests: where the shared
- * data lives, temporary folders, whole-file reads.
+ * data lives, skips that ctest reports as skips, assertions that print what
+ * they compared, temporary folders, whole-file reads.
+ *
+ * A test binary ends with `return TU_RUN(tests, setup, teardown);`: it
+ * exits 0 when every test passed, 77 (ctest's SKIP_RETURN_CODE) when none
+ * failed but some called TU_SKIP, and 1 when any failed.  With the
+ * environment variable ETSIM_NO_SKIP set (CI, which has ../shared) a skip
+ * is a failure.
  */
 #ifndef ETSIM_TEST_UTIL_H
 #define ETSIM_TEST_UTIL_H
@@ -11,16 +18,88 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Path of a file under ../shared (env ETSIM_SHARED), or NULL when the
- * shared folder is absent; the caller frees.  Tests that need it skip(). */
+/* ------------------------------------------------------------------ skips */
+
+static int tu_skipped; /* tests that called TU_SKIP */
+
+/* Skip the current test with a reason (printf-style), counted for TU_RUN. */
+#define TU_SKIP(...)                                                             \
+  do {                                                                           \
+    print_message("SKIP: " __VA_ARGS__);                                         \
+    print_message("\n");                                                         \
+    if (getenv("ETSIM_NO_SKIP")) fail_msg("ETSIM_NO_SKIP is set: a skip fails"); \
+    tu_skipped++;                                                                \
+    skip();                                                                      \
+  } while (0)
+
+static inline int tu_exit(int failed) { return failed ? 1 : tu_skipped ? 77 : 0; }
+#define TU_RUN(tests, setup, teardown) tu_exit(cmocka_run_group_tests(tests, setup, teardown))
+
+/* ------------------------------------------------------------ assertions */
+
+/* A library call that must succeed: on failure print the expression, the
+ * code and the error message, then fail.  `err` is an etsim_error_t. */
+#define TU_OK(expr, err)                                                      \
+  do {                                                                        \
+    long tu_rc_ = (long)(expr);                                               \
+    if (tu_rc_ != 0) print_error("%s = %ld: %s\n", #expr, tu_rc_, (err).msg); \
+    assert_int_equal(tu_rc_, 0);                                              \
+  } while (0)
+
+/* Comparisons that print both sides when they fail (cmocka's assert_true
+ * prints only the expression). */
+#define TU_CMP_INT_(a, op, b)                                                      \
+  do {                                                                             \
+    long long tu_a_ = (long long)(a), tu_b_ = (long long)(b);                      \
+    if (!(tu_a_ op tu_b_))                                                         \
+      fail_msg("%s %s %s: %lld %s %lld is false", #a, #op, #b, tu_a_, #op, tu_b_); \
+  } while (0)
+#define TU_LT(a, b) TU_CMP_INT_(a, <, b)
+#define TU_LE(a, b) TU_CMP_INT_(a, <=, b)
+#define TU_GT(a, b) TU_CMP_INT_(a, >, b)
+#define TU_GE(a, b) TU_CMP_INT_(a, >=, b)
+#define TU_CMP_DBL_(a, op, b)                                                        \
+  do {                                                                               \
+    double tu_a_ = (double)(a), tu_b_ = (double)(b);                                 \
+    if (!(tu_a_ op tu_b_))                                                           \
+      fail_msg("%s %s %s: %.17g %s %.17g is false", #a, #op, #b, tu_a_, #op, tu_b_); \
+  } while (0)
+#define TU_LT_DBL(a, b) TU_CMP_DBL_(a, <, b)
+#define TU_LE_DBL(a, b) TU_CMP_DBL_(a, <=, b)
+#define TU_GT_DBL(a, b) TU_CMP_DBL_(a, >, b)
+#define TU_GE_DBL(a, b) TU_CMP_DBL_(a, >=, b)
+/* |a - b| <= tol, printing both values and the difference. */
+#define TU_NEAR(a, b, tol)                                                            \
+  do {                                                                                \
+    double tu_a_ = (double)(a), tu_b_ = (double)(b), tu_t_ = (double)(tol);           \
+    if (!(fabs(tu_a_ - tu_b_) <= tu_t_))                                              \
+      fail_msg("%s ~ %s: %.17g vs %.17g differ by %.3g > %.3g", #a, #b, tu_a_, tu_b_, \
+               fabs(tu_a_ - tu_b_), tu_t_);                                           \
+  } while (0)
+/* `needle` occurs in the string `hay`; prints the string otherwise. */
+#define TU_CONTAINS(hay, needle)                                                             \
+  do {                                                                                       \
+    const char *tu_h_ = (hay), *tu_n_ = (needle);                                            \
+    if (!tu_h_ || !strstr(tu_h_, tu_n_))                                                     \
+      fail_msg("%s does not contain \"%s\": \"%s\"", #hay, tu_n_, tu_h_ ? tu_h_ : "(null)"); \
+  } while (0)
+
+/* ------------------------------------------------------------- shared data */
+
+/* Path of a file under the shared folder ($ETSIM_SHARED when set at test
+ * time, else the folder CMake was configured with, $ETSIM_SHARED_DEFAULT),
+ * or NULL when it is absent; the caller frees.  Tests that need it
+ * TU_SKIP(). */
 static inline char *tu_shared(const char *rel) {
   const char *root = getenv("ETSIM_SHARED");
-  if (!root) return NULL;
+  if (!root || !*root) root = getenv("ETSIM_SHARED_DEFAULT");
+  if (!root || !*root) return NULL;
   size_t n = strlen(root) + strlen(rel) + 2;
   char *p = malloc(n);
   snprintf(p, n, "%s/%s", root, rel);
@@ -31,12 +110,9 @@ static inline char *tu_shared(const char *rel) {
   return p;
 }
 
-#define TU_NEED_SHARED(var, rel)                                             \
-  char *var = tu_shared(rel);                                                \
-  if (!var) {                                                                \
-    print_message("SKIP: ../shared/%s is absent (set ETSIM_SHARED)\n", rel); \
-    skip();                                                                  \
-  }
+#define TU_NEED_SHARED(var, rel) \
+  char *var = tu_shared(rel);    \
+  if (!var) TU_SKIP("shared %s is absent (set ETSIM_SHARED)", rel)
 
 /* A fresh temporary folder (mkdtemp); the caller removes it with tu_rmdir. */
 static inline char *tu_tmpdir(void) {

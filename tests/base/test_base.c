@@ -166,5 +166,5 @@ int main(void) {
       cmocka_unit_test(test_rng),
       cmocka_unit_test(test_outfile),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

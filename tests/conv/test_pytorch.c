@@ -673,5 +673,5 @@ int main(void) {
       cmocka_unit_test(test_out_of_memory),  cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_unknown_schema),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

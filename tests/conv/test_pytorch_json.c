@@ -213,5 +213,5 @@ int main(void) {
       cmocka_unit_test(test_repr),
       cmocka_unit_test(test_stream),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -754,5 +754,5 @@ int main(void) {
       cmocka_unit_test(test_mutations),      cmocka_unit_test(test_repr_tensors),
       cmocka_unit_test(test_stream_handoff), cmocka_unit_test(test_same_output),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

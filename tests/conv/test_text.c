@@ -481,5 +481,5 @@ int main(void) {
       cmocka_unit_test(test_time_units),          cmocka_unit_test(test_et_format),
       cmocka_unit_test(test_malformed),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -3,13 +3,7 @@
 #include "etsim/base.h"
 #include "etsim/des.h"
 
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "test_util.h"
 
 static void test_push_refuses_past_horizon(void **state) {
   (void)state;
@@ -61,5 +55,5 @@ int main(void) {
       cmocka_unit_test(test_at_ns_saturates),
       cmocka_unit_test(test_ns_ok),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -244,5 +244,5 @@ int main(void) {
       cmocka_unit_test(test_writer_refuses_and_leaves_nothing),
       cmocka_unit_test(test_missing_file),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

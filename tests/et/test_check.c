@@ -154,8 +154,7 @@ static void test_chakra0(void **s) {
   (void)s;
   char *c0 = tu_chakra0(tmp);
   if (!c0) {
-    print_message("SKIP: ../shared/traces is absent\n");
-    skip();
+    TU_SKIP("../shared/traces is absent");
   }
   etsim_error_t err = {0};
   etsim_et_trace_t *t;
@@ -208,5 +207,5 @@ int main(void) {
       cmocka_unit_test(test_set_matching),      cmocka_unit_test(test_chakra0),
       cmocka_unit_test(test_shared_sets_clean),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -284,5 +284,5 @@ int main(void) {
       cmocka_unit_test(test_roundtrip_all_kinds),
       cmocka_unit_test(test_reader_lenient_forms),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return TU_RUN(tests, setup, teardown);
 }

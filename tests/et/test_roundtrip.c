@@ -89,8 +89,7 @@ static void test_chakra0_model(void **state) {
   (void)state;
   char *c0 = tu_chakra0(tmp);
   if (!c0) {
-    print_message("SKIP: ../shared/traces is absent\n");
-    skip();
+    TU_SKIP("../shared/traces is absent");
   }
   etsim_error_t err = {0};
   etsim_et_trace_t *t;
@@ -136,5 +135,5 @@ int main(void) {
       cmocka_unit_test(test_all_shared_traces),
       cmocka_unit_test(test_chakra0_model),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

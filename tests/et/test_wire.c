@@ -723,5 +723,5 @@ int main(void) {
       cmocka_unit_test(test_out_of_memory_walk),
       cmocka_unit_test(test_real_traces),
   };
-  return cmocka_run_group_tests(tests, open_stub_reader, close_stub_reader);
+  return TU_RUN(tests, open_stub_reader, close_stub_reader);
 }

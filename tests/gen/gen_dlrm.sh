@@ -3,11 +3,7 @@
 # MLPerf DLRM on 8, 64 and 128 GPUs (8 per host), generate each plan's
 # traces, validate; bad input (a table larger than memory, a plan naming
 # absent ranks, zero-dimension tables, unknown presets) exits 2.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 for n in 8 64 128; do
   "$BIN" shard --model mlperf-dlrm --ranks $n --ranks-per-host 8 -o "$T/plan$n.json" > "$T/s$n" || fail "shard $n exit $?"
   grep -q "communication)" "$T/s$n" || fail "breakdown printed"

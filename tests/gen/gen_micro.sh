@@ -5,12 +5,8 @@
 # that equals rank 0's reference and differs from rank r's only in the node
 # id (ASTRA-sim's script numbers nodes across files); send/recv rings and
 # mixes validate; bad usage exits 2 and writes nothing.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-REF=${ETSIM_SHARED:-/nonexistent}/traces/astra-sim/microbenchmarks
+. "$(dirname "$0")/../lib.sh"
+REF=$SH/traces/astra-sim/microbenchmarks
 
 if [ -d "$REF" ]; then
   for c in all_reduce all_gather reduce_scatter all_to_all; do
@@ -31,7 +27,7 @@ if [ -d "$REF" ]; then
     done
   done
 else
-  echo "SKIP: ASTRA-sim microbenchmarks absent (set ETSIM_SHARED)"
+  skip_part "$REF is absent (set ETSIM_SHARED): no comparison with ASTRA-sim's files"
 fi
 
 # A mix with compute, repeated; a send/recv ring; all validate as a set.
@@ -65,3 +61,4 @@ ls "$T" | grep -q "^bad" && fail "a failed gen left files behind"
 "$BIN" gen micro --coll all-reduce --size 1 --npus 2 -o "$T/nodir/x" 2> "$T/e"; rc=$?
 [ $rc -eq 2 ] || fail "unwritable prefix exit $rc"
 echo "gen_micro: ok"
+finish

@@ -213,5 +213,5 @@ int main(void) {
       cmocka_unit_test(test_dcnv2_two_hosts),
       cmocka_unit_test(test_plan_roundtrip_and_bad_plan),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -199,5 +199,5 @@ int main(void) {
       cmocka_unit_test(test_same_bytes_as_writer),
       cmocka_unit_test(test_empty_node_refused),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

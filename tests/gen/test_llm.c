@@ -541,5 +541,5 @@ int main(void) {
       cmocka_unit_test(test_groups_and_sharing),
       cmocka_unit_test(test_bad_splits),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -572,5 +572,5 @@ int main(void) {
       cmocka_unit_test(test_loss_recovery_and_stall),
       cmocka_unit_test(test_pfc_deadlock_cycle),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -148,5 +148,5 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_matches_heap),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -258,5 +258,5 @@ int main(void) {
       cmocka_unit_test(test_parking_lot),        cmocka_unit_test(test_cross_level_ring),
       cmocka_unit_test(test_generators),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -269,5 +269,5 @@ int main(void) {
       cmocka_unit_test(test_flow_reader),
       cmocka_unit_test(test_network_refusals),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -30,10 +30,9 @@ static int have_mpi(void) {
   return access(runner, X_OK) == 0 && system("command -v mpirun >/dev/null 2>&1") == 0;
 }
 
-#define NEED_MPI()                                                 \
-  if (!have_mpi()) {                                               \
-    print_message("SKIP: mpirun or etsim-replay not available\n"); \
-    skip();                                                        \
+#define NEED_MPI()                                   \
+  if (!have_mpi()) {                                 \
+    TU_SKIP("mpirun or etsim-replay not available"); \
   }
 
 /* Environment that lets Open MPI run as root in a container on a fresh
@@ -760,8 +759,7 @@ static void test_real_chakra(void **state) {
   NEED_MPI();
   char *path = tu_chakra0(tmp);
   if (!path) {
-    print_message("SKIP: ../shared/traces/chakra is absent\n");
-    skip();
+    TU_SKIP("../shared/traces/chakra is absent");
   }
   char args[8400];
   snprintf(args, sizeof args,
@@ -852,5 +850,5 @@ int main(void) {
       cmocka_unit_test(test_uneven_all_to_all), cmocka_unit_test(test_training_step),
       cmocka_unit_test(test_real_chakra),       cmocka_unit_test(test_cli),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

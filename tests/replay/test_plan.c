@@ -526,8 +526,7 @@ static void test_real_chakra(void **state) {
   (void)state;
   char *path = tu_chakra0(tmp);
   if (!path) {
-    print_message("SKIP: ../shared/traces/chakra is absent\n");
-    skip();
+    TU_SKIP("../shared/traces/chakra is absent");
   }
   etsim_et_trace_t *t;
   etsim_error_t err = {0};
@@ -589,5 +588,5 @@ int main(void) {
       cmocka_unit_test(test_groups),      cmocka_unit_test(test_real_ring),
       cmocka_unit_test(test_real_chakra),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

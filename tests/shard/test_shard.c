@@ -277,5 +277,5 @@ int main(void) {
       cmocka_unit_test(test_costs_closed_form), cmocka_unit_test(test_placement_and_search),
       cmocka_unit_test(test_mlperf_plans),      cmocka_unit_test(test_bad_input),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -2,19 +2,11 @@
 # End-to-end: `etsim sim` as an ASTRA-sim user runs it — ASTRA-sim's flag
 # spellings and output lines on ASTRA-sim's own microbenchmark traces and
 # configs, the reports, and bad input refused with exit 2.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-SH=${ETSIM_SHARED:-$SRC/../shared}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 M=$SH/traces/astra-sim/microbenchmarks
 C=$SH/configs/astra-sim
-if [ ! -d "$M" ] || [ ! -d "$C" ]; then
-  echo "SKIP: $SH/traces or $SH/configs is absent (set ETSIM_SHARED)"; exit 0
-fi
+need_shared traces/astra-sim/microbenchmarks configs/astra-sim
 
 # ASTRA-sim's own command line, program name changed.  The 4-NPU 1 MiB
 # all-reduce with Ring_4chunks.json: 4 chunks x (2*3*1720 + 3*120 + 7*10).

@@ -3,12 +3,7 @@
 # groups and pipeline send/recv), validate it, simulate it on a 2-D network,
 # and check the reports: every NPU finishes after its compute, every collective and message kind ran, and each communicator has
 # its own timeline track.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 "$BIN" gen llm --preset llama3-8b --layers 4 --dp 2 --tp 2 --pp 2 --microbatches 2 -o "$T/llm" \
   > /dev/null 2> "$T/err" || fail "gen llm: $(cat "$T/err")"

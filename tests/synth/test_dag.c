@@ -248,5 +248,5 @@ int main(void) {
       cmocka_unit_test(test_text_errors), cmocka_unit_test(test_trace_small),
       cmocka_unit_test(test_trace_real),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

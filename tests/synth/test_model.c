@@ -165,5 +165,5 @@ int main(void) {
       cmocka_unit_test(test_model_gradient),
       cmocka_unit_test(test_count_reads_structure_only),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

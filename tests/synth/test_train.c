@@ -262,5 +262,5 @@ int main(void) {
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_model_file),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return TU_RUN(tests, setup, teardown);
 }
