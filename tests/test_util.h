@@ -53,34 +53,26 @@ static inline int tu_exit(int failed) { return failed ? 1 : tu_skipped ? 77 : 0;
   } while (0)
 
 /* Comparisons that print both sides when they fail (cmocka's assert_true
- * prints only the expression). */
-#define TU_CMP_INT_(a, op, b)                                                      \
-  do {                                                                             \
-    long long tu_a_ = (long long)(a), tu_b_ = (long long)(b);                      \
-    if (!(tu_a_ op tu_b_))                                                         \
-      fail_msg("%s %s %s: %lld %s %lld is false", #a, #op, #b, tu_a_, #op, tu_b_); \
+ * prints only the expression).  The comparison is the operator's own on the
+ * operands' own types; the values are printed as doubles (exact below 2^53). */
+#define TU_CMP_(a, op, b)                                                                   \
+  do {                                                                                      \
+    if (!((a)op(b)))                                                                        \
+      fail_msg("%s %s %s is false: %.17g vs %.17g", #a, #op, #b, (double)(a), (double)(b)); \
   } while (0)
-#define TU_LT(a, b) TU_CMP_INT_(a, <, b)
-#define TU_LE(a, b) TU_CMP_INT_(a, <=, b)
-#define TU_GT(a, b) TU_CMP_INT_(a, >, b)
-#define TU_GE(a, b) TU_CMP_INT_(a, >=, b)
-#define TU_CMP_DBL_(a, op, b)                                                        \
-  do {                                                                               \
-    double tu_a_ = (double)(a), tu_b_ = (double)(b);                                 \
-    if (!(tu_a_ op tu_b_))                                                           \
-      fail_msg("%s %s %s: %.17g %s %.17g is false", #a, #op, #b, tu_a_, #op, tu_b_); \
-  } while (0)
-#define TU_LT_DBL(a, b) TU_CMP_DBL_(a, <, b)
-#define TU_LE_DBL(a, b) TU_CMP_DBL_(a, <=, b)
-#define TU_GT_DBL(a, b) TU_CMP_DBL_(a, >, b)
-#define TU_GE_DBL(a, b) TU_CMP_DBL_(a, >=, b)
-/* |a - b| <= tol, printing both values and the difference. */
-#define TU_NEAR(a, b, tol)                                                            \
-  do {                                                                                \
-    double tu_a_ = (double)(a), tu_b_ = (double)(b), tu_t_ = (double)(tol);           \
-    if (!(fabs(tu_a_ - tu_b_) <= tu_t_))                                              \
-      fail_msg("%s ~ %s: %.17g vs %.17g differ by %.3g > %.3g", #a, #b, tu_a_, tu_b_, \
-               fabs(tu_a_ - tu_b_), tu_t_);                                           \
+#define TU_LT(a, b) TU_CMP_(a, <, b)
+#define TU_LE(a, b) TU_CMP_(a, <=, b)
+#define TU_GT(a, b) TU_CMP_(a, >, b)
+#define TU_GE(a, b) TU_CMP_(a, >=, b)
+#define TU_EQ(a, b) TU_CMP_(a, ==, b)
+#define TU_NE(a, b) TU_CMP_(a, !=, b)
+/* |a - b| < tol, printing both values and the difference. */
+#define TU_NEAR(a, b, tol)                                                                     \
+  do {                                                                                         \
+    double tu_a_ = (double)(a), tu_b_ = (double)(b), tu_t_ = (double)(tol);                    \
+    if (!(fabs(tu_a_ - tu_b_) < tu_t_))                                                        \
+      fail_msg("%s ~ %s: %.17g vs %.17g differ by %.3g, not under %.3g", #a, #b, tu_a_, tu_b_, \
+               fabs(tu_a_ - tu_b_), tu_t_);                                                    \
   } while (0)
 /* `needle` occurs in the string `hay`; prints the string otherwise. */
 #define TU_CONTAINS(hay, needle)                                                             \

@@ -28,7 +28,7 @@ static void test_at_ns_saturates(void **state) {
   /* The largest delay that still lands on the horizon, and one more. */
   int64_t last = (ETSIM_DES_HORIZON_PS - 5000) / 1000;
   assert_int_equal(etsim_des_at_ns(&q, last), 5000 + last * 1000);
-  assert_true(etsim_des_at_ns(&q, last) <= ETSIM_DES_HORIZON_PS);
+  TU_LE(etsim_des_at_ns(&q, last), ETSIM_DES_HORIZON_PS);
   assert_int_equal(etsim_des_at_ns(&q, last + 1), ETSIM_DES_HORIZON_PS + 1);
   assert_int_equal(etsim_des_at_ns(&q, INT64_MAX), ETSIM_DES_HORIZON_PS + 1);
   /* At the horizon itself nothing more fits, but 0 ns does. */

@@ -112,12 +112,12 @@ static void test_problems_found(void **s) {
   assert_int_equal(etsim_et_trace_load(&t, p, 0, &err), 0);
   nlines = 0;
   assert_int_equal(etsim_et_validate(t, collect, NULL), 4);
-  assert_non_null(strstr(lines[0], "1 duplicate node id(s) (e.g. 4)"));
+  TU_CONTAINS(lines[0], "1 duplicate node id(s) (e.g. 4)");
   assert_non_null(
       strstr(lines[1], "1 data dependencies on ids absent from the file (e.g. node 4 -> 99)"));
-  assert_non_null(strstr(lines[2], "data dependency cycle"));
-  assert_non_null(strstr(lines[2], "one cycle of 2"));
-  assert_non_null(strstr(lines[3], "node 5: communication node without an integer comm_size"));
+  TU_CONTAINS(lines[2], "data dependency cycle");
+  TU_CONTAINS(lines[2], "one cycle of 2");
+  TU_CONTAINS(lines[3], "node 5: communication node without an integer comm_size");
   etsim_et_trace_free(t);
   free(p);
 }
@@ -163,7 +163,7 @@ static void test_chakra0(void **s) {
   /* The issue's acceptance: the 1,277 control dependencies on absent ids and
    * nothing false. */
   assert_int_equal(etsim_et_validate(t, collect, NULL), 1);
-  assert_non_null(strstr(lines[0], "1277 control dependencies on ids absent"));
+  TU_CONTAINS(lines[0], "1277 control dependencies on ids absent");
   etsim_et_stats_t st;
   assert_int_equal(etsim_et_stats(t, &st), 0);
   assert_int_equal(st.by_type[ETSIM_ET_COMP_NODE], 3643);

@@ -36,8 +36,7 @@ static void roundtrip_one(const char *path) {
 
   etsim_et_trace_t *t;
   int rc = etsim_et_trace_load(&t, path, 0, &err);
-  if (rc) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   rc = etsim_et_trace_write(t, out, 0, &err);
   assert_int_equal(rc, 0);
   assert_same_file(path, out);
@@ -118,7 +117,7 @@ static void test_chakra0_model(void **state) {
   assert_int_equal(etsim_et_trace_attr_int(t, i216, t->k_is_cpu_op, &v), 1);
   assert_int_equal(v, 1);
   uint32_t c0i = t->data_coff[i216];
-  assert_true(t->data_coff[i216 + 1] - c0i >= 3);
+  TU_GE(t->data_coff[i216 + 1] - c0i, 3);
   assert_int_equal(t->id[t->data_chd[c0i]], 217);
   assert_int_equal(t->id[t->data_chd[c0i + 1]], 430);
   assert_int_equal(t->id[t->data_chd[c0i + 2]], 435);

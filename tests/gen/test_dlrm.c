@@ -57,8 +57,7 @@ static etsim_et_set_t *make(const char *preset, size_t ranks, size_t rph, const 
   o.plan = p;
   o.prefix = prefix;
   int rc = etsim_gen_dlrm(&o, NULL, &err);
-  if (rc) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   etsim_et_set_t *s;
   assert_int_equal(etsim_et_set_load(&s, prefix, 0, &err), 0);
   return s;
@@ -89,7 +88,7 @@ static void check_a2a_and_order(const etsim_et_set_t *s) {
     /* The same collective at the same position on every rank. */
     for (size_t r = 1; r < P; r++) {
       const etsim_et_trace_t *t = s->ranks[r];
-      assert_true(i0 < t->n_nodes);
+      TU_LT(i0, t->n_nodes);
       assert_string_equal(t->name[i0], t0->name[i0]);
     }
     if (iattr(t0, i0, "comm_type") != ETSIM_COLL_ALL_TO_ALL) continue;
@@ -163,8 +162,8 @@ static void test_dcnv2_two_hosts(void **state) {
   size_t n;
   char *j = (char *)tu_read(path, &n);
   assert_non_null(j);
-  assert_non_null(strstr(j, "\"1\": [0, 1, 2, 3, 4, 5, 6, 7]"));
-  assert_non_null(strstr(j, "\"2\": [8, 9, 10, 11, 12, 13, 14, 15]"));
+  TU_CONTAINS(j, "\"1\": [0, 1, 2, 3, 4, 5, 6, 7]");
+  TU_CONTAINS(j, "\"2\": [8, 9, 10, 11, 12, 13, 14, 15]");
   free(j);
   etsim_et_set_free(s);
   etsim_shard_plan_free(&p);
@@ -190,7 +189,7 @@ static void test_plan_roundtrip_and_bad_plan(void **state) {
   assert_int_equal(etsim_shard_plan_read(path, &m, &ro, &q, &err), 0);
   assert_int_equal(q.n_shards, p.n_shards);
   assert_int_equal(q.n_ranks, 4);
-  assert_true(fabs(q.max_ms - p.max_ms) < 1e-9 * (1 + p.max_ms));
+  TU_NEAR(q.max_ms, p.max_ms, 1e-9 * (1 + p.max_ms));
   for (size_t t = 0; t < m.n_tables; t++) assert_int_equal(q.table_type[t], p.table_type[t]);
   etsim_shard_plan_free(&q);
   /* A plan naming rank 9 of 4. */
@@ -202,7 +201,7 @@ static void test_plan_roundtrip_and_bad_plan(void **state) {
   tu_write(path, j, len);
   free(j);
   assert_int_equal(etsim_shard_plan_read(path, &m, &ro, &q, &err), ETSIM_EFORMAT);
-  assert_non_null(strstr(err.msg, "rank 9 is not among the plan's 4 ranks"));
+  TU_CONTAINS(err.msg, "rank 9 is not among the plan's 4 ranks");
   etsim_shard_plan_free(&p);
   etsim_shard_model_free(&m);
 }

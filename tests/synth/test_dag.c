@@ -24,9 +24,9 @@ static void split_stats(const char *rel, size_t graphs, size_t nodes, size_t edg
   for (size_t i = 0; i < d.n_graphs; i++) {
     n += d.g[i].n_nodes;
     e += d.g[i].n_edges;
-    assert_true(d.g[i].n_nodes <= 512);
+    TU_LE(d.g[i].n_nodes, 512);
     int l = etsim_synth_layers(&d.g[i], lay, &err);
-    assert_true(l > 0);
+    TU_GT(l, 0);
     L += (size_t)l;
     maxL = l > maxL ? l : maxL;
     int sources = 0;
@@ -43,7 +43,7 @@ static void split_stats(const char *rel, size_t graphs, size_t nodes, size_t edg
   /* The first graph of val.txt: g 31 32 2.0838307544714674 */
   if (strstr(rel, "val")) {
     assert_int_equal(d.g[0].n_nodes, 31);
-    assert_true(d.g[0].y == 2.0838307544714674);
+    TU_EQ(d.g[0].y, 2.0838307544714674);
     assert_int_equal(d.g[0].x[1], 45);
   }
   etsim_synth_data_free(&d);
@@ -112,7 +112,7 @@ static void test_text_errors(void **state) {
   assert_int_equal(d2.n_graphs, 1);
   assert_int_equal(d2.g[0].n_nodes, 3);
   assert_int_equal(d2.g[0].n_edges, 2);
-  assert_true(d2.g[0].y == 1.5);
+  TU_EQ(d2.g[0].y, 1.5);
   assert_int_equal(d2.g[0].dst[1], 2);
   etsim_synth_data_free(&d);
   etsim_synth_data_free(&d2);
@@ -221,7 +221,7 @@ static void test_trace_real(void **state) {
   size_t nodes = 0, edges = 0, coll = 0;
   for (size_t i = 0; i < d.n_graphs; i++) {
     const etsim_synth_dag_t *g = &d.g[i];
-    assert_true(g->n_nodes <= 400);
+    TU_LE(g->n_nodes, 400);
     assert_true(etsim_synth_dag_valid(&d, g));
     nodes += g->n_nodes;
     edges += g->n_edges;
@@ -236,8 +236,8 @@ static void test_trace_real(void **state) {
       d.n_graphs, nodes, edges);
   assert_int_equal(nodes, 3664); /* every node lands in one window */
   assert_int_equal(coll, 21);    /* README: 21 COMM_COLL_NODE */
-  assert_true(edges < 181878 / 4);
-  assert_true(d.n_graphs >= 3664 / 400);
+  TU_LT(edges, 181878 / 4);
+  TU_GE(d.n_graphs, 3664 / 400);
   etsim_synth_data_free(&d);
   free(tgz);
 }
