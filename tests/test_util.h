@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "etsim/base.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,51 @@ static inline int tu_exit(int failed) { return failed ? 1 : tu_skipped ? 77 : 0;
     if (!tu_h_ || !strstr(tu_h_, tu_n_))                                                     \
       fail_msg("%s does not contain \"%s\": \"%s\"", #hay, tu_n_, tu_h_ ? tu_h_ : "(null)"); \
   } while (0)
+
+/* ---------------------------------------------------------- out of memory */
+
+/* One run of an entry point under test: 0, or a negative ETSIM_E* code with
+ * a message in err.  It must free what it allocated on every path. */
+typedef int (*tu_oom_fn)(void *user, etsim_error_t *err);
+
+static inline long tu_count_files(const char *dir) {
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+  FILE *p = popen(cmd, "r");
+  long n = -1;
+  if (p && fscanf(p, "%ld", &n) != 1) n = -1;
+  if (p) pclose(p);
+  return n;
+}
+
+/*
+ * Out-of-memory sweep: run fn with its 1st, 2nd, 3rd ... allocation failing
+ * until a run gets through.  Every failed run must return ETSIM_ENOMEM
+ * (any other code means an allocation failure was taken for something else)
+ * with a message, and when `dir` is given must leave no file there that was
+ * not there before (no half-written output, no temporary); ASan's leak check
+ * at exit catches what a failed run forgot to free.  Returns the number of
+ * allocations that were made to fail; the caller checks the last run's
+ * results and that the count is plausible.
+ */
+static inline long tu_oom_sweep(const char *what, tu_oom_fn fn, void *user, const char *dir) {
+  long before = dir ? tu_count_files(dir) : 0;
+  for (long n = 1; n < 1000000; n++) {
+    etsim_error_t err = {0};
+    etsim_alloc_fail_after(n);
+    int rc = fn(user, &err);
+    etsim_alloc_fail_after(0);
+    if (rc == 0) return n - 1;
+    if (rc != ETSIM_ENOMEM)
+      fail_msg("%s: allocation %ld failing gave %s, not ETSIM_ENOMEM: %s", what, n,
+               etsim_errname(rc), err.msg);
+    if (!err.msg[0]) fail_msg("%s: allocation %ld failing gave no message", what, n);
+    if (dir && tu_count_files(dir) != before)
+      fail_msg("%s: allocation %ld failing left a file in %s", what, n, dir);
+  }
+  fail_msg("%s: no run got through", what);
+  return -1;
+}
 
 /* ------------------------------------------------------------- shared data */
 

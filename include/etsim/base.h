@@ -111,6 +111,9 @@ typedef struct etsim_arena {
   etsim_arena_block_t *head; /* newest block; owned */
   size_t block_size;         /* default size of a new block */
   size_t used_bytes;         /* bytes handed out since the last reset */
+  size_t failures;           /* allocations refused (out of memory), ever: lets a
+                                caller whose callee only says "failed" (protobuf-c's
+                                unpack) tell out-of-memory from bad input */
 } etsim_arena_t;
 
 void etsim_arena_init(etsim_arena_t *a, size_t block_size);

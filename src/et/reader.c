@@ -263,9 +263,12 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
   }
   ProtobufCAllocator ma;
   etsim_et__arena_allocator(&ma, &r->meta_arena);
+  size_t failures = r->meta_arena.failures;
   r->meta_msg = chakra_proto_msg__global_metadata__unpack(&ma, len, data);
   if (!r->meta_msg) {
+    int oom = r->meta_arena.failures != failures;
     etsim_et_reader_close(r);
+    if (oom) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset 0: GlobalMetadata does not decode",
                            path);
   }
@@ -311,7 +314,10 @@ int etsim_et__reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *l
 int etsim_et__reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint64_t off,
                           const etsim_et_node_t **out, etsim_error_t *err) {
   etsim_arena_reset(&r->arena); /* drop what a bailing fast path left */
+  size_t failures = r->arena.failures;
   ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(&r->alloc, len, data);
+  if (!n && r->arena.failures != failures)
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
   if (!n) return decode_error(r, off, "message does not decode as a Chakra Node", data, len, err);
   if (!(r->flags & ETSIM_ET_READ_SKIP_UNKNOWN)) {
     uint32_t tag = first_unknown(&n->base);

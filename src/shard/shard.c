@@ -648,7 +648,7 @@ int etsim_shard_place(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
   for (size_t t = 0; t < m->n_tables; t++)
     if (types[t] < 0 || types[t] >= ETSIM_SHARD_N_TYPES)
       return etsim_error_set(err, ETSIM_EINVAL, "shard: table %zu: bad type %d", t, types[t]);
-  state_t st;
+  state_t st = {0};
   if (state_init(&st, m->n_tables, c.P)) {
     state_free(&st, m->n_tables);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -683,7 +683,7 @@ int etsim_shard_plan(const etsim_shard_model_t *m, const etsim_shard_opts_t *o,
   int *types = etsim_malloc(T * sizeof *types);
   etsim_shard_t *saved = NULL;
   size_t saved_cap = 0;
-  state_t st;
+  state_t st = {0};
   if (!types || state_init(&st, T, c.P)) {
     etsim_free(types);
     state_free(&st, T);
@@ -865,7 +865,7 @@ int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m, etsim_
   json_t *rph = json_object_get(root, "ranks_per_host");
   json_t *tabs = json_object_get(root, "tables");
   json_t *batch = json_object_get(root, "batch");
-  state_t st;
+  state_t st = {0};
   memset(&st, 0, sizeof st);
   if (!json_is_integer(ranks) || json_integer_value(ranks) <= 0 || !json_is_integer(rph) ||
       json_integer_value(rph) <= 0 || !json_is_array(tabs)) {
