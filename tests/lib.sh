@@ -17,7 +17,7 @@
 # With ETSIM_NO_SKIP set (CI, which has ../shared) a skip is a failure.
 set -u
 BIN=${ETSIM_BIN:?ETSIM_BIN must name the etsim binary}
-SRC=${ETSIM_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+SRC=$(cd "${ETSIM_SRC:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
 SH=${ETSIM_SHARED:-${ETSIM_SHARED_DEFAULT:-$SRC/../shared}}
 export ETSIM_SHARED=$SH
 T=$(mktemp -d "${TMPDIR:-/tmp}/etsim-test-XXXXXX")

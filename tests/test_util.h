@@ -122,8 +122,12 @@ static inline long tu_oom_sweep(const char *what, tu_oom_fn fn, void *user, cons
       fail_msg("%s: allocation %ld failing gave %s, not ETSIM_ENOMEM: %s", what, n,
                etsim_errname(rc), err.msg);
     if (!err.msg[0]) fail_msg("%s: allocation %ld failing gave no message", what, n);
-    if (dir && tu_count_files(dir) != before)
-      fail_msg("%s: allocation %ld failing left a file in %s", what, n, dir);
+    if (dir && tu_count_files(dir) != before) {
+      char cmd[4400];
+      snprintf(cmd, sizeof cmd, "ls -A '%s' >&2", dir);
+      if (system(cmd) != 0) print_error("cannot list %s\n", dir);
+      fail_msg("%s: allocation %ld failing (%s) left a file in %s", what, n, err.msg, dir);
+    }
   }
   fail_msg("%s: no run got through", what);
   return -1;

@@ -142,6 +142,7 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
            st.recomputes, wall);
   }
 done:
+  etsim_outfile_batch_abort();
   if (of.open) etsim_outfile_abort(&of.f);
   etsim_netflow_free(net);
   return code;
@@ -305,12 +306,16 @@ int etsim_cmd_netsim(int argc, char **argv) {
               : etsim_netpkt_run_until(net, INT64_MAX, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  /* The output files of one run replace the old ones together or not at
+   * all: a failed last write must not leave a mixed set. */
+  etsim_outfile_batch_begin();
   if (rc) {
     code = rc == ETSIM_EDEADLOCK ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
     if (rc == ETSIM_EDEADLOCK) {
       fprintf(stderr, "etsim: %s: %s\n", input, err.msg);
       /* The timeline shows how the pause cycle formed. */
-      if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err))
+      if (timeline && (etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err) ||
+                       etsim_outfile_batch_commit(&err)))
         code = cli_fail(&err);
     }
     goto done;
@@ -350,6 +355,10 @@ int etsim_cmd_netsim(int argc, char **argv) {
         goto done;
       }
     }
+  if (etsim_outfile_batch_commit(&err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
 
   etsim_netpkt_stats_t st;
   etsim_netpkt_get_stats(net, &st);

@@ -223,16 +223,21 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .memory = memory ? &mem : NULL,
                         .groups = groups ? &cg : NULL,
                         .net = &nopt};
+  /* The reports and network files of one run replace the old ones
+   * together or not at all. */
+  etsim_outfile_batch_begin();
   if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
   etsim_report_astra_lines(stdout, res);
   if (!quiet) etsim_report_summary(stdout, res, &topo);
   if (json && etsim_report_json(json, res, set, &err)) goto fail;
   if (csv && etsim_report_csv(csv, res, set, &err)) goto fail;
   if (timeline && etsim_report_timeline(timeline, res, set, &err)) goto fail;
+  if (etsim_outfile_batch_commit(&err)) goto fail;
   goto out;
 fail:
   code = cli_fail(&err);
 out:
+  etsim_outfile_batch_abort();
   etsim_sim_result_free(res);
   etsim_et_set_free(set);
   etsim_comm_groups_free(&cg);

@@ -91,10 +91,9 @@ static const char *const ignored_keys[] = {"boost-mode",
 
 int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t *err) {
   etsim_sys_config_defaults(c);
-  json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, JSON_REJECT_DUPLICATES, &root, err);
+  if (rc0) return rc0;
   int rc = 0, have_splits = 0;
   if (!json_is_object(root)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected a JSON object", path);

@@ -414,6 +414,8 @@ int etsim_conv__pt_json_stream_ex(const char *path, const char *array_key, ptj_m
   r.path = path;
   r.t_line = 1;
   r.t_col = 1;
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
   etsim_conv__pt_value_parser_init(&r.parser);
   r.fd = open(path, O_RDONLY);
   if (r.fd < 0) {

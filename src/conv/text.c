@@ -698,6 +698,8 @@ done:
 
 int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
                     etsim_error_t *err) {
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(path, "rb");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   char *text = NULL;

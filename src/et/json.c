@@ -1080,6 +1080,7 @@ int etsim_etjson_reader_open(etsim_etjson_reader_t **out, const char *path, etsi
   etsim_arena_init(&r->meta_arena, 1 << 12);
   r->line = 1;
   int rc;
+  if ((rc = etsim_input_check(path, err)) != 0) goto fail;
   r->gz = strcmp(path, "-") == 0 ? gzdopen(0, "rb") : gzopen(path, "rb");
   if (!r->gz) {
     rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path,

@@ -221,6 +221,11 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
     etsim_et_reader_close(r);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   }
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) {
+    etsim_et_reader_close(r);
+    return rc0;
+  }
   errno = 0;
   if (strcmp(path, "-") == 0) {
     r->gz = gzdopen(0, "rb");

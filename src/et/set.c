@@ -84,14 +84,17 @@ bad:
 
 static int read_manifest(const char *mpath, char ***out_paths, size_t *out_np, uint32_t **out_rf,
                          size_t *out_nr, etsim_error_t *err) {
-  json_error_t je;
-  json_t *root = json_load_file(mpath, 0, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", mpath, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(mpath, 0, &root, err);
+  if (rc0) return rc0;
   int rc = 0;
   char **paths = NULL;
   uint32_t *rf = NULL;
   size_t np = 0;
+  /* Classes that name the same file share one entry, so the file is parsed
+   * once (200,000 classes naming one file were 200,000 loads, 9.8 GB). */
+  etsim_u64map_t by_name;
+  etsim_u64map_init(&by_name);
   json_t *npus = json_object_get(root, "npus");
   json_t *classes = json_object_get(root, "classes");
   if (!json_is_object(root) || !json_is_integer(npus) || json_integer_value(npus) <= 0 ||
@@ -128,12 +131,29 @@ static int read_manifest(const char *mpath, char ***out_paths, size_t *out_np, u
                            mpath, c);
       goto done;
     }
+    if (!json_string_value(ranks)[0]) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: classes[%zu].ranks is empty", mpath, c);
+      goto done;
+    }
     if (!(paths[np] = join_dir(mpath, json_string_value(file)))) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", mpath);
       goto done;
     }
-    np++;
-    if ((rc = parse_ranks(json_string_value(ranks), (uint32_t)c, rf, n, mpath, c, err))) goto done;
+    uint32_t f = (uint32_t)np, seen;
+    uint64_t h = etsim_hash_bytes(paths[np], strlen(paths[np]));
+    if (etsim_u64map_get(&by_name, h, &seen) && strcmp(paths[seen], paths[np]) == 0) {
+      etsim_free(paths[np]);
+      paths[np] = NULL;
+      f = seen;
+    } else if (etsim_u64map_put(&by_name, h, (uint32_t)np, NULL) < 0) {
+      etsim_free(paths[np]);
+      paths[np] = NULL;
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", mpath);
+      goto done;
+    } else {
+      np++;
+    }
+    if ((rc = parse_ranks(json_string_value(ranks), f, rf, n, mpath, c, err))) goto done;
   }
   for (size_t r = 0; r < n; r++)
     if (rf[r] == UINT32_MAX) {
@@ -148,6 +168,7 @@ static int read_manifest(const char *mpath, char ***out_paths, size_t *out_np, u
   paths = NULL;
   rf = NULL;
 done:
+  etsim_u64map_free(&by_name);
   etsim_et_free_paths(paths, np);
   etsim_free(rf);
   json_decref(root);
@@ -192,6 +213,14 @@ int etsim_et_set_resolve(const char *name, char ***out_paths, size_t *out_n_path
         etsim_grow((void **)&rf, &rcap, n + 1, sizeof *rf) || !(paths[n] = etsim_strdup(buf)))
       goto oom;
     rf[n] = (uint32_t)n;
+  }
+  struct stat st;
+  if (n == 0 && stat(name, &st) == 0 && S_ISDIR(st.st_mode)) {
+    rc = etsim_error_set(err, ETSIM_EIO,
+                         "%s: is a folder, not a trace file or a prefix (no %s.0.et or "
+                         "%s.manifest.json)",
+                         name, name, name);
+    goto fail;
   }
   if (n == 0) {
     rc = etsim_error_set(err, ETSIM_ENOTFOUND,

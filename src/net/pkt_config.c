@@ -19,6 +19,8 @@
 #include <string.h>
 
 int etsim_net__pkt_read_file(const char *path, char **out, etsim_error_t *err) {
+  int rc = etsim_input_check(path, err);
+  if (rc) return rc;
   FILE *f = fopen(path, "rb");
   if (!f) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   size_t cap = 4096, n = 0;

@@ -195,10 +195,9 @@ uint64_t etsim_shard_fwd_flops(const etsim_shard_model_t *m) {
 /* A model from JSON. */
 int etsim_shard_model_load(const char *path, etsim_shard_model_t *m, etsim_error_t *err) {
   memset(m, 0, sizeof *m);
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, 0, &root, err);
+  if (rc0) return rc0;
   int rc = 0;
   json_t *tabs = json_object_get(root, "tables");
   if (!json_is_object(root) || !json_is_array(tabs) || !json_array_size(tabs)) {
@@ -856,10 +855,9 @@ int etsim_shard_plan_write(const etsim_shard_plan_t *p, const etsim_shard_model_
 
 int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m, etsim_shard_opts_t *o,
                           etsim_shard_plan_t *out, etsim_error_t *err) {
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, 0, &root, err);
+  if (rc0) return rc0;
   int rc = 0;
   json_t *ranks = json_object_get(root, "ranks");
   json_t *rph = json_object_get(root, "ranks_per_host");

@@ -153,8 +153,10 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
                                etsim_error_t *err) {
   if (d->n_graphs && (d->kind != ETSIM_SYNTH_KIND_TEXT || d->n_ch != 1))
     return etsim_error_set(err, ETSIM_EINVAL, "%s: cannot mix text DAGs with trace DAGs", path);
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(path, "r");
-  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   lines_t L = {fp, path, NULL, 0, 0};
   int rc = 0, have = next_line(&L);
   uint32_t maxx = 0;

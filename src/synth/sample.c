@@ -494,6 +494,8 @@ static int get(rbuf_t *r, void *out, size_t n) {
 }
 
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err) {
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(path, "rb");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
   uint8_t *buf = NULL;

@@ -64,8 +64,10 @@ static int number(yaml_node_t *x, const char *path, const char *key, int idx, in
 }
 
 int etsim_topo_load_yaml(const char *path, etsim_topo_t *t, etsim_error_t *err) {
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
   FILE *f = fopen(path, "rb");
-  if (!f) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
+  if (!f) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
   yaml_parser_t p;
   yaml_document_t doc;
   int rc = 0;

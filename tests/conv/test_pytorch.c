@@ -607,10 +607,10 @@ static void test_bad_input(void **state) {
               ETSIM_EFORMAT, "node id 7: 'inputs' is not an object");
   expect_fail("trailing", "{\"nodes\": []} x", ETSIM_EFORMAT, "after the top-level");
   expect_fail("empty", "", ETSIM_EFORMAT, "empty file");
-  /* A missing file is an I/O error naming it. */
+  /* A missing file is an error naming it. */
   etsim_error_t err = {0};
   assert_int_equal(etsim_convpt_convert("/nonexistent/x.json", "/tmp/x", NULL, NULL, &err),
-                   ETSIM_EIO);
+                   ETSIM_ENOTFOUND);
   TU_CONTAINS(err.msg, "/nonexistent/x.json");
 }
 
