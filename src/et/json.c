@@ -545,6 +545,9 @@ struct etsim_etjson_reader {
 };
 
 enum { CHUNK = 1 << 20 };
+/* One object (a node) larger than this is refused rather than buffered:
+ * the reader would otherwise hold whatever a file claims. */
+#define MAX_OBJECT_BYTES ((size_t)64 << 20)
 
 /* Error naming file, line, object, node id and key. */
 static int rerr(etsim_etjson_reader_t *r, etsim_error_t *err, const char *key, const char *fmt, ...)
@@ -580,6 +583,7 @@ static int fill(etsim_etjson_reader_t *r, size_t want, etsim_error_t *err) {
   size_t got = 0;
   while (got < want && !r->eof) {
     size_t ask = r->cap - r->len;
+    if (ask > want - got) ask = want - got;
     if (ask > (1u << 30)) ask = 1u << 30;
     int n = gzread(r->gz, r->buf + r->len, (unsigned)ask);
     if (n < 0) {
@@ -620,6 +624,11 @@ static int next_object(etsim_etjson_reader_t *r, json_t **out, etsim_error_t *er
        * request doubles each time so a big object costs linear time. */
       if (!r->eof && ((size_t)e.position >= avail ||
                       json_error_code(&e) == json_error_premature_end_of_input)) {
+        if (avail > MAX_OBJECT_BYTES)
+          return etsim_error_set(err, ETSIM_EFORMAT,
+                                 "%s:%" PRIu64 ": object %zu is larger than %zu MiB (no node is)",
+                                 r->path, r->line, r->obj_no + 1, MAX_OBJECT_BYTES >> 20);
+        if (want > MAX_OBJECT_BYTES + CHUNK - avail) want = MAX_OBJECT_BYTES + CHUNK - avail;
         if ((rc = fill(r, want, err))) return rc;
         want *= 2;
         continue;
@@ -636,6 +645,12 @@ static int next_object(etsim_etjson_reader_t *r, json_t **out, etsim_error_t *er
     r->obj_line = r->line;
     r->have_id = 0;
     size_t used = (size_t)e.position;
+    if (used > MAX_OBJECT_BYTES) {
+      json_decref(j);
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s:%" PRIu64 ": object %zu is larger than %zu MiB (no node is)",
+                             r->path, r->line, r->obj_no, MAX_OBJECT_BYTES >> 20);
+    }
     for (size_t i = 0; i < used; i++) r->line += r->buf[r->pos + i] == '\n';
     r->pos += used;
     if (!json_is_object(j)) {

@@ -2,7 +2,7 @@
  * validate.c — problems in a trace and across a rank set.
  *
  * Per trace: duplicate ids, dependencies on absent ids (data and control
- * apart, with examples), cycles (one printed), empty messages, well-known
+ * apart, with examples), cycles (one printed), well-known
  * attributes of the wrong kind, communication nodes without comm_type or
  * comm_size.  Across ranks: each communicator's collectives in the same
  * order, type and size on every member, and sends matched by receives.
@@ -225,9 +225,6 @@ static long validate_into(const etsim_et_trace_t *t, sink_t *s) {
   check_dangling(t, s, 0);
   check_dangling(t, s, 1);
   if (check_cycles(t, s, 0) || check_cycles(t, s, 1)) return ETSIM_ENOMEM;
-  if (t->n_empty)
-    say(s, ETSIM_CHECK_PROBLEM, "%s: %zu empty node message(s): Chakra's Python readers stop there",
-        t->path, t->n_empty);
   check_kinds(t, s);
   check_comm_attrs(t, s);
   return 0;

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# End-to-end: small inputs that claim a huge cost are refused (exit 2, a
+# message naming the file and the place) within seconds and without the
+# memory they claim, or are bounded by what the file holds.  Each case was
+# minutes or gigabytes before (issue 16); docs/limits.md lists the limits.
+. "$(dirname "$0")/../lib.sh"
+cd "$T" || fail "cd"
+
+# refused NAME PATTERN CMD...: exit 2 within 30 s, PATTERN on stderr.
+refused() {
+  local name=$1 pat=$2
+  shift 2
+  timeout 30 "$@" > out 2> err
+  local rc=$?
+  [ $rc -eq 2 ] || fail "$name: exit $rc, expected 2 ($(head -c 300 err))"
+  grep -q -- "$pat" err || fail "$name: stderr lacks '$pat': $(head -c 300 err)"
+}
+
+# --- Chakra traces: zero bytes are empty messages, each was a node.
+head -c 1000000 /dev/zero | gzip > z1.et.gz
+refused "1 MB .et.gz of zeros" "z1.et.gz: offset 1: node 0: empty message" "$BIN" inspect z1.et.gz
+head -c 20000000 /dev/zero > z20.et
+refused "20 MB of zeros" "z20.et: offset 1: node 0: empty message" "$BIN" validate z20.et
+# A length prefix past the limit, and past the end of a plain file.
+python3 - <<'PY'
+import gzip
+def varint(v):
+    out = b""
+    while True:
+        b, v = v & 0x7f, v >> 7
+        out += bytes([b | (0x80 if v else 0)])
+        if not v:
+            return out
+meta = b"\x0a\x050.0.4"
+n = 70 << 20  # a 70 MiB name
+with gzip.open("bigstr.et.gz", "wb", compresslevel=1) as f:
+    f.write(varint(len(meta)) + meta + varint(n + 8) + b"\x08\x01\x12" + varint(n))
+    for _ in range(n >> 20):
+        f.write(b"a" * (1 << 20))
+with open("short.et", "wb") as f:
+    f.write(varint(len(meta)) + meta + varint(50 << 20) + b"\x08\x01")
+# One 3-byte node repeated: 1000:1 in gzip, 100 M nodes from 300 KB.
+with gzip.open("rep.et.gz", "wb") as f:
+    f.write(varint(len(meta)) + meta)
+    for _ in range(70):
+        f.write(b"\x02\x08\x01" * (1 << 20))
+PY
+refused "70 MiB node in a gz trace" "bigstr.et.gz: offset 8: message length 73400328 is beyond any valid node" \
+  "$BIN" inspect bigstr.et.gz
+refused "length past the end" "short.et: offset 8: message of 52428800 bytes runs past the end of the file (2 bytes left)" \
+  "$BIN" inspect short.et
+refused "gzip of one repeated node" "rep.et.gz: offset [0-9]*: the gzip stream expands more than 256:1" \
+  "$BIN" inspect rep.et.gz
+
+# --- JSON forms: one object or value past 64 MiB is refused, not buffered.
+python3 - <<'PY'
+import gzip
+with gzip.open("bigname.json.gz", "wt", compresslevel=1) as f:
+    f.write('{"schema": "1.1.0", "pid": 1, "nodes": [{"id": 1, "name": "')
+    for _ in range(70):
+        f.write("a" * (1 << 20))
+    f.write('", "ctrl_deps": 0}]}')
+with gzip.open("bigobj.json.gz", "wt", compresslevel=1) as f:
+    f.write('{}\n{"id":"1","name":"')
+    for _ in range(70):
+        f.write("a" * (1 << 20))
+    f.write('"}\n')
+PY
+refused "70 MiB string in a PyTorch trace" "bigname.json.gz:1:[0-9]*: one JSON value runs over 64 MiB" \
+  "$BIN" convert --from pytorch bigname.json.gz -o pt
+refused "70 MiB object in an ET JSON" "bigobj.json.gz:2: object 2 is larger than 64 MiB" \
+  "$BIN" convert --from json bigobj.json.gz -o j.et
+ls pt* j.et* > /dev/null 2>&1 && fail "a refused conversion left files"
+echo "bounds: ok"
