@@ -98,8 +98,10 @@ typedef struct {
  * cmd->max_args).  Returns -1 to go on, or the exit code to return: 0
  * after --help (printed to stdout), 2 after a usage error (printed). */
 int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, int *n_args);
-/* The help, generated from the same table. */
+/* The help, generated from the same table; cli_help_opts prints only the
+ * option lines (for commands that group options, such as convert). */
 void cli_help(const cli_cmd_t *cmd, FILE *f);
+void cli_help_opts(const cli_opt_t *opts, FILE *f);
 
 /* Whether progress may be shown (stderr is a terminal and no --quiet). */
 extern int cli_quiet;

@@ -189,10 +189,15 @@ void cli_help(const cli_cmd_t *cmd, FILE *f) {
   fprintf(f, "usage: etsim %s %s\n", cmd->name, cmd->synopsis);
   if (cmd->about) fprintf(f, "\n%s\n", cmd->about);
   int any = 0;
-  for (const cli_opt_t *o = cmd->opts; o->name; o++) {
+  for (const cli_opt_t *o = cmd->opts; o->name && !any; o++) any = o->help != NULL;
+  if (any) fprintf(f, "\noptions:\n");
+  cli_help_opts(cmd->opts, f);
+  if (cmd->epilog) fprintf(f, "\n%s\n", cmd->epilog);
+}
+
+void cli_help_opts(const cli_opt_t *opts, FILE *f) {
+  for (const cli_opt_t *o = opts; o->name; o++) {
     if (!o->help) continue;
-    if (!any) fprintf(f, "\noptions:\n");
-    any = 1;
     char left[160];
     int n = snprintf(left, sizeof left, "  %s%s%s%s%s", o->name, o->alias ? ", " : "",
                      o->alias ? o->alias : "", o->metavar ? " " : "", o->metavar ? o->metavar : "");
@@ -213,5 +218,4 @@ void cli_help(const cli_cmd_t *cmd, FILE *f) {
       h = nl + 1;
     }
   }
-  if (cmd->epilog) fprintf(f, "\n%s\n", cmd->epilog);
 }
