@@ -220,6 +220,23 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc, ui
     c->n_pgs++;
   }
   etsim_conv__pt_value_parser_free(&pp);
+  /* A group without a rank list stands for ranks 0 .. group_size-1, which
+   * the groups file spells out: 'group_size': 1e8 was a 989 MB file from a
+   * few bytes.  Such groups may claim at most as many ranks, together, as
+   * a rank set may have. */
+  uint64_t implied = 0;
+  for (size_t i = 0; i < c->n_pgs; i++) {
+    const ptc_pg_t *pg = &c->pgs[i];
+    if (pg->n_ranks) continue;
+    if (pg->group_size < 0 || (uint64_t)pg->group_size > ETSIM_ET_MAX_RANKS - implied)
+      return etsim_error_set(
+          err, ETSIM_ERANGE,
+          "%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64 ": process group '%s': group_size %" PRId64
+          " without a rank list (with the groups before it, more than "
+          "%zu ranks)",
+          c->host_path, loc->line, loc->col, id, pg->name, pg->group_size, ETSIM_ET_MAX_RANKS);
+    implied += (uint64_t)pg->group_size;
+  }
   return 0;
 nomem:
   etsim_conv__pt_value_parser_free(&pp);

@@ -71,4 +71,29 @@ refused "70 MiB string in a PyTorch trace" "bigname.json.gz:1:[0-9]*: one JSON v
 refused "70 MiB object in an ET JSON" "bigobj.json.gz:2: object 2 is larger than 64 MiB" \
   "$BIN" convert --from json bigobj.json.gz -o j.et
 ls pt* j.et* > /dev/null 2>&1 && fail "a refused conversion left files"
+
+# --- PyTorch process groups: a group without a rank list stands for ranks
+# 0 .. group_size-1, which the groups file spells out.
+pgtrace() { # FILE GROUP_SIZE
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+io0 = {"values": [], "shapes": [], "types": []}
+groups = [{"pg_name": "0", "ranks": [], "group_size": 2},
+          {"pg_name": "3", "ranks": [], "group_size": int(sys.argv[2])}]
+nodes = [{"id": 1, "name": "[pytorch|profiler|execution_trace|process]", "ctrl_deps": 1,
+          "inputs": io0, "outputs": io0, "attrs": []},
+         {"id": 2, "name": "## process_group:init ##", "ctrl_deps": 1,
+          "inputs": {"values": [json.dumps(groups)], "shapes": [[]], "types": ["String"]},
+          "outputs": io0, "attrs": []}]
+json.dump({"schema": "1.0.3-chakra.0.0.4", "pid": 7, "nodes": nodes}, open(sys.argv[1], "w"))
+PY
+}
+pgtrace pg8.json 8
+"$BIN" convert --from pytorch pg8.json -o pg8 --quiet 2> err || fail "group_size 8: $(cat err)"
+grep -q '"3": \[0, 1, 2, 3, 4, 5, 6, 7\]' pg8.comm_groups.json pg8.comm_group.json 2> /dev/null ||
+  fail "group_size 8 spelled out: $(cat pg8.comm_group*.json)"
+pgtrace pg1e8.json 100000000
+refused "group_size 1e8" "pg1e8.json:1:[0-9]*: node 2: process group '3': group_size 100000000 without a rank list" \
+  "$BIN" convert --from pytorch pg1e8.json -o pg1e8
+ls pg1e8* | grep -qv '^pg1e8.json$' && fail "group_size 1e8 left files: $(ls pg1e8*)"
 echo "bounds: ok"
