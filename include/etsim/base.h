@@ -229,6 +229,13 @@ int etsim_input_check(const char *path, etsim_error_t *err);
 int etsim_output_check(const char *path, etsim_error_t *err);
 void etsim_inputs_guard(int on);
 
+/* Read a whole text file, checked as an input, into *out (owned,
+ * NUL-terminated; *out_len bytes before the NUL, may be NULL).  A NUL byte
+ * (binary data; /dev/zero is refused at its first block) or more than
+ * max_bytes (an endless stream) is an error naming the file and offset. */
+int etsim_read_text(const char *path, size_t max_bytes, char **out, size_t *out_len,
+                    etsim_error_t *err);
+
 /* Load a JSON file with jansson (flags as json_load_file's), checked as an
  * input; errors read "FILE:LINE:COL: message", or "FILE: message" when
  * jansson has no position.  *out is owned (json_decref). */

@@ -79,6 +79,51 @@ void etsim_inputs_guard(int on) {
   n_inputs = cap_inputs = 0;
 }
 
+int etsim_read_text(const char *path, size_t max_bytes, char **out, size_t *out_len,
+                    etsim_error_t *err) {
+  *out = NULL;
+  int rc = etsim_input_check(path, err);
+  if (rc) return rc;
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (etsim_grow((void **)&buf, &cap, n + 65536 + 1, 1)) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      break;
+    }
+    size_t got = fread(buf + n, 1, 65536, f);
+    const char *nul = memchr(buf + n, 0, got);
+    if (nul) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: offset %zu: a NUL byte: not a text file", path,
+                           (size_t)(nul - buf));
+      break;
+    }
+    n += got;
+    if (n > max_bytes) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: larger than %zu MiB, more than such a file holds", path,
+                           max_bytes >> 20);
+      break;
+    }
+    if (got < 65536) {
+      if (ferror(f))
+        rc = etsim_error_set(err, ETSIM_EIO, "%s: read error: %s", path, strerror(errno));
+      break;
+    }
+  }
+  if (f != stdin) fclose(f);
+  if (rc) {
+    etsim_free(buf);
+    return rc;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  if (out_len) *out_len = n;
+  return 0;
+}
+
 int etsim_json_load(const char *path, unsigned flags, struct json_t **out, etsim_error_t *err) {
   *out = NULL;
   int rc = etsim_input_check(path, err);

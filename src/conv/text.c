@@ -698,29 +698,11 @@ done:
 
 int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
                     etsim_error_t *err) {
-  int rc0 = etsim_input_check(path, err);
+  /* ASTRA-sim text workloads take kilobytes; 64 MiB bounds a stream. */
+  char *text;
+  size_t n;
+  int rc0 = etsim_read_text(path, (size_t)64 << 20, &text, &n, err);
   if (rc0) return rc0;
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-  char *text = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (etsim_grow((void **)&text, &cap, n + 65536 + 1, 1)) {
-      fclose(fp);
-      etsim_free(text);
-      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(text + n, 1, 65536, fp);
-    n += got;
-    if (got < 65536) break;
-  }
-  int ioerr = ferror(fp);
-  fclose(fp);
-  if (ioerr) {
-    etsim_free(text);
-    return etsim_error_set(err, ETSIM_EIO, "%s: read error", path);
-  }
-  text[n] = 0;
   int rc = etsim_conv_text_mem(path, text, n, o, rep, err);
   etsim_free(text);
   return rc;

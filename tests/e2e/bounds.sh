@@ -96,4 +96,23 @@ pgtrace pg1e8.json 100000000
 refused "group_size 1e8" "pg1e8.json:1:[0-9]*: node 2: process group '3': group_size 100000000 without a rank list" \
   "$BIN" convert --from pytorch pg1e8.json -o pg1e8
 ls pg1e8* | grep -qv '^pg1e8.json$' && fail "group_size 1e8 left files: $(ls pg1e8*)"
+
+# --- Network YAML: libyaml's loader is quadratic in the nesting depth;
+# more NPUs than a rank set may have ranks is refused before any per-NPU
+# state; endless or binary input is refused at once.
+python3 -c 'n = 100000; open("deep1.yml", "w").write("topology: " + "[" * n + "]" * n + "\n")'
+python3 -c 'open("deep2.yml", "w").write("- " * 100000 + "1\n")'
+refused "YAML nested 100k deep" "deep1.yml:1:[0-9]*: nested more than 16 levels deep" \
+  "$BIN" sim --workload x --system y --network deep1.yml
+refused "YAML sequences nested 100k deep" "deep2.yml:1:[0-9]*: nested more than 16 levels deep" \
+  "$BIN" sim --workload x --system y --network deep2.yml
+printf 'topology: [ Ring, Switch ]\nnpus_count: [ 4096, 4097 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 1, 1 ]\n' > huge.yml
+refused "npus_count past 2^24" "huge.yml: npus_count: more than 16777216 NPUs" \
+  "$BIN" sim --workload x --system y --network huge.yml
+refused "network /dev/zero" "/dev/zero: offset 0: a NUL byte: not a text file" \
+  "$BIN" sim --workload x --system y --network /dev/zero
+printf 'FLOW_FILE /dev/zero\nTOPOLOGY_FILE %s\n' "$SRC/examples/netsim/clos16.topo" > zf.cfg
+refused "netsim FLOW_FILE /dev/zero" "/dev/zero: offset 0: a NUL byte: not a text file" "$BIN" netsim zf.cfg
+refused "text workload /dev/zero" "/dev/zero: offset 0: a NUL byte" \
+  "$BIN" convert --from text /dev/zero --npus 2 -o tw
 echo "bounds: ok"
