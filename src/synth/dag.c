@@ -121,11 +121,42 @@ typedef struct {
   char *line;
   size_t cap;
   long lineno;
+  int bad;       /* a line that is no text: a NUL byte, endless, no memory */
+  char why[128]; /* ... and why */
 } lines_t;
 
+/* The longest line read: an attribute line of 10^7 nodes takes 60 MB; a
+ * stream without newlines (/dev/zero) was read forever. */
+#define MAX_LINE ((size_t)256 << 20)
+
+/* 1 and the next line (end of line removed), or 0 at the end of the file
+ * or on a bad line (L->bad set). */
 static int next_line(lines_t *L) {
-  ssize_t n = getline(&L->line, &L->cap, L->fp);
-  if (n < 0) return 0;
+  size_t n = 0;
+  for (;;) {
+    if (etsim_grow((void **)&L->line, &L->cap, n + 65536, 1)) {
+      L->bad = ETSIM_ENOMEM;
+      snprintf(L->why, sizeof L->why, "out of memory");
+      return 0;
+    }
+    if (!fgets(L->line + n, (int)(L->cap - n), L->fp)) break;
+    size_t got = strlen(L->line + n);
+    /* fgets stops at a newline, a full buffer or the end of the file;
+     * anything else means a NUL byte cut the string short. */
+    if (got + 1 < L->cap - n && (got == 0 || L->line[n + got - 1] != '\n') && !feof(L->fp)) {
+      L->bad = ETSIM_EFORMAT;
+      snprintf(L->why, sizeof L->why, "a NUL byte: not a text file");
+      return 0;
+    }
+    n += got;
+    if (n && L->line[n - 1] == '\n') break;
+    if (n > MAX_LINE) {
+      L->bad = ETSIM_EFORMAT;
+      snprintf(L->why, sizeof L->why, "a line longer than %zu MiB", MAX_LINE >> 20);
+      return 0;
+    }
+  }
+  if (n == 0 && (feof(L->fp) || ferror(L->fp))) return 0;
   L->lineno++;
   while (n > 0 && (L->line[n - 1] == '\n' || L->line[n - 1] == '\r')) L->line[--n] = 0;
   return 1;
@@ -149,6 +180,16 @@ static int at_end(const char *s) {
   return *s == 0;
 }
 
+/* Room for `need` edges in both g->src and g->dst (*cap is the smaller). */
+static int grow_edges(etsim_synth_dag_t *g, size_t *cap, size_t need) {
+  size_t cs = *cap, cd = *cap;
+  if (etsim_grow((void **)&g->src, &cs, need, sizeof *g->src) ||
+      etsim_grow((void **)&g->dst, &cd, need, sizeof *g->dst))
+    return ETSIM_ENOMEM;
+  *cap = cs < cd ? cs : cd;
+  return 0;
+}
+
 int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t min_classes,
                                etsim_error_t *err) {
   if (d->n_graphs && (d->kind != ETSIM_SYNTH_KIND_TEXT || d->n_ch != 1))
@@ -157,7 +198,7 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
   if (rc0) return rc0;
   FILE *fp = fopen(path, "r");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-  lines_t L = {fp, path, NULL, 0, 0};
+  lines_t L = {fp, path, NULL, 0, 0, 0, ""};
   int rc = 0, have = next_line(&L);
   uint32_t maxx = 0;
   size_t first = d->n_graphs;
@@ -198,16 +239,24 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
       goto out;
     }
     long gline = L.lineno;
-    g.x = etsim_malloc(sizeof(uint32_t) * g.n_nodes);
-    g.src = etsim_malloc(sizeof(uint32_t) * (g.n_edges + 1));
-    g.dst = etsim_malloc(sizeof(uint32_t) * (g.n_edges + 1));
-    if (!g.x || !g.src || !g.dst) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-      goto bad_graph;
-    }
+    /* Arrays as large as the counts claim, but only once the attribute
+     * line is read: a 'g 10000000 100000000' line alone was 840 MB.  Edges
+     * grow as they are read. */
+    size_t cap_e = 0;
     if (!next_line(&L)) {
       rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: missing node attribute line", path,
                            L.lineno + 1);
+      goto bad_graph;
+    }
+    if (g.n_nodes > 4096 && strlen(L.line) / 2 + 1 < g.n_nodes) {
+      rc =
+          etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: node attribute line too short for %u values",
+                          path, L.lineno, g.n_nodes);
+      goto bad_graph;
+    }
+    g.x = etsim_malloc(sizeof(uint32_t) * g.n_nodes);
+    if (!g.x || grow_edges(&g, &cap_e, 1)) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
       goto bad_graph;
     }
     s = L.line;
@@ -227,6 +276,10 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
       goto bad_graph;
     }
     for (uint32_t k = 0; k < g.n_edges; k++) {
+      if (k + 1 >= cap_e && grow_edges(&g, &cap_e, (size_t)k + 2)) {
+        rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+        goto bad_graph;
+      }
       if (!next_line(&L)) {
         rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: file ends after %u of %u edges", path,
                              L.lineno, k, g.n_edges);
@@ -282,6 +335,8 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
   if (d->n_cls[0] < maxx + 1) d->n_cls[0] = maxx + 1;
   if (d->n_cls[0] < min_classes) d->n_cls[0] = min_classes;
 out:
+  if (L.bad) /* what went wrong first, not what the reader made of an early end */
+    rc = etsim_error_set(err, L.bad, "%s:%ld: %s", path, L.lineno + 1, L.why);
   if (rc) {
     while (d->n_graphs > first) {
       etsim_synth_dag_t *g = &d->g[--d->n_graphs];
@@ -291,7 +346,7 @@ out:
     }
   }
   etsim_free(layer);
-  free(L.line);
+  etsim_free(L.line);
   fclose(fp);
   return rc;
 }
