@@ -136,6 +136,15 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
                              path, key);
         goto out;
       }
+      /* Every split is a chunk with streams of its own, and the system
+       * layer's cost grows with their square: 16,384 splits of one 8-NPU
+       * all-reduce took 8 s, 10^6 more than 300 s.  ASTRA-sim's own
+       * configurations use 1 to 256. */
+      if (x > ETSIM_COLL_MAX_SPLITS) {
+        rc = etsim_error_set(err, ETSIM_ERANGE, "%s: key \"%s\": %.0f is more than %d", path, key,
+                             x, ETSIM_COLL_MAX_SPLITS);
+        goto out;
+      }
       if (key[0] == 'a') c->active_chunks = (uint32_t)x;
       else {
         c->splits = (uint32_t)x;

@@ -115,4 +115,20 @@ printf 'FLOW_FILE /dev/zero\nTOPOLOGY_FILE %s\n' "$SRC/examples/netsim/clos16.to
 refused "netsim FLOW_FILE /dev/zero" "/dev/zero: offset 0: a NUL byte: not a text file" "$BIN" netsim zf.cfg
 refused "text workload /dev/zero" "/dev/zero: offset 0: a NUL byte" \
   "$BIN" convert --from text /dev/zero --npus 2 -o tw
+
+# --- System JSON: the system layer's cost grows with the square of the
+# splits (10^6 ran over 300 s).
+"$BIN" gen micro --coll all-reduce --size 1MiB --npus 4 -o ar --quiet || fail "gen"
+printf 'topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' > ring4.yml
+for s in 4096 1000000; do
+  printf '{"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+   "preferred-dataset-splits": %d, "all-reduce-implementation": ["ring"],
+   "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+   "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
+   "local-mem-bw": 1600}' $s > "splits$s.json"
+done
+timeout 60 "$BIN" sim --workload ar --network ring4.yml --system splits4096.json --quiet > /dev/null ||
+  fail "4096 splits: exit $?"
+refused "preferred-dataset-splits 1e6" 'splits1000000.json: key "preferred-dataset-splits": 1000000 is more than 4096' \
+  "$BIN" sim --workload ar --network ring4.yml --system splits1000000.json
 echo "bounds: ok"
