@@ -57,6 +57,8 @@ typedef struct etsim_sim_opts {
   const etsim_mem_config_t *memory;  /* NULL: none */
   const etsim_comm_groups_t *groups; /* NULL: none */
   const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
+  unsigned deps; /* edges enforced: ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL (etcheck.h);
+                    0 means both, as ASTRA-sim */
 } etsim_sim_opts_t;
 
 typedef struct etsim_sim_npu {

@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 
+#include "etsim/etcheck.h"
 #include "etsim/report.h"
 #include "etsim/sim.h"
 
@@ -17,7 +18,8 @@ static void usage(FILE *fp) {
   fprintf(fp,
           "usage: etsim sim --workload PREFIX --system SYS.json --network NET.yml\n"
           "                 [--memory MEM.json] [--comm-group GROUPS.json]\n"
-          "                 [--backend analytical|congestion] [--multi-comm]\n"
+          "                 [--backend analytical|congestion|flow|packet] [--multi-comm]\n"
+          "                 [--deps data|ctrl|all]\n"
           "                 [--json F] [--csv F] [--timeline F] [--quiet]\n"
           "\n"
           "Simulate the Chakra rank set PREFIX (PREFIX.<r>.et, PREFIX.manifest.json,\n"
@@ -53,6 +55,10 @@ static void usage(FILE *fp) {
           "                       as ASTRA-sim, where pieces can bunch on a link\n"
           "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
           "  --multi-comm         allow several communication ops in flight per NPU\n"
+          "  --deps KIND          edges that order a rank's nodes: all (data and control,\n"
+          "                       as ASTRA-sim; default), data or ctrl.  PyTorch-derived\n"
+          "                       traces put the caller in ctrl_deps, which can contradict\n"
+          "                       the data edges: run them with --deps data\n"
           "  --exact              simulate every NPU even when all are provably alike\n"
           "                       (by default one NPU stands for all when the trace, the\n"
           "                       collectives and the analytical network are symmetric)\n"
@@ -74,7 +80,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   int multi = 0, quiet = 0, exact = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
-             *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL;
+             *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
+             *deps_arg = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -112,7 +119,8 @@ int etsim_cmd_sim(int argc, char **argv) {
                 {"--net-pfc", &net_pfc},
                 {"--ring-window", &ring_win},
                 {"--net-timeline", &net_tl},
-                {"--net-timeline-step", &net_tl_step}};
+                {"--net-timeline-step", &net_tl_step},
+                {"--deps", &deps_arg}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -126,6 +134,13 @@ int etsim_cmd_sim(int argc, char **argv) {
     else if (strcmp(a, "--exact") == 0) exact = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
     else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
+  }
+  unsigned deps = 0;
+  if (deps_arg) {
+    if (strcmp(deps_arg, "data") == 0) deps = ETSIM_ET_DEPS_DATA;
+    else if (strcmp(deps_arg, "ctrl") == 0) deps = ETSIM_ET_DEPS_CTRL;
+    else if (strcmp(deps_arg, "all") == 0) deps = ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
+    else return cli_usage_error("sim: --deps is data, ctrl or all, not '%s'", deps_arg);
   }
   if (!workload || !system || !network)
     return cli_usage_error(
@@ -222,7 +237,8 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .exact = exact,
                         .memory = memory ? &mem : NULL,
                         .groups = groups ? &cg : NULL,
-                        .net = &nopt};
+                        .net = &nopt,
+                        .deps = deps};
   /* The reports and network files of one run replace the old ones
    * together or not at all. */
   etsim_outfile_batch_begin();

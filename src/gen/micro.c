@@ -147,6 +147,9 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep, et
       return etsim_error_set(err, ETSIM_EINVAL, "gen micro: bad collective %d", o->colls[c]);
   if (o->size_bytes > INT64_MAX)
     return etsim_error_set(err, ETSIM_ERANGE, "gen micro: size too large");
+  /* A collective of no bytes is one etsim sim (and ASTRA-sim) refuses. */
+  if (o->size_bytes == 0)
+    return etsim_error_set(err, ETSIM_EINVAL, "gen micro: --size must be at least 1 byte");
   size_t count = o->count ? o->count : 1;
   int ids = o->ids;
   if (ids == ETSIM_GEN_IDS_AUTO)
