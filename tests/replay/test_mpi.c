@@ -216,9 +216,9 @@ static void test_collectives(void **state) {
     assert_string_equal(w->coll, "ALL_REDUCE");
     assert_int_equal(w->sb, 65536);
     assert_int_equal(w->rb, 65536);
-    w = find_row(rows, n, r, 1); /* all-gather: size is the output */
-    assert_int_equal(w->sb, 16384);
-    assert_int_equal(w->rb, 65536);
+    w = find_row(rows, n, r, 1); /* all-gather: size is each rank's input (ASTRA-sim) */
+    assert_int_equal(w->sb, 65536);
+    assert_int_equal(w->rb, 4 * 65536);
     w = find_row(rows, n, r, 2); /* reduce-scatter: size is the input */
     assert_int_equal(w->sb, 65536);
     assert_int_equal(w->rb, 16384);
@@ -280,7 +280,9 @@ static void test_microbenchmarks(void **state) {
     for (size_t i = 0; i < 4; i++) {
       json_t *o = json_array_get(cm, i);
       assert_string_equal(json_string_value(json_object_get(o, "type")), types[c]);
-      assert_int_equal(json_integer_value(json_object_get(o, "bytes")), 1048576);
+      /* nccl-tests' size: the all-gather's is its output, 4 ranks x the
+       * 1 MiB each contributes (ASTRA-sim's comm_size). */
+      assert_int_equal(json_integer_value(json_object_get(o, "bytes")), c == 1 ? 4194304 : 1048576);
       /* busbw = algbw x the nccl-tests factor */
       double alg = json_real_value(json_object_get(o, "algbw_gbps"));
       double bus = json_real_value(json_object_get(o, "busbw_gbps"));
