@@ -12,6 +12,7 @@
  */
 #include "cli/cli.h"
 
+#include "etsim/etcheck.h"
 #include "etsim/replay.h"
 
 #include <jansson.h>
@@ -80,6 +81,40 @@ static int inside_mpirun(void) {
   return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
+/* The --deps mask in argv (ETSIM_ET_DEPS_*, the same bits as the replay's). */
+static unsigned deps_of(int argc, char **argv) {
+  unsigned deps = ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--deps")) {
+      if (!strcmp(argv[i + 1], "data")) deps = ETSIM_ET_DEPS_DATA;
+      else if (!strcmp(argv[i + 1], "ctrl")) deps = ETSIM_ET_DEPS_CTRL;
+    } else if (!strncmp(argv[i], "--deps=", 7)) {
+      deps = !strcmp(argv[i] + 7, "data")   ? ETSIM_ET_DEPS_DATA
+             : !strcmp(argv[i] + 7, "ctrl") ? ETSIM_ET_DEPS_CTRL
+                                            : deps;
+    }
+  return deps;
+}
+
+static void print_problem(void *user, int sev, const char *line) {
+  (void)user;
+  if (sev == ETSIM_CHECK_PROBLEM) fprintf(stderr, "etsim: %s\n", line);
+}
+
+/* Before any MPI: a set whose ranks would wait on each other forever (a
+ * receive before the send it needs, crossed collectives) is refused with
+ * the ranks and nodes named, instead of a silent wait for --timeout.
+ * Returns 0, or the exit status. */
+static int precheck(const etsim_et_set_t *set, unsigned deps) {
+  long p = etsim_et_check_deadlock(set, deps, print_problem, NULL);
+  if (p < 0) {
+    etsim_error_t err = {0};
+    etsim_error_set(&err, (int)p, "replay: %s", etsim_strerror((int)p));
+    return cli_fail(&err);
+  }
+  return p ? ETSIM_EXIT_USAGE : 0;
+}
+
 /* ------------------------------------------------------------ dry run */
 
 static int dry_run(int argc, char **argv) {
@@ -138,6 +173,11 @@ static int dry_run(int argc, char **argv) {
   etsim_error_t err = {0};
   etsim_et_set_t *set;
   if (etsim_et_set_load(&set, prefix, 0, &err)) return cli_fail(&err);
+  int pre = precheck(set, deps);
+  if (pre) {
+    etsim_et_set_free(set);
+    return pre;
+  }
   int world = (int)set->n_ranks;
   etsim_replay_groups_t groups = {0, NULL};
   if (groups_path && etsim_replay_groups_load(&groups, groups_path, world, &err)) {
@@ -310,18 +350,23 @@ int etsim_cmd_replay(int argc, char **argv) {
       free(rargs);
       return cli_usage_error("replay: --np %s: expected 1 to 1048576", np_s);
     }
-  } else {
-    char **paths;
-    size_t n_paths, n_ranks;
-    uint32_t *rank_file;
+  }
+  {
+    /* The set is read here once more than the ranks read it, to refuse a
+     * deadlock before launching (it was a silent wait of --timeout). */
     etsim_error_t err = {0};
-    if (etsim_et_set_resolve(prefix, &paths, &n_paths, &rank_file, &n_ranks, &err)) {
+    etsim_et_set_t *set;
+    if (etsim_et_set_load(&set, prefix, 0, &err)) {
       free(rargs);
       return cli_fail(&err);
     }
-    np = n_ranks;
-    etsim_et_free_paths(paths, n_paths);
-    etsim_free(rank_file);
+    if (!np_s) np = set->n_ranks;
+    int pre = np == set->n_ranks ? precheck(set, deps_of(argc, argv)) : 0;
+    etsim_et_set_free(set);
+    if (pre) {
+      free(rargs);
+      return pre;
+    }
   }
   static char np_buf[32];
   snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)np);
@@ -346,16 +391,23 @@ int etsim_cmd_replay(int argc, char **argv) {
       rargs[k++] = tok;
   }
   rargs[k++] = runner;
+  int quiet = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--np")) {
       i++;
       continue;
     }
     if (!strncmp(argv[i], "--np=", 5)) continue;
+    quiet |= !strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q");
     rargs[k++] = argv[i];
   }
+  /* Under mpirun the ranks' stderr is a pipe: say from here whether to
+   * show progress (minutes of silence looked like a hang). */
+  if (!quiet && isatty(2)) rargs[k++] = "--progress";
   rargs[k] = NULL;
   fflush(stdout);
+  if (!quiet && isatty(2))
+    fprintf(stderr, "etsim: replay: launching %s -np %s %s\n", mpirun, np_buf, runner);
   execvp(mpirun, rargs);
   fprintf(stderr,
           "etsim: replay: cannot run %s (install openmpi-bin or set "

@@ -811,8 +811,7 @@ long etsim_et_check_deadlock(const etsim_et_set_t *set, unsigned deps, etsim_et_
     }
   }
   if (stuck)
-    say(&s, ETSIM_CHECK_PROBLEM,
-        "%s: deadlock: %zu of %zu rank(s) cannot finish as etsim sim issues them: %s%s",
+    say(&s, ETSIM_CHECK_PROBLEM, "%s: deadlock: %zu of %zu rank(s) can never finish: %s%s",
         set->ranks[0]->path, stuck, n, line, stuck > 3 ? "; ..." : "");
   dl_free(&d, n);
   return s.problems;

@@ -65,7 +65,7 @@ both_refuse self "control dependency cycle .*one cycle of 1: 1 -> 1"
 # Each rank receives before it sends: neither send is ever issued.
 rank rbs 0 "$(p2p 1 RECV 1 0)" "$(p2p 2 SEND 0 1 1)"
 rank rbs 1 "$(p2p 1 RECV 0 1)" "$(p2p 2 SEND 1 0 1)"
-both_refuse rbs "deadlock: 2 of 2 rank(s) cannot finish as etsim sim issues them: rank 0 node 1 (COMM_RECV_NODE) waits for a send from rank 1"
+both_refuse rbs "deadlock: 2 of 2 rank(s) can never finish: rank 0 node 1 (COMM_RECV_NODE) waits for a send from rank 1"
 # Two communicators of ranks {0, 1} and {2, 3}... crossed: ranks 0 and 1
 # wait in communicator 1 for ranks that wait in communicator 2 first.
 printf 'topology: [ Ring ]\nnpus_count: [ 3 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' > net3.yml
