@@ -32,9 +32,9 @@ typedef struct etsim_et_stats {
   size_t dangling_data, dangling_ctrl;
   size_t sources, sinks;                  /* over resolved data edges */
   size_t depth;                           /* nodes on the longest path */
-  uint64_t critical_path_us;              /* heaviest duration-weighted path */
+  uint64_t critical_path_ns;              /* heaviest duration-weighted path */
   uint64_t critical_first, critical_last; /* ids at its ends */
-  uint64_t compute_us;                    /* sum of COMP durations */
+  uint64_t compute_ns;                    /* sum of COMP durations */
   int cyclic;                             /* depth/critical path undefined */
   etsim_et_attr_use_t *attrs;             /* owned; sorted by name, kind */
   size_t n_attr_uses;

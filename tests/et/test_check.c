@@ -84,10 +84,10 @@ static void test_stats_diamond(void **s) {
   etsim_et_stats_t st;
   assert_int_equal(etsim_et_stats(t, &st), 0);
   assert_int_equal(st.depth, 3);
-  assert_int_equal(st.critical_path_us, 37);
+  assert_int_equal(st.critical_path_ns, 37000);
   assert_int_equal(st.critical_first, 1);
   assert_int_equal(st.critical_last, 4);
-  assert_int_equal(st.compute_us, 47);
+  assert_int_equal(st.compute_ns, 47000);
   assert_int_equal(st.sources, 1);
   assert_int_equal(st.sinks, 1);
   assert_int_equal(st.data_edges, 4);

@@ -39,7 +39,10 @@ grep -q "8 rank(s), " "$T/v" || fail "mix rank count: $(cat "$T/v")"
 grep -q "nodes            21" "$T/i" || fail "mix node count: $(cat "$T/i")"
 grep -q "ALL_REDUCE       3 collectives, 196608 bytes" "$T/i" || fail "mix AR bytes"
 grep -q "duration_ns" "$T/i" || fail "2500 ns keeps its exact time"
-grep -q "critical path    27 us" "$T/i" || fail "9 comps of 3 us (2.5 rounded) in one chain: $(grep critical "$T/i")"
+# inspect reads duration_ns as sim does: 9 comps of 2500 ns in one chain
+# (duration_micros alone would say 3 us each, 27 us).
+grep -q "critical path    22.500 us" "$T/i" || fail "9 comps of 2.5 us in one chain: $(grep critical "$T/i")"
+grep -q "compute time     22.500 us" "$T/i" || fail "compute time: $(grep compute "$T/i")"
 # the ring makes every rank distinct
 [ "$(ls "$T" | grep -c '^mix\.c[0-9]*\.et$')" = 8 ] || fail "ring ranks are distinct"
 "$BIN" jsonize "$T/mix.c3.et" | grep -q '"name":"comm_dst","int32Val":4' || fail "rank 3 sends to 4"
