@@ -74,6 +74,34 @@ static int is_file(const char *p) {
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), m = strlen(tail);
+  return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/* The communicator groups next to a workload, as etsim's generators and
+ * converters write them: PREFIX.comm_group.json for the prefix PREFIX or a
+ * file PREFIX.<r>.et / PREFIX.c<k>.et (and PREFIX.comm_groups.json, the
+ * name the PyTorch converter once wrote).  1 and the path in buf, or 0. */
+static int groups_next_to(const char *workload, char *buf, size_t cap) {
+  size_t n = strlen(workload);
+  if (is_file(workload)) {
+    if (ends_with(workload, ".et.gz")) n -= 6;
+    else if (ends_with(workload, ".et")) n -= 3;
+    size_t d = n;
+    while (d > 0 && workload[d - 1] >= '0' && workload[d - 1] <= '9') d--;
+    if (d < n && d > 0 && workload[d - 1] == 'c') d--;
+    if (d < n && d > 0 && workload[d - 1] == '.') n = d - 1;
+  }
+  static const char *const names[] = {".comm_group.json", ".comm_groups.json"};
+  for (int k = 0; k < 2; k++) {
+    if (n + strlen(names[k]) + 1 > cap) return 0;
+    snprintf(buf, cap, "%.*s%s", (int)n, workload, names[k]);
+    if (is_file(buf)) return 1;
+  }
+  return 0;
+}
+
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
@@ -222,6 +250,11 @@ int etsim_cmd_sim(int argc, char **argv) {
                            net_tl_step);
     goto out;
   }
+  /* Without --comm-group, the groups a generator or converter wrote next
+   * to the workload are used (the summary says so). */
+  char found[4200];
+  const char *auto_groups = NULL;
+  if (!groups && groups_next_to(workload, found, sizeof found)) groups = auto_groups = found;
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
@@ -245,6 +278,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
   etsim_report_astra_lines(stdout, res);
   if (!quiet) etsim_report_summary(stdout, res, &topo);
+  if (!quiet && auto_groups)
+    printf("groups        %s (next to the workload; --comm-group empty uses none)\n", auto_groups);
   if (json && etsim_report_json(json, res, set, &err)) goto fail;
   if (csv && etsim_report_csv(csv, res, set, &err)) goto fail;
   if (timeline && etsim_report_timeline(timeline, res, set, &err)) goto fail;

@@ -1215,7 +1215,7 @@ int etsim_convpt_convert(const char *host_path, const char *out, const etsim_con
     size_t n = strlen(out);
     if (ends_with(out, ".et.gz")) n -= 6;
     else if (ends_with(out, ".et")) n -= 3;
-    snprintf(groups, sizeof groups, "%.*s.comm_groups.json", (int)n, out);
+    snprintf(groups, sizeof groups, "%.*s.comm_group.json", (int)n, out);
   }
   snprintf(s->out_path, sizeof s->out_path, "%s", path);
   rc = etsim_conv__pt_write(&c, path, groups, opts->write_flags, s, err);

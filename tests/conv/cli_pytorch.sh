@@ -24,12 +24,12 @@ need_shared traces/param/resnet_2gpu_et.json.gz configs/astra-sim/system/Ring_4c
 grep -q "COMM_COLL_NODE 21" "$T/out" || fail "resnet summary: $(cat "$T/out")"
 grep -q "ALL_REDUCE 15, BROADCAST 6" "$T/out" || fail "resnet collectives: $(cat "$T/out")"
 "$BIN" validate "$T/resnet.1.et" > "$T/v" || fail "validate resnet: $(cat "$T/v")"
-[ -e "$T/resnet.comm_groups.json" ] && fail "a group file for the world group only"
+[ -e "$T/resnet.comm_group.json" ] && fail "a group file for the world group only"
 # --rank names the file; --gzip compresses; --groups '' writes none.
 "$BIN" convert --from pytorch "$SH/traces/param/resnet_2gpu_et.json.gz" --rank 3 --gzip --groups '' --quiet -o "$T/r3" > "$T/q" || fail "rank 3 exit $?"
 [ -s "$T/q" ] && fail "--quiet printed"
 [ -r "$T/r3.3.et.gz" ] || fail "--rank 3 --gzip output name"
-[ -e "$T/r3.comm_groups.json" ] && fail "--groups '' still wrote groups"
+[ -e "$T/r3.comm_group.json" ] && fail "--groups '' still wrote groups"
 "$BIN" validate "$T/r3.3.et.gz" > /dev/null || fail "validate gz"
 
 # '-o -' writes the trace to stdout (the summary goes to stderr).

@@ -213,7 +213,7 @@ static void test_resnet(void **state) {
 
   /* The only group is pg "0", the world, which ASTRA-sim's group file
    * must not list (id 0 is reserved for all ranks): no file. */
-  snprintf(groups, sizeof groups, "%s/resnet.comm_groups.json", tmp);
+  snprintf(groups, sizeof groups, "%s/resnet.comm_group.json", tmp);
   assert_string_equal(s.groups_path, "");
   assert_int_not_equal(access(groups, F_OK), 0);
 
@@ -501,7 +501,7 @@ static void test_linked_etplus(void **state) {
   assert_int_equal(t->data_off[i + 1] - t->data_off[i], 2);
   etsim_et_trace_free(t);
   size_t len;
-  snprintf(out, sizeof out, "%s/etplus.comm_groups.json", tmp);
+  snprintf(out, sizeof out, "%s/etplus.comm_group.json", tmp);
   char *g = (char *)tu_read(out, &len);
   assert_non_null(g);
   /* "0" is the world and is left out; [] means 0 .. group_size-1. */
