@@ -12,6 +12,7 @@
  */
 #include "et_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -175,6 +176,42 @@ done:
   return rc;
 }
 
+/* The lowest rank r >= from with a file NAME.<r>.et or NAME.<r>.et.gz in
+ * NAME's folder (a listing, for messages only), or SIZE_MAX; its file name
+ * goes to buf. */
+static size_t rank_file_after(const char *name, size_t from, char *buf, size_t cap) {
+  const char *slash = strrchr(name, '/');
+  char dir[4096];
+  size_t dl = slash ? (size_t)(slash - name) : 0;
+  if (dl >= sizeof dir) return SIZE_MAX;
+  if (slash) {
+    memcpy(dir, name, dl);
+    dir[dl] = '\0';
+    if (!dl) strcpy(dir, "/");
+  } else {
+    strcpy(dir, ".");
+  }
+  const char *base = slash ? slash + 1 : name;
+  size_t bl = strlen(base), best = SIZE_MAX;
+  DIR *d = opendir(dir);
+  if (!d) return SIZE_MAX;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    const char *s = e->d_name;
+    if (strncmp(s, base, bl) != 0 || s[bl] != '.' || s[bl + 1] < '0' || s[bl + 1] > '9') continue;
+    char *end;
+    errno = 0;
+    unsigned long long r = strtoull(s + bl + 1, &end, 10);
+    if (errno || (strcmp(end, ".et") != 0 && strcmp(end, ".et.gz") != 0)) continue;
+    if (r >= from && r < best) {
+      best = (size_t)r;
+      snprintf(buf, cap, "%s%s%s", slash ? dir : "", slash && dl ? "/" : "", s);
+    }
+  }
+  closedir(d);
+  return best;
+}
+
 int etsim_et_set_resolve(const char *name, char ***out_paths, size_t *out_n_paths,
                          uint32_t **out_rank_file, size_t *out_n_ranks, etsim_error_t *err) {
   size_t len = strlen(name) + 64;
@@ -222,6 +259,16 @@ int etsim_et_set_resolve(const char *name, char ***out_paths, size_t *out_n_path
                          name, name, name);
     goto fail;
   }
+  char later[4400];
+  size_t r_later = rank_file_after(name, n + 1, later, sizeof later);
+  if (n == 0 && r_later != SIZE_MAX) {
+    /* convert --from pytorch -o f/resnet of rank 1 writes f/resnet.1.et. */
+    rc = etsim_error_set(err, ETSIM_ENOTFOUND,
+                         "%s: no %s.0.et or %s.manifest.json, but %s: a rank set starts at "
+                         "rank 0 (name the file to use it alone)",
+                         name, name, name, later);
+    goto fail;
+  }
   if (n == 0) {
     rc = etsim_error_set(err, ETSIM_ENOTFOUND,
                          "%s: no such file, and no %s.0.et or "
@@ -229,6 +276,9 @@ int etsim_et_set_resolve(const char *name, char ***out_paths, size_t *out_n_path
                          name, name, name);
     goto fail;
   }
+  if (r_later != SIZE_MAX)
+    etsim_warn("%s: %s is left out: rank %zu has no file, so the set is ranks 0 to %zu", name,
+               later, n, n - 1);
 ok_n:
   *out_paths = paths;
   *out_n_paths = n;

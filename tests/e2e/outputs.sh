@@ -111,4 +111,15 @@ mkdir adir
 printf '' > empty.json
 "$BIN" gen dlrm --preset criteo-kaggle --plan empty.json -o d 2> err
 grep -q -- "-1" err && fail "empty plan: $(cat err)"
+
+# A prefix whose files start past rank 0 (one PyTorch rank converted) is
+# named in the message; a gap in the ranks is warned about.
+"$BIN" gen micro --coll all-reduce --size 4096 --npus 4 --out-format et -o gap --quiet || fail "gen gap"
+mkdir one && mv gap.1.et one/r.1.et
+"$BIN" validate one/r > v 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "one/r: no one/r.0.et or one/r.manifest.json, but one/r.1.et: a rank set starts at rank 0" v ||
+  fail "set starting at rank 1: $rc $(cat v)"
+"$BIN" validate gap > v 2>&1 || fail "gap: $(cat v)"
+grep -q "warning: gap: gap.2.et is left out: rank 1 has no file, so the set is ranks 0 to 0" v ||
+  fail "gap warning: $(cat v)"
 echo "outputs: ok"
