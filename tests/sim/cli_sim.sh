@@ -118,6 +118,12 @@ for cc in none hpcc; do
   [ "$(grep -c '^sys\[' "$T/cc.$cc")" -eq 8 ] || fail "packet --cc $cc lines"
 done
 cmp -s "$T/cc.none" "$T/cc.hpcc" && fail "HPCC's INT headers must change the time"
+# The summary names the fabric that ran, not the YAML's ring.
+"$BIN" sim --workload $M/all_to_all/4npus_1MB/all_to_all.0.et --system $C/system/Ring_4chunks.json \
+  --network $C/network/Ring_8npus.yml --backend packet --net-topology "$SRC/examples/netsim/incast8.topo" \
+  > "$T/sum" 2> "$T/err" || fail "packet summary: $(cat "$T/err")"
+grep -q "^network       packet network $SRC/examples/netsim/incast8.topo: 9 hosts (the first 8 are the NPUs), 1 switches, 9 links$" "$T/sum" ||
+  fail "network line: $(grep '^network ' "$T/sum")"
 
 # Process groups from a PyTorch METADATA node (as ASTRA-sim reads them) give
 # the same result as the same group in a communicator-group file.
