@@ -33,7 +33,7 @@ static const char *usage =
     "                   pauses_received paused_us peak_queue_bytes\n"
     "  --timeline PATH  Perfetto timeline (open in ui.perfetto.dev): each\n"
     "                   message as a slice; with the packet level, every\n"
-    "                   port's tx Gb/s, queue KB and paused %% over time\n"
+    "                   port's tx Gb/s, queue KB and paused % over time\n"
     "                   and the first messages' sending rates\n"
     "  --timeline-step NS  first sampling interval (default 1000 ns; it\n"
     "                   doubles when a long run fills the sample budget)\n"
@@ -229,10 +229,10 @@ int etsim_cmd_netsim(int argc, char **argv) {
     const char *m = cc;
     for (int k = 0; k < 5; k++)
       if (!strcmp(cc, names[k])) m = modes[k];
-    if (etsim_netpkt_cfg_set(&cfg, "CC_MODE", m, &err)) {
-      etsim_error_prefix(&err, "--cc");
-      return cli_fail(&err);
-    }
+    if (etsim_netpkt_cfg_set(&cfg, "CC_MODE", m, &err))
+      return cli_usage_error(
+          "--cc: '%s' is none of none, dcqcn, hpcc, timely, dctcp (or CC_MODE 0, 1, 3, 7, 8): %s",
+          cc, err.msg);
   }
   if (seed && cli_parse_u64(seed, "--seed", &cfg.seed)) return ETSIM_EXIT_USAGE;
   uint64_t step_ns = 1000;

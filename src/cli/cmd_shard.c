@@ -47,6 +47,7 @@ int etsim_cmd_shard(int argc, char **argv) {
       model = v;
     } else if (OPT("--ranks")) {
       if (m < 0 || cli_parse_u64(v, "--ranks", &ranks)) return ETSIM_EXIT_USAGE;
+      if (ranks == 0) return cli_usage_error("shard: --ranks must be at least 1");
     } else if (OPT("--ranks-per-host")) {
       if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--hbm-gb")) {

@@ -51,10 +51,14 @@ static int parse_ranks(const char *s, uint32_t file, uint32_t *rank_file, size_t
   while (*p) {
     char *end;
     errno = 0;
+    /* Digits only: strtoul takes "-1" as ULONG_MAX ("rank
+     * 18446744073709551615 is outside 0..3") and skips spaces. */
+    if (*p < '0' || *p > '9') goto bad;
     unsigned long a = strtoul(p, &end, 10), b = a;
     if (end == p || errno) goto bad;
     p = end;
     if (*p == '-') {
+      if (p[1] < '0' || p[1] > '9') goto bad;
       b = strtoul(p + 1, &end, 10);
       if (end == p + 1 || errno || b < a) goto bad;
       p = end;
@@ -221,7 +225,7 @@ int etsim_et_set_resolve(const char *name, char ***out_paths, size_t *out_n_path
   char **paths = NULL;
   uint32_t *rf = NULL;
   size_t n = 0, cap = 0, rcap = 0;
-  if (is_file(name)) {
+  if (strcmp(name, "-") == 0 || is_file(name)) { /* "-": one trace on standard input */
     paths = etsim_malloc(sizeof *paths);
     rf = etsim_malloc(sizeof *rf);
     if (!paths || !rf || !(paths[0] = etsim_strdup(name))) goto oom;
