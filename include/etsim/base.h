@@ -284,6 +284,11 @@ void etsim_outfile_batch_begin(void);
 int etsim_outfile_batch_commit(etsim_error_t *err);
 void etsim_outfile_batch_abort(void);
 
+/* Length of the valid UTF-8 prefix of s[0..n): n when all of it is valid.
+ * Overlong forms, surrogates and code points above U+10FFFF are invalid,
+ * as for protobuf's string fields and JSON readers. */
+size_t etsim_utf8_valid(const char *s, size_t n);
+
 /* Parse "1024", "64KiB", "1MB", "2GiB" etc. into bytes.  0 or ETSIM_EINVAL. */
 int etsim_parse_size(const char *s, uint64_t *out_bytes);
 

@@ -170,6 +170,36 @@ void etsim_outfile_abort(etsim_outfile_t *o) {
   memset(o, 0, sizeof *o);
 }
 
+/* ------------------------------------------------------------------- UTF-8 */
+
+size_t etsim_utf8_valid(const char *str, size_t n) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = s[i];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07;
+    else return i;
+    if (len > n - i) return i;
+    for (size_t k = 1; k < len; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || (cp >= 0xD800 && cp <= 0xDFFF) ||
+        cp > 0x10FFFF)
+      return i;
+    i += len;
+  }
+  return n;
+}
+
 /* ------------------------------------------------------------------ sizes */
 
 int etsim_parse_size(const char *s, uint64_t *out_bytes) {

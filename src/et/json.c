@@ -231,9 +231,13 @@ static int buf_str(etsim_etjson_buf_t *b, const char *str) {
       }
     } else if (c >= 0x80) {
       size_t l = utf8_seq(s + i, n - i);
-      if (!l) return ETSIM_EFORMAT;
-      i += l;
-      continue;
+      if (l) {
+        i += l;
+        continue;
+      }
+      if (!b->lossy) return ETSIM_EFORMAT;
+      b->replaced++;
+      esc = "\\ufffd";
     } else {
       i++;
       continue;
@@ -488,6 +492,7 @@ int etsim_etjson_jsonize(const char *in_path, const char *out_path, unsigned rea
   etsim_et_reader_t *r = NULL;
   etsim_outfile_t of = {0};
   etsim_etjson_buf_t b = {0};
+  b.lossy = 1; /* a name that is not UTF-8 must not make a trace unreadable */
   uint64_t count = 0;
   int rc = etsim_et_reader_open(&r, in_path, read_flags, err);
   if (rc) return rc;
@@ -513,6 +518,11 @@ int etsim_etjson_jsonize(const char *in_path, const char *out_path, unsigned rea
   }
   rc = etsim_outfile_commit(&of, err);
   of.fp = NULL;
+  if (!rc && b.replaced)
+    etsim_warn(
+        "%s: %llu byte(s) of strings were not UTF-8 and are written as U+FFFD (the JSON "
+        "converts back to other bytes)",
+        in_path, (unsigned long long)b.replaced);
 done:
   if (rc && of.fp) etsim_outfile_abort(&of);
   etsim_etjson_buf_free(&b);

@@ -238,6 +238,46 @@ static void check_comm_attrs(const etsim_et_trace_t *t, sink_t *s) {
         t->path, (unsigned long long)ex_size, no_size);
 }
 
+/* Strings protobuf's string fields require to be UTF-8 (names, string
+ * attributes, input and output descriptions, attribute names and docs):
+ * Chakra's Python readers refuse a file that breaks this, and such names
+ * come from PyTorch traces, which copy them byte for byte. */
+static int utf8_ok(const char *s) { return etsim_utf8_valid(s, strlen(s)) == strlen(s); }
+
+static void check_utf8(const etsim_et_trace_t *t, sink_t *s) {
+  size_t bad = 0;
+  uint64_t ex = 0;
+  const char *what = "";
+  for (size_t i = 0; i < t->n_nodes; i++) {
+    const char *w = NULL;
+    if (!utf8_ok(t->name[i])) w = "its name";
+    for (uint32_t k = t->attr_off[i]; k < t->attr_off[i + 1] && !w; k++) {
+      int kind = (int)(t->attrs[k].kind_doc & 0xff);
+      if (kind != ETSIM_ATTR_STRING && kind != ETSIM_ATTR_STRING_LIST) continue;
+      etsim_attr_t a;
+      etsim_et_trace_attr(t, k, &a);
+      if (kind == ETSIM_ATTR_STRING && !utf8_ok(a.v.s)) w = a.name;
+      for (size_t j = 0; kind == ETSIM_ATTR_STRING_LIST && j < a.v.list.n && !w; j++)
+        if (!utf8_ok(((const char *const *)a.v.list.v)[j])) w = a.name;
+    }
+    if (!w && t->io[i]) {
+      const etsim_et_io_t *io = &t->ios[t->io[i]];
+      const etsim_ioinfo_t *v[2] = {&io->in, &io->out};
+      for (int k = 0; k < 2 && !w; k++)
+        if (!utf8_ok(v[k]->values) || !utf8_ok(v[k]->shapes) || !utf8_ok(v[k]->types))
+          w = k ? "its outputs" : "its inputs";
+    }
+    if (w && !bad++) ex = t->id[i], what = w;
+  }
+  for (size_t k = 0; k < t->strings.n && !bad; k++)
+    if (!utf8_ok(t->strings.strs[k])) bad++, what = "an attribute name or doc string";
+  if (bad)
+    say(s, ETSIM_CHECK_PROBLEM,
+        "%s: node %llu: %s is not valid UTF-8, which protobuf strings must be (Chakra's Python "
+        "readers refuse the file) (%zu node(s))",
+        t->path, (unsigned long long)ex, what, bad);
+}
+
 static long validate_into(const etsim_et_trace_t *t, sink_t *s) {
   if (t->n_dup) {
     char ex[256];
@@ -253,6 +293,7 @@ static long validate_into(const etsim_et_trace_t *t, sink_t *s) {
   if (check_cycles(t, s, 0) || check_cycles(t, s, 1)) return ETSIM_ENOMEM;
   check_kinds(t, s);
   check_comm_attrs(t, s);
+  check_utf8(t, s);
   return 0;
 }
 
