@@ -16,6 +16,8 @@
 
 #include "etsim/net.h"
 
+#include "sim_int.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,8 +86,9 @@ typedef struct sim {
   etsim_coll_custom_t cu[ETSIM_COP_N];
 } sim_t;
 
-static const char *const op_names[ETSIM_COP_N + 2] = {"all-reduce", "reduce-scatter", "all-gather",
-                                                      "all-to-all", "send-recv",      "memory"};
+static const char *const op_names[ETSIM_COP_N + 2] = {
+    "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce",
+    "gather",     "scatter",        "barrier",    "send-recv",  "memory"};
 const char *etsim_sim_op_name(int slot) {
   return slot >= 0 && slot < ETSIM_COP_N + 2 ? op_names[slot] : "?";
 }
@@ -262,13 +265,20 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     case ETSIM_COLL_SCATTER:
     case ETSIM_COLL_BARRIER:
     case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
+      if (s->sys->rooted_network) {
+        /* through the network (etsim's extension, rooted.c); a reduce-
+         * scatter-block is a reduce-scatter of equal blocks */
+        op = etsim_sim__rooted_op((int)ct);
+        break;
+      }
       /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
        * replays the duration of all of them (1 ns when none). */
       if (!s->warned_bcast) {
         s->warned_bcast = 1;
         etsim_warn(
             "%s: node %llu: %s is not simulated through the network: its trace duration "
-            "is replayed (as ASTRA-sim does for BROADCAST)",
+            "is replayed (as ASTRA-sim does for BROADCAST; \"rooted-collectives\": "
+            "\"network\" in the system file runs it)",
             t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
       }
       int64_t ns = 0;
@@ -281,7 +291,7 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
       return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
                              t->path, (unsigned long long)t->id[i], (long long)ct);
   }
-  if (sz <= 0)
+  if (sz < 0 || (sz == 0 && op != ETSIM_COP_BARRIER))
     return etsim_error_set(s->err, ETSIM_EFORMAT,
                            "%s: node %llu: %s of size %lld (comm_size must "
                            "be > 0)",
@@ -328,7 +338,10 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   s->res->npu[id].comm_bytes += (uint64_t)sz;
   *instant = 0;
   etsim_error_t e2 = {0};
-  rc = etsim_coll_issue(s->coll, id, op, (uint64_t)sz, involved, comm, (int32_t)pri, i, &e2);
+  uint32_t root = 0;
+  if (op >= ETSIM_COP_ASTRA_N && (rc = etsim_sim__root(s->err, t, i, comm, s->n, &root))) return rc;
+  rc = etsim_coll_issue_rooted(s->coll, id, op, (uint64_t)sz, involved, comm, root, (int32_t)pri, i,
+                               &e2);
   if (rc)
     return etsim_error_set(s->err, rc, "%s: node %llu (NPU %u): %s", t->path,
                            (unsigned long long)t->id[i], id, e2.msg);
@@ -895,6 +908,12 @@ static int symmetric(const sim_t *s) {
     if (ty == ETSIM_ET_COMM_COLL_NODE) {
       const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
       if (pg && *pg && strcmp(pg, "0") != 0) return 0;
+      /* a root singles one NPU out */
+      int64_t ct = -1;
+      if (s->sys->rooted_network && t->k_comm_type != UINT32_MAX &&
+          etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1 &&
+          etsim_sim__rooted_op((int)ct) >= ETSIM_COP_ASTRA_N)
+        return 0;
     }
   }
   return 1;
@@ -935,6 +954,9 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     goto fail;
   if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
   if ((rc = prepare_custom(&s))) goto fail;
+  /* Algorithms that cannot run (halvingDoubling on 6 NPUs, ...) are
+   * refused now rather than found deadlocked later. */
+  if ((rc = etsim_sim__check_collectives(set, s.coll, sys, opts->groups, err))) goto fail;
   if (!opts->exact && symmetric(&s)) {
     s.n_sim = 1;
     etsim_coll_set_representative(s.coll, 1);
