@@ -190,6 +190,10 @@ typedef struct etsim_gen_micro_opts {
   const char *prefix;
   const int *dims; /* involved_dim of every collective (0/1), or NULL */
   size_t n_dims;
+  /* comm_root of broadcast, reduce, gather and scatter (an etsim
+   * attribute: the root NPU); written when has_root */
+  int has_root;
+  uint32_t root;
 } etsim_gen_micro_opts_t;
 
 /* Write the microbenchmark set; *rep (may be NULL) says what was written. */

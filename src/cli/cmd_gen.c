@@ -88,6 +88,9 @@ static const char *usage_micro =
     "  --npus N           number of ranks\n"
     "  --count K          repeat the list K times (default 1)\n"
     "  --comp-ns T        a COMP node of T ns before each collective\n"
+    "  --root R           root NPU of broadcast, reduce, gather and scatter\n"
+    "                     (the comm_root attribute; default none, which sim\n"
+    "                     reads as 0)\n"
     "  --dims LIST        involved_dim of each collective, e.g. 1,0 (which\n"
     "                     network dimensions it spans; ASTRA-sim's default is\n"
     "                     all)\n"
@@ -163,6 +166,13 @@ static int gen_micro(int argc, char **argv) {
       o.dims = dims;
     } else if (OPT("--comp-ns")) {
       if (m < 0 || cli_parse_u64(v, "--comp-ns", &o.comp_ns)) return ETSIM_EXIT_USAGE;
+    } else if (OPT("--root")) {
+      uint64_t r;
+      if (m < 0 || cli_parse_u64(v, "--root", &r)) return ETSIM_EXIT_USAGE;
+      if (r >= (1u << 24))
+        return cli_usage_error("--root: %llu is too large", (unsigned long long)r);
+      o.has_root = 1;
+      o.root = (uint32_t)r;
     } else if (OPT("--out-format")) {
       if (m < 0 || parse_format(v, &o.format)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--ids")) {
