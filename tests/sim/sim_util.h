@@ -16,12 +16,12 @@
 
 static char su_path[6][512];
 
-static const char *su_p(int k, const char *dir, const char *name) {
+static inline const char *su_p(int k, const char *dir, const char *name) {
   snprintf(su_path[k], sizeof su_path[k], "%s/%s", dir, name);
   return su_path[k];
 }
 
-static void su_put(const char *path, const char *text) {
+static inline void su_put(const char *path, const char *text) {
   assert_int_equal(tu_write(path, text, strlen(text)), 0);
 }
 
@@ -39,7 +39,7 @@ typedef struct su_node {
 } su_node_t;
 
 /* Parse "a:1,b:2" into a string list of names and sizes. */
-static size_t su_io_list(const char *spec, char buf[][64], const char **v) {
+static inline size_t su_io_list(const char *spec, char buf[][64], const char **v) {
   size_t n = 0;
   while (spec && *spec && n < 32) {
     const char *colon = strchr(spec, ':');
@@ -58,7 +58,7 @@ static size_t su_io_list(const char *spec, char buf[][64], const char **v) {
 }
 
 /* Write one rank's trace: node k gets id k. */
-static void su_trace(const char *path, const su_node_t *ns, int n) {
+static inline void su_trace(const char *path, const su_node_t *ns, int n) {
   etsim_error_t err = {0};
   etsim_et_writer_t *w;
   assert_int_equal(etsim_et_writer_open(&w, path, 0, &err), 0);
@@ -113,7 +113,7 @@ static void su_trace(const char *path, const su_node_t *ns, int n) {
   assert_int_equal(etsim_et_writer_commit(w, &err), 0);
 }
 
-static void su_net(const char *path, const char *kind, int n, double bw, double lat) {
+static inline void su_net(const char *path, const char *kind, int n, double bw, double lat) {
   char buf[256];
   snprintf(buf, sizeof buf,
            "topology: [ %s ]\nnpus_count: [ %d ]\nbandwidth: [ %g ]\nlatency: [ %g ]\n", kind, n,
@@ -130,8 +130,8 @@ typedef struct su_run {
 } su_run_t;
 
 /* Load a set (a prefix, or one file for all NPUs) and run it. */
-static int su_run1(const char *workload, const char *net, const char *sys, const su_run_t *o,
-                   etsim_sim_result_t **res, etsim_error_t *err) {
+static inline int su_run1(const char *workload, const char *net, const char *sys, const su_run_t *o,
+                          etsim_sim_result_t **res, etsim_error_t *err) {
   etsim_topo_t topo;
   etsim_sys_config_t cfg;
   etsim_et_set_t *set;
@@ -168,8 +168,8 @@ static int su_run1(const char *workload, const char *net, const char *sys, const
 
 /* Run every NPU, then with the one-for-all shortcut allowed; both must
  * give the same picoseconds on every NPU.  Fails the test on an error. */
-static etsim_sim_result_t *su_run(const char *workload, const char *net, const char *sys,
-                                  const su_run_t *o) {
+static inline etsim_sim_result_t *su_run(const char *workload, const char *net, const char *sys,
+                                         const su_run_t *o) {
   su_run_t a = *o, b = *o;
   a.exact = 1;
   b.exact = 0;
@@ -185,14 +185,14 @@ static etsim_sim_result_t *su_run(const char *workload, const char *net, const c
   return ra;
 }
 
-static int64_t su_ns(const etsim_sim_result_t *r, uint32_t npu) {
+static inline int64_t su_ns(const etsim_sim_result_t *r, uint32_t npu) {
   return r->npu[npu].finish_ps / 1000;
 }
 
-static int64_t su_max_ns(const etsim_sim_result_t *r) { return r->total_ps / 1000; }
+static inline int64_t su_max_ns(const etsim_sim_result_t *r) { return r->total_ps / 1000; }
 
 /* floor(H L + b / beta) with beta = bw GB/s in 2^30 bytes (ASTRA-sim). */
-static int64_t su_t(double hops, double lat, double bw, uint64_t bytes) {
+static inline int64_t su_t(double hops, double lat, double bw, uint64_t bytes) {
   return (int64_t)floor(hops * lat + (double)bytes / (bw * 1073741824.0 / 1e9));
 }
 
