@@ -18,6 +18,7 @@
 #include "etsim/base.h"
 #include "etsim/coll.h"
 #include "etsim/et.h"
+#include "etsim/net.h"
 #include "etsim/topo.h"
 
 #include <stdint.h>
@@ -57,6 +58,8 @@ typedef struct etsim_sim_opts {
   const etsim_mem_config_t *memory;  /* NULL: none */
   const etsim_comm_groups_t *groups; /* NULL: none */
   const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
+  int link_stats;                    /* keep bytes and busy time per link (analytical,
+                                        congestion): etsim_sim_result_t.links */
 } etsim_sim_opts_t;
 
 typedef struct etsim_sim_npu {
@@ -93,6 +96,11 @@ typedef struct etsim_sim_result {
   uint64_t count_by_op[ETSIM_COP_N + 2];
   etsim_sim_node_rec_t *recs; /* record_nodes: in completion order */
   size_t n_recs;
+  /* link_stats: per link (etsim_net_link_name(links_backend, &topo, k)),
+   * owned; with one NPU standing for all, every NPU's entries are its */
+  etsim_net_links_t links;
+  const char *links_backend;
+  etsim_topo_t topo;
 } etsim_sim_result_t;
 
 /* Run the set on the platform.  On success *out is owned by the caller

@@ -1,5 +1,5 @@
 /* Writing simulation results: text, JSON, CSV, Perfetto timeline. */
-#include "etsim/report.h"
+#include "report_int.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -91,6 +91,7 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             r->net.max_inflight_pair > 2 ? " (ring pieces caught up and share a link; see "
                                            "docs/netsim.md)"
                                          : "");
+  etsim_report_links_summary(f, r);
   if (r->representative)
     fprintf(f,
             "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
@@ -197,6 +198,7 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
     json_array_append_new(colls, o);
   }
   json_object_set_new(root, "collectives", colls);
+  etsim_report__links_json(root, r);
   return write_json(path, root, err);
 }
 

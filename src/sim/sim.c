@@ -952,6 +952,14 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   if ((rc = etsim_net_create(&s.net, opts->backend ? opts->backend : "analytical", topo, &s.q,
                              ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, opts->net, err)))
     goto fail;
+  if (opts->link_stats && (rc = etsim_net_links_enable(s.net))) {
+    if (rc == ETSIM_EUNSUPPORTED)
+      etsim_error_set(err, rc,
+                      "per-link statistics: the %s backend keeps none (analytical and "
+                      "congestion do; flow and packet show ports with --net-timeline)",
+                      s.net->ops->name);
+    goto fail;
+  }
   if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
   if ((rc = prepare_custom(&s))) goto fail;
   /* Algorithms that cannot run (halvingDoubling on 6 NPUs, ...) are
@@ -1055,6 +1063,30 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     for (int d = 0; d < ETSIM_TOPO_MAX_DIMS; d++) r->net.bytes_per_dim[d] *= s.n;
   }
   etsim_coll_get_stats(s.coll, &r->coll);
+  if (s.net->links.n) {
+    /* the counters outlive the network */
+    r->links = s.net->links;
+    memset(&s.net->links, 0, sizeof s.net->links);
+    r->links_backend = s.net->ops->name;
+    size_t nd = (size_t)topo->ndims;
+    if (s.n_sim < s.n && r->links.n == (size_t)s.n * nd)
+      /* One NPU stood for all: it received from mirror(d) what it sent to
+       * d, so the counters of every source together are NPU 0's own
+       * injection per dimension, which is every NPU's. */
+      for (size_t d = 0; d < nd; d++) {
+        uint64_t b = 0;
+        int64_t busy = 0;
+        for (uint32_t id = 0; id < s.n; id++) {
+          b += r->links.bytes[id * nd + d];
+          busy += r->links.busy_ps[id * nd + d];
+        }
+        for (uint32_t id = 0; id < s.n; id++) {
+          r->links.bytes[id * nd + d] = b;
+          r->links.busy_ps[id * nd + d] = busy;
+        }
+      }
+  }
+  r->topo = *topo;
   free_sim(&s);
   clock_gettime(CLOCK_MONOTONIC, &w1);
   r->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
@@ -1076,6 +1108,7 @@ fail:
 
 void etsim_sim_result_free(etsim_sim_result_t *r) {
   if (!r) return;
+  etsim_net_links_free(&r->links);
   etsim_free(r->npu);
   etsim_free(r->recs);
   etsim_free(r);
