@@ -267,6 +267,13 @@ static const char *usage_llm =
     "  --zero Z           0 (all-reduce), 1/2 (reduce-scatter + all-gather),\n"
     "                     3 (parameters gathered per layer, FSDP)\n"
     "  --recompute        full activation recomputation\n"
+    "memory:\n"
+    "  --memory           print each pipeline stage's memory per NPU (model\n"
+    "                     states by ZeRO stage, activations by schedule and\n"
+    "                     recomputation); with no -o, print only\n"
+    "  --tensors          write the tensors (ASTRA-sim's inputs/outputs\n"
+    "                     attributes) so 'etsim sim' tracks memory per NPU\n"
+    "  --flash-attention  attention keeps no score matrix (memory model)\n"
     "platform (compute time = max(FLOPs / peak, bytes / bandwidth)):\n"
     "  --peak-tflops F    per NPU (default 989, H100 SXM BF16 dense)\n"
     "  --mem-gbps B       per NPU (default 3350)\n"
@@ -277,9 +284,29 @@ static const char *usage_llm =
     "  --comm-group PATH  default PREFIX.comm_group.json\n"
     "  --quiet\n";
 
+/* The memory model per pipeline stage, in GiB per NPU. */
+static int print_llm_memory(const etsim_gen_llm_opts_t *o, etsim_error_t *err) {
+  uint32_t pp = o->pp ? o->pp : 1;
+  const double G = 1024.0 * 1024 * 1024;
+  printf("memory per NPU (GiB) of %s, ZeRO %d, %s%s%s:\n", o->model.name ? o->model.name : "model",
+         o->zero, o->schedule == ETSIM_GEN_SCHED_GPIPE ? "GPipe" : "1F1B",
+         o->recompute ? ", full recomputation" : "", o->flash ? ", flash attention" : "");
+  printf("stage  layers  params  grads  optim  act/layer/mb  mbs  activations  zero3  total\n");
+  for (uint32_t s = 0; s < pp; s++) {
+    etsim_gen_llm_mem_t m;
+    if (etsim_gen_llm_memory(o, s, &m, err)) return cli_fail(err);
+    printf("%5u  %6llu  %6.2f  %5.2f  %5.2f  %12.4f  %3u  %11.2f  %5.2f  %5.2f\n", s,
+           (unsigned long long)m.layers, (double)m.params / G, (double)m.grads / G,
+           (double)m.optimizer / G, (double)m.act_layer / G, m.in_flight, (double)m.activations / G,
+           (double)m.zero3_layer / G, (double)m.total / G);
+  }
+  return ETSIM_EXIT_OK;
+}
+
 static int gen_llm(int argc, char **argv) {
   etsim_gen_llm_opts_t o = {0};
   const char *preset = NULL;
+  int memory = 0;
   struct {
     const char *flag;
     uint64_t val;
@@ -353,6 +380,12 @@ static int gen_llm(int argc, char **argv) {
       o.prefix = v;
     } else if (strcmp(argv[i], "--recompute") == 0) {
       o.recompute = 1;
+    } else if (strcmp(argv[i], "--tensors") == 0) {
+      o.tensors = 1;
+    } else if (strcmp(argv[i], "--flash-attention") == 0) {
+      o.flash = 1;
+    } else if (strcmp(argv[i], "--memory") == 0) {
+      memory = 1;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       cli_quiet = 1;
     } else {
@@ -381,6 +414,12 @@ static int gen_llm(int argc, char **argv) {
   for (int k = 0; k < 9; k++)
     if (ov[k].set) *fields[k] = ov[k].val;
   if (ov[9].set) o.model.gated = ov[9].val != 0;
+  if (memory) {
+    int only = !o.prefix;
+    int rc = print_llm_memory(&o, &err);
+    if (rc) return rc;
+    if (only) return ETSIM_EXIT_OK;
+  }
   if (!o.prefix) o.prefix = o.model.name;
   etsim_gen_report_t rep;
   if (etsim_gen_llm(&o, &rep, &err)) return cli_fail(&err);
