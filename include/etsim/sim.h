@@ -60,7 +60,19 @@ typedef struct etsim_sim_opts {
   const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
   int link_stats;                    /* keep bytes and busy time per link (analytical,
                                         congestion): etsim_sim_result_t.links */
+  /* Memory (docs/sim.md, "Memory"): the NPUs' capacity in bytes (0: none);
+   * offload: add the price of moving what exceeds it to remote memory
+   * (the `memory` model) and back to each NPU's iteration */
+  double hbm_bytes;
+  int offload;
 } etsim_sim_opts_t;
+
+/* A change of an NPU's live tensor bytes (the timeline's memory track). */
+typedef struct etsim_sim_mem_sample {
+  uint32_t npu;
+  int64_t t_ps;
+  uint64_t bytes;
+} etsim_sim_mem_sample_t;
 
 typedef struct etsim_sim_npu {
   int64_t finish_ps;
@@ -74,6 +86,9 @@ typedef struct etsim_sim_npu {
   int64_t exposed_by_op[ETSIM_COP_N + 2];           /* + point-to-point, + memory */
   int64_t coll_busy_by_dim[ETSIM_TOPO_MAX_DIMS];    /* collective chunks running */
   int64_t coll_exposed_by_dim[ETSIM_TOPO_MAX_DIMS]; /* ... with no compute */
+  uint64_t peak_mem_bytes; /* most live tensor bytes at once (when tracked) */
+  uint64_t offload_bytes;  /* of that, over hbm_bytes */
+  int64_t offload_ps;      /* moving them out and back (queue included) */
 } etsim_sim_npu_t;
 
 typedef struct etsim_sim_node_rec {
@@ -101,6 +116,13 @@ typedef struct etsim_sim_result {
   etsim_net_links_t links;
   const char *links_backend;
   etsim_topo_t topo;
+  /* memory: tracked when a trace names tensors ("inputs"/"outputs") */
+  int mem_tracked;
+  double hbm_bytes;            /* the capacity asked for (0: none) */
+  int offload_priced;          /* offload_ps holds a price (a remote memory was given) */
+  int offload_applied;         /* ... and it was added to the NPUs' times */
+  etsim_sim_mem_sample_t *mem; /* record_nodes: every change, in time order per NPU */
+  size_t n_mem;
 } etsim_sim_result_t;
 
 /* Run the set on the platform.  On success *out is owned by the caller

@@ -84,6 +84,7 @@ typedef struct sim {
   int64_t *md_key; /* the pg_name number */
   size_t n_md, cap_md;
   etsim_coll_custom_t cu[ETSIM_COP_N];
+  etsim_sim_mem_t *mem; /* live tensor bytes per NPU (memory.c), NULL: none named */
 } sim_t;
 
 static const char *const op_names[ETSIM_COP_N + 2] = {
@@ -530,6 +531,7 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
   p->state[i] = ST_ISSUED;
   p->start_ps[i] = now(s);
   int instant = 1, rc = 0;
+  if (s->mem && (rc = etsim_sim__mem_start(s->mem, id, i, now(s)))) return rc;
   int type = t->type[i];
   if (s->sys->replay_only && type != ETSIM_ET_METADATA_NODE && type != ETSIM_ET_INVALID_NODE) {
     rc = issue_comp(s, id, i, cpu, &instant);
@@ -593,6 +595,10 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
   release(p, p->ti->res[i]);
   p->state[i] = ST_DONE;
   p->n_done++;
+  if (s->mem) {
+    int rc = etsim_sim__mem_end(s->mem, id, i, now(s));
+    if (rc) return rc;
+  }
   if (s->opts->record_nodes) {
     etsim_sim_result_t *r = s->res;
     if (r->n_recs % 4096 == 0) {
@@ -818,6 +824,7 @@ static void free_sim(sim_t *s) {
     etsim_free(s->cu[op].rank);
     etsim_et_set_free(s->cu_set[op]);
   }
+  etsim_sim__mem_free(s->mem);
   etsim_coll_destroy(s->coll);
   etsim_net_destroy(s->net);
   etsim_des_free(&s->q);
@@ -982,6 +989,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   }
   rc = ETSIM_ENOMEM;
   if (prepare_traces(&s) || prepare_npus(&s)) goto fail;
+  if ((rc = etsim_sim__mem_create(set, s.n_sim, opts->record_nodes, &s.mem, err))) goto fail;
   for (uint32_t id = 0; id < s.n_sim; id++) mark_dirty(&s, id);
   if ((rc = drain_dirty(&s))) goto fail;
   etsim_des_event_t ev;
@@ -1029,7 +1037,26 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     o->nodes = p->ti->t->n_nodes;
     memcpy(o->exposed_by_op, p->exposed_by_op, sizeof o->exposed_by_op);
     etsim_coll_dim_times(s.coll, id, o->coll_busy_by_dim, o->coll_exposed_by_dim);
+    if (s.mem) o->peak_mem_bytes = etsim_sim__mem_peak(s.mem, id);
     if (o->finish_ps > r->total_ps) r->total_ps = o->finish_ps;
+  }
+  if (s.mem) {
+    r->mem_tracked = 1;
+    etsim_sim__mem_take_samples(s.mem, &r->mem, &r->n_mem);
+    if (s.n_sim < s.n && r->n_mem) {
+      /* one NPU stood for all: its memory track is every NPU's */
+      size_t n0 = r->n_mem;
+      etsim_sim_mem_sample_t *ms = etsim_realloc(r->mem, n0 * s.n * sizeof *ms);
+      rc = ETSIM_ENOMEM;
+      if (!ms) goto fail;
+      r->mem = ms;
+      for (uint32_t id = 1; id < s.n; id++)
+        for (size_t k = 0; k < n0; k++) {
+          ms[id * n0 + k] = ms[k];
+          ms[id * n0 + k].npu = id;
+        }
+      r->n_mem = n0 * s.n;
+    }
   }
   if (s.n_sim < s.n) {
     /* One NPU stood for all: every NPU's timeline is the same. */
@@ -1053,6 +1080,10 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     }
   }
   r->representative = s.n_sim < s.n;
+  r->hbm_bytes = opts->hbm_bytes;
+  r->offload_priced = opts->memory && opts->memory->type != ETSIM_MEM_NONE;
+  r->offload_applied = r->offload_priced && opts->offload;
+  etsim_sim__mem_offload(r, opts);
   r->events = s.q.n_popped;
   r->max_pending = s.q.max_pending;
   if (s.net->ops->finish && (rc = s.net->ops->finish(s.net, err))) goto fail;
@@ -1109,6 +1140,7 @@ fail:
 void etsim_sim_result_free(etsim_sim_result_t *r) {
   if (!r) return;
   etsim_net_links_free(&r->links);
+  etsim_free(r->mem);
   etsim_free(r->npu);
   etsim_free(r->recs);
   etsim_free(r);

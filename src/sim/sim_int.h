@@ -20,4 +20,21 @@ int etsim_sim__check_collectives(const etsim_et_set_t *set, const etsim_coll_t *
                                  const etsim_sys_config_t *sys, const etsim_comm_groups_t *groups,
                                  etsim_error_t *err);
 
+/* memory.c: per-NPU live tensor bytes (docs/sim.md, "Memory"). */
+typedef struct etsim_sim_mem etsim_sim_mem_t;
+/* *out stays NULL when no trace of the set names tensors.  n_sim NPUs are
+ * simulated; record: keep a sample at every change (the timeline). */
+int etsim_sim__mem_create(const etsim_et_set_t *set, uint32_t n_sim, int record,
+                          etsim_sim_mem_t **out, etsim_error_t *err);
+void etsim_sim__mem_free(etsim_sim_mem_t *mm);
+/* Node `node` of NPU npu starts (allocates what it writes) or ends (frees
+ * what it was the last to read). */
+int etsim_sim__mem_start(etsim_sim_mem_t *mm, uint32_t npu, uint32_t node, int64_t t_ps);
+int etsim_sim__mem_end(etsim_sim_mem_t *mm, uint32_t npu, uint32_t node, int64_t t_ps);
+uint64_t etsim_sim__mem_peak(const etsim_sim_mem_t *mm, uint32_t npu);
+/* Hand the samples over (owned by the caller). */
+void etsim_sim__mem_take_samples(etsim_sim_mem_t *mm, etsim_sim_mem_sample_t **out, size_t *n);
+/* Capacity and offloading on a finished result. */
+void etsim_sim__mem_offload(etsim_sim_result_t *r, const etsim_sim_opts_t *o);
+
 #endif
