@@ -27,7 +27,12 @@ typedef enum {
   ETSIM_MEM_NONE = 0, /* NO_MEMORY_EXPANSION */
   ETSIM_MEM_PER_NODE, /* PER_NODE_MEMORY_EXPANSION: one server per node */
   ETSIM_MEM_PER_NPU,  /* PER_NPU_MEMORY_EXPANSION: one server per NPU */
-  ETSIM_MEM_POOL      /* MEMORY_POOL: one server for everyone */
+  ETSIM_MEM_POOL,     /* MEMORY_POOL: one server for everyone */
+  /* HIERARCHICAL_MEMORY_POOL (etsim's extension, after ASTRA-sim 2.0's
+   * paper): an in-node pool per node behind the node's switch, and one
+   * out-node pool behind the out-node switch; with in-switch reduction the
+   * switches reduce the NPUs' reducing stores on their way to the pool */
+  ETSIM_MEM_HIER_POOL
 } etsim_mem_type_t;
 
 typedef struct etsim_mem_config {
@@ -35,6 +40,12 @@ typedef struct etsim_mem_config {
   uint32_t num_nodes, npus_per_node;
   double latency_ns;
   double bw_bytes_per_ns; /* remote-mem-bw */
+  /* HIERARCHICAL_MEMORY_POOL (bytes/ns and ns, as remote-mem-*; the in-node
+   * ones default to remote-mem-latency and remote-mem-bw) */
+  double in_latency_ns, in_bw_bytes_per_ns;
+  double out_latency_ns, out_bw_bytes_per_ns;
+  int in_switch_reduction;
+  double reduction_bw_bytes_per_ns; /* 0: the switches reduce at no cost */
 } etsim_mem_config_t;
 
 /* ASTRA-sim's remote-memory JSON. */

@@ -293,7 +293,11 @@ void etsim_sim__mem_take_samples(etsim_sim_mem_t *mm, etsim_sim_mem_sample_t **o
 void etsim_sim__mem_offload(etsim_sim_result_t *r, const etsim_sim_opts_t *o) {
   if (!(o->hbm_bytes > 0)) return;
   const etsim_mem_config_t *m = o->memory;
-  int priced = m && m->type != ETSIM_MEM_NONE && m->bw_bytes_per_ns > 0;
+  /* the hierarchical pool offloads to its in-node pools */
+  int hier = m && m->type == ETSIM_MEM_HIER_POOL;
+  double lat = hier ? m->in_latency_ns : m ? m->latency_ns : 0;
+  double bw = hier ? m->in_bw_bytes_per_ns : m ? m->bw_bytes_per_ns : 0;
+  int priced = m && m->type != ETSIM_MEM_NONE && bw > 0;
   int64_t busy = 0; /* the current server's queue, ps */
   uint32_t server = UINT32_MAX;
   for (uint32_t i = 0; i < r->n_npus; i++) {
@@ -309,7 +313,7 @@ void etsim_sim__mem_offload(etsim_sim_result_t *r, const etsim_sim_opts_t *o) {
       busy = 0;
     }
     /* out and back: two transfers, each latency + bytes / bandwidth */
-    double ns = 2 * (m->latency_ns + (double)p->offload_bytes / m->bw_bytes_per_ns);
+    double ns = 2 * (lat + (double)p->offload_bytes / bw);
     int64_t ps = ns * ETSIM_PS_PER_NS < (double)ETSIM_DES_HORIZON_PS
                      ? (int64_t)(ns * ETSIM_PS_PER_NS)
                      : ETSIM_DES_HORIZON_PS;

@@ -84,7 +84,8 @@ typedef struct sim {
   int64_t *md_key; /* the pg_name number */
   size_t n_md, cap_md;
   etsim_coll_custom_t cu[ETSIM_COP_N];
-  etsim_sim_mem_t *mem; /* live tensor bytes per NPU (memory.c), NULL: none named */
+  etsim_sim_mem_t *mem;   /* live tensor bytes per NPU (memory.c), NULL: none named */
+  etsim_sim_pool_t *pool; /* HIERARCHICAL_MEMORY_POOL (pool.c) */
 } sim_t;
 
 static const char *const op_names[ETSIM_COP_N + 2] = {
@@ -400,6 +401,21 @@ static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     }
     *instant = 1;
     return 0;
+  }
+  if (m->type == ETSIM_MEM_HIER_POOL) {
+    /* pool.c: a comm_type sends it to the out-node pool (reduced in the
+     * switches when it is a reduce) */
+    int64_t ct = -1;
+    int level =
+        t->k_comm_type != UINT32_MAX && etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1;
+    int reduce = level && (ct == ETSIM_COLL_REDUCE || ct == ETSIM_COLL_ALL_REDUCE);
+    s->npu[id].comm_slot = SLOT_MEM;
+    s->res->bytes_by_op[SLOT_MEM] += (uint64_t)sz;
+    s->res->count_by_op[SLOT_MEM]++;
+    *instant = 0;
+    rc = etsim_sim__pool_issue(s->pool, &s->q, id, i, (uint64_t)sz,
+                               t->type[i] == ETSIM_ET_MEM_STORE_NODE, level, reduce);
+    return rc == ETSIM_ERANGE ? past_horizon(s, t, i, "the memory-pool access", 0) : rc;
   }
   size_t server = m->type == ETSIM_MEM_POOL      ? 0
                   : m->type == ETSIM_MEM_PER_NPU ? id
@@ -825,6 +841,7 @@ static void free_sim(sim_t *s) {
     etsim_et_set_free(s->cu_set[op]);
   }
   etsim_sim__mem_free(s->mem);
+  etsim_sim__pool_free(s->pool);
   etsim_coll_destroy(s->coll);
   etsim_net_destroy(s->net);
   etsim_des_free(&s->q);
@@ -976,6 +993,9 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     s.n_sim = 1;
     etsim_coll_set_representative(s.coll, 1);
   }
+  if (opts->memory && opts->memory->type == ETSIM_MEM_HIER_POOL &&
+      (rc = etsim_sim__pool_create(opts->memory, s.n, EV_NODE_DONE, &s.pool)))
+    goto fail;
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE) {
     s.n_mem = opts->memory->type == ETSIM_MEM_POOL ? 1
               : opts->memory->type == ETSIM_MEM_PER_NPU

@@ -37,4 +37,16 @@ void etsim_sim__mem_take_samples(etsim_sim_mem_t *mm, etsim_sim_mem_sample_t **o
 /* Capacity and offloading on a finished result. */
 void etsim_sim__mem_offload(etsim_sim_result_t *r, const etsim_sim_opts_t *o);
 
+/* pool.c: the hierarchical memory pool and its in-switch reduction. */
+typedef struct etsim_sim_pool etsim_sim_pool_t;
+int etsim_sim__pool_create(const etsim_mem_config_t *m, uint32_t n_npus, uint32_t ev_done,
+                           etsim_sim_pool_t **out);
+void etsim_sim__pool_free(etsim_sim_pool_t *p);
+/* NPU npu's memory node `node` (its index in the trace) of `bytes`: a
+ * store or a load, to the in-node pool (level 0) or the out-node pool (1);
+ * reduce: a reducing store.  Pushes event ev_done (a = npu, b = node) for
+ * its end, or for every NPU's once a reducing round is complete. */
+int etsim_sim__pool_issue(etsim_sim_pool_t *p, etsim_des_t *q, uint32_t npu, uint32_t node,
+                          uint64_t bytes, int store, int level, int reduce);
+
 #endif

@@ -79,8 +79,13 @@ static void test_capacity_and_offload(void **state) {
   su_put(su_p(2, dir, "sys.json"), "{\"preferred-dataset-splits\": 1}");
   /* 80 bytes over a capacity of 1000; out and back at 100 ns + 80 / 2 ns
    * each: 280 ns; one pool serves NPU 0, then NPU 1 */
-  etsim_mem_config_t pool = {ETSIM_MEM_POOL, 1, 2, 100, 2};
-  etsim_mem_config_t per_npu = {ETSIM_MEM_PER_NPU, 1, 2, 100, 2};
+  etsim_mem_config_t pool = {.type = ETSIM_MEM_POOL,
+                             .num_nodes = 1,
+                             .npus_per_node = 2,
+                             .latency_ns = 100,
+                             .bw_bytes_per_ns = 2};
+  etsim_mem_config_t per_npu = pool;
+  per_npu.type = ETSIM_MEM_PER_NPU;
   for (int apply = 0; apply < 2; apply++)
     for (int shared = 0; shared < 2; shared++) {
       etsim_topo_t topo;
@@ -106,6 +111,67 @@ static void test_capacity_and_offload(void **state) {
       etsim_et_set_free(set);
       etsim_sys_config_free(&cfg);
     }
+}
+
+/* The hierarchical memory pool: 8 NPUs, 2 per node; in-node pools at
+ * 100 ns and 10 B/ns, the out-node pool at 1000 ns and 5 B/ns; the
+ * switches reduce at 20 B/ns.  Every NPU stores 1000 bytes at time 0. */
+static void test_hierarchical_pool(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  su_net(su_p(1, dir, "net.yml"), "Ring", 8, 50, 500);
+  su_put(su_p(2, dir, "sys.json"), "{\"preferred-dataset-splits\": 1}");
+  for (int kind = 0; kind < 3; kind++) {
+    /* 0: plain stores (in-node pools), 1: reducing stores without, 2:
+     * with in-switch reduction */
+    char mem[512];
+    snprintf(mem, sizeof mem,
+             "{\"memory-type\": \"HIERARCHICAL_MEMORY_POOL\", \"num-nodes\": 4, "
+             "\"num-npus-per-node\": 2, \"in-node-pool-latency\": 100, \"in-node-pool-bw\": 10, "
+             "\"out-node-pool-latency\": 1000, \"out-node-pool-bw\": 5, "
+             "\"in-switch-reduction\": %s, \"in-switch-reduction-bw\": 20}",
+             kind == 2 ? "true" : "false");
+    su_put(su_p(3, dir, "mem.json"), mem);
+    etsim_mem_config_t mc;
+    etsim_error_t err = {0};
+    if (etsim_mem_config_load(su_p(3, dir, "mem.json"), &mc, &err)) fail_msg("%s", err.msg);
+    /* one store of 1000 bytes, a reducing one (comm_type) but for kind 0 */
+    etsim_et_writer_t *w;
+    assert_int_equal(etsim_et_writer_open(&w, su_p(0, dir, "w.et"), 0, &err), 0);
+    etsim_et_meta_t meta = {"0.0.4", 0, NULL};
+    assert_int_equal(etsim_et_writer_meta(w, &meta, &err), 0);
+    etsim_attr_t a[3] = {
+        {.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = 0},
+        {.name = "tensor_size", .doc = "", .kind = ETSIM_ATTR_UINT64, .v.u64 = 1000},
+        {.name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = ETSIM_COLL_REDUCE}};
+    etsim_et_node_t n = {.id = 0,
+                         .name = "grad_store",
+                         .type = ETSIM_ET_MEM_STORE_NODE,
+                         .n_attrs = kind ? 3 : 2,
+                         .attrs = a};
+    assert_int_equal(etsim_et_writer_node(w, &n, &err), 0);
+    assert_int_equal(etsim_et_writer_commit(w, &err), 0);
+    su_run_t o = {.memory = &mc};
+    etsim_sim_result_t *r =
+        su_run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o);
+    for (uint32_t i = 0; i < 8; i++) {
+      int64_t want = kind == 0   ? 100 + 100 * (1 + i % 2)           /* a node's pool, in turn */
+                     : kind == 1 ? 1100 + 200 * (i + 1)              /* the one pool, in turn */
+                                 : 100 + 100 + 50 + 1000 + 200 + 50; /* reduced on the way */
+      if (su_ns(r, i) != want)
+        fail_msg("kind %d NPU %u: %lld ns, want %lld", kind, i, (long long)su_ns(r, i),
+                 (long long)want);
+    }
+    etsim_sim_result_free(r);
+  }
+  /* the keys are checked */
+  su_put(su_p(3, dir, "mem.json"),
+         "{\"memory-type\": \"HIERARCHICAL_MEMORY_POOL\", \"num-npus-per-node\": 2, "
+         "\"remote-mem-bw\": 10}");
+  etsim_mem_config_t mc;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_mem_config_load(su_p(3, dir, "mem.json"), &mc, &err), ETSIM_EFORMAT);
+  assert_non_null(strstr(err.msg, "needs \"num-npus-per-node\""));
 }
 
 /* ---------------------------------------------------- the model's figures */
@@ -267,6 +333,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_tensor_lifetimes, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_capacity_and_offload, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_hierarchical_pool, tu_setup, tu_teardown),
       cmocka_unit_test(test_zero_paper),
       cmocka_unit_test(test_gpt3_1024),
       cmocka_unit_test(test_llama3_70b_1024),
