@@ -222,7 +222,11 @@ int etsim_cmd_sim(int argc, char **argv) {
     goto out;
   }
   double hbm_gib = 0;
-  if (hbm && (cli_parse_double(hbm, "--hbm-gb", &hbm_gib) || !(hbm_gib > 0 && hbm_gib < 1e9))) {
+  if (hbm && cli_parse_double(hbm, "--hbm-gb", &hbm_gib)) {
+    code = ETSIM_EXIT_USAGE;
+    goto out;
+  }
+  if (hbm && !(hbm_gib > 0 && hbm_gib < 1e9)) {
     code = cli_usage_error("--hbm-gb is a capacity in GiB above 0, not '%s'", hbm);
     goto out;
   }
