@@ -94,6 +94,10 @@ void etsim_alloc_fail_after(long n);
  */
 int etsim_grow(void **pbuf, size_t *pcap, size_t need, size_t elem);
 
+/* qsort that accepts an empty array given as NULL (C's qsort does not: its
+ * pointer must be valid even for 0 items, and UBSan says so). */
+void etsim_qsort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
+
 /* ------------------------------------------------------------------- arena */
 
 /*

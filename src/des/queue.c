@@ -22,6 +22,7 @@ static inline int before(const etsim_des_event_t *x, const etsim_des_event_t *y)
 }
 
 int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint64_t b) {
+  if (t_ps > ETSIM_DES_HORIZON_PS) return ETSIM_ERANGE;
   if (q->n == q->cap) {
     int rc = etsim_grow((void **)&q->heap, &q->cap, q->n + 1, sizeof *q->heap);
     if (rc) return rc;

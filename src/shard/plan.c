@@ -221,7 +221,7 @@ static int place(const etsim_shard__ctx_t *c, const int *types, etsim_shard_plan
     for (size_t t = 0; t < T; t++)
       if (types[t] == ETSIM_SHARD_TWRW || types[t] == ETSIM_SHARD_TWCW)
         ord[no++] = (order_t){table_bytes(&m->tables[t]), (uint32_t)t};
-    qsort(ord, no, sizeof *ord, cmp_order);
+    etsim_qsort(ord, no, sizeof *ord, cmp_order);
   }
   size_t bk = 0, nh = 0;
   for (size_t h = 0; no && h < H; h++) hpush(heap, &nh, (hnode_t){0, (uint32_t)h});
@@ -285,7 +285,7 @@ static int place(const etsim_shard__ctx_t *c, const int *types, etsim_shard_plan
     for (size_t t = 0; t < T; t++)
       if (types[t] == ETSIM_SHARD_TW || types[t] == ETSIM_SHARD_CW)
         ord[no++] = (order_t){table_bytes(&m->tables[t]), (uint32_t)t};
-    qsort(ord, no, sizeof *ord, cmp_order);
+    etsim_qsort(ord, no, sizeof *ord, cmp_order);
   }
   nh = 0;
   for (size_t r = 0; r < P; r++) hpush(heap, &nh, (hnode_t){s.ms[r] + s.h_ms[r / Pl], (uint32_t)r});
@@ -566,7 +566,7 @@ static int run_search(search_t *s, etsim_error_t *err) {
   EVAL("torchrec");
   /* Hybrids: the smallest share q of the tables one way, the rest another. */
   for (size_t t = 0; t < T; t++) asc[t] = (order_t){table_bytes(&m->tables[t]), (uint32_t)t};
-  qsort(asc, T, sizeof *asc, cmp_u64_idx);
+  etsim_qsort(asc, T, sizeof *asc, cmp_u64_idx);
   static const double qs[] = {0.5, 0.75, 0.9, 0.97};
   static const int small[] = {ETSIM_SHARD_DP, ETSIM_SHARD_TW};
   for (size_t a = 0; a < 2; a++) {
@@ -673,7 +673,7 @@ int etsim_shard_plan_finalists(const etsim_shard_model_t *m, const etsim_shard_o
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   for (size_t t = 0; t < T; t++) ord[t] = (order_t){table_bytes(&m->tables[t]), (uint32_t)t};
-  qsort(ord, T, sizeof *ord, cmp_order);
+  etsim_qsort(ord, T, sizeof *ord, cmp_order);
   for (size_t t = 0; t < T; t++) by_size[t] = ord[t].t;
   etsim_free(ord);
   c.by_size = by_size;
@@ -693,7 +693,7 @@ int etsim_shard_plan_finalists(const etsim_shard_model_t *m, const etsim_shard_o
     rc = s.last_rc ? s.last_rc : etsim_error_set(err, ETSIM_ERANGE, "%s: no plan fits", m->name);
     goto done;
   }
-  qsort(by, nb, sizeof *by, cmp_cand);
+  etsim_qsort(by, nb, sizeof *by, cmp_cand);
   if (!(plans = etsim_calloc(max + ETSIM_SHARD_N_TYPES + 1, sizeof *plans))) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto done;

@@ -209,7 +209,7 @@ static int cmp_span(const void *a, const void *b) {
 /* Spans sorted by offset must tile [0, total): each starts where the last
  * ended (empty spans allowed). */
 static int tiles(span_t *v, size_t n, uint64_t total) {
-  qsort(v, n, sizeof *v, cmp_span);
+  etsim_qsort(v, n, sizeof *v, cmp_span);
   uint64_t at = 0;
   for (size_t i = 0; i < n; i++) {
     if (v[i].off != at) return 0;

@@ -126,7 +126,7 @@ int etsim_shard_access_load(const char *path, const etsim_shard_model_t *m,
   for (size_t t = 0; t < T; t++) {
     a->rows[t] = m->tables[t].rows;
     size_t lo = a->off[t], k = a->off[t + 1] - lo;
-    qsort(a->counts + lo, k, sizeof *a->counts, cmp_desc);
+    etsim_qsort(a->counts + lo, k, sizeof *a->counts, cmp_desc);
     double s = 0;
     for (size_t i = 0; i < k; i++) a->cum[lo + i] = (s += a->counts[lo + i]);
     a->total[t] = s;
