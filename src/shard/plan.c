@@ -459,8 +459,12 @@ static double evaluate(search_t *s, const int *types, const char *label) {
       return s->v[i].score;
   size_t ns = s->T; /* per-table work, then the shards written */
   for (size_t t = 0; t < s->T; t++) ns += n_shards_of(s->c, t, types[t]);
-  if (s->n && s->work + ns > WORK_BUDGET) return INFINITY;
-  s->work += ns;
+  /* Plans too large to build fail at once (place counts first): they cost
+   * no budget.  The first candidate is always rated. */
+  if (ns <= MAX_SHARDS + s->T) {
+    if (s->n && s->work + ns > WORK_BUDGET) return INFINITY;
+    s->work += ns;
+  }
   etsim_shard_plan_t p;
   etsim_error_t e = {0};
   int rc = build(s->c, types, label, &p, &e);
