@@ -617,7 +617,8 @@ static int run_search(search_t *s, etsim_error_t *err) {
             ty[t] = k;
           }
           if (!change) continue;
-          snprintf(label, sizeof label, "%.30s+g%zu:%s", blabel, g, etsim_shard_type_name(k));
+          snprintf(label, sizeof label, "%.24s+g%u:%s", blabel, (unsigned)g,
+                   etsim_shard_type_name(k));
           double v = evaluate(s, ty, label);
           if (v < 0) {
             rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");

@@ -151,6 +151,7 @@ static void test_shard_sizes(void **state) {
     assert_int_equal(x->row_off, r < 3 ? r : 3);
     assert_int_equal(x->rows, r < 3 ? 1 : 0);
   }
+  etsim_shard_plan_free(&p);
   etsim_shard_model_free(&m3);
   o.ranks = 3;
   o.ranks_per_host = 3;
