@@ -71,6 +71,23 @@ typedef void (*etsim_warn_fn)(void *user, const char *line);
 void etsim_set_warn_handler(etsim_warn_fn fn, void *user);
 void etsim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* -------------------------------------------------------------- invariants */
+
+/*
+ * ETSIM_ASSERT(x) states an invariant of etsim's own state (never a check of
+ * user input, which gets an error naming the file).  It is checked when
+ * ETSIM_CHECKS is defined: in Debug and sanitizer builds (CMake sets it), so
+ * the whole test suite runs with every invariant checked; in Release it
+ * costs nothing.  A failure is a bug in etsim: the expression and its place
+ * go to stderr and the process aborts (Lua's lua_assert, SQLite's assert).
+ */
+#ifdef ETSIM_CHECKS
+#define ETSIM_ASSERT(x) ((x) ? (void)0 : etsim__assert_fail(#x, __FILE__, __LINE__))
+#else
+#define ETSIM_ASSERT(x) ((void)0)
+#endif
+void etsim__assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
+
 /* --------------------------------------------------------------- allocator */
 
 /*

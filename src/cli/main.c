@@ -110,39 +110,6 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val) {
   return 1;
 }
 
-int cli_one_input(int argc, char **argv, const char *usage, const char *const *flags, int *set,
-                  const char **input, int *exit_code) {
-  *input = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      fputs(usage, stdout);
-      *exit_code = ETSIM_EXIT_OK;
-      return 0;
-    }
-    if (a[0] == '-' && a[1]) {
-      size_t f = 0;
-      while (flags[f] && strcmp(flags[f], a) != 0) f++;
-      if (!flags[f]) {
-        *exit_code = cli_usage_error("%s: unknown option %s", argv[0], a);
-        return 0;
-      }
-      set[f] = 1;
-    } else if (*input) {
-      *exit_code = cli_usage_error("%s: one input only", argv[0]);
-      return 0;
-    } else {
-      *input = a;
-    }
-  }
-  if (!*input) {
-    fputs(usage, stderr);
-    *exit_code = ETSIM_EXIT_USAGE;
-    return 0;
-  }
-  return 1;
-}
-
 /* Integers are decimal only: "010" is ten, not eight, and "0x10" is refused
  * (strtoull's base 0 read them as octal and hex); no sign or space before. */
 int cli_parse_u64(const char *s, const char *what, uint64_t *out) {
