@@ -27,7 +27,7 @@
  * 800 MB); the search skips candidates that would be. */
 #define MAX_SHARDS (1u << 23)
 /* Shards the search may write in all its evaluations. */
-#define WORK_BUDGET (24u << 20)
+#define WORK_BUDGET (12u << 20)
 
 void etsim_shard_plan_free(etsim_shard_plan_t *p) {
   if (!p) return;
