@@ -65,6 +65,15 @@ static void usage(FILE *fp) {
           "  --json F             results as JSON ('-' = stdout)\n"
           "  --csv F              one row per executed node\n"
           "  --timeline F         Perfetto/Chrome trace (open in ui.perfetto.dev)\n"
+          "  --link-stats         bytes and busy time per link (per NPU and dimension on\n"
+          "                       the analytical backend): the summary names the\n"
+          "                       busiest links, --json lists them\n"
+          "  --link-csv F         the same, one CSV row per link (implies --link-stats)\n"
+          "  --hbm-gb G           memory per NPU in GiB: the summary flags NPUs whose\n"
+          "                       peak of live tensors (traces' inputs/outputs, as\n"
+          "                       'etsim gen llm --tensors' writes) exceeds it, and\n"
+          "                       prices moving the excess to --memory and back\n"
+          "  --offload            add that price to each NPU's iteration\n"
           "  --quiet              only the per-NPU lines\n"
           "exit: 0 ok, 2 bad input or deadlock, 3 internal error\n");
 }
@@ -105,11 +114,11 @@ static int groups_next_to(const char *workload, char *buf, size_t cap) {
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
-  int multi = 0, quiet = 0, exact = 0;
+  int multi = 0, quiet = 0, exact = 0, link_stats = 0, offload = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
              *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
-             *deps_arg = NULL;
+             *link_csv = NULL, *hbm = NULL, *deps_arg = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -148,6 +157,8 @@ int etsim_cmd_sim(int argc, char **argv) {
                 {"--ring-window", &ring_win},
                 {"--net-timeline", &net_tl},
                 {"--net-timeline-step", &net_tl_step},
+                {"--link-csv", &link_csv},
+                {"--hbm-gb", &hbm},
                 {"--deps", &deps_arg}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
@@ -160,6 +171,8 @@ int etsim_cmd_sim(int argc, char **argv) {
     if (done) continue;
     if (strcmp(a, "--multi-comm") == 0) multi = 1;
     else if (strcmp(a, "--exact") == 0) exact = 1;
+    else if (strcmp(a, "--link-stats") == 0) link_stats = 1;
+    else if (strcmp(a, "--offload") == 0) offload = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
     else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
   }
@@ -250,6 +263,19 @@ int etsim_cmd_sim(int argc, char **argv) {
                            net_tl_step);
     goto out;
   }
+  double hbm_gib = 0;
+  if (hbm && cli_parse_double(hbm, "--hbm-gb", &hbm_gib)) {
+    code = ETSIM_EXIT_USAGE;
+    goto out;
+  }
+  if (hbm && !(hbm_gib > 0 && hbm_gib < 1e9)) {
+    code = cli_usage_error("--hbm-gb is a capacity in GiB above 0, not '%s'", hbm);
+    goto out;
+  }
+  if (offload && !hbm) {
+    code = cli_usage_error("--offload needs --hbm-gb (what does not fit is offloaded)");
+    goto out;
+  }
   /* Without --comm-group, the groups a generator or converter wrote next
    * to the workload are used (the summary says so). */
   char found[4200];
@@ -271,6 +297,9 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .memory = memory ? &mem : NULL,
                         .groups = groups ? &cg : NULL,
                         .net = &nopt,
+                        .link_stats = link_stats || link_csv,
+                        .hbm_bytes = hbm_gib * 1073741824.0,
+                        .offload = offload,
                         .deps = deps};
   /* The reports and network files of one run replace the old ones
    * together or not at all. */
@@ -283,6 +312,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (json && etsim_report_json(json, res, set, &err)) goto fail;
   if (csv && etsim_report_csv(csv, res, set, &err)) goto fail;
   if (timeline && etsim_report_timeline(timeline, res, set, &err)) goto fail;
+  if (link_csv && etsim_report_links_csv(link_csv, res, &err)) goto fail;
   if (etsim_outfile_batch_commit(&err)) goto fail;
   goto out;
 fail:
