@@ -598,6 +598,14 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
     textwl_free(&w);
     return rc;
   }
+  /* The metadata keeps the whole text as a string: `text` need not end in
+   * a NUL (fuzz_text read past a caller's buffer through strlen). */
+  char *whole = etsim_arena_strndup(&w.arena, text, len);
+  if (!whole) {
+    textwl_free(&w);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", name);
+  }
+  w.text = whole;
   size_t npus = o->npus, G = 0;
   if (w.mode == M_HYBRID_TRANSFORMER) {
     G = (size_t)w.arg;
