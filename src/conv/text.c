@@ -588,6 +588,19 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
   if (memchr(text, '\0', len))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: contains a NUL byte: not a text workload",
                            name);
+  /* Layer names and the whole text (kept as metadata) become protobuf
+   * strings, which must be UTF-8. */
+  size_t ok = etsim_utf8_valid(text, len);
+  if (ok < len) {
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < ok; i++)
+      if (text[i] == '\n') line++, col = 1;
+      else col++;
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%zu:%zu: byte 0x%02x is not UTF-8 text (names become protobuf "
+                           "strings, which must be)",
+                           name, line, col, (unsigned char)text[ok]);
+  }
   textwl_t w;
   memset(&w, 0, sizeof w);
   w.path = name;

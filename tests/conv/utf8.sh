@@ -3,7 +3,8 @@
 # byte for byte; such a name copied into a .et made Chakra's readers and
 # etsim's own jsonize refuse the file.  The converter writes U+FFFD for
 # each bad byte (and says so), validate names a trace that still has one,
-# and jsonize reads it anyway, writing U+FFFD with a warning.
+# and jsonize reads it anyway, writing U+FFFD with a warning.  A text
+# workload with such a name is refused at its line and column.
 . "$(dirname "$0")/../lib.sh"
 cd "$T" || fail "cd"
 
@@ -46,4 +47,11 @@ python3 -c "d = open('u.et', 'rb').read(); i = d.index(b'ok'); open('bad.et', 'w
 "$BIN" jsonize bad.et > bad.jsonl 2> err || fail "jsonize of a bad name: $(cat err)"
 grep -q '"name":"\\ufffd\\ufffd"' bad.jsonl || fail "jsonize output: $(cat bad.jsonl)"
 grep -q "bad.et: 2 byte(s) of strings were not UTF-8 and are written as U+FFFD" err || fail "jsonize warning: $(cat err)"
+
+# An ASTRA-sim text workload is text: a name that is not UTF-8 is refused
+# at its line and column (it would become a protobuf string).
+printf 'DATA\n1\nconv\xb9 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 1024 1\n' > w.txt
+"$BIN" convert --from text w.txt --npus 2 -o w 2> err; rc=$?
+[ $rc -eq 2 ] && grep -q "w.txt:3:5: byte 0xb9 is not UTF-8 text" err || fail "text workload: $rc $(cat err)"
+ls w.* > /dev/null 2>&1 && [ "$(ls w.*)" != w.txt ] && fail "a refused text workload left files"
 echo "utf8: ok"
