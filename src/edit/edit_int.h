@@ -37,6 +37,7 @@ typedef enum {
   ED_ITER,
   ED_ITER_ONLY,
   ED_RANKS,
+  ED_KEEP_DEPS,
   /* scale */
   ED_SCALE_TIME,
   ED_SCALE_FLOPS,

@@ -498,6 +498,21 @@ int etsim_edit__graph_resolve(ed_jrt_t *J) {
         for (size_t s = 0; s < J->n; s++)
           if (alive_at(J, s, k) && ed_bit(J, J->e->ops[k].bit, s)) drop(J, s, k);
         break;
+      case ED_KEEP_DEPS: {
+        /* The other kind goes, from the file's nodes and the inserted ones;
+         * the dependencies joins add are data dependencies. */
+        uint32_t drop_ctrl = J->e->ops[k].mode == 0;
+        for (size_t e = 0; e < J->n_dep; e++)
+          if (J->dep[e] != ED_EDGE_GONE && ((J->dep[e] & ED_EDGE_CTRL) != 0) == drop_ctrl)
+            J->dep[e] = ED_EDGE_GONE;
+        size_t m = 0;
+        for (size_t i = 0; i < J->n_xe; i++)
+          if ((J->xe[i].ctrl != 0) != drop_ctrl) J->xe[m++] = J->xe[i];
+        J->n_xe = m;
+        J->c_built_n = 0;
+        J->x_built = SIZE_MAX;
+        break;
+      }
       case ED_INSERT_BEFORE:
       case ED_INSERT_AFTER:
         for (size_t s = 0; s < J->n; s++)

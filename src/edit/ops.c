@@ -46,6 +46,10 @@ static const etsim_edit_op_info_t op_info[ED_KIND_COUNT] = {
                   "communicators shrink to the kept ranks, sends and receives\n"
                   "to dropped ranks are dropped",
                   ETSIM_EDIT_GROUP_SELECT},
+    [ED_KEEP_DEPS] = {"keep-deps", "data|ctrl",
+                      "keep only data (feeder v1's view) or only control\n"
+                      "dependencies; the other kind is dropped, not bridged",
+                      ETSIM_EDIT_GROUP_SELECT},
     [ED_SCALE_TIME] = {"scale-time", "F[@PRED]", "multiply durations by F (default: COMP nodes)",
                        ETSIM_EDIT_GROUP_SCALE},
     [ED_SCALE_FLOPS] = {"scale-flops", "F[@PRED]", "multiply num_ops by F (default: COMP nodes)",
@@ -535,6 +539,11 @@ int etsim_edit__op_parse(ed_op_t *op, int kind, const char *arg, etsim_error_t *
       break;
     case ED_RANKS:
       rc = etsim_edit__parse_ranks(arg, &op->list, &op->n_list, what, err);
+      break;
+    case ED_KEEP_DEPS:
+      if (strcmp(arg, "data") == 0) op->mode = 0;
+      else if (strcmp(arg, "ctrl") == 0) op->mode = 1;
+      else rc = etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is not data or ctrl", what, arg);
       break;
     case ED_SCALE_TIME:
     case ED_SCALE_FLOPS:
