@@ -63,6 +63,7 @@ typedef struct etsim_edit_opts {
   const char *iter_marker; /* POSIX ERE naming iteration markers (NULL: "^ProfilerStep#") */
   const char *salt;        /* key for --anonymize hash (NULL: none) */
   const char *dp_sharded;  /* ERE: compute nodes whose work a DP retarget divides (NULL: none) */
+  size_t dp_stride;        /* rank distance between replicas for a DP retarget (0: inferred) */
   int out_format;          /* ETSIM_EDIT_OUT_* */
   int renumber;            /* ids 0, 1, ... in output order */
   int gzip;                /* write .et.gz files */

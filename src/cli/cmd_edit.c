@@ -18,6 +18,7 @@ enum { MAX_OPS = 48 };
 
 static const char *output, *comm_group, *marker, *salt, *sharded;
 static int out_format, renumber, gzip_out, json, quiet;
+static uint64_t dp_stride;
 
 static const cli_opt_t settings[] = {
     {.name = "--output",
@@ -34,6 +35,13 @@ static const cli_opt_t settings[] = {
     CLI_O_STR("--salt", NULL, &salt, "S", "key of --anonymize hash (keep it secret)"),
     CLI_O_STR("--dp-sharded", NULL, &sharded, "ERE",
               "compute nodes whose work --dp divides (ZeRO's optimizer)"),
+    {.name = "--dp-stride",
+     .kind = CLI_UINT,
+     .out = &dp_stride,
+     .metavar = "S",
+     .help = "ranks between data-parallel replicas (default: inferred)",
+     .min = 1,
+     .max = 16777216},
     {.name = "--out-format",
      .kind = CLI_CHOICE,
      .out = &out_format,
@@ -144,6 +152,7 @@ int etsim_cmd_edit(int argc, char **argv) {
                           .iter_marker = marker,
                           .salt = salt,
                           .dp_sharded = sharded,
+                          .dp_stride = (size_t)dp_stride,
                           .out_format = out_format == 1   ? ETSIM_EDIT_OUT_MANIFEST
                                         : out_format == 2 ? ETSIM_EDIT_OUT_ET
                                                           : ETSIM_EDIT_OUT_AUTO,

@@ -19,6 +19,8 @@
 
 typedef struct {
   const etsim_diff_opts_t *o;
+  ed_groups_t ga, gb; /* each side's communicator groups, when it has a file */
+  int have_ga, have_gb;
   etsim_et_viewbuf_t va, vb;
   uint64_t *ia, *ib;
   size_t ca, cb;
@@ -162,6 +164,41 @@ static int io_eq(const etsim_et_trace_t *ta, size_t i, const etsim_et_trace_t *t
          str_eq(x->out.shapes, y->out.shapes) && str_eq(x->out.types, y->out.types);
 }
 
+/* Communicators compare by their ranks when both sides have a group file
+ * (an edit may renumber the groups); else by name. */
+static int pg_eq(const cmp_t *c, const char *x, const char *y) {
+  int wx = etsim_edit__pg_world(x), wy = etsim_edit__pg_world(y);
+  if (wx || wy) return wx && wy;
+  uint32_t ix, iy;
+  long gx = -1, gy = -1;
+  if (c->have_ga && etsim_edit__pg_id(x, &ix)) gx = etsim_edit__groups_find(&c->ga, ix);
+  if (c->have_gb && etsim_edit__pg_id(y, &iy)) gy = etsim_edit__groups_find(&c->gb, iy);
+  if (gx < 0 || gy < 0) return strcmp(x, y) == 0;
+  size_t nx = c->ga.off[gx + 1] - c->ga.off[gx], ny = c->gb.off[gy + 1] - c->gb.off[gy];
+  return nx == ny &&
+         memcmp(c->ga.mem + c->ga.off[gx], c->gb.mem + c->gb.off[gy], nx * sizeof(uint32_t)) == 0;
+}
+
+/* A set's communicator-group file, if it has one. */
+static int load_groups(const char *name, size_t n_ranks, ed_groups_t *g, etsim_error_t *err) {
+  size_t n = strlen(name);
+  char *p = etsim_malloc(n + 32);
+  if (!p) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  memcpy(p, name, n + 1);
+  if (n > 6 && strcmp(p + n - 6, ".et.gz") == 0) p[n - 6] = 0;
+  else if (n > 3 && strcmp(p + n - 3, ".et") == 0) p[n - 3] = 0;
+  strcat(p, ".comm_group.json");
+  FILE *fp = fopen(p, "r");
+  int rc = 0;
+  if (fp) {
+    fclose(fp);
+    rc = etsim_edit__groups_load(g, p, n_ranks, err);
+    if (!rc) rc = 1;
+  }
+  etsim_free(p);
+  return rc;
+}
+
 /* Node i of a vs node j of b: 1 equal, 0 different (why filled), <0 ENOMEM.
  * with_id: the ids must agree too (file-order comparison). */
 static int node_eq(cmp_t *c, const etsim_et_trace_t *a, size_t i, const etsim_et_trace_t *b,
@@ -208,8 +245,18 @@ static int node_eq(cmp_t *c, const etsim_et_trace_t *a, size_t i, const etsim_et
   }
   size_t xa = attrs_of(a, i, c->o, &c->aa, &c->caa), xb = attrs_of(b, j, c->o, &c->ab, &c->cab);
   if (xa == SIZE_MAX || xb == SIZE_MAX) return ETSIM_ENOMEM;
-  for (size_t k = 0; k < xa && k < xb; k++)
-    if (!attr_eq(&c->aa[k], &c->ab[k], fl, why, wn)) return 0;
+  for (size_t k = 0; k < xa && k < xb; k++) {
+    const etsim_attr_t *x = &c->aa[k], *y = &c->ab[k];
+    if (strcmp(x->name, "pg_name") == 0 && strcmp(y->name, "pg_name") == 0 &&
+        x->kind == ETSIM_ATTR_STRING && y->kind == ETSIM_ATTR_STRING) {
+      if (!pg_eq(c, x->v.s, y->v.s)) {
+        snprintf(why, wn, "communicator \"%.40s\" vs \"%.40s\" (other ranks)", x->v.s, y->v.s);
+        return 0;
+      }
+      continue;
+    }
+    if (!attr_eq(x, y, fl, why, wn)) return 0;
+  }
   if (xa != xb) {
     const etsim_attr_t *extra = xa > xb ? &c->aa[xb] : &c->ab[xa];
     snprintf(why, wn, "attribute %s only in the %s", extra->name, xa > xb ? "first" : "second");
@@ -384,6 +431,12 @@ int etsim_diff(const char *pa, const char *pb, const etsim_diff_opts_t *opts,
   }
   cmp_t c = {0};
   c.o = opts;
+  if ((rc = load_groups(pa, a->n_ranks, &c.ga, err)) < 0 ||
+      (rc = load_groups(pb, b->n_ranks, &c.gb, err)) < 0)
+    goto done;
+  c.have_ga = c.ga.n > 0;
+  c.have_gb = c.gb.n > 0;
+  rc = 0;
   if (side_totals(a, &rep->a) || side_totals(b, &rep->b)) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto done;
@@ -417,6 +470,8 @@ int etsim_diff(const char *pa, const char *pb, const etsim_diff_opts_t *opts,
   for (int t = 0; t < ETSIM_ET_NODE_TYPE_COUNT; t++)
     if (rep->added[t] || rep->removed[t] || rep->changed[t]) rep->equal = 0;
 done:
+  etsim_edit__groups_free(&c.ga);
+  etsim_edit__groups_free(&c.gb);
   etsim_et_viewbuf_free(&c.va);
   etsim_et_viewbuf_free(&c.vb);
   etsim_free(c.ia);

@@ -216,11 +216,9 @@ static int select_iter(ed_jrt_t *J, size_t k) {
     goto done;
   }
   if (op->lo >= n_iter) {
-    rc = etsim_error_set(J->err, ETSIM_EINVAL,
-                         "%s: --%s %s: the trace has %zu iteration(s) (numbered from 0; found by "
-                         "%s)",
-                         job_path(J), op->kind == ED_ITER ? "iter" : "iter-only", op->arg, n_iter,
-                         how);
+    rc = etsim_error_set(
+        J->err, ETSIM_EINVAL, "%s: --%s %s: the trace has %zu iteration(s) (numbered from 0; %s)",
+        job_path(J), op->kind == ED_ITER ? "iter" : "iter-only", op->arg, n_iter, how);
     goto done;
   }
   uint64_t hi = op->hi < n_iter ? op->hi : n_iter - 1;
@@ -233,9 +231,9 @@ static int select_iter(ed_jrt_t *J, size_t k) {
       drop(J, pos[i], k);
     }
   }
-  etsim_edit__note(
-      J->rep, "%s: %zu iteration(s) found by %s (%zu node(s) outside them); kept %llu-%llu",
-      job_path(J), n_iter, how, outside, (unsigned long long)op->lo, (unsigned long long)hi);
+  etsim_edit__note(J->rep, "%s: %zu iteration(s), %s (%zu node(s) outside them); kept %llu-%llu",
+                   job_path(J), n_iter, how, outside, (unsigned long long)op->lo,
+                   (unsigned long long)hi);
 done:
   etsim_free(pos);
   etsim_free(h);

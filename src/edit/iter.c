@@ -64,10 +64,10 @@ int etsim_edit__iterations(const uint64_t *h, const uint8_t *marker, size_t n, i
       it[i] = cur;
     }
     *n_iter = markers;
-    *how = "markers";
+    *how = "by the iteration markers";
     return 0;
   }
-  *how = "one iteration (no markers, no repeating structure)";
+  *how = "no markers and no repeating structure: the whole trace";
   *n_iter = 1;
   for (size_t i = 0; i < n; i++) it[i] = 0;
   if (n < 2) return 0;
@@ -98,7 +98,7 @@ int etsim_edit__iterations(const uint64_t *h, const uint8_t *marker, size_t n, i
       else it[i] = (int32_t)((i - start) / p);
     }
     *n_iter = k;
-    *how = "repeating structure";
+    *how = "by repeating structure";
     break;
   }
 done:

@@ -44,6 +44,8 @@ typedef struct {
   uint64_t sig;
   uint32_t *pg;      /* group ids used by collectives */
   uint16_t *pgtypes; /* per pg: bit per comm_type */
+  uint64_t *pgcount; /* per pg: collectives */
+  uint64_t world_count;
   size_t n_pg, cap_pg;
   uint16_t world_types; /* world collectives' comm_types */
   int32_t *peers;
@@ -56,6 +58,7 @@ typedef struct {
 static void facts_free(facts_t *f) {
   etsim_free(f->pg);
   etsim_free(f->pgtypes);
+  etsim_free(f->pgcount);
   etsim_free(f->peers);
 }
 
@@ -96,21 +99,25 @@ static int scan_facts(const char *path, facts_t *f, etsim_error_t *err) {
       uint32_t id;
       if (etsim_edit__pg_world(pg)) {
         f->world_types |= bit;
+        f->world_count++;
       } else if (etsim_edit__pg_id(pg, &id)) {
         size_t k = 0;
         while (k < f->n_pg && f->pg[k] != id) k++;
         if (k == f->n_pg) {
-          size_t c2 = f->cap_pg;
-          if (etsim_grow((void **)&f->pg, &f->cap_pg, k + 1, sizeof *f->pg) ||
-              etsim_grow((void **)&f->pgtypes, &c2, k + 1, sizeof *f->pgtypes)) {
+          size_t c2 = f->cap_pg, c3 = f->cap_pg;
+          if (etsim_grow((void **)&f->pgtypes, &c2, k + 1, sizeof *f->pgtypes) ||
+              etsim_grow((void **)&f->pgcount, &c3, k + 1, sizeof *f->pgcount) ||
+              etsim_grow((void **)&f->pg, &f->cap_pg, k + 1, sizeof *f->pg)) {
             rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
             break;
           }
           f->pg[k] = id;
           f->pgtypes[k] = 0;
+          f->pgcount[k] = 0;
           f->n_pg++;
         }
         f->pgtypes[k] |= bit;
+        f->pgcount[k]++;
       } else if (!f->have_bad) {
         f->have_bad = 1;
         snprintf(f->bad_pg, sizeof f->bad_pg, "%s", pg);
@@ -279,15 +286,51 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
   F.rank_file = rank_file;
   int found = 0;
   char first_why[512] = "";
+  size_t stride = e->opts.dp_stride;
   for (size_t d = n; d >= 1 && !found; d--) {
     if (n % d) continue;
-    for (size_t in = 1; in <= n / d && !found; in++) {
-      if ((n / d) % in) continue;
+    /* Every layout with d replicas that fits; when several do (tensor and
+     * data parallel groups of one size look alike), the data-parallel one
+     * is taken to be the one whose spanning communicators carry the fewest
+     * collectives: gradients are synchronised once an iteration, tensor,
+     * sequence and expert parallel traffic flows every micro-batch. */
+    size_t best = 0, n_fit = 0;
+    uint64_t best_cnt = UINT64_MAX;
+    for (size_t in = 1; in <= n / d; in++) {
+      if ((n / d) % in || (stride && in != stride)) continue;
       F.d = d;
       F.inner = in;
       F.outer = n / (d * in);
+      if (!fits(&F, cnt)) {
+        if (!first_why[0]) snprintf(first_why, sizeof first_why, "%s", F.why);
+        continue;
+      }
+      uint64_t c = 0;
+      for (size_t r = 0; r < n; r++) {
+        const facts_t *f = &facts[rank_file[r]];
+        c += f->world_count;
+        for (size_t q = 0; q < f->n_pg; q++) {
+          long g = etsim_edit__groups_find(&p->groups, f->pg[q]);
+          if (g >= 0 && F.rep[g] == -1) c += f->pgcount[q];
+        }
+      }
+      n_fit++;
+      if (c < best_cnt) {
+        best_cnt = c;
+        best = in;
+      }
+    }
+    if (n_fit) {
+      F.d = d;
+      F.inner = best;
+      F.outer = n / (d * best);
       found = fits(&F, cnt);
-      if (!found && !first_why[0]) snprintf(first_why, sizeof first_why, "%s", F.why);
+      if (n_fit > 1)
+        etsim_edit__note(rep,
+                         "%s: %zu ways to read the ranks as %zu replicas fit; the one with the "
+                         "fewest collectives across replicas (replicas %zu ranks apart) is taken "
+                         "(--dp-stride chooses another)",
+                         set, n_fit, d, best);
     }
   }
   if (!found) {

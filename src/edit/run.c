@@ -470,6 +470,38 @@ done:
   return rc;
 }
 
+/* Notes that say the same of many files ("FILE: message") are said once,
+ * with a count: a 256-rank set would otherwise repeat each 256 times. */
+static void collapse_notes(etsim_edit_report_t *rep) {
+  size_t w = 0;
+  size_t *count = etsim_calloc(rep->n_notes + 1, sizeof *count);
+  if (!count) return;
+  for (size_t i = 0; i < rep->n_notes; i++) {
+    const char *mi = strstr(rep->notes[i], ": ");
+    size_t k = 0;
+    for (; mi && k < w; k++) {
+      const char *mk = strstr(rep->notes[k], ": ");
+      if (mk && strcmp(mi, mk) == 0) break;
+    }
+    if (mi && k < w) {
+      count[k]++;
+      etsim_free(rep->notes[i]);
+      continue;
+    }
+    rep->notes[w++] = rep->notes[i];
+  }
+  rep->n_notes = w;
+  for (size_t k = 0; k < w; k++)
+    if (count[k]) {
+      char *n = fmt("%s (and %zu more file(s) alike)", rep->notes[k], count[k]);
+      if (n) {
+        etsim_free(rep->notes[k]);
+        rep->notes[k] = n;
+      }
+    }
+  etsim_free(count);
+}
+
 int etsim_edit_run(etsim_edit_t *e, const char *input, const char *output, etsim_edit_report_t *rep,
                    etsim_error_t *err) {
   etsim_edit_report_t local = {0};
@@ -480,7 +512,7 @@ int etsim_edit_run(etsim_edit_t *e, const char *input, const char *output, etsim
     if (e->ops[k].kind == ED_PROFILE && !e->ops[k].profile) rc = load_profile(&e->ops[k], err);
   if (rc) goto out;
   /* Stages: a retarget after the first op starts one. */
-  size_t lo = 0;
+  size_t lo = 0, ranks_in = 0, files_in = 0;
   char *cur_in = etsim_strdup(input), *tmpdir = NULL;
   const char *groups = e->opts.comm_group;
   if (!cur_in) {
@@ -514,9 +546,39 @@ int etsim_edit_run(etsim_edit_t *e, const char *input, const char *output, etsim
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       break;
     }
-    size_t files_out = rep->files_out;
+    size_t files_out = rep->files_out, notes0 = rep->n_notes;
+    uint64_t nodes_out = rep->nodes_out, bytes_out = rep->bytes_out, nodes_in = rep->nodes_in;
     rc = run_stage(e, lo, hi, cur_in, out, groups, final, rep, err);
-    if (!final) rep->files_out = files_out; /* temporary files do not count */
+    if (!final) {
+      /* Temporary files do not count as written. */
+      rep->files_out = files_out;
+      rep->nodes_out = nodes_out;
+      rep->bytes_out = bytes_out;
+    }
+    if (stage > 0) {
+      rep->nodes_in = nodes_in;
+      /* Name the intermediate set by what it is, not by its temporary path. */
+      char *label = fmt("%s (after operations 1-%zu)", input, lo);
+      char *prefix = fmt("%s/stage%zu", tmpdir, stage - 1);
+      for (size_t i = notes0; label && prefix && i < rep->n_notes; i++) {
+        size_t pl = strlen(prefix);
+        if (strncmp(rep->notes[i], prefix, pl) != 0) continue;
+        const char *rest = strstr(rep->notes[i] + pl, ": ");
+        char *n = rest ? fmt("%s%s", label, rest) : NULL;
+        if (n) {
+          etsim_free(rep->notes[i]);
+          rep->notes[i] = n;
+        }
+      }
+      etsim_free(label);
+      etsim_free(prefix);
+    }
+    if (stage == 0) {
+      ranks_in = rep->ranks_in;
+      files_in = rep->files_in;
+    }
+    rep->ranks_in = ranks_in;
+    rep->files_in = files_in;
     etsim_free(cur_in);
     cur_in = out;
     groups = NULL; /* later stages read the groups the stage wrote */
@@ -526,6 +588,7 @@ int etsim_edit_run(etsim_edit_t *e, const char *input, const char *output, etsim
   etsim_free(cur_in);
   if (tmpdir) remove_tree(tmpdir);
   etsim_free(tmpdir);
+  collapse_notes(rep);
 out:
   if (rep == &local) etsim_edit_report_free(&local);
   return rc;
