@@ -272,7 +272,13 @@ static int retarget_node(const etsim_edit_t *e, const ed_dp_t *dp, int64_t jnew,
     uint32_t id;
     int spanning = 0;
     if (etsim_edit__pg_world(pg)) {
-      spanning = 1;
+      spanning = !dp->world_intra;
+      if (dp->world_intra) {
+        const char *s = fmt_id(x, dp->world_base + (uint32_t)jnew);
+        if (!s) return ETSIM_ENOMEM;
+        if ((rc = etsim_edit__node_set_str(x, "pg_name", s))) return rc;
+        x->changed = 1;
+      }
     } else if (etsim_edit__pg_id(pg, &id)) {
       long k = etsim_edit__groups_find(old, id);
       if (k >= 0) {

@@ -238,11 +238,13 @@ typedef struct ed_dp {
   long *cls;
   long *rep;
   size_t n_cls;
-  uint32_t *cls_base; /* intra class c in new replica j' gets id cls_base[c] + j' */
-  uint32_t *span_new; /* spanning old group k -> its new id (by k) */
-  size_t old_n;       /* ranks before */
-  ed_groups_t old;    /* the groups before (owned) */
-  double shard;       /* d / d_new: sharded compute and all-gather factor */
+  uint32_t *cls_base;  /* intra class c in new replica j' gets id cls_base[c] + j' */
+  uint32_t *span_new;  /* spanning old group k -> its new id (by k) */
+  size_t old_n;        /* ranks before */
+  ed_groups_t old;     /* the groups before (owned) */
+  double shard;        /* d / d_new: sharded compute and all-gather factor */
+  int world_intra;     /* one replica read: world collectives stay in a replica */
+  uint32_t world_base; /* ... on group world_base + j' */
 } ed_dp_t;
 
 /* What a rank operation needs at run time (one per op of the plan). */

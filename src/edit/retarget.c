@@ -293,7 +293,8 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
      * data parallel groups of one size look alike), the data-parallel one
      * is taken to be the one whose spanning communicators carry the fewest
      * collectives: gradients are synchronised once an iteration, tensor,
-     * sequence and expert parallel traffic flows every micro-batch. */
+     * sequence and expert parallel traffic flows every micro-batch.  On a
+     * tie the replicas are the outermost blocks that fit. */
     size_t best = 0, n_fit = 0;
     uint64_t best_cnt = UINT64_MAX;
     for (size_t in = 1; in <= n / d; in++) {
@@ -315,7 +316,8 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
         }
       }
       n_fit++;
-      if (c < best_cnt) {
+      /* Equal counts: replicas outside the rest (Megatron's order). */
+      if (c <= best_cnt) {
         best_cnt = c;
         best = in;
       }
@@ -340,6 +342,17 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
                          set, what, n, n, first_why);
     goto done;
   }
+  /* One replica of n > 1 ranks: its world collectives are the replica's
+   * own (a model-parallel job to replicate).  One file alone is a rank of
+   * a data-parallel world whose size it does not say. */
+  uint64_t world_used = 0;
+  for (size_t r = 0; r < n; r++) world_used += facts[rank_file[r]].world_count;
+  int world_intra = F.d == 1 && n > 1 && world_used > 0;
+  if (F.d == 1 && n > 1)
+    etsim_edit__note(rep,
+                     "%s: no split into two or more replicas fits (%s): the %zu ranks are read "
+                     "as one replica",
+                     set, first_why, n);
   size_t m = F.inner * F.outer; /* ranks per replica */
   size_t d_new = op->n;
   if (op->kind == ED_NPUS) {
@@ -365,7 +378,7 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
         for (size_t q = 0; q < f->n_pg; q++)
           if (f->pg[q] == p->groups.id[g]) span_types |= f->pgtypes[q];
       }
-  span_types |= world_types;
+  if (!world_intra) span_types |= world_types;
   if (d_new != F.d && (span_types & ~SPAN_OK)) {
     int c = 0;
     while (!((span_types & ~SPAN_OK) >> c & 1)) c++;
@@ -407,6 +420,19 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
     }
   uint32_t next = 1;
   size_t dropped = 0;
+  dp->world_intra = world_intra;
+  if (world_intra) {
+    /* The world of each new replica first: it had id 0, below the rest. */
+    dp->world_base = next;
+    for (size_t jn = 0; jn < d_new; jn++) {
+      size_t nm = 0;
+      for (size_t o = 0; o < F.outer; o++)
+        for (size_t in = 0; in < F.inner; in++)
+          mem[nm++] = (uint32_t)(in + F.inner * (jn + d_new * o));
+      uint32_t got;
+      if (etsim_edit__groups_add(&ng, next++, mem, nm, &got)) goto oom_ng;
+    }
+  }
   for (size_t oi = 0; oi < p->groups.n; oi++) {
     size_t g = ord[oi];
     size_t b = p->groups.off[g], en = p->groups.off[g + 1];
@@ -469,7 +495,7 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
     /* A file that names no replica-local group and no peer is the same
      * in every replica: one parameter, one output file. */
     const facts_t *f = &facts[rank_file[t]];
-    int local = f->n_peers > 0;
+    int local = f->n_peers > 0 || (world_intra && f->world_count > 0);
     for (size_t q = 0; q < f->n_pg && !local; q++) {
       long g = etsim_edit__groups_find(&dp->old, f->pg[q]);
       local = g >= 0 && dp->rep[g] >= 0;
