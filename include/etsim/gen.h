@@ -247,23 +247,26 @@ struct etsim_shard_plan;
 
 typedef struct etsim_gen_dlrm_opts {
   const struct etsim_shard_model *model;
-  const struct etsim_shard_plan *plan; /* ranks, hosts, batch come from it */
-  double peak_tflops;                  /* 0: 989 */
-  double mem_gbps;                     /* 0: 3350 */
-  uint64_t bucket_bytes;               /* DDP bucket (0: 25 MiB) */
+  const struct etsim_shard_plan *plan; /* ranks, hosts, batch and the step come from it */
+  double peak_tflops;                  /* > 0: overrides plan->step.peak_tflops */
+  double mem_gbps;                     /* > 0: overrides plan->step.mem_gbps */
+  uint64_t bucket_bytes;               /* > 0: overrides plan->step.bucket_bytes */
   int format;                          /* ETSIM_GEN_OUT_* */
   const char *prefix;
   const char *comm_group_path; /* default <prefix>.comm_group.json */
 } etsim_gen_dlrm_opts_t;
 
 /*
- * One DLRM training iteration per rank from a sharding plan (docs/gen.md):
- * input all-to-all of indices (uneven splits in int64 lists in_split /
- * out_split, bytes per peer), embedding lookups, pooled-embedding
- * all-to-all (reduce-scatter for row-wise tables), the bottom MLP
- * overlapping them, interaction, top MLP, the mirrored backward with the
- * gradient all-to-all / all-gather, embedding update, dense gradients
- * all-reduced in buckets as they fill and data-parallel tables all-reduced.
+ * One DLRM training run per rank from a sharding plan (docs/shard.md):
+ * the graph of etsim_shard_flow_dag written as Chakra nodes — input
+ * all-to-all of indices, fetches of rows kept below HBM, embedding
+ * lookups, (de)quantisation for FP8/int8, the pooled all-to-all
+ * (reduce-scatters for row-wise tables), the bottom MLP overlapping them,
+ * interaction, top MLP, the mirrored backward with the gradient exchange,
+ * embedding update, dense gradients all-reduced in buckets as they fill and
+ * data-parallel tables all-reduced; plan->step.iterations iterations,
+ * pipelined or not.  Uneven all-to-alls carry per-peer bytes in int64
+ * lists in_split / out_split (up to 1,024 ranks).
  */
 int etsim_gen_dlrm(const etsim_gen_dlrm_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err);
 

@@ -4,6 +4,8 @@
  */
 #include "cli/cli.h"
 
+#include "cli/dlrm_cli.h"
+
 #include "etsim/gen.h"
 #include "etsim/netpkt.h"
 #include "etsim/shard.h"
@@ -382,13 +384,13 @@ static const char *usage_dlrm =
     "usage: etsim gen dlrm --preset M --ranks N [--ranks-per-host H]\n"
     "                      [--plan plan.json|auto] [options] -o PREFIX\n"
     "\n"
-    "One DLRM training iteration per rank from an embedding sharding plan\n"
-    "('etsim shard -o plan.json', or auto: planned here).\n"
+    "DLRM training iterations per rank from an embedding sharding plan\n"
+    "('etsim shard -o plan.json', or auto: planned here).  A plan file\n"
+    "brings its iteration options; the flags below override them.\n"
     "  --preset M         mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
-    "                     synthetic-large, or a model JSON file\n"
-    "  --ranks N --ranks-per-host H --hbm-gb G --batch B   (for auto)\n"
-    "  --bucket-mib N     DDP gradient bucket (default 25)\n"
-    "  --peak-tflops F --mem-gbps B   platform (default 989, 3350)\n"
+    "                     synthetic-large, dlrm-1t, or a model JSON file\n"
+    "  --ranks N --ranks-per-host H --hbm-gb G --batch B --types LIST\n"
+    "                     (for auto; --calib FILE prices collectives as measured)\n"
     "  --out-format F     manifest (default) or et\n"
     "  -o, --output PREFIX  (default dlrm)\n";
 
@@ -396,14 +398,21 @@ static int gen_dlrm(int argc, char **argv) {
   etsim_gen_dlrm_opts_t g = {0};
   etsim_shard_opts_t so;
   etsim_shard_defaults(&so);
-  const char *model = NULL, *plan = "auto";
-  uint64_t ranks = 0, rph = 0, batch = 0, bucket = 25;
+  cli_dlrm_flags_t fl;
+  memset(&fl, 0, sizeof fl);
+  const char *model = NULL, *plan = "auto", *calib = NULL;
+  uint64_t ranks = 0, rph = 0, batch = 0;
   for (int i = 1; i < argc; i++) {
     const char *v;
     int m;
     if (cli_is_help(argv[i])) {
       fputs(usage_dlrm, stdout);
+      fputs(cli_dlrm_flags_usage, stdout);
       return ETSIM_EXIT_OK;
+    }
+    if ((m = cli_dlrm_flag(argc, argv, &i, &fl)) != 0) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      continue;
     }
 #define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
     if (OPT("--preset") || OPT("--model")) {
@@ -418,14 +427,25 @@ static int gen_dlrm(int argc, char **argv) {
       if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--batch")) {
       if (m < 0 || cli_parse_u64(v, "--batch", &batch)) return ETSIM_EXIT_USAGE;
+      if (!batch || batch > ETSIM_SHARD_MAX_BATCH)
+        return cli_usage_error("--batch: %llu is outside 1..%u", (unsigned long long)batch,
+                               ETSIM_SHARD_MAX_BATCH);
     } else if (OPT("--hbm-gb")) {
       if (m < 0 || cli_parse_double(v, "--hbm-gb", &so.hbm_gb)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--bucket-mib")) {
-      if (m < 0 || cli_parse_u64(v, "--bucket-mib", &bucket) || !bucket) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--peak-tflops")) {
-      if (m < 0 || cli_parse_double(v, "--peak-tflops", &g.peak_tflops)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--mem-gbps")) {
-      if (m < 0 || cli_parse_double(v, "--mem-gbps", &g.mem_gbps)) return ETSIM_EXIT_USAGE;
+    } else if (OPT("--types")) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      char list[256];
+      snprintf(list, sizeof list, "%s", v);
+      so.types = 0;
+      for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int ty = etsim_shard_type_parse(t);
+        if (ty < 0)
+          return cli_usage_error("--types: unknown type '%s' (tw, rw, cw, dp, twrw, twcw)", t);
+        so.types |= 1u << ty;
+      }
+    } else if (OPT("--calib")) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      calib = v;
     } else if (OPT("--out-format")) {
       if (m < 0 || parse_format(v, &g.format)) return ETSIM_EXIT_USAGE;
     } else if (OPT("-o") || OPT("--output")) {
@@ -434,49 +454,68 @@ static int gen_dlrm(int argc, char **argv) {
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       cli_quiet = 1;
     } else {
-      return cli_usage_error(
-          "gen dlrm: unknown argument '%s' (see 'etsim gen "
-          "dlrm --help')",
-          argv[i]);
+      return cli_usage_error("gen dlrm: unknown argument '%s' (see 'etsim gen dlrm --help')",
+                             argv[i]);
     }
 #undef OPT
   }
   if (!model) return cli_usage_error("gen dlrm: --preset is required");
-  if (strcmp(plan, "auto") == 0 && !ranks)
-    return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
+  int autop = strcmp(plan, "auto") == 0;
+  if (autop && !ranks) return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
+  if (ranks > ETSIM_SHARD_MAX_RANKS)
+    return cli_usage_error("--ranks: %llu is above %u", (unsigned long long)ranks,
+                           ETSIM_SHARD_MAX_RANKS);
+  if (autop && cli_dlrm_apply(&fl, &so.step, &so.tiers, 1)) return ETSIM_EXIT_USAGE;
   etsim_error_t err = {0};
   etsim_shard_model_t mdl;
+  etsim_shard_access_t *acc = NULL;
+  etsim_shard_calib_t cal;
   int rc = strchr(model, '/') || strstr(model, ".json")
                ? etsim_shard_model_load(model, &mdl, &err)
                : etsim_shard_model_preset(model, &mdl, &err);
   if (rc) return cli_fail(&err);
   etsim_shard_plan_t p;
+  memset(&p, 0, sizeof p);
+  int code = ETSIM_EXIT_OK;
   so.ranks = (size_t)ranks;
   so.ranks_per_host = (size_t)(rph ? rph : ranks);
   so.batch = (uint32_t)batch;
-  rc = strcmp(plan, "auto") == 0 ? etsim_shard_plan(&mdl, &so, &p, &err)
-                                 : etsim_shard_plan_read(plan, &mdl, &so, &p, &err);
-  if (rc) {
-    etsim_shard_model_free(&mdl);
-    return cli_fail(&err);
+  if (autop && fl.access_path) {
+    if ((rc = etsim_shard_access_load(fl.access_path, &mdl, &acc, &err))) goto fail;
+    so.tiers.access = acc;
   }
-  if (ranks && strcmp(plan, "auto") != 0 && ranks != p.n_ranks) {
-    etsim_shard_plan_free(&p);
-    etsim_shard_model_free(&mdl);
-    return cli_usage_error("gen dlrm: --ranks %llu but %s plans %zu ranks",
-                           (unsigned long long)ranks, plan, p.n_ranks);
+  if (calib) {
+    if ((rc = etsim_shard_calib_load(calib, &cal, &err))) goto fail;
+    so.calib = &cal;
+  }
+  rc = autop ? etsim_shard_plan(&mdl, &so, &p, &err)
+             : etsim_shard_plan_read(plan, &mdl, &so, &p, &err);
+  if (rc) goto fail;
+  if (!autop) {
+    if (ranks && ranks != p.n_ranks) {
+      code = cli_usage_error("gen dlrm: --ranks %llu but %s plans %zu ranks",
+                             (unsigned long long)ranks, plan, p.n_ranks);
+      goto out;
+    }
+    if (cli_dlrm_apply(&fl, &p.step, &p.tiers, 0)) {
+      code = ETSIM_EXIT_USAGE;
+      goto out;
+    }
   }
   g.model = &mdl;
   g.plan = &p;
-  g.bucket_bytes = bucket << 20;
   if (!g.prefix) g.prefix = "dlrm";
   etsim_gen_report_t rep;
-  rc = etsim_gen_dlrm(&g, &rep, &err);
-  etsim_shard_plan_free(&p);
-  etsim_shard_model_free(&mdl);
-  if (rc) return cli_fail(&err);
+  if ((rc = etsim_gen_dlrm(&g, &rep, &err))) goto fail;
   report(g.prefix, g.format, &rep);
-  return ETSIM_EXIT_OK;
+  goto out;
+fail:
+  code = cli_fail(&err);
+out:
+  etsim_shard_plan_free(&p);
+  etsim_shard_access_free(acc);
+  etsim_shard_model_free(&mdl);
+  return code;
 }
 
 int etsim_cmd_gen(int argc, char **argv) {
