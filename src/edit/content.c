@@ -68,15 +68,21 @@ static uint64_t siphash24(uint64_t k0, uint64_t k1, const void *data, size_t n) 
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
+void etsim_edit__anon_key(etsim_edit_t *e) {
+  const char *salt = e->opts.salt ? e->opts.salt : "";
+  e->anon_k0 = siphash24(0, 0, salt, strlen(salt));
+  e->anon_k1 = siphash24(e->anon_k0, 0x657473696dULL, salt, strlen(salt));
+}
+
 const char *etsim_edit__anon(const etsim_edit_t *e, int mode, ed_node_t *x, const char *s) {
   if (mode == ED_ANON_STRIP || !*s) return "";
-  const char *salt = e->opts.salt ? e->opts.salt : "";
-  uint64_t k0 = siphash24(0, 0, salt, strlen(salt));
-  uint64_t k1 = siphash24(k0, 0x657473696dULL, salt, strlen(salt));
-  uint64_t h = siphash24(k0, k1, s, strlen(s));
+  uint64_t h = siphash24(e->anon_k0, e->anon_k1, s, strlen(s));
   char *out = etsim_arena_alloc(x->arena, 18);
   if (!out) return NULL;
-  snprintf(out, 18, "h%016llx", (unsigned long long)h);
+  static const char hex[] = "0123456789abcdef";
+  out[0] = 'h';
+  for (int i = 0; i < 16; i++) out[1 + i] = hex[(h >> (60 - 4 * i)) & 15];
+  out[17] = 0;
   return out;
 }
 

@@ -295,6 +295,7 @@ struct etsim_edit {
   regex_t sharded;
   int have_sharded;
   int n_bits;
+  uint64_t anon_k0, anon_k1; /* SipHash key from --salt */
 };
 
 /* Build the plan of ops [lo, hi) over `input` (plan.c). */
@@ -319,6 +320,8 @@ typedef struct ed_ctx ed_ctx_t;
 /* Apply content op k to x for this job; 0 or a negative code. */
 int etsim_edit__content(etsim_edit_t *e, const ed_plan_t *p, const ed_job_t *j, size_t k,
                         int seg_is_b, ed_node_t *x, etsim_error_t *err);
+/* Derive the SipHash key from the salt (once, when the edit is made). */
+void etsim_edit__anon_key(etsim_edit_t *e);
 /* Anonymize a string (hash or strip) into x's arena. */
 const char *etsim_edit__anon(const etsim_edit_t *e, int mode, ed_node_t *x, const char *s);
 int etsim_edit__meta(etsim_edit_t *e, size_t lo, size_t hi, const etsim_et_meta_t *in,

@@ -372,6 +372,12 @@ static int emit(ed_jrt_t *J, const ed_node_t *x, uint32_t s) {
   o.n_ctrl_deps = nc;
   /* Attributes: recorded cuts that a join consumed go; new cuts merge in. */
   uint8_t used = J->prov_used && s < J->n_scan ? J->prov_used[s] : 0;
+  if (!used && !J->n_ocut[0] && !J->n_ocut[1]) {
+    if ((rc = etsim_et_writer_node(J->w, &o, J->err))) return rc;
+    if (x->changed) J->rep->changed++;
+    account(J, &o);
+    return 0;
+  }
   size_t na = x->n.n_attrs + 2;
   if (etsim_grow((void **)&J->oattrs, &J->cap_oattrs, na, sizeof *J->oattrs)) return oom(J);
   size_t k = 0;
@@ -428,8 +434,35 @@ static int emit_synthetic(ed_jrt_t *J, uint32_t s) {
   return 0;
 }
 
+/* The one-pass form: dependencies straight from the file (the writer
+ * checks them; a trace it refuses goes the two-pass way). */
+static int emit_direct(ed_jrt_t *J, const ed_node_t *x) {
+  if (etsim_grow((void **)&J->odeps, &J->cap_odeps, x->n_deps + 1, sizeof *J->odeps)) return oom(J);
+  size_t nd = 0, k = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < x->n_deps; i++)
+      if (((x->deps[i].flags & ED_DEP_CTRL) != 0) == pass) {
+        J->odeps[k++] = x->deps[i].v;
+        if (!pass) nd++;
+      }
+  etsim_et_node_t o = x->n;
+  o.data_deps = J->odeps;
+  o.n_data_deps = nd;
+  o.ctrl_deps = J->odeps + nd;
+  o.n_ctrl_deps = k - nd;
+  int rc = etsim_et_writer_node(J->w, &o, J->err);
+  if (rc) return rc;
+  if (x->changed) J->rep->changed++;
+  account(J, &o);
+  return 0;
+}
+
 static int append_write(ed_jrt_t *J, ed_node_t *x, uint32_t *out) {
   uint32_t s = (uint32_t)J->stream++;
+  if (J->direct) {
+    *out = s;
+    return emit_direct(J, x);
+  }
   int rc = emit_synthetic(J, s);
   if (rc) return rc;
   if (s >= J->n_scan)
@@ -484,6 +517,13 @@ static int visit(ed_jrt_t *J, size_t depth, size_t k0, const etsim_et_node_t *vi
   etsim_edit_t *e = J->e;
   ed_node_t *x = &J->pool[depth];
   const ed_seg_t *sg = &J->j->segs[J->cur_seg];
+  if (J->writing && !J->direct && !J->have_inserts && J->stream < J->n_scan &&
+      !ed_alive(J, J->stream)) {
+    /* Without insertions a node's stream index is known before its ops
+     * run: a dropped node needs none of them. */
+    *out = (uint32_t)J->stream;
+    return append_write(J, x, out);
+  }
   size_t pend[64], n_pend = 0;
   uint32_t before[64];
   size_t n_before = 0;
@@ -601,6 +641,7 @@ static int pass(ed_jrt_t *J, int writing) {
     etsim_et_reader_close(r);
     if (rc < 0) return rc;
     rc = 0;
+    if (J->direct) J->rep->nodes_in += J->stream;
     if (!writing) {
       J->segs[si].id_min = lo;
       J->segs[si].id_max = hi;
@@ -609,7 +650,7 @@ static int pass(ed_jrt_t *J, int writing) {
       if ((rc = seg_end(J))) return rc;
     }
   }
-  if (writing) rc = emit_synthetic(J, UINT32_MAX);
+  if (writing && !J->direct) rc = emit_synthetic(J, UINT32_MAX);
   return rc;
 }
 
@@ -680,10 +721,45 @@ int etsim_edit__job_run(etsim_edit_t *e, const ed_plan_t *p, size_t lo, size_t h
     int kind = e->ops[k].kind;
     if (is_bit_op(kind) || is_insert(kind)) later_pred = 1;
   }
+  /* Content operations alone need no skeleton: one pass, unless the
+   * writer finds the file's ids or dependencies wanting (duplicates,
+   * absent ids), which the two passes handle. */
+  int direct = J.j->n_segs == 1 && !e->opts.renumber && strcmp(path, "-") != 0;
+  for (size_t k = lo; k < hi && direct; k++) {
+    int kind = e->ops[k].kind;
+    direct = etsim_edit__kind_is_content(kind) || kind == ED_REMAP || kind == ED_DP ||
+             kind == ED_NPUS || kind == ED_BESIDE;
+  }
+  if (direct) {
+    etsim_edit_report_t saved = *rep;
+    J.direct = 1;
+    if ((rc = etsim_et_writer_open(&J.w, path, e->opts.gzip ? ETSIM_ET_WRITE_GZIP : 0, err)))
+      goto done;
+    rc = pass(&J, 1);
+    if (!rc) {
+      out->bytes = etsim_et_writer_bytes(J.w);
+      rc = etsim_et_writer_commit(J.w, err);
+    } else {
+      etsim_et_writer_abort(J.w);
+    }
+    J.w = NULL;
+    if (rc != ETSIM_EINVAL) goto done;
+    /* Back to the start, the two-pass way. */
+    saved.notes = rep->notes;
+    saved.n_notes = rep->n_notes;
+    *rep = saved;
+    etsim_edit__jobout_free(out);
+    J.direct = 0;
+    rc = 0;
+  }
   if ((rc = pass(&J, 0))) goto done;
   J.n_scan = J.n;
   if ((rc = etsim_edit__graph_resolve(&J))) goto done;
-  if ((rc = etsim_et_writer_open(&J.w, path, e->opts.gzip ? ETSIM_ET_WRITE_GZIP : 0, err)))
+  /* The skeleton makes the ids unique and every dependency name a written
+   * node, so the writer need not check again (its check hashes every id
+   * once a selection leaves gaps in them). */
+  if ((rc = etsim_et_writer_open(
+           &J.w, path, ETSIM_ET_WRITE_VERBATIM | (e->opts.gzip ? ETSIM_ET_WRITE_GZIP : 0), err)))
     goto done;
   if ((rc = pass(&J, 1))) goto done;
   out->bytes = etsim_et_writer_bytes(J.w);

@@ -53,6 +53,7 @@ typedef struct ed_jrt {
   etsim_error_t *err;
   etsim_edit_report_t *rep;
   int writing;
+  int direct; /* one pass: content operations only, dependencies as in the file */
 
   /* skeleton */
   size_t n, cap, n_scan;

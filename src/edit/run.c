@@ -36,6 +36,7 @@ int etsim_edit_new(etsim_edit_t **out, const etsim_edit_opts_t *opts, etsim_erro
     e->opts.salt = dup_or_null(opts->salt);
     e->opts.dp_sharded = dup_or_null(opts->dp_sharded);
   }
+  etsim_edit__anon_key(e);
   const char *mk = e->opts.iter_marker ? e->opts.iter_marker : "^ProfilerStep#";
   int rc = regcomp(&e->marker, mk, REG_EXTENDED | REG_NOSUB);
   if (rc) {
