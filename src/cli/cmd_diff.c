@@ -176,7 +176,11 @@ int etsim_cmd_diff(int argc, char **argv) {
   const char *args[2];
   int n_args = 0;
   int code = cli_parse(&cmd, argc, argv, args, &n_args);
-  if (code >= 0) return code;
+  if (code >= 0) {
+    free(ign_attrs.v);
+    free(ign_attrs.at);
+    return code;
+  }
   etsim_diff_opts_t o = {0};
   o.flags = (ign_names ? ETSIM_DIFF_IGNORE_NAMES : 0) |
             (ign_meta ? ETSIM_DIFF_IGNORE_METADATA : 0) | (ign_io ? ETSIM_DIFF_IGNORE_IO : 0);
@@ -184,7 +188,10 @@ int etsim_cmd_diff(int argc, char **argv) {
   o.n_attrs = ign_attrs.n;
   etsim_diff_report_t r;
   etsim_error_t err = {0};
-  if (etsim_diff(args[0], args[1], &o, &r, &err)) return cli_fail(&err);
+  int rc = etsim_diff(args[0], args[1], &o, &r, &err);
+  free(ign_attrs.v);
+  free(ign_attrs.at);
+  if (rc) return cli_fail(&err);
   if (json) print_json(&r);
   else if (!quiet) print_text(args[0], args[1], &r);
   return r.equal ? ETSIM_EXIT_OK : ETSIM_EXIT_PROBLEMS;

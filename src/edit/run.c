@@ -591,6 +591,7 @@ int etsim_edit_run(etsim_edit_t *e, const char *input, const char *output, etsim
   etsim_free(tmpdir);
   collapse_notes(rep);
 out:
-  if (rep == &local) etsim_edit_report_free(&local);
+  /* On failure nothing was written, and nothing is reported either. */
+  if (rep == &local || rc) etsim_edit_report_free(rep);
   return rc;
 }
