@@ -287,10 +287,16 @@ static int check_set(const ed_plan_t *p, const ed_jobout_t *jo, const char *out,
       ed_p2p_t x = o->p2p[i];
       if (x.src == INT64_MIN) x.src = (int64_t)r;
       if (x.dst == INT64_MIN) x.dst = (int64_t)r;
+      /* A peer outside the set (one stage's file of a pipeline) is not
+       * this set's to match. */
+      if (x.src < 0 || x.dst < 0 || x.src >= (int64_t)p->n_ranks || x.dst >= (int64_t)p->n_ranks)
+        continue;
       if (x.send) s[a++] = x;
       else v[b++] = x;
     }
   }
+  ns = a;
+  nr = b;
   etsim_qsort(s, ns, sizeof *s, cmp_p2p);
   etsim_qsort(v, nr, sizeof *v, cmp_p2p);
   size_t i = 0, j = 0;
@@ -352,10 +358,12 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
                : p.input_format == ETSIM_EDIT_OUT_ET       ? ETSIM_EDIT_OUT_ET
                                                            : ETSIM_EDIT_OUT_MANIFEST;
   if (!single && strcmp(output, "-") == 0) {
+    size_t nr = p.n_ranks;
     etsim_edit__plan_free(&p, e->n_ops);
     return etsim_error_set(err, ETSIM_EINVAL,
-                           "-o -: the result is %zu ranks; standard output takes one file",
-                           p.n_ranks);
+                           "-o -: the result is a set of %zu rank(s); standard output takes one "
+                           "file",
+                           nr);
   }
   const char *ext = e->opts.gzip ? ".et.gz" : ".et";
   char **finals = etsim_calloc(p.n_jobs + 1, sizeof *finals);
