@@ -359,203 +359,219 @@ void etsim_edit__plan_free(ed_plan_t *p, size_t n_ops) {
   memset(p, 0, sizeof *p);
 }
 
+/* The ranks while the rank operations run. */
+typedef struct {
+  ed_plan_t *p;
+  rdesc_t *r;
+  size_t n, n_ops;
+  etsim_error_t *err;
+} planner_t;
+
+static int nomem(planner_t *P) { return etsim_error_set(P->err, ETSIM_ENOMEM, "out of memory"); }
+
+static int plan_remap(planner_t *P, const ed_op_t *op, size_t k) {
+  uint32_t *map = NULL;
+  size_t nm = 0;
+  int rc = read_map(op->path, &map, &nm, P->err);
+  if (rc) return rc;
+  if (nm != P->n)
+    rc = etsim_error_set(P->err, ETSIM_EINVAL,
+                         "--remap-ranks: %zu entries for a %zu-rank set (a permutation of 0..%zu "
+                         "is needed)",
+                         nm, P->n, P->n ? P->n - 1 : 0);
+  else rc = reorder(P->p, &P->r, &P->n, map, nm, k, P->n_ops, P->err);
+  etsim_free(map);
+  return rc;
+}
+
+/* Another set's ranks after these: both worlds become groups, b's groups
+ * and peers move past ours. */
+static int plan_beside(planner_t *P, const ed_op_t *op, size_t k) {
+  ed_plan_t *p = P->p;
+  ed_rankop_t *ro = &p->rank[k];
+  bset_t b;
+  int rc = bset_load(&b, op->path, P->err);
+  if (rc) return rc;
+  size_t na = P->n, nb = b.n_ranks;
+  uint32_t wa, wb;
+  if (range_group(p, 0, na, &wa) || range_group(p, na, nb, &wb)) {
+    bset_free(&b);
+    return nomem(P);
+  }
+  ro->map[0].world_to = wa;
+  ro->map[1].world_to = wb;
+  ro->b_offset = na;
+  if ((rc = import_groups(p, &b, na, &ro->map[1], P->err))) {
+    bset_free(&b);
+    return rc;
+  }
+  rdesc_t *nr = etsim_realloc(P->r, (na + nb) * sizeof *nr);
+  if (!nr) {
+    bset_free(&b);
+    return nomem(P);
+  }
+  P->r = nr;
+  for (size_t i = 0; i < na; i++) P->r[i].param[k] = 0;
+  for (size_t i = 0; i < nb; i++) {
+    uint32_t f;
+    if (add_file(p, b.paths[b.rank_file[i]], 1, &f) ||
+        rdesc_new(&P->r[na + i], f, (uint32_t)k, (uint32_t)k, P->n_ops)) {
+      P->n = na + i + 1;
+      bset_free(&b);
+      return nomem(P);
+    }
+    P->r[na + i].param[k] = 1;
+  }
+  P->n = na + nb;
+  ro->n_after = P->n;
+  p->had_groups = 1;
+  bset_free(&b);
+  return 0;
+}
+
+/* Another set after every rank's segments (one file: after every rank). */
+static int plan_concat(planner_t *P, const ed_op_t *op, size_t k) {
+  ed_plan_t *p = P->p;
+  bset_t b;
+  int rc = bset_load(&b, op->path, P->err);
+  if (rc) return rc;
+  if (b.n_ranks != P->n && b.n_ranks != 1) {
+    rc = etsim_error_set(P->err, ETSIM_EINVAL,
+                         "--concat %s: %zu ranks cannot follow %zu (give a set of %zu ranks, or "
+                         "one file for all)",
+                         op->path, b.n_ranks, P->n, P->n);
+    bset_free(&b);
+    return rc;
+  }
+  if ((rc = import_groups(p, &b, 0, &p->rank[k].map[1], P->err))) {
+    bset_free(&b);
+    return rc;
+  }
+  if (b.groups.n) p->had_groups = 1;
+  for (size_t i = 0; i < P->n && !rc; i++) {
+    uint32_t f;
+    ed_seg_t s = {0};
+    if (add_file(p, b.paths[b.rank_file[b.n_ranks == 1 ? 0 : i]], 1, &f) ||
+        seg_init(&s, f, (uint32_t)k, (uint32_t)k, P->n_ops) ||
+        rdesc_add_seg(&P->r[i], &s, P->n_ops))
+      rc = nomem(P);
+    etsim_free(s.copy);
+  }
+  bset_free(&b);
+  return rc;
+}
+
+/* Every rank's segments again, n - 1 times, each copy numbered. */
+static int plan_repeat(planner_t *P, const ed_op_t *op, size_t k) {
+  for (size_t i = 0; i < P->n; i++) {
+    rdesc_t *d = &P->r[i];
+    size_t base = d->n_segs;
+    for (uint64_t c = 1; c < op->n; c++)
+      for (size_t s = 0; s < base; s++) {
+        ed_seg_t t = d->segs[s];
+        if (rdesc_add_seg(d, &t, P->n_ops)) return nomem(P);
+        d->segs[d->n_segs - 1].copy[k] = (uint32_t)c;
+      }
+    if (d->n_segs > 65535)
+      return etsim_error_set(P->err, ETSIM_ERANGE, "--repeat: more than 65,535 pieces per rank");
+  }
+  return 0;
+}
+
+/* The stage's first ranks: the input's, or a retarget's. */
+static int plan_start(planner_t *P, etsim_edit_t *e, size_t lo, char **paths, size_t n_paths,
+                      const uint32_t *rank_file, etsim_edit_report_t *rep) {
+  ed_plan_t *p = P->p;
+  size_t n_in = P->n, nn = n_in;
+  uint32_t *tmpl = NULL;
+  int64_t *jp = NULL;
+  if (lo < e->n_ops && (e->ops[lo].kind == ED_DP || e->ops[lo].kind == ED_NPUS)) {
+    /* A retarget re-derives the ranks from the input's structure. */
+    int rc = etsim_edit__retarget(e, lo, p, paths, n_paths, rank_file, n_in, &tmpl, &jp, &nn, rep,
+                                  P->err);
+    if (rc) return rc;
+    p->rank[lo].n_before = n_in;
+    p->rank[lo].n_after = nn;
+  }
+  P->n = 0;
+  P->r = etsim_calloc(nn ? nn : 1, sizeof *P->r);
+  int rc = P->r ? 0 : nomem(P);
+  for (size_t i = 0; i < nn && !rc; i++) {
+    P->n = i + 1; /* freed by the caller, built or not */
+    if (rdesc_new(&P->r[i], rank_file[tmpl ? tmpl[i] : i], (uint32_t)lo, UINT32_MAX, P->n_ops))
+      rc = nomem(P);
+    else if (jp) P->r[i].param[lo] = jp[i];
+  }
+  etsim_free(tmpl);
+  etsim_free(jp);
+  return rc;
+}
+
+/* What the input is, its groups, its files. */
+static int plan_input(ed_plan_t *p, etsim_edit_t *e, const char *input, const char *groups_path,
+                      char **paths, size_t n_paths, size_t n, etsim_error_t *err) {
+  p->input_single = is_file(input);
+  char *mp = etsim_malloc(strlen(input) + 32);
+  if (!mp) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  sprintf(mp, "%s.manifest.json", input);
+  p->input_format = p->input_single ? ETSIM_EDIT_OUT_AUTO
+                    : is_file(mp)   ? ETSIM_EDIT_OUT_MANIFEST
+                                    : ETSIM_EDIT_OUT_ET;
+  etsim_free(mp);
+  p->rank = etsim_calloc(e->n_ops + 1, sizeof *p->rank);
+  if (!p->rank) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t k = 0; k < e->n_ops; k++) {
+    p->rank[k].kind = e->ops[k].kind;
+    p->rank[k].map[0].world_to = p->rank[k].map[1].world_to = UINT32_MAX;
+  }
+  char *gp = groups_path ? etsim_strdup(groups_path) : default_groups(input);
+  if (!gp) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  int rc = 0;
+  if (groups_path || is_file(gp)) {
+    rc = etsim_edit__groups_load(&p->groups, gp, n, err);
+    p->had_groups = rc == 0;
+  }
+  etsim_free(gp);
+  for (size_t i = 0; i < n_paths && !rc; i++) {
+    uint32_t f;
+    if (add_file(p, paths[i], 0, &f)) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  return rc;
+}
+
 int etsim_edit__plan(etsim_edit_t *e, size_t lo, size_t hi, const char *input,
                      const char *groups_path, ed_plan_t *p, etsim_edit_report_t *rep,
                      etsim_error_t *err) {
   memset(p, 0, sizeof *p);
-  size_t n_ops = e->n_ops;
+  planner_t P = {.p = p, .n_ops = e->n_ops, .err = err};
   char **paths = NULL;
   uint32_t *rank_file = NULL;
-  size_t n_paths = 0, n = 0;
-  rdesc_t *r = NULL;
-  bset_t b = {0};
-  int rc = etsim_et_set_resolve(input, &paths, &n_paths, &rank_file, &n, err);
+  size_t n_paths = 0;
+  int rc = etsim_et_set_resolve(input, &paths, &n_paths, &rank_file, &P.n, err);
   if (rc) return rc;
-  p->input_single = is_file(input);
-  {
-    char *mp = etsim_malloc(strlen(input) + 32);
-    if (!mp) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto done;
-    }
-    sprintf(mp, "%s.manifest.json", input);
-    p->input_format = p->input_single ? ETSIM_EDIT_OUT_AUTO
-                      : is_file(mp)   ? ETSIM_EDIT_OUT_MANIFEST
-                                      : ETSIM_EDIT_OUT_ET;
-    etsim_free(mp);
-  }
-  rep->ranks_in = n;
+  rep->ranks_in = P.n;
   rep->files_in = n_paths;
-  p->rank = etsim_calloc(n_ops + 1, sizeof *p->rank);
-  if (!p->rank) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (size_t k = 0; k < n_ops; k++) {
-    p->rank[k].kind = e->ops[k].kind;
-    p->rank[k].map[0].world_to = p->rank[k].map[1].world_to = UINT32_MAX;
-  }
-  /* Communicator groups. */
-  {
-    char *gp = groups_path ? etsim_strdup(groups_path) : default_groups(input);
-    if (!gp) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto done;
-    }
-    if (groups_path || is_file(gp)) {
-      rc = etsim_edit__groups_load(&p->groups, gp, n, err);
-      p->had_groups = rc == 0;
-    }
-    etsim_free(gp);
-    if (rc) goto done;
-  }
-  for (size_t i = 0; i < n_paths; i++) {
-    uint32_t f;
-    if (add_file(p, paths[i], 0, &f)) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto done;
-    }
-  }
-  size_t k0 = lo;
-  if (lo < hi && (e->ops[lo].kind == ED_DP || e->ops[lo].kind == ED_NPUS)) {
-    /* A retarget re-derives the ranks from the input's structure. */
-    uint32_t *tmpl = NULL;
-    int64_t *jp = NULL;
-    size_t nn = 0;
-    rc = etsim_edit__retarget(e, lo, p, paths, n_paths, rank_file, n, &tmpl, &jp, &nn, rep, err);
-    if (rc) goto done;
-    r = etsim_calloc(nn ? nn : 1, sizeof *r);
-    if (!r) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    size_t made = 0;
-    for (size_t i = 0; i < nn && !rc; i++, made++) {
-      if (rdesc_new(&r[i], rank_file[tmpl[i]], (uint32_t)lo, UINT32_MAX, n_ops)) {
-        made++;
-        rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-        break;
-      }
-      r[i].param[lo] = jp[i];
-    }
-    etsim_free(tmpl);
-    etsim_free(jp);
-    n = made;
-    if (rc) goto done;
-    p->rank[lo].n_before = rep->ranks_in;
-    p->rank[lo].n_after = nn;
-    k0 = lo + 1;
-  } else {
-    r = etsim_calloc(n ? n : 1, sizeof *r);
-    if (!r) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto done;
-    }
-    for (size_t i = 0; i < n; i++)
-      if (rdesc_new(&r[i], rank_file[i], (uint32_t)lo, UINT32_MAX, n_ops)) {
-        n = i + 1;
-        rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-        goto done;
-      }
-  }
-  for (size_t k = k0; k < hi; k++) {
+  if ((rc = plan_input(p, e, input, groups_path, paths, n_paths, P.n, err))) goto done;
+  if ((rc = plan_start(&P, e, lo, paths, n_paths, rank_file, rep))) goto done;
+  size_t k0 = lo < hi && (e->ops[lo].kind == ED_DP || e->ops[lo].kind == ED_NPUS) ? lo + 1 : lo;
+  for (size_t k = k0; k < hi && !rc; k++) {
     const ed_op_t *op = &e->ops[k];
-    ed_rankop_t *ro = &p->rank[k];
-    ro->n_before = ro->n_after = n;
+    p->rank[k].n_before = p->rank[k].n_after = P.n;
     switch (op->kind) {
       case ED_RANKS:
-        rc = reorder(p, &r, &n, op->list, op->n_list, k, n_ops, err);
+        rc = reorder(p, &P.r, &P.n, op->list, op->n_list, k, P.n_ops, err);
         break;
-      case ED_REMAP: {
-        uint32_t *map = NULL;
-        size_t nm = 0;
-        if ((rc = read_map(op->path, &map, &nm, err))) break;
-        if (nm != n) {
-          rc = etsim_error_set(err, ETSIM_EINVAL,
-                               "--remap-ranks: %zu entries for a %zu-rank set (a permutation "
-                               "of 0..%zu is needed)",
-                               nm, n, n ? n - 1 : 0);
-          etsim_free(map);
-          break;
-        }
-        rc = reorder(p, &r, &n, map, nm, k, n_ops, err);
-        etsim_free(map);
+      case ED_REMAP:
+        rc = plan_remap(&P, op, k);
         break;
-      }
-      case ED_BESIDE: {
-        if ((rc = bset_load(&b, op->path, err))) break;
-        size_t na = n, nb = b.n_ranks;
-        uint32_t wa, wb;
-        if (range_group(p, 0, na, &wa) || range_group(p, na, nb, &wb)) {
-          rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-          break;
-        }
-        ro->map[0].world_to = wa;
-        ro->map[1].world_to = wb;
-        ro->b_offset = na;
-        if ((rc = import_groups(p, &b, na, &ro->map[1], err))) break;
-        rdesc_t *nr = etsim_realloc(r, (na + nb) * sizeof *nr);
-        if (!nr) {
-          rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-          break;
-        }
-        r = nr;
-        for (size_t i = 0; i < na; i++) r[i].param[k] = 0;
-        for (size_t i = 0; i < nb; i++) {
-          uint32_t f;
-          if (add_file(p, b.paths[b.rank_file[i]], 1, &f) ||
-              rdesc_new(&r[na + i], f, (uint32_t)k, (uint32_t)k, n_ops)) {
-            n = na + i + 1;
-            rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-            break;
-          }
-          r[na + i].param[k] = 1;
-        }
-        if (rc) break;
-        n = na + nb;
-        ro->n_after = n;
-        p->had_groups = 1;
-        bset_free(&b);
+      case ED_BESIDE:
+        rc = plan_beside(&P, op, k);
         break;
-      }
-      case ED_CONCAT: {
-        if ((rc = bset_load(&b, op->path, err))) break;
-        if (b.n_ranks != n && b.n_ranks != 1) {
-          rc = etsim_error_set(err, ETSIM_EINVAL,
-                               "--concat %s: %zu ranks cannot follow %zu (give a set of %zu "
-                               "ranks, or one file for all)",
-                               op->path, b.n_ranks, n, n);
-          break;
-        }
-        if ((rc = import_groups(p, &b, 0, &ro->map[1], err))) break;
-        if (b.groups.n) p->had_groups = 1;
-        for (size_t i = 0; i < n && !rc; i++) {
-          uint32_t f;
-          ed_seg_t s;
-          if (add_file(p, b.paths[b.rank_file[b.n_ranks == 1 ? 0 : i]], 1, &f) ||
-              seg_init(&s, f, (uint32_t)k, (uint32_t)k, n_ops)) {
-            rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-            break;
-          }
-          if (rdesc_add_seg(&r[i], &s, n_ops))
-            rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-          etsim_free(s.copy);
-        }
-        bset_free(&b);
+      case ED_CONCAT:
+        rc = plan_concat(&P, op, k);
         break;
-      }
       case ED_REPEAT:
-        for (size_t i = 0; i < n && !rc; i++) {
-          size_t base = r[i].n_segs;
-          for (uint64_t c = 1; c < op->n && !rc; c++)
-            for (size_t s = 0; s < base && !rc; s++) {
-              ed_seg_t t = r[i].segs[s];
-              if (rdesc_add_seg(&r[i], &t, n_ops)) {
-                rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-                break;
-              }
-              r[i].segs[r[i].n_segs - 1].copy[k] = (uint32_t)c;
-            }
-          if (!rc && r[i].n_segs > 65535)
-            rc = etsim_error_set(err, ETSIM_ERANGE, "--repeat: more than 65,535 pieces per rank");
-        }
+        rc = plan_repeat(&P, op, k);
         break;
       case ED_DP:
       case ED_NPUS:
@@ -564,15 +580,13 @@ int etsim_edit__plan(etsim_edit_t *e, size_t lo, size_t hi, const char *input,
       default:
         break;
     }
-    if (rc) goto done;
   }
-  if ((rc = make_jobs(p, r, n, n_ops, err))) goto done;
-  rep->ranks_out = n;
+  if (!rc) rc = make_jobs(p, P.r, P.n, P.n_ops, err);
+  if (!rc) rep->ranks_out = P.n;
 done:
-  bset_free(&b);
-  if (r) {
-    for (size_t i = 0; i < n; i++) rdesc_free(&r[i], n_ops);
-    etsim_free(r);
+  if (P.r) {
+    for (size_t i = 0; i < P.n; i++) rdesc_free(&P.r[i], P.n_ops);
+    etsim_free(P.r);
   }
   etsim_et_free_paths(paths, n_paths);
   etsim_free(rank_file);

@@ -217,9 +217,236 @@ static int fits(fit_t *F, uint32_t *cnt) {
   return 1;
 }
 
-static int cmp_idx_by_id(const void *a, const void *b, const ed_groups_t *g) {
+/* Every communicator a collective uses must be in the group file and hold
+ * the ranks that use it; marks F->used. */
+static int check_usage(fit_t *F, char **paths, ed_plan_t *p, const char *what, etsim_error_t *err) {
+  for (size_t r = 0; r < F->n; r++) {
+    const facts_t *f = &F->facts[F->rank_file[r]];
+    const char *path = paths[F->rank_file[r]];
+    if (f->have_bad)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: node %llu: %s: communicator \"%s\" is not a group id, so the "
+                             "parallelism cannot be inferred",
+                             path, (unsigned long long)f->bad_node, what, f->bad_pg);
+    for (size_t q = 0; q < f->n_pg; q++) {
+      long g = etsim_edit__groups_find(&p->groups, f->pg[q]);
+      if (g < 0)
+        return etsim_error_set(err, ETSIM_EINVAL,
+                               "%s: %s: communicator %u is not in the communicator-group file%s, "
+                               "so the parallelism cannot be inferred",
+                               path, what, f->pg[q],
+                               p->had_groups ? "" : " (none found: give --comm-group)");
+      F->used[g] = 1;
+      int member = 0;
+      for (size_t m = p->groups.off[g]; m < p->groups.off[g + 1] && !member; m++)
+        member = p->groups.mem[m] == r;
+      if (!member)
+        return etsim_error_set(err, ETSIM_EINVAL,
+                               "%s: %s: rank %zu uses communicator %u but is not one of its ranks",
+                               path, what, r, f->pg[q]);
+    }
+  }
+  return 0;
+}
+
+/* Collectives over the replicas, as a layout reads them. */
+static uint64_t spanning_collectives(const fit_t *F) {
+  uint64_t c = 0;
+  for (size_t r = 0; r < F->n; r++) {
+    const facts_t *f = &F->facts[F->rank_file[r]];
+    c += f->world_count;
+    for (size_t q = 0; q < f->n_pg; q++) {
+      long g = etsim_edit__groups_find(F->g, f->pg[q]);
+      if (g >= 0 && F->rep[g] == -1) c += f->pgcount[q];
+    }
+  }
+  return c;
+}
+
+/* The layout with the most replicas that fits (F set to it): 1, or 0 with
+ * `why` saying why the first layout tried failed. */
+static int choose_layout(fit_t *F, uint32_t *cnt, size_t stride, etsim_edit_report_t *rep,
+                         const char *set, char *why, size_t wn) {
+  size_t n = F->n;
+  why[0] = 0;
+  for (size_t d = n; d >= 1; d--) {
+    if (n % d) continue;
+    /* Every layout with d replicas that fits; when several do (tensor and
+     * data parallel groups of one size look alike), the data-parallel one
+     * is taken to be the one whose spanning communicators carry the fewest
+     * collectives: gradients are synchronised once an iteration, tensor,
+     * sequence and expert parallel traffic flows every micro-batch.  On a
+     * tie the replicas are the outermost blocks that fit (Megatron's
+     * order). */
+    size_t best = 0, n_fit = 0;
+    uint64_t best_cnt = UINT64_MAX;
+    for (size_t in = 1; in <= n / d; in++) {
+      if ((n / d) % in || (stride && in != stride)) continue;
+      F->d = d;
+      F->inner = in;
+      F->outer = n / (d * in);
+      if (!fits(F, cnt)) {
+        if (!why[0]) snprintf(why, wn, "%s", F->why);
+        continue;
+      }
+      uint64_t c = spanning_collectives(F);
+      n_fit++;
+      if (c <= best_cnt) {
+        best_cnt = c;
+        best = in;
+      }
+    }
+    if (!n_fit) continue;
+    F->d = d;
+    F->inner = best;
+    F->outer = n / (d * best);
+    if (n_fit > 1)
+      etsim_edit__note(rep,
+                       "%s: %zu ways to read the ranks as %zu replicas fit; the one with the "
+                       "fewest collectives across replicas (replicas %zu ranks apart) is taken "
+                       "(--dp-stride chooses another)",
+                       set, n_fit, d, best);
+    return fits(F, cnt);
+  }
+  return 0;
+}
+
+static int cmp_size_t(const void *a, const void *b, const ed_groups_t *g) {
   uint32_t x = g->id[*(const size_t *)a], y = g->id[*(const size_t *)b];
   return x < y ? -1 : x > y;
+}
+
+/* Member `r` of an old group, in new replica jn. */
+static uint32_t moved(const fit_t *F, size_t r, size_t jn, size_t d_new) {
+  size_t in = r % F->inner, o = r / (F->inner * F->d);
+  return (uint32_t)(in + F->inner * (jn + d_new * o));
+}
+
+/* The new groups, in the order of the old ids (copies of one group
+ * together, each new replica in turn), into *ng; dp's tables say where
+ * each old group went.  *dropped counts unused groups that fit no layout. */
+static int derive_groups(const fit_t *F, ed_dp_t *dp, const ed_groups_t *old, ed_groups_t *ng,
+                         size_t *dropped) {
+  size_t d_new = dp->d_new, ng_old = old->n;
+  size_t n_new = F->inner * F->outer * d_new;
+  int rc = ETSIM_ENOMEM;
+  size_t *ord = etsim_malloc((ng_old + 1) * sizeof *ord);
+  uint32_t *mem = etsim_malloc((n_new + 1) * sizeof *mem);
+  etsim_u64map_t cls_by;
+  etsim_u64map_init(&cls_by);
+  dp->cls = etsim_malloc((ng_old + 1) * sizeof *dp->cls);
+  dp->rep = etsim_malloc((ng_old + 1) * sizeof *dp->rep);
+  dp->cls_base = etsim_malloc((ng_old + 1) * sizeof *dp->cls_base);
+  dp->span_new = etsim_malloc((ng_old + 1) * sizeof *dp->span_new);
+  if (!ord || !mem || !dp->cls || !dp->rep || !dp->cls_base || !dp->span_new) goto done;
+  for (size_t g = 0; g < ng_old; g++) ord[g] = g;
+  for (size_t a = 1; a < ng_old; a++) /* insertion sort: usually in order already */
+    for (size_t b = a; b > 0 && cmp_size_t(&ord[b - 1], &ord[b], old) > 0; b--) {
+      size_t t = ord[b];
+      ord[b] = ord[b - 1];
+      ord[b - 1] = t;
+    }
+  uint32_t next = 1, got;
+  *dropped = 0;
+  if (dp->world_intra) {
+    /* The world of each new replica first: it had id 0, below the rest. */
+    dp->world_base = next;
+    for (size_t jn = 0; jn < d_new; jn++) {
+      size_t nm = 0;
+      for (size_t o = 0; o < F->outer; o++)
+        for (size_t in = 0; in < F->inner; in++)
+          mem[nm++] = (uint32_t)(in + F->inner * (jn + d_new * o));
+      if (etsim_edit__groups_add(ng, next++, mem, nm, &got)) goto done;
+    }
+  }
+  for (size_t oi = 0; oi < ng_old; oi++) {
+    size_t g = ord[oi];
+    size_t b = old->off[g], en = old->off[g + 1];
+    dp->rep[g] = F->rep[g];
+    dp->cls[g] = -1;
+    dp->span_new[g] = 0;
+    if (F->rep[g] == -2) {
+      (*dropped)++;
+      continue;
+    }
+    if (F->rep[g] == -1) {
+      /* Over the replicas: one group over all the new ones. */
+      size_t nm = 0;
+      for (size_t q = b; q < en; q++)
+        if (j_of(F, old->mem[q]) == 0)
+          for (size_t jn = 0; jn < d_new; jn++) mem[nm++] = moved(F, old->mem[q], jn, d_new);
+      if (etsim_edit__groups_add(ng, next, mem, nm, &got)) goto done;
+      dp->span_new[g] = next++;
+      continue;
+    }
+    /* Inside a replica: its class is its member positions; the first
+     * group of a class gives a copy per new replica. */
+    uint64_t h = 0x51ed27;
+    for (size_t q = b; q < en; q++) h = mix(h, proj(F, old->mem[q]));
+    uint32_t c;
+    if (etsim_u64map_get(&cls_by, h, &c)) {
+      dp->cls[g] = c;
+      continue;
+    }
+    c = (uint32_t)dp->n_cls++;
+    if (etsim_u64map_put(&cls_by, h, c, NULL) < 0) goto done;
+    dp->cls[g] = c;
+    dp->cls_base[c] = next;
+    for (size_t jn = 0; jn < d_new; jn++) {
+      size_t nm = 0;
+      for (size_t q = b; q < en; q++) mem[nm++] = moved(F, old->mem[q], jn, d_new);
+      if (etsim_edit__groups_add(ng, next++, mem, nm, &got)) goto done;
+    }
+  }
+  rc = 0;
+done:
+  etsim_free(ord);
+  etsim_free(mem);
+  etsim_u64map_free(&cls_by);
+  return rc;
+}
+
+/* New rank r runs old rank tmpl[r] as replica param[r] (0 for files that
+ * are the same in every replica: no replica-local group, no peer). */
+static int assign_ranks(const fit_t *F, const ed_dp_t *dp, uint32_t **out_tmpl,
+                        int64_t **out_param) {
+  size_t d_new = dp->d_new, n_new = F->inner * F->outer * d_new;
+  uint32_t *tmpl = etsim_malloc((n_new + 1) * sizeof *tmpl);
+  int64_t *param = etsim_malloc((n_new + 1) * sizeof *param);
+  if (!tmpl || !param) {
+    etsim_free(tmpl);
+    etsim_free(param);
+    return ETSIM_ENOMEM;
+  }
+  for (size_t r = 0; r < n_new; r++) {
+    size_t in = r % F->inner, rest = r / F->inner, jn = rest % d_new, o = rest / d_new;
+    size_t t = in + F->inner * ((jn % F->d) + F->d * o);
+    tmpl[r] = (uint32_t)t;
+    const facts_t *f = &F->facts[F->rank_file[t]];
+    int local = f->n_peers > 0 || (dp->world_intra && f->world_count > 0);
+    for (size_t q = 0; q < f->n_pg && !local; q++) {
+      long g = etsim_edit__groups_find(&dp->old, f->pg[q]);
+      local = g >= 0 && dp->rep[g] >= 0;
+    }
+    param[r] = local ? (int64_t)jn : 0;
+  }
+  *out_tmpl = tmpl;
+  *out_param = param;
+  return 0;
+}
+
+/* The comm_types collectives use over the replicas under layout F. */
+static uint16_t spanning_types(const fit_t *F, const ed_groups_t *g, int world_intra) {
+  uint16_t t = 0;
+  for (size_t r = 0; r < F->n; r++) {
+    const facts_t *f = &F->facts[F->rank_file[r]];
+    if (!world_intra) t |= f->world_types;
+    for (size_t q = 0; q < f->n_pg; q++) {
+      long k = etsim_edit__groups_find(g, f->pg[q]);
+      if (k >= 0 && F->rep[k] == -1) t |= f->pgtypes[q];
+    }
+  }
+  return t;
 }
 
 int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, size_t n_paths,
@@ -229,130 +456,42 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
   const ed_op_t *op = &e->ops[k];
   const char *what = op->kind == ED_DP ? "--dp" : "--npus";
   const char *set = paths[0];
-  facts_t *facts = etsim_calloc(n_paths ? n_paths : 1, sizeof *facts);
-  fit_t F = {0};
-  uint32_t *cnt = etsim_malloc((n + 1) * sizeof *cnt);
-  int rc = 0;
   ed_rankop_t *ro = &p->rank[k];
   ed_dp_t *dp = &ro->dp;
-  uint32_t *tmpl = NULL, *mem = NULL;
-  int64_t *param = NULL;
-  size_t *ord = NULL;
   ed_groups_t ng = {0};
-  etsim_u64map_t cls_by;
-  etsim_u64map_init(&cls_by);
+  fit_t F = {.n = n, .g = &p->groups, .rank_file = rank_file};
+  F.facts = etsim_calloc(n_paths ? n_paths : 1, sizeof *F.facts);
   F.used = etsim_calloc(p->groups.n + 1, 1);
   F.rep = etsim_calloc(p->groups.n + 1, sizeof *F.rep);
-  if (!facts || !cnt || !F.used || !F.rep) goto oom;
+  uint32_t *cnt = etsim_malloc((n + 1) * sizeof *cnt);
+  int rc = 0;
+  char why[512];
+  if (!F.facts || !cnt || !F.used || !F.rep) goto oom;
   for (size_t i = 0; i < n_paths; i++)
-    if ((rc = scan_facts(paths[i], &facts[i], err))) goto done;
-  /* Each communicator used must be known and hold the ranks using it. */
-  uint16_t span_types = 0, world_types = 0;
-  for (size_t r = 0; r < n; r++) {
-    const facts_t *f = &facts[rank_file[r]];
-    if (f->have_bad) {
-      rc = etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: node %llu: %s: communicator \"%s\" is not a group id, so the "
-                           "parallelism cannot be inferred",
-                           paths[rank_file[r]], (unsigned long long)f->bad_node, what, f->bad_pg);
-      goto done;
-    }
-    world_types |= f->world_types;
-    for (size_t q = 0; q < f->n_pg; q++) {
-      long g = etsim_edit__groups_find(&p->groups, f->pg[q]);
-      if (g < 0) {
-        rc = etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: %s: communicator %u is not in the communicator-group file%s, "
-                             "so the parallelism cannot be inferred",
-                             paths[rank_file[r]], what, f->pg[q],
-                             p->had_groups ? "" : " (none found: give --comm-group)");
-        goto done;
-      }
-      F.used[g] = 1;
-      int member = 0;
-      for (size_t m = p->groups.off[g]; m < p->groups.off[g + 1] && !member; m++)
-        member = p->groups.mem[m] == r;
-      if (!member) {
-        rc = etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: %s: rank %zu uses communicator %u but is not one of its ranks",
-                             paths[rank_file[r]], what, r, f->pg[q]);
-        goto done;
-      }
-    }
-  }
-  F.n = n;
-  F.g = &p->groups;
-  F.facts = facts;
-  F.rank_file = rank_file;
-  int found = 0;
-  char first_why[512] = "";
-  size_t stride = e->opts.dp_stride;
-  for (size_t d = n; d >= 1 && !found; d--) {
-    if (n % d) continue;
-    /* Every layout with d replicas that fits; when several do (tensor and
-     * data parallel groups of one size look alike), the data-parallel one
-     * is taken to be the one whose spanning communicators carry the fewest
-     * collectives: gradients are synchronised once an iteration, tensor,
-     * sequence and expert parallel traffic flows every micro-batch.  On a
-     * tie the replicas are the outermost blocks that fit. */
-    size_t best = 0, n_fit = 0;
-    uint64_t best_cnt = UINT64_MAX;
-    for (size_t in = 1; in <= n / d; in++) {
-      if ((n / d) % in || (stride && in != stride)) continue;
-      F.d = d;
-      F.inner = in;
-      F.outer = n / (d * in);
-      if (!fits(&F, cnt)) {
-        if (!first_why[0]) snprintf(first_why, sizeof first_why, "%s", F.why);
-        continue;
-      }
-      uint64_t c = 0;
-      for (size_t r = 0; r < n; r++) {
-        const facts_t *f = &facts[rank_file[r]];
-        c += f->world_count;
-        for (size_t q = 0; q < f->n_pg; q++) {
-          long g = etsim_edit__groups_find(&p->groups, f->pg[q]);
-          if (g >= 0 && F.rep[g] == -1) c += f->pgcount[q];
-        }
-      }
-      n_fit++;
-      /* Equal counts: replicas outside the rest (Megatron's order). */
-      if (c <= best_cnt) {
-        best_cnt = c;
-        best = in;
-      }
-    }
-    if (n_fit) {
-      F.d = d;
-      F.inner = best;
-      F.outer = n / (d * best);
-      found = fits(&F, cnt);
-      if (n_fit > 1)
-        etsim_edit__note(rep,
-                         "%s: %zu ways to read the ranks as %zu replicas fit; the one with the "
-                         "fewest collectives across replicas (replicas %zu ranks apart) is taken "
-                         "(--dp-stride chooses another)",
-                         set, n_fit, d, best);
-    }
-  }
-  if (!found) {
+    if ((rc = scan_facts(paths[i], &F.facts[i], err))) goto done;
+  if ((rc = check_usage(&F, paths, p, what, err))) goto done;
+  if (!choose_layout(&F, cnt, e->opts.dp_stride, rep, set, why, sizeof why)) {
     rc = etsim_error_set(err, ETSIM_EINVAL,
                          "%s: %s: no split of the %zu ranks into data-parallel replicas fits its "
                          "communicators (read as %zu replicas: %s)",
-                         set, what, n, n, first_why);
+                         set, what, n, n, why);
     goto done;
   }
   /* One replica of n > 1 ranks: its world collectives are the replica's
    * own (a model-parallel job to replicate).  One file alone is a rank of
    * a data-parallel world whose size it does not say. */
   uint64_t world_used = 0;
-  for (size_t r = 0; r < n; r++) world_used += facts[rank_file[r]].world_count;
-  int world_intra = F.d == 1 && n > 1 && world_used > 0;
+  uint16_t world_types = 0;
+  for (size_t r = 0; r < n; r++) {
+    world_used += F.facts[rank_file[r]].world_count;
+    world_types |= F.facts[rank_file[r]].world_types;
+  }
+  dp->world_intra = F.d == 1 && n > 1 && world_used > 0;
   if (F.d == 1 && n > 1)
     etsim_edit__note(rep,
                      "%s: no split into two or more replicas fits (%s): the %zu ranks are read "
                      "as one replica",
-                     set, first_why, n);
+                     set, why, n);
   size_t m = F.inner * F.outer; /* ranks per replica */
   size_t d_new = op->n;
   if (op->kind == ED_NPUS) {
@@ -371,14 +510,7 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
     goto done;
   }
   /* Collectives over replicas must have sizes a degree change can derive. */
-  for (size_t g = 0; g < p->groups.n; g++)
-    if (F.rep[g] == -1 && F.used[g])
-      for (size_t r = 0; r < n; r++) {
-        const facts_t *f = &facts[rank_file[r]];
-        for (size_t q = 0; q < f->n_pg; q++)
-          if (f->pg[q] == p->groups.id[g]) span_types |= f->pgtypes[q];
-      }
-  if (!world_intra) span_types |= world_types;
+  uint16_t span_types = spanning_types(&F, &p->groups, dp->world_intra);
   if (d_new != F.d && (span_types & ~SPAN_OK)) {
     int c = 0;
     while (!((span_types & ~SPAN_OK) >> c & 1)) c++;
@@ -395,117 +527,25 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
                          set, what);
     goto done;
   }
-  /* New groups, in the order of the old ids. */
   dp->inner = F.inner;
   dp->d = F.d;
   dp->outer = F.outer;
   dp->d_new = d_new;
   dp->old_n = n;
   dp->shard = (double)F.d / (double)d_new;
-  dp->cls = etsim_malloc((p->groups.n + 1) * sizeof *dp->cls);
-  dp->rep = etsim_malloc((p->groups.n + 1) * sizeof *dp->rep);
-  dp->cls_base = etsim_malloc((p->groups.n + 1) * sizeof *dp->cls_base);
-  dp->span_new = etsim_malloc((p->groups.n + 1) * sizeof *dp->span_new);
-  ord = etsim_malloc((p->groups.n + 1) * sizeof *ord);
-  size_t n_new = m * d_new;
-  mem = etsim_malloc((n_new + 1) * sizeof *mem);
-  if (!dp->cls || !dp->rep || !dp->cls_base || !dp->span_new || !ord || !mem) goto oom;
   ro->have_dp = 1;
-  for (size_t g = 0; g < p->groups.n; g++) ord[g] = g;
-  for (size_t a = 1; a < p->groups.n; a++)
-    for (size_t b = a; b > 0 && cmp_idx_by_id(&ord[b - 1], &ord[b], &p->groups) > 0; b--) {
-      size_t t = ord[b];
-      ord[b] = ord[b - 1];
-      ord[b - 1] = t;
-    }
-  uint32_t next = 1;
   size_t dropped = 0;
-  dp->world_intra = world_intra;
-  if (world_intra) {
-    /* The world of each new replica first: it had id 0, below the rest. */
-    dp->world_base = next;
-    for (size_t jn = 0; jn < d_new; jn++) {
-      size_t nm = 0;
-      for (size_t o = 0; o < F.outer; o++)
-        for (size_t in = 0; in < F.inner; in++)
-          mem[nm++] = (uint32_t)(in + F.inner * (jn + d_new * o));
-      uint32_t got;
-      if (etsim_edit__groups_add(&ng, next++, mem, nm, &got)) goto oom_ng;
-    }
-  }
-  for (size_t oi = 0; oi < p->groups.n; oi++) {
-    size_t g = ord[oi];
-    size_t b = p->groups.off[g], en = p->groups.off[g + 1];
-    dp->rep[g] = F.rep[g];
-    dp->cls[g] = -1;
-    dp->span_new[g] = 0;
-    if (F.rep[g] == -2) {
-      dropped++;
-      continue;
-    }
-    if (F.rep[g] == -1) {
-      size_t nm = 0;
-      for (size_t q = b; q < en; q++) {
-        size_t r = p->groups.mem[q];
-        if (j_of(&F, r) != 0) continue;
-        size_t in = r % F.inner, o = r / (F.inner * F.d);
-        for (size_t jn = 0; jn < d_new; jn++)
-          mem[nm++] = (uint32_t)(in + F.inner * (jn + d_new * o));
-      }
-      uint32_t got;
-      if (etsim_edit__groups_add(&ng, next, mem, nm, &got)) goto oom_ng;
-      dp->span_new[g] = next++;
-      continue;
-    }
-    /* Inside replica rep[g]: its class is its member positions. */
-    uint64_t h = 0x51ed27;
-    for (size_t q = b; q < en; q++) h = mix(h, proj(&F, p->groups.mem[q]));
-    uint32_t c;
-    if (etsim_u64map_get(&cls_by, h, &c)) {
-      dp->cls[g] = c;
-      continue;
-    }
-    c = (uint32_t)dp->n_cls++;
-    if (etsim_u64map_put(&cls_by, h, c, NULL) < 0) goto oom_ng;
-    dp->cls[g] = c;
-    dp->cls_base[c] = next;
-    for (size_t jn = 0; jn < d_new; jn++) {
-      size_t nm = 0;
-      for (size_t q = b; q < en; q++) {
-        size_t r = p->groups.mem[q];
-        size_t in = r % F.inner, o = r / (F.inner * F.d);
-        mem[nm++] = (uint32_t)(in + F.inner * (jn + d_new * o));
-      }
-      uint32_t got;
-      if (etsim_edit__groups_add(&ng, next++, mem, nm, &got)) goto oom_ng;
-    }
-  }
+  if (derive_groups(&F, dp, &p->groups, &ng, &dropped)) goto oom;
   dp->old = p->groups;
   p->groups = ng;
   memset(&ng, 0, sizeof ng);
-  p->had_groups = p->had_groups || ng.n > 0;
-  /* The new ranks and the old ranks they copy. */
-  tmpl = etsim_malloc((n_new + 1) * sizeof *tmpl);
-  param = etsim_malloc((n_new + 1) * sizeof *param);
-  if (!tmpl || !param) goto oom;
-  for (size_t r = 0; r < n_new; r++) {
-    size_t in = r % F.inner, rest = r / F.inner, jn = rest % d_new, o = rest / d_new;
-    size_t t = in + F.inner * ((jn % F.d) + F.d * o);
-    tmpl[r] = (uint32_t)t;
-    /* A file that names no replica-local group and no peer is the same
-     * in every replica: one parameter, one output file. */
-    const facts_t *f = &facts[rank_file[t]];
-    int local = f->n_peers > 0 || (world_intra && f->world_count > 0);
-    for (size_t q = 0; q < f->n_pg && !local; q++) {
-      long g = etsim_edit__groups_find(&dp->old, f->pg[q]);
-      local = g >= 0 && dp->rep[g] >= 0;
-    }
-    param[r] = local ? (int64_t)jn : 0;
-  }
+  p->had_groups = p->had_groups || p->groups.n > 0;
+  if (assign_ranks(&F, dp, out_tmpl, out_param)) goto oom;
+  *out_n = m * d_new;
   etsim_edit__note(rep,
                    "%s: %zu rank(s) read as %zu data-parallel replica(s) of %zu (%zu inside x %zu "
                    "outside); now %zu replica(s), %zu rank(s), %zu communicator(s)%s",
-                   set, n, F.d, m, F.inner, F.outer, d_new, n_new, p->groups.n,
+                   set, n, F.d, m, F.inner, F.outer, d_new, m * d_new, p->groups.n,
                    dropped ? " (unused groups that fit no layout dropped)" : "");
   if (d_new != F.d && (span_types & (1u << ETSIM_COLL_ALL_GATHER)))
     etsim_edit__note(rep,
@@ -518,26 +558,15 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
                      "%s: the set shards over its replicas (reduce-scatter/all-gather); compute "
                      "on a shard (ZeRO's optimizer) keeps its size unless --dp-sharded names it",
                      set);
-  *out_tmpl = tmpl;
-  *out_param = param;
-  *out_n = n_new;
-  tmpl = NULL;
-  param = NULL;
   goto done;
-oom_ng:
-  etsim_edit__groups_free(&ng);
 oom:
   rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 done:
-  for (size_t i = 0; facts && i < n_paths; i++) facts_free(&facts[i]);
-  etsim_free(facts);
+  etsim_edit__groups_free(&ng);
+  for (size_t i = 0; F.facts && i < n_paths; i++) facts_free(&F.facts[i]);
+  etsim_free(F.facts);
   etsim_free(cnt);
   etsim_free(F.used);
   etsim_free(F.rep);
-  etsim_free(tmpl);
-  etsim_free(param);
-  etsim_free(ord);
-  etsim_free(mem);
-  etsim_u64map_free(&cls_by);
   return rc;
 }

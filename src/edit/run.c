@@ -339,6 +339,61 @@ static void remove_tree(const char *dir) {
   rmdir(dir);
 }
 
+/* Per-rank files: ranks that share a job get a hard link (or a copy) of
+ * its file; a stale manifest or rank files past the new count go. */
+static int place_rank_files(const ed_plan_t *p, char **finals, const char *output, const char *ext,
+                            etsim_edit_report_t *rep, etsim_error_t *err) {
+  int rc = 0;
+  for (size_t r = 0; r < p->n_ranks && !rc; r++) {
+    const ed_job_t *j = &p->jobs[p->rank_job[r]];
+    if (j->first_rank == r) continue;
+    char *path = fmt("%s.%zu%s", output, r, ext);
+    if (!path) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    remove(path);
+    if (link(finals[j->out_file], path) != 0) rc = copy_file(finals[j->out_file], path, err);
+    etsim_free(path);
+    rep->files_out++;
+  }
+  if (rc) return rc;
+  /* A manifest from an earlier run would shadow the rank files. */
+  char *mp = fmt("%s.manifest.json", output);
+  if (mp) remove(mp);
+  etsim_free(mp);
+  /* Rank files past the new rank count would be read as more ranks. */
+  for (size_t r = p->n_ranks;; r++) {
+    char *stale = fmt("%s.%zu.et", output, r), *stale_gz = fmt("%s.%zu.et.gz", output, r);
+    int any = stale && is_file(stale), any_gz = stale_gz && is_file(stale_gz);
+    if (any) remove(stale);
+    if (any_gz) remove(stale_gz);
+    etsim_free(stale);
+    etsim_free(stale_gz);
+    if (!any && !any_gz) break;
+  }
+  return 0;
+}
+
+static int place_manifest(const ed_plan_t *p, char **finals, const char *output,
+                          etsim_error_t *err) {
+  const char **names = etsim_malloc((p->n_jobs + 1) * sizeof *names);
+  if (!names) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t ji = 0; ji < p->n_jobs; ji++) names[ji] = base_name(finals[ji]);
+  int rc = etsim_et_manifest_write(output, p->n_ranks, names, p->n_jobs, p->rank_job, err);
+  etsim_free(names);
+  return rc;
+}
+
+/* PREFIX.comm_group.json, or X.comm_group.json next to a file X.et. */
+static int place_groups(const ed_plan_t *p, const char *output, int single, etsim_error_t *err) {
+  size_t n = strlen(output);
+  if (single && n > 6 && strcmp(output + n - 6, ".et.gz") == 0) n -= 6;
+  else if (single && n > 3 && strcmp(output + n - 3, ".et") == 0) n -= 3;
+  char *gp = fmt("%.*s.comm_group.json", (int)n, output);
+  if (!gp) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  int rc = etsim_edit__groups_write(&p->groups, gp, err);
+  etsim_free(gp);
+  return rc;
+}
+
 /* Run ops [lo, hi) from `input` to `output`; `final` says whether this
  * is the user's output (else a temporary manifest set). */
 static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, const char *output,
@@ -369,8 +424,6 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
   char **finals = etsim_calloc(p.n_jobs + 1, sizeof *finals);
   char **parts = etsim_calloc(p.n_jobs + 1, sizeof *parts);
   ed_jobout_t *jo = etsim_calloc(p.n_jobs + 1, sizeof *jo);
-  char **extra = NULL; /* per rank, for per-rank files of shared jobs */
-  size_t n_extra = 0;
   if (!finals || !parts || !jo) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto done;
@@ -404,62 +457,10 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
       parts[ji] = NULL;
     }
   if (rc) goto done;
-  if (format == ETSIM_EDIT_OUT_ET && !single) {
-    extra = etsim_calloc(p.n_ranks + 1, sizeof *extra);
-    if (!extra) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    for (size_t r = 0; r < p.n_ranks && !rc; r++) {
-      const ed_job_t *j = &p.jobs[p.rank_job[r]];
-      if (j->first_rank == r) continue;
-      extra[n_extra] = fmt("%s.%zu%s", output, r, ext);
-      if (!extra[n_extra]) {
-        rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-        break;
-      }
-      remove(extra[n_extra]);
-      if (link(finals[j->out_file], extra[n_extra]) != 0)
-        rc = copy_file(finals[j->out_file], extra[n_extra], err);
-      n_extra++;
-      rep->files_out++;
-    }
-    if (!rc) {
-      /* A manifest from an earlier run would shadow the rank files. */
-      char *mp = fmt("%s.manifest.json", output);
-      if (mp) remove(mp);
-      etsim_free(mp);
-      /* Rank files past the new rank count would be read as more ranks. */
-      for (size_t r = p.n_ranks;; r++) {
-        char *stale = fmt("%s.%zu.et", output, r), *stale_gz = fmt("%s.%zu.et.gz", output, r);
-        int any = stale && is_file(stale), any_gz = stale_gz && is_file(stale_gz);
-        if (any) remove(stale);
-        if (any_gz) remove(stale_gz);
-        etsim_free(stale);
-        etsim_free(stale_gz);
-        if (!any && !any_gz) break;
-      }
-    }
-  } else if (!single) {
-    const char **names = etsim_malloc((p.n_jobs + 1) * sizeof *names);
-    if (!names) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    for (size_t ji = 0; !rc && ji < p.n_jobs; ji++) names[ji] = base_name(finals[ji]);
-    if (!rc) rc = etsim_et_manifest_write(output, p.n_ranks, names, p.n_jobs, p.rank_job, err);
-    etsim_free(names);
-  }
-  if (!rc && (p.had_groups || p.groups.n)) {
-    char *gp;
-    if (single) {
-      size_t n = strlen(output);
-      gp = fmt("%.*s.comm_group.json",
-               (int)(n > 6 && strcmp(output + n - 6, ".et.gz") == 0 ? n - 6
-                     : n > 3 && strcmp(output + n - 3, ".et") == 0  ? n - 3
-                                                                    : n),
-               output);
-    } else {
-      gp = fmt("%s.comm_group.json", output);
-    }
-    if (!gp) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    else rc = etsim_edit__groups_write(&p.groups, gp, err);
-    etsim_free(gp);
-  }
+  if (format == ETSIM_EDIT_OUT_ET && !single)
+    rc = place_rank_files(&p, finals, output, ext, rep, err);
+  else if (!single) rc = place_manifest(&p, finals, output, err);
+  if (!rc && (p.had_groups || p.groups.n)) rc = place_groups(&p, output, single, err);
 done:
   if (rc) {
     for (size_t ji = 0; ji < p.n_jobs; ji++)
@@ -470,8 +471,6 @@ done:
     if (parts) etsim_free(parts[ji]);
     if (jo) etsim_edit__jobout_free(&jo[ji]);
   }
-  for (size_t i = 0; i < n_extra; i++) etsim_free(extra[i]);
-  etsim_free(extra);
   etsim_free(finals);
   etsim_free(parts);
   etsim_free(jo);
