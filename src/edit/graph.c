@@ -720,7 +720,8 @@ int etsim_edit__graph_deps(ed_jrt_t *J, uint32_t s, size_t *n_data, size_t *n_ct
         if (out_push(J, &total, etsim_edit__graph_out_id(J, t))) return ETSIM_ENOMEM;
         continue;
       }
-      if (!extra && J->e->ops[J->dead[t]].cut && J->id[t] != UINT64_MAX &&
+      /* Cuts are recorded by id; renumbered ids would name other nodes. */
+      if (!extra && !J->renum && J->e->ops[J->dead[t]].cut && J->id[t] != UINT64_MAX &&
           cut_push(J, pass, J->id[t]))
         return ETSIM_ENOMEM;
       int rc = bridge(J, t);
