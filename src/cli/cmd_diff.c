@@ -59,8 +59,7 @@ static void print_text(const char *pa, const char *pb, const etsim_diff_report_t
          (unsigned long long)b->critical_path_us, b->critical_rank, b->cyclic ? ", a cycle" : "");
   if (r->metadata_differs) printf("metadata         differs\n");
   if (r->have_first) {
-    if (r->first_index == UINT64_MAX)
-      printf("first difference: rank %zu: %s\n", r->first_rank, r->first);
+    if (r->first_index == UINT64_MAX) printf("first difference: %s\n", r->first);
     else
       printf("first difference: rank %zu, node index %llu: %s\n", r->first_rank,
              (unsigned long long)r->first_index, r->first);

@@ -467,6 +467,19 @@ int etsim_diff(const char *pa, const char *pb, const etsim_diff_opts_t *opts,
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   etsim_u64map_free(&seen);
+  if (a->n_ranks != b->n_ranks && rep->first_index != UINT64_MAX) {
+    /* The rank counts come first; the first node that differs after. */
+    char tmp[sizeof rep->first];
+    int h = snprintf(tmp, sizeof tmp, "%zu rank(s) vs %zu; rank %zu, node index %llu: ", a->n_ranks,
+                     b->n_ranks, rep->first_rank, (unsigned long long)rep->first_index);
+    if (h > 0 && (size_t)h < sizeof tmp) {
+      memcpy(tmp + h, rep->first, sizeof tmp - (size_t)h - 1);
+      tmp[sizeof tmp - 1] = 0;
+    }
+    memcpy(rep->first, tmp, sizeof tmp);
+    rep->first_rank = 0;
+    rep->first_index = UINT64_MAX;
+  }
   for (int t = 0; t < ETSIM_ET_NODE_TYPE_COUNT; t++)
     if (rep->added[t] || rep->removed[t] || rep->changed[t]) rep->equal = 0;
 done:
