@@ -335,7 +335,7 @@ static int pair(cmp_t *c, const etsim_et_trace_t *a, const etsim_et_trace_t *b, 
       rep->have_first = 1;
       rep->first_rank = rank;
       rep->first_index = UINT64_MAX;
-      snprintf(rep->first, sizeof rep->first, "GlobalMetadata differs");
+      snprintf(rep->first, sizeof rep->first, "rank %zu: GlobalMetadata differs", rank);
     }
   }
   /* By id. */
