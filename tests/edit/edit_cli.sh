@@ -57,6 +57,26 @@ assert not r["equal"]
 assert r["removed"] == {"COMM_SEND_NODE": 16, "COMM_RECV_NODE": 16}, r["removed"]
 assert r["a"]["nodes"] - r["b"]["nodes"] == 32
 PY
+# Two jobs side by side on disjoint ranks: on a network of two 8-NPU
+# islands, each simulates as it does alone on one island.
+SRC=${ETSIM_SRC:?}
+run "$BIN" edit "$T/s" -o "$T/two" --beside "$T/s"
+printf 'topology: [ FullyConnected, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 300, 50 ]\nlatency: [ 500, 2000 ]\n' > "$T/n16.yml"
+printf 'topology: [ FullyConnected ]\nnpus_count: [ 8 ]\nbandwidth: [ 300 ]\nlatency: [ 500 ]\n' > "$T/n8.yml"
+sed 's/\["ring", "ring"\]/["ring"]/; s/\["direct", "direct"\]/["direct"]/' \
+  "$SRC/examples/dp_step/system.json" > "$T/sys1.json"
+"$BIN" sim --workload "$T/two" --network "$T/n16.yml" --system "$SRC/examples/dp_step/system.json" \
+  --comm-group "$T/two.comm_group.json" 2> "$T/err" | grep '^sys\[' > "$T/c16" || fail "sim two: $(cat "$T/err")"
+"$BIN" sim --workload "$T/s" --network "$T/n8.yml" --system "$T/sys1.json" \
+  --comm-group "$T/s.comm_group.json" 2> "$T/err" | grep '^sys\[' > "$T/c8" || fail "sim one: $(cat "$T/err")"
+[ "$(wc -l < "$T/c16")" -eq 16 ] || fail "16 NPUs"
+for r in 0 1 2 3 4 5 6 7; do
+  want=$(sed -n "s/^sys\[$r\] //p" "$T/c8")
+  for q in $r $((r + 8)); do
+    got=$(sed -n "s/^sys\[$q\] //p" "$T/c16")
+    [ "$got" = "$want" ] || fail "rank $q side by side: '$got', alone: '$want'"
+  done
+done
 # Help and usage.
 "$BIN" edit --help > "$T/help" || fail "edit --help"
 for op in keep drop ids iter iter-only ranks keep-deps scale-time scale-flops scale-tensor \
