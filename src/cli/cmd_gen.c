@@ -90,6 +90,9 @@ static const char *usage_micro =
     "  --npus N           number of ranks\n"
     "  --count K          repeat the list K times (default 1)\n"
     "  --comp-ns T        a COMP node of T ns before each collective\n"
+    "  --root R           root NPU of broadcast, reduce, gather and scatter\n"
+    "                     (the comm_root attribute; default none, which sim\n"
+    "                     reads as 0)\n"
     "  --dims LIST        involved_dim of each collective, e.g. 1,0 (which\n"
     "                     network dimensions it spans; ASTRA-sim's default is\n"
     "                     all)\n"
@@ -165,6 +168,13 @@ static int gen_micro(int argc, char **argv) {
       o.dims = dims;
     } else if (OPT("--comp-ns")) {
       if (m < 0 || cli_parse_u64(v, "--comp-ns", &o.comp_ns)) return ETSIM_EXIT_USAGE;
+    } else if (OPT("--root")) {
+      uint64_t r;
+      if (m < 0 || cli_parse_u64(v, "--root", &r)) return ETSIM_EXIT_USAGE;
+      if (r >= (1u << 24))
+        return cli_usage_error("--root: %llu is too large", (unsigned long long)r);
+      o.has_root = 1;
+      o.root = (uint32_t)r;
     } else if (OPT("--out-format")) {
       if (m < 0 || parse_format(v, &o.format)) return ETSIM_EXIT_USAGE;
     } else if (OPT("--ids")) {
@@ -259,6 +269,13 @@ static const char *usage_llm =
     "  --zero Z           0 (all-reduce), 1/2 (reduce-scatter + all-gather),\n"
     "                     3 (parameters gathered per layer, FSDP)\n"
     "  --recompute        full activation recomputation\n"
+    "memory:\n"
+    "  --memory           print each pipeline stage's memory per NPU (model\n"
+    "                     states by ZeRO stage, activations by schedule and\n"
+    "                     recomputation); with no -o, print only\n"
+    "  --tensors          write the tensors (ASTRA-sim's inputs/outputs\n"
+    "                     attributes) so 'etsim sim' tracks memory per NPU\n"
+    "  --flash-attention  attention keeps no score matrix (memory model)\n"
     "platform (compute time = max(FLOPs / peak, bytes / bandwidth)):\n"
     "  --peak-tflops F    per NPU (default 989, H100 SXM BF16 dense)\n"
     "  --mem-gbps B       per NPU (default 3350)\n"
@@ -269,9 +286,29 @@ static const char *usage_llm =
     "  --comm-group PATH  default PREFIX.comm_group.json\n"
     "  --quiet\n";
 
+/* The memory model per pipeline stage, in GiB per NPU. */
+static int print_llm_memory(const etsim_gen_llm_opts_t *o, etsim_error_t *err) {
+  uint32_t pp = o->pp ? o->pp : 1;
+  const double G = 1024.0 * 1024 * 1024;
+  printf("memory per NPU (GiB) of %s, ZeRO %d, %s%s%s:\n", o->model.name ? o->model.name : "model",
+         o->zero, o->schedule == ETSIM_GEN_SCHED_GPIPE ? "GPipe" : "1F1B",
+         o->recompute ? ", full recomputation" : "", o->flash ? ", flash attention" : "");
+  printf("stage  layers  params  grads  optim  act/layer/mb  mbs  activations  zero3  total\n");
+  for (uint32_t s = 0; s < pp; s++) {
+    etsim_gen_llm_mem_t m;
+    if (etsim_gen_llm_memory(o, s, &m, err)) return cli_fail(err);
+    printf("%5u  %6llu  %6.2f  %5.2f  %5.2f  %12.4f  %3u  %11.2f  %5.2f  %5.2f\n", s,
+           (unsigned long long)m.layers, (double)m.params / G, (double)m.grads / G,
+           (double)m.optimizer / G, (double)m.act_layer / G, m.in_flight, (double)m.activations / G,
+           (double)m.zero3_layer / G, (double)m.total / G);
+  }
+  return ETSIM_EXIT_OK;
+}
+
 static int gen_llm(int argc, char **argv) {
   etsim_gen_llm_opts_t o = {0};
   const char *preset = NULL;
+  int memory = 0;
   struct {
     const char *flag;
     uint64_t val;
@@ -345,6 +382,12 @@ static int gen_llm(int argc, char **argv) {
       o.prefix = v;
     } else if (strcmp(argv[i], "--recompute") == 0) {
       o.recompute = 1;
+    } else if (strcmp(argv[i], "--tensors") == 0) {
+      o.tensors = 1;
+    } else if (strcmp(argv[i], "--flash-attention") == 0) {
+      o.flash = 1;
+    } else if (strcmp(argv[i], "--memory") == 0) {
+      memory = 1;
     } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
       cli_quiet = 1;
     } else {
@@ -373,6 +416,12 @@ static int gen_llm(int argc, char **argv) {
   for (int k = 0; k < 9; k++)
     if (ov[k].set) *fields[k] = ov[k].val;
   if (ov[9].set) o.model.gated = ov[9].val != 0;
+  if (memory) {
+    int only = !o.prefix;
+    int rc = print_llm_memory(&o, &err);
+    if (rc) return rc;
+    if (only) return ETSIM_EXIT_OK;
+  }
   if (!o.prefix) o.prefix = o.model.name;
   etsim_gen_report_t rep;
   if (etsim_gen_llm(&o, &rep, &err)) return cli_fail(&err);
