@@ -21,7 +21,6 @@ typedef struct {
   const etsim_diff_opts_t *o;
   ed_groups_t ga, gb; /* each side's communicator groups, when it has a file */
   int have_ga, have_gb;
-  etsim_et_viewbuf_t va, vb;
   uint64_t *ia, *ib;
   size_t ca, cb;
   etsim_attr_t *aa, *ab;
@@ -485,8 +484,6 @@ int etsim_diff(const char *pa, const char *pb, const etsim_diff_opts_t *opts,
 done:
   etsim_edit__groups_free(&c.ga);
   etsim_edit__groups_free(&c.gb);
-  etsim_et_viewbuf_free(&c.va);
-  etsim_et_viewbuf_free(&c.vb);
   etsim_free(c.ia);
   etsim_free(c.ib);
   etsim_free(c.aa);

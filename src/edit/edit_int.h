@@ -334,7 +334,6 @@ int etsim_edit__meta(etsim_edit_t *e, size_t lo, size_t hi, const etsim_et_meta_
 typedef struct ed_pgseq {
   char *pg;
   uint64_t count, hash;
-  uint64_t first_id; /* the first collective's id (messages) */
 } ed_pgseq_t;
 
 typedef struct ed_p2p {

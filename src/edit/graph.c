@@ -546,15 +546,8 @@ int etsim_edit__graph_resolve(ed_jrt_t *J) {
   for (size_t s = 0; s < J->n_scan; s++)
     if (J->born[s] != ED_ORIG) J->id[s] = J->fresh++;
   for (size_t i = 0; i < J->n_syn; i++) J->id[J->syn[i].s] = J->fresh++;
-  size_t alive = 0;
-  for (size_t s = 0; s < J->n; s++) {
-    if (J->dead[s] != ED_ALIVE) {
-      if (J->born[s] == ED_ORIG) J->rep->dropped++;
-    } else {
-      alive++;
-    }
-  }
-  J->n_alive = alive;
+  for (size_t s = 0; s < J->n; s++)
+    if (J->dead[s] != ED_ALIVE && J->born[s] == ED_ORIG) J->rep->dropped++;
   if (J->e->opts.renumber) {
     J->renum = etsim_malloc((J->n + 1) * sizeof *J->renum);
     if (!J->renum) return oom(J);

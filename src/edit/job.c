@@ -342,7 +342,7 @@ static void account(ed_jrt_t *J, const etsim_et_node_t *o) {
       if (etsim_grow((void **)&out->seq, &out->cap_seq, k + 1, sizeof *out->seq)) return;
       char *d = etsim_strdup(pg);
       if (!d) return;
-      out->seq[k] = (ed_pgseq_t){d, 0, 0, o->id};
+      out->seq[k] = (ed_pgseq_t){d, 0, 0};
       out->n_seq++;
     }
     out->seq[k].count++;

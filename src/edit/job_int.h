@@ -104,13 +104,11 @@ typedef struct ed_jrt {
   uint8_t *br_state;
   uint32_t *br_stamp;
   uint32_t *stamp[2];
-  size_t n_alive;
 
   /* traversal */
   ed_node_t *pool;
   size_t n_pool;
   etsim_arena_t arena;
-  size_t depth;
   size_t stream; /* write pass: next stream index */
 
   /* writing */

@@ -532,7 +532,6 @@ int etsim_edit__retarget(etsim_edit_t *e, size_t k, ed_plan_t *p, char **paths, 
   dp->outer = F.outer;
   dp->d_new = d_new;
   dp->old_n = n;
-  dp->shard = (double)F.d / (double)d_new;
   ro->have_dp = 1;
   size_t dropped = 0;
   if (derive_groups(&F, dp, &p->groups, &ng, &dropped)) goto oom;
