@@ -9,10 +9,11 @@
  * them with their syntax, so the CLI builds its options and help from the
  * same table.  docs/edit.md describes every operation and the pipeline.
  *
- * The edit streams: each distinct input file is read twice with the
- * streaming reader (once to learn the graph's skeleton — ids, types and
- * dependencies, about 14 bytes a node and 4 an edge — and once to write),
- * never held whole in memory.  Dropped nodes are bridged: a kept node that
+ * The edit streams: each distinct input file is read with the streaming
+ * reader, never held whole in memory — once when the operations only
+ * change content, else twice (once to learn the graph's skeleton — ids,
+ * types and dependencies, about 14 bytes a node and 4 an edge — and once
+ * to write).  Dropped nodes are bridged: a kept node that
  * depended on a dropped one depends on that node's nearest kept ancestors
  * instead, so the order of what remains is kept.  The output always has
  * unique ids and closed dependencies, and the cross-rank collectives and
