@@ -62,7 +62,9 @@ static int close_stdout(int code) {
     bad = 1;
     e = errno;
   }
-  if (!bad || code) return code; /* a failed command said why already */
+  /* A failed command said why already; "ran and found problems" (validate,
+   * diff) with its report lost is a write error like any other. */
+  if (!bad || (code != ETSIM_EXIT_OK && code != ETSIM_EXIT_PROBLEMS)) return code;
   fprintf(stderr, "etsim: standard output: write error: %s\n", strerror(e ? e : EIO));
   return ETSIM_EXIT_USAGE;
 }

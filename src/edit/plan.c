@@ -142,6 +142,8 @@ static int bset_load(bset_t *b, const char *name, etsim_error_t *err) {
 /* "3,2,1,0" or a file with one rank a line. */
 static int read_map(const char *arg, uint32_t **out, size_t *n, etsim_error_t *err) {
   if (!is_file(arg)) return etsim_edit__parse_ranks(arg, out, n, "--remap-ranks", err);
+  int rc0 = etsim_input_check(arg, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(arg, "r");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", arg, strerror(errno));
   uint32_t *v = NULL;

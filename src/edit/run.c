@@ -110,6 +110,8 @@ void etsim_edit_report_free(etsim_edit_report_t *r) {
 /* NAME,TIME lines; the time is the last comma-separated field, so names
  * may hold commas (C++ signatures do); a name may also be quoted CSV. */
 static int load_profile(ed_op_t *op, etsim_error_t *err) {
+  int rc0 = etsim_input_check(op->path, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(op->path, "r");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", op->path, strerror(errno));
   ed_profile_t *pr = etsim_calloc(1, sizeof *pr);
@@ -447,7 +449,9 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
   }
   if (!rc) rc = check_set(&p, jo, output, err);
   if (rc || strcmp(output, "-") == 0) goto done;
-  /* Everything is written: into place. */
+  /* Everything is written: into place, but never over a file this run read
+   * (the inputs are known by now: the reader registered each it opened). */
+  for (size_t ji = 0; ji < p.n_jobs && !rc; ji++) rc = etsim_output_check(finals[ji], err);
   for (size_t ji = 0; ji < p.n_jobs && !rc; ji++)
     if (rename(parts[ji], finals[ji]) != 0)
       rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", finals[ji],

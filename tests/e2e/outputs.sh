@@ -25,7 +25,8 @@ SIM=(sim --workload ar --system sys.json --network net.yml)
 # stdout full: exit 2 and a message, for every command that reports there.
 for c in "inspect ar" "validate ar" "${SIM[*]}" "netsim --json $SRC/examples/netsim/single.cfg" \
   "shard --model mlperf-dlrm --ranks 8" "replay --dry-run ar" "jsonize ar.c0.et" \
-  "synth eval --real dags.txt --generated dags.txt" "--help"; do
+  "synth eval --real dags.txt --generated dags.txt" "diff ar ar" "diff --json ar ar.c0.et" \
+  "edit ar.c0.et -o - --scale-time 2" "--help"; do
   # shellcheck disable=SC2086
   "$BIN" $c > /dev/full 2> err; rc=$?
   [ $rc -eq 2 ] || fail "'$c > /dev/full' exit $rc"
@@ -52,6 +53,17 @@ cp sys.json saved.sim
 expect_kept sim sys.json "$BIN" "${SIM[@]}" --json sys.json
 cp dags.txt saved.synth
 expect_kept synth dags.txt "$BIN" synth baseline --data dags.txt -n 2 -o dags.txt
+# edit writes "<out>.part.<pid>" and renames: the rename must not land on
+# an input (the trace itself, a rank of a per-rank set, a profile).
+cp ar.c0.et saved.edit
+expect_kept edit ar.c0.et "$BIN" edit ar.c0.et -o ar.c0.et --scale-time 2
+"$BIN" gen micro --coll all-reduce --size 4096 --npus 2 --out-format et -o pr --quiet || fail "gen pr"
+cp pr.1.et saved.edit-set
+expect_kept edit-set pr.1.et "$BIN" edit pr -o pr --scale-time 2
+echo "all_reduce_4npus_1MB,5" > prof.csv
+cp prof.csv saved.edit-profile
+expect_kept edit-profile prof.csv "$BIN" edit ar.c0.et -o prof.csv --profile prof.csv
+ls ./*.part.* > /dev/null 2>&1 && fail "a refused edit left its .part files"
 
 # A smaller per-rank set replaces a larger one whole.
 "$BIN" gen micro --coll all-gather --size 4096 --npus 8 --out-format et -o small --quiet || fail "gen 8"
