@@ -35,6 +35,12 @@ int etsim_edit_new(etsim_edit_t **out, const etsim_edit_opts_t *opts, etsim_erro
     e->opts.iter_marker = dup_or_null(opts->iter_marker);
     e->opts.salt = dup_or_null(opts->salt);
     e->opts.dp_sharded = dup_or_null(opts->dp_sharded);
+    /* A lost copy would silently change the edit (no salt: unkeyed hashes). */
+    if ((opts->comm_group && !e->opts.comm_group) || (opts->iter_marker && !e->opts.iter_marker) ||
+        (opts->salt && !e->opts.salt) || (opts->dp_sharded && !e->opts.dp_sharded)) {
+      etsim_edit_free(e);
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    }
   }
   etsim_edit__anon_key(e);
   const char *mk = e->opts.iter_marker ? e->opts.iter_marker : "^ProfilerStep#";
@@ -423,6 +429,7 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
                            nr);
   }
   const char *ext = e->opts.gzip ? ".et.gz" : ".et";
+  size_t renamed = 0; /* trace files renamed into place */
   char **finals = etsim_calloc(p.n_jobs + 1, sizeof *finals);
   char **parts = etsim_calloc(p.n_jobs + 1, sizeof *parts);
   ed_jobout_t *jo = etsim_calloc(p.n_jobs + 1, sizeof *jo);
@@ -459,6 +466,7 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
     else {
       etsim_free(parts[ji]);
       parts[ji] = NULL;
+      renamed = ji + 1;
     }
   if (rc) goto done;
   if (format == ETSIM_EDIT_OUT_ET && !single)
@@ -469,6 +477,9 @@ done:
   if (rc) {
     for (size_t ji = 0; ji < p.n_jobs; ji++)
       if (parts && parts[ji] && strcmp(parts[ji], "-") != 0) remove(parts[ji]);
+    /* A set whose manifest, rank files or groups could not be placed is
+     * not left half there: its trace files go too. */
+    for (size_t ji = 0; ji < renamed; ji++) remove(finals[ji]);
   }
   for (size_t ji = 0; ji < p.n_jobs; ji++) {
     if (finals) etsim_free(finals[ji]);

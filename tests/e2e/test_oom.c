@@ -9,6 +9,7 @@
 #include "test_util.h"
 
 #include "etsim/convtext.h"
+#include "etsim/edit.h"
 #include "etsim/etcheck.h"
 #include "etsim/etjson.h"
 #include "etsim/gen.h"
@@ -137,6 +138,63 @@ static void test_conv_text(void **state) {
   snprintf(prefix, sizeof prefix, "%s/w", d);
   TU_GT(tu_oom_sweep("convert --from text", run_text, prefix, d), 5);
   TU_GT(tu_count_files(d), 1);
+}
+
+/* ---------------------------------------------------------------- edit */
+
+/* An edit with a step of every kind the two-pass path takes (a selection,
+ * a scale, a profile, a rank permutation, a concatenation, an insertion,
+ * an anonymization) on the 4-rank set, then a diff of the result against
+ * its input. */
+typedef struct {
+  const char *out;
+  uint64_t nodes_out;
+} edit_t;
+
+static int run_edit(void *user, etsim_error_t *err) {
+  edit_t *x = user;
+  etsim_edit_t *e = NULL;
+  etsim_edit_opts_t o = {.salt = "k", .out_format = ETSIM_EDIT_OUT_MANIFEST};
+  int rc = etsim_edit_new(&e, &o, err);
+  static const char *const ops[][2] = {
+      {"drop", "type=comp;id=0-0"}, {"scale-time", "2"},     {"profile", NULL},
+      {"remap-ranks", "3,2,1,0"},   {"concat", NULL},        {"insert-after", "comp:5@type=coll"},
+      {"anonymize", "hash"},        {"round-sizes", "pow2"},
+  };
+  for (size_t k = 0; !rc && k < sizeof ops / sizeof *ops; k++) {
+    const char *arg = ops[k][1];
+    if (strcmp(ops[k][0], "profile") == 0) arg = path("prof.csv");
+    if (strcmp(ops[k][0], "concat") == 0) arg = path("mb");
+    rc = etsim_edit_add(e, ops[k][0], arg, err);
+  }
+  etsim_edit_report_t rep = {0};
+  if (!rc) rc = etsim_edit_run(e, path("mb"), x->out, &rep, err);
+  if (!rc) x->nodes_out = rep.nodes_out;
+  etsim_edit_report_free(&rep);
+  etsim_edit_free(e);
+  return rc;
+}
+
+static int run_diff(void *user, etsim_error_t *err) {
+  etsim_diff_report_t r;
+  int rc = etsim_diff(path("mb"), (const char *)user, NULL, &r, err);
+  if (!rc && r.equal) return etsim_error_set(err, ETSIM_EINTERNAL, "the edited set diffs equal");
+  return rc;
+}
+
+static void test_edit(void **state) {
+  (void)state;
+  make_micro();
+  put("prof.csv", "name,time (us)\nall_reduce,7\n");
+  char *d = outdir("edit");
+  char out[4300];
+  snprintf(out, sizeof out, "%s/e", d);
+  edit_t x = {out, 0};
+  TU_GT(tu_oom_sweep("edit", run_edit, &x, d), 30);
+  /* Twice the input's nodes (the concatenation) and what was inserted,
+   * less the dropped ones: more than the 4-rank input alone. */
+  TU_GT(x.nodes_out, 8);
+  TU_GT(tu_oom_sweep("diff", run_diff, out, NULL), 10);
 }
 
 /* ----------------------------------------------------------------- gen */
@@ -464,6 +522,7 @@ int main(void) {
       cmocka_unit_test(test_shard),     cmocka_unit_test(test_sim),
       cmocka_unit_test(test_sim_flow),  cmocka_unit_test(test_netpkt),
       cmocka_unit_test(test_synth),     cmocka_unit_test(test_replay),
+      cmocka_unit_test(test_edit),
   };
   return TU_RUN(tests, tu_setup, tu_teardown);
 }
