@@ -133,9 +133,10 @@ static int bset_load(bset_t *b, const char *name, etsim_error_t *err) {
   int rc = etsim_et_set_resolve(name, &b->paths, &b->n_paths, &b->rank_file, &b->n_ranks, err);
   if (rc) return rc;
   char *gp = default_groups(name);
-  if (!gp) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (is_file(gp)) rc = etsim_edit__groups_load(&b->groups, gp, b->n_ranks, err);
+  if (!gp) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  else if (is_file(gp)) rc = etsim_edit__groups_load(&b->groups, gp, b->n_ranks, err);
   etsim_free(gp);
+  if (rc) bset_free(b);
   return rc;
 }
 
