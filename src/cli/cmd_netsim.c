@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include "etsim/netpkt.h"
+#include "etsim/report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@ static const char *usage =
     "                   message as a slice; with the packet level, every\n"
     "                   port's tx Gb/s, queue KB and paused %% over time\n"
     "                   and the first messages' sending rates\n"
+    "  --report F       one HTML page with plots (see etsim report); it links\n"
+    "                   the --timeline file, or writes F's name .timeline.json\n"
     "  --timeline-step NS  first sampling interval (default 1000 ns; it\n"
     "                   doubles when a long run fills the sample budget)\n"
     "  --seed N         seed for ECN and loss draws (default 1)\n"
@@ -76,11 +79,19 @@ static int open_out(out_t *o, const char *path, etsim_error_t *err) {
   return rc;
 }
 
+/* --report: the page of the timeline just written, named after the CC. */
+static int write_report(const char *report, const char *timeline, const char *label) {
+  etsim_error_t err = {0};
+  etsim_report_input_t in = {timeline, label};
+  if (etsim_report_html(report, &in, 1, NULL, &err)) return cli_fail(&err);
+  return ETSIM_EXIT_OK;
+}
+
 /* The flow-level backend on the same scenario. */
 static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
                     const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
-                    size_t n_flows, const char *fct_path, const char *timeline, int json,
-                    int quiet) {
+                    size_t n_flows, const char *fct_path, const char *timeline, const char *report,
+                    int json, int quiet) {
   etsim_error_t err = {0};
   etsim_netflow_t *net;
   if (etsim_netflow_create(&net, topo, cfg, &err)) return cli_fail(&err);
@@ -118,6 +129,7 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
     code = cli_fail(&err);
     goto done;
   }
+  if (report && (code = write_report(report, timeline, "flow level"))) goto done;
   if (of.open) {
     of.open = 0;
     if (etsim_outfile_commit(&of.f, &err)) {
@@ -149,7 +161,7 @@ done:
 
 int etsim_cmd_netsim(int argc, char **argv) {
   const char *backend = "packet";
-  const char *ports = NULL, *timeline = NULL, *step = NULL;
+  const char *ports = NULL, *timeline = NULL, *step = NULL, *report = NULL;
   const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL, *cc = NULL, *seed = NULL;
   const char *sets[64];
   int n_sets = 0, json = 0, quiet = 0;
@@ -183,6 +195,9 @@ int etsim_cmd_netsim(int argc, char **argv) {
     } else if ((r = cli_opt(argc, argv, &i, "--timeline", &v))) {
       if (r < 0) return ETSIM_EXIT_USAGE;
       timeline = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--report", &v))) {
+      if (r < 0) return ETSIM_EXIT_USAGE;
+      report = v;
     } else if ((r = cli_opt(argc, argv, &i, "--timeline-step", &v))) {
       if (r < 0) return ETSIM_EXIT_USAGE;
       step = v;
@@ -241,6 +256,13 @@ int etsim_cmd_netsim(int argc, char **argv) {
         "netsim: --timeline-step is a whole number of ns "
         "above 0, not '%s'",
         step);
+  char tl_for_report[4096];
+  if (report && !timeline) { /* the page links the timeline it is made from */
+    size_t n = strlen(report);
+    if (n > 5 && !strcmp(report + n - 5, ".html")) n -= 5;
+    snprintf(tl_for_report, sizeof tl_for_report, "%.*s.timeline.json", (int)n, report);
+    timeline = tl_for_report;
+  }
   if (!cfg.topology_file[0]) return cli_usage_error("%s: TOPOLOGY_FILE is not set", input);
   if (!cfg.flow_file[0]) return cli_usage_error("%s: FLOW_FILE is not set", input);
 
@@ -257,8 +279,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
   int code = ETSIM_EXIT_OK;
   out_t of = {0}, op = {0}, oq = {0}, ot = {0};
   if (!strcmp(backend, "flow")) {
-    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file, timeline, json,
-                    quiet);
+    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file, timeline, report,
+                    json, quiet);
     goto done;
   }
   if (etsim_netpkt_create(&net, &topo, &cfg, &err)) {
@@ -312,6 +334,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
       /* The timeline shows how the pause cycle formed. */
       if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err))
         code = cli_fail(&err);
+      else if (report && write_report(report, timeline, cc_name(cfg.cc_mode)))
+        code = ETSIM_EXIT_USAGE;
     }
     goto done;
   }
@@ -320,6 +344,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
     code = cli_fail(&err);
     goto done;
   }
+  if (report && (code = write_report(report, timeline, cc_name(cfg.cc_mode)))) goto done;
   if (ports) {
     if (open_out(&ot, ports, &err)) {
       code = cli_fail(&err);

@@ -4,6 +4,7 @@
  */
 #include "cli/cli.h"
 
+#include "cli/synth_hist.h"
 #include "etsim/synth.h"
 
 #include <dirent.h>
@@ -385,6 +386,7 @@ static int cmd_eval(int argc, char **argv) {
   if (!rc && trainp) rc = load_path(&T, trainp, &to, &err);
   etsim_synth_eval_t ev;
   if (!rc) rc = etsim_synth_evaluate(&R, &G, trainp ? &T : NULL, 1, &ev, &err);
+  json_t *hist = !rc && json ? cli_synth_histograms(&R, &G) : NULL; /* for etsim report */
   etsim_synth_data_free(&R);
   etsim_synth_data_free(&G);
   etsim_synth_data_free(&T);
@@ -410,6 +412,10 @@ static int cmd_eval(int argc, char **argv) {
           ", \"surrogate_real\": {\"pearson\": %.6g, \"spearman\": %.6g, "
           "\"mae\": %.6g}",
           ev.real_pearson, ev.real_spearman, ev.real_mae);
+    char *h = hist ? json_dumps(hist, JSON_COMPACT) : NULL;
+    if (h) printf(", \"histograms\": %s", h);
+    free(h);
+    json_decref(hist);
     printf("}\n");
     return 0;
   }
