@@ -38,6 +38,8 @@ void etsim_report__esc(rbuf_t *b, const char *s);
 /* A number for people: at most 4 significant digits, k/M/G/T above 10^4
  * ("1,284.2" is "1284", 1.5e6 is "1.5M"); never "nan" (gives "-"). */
 void etsim_report__num(char *out, size_t cap, double v);
+/* A time given in us, in ns, us, ms or s to keep it short ("10 ms"). */
+void etsim_report__time_us(char *out, size_t cap, double us);
 /* Bytes with binary units ("48 MiB"). */
 void etsim_report__bytes(char *out, size_t cap, double v);
 

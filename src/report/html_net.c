@@ -534,8 +534,7 @@ static void one_timeline(rbuf_t *b, const rin_t *in) {
                     "every message and port)</p>\n");
   char k_msgs[32], k_end[32], k_med[32], k_p99[32], k_ports[32], k_q[32], k_pause[32];
   etsim_report__num(k_msgs, sizeof k_msgs, (double)t->n_msgs);
-  etsim_report__num(k_end, sizeof k_end, t->t_end);
-  strcat(k_end, " \xc2\xb5s");
+  etsim_report__time_us(k_end, sizeof k_end, t->t_end);
   etsim_report__num(k_med, sizeof k_med, quantile(t->slow, t->n_msgs, 0.5));
   etsim_report__num(k_p99, sizeof k_p99, quantile(t->slow, t->n_msgs, 0.99));
   etsim_report__num(k_ports, sizeof k_ports, (double)t->n_ports);
@@ -546,8 +545,7 @@ static void one_timeline(rbuf_t *b, const rin_t *in) {
   }
   etsim_report__num(k_q, sizeof k_q, qmax);
   strcat(k_q, " KB");
-  etsim_report__num(k_pause, sizeof k_pause, paused);
-  strcat(k_pause, " \xc2\xb5s");
+  etsim_report__time_us(k_pause, sizeof k_pause, paused);
   const char *kv[] = {"messages completed",
                       k_msgs,
                       "span",

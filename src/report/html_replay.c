@@ -21,24 +21,6 @@ static void pct(char *s, size_t cap, double v) {
   else snprintf(s, cap, "-");
 }
 
-static void us_text(char *s, size_t cap, double us) {
-  char v[24];
-  if (!isfinite(us)) {
-    snprintf(s, cap, "-");
-    return;
-  }
-  if (us >= 1e7) {
-    etsim_report__num(v, sizeof v, us / 1e6);
-    snprintf(s, cap, "%s s", v);
-  } else if (us >= 1e4) {
-    etsim_report__num(v, sizeof v, us / 1e3);
-    snprintf(s, cap, "%s ms", v);
-  } else {
-    etsim_report__num(v, sizeof v, us);
-    snprintf(s, cap, "%s \xc2\xb5s", v);
-  }
-}
-
 static int report(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
   const json_t *d = in->doc, *it = json_object_get(d, "iteration"),
                *pn = json_object_get(d, "per_node");
@@ -55,8 +37,8 @@ static int report(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
   snprintf(k_r, sizeof k_r, "%lld ranks, %lld nodes",
            (long long)etsim_report__num_or(d, "ranks", 0),
            (long long)etsim_report__num_or(d, "nodes", 0));
-  us_text(k_m, sizeof k_m, meas);
-  us_text(k_rec, sizeof k_rec - 16, rec);
+  etsim_report__time_us(k_m, sizeof k_m, meas);
+  etsim_report__time_us(k_rec, sizeof k_rec - 16, rec);
   strcat(k_rec, span > 0 ? " (span)" : " (dry run)");
   if (isfinite(rec) && rec > 0) snprintf(k_err, sizeof k_err, "%+.1f %%", 100 * (meas - rec) / rec);
   else snprintf(k_err, sizeof k_err, "-");

@@ -191,8 +191,8 @@ static void finish_bars(rbuf_t *b, const npu_t *p, size_t n, size_t crit, tunit_
   groups = (n + per - 1) / per;
   double *comp = etsim_calloc(groups, sizeof(double)), *expo = etsim_calloc(groups, sizeof(double));
   double *lo = etsim_calloc(groups, sizeof(double)), *hi = etsim_calloc(groups, sizeof(double));
-  char **cat = etsim_calloc(groups, sizeof(char *));
-  if (!comp || !expo || !lo || !hi || !cat) goto out;
+  char **cat = etsim_calloc(groups, sizeof(char *)), **tips = etsim_calloc(groups, sizeof(char *));
+  if (!comp || !expo || !lo || !hi || !cat || !tips) goto out;
   for (size_t g = 0; g < groups; g++) {
     size_t a = g * per, z = a + per < n ? a + per : n, top = a;
     lo[g] = INFINITY;
@@ -207,16 +207,21 @@ static void finish_bars(rbuf_t *b, const npu_t *p, size_t n, size_t crit, tunit_
     lo[g] /= u.div;
     hi[g] /= u.div;
     char s[48];
-    if (per == 1) snprintf(s, sizeof s, "%zu", a);
-    else snprintf(s, sizeof s, "%zu-%zu", a, z - 1);
+    snprintf(s, sizeof s, "%zu", a); /* a group is named by its first NPU */
     cat[g] = etsim_strdup(s);
+    if (per > 1) {
+      char t[160];
+      snprintf(t, sizeof t, "NPUs %zu-%zu: slowest NPU %zu; finish %.4g to %.4g %s", a, z - 1, top,
+               lo[g], hi[g], u.name);
+      tips[g] = etsim_strdup(t);
+    }
   }
   char ml[96], yl[48], note[256], xl[64];
   char ft[32];
   fmt_time(ft, sizeof ft, p[crit].finish, u);
   snprintf(ml, sizeof ml, "critical: NPU %zu, %s", crit, ft);
   snprintf(yl, sizeof yl, "time (%s)", u.name);
-  snprintf(xl, sizeof xl, per == 1 ? "NPU" : "NPUs (groups of %zu)", per);
+  snprintf(xl, sizeof xl, per == 1 ? "NPU" : "NPU (the first of each group of %zu)", per);
   if (per > 1)
     snprintf(note, sizeof note,
              "%zu NPUs in %zu groups of %zu: each bar is its group's slowest NPU, the whisker "
@@ -230,10 +235,12 @@ static void finish_bars(rbuf_t *b, const npu_t *p, size_t n, size_t crit, tunit_
   etsim_report__bars(
       b, &(rbars_t){id, "Finish time per NPU", note, xl, yl, groups, (const char *const *)cat, 2,
                     sn, v, cols, 1, 0, per > 1 ? lo : NULL, per > 1 ? hi : NULL, (long)(crit / per),
-                    ml, NULL});
+                    ml, (const char *const *)tips});
 out:
   for (size_t g = 0; cat && g < groups; g++) etsim_free(cat[g]);
+  for (size_t g = 0; tips && g < groups; g++) etsim_free(tips[g]);
   etsim_free(cat);
+  etsim_free(tips);
   etsim_free(comp);
   etsim_free(expo);
   etsim_free(lo);
@@ -428,7 +435,7 @@ static void by_type_table(rbuf_t *b, const json_t *types, size_t n, tunit_t u) {
     const json_t *t = json_array_get(types, k);
     char c[32], by[32], ex[32];
     etsim_report__num(c, sizeof c, etsim_report__num_or(t, "count", 0) / (double)n);
-    etsim_report__num(by, sizeof by, etsim_report__num_or(t, "bytes", 0) / (double)n);
+    etsim_report__bytes(by, sizeof by, etsim_report__num_or(t, "bytes", 0) / (double)n);
     etsim_report__num(ex, sizeof ex,
                       etsim_report__num_or(t, "exposed_ns_sum", 0) / (double)n / u.div);
     etsim_report__put(b, "<tr><td class=\"l\">");
@@ -496,13 +503,12 @@ int etsim_report__sim(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
                       k_nc,
                       "bytes moved per NPU (mean)",
                       k_by,
-                      "network",
-                      k_topo[0] ? k_topo : NULL,
                       "simulation time",
                       isfinite(wall) ? k_wall : NULL,
                       "events",
                       k_ev};
   etsim_report__facts(b, kv, sizeof kv / sizeof *kv / 2);
+  if (k_topo[0]) etsim_report__note(b, "Network: %s.", k_topo);
   const char *red = etsim_report__str_or(in->doc, "reduction", "");
   if (red[0]) etsim_report__note(b, "Reduction: %s.", red);
   breakdown(b, in, p, n, crit, u, "sim-breakdown");

@@ -126,6 +126,21 @@ void etsim_report__bytes(char *out, size_t cap, double v) {
   snprintf(out, cap, k ? "%.3g %s" : "%.0f %s", v, u[k]);
 }
 
+void etsim_report__time_us(char *out, size_t cap, double us) {
+  char v[24];
+  const char *unit = "\xc2\xb5s";
+  double x = us;
+  if (!isfinite(us)) {
+    snprintf(out, cap, "-");
+    return;
+  }
+  if (fabs(us) >= 1e7) x = us / 1e6, unit = "s";
+  else if (fabs(us) >= 1e4) x = us / 1e3, unit = "ms";
+  else if (us != 0 && fabs(us) < 1) x = us * 1e3, unit = "ns";
+  etsim_report__num(v, sizeof v, x);
+  snprintf(out, cap, "%s %s", v, unit);
+}
+
 /* A coordinate: one decimal, finite. */
 static double fin(double v) { return isfinite(v) ? (v > 1e7 ? 1e7 : v < -1e7 ? -1e7 : v) : 0; }
 
@@ -287,8 +302,11 @@ static void axes(rbuf_t *b, const scale_t *xs, const scale_t *ys, const char *xl
   double x0 = xs->r0, x1 = xs->r1, y0 = ys->r0, y1 = ys->r1; /* y0 bottom */
   etsim_report__put(b, "<g class=\"axes\">");
   int n = ticks(ys, t, 32, 5);
+  double last = -1e9;
   for (int i = 0; i < n; i++) {
     double y = sc(ys, t[i]);
+    if (fabs(y - last) < 16) continue; /* log axes' linear ticks crowd at the top */
+    last = y;
     etsim_report__fmt(b, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
                       x0, x1, y, y);
     etsim_report__num(s, sizeof s, t[i]);
@@ -296,8 +314,11 @@ static void axes(rbuf_t *b, const scale_t *xs, const scale_t *ys, const char *xl
   }
   if (xgrid) {
     n = ticks(xs, t, 32, w > 500 ? 8 : 5);
+    last = -1e9;
     for (int i = 0; i < n; i++) {
       double x = sc(xs, t[i]);
+      if (fabs(x - last) < 44) continue;
+      last = x;
       etsim_report__fmt(b, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
                         x, x, y0, y1);
       etsim_report__num(s, sizeof s, t[i]);
@@ -325,6 +346,7 @@ static void axes(rbuf_t *b, const scale_t *xs, const scale_t *ys, const char *xl
 typedef struct lentry {
   const char *name;
   int color, line;
+  const char *fill; /* a colour outside the palette, or NULL */
 } lentry_t;
 
 static void legend(rbuf_t *b, const lentry_t *e, size_t n, int x0, int w) {
@@ -345,7 +367,7 @@ static void legend(rbuf_t *b, const lentry_t *e, size_t n, int x0, int w) {
                         dash_of(e[i].color));
     else
       etsim_report__fmt(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" height=\"11\" fill=\"%s\"/>",
-                        x, y - 10, etsim_report__color(e[i].color));
+                        x, y - 10, e[i].fill ? e[i].fill : etsim_report__color(e[i].color));
     text(b, x + 18, y, "start", NULL, e[i].name);
     x += tw;
   }
@@ -448,11 +470,15 @@ void etsim_report__xy(rbuf_t *b, const rxy_t *c) {
     x0 = y0 = lo;
     x1 = y1 = hi;
   }
-  lentry_t le[64];
+  lentry_t le[66];
   size_t nle = 0;
   for (size_t k = 0; k < c->ns && nle < 64; k++)
     if (!c->s[k].faint && c->s[k].name)
-      le[nle++] = (lentry_t){c->s[k].name, c->s[k].color, c->s[k].style != RS_POINTS};
+      le[nle++] = (lentry_t){c->s[k].name, c->s[k].color, c->s[k].style != RS_POINTS, NULL};
+  if (c->diag) { /* the bands' key */
+    le[nle++] = (lentry_t){"within 10 %", 0, 0, "#d4d4d4"};
+    le[nle++] = (lentry_t){"within 25 %", 0, 0, "#e8e8e8"};
+  }
   int top = MT + (nle > 5 ? 15 * (int)((nle - 1) / 5) : 0);
   scale_t xs = {0, 1, ML, w - MR, 0}, ys = {0, 1, h - MB, top, 0};
   domain(&xs, &c->x, x0, x1);
@@ -469,7 +495,13 @@ void etsim_report__xy(rbuf_t *b, const rxy_t *c) {
                     "height=\"%d\"/></clipPath><g clip-path=\"url(#clip%u)\">\n",
                     id, ML, top - 4, w - MR - ML, h - MB - top + 8, id);
   if (c->diag) {
-    /* Bands of +-25 % and +-10 % around y = x, sampled along x. */
+    /* Bands of +-25 % and +-10 % around y = x, sampled along x, clipped to
+     * the plot itself (points may overhang it by their radius, bands not). */
+    unsigned id2 = ++b->seq;
+    etsim_report__fmt(b,
+                      "<clipPath id=\"clip%u\"><rect x=\"%d\" y=\"%d\" width=\"%d\" "
+                      "height=\"%d\"/></clipPath><g clip-path=\"url(#clip%u)\">\n",
+                      id2, ML, top, w - MR - ML, h - MB - top, id2);
     static const double f[2] = {0.25, 0.10};
     static const char *fill[2] = {"#e8e8e8", "#d4d4d4"};
     for (int k = 0; k < 2; k++) {
@@ -490,6 +522,7 @@ void etsim_report__xy(rbuf_t *b, const rxy_t *c) {
                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
                       "stroke-dasharray=\"4 3\"/>\n",
                       sc(&xs, lo), sc(&ys, lo), sc(&xs, hi), sc(&ys, hi));
+    etsim_report__put(b, "</g>\n");
   }
   for (int pass = 0; pass < 2; pass++) /* faint series first, behind */
     for (size_t k = 0; k < c->ns; k++) {
@@ -500,18 +533,6 @@ void etsim_report__xy(rbuf_t *b, const rxy_t *c) {
     }
   etsim_report__put(b, "</g>\n");
   legend(b, le, nle, ML, w);
-  if (c->diag) {
-    /* the bands' key, right-aligned under the legend */
-    etsim_report__fmt(b,
-                      "<g class=\"legend\"><rect x=\"%d\" y=\"%d\" width=\"11\" height=\"11\" "
-                      "fill=\"#d4d4d4\"/>",
-                      w - MR - 220, top + 2);
-    text(b, w - MR - 204, top + 12, "start", NULL, "within 10 %");
-    etsim_report__fmt(b, "<rect x=\"%d\" y=\"%d\" width=\"11\" height=\"11\" fill=\"#e8e8e8\"/>",
-                      w - MR - 112, top + 2);
-    text(b, w - MR - 96, top + 12, "start", NULL, "within 25 %");
-    etsim_report__put(b, "</g>\n");
-  }
   fig_close(b, c->note);
 }
 
@@ -543,7 +564,7 @@ void etsim_report__bars(rbuf_t *b, const rbars_t *c) {
   size_t nle = 0;
   for (size_t s = 0; s < c->nser && nle < 16; s++)
     if (c->nser > 1 && c->ser_name && c->ser_name[s])
-      le[nle++] = (lentry_t){c->ser_name[s], c->colors ? c->colors[s] : (int)s, 0};
+      le[nle++] = (lentry_t){c->ser_name[s], c->colors ? c->colors[s] : (int)s, 0, NULL};
   int top = MT + (nle > 5 ? 15 * (int)((nle - 1) / 5) : 0) + (c->mark >= 0 ? 14 : 0);
   raxis_t ya = {c->ylabel, c->ylog, 1, NAN, NAN};
   scale_t ys = {0, 1, h - MB, top, 0};
@@ -649,7 +670,7 @@ void etsim_report__hstack(rbuf_t *b, const rhstack_t *c) {
     int used = 0;
     for (size_t r = 0; r < c->rows; r++)
       used |= isfinite(c->val[r * c->nseg + s]) && c->val[r * c->nseg + s] > 0;
-    if (used) le[nle++] = (lentry_t){c->seg_name[s], c->colors[s], 0};
+    if (used) le[nle++] = (lentry_t){c->seg_name[s], c->colors[s], 0, NULL};
   }
   for (size_t r = 0; r < c->rows; r++) {
     double sum = 0;
@@ -894,7 +915,7 @@ void etsim_report__lanes(rbuf_t *b, const rlanes_t *c) {
   lentry_t le[32];
   size_t nle = 0;
   for (size_t k = 0; k < c->nkeys && nle < 32; k++)
-    le[nle++] = (lentry_t){c->key_name[k], c->key_color[k], 0};
+    le[nle++] = (lentry_t){c->key_name[k], c->key_color[k], 0, NULL};
   int top = MT + 15 * (int)(nle > 5 ? (nle - 1) / 5 : 0);
   int h = top + laneh * (int)c->n_lanes + MB;
   raxis_t xa = {c->xlabel, 0, 1, NAN, NAN};
