@@ -295,16 +295,16 @@ out:
   etsim_free(v);
 }
 
-/* The busiest links, when the run kept per-link statistics. */
+/* The busiest links, when the run kept per-link statistics ("links"). */
 static void link_bars(rbuf_t *b, const json_t *links, const char *id) {
-  size_t n = json_array_size(links), k = n < 32 ? n : 32;
+  size_t n = json_array_size(links), k = n < 12 ? n : 12;
   if (!n) return;
   size_t *idx = etsim_malloc(n * sizeof *idx);
   double *v = etsim_malloc(k * sizeof *v);
-  const char **cat = etsim_malloc(k * sizeof *cat);
-  if (!idx || !v || !cat) goto out;
+  const char **rows = etsim_malloc(k * sizeof *rows);
+  if (!idx || !v || !rows) goto out;
   for (size_t i = 0; i < n; i++) idx[i] = i;
-  /* the k busiest, busiest first (selection; k is small) */
+  /* the k busiest, busiest first (selection: k is small) */
   for (size_t i = 0; i < k; i++) {
     size_t best = i;
     for (size_t j = i + 1; j < n; j++)
@@ -316,21 +316,88 @@ static void link_bars(rbuf_t *b, const json_t *links, const char *id) {
     idx[best] = t;
     const json_t *l = json_array_get(links, idx[i]);
     v[i] = 100 * etsim_report__num_or(l, "busy_fraction", 0);
-    cat[i] = etsim_report__str_or(l, "link", "?");
+    rows[i] = etsim_report__str_or(l, "link", "?");
   }
-  char note[160];
+  char note[200];
   snprintf(note, sizeof note,
-           "The %zu busiest of %zu links with traffic: time sending over the "
-           "iteration.",
+           "The %zu busiest of %zu links with traffic: time sending over the iteration. Over "
+           "100 %% means the analytical model let messages overlap on one link.",
            k, n);
-  const double *vv[1] = {v};
-  const char *sn[1] = {"busy"};
-  etsim_report__bars(b, &(rbars_t){id, "Busiest links", note, "link", "busy (% of iteration)", k,
-                                   cat, 1, sn, vv, (int[]){2}, 0, 0, NULL, NULL, -1, NULL, NULL});
+  const char *seg[1] = {"busy"};
+  etsim_report__hstack(b, &(rhstack_t){id, "Busiest links", note, "busy (% of the iteration)", k, 1,
+                                       rows, seg, v, (int[]){2}});
 out:
   etsim_free(idx);
   etsim_free(v);
-  etsim_free(cat);
+  etsim_free(rows);
+}
+
+/* Per-link utilisation as a heat map: a row per NPU, a column per dimension
+ * and direction ("dim 1 out": links the NPU sends on; "dim 1 in": a
+ * switch's links towards it), each cell the busiest such link.  Link names
+ * are those of etsim_net_link_name ("NPU 3 dim 1 (Switch) out", "NPU 3 ->
+ * NPU 4 (dim 0 Ring)", "switch -> NPU 3 (dim 1 Switch)"); when they do not
+ * read that way the chart is left out. */
+static void link_heat(rbuf_t *b, const json_t *links, size_t n_npus, const char *id) {
+  size_t n = json_array_size(links);
+  if (!n || !n_npus) return;
+  enum { MAXC = 2 * MAX_DIMS };
+  int used[MAXC] = {0};
+  size_t rows = n_npus <= MAX_ROWS ? n_npus : MAX_ROWS, per = (n_npus + rows - 1) / rows;
+  rows = (n_npus + per - 1) / per;
+  double *cell = etsim_malloc(rows * MAXC * sizeof *cell);
+  if (!cell) return;
+  for (size_t i = 0; i < rows * MAXC; i++) cell[i] = NAN;
+  for (size_t k = 0; k < n; k++) {
+    const json_t *l = json_array_get(links, k);
+    const char *name = etsim_report__str_or(l, "link", ""), *d = strstr(name, "dim ");
+    unsigned npu, dim;
+    int in = strncmp(name, "switch -> NPU ", 14) == 0;
+    if (!d || sscanf(in ? name + 14 : name, in ? "%u" : "NPU %u", &npu) != 1 ||
+        sscanf(d, "dim %u", &dim) != 1 || npu >= n_npus || dim >= MAX_DIMS) {
+      etsim_free(cell);
+      return;
+    }
+    size_t c = 2 * dim + (size_t)in, r = npu / per;
+    double v = 100 * etsim_report__num_or(l, "busy_fraction", 0);
+    if (!(cell[r * MAXC + c] >= v)) cell[r * MAXC + c] = v;
+    used[c] = 1;
+  }
+  /* keep the columns that occur */
+  size_t cols = 0, map[MAXC];
+  char names[MAXC][24];
+  const char *cn[MAXC];
+  for (size_t c = 0; c < MAXC; c++)
+    if (used[c]) {
+      snprintf(names[cols], sizeof names[cols], "dim %zu %s", c / 2, c % 2 ? "in" : "out");
+      cn[cols] = names[cols];
+      map[cols++] = c;
+    }
+  double *v = etsim_malloc(rows * (cols ? cols : 1) * sizeof *v);
+  char **rn = etsim_calloc(rows, sizeof *rn);
+  if (v && rn) {
+    for (size_t r = 0; r < rows; r++) {
+      for (size_t c = 0; c < cols; c++) v[r * cols + c] = cell[r * MAXC + map[c]];
+      char s[48];
+      if (per == 1) snprintf(s, sizeof s, "NPU %zu", r);
+      else
+        snprintf(s, sizeof s, "%zu-%zu", r * per,
+                 (r + 1) * per - 1 < n_npus ? (r + 1) * per - 1 : n_npus - 1);
+      rn[r] = etsim_strdup(s);
+    }
+    char note[240];
+    snprintf(note, sizeof note,
+             "Each cell: the busiest link %s in that dimension and direction (time sending over "
+             "the iteration). Grey: no such link or no traffic.",
+             per > 1 ? "of the group of NPUs" : "of the NPU");
+    etsim_report__heat(b, &(rheat_t){id, "Link utilisation per NPU", note,
+                                     "dimension and direction", per > 1 ? "NPUs" : "NPU", "% busy",
+                                     rows, cols, v, (const char *const *)rn, cn, 0, NAN, 0, 0});
+  }
+  for (size_t r = 0; rn && r < rows; r++) etsim_free(rn[r]);
+  etsim_free(rn);
+  etsim_free(v);
+  etsim_free(cell);
 }
 
 static int cmp_span(const void *a, const void *b) {
@@ -517,7 +584,10 @@ int etsim_report__sim(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
   finish_bars(b, p, n, crit, u, "sim-finish");
   dim_heat(b, in, p, n, ndims, total, "sim-util");
   const json_t *links = json_object_get(in->doc, "links");
-  if (json_is_array(links)) link_bars(b, links, "sim-links");
+  if (json_is_array(links)) {
+    link_heat(b, links, n, "sim-link-heat");
+    link_bars(b, links, "sim-links");
+  }
   overview(b, in, n, crit, total, u, "sim-timeline");
   etsim_report__section_end(b);
   etsim_free(p);

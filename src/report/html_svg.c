@@ -662,7 +662,11 @@ void etsim_report__bars(rbuf_t *b, const rbars_t *c) {
 /* ------------------------------------------------------ horizontal stacks */
 
 void etsim_report__hstack(rbuf_t *b, const rhstack_t *c) {
-  int w = W_DEF, lm = 150, rowh = 34;
+  int w = W_DEF, lm = 150, rowh = c->rows > 6 ? 26 : 34;
+  for (size_t r = 0; r < c->rows; r++) { /* room for the longest row name, up to a limit */
+    int need = 16 + (int)(6.6 * (double)strlen(c->row_name[r]));
+    if (need > lm) lm = need > 340 ? 340 : need;
+  }
   lentry_t le[32];
   size_t nle = 0;
   double hi = 0;
@@ -699,7 +703,7 @@ void etsim_report__hstack(rbuf_t *b, const rhstack_t *c) {
   if (c->xlabel) text(b, (lm + w - MR) / 2.0, h - 8, "middle", "label", c->xlabel);
   for (size_t r = 0; r < c->rows; r++) {
     double y = top + rowh * (double)r + 5, acc = 0;
-    text(b, lm - 8, y + 16, "end", NULL, c->row_name[r]);
+    text(b, lm - 8, y + (rowh - 10) / 2.0 + 4, "end", NULL, c->row_name[r]);
     for (size_t g = 0; g < c->nseg; g++) {
       double v = c->val[r * c->nseg + g];
       if (!isfinite(v) || v <= 0) continue;
@@ -720,7 +724,8 @@ void etsim_report__hstack(rbuf_t *b, const rhstack_t *c) {
       if (xa1 - xa0 > 7 * (double)strlen(vs) + 8) {
         int dark = c->colors[g] % RPT_NCOLORS == 0 || c->colors[g] % RPT_NCOLORS == 7 ||
                    c->colors[g] % RPT_NCOLORS == 3 || c->colors[g] % RPT_NCOLORS == 2;
-        text(b, (xa0 + xa1) / 2, y + 16, "middle", dark ? "inbar light" : "inbar", vs);
+        text(b, (xa0 + xa1) / 2, y + (rowh - 10) / 2.0 + 4, "middle",
+             dark ? "inbar light" : "inbar", vs);
       }
     }
   }

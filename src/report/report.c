@@ -1,4 +1,5 @@
 /* Writing simulation results: text, JSON, CSV, Perfetto timeline. */
+#include "report_int.h"
 #include "html_int.h"
 
 #include <jansson.h>
@@ -91,6 +92,8 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             r->net.max_inflight_pair > 2 ? " (ring pieces caught up and share a link; see "
                                            "docs/netsim.md)"
                                          : "");
+  etsim_report_links_summary(f, r);
+  etsim_report__mem_summary(f, r);
   if (r->representative)
     fprintf(f,
             "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
@@ -147,6 +150,14 @@ json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t
     }
     json_object_set_new(o, "coll_busy_ns_by_dim", bd);
     json_object_set_new(o, "coll_exposed_ns_by_dim", ed);
+    if (r->mem_tracked || r->hbm_bytes > 0) {
+      json_object_set_new(o, "peak_mem_bytes", json_integer((json_int_t)p->peak_mem_bytes));
+      if (r->hbm_bytes > 0) {
+        json_object_set_new(o, "offload_bytes", json_integer((json_int_t)p->offload_bytes));
+        if (r->offload_priced)
+          json_object_set_new(o, "offload_ns", json_integer(NS(p->offload_ps)));
+      }
+    }
     json_array_append_new(npus, o);
   }
   json_object_set_new(root, "npus", npus);
@@ -205,6 +216,7 @@ json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t
     json_array_append_new(colls, o);
   }
   json_object_set_new(root, "collectives", colls);
+  etsim_report__links_json(root, r);
   return root;
 }
 
@@ -369,6 +381,12 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
       }
     }
   }
+  /* the memory counter track: live tensor bytes per NPU, in GiB */
+  for (size_t k = 0; k < r->n_mem; k++)
+    fprintf(f,
+            ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":%.3f,\"name\":\"memory\",\"args\":{\"GiB\":%.6f}}",
+            r->mem[k].npu, (double)r->mem[k].t_ps / 1e6,
+            (double)r->mem[k].bytes / (1024.0 * 1024.0 * 1024.0));
   fprintf(f, "\n]}\n");
   etsim_free(base);
   etsim_free(at);

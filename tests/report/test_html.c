@@ -158,7 +158,10 @@ static const char *sim4 =
     " \"by_type\": [{\"type\":\"all-reduce\",\"count\":8,\"bytes\":4096,"
     "\"exposed_ns_sum\":250000}],"
     " \"collectives\": [{\"npu\":1,\"node\":5,\"name\":\"ar\",\"type\":\"ALL_REDUCE\","
-    "\"bytes\":1024,\"start_ns\":120000,\"end_ns\":300000}]}\n";
+    "\"bytes\":1024,\"start_ns\":120000,\"end_ns\":300000}],"
+    " \"links\": [{\"link\":\"NPU 1 -> switch (dim 1 Switch)\",\"bytes\":9,\"busy_fraction\":0.5},"
+    "{\"link\":\"switch -> NPU 2 (dim 1 Switch)\",\"bytes\":9,\"busy_fraction\":0.25},"
+    "{\"link\":\"NPU 0 -> NPU 1 (dim 0 Ring)\",\"bytes\":9,\"busy_fraction\":0.75}]}\n";
 
 static void test_sim_page(void **state) {
   (void)state;
@@ -181,6 +184,15 @@ static void test_sim_page(void **state) {
   assert_non_null(strstr(s, "mean NPU: exposed all-reduce 62.5"));
   /* per dimension: mean busy on dim 1 = 60000 / 4 ns = 15 us */
   assert_non_null(strstr(s, "dim 1: collectives running 15<"));
+  /* links: the busiest first, and a heat map of dim 0 out, dim 1 out, dim 1 in */
+  const char *l0 = strstr(s, "NPU 0 -&gt; NPU 1 (dim 0 Ring): busy 75<"),
+             *l1 = strstr(s, "NPU 1 -&gt; switch (dim 1 Switch): busy 50<");
+  assert_non_null(l0);
+  assert_non_null(l1);
+  assert_true(l0 < l1);
+  assert_non_null(strstr(s, "data-chart=\"sim-link-heat\""));
+  assert_non_null(strstr(s, ">dim 0 out<"));
+  assert_non_null(strstr(s, ">dim 1 in<"));
   assert_non_null(strstr(s, "etsim 0."));
   assert_finite_page(s);
   /* same input, same bytes */
