@@ -42,7 +42,7 @@ static const char *usage =
     "                   doubles when a long run fills the sample budget)\n"
     "  --seed N         seed for ECN and loss draws (default 1)\n"
     "  --json           print the summary as JSON\n"
-    "  --quiet          no summary\n"
+    "  --quiet          no summary, no progress line\n"
     "exit: 0 all flows done, 1 flows stalled (PFC deadlock or lost packets),\n"
     "      2 bad input\n";
 
@@ -77,6 +77,63 @@ static int open_out(out_t *o, const char *path, etsim_error_t *err) {
   int rc = etsim_outfile_open(&o->f, path, err);
   if (!rc) o->open = 1;
   return rc;
+}
+
+/* Running to the end with a progress line.  On a terminal the network runs
+ * in steps of simulated time (each step sized to take about a tenth of a
+ * second), and the line shows the simulated time and the flows done; runs
+ * in steps process the same events in the same order as in one call (the
+ * timeline recorder relies on the same), so every output is the same.  Off
+ * a terminal it runs in one call. */
+typedef struct runner {
+  etsim_netpkt_t *pkt;
+  etsim_netpkt_tl_t *tl;
+  etsim_netflow_t *flow;
+} runner_t;
+
+static int run_to(const runner_t *r, int64_t t, etsim_error_t *err) {
+  if (r->flow) return etsim_netflow_run_until(r->flow, t, err);
+  return r->tl ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t, err)
+               : etsim_netpkt_run_until(r->pkt, t, err);
+}
+
+static int run_all(const runner_t *r, int quiet, etsim_error_t *err) {
+  cli_progress_t pg;
+  cli_progress_begin(&pg, "netsim", quiet);
+  if (!pg.on) return run_to(r, INT64_MAX, err);
+  int64_t step = 1000000; /* 1 us to start */
+  for (;;) {
+    int64_t next = r->flow ? etsim_netflow_next_time(r->flow) : etsim_netpkt_next_time(r->pkt);
+    if (next == INT64_MAX) break;
+    struct timespec a, z;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int rc = run_to(r, next > INT64_MAX - step ? INT64_MAX : next + step, err);
+    if (rc) {
+      cli_progress_end(&pg);
+      return rc;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &z);
+    double dt = (double)(z.tv_sec - a.tv_sec) + 1e-9 * (double)(z.tv_nsec - a.tv_nsec);
+    if (dt < 0.05 && step < INT64_MAX / 4) step *= 2;
+    else if (dt > 0.2 && step > 1000) step /= 2;
+    uint64_t done, all;
+    int64_t now;
+    if (r->flow) {
+      etsim_netflow_stats_t st;
+      etsim_netflow_get_stats(r->flow, &st);
+      done = st.msgs_done, all = st.msgs, now = next;
+    } else {
+      etsim_netpkt_stats_t st;
+      etsim_netpkt_get_stats(r->pkt, &st);
+      done = st.msgs_done, all = st.msgs, now = etsim_netpkt_now(r->pkt);
+    }
+    int ms = now >= 1000000000; /* ps: microseconds up to 1 ms, then milliseconds */
+    cli_progress(&pg, all ? (double)done / (double)all : -1,
+                 "%.3f %s simulated, %" PRIu64 " of %" PRIu64 " flows done",
+                 (double)now / (ms ? 1e9 : 1e6), ms ? "ms" : "us", done, all);
+  }
+  cli_progress_end(&pg);
+  return run_to(r, INT64_MAX, err); /* the last call of a single run: same end state */
 }
 
 /* --report: the page of the timeline just written, named after the CC. */
@@ -119,7 +176,7 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   etsim_netflow_set_outputs(net, of.open ? of.f.fp : NULL);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (etsim_netflow_run_until(net, INT64_MAX, &err)) {
+  if (run_all(&(runner_t){NULL, NULL, net}, quiet, &err)) {
     code = cli_fail(&err);
     goto done;
   }
@@ -323,8 +380,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
     code = cli_fail(&err);
     goto done;
   }
-  int rc = tl ? etsim_netpkt_tl_run_until(tl, net, INT64_MAX, &err)
-              : etsim_netpkt_run_until(net, INT64_MAX, &err);
+  int rc = run_all(&(runner_t){net, tl, NULL}, quiet, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   if (rc) {
