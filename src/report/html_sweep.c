@@ -34,8 +34,12 @@ typedef struct col {
   int numeric;      /* every present value is a number */
   int role;
   size_t distinct;
-  double *v;      /* per row, NAN when absent or text */
-  const char **s; /* per row, text values (NULL when absent or numeric) */
+  double scale;    /* value x scale is in `unit` (times and sizes, by the name's suffix) */
+  double base;     /* seconds per unit of a time, -1 for bytes, 0 for plain numbers */
+  char unit[8];    /* "ms", "MiB"; "" for plain numbers */
+  char label[160]; /* for an axis: "last_done (us)" */
+  double *v;       /* per row, NAN when absent or text */
+  const char **s;  /* per row, text values (NULL when absent or numeric) */
 } col_t;
 
 typedef struct sweep {
@@ -198,6 +202,50 @@ static int looks_like_metric(const char *n) {
   return 0;
 }
 
+/* Whether every name of a JSON array of strings is a column of the points
+ * (used for the axes: a CSV leaves a result that is always null empty). */
+static int all_columns(const sweep_t *w, const json_t *names) {
+  if (!json_is_array(names)) return 0;
+  size_t i;
+  const json_t *v;
+  json_array_foreach(names, i, v) {
+    int found = 0;
+    for (size_t k = 0; json_is_string(v) && k < w->n_cols && !found; k++)
+      found = !strcmp(w->c[k].show, json_string_value(v));
+    if (!found) return 0;
+  }
+  return 1;
+}
+
+/* `etsim sweep` writes sweep.json beside points.csv, naming which columns
+ * are axes and which results ("columns": {"axes": [...], "results":
+ * [...]}); a CSV's header alone does not say.  Used when every axis it
+ * names is a column of these points, so a stray file is not believed. */
+static json_t *sibling_columns(const sweep_t *w) {
+  const char *path = w->in->path, *slash = strrchr(path, '/');
+  size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+  char *sj = etsim_malloc(dir + sizeof "sweep.json");
+  if (!sj) return NULL;
+  memcpy(sj, path, dir);
+  memcpy(sj + dir, "sweep.json", sizeof "sweep.json");
+  json_t *root = json_load_file(sj, 0, NULL);
+  etsim_free(sj);
+  const json_t *cols = json_object_get(root, "columns");
+  const json_t *ax = json_object_get(cols, "axes"), *res = json_object_get(cols, "results");
+  if (!all_columns(w, ax) || !json_array_size(ax) || !json_array_size(res)) {
+    json_decref(root);
+    return NULL;
+  }
+  return root;
+}
+
+static int named_in(const json_t *names, const char *show) {
+  size_t i;
+  const json_t *v;
+  json_array_foreach(names, i, v) if (!strcmp(json_string_value(v), show)) return 1;
+  return 0;
+}
+
 static void classify(sweep_t *w, const etsim_report_html_opts_t *o) {
   size_t ok_rows = 0;
   for (size_t r = 0; r < w->n_rows; r++) ok_rows += (size_t)w->ok[r];
@@ -231,6 +279,20 @@ static void classify(sweep_t *w, const etsim_report_html_opts_t *o) {
     w->rule = "from the rows' \"axes\" and \"results\" objects";
     return;
   }
+  json_t *sj = sibling_columns(w);
+  if (sj) {
+    const json_t *cols = json_object_get(sj, "columns");
+    for (size_t i = 0; i < w->n_cols; i++) {
+      col_t *c = &w->c[i];
+      if (skip_name(c->name)) continue;
+      if (named_in(json_object_get(cols, "axes"), c->show)) c->role = ROLE_AXIS;
+      else if (named_in(json_object_get(cols, "results"), c->show) && c->numeric)
+        c->role = ROLE_METRIC;
+    }
+    json_decref(sj);
+    w->rule = "as sweep.json beside the points names them";
+    return;
+  }
   w->rule =
       "guessed: text columns and numeric columns with few repeated values are axes, other "
       "numeric columns results (name them with --axes and --metrics)";
@@ -241,6 +303,74 @@ static void classify(sweep_t *w, const etsim_report_html_opts_t *o) {
     else if (looks_like_metric(c->name)) c->role = ROLE_METRIC;
     else if (c->distinct <= 24 && c->distinct * 2 <= ok_rows) c->role = ROLE_AXIS;
     else c->role = ROLE_METRIC;
+  }
+}
+
+/* Units from the name's suffix, so axes say what they measure and numbers
+ * stay short: times (_ns, _us, _ms, _s) in ns, us, ms or s and sizes
+ * (_bytes) in B, KiB, MiB or GiB, chosen by the largest value of the
+ * column, as the other sections choose theirs; _gbps and _pct named. */
+static void units(sweep_t *w) {
+  static const struct {
+    const char *suffix;
+    double s;         /* seconds per unit; -1 bytes; 0 a fixed unit, named */
+    const char *unit; /* the fixed unit */
+  } sfx[] = {{"_ns", 1e-9, NULL},  {"_us", 1e-6, NULL},  {"_ms", 1e-3, NULL}, {"_s", 1, NULL},
+             {"_bytes", -1, NULL}, {"_gbps", 0, "Gb/s"}, {"_pct", 0, "%"}};
+  for (size_t i = 0; i < w->n_cols; i++) {
+    col_t *c = &w->c[i];
+    c->scale = 1;
+    c->base = 0;
+    c->unit[0] = 0;
+    snprintf(c->label, sizeof c->label, "%s", c->show);
+    if (!c->numeric) continue;
+    size_t len = strlen(c->show), k = 0;
+    while (k < sizeof sfx / sizeof *sfx) {
+      size_t n = strlen(sfx[k].suffix);
+      if (len > n && !strcmp(c->show + len - n, sfx[k].suffix)) break;
+      k++;
+    }
+    if (k == sizeof sfx / sizeof *sfx) continue;
+    c->base = sfx[k].s;
+    if (sfx[k].unit) {
+      snprintf(c->unit, sizeof c->unit, "%s", sfx[k].unit);
+      snprintf(c->label, sizeof c->label, "%.*s (%s)", (int)(len - strlen(sfx[k].suffix)), c->show,
+               c->unit);
+      continue;
+    }
+    double top = 0;
+    for (size_t r = 0; r < w->n_rows; r++)
+      if (w->ok[r] && isfinite(c->v[r]) && fabs(c->v[r]) > top) top = fabs(c->v[r]);
+    if (sfx[k].s < 0) { /* bytes */
+      static const char *bu[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+      int e = 0;
+      while (top >= 10240 && e < 4) top /= 1024, e++;
+      c->scale = 1 / pow(1024, e);
+      snprintf(c->unit, sizeof c->unit, "%s", bu[e]);
+    } else {
+      double us = top * sfx[k].s * 1e6, per;
+      const char *u = "\xc2\xb5s";
+      if (us >= 1e7) per = 1, u = "s";
+      else if (us >= 1e4) per = 1e-3, u = "ms";
+      else if (us >= 1 || us == 0) per = 1e-6;
+      else per = 1e-9, u = "ns";
+      c->scale = sfx[k].s / per;
+      snprintf(c->unit, sizeof c->unit, "%s", u);
+    }
+    snprintf(c->label, sizeof c->label, "%.*s (%s)", (int)(len - strlen(sfx[k].suffix)), c->show,
+             c->unit);
+  }
+}
+
+/* A value of a column in the unit that suits it: "668 us", "1.5 MiB",
+ * "7.51". */
+static void col_num(char *out, size_t cap, const col_t *c, double v) {
+  if (c->base > 0) etsim_report__time_us(out, cap, v * c->base * 1e6);
+  else if (c->base < 0) etsim_report__bytes(out, cap, v);
+  else {
+    char n[32];
+    etsim_report__num(n, sizeof n, v);
+    snprintf(out, cap, "%s%s%s", n, c->unit[0] ? " " : "", c->unit);
   }
 }
 
@@ -297,8 +427,8 @@ static void metric_chart(rbuf_t *b, sweep_t *w, col_t *x, col_t *ser, col_t *m, 
     others += w->c[i].role == ROLE_AXIS && &w->c[i] != x && &w->c[i] != ser;
   for (size_t r = 0; r < w->n_rows; r++)
     if (w->ok[r] && isfinite(x->v[r]) && isfinite(m->v[r])) {
-      fx[nf] = x->v[r];
-      fy[nf++] = m->v[r];
+      fx[nf] = x->v[r] * x->scale;
+      fy[nf++] = m->v[r] * m->scale;
     }
   s[0] = (rseries_t){NULL, fx, fy, nf, 0, RS_POINTS, NULL, 1};
   int ylog = 0, xlog = 0;
@@ -320,8 +450,8 @@ static void metric_chart(rbuf_t *b, sweep_t *w, col_t *x, col_t *ser, col_t *m, 
             (!ser || same_key(ser, r, sv ? sv[k] : 0, ss ? ss[k] : NULL)))
           tmp[c++] = m->v[r];
       if (!c) continue;
-      px[k * nx + n] = xv[i];
-      py[k * nx + n] = median(tmp, c);
+      px[k * nx + n] = xv[i] * x->scale;
+      py[k * nx + n] = median(tmp, c) * m->scale;
       n++;
     }
     if (ser) {
@@ -333,13 +463,13 @@ static void metric_chart(rbuf_t *b, sweep_t *w, col_t *x, col_t *ser, col_t *m, 
     } else snprintf(names[k], sizeof names[k], "%s", m->show);
     s[k + 1] = (rseries_t){names[k], px + k * nx, py + k * nx, n, (int)k, RS_LINE_POINTS, NULL, 0};
   }
-  char note[300], xl[96], id[32], title[160];
+  char note[300], xl[200], id[32], title[160];
   snprintf(note, sizeof note, "%s%s%s",
            others ? "Each point is the median over the other axes' values; every point is drawn "
                     "light grey behind."
                   : "Grey: every point.",
            xlog ? " Log x axis." : "", ylog ? " Log y axis." : "");
-  snprintf(xl, sizeof xl, "%s%s", x->show, xlog ? " (log scale)" : "");
+  snprintf(xl, sizeof xl, "%s%s", x->label, xlog ? ", log scale" : "");
   snprintf(title, sizeof title, "%s over %s", m->show, x->show);
   snprintf(id, sizeof id, "sweep-line");
   (void)idx;
@@ -347,7 +477,7 @@ static void metric_chart(rbuf_t *b, sweep_t *w, col_t *x, col_t *ser, col_t *m, 
                                title,
                                note,
                                {xl, xlog, 0, NAN, NAN},
-                               {m->show, ylog, !ylog, NAN, NAN},
+                               {m->label, ylog, !ylog, NAN, NAN},
                                s,
                                ns + 1,
                                0,
@@ -411,16 +541,16 @@ static void pareto(rbuf_t *b, sweep_t *w, col_t *ma, int maxa, col_t *mb, int ma
   etsim_qsort(p, n, sizeof *p, cmp_pt);
   double best = INFINITY;
   for (size_t i = 0; i < n; i++) {
-    ax[i] = ma->v[p[i].r];
-    ay[i] = mb->v[p[i].r];
+    ax[i] = ma->v[p[i].r] * ma->scale;
+    ay[i] = mb->v[p[i].r] * mb->scale;
     if (p[i].b < best) {
       best = p[i].b;
-      fx[nf] = ma->v[p[i].r];
-      fy[nf] = mb->v[p[i].r];
-      char t[400], va[32], vb[32];
+      fx[nf] = ax[i];
+      fy[nf] = ay[i];
+      char t[400], va[48], vb[48];
       axes_text(w, p[i].r, t, sizeof t - 80);
-      etsim_report__num(va, sizeof va, fx[nf]);
-      etsim_report__num(vb, sizeof vb, fy[nf]);
+      col_num(va, sizeof va, ma, ma->v[p[i].r]);
+      col_num(vb, sizeof vb, mb, mb->v[p[i].r]);
       size_t k = strlen(t);
       snprintf(t + k, sizeof t - k, ": %s %s, %s %s", ma->show, va, mb->show, vb);
       tips[nf] = etsim_strdup(t);
@@ -450,14 +580,14 @@ static void pareto(rbuf_t *b, sweep_t *w, col_t *ma, int maxa, col_t *mb, int ma
   }
   rseries_t s[2] = {{"every point", ax, ay, n, 5, RS_POINTS, otips ? atips : NULL, 0},
                     {"Pareto front", fx, fy, nf, 3, RS_LINE_POINTS, (const char *const *)tips, 0}};
-  char title[200], note[300], xl[100], yl[100];
+  char title[200], note[300], xl[200], yl[200];
   snprintf(title, sizeof title, "Pareto front: %s against %s", mb->show, ma->show);
   snprintf(note, sizeof note,
            "%zu of %zu points are on the front (no other point is better on both: %s is better "
            "%s, %s %s). Hover over a point for its axes.",
            nf, n, ma->show, maxa ? "higher" : "lower", mb->show, maxb ? "higher" : "lower");
-  snprintf(xl, sizeof xl, "%s (%s is better)", ma->show, maxa ? "higher" : "lower");
-  snprintf(yl, sizeof yl, "%s (%s is better)", mb->show, maxb ? "higher" : "lower");
+  snprintf(xl, sizeof xl, "%s, %s is better", ma->label, maxa ? "higher" : "lower");
+  snprintf(yl, sizeof yl, "%s, %s is better", mb->label, maxb ? "higher" : "lower");
   etsim_report__xy(b, &(rxy_t){"sweep-pareto",
                                title,
                                note,
@@ -522,9 +652,10 @@ static void best_table(rbuf_t *b, const sweep_t *w, const etsim_report_html_opts
           (best == SIZE_MAX || (maxi ? c->v[r] > c->v[best] : c->v[r] < c->v[best])))
         best = r;
     if (best == SIZE_MAX) continue;
-    char v[32], t[400];
-    etsim_report__num(v, sizeof v, c->v[best]);
-    axes_text(w, best, t, sizeof t);
+    char v[48], t[400];
+    col_num(v, sizeof v, c, c->v[best]);
+    if (c->distinct == 1) snprintf(t, sizeof t, "the same at every point");
+    else axes_text(w, best, t, sizeof t);
     etsim_report__put(b, "<tr><td class=\"l\">");
     etsim_report__esc(b, c->show);
     etsim_report__fmt(b, "%s</td><td>%s</td><td class=\"l\">", maxi ? " (max)" : "", v);
@@ -584,6 +715,7 @@ int etsim_report__sweep(rbuf_t *b, const rin_t *in, const etsim_report_html_opts
             (rc = check_list(w, o->sweep_series, "--series", err))))
     goto out;
   classify(w, o);
+  units(w);
   /* the x axis: asked for, or the numeric axis with most values */
   col_t *x = o ? find_col(w, o->sweep_x) : NULL, *ser = o ? find_col(w, o->sweep_series) : NULL;
   if (!x)
@@ -600,39 +732,45 @@ int etsim_report__sweep(rbuf_t *b, const rin_t *in, const etsim_report_html_opts
           (c->numeric == ser->numeric && c->distinct > ser->distinct))
         ser = c;
     }
-  char id[32], title[256], k_pts[32], k_ok[32], k_bad[32], axes[400] = "", mets[400] = "";
+  char id[32], title[256], k_pts[32], k_ok[32], k_bad[32], k_ax[32], k_met[32], axes[600] = "";
   snprintf(id, sizeof id, "in%zu", in->index);
   snprintf(title, sizeof title, "Sweep: %s", in->label);
   etsim_report__section(b, id, title, in->path);
-  size_t n_met = 0;
+  size_t n_met = 0, n_ax = 0, n_var = 0; /* n_var: results that differ between points */
   for (size_t i = 0; i < w->n_cols; i++) {
     col_t *c = &w->c[i];
-    char *dst = c->role == ROLE_AXIS ? axes : c->role == ROLE_METRIC ? mets : NULL;
-    if (!dst) continue;
     n_met += c->role == ROLE_METRIC;
-    size_t k = strlen(dst);
-    if (k + strlen(c->show) + 3 < 400) snprintf(dst + k, 400 - k, "%s%s", k ? ", " : "", c->show);
+    n_var += c->role == ROLE_METRIC && c->distinct > 1;
+    if (c->role != ROLE_AXIS) continue;
+    n_ax++;
+    size_t k = strlen(axes);
+    if (k + strlen(c->show) + 24 < sizeof axes)
+      snprintf(axes + k, sizeof axes - k, "%s%s (%zu value%s)", k ? ", " : "", c->show, c->distinct,
+               c->distinct == 1 ? "" : "s");
   }
   snprintf(k_pts, sizeof k_pts, "%zu", w->n_rows);
   snprintf(k_ok, sizeof k_ok, "%zu", w->n_rows - n_bad);
   snprintf(k_bad, sizeof k_bad, "%zu", n_bad);
-  const char *kv[] = {"points",  k_pts,
-                      "ok",      k_ok,
-                      "failed",  k_bad,
-                      "axes",    axes[0] ? axes : "-",
-                      "results", mets[0] ? mets : "-"};
+  snprintf(k_ax, sizeof k_ax, "%zu", n_ax);
+  snprintf(k_met, sizeof k_met, "%zu", n_met);
+  /* counts on the cards (names are long); the names in the note and the table */
+  const char *kv[] = {"points", k_pts, "ok", k_ok, "failed", k_bad, "axes", k_ax, "results", k_met};
   etsim_report__facts(b, kv, sizeof kv / sizeof *kv / 2);
-  etsim_report__note(b, "Axes and results: %s.", w->rule);
+  etsim_report__note(b, "Axes: %s. Axes and results: %s.", axes[0] ? axes : "none", w->rule);
   if (!n_met) etsim_report__note(b, "No numeric result column: nothing to draw.");
   else best_table(b, w, o);
   if (n_met && !x)
     etsim_report__note(b, "No numeric axis to draw the results over (--x names one).");
+  /* a result that is the same at every point gets no chart (the table has it) */
   size_t charts = 0;
   for (size_t i = 0; x && i < w->n_cols && charts < MAX_METRIC_CHARTS; i++)
-    if (w->c[i].role == ROLE_METRIC) metric_chart(b, w, x, ser, &w->c[i], charts++);
-  if (n_met > charts && x)
-    etsim_report__note(b, "Line charts for the first %zu of %zu results (--metrics chooses).",
-                       charts, n_met);
+    if (w->c[i].role == ROLE_METRIC && w->c[i].distinct > 1)
+      metric_chart(b, w, x, ser, &w->c[i], charts++);
+  if (n_var > charts && x)
+    etsim_report__note(b,
+                       "Line charts for the first %zu of the %zu results that differ between "
+                       "points (--metrics chooses).",
+                       charts, n_var);
   /* the Pareto front: --pareto's two results, or the first two */
   col_t *pa = NULL, *pb = NULL;
   int maxa = 0, maxb = 0;
@@ -653,13 +791,16 @@ int etsim_report__sweep(rbuf_t *b, const rin_t *in, const etsim_report_html_opts
     }
   } else {
     for (size_t i = 0; i < w->n_cols; i++)
-      if (w->c[i].role == ROLE_METRIC) {
+      if (w->c[i].role == ROLE_METRIC && w->c[i].distinct > 1) {
         if (!pa) pa = &w->c[i];
         else if (!pb) pb = &w->c[i];
       }
   }
   if (pa && pb) pareto(b, w, pa, maxa, pb, maxb);
-  else if (n_met) etsim_report__note(b, "One result only: no Pareto front.");
+  else if (n_met)
+    etsim_report__note(
+        b, "%s: no Pareto front.",
+        n_var ? "One result differs between points" : "No result differs between points");
   failed_table(b, w, n_bad);
   etsim_report__section_end(b);
   if (b->oom) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");

@@ -32,6 +32,7 @@ python3 "$SRC/tests/report/browser_check.py" --chromium "$CHROMIUM" --shots "$SH
   "$T/netsim.html=net-fct-cdf,net-fct-abs,net-throughput,net-heat,net-queue,net-pause,net-rate" \
   "$T/netsim_clos.html=net-fct-cdf,net-throughput,net-heat,net-queue" \
   "$T/sweep.html=sweep-line,sweep-pareto" \
+  "$T/sweep_csv.html=sweep-line,sweep-pareto" \
   "$T/shard.html=shard-cost,shard-hbm,shard-candidates" \
   "$T/replay.html=replay-categories,replay-nodes,replay-dry" \
   "$T/synth.html=synth-layers,synth-nodes,synth-edges,synth-layer_size,synth-in_degree,synth-out_degree,synth-category" \

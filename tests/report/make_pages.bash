@@ -105,26 +105,49 @@ PY
     { mp_fail "synth eval"; return 1; }
   "$BIN" report "$I/eval.json" -o "$O/synth.html" || { mp_fail "report of synth eval"; return 1; }
 
-  # --- sweep: points as `etsim sweep` streams them (one row per point,
-  # every axis value and the summary figures; one failed point)
-  python3 - "$I/points.jsonl" <<'PY' || { mp_fail "points"; return 1; }
-import json, sys
-rows = []
+  # --- sweep: points as `etsim sweep` (issue 22) writes them: points.jsonl
+  # rows {"point", "id", "status", "error", "axes": {...}, "results": {...}}
+  # (a failed point has every result null), and points.csv, flat, with
+  # sweep.json beside it naming the axes and the results
+  mkdir -p "$I/sweep"
+  python3 - "$I/sweep" <<'PY' || { mp_fail "points"; return 1; }
+import csv, json, os, sys
+d, rows = sys.argv[1], []
+names = ["iteration_us", "exposed_comm_us", "comm_bytes", "cost_per_hour"]
 for backend in ("analytical", "congestion"):
     for tp in (1, 2, 4, 8):
         for bw in (25, 50, 100, 200, 400):
             comm = 64e3 / bw * 8 / tp + (30 * 8 / tp if backend == "congestion" else 0)
-            row = {"point": len(rows), "backend": backend, "tp": tp, "scaleout_gbps": bw,
-                   "status": "ok", "iteration_us": round(1000 / tp + 40 * tp + 0.6 * comm, 3),
-                   "exposed_comm_us": round(0.6 * comm, 3), "cost_per_hour": 10 + 0.05 * bw}
+            res = {"iteration_us": round(1000 / tp + 40 * tp + 0.6 * comm, 3),
+                   "exposed_comm_us": round(0.6 * comm, 3), "comm_bytes": 2 ** 26 // tp,
+                   "cost_per_hour": 10 + 0.05 * bw}
+            err = None
             if (backend, tp, bw) == ("congestion", 8, 25):
-                row = {"point": len(rows), "backend": backend, "tp": tp, "scaleout_gbps": bw,
-                       "status": "failed", "error": "sim: deadlock at t=0 ns"}
-            rows.append(row)
-open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+                res, err = {k: None for k in names}, "sim: deadlock at t=0 ns"
+            rows.append({"point": len(rows), "id": "%016x" % (len(rows) * 2654435761),
+                         "status": "failed" if err else "ok", "error": err,
+                         "axes": {"backend": backend, "tp": tp, "scaleout_gbps": bw},
+                         "results": res})
+with open(os.path.join(d, "points.jsonl"), "w") as f:
+    f.write("".join(json.dumps(r) + "\n" for r in rows))
+with open(os.path.join(d, "points.csv"), "w", newline="") as f:
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(["point", "id", "status", "error", "backend", "tp", "scaleout_gbps"] + names)
+    for r in rows:
+        w.writerow([r["point"], r["id"], r["status"], r["error"] or ""] +
+                   list(r["axes"].values()) + ["" if r["results"][k] is None else r["results"][k]
+                                               for k in names])
+with open(os.path.join(d, "sweep.json"), "w") as f:
+    json.dump({"points": len(rows), "columns": {"axes": ["backend", "tp", "scaleout_gbps"],
+                                                "results": names}}, f)
 PY
-  "$BIN" report "$I/points.jsonl" --pareto iteration_us,cost_per_hour -o "$O/sweep.html" ||
+  "$BIN" report "$I/sweep/points.jsonl" --pareto iteration_us,cost_per_hour -o "$O/sweep.html" ||
     { mp_fail "report of sweep points"; return 1; }
+  "$BIN" report "$I/sweep/points.csv" -o "$O/sweep_csv.html" ||
+    { mp_fail "report of sweep points.csv"; return 1; }
+  grep -q "as sweep.json beside the points names them" "$O/sweep_csv.html" ||
+    { mp_fail "points.csv: sweep.json not read"; return 1; }
+  grep -q ">scaleout (Gb/s)<" "$O/sweep.html" || { mp_fail "sweep: no unit on the x axis"; return 1; }
 
   # --- large: 16,384 NPUs (one trace for all), and 100,000 messages
   "$BIN" gen micro --coll all-reduce --size 64MiB --npus 1 -o "$I/ar" >/dev/null ||

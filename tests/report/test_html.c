@@ -332,8 +332,9 @@ static void test_sweep_pareto(void **state) {
   assert_non_null(strstr(s, "<dt>failed</dt><dd>1</dd>"));
   assert_non_null(strstr(s, "deadlock at t=5 ns"));
   /* guessed: bw, tp and cc are axes; x = bw (5 values), lines per cc */
-  assert_non_null(strstr(s, "<dt>axes</dt><dd>bw, tp, cc</dd>"));
-  assert_non_null(strstr(s, "<dt>results</dt><dd>iteration_us, cost</dd>"));
+  assert_non_null(strstr(s, "<dt>axes</dt><dd>3</dd>"));
+  assert_non_null(strstr(s, "<dt>results</dt><dd>2</dd>"));
+  assert_non_null(strstr(s, "Axes: bw (5 values), tp (4 values), cc (2 values)."));
   assert_non_null(strstr(s, "iteration_us over bw"));
   assert_non_null(strstr(s, "cc = dcqcn"));
   assert_int_equal(count(s, "data-chart=\"sweep-line\""), 2);
@@ -363,10 +364,103 @@ static void test_sweep_pareto(void **state) {
   const char *g[1] = {"points.csv"};
   s = page(g, 1, NULL, &err);
   assert_non_null(s);
-  assert_non_null(strstr(s, "<dt>axes</dt><dd>bw, policy</dd>"));
+  assert_non_null(strstr(s, "Axes: bw (3 values), policy (2 values)."));
   assert_non_null(strstr(s, "from the rows&#39; &quot;axes&quot;"));
   assert_non_null(strstr(s, "policy = a,b"));
   free(s);
+}
+
+/* Points as `etsim sweep` writes them: points.jsonl rows {"point", "id",
+ * "status", "error", "axes": {...}, "results": {...}} (a failed point has
+ * every result null), and points.csv, whose roles only sweep.json beside
+ * it names.  Times and sizes get units by their suffix, chosen by the
+ * column's largest value; a result equal at every point gets no chart. */
+static void test_sweep_rows(void **state) {
+  (void)state;
+  static const char *cc[] = {"none", "dcqcn", "hpcc"};
+  static const int buf[] = {1, 4, 16};
+  FILE *fp = fopen(path_in("points.jsonl"), "w"), *csv = fopen(path_in("points.csv"), "w");
+  assert_non_null(fp);
+  assert_non_null(csv);
+  fprintf(csv,
+          "point,id,status,error,cc,netsim.BUFFER_SIZE,flows,last_done_ns,"
+          "max_buffer_bytes,pauses,peak_mem_bytes\n");
+  int p = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++, p++) {
+      /* last done: 668,091 ns and up by 100,000 ns a step; the top, 1,468,091 ns, is
+       * 1468 us: the column is in us.  Buffer: 342,264 B and up by 10 KiB; KiB. */
+      long last = 668091 + 100000L * p, bytes = 342264 + 10240L * p;
+      if (p == 8) {
+        fprintf(fp,
+                "{\"point\": 8, \"id\": \"a8\", \"status\": \"failed\", \"error\": \"sim: "
+                "deadlock\", \"axes\": {\"cc\": \"%s\", \"netsim.BUFFER_SIZE\": %d}, "
+                "\"results\": {\"flows\": null, \"last_done_ns\": null, \"max_buffer_bytes\": "
+                "null, \"pauses\": null, \"peak_mem_bytes\": null}}\n",
+                cc[i], buf[j]);
+        fprintf(csv, "8,a8,failed,sim: deadlock,%s,%d,,,,,\n", cc[i], buf[j]);
+        continue;
+      }
+      fprintf(fp,
+              "{\"point\": %d, \"id\": \"a%d\", \"status\": \"ok\", \"error\": null, "
+              "\"axes\": {\"cc\": \"%s\", \"netsim.BUFFER_SIZE\": %d}, \"results\": "
+              "{\"flows\": 8, \"last_done_ns\": %ld, \"max_buffer_bytes\": %ld, \"pauses\": "
+              "%d, \"peak_mem_bytes\": null}}\n",
+              p, p, cc[i], buf[j], last, bytes, 200 - 20 * p);
+      fprintf(csv, "%d,a%d,ok,,%s,%d,8,%ld,%ld,%d,\n", p, p, cc[i], buf[j], last, bytes,
+              200 - 20 * p);
+    }
+  fclose(fp);
+  fclose(csv);
+  const char *f[1] = {"points.jsonl"}, *g[1] = {"points.csv"};
+  etsim_error_t err = {0};
+  char *s = page(f, 1, NULL, &err);
+  assert_non_null(s);
+  assert_non_null(strstr(s, "<dt>failed</dt><dd>1</dd>"));
+  assert_non_null(strstr(s, "sim: deadlock"));
+  assert_non_null(strstr(s, "Axes: cc (3 values), netsim.BUFFER_SIZE (3 values)."));
+  assert_non_null(strstr(s, "<dt>results</dt><dd>4</dd>")); /* peak_mem_bytes: always null */
+  /* units on the axes; each value in the table in its own unit */
+  assert_non_null(strstr(s, ">last_done (\xc2\xb5s)<"));
+  assert_non_null(strstr(s, ">max_buffer (KiB)<"));
+  assert_non_null(strstr(s, "<td>668 \xc2\xb5s</td>"));
+  assert_non_null(strstr(s, "<td>334 KiB</td>")); /* 342,264 B */
+  assert_non_null(strstr(s, "<td>60</td>"));      /* pauses: 200 - 20 x 7 */
+  /* flows is 8 at every point: in the table, not drawn */
+  assert_non_null(strstr(s, "<td>8</td><td class=\"l\">the same at every point</td>"));
+  assert_null(strstr(s, "flows over"));
+  assert_int_equal(count(s, "data-chart=\"sweep-line\""), 3);
+  /* the front: last done and max buffer both grow with the point, so the
+   * first point beats every other: a front of one */
+  assert_non_null(strstr(s, "1 of 8 points are on the front"));
+  assert_finite_page(s);
+  free(s);
+  /* points.csv: its header does not say which columns are results... */
+  s = page(g, 1, NULL, &err);
+  assert_non_null(s);
+  assert_non_null(strstr(s, "guessed"));
+  free(s);
+  /* ...sweep.json beside it does; a file naming other axes is not believed */
+  put_file("sweep.json",
+           "{\"columns\": {\"axes\": [\"cc\", \"buffer\"], \"results\": "
+           "[\"flows\"]}}\n");
+  s = page(g, 1, NULL, &err);
+  assert_non_null(s);
+  assert_non_null(strstr(s, "guessed"));
+  free(s);
+  put_file("sweep.json",
+           "{\"spec\": \"x.yaml\", \"columns\": {\"axes\": [\"cc\", \"netsim.BUFFER_SIZE\"], "
+           "\"results\": [\"flows\", \"last_done_ns\", \"max_buffer_bytes\", \"pauses\", "
+           "\"peak_mem_bytes\"]}}\n");
+  s = page(g, 1, NULL, &err);
+  assert_non_null(s);
+  assert_non_null(strstr(s, "as sweep.json beside the points names them"));
+  assert_non_null(strstr(s, "Axes: cc (3 values), netsim.BUFFER_SIZE (3 values)."));
+  assert_non_null(strstr(s, "<dt>results</dt><dd>4</dd>"));
+  assert_non_null(strstr(s, "<td>668 \xc2\xb5s</td>"));
+  assert_non_null(strstr(s, "1 of 8 points are on the front"));
+  free(s);
+  unlink(path_in("sweep.json"));
 }
 
 /* A link from a page in a/b to a timeline in a/c is "../c/t.json". */
@@ -463,11 +557,11 @@ static void test_bad_input(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_numbers),       cmocka_unit_test(test_heat_png),
-      cmocka_unit_test(test_sim_page),      cmocka_unit_test(test_sim_groups),
-      cmocka_unit_test(test_net_timeline),  cmocka_unit_test(test_sweep_pareto),
-      cmocka_unit_test(test_relative_link), cmocka_unit_test(test_synth_shares),
-      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_numbers),      cmocka_unit_test(test_heat_png),
+      cmocka_unit_test(test_sim_page),     cmocka_unit_test(test_sim_groups),
+      cmocka_unit_test(test_net_timeline), cmocka_unit_test(test_sweep_pareto),
+      cmocka_unit_test(test_sweep_rows),   cmocka_unit_test(test_relative_link),
+      cmocka_unit_test(test_synth_shares), cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
