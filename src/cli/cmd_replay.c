@@ -343,13 +343,6 @@ int etsim_cmd_replay(int argc, char **argv) {
     if (!strncmp(argv[i], "--np=", 5)) continue;
     rargs[k++] = argv[i];
   }
-  /* the ranks' stderr is a pipe to mpirun: tell rank 0 ours is a terminal */
-  static char progress[48];
-  double every;
-  if (cli_progress_wanted(quiet, &every)) {
-    snprintf(progress, sizeof progress, "--progress=%g", every);
-    rargs[k++] = progress;
-  }
   rargs[k] = NULL;
   fflush(stdout);
   execvp(mpirun, rargs);

@@ -51,15 +51,11 @@ static const char *usage =
     "  --timeline FILE    Chrome/Perfetto trace of the last iteration\n"
     "  --json             print the report as JSON\n"
     "  --quiet            no report (errors only)\n"
-    "  --progress=S       rank 0 redraws a progress line on stderr every S seconds\n"
-    "                     (etsim replay adds it when its stderr is a terminal)\n"
     "exit: 0 ok, 1 verification failed, 2 bad input, 3 internal/MPI error\n";
 
 typedef struct {
   const char *prefix, *csv, *timeline, *comm_group;
   int iterations, warmup, check, json, quiet;
-  int progress;          /* rank 0 shows a progress line (etsim replay on a terminal) */
-  double progress_every; /* seconds between its redraws */
   unsigned deps;
   double compute_scale, comm_scale, ridge, timeout_s;
 } args_t;
@@ -513,15 +509,7 @@ static int parse_args(int argc, char **argv, args_t *a, int rank) {
     } else if (!strcmp(s, "--check")) a->check = 1;
     else if (!strcmp(s, "--json")) a->json = 1;
     else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) a->quiet = 1;
-    else if (!strncmp(s, "--progress=", 11)) { /* seconds between redraws, from etsim replay */
-      a->progress = 1;
-      a->progress_every = strtod(s + 11, &end);
-      if (*end || !(a->progress_every >= 0)) {
-        if (rank == 0) fprintf(stderr, "etsim: --progress: bad number '%s'\n", s + 11);
-        return 2;
-      }
-      end = NULL;
-    } else if (TAKE("--iterations")) a->iterations = (int)strtol(v, &end, 10);
+    else if (TAKE("--iterations")) a->iterations = (int)strtol(v, &end, 10);
     else if (TAKE("--warmup")) a->warmup = (int)strtol(v, &end, 10);
     else if (TAKE("--compute-scale")) a->compute_scale = strtod(v, &end);
     else if (TAKE("--comm-scale")) a->comm_scale = strtod(v, &end);
@@ -1222,10 +1210,6 @@ static int replay_main(int argc, char **argv, int rank, int world) {
   /* 7. Replay. */
   etsim_replay_exec_t x = {&R, x_now, x_run, x_start, x_poll};
   size_t bad_local = 0;
-  /* rank 0's stderr reaches the user's terminal through mpirun */
-  etsim_progress_t pr;
-  etsim_progress_init(&pr, "replay", a.progress_every);
-  int drawn = 0;
   for (int it = 0; it < a.warmup + a.iterations; it++) {
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t q = 0; q < R.n_p2p; q++) R.p2p_count[q] = 0;
@@ -1243,20 +1227,6 @@ static int replay_main(int argc, char **argv, int rank, int world) {
       for (size_t i = 0; i < n; i++) sum[i] += sch.end_ns[i] - sch.start_ns[i];
     }
     for (size_t i = 0; i < n; i++) bad_local += R.check[i] == 2;
-    char line[256];
-    if (a.progress && rank == 0 &&
-        etsim_progress_line(&pr, line, sizeof line,
-                            (double)(it + 1) / (double)(a.warmup + a.iterations),
-                            "%d of %d iterations done (%d warm-up), %d ranks", it + 1,
-                            a.warmup + a.iterations, a.warmup, world)) {
-      fprintf(stderr, "\r%s\033[K", line);
-      fflush(stderr);
-      drawn = 1;
-    }
-  }
-  if (drawn) {
-    fputs("\r\033[K", stderr);
-    fflush(stderr);
   }
   /* 8. Gather. */
   int64_t loc[3] = {R.plan->rec_span_ns, dry, crit}, glob[3];
