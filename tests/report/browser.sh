@@ -29,6 +29,7 @@ SIM=sim-breakdown,sim-dims,sim-finish,sim-util,sim-timeline
 SHOTS=${ETSIM_REPORT_SHOTS:-$PWD/report-shots}
 python3 "$SRC/tests/report/browser_check.py" --chromium "$CHROMIUM" --shots "$SHOTS" \
   "$T/sim.html=$SIM" "$T/sim_files.html=$SIM" \
+  "$T/sim_links.html=sim-link-heat,sim-links,sim-util" \
   "$T/netsim.html=net-fct-cdf,net-fct-abs,net-throughput,net-heat,net-queue,net-pause,net-rate" \
   "$T/netsim_clos.html=net-fct-cdf,net-throughput,net-heat,net-queue" \
   "$T/sweep.html=sweep-line,sweep-pareto" \

@@ -24,6 +24,10 @@ make_pages() {
     { mp_fail "sim --report"; return 1; }
   "$BIN" report "$I/dp_step.result.json" "$I/dp_step.timeline.json" -o "$O/sim_files.html" ||
     { mp_fail "report of sim files"; return 1; }
+  # per-link statistics: the link heat map and the busiest links
+  "$BIN" sim --workload "$I/dp_step" --network "$X/dp_step/network.yml" \
+    --system "$X/dp_step/system.json" --link-stats --report "$O/sim_links.html" --quiet >/dev/null ||
+    { mp_fail "sim --link-stats --report"; return 1; }
 
   # --- netsim: the 8-to-1 incast with PFC under each congestion control
   local cc args=()
