@@ -542,6 +542,8 @@ static void free_inputs(rin_t *ins, size_t n) {
   for (size_t i = 0; i < n; i++) {
     json_decref(ins[i].doc);
     etsim_report__net_free(ins[i].net);
+    etsim_free(ins[i].href); /* set by etsim_report__page */
+    etsim_free(ins[i].link_href);
   }
   etsim_free(ins);
 }
@@ -593,5 +595,7 @@ int etsim_report_html_sim(const char *out_path, const etsim_sim_result_t *r,
               .link = o ? o->timeline : NULL};
   int rc = etsim_report__page(out_path, &in, 1, o, err);
   json_decref(doc);
+  etsim_free(in.href);
+  etsim_free(in.link_href);
   return rc;
 }
