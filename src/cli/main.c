@@ -49,7 +49,7 @@ static void print_help(FILE *fp) {
 
 static void warn_to_stderr(void *user, const char *line) {
   (void)user;
-  fprintf(stderr, "etsim: warning: %s\n", line);
+  cli_progress_print("etsim: warning: %s\n", line);
 }
 
 /* A report lost on the way to stdout (a full disk, a closed pipe, `>
