@@ -283,6 +283,10 @@ void etsim_outfile_abort(etsim_outfile_t *o);
 void etsim_outfile_batch_begin(void);
 int etsim_outfile_batch_commit(etsim_error_t *err);
 void etsim_outfile_batch_abort(void);
+/* The temporary name of `path` when it is written and waiting in the batch
+ * (a later output of the same run reads it there: netsim's --report reads
+ * its --timeline), else NULL. */
+const char *etsim_outfile_batched(const char *path);
 
 /* Length of the valid UTF-8 prefix of s[0..n): n when all of it is valid.
  * Overlong forms, surrogates and code points above U+10FFFF are invalid,

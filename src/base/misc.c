@@ -124,6 +124,12 @@ int etsim_outfile_batch_commit(etsim_error_t *err) {
 
 void etsim_outfile_batch_abort(void) { batch_end(0); }
 
+const char *etsim_outfile_batched(const char *path) {
+  for (size_t i = 0; i < n_pending; i++)
+    if (strcmp(pending[i].path, path) == 0) return pending[i].tmp;
+  return NULL;
+}
+
 int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err) {
   int rc = 0;
   FILE *fp = o->fp;

@@ -51,6 +51,9 @@ cp c0.json saved.convert
 expect_kept convert c0.json "$BIN" convert --from json c0.json -o c0.json
 cp sys.json saved.sim
 expect_kept sim sys.json "$BIN" "${SIM[@]}" --json sys.json
+"$BIN" "${SIM[@]}" --json res.json > /dev/null || fail "sim --json"
+cp res.json saved.report
+expect_kept report res.json "$BIN" report res.json -o res.json
 cp dags.txt saved.synth
 expect_kept synth dags.txt "$BIN" synth baseline --data dags.txt -n 2 -o dags.txt
 # edit writes "<out>.part.<pid>" and renames: the rename must not land on
