@@ -173,7 +173,7 @@ typedef struct etsim_netpkt_cfg {
   int multi_rate;               /* MULTI_RATE (only 0) */
   int sample_feedback;          /* SAMPLE_FEEDBACK */
   int rate_bound;               /* RATE_BOUND */
-  int ack_high_prio;            /* ACK_HIGH_PRIO */
+  int ack_high_prio;            /* ACK_HIGH_PRIO: NICs only (pause 0, not 3, blocks ACKs) */
   uint32_t n_ecn;               /* KMIN/KMAX/PMAX_MAP entries */
   uint64_t ecn_rate_bps[ETSIM_NETPKT_MAX_ECN_RATES];
   uint32_t kmin_kb[ETSIM_NETPKT_MAX_ECN_RATES];

@@ -389,7 +389,11 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
     }
     out = s->port0 + s->rt_port[lo + pick];
   }
-  int qi = (k->type != PK_DATA && n->cfg.ack_high_prio) ? 0 : k->pg;
+  /* ACKs and NACKs queue with the data of their priority group, first in
+   * first out: ns-3's ACK_HIGH_PRIO is a host setting (which pause blocks
+   * the NIC's ACK queue), and the switches' own AckHighPrio is never set,
+   * so queue 0 carries pause frames only. */
+  int qi = k->pg;
   k->in_port = (uint16_t)(gp - s->port0);
   if (qi) {
     uint32_t sz = k->size;

@@ -126,6 +126,42 @@ static void test_ack_interval(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* ACKs queue with data at switches (ns-3: the switches' AckHighPrio is never
+ * set; ACK_HIGH_PRIO only chooses which pause blocks a NIC's ACK queue).
+ * Star of 4 hosts, 100 Gb/s, 1 us, exact ps, no window: hosts 1 and 3 send
+ * to host 0 at line rate from t = 0, so the switch port to host 0 gets two
+ * packets every 82.88 ns (at k tx + tx + d) and sends one: a queue grows.
+ * Host 0 sends one 1000-byte packet to host 2 at t = 0; its ACK reaches the
+ * switch at 2 (tx + d) + ta + d = 3,169,600 ps, after the data of k = 0..25
+ * (52 packets).  In first-in-first-out order it leaves when those are sent,
+ * at t0 + 52 tx (t0 = tx + d, the first start), and reaches host 0 ta + d
+ * later: 6,396,480 ps.  Sent first (strict priority) it would wait only for
+ * the packet on the wire, to 3,237,760: 4,241,600 ps. */
+static void test_ack_fifo_at_switch(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 4, 100000000000ull, US), 0);
+  const int64_t tp = 82880, ta = 3840, d = US;
+  for (int high = 0; high <= 1; high++) {
+    etsim_netpkt_cfg_t c;
+    cfg_pfc_only(&c);
+    c.has_win = 0;
+    c.ack_high_prio = high; /* a NIC setting: the switch order is the same */
+    etsim_netpkt_t *n = mk(&t, &c);
+    snd(n, 1, 0, 200000, 0);
+    snd(n, 3, 0, 200000, 0);
+    uint64_t id = snd(n, 0, 2, 1000, 0);
+    run(n);
+    int64_t t0 = tp + d, ack_at_switch = 2 * (tp + d) + ta + d;
+    assert_int_equal(ack_at_switch, 3169600);
+    assert_int_equal((ack_at_switch - t0) / tp, 25); /* data of k = 0..25 ahead */
+    assert_int_equal(stat_of(n, id).acked_ps, t0 + 52 * tp + ta + d);
+    assert_int_equal(stat_of(n, id).acked_ps, 6396480);
+    etsim_netpkt_free(n);
+  }
+  etsim_netpkt_topo_free(&t);
+}
+
 /* Unloaded 4-link path in a two-tier Clos: FCT = n t + 3 t + 4 d (+ ACK). */
 static void test_clos_path_fct(void **state) {
   (void)state;
@@ -561,6 +597,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_flow_exact),
       cmocka_unit_test(test_ack_interval),
+      cmocka_unit_test(test_ack_fifo_at_switch),
       cmocka_unit_test(test_clos_path_fct),
       cmocka_unit_test(test_long_chain_fct),
       cmocka_unit_test(test_incast_pfc_lossless),
