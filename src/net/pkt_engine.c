@@ -472,17 +472,40 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
                                    only waits for it */
   if (p->qps_blocked) goto wake;
+  /* ns-3's RdmaEgressQueue::GetNextQindex: the first queue pair after the
+   * last one served that may send now.  Finished queue pairs stay in the
+   * list until a scan passes one of them; then every finished one from the
+   * first passed onwards leaves, and the last-served position (qp_rr, ns-3's
+   * m_rrlast) is not adjusted, so the next scan starts from the same index
+   * in the shorter list. */
+  size_t res = SIZE_MAX, min_fin = SIZE_MAX;
   for (size_t i = 1; i <= cnt; i++) {
     size_t idx = (p->qp_rr + i) % cnt;
     pk_qp_t *q = &n->qps[p->qps[idx]];
     /* cheapest and most often decisive tests first; pg only if paused */
-    if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) || win_bound(n, q))
+    if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) || win_bound(n, q)) {
+      if (q->finished && idx < min_fin) min_fin = idx;
       continue;
+    }
     if (q->next_avail > n->now) {
       if (q->next_avail < min_next) min_next = q->next_avail;
       continue;
     }
-    p->qp_rr = idx;
+    res = idx;
+    break;
+  }
+  if (min_fin != SIZE_MAX) {
+    size_t nxt = min_fin;
+    for (size_t i = min_fin + 1; i < cnt; i++)
+      if (!n->qps[p->qps[i]].finished) {
+        if (i == res) res = nxt;
+        p->qps[nxt++] = p->qps[i];
+      }
+    p->n_qps = cnt = nxt;
+  }
+  if (res != SIZE_MAX) {
+    pk_qp_t *q = &n->qps[p->qps[res]];
+    p->qp_rr = res;
     uint32_t pi = pkt_alloc(n);
     if (pi == PK_NONE) return oom(n);
     pk_pkt_t *k = &n->pkts[pi];
@@ -533,23 +556,11 @@ static int port_kick(pk_net_t *n, uint32_t gp) {
   return n->ports[gp].is_switch ? switch_kick(n, gp) : nic_kick(n, gp);
 }
 
-static void qp_detach(pk_net_t *n, pk_qp_t *q) {
-  pk_port_t *p = &n->ports[q->gport];
-  uint32_t id = (uint32_t)(q - n->qps);
-  for (size_t i = 0; i < p->n_qps; i++)
-    if (p->qps[i] == id) {
-      memmove(p->qps + i, p->qps + i + 1, (p->n_qps - i - 1) * sizeof *p->qps);
-      p->n_qps--;
-      if (p->qp_rr >= i && p->qp_rr > 0) p->qp_rr--;
-      break;
-    }
-}
-
 static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   q->finished = 1;
   q->acked_ps = n->now;
   for (int i = 0; i < 3; i++) q->tgen[i]++;
-  qp_detach(n, q);
+  /* it stays in its NIC's round robin until a scan passes it (nic_send) */
   n->n_active--;
   n->st.msgs_done++;
   n->st.last_done_ps = n->now;
@@ -843,7 +854,11 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       if (q->finished || (uint32_t)(e->b >> 8) != q->tgen[id]) return 0;
       if (n->cc->on_timer) n->cc->on_timer(n, q, id);
       if (n->stopped == 2) return ETSIM_ENOMEM;
-      return nic_kick(n, q->gport);
+      /* ns-3's DCQCN timers change the rate and nothing else: the NIC looks
+       * again at its next end of transmission, ACK, resume or wake-up.  A
+       * rate change can grow a VAR_WIN window, so the next look must scan. */
+      n->ports[q->gport].qps_blocked = 0;
+      return 0;
     }
     case EV_QLEN:
       return qlen_sample(n);
