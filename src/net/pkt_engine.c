@@ -936,9 +936,22 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t, etsim_error_t
   /* per node, per host: candidate lists built host by host */
   uint32_t **lists = etsim_calloc(nn, sizeof *lists);
   size_t *lens = etsim_calloc(nn, sizeof *lens), *caps = etsim_calloc(nn, sizeof *caps);
+  /* Each node's neighbours in the order ns-3's CalculateRoute visits them:
+   * its map keyed by Ptr<Node>, i.e. by the address of the node object.
+   * Every SwitchNode holds a 1025 x 1025 x 8 byte counter (33.6 MB), so
+   * glibc gives each its own mmap, and Linux places each new mapping below
+   * the previous one: switches sort by decreasing id, after the hosts
+   * (small objects on the heap below).  This decides the order of equal
+   * next hops, so which one a flow's ECMP hash picks: on the 16-host Clos
+   * ns-3 sends every flow by the spine etsim would pick with increasing
+   * ids (the results are the same by symmetry, the PFC file's uplink port
+   * numbers are not). */
   uint64_t *nbr = etsim_malloc((n->n_ports ? n->n_ports : 1) * sizeof *nbr);
   if (nbr) {
-    for (uint32_t i = 0; i < n->n_ports; i++) nbr[i] = ((uint64_t)n->ports[i].peer << 32) | i;
+    for (uint32_t i = 0; i < n->n_ports; i++) {
+      uint32_t v = n->ports[i].peer;
+      nbr[i] = ((uint64_t)(n->nodes[v].is_switch ? 0x80000000u | (0x7fffffffu - v) : v) << 32) | i;
+    }
     for (uint32_t v = 0; v < nn; v++)
       qsort(nbr + n->nodes[v].port0, n->nodes[v].nports, sizeof *nbr, cmp_u64);
   }
@@ -966,7 +979,7 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t, etsim_error_t
       rank[u] = (uint32_t)qh++;
       if (u != h && !n->nodes[u].is_switch) continue; /* hosts are endpoints, never transit */
       pk_node_t *nu = &n->nodes[u];
-      /* neighbours in increasing node id, as ns-3's per-node map orders them */
+      /* neighbours in ns-3's order (see nbr above) */
       const uint64_t *cand = nbr + nu->port0;
       uint32_t nc = nu->nports;
       for (uint32_t c = 0; c < nc; c++) {

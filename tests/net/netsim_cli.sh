@@ -88,7 +88,8 @@ grep -q "^etsim: $T/f2:2: flow destination 2 is not a host" "$T/e" || fail "flow
 # the reference table (examples/netsim/reference.csv): etsim's packet-level
 # completion and pause count reproduce exactly; rows without random ECN
 # draws equal ns-3's to the nanosecond and the pause frame, and where ns-3's
-# FCT file is kept (ns3/fct/CONFIG.CC.fct) every FCT line equals ns-3's;
+# FCT file is kept (ns3/fct/CONFIG.CC.fct) every FCT line equals ns-3's,
+# where its PFC file is kept (.pfc) every PFC line, in order;
 # random rows are compared over seeds below (reference_seeds.csv)
 grep -v '^#' "$EX/reference.csv" | tail -n +2 |
   while IFS=, read -r name cfg cc ns3 ns3_p pkt pkt_p flow gap; do
@@ -106,6 +107,11 @@ grep -v '^#' "$EX/reference.csv" | tail -n +2 |
       sort "$T/ref" > "$T/b"
       cmp -s "$T/a" "$T/b" ||
         fail "$name ($cfg, $cc): FCT lines differ from ns-3's: $(diff "$T/a" "$T/b" | grep -c '^<') of $(wc -l < "$T/a")"
+    fi
+    ref=$EX/ns3/fct/${cfg%.cfg}.$cc.pfc
+    if [ -e "$ref" ]; then
+      cmp -s "$ref" "$T/refp" ||
+        fail "$name ($cfg, $cc): PFC file differs from ns-3's: $(diff "$ref" "$T/refp" | grep -c '^<') lines"
     fi
   done || exit 1
 echo ok
