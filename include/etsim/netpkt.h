@@ -291,6 +291,11 @@ typedef struct etsim_netpkt_msg_stat {
   uint64_t bytes;
   int64_t start_ps, delivered_ps, acked_ps; /* -1 while pending */
   int64_t standalone_ps;                    /* ns-3 "standalone" FCT */
+  /* what the sender was given, as ns-3's third.cc gives it: the window
+   * (0: none) and base RTT, per pair or the largest of all pairs with
+   * GLOBAL_T 1 (HPCC's T) */
+  uint64_t win_bytes;
+  int64_t base_rtt_ps;
 } etsim_netpkt_msg_stat_t;
 int etsim_netpkt_msg_stat(const etsim_netpkt_t *n, uint64_t id, etsim_netpkt_msg_stat_t *out);
 

@@ -89,26 +89,6 @@ uint32_t etsim_netpkt_host_ip(uint32_t node) {
   return 0x0b000001u + (node / 256u) * 0x00010000u + (node % 256u) * 0x100u;
 }
 
-/* MurmurHash3 (x86, 32-bit) over 12 bytes, as the ns-3 switches use. */
-static uint32_t murmur12(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) {
-  uint32_t h = seed, w[3] = {w0, w1, w2};
-  for (int i = 0; i < 3; i++) {
-    uint32_t k = w[i] * 0xcc9e2d51u;
-    k = (k << 15) | (k >> 17);
-    k *= 0x1b873593u;
-    h ^= k;
-    h = (h << 13) | (h >> 19);
-    h = h * 5u + 0xe6546b64u;
-  }
-  h ^= 12u;
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  h ^= h >> 16;
-  return h;
-}
-
 static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   uint64_t num = bytes * 8000000000000ull;
   uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
@@ -367,28 +347,8 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
   pk_pkt_t *k = &n->pkts[pi];
   pk_qp_t *q = &n->qps[k->flow];
   uint32_t route = k->type == PK_DATA ? q->route_data : q->route_ack;
-  uint32_t out;
   k->hop++;
-  if (route != PK_NONE) out = n->routes[route + k->hop];
-  else {
-    uint32_t dst = k->type == PK_DATA ? q->dst : q->src;
-    uint32_t hd = n->nodes[dst].host_idx;
-    uint32_t lo = s->rt_off[hd], cnt = s->rt_off[hd + 1] - lo;
-    if (!cnt) { /* cannot happen: create() checked connectivity */
-      pkt_free(n, pi);
-      n->st.drops_buffer++;
-      return 0;
-    }
-    uint32_t pick = 0;
-    if (cnt > 1) {
-      uint32_t sip = k->type == PK_DATA ? q->sip : q->dip;
-      uint32_t dip = k->type == PK_DATA ? q->dip : q->sip;
-      uint32_t sp = k->type == PK_DATA ? q->sport : q->dport;
-      uint32_t dp = k->type == PK_DATA ? q->dport : q->sport;
-      pick = murmur12(sip, dip, sp | (dp << 16), node) % cnt;
-    }
-    out = s->port0 + s->rt_port[lo + pick];
-  }
+  uint32_t out = n->routes[route + k->hop];
   /* ACKs and NACKs queue with the data of their priority group, first in
    * first out: ns-3's ACK_HIGH_PRIO is a host setting (which pause blocks
    * the NIC's ACK queue), and the switches' own AckHighPrio is never set,
@@ -919,138 +879,6 @@ int64_t etsim_netpkt_now(const etsim_netpkt_t *net) { return ((const pk_net_t *)
 
 /* --------------------------------------------------------------- setup */
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t, etsim_error_t *err) {
-  uint32_t nn = n->n_nodes, nh = n->n_hosts;
-  int rc = 0;
-  int32_t *dist = etsim_malloc(nn * sizeof *dist);
-  uint32_t *order = etsim_malloc(nn * sizeof *order);
-  uint32_t *rank = etsim_malloc(nn * sizeof *rank);
-  int64_t *dly = etsim_malloc(nn * sizeof *dly);
-  int64_t *txd = etsim_malloc(nn * sizeof *txd);
-  uint64_t *bw = etsim_malloc(nn * sizeof *bw);
-  /* per node, per host: candidate lists built host by host */
-  uint32_t **lists = etsim_calloc(nn, sizeof *lists);
-  size_t *lens = etsim_calloc(nn, sizeof *lens), *caps = etsim_calloc(nn, sizeof *caps);
-  /* Each node's neighbours in the order ns-3's CalculateRoute visits them:
-   * its map keyed by Ptr<Node>, i.e. by the address of the node object.
-   * Every SwitchNode holds a 1025 x 1025 x 8 byte counter (33.6 MB), so
-   * glibc gives each its own mmap, and Linux places each new mapping below
-   * the previous one: switches sort by decreasing id, after the hosts
-   * (small objects on the heap below).  This decides the order of equal
-   * next hops, so which one a flow's ECMP hash picks: on the 16-host Clos
-   * ns-3 sends every flow by the spine etsim would pick with increasing
-   * ids (the results are the same by symmetry, the PFC file's uplink port
-   * numbers are not). */
-  uint64_t *nbr = etsim_malloc((n->n_ports ? n->n_ports : 1) * sizeof *nbr);
-  if (nbr) {
-    for (uint32_t i = 0; i < n->n_ports; i++) {
-      uint32_t v = n->ports[i].peer;
-      nbr[i] = ((uint64_t)(n->nodes[v].is_switch ? 0x80000000u | (0x7fffffffu - v) : v) << 32) | i;
-    }
-    for (uint32_t v = 0; v < nn; v++)
-      qsort(nbr + n->nodes[v].port0, n->nodes[v].nports, sizeof *nbr, cmp_u64);
-  }
-  n->pair_rtt_ps = etsim_calloc((size_t)nh * nh, sizeof *n->pair_rtt_ps);
-  n->pair_bw = etsim_calloc((size_t)nh * nh, sizeof *n->pair_bw);
-  for (uint32_t v = 0; v < nn; v++) {
-    n->nodes[v].rt_off = etsim_calloc(nh + 1, sizeof(uint32_t));
-    if (!n->nodes[v].rt_off) rc = ETSIM_ENOMEM;
-  }
-  if (!nbr || !dist || !order || !rank || !dly || !txd || !bw || !lists || !lens || !caps ||
-      !n->pair_rtt_ps || !n->pair_bw || rc) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (uint32_t hi = 0; hi < nh; hi++) {
-    uint32_t h = n->hosts[hi];
-    for (uint32_t v = 0; v < nn; v++) dist[v] = -1;
-    size_t qh = 0, qt = 0;
-    order[qt++] = h;
-    dist[h] = 0;
-    dly[h] = txd[h] = 0;
-    bw[h] = UINT64_MAX;
-    while (qh < qt) {
-      uint32_t u = order[qh];
-      rank[u] = (uint32_t)qh++;
-      if (u != h && !n->nodes[u].is_switch) continue; /* hosts are endpoints, never transit */
-      pk_node_t *nu = &n->nodes[u];
-      /* neighbours in ns-3's order (see nbr above) */
-      const uint64_t *cand = nbr + nu->port0;
-      uint32_t nc = nu->nports;
-      for (uint32_t c = 0; c < nc; c++) {
-        pk_port_t *p = &n->ports[(uint32_t)cand[c]];
-        uint32_t v = p->peer;
-        if (dist[v] < 0) {
-          dist[v] = dist[u] + 1;
-          dly[v] = dly[u] + p->delay_ps / 1000;
-          txd[v] =
-              txd[u] + (int64_t)((uint64_t)n->cfg.payload_bytes * 1000000000ull * 8 / p->rate_bps);
-          bw[v] = bw[u] < p->rate_bps ? bw[u] : p->rate_bps;
-          order[qt++] = v;
-        }
-        if (dist[v] == dist[u] + 1) {
-          /* v reaches h through u: v's port facing u */
-          uint32_t back = p->peer_gport;
-          if (etsim_grow((void **)&lists[v], &caps[v], lens[v] + 1, sizeof(uint32_t))) {
-            rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-            goto done;
-          }
-          lists[v][lens[v]++] = back - n->nodes[v].port0;
-        }
-      }
-    }
-    for (uint32_t hj = 0; hj < nh; hj++) {
-      uint32_t s = n->hosts[hj];
-      if (s == h) continue;
-      if (dist[s] < 0) {
-        rc = etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: topology is disconnected: host %u cannot "
-                             "reach host %u",
-                             t->name ? t->name : "topology", s, h);
-        goto done;
-      }
-      /* ns-3: pairRtt[s][h] = 2 * delay + tx delay of one payload per hop */
-      n->pair_rtt_ps[(size_t)hj * nh + hi] = (2 * dly[s] + txd[s]) * 1000;
-      n->pair_bw[(size_t)hj * nh + hi] = bw[s];
-    }
-    /* fold the lists for destination hi into the CSR arrays */
-    for (uint32_t v = 0; v < nn; v++) {
-      pk_node_t *nd = &n->nodes[v];
-      nd->rt_off[hi + 1] = (uint32_t)lens[v];
-    }
-  }
-  /* rt_off[hi+1] currently holds the cumulative list length after host hi */
-  for (uint32_t v = 0; v < nn; v++) {
-    pk_node_t *nd = &n->nodes[v];
-    nd->rt_port = etsim_malloc((lens[v] ? lens[v] : 1) * sizeof(uint16_t));
-    if (!nd->rt_port) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto done;
-    }
-    for (size_t k = 0; k < lens[v]; k++) nd->rt_port[k] = (uint16_t)lists[v][k];
-  }
-  (void)rank;
-done:
-  if (lists)
-    for (uint32_t v = 0; v < nn; v++) etsim_free(lists[v]);
-  etsim_free(lists);
-  etsim_free(nbr);
-  etsim_free(lens);
-  etsim_free(caps);
-  etsim_free(dist);
-  etsim_free(order);
-  etsim_free(rank);
-  etsim_free(dly);
-  etsim_free(txd);
-  etsim_free(bw);
-  return rc;
-}
-
 /* Size the calendar from the fabric.  With the wires as FIFOs, an event
  * is rarely queued more than a packet time ahead, and a busy port has
  * about two pending, so one bucket per packet time / ports holds about
@@ -1236,14 +1064,11 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       goto fail;
     }
   }
-  if ((rc = build_routes(n, t, err))) goto fail;
-  /* ns-3: BDP and RTT over all host pairs */
-  for (size_t i = 0; i < (size_t)n->n_hosts * n->n_hosts; i++) {
-    int64_t rtt = n->pair_rtt_ps[i];
-    uint64_t bdp = (uint64_t)(rtt / 1000) * (n->pair_bw[i] == UINT64_MAX ? 0 : n->pair_bw[i]) /
-                   1000000000ull / 8;
-    if (bdp > n->max_bdp) n->max_bdp = bdp;
-    if (rtt > n->max_rtt_ps) n->max_rtt_ps = rtt;
+  if ((rc = etsim_net__pkt_route_init(n, tn, err))) goto fail;
+  /* ns-3: the largest BDP and RTT over all host pairs, for GLOBAL_T */
+  if (cfg->global_t && etsim_net__pkt_route_global(n, &n->max_bdp, &n->max_rtt_ps)) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto fail;
   }
   if ((rc = evq_setup(n, mtu_wire))) {
     rc = etsim_error_set(err, rc, "out of memory");
@@ -1266,11 +1091,7 @@ fail:
 void etsim_netpkt_free(etsim_netpkt_t *net) {
   pk_net_t *n = (pk_net_t *)net;
   if (!n) return;
-  if (n->nodes)
-    for (uint32_t v = 0; v < n->n_nodes; v++) {
-      etsim_free(n->nodes[v].rt_off);
-      etsim_free(n->nodes[v].rt_port);
-    }
+  etsim_net__pkt_route_free(n);
   if (n->ports)
     for (uint32_t i = 0; i < n->n_ports; i++) {
       etsim_free(n->ports[i].qps);
@@ -1280,8 +1101,6 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->nodes);
   etsim_free(n->ports);
   etsim_free(n->hosts);
-  etsim_free(n->pair_rtt_ps);
-  etsim_free(n->pair_bw);
   etsim_free(n->pkts);
   etsim_free(n->hops);
   etsim_free(n->qps);
@@ -1342,35 +1161,29 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   q->delivered_ps = q->acked_ps = -1;
   q->fn = m->fn;
   q->ctx = m->ctx;
-  pk_node_t *sn = &n->nodes[m->src], *dn = &n->nodes[m->dst];
-  uint32_t shi = sn->host_idx, dhi = dn->host_idx;
-  uint32_t h = murmur12(q->sip, q->dip, q->sport | ((uint32_t)q->dport << 16), 0);
-  uint32_t lo = sn->rt_off[dhi], c = sn->rt_off[dhi + 1] - lo;
-  q->gport = sn->port0 + sn->rt_port[lo + h % c];
-  lo = dn->rt_off[shi];
-  c = dn->rt_off[shi + 1] - lo;
-  q->rx_gport = dn->port0 + dn->rt_port[lo + h % c];
-  q->max_rate = q->rate = n->ports[q->gport].rate_bps;
   /* Every packet of a flow takes the same route (the ECMP hash depends
    * only on its tuple), so the ports are worked out once here instead of
    * hashing at every switch. */
-  q->route_data = q->route_ack = PK_NONE;
-  uint32_t fwd[64], rev[64];
-  uint32_t nf = etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, fwd, 64);
-  uint32_t nr = etsim_net__pkt_ack_path(n, q->src, q->dst, q->sport, q->dport, rev, 64);
-  if (nf && nr && fwd[0] == q->gport && rev[0] == q->rx_gport && n->n_routes + nf + nr < PK_NONE) {
-    if (etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr, sizeof *n->routes))
-      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    q->route_data = (uint32_t)n->n_routes;
-    memcpy(n->routes + n->n_routes, fwd, nf * sizeof *fwd);
-    n->n_routes += nf;
-    q->route_ack = (uint32_t)n->n_routes;
-    memcpy(n->routes + n->n_routes, rev, nr * sizeof *rev);
-    n->n_routes += nr;
-  }
-  size_t pair = (size_t)shi * n->n_hosts + dhi;
-  int64_t rtt = n->pair_rtt_ps[pair];
-  uint64_t bw = n->pair_bw[pair];
+  if (etsim_net__pkt_route_ready(n, m->dst) || etsim_net__pkt_route_ready(n, m->src))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  uint32_t nf = etsim_net__pkt_hops(n, m->src, m->dst), nr = etsim_net__pkt_hops(n, m->dst, m->src);
+  if (!nf || !nr || nf == UINT32_MAX || nr == UINT32_MAX || n->n_routes + nf + nr >= PK_NONE ||
+      etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr, sizeof *n->routes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  uint32_t *fwd = n->routes + n->n_routes, *rev = fwd + nf;
+  if (etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, fwd, nf) != nf ||
+      etsim_net__pkt_ack_path(n, q->src, q->dst, q->sport, q->dport, rev, nr) != nr)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", m->src,
+                           m->dst);
+  q->route_data = (uint32_t)n->n_routes;
+  q->route_ack = (uint32_t)n->n_routes + nf;
+  n->n_routes += nf + nr;
+  q->gport = fwd[0];
+  q->rx_gport = rev[0];
+  q->max_rate = q->rate = n->ports[q->gport].rate_bps;
+  int64_t rtt;
+  uint64_t bw;
+  etsim_net__pkt_pair(n, m->src, m->dst, &rtt, &bw);
   uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
   q->win = n->cfg.has_win ? (n->cfg.global_t ? n->max_bdp : bdp) : 0;
   q->var_win_rate = UINT64_MAX; /* no scaled window worked out yet */
@@ -1387,39 +1200,6 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   n->n_active++;
   n->st.msgs++;
   return 0;
-}
-
-/* Walk from `from` to host `to`: switches hash the tuple `sw`, the NIC
- * (seed 0, as etsim_netpkt_send) the tuple `nic`: {sip, dip, ports}. */
-static uint32_t walk(const pk_net_t *n, uint32_t from, uint32_t to, const uint32_t sw[3],
-                     const uint32_t nic[3], uint32_t *out, uint32_t max) {
-  uint32_t thi = n->nodes[to].host_idx, v = from, k = 0;
-  while (v != to && k < max) {
-    const pk_node_t *nd = &n->nodes[v];
-    uint32_t lo = nd->rt_off[thi], c = nd->rt_off[thi + 1] - lo;
-    if (!c) return 0;
-    uint32_t h =
-        nd->is_switch ? murmur12(sw[0], sw[1], sw[2], v) : murmur12(nic[0], nic[1], nic[2], 0);
-    uint32_t gp = nd->port0 + nd->rt_port[lo + h % c];
-    out[k++] = gp;
-    v = n->ports[gp].peer;
-  }
-  return v == to ? k : 0;
-}
-
-uint32_t etsim_net__pkt_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
-                             uint16_t dport, uint32_t *out, uint32_t max) {
-  const uint32_t t[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
-                         sport | ((uint32_t)dport << 16)};
-  return walk(n, src, dst, t, t, out, max);
-}
-
-uint32_t etsim_net__pkt_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
-                                 uint16_t dport, uint32_t *out, uint32_t max) {
-  const uint32_t fwd[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
-                           sport | ((uint32_t)dport << 16)};
-  const uint32_t rev[3] = {fwd[1], fwd[0], dport | ((uint32_t)sport << 16)};
-  return walk(n, dst, src, rev, fwd, out, max);
 }
 
 void etsim_netpkt_finish(etsim_netpkt_t *net) {
@@ -1450,6 +1230,8 @@ int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_m
   o->delivered_ps = q->delivered_ps;
   o->acked_ps = q->acked_ps;
   o->standalone_ps = q->standalone_ps;
+  o->win_bytes = q->win;
+  o->base_rtt_ps = q->base_rtt_ps;
   return 0;
 }
 

@@ -264,11 +264,9 @@ typedef struct pk_node {
   uint8_t is_switch;
   uint32_t port0, nports; /* global port indices port0 .. port0+nports-1 */
   uint32_t host_idx;      /* dense host index or PK_NONE */
+  uint32_t sw_idx;        /* dense switch index or PK_NONE */
   /* switch MMU */
   uint64_t buffer, total_hdrm, total_rsrv, shared_used, peak_used;
-  /* routing: CSR over destination host index -> local port indices */
-  uint32_t *rt_off; /* n_hosts + 1 */
-  uint16_t *rt_port;
 } pk_node_t;
 
 /* ------------------------------------------------------------- flows */
@@ -351,10 +349,19 @@ struct pk_net {
   pk_node_t *nodes;
   pk_port_t *ports;
   uint32_t *hosts; /* host index -> node id */
-  /* pair tables, host index squared */
-  int64_t *pair_rtt_ps; /* ns-3 base RTT: 2 delay + payload tx per hop */
-  uint64_t *pair_bw;    /* bottleneck bits/s */
-  uint64_t max_bdp;
+  /* routing (pkt_route.c) */
+  uint32_t n_sw;
+  uint32_t *sw_node;    /* switch index -> node id */
+  uint32_t *nbr;        /* per port slot: local port indices in ns-3's neighbour order */
+  uint32_t *sw_adj_off; /* switch index -> first entry in sw_adj (n_sw + 1) */
+  uint32_t *sw_adj;     /* (neighbour switch index, global port) pairs, ns-3 order */
+  uint32_t *host_key;   /* host index -> key */
+  uint32_t *key_root;   /* key -> root node: a switch, or a host with several links */
+  uint32_t **key_d;     /* key -> per switch (distance, rank), NULL until needed */
+  uint32_t n_keys;
+  uint32_t *bfs_q;         /* scratch: n_sw + 1 */
+  uint64_t *route_scratch; /* scratch: largest node degree */
+  uint64_t max_bdp;        /* over all host pairs, only with GLOBAL_T */
   int64_t max_rtt_ps;
   uint64_t nic_rate;
   /* packets */
@@ -395,15 +402,35 @@ void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id);
 extern const pk_cc_ops_t etsim_net__pkt_cc_none, etsim_net__pkt_cc_dcqcn, etsim_net__pkt_cc_hpcc,
     etsim_net__pkt_cc_timely, etsim_net__pkt_cc_dctcp;
 
+/* Routes (pkt_route.c).  route_init orders neighbours and assigns keys
+ * (linear in links) and checks that every host reaches every other; 0 or
+ * a negative code with err set.  route_ready runs the search a host's key
+ * needs (once), before any of the calls below names that host as a
+ * destination; 0 or ETSIM_ENOMEM. */
+int etsim_net__pkt_route_init(pk_net_t *n, const char *topo_name, etsim_error_t *err);
+void etsim_net__pkt_route_free(pk_net_t *n);
+int etsim_net__pkt_route_ready(pk_net_t *n, uint32_t host);
+uint32_t etsim_net__pkt_murmur12(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed);
+/* Links from host src to host dst (route_ready(dst)). */
+uint32_t etsim_net__pkt_hops(pk_net_t *n, uint32_t src, uint32_t dst);
 /* The directed links (global port indices) a packet of (src, dst, sport,
- * dport) crosses, chosen exactly as the packet engine routes; returns the
- * hop count (0 when max is too small).  Used by the flow-level model. */
-uint32_t etsim_net__pkt_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+ * dport) crosses, chosen exactly as the packet engine routes: writes up to
+ * max of them and returns the hop count (0: no route; more than max: call
+ * again with room).  route_ready(dst).  Used by the flow-level model too. */
+uint32_t etsim_net__pkt_path(pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
                              uint16_t dport, uint32_t *out, uint32_t max);
-/* The same for the ACKs of that flow, dst back to src: the receiver's NIC
- * picks its port with the data's own tuple, switches hash the reversed one. */
-uint32_t etsim_net__pkt_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+/* The same for the ACKs of that flow, dst back to src (route_ready(src)):
+ * the receiver's NIC picks its port with the data's own tuple, switches
+ * hash the reversed one. */
+uint32_t etsim_net__pkt_ack_path(pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
                                  uint16_t dport, uint32_t *out, uint32_t max);
+/* ns-3's base RTT (2 delay + one payload's serialisation per link, in ps)
+ * and bottleneck of the pair, on the path its search found first
+ * (route_ready(dst)). */
+void etsim_net__pkt_pair(pk_net_t *n, uint32_t src, uint32_t dst, int64_t *rtt_ps, uint64_t *bw);
+/* The largest base RTT and BDP over all host pairs (for GLOBAL_T): runs
+ * every key's search.  0 or ETSIM_ENOMEM. */
+int etsim_net__pkt_route_global(pk_net_t *n, uint64_t *max_bdp, int64_t *max_rtt_ps);
 
 /* parse helpers shared by the readers */
 int etsim_net__pkt_parse_u64(const char *s, uint64_t *out);
