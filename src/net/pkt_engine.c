@@ -432,16 +432,36 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
                                    only waits for it */
   if (p->qps_blocked) goto wake;
+  /* Every queue pair paused (each priority in the list is): the scan below
+   * would find none and remove every finished one; do just that. */
+  unsigned pgs = 0;
+  for (int g = 1; g < PK_NPRIO; g++) pgs |= (p->pg_cnt[g] != 0) << g;
+  if (!(pgs & ~(unsigned)p->paused)) {
+    if (p->n_fin) {
+      size_t nxt = 0;
+      for (size_t i = 0; i < cnt; i++) {
+        pk_qp_t *q = &n->qps[p->qps[i]];
+        if (q->finished) p->pg_cnt[q->pg]--;
+        else p->qps[nxt++] = p->qps[i];
+      }
+      p->n_qps = cnt = nxt;
+      p->n_fin = 0;
+    }
+    goto wake;
+  }
   /* ns-3's RdmaEgressQueue::GetNextQindex: the first queue pair after the
    * last one served that may send now.  Finished queue pairs stay in the
    * list until a scan passes one of them; then every finished one from the
    * first passed onwards leaves, and the last-served position (qp_rr, ns-3's
    * m_rrlast) is not adjusted, so the next scan starts from the same index
-   * in the shorter list. */
+   * in the shorter list.  A pass that finds none also gives the earliest
+   * pacing time of the unfinished ones (the wake-up below). */
   size_t res = SIZE_MAX, min_fin = SIZE_MAX;
+  int64_t all_min = INT64_MAX;
   for (size_t i = 1; i <= cnt; i++) {
     size_t idx = (p->qp_rr + i) % cnt;
     pk_qp_t *q = &n->qps[p->qps[idx]];
+    if (!q->finished && q->next_avail < all_min) all_min = q->next_avail;
     /* cheapest and most often decisive tests first; pg only if paused */
     if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) || win_bound(n, q)) {
       if (q->finished && idx < min_fin) min_fin = idx;
@@ -456,11 +476,16 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   }
   if (min_fin != SIZE_MAX) {
     size_t nxt = min_fin;
-    for (size_t i = min_fin + 1; i < cnt; i++)
-      if (!n->qps[p->qps[i]].finished) {
-        if (i == res) res = nxt;
-        p->qps[nxt++] = p->qps[i];
+    for (size_t i = min_fin; i < cnt; i++) {
+      pk_qp_t *q = &n->qps[p->qps[i]];
+      if (q->finished) {
+        p->pg_cnt[q->pg]--;
+        p->n_fin--;
+        continue;
       }
+      if (i == res) res = nxt;
+      p->qps[nxt++] = p->qps[i];
+    }
     p->n_qps = cnt = nxt;
   }
   if (res != SIZE_MAX) {
@@ -484,9 +509,14 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
         n->now + (pace == p->rate_bps ? port_tx_time(n, p, k->size) : tx_time(n, k->size, pace));
+    p->wake_min_ok = 0;
     n->last_progress = n->now;
     return transmit(n, gp, pi);
   }
+  /* a full pass: every finished queue pair is gone, all_min is the
+   * earliest pacing time of the rest */
+  p->wake_min = all_min;
+  p->wake_min_ok = 1;
   /* No queue pair can send until one of them changes (all done, paused
    * or window-bound, none only waiting for its pacing time): later kicks
    * that change no queue pair skip the scan (nic_kick_). */
@@ -497,11 +527,16 @@ wake:
    * and paused ones too), and only when no wake-up is pending and that time
    * is still ahead; etsim_net__pkt_change_rate moves a pending one earlier. */
   if (p->wake_t >= 0) return 0;
-  int64_t t_wake = INT64_MAX;
-  for (size_t i = 0; i < cnt; i++) {
-    int64_t t = n->qps[p->qps[i]].next_avail;
-    if (t < t_wake) t_wake = t;
+  if (!p->wake_min_ok) {
+    int64_t t_wake = INT64_MAX;
+    for (size_t i = 0; i < cnt; i++) {
+      int64_t t = n->qps[p->qps[i]].next_avail;
+      if (t < t_wake) t_wake = t;
+    }
+    p->wake_min = t_wake;
+    p->wake_min_ok = 1;
   }
+  int64_t t_wake = p->wake_min;
   if (t_wake != INT64_MAX && t_wake > n->now) {
     p->wake_gen++;
     p->wake_t = t_wake;
@@ -521,6 +556,8 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   q->acked_ps = n->now;
   for (int i = 0; i < 3; i++) q->tgen[i]++;
   /* it stays in its NIC's round robin until a scan passes it (nic_send) */
+  n->ports[q->gport].n_fin++;
+  n->ports[q->gport].wake_min_ok = 0;
   n->n_active--;
   n->st.msgs_done++;
   n->st.last_done_ps = n->now;
@@ -533,6 +570,7 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
 
 void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
   if (q->last_pkt_size) {
+    n->ports[q->gport].wake_min_ok = 0;
     int64_t old_t = tx_time(n, q->last_pkt_size, q->rate);
     int64_t new_t = tx_time(n, q->last_pkt_size, new_rate);
     q->next_avail += new_t - old_t;
@@ -801,6 +839,8 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       q->started = 1;
       if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return oom(n);
       p->qps[p->n_qps++] = e->a;
+      p->pg_cnt[q->pg]++;
+      p->wake_min_ok = 0;
       if (!n->watchdog_on) {
         n->watchdog_on = 1;
         n->last_progress = n->now;

@@ -253,6 +253,15 @@ typedef struct pk_port {
    * may let a queue pair send (ACK, timer, rate or window change, resume)
    * must end with nic_kick(), which clears it. */
   uint8_t qps_blocked;
+  /* Shortcuts for a NIC whose every queue pair is paused (PFC), where each
+   * ACK used to cost two passes over all of them: queue pairs in the list
+   * per priority, finished ones not yet removed, and the earliest pacing
+   * time of the unfinished ones (valid while wake_min_ok: no queue pair has
+   * sent, changed rate, started or finished since it was taken). */
+  uint8_t wake_min_ok;
+  uint32_t n_fin;
+  uint32_t pg_cnt[PK_NPRIO];
+  int64_t wake_min;
   uint32_t wake_gen;
   int64_t wake_t;
   /* queue-length histogram, 1 KB bins */
