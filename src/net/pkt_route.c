@@ -282,11 +282,6 @@ int etsim_net__pkt_route_ready(pk_net_t *n, uint32_t host) {
   return n->key_d[k] ? 0 : key_search(n, k);
 }
 
-static int cmp_rank(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The next hops from node v towards host `to` (whose key's search is d):
  * local port indices in ns-3's order, into n->route_scratch (as rank << 32 |
  * port); returns their count. */
@@ -317,7 +312,18 @@ static uint32_t next_hops(pk_net_t *n, const uint32_t *d, uint32_t v, uint32_t t
     if (w->is_switch && d[2 * w->sw_idx] == want)
       c[cnt++] = (uint64_t)d[2 * w->sw_idx + 1] << 32 | j;
   }
-  if (cnt > 1) qsort(c, cnt, sizeof *c, cmp_rank);
+  /* by rank: usually few candidates, so insertion (qsort's call per hop
+   * cost as much as the rest of setting up a flow) */
+  if (cnt > 64) {
+    qsort(c, cnt, sizeof *c, cmp_u64);
+    return cnt;
+  }
+  for (uint32_t i = 1; i < cnt; i++) {
+    uint64_t x = c[i];
+    uint32_t j = i;
+    for (; j > 0 && c[j - 1] > x; j--) c[j] = c[j - 1];
+    c[j] = x;
+  }
   return cnt;
 }
 
