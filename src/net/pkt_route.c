@@ -168,7 +168,7 @@ int etsim_net__pkt_route_init(pk_net_t *n, const char *tn, etsim_error_t *err) {
       uint64_t key = n->nodes[w].is_switch ? 0x80000000u | (0x7fffffffu - w) : w;
       tmp[k] = key << 32 | k;
     }
-    qsort(tmp, nd->nports, sizeof *tmp, cmp_u64);
+    etsim_qsort(tmp, nd->nports, sizeof *tmp, cmp_u64);
     for (uint32_t k = 0; k < nd->nports; k++) n->nbr[nd->port0 + k] = (uint32_t)tmp[k];
   }
   /* the switch-only graph, compact, for the searches */
@@ -315,7 +315,7 @@ static uint32_t next_hops(pk_net_t *n, const uint32_t *d, uint32_t v, uint32_t t
   /* by rank: usually few candidates, so insertion (qsort's call per hop
    * cost as much as the rest of setting up a flow) */
   if (cnt > 64) {
-    qsort(c, cnt, sizeof *c, cmp_u64);
+    etsim_qsort(c, cnt, sizeof *c, cmp_u64);
     return cnt;
   }
   for (uint32_t i = 1; i < cnt; i++) {

@@ -16,6 +16,8 @@
 
 #include "etsim/net.h"
 
+#include "sim_int.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,10 +84,13 @@ typedef struct sim {
   int64_t *md_key; /* the pg_name number */
   size_t n_md, cap_md;
   etsim_coll_custom_t cu[ETSIM_COP_N];
+  etsim_sim_mem_t *mem;   /* live tensor bytes per NPU (memory.c), NULL: none named */
+  etsim_sim_pool_t *pool; /* HIERARCHICAL_MEMORY_POOL (pool.c) */
 } sim_t;
 
-static const char *const op_names[ETSIM_COP_N + 2] = {"all-reduce", "reduce-scatter", "all-gather",
-                                                      "all-to-all", "send-recv",      "memory"};
+static const char *const op_names[ETSIM_COP_N + 2] = {
+    "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce",
+    "gather",     "scatter",        "barrier",    "send-recv",  "memory"};
 const char *etsim_sim_op_name(int slot) {
   return slot >= 0 && slot < ETSIM_COP_N + 2 ? op_names[slot] : "?";
 }
@@ -108,6 +113,27 @@ static int attr_int(const sim_t *s, const etsim_et_trace_t *t, size_t i, uint32_
 }
 
 /* ------------------------------------------------------ overlap tracking */
+
+/* A node's recorded duration in ns (duration_micros x 1000), refused with a
+ * message naming the node when it is beyond the simulated clock's horizon. */
+static int trace_dur_ns(const sim_t *s, const etsim_et_trace_t *t, size_t i, int64_t *out) {
+  if (t->dur_us[i] > (uint64_t)(ETSIM_DES_HORIZON_NS / 1000))
+    return etsim_error_set(s->err, ETSIM_ERANGE,
+                           "%s: node %llu: duration_micros %llu is beyond the simulated clock's "
+                           "horizon (2^62 ps, about 53 days)",
+                           t->path, (unsigned long long)t->id[i], (unsigned long long)t->dur_us[i]);
+  *out = (int64_t)t->dur_us[i] * 1000;
+  return 0;
+}
+
+/* The error for a delay (ns, from a model's arithmetic) past the horizon. */
+static int past_horizon(const sim_t *s, const etsim_et_trace_t *t, size_t i, const char *what,
+                        double ns) {
+  return etsim_error_set(s->err, ETSIM_ERANGE,
+                         "%s: node %llu: %s takes %g ns, beyond the simulated clock's horizon "
+                         "(2^62 ps, about 53 days)",
+                         t->path, (unsigned long long)t->id[i], what, ns);
+}
 
 static void account(npu_t *p, int64_t t) {
   int64_t dt = t - p->last_ps;
@@ -241,24 +267,33 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     case ETSIM_COLL_SCATTER:
     case ETSIM_COLL_BARRIER:
     case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
+      if (s->sys->rooted_network) {
+        /* through the network (etsim's extension, rooted.c); a reduce-
+         * scatter-block is a reduce-scatter of equal blocks */
+        op = etsim_sim__rooted_op((int)ct);
+        break;
+      }
       /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
        * replays the duration of all of them (1 ns when none). */
       if (!s->warned_bcast) {
         s->warned_bcast = 1;
         etsim_warn(
             "%s: node %llu: %s is not simulated through the network: its trace duration "
-            "is replayed (as ASTRA-sim does for BROADCAST)",
+            "is replayed (as ASTRA-sim does for BROADCAST; \"rooted-collectives\": "
+            "\"network\" in the system file runs it)",
             t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
       }
-      int64_t ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+      int64_t ns = 0;
+      if ((rc = trace_dur_ns(s, t, i, &ns))) return rc;
+      if (!ns) ns = 1;
       *instant = 0;
-      return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
+      return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
     }
     default:
       return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
                              t->path, (unsigned long long)t->id[i], (long long)ct);
   }
-  if (sz <= 0)
+  if (sz < 0 || (sz == 0 && op != ETSIM_COP_BARRIER))
     return etsim_error_set(s->err, ETSIM_EFORMAT,
                            "%s: node %llu: %s of size %lld (comm_size must "
                            "be > 0)",
@@ -305,7 +340,10 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   s->res->npu[id].comm_bytes += (uint64_t)sz;
   *instant = 0;
   etsim_error_t e2 = {0};
-  rc = etsim_coll_issue(s->coll, id, op, (uint64_t)sz, involved, comm, (int32_t)pri, i, &e2);
+  uint32_t root = 0;
+  if (op >= ETSIM_COP_ASTRA_N && (rc = etsim_sim__root(s->err, t, i, comm, s->n, &root))) return rc;
+  rc = etsim_coll_issue_rooted(s->coll, id, op, (uint64_t)sz, involved, comm, root, (int32_t)pri, i,
+                               &e2);
   if (rc)
     return etsim_error_set(s->err, rc, "%s: node %llu (NPU %u): %s", t->path,
                            (unsigned long long)t->id[i], id, e2.msg);
@@ -364,12 +402,29 @@ static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     *instant = 1;
     return 0;
   }
+  if (m->type == ETSIM_MEM_HIER_POOL) {
+    /* pool.c: a comm_type sends it to the out-node pool (reduced in the
+     * switches when it is a reduce) */
+    int64_t ct = -1;
+    int level =
+        t->k_comm_type != UINT32_MAX && etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1;
+    int reduce = level && (ct == ETSIM_COLL_REDUCE || ct == ETSIM_COLL_ALL_REDUCE);
+    s->npu[id].comm_slot = SLOT_MEM;
+    s->res->bytes_by_op[SLOT_MEM] += (uint64_t)sz;
+    s->res->count_by_op[SLOT_MEM]++;
+    *instant = 0;
+    rc = etsim_sim__pool_issue(s->pool, &s->q, id, i, (uint64_t)sz,
+                               t->type[i] == ETSIM_ET_MEM_STORE_NODE, level, reduce);
+    return rc == ETSIM_ERANGE ? past_horizon(s, t, i, "the memory-pool access", 0) : rc;
+  }
   size_t server = m->type == ETSIM_MEM_POOL      ? 0
                   : m->type == ETSIM_MEM_PER_NPU ? id
                                                  : (m->npus_per_node ? id / m->npus_per_node : 0);
   if (server >= s->n_mem) server = s->n_mem - 1;
   int64_t start = s->mem_free_ps[server] > now(s) ? s->mem_free_ps[server] : now(s);
   double ns = m->latency_ns + (m->bw_bytes_per_ns > 0 ? (double)sz / m->bw_bytes_per_ns : 0);
+  if (!etsim_des_ns_ok(ns) || start > ETSIM_DES_HORIZON_PS)
+    return past_horizon(s, t, i, "the remote-memory access", ns);
   int64_t end = start + (int64_t)ns * ETSIM_PS_PER_NS;
   s->mem_free_ps[server] = end;
   s->npu[id].comm_slot = SLOT_MEM;
@@ -381,7 +436,7 @@ static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
 
 static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) {
   const etsim_et_trace_t *t = s->npu[id].ti->t;
-  int64_t ns;
+  int64_t ns = 0;
   if (s->sys->roofline && !s->sys->replay_only && !cpu) {
     int64_t ops = 0, tsz = 0;
     int rc;
@@ -396,19 +451,26 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
     double bw = s->sys->local_mem_bw_gbps * 1e9, peak = s->sys->peak_perf_tflops * 1e12;
     double perf = bw * intensity < peak ? bw * intensity : peak;
     double sec = perf > 0 ? (double)ops / perf : 0;
+    if (!etsim_des_ns_ok(sec * 1e9)) return past_horizon(s, t, i, "the roofline time", sec * 1e9);
     ns = (int64_t)(sec * 1e9);
   } else {
     /* duration_ns (etsim's generators write it when whole microseconds
      * would round badly) wins over duration_micros. */
     int64_t dns = 0;
-    if (etsim_et_trace_attr_int_by_name(t, i, "duration_ns", &dns) == 1 && dns > 0) ns = dns;
-    else ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+    if (etsim_et_trace_attr_int_by_name(t, i, "duration_ns", &dns) == 1 && dns > 0) {
+      if (dns > ETSIM_DES_HORIZON_NS) return past_horizon(s, t, i, "duration_ns", (double)dns);
+      ns = dns;
+    } else {
+      int rc = trace_dur_ns(s, t, i, &ns);
+      if (rc) return rc;
+      if (!ns) ns = 1;
+    }
   }
   etsim_sim_npu_t *r = &s->res->npu[id];
   if (cpu) r->cpu_ps += ns * ETSIM_PS_PER_NS;
   else r->gpu_comp_ps += ns * ETSIM_PS_PER_NS;
   *instant = 0;
-  return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
+  return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
 }
 
 /* A METADATA node that carries PyTorch's process groups, as ASTRA-sim reads
@@ -485,6 +547,7 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
   p->state[i] = ST_ISSUED;
   p->start_ps[i] = now(s);
   int instant = 1, rc = 0;
+  if (s->mem && (rc = etsim_sim__mem_start(s->mem, id, i, now(s)))) return rc;
   int type = t->type[i];
   if (s->sys->replay_only && type != ETSIM_ET_METADATA_NODE && type != ETSIM_ET_INVALID_NODE) {
     rc = issue_comp(s, id, i, cpu, &instant);
@@ -548,6 +611,10 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
   release(p, p->ti->res[i]);
   p->state[i] = ST_DONE;
   p->n_done++;
+  if (s->mem) {
+    int rc = etsim_sim__mem_end(s->mem, id, i, now(s));
+    if (rc) return rc;
+  }
   if (s->opts->record_nodes) {
     etsim_sim_result_t *r = s->res;
     if (r->n_recs % 4096 == 0) {
@@ -665,8 +732,11 @@ static int prepare_custom(sim_t *s) {
         g->tag[i] = (uint32_t)v;
         v = 0;
         if (t->k_comm_size != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_comm_size, &v);
+        if (v < 0)
+          return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: negative comm_size %lld",
+                                 t->path, (unsigned long long)t->id[i], (long long)v);
         g->bytes[i] = (uint64_t)v;
-        g->dur_ns[i] = (int64_t)t->dur_us[i] * 1000;
+        if ((rc = trace_dur_ns(s, t, i, &g->dur_ns[i]))) return rc;
         g->chd_off[i] = k;
         for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++)
           g->chd[k++] = t->data_chd[e];
@@ -770,6 +840,8 @@ static void free_sim(sim_t *s) {
     etsim_free(s->cu[op].rank);
     etsim_et_set_free(s->cu_set[op]);
   }
+  etsim_sim__mem_free(s->mem);
+  etsim_sim__pool_free(s->pool);
   etsim_coll_destroy(s->coll);
   etsim_net_destroy(s->net);
   etsim_des_free(&s->q);
@@ -860,6 +932,12 @@ static int symmetric(const sim_t *s) {
     if (ty == ETSIM_ET_COMM_COLL_NODE) {
       const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
       if (pg && *pg && strcmp(pg, "0") != 0) return 0;
+      /* a root singles one NPU out */
+      int64_t ct = -1;
+      if (s->sys->rooted_network && t->k_comm_type != UINT32_MAX &&
+          etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1 &&
+          etsim_sim__rooted_op((int)ct) >= ETSIM_COP_ASTRA_N)
+        return 0;
     }
   }
   return 1;
@@ -898,12 +976,26 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   if ((rc = etsim_net_create(&s.net, opts->backend ? opts->backend : "analytical", topo, &s.q,
                              ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, opts->net, err)))
     goto fail;
+  if (opts->link_stats && (rc = etsim_net_links_enable(s.net))) {
+    if (rc == ETSIM_EUNSUPPORTED)
+      etsim_error_set(err, rc,
+                      "per-link statistics: the %s backend keeps none (analytical and "
+                      "congestion do; flow and packet show ports with --net-timeline)",
+                      s.net->ops->name);
+    goto fail;
+  }
   if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
   if ((rc = prepare_custom(&s))) goto fail;
+  /* Algorithms that cannot run (halvingDoubling on 6 NPUs, ...) are
+   * refused now rather than found deadlocked later. */
+  if ((rc = etsim_sim__check_collectives(set, s.coll, sys, opts->groups, err))) goto fail;
   if (!opts->exact && symmetric(&s)) {
     s.n_sim = 1;
     etsim_coll_set_representative(s.coll, 1);
   }
+  if (opts->memory && opts->memory->type == ETSIM_MEM_HIER_POOL &&
+      (rc = etsim_sim__pool_create(opts->memory, s.n, EV_NODE_DONE, &s.pool)))
+    goto fail;
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE) {
     s.n_mem = opts->memory->type == ETSIM_MEM_POOL ? 1
               : opts->memory->type == ETSIM_MEM_PER_NPU
@@ -917,6 +1009,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   }
   rc = ETSIM_ENOMEM;
   if (prepare_traces(&s) || prepare_npus(&s)) goto fail;
+  if ((rc = etsim_sim__mem_create(set, s.n_sim, opts->record_nodes, &s.mem, err))) goto fail;
   for (uint32_t id = 0; id < s.n_sim; id++) mark_dirty(&s, id);
   if ((rc = drain_dirty(&s))) goto fail;
   etsim_des_event_t ev;
@@ -964,7 +1057,26 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     o->nodes = p->ti->t->n_nodes;
     memcpy(o->exposed_by_op, p->exposed_by_op, sizeof o->exposed_by_op);
     etsim_coll_dim_times(s.coll, id, o->coll_busy_by_dim, o->coll_exposed_by_dim);
+    if (s.mem) o->peak_mem_bytes = etsim_sim__mem_peak(s.mem, id);
     if (o->finish_ps > r->total_ps) r->total_ps = o->finish_ps;
+  }
+  if (s.mem) {
+    r->mem_tracked = 1;
+    etsim_sim__mem_take_samples(s.mem, &r->mem, &r->n_mem);
+    if (s.n_sim < s.n && r->n_mem) {
+      /* one NPU stood for all: its memory track is every NPU's */
+      size_t n0 = r->n_mem;
+      etsim_sim_mem_sample_t *ms = etsim_realloc(r->mem, n0 * s.n * sizeof *ms);
+      rc = ETSIM_ENOMEM;
+      if (!ms) goto fail;
+      r->mem = ms;
+      for (uint32_t id = 1; id < s.n; id++)
+        for (size_t k = 0; k < n0; k++) {
+          ms[id * n0 + k] = ms[k];
+          ms[id * n0 + k].npu = id;
+        }
+      r->n_mem = n0 * s.n;
+    }
   }
   if (s.n_sim < s.n) {
     /* One NPU stood for all: every NPU's timeline is the same. */
@@ -988,6 +1100,10 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     }
   }
   r->representative = s.n_sim < s.n;
+  r->hbm_bytes = opts->hbm_bytes;
+  r->offload_priced = opts->memory && opts->memory->type != ETSIM_MEM_NONE;
+  r->offload_applied = r->offload_priced && opts->offload;
+  etsim_sim__mem_offload(r, opts);
   r->events = s.q.n_popped;
   r->max_pending = s.q.max_pending;
   if (s.net->ops->finish && (rc = s.net->ops->finish(s.net, err))) goto fail;
@@ -998,6 +1114,30 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     for (int d = 0; d < ETSIM_TOPO_MAX_DIMS; d++) r->net.bytes_per_dim[d] *= s.n;
   }
   etsim_coll_get_stats(s.coll, &r->coll);
+  if (s.net->links.n) {
+    /* the counters outlive the network */
+    r->links = s.net->links;
+    memset(&s.net->links, 0, sizeof s.net->links);
+    r->links_backend = s.net->ops->name;
+    size_t nd = (size_t)topo->ndims;
+    if (s.n_sim < s.n && r->links.n == (size_t)s.n * nd)
+      /* One NPU stood for all: it received from mirror(d) what it sent to
+       * d, so the counters of every source together are NPU 0's own
+       * injection per dimension, which is every NPU's. */
+      for (size_t d = 0; d < nd; d++) {
+        uint64_t b = 0;
+        int64_t busy = 0;
+        for (uint32_t id = 0; id < s.n; id++) {
+          b += r->links.bytes[id * nd + d];
+          busy += r->links.busy_ps[id * nd + d];
+        }
+        for (uint32_t id = 0; id < s.n; id++) {
+          r->links.bytes[id * nd + d] = b;
+          r->links.busy_ps[id * nd + d] = busy;
+        }
+      }
+  }
+  r->topo = *topo;
   free_sim(&s);
   clock_gettime(CLOCK_MONOTONIC, &w1);
   r->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
@@ -1006,6 +1146,12 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
 fail:
   if (rc == ETSIM_ENOMEM && err && !err->code)
     etsim_error_set(err, rc, "simulation: out of memory");
+  if (rc == ETSIM_ERANGE && err && !err->code)
+    etsim_error_set(err, rc,
+                    "simulation: at %.3f us a message or delay would end beyond the simulated "
+                    "clock's horizon (2^62 ps, about 53 days): check comm_size against the "
+                    "network's bandwidth and latency",
+                    (double)s.q.now_ps / 1e6);
   free_sim(&s);
   etsim_sim_result_free(r);
   return rc;
@@ -1013,6 +1159,8 @@ fail:
 
 void etsim_sim_result_free(etsim_sim_result_t *r) {
   if (!r) return;
+  etsim_net_links_free(&r->links);
+  etsim_free(r->mem);
   etsim_free(r->npu);
   etsim_free(r->recs);
   etsim_free(r);
