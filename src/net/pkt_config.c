@@ -428,6 +428,17 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out, size_t 
                          tk.tok);
     goto done;
   }
+  /* A flow is six numbers and their separators, 12 bytes at least: a
+   * count the file cannot hold would allocate for nothing (a 60-byte file
+   * claiming 8e7 flows asked for 3.2 GB).  A short file a little under its
+   * count reads on, to name the first flow missing. */
+  if (cnt > strlen(text) / 11 + 1024) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s:%u: %llu flows claimed in a file of %zu bytes (a flow takes 12 at "
+                         "least)",
+                         path, tk.tok_line, (unsigned long long)cnt, strlen(text));
+    goto done;
+  }
   f = etsim_calloc(cnt ? cnt : 1, sizeof *f);
   if (!f) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);

@@ -56,6 +56,11 @@ int etsim_synth_data_add(etsim_synth_data_t *d, const etsim_synth_dag_t *g) {
 
 /* ------------------------------------------------------------- layering */
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer, etsim_error_t *err) {
   uint32_t n = g->n_nodes;
   uint32_t *indeg = etsim_calloc(n + 1, sizeof *indeg);
@@ -207,6 +212,8 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
   while (have && L.line[0] == '#') have = next_line(&L);
   uint32_t *layer = NULL;
   size_t layer_cap = 0;
+  uint64_t *pairs = NULL; /* a graph's edges, sorted to find one given twice */
+  size_t pairs_cap = 0;
   while (have) {
     if (at_end(L.line)) {
       have = next_line(&L);
@@ -304,10 +311,21 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
         goto bad_graph;
       }
     }
-    if (etsim_grow((void **)&layer, &layer_cap, g.n_nodes, sizeof *layer)) {
+    if (etsim_grow((void **)&layer, &layer_cap, g.n_nodes, sizeof *layer) ||
+        etsim_grow((void **)&pairs, &pairs_cap, (size_t)g.n_edges + 1, sizeof *pairs)) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
       goto bad_graph;
     }
+    /* An edge given twice is no DAG LayerDAG makes, and evaluation counts
+     * such a graph invalid: refuse it here, as a self-loop. */
+    for (uint32_t k = 0; k < g.n_edges; k++) pairs[k] = (uint64_t)g.src[k] << 32 | g.dst[k];
+    etsim_qsort(pairs, g.n_edges, sizeof *pairs, cmp_u64);
+    for (uint32_t k = 1; k < g.n_edges; k++)
+      if (pairs[k] == pairs[k - 1]) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: graph: edge %u -> %u given twice", path,
+                             gline, (uint32_t)(pairs[k] >> 32), (uint32_t)pairs[k]);
+        goto bad_graph;
+      }
     {
       etsim_error_t e2 = {0};
       int lr = etsim_synth_layers(&g, layer, &e2);
@@ -346,6 +364,7 @@ out:
     }
   }
   etsim_free(layer);
+  etsim_free(pairs);
   etsim_free(L.line);
   fclose(fp);
   return rc;

@@ -113,6 +113,11 @@ refused "network /dev/zero" "/dev/zero: offset 0: a NUL byte: not a text file" \
   "$BIN" sim --workload x --system y --network /dev/zero
 printf 'FLOW_FILE /dev/zero\nTOPOLOGY_FILE %s\n' "$SRC/examples/netsim/clos16.topo" > zf.cfg
 refused "netsim FLOW_FILE /dev/zero" "/dev/zero: offset 0: a NUL byte: not a text file" "$BIN" netsim zf.cfg
+# fuzz_flows: a 60-byte flow file claiming 8e7 flows asked for 3.2 GB.
+printf '80000000\n0 1 3 100 1000 0\n' > many.flows
+printf 'FLOW_FILE many.flows\nTOPOLOGY_FILE %s\n' "$SRC/examples/netsim/clos16.topo" > mf.cfg
+refused "flow count past the file" "many.flows:1: 80000000 flows claimed in a file of 26 bytes" \
+  "$BIN" netsim mf.cfg
 refused "text workload /dev/zero" "/dev/zero: offset 0: a NUL byte" \
   "$BIN" convert --from text /dev/zero --npus 2 -o tw
 

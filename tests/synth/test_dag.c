@@ -93,6 +93,9 @@ static void test_text_errors(void **state) {
                     "bad.txt:5: edge 1 -> 7: node index out of range");
   expect_text_error("# c\ng 3 2 1.5\n0 1 2\n0 1\n", "file ends after 1 of 2");
   expect_text_error("# c\ng 3 1 1.5\n0 1 2\n2 2\n", "bad.txt:4: self-loop");
+  /* fuzz_synth: an edge given twice loaded, and dag_valid then failed */
+  expect_text_error("g 3 3 1.5\n0 1 2\n0 1\n1 2\n0 1\n",
+                    "bad.txt:1: graph: edge 0 -> 1 given twice");
   /* A cycle 1 -> 2 -> 1 names the graph's header line. */
   expect_text_error("# c\ng 2 1 1\n0 0\n0 1\ng 3 3 1.5\n0 1 2\n0 1\n1 2\n2 1\n",
                     "bad.txt:5: graph has a cycle");
