@@ -212,6 +212,10 @@ static int parse_layer(textwl_t *w, layer_t *L, const char *line, size_t len, in
     if (parse_uint(tt, &L->time[p])) return bad(w, err, ln, tt->col, what[2 + 3 * p], tt);
     if ((L->type[p] = parse_type(ty)) == -2) return bad(w, err, ln, ty->col, what[3 + 3 * p], ty);
     if (parse_uint(sz, &v)) return bad(w, err, ln, sz->col, what[4 + 3 * p], sz);
+    /* A collective moves a byte at least: sim and validate refuse a size of
+     * 0, so the trace would be written only to be refused (fuzz_text). */
+    if (L->type[p] >= 0 && v == 0)
+      return bad(w, err, ln, sz->col, "a size of 1 byte or more (or NONE before it)", sz);
     L->size[p] = (int64_t)v;
   }
   if (parse_uint(&t[11], &L->update)) return bad(w, err, ln, t[11].col, what[11], &t[11]);

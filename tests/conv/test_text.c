@@ -428,6 +428,9 @@ static void test_malformed(void **state) {
        "integer), found 'three'"},
       {"DATA\n1\nc -1 5 NONE 0 5 NONE 0 5 ALLREDUCE\n",
        "in.txt:3:35: expected the weight-gradient collective size in bytes"},
+      /* fuzz_text: a 0-byte collective was written, then refused by sim */
+      {"DATA\n1\nc -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 0 5\n",
+       "in.txt:3:36: expected a size of 1 byte or more (or NONE before it), found '0'"},
       {"DATA\n1\nc -1 5 NONE 0 5 BCAST 0 5 NONE 0 1\n",
        "in.txt:3:17: expected the input-gradient collective (ALLREDUCE, "
        "ALLGATHER, ALLTOALL, REDUCESCATTER or NONE), found 'BCAST'"},
