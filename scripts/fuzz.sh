@@ -20,6 +20,10 @@ ALL="fuzz_reader fuzz_pytorch fuzz_kineto fuzz_netsim fuzz_flows fuzz_manifest f
      fuzz_system fuzz_configs fuzz_shard fuzz_synth fuzz_text fuzz_etjson fuzz_edit"
 TARGETS=${*:-$ALL}
 JOBS=${ETSIM_JOBS:-$(nproc)}
+# A fixed seed (ETSIM_FUZZ_SEED, default 1) so that a CI run from the same
+# corpus mutates the same way and a finding can be reproduced; 0 lets
+# libFuzzer pick one (for searching by hand).
+SEED=${ETSIM_FUZZ_SEED:-1}
 
 [ -x build/etsim ] || { cmake -S . -B build > /dev/null && cmake --build build -j"$JOBS" --target etsim_cli; }
 E=$PWD/build/etsim
@@ -121,7 +125,7 @@ printf 'DATA\n2\nl0 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 1024 1\nl1 -1 5 NONE 0 5 NO
 run_one() { # TARGET
   local t=$1 rc=0
   mkdir -p "$C/$t"
-  (cd build-fuzz && exec "./$t" -max_total_time="$SECS" -rss_limit_mb=2048 -timeout=10 \
+  (cd build-fuzz && exec "./$t" -max_total_time="$SECS" -seed="$SEED" -rss_limit_mb=2048 -timeout=10 \
     -max_len=65536 -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t") > "$T/$t.log" 2>&1 || rc=$?
   {
     echo "== $t: $SECS s from $(ls "$C/$t" | wc -l) input(s) in its corpus"
