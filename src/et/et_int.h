@@ -105,6 +105,9 @@ int etsim_et__wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *
 int etsim_et__wire_attr_ok(const etsim_attr_t *a);
 size_t etsim_et__wire_node_size(const etsim_et_node_t *n);
 size_t etsim_et__wire_encode_node(const etsim_et_node_t *n, uint8_t *out);
+/* The same for a GlobalMetadata (m NULL: the empty one, 0 bytes). */
+size_t etsim_et__wire_meta_size(const etsim_et_meta_t *m);
+size_t etsim_et__wire_encode_meta(const etsim_et_meta_t *m, uint8_t *out);
 size_t etsim_et__wire_put_varint(uint8_t *out, uint64_t v);
 
 /* The protobuf-c reference path (kept for GlobalMetadata, for messages the
