@@ -26,10 +26,8 @@ fi
 rm -f /tmp/check_layout.$$
 
 # 2. rooms.  deps[M] = the modules M may use (its closure), by folder name.
-# One departure from DESIGN.md: conv writes through gen's direct encoder and
-# set writer (gen.h), which belong in et; until they move, conv may use gen.
 declare -A deps=(
-  [base]="" [et]="base" [conv]="et base gen" [shard]="et base" [gen]="et base shard"
+  [base]="" [et]="base" [conv]="et base" [shard]="et base" [gen]="et base shard"
   [edit]="et base" [synth]="et base" [replay]="et base" [des]="base" [topo]="des base"
   [net]="topo des base" [coll]="net topo des base" [sim]="coll net topo des base et"
   [report]="sim coll net topo des base et"

@@ -115,6 +115,9 @@ size_t etsim_et__wire_put_varint(uint8_t *out, uint64_t v);
  * into a buffer grown as needed: the length, or a negative code. */
 long etsim_et__pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t **buf,
                              size_t *cap);
+/* The same for a GlobalMetadata (tests compare the hand encoder with it). */
+long etsim_et__pbc_pack_meta(const etsim_et_meta_t *m, etsim_arena_t *scratch, uint8_t **buf,
+                             size_t *cap);
 
 /* ------------------------------------------------------ reader internals */
 

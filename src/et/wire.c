@@ -21,7 +21,8 @@
  * encoding byte for byte as protobuf_c_message_pack() does for the same view
  * (fields in number order, proto3 defaults omitted, a set oneof always
  * written, repeated numbers packed), which tests/et/test_wire.c checks
- * against protobuf-c.  It is etsim's one Chakra encoder.
+ * against protobuf-c.  It is etsim's one Chakra encoder: the file writer and
+ * the in-memory encoder (enc.c) both use it.
  */
 #include "et_int.h"
 

@@ -254,6 +254,25 @@ long etsim_et__pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, u
   return (long)len;
 }
 
+long etsim_et__pbc_pack_meta(const etsim_et_meta_t *meta, etsim_arena_t *scratch, uint8_t **buf,
+                             size_t *cap) {
+  etsim_arena_reset(scratch);
+  ChakraProtoMsg__GlobalMetadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+  m.version = (char *)(meta && meta->version ? meta->version : "");
+  size_t na = meta ? meta->n_attrs : 0;
+  ChakraProtoMsg__AttributeProto **attrs =
+      na ? etsim_arena_alloc(scratch, na * sizeof *attrs) : NULL;
+  if (na && !attrs) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < na; i++)
+    if (!(attrs[i] = etsim_et__attr_to_proto(&meta->attrs[i], scratch))) return ETSIM_EINVAL;
+  m.n_attr = na;
+  m.attr = attrs;
+  size_t len = protobuf_c_message_get_packed_size(&m.base);
+  if (etsim_grow((void **)buf, cap, len + 1, 1)) return ETSIM_ENOMEM;
+  protobuf_c_message_pack(&m.base, *buf);
+  return (long)len;
+}
+
 /* Every referenced id must have been written by now. */
 static int check_closure(etsim_et_writer_t *w, etsim_error_t *err) {
   size_t missing = 0;
