@@ -156,39 +156,15 @@ static const etsim_net_ops_t pkt_ops = {"packet",     rdma_send,   NULL, rdma_de
 static const etsim_net_ops_t flow_ops = {"flow",       rdma_send,   NULL, rdma_destroy, rdma_next,
                                          rdma_advance, rdma_finish, NULL, NULL};
 
-static int cc_mode(const char *s, int *out) {
-  static const struct {
-    const char *name;
-    int mode;
-  } m[] = {{"none", 0}, {"pfc", 0}, {"dcqcn", 1}, {"hpcc", 3}, {"timely", 7}, {"dctcp", 8}};
-  for (size_t i = 0; i < sizeof m / sizeof *m; i++)
-    if (strcmp(s, m[i].name) == 0) {
-      *out = m[i].mode;
-      return 0;
-    }
-  return ETSIM_EINVAL;
-}
-
-int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_des_t *q,
-                           uint32_t ev_deliver, int packet, const etsim_net_opts_t *opts,
-                           etsim_error_t *err) {
+int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int packet,
+                           const etsim_net_opts_t *opts, etsim_error_t *err) {
   static const etsim_net_opts_t none = {0};
   if (!opts) opts = &none;
-  (void)q;
-  (void)ev_deliver;
   etsim_netpkt_cfg_t cfg;
   etsim_netpkt_cfg_default(&cfg);
   int rc;
   if (opts->config_file && (rc = etsim_netpkt_cfg_load(&cfg, opts->config_file, err))) return rc;
-  if (opts->cc) {
-    int mode;
-    if (cc_mode(opts->cc, &mode))
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "unknown congestion control \"%s\" (expected none, "
-                             "dcqcn, hpcc, timely or dctcp)",
-                             opts->cc);
-    cfg.cc_mode = mode;
-  }
+  if (opts->cc && (rc = etsim_net_cc_mode(opts->cc, &cfg.cc_mode, err))) return rc;
   etsim_netpkt_topo_t pt;
   memset(&pt, 0, sizeof pt);
   if (opts->topology_file) {
