@@ -2,7 +2,9 @@
 # The house rules a machine can check (../shared/DESIGN.md, STYLE.md):
 #  1. layout: every C file is as .clang-format lays it out;
 #  2. rooms: a module includes only the public headers of modules below it,
-#     never another module's private *_int.h, and no include climbs ('../').
+#     never another module's private *_int.h, and no include climbs ('../');
+#  3. doors: every public header opens with the one template, a comment
+#     whose first line names it ("/*", then " * etsim/<name>.h — purpose").
 # Tests of module M (tests/M/) may read M's private headers; benchmarks
 # (bench/) and fuzz targets (tests/fuzz/) are white-box and may read any.  Exit 1 on any breach, listing
 # each as FILE:LINE: reason.
@@ -89,5 +91,16 @@ for f in $files; do
     esac
   done < <(grep -n '^#include "' "$f" | sed 's/^\([0-9]*\):/\1:/')
 done
-[ $fail -eq 0 ] && echo "check_layout: layout and includes as the house rules say"
+# 3. doors
+for f in $files; do
+  case $f in include/etsim/*.h) ;; *) continue ;; esac
+  want=" * etsim/${f#include/etsim/} — "
+  line2=$(sed -n 2p "$f")
+  if [ "$(sed -n 1p "$f")" != "/*" ] || [ "${line2#"$want"}" = "$line2" ]; then
+    echo "$f:1: a public header opens with \"/*\" then \"$want<purpose>\""
+    fail=1
+  fi
+done
+
+[ $fail -eq 0 ] && echo "check_layout: layout, includes and headers as the house rules say"
 exit $fail

@@ -35,6 +35,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct etsim_net etsim_net_t;
 
 typedef struct etsim_net_ops {
@@ -164,4 +168,7 @@ static inline int etsim_net_event(etsim_net_t *net, const etsim_des_event_t *ev)
 int64_t etsim_net_analytical_ns(const etsim_topo_t *topo, uint32_t src, uint32_t dst,
                                 uint64_t bytes);
 
+#ifdef __cplusplus
+}
 #endif
+#endif /* ETSIM_NET_H */

@@ -1,4 +1,5 @@
-/* etsim reports: what a simulation says, for people and for programs.
+/*
+ * etsim/report.h — what a simulation says, for people and for programs.
  *
  *   astra lines  "sys[N] finished, T cycles, exposed communication E cycles."
  *                (ASTRA-sim's shape, so existing scripts keep working)
