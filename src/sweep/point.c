@@ -132,6 +132,23 @@ int etsim_sweep_exec_create(etsim_sweep_exec_t **out, const etsim_sweep_spec_t *
   }
   int rc = etsim_sweep__mkdirs(x->scratch, err);
   if (!rc && x->traces) rc = etsim_sweep__mkdirs(x->traces, err);
+  /* absolute: generators run in the spec's folder */
+  char **dirs[2] = {&x->scratch, &x->traces};
+  for (int i = 0; i < 2 && !rc; i++) {
+    if (!*dirs[i]) continue;
+    char *a = realpath(*dirs[i], NULL);
+    if (!a) {
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: %s", *dirs[i], strerror(errno));
+      break;
+    }
+    char *c = etsim_strdup(a);
+    free(a);
+    if (!c) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    else {
+      etsim_free(*dirs[i]);
+      *dirs[i] = c;
+    }
+  }
   if (rc) {
     etsim_sweep_exec_free(x);
     return rc;
@@ -247,6 +264,8 @@ static int run_gen(etsim_sweep_exec_t *x, const json_t *flags, const char *prefi
         else if (WIFSIGNALED(st))
           rc = etsim_error_set(err, ETSIM_EINTERNAL, "gen %s: killed by signal %d", s->gen_kind,
                                WTERMSIG(st));
+        else if (!strncmp(msg, "gen ", 4))
+          rc = etsim_error_set(err, ETSIM_EINVAL, "%s", msg);
         else
           rc = etsim_error_set(err, ETSIM_EINVAL, "gen %s: %s", s->gen_kind,
                                msg[0] ? msg : "failed");

@@ -332,6 +332,21 @@ void etsim_sweep_proc_stop(etsim_sweep_proc_t *p, double *cpu_s) {
 
 /* ------------------------------------------------------------- local */
 
+/* A process that is gone, or a zombie nobody reaped yet (an executor of a
+ * killed run whose parent died with it). */
+static int gone(long pid) {
+  if (kill((pid_t)pid, 0) != 0) return errno == ESRCH;
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *rp = strrchr(buf, ')');
+  return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
 /* Executors of this host that a killed run left behind: their scratch
  * folders ("<host>-<pid>" whose pid is gone) are removed. */
 static void clean_stale(const char *work) {
@@ -347,7 +362,7 @@ static void clean_stale(const char *work) {
   while ((e = readdir(d)) && n < 64) {
     if (strncmp(e->d_name, host, hl) || e->d_name[hl] != '-') continue;
     long pid = atol(e->d_name + hl + 1);
-    if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+    if (pid > 0 && gone(pid))
       snprintf(names[n++], sizeof names[0], "%s", e->d_name);
   }
   closedir(d);
