@@ -13,34 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *usage =
-    "usage: etsim shard --model M --ranks P --ranks-per-host H [options]\n"
-    "\n"
-    "Plan the embedding-table sharding of a DLRM: TorchRec's shard sizes,\n"
-    "largest-first placement on the least-loaded rank with memory left, and\n"
-    "a search over per-table types for the plan whose estimated iteration\n"
-    "(the same graph 'etsim gen dlrm' writes) is fastest.\n"
-    "\n"
-    "  --model M          preset (mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
-    "                     synthetic-large, dlrm-1t) or a JSON file\n"
-    "  --ranks P          ranks (GPUs)\n"
-    "  --ranks-per-host H ranks per host (default P: one host)\n"
-    "  --hbm-gb G         memory per rank (default 32)\n"
-    "  --batch B          samples per rank (default the model's)\n"
-    "  --types LIST       allowed types: tw,rw,cw,dp,twrw,twcw (default all)\n"
-    "  --objective O      time (default) or memory\n"
-    "  -o, --output PATH  write the plan as JSON\n"
-    "  --json PATH        the candidates rated (estimate, simulated) as JSON\n"
-    "  --quiet            no table on stdout\n"
-    "platform (the planner agrees with the simulator):\n"
-    "  --network YML --system JSON  simulate each collective there to calibrate\n"
-    "                     the estimate, then simulate the finalists and keep the\n"
-    "                     fastest (every single-type plan is among them)\n"
-    "  --backend B        analytical (default) or congestion\n"
-    "  --finalists K      best plans by estimate to simulate (default 3)\n"
-    "  --calib FILE       read the calibration instead of measuring it\n"
-    "  --calib-out FILE   write the calibration measured\n";
-
 typedef struct {
   const etsim_shard_plan_t *p;
   double sim_ns;
@@ -160,102 +132,130 @@ static void print_plan(const etsim_shard_model_t *mdl, const etsim_shard_plan_t 
   }
 }
 
+/* "tw,rw,..." as a bit set of types; 0 after printing an error. */
+unsigned cli_shard_types(const char *v) {
+  char list[256];
+  snprintf(list, sizeof list, "%s", v);
+  unsigned types = 0;
+  for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int ty = etsim_shard_type_parse(t);
+    if (ty < 0) {
+      cli_usage_error("--types: unknown type '%s' (tw, rw, cw, dp, twrw, twcw)", t);
+      return 0;
+    }
+    types |= 1u << ty;
+  }
+  if (!types) cli_usage_error("--types: no type given");
+  return types;
+}
+
 int etsim_cmd_shard(int argc, char **argv) {
   etsim_shard_opts_t o;
   etsim_shard_defaults(&o);
   cli_dlrm_flags_t fl;
   memset(&fl, 0, sizeof fl);
-  const char *model = NULL, *out = NULL, *json = NULL, *calib = NULL, *calib_out = NULL;
+  const char *model = NULL, *out = NULL, *json = NULL, *calib = NULL, *calib_out = NULL,
+             *types = NULL;
   cli_platform_t pf;
   memset(&pf, 0, sizeof pf);
   uint64_t ranks = 0, rph = 0, batch = 0, finalists = 3;
-  for (int i = 1; i < argc; i++) {
-    const char *v;
-    int m;
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      fputs(cli_dlrm_flags_usage, stdout);
-      return ETSIM_EXIT_OK;
-    }
-    if ((m = cli_dlrm_flag(argc, argv, &i, &fl)) != 0) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      continue;
-    }
-#define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
-    if (OPT("--model")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      model = v;
-    } else if (OPT("--ranks")) {
-      if (m < 0 || cli_parse_u64(v, "--ranks", &ranks)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--ranks-per-host")) {
-      if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--hbm-gb")) {
-      if (m < 0 || cli_parse_double(v, "--hbm-gb", &o.hbm_gb)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--batch")) {
-      if (m < 0 || cli_parse_u64(v, "--batch", &batch)) return ETSIM_EXIT_USAGE;
-      if (!batch || batch > ETSIM_SHARD_MAX_BATCH)
-        return cli_usage_error("--batch: %llu is outside 1..%u", (unsigned long long)batch,
-                               ETSIM_SHARD_MAX_BATCH);
-    } else if (OPT("--types")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      char list[256];
-      snprintf(list, sizeof list, "%s", v);
-      o.types = 0;
-      for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int ty = etsim_shard_type_parse(t);
-        if (ty < 0)
-          return cli_usage_error("--types: unknown type '%s' (tw, rw, cw, dp, twrw, twcw)", t);
-        o.types |= 1u << ty;
-      }
-      if (!o.types) return cli_usage_error("--types: no type given");
-    } else if (OPT("--objective")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "time") == 0) o.objective = ETSIM_SHARD_OBJ_TIME;
-      else if (strcmp(v, "memory") == 0) o.objective = ETSIM_SHARD_OBJ_MEMORY;
-      else return cli_usage_error("--objective: '%s' is not time or memory", v);
-    } else if (OPT("-o") || OPT("--output")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      out = v;
-    } else if (OPT("--json")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      json = v;
-    } else if (OPT("--network")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      pf.network = v;
-    } else if (OPT("--system")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      pf.system = v;
-    } else if (OPT("--backend")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "analytical") && strcmp(v, "congestion"))
-        return cli_usage_error("--backend: '%s' is not analytical or congestion", v);
-      pf.backend = v;
-    } else if (OPT("--finalists")) {
-      if (m < 0 || cli_parse_u64(v, "--finalists", &finalists)) return ETSIM_EXIT_USAGE;
-      if (!finalists || finalists > 32) return cli_usage_error("--finalists: 1 to 32");
-    } else if (OPT("--calib")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      calib = v;
-    } else if (OPT("--calib-out")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      calib_out = v;
-    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-      cli_quiet = 1;
-    } else {
-      return cli_usage_error("shard: unknown argument '%s' (see 'etsim shard --help')", argv[i]);
-    }
-#undef OPT
-  }
-  if (!model || !ranks)
-    return cli_usage_error("shard: --%s is required (see 'etsim shard --help')",
-                           !model ? "model" : "ranks");
+  int objective = 0, backend = 0;
+  cli_opt_t opts[16 + CLI_DLRM_N_OPTS + 1] = {
+      {.name = "--model",
+       .kind = CLI_STR,
+       .out = &model,
+       .metavar = "M",
+       .flags = CLI_REQUIRED,
+       .help = "preset (mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
+               "synthetic-large, dlrm-1t) or a JSON file"},
+      {.name = "--ranks",
+       .kind = CLI_UINT,
+       .out = &ranks,
+       .metavar = "P",
+       .min = 1,
+       .max = ETSIM_SHARD_MAX_RANKS,
+       .help = "ranks (GPUs; required)"},
+      {.name = "--ranks-per-host",
+       .kind = CLI_UINT,
+       .out = &rph,
+       .metavar = "H",
+       .min = 1,
+       .max = ETSIM_SHARD_MAX_RANKS,
+       .help = "ranks per host (default P: one host)"},
+      {.name = "--hbm-gb",
+       .kind = CLI_REAL,
+       .out = &o.hbm_gb,
+       .metavar = "G",
+       .min = 1e-9,
+       .max = 1e9,
+       .help = "memory per rank (default 32)"},
+      {.name = "--batch",
+       .kind = CLI_UINT,
+       .out = &batch,
+       .metavar = "B",
+       .min = 1,
+       .max = ETSIM_SHARD_MAX_BATCH,
+       .help = "samples per rank (default the model's)"},
+      CLI_O_STR("--types", NULL, &types, "LIST",
+                "allowed types: tw,rw,cw,dp,twrw,twcw (default all)"),
+      {.name = "--objective",
+       .kind = CLI_CHOICE,
+       .out = &objective,
+       .metavar = "O",
+       .choices = "time|memory",
+       .help = "time (default) or memory"},
+      CLI_O_STR("--output", "-o", &out, "PATH", "write the plan as JSON"),
+      CLI_O_STR("--json", NULL, &json, "PATH",
+                "the candidates rated (estimate, simulated) as JSON"),
+      CLI_O_FLAG("--quiet", "-q", &cli_quiet, "no table on stdout"),
+      CLI_O_STR("--network", NULL, &pf.network, "YML",
+                "with --system: simulate each collective there to calibrate\n"
+                "the estimate, then simulate the finalists and keep the\n"
+                "fastest (every single-type plan is among them)"),
+      CLI_O_STR("--system", NULL, &pf.system, "JSON", "the platform's system JSON"),
+      {.name = "--backend",
+       .kind = CLI_CHOICE,
+       .out = &backend,
+       .metavar = "B",
+       .choices = "analytical|congestion",
+       .help = "analytical (default) or congestion"},
+      {.name = "--finalists",
+       .kind = CLI_UINT,
+       .out = &finalists,
+       .metavar = "K",
+       .min = 1,
+       .max = 32,
+       .help = "best plans by estimate to simulate (default 3)"},
+      CLI_O_STR("--calib", NULL, &calib, "FILE", "read the calibration instead of measuring it"),
+      CLI_O_STR("--calib-out", NULL, &calib_out, "FILE", "write the calibration measured"),
+  };
+  size_t n_opts = 16;
+  cli_dlrm_opts(&fl, opts, &n_opts);
+  opts[n_opts] = (cli_opt_t)CLI_O_END;
+  const cli_cmd_t cmd = {"shard",
+                         "--model M --ranks P [--ranks-per-host H] [options]",
+                         "Plan the embedding-table sharding of a DLRM: TorchRec's shard sizes,\n"
+                         "largest-first placement on the least-loaded rank with memory left, and\n"
+                         "a search over per-table types for the plan whose estimated iteration\n"
+                         "(the same graph 'etsim gen dlrm' writes) is fastest.  With a platform\n"
+                         "(--network and --system) the planner agrees with the simulator.  The\n"
+                         "iteration techniques (precision, pipelining, memory levels) are each\n"
+                         "priced in the trace and the planner's estimate.",
+                         opts,
+                         0,
+                         0,
+                         NULL,
+                         NULL};
+  int code = cli_parse(&cmd, argc, argv, NULL, NULL);
+  if (code >= 0) return code;
+  if (!ranks) return cli_usage_error("shard: --ranks P is required (see 'etsim shard --help')");
+  if (types && !(o.types = cli_shard_types(types))) return ETSIM_EXIT_USAGE;
+  o.objective = objective ? ETSIM_SHARD_OBJ_MEMORY : ETSIM_SHARD_OBJ_TIME;
+  pf.backend = backend ? "congestion" : "analytical";
   if (!pf.network != !pf.system)
     return cli_usage_error("shard: --network and --system go together");
   if (calib_out && !pf.network)
     return cli_usage_error("shard: --calib-out needs --network and --system to measure");
-  if (ranks > ETSIM_SHARD_MAX_RANKS)
-    return cli_usage_error("--ranks: %llu is above %u", (unsigned long long)ranks,
-                           ETSIM_SHARD_MAX_RANKS);
   o.ranks = (size_t)ranks;
   o.ranks_per_host = (size_t)(rph ? rph : ranks);
   o.batch = (uint32_t)batch;
@@ -268,7 +268,7 @@ int etsim_cmd_shard(int argc, char **argv) {
   etsim_shard_plan_t *plans = NULL;
   size_t np = 0;
   rated_t *rv = NULL;
-  int code = ETSIM_EXIT_OK;
+  code = ETSIM_EXIT_OK;
   int rc = strchr(model, '/') || strstr(model, ".json")
                ? etsim_shard_model_load(model, &mdl, &err)
                : etsim_shard_model_preset(model, &mdl, &err);

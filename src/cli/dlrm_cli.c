@@ -15,132 +15,103 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const cli_dlrm_flags_usage =
-    "iteration techniques (each priced in the trace and the planner's estimate):\n"
-    "  --precision P        fp32, fp16, bf16, fp8 or int8 for both kinds below\n"
-    "  --a2a-precision P    pooled embeddings and their gradients on the wire\n"
-    "  --ar-precision P     dense and data-parallel gradient all-reduces\n"
-    "                       (fp8/int8 add quantize/dequantize kernels)\n"
-    "  --pipeline           next batch's embedding stage overlaps this batch's\n"
-    "                       dense work (needs --iterations 2 or more)\n"
-    "  --iterations K       iterations in the trace (default 1; 3 with --pipeline)\n"
-    "  --peak-tflops F --mem-gbps B   GPU roofline (default 989, 3350)\n"
-    "  --bucket-mib N       DDP gradient bucket (default 25)\n"
-    "memory levels (HBM caches the hottest rows; the planner decides which):\n"
-    "  --ddr-gb G --ssd-gb G          capacity per GPU (default 0: absent)\n"
-    "  --ddr-gbps B --ssd-gbps B      bandwidth per GPU (default 25, 3)\n"
-    "  --ddr-latency-us T --ssd-latency-us T   per fetch (default 5, 100)\n"
-    "  --zipf A             access skew: row i of n read ~ i^-A (default 1.05)\n"
-    "  --access-trace FILE  measured access counts instead: lines TABLE ROW [COUNT]\n";
-
-int cli_dlrm_flag(int argc, char **argv, int *i, cli_dlrm_flags_t *f) {
+void cli_dlrm_opts(cli_dlrm_flags_t *f, cli_opt_t *o, size_t *n) {
+  static const char *const precs = "fp32|fp16|bf16|fp8|int8"; /* etsim_shard_prec_parse order */
+  size_t k = *n;
+  o[k++] = (cli_opt_t){.name = "--precision",
+                       .kind = CLI_CHOICE,
+                       .out = &f->prec[0],
+                       .metavar = "P",
+                       .choices = precs,
+                       .given = &f->set[DF_PREC_BOTH],
+                       .help = "fp32, fp16, bf16, fp8 or int8 for both kinds below"};
+  o[k++] = (cli_opt_t){.name = "--a2a-precision",
+                       .kind = CLI_CHOICE,
+                       .out = &f->prec[1],
+                       .metavar = "P",
+                       .choices = precs,
+                       .given = &f->set[DF_A2A_PREC],
+                       .help = "pooled embeddings and their gradients on the wire"};
+  o[k++] = (cli_opt_t){.name = "--ar-precision",
+                       .kind = CLI_CHOICE,
+                       .out = &f->prec[2],
+                       .metavar = "P",
+                       .choices = precs,
+                       .given = &f->set[DF_AR_PREC],
+                       .help =
+                           "dense and data-parallel gradient all-reduces\n"
+                           "(fp8/int8 add quantize/dequantize kernels)"};
+  o[k++] = (cli_opt_t){.name = "--pipeline",
+                       .kind = CLI_FLAG,
+                       .out = &f->pipeline,
+                       .given = &f->set[DF_PIPELINE],
+                       .help =
+                           "next batch's embedding stage overlaps this batch's\n"
+                           "dense work (needs --iterations 2 or more)"};
+  o[k++] = (cli_opt_t){.name = "--iterations",
+                       .kind = CLI_UINT,
+                       .out = &f->iterations,
+                       .metavar = "K",
+                       .min = 1,
+                       .max = 64,
+                       .given = &f->set[DF_ITERATIONS],
+                       .help = "iterations in the trace (default 1; 3 with --pipeline)"};
+  o[k++] = (cli_opt_t){.name = "--bucket-mib",
+                       .kind = CLI_UINT,
+                       .out = &f->bucket_mib,
+                       .metavar = "N",
+                       .min = 1,
+                       .max = 1000000,
+                       .given = &f->set[DF_BUCKET],
+                       .help = "DDP gradient bucket (default 25)"};
   static const struct {
-    const char *name;
+    const char *name, *meta, *help;
     int id;
-  } num[] = {{"--iterations", DF_ITERATIONS},
-             {"--peak-tflops", DF_PEAK},
-             {"--mem-gbps", DF_MEM},
-             {"--bucket-mib", DF_BUCKET},
-             {"--ddr-gb", DF_DDR_GB},
-             {"--ssd-gb", DF_SSD_GB},
-             {"--ddr-gbps", DF_DDR_GBPS},
-             {"--ssd-gbps", DF_SSD_GBPS},
-             {"--ddr-latency-us", DF_DDR_LAT},
-             {"--ssd-latency-us", DF_SSD_LAT},
-             {"--zipf", DF_ZIPF}};
-  const char *v;
-  int m;
-  if (strcmp(argv[*i], "--pipeline") == 0) {
-    f->set[DF_PIPELINE] = 1;
-    f->step.pipeline = 1;
-    return 1;
-  }
-  if ((m = cli_opt(argc, argv, i, "--access-trace", &v)) != 0) {
-    if (m < 0) return -1;
-    f->set[DF_ACCESS] = 1;
-    f->access_path = v;
-    return 1;
-  }
-  static const char *const pn[3] = {"--precision", "--a2a-precision", "--ar-precision"};
-  for (int k = 0; k < 3; k++) {
-    if ((m = cli_opt(argc, argv, i, pn[k], &v)) == 0) continue;
-    if (m < 0) return -1;
-    int p = etsim_shard_prec_parse(v);
-    if (p < 0) {
-      cli_usage_error("%s: '%s' is not fp32, fp16, bf16, fp8 or int8", pn[k], v);
-      return -1;
-    }
-    if (k != 2) f->set[DF_A2A_PREC] = 1, f->step.a2a_prec = p;
-    if (k != 1) f->set[DF_AR_PREC] = 1, f->step.ar_prec = p;
-    return 1;
-  }
-  for (size_t k = 0; k < sizeof num / sizeof *num; k++) {
-    if ((m = cli_opt(argc, argv, i, num[k].name, &v)) == 0) continue;
-    double x;
-    if (m < 0 || cli_parse_double(v, num[k].name, &x)) return -1;
-    int ok = isfinite(x) && x >= 0;
-    switch (num[k].id) {
-      case DF_ITERATIONS:
-        ok = ok && x >= 1 && x <= 64 && x == floor(x);
-        f->step.iterations = (uint32_t)x;
-        break;
-      case DF_PEAK:
-        ok = ok && x > 0;
-        f->step.peak_tflops = x;
-        break;
-      case DF_MEM:
-        ok = ok && x > 0;
-        f->step.mem_gbps = x;
-        break;
-      case DF_BUCKET:
-        ok = ok && x >= 1 && x <= 1e6 && x == floor(x);
-        f->step.bucket_bytes = (uint64_t)x << 20;
-        break;
-      case DF_DDR_GB:
-        f->tiers.ddr_gb = x;
-        break;
-      case DF_SSD_GB:
-        f->tiers.ssd_gb = x;
-        break;
-      case DF_DDR_GBPS:
-        ok = ok && x > 0;
-        f->tiers.ddr_gbps = x;
-        break;
-      case DF_SSD_GBPS:
-        ok = ok && x > 0;
-        f->tiers.ssd_gbps = x;
-        break;
-      case DF_DDR_LAT:
-        f->tiers.ddr_latency_us = x;
-        break;
-      case DF_SSD_LAT:
-        f->tiers.ssd_latency_us = x;
-        break;
-      default:
-        ok = ok && x <= 10;
-        f->tiers.zipf_alpha = x;
-    }
-    if (!ok) {
-      cli_usage_error("%s: %s is out of range (see --help)", num[k].name, v);
-      return -1;
-    }
-    f->set[num[k].id] = 1;
-    return 1;
-  }
-  return 0;
+    double min, max;
+  } real[] = {
+      {"--peak-tflops", "F", "GPU roofline: peak (default 989)", DF_PEAK, 1e-6, 1e9},
+      {"--mem-gbps", "B", "GPU roofline: memory bandwidth (default 3350)", DF_MEM, 1e-6, 1e9},
+      {"--ddr-gb", "G",
+       "DDR capacity per GPU (default 0: absent); HBM caches the\n"
+       "hottest rows, the planner decides which",
+       DF_DDR_GB, 0, 1e9},
+      {"--ssd-gb", "G", "SSD capacity per GPU (default 0: absent)", DF_SSD_GB, 0, 1e9},
+      {"--ddr-gbps", "B", "DDR bandwidth per GPU (default 25)", DF_DDR_GBPS, 1e-6, 1e9},
+      {"--ssd-gbps", "B", "SSD bandwidth per GPU (default 3)", DF_SSD_GBPS, 1e-6, 1e9},
+      {"--ddr-latency-us", "T", "per DDR fetch (default 5)", DF_DDR_LAT, 0, 1e9},
+      {"--ssd-latency-us", "T", "per SSD fetch (default 100)", DF_SSD_LAT, 0, 1e9},
+      {"--zipf", "A", "access skew: row i of n read ~ i^-A (default 1.05)", DF_ZIPF, 0, 10},
+  };
+  for (size_t r = 0; r < sizeof real / sizeof *real; r++)
+    o[k++] = (cli_opt_t){.name = real[r].name,
+                         .kind = CLI_REAL,
+                         .out = &f->num[real[r].id],
+                         .metavar = real[r].meta,
+                         .min = real[r].min,
+                         .max = real[r].max,
+                         .given = &f->set[real[r].id],
+                         .help = real[r].help};
+  o[k++] = (cli_opt_t){.name = "--access-trace",
+                       .kind = CLI_STR,
+                       .out = &f->access_path,
+                       .metavar = "FILE",
+                       .given = &f->set[DF_ACCESS],
+                       .help = "measured access counts instead: lines TABLE ROW [COUNT]"};
+  *n = k;
 }
 
 int cli_dlrm_apply(const cli_dlrm_flags_t *f, etsim_shard_step_t *s, etsim_shard_tiers_t *k,
                    int placement) {
   const int *set = f->set;
-  if (set[DF_A2A_PREC]) s->a2a_prec = f->step.a2a_prec;
-  if (set[DF_AR_PREC]) s->ar_prec = f->step.ar_prec;
+  if (set[DF_PREC_BOTH]) s->a2a_prec = s->ar_prec = f->prec[0];
+  if (set[DF_A2A_PREC]) s->a2a_prec = f->prec[1];
+  if (set[DF_AR_PREC]) s->ar_prec = f->prec[2];
   if (set[DF_PIPELINE]) s->pipeline = 1;
-  if (set[DF_ITERATIONS]) s->iterations = f->step.iterations;
+  if (set[DF_ITERATIONS]) s->iterations = (uint32_t)f->iterations;
   else if (set[DF_PIPELINE] && s->iterations < 2) s->iterations = 3;
-  if (set[DF_PEAK]) s->peak_tflops = f->step.peak_tflops;
-  if (set[DF_MEM]) s->mem_gbps = f->step.mem_gbps;
-  if (set[DF_BUCKET]) s->bucket_bytes = f->step.bucket_bytes;
+  if (set[DF_PEAK]) s->peak_tflops = f->num[DF_PEAK];
+  if (set[DF_MEM]) s->mem_gbps = f->num[DF_MEM];
+  if (set[DF_BUCKET]) s->bucket_bytes = f->bucket_mib << 20;
   if (s->pipeline && s->iterations < 2) {
     cli_usage_error("--pipeline needs --iterations 2 or more");
     return -1;
@@ -151,13 +122,13 @@ int cli_dlrm_apply(const cli_dlrm_flags_t *f, etsim_shard_step_t *s, etsim_shard
         "to 'etsim shard' (or --plan auto), not with a plan file");
     return -1;
   }
-  if (set[DF_DDR_GB]) k->ddr_gb = f->tiers.ddr_gb;
-  if (set[DF_SSD_GB]) k->ssd_gb = f->tiers.ssd_gb;
-  if (set[DF_DDR_GBPS]) k->ddr_gbps = f->tiers.ddr_gbps;
-  if (set[DF_SSD_GBPS]) k->ssd_gbps = f->tiers.ssd_gbps;
-  if (set[DF_DDR_LAT]) k->ddr_latency_us = f->tiers.ddr_latency_us;
-  if (set[DF_SSD_LAT]) k->ssd_latency_us = f->tiers.ssd_latency_us;
-  if (set[DF_ZIPF]) k->zipf_alpha = f->tiers.zipf_alpha;
+  if (set[DF_DDR_GB]) k->ddr_gb = f->num[DF_DDR_GB];
+  if (set[DF_SSD_GB]) k->ssd_gb = f->num[DF_SSD_GB];
+  if (set[DF_DDR_GBPS]) k->ddr_gbps = f->num[DF_DDR_GBPS];
+  if (set[DF_SSD_GBPS]) k->ssd_gbps = f->num[DF_SSD_GBPS];
+  if (set[DF_DDR_LAT]) k->ddr_latency_us = f->num[DF_DDR_LAT];
+  if (set[DF_SSD_LAT]) k->ssd_latency_us = f->num[DF_SSD_LAT];
+  if (set[DF_ZIPF]) k->zipf_alpha = f->num[DF_ZIPF];
   return 0;
 }
 

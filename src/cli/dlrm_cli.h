@@ -13,11 +13,13 @@
 #ifndef ETSIM_CLI_DLRM_H
 #define ETSIM_CLI_DLRM_H
 
+#include "cli/cli.h"
 #include "etsim/coll.h"
 #include "etsim/shard.h"
 #include "etsim/topo.h"
 
-/* Technique flags as given on the command line (set[] says which). */
+/* Technique flags as given on the command line: cli_dlrm_opts makes their
+ * option-table entries, which parse into this; set[] says which were given. */
 enum {
   DF_A2A_PREC,
   DF_AR_PREC,
@@ -34,20 +36,29 @@ enum {
   DF_SSD_LAT,
   DF_ZIPF,
   DF_ACCESS,
+  DF_PREC_BOTH, /* --precision: both of the first two */
   DF_N
 };
 typedef struct cli_dlrm_flags {
   int set[DF_N];
-  etsim_shard_step_t step;
-  etsim_shard_tiers_t tiers;
-  const char *access_path;
+  int prec[3];             /* --precision, --a2a-precision, --ar-precision */
+  int pipeline;            /* --pipeline */
+  uint64_t iterations;     /* --iterations */
+  uint64_t bucket_mib;     /* --bucket-mib */
+  double num[DF_N];        /* the real-valued flags, by DF_* */
+  const char *access_path; /* --access-trace */
 } cli_dlrm_flags_t;
 
-extern const char *const cli_dlrm_flags_usage;
+/* "tw,rw,..." (--types) as a bit set of shard types; 0 after printing an
+ * error.  In cmd_shard.c. */
+unsigned cli_shard_types(const char *v);
 
-/* If argv[*i] is a technique flag, parse it into f and return 1 (advancing
- * *i past its value); 0 when it is not one; -1 after a usage error. */
-int cli_dlrm_flag(int argc, char **argv, int *i, cli_dlrm_flags_t *f);
+/* How many entries cli_dlrm_opts writes. */
+#define CLI_DLRM_N_OPTS 16
+/* Write the technique flags' option-table entries (parsing into f) to
+ * opts[*n ...] and advance *n; the help texts say what each prices. */
+void cli_dlrm_opts(cli_dlrm_flags_t *f, cli_opt_t *opts, size_t *n);
+
 /* Apply the given flags onto a step and tiers (memory capacities and skew
  * only when `placement` is true: a plan read from a file has decided
  * those).  Returns 0 or prints a usage error and returns -1. */
