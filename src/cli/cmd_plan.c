@@ -30,8 +30,8 @@ static const char *model, *network, *system_path, *memory_path, *out_dir, *backe
 static uint64_t npus, global_batch, layers, hidden, heads, kv_heads, ffn, vocab, seq, experts,
     top_k, gated = 2, max_tp, max_pp, max_sp, max_mbs, top = 10, jobs, n_procs;
 static double hbm_gb = 80, peak_tflops, mem_gbps, timeout_s;
-static int npus_given, flash, schedule, exhaustive, quiet, json_out, restart, only_candidates, gated_given,
-    np_given;
+static int npus_given, flash, schedule, exhaustive, quiet, json_out, restart, only_candidates,
+    gated_given, np_given;
 
 static const cli_opt_t opts[] = {
     {.name = "--model",

@@ -264,8 +264,7 @@ static int run_gen(etsim_sweep_exec_t *x, const json_t *flags, const char *prefi
         else if (WIFSIGNALED(st))
           rc = etsim_error_set(err, ETSIM_EINTERNAL, "gen %s: killed by signal %d", s->gen_kind,
                                WTERMSIG(st));
-        else if (!strncmp(msg, "gen ", 4))
-          rc = etsim_error_set(err, ETSIM_EINVAL, "%s", msg);
+        else if (!strncmp(msg, "gen ", 4)) rc = etsim_error_set(err, ETSIM_EINVAL, "%s", msg);
         else
           rc = etsim_error_set(err, ETSIM_EINVAL, "gen %s: %s", s->gen_kind,
                                msg[0] ? msg : "failed");

@@ -362,8 +362,7 @@ static void clean_stale(const char *work) {
   while ((e = readdir(d)) && n < 64) {
     if (strncmp(e->d_name, host, hl) || e->d_name[hl] != '-') continue;
     long pid = atol(e->d_name + hl + 1);
-    if (pid > 0 && gone(pid))
-      snprintf(names[n++], sizeof names[0], "%s", e->d_name);
+    if (pid > 0 && gone(pid)) snprintf(names[n++], sizeof names[0], "%s", e->d_name);
   }
   closedir(d);
   for (int i = 0; i < n; i++) {
