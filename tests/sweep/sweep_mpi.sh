@@ -3,7 +3,9 @@
 # oversubscribed; --allow-run-as-root when root) gives byte-identical rows to
 # the local run — failing points among them — `--np` starts mpirun itself,
 # and a partial MPI run finishes locally to the same rows.  Skips when
-# mpirun or etsim-sweep is absent.
+# mpirun or etsim-sweep is absent, unless ETSIM_REQUIRE_MPI=1 (CI sets it:
+# there Open MPI is installed by scripts/deps.sh and a skip would hide a
+# build without etsim-sweep).
 set -u
 BIN=${ETSIM_BIN:?}
 SRC=${ETSIM_SRC:?}
@@ -12,6 +14,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 EX=$SRC/examples/sweep
 if ! command -v mpirun > /dev/null || [ ! -x "$(dirname "$BIN")/etsim-sweep" ]; then
+  [ "${ETSIM_REQUIRE_MPI:-0}" = 1 ] && fail "ETSIM_REQUIRE_MPI=1 but mpirun or etsim-sweep is absent"
   echo "SKIP: mpirun or etsim-sweep is absent"
   exit 0
 fi
