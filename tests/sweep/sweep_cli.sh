@@ -20,8 +20,12 @@ fail() { echo "FAIL: $*"; exit 1; }
 EX=$SRC/examples/sweep
 
 # 1. Published points (tests/sim/test_sim.c: ASTRA-sim 2.0, Ring_4chunks).
-"$BIN" sweep "$EX/micro.yaml" -o "$T/micro" > "$T/out" 2> "$T/err" || fail "micro: $(cat "$T/err")"
+"$BIN" sweep "$EX/micro.yaml" -o "$T/micro" --progress > "$T/out" 2> "$T/err" || fail "micro: $(cat "$T/err")"
 grep -q "8 points: 8 run now, 0 from before, 0 failed" "$T/out" || fail "micro summary: $(cat "$T/out")"
+# progress with an ETA on stderr (--progress: stderr is not a terminal here),
+# its last line the final count
+tr '\r' '\n' < "$T/err" | grep -q "^sweep: 8/8 points, 0 failed, 0 running, [0-9]*:[0-9][0-9] elapsed, ETA 0:00" \
+  || fail "progress: $(cat -v "$T/err")"
 python3 - "$T/micro" <<'PY' || fail "micro rows"
 import csv, json, sys
 d = sys.argv[1]
