@@ -513,7 +513,11 @@ int etsim_cmd_plan(int argc, char **argv) {
     char gen[2048], path[PATH_MAX + 16];
     gen_command(r[best].row, gen, sizeof gen, "best/llm");
     snprintf(path, sizeof path, "%s/best.sh", out_dir);
-    FILE *bf = fopen(path, "w");
+    /* written under a temporary name and renamed: never a half script */
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *bf = fopen(tmp, "w");
+    if (!bf) fprintf(stderr, "etsim: plan: %s: %s\n", tmp, strerror(errno));
     if (bf) {
       fprintf(bf,
               "#!/bin/sh\n# The fastest configuration etsim plan found (%s/points.jsonl, point "
@@ -525,7 +529,10 @@ int etsim_cmd_plan(int argc, char **argv) {
               "  --network '%s' --system '%s'%s%s%s --backend %s --hbm-gb %g\n",
               network, system_path, memory_path ? " --memory '" : "",
               memory_path ? memory_path : "", memory_path ? "'" : "", backend, st.hbm_gib);
-      fclose(bf);
+      if (fclose(bf) || chmod(tmp, 0755) || rename(tmp, path)) {
+        fprintf(stderr, "etsim: plan: %s: %s\n", path, strerror(errno));
+        remove(tmp);
+      }
     }
     if (!json_out) printf("best: %s\n      (with the sim command in %s)\n", gen, path);
   } else if (!json_out) {

@@ -20,7 +20,8 @@ HBM=3
   --hbm-gb $HBM --global-batch 16 --top 5 -o "$T/plan" --quiet > "$T/out" 2> "$T/err" \
   || fail "plan: $(cat "$T/err")"
 grep -q '^best: etsim gen llm --layers 4 ' "$T/out" || fail "no best command: $(cat "$T/out")"
-[ -x "$T/plan/best.sh" ] || [ -f "$T/plan/best.sh" ] || fail "best.sh not written"
+[ -x "$T/plan/best.sh" ] || fail "best.sh not written (or not executable)"
+[ -e "$T/plan/best.sh.tmp" ] && fail "best.sh.tmp left behind"
 
 cat > "$T/all.yaml" << SPEC
 base:
@@ -77,5 +78,17 @@ assert 8 % a["gen.tp"] == 0, a
 t16 = [r for r in fits if r["axes"]["gen.tp"] == 16]
 assert t16 and min(r["results"]["iteration_ns"] for r in t16) > pt
 print("plan best", key(pbest), pt / 1e6, "ms;", len(ok), "simulated of", len(every), "exhaustive")
+PY
+# best.sh is ready to run: it regenerates the winner and simulates it to the
+# same cycles as the plan's row
+mkdir -p "$T/run"
+(cd "$T/run" && PATH="$(dirname "$BIN"):$PATH" sh "$T/plan/best.sh") > "$T/best.out" 2> "$T/err" \
+  || fail "best.sh: $(cat "$T/err")"
+python3 - "$T/plan/best.sh" "$T/plan/points.jsonl" "$T/best.out" << 'PY' || fail "best.sh result"
+import json, re, sys
+point = int(re.search(r"point (\d+)\)", open(sys.argv[1]).read()).group(1))
+row = [json.loads(l) for l in open(sys.argv[2])][point]
+cycles = [int(c) for c in re.findall(r"finished, (\d+) cycles", open(sys.argv[3]).read())]
+assert len(cycles) == 16 and max(cycles) == row["results"]["iteration_ns"], (max(cycles), row)
 PY
 echo ok
