@@ -227,6 +227,53 @@ base:
   network: x
 EOF
 
+# 5b. Random axes: seeded (the same seed draws the same points, another seed
+# others), within their ranges (log-uniform reals, integers, choices), and
+# combined with the other groups as a product; derived keys see the draws.
+rnd() { # rnd SEED
+  cat > "$T/rnd$1.yaml" << EOF
+base:
+  gen: "micro --coll all-reduce --npus 8 --size 1MiB"
+  network: $EX/ring8.yml
+  system: $EX/ring_4chunks.json
+axes:
+  - list: {gen.coll: [all-reduce, all-gather]}
+  - random:
+      n: 40
+      seed: $1
+      keys:
+        network.bandwidth[0]: {min: 10, max: 400, log: true}
+        network.latency[0]: {min: 100, max: 1000, int: true}
+        gen.size: [1MiB, 4MiB, 16MiB]
+derived:
+  gen.count: "1 + (network.latency[0] > 500)"
+EOF
+  "$BIN" sweep "$T/rnd$1.yaml" --list > "$T/rnd$1.csv" 2> "$T/err" || fail "random $1: $(cat "$T/err")"
+}
+rnd 7
+cp "$T/rnd7.csv" "$T/rnd7a.csv"
+rnd 7
+rnd 8
+cmp -s "$T/rnd7.csv" "$T/rnd7a.csv" || fail "the same seed drew other points"
+cmp -s "$T/rnd7.csv" "$T/rnd8.csv" && fail "another seed drew the same points"
+python3 - "$T/rnd7.csv" << 'PY' || fail "random draws"
+import csv, math, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+assert len(r) == 80, len(r)
+assert [x["gen.coll"] for x in r] == ["all-reduce"] * 40 + ["all-gather"] * 40, r[0]
+bw = [float(x["network.bandwidth[0]"]) for x in r[:40]]
+lat = [x["network.latency[0]"] for x in r[:40]]
+assert all(10 <= b <= 400 for b in bw) and all(l.isdigit() and 100 <= int(l) <= 1000 for l in lat)
+# log-uniform: about half the draws below the geometric mean sqrt(10 * 400) = 63.2
+below = sum(b < math.sqrt(10 * 400) for b in bw)
+assert 10 <= below <= 30, below
+assert {x["gen.size"] for x in r} == {"1MiB", "4MiB", "16MiB"}
+# the random group is the inner one: both collectives see the same draws
+assert [x["network.bandwidth[0]"] for x in r[:40]] == [x["network.bandwidth[0]"] for x in r[40:]]
+assert all(int(x["gen.count"]) == 1 + (int(x["network.latency[0]"]) > 500) for x in r)
+assert len({x["id"] for x in r}) == 80  # every point its own id
+PY
+
 # 6. Every generator flag its help lists is accepted as an axis key.
 for kind in llm micro; do
   for flag in $("$BIN" gen $kind --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
