@@ -274,6 +274,18 @@ assert all(int(x["gen.count"]) == 1 + (int(x["network.latency[0]"]) > 500) for x
 assert len({x["id"] for x in r}) == 80  # every point its own id
 PY
 
+# 5c. The spec shown in docs/sweep.md is valid and expands as it says.
+python3 - "$SRC/docs/sweep.md" "$T/doc.yaml" << 'PY' || fail "no yaml block in docs/sweep.md"
+import sys
+s = open(sys.argv[1]).read()
+a = s.index("```yaml\n") + 8
+open(sys.argv[2], "w").write(s[a:s.index("```\n", a)])
+PY
+cp "$EX/h100_1024.yml" "$EX/system.json" "$T/"
+"$BIN" sweep "$T/doc.yaml" --list > "$T/doc.csv" 2> "$T/err" || fail "docs spec: $(cat "$T/err")"
+grep -q "168 points over 14 trace set(s)" "$T/err" || fail "docs spec: $(cat "$T/err")"
+grep -q "expands to 168 points" "$SRC/docs/sweep.md" || fail "docs/sweep.md gives another count"
+
 # 6. Every generator flag its help lists is accepted as an axis key.
 for kind in llm micro; do
   for flag in $("$BIN" gen $kind --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
