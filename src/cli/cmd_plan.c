@@ -314,6 +314,172 @@ static int run_sweep(const char *spec_path, const char *self) {
   return 0;
 }
 
+/* What was searched and pruned, before anything is simulated. */
+static void print_search(FILE *info, const etsim_topo_t *topo, const etsim_sweep_plan_stats_t *st) {
+  char topo_text[256] = "";
+  for (int d = 0, m = 0; d < topo->ndims; d++)
+    m += snprintf(topo_text + m, sizeof topo_text - (size_t)m, "%s%s(%u, %g GB/s)", d ? " x " : "",
+                  etsim_topo_kind_name(topo->kind[d]), topo->npus[d], topo->bw_gbps[d]);
+  fprintf(info, "plan: %s on %llu NPUs, %s; global batch %u sequences; %g GiB per NPU\n", model,
+          (unsigned long long)npus, topo_text, st->global_batch, st->hbm_gib);
+  fprintf(info,
+          "  searched  %zu DP x TP x PP x SP x EP splits, %zu configurations with micro-batch "
+          "size, ZeRO stage and recomputation\n",
+          st->layouts, st->considered);
+  fprintf(info,
+          "  memory    %zu over %g GiB by the generator's memory model (etsim_gen_llm_memory: "
+          "model states by ZeRO stage + activations by schedule); the simulator's tracked peak "
+          "of each simulated trace is shown below\n",
+          st->over_memory, st->hbm_gib);
+  fprintf(info,
+          "  dominance %zu skipped (ZeRO 2 makes ZeRO 1's trace, ZeRO 3 adds gathers to it, "
+          "recomputation adds a forward; kept only when the cheaper one does not fit)\n",
+          st->dominated);
+}
+
+/* --candidates: the list, simulated nothing. */
+static int print_candidates(const etsim_sweep_cand_t *c, size_t n) {
+  printf("dp,tp,pp,sp,ep,microbatches,mbs,zero,recompute,model_mem_gib\n");
+  for (size_t i = 0; i < n; i++)
+    printf("%u,%u,%u,%u,%u,%u,%u,%d,%d,%.3f\n", c[i].dp, c[i].tp, c[i].pp, c[i].sp, c[i].ep,
+           c[i].microbatches, c[i].mbs, c[i].zero, c[i].recompute,
+           (double)c[i].mem_bytes / 1073741824.0);
+  return n ? ETSIM_EXIT_OK : ETSIM_EXIT_PROBLEMS;
+}
+
+/* The sweep's ok rows, ranked (fitting first, then by iteration time);
+ * *failed counts the others.  Returns 0 or an exit code. */
+static int read_ranked(const etsim_sweep_plan_stats_t *st, ranked_t **out, size_t *n_out,
+                       size_t *failed) {
+  char rows_path[PATH_MAX + 16];
+  snprintf(rows_path, sizeof rows_path, "%s/points.jsonl", out_dir);
+  FILE *f = fopen(rows_path, "r");
+  if (!f) return cli_usage_error("plan: %s: %s", rows_path, strerror(errno));
+  ranked_t *r = NULL;
+  size_t nr = 0, cap = 0;
+  char *line = NULL;
+  size_t lcap = 0;
+  double tokens_iter = 0;
+  {
+    etsim_gen_llm_model_t m;
+    if (!strcmp(model, "custom") || etsim_gen_llm_preset(model, &m, NULL)) m.seq = 0;
+    tokens_iter = (double)st->global_batch * (double)(seq ? seq : m.seq);
+  }
+  double cap_bytes = st->hbm_gib * 1073741824.0;
+  *failed = 0;
+  while (getline(&line, &lcap, f) > 0) {
+    json_t *row = json_loads(line, 0, NULL);
+    if (!row) continue;
+    const char *status = json_string_value(json_object_get(row, "status"));
+    if (!status || strcmp(status, "ok")) {
+      (*failed)++;
+      json_decref(row);
+      continue;
+    }
+    if (etsim_grow((void **)&r, &cap, nr + 1, sizeof *r)) {
+      json_decref(row);
+      break;
+    }
+    double it = res(row, "iteration_ns"), pk = res(row, "peak_mem_bytes");
+    r[nr] = (ranked_t){row, it, it > 0 ? tokens_iter / (it * 1e-9) : 0,
+                       isnan(pk) ? 0 : (uint64_t)pk, !isnan(pk) && pk > cap_bytes};
+    nr++;
+  }
+  free(line);
+  fclose(f);
+  etsim_qsort(r, nr, sizeof *r, cmp_ranked);
+  *out = r;
+  *n_out = nr;
+  return 0;
+}
+
+/* --json: the ranking as one object on stdout. */
+static void print_json(const ranked_t *r, size_t nr, size_t n, size_t failed, int dims,
+                       const etsim_sweep_plan_stats_t *st) {
+  printf(
+      "{\"model\": \"%s\", \"npus\": %llu, \"global_batch\": %u, \"hbm_gib\": %g, "
+      "\"candidates\": %zu, \"simulated\": %zu, \"failed\": %zu, \"memory_model\": "
+      "\"generator (etsim_gen_llm_memory) for pruning, simulator (traced tensors) for peaks\", "
+      "\"top\": [",
+      model, (unsigned long long)npus, st->global_batch, st->hbm_gib, n, nr, failed);
+  for (size_t i = 0; i < nr && i < top; i++) {
+    char cmdline[2048];
+    gen_command(r[i].row, cmdline, sizeof cmdline, "best");
+    json_t *e = json_pack("{s:I,s:O,s:f,s:f,s:I,s:b,s:s}", "rank", (json_int_t)(i + 1), "axes",
+                          json_object_get(r[i].row, "axes"), "iteration_ns", r[i].iter_ns,
+                          "tokens_per_s", r[i].tokens_s, "peak_mem_bytes", (json_int_t)r[i].peak,
+                          "over_memory", r[i].over, "gen_command", cmdline);
+    json_t *ex = json_object();
+    for (int d = 0; e && ex && d < dims; d++) {
+      char k[32];
+      snprintf(k, sizeof k, "exposed_dim%d_ns", d);
+      double v = res(r[i].row, k);
+      json_object_set_new(ex, k, isnan(v) ? json_null() : json_real(v));
+    }
+    json_object_set_new(ex, "exposed_p2p_ns", json_real(res(r[i].row, "exposed_p2p_ns")));
+    json_object_set_new(ex, "exposed_comm_ns", json_real(res(r[i].row, "exposed_comm_ns")));
+    json_object_set_new(e, "exposed", ex);
+    char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
+    printf("%s%s", i ? ", " : "", t ? t : "null");
+    free(t);
+    json_decref(e);
+  }
+  printf("]}\n");
+}
+
+/* The table of the top configurations. */
+static void print_table(const ranked_t *r, size_t nr, size_t failed, int dims) {
+  printf("top %zu of %zu simulated (%zu failed), by iteration time:\n", nr < top ? nr : (size_t)top,
+         nr, failed);
+  printf("%4s %5s %4s %4s %3s %3s %5s %4s %4s %3s %11s %11s", "rank", "dp", "tp", "pp", "sp", "ep",
+         "mb", "mbs", "zero", "rc", "iter ms", "tokens/s");
+  for (int d = 0; d < dims; d++) printf("  exp dim%d ms", d);
+  printf(" %10s %9s\n", "exp pp ms", "peak GiB");
+  for (size_t i = 0; i < nr && i < top; i++) {
+    json_t *row = r[i].row;
+    printf("%4zu %5lld %4lld %4lld %3lld %3lld %5lld %4lld %4lld %3s %11.3f %11.4g", i + 1,
+           ax(row, "gen.dp"), ax(row, "gen.tp"), ax(row, "gen.pp"), ax(row, "gen.sp"),
+           ax(row, "gen.ep"), ax(row, "gen.microbatches"), ax(row, "gen.mbs"), ax(row, "gen.zero"),
+           ax(row, "gen.recompute") ? "yes" : "no", r[i].iter_ns / 1e6, r[i].tokens_s);
+    for (int d = 0; d < dims; d++) {
+      char k[32];
+      snprintf(k, sizeof k, "exposed_dim%d_ns", d);
+      printf(" %12.3f", res(row, k) / 1e6);
+    }
+    printf(" %10.3f %9.2f%s\n", res(row, "exposed_p2p_ns") / 1e6, (double)r[i].peak / 1073741824.0,
+           r[i].over ? " (over)" : "");
+  }
+}
+
+/* DIR/best.sh: the winner's gen command and the sim command that
+ * reproduces its row. */
+static void write_best(const ranked_t *b, const char *gen, const etsim_sweep_plan_stats_t *st) {
+  char path[PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/best.sh", out_dir);
+  /* written under a temporary name and renamed: never a half script */
+  char tmp[PATH_MAX + 32];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *bf = fopen(tmp, "w");
+  if (!bf) {
+    fprintf(stderr, "etsim: plan: %s: %s\n", tmp, strerror(errno));
+    return;
+  }
+  fprintf(bf,
+          "#!/bin/sh\n# The fastest configuration etsim plan found (%s/points.jsonl, point "
+          "%lld): %.3f ms per iteration.\nset -e\nmkdir -p best\n%s\n",
+          out_dir, (long long)json_integer_value(json_object_get(b->row, "point")),
+          b->iter_ns / 1e6, gen);
+  fprintf(bf,
+          "etsim sim --workload best/llm --comm-group best/llm.comm_group.json \\\n"
+          "  --network '%s' --system '%s'%s%s%s --backend %s --hbm-gb %g\n",
+          network, system_path, memory_path ? " --memory '" : "", memory_path ? memory_path : "",
+          memory_path ? "'" : "", backend, st->hbm_gib);
+  if (fclose(bf) || chmod(tmp, 0755) || rename(tmp, path)) {
+    fprintf(stderr, "etsim: plan: %s: %s\n", path, strerror(errno));
+    remove(tmp);
+  }
+}
+
 int etsim_cmd_plan(int argc, char **argv) {
   int code = cli_parse(&cmd, argc, argv, NULL, NULL);
   if (code >= 0) return code;
@@ -362,35 +528,11 @@ int etsim_cmd_plan(int argc, char **argv) {
     out_dir = dir;
   }
   FILE *info = json_out ? stderr : stdout;
-  char topo_text[256] = "";
-  for (int d = 0, m = 0; d < topo.ndims; d++)
-    m += snprintf(topo_text + m, sizeof topo_text - (size_t)m, "%s%s(%u, %g GB/s)", d ? " x " : "",
-                  etsim_topo_kind_name(topo.kind[d]), topo.npus[d], topo.bw_gbps[d]);
-  if (!quiet || only_candidates) {
-    fprintf(info, "plan: %s on %llu NPUs, %s; global batch %u sequences; %g GiB per NPU\n", model,
-            (unsigned long long)npus, topo_text, st.global_batch, st.hbm_gib);
-    fprintf(info,
-            "  searched  %zu DP x TP x PP x SP x EP splits, %zu configurations with micro-batch "
-            "size, ZeRO stage and recomputation\n",
-            st.layouts, st.considered);
-    fprintf(info,
-            "  memory    %zu over %g GiB by the generator's memory model (etsim_gen_llm_memory: "
-            "model states by ZeRO stage + activations by schedule); the simulator's tracked peak "
-            "of each simulated trace is shown below\n",
-            st.over_memory, st.hbm_gib);
-    fprintf(info,
-            "  dominance %zu skipped (ZeRO 2 makes ZeRO 1's trace, ZeRO 3 adds gathers to it, "
-            "recomputation adds a forward; kept only when the cheaper one does not fit)\n",
-            st.dominated);
-  }
+  if (!quiet || only_candidates) print_search(info, &topo, &st);
   if (only_candidates) {
-    printf("dp,tp,pp,sp,ep,microbatches,mbs,zero,recompute,model_mem_gib\n");
-    for (size_t i = 0; i < n; i++)
-      printf("%u,%u,%u,%u,%u,%u,%u,%d,%d,%.3f\n", c[i].dp, c[i].tp, c[i].pp, c[i].sp, c[i].ep,
-             c[i].microbatches, c[i].mbs, c[i].zero, c[i].recompute,
-             (double)c[i].mem_bytes / 1073741824.0);
+    code = print_candidates(c, n);
     etsim_free(c);
-    return n ? ETSIM_EXIT_OK : ETSIM_EXIT_PROBLEMS;
+    return code;
   }
   if (!n) {
     etsim_free(c);
@@ -415,126 +557,19 @@ int etsim_cmd_plan(int argc, char **argv) {
   if (sl <= 0) return cli_usage_error("plan: cannot find the etsim program");
   self[sl] = 0;
   if ((rc = run_sweep(spec_path, self))) return rc;
-  /* rank the rows */
-  char rows_path[PATH_MAX + 16];
-  snprintf(rows_path, sizeof rows_path, "%s/points.jsonl", out_dir);
-  FILE *f = fopen(rows_path, "r");
-  if (!f) return cli_usage_error("plan: %s: %s", rows_path, strerror(errno));
   ranked_t *r = NULL;
-  size_t nr = 0, cap = 0, failed = 0;
-  char *line = NULL;
-  size_t lcap = 0;
-  double tokens_iter = 0;
-  {
-    etsim_gen_llm_model_t m;
-    if (!strcmp(model, "custom") || etsim_gen_llm_preset(model, &m, NULL)) m.seq = 0;
-    tokens_iter = (double)st.global_batch * (double)(seq ? seq : m.seq);
-  }
-  double cap_bytes = st.hbm_gib * 1073741824.0;
-  while (getline(&line, &lcap, f) > 0) {
-    json_t *row = json_loads(line, 0, NULL);
-    if (!row) continue;
-    const char *status = json_string_value(json_object_get(row, "status"));
-    if (!status || strcmp(status, "ok")) {
-      failed++;
-      json_decref(row);
-      continue;
-    }
-    if (etsim_grow((void **)&r, &cap, nr + 1, sizeof *r)) {
-      json_decref(row);
-      break;
-    }
-    double it = res(row, "iteration_ns"), pk = res(row, "peak_mem_bytes");
-    r[nr] = (ranked_t){row, it, it > 0 ? tokens_iter / (it * 1e-9) : 0,
-                       isnan(pk) ? 0 : (uint64_t)pk, !isnan(pk) && pk > cap_bytes};
-    nr++;
-  }
-  free(line);
-  fclose(f);
-  etsim_qsort(r, nr, sizeof *r, cmp_ranked);
-  int dims = topo.ndims;
-  if (json_out) {
-    printf(
-        "{\"model\": \"%s\", \"npus\": %llu, \"global_batch\": %u, \"hbm_gib\": %g, "
-        "\"candidates\": %zu, \"simulated\": %zu, \"failed\": %zu, \"memory_model\": "
-        "\"generator (etsim_gen_llm_memory) for pruning, simulator (traced tensors) for peaks\", "
-        "\"top\": [",
-        model, (unsigned long long)npus, st.global_batch, st.hbm_gib, n, nr, failed);
-    for (size_t i = 0; i < nr && i < top; i++) {
-      char cmdline[2048];
-      gen_command(r[i].row, cmdline, sizeof cmdline, "best");
-      json_t *e = json_pack("{s:I,s:O,s:f,s:f,s:I,s:b,s:s}", "rank", (json_int_t)(i + 1), "axes",
-                            json_object_get(r[i].row, "axes"), "iteration_ns", r[i].iter_ns,
-                            "tokens_per_s", r[i].tokens_s, "peak_mem_bytes", (json_int_t)r[i].peak,
-                            "over_memory", r[i].over, "gen_command", cmdline);
-      json_t *ex = json_object();
-      for (int d = 0; e && ex && d < dims; d++) {
-        char k[32];
-        snprintf(k, sizeof k, "exposed_dim%d_ns", d);
-        double v = res(r[i].row, k);
-        json_object_set_new(ex, k, isnan(v) ? json_null() : json_real(v));
-      }
-      json_object_set_new(ex, "exposed_p2p_ns", json_real(res(r[i].row, "exposed_p2p_ns")));
-      json_object_set_new(ex, "exposed_comm_ns", json_real(res(r[i].row, "exposed_comm_ns")));
-      json_object_set_new(e, "exposed", ex);
-      char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
-      printf("%s%s", i ? ", " : "", t ? t : "null");
-      free(t);
-      json_decref(e);
-    }
-    printf("]}\n");
-  } else {
-    printf("top %zu of %zu simulated (%zu failed), by iteration time:\n",
-           nr < top ? nr : (size_t)top, nr, failed);
-    printf("%4s %5s %4s %4s %3s %3s %5s %4s %4s %3s %11s %11s", "rank", "dp", "tp", "pp", "sp",
-           "ep", "mb", "mbs", "zero", "rc", "iter ms", "tokens/s");
-    for (int d = 0; d < dims; d++) printf("  exp dim%d ms", d);
-    printf(" %10s %9s\n", "exp pp ms", "peak GiB");
-    for (size_t i = 0; i < nr && i < top; i++) {
-      json_t *row = r[i].row;
-      printf("%4zu %5lld %4lld %4lld %3lld %3lld %5lld %4lld %4lld %3s %11.3f %11.4g", i + 1,
-             ax(row, "gen.dp"), ax(row, "gen.tp"), ax(row, "gen.pp"), ax(row, "gen.sp"),
-             ax(row, "gen.ep"), ax(row, "gen.microbatches"), ax(row, "gen.mbs"),
-             ax(row, "gen.zero"), ax(row, "gen.recompute") ? "yes" : "no", r[i].iter_ns / 1e6,
-             r[i].tokens_s);
-      for (int d = 0; d < dims; d++) {
-        char k[32];
-        snprintf(k, sizeof k, "exposed_dim%d_ns", d);
-        printf(" %12.3f", res(row, k) / 1e6);
-      }
-      printf(" %10.3f %9.2f%s\n", res(row, "exposed_p2p_ns") / 1e6,
-             (double)r[i].peak / 1073741824.0, r[i].over ? " (over)" : "");
-    }
-  }
+  size_t nr = 0, failed = 0;
+  if ((rc = read_ranked(&st, &r, &nr, &failed))) return rc;
+  if (json_out) print_json(r, nr, n, failed, topo.ndims, &st);
+  else print_table(r, nr, failed, topo.ndims);
   int best = -1;
   for (size_t i = 0; i < nr && best < 0; i++)
     if (!r[i].over) best = (int)i;
   if (best >= 0) {
-    char gen[2048], path[PATH_MAX + 16];
+    char gen[2048];
     gen_command(r[best].row, gen, sizeof gen, "best/llm");
-    snprintf(path, sizeof path, "%s/best.sh", out_dir);
-    /* written under a temporary name and renamed: never a half script */
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *bf = fopen(tmp, "w");
-    if (!bf) fprintf(stderr, "etsim: plan: %s: %s\n", tmp, strerror(errno));
-    if (bf) {
-      fprintf(bf,
-              "#!/bin/sh\n# The fastest configuration etsim plan found (%s/points.jsonl, point "
-              "%lld): %.3f ms per iteration.\nset -e\nmkdir -p best\n%s\n",
-              out_dir, (long long)json_integer_value(json_object_get(r[best].row, "point")),
-              r[best].iter_ns / 1e6, gen);
-      fprintf(bf,
-              "etsim sim --workload best/llm --comm-group best/llm.comm_group.json \\\n"
-              "  --network '%s' --system '%s'%s%s%s --backend %s --hbm-gb %g\n",
-              network, system_path, memory_path ? " --memory '" : "",
-              memory_path ? memory_path : "", memory_path ? "'" : "", backend, st.hbm_gib);
-      if (fclose(bf) || chmod(tmp, 0755) || rename(tmp, path)) {
-        fprintf(stderr, "etsim: plan: %s: %s\n", path, strerror(errno));
-        remove(tmp);
-      }
-    }
-    if (!json_out) printf("best: %s\n      (with the sim command in %s)\n", gen, path);
+    write_best(&r[best], gen, &st);
+    if (!json_out) printf("best: %s\n      (with the sim command in %s/best.sh)\n", gen, out_dir);
   } else if (!json_out) {
     printf("no simulated configuration fits %g GiB per NPU\n", st.hbm_gib);
   }
