@@ -106,6 +106,115 @@ static int row_point(const char *msg, long *point, double *cpu, const char **row
   return 0;
 }
 
+/* A rank other than 0: run the points rank 0 sends until it sends -1,
+ * answering each with its row. */
+static void serve_rank(etsim_sweep_proc_t *proc, double timeout, int rank) {
+  etsim_error_t err = {0};
+  int rc;
+  for (;;) {
+    long point;
+    MPI_Recv(&point, 1, MPI_LONG, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (point < 0) break;
+    char *msg = NULL;
+    if ((rc = etsim_sweep_proc_send(proc, (size_t)point, &err)) ||
+        (rc = await(proc, timeout, &msg, &err))) {
+      fprintf(stderr, "etsim: rank %d: %s\n", rank, err.msg[0] ? err.msg : "out of memory");
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    MPI_Send(msg, (int)strlen(msg) + 1, MPI_CHAR, 0, TAG_ROW, MPI_COMM_WORLD);
+    free(msg);
+  }
+}
+
+/* Rank 0: hand out points as ranks free up (its own executor too), and
+ * write the rows as they come back.  Aborts the job on an error. */
+static void schedule(etsim_sweep_sched_t *s, etsim_sweep_proc_t *proc, int size, double timeout,
+                     int progress) {
+  etsim_error_t err = {0};
+  int rc = 0;
+  int live = size - 1, own_busy = 0;
+  for (int r = 1; r < size; r++) {
+    long p = etsim_sweep_sched_next(s, (size_t)r);
+    MPI_Send(&p, 1, MPI_LONG, r, TAG_WORK, MPI_COMM_WORLD);
+    if (p < 0) live--;
+  }
+  long own = etsim_sweep_sched_next(s, 0);
+  if (own >= 0 && !(rc = etsim_sweep_proc_send(proc, (size_t)own, &err))) own_busy = 1;
+  struct timespec last;
+  clock_gettime(CLOCK_MONOTONIC, &last);
+  char *buf = NULL;
+  int cap = 0;
+  while (!rc && (live > 0 || own_busy)) {
+    int idle = 1;
+    if (own_busy) {
+      char *row;
+      double cpu;
+      int got = etsim_sweep_proc_collect(proc, timeout, &row, &cpu, &err);
+      if (got < 0) {
+        rc = got;
+        break;
+      }
+      if (got) {
+        idle = 0;
+        long p = own;
+        rc = etsim_sweep_sched_done(s, (size_t)p, row, cpu, &err);
+        etsim_free(row);
+        own_busy = 0;
+        own = rc ? -1 : etsim_sweep_sched_next(s, 0);
+        if (own >= 0 && !(rc = etsim_sweep_proc_send(proc, (size_t)own, &err))) own_busy = 1;
+      }
+    }
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, TAG_ROW, MPI_COMM_WORLD, &flag, &st);
+    if (flag && !rc) {
+      idle = 0;
+      int n;
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      if (n > cap) {
+        free(buf);
+        cap = n;
+        buf = malloc((size_t)cap);
+        if (!buf) {
+          rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
+          break;
+        }
+      }
+      MPI_Recv(buf, n, MPI_CHAR, st.MPI_SOURCE, TAG_ROW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      long p;
+      double cpu;
+      const char *row;
+      if (row_point(buf, &p, &cpu, &row))
+        rc = etsim_error_set(&err, ETSIM_EINTERNAL, "rank %d sent a row without its point",
+                             st.MPI_SOURCE);
+      else rc = etsim_sweep_sched_done(s, (size_t)p, row, cpu, &err);
+      long next = rc ? -1 : etsim_sweep_sched_next(s, (size_t)st.MPI_SOURCE);
+      MPI_Send(&next, 1, MPI_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
+      if (next < 0) live--;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (progress &&
+        (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000 >= 1000) {
+      char line[256];
+      etsim_sweep_sched_progress_line(s, line, sizeof line);
+      fprintf(stderr, "\r%s\033[K", line);
+      last = now;
+    }
+    if (idle) nap_ms(2);
+  }
+  free(buf);
+  if (rc) {
+    fprintf(stderr, "etsim: %s\n", err.msg);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  if (progress) {
+    char line[256];
+    etsim_sweep_sched_progress_line(s, line, sizeof line);
+    fprintf(stderr, "\r%s\033[K\n", line);
+  }
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -146,6 +255,10 @@ int main(int argc, char **argv) {
   int keep = a.keep_traces || etsim_sweep_spec_keep_traces(spec);
   size_t ol = strlen(a.out) + 16;
   char *work = malloc(ol), *traces = malloc(ol);
+  if (!work || !traces) {
+    fprintf(stderr, "etsim: rank %d: out of memory\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
   snprintf(work, ol, "%s/.work", a.out);
   snprintf(traces, ol, "%s/traces", a.out);
   char *xargv[] = {(char *)a.etsim,
@@ -165,104 +278,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "etsim: rank %d: %s\n", rank, err.msg);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
-  if (rank != 0) {
-    /* a worker: run what rank 0 sends until it sends -1 */
-    for (;;) {
-      long point;
-      MPI_Recv(&point, 1, MPI_LONG, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      if (point < 0) break;
-      char *msg = NULL;
-      if ((rc = etsim_sweep_proc_send(proc, (size_t)point, &err)) ||
-          (rc = await(proc, timeout, &msg, &err))) {
-        fprintf(stderr, "etsim: rank %d: %s\n", rank, err.msg[0] ? err.msg : "out of memory");
-        MPI_Abort(MPI_COMM_WORLD, 3);
-      }
-      MPI_Send(msg, (int)strlen(msg) + 1, MPI_CHAR, 0, TAG_ROW, MPI_COMM_WORLD);
-      free(msg);
-    }
-  } else {
-    int live = size - 1, own_busy = 0;
-    for (int r = 1; r < size; r++) {
-      long p = etsim_sweep_sched_next(s, (size_t)r);
-      MPI_Send(&p, 1, MPI_LONG, r, TAG_WORK, MPI_COMM_WORLD);
-      if (p < 0) live--;
-    }
-    long own = etsim_sweep_sched_next(s, 0);
-    if (own >= 0 && !(rc = etsim_sweep_proc_send(proc, (size_t)own, &err))) own_busy = 1;
-    struct timespec last;
-    clock_gettime(CLOCK_MONOTONIC, &last);
-    char *buf = NULL;
-    int cap = 0;
-    while (!rc && (live > 0 || own_busy)) {
-      int idle = 1;
-      if (own_busy) {
-        char *row;
-        double cpu;
-        int got = etsim_sweep_proc_collect(proc, timeout, &row, &cpu, &err);
-        if (got < 0) {
-          rc = got;
-          break;
-        }
-        if (got) {
-          idle = 0;
-          long p = own;
-          rc = etsim_sweep_sched_done(s, (size_t)p, row, cpu, &err);
-          etsim_free(row);
-          own_busy = 0;
-          own = rc ? -1 : etsim_sweep_sched_next(s, 0);
-          if (own >= 0 && !(rc = etsim_sweep_proc_send(proc, (size_t)own, &err))) own_busy = 1;
-        }
-      }
-      int flag = 0;
-      MPI_Status st;
-      MPI_Iprobe(MPI_ANY_SOURCE, TAG_ROW, MPI_COMM_WORLD, &flag, &st);
-      if (flag && !rc) {
-        idle = 0;
-        int n;
-        MPI_Get_count(&st, MPI_CHAR, &n);
-        if (n > cap) {
-          free(buf);
-          cap = n;
-          buf = malloc((size_t)cap);
-          if (!buf) {
-            rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
-            break;
-          }
-        }
-        MPI_Recv(buf, n, MPI_CHAR, st.MPI_SOURCE, TAG_ROW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        long p;
-        double cpu;
-        const char *row;
-        if (row_point(buf, &p, &cpu, &row))
-          rc = etsim_error_set(&err, ETSIM_EINTERNAL, "rank %d sent a row without its point",
-                               st.MPI_SOURCE);
-        else rc = etsim_sweep_sched_done(s, (size_t)p, row, cpu, &err);
-        long next = rc ? -1 : etsim_sweep_sched_next(s, (size_t)st.MPI_SOURCE);
-        MPI_Send(&next, 1, MPI_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
-        if (next < 0) live--;
-      }
-      struct timespec now;
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      if (a.progress &&
-          (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000 >= 1000) {
-        char line[256];
-        etsim_sweep_sched_progress_line(s, line, sizeof line);
-        fprintf(stderr, "\r%s\033[K", line);
-        last = now;
-      }
-      if (idle) nap_ms(2);
-    }
-    free(buf);
-    if (rc) {
-      fprintf(stderr, "etsim: %s\n", err.msg);
-      MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    if (a.progress) {
-      char line[256];
-      etsim_sweep_sched_progress_line(s, line, sizeof line);
-      fprintf(stderr, "\r%s\033[K\n", line);
-    }
-  }
+  if (rank != 0) serve_rank(proc, timeout, rank);
+  else schedule(s, proc, size, timeout, a.progress);
   etsim_sweep_proc_stop(proc, NULL);
   double cpu = cpu_now(), total = 0;
   MPI_Reduce(&cpu, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
