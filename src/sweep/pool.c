@@ -465,6 +465,9 @@ int etsim_sweep_run_local(const etsim_sweep_spec_t *spec, const char *dir,
   }
 out:
   for (int j = 0; procs && j < jobs; j++) etsim_sweep_proc_stop(procs[j], NULL);
+  /* Again at the end: an executor of a killed run may still have been
+   * dying (SIGKILL delivered, not yet reaped) when this run started. */
+  if (work) clean_stale(work);
   if (work) rmdir(work); /* empty unless another run shares the folder */
   double cpu = cpu_now(RUSAGE_SELF) + cpu_now(RUSAGE_CHILDREN) - c0;
   if (!rc && o->progress) {

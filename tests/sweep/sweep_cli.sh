@@ -101,6 +101,35 @@ assert r[0]["results"]["iteration_ns"] > r[0]["results"]["compute_ns"] > 0, r[0]
 assert r[3]["results"]["exposed_dim1_ns"] > 0, r[3]
 PY
 
+# 3b. Memory keys: the remote-memory JSON edited per point prices the
+# offload in closed form: bytes over capacity = peak - 1 GiB, moved out and
+# back, each way remote-mem-latency + bytes / remote-mem-bw.
+printf '{"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1000, "remote-mem-bw": 50}\n' > "$T/mem.json"
+cat > "$T/mem.yaml" << EOF
+base:
+  gen: "llm --preset llama3-8b --layers 2 --microbatches 2 --dp 2 --tp 2 --tensors"
+  network: net.yml
+  system: $EX/system.json
+  memory: mem.json
+  sim: {hbm-gb: 1, offload: true}
+axes:
+  - list:
+      memory.remote-mem-bw: [25, 50, 100]
+EOF
+"$BIN" sweep "$T/mem.yaml" -o "$T/mem" > "$T/out" 2> "$T/err" || fail "memory sweep: $(cat "$T/err")"
+python3 - "$T/mem/points.jsonl" << 'PY' || fail "memory rows"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 3 and all(x["status"] == "ok" for x in r), r
+for x in r:
+    bw, res = x["axes"]["memory.remote-mem-bw"], x["results"]
+    assert res["offload_bytes"] == res["peak_mem_bytes"] - 2**30 > 0, res
+    want = 2 * (1000 + res["offload_bytes"] / bw)
+    assert abs(res["offload_ns"] - want) < 1e-3, (bw, res["offload_ns"], want)
+    # with offload on, the price is part of the iteration
+    assert res["iteration_ns"] > res["offload_ns"], res
+PY
+
 # A point past its timeout: killed, recorded, and the executor replaced.
 printf 'topology: [ Ring ]\nnpus_count: [ 512 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' > "$T/r512.yml"
 cat > "$T/slow.yaml" <<EOF
@@ -147,6 +176,11 @@ for _ in $(seq 1 2000); do
 done
 kill -9 -- -"$pid" 2> /dev/null
 wait "$pid" 2> /dev/null
+# its executors die too (their session is killed); give them time to go
+for _ in $(seq 1 500); do
+  pgrep -s "$pid" > /dev/null || break
+  sleep 0.01
+done
 before=$(grep -c '"status": "ok"' "$T/killed/points.jsonl")
 [ "$before" -ge 3 ] && [ "$before" -lt 24 ] || fail "the killed run kept $before rows (want 3..23)"
 printf '{"point": 23, "id": "0123' >> "$T/killed/points.jsonl" # a torn last line
