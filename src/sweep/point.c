@@ -587,6 +587,72 @@ static json_t *sim_results(const etsim_sweep_spec_t *s, const etsim_sim_result_t
   return o;
 }
 
+/* The options that edit the system layer, applied as `etsim sim` applies
+ * them. */
+static int sys_options(const json_t *opt, etsim_sys_config_t *sys, etsim_error_t *err) {
+  json_t *v;
+  if ((v = json_object_get(opt, "num-queues-per-dim"))) {
+    json_int_t q = json_integer_value(v);
+    if (q < 1 || q > 64)
+      return etsim_error_set(err, ETSIM_EINVAL, "sim.num-queues-per-dim: must be 1 to 64");
+    sys->queues_per_dim = (uint32_t)q;
+  }
+  if ((v = json_object_get(opt, "ring-window"))) {
+    json_int_t w = json_integer_value(v);
+    if (w < 1 || w > 1000000)
+      return etsim_error_set(err, ETSIM_EINVAL, "sim.ring-window: must be 1 to 1000000");
+    sys->ring_window = (uint32_t)w;
+  }
+  if ((v = json_object_get(opt, "injection-scale"))) {
+    double d = (double)sys->endpoint_delay_ns * json_number_value(v);
+    if (!(d >= 0 && d <= ETSIM_COLL_MAX_DELAY_NS))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "sim.injection-scale: makes the endpoint delay %g ns (0 to %g)", d,
+                             ETSIM_COLL_MAX_DELAY_NS);
+    sys->endpoint_delay_ns = (int64_t)d;
+  }
+  return 0;
+}
+
+/* The file a point reads for one config: the base file (a copy of its
+ * path) when the point edits nothing there, else the edited tree written
+ * into the executor's scratch folder under `name`.  *out is owned. */
+static int point_file(etsim_sweep_exec_t *x, size_t point, int dom, const json_t *tree,
+                      const char *name, const char *base, char **out, etsim_error_t *err) {
+  json_t *ed = NULL;
+  *out = NULL;
+  int rc = edited_tree(x->spec, point, dom, tree, &ed, err);
+  if (!rc && !ed && !(*out = etsim_strdup(base)))
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (rc || !ed) {
+    json_decref(ed);
+    return rc;
+  }
+  char *path = join(x->scratch, name);
+  if (!path) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  else if (dom == SWEEP_DOM_NETWORK) rc = etsim_sweep__yaml_write(path, ed, err);
+  else rc = write_json(path, ed, err);
+  json_decref(ed);
+  if (rc) etsim_free(path);
+  else *out = path;
+  return rc;
+}
+
+/* An edited system file lives in scratch, but its custom collectives'
+ * relative paths are the base file's: point sys->dir at the base's folder. */
+static int base_dir(const char *base, etsim_sys_config_t *sys) {
+  const char *slash = strrchr(base, '/');
+  char *dir = slash ? etsim_malloc((size_t)(slash - base) + 1) : etsim_strdup(".");
+  if (!dir) return ETSIM_ENOMEM;
+  if (slash) {
+    memcpy(dir, base, (size_t)(slash - base));
+    dir[slash - base] = 0;
+  }
+  etsim_free(sys->dir);
+  sys->dir = dir;
+  return 0;
+}
+
 /* ---------------------------------------------------------------- sim */
 
 static int run_sim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_error_t *err) {
@@ -596,94 +662,43 @@ static int run_sim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_erro
   etsim_mem_config_t mem;
   etsim_comm_groups_t cg = {0};
   etsim_sim_result_t *res = NULL;
-  json_t *net = NULL, *sysj = NULL, *memj = NULL, *opt = NULL;
+  json_t *opt = NULL;
   char *prefix = NULL, *groups = NULL, *tmp = NULL, *ntopo = NULL, *ncfg = NULL;
   int have_sys = 0, rc;
   opt = options(s, point, SWEEP_DOM_SIM, s->sim_opts);
   if (!opt) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  /* the network */
-  if ((rc = edited_tree(s, point, SWEEP_DOM_NETWORK, s->net_tree, &net, err))) goto out;
-  if (net) {
-    if (!(tmp = join(x->scratch, "network.yml"))) goto oom;
-    if ((rc = etsim_sweep__yaml_write(tmp, net, err))) goto out;
-    rc = etsim_topo_load_yaml(tmp, &topo, err);
-    if (rc) rename_in_error(err, tmp, s->network);
-    etsim_free(tmp);
-    tmp = NULL;
-  } else {
-    rc = etsim_topo_load_yaml(s->network, &topo, err);
-  }
+  /* the network, the system and the remote memory, each the base file or
+   * the point's edited copy */
+  if ((rc = point_file(x, point, SWEEP_DOM_NETWORK, s->net_tree, "network.yml", s->network, &tmp,
+                       err)))
+    goto out;
+  rc = etsim_topo_load_yaml(tmp, &topo, err);
+  if (rc && strcmp(tmp, s->network)) rename_in_error(err, tmp, s->network);
+  etsim_free(tmp);
+  tmp = NULL;
   if (rc) goto out;
-  /* the system */
-  if ((rc = edited_tree(s, point, SWEEP_DOM_SYSTEM, s->sys_tree, &sysj, err))) goto out;
-  if (sysj) {
-    if (!(tmp = join(x->scratch, "system.json"))) goto oom;
-    if ((rc = write_json(tmp, sysj, err))) goto out;
-    rc = etsim_sys_config_load(tmp, &sys, err);
-    if (rc) rename_in_error(err, tmp, s->system);
-    else {
-      have_sys = 1;
-      /* custom collectives' relative paths are the base file's */
-      const char *slash = strrchr(s->system, '/');
-      char *dir = slash ? etsim_malloc((size_t)(slash - s->system) + 1) : etsim_strdup(".");
-      if (!dir) goto oom;
-      if (slash) {
-        memcpy(dir, s->system, (size_t)(slash - s->system));
-        dir[slash - s->system] = 0;
-      }
-      etsim_free(sys.dir);
-      sys.dir = dir;
-    }
-    etsim_free(tmp);
-    tmp = NULL;
-  } else {
-    rc = etsim_sys_config_load(s->system, &sys, err);
-    have_sys = !rc;
-  }
+  if ((rc = point_file(x, point, SWEEP_DOM_SYSTEM, s->sys_tree, "system.json", s->system, &tmp,
+                       err)))
+    goto out;
+  rc = etsim_sys_config_load(tmp, &sys, err);
+  have_sys = !rc;
+  if (rc && strcmp(tmp, s->system)) rename_in_error(err, tmp, s->system);
+  else if (strcmp(tmp, s->system) && (rc = base_dir(s->system, &sys))) goto oom;
+  etsim_free(tmp);
+  tmp = NULL;
   if (rc) goto out;
-  /* the remote memory */
   if (s->mem_tree) {
-    if ((rc = edited_tree(s, point, SWEEP_DOM_MEMORY, s->mem_tree, &memj, err))) goto out;
-    if (memj) {
-      if (!(tmp = join(x->scratch, "memory.json"))) goto oom;
-      if ((rc = write_json(tmp, memj, err))) goto out;
-      rc = etsim_mem_config_load(tmp, &mem, err);
-      if (rc) rename_in_error(err, tmp, s->memory);
-      etsim_free(tmp);
-      tmp = NULL;
-    } else {
-      rc = etsim_mem_config_load(s->memory, &mem, err);
-    }
+    if ((rc = point_file(x, point, SWEEP_DOM_MEMORY, s->mem_tree, "memory.json", s->memory, &tmp,
+                         err)))
+      goto out;
+    rc = etsim_mem_config_load(tmp, &mem, err);
+    if (rc && strcmp(tmp, s->memory)) rename_in_error(err, tmp, s->memory);
+    etsim_free(tmp);
+    tmp = NULL;
     if (rc) goto out;
   }
-  /* options that edit the system layer, as `etsim sim` applies them */
+  if ((rc = sys_options(opt, &sys, err))) goto out;
   json_t *v;
-  if ((v = json_object_get(opt, "num-queues-per-dim"))) {
-    json_int_t q = json_integer_value(v);
-    if (q < 1 || q > 64) {
-      rc = etsim_error_set(err, ETSIM_EINVAL, "sim.num-queues-per-dim: must be 1 to 64");
-      goto out;
-    }
-    sys.queues_per_dim = (uint32_t)q;
-  }
-  if ((v = json_object_get(opt, "ring-window"))) {
-    json_int_t w = json_integer_value(v);
-    if (w < 1 || w > 1000000) {
-      rc = etsim_error_set(err, ETSIM_EINVAL, "sim.ring-window: must be 1 to 1000000");
-      goto out;
-    }
-    sys.ring_window = (uint32_t)w;
-  }
-  if ((v = json_object_get(opt, "injection-scale"))) {
-    double d = (double)sys.endpoint_delay_ns * json_number_value(v);
-    if (!(d >= 0 && d <= ETSIM_COLL_MAX_DELAY_NS)) {
-      rc = etsim_error_set(err, ETSIM_EINVAL,
-                           "sim.injection-scale: makes the endpoint delay %g ns (0 to %g)", d,
-                           ETSIM_COLL_MAX_DELAY_NS);
-      goto out;
-    }
-    sys.endpoint_delay_ns = (int64_t)d;
-  }
   double hbm_gib = 0;
   if ((v = json_object_get(opt, "hbm-gb"))) {
     hbm_gib = json_number_value(v);
@@ -768,9 +783,6 @@ out:
   etsim_sim_result_free(res);
   etsim_comm_groups_free(&cg);
   if (have_sys) etsim_sys_config_free(&sys);
-  json_decref(net);
-  json_decref(sysj);
-  json_decref(memj);
   json_decref(opt);
   etsim_free(prefix);
   etsim_free(groups);
