@@ -799,6 +799,53 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* A netsim point's keys applied over the scenario's config: cc by name,
+ * the backend (packet, or flow), the seed, and any config key (a relative
+ * *_FILE is the spec's). */
+static int netsim_options(const etsim_sweep_spec_t *s, json_t *opt, etsim_netpkt_cfg_t *cfg,
+                          int *packet, etsim_error_t *err) {
+  int rc = 0;
+  const char *k;
+  json_t *v;
+  json_object_foreach(opt, k, v) {
+    char *t = etsim_sweep__scalar_text(v);
+    if (!t) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    if (!strcmp(k, "backend")) {
+      *packet = strcmp(t, "flow") != 0;
+    } else if (!strcmp(k, "cc")) {
+      static const char *names[] = {"none", "dcqcn", "hpcc", "timely", "dctcp"};
+      static const char *modes[] = {"0", "1", "3", "7", "8"};
+      const char *m = t;
+      for (int i = 0; i < 5; i++)
+        if (!strcmp(t, names[i])) m = modes[i];
+      rc = etsim_netpkt_cfg_set(cfg, "CC_MODE", m, err);
+    } else if (!strcmp(k, "seed")) {
+      char *end;
+      errno = 0;
+      unsigned long long sd = strtoull(t, &end, 10);
+      if (errno || *end || !*t) rc = etsim_error_set(err, ETSIM_EINVAL, "netsim.seed: '%s'", t);
+      else cfg->seed = sd;
+    } else {
+      /* files named in values are the spec's, as the spec's own paths */
+      size_t kl = strlen(k);
+      char *val = t;
+      char *res = NULL;
+      if (kl > 5 && !strcmp(k + kl - 5, "_FILE") && t[0] && t[0] != '/') {
+        res = resolve_in(s->dir, t);
+        if (res) val = res;
+      }
+      rc = etsim_netpkt_cfg_set(cfg, k, val, err);
+      etsim_free(res);
+    }
+    etsim_free(t);
+    if (rc) {
+      etsim_error_prefix(err, "netsim.%s", k);
+      return rc;
+    }
+  }
+  return 0;
+}
+
 static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_error_t *err) {
   const etsim_sweep_spec_t *s = x->spec;
   json_t *opt = options(s, point, SWEEP_DOM_NETSIM, s->netsim_opts);
@@ -814,47 +861,7 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
   etsim_netflow_t *flow = NULL;
   double *slow = NULL;
   if ((rc = etsim_netpkt_cfg_load(&cfg, s->netsim_cfg, err))) goto out;
-  const char *k;
-  json_t *v;
-  json_object_foreach(opt, k, v) {
-    char *t = etsim_sweep__scalar_text(v);
-    if (!t) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto out;
-    }
-    if (!strcmp(k, "backend")) {
-      packet = strcmp(t, "flow") != 0;
-    } else if (!strcmp(k, "cc")) {
-      static const char *names[] = {"none", "dcqcn", "hpcc", "timely", "dctcp"};
-      static const char *modes[] = {"0", "1", "3", "7", "8"};
-      const char *m = t;
-      for (int i = 0; i < 5; i++)
-        if (!strcmp(t, names[i])) m = modes[i];
-      rc = etsim_netpkt_cfg_set(&cfg, "CC_MODE", m, err);
-    } else if (!strcmp(k, "seed")) {
-      char *end;
-      errno = 0;
-      unsigned long long sd = strtoull(t, &end, 10);
-      if (errno || *end || !*t) rc = etsim_error_set(err, ETSIM_EINVAL, "netsim.seed: '%s'", t);
-      else cfg.seed = sd;
-    } else {
-      /* files named in values are the spec's, as the spec's own paths */
-      size_t kl = strlen(k);
-      char *val = t;
-      char *res = NULL;
-      if (kl > 5 && !strcmp(k + kl - 5, "_FILE") && t[0] && t[0] != '/') {
-        res = resolve_in(s->dir, t);
-        if (res) val = res;
-      }
-      rc = etsim_netpkt_cfg_set(&cfg, k, val, err);
-      etsim_free(res);
-    }
-    etsim_free(t);
-    if (rc) {
-      etsim_error_prefix(err, "netsim.%s", k);
-      goto out;
-    }
-  }
+  if ((rc = netsim_options(s, opt, &cfg, &packet, err))) goto out;
   if (!cfg.topology_file[0] || !cfg.flow_file[0]) {
     rc = etsim_error_set(err, ETSIM_EINVAL, "%s: TOPOLOGY_FILE and FLOW_FILE must be set",
                          s->netsim_cfg);
