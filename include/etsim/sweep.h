@@ -171,8 +171,10 @@ int etsim_sweep_sched_done(etsim_sweep_sched_t *s, size_t point, const char *row
  * running; seconds since open. */
 void etsim_sweep_sched_progress(const etsim_sweep_sched_t *s, size_t *done, size_t *failed,
                                 size_t *running, double *elapsed_s);
-/* One line "sweep: 12/100 points, 1 failed, 2 running, 0:41 elapsed, ETA
- * 5:02" (no newline) into buf. */
+/* One line in the house's progress wording (etsim_progress_line), no
+ * newline, into buf: "[etsim sweep]  12 % | 12 of 100 points, 1 failed,
+ * 2 running | 41.0 s, about 5 min 02 s left".  The share and the time left
+ * count this run's points only (not those finished before it). */
 void etsim_sweep_sched_progress_line(const etsim_sweep_sched_t *s, char *buf, size_t cap);
 /* Rewrite points.jsonl and points.csv in point order, write sweep.json
  * (counts, the fingerprint, cpu_s and wall_s given) and close.  Frees s. */

@@ -108,6 +108,13 @@ static void progress(void *user, const char *line, int final) {
   fflush(stderr);
 }
 
+/* Progress on stderr: on a terminal or with ETSIM_PROGRESS=1, as every
+ * long command (cli_progress_wanted), or with --progress; never with
+ * --quiet. */
+static int show_progress(void) {
+  return (force_progress && !quiet) || cli_progress_wanted(quiet, NULL);
+}
+
 /* Under mpirun: become etsim-sweep with the options spelled out. */
 static int exec_mpi_worker(const char *self) {
   char runner[PATH_MAX];
@@ -129,7 +136,7 @@ static int exec_mpi_worker(const char *self) {
   snprintf(r1, sizeof r1, "%d", restart);
   snprintf(r2, sizeof r2, "%d", retry_failed);
   snprintf(k, sizeof k, "%d", keep_traces);
-  snprintf(p, sizeof p, "%d", force_progress && !quiet);
+  snprintf(p, sizeof p, "%d", show_progress());
   snprintf(l, sizeof l, "%llu", (unsigned long long)limit);
   char *argv[] = {runner,
                   "--spec",
@@ -255,7 +262,7 @@ int etsim_cmd_sweep(int argc, char **argv) {
         .timeout_s = timeout_s,
         .etsim_exe = self,
         .keep_traces = keep,
-        .progress = !quiet && (force_progress || isatty(2)) ? progress : NULL,
+        .progress = show_progress() ? progress : NULL,
     };
     etsim_sweep_summary_t sum;
     if (etsim_sweep_run_local(spec, out_dir, &o, &sum, &err)) {

@@ -37,6 +37,7 @@ struct etsim_sweep_sched {
   size_t *slot_group, n_slots;
   FILE *jsonl, *csv, *times;
   struct timespec t0;
+  etsim_progress_t pace; /* the house's progress wording (base.h) */
   const char **results;
   size_t n_results;
 };
@@ -311,6 +312,7 @@ int etsim_sweep_sched_open(etsim_sweep_sched_t **out, const etsim_sweep_spec_t *
   etsim_sweep_sched_t *s = etsim_calloc(1, sizeof *s);
   if (!s) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   clock_gettime(CLOCK_MONOTONIC, &s->t0);
+  etsim_progress_init(&s->pace, "sweep", 0); /* the callers pace the lines */
   s->spec = spec;
   if (opts) s->opts = *opts;
   size_t n = spec->n_points, ng = spec->n_groups;
@@ -460,25 +462,21 @@ void etsim_sweep_sched_progress(const etsim_sweep_sched_t *s, size_t *done, size
   if (elapsed_s) *elapsed_s = since(&s->t0);
 }
 
-static void clock_text(double sec, char *b, size_t cap) {
-  long t = (long)(sec + 0.5);
-  if (t >= 3600) snprintf(b, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-  else snprintf(b, cap, "%ld:%02ld", t / 60, t % 60);
-}
-
 void etsim_sweep_sched_progress_line(const etsim_sweep_sched_t *s, char *buf, size_t cap) {
-  double el = since(&s->t0);
   size_t total = s->spec->n_points, finished = s->resumed + s->done;
-  char e1[32], e2[32] = "?";
-  clock_text(el, e1, sizeof e1);
   size_t left = s->todo + s->running;
   if (s->opts.limit) {
     size_t can = s->opts.limit > s->started ? s->opts.limit - s->started : 0;
     if (s->todo > can) left = can + s->running;
   }
-  if (s->done) clock_text(el / (double)s->done * (double)left, e2, sizeof e2);
-  snprintf(buf, cap, "sweep: %zu/%zu points, %zu failed, %zu running, %s elapsed, ETA %s", finished,
-           total, s->n_failed, s->running, e1, left ? e2 : "0:00");
+  /* the share of this run's work done: points finished before it do not
+   * speed up its estimate of the time left */
+  double frac = s->done + left ? (double)s->done / (double)(s->done + left) : 1;
+  etsim_progress_t p = s->pace; /* formatting does not change the schedule */
+  if (!etsim_progress_line(&p, buf, cap, frac, "%zu of %zu points, %zu failed, %zu running",
+                           finished, total, s->n_failed, s->running) &&
+      cap)
+    buf[0] = 0;
 }
 
 int etsim_sweep_sched_close(etsim_sweep_sched_t *s, double cpu_s, int workers, const char *how,

@@ -24,7 +24,7 @@ EX=$SRC/examples/sweep
 grep -q "8 points: 8 run now, 0 from before, 0 failed" "$T/out" || fail "micro summary: $(cat "$T/out")"
 # progress with an ETA on stderr (--progress: stderr is not a terminal here),
 # its last line the final count
-tr '\r' '\n' < "$T/err" | grep -q "^sweep: 8/8 points, 0 failed, 0 running, [0-9]*:[0-9][0-9] elapsed, ETA 0:00" \
+tr '\r' '\n' < "$T/err" | grep -q "^\[etsim sweep\] 100 % | 8 of 8 points, 0 failed, 0 running | [0-9.]* s" \
   || fail "progress: $(cat -v "$T/err")"
 python3 - "$T/micro" <<'PY' || fail "micro rows"
 import csv, json, sys
