@@ -226,6 +226,65 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
  * duplicate edge, every non-source node reachable... see docs; 1 or 0. */
 int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
 
+/* ---------------------------------------------------------- surrogate */
+
+/*
+ * The paper's evaluation regressor (LayerDAG, src/eval/discriminator): a
+ * bidirectional MPNN (parent and child messages, ReLU, K layers, jumping-
+ * knowledge concatenation, sum pooling, a two-layer head) that predicts a
+ * graph's label.  Smooth-L1 loss on the raw label, Adam, and the epoch with
+ * the best validation Pearson is kept (early stop after `patience` epochs
+ * without a better one).  docs/synth.md has the protocol.
+ */
+typedef struct etsim_synth_surrogate_config {
+  int hidden;    /* width per channel (default 128, the paper's TPU value) */
+  int mp_layers; /* message-passing layers (default 4) */
+  int epochs;    /* at most (default 500) */
+  int patience;  /* epochs without a better validation Pearson (default 100) */
+  int batch;     /* graphs per step (default 256) */
+  float lr;      /* Adam learning rate (default 1e-3) */
+  uint64_t seed; /* initialisation, shuffling and the held-out split */
+} etsim_synth_surrogate_config_t;
+void etsim_synth_surrogate_config_default(etsim_synth_surrogate_config_t *c);
+
+typedef struct etsim_synth_scores {
+  size_t n;
+  double pearson, spearman, mae;
+} etsim_synth_scores_t;
+
+/* Pearson, Spearman (ties get mean ranks) and MAE of pred against y.
+ * 0 or ETSIM_EINVAL (n = 0) / ETSIM_ENOMEM. */
+int etsim_synth_score(const double *pred, const double *y, size_t n, etsim_synth_scores_t *out);
+
+typedef struct etsim_synth_surrogate etsim_synth_surrogate_t;
+
+typedef struct etsim_synth_surrogate_progress {
+  int epoch, epochs;
+  double train_loss;        /* mean weighted smooth-L1 over the epoch */
+  etsim_synth_scores_t val; /* on the validation set */
+  int best;
+} etsim_synth_surrogate_progress_t;
+typedef int (*etsim_synth_surrogate_progress_fn)(void *user,
+                                                 const etsim_synth_surrogate_progress_t *p);
+
+/*
+ * Train on `train` (graph i weighs weights[i] in the loss; NULL: all 1) and
+ * select on `val` (NULL: a seeded 10% of train is held out).  Categories
+ * are embedded per channel with the larger of the two sets' n_cls.
+ * Deterministic for a seed.
+ */
+int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *weights,
+                              const etsim_synth_data_t *val,
+                              const etsim_synth_surrogate_config_t *cfg,
+                              etsim_synth_surrogate_progress_fn fn, void *user,
+                              etsim_synth_surrogate_t **out, etsim_error_t *err);
+/* pred[d->n_graphs]; a category outside the training vocabulary is an
+ * error naming the graph and node. */
+int etsim_synth_surrogate_predict(etsim_synth_surrogate_t *s, const etsim_synth_data_t *d,
+                                  double *pred, etsim_error_t *err);
+size_t etsim_synth_surrogate_params(const etsim_synth_surrogate_t *s);
+void etsim_synth_surrogate_free(etsim_synth_surrogate_t *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -437,6 +437,231 @@ static int cmd_eval(int argc, char **argv) {
   return 0;
 }
 
+/* Make every set's vocabulary the largest of them, so one surrogate reads
+ * all (text data size theirs from their own maximum category). */
+static void same_vocab(etsim_synth_data_t **sets, int n) {
+  for (uint32_t c = 0; c < ETSIM_SYNTH_MAX_CH; c++) {
+    uint32_t k = 0;
+    for (int i = 0; i < n; i++)
+      if (sets[i] && sets[i]->n_cls[c] > k) k = sets[i]->n_cls[c];
+    for (int i = 0; i < n; i++)
+      if (sets[i]) sets[i]->n_cls[c] = k;
+  }
+}
+
+/* Append every graph of src to dst (same layout). */
+static int append_all(etsim_synth_data_t *dst, const etsim_synth_data_t *src, etsim_error_t *err) {
+  if (dst->n_graphs && (dst->kind != src->kind || dst->n_ch != src->n_ch))
+    return etsim_error_set(err, ETSIM_EINVAL, "training sets have different category layouts");
+  if (!dst->n_graphs) {
+    dst->kind = src->kind;
+    dst->n_ch = src->n_ch;
+  }
+  for (uint32_t c = 0; c < src->n_ch; c++)
+    if (src->n_cls[c] > dst->n_cls[c]) dst->n_cls[c] = src->n_cls[c];
+  for (size_t i = 0; i < src->n_graphs; i++)
+    if (etsim_synth_data_add(dst, &src->g[i]))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* Move a seeded 10% of the first *n_real graphs of d (the real ones, which
+ * come first) to val, so model selection only ever sees real graphs and
+ * the same seed holds out the same graphs with or without augmentation. */
+static int hold_out(etsim_synth_data_t *d, size_t *n_real, etsim_synth_data_t *val, uint64_t seed,
+                    etsim_error_t *err) {
+  size_t n = *n_real, nv = n >= 10 ? n / 10 : (n >= 2 ? 1 : 0);
+  if (!nv) return etsim_error_set(err, ETSIM_EINVAL, "need at least 2 training DAGs");
+  etsim_rng_t r;
+  etsim_rng_seed(&r, seed ^ 0x401d007ULL);
+  for (size_t i = n; i > 1; i--) {
+    size_t j = etsim_rng_below(&r, i);
+    etsim_synth_dag_t t = d->g[i - 1];
+    d->g[i - 1] = d->g[j];
+    d->g[j] = t;
+  }
+  /* The first nv go to val: move them, then close the gap. */
+  etsim_synth_data_init(val);
+  val->kind = d->kind;
+  val->n_ch = d->n_ch;
+  memcpy(val->n_cls, d->n_cls, sizeof val->n_cls);
+  for (size_t i = 0; i < nv; i++) {
+    if (etsim_synth_data_add(val, &d->g[i]))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    etsim_free(d->g[i].x);
+    etsim_free(d->g[i].src);
+    etsim_free(d->g[i].dst);
+  }
+  memmove(d->g, d->g + nv, sizeof *d->g * (d->n_graphs - nv));
+  d->n_graphs -= nv;
+  *n_real = n - nv;
+  return 0;
+}
+
+typedef struct {
+  int quiet;
+} sur_ctx;
+
+static int on_sur_epoch(void *user, const etsim_synth_surrogate_progress_t *p) {
+  sur_ctx *c = user;
+  if (c->quiet) return 0;
+  fprintf(stderr, "epoch %3d/%d  loss %.4f  val Pearson %.4f  Spearman %.4f  MAE %.4f%s\n",
+          p->epoch, p->epochs, p->train_loss, p->val.pearson, p->val.spearman, p->val.mae,
+          p->best ? "  best" : "");
+  return 0;
+}
+
+/* Parse one surrogate option; 1 taken, 0 not ours, -1 bad. */
+static int sur_opt(int argc, char **argv, int *i, etsim_synth_surrogate_config_t *sc,
+                   const char *prefix) {
+  char name[64];
+  const char *v;
+  int m, x;
+#define SUR_INT(flag, field, lo, hi)                        \
+  snprintf(name, sizeof name, "--%s%s", prefix, flag);      \
+  if ((m = cli_opt(argc, argv, i, name, &v))) {             \
+    if (m < 0 || parse_int(v, name, lo, hi, &x)) return -1; \
+    sc->field = x;                                          \
+    return 1;                                               \
+  }
+  SUR_INT("hidden", hidden, 1, 4096)
+  SUR_INT("mp-layers", mp_layers, 0, 8)
+  SUR_INT("epochs", epochs, 1, 100000)
+  SUR_INT("patience", patience, 1, 100000)
+  SUR_INT("batch", batch, 1, 1 << 20)
+#undef SUR_INT
+  snprintf(name, sizeof name, "--%slr", prefix);
+  if ((m = cli_opt(argc, argv, i, name, &v))) {
+    double lr;
+    if (m < 0 || cli_parse_double(v, name, &lr)) return -1;
+    if (!(lr > 0 && lr < 1)) {
+      cli_usage_error("%s must be in (0, 1)", name);
+      return -1;
+    }
+    sc->lr = (float)lr;
+    return 1;
+  }
+  snprintf(name, sizeof name, "--%sseed", prefix);
+  if ((m = cli_opt(argc, argv, i, name, &v))) {
+    if (m < 0 || cli_parse_u64(v, name, &sc->seed)) return -1;
+    return 1;
+  }
+  return 0;
+}
+
+static int cmd_surrogate(int argc, char **argv) {
+  const char *train[64], *aug[64], *valp = NULL, *testp = NULL, *v;
+  int nt = 0, na = 0, json = 0, quiet = 0;
+  double aug_w = 1.0;
+  etsim_synth_surrogate_config_t sc;
+  etsim_synth_surrogate_config_default(&sc);
+  for (int i = 2; i < argc; i++) {
+    int m;
+    if (cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return 0;
+    }
+    if ((m = sur_opt(argc, argv, &i, &sc, ""))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+    } else if ((m = cli_opt(argc, argv, &i, "--train", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (nt == 64) return cli_usage_error("at most 64 --train arguments");
+      train[nt++] = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--aug", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (na == 64) return cli_usage_error("at most 64 --aug arguments");
+      aug[na++] = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--aug-weight", &v))) {
+      if (m < 0 || cli_parse_double(v, "--aug-weight", &aug_w)) return ETSIM_EXIT_USAGE;
+      if (!(aug_w >= 0 && aug_w <= 1e6)) return cli_usage_error("--aug-weight must be in 0..1e6");
+    } else if ((m = cli_opt(argc, argv, &i, "--val", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      valp = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--test", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      testp = v;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
+      quiet = 1;
+    } else {
+      return cli_usage_error("synth surrogate: unknown option %s (see --help)", argv[i]);
+    }
+  }
+  if (!nt || !testp)
+    return cli_usage_error("synth surrogate needs --train and --test (see --help)");
+  etsim_error_t err = {0};
+  etsim_synth_trace_opts_t to;
+  etsim_synth_trace_opts_default(&to);
+  etsim_synth_data_t TR, AU, VA, TE, one;
+  etsim_synth_data_init(&TR);
+  etsim_synth_data_init(&AU);
+  etsim_synth_data_init(&VA);
+  etsim_synth_data_init(&TE);
+  double *wts = NULL, *pred = NULL, *y = NULL;
+  etsim_synth_surrogate_t *s = NULL;
+  int rc = 0;
+  for (int k = 0; k < nt + na && !rc; k++) {
+    etsim_synth_data_init(&one);
+    rc = load_path(&one, k < nt ? train[k] : aug[k - nt], &to, &err);
+    if (!rc) rc = append_all(k < nt ? &TR : &AU, &one, &err);
+    etsim_synth_data_free(&one);
+  }
+  if (!rc && valp) rc = load_path(&VA, valp, &to, &err);
+  if (!rc) rc = load_path(&TE, testp, &to, &err);
+  size_t n_real = TR.n_graphs;
+  if (!rc && AU.n_graphs) rc = append_all(&TR, &AU, &err);
+  if (!rc) {
+    etsim_synth_data_t *sets[4] = {&TR, valp ? &VA : NULL, &TE, NULL};
+    for (int k = 0; k < 3; k++)
+      if (sets[k] && sets[k]->n_graphs && (sets[k]->kind != TR.kind || sets[k]->n_ch != TR.n_ch))
+        rc = etsim_error_set(&err, ETSIM_EINVAL,
+                             "%s: category layout differs from the training data",
+                             k == 1 ? valp : testp);
+    if (!rc) same_vocab(sets, 3);
+  }
+  if (!rc) {
+    wts = malloc(sizeof(double) * (TR.n_graphs + 1));
+    pred = malloc(sizeof(double) * (TE.n_graphs + 1));
+    y = malloc(sizeof(double) * (TE.n_graphs + 1));
+    if (!wts || !pred || !y) rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
+  }
+  if (!rc) {
+    for (size_t i = 0; i < TE.n_graphs; i++) y[i] = TE.g[i].y;
+    if (!quiet)
+      fprintf(stderr, "training on %zu DAG(s) (%zu augmenting), validating on %s\n", TR.n_graphs,
+              TR.n_graphs - n_real, valp ? valp : "a seeded 10% of the --train graphs");
+    sur_ctx ctx = {quiet};
+    if (!valp) rc = hold_out(&TR, &n_real, &VA, sc.seed, &err);
+    for (size_t i = 0; i < TR.n_graphs; i++) wts[i] = i < n_real ? 1.0 : aug_w;
+    if (!rc) rc = etsim_synth_surrogate_fit(&TR, wts, &VA, &sc, on_sur_epoch, &ctx, &s, &err);
+  }
+  if (!rc) rc = etsim_synth_surrogate_predict(s, &TE, pred, &err);
+  etsim_synth_scores_t r = {0};
+  if (!rc && etsim_synth_score(pred, y, TE.n_graphs, &r))
+    rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
+  if (!rc) {
+    if (json)
+      printf(
+          "{\"n_train\": %zu, \"n_aug\": %zu, \"n_test\": %zu, \"params\": %zu, "
+          "\"pearson\": %.6g, \"spearman\": %.6g, \"mae\": %.6g}\n",
+          n_real, TR.n_graphs - n_real, TE.n_graphs, etsim_synth_surrogate_params(s), r.pearson,
+          r.spearman, r.mae);
+    else
+      printf("test %zu DAGs: Pearson %.4f  Spearman %.4f  MAE %.4f\n", TE.n_graphs, r.pearson,
+             r.spearman, r.mae);
+  }
+  etsim_synth_surrogate_free(s);
+  etsim_synth_data_free(&TR);
+  etsim_synth_data_free(&AU);
+  etsim_synth_data_free(&VA);
+  etsim_synth_data_free(&TE);
+  free(wts);
+  free(pred);
+  free(y);
+  return rc ? cli_fail(&err) : 0;
+}
+
 int etsim_cmd_synth(int argc, char **argv) {
   if (argc < 2 || cli_is_help(argv[1])) {
     fputs(usage, argc < 2 ? stderr : stdout);
@@ -446,6 +671,7 @@ int etsim_cmd_synth(int argc, char **argv) {
   if (!strcmp(argv[1], "sample")) return cmd_sample_or_baseline(argc, argv, 0);
   if (!strcmp(argv[1], "baseline")) return cmd_sample_or_baseline(argc, argv, 1);
   if (!strcmp(argv[1], "eval")) return cmd_eval(argc, argv);
+  if (!strcmp(argv[1], "surrogate")) return cmd_surrogate(argc, argv);
   return cli_usage_error(
       "synth: unknown subcommand '%s' (train, sample, "
       "eval, baseline)",

@@ -133,4 +133,13 @@ int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);
 
+/* Surrogate test hooks (surrogate.c): a fresh regressor for d's layout, and
+ * the loss of all of d as one batch with its gradient left in *g (parameters
+ * in *w, n_params of each). */
+int etsim_synth__surrogate_new(const etsim_synth_data_t *d,
+                               const etsim_synth_surrogate_config_t *cfg,
+                               etsim_synth_surrogate_t **out, etsim_error_t *err);
+double etsim_synth__surrogate_loss(etsim_synth_surrogate_t *s, const etsim_synth_data_t *d,
+                                   float **w, float **g, size_t *n_params);
+
 #endif
