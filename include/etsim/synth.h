@@ -119,6 +119,11 @@ typedef struct etsim_synth_config {
   int batch;       /* graphs per optimiser step (default 16) */
   float lr;        /* Adam learning rate (default 2e-3) */
   uint64_t seed;   /* default 1 */
+  /* Training only: a layer whose prefix has more nodes than this scores a
+   * sample of its candidate parents (an unbiased estimate of the same
+   * loss, so deep graphs train in time linear in their edges); 0 scores
+   * every pair.  Default 256. */
+  int exact_candidates;
 } etsim_synth_config_t;
 void etsim_synth_config_default(etsim_synth_config_t *c);
 

@@ -17,7 +17,8 @@ static const char *usage =
     "usage: etsim synth train  --data DIR|FILE [--data ...] -o MODEL\n"
     "                          [--val FILE] [--epochs E] [--hidden H]\n"
     "                          [--mp-layers K] [--batch B] [--lr LR]\n"
-    "                          [--seed S] [--max-nodes N] [--label Y] [--quiet]\n"
+    "                          [--seed S] [--max-nodes N] [--label Y]\n"
+    "                          [--exact-candidates N] [--quiet]\n"
     "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE]\n"
     "                          [--seed S] -o OUT\n"
     "       etsim synth eval   --real A --generated B [--real-train C] [--json]\n"
@@ -155,6 +156,9 @@ static int cmd_train(int argc, char **argv) {
       if (m < 0 || parse_int(v, "--batch", 1, 1 << 20, &cfg.batch)) return ETSIM_EXIT_USAGE;
     } else if ((m = cli_opt(argc, argv, &i, "--t-attr", &v))) {
       if (m < 0 || parse_int(v, "--t-attr", 1, 1024, &cfg.t_attr)) return ETSIM_EXIT_USAGE;
+    } else if ((m = cli_opt(argc, argv, &i, "--exact-candidates", &v))) {
+      if (m < 0 || parse_int(v, "--exact-candidates", 0, 1 << 30, &cfg.exact_candidates))
+        return ETSIM_EXIT_USAGE;
     } else if ((m = cli_opt(argc, argv, &i, "--t-edge", &v))) {
       if (m < 0 || parse_int(v, "--t-edge", 1, 1024, &cfg.t_edge)) return ETSIM_EXIT_USAGE;
     } else if ((m = cli_opt(argc, argv, &i, "--lr", &v))) {
