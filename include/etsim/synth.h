@@ -124,7 +124,14 @@ typedef struct etsim_synth_config {
    * loss, so deep graphs train in time linear in their edges); 0 scores
    * every pair.  Default 256. */
   int exact_candidates;
+  /* Which heads read category histograms (docs/synth.md, Model item 1),
+   * a mask of ETSIM_SYNTH_HIST_*: the denoisers read those of the last
+   * layer, the prefix and its childless nodes; the size head that of the
+   * last layer. */
+  int ctx_hist;
 } etsim_synth_config_t;
+#define ETSIM_SYNTH_HIST_DENOISE 1
+#define ETSIM_SYNTH_HIST_SIZE 2
 void etsim_synth_config_default(etsim_synth_config_t *c);
 
 typedef struct etsim_synth_model etsim_synth_model_t;
@@ -158,7 +165,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 3
+#define ETSIM_SYNTH_MODEL_VERSION 4
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number
@@ -202,34 +209,6 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
                          etsim_synth_data_t *out, etsim_error_t *err);
 int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
                                 etsim_synth_data_t *out, etsim_error_t *err);
-
-/* --------------------------------------------------------------- eval */
-
-typedef struct etsim_synth_eval {
-  size_t n_real, n_gen;
-  double validity;           /* fraction of generated DAGs that are valid */
-  double attr_validity;      /* fraction obeying the attribute rule (trace) */
-  double w1_layers;          /* W1 distance of the number of layers */
-  double w1_nodes, w1_edges; /* W1 of node and edge counts */
-  double mmd_layer_size;     /* Gaussian-kernel MMD^2 of layer-size hists */
-  double mmd_in_degree, mmd_out_degree;
-  double attr_tv[ETSIM_SYNTH_MAX_CH]; /* total variation of marginals */
-  uint32_t n_ch;
-  /* Surrogate protocol (when requested): regressor trained on generated
-   * DAGs (and on real training DAGs), tested on the real set. */
-  int has_surrogate, has_real_surrogate;
-  double gen_pearson, gen_spearman, gen_mae;
-  double real_pearson, real_spearman, real_mae;
-} etsim_synth_eval_t;
-
-/* Compare generated against real; real_train (may be NULL) gives the
- * "trained on real graphs" surrogate row.  `surrogate` 0 skips it. */
-int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_t *gen,
-                         const etsim_synth_data_t *real_train, int surrogate,
-                         etsim_synth_eval_t *out, etsim_error_t *err);
-/* Whether one DAG is valid: acyclic, indices in range, no self-loop or
- * duplicate edge, every non-source node reachable... see docs; 1 or 0. */
-int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
 
 /* ---------------------------------------------------------- surrogate */
 
@@ -289,6 +268,44 @@ int etsim_synth_surrogate_predict(etsim_synth_surrogate_t *s, const etsim_synth_
                                   double *pred, etsim_error_t *err);
 size_t etsim_synth_surrogate_params(const etsim_synth_surrogate_t *s);
 void etsim_synth_surrogate_free(etsim_synth_surrogate_t *s);
+
+/* --------------------------------------------------------------- eval */
+
+typedef struct etsim_synth_eval {
+  size_t n_real, n_gen;
+  double validity;           /* fraction of generated DAGs that are valid */
+  double attr_validity;      /* fraction obeying the attribute rule (trace) */
+  double w1_layers;          /* W1 distance of the number of layers */
+  double w1_nodes, w1_edges; /* W1 of node and edge counts */
+  double mmd_layer_size;     /* Gaussian-kernel MMD^2 of layer-size hists */
+  double mmd_in_degree, mmd_out_degree;
+  double attr_tv[ETSIM_SYNTH_MAX_CH]; /* total variation of marginals */
+  uint32_t n_ch;
+  /* Surrogate protocol (when requested): regressor trained on generated
+   * DAGs (and on real training DAGs), tested on the real set. */
+  int has_surrogate, has_real_surrogate;
+  double gen_pearson, gen_spearman, gen_mae;
+  double real_pearson, real_spearman, real_mae;
+} etsim_synth_eval_t;
+
+/* Surrogates of the evaluation protocol. */
+enum {
+  ETSIM_SYNTH_SURROGATE_NONE = 0,
+  ETSIM_SYNTH_SURROGATE_RIDGE = 1, /* ridge regression of log(label) on counts */
+  ETSIM_SYNTH_SURROGATE_BIMPNN = 2 /* the paper's regressor (configured by sc) */
+};
+
+/* Compare generated against real; real_train (may be NULL) gives the
+ * "trained on real graphs" surrogate row.  `surrogate` is one of
+ * ETSIM_SYNTH_SURROGATE_*; the BiMPNN is trained with sc (NULL: defaults)
+ * and selected on a seeded 10% of its own training set. */
+int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_t *gen,
+                         const etsim_synth_data_t *real_train, int surrogate,
+                         const etsim_synth_surrogate_config_t *sc, etsim_synth_eval_t *out,
+                         etsim_error_t *err);
+/* Whether one DAG is valid: acyclic, indices in range, no self-loop or
+ * duplicate edge, every non-source node reachable... see docs; 1 or 0. */
+int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
 
 #ifdef __cplusplus
 }

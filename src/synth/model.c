@@ -62,7 +62,27 @@ static void lin(cursor_t *c, nn_linear_t *l, int in, int out, int bias) {
   if (bias) l->b = take(c, (size_t)out, &l->gb);
 }
 
-int etsim_synth__dim_ctx(const etsim_synth_model_t *m) { return m->cfg.hidden + SY_FEAT + SY_DY; }
+int etsim_synth__dim_hist(const etsim_synth_model_t *m) {
+  return m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE ? 3 * (int)m->sum_cls : 0;
+}
+int etsim_synth__dim_size_in(const etsim_synth_model_t *m) {
+  return SY_SIZEF + (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_SIZE ? (int)m->sum_cls : 0);
+}
+int etsim_synth__dim_ctx(const etsim_synth_model_t *m) {
+  return m->cfg.hidden + SY_FEAT + SY_DY + etsim_synth__dim_hist(m);
+}
+
+/* log(1 + count) / 2: counts of a few nodes matter most (a layer after a
+ * given op, the third input of a kernel), and large prefixes stay bounded. */
+void etsim_synth__hist_feats(const etsim_synth_model_t *m, const uint32_t *last,
+                             const uint32_t *prefix, const uint32_t *open, float *f) {
+  uint32_t K = m->sum_cls;
+  for (uint32_t k = 0; k < K; k++) {
+    f[k] = (float)(log1p((double)last[k]) / 2);
+    f[K + k] = (float)(log1p((double)prefix[k]) / 2);
+    f[2 * K + k] = (float)(log1p((double)open[k]) / 2);
+  }
+}
 int etsim_synth__dim_attr_in(const etsim_synth_model_t *m) {
   return 2 * m->cfg.hidden + etsim_synth__dim_ctx(m) + SY_DT;
 }
@@ -83,7 +103,7 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
   for (int k = 0; k <= K; k++) lin(&c, &m->jk[k], H, H, k == 0);
   m->ln_g = take(&c, (size_t)H, &m->gln_g);
   m->ln_b = take(&c, (size_t)H, &m->gln_b);
-  lin(&c, &m->c1, SY_SIZEF, H, 1);
+  lin(&c, &m->c1, etsim_synth__dim_size_in(m), H, 1);
   lin(&c, &m->c2, H, (int)m->max_size, 1);
   lin(&c, &m->s1, SY_STOPF, H, 1);
   lin(&c, &m->s2, H, 1, 1);
@@ -178,6 +198,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->lr = 2e-3f;
   c->seed = 1;
   c->exact_candidates = 256;
+  c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -596,6 +617,10 @@ typedef struct {
    * node, clean and noisy bits and weight; per-pair and per-node floats. */
   uint32_t *mark, stamp;
   size_t mark_cap;
+  uint32_t *hist; /* hist_ctx: counts and per-row child counts */
+  size_t hist_cap;
+  float *histf; /* hist_ctx: one step's features */
+  size_t histf_cap;
   uint32_t *pu, *pv;
   uint8_t *pc, *pn;
   float *pw;
@@ -610,6 +635,8 @@ static void ws_free(ws_t *w) {
   etsim_free(w->u8);
   etsim_free(w->i32);
   etsim_free(w->mark);
+  etsim_free(w->hist);
+  etsim_free(w->histf);
   etsim_free(w->pu);
   etsim_free(w->pv);
   etsim_free(w->pc);
@@ -828,6 +855,51 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
   return 0;
 }
 
+/* Category histograms of every step's context (after layers 0..l): the
+ * last layer's, the prefix's, and those of the prefix nodes that have no
+ * child yet, written after the first H + SY_FEAT + SY_DY floats of each
+ * context row.  The start token (row 0) counts in none of them. */
+static int hist_ctx(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, float *ctx, int Dc,
+                    float *hlast) {
+  uint32_t K = m->sum_cls, n = (uint32_t)R->n;
+  size_t need = 3 * (size_t)K + n;
+  if (etsim_grow((void **)&ws->hist, &ws->hist_cap, need, sizeof(uint32_t)) ||
+      etsim_grow((void **)&ws->histf, &ws->histf_cap, 3 * (size_t)K, sizeof(float)))
+    return ETSIM_ENOMEM;
+  float *hf = ws->histf;
+  uint32_t *last = ws->hist, *pre = last + K, *open = pre + K, *kids = open + K;
+  memset(ws->hist, 0, sizeof(uint32_t) * need);
+  int base = m->cfg.hidden + SY_FEAT + SY_DY;
+  for (int l = 0; l <= R->L; l++) {
+    memset(last, 0, sizeof(uint32_t) * K);
+    for (uint32_t r = R->ls[l] > 0 ? R->ls[l] : 1; r < R->ls[l + 1]; r++) {
+      for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) {
+        uint32_t u = R->padj[k];
+        if (u && kids[u]++ == 0) {
+          uint32_t off = 0;
+          for (uint32_t c = 0; c < m->n_ch; c++) {
+            open[off + (uint32_t)R->xr[(size_t)c * n + u]]--;
+            off += m->n_cls[c];
+          }
+        }
+      }
+      uint32_t off = 0;
+      for (uint32_t c = 0; c < m->n_ch; c++) {
+        uint32_t x = off + (uint32_t)R->xr[(size_t)c * n + r];
+        last[x]++;
+        pre[x]++;
+        open[x]++;
+        off += m->n_cls[c];
+      }
+    }
+    etsim_synth__hist_feats(m, last, pre, open, hf);
+    if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE)
+      memcpy(ctx + (size_t)l * Dc + base, hf, sizeof(float) * 3 * K);
+    memcpy(hlast + (size_t)l * K, hf, sizeof(float) * K);
+  }
+  return 0;
+}
+
 static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, double y, uint64_t seed,
                          int backward, float weight, double *loss, double *parts) {
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
@@ -862,6 +934,11 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     etsim_synth__step_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, c + H);
     memcpy(c + H + SY_FEAT, ysin, sizeof ysin);
   }
+  float *hlast = NULL; /* per step: the last layer's histogram features */
+  if (m->cfg.ctx_hist) {
+    hlast = etsim_synth__pz(p, (size_t)ns * m->sum_cls);
+    if (p->oom || hist_ctx(m, ws, R, ctx, Dc, hlast)) return ETSIM_ENOMEM;
+  }
 
   /* (1) layer sizes: a stop decision, then the size given no stop. */
   int C = (int)m->max_size;
@@ -878,11 +955,15 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     tgt[l] = sz ? (int32_t)(sz > m->max_size ? m->max_size : sz) - 1 : -1;
     stop[l] = l == L;
   }
-  float *cf = etsim_synth__pz(p, (size_t)ns * SY_SIZEF);
+  int Ds = etsim_synth__dim_size_in(m);
+  float *cf = etsim_synth__pz(p, (size_t)ns * Ds);
   if (p->oom) return ETSIM_ENOMEM;
-  for (int l = 0; l <= L; l++)
-    etsim_synth__size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, ysin,
-                            cf + (size_t)l * SY_SIZEF);
+  for (int l = 0; l <= L; l++) {
+    float *f = cf + (size_t)l * Ds;
+    etsim_synth__size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, ysin, f);
+    if (Ds > SY_SIZEF)
+      memcpy(f + SY_SIZEF, hlast + (size_t)l * m->sum_cls, sizeof(float) * m->sum_cls);
+  }
   etsim_synth__nn_linear_fwd(&m->c1, ns, cf, cp);
   etsim_synth__nn_gelu_fwd((size_t)ns * H, cp, ch);
   etsim_synth__nn_linear_fwd(&m->c2, ns, ch, clog);

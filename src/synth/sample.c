@@ -64,6 +64,7 @@ typedef struct {
   float *te[ETSIM_SYNTH_MAX_CH];                          /* n_cls x P */
   float *tte;                                             /* t_edge+1 x P */
   float *tables;
+  uint32_t *hist;        /* 3 * sum_cls category counts */
   const uint32_t *fixed; /* benchmark hook: forced layer sizes, 0-ended */
 } sampler_t;
 
@@ -123,7 +124,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
   int C = (int)maxs;
   float *sfeat = etsim_synth__pz(p, SY_STOPF), *sp = etsim_synth__pz(p, (size_t)H);
   float *sh = etsim_synth__pz(p, (size_t)H), slog;
-  float *cfeat = etsim_synth__pz(p, SY_SIZEF);
+  float *cfeat = etsim_synth__pz(p, (size_t)etsim_synth__dim_size_in(m));
   float *Ssum = etsim_synth__pz(p, (size_t)H), *G = etsim_synth__pz(p, (size_t)H);
   float *ctx = etsim_synth__pz(p, (size_t)Dc), st[2];
   float *cp = etsim_synth__pz(p, (size_t)H), *chh = etsim_synth__pz(p, (size_t)H);
@@ -151,6 +152,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
   etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, 0, 1);
   part(&m->ed, 1, H, H, e->Z, zm);
   memcpy(Ssum, e->Z, sizeof(float) * H);
+  /* Category counts of the last layer, the prefix and its childless nodes
+   * (the context histograms, model.c hist_ctx). */
+  uint32_t *hl = S->hist, *hp = hl + m->sum_cls, *ho = hp + m->sum_cls;
+  memset(S->hist, 0, sizeof(uint32_t) * 3 * m->sum_cls);
   uint32_t N = 0, last = 0, first_prev = 1; /* rows of layer l: [first_prev, N+1) */
   size_t n_edges = 0;
   for (int l = 0;; l++) {
@@ -159,6 +164,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
     memcpy(ctx, G, sizeof(float) * H);
     etsim_synth__step_feats(m, l, N, last, ctx + H);
     memcpy(ctx + H + SY_FEAT, ysin, sizeof ysin);
+    if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE)
+      etsim_synth__hist_feats(m, hl, hp, ho, ctx + H + SY_FEAT + SY_DY);
     /* (1) stop (never at the first step), else the size. */
     if (l > 0) {
       etsim_synth__stop_feats(m, l, ysin, sfeat);
@@ -170,6 +177,9 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
       if (stop) break;
     }
     etsim_synth__size_feats(m, l, N, last, ysin, cfeat);
+    if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_SIZE)
+      for (uint32_t k = 0; k < m->sum_cls; k++)
+        cfeat[SY_SIZEF + k] = (float)(log1p((double)hl[k]) / 2);
     etsim_synth__nn_linear_fwd(&m->c1, 1, cfeat, cp);
     etsim_synth__nn_gelu_fwd((size_t)H, cp, chh);
     etsim_synth__nn_linear_fwd(&m->c2, 1, chh, clog);
@@ -323,10 +333,30 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
     } else {
       for (uint32_t v = 0; v < s; v++) S->poff[r0 + v + 1] = (uint32_t)n_edges;
     }
+    memset(hl, 0, sizeof(uint32_t) * m->sum_cls);
     for (uint32_t v = 0; v < s; v++) {
       S->lay[r0 + v] = (uint32_t)l + 1;
       S->children[r0 + v] = 0;
-      for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++) S->children[S->padj[k]]++;
+      for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++) {
+        uint32_t u = S->padj[k];
+        if (S->children[u]++ == 0) {
+          uint32_t o2 = 0;
+          for (uint32_t c = 0; c < nch; c++) {
+            ho[o2 + (uint32_t)S->xr[(size_t)c * cap + u]]--;
+            o2 += m->n_cls[c];
+          }
+        }
+      }
+    }
+    for (uint32_t v = 0; v < s; v++) {
+      uint32_t o2 = 0;
+      for (uint32_t c = 0; c < nch; c++) {
+        uint32_t x = o2 + (uint32_t)S->xr[(size_t)c * cap + r0 + v];
+        hl[x]++;
+        hp[x]++;
+        ho[x]++;
+        o2 += m->n_cls[c];
+      }
     }
     etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
     part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, zm + (size_t)r0 * P);
@@ -376,8 +406,10 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   S.poff = etsim_calloc((size_t)S.cap + 1, sizeof(uint32_t));
   S.lay = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
   S.children = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
+  S.hist = etsim_malloc(sizeof(uint32_t) * (3 * (size_t)m->sum_cls + 1));
   int rc = 0;
-  if (!S.xr || !S.poff || !S.lay || !S.children || build_tables(m, &S)) rc = ETSIM_ENOMEM;
+  if (!S.xr || !S.poff || !S.lay || !S.children || !S.hist || build_tables(m, &S))
+    rc = ETSIM_ENOMEM;
   etsim_rng_t rng;
   etsim_rng_seed(&rng, seed);
   for (size_t i = 0; i < n && !rc; i++) {
@@ -401,6 +433,7 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   etsim_free(S.padj);
   etsim_free(S.lay);
   etsim_free(S.children);
+  etsim_free(S.hist);
   etsim_free(S.noisy);
   etsim_free(S.tables);
   if (rc) {
@@ -443,6 +476,7 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_u32(&b, (uint32_t)c->pair_hidden);
   put_u32(&b, (uint32_t)c->t_attr);
   put_u32(&b, (uint32_t)c->t_edge);
+  put_u32(&b, (uint32_t)c->ctx_hist);
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -548,7 +582,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto out;
   }
-  uint32_t f[15];
+  uint32_t f[16];
   double dd[7];
   if (get(&r, f, sizeof f) || get(&r, dd, sizeof dd)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu (header)", path, r.pos);
@@ -560,12 +594,13 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->kind = (int)f[5];
-  m->n_ch = f[6];
-  m->max_size = f[11];
-  m->max_layers = f[12];
-  m->max_nodes = f[13];
-  m->y_log = (int)f[14];
+  m->cfg.ctx_hist = (int)f[5];
+  m->kind = (int)f[6];
+  m->n_ch = f[7];
+  m->max_size = f[12];
+  m->max_layers = f[13];
+  m->max_nodes = f[14];
+  m->y_log = (int)f[15];
   m->mean_indeg = dd[0];
   m->y_mean = dd[1];
   m->y_std = dd[2];
@@ -574,16 +609,16 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   m->mean_nodes = dd[5];
   m->mean_pairs = dd[6];
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
-               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 1 &&
-               f[6] >= 1 && f[6] <= ETSIM_SYNTH_MAX_CH && f[11] >= 1 && f[11] <= 100000 &&
-               f[12] >= 1 && f[13] >= 1 && f[13] <= 10000000 && m->mean_indeg >= 1 &&
-               isfinite(m->mean_indeg) && m->y_std > 0 && m->mean_steps >= 1 &&
-               m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
+               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 3 &&
+               f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
+               f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= 10000000 &&
+               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
+               m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
                isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
-    m->n_cls[c] = f[7 + c];
-    okdims = f[7 + c] >= 1 && f[7 + c] <= 65536;
-    m->sum_cls += f[7 + c];
+    m->n_cls[c] = f[8 + c];
+    okdims = f[8 + c] >= 1 && f[8 + c] <= 65536;
+    m->sum_cls += f[8 + c];
   }
   if (!okdims) {
     rc =

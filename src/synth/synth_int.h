@@ -110,6 +110,12 @@ void etsim_synth__t_feat(int t, int T, float *out);
 void etsim_synth__step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
                              uint32_t last_size, float *f);
 void etsim_synth__gap_feats(uint32_t gap, uint32_t children, float *f);
+/* Width of the category histograms in the step context (0 when off). */
+int etsim_synth__dim_hist(const etsim_synth_model_t *m);
+/* Histogram features from per-category counts (sum_cls each): the last
+ * layer, the prefix, and the prefix nodes without children. */
+void etsim_synth__hist_feats(const etsim_synth_model_t *m, const uint32_t *last,
+                             const uint32_t *prefix, const uint32_t *open, float *f);
 /* Inputs of the stop head at step l (SY_STOPF floats): the depth and the
  * label features ysin (SY_DY floats). */
 void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f);
@@ -117,6 +123,10 @@ void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *y
  * and the prefix and last-layer sizes. */
 void etsim_synth__size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
                              uint32_t last_size, const float *ysin, float *f);
+/* Width of the size head's input: SY_SIZEF, plus the last layer's category
+ * histogram (sum_cls floats, written by the caller after the first
+ * SY_SIZEF) when cfg.ctx_hist has ETSIM_SYNTH_HIST_SIZE. */
+int etsim_synth__dim_size_in(const etsim_synth_model_t *m);
 int etsim_synth__draw(etsim_rng_t *r, const float *p, int n);
 
 /* p(z_{t-1} | z_t = k, predicted clean distribution ph) of the marginal-

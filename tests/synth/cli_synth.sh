@@ -38,21 +38,37 @@ awk '/^g /{n++} n<=60' "$D/test.txt" > "$T/real.txt"
 cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/g2.txt") || fail "same seed, different samples"
 [ "$(grep -c '^g ' "$T/g.txt")" -eq 20 ] || fail "sample count"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
-  --json > "$T/ev.json" || fail "eval"
+  --sur-epochs 20 --sur-hidden 16 --sur-mp-layers 2 --json > "$T/ev.json" || fail "eval"
 grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"
 grep -q '"surrogate_real": {"pearson"' "$T/ev.json" || fail "no real surrogate row"
 # The generated file is itself valid training data.
 "$BIN" synth train --data "$T/g.txt" -o "$T/m2.bin" --epochs 1 --hidden 8 --quiet \
   || fail "train on generated"
 "$BIN" synth baseline --data "$T/train.txt" -n 20 -o "$T/b.txt" 2>/dev/null || fail "baseline"
-"$BIN" synth eval --real "$T/real.txt" --generated "$T/b.txt" | grep -q "validity            1.0000" \
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b.txt" --surrogate ridge | grep -q "validity            1.0000" \
   || fail "baseline validity"
 "$BIN" synth baseline --data "$T/train.txt" --method empirical -n 20 -o "$T/b2.txt" 2>/dev/null \
   || fail "empirical baseline"
-"$BIN" synth eval --real "$T/real.txt" --generated "$T/b2.txt" --json | grep -q '"validity": 1,' \
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b2.txt" --surrogate none --json | grep -q '"validity": 1,' \
   || fail "empirical baseline validity"
 "$BIN" synth baseline --data "$T/train.txt" --method nope -n 2 -o "$T/b3.txt" 2>/dev/null
 [ $? -eq 2 ] || fail "bad --method exit"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b.txt" --surrogate nope 2>"$T/e"
+[ $? -eq 2 ] || fail "bad --surrogate exit"
+# The BiMPNN surrogate on its own: real training graphs, then the same with
+# generated ones added; selection on held-out real graphs either way.
+"$BIN" synth surrogate --train "$T/train.txt" --test "$T/real.txt" --epochs 30 --hidden 16 \
+  --mp-layers 2 --seed 3 --quiet --json > "$T/s1.json" || fail "surrogate"
+grep -q '"n_train": 54, "n_aug": 0, "n_test": 60' "$T/s1.json" || fail "surrogate counts: $(cat "$T/s1.json")"
+"$BIN" synth surrogate --train "$T/train.txt" --aug "$T/g.txt" --aug-weight 0.5 --test "$T/real.txt" \
+  --epochs 30 --hidden 16 --mp-layers 2 --seed 3 --quiet --json > "$T/s2.json" || fail "surrogate --aug"
+grep -q '"n_train": 54, "n_aug": 20, "n_test": 60' "$T/s2.json" || fail "aug counts: $(cat "$T/s2.json")"
+"$BIN" synth surrogate --train "$T/train.txt" --test "$T/real.txt" --epochs 30 --hidden 16 \
+  --mp-layers 2 --seed 3 --quiet --json > "$T/s3.json" || fail "surrogate again"
+cmp -s "$T/s1.json" "$T/s3.json" || fail "surrogate not deterministic"
+"$BIN" synth surrogate --train "$T/bad.txt" --test "$T/real.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "surrogate bad data exit"
+grep -q "bad.txt:5" "$T/e" || fail "surrogate bad data message: $(cat "$T/e")"
 # Labels from a file: one DAG per label.
 awk '/^g /{n++} n<=7' "$T/real.txt" > "$T/seven.txt"
 "$BIN" synth sample --model "$T/m.bin" --labels-from "$T/seven.txt" -o "$T/l.txt" 2>/dev/null \
@@ -67,7 +83,7 @@ grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
 printf 'ETSYNTH\0\x09\0\0\0' > "$T/v9.bin"
 "$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 9, this etsim reads version 3" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 9, this etsim reads version 4" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SHARED/traces/chakra/feeder_tests_trace.tar.gz"
@@ -79,7 +95,7 @@ tar xzf "$TGZ" -C "$T" || fail "tar"
 for i in 0 1 2; do
   "$BIN" validate "$T/syn-$i" > "$T/v.txt" || fail "validate syn-$i: $(cat "$T/v.txt")"
 done
-"$BIN" synth eval --real "$T/tests/data/chakra.0.et" --generated "$T/syn-0.0.et" --json \
+"$BIN" synth eval --real "$T/tests/data/chakra.0.et" --generated "$T/syn-0.0.et" --surrogate none --json \
   > "$T/evt.json" || fail "eval traces"
 grep -q '"validity": 1,' "$T/evt.json" || fail "trace validity: $(cat "$T/evt.json")"
 grep -q '"attr_validity": 1,' "$T/evt.json" || fail "trace attribute validity: $(cat "$T/evt.json")"
