@@ -29,7 +29,8 @@ extern "C" {
 /* What the categories mean: free ids (text data) or the Chakra mapping. */
 enum { ETSIM_SYNTH_KIND_TEXT = 0, ETSIM_SYNTH_KIND_TRACE = 1 };
 
-/* Chakra channels (KIND_TRACE): op class, duration bin, comm-size bin. */
+/* Chakra channels (KIND_TRACE): 0 node class, 1 collective type, 2 log2
+ * duration bin, 3 log2 communication-size bin.  Node classes: */
 enum {
   ETSIM_SYNTH_OP_GEMM = 0,
   ETSIM_SYNTH_OP_CONV,
@@ -42,10 +43,12 @@ enum {
   ETSIM_SYNTH_OP_MEM_STORE,
   ETSIM_SYNTH_OP_SEND,
   ETSIM_SYNTH_OP_RECV,
-  ETSIM_SYNTH_OP_COLL0, /* + etsim_coll_type_t */
-  ETSIM_SYNTH_OP_COUNT = ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_TYPE_COUNT
+  ETSIM_SYNTH_OP_COLL,
+  ETSIM_SYNTH_OP_COUNT
 };
-#define ETSIM_SYNTH_DUR_BINS 24  /* 0: 0 us, b: [2^(b-1), 2^b) us */
+#define ETSIM_SYNTH_TRACE_CH 4
+#define ETSIM_SYNTH_COLL_BINS (1 + ETSIM_COLL_TYPE_COUNT) /* 0: n/a, 1 + etsim_coll_type_t */
+#define ETSIM_SYNTH_DUR_BINS 24                           /* 0: 0 us, b: [2^(b-1), 2^b) us */
 #define ETSIM_SYNTH_SIZE_BINS 48 /* 0: n/a (not communication), b: [2^(b-1), 2^b) bytes */
 
 /* One DAG: node i has categories x[i * n_ch + c]; edges src[k] -> dst[k]. */

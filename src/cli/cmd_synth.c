@@ -445,7 +445,8 @@ static int cmd_eval(int argc, char **argv) {
   printf("real DAGs           %zu\n", ev.n_real);
   printf("generated DAGs      %zu\n", ev.n_gen);
   printf("validity            %.4f\n", ev.validity);
-  if (ev.attr_validity < 1 || ev.n_ch == 3) printf("attribute validity  %.4f\n", ev.attr_validity);
+  if (ev.attr_validity < 1 || ev.n_ch == ETSIM_SYNTH_TRACE_CH)
+    printf("attribute validity  %.4f\n", ev.attr_validity);
   printf("W1 layers           %.4f\n", ev.w1_layers);
   printf("W1 nodes            %.4f\n", ev.w1_nodes);
   printf("W1 edges            %.4f\n", ev.w1_edges);

@@ -92,10 +92,10 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
     s->edges[i] = g->n_edges;
     int valid = etsim_synth_dag_valid(d, g);
     s->valid_n += valid;
-    if (d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == 3) {
+    if (d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == ETSIM_SYNTH_TRACE_CH) {
       int ok = 1;
       for (uint32_t v = 0; v < g->n_nodes; v++)
-        ok &= etsim_synth__attr_rule_ok(g->x + 3 * (size_t)v);
+        ok &= etsim_synth__attr_rule_ok(g->x + ETSIM_SYNTH_TRACE_CH * (size_t)v);
       s->attr_ok_n += ok;
     }
     if (!valid) continue;
