@@ -17,9 +17,10 @@ static const char *usage =
     "usage: etsim synth train  --data DIR|FILE [--data ...] -o MODEL\n"
     "                          [--val FILE] [--epochs E] [--hidden H]\n"
     "                          [--mp-layers K] [--batch B] [--lr LR]\n"
-    "                          [--seed S] [--max-nodes N] [--label Y]\n"
+    "                          [--seed S] [--max-nodes N] [--label Y | --label-file F]\n"
     "                          [--exact-candidates N] [--hist 0..3] [--quiet]\n"
-    "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE]\n"
+    "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE |\n"
+    "                          --label-file F]\n"
     "                          [--seed S] -o OUT\n"
     "       etsim synth eval   --real A --generated B [--real-train C] [--json]\n"
     "                          [--surrogate bimpnn|ridge|none] [--sur-epochs E]\n"
@@ -35,7 +36,9 @@ static const char *usage =
     "and sample new ones that are acyclic by construction (docs/synth.md).\n"
     "Data: the text DAG format of shared/datasets/tpu_tile (*.txt), or Chakra\n"
     "traces (*.et, *.et.gz; cut into windows of at most --max-nodes nodes of\n"
-    "consecutive layers, labelled --label).  A folder means all such files.\n"
+    "consecutive layers, labelled --label, or per file by --label-file F whose\n"
+    "lines are 'NAME VALUE', NAME a trace's file name).  A folder means all\n"
+    "such files.  sample --label-file takes the VALUEs in order.\n"
     "sample: OUT ending in .txt gets the text format; otherwise OUT is a prefix\n"
     "and DAG i is written as the Chakra trace OUT-i.0.et (trace models only).\n"
     "eval: validity, W1 of layer/node/edge counts, MMD of layer sizes and\n"
@@ -59,10 +62,77 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A label file: one "NAME VALUE" per line (# comments), NAME a trace
+ * file's name without its folder.  Set by --label-file; traces then take
+ * their label from it instead of --label. */
+typedef struct {
+  const char *path;
+  char **names;
+  double *values;
+  size_t n;
+} label_file_t;
+static label_file_t g_labels;
+
+static void label_file_free(label_file_t *lf) {
+  for (size_t i = 0; i < lf->n; i++) free(lf->names[i]);
+  free(lf->names);
+  free(lf->values);
+  memset(lf, 0, sizeof *lf);
+}
+
+static int label_file_read(label_file_t *lf, const char *path, etsim_error_t *err) {
+  FILE *fp = fopen(path, "r");
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open", path);
+  char line[4096];
+  long ln = 0;
+  size_t cn = 0, cv = 0;
+  int rc = 0;
+  lf->path = path;
+  while (!rc && fgets(line, sizeof line, fp)) {
+    ln++;
+    char name[4096], *end;
+    const char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '#' || *p == '\n' || !*p) continue;
+    int k = 0;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\n' && k < (int)sizeof name - 1)
+      name[k++] = *p++;
+    name[k] = 0;
+    double v = strtod(p, &end);
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r') end++;
+    if (end == p || *end || !isfinite(v)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected 'NAME VALUE'", path, ln);
+      break;
+    }
+    if (etsim_grow((void **)&lf->names, &cn, lf->n + 1, sizeof *lf->names) ||
+        etsim_grow((void **)&lf->values, &cv, lf->n + 1, sizeof *lf->values) ||
+        !(lf->names[lf->n] = strdup(name))) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      break;
+    }
+    lf->values[lf->n++] = v;
+  }
+  fclose(fp);
+  if (!rc && !lf->n) rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: no labels", path);
+  if (rc) label_file_free(lf);
+  return rc;
+}
+
 static int load_one(etsim_synth_data_t *d, const char *path, const etsim_synth_trace_opts_t *o,
                     etsim_error_t *err) {
   if (ends_with(path, ".txt")) return etsim_synth_data_load_text(d, path, 0, err);
-  return etsim_synth_data_load_trace(d, path, o, err);
+  etsim_synth_trace_opts_t to = *o;
+  if (g_labels.n) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t i = 0;
+    while (i < g_labels.n && strcmp(g_labels.names[i], base)) i++;
+    if (i == g_labels.n)
+      return etsim_error_set(err, ETSIM_ENOTFOUND, "%s: no label for %s in %s", path, base,
+                             g_labels.path);
+    to.y = g_labels.values[i];
+  }
+  return etsim_synth_data_load_trace(d, path, &to, err);
 }
 
 /* A file, or every *.txt / *.et / *.et.gz of a folder in name order. */
@@ -133,7 +203,7 @@ static int on_epoch(void *user, const etsim_synth_progress_t *p) {
 }
 
 static int cmd_train(int argc, char **argv) {
-  const char *data[64], *val = NULL, *outp = NULL, *v;
+  const char *data[64], *val = NULL, *outp = NULL, *label_path = NULL, *v;
   int nd = 0, quiet = 0;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -184,6 +254,9 @@ static int cmd_train(int argc, char **argv) {
       to.max_nodes = (uint32_t)mx;
     } else if ((m = cli_opt(argc, argv, &i, "--label", &v))) {
       if (m < 0 || cli_parse_double(v, "--label", &to.y)) return ETSIM_EXIT_USAGE;
+    } else if ((m = cli_opt(argc, argv, &i, "--label-file", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      label_path = v;
     } else if ((m = cli_opt(argc, argv, &i, "--hist", &v))) {
       if (m < 0 || parse_int(v, "--hist", 0, 3, &cfg.ctx_hist)) return ETSIM_EXIT_USAGE;
     } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
@@ -199,7 +272,7 @@ static int cmd_train(int argc, char **argv) {
   etsim_synth_data_t tr, va;
   etsim_synth_data_init(&tr);
   etsim_synth_data_init(&va);
-  int rc = 0;
+  int rc = label_path ? label_file_read(&g_labels, label_path, &err) : 0;
   for (int k = 0; k < nd && !rc; k++) rc = load_path(&tr, data[k], &to, &err);
   if (!rc && val) rc = load_path(&va, val, &to, &err);
   if (!rc && val && va.kind == tr.kind)
@@ -224,6 +297,7 @@ static int cmd_train(int argc, char **argv) {
   etsim_synth_model_free(model);
   etsim_synth_data_free(&tr);
   etsim_synth_data_free(&va);
+  label_file_free(&g_labels);
   return rc ? cli_fail(&err) : 0;
 }
 
@@ -264,7 +338,7 @@ static int write_out(const etsim_synth_data_t *d, const char *outp, const char *
 
 static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *modelp = NULL, *outp = NULL, *labels_from = NULL, *v;
-  const char *data = NULL, *method = NULL;
+  const char *data = NULL, *method = NULL, *label_file = NULL;
   uint64_t n = 0, seed = 1;
   double label = NAN;
   int have_n = 0;
@@ -296,6 +370,9 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     } else if ((m = cli_opt(argc, argv, &i, "--labels-from", &v))) {
       if (m < 0) return ETSIM_EXIT_USAGE;
       labels_from = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--label-file", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      label_file = v;
     } else if ((m = cli_opt(argc, argv, &i, "-o", &v)) ||
                (m = cli_opt(argc, argv, &i, "--output", &v))) {
       if (m < 0) return ETSIM_EXIT_USAGE;
@@ -304,7 +381,10 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       return cli_usage_error("synth %s: unknown option %s (see --help)", argv[1], argv[i]);
     }
   }
-  if ((!baseline && !modelp) || (baseline && !data) || !outp || (!have_n && !labels_from))
+  if (labels_from && label_file)
+    return cli_usage_error("give --labels-from or --label-file, not both");
+  if ((!baseline && !modelp) || (baseline && !data) || !outp ||
+      (!have_n && !labels_from && !label_file))
     return cli_usage_error("synth %s needs %s, -n (or --labels-from) and -o (see --help)", argv[1],
                            baseline ? "--data" : "--model");
   etsim_error_t err = {0};
@@ -312,7 +392,19 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   size_t nl = 0;
   int rc = 0;
   if (labels_from && (rc = read_labels(labels_from, &labels, &nl, &err))) return cli_fail(&err);
-  if (labels_from && !have_n) n = nl;
+  if (label_file) {
+    label_file_t lf = {0};
+    if ((rc = label_file_read(&lf, label_file, &err))) return cli_fail(&err);
+    labels = malloc(sizeof(double) * lf.n);
+    if (!labels) {
+      label_file_free(&lf);
+      return ETSIM_EXIT_INTERNAL;
+    }
+    memcpy(labels, lf.values, sizeof(double) * lf.n);
+    nl = lf.n;
+    label_file_free(&lf);
+  }
+  if ((labels_from || label_file) && !have_n) n = nl;
   if (labels && nl < n) { /* cycle through the given labels */
     double *l2 = realloc(labels, sizeof(double) * n);
     if (!l2) {

@@ -671,17 +671,17 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi, const char *
     int ctype = x[1] >= 1 && x[1] < ETSIM_SYNTH_COLL_BINS ? (int)x[1] - 1 : ETSIM_COLL_ALL_REDUCE;
     if (cls == ETSIM_SYNTH_OP_COLL) {
       nd.type = ETSIM_ET_COMM_COLL_NODE;
-      snprintf(name, sizeof name, "%s_%u", etsim_coll_type_name(ctype), i);
+      snprintf(name, sizeof name, "synth_%s_%u", etsim_coll_type_name(ctype), i);
     } else if (cls == ETSIM_SYNTH_OP_SEND || cls == ETSIM_SYNTH_OP_RECV) {
       nd.type = cls == ETSIM_SYNTH_OP_SEND ? ETSIM_ET_COMM_SEND_NODE : ETSIM_ET_COMM_RECV_NODE;
-      snprintf(name, sizeof name, "%s_%u", cls == ETSIM_SYNTH_OP_SEND ? "send" : "recv", i);
+      snprintf(name, sizeof name, "synth_%s_%u", cls == ETSIM_SYNTH_OP_SEND ? "send" : "recv", i);
     } else if (cls == ETSIM_SYNTH_OP_MEM_LOAD || cls == ETSIM_SYNTH_OP_MEM_STORE) {
       nd.type = cls == ETSIM_SYNTH_OP_MEM_LOAD ? ETSIM_ET_MEM_LOAD_NODE : ETSIM_ET_MEM_STORE_NODE;
-      snprintf(name, sizeof name, "%s_%u",
+      snprintf(name, sizeof name, "synth_%s_%u",
                cls == ETSIM_SYNTH_OP_MEM_LOAD ? "mem_load" : "mem_store", i);
     } else {
       nd.type = ETSIM_ET_COMP_NODE;
-      snprintf(name, sizeof name, "%s_%u", comp_names[cls], i);
+      snprintf(name, sizeof name, "synth_%s_%u", comp_names[cls], i);
     }
     nd.name = name;
     at[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = cpu};

@@ -99,6 +99,43 @@ done
   > "$T/evt.json" || fail "eval traces"
 grep -q '"validity": 1,' "$T/evt.json" || fail "trace validity: $(cat "$T/evt.json")"
 grep -q '"attr_validity": 1,' "$T/evt.json" || fail "trace attribute validity: $(cat "$T/evt.json")"
+# Several generated workloads, each with its own label: synthetic traces
+# validate, simulate on every NPU of an 8-NPU platform, and carry none of
+# the training traces' node names.
+mkdir -p "$T/w"
+"$BIN" gen llm --layers 2 --hidden 1024 --heads 8 --kv-heads 8 --ffn 4096 --vocab 32000 --seq 1024 \
+  --dp 8 --out-format et -o "$T/w/a" --quiet || fail "gen llm a"
+"$BIN" gen llm --layers 4 --hidden 2048 --heads 16 --kv-heads 16 --ffn 8192 --vocab 32000 \
+  --seq 2048 --dp 8 --zero 3 --out-format et -o "$T/w/b" --quiet || fail "gen llm b"
+"$BIN" gen micro --coll all-reduce,all-gather --size 1MiB --npus 8 --count 3 --comp-ns 100000 \
+  --out-format et -o "$T/w/c" --quiet || fail "gen micro"
+mkdir -p "$T/tr"
+for s in a b c; do cp "$T/w/$s.0.et" "$T/tr/$s.et"; done
+printf '# name label\na.et 1350006\nb.et 4.2e6\nc.et 2.1e6\n' > "$T/lab.txt"
+"$BIN" synth train --data "$T/tr" --label-file "$T/lab.txt" -o "$T/mw.bin" --epochs 3 --hidden 16 \
+  --t-attr 8 --t-edge 4 --quiet || fail "train with --label-file"
+"$BIN" synth sample --model "$T/mw.bin" --label-file "$T/lab.txt" -o "$T/sw" --seed 2 2>/dev/null \
+  || fail "sample --label-file"
+C="$SHARED/configs/astra-sim"
+for i in 0 1 2; do
+  "$BIN" validate "$T/sw-$i" > "$T/v.txt" || fail "validate sw-$i: $(cat "$T/v.txt")"
+  if [ -r "$C/network/HGX-H100-validated.yml" ]; then
+    "$BIN" sim --workload "$T/sw-$i.0.et" --system "$C/system/HGX-H100-validated.json" \
+      --network "$C/network/HGX-H100-validated.yml" --quiet > "$T/sim.txt" 2>&1 \
+      || fail "sim sw-$i: $(cat "$T/sim.txt")"
+    [ "$(grep -c 'finished' "$T/sim.txt")" -eq 8 ] || fail "sim sw-$i: not 8 NPUs"
+  fi
+done
+names() { for f in "$@"; do "$BIN" jsonize "$f" | sed -n 's/^{\("id":"[0-9]*",\)\{0,1\}"name":"\([^"]*\)".*/\2/p'; done | sort -u; }
+names "$T"/tr/*.et > "$T/n_real.txt"
+names "$T"/sw-*.0.et > "$T/n_syn.txt"
+[ -s "$T/n_real.txt" ] && [ -s "$T/n_syn.txt" ] || fail "no node names read"
+[ -z "$(comm -12 "$T/n_real.txt" "$T/n_syn.txt")" ] || fail "synthetic traces reuse names: $(comm -12 "$T/n_real.txt" "$T/n_syn.txt" | head -3)"
+# A trace without a line in the label file is an error naming both.
+printf 'a.et 1\n' > "$T/lab1.txt"
+"$BIN" synth train --data "$T/tr" --label-file "$T/lab1.txt" -o "$T/mx.bin" --epochs 1 2>"$T/e"
+[ $? -eq 2 ] || fail "missing label exit"
+grep -q "no label for b.et in .*lab1.txt" "$T/e" || fail "missing label message: $(cat "$T/e")"
 # A text model cannot write traces.
 "$BIN" synth sample --model "$T/m.bin" -n 1 -o "$T/nope" 2>"$T/e"
 [ $? -eq 2 ] || fail "text model to trace exit"
