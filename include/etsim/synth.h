@@ -307,8 +307,12 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
                          const etsim_synth_surrogate_config_t *sc, etsim_synth_eval_t *out,
                          etsim_error_t *err);
 /* Whether one DAG is valid: acyclic, indices in range, no self-loop or
- * duplicate edge, every non-source node reachable... see docs; 1 or 0. */
+ * duplicate edge, categories in range; 1 or 0. */
 int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
+/* Trace data (KIND_TRACE): 1 when every node obeys the attribute rules (a
+ * collective type exactly on collectives, a size exactly on
+ * communication), else 0; other data: 1. */
+int etsim_synth_attr_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
 
 #ifdef __cplusplus
 }

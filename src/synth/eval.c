@@ -47,6 +47,13 @@ int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *
   return ok;
 }
 
+int etsim_synth_attr_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g) {
+  if (d->kind != ETSIM_SYNTH_KIND_TRACE || d->n_ch != ETSIM_SYNTH_TRACE_CH) return 1;
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (!etsim_synth__attr_rule_ok(g->x + ETSIM_SYNTH_TRACE_CH * (size_t)v)) return 0;
+  return 1;
+}
+
 /* ------------------------------------------------------------ statistics */
 
 typedef struct {
@@ -92,12 +99,8 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
     s->edges[i] = g->n_edges;
     int valid = etsim_synth_dag_valid(d, g);
     s->valid_n += valid;
-    if (d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == ETSIM_SYNTH_TRACE_CH) {
-      int ok = 1;
-      for (uint32_t v = 0; v < g->n_nodes; v++)
-        ok &= etsim_synth__attr_rule_ok(g->x + ETSIM_SYNTH_TRACE_CH * (size_t)v);
-      s->attr_ok_n += ok;
-    }
+    if (d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == ETSIM_SYNTH_TRACE_CH)
+      s->attr_ok_n += etsim_synth_attr_valid(d, g);
     if (!valid) continue;
     if (etsim_grow((void **)&layer, &cl, g->n_nodes + 1, sizeof *layer) ||
         etsim_grow((void **)&din, &ci, g->n_nodes + 1, sizeof *din) ||
