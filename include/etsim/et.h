@@ -341,6 +341,10 @@ size_t etsim_et_trace_memory(const etsim_et_trace_t *t);
 
 /* ----------------------------------------------------------------- rank sets */
 
+/* The most ranks a rank set may have (2^24, 16,777,216): a manifest's
+ * "npus" above it is refused before anything is allocated for it. */
+#define ETSIM_ET_MAX_RANKS ((size_t)1 << 24)
+
 /*
  * A rank set: rank r's trace is ranks[r].  Several ranks may share one
  * trace (from a manifest); `traces` lists each distinct trace once.

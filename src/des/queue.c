@@ -22,6 +22,8 @@ static inline int before(const etsim_des_event_t *x, const etsim_des_event_t *y)
 }
 
 int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint64_t b) {
+  if (t_ps > ETSIM_DES_HORIZON_PS) return ETSIM_ERANGE;
+  ETSIM_ASSERT(t_ps >= q->now_ps); /* no event is scheduled in the past */
   if (q->n == q->cap) {
     int rc = etsim_grow((void **)&q->heap, &q->cap, q->n + 1, sizeof *q->heap);
     if (rc) return rc;
@@ -42,6 +44,7 @@ int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint
 int etsim_des_pop(etsim_des_t *q, etsim_des_event_t *out) {
   if (q->n == 0) return 0;
   *out = q->heap[0];
+  ETSIM_ASSERT(out->t_ps >= q->now_ps); /* the clock never runs backwards */
   q->now_ps = out->t_ps;
   q->n_popped++;
   etsim_des_event_t last = q->heap[--q->n];

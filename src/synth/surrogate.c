@@ -495,7 +495,7 @@ static int ranks(const double *v, size_t n, double *r) {
   vi_t *t = etsim_malloc(sizeof *t * (n + 1));
   if (!t) return ETSIM_ENOMEM;
   for (size_t i = 0; i < n; i++) t[i] = (vi_t){v[i], i};
-  qsort(t, n, sizeof *t, cmp_vi);
+  etsim_qsort(t, n, sizeof *t, cmp_vi);
   for (size_t i = 0; i < n;) {
     size_t j = i;
     while (j + 1 < n && t[j + 1].v == t[i].v) j++;
