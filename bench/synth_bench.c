@@ -1,7 +1,7 @@
 /*
  * synth_bench.c — speed of the LayerDAG generator on one core.
  *
- *   bench_synth_bench [TPU_TILE_TXT|""] [EPOCHS]   ("" skips part 1)
+ *   bench_synth_bench [TPU_TILE_TXT|""] [EPOCHS] [LAYERS WIDTH]   ("" skips part 1)
  *
  * 1. Training epoch time on TPU Tile (default $ETSIM_SHARED/datasets/
  *    tpu_tile/val.txt, default configuration, 2 epochs).
@@ -122,8 +122,15 @@ int main(int argc, char **argv) {
     etsim_synth_model_free(m);
     etsim_synth_data_free(&d);
   }
-  /* 400-node layered DAGs for the sampling benchmark. */
-  enum { LAYERS = 40, WIDTH = 10, NG = 24 };
+  /* 400-node layered DAGs for the sampling benchmark: LAYERS x WIDTH
+   * (arguments 3 and 4, default 40 x 10). */
+  enum { NG = 24 };
+  const uint32_t LAYERS = argc > 3 ? (uint32_t)atoi(argv[3]) : 40;
+  const uint32_t WIDTH = argc > 4 ? (uint32_t)atoi(argv[4]) : 10;
+  if (LAYERS < 1 || WIDTH < 1 || LAYERS * WIDTH > 100000) {
+    fprintf(stderr, "LAYERS x WIDTH must be in 1..100000\n");
+    return 2;
+  }
   etsim_synth_data_t big;
   etsim_synth_data_init(&big);
   big.kind = ETSIM_SYNTH_KIND_TEXT;
@@ -131,7 +138,9 @@ int main(int argc, char **argv) {
   big.n_cls[0] = 16;
   etsim_rng_t r;
   etsim_rng_seed(&r, 1);
-  static uint32_t x[LAYERS * WIDTH], s[LAYERS * WIDTH * 2], t[LAYERS * WIDTH * 2];
+  uint32_t *x = malloc(sizeof(uint32_t) * LAYERS * WIDTH);
+  uint32_t *s = malloc(sizeof(uint32_t) * LAYERS * WIDTH * 2);
+  uint32_t *t = malloc(sizeof(uint32_t) * LAYERS * WIDTH * 2);
   for (int gi = 0; gi < NG; gi++) {
     uint32_t ne = 0;
     for (uint32_t v = 0; v < LAYERS * WIDTH; v++) {
@@ -158,10 +167,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return 3;
   }
-  printf("training on %d DAGs of %d nodes (%d layers): %.3f s per epoch\n", NG, LAYERS * WIDTH,
+  printf("training on %d DAGs of %u nodes (%u layers): %.3f s per epoch\n", NG, LAYERS * WIDTH,
          LAYERS, now() - t0);
-  uint32_t sizes[LAYERS + 1];
-  for (int l = 0; l < LAYERS; l++) sizes[l] = WIDTH;
+  uint32_t *sizes = malloc(sizeof(uint32_t) * (LAYERS + 1));
+  for (uint32_t l = 0; l < LAYERS; l++) sizes[l] = WIDTH;
   sizes[LAYERS] = 0;
   etsim_synth_data_t out;
   const int reps = 5;
@@ -184,5 +193,9 @@ int main(int argc, char **argv) {
   etsim_synth_data_free(&out);
   etsim_synth_model_free(m);
   etsim_synth_data_free(&big);
+  free(x);
+  free(s);
+  free(t);
+  free(sizes);
   return 0;
 }
