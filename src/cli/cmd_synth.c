@@ -26,7 +26,8 @@ static const char *usage =
     "                          [--surrogate bimpnn|ridge|none] [--sur-epochs E]\n"
     "                          [--sur-hidden H] [--sur-mp-layers K] [--sur-seed S] ...\n"
     "       etsim synth surrogate --train FILE [--train ...] [--aug FILE ...]\n"
-    "                          [--aug-weight W] [--val FILE] --test FILE [--epochs E]\n"
+    "                          [--aug-weight W] [--val FILE] --test FILE [--test ...]\n"
+    "                          [--epochs E]\n"
     "                          [--patience P] [--hidden H] [--mp-layers K] [--batch B]\n"
     "                          [--lr LR] [--seed S] [--json] [--quiet]\n"
     "       etsim synth baseline --data FILE -n N [--method daggen|empirical]\n"
@@ -47,7 +48,7 @@ static const char *usage =
     "ones (and trained on --real-train).\n"
     "surrogate: the BiMPNN regressor alone: trained on --train (plus --aug\n"
     "graphs weighing --aug-weight), selected on --val or a seeded 10% of the\n"
-    "--train graphs, scored on --test (Pearson, Spearman, MAE).\n"
+    "--train graphs, scored on each --test set (Pearson, Spearman, MAE).\n"
     "baseline: non-learned generators fitted to --data: daggen (default; a\n"
     "DAGGEN-style parametric model: node count, fat, regularity, density,\n"
     "jump) or empirical (empirical layer-count and layer-size marginals).\n"
@@ -679,8 +680,9 @@ static int sur_opt(int argc, char **argv, int *i, etsim_synth_surrogate_config_t
 }
 
 static int cmd_surrogate(int argc, char **argv) {
-  const char *train[64], *aug[64], *valp = NULL, *testp = NULL, *v;
-  int nt = 0, na = 0, json = 0, quiet = 0;
+  enum { MAXT = 16 };
+  const char *train[64], *aug[64], *valp = NULL, *testp[MAXT], *v;
+  int nt = 0, na = 0, ntest = 0, json = 0, quiet = 0;
   double aug_w = 1.0;
   etsim_synth_surrogate_config_t sc;
   etsim_synth_surrogate_config_default(&sc);
@@ -708,7 +710,8 @@ static int cmd_surrogate(int argc, char **argv) {
       valp = v;
     } else if ((m = cli_opt(argc, argv, &i, "--test", &v))) {
       if (m < 0) return ETSIM_EXIT_USAGE;
-      testp = v;
+      if (ntest == MAXT) return cli_usage_error("at most %d --test arguments", MAXT);
+      testp[ntest++] = v;
     } else if (!strcmp(argv[i], "--json")) {
       json = 1;
     } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
@@ -717,16 +720,16 @@ static int cmd_surrogate(int argc, char **argv) {
       return cli_usage_error("synth surrogate: unknown option %s (see --help)", argv[i]);
     }
   }
-  if (!nt || !testp)
+  if (!nt || !ntest)
     return cli_usage_error("synth surrogate needs --train and --test (see --help)");
   etsim_error_t err = {0};
   etsim_synth_trace_opts_t to;
   etsim_synth_trace_opts_default(&to);
-  etsim_synth_data_t TR, AU, VA, TE, one;
+  etsim_synth_data_t TR, AU, VA, TE[MAXT], one;
   etsim_synth_data_init(&TR);
   etsim_synth_data_init(&AU);
   etsim_synth_data_init(&VA);
-  etsim_synth_data_init(&TE);
+  for (int k = 0; k < MAXT; k++) etsim_synth_data_init(&TE[k]);
   double *wts = NULL, *pred = NULL, *y = NULL;
   etsim_synth_surrogate_t *s = NULL;
   int rc = 0;
@@ -737,26 +740,28 @@ static int cmd_surrogate(int argc, char **argv) {
     etsim_synth_data_free(&one);
   }
   if (!rc && valp) rc = load_path(&VA, valp, &to, &err);
-  if (!rc) rc = load_path(&TE, testp, &to, &err);
+  for (int k = 0; k < ntest && !rc; k++) rc = load_path(&TE[k], testp[k], &to, &err);
   size_t n_real = TR.n_graphs;
   if (!rc && AU.n_graphs) rc = append_all(&TR, &AU, &err);
   if (!rc) {
-    etsim_synth_data_t *sets[4] = {&TR, valp ? &VA : NULL, &TE, NULL};
-    for (int k = 0; k < 3; k++)
+    etsim_synth_data_t *sets[2 + MAXT] = {&TR, valp ? &VA : NULL};
+    for (int k = 0; k < ntest; k++) sets[2 + k] = &TE[k];
+    for (int k = 1; k < 2 + ntest; k++)
       if (sets[k] && sets[k]->n_graphs && (sets[k]->kind != TR.kind || sets[k]->n_ch != TR.n_ch))
         rc = etsim_error_set(&err, ETSIM_EINVAL,
                              "%s: category layout differs from the training data",
-                             k == 1 ? valp : testp);
-    if (!rc) same_vocab(sets, 3);
+                             k == 1 ? valp : testp[k - 2]);
+    if (!rc) same_vocab(sets, 2 + ntest);
   }
   if (!rc) {
+    size_t mt = 0;
+    for (int k = 0; k < ntest; k++) mt = TE[k].n_graphs > mt ? TE[k].n_graphs : mt;
     wts = malloc(sizeof(double) * (TR.n_graphs + 1));
-    pred = malloc(sizeof(double) * (TE.n_graphs + 1));
-    y = malloc(sizeof(double) * (TE.n_graphs + 1));
+    pred = malloc(sizeof(double) * (mt + 1));
+    y = malloc(sizeof(double) * (mt + 1));
     if (!wts || !pred || !y) rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
   }
   if (!rc) {
-    for (size_t i = 0; i < TE.n_graphs; i++) y[i] = TE.g[i].y;
     if (!quiet)
       fprintf(stderr, "training on %zu DAG(s) (%zu augmenting), validating on %s\n", TR.n_graphs,
               TR.n_graphs - n_real, valp ? valp : "a seeded 10% of the --train graphs");
@@ -765,26 +770,35 @@ static int cmd_surrogate(int argc, char **argv) {
     for (size_t i = 0; i < TR.n_graphs; i++) wts[i] = i < n_real ? 1.0 : aug_w;
     if (!rc) rc = etsim_synth_surrogate_fit(&TR, wts, &VA, &sc, on_sur_epoch, &ctx, &s, &err);
   }
-  if (!rc) rc = etsim_synth_surrogate_predict(s, &TE, pred, &err);
-  etsim_synth_scores_t r = {0};
-  if (!rc && etsim_synth_score(pred, y, TE.n_graphs, &r))
-    rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
-  if (!rc) {
+  /* One trained regressor scores every --test set, one line each. */
+  for (int k = 0; k < ntest && !rc; k++) {
+    etsim_synth_data_t *te = &TE[k];
+    rc = etsim_synth_surrogate_predict(s, te, pred, &err);
+    if (rc) {
+      etsim_error_prefix(&err, "%s", testp[k]);
+      break;
+    }
+    for (size_t i = 0; i < te->n_graphs; i++) y[i] = te->g[i].y;
+    etsim_synth_scores_t r = {0};
+    if (etsim_synth_score(pred, y, te->n_graphs, &r)) {
+      rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
+      break;
+    }
     if (json)
       printf(
           "{\"n_train\": %zu, \"n_aug\": %zu, \"n_test\": %zu, \"params\": %zu, "
           "\"pearson\": %.6g, \"spearman\": %.6g, \"mae\": %.6g}\n",
-          n_real, TR.n_graphs - n_real, TE.n_graphs, etsim_synth_surrogate_params(s), r.pearson,
+          n_real, TR.n_graphs - n_real, te->n_graphs, etsim_synth_surrogate_params(s), r.pearson,
           r.spearman, r.mae);
     else
-      printf("test %zu DAGs: Pearson %.4f  Spearman %.4f  MAE %.4f\n", TE.n_graphs, r.pearson,
-             r.spearman, r.mae);
+      printf("%s (%zu DAGs): Pearson %.4f  Spearman %.4f  MAE %.4f\n", testp[k], te->n_graphs,
+             r.pearson, r.spearman, r.mae);
   }
   etsim_synth_surrogate_free(s);
   etsim_synth_data_free(&TR);
   etsim_synth_data_free(&AU);
   etsim_synth_data_free(&VA);
-  etsim_synth_data_free(&TE);
+  for (int k = 0; k < MAXT; k++) etsim_synth_data_free(&TE[k]);
   free(wts);
   free(pred);
   free(y);
