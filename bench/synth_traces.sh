@@ -4,7 +4,7 @@
 #
 #   bench/synth_traces.sh ETSIM_BIN WORKDIR [EPOCHS] [SEED] [TRAIN OPTIONS...]
 #
-# 1. A training set of real traces: rank 0 of 181 workloads of 8 NPUs made
+# 1. A training set of real traces: rank 0 of 199 workloads of 8 NPUs made
 #    by `etsim gen llm` (dp / tp / sp / ZeRO / micro-batches / recompute
 #    variants), `gen dlrm`, `gen micro`, and `convert --from text` of
 #    ASTRA-sim's text workloads.
@@ -45,7 +45,7 @@ if [ ! -s real.done ]; then
     "$BIN" gen llm --vocab 32000 --out-format et -o "$p" --quiet "$@"
     put "$p.0.et" "$p"
   }
-  for L in 2 4 8 16 24 32 48; do for h in 1024 2048 4096; do for seq in 1024 4096; do
+  for L in 2 4 8 16 24 32 48 56; do for h in 1024 2048 4096; do for seq in 1024 4096; do
     for z in 0 1 3; do
       llm "llm_L${L}_h${h}_s${seq}_z${z}" --layers $L --hidden $h --heads $((h / 128)) \
         --kv-heads $((h / 128)) --ffn $((4 * h)) --seq $seq --dp 8 --zero $z
