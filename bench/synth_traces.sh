@@ -123,7 +123,7 @@ t_train=$(cpu "$BIN" synth train --data real --label-file labels.txt -o model.bi
   -o syn/s --seed "$SEED" 2> sample.txt
 t_sample=$(awk 'END{printf "%.1f", $1 + $2}' cpu.txt)
 "$BIN" synth baseline --data real --label-file labels.txt -o base/s --seed "$SEED" 2> baseline.txt
-echo "synthetic: $(grep 'attribute rules' sample.txt)"
+echo "synthetic: $(grep 'broke an attribute rule' sample.txt); $(grep 'attribute rules' sample.txt)"
 echo "baseline:  $(grep 'attribute rules' baseline.txt)"
 n=$(wc -l < labels.txt)
 for kind in syn base; do

@@ -186,6 +186,18 @@ double etsim_synth_model_label(const etsim_synth_model_t *m);
 int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
                        etsim_synth_data_t *out, etsim_error_t *err);
 
+typedef struct etsim_synth_sample_stats {
+  size_t nodes;     /* sampled nodes (trace models) */
+  size_t projected; /* of them, nodes whose attributes broke a rule */
+} etsim_synth_sample_stats_t;
+/* As etsim_synth_sample; with `project` (what etsim_synth_sample does),
+ * a trace node that breaks an attribute rule redraws the offending
+ * channel from the model's last clean prediction restricted to allowed
+ * values; st (may be NULL) counts them. */
+int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
+                          int project, etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
+                          etsim_error_t *err);
+
 /*
  * Write DAG g (KIND_TRACE categories) as a Chakra trace: op classes become
  * node types and comm_type, bins become duration_micros and comm_size,

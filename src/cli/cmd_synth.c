@@ -20,7 +20,7 @@ static const char *usage =
     "                          [--seed S] [--max-nodes N] [--label Y | --label-file F]\n"
     "                          [--exact-candidates N] [--hist 0..3] [--quiet]\n"
     "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE |\n"
-    "                          --label-file F]\n"
+    "                          --label-file F] [--no-project]\n"
     "                          [--seed S] -o OUT\n"
     "       etsim synth eval   --real A --generated B [--real-train C] [--json]\n"
     "                          [--surrogate bimpnn|ridge|none] [--sur-epochs E]\n"
@@ -340,6 +340,8 @@ static int write_out(const etsim_synth_data_t *d, const char *outp, const char *
 static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *modelp = NULL, *outp = NULL, *labels_from = NULL, *v;
   const char *data = NULL, *method = NULL, *label_file = NULL;
+  int project = 1;
+  etsim_synth_sample_stats_t sst = {0};
   uint64_t n = 0, seed = 1;
   double label = NAN;
   int have_n = 0;
@@ -374,6 +376,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     } else if ((m = cli_opt(argc, argv, &i, "--label-file", &v))) {
       if (m < 0) return ETSIM_EXIT_USAGE;
       label_file = v;
+    } else if (!baseline && !strcmp(argv[i], "--no-project")) {
+      project = 0;
     } else if ((m = cli_opt(argc, argv, &i, "-o", &v)) ||
                (m = cli_opt(argc, argv, &i, "--output", &v))) {
       if (m < 0) return ETSIM_EXIT_USAGE;
@@ -438,7 +442,10 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       if (!labels) rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
       for (size_t i = 0; !rc && i < n; i++) labels[i] = label;
     }
-    if (!rc) rc = etsim_synth_sample(model, (size_t)n, labels, seed, &out, &err);
+    if (!rc) rc = etsim_synth_sample_ex(model, (size_t)n, labels, seed, project, &sst, &out, &err);
+    if (!rc && !cli_quiet && sst.nodes)
+      fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst.projected,
+              sst.nodes, project ? " and were redrawn within it" : "");
     etsim_synth_model_free(model);
   }
   if (!rc)

@@ -64,7 +64,9 @@ typedef struct {
   float *te[ETSIM_SYNTH_MAX_CH];                          /* n_cls x P */
   float *tte;                                             /* t_edge+1 x P */
   float *tables;
-  uint32_t *hist;        /* 3 * sum_cls category counts */
+  uint32_t *hist; /* 3 * sum_cls category counts */
+  int project;    /* enforce the trace attribute rules */
+  etsim_synth_sample_stats_t stats;
   const uint32_t *fixed; /* benchmark hook: forced layer sizes, 0-ended */
 } sampler_t;
 
@@ -108,6 +110,50 @@ static int build_tables(const etsim_synth_model_t *m, sampler_t *S) {
     part(&m->ed, 1, 2 * H + Dc, SY_DT, ts, S->tte + (size_t)t * P);
   }
   return 0;
+}
+
+/* Draw channel c of a node from the last step's clean prediction (logits
+ * lg of that channel) restricted to categories [lo, hi). */
+static int32_t draw_range(const etsim_synth_model_t *m, uint32_t off, const float *lg, int lo,
+                          int hi, float *p, etsim_rng_t *rng) {
+  float mx = -1e30f;
+  for (int j = lo; j < hi; j++)
+    if (m->marg[off + j] > 0 && lg[j] > mx) mx = lg[j];
+  if (mx <= -1e30f) return lo; /* nothing allowed was ever seen: the first */
+  for (int j = 0; j < hi - lo; j++) p[j] = m->marg[off + lo + j] > 0 ? expf(lg[lo + j] - mx) : 0.0f;
+  double sum = 0;
+  for (int j = 0; j < hi - lo; j++) sum += p[j];
+  for (int j = 0; j < hi - lo; j++) p[j] = (float)(p[j] / sum);
+  return lo + etsim_synth__draw(rng, p, hi - lo);
+}
+
+/*
+ * Counts the new nodes that break an attribute rule and, when S->project,
+ * repairs them.  The attribute rules of trace data (a collective type exactly on
+ * collectives, a size exactly on communication) couple channels that are
+ * diffused independently.  A new node that breaks one keeps its class and
+ * redraws the offending channel from the last step's clean prediction
+ * restricted to the values the rule allows: the model's own distribution
+ * conditioned on validity, as the forced parent makes every sample a DAG.
+ */
+static void project_rules(const etsim_synth_model_t *m, sampler_t *S, int32_t *zt, uint32_t s,
+                          const float *alog, float *p, etsim_rng_t *rng) {
+  uint32_t o1 = m->n_cls[0], o3 = m->n_cls[0] + m->n_cls[1] + m->n_cls[2];
+  for (uint32_t v = 0; v < s; v++) {
+    uint32_t x[ETSIM_SYNTH_TRACE_CH];
+    for (uint32_t c = 0; c < ETSIM_SYNTH_TRACE_CH; c++) x[c] = (uint32_t)zt[(size_t)c * s + v];
+    S->stats.nodes++;
+    if (etsim_synth__attr_rule_ok(x)) continue;
+    S->stats.projected++;
+    if (!S->project) continue;
+    const float *lg = alog + (size_t)v * m->sum_cls;
+    int coll = x[0] == ETSIM_SYNTH_OP_COLL;
+    int comm = coll || x[0] == ETSIM_SYNTH_OP_SEND || x[0] == ETSIM_SYNTH_OP_RECV;
+    if (coll != (x[1] != 0))
+      zt[(size_t)1 * s + v] = coll ? draw_range(m, o1, lg + o1, 1, (int)m->n_cls[1], p, rng) : 0;
+    if (comm != (x[3] != 0))
+      zt[(size_t)3 * s + v] = comm ? draw_range(m, o3, lg + o3, 1, (int)m->n_cls[3], p, rng) : 0;
+  }
 }
 
 static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_t *rng,
@@ -236,6 +282,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
         off += m->n_cls[c];
       }
     }
+    if (m->kind == ETSIM_SYNTH_KIND_TRACE && nch == ETSIM_SYNTH_TRACE_CH)
+      project_rules(m, S, zt, s, alog, ph, rng);
     uint32_t r0 = N + 1;
     for (uint32_t c = 0; c < nch; c++)
       for (uint32_t v = 0; v < s; v++) S->xr[(size_t)c * cap + r0 + v] = zt[(size_t)c * s + v];
@@ -391,7 +439,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
 }
 
 static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
-                       const uint32_t *fixed, uint32_t max_nodes, etsim_synth_data_t *out,
+                       const uint32_t *fixed, uint32_t max_nodes, int project,
+                       etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
                        etsim_error_t *err) {
   openblas_set_num_threads(1);
   etsim_synth_data_init(out);
@@ -402,6 +451,7 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   S.cap = (int)(2 * m->max_nodes + m->max_size + 2);
   if (max_nodes + 1 > (uint32_t)S.cap) S.cap = (int)max_nodes + 1;
   S.fixed = fixed;
+  S.project = project;
   S.xr = etsim_malloc(sizeof(int32_t) * (size_t)S.cap * m->n_ch);
   S.poff = etsim_calloc((size_t)S.cap + 1, sizeof(uint32_t));
   S.lay = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
@@ -440,6 +490,7 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
     etsim_synth_data_free(out);
     return etsim_error_set(err, rc, "out of memory while sampling");
   }
+  if (st) *st = S.stats;
   return 0;
 }
 
@@ -698,12 +749,18 @@ out:
 
 int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
                        etsim_synth_data_t *out, etsim_error_t *err) {
-  return sample_impl(m, n, labels, seed, NULL, 0, out, err);
+  return sample_impl(m, n, labels, seed, NULL, 0, 1, NULL, out, err);
+}
+
+int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
+                          int project, etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
+                          etsim_error_t *err) {
+  return sample_impl(m, n, labels, seed, NULL, 0, project, st, out, err);
 }
 
 int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *sizes,
                               uint64_t seed, etsim_synth_data_t *out, etsim_error_t *err) {
   uint32_t total = 0;
   for (size_t l = 0; sizes[l]; l++) total += sizes[l];
-  return sample_impl(m, n, NULL, seed, sizes, total, out, err);
+  return sample_impl(m, n, NULL, seed, sizes, total, 1, NULL, out, err);
 }

@@ -114,8 +114,13 @@ for s in a b c; do cp "$T/w/$s.0.et" "$T/tr/$s.et"; done
 printf '# name label\na.et 1350006\nb.et 4.2e6\nc.et 2.1e6\n' > "$T/lab.txt"
 "$BIN" synth train --data "$T/tr" --label-file "$T/lab.txt" -o "$T/mw.bin" --epochs 3 --hidden 16 \
   --t-attr 8 --t-edge 4 --quiet || fail "train with --label-file"
-"$BIN" synth sample --model "$T/mw.bin" --label-file "$T/lab.txt" -o "$T/sw" --seed 2 2>/dev/null \
+"$BIN" synth sample --model "$T/mw.bin" --label-file "$T/lab.txt" -o "$T/sw" --seed 2 2>"$T/e" \
   || fail "sample --label-file"
+# Sampled attributes obey the trace rules (offending channels redrawn).
+grep -q "attribute rules hold in 3 of 3 DAG(s)" "$T/e" || fail "attribute rules: $(cat "$T/e")"
+"$BIN" synth sample --model "$T/mw.bin" --label-file "$T/lab.txt" -o "$T/sw_np" --seed 2 \
+  --no-project 2>"$T/e" || fail "sample --no-project"
+grep -q "broke an attribute rule\$" "$T/e" || fail "no-project report: $(cat "$T/e")"
 C="$SHARED/configs/astra-sim"
 for i in 0 1 2; do
   "$BIN" validate "$T/sw-$i" > "$T/v.txt" || fail "validate sw-$i: $(cat "$T/v.txt")"
