@@ -8,7 +8,7 @@
 # sampling and the surrogates of that round.  Per seed:
 #  1. the generator trains on tr.txt, the 567 graphs of val.txt not in
 #     sel.txt (every tenth graph, 63, kept for the surrogates' model
-#     selection), for EPOCHS epochs (default 150);
+#     selection), for EPOCHS epochs (default 80);
 #  2. it samples one DAG per label of tr.txt (gen.txt) and of sel.txt
 #     (gen_sel.txt);
 #  3. surrogates (the paper's BiMPNN regressor, default configuration),
@@ -21,11 +21,14 @@
 #     test.txt.
 # Every line of results.txt is one (seed, what) row; summary.txt holds
 # means and sample standard deviations.  CPU seconds are recorded.
+# ROWS (environment, default "generated real real+gen") names the
+# surrogates to train; the generator, its samples and the statistics are
+# always made (to resume a round whose other rows are already measured).
 set -euo pipefail
 BIN=$(realpath "$1")
 W=$2
 SEEDS=${3:-1 2 3}
-EPOCHS=${4:-150}
+EPOCHS=${4:-80}
 shift $(($# < 4 ? $# : 4))
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${ETSIM_SHARED:-$SRC/../shared}
@@ -46,6 +49,7 @@ sur() { # sur TAG SEED ARGS...: one surrogate; appends to results.txt
   local tag=$1 s=$2
   shift 2
   local t
+  case " ${ROWS:-generated real real+gen} " in *" $tag "*) ;; *) return 0 ;; esac
   # SUR_OPTS (environment) adds surrogate options, e.g. for a quick check.
   t=$(cpu sur.json "$BIN" synth surrogate "$@" --test "$D/test.txt" --seed "$s" --quiet --json \
     ${SUR_OPTS:-})
