@@ -18,6 +18,9 @@
 # 5. Graph statistics (`synth eval`) and the simulated iteration time and
 #    communication share (exposed communication / iteration time) of real,
 #    synthetic and baseline traces side by side.
+# 6. At 300-400 nodes: the real traces of at least 300 nodes, and for
+#    sampling seeds 1-3 one synthetic trace per label of theirs, each
+#    validated, with the sampling CPU time and `synth eval` of the sets.
 #
 # Needs ETSIM_SHARED (default ../shared next to the source tree).  CPU
 # times of training and sampling are printed.
@@ -166,4 +169,29 @@ for k in syn base; do
     printf "%-9s W1 to real: log10 iteration time %.3f", k, s / NR }'
   paste sorted_c_real sorted_c_$k | awk '{s += ($1 > $2 ? $1 - $2 : $2 - $1)} END {
     printf ", comm share %.4f\n", s / NR }'
+done
+
+# ------------------------------------------------- 300 to 400 nodes
+awk '$2 >= 300 {print $1}' sim_real.txt > big_names.txt
+awk 'NR == FNR {b[$1] = 1; next} ($1 in b)' big_names.txt labels.txt > big_labels.txt
+rm -rf big_real && mkdir big_real
+while read -r f; do ln -s "../real/$f" "big_real/$f"; done < big_names.txt
+nb=$(wc -l < big_labels.txt)
+sizes() { awk '{n++; s += $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1}
+  END {printf "nodes min %d mean %.1f max %d", lo, s / n, hi}'; }
+echo "real traces of >= 300 nodes: $nb, $(awk '$2 >= 300 {print $2}' sim_real.txt | sizes)"
+for s in 1 2 3; do
+  rm -rf "big$s" && mkdir "big$s"
+  /usr/bin/time -f "%U %S" -o cpu.txt "$BIN" synth sample --model model.bin \
+    --label-file big_labels.txt -o "big$s/s" --seed "$s" 2> /dev/null
+  t=$(awk -v nb="$nb" 'END{printf "%.4f", ($1 + $2) / nb}' cpu.txt)
+  bad=0
+  : > big_nodes.txt
+  for i in $(seq 0 $((nb - 1))); do
+    v=$("$BIN" validate "big$s/s-$i") || bad=$((bad + 1))
+    echo "$v" | sed -n 's/.*rank(s), \([0-9]*\) node(s).*/\1/p' >> big_nodes.txt
+  done
+  echo "big seed $s: $nb traces, $bad failed etsim validate, $(sizes < big_nodes.txt)," \
+    "sampling $t s CPU per trace"
+  "$BIN" synth eval --real big_real --generated "big$s" --surrogate none --json | sed "s/^/big seed $s: /"
 done
