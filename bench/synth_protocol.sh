@@ -59,7 +59,7 @@ sur() { # sur TAG SEED ARGS...: one surrogate; appends to results.txt
 }
 stats() { # stats TAG SEED FILE: graph statistics of FILE against test.txt
   "$BIN" synth eval --real "$D/test.txt" --generated "$3" --surrogate none --json |
-    sed 's/[{}]//g; s/"attr_tv": \[\([^]]*\)\]/"attr_tv": \1/' | tr ',' '\n' |
+    sed 's/, "histograms":.*//; s/[{}]//g; s/"attr_tv": \[\([^]]*\)\]/"attr_tv": \1/' | tr ',' '\n' |
     awk -v s="$2" -v tag="$1" -F': ' '{gsub(/[" ]/, "", $1); if ($1 != "n_real" && $1 != "n_generated")
       line = line " " $1 " " $2} END {print s, tag, line}' >> results.txt
 }
