@@ -217,6 +217,9 @@ done:
   return code;
 }
 
+/* Long: the options, the run and its outputs in the order they must be
+ * written (one batch, renamed together: issue 16); the steps share the
+ * fabric, the flows and the output state, so a split passes them all. */
 int etsim_cmd_netsim(int argc, char **argv) {
   const char *backend = "packet";
   const char *ports = NULL, *timeline = NULL, *step = NULL, *report = NULL;

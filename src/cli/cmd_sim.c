@@ -112,6 +112,9 @@ static int groups_next_to(const char *workload, char *buf, size_t cap) {
   return 0;
 }
 
+/* Long: the option table, the inputs found next to the workload, and the
+ * outputs written as one batch (issue 16), in order; each step is a few
+ * lines over the same locals. */
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;

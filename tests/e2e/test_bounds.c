@@ -52,10 +52,11 @@ static void test_model_max_nodes(void **state) {
   etsim_synth_model_t *m = NULL;
   TU_OK(etsim_synth_model_load(&m, path("m.bin"), &err), err);
   etsim_synth_model_free(m);
-  /* magic 8, version 4, byte order 4, then 15 u32 header fields; field 13
-   * is the largest DAG's node count. */
+  /* magic 8, version 4, byte order 4, then the u32 header fields: hidden,
+   * mp_layers, pair_hidden, t_attr, t_edge, ctx_hist, kind, n_ch, the
+   * ETSIM_SYNTH_MAX_CH class counts, max_size, max_layers, max_nodes. */
   uint32_t v = 10000000;
-  memcpy(b + 16 + 13 * 4, &v, 4);
+  memcpy(b + 16 + (8 + ETSIM_SYNTH_MAX_CH + 2) * 4, &v, 4);
   uint64_t h = etsim_hash_bytes(b, len - 8);
   memcpy(b + len - 8, &h, 8);
   assert_int_equal(tu_write(path("big.bin"), b, len), 0);

@@ -464,7 +464,7 @@ static int run_synth(void *user, etsim_error_t *err) {
   if (!rc) rc = etsim_synth_model_save(m, s->model_path, err);
   if (!rc) rc = etsim_synth_model_load(&m2, s->model_path, err);
   if (!rc) rc = etsim_synth_sample(m2, 2, NULL, 7, &gen, err);
-  if (!rc) rc = etsim_synth_evaluate(&d, &gen, NULL, 0, &ev, err);
+  if (!rc) rc = etsim_synth_evaluate(&d, &gen, NULL, ETSIM_SYNTH_SURROGATE_NONE, NULL, &ev, err);
   remove(s->model_path);
   etsim_synth_model_free(m);
   etsim_synth_model_free(m2);
