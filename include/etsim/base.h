@@ -313,6 +313,10 @@ double etsim_rng_normal(etsim_rng_t *r);              /* N(0, 1) */
 int etsim_input_check(const char *path, etsim_error_t *err);
 int etsim_output_check(const char *path, etsim_error_t *err);
 void etsim_inputs_guard(int on);
+/* Forget the inputs seen so far, the guard staying on: for a process that
+ * runs one independent run after another (a sweep's worker), whose earlier
+ * inputs are this run's outputs to write. */
+void etsim_inputs_forget(void);
 
 /* Read a whole text file, checked as an input, into *out (owned,
  * NUL-terminated; *out_len bytes before the NUL, may be NULL).  A NUL byte
