@@ -470,7 +470,8 @@ int etsim_netpkt_flows_load(const char *path, etsim_netpkt_flow_t **out, size_t 
         goto done;
       }
       int bad = k < 5 ? etsim_net__pkt_parse_u64(tk.tok, &v[k])
-                      : (etsim_net__pkt_parse_double(tk.tok, &start) || start < 0);
+                      : (etsim_net__pkt_parse_double(tk.tok, &start) || !(start >= 0) ||
+                         start > 4.6e6); /* s: under the 2^62 ps horizon (fuzz_flows) */
       if (!bad && k < 5 && v[k] > UINT32_MAX && k != 4) bad = 1;
       if (bad) {
         rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%u: bad %s '%s'", path, tk.tok_line, what[k],

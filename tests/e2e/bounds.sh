@@ -116,6 +116,9 @@ refused "netsim FLOW_FILE /dev/zero" "/dev/zero: offset 0: a NUL byte: not a tex
 # fuzz_flows: a 60-byte flow file claiming 8e7 flows asked for 3.2 GB.
 printf '80000000\n0 1 3 100 1000 0\n' > many.flows
 printf 'FLOW_FILE many.flows\nTOPOLOGY_FILE %s\n' "$SRC/examples/netsim/clos16.topo" > mf.cfg
+printf '1\n0 1 3 100 1000 3333333333333333333333\n' > late.flows
+printf 'FLOW_FILE late.flows\nTOPOLOGY_FILE %s\n' "$SRC/examples/netsim/clos16.topo" > lf.cfg
+refused "flow start past the horizon" "late.flows:2: bad start time '3333333333333333333333'" "$BIN" netsim lf.cfg
 refused "flow count past the file" "many.flows:1: 80000000 flows claimed in a file of 26 bytes" \
   "$BIN" netsim mf.cfg
 refused "text workload /dev/zero" "/dev/zero: offset 0: a NUL byte" \

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     etsim_gen_micro_opts_t o = {.colls = colls, .n_colls = 1, .size_bytes = 4096, .npus = 1};
     etsim_error_t e = {0};
     o.prefix = fz_path(0, "a");
-    o.format = ETSIM_GEN_OUT_ET;
+    o.format = ETSIM_ET_OUT_RANK_FILES;
     if (etsim_gen_micro(&o, NULL, &e)) __builtin_trap();
     o.prefix = fz_path(0, "b");
     if (etsim_gen_micro(&o, NULL, &e)) __builtin_trap();

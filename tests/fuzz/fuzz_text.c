@@ -17,7 +17,8 @@ static void count(void *user, int severity, const char *line) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 8192) return 0;
   const char *prefix = fz_path(0, "w");
-  etsim_conv_text_opts_t o = {.npus = 2, .passes = 2, .format = ETSIM_GEN_OUT_ET, .prefix = prefix};
+  etsim_conv_text_opts_t o = {
+      .npus = 2, .passes = 2, .format = ETSIM_ET_OUT_RANK_FILES, .prefix = prefix};
   etsim_error_t err = {0};
   int rc = etsim_conv_text_mem("in.txt", (const char *)data, size, &o, NULL, &err);
   if (rc) {
