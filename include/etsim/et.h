@@ -343,16 +343,34 @@ size_t etsim_et_trace_memory(const etsim_et_trace_t *t);
 
 /*
  * A rank set: rank r's trace is ranks[r].  Several ranks may share one
- * trace (from a manifest); `traces` lists each distinct trace once.
+ * trace (from a manifest, or files of identical content with
+ * ETSIM_ET_SET_SHARE); `traces` lists each distinct trace once.
  */
 typedef struct etsim_et_set {
   size_t n_ranks;
   etsim_et_trace_t **ranks; /* borrowed pointers into traces[] */
   size_t n_traces;
   etsim_et_trace_t **traces; /* owned */
-  char **paths;              /* per distinct trace */
+  char **paths;              /* per distinct trace: the first file read into it */
   uint32_t *rank_trace;      /* rank -> index into traces */
+  /* Every file the set names, and the file each rank reads (files[k] is
+   * paths[k] unless ETSIM_ET_SET_SHARE merged files). */
+  size_t n_files;
+  char **files;
+  uint32_t *rank_file;
+  size_t n_shared_files; /* files found identical to an earlier one */
 } etsim_et_set_t;
+
+/* etsim_et_set_load flag (with the ETSIM_ET_READ_* flags): files whose
+ * bytes are identical share one loaded trace.  Decided by a 64-bit content
+ * hash and confirmed by comparing the bytes, so 16 K per-rank copies of
+ * one collective cost one parse and one trace in memory. */
+#define ETSIM_ET_SET_SHARE (1u << 8)
+
+/* The file rank r was read from. */
+static inline const char *etsim_et_set_rank_path(const etsim_et_set_t *s, size_t r) {
+  return s->files[s->rank_file[r]];
+}
 
 /*
  * Resolve `name` to files: an existing file is a set of one; else

@@ -86,7 +86,8 @@ typedef struct etsim_sim_result {
   uint64_t events;
   size_t max_pending;
   double wall_s;
-  int representative; /* one NPU was simulated for all (symmetry) */
+  int representative;      /* one NPU was simulated for all (symmetry) */
+  char reduction_why[200]; /* no reduction: why not (for the summary) */
   etsim_net_stats_t net;
   etsim_coll_stats_t coll;
   uint64_t bytes_by_op[ETSIM_COP_N + 2];

@@ -203,7 +203,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
-  if (etsim_et_set_load(&set, workload, 0, &err)) goto fail;
+  if (etsim_et_set_load(&set, workload, ETSIM_ET_SET_SHARE, &err)) goto fail;
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;

@@ -110,6 +110,14 @@ void etsim_et__reader_count_node(etsim_et_reader_t *r);
 /* Upper estimate of the nodes still to come, from the file size and the
  * messages buffered so far; 0 when unknown. */
 size_t etsim_et__reader_estimate_nodes(const etsim_et_reader_t *r);
+/* A reader over a whole file already in memory (data borrowed: it must
+ * outlive the reader); errors name `path`. */
+int etsim_et__reader_open_mem(etsim_et_reader_t **out, const char *path, const uint8_t *data,
+                              size_t len, unsigned flags, etsim_error_t *err);
+/* etsim_et_trace_load on a file already in memory (data borrowed during the
+ * call only). */
+int etsim_et__trace_load_mem(etsim_et_trace_t **out, const char *path, const uint8_t *data,
+                             size_t len, unsigned read_flags, etsim_error_t *err);
 /* Force the protobuf-c path for every node (tests compare both paths). */
 void etsim_et__reader_set_slow(etsim_et_reader_t *r, int slow);
 

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int is_file(const char *p) {
   struct stat st;
@@ -205,29 +207,213 @@ fail:
   return rc;
 }
 
+/* ------------------------------------------------------ content sharing */
+
+/* Files up to this size are read whole, hashed and compared; bigger ones
+ * (and gzip files) are loaded each on their own. */
+#define SHARE_MAX_BYTES (256u << 20)
+/* Small distinct files are kept in memory for comparisons (up to a total);
+ * bigger ones are read again when a later file has the same hash, which
+ * costs a read from the page cache but no memory while loading. */
+#define SHARE_KEEP_FILE (4u << 10)
+#define SHARE_KEEP_BYTES (8u << 20)
+
+/* 64-bit hash of a file's bytes, 8 at a time (a 16 K-file set is hashed in
+ * well under a millisecond per MB).  Equal hashes are confirmed by
+ * comparing bytes, so the quality only affects speed. */
+static uint64_t content_hash(const uint8_t *p, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = (h ^ etsim_hash_u64(w)) * 0xff51afd7ed558ccdull;
+  }
+  uint64_t w = 0;
+  memcpy(&w, p + i, n - i);
+  return etsim_hash_u64(h ^ etsim_hash_u64(w ^ 0x1234567ull));
+}
+
+typedef struct share {
+  etsim_u64map_t by_hash; /* content hash -> first trace index with it */
+  uint32_t *next;         /* per trace: next trace with the same hash, or UINT32_MAX */
+  uint64_t *size;         /* per trace: file size, or UINT64_MAX when not shareable */
+  uint8_t **kept;         /* per trace: its bytes, or NULL (re-read to compare) */
+  size_t kept_bytes, cap;
+  uint8_t *buf, *buf2;
+  size_t buf_cap, buf2_cap;
+} share_t;
+
+static void share_free(share_t *sh, size_t n_traces) {
+  etsim_u64map_free(&sh->by_hash);
+  for (size_t k = 0; sh->kept && k < n_traces; k++) etsim_free(sh->kept[k]);
+  etsim_free(sh->kept);
+  etsim_free(sh->next);
+  etsim_free(sh->size);
+  etsim_free(sh->buf);
+  etsim_free(sh->buf2);
+}
+
+/* Read a plain file whole into *buf (grown as needed): 1 with *len, 0 when
+ * it is not a plain file of at most SHARE_MAX_BYTES (gzip, a pipe, too
+ * big), or a negative code naming the file. */
+static int read_whole(const char *path, uint8_t **buf, size_t *cap, size_t *len,
+                      etsim_error_t *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return etsim_error_set(err, e == ENOENT ? ETSIM_ENOTFOUND : ETSIM_EIO, "%s: cannot open: %s",
+                           path, strerror(e));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SHARE_MAX_BYTES) {
+    close(fd);
+    return 0;
+  }
+  size_t n = (size_t)st.st_size;
+  if (n + 1 > *cap) {
+    size_t c = *cap;
+    if (etsim_grow((void **)buf, &c, n + 1, 1)) {
+      close(fd);
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+    }
+    *cap = c;
+  }
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = read(fd, *buf + got, n - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      int e = k < 0 ? errno : EIO;
+      close(fd);
+      return etsim_error_set(err, ETSIM_EIO, "%s: read error: %s", path, strerror(e));
+    }
+    got += (size_t)k;
+  }
+  close(fd);
+  if (n >= 2 && (*buf)[0] == 0x1f && (*buf)[1] == 0x8b) return 0; /* gzip: the reader's job */
+  *len = n;
+  return 1;
+}
+
+/* Whether trace k's file holds exactly data[0..len). */
+static int same_bytes(share_t *sh, const etsim_et_set_t *s, uint32_t k, const uint8_t *data,
+                      size_t len, etsim_error_t *err) {
+  if (sh->size[k] != len) return 0;
+  if (sh->kept[k]) return memcmp(sh->kept[k], data, len) == 0;
+  size_t n2;
+  int rc = read_whole(s->paths[k], &sh->buf2, &sh->buf2_cap, &n2, err);
+  if (rc <= 0) return rc; /* changed under us: not shared */
+  return n2 == len && memcmp(sh->buf2, data, len) == 0;
+}
+
 int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flags,
                       etsim_error_t *err) {
+  unsigned share = read_flags & ETSIM_ET_SET_SHARE;
+  read_flags &= ~(unsigned)ETSIM_ET_SET_SHARE;
   etsim_et_set_t *s = etsim_calloc(1, sizeof *s);
   if (!s) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  int rc = etsim_et_set_resolve(name, &s->paths, &s->n_traces, &s->rank_trace, &s->n_ranks, err);
+  int rc = etsim_et_set_resolve(name, &s->files, &s->n_files, &s->rank_file, &s->n_ranks, err);
   if (rc) {
     etsim_free(s);
     return rc;
   }
-  s->traces = etsim_calloc(s->n_traces, sizeof *s->traces);
-  s->ranks = etsim_calloc(s->n_ranks, sizeof *s->ranks);
-  if (!s->traces || !s->ranks) {
-    etsim_et_set_free(s);
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  size_t nf = s->n_files ? s->n_files : 1;
+  s->traces = etsim_calloc(nf, sizeof *s->traces);
+  s->paths = etsim_calloc(nf, sizeof *s->paths);
+  s->ranks = etsim_calloc(s->n_ranks ? s->n_ranks : 1, sizeof *s->ranks);
+  s->rank_trace = etsim_malloc((s->n_ranks ? s->n_ranks : 1) * sizeof *s->rank_trace);
+  uint32_t *file_trace = etsim_malloc(nf * sizeof *file_trace);
+  share_t sh;
+  memset(&sh, 0, sizeof sh);
+  etsim_u64map_init(&sh.by_hash);
+  if (share) {
+    sh.next = etsim_malloc(nf * sizeof *sh.next);
+    sh.size = etsim_malloc(nf * sizeof *sh.size);
+    sh.kept = etsim_calloc(nf, sizeof *sh.kept);
   }
-  for (size_t i = 0; i < s->n_traces; i++)
-    if ((rc = etsim_et_trace_load(&s->traces[i], s->paths[i], read_flags, err))) {
-      etsim_et_set_free(s);
-      return rc;
+  if (!s->traces || !s->paths || !s->ranks || !s->rank_trace || !file_trace ||
+      (share && (!sh.next || !sh.size || !sh.kept))) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  for (size_t f = 0; f < s->n_files; f++) {
+    const char *path = s->files[f];
+    size_t len = 0;
+    int whole = 0;
+    uint64_t h = 0;
+    if (share) {
+      if ((whole = read_whole(path, &sh.buf, &sh.buf_cap, &len, err)) < 0) {
+        rc = whole;
+        goto fail;
+      }
+      if (whole) {
+        h = content_hash(sh.buf, len);
+        uint32_t k;
+        int found = 0;
+        if (etsim_u64map_get(&sh.by_hash, h, &k))
+          for (; k != UINT32_MAX && !found; k = found ? k : sh.next[k]) {
+            int same = same_bytes(&sh, s, k, sh.buf, len, err);
+            if (same < 0) {
+              rc = same;
+              goto fail;
+            }
+            found = same;
+          }
+        if (found) {
+          file_trace[f] = k;
+          s->n_shared_files++;
+          continue;
+        }
+      }
     }
-  for (size_t r = 0; r < s->n_ranks; r++) s->ranks[r] = s->traces[s->rank_trace[r]];
+    size_t k = s->n_traces;
+    if (whole) rc = etsim_et__trace_load_mem(&s->traces[k], path, sh.buf, len, read_flags, err);
+    else rc = etsim_et_trace_load(&s->traces[k], path, read_flags, err);
+    if (rc) goto fail;
+    if (!(s->paths[k] = etsim_strdup(path))) {
+      etsim_et_trace_free(s->traces[k]);
+      s->traces[k] = NULL;
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      goto fail;
+    }
+    s->n_traces++;
+    file_trace[f] = (uint32_t)k;
+    if (share) {
+      sh.size[k] = whole ? len : UINT64_MAX;
+      sh.next[k] = UINT32_MAX;
+      if (whole) {
+        uint32_t first;
+        int put = etsim_u64map_put(&sh.by_hash, h, (uint32_t)k, &first);
+        if (put < 0) {
+          rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+          goto fail;
+        }
+        if (put == 0) { /* a different file with this hash: chain it */
+          sh.next[k] = sh.next[first];
+          sh.next[first] = (uint32_t)k;
+        }
+        if (len <= SHARE_KEEP_FILE && sh.kept_bytes + len <= SHARE_KEEP_BYTES &&
+            (sh.kept[k] = etsim_malloc(len ? len : 1))) {
+          memcpy(sh.kept[k], sh.buf, len);
+          sh.kept_bytes += len;
+        }
+      }
+    }
+  }
+  for (size_t r = 0; r < s->n_ranks; r++) {
+    s->rank_trace[r] = file_trace[s->rank_file[r]];
+    s->ranks[r] = s->traces[s->rank_trace[r]];
+  }
+  share_free(&sh, s->n_traces);
+  etsim_free(file_trace);
   *out = s;
   return 0;
+fail:
+  share_free(&sh, s->n_traces);
+  etsim_free(file_trace);
+  etsim_et_set_free(s);
+  return rc;
 }
 
 void etsim_et_set_free(etsim_et_set_t *s) {
@@ -237,6 +423,8 @@ void etsim_et_set_free(etsim_et_set_t *s) {
   etsim_free(s->ranks);
   etsim_et_free_paths(s->paths, s->n_traces);
   etsim_free(s->rank_trace);
+  etsim_et_free_paths(s->files, s->n_files);
+  etsim_free(s->rank_file);
   etsim_free(s);
 }
 
@@ -246,16 +434,20 @@ int etsim_et_set_broadcast(etsim_et_set_t *s, size_t n, etsim_error_t *err) {
                            s->paths[0], n);
   etsim_et_trace_t **r = etsim_malloc((n ? n : 1) * sizeof *r);
   uint32_t *rt = etsim_calloc(n ? n : 1, sizeof *rt);
-  if (!r || !rt) {
+  uint32_t *rf = etsim_calloc(n ? n : 1, sizeof *rf);
+  if (!r || !rt || !rf) {
     etsim_free(r);
     etsim_free(rt);
+    etsim_free(rf);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory for %zu ranks", s->paths[0], n);
   }
   for (size_t i = 0; i < n; i++) r[i] = s->traces[0];
   etsim_free(s->ranks);
   etsim_free(s->rank_trace);
+  etsim_free(s->rank_file);
   s->ranks = r;
   s->rank_trace = rt;
+  s->rank_file = rf;
   s->n_ranks = n;
   return 0;
 }

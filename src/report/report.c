@@ -93,6 +93,8 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
             "simulated for all %u (--exact simulates each)\n",
             r->n_npus);
+  else if (r->reduction_why[0])
+    fprintf(f, "reduction     none: every NPU simulated (%s)\n", r->reduction_why);
   fprintf(f, "simulation    %.3f s wall, %llu events, %.2f M events/s, peak %zu pending\n",
           r->wall_s, (unsigned long long)r->events,
           r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0, r->max_pending);

@@ -839,30 +839,41 @@ static int report_stuck(sim_t *s, const char *coll_msg) {
  * NPU's timeline equals NPU 0's.  `--exact` turns this off; tests check
  * that both paths give the same cycles.
  */
-static int symmetric(const sim_t *s) {
-  if (s->n < 2 || strcmp(s->net->ops->name, "analytical") != 0) return 0;
+static int symmetric(const sim_t *s, char *why, size_t n_why) {
+#define NO(...) (snprintf(why, n_why, __VA_ARGS__), 0)
+  if (s->n < 2) return NO("one NPU");
+  if (strcmp(s->net->ops->name, "analytical") != 0)
+    return NO("the %s backend has shared state (only the analytical one is stateless)",
+              s->net->ops->name);
   for (size_t r = 1; r < s->set->n_ranks; r++)
-    if (s->set->ranks[r] != s->set->ranks[0]) return 0;
+    if (s->set->rank_trace[r] != s->set->rank_trace[0])
+      return NO("NPU %zu's trace (%s) differs from NPU 0's", r, etsim_et_set_rank_path(s->set, r));
   for (int t = 0; t < ETSIM_COP_N; t++)
-    if (s->sys->custom[t]) return 0;
+    if (s->sys->custom[t]) return NO("custom %s collective", etsim_coll_op_name(t));
   for (int t = 0; t < ETSIM_COP_N; t++)
     for (int d = 0; d < s->sys->n_impl[t]; d++)
       if (s->sys->impl[t][d].kind != ETSIM_ALGO_RING &&
           s->sys->impl[t][d].kind != ETSIM_ALGO_DIRECT)
-        return 0; /* halving-doubling partners and trees are not translations */
+        /* halving-doubling partners and trees are not translations */
+        return NO("%s uses %s", etsim_coll_op_name(t), etsim_algo_name(s->sys->impl[t][d].kind));
   const etsim_et_trace_t *t = s->set->ranks[0];
   int shared_mem = s->opts->memory && s->opts->memory->type != ETSIM_MEM_NONE &&
                    s->opts->memory->type != ETSIM_MEM_PER_NPU;
   for (size_t i = 0; i < t->n_nodes; i++) {
     int ty = t->type[i];
-    if (ty == ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_COMM_RECV_NODE) return 0;
-    if ((ty == ETSIM_ET_MEM_LOAD_NODE || ty == ETSIM_ET_MEM_STORE_NODE) && shared_mem) return 0;
+    if (ty == ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_COMM_RECV_NODE)
+      return NO("point-to-point messages (node %llu)", (unsigned long long)t->id[i]);
+    if ((ty == ETSIM_ET_MEM_LOAD_NODE || ty == ETSIM_ET_MEM_STORE_NODE) && shared_mem)
+      return NO("remote memory shared between NPUs (node %llu)", (unsigned long long)t->id[i]);
     if (ty == ETSIM_ET_COMM_COLL_NODE) {
       const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
-      if (pg && *pg && strcmp(pg, "0") != 0) return 0;
+      if (pg && *pg && strcmp(pg, "0") != 0)
+        return NO("communicator groups (node %llu, pg_name \"%s\")", (unsigned long long)t->id[i],
+                  pg);
     }
   }
   return 1;
+#undef NO
 }
 
 int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
@@ -900,7 +911,9 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     goto fail;
   if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
   if ((rc = prepare_custom(&s))) goto fail;
-  if (!opts->exact && symmetric(&s)) {
+  if (opts->exact) {
+    snprintf(r->reduction_why, sizeof r->reduction_why, "--exact");
+  } else if (symmetric(&s, r->reduction_why, sizeof r->reduction_why)) {
     s.n_sim = 1;
     etsim_coll_set_representative(s.coll, 1);
   }
