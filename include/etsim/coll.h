@@ -172,6 +172,12 @@ void etsim_coll_dim_times(etsim_coll_t *c, uint32_t npu, int64_t *busy_ps, int64
 
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err);
 
+/* A hint that an event of the layer's (type, b) comes soon: start loading
+ * what it will touch.  Stage 0 fetches the event's own record (a
+ * delivery's matching entry, a stream); stage 1, given a few events later,
+ * follows it to the stream a delivery will wake.  Changes nothing. */
+void etsim_coll_prefetch(const etsim_coll_t *c, uint32_t type, uint64_t b, int stage);
+
 /* After the queue drains: streams still running and messages unmatched.
  * Writes a description of the first few into err and returns
  * ETSIM_EDEADLOCK, or 0 when everything completed. */

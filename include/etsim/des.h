@@ -74,6 +74,11 @@ int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint
  * when the queue is empty. */
 int etsim_des_pop(etsim_des_t *q, etsim_des_event_t *out);
 
+/* The k-th event after the next one to pop, if it is in the instant being
+ * drained: 1 with its type and arguments, else 0.  For prefetching the
+ * records upcoming events will touch (the simulation is memory-bound). */
+int etsim_des_peek(const etsim_des_t *q, uint32_t k, uint32_t *type, uint64_t *b);
+
 static inline size_t etsim_des_pending(const etsim_des_t *q) { return q->n; }
 /* Time of the earliest pending event, INT64_MAX when none. */
 int64_t etsim_des_next_time(const etsim_des_t *q);

@@ -26,7 +26,8 @@
 #define TOK_KIND(t) ((t) & (3ull << 62))
 #define TOK_VAL(t) ((t) & ~(3ull << 62))
 #define TAG_COLL (1ull << 40)
-#define CP(s) (&(s)->ph[(s)->next_phase - 1])
+#define CP(s) (&(s)->cur)
+#define PHASES(c, si) (&(c)->phases[(size_t)(si) * (size_t)(c)->max_ph])
 
 static const char *const type_names[] = {"all-reduce", "reduce-scatter", "all-gather",
                                          "all-to-all"};
@@ -52,71 +53,85 @@ const char *etsim_coll_op_name(etsim_cop_t t) {
 
 /* --------------------------------------------------------------- matching */
 
-static uint64_t match_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
+#define TOKEN_FAST (1ull << 63) /* a network token that is a match entry index */
+
+static uint32_t match_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
   uint64_t h = etsim_hash_u64(tag ^ 0x9e3779b97f4a7c15ull);
   h = etsim_hash_u64(h ^ ((uint64_t)src << 32 | dst));
-  return etsim_hash_u64(h ^ bytes);
+  return (uint32_t)etsim_hash_u64(h ^ bytes);
 }
 
-static int match_rehash(etsim_coll_t *c, size_t cap) {
-  match_t *old = c->match;
-  size_t old_cap = c->match_cap;
-  match_t *m = etsim_calloc(cap, sizeof *m);
-  if (!m) return ETSIM_ENOMEM;
-  c->match = m;
-  c->match_cap = cap;
-  c->match_used = 0;
-  c->match_tomb = 0;
-  for (size_t i = 0; i < old_cap; i++) {
-    if (old[i].state != 1) continue;
-    size_t j = match_hash(old[i].tag, old[i].src, old[i].dst, old[i].bytes) & (cap - 1);
-    while (m[j].state) j = (j + 1) & (cap - 1);
-    m[j] = old[i];
-    c->match_used++;
+static int mslot_grow(etsim_coll_t *c) {
+  size_t cap = c->mslot_cap ? c->mslot_cap * 2 : 1024;
+  uint64_t *sl = etsim_calloc(cap, sizeof *sl);
+  if (!sl) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < c->mslot_cap; i++) {
+    uint64_t v = c->mslot[i];
+    if (!v) continue;
+    size_t j = (size_t)(v >> 32) & (cap - 1);
+    while (sl[j]) j = (j + 1) & (cap - 1);
+    sl[j] = v;
   }
-  etsim_free(old);
+  etsim_free(c->mslot);
+  c->mslot = sl;
+  c->mslot_cap = cap;
   return 0;
 }
 
-/* Find or create the entry; *out is its slot. */
+/* Find or create the entry for the key; *out is its index. */
 static int match_get(etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes,
-                     size_t *out) {
-  if ((c->match_used + c->match_tomb + 1) * 10 > c->match_cap * 7) {
-    size_t cap = c->match_cap ? c->match_cap : 1024;
-    while ((c->match_used + 1) * 10 > cap * 5) cap *= 2;
-    int rc = match_rehash(c, cap);
+                     uint32_t *out) {
+  if ((c->match_used + 1) * 2 > c->mslot_cap) {
+    int rc = mslot_grow(c);
     if (rc) return rc;
   }
-  size_t mask = c->match_cap - 1;
-  size_t j = match_hash(tag, src, dst, bytes) & mask, tomb = SIZE_MAX;
-  for (;;) {
-    match_t *e = &c->match[j];
-    if (e->state == 0) break;
-    if (e->state == 2) {
-      if (tomb == SIZE_MAX) tomb = j;
-    } else if (e->tag == tag && e->src == src && e->dst == dst && e->bytes == bytes) {
-      *out = j;
+  uint32_t h = match_hash(tag, src, dst, bytes);
+  size_t mask = c->mslot_cap - 1, j = h & mask;
+  for (uint64_t v; (v = c->mslot[j]) != 0; j = (j + 1) & mask) {
+    if ((uint32_t)(v >> 32) != h) continue;
+    const match_t *e = &c->match[(uint32_t)v - 1];
+    if (e->tag == tag && e->src == src && e->dst == dst && e->bytes == bytes) {
+      *out = (uint32_t)v - 1;
       return 0;
     }
-    j = (j + 1) & mask;
   }
-  if (tomb != SIZE_MAX) {
-    j = tomb;
-    c->match_tomb--;
-  }
-  c->match[j] = (match_t){tag, bytes, src, dst, 0, NIL, NIL, 1};
+  uint32_t k;
+  POOL_ALLOC(c, match, n_match, cap_match, free_match, &k);
+  c->match[k] =
+      (match_t){.tag = tag, .bytes = bytes, .src = src, .dst = dst, .head = NIL, .tail = NIL};
+  c->mslot[j] = (uint64_t)h << 32 | (k + 1);
   c->match_used++;
-  *out = j;
+  *out = k;
   return 0;
 }
 
-static void match_maybe_drop(etsim_coll_t *c, size_t j) {
-  match_t *e = &c->match[j];
-  if (e->arrived == 0 && e->head == NIL) {
-    e->state = 2;
-    c->match_used--;
-    c->match_tomb++;
+/* Free entry k when nothing waits on it: its slot leaves the table by
+ * backward shifting (no tombstones), the entry goes to the free list. */
+static void match_release(etsim_coll_t *c, uint32_t k) {
+  match_t *e = &c->match[k];
+  if (e->arrived || e->n_recv || e->inflight) return;
+  size_t mask = c->mslot_cap - 1;
+  size_t j = match_hash(e->tag, e->src, e->dst, e->bytes) & mask;
+  while ((uint32_t)c->mslot[j] != k + 1) j = (j + 1) & mask;
+  for (;;) {
+    c->mslot[j] = 0;
+    size_t i = j;
+    for (;;) {
+      i = (i + 1) & mask;
+      uint64_t v = c->mslot[i];
+      if (!v) goto freed;
+      size_t home = (size_t)(v >> 32) & mask;
+      /* v may fill the hole at j unless its home lies cyclically in (j, i]. */
+      if (j <= i ? (home <= j || home > i) : (home <= j && home > i)) break;
+    }
+    c->mslot[j] = c->mslot[i];
+    j = i;
   }
+freed:
+  c->match_used--;
+  e->inflight = UINT32_MAX;
+  e->next_free = c->free_match;
+  c->free_match = k;
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -466,7 +481,7 @@ static int proceed(etsim_coll_t *c, uint32_t si) {
     return rc;
   }
   if (prev_q >= 0) queue_erase(c, si, prev_q);
-  s->next_phase++;
+  s->cur = PHASES(c, si)[s->next_phase++];
   s->cur_queue = (int32_t)CP(s)->queue;
   s->initialized = 0;
   phase_setup(s);
@@ -697,37 +712,51 @@ int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_cust
 
 static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                      uint64_t send_token) {
-  uint32_t mi;
-  POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
   c->stats.messages++;
+  uint32_t from = src, to = dst;
   if (c->rep && src == 0) {
     /* NPU 0 receives the mirror image of what it sends: from mirror(dst),
      * over the same distance, at the same time. */
-    uint32_t from = etsim_topo_mirror(c->topo, dst);
-    c->msgs[mi] = (msgrec_t){tag, bytes, from, 0, send_token, NIL};
-    return etsim_net_send(c->net, from, 0, bytes, mi);
+    from = etsim_topo_mirror(c->topo, dst);
+    to = 0;
   }
-  c->msgs[mi] = (msgrec_t){tag, bytes, src, dst, send_token, NIL};
-  return etsim_net_send(c->net, src, dst, bytes, mi);
+  uint32_t k;
+  int rc = match_get(c, tag, from, to, bytes, &k);
+  if (rc) return rc;
+  c->match[k].inflight++;
+  uint64_t token = TOKEN_FAST | k;
+  if (send_token) {
+    uint32_t mi;
+    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
+    c->msgs[mi].send_token = send_token;
+    c->msgs[mi].entry = k;
+    c->msgs[mi].sender = src;
+    token = mi;
+  }
+  return etsim_net_send(c->net, from, to, bytes, token);
 }
 
 static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag,
                      uint64_t recv_token) {
-  size_t j;
-  int rc = match_get(c, tag, src, dst, bytes, &j);
+  uint32_t k;
+  int rc = match_get(c, tag, src, dst, bytes, &k);
   if (rc) return rc;
-  match_t *e = &c->match[j];
+  match_t *e = &c->match[k];
   if (e->arrived) {
     e->arrived--;
-    match_maybe_drop(c, j);
+    match_release(c, k);
     /* A receive posted after the arrival completes at +0, as a new event. */
     return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_RECV, dst, recv_token);
+  }
+  if (e->n_recv++ == 0) {
+    e->tok0 = recv_token; /* the common case: one receive waits, inline */
+    return 0;
   }
   uint32_t ri;
   POOL_ALLOC(c, rq, n_rq, cap_rq, free_rq, &ri);
   c->rq[ri].token = recv_token;
   c->rq[ri].next = NIL;
-  e = &c->match[j];
+  e = &c->match[k];
   if (e->tail != NIL) c->rq[e->tail].next = ri;
   else e->head = ri;
   e->tail = ri;
@@ -739,42 +768,54 @@ static int user_done(etsim_coll_t *c, uint32_t npu, uint64_t token) {
   return 0;
 }
 
-static int deliver(etsim_coll_t *c, uint32_t mi) {
-  msgrec_t m = c->msgs[mi];
-  c->msgs[mi].next_free = c->free_msg;
-  c->free_msg = mi;
-  size_t j;
-  int rc = match_get(c, m.tag, m.src, m.dst, m.bytes, &j);
-  if (rc) return rc;
-  match_t *e = &c->match[j];
+static int deliver(etsim_coll_t *c, uint64_t token) {
+  uint32_t k, sender = 0;
+  uint64_t send_token = 0;
+  if (token & TOKEN_FAST) {
+    k = (uint32_t)token;
+  } else {
+    msgrec_t *m = &c->msgs[(uint32_t)token];
+    k = m->entry;
+    send_token = m->send_token;
+    sender = m->sender;
+    m->next_free = c->free_msg;
+    c->free_msg = (uint32_t)token;
+  }
+  match_t *e = &c->match[k];
+  uint32_t dst = e->dst;
+  e->inflight--;
   uint64_t recv_token = 0;
-  if (e->head != NIL) {
-    uint32_t ri = e->head;
-    recv_token = c->rq[ri].token;
-    e->head = c->rq[ri].next;
-    if (e->head == NIL) e->tail = NIL;
-    c->rq[ri].next_free = c->free_rq;
-    c->free_rq = ri;
-    match_maybe_drop(c, j);
+  if (e->n_recv) {
+    recv_token = e->tok0;
+    if (--e->n_recv) { /* the next waiting receive moves inline */
+      uint32_t ri = e->head;
+      e->tok0 = c->rq[ri].token;
+      e->head = c->rq[ri].next;
+      if (e->head == NIL) e->tail = NIL;
+      c->rq[ri].next_free = c->free_rq;
+      c->free_rq = ri;
+    }
   } else {
     e->arrived++;
   }
+  match_release(c, k);
+  int rc;
   /* The send handler runs first, then the receive handler (ASTRA-sim). */
-  if (m.send_token && TOK_KIND(m.send_token) == TOK_STREAM) {
+  if (send_token && TOK_KIND(send_token) == TOK_STREAM) {
     /* --ring-window: a credit comes back; a held piece may go */
-    uint32_t si = (uint32_t)TOK_VAL(m.send_token);
+    uint32_t si = (uint32_t)TOK_VAL(send_token);
     int sent;
     c->streams[si].inflight--;
     if ((rc = ready(c, si, &sent)) || (rc = iteratable(c, si))) return rc;
   }
-  if (m.send_token && TOK_KIND(m.send_token) == TOK_USER)
-    if ((rc = user_done(c, m.src, m.send_token))) return rc;
-  if (m.send_token && TOK_KIND(m.send_token) == TOK_CUSTOM)
-    if ((rc = custom_done(c, m.send_token))) return rc;
+  if (send_token && TOK_KIND(send_token) == TOK_USER)
+    if ((rc = user_done(c, sender, send_token))) return rc;
+  if (send_token && TOK_KIND(send_token) == TOK_CUSTOM)
+    if ((rc = custom_done(c, send_token))) return rc;
   if (recv_token) {
     if (TOK_KIND(recv_token) == TOK_STREAM) return on_recv(c, (uint32_t)TOK_VAL(recv_token));
     if (TOK_KIND(recv_token) == TOK_CUSTOM) return custom_done(c, recv_token);
-    return user_done(c, m.dst, recv_token);
+    return user_done(c, dst, recv_token);
   }
   return 0;
 }
@@ -793,7 +834,7 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
   int rc = 0;
   switch (ev->type) {
     case ETSIM_COLL_EV_DELIVER:
-      rc = deliver(c, (uint32_t)ev->b);
+      rc = deliver(c, ev->b);
       break;
     case ETSIM_COLL_EV_HOP:
       rc = etsim_net_event(c->net, ev);
@@ -816,6 +857,25 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
     etsim_error_set(err, rc, "system layer: %s at t=%lld ps", etsim_strerror(rc),
                     (long long)c->q->now_ps);
   return rc;
+}
+
+void etsim_coll_prefetch(const etsim_coll_t *c, uint32_t type, uint64_t b, int stage) {
+  if (type == ETSIM_COLL_EV_DELIVER && (b & TOKEN_FAST)) {
+    const match_t *e = &c->match[(uint32_t)b];
+    if (stage == 0) {
+      __builtin_prefetch(e);
+    } else if (e->n_recv && TOK_KIND(e->tok0) == TOK_STREAM) {
+      const stream_t *s = &c->streams[(uint32_t)TOK_VAL(e->tok0)];
+      __builtin_prefetch(s);
+      __builtin_prefetch((const char *)s + 64);
+      __builtin_prefetch((const char *)s + 128);
+    }
+  } else if (type == ETSIM_COLL_EV_GENERAL && stage == 0) {
+    const stream_t *s = &c->streams[(uint32_t)b];
+    __builtin_prefetch(s);
+    __builtin_prefetch((const char *)s + 64);
+    __builtin_prefetch((const char *)s + 128);
+  }
 }
 
 /* ------------------------------------------------------------------ issue */
@@ -918,6 +978,14 @@ static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t t
 static int new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t pri, int n_phases,
                       uint32_t *out) {
   POOL_ALLOC(c, streams, n_streams, cap_streams, free_stream, out);
+  if (c->cap_streams > c->cap_phase_streams) {
+    /* The phase lists grow with the stream pool, max_ph per slot. */
+    phase_t *p = etsim_realloc(c->phases, c->cap_streams * (size_t)c->max_ph * sizeof *p);
+    if (!p) return ETSIM_ENOMEM;
+    c->phases = p;
+    c->cap_phase_streams = c->cap_streams;
+  }
+  if (n_phases > c->max_ph) return ETSIM_EINTERNAL;
   stream_t *s = &c->streams[*out];
   memset(s, 0, sizeof *s);
   s->npu = npu;
@@ -954,12 +1022,14 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
   if (rc) return rc;
   stream_t *s = &c->streams[si];
   s->cu = &cu->rank[pos];
-  s->ph[0].type = (uint8_t)type;
-  s->ph[0].algo = ETSIM_ALGO_N;
-  s->ph[0].size = bytes;
-  s->ph[0].ring.n = comm ? comm->n : c->n_npus;
-  s->ph[0].ring.members = comm && comm->n != c->n_npus ? comm->members : NULL;
-  s->ph[0].ring.pos = pos;
+  phase_t *ph = PHASES(c, si);
+  memset(ph, 0, sizeof *ph);
+  ph->type = (uint8_t)type;
+  ph->algo = ETSIM_ALGO_N;
+  ph->size = bytes;
+  ph->ring.n = comm ? comm->n : c->n_npus;
+  ph->ring.members = comm && comm->n != c->n_npus ? comm->members : NULL;
+  ph->ring.pos = pos;
   s->tag = TAG_COLL | c->stream_counter[npu]++;
   return proceed(c, si);
 }
@@ -1099,7 +1169,7 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t b
     uint32_t si;
     if ((rc0 = new_stream(c, npu, di, pri, np, &si))) return rc0;
     stream_t *s = &c->streams[si];
-    memcpy(s->ph, ph, (size_t)np * sizeof *ph);
+    memcpy(PHASES(c, si), ph, (size_t)np * sizeof *ph);
     if (grouped) {
       uint64_t key = (uint64_t)npu << 32 | comm->id;
       uint32_t slot = (uint32_t)c->n_gcount;
@@ -1154,6 +1224,9 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
   c->user = user;
   c->n_npus = topo->total;
   c->qpd = cfg->queues_per_dim ? cfg->queues_per_dim : 1;
+  /* Phases per stream: one per dimension; localBWAware all-reduce goes up
+   * and down again (2 ndims - 1); custom and communicator rings take one. */
+  c->max_ph = 2 * topo->ndims - 1 > 1 ? 2 * topo->ndims - 1 : 1;
   c->n_queues = topo->ndims * (int)c->qpd;
   {
     uint32_t ac = cfg->active_chunks ? cfg->active_chunks : 1;
@@ -1171,7 +1244,7 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
   c->dbt_counter =
       etsim_calloc((size_t)topo->total * ETSIM_COP_N * ETSIM_TOPO_MAX_DIMS, sizeof *c->dbt_counter);
   c->reduce_ns_cache_bytes = -1;
-  c->free_stream = c->free_dataset = c->free_msg = c->free_rq = NIL;
+  c->free_stream = c->free_dataset = c->free_msg = c->free_rq = c->free_match = NIL;
   etsim_u64map_init(&c->group_counter);
   size_t nq = (size_t)c->n_npus * (size_t)c->n_queues;
   c->prio_counter = etsim_calloc(c->n_npus, sizeof *c->prio_counter);
@@ -1223,9 +1296,11 @@ void etsim_coll_destroy(etsim_coll_t *c) {
   etsim_u64map_free(&c->group_counter);
   etsim_free(c->gcount);
   etsim_free(c->streams);
+  etsim_free(c->phases);
   etsim_free(c->datasets);
   etsim_free(c->msgs);
   etsim_free(c->match);
+  etsim_free(c->mslot);
   etsim_free(c->rq);
   etsim_free(c);
 }
@@ -1236,11 +1311,11 @@ void etsim_coll_get_stats(const etsim_coll_t *c, etsim_coll_stats_t *out) {
   *out = c->stats;
   out->unmatched_arrivals = 0;
   out->pending_recvs = 0;
-  for (size_t i = 0; i < c->match_cap; i++) {
+  for (size_t i = 0; i < c->n_match; i++) {
     const match_t *e = &c->match[i];
-    if (e->state != 1) continue;
+    if (e->inflight == UINT32_MAX) continue;
     out->unmatched_arrivals += e->arrived;
-    for (uint32_t r = e->head; r != NIL; r = c->rq[r].next) out->pending_recvs++;
+    out->pending_recvs += e->n_recv;
   }
 }
 
@@ -1251,12 +1326,12 @@ int etsim_coll_check_idle(const etsim_coll_t *c, etsim_error_t *err) {
   char buf[600];
   size_t len = 0;
   int shown = 0;
-  for (size_t i = 0; i < c->match_cap && shown < 4; i++) {
+  for (size_t i = 0; i < c->n_match && shown < 4; i++) {
     const match_t *e = &c->match[i];
-    if (e->state != 1) continue;
+    if (e->inflight == UINT32_MAX || (!e->arrived && !e->n_recv)) continue;
     const char *ns = e->tag & TAG_COLL ? "collective stream" : "tag";
     uint64_t tag = e->tag & ~TAG_COLL;
-    if (e->head != NIL)
+    if (e->n_recv)
       len += (size_t)snprintf(buf + len, sizeof buf - len,
                               "%sNPU %u waits for %llu bytes from NPU "
                               "%u (%s %llu) that were never sent",

@@ -214,3 +214,13 @@ int64_t etsim_des_next_time(const etsim_des_t *q) {
   if (q->cur != NONE && q->bk[q->cur].head < q->bk[q->cur].n) return q->bk[q->cur].t;
   return q->n_t ? q->theap[0].t : INT64_MAX;
 }
+
+int etsim_des_peek(const etsim_des_t *q, uint32_t k, uint32_t *type, uint64_t *b) {
+  if (q->cur == NONE) return 0;
+  const etsim_des_bucket_t *bk = &q->bk[q->cur];
+  if ((uint64_t)bk->head + k >= bk->n) return 0;
+  const etsim_des_slot_t *s = &bk->v[bk->head + k];
+  *type = s->type;
+  *b = s->b;
+  return 1;
+}

@@ -945,6 +945,16 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
       }
     }
     if (!etsim_des_pop(&s.q, &ev)) break;
+    {
+      /* Memory-bound: start loading what the events a few places ahead
+       * touch (their entries now, the streams they wake a bit later). */
+      uint32_t pt;
+      uint64_t pb;
+      if (etsim_des_peek(&s.q, 12, &pt, &pb) && pt < ETSIM_COLL_EV_END)
+        etsim_coll_prefetch(s.coll, pt, pb, 0);
+      if (etsim_des_peek(&s.q, 6, &pt, &pb) && pt < ETSIM_COLL_EV_END)
+        etsim_coll_prefetch(s.coll, pt, pb, 1);
+    }
     if (ev.type < ETSIM_COLL_EV_END) {
       rc = etsim_coll_event(s.coll, &ev, err);
     } else if (ev.type == EV_NODE_DONE) {
