@@ -61,9 +61,18 @@ typedef struct etsim_des {
   uint64_t n_popped;  /* events processed so far */
   size_t max_pending; /* high-water mark of pending events */
   size_t max_times;   /* high-water mark of pending distinct times */
+  /* Provenance (etsim_des_track): each event remembers when it was pushed
+   * and `pusher` at that moment (an id the owner sets: the NPU whose work
+   * is running); pop leaves them in popped_push_ps / popped_pusher. */
+  int track;
+  uint32_t pusher;
+  int64_t popped_push_ps;
+  uint32_t popped_pusher;
 } etsim_des_t;
 
 void etsim_des_init(etsim_des_t *q);
+/* Record provenance from now on (call before the first push). */
+void etsim_des_track(etsim_des_t *q);
 void etsim_des_free(etsim_des_t *q);
 
 /* Schedule an event at absolute time t_ps (>= now).  Returns 0 or

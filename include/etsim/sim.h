@@ -53,7 +53,10 @@ typedef struct etsim_sim_opts {
   const char *backend;               /* "analytical" (default) or "congestion" */
   int multi_comm;                    /* lift the one-communication-op rule */
   int record_nodes;                  /* keep start/end of every node (CSV, timeline) */
-  int exact;                         /* simulate every NPU even when one can stand for all */
+  int exact;                         /* simulate every NPU even when classes of equivalent
+                                        NPUs could be simulated once each */
+  int duration_micros;               /* read only duration_micros (as ASTRA-sim), not the
+                                        finer duration_ns etsim's generators also write */
   const etsim_mem_config_t *memory;  /* NULL: none */
   const etsim_comm_groups_t *groups; /* NULL: none */
   const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
@@ -86,8 +89,14 @@ typedef struct etsim_sim_result {
   uint64_t events;
   size_t max_pending;
   double wall_s;
-  int representative;      /* one NPU was simulated for all (symmetry) */
-  char reduction_why[200]; /* no reduction: why not (for the summary) */
+  int representative;      /* classes of equivalent NPUs were simulated once each */
+  uint32_t n_simulated;    /* NPUs simulated (n_npus without a reduction) */
+  uint64_t class_size;     /* NPUs per class (1 without) */
+  char reduction[240];     /* the symmetries used, when representative */
+  char reduction_why[240]; /* no reduction: why not (for the summary) */
+  uint64_t dur_ns_nodes;   /* COMP node runs whose duration_ns differs from duration_micros
+                              x 1000 (used unless duration_micros), over all NPUs */
+  int64_t dur_ns_delta_ps; /* total time those differences add (sum over NPUs) */
   etsim_net_stats_t net;
   etsim_coll_stats_t coll;
   uint64_t bytes_by_op[ETSIM_COP_N + 2];

@@ -53,9 +53,11 @@ static void usage(FILE *fp) {
           "                       as ASTRA-sim, where pieces can bunch on a link\n"
           "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
           "  --multi-comm         allow several communication ops in flight per NPU\n"
-          "  --exact              simulate every NPU even when all are provably alike\n"
-          "                       (by default one NPU stands for all when the trace, the\n"
-          "                       collectives and the analytical network are symmetric)\n"
+          "  --exact              simulate every NPU, message by message (by default a class\n"
+          "                       of provably equivalent NPUs is simulated once: the summary\n"
+          "                       says which symmetries were used, or why none applied)\n"
+          "  --duration-micros    time compute nodes by duration_micros only, as ASTRA-sim\n"
+          "                       does (default: the finer duration_ns when a node has it)\n"
           "  --json F             results as JSON ('-' = stdout)\n"
           "  --csv F              one row per executed node\n"
           "  --timeline F         Perfetto/Chrome trace (open in ui.perfetto.dev)\n"
@@ -71,7 +73,7 @@ static int is_file(const char *p) {
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
-  int multi = 0, quiet = 0, exact = 0;
+  int multi = 0, quiet = 0, exact = 0, dur_micros = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
              *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL;
@@ -124,6 +126,7 @@ int etsim_cmd_sim(int argc, char **argv) {
     if (done) continue;
     if (strcmp(a, "--multi-comm") == 0) multi = 1;
     else if (strcmp(a, "--exact") == 0) exact = 1;
+    else if (strcmp(a, "--duration-micros") == 0) dur_micros = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
     else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
   }
@@ -203,7 +206,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
-  if (etsim_et_set_load(&set, workload, ETSIM_ET_SET_SHARE, &err)) goto fail;
+  if (etsim_et_set_load(&set, workload, ETSIM_ET_SET_SHARE_LABELS, &err)) goto fail;
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;
@@ -213,6 +216,7 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .multi_comm = multi,
                         .record_nodes = csv || timeline || json,
                         .exact = exact,
+                        .duration_micros = dur_micros,
                         .memory = memory ? &mem : NULL,
                         .groups = groups ? &cg : NULL,
                         .net = &nopt};

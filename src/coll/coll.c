@@ -714,11 +714,20 @@ static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes
                      uint64_t send_token) {
   c->stats.messages++;
   uint32_t from = src, to = dst;
-  if (c->rep && src == 0) {
-    /* NPU 0 receives the mirror image of what it sends: from mirror(dst),
-     * over the same distance, at the same time. */
-    from = etsim_topo_mirror(c->topo, dst);
-    to = 0;
+  const etsim_coll_symmetry_t *sy = c->sym;
+  if (sy) {
+    if (sy->rep[dst] != dst) {
+      /* dst is g(rep[dst]) for g = prod shift_i^pos_i(dst): rep[dst]
+       * receives the image of this message, from g^-1(src), at the same
+       * time (costs are G-invariant). */
+      to = sy->rep[dst];
+      for (uint32_t i = 0; i < sy->n_gen; i++) {
+        uint32_t n = sy->len[i], p = sy->pos[i][from], d = sy->pos[i][dst] % n;
+        from = sy->members[i][sy->first[i][from] + (p + n - d) % n];
+      }
+    }
+    uint32_t one;
+    if (etsim_u64map_put(&c->pairs, (uint64_t)from << 32 | to, 0, &one) < 0) return ETSIM_ENOMEM;
   }
   uint32_t k;
   int rc = match_get(c, tag, from, to, bytes, &k);
@@ -733,7 +742,13 @@ static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes
     c->msgs[mi].sender = src;
     token = mi;
   }
-  return etsim_net_send(c->net, from, to, bytes, token);
+  if (!c->q->track) return etsim_net_send(c->net, from, to, bytes, token);
+  /* Provenance: the delivery is pushed, in the exact run, by `from`. */
+  uint32_t pusher = c->q->pusher;
+  c->q->pusher = from;
+  rc = etsim_net_send(c->net, from, to, bytes, token);
+  c->q->pusher = pusher;
+  return rc;
 }
 
 static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag,
@@ -832,6 +847,10 @@ int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
 
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err) {
   int rc = 0;
+  if (c->q->track) {
+    uint64_t key;
+    etsim_coll_event_key(c, ev, &c->q->pusher, &key);
+  }
   switch (ev->type) {
     case ETSIM_COLL_EV_DELIVER:
       rc = deliver(c, ev->b);
@@ -1246,6 +1265,7 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
   c->reduce_ns_cache_bytes = -1;
   c->free_stream = c->free_dataset = c->free_msg = c->free_rq = c->free_match = NIL;
   etsim_u64map_init(&c->group_counter);
+  etsim_u64map_init(&c->pairs);
   size_t nq = (size_t)c->n_npus * (size_t)c->n_queues;
   c->prio_counter = etsim_calloc(c->n_npus, sizeof *c->prio_counter);
   c->stream_counter = etsim_calloc(c->n_npus, sizeof *c->stream_counter);
@@ -1294,6 +1314,7 @@ void etsim_coll_destroy(etsim_coll_t *c) {
   etsim_free(c->qtail);
   etsim_free(c->qrunning);
   etsim_u64map_free(&c->group_counter);
+  etsim_u64map_free(&c->pairs);
   etsim_free(c->gcount);
   etsim_free(c->streams);
   etsim_free(c->phases);
@@ -1305,7 +1326,43 @@ void etsim_coll_destroy(etsim_coll_t *c) {
   etsim_free(c);
 }
 
-void etsim_coll_set_representative(etsim_coll_t *c, int on) { c->rep = on; }
+void etsim_coll_set_symmetry(etsim_coll_t *c, const etsim_coll_symmetry_t *sym) { c->sym = sym; }
+
+const etsim_u64map_t *etsim_coll_pairs(const etsim_coll_t *c) { return &c->pairs; }
+
+void etsim_coll_event_key(const etsim_coll_t *c, const etsim_des_event_t *ev, uint32_t *npu,
+                          uint64_t *key) {
+  switch (ev->type) {
+    case ETSIM_COLL_EV_DELIVER: {
+      uint32_t k;
+      uint64_t send = 0;
+      if (ev->b & TOKEN_FAST) {
+        k = (uint32_t)ev->b;
+      } else {
+        k = c->msgs[(uint32_t)ev->b].entry;
+        send = c->msgs[(uint32_t)ev->b].send_token;
+      }
+      const match_t *e = &c->match[k];
+      *npu = e->dst;
+      /* A send handler makes the event distinct; a waiting receive names
+       * its handler; an early arrival only counts. */
+      *key = send ? send ^ (1ull << 61) : e->n_recv ? e->tok0 : 0;
+      return;
+    }
+    case ETSIM_COLL_EV_GENERAL:
+      *npu = c->streams[(uint32_t)ev->b].npu;
+      *key = TOK_STREAM | (uint32_t)ev->b;
+      return;
+    case ETSIM_COLL_EV_HOP:
+      *npu = ev->a;
+      *key = 0;
+      return;
+    default: /* RECV, CUSTOM */
+      *npu = ev->a;
+      *key = ev->b;
+      return;
+  }
+}
 
 void etsim_coll_get_stats(const etsim_coll_t *c, etsim_coll_stats_t *out) {
   *out = c->stats;

@@ -157,7 +157,8 @@ struct etsim_coll {
   uint32_t free_rq;
   int warned_truncate[ETSIM_COP_N];
   int warned_clamp;
-  int rep; /* representative mode */
+  const etsim_coll_symmetry_t *sym; /* reduced run, or NULL */
+  etsim_u64map_t pairs;             /* reduced run: (from << 32 | to) used */
   const etsim_coll_custom_t *custom[ETSIM_COP_N];
   uint32_t *dbt_counter;
   /* per NPU x dimension: streams running, time with any running, and of

@@ -20,9 +20,16 @@ struct etsim_des_slot {
   uint64_t b;
 };
 
+/* Provenance of a slot (only when tracking). */
+typedef struct prov {
+  int64_t push_ps;
+  uint32_t pusher;
+} prov_t;
+
 struct etsim_des_bucket {
   int64_t t;
   etsim_des_slot_t *v;
+  prov_t *pv; /* parallel to v when tracking */
   uint32_t n, cap, head;
   uint32_t next_free;
 };
@@ -34,8 +41,13 @@ void etsim_des_init(etsim_des_t *q) {
   q->free_bk = q->cur = q->last_bk = NONE;
 }
 
+void etsim_des_track(etsim_des_t *q) { q->track = 1; }
+
 void etsim_des_free(etsim_des_t *q) {
-  for (size_t i = 0; i < q->n_bk; i++) etsim_free(q->bk[i].v);
+  for (size_t i = 0; i < q->n_bk; i++) {
+    etsim_free(q->bk[i].v);
+    etsim_free(q->bk[i].pv);
+  }
   etsim_free(q->bk);
   etsim_free(q->theap);
   etsim_free(q->hkey);
@@ -176,8 +188,14 @@ int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint
   if (bk->n == bk->cap) {
     size_t cap = bk->cap;
     if (etsim_grow((void **)&bk->v, &cap, (size_t)bk->n + 1, sizeof *bk->v)) return ETSIM_ENOMEM;
+    if (q->track) {
+      prov_t *pv = etsim_realloc(bk->pv, cap * sizeof *pv);
+      if (!pv) return ETSIM_ENOMEM;
+      bk->pv = pv;
+    }
     bk->cap = (uint32_t)cap;
   }
+  if (q->track) bk->pv[bk->n] = (prov_t){q->now_ps, q->pusher};
   bk->v[bk->n++] = (etsim_des_slot_t){type, a, b};
   if (++q->n > q->max_pending) q->max_pending = q->n;
   return 0;
@@ -188,6 +206,10 @@ int etsim_des_pop(etsim_des_t *q, etsim_des_event_t *out) {
     if (q->cur != NONE) {
       etsim_des_bucket_t *bk = &q->bk[q->cur];
       if (bk->head < bk->n) {
+        if (q->track) {
+          q->popped_push_ps = bk->pv[bk->head].push_ps;
+          q->popped_pusher = bk->pv[bk->head].pusher;
+        }
         etsim_des_slot_t s = bk->v[bk->head++];
         out->t_ps = bk->t;
         out->seq = q->n_popped++;

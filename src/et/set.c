@@ -235,18 +235,30 @@ static uint64_t content_hash(const uint8_t *p, size_t n) {
 }
 
 typedef struct share {
-  etsim_u64map_t by_hash; /* content hash -> first trace index with it */
-  uint32_t *next;         /* per trace: next trace with the same hash, or UINT32_MAX */
-  uint64_t *size;         /* per trace: file size, or UINT64_MAX when not shareable */
-  uint8_t **kept;         /* per trace: its bytes, or NULL (re-read to compare) */
-  size_t kept_bytes, cap;
+  etsim_u64map_t by_hash; /* content hash -> first file with it */
+  uint32_t *next;         /* per file: next file with the same hash, or UINT32_MAX */
+  uint64_t *size;         /* per file: its size (when read whole) */
+  uint8_t **kept;         /* per file: its bytes, or NULL (re-read to compare) */
+  size_t kept_bytes;
   uint8_t *buf, *buf2;
   size_t buf_cap, buf2_cap;
+  /* up to labels: shape hash -> first trace with it, chained per trace */
+  etsim_u64map_t by_shape;
+  uint32_t *shape_next;
+  et_labels_t *tl; /* per trace: its labels (attr_slot moves to the set) */
+  size_t label_cap;
 } share_t;
 
-static void share_free(share_t *sh, size_t n_traces) {
+static void share_free(share_t *sh, const etsim_et_set_t *s) {
   etsim_u64map_free(&sh->by_hash);
-  for (size_t k = 0; sh->kept && k < n_traces; k++) etsim_free(sh->kept[k]);
+  etsim_u64map_free(&sh->by_shape);
+  for (size_t k = 0; sh->kept && k < s->n_files; k++) etsim_free(sh->kept[k]);
+  for (size_t k = 0; sh->tl && k < s->n_traces; k++) {
+    if (s->attr_label && sh->tl[k].attr_slot == s->attr_label[k]) sh->tl[k].attr_slot = NULL;
+    etsim_et__labels_free(&sh->tl[k]);
+  }
+  etsim_free(sh->tl);
+  etsim_free(sh->shape_next);
   etsim_free(sh->kept);
   etsim_free(sh->next);
   etsim_free(sh->size);
@@ -296,21 +308,95 @@ static int read_whole(const char *path, uint8_t **buf, size_t *cap, size_t *len,
   return 1;
 }
 
-/* Whether trace k's file holds exactly data[0..len). */
-static int same_bytes(share_t *sh, const etsim_et_set_t *s, uint32_t k, const uint8_t *data,
+/* Whether file f holds exactly data[0..len). */
+static int same_bytes(share_t *sh, const etsim_et_set_t *s, uint32_t f, const uint8_t *data,
                       size_t len, etsim_error_t *err) {
-  if (sh->size[k] != len) return 0;
-  if (sh->kept[k]) return memcmp(sh->kept[k], data, len) == 0;
+  if (sh->size[f] != len) return 0;
+  if (sh->kept[f]) return memcmp(sh->kept[f], data, len) == 0;
   size_t n2;
-  int rc = read_whole(s->paths[k], &sh->buf2, &sh->buf2_cap, &n2, err);
+  int rc = read_whole(s->files[f], &sh->buf2, &sh->buf2_cap, &n2, err);
   if (rc <= 0) return rc; /* changed under us: not shared */
   return n2 == len && memcmp(sh->buf2, data, len) == 0;
 }
 
+/* Append label values for file f (n values). */
+static int add_labels(etsim_et_set_t *s, share_t *sh, size_t f, const etsim_et_label_t *v,
+                      uint32_t n, size_t *n_labels) {
+  if (*n_labels + n > sh->label_cap &&
+      etsim_grow((void **)&s->labels, &sh->label_cap, *n_labels + n, sizeof *s->labels))
+    return ETSIM_ENOMEM;
+  s->label_off[f] = *n_labels;
+  if (n) memcpy(s->labels + *n_labels, v, n * sizeof *v);
+  *n_labels += n;
+  return 0;
+}
+
+/* A freshly loaded trace t of file f: share an earlier trace of the same
+ * shape (then t is freed and f gets only its label values), or become a
+ * new distinct trace.  *k is the trace file f reads. */
+static int place_by_shape(etsim_et_set_t *s, share_t *sh, size_t f, etsim_et_trace_t *t,
+                          size_t *n_labels, uint32_t *k, etsim_error_t *err) {
+  et_labels_t l;
+  if (etsim_et__labels_extract(t, s->label_strs, &l)) {
+    etsim_et_trace_free(t);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", s->files[f]);
+  }
+  uint32_t c;
+  if (etsim_u64map_get(&sh->by_shape, l.shape_hash, &c))
+    for (; c != UINT32_MAX; c = sh->shape_next[c])
+      if (etsim_et__same_shape(s->traces[c], &sh->tl[c], t, &l)) {
+        int rc = add_labels(s, sh, f, l.vals, l.n, n_labels);
+        etsim_et__labels_free(&l);
+        etsim_et_trace_free(t);
+        if (rc) return etsim_error_set(err, rc, "%s: out of memory", s->files[f]);
+        s->n_label_files++;
+        *k = c;
+        return 0;
+      }
+  size_t nt = s->n_traces;
+  uint32_t first;
+  int put = etsim_u64map_put(&sh->by_shape, l.shape_hash, (uint32_t)nt, &first);
+  if (put < 0 || add_labels(s, sh, f, l.vals, l.n, n_labels) ||
+      !(s->paths[nt] = etsim_strdup(s->files[f]))) {
+    etsim_et__labels_free(&l);
+    etsim_et_trace_free(t);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", s->files[f]);
+  }
+  sh->shape_next[nt] = UINT32_MAX;
+  if (put == 0) {
+    sh->shape_next[nt] = sh->shape_next[first];
+    sh->shape_next[first] = (uint32_t)nt;
+  }
+  if (l.n) {
+    s->attr_label[nt] = l.attr_slot; /* the set keeps the slot table */
+    l.attr_slot = NULL;
+  }
+  etsim_free(l.vals);
+  l.vals = NULL;
+  sh->tl[nt] = l;
+  if (!s->attr_label[nt]) {
+    /* no labels: same_shape still needs a slot table */
+    sh->tl[nt].attr_slot = etsim_malloc((t->n_attrs ? t->n_attrs : 1) * sizeof(uint32_t));
+    if (!sh->tl[nt].attr_slot) {
+      s->traces[nt] = t;
+      s->n_traces++;
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", s->files[f]);
+    }
+    memset(sh->tl[nt].attr_slot, 0xff, t->n_attrs * sizeof(uint32_t));
+  } else {
+    sh->tl[nt].attr_slot = s->attr_label[nt];
+  }
+  s->traces[nt] = t;
+  s->n_traces++;
+  *k = (uint32_t)nt;
+  return 0;
+}
+
 int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flags,
                       etsim_error_t *err) {
-  unsigned share = read_flags & ETSIM_ET_SET_SHARE;
-  read_flags &= ~(unsigned)ETSIM_ET_SET_SHARE;
+  unsigned labels = read_flags & ETSIM_ET_SET_SHARE_LABELS;
+  unsigned share = (read_flags & ETSIM_ET_SET_SHARE) || labels;
+  read_flags &= ~(unsigned)(ETSIM_ET_SET_SHARE | ETSIM_ET_SET_SHARE_LABELS);
   etsim_et_set_t *s = etsim_calloc(1, sizeof *s);
   if (!s) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   int rc = etsim_et_set_resolve(name, &s->files, &s->n_files, &s->rank_file, &s->n_ranks, err);
@@ -318,7 +404,7 @@ int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flag
     etsim_free(s);
     return rc;
   }
-  size_t nf = s->n_files ? s->n_files : 1;
+  size_t nf = s->n_files ? s->n_files : 1, n_labels = 0;
   s->traces = etsim_calloc(nf, sizeof *s->traces);
   s->paths = etsim_calloc(nf, sizeof *s->paths);
   s->ranks = etsim_calloc(s->n_ranks ? s->n_ranks : 1, sizeof *s->ranks);
@@ -327,13 +413,26 @@ int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flag
   share_t sh;
   memset(&sh, 0, sizeof sh);
   etsim_u64map_init(&sh.by_hash);
+  etsim_u64map_init(&sh.by_shape);
   if (share) {
     sh.next = etsim_malloc(nf * sizeof *sh.next);
     sh.size = etsim_malloc(nf * sizeof *sh.size);
     sh.kept = etsim_calloc(nf, sizeof *sh.kept);
   }
+  if (labels) {
+    sh.shape_next = etsim_malloc(nf * sizeof *sh.shape_next);
+    sh.tl = etsim_calloc(nf, sizeof *sh.tl);
+    s->attr_label = etsim_calloc(nf, sizeof *s->attr_label);
+    s->label_off = etsim_calloc(nf, sizeof *s->label_off);
+    if ((s->label_strs = etsim_calloc(1, sizeof *s->label_strs)) &&
+        etsim_intern_init(s->label_strs)) {
+      etsim_free(s->label_strs);
+      s->label_strs = NULL;
+    }
+  }
   if (!s->traces || !s->paths || !s->ranks || !s->rank_trace || !file_trace ||
-      (share && (!sh.next || !sh.size || !sh.kept))) {
+      (share && (!sh.next || !sh.size || !sh.kept)) ||
+      (labels && (!sh.shape_next || !sh.tl || !s->attr_label || !s->label_off || !s->label_strs))) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto fail;
   }
@@ -343,17 +442,19 @@ int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flag
     int whole = 0;
     uint64_t h = 0;
     if (share) {
+      sh.size[f] = UINT64_MAX;
+      sh.next[f] = UINT32_MAX;
       if ((whole = read_whole(path, &sh.buf, &sh.buf_cap, &len, err)) < 0) {
         rc = whole;
         goto fail;
       }
       if (whole) {
         h = content_hash(sh.buf, len);
-        uint32_t k;
+        uint32_t g;
         int found = 0;
-        if (etsim_u64map_get(&sh.by_hash, h, &k))
-          for (; k != UINT32_MAX && !found; k = found ? k : sh.next[k]) {
-            int same = same_bytes(&sh, s, k, sh.buf, len, err);
+        if (etsim_u64map_get(&sh.by_hash, h, &g))
+          for (; g != UINT32_MAX && !found; g = found ? g : sh.next[g]) {
+            int same = same_bytes(&sh, s, g, sh.buf, len, err);
             if (same < 0) {
               rc = same;
               goto fail;
@@ -361,63 +462,103 @@ int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flag
             found = same;
           }
         if (found) {
-          file_trace[f] = k;
+          file_trace[f] = file_trace[g];
+          if (labels) s->label_off[f] = s->label_off[g];
           s->n_shared_files++;
           continue;
         }
-      }
-    }
-    size_t k = s->n_traces;
-    if (whole) rc = etsim_et__trace_load_mem(&s->traces[k], path, sh.buf, len, read_flags, err);
-    else rc = etsim_et_trace_load(&s->traces[k], path, read_flags, err);
-    if (rc) goto fail;
-    if (!(s->paths[k] = etsim_strdup(path))) {
-      etsim_et_trace_free(s->traces[k]);
-      s->traces[k] = NULL;
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-      goto fail;
-    }
-    s->n_traces++;
-    file_trace[f] = (uint32_t)k;
-    if (share) {
-      sh.size[k] = whole ? len : UINT64_MAX;
-      sh.next[k] = UINT32_MAX;
-      if (whole) {
+        sh.size[f] = len;
         uint32_t first;
-        int put = etsim_u64map_put(&sh.by_hash, h, (uint32_t)k, &first);
+        int put = etsim_u64map_put(&sh.by_hash, h, (uint32_t)f, &first);
         if (put < 0) {
           rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
           goto fail;
         }
         if (put == 0) { /* a different file with this hash: chain it */
-          sh.next[k] = sh.next[first];
-          sh.next[first] = (uint32_t)k;
+          sh.next[f] = sh.next[first];
+          sh.next[first] = (uint32_t)f;
         }
         if (len <= SHARE_KEEP_FILE && sh.kept_bytes + len <= SHARE_KEEP_BYTES &&
-            (sh.kept[k] = etsim_malloc(len ? len : 1))) {
-          memcpy(sh.kept[k], sh.buf, len);
+            (sh.kept[f] = etsim_malloc(len ? len : 1))) {
+          memcpy(sh.kept[f], sh.buf, len);
           sh.kept_bytes += len;
         }
       }
     }
+    etsim_et_trace_t *t = NULL;
+    if (whole) rc = etsim_et__trace_load_mem(&t, path, sh.buf, len, read_flags, err);
+    else rc = etsim_et_trace_load(&t, path, read_flags, err);
+    if (rc) goto fail;
+    if (labels) {
+      uint32_t k = 0;
+      if ((rc = place_by_shape(s, &sh, f, t, &n_labels, &k, err))) goto fail;
+      file_trace[f] = k;
+      continue;
+    }
+    size_t k = s->n_traces;
+    if (!(s->paths[k] = etsim_strdup(path))) {
+      etsim_et_trace_free(t);
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      goto fail;
+    }
+    s->traces[k] = t;
+    s->n_traces++;
+    file_trace[f] = (uint32_t)k;
   }
   for (size_t r = 0; r < s->n_ranks; r++) {
     s->rank_trace[r] = file_trace[s->rank_file[r]];
     s->ranks[r] = s->traces[s->rank_trace[r]];
   }
-  share_free(&sh, s->n_traces);
+  if (labels && !n_labels) {
+    /* No trace has labels: plain sharing, nothing to apply. */
+    etsim_free(s->attr_label);
+    s->attr_label = NULL;
+  }
+  share_free(&sh, s);
   etsim_free(file_trace);
   *out = s;
   return 0;
 fail:
-  share_free(&sh, s->n_traces);
+  share_free(&sh, s);
   etsim_free(file_trace);
   etsim_et_set_free(s);
   return rc;
 }
 
+int etsim_et_set_attr_int(const etsim_et_set_t *s, size_t r, size_t i, uint32_t name_id,
+                          int64_t *out) {
+  const etsim_et_trace_t *t = s->ranks[r];
+  if (s->attr_label && name_id != UINT32_MAX) {
+    int64_t k = etsim_et_trace_attr_find(t, i, name_id);
+    if (k < 0) return 0;
+    const etsim_et_label_t *l = etsim_et_set_label(s, r, (size_t)k);
+    if (l) {
+      *out = l->i;
+      return 1;
+    }
+  }
+  return etsim_et_trace_attr_int(t, i, name_id, out);
+}
+
+const char *etsim_et_set_attr_str(const etsim_et_set_t *s, size_t r, size_t i, uint32_t name_id) {
+  const etsim_et_trace_t *t = s->ranks[r];
+  if (s->attr_label && name_id != UINT32_MAX) {
+    int64_t k = etsim_et_trace_attr_find(t, i, name_id);
+    if (k < 0) return NULL;
+    const etsim_et_label_t *l = etsim_et_set_label(s, r, (size_t)k);
+    if (l) return l->s;
+  }
+  return etsim_et_trace_attr_str(t, i, name_id);
+}
+
 void etsim_et_set_free(etsim_et_set_t *s) {
   if (!s) return;
+  for (size_t i = 0; s->attr_label && i < s->n_traces; i++) etsim_free(s->attr_label[i]);
+  etsim_free(s->attr_label);
+  etsim_free(s->label_off);
+  etsim_free(s->labels);
+  if (s->label_strs) etsim_intern_free(s->label_strs);
+  etsim_free(s->label_strs);
   for (size_t i = 0; s->traces && i < s->n_traces; i++) etsim_et_trace_free(s->traces[i]);
   etsim_free(s->traces);
   etsim_free(s->ranks);

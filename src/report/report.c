@@ -90,11 +90,18 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
                                          : "");
   if (r->representative)
     fprintf(f,
-            "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
-            "simulated for all %u (--exact simulates each)\n",
-            r->n_npus);
+            "reduction     %u of %u NPUs simulated, each standing for a class of %llu equivalent "
+            "NPUs (symmetries: %s; --exact simulates each)\n",
+            r->n_simulated, r->n_npus, (unsigned long long)r->class_size, r->reduction);
   else if (r->reduction_why[0])
     fprintf(f, "reduction     none: every NPU simulated (%s)\n", r->reduction_why);
+  if (r->dur_ns_nodes)
+    fprintf(f,
+            "durations     duration_ns timed %llu compute node runs instead of duration_micros, "
+            "%+.3f us per NPU on average (ASTRA-sim reads duration_micros only; "
+            "--duration-micros does too)\n",
+            (unsigned long long)r->dur_ns_nodes,
+            (double)r->dur_ns_delta_ps / (r->n_npus ? r->n_npus : 1) / 1e6);
   fprintf(f, "simulation    %.3f s wall, %llu events, %.2f M events/s, peak %zu pending\n",
           r->wall_s, (unsigned long long)r->events,
           r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0, r->max_pending);
@@ -247,13 +254,14 @@ static int pg_track(pgs_t *g, const char *pg) {
   return 10 + g->n++;
 }
 
-static int track_of_pg(const etsim_et_trace_t *t, uint32_t i, pgs_t *g) {
+static int track_of_pg(const etsim_et_set_t *set, uint32_t npu, uint32_t i, pgs_t *g) {
+  const etsim_et_trace_t *t = set->ranks[npu];
   int ty = t->type[i];
   int64_t cpu = 0;
   if (t->k_is_cpu_op != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &cpu);
   if (ty == ETSIM_ET_COMP_NODE && !cpu) return 1;
   if (ty == ETSIM_ET_COMM_COLL_NODE)
-    return pg_track(g, etsim_et_trace_attr_str(t, i, t->k_pg_name));
+    return pg_track(g, etsim_et_set_attr_str(set, npu, i, t->k_pg_name)); /* npu's own label */
   if (ty >= ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_MEM_LOAD_NODE ||
       ty == ETSIM_ET_MEM_STORE_NODE)
     return 2;
@@ -283,7 +291,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
   }
   pgs_t pgs = {{0}, 0};
   for (size_t k = 0; k < r->n_recs; k++)
-    (void)track_of_pg(set->ranks[r->recs[k].npu], r->recs[k].node, &pgs);
+    (void)track_of_pg(set, r->recs[k].npu, r->recs[k].node, &pgs);
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
   if (rc) {
@@ -331,7 +339,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
     const etsim_sim_node_rec_t *e = &r->recs[k];
     const etsim_et_trace_t *t = set->ranks[e->npu];
     int ty = t->type[e->node];
-    int tid = track_of_pg(t, e->node, &pgs);
+    int tid = track_of_pg(set, e->npu, e->node, &pgs);
     fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", e->npu,
             tid, (double)e->start_ps / 1e6, (double)(e->end_ps - e->start_ps) / 1e6);
     json_t *nm = json_string(t->name[e->node] ? t->name[e->node] : "");
@@ -351,7 +359,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
         fprintf(f,
                 ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"name\":\"dep\","
                 "\"cat\":\"dep\"}",
-                k, e->npu, track_of_pg(t, par, &pgs), (double)r->recs[pk].end_ps / 1e6);
+                k, e->npu, track_of_pg(set, e->npu, par, &pgs), (double)r->recs[pk].end_ps / 1e6);
         fprintf(f,
                 ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,"
                 "\"name\":\"dep\",\"cat\":\"dep\"}",
