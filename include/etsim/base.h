@@ -71,6 +71,23 @@ typedef void (*etsim_warn_fn)(void *user, const char *line);
 void etsim_set_warn_handler(etsim_warn_fn fn, void *user);
 void etsim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* -------------------------------------------------------------- invariants */
+
+/*
+ * ETSIM_ASSERT(x) states an invariant of etsim's own state (never a check of
+ * user input, which gets an error naming the file).  It is checked when
+ * ETSIM_CHECKS is defined: in Debug and sanitizer builds (CMake sets it), so
+ * the whole test suite runs with every invariant checked; in Release it
+ * costs nothing.  A failure is a bug in etsim: the expression and its place
+ * go to stderr and the process aborts (Lua's lua_assert, SQLite's assert).
+ */
+#ifdef ETSIM_CHECKS
+#define ETSIM_ASSERT(x) ((x) ? (void)0 : etsim__assert_fail(#x, __FILE__, __LINE__))
+#else
+#define ETSIM_ASSERT(x) ((void)0)
+#endif
+void etsim__assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
+
 /* --------------------------------------------------------------- allocator */
 
 /*
@@ -93,6 +110,10 @@ void etsim_alloc_fail_after(long n);
  * amortised O(1).  Returns 0 or ETSIM_ENOMEM (the old buffer stays valid).
  */
 int etsim_grow(void **pbuf, size_t *pcap, size_t need, size_t elem);
+
+/* qsort that accepts an empty array given as NULL (C's qsort does not: its
+ * pointer must be valid even for 0 items, and UBSan says so). */
+void etsim_qsort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
 
 /* ------------------------------------------------------------------- arena */
 

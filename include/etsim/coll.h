@@ -64,12 +64,16 @@ const char *etsim_algo_name(etsim_algo_kind_t k);
 typedef enum { ETSIM_SCHED_LIFO = 0, ETSIM_SCHED_FIFO, ETSIM_SCHED_EXPLICIT } etsim_sched_t;
 
 /* Everything the system JSON says (ASTRA-sim's keys). */
+/* The largest endpoint delay accepted (1000 s): far beyond any platform, and
+ * small enough that delays summed with it stay inside the clock's horizon. */
+#define ETSIM_COLL_MAX_DELAY_NS 1e12
+
 typedef struct etsim_sys_config {
   etsim_sched_t scheduling;
   int local_bw_aware;        /* collective-optimization */
   uint32_t active_chunks;    /* active-chunks-per-dimension, default 1 */
   uint32_t splits;           /* preferred-dataset-splits (required) */
-  int64_t endpoint_delay_ns; /* default 10 */
+  int64_t endpoint_delay_ns; /* default 10; at most ETSIM_COLL_MAX_DELAY_NS */
   double local_mem_bw_gbps;  /* 10^9 bytes/s; 0 = no reduction cost */
   double peak_perf_tflops;   /* roofline */
   int roofline;              /* roofline-enabled */

@@ -26,6 +26,22 @@
 
 #define ETSIM_PS_PER_NS 1000
 
+/* The simulated clock's horizon, 2^62 ps (about 53 days of simulated time).
+ * No event is queued beyond it, and every delay a model computes is checked
+ * against it before it is added to a time, so the clock never wraps: two
+ * values under the horizon sum below 2^63.  A run that would pass it stops
+ * with ETSIM_ERANGE. */
+#define ETSIM_DES_HORIZON_PS ((int64_t)1 << 62)
+#define ETSIM_DES_HORIZON_NS (ETSIM_DES_HORIZON_PS / ETSIM_PS_PER_NS)
+
+/* 1 when `ns` (a delay from a model's arithmetic in double) is a finite,
+ * non-negative number of nanoseconds within the horizon, so that
+ * (int64_t)ns * ETSIM_PS_PER_NS is defined and below ETSIM_DES_HORIZON_PS.
+ * NaN and infinities give 0. */
+static inline int etsim_des_ns_ok(double ns) {
+  return ns >= 0 && ns <= (double)ETSIM_DES_HORIZON_NS;
+}
+
 typedef struct etsim_des_event {
   int64_t t_ps;  /* when it fires */
   uint64_t seq;  /* position in processing order (0, 1, ...) */
@@ -75,9 +91,18 @@ void etsim_des_init(etsim_des_t *q);
 void etsim_des_track(etsim_des_t *q);
 void etsim_des_free(etsim_des_t *q);
 
-/* Schedule an event at absolute time t_ps (>= now).  Returns 0 or
- * ETSIM_ENOMEM (the queue is unchanged then). */
+/* Schedule an event at absolute time t_ps (>= now).  Returns 0,
+ * ETSIM_ERANGE when t_ps is beyond ETSIM_DES_HORIZON_PS, or ETSIM_ENOMEM
+ * (the queue is unchanged then). */
 int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint64_t b);
+
+/* The time `ns` (>= 0) nanoseconds after now, in ps; a time past the horizon
+ * comes out as ETSIM_DES_HORIZON_PS + 1, which etsim_des_push refuses, so
+ * no sum of a clock and a delay can wrap. */
+static inline int64_t etsim_des_at_ns(const etsim_des_t *q, int64_t ns) {
+  if (ns > (ETSIM_DES_HORIZON_PS - q->now_ps) / ETSIM_PS_PER_NS) return ETSIM_DES_HORIZON_PS + 1;
+  return q->now_ps + ns * ETSIM_PS_PER_NS;
+}
 
 /* Pop the earliest event into *out and advance the clock; returns 1, or 0
  * when the queue is empty. */

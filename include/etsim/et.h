@@ -347,6 +347,10 @@ typedef struct etsim_et_label {
   const char *s;
 } etsim_et_label_t;
 
+/* The most ranks a rank set may have (2^24, 16,777,216): a manifest's
+ * "npus" above it is refused before anything is allocated for it. */
+#define ETSIM_ET_MAX_RANKS ((size_t)1 << 24)
+
 /*
  * A rank set: rank r's trace is ranks[r].  Several ranks may share one
  * trace (from a manifest, or files of identical content with

@@ -104,7 +104,8 @@ static inline int etsim_net_event(etsim_net_t *net, const etsim_des_event_t *ev)
   return net->ops->event ? net->ops->event(net, ev) : ETSIM_EINTERNAL;
 }
 
-/* The congestion-unaware message time in whole ns (ASTRA-sim truncates). */
+/* The congestion-unaware message time in whole ns (ASTRA-sim truncates), or
+ * -1 when it is beyond the simulated clock's horizon (ETSIM_DES_HORIZON_NS). */
 int64_t etsim_net_analytical_ns(const etsim_topo_t *topo, uint32_t src, uint32_t dst,
                                 uint64_t bytes);
 

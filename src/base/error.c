@@ -4,6 +4,7 @@
 #include "etsim/base.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *etsim_errname(int code) {
@@ -86,4 +87,11 @@ void etsim_warn(const char *fmt, ...) {
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   warn_fn(warn_user, line);
+}
+
+/* The one place the library prints: an invariant broke, so etsim has a bug
+ * and its state can no longer be trusted to produce a message. */
+void etsim__assert_fail(const char *expr, const char *file, int line) {
+  fprintf(stderr, "etsim: internal error: %s:%d: ETSIM_ASSERT(%s) failed\n", file, line, expr);
+  abort();
 }

@@ -159,3 +159,7 @@ int etsim_parse_size(const char *s, uint64_t *out_bytes) {
   }
   return ETSIM_EINVAL;
 }
+
+void etsim_qsort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *)) {
+  if (n > 1) qsort(base, n, elem, cmp);
+}

@@ -33,16 +33,76 @@ int cli_is_help(const char *arg);
  * advance *i past what was used; returns 1 on match, 0 otherwise, -1 when
  * the value is missing (an error was printed). */
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
-/* Parse "[FLAG...] INPUT" for commands that take one trace or rank set.
- * `flags` is a NULL-terminated list of boolean options ("--json"); given
- * ones set set[i] = 1.  Returns 1 with *input set to go on, or 0 with
- * *exit_code set (0 after --help, 2 after a usage error, already printed). */
-int cli_one_input(int argc, char **argv, const char *usage, const char *const *flags, int *set,
-                  const char **input, int *exit_code);
 /* Strict integer parsing: returns 0 or prints an error naming `what`. */
 int cli_parse_u64(const char *s, const char *what, uint64_t *out);
 int cli_parse_i64(const char *s, const char *what, int64_t *out);
 int cli_parse_double(const char *s, const char *what, double *out);
+/* ------------------------------------------------- table-driven options */
+
+typedef enum {
+  CLI_FLAG,  /* int *out = 1 when given */
+  CLI_STR,   /* const char **out = the value */
+  CLI_LIST,  /* cli_list_t *out: every value of a repeated option, in order */
+  CLI_UINT,  /* uint64_t *out: decimal, within [min, max] unless both are 0 */
+  CLI_INT,   /* int64_t *out: likewise */
+  CLI_REAL,  /* double *out: finite, within [min, max] unless both are 0 */
+  CLI_CHOICE /* int *out = the index of the value in `choices` ("a|b|c") */
+} cli_kind_t;
+
+enum { CLI_REQUIRED = 1 }; /* cli_opt_t.flags */
+
+typedef struct {
+  const char **v;
+  size_t n;
+} cli_list_t;
+
+/* One option.  `help` may hold '\n' for more lines; NULL keeps the option
+ * out of the help (an accepted spelling such as ASTRA-sim's).  `given`, if
+ * set, becomes 1 when the option appears (for defaults that must tell
+ * "absent" from a value). */
+typedef struct {
+  const char *name;  /* "--backend" */
+  const char *alias; /* a second spelling ("-o", "--workload-configuration") or NULL */
+  cli_kind_t kind;
+  void *out;
+  const char *metavar; /* "F", "N"; NULL for flags */
+  const char *help;
+  unsigned flags; /* CLI_REQUIRED */
+  double min, max;
+  const char *choices; /* CLI_CHOICE */
+  int *given;
+} cli_opt_t;
+
+/* The common shapes of a table entry (designated, so unnamed fields are 0);
+ * write others out with designated initializers too. */
+#define CLI_O_FLAG(nm, al, dst, hlp) \
+  { .name = nm, .alias = al, .kind = CLI_FLAG, .out = dst, .help = hlp }
+#define CLI_O_STR(nm, al, dst, meta, hlp) \
+  { .name = nm, .alias = al, .kind = CLI_STR, .out = dst, .metavar = meta, .help = hlp }
+#define CLI_O_END \
+  { .name = NULL }
+
+/* A command: its options (a table ending in an entry with name NULL), how
+ * many positional arguments it takes, and the text around the options. */
+typedef struct {
+  const char *name;     /* "sim" (as typed after etsim) */
+  const char *synopsis; /* after "usage: etsim <name> " */
+  const char *about;    /* what it does, a paragraph */
+  const cli_opt_t *opts;
+  int min_args, max_args;
+  const char *arg_name; /* "PREFIX": named in errors about arguments */
+  const char *epilog;   /* e.g. the exit codes */
+} cli_cmd_t;
+
+/* Parse argv[1..] against cmd.  Positional arguments go to args (room for
+ * cmd->max_args).  Returns -1 to go on, or the exit code to return: 0
+ * after --help (printed to stdout), 2 after a usage error (printed). */
+int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, int *n_args);
+/* The help, generated from the same table; cli_help_opts prints only the
+ * option lines (for commands that group options, such as convert). */
+void cli_help(const cli_cmd_t *cmd, FILE *f);
+void cli_help_opts(const cli_opt_t *opts, FILE *f);
+
 /* Whether progress may be shown (stderr is a terminal and no --quiet). */
 extern int cli_quiet;
 

@@ -11,87 +11,83 @@
 #include "etsim/convtext.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+/* What every format gets: the input, the output and its own options'
+ * values, which the format's table parsed. */
 typedef struct {
-  const char *input;  /* the one input path */
+  const char *input;
   const char *output; /* -o: output path (or prefix, for per-rank formats) */
-  int argc;           /* arguments left for the format to parse */
-  char **argv;
 } convert_args_t;
-
-typedef struct {
-  const char *name;
-  const char *summary;
-  int (*run)(const convert_args_t *a); /* NULL: not available yet */
-  const char *options;                 /* format-specific option help, or NULL */
-} convert_format_t;
 
 /* ------------------------------------------------------------- json */
 
+static int json_gzip;
+static const cli_opt_t json_opts[] = {
+    CLI_O_FLAG("--gzip", NULL, &json_gzip,
+               "write a gzip-compressed .et (also implied by a .gz output name)"),
+    CLI_O_END};
+
 static int convert_json(const convert_args_t *a) {
-  unsigned flags = 0;
-  for (int i = 0; i < a->argc; i++) {
-    if (strcmp(a->argv[i], "--gzip") == 0) flags |= ETSIM_ET_WRITE_GZIP;
-    else
-      return cli_usage_error(
-          "convert --from json: unknown option '%s' (see "
-          "'etsim convert --help')",
-          a->argv[i]);
-  }
   etsim_error_t err = {0};
-  if (etsim_etjson_convert(a->input, a->output, flags, NULL, &err)) return cli_fail(&err);
+  if (etsim_etjson_convert(a->input, a->output, json_gzip ? ETSIM_ET_WRITE_GZIP : 0, NULL, &err))
+    return cli_fail(&err);
   return ETSIM_EXIT_OK;
 }
 
 /* ------------------------------------------------------------- text */
 
+static uint64_t text_npus, text_passes = 1;
+static int text_unit, text_format, text_quiet;
+static const char *text_groups;
+static const cli_opt_t text_opts[] = {
+    {.name = "--npus",
+     .kind = CLI_UINT,
+     .out = &text_npus,
+     .metavar = "N",
+     .help = "ranks to write (required); -o names the set's prefix",
+     .flags = CLI_REQUIRED,
+     .min = 1,
+     .max = 16777216,
+     .given = NULL},
+    {.name = "--passes",
+     .kind = CLI_UINT,
+     .out = &text_passes,
+     .metavar = "P",
+     .help = "training iterations (default 1)",
+     .min = 1,
+     .max = 100000000},
+    {.name = "--time-unit",
+     .kind = CLI_CHOICE,
+     .out = &text_unit,
+     .metavar = "U",
+     .choices = "us|ns|cycles",
+     .help = "us (default, as Chakra's converter) or ns/cycles\n(ASTRA-sim 1.0's unit); see "
+             "docs/gen.md"},
+    {.name = "--out-format",
+     .kind = CLI_CHOICE,
+     .out = &text_format,
+     .metavar = "F",
+     .choices = "manifest|et",
+     .help = "manifest (default: ranks share files) or et"},
+    CLI_O_STR("--comm-group", NULL, &text_groups, "PATH",
+              "HYBRID_TRANSFORMER groups (default PREFIX.comm_group.json)"),
+    CLI_O_FLAG("--quiet", "-q", &text_quiet, "print nothing on success"),
+    CLI_O_END};
+static int text_npus_given;
+
 static int convert_text(const convert_args_t *a) {
   etsim_conv_text_opts_t o = {0};
-  uint64_t npus = 0, passes = 1;
-  for (int i = 0; i < a->argc; i++) {
-    const char *v;
-    int m;
-    if ((m = cli_opt(a->argc, a->argv, &i, "--npus", &v))) {
-      if (m < 0 || cli_parse_u64(v, "--npus", &npus)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(a->argc, a->argv, &i, "--passes", &v))) {
-      if (m < 0 || cli_parse_u64(v, "--passes", &passes)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(a->argc, a->argv, &i, "--time-unit", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "us") == 0) o.time_unit = ETSIM_TEXT_TIME_US;
-      else if (strcmp(v, "ns") == 0 || strcmp(v, "cycles") == 0) o.time_unit = ETSIM_TEXT_TIME_NS;
-      else return cli_usage_error("--time-unit: '%s' is not us, ns or cycles", v);
-    } else if ((m = cli_opt(a->argc, a->argv, &i, "--out-format", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "manifest") == 0) o.format = ETSIM_GEN_OUT_MANIFEST;
-      else if (strcmp(v, "et") == 0) o.format = ETSIM_GEN_OUT_ET;
-      else return cli_usage_error("--out-format: '%s' is not manifest or et", v);
-    } else if (strcmp(a->argv[i], "--quiet") == 0 || strcmp(a->argv[i], "-q") == 0) {
-      cli_quiet = 1;
-    } else if ((m = cli_opt(a->argc, a->argv, &i, "--comm-group", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      o.comm_group_path = v;
-    } else {
-      return cli_usage_error(
-          "convert --from text: unknown option '%s' (see "
-          "'etsim convert --help')",
-          a->argv[i]);
-    }
-  }
-  if (npus == 0 || npus > (1u << 24))
-    return cli_usage_error(
-        "convert --from text: --npus N (1..16777216) is "
-        "required");
-  if (passes == 0 || passes > 100000000)
-    return cli_usage_error("--passes: %llu is outside 1..100000000", (unsigned long long)passes);
-  o.npus = (size_t)npus;
-  o.passes = (size_t)passes;
+  o.npus = (size_t)text_npus;
+  o.passes = (size_t)text_passes;
+  o.time_unit = text_unit == 0 ? ETSIM_TEXT_TIME_US : ETSIM_TEXT_TIME_NS;
+  o.format = text_format == 0 ? ETSIM_GEN_OUT_MANIFEST : ETSIM_GEN_OUT_ET;
+  o.comm_group_path = text_groups;
   o.prefix = a->output;
   etsim_error_t err = {0};
   etsim_gen_report_t rep;
   if (etsim_conv_text(a->input, &o, &rep, &err)) return cli_fail(&err);
-  if (!cli_quiet)
+  if (!text_quiet)
     printf(
         "%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "
         "all ranks)\n",
@@ -103,41 +99,36 @@ static int convert_text(const convert_args_t *a) {
 
 /* ----------------------------------------------------------- pytorch */
 
-/* In convert_pytorch.c. */
-int etsim_cli_convert_pytorch(const char *input, const char *output, int argc, char **argv);
+/* In convert_pytorch.c: its option table and the conversion. */
+extern const cli_opt_t etsim_cli_pytorch_opts[];
+int etsim_cli_convert_pytorch(const char *input, const char *output);
 static int convert_pytorch(const convert_args_t *a) {
-  return etsim_cli_convert_pytorch(a->input, a->output, a->argc, a->argv);
+  return etsim_cli_convert_pytorch(a->input, a->output);
 }
 
 /* ----------------------------------------------------------- formats */
 
-/* Format options that take a value ("--npus 8"), so that the value is not
- * taken for the input. */
-static const struct {
-  const char *format, *opt;
-} value_opts[] = {
-    {"text", "--npus"},       {"text", "--passes"},     {"text", "--time-unit"},
-    {"text", "--out-format"}, {"text", "--comm-group"}, {"pytorch", "--kineto"},
-    {"pytorch", "--rank"},    {"pytorch", "--groups"},
-};
+typedef struct {
+  const char *name;
+  const char *summary;
+  int (*run)(const convert_args_t *a);
+  const cli_opt_t *opts; /* the format's own options */
+} convert_format_t;
 
 static const convert_format_t formats[] = {
     {"json", "the JSON form written by 'etsim jsonize' or chakra_jsonizer", convert_json,
-     "--gzip  write a gzip-compressed .et (also implied by a "
-     ".gz output name)"},
-    {"text", "ASTRA-sim 1.0 text workload (Chakra's text converter)", convert_text,
-     "--npus N  ranks to write (required); -o names the set's prefix\n"
-     "    --passes P          training iterations (default 1)\n"
-     "    --time-unit U       us (default, as Chakra's converter) or ns/cycles\n"
-     "                        (ASTRA-sim 1.0's unit); see docs/gen.md\n"
-     "    --out-format F      manifest (default: ranks share files) or et\n"
-     "    --comm-group PATH   HYBRID_TRANSFORMER groups (default\n"
-     "                        PREFIX.comm_group.json)"},
+     json_opts},
+    {"text", "ASTRA-sim 1.0 text workload (Chakra's text converter)", convert_text, text_opts},
     {"pytorch", "PyTorch execution trace (+ Kineto), as chakra_converter", convert_pytorch,
-     "--kineto FILE  join a Kineto trace; --rank R; --groups "
-     "PATH; --gzip; --quiet (see docs/pytorch.md)"},
+     etsim_cli_pytorch_opts},
 };
-enum { N_FORMATS = sizeof formats / sizeof formats[0] };
+enum { N_FORMATS = sizeof formats / sizeof formats[0], MAX_OPTS = 16 };
+
+static const char *from, *output;
+static const cli_opt_t common_opts[] = {
+    CLI_O_STR("--from", NULL, &from, "FORMAT", "the input format (required)"),
+    CLI_O_STR("--output", "-o", &output, "PATH", "the .et to write (required; '-' is stdout)"),
+    CLI_O_END};
 
 static void usage(FILE *fp) {
   fprintf(fp,
@@ -147,87 +138,49 @@ static void usage(FILE *fp) {
           "\n"
           "formats:\n");
   for (int i = 0; i < N_FORMATS; i++)
-    fprintf(fp, "  %-8s %s%s\n", formats[i].name, formats[i].summary,
-            formats[i].run ? "" : " (not available yet)");
-  fprintf(fp,
-          "\n"
-          "options:\n"
-          "  --from FORMAT      the input format (required)\n"
-          "  -o, --output PATH  the .et to write (required; '-' is stdout)\n"
-          "  -h, --help         show this help\n");
-  for (int i = 0; i < N_FORMATS; i++)
-    if (formats[i].options)
-      fprintf(fp, "  with --from %s:\n    %s\n", formats[i].name, formats[i].options);
+    fprintf(fp, "  %-8s %s\n", formats[i].name, formats[i].summary);
+  fprintf(fp, "\noptions:\n");
+  cli_help_opts(common_opts, fp);
+  for (int i = 0; i < N_FORMATS; i++) {
+    fprintf(fp, "with --from %s:\n", formats[i].name);
+    cli_help_opts(formats[i].opts, fp);
+  }
 }
 
 int etsim_cmd_convert(int argc, char **argv) {
-  const char *from = NULL;
-  convert_args_t a = {0};
-  /* Unknown arguments are collected for the format (argv outlives us). */
-  char **rest = argc > 1 ? calloc((size_t)argc, sizeof *rest) : NULL;
-  int rc = ETSIM_EXIT_USAGE;
+  /* The format decides which options exist: find --from first, then parse
+   * everything against the common options plus that format's. */
   for (int i = 1; i < argc; i++) {
-    const char *s = argv[i], *v;
-    int m;
-    if (cli_is_help(s)) {
+    if (cli_is_help(argv[i])) {
       usage(stdout);
-      rc = ETSIM_EXIT_OK;
-      goto done;
+      return ETSIM_EXIT_OK;
     }
-    if ((m = cli_opt(argc, argv, &i, "--from", &v))) {
-      if (m < 0) goto done;
-      from = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--output", &v)) ||
-               (m = cli_opt(argc, argv, &i, "-o", &v))) {
-      if (m < 0) goto done;
-      a.output = v;
-    } else if (s[0] == '-' && s[1]) {
-      rest[a.argc++] = argv[i];
-      /* A format option that takes a value keeps it ("--npus 8"). */
-      const char *fmt = NULL;
-      for (int k = 1; k + 1 < argc && !fmt; k++)
-        if (strcmp(argv[k], "--from") == 0) fmt = argv[k + 1];
-      for (size_t j = 0; fmt && j < sizeof value_opts / sizeof value_opts[0]; j++)
-        if (strcmp(value_opts[j].format, fmt) == 0 && strcmp(value_opts[j].opt, s) == 0 &&
-            i + 1 < argc) {
-          rest[a.argc++] = argv[++i];
-          break;
-        }
-    } else if (a.input) {
-      rc = cli_usage_error("convert: one input only ('%s' and '%s')", a.input, s);
-      goto done;
-    } else {
-      a.input = s;
-    }
+    if (strcmp(argv[i], "--from") == 0 && i + 1 < argc) from = argv[i + 1];
+    else if (strncmp(argv[i], "--from=", 7) == 0) from = argv[i] + 7;
   }
-  if (!from) {
-    rc = cli_usage_error(
-        "convert: --from FORMAT is required (json, text or "
-        "pytorch; see 'etsim convert --help')");
-    goto done;
-  }
+  if (!from)
+    return cli_usage_error(
+        "convert: --from FORMAT is required (json, text or pytorch; see 'etsim convert --help')");
   const convert_format_t *f = NULL;
   for (int i = 0; i < N_FORMATS; i++)
     if (strcmp(formats[i].name, from) == 0) f = &formats[i];
-  if (!f) {
-    rc = cli_usage_error(
-        "convert: unknown format '%s' (see 'etsim convert "
-        "--help')",
-        from);
-    goto done;
+  if (!f) return cli_usage_error("convert: unknown format '%s' (see 'etsim convert --help')", from);
+  cli_opt_t opts[MAX_OPTS];
+  size_t n = 0;
+  for (const cli_opt_t *o = common_opts; o->name; o++) opts[n++] = *o;
+  for (const cli_opt_t *o = f->opts; o->name && n + 1 < MAX_OPTS; o++) {
+    opts[n] = *o;
+    if (f->run == convert_text && o->out == &text_npus) opts[n].given = &text_npus_given;
+    n++;
   }
-  if (!f->run) {
-    rc = cli_usage_error("convert --from %s: not available yet", from);
-    goto done;
-  }
-  if (!a.input || !a.output) {
-    rc = cli_usage_error("convert: %s is required (see 'etsim convert --help')",
-                         !a.input ? "an INPUT file" : "-o/--output PATH");
-    goto done;
-  }
-  a.argv = rest;
-  rc = f->run(&a);
-done:
-  free(rest);
-  return rc;
+  opts[n] = (cli_opt_t)CLI_O_END;
+  char name[32];
+  snprintf(name, sizeof name, "convert --from %s", f->name);
+  const cli_cmd_t cmd = {name, "-o PATH [options] INPUT", NULL, opts, 1, 1, "INPUT", NULL};
+  const char *input;
+  int code = cli_parse(&cmd, argc, argv, &input, NULL);
+  if (code >= 0) return code;
+  if (!output) return cli_usage_error("convert: -o/--output PATH is required");
+  convert_args_t a = {input, output};
+  return f->run(&a);
 }

@@ -7,15 +7,6 @@
 
 #include <string.h>
 
-static const char *usage =
-    "usage: etsim inspect [--json] FILE|PREFIX\n"
-    "\n"
-    "Summarise a trace or rank set: node counts by type and collective type,\n"
-    "data and control edges (and how many name absent ids), sources, sinks,\n"
-    "depth, the duration-weighted critical path, total compute time, bytes\n"
-    "per collective type, and the attributes present with their kinds.\n"
-    "  --json   print the summary as JSON on stdout\n";
-
 static void print_text(const char *path, const etsim_et_stats_t *st) {
   printf("%s\n  nodes            %zu\n", path, st->n_nodes);
   for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
@@ -163,11 +154,23 @@ static void print_total(const total_t *t, const etsim_et_set_t *set, int json) {
 }
 
 int etsim_cmd_inspect(int argc, char **argv) {
-  static const char *const flags[] = {"--json", NULL};
-  int given[1] = {0}, code;
+  int json = 0;
+  const cli_opt_t opts[] = {
+      CLI_O_FLAG("--json", NULL, &json, "print the summary as JSON on stdout"), CLI_O_END};
+  const cli_cmd_t cmd = {"inspect",
+                         "[--json] FILE|PREFIX",
+                         "Summarise a trace or rank set: node counts by type and collective type,\n"
+                         "data and control edges (and how many name absent ids), sources, sinks,\n"
+                         "depth, the duration-weighted critical path, total compute time, bytes\n"
+                         "per collective type, and the attributes present with their kinds.",
+                         opts,
+                         1,
+                         1,
+                         "FILE|PREFIX",
+                         NULL};
   const char *input;
-  if (!cli_one_input(argc, argv, usage, flags, given, &input, &code)) return code;
-  int json = given[0];
+  int code = cli_parse(&cmd, argc, argv, &input, NULL);
+  if (code >= 0) return code;
   etsim_error_t err = {0};
   etsim_et_set_t *set;
   if (etsim_et_set_load(&set, input, 0, &err)) return cli_fail(&err);

@@ -361,7 +361,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
     if (ms.acked_ps >= 0 && ms.standalone_ps > 0)
       slow[ns++] = (double)(ms.acked_ps - ms.start_ps) / (double)ms.standalone_ps;
   }
-  if (ns) qsort(slow, ns, sizeof *slow, cmp_double);
+  if (ns) etsim_qsort(slow, ns, sizeof *slow, cmp_double);
   double med = ns ? slow[ns / 2] : 0,
          p99 = ns ? slow[(ns * 99) / 100 < ns ? (ns * 99) / 100 : ns - 1] : 0;
   double mx = ns ? slow[ns - 1] : 0;

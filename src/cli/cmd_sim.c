@@ -176,7 +176,14 @@ int etsim_cmd_sim(int argc, char **argv) {
       goto out;
     }
     /* ASTRA-sim: the endpoint delay times the injection scale, in whole ns. */
-    sys.endpoint_delay_ns = (int64_t)((double)sys.endpoint_delay_ns * x);
+    double d = (double)sys.endpoint_delay_ns * x;
+    if (!(d >= 0 && d <= ETSIM_COLL_MAX_DELAY_NS)) {
+      code = cli_usage_error(
+          "--injection-scale %s makes the endpoint delay %g ns (0 to %g ns accepted)", inj, d,
+          ETSIM_COLL_MAX_DELAY_NS);
+      goto out;
+    }
+    sys.endpoint_delay_ns = (int64_t)d;
   }
   if (comm_scale || comp_scale)
     etsim_warn(

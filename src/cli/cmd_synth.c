@@ -87,7 +87,7 @@ static int load_path(etsim_synth_data_t *d, const char *path, const etsim_synth_
     rc = etsim_error_set(err, ETSIM_ENOTFOUND, "%s: no .txt, .et or .et.gz files", path);
   else if (rc) etsim_error_set(err, rc, "out of memory");
   if (!rc) {
-    qsort(names, n, sizeof *names, cmp_str);
+    etsim_qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n && !rc; i++) rc = load_one(d, names[i], o, err);
   }
   for (size_t i = 0; i < n; i++) free(names[i]);

@@ -7,28 +7,33 @@
 
 #include <string.h>
 
-static const char *usage =
-    "usage: etsim validate [--quiet] FILE|PREFIX\n"
-    "\n"
-    "Check a trace or rank set: duplicate ids, dependencies on absent ids\n"
-    "(data and control apart, with examples), cycles (one printed), empty\n"
-    "messages, well-known attributes of the wrong kind, communication nodes\n"
-    "without comm_type/comm_size; across ranks, collectives in the same order,\n"
-    "type and size on every rank, and every send matched by a receive.\n"
-    "Notes (readable but non-canonical attribute kinds) do not count.\n"
-    "exit: 0 clean, 1 problems found, 2 unreadable input\n";
-
 static void print_finding(void *user, int severity, const char *line) {
   (void)user;
   printf("%s: %s\n", severity == ETSIM_CHECK_PROBLEM ? "problem" : "note", line);
 }
 
 int etsim_cmd_validate(int argc, char **argv) {
-  static const char *const flags[] = {"--quiet", "-q", NULL};
-  int given[2] = {0, 0}, code;
+  int quiet = 0;
+  const cli_opt_t opts[] = {
+      CLI_O_FLAG("--quiet", "-q", &quiet, "no findings and no summary: the exit status only"),
+      CLI_O_END};
+  const cli_cmd_t cmd = {
+      "validate",
+      "[--quiet] FILE|PREFIX",
+      "Check a trace or rank set: duplicate ids, dependencies on absent ids\n"
+      "(data and control apart, with examples), cycles (one printed), empty\n"
+      "messages, well-known attributes of the wrong kind, communication nodes\n"
+      "without comm_type/comm_size; across ranks, collectives in the same order,\n"
+      "type and size on every rank, and every send matched by a receive.\n"
+      "Notes (readable but non-canonical attribute kinds) do not count.",
+      opts,
+      1,
+      1,
+      "FILE|PREFIX",
+      "exit: 0 clean, 1 problems found, 2 unreadable input"};
   const char *input;
-  if (!cli_one_input(argc, argv, usage, flags, given, &input, &code)) return code;
-  int quiet = given[0] || given[1];
+  int code = cli_parse(&cmd, argc, argv, &input, NULL);
+  if (code >= 0) return code;
   etsim_error_t err = {0};
   etsim_et_set_t *set;
   if (etsim_et_set_load(&set, input, 0, &err)) return cli_fail(&err);

@@ -10,7 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int etsim_cli_convert_pytorch(const char *input, const char *output, int argc, char **argv);
+extern const cli_opt_t etsim_cli_pytorch_opts[];
+int etsim_cli_convert_pytorch(const char *input, const char *output);
 
 static void print_summary(const etsim_convpt_summary_t *s, FILE *fp) {
   fprintf(fp,
@@ -49,34 +50,31 @@ static void print_summary(const etsim_convpt_summary_t *s, FILE *fp) {
           s->unknown_kernels, s->dropped_edges, s->missing_pg_init, s->schema_guessed);
 }
 
-int etsim_cli_convert_pytorch(const char *input, const char *output, int argc, char **argv) {
+static const char *kineto, *groups;
+static int gzip_out, quiet, rank_given;
+static uint64_t rank;
+const cli_opt_t etsim_cli_pytorch_opts[] = {
+    CLI_O_STR("--kineto", NULL, &kineto, "FILE", "join a Kineto trace (see docs/pytorch.md)"),
+    {.name = "--rank",
+     .kind = CLI_UINT,
+     .out = &rank,
+     .metavar = "R",
+     .min = 0,
+     .max = 16777215,
+     .given = &rank_given,
+     .help = "the rank this trace is (default: inferred from its communication)"},
+    CLI_O_STR("--groups", NULL, &groups, "PATH",
+              "where to write the process groups (default next to the output)"),
+    CLI_O_FLAG("--gzip", NULL, &gzip_out, "write a gzip-compressed .et"),
+    CLI_O_FLAG("--quiet", "-q", &quiet, "print no summary"),
+    CLI_O_END};
+
+int etsim_cli_convert_pytorch(const char *input, const char *output) {
   etsim_convpt_opts_t o = {0};
-  o.rank = -1;
-  int quiet = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *v;
-    int m;
-    if ((m = cli_opt(argc, argv, &i, "--kineto", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      o.kineto_path = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--rank", &v))) {
-      uint64_t r;
-      if (m < 0 || cli_parse_u64(v, "--rank", &r)) return ETSIM_EXIT_USAGE;
-      o.rank = (int64_t)r;
-    } else if ((m = cli_opt(argc, argv, &i, "--groups", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      o.groups_path = v;
-    } else if (strcmp(argv[i], "--gzip") == 0) {
-      o.write_flags |= ETSIM_ET_WRITE_GZIP;
-    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-      quiet = 1;
-    } else {
-      return cli_usage_error(
-          "convert --from pytorch: unknown option '%s' "
-          "(see 'etsim convert --help')",
-          argv[i]);
-    }
-  }
+  o.rank = rank_given ? (int64_t)rank : -1;
+  o.kineto_path = kineto;
+  o.groups_path = groups;
+  if (gzip_out) o.write_flags |= ETSIM_ET_WRITE_GZIP;
   etsim_error_t err = {0};
   etsim_convpt_summary_t s;
   if (etsim_convpt_convert(input, output, &o, &s, &err)) return cli_fail(&err);

@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,58 +110,28 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val) {
   return 1;
 }
 
-int cli_one_input(int argc, char **argv, const char *usage, const char *const *flags, int *set,
-                  const char **input, int *exit_code) {
-  *input = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      fputs(usage, stdout);
-      *exit_code = ETSIM_EXIT_OK;
-      return 0;
-    }
-    if (a[0] == '-' && a[1]) {
-      size_t f = 0;
-      while (flags[f] && strcmp(flags[f], a) != 0) f++;
-      if (!flags[f]) {
-        *exit_code = cli_usage_error("%s: unknown option %s", argv[0], a);
-        return 0;
-      }
-      set[f] = 1;
-    } else if (*input) {
-      *exit_code = cli_usage_error("%s: one input only", argv[0]);
-      return 0;
-    } else {
-      *input = a;
-    }
-  }
-  if (!*input) {
-    fputs(usage, stderr);
-    *exit_code = ETSIM_EXIT_USAGE;
-    return 0;
-  }
-  return 1;
-}
-
+/* Integers are decimal only: "010" is ten, not eight, and "0x10" is refused
+ * (strtoull's base 0 read them as octal and hex); no sign or space before. */
 int cli_parse_u64(const char *s, const char *what, uint64_t *out) {
   char *end;
   errno = 0;
-  if (*s == '-' || *s == '\0') goto bad;
-  unsigned long long v = strtoull(s, &end, 0);
+  if (*s < '0' || *s > '9') goto bad;
+  unsigned long long v = strtoull(s, &end, 10);
   if (errno || *end) goto bad;
   *out = v;
   return 0;
 bad:
-  cli_usage_error("%s: '%s' is not a non-negative integer", what, s);
+  cli_usage_error("%s: '%s' is not a non-negative decimal integer", what, s);
   return -1;
 }
 
 int cli_parse_i64(const char *s, const char *what, int64_t *out) {
   char *end;
   errno = 0;
-  long long v = strtoll(s, &end, 0);
-  if (errno || *end || end == s) {
-    cli_usage_error("%s: '%s' is not an integer", what, s);
+  const char *d = *s == '-' ? s + 1 : s;
+  long long v = *d >= '0' && *d <= '9' ? strtoll(s, &end, 10) : 0;
+  if (*d < '0' || *d > '9' || errno || *end) {
+    cli_usage_error("%s: '%s' is not a decimal integer", what, s);
     return -1;
   }
   *out = v;
@@ -171,8 +142,8 @@ int cli_parse_double(const char *s, const char *what, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (errno || *end || end == s) {
-    cli_usage_error("%s: '%s' is not a number", what, s);
+  if (errno || *end || end == s || !isfinite(v)) {
+    cli_usage_error("%s: '%s' is not a finite number", what, s);
     return -1;
   }
   *out = v;

@@ -153,7 +153,8 @@ static int64_t reduce_ns(etsim_coll_t *c, uint64_t bytes) {
   /* One write and two reads of the message, each truncated to whole ns
    * (ASTRA-sim's PacketBundle); local-mem-bw is in 10^9 bytes/s. */
   double one = (double)bytes / (c->cfg.local_mem_bw_gbps * 1e9) * 1e9;
-  int64_t d = 3 * (int64_t)one;
+  /* Saturated at the horizon: the event is then refused (ETSIM_ERANGE). */
+  int64_t d = etsim_des_ns_ok(3 * one) ? 3 * (int64_t)one : ETSIM_DES_HORIZON_NS;
   c->reduce_ns_cache_bytes = (int64_t)bytes;
   c->reduce_ns_cache = d;
   return d;
@@ -214,7 +215,7 @@ static int insert_packet(etsim_coll_t *c, uint32_t si) {
   s->packets++;
   int64_t delay = p->fast ? 10 : c->cfg.endpoint_delay_ns;
   if (processed) delay += reduce_ns(c, bytes);
-  return etsim_des_push(c->q, c->q->now_ps + delay * ETSIM_PS_PER_NS, ETSIM_COLL_EV_GENERAL, 0, si);
+  return etsim_des_push(c->q, etsim_des_at_ns(c->q, delay), ETSIM_COLL_EV_GENERAL, 0, si);
 }
 
 /* A ring stream under --ring-window tracks its undelivered pieces. */
@@ -539,7 +540,7 @@ static int dbt_bundle(etsim_coll_t *c, uint32_t si, int processed) {
   stream_t *s = &c->streams[si];
   int64_t delay = c->cfg.endpoint_delay_ns;
   if (processed) delay += reduce_ns(c, CP(s)->size);
-  return etsim_des_push(c->q, c->q->now_ps + delay * ETSIM_PS_PER_NS, ETSIM_COLL_EV_GENERAL, 0, si);
+  return etsim_des_push(c->q, etsim_des_at_ns(c->q, delay), ETSIM_COLL_EV_GENERAL, 0, si);
 }
 
 static void dbt_setup(stream_t *s) {
@@ -658,8 +659,7 @@ static int custom_issue(etsim_coll_t *c, uint32_t si, uint32_t node) {
       return post_recv(c, s->npu, peer, g->bytes[node], g->tag[node], tok);
     case ETSIM_CUSTOM_COMP: {
       int64_t ns = g->dur_ns[node] > 0 ? g->dur_ns[node] : 1;
-      return etsim_des_push(c->q, c->q->now_ps + ns * ETSIM_PS_PER_NS, ETSIM_COLL_EV_CUSTOM, s->npu,
-                            tok);
+      return etsim_des_push(c->q, etsim_des_at_ns(c->q, ns), ETSIM_COLL_EV_CUSTOM, s->npu, tok);
     }
     default:
       return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_CUSTOM, s->npu, tok);
@@ -872,7 +872,13 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
     default:
       rc = ETSIM_EINTERNAL;
   }
-  if (rc && err && !err->code)
+  if (rc == ETSIM_ERANGE && err && !err->code)
+    etsim_error_set(err, rc,
+                    "system layer: at %.3f us a collective's message or reduction would end "
+                    "beyond the simulated clock's horizon (2^62 ps, about 53 days): check "
+                    "comm_size against the network's bandwidth and latency",
+                    (double)c->q->now_ps / 1e6);
+  else if (rc && err && !err->code)
     etsim_error_set(err, rc, "system layer: %s at t=%lld ps", etsim_strerror(rc),
                     (long long)c->q->now_ps);
   return rc;
@@ -1316,6 +1322,8 @@ void etsim_coll_destroy(etsim_coll_t *c) {
   etsim_u64map_free(&c->group_counter);
   etsim_u64map_free(&c->pairs);
   etsim_free(c->gcount);
+  /* A run stopped by an error leaves custom collectives mid-flight. */
+  for (size_t i = 0; i < c->n_streams; i++) etsim_free(c->streams[i].cu_deps);
   etsim_free(c->streams);
   etsim_free(c->phases);
   etsim_free(c->datasets);

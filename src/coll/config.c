@@ -9,6 +9,7 @@
 #include "etsim/coll.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 
 static const char *const algo_names[ETSIM_ALGO_N] = {
@@ -61,7 +62,7 @@ void etsim_sys_config_free(etsim_sys_config_t *c) {
 static int num(json_t *v, const char *path, const char *key, double *out, etsim_error_t *err) {
   if (json_is_number(v)) {
     *out = json_number_value(v);
-    return 0;
+    if (isfinite(*out)) return 0;
   }
   if (json_is_boolean(v)) {
     *out = json_is_true(v);
@@ -144,6 +145,11 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
     } else if (strcmp(key, "endpoint-delay") == 0) {
       if ((rc = num(v, path, key, &x, err))) goto out;
       if (x < 0) goto bad_neg;
+      if (!(x <= ETSIM_COLL_MAX_DELAY_NS)) {
+        rc = etsim_error_set(err, ETSIM_ERANGE, "%s: key \"%s\": %g ns is more than %g ns", path,
+                             key, x, ETSIM_COLL_MAX_DELAY_NS);
+        goto out;
+      }
       c->endpoint_delay_ns = (int64_t)x;
     } else if (strcmp(key, "local-mem-bw") == 0) {
       if ((rc = num(v, path, key, &x, err))) goto out;

@@ -65,7 +65,7 @@ int etsim_conv__pt_comm_kind(const char *name, int *coll) {
 
 static int64_t jint(const ptv_t *v, int64_t dflt) {
   if (ptv_is_int(v)) return ptv_i(v);
-  if (ptv_is_real(v)) return (int64_t)ptv_d(v);
+  if (ptv_is_real(v)) return ptc_real_i64(ptv_d(v), dflt);
   if (ptv_is_true(v)) return 1;
   if (ptv_is_false(v)) return 0;
   return dflt;
@@ -96,7 +96,14 @@ static int walk_tensors(ptc_t *c, const ptv_t *v, uint64_t *bytes, int depth) {
   if (is_tensor_tuple(v)) {
     int64_t numel = ptv_i(ptv_at(v, 3));
     int64_t eb = ptv_i(ptv_at(v, 4));
-    if (numel > 0 && eb > 0) *bytes += (uint64_t)numel * (uint64_t)eb;
+    /* Saturated at INT64_MAX: absurd sizes stay absurd (and are refused by
+     * sim's clock horizon) instead of wrapping to small or negative ones. */
+    if (numel > 0 && eb > 0) {
+      uint64_t b = (uint64_t)numel > (uint64_t)INT64_MAX / (uint64_t)eb
+                       ? (uint64_t)INT64_MAX
+                       : (uint64_t)numel * (uint64_t)eb;
+      *bytes = *bytes > (uint64_t)INT64_MAX - b ? (uint64_t)INT64_MAX : *bytes + b;
+    }
     if (c->n_tkeys + 1 > c->cap_tkeys &&
         etsim_grow((void **)&c->tkeys, &c->cap_tkeys, c->n_tkeys + 1, sizeof *c->tkeys))
       return ETSIM_ENOMEM;
@@ -511,8 +518,8 @@ static int host_record(ptc_t *c, const hostfacts_t *f, const ptv_t *n, const nod
     memset(g, 0, sizeof *g);
     g->cls = PTK_GPU;
     g->name = h->name;
-    g->ts_ns = ptv_is_num(hts) ? ptc_us_to_ns(hts) : 0;
-    g->dur_ns = ptv_is_num(hdur) ? ptc_us_to_ns(hdur) : 0;
+    g->ts_ns = ptc_us_ok(hts) ? ptc_us_to_ns(hts) : 0;
+    g->dur_ns = ptc_us_ok(hdur) ? ptc_us_to_ns(hdur) : 0;
     g->stream = jint(etsim_conv__pt_value_get(n, "stream"), 0);
     g->corr = -1;
     g->parent = g->op = UINT32_MAX;
@@ -637,7 +644,7 @@ static int build_ext(ptc_t *c, ptc_node_t *h, const ptv_t *hts, const ptv_t *hdu
                      const nodeview_t *v, const char *name, const ext_io_t *pre) {
   etsim_error_t *err = NULL;
   const ptv_t *os = attr_get(v, A_OP_SCHEMA);
-  int timed = ptv_is_num(hts) && ptv_is_num(hdur);
+  int timed = ptc_us_ok(hts) && ptc_us_ok(hdur); /* a time out of range is no time */
   if (etsim_grow((void **)&c->exts, &c->cap_exts, c->n_exts + 1, sizeof *c->exts))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   ptc_ext_t *e = &c->exts[c->n_exts];
@@ -1103,7 +1110,7 @@ static int read_host(ptc_t *c, etsim_convpt_summary_t *s, etsim_error_t *err) {
       pairs[c->n_ops].id = c->nodes[i].id;
       pairs[c->n_ops++].idx = (uint32_t)i;
     }
-  qsort(pairs, c->n_ops, sizeof *pairs, cmp_idpair);
+  etsim_qsort(pairs, c->n_ops, sizeof *pairs, cmp_idpair);
   for (size_t k = 0; k < c->n_ops; k++) c->ops[k] = pairs[k].idx;
   etsim_free(pairs);
   c->op_pos = etsim_malloc((c->n_nodes ? c->n_nodes : 1) * sizeof *c->op_pos);
@@ -1131,9 +1138,9 @@ static int64_t infer_rank(const ptc_t *c) {
         e->kind == PTC_WAIT ||
         (e->kind == PTC_COLL && e->coll != ETSIM_COLL_BROADCAST && e->coll != ETSIM_COLL_REDUCE &&
          e->coll != ETSIM_COLL_GATHER && e->coll != ETSIM_COLL_SCATTER);
-    if (!own || e->rank_arg < 0) continue;
-    if (e->grs >= 0 && e->grstride > 0) return e->grs + e->grstride * e->rank_arg;
-    return e->rank_arg;
+    if (!own) continue;
+    int64_t r = ptc_global_rank(e->grs, e->grstride, e->rank_arg);
+    if (r >= 0) return r;
   }
   return -1;
 }

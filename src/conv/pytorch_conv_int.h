@@ -144,8 +144,39 @@ typedef struct ptc {
   size_t n_syncs, cap_syncs;
 } ptc_t;
 
-/* Microseconds (JSON number) to integer nanoseconds without going through
- * a double product for integers. */
+/* The timestamps and durations the converter takes, in us: +-2^61 ns
+ * (73 years) either side of zero, so that differences and sums of two stay
+ * inside int64.  Epoch-based PyTorch and Kineto times (about 1.7e15 us in
+ * 2024) are well inside. */
+#define PTC_MAX_US 2305843009213693.0
+
+/* 1 when v is a number of microseconds inside +-PTC_MAX_US. */
+static inline int ptc_us_ok(const ptv_t *v) {
+  if (ptv_is_int(v)) return ptv_i(v) >= -(int64_t)PTC_MAX_US && ptv_i(v) <= (int64_t)PTC_MAX_US;
+  return ptv_is_real(v) && ptv_d(v) >= -PTC_MAX_US && ptv_d(v) <= PTC_MAX_US;
+}
+
+/* A JSON real as an integer, or dflt when it is not finite or not inside
+ * int64 (a double cast there is undefined). */
+static inline int64_t ptc_real_i64(double d, int64_t dflt) {
+  return d >= -9.2e18 && d <= 9.2e18 ? (int64_t)d : dflt;
+}
+
+/* The global rank of group rank r in a group that starts at global rank
+ * `start` with stride `stride` (record_param_comms' global_rank_start and
+ * global_rank_stride), or r itself when the group is not described; -1
+ * when r is negative or the result is not a rank a set may have
+ * (ETSIM_ET_MAX_RANKS), instead of a product that wraps. */
+static inline int64_t ptc_global_rank(int64_t start, int64_t stride, int64_t r) {
+  const int64_t max = (int64_t)ETSIM_ET_MAX_RANKS;
+  if (r < 0 || r >= max) return -1;
+  if (start < 0 || stride <= 0) return r;
+  if (start >= max || stride >= max || start + stride * r >= max) return -1;
+  return start + stride * r;
+}
+
+/* Microseconds (JSON number, ptc_us_ok) to integer nanoseconds without going
+ * through a double product for integers. */
 static inline int64_t ptc_us_to_ns(const ptv_t *v) {
   if (ptv_is_int(v)) return ptv_i(v) * 1000;
   double d = ptv_d(v);

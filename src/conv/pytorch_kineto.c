@@ -30,7 +30,7 @@ typedef struct kctx {
 static int64_t arg_int(const ptv_t *args, const char *key, int64_t dflt) {
   const ptv_t *v = etsim_conv__pt_value_get(args, key);
   if (ptv_is_int(v)) return ptv_i(v);
-  if (ptv_is_real(v)) return (int64_t)ptv_d(v);
+  if (ptv_is_real(v)) return ptc_real_i64(ptv_d(v), dflt);
   return dflt;
 }
 
@@ -66,6 +66,11 @@ static int on_event(void *user, const ptv_t *e, uint64_t index, const ptj_loc_t 
                            "]: a '%s' event without a string 'name' and a "
                            "numeric 'ts'",
                            k->path, loc->line, loc->col, index, cs);
+  if (!ptc_us_ok(ts) || (ptv_is_num(dur) && !ptc_us_ok(dur)))
+    return etsim_error_set(err, ETSIM_ERANGE,
+                           "%s:%" PRIu64 ":%" PRIu64 ": traceEvents[%" PRIu64
+                           "]: 'ts' or 'dur' is outside +-%.0f us",
+                           k->path, loc->line, loc->col, index, PTC_MAX_US);
   const ptv_t *args = etsim_conv__pt_value_get(e, "args");
   const ptv_t *tid = etsim_conv__pt_value_get(e, "tid");
   if (etsim_grow((void **)&c->evs, &c->cap_evs, c->n_evs + 1, sizeof *c->evs))
@@ -194,7 +199,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     }
   }
   /* 3. Sweep: enclosing CPU op of every CPU op and runtime call. */
-  qsort(keys, n_order, sizeof *keys, cmp_sweep);
+  etsim_qsort(keys, n_order, sizeof *keys, cmp_sweep);
   for (size_t k = 0; k < n_order; k++) order[k] = keys[k].idx;
   int64_t cur_tid = INT64_MIN;
   for (size_t k = 0; k < n_order; k++) {
@@ -260,7 +265,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     kk->ts_ns = v->ts_ns;
     kk->comm = 0;
   }
-  qsort(c->syncs, c->n_syncs, sizeof *c->syncs, cmp_sync);
+  etsim_qsort(c->syncs, c->n_syncs, sizeof *c->syncs, cmp_sync);
   etsim_conv__pt_kineto_order_kernels(c, s);
   rc = 0;
 out:
@@ -273,7 +278,7 @@ out:
 }
 
 void etsim_conv__pt_kineto_order_kernels(ptc_t *c, etsim_convpt_summary_t *s) {
-  qsort(c->kern, c->n_kern, sizeof *c->kern, cmp_kern);
+  etsim_qsort(c->kern, c->n_kern, sizeof *c->kern, cmp_kern);
   /* Which kernel carries an op's communication: its first NCCL one. */
   for (size_t i = 0; i < c->n_kern; i++) {
     ptc_kernel_t *kk = &c->kern[i];

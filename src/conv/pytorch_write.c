@@ -133,8 +133,7 @@ static void comm_attrs(const ptc_t *c, attrs_t *t, const ptc_ext_t *e) {
   at_i64(t, "comm_size", (int64_t)e->comm_bytes);
   if (e->pg_name && e->pg_name[0]) at_str(t, "pg_name", e->pg_name);
   if (e->kind == PTC_SEND || e->kind == PTC_RECV) {
-    int64_t peer = e->rank_arg;
-    if (peer >= 0 && e->grs >= 0 && e->grstride > 0) peer = e->grs + e->grstride * peer;
+    int64_t peer = ptc_global_rank(e->grs, e->grstride, e->rank_arg);
     int32_t self = (int32_t)c->rank;
     at_i32(t, "comm_src", e->kind == PTC_SEND ? self : (int32_t)peer);
     at_i32(t, "comm_dst", e->kind == PTC_SEND ? (int32_t)peer : self);

@@ -182,6 +182,8 @@ static uint32_t bucket_for(etsim_des_t *q, int64_t t) {
 }
 
 int etsim_des_push(etsim_des_t *q, int64_t t_ps, uint32_t type, uint32_t a, uint64_t b) {
+  if (t_ps > ETSIM_DES_HORIZON_PS) return ETSIM_ERANGE;
+  ETSIM_ASSERT(t_ps >= q->now_ps); /* no event is scheduled in the past */
   uint32_t k = bucket_for(q, t_ps);
   if (k == NONE) return ETSIM_ENOMEM;
   etsim_des_bucket_t *bk = &q->bk[k];
@@ -211,6 +213,7 @@ int etsim_des_pop(etsim_des_t *q, etsim_des_event_t *out) {
           q->popped_pusher = bk->pv[bk->head].pusher;
         }
         etsim_des_slot_t s = bk->v[bk->head++];
+        ETSIM_ASSERT(bk->t >= q->now_ps); /* the clock never runs backwards */
         out->t_ps = bk->t;
         out->seq = q->n_popped++;
         out->type = s.type;

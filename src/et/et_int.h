@@ -8,6 +8,27 @@
 #include "etsim/et.h"
 #include "et_def.pb-c.h"
 
+/* The attribute kinds by their proto spelling, once: kind K's scalar field is
+ * "<name>_val" (JSON "<name>Val") and its list "<name>_list" ("<name>List");
+ * the enum is ETSIM_ATTR_K and ETSIM_ATTR_K_LIST (et.h).  names.c and json.c
+ * build their tables from it. */
+#define ETSIM_ET_KINDS(X) \
+  X(DOUBLE, double)       \
+  X(FLOAT, float)         \
+  X(INT32, int32)         \
+  X(INT64, int64)         \
+  X(UINT32, uint32)       \
+  X(UINT64, uint64)       \
+  X(SINT32, sint32)       \
+  X(SINT64, sint64)       \
+  X(FIXED32, fixed32)     \
+  X(FIXED64, fixed64)     \
+  X(SFIXED32, sfixed32)   \
+  X(SFIXED64, sfixed64)   \
+  X(BOOL, bool)           \
+  X(STRING, string)       \
+  X(BYTES, bytes)
+
 /* Length-prefixed list payload in an arena: n elements follow the header. */
 typedef struct etsim_et_blob {
   uint64_t n;

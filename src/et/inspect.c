@@ -36,7 +36,7 @@ static int count_attrs(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
     st->attrs[idx].count++;
   }
   etsim_u64map_free(&m);
-  if (st->n_attr_uses) qsort(st->attrs, st->n_attr_uses, sizeof *st->attrs, cmp_use);
+  if (st->n_attr_uses) etsim_qsort(st->attrs, st->n_attr_uses, sizeof *st->attrs, cmp_use);
   return 0;
 oom:
   etsim_u64map_free(&m);

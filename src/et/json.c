@@ -11,6 +11,8 @@
  */
 #include "etsim/etjson.h"
 
+#include "et_int.h"
+
 #include <jansson.h>
 #include <zlib.h>
 
@@ -23,14 +25,12 @@
 
 /* ------------------------------------------------------------ kind tables */
 
-/* JSON (lowerCamelCase) and proto names of each oneof member, index = kind. */
-static const char *const kind_json[] = {
-    NULL,           NULL,          NULL,           "doubleVal",  "doubleList",  "floatVal",
-    "floatList",    "int32Val",    "int32List",    "int64Val",   "int64List",   "uint32Val",
-    "uint32List",   "uint64Val",   "uint64List",   "sint32Val",  "sint32List",  "sint64Val",
-    "sint64List",   "fixed32Val",  "fixed32List",  "fixed64Val", "fixed64List", "sfixed32Val",
-    "sfixed32List", "sfixed64Val", "sfixed64List", "boolVal",    "boolList",    "stringVal",
-    "stringList",   "bytesVal",    "bytesList"};
+/* JSON (lowerCamelCase) names of each oneof member, index = kind. */
+static const char *const kind_json[ETSIM_ATTR_KIND_MAX + 1] = {
+#define KIND_JSON(K, name) [ETSIM_ATTR_##K] = #name "Val", [ETSIM_ATTR_##K##_LIST] = #name "List",
+    ETSIM_ET_KINDS(KIND_JSON)
+#undef KIND_JSON
+};
 
 /* What one element of a kind is, in views. */
 typedef enum { EL_D, EL_F, EL_I32, EL_I64, EL_U32, EL_U64, EL_B, EL_S, EL_Y } elem_t;

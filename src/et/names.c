@@ -15,17 +15,12 @@ static const char *const coll_names[] = {
     "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
 
 /* Index = kind (oneof field number). */
-static const char *const kind_names[] = {"none",          NULL,           NULL,
-                                         "double_val",    "double_list",  "float_val",
-                                         "float_list",    "int32_val",    "int32_list",
-                                         "int64_val",     "int64_list",   "uint32_val",
-                                         "uint32_list",   "uint64_val",   "uint64_list",
-                                         "sint32_val",    "sint32_list",  "sint64_val",
-                                         "sint64_list",   "fixed32_val",  "fixed32_list",
-                                         "fixed64_val",   "fixed64_list", "sfixed32_val",
-                                         "sfixed32_list", "sfixed64_val", "sfixed64_list",
-                                         "bool_val",      "bool_list",    "string_val",
-                                         "string_list",   "bytes_val",    "bytes_list"};
+static const char *const kind_names[ETSIM_ATTR_KIND_MAX + 1] = {[ETSIM_ATTR_NONE] = "none",
+#define KIND_NAMES(K, name) \
+  [ETSIM_ATTR_##K] = #name "_val", [ETSIM_ATTR_##K##_LIST] = #name "_list",
+                                                                ETSIM_ET_KINDS(KIND_NAMES)
+#undef KIND_NAMES
+};
 
 const char *etsim_et_node_type_name(int type) {
   return type >= 0 && type < ETSIM_ET_NODE_TYPE_COUNT ? node_type_names[type] : "?";

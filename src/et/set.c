@@ -104,6 +104,12 @@ static int read_manifest(const char *mpath, char ***out_paths, size_t *out_np, u
                          mpath);
     goto done;
   }
+  if (json_integer_value(npus) > (json_int_t)ETSIM_ET_MAX_RANKS) {
+    rc = etsim_error_set(err, ETSIM_ERANGE,
+                         "%s: \"npus\" %lld is more than the %zu ranks a set may have", mpath,
+                         (long long)json_integer_value(npus), ETSIM_ET_MAX_RANKS);
+    goto done;
+  }
   size_t n = (size_t)json_integer_value(npus);
   size_t nc = json_array_size(classes);
   rf = etsim_malloc(n * sizeof *rf);
@@ -178,6 +184,11 @@ int etsim_et_set_resolve(const char *name, char ***out_paths, size_t *out_n_path
     if (!is_file(buf)) {
       snprintf(buf, len, "%s.%zu.et.gz", name, n);
       if (!is_file(buf)) break;
+    }
+    if (n == ETSIM_ET_MAX_RANKS) {
+      rc = etsim_error_set(err, ETSIM_ERANGE, "%s: more than %zu rank files", name,
+                           ETSIM_ET_MAX_RANKS);
+      goto fail;
     }
     if (etsim_grow((void **)&paths, &cap, n + 1, sizeof *paths) ||
         etsim_grow((void **)&rf, &rcap, n + 1, sizeof *rf) || !(paths[n] = etsim_strdup(buf)))

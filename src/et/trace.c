@@ -463,7 +463,7 @@ static int wattr_store(etsim_et_trace_t *t, builder_t *b, etsim_et_attrrec_t *re
   int64_t name;
   size_t nl = a->name.n;
   if (k < NAME_CACHE && b->name_len[k] == nl &&
-      memcmp(etsim_intern_str(&t->strings, b->name_id[k]), a->name.p, nl) == 0) {
+      (nl == 0 || memcmp(etsim_intern_str(&t->strings, b->name_id[k]), a->name.p, nl) == 0)) {
     name = b->name_id[k];
   } else {
     const void *z = nl ? memchr(a->name.p, 0, nl) : NULL;

@@ -287,8 +287,8 @@ static int check_p2p(const etsim_et_set_t *set, sink_t *s) {
       }
     }
   }
-  if (ns) qsort(snd, ns, sizeof *snd, cmp_p2p);
-  if (nr) qsort(rcv, nr, sizeof *rcv, cmp_p2p);
+  if (ns) etsim_qsort(snd, ns, sizeof *snd, cmp_p2p);
+  if (nr) etsim_qsort(rcv, nr, sizeof *rcv, cmp_p2p);
   size_t i = 0, j = 0, lone_s = 0, lone_r = 0;
   const p2p_t *ex_s = NULL, *ex_r = NULL;
   while (i < ns || j < nr) {

@@ -103,6 +103,9 @@ static uint64_t group_index(const llm_t *g, unsigned mask, const uint64_t *c) {
   return idx;
 }
 
+/* More layers than any model has by a factor of 100. */
+#define GEN_LLM_MAX_LAYERS 100000u
+
 static int setup(llm_t *g, const etsim_gen_llm_opts_t *o, etsim_error_t *err) {
   memset(g, 0, sizeof *g);
   g->o = o;
@@ -182,6 +185,27 @@ static int setup(llm_t *g, const etsim_gen_llm_opts_t *o, etsim_error_t *err) {
                            (unsigned long long)m->top_k);
   if (o->zero < 0 || o->zero > 3)
     return etsim_error_set(err, ETSIM_EINVAL, "gen llm: --zero %d is not 0..3", o->zero);
+  /* Sizes are counted in 64-bit integers: refuse a model whose largest
+   * count (FLOPs of one iteration, bytes of its parameters) would not fit,
+   * and layer counts that would only make the output huge. */
+  if (m->layers > GEN_LLM_MAX_LAYERS)
+    return etsim_error_set(err, ETSIM_ERANGE, "gen llm: %s: %llu layers is more than %u", mn,
+                           (unsigned long long)m->layers, GEN_LLM_MAX_LAYERS);
+  {
+    double h = (double)m->hidden, f = (double)m->ffn, L = (double)m->layers, V = (double)m->vocab;
+    double E = m->experts ? (double)m->experts : 1;
+    double tok = (double)(o->mbs ? o->mbs : 1) * (double)m->seq; /* one micro-batch */
+    double layer = 6 * (4 * h * h + 3 * h * f * E) * tok + 12 * tok * (double)m->seq * h;
+    double flops = fmax(layer, 6 * V * h * tok);
+    double bytes =
+        (L * (4 * h * h + 3 * h * f * E) + 2 * V * h) * 8 * (o->dtype_bytes ? o->dtype_bytes : 2);
+    if (!(flops < 0x1p62) || !(bytes < 0x1p62))
+      return etsim_error_set(err, ETSIM_ERANGE,
+                             "gen llm: %s: a layer of one micro-batch counts %.3g FLOPs and the "
+                             "parameters and their state %.3g bytes, beyond the 2^62 that 64-bit "
+                             "counts hold (check --hidden, --ffn, --seq, --vocab, --mbs)",
+                             mn, flops, bytes);
+  }
   g->h = m->hidden;
   g->d = m->hidden / m->heads;
   g->kv_l = m->kv_heads / t;

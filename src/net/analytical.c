@@ -16,17 +16,19 @@ int64_t etsim_net_analytical_ns(const etsim_topo_t *topo, uint32_t src, uint32_t
   int d = etsim_topo_first_diff_dim(topo, src, dst);
   if (d < 0) return 0;
   double h = (double)etsim_topo_hops(topo, d, src, dst);
-  return (int64_t)floor(h * topo->lat_ns[d] + (double)bytes / topo->bw_bytes_per_ns[d]);
+  double ns = floor(h * topo->lat_ns[d] + (double)bytes / topo->bw_bytes_per_ns[d]);
+  return etsim_des_ns_ok(ns) ? (int64_t)ns : -1;
 }
 
 static int cu_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t token) {
   const etsim_topo_t *t = net->topo;
   int d = etsim_topo_first_diff_dim(t, src, dst);
   int64_t ns = etsim_net_analytical_ns(t, src, dst, bytes);
+  if (ns < 0) return ETSIM_ERANGE;
   net->stats.messages++;
   net->stats.bytes += bytes;
   if (d >= 0) net->stats.bytes_per_dim[d] += bytes;
-  return etsim_des_push(net->q, net->q->now_ps + ns * ETSIM_PS_PER_NS, net->ev_deliver, 0, token);
+  return etsim_des_push(net->q, etsim_des_at_ns(net->q, ns), net->ev_deliver, 0, token);
 }
 
 static void cu_destroy(etsim_net_t *net) { etsim_free(net); }

@@ -112,8 +112,10 @@ static int forward(ca_t *c, uint32_t i) {
   int64_t start = c->link_free_ps[link] > now ? c->link_free_ps[link] : now;
   if (start - now > net->stats.max_queue_ps) net->stats.max_queue_ps = start - now;
   double ser = (double)m->bytes / t->bw_bytes_per_ns[d];
+  double fly = floor(t->lat_ns[d] + ser);
+  if (!etsim_des_ns_ok(fly) || start > ETSIM_DES_HORIZON_PS) return ETSIM_ERANGE;
   int64_t busy_ns = (int64_t)floor(ser);
-  int64_t fly_ns = (int64_t)floor(t->lat_ns[d] + ser);
+  int64_t fly_ns = (int64_t)fly;
   c->link_free_ps[link] = start + busy_ns * ETSIM_PS_PER_NS;
   int64_t arrive = start + fly_ns * ETSIM_PS_PER_NS;
   net->stats.hops++;

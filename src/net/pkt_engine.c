@@ -921,7 +921,7 @@ static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t, etsim_error_t
   if (nbr) {
     for (uint32_t i = 0; i < n->n_ports; i++) nbr[i] = ((uint64_t)n->ports[i].peer << 32) | i;
     for (uint32_t v = 0; v < nn; v++)
-      qsort(nbr + n->nodes[v].port0, n->nodes[v].nports, sizeof *nbr, cmp_u64);
+      etsim_qsort(nbr + n->nodes[v].port0, n->nodes[v].nports, sizeof *nbr, cmp_u64);
   }
   n->pair_rtt_ps = etsim_calloc((size_t)nh * nh, sizeof *n->pair_rtt_ps);
   n->pair_bw = etsim_calloc((size_t)nh * nh, sizeof *n->pair_bw);

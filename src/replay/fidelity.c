@@ -28,7 +28,7 @@ static int cmp_vi(const void *a, const void *b) {
 /* Average ranks (1-based) of v[0..n) into r. */
 static void ranks(const double *v, size_t n, vi_t *tmp, double *r) {
   for (size_t i = 0; i < n; i++) tmp[i].v = v[i], tmp[i].i = i;
-  qsort(tmp, n, sizeof *tmp, cmp_vi);
+  etsim_qsort(tmp, n, sizeof *tmp, cmp_vi);
   for (size_t a = 0; a < n;) {
     size_t b = a;
     while (b + 1 < n && tmp[b + 1].v == tmp[a].v) b++;
@@ -69,7 +69,7 @@ int etsim_replay_fidelity(const double *recorded, const double *measured, size_t
     sum_rec += recorded[i];
     k++;
   }
-  qsort(ape, m, sizeof *ape, cmp_double);
+  etsim_qsort(ape, m, sizeof *ape, cmp_double);
   out->n = m;
   out->mdape = m % 2 ? ape[m / 2] : (ape[m / 2 - 1] + ape[m / 2]) / 2.0;
   out->wape = sum_abs / sum_rec;

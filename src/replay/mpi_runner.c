@@ -1271,7 +1271,7 @@ static int replay_main(int argc, char **argv, int rank, int world) {
   MPI_Gatherv(mine, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
   rc = 0;
   if (rank == 0) {
-    qsort(iter_max, (size_t)a.iterations, sizeof *iter_max, cmp_i64);
+    etsim_qsort(iter_max, (size_t)a.iterations, sizeof *iter_max, cmp_i64);
     S.iter_min_ns = iter_max[0];
     S.iter_max_ns = iter_max[a.iterations - 1];
     S.iter_med_ns = a.iterations % 2

@@ -378,10 +378,17 @@ static int64_t list_at(const etsim_attr_t *a, size_t j) {
     goto fail;                                                          \
   } while (0)
 
+/* v x s, saturated at 2^62 ns (the plan then refuses the trace: see
+ * PLAN_MAX_TOTAL_NS). */
 static int64_t scaled(int64_t v, double s) {
   double x = (double)v * s;
+  if (!(x < 0x1p62)) return x < 0 ? 0 : (int64_t)1 << 62;
   return x < 0 ? 0 : (int64_t)llround(x);
 }
+
+/* The scaled recorded times of one rank's trace add up to at most this, so
+ * no path through it, and no clock advanced along one, can wrap. */
+#define PLAN_MAX_TOTAL_NS 0x1p62
 
 static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K, const etsim_replay_opts_t *o,
                     etsim_error_t *err) {
@@ -395,6 +402,15 @@ static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K, const ets
   op->group = -1;
   op->peer = -1;
   op->mapped = 1;
+  /* Recorded times up to 2^61 ns (73 years), so start + duration fits. */
+  const uint64_t max_us = ((uint64_t)1 << 61) / 1000;
+  if (t->dur_us[i] > max_us || t->start_us[i] > max_us)
+    return etsim_error_set(err, ETSIM_ERANGE,
+                           "%s: node %llu: start_time_micros %llu or duration_micros %llu is "
+                           "beyond %llu us",
+                           t->path, (unsigned long long)t->id[i],
+                           (unsigned long long)t->start_us[i], (unsigned long long)t->dur_us[i],
+                           (unsigned long long)max_us);
   op->rec_ns = (int64_t)t->dur_us[i] * 1000;
   op->rec_start_ns = (int64_t)t->start_us[i] * 1000;
   int type = t->type[i];
@@ -648,6 +664,7 @@ int etsim_replay_plan_build(etsim_replay_plan_t **out, const etsim_et_trace_t *t
     goto fail;
   }
   int64_t t0 = INT64_MAX, t1 = 0;
+  double total_ns = 0;
   keys_t K;
   keys_init(&K, t);
   for (i = 0; i < n; i++) {
@@ -662,6 +679,13 @@ int etsim_replay_plan_build(etsim_replay_plan_t **out, const etsim_et_trace_t *t
     etsim_replay_op_t *op = &p->ops[i];
     op->rec_ns =
         scaled(op->rec_ns, etsim_replay_kind_is_comm(op->kind) ? o->comm_scale : o->compute_scale);
+    total_ns += (double)op->rec_ns;
+  }
+  if (total_ns > PLAN_MAX_TOTAL_NS) {
+    rc = etsim_error_set(err, ETSIM_ERANGE,
+                         "%s: the recorded durations, scaled, add up to %.3g ns, beyond 2^62 ns",
+                         t->path, total_ns);
+    goto fail;
   }
   p->rec_span_ns = t0 == INT64_MAX ? 0 : t1 - t0;
   p->n_dangling = ((o->deps & ETSIM_REPLAY_DEPS_DATA) ? t->n_dangling_data : 0) +

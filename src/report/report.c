@@ -23,15 +23,18 @@ static void human_bytes(char *buf, size_t n, double b) {
 }
 
 void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo_t *topo) {
-  int64_t max_comp = 0, sum_exposed = 0, sum_true = 0, sum_comp = 0;
+  /* Sums over NPUs are doubles: each time is below 2^62 ps, their sum over
+   * thousands of NPUs need not be below 2^63. */
+  int64_t max_comp = 0;
+  double sum_exposed = 0, sum_true = 0, sum_comp = 0;
   uint32_t slowest = 0;
   for (uint32_t i = 0; i < r->n_npus; i++) {
     const etsim_sim_npu_t *p = &r->npu[i];
     if (p->gpu_comp_ps > max_comp) max_comp = p->gpu_comp_ps;
     if (p->finish_ps > r->npu[slowest].finish_ps) slowest = i;
-    sum_exposed += p->exposed_ps;
-    sum_true += p->exposed_true_ps;
-    sum_comp += p->gpu_comp_ps;
+    sum_exposed += (double)p->exposed_ps;
+    sum_true += (double)p->exposed_true_ps;
+    sum_comp += (double)p->gpu_comp_ps;
   }
   double n = r->n_npus ? r->n_npus : 1;
   char b1[32];
@@ -42,29 +45,29 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             topo->npus[d], topo->bw_gbps[d], topo->lat_ns[d]);
   fprintf(f, "  = %u NPUs\n", topo->total);
   fprintf(f, "iteration     %.3f us  (slowest NPU %u)\n", (double)r->total_ps / 1e6, slowest);
-  fprintf(f, "compute       %.3f us on average per NPU (max %.3f us)\n", (double)sum_comp / n / 1e6,
+  fprintf(f, "compute       %.3f us on average per NPU (max %.3f us)\n", sum_comp / n / 1e6,
           (double)max_comp / 1e6);
   fprintf(f,
           "exposed comm  %.3f us on average per NPU (finish - compute, ASTRA-sim's measure); "
           "%.3f us with no compute running\n",
-          (double)sum_exposed / n / 1e6, (double)sum_true / n / 1e6);
+          sum_exposed / n / 1e6, sum_true / n / 1e6);
   fprintf(f, "by collective   count    bytes/NPU       exposed us/NPU\n");
   for (int k = 0; k < ETSIM_COP_N + 2; k++) {
     if (!r->count_by_op[k]) continue;
-    int64_t ex = 0;
-    for (uint32_t i = 0; i < r->n_npus; i++) ex += r->npu[i].exposed_by_op[k];
+    double ex = 0;
+    for (uint32_t i = 0; i < r->n_npus; i++) ex += (double)r->npu[i].exposed_by_op[k];
     human_bytes(b1, sizeof b1, (double)r->bytes_by_op[k] / n);
     fprintf(f, "  %-14s %6.0f  %14s  %12.3f\n", etsim_sim_op_name(k), (double)r->count_by_op[k] / n,
-            b1, (double)ex / n / 1e6);
+            b1, ex / n / 1e6);
   }
   fprintf(f, "by dimension  collectives running / exposed (no compute), us per NPU:");
   for (int d = 0; d < topo->ndims; d++) {
-    int64_t b = 0, e = 0;
+    double b = 0, e = 0;
     for (uint32_t i = 0; i < r->n_npus; i++) {
-      b += r->npu[i].coll_busy_by_dim[d];
-      e += r->npu[i].coll_exposed_by_dim[d];
+      b += (double)r->npu[i].coll_busy_by_dim[d];
+      e += (double)r->npu[i].coll_exposed_by_dim[d];
     }
-    fprintf(f, "%s dim %d %.3f / %.3f", d ? "," : "", d, (double)b / n / 1e6, (double)e / n / 1e6);
+    fprintf(f, "%s dim %d %.3f / %.3f", d ? "," : "", d, b / n / 1e6, e / n / 1e6);
   }
   fprintf(f, "\n");
   fprintf(f, "network bytes ");
@@ -172,8 +175,8 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
     json_object_set_new(o, "type", json_string(etsim_sim_op_name(k)));
     json_object_set_new(o, "count", json_integer((json_int_t)r->count_by_op[k]));
     json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes_by_op[k]));
-    int64_t ex = 0;
-    for (uint32_t i = 0; i < r->n_npus; i++) ex += r->npu[i].exposed_by_op[k];
+    double ex = 0;
+    for (uint32_t i = 0; i < r->n_npus; i++) ex += (double)r->npu[i].exposed_by_op[k];
     json_object_set_new(o, "exposed_ns_sum", json_integer(NS(ex)));
     json_array_append_new(ops, o);
   }

@@ -593,7 +593,7 @@ static int place_all(const ctx_t *c, state_t *st, const int *types, etsim_error_
       ord[no].bytes = x->rows * x->dim * (uint64_t)x->elem_bytes;
       ord[no++].t = (uint32_t)t;
     }
-  qsort(ord, no, sizeof *ord, cmp_order);
+  etsim_qsort(ord, no, sizeof *ord, cmp_order);
   for (size_t k = 0; k < no && !rc; k++) rc = place_table(c, st, ord[k].t, types[ord[k].t], err);
   etsim_free(ord);
   return rc;

@@ -140,6 +140,27 @@ static int set_attr_int(const sim_t *s, uint32_t id, size_t i, uint32_t k, const
 
 /* ------------------------------------------------------ overlap tracking */
 
+/* A node's recorded duration in ns (duration_micros x 1000), refused with a
+ * message naming the node when it is beyond the simulated clock's horizon. */
+static int trace_dur_ns(const sim_t *s, const etsim_et_trace_t *t, size_t i, int64_t *out) {
+  if (t->dur_us[i] > (uint64_t)(ETSIM_DES_HORIZON_NS / 1000))
+    return etsim_error_set(s->err, ETSIM_ERANGE,
+                           "%s: node %llu: duration_micros %llu is beyond the simulated clock's "
+                           "horizon (2^62 ps, about 53 days)",
+                           t->path, (unsigned long long)t->id[i], (unsigned long long)t->dur_us[i]);
+  *out = (int64_t)t->dur_us[i] * 1000;
+  return 0;
+}
+
+/* The error for a delay (ns, from a model's arithmetic) past the horizon. */
+static int past_horizon(const sim_t *s, const etsim_et_trace_t *t, size_t i, const char *what,
+                        double ns) {
+  return etsim_error_set(s->err, ETSIM_ERANGE,
+                         "%s: node %llu: %s takes %g ns, beyond the simulated clock's horizon "
+                         "(2^62 ps, about 53 days)",
+                         t->path, (unsigned long long)t->id[i], what, ns);
+}
+
 static void account(npu_t *p, int64_t t) {
   int64_t dt = t - p->last_ps;
   if (dt > 0) {
@@ -281,9 +302,11 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
             "is replayed (as ASTRA-sim does for BROADCAST)",
             t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
       }
-      int64_t ns = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+      int64_t ns = 0;
+      if ((rc = trace_dur_ns(s, t, i, &ns))) return rc;
+      if (!ns) ns = 1;
       *instant = 0;
-      return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
+      return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
     }
     default:
       return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
@@ -403,6 +426,8 @@ static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   if (server >= s->n_mem) server = s->n_mem - 1;
   int64_t start = s->mem_free_ps[server] > now(s) ? s->mem_free_ps[server] : now(s);
   double ns = m->latency_ns + (m->bw_bytes_per_ns > 0 ? (double)sz / m->bw_bytes_per_ns : 0);
+  if (!etsim_des_ns_ok(ns) || start > ETSIM_DES_HORIZON_PS)
+    return past_horizon(s, t, i, "the remote-memory access", ns);
   int64_t end = start + (int64_t)ns * ETSIM_PS_PER_NS;
   s->mem_free_ps[server] = end;
   s->npu[id].comm_slot = SLOT_MEM;
@@ -414,7 +439,7 @@ static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
 
 static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) {
   const etsim_et_trace_t *t = s->npu[id].ti->t;
-  int64_t ns;
+  int64_t ns = 0;
   if (s->sys->roofline && !s->sys->replay_only && !cpu) {
     int64_t ops = 0, tsz = 0;
     int rc;
@@ -429,14 +454,19 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
     double bw = s->sys->local_mem_bw_gbps * 1e9, peak = s->sys->peak_perf_tflops * 1e12;
     double perf = bw * intensity < peak ? bw * intensity : peak;
     double sec = perf > 0 ? (double)ops / perf : 0;
+    if (!etsim_des_ns_ok(sec * 1e9)) return past_horizon(s, t, i, "the roofline time", sec * 1e9);
     ns = (int64_t)(sec * 1e9);
   } else {
     /* duration_ns (etsim's generators write it when whole microseconds
      * would round badly) wins over duration_micros. */
-    int64_t dns = 0, micros = t->dur_us[i] ? (int64_t)t->dur_us[i] * 1000 : 1;
+    int64_t dns = 0, micros = 0;
+    int rc = trace_dur_ns(s, t, i, &micros);
+    if (rc) return rc;
+    if (!micros) micros = 1;
     const trace_info_t *ti = s->npu[id].ti;
     if (!s->opts->duration_micros && ti->k_duration_ns != UINT32_MAX &&
         etsim_et_trace_attr_int(t, i, ti->k_duration_ns, &dns) == 1 && dns > 0) {
+      if (dns > ETSIM_DES_HORIZON_NS) return past_horizon(s, t, i, "duration_ns", (double)dns);
       ns = dns;
       if (ns != micros) {
         s->dur_ns_nodes++;
@@ -450,7 +480,7 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
   if (cpu) r->cpu_ps += ns * ETSIM_PS_PER_NS;
   else r->gpu_comp_ps += ns * ETSIM_PS_PER_NS;
   *instant = 0;
-  return etsim_des_push(&s->q, now(s) + ns * ETSIM_PS_PER_NS, EV_NODE_DONE, id, i);
+  return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
 }
 
 /* A METADATA node that carries PyTorch's process groups, as ASTRA-sim reads
@@ -707,8 +737,11 @@ static int prepare_custom(sim_t *s) {
         g->tag[i] = (uint32_t)v;
         v = 0;
         if (t->k_comm_size != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_comm_size, &v);
+        if (v < 0)
+          return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: negative comm_size %lld",
+                                 t->path, (unsigned long long)t->id[i], (long long)v);
         g->bytes[i] = (uint64_t)v;
-        g->dur_ns[i] = (int64_t)t->dur_us[i] * 1000;
+        if ((rc = trace_dur_ns(s, t, i, &g->dur_ns[i]))) return rc;
         g->chd_off[i] = k;
         for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++)
           g->chd[k++] = t->data_chd[e];
@@ -1121,6 +1154,12 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
 fail:
   if (rc == ETSIM_ENOMEM && s->err && !s->err->code)
     etsim_error_set(s->err, rc, "simulation: out of memory");
+  if (rc == ETSIM_ERANGE && s->err && !s->err->code)
+    etsim_error_set(s->err, rc,
+                    "simulation: at %.3f us a message or delay would end beyond the simulated "
+                    "clock's horizon (2^62 ps, about 53 days): check comm_size against the "
+                    "network's bandwidth and latency",
+                    (double)s->q.now_ps / 1e6);
   return rc;
 }
 

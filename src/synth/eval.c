@@ -34,7 +34,7 @@ int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *
     }
   }
   if (ok && g->n_edges) {
-    qsort(pairs, g->n_edges, 2 * sizeof(uint32_t), cmp_u32p);
+    etsim_qsort(pairs, g->n_edges, 2 * sizeof(uint32_t), cmp_u32p);
     for (uint32_t k = 1; k < g->n_edges; k++)
       if (pairs[2 * k] == pairs[2 * k - 2] && pairs[2 * k + 1] == pairs[2 * k - 1]) ok = 0;
   }
@@ -156,8 +156,8 @@ static double w1(const double *a, size_t na, const double *b, size_t nb) {
   }
   memcpy(x, a, sizeof(double) * na);
   memcpy(y, b, sizeof(double) * nb);
-  qsort(x, na, sizeof *x, cmp_d);
-  qsort(y, nb, sizeof *y, cmp_d);
+  etsim_qsort(x, na, sizeof *x, cmp_d);
+  etsim_qsort(y, nb, sizeof *y, cmp_d);
   size_t i = 0, j = 0;
   double cur = fmin(x[0], y[0]), s = 0;
   while (i < na || j < nb) {
@@ -310,7 +310,7 @@ static int ranks(const double *v, size_t n, double *r) {
   if (!idx) return ETSIM_ENOMEM;
   for (size_t i = 0; i < n; i++) idx[i] = i;
   rank_base = v;
-  qsort(idx, n, sizeof *idx, cmp_idx);
+  etsim_qsort(idx, n, sizeof *idx, cmp_idx);
   for (size_t i = 0; i < n;) {
     size_t j = i;
     while (j + 1 < n && v[idx[j + 1]] == v[idx[i]]) j++;

@@ -288,7 +288,7 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
   m->y_mean = s / d->n_graphs;
   double var = s2 / d->n_graphs - m->y_mean * m->y_mean;
   m->y_std = var > 1e-12 ? sqrt(var) : 1.0;
-  qsort(ys, d->n_graphs, sizeof *ys, cmp_double);
+  etsim_qsort(ys, d->n_graphs, sizeof *ys, cmp_double);
   m->y_median = ys[d->n_graphs / 2];
   etsim_synth__schedule(cfg->t_attr, m->abar_a, m->alpha_a);
   etsim_synth__schedule(cfg->t_edge, m->abar_e, m->alpha_e);

@@ -1,6 +1,7 @@
 /* Topology arithmetic: mixed-radix NPU addresses, hop counts. */
 #include "etsim/topo.h"
 
+#include <math.h>
 #include <string.h>
 
 static const char *const kind_names[] = {"Ring", "FullyConnected", "Switch"};
@@ -32,10 +33,12 @@ int etsim_topo_init(etsim_topo_t *t, int ndims, const etsim_topo_kind_t *kind, c
       return etsim_error_set(err, ETSIM_EINVAL, "%s: dimension %d: unknown topology", what, d);
     if (npus[d] < 1)
       return etsim_error_set(err, ETSIM_EINVAL, "%s: npus_count[%d] must be >= 1", what, d);
-    if (!(bw_gbps[d] > 0))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: bandwidth[%d] must be > 0 GB/s", what, d);
-    if (!(lat_ns[d] >= 0))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: latency[%d] must be >= 0 ns", what, d);
+    if (!(bw_gbps[d] > 0) || !isfinite(bw_gbps[d]))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: bandwidth[%d] must be a finite number > 0 GB/s", what, d);
+    if (!(lat_ns[d] >= 0) || !isfinite(lat_ns[d]))
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: latency[%d] must be a finite number >= 0 ns",
+                             what, d);
     t->kind[d] = kind[d];
     t->npus[d] = npus[d];
     t->bw_gbps[d] = bw_gbps[d];

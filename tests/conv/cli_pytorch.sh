@@ -55,6 +55,26 @@ grep -q "warning: no ProfilerStep" "$T/kw" || fail "ProfilerStep warning: $(cat 
 [ $rc -eq 2 ] || fail "bad kineto exit $rc"
 grep -q "$T/bad.json:3:" "$T/e" || fail "bad kineto named: $(cat "$T/e")"
 [ -e "$T/x.1.et" ] && fail "bad kineto left a file"
+# A valid Kineto trace without cuda*Synchronize converts (an empty array
+# was once sorted through a NULL pointer); a timestamp of 1e300 us is
+# refused with its position, not cast to an integer.
+HTA=$SH/traces/hta
+python3 - "$HTA/benchmark_simple_add_trace.json.gz" "$T" <<'PY' || fail "kineto variants"
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+d["traceEvents"] = [e for e in d["traceEvents"] if "Synchronize" not in e.get("name", "")]
+json.dump(d, open(sys.argv[2] + "/nosync.json", "w"))
+k = next(e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
+k["ts"] = 1e300
+json.dump(d, open(sys.argv[2] + "/bigts.json", "w"))
+PY
+"$BIN" convert --from pytorch "$HTA/benchmark_simple_add_et.json.gz" --kineto "$T/nosync.json" \
+  -o "$T/nosync.et" --quiet 2> "$T/e" || fail "Kineto without synchronize: exit $? $(cat "$T/e")"
+"$BIN" convert --from pytorch "$HTA/benchmark_simple_add_et.json.gz" --kineto "$T/bigts.json" \
+  -o "$T/bigts.et" --quiet 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] || fail "ts 1e300 exit $rc"
+grep -q "bigts.json:1:[0-9]*: traceEvents\[[0-9]*\]: 'ts' or 'dur' is outside" "$T/e" || fail "ts 1e300: $(cat "$T/e")"
+[ -e "$T/bigts.et" ] && fail "ts 1e300 left a file"
 # The converted pair of ranks runs through `etsim sim` (when this build has
 # it): both NPUs finish, the 15 all-reduces go over the network.
 if "$BIN" sim --help > /dev/null 2>&1 && [ -r "$SH/configs/astra-sim/system/Ring_4chunks.json" ]; then

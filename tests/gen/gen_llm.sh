@@ -38,6 +38,9 @@ done <<'CASES'
 --preset gpt5|unknown model preset 'gpt5'
 --preset llama3-8b --schedule zigzag|--schedule: 'zigzag' is not gpipe or 1f1b
 --layers 2 --hidden 64|give --preset NAME
+--preset gpt3-175b --hidden 4000000000 --heads 1 --kv-heads 1|beyond the 2^62 that 64-bit counts hold
+--preset gpt3-175b --layers 4000000000|4000000000 layers is more than 100000
+--preset gpt3-175b --hidden 0x3000|--hidden: '0x3000' is not a non-negative decimal integer
 CASES
 [ -z "$(ls "$T/bad")" ] || fail "failed runs left files"
 echo "gen_llm: ok"
