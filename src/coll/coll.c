@@ -884,22 +884,41 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
   return rc;
 }
 
+static void prefetch_slot(const etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst,
+                          uint64_t bytes) {
+  if (c->mslot_cap)
+    __builtin_prefetch(&c->mslot[match_hash(tag, src, dst, bytes) & (c->mslot_cap - 1)]);
+}
+
 void etsim_coll_prefetch(const etsim_coll_t *c, uint32_t type, uint64_t b, int stage) {
   if (type == ETSIM_COLL_EV_DELIVER && (b & TOKEN_FAST)) {
     const match_t *e = &c->match[(uint32_t)b];
     if (stage == 0) {
       __builtin_prefetch(e);
-    } else if (e->n_recv && TOK_KIND(e->tok0) == TOK_STREAM) {
+      return;
+    }
+    /* the entry is in cache now: its slot (for the release) and the
+     * stream the arrival wakes */
+    prefetch_slot(c, e->tag, e->src, e->dst, e->bytes);
+    if (e->n_recv && TOK_KIND(e->tok0) == TOK_STREAM) {
       const stream_t *s = &c->streams[(uint32_t)TOK_VAL(e->tok0)];
       __builtin_prefetch(s);
       __builtin_prefetch((const char *)s + 64);
       __builtin_prefetch((const char *)s + 128);
     }
-  } else if (type == ETSIM_COLL_EV_GENERAL && stage == 0) {
+  } else if (type == ETSIM_COLL_EV_GENERAL) {
     const stream_t *s = &c->streams[(uint32_t)b];
-    __builtin_prefetch(s);
-    __builtin_prefetch((const char *)s + 64);
-    __builtin_prefetch((const char *)s + 128);
+    if (stage == 0) {
+      __builtin_prefetch(s);
+      __builtin_prefetch((const char *)s + 64);
+      __builtin_prefetch((const char *)s + 128);
+      return;
+    }
+    /* a ring stream's next send and receive: their matching slots */
+    if (s->direct || s->hd || s->dbt || s->cu || !s->initialized || !s->cur.ring.n) return;
+    const phase_t *p = &s->cur;
+    prefetch_slot(c, s->tag, s->npu, ring_offset(&p->ring, p->dir), s->msg);
+    prefetch_slot(c, s->tag, ring_offset(&p->ring, -p->dir), s->npu, s->msg);
   }
 }
 
