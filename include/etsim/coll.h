@@ -200,9 +200,14 @@ int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_cust
 
 /* Per-dimension accounting: the owner says when NPU npu's GPU compute
  * starts and stops; etsim_coll_dim_times gives, per dimension, the time
- * with at least one collective chunk running there and, of that, the time
- * with no compute running (ndims entries each). */
+ * with at least one collective chunk running there (a chunk's phase counts
+ * in every dimension its messages cross) and, of that, the time with no
+ * compute running (ndims entries each). */
 void etsim_coll_set_compute(etsim_coll_t *c, uint32_t npu, int active);
+/* During a done() callback for a collective: the dimensions its messages
+ * crossed (bit d), a phase on a communicator's ring charged to the first
+ * differing dimension towards each peer it sends to. */
+uint32_t etsim_coll_done_dims(const etsim_coll_t *c);
 void etsim_coll_dim_times(etsim_coll_t *c, uint32_t npu, int64_t *busy_ps, int64_t *exposed_ps);
 
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err);

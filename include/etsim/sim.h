@@ -79,6 +79,7 @@ typedef struct etsim_sim_npu {
 typedef struct etsim_sim_node_rec {
   uint32_t npu, node; /* node index in the NPU's trace */
   int64_t start_ps, end_ps;
+  uint32_t dims; /* communication: network dimensions its messages crossed (bit d) */
 } etsim_sim_node_rec_t;
 
 typedef struct etsim_sim_result {

@@ -414,10 +414,16 @@ static void dim_touch(etsim_coll_t *c, uint32_t npu) {
   }
 }
 
-static void run_add(etsim_coll_t *c, uint32_t npu, int queue, int delta) {
+/* A phase starts (+1) or stops (-1) running in queue `queue`: it counts
+ * against the queue's limit, and its time against every dimension its
+ * messages cross (a communicator's ring may cross several; it used to be
+ * charged to the queue's dimension, 0 for every communicator). */
+static void run_add(etsim_coll_t *c, uint32_t npu, int queue, int delta, uint32_t dims) {
   dim_touch(c, npu);
   c->qrunning[qslot(c, npu, queue)] += (uint32_t)delta;
-  c->dim_run[(size_t)npu * (size_t)c->topo->ndims + (size_t)queue / c->qpd] += (uint32_t)delta;
+  size_t b = (size_t)npu * (size_t)c->topo->ndims;
+  for (int d = 0; d < c->topo->ndims; d++)
+    if (dims >> d & 1u) c->dim_run[b + (size_t)d] += (uint32_t)delta;
 }
 
 void etsim_coll_set_compute(etsim_coll_t *c, uint32_t npu, int active) {
@@ -441,7 +447,7 @@ static int queue_fill(etsim_coll_t *c, uint32_t npu, int queue) {
   for (uint32_t k = 0; k < c->qrunning[q] && it != NIL; k++) it = c->streams[it].next;
   while (it != NIL && c->qrunning[q] < c->queue_threshold) {
     uint32_t nx = c->streams[it].next;
-    run_add(c, npu, queue, 1);
+    run_add(c, npu, queue, 1, c->streams[it].cur.dims);
     int rc = stream_init(c, it);
     if (rc) return rc;
     it = nx;
@@ -460,13 +466,14 @@ static void dataset_release(etsim_coll_t *c, uint32_t di) {
 static int proceed(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
   int prev_q = s->cur_queue;
-  uint32_t npu = s->npu;
+  uint32_t npu = s->npu, prev_dims = s->cur.dims;
   int rc = 0;
   if (s->next_phase == s->n_phases) {
     uint32_t di = s->dataset;
     dataset_t *d = &c->datasets[di];
     if (++d->finished == d->total) {
       uint64_t token = d->token;
+      c->done_dims = d->dims;
       dataset_release(c, di);
       c->done(c->user, npu, token); /* may issue more work: re-fetch */
     }
@@ -476,7 +483,7 @@ static int proceed(etsim_coll_t *c, uint32_t si) {
     c->free_stream = si;
     c->live_streams--;
     if (prev_q >= 0) {
-      run_add(c, npu, prev_q, -1);
+      run_add(c, npu, prev_q, -1, prev_dims);
       rc = queue_fill(c, npu, prev_q);
     }
     return rc;
@@ -488,7 +495,7 @@ static int proceed(etsim_coll_t *c, uint32_t si) {
   phase_setup(s);
   queue_insert(c, si);
   if (prev_q >= 0) {
-    run_add(c, npu, prev_q, -1);
+    run_add(c, npu, prev_q, -1, prev_dims);
     if ((rc = queue_fill(c, npu, prev_q))) return rc;
   }
   return queue_fill(c, npu, c->streams[si].cur_queue);
@@ -1008,11 +1015,42 @@ static uint32_t next_queue(etsim_coll_t *c, uint32_t npu, int level, int mode, i
   return (uint32_t)level * q + k;
 }
 
+/* The dimensions NPU npu's messages in phase p cross: the physical
+ * dimension of a dimension's ring; for a communicator's ring and the one*
+ * rings over all NPUs, the first differing dimension (the one the
+ * analytical model charges) towards each peer it sends to. */
+static uint32_t phase_dims(const etsim_coll_t *c, uint32_t npu, const phase_t *p, int phys) {
+  const etsim_topo_t *t = c->topo;
+  if (phys >= 0) return 1u << phys;
+  const ringmap_t *r = &p->ring;
+  uint32_t m = 0, n = r->n;
+  if (n < 2) return 0;
+  if (p->algo == ETSIM_ALGO_DIRECT || p->algo == ETSIM_ALGO_ONE_DIRECT) {
+    /* every peer (bounded: huge groups sample their first 1,024) */
+    for (uint32_t k = 1; k < n && k <= 1024; k++) {
+      int d = etsim_topo_first_diff_dim(t, npu, ring_offset(r, k));
+      if (d >= 0) m |= 1u << d;
+    }
+  } else if (p->algo == ETSIM_ALGO_HALVING_DOUBLING || p->algo == ETSIM_ALGO_ONE_HALVING_DOUBLING) {
+    for (uint32_t off = 1; off < n; off *= 2)
+      for (int sgn = -1; sgn <= 1; sgn += 2) {
+        int d = etsim_topo_first_diff_dim(t, npu, ring_offset(r, sgn * (int64_t)off));
+        if (d >= 0) m |= 1u << d;
+      }
+  } else {
+    int d = etsim_topo_first_diff_dim(t, npu, ring_offset(r, p->dir));
+    if (d >= 0) m |= 1u << d;
+  }
+  return m;
+}
+
+uint32_t etsim_coll_done_dims(const etsim_coll_t *c) { return c->done_dims; }
+
 /* A collective's record, waiting for `total` streams. */
 static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t token,
                        uint32_t *out) {
   POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, out);
-  c->datasets[*out] = (dataset_t){npu, total, 0, NIL, token, c->q->now_ps};
+  c->datasets[*out] = (dataset_t){npu, total, 0, NIL, 0, token, c->q->now_ps};
   c->live_datasets++;
   c->stats.collectives++;
   return 0;
@@ -1074,6 +1112,15 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
   ph->ring.n = comm ? comm->n : c->n_npus;
   ph->ring.members = comm && comm->n != c->n_npus ? comm->members : NULL;
   ph->ring.pos = pos;
+  /* its dimensions: those towards the peers its graph sends to */
+  const etsim_coll_custom_rank_t *g = s->cu;
+  for (uint32_t k = 0; k < g->n; k++)
+    if (g->kind[k] == ETSIM_CUSTOM_SEND && g->peer[k] < ph->ring.n) {
+      uint32_t peer = ph->ring.members ? ph->ring.members[g->peer[k]] : g->peer[k];
+      int d = etsim_topo_first_diff_dim(c->topo, npu, peer);
+      if (d >= 0) ph->dims |= (uint8_t)(1u << d);
+    }
+  c->datasets[di].dims = ph->dims;
   s->tag = TAG_COLL | c->stream_counter[npu]++;
   return proceed(c, si);
 }
@@ -1189,9 +1236,11 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t b
     } else {                                                                                    \
       ring_for(c, npu, l_, &p_->ring);                                                          \
     }                                                                                           \
+    p_->dims = (uint8_t)phase_dims(c, npu, p_, l_->phys);                                       \
     if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE)                                              \
       p_->type = ETSIM_COP_ALL_REDUCE; /* a tree phase always all-reduces */                    \
     else remain = final_size((t), remain, l_->n);                                               \
+    c->datasets[di].dims |= p_->dims;                                                           \
   } while (0)
     if (type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware) {
       for (int i = 0; i < nld; i++)

@@ -25,6 +25,7 @@ typedef struct phase {
   uint8_t fast;     /* local ring: fixed 10 ns bus delay */
   int32_t window;   /* direct: outstanding sends, -1 = all peers */
   uint8_t tree_min; /* double binary tree: the root is the lowest id (else highest) */
+  uint8_t dims;     /* dimensions this NPU's messages of the phase cross (bit d) */
   uint32_t tree_start, tree_stride; /* double binary tree: ids start + k*stride */
   uint32_t queue;
 } phase_t;
@@ -72,6 +73,7 @@ typedef struct stream {
 
 typedef struct dataset {
   uint32_t npu, total, finished, next_free;
+  uint32_t dims; /* union of its phases' dims */
   uint64_t token;
   int64_t t_create;
 } dataset_t;
@@ -168,6 +170,7 @@ struct etsim_coll {
   uint8_t *comp_on; /* per NPU x collective type x dimension: trees handed out */
   etsim_coll_stats_t stats;
   uint64_t live_streams, live_datasets;
+  uint32_t done_dims; /* during a done callback: the finished collective's dims */
 };
 
 #endif

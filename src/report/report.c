@@ -203,6 +203,10 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
       json_object_set_new(o, "bytes", json_integer(v));
     json_object_set_new(o, "start_ns", json_integer(NS(e->start_ps)));
     json_object_set_new(o, "end_ns", json_integer(NS(e->end_ps)));
+    json_t *dims = json_array();
+    for (int d = 0; d < r->ndims; d++)
+      if (e->dims >> d & 1u) json_array_append_new(dims, json_integer(d));
+    json_object_set_new(o, "dims", dims);
     json_array_append_new(colls, o);
   }
   json_object_set_new(root, "collectives", colls);
@@ -224,14 +228,21 @@ int etsim_report_csv(const char *path, const etsim_sim_result_t *r, const etsim_
   int rc = etsim_outfile_open(&o, path, err);
   if (rc) return rc;
   FILE *f = o.fp;
-  fprintf(f, "npu,node_id,name,type,start_ns,end_ns\n");
+  fprintf(f, "npu,node_id,name,type,start_ns,end_ns,dims\n");
   for (size_t k = 0; k < r->n_recs; k++) {
     const etsim_sim_node_rec_t *e = &r->recs[k];
     const etsim_et_trace_t *t = set->ranks[e->npu];
     fprintf(f, "%u,%llu,", e->npu, (unsigned long long)t->id[e->node]);
     csv_str(f, t->name[e->node]);
-    fprintf(f, ",%s,%lld,%lld\n", etsim_et_node_type_name(t->type[e->node]), NS(e->start_ps),
+    fprintf(f, ",%s,%lld,%lld,", etsim_et_node_type_name(t->type[e->node]), NS(e->start_ps),
             NS(e->end_ps));
+    /* the dimensions a communication node's messages crossed: "0+2" */
+    for (int d = 0, first = 1; d < 32; d++)
+      if (e->dims >> d & 1u) {
+        fprintf(f, "%s%d", first ? "" : "+", d);
+        first = 0;
+      }
+    fputc('\n', f);
   }
   if (ferror(f)) {
     etsim_outfile_abort(&o);

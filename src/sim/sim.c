@@ -83,6 +83,7 @@ typedef struct sim {
     uint64_t key;
   } * tie;
   char tie_why[200];
+  uint32_t done_dims;      /* while a collective completes: its dimensions */
   uint64_t dur_ns_nodes;   /* COMP nodes timed by duration_ns ... */
   int64_t dur_ns_delta_ps; /* ... and how much that moved their times in total */
   uint32_t *dirty;
@@ -627,7 +628,19 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
       if (!nb) return ETSIM_ENOMEM;
       r->recs = nb;
     }
-    r->recs[r->n_recs++] = (etsim_sim_node_rec_t){id, i, p->start_ps[i], now(s)};
+    uint32_t dims = 0;
+    if (t->type[i] == ETSIM_ET_COMM_COLL_NODE) {
+      dims = s->done_dims;
+    } else if (t->type[i] == ETSIM_ET_COMM_SEND_NODE || t->type[i] == ETSIM_ET_COMM_RECV_NODE) {
+      int64_t peer = -1;
+      uint32_t k = t->type[i] == ETSIM_ET_COMM_SEND_NODE ? t->k_comm_dst : t->k_comm_src;
+      if (k != UINT32_MAX && etsim_et_set_attr_int(s->set, id, i, k, &peer) == 1 && peer >= 0 &&
+          peer < s->n) {
+        int d = etsim_topo_first_diff_dim(s->topo, id, (uint32_t)peer);
+        if (d >= 0) dims = 1u << d;
+      }
+    }
+    r->recs[r->n_recs++] = (etsim_sim_node_rec_t){id, i, p->start_ps[i], now(s), dims};
   }
   for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++) {
     uint32_t c = t->data_chd[e];
@@ -665,7 +678,9 @@ static int complete(sim_t *s, uint32_t id, uint32_t i) {
 static void coll_done(void *user, uint32_t npu, uint64_t token) {
   sim_t *s = user;
   if (s->fail) return;
+  s->done_dims = etsim_coll_done_dims(s->coll); /* read by finish_node for collectives */
   int rc = complete(s, npu, (uint32_t)token);
+  s->done_dims = 0;
   if (rc) s->fail = rc;
 }
 
