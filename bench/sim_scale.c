@@ -56,7 +56,7 @@ typedef struct run {
   char summary[160];
 } run_t;
 
-static char scratch[4096], etsim_bin[4096];
+static char scratch[4096], etsim_bin[8400];
 
 static void die(const char *what) {
   fprintf(stderr, "bench_sim_scale: %s: %s\n", what, strerror(errno));
@@ -91,7 +91,7 @@ static void read_lines(const char *path, run_t *r) {
       bytes += strlen(p);
       if (strncmp(p, "sys[0] ", 7) == 0) r->npu0 = atoll(p + 17);
     } else if (strncmp(buf, "reduction     ", 14) == 0 && !r->summary[0]) {
-      snprintf(r->summary, sizeof r->summary, "%s", buf + 14);
+      snprintf(r->summary, sizeof r->summary, "%.150s", buf + 14);
       r->summary[strcspn(r->summary, "\n")] = 0;
     }
   }
@@ -163,7 +163,7 @@ static run_t spawn(const char *dir, char *const argv[], const char *out_path, in
 
 /* The case folder: network, system, memory. */
 static void platform(const char *dir, unsigned z) {
-  char p[4200], t[400];
+  char p[8400], t[400];
   mkdir(dir, 0755);
   snprintf(p, sizeof p, "%s/network.yml", dir);
   snprintf(t, sizeof t,
@@ -208,7 +208,7 @@ static void ar_file(const char *path, long long bytes) {
 /* n per-rank files workload.<r>.et in dir: copies of one file, or (distinct)
  * each with its own size. */
 static void ar_ranks(const char *dir, unsigned n, int distinct) {
-  char p[4200], one[4200];
+  char p[8400], one[8400];
   snprintf(one, sizeof one, "%s/one.et", dir);
   ar_file(one, 64ll << 20);
   FILE *f = fopen(one, "rb");

@@ -423,6 +423,11 @@ void etsim_et_free_paths(char **paths, size_t n);
 /* Resolve and load every distinct file once. */
 int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flags,
                       etsim_error_t *err);
+/* The same, calling progress(user, files read, files) about twice a second
+ * of wall time while it reads (for a progress line on big sets). */
+int etsim_et_set_load_progress(etsim_et_set_t **out, const char *name, unsigned read_flags,
+                               void (*progress)(void *user, size_t done, size_t total), void *user,
+                               etsim_error_t *err);
 void etsim_et_set_free(etsim_et_set_t *s);
 /* Give a one-rank set n ranks that all run its one trace (one file named
  * for an n-NPU platform: no copies, no re-parsing).  0, ETSIM_EINVAL when

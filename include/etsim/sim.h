@@ -49,6 +49,16 @@ int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_
                            etsim_error_t *err);
 void etsim_comm_groups_free(etsim_comm_groups_t *g);
 
+/* Where a run is, for a progress line (etsim_sim_opts_t.progress). */
+typedef struct etsim_sim_progress {
+  int64_t now_ps;     /* simulated time */
+  uint32_t npus_done; /* NPUs finished (classes count all their NPUs) */
+  uint32_t npus;      /* NPUs in the network */
+  double frac;        /* nodes completed / nodes to complete, over simulated NPUs */
+  double elapsed_s;   /* wall time since the run started */
+  uint64_t events;
+} etsim_sim_progress_t;
+
 typedef struct etsim_sim_opts {
   const char *backend;               /* "analytical" (default) or "congestion" */
   int multi_comm;                    /* lift the one-communication-op rule */
@@ -60,6 +70,9 @@ typedef struct etsim_sim_opts {
   const etsim_mem_config_t *memory;  /* NULL: none */
   const etsim_comm_groups_t *groups; /* NULL: none */
   const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
+  /* Called about twice a second of wall time during long runs (NULL: never). */
+  void (*progress)(void *user, const etsim_sim_progress_t *p);
+  void *progress_user;
 } etsim_sim_opts_t;
 
 typedef struct etsim_sim_npu {
@@ -90,6 +103,7 @@ typedef struct etsim_sim_result {
   uint64_t events;
   size_t max_pending;
   double wall_s;
+  double cpu_s;            /* CPU time of the run (this process's user + system) */
   int representative;      /* classes of equivalent NPUs were simulated once each */
   uint32_t n_simulated;    /* NPUs simulated (n_npus without a reduction) */
   uint64_t class_size;     /* NPUs per class (1 without) */

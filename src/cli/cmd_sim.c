@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *fp) {
   fprintf(fp,
@@ -63,6 +64,27 @@ static void usage(FILE *fp) {
           "  --timeline F         Perfetto/Chrome trace (open in ui.perfetto.dev)\n"
           "  --quiet              only the per-NPU lines\n"
           "exit: 0 ok, 2 bad input or deadlock, 3 internal error\n");
+}
+
+/* Progress on stderr, when it is a terminal and --quiet is not given: one
+ * line rewritten in place, cleared at the end. */
+static void load_progress(void *user, size_t done, size_t total) {
+  (void)user;
+  fprintf(stderr, "\r[etsim sim] reading traces: %zu of %zu files\033[K", done, total);
+}
+
+static void sim_progress(void *user, const etsim_sim_progress_t *p) {
+  (void)user;
+  char eta[32] = "?";
+  if (p->frac > 0.01) {
+    double left = p->elapsed_s * (1 - p->frac) / p->frac;
+    snprintf(eta, sizeof eta, "%d:%02d", (int)(left / 60), (int)left % 60);
+  }
+  fprintf(stderr,
+          "\r[etsim sim] %.3f ms simulated, %u of %u NPUs done, %.0f%% of nodes, %.1f M events, "
+          "ETA %s\033[K",
+          (double)p->now_ps / 1e9, p->npus_done, p->npus, p->frac * 100, (double)p->events / 1e6,
+          eta);
 }
 
 static int is_file(const char *p) {
@@ -213,7 +235,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
-  if (etsim_et_set_load(&set, workload, ETSIM_ET_SET_SHARE_LABELS, &err)) goto fail;
+  int tty = !quiet && isatty(2);
+  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
+                                           tty ? load_progress : NULL, NULL, &err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_load) goto fail;
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;
@@ -226,8 +252,11 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .duration_micros = dur_micros,
                         .memory = memory ? &mem : NULL,
                         .groups = groups ? &cg : NULL,
-                        .net = &nopt};
-  if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
+                        .net = &nopt,
+                        .progress = tty ? sim_progress : NULL};
+  int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_run) goto fail;
   etsim_report_astra_lines(stdout, res);
   if (!quiet) etsim_report_summary(stdout, res, &topo);
   if (json && etsim_report_json(json, res, set, &err)) goto fail;

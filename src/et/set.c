@@ -19,6 +19,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int is_file(const char *p) {
@@ -405,6 +406,19 @@ static int place_by_shape(etsim_et_set_t *s, share_t *sh, size_t f, etsim_et_tra
 
 int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flags,
                       etsim_error_t *err) {
+  return etsim_et_set_load_progress(out, name, read_flags, NULL, NULL, err);
+}
+
+static double mono_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int etsim_et_set_load_progress(etsim_et_set_t **out, const char *name, unsigned read_flags,
+                               void (*progress)(void *user, size_t done, size_t total), void *user,
+                               etsim_error_t *err) {
+  double t_next = progress ? mono_s() + 1.0 : 0;
   unsigned labels = read_flags & ETSIM_ET_SET_SHARE_LABELS;
   unsigned share = (read_flags & ETSIM_ET_SET_SHARE) || labels;
   read_flags &= ~(unsigned)(ETSIM_ET_SET_SHARE | ETSIM_ET_SET_SHARE_LABELS);
@@ -448,6 +462,10 @@ int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flag
     goto fail;
   }
   for (size_t f = 0; f < s->n_files; f++) {
+    if (progress && !(f & 255) && mono_s() >= t_next) {
+      progress(user, f, s->n_files);
+      t_next = mono_s() + 0.5;
+    }
     const char *path = s->files[f];
     size_t len = 0;
     int whole = 0;

@@ -105,9 +105,11 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             "--duration-micros does too)\n",
             (unsigned long long)r->dur_ns_nodes,
             (double)r->dur_ns_delta_ps / (r->n_npus ? r->n_npus : 1) / 1e6);
-  fprintf(f, "simulation    %.3f s wall, %llu events, %.2f M events/s, peak %zu pending\n",
-          r->wall_s, (unsigned long long)r->events,
-          r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0, r->max_pending);
+  fprintf(f,
+          "simulation    %.3f s CPU (%.3f s wall), %llu events, %.2f M events/s of CPU, peak %zu "
+          "pending\n",
+          r->cpu_s, r->wall_s, (unsigned long long)r->events,
+          r->cpu_s > 0 ? (double)r->events / r->cpu_s / 1e6 : 0, r->max_pending);
 }
 
 static int write_json(const char *path, json_t *root, etsim_error_t *err) {
@@ -153,6 +155,10 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
   json_object_set_new(root, "npus", npus);
   json_object_set_new(root, "total_ns", json_integer(NS(r->total_ps)));
   json_object_set_new(root, "wall_s", json_real(r->wall_s));
+  json_object_set_new(root, "cpu_s", json_real(r->cpu_s));
+  json_object_set_new(root, "npus_simulated", json_integer(r->n_simulated));
+  json_object_set_new(root, "reduction", json_string(r->representative ? r->reduction : ""));
+  json_object_set_new(root, "reduction_why", json_string(r->reduction_why));
   json_object_set_new(root, "events", json_integer((json_int_t)r->events));
   if (r->net.pkt_events) {
     json_t *n = json_object();

@@ -83,7 +83,11 @@ typedef struct sim {
     uint64_t key;
   } * tie;
   char tie_why[200];
-  uint32_t done_dims;      /* while a collective completes: its dimensions */
+  uint32_t done_dims;               /* while a collective completes: its dimensions */
+  uint64_t nodes_done, nodes_total; /* over simulated NPUs, for progress */
+  uint32_t npus_done;
+  struct timespec t0;
+  double next_report_s;
   uint64_t dur_ns_nodes;   /* COMP nodes timed by duration_ns ... */
   int64_t dur_ns_delta_ps; /* ... and how much that moved their times in total */
   uint32_t *dirty;
@@ -621,6 +625,7 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
   release(p, p->ti->res[i]);
   p->state[i] = ST_DONE;
   p->n_done++;
+  s->nodes_done++;
   if (s->opts->record_nodes) {
     etsim_sim_result_t *r = s->res;
     if (r->n_recs % 4096 == 0) {
@@ -659,7 +664,10 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
     }
   }
   mark_dirty(s, id);
-  if (p->n_done == t->n_nodes) s->res->npu[id].finish_ps = now(s);
+  if (p->n_done == t->n_nodes) {
+    s->res->npu[id].finish_ps = now(s);
+    s->npus_done++;
+  }
   return 0;
 }
 
@@ -971,6 +979,25 @@ static int tie_check(sim_t *s, const etsim_des_event_t *ev) {
   return 0;
 }
 
+static double since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The caller's progress line, at most twice a second. */
+static void report_progress(sim_t *s) {
+  double el = since(&s->t0);
+  if (el < s->next_report_s) return;
+  s->next_report_s = el + 0.5;
+  uint64_t g = s->sym ? s->sym->order : 1;
+  etsim_sim_progress_t p = {
+      s->q.now_ps, (uint32_t)(s->npus_done * g),
+      s->n,        s->nodes_total ? (double)s->nodes_done / (double)s->nodes_total : 0,
+      el,          s->q.n_popped};
+  s->opts->progress(s->opts->progress_user, &p);
+}
+
 /* Results of simulated NPUs, then copies for the rest of their classes. */
 static int collect(sim_t *s) {
   etsim_sim_result_t *r = s->res;
@@ -1091,7 +1118,10 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
     if (!s->mem_free_ps) goto fail;
   }
   if (prepare_traces(s) || prepare_npus(s)) goto fail;
-  for (uint32_t k = 0; k < s->n_sim; k++) mark_dirty(s, s->sim_ids[k]);
+  for (uint32_t k = 0; k < s->n_sim; k++) {
+    mark_dirty(s, s->sim_ids[k]);
+    s->nodes_total += s->npu[s->sim_ids[k]].ti->t->n_nodes;
+  }
   if ((rc = drain_dirty(s))) goto fail;
   etsim_des_event_t ev;
   int engine = etsim_net_has_engine(s->net);
@@ -1106,6 +1136,7 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
       }
     }
     if (!etsim_des_pop(&s->q, &ev)) break;
+    if (opts->progress && !(s->q.n_popped & 0xffff)) report_progress(s);
     {
       /* Memory-bound: start loading what the events a few places ahead
        * touch (their entries now, the streams they wake a bit later). */
@@ -1188,8 +1219,9 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
                            "the workload has %zu ranks but the network has %u "
                            "NPUs",
                            set->n_ranks, topo->total);
-  struct timespec w0, w1;
+  struct timespec w0, w1, c0, c1;
   clock_gettime(CLOCK_MONOTONIC, &w0);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
   sim_sym_t sym;
   memset(&sym, 0, sizeof sym);
   int have_sym = 0, rc;
@@ -1208,6 +1240,8 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     s.n = topo->total;
     s.err = err;
     s.sym = have_sym ? &sym : NULL;
+    s.t0 = w0;
+    s.next_report_s = 1.0; /* short runs print nothing */
     etsim_u64map_init(&s.gidx);
     etsim_sim_result_t *r = etsim_calloc(1, sizeof *r);
     rc = ETSIM_ENOMEM;
@@ -1244,6 +1278,8 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     }
     clock_gettime(CLOCK_MONOTONIC, &w1);
     r->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    r->cpu_s = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
     *out = r;
     (void)attempt;
     return 0;
