@@ -78,29 +78,72 @@ static int mslot_grow(etsim_coll_t *c) {
   return 0;
 }
 
-/* Find or create the entry for the key; *out is its index. */
+static inline uint32_t mbox_way(uint64_t tag, uint32_t src) {
+  return (uint32_t)((((tag ^ (uint64_t)src << 40) * 0x9e3779b97f4a7c15ull) >> 32) % MBOX_WAYS);
+}
+
+/* Find or create the entry for the key; *out is its index.  The
+ * receiver's mailbox way first (a collective stream's key nearly always
+ * lives there), the hash table only when dst has keys there. */
 static int match_get(etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes,
                      uint32_t *out) {
-  if ((c->match_used + 1) * 2 > c->mslot_cap) {
-    int rc = mslot_grow(c);
-    if (rc) return rc;
-  }
-  uint32_t h = match_hash(tag, src, dst, bytes);
-  size_t mask = c->mslot_cap - 1, j = h & mask;
-  for (uint64_t v; (v = c->mslot[j]) != 0; j = (j + 1) & mask) {
-    if ((uint32_t)(v >> 32) != h) continue;
-    const match_t *e = &c->match[(uint32_t)v - 1];
-    if (e->tag == tag && e->src == src && e->dst == dst && e->bytes == bytes) {
-      *out = (uint32_t)v - 1;
+  mbox_t *mb = &c->mbox[dst];
+  uint32_t w = mbox_way(tag, src), v = mb->way[w];
+  if (v) {
+    const match_t *e = &c->match[v - 1];
+    if (e->tag == tag && e->src == src && e->bytes == bytes) {
+      *out = v - 1;
       return 0;
     }
+    if ((c->match_used + 1) * 2 > c->mslot_cap) { /* the key may go to the table */
+      int rc = mslot_grow(c);
+      if (rc) return rc;
+    }
+  }
+  uint32_t h = 0;
+  size_t j = 0, mask = c->mslot_cap ? c->mslot_cap - 1 : 0;
+  if (mb->n_over) {
+    h = match_hash(tag, src, dst, bytes);
+    for (j = h & mask;; j = (j + 1) & mask) {
+      uint64_t sv = c->mslot[j];
+      if (!sv) break; /* j: where a new key goes */
+      if ((uint32_t)(sv >> 32) != h) continue;
+      const match_t *e = &c->match[(uint32_t)sv - 1];
+      if (e->tag == tag && e->src == src && e->dst == dst && e->bytes == bytes) {
+        *out = (uint32_t)sv - 1;
+        return 0;
+      }
+    }
+  } else if (v) {
+    h = match_hash(tag, src, dst, bytes);
+    for (j = h & mask; c->mslot[j]; j = (j + 1) & mask) {}
   }
   uint32_t k;
-  POOL_ALLOC(c, match, n_match, cap_match, free_match, &k);
+  if (c->n_free) {
+    k = c->free_stack[--c->n_free];
+  } else {
+    if (c->n_match == c->cap_match &&
+        etsim_grow((void **)&c->match, &c->cap_match, c->n_match + 1, sizeof *c->match))
+      return ETSIM_ENOMEM;
+    if (c->cap_free < c->cap_match) { /* every entry may be free at once */
+      uint32_t *fs = etsim_realloc(c->free_stack, c->cap_match * sizeof *fs);
+      if (!fs) return ETSIM_ENOMEM;
+      c->free_stack = fs;
+      c->cap_free = c->cap_match;
+    }
+    k = (uint32_t)c->n_match++;
+  }
   c->match[k] =
       (match_t){.tag = tag, .bytes = bytes, .src = src, .dst = dst, .head = NIL, .tail = NIL};
-  c->mslot[j] = (uint64_t)h << 32 | (k + 1);
-  c->match_used++;
+  mb = &c->mbox[dst];
+  if (!v) {
+    mb->way[w] = k + 1;
+    c->match[k].in_mbox = 1;
+  } else {
+    c->mslot[j] = (uint64_t)h << 32 | (k + 1);
+    c->match_used++;
+    mb->n_over++;
+  }
   *out = k;
   return 0;
 }
@@ -110,6 +153,11 @@ static int match_get(etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst, 
 static void match_release(etsim_coll_t *c, uint32_t k) {
   match_t *e = &c->match[k];
   if (e->arrived || e->n_recv || e->inflight) return;
+  if (e->in_mbox) {
+    c->mbox[e->dst].way[mbox_way(e->tag, e->src)] = 0;
+    goto freed_entry;
+  }
+  c->mbox[e->dst].n_over--;
   size_t mask = c->mslot_cap - 1;
   size_t j = match_hash(e->tag, e->src, e->dst, e->bytes) & mask;
   while ((uint32_t)c->mslot[j] != k + 1) j = (j + 1) & mask;
@@ -129,9 +177,10 @@ static void match_release(etsim_coll_t *c, uint32_t k) {
   }
 freed:
   c->match_used--;
+freed_entry:
   e->inflight = UINT32_MAX;
-  e->next_free = c->free_match;
-  c->free_match = k;
+  /* room for every entry was reserved when the pool grew (match_reserve) */
+  c->free_stack[c->n_free++] = k;
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -891,10 +940,11 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
   return rc;
 }
 
+/* The mailbox a key lives in (or, rarely, the table's). */
 static void prefetch_slot(const etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst,
                           uint64_t bytes) {
-  if (c->mslot_cap)
-    __builtin_prefetch(&c->mslot[match_hash(tag, src, dst, bytes) & (c->mslot_cap - 1)]);
+  (void)tag, (void)src, (void)bytes;
+  __builtin_prefetch(&c->mbox[dst]);
 }
 
 void etsim_coll_prefetch(const etsim_coll_t *c, uint32_t type, uint64_t b, int stage) {
@@ -1346,9 +1396,10 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
   c->qhead = etsim_malloc(nq * sizeof *c->qhead);
   c->qtail = etsim_malloc(nq * sizeof *c->qtail);
   c->qrunning = etsim_calloc(nq, sizeof *c->qrunning);
+  c->mbox = etsim_calloc(c->n_npus, sizeof *c->mbox);
   if (!c->dim_run || !c->dim_last_ps || !c->dim_busy_ps || !c->dim_exposed_ps || !c->comp_on ||
       !c->alloc || !c->dbt_counter || !c->prio_counter || !c->stream_counter || !c->qhead ||
-      !c->qtail || !c->qrunning) {
+      !c->qtail || !c->qrunning || !c->mbox) {
     etsim_coll_destroy(c);
     return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory for %u NPUs",
                            topo->total);
@@ -1398,6 +1449,8 @@ void etsim_coll_destroy(etsim_coll_t *c) {
   etsim_free(c->msgs);
   etsim_free(c->match);
   etsim_free(c->mslot);
+  etsim_free(c->mbox);
+  etsim_free(c->free_stack);
   etsim_free(c->rq);
   etsim_free(c);
 }

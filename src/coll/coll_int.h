@@ -108,7 +108,19 @@ typedef struct match {
     uint32_t tail;
     uint32_t next_free; /* when free */
   };
+  uint8_t in_mbox; /* found through its receiver's mailbox, not the hash table */
 } match_t;
+
+/* Per NPU: its receive-side entries, one way per (tag, source) hash
+ * (entry + 1, 0 = empty); keys that meet an occupied way go to the hash
+ * table, and n_over counts them so the table is probed only when it may
+ * hold one.  32 bytes: a ring's neighbours' mailboxes sit next to each
+ * other, so the lock-step order of a collective walks them in order. */
+#define MBOX_WAYS 7
+typedef struct mbox {
+  uint32_t way[MBOX_WAYS];
+  uint32_t n_over;
+} mbox_t;
 
 typedef struct rqnode {
   uint64_t token;
@@ -151,7 +163,12 @@ struct etsim_coll {
   uint32_t free_msg;
   match_t *match; /* entry pool */
   size_t n_match, cap_match;
-  uint32_t free_match;
+  uint32_t free_match;  /* unused: entries are recycled through free_stack */
+  uint32_t *free_stack; /* free entries, as a stack of indices: popping one
+                           reads this array, not the entry (an intrusive
+                           list would miss the cache on every message) */
+  size_t n_free, cap_free;
+  mbox_t *mbox;    /* per NPU */
   uint64_t *mslot; /* hash slots: hash32 << 32 | (entry + 1), 0 = empty */
   size_t mslot_cap, match_used;
   rqnode_t *rq;

@@ -1125,6 +1125,9 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
   if ((rc = drain_dirty(s))) goto fail;
   etsim_des_event_t ev;
   int engine = etsim_net_has_engine(s->net);
+  /* prefetch distances (events ahead): entries and streams at 12, what
+   * they point to at 6 (measured best of 4..48 on 16,384 NPUs) */
+  const uint32_t pf_far = 12, pf_near = 6;
   for (;;) {
     if (engine) {
       /* Let the network's own engine catch up to the next event here. */
@@ -1142,9 +1145,9 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
        * touch (their entries now, the streams they wake a bit later). */
       uint32_t pt;
       uint64_t pb;
-      if (etsim_des_peek(&s->q, 12, &pt, &pb) && pt < ETSIM_COLL_EV_END)
+      if (etsim_des_peek(&s->q, pf_far, &pt, &pb) && pt < ETSIM_COLL_EV_END)
         etsim_coll_prefetch(s->coll, pt, pb, 0);
-      if (etsim_des_peek(&s->q, 6, &pt, &pb) && pt < ETSIM_COLL_EV_END)
+      if (etsim_des_peek(&s->q, pf_near, &pt, &pb) && pt < ETSIM_COLL_EV_END)
         etsim_coll_prefetch(s->coll, pt, pb, 1);
     }
     if (s->sym && tie_check(s, &ev)) {
