@@ -309,7 +309,7 @@ static void sim_case(const char *name, unsigned z, int gpt_dp, int gpt_pp, int m
                   "network.yml",
                   "--memory",
                   "memory.json",
-                  gpt ? "--duration-micros" : "--quiet",
+                  gpt ? "--duration-micros" : cg,
                   cg,
                   cgf,
                   NULL};
@@ -319,7 +319,7 @@ static void sim_case(const char *name, unsigned z, int gpt_dp, int gpt_pp, int m
   if (exact) {
     char *ex[] = {etsim_bin,  "sim",         "--workload", "workload",
                   "--system", "system.json", "--network",  "network.yml",
-                  "--memory", "memory.json", "--exact",    gpt ? "--duration-micros" : "--quiet",
+                  "--memory", "memory.json", "--exact",    gpt ? "--duration-micros" : cg,
                   cg,         cgf,           NULL};
     e = spawn(dir, ex, "exact.out", 3600);
   }
