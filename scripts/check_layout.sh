@@ -30,14 +30,14 @@ rm -f /tmp/check_layout.$$
 # set writer (gen.h), which belong in et; until they move, conv may use gen.
 declare -A deps=(
   [base]="" [et]="base" [conv]="et base gen" [shard]="et base" [gen]="et base shard"
-  [synth]="et base" [replay]="et base" [des]="base" [topo]="des base"
+  [edit]="et base" [synth]="et base" [replay]="et base" [des]="base" [topo]="des base"
   [net]="topo des base" [coll]="net topo des base" [sim]="coll net topo des base et"
   [report]="sim coll net topo des base et"
 )
 # The module each public header belongs to.
 declare -A owner=(
   [base.h]=base [et.h]=et [etcheck.h]=et [etjson.h]=et [convpt.h]=conv [convtext.h]=conv
-  [gen.h]=gen [shard.h]=shard [synth.h]=synth [replay.h]=replay [des.h]=des [topo.h]=topo
+  [gen.h]=gen [edit.h]=edit [shard.h]=shard [synth.h]=synth [replay.h]=replay [des.h]=des [topo.h]=topo
   [net.h]=net [netpkt.h]=net [coll.h]=coll [sim.h]=sim [report.h]=report
 )
 allowed() { # allowed FROM_MODULE TARGET_MODULE

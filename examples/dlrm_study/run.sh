@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# The DLRM sharding study (issue 5): plan MLPerf DLRM's embedding tables on
-# 8, 64 and 128 GPUs (8 per host, as on ZionEX), simulate one training
-# iteration per plan, and print where the time goes.  Two plans per size:
-# the planner's search over sharding types, and table-wise only (every
-# table whole on one GPU, the simplest plan), to show how the plan changes
-# the all-to-all.
+# The DLRM sharding study (issues 5 and 24): plan MLPerf DLRM's embedding
+# tables on 8, 64 and 128 GPUs (8 per host, as on ZionEX) and show, for
+# every plan the planner considered worth simulating, its estimate against
+# the simulated iteration.
 #
 #   examples/dlrm_study/run.sh [OUT_DIR]      (default out/dlrm_study)
 #
 # Platform: NVLink-class 150 GB/s inside a host, 12.5 GB/s (100 Gb/s) per GPU
-# between hosts, ASTRA-sim's analytical network; see README.md here.
+# between hosts, ASTRA-sim's system layer on etsim's congestion-aware network
+# (all-to-all messages share links; the congestion-unaware backend lets
+# every message of an all-to-all run at full link speed at once).
+#
+# `etsim shard --network --system` first simulates each collective at sizes
+# from 4 KiB to 4 GiB on this platform to calibrate its estimate, then
+# simulates its finalists — the best plans by estimate and every sharding
+# type alone — and keeps the fastest.  See README.md here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 E=build/etsim
 OUT=${1:-out/dlrm_study}
 mkdir -p "$OUT"
-printf '%-6s %-10s %12s %12s %12s %12s %12s\n' gpus plan iter_us compute_us a2a_exp_us ar_exp_us other_exp_us
+printf '%-5s %-28s %-22s %12s %13s %7s %8s\n' gpus plan types estimate_us simulated_us error a2a_%
 for n in 8 64 128; do
   hosts=$((n / 8))
   if [ $hosts -eq 1 ]; then
@@ -32,25 +37,18 @@ for n in 8 64 128; do
  "all-reduce-implementation": $impl, "reduce-scatter-implementation": $impl,
  "all-gather-implementation": $impl, "all-to-all-implementation": $a2a}
 JSON
-  for plan in search tw; do
-    types=(); [ $plan = tw ] && types=(--types tw)
-    P=$OUT/plan_${n}_$plan.json W=$OUT/dlrm_${n}_$plan
-    $E shard --model mlperf-dlrm --ranks $n --ranks-per-host 8 "${types[@]}" -o "$P" --quiet
-    $E gen dlrm --preset mlperf-dlrm --ranks $n --ranks-per-host 8 --plan "$P" -o "$W" --quiet
-    cg=(); [ -s "$W.comm_group.json" ] && grep -q '\[' "$W.comm_group.json" && cg=(--comm-group "$W.comm_group.json")
-    $E sim --workload "$W" --network "$OUT/net$n.yml" --system "$OUT/sys$n.json" "${cg[@]}" \
-      --json "$W.result.json" --quiet > /dev/null 2> "$W.sim.err"
-    python3 - "$W.result.json" $n $plan <<'PY'
+  $E shard --model mlperf-dlrm --ranks $n --ranks-per-host 8 --network "$OUT/net$n.yml" \
+    --system "$OUT/sys$n.json" --backend congestion --finalists 4 --json "$OUT/cands$n.json" \
+    -o "$OUT/plan$n.json" --quiet
+  python3 - "$OUT/cands$n.json" $n <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1])); n = len(r["npus"])
-slow = max(r["npus"], key=lambda x: x["finish_ns"])
-ex = {t["type"]: t["exposed_ns_sum"] / n / 1000 for t in r["by_type"]}
-a2a, ar = ex.get("all-to-all", 0), ex.get("all-reduce", 0)
-other = sum(ex.values()) - a2a - ar
-print(f"{sys.argv[2]:<6} {sys.argv[3]:<10} {r['total_ns']/1000:12.1f} {slow['compute_ns']/1000:12.1f} "
-      f"{a2a:12.1f} {ar:12.1f} {other:12.1f}")
+r = json.load(open(sys.argv[1]))
+for i, c in enumerate(r["candidates"]):
+    err = 100 * (c["estimate_us"] - c["simulated_us"]) / c["simulated_us"]
+    a2a = 100 * c["sim_exposed_us"]["all-to-all"] / c["simulated_us"]
+    mark = "  <- chosen" if i == r["chosen"] else ""
+    print(f"{sys.argv[2]:<5} {c['label'][:28]:<28} {c['types'][:22]:<22} {c['estimate_us']:12.1f} "
+          f"{c['simulated_us']:13.1f} {err:+6.1f}% {a2a:7.0f}%{mark}")
 PY
-  done
 done
-echo "(exposed = communication time with no compute running, averaged over GPUs; plans, traces and"
-echo " JSON results are in $OUT)"
+echo "(a2a_% = exposed all-to-all time over the simulated iteration; plans and candidates are in $OUT)"

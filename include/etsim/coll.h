@@ -35,8 +35,21 @@ typedef enum {
   ETSIM_COP_REDUCE_SCATTER = 1,
   ETSIM_COP_ALL_GATHER = 2,
   ETSIM_COP_ALL_TO_ALL = 3,
-  ETSIM_COP_N = 4
+  /* Rooted collectives and the barrier (an etsim extension: ASTRA-sim
+   * replays BROADCAST's trace duration and rejects the rest).  They run
+   * through the network when the system file says "rooted-collectives":
+   * "network"; comm_size is the buffer for broadcast and reduce, and one
+   * rank's share for gather and scatter (as for all-gather). */
+  ETSIM_COP_BROADCAST = 4,
+  ETSIM_COP_REDUCE = 5,
+  ETSIM_COP_GATHER = 6,
+  ETSIM_COP_SCATTER = 7,
+  ETSIM_COP_BARRIER = 8,
+  ETSIM_COP_N = 9
 } etsim_cop_t;
+
+/* The collectives ASTRA-sim simulates (the first ETSIM_COP_ASTRA_N). */
+#define ETSIM_COP_ASTRA_N 4
 
 const char *etsim_coll_op_name(etsim_cop_t t);
 
@@ -48,6 +61,11 @@ typedef enum {
   ETSIM_ALGO_ONE_RING,
   ETSIM_ALGO_ONE_DIRECT,
   ETSIM_ALGO_ONE_HALVING_DOUBLING,
+  /* etsim's own: a binomial tree (rooted collectives and the barrier), and
+   * the switch of a dimension reducing in the network (chosen per
+   * dimension by "in-network-collectives", not by name) */
+  ETSIM_ALGO_TREE,
+  ETSIM_ALGO_IN_NETWORK,
   ETSIM_ALGO_N
 } etsim_algo_kind_t;
 
@@ -57,7 +75,8 @@ typedef struct etsim_coll_impl {
 } etsim_coll_impl_t;
 
 /* Parse ASTRA-sim's algorithm names: ring, direct, directN, halvingDoubling,
- * doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling. */
+ * doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling; and etsim's
+ * tree (binomial, for rooted collectives and the barrier). */
 int etsim_coll_impl_parse(const char *s, etsim_coll_impl_t *out);
 const char *etsim_algo_name(etsim_algo_kind_t k);
 
@@ -87,6 +106,15 @@ typedef struct etsim_sys_config {
   etsim_coll_impl_t impl[ETSIM_COP_N][ETSIM_TOPO_MAX_DIMS];
   char *custom[ETSIM_COP_N]; /* *-implementation-custom prefix, or NULL */
   char *dir;                 /* folder of the system file (for relative paths) */
+  /* etsim's extension keys (docs/sim.md, "Extensions"); when absent every
+   * ASTRA-sim file keeps its meaning.  n_impl of a rooted type is 0 when
+   * the file gives no list: ring on every dimension. */
+  uint8_t in_network[ETSIM_TOPO_MAX_DIMS]; /* in-network-collectives */
+  /* in-network-reduction-bw: the switch's reduction rate per dimension in
+   * GB/s (2^30 bytes, as link bandwidth); 0 = as fast as its links */
+  double in_network_bw_gbps[ETSIM_TOPO_MAX_DIMS];
+  int rooted_network;     /* rooted-collectives: "network" 1, "replay" 0 (default) */
+  int group_hierarchical; /* group-phases: "hierarchical" 1, "flat" 0 (default) */
 } etsim_sys_config_t;
 
 void etsim_sys_config_defaults(etsim_sys_config_t *c);
@@ -104,6 +132,7 @@ enum {
   ETSIM_COLL_EV_GENERAL = 3, /* a stream's packet cleared the memory bus */
   ETSIM_COLL_EV_RECV = 4,    /* a late receive completes */
   ETSIM_COLL_EV_CUSTOM = 5,  /* a custom collective's compute node ends */
+  ETSIM_COLL_EV_EXT = 6,     /* etsim's algorithms: a switch finished reducing */
   ETSIM_COLL_EV_END = 8
 };
 
@@ -127,9 +156,23 @@ void etsim_coll_destroy(etsim_coll_t *c);
 
 /* Start a collective on `npu` now.  involved: bit d set = dimension d takes
  * part (~0u for all).  comm NULL = all NPUs.  On completion done(user, npu,
- * token) is called. */
+ * token) is called.  Rooted types take their root from etsim_coll_issue_rooted
+ * (this call uses root 0). */
 int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
                      uint32_t involved, const etsim_comm_t *comm, int32_t priority, uint64_t token,
+                     etsim_error_t *err);
+/* The same with a root: an NPU id for world collectives, a position in the
+ * communicator's member list otherwise (ignored by unrooted types). */
+int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
+                            uint32_t involved, const etsim_comm_t *comm, uint32_t root,
+                            int32_t priority, uint64_t token, etsim_error_t *err);
+
+/* Whether a collective of this type on this communicator (NULL = all NPUs)
+ * can run with the configured algorithms, before anything runs: 0, or
+ * ETSIM_EUNSUPPORTED with a message (halvingDoubling and doubleBinaryTree
+ * need a power-of-two number of NPUs; in-network reduction needs a Switch
+ * dimension and the analytical or congestion backend). */
+int etsim_coll_check(const etsim_coll_t *c, etsim_cop_t type, const etsim_comm_t *comm,
                      etsim_error_t *err);
 
 /* Point-to-point: send/receive `bytes` with a user tag; done() fires with

@@ -190,6 +190,10 @@ typedef struct etsim_gen_micro_opts {
   const char *prefix;
   const int *dims; /* involved_dim of every collective (0/1), or NULL */
   size_t n_dims;
+  /* comm_root of broadcast, reduce, gather and scatter (an etsim
+   * attribute: the root NPU); written when has_root */
+  int has_root;
+  uint32_t root;
 } etsim_gen_micro_opts_t;
 
 /* Write the microbenchmark set; *rep (may be NULL) says what was written. */
@@ -230,7 +234,43 @@ typedef struct etsim_gen_llm_opts {
   int format;                  /* ETSIM_GEN_OUT_* */
   const char *prefix;
   const char *comm_group_path; /* default <prefix>.comm_group.json */
+  /* Memory (etsim_gen_llm_memory): tensors = write ASTRA-sim's "inputs" /
+   * "outputs" tensor attributes (name, bytes) so `etsim sim` tracks each
+   * NPU's memory; flash = attention that keeps no score matrix */
+  int tensors;
+  int flash;
 } etsim_gen_llm_opts_t;
+
+/*
+ * The memory of one rank of pipeline stage `stage` (bytes), as the
+ * generator models it and --tensors writes it into the traces:
+ *   model states (ZeRO paper, Rajbhandari et al. 2020, mixed-precision
+ *   Adam): parameters and gradients of dtype_bytes each and 12 bytes of
+ *   optimizer state (fp32 master weights, momentum, variance) per
+ *   parameter; ZeRO 1 shards the optimizer state over the data-parallel
+ *   group, ZeRO 2 the gradients as well, ZeRO 3 the parameters too;
+ *   activations (Korthikanti et al. 2022, generalised to grouped-query
+ *   attention, gated MLPs, experts and context parallelism): per layer and
+ *   micro-batch s b (10 h + (4 h + 4 kv d + m f)/t) + 5 a s_l s b / t bytes
+ *   (m = 4, 6 for a gated MLP, times top-k for experts; the last term is
+ *   the attention scores, 0 with flash), 2 s b h with full recomputation,
+ *   scaled by dtype_bytes / 2; the stage holds min(micro-batches, pp -
+ *   stage) micro-batches at once under 1F1B, all of them under GPipe;
+ *   ZeRO 3 adds one layer's gathered parameters.
+ */
+typedef struct etsim_gen_llm_mem {
+  uint64_t params, grads, optimizer; /* model states on the rank */
+  uint64_t act_layer;                /* one layer, one micro-batch, as stored */
+  uint64_t act_working;              /* recomputation: one layer's full activations */
+  uint64_t layers;                   /* on the stage */
+  uint32_t in_flight;                /* micro-batches held at once */
+  uint64_t activations;              /* peak: layers x in_flight x act_layer + act_working */
+  uint64_t zero3_layer;              /* ZeRO 3: one layer's gathered parameters */
+  uint64_t total;                    /* params + grads + optimizer + activations + zero3_layer */
+} etsim_gen_llm_mem_t;
+
+int etsim_gen_llm_memory(const etsim_gen_llm_opts_t *o, uint32_t stage, etsim_gen_llm_mem_t *out,
+                         etsim_error_t *err);
 
 /*
  * Write one training iteration per rank (docs/gen.md gives the model, the
@@ -247,23 +287,26 @@ struct etsim_shard_plan;
 
 typedef struct etsim_gen_dlrm_opts {
   const struct etsim_shard_model *model;
-  const struct etsim_shard_plan *plan; /* ranks, hosts, batch come from it */
-  double peak_tflops;                  /* 0: 989 */
-  double mem_gbps;                     /* 0: 3350 */
-  uint64_t bucket_bytes;               /* DDP bucket (0: 25 MiB) */
+  const struct etsim_shard_plan *plan; /* ranks, hosts, batch and the step come from it */
+  double peak_tflops;                  /* > 0: overrides plan->step.peak_tflops */
+  double mem_gbps;                     /* > 0: overrides plan->step.mem_gbps */
+  uint64_t bucket_bytes;               /* > 0: overrides plan->step.bucket_bytes */
   int format;                          /* ETSIM_GEN_OUT_* */
   const char *prefix;
   const char *comm_group_path; /* default <prefix>.comm_group.json */
 } etsim_gen_dlrm_opts_t;
 
 /*
- * One DLRM training iteration per rank from a sharding plan (docs/gen.md):
- * input all-to-all of indices (uneven splits in int64 lists in_split /
- * out_split, bytes per peer), embedding lookups, pooled-embedding
- * all-to-all (reduce-scatter for row-wise tables), the bottom MLP
- * overlapping them, interaction, top MLP, the mirrored backward with the
- * gradient all-to-all / all-gather, embedding update, dense gradients
- * all-reduced in buckets as they fill and data-parallel tables all-reduced.
+ * One DLRM training run per rank from a sharding plan (docs/shard.md):
+ * the graph of etsim_shard_flow_dag written as Chakra nodes — input
+ * all-to-all of indices, fetches of rows kept below HBM, embedding
+ * lookups, (de)quantisation for FP8/int8, the pooled all-to-all
+ * (reduce-scatters for row-wise tables), the bottom MLP overlapping them,
+ * interaction, top MLP, the mirrored backward with the gradient exchange,
+ * embedding update, dense gradients all-reduced in buckets as they fill and
+ * data-parallel tables all-reduced; plan->step.iterations iterations,
+ * pipelined or not.  Uneven all-to-alls carry per-peer bytes in int64
+ * lists in_split / out_split (up to 1,024 ranks).
  */
 int etsim_gen_dlrm(const etsim_gen_dlrm_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err);
 

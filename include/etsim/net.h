@@ -40,6 +40,14 @@ typedef struct etsim_net_ops {
   /* At the end of a successful run: bring `stats` up to date and commit
    * any output files (NULL: nothing to do). */
   int (*finish)(etsim_net_t *net, etsim_error_t *err);
+  /* In-network collectives (NULL where unsupported): a message between NPU
+   * npu and the switch of its group in Switch dimension d, up (NPU to
+   * switch) or down (switch to NPU); delivered like send's.  One link:
+   * floor(L + bytes/beta) analytically, the NPU's FIFO link to or from the
+   * switch on the congestion backend. */
+  int (*send_switch)(etsim_net_t *net, uint32_t npu, int d, int up, uint64_t bytes, uint64_t token);
+  /* Start keeping per-link counters (links below); NULL: not available. */
+  int (*links_enable)(etsim_net_t *net);
 } etsim_net_ops_t;
 
 /* Options of the packet and flow backends (docs/netsim.md): a topology
@@ -75,12 +83,24 @@ typedef struct etsim_net_stats {
   uint32_t max_inflight_pair, max_inflight_src, max_inflight_dst;
 } etsim_net_stats_t;
 
+/* Per-link counters, once etsim_net_links_enable() succeeded: bytes sent
+ * and time spent sending, per link (etsim_net_link_name says which).  The
+ * analytical backend has no links: it counts per NPU and dimension what the
+ * NPU injects there, so its busy time can exceed the run when messages
+ * overlap (the model does not make them share). */
+typedef struct etsim_net_links {
+  size_t n; /* 0: not kept */
+  uint64_t *bytes;
+  int64_t *busy_ps;
+} etsim_net_links_t;
+
 struct etsim_net {
   const etsim_net_ops_t *ops;
   const etsim_topo_t *topo; /* borrowed */
   etsim_des_t *q;           /* borrowed: the simulation's event queue */
   uint32_t ev_deliver, ev_internal;
   etsim_net_stats_t stats;
+  etsim_net_links_t links;
 };
 
 /* Create backend `name` ("analytical" or "congestion") on topology `topo`
@@ -92,6 +112,17 @@ void etsim_net_destroy(etsim_net_t *net);
 
 /* Names of the backends, NULL-terminated (for --help and errors). */
 extern const char *const etsim_net_backend_names[];
+
+/* Keep per-link counters from now on: 0, ETSIM_EUNSUPPORTED (backend has
+ * none: flow and packet report ports through their timeline), ENOMEM. */
+int etsim_net_links_enable(etsim_net_t *net);
+/* The name of link k of a backend (`name` as given to etsim_net_create) on
+ * topo, e.g. "NPU 3 -> NPU 4 (dim 0 Ring)" or "NPU 5 -> switch (dim 1)";
+ * for the analytical backend "NPU 3 dim 0 (Ring) out". */
+void etsim_net_link_name(const char *backend, const etsim_topo_t *topo, size_t k, char *buf,
+                         size_t n);
+/* Free counters taken out of a network (links.bytes, links.busy_ps). */
+void etsim_net_links_free(etsim_net_links_t *l);
 
 /* Whether the backend runs its own engine (see next_ps / advance). */
 static inline int etsim_net_has_engine(const etsim_net_t *net) { return net->ops->next_ps != NULL; }

@@ -28,4 +28,10 @@ int etsim_report_csv(const char *path, const etsim_sim_result_t *r, const etsim_
 int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
                           etsim_error_t *err);
 
+/* Per-link statistics (a run with link_stats): the summary's line naming
+ * the three busiest links; a CSV "link,bytes,busy_ns,busy_fraction" with
+ * one row per link. */
+void etsim_report_links_summary(FILE *f, const etsim_sim_result_t *r);
+int etsim_report_links_csv(const char *path, const etsim_sim_result_t *r, etsim_error_t *err);
+
 #endif

@@ -18,6 +18,7 @@
 #include "etsim/base.h"
 #include "etsim/coll.h"
 #include "etsim/et.h"
+#include "etsim/net.h"
 #include "etsim/topo.h"
 
 #include <stdint.h>
@@ -26,7 +27,12 @@ typedef enum {
   ETSIM_MEM_NONE = 0, /* NO_MEMORY_EXPANSION */
   ETSIM_MEM_PER_NODE, /* PER_NODE_MEMORY_EXPANSION: one server per node */
   ETSIM_MEM_PER_NPU,  /* PER_NPU_MEMORY_EXPANSION: one server per NPU */
-  ETSIM_MEM_POOL      /* MEMORY_POOL: one server for everyone */
+  ETSIM_MEM_POOL,     /* MEMORY_POOL: one server for everyone */
+  /* HIERARCHICAL_MEMORY_POOL (etsim's extension, after ASTRA-sim 2.0's
+   * paper): an in-node pool per node behind the node's switch, and one
+   * out-node pool behind the out-node switch; with in-switch reduction the
+   * switches reduce the NPUs' reducing stores on their way to the pool */
+  ETSIM_MEM_HIER_POOL
 } etsim_mem_type_t;
 
 typedef struct etsim_mem_config {
@@ -34,6 +40,12 @@ typedef struct etsim_mem_config {
   uint32_t num_nodes, npus_per_node;
   double latency_ns;
   double bw_bytes_per_ns; /* remote-mem-bw */
+  /* HIERARCHICAL_MEMORY_POOL (bytes/ns and ns, as remote-mem-*; the in-node
+   * ones default to remote-mem-latency and remote-mem-bw) */
+  double in_latency_ns, in_bw_bytes_per_ns;
+  double out_latency_ns, out_bw_bytes_per_ns;
+  int in_switch_reduction;
+  double reduction_bw_bytes_per_ns; /* 0: the switches reduce at no cost */
 } etsim_mem_config_t;
 
 /* ASTRA-sim's remote-memory JSON. */
@@ -70,10 +82,24 @@ typedef struct etsim_sim_opts {
   const etsim_mem_config_t *memory;  /* NULL: none */
   const etsim_comm_groups_t *groups; /* NULL: none */
   const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
+  int link_stats;                    /* keep bytes and busy time per link (analytical,
+                                        congestion): etsim_sim_result_t.links */
+  /* Memory (docs/sim.md, "Memory"): the NPUs' capacity in bytes (0: none);
+   * offload: add the price of moving what exceeds it to remote memory
+   * (the `memory` model) and back to each NPU's iteration */
+  double hbm_bytes;
+  int offload;
   /* Called about twice a second of wall time during long runs (NULL: never). */
   void (*progress)(void *user, const etsim_sim_progress_t *p);
   void *progress_user;
 } etsim_sim_opts_t;
+
+/* A change of an NPU's live tensor bytes (the timeline's memory track). */
+typedef struct etsim_sim_mem_sample {
+  uint32_t npu;
+  int64_t t_ps;
+  uint64_t bytes;
+} etsim_sim_mem_sample_t;
 
 typedef struct etsim_sim_npu {
   int64_t finish_ps;
@@ -87,6 +113,9 @@ typedef struct etsim_sim_npu {
   int64_t exposed_by_op[ETSIM_COP_N + 2];           /* + point-to-point, + memory */
   int64_t coll_busy_by_dim[ETSIM_TOPO_MAX_DIMS];    /* collective chunks running */
   int64_t coll_exposed_by_dim[ETSIM_TOPO_MAX_DIMS]; /* ... with no compute */
+  uint64_t peak_mem_bytes; /* most live tensor bytes at once (when tracked) */
+  uint64_t offload_bytes;  /* of that, over hbm_bytes */
+  int64_t offload_ps;      /* moving them out and back (queue included) */
 } etsim_sim_npu_t;
 
 typedef struct etsim_sim_node_rec {
@@ -118,6 +147,18 @@ typedef struct etsim_sim_result {
   uint64_t count_by_op[ETSIM_COP_N + 2];
   etsim_sim_node_rec_t *recs; /* record_nodes: in completion order */
   size_t n_recs;
+  /* link_stats: per link (etsim_net_link_name(links_backend, &topo, k)),
+   * owned; with one NPU standing for all, every NPU's entries are its */
+  etsim_net_links_t links;
+  const char *links_backend;
+  etsim_topo_t topo;
+  /* memory: tracked when a trace names tensors ("inputs"/"outputs") */
+  int mem_tracked;
+  double hbm_bytes;            /* the capacity asked for (0: none) */
+  int offload_priced;          /* offload_ps holds a price (a remote memory was given) */
+  int offload_applied;         /* ... and it was added to the NPUs' times */
+  etsim_sim_mem_sample_t *mem; /* record_nodes: every change, in time order per NPU */
+  size_t n_mem;
 } etsim_sim_result_t;
 
 /* Run the set on the platform.  On success *out is owned by the caller

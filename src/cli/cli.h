@@ -51,8 +51,12 @@ typedef enum {
 
 enum { CLI_REQUIRED = 1 }; /* cli_opt_t.flags */
 
+/* Every value of a repeated option; at[k] is the argv index of value k, so
+ * a command whose options are steps applied in order (edit) can merge
+ * several lists back into command-line order. */
 typedef struct {
   const char **v;
+  int *at;
   size_t n;
 } cli_list_t;
 

@@ -4,6 +4,8 @@
  */
 #include "cli/cli.h"
 
+#include "cli/dlrm_cli.h"
+
 #include "etsim/gen.h"
 #include "etsim/netpkt.h"
 #include "etsim/shard.h"
@@ -24,44 +26,35 @@ static const char *usage_top =
     "  topo    a network fabric (star, Clos, fat-tree, rail) as an ns-3\n"
     "          topology file for etsim netsim / sim --net-topology\n";
 
-static const char *usage_topo =
-    "usage: etsim gen topo SPEC -o FILE\n"
-    "\n"
-    "Write the fabric SPEC names in the ns-3 RDMA topology format (hosts\n"
-    "first, then switches).  SPEC is one of\n"
-    "  star:hosts=N\n"
-    "  clos2:leaves=L,hosts=H,spines=S[,fabric=RATE]    H hosts per leaf\n"
-    "  fattree:k=K[,hosts=H]                            H per edge (K/2)\n"
-    "  rail:nodes=N,gpus=G[,spines=S][,nic=RATE][,nvlink=RATE][,fabric=RATE]\n"
-    "with [,rate=RATE][,delay=TIME] (default 100Gbps, 1us).  The same SPEC\n"
-    "works wherever a topology file is read (TOPOLOGY_FILE, --net-topology).\n"
-    "Example: etsim gen topo clos2:leaves=8,hosts=16,spines=8 -o clos.topo\n";
-
 /* `etsim gen topo SPEC -o FILE`. */
 static int gen_topo(int argc, char **argv) {
   const char *spec = NULL, *out = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *v;
-    int r;
-    if (cli_is_help(argv[i])) {
-      fputs(usage_topo, stdout);
-      return ETSIM_EXIT_OK;
-    }
-    if ((r = cli_opt(argc, argv, &i, "-o", &v)) || (r = cli_opt(argc, argv, &i, "--output", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      out = v;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("gen topo: unknown option %s", argv[i]);
-    } else if (spec) {
-      return cli_usage_error("gen topo: one SPEC only");
-    } else {
-      spec = argv[i];
-    }
-  }
-  if (!spec || !out) {
-    fputs(usage_topo, stderr);
-    return ETSIM_EXIT_USAGE;
-  }
+  const cli_opt_t opts[] = {{.name = "--output",
+                             .alias = "-o",
+                             .kind = CLI_STR,
+                             .out = &out,
+                             .metavar = "FILE",
+                             .flags = CLI_REQUIRED,
+                             .help = "where to write ('-' is stdout)"},
+                            CLI_O_END};
+  const cli_cmd_t cmd = {"gen topo",
+                         "SPEC -o FILE",
+                         "Write the fabric SPEC names in the ns-3 RDMA topology format (hosts\n"
+                         "first, then switches).  SPEC is one of\n"
+                         "  star:hosts=N\n"
+                         "  clos2:leaves=L,hosts=H,spines=S[,fabric=RATE]    H hosts per leaf\n"
+                         "  fattree:k=K[,hosts=H]                            H per edge (K/2)\n"
+                         "  rail:nodes=N,gpus=G[,spines=S][,nic=RATE][,nvlink=RATE][,fabric=RATE]\n"
+                         "with [,rate=RATE][,delay=TIME] (default 100Gbps, 1us).  The same SPEC\n"
+                         "works wherever a topology file is read (TOPOLOGY_FILE, --net-topology).\n"
+                         "Example: etsim gen topo clos2:leaves=8,hosts=16,spines=8 -o clos.topo",
+                         opts,
+                         1,
+                         1,
+                         "SPEC",
+                         NULL};
+  int code = cli_parse(&cmd, argc, argv, &spec, NULL);
+  if (code >= 0) return code;
   etsim_error_t err = {0};
   etsim_netpkt_topo_t t;
   if (etsim_netpkt_topo_spec(&t, spec, &err)) return cli_fail(&err);
@@ -74,32 +67,6 @@ static int gen_topo(int argc, char **argv) {
   return rc ? cli_fail(&err) : ETSIM_EXIT_OK;
 }
 
-static const char *usage_micro =
-    "usage: etsim gen micro --coll LIST --size BYTES --npus N [options]\n"
-    "\n"
-    "One trace per rank: the collectives of LIST in a dependency chain,\n"
-    "repeated --count times, each optionally after a COMP node.  Ranks with\n"
-    "identical traces share one file through PREFIX.manifest.json.\n"
-    "\n"
-    "  --coll LIST        comma-separated: all-reduce, all-gather,\n"
-    "                     reduce-scatter, all-to-all, broadcast, reduce,\n"
-    "                     gather, scatter, barrier, send-recv (a ring)\n"
-    "  --size BYTES       comm_size of each collective (1048576, 64KiB, 1MiB)\n"
-    "  --npus N           number of ranks\n"
-    "  --count K          repeat the list K times (default 1)\n"
-    "  --comp-ns T        a COMP node of T ns before each collective\n"
-    "  --dims LIST        involved_dim of each collective, e.g. 1,0 (which\n"
-    "                     network dimensions it spans; ASTRA-sim's default is\n"
-    "                     all)\n"
-    "  --out-format F     manifest (default: shared class files) or et\n"
-    "                     (plain PREFIX.<rank>.et files)\n"
-    "  --ids MODE         restart (every rank's ids from 0) or continue\n"
-    "                     (ids count on across ranks, as ASTRA-sim's scripts;\n"
-    "                     the default with --out-format et)\n"
-    "  -o, --output PREFIX  where to write (default: the first collective's\n"
-    "                     name, e.g. all_reduce)\n"
-    "  --quiet            print nothing on success\n";
-
 static void report(const char *prefix, int format, const etsim_gen_report_t *r) {
   if (cli_quiet) return;
   printf(
@@ -110,86 +77,112 @@ static void report(const char *prefix, int format, const etsim_gen_report_t *r) 
       (unsigned long long)r->n_bytes);
 }
 
-static int parse_format(const char *v, int *out) {
-  if (strcmp(v, "manifest") == 0) *out = ETSIM_GEN_OUT_MANIFEST;
-  else if (strcmp(v, "et") == 0) *out = ETSIM_GEN_OUT_ET;
-  else return cli_usage_error("--out-format: '%s' is not manifest or et", v);
-  return 0;
-}
+/* --out-format F: manifest (0) or et (1), the ETSIM_GEN_OUT_* order. */
+static const char *const out_formats = "manifest|et";
 
 static int gen_micro(int argc, char **argv) {
   etsim_gen_micro_opts_t o = {0};
-  int colls[64], dims[16];
-  const char *coll_arg = NULL, *size_arg = NULL, *npus_arg = NULL;
+  int colls[64], dims[16], ids = -1;
+  const char *coll_arg = NULL, *size_arg = NULL, *dims_arg = NULL;
+  uint64_t npus = 0, count = 1, root = 0;
   char defprefix[64];
-  for (int i = 1; i < argc; i++) {
-    const char *v;
-    int m;
-    if (cli_is_help(argv[i])) {
-      fputs(usage_micro, stdout);
-      return ETSIM_EXIT_OK;
-    }
-#define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
-    if (OPT("--coll")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      coll_arg = v;
-    } else if (OPT("--size")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      size_arg = v;
-    } else if (OPT("--npus")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      npus_arg = v;
-    } else if (OPT("--count")) {
-      uint64_t k;
-      if (m < 0 || cli_parse_u64(v, "--count", &k)) return ETSIM_EXIT_USAGE;
-      if (k == 0 || k > 100000000)
-        return cli_usage_error("--count: %llu is outside 1..100000000", (unsigned long long)k);
-      o.count = (size_t)k;
-    } else if (OPT("--dims")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      o.n_dims = 0;
-      for (const char *p = v; *p; p++) {
-        if ((*p == '0' || *p == '1') && o.n_dims < 16 && (p[1] == ',' || p[1] == 0)) {
-          dims[o.n_dims++] = *p - '0';
-          if (p[1] == ',') p++;
-        } else {
-          return cli_usage_error(
-              "--dims: '%s' is not a list of 0/1 like 1,0,1 "
-              "(at most 16)",
-              v);
-        }
+  const cli_opt_t opts[] = {
+      {.name = "--coll",
+       .kind = CLI_STR,
+       .out = &coll_arg,
+       .metavar = "LIST",
+       .flags = CLI_REQUIRED,
+       .help = "comma-separated: all-reduce, all-gather,\n"
+               "reduce-scatter, all-to-all, broadcast, reduce,\n"
+               "gather, scatter, barrier, send-recv (a ring)"},
+      {.name = "--size",
+       .kind = CLI_STR,
+       .out = &size_arg,
+       .metavar = "BYTES",
+       .flags = CLI_REQUIRED,
+       .help = "comm_size of each collective (1048576, 64KiB, 1MiB)"},
+      {.name = "--npus",
+       .kind = CLI_UINT,
+       .out = &npus,
+       .metavar = "N",
+       .min = 1,
+       .max = 16777216,
+       .help = "number of ranks (required)"},
+      {.name = "--count",
+       .kind = CLI_UINT,
+       .out = &count,
+       .metavar = "K",
+       .min = 1,
+       .max = 100000000,
+       .help = "repeat the list K times (default 1)"},
+      {.name = "--comp-ns",
+       .kind = CLI_UINT,
+       .out = &o.comp_ns,
+       .metavar = "T",
+       .help = "a COMP node of T ns before each collective"},
+      {.name = "--root",
+       .kind = CLI_UINT,
+       .out = &root,
+       .metavar = "R",
+       .min = 0,
+       .max = 16777215,
+       .given = &o.has_root,
+       .help = "root NPU of broadcast, reduce, gather and scatter\n"
+               "(the comm_root attribute; default none, which sim\n"
+               "reads as 0)"},
+      CLI_O_STR("--dims", NULL, &dims_arg, "LIST",
+                "involved_dim of each collective, e.g. 1,0 (which\n"
+                "network dimensions it spans; ASTRA-sim's default is\n"
+                "all)"),
+      {.name = "--out-format",
+       .kind = CLI_CHOICE,
+       .out = &o.format,
+       .metavar = "F",
+       .choices = out_formats,
+       .help = "manifest (default: shared class files) or et\n(plain PREFIX.<rank>.et files)"},
+      {.name = "--ids",
+       .kind = CLI_CHOICE,
+       .out = &ids,
+       .metavar = "MODE",
+       .choices = "restart|continue",
+       .help = "restart (every rank's ids from 0) or continue\n"
+               "(ids count on across ranks, as ASTRA-sim's scripts;\n"
+               "the default with --out-format et)"},
+      CLI_O_STR("--output", "-o", &o.prefix, "PREFIX",
+                "where to write (default: the first collective's\nname, e.g. all_reduce)"),
+      CLI_O_FLAG("--quiet", "-q", &cli_quiet, "print nothing on success"),
+      CLI_O_END};
+  const cli_cmd_t cmd = {"gen micro",
+                         "--coll LIST --size BYTES --npus N [options]",
+                         "One trace per rank: the collectives of LIST in a dependency chain,\n"
+                         "repeated --count times, each optionally after a COMP node.  Ranks with\n"
+                         "identical traces share one file through PREFIX.manifest.json.",
+                         opts,
+                         0,
+                         0,
+                         NULL,
+                         NULL};
+  int code = cli_parse(&cmd, argc, argv, NULL, NULL);
+  if (code >= 0) return code;
+  if (!npus)
+    return cli_usage_error("gen micro: --npus N is required (see 'etsim gen micro --help')");
+  o.count = (size_t)count;
+  o.root = (uint32_t)root;
+  if (ids >= 0) o.ids = ids == 0 ? ETSIM_GEN_IDS_RESTART : ETSIM_GEN_IDS_CONTINUE;
+  if (dims_arg) {
+    o.n_dims = 0;
+    for (const char *p = dims_arg; *p; p++) {
+      if ((*p == '0' || *p == '1') && o.n_dims < 16 && (p[1] == ',' || p[1] == 0)) {
+        dims[o.n_dims++] = *p - '0';
+        if (p[1] == ',') p++;
+      } else {
+        return cli_usage_error("--dims: '%s' is not a list of 0/1 like 1,0,1 (at most 16)",
+                               dims_arg);
       }
-      if (!o.n_dims) return cli_usage_error("--dims: empty list");
-      o.dims = dims;
-    } else if (OPT("--comp-ns")) {
-      if (m < 0 || cli_parse_u64(v, "--comp-ns", &o.comp_ns)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--out-format")) {
-      if (m < 0 || parse_format(v, &o.format)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--ids")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "restart") == 0) o.ids = ETSIM_GEN_IDS_RESTART;
-      else if (strcmp(v, "continue") == 0) o.ids = ETSIM_GEN_IDS_CONTINUE;
-      else return cli_usage_error("--ids: '%s' is not restart or continue", v);
-    } else if (OPT("-o") || OPT("--output")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      o.prefix = v;
-    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-      cli_quiet = 1;
-    } else {
-      return cli_usage_error(
-          "gen micro: unknown argument '%s' (see 'etsim gen "
-          "micro --help')",
-          argv[i]);
     }
-#undef OPT
+    if (!o.n_dims) return cli_usage_error("--dims: empty list");
+    o.dims = dims;
   }
-  if (!coll_arg || !size_arg || !npus_arg)
-    return cli_usage_error(
-        "gen micro: --%s is required (see 'etsim gen micro "
-        "--help')",
-        !coll_arg   ? "coll"
-        : !size_arg ? "size"
-                    : "npus");
   /* The list: names separated by commas. */
   char list[512];
   snprintf(list, sizeof list, "%s", coll_arg);
@@ -213,10 +206,6 @@ static int gen_micro(int argc, char **argv) {
         "--size: '%s' is not a size in bytes (1048576, "
         "64KiB, 1MiB)",
         size_arg);
-  uint64_t npus;
-  if (cli_parse_u64(npus_arg, "--npus", &npus)) return ETSIM_EXIT_USAGE;
-  if (npus == 0 || npus > (1u << 24))
-    return cli_usage_error("--npus: %llu is outside 1..16777216", (unsigned long long)npus);
   o.npus = (size_t)npus;
   if (!o.prefix) {
     char cname[32];
@@ -236,129 +225,169 @@ static int gen_micro(int argc, char **argv) {
   return ETSIM_EXIT_OK;
 }
 
-static const char *usage_llm =
-    "usage: etsim gen llm --preset NAME [parallelism] [options] -o PREFIX\n"
-    "\n"
-    "One training iteration of a decoder-only transformer per rank, with\n"
-    "the communicator groups in PREFIX.comm_group.json (ASTRA-sim's format).\n"
-    "\n"
-    "model:\n"
-    "  --preset NAME      gpt3-175b, llama3-8b, llama3-70b, llama3-405b,\n"
-    "                     mixtral-8x7b (or describe one with the flags below)\n"
-    "  --layers N --hidden N --heads N --kv-heads N --ffn N --vocab N\n"
-    "  --seq N --experts N --top-k N --gated 0|1   (override the preset)\n"
-    "parallelism (their product is the NPU count):\n"
-    "  --dp N --tp N --pp N --sp N --ep N   (default 1 each)\n"
-    "  --npus N           optional check: must equal the product\n"
-    "training:\n"
-    "  --microbatches M   per iteration and data-parallel rank (default pp)\n"
-    "  --mbs B            sequences per micro-batch (default 1)\n"
-    "  --schedule S       1f1b (default) or gpipe\n"
-    "  --zero Z           0 (all-reduce), 1/2 (reduce-scatter + all-gather),\n"
-    "                     3 (parameters gathered per layer, FSDP)\n"
-    "  --recompute        full activation recomputation\n"
-    "platform (compute time = max(FLOPs / peak, bytes / bandwidth)):\n"
-    "  --peak-tflops F    per NPU (default 989, H100 SXM BF16 dense)\n"
-    "  --mem-gbps B       per NPU (default 3350)\n"
-    "  --dtype-bytes N    bytes per value (default 2)\n"
-    "output:\n"
-    "  -o, --output PREFIX  (default: the preset name)\n"
-    "  --out-format F     manifest (default) or et\n"
-    "  --comm-group PATH  default PREFIX.comm_group.json\n"
-    "  --quiet\n";
+/* The memory model per pipeline stage, in GiB per NPU. */
+static int print_llm_memory(const etsim_gen_llm_opts_t *o, etsim_error_t *err) {
+  uint32_t pp = o->pp ? o->pp : 1;
+  const double G = 1024.0 * 1024 * 1024;
+  printf("memory per NPU (GiB) of %s, ZeRO %d, %s%s%s:\n", o->model.name ? o->model.name : "model",
+         o->zero, o->schedule == ETSIM_GEN_SCHED_GPIPE ? "GPipe" : "1F1B",
+         o->recompute ? ", full recomputation" : "", o->flash ? ", flash attention" : "");
+  printf("stage  layers  params  grads  optim  act/layer/mb  mbs  activations  zero3  total\n");
+  for (uint32_t s = 0; s < pp; s++) {
+    etsim_gen_llm_mem_t m;
+    if (etsim_gen_llm_memory(o, s, &m, err)) return cli_fail(err);
+    printf("%5u  %6llu  %6.2f  %5.2f  %5.2f  %12.4f  %3u  %11.2f  %5.2f  %5.2f\n", s,
+           (unsigned long long)m.layers, (double)m.params / G, (double)m.grads / G,
+           (double)m.optimizer / G, (double)m.act_layer / G, m.in_flight, (double)m.activations / G,
+           (double)m.zero3_layer / G, (double)m.total / G);
+  }
+  return ETSIM_EXIT_OK;
+}
 
 static int gen_llm(int argc, char **argv) {
   etsim_gen_llm_opts_t o = {0};
   const char *preset = NULL;
-  struct {
-    const char *flag;
-    uint64_t val;
-    int set;
-  } ov[] = {{"--layers", 0, 0}, {"--hidden", 0, 0}, {"--heads", 0, 0}, {"--kv-heads", 0, 0},
-            {"--ffn", 0, 0},    {"--vocab", 0, 0},  {"--seq", 0, 0},   {"--experts", 0, 0},
-            {"--top-k", 0, 0},  {"--gated", 0, 0}};
-  enum { NOV = sizeof ov / sizeof ov[0] };
-  struct {
-    const char *flag;
-    uint32_t *dst;
-  } ints[] = {{"--dp", &o.dp},   {"--tp", &o.tp},
-              {"--pp", &o.pp},   {"--sp", &o.sp},
-              {"--ep", &o.ep},   {"--microbatches", &o.microbatches},
-              {"--mbs", &o.mbs}, {"--dtype-bytes", &o.dtype_bytes}};
-  enum { NINTS = sizeof ints / sizeof ints[0] };
-  for (int i = 1; i < argc; i++) {
-    const char *v;
-    int m = 0, done = 0;
-    if (cli_is_help(argv[i])) {
-      fputs(usage_llm, stdout);
-      return ETSIM_EXIT_OK;
-    }
-    for (int k = 0; k < NOV && !done; k++)
-      if ((m = cli_opt(argc, argv, &i, ov[k].flag, &v))) {
-        if (m < 0 || cli_parse_u64(v, ov[k].flag, &ov[k].val)) return ETSIM_EXIT_USAGE;
-        ov[k].set = done = 1;
-      }
-    for (int k = 0; k < NINTS && !done; k++)
-      if ((m = cli_opt(argc, argv, &i, ints[k].flag, &v))) {
-        uint64_t x;
-        if (m < 0 || cli_parse_u64(v, ints[k].flag, &x)) return ETSIM_EXIT_USAGE;
-        if (x == 0 || x > (1u << 24))
-          return cli_usage_error("%s: %llu is outside 1..16777216", ints[k].flag,
-                                 (unsigned long long)x);
-        *ints[k].dst = (uint32_t)x;
-        done = 1;
-      }
-    if (done) continue;
-#define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
-    if (OPT("--preset") || OPT("--model")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      preset = v;
-    } else if (OPT("--npus")) {
-      uint64_t x;
-      if (m < 0 || cli_parse_u64(v, "--npus", &x)) return ETSIM_EXIT_USAGE;
-      o.npus = (size_t)x;
-    } else if (OPT("--schedule")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "1f1b") == 0) o.schedule = ETSIM_GEN_SCHED_1F1B;
-      else if (strcmp(v, "gpipe") == 0) o.schedule = ETSIM_GEN_SCHED_GPIPE;
-      else return cli_usage_error("--schedule: '%s' is not gpipe or 1f1b", v);
-    } else if (OPT("--zero")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
-        return cli_usage_error("--zero: '%s' is not 0, 1, 2 or 3", v);
-      o.zero = v[0] - '0';
-    } else if (OPT("--peak-tflops")) {
-      if (m < 0 || cli_parse_double(v, "--peak-tflops", &o.peak_tflops)) return ETSIM_EXIT_USAGE;
-      if (!(o.peak_tflops > 0)) return cli_usage_error("--peak-tflops: must be positive");
-    } else if (OPT("--mem-gbps")) {
-      if (m < 0 || cli_parse_double(v, "--mem-gbps", &o.mem_gbps)) return ETSIM_EXIT_USAGE;
-      if (!(o.mem_gbps > 0)) return cli_usage_error("--mem-gbps: must be positive");
-    } else if (OPT("--out-format")) {
-      if (m < 0 || parse_format(v, &o.format)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--comm-group")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      o.comm_group_path = v;
-    } else if (OPT("-o") || OPT("--output")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      o.prefix = v;
-    } else if (strcmp(argv[i], "--recompute") == 0) {
-      o.recompute = 1;
-    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-      cli_quiet = 1;
-    } else {
-      return cli_usage_error(
-          "gen llm: unknown argument '%s' (see 'etsim gen "
-          "llm --help')",
-          argv[i]);
-    }
-#undef OPT
+  int memory = 0;
+  /* Model overrides, in the order of `fields` below; given[] says which. */
+  enum {
+    OV_LAYERS,
+    OV_HIDDEN,
+    OV_HEADS,
+    OV_KV,
+    OV_FFN,
+    OV_VOCAB,
+    OV_SEQ,
+    OV_EXPERTS,
+    OV_TOPK,
+    OV_GATED,
+    NOV
+  };
+  uint64_t ov[NOV] = {0}, par[8] = {0}, npus = 0;
+  int given[NOV] = {0};
+  const double big = 1e15; /* above every real model; gen llm bounds products itself */
+#define OV(nm, k, hlp)                                                                 \
+  {                                                                                    \
+    .name = nm, .kind = CLI_UINT, .out = &ov[k], .metavar = "N", .min = 0, .max = big, \
+    .given = &given[k], .help = hlp                                                    \
   }
+#define PAR(nm, k, hlp)                                                                      \
+  {                                                                                          \
+    .name = nm, .kind = CLI_UINT, .out = &par[k], .metavar = "N", .min = 1, .max = 16777216, \
+    .help = hlp                                                                              \
+  }
+  const cli_opt_t opts[] = {
+      {.name = "--preset",
+       .alias = "--model",
+       .kind = CLI_STR,
+       .out = &preset,
+       .metavar = "NAME",
+       .help = "gpt3-175b, llama3-8b, llama3-70b, llama3-405b,\n"
+               "mixtral-8x7b (or describe one with the flags below)"},
+      OV("--layers", OV_LAYERS, "model: transformer layers (overrides the preset)"),
+      OV("--hidden", OV_HIDDEN, "model: hidden size"),
+      OV("--heads", OV_HEADS, "model: attention heads"),
+      OV("--kv-heads", OV_KV, "model: key/value heads"),
+      OV("--ffn", OV_FFN, "model: FFN size"),
+      OV("--vocab", OV_VOCAB, "model: vocabulary"),
+      OV("--seq", OV_SEQ, "model: sequence length"),
+      OV("--experts", OV_EXPERTS, "model: experts (mixture of experts)"),
+      OV("--top-k", OV_TOPK, "model: experts per token"),
+      {.name = "--gated",
+       .kind = CLI_UINT,
+       .out = &ov[OV_GATED],
+       .metavar = "0|1",
+       .min = 0,
+       .max = 1,
+       .given = &given[OV_GATED],
+       .help = "model: gated MLP (SwiGLU)"},
+      PAR("--dp", 0,
+          "data-parallel degree (default 1; the product of the\n"
+          "five degrees is the NPU count)"),
+      PAR("--tp", 1, "tensor-parallel degree"),
+      PAR("--pp", 2, "pipeline-parallel degree"),
+      PAR("--sp", 3, "sequence-parallel degree"),
+      PAR("--ep", 4, "expert-parallel degree"),
+      {.name = "--npus",
+       .kind = CLI_UINT,
+       .out = &npus,
+       .metavar = "N",
+       .min = 1,
+       .max = 16777216,
+       .help = "optional check: must equal the product"},
+      PAR("--microbatches", 5, "per iteration and data-parallel rank (default pp)"),
+      PAR("--mbs", 6, "sequences per micro-batch (default 1)"),
+      {.name = "--schedule",
+       .kind = CLI_CHOICE,
+       .out = &o.schedule,
+       .metavar = "S",
+       .choices = "1f1b|gpipe",
+       .help = "1f1b (default) or gpipe"},
+      {.name = "--zero",
+       .kind = CLI_CHOICE,
+       .out = &o.zero,
+       .metavar = "Z",
+       .choices = "0|1|2|3",
+       .help = "0 (all-reduce), 1/2 (reduce-scatter + all-gather),\n"
+               "3 (parameters gathered per layer, FSDP)"},
+      CLI_O_FLAG("--recompute", NULL, &o.recompute, "full activation recomputation"),
+      CLI_O_FLAG("--memory", NULL, &memory,
+                 "print each pipeline stage's memory per NPU (model\n"
+                 "states by ZeRO stage, activations by schedule and\n"
+                 "recomputation); with no -o, print only"),
+      CLI_O_FLAG("--tensors", NULL, &o.tensors,
+                 "write the tensors (ASTRA-sim's inputs/outputs\n"
+                 "attributes) so 'etsim sim' tracks memory per NPU"),
+      CLI_O_FLAG("--flash-attention", NULL, &o.flash,
+                 "attention keeps no score matrix (memory model)"),
+      {.name = "--peak-tflops",
+       .kind = CLI_REAL,
+       .out = &o.peak_tflops,
+       .metavar = "F",
+       .min = 1e-6,
+       .max = 1e9,
+       .help = "per NPU (default 989, H100 SXM BF16 dense); compute\n"
+               "time = max(FLOPs / peak, bytes / bandwidth)"},
+      {.name = "--mem-gbps",
+       .kind = CLI_REAL,
+       .out = &o.mem_gbps,
+       .metavar = "B",
+       .min = 1e-6,
+       .max = 1e9,
+       .help = "per NPU (default 3350)"},
+      PAR("--dtype-bytes", 7, "bytes per value (default 2)"),
+      CLI_O_STR("--output", "-o", &o.prefix, "PREFIX", "where to write (default: the preset name)"),
+      {.name = "--out-format",
+       .kind = CLI_CHOICE,
+       .out = &o.format,
+       .metavar = "F",
+       .choices = out_formats,
+       .help = "manifest (default) or et"},
+      CLI_O_STR("--comm-group", NULL, &o.comm_group_path, "PATH", "default PREFIX.comm_group.json"),
+      CLI_O_FLAG("--quiet", "-q", &cli_quiet, "print nothing on success"),
+      CLI_O_END};
+#undef OV
+#undef PAR
+  const cli_cmd_t cmd = {"gen llm",
+                         "--preset NAME [parallelism] [options] -o PREFIX",
+                         "One training iteration of a decoder-only transformer per rank, with\n"
+                         "the communicator groups in PREFIX.comm_group.json (ASTRA-sim's format).",
+                         opts,
+                         0,
+                         0,
+                         NULL,
+                         NULL};
+  int code = cli_parse(&cmd, argc, argv, NULL, NULL);
+  if (code >= 0) return code;
+  uint32_t *pdst[8] = {&o.dp, &o.tp, &o.pp, &o.sp, &o.ep, &o.microbatches, &o.mbs, &o.dtype_bytes};
+  for (int k = 0; k < 8; k++) *pdst[k] = (uint32_t)par[k];
+  o.npus = (size_t)npus;
+  o.schedule = o.schedule ? ETSIM_GEN_SCHED_GPIPE : ETSIM_GEN_SCHED_1F1B;
   etsim_error_t err = {0};
   if (preset) {
     if (etsim_gen_llm_preset(preset, &o.model, &err)) return cli_fail(&err);
   } else {
     int all = 1;
-    for (int k = 0; k < 7; k++) all &= ov[k].set;
+    for (int k = OV_LAYERS; k <= OV_SEQ; k++) all &= given[k];
     if (!all)
       return cli_usage_error(
           "gen llm: give --preset NAME, or all of --layers "
@@ -368,9 +397,15 @@ static int gen_llm(int argc, char **argv) {
   uint64_t *fields[] = {&o.model.layers,   &o.model.hidden,  &o.model.heads,
                         &o.model.kv_heads, &o.model.ffn,     &o.model.vocab,
                         &o.model.seq,      &o.model.experts, &o.model.top_k};
-  for (int k = 0; k < 9; k++)
-    if (ov[k].set) *fields[k] = ov[k].val;
-  if (ov[9].set) o.model.gated = ov[9].val != 0;
+  for (int k = 0; k < OV_GATED; k++)
+    if (given[k]) *fields[k] = ov[k];
+  if (given[OV_GATED]) o.model.gated = ov[OV_GATED] != 0;
+  if (memory) {
+    int only = !o.prefix;
+    int rc = print_llm_memory(&o, &err);
+    if (rc) return rc;
+    if (only) return ETSIM_EXIT_OK;
+  }
   if (!o.prefix) o.prefix = o.model.name;
   etsim_gen_report_t rep;
   if (etsim_gen_llm(&o, &rep, &err)) return cli_fail(&err);
@@ -378,105 +413,136 @@ static int gen_llm(int argc, char **argv) {
   return ETSIM_EXIT_OK;
 }
 
-static const char *usage_dlrm =
-    "usage: etsim gen dlrm --preset M --ranks N [--ranks-per-host H]\n"
-    "                      [--plan plan.json|auto] [options] -o PREFIX\n"
-    "\n"
-    "One DLRM training iteration per rank from an embedding sharding plan\n"
-    "('etsim shard -o plan.json', or auto: planned here).\n"
-    "  --preset M         mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
-    "                     synthetic-large, or a model JSON file\n"
-    "  --ranks N --ranks-per-host H --hbm-gb G --batch B   (for auto)\n"
-    "  --bucket-mib N     DDP gradient bucket (default 25)\n"
-    "  --peak-tflops F --mem-gbps B   platform (default 989, 3350)\n"
-    "  --out-format F     manifest (default) or et\n"
-    "  -o, --output PREFIX  (default dlrm)\n";
-
 static int gen_dlrm(int argc, char **argv) {
   etsim_gen_dlrm_opts_t g = {0};
   etsim_shard_opts_t so;
   etsim_shard_defaults(&so);
-  const char *model = NULL, *plan = "auto";
-  uint64_t ranks = 0, rph = 0, batch = 0, bucket = 25;
-  for (int i = 1; i < argc; i++) {
-    const char *v;
-    int m;
-    if (cli_is_help(argv[i])) {
-      fputs(usage_dlrm, stdout);
-      return ETSIM_EXIT_OK;
-    }
-#define OPT(name) ((m = cli_opt(argc, argv, &i, name, &v)) != 0)
-    if (OPT("--preset") || OPT("--model")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      model = v;
-    } else if (OPT("--plan")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      plan = v;
-    } else if (OPT("--ranks")) {
-      if (m < 0 || cli_parse_u64(v, "--ranks", &ranks)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--ranks-per-host")) {
-      if (m < 0 || cli_parse_u64(v, "--ranks-per-host", &rph)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--batch")) {
-      if (m < 0 || cli_parse_u64(v, "--batch", &batch)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--hbm-gb")) {
-      if (m < 0 || cli_parse_double(v, "--hbm-gb", &so.hbm_gb)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--bucket-mib")) {
-      if (m < 0 || cli_parse_u64(v, "--bucket-mib", &bucket) || !bucket) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--peak-tflops")) {
-      if (m < 0 || cli_parse_double(v, "--peak-tflops", &g.peak_tflops)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--mem-gbps")) {
-      if (m < 0 || cli_parse_double(v, "--mem-gbps", &g.mem_gbps)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("--out-format")) {
-      if (m < 0 || parse_format(v, &g.format)) return ETSIM_EXIT_USAGE;
-    } else if (OPT("-o") || OPT("--output")) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      g.prefix = v;
-    } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-      cli_quiet = 1;
-    } else {
-      return cli_usage_error(
-          "gen dlrm: unknown argument '%s' (see 'etsim gen "
-          "dlrm --help')",
-          argv[i]);
-    }
-#undef OPT
-  }
+  cli_dlrm_flags_t fl;
+  memset(&fl, 0, sizeof fl);
+  const char *model = NULL, *plan = "auto", *calib = NULL, *types = NULL;
+  uint64_t ranks = 0, rph = 0, batch = 0;
+  cli_opt_t opts[11 + CLI_DLRM_N_OPTS + 1] = {
+      {.name = "--preset",
+       .alias = "--model",
+       .kind = CLI_STR,
+       .out = &model,
+       .metavar = "M",
+       .flags = CLI_REQUIRED,
+       .help = "mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
+               "synthetic-large, dlrm-1t, or a model JSON file"},
+      CLI_O_STR("--plan", NULL, &plan, "FILE|auto",
+                "a plan from 'etsim shard -o plan.json', or auto\n"
+                "(default): planned here with the flags below"),
+      {.name = "--ranks",
+       .kind = CLI_UINT,
+       .out = &ranks,
+       .metavar = "N",
+       .min = 1,
+       .max = ETSIM_SHARD_MAX_RANKS,
+       .help = "ranks (required with --plan auto)"},
+      {.name = "--ranks-per-host",
+       .kind = CLI_UINT,
+       .out = &rph,
+       .metavar = "H",
+       .min = 1,
+       .max = ETSIM_SHARD_MAX_RANKS,
+       .help = "ranks per host (default N: one host)"},
+      {.name = "--hbm-gb",
+       .kind = CLI_REAL,
+       .out = &so.hbm_gb,
+       .metavar = "G",
+       .min = 1e-9,
+       .max = 1e9,
+       .help = "memory per rank, for auto (default 32)"},
+      {.name = "--batch",
+       .kind = CLI_UINT,
+       .out = &batch,
+       .metavar = "B",
+       .min = 1,
+       .max = ETSIM_SHARD_MAX_BATCH,
+       .help = "samples per rank (default the model's)"},
+      CLI_O_STR("--types", NULL, &types, "LIST", "allowed types for auto: tw,rw,cw,dp,twrw,twcw"),
+      CLI_O_STR("--calib", NULL, &calib, "FILE", "for auto: price collectives as measured"),
+      {.name = "--out-format",
+       .kind = CLI_CHOICE,
+       .out = &g.format,
+       .metavar = "F",
+       .choices = out_formats,
+       .help = "manifest (default) or et"},
+      CLI_O_STR("--output", "-o", &g.prefix, "PREFIX", "where to write (default dlrm)"),
+  };
+  size_t n_opts = 10;
+  opts[n_opts++] = (cli_opt_t)CLI_O_FLAG("--quiet", "-q", &cli_quiet, "print nothing on success");
+  cli_dlrm_opts(&fl, opts, &n_opts);
+  opts[n_opts] = (cli_opt_t)CLI_O_END;
+  const cli_cmd_t cmd = {
+      "gen dlrm",
+      "--preset M --ranks N [--ranks-per-host H] [--plan plan.json|auto] -o PREFIX",
+      "DLRM training iterations per rank from an embedding sharding plan\n"
+      "('etsim shard -o plan.json', or auto: planned here).  A plan file\n"
+      "brings its iteration options; the flags below override them.",
+      opts,
+      0,
+      0,
+      NULL,
+      NULL};
+  int code0 = cli_parse(&cmd, argc, argv, NULL, NULL);
+  if (code0 >= 0) return code0;
+  if (types && !(so.types = cli_shard_types(types))) return ETSIM_EXIT_USAGE;
   if (!model) return cli_usage_error("gen dlrm: --preset is required");
-  if (strcmp(plan, "auto") == 0 && !ranks)
-    return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
+  int autop = strcmp(plan, "auto") == 0;
+  if (autop && !ranks) return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
+  if (autop && cli_dlrm_apply(&fl, &so.step, &so.tiers, 1)) return ETSIM_EXIT_USAGE;
   etsim_error_t err = {0};
   etsim_shard_model_t mdl;
+  etsim_shard_access_t *acc = NULL;
+  etsim_shard_calib_t cal;
   int rc = strchr(model, '/') || strstr(model, ".json")
                ? etsim_shard_model_load(model, &mdl, &err)
                : etsim_shard_model_preset(model, &mdl, &err);
   if (rc) return cli_fail(&err);
   etsim_shard_plan_t p;
+  memset(&p, 0, sizeof p);
+  int code = ETSIM_EXIT_OK;
   so.ranks = (size_t)ranks;
   so.ranks_per_host = (size_t)(rph ? rph : ranks);
   so.batch = (uint32_t)batch;
-  rc = strcmp(plan, "auto") == 0 ? etsim_shard_plan(&mdl, &so, &p, &err)
-                                 : etsim_shard_plan_read(plan, &mdl, &so, &p, &err);
-  if (rc) {
-    etsim_shard_model_free(&mdl);
-    return cli_fail(&err);
+  if (autop && fl.access_path) {
+    if ((rc = etsim_shard_access_load(fl.access_path, &mdl, &acc, &err))) goto fail;
+    so.tiers.access = acc;
   }
-  if (ranks && strcmp(plan, "auto") != 0 && ranks != p.n_ranks) {
-    etsim_shard_plan_free(&p);
-    etsim_shard_model_free(&mdl);
-    return cli_usage_error("gen dlrm: --ranks %llu but %s plans %zu ranks",
-                           (unsigned long long)ranks, plan, p.n_ranks);
+  if (calib) {
+    if ((rc = etsim_shard_calib_load(calib, &cal, &err))) goto fail;
+    so.calib = &cal;
+  }
+  rc = autop ? etsim_shard_plan(&mdl, &so, &p, &err)
+             : etsim_shard_plan_read(plan, &mdl, &so, &p, &err);
+  if (rc) goto fail;
+  if (!autop) {
+    if (ranks && ranks != p.n_ranks) {
+      code = cli_usage_error("gen dlrm: --ranks %llu but %s plans %zu ranks",
+                             (unsigned long long)ranks, plan, p.n_ranks);
+      goto out;
+    }
+    if (cli_dlrm_apply(&fl, &p.step, &p.tiers, 0)) {
+      code = ETSIM_EXIT_USAGE;
+      goto out;
+    }
   }
   g.model = &mdl;
   g.plan = &p;
-  g.bucket_bytes = bucket << 20;
   if (!g.prefix) g.prefix = "dlrm";
   etsim_gen_report_t rep;
-  rc = etsim_gen_dlrm(&g, &rep, &err);
-  etsim_shard_plan_free(&p);
-  etsim_shard_model_free(&mdl);
-  if (rc) return cli_fail(&err);
+  if ((rc = etsim_gen_dlrm(&g, &rep, &err))) goto fail;
   report(g.prefix, g.format, &rep);
-  return ETSIM_EXIT_OK;
+  goto out;
+fail:
+  code = cli_fail(&err);
+out:
+  etsim_shard_plan_free(&p);
+  etsim_shard_access_free(acc);
+  etsim_shard_model_free(&mdl);
+  return code;
 }
 
 int etsim_cmd_gen(int argc, char **argv) {

@@ -21,40 +21,97 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *usage =
-    "usage: etsim replay [--np N] [options] PREFIX\n"
-    "       etsim replay --dry-run [options] PREFIX\n"
-    "       mpirun -np N etsim replay [options] PREFIX\n"
-    "\n"
+/* Every option of replay, parsed here for both paths: the dry run uses
+ * some, the MPI runner (etsim-replay, which parses them again) the rest, so
+ * a typo is caught before mpirun starts. */
+static const char *prefix, *csv, *groups_path, *timeline_path;
+static double compute_scale = 1, comm_scale = 1, ridge = -1, timeout_s = 600;
+static uint64_t n_procs, iterations = 1, warmup;
+static int dry_only, json, want_path, quiet, check, deps_choice = 2, np_given;
+static const cli_opt_t opts[] = {
+    CLI_O_FLAG("--dry-run", NULL, &dry_only,
+               "no MPI: a virtual clock advanced by recorded durations; prints\n"
+               "per rank the dry-run time, the critical path and the recorded span"),
+    {.name = "--np",
+     .kind = CLI_UINT,
+     .out = &n_procs,
+     .metavar = "N",
+     .min = 1,
+     .max = 1048576,
+     .given = &np_given,
+     .help = "MPI ranks (default: the trace set's rank count)"},
+    {.name = "--iterations",
+     .kind = CLI_UINT,
+     .out = &iterations,
+     .metavar = "K",
+     .min = 1,
+     .max = 1000000,
+     .help = "timed iterations (default 1)"},
+    {.name = "--warmup",
+     .kind = CLI_UINT,
+     .out = &warmup,
+     .metavar = "W",
+     .min = 0,
+     .max = 1000000,
+     .help = "untimed iterations first (default 0)"},
+    {.name = "--compute-scale",
+     .kind = CLI_REAL,
+     .out = &compute_scale,
+     .metavar = "X",
+     .min = 1e-9,
+     .max = 1e9,
+     .help = "scale compute work (and recorded compute times)"},
+    {.name = "--comm-scale",
+     .kind = CLI_REAL,
+     .out = &comm_scale,
+     .metavar = "Y",
+     .min = 1e-9,
+     .max = 1e9,
+     .help = "scale message sizes (and recorded communication times)"},
+    {.name = "--ridge",
+     .kind = CLI_REAL,
+     .out = &ridge,
+     .metavar = "F",
+     .min = 0,
+     .max = 1e9,
+     .help = "FLOP/byte ridge point of the roofline (default: measured)"},
+    CLI_O_STR("--comm-group", NULL, &groups_path, "FILE", "communicator groups {\"id\": [ranks]}"),
+    {.name = "--deps",
+     .kind = CLI_CHOICE,
+     .out = &deps_choice,
+     .metavar = "D",
+     .choices = "data|ctrl|all",
+     .help = "which dependencies order the nodes (default all)"},
+    CLI_O_FLAG("--check", NULL, &check, "MPI: verify every received byte"),
+    {.name = "--timeout",
+     .kind = CLI_REAL,
+     .out = &timeout_s,
+     .metavar = "S",
+     .min = 1e-3,
+     .max = 1e7,
+     .help = "MPI: give up after S seconds (default 600)"},
+    CLI_O_STR("--csv", NULL, &csv, "FILE", "one row per node"),
+    CLI_O_STR("--timeline", NULL, &timeline_path, "FILE", "MPI: Perfetto timeline of the run"),
+    CLI_O_FLAG("--path", NULL, &want_path, "dry run: list the nodes on the critical path"),
+    CLI_O_FLAG("--json", NULL, &json, "the report as JSON"),
+    CLI_O_FLAG("--quiet", "-q", &quiet, "MPI: no per-node table"),
+    CLI_O_END};
+
+static const cli_cmd_t cmd = {
+    "replay",
+    "[--np N | --dry-run] [options] PREFIX",
     "Replay a Chakra trace set as a benchmark on MPI + OpenBLAS: rank r runs\n"
     "<PREFIX>.<r>.et; compute nodes become sgemm / streaming / busy-loop\n"
     "kernels, communication nodes MPI collectives and messages, in dependency\n"
     "order; prints the fidelity report (measured against recorded times).\n"
-    "Without --np the rank count of the trace set is used.  mpirun comes from\n"
+    "Also: mpirun -np N etsim replay [options] PREFIX.  mpirun comes from\n"
     "$ETSIM_MPIRUN (default mpirun) with $ETSIM_MPIRUN_ARGS added; as root,\n"
-    "--allow-run-as-root is passed.\n"
-    "\n"
-    "options (passed to etsim-replay):\n"
-    "  --iterations K --warmup W --compute-scale X --comm-scale Y --ridge F\n"
-    "  --comm-group FILE --deps data|ctrl|all --check --timeout S\n"
-    "  --csv FILE --timeline FILE\n"
-    "  --json --quiet                      (see etsim-replay --help)\n"
-    "--dry-run: no MPI, a virtual clock advanced by recorded durations; prints\n"
-    "  per rank the dry-run time, the critical path and the recorded span\n"
-    "  (--path: and the nodes on the critical path).\n"
-    "  Takes --compute-scale, --comm-scale, --ridge, --comm-group, --deps,\n"
-    "  --csv, --json.\n"
-    "exit: 0 ok, 1 verification failed, 2 bad input, 3 internal/MPI error\n";
-
-/* Options that take a value (so the PREFIX is found among the rest). */
-static int takes_value(const char *s) {
-  static const char *const v[] = {"--np",         "--iterations", "--warmup",     "--compute-scale",
-                                  "--comm-scale", "--ridge",      "--comm-group", "--timeout",
-                                  "--csv",        "--timeline",   "--deps",       NULL};
-  for (int i = 0; v[i]; i++)
-    if (!strcmp(s, v[i])) return 1;
-  return 0;
-}
+    "--allow-run-as-root is passed.",
+    opts,
+    1,
+    1,
+    "PREFIX",
+    "exit: 0 ok, 1 verification failed, 2 bad input, 3 internal/MPI error"};
 
 static int find_runner(char *out, size_t cap) {
   const char *env = getenv("ETSIM_REPLAY_BIN");
@@ -82,55 +139,11 @@ static int inside_mpirun(void) {
 
 /* ------------------------------------------------------------ dry run */
 
-static int dry_run(int argc, char **argv) {
-  const char *prefix = NULL, *csv = NULL, *groups_path = NULL;
-  double cs = 1, ms = 1, ridge = -1;
-  int json = 0, want_path = 0;
-  unsigned deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
-  for (int i = 1; i < argc; i++) {
-    const char *v;
-    int r;
-    if (!strcmp(argv[i], "--dry-run")) continue;
-    if (!strcmp(argv[i], "--json")) {
-      json = 1;
-      continue;
-    }
-    if (!strcmp(argv[i], "--path")) {
-      want_path = 1;
-      continue;
-    }
-    if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q") || !strcmp(argv[i], "--check"))
-      continue;
-    if ((r = cli_opt(argc, argv, &i, "--compute-scale", &v))) {
-      if (r < 0 || cli_parse_double(v, "--compute-scale", &cs)) return ETSIM_EXIT_USAGE;
-    } else if ((r = cli_opt(argc, argv, &i, "--comm-scale", &v))) {
-      if (r < 0 || cli_parse_double(v, "--comm-scale", &ms)) return ETSIM_EXIT_USAGE;
-    } else if ((r = cli_opt(argc, argv, &i, "--ridge", &v))) {
-      if (r < 0 || cli_parse_double(v, "--ridge", &ridge)) return ETSIM_EXIT_USAGE;
-    } else if ((r = cli_opt(argc, argv, &i, "--comm-group", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      groups_path = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--deps", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      if (!strcmp(v, "data")) deps = ETSIM_REPLAY_DEPS_DATA;
-      else if (!strcmp(v, "ctrl")) deps = ETSIM_REPLAY_DEPS_CTRL;
-      else if (!strcmp(v, "all")) deps = ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
-      else return cli_usage_error("replay: --deps: expected data, ctrl or all");
-    } else if ((r = cli_opt(argc, argv, &i, "--csv", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      csv = v;
-    } else if (takes_value(argv[i])) {
-      i++; /* runner-only options mean nothing without running */
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("replay: unknown option '%s'", argv[i]);
-    } else if (!prefix) {
-      prefix = argv[i];
-    } else {
-      return cli_usage_error("replay: one PREFIX expected");
-    }
-  }
-  if (!prefix) return cli_usage_error("replay: no PREFIX given (see --help)");
-  if (!(cs > 0) || !(ms > 0)) return cli_usage_error("replay: scales must be positive");
+static int dry_run(void) {
+  unsigned deps = deps_choice == 0   ? ETSIM_REPLAY_DEPS_DATA
+                  : deps_choice == 1 ? ETSIM_REPLAY_DEPS_CTRL
+                                     : ETSIM_REPLAY_DEPS_DATA | ETSIM_REPLAY_DEPS_CTRL;
+  double cs = compute_scale, ms = comm_scale;
   if (ridge < 0) {
     etsim_replay_machine_t m;
     ridge = etsim_replay_calibrate(&m) == 0 ? m.ridge_flop_per_byte : 0;
@@ -257,23 +270,9 @@ static int dry_run(int argc, char **argv) {
 /* ------------------------------------------------------------ launch */
 
 int etsim_cmd_replay(int argc, char **argv) {
-  const char *np_s = NULL, *prefix = NULL;
-  int dry = 0;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return ETSIM_EXIT_OK;
-    }
-    if (!strcmp(argv[i], "--dry-run")) dry = 1;
-    else if (!strcmp(argv[i], "--np")) {
-      if (i + 1 >= argc) return cli_usage_error("replay: --np needs a value");
-      np_s = argv[++i];
-    } else if (!strncmp(argv[i], "--np=", 5)) np_s = argv[i] + 5;
-    else if (takes_value(argv[i])) i++;
-    else if (argv[i][0] != '-' && !prefix) prefix = argv[i];
-  }
-  if (dry) return dry_run(argc, argv);
-  if (!prefix) return cli_usage_error("replay: no PREFIX given (see --help)");
+  int code = cli_parse(&cmd, argc, argv, &prefix, NULL);
+  if (code >= 0) return code;
+  if (dry_only) return dry_run();
   char runner[PATH_MAX] = "";
   if (!find_runner(runner, sizeof runner))
     return cli_usage_error(
@@ -300,17 +299,7 @@ int etsim_cmd_replay(int argc, char **argv) {
     free(rargs);
     return ETSIM_EXIT_INTERNAL;
   }
-  uint64_t np = 0;
-  if (np_s) {
-    if (cli_parse_u64(np_s, "--np", &np)) {
-      free(rargs);
-      return ETSIM_EXIT_USAGE;
-    }
-    if (np < 1 || np > 1u << 20) {
-      free(rargs);
-      return cli_usage_error("replay: --np %s: expected 1 to 1048576", np_s);
-    }
-  } else {
+  if (!np_given) {
     char **paths;
     size_t n_paths, n_ranks;
     uint32_t *rank_file;
@@ -319,12 +308,12 @@ int etsim_cmd_replay(int argc, char **argv) {
       free(rargs);
       return cli_fail(&err);
     }
-    np = n_ranks;
+    n_procs = n_ranks;
     etsim_et_free_paths(paths, n_paths);
     etsim_free(rank_file);
   }
   static char np_buf[32];
-  snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)np);
+  snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)n_procs);
   const char *mpirun = getenv("ETSIM_MPIRUN");
   if (!mpirun || !*mpirun) mpirun = "mpirun";
   size_t k = 0;

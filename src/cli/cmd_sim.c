@@ -62,6 +62,15 @@ static void usage(FILE *fp) {
           "  --json F             results as JSON ('-' = stdout)\n"
           "  --csv F              one row per executed node\n"
           "  --timeline F         Perfetto/Chrome trace (open in ui.perfetto.dev)\n"
+          "  --link-stats         bytes and busy time per link (per NPU and dimension on\n"
+          "                       the analytical backend): the summary names the\n"
+          "                       busiest links, --json lists them\n"
+          "  --link-csv F         the same, one CSV row per link (implies --link-stats)\n"
+          "  --hbm-gb G           memory per NPU in GiB: the summary flags NPUs whose\n"
+          "                       peak of live tensors (traces' inputs/outputs, as\n"
+          "                       'etsim gen llm --tensors' writes) exceeds it, and\n"
+          "                       prices moving the excess to --memory and back\n"
+          "  --offload            add that price to each NPU's iteration\n"
           "  --quiet              only the per-NPU lines\n"
           "exit: 0 ok, 2 bad input or deadlock, 3 internal error\n");
 }
@@ -95,10 +104,11 @@ static int is_file(const char *p) {
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
-  int multi = 0, quiet = 0, exact = 0, dur_micros = 0;
+  int multi = 0, quiet = 0, exact = 0, dur_micros = 0, link_stats = 0, offload = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
-             *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL;
+             *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
+             *link_csv = NULL, *hbm = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -136,7 +146,9 @@ int etsim_cmd_sim(int argc, char **argv) {
                 {"--net-pfc", &net_pfc},
                 {"--ring-window", &ring_win},
                 {"--net-timeline", &net_tl},
-                {"--net-timeline-step", &net_tl_step}};
+                {"--net-timeline-step", &net_tl_step},
+                {"--link-csv", &link_csv},
+                {"--hbm-gb", &hbm}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -149,6 +161,8 @@ int etsim_cmd_sim(int argc, char **argv) {
     if (strcmp(a, "--multi-comm") == 0) multi = 1;
     else if (strcmp(a, "--exact") == 0) exact = 1;
     else if (strcmp(a, "--duration-micros") == 0) dur_micros = 1;
+    else if (strcmp(a, "--link-stats") == 0) link_stats = 1;
+    else if (strcmp(a, "--offload") == 0) offload = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
     else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
   }
@@ -232,6 +246,19 @@ int etsim_cmd_sim(int argc, char **argv) {
                            net_tl_step);
     goto out;
   }
+  double hbm_gib = 0;
+  if (hbm && cli_parse_double(hbm, "--hbm-gb", &hbm_gib)) {
+    code = ETSIM_EXIT_USAGE;
+    goto out;
+  }
+  if (hbm && !(hbm_gib > 0 && hbm_gib < 1e9)) {
+    code = cli_usage_error("--hbm-gb is a capacity in GiB above 0, not '%s'", hbm);
+    goto out;
+  }
+  if (offload && !hbm) {
+    code = cli_usage_error("--offload needs --hbm-gb (what does not fit is offloaded)");
+    goto out;
+  }
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
@@ -253,6 +280,9 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .memory = memory ? &mem : NULL,
                         .groups = groups ? &cg : NULL,
                         .net = &nopt,
+                        .link_stats = link_stats || link_csv,
+                        .hbm_bytes = hbm_gib * 1073741824.0,
+                        .offload = offload,
                         .progress = tty ? sim_progress : NULL};
   int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
   if (tty) fprintf(stderr, "\r\033[K");
@@ -262,6 +292,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (json && etsim_report_json(json, res, set, &err)) goto fail;
   if (csv && etsim_report_csv(csv, res, set, &err)) goto fail;
   if (timeline && etsim_report_timeline(timeline, res, set, &err)) goto fail;
+  if (link_csv && etsim_report_links_csv(link_csv, res, &err)) goto fail;
   goto out;
 fail:
   code = cli_fail(&err);

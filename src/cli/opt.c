@@ -58,8 +58,9 @@ static int range_error(const cli_opt_t *o, const char *v) {
   return cli_usage_error("%s: '%s' is outside %g to %g", o->name, v, o->min, o->max);
 }
 
-/* Store one value; returns 0 or an exit code after printing the error. */
-static int store(const cli_opt_t *o, const char *v) {
+/* Store one value (argv[at]); returns 0 or an exit code after printing the
+ * error. */
+static int store(const cli_opt_t *o, const char *v, int at) {
   switch (o->kind) {
     case CLI_FLAG:
       *(int *)o->out = 1;
@@ -69,6 +70,7 @@ static int store(const cli_opt_t *o, const char *v) {
       return 0;
     case CLI_LIST: {
       cli_list_t *l = o->out;
+      l->at[l->n] = at;
       l->v[l->n++] = v;
       return 0;
     }
@@ -128,7 +130,8 @@ int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, in
       cli_list_t *l = cmd->opts[k].out;
       l->n = 0;
       l->v = calloc((size_t)argc + 1, sizeof *l->v);
-      if (!l->v) return cli_usage_error("out of memory");
+      l->at = calloc((size_t)argc + 1, sizeof *l->at);
+      if (!l->v || !l->at) return cli_usage_error("out of memory");
     }
   int only_args = 0;
   for (int i = 1; i < argc; i++) {
@@ -153,7 +156,7 @@ int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, in
         if (i + 1 >= argc) return cli_usage_error("%s needs a value (%s)", o->name, o->metavar);
         v = argv[++i];
       }
-      int rc = store(o, v);
+      int rc = store(o, v, i);
       if (rc) return rc;
       if (o->given) *o->given = 1;
       continue;

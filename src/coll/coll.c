@@ -15,6 +15,7 @@
  * window of outstanding sends.
  */
 #include "coll_int.h"
+#include "ext_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,10 +28,10 @@
 #define TOK_VAL(t) ((t) & ~(3ull << 62))
 #define TAG_COLL (1ull << 40)
 #define CP(s) (&(s)->cur)
-#define PHASES(c, si) (&(c)->phases[(size_t)(si) * (size_t)(c)->max_ph])
 
 static const char *const type_names[] = {"all-reduce", "reduce-scatter", "all-gather",
-                                         "all-to-all"};
+                                         "all-to-all", "broadcast",      "reduce",
+                                         "gather",     "scatter",        "barrier"};
 const char *etsim_coll_op_name(etsim_cop_t t) {
   return (unsigned)t < ETSIM_COP_N ? type_names[t] : "?";
 }
@@ -314,6 +315,7 @@ static int dbt_run(etsim_coll_t *c, uint32_t si, int ev);
 
 static int on_general(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
+  if (etsim_coll__ext_phase(CP(s))) return etsim_coll__ext_general(c, si);
   if (s->dbt) return dbt_run(c, si, 1);
   s->free_packets++;
   int sent, rc;
@@ -330,6 +332,7 @@ static int on_general(etsim_coll_t *c, uint32_t si) {
 
 static int on_recv(etsim_coll_t *c, uint32_t si) {
   c->streams[si].total_received++;
+  if (etsim_coll__ext_phase(CP(&c->streams[si]))) return etsim_coll__ext_recv(c, si);
   if (c->streams[si].dbt) return dbt_run(c, si, 2);
   return insert_packet(c, si);
 }
@@ -339,7 +342,7 @@ static void dbt_setup(stream_t *s);
 
 static void phase_setup(stream_t *s) {
   phase_t *p = CP(s);
-  if (s->cu) return;
+  if (s->cu || etsim_coll__ext_phase(p)) return;
   s->dbt = p->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE;
   if (s->dbt) {
     dbt_setup(s);
@@ -390,6 +393,7 @@ static int stream_init(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
   s->initialized = 1;
   if (s->cu) return custom_start(c, si);
+  if (etsim_coll__ext_phase(CP(s))) return etsim_coll__ext_start(c, si);
   if (s->dbt) return dbt_run(c, si, 0);
   int n = s->parallel_reduce;
   for (int i = 0; i < n; i++) {
@@ -796,6 +800,7 @@ static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes
     c->msgs[mi].send_token = send_token;
     c->msgs[mi].entry = k;
     c->msgs[mi].sender = src;
+    c->msgs[mi].dst = to; /* not a switch */
     token = mi;
   }
   if (!c->q->track) return etsim_net_send(c->net, from, to, bytes, token);
@@ -842,15 +847,24 @@ static int user_done(etsim_coll_t *c, uint32_t npu, uint64_t token) {
 static int deliver(etsim_coll_t *c, uint64_t token) {
   uint32_t k, sender = 0;
   uint64_t send_token = 0;
+  int rc;
   if (token & TOKEN_FAST) {
     k = (uint32_t)token;
   } else {
-    msgrec_t *m = &c->msgs[(uint32_t)token];
-    k = m->entry;
-    send_token = m->send_token;
-    sender = m->sender;
-    m->next_free = c->free_msg;
+    msgrec_t m = c->msgs[(uint32_t)token];
+    /* next_free shares its word with entry: read the record first */
+    c->msgs[(uint32_t)token].next_free = c->free_msg;
     c->free_msg = (uint32_t)token;
+    send_token = m.send_token;
+    sender = m.sender;
+    if (m.dst & ETSIM_COLL_SWITCH_BIT) {
+      /* in-network reduction: the switch takes it (innet.c), reading the
+       * phase from the sender's stream before the sender moves on */
+      uint32_t si = (uint32_t)TOK_VAL(send_token);
+      if ((rc = etsim_coll__ext_at_switch(c, si, m.dst, m.bytes, m.tag))) return rc;
+      return etsim_coll__ext_sent(c, si);
+    }
+    k = m.entry;
   }
   match_t *e = &c->match[k];
   uint32_t dst = e->dst;
@@ -870,12 +884,15 @@ static int deliver(etsim_coll_t *c, uint64_t token) {
     e->arrived++;
   }
   match_release(c, k);
-  int rc;
   /* The send handler runs first, then the receive handler (ASTRA-sim). */
   if (send_token && TOK_KIND(send_token) == TOK_STREAM) {
     /* --ring-window: a credit comes back; a held piece may go */
     uint32_t si = (uint32_t)TOK_VAL(send_token);
     int sent;
+    if (etsim_coll__ext_phase(CP(&c->streams[si]))) {
+      if ((rc = etsim_coll__ext_sent(c, si))) return rc;
+      goto receiver;
+    }
     c->streams[si].inflight--;
     if ((rc = ready(c, si, &sent)) || (rc = iteratable(c, si))) return rc;
   }
@@ -883,6 +900,7 @@ static int deliver(etsim_coll_t *c, uint64_t token) {
     if ((rc = user_done(c, sender, send_token))) return rc;
   if (send_token && TOK_KIND(send_token) == TOK_CUSTOM)
     if ((rc = custom_done(c, send_token))) return rc;
+receiver:
   if (recv_token) {
     if (TOK_KIND(recv_token) == TOK_STREAM) return on_recv(c, (uint32_t)TOK_VAL(recv_token));
     if (TOK_KIND(recv_token) == TOK_CUSTOM) return custom_done(c, recv_token);
@@ -919,6 +937,9 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
       break;
     case ETSIM_COLL_EV_CUSTOM:
       rc = custom_done(c, ev->b);
+      break;
+    case ETSIM_COLL_EV_EXT:
+      rc = etsim_coll__ext_event(c, ev);
       break;
     case ETSIM_COLL_EV_RECV:
       if (TOK_KIND(ev->b) == TOK_STREAM) rc = on_recv(c, (uint32_t)TOK_VAL(ev->b));
@@ -1069,7 +1090,7 @@ static uint32_t next_queue(etsim_coll_t *c, uint32_t npu, int level, int mode, i
  * dimension of a dimension's ring; for a communicator's ring and the one*
  * rings over all NPUs, the first differing dimension (the one the
  * analytical model charges) towards each peer it sends to. */
-static uint32_t phase_dims(const etsim_coll_t *c, uint32_t npu, const phase_t *p, int phys) {
+uint32_t etsim_coll__phase_dims(const etsim_coll_t *c, uint32_t npu, const phase_t *p, int phys) {
   const etsim_topo_t *t = c->topo;
   if (phys >= 0) return 1u << phys;
   const ringmap_t *r = &p->ring;
@@ -1109,7 +1130,10 @@ static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t t
 /* A cleared stream of dataset di with n_phases phases, not yet queued. */
 static int new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t pri, int n_phases,
                       uint32_t *out) {
+  if (n_phases > c->max_ph) return ETSIM_EINTERNAL;
   POOL_ALLOC(c, streams, n_streams, cap_streams, free_stream, out);
+  stream_t *s = &c->streams[*out];
+  memset(s, 0, sizeof *s); /* before anything can fail: destroy reads it */
   if (c->cap_streams > c->cap_phase_streams) {
     /* The phase lists grow with the stream pool, max_ph per slot. */
     phase_t *p = etsim_realloc(c->phases, c->cap_streams * (size_t)c->max_ph * sizeof *p);
@@ -1117,9 +1141,6 @@ static int new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t pri, i
     c->phases = p;
     c->cap_phase_streams = c->cap_streams;
   }
-  if (n_phases > c->max_ph) return ETSIM_EINTERNAL;
-  stream_t *s = &c->streams[*out];
-  memset(s, 0, sizeof *s);
   s->npu = npu;
   s->dataset = di;
   s->priority = pri;
@@ -1178,10 +1199,20 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
 int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
                      uint32_t involved, const etsim_comm_t *comm, int32_t priority, uint64_t token,
                      etsim_error_t *err) {
+  return etsim_coll_issue_rooted(c, npu, type, bytes, involved, comm, 0, priority, token, err);
+}
+
+int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
+                            uint32_t involved, const etsim_comm_t *comm, uint32_t root,
+                            int32_t priority, uint64_t token, etsim_error_t *err) {
   if ((unsigned)type >= ETSIM_COP_N)
     return etsim_error_set(err, ETSIM_EINVAL, "unknown collective type %d", (int)type);
-  if (bytes == 0) return etsim_error_set(err, ETSIM_EINVAL, "collective of size 0");
+  /* a barrier carries no data: its messages may be empty */
+  if (bytes == 0 && type != ETSIM_COP_BARRIER)
+    return etsim_error_set(err, ETSIM_EINVAL, "collective of size 0");
   if (c->custom[type]) return issue_custom(c, npu, type, bytes, comm, priority, token, err);
+  if (etsim_coll__ext_wants(c, type, comm))
+    return etsim_coll__ext_issue(c, npu, type, bytes, involved, comm, root, priority, token, err);
   ldim_t ld[ETSIM_TOPO_MAX_DIMS];
   int nld;
   ringmap_t group_ring;
@@ -1215,6 +1246,12 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t b
                              "all-to-all cannot use %s (ASTRA-sim "
                              "rejects it too): use ring or direct",
                              etsim_algo_name(a));
+    if ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) && ld[d].n > 1 &&
+        (ld[d].n & (ld[d].n - 1)))
+      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                             "%s needs a power-of-two number of NPUs, not %u (ASTRA-sim "
+                             "deadlocks on it): use ring or direct",
+                             etsim_algo_name(a), ld[d].n);
     if (a == ETSIM_ALGO_DOUBLE_BINARY_TREE) {
       uint32_t n = ld[d].n;
       if (grouped)
@@ -1265,7 +1302,7 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t b
     phase_t *p_ = &ph[np++];                                                                    \
     memset(p_, 0, sizeof *p_);                                                                  \
     p_->type = (uint8_t)(t);                                                                    \
-    p_->algo = (uint8_t)l_->impl.kind;                                                          \
+    p_->algo = (uint8_t)etsim_coll__phase_algo(c, (t), l_->phys, l_->impl.kind);                \
     p_->window = l_->impl.window;                                                               \
     int dir_ = 1;                                                                               \
     p_->queue = next_queue(c, npu, order[i], (mode_), &dir_);                                   \
@@ -1286,7 +1323,7 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t b
     } else {                                                                                    \
       ring_for(c, npu, l_, &p_->ring);                                                          \
     }                                                                                           \
-    p_->dims = (uint8_t)phase_dims(c, npu, p_, l_->phys);                                       \
+    p_->dims = (uint8_t)etsim_coll__phase_dims(c, npu, p_, l_->phys);                           \
     if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE)                                              \
       p_->type = ETSIM_COP_ALL_REDUCE; /* a tree phase always all-reduces */                    \
     else remain = final_size((t), remain, l_->n);                                               \
@@ -1368,8 +1405,10 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
   c->n_npus = topo->total;
   c->qpd = cfg->queues_per_dim ? cfg->queues_per_dim : 1;
   /* Phases per stream: one per dimension; localBWAware all-reduce goes up
-   * and down again (2 ndims - 1); custom and communicator rings take one. */
-  c->max_ph = 2 * topo->ndims - 1 > 1 ? 2 * topo->ndims - 1 : 1;
+   * and down again (2 ndims - 1), a tree barrier gathers and releases on
+   * each dimension (2 ndims, ext.c); custom and communicator rings take
+   * one. */
+  c->max_ph = 2 * topo->ndims > 1 ? 2 * topo->ndims : 1;
   c->n_queues = topo->ndims * (int)c->qpd;
   {
     uint32_t ac = cfg->active_chunks ? cfg->active_chunks : 1;
@@ -1405,12 +1444,20 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
                            topo->total);
   }
   for (size_t i = 0; i < nq; i++) c->qhead[i] = c->qtail[i] = NIL;
+  int xrc = etsim_coll__ext_create_check(c, err);
+  if (xrc) {
+    etsim_coll_destroy(c);
+    return xrc;
+  }
   /* Warn once per collective about ASTRA-sim's silent truncation. */
   for (int t = 0; t < ETSIM_COP_N; t++) {
     int n = cfg->n_impl[t], one = 0;
     for (int d = 0; d < n; d++)
-      if (cfg->impl[t][d].kind >= ETSIM_ALGO_ONE_RING) one = 1;
-    if (!one && n < topo->ndims) {
+      if (cfg->impl[t][d].kind >= ETSIM_ALGO_ONE_RING &&
+          cfg->impl[t][d].kind <= ETSIM_ALGO_ONE_HALVING_DOUBLING)
+        one = 1;
+    /* rooted types without a list use every dimension (n == 0) */
+    if (!one && n > 0 && n < topo->ndims) {
       uint32_t used = 1;
       for (int d = 0; d < n; d++) used *= topo->npus[d];
       etsim_warn(
@@ -1426,6 +1473,7 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
 
 void etsim_coll_destroy(etsim_coll_t *c) {
   if (!c) return;
+  etsim_coll__ext_destroy(c);
   etsim_free(c->alloc);
   etsim_free(c->dbt_counter);
   etsim_free(c->dim_run);
@@ -1468,8 +1516,14 @@ void etsim_coll_event_key(const etsim_coll_t *c, const etsim_des_event_t *ev, ui
       if (ev->b & TOKEN_FAST) {
         k = (uint32_t)ev->b;
       } else {
-        k = c->msgs[(uint32_t)ev->b].entry;
-        send = c->msgs[(uint32_t)ev->b].send_token;
+        const msgrec_t *m = &c->msgs[(uint32_t)ev->b];
+        if (m->dst & ETSIM_COLL_SWITCH_BIT) { /* up to a switch: the sender's */
+          *npu = m->sender;
+          *key = m->send_token;
+          return;
+        }
+        k = m->entry;
+        send = m->send_token;
       }
       const match_t *e = &c->match[k];
       *npu = e->dst;
@@ -1540,4 +1594,106 @@ int etsim_coll_check_idle(const etsim_coll_t *c, etsim_error_t *err) {
                          st.unmatched_arrivals == 1 ? "" : "s",
                          (unsigned long long)st.pending_recvs, st.pending_recvs == 1 ? "" : "s",
                          shown ? ": " : "", shown ? buf : "");
+}
+
+/* ------------------------------------------- services for ext.c and co. */
+
+int etsim_coll__send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                     uint32_t notify_si) {
+  return post_send(c, src, dst, bytes, tag, notify_si == NIL ? 0 : TOK_STREAM | notify_si);
+}
+
+int etsim_coll__recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag,
+                     uint32_t si) {
+  return post_recv(c, dst, src, bytes, tag, TOK_STREAM | si);
+}
+
+int etsim_coll__send_switch(etsim_coll_t *c, uint32_t npu, int d, int up, uint64_t bytes,
+                            uint64_t tag, uint32_t notify_si) {
+  if (!c->net->ops->send_switch) return ETSIM_EUNSUPPORTED;
+  c->stats.messages++;
+  uint32_t st = c->topo->stride[d];
+  uint32_t sw = ETSIM_COLL_SWITCH_ID(d, npu - etsim_topo_coord(c->topo, npu, d) * st);
+  uint64_t tok = notify_si == NIL ? 0 : TOK_STREAM | notify_si;
+  uint32_t mi;
+  if (up) {
+    /* to the switch, which takes it whole: no matching */
+    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
+    msgrec_t *m = &c->msgs[mi];
+    m->send_token = tok;
+    m->sender = npu;
+    m->dst = sw;
+    m->tag = tag;
+    m->bytes = bytes;
+    return c->net->ops->send_switch(c->net, npu, d, 1, bytes, mi);
+  }
+  /* down: the NPU receives it from the switch like any message */
+  uint32_t k;
+  int rc = match_get(c, tag, sw, npu, bytes, &k);
+  if (rc) return rc;
+  c->match[k].inflight++;
+  uint64_t token = TOKEN_FAST | k;
+  if (tok) {
+    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
+    msgrec_t *m = &c->msgs[mi];
+    m->send_token = tok;
+    m->entry = k;
+    m->sender = sw;
+    m->dst = npu;
+    token = mi;
+  }
+  return c->net->ops->send_switch(c->net, npu, d, 0, bytes, token);
+}
+
+int etsim_coll__wake(etsim_coll_t *c, uint32_t si, int64_t delay_ns) {
+  return etsim_des_push(c->q, etsim_des_at_ns(c->q, delay_ns), ETSIM_COLL_EV_GENERAL, 0, si);
+}
+
+int etsim_coll__phase_end(etsim_coll_t *c, uint32_t si) { return proceed(c, si); }
+
+int64_t etsim_coll__reduce_ns(etsim_coll_t *c, uint64_t bytes) { return reduce_ns(c, bytes); }
+
+int32_t etsim_coll__priority(etsim_coll_t *c, uint32_t npu, int32_t explicit_pri) {
+  return next_priority(c, npu, explicit_pri);
+}
+
+uint32_t etsim_coll__queue(etsim_coll_t *c, uint32_t npu, int level, int mode, int *dir) {
+  return next_queue(c, npu, level, mode, dir);
+}
+
+int etsim_coll__new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t token,
+                            uint32_t *out) {
+  return new_dataset(c, npu, total, token, out);
+}
+
+int etsim_coll__new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t pri, int n_phases,
+                           uint32_t *out) {
+  return new_stream(c, npu, di, pri, n_phases, out);
+}
+
+int etsim_coll__launch(etsim_coll_t *c, uint32_t si, const etsim_comm_t *comm) {
+  stream_t *s = &c->streams[si];
+  uint32_t npu = s->npu;
+  if (comm && comm->n != c->n_npus) {
+    /* the same per-communicator numbering as ASTRA-sim's group rings */
+    uint64_t key = (uint64_t)npu << 32 | comm->id;
+    uint32_t slot = (uint32_t)c->n_gcount;
+    int rc = etsim_u64map_put(&c->group_counter, key, slot, &slot);
+    if (rc < 0) return rc;
+    if (rc == 1) {
+      if (c->n_gcount == c->cap_gcount && (rc = etsim_grow((void **)&c->gcount, &c->cap_gcount,
+                                                           c->n_gcount + 1, sizeof *c->gcount)))
+        return rc;
+      c->gcount[c->n_gcount++] = 0;
+    }
+    c->streams[si].tag = TAG_COLL | ((uint64_t)comm->id * 1000000u + c->gcount[slot]++);
+  } else {
+    s->tag = TAG_COLL | c->stream_counter[npu]++;
+  }
+  return proceed(c, si);
+}
+
+void etsim_coll__finish_empty(etsim_coll_t *c, uint32_t di, uint32_t npu, uint64_t token) {
+  dataset_release(c, di);
+  c->done(c->user, npu, token);
 }

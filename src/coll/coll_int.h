@@ -5,6 +5,9 @@
 #include "etsim/coll.h"
 
 #define NIL UINT32_MAX
+/* Stream si's phase list (max_ph entries; the running one is copied into
+ * the stream as `cur`). */
+#define PHASES(c, si) (&(c)->phases[(size_t)(si) * (size_t)(c)->max_ph])
 #define MAX_PHASES (2 * ETSIM_TOPO_MAX_DIMS)
 
 /* How a logical ring maps positions to NPU ids. */
@@ -28,6 +31,7 @@ typedef struct phase {
   uint8_t dims;     /* dimensions this NPU's messages of the phase cross (bit d) */
   uint32_t tree_start, tree_stride; /* double binary tree: ids start + k*stride */
   uint32_t queue;
+  uint32_t root; /* rooted phases (ext.c): the root's position in ring */
 } phase_t;
 
 /*
@@ -89,6 +93,10 @@ typedef struct msgrec {
     uint32_t next_free; /* when free */
   };
   uint32_t sender; /* the NPU whose send this is */
+  /* a message up to a switch (dst has ETSIM_COLL_SWITCH_BIT: in-network
+   * collectives) is not matched: the switch takes it */
+  uint32_t dst;
+  uint64_t tag, bytes;
 } msgrec_t;
 
 /* Matching entry: (tag, src, dst, bytes) -> arrivals not yet received,
@@ -187,7 +195,72 @@ struct etsim_coll {
   uint8_t *comp_on; /* per NPU x collective type x dimension: trees handed out */
   etsim_coll_stats_t stats;
   uint64_t live_streams, live_datasets;
-  uint32_t done_dims; /* during a done callback: the finished collective's dims */
+  uint32_t done_dims;   /* during a done callback: the finished collective's dims */
+  struct coll_ext *ext; /* etsim's own algorithms (ext.c), created on first use */
 };
+
+/* ------------------------------------------------------------------------
+ * etsim's own algorithms (rooted collectives, binomial trees, in-network
+ * reduction, topology-aware communicator phases) live in ext.c, rooted.c
+ * and innet.c.  The engine (coll.c) hands a stream to them when its
+ * current phase is theirs, and offers them the services below.
+ */
+
+/* Pseudo NPU ids of switches (in-network reduction): bit 31 set, the
+ * dimension in bits 27..30, the lowest member id of the group below. */
+#define ETSIM_COLL_SWITCH_BIT 0x80000000u
+#define ETSIM_COLL_SWITCH_ID(d, base) (ETSIM_COLL_SWITCH_BIT | (uint32_t)(d) << 27 | (base))
+
+/* Whether phase p runs on etsim's algorithms rather than the ring family. */
+static inline int etsim_coll__ext_phase(const phase_t *p) {
+  /* custom collectives mark their one phase with ETSIM_ALGO_N */
+  return p->algo < ETSIM_ALGO_N && (p->algo >= ETSIM_ALGO_TREE || p->type >= ETSIM_COP_ASTRA_N);
+}
+
+/* Engine services (coll.c).  notify_si: a stream told when the message is
+ * delivered (etsim_coll__ext_sent), or NIL. */
+int etsim_coll__send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                     uint32_t notify_si);
+int etsim_coll__recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag,
+                     uint32_t si);
+/* A message between an NPU and its switch of dimension d (up or down). */
+int etsim_coll__send_switch(etsim_coll_t *c, uint32_t npu, int d, int up, uint64_t bytes,
+                            uint64_t tag, uint32_t notify_si);
+int etsim_coll__wake(etsim_coll_t *c, uint32_t si, int64_t delay_ns); /* a GENERAL event */
+int etsim_coll__phase_end(etsim_coll_t *c, uint32_t si);              /* next phase or done */
+int64_t etsim_coll__reduce_ns(etsim_coll_t *c, uint64_t bytes);
+int32_t etsim_coll__priority(etsim_coll_t *c, uint32_t npu, int32_t explicit_pri);
+uint32_t etsim_coll__queue(etsim_coll_t *c, uint32_t npu, int level, int mode, int *dir);
+int etsim_coll__new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t token,
+                            uint32_t *out);
+int etsim_coll__new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t pri, int n_phases,
+                           uint32_t *out);
+/* Tag the stream (world counter, or the communicator's) and start it. */
+int etsim_coll__launch(etsim_coll_t *c, uint32_t si, const etsim_comm_t *comm);
+/* A collective that turned out to have nothing to do on this NPU. */
+void etsim_coll__finish_empty(etsim_coll_t *c, uint32_t di, uint32_t npu, uint64_t token);
+
+/* ext.c: hooks the engine calls. */
+int etsim_coll__ext_wants(etsim_coll_t *c, etsim_cop_t type, const etsim_comm_t *comm);
+int etsim_coll__ext_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
+                          uint32_t involved, const etsim_comm_t *comm, uint32_t root,
+                          int32_t priority, uint64_t token, etsim_error_t *err);
+/* The algorithm of a phase of type t on physical dimension phys (-1: not
+ * one dimension): inNetwork where the dimension's switch reduces. */
+int etsim_coll__phase_algo(const etsim_coll_t *c, int t, int phys, int algo);
+int etsim_coll__ext_start(etsim_coll_t *c, uint32_t si);
+int etsim_coll__ext_general(etsim_coll_t *c, uint32_t si);
+int etsim_coll__ext_recv(etsim_coll_t *c, uint32_t si);
+int etsim_coll__ext_sent(etsim_coll_t *c, uint32_t si);
+int etsim_coll__ext_event(etsim_coll_t *c, const etsim_des_event_t *ev);
+/* Stream si's message reached switch sw (innet.c). */
+int etsim_coll__ext_at_switch(etsim_coll_t *c, uint32_t si, uint32_t sw, uint64_t bytes,
+                              uint64_t tag);
+void etsim_coll__ext_destroy(etsim_coll_t *c);
+
+/* The dimensions NPU npu's messages in phase p cross (bit d); phys is the
+ * phase's physical dimension, or < 0 for a ring over a communicator or
+ * all NPUs (coll.c). */
+uint32_t etsim_coll__phase_dims(const etsim_coll_t *c, uint32_t npu, const phase_t *p, int phys);
 
 #endif

@@ -13,15 +13,17 @@
 #include <string.h>
 
 static const char *const algo_names[ETSIM_ALGO_N] = {
-    "ring",    "direct",    "halvingDoubling",   "doubleBinaryTree",
-    "oneRing", "oneDirect", "oneHalvingDoubling"};
+    "ring",     "direct",    "halvingDoubling",    "doubleBinaryTree",
+    "oneRing",  "oneDirect", "oneHalvingDoubling", "tree",
+    "inNetwork"};
 
 const char *etsim_algo_name(etsim_algo_kind_t k) {
   return (unsigned)k < ETSIM_ALGO_N ? algo_names[k] : "?";
 }
 
 int etsim_coll_impl_parse(const char *s, etsim_coll_impl_t *out) {
-  for (int i = 0; i < ETSIM_ALGO_N; i++)
+  /* inNetwork is chosen per dimension by "in-network-collectives" */
+  for (int i = 0; i < ETSIM_ALGO_IN_NETWORK; i++)
     if (strcmp(s, algo_names[i]) == 0) {
       *out = (etsim_coll_impl_t){(etsim_algo_kind_t)i, -1};
       return 0;
@@ -45,7 +47,7 @@ void etsim_sys_config_defaults(etsim_sys_config_t *c) {
   c->endpoint_delay_ns = 10;
   c->queues_per_dim = 1;
   for (int t = 0; t < ETSIM_COP_N; t++) {
-    c->n_impl[t] = 1;
+    c->n_impl[t] = t < ETSIM_COP_ASTRA_N ? 1 : 0;
     c->impl[t][0] = (etsim_coll_impl_t){ETSIM_ALGO_RING, -1};
   }
 }
@@ -73,7 +75,46 @@ static int num(json_t *v, const char *path, const char *key, double *out, etsim_
 
 static const char *const impl_keys[ETSIM_COP_N] = {
     "all-reduce-implementation", "reduce-scatter-implementation", "all-gather-implementation",
-    "all-to-all-implementation"};
+    "all-to-all-implementation", "broadcast-implementation",      "reduce-implementation",
+    "gather-implementation",     "scatter-implementation",        "barrier-implementation"};
+
+/* A list of one value per dimension (or one value for every dimension):
+ * booleans for in-network-collectives, numbers for in-network-reduction-bw. */
+static int dim_list(json_t *v, const char *path, const char *key, int boolean, double *out,
+                    etsim_error_t *err) {
+  size_t n = json_is_array(v) ? json_array_size(v) : 1;
+  if (n == 0 || n > ETSIM_TOPO_MAX_DIMS)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected 1 to %d entries", path,
+                           key, ETSIM_TOPO_MAX_DIMS);
+  for (size_t i = 0; i < ETSIM_TOPO_MAX_DIMS; i++) {
+    json_t *x = json_is_array(v) ? json_array_get(v, i < n ? i : n - 1) : v;
+    if (json_is_array(v) && i >= n) {
+      /* a list covers only the dimensions it names */
+      out[i] = 0;
+      continue;
+    }
+    if (boolean ? !json_is_boolean(x) : !json_is_number(x))
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\"[%zu]: expected %s", path, key, i,
+                             boolean ? "true or false" : "a number of GB/s");
+    out[i] = boolean ? json_is_true(x) : json_number_value(x);
+    if (!boolean && !(out[i] >= 0 && isfinite(out[i])))
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\"[%zu]: must not be negative", path,
+                             key, i);
+  }
+  return 0;
+}
+
+/* A string key with two values: 0 for the first, 1 for the second. */
+static int two_way(json_t *v, const char *path, const char *key, const char *a, const char *b,
+                   int *out, etsim_error_t *err) {
+  const char *s = json_string_value(v);
+  if (s && strcmp(s, a) == 0) *out = 0;
+  else if (s && strcmp(s, b) == 0) *out = 1;
+  else
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected \"%s\" or \"%s\"", path,
+                           key, a, b);
+  return 0;
+}
 
 static const char *const ignored_keys[] = {"boost-mode",
                                            "trace-enabled",
@@ -159,6 +200,19 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
       if ((rc = num(v, path, key, &x, err))) goto out;
       if (x < 0) goto bad_neg;
       c->peak_perf_tflops = x;
+    } else if (strcmp(key, "in-network-collectives") == 0 ||
+               strcmp(key, "in-network-reduction-bw") == 0) {
+      double vals[ETSIM_TOPO_MAX_DIMS];
+      int boolean = key[11] == 'c';
+      if ((rc = dim_list(v, path, key, boolean, vals, err))) goto out;
+      for (int d = 0; d < ETSIM_TOPO_MAX_DIMS; d++)
+        if (boolean) c->in_network[d] = vals[d] != 0;
+        else c->in_network_bw_gbps[d] = vals[d];
+    } else if (strcmp(key, "rooted-collectives") == 0) {
+      if ((rc = two_way(v, path, key, "replay", "network", &c->rooted_network, err))) goto out;
+    } else if (strcmp(key, "group-phases") == 0) {
+      if ((rc = two_way(v, path, key, "flat", "hierarchical", &c->group_hierarchical, err)))
+        goto out;
     } else if (strcmp(key, "roofline-enabled") == 0 || strcmp(key, "replay-only") == 0) {
       if ((rc = num(v, path, key, &x, err))) goto out;
       if (key[0] == 'r' && key[1] == 'o') c->roofline = x != 0;
@@ -184,8 +238,23 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
               rc = etsim_error_set(err, ETSIM_EFORMAT,
                                    "%s: key \"%s\"[%zu]: unknown algorithm "
                                    "\"%s\" (expected ring, direct, directN, halvingDoubling, "
-                                   "doubleBinaryTree, oneRing, oneDirect or oneHalvingDoubling)",
+                                   "doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling "
+                                   "or tree)",
                                    path, key, i, s ? s : "(not a string)");
+              goto out;
+            }
+            etsim_algo_kind_t a = c->impl[t][i].kind;
+            int rooted = t >= ETSIM_COP_ASTRA_N;
+            if ((a == ETSIM_ALGO_TREE && !rooted) ||
+                (rooted &&
+                 (a == ETSIM_ALGO_DOUBLE_BINARY_TREE ||
+                  ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) &&
+                   t != ETSIM_COP_BARRIER)))) {
+              rc = etsim_error_set(err, ETSIM_EFORMAT,
+                                   "%s: key \"%s\"[%zu]: %s is not an algorithm for %s (%s)", path,
+                                   key, i, s, etsim_coll_op_name((etsim_cop_t)t),
+                                   rooted ? "ring, direct, directN, tree, oneRing or oneDirect"
+                                          : "tree is for rooted collectives and the barrier");
               goto out;
             }
           }

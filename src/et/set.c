@@ -386,18 +386,9 @@ static int place_by_shape(etsim_et_set_t *s, share_t *sh, size_t f, etsim_et_tra
   etsim_free(l.vals);
   l.vals = NULL;
   sh->tl[nt] = l;
-  if (!s->attr_label[nt]) {
-    /* no labels: same_shape still needs a slot table */
-    sh->tl[nt].attr_slot = etsim_malloc((t->n_attrs ? t->n_attrs : 1) * sizeof(uint32_t));
-    if (!sh->tl[nt].attr_slot) {
-      s->traces[nt] = t;
-      s->n_traces++;
-      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", s->files[f]);
-    }
-    memset(sh->tl[nt].attr_slot, 0xff, t->n_attrs * sizeof(uint32_t));
-  } else {
-    sh->tl[nt].attr_slot = s->attr_label[nt];
-  }
+  /* Without labels, l's slot table (every attribute NONE) stays with the
+   * share state for same_shape; with labels it is the set's. */
+  if (s->attr_label[nt]) sh->tl[nt].attr_slot = s->attr_label[nt];
   s->traces[nt] = t;
   s->n_traces++;
   *k = (uint32_t)nt;

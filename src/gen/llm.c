@@ -261,11 +261,49 @@ typedef struct {
   char name[128];
   etsim_error_t *err;
   int rc;
+  /* --tensors: (name, bytes) pairs for the next node's "outputs" [0] and
+   * "inputs" [1] (ASTRA-sim's tensor attributes), the model states the
+   * first node writes, and the ZeRO-3 gathers of the current layer */
+  char tname[2][8][64], tsize[2][8][24];
+  const char *tv[2][16];
+  int tn[2];
+  uint64_t state[3];
+  int state_done;
+  char z3[2][64];
+  uint64_t z3_bytes[2];
+  int n_z3;
 } rk_t;
+
+/* Queue a tensor for the next node: written (in = 0) or read (in = 1). */
+static void tens(rk_t *r, int in, const char *name, uint64_t bytes) {
+  if (!r->g->o->tensors || !bytes || r->tn[in] == 8) return;
+  int k = r->tn[in]++;
+  size_t len = strlen(name);
+  if (len >= sizeof r->tname[in][k]) len = sizeof r->tname[in][k] - 1;
+  memcpy(r->tname[in][k], name, len);
+  r->tname[in][k][len] = 0;
+  snprintf(r->tsize[in][k], sizeof r->tsize[in][k], "%llu", (unsigned long long)bytes);
+  r->tv[in][2 * k] = r->tname[in][k];
+  r->tv[in][2 * k + 1] = r->tsize[in][k];
+}
 
 static uint64_t emit(rk_t *r) {
   if (r->rc) return NONE_ID;
-  if ((r->rc = etsim_gen_enc_node(r->buf, &r->b->n, r->err))) return NONE_ID;
+  if (r->g->o->tensors && !r->state_done) {
+    /* the model states live from the first node to the end */
+    static const char *const what[3] = {"params", "grads", "optimizer"};
+    r->state_done = 1;
+    for (int k = 0; k < 3; k++) tens(r, 0, what[k], r->state[k]);
+  }
+  for (int in = 0; in < 2; in++)
+    if (r->tn[in]) {
+      etsim_attr_t *a = etsim_gen_nb_attr(r->b, in ? "inputs" : "outputs", ETSIM_ATTR_STRING_LIST);
+      a->v.list.n = (size_t)(2 * r->tn[in]);
+      a->v.list.v = r->tv[in];
+    }
+  r->rc = etsim_gen_enc_node(r->buf, &r->b->n, r->err);
+  r->tn[0] = r->tn[1] = 0;
+  if (r->rc) return NONE_ID;
   return r->next_id++;
 }
 
@@ -401,21 +439,41 @@ static void mlp_cost(const llm_t *g, uint64_t *flops, uint64_t *bytes, uint64_t 
   }
 }
 
-/* ZeRO 3: all-gather a layer's parameters (off the chain, in order). */
-static uint64_t zero3_gather(rk_t *r, uint64_t prev) {
+/* ZeRO 3: all-gather a layer's parameters (off the chain, in order).
+ * With --tensors each gather writes the layer's whole parameters, named
+ * from `what`, read (and so freed) by the layer's last compute. */
+static uint64_t zero3_gather(rk_t *r, uint64_t prev, const char *what) {
   const llm_t *g = r->g;
   uint64_t dep = prev != NONE_ID ? prev : r->cur, last = NONE_ID;
+  r->n_z3 = 0;
   if (r->pg[K_DPD][0]) {
+    snprintf(r->z3[r->n_z3], sizeof r->z3[0], "%.50s.dense", what);
+    r->z3_bytes[r->n_z3] = layer_dense_params(g) * g->e;
+    tens(r, 0, r->z3[r->n_z3], r->z3_bytes[r->n_z3]);
+    r->n_z3++;
     last = coll(r, ETSIM_COLL_ALL_GATHER, layer_dense_params(g) * g->e / g->gsize[K_DPD], K_DPD, 0,
                 dep);
   }
   if (g->E && r->pg[K_DPE][0]) {
+    snprintf(r->z3[r->n_z3], sizeof r->z3[0], "%.50s.experts", what);
+    r->z3_bytes[r->n_z3] = layer_expert_params(g) * g->e;
+    tens(r, 0, r->z3[r->n_z3], r->z3_bytes[r->n_z3]);
+    r->n_z3++;
     uint64_t x = coll(r, ETSIM_COLL_ALL_GATHER, layer_expert_params(g) * g->e / g->gsize[K_DPE],
                       K_DPE, 0, last != NONE_ID ? last : dep);
     last = x != NONE_ID ? x : last;
   }
   return last;
 }
+
+/* The ZeRO-3 parameters gathered last are read by the next node. */
+static void read_z3(rk_t *r) {
+  for (int k = 0; k < r->n_z3; k++) tens(r, 1, r->z3[k], r->z3_bytes[k]);
+  r->n_z3 = 0;
+}
+
+static uint64_t act_layer_bytes(const llm_t *g);
+static uint64_t act_ckpt_bytes(const llm_t *g);
 
 /* Forward of layer l for micro-batch mb (phase "fwd" or "recompute"). */
 static uint64_t layer_fwd(rk_t *r, uint64_t l, uint32_t mb, const char *ph, uint64_t dep,
@@ -425,8 +483,15 @@ static uint64_t layer_fwd(rk_t *r, uint64_t l, uint32_t mb, const char *ph, uint
   attn_cost(g, &qf, &cf, &qb, &cb);
   mlp_cost(g, &mf, &mbytes, &rf);
   uint64_t act = g->b * g->sl * g->h * g->e;
-  char pre[64];
+  char pre[64], tn[64];
   mkpre(pre, 1, l, mb, ph);
+  /* --tensors: the first compute writes what the layer keeps for its
+   * backward (everything, or only its input under recomputation; the
+   * recomputed forward writes everything again) */
+  int re = ph[0] == 'r';
+  snprintf(tn, sizeof tn, "%s.L%llu.mb%u", re ? "actr" : "act", (unsigned long long)l, mb);
+  tens(r, 0, tn, g->o->recompute && !re ? act_ckpt_bytes(g) : act_layer_bytes(g));
+  int z3 = r->n_z3 && !re; /* the recomputation leaves them to the backward */
   if (r->pg[K_SP][0]) {
     nm(r, pre, "qkv");
     comp2(r, qf, qb, dep, dep2);
@@ -447,11 +512,13 @@ static uint64_t layer_fwd(rk_t *r, uint64_t l, uint32_t mb, const char *ph, uint
     nm(r, pre, "ep_dispatch");
     coll(r, ETSIM_COLL_ALL_TO_ALL, a2a, K_EP, 1, NONE_ID);
     nm(r, pre, "experts");
+    if (z3) read_z3(r);
     comp(r, mf, mbytes, NONE_ID);
     nm(r, pre, "ep_combine");
     coll(r, ETSIM_COLL_ALL_TO_ALL, a2a, K_EP, 1, NONE_ID);
   } else {
     nm(r, pre, "mlp");
+    if (z3) read_z3(r);
     comp(r, mf, mbytes, NONE_ID);
   }
   nm(r, pre, "mlp_tp_allreduce");
@@ -516,7 +583,9 @@ static void fwd_pass(rk_t *r, uint32_t mb) {
       /* Gathers run ahead of the compute, one after another. */
       mkpre(pre, 1, l, mb, "fwd");
       nm(r, pre, "zero3_allgather");
-      uint64_t x = zero3_gather(r, ag);
+      char what[64];
+      snprintf(what, sizeof what, "z3.L%llu.mb%u.fwd", (unsigned long long)l, mb);
+      uint64_t x = zero3_gather(r, ag, what);
       ag = x != NONE_ID ? x : ag;
     }
     layer_fwd(r, l, mb, "fwd", recv, ag);
@@ -566,7 +635,9 @@ static void bwd_pass(rk_t *r, uint32_t mb, int last_mb) {
     if (g->o->zero == 3) {
       mkpre(pre, 1, l, mb, "bwd");
       nm(r, pre, "zero3_allgather");
-      ag = zero3_gather(r, NONE_ID);
+      char what[64];
+      snprintf(what, sizeof what, "z3.L%llu.mb%u.bwd", (unsigned long long)l, mb);
+      ag = zero3_gather(r, NONE_ID, what);
     }
     if (g->o->recompute) {
       layer_fwd(r, l, mb, "recompute", dep, ag);
@@ -594,6 +665,10 @@ static void bwd_pass(rk_t *r, uint32_t mb, int last_mb) {
     mkpre(pre, 1, l, mb, "bwd");
     nm(r, pre, "mlp_tp_allreduce");
     coll(r, ETSIM_COLL_ALL_REDUCE, act, K_TP, 1, NONE_ID);
+    /* --tensors: the layer's last backward compute frees what its
+     * forward (and recomputation, and ZeRO-3 gather) left */
+    char tn[64];
+    snprintf(tn, sizeof tn, "act.L%llu.mb%u", (unsigned long long)l, mb);
     if (r->pg[K_SP][0]) {
       mkpre(pre, 1, l, mb, "bwd");
       nm(r, pre, "attn");
@@ -604,10 +679,18 @@ static void bwd_pass(rk_t *r, uint32_t mb, int last_mb) {
            K_SP, 1, NONE_ID);
       mkpre(pre, 1, l, mb, "bwd");
       nm(r, pre, "qkv");
+      tens(r, 1, tn, g->o->recompute ? act_ckpt_bytes(g) : act_layer_bytes(g));
+      snprintf(tn, sizeof tn, "actr.L%llu.mb%u", (unsigned long long)l, mb);
+      if (g->o->recompute) tens(r, 1, tn, act_layer_bytes(g));
+      read_z3(r);
       comp(r, 2 * qf, 2 * qb, NONE_ID);
     } else {
       mkpre(pre, 1, l, mb, "bwd");
       nm(r, pre, "attn");
+      tens(r, 1, tn, g->o->recompute ? act_ckpt_bytes(g) : act_layer_bytes(g));
+      snprintf(tn, sizeof tn, "actr.L%llu.mb%u", (unsigned long long)l, mb);
+      if (g->o->recompute) tens(r, 1, tn, act_layer_bytes(g));
+      read_z3(r);
       comp(r, 2 * (qf + cf), 2 * (qb + cb), NONE_ID);
     }
     mkpre(pre, 1, l, mb, "bwd");
@@ -663,6 +746,13 @@ static int build_rank(const llm_t *g, uint64_t rank, etsim_gen_buf_t *buf, etsim
   r.stage = r.c[D_PP];
   uint64_t n = layers_on_stage(g, r.stage, &r.l0);
   r.l1 = r.l0 + n;
+  if (g->o->tensors) {
+    etsim_gen_llm_mem_t mem;
+    etsim_gen_llm_memory(g->o, (uint32_t)r.stage, &mem, NULL);
+    r.state[0] = mem.params;
+    r.state[1] = mem.grads;
+    r.state[2] = mem.optimizer;
+  }
   etsim_et_meta_t meta = {"1.0.0", 0, NULL};
   buf->n = 0;
   int rc = etsim_gen_enc_meta(buf, &meta, err);
@@ -855,4 +945,54 @@ fail:
   etsim_free(b);
   etsim_free(gpath);
   return rc;
+}
+
+/* ------------------------------------------------------------ memory */
+
+/* What one layer keeps for the backward of one micro-batch (the header's
+ * formula, after Korthikanti et al. 2022, "Reducing Activation
+ * Recomputation in Large Transformer Models", eq. 2): replicated inputs of
+ * the two blocks and norms and dropout masks (10 s b h), the attention and
+ * MLP internals split over TP, and the attention scores unless flash. */
+static uint64_t act_layer_bytes(const llm_t *g) {
+  uint64_t t = g->n[D_TP], sb = g->sl * g->b, h = g->h;
+  uint64_t kvd = g->kv_l * t * g->d; /* keys' (and values') width */
+  uint64_t mlp = (g->m->gated ? 6 : 4) * g->f * (g->E ? g->k : 1);
+  uint64_t bytes = 10 * sb * h + sb * (4 * h + 4 * kvd + mlp) / t;
+  if (!g->o->flash) bytes += 5 * g->m->heads * g->sl * g->s * g->b / t;
+  return bytes * g->e / 2;
+}
+
+/* Full recomputation keeps only the layer's input. */
+static uint64_t act_ckpt_bytes(const llm_t *g) { return 2 * g->sl * g->b * g->h * g->e / 2; }
+
+int etsim_gen_llm_memory(const etsim_gen_llm_opts_t *o, uint32_t stage, etsim_gen_llm_mem_t *out,
+                         etsim_error_t *err) {
+  llm_t g;
+  int rc = setup(&g, o, err);
+  if (rc) return rc;
+  if (stage >= g.n[D_PP])
+    return etsim_error_set(err, ETSIM_EINVAL, "gen llm: stage %u of %llu pipeline stages", stage,
+                           (unsigned long long)g.n[D_PP]);
+  memset(out, 0, sizeof *out);
+  uint64_t first, t = g.n[D_TP];
+  uint64_t nl = layers_on_stage(&g, stage, &first);
+  uint64_t dense = nl * layer_dense_params(&g), expert = nl * layer_expert_params(&g);
+  if (stage == 0) dense += g.h * g.V / t;
+  if (stage == g.n[D_PP] - 1) dense += g.h * g.V / t;
+  uint64_t nd = g.gsize[K_DPD] ? g.gsize[K_DPD] : 1, ne = g.gsize[K_DPE] ? g.gsize[K_DPE] : 1;
+  /* model states: e bytes of parameters and of gradients, 12 of
+   * optimizer state per parameter; sharded from ZeRO 3, 2 and 1 on */
+  out->params = o->zero >= 3 ? (dense / nd + expert / ne) * g.e : (dense + expert) * g.e;
+  out->grads = o->zero >= 2 ? (dense / nd + expert / ne) * g.e : (dense + expert) * g.e;
+  out->optimizer = o->zero >= 1 ? (dense / nd + expert / ne) * 12 : (dense + expert) * 12;
+  out->layers = nl;
+  uint64_t warm = g.n[D_PP] - stage;
+  out->in_flight = o->schedule == ETSIM_GEN_SCHED_GPIPE || warm > g.M ? g.M : (uint32_t)warm;
+  out->act_layer = o->recompute ? act_ckpt_bytes(&g) : act_layer_bytes(&g);
+  out->act_working = o->recompute ? act_layer_bytes(&g) : 0;
+  out->activations = nl * out->in_flight * out->act_layer + out->act_working;
+  out->zero3_layer = o->zero >= 3 ? (layer_dense_params(&g) + layer_expert_params(&g)) * g.e : 0;
+  out->total = out->params + out->grads + out->optimizer + out->activations + out->zero3_layer;
+  return 0;
 }

@@ -11,6 +11,9 @@
  * r); ETSIM_GEN_IDS_CONTINUE reproduces that, RESTART gives every rank the
  * same ids so identical ranks can share a file.  Send/receive rings pair
  * rank r's send to r+1 with r+1's receive from r, tagged by position.
+ * Rooted collectives carry comm_root (etsim's attribute) when a root is
+ * given; `etsim sim` runs them through the network with the system key
+ * "rooted-collectives": "network".
  */
 #include "gen_int.h"
 
@@ -121,6 +124,9 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank, uint64_t fir
       etsim_gen_nb_bool(b, "is_cpu_op", 0);
       etsim_gen_nb_i64(b, "comm_type", coll);
       etsim_gen_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
+      if (o->has_root && (coll == ETSIM_COLL_BROADCAST || coll == ETSIM_COLL_REDUCE ||
+                          coll == ETSIM_COLL_GATHER || coll == ETSIM_COLL_SCATTER))
+        etsim_gen_nb_i32(b, "comm_root", (int32_t)o->root);
       if (o->n_dims) {
         etsim_attr_t *a = etsim_gen_nb_attr(b, "involved_dim", ETSIM_ATTR_BOOL_LIST);
         a->v.list.n = o->n_dims;
@@ -147,6 +153,9 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep, et
       return etsim_error_set(err, ETSIM_EINVAL, "gen micro: bad collective %d", o->colls[c]);
   if (o->size_bytes > INT64_MAX)
     return etsim_error_set(err, ETSIM_ERANGE, "gen micro: size too large");
+  if (o->has_root && o->root >= o->npus)
+    return etsim_error_set(err, ETSIM_EINVAL, "gen micro: root %u is not one of the %zu ranks",
+                           o->root, o->npus);
   size_t count = o->count ? o->count : 1;
   int ids = o->ids;
   if (ids == ETSIM_GEN_IDS_AUTO)

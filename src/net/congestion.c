@@ -119,6 +119,10 @@ static int forward(ca_t *c, uint32_t i) {
   c->link_free_ps[link] = start + busy_ns * ETSIM_PS_PER_NS;
   int64_t arrive = start + fly_ns * ETSIM_PS_PER_NS;
   net->stats.hops++;
+  if (net->links.n) {
+    net->links.bytes[link] += m->bytes;
+    net->links.busy_ps[link] += busy_ns * ETSIM_PS_PER_NS;
+  }
   if (to_switch) {
     m->in_switch = (uint32_t)d + 1;
   } else {
@@ -149,6 +153,36 @@ static int ca_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes,
   return forward(c, i);
 }
 
+/* In-network collectives: one hop on the NPU's link to (up) or from
+ * (down) the switch of its group in dimension d, FIFO like any other. */
+static int ca_send_switch(etsim_net_t *net, uint32_t npu, int d, int up, uint64_t bytes,
+                          uint64_t token) {
+  ca_t *c = (ca_t *)net;
+  const etsim_topo_t *t = net->topo;
+  size_t link = c->link_base[d] + (size_t)npu * 2 + (up ? 0 : 1);
+  int64_t now = net->q->now_ps;
+  int64_t start = c->link_free_ps[link] > now ? c->link_free_ps[link] : now;
+  if (start - now > net->stats.max_queue_ps) net->stats.max_queue_ps = start - now;
+  double ser = (double)bytes / t->bw_bytes_per_ns[d];
+  double fly = floor(t->lat_ns[d] + ser);
+  if (!etsim_des_ns_ok(fly) || start > ETSIM_DES_HORIZON_PS) return ETSIM_ERANGE;
+  int64_t busy_ns = (int64_t)floor(ser);
+  c->link_free_ps[link] = start + busy_ns * ETSIM_PS_PER_NS;
+  net->stats.messages++;
+  net->stats.bytes += bytes;
+  net->stats.bytes_per_dim[d] += bytes;
+  net->stats.hops++;
+  if (net->links.n) {
+    net->links.bytes[link] += bytes;
+    net->links.busy_ps[link] += busy_ns * ETSIM_PS_PER_NS;
+  }
+  return etsim_des_push(net->q, start + (int64_t)fly * ETSIM_PS_PER_NS, net->ev_deliver, 0, token);
+}
+
+static int ca_links_enable(etsim_net_t *net) {
+  return etsim_net__links_alloc(net, ((ca_t *)net)->n_links);
+}
+
 static int ca_event(etsim_net_t *net, const etsim_des_event_t *ev) {
   return forward((ca_t *)net, (uint32_t)ev->b);
 }
@@ -160,8 +194,8 @@ static void ca_destroy(etsim_net_t *net) {
   etsim_free(c);
 }
 
-static const etsim_net_ops_t ca_ops = {"congestion", ca_send, ca_event, ca_destroy,
-                                       NULL,         NULL,    NULL};
+static const etsim_net_ops_t ca_ops = {"congestion", ca_send, ca_event,       ca_destroy,     NULL,
+                                       NULL,         NULL,    ca_send_switch, ca_links_enable};
 
 int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err) {
   ca_t *c = etsim_calloc(1, sizeof *c);

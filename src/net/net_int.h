@@ -7,6 +7,9 @@
 int etsim_net__analytical_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err);
 int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err);
 
+/* Allocate net->links for n links (zeroed). */
+int etsim_net__links_alloc(etsim_net_t *net, size_t n);
+
 int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_des_t *q,
                            uint32_t ev_deliver, int packet, const etsim_net_opts_t *opts,
                            etsim_error_t *err);

@@ -149,10 +149,12 @@ static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
   return 0;
 }
 
-static const etsim_net_ops_t pkt_ops = {"packet",  rdma_send,    NULL,       rdma_destroy,
-                                        rdma_next, rdma_advance, rdma_finish};
-static const etsim_net_ops_t flow_ops = {"flow",    rdma_send,    NULL,       rdma_destroy,
-                                         rdma_next, rdma_advance, rdma_finish};
+/* no switch messages (in-network reduction) and no per-link counters: the
+ * RoCE levels report ports through their timeline */
+static const etsim_net_ops_t pkt_ops = {"packet",     rdma_send,   NULL, rdma_destroy, rdma_next,
+                                        rdma_advance, rdma_finish, NULL, NULL};
+static const etsim_net_ops_t flow_ops = {"flow",       rdma_send,   NULL, rdma_destroy, rdma_next,
+                                         rdma_advance, rdma_finish, NULL, NULL};
 
 static int cc_mode(const char *s, int *out) {
   static const struct {

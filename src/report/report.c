@@ -1,5 +1,5 @@
 /* Writing simulation results: text, JSON, CSV, Perfetto timeline. */
-#include "etsim/report.h"
+#include "report_int.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -91,6 +91,8 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             r->net.max_inflight_pair > 2 ? " (ring pieces caught up and share a link; see "
                                            "docs/netsim.md)"
                                          : "");
+  etsim_report_links_summary(f, r);
+  etsim_report__mem_summary(f, r);
   if (r->representative)
     fprintf(f,
             "reduction     %u of %u NPUs simulated, each standing for a class of %llu equivalent "
@@ -150,6 +152,14 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
     }
     json_object_set_new(o, "coll_busy_ns_by_dim", bd);
     json_object_set_new(o, "coll_exposed_ns_by_dim", ed);
+    if (r->mem_tracked || r->hbm_bytes > 0) {
+      json_object_set_new(o, "peak_mem_bytes", json_integer((json_int_t)p->peak_mem_bytes));
+      if (r->hbm_bytes > 0) {
+        json_object_set_new(o, "offload_bytes", json_integer((json_int_t)p->offload_bytes));
+        if (r->offload_priced)
+          json_object_set_new(o, "offload_ns", json_integer(NS(p->offload_ps)));
+      }
+    }
     json_array_append_new(npus, o);
   }
   json_object_set_new(root, "npus", npus);
@@ -216,6 +226,7 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
     json_array_append_new(colls, o);
   }
   json_object_set_new(root, "collectives", colls);
+  etsim_report__links_json(root, r);
   return write_json(path, root, err);
 }
 
@@ -388,6 +399,12 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
       }
     }
   }
+  /* the memory counter track: live tensor bytes per NPU, in GiB */
+  for (size_t k = 0; k < r->n_mem; k++)
+    fprintf(f,
+            ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":%.3f,\"name\":\"memory\",\"args\":{\"GiB\":%.6f}}",
+            r->mem[k].npu, (double)r->mem[k].t_ps / 1e6,
+            (double)r->mem[k].bytes / (1024.0 * 1024.0 * 1024.0));
   fprintf(f, "\n]}\n");
   etsim_free(base);
   etsim_free(at);

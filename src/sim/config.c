@@ -18,20 +18,21 @@ int etsim_mem_config_load(const char *path, etsim_mem_config_t *m, etsim_error_t
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected a JSON object", path);
     goto out;
   }
-  int have_type = 0;
+  int have_type = 0, have_in = 0;
   json_object_foreach(root, key, v) {
     if (strcmp(key, "memory-type") == 0) {
       static const char *const names[] = {"NO_MEMORY_EXPANSION", "PER_NODE_MEMORY_EXPANSION",
-                                          "PER_NPU_MEMORY_EXPANSION", "MEMORY_POOL"};
+                                          "PER_NPU_MEMORY_EXPANSION", "MEMORY_POOL",
+                                          "HIERARCHICAL_MEMORY_POOL"};
       const char *s = json_string_value(v);
       int found = -1;
-      for (int i = 0; s && i < 4; i++)
+      for (int i = 0; s && i < 5; i++)
         if (strcmp(s, names[i]) == 0) found = i;
       if (found < 0) {
         rc = etsim_error_set(err, ETSIM_EFORMAT,
                              "%s: key \"memory-type\": expected "
                              "NO_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, "
-                             "PER_NPU_MEMORY_EXPANSION or MEMORY_POOL",
+                             "PER_NPU_MEMORY_EXPANSION, MEMORY_POOL or HIERARCHICAL_MEMORY_POOL",
                              path);
         goto out;
       }
@@ -49,8 +50,42 @@ int etsim_mem_config_load(const char *path, etsim_mem_config_t *m, etsim_error_t
       else if (key[0] == 'r') m->bw_bytes_per_ns = x;
       else if (strcmp(key, "num-nodes") == 0) m->num_nodes = (uint32_t)x;
       else m->npus_per_node = (uint32_t)x;
+    } else if (strcmp(key, "in-switch-reduction") == 0) {
+      if (!json_is_boolean(v)) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected true or false", path,
+                             key);
+        goto out;
+      }
+      m->in_switch_reduction = json_is_true(v);
+    } else if (strcmp(key, "in-node-pool-latency") == 0 || strcmp(key, "in-node-pool-bw") == 0 ||
+               strcmp(key, "out-node-pool-latency") == 0 || strcmp(key, "out-node-pool-bw") == 0 ||
+               strcmp(key, "in-switch-reduction-bw") == 0) {
+      if (!json_is_number(v) || !(json_number_value(v) >= 0)) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected a non-negative number",
+                             path, key);
+        goto out;
+      }
+      double x = json_number_value(v);
+      int lat = strstr(key, "latency") != NULL;
+      if (key[0] == 'o') *(lat ? &m->out_latency_ns : &m->out_bw_bytes_per_ns) = x;
+      else if (strstr(key, "switch")) m->reduction_bw_bytes_per_ns = x;
+      else *(lat ? &m->in_latency_ns : &m->in_bw_bytes_per_ns) = x;
+      have_in |= key[0] == 'i' && !strstr(key, "switch") ? (lat ? 1 : 2) : 0;
     } else {
       etsim_warn("%s: unknown key \"%s\" ignored", path, key);
+    }
+  }
+  if (m->type == ETSIM_MEM_HIER_POOL) {
+    /* the in-node pool defaults to ASTRA-sim's remote memory */
+    if (!(have_in & 1)) m->in_latency_ns = m->latency_ns;
+    if (!(have_in & 2)) m->in_bw_bytes_per_ns = m->bw_bytes_per_ns;
+    if (!(m->out_bw_bytes_per_ns > 0) || !(m->in_bw_bytes_per_ns > 0) || !m->npus_per_node) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: HIERARCHICAL_MEMORY_POOL needs \"num-npus-per-node\", "
+                           "\"in-node-pool-bw\" (or \"remote-mem-bw\") and \"out-node-pool-bw\" "
+                           "above 0",
+                           path);
+      goto out;
     }
   }
   if (!have_type)

@@ -88,7 +88,7 @@ static uint32_t group_of(const ctx_t *c, const char *pg);
  * numbers them), whether it runs collectives on all NPUs, and why no
  * symmetry can hold at all (METADATA process groups, which are only known
  * when they run). */
-static int scan_traces(ctx_t *c, char *why, size_t n_why) {
+static int scan_traces(ctx_t *c, int sys_rooted, char *why, size_t n_why) {
   const etsim_et_set_t *s = c->set;
   c->tvals = etsim_calloc(s->n_traces, sizeof *c->tvals);
   c->tn = etsim_calloc(s->n_traces, sizeof *c->tn);
@@ -109,6 +109,18 @@ static int scan_traces(ctx_t *c, char *why, size_t n_why) {
                  (unsigned long long)t->id[i]);
         rc = 1;
         break;
+      }
+      if (t->type[i] == ETSIM_ET_COMM_COLL_NODE && sys_rooted) {
+        /* a root singles one NPU out */
+        int64_t ct = -1;
+        if (t->k_comm_type != UINT32_MAX &&
+            etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1 &&
+            etsim_sim__rooted_op((int)ct) >= ETSIM_COP_ASTRA_N) {
+          snprintf(why, n_why, "%s: node %llu is a rooted collective (its root is singled out)",
+                   t->path, (unsigned long long)t->id[i]);
+          rc = 1;
+          break;
+        }
       }
       if (t->type[i] == ETSIM_ET_COMM_COLL_NODE) {
         /* on every NPU: no group, the world, or a group of all NPUs (which
@@ -536,6 +548,11 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE &&
       opts->memory->type != ETSIM_MEM_PER_NPU)
     return NO("remote memory shared between NPUs");
+  for (int d = 0; d < topo->ndims; d++)
+    if (sys->in_network[d]) /* a switch waits for every member's contribution */
+      return NO("in-network collectives on dimension %d", d);
+  if (sys->group_hierarchical)
+    return NO("communicators run over the dimensions they span (group-phases: hierarchical)");
   ctx_t c;
   memset(&c, 0, sizeof c);
   c.set = set;
@@ -551,7 +568,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   int rc = ETSIM_ENOMEM;
   if (etsim_intern_init(&c.strs)) goto done;
   if ((rc = index_groups(&c))) goto done;
-  rc = scan_traces(&c, why, n_why);
+  rc = scan_traces(&c, sys->rooted_network, why, n_why);
   if (rc) {
     if (rc == 1) rc = 0;
     goto done;

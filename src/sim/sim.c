@@ -16,6 +16,8 @@
 
 #include "etsim/net.h"
 
+#include "sim_int.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,10 +106,13 @@ typedef struct sim {
   int64_t *md_key; /* the pg_name number */
   size_t n_md, cap_md;
   etsim_coll_custom_t cu[ETSIM_COP_N];
+  etsim_sim_mem_t *mem;   /* live tensor bytes per NPU (memory.c), NULL: none named */
+  etsim_sim_pool_t *pool; /* HIERARCHICAL_MEMORY_POOL (pool.c) */
 } sim_t;
 
-static const char *const op_names[ETSIM_COP_N + 2] = {"all-reduce", "reduce-scatter", "all-gather",
-                                                      "all-to-all", "send-recv",      "memory"};
+static const char *const op_names[ETSIM_COP_N + 2] = {
+    "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce",
+    "gather",     "scatter",        "barrier",    "send-recv",  "memory"};
 const char *etsim_sim_op_name(int slot) {
   return slot >= 0 && slot < ETSIM_COP_N + 2 ? op_names[slot] : "?";
 }
@@ -298,13 +303,20 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     case ETSIM_COLL_SCATTER:
     case ETSIM_COLL_BARRIER:
     case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
+      if (s->sys->rooted_network) {
+        /* through the network (etsim's extension, rooted.c); a reduce-
+         * scatter-block is a reduce-scatter of equal blocks */
+        op = etsim_sim__rooted_op((int)ct);
+        break;
+      }
       /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
        * replays the duration of all of them (1 ns when none). */
       if (!s->warned_bcast) {
         s->warned_bcast = 1;
         etsim_warn(
             "%s: node %llu: %s is not simulated through the network: its trace duration "
-            "is replayed (as ASTRA-sim does for BROADCAST)",
+            "is replayed (as ASTRA-sim does for BROADCAST; \"rooted-collectives\": "
+            "\"network\" in the system file runs it)",
             t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
       }
       int64_t ns = 0;
@@ -317,7 +329,7 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
       return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
                              t->path, (unsigned long long)t->id[i], (long long)ct);
   }
-  if (sz <= 0)
+  if (sz < 0 || (sz == 0 && op != ETSIM_COP_BARRIER))
     return etsim_error_set(s->err, ETSIM_EFORMAT,
                            "%s: node %llu: %s of size %lld (comm_size must "
                            "be > 0)",
@@ -365,7 +377,10 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   s->res->npu[id].comm_bytes += (uint64_t)sz;
   *instant = 0;
   etsim_error_t e2 = {0};
-  rc = etsim_coll_issue(s->coll, id, op, (uint64_t)sz, involved, comm, (int32_t)pri, i, &e2);
+  uint32_t root = 0;
+  if (op >= ETSIM_COP_ASTRA_N && (rc = etsim_sim__root(s->err, t, i, comm, s->n, &root))) return rc;
+  rc = etsim_coll_issue_rooted(s->coll, id, op, (uint64_t)sz, involved, comm, root, (int32_t)pri, i,
+                               &e2);
   if (rc)
     return etsim_error_set(s->err, rc, "%s: node %llu (NPU %u): %s", t->path,
                            (unsigned long long)t->id[i], id, e2.msg);
@@ -424,6 +439,21 @@ static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     }
     *instant = 1;
     return 0;
+  }
+  if (m->type == ETSIM_MEM_HIER_POOL) {
+    /* pool.c: a comm_type sends it to the out-node pool (reduced in the
+     * switches when it is a reduce) */
+    int64_t ct = -1;
+    int level =
+        t->k_comm_type != UINT32_MAX && etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1;
+    int reduce = level && (ct == ETSIM_COLL_REDUCE || ct == ETSIM_COLL_ALL_REDUCE);
+    s->npu[id].comm_slot = SLOT_MEM;
+    s->res->bytes_by_op[SLOT_MEM] += (uint64_t)sz;
+    s->res->count_by_op[SLOT_MEM]++;
+    *instant = 0;
+    rc = etsim_sim__pool_issue(s->pool, &s->q, id, i, (uint64_t)sz,
+                               t->type[i] == ETSIM_ET_MEM_STORE_NODE, level, reduce);
+    return rc == ETSIM_ERANGE ? past_horizon(s, t, i, "the memory-pool access", 0) : rc;
   }
   size_t server = m->type == ETSIM_MEM_POOL      ? 0
                   : m->type == ETSIM_MEM_PER_NPU ? id
@@ -562,6 +592,7 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
   p->state[i] = ST_ISSUED;
   p->start_ps[i] = now(s);
   int instant = 1, rc = 0;
+  if (s->mem && (rc = etsim_sim__mem_start(s->mem, id, i, now(s)))) return rc;
   int type = t->type[i];
   if (s->sys->replay_only && type != ETSIM_ET_METADATA_NODE && type != ETSIM_ET_INVALID_NODE) {
     rc = issue_comp(s, id, i, cpu, &instant);
@@ -626,6 +657,10 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
   p->state[i] = ST_DONE;
   p->n_done++;
   s->nodes_done++;
+  if (s->mem) {
+    int rc = etsim_sim__mem_end(s->mem, id, i, now(s));
+    if (rc) return rc;
+  }
   if (s->opts->record_nodes) {
     etsim_sim_result_t *r = s->res;
     if (r->n_recs % 4096 == 0) {
@@ -871,6 +906,8 @@ static void free_sim(sim_t *s) {
     etsim_free(s->cu[op].rank);
     etsim_et_set_free(s->cu_set[op]);
   }
+  etsim_sim__mem_free(s->mem);
+  etsim_sim__pool_free(s->pool);
   etsim_coll_destroy(s->coll);
   etsim_net_destroy(s->net);
   etsim_des_free(&s->q);
@@ -998,6 +1035,65 @@ static void report_progress(sim_t *s) {
   s->opts->progress(s->opts->progress_user, &p);
 }
 
+/* A reduced run's memory samples: every NPU gets its representative's
+ * track, grouped by NPU. */
+static int replicate_mem(sim_t *s, etsim_sim_result_t *r) {
+  size_t n0 = r->n_mem, w = 0;
+  if (!n0) return 0;
+  uint64_t g = s->sym->order;
+  etsim_sim_mem_sample_t *ms = etsim_malloc(n0 * g * sizeof *ms);
+  size_t *cnt = etsim_calloc(s->n + 1, sizeof *cnt), *cur = etsim_malloc(s->n * sizeof *cur);
+  etsim_sim_mem_sample_t *tmp = etsim_malloc(n0 * sizeof *tmp);
+  if (!ms || !cnt || !cur || !tmp) {
+    etsim_free(ms);
+    etsim_free(cnt);
+    etsim_free(cur);
+    etsim_free(tmp);
+    return ETSIM_ENOMEM;
+  }
+  for (size_t k = 0; k < n0; k++) cnt[r->mem[k].npu + 1]++;
+  for (uint32_t id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
+  memcpy(cur, cnt, s->n * sizeof *cur);
+  for (size_t k = 0; k < n0; k++) tmp[cur[r->mem[k].npu]++] = r->mem[k];
+  for (uint32_t id = 0; id < s->n; id++) {
+    uint32_t rep = s->sym->rep[id];
+    for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++) {
+      ms[w] = tmp[k];
+      ms[w++].npu = id;
+    }
+  }
+  etsim_free(tmp);
+  etsim_free(cnt);
+  etsim_free(cur);
+  etsim_free(r->mem);
+  r->mem = ms;
+  r->n_mem = w;
+  return 0;
+}
+
+/* Per-link counters of a reduced run: a message a representative sends is
+ * counted under the NPU it is delivered from (an NPU of the same class), so
+ * each class's counters together are one member's injection, which is
+ * every member's. */
+static void replicate_links(sim_t *s, etsim_sim_result_t *r) {
+  size_t nd = (size_t)s->topo->ndims;
+  if (r->links.n != (size_t)s->n * nd) return;
+  for (size_t d = 0; d < nd; d++) {
+    for (uint32_t id = 0; id < s->n; id++) {
+      uint32_t rep = s->sym->rep[id];
+      if (rep == id) continue;
+      r->links.bytes[rep * nd + d] += r->links.bytes[id * nd + d];
+      r->links.busy_ps[rep * nd + d] += r->links.busy_ps[id * nd + d];
+    }
+    for (uint32_t id = 0; id < s->n; id++) {
+      uint32_t rep = s->sym->rep[id];
+      if (rep == id) continue;
+      r->links.bytes[id * nd + d] = r->links.bytes[rep * nd + d];
+      r->links.busy_ps[id * nd + d] = r->links.busy_ps[rep * nd + d];
+    }
+  }
+}
+
 /* Results of simulated NPUs, then copies for the rest of their classes. */
 static int collect(sim_t *s) {
   etsim_sim_result_t *r = s->res;
@@ -1012,7 +1108,14 @@ static int collect(sim_t *s) {
     o->nodes = p->ti->t->n_nodes;
     memcpy(o->exposed_by_op, p->exposed_by_op, sizeof o->exposed_by_op);
     etsim_coll_dim_times(s->coll, id, o->coll_busy_by_dim, o->coll_exposed_by_dim);
+    if (s->mem) o->peak_mem_bytes = etsim_sim__mem_peak(s->mem, id);
     if (o->finish_ps > r->total_ps) r->total_ps = o->finish_ps;
+  }
+  if (s->mem) {
+    r->mem_tracked = 1;
+    etsim_sim__mem_take_samples(s->mem, &r->mem, &r->n_mem);
+    int rc = s->sym ? replicate_mem(s, r) : 0;
+    if (rc) return rc;
   }
   r->n_simulated = s->n_sim;
   r->class_size = 1;
@@ -1082,9 +1185,23 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
   if ((rc = etsim_net_create(&s->net, opts->backend ? opts->backend : "analytical", s->topo, &s->q,
                              ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, opts->net, s->err)))
     goto fail;
+  if (opts->link_stats && (rc = etsim_net_links_enable(s->net))) {
+    if (rc == ETSIM_EUNSUPPORTED)
+      etsim_error_set(s->err, rc,
+                      "per-link statistics: the %s backend keeps none (analytical and "
+                      "congestion do; flow and packet show ports with --net-timeline)",
+                      s->net->ops->name);
+    goto fail;
+  }
   if ((rc = etsim_coll_create(&s->coll, s->sys, s->topo, s->net, &s->q, coll_done, s, s->err)))
     goto fail;
   if ((rc = prepare_custom(s))) goto fail;
+  /* Algorithms that cannot run (halvingDoubling on 6 NPUs, ...) are
+   * refused now rather than found deadlocked later. */
+  if ((rc = etsim_sim__check_collectives(s->set, s->coll, s->sys, opts->groups, s->err))) goto fail;
+  if (opts->memory && opts->memory->type == ETSIM_MEM_HIER_POOL &&
+      (rc = etsim_sim__pool_create(opts->memory, s->n, EV_NODE_DONE, &s->pool)))
+    goto fail;
   rc = ETSIM_ENOMEM;
   if (opts->groups) {
     for (size_t k = 0; k < opts->groups->n; k++) {
@@ -1118,6 +1235,9 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
     if (!s->mem_free_ps) goto fail;
   }
   if (prepare_traces(s) || prepare_npus(s)) goto fail;
+  if ((rc = etsim_sim__mem_create(s->set, s->n, s->sim_ids, s->n_sim, opts->record_nodes, &s->mem,
+                                  s->err)))
+    goto fail;
   for (uint32_t k = 0; k < s->n_sim; k++) {
     mark_dirty(s, s->sim_ids[k]);
     s->nodes_total += s->npu[s->sim_ids[k]].ti->t->n_nodes;
@@ -1187,9 +1307,21 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
   if ((rc = collect(s))) goto fail;
   r->events = s->q.n_popped;
   r->max_pending = s->q.max_pending;
+  r->hbm_bytes = opts->hbm_bytes;
+  r->offload_priced = opts->memory && opts->memory->type != ETSIM_MEM_NONE;
+  r->offload_applied = r->offload_priced && opts->offload;
+  etsim_sim__mem_offload(r, opts);
   if (s->net->ops->finish && (rc = s->net->ops->finish(s->net, s->err))) goto fail;
   r->net = s->net->stats;
   etsim_coll_get_stats(s->coll, &r->coll);
+  if (s->net->links.n) {
+    /* the counters outlive the network */
+    r->links = s->net->links;
+    memset(&s->net->links, 0, sizeof s->net->links);
+    r->links_backend = s->net->ops->name;
+    if (s->sym) replicate_links(s, r);
+  }
+  r->topo = *s->topo;
   if (s->sym) {
     uint64_t g = s->sym->order;
     r->net.messages *= g;
@@ -1291,6 +1423,8 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
 
 void etsim_sim_result_free(etsim_sim_result_t *r) {
   if (!r) return;
+  etsim_net_links_free(&r->links);
+  etsim_free(r->mem);
   etsim_free(r->npu);
   etsim_free(r->recs);
   etsim_free(r);

@@ -36,7 +36,7 @@ done <<'CASES'
 --preset gpt3-175b --pp 97|--pp 97 is more than the 96 layers
 --preset llama3-8b --dp 2 --npus 3|--npus 3 is not dp x tp x pp x sp x ep
 --preset gpt5|unknown model preset 'gpt5'
---preset llama3-8b --schedule zigzag|--schedule: 'zigzag' is not gpipe or 1f1b
+--preset llama3-8b --schedule zigzag|--schedule: 'zigzag' is not 1f1b or gpipe
 --layers 2 --hidden 64|give --preset NAME
 --preset gpt3-175b --hidden 4000000000 --heads 1 --kv-heads 1|beyond the 2^62 that 64-bit counts hold
 --preset gpt3-175b --layers 4000000000|4000000000 layers is more than 100000

@@ -5,8 +5,12 @@
  * (MLPerf DLRM 4,916,992 per sample; DCNv2 32,060,928), backward twice
  * that; every all-to-all's splits agree across ranks (what r sends p is
  * what p receives from r; total sends = total receives) and its comm_size
- * is the largest rank's bytes; every rank issues the same collectives in
- * the same order; traces validate; a plan naming absent ranks is refused.
+ * is the largest of any rank's sent or received bytes; every rank issues
+ * the same collectives in the same order; data-parallel tables' gradients
+ * are all-reduced whole (in buckets); FP16 halves the pooled exchange and
+ * FP8 adds its kernels; pipelined iterations issue the next batch's
+ * exchange before this batch's backward; traces validate; a plan naming
+ * absent ranks is refused.
  */
 #include "test_util.h"
 
@@ -64,7 +68,7 @@ static etsim_et_set_t *make(const char *preset, size_t ranks, size_t rph, const 
   return s;
 }
 
-static void check_flops(const etsim_et_set_t *s, uint64_t per_sample) {
+static void check_flops_n(const etsim_et_set_t *s, uint64_t per_sample, uint64_t iters) {
   for (size_t r = 0; r < s->n_ranks; r++) {
     const etsim_et_trace_t *t = s->ranks[r];
     uint64_t fwd = 0, bwd = 0;
@@ -76,9 +80,13 @@ static void check_flops(const etsim_et_set_t *s, uint64_t per_sample) {
       if (strstr(n, "_fwd")) fwd += (uint64_t)iattr(t, i, "num_ops");
       else bwd += (uint64_t)iattr(t, i, "num_ops");
     }
-    assert_int_equal(fwd, 256 * per_sample);
-    assert_int_equal(bwd, 2 * 256 * per_sample);
+    assert_int_equal(fwd, iters * 256 * per_sample);
+    assert_int_equal(bwd, iters * 2 * 256 * per_sample);
   }
+}
+
+static void check_flops(const etsim_et_set_t *s, uint64_t per_sample) {
+  check_flops_n(s, per_sample, 1);
 }
 
 static void check_a2a_and_order(const etsim_et_set_t *s) {
@@ -93,7 +101,7 @@ static void check_a2a_and_order(const etsim_et_set_t *s) {
       assert_string_equal(t->name[i0], t0->name[i0]);
     }
     if (iattr(t0, i0, "comm_type") != ETSIM_COLL_ALL_TO_ALL) continue;
-    int64_t total_in = 0, total_out = 0, maxsent = 0;
+    int64_t total_in = 0, total_out = 0, maxsent = 0, maxrecv = 0;
     for (size_t r = 0; r < P; r++) {
       const etsim_et_trace_t *t = s->ranks[r];
       size_t n1, n2;
@@ -103,19 +111,22 @@ static void check_a2a_and_order(const etsim_et_set_t *s) {
       assert_non_null(out);
       assert_int_equal(n1, P);
       assert_int_equal(n2, P);
-      int64_t sent = 0;
+      int64_t sent = 0, recv = 0;
       for (size_t q = 0; q < P; q++) {
         size_t m1;
         const int64_t *qout = list(s->ranks[q], i0, "out_split", &m1);
         assert_int_equal(in[q], qout[r]); /* r -> q as q sees it */
         sent += in[q];
+        recv += out[q];
         total_in += in[q];
         total_out += out[q];
       }
       if (sent > maxsent) maxsent = sent;
+      if (recv > maxrecv) maxrecv = recv;
     }
     assert_int_equal(total_in, total_out);
-    for (size_t r = 0; r < P; r++) assert_int_equal(iattr(s->ranks[r], i0, "comm_size"), maxsent);
+    int64_t want = maxsent > maxrecv ? maxsent : maxrecv;
+    for (size_t r = 0; r < P; r++) assert_int_equal(iattr(s->ranks[r], i0, "comm_size"), want);
   }
 }
 
@@ -130,20 +141,15 @@ static void test_mlperf_dlrm(void **state) {
   for (size_t k = 0; k < s->n_traces; k++)
     assert_int_equal(etsim_et_validate(s->traces[k], finding, NULL), 0);
   assert_int_equal(etsim_et_validate_set(s, finding, NULL), 0);
-  /* Data-parallel tables all-reduce their whole gradient. */
+  /* Data-parallel tables all-reduce their whole gradient, in buckets. */
   const etsim_et_trace_t *t = s->ranks[3];
+  int64_t dp = 0, got = 0;
   for (size_t tb = 0; tb < m.n_tables; tb++)
-    if (p.table_type[tb] == ETSIM_SHARD_DP) {
-      char name[64];
-      snprintf(name, sizeof name, "dp_table_%zu_grad_allreduce", tb);
-      int found = 0;
-      for (size_t i = 0; i < t->n_nodes; i++)
-        if (strcmp(t->name[i], name) == 0) {
-          assert_int_equal(iattr(t, i, "comm_size"), m.tables[tb].rows * 128 * 4);
-          found = 1;
-        }
-      assert_true(found);
-    }
+    if (p.table_type[tb] == ETSIM_SHARD_DP) dp += (int64_t)m.tables[tb].rows * 128 * 4;
+  for (size_t i = 0; i < t->n_nodes; i++)
+    if (strncmp(t->name[i], "dp_tables_grad_allreduce_", 25) == 0) got += iattr(t, i, "comm_size");
+  assert_true(dp > 0);
+  assert_int_equal(got, dp);
   etsim_et_set_free(s);
   etsim_shard_plan_free(&p);
   etsim_shard_model_free(&m);
@@ -202,7 +208,96 @@ static void test_plan_roundtrip_and_bad_plan(void **state) {
   tu_write(path, j, len);
   free(j);
   assert_int_equal(etsim_shard_plan_read(path, &m, &ro, &q, &err), ETSIM_EFORMAT);
-  assert_non_null(strstr(err.msg, "rank 9 is not among the plan's 4 ranks"));
+  assert_non_null(strstr(err.msg, "tables[0].shards[0].rank: must be an integer in 0..3"));
+  etsim_shard_plan_free(&p);
+  etsim_shard_model_free(&m);
+}
+
+static etsim_et_set_t *make_with(const char *preset, size_t ranks, size_t rph, const char *name,
+                                 const etsim_shard_step_t *step, etsim_shard_model_t *m,
+                                 etsim_shard_plan_t *p) {
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_shard_model_preset(preset, m, &err), 0);
+  etsim_shard_opts_t so;
+  etsim_shard_defaults(&so);
+  so.ranks = ranks;
+  so.ranks_per_host = rph;
+  so.batch = 256;
+  so.step = *step;
+  so.types = 1u << ETSIM_SHARD_TW;
+  assert_int_equal(etsim_shard_plan(m, &so, p, &err), 0);
+  char prefix[4200];
+  snprintf(prefix, sizeof prefix, "%s/%s", tmp, name);
+  etsim_gen_dlrm_opts_t o = {0};
+  o.model = m;
+  o.plan = p;
+  o.prefix = prefix;
+  int rc = etsim_gen_dlrm(&o, NULL, &err);
+  if (rc) print_error("%s\n", err.msg);
+  assert_int_equal(rc, 0);
+  etsim_et_set_t *s;
+  assert_int_equal(etsim_et_set_load(&s, prefix, 0, &err), 0);
+  for (size_t k = 0; k < s->n_traces; k++)
+    assert_int_equal(etsim_et_validate(s->traces[k], finding, NULL), 0);
+  assert_int_equal(etsim_et_validate_set(s, finding, NULL), 0);
+  return s;
+}
+
+static ssize_t node_named(const etsim_et_trace_t *t, const char *name) {
+  for (size_t i = 0; i < t->n_nodes; i++)
+    if (strcmp(t->name[i], name) == 0) return (ssize_t)i;
+  return -1;
+}
+
+static void test_techniques(void **state) {
+  (void)state;
+  etsim_shard_opts_t d;
+  etsim_shard_defaults(&d);
+  etsim_shard_model_t m;
+  etsim_shard_plan_t p;
+  int64_t a2a[3];
+  static const int precs[3] = {ETSIM_SHARD_PREC_FP32, ETSIM_SHARD_PREC_FP16, ETSIM_SHARD_PREC_FP8};
+  for (int k = 0; k < 3; k++) {
+    etsim_shard_step_t st = d.step;
+    st.a2a_prec = st.ar_prec = precs[k];
+    char name[16];
+    snprintf(name, sizeof name, "prec%d", k);
+    etsim_et_set_t *s = make_with("criteo-kaggle", 4, 4, name, &st, &m, &p);
+    const etsim_et_trace_t *t = s->ranks[0];
+    ssize_t o = node_named(t, "emb_output_alltoall"), q = node_named(t, "emb_output_quantize");
+    assert_true(o >= 0);
+    a2a[k] = iattr(t, (size_t)o, "comm_size");
+    assert_int_equal(q >= 0, k == 2);
+    assert_int_equal(node_named(t, "dense_grad_allreduce_0_dequantize") >= 0, k == 2);
+    check_a2a_and_order(s);
+    etsim_et_set_free(s);
+    etsim_shard_plan_free(&p);
+    etsim_shard_model_free(&m);
+  }
+  assert_int_equal(a2a[1] * 2, a2a[0]);
+  assert_int_equal(a2a[2] * 4, a2a[0]);
+  /* Three pipelined iterations: the next batch's pooled exchange is issued
+   * before this batch's gradient exchange, and its lookup waits for this
+   * lookup, not this update. */
+  etsim_shard_step_t st = d.step;
+  st.pipeline = 1;
+  st.iterations = 3;
+  etsim_et_set_t *s = make_with("criteo-kaggle", 4, 4, "pipe", &st, &m, &p);
+  const etsim_et_trace_t *t = s->ranks[1];
+  ssize_t o1 = node_named(t, "emb_output_alltoall#1"), g0 = node_named(t, "emb_grad_alltoall");
+  ssize_t l1 = node_named(t, "emb_lookup#1"), l0 = node_named(t, "emb_lookup");
+  ssize_t u0 = node_named(t, "emb_bwd_update"), o2 = node_named(t, "dense_optimizer#2");
+  assert_true(o1 >= 0 && g0 >= 0 && l1 >= 0 && u0 >= 0 && o2 >= 0);
+  assert_true(o1 < g0);
+  int on_l0 = 0, on_u0 = 0;
+  for (uint32_t e = t->data_off[l1]; e < t->data_off[l1 + 1]; e++) {
+    on_l0 |= t->data_par[e] == (uint32_t)l0;
+    on_u0 |= t->data_par[e] == (uint32_t)u0;
+  }
+  assert_true(on_l0 && !on_u0);
+  check_a2a_and_order(s);
+  check_flops_n(s, etsim_shard_fwd_flops(&m), 3);
+  etsim_et_set_free(s);
   etsim_shard_plan_free(&p);
   etsim_shard_model_free(&m);
 }
@@ -212,6 +307,7 @@ int main(void) {
       cmocka_unit_test(test_mlperf_dlrm),
       cmocka_unit_test(test_dcnv2_two_hosts),
       cmocka_unit_test(test_plan_roundtrip_and_bad_plan),
+      cmocka_unit_test(test_techniques),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
