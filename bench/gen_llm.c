@@ -47,7 +47,7 @@ static int run(const char *dir, uint32_t dp, int keep) {
   if (system(cmd) != 0) return 1;
   snprintf(prefix, sizeof prefix, "%s/gpt3", sub);
   o.prefix = prefix;
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   double t0 = now_s(), c0 = cpu_s();
   int rc = etsim_gen_llm(&o, &rep, &err);
   double dt = now_s() - t0, dc = cpu_s() - c0;

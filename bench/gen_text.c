@@ -52,9 +52,9 @@ int main(int argc, char **argv) {
     fclose(fp);
   }
   snprintf(prefix, sizeof prefix, "%s/bench_gen_text.%ld", dir, (long)getpid());
-  etsim_conv_text_opts_t o = {64, passes, 0, ETSIM_GEN_OUT_MANIFEST, prefix, NULL};
+  etsim_conv_text_opts_t o = {64, passes, 0, ETSIM_ET_OUT_MANIFEST, prefix, NULL};
   etsim_error_t err = {0};
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   /* Five runs: the machine is shared, so report the best and the CPU time
    * (user + system) next to the wall time. */
   double best = 1e30, best_cpu = 1e30;

@@ -1,18 +1,26 @@
 /*
  * synth_bench.c — speed of the LayerDAG generator on one core.
  *
- *   bench_synth_bench [TPU_TILE_TXT|""] [EPOCHS]   ("" skips part 1)
+ *   bench_synth_bench [TPU_TILE_TXT|""] [EPOCHS] [LAYERS WIDTH]   ("" skips part 1)
  *
  * 1. Training epoch time on TPU Tile (default $ETSIM_SHARED/datasets/
  *    tpu_tile/val.txt, default configuration, 2 epochs).
  * 2. Sampling time per 400-node DAG (40 layers of 10 nodes, forced layer
  *    sizes; the size head still runs) with a model trained for one epoch on
  *    400-node layered random DAGs, default configuration (T = 64 / 16).
+ *
+ *   bench_synth_bench --chain N [EXACT]
+ *
+ * 3. CPU time of one training epoch (one graph; validation on the same
+ *    graph) on a chain of N nodes with a skip edge into every third node,
+ *    default configuration with exact_candidates = EXACT (default 256; 0
+ *    scores every candidate pair, the cost before sampled candidates).
  */
 #include "synth/synth_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now(void) {
@@ -34,7 +42,53 @@ static int on_epoch(void *u, const etsim_synth_progress_t *p) {
   return 0;
 }
 
+static int chain(uint32_t n, int exact) {
+  etsim_synth_data_t d;
+  etsim_synth_data_init(&d);
+  d.kind = ETSIM_SYNTH_KIND_TEXT;
+  d.n_ch = 1;
+  d.n_cls[0] = 3;
+  uint32_t *x = malloc(sizeof(uint32_t) * n), *s = malloc(sizeof(uint32_t) * 2 * n);
+  uint32_t *t = malloc(sizeof(uint32_t) * 2 * n), ne = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    x[i] = i % 3;
+    if (!i) continue;
+    s[ne] = i - 1;
+    t[ne++] = i;
+    if (i % 3 == 0 && i >= 9) {
+      s[ne] = i - 2 - (i % 7);
+      t[ne++] = i;
+    }
+  }
+  etsim_synth_dag_t g = {n, ne, x, s, t, 1.0};
+  etsim_synth_data_add(&d, &g);
+  etsim_synth_config_t cfg;
+  etsim_synth_config_default(&cfg);
+  cfg.epochs = 1;
+  cfg.exact_candidates = exact;
+  etsim_error_t err = {0};
+  etsim_synth_model_t *m;
+  double c0 = cpu();
+  if (etsim_synth_train(&d, &d, &cfg, NULL, NULL, &m, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 3;
+  }
+  double dc = cpu() - c0;
+  printf(
+      "chain of %u nodes, %u edges, exact_candidates %d: %.3f s CPU per epoch (%.2f us per "
+      "edge)\n",
+      n, ne, exact, dc, 1e6 * dc / ne);
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+  free(x);
+  free(s);
+  free(t);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 2 && !strcmp(argv[1], "--chain"))
+    return chain((uint32_t)atol(argv[2]), argc > 3 ? atoi(argv[3]) : 256);
   char def[4096];
   const char *path = argc > 1 ? argv[1] : NULL;
   if (!path && getenv("ETSIM_SHARED")) {
@@ -68,8 +122,15 @@ int main(int argc, char **argv) {
     etsim_synth_model_free(m);
     etsim_synth_data_free(&d);
   }
-  /* 400-node layered DAGs for the sampling benchmark. */
-  enum { LAYERS = 40, WIDTH = 10, NG = 24 };
+  /* 400-node layered DAGs for the sampling benchmark: LAYERS x WIDTH
+   * (arguments 3 and 4, default 40 x 10). */
+  enum { NG = 24 };
+  const uint32_t LAYERS = argc > 3 ? (uint32_t)atoi(argv[3]) : 40;
+  const uint32_t WIDTH = argc > 4 ? (uint32_t)atoi(argv[4]) : 10;
+  if (LAYERS < 1 || WIDTH < 1 || LAYERS * WIDTH > 100000) {
+    fprintf(stderr, "LAYERS x WIDTH must be in 1..100000\n");
+    return 2;
+  }
   etsim_synth_data_t big;
   etsim_synth_data_init(&big);
   big.kind = ETSIM_SYNTH_KIND_TEXT;
@@ -77,7 +138,9 @@ int main(int argc, char **argv) {
   big.n_cls[0] = 16;
   etsim_rng_t r;
   etsim_rng_seed(&r, 1);
-  static uint32_t x[LAYERS * WIDTH], s[LAYERS * WIDTH * 2], t[LAYERS * WIDTH * 2];
+  uint32_t *x = malloc(sizeof(uint32_t) * LAYERS * WIDTH);
+  uint32_t *s = malloc(sizeof(uint32_t) * LAYERS * WIDTH * 2);
+  uint32_t *t = malloc(sizeof(uint32_t) * LAYERS * WIDTH * 2);
   for (int gi = 0; gi < NG; gi++) {
     uint32_t ne = 0;
     for (uint32_t v = 0; v < LAYERS * WIDTH; v++) {
@@ -104,10 +167,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return 3;
   }
-  printf("training on %d DAGs of %d nodes (%d layers): %.3f s per epoch\n", NG, LAYERS * WIDTH,
+  printf("training on %d DAGs of %u nodes (%u layers): %.3f s per epoch\n", NG, LAYERS * WIDTH,
          LAYERS, now() - t0);
-  uint32_t sizes[LAYERS + 1];
-  for (int l = 0; l < LAYERS; l++) sizes[l] = WIDTH;
+  uint32_t *sizes = malloc(sizeof(uint32_t) * (LAYERS + 1));
+  for (uint32_t l = 0; l < LAYERS; l++) sizes[l] = WIDTH;
   sizes[LAYERS] = 0;
   etsim_synth_data_t out;
   const int reps = 5;
@@ -130,5 +193,9 @@ int main(int argc, char **argv) {
   etsim_synth_data_free(&out);
   etsim_synth_model_free(m);
   etsim_synth_data_free(&big);
+  free(x);
+  free(s);
+  free(t);
+  free(sizes);
   return 0;
 }

@@ -2,7 +2,9 @@
 # The house rules a machine can check (../shared/DESIGN.md, STYLE.md):
 #  1. layout: every C file is as .clang-format lays it out;
 #  2. rooms: a module includes only the public headers of modules below it,
-#     never another module's private *_int.h, and no include climbs ('../').
+#     never another module's private *_int.h, and no include climbs ('../');
+#  3. doors: every public header opens with the one template, a comment
+#     whose first line names it ("/*", then " * etsim/<name>.h — purpose").
 # Tests of module M (tests/M/) may read M's private headers; benchmarks
 # (bench/) and fuzz targets (tests/fuzz/) are white-box and may read any.  Exit 1 on any breach, listing
 # each as FILE:LINE: reason.
@@ -26,10 +28,8 @@ fi
 rm -f /tmp/check_layout.$$
 
 # 2. rooms.  deps[M] = the modules M may use (its closure), by folder name.
-# One departure from DESIGN.md: conv writes through gen's direct encoder and
-# set writer (gen.h), which belong in et; until they move, conv may use gen.
 declare -A deps=(
-  [base]="" [et]="base" [conv]="et base gen" [shard]="et base" [gen]="et base shard"
+  [base]="" [et]="base" [conv]="et base" [shard]="et base" [gen]="et base shard"
   [edit]="et base" [synth]="et base" [replay]="et base" [des]="base" [topo]="des base"
   [net]="topo des base" [coll]="net topo des base" [sim]="coll net topo des base et"
   [report]="sim coll net topo des base et"
@@ -92,5 +92,16 @@ for f in $files; do
     esac
   done < <(grep -n '^#include "' "$f" | sed 's/^\([0-9]*\):/\1:/')
 done
-[ $fail -eq 0 ] && echo "check_layout: layout and includes as the house rules say"
+# 3. doors
+for f in $files; do
+  case $f in include/etsim/*.h) ;; *) continue ;; esac
+  want=" * etsim/${f#include/etsim/} — "
+  line2=$(sed -n 2p "$f")
+  if [ "$(sed -n 1p "$f")" != "/*" ] || [ "${line2#"$want"}" = "$line2" ]; then
+    echo "$f:1: a public header opens with \"/*\" then \"$want<purpose>\""
+    fail=1
+  fi
+done
+
+[ $fail -eq 0 ] && echo "check_layout: layout, includes and headers as the house rules say"
 exit $fail

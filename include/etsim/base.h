@@ -80,11 +80,13 @@ void etsim_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the whole test suite runs with every invariant checked; in Release it
  * costs nothing.  A failure is a bug in etsim: the expression and its place
  * go to stderr and the process aborts (Lua's lua_assert, SQLite's assert).
+ * Off, it still names x inside sizeof (never evaluated), so a variable kept
+ * only for an invariant does not draw an unused-variable warning.
  */
 #ifdef ETSIM_CHECKS
 #define ETSIM_ASSERT(x) ((x) ? (void)0 : etsim__assert_fail(#x, __FILE__, __LINE__))
 #else
-#define ETSIM_ASSERT(x) ((void)0)
+#define ETSIM_ASSERT(x) ((void)sizeof(!(x)))
 #endif
 void etsim__assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
 
@@ -114,6 +116,89 @@ int etsim_grow(void **pbuf, size_t *pcap, size_t need, size_t elem);
 /* qsort that accepts an empty array given as NULL (C's qsort does not: its
  * pointer must be valid even for 0 items, and UBSan says so). */
 void etsim_qsort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
+
+/* ------------------------------------------------------------ typed heaps */
+
+/*
+ * ETSIM_HEAP_DEFINE(name, T, less) defines a min-heap of T records and its
+ * operations as static inline functions, so that `less` is inlined (libuv's
+ * heap-inl.h has the idea; here the records sit by value in one array
+ * instead of being linked nodes, because event records are small and the
+ * simulator must not allocate per event):
+ *
+ *   name_t            { T *v; size_t n, cap; }, zero-initialised; v[0] is
+ *                     the least record while n > 0
+ *   name_reserve(h, cap)  room for cap records: 0 or ETSIM_ENOMEM
+ *   name_push(h, &e)  add a copy of e: 0 or ETSIM_ENOMEM (h unchanged)
+ *   name_pop(h, &out) take the least record out; h->n must be > 0
+ *   name_check(h)     0 when heap order holds, else 1 + the index of a
+ *                     record less than its parent (tests; O(n))
+ *   name_free(h)
+ *
+ * `less(const T *a, const T *b)` is a strict total order on the records in
+ * the heap: break ties of the key on an insertion sequence number, as
+ * libuv's timers do, and the pop order is fully determined by the records,
+ * whatever the arity or the order of pushes, so runs are reproducible.  The
+ * heap is 4-ary: half the depth of a binary heap, and the four children of
+ * a record are adjacent in memory.  Debug builds check on every push and
+ * pop that the root is the least record seen by the operation.
+ */
+#define ETSIM_HEAP_DEFINE(name, T, less)                                               \
+  typedef struct name {                                                                \
+    T *v;                                                                              \
+    size_t n, cap;                                                                     \
+  } name##_t;                                                                          \
+  __attribute__((unused)) static inline int name##_reserve(name##_t *h, size_t cap) {  \
+    return cap <= h->cap ? 0 : etsim_grow((void **)&h->v, &h->cap, cap, sizeof *h->v); \
+  }                                                                                    \
+  __attribute__((unused)) static inline int name##_push(name##_t *h, const T *e) {     \
+    if (h->n == h->cap && etsim_grow((void **)&h->v, &h->cap, h->n + 1, sizeof *h->v)) \
+      return ETSIM_ENOMEM;                                                             \
+    size_t i = h->n++;                                                                 \
+    while (i > 0) {                                                                    \
+      size_t p = (i - 1) / 4;                                                          \
+      if (!less(e, &h->v[p])) break;                                                   \
+      h->v[i] = h->v[p];                                                               \
+      i = p;                                                                           \
+    }                                                                                  \
+    h->v[i] = *e;                                                                      \
+    /* the new record is the root exactly when it is below the old root */             \
+    ETSIM_ASSERT(i == 0 || !less(e, &h->v[0]));                                        \
+    return 0;                                                                          \
+  }                                                                                    \
+  __attribute__((unused)) static inline void name##_pop(name##_t *h, T *out) {         \
+    ETSIM_ASSERT(h->n > 0);                                                            \
+    *out = h->v[0];                                                                    \
+    T last = h->v[--h->n];                                                             \
+    size_t n = h->n, i = 0;                                                            \
+    for (;;) {                                                                         \
+      size_t c = 4 * i + 1, best = c;                                                  \
+      if (c >= n) break;                                                               \
+      if (c + 3 < n) { /* four children: pick without hard-to-predict jumps */         \
+        size_t b01 = less(&h->v[c + 1], &h->v[c]) ? c + 1 : c;                         \
+        size_t b23 = less(&h->v[c + 3], &h->v[c + 2]) ? c + 3 : c + 2;                 \
+        best = less(&h->v[b23], &h->v[b01]) ? b23 : b01;                               \
+      } else                                                                           \
+        for (size_t k = c + 1; k < n; k++)                                             \
+          if (less(&h->v[k], &h->v[best])) best = k;                                   \
+      if (!less(&h->v[best], &last)) break;                                            \
+      h->v[i] = h->v[best];                                                            \
+      i = best;                                                                        \
+    }                                                                                  \
+    if (n) h->v[i] = last;                                                             \
+    /* what was taken out is not above what is left */                                 \
+    ETSIM_ASSERT(n == 0 || !less(&h->v[0], out));                                      \
+  }                                                                                    \
+  __attribute__((unused)) static inline size_t name##_check(const name##_t *h) {       \
+    for (size_t i = 1; i < h->n; i++)                                                  \
+      if (less(&h->v[i], &h->v[(i - 1) / 4])) return i + 1;                            \
+    return 0;                                                                          \
+  }                                                                                    \
+  __attribute__((unused)) static inline void name##_free(name##_t *h) {                \
+    etsim_free(h->v);                                                                  \
+    h->v = NULL;                                                                       \
+    h->n = h->cap = 0;                                                                 \
+  }
 
 /* ------------------------------------------------------------------- arena */
 

@@ -1,4 +1,6 @@
-/* etsim system layer: collectives as chunked streams of per-dimension phases.
+/*
+ * etsim/coll.h — the system layer: collectives as chunked streams of
+ * per-dimension phases.
  *
  * This is ASTRA-sim 2.0's system layer, re-derived: a collective of S bytes
  * on an NPU becomes `preferred-dataset-splits` streams (chunks); each stream

@@ -10,16 +10,16 @@
  * triples of (compute time, ALLREDUCE|ALLGATHER|ALLTOALL|REDUCESCATTER|NONE,
  * bytes), then the update time.  NONE means no collective.  Every rank gets
  * the same graph (HYBRID_TRANSFORMER: up to its communicator groups), so
- * ranks share one file through the manifest unless ETSIM_GEN_OUT_ET.
+ * ranks share one file through the manifest unless ETSIM_ET_OUT_RANK_FILES.
  *
- * This file sits beside conv.h (which the PyTorch converter owns) so the two
- * converters do not edit one header.  It writes through gen.h's direct
- * encoder and set writer.
+ * This file sits beside convpt.h (the PyTorch converter's) so the two
+ * converters do not edit one header.  It writes through et's in-memory
+ * encoder and set writer (etsim_et_enc_*, etsim_et_set_writer_*).
  */
 #ifndef ETSIM_CONVTEXT_H
 #define ETSIM_CONVTEXT_H
 
-#include "etsim/gen.h"
+#include "etsim/et.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,7 +34,7 @@ typedef struct etsim_conv_text_opts {
   size_t npus;   /* ranks to write (> 0) */
   size_t passes; /* training iterations (0 means 1) */
   int time_unit; /* ETSIM_TEXT_TIME_* */
-  int format;    /* ETSIM_GEN_OUT_* */
+  int format;    /* ETSIM_ET_OUT_* */
   const char *prefix;
   /* Optional: where to write the communicator groups of HYBRID_TRANSFORMER
    * (default "<prefix>.comm_group.json"). */
@@ -46,12 +46,12 @@ typedef struct etsim_conv_text_opts {
  * ETSIM_EFORMAT and "FILE:LINE:COLUMN: expected ..., found '...'" in err;
  * nothing is written then.  *rep (may be NULL) says what was written.
  */
-int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
+int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_et_set_report_t *rep,
                     etsim_error_t *err);
 
 /* Same, from text in memory; `name` is used in messages and metadata. */
 int etsim_conv_text_mem(const char *name, const char *text, size_t len,
-                        const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
+                        const etsim_conv_text_opts_t *o, etsim_et_set_report_t *rep,
                         etsim_error_t *err);
 
 #ifdef __cplusplus

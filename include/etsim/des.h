@@ -1,4 +1,6 @@
-/* etsim discrete-event core: one priority queue of small fixed-size events.
+/*
+ * etsim/des.h — the discrete-event core: one priority queue of small
+ * fixed-size events.
  *
  * Events are ordered by (time, insertion sequence), so a run is
  * deterministic: two events at the same time fire in the order they were

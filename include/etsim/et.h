@@ -14,7 +14,9 @@
  *     and control dependencies as CSR in both directions, an id -> index map;
  *   - the writer (etsim_et_writer_*) takes node views and writes them in
  *     the canonical encoding (the one Chakra's Python tools produce), to a
- *     temporary name renamed on commit.
+ *     temporary name renamed on commit; etsim_et_enc_* encode the same
+ *     bytes into memory, and the set writer (etsim_et_set_writer_*) writes
+ *     whole rank sets from them.
  * Node views (etsim_et_node_t) are what readers produce and writers consume,
  * so converters and generators never see protobuf types.
  */
@@ -22,6 +24,8 @@
 #define ETSIM_ET_H
 
 #include "etsim/base.h"
+
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -232,6 +236,102 @@ void etsim_et_writer_abort(etsim_et_writer_t *w);
 uint64_t etsim_et_writer_nodes(const etsim_et_writer_t *w);
 uint64_t etsim_et_writer_bytes(const etsim_et_writer_t *w);
 
+/* ------------------------------------------------------- encoding to memory */
+
+/*
+ * Writers that build a rank's whole trace in memory (the generators, the
+ * ASTRA-sim text converter) encode straight into a byte buffer, with the
+ * writer's own encoder: the bytes are exactly those etsim_et_writer_* would
+ * write.  No id or dependency checks are made here; such writers build
+ * closed graphs by construction and their tests validate the output.
+ */
+
+/* A growable byte buffer; zero-initialise, free with etsim_et_buf_free. */
+typedef struct etsim_et_buf {
+  uint8_t *p;
+  size_t n, cap;
+} etsim_et_buf_t;
+
+void etsim_et_buf_free(etsim_et_buf_t *b);
+
+/*
+ * Append one length-prefixed GlobalMetadata (m may be NULL: an empty one)
+ * or Node to b.  A node that would encode to nothing (id 0, no fields) is
+ * refused, as the writer refuses it.  0, ETSIM_EINVAL (bad attribute kind,
+ * empty node), ETSIM_ERANGE or ETSIM_ENOMEM; b is unchanged on failure.
+ */
+int etsim_et_enc_meta(etsim_et_buf_t *b, const etsim_et_meta_t *m, etsim_error_t *err);
+int etsim_et_enc_node(etsim_et_buf_t *b, const etsim_et_node_t *n, etsim_error_t *err);
+
+/*
+ * A node builder: an etsim_et_node_t view with room for attributes and
+ * dependencies, filled without allocating (names and string values are
+ * borrowed), then handed to etsim_et_enc_node or etsim_et_writer_node as
+ * &b->n.
+ */
+enum { ETSIM_ET_NB_MAX_ATTRS = 16, ETSIM_ET_NB_MAX_DEPS = 512 };
+
+typedef struct etsim_et_nb {
+  etsim_et_node_t n;
+  etsim_attr_t attrs[ETSIM_ET_NB_MAX_ATTRS];
+  uint64_t deps[ETSIM_ET_NB_MAX_DEPS];
+  char name[256]; /* room for a name the caller formats */
+} etsim_et_nb_t;
+
+static inline void etsim_et_nb_start(etsim_et_nb_t *b, uint64_t id, int type, const char *name) {
+  memset(&b->n, 0, sizeof b->n);
+  b->n.id = id;
+  b->n.type = type;
+  b->n.name = name;
+  b->n.attrs = b->attrs;
+  b->n.data_deps = b->deps;
+}
+
+static inline etsim_attr_t *etsim_et_nb_attr(etsim_et_nb_t *b, const char *name, int kind) {
+  etsim_attr_t *a = &b->attrs[b->n.n_attrs++];
+  memset(a, 0, sizeof *a);
+  a->name = name;
+  a->doc = "";
+  a->kind = kind;
+  return a;
+}
+
+static inline void etsim_et_nb_bool(etsim_et_nb_t *b, const char *name, int v) {
+  etsim_et_nb_attr(b, name, ETSIM_ATTR_BOOL)->v.b = v;
+}
+static inline void etsim_et_nb_i64(etsim_et_nb_t *b, const char *name, int64_t v) {
+  etsim_et_nb_attr(b, name, ETSIM_ATTR_INT64)->v.i64 = v;
+}
+static inline void etsim_et_nb_i32(etsim_et_nb_t *b, const char *name, int32_t v) {
+  etsim_et_nb_attr(b, name, ETSIM_ATTR_INT32)->v.i32 = v;
+}
+static inline void etsim_et_nb_u64(etsim_et_nb_t *b, const char *name, uint64_t v) {
+  etsim_et_nb_attr(b, name, ETSIM_ATTR_UINT64)->v.u64 = v;
+}
+static inline void etsim_et_nb_str(etsim_et_nb_t *b, const char *name, const char *v) {
+  etsim_et_nb_attr(b, name, ETSIM_ATTR_STRING)->v.s = v;
+}
+
+/* Add a data dependency; returns 0 or -1 when the builder is full. */
+static inline int etsim_et_nb_dep(etsim_et_nb_t *b, uint64_t id) {
+  if (b->n.n_data_deps >= ETSIM_ET_NB_MAX_DEPS) return -1;
+  b->deps[b->n.n_data_deps++] = id;
+  return 0;
+}
+
+/*
+ * Compute times: duration_micros is what every reader knows, so it always
+ * holds the time rounded to whole microseconds; the extension attribute
+ * duration_ns (int64) adds the exact time when that rounding is off by
+ * more than 0.1 % (docs/gen.md).  Sets both on b.
+ */
+static inline void etsim_et_nb_time_ns(etsim_et_nb_t *b, uint64_t ns) {
+  uint64_t us = (ns + 500) / 1000;
+  b->n.duration_micros = us;
+  uint64_t back = us * 1000, diff = back > ns ? back - ns : ns - back;
+  if (diff * 1000 > ns) etsim_et_nb_i64(b, "duration_ns", (int64_t)ns);
+}
+
 /* ---------------------------------------------------- in-memory trace */
 
 /* A dependency entry in the CSR arrays: a node index, or (with this bit) an
@@ -440,6 +540,68 @@ int etsim_et_set_broadcast(etsim_et_set_t *s, size_t n, etsim_error_t *err);
  */
 int etsim_et_manifest_write(const char *prefix, size_t n_ranks, const char *const *files,
                             size_t n_files, const uint32_t *rank_file, etsim_error_t *err);
+
+/* ------------------------------------------------------ writing rank sets */
+
+/*
+ * A set writer takes each rank's whole encoded trace (etsim_et_enc_*) and
+ * writes the set: one `<prefix>.<rank>.et` per rank, or one file per class
+ * of byte-identical ranks `<prefix>.c<k>.et` and `<prefix>.manifest.json`.
+ * Every file goes to a temporary name; etsim_et_set_writer_commit renames
+ * them all into place, so a failed run leaves nothing behind.
+ */
+enum {
+  ETSIM_ET_OUT_MANIFEST = 0,  /* identical ranks share a class file */
+  ETSIM_ET_OUT_RANK_FILES = 1 /* one <prefix>.<rank>.et per rank */
+};
+
+typedef struct etsim_et_set_writer etsim_et_set_writer_t;
+
+/* Start writing a set of n_ranks ranks at `prefix` in format
+ * ETSIM_ET_OUT_*.  RANK_FILES removes a stale manifest at commit. */
+int etsim_et_set_writer_open(etsim_et_set_writer_t **out, const char *prefix, size_t n_ranks,
+                             int format, etsim_error_t *err);
+/* Rank `rank`'s whole file (metadata + nodes); each rank exactly once.
+ * The bytes are written (to a temporary name) before the call returns. */
+int etsim_et_set_writer_rank(etsim_et_set_writer_t *s, size_t rank, const uint8_t *data, size_t len,
+                             etsim_error_t *err);
+/* Rank `rank` has the same trace as `like` (given earlier): MANIFEST puts
+ * it in like's class without hashing; RANK_FILES writes data again. */
+int etsim_et_set_writer_rank_like(etsim_et_set_writer_t *s, size_t rank, size_t like,
+                                  const uint8_t *data, size_t len, etsim_error_t *err);
+/*
+ * Streaming form for traces too large to hold: rank `rank` gets its own
+ * file (no sharing by content; use etsim_et_set_writer_rank_like for ranks
+ * known to be equal), written chunk by chunk.  Between begin and end no
+ * other rank may be given.
+ */
+int etsim_et_set_writer_begin_rank(etsim_et_set_writer_t *s, size_t rank, etsim_error_t *err);
+int etsim_et_set_writer_write(etsim_et_set_writer_t *s, const uint8_t *data, size_t len,
+                              etsim_error_t *err);
+int etsim_et_set_writer_end_rank(etsim_et_set_writer_t *s, etsim_error_t *err);
+size_t etsim_et_set_writer_n_files(const etsim_et_set_writer_t *s);
+uint64_t etsim_et_set_writer_bytes(const etsim_et_set_writer_t *s);
+/* Rename everything into place (and write the manifest); frees s. */
+int etsim_et_set_writer_commit(etsim_et_set_writer_t *s, etsim_error_t *err);
+/* Remove the temporary files; frees s.  NULL is allowed. */
+void etsim_et_set_writer_abort(etsim_et_set_writer_t *s);
+
+/* What a writer of a rank set wrote (generators, the text converter). */
+typedef struct etsim_et_set_report {
+  size_t n_ranks;
+  size_t n_files;      /* trace files written */
+  uint64_t n_nodes;    /* nodes over all files written */
+  uint64_t n_bytes;    /* bytes over all files written */
+  uint64_t rank_nodes; /* nodes over all ranks (shared files counted per rank) */
+} etsim_et_set_report_t;
+
+/*
+ * Write an ASTRA-sim communicator-group file, `{"<id>": [ranks...], ...}`:
+ * group g (id first_id + g) holds ranks[off[g] .. off[g+1]).  Written to a
+ * temporary name and renamed into place.
+ */
+int etsim_et_comm_groups_write(const char *path, size_t n_groups, uint32_t first_id,
+                               const size_t *off, const uint32_t *ranks, etsim_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -1,170 +1,23 @@
 /*
- * etsim/gen.h — workload generators: collective microbenchmarks and
- * transformer LLM training traces, plus the fast encoder and rank-set
- * writer they (and the ASTRA-sim text converter) share.
+ * etsim/gen.h — workload generators: collective microbenchmarks,
+ * transformer LLM and DLRM training traces.
  *
- * Generators produce one Chakra trace per rank.  Ranks whose traces are
- * byte-identical share one file through a `<prefix>.manifest.json`
- * (docs/traces.md); ETSIM_GEN_OUT_ET writes plain `<prefix>.<rank>.et`
- * files for tools that do not read manifests.  Nothing is left at the
- * output paths when a generator fails.  docs/gen.md describes the models.
+ * Generators produce one Chakra trace per rank, encoded in memory and
+ * written by et's set writer (etsim_et_enc_*, etsim_et_set_writer_*).
+ * Ranks whose traces are byte-identical share one file through a
+ * `<prefix>.manifest.json` (docs/traces.md); ETSIM_ET_OUT_RANK_FILES
+ * writes plain `<prefix>.<rank>.et` files for tools that do not read
+ * manifests.  Nothing is left at the output paths when a generator fails.
+ * docs/gen.md describes the models.
  */
 #ifndef ETSIM_GEN_H
 #define ETSIM_GEN_H
 
 #include "etsim/et.h"
 
-#include <string.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ------------------------------------------------------------ encoder */
-
-/* A growable byte buffer; zero-initialise, free with etsim_gen_buf_free. */
-typedef struct etsim_gen_buf {
-  uint8_t *p;
-  size_t n, cap;
-} etsim_gen_buf_t;
-
-void etsim_gen_buf_free(etsim_gen_buf_t *b);
-
-/*
- * Append one length-prefixed GlobalMetadata (m may be NULL: an empty one)
- * or Node to b, in exactly the bytes etsim_et_writer_* would write.  The
- * encoder does not check ids or dependencies; generators build closed
- * graphs by construction (their tests validate the output).  A node that
- * would encode to nothing (id 0, no fields) is refused.  0, EINVAL (bad
- * attribute kind, empty node), ERANGE or ENOMEM.
- */
-int etsim_gen_enc_meta(etsim_gen_buf_t *b, const etsim_et_meta_t *m, etsim_error_t *err);
-int etsim_gen_enc_node(etsim_gen_buf_t *b, const etsim_et_node_t *n, etsim_error_t *err);
-
-/*
- * A node builder: an etsim_et_node_t view with room for attributes and
- * dependencies, filled without allocating (names and string values are
- * borrowed), then handed to etsim_gen_enc_node as &b->n.
- */
-enum { ETSIM_GEN_NB_MAX_ATTRS = 16, ETSIM_GEN_NB_MAX_DEPS = 512 };
-
-typedef struct {
-  etsim_et_node_t n;
-  etsim_attr_t attrs[ETSIM_GEN_NB_MAX_ATTRS];
-  uint64_t deps[ETSIM_GEN_NB_MAX_DEPS];
-  char name[256];
-} etsim_gen_nb_t;
-
-static inline void etsim_gen_nb_start(etsim_gen_nb_t *b, uint64_t id, int type, const char *name) {
-  memset(&b->n, 0, sizeof b->n);
-  b->n.id = id;
-  b->n.type = type;
-  b->n.name = name;
-  b->n.attrs = b->attrs;
-  b->n.data_deps = b->deps;
-}
-
-static inline etsim_attr_t *etsim_gen_nb_attr(etsim_gen_nb_t *b, const char *name, int kind) {
-  etsim_attr_t *a = &b->attrs[b->n.n_attrs++];
-  memset(a, 0, sizeof *a);
-  a->name = name;
-  a->doc = "";
-  a->kind = kind;
-  return a;
-}
-
-static inline void etsim_gen_nb_bool(etsim_gen_nb_t *b, const char *name, int v) {
-  etsim_gen_nb_attr(b, name, ETSIM_ATTR_BOOL)->v.b = v;
-}
-static inline void etsim_gen_nb_i64(etsim_gen_nb_t *b, const char *name, int64_t v) {
-  etsim_gen_nb_attr(b, name, ETSIM_ATTR_INT64)->v.i64 = v;
-}
-static inline void etsim_gen_nb_i32(etsim_gen_nb_t *b, const char *name, int32_t v) {
-  etsim_gen_nb_attr(b, name, ETSIM_ATTR_INT32)->v.i32 = v;
-}
-static inline void etsim_gen_nb_u64(etsim_gen_nb_t *b, const char *name, uint64_t v) {
-  etsim_gen_nb_attr(b, name, ETSIM_ATTR_UINT64)->v.u64 = v;
-}
-static inline void etsim_gen_nb_str(etsim_gen_nb_t *b, const char *name, const char *v) {
-  etsim_gen_nb_attr(b, name, ETSIM_ATTR_STRING)->v.s = v;
-}
-
-/* Add a data dependency; returns 0 or -1 when the builder is full. */
-static inline int etsim_gen_nb_dep(etsim_gen_nb_t *b, uint64_t id) {
-  if (b->n.n_data_deps >= ETSIM_GEN_NB_MAX_DEPS) return -1;
-  b->deps[b->n.n_data_deps++] = id;
-  return 0;
-}
-
-/*
- * Compute times: duration_micros is what every reader knows, so it always
- * holds the time rounded to whole microseconds; the extension attribute
- * duration_ns (int64) adds the exact time when that rounding is off by
- * more than 0.1 % (docs/gen.md).  Sets both on b.
- */
-static inline void etsim_gen_nb_time_ns(etsim_gen_nb_t *b, uint64_t ns) {
-  uint64_t us = (ns + 500) / 1000;
-  b->n.duration_micros = us;
-  uint64_t back = us * 1000, diff = back > ns ? back - ns : ns - back;
-  if (diff * 1000 > ns) etsim_gen_nb_i64(b, "duration_ns", (int64_t)ns);
-}
-
-/* --------------------------------------------------------- rank sets */
-
-enum {
-  ETSIM_GEN_OUT_MANIFEST = 0, /* identical ranks share a class file */
-  ETSIM_GEN_OUT_ET = 1        /* one <prefix>.<rank>.et per rank */
-};
-
-typedef struct etsim_gen_set etsim_gen_set_t;
-
-/*
- * Start writing a set of n_ranks ranks at `prefix`.  Manifest mode writes
- * class files `<prefix>.c<k>.et` and `<prefix>.manifest.json`; ET mode
- * writes `<prefix>.<rank>.et` and removes a stale manifest at commit.
- */
-int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix, size_t n_ranks, int format,
-                       etsim_error_t *err);
-/* Rank `rank`'s whole file (metadata + nodes); each rank exactly once.
- * The bytes are written (to a temporary name) before the call returns. */
-int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data, size_t len,
-                       etsim_error_t *err);
-/* Rank `rank` has the same trace as `like` (given earlier): manifest mode
- * puts it in like's class without hashing; ET mode writes data again. */
-int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like, const uint8_t *data,
-                            size_t len, etsim_error_t *err);
-/*
- * Streaming form for traces too large to hold: rank `rank` gets its own
- * file (no sharing by content; use etsim_gen_set_rank_like for ranks known
- * to be equal), written chunk by chunk.  Between begin and end no other
- * rank may be given.
- */
-int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank, etsim_error_t *err);
-int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len, etsim_error_t *err);
-int etsim_gen_set_end_rank(etsim_gen_set_t *s, etsim_error_t *err);
-size_t etsim_gen_set_n_files(const etsim_gen_set_t *s);
-uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s);
-/* Rename everything into place (and write the manifest); frees s. */
-int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err);
-/* Remove the temporary files; frees s.  NULL is allowed. */
-void etsim_gen_set_abort(etsim_gen_set_t *s);
-
-/*
- * Write an ASTRA-sim communicator-group file, `{"<id>": [ranks...], ...}`:
- * group g (id first_id + g) holds ranks[off[g] .. off[g+1]).  Written to a
- * temporary name and renamed into place.
- */
-int etsim_gen_write_comm_groups(const char *path, size_t n_groups, uint32_t first_id,
-                                const size_t *off, const uint32_t *ranks, etsim_error_t *err);
-
-/* What a generator wrote. */
-typedef struct etsim_gen_report {
-  size_t n_ranks;
-  size_t n_files;      /* trace files written */
-  uint64_t n_nodes;    /* nodes over all files written */
-  uint64_t n_bytes;    /* bytes over all files written */
-  uint64_t rank_nodes; /* nodes over all ranks (shared files counted per rank) */
-} etsim_gen_report_t;
 
 /* ----------------------------------------------------- microbenchmarks */
 
@@ -172,7 +25,7 @@ typedef struct etsim_gen_report {
 #define ETSIM_GEN_SEND_RECV (-1)
 
 enum {
-  ETSIM_GEN_IDS_AUTO = 0,     /* CONTINUE for ETSIM_GEN_OUT_ET, else RESTART */
+  ETSIM_GEN_IDS_AUTO = 0,     /* CONTINUE for ETSIM_ET_OUT_RANK_FILES, else RESTART */
   ETSIM_GEN_IDS_RESTART = 1,  /* every rank's ids start at 0 */
   ETSIM_GEN_IDS_CONTINUE = 2, /* ids count on across ranks, as ASTRA-sim's
                                  microbenchmark scripts number them */
@@ -185,7 +38,7 @@ typedef struct etsim_gen_micro_opts {
   size_t npus;
   size_t count;     /* repetitions of the whole list (0 means 1) */
   uint64_t comp_ns; /* a COMP node of this many ns before each collective */
-  int format;       /* ETSIM_GEN_OUT_* */
+  int format;       /* ETSIM_ET_OUT_* */
   int ids;          /* ETSIM_GEN_IDS_* */
   const char *prefix;
   const int *dims; /* involved_dim of every collective (0/1), or NULL */
@@ -197,7 +50,8 @@ typedef struct etsim_gen_micro_opts {
 } etsim_gen_micro_opts_t;
 
 /* Write the microbenchmark set; *rep (may be NULL) says what was written. */
-int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err);
+int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_et_set_report_t *rep,
+                    etsim_error_t *err);
 
 /* "all-reduce", "all_reduce", "allreduce", "ALL_REDUCE", "send-recv" ...
  * to an ETSIM_COLL_* value or ETSIM_GEN_SEND_RECV; -2 when unknown. */
@@ -231,7 +85,7 @@ typedef struct etsim_gen_llm_opts {
   double peak_tflops;          /* per NPU (0: 989, H100 SXM BF16 dense) */
   double mem_gbps;             /* per NPU (0: 3350, H100 SXM HBM3) */
   uint32_t dtype_bytes;        /* activations, weights, gradients (0: 2) */
-  int format;                  /* ETSIM_GEN_OUT_* */
+  int format;                  /* ETSIM_ET_OUT_* */
   const char *prefix;
   const char *comm_group_path; /* default <prefix>.comm_group.json */
   /* Memory (etsim_gen_llm_memory): tensors = write ASTRA-sim's "inputs" /
@@ -278,7 +132,7 @@ int etsim_gen_llm_memory(const etsim_gen_llm_opts_t *o, uint32_t stage, etsim_ge
  * groups.  An impossible split fails with ETSIM_EINVAL and a message naming
  * the flag; nothing is written then.
  */
-int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err);
+int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_et_set_report_t *rep, etsim_error_t *err);
 
 /* ------------------------------------------------------------------ DLRM */
 
@@ -291,7 +145,7 @@ typedef struct etsim_gen_dlrm_opts {
   double peak_tflops;                  /* > 0: overrides plan->step.peak_tflops */
   double mem_gbps;                     /* > 0: overrides plan->step.mem_gbps */
   uint64_t bucket_bytes;               /* > 0: overrides plan->step.bucket_bytes */
-  int format;                          /* ETSIM_GEN_OUT_* */
+  int format;                          /* ETSIM_ET_OUT_* */
   const char *prefix;
   const char *comm_group_path; /* default <prefix>.comm_group.json */
 } etsim_gen_dlrm_opts_t;
@@ -308,7 +162,7 @@ typedef struct etsim_gen_dlrm_opts {
  * pipelined or not.  Uneven all-to-alls carry per-peer bytes in int64
  * lists in_split / out_split (up to 1,024 ranks).
  */
-int etsim_gen_dlrm(const etsim_gen_dlrm_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err);
+int etsim_gen_dlrm(const etsim_gen_dlrm_opts_t *o, etsim_et_set_report_t *rep, etsim_error_t *err);
 
 #ifdef __cplusplus
 }

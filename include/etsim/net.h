@@ -1,4 +1,5 @@
-/* etsim network layer: one interface, several backends.
+/*
+ * etsim/net.h — the network layer: one interface, several backends.
  *
  * The simulator hands the network a message (source NPU, destination NPU,
  * bytes, and an opaque 64-bit token) at the current time; the backend
@@ -7,14 +8,23 @@
  * Backends that need internal events (per-hop forwarding) use event type
  * `ev_internal` and get them back through etsim_net_event().
  *
- * Backends (method tables, registered by name):
- *   analytical  ASTRA-sim's congestion-unaware model: a message costs
+ * Backends are method tables (etsim_net_ops_t) registered by name in one
+ * table (src/net/net.c); etsim_net_backend_names lists them:
+ *   analytical  ASTRA-sim's congestion-unaware model (alias
+ *               "congestion-unaware"): a message costs
  *               floor(hops*latency + bytes/bandwidth) ns in the first
  *               dimension where the endpoints' addresses differ; stateless.
  *   congestion  every directed link is a FIFO server; a message is stored
  *               and forwarded whole at each hop; dimension-order routing on
  *               multi-dimensional networks (ASTRA-sim's congestion-aware
- *               backend, which supports one dimension only).
+ *               backend, which supports one dimension only; alias
+ *               "congestion-aware").
+ *   flow        the RoCE network at flow level (etsim/netpkt.h): max-min
+ *               fair rates on the links of a packet topology.
+ *   packet      the RoCE network at packet level (etsim/netpkt.h): switch
+ *               buffers, PFC, ECN and a congestion-control scheme
+ *               (etsim_net_cc_mode names them).
+ * flow and packet run their own event engines (next_ps / advance).
  */
 #ifndef ETSIM_NET_H
 #define ETSIM_NET_H
@@ -24,6 +34,10 @@
 #include "etsim/topo.h"
 
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct etsim_net etsim_net_t;
 
@@ -103,8 +117,12 @@ struct etsim_net {
   etsim_net_links_t links;
 };
 
-/* Create backend `name` ("analytical" or "congestion") on topology `topo`
- * and queue `q` (both borrowed; they must outlive the network). */
+/* Create backend `name` (one of etsim_net_backend_names, or an alias) on
+ * topology `topo` and queue `q` (both borrowed; they must outlive the
+ * network); opts (may be NULL) are read by flow and packet only.  0, or
+ * ETSIM_EINVAL for an unknown name (err lists the backends) and whatever
+ * the backend's constructor returns (a bad topology or option file names
+ * the file). */
 int etsim_net_create(etsim_net_t **out, const char *name, const etsim_topo_t *topo, etsim_des_t *q,
                      uint32_t ev_deliver, uint32_t ev_internal, const etsim_net_opts_t *opts,
                      etsim_error_t *err);
@@ -112,6 +130,16 @@ void etsim_net_destroy(etsim_net_t *net);
 
 /* Names of the backends, NULL-terminated (for --help and errors). */
 extern const char *const etsim_net_backend_names[];
+
+/* Congestion control of the flow and packet backends, by name (--cc,
+ * etsim_net_opts_t.cc): "none" (also "pfc": PFC alone), "dcqcn", "hpcc",
+ * "timely", "dctcp", to ETSIM_NETPKT_CC_* (ns-3's CC_MODE numbers 0, 1, 3,
+ * 7, 8).  0, or ETSIM_EINVAL with the names listed in err. */
+int etsim_net_cc_mode(const char *name, int *out_mode, etsim_error_t *err);
+/* The name of ETSIM_NETPKT_CC_* `mode` ("none" for 0), or NULL. */
+const char *etsim_net_cc_name(int mode);
+/* The names etsim_net_cc_mode takes, NULL-terminated ("pfc" left out). */
+extern const char *const etsim_net_cc_names[];
 
 /* Keep per-link counters from now on: 0, ETSIM_EUNSUPPORTED (backend has
  * none: flow and packet report ports through their timeline), ENOMEM. */
@@ -140,4 +168,7 @@ static inline int etsim_net_event(etsim_net_t *net, const etsim_des_event_t *ev)
 int64_t etsim_net_analytical_ns(const etsim_topo_t *topo, uint32_t src, uint32_t dst,
                                 uint64_t bytes);
 
+#ifdef __cplusplus
+}
 #endif
+#endif /* ETSIM_NET_H */

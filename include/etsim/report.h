@@ -1,4 +1,5 @@
-/* etsim reports: what a simulation says, for people and for programs.
+/*
+ * etsim/report.h — what a simulation says, for people and for programs.
  *
  *   astra lines  "sys[N] finished, T cycles, exposed communication E cycles."
  *                (ASTRA-sim's shape, so existing scripts keep working)
@@ -21,12 +22,36 @@
 
 #include <stdio.h>
 
+/*
+ * Contracts shared by everything below: `r` is a finished run's result and
+ * `set` the rank set it ran (both borrowed, read only; set gives the names,
+ * types and attributes of recorded nodes).  Text goes to `f`; nothing
+ * here closes it.  Files go to `path` ("-": stdout) through a temporary
+ * name, renamed into place only when complete; the writers return 0 or a
+ * negative ETSIM_E* code (ETSIM_EIO when the file cannot be created,
+ * written or renamed) with err naming the path, and leave nothing at `path`
+ * on failure.
+ */
+
+/* One line per NPU, "sys[N] finished, T cycles, exposed communication E
+ * cycles." with T and E in whole ns, as ASTRA-sim prints them. */
 void etsim_report_astra_lines(FILE *f, const etsim_sim_result_t *r);
+/* The human summary: iteration time, compute, exposed communication by
+ * collective type and dimension, bytes moved per dimension of `topo`
+ * (borrowed), memory when tracked, and the run's wall time and events/s. */
 void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo_t *topo);
+/* The machine-readable report, one JSON object: per NPU times in ns,
+ * totals, per collective type, the packet network's counters when it ran,
+ * one record per communication node when nodes were recorded, per-link
+ * counters when kept. */
 int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
                       etsim_error_t *err);
+/* One row per executed node (needs record_nodes; else only the header). */
 int etsim_report_csv(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
                      etsim_error_t *err);
+/* A Perfetto / Chrome traceEvents file in us (needs record_nodes): one
+ * process per NPU, a compute track and one per communicator, dependency
+ * arrows (left out above 4,000,000 records). */
 int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
                           etsim_error_t *err);
 

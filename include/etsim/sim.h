@@ -1,4 +1,5 @@
-/* etsim workload layer and simulation driver.
+/*
+ * etsim/sim.h — the workload layer and the simulation driver.
  *
  * Runs a rank set of Chakra traces on a modelled platform: per NPU, nodes
  * issue when all their data and control parents have finished and their

@@ -29,7 +29,8 @@ extern "C" {
 /* What the categories mean: free ids (text data) or the Chakra mapping. */
 enum { ETSIM_SYNTH_KIND_TEXT = 0, ETSIM_SYNTH_KIND_TRACE = 1 };
 
-/* Chakra channels (KIND_TRACE): op class, duration bin, comm-size bin. */
+/* Chakra channels (KIND_TRACE): 0 node class, 1 collective type, 2 log2
+ * duration bin, 3 log2 communication-size bin.  Node classes: */
 enum {
   ETSIM_SYNTH_OP_GEMM = 0,
   ETSIM_SYNTH_OP_CONV,
@@ -42,10 +43,12 @@ enum {
   ETSIM_SYNTH_OP_MEM_STORE,
   ETSIM_SYNTH_OP_SEND,
   ETSIM_SYNTH_OP_RECV,
-  ETSIM_SYNTH_OP_COLL0, /* + etsim_coll_type_t */
-  ETSIM_SYNTH_OP_COUNT = ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_TYPE_COUNT
+  ETSIM_SYNTH_OP_COLL,
+  ETSIM_SYNTH_OP_COUNT
 };
-#define ETSIM_SYNTH_DUR_BINS 24  /* 0: 0 us, b: [2^(b-1), 2^b) us */
+#define ETSIM_SYNTH_TRACE_CH 4
+#define ETSIM_SYNTH_COLL_BINS (1 + ETSIM_COLL_TYPE_COUNT) /* 0: n/a, 1 + etsim_coll_type_t */
+#define ETSIM_SYNTH_DUR_BINS 24                           /* 0: 0 us, b: [2^(b-1), 2^b) us */
 #define ETSIM_SYNTH_SIZE_BINS 48 /* 0: n/a (not communication), b: [2^(b-1), 2^b) bytes */
 
 /* One DAG: node i has categories x[i * n_ch + c]; edges src[k] -> dst[k]. */
@@ -119,7 +122,19 @@ typedef struct etsim_synth_config {
   int batch;       /* graphs per optimiser step (default 16) */
   float lr;        /* Adam learning rate (default 2e-3) */
   uint64_t seed;   /* default 1 */
+  /* Training only: a layer whose prefix has more nodes than this scores a
+   * sample of its candidate parents (an unbiased estimate of the same
+   * loss, so deep graphs train in time linear in their edges); 0 scores
+   * every pair.  Default 256. */
+  int exact_candidates;
+  /* Which heads read category histograms (docs/synth.md, Model item 1),
+   * a mask of ETSIM_SYNTH_HIST_*: the denoisers read those of the last
+   * layer, the prefix and its childless nodes; the size head that of the
+   * last layer. */
+  int ctx_hist;
 } etsim_synth_config_t;
+#define ETSIM_SYNTH_HIST_DENOISE 1
+#define ETSIM_SYNTH_HIST_SIZE 2
 void etsim_synth_config_default(etsim_synth_config_t *c);
 
 typedef struct etsim_synth_model etsim_synth_model_t;
@@ -153,7 +168,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 3
+#define ETSIM_SYNTH_MODEL_VERSION 4
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number
@@ -170,6 +185,18 @@ double etsim_synth_model_label(const etsim_synth_model_t *m);
  */
 int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
                        etsim_synth_data_t *out, etsim_error_t *err);
+
+typedef struct etsim_synth_sample_stats {
+  size_t nodes;     /* sampled nodes (trace models) */
+  size_t projected; /* of them, nodes whose attributes broke a rule */
+} etsim_synth_sample_stats_t;
+/* As etsim_synth_sample; with `project` (what etsim_synth_sample does),
+ * a trace node that breaks an attribute rule redraws the offending
+ * channel from the model's last clean prediction restricted to allowed
+ * values; st (may be NULL) counts them. */
+int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
+                          int project, etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
+                          etsim_error_t *err);
 
 /*
  * Write DAG g (KIND_TRACE categories) as a Chakra trace: op classes become
@@ -198,6 +225,65 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
 int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
                                 etsim_synth_data_t *out, etsim_error_t *err);
 
+/* ---------------------------------------------------------- surrogate */
+
+/*
+ * The paper's evaluation regressor (LayerDAG, src/eval/discriminator): a
+ * bidirectional MPNN (parent and child messages, ReLU, K layers, jumping-
+ * knowledge concatenation, sum pooling, a two-layer head) that predicts a
+ * graph's label.  Smooth-L1 loss on the raw label, Adam, and the epoch with
+ * the best validation Pearson is kept (early stop after `patience` epochs
+ * without a better one).  docs/synth.md has the protocol.
+ */
+typedef struct etsim_synth_surrogate_config {
+  int hidden;    /* width per channel (default 128, the paper's TPU value) */
+  int mp_layers; /* message-passing layers (default 4) */
+  int epochs;    /* at most (default 500) */
+  int patience;  /* epochs without a better validation Pearson (default 100) */
+  int batch;     /* graphs per step (default 256) */
+  float lr;      /* Adam learning rate (default 1e-3) */
+  uint64_t seed; /* initialisation, shuffling and the held-out split */
+} etsim_synth_surrogate_config_t;
+void etsim_synth_surrogate_config_default(etsim_synth_surrogate_config_t *c);
+
+typedef struct etsim_synth_scores {
+  size_t n;
+  double pearson, spearman, mae;
+} etsim_synth_scores_t;
+
+/* Pearson, Spearman (ties get mean ranks) and MAE of pred against y.
+ * 0 or ETSIM_EINVAL (n = 0) / ETSIM_ENOMEM. */
+int etsim_synth_score(const double *pred, const double *y, size_t n, etsim_synth_scores_t *out);
+
+typedef struct etsim_synth_surrogate etsim_synth_surrogate_t;
+
+typedef struct etsim_synth_surrogate_progress {
+  int epoch, epochs;
+  double train_loss;        /* mean weighted smooth-L1 over the epoch */
+  etsim_synth_scores_t val; /* on the validation set */
+  int best;
+} etsim_synth_surrogate_progress_t;
+typedef int (*etsim_synth_surrogate_progress_fn)(void *user,
+                                                 const etsim_synth_surrogate_progress_t *p);
+
+/*
+ * Train on `train` (graph i weighs weights[i] in the loss; NULL: all 1) and
+ * select on `val` (NULL: a seeded 10% of train is held out).  Categories
+ * are embedded per channel with the larger of the two sets' n_cls.
+ * Deterministic for a seed.
+ */
+int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *weights,
+                              const etsim_synth_data_t *val,
+                              const etsim_synth_surrogate_config_t *cfg,
+                              etsim_synth_surrogate_progress_fn fn, void *user,
+                              etsim_synth_surrogate_t **out, etsim_error_t *err);
+/* pred[d->n_graphs]; a category outside the training vocabulary is an
+ * error naming the graph and node. */
+int etsim_synth_surrogate_predict(etsim_synth_surrogate_t *s, const etsim_synth_data_t *d,
+                                  double *pred, etsim_error_t *err);
+size_t etsim_synth_surrogate_params(const etsim_synth_surrogate_t *s);
+void etsim_synth_surrogate_free(etsim_synth_surrogate_t *s);
+
 /* --------------------------------------------------------------- eval */
 
 typedef struct etsim_synth_eval {
@@ -217,14 +303,28 @@ typedef struct etsim_synth_eval {
   double real_pearson, real_spearman, real_mae;
 } etsim_synth_eval_t;
 
+/* Surrogates of the evaluation protocol. */
+enum {
+  ETSIM_SYNTH_SURROGATE_NONE = 0,
+  ETSIM_SYNTH_SURROGATE_RIDGE = 1, /* ridge regression of log(label) on counts */
+  ETSIM_SYNTH_SURROGATE_BIMPNN = 2 /* the paper's regressor (configured by sc) */
+};
+
 /* Compare generated against real; real_train (may be NULL) gives the
- * "trained on real graphs" surrogate row.  `surrogate` 0 skips it. */
+ * "trained on real graphs" surrogate row.  `surrogate` is one of
+ * ETSIM_SYNTH_SURROGATE_*; the BiMPNN is trained with sc (NULL: defaults)
+ * and selected on a seeded 10% of its own training set. */
 int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_t *gen,
                          const etsim_synth_data_t *real_train, int surrogate,
-                         etsim_synth_eval_t *out, etsim_error_t *err);
+                         const etsim_synth_surrogate_config_t *sc, etsim_synth_eval_t *out,
+                         etsim_error_t *err);
 /* Whether one DAG is valid: acyclic, indices in range, no self-loop or
- * duplicate edge, every non-source node reachable... see docs; 1 or 0. */
+ * duplicate edge, categories in range; 1 or 0. */
 int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
+/* Trace data (KIND_TRACE): 1 when every node obeys the attribute rules (a
+ * collective type exactly on collectives, a size exactly on
+ * communication), else 0; other data: 1. */
+int etsim_synth_attr_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
 
 #ifdef __cplusplus
 }

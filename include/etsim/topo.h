@@ -1,4 +1,5 @@
-/* etsim topology: a multi-dimensional network as ASTRA-sim's analytical
+/*
+ * etsim/topo.h — topology: a multi-dimensional network as ASTRA-sim's analytical
  * backend describes it.
  *
  * A network is the Cartesian product of 1..8 dimensions, each a Ring
@@ -15,6 +16,10 @@
 #include "etsim/base.h"
 
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define ETSIM_TOPO_MAX_DIMS 8
 
@@ -85,4 +90,7 @@ static inline uint32_t etsim_topo_step(const etsim_topo_t *t, uint32_t id, int d
   return id + (c2 - c) * t->stride[d];
 }
 
+#ifdef __cplusplus
+}
 #endif
+#endif /* ETSIM_TOPO_H */

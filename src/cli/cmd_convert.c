@@ -84,11 +84,11 @@ static int convert_text(const convert_args_t *a) {
   o.npus = (size_t)text_npus;
   o.passes = (size_t)text_passes;
   o.time_unit = text_unit == 0 ? ETSIM_TEXT_TIME_US : ETSIM_TEXT_TIME_NS;
-  o.format = text_format == 0 ? ETSIM_GEN_OUT_MANIFEST : ETSIM_GEN_OUT_ET;
+  o.format = text_format == 0 ? ETSIM_ET_OUT_MANIFEST : ETSIM_ET_OUT_RANK_FILES;
   o.comm_group_path = text_groups;
   o.prefix = a->output;
   etsim_error_t err = {0};
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   cli_ticker_t tk;
   cli_ticker_start(&tk, "convert", a->input, text_quiet);
   int rc = etsim_conv_text(a->input, &o, &rep, &err);
@@ -98,9 +98,8 @@ static int convert_text(const convert_args_t *a) {
     printf(
         "%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "
         "all ranks)\n",
-        a->output, rep.n_ranks, rep.n_files,
-        o.format == ETSIM_GEN_OUT_MANIFEST ? " + manifest" : "", (unsigned long long)rep.n_nodes,
-        (unsigned long long)rep.rank_nodes);
+        a->output, rep.n_ranks, rep.n_files, o.format == ETSIM_ET_OUT_MANIFEST ? " + manifest" : "",
+        (unsigned long long)rep.n_nodes, (unsigned long long)rep.rank_nodes);
   return ETSIM_EXIT_OK;
 }
 

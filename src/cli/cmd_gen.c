@@ -67,17 +67,17 @@ static int gen_topo(int argc, char **argv) {
   return rc ? cli_fail(&err) : ETSIM_EXIT_OK;
 }
 
-static void report(const char *prefix, int format, const etsim_gen_report_t *r) {
+static void report(const char *prefix, int format, const etsim_et_set_report_t *r) {
   if (cli_quiet) return;
   printf(
       "%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "
       "all ranks), %llu bytes\n",
-      prefix, r->n_ranks, r->n_files, format == ETSIM_GEN_OUT_MANIFEST ? " + manifest" : "",
+      prefix, r->n_ranks, r->n_files, format == ETSIM_ET_OUT_MANIFEST ? " + manifest" : "",
       (unsigned long long)r->n_nodes, (unsigned long long)r->rank_nodes,
       (unsigned long long)r->n_bytes);
 }
 
-/* --out-format F: manifest (0) or et (1), the ETSIM_GEN_OUT_* order. */
+/* --out-format F: manifest (0) or et (1), the ETSIM_ET_OUT_* order. */
 static const char *const out_formats = "manifest|et";
 
 static int gen_micro(int argc, char **argv) {
@@ -219,7 +219,7 @@ static int gen_micro(int argc, char **argv) {
     o.prefix = defprefix;
   }
   etsim_error_t err = {0};
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   if (etsim_gen_micro(&o, &rep, &err)) return cli_fail(&err);
   report(o.prefix, o.format, &rep);
   return ETSIM_EXIT_OK;
@@ -407,7 +407,7 @@ static int gen_llm(int argc, char **argv) {
     if (only) return ETSIM_EXIT_OK;
   }
   if (!o.prefix) o.prefix = o.model.name;
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   if (etsim_gen_llm(&o, &rep, &err)) return cli_fail(&err);
   report(o.prefix, o.format, &rep);
   return ETSIM_EXIT_OK;
@@ -532,7 +532,7 @@ static int gen_dlrm(int argc, char **argv) {
   g.model = &mdl;
   g.plan = &p;
   if (!g.prefix) g.prefix = "dlrm";
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   if ((rc = etsim_gen_dlrm(&g, &rep, &err))) goto fail;
   report(g.prefix, g.format, &rep);
   goto out;

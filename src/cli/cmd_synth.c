@@ -18,10 +18,19 @@ static const char *usage =
     "usage: etsim synth train  --data DIR|FILE [--data ...] -o MODEL\n"
     "                          [--val FILE] [--epochs E] [--hidden H]\n"
     "                          [--mp-layers K] [--batch B] [--lr LR]\n"
-    "                          [--seed S] [--max-nodes N] [--label Y] [--quiet]\n"
-    "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE]\n"
+    "                          [--seed S] [--max-nodes N] [--label Y | --label-file F]\n"
+    "                          [--exact-candidates N] [--hist 0..3] [--quiet]\n"
+    "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE |\n"
+    "                          --label-file F] [--no-project]\n"
     "                          [--seed S] -o OUT\n"
     "       etsim synth eval   --real A --generated B [--real-train C] [--json]\n"
+    "                          [--surrogate bimpnn|ridge|none] [--sur-epochs E]\n"
+    "                          [--sur-hidden H] [--sur-mp-layers K] [--sur-seed S] ...\n"
+    "       etsim synth surrogate --train FILE [--train ...] [--aug FILE ...]\n"
+    "                          [--aug-weight W] [--val FILE] --test FILE [--test ...]\n"
+    "                          [--epochs E]\n"
+    "                          [--patience P] [--hidden H] [--mp-layers K] [--batch B]\n"
+    "                          [--lr LR] [--seed S] [--json] [--quiet]\n"
     "       etsim synth baseline --data FILE -n N [--method daggen|empirical]\n"
     "                          [--labels-from FILE] [--seed S] -o OUT.txt\n"
     "\n"
@@ -29,12 +38,18 @@ static const char *usage =
     "and sample new ones that are acyclic by construction (docs/synth.md).\n"
     "Data: the text DAG format of shared/datasets/tpu_tile (*.txt), or Chakra\n"
     "traces (*.et, *.et.gz; cut into windows of at most --max-nodes nodes of\n"
-    "consecutive layers, labelled --label).  A folder means all such files.\n"
+    "consecutive layers, labelled --label, or per file by --label-file F whose\n"
+    "lines are 'NAME VALUE', NAME a trace's file name).  A folder means all\n"
+    "such files.  sample --label-file takes the VALUEs in order.\n"
     "sample: OUT ending in .txt gets the text format; otherwise OUT is a prefix\n"
     "and DAG i is written as the Chakra trace OUT-i.0.et (trace models only).\n"
     "eval: validity, W1 of layer/node/edge counts, MMD of layer sizes and\n"
-    "degrees, attribute total variation, and a ridge surrogate trained on the\n"
-    "generated labels and tested on the real ones (and on --real-train).\n"
+    "degrees, attribute total variation, and a surrogate (default the paper's\n"
+    "BiMPNN regressor) trained on the generated labels and tested on the real\n"
+    "ones (and trained on --real-train).\n"
+    "surrogate: the BiMPNN regressor alone: trained on --train (plus --aug\n"
+    "graphs weighing --aug-weight), selected on --val or a seeded 10% of the\n"
+    "--train graphs, scored on each --test set (Pearson, Spearman, MAE).\n"
     "baseline: non-learned generators fitted to --data: daggen (default; a\n"
     "DAGGEN-style parametric model: node count, fat, regularity, density,\n"
     "jump) or empirical (empirical layer-count and layer-size marginals).\n"
@@ -49,10 +64,77 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A label file: one "NAME VALUE" per line (# comments), NAME a trace
+ * file's name without its folder.  Set by --label-file; traces then take
+ * their label from it instead of --label. */
+typedef struct {
+  const char *path;
+  char **names;
+  double *values;
+  size_t n;
+} label_file_t;
+static label_file_t g_labels;
+
+static void label_file_free(label_file_t *lf) {
+  for (size_t i = 0; i < lf->n; i++) free(lf->names[i]);
+  free(lf->names);
+  free(lf->values);
+  memset(lf, 0, sizeof *lf);
+}
+
+static int label_file_read(label_file_t *lf, const char *path, etsim_error_t *err) {
+  FILE *fp = fopen(path, "r");
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open", path);
+  char line[4096];
+  long ln = 0;
+  size_t cn = 0, cv = 0;
+  int rc = 0;
+  lf->path = path;
+  while (!rc && fgets(line, sizeof line, fp)) {
+    ln++;
+    char name[4096], *end;
+    const char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '#' || *p == '\n' || !*p) continue;
+    int k = 0;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\n' && k < (int)sizeof name - 1)
+      name[k++] = *p++;
+    name[k] = 0;
+    double v = strtod(p, &end);
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r') end++;
+    if (end == p || *end || !isfinite(v)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected 'NAME VALUE'", path, ln);
+      break;
+    }
+    if (etsim_grow((void **)&lf->names, &cn, lf->n + 1, sizeof *lf->names) ||
+        etsim_grow((void **)&lf->values, &cv, lf->n + 1, sizeof *lf->values) ||
+        !(lf->names[lf->n] = strdup(name))) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      break;
+    }
+    lf->values[lf->n++] = v;
+  }
+  fclose(fp);
+  if (!rc && !lf->n) rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: no labels", path);
+  if (rc) label_file_free(lf);
+  return rc;
+}
+
 static int load_one(etsim_synth_data_t *d, const char *path, const etsim_synth_trace_opts_t *o,
                     etsim_error_t *err) {
   if (ends_with(path, ".txt")) return etsim_synth_data_load_text(d, path, 0, err);
-  return etsim_synth_data_load_trace(d, path, o, err);
+  etsim_synth_trace_opts_t to = *o;
+  if (g_labels.n) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t i = 0;
+    while (i < g_labels.n && strcmp(g_labels.names[i], base)) i++;
+    if (i == g_labels.n)
+      return etsim_error_set(err, ETSIM_ENOTFOUND, "%s: no label for %s in %s", path, base,
+                             g_labels.path);
+    to.y = g_labels.values[i];
+  }
+  return etsim_synth_data_load_trace(d, path, &to, err);
 }
 
 /* A file, or every *.txt / *.et / *.et.gz of a folder in name order. */
@@ -127,7 +209,7 @@ static int on_epoch(void *user, const etsim_synth_progress_t *p) {
 }
 
 static int cmd_train(int argc, char **argv) {
-  const char *data[64], *val = NULL, *outp = NULL, *v;
+  const char *data[64], *val = NULL, *outp = NULL, *label_path = NULL, *v;
   int nd = 0, quiet = 0;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -160,6 +242,9 @@ static int cmd_train(int argc, char **argv) {
       if (m < 0 || parse_int(v, "--batch", 1, 1 << 20, &cfg.batch)) return ETSIM_EXIT_USAGE;
     } else if ((m = cli_opt(argc, argv, &i, "--t-attr", &v))) {
       if (m < 0 || parse_int(v, "--t-attr", 1, 1024, &cfg.t_attr)) return ETSIM_EXIT_USAGE;
+    } else if ((m = cli_opt(argc, argv, &i, "--exact-candidates", &v))) {
+      if (m < 0 || parse_int(v, "--exact-candidates", 0, 1 << 30, &cfg.exact_candidates))
+        return ETSIM_EXIT_USAGE;
     } else if ((m = cli_opt(argc, argv, &i, "--t-edge", &v))) {
       if (m < 0 || parse_int(v, "--t-edge", 1, 1024, &cfg.t_edge)) return ETSIM_EXIT_USAGE;
     } else if ((m = cli_opt(argc, argv, &i, "--lr", &v))) {
@@ -175,6 +260,11 @@ static int cmd_train(int argc, char **argv) {
       to.max_nodes = (uint32_t)mx;
     } else if ((m = cli_opt(argc, argv, &i, "--label", &v))) {
       if (m < 0 || cli_parse_double(v, "--label", &to.y)) return ETSIM_EXIT_USAGE;
+    } else if ((m = cli_opt(argc, argv, &i, "--label-file", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      label_path = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--hist", &v))) {
+      if (m < 0 || parse_int(v, "--hist", 0, 3, &cfg.ctx_hist)) return ETSIM_EXIT_USAGE;
     } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
       quiet = 1;
     } else if (argv[i][0] != '-' && nd < 64) {
@@ -188,7 +278,7 @@ static int cmd_train(int argc, char **argv) {
   etsim_synth_data_t tr, va;
   etsim_synth_data_init(&tr);
   etsim_synth_data_init(&va);
-  int rc = 0;
+  int rc = label_path ? label_file_read(&g_labels, label_path, &err) : 0;
   for (int k = 0; k < nd && !rc; k++) rc = load_path(&tr, data[k], &to, &err);
   if (!rc && val) rc = load_path(&va, val, &to, &err);
   if (!rc && val && va.kind == tr.kind)
@@ -215,6 +305,7 @@ static int cmd_train(int argc, char **argv) {
   etsim_synth_model_free(model);
   etsim_synth_data_free(&tr);
   etsim_synth_data_free(&va);
+  label_file_free(&g_labels);
   return rc ? cli_fail(&err) : 0;
 }
 
@@ -255,7 +346,9 @@ static int write_out(const etsim_synth_data_t *d, const char *outp, const char *
 
 static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *modelp = NULL, *outp = NULL, *labels_from = NULL, *v;
-  const char *data = NULL, *method = NULL;
+  const char *data = NULL, *method = NULL, *label_file = NULL;
+  int project = 1;
+  etsim_synth_sample_stats_t sst = {0};
   uint64_t n = 0, seed = 1;
   double label = NAN;
   int have_n = 0;
@@ -287,6 +380,11 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     } else if ((m = cli_opt(argc, argv, &i, "--labels-from", &v))) {
       if (m < 0) return ETSIM_EXIT_USAGE;
       labels_from = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--label-file", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      label_file = v;
+    } else if (!baseline && !strcmp(argv[i], "--no-project")) {
+      project = 0;
     } else if ((m = cli_opt(argc, argv, &i, "-o", &v)) ||
                (m = cli_opt(argc, argv, &i, "--output", &v))) {
       if (m < 0) return ETSIM_EXIT_USAGE;
@@ -295,7 +393,10 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       return cli_usage_error("synth %s: unknown option %s (see --help)", argv[1], argv[i]);
     }
   }
-  if ((!baseline && !modelp) || (baseline && !data) || !outp || (!have_n && !labels_from))
+  if (labels_from && label_file)
+    return cli_usage_error("give --labels-from or --label-file, not both");
+  if ((!baseline && !modelp) || (baseline && !data) || !outp ||
+      (!have_n && !labels_from && !label_file))
     return cli_usage_error("synth %s needs %s, -n (or --labels-from) and -o (see --help)", argv[1],
                            baseline ? "--data" : "--model");
   etsim_error_t err = {0};
@@ -303,7 +404,19 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   size_t nl = 0;
   int rc = 0;
   if (labels_from && (rc = read_labels(labels_from, &labels, &nl, &err))) return cli_fail(&err);
-  if (labels_from && !have_n) n = nl;
+  if (label_file) {
+    label_file_t lf = {0};
+    if ((rc = label_file_read(&lf, label_file, &err))) return cli_fail(&err);
+    labels = malloc(sizeof(double) * lf.n);
+    if (!labels) {
+      label_file_free(&lf);
+      return ETSIM_EXIT_INTERNAL;
+    }
+    memcpy(labels, lf.values, sizeof(double) * lf.n);
+    nl = lf.n;
+    label_file_free(&lf);
+  }
+  if ((labels_from || label_file) && !have_n) n = nl;
   if (labels && nl < n) { /* cycle through the given labels */
     double *l2 = realloc(labels, sizeof(double) * n);
     if (!l2) {
@@ -336,7 +449,10 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       if (!labels) rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
       for (size_t i = 0; !rc && i < n; i++) labels[i] = label;
     }
-    if (!rc) rc = etsim_synth_sample(model, (size_t)n, labels, seed, &out, &err);
+    if (!rc) rc = etsim_synth_sample_ex(model, (size_t)n, labels, seed, project, &sst, &out, &err);
+    if (!rc && !cli_quiet && sst.nodes)
+      fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst.projected,
+              sst.nodes, project ? " and were redrawn within it" : "");
     etsim_synth_model_free(model);
   }
   if (!rc)
@@ -345,19 +461,31 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
         baseline ? "etsim synth baseline (layered random DAGs)" : "etsim synth sample (LayerDAG)",
         &err);
   if (!rc && !cli_quiet) {
-    size_t nodes = 0;
-    for (size_t i = 0; i < out.n_graphs; i++) nodes += out.g[i].n_nodes;
+    size_t nodes = 0, attr_ok = 0;
+    for (size_t i = 0; i < out.n_graphs; i++) {
+      nodes += out.g[i].n_nodes;
+      attr_ok += (size_t)etsim_synth_attr_valid(&out, &out.g[i]);
+    }
     fprintf(stderr, "wrote %zu DAG(s), %zu nodes, to %s%s\n", out.n_graphs, nodes, outp,
             ends_with(outp, ".txt") ? "" : "-<i>.0.et");
+    /* Traces are written consistent (a collective without a type becomes
+     * an all-reduce), so the rule can only be checked here, before. */
+    if (out.kind == ETSIM_SYNTH_KIND_TRACE)
+      fprintf(stderr, "attribute rules hold in %zu of %zu DAG(s)\n", attr_ok, out.n_graphs);
   }
   etsim_synth_data_free(&out);
   free(labels);
   return rc ? cli_fail(&err) : 0;
 }
 
+static int sur_opt(int argc, char **argv, int *i, etsim_synth_surrogate_config_t *sc,
+                   const char *prefix);
+
 static int cmd_eval(int argc, char **argv) {
   const char *realp = NULL, *genp = NULL, *trainp = NULL, *v;
-  int json = 0;
+  int json = 0, sur = ETSIM_SYNTH_SURROGATE_BIMPNN;
+  etsim_synth_surrogate_config_t sc;
+  etsim_synth_surrogate_config_default(&sc);
   for (int i = 2; i < argc; i++) {
     int m;
     if (cli_is_help(argv[i])) {
@@ -375,6 +503,14 @@ static int cmd_eval(int argc, char **argv) {
       trainp = v;
     } else if (!strcmp(argv[i], "--json")) {
       json = 1;
+    } else if ((m = cli_opt(argc, argv, &i, "--surrogate", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (!strcmp(v, "bimpnn")) sur = ETSIM_SYNTH_SURROGATE_BIMPNN;
+      else if (!strcmp(v, "ridge")) sur = ETSIM_SYNTH_SURROGATE_RIDGE;
+      else if (!strcmp(v, "none")) sur = ETSIM_SYNTH_SURROGATE_NONE;
+      else return cli_usage_error("--surrogate must be bimpnn, ridge or none");
+    } else if ((m = sur_opt(argc, argv, &i, &sc, "sur-"))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
     } else {
       return cli_usage_error("synth eval: unknown option %s (see --help)", argv[i]);
     }
@@ -391,7 +527,7 @@ static int cmd_eval(int argc, char **argv) {
   if (!rc) rc = load_path(&G, genp, &to, &err);
   if (!rc && trainp) rc = load_path(&T, trainp, &to, &err);
   etsim_synth_eval_t ev;
-  if (!rc) rc = etsim_synth_evaluate(&R, &G, trainp ? &T : NULL, 1, &ev, &err);
+  if (!rc) rc = etsim_synth_evaluate(&R, &G, trainp ? &T : NULL, sur, &sc, &ev, &err);
   json_t *hist = !rc && json ? cli_synth_histograms(&R, &G) : NULL; /* for etsim report */
   etsim_synth_data_free(&R);
   etsim_synth_data_free(&G);
@@ -428,7 +564,8 @@ static int cmd_eval(int argc, char **argv) {
   printf("real DAGs           %zu\n", ev.n_real);
   printf("generated DAGs      %zu\n", ev.n_gen);
   printf("validity            %.4f\n", ev.validity);
-  if (ev.attr_validity < 1 || ev.n_ch == 3) printf("attribute validity  %.4f\n", ev.attr_validity);
+  if (ev.attr_validity < 1 || ev.n_ch == ETSIM_SYNTH_TRACE_CH)
+    printf("attribute validity  %.4f\n", ev.attr_validity);
   printf("W1 layers           %.4f\n", ev.w1_layers);
   printf("W1 nodes            %.4f\n", ev.w1_nodes);
   printf("W1 edges            %.4f\n", ev.w1_edges);
@@ -449,6 +586,244 @@ static int cmd_eval(int argc, char **argv) {
   return 0;
 }
 
+/* Make every set's vocabulary the largest of them, so one surrogate reads
+ * all (text data size theirs from their own maximum category). */
+static void same_vocab(etsim_synth_data_t **sets, int n) {
+  for (uint32_t c = 0; c < ETSIM_SYNTH_MAX_CH; c++) {
+    uint32_t k = 0;
+    for (int i = 0; i < n; i++)
+      if (sets[i] && sets[i]->n_cls[c] > k) k = sets[i]->n_cls[c];
+    for (int i = 0; i < n; i++)
+      if (sets[i]) sets[i]->n_cls[c] = k;
+  }
+}
+
+/* Append every graph of src to dst (same layout). */
+static int append_all(etsim_synth_data_t *dst, const etsim_synth_data_t *src, etsim_error_t *err) {
+  if (dst->n_graphs && (dst->kind != src->kind || dst->n_ch != src->n_ch))
+    return etsim_error_set(err, ETSIM_EINVAL, "training sets have different category layouts");
+  if (!dst->n_graphs) {
+    dst->kind = src->kind;
+    dst->n_ch = src->n_ch;
+  }
+  for (uint32_t c = 0; c < src->n_ch; c++)
+    if (src->n_cls[c] > dst->n_cls[c]) dst->n_cls[c] = src->n_cls[c];
+  for (size_t i = 0; i < src->n_graphs; i++)
+    if (etsim_synth_data_add(dst, &src->g[i]))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* Move a seeded 10% of the first *n_real graphs of d (the real ones, which
+ * come first) to val, so model selection only ever sees real graphs and
+ * the same seed holds out the same graphs with or without augmentation. */
+static int hold_out(etsim_synth_data_t *d, size_t *n_real, etsim_synth_data_t *val, uint64_t seed,
+                    etsim_error_t *err) {
+  size_t n = *n_real, nv = n >= 10 ? n / 10 : (n >= 2 ? 1 : 0);
+  if (!nv) return etsim_error_set(err, ETSIM_EINVAL, "need at least 2 training DAGs");
+  etsim_rng_t r;
+  etsim_rng_seed(&r, seed ^ 0x401d007ULL);
+  for (size_t i = n; i > 1; i--) {
+    size_t j = etsim_rng_below(&r, i);
+    etsim_synth_dag_t t = d->g[i - 1];
+    d->g[i - 1] = d->g[j];
+    d->g[j] = t;
+  }
+  /* The first nv go to val: move them, then close the gap. */
+  etsim_synth_data_init(val);
+  val->kind = d->kind;
+  val->n_ch = d->n_ch;
+  memcpy(val->n_cls, d->n_cls, sizeof val->n_cls);
+  for (size_t i = 0; i < nv; i++) {
+    if (etsim_synth_data_add(val, &d->g[i]))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    etsim_free(d->g[i].x);
+    etsim_free(d->g[i].src);
+    etsim_free(d->g[i].dst);
+  }
+  memmove(d->g, d->g + nv, sizeof *d->g * (d->n_graphs - nv));
+  d->n_graphs -= nv;
+  *n_real = n - nv;
+  return 0;
+}
+
+typedef struct {
+  int quiet;
+} sur_ctx;
+
+static int on_sur_epoch(void *user, const etsim_synth_surrogate_progress_t *p) {
+  sur_ctx *c = user;
+  if (c->quiet) return 0;
+  fprintf(stderr, "epoch %3d/%d  loss %.4f  val Pearson %.4f  Spearman %.4f  MAE %.4f%s\n",
+          p->epoch, p->epochs, p->train_loss, p->val.pearson, p->val.spearman, p->val.mae,
+          p->best ? "  best" : "");
+  return 0;
+}
+
+/* Parse one surrogate option; 1 taken, 0 not ours, -1 bad. */
+static int sur_opt(int argc, char **argv, int *i, etsim_synth_surrogate_config_t *sc,
+                   const char *prefix) {
+  char name[64];
+  const char *v;
+  int m, x;
+#define SUR_INT(flag, field, lo, hi)                        \
+  snprintf(name, sizeof name, "--%s%s", prefix, flag);      \
+  if ((m = cli_opt(argc, argv, i, name, &v))) {             \
+    if (m < 0 || parse_int(v, name, lo, hi, &x)) return -1; \
+    sc->field = x;                                          \
+    return 1;                                               \
+  }
+  SUR_INT("hidden", hidden, 1, 4096)
+  SUR_INT("mp-layers", mp_layers, 0, 8)
+  SUR_INT("epochs", epochs, 1, 100000)
+  SUR_INT("patience", patience, 1, 100000)
+  SUR_INT("batch", batch, 1, 1 << 20)
+#undef SUR_INT
+  snprintf(name, sizeof name, "--%slr", prefix);
+  if ((m = cli_opt(argc, argv, i, name, &v))) {
+    double lr;
+    if (m < 0 || cli_parse_double(v, name, &lr)) return -1;
+    if (!(lr > 0 && lr < 1)) {
+      cli_usage_error("%s must be in (0, 1)", name);
+      return -1;
+    }
+    sc->lr = (float)lr;
+    return 1;
+  }
+  snprintf(name, sizeof name, "--%sseed", prefix);
+  if ((m = cli_opt(argc, argv, i, name, &v))) {
+    if (m < 0 || cli_parse_u64(v, name, &sc->seed)) return -1;
+    return 1;
+  }
+  return 0;
+}
+
+static int cmd_surrogate(int argc, char **argv) {
+  enum { MAXT = 16 };
+  const char *train[64], *aug[64], *valp = NULL, *testp[MAXT], *v;
+  int nt = 0, na = 0, ntest = 0, json = 0, quiet = 0;
+  double aug_w = 1.0;
+  etsim_synth_surrogate_config_t sc;
+  etsim_synth_surrogate_config_default(&sc);
+  for (int i = 2; i < argc; i++) {
+    int m;
+    if (cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return 0;
+    }
+    if ((m = sur_opt(argc, argv, &i, &sc, ""))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+    } else if ((m = cli_opt(argc, argv, &i, "--train", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (nt == 64) return cli_usage_error("at most 64 --train arguments");
+      train[nt++] = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--aug", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (na == 64) return cli_usage_error("at most 64 --aug arguments");
+      aug[na++] = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--aug-weight", &v))) {
+      if (m < 0 || cli_parse_double(v, "--aug-weight", &aug_w)) return ETSIM_EXIT_USAGE;
+      if (!(aug_w >= 0 && aug_w <= 1e6)) return cli_usage_error("--aug-weight must be in 0..1e6");
+    } else if ((m = cli_opt(argc, argv, &i, "--val", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      valp = v;
+    } else if ((m = cli_opt(argc, argv, &i, "--test", &v))) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      if (ntest == MAXT) return cli_usage_error("at most %d --test arguments", MAXT);
+      testp[ntest++] = v;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
+      quiet = 1;
+    } else {
+      return cli_usage_error("synth surrogate: unknown option %s (see --help)", argv[i]);
+    }
+  }
+  if (!nt || !ntest)
+    return cli_usage_error("synth surrogate needs --train and --test (see --help)");
+  etsim_error_t err = {0};
+  etsim_synth_trace_opts_t to;
+  etsim_synth_trace_opts_default(&to);
+  etsim_synth_data_t TR, AU, VA, TE[MAXT], one;
+  etsim_synth_data_init(&TR);
+  etsim_synth_data_init(&AU);
+  etsim_synth_data_init(&VA);
+  for (int k = 0; k < MAXT; k++) etsim_synth_data_init(&TE[k]);
+  double *wts = NULL, *pred = NULL, *y = NULL;
+  etsim_synth_surrogate_t *s = NULL;
+  int rc = 0;
+  for (int k = 0; k < nt + na && !rc; k++) {
+    etsim_synth_data_init(&one);
+    rc = load_path(&one, k < nt ? train[k] : aug[k - nt], &to, &err);
+    if (!rc) rc = append_all(k < nt ? &TR : &AU, &one, &err);
+    etsim_synth_data_free(&one);
+  }
+  if (!rc && valp) rc = load_path(&VA, valp, &to, &err);
+  for (int k = 0; k < ntest && !rc; k++) rc = load_path(&TE[k], testp[k], &to, &err);
+  size_t n_real = TR.n_graphs;
+  if (!rc && AU.n_graphs) rc = append_all(&TR, &AU, &err);
+  if (!rc) {
+    etsim_synth_data_t *sets[2 + MAXT] = {&TR, valp ? &VA : NULL};
+    for (int k = 0; k < ntest; k++) sets[2 + k] = &TE[k];
+    for (int k = 1; k < 2 + ntest; k++)
+      if (sets[k] && sets[k]->n_graphs && (sets[k]->kind != TR.kind || sets[k]->n_ch != TR.n_ch))
+        rc = etsim_error_set(&err, ETSIM_EINVAL,
+                             "%s: category layout differs from the training data",
+                             k == 1 ? valp : testp[k - 2]);
+    if (!rc) same_vocab(sets, 2 + ntest);
+  }
+  if (!rc) {
+    size_t mt = 0;
+    for (int k = 0; k < ntest; k++) mt = TE[k].n_graphs > mt ? TE[k].n_graphs : mt;
+    wts = malloc(sizeof(double) * (TR.n_graphs + 1));
+    pred = malloc(sizeof(double) * (mt + 1));
+    y = malloc(sizeof(double) * (mt + 1));
+    if (!wts || !pred || !y) rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
+  }
+  if (!rc) {
+    if (!quiet)
+      fprintf(stderr, "training on %zu DAG(s) (%zu augmenting), validating on %s\n", TR.n_graphs,
+              TR.n_graphs - n_real, valp ? valp : "a seeded 10% of the --train graphs");
+    sur_ctx ctx = {quiet};
+    if (!valp) rc = hold_out(&TR, &n_real, &VA, sc.seed, &err);
+    for (size_t i = 0; i < TR.n_graphs; i++) wts[i] = i < n_real ? 1.0 : aug_w;
+    if (!rc) rc = etsim_synth_surrogate_fit(&TR, wts, &VA, &sc, on_sur_epoch, &ctx, &s, &err);
+  }
+  /* One trained regressor scores every --test set, one line each. */
+  for (int k = 0; k < ntest && !rc; k++) {
+    etsim_synth_data_t *te = &TE[k];
+    rc = etsim_synth_surrogate_predict(s, te, pred, &err);
+    if (rc) {
+      etsim_error_prefix(&err, "%s", testp[k]);
+      break;
+    }
+    for (size_t i = 0; i < te->n_graphs; i++) y[i] = te->g[i].y;
+    etsim_synth_scores_t r = {0};
+    if (etsim_synth_score(pred, y, te->n_graphs, &r)) {
+      rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
+      break;
+    }
+    if (json)
+      printf(
+          "{\"n_train\": %zu, \"n_aug\": %zu, \"n_test\": %zu, \"params\": %zu, "
+          "\"pearson\": %.6g, \"spearman\": %.6g, \"mae\": %.6g}\n",
+          n_real, TR.n_graphs - n_real, te->n_graphs, etsim_synth_surrogate_params(s), r.pearson,
+          r.spearman, r.mae);
+    else
+      printf("%s (%zu DAGs): Pearson %.4f  Spearman %.4f  MAE %.4f\n", testp[k], te->n_graphs,
+             r.pearson, r.spearman, r.mae);
+  }
+  etsim_synth_surrogate_free(s);
+  etsim_synth_data_free(&TR);
+  etsim_synth_data_free(&AU);
+  etsim_synth_data_free(&VA);
+  for (int k = 0; k < MAXT; k++) etsim_synth_data_free(&TE[k]);
+  free(wts);
+  free(pred);
+  free(y);
+  return rc ? cli_fail(&err) : 0;
+}
+
 int etsim_cmd_synth(int argc, char **argv) {
   if (argc < 2 || cli_is_help(argv[1])) {
     fputs(usage, argc < 2 ? stderr : stdout);
@@ -458,6 +833,7 @@ int etsim_cmd_synth(int argc, char **argv) {
   if (!strcmp(argv[1], "sample")) return cmd_sample_or_baseline(argc, argv, 0);
   if (!strcmp(argv[1], "baseline")) return cmd_sample_or_baseline(argc, argv, 1);
   if (!strcmp(argv[1], "eval")) return cmd_eval(argc, argv);
+  if (!strcmp(argv[1], "surrogate")) return cmd_surrogate(argc, argv);
   return cli_usage_error(
       "synth: unknown subcommand '%s' (train, sample, "
       "eval, baseline)",

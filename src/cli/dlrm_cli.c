@@ -191,35 +191,35 @@ static int one_coll(const char *prefix, size_t P, size_t Pl, int coll, int scope
                     etsim_error_t *err) {
   static const int ct[ETSIM_SHARD_N_COLLS] = {ETSIM_COLL_ALL_TO_ALL, ETSIM_COLL_REDUCE_SCATTER,
                                               ETSIM_COLL_ALL_GATHER, ETSIM_COLL_ALL_REDUCE};
-  etsim_gen_set_t *set;
-  int rc = etsim_gen_set_open(&set, prefix, P, ETSIM_GEN_OUT_MANIFEST, err);
+  etsim_et_set_writer_t *set;
+  int rc = etsim_et_set_writer_open(&set, prefix, P, ETSIM_ET_OUT_MANIFEST, err);
   if (rc) return rc;
-  etsim_gen_buf_t buf = {0};
-  etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
+  etsim_et_buf_t buf = {0};
+  etsim_et_nb_t *b = etsim_malloc(sizeof *b);
   if (!b) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   char pg[24];
   for (size_t r = 0; r < P && !rc; r++) {
     buf.n = 0;
     etsim_et_meta_t meta = {"1.0.0", 0, NULL};
-    if ((rc = etsim_gen_enc_meta(&buf, &meta, err))) break;
-    etsim_gen_nb_start(b, 0, ETSIM_ET_COMM_COLL_NODE, "calib");
-    etsim_gen_nb_bool(b, "is_cpu_op", 0);
-    etsim_gen_nb_i64(b, "comm_type", ct[coll]);
-    etsim_gen_nb_i64(b, "comm_size", (int64_t)bytes);
+    if ((rc = etsim_et_enc_meta(&buf, &meta, err))) break;
+    etsim_et_nb_start(b, 0, ETSIM_ET_COMM_COLL_NODE, "calib");
+    etsim_et_nb_bool(b, "is_cpu_op", 0);
+    etsim_et_nb_i64(b, "comm_type", ct[coll]);
+    etsim_et_nb_i64(b, "comm_size", (int64_t)bytes);
     if (scope == ETSIM_SHARD_SCOPE_HOST) {
       snprintf(pg, sizeof pg, "%u", etsim_shard_host_group(r, Pl));
-      etsim_gen_nb_str(b, "pg_name", pg);
+      etsim_et_nb_str(b, "pg_name", pg);
     }
-    if ((rc = etsim_gen_enc_node(&buf, &b->n, err))) break;
-    rc = etsim_gen_set_rank(set, r, buf.p, buf.n, err);
+    if ((rc = etsim_et_enc_node(&buf, &b->n, err))) break;
+    rc = etsim_et_set_writer_rank(set, r, buf.p, buf.n, err);
   }
-  etsim_gen_buf_free(&buf);
+  etsim_et_buf_free(&buf);
   etsim_free(b);
   if (rc) {
-    etsim_gen_set_abort(set);
+    etsim_et_set_writer_abort(set);
     return rc;
   }
-  return etsim_gen_set_commit(set, err);
+  return etsim_et_set_writer_commit(set, err);
 }
 
 int cli_dlrm_calibrate(cli_platform_t *pf, size_t P, size_t Pl, etsim_shard_calib_t *out,
@@ -243,7 +243,7 @@ int cli_dlrm_calibrate(cli_platform_t *pf, size_t P, size_t Pl, etsim_shard_cali
   for (size_t h = 0; !rc && h <= H; h++) off[h] = h * Pl;
   for (size_t r = 0; !rc && r < P; r++) ranks[r] = (uint32_t)r;
   int hosts = H > 1 && Pl > 1;
-  if (!rc && hosts) rc = etsim_gen_write_comm_groups(groups, H, 1, off, ranks, err);
+  if (!rc && hosts) rc = etsim_et_comm_groups_write(groups, H, 1, off, ranks, err);
   static const int want[][2] = {{ETSIM_SHARD_COLL_A2A, 0}, {ETSIM_SHARD_COLL_RS, 0},
                                 {ETSIM_SHARD_COLL_AG, 0},  {ETSIM_SHARD_COLL_AR, 0},
                                 {ETSIM_SHARD_COLL_RS, 1},  {ETSIM_SHARD_COLL_AG, 1}};

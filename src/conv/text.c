@@ -389,21 +389,21 @@ static int textwl_parse(textwl_t *w, etsim_error_t *err) {
 
 typedef struct {
   const textwl_t *w;
-  etsim_gen_buf_t *buf;
-  etsim_gen_nb_t *b;
+  etsim_et_buf_t *buf;
+  etsim_et_nb_t *b;
   uint64_t next_id;
   int unit;
   const char *pg[3]; /* pg_name per phase, or NULL */
   int drop[3];       /* phase's collectives need no communication */
   etsim_error_t *err;
   int rc;
-  etsim_gen_set_t *set; /* the buffer is flushed here as it fills */
+  etsim_et_set_writer_t *set; /* the buffer is flushed here as it fills */
 } ectx_t;
 
 enum { FLUSH_BYTES = 1 << 20 };
 
 static int flush(ectx_t *c) {
-  if (c->buf->n && !c->rc) c->rc = etsim_gen_set_write(c->set, c->buf->p, c->buf->n, c->err);
+  if (c->buf->n && !c->rc) c->rc = etsim_et_set_writer_write(c->set, c->buf->p, c->buf->n, c->err);
   c->buf->n = 0;
   return c->rc;
 }
@@ -413,24 +413,24 @@ static void add_deps(ectx_t *c, const uint64_t *deps, size_t n) {
     if (deps[i] == NONE_ID) continue;
     int dup = 0;
     for (size_t j = 0; j < c->b->n.n_data_deps; j++) dup |= c->b->deps[j] == deps[i];
-    if (!dup) etsim_gen_nb_dep(c->b, deps[i]);
+    if (!dup) etsim_et_nb_dep(c->b, deps[i]);
   }
 }
 
 static uint64_t emit(ectx_t *c) {
   if (c->rc) return NONE_ID;
-  if ((c->rc = etsim_gen_enc_node(c->buf, &c->b->n, c->err))) return NONE_ID;
+  if ((c->rc = etsim_et_enc_node(c->buf, &c->b->n, c->err))) return NONE_ID;
   if (c->buf->n >= FLUSH_BYTES && flush(c)) return NONE_ID;
   return c->next_id++;
 }
 
 static uint64_t comp(ectx_t *c, const layer_t *L, int ph, uint64_t d0, uint64_t d1, uint64_t d2) {
   uint64_t deps[3] = {d0, d1, d2};
-  etsim_gen_nb_start(c->b, c->next_id, ETSIM_ET_COMP_NODE, L->comp_name[ph]);
+  etsim_et_nb_start(c->b, c->next_id, ETSIM_ET_COMP_NODE, L->comp_name[ph]);
   uint64_t t = L->time[ph];
-  etsim_gen_nb_bool(c->b, "is_cpu_op", 0);
+  etsim_et_nb_bool(c->b, "is_cpu_op", 0);
   if (c->unit == ETSIM_TEXT_TIME_NS) {
-    etsim_gen_nb_time_ns(c->b, t);
+    etsim_et_nb_time_ns(c->b, t);
   } else {
     c->b->n.duration_micros = t;
   }
@@ -441,11 +441,11 @@ static uint64_t comp(ectx_t *c, const layer_t *L, int ph, uint64_t d0, uint64_t 
 /* A collective of layer L's phase (or NONE_ID when its type is NONE). */
 static uint64_t comm_as(ectx_t *c, const layer_t *L, int ph, const char *name, uint64_t d0) {
   if (L->type[ph] < 0 || c->drop[ph]) return NONE_ID;
-  etsim_gen_nb_start(c->b, c->next_id, ETSIM_ET_COMM_COLL_NODE, name);
-  etsim_gen_nb_bool(c->b, "is_cpu_op", 0);
-  etsim_gen_nb_i64(c->b, "comm_type", L->type[ph]);
-  etsim_gen_nb_i64(c->b, "comm_size", L->size[ph]);
-  if (c->pg[ph]) etsim_gen_nb_str(c->b, "pg_name", c->pg[ph]);
+  etsim_et_nb_start(c->b, c->next_id, ETSIM_ET_COMM_COLL_NODE, name);
+  etsim_et_nb_bool(c->b, "is_cpu_op", 0);
+  etsim_et_nb_i64(c->b, "comm_type", L->type[ph]);
+  etsim_et_nb_i64(c->b, "comm_size", L->size[ph]);
+  if (c->pg[ph]) etsim_et_nb_str(c->b, "pg_name", c->pg[ph]);
   add_deps(c, &d0, 1);
   return emit(c);
 }
@@ -555,8 +555,9 @@ static void emit_graph(ectx_t *c, size_t passes, lstate_t *s) {
 
 /* One rank's file, streamed into the set: metadata, then the graph. */
 static int encode_rank(const textwl_t *w, const etsim_conv_text_opts_t *o, const char *const pg[3],
-                       const int drop[3], etsim_gen_set_t *set, size_t rank, etsim_gen_buf_t *buf,
-                       etsim_gen_nb_t *b, lstate_t *st, uint64_t *nodes, etsim_error_t *err) {
+                       const int drop[3], etsim_et_set_writer_t *set, size_t rank,
+                       etsim_et_buf_t *buf, etsim_et_nb_t *b, lstate_t *st, uint64_t *nodes,
+                       etsim_error_t *err) {
   etsim_attr_t ma[2];
   memset(ma, 0, sizeof ma);
   ma[0].name = "schema";
@@ -569,18 +570,18 @@ static int encode_rank(const textwl_t *w, const etsim_conv_text_opts_t *o, const
   ma[1].v.s = w->text;
   etsim_et_meta_t meta = {"", 2, ma};
   buf->n = 0;
-  int rc = etsim_gen_set_begin_rank(set, rank, err);
-  if (rc || (rc = etsim_gen_enc_meta(buf, &meta, err))) return rc;
+  int rc = etsim_et_set_writer_begin_rank(set, rank, err);
+  if (rc || (rc = etsim_et_enc_meta(buf, &meta, err))) return rc;
   ectx_t c = {w,   buf, b,  0, o->time_unit, {pg[0], pg[1], pg[2]}, {drop[0], drop[1], drop[2]},
               err, 0,   set};
   emit_graph(&c, o->passes ? o->passes : 1, st);
   *nodes = c.next_id;
   if (flush(&c)) return c.rc;
-  return etsim_gen_set_end_rank(set, err);
+  return etsim_et_set_writer_end_rank(set, err);
 }
 
 int etsim_conv_text_mem(const char *name, const char *text, size_t len,
-                        const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
+                        const etsim_conv_text_opts_t *o, etsim_et_set_report_t *rep,
                         etsim_error_t *err) {
   if (!o->npus || !o->prefix)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: need a positive NPU count and an output prefix",
@@ -609,10 +610,10 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
                              name, G, npus);
     }
   }
-  etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
+  etsim_et_nb_t *b = etsim_malloc(sizeof *b);
   lstate_t *st = etsim_malloc(w.n * sizeof *st);
-  etsim_gen_set_t *set = NULL;
-  etsim_gen_buf_t buf = {0};
+  etsim_et_set_writer_t *set = NULL;
+  etsim_et_buf_t buf = {0};
   char *gpath = NULL;
   uint32_t *granks = NULL;
   size_t *goff = NULL;
@@ -620,7 +621,7 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto done;
   }
-  if ((rc = etsim_gen_set_open(&set, o->prefix, npus, o->format, err))) goto done;
+  if ((rc = etsim_et_set_writer_open(&set, o->prefix, npus, o->format, err))) goto done;
   uint64_t nodes = 0, per = 0, written = 0;
   if (w.mode != M_HYBRID_TRANSFORMER) {
     const char *pg[3] = {NULL, NULL, NULL};
@@ -629,10 +630,10 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
      * rank for plain per-rank files. */
     if ((rc = encode_rank(&w, o, pg, drop, set, 0, &buf, b, st, &per, err))) goto done;
     for (size_t r = 1; r < npus && !rc; r++)
-      rc = o->format == ETSIM_GEN_OUT_ET
+      rc = o->format == ETSIM_ET_OUT_RANK_FILES
                ? encode_rank(&w, o, pg, drop, set, r, &buf, b, st, &per, err)
-               : etsim_gen_set_rank_like(set, r, 0, NULL, 0, err);
-    written = o->format == ETSIM_GEN_OUT_ET ? per * npus : per;
+               : etsim_et_set_writer_rank_like(set, r, 0, NULL, 0, err);
+    written = o->format == ETSIM_ET_OUT_RANK_FILES ? per * npus : per;
   } else {
     /* Model-parallel groups: G consecutive ranks, ids 1..npus/G; data-
      * parallel groups: ranks equal modulo G, ids npus/G+1 ..  Group 0 is
@@ -674,19 +675,19 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
       snprintf(gpath, l, "%s.comm_group.json", o->prefix);
       gp = gpath;
     }
-    if ((rc = etsim_gen_write_comm_groups(gp, nm + G, 1, goff, granks, err))) goto done;
+    if ((rc = etsim_et_comm_groups_write(gp, nm + G, 1, goff, granks, err))) goto done;
   }
   if (rc) goto done;
   nodes = per * npus;
-  etsim_gen_report_t r = {npus, etsim_gen_set_n_files(set), written, etsim_gen_set_bytes(set),
-                          nodes};
-  rc = etsim_gen_set_commit(set, err);
+  etsim_et_set_report_t r = {npus, etsim_et_set_writer_n_files(set), written,
+                             etsim_et_set_writer_bytes(set), nodes};
+  rc = etsim_et_set_writer_commit(set, err);
   set = NULL;
   if (!rc && rep) *rep = r;
   if (rc && (gpath || o->comm_group_path)) remove(gpath ? gpath : o->comm_group_path);
 done:
-  etsim_gen_set_abort(set);
-  etsim_gen_buf_free(&buf);
+  etsim_et_set_writer_abort(set);
+  etsim_et_buf_free(&buf);
   etsim_free(b);
   etsim_free(st);
   etsim_free(gpath);
@@ -696,7 +697,7 @@ done:
   return rc;
 }
 
-int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_gen_report_t *rep,
+int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_et_set_report_t *rep,
                     etsim_error_t *err) {
   FILE *fp = fopen(path, "rb");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));

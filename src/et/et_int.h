@@ -105,12 +105,18 @@ int etsim_et__wire_view(const et_wnode_t *w, etsim_arena_t *a, etsim_et_node_t *
 int etsim_et__wire_attr_ok(const etsim_attr_t *a);
 size_t etsim_et__wire_node_size(const etsim_et_node_t *n);
 size_t etsim_et__wire_encode_node(const etsim_et_node_t *n, uint8_t *out);
+/* The same for a GlobalMetadata (m NULL: the empty one, 0 bytes). */
+size_t etsim_et__wire_meta_size(const etsim_et_meta_t *m);
+size_t etsim_et__wire_encode_meta(const etsim_et_meta_t *m, uint8_t *out);
 size_t etsim_et__wire_put_varint(uint8_t *out, uint64_t v);
 
 /* The protobuf-c reference path (kept for GlobalMetadata, for messages the
  * fast path leaves alone, and for tests).  Pack a node view with protobuf-c
  * into a buffer grown as needed: the length, or a negative code. */
 long etsim_et__pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, uint8_t **buf,
+                             size_t *cap);
+/* The same for a GlobalMetadata (tests compare the hand encoder with it). */
+long etsim_et__pbc_pack_meta(const etsim_et_meta_t *m, etsim_arena_t *scratch, uint8_t **buf,
                              size_t *cap);
 
 /* ------------------------------------------------------ reader internals */

@@ -17,10 +17,12 @@
  * reproduced on purpose: varints are truncated to the field width, a bool is
  * true when any payload bit of its varint is set.
  *
- * Encoding: etsim_et__wire_encode_node() writes the canonical encoding byte for
- * byte as protobuf_c_message_pack() does for the same view (fields in number
- * order, proto3 defaults omitted, a set oneof always written, repeated
- * numbers packed), which tests/et/test_wire.c checks against protobuf-c.
+ * Encoding: etsim_et__wire_encode_node() and _meta() write the canonical
+ * encoding byte for byte as protobuf_c_message_pack() does for the same view
+ * (fields in number order, proto3 defaults omitted, a set oneof always
+ * written, repeated numbers packed), which tests/et/test_wire.c checks
+ * against protobuf-c.  It is etsim's one Chakra encoder: the file writer and
+ * the in-memory encoder (enc.c) both use it.
  */
 #include "et_int.h"
 
@@ -867,6 +869,31 @@ size_t etsim_et__wire_encode_node(const etsim_et_node_t *n, uint8_t *out) {
     *p++ = 0x52;
     p = put_varint(p, attr_body_size(&n->attrs[i]));
     p = put_attr_body(p, &n->attrs[i]);
+  }
+  return (size_t)(p - out);
+}
+
+/* GlobalMetadata: version (1), then the attributes (2). */
+size_t etsim_et__wire_meta_size(const etsim_et_meta_t *m) {
+  size_t s = 0, l;
+  if (!m) return 0;
+  if ((l = str_len(m->version))) s += 1 + varint_size(l) + l;
+  for (size_t i = 0; i < m->n_attrs; i++) {
+    l = attr_body_size(&m->attrs[i]);
+    s += 1 + varint_size(l) + l;
+  }
+  return s;
+}
+
+size_t etsim_et__wire_encode_meta(const etsim_et_meta_t *m, uint8_t *out) {
+  uint8_t *p = out;
+  size_t l;
+  if (!m) return 0;
+  if ((l = str_len(m->version))) p = put_str_field(p, 1, m->version, l);
+  for (size_t i = 0; i < m->n_attrs; i++) {
+    *p++ = 0x12;
+    p = put_varint(p, attr_body_size(&m->attrs[i]));
+    p = put_attr_body(p, &m->attrs[i]);
   }
   return (size_t)(p - out);
 }

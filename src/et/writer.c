@@ -4,12 +4,13 @@
  * Nodes are encoded by the hand-written encoder in wire.c, which produces
  * exactly what protobuf-c's pack does (fields in number order, proto3
  * defaults omitted, repeated numbers packed, a set oneof always written):
- * the canonical encoding Chakra's own tools produce.  GlobalMetadata, one
- * message per file, is still packed by protobuf-c.  Bytes collect in a
- * 1 MiB buffer written out when full.  Output goes to a temporary name
- * renamed into place on commit; unless VERBATIM, the writer refuses
- * duplicate ids and checks at commit that every dependency names a node of
- * the file.  Ids written so far are kept as one run [run_lo, run_hi) while
+ * the canonical encoding Chakra's own tools produce.  GlobalMetadata is
+ * encoded there too, so the writer never builds protobuf-c messages
+ * (protobuf-c's pack stays only as the reference the tests compare with).
+ * Bytes collect in a 1 MiB buffer written out when full.  Output goes to a
+ * temporary name renamed into place on commit; unless VERBATIM, the writer
+ * refuses duplicate ids and checks at commit that every dependency names a
+ * node of the file.  Ids written so far are kept as one run [run_lo, run_hi) while
  * they come in counting order (the common case: no hashing) and in a hash
  * map otherwise.
  */
@@ -21,17 +22,23 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* Where a writer is: the metadata comes first, then the nodes; a failed
+ * write is final, and commit then refuses to rename the file into place. */
+typedef enum {
+  W_WANT_META = 0, /* nothing written yet */
+  W_NODES,         /* metadata written: nodes may follow */
+  W_FAILED         /* a write to the file failed */
+} wstate_t;
+
 struct etsim_et_writer {
   char *path, *tmp_path;
   unsigned flags;
-  FILE *fp;   /* plain output */
-  gzFile gz;  /* gzip output */
-  int failed; /* a write failed: commit must not rename */
-  int wrote_meta;
+  FILE *fp;  /* plain output */
+  gzFile gz; /* gzip output */
+  wstate_t state;
   uint64_t nodes, bytes;
   unsigned char *buf; /* pending output: [0, fill) */
   size_t cap, fill;
-  etsim_arena_t arena; /* per-message scratch */
   int have_run;
   uint64_t run_lo, run_hi; /* ids written in counting order (unless VERBATIM) */
   etsim_u64map_t ids;      /* other ids written (unless VERBATIM) */
@@ -55,7 +62,6 @@ int etsim_et_writer_open(etsim_et_writer_t **out, const char *path, unsigned fla
   if (ends_with(path, ".gz")) flags |= ETSIM_ET_WRITE_GZIP;
   w->flags = flags;
   w->path = etsim_strdup(path);
-  etsim_arena_init(&w->arena, 64 * 1024);
   etsim_u64map_init(&w->ids);
   etsim_u64map_init(&w->pending);
   w->buf = etsim_malloc(OUT_BUF);
@@ -91,7 +97,7 @@ static int flush_out(etsim_et_writer_t *w, etsim_error_t *err) {
   size_t put =
       w->gz ? (size_t)gzwrite(w->gz, w->buf, (unsigned)w->fill) : fwrite(w->buf, 1, w->fill, w->fp);
   if (put != w->fill) {
-    w->failed = 1;
+    w->state = W_FAILED;
     return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", w->path, strerror(errno));
   }
   w->fill = 0;
@@ -108,39 +114,27 @@ static int reserve(etsim_et_writer_t *w, size_t need, etsim_error_t *err) {
   return 0;
 }
 
-/* Write varint(len) then the message packed by protobuf-c. */
-static int emit(etsim_et_writer_t *w, const ProtobufCMessage *m, etsim_error_t *err) {
-  size_t len = protobuf_c_message_get_packed_size(m);
+int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta, etsim_error_t *err) {
+  if (w->state == W_FAILED) return etsim_error_set(err, ETSIM_EIO, "%s: write error", w->path);
+  if (w->state != W_WANT_META)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata written twice", w->path);
+  size_t na = meta ? meta->n_attrs : 0;
+  for (size_t i = 0; i < na; i++)
+    if (!etsim_et__wire_attr_ok(&meta->attrs[i]))
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata attribute '%s': bad kind %d", w->path,
+                             meta->attrs[i].name, meta->attrs[i].kind);
+  size_t len = etsim_et__wire_meta_size(meta);
   if (len > UINT32_MAX)
-    return etsim_error_set(err, ETSIM_ERANGE, "%s: node %llu: message too large", w->path,
-                           (unsigned long long)w->nodes);
+    return etsim_error_set(err, ETSIM_ERANGE, "%s: metadata: message too large", w->path);
   int rc = reserve(w, len + 10, err);
   if (rc) return rc;
   size_t h = etsim_et__wire_put_varint(w->buf + w->fill, len);
-  protobuf_c_message_pack(m, w->buf + w->fill + h);
+  size_t put = etsim_et__wire_encode_meta(meta, w->buf + w->fill + h);
+  ETSIM_ASSERT(put == len); /* the size pass and the encoding agree */
   w->fill += h + len;
   w->bytes += h + len;
+  w->state = W_NODES;
   return 0;
-}
-
-int etsim_et_writer_meta(etsim_et_writer_t *w, const etsim_et_meta_t *meta, etsim_error_t *err) {
-  if (w->wrote_meta)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata written twice", w->path);
-  etsim_arena_reset(&w->arena);
-  ChakraProtoMsg__GlobalMetadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
-  m.version = (char *)(meta && meta->version ? meta->version : "");
-  size_t na = meta ? meta->n_attrs : 0;
-  ChakraProtoMsg__AttributeProto **attrs =
-      na ? etsim_arena_alloc(&w->arena, na * sizeof *attrs) : NULL;
-  if (na && !attrs) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", w->path);
-  for (size_t i = 0; i < na; i++)
-    if (!(attrs[i] = etsim_et__attr_to_proto(&meta->attrs[i], &w->arena)))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: metadata attribute '%s': bad kind %d", w->path,
-                             meta->attrs[i].name, meta->attrs[i].kind);
-  m.n_attr = na;
-  m.attr = attrs;
-  w->wrote_meta = 1;
-  return emit(w, &m.base, err);
 }
 
 /* Has `id` been written? */
@@ -179,7 +173,7 @@ static int note_deps(etsim_et_writer_t *w, const uint64_t *deps, size_t n, etsim
 
 int etsim_et_writer_node(etsim_et_writer_t *w, const etsim_et_node_t *n, etsim_error_t *err) {
   int rc;
-  if (!w->wrote_meta && (rc = etsim_et_writer_meta(w, NULL, err)) != 0) return rc;
+  if (w->state == W_WANT_META && (rc = etsim_et_writer_meta(w, NULL, err)) != 0) return rc;
   if (n->type < 0 || n->type >= ETSIM_ET_NODE_TYPE_COUNT)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: node id %llu: bad type %d", w->path,
                            (unsigned long long)n->id, n->type);
@@ -260,6 +254,25 @@ long etsim_et__pbc_pack_node(const etsim_et_node_t *n, etsim_arena_t *scratch, u
   return (long)len;
 }
 
+long etsim_et__pbc_pack_meta(const etsim_et_meta_t *meta, etsim_arena_t *scratch, uint8_t **buf,
+                             size_t *cap) {
+  etsim_arena_reset(scratch);
+  ChakraProtoMsg__GlobalMetadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+  m.version = (char *)(meta && meta->version ? meta->version : "");
+  size_t na = meta ? meta->n_attrs : 0;
+  ChakraProtoMsg__AttributeProto **attrs =
+      na ? etsim_arena_alloc(scratch, na * sizeof *attrs) : NULL;
+  if (na && !attrs) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < na; i++)
+    if (!(attrs[i] = etsim_et__attr_to_proto(&meta->attrs[i], scratch))) return ETSIM_EINVAL;
+  m.n_attr = na;
+  m.attr = attrs;
+  size_t len = protobuf_c_message_get_packed_size(&m.base);
+  if (etsim_grow((void **)buf, cap, len + 1, 1)) return ETSIM_ENOMEM;
+  protobuf_c_message_pack(&m.base, *buf);
+  return (long)len;
+}
+
 /* Every referenced id must have been written by now. */
 static int check_closure(etsim_et_writer_t *w, etsim_error_t *err) {
   size_t missing = 0;
@@ -280,7 +293,6 @@ static int check_closure(etsim_et_writer_t *w, etsim_error_t *err) {
 }
 
 static void writer_free(etsim_et_writer_t *w) {
-  etsim_arena_free(&w->arena);
   etsim_u64map_free(&w->ids);
   etsim_u64map_free(&w->pending);
   etsim_free(w->buf);
@@ -291,10 +303,12 @@ static void writer_free(etsim_et_writer_t *w) {
 
 int etsim_et_writer_commit(etsim_et_writer_t *w, etsim_error_t *err) {
   int rc = 0;
-  if (!w->wrote_meta) rc = etsim_et_writer_meta(w, NULL, err);
+  if (w->state == W_WANT_META) rc = etsim_et_writer_meta(w, NULL, err);
   if (!rc && !(w->flags & ETSIM_ET_WRITE_VERBATIM)) rc = check_closure(w, err);
-  if (!rc && !w->failed) rc = flush_out(w, err);
-  if (!rc && w->failed) rc = etsim_error_set(err, ETSIM_EIO, "%s: write error", w->path);
+  if (!rc && w->state != W_FAILED) rc = flush_out(w, err);
+  if (!rc && w->state == W_FAILED) rc = etsim_error_set(err, ETSIM_EIO, "%s: write error", w->path);
+  /* Only a writer whose metadata and nodes all reached the file is renamed. */
+  ETSIM_ASSERT(rc || (w->state == W_NODES && w->fill == 0));
   int close_bad = 0;
   if (w->gz) close_bad = gzclose(w->gz) != Z_OK;
   else if (w->fp == stdout) close_bad = fflush(stdout) != 0;

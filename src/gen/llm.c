@@ -250,8 +250,8 @@ static int setup(llm_t *g, const etsim_gen_llm_opts_t *o, etsim_error_t *err) {
 
 typedef struct {
   const llm_t *g;
-  etsim_gen_buf_t *buf;
-  etsim_gen_nb_t *b;
+  etsim_et_buf_t *buf;
+  etsim_et_nb_t *b;
   uint64_t next_id;
   uint64_t cur;            /* last node of the compute chain */
   uint64_t last_grad_comm; /* gradient collectives are kept in one order */
@@ -297,32 +297,32 @@ static uint64_t emit(rk_t *r) {
   }
   for (int in = 0; in < 2; in++)
     if (r->tn[in]) {
-      etsim_attr_t *a = etsim_gen_nb_attr(r->b, in ? "inputs" : "outputs", ETSIM_ATTR_STRING_LIST);
+      etsim_attr_t *a = etsim_et_nb_attr(r->b, in ? "inputs" : "outputs", ETSIM_ATTR_STRING_LIST);
       a->v.list.n = (size_t)(2 * r->tn[in]);
       a->v.list.v = r->tv[in];
     }
-  r->rc = etsim_gen_enc_node(r->buf, &r->b->n, r->err);
+  r->rc = etsim_et_enc_node(r->buf, &r->b->n, r->err);
   r->tn[0] = r->tn[1] = 0;
   if (r->rc) return NONE_ID;
   return r->next_id++;
 }
 
 static void deps2(rk_t *r, uint64_t a, uint64_t b) {
-  if (a != NONE_ID) etsim_gen_nb_dep(r->b, a);
-  if (b != NONE_ID && b != a) etsim_gen_nb_dep(r->b, b);
+  if (a != NONE_ID) etsim_et_nb_dep(r->b, a);
+  if (b != NONE_ID && b != a) etsim_et_nb_dep(r->b, b);
 }
 
 /* A compute node on the chain (after `cur`, `extra` and `extra2`). */
 static uint64_t comp2(rk_t *r, uint64_t flops, uint64_t bytes, uint64_t extra, uint64_t extra2) {
   const llm_t *g = r->g;
-  etsim_gen_nb_start(r->b, r->next_id, ETSIM_ET_COMP_NODE, r->name);
+  etsim_et_nb_start(r->b, r->next_id, ETSIM_ET_COMP_NODE, r->name);
   double ns = fmax((double)flops / g->peak_flops_per_ns, (double)bytes / g->bytes_per_ns);
-  etsim_gen_nb_bool(r->b, "is_cpu_op", 0);
-  etsim_gen_nb_i64(r->b, "num_ops", (int64_t)flops);
-  etsim_gen_nb_u64(r->b, "tensor_size", bytes);
-  etsim_gen_nb_time_ns(r->b, (uint64_t)llround(ns));
+  etsim_et_nb_bool(r->b, "is_cpu_op", 0);
+  etsim_et_nb_i64(r->b, "num_ops", (int64_t)flops);
+  etsim_et_nb_u64(r->b, "tensor_size", bytes);
+  etsim_et_nb_time_ns(r->b, (uint64_t)llround(ns));
   deps2(r, r->cur, extra);
-  if (extra2 != NONE_ID && extra2 != extra && extra2 != r->cur) etsim_gen_nb_dep(r->b, extra2);
+  if (extra2 != NONE_ID && extra2 != extra && extra2 != r->cur) etsim_et_nb_dep(r->b, extra2);
   uint64_t id = emit(r);
   r->cur = id;
   return id;
@@ -336,11 +336,11 @@ static uint64_t comp(rk_t *r, uint64_t flops, uint64_t bytes, uint64_t extra) {
  * On the chain when `chain`, else hanging off `dep`. */
 static uint64_t coll(rk_t *r, int type, uint64_t size, int k, int chain, uint64_t dep) {
   if (!r->pg[k][0]) return NONE_ID;
-  etsim_gen_nb_start(r->b, r->next_id, ETSIM_ET_COMM_COLL_NODE, r->name);
-  etsim_gen_nb_bool(r->b, "is_cpu_op", 0);
-  etsim_gen_nb_i64(r->b, "comm_type", type);
-  etsim_gen_nb_i64(r->b, "comm_size", (int64_t)size);
-  etsim_gen_nb_str(r->b, "pg_name", r->pg[k]);
+  etsim_et_nb_start(r->b, r->next_id, ETSIM_ET_COMM_COLL_NODE, r->name);
+  etsim_et_nb_bool(r->b, "is_cpu_op", 0);
+  etsim_et_nb_i64(r->b, "comm_type", type);
+  etsim_et_nb_i64(r->b, "comm_size", (int64_t)size);
+  etsim_et_nb_str(r->b, "pg_name", r->pg[k]);
   if (chain) deps2(r, r->cur, dep);
   else deps2(r, dep, NONE_ID);
   uint64_t id = emit(r);
@@ -349,13 +349,13 @@ static uint64_t coll(rk_t *r, int type, uint64_t size, int k, int chain, uint64_
 }
 
 static uint64_t p2p(rk_t *r, int send, uint64_t peer, uint64_t tag, uint64_t size, uint64_t dep) {
-  etsim_gen_nb_start(r->b, r->next_id, send ? ETSIM_ET_COMM_SEND_NODE : ETSIM_ET_COMM_RECV_NODE,
-                     r->name);
-  etsim_gen_nb_bool(r->b, "is_cpu_op", 0);
-  etsim_gen_nb_i32(r->b, "comm_src", (int32_t)(send ? r->rank : peer));
-  etsim_gen_nb_i32(r->b, "comm_dst", (int32_t)(send ? peer : r->rank));
-  etsim_gen_nb_i32(r->b, "comm_tag", (int32_t)tag);
-  etsim_gen_nb_i64(r->b, "comm_size", (int64_t)size);
+  etsim_et_nb_start(r->b, r->next_id, send ? ETSIM_ET_COMM_SEND_NODE : ETSIM_ET_COMM_RECV_NODE,
+                    r->name);
+  etsim_et_nb_bool(r->b, "is_cpu_op", 0);
+  etsim_et_nb_i32(r->b, "comm_src", (int32_t)(send ? r->rank : peer));
+  etsim_et_nb_i32(r->b, "comm_dst", (int32_t)(send ? peer : r->rank));
+  etsim_et_nb_i32(r->b, "comm_tag", (int32_t)tag);
+  etsim_et_nb_i64(r->b, "comm_size", (int64_t)size);
   deps2(r, dep, NONE_ID);
   return emit(r);
 }
@@ -540,11 +540,11 @@ static void grad_sync(rk_t *r, const char *what, uint64_t dense_params, uint64_t
          type == ETSIM_COLL_ALL_REDUCE ? "allreduce" : "reducescatter", part ? "_experts" : "");
     /* After the layer's backward and the previous gradient collective, so
      * every member issues them in one order. */
-    etsim_gen_nb_start(r->b, r->next_id, ETSIM_ET_COMM_COLL_NODE, r->name);
-    etsim_gen_nb_bool(r->b, "is_cpu_op", 0);
-    etsim_gen_nb_i64(r->b, "comm_type", type);
-    etsim_gen_nb_i64(r->b, "comm_size", (int64_t)(p * g->e));
-    etsim_gen_nb_str(r->b, "pg_name", r->pg[k]);
+    etsim_et_nb_start(r->b, r->next_id, ETSIM_ET_COMM_COLL_NODE, r->name);
+    etsim_et_nb_bool(r->b, "is_cpu_op", 0);
+    etsim_et_nb_i64(r->b, "comm_type", type);
+    etsim_et_nb_i64(r->b, "comm_size", (int64_t)(p * g->e));
+    etsim_et_nb_str(r->b, "pg_name", r->pg[k]);
     deps2(r, after, r->last_grad_comm);
     uint64_t id = emit(r);
     if (id != NONE_ID) r->last_grad_comm = id;
@@ -724,7 +724,7 @@ static void rank_params(const rk_t *r, uint64_t *dense, uint64_t *expert) {
   if (r->stage == g->n[D_PP] - 1) *dense += g->h * g->V / t;
 }
 
-static int build_rank(const llm_t *g, uint64_t rank, etsim_gen_buf_t *buf, etsim_gen_nb_t *b,
+static int build_rank(const llm_t *g, uint64_t rank, etsim_et_buf_t *buf, etsim_et_nb_t *b,
                       uint64_t *nodes, etsim_error_t *err) {
   rk_t r;
   memset(&r, 0, sizeof r);
@@ -755,7 +755,7 @@ static int build_rank(const llm_t *g, uint64_t rank, etsim_gen_buf_t *buf, etsim
   }
   etsim_et_meta_t meta = {"1.0.0", 0, NULL};
   buf->n = 0;
-  int rc = etsim_gen_enc_meta(buf, &meta, err);
+  int rc = etsim_et_enc_meta(buf, &meta, err);
   if (rc) return rc;
   uint32_t M = g->M;
   uint64_t P = g->n[D_PP];
@@ -807,7 +807,7 @@ static int write_groups(const llm_t *g, const char *path, etsim_error_t *err) {
   uint64_t ng = g->n_groups_total;
   if (!ng) {
     size_t off0[1] = {0};
-    return etsim_gen_write_comm_groups(path, 0, 1, off0, NULL, err);
+    return etsim_et_comm_groups_write(path, 0, 1, off0, NULL, err);
   }
   size_t *off = etsim_malloc((ng + 1) * sizeof *off);
   uint32_t *ranks = NULL;
@@ -855,21 +855,21 @@ static int write_groups(const llm_t *g, const char *path, etsim_error_t *err) {
     gid += count;
   }
   off[gid] = pos;
-  int rc = etsim_gen_write_comm_groups(path, gid, 1, off, ranks, err);
+  int rc = etsim_et_comm_groups_write(path, gid, 1, off, ranks, err);
   etsim_free(off);
   etsim_free(ranks);
   return rc;
 }
 
-int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err) {
+int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_et_set_report_t *rep, etsim_error_t *err) {
   llm_t g;
   int rc = setup(&g, o, err);
   if (rc) return rc;
   if (!o->prefix) return etsim_error_set(err, ETSIM_EINVAL, "gen llm: no output prefix");
-  etsim_gen_set_t *set;
-  if ((rc = etsim_gen_set_open(&set, o->prefix, (size_t)g.npus, o->format, err))) return rc;
-  etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
-  etsim_gen_buf_t buf = {0};
+  etsim_et_set_writer_t *set;
+  if ((rc = etsim_et_set_writer_open(&set, o->prefix, (size_t)g.npus, o->format, err))) return rc;
+  etsim_et_nb_t *b = etsim_malloc(sizeof *b);
+  etsim_et_buf_t buf = {0};
   char *gpath = NULL;
   uint64_t written = 0, all = 0, rank_nodes = 0;
   if (!b) {
@@ -891,7 +891,7 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep, etsim_
     for (int k = 0; k < N_KINDS; k++)
       if (g.first_id[k]) sig = etsim_hash_u64(sig * 1000003 + group_index(&g, g.mask[k], c) + 1);
     uint32_t like;
-    if (o->format == ETSIM_GEN_OUT_MANIFEST && g.n[D_PP] == 1 &&
+    if (o->format == ETSIM_ET_OUT_MANIFEST && g.n[D_PP] == 1 &&
         etsim_u64map_get(&first, sig, &like)) {
       uint64_t c2[N_DIMS];
       rem = like;
@@ -904,16 +904,17 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep, etsim_
         if (g.first_id[k] && group_index(&g, g.mask[k], c) != group_index(&g, g.mask[k], c2))
           same = 0;
       if (same) {
-        rc = etsim_gen_set_rank_like(set, (size_t)r, like, NULL, 0, err);
+        rc = etsim_et_set_writer_rank_like(set, (size_t)r, like, NULL, 0, err);
         all += rank_nodes; /* without pipelining every rank has as many */
         continue;
       }
     }
     if ((rc = build_rank(&g, r, &buf, b, &nodes, err))) break;
-    if (o->format == ETSIM_GEN_OUT_ET) rc = etsim_gen_set_rank(set, (size_t)r, buf.p, buf.n, err);
-    else if (!(rc = etsim_gen_set_begin_rank(set, (size_t)r, err)) &&
-             !(rc = etsim_gen_set_write(set, buf.p, buf.n, err)))
-      rc = etsim_gen_set_end_rank(set, err);
+    if (o->format == ETSIM_ET_OUT_RANK_FILES)
+      rc = etsim_et_set_writer_rank(set, (size_t)r, buf.p, buf.n, err);
+    else if (!(rc = etsim_et_set_writer_begin_rank(set, (size_t)r, err)) &&
+             !(rc = etsim_et_set_writer_write(set, buf.p, buf.n, err)))
+      rc = etsim_et_set_writer_end_rank(set, err);
     if (g.n[D_PP] == 1 && etsim_u64map_put(&first, sig, (uint32_t)r, NULL) < 0)
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     rank_nodes = nodes;
@@ -933,15 +934,15 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep, etsim_
     gp = gpath;
   }
   if ((rc = write_groups(&g, gp, err))) goto fail;
-  etsim_gen_report_t rr = {(size_t)g.npus, etsim_gen_set_n_files(set), written,
-                           etsim_gen_set_bytes(set), all};
-  rc = etsim_gen_set_commit(set, err);
+  etsim_et_set_report_t rr = {(size_t)g.npus, etsim_et_set_writer_n_files(set), written,
+                              etsim_et_set_writer_bytes(set), all};
+  rc = etsim_et_set_writer_commit(set, err);
   set = NULL;
   if (rc) remove(gp);
   else if (rep) *rep = rr;
 fail:
-  etsim_gen_set_abort(set);
-  etsim_gen_buf_free(&buf);
+  etsim_et_set_writer_abort(set);
+  etsim_et_buf_free(&buf);
   etsim_free(b);
   etsim_free(gpath);
   return rc;

@@ -69,16 +69,16 @@ static int has_ring(const etsim_gen_micro_opts_t *o) {
 }
 
 static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank, uint64_t first_id, size_t count,
-                      etsim_gen_buf_t *buf, etsim_error_t *err) {
+                      etsim_et_buf_t *buf, etsim_error_t *err) {
   etsim_et_meta_t meta = {"0.0.4", 0, NULL};
-  int rc = etsim_gen_enc_meta(buf, &meta, err);
+  int rc = etsim_et_enc_meta(buf, &meta, err);
   if (rc) return rc;
   char lbl[32];
   size_label(o->size_bytes, lbl, sizeof lbl);
   size_t total = count * o->n_colls;
   uint64_t id = first_id, prev[2];
   size_t n_prev = 0;
-  etsim_gen_nb_t *b = etsim_malloc(sizeof *b);
+  etsim_et_nb_t *b = etsim_malloc(sizeof *b);
   if (!b) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   char name[256];
   for (size_t k = 0; k < count; k++)
@@ -92,11 +92,11 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank, uint64_t fir
       if (o->comp_ns) {
         char cn[64];
         snprintf(cn, sizeof cn, "compute_%zu", pos);
-        etsim_gen_nb_start(b, id, ETSIM_ET_COMP_NODE, cn);
-        etsim_gen_nb_bool(b, "is_cpu_op", 0);
-        etsim_gen_nb_time_ns(b, o->comp_ns);
-        for (size_t i = 0; i < n_prev; i++) etsim_gen_nb_dep(b, prev[i]);
-        if ((rc = etsim_gen_enc_node(buf, &b->n, err))) goto done;
+        etsim_et_nb_start(b, id, ETSIM_ET_COMP_NODE, cn);
+        etsim_et_nb_bool(b, "is_cpu_op", 0);
+        etsim_et_nb_time_ns(b, o->comp_ns);
+        for (size_t i = 0; i < n_prev; i++) etsim_et_nb_dep(b, prev[i]);
+        if ((rc = etsim_et_enc_node(buf, &b->n, err))) goto done;
         prev[0] = id++;
         n_prev = 1;
       }
@@ -105,14 +105,14 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank, uint64_t fir
         for (int side = 0; side < 2; side++) {
           char pn[300];
           snprintf(pn, sizeof pn, "%s_%s", name, side ? "recv" : "send");
-          etsim_gen_nb_start(b, id, side ? ETSIM_ET_COMM_RECV_NODE : ETSIM_ET_COMM_SEND_NODE, pn);
-          etsim_gen_nb_bool(b, "is_cpu_op", 0);
-          etsim_gen_nb_i32(b, "comm_src", side ? (me + n - 1) % n : me);
-          etsim_gen_nb_i32(b, "comm_dst", side ? me : (me + 1) % n);
-          etsim_gen_nb_i32(b, "comm_tag", (int32_t)pos);
-          etsim_gen_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
-          for (size_t i = 0; i < n_prev; i++) etsim_gen_nb_dep(b, prev[i]);
-          if ((rc = etsim_gen_enc_node(buf, &b->n, err))) goto done;
+          etsim_et_nb_start(b, id, side ? ETSIM_ET_COMM_RECV_NODE : ETSIM_ET_COMM_SEND_NODE, pn);
+          etsim_et_nb_bool(b, "is_cpu_op", 0);
+          etsim_et_nb_i32(b, "comm_src", side ? (me + n - 1) % n : me);
+          etsim_et_nb_i32(b, "comm_dst", side ? me : (me + 1) % n);
+          etsim_et_nb_i32(b, "comm_tag", (int32_t)pos);
+          etsim_et_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
+          for (size_t i = 0; i < n_prev; i++) etsim_et_nb_dep(b, prev[i]);
+          if ((rc = etsim_et_enc_node(buf, &b->n, err))) goto done;
           id++;
         }
         prev[0] = id - 2;
@@ -120,20 +120,20 @@ static int build_rank(const etsim_gen_micro_opts_t *o, size_t rank, uint64_t fir
         n_prev = 2;
         continue;
       }
-      etsim_gen_nb_start(b, id, ETSIM_ET_COMM_COLL_NODE, name);
-      etsim_gen_nb_bool(b, "is_cpu_op", 0);
-      etsim_gen_nb_i64(b, "comm_type", coll);
-      etsim_gen_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
+      etsim_et_nb_start(b, id, ETSIM_ET_COMM_COLL_NODE, name);
+      etsim_et_nb_bool(b, "is_cpu_op", 0);
+      etsim_et_nb_i64(b, "comm_type", coll);
+      etsim_et_nb_i64(b, "comm_size", (int64_t)o->size_bytes);
       if (o->has_root && (coll == ETSIM_COLL_BROADCAST || coll == ETSIM_COLL_REDUCE ||
                           coll == ETSIM_COLL_GATHER || coll == ETSIM_COLL_SCATTER))
-        etsim_gen_nb_i32(b, "comm_root", (int32_t)o->root);
+        etsim_et_nb_i32(b, "comm_root", (int32_t)o->root);
       if (o->n_dims) {
-        etsim_attr_t *a = etsim_gen_nb_attr(b, "involved_dim", ETSIM_ATTR_BOOL_LIST);
+        etsim_attr_t *a = etsim_et_nb_attr(b, "involved_dim", ETSIM_ATTR_BOOL_LIST);
         a->v.list.n = o->n_dims;
         a->v.list.v = o->dims;
       }
-      for (size_t i = 0; i < n_prev; i++) etsim_gen_nb_dep(b, prev[i]);
-      if ((rc = etsim_gen_enc_node(buf, &b->n, err))) goto done;
+      for (size_t i = 0; i < n_prev; i++) etsim_et_nb_dep(b, prev[i]);
+      if ((rc = etsim_et_enc_node(buf, &b->n, err))) goto done;
       prev[0] = id++;
       n_prev = 1;
     }
@@ -142,7 +142,8 @@ done:
   return rc;
 }
 
-int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep, etsim_error_t *err) {
+int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_et_set_report_t *rep,
+                    etsim_error_t *err) {
   if (!o->prefix || !o->npus || !o->n_colls)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "gen micro: need an output prefix, at least one "
@@ -159,42 +160,42 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_gen_report_t *rep, et
   size_t count = o->count ? o->count : 1;
   int ids = o->ids;
   if (ids == ETSIM_GEN_IDS_AUTO)
-    ids = o->format == ETSIM_GEN_OUT_ET ? ETSIM_GEN_IDS_CONTINUE : ETSIM_GEN_IDS_RESTART;
+    ids = o->format == ETSIM_ET_OUT_RANK_FILES ? ETSIM_GEN_IDS_CONTINUE : ETSIM_GEN_IDS_RESTART;
   uint64_t per = nodes_per_rank(o, count);
-  etsim_gen_set_t *set;
-  int rc = etsim_gen_set_open(&set, o->prefix, o->npus, o->format, err);
+  etsim_et_set_writer_t *set;
+  int rc = etsim_et_set_writer_open(&set, o->prefix, o->npus, o->format, err);
   if (rc) return rc;
-  etsim_gen_buf_t buf = {0}, buf0 = {0};
+  etsim_et_buf_t buf = {0}, buf0 = {0};
   uint64_t nodes = 0;
   for (size_t r = 0; r < o->npus; r++) {
     buf.n = 0;
     uint64_t first = ids == ETSIM_GEN_IDS_CONTINUE ? per * r : 0;
-    size_t before = etsim_gen_set_n_files(set);
+    size_t before = etsim_et_set_writer_n_files(set);
     /* Only a send/recv ring or continued ids make ranks differ. */
     int same = r > 0 && ids == ETSIM_GEN_IDS_RESTART && !has_ring(o);
     if (same) {
-      if ((rc = etsim_gen_set_rank_like(set, r, 0, buf0.p, buf0.n, err))) break;
+      if ((rc = etsim_et_set_writer_rank_like(set, r, 0, buf0.p, buf0.n, err))) break;
       continue;
     }
     if ((rc = build_rank(o, r, first, count, &buf, err)) ||
-        (rc = etsim_gen_set_rank(set, r, buf.p, buf.n, err)))
+        (rc = etsim_et_set_writer_rank(set, r, buf.p, buf.n, err)))
       break;
     if (r == 0) {
-      etsim_gen_buf_t t = buf0;
+      etsim_et_buf_t t = buf0;
       buf0 = buf;
       buf = t;
     }
-    if (etsim_gen_set_n_files(set) != before) nodes += per;
+    if (etsim_et_set_writer_n_files(set) != before) nodes += per;
   }
-  etsim_gen_buf_free(&buf);
-  etsim_gen_buf_free(&buf0);
+  etsim_et_buf_free(&buf);
+  etsim_et_buf_free(&buf0);
   if (rc) {
-    etsim_gen_set_abort(set);
+    etsim_et_set_writer_abort(set);
     return rc;
   }
-  etsim_gen_report_t r = {o->npus, etsim_gen_set_n_files(set), nodes, etsim_gen_set_bytes(set),
-                          per * o->npus};
-  if ((rc = etsim_gen_set_commit(set, err))) return rc;
+  etsim_et_set_report_t r = {o->npus, etsim_et_set_writer_n_files(set), nodes,
+                             etsim_et_set_writer_bytes(set), per * o->npus};
+  if ((rc = etsim_et_set_writer_commit(set, err))) return rc;
   if (rep) *rep = r;
   return 0;
 }

@@ -10,8 +10,9 @@ int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo, et
 /* Allocate net->links for n links (zeroed). */
 int etsim_net__links_alloc(etsim_net_t *net, size_t n);
 
-int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_des_t *q,
-                           uint32_t ev_deliver, int packet, const etsim_net_opts_t *opts,
-                           etsim_error_t *err);
+/* The flow (packet 0) or packet (packet 1) backend, with opts (may be NULL:
+ * defaults) for its topology, config and congestion control. */
+int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int packet,
+                           const etsim_net_opts_t *opts, etsim_error_t *err);
 
 #endif

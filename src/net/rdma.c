@@ -15,9 +15,11 @@
 #include <math.h>
 #include <string.h>
 
+typedef struct level level_t;
+
 typedef struct rdma {
   etsim_net_t base;
-  int packet;
+  const level_t *lv; /* the level it drives: packet or flow */
   etsim_netpkt_t *pkt;
   etsim_netflow_t *flow;
   uint64_t *token;      /* msg id -> simulator token */
@@ -44,6 +46,62 @@ static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
     r->fail = ETSIM_ENOMEM;
 }
 
+/* ------------------------------------------------------------- the levels */
+
+/*
+ * netpkt.h gives the packet and flow levels parallel functions
+ * (etsim_netpkt_* and etsim_netflow_*).  One row per level here, so the
+ * adapter below never asks which level it drives.
+ */
+struct level {
+  int (*send)(rdma_t *r, const etsim_netpkt_msg_t *m, uint64_t *id, etsim_error_t *e);
+  int64_t (*next_ps)(const rdma_t *r);
+  int (*run_until)(rdma_t *r, int64_t t_ps, etsim_error_t *err);
+  void (*stats)(const rdma_t *r, etsim_net_stats_t *s); /* engine counters into s */
+};
+
+static int pkt_send(rdma_t *r, const etsim_netpkt_msg_t *m, uint64_t *id, etsim_error_t *e) {
+  return etsim_netpkt_send(r->pkt, m, id, e);
+}
+static int flow_send(rdma_t *r, const etsim_netpkt_msg_t *m, uint64_t *id, etsim_error_t *e) {
+  return etsim_netflow_send(r->flow, m, id, e);
+}
+
+static int64_t pkt_next(const rdma_t *r) { return etsim_netpkt_next_time(r->pkt); }
+static int64_t flow_next(const rdma_t *r) { return etsim_netflow_next_time(r->flow); }
+
+/* With a timeline, the recorder runs the engine between its samples. */
+static int pkt_run(rdma_t *r, int64_t t_ps, etsim_error_t *err) {
+  return r->tl ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t_ps, err)
+               : etsim_netpkt_run_until(r->pkt, t_ps, err);
+}
+static int flow_run(rdma_t *r, int64_t t_ps, etsim_error_t *err) {
+  return etsim_netflow_run_until(r->flow, t_ps, err);
+}
+
+static void pkt_stats(const rdma_t *r, etsim_net_stats_t *s) {
+  etsim_netpkt_stats_t st;
+  etsim_netpkt_get_stats(r->pkt, &st);
+  s->pkt_events = st.events;
+  s->data_pkts = st.data_pkts;
+  s->pfc_pauses = st.pauses;
+  s->ecn_marks = st.ecn_marks;
+  s->cnps = st.cnps;
+  s->drops = st.drops_buffer + st.drops_error;
+  s->paused_ps = st.paused_ps;
+  s->max_buffer_bytes = st.max_switch_buffer_bytes;
+}
+static void flow_stats(const rdma_t *r, etsim_net_stats_t *s) {
+  etsim_netflow_stats_t st;
+  etsim_netflow_get_stats(r->flow, &st);
+  s->pkt_events = st.events;
+}
+
+static const level_t pkt_level = {pkt_send, pkt_next, pkt_run, pkt_stats};
+static const level_t flow_level = {flow_send, flow_next, flow_run, flow_stats};
+
+/* ------------------------------------------------- the network interface */
+
 static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t token) {
   rdma_t *r = (rdma_t *)net;
   int d = etsim_topo_first_diff_dim(net->topo, src, dst);
@@ -55,8 +113,7 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
   etsim_netpkt_msg_t m = {r->host[src], r->host[dst], bytes, net->q->now_ps, 3, 100, on_done, r};
   uint64_t id;
   etsim_error_t e = {0};
-  int rc =
-      r->packet ? etsim_netpkt_send(r->pkt, &m, &id, &e) : etsim_netflow_send(r->flow, &m, &id, &e);
+  int rc = r->lv->send(r, &m, &id, &e);
   if (rc) return rc;
   if (id >= r->cap_tok &&
       (rc = etsim_grow((void **)&r->token, &r->cap_tok, id + 1, sizeof *r->token)))
@@ -89,14 +146,12 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
 
 static int64_t rdma_next(const etsim_net_t *net) {
   const rdma_t *r = (const rdma_t *)net;
-  return r->packet ? etsim_netpkt_next_time(r->pkt) : etsim_netflow_next_time(r->flow);
+  return r->lv->next_ps(r);
 }
 
 static int rdma_advance(etsim_net_t *net, int64_t t_ps, etsim_error_t *err) {
   rdma_t *r = (rdma_t *)net;
-  int rc = r->tl       ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t_ps, err)
-           : r->packet ? etsim_netpkt_run_until(r->pkt, t_ps, err)
-                       : etsim_netflow_run_until(r->flow, t_ps, err);
+  int rc = r->lv->run_until(r, t_ps, err);
   return rc ? rc : r->fail;
 }
 
@@ -118,22 +173,7 @@ static void rdma_destroy(etsim_net_t *net) {
 
 static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
   rdma_t *r = (rdma_t *)net;
-  if (r->packet) {
-    etsim_netpkt_stats_t st;
-    etsim_netpkt_get_stats(r->pkt, &st);
-    net->stats.pkt_events = st.events;
-    net->stats.data_pkts = st.data_pkts;
-    net->stats.pfc_pauses = st.pauses;
-    net->stats.ecn_marks = st.ecn_marks;
-    net->stats.cnps = st.cnps;
-    net->stats.drops = st.drops_buffer + st.drops_error;
-    net->stats.paused_ps = st.paused_ps;
-    net->stats.max_buffer_bytes = st.max_switch_buffer_bytes;
-  } else {
-    etsim_netflow_stats_t st;
-    etsim_netflow_get_stats(r->flow, &st);
-    net->stats.pkt_events = st.events;
-  }
+  r->lv->stats(r, &net->stats);
   int rc = 0;
   if (r->tl_path) {
     /* The interval holding the network's last events, then the file. */
@@ -156,39 +196,15 @@ static const etsim_net_ops_t pkt_ops = {"packet",     rdma_send,   NULL, rdma_de
 static const etsim_net_ops_t flow_ops = {"flow",       rdma_send,   NULL, rdma_destroy, rdma_next,
                                          rdma_advance, rdma_finish, NULL, NULL};
 
-static int cc_mode(const char *s, int *out) {
-  static const struct {
-    const char *name;
-    int mode;
-  } m[] = {{"none", 0}, {"pfc", 0}, {"dcqcn", 1}, {"hpcc", 3}, {"timely", 7}, {"dctcp", 8}};
-  for (size_t i = 0; i < sizeof m / sizeof *m; i++)
-    if (strcmp(s, m[i].name) == 0) {
-      *out = m[i].mode;
-      return 0;
-    }
-  return ETSIM_EINVAL;
-}
-
-int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_des_t *q,
-                           uint32_t ev_deliver, int packet, const etsim_net_opts_t *opts,
-                           etsim_error_t *err) {
+int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int packet,
+                           const etsim_net_opts_t *opts, etsim_error_t *err) {
   static const etsim_net_opts_t none = {0};
   if (!opts) opts = &none;
-  (void)q;
-  (void)ev_deliver;
   etsim_netpkt_cfg_t cfg;
   etsim_netpkt_cfg_default(&cfg);
   int rc;
   if (opts->config_file && (rc = etsim_netpkt_cfg_load(&cfg, opts->config_file, err))) return rc;
-  if (opts->cc) {
-    int mode;
-    if (cc_mode(opts->cc, &mode))
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "unknown congestion control \"%s\" (expected none, "
-                             "dcqcn, hpcc, timely or dctcp)",
-                             opts->cc);
-    cfg.cc_mode = mode;
-  }
+  if (opts->cc && (rc = etsim_net_cc_mode(opts->cc, &cfg.cc_mode, err))) return rc;
   etsim_netpkt_topo_t pt;
   memset(&pt, 0, sizeof pt);
   if (opts->topology_file) {
@@ -246,7 +262,7 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_de
   }
   for (uint32_t i = 0, k = 0; i < pt.n_nodes && k < topo->total; i++)
     if (!pt.is_switch[i]) r->host[k++] = i;
-  r->packet = packet;
+  r->lv = packet ? &pkt_level : &flow_level;
   r->base.ops = packet ? &pkt_ops : &flow_ops;
   rc = packet ? etsim_netpkt_create(&r->pkt, &pt, &cfg, err)
               : etsim_netflow_create(&r->flow, &pt, &cfg, err);

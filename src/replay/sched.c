@@ -52,10 +52,13 @@ typedef struct {
 static void complete(state_t *st, uint32_t u, int64_t t) {
   etsim_replay_sched_t *s = st->s;
   const etsim_replay_plan_t *p = s->plan;
+  /* An op completes once per run, after it started. */
+  ETSIM_ASSERT(st->ndone < p->n_ops && s->end_ns[u] < 0 && s->start_ns[u] >= 0);
   s->end_ns[u] = t;
   s->order[st->ndone++] = u;
   for (uint32_t q = p->chd_off[u]; q < p->chd_off[u + 1]; q++) {
     uint32_t c = p->chd[q];
+    ETSIM_ASSERT(s->pending[c] > 0); /* each edge is counted down once */
     if (--s->pending[c] == 0) {
       if (etsim_replay_kind_is_comm(p->ops[c].kind)) s->comm_q[st->mt++] = c;
       else s->compute_q[st->ct++] = c;
@@ -136,13 +139,24 @@ int etsim_replay_sched_run(etsim_replay_sched_t *s, const etsim_replay_exec_t *x
 
 /* ------------------------------------------------------------ dry run */
 
+/* A communication op in flight on the virtual clock: it finishes at `fin`;
+ * ops that finish together complete in the order they started (seq). */
+typedef struct vdone {
+  int64_t fin;
+  uint64_t seq;
+  uint32_t op;
+} vdone_t;
+
+static inline int vdone_less(const vdone_t *a, const vdone_t *b) {
+  return a->fin < b->fin || (a->fin == b->fin && a->seq < b->seq);
+}
+
+ETSIM_HEAP_DEFINE(vheap, vdone_t, vdone_less)
+
 typedef struct {
   const etsim_replay_plan_t *plan;
   int64_t now;
-  size_t n; /* heap entries */
-  int64_t *fin;
-  uint64_t *seq;
-  uint32_t *op;
+  vheap_t inflight; /* room for every op, reserved before the run */
   uint64_t next_seq;
 } vclock_t;
 
@@ -155,80 +169,42 @@ static int v_run(void *u, size_t op, etsim_error_t *err) {
   return 0;
 }
 
-static int heap_less(const vclock_t *v, size_t a, size_t b) {
-  return v->fin[a] < v->fin[b] || (v->fin[a] == v->fin[b] && v->seq[a] < v->seq[b]);
-}
-
-static void heap_swap(vclock_t *v, size_t a, size_t b) {
-  int64_t f = v->fin[a];
-  v->fin[a] = v->fin[b], v->fin[b] = f;
-  uint64_t s = v->seq[a];
-  v->seq[a] = v->seq[b], v->seq[b] = s;
-  uint32_t o = v->op[a];
-  v->op[a] = v->op[b], v->op[b] = o;
-}
-
 static int v_start(void *u, size_t op, etsim_error_t *err) {
-  (void)err;
   vclock_t *v = u;
-  size_t i = v->n++;
-  v->fin[i] = v->now + v->plan->ops[op].rec_ns;
-  v->seq[i] = v->next_seq++;
-  v->op[i] = (uint32_t)op;
-  while (i && heap_less(v, i, (i - 1) / 2)) {
-    heap_swap(v, i, (i - 1) / 2);
-    i = (i - 1) / 2;
-  }
+  vdone_t d = {v->now + v->plan->ops[op].rec_ns, v->next_seq++, (uint32_t)op};
+  /* Each op starts once per run and the room was reserved: no allocation. */
+  ETSIM_ASSERT(v->inflight.n < v->inflight.cap);
+  if (vheap_push(&v->inflight, &d))
+    return etsim_error_set(err, ETSIM_ENOMEM, "dry run: out of memory");
   return 0;
-}
-
-static uint32_t heap_pop(vclock_t *v) {
-  uint32_t top = v->op[0];
-  v->n--;
-  if (v->n) {
-    v->fin[0] = v->fin[v->n], v->seq[0] = v->seq[v->n], v->op[0] = v->op[v->n];
-    size_t i = 0;
-    for (;;) {
-      size_t l = 2 * i + 1, r = l + 1, m = i;
-      if (l < v->n && heap_less(v, l, m)) m = l;
-      if (r < v->n && heap_less(v, r, m)) m = r;
-      if (m == i) break;
-      heap_swap(v, i, m);
-      i = m;
-    }
-  }
-  return top;
 }
 
 static int v_poll(void *u, int block, size_t *done, int64_t *when, size_t max, etsim_error_t *err) {
   (void)err;
   vclock_t *v = u;
-  if (block && v->n && v->fin[0] > v->now) v->now = v->fin[0];
+  vheap_t *h = &v->inflight;
+  if (block && h->n && h->v[0].fin > v->now) v->now = h->v[0].fin;
   size_t k = 0;
-  while (v->n && v->fin[0] <= v->now && k < max) {
-    when[k] = v->fin[0];
-    done[k++] = heap_pop(v);
+  while (h->n && h->v[0].fin <= v->now && k < max) {
+    vdone_t d;
+    vheap_pop(h, &d);
+    when[k] = d.fin;
+    done[k++] = d.op;
   }
   return (int)k;
 }
 
 int etsim_replay_dry_run(etsim_replay_sched_t *s, int64_t *makespan_ns, etsim_error_t *err) {
-  size_t n = s->plan->n_ops ? s->plan->n_ops : 1;
   vclock_t v;
   memset(&v, 0, sizeof v);
   v.plan = s->plan;
-  v.fin = etsim_calloc(n, sizeof *v.fin);
-  v.seq = etsim_calloc(n, sizeof *v.seq);
-  v.op = etsim_calloc(n, sizeof *v.op);
   int rc;
-  if (!v.fin || !v.seq || !v.op) {
+  if (vheap_reserve(&v.inflight, s->plan->n_ops ? s->plan->n_ops : 1)) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "dry run: out of memory");
   } else {
     etsim_replay_exec_t x = {&v, v_now, v_run, v_start, v_poll};
     rc = etsim_replay_sched_run(s, &x, makespan_ns, err);
   }
-  etsim_free(v.fin);
-  etsim_free(v.seq);
-  etsim_free(v.op);
+  vheap_free(&v.inflight);
   return rc;
 }

@@ -306,6 +306,15 @@ static void classify(sweep_t *w, const etsim_report_html_opts_t *o) {
   }
 }
 
+/* "stem (unit)" as the column's label.  Formatted through a local buffer:
+ * the compiler cannot prove that `show` does not point into the column
+ * itself, and snprintf's arguments must not overlap its destination. */
+static void label_with_unit(col_t *c, size_t stem) {
+  char buf[sizeof c->label];
+  snprintf(buf, sizeof buf, "%.*s (%s)", (int)stem, c->show, c->unit);
+  memcpy(c->label, buf, sizeof buf);
+}
+
 /* Units from the name's suffix, so axes say what they measure and numbers
  * stay short: times (_ns, _us, _ms, _s) in ns, us, ms or s and sizes
  * (_bytes) in B, KiB, MiB or GiB, chosen by the largest value of the
@@ -334,8 +343,7 @@ static void units(sweep_t *w) {
     c->base = sfx[k].s;
     if (sfx[k].unit) {
       snprintf(c->unit, sizeof c->unit, "%s", sfx[k].unit);
-      snprintf(c->label, sizeof c->label, "%.*s (%s)", (int)(len - strlen(sfx[k].suffix)), c->show,
-               c->unit);
+      label_with_unit(c, len - strlen(sfx[k].suffix));
       continue;
     }
     double top = 0;
@@ -357,8 +365,7 @@ static void units(sweep_t *w) {
       c->scale = sfx[k].s / per;
       snprintf(c->unit, sizeof c->unit, "%s", u);
     }
-    snprintf(c->label, sizeof c->label, "%.*s (%s)", (int)(len - strlen(sfx[k].suffix)), c->show,
-             c->unit);
+    label_with_unit(c, len - strlen(sfx[k].suffix));
   }
 }
 

@@ -347,8 +347,11 @@ static int contains_ci(const char *s, const char *w) {
   return 0;
 }
 
-static uint32_t op_class(const etsim_et_trace_t *t, size_t i) {
+/* Node class (channel 0); *coll gets 1 + the collective type for
+ * collectives, else 0 (channel 1). */
+static uint32_t op_class(const etsim_et_trace_t *t, size_t i, uint32_t *coll) {
   int64_t v;
+  *coll = 0;
   switch (t->type[i]) {
     case ETSIM_ET_MEM_LOAD_NODE:
       return ETSIM_SYNTH_OP_MEM_LOAD;
@@ -361,8 +364,9 @@ static uint32_t op_class(const etsim_et_trace_t *t, size_t i) {
     case ETSIM_ET_COMM_COLL_NODE:
       if (etsim_et_trace_attr_int(t, i, t->k_comm_type, &v) == 1 && v >= 0 &&
           v < ETSIM_COLL_TYPE_COUNT)
-        return ETSIM_SYNTH_OP_COLL0 + (uint32_t)v;
-      return ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_ALL_REDUCE;
+        *coll = 1 + (uint32_t)v;
+      else *coll = 1 + ETSIM_COLL_ALL_REDUCE;
+      return ETSIM_SYNTH_OP_COLL;
     default:
       break;
   }
@@ -383,15 +387,19 @@ static uint32_t op_class(const etsim_et_trace_t *t, size_t i) {
 }
 
 static int is_comm_class(uint32_t c) {
-  return c == ETSIM_SYNTH_OP_SEND || c == ETSIM_SYNTH_OP_RECV || c >= ETSIM_SYNTH_OP_COLL0;
+  return c == ETSIM_SYNTH_OP_SEND || c == ETSIM_SYNTH_OP_RECV || c == ETSIM_SYNTH_OP_COLL;
 }
 
-/* Attribute rule of KIND_TRACE data: the size bin is "n/a" (0) exactly for
- * the classes that do not communicate. */
+/* Attribute rules of KIND_TRACE data (the four channels are diffused
+ * independently, so nothing but learning keeps them consistent): the
+ * collective type is "n/a" (0) exactly for non-collectives, and the size
+ * bin exactly for the classes that do not communicate. */
 int etsim_synth__attr_rule_ok(const uint32_t *x) {
-  if (x[0] >= ETSIM_SYNTH_OP_COUNT || x[1] >= ETSIM_SYNTH_DUR_BINS || x[2] >= ETSIM_SYNTH_SIZE_BINS)
+  if (x[0] >= ETSIM_SYNTH_OP_COUNT || x[1] >= ETSIM_SYNTH_COLL_BINS ||
+      x[2] >= ETSIM_SYNTH_DUR_BINS || x[3] >= ETSIM_SYNTH_SIZE_BINS)
     return 0;
-  return is_comm_class(x[0]) ? x[2] != 0 : x[2] == 0;
+  if ((x[0] == ETSIM_SYNTH_OP_COLL) != (x[1] != 0)) return 0;
+  return is_comm_class(x[0]) ? x[3] != 0 : x[3] == 0;
 }
 
 int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
@@ -399,10 +407,11 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
   if (d->n_graphs && d->kind != ETSIM_SYNTH_KIND_TRACE)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: cannot mix trace DAGs with text DAGs", path);
   d->kind = ETSIM_SYNTH_KIND_TRACE;
-  d->n_ch = 3;
+  d->n_ch = ETSIM_SYNTH_TRACE_CH;
   d->n_cls[0] = ETSIM_SYNTH_OP_COUNT;
-  d->n_cls[1] = ETSIM_SYNTH_DUR_BINS;
-  d->n_cls[2] = ETSIM_SYNTH_SIZE_BINS;
+  d->n_cls[1] = ETSIM_SYNTH_COLL_BINS;
+  d->n_cls[2] = ETSIM_SYNTH_DUR_BINS;
+  d->n_cls[3] = ETSIM_SYNTH_SIZE_BINS;
   etsim_et_trace_t *t;
   int rc = etsim_et_trace_load(&t, path, ETSIM_ET_READ_SKIP_UNKNOWN, err);
   if (rc) return rc;
@@ -414,17 +423,18 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
   size_t ecap = 0, dcap = 0;
   uint32_t *layer = NULL, *order = NULL, *map = NULL;
   uint64_t *reach = NULL;
-  full.x = etsim_malloc(sizeof(uint32_t) * 3 * (n + 1));
+  enum { NC = ETSIM_SYNTH_TRACE_CH };
+  full.x = etsim_malloc(sizeof(uint32_t) * NC * (n + 1));
   if (!full.x) goto oom;
   for (size_t i = 0; i < n; i++) {
-    uint32_t *x = full.x + 3 * i;
-    x[0] = op_class(t, i);
-    x[1] = log2_bin(t->dur_us[i], ETSIM_SYNTH_DUR_BINS);
+    uint32_t *x = full.x + NC * i;
+    x[0] = op_class(t, i, &x[1]);
+    x[2] = log2_bin(t->dur_us[i], ETSIM_SYNTH_DUR_BINS);
     int64_t sz = 0;
-    x[2] = 0;
+    x[3] = 0;
     if (is_comm_class(x[0])) {
       if (etsim_et_trace_attr_int(t, i, t->k_comm_size, &sz) != 1 || sz < 1) sz = 1;
-      x[2] = log2_bin((uint64_t)sz, ETSIM_SYNTH_SIZE_BINS);
+      x[3] = log2_bin((uint64_t)sz, ETSIM_SYNTH_SIZE_BINS);
     }
     for (int pass = 0; pass < (o->use_ctrl ? 2 : 1); pass++) {
       const uint32_t *off = pass ? t->ctrl_off : t->data_off;
@@ -553,7 +563,7 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
     for (size_t v = start; v < end; v++)
       for (uint32_t a = poff[v]; a < poff[v + 1]; a++) ne += keep[a] && padj[a] >= start;
     g.n_edges = (uint32_t)ne;
-    g.x = etsim_malloc(sizeof(uint32_t) * 3 * g.n_nodes);
+    g.x = etsim_malloc(sizeof(uint32_t) * NC * g.n_nodes);
     g.src = etsim_malloc(sizeof(uint32_t) * (ne + 1));
     g.dst = etsim_malloc(sizeof(uint32_t) * (ne + 1));
     if (!g.x || !g.src || !g.dst) {
@@ -567,7 +577,7 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
     }
     ne = 0;
     for (size_t v = start; v < end; v++) {
-      memcpy(g.x + 3 * (v - start), full.x + 3 * order[v], 3 * sizeof(uint32_t));
+      memcpy(g.x + NC * (v - start), full.x + NC * order[v], NC * sizeof(uint32_t));
       for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
         if (keep[a] && padj[a] >= start) {
           g.src[ne] = (uint32_t)(padj[a] - start);
@@ -605,7 +615,7 @@ out:
 
 int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi, const char *path,
                             etsim_error_t *err) {
-  if (d->kind != ETSIM_SYNTH_KIND_TRACE || d->n_ch != 3)
+  if (d->kind != ETSIM_SYNTH_KIND_TRACE || d->n_ch != ETSIM_SYNTH_TRACE_CH)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "%s: only DAGs with Chakra categories can be "
                            "written as traces (write .txt instead)",
@@ -643,7 +653,7 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi, const char *
   if ((rc = etsim_et_writer_meta(w, &meta, err))) goto out;
   for (uint32_t k = 0; k < n; k++) {
     uint32_t i = order[k];
-    const uint32_t *x = g->x + 3 * (size_t)i;
+    const uint32_t *x = g->x + ETSIM_SYNTH_TRACE_CH * (size_t)i;
     etsim_attr_t at[3];
     size_t na = 0;
     char name[64];
@@ -651,31 +661,33 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi, const char *
     nd.id = i;
     nd.data_deps = deps + off[i];
     nd.n_data_deps = off[i + 1] - off[i];
-    nd.duration_micros = x[1] ? (3ull << (x[1] - 1)) / 2 : 0;
+    nd.duration_micros = x[2] ? (3ull << (x[2] - 1)) / 2 : 0;
     uint32_t cls = x[0] < ETSIM_SYNTH_OP_COUNT ? x[0] : ETSIM_SYNTH_OP_COMP_OTHER;
     int cpu = cls == ETSIM_SYNTH_OP_CPU;
     static const char *const comp_names[] = {
         "gemm", "conv", "attention", "norm", "elementwise_add", "compute", "cpu_op"};
-    if (cls >= ETSIM_SYNTH_OP_COLL0) {
+    /* A collective whose type channel says n/a (an attribute-rule
+     * violation) is written as an all-reduce, so the trace still runs. */
+    int ctype = x[1] >= 1 && x[1] < ETSIM_SYNTH_COLL_BINS ? (int)x[1] - 1 : ETSIM_COLL_ALL_REDUCE;
+    if (cls == ETSIM_SYNTH_OP_COLL) {
       nd.type = ETSIM_ET_COMM_COLL_NODE;
-      snprintf(name, sizeof name, "%s_%u", etsim_coll_type_name((int)(cls - ETSIM_SYNTH_OP_COLL0)),
-               i);
+      snprintf(name, sizeof name, "synth_%s_%u", etsim_coll_type_name(ctype), i);
     } else if (cls == ETSIM_SYNTH_OP_SEND || cls == ETSIM_SYNTH_OP_RECV) {
       nd.type = cls == ETSIM_SYNTH_OP_SEND ? ETSIM_ET_COMM_SEND_NODE : ETSIM_ET_COMM_RECV_NODE;
-      snprintf(name, sizeof name, "%s_%u", cls == ETSIM_SYNTH_OP_SEND ? "send" : "recv", i);
+      snprintf(name, sizeof name, "synth_%s_%u", cls == ETSIM_SYNTH_OP_SEND ? "send" : "recv", i);
     } else if (cls == ETSIM_SYNTH_OP_MEM_LOAD || cls == ETSIM_SYNTH_OP_MEM_STORE) {
       nd.type = cls == ETSIM_SYNTH_OP_MEM_LOAD ? ETSIM_ET_MEM_LOAD_NODE : ETSIM_ET_MEM_STORE_NODE;
-      snprintf(name, sizeof name, "%s_%u",
+      snprintf(name, sizeof name, "synth_%s_%u",
                cls == ETSIM_SYNTH_OP_MEM_LOAD ? "mem_load" : "mem_store", i);
     } else {
       nd.type = ETSIM_ET_COMP_NODE;
-      snprintf(name, sizeof name, "%s_%u", comp_names[cls], i);
+      snprintf(name, sizeof name, "synth_%s_%u", comp_names[cls], i);
     }
     nd.name = name;
     at[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = cpu};
     if (is_comm_class(cls)) {
-      int64_t ct = cls >= ETSIM_SYNTH_OP_COLL0 ? (int64_t)(cls - ETSIM_SYNTH_OP_COLL0) : 0;
-      uint32_t b = x[2] ? x[2] : 1;
+      int64_t ct = cls == ETSIM_SYNTH_OP_COLL ? ctype : 0;
+      uint32_t b = x[3] ? x[3] : 1;
       int64_t bytes = (int64_t)((3ull << (b - 1)) / 2);
       at[na++] =
           (etsim_attr_t){.name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = ct};

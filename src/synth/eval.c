@@ -47,6 +47,13 @@ int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *
   return ok;
 }
 
+int etsim_synth_attr_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g) {
+  if (d->kind != ETSIM_SYNTH_KIND_TRACE || d->n_ch != ETSIM_SYNTH_TRACE_CH) return 1;
+  for (uint32_t v = 0; v < g->n_nodes; v++)
+    if (!etsim_synth__attr_rule_ok(g->x + ETSIM_SYNTH_TRACE_CH * (size_t)v)) return 0;
+  return 1;
+}
+
 /* ------------------------------------------------------------ statistics */
 
 typedef struct {
@@ -92,12 +99,8 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
     s->edges[i] = g->n_edges;
     int valid = etsim_synth_dag_valid(d, g);
     s->valid_n += valid;
-    if (d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == 3) {
-      int ok = 1;
-      for (uint32_t v = 0; v < g->n_nodes; v++)
-        ok &= etsim_synth__attr_rule_ok(g->x + 3 * (size_t)v);
-      s->attr_ok_n += ok;
-    }
+    if (d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == ETSIM_SYNTH_TRACE_CH)
+      s->attr_ok_n += etsim_synth_attr_valid(d, g);
     if (!valid) continue;
     if (etsim_grow((void **)&layer, &cl, g->n_nodes + 1, sizeof *layer) ||
         etsim_grow((void **)&din, &ci, g->n_nodes + 1, sizeof *din) ||
@@ -281,76 +284,41 @@ out:
   return rc;
 }
 
-static double pearson(const double *a, const double *b, size_t n) {
-  double ma = 0, mb = 0;
-  for (size_t i = 0; i < n; i++) {
-    ma += a[i];
-    mb += b[i];
-  }
-  ma /= n;
-  mb /= n;
-  double sab = 0, saa = 0, sbb = 0;
-  for (size_t i = 0; i < n; i++) {
-    sab += (a[i] - ma) * (b[i] - mb);
-    saa += (a[i] - ma) * (a[i] - ma);
-    sbb += (b[i] - mb) * (b[i] - mb);
-  }
-  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : 0;
-}
-
-static const double *rank_base;
-static int cmp_idx(const void *a, const void *b) {
-  double x = rank_base[*(const size_t *)a], y = rank_base[*(const size_t *)b];
-  return x < y ? -1 : x > y;
-}
-
-/* Ranks with ties averaged. */
-static int ranks(const double *v, size_t n, double *r) {
-  size_t *idx = malloc(sizeof(size_t) * n);
-  if (!idx) return ETSIM_ENOMEM;
-  for (size_t i = 0; i < n; i++) idx[i] = i;
-  rank_base = v;
-  etsim_qsort(idx, n, sizeof *idx, cmp_idx);
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j + 1 < n && v[idx[j + 1]] == v[idx[i]]) j++;
-    for (size_t k = i; k <= j; k++) r[idx[k]] = (i + j) / 2.0 + 1;
-    i = j + 1;
-  }
-  free(idx);
-  return 0;
+/* The BiMPNN surrogate trained on tr (a seeded 10% held out for model
+ * selection) with the vocabulary n_cls, predictions for te. */
+static int fit_predict(const etsim_synth_data_t *tr, const etsim_synth_data_t *te,
+                       const uint32_t *n_cls, const etsim_synth_surrogate_config_t *sc,
+                       double *pred, etsim_error_t *err) {
+  etsim_synth_data_t t = *tr, e = *te;
+  memcpy(t.n_cls, n_cls, sizeof(uint32_t) * tr->n_ch);
+  memcpy(e.n_cls, n_cls, sizeof(uint32_t) * tr->n_ch);
+  etsim_synth_surrogate_t *s;
+  int rc = etsim_synth_surrogate_fit(&t, NULL, NULL, sc, NULL, NULL, &s, err);
+  if (rc) return rc;
+  rc = etsim_synth_surrogate_predict(s, &e, pred, err);
+  etsim_synth_surrogate_free(s);
+  return rc;
 }
 
 static int score(const etsim_synth_data_t *real, const double *pred, double *pe, double *sp,
                  double *mae) {
   size_t n = real->n_graphs;
-  double *y = malloc(sizeof(double) * n), *ry = malloc(sizeof(double) * n),
-         *rp = malloc(sizeof(double) * n);
-  if (!y || !ry || !rp) {
-    free(y);
-    free(ry);
-    free(rp);
-    return ETSIM_ENOMEM;
-  }
-  double s = 0;
-  for (size_t i = 0; i < n; i++) {
-    y[i] = real->g[i].y;
-    s += fabs(pred[i] - y[i]);
-  }
-  *mae = s / n;
-  *pe = pearson(pred, y, n);
-  int rc = ranks(y, n, ry);
-  if (!rc) rc = ranks(pred, n, rp);
-  if (!rc) *sp = pearson(rp, ry, n);
+  double *y = malloc(sizeof(double) * (n + 1));
+  if (!y) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < n; i++) y[i] = real->g[i].y;
+  etsim_synth_scores_t sc;
+  int rc = etsim_synth_score(pred, y, n, &sc);
   free(y);
-  free(ry);
-  free(rp);
+  *pe = sc.pearson;
+  *sp = sc.spearman;
+  *mae = sc.mae;
   return rc;
 }
 
 int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_t *gen,
                          const etsim_synth_data_t *real_train, int surrogate,
-                         etsim_synth_eval_t *out, etsim_error_t *err) {
+                         const etsim_synth_surrogate_config_t *sc, etsim_synth_eval_t *out,
+                         etsim_error_t *err) {
   memset(out, 0, sizeof *out);
   if (!real->n_graphs || !gen->n_graphs)
     return etsim_error_set(err, ETSIM_EINVAL, "need at least one real and one generated graph");
@@ -420,18 +388,29 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
   for (size_t i = 0; i < gen->n_graphs; i++)
     if (etsim_synth_dag_valid(gen, &gen->g[i])) gv.g[gv.n_graphs++] = gen->g[i];
   rc = 0;
+  etsim_synth_surrogate_config_t dc;
+  if (!sc) {
+    etsim_synth_surrogate_config_default(&dc);
+    sc = &dc;
+  }
+  int bim = surrogate == ETSIM_SYNTH_SURROGATE_BIMPNN;
   if (gv.n_graphs) {
-    rc = ridge(&gv, real, n_ch, n_cls, ylog, pred);
+    gv.n_ch = n_ch;
+    memcpy(gv.n_cls, n_cls, sizeof(uint32_t) * n_ch);
+    rc = bim ? fit_predict(&gv, real, n_cls, sc, pred, err)
+             : ridge(&gv, real, n_ch, n_cls, ylog, pred);
     if (!rc) rc = score(real, pred, &out->gen_pearson, &out->gen_spearman, &out->gen_mae);
     out->has_surrogate = !rc;
   }
   if (!rc && real_train && real_train->n_graphs && real_train->n_ch == n_ch) {
-    rc = ridge(real_train, real, n_ch, n_cls, ylog, pred);
+    rc = bim ? fit_predict(real_train, real, n_cls, sc, pred, err)
+             : ridge(real_train, real, n_ch, n_cls, ylog, pred);
     if (!rc) rc = score(real, pred, &out->real_pearson, &out->real_spearman, &out->real_mae);
     out->has_real_surrogate = !rc;
   }
   free(gv.g);
   free(pred);
+  if (rc && bim) return rc;
   if (rc) return etsim_error_set(err, rc, "surrogate regression failed");
   return 0;
 }

@@ -62,7 +62,27 @@ static void lin(cursor_t *c, nn_linear_t *l, int in, int out, int bias) {
   if (bias) l->b = take(c, (size_t)out, &l->gb);
 }
 
-int etsim_synth__dim_ctx(const etsim_synth_model_t *m) { return m->cfg.hidden + SY_FEAT + SY_DY; }
+int etsim_synth__dim_hist(const etsim_synth_model_t *m) {
+  return m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE ? 3 * (int)m->sum_cls : 0;
+}
+int etsim_synth__dim_size_in(const etsim_synth_model_t *m) {
+  return SY_SIZEF + (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_SIZE ? (int)m->sum_cls : 0);
+}
+int etsim_synth__dim_ctx(const etsim_synth_model_t *m) {
+  return m->cfg.hidden + SY_FEAT + SY_DY + etsim_synth__dim_hist(m);
+}
+
+/* log(1 + count) / 2: counts of a few nodes matter most (a layer after a
+ * given op, the third input of a kernel), and large prefixes stay bounded. */
+void etsim_synth__hist_feats(const etsim_synth_model_t *m, const uint32_t *last,
+                             const uint32_t *prefix, const uint32_t *open, float *f) {
+  uint32_t K = m->sum_cls;
+  for (uint32_t k = 0; k < K; k++) {
+    f[k] = (float)(log1p((double)last[k]) / 2);
+    f[K + k] = (float)(log1p((double)prefix[k]) / 2);
+    f[2 * K + k] = (float)(log1p((double)open[k]) / 2);
+  }
+}
 int etsim_synth__dim_attr_in(const etsim_synth_model_t *m) {
   return 2 * m->cfg.hidden + etsim_synth__dim_ctx(m) + SY_DT;
 }
@@ -83,7 +103,7 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
   for (int k = 0; k <= K; k++) lin(&c, &m->jk[k], H, H, k == 0);
   m->ln_g = take(&c, (size_t)H, &m->gln_g);
   m->ln_b = take(&c, (size_t)H, &m->gln_b);
-  lin(&c, &m->c1, SY_SIZEF, H, 1);
+  lin(&c, &m->c1, etsim_synth__dim_size_in(m), H, 1);
   lin(&c, &m->c2, H, (int)m->max_size, 1);
   lin(&c, &m->s1, SY_STOPF, H, 1);
   lin(&c, &m->s2, H, 1, 1);
@@ -177,6 +197,8 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->batch = 16;
   c->lr = 2e-3f;
   c->seed = 1;
+  c->exact_candidates = 256;
+  c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -590,6 +612,21 @@ typedef struct {
   size_t u8_cap;
   int32_t *i32;
   size_t i32_cap;
+  /* Sampled candidates (edges_sampled): per row a stamp marking the
+   * current new node's listed candidates; per pair the candidate, its new
+   * node, clean and noisy bits and weight; per-pair and per-node floats. */
+  uint32_t *mark, stamp;
+  size_t mark_cap;
+  uint32_t *hist; /* hist_ctx: counts and per-row child counts */
+  size_t hist_cap;
+  float *histf; /* hist_ctx: one step's features */
+  size_t histf_cap;
+  uint32_t *pu, *pv;
+  uint8_t *pc, *pn;
+  float *pw;
+  size_t pair_cap;
+  float *fpair, *fnode;
+  size_t fpair_cap, fnode_cap;
 } ws_t;
 
 static void ws_free(ws_t *w) {
@@ -597,6 +634,270 @@ static void ws_free(ws_t *w) {
   etsim_free(w->u32);
   etsim_free(w->u8);
   etsim_free(w->i32);
+  etsim_free(w->mark);
+  etsim_free(w->hist);
+  etsim_free(w->histf);
+  etsim_free(w->pu);
+  etsim_free(w->pv);
+  etsim_free(w->pc);
+  etsim_free(w->pn);
+  etsim_free(w->pw);
+  etsim_free(w->fpair);
+  etsim_free(w->fnode);
+}
+
+/* Candidates sampled per new node beyond a layer's exact limit: all of the
+ * SY_NEAR_LAYERS layers before it up to SY_NEAR_S nodes, SY_FAR_S from the
+ * rest (docs/synth.md, "Training cost"). */
+#define SY_NEAR_LAYERS 8
+#define SY_NEAR_S 128
+#define SY_FAR_S 64
+
+static int add_pair(ws_t *ws, size_t *np, uint32_t u, uint32_t v, int clean, int noisy, float w) {
+  if (*np + 1 > ws->pair_cap) {
+    size_t c = ws->pair_cap, c1 = c, c2 = c, c3 = c, c4 = c;
+    if (etsim_grow((void **)&ws->pu, &c, *np + 1, sizeof(uint32_t)) ||
+        etsim_grow((void **)&ws->pv, &c1, *np + 1, sizeof(uint32_t)) ||
+        etsim_grow((void **)&ws->pc, &c2, *np + 1, 1) ||
+        etsim_grow((void **)&ws->pn, &c3, *np + 1, 1) ||
+        etsim_grow((void **)&ws->pw, &c4, *np + 1, sizeof(float)))
+      return ETSIM_ENOMEM;
+    size_t m = c < c1 ? c : c1;
+    m = m < c2 ? m : c2;
+    m = m < c3 ? m : c3;
+    ws->pair_cap = m < c4 ? m : c4;
+  }
+  ws->pu[*np] = u;
+  ws->pv[*np] = v;
+  ws->pc[*np] = (uint8_t)clean;
+  ws->pn[*np] = (uint8_t)noisy;
+  ws->pw[*np] = w;
+  (*np)++;
+  return 0;
+}
+
+/*
+ * Edge loss of layer l when its prefix is too large to score every
+ * (earlier node, new node) pair: an unbiased estimate of the same loss, at
+ * a cost per new node that does not grow with the prefix.  Per new node,
+ * its true parents and every pair whose noisy bit is on are scored exactly
+ * (the noisy-on pairs among the non-parents are found by geometric skips,
+ * so drawing the noise costs their number, not the prefix size); of the
+ * rest, the nodes of the SY_NEAR_LAYERS layers before l are scored all
+ * when there are at most SY_NEAR_S of them, and otherwise, like the older
+ * nodes, by a uniform sample with replacement (SY_NEAR_S resp. SY_FAR_S
+ * draws) weighted by (stratum size) / (draws).  Deep graphs (a chain of n
+ * nodes has n^2/2 pairs) therefore train in time linear in their edges.
+ */
+static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, const enc_t *e,
+                         const float *ctx, float *dZ, float *dZs, float *dctx,
+                         const uint32_t *children, int l, int t, etsim_rng_t *rng, int backward,
+                         float weight, float we, double *le) {
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
+  int De = etsim_synth__dim_edge_in(m), Te = m->cfg.t_edge, n = R->n;
+  uint32_t nch = m->n_ch;
+  uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0, N = v0 - 1;
+  double ab = m->abar_e[t];
+  double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
+  double q0 = (1 - ab) * ml; /* P(noisy on | clean off) */
+  int lw = l - SY_NEAR_LAYERS >= 1 ? l - SY_NEAR_LAYERS : 1;
+  uint32_t near0 = R->ls[lw] - 1; /* candidates [near0, N) are near */
+  size_t old_cap = ws->mark_cap;
+  if (etsim_grow((void **)&ws->mark, &ws->mark_cap, (size_t)n + 1, sizeof(uint32_t)))
+    return ETSIM_ENOMEM;
+  if (ws->mark_cap != old_cap || ws->stamp == 0 || ws->stamp > UINT32_MAX - 2 * nv - 2) {
+    memset(ws->mark, 0, sizeof(uint32_t) * ws->mark_cap);
+    ws->stamp = 0;
+  }
+  size_t np = 0;
+  for (uint32_t v = 0; v < nv; v++) {
+    uint32_t st = ++ws->stamp;
+    size_t first = np;
+    for (uint32_t k = R->poff[v0 + v]; k < R->poff[v0 + v + 1]; k++) {
+      uint32_t u = R->padj[k] - 1;
+      ws->mark[u] = st;
+      int on = etsim_rng_uniform(rng) < ab ? 1 : etsim_rng_uniform(rng) < ml;
+      if (add_pair(ws, &np, u, v, 1, on, 1.0f)) return ETSIM_ENOMEM;
+    }
+    if (q0 > 0) {
+      double lq = log1p(-q0);
+      double u = -1;
+      for (;;) {
+        double r = etsim_rng_uniform(rng);
+        u += 1 + floor(log1p(-r) / lq);
+        if (!(u < N)) break;
+        uint32_t ui = (uint32_t)u;
+        if (ws->mark[ui] == st) continue;
+        ws->mark[ui] = st;
+        if (add_pair(ws, &np, ui, v, 0, 1, 1.0f)) return ETSIM_ENOMEM;
+      }
+    }
+    /* The two strata of the clean-off, noisy-off pairs. */
+    for (int sidx = 0; sidx < 2; sidx++) {
+      uint32_t a = sidx ? 0 : near0, b = sidx ? near0 : N;
+      uint32_t draws = sidx ? SY_FAR_S : SY_NEAR_S;
+      size_t marked = 0;
+      for (size_t q = first; q < np; q++) marked += ws->pu[q] >= a && ws->pu[q] < b;
+      size_t free_n = (size_t)(b - a) - marked;
+      if (!free_n) continue;
+      if (free_n <= draws) {
+        for (uint32_t u = a; u < b; u++)
+          if (ws->mark[u] != st && add_pair(ws, &np, u, v, 0, 0, 1.0f)) return ETSIM_ENOMEM;
+        continue;
+      }
+      float w = (float)((double)free_n / draws);
+      for (uint32_t d = 0; d < draws; d++) {
+        uint32_t u;
+        do u = a + (uint32_t)etsim_rng_below(rng, b - a);
+        while (ws->mark[u] == st);
+        if (add_pair(ws, &np, u, v, 0, 0, w)) return ETSIM_ENOMEM;
+      }
+    }
+  }
+  /* Per pair: gap features [np x 4], first-layer part a_u [np x P] and its
+   * gradient; per new node: inputs [nv x De], b_v [nv x P] and gradients. */
+  size_t need_p = np * (size_t)(SY_GAPF + 2 * P) + 1;
+  size_t need_n = (size_t)nv * (size_t)(2 * De + 2 * P) + 1;
+  if (etsim_grow((void **)&ws->fpair, &ws->fpair_cap, need_p, sizeof(float)) ||
+      etsim_grow((void **)&ws->fnode, &ws->fnode_cap, need_n, sizeof(float)))
+    return ETSIM_ENOMEM;
+  float *gapf = ws->fpair, *A = gapf + np * SY_GAPF, *dA = A + np * P;
+  float *ein = ws->fnode, *dein = ein + (size_t)nv * De, *B = dein + (size_t)nv * De;
+  float *dB = B + (size_t)nv * P;
+  for (size_t q = 0; q < np; q++) {
+    uint32_t u = ws->pu[q];
+    etsim_synth__gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1], gapf + q * SY_GAPF);
+  }
+  etsim_synth__nn_linear_fwd(&m->es_g, (int)np, gapf, A);
+  for (size_t q = 0; q < np; q++) {
+    const float *zs = e->Zs + (size_t)(ws->pu[q] + 1) * P;
+    float *a = A + q * P;
+    for (int j = 0; j < P; j++) a[j] += zs[j];
+  }
+  float tsin[SY_DT];
+  etsim_synth__t_feat(t, Te, tsin);
+  memset(ein, 0, sizeof(float) * (size_t)nv * De);
+  {
+    int *deg = (int *)(void *)dein; /* scratch until the backward pass */
+    memset(deg, 0, sizeof(int) * nv);
+    for (size_t q = 0; q < np; q++) {
+      if (!ws->pn[q]) continue;
+      float *a = ein + (size_t)ws->pv[q] * De;
+      const float *z = e->Z + (size_t)(ws->pu[q] + 1) * H;
+      for (int j = 0; j < H; j++) a[H + j] += z[j];
+      deg[ws->pv[q]]++;
+    }
+    for (uint32_t v = 0; v < nv; v++) {
+      float *a = ein + (size_t)v * De;
+      for (uint32_t c = 0; c < nch; c++) {
+        const float *er = m->eemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
+        for (int j = 0; j < H; j++) a[j] += er[j];
+      }
+      memcpy(a + 2 * H, ctx + (size_t)(l - 1) * Dc, sizeof(float) * Dc);
+      memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
+      a[2 * H + Dc + SY_DT] = (float)(log1p((double)deg[v]) / 2);
+    }
+  }
+  etsim_synth__nn_linear_fwd(&m->ed, (int)nv, ein, B);
+  memset(dA, 0, sizeof(float) * np * P);
+  memset(dB, 0, sizeof(float) * (size_t)nv * P);
+  float w_l = we * weight;
+  for (size_t q = 0; q < np; q++) {
+    const float *a = A + q * P, *b = B + (size_t)ws->pv[q] * P;
+    int on = ws->pn[q];
+    double z = m->eob[0];
+    for (int j = 0; j < P; j++) {
+      float h = a[j] + b[j] + (on ? m->ew[j] : 0);
+      z += (h > 0 ? h : 0) * m->eo[j];
+    }
+    int tg = ws->pc[q];
+    double sp = z > 0 ? z + log1p(exp(-z)) : log1p(exp(z));
+    *le += we * ws->pw[q] * (sp - (tg ? z : 0));
+    if (!backward) continue;
+    float dz = w_l * ws->pw[q] * (float)(1.0 / (1.0 + exp(-z)) - tg);
+    m->geob[0] += dz;
+    float *da = dA + q * P, *db = dB + (size_t)ws->pv[q] * P;
+    for (int j = 0; j < P; j++) {
+      float h = a[j] + b[j] + (on ? m->ew[j] : 0);
+      if (h > 0) {
+        m->geo[j] += dz * h;
+        float g = dz * m->eo[j];
+        da[j] += g;
+        db[j] += g;
+        if (on) m->gew[j] += g;
+      }
+    }
+  }
+  if (!backward) return 0;
+  memset(dein, 0, sizeof(float) * (size_t)nv * De);
+  etsim_synth__nn_linear_bwd(&m->ed, (int)nv, ein, dB, dein, 1);
+  for (uint32_t v = 0; v < nv; v++) {
+    const float *da = dein + (size_t)v * De;
+    for (uint32_t c = 0; c < nch; c++) {
+      float *ge = m->geemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
+      for (int j = 0; j < H; j++) ge[j] += da[j];
+    }
+    float *dc = dctx + (size_t)(l - 1) * Dc;
+    for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
+  }
+  for (size_t q = 0; q < np; q++) {
+    uint32_t u = ws->pu[q] + 1;
+    if (ws->pn[q]) {
+      const float *da = dein + (size_t)ws->pv[q] * De;
+      float *dz = dZ + (size_t)u * H;
+      for (int j = 0; j < H; j++) dz[j] += da[H + j];
+    }
+    float *dzs = dZs + (size_t)u * P;
+    const float *da = dA + q * P;
+    for (int j = 0; j < P; j++) dzs[j] += da[j];
+  }
+  etsim_synth__nn_linear_bwd(&m->es_g, (int)np, gapf, dA, NULL, 1);
+  return 0;
+}
+
+/* Category histograms of every step's context (after layers 0..l): the
+ * last layer's, the prefix's, and those of the prefix nodes that have no
+ * child yet, written after the first H + SY_FEAT + SY_DY floats of each
+ * context row.  The start token (row 0) counts in none of them. */
+static int hist_ctx(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, float *ctx, int Dc,
+                    float *hlast) {
+  uint32_t K = m->sum_cls, n = (uint32_t)R->n;
+  size_t need = 3 * (size_t)K + n;
+  if (etsim_grow((void **)&ws->hist, &ws->hist_cap, need, sizeof(uint32_t)) ||
+      etsim_grow((void **)&ws->histf, &ws->histf_cap, 3 * (size_t)K, sizeof(float)))
+    return ETSIM_ENOMEM;
+  float *hf = ws->histf;
+  uint32_t *last = ws->hist, *pre = last + K, *open = pre + K, *kids = open + K;
+  memset(ws->hist, 0, sizeof(uint32_t) * need);
+  int base = m->cfg.hidden + SY_FEAT + SY_DY;
+  for (int l = 0; l <= R->L; l++) {
+    memset(last, 0, sizeof(uint32_t) * K);
+    for (uint32_t r = R->ls[l] > 0 ? R->ls[l] : 1; r < R->ls[l + 1]; r++) {
+      for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) {
+        uint32_t u = R->padj[k];
+        if (u && kids[u]++ == 0) {
+          uint32_t off = 0;
+          for (uint32_t c = 0; c < m->n_ch; c++) {
+            open[off + (uint32_t)R->xr[(size_t)c * n + u]]--;
+            off += m->n_cls[c];
+          }
+        }
+      }
+      uint32_t off = 0;
+      for (uint32_t c = 0; c < m->n_ch; c++) {
+        uint32_t x = off + (uint32_t)R->xr[(size_t)c * n + r];
+        last[x]++;
+        pre[x]++;
+        open[x]++;
+        off += m->n_cls[c];
+      }
+    }
+    etsim_synth__hist_feats(m, last, pre, open, hf);
+    if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE)
+      memcpy(ctx + (size_t)l * Dc + base, hf, sizeof(float) * 3 * K);
+    memcpy(hlast + (size_t)l * K, hf, sizeof(float) * K);
+  }
+  return 0;
 }
 
 static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, double y, uint64_t seed,
@@ -633,6 +934,11 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     etsim_synth__step_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, c + H);
     memcpy(c + H + SY_FEAT, ysin, sizeof ysin);
   }
+  float *hlast = NULL; /* per step: the last layer's histogram features */
+  if (m->cfg.ctx_hist) {
+    hlast = etsim_synth__pz(p, (size_t)ns * m->sum_cls);
+    if (p->oom || hist_ctx(m, ws, R, ctx, Dc, hlast)) return ETSIM_ENOMEM;
+  }
 
   /* (1) layer sizes: a stop decision, then the size given no stop. */
   int C = (int)m->max_size;
@@ -649,11 +955,15 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     tgt[l] = sz ? (int32_t)(sz > m->max_size ? m->max_size : sz) - 1 : -1;
     stop[l] = l == L;
   }
-  float *cf = etsim_synth__pz(p, (size_t)ns * SY_SIZEF);
+  int Ds = etsim_synth__dim_size_in(m);
+  float *cf = etsim_synth__pz(p, (size_t)ns * Ds);
   if (p->oom) return ETSIM_ENOMEM;
-  for (int l = 0; l <= L; l++)
-    etsim_synth__size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, ysin,
-                            cf + (size_t)l * SY_SIZEF);
+  for (int l = 0; l <= L; l++) {
+    float *f = cf + (size_t)l * Ds;
+    etsim_synth__size_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, ysin, f);
+    if (Ds > SY_SIZEF)
+      memcpy(f + SY_SIZEF, hlast + (size_t)l * m->sum_cls, sizeof(float) * m->sum_cls);
+  }
   etsim_synth__nn_linear_fwd(&m->c1, ns, cf, cp);
   etsim_synth__nn_gelu_fwd((size_t)ns * H, cp, ch);
   etsim_synth__nn_linear_fwd(&m->c2, ns, ch, clog);
@@ -800,10 +1110,14 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
 
   /* (3) edges into every layer from layer 2 on. */
   double le = 0;
+  /* Layers whose prefix holds more than `exact` nodes score a sample of
+   * their candidates (edges_sampled); the others score every pair. */
+  uint32_t exact = m->cfg.exact_candidates > 0 ? (uint32_t)m->cfg.exact_candidates : 0;
   size_t total_pairs = 0, maxpairs = 0;
   for (int l = 2; l <= L; l++) {
     size_t pr = (size_t)(R->ls[l + 1] - R->ls[l]) * (R->ls[l] - 1);
     total_pairs += pr;
+    if (exact && R->ls[l] - 1 > exact) continue;
     if (pr > maxpairs) maxpairs = pr;
   }
   if (total_pairs) {
@@ -820,6 +1134,7 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     size_t maxnv = 0, maxN = 0;
     for (int l = 2; l <= L; l++) {
       size_t nv = R->ls[l + 1] - R->ls[l], N = R->ls[l] - 1;
+      if (exact && N > exact) continue;
       maxnv = nv > maxnv ? nv : maxnv;
       maxN = N > maxN ? N : maxN;
     }
@@ -835,6 +1150,12 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
         for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) children[R->padj[k]]++;
       uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0, N = v0 - 1;
       int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Te);
+      if (exact && N > exact) {
+        int rc = edges_sampled(m, ws, R, &e, ctx, dZ, dZs, dctx, children, l, t, &rng, backward,
+                               weight, we, &le);
+        if (rc) return rc;
+        continue;
+      }
       double ab = m->abar_e[t];
       double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
       etsim_synth__t_feat(t, Te, tsin);
@@ -991,13 +1312,14 @@ static int check_layout(const etsim_synth_model_t *m, const etsim_synth_data_t *
   return 0;
 }
 
-int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, uint64_t seed,
-                           double *total, double *count, double *attr, double *edge,
-                           etsim_error_t *err) {
+/* Mean loss over d with the workspace ws (training passes its own, so a
+ * large graph's buffers are not held twice). */
+static int model_loss_ws(etsim_synth_model_t *m, ws_t *ws, const etsim_synth_data_t *d,
+                         uint64_t seed, double *total, double *count, double *attr, double *edge,
+                         etsim_error_t *err) {
   int rc = check_layout(m, d, "data", err);
   if (rc) return rc;
   double s[4] = {0};
-  ws_t ws = {0};
   etsim_rng_t r;
   etsim_rng_seed(&r, seed);
   for (size_t i = 0; i < d->n_graphs; i++) {
@@ -1007,7 +1329,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
       break;
     }
     double l, parts[3];
-    rc = graph_loss_ws(m, &ws, &R, d->g[i].y, etsim_rng_next(&r), 0, 1, &l, parts);
+    rc = graph_loss_ws(m, ws, &R, d->g[i].y, etsim_rng_next(&r), 0, 1, &l, parts);
     rows_free(&R);
     if (rc) {
       etsim_error_set(err, rc, "out of memory");
@@ -1016,7 +1338,6 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
     s[0] += l;
     for (int k = 0; k < 3; k++) s[k + 1] += parts[k];
   }
-  ws_free(&ws);
   if (rc) return rc;
   double n = d->n_graphs ? (double)d->n_graphs : 1;
   if (total) *total = s[0] / n;
@@ -1024,6 +1345,15 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
   if (attr) *attr = s[2] / n;
   if (edge) *edge = s[3] / n;
   return 0;
+}
+
+int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, uint64_t seed,
+                           double *total, double *count, double *attr, double *edge,
+                           etsim_error_t *err) {
+  ws_t ws = {0};
+  int rc = model_loss_ws(m, &ws, d, seed, total, count, attr, edge, err);
+  ws_free(&ws);
+  return rc;
 }
 
 #include <time.h>
@@ -1113,7 +1443,7 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
                                   m->adam_vmax);
     }
     double vl;
-    if ((rc = etsim_synth_model_loss(m, val, cfg->seed ^ 0x7a11dULL, &vl, NULL, NULL, NULL, err)))
+    if ((rc = model_loss_ws(m, &ws, val, cfg->seed ^ 0x7a11dULL, &vl, NULL, NULL, NULL, err)))
       goto out;
     etsim_synth_progress_t pg = {
         ep, cfg->epochs,   sum[0] / n_rows, sum[1] / n_rows, sum[2] / n_rows, sum[3] / n_rows,

@@ -64,6 +64,9 @@ typedef struct {
   float *te[ETSIM_SYNTH_MAX_CH];                          /* n_cls x P */
   float *tte;                                             /* t_edge+1 x P */
   float *tables;
+  uint32_t *hist; /* 3 * sum_cls category counts */
+  int project;    /* enforce the trace attribute rules */
+  etsim_synth_sample_stats_t stats;
   const uint32_t *fixed; /* benchmark hook: forced layer sizes, 0-ended */
 } sampler_t;
 
@@ -109,6 +112,50 @@ static int build_tables(const etsim_synth_model_t *m, sampler_t *S) {
   return 0;
 }
 
+/* Draw channel c of a node from the last step's clean prediction (logits
+ * lg of that channel) restricted to categories [lo, hi). */
+static int32_t draw_range(const etsim_synth_model_t *m, uint32_t off, const float *lg, int lo,
+                          int hi, float *p, etsim_rng_t *rng) {
+  float mx = -1e30f;
+  for (int j = lo; j < hi; j++)
+    if (m->marg[off + j] > 0 && lg[j] > mx) mx = lg[j];
+  if (mx <= -1e30f) return lo; /* nothing allowed was ever seen: the first */
+  for (int j = 0; j < hi - lo; j++) p[j] = m->marg[off + lo + j] > 0 ? expf(lg[lo + j] - mx) : 0.0f;
+  double sum = 0;
+  for (int j = 0; j < hi - lo; j++) sum += p[j];
+  for (int j = 0; j < hi - lo; j++) p[j] = (float)(p[j] / sum);
+  return lo + etsim_synth__draw(rng, p, hi - lo);
+}
+
+/*
+ * Counts the new nodes that break an attribute rule and, when S->project,
+ * repairs them.  The attribute rules of trace data (a collective type exactly on
+ * collectives, a size exactly on communication) couple channels that are
+ * diffused independently.  A new node that breaks one keeps its class and
+ * redraws the offending channel from the last step's clean prediction
+ * restricted to the values the rule allows: the model's own distribution
+ * conditioned on validity, as the forced parent makes every sample a DAG.
+ */
+static void project_rules(const etsim_synth_model_t *m, sampler_t *S, int32_t *zt, uint32_t s,
+                          const float *alog, float *p, etsim_rng_t *rng) {
+  uint32_t o1 = m->n_cls[0], o3 = m->n_cls[0] + m->n_cls[1] + m->n_cls[2];
+  for (uint32_t v = 0; v < s; v++) {
+    uint32_t x[ETSIM_SYNTH_TRACE_CH];
+    for (uint32_t c = 0; c < ETSIM_SYNTH_TRACE_CH; c++) x[c] = (uint32_t)zt[(size_t)c * s + v];
+    S->stats.nodes++;
+    if (etsim_synth__attr_rule_ok(x)) continue;
+    S->stats.projected++;
+    if (!S->project) continue;
+    const float *lg = alog + (size_t)v * m->sum_cls;
+    int coll = x[0] == ETSIM_SYNTH_OP_COLL;
+    int comm = coll || x[0] == ETSIM_SYNTH_OP_SEND || x[0] == ETSIM_SYNTH_OP_RECV;
+    if (coll != (x[1] != 0))
+      zt[(size_t)1 * s + v] = coll ? draw_range(m, o1, lg + o1, 1, (int)m->n_cls[1], p, rng) : 0;
+    if (comm != (x[3] != 0))
+      zt[(size_t)3 * s + v] = comm ? draw_range(m, o3, lg + o3, 1, (int)m->n_cls[3], p, rng) : 0;
+  }
+}
+
 static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_t *rng,
                       etsim_synth_dag_t *outg) {
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
@@ -123,7 +170,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
   int C = (int)maxs;
   float *sfeat = etsim_synth__pz(p, SY_STOPF), *sp = etsim_synth__pz(p, (size_t)H);
   float *sh = etsim_synth__pz(p, (size_t)H), slog;
-  float *cfeat = etsim_synth__pz(p, SY_SIZEF);
+  float *cfeat = etsim_synth__pz(p, (size_t)etsim_synth__dim_size_in(m));
   float *Ssum = etsim_synth__pz(p, (size_t)H), *G = etsim_synth__pz(p, (size_t)H);
   float *ctx = etsim_synth__pz(p, (size_t)Dc), st[2];
   float *cp = etsim_synth__pz(p, (size_t)H), *chh = etsim_synth__pz(p, (size_t)H);
@@ -151,6 +198,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
   etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, 0, 1);
   part(&m->ed, 1, H, H, e->Z, zm);
   memcpy(Ssum, e->Z, sizeof(float) * H);
+  /* Category counts of the last layer, the prefix and its childless nodes
+   * (the context histograms, model.c hist_ctx). */
+  uint32_t *hl = S->hist, *hp = hl + m->sum_cls, *ho = hp + m->sum_cls;
+  memset(S->hist, 0, sizeof(uint32_t) * 3 * m->sum_cls);
   uint32_t N = 0, last = 0, first_prev = 1; /* rows of layer l: [first_prev, N+1) */
   size_t n_edges = 0;
   for (int l = 0;; l++) {
@@ -159,6 +210,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
     memcpy(ctx, G, sizeof(float) * H);
     etsim_synth__step_feats(m, l, N, last, ctx + H);
     memcpy(ctx + H + SY_FEAT, ysin, sizeof ysin);
+    if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE)
+      etsim_synth__hist_feats(m, hl, hp, ho, ctx + H + SY_FEAT + SY_DY);
     /* (1) stop (never at the first step), else the size. */
     if (l > 0) {
       etsim_synth__stop_feats(m, l, ysin, sfeat);
@@ -170,6 +223,9 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
       if (stop) break;
     }
     etsim_synth__size_feats(m, l, N, last, ysin, cfeat);
+    if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_SIZE)
+      for (uint32_t k = 0; k < m->sum_cls; k++)
+        cfeat[SY_SIZEF + k] = (float)(log1p((double)hl[k]) / 2);
     etsim_synth__nn_linear_fwd(&m->c1, 1, cfeat, cp);
     etsim_synth__nn_gelu_fwd((size_t)H, cp, chh);
     etsim_synth__nn_linear_fwd(&m->c2, 1, chh, clog);
@@ -226,6 +282,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
         off += m->n_cls[c];
       }
     }
+    if (m->kind == ETSIM_SYNTH_KIND_TRACE && nch == ETSIM_SYNTH_TRACE_CH)
+      project_rules(m, S, zt, s, alog, ph, rng);
     uint32_t r0 = N + 1;
     for (uint32_t c = 0; c < nch; c++)
       for (uint32_t v = 0; v < s; v++) S->xr[(size_t)c * cap + r0 + v] = zt[(size_t)c * s + v];
@@ -323,10 +381,30 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
     } else {
       for (uint32_t v = 0; v < s; v++) S->poff[r0 + v + 1] = (uint32_t)n_edges;
     }
+    memset(hl, 0, sizeof(uint32_t) * m->sum_cls);
     for (uint32_t v = 0; v < s; v++) {
       S->lay[r0 + v] = (uint32_t)l + 1;
       S->children[r0 + v] = 0;
-      for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++) S->children[S->padj[k]]++;
+      for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++) {
+        uint32_t u = S->padj[k];
+        if (S->children[u]++ == 0) {
+          uint32_t o2 = 0;
+          for (uint32_t c = 0; c < nch; c++) {
+            ho[o2 + (uint32_t)S->xr[(size_t)c * cap + u]]--;
+            o2 += m->n_cls[c];
+          }
+        }
+      }
+    }
+    for (uint32_t v = 0; v < s; v++) {
+      uint32_t o2 = 0;
+      for (uint32_t c = 0; c < nch; c++) {
+        uint32_t x = o2 + (uint32_t)S->xr[(size_t)c * cap + r0 + v];
+        hl[x]++;
+        hp[x]++;
+        ho[x]++;
+        o2 += m->n_cls[c];
+      }
     }
     etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
     part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, zm + (size_t)r0 * P);
@@ -361,7 +439,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
 }
 
 static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
-                       const uint32_t *fixed, uint32_t max_nodes, etsim_synth_data_t *out,
+                       const uint32_t *fixed, uint32_t max_nodes, int project,
+                       etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
                        etsim_error_t *err) {
   openblas_set_num_threads(1);
   etsim_synth_data_init(out);
@@ -372,12 +451,15 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   S.cap = (int)(2 * m->max_nodes + m->max_size + 2);
   if (max_nodes + 1 > (uint32_t)S.cap) S.cap = (int)max_nodes + 1;
   S.fixed = fixed;
+  S.project = project;
   S.xr = etsim_malloc(sizeof(int32_t) * (size_t)S.cap * m->n_ch);
   S.poff = etsim_calloc((size_t)S.cap + 1, sizeof(uint32_t));
   S.lay = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
   S.children = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
+  S.hist = etsim_malloc(sizeof(uint32_t) * (3 * (size_t)m->sum_cls + 1));
   int rc = 0;
-  if (!S.xr || !S.poff || !S.lay || !S.children || build_tables(m, &S)) rc = ETSIM_ENOMEM;
+  if (!S.xr || !S.poff || !S.lay || !S.children || !S.hist || build_tables(m, &S))
+    rc = ETSIM_ENOMEM;
   etsim_rng_t rng;
   etsim_rng_seed(&rng, seed);
   for (size_t i = 0; i < n && !rc; i++) {
@@ -401,12 +483,14 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   etsim_free(S.padj);
   etsim_free(S.lay);
   etsim_free(S.children);
+  etsim_free(S.hist);
   etsim_free(S.noisy);
   etsim_free(S.tables);
   if (rc) {
     etsim_synth_data_free(out);
     return etsim_error_set(err, rc, "out of memory while sampling");
   }
+  if (st) *st = S.stats;
   return 0;
 }
 
@@ -443,6 +527,7 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_u32(&b, (uint32_t)c->pair_hidden);
   put_u32(&b, (uint32_t)c->t_attr);
   put_u32(&b, (uint32_t)c->t_edge);
+  put_u32(&b, (uint32_t)c->ctx_hist);
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -548,7 +633,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto out;
   }
-  uint32_t f[15];
+  uint32_t f[16];
   double dd[7];
   if (get(&r, f, sizeof f) || get(&r, dd, sizeof dd)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu (header)", path, r.pos);
@@ -560,12 +645,13 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->kind = (int)f[5];
-  m->n_ch = f[6];
-  m->max_size = f[11];
-  m->max_layers = f[12];
-  m->max_nodes = f[13];
-  m->y_log = (int)f[14];
+  m->cfg.ctx_hist = (int)f[5];
+  m->kind = (int)f[6];
+  m->n_ch = f[7];
+  m->max_size = f[12];
+  m->max_layers = f[13];
+  m->max_nodes = f[14];
+  m->y_log = (int)f[15];
   m->mean_indeg = dd[0];
   m->y_mean = dd[1];
   m->y_std = dd[2];
@@ -574,16 +660,16 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   m->mean_nodes = dd[5];
   m->mean_pairs = dd[6];
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
-               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 1 &&
-               f[6] >= 1 && f[6] <= ETSIM_SYNTH_MAX_CH && f[11] >= 1 && f[11] <= 100000 &&
-               f[12] >= 1 && f[13] >= 1 && f[13] <= 10000000 && m->mean_indeg >= 1 &&
-               isfinite(m->mean_indeg) && m->y_std > 0 && m->mean_steps >= 1 &&
-               m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
+               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 3 &&
+               f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
+               f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= 10000000 &&
+               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
+               m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
                isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
-    m->n_cls[c] = f[7 + c];
-    okdims = f[7 + c] >= 1 && f[7 + c] <= 65536;
-    m->sum_cls += f[7 + c];
+    m->n_cls[c] = f[8 + c];
+    okdims = f[8 + c] >= 1 && f[8 + c] <= 65536;
+    m->sum_cls += f[8 + c];
   }
   if (!okdims) {
     rc =
@@ -663,12 +749,18 @@ out:
 
 int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
                        etsim_synth_data_t *out, etsim_error_t *err) {
-  return sample_impl(m, n, labels, seed, NULL, 0, out, err);
+  return sample_impl(m, n, labels, seed, NULL, 0, 1, NULL, out, err);
+}
+
+int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
+                          int project, etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
+                          etsim_error_t *err) {
+  return sample_impl(m, n, labels, seed, NULL, 0, project, st, out, err);
 }
 
 int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *sizes,
                               uint64_t seed, etsim_synth_data_t *out, etsim_error_t *err) {
   uint32_t total = 0;
   for (size_t l = 0; sizes[l]; l++) total += sizes[l];
-  return sample_impl(m, n, NULL, seed, sizes, total, out, err);
+  return sample_impl(m, n, NULL, seed, sizes, total, 1, NULL, out, err);
 }

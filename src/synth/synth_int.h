@@ -110,6 +110,12 @@ void etsim_synth__t_feat(int t, int T, float *out);
 void etsim_synth__step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
                              uint32_t last_size, float *f);
 void etsim_synth__gap_feats(uint32_t gap, uint32_t children, float *f);
+/* Width of the category histograms in the step context (0 when off). */
+int etsim_synth__dim_hist(const etsim_synth_model_t *m);
+/* Histogram features from per-category counts (sum_cls each): the last
+ * layer, the prefix, and the prefix nodes without children. */
+void etsim_synth__hist_feats(const etsim_synth_model_t *m, const uint32_t *last,
+                             const uint32_t *prefix, const uint32_t *open, float *f);
 /* Inputs of the stop head at step l (SY_STOPF floats): the depth and the
  * label features ysin (SY_DY floats). */
 void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f);
@@ -117,6 +123,10 @@ void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *y
  * and the prefix and last-layer sizes. */
 void etsim_synth__size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
                              uint32_t last_size, const float *ysin, float *f);
+/* Width of the size head's input: SY_SIZEF, plus the last layer's category
+ * histogram (sum_cls floats, written by the caller after the first
+ * SY_SIZEF) when cfg.ctx_hist has ETSIM_SYNTH_HIST_SIZE. */
+int etsim_synth__dim_size_in(const etsim_synth_model_t *m);
 int etsim_synth__draw(etsim_rng_t *r, const float *p, int n);
 
 /* p(z_{t-1} | z_t = k, predicted clean distribution ph) of the marginal-
@@ -132,5 +142,14 @@ int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *
 
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);
+
+/* Surrogate test hooks (surrogate.c): a fresh regressor for d's layout, and
+ * the loss of all of d as one batch with its gradient left in *g (parameters
+ * in *w, n_params of each). */
+int etsim_synth__surrogate_new(const etsim_synth_data_t *d,
+                               const etsim_synth_surrogate_config_t *cfg,
+                               etsim_synth_surrogate_t **out, etsim_error_t *err);
+double etsim_synth__surrogate_loss(etsim_synth_surrogate_t *s, const etsim_synth_data_t *d,
+                                   float **w, float **g, size_t *n_params);
 
 #endif

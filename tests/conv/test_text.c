@@ -142,7 +142,7 @@ static void test_shared_workloads(void **state) {
     long mode;
     long per = expected_per_pass(in, &mode);
     etsim_conv_text_opts_t o = {8, 3, 0, 0, prefix, NULL};
-    etsim_gen_report_t rep;
+    etsim_et_set_report_t rep;
     etsim_error_t err = {0};
     int rc = etsim_conv_text(in, &o, &rep, &err);
     if (rc) print_error("%s\n", err.msg);
@@ -184,7 +184,7 @@ static void test_resnet_cross_pass(void **state) {
   TU_NEED_SHARED(in, "traces/astra-sim/text_workloads/Resnet50_DataParallel.txt");
   char prefix[4200], path[4300];
   snprintf(prefix, sizeof prefix, "%s/rn", tmp);
-  etsim_conv_text_opts_t o = {2, 2, 0, ETSIM_GEN_OUT_ET, prefix, NULL};
+  etsim_conv_text_opts_t o = {2, 2, 0, ETSIM_ET_OUT_RANK_FILES, prefix, NULL};
   etsim_error_t err = {0};
   assert_int_equal(etsim_conv_text(in, &o, NULL, &err), 0);
   snprintf(path, sizeof path, "%s.1.et", prefix);
@@ -390,7 +390,7 @@ static void test_et_format(void **state) {
   char prefix[4200], p0[4300], p2[4300];
   snprintf(prefix, sizeof prefix, "%s/pr", tmp);
   etsim_error_t err = {0};
-  assert_int_equal(convert(data3, prefix, 3, 1, 0, ETSIM_GEN_OUT_ET, &err), 0);
+  assert_int_equal(convert(data3, prefix, 3, 1, 0, ETSIM_ET_OUT_RANK_FILES, &err), 0);
   snprintf(p0, sizeof p0, "%s.0.et", prefix);
   snprintf(p2, sizeof p2, "%s.2.et", prefix);
   size_t n0, n2;

@@ -35,7 +35,7 @@ static int count_files(const char *dir) {
 static int run_id;
 
 /* Generate into a fresh folder; returns the prefix (static storage). */
-static const char *gen(etsim_gen_llm_opts_t *o, etsim_gen_report_t *rep) {
+static const char *gen(etsim_gen_llm_opts_t *o, etsim_et_set_report_t *rep) {
   static char prefix[4300];
   char dir[4200];
   snprintf(dir, sizeof dir, "%s/r%d", tmp, run_id++);
@@ -203,7 +203,7 @@ static void test_gpt3_flops_closed_form(void **state) {
   o.tp = 8;
   o.pp = 16;
   o.microbatches = 2;
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   const char *prefix = gen(&o, &rep);
   assert_int_equal(rep.n_ranks, 128);
   etsim_et_set_t *s = load_set(prefix);
@@ -247,7 +247,7 @@ static void test_flops_recompute_moe_sp(void **state) {
     o.mbs = cases[c].mbs;
     o.recompute = cases[c].recompute;
     o.schedule = cases[c].sched;
-    etsim_gen_report_t rep;
+    etsim_et_set_report_t rep;
     const char *prefix = gen(&o, &rep);
     etsim_et_set_t *s = load_set(prefix);
     assert_int_equal(s->n_ranks, o.dp * o.tp * o.pp * o.sp * o.ep);
@@ -295,7 +295,7 @@ static void test_collective_sizes(void **state) {
       o.mbs = (uint32_t)b;
       o.zero = zero;
       o.recompute = rc;
-      etsim_gen_report_t rep;
+      etsim_et_set_report_t rep;
       const char *prefix = gen(&o, &rep);
       etsim_et_set_t *set = load_set(prefix);
       uint64_t t = 2, M = 3, nl = m->layers / 2;
@@ -364,7 +364,7 @@ static void test_moe_and_sp_sizes(void **state) {
   o.sp = 2;
   o.dp = 2;
   o.microbatches = 2;
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   const char *prefix = gen(&o, &rep);
   etsim_et_set_t *set = load_set(prefix);
   const etsim_gen_llm_model_t *m = &tiny_moe;
@@ -422,7 +422,7 @@ static void test_schedules(void **state) {
     o.pp = 4;
     o.microbatches = 6;
     o.schedule = sched;
-    etsim_gen_report_t rep;
+    etsim_et_set_report_t rep;
     const char *prefix = gen(&o, &rep);
     assert_int_equal(rep.n_files, 4); /* one per stage */
     etsim_et_set_t *set = load_set(prefix);
@@ -449,7 +449,7 @@ static void test_groups_and_sharing(void **state) {
   o.dp = 2;
   o.tp = 2;
   o.pp = 2;
-  etsim_gen_report_t rep;
+  etsim_et_set_report_t rep;
   const char *prefix = gen(&o, &rep);
   char path[4300];
   snprintf(path, sizeof path, "%s.comm_group.json", prefix);
@@ -472,7 +472,7 @@ static void test_groups_and_sharing(void **state) {
   assert_int_equal(etsim_et_validate_set(set, finding, NULL), 0);
   etsim_et_set_free(set);
   /* Plain per-rank files on request. */
-  d.format = ETSIM_GEN_OUT_ET;
+  d.format = ETSIM_ET_OUT_RANK_FILES;
   prefix = gen(&d, &rep);
   snprintf(path, sizeof path, "%s.7.et", prefix);
   assert_int_equal(access(path, R_OK), 0);

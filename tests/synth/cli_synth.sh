@@ -38,21 +38,37 @@ awk '/^g /{n++} n<=60' "$D/test.txt" > "$T/real.txt"
 cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/g2.txt") || fail "same seed, different samples"
 [ "$(grep -c '^g ' "$T/g.txt")" -eq 20 ] || fail "sample count"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
-  --json > "$T/ev.json" || fail "eval"
+  --sur-epochs 20 --sur-hidden 16 --sur-mp-layers 2 --json > "$T/ev.json" || fail "eval"
 grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"
 grep -q '"surrogate_real": {"pearson"' "$T/ev.json" || fail "no real surrogate row"
 # The generated file is itself valid training data.
 "$BIN" synth train --data "$T/g.txt" -o "$T/m2.bin" --epochs 1 --hidden 8 --quiet \
   || fail "train on generated"
 "$BIN" synth baseline --data "$T/train.txt" -n 20 -o "$T/b.txt" 2>/dev/null || fail "baseline"
-"$BIN" synth eval --real "$T/real.txt" --generated "$T/b.txt" | grep -q "validity            1.0000" \
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b.txt" --surrogate ridge | grep -q "validity            1.0000" \
   || fail "baseline validity"
 "$BIN" synth baseline --data "$T/train.txt" --method empirical -n 20 -o "$T/b2.txt" 2>/dev/null \
   || fail "empirical baseline"
-"$BIN" synth eval --real "$T/real.txt" --generated "$T/b2.txt" --json | grep -q '"validity": 1,' \
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b2.txt" --surrogate none --json | grep -q '"validity": 1,' \
   || fail "empirical baseline validity"
 "$BIN" synth baseline --data "$T/train.txt" --method nope -n 2 -o "$T/b3.txt" 2>/dev/null
 [ $? -eq 2 ] || fail "bad --method exit"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/b.txt" --surrogate nope 2>"$T/e"
+[ $? -eq 2 ] || fail "bad --surrogate exit"
+# The BiMPNN surrogate on its own: real training graphs, then the same with
+# generated ones added; selection on held-out real graphs either way.
+"$BIN" synth surrogate --train "$T/train.txt" --test "$T/real.txt" --epochs 30 --hidden 16 \
+  --mp-layers 2 --seed 3 --quiet --json > "$T/s1.json" || fail "surrogate"
+grep -q '"n_train": 54, "n_aug": 0, "n_test": 60' "$T/s1.json" || fail "surrogate counts: $(cat "$T/s1.json")"
+"$BIN" synth surrogate --train "$T/train.txt" --aug "$T/g.txt" --aug-weight 0.5 --test "$T/real.txt" \
+  --epochs 30 --hidden 16 --mp-layers 2 --seed 3 --quiet --json > "$T/s2.json" || fail "surrogate --aug"
+grep -q '"n_train": 54, "n_aug": 20, "n_test": 60' "$T/s2.json" || fail "aug counts: $(cat "$T/s2.json")"
+"$BIN" synth surrogate --train "$T/train.txt" --test "$T/real.txt" --epochs 30 --hidden 16 \
+  --mp-layers 2 --seed 3 --quiet --json > "$T/s3.json" || fail "surrogate again"
+cmp -s "$T/s1.json" "$T/s3.json" || fail "surrogate not deterministic"
+"$BIN" synth surrogate --train "$T/bad.txt" --test "$T/real.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "surrogate bad data exit"
+grep -q "bad.txt:5" "$T/e" || fail "surrogate bad data message: $(cat "$T/e")"
 # Labels from a file: one DAG per label.
 awk '/^g /{n++} n<=7' "$T/real.txt" > "$T/seven.txt"
 "$BIN" synth sample --model "$T/m.bin" --labels-from "$T/seven.txt" -o "$T/l.txt" 2>/dev/null \
@@ -67,7 +83,7 @@ grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
 printf 'ETSYNTH\0\x09\0\0\0' > "$T/v9.bin"
 "$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 9, this etsim reads version 3" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 9, this etsim reads version 4" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SHARED/traces/chakra/feeder_tests_trace.tar.gz"
@@ -79,10 +95,52 @@ tar xzf "$TGZ" -C "$T" || fail "tar"
 for i in 0 1 2; do
   "$BIN" validate "$T/syn-$i" > "$T/v.txt" || fail "validate syn-$i: $(cat "$T/v.txt")"
 done
-"$BIN" synth eval --real "$T/tests/data/chakra.0.et" --generated "$T/syn-0.0.et" --json \
+"$BIN" synth eval --real "$T/tests/data/chakra.0.et" --generated "$T/syn-0.0.et" --surrogate none --json \
   > "$T/evt.json" || fail "eval traces"
 grep -q '"validity": 1,' "$T/evt.json" || fail "trace validity: $(cat "$T/evt.json")"
 grep -q '"attr_validity": 1,' "$T/evt.json" || fail "trace attribute validity: $(cat "$T/evt.json")"
+# Several generated workloads, each with its own label: synthetic traces
+# validate, simulate on every NPU of an 8-NPU platform, and carry none of
+# the training traces' node names.
+mkdir -p "$T/w"
+"$BIN" gen llm --layers 2 --hidden 1024 --heads 8 --kv-heads 8 --ffn 4096 --vocab 32000 --seq 1024 \
+  --dp 8 --out-format et -o "$T/w/a" --quiet || fail "gen llm a"
+"$BIN" gen llm --layers 4 --hidden 2048 --heads 16 --kv-heads 16 --ffn 8192 --vocab 32000 \
+  --seq 2048 --dp 8 --zero 3 --out-format et -o "$T/w/b" --quiet || fail "gen llm b"
+"$BIN" gen micro --coll all-reduce,all-gather --size 1MiB --npus 8 --count 3 --comp-ns 100000 \
+  --out-format et -o "$T/w/c" --quiet || fail "gen micro"
+mkdir -p "$T/tr"
+for s in a b c; do cp "$T/w/$s.0.et" "$T/tr/$s.et"; done
+printf '# name label\na.et 1350006\nb.et 4.2e6\nc.et 2.1e6\n' > "$T/lab.txt"
+"$BIN" synth train --data "$T/tr" --label-file "$T/lab.txt" -o "$T/mw.bin" --epochs 3 --hidden 16 \
+  --t-attr 8 --t-edge 4 --quiet || fail "train with --label-file"
+"$BIN" synth sample --model "$T/mw.bin" --label-file "$T/lab.txt" -o "$T/sw" --seed 2 2>"$T/e" \
+  || fail "sample --label-file"
+# Sampled attributes obey the trace rules (offending channels redrawn).
+grep -q "attribute rules hold in 3 of 3 DAG(s)" "$T/e" || fail "attribute rules: $(cat "$T/e")"
+"$BIN" synth sample --model "$T/mw.bin" --label-file "$T/lab.txt" -o "$T/sw_np" --seed 2 \
+  --no-project 2>"$T/e" || fail "sample --no-project"
+grep -q "broke an attribute rule\$" "$T/e" || fail "no-project report: $(cat "$T/e")"
+C="$SHARED/configs/astra-sim"
+for i in 0 1 2; do
+  "$BIN" validate "$T/sw-$i" > "$T/v.txt" || fail "validate sw-$i: $(cat "$T/v.txt")"
+  if [ -r "$C/network/HGX-H100-validated.yml" ]; then
+    "$BIN" sim --workload "$T/sw-$i.0.et" --system "$C/system/HGX-H100-validated.json" \
+      --network "$C/network/HGX-H100-validated.yml" --quiet > "$T/sim.txt" 2>&1 \
+      || fail "sim sw-$i: $(cat "$T/sim.txt")"
+    [ "$(grep -c 'finished' "$T/sim.txt")" -eq 8 ] || fail "sim sw-$i: not 8 NPUs"
+  fi
+done
+names() { for f in "$@"; do "$BIN" jsonize "$f" | sed -n 's/^{\("id":"[0-9]*",\)\{0,1\}"name":"\([^"]*\)".*/\2/p'; done | sort -u; }
+names "$T"/tr/*.et > "$T/n_real.txt"
+names "$T"/sw-*.0.et > "$T/n_syn.txt"
+[ -s "$T/n_real.txt" ] && [ -s "$T/n_syn.txt" ] || fail "no node names read"
+[ -z "$(comm -12 "$T/n_real.txt" "$T/n_syn.txt")" ] || fail "synthetic traces reuse names: $(comm -12 "$T/n_real.txt" "$T/n_syn.txt" | head -3)"
+# A trace without a line in the label file is an error naming both.
+printf 'a.et 1\n' > "$T/lab1.txt"
+"$BIN" synth train --data "$T/tr" --label-file "$T/lab1.txt" -o "$T/mx.bin" --epochs 1 2>"$T/e"
+[ $? -eq 2 ] || fail "missing label exit"
+grep -q "no label for b.et in .*lab1.txt" "$T/e" || fail "missing label message: $(cat "$T/e")"
 # A text model cannot write traces.
 "$BIN" synth sample --model "$T/m.bin" -n 1 -o "$T/nope" 2>"$T/e"
 [ $? -eq 2 ] || fail "text model to trace exit"

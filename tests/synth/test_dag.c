@@ -167,14 +167,28 @@ static void test_trace_small(void **state) {
   assert_int_equal(d.g[0].n_nodes, 4);
   assert_int_equal(d.g[0].n_edges, 3); /* 1 -> 3 dropped */
   const uint32_t *x = d.g[0].x;
+  /* Channels: class, collective type, duration bin, size bin. */
+  assert_int_equal(d.n_ch, 4);
   assert_int_equal(x[0], ETSIM_SYNTH_OP_GEMM);
-  assert_int_equal(x[1], 7); /* 100 us: 2^6 <= 100 < 2^7 -> bin 7 */
-  assert_int_equal(x[3], ETSIM_SYNTH_OP_ELEMWISE);
-  assert_int_equal(x[6], ETSIM_SYNTH_OP_NORM);
-  assert_int_equal(x[7], 0); /* 0 us */
-  assert_int_equal(x[9], ETSIM_SYNTH_OP_COLL0 + ETSIM_COLL_ALL_REDUCE);
-  assert_int_equal(x[11], 21); /* 2^20 bytes -> bin 21 */
-  for (int v = 0; v < 4; v++) assert_true(etsim_synth__attr_rule_ok(x + 3 * v));
+  assert_int_equal(x[1], 0); /* not a collective */
+  assert_int_equal(x[2], 7); /* 100 us: 2^6 <= 100 < 2^7 -> bin 7 */
+  assert_int_equal(x[3], 0); /* no size */
+  assert_int_equal(x[4], ETSIM_SYNTH_OP_ELEMWISE);
+  assert_int_equal(x[8], ETSIM_SYNTH_OP_NORM);
+  assert_int_equal(x[10], 0); /* 0 us */
+  assert_int_equal(x[12], ETSIM_SYNTH_OP_COLL);
+  assert_int_equal(x[13], 1 + ETSIM_COLL_ALL_REDUCE);
+  assert_int_equal(x[14], 3);  /* 7 us -> bin 3 */
+  assert_int_equal(x[15], 21); /* 2^20 bytes -> bin 21 */
+  for (int v = 0; v < 4; v++) assert_true(etsim_synth__attr_rule_ok(x + 4 * v));
+  /* The rules: a collective type on a compute node, a collective without
+   * one, a size on a compute node, a collective without a size. */
+  uint32_t bad1[4] = {ETSIM_SYNTH_OP_GEMM, 1, 3, 0}, bad2[4] = {ETSIM_SYNTH_OP_COLL, 0, 3, 5};
+  uint32_t bad3[4] = {ETSIM_SYNTH_OP_GEMM, 0, 3, 5}, bad4[4] = {ETSIM_SYNTH_OP_COLL, 1, 3, 0};
+  assert_false(etsim_synth__attr_rule_ok(bad1));
+  assert_false(etsim_synth__attr_rule_ok(bad2));
+  assert_false(etsim_synth__attr_rule_ok(bad3));
+  assert_false(etsim_synth__attr_rule_ok(bad4));
   /* With transitive edges kept: 4. Windows of 2 nodes: 2 DAGs. */
   o.keep_transitive = 1;
   etsim_synth_data_t d2;
@@ -200,7 +214,7 @@ static void test_trace_small(void **state) {
   assert_int_equal(etsim_synth_data_load_trace(&d3, out, &o, &err), 0);
   assert_int_equal(d3.g[0].n_nodes, 4);
   assert_int_equal(d3.g[0].n_edges, 3);
-  assert_memory_equal(d3.g[0].x, d.g[0].x, sizeof(uint32_t) * 12);
+  assert_memory_equal(d3.g[0].x, d.g[0].x, sizeof(uint32_t) * 16);
   etsim_synth_data_free(&d3);
   etsim_synth_data_free(&d);
 }
@@ -226,8 +240,8 @@ static void test_trace_real(void **state) {
     nodes += g->n_nodes;
     edges += g->n_edges;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
-      assert_true(etsim_synth__attr_rule_ok(g->x + 3 * (size_t)v));
-      coll += g->x[3 * (size_t)v] >= ETSIM_SYNTH_OP_COLL0;
+      assert_true(etsim_synth__attr_rule_ok(g->x + 4 * (size_t)v));
+      coll += g->x[4 * (size_t)v] == ETSIM_SYNTH_OP_COLL;
     }
   }
   print_message(

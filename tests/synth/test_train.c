@@ -198,12 +198,12 @@ static void test_model_file(void **state) {
   expect_load_error(bad, "truncated");
   spit(bad, b, 10);
   expect_load_error(bad, "truncated");
-  /* A version-2 file (before the stop head) has a different parameter
-   * layout: refused by version. */
-  b[8] = 2; /* version field */
+  /* A version-3 file (before the context histograms) has a different
+   * header and parameter layout: refused by version. */
+  b[8] = 3; /* version field */
   spit(bad, b, n);
-  expect_load_error(bad, "version 2, this etsim reads version 3");
-  b[8] = 3;
+  expect_load_error(bad, "version 3, this etsim reads version 4");
+  b[8] = 4;
   b[0] = 'X';
   spit(bad, b, n);
   expect_load_error(bad, "not an etsim synth model");

@@ -1,17 +1,18 @@
 /*
- * set.c — writing a generated rank set: per-rank files, or one file per
- * class of identical ranks plus a `<prefix>.manifest.json` (docs/traces.md).
+ * set_writer.c — writing a rank set built in memory: per-rank files, or one
+ * file per class of identical ranks plus a `<prefix>.manifest.json`
+ * (docs/traces.md).  The generators and the text converter use it.
  *
  * Each rank's whole encoded trace is handed over as bytes.  In manifest
  * mode a rank whose bytes equal an earlier rank's joins that rank's class
  * instead of getting a file; equality is decided on the length and two
  * independent 64-bit hashes of the bytes (so the set never holds more than
  * one rank's bytes at a time; two different traces would have to collide
- * on 128 bits to be merged).  Every file goes to a temporary name first and
- * all are renamed into place by etsim_gen_set_commit, so a failed run leaves
- * nothing behind.
+ * on 128 bits to be merged).  Every file goes to a temporary name first
+ * and all are renamed into place by etsim_et_set_writer_commit, so a failed
+ * run leaves nothing behind.
  */
-#include "etsim/gen.h"
+#include "etsim/et.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@ typedef struct {
   size_t len;
 } class_t;
 
-struct etsim_gen_set {
+struct etsim_et_set_writer {
   char *prefix;
   int format;
   size_t n_ranks;
@@ -57,11 +58,11 @@ static void hash2(const uint8_t *p, size_t n, uint64_t *a, uint64_t *b) {
   *b = h2;
 }
 
-int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix, size_t n_ranks, int format,
-                       etsim_error_t *err) {
+int etsim_et_set_writer_open(etsim_et_set_writer_t **out, const char *prefix, size_t n_ranks,
+                             int format, etsim_error_t *err) {
   if (n_ranks == 0 || n_ranks >= UINT32_MAX)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rank count %zu", prefix, n_ranks);
-  etsim_gen_set_t *s = etsim_calloc(1, sizeof *s);
+  etsim_et_set_writer_t *s = etsim_calloc(1, sizeof *s);
   if (!s) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   s->prefix = etsim_strdup(prefix);
   s->format = format;
@@ -69,7 +70,7 @@ int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix, size_t n_ranks
   s->rank_file = etsim_malloc(n_ranks * sizeof *s->rank_file);
   etsim_u64map_init(&s->by_hash);
   if (!s->prefix || !s->rank_file) {
-    etsim_gen_set_abort(s);
+    etsim_et_set_writer_abort(s);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   memset(s->rank_file, 0xff, n_ranks * sizeof *s->rank_file);
@@ -78,7 +79,7 @@ int etsim_gen_set_open(etsim_gen_set_t **out, const char *prefix, size_t n_ranks
 }
 
 /* Register a new file and open its temporary name. */
-static int open_file(etsim_gen_set_t *s, const char *path, FILE **out, etsim_error_t *err) {
+static int open_file(etsim_et_set_writer_t *s, const char *path, FILE **out, etsim_error_t *err) {
   size_t k = s->n_files;
   if (etsim_grow((void **)&s->paths, &s->cap_files, k + 1, sizeof *s->paths))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -102,7 +103,7 @@ static int open_file(etsim_gen_set_t *s, const char *path, FILE **out, etsim_err
   return 0;
 }
 
-static int write_file(etsim_gen_set_t *s, const char *path, const uint8_t *p, size_t n,
+static int write_file(etsim_et_set_writer_t *s, const char *path, const uint8_t *p, size_t n,
                       etsim_error_t *err) {
   FILE *fp;
   int rc = open_file(s, path, &fp, err);
@@ -120,13 +121,13 @@ static const char *base_name(const char *p) {
   return s ? s + 1 : p;
 }
 
-int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data, size_t len,
-                       etsim_error_t *err) {
+int etsim_et_set_writer_rank(etsim_et_set_writer_t *s, size_t rank, const uint8_t *data, size_t len,
+                             etsim_error_t *err) {
   if (rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
     return etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu given twice or out of range",
                            s->prefix, rank);
   char path[4096];
-  if (s->format == ETSIM_GEN_OUT_ET) {
+  if (s->format == ETSIM_ET_OUT_RANK_FILES) {
     snprintf(path, sizeof path, "%s.%zu.et", s->prefix, rank);
     s->rank_file[rank] = (uint32_t)s->n_files;
     return write_file(s, path, data, len, err);
@@ -150,12 +151,13 @@ int etsim_gen_set_rank(etsim_gen_set_t *s, size_t rank, const uint8_t *data, siz
   return write_file(s, path, data, len, err);
 }
 
-int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank, etsim_error_t *err) {
+int etsim_et_set_writer_begin_rank(etsim_et_set_writer_t *s, size_t rank, etsim_error_t *err) {
   if (s->stream || rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
     return etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu given twice or out of range",
                            s->prefix, rank);
   char path[4096];
-  if (s->format == ETSIM_GEN_OUT_ET) snprintf(path, sizeof path, "%s.%zu.et", s->prefix, rank);
+  if (s->format == ETSIM_ET_OUT_RANK_FILES)
+    snprintf(path, sizeof path, "%s.%zu.et", s->prefix, rank);
   else snprintf(path, sizeof path, "%s.c%zu.et", s->prefix, s->n_files);
   uint32_t f = (uint32_t)s->n_files;
   /* Streamed classes are never matched by content. */
@@ -167,7 +169,8 @@ int etsim_gen_set_begin_rank(etsim_gen_set_t *s, size_t rank, etsim_error_t *err
   return open_file(s, path, &s->stream, err);
 }
 
-int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len, etsim_error_t *err) {
+int etsim_et_set_writer_write(etsim_et_set_writer_t *s, const uint8_t *data, size_t len,
+                              etsim_error_t *err) {
   if (!s->stream) return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
   if (fwrite(data, 1, len, s->stream) != len)
     return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", s->paths[s->n_files - 1],
@@ -176,7 +179,7 @@ int etsim_gen_set_write(etsim_gen_set_t *s, const uint8_t *data, size_t len, ets
   return 0;
 }
 
-int etsim_gen_set_end_rank(etsim_gen_set_t *s, etsim_error_t *err) {
+int etsim_et_set_writer_end_rank(etsim_et_set_writer_t *s, etsim_error_t *err) {
   if (!s->stream) return etsim_error_set(err, ETSIM_EINTERNAL, "%s: no rank begun", s->prefix);
   int bad = ferror(s->stream) != 0;
   if (fclose(s->stream) != 0) bad = 1;
@@ -187,10 +190,11 @@ int etsim_gen_set_end_rank(etsim_gen_set_t *s, etsim_error_t *err) {
   return 0;
 }
 
-int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like, const uint8_t *data,
-                            size_t len, etsim_error_t *err) {
-  if (s->format == ETSIM_GEN_OUT_ET || like >= s->n_ranks || s->rank_file[like] == UINT32_MAX)
-    return etsim_gen_set_rank(s, rank, data, len, err);
+int etsim_et_set_writer_rank_like(etsim_et_set_writer_t *s, size_t rank, size_t like,
+                                  const uint8_t *data, size_t len, etsim_error_t *err) {
+  if (s->format == ETSIM_ET_OUT_RANK_FILES || like >= s->n_ranks ||
+      s->rank_file[like] == UINT32_MAX)
+    return etsim_et_set_writer_rank(s, rank, data, len, err);
   if (rank >= s->n_ranks || s->rank_file[rank] != UINT32_MAX)
     return etsim_error_set(err, ETSIM_EINTERNAL, "%s: rank %zu given twice or out of range",
                            s->prefix, rank);
@@ -198,8 +202,8 @@ int etsim_gen_set_rank_like(etsim_gen_set_t *s, size_t rank, size_t like, const 
   return 0;
 }
 
-int etsim_gen_write_comm_groups(const char *path, size_t n_groups, uint32_t first_id,
-                                const size_t *off, const uint32_t *ranks, etsim_error_t *err) {
+int etsim_et_comm_groups_write(const char *path, size_t n_groups, uint32_t first_id,
+                               const size_t *off, const uint32_t *ranks, etsim_error_t *err) {
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
   if (rc) return rc;
@@ -215,7 +219,7 @@ int etsim_gen_write_comm_groups(const char *path, size_t n_groups, uint32_t firs
   return etsim_outfile_commit(&o, err);
 }
 
-int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err) {
+int etsim_et_set_writer_commit(etsim_et_set_writer_t *s, etsim_error_t *err) {
   int rc = 0;
   if (s->stream) {
     rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: a rank is still open", s->prefix);
@@ -228,7 +232,7 @@ int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err) {
     }
   char mpath[4096];
   snprintf(mpath, sizeof mpath, "%s.manifest.json", s->prefix);
-  if (s->format == ETSIM_GEN_OUT_MANIFEST) {
+  if (s->format == ETSIM_ET_OUT_MANIFEST) {
     const char **names = etsim_malloc((s->n_files ? s->n_files : 1) * sizeof *names);
     if (!names) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -262,19 +266,19 @@ int etsim_gen_set_commit(etsim_gen_set_t *s, etsim_error_t *err) {
     etsim_free(s->tmps[f]);
     s->tmps[f] = NULL;
   }
-  etsim_gen_set_abort(s);
+  etsim_et_set_writer_abort(s);
   return 0;
 fail_renamed:
   for (size_t f = 0; f < s->n_files; f++) remove(s->paths[f]);
 fail:
-  etsim_gen_set_abort(s);
+  etsim_et_set_writer_abort(s);
   return rc;
 }
 
-size_t etsim_gen_set_n_files(const etsim_gen_set_t *s) { return s->n_files; }
-uint64_t etsim_gen_set_bytes(const etsim_gen_set_t *s) { return s->bytes; }
+size_t etsim_et_set_writer_n_files(const etsim_et_set_writer_t *s) { return s->n_files; }
+uint64_t etsim_et_set_writer_bytes(const etsim_et_set_writer_t *s) { return s->bytes; }
 
-void etsim_gen_set_abort(etsim_gen_set_t *s) {
+void etsim_et_set_writer_abort(etsim_et_set_writer_t *s) {
   if (!s) return;
   if (s->stream) fclose(s->stream);
   for (size_t f = 0; f < s->n_files; f++) {

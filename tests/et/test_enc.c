@@ -1,12 +1,39 @@
 /*
- * test_enc.c — the generators' direct encoder writes exactly the bytes of
- * the et writer (protobuf-c), for every attribute kind, negative and large
- * values, empty and non-empty lists, IO info, both dependency kinds and
- * metadata with attributes; and it refuses an empty node.
+ * test_enc.c — the in-memory encoder (etsim_et_enc_*) writes exactly the
+ * bytes of the file writer and, message by message, of protobuf-c's pack,
+ * for every attribute kind, negative and large values, empty and non-empty
+ * lists, IO info, both dependency kinds and metadata with attributes; and
+ * it refuses an empty node or a bad kind, leaving the buffer as it was.
  */
 #include "test_util.h"
 
-#include "etsim/gen.h"
+#include "et/et_int.h"
+#include "etsim/et.h"
+
+/* The protobuf-c encoding of one message (meta when n is NULL) equals the
+ * length-prefixed message at b[*at], which is then skipped. */
+static void same_as_protobuf_c(const etsim_et_buf_t *b, size_t *at, const etsim_et_meta_t *m,
+                               const etsim_et_node_t *n) {
+  static uint8_t *pbuf;
+  static size_t pcap;
+  etsim_arena_t scratch;
+  etsim_arena_init(&scratch, 4096);
+  long plen = n ? etsim_et__pbc_pack_node(n, &scratch, &pbuf, &pcap)
+                : etsim_et__pbc_pack_meta(m, &scratch, &pbuf, &pcap);
+  etsim_arena_free(&scratch);
+  assert_true(plen >= 0);
+  uint64_t len = 0;
+  for (int shift = 0;; shift += 7) {
+    uint8_t byte = b->p[(*at)++];
+    len |= (uint64_t)(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) break;
+  }
+  if (len != (uint64_t)plen)
+    print_error("message at %zu: %llu bytes, protobuf-c %ld\n", *at, (unsigned long long)len, plen);
+  assert_int_equal(len, (uint64_t)plen);
+  assert_memory_equal(b->p + *at, pbuf, (size_t)plen);
+  *at += (size_t)plen;
+}
 
 static const int32_t i32s[] = {0, -1, 7, INT32_MIN, INT32_MAX};
 static const int64_t i64s[] = {0, -1, 300, INT64_MIN, INT64_MAX};
@@ -118,13 +145,15 @@ static void test_same_bytes_as_writer(void **state) {
   etsim_error_t err = {0};
   etsim_et_writer_t *w;
   assert_int_equal(etsim_et_writer_open(&w, path, ETSIM_ET_WRITE_VERBATIM, &err), 0);
-  etsim_gen_buf_t buf = {0};
+  etsim_et_buf_t buf = {0};
   etsim_attr_t mattrs[2];
   make_attr(&mattrs[0], ETSIM_ATTR_STRING, 2);
   make_attr(&mattrs[1], ETSIM_ATTR_INT64_LIST, 0);
   etsim_et_meta_t meta = {"0.0.4", 2, mattrs};
   assert_int_equal(etsim_et_writer_meta(w, &meta, &err), 0);
-  assert_int_equal(etsim_gen_enc_meta(&buf, &meta, &err), 0);
+  assert_int_equal(etsim_et_enc_meta(&buf, &meta, &err), 0);
+  size_t at = 0;
+  same_as_protobuf_c(&buf, &at, &meta, NULL);
   etsim_attr_t attrs[31];
   uint64_t deps[] = {0, 1, 127, 128, UINT64_MAX};
   etsim_ioinfo_t io = {"[1, 2]", "", "['float']"}, io0 = {"", "", ""};
@@ -155,7 +184,8 @@ static void test_same_bytes_as_writer(void **state) {
         n.n_attrs = (size_t)k;
       }
       assert_int_equal(etsim_et_writer_node(w, &n, &err), 0);
-      assert_int_equal(etsim_gen_enc_node(&buf, &n, &err), 0);
+      assert_int_equal(etsim_et_enc_node(&buf, &n, &err), 0);
+      same_as_protobuf_c(&buf, &at, NULL, &n);
       nodes++;
     }
   assert_int_equal(etsim_et_writer_commit(w, &err), 0);
@@ -170,17 +200,17 @@ static void test_same_bytes_as_writer(void **state) {
   assert_int_equal(i, len);
   assert_int_equal(nodes, 93); /* 31 kinds (none + 30) x 3 variants */
   free(want);
-  etsim_gen_buf_free(&buf);
+  etsim_et_buf_free(&buf);
 }
 
 static void test_empty_node_refused(void **state) {
   (void)state;
-  etsim_gen_buf_t buf = {0};
+  etsim_et_buf_t buf = {0};
   etsim_et_node_t n;
   memset(&n, 0, sizeof n);
   n.name = "";
   etsim_error_t err = {0};
-  assert_int_equal(etsim_gen_enc_node(&buf, &n, &err), ETSIM_EINVAL);
+  assert_int_equal(etsim_et_enc_node(&buf, &n, &err), ETSIM_EINVAL);
   assert_non_null(strstr(err.msg, "empty message"));
   assert_int_equal(buf.n, 0);
   etsim_attr_t a;
@@ -189,9 +219,14 @@ static void test_empty_node_refused(void **state) {
   n.attrs = &a;
   n.n_attrs = 1;
   n.id = 9;
-  assert_int_equal(etsim_gen_enc_node(&buf, &n, &err), ETSIM_EINVAL);
+  assert_int_equal(etsim_et_enc_node(&buf, &n, &err), ETSIM_EINVAL);
   assert_non_null(strstr(err.msg, "bad kind"));
-  etsim_gen_buf_free(&buf);
+  assert_int_equal(buf.n, 0);
+  etsim_et_meta_t meta = {"v", 1, &a};
+  assert_int_equal(etsim_et_enc_meta(&buf, &meta, &err), ETSIM_EINVAL);
+  assert_string_equal(err.msg, "metadata attribute '' has bad kind 2");
+  assert_int_equal(buf.n, 0);
+  etsim_et_buf_free(&buf);
 }
 
 int main(void) {

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# synth_protocol.sh — LayerDAG's evaluation protocol on TPU Tile, and the
+# augmentation claim (docs/synth.md, "Results on TPU Tile"):
+#
+#   bench/synth_protocol.sh ETSIM_BIN WORKDIR [SEEDS] [EPOCHS] [TRAIN OPTIONS...]
+#
+# SEEDS (default "1 2 3") are generator training seeds; seed s also seeds
+# sampling and the surrogates of that round.  Per seed:
+#  1. the generator trains on tr.txt, the 567 graphs of val.txt not in
+#     sel.txt (every tenth graph, 63, kept for the surrogates' model
+#     selection), for EPOCHS epochs (default 80);
+#  2. it samples one DAG per label of tr.txt (gen.txt) and of sel.txt
+#     (gen_sel.txt);
+#  3. surrogates (the paper's BiMPNN regressor, default configuration),
+#     all tested on test.txt:
+#       generated  trained on gen.txt, selected on gen_sel.txt (the paper's
+#                  protocol: synthetic train and validation sets)
+#       real       trained on tr.txt, selected on sel.txt
+#       real+gen   trained on tr.txt plus gen.txt, selected on sel.txt
+#  4. graph statistics of gen.txt and of the DAGGEN-style baseline against
+#     test.txt.
+# Every line of results.txt is one (seed, what) row; summary.txt holds
+# means and sample standard deviations.  CPU seconds are recorded.
+# ROWS (environment, default "generated real real+gen") names the
+# surrogates to train; the generator, its samples and the statistics are
+# always made (to resume a round whose other rows are already measured).
+set -euo pipefail
+BIN=$(realpath "$1")
+W=$2
+SEEDS=${3:-1 2 3}
+EPOCHS=${4:-80}
+shift $(($# < 4 ? $# : 4))
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+SHARED=${ETSIM_SHARED:-$SRC/../shared}
+D=$SHARED/datasets/tpu_tile
+mkdir -p "$W"
+cd "$W"
+
+# Every tenth graph of val.txt (index 9, 19, ...) selects, the rest trains.
+awk '/^#/ {next} /^g / {g++} {print > ((g % 10 == 0) ? "sel.txt" : "tr.txt")}' "$D/val.txt"
+
+cpu() { # cpu OUT CMD...: run, CPU seconds (user + sys) on stdout, CMD's stdout to OUT
+  local out=$1
+  shift
+  /usr/bin/time -f "%U %S" -o cpu.txt "$@" > "$out"
+  awk 'END{printf "%.1f", $1 + $2}' cpu.txt
+}
+sur() { # sur TAG SEED ARGS...: one surrogate; appends to results.txt
+  local tag=$1 s=$2
+  shift 2
+  local t
+  case " ${ROWS:-generated real real+gen} " in *" $tag "*) ;; *) return 0 ;; esac
+  # SUR_OPTS (environment) adds surrogate options, e.g. for a quick check.
+  t=$(cpu sur.json "$BIN" synth surrogate "$@" --test "$D/test.txt" --seed "$s" --quiet --json \
+    ${SUR_OPTS:-})
+  sed 's/.*"pearson": \([^,]*\), "spearman": \([^,]*\), "mae": \([^}]*\)}/\1 \2 \3/' sur.json |
+    awk -v s="$s" -v tag="$tag" -v t="$t" '{printf "%s %s pearson %s spearman %s mae %s cpu %s\n",
+      s, tag, $1, $2, $3, t}' >> results.txt
+}
+stats() { # stats TAG SEED FILE: graph statistics of FILE against test.txt
+  "$BIN" synth eval --real "$D/test.txt" --generated "$3" --surrogate none --json |
+    sed 's/, "histograms":.*//; s/[{}]//g; s/"attr_tv": \[\([^]]*\)\]/"attr_tv": \1/' | tr ',' '\n' |
+    awk -v s="$2" -v tag="$1" -F': ' '{gsub(/[" ]/, "", $1); if ($1 != "n_real" && $1 != "n_generated")
+      line = line " " $1 " " $2} END {print s, tag, line}' >> results.txt
+}
+
+: > results.txt
+for s in $SEEDS; do
+  t=$(cpu /dev/null "$BIN" synth train --data tr.txt -o "gen$s.bin" --epochs "$EPOCHS" --seed "$s" \
+    --quiet "$@")
+  echo "$s generator epochs $EPOCHS cpu $t" >> results.txt
+  "$BIN" synth sample --model "gen$s.bin" --labels-from tr.txt -o "gen$s.txt" --seed "$s" 2> /dev/null
+  "$BIN" synth sample --model "gen$s.bin" --labels-from sel.txt -o "gen_sel$s.txt" --seed "$s" \
+    2> /dev/null
+  "$BIN" synth baseline --data tr.txt --labels-from tr.txt -o "base$s.txt" --seed "$s" 2> /dev/null
+  stats layerdag "$s" "gen$s.txt"
+  stats daggen "$s" "base$s.txt"
+  sur generated "$s" --train "gen$s.txt" --val "gen_sel$s.txt"
+  sur real "$s" --train tr.txt --val sel.txt
+  sur real+gen "$s" --train tr.txt --aug "gen$s.txt" --val sel.txt
+done
+# Means and sample standard deviations of every numeric field per row kind.
+awk '{ k = $2; kinds[k] = 1
+       for (i = 3; i < NF; i += 2) if ($(i + 1) ~ /^-?[0-9.eE+-]+$/) {
+         key = k SUBSEP $i; n[key]++; s[key] += $(i + 1); q[key] += $(i + 1) * $(i + 1)
+         if (!(key in seen)) { seen[key] = 1; order[++m] = key } } }
+     END { for (j = 1; j <= m; j++) { split(order[j], a, SUBSEP); key = order[j]
+             mu = s[key] / n[key]; v = n[key] > 1 ? (q[key] - n[key] * mu * mu) / (n[key] - 1) : 0
+             printf "%-10s %-16s %10.4g +- %.2g  (n %d)\n", a[1], a[2], mu, (v > 0 ? sqrt(v) : 0),
+               n[key] } }' \
+  results.txt > summary.txt
+cat summary.txt
