@@ -528,6 +528,35 @@ done:
   return rc;
 }
 
+/* A reducing switch waits for every member of its group: the reduced run
+ * can stand in only where a representative's group is one class (the
+ * others' contributions are images of its own, arriving with it) or all
+ * representatives (coll/innet.c).  1 when that holds on every in-network
+ * dimension, else 0 with why set. */
+static int innet_groups_ok(const etsim_topo_t *topo, const etsim_sys_config_t *sys,
+                           const sim_sym_t *out, char *why, size_t n_why) {
+  for (int d = 0; d < topo->ndims; d++) {
+    if (!sys->in_network[d] || topo->npus[d] < 2) continue;
+    for (uint32_t k = 0; k < out->n_reps; k++) {
+      uint32_t x = out->reps[k], st = topo->stride[d];
+      uint32_t base = x - etsim_topo_coord(topo, x, d) * st, one = 1, all = 1;
+      for (uint32_t j = 0; j < topo->npus[d]; j++) {
+        uint32_t m = base + j * st;
+        one &= out->rep[m] == x;
+        all &= out->rep[m] == m;
+      }
+      if (!one && !all) {
+        snprintf(why, n_why,
+                 "in-network collectives on dimension %d: the switch of NPU %u's group would "
+                 "wait for NPUs of other classes (%s)",
+                 d, x, out->desc);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
 int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo,
                              const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
                              sim_sym_t *out, char *why, size_t n_why) {
@@ -673,30 +702,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   }
   for (uint32_t x = 0, k = 0; x < n; x++)
     if (out->rep[x] == x) out->reps[k++] = x;
-  /* A reducing switch waits for every member of its group: the reduced run
-   * can stand in only where a representative's group is one class (the
-   * others' contributions are images of its own, arriving with it) or all
-   * representatives (coll/innet.c). */
-  for (int d = 0; d < topo->ndims; d++) {
-    if (!sys->in_network[d] || topo->npus[d] < 2) continue;
-    for (uint32_t k = 0; k < out->n_reps; k++) {
-      uint32_t x = out->reps[k], st = topo->stride[d];
-      uint32_t base = x - etsim_topo_coord(topo, x, d) * st, one = 1, all = 1;
-      for (uint32_t j = 0; j < topo->npus[d]; j++) {
-        uint32_t m = base + j * st;
-        one &= out->rep[m] == x;
-        all &= out->rep[m] == m;
-      }
-      if (!one && !all) {
-        snprintf(why, n_why,
-                 "in-network collectives on dimension %d: the switch of NPU %u's group would "
-                 "wait for NPUs of other classes (%s)",
-                 d, x, out->desc);
-        rc = 0;
-        goto done;
-      }
-    }
-  }
+  if (!innet_groups_ok(topo, sys, out, why, n_why)) goto done; /* rc is 0: no reduction */
   if ((uint64_t)out->n_reps * out->order != n) {
     rc = ETSIM_EINTERNAL;
     goto done;
