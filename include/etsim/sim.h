@@ -10,8 +10,31 @@
  * COMM_RECV match by (source, destination, size, tag); MEM_LOAD/MEM_STORE go
  * to the remote-memory model; METADATA and INVALID nodes finish at once.
  *
- * Ranks that share a trace (a manifest, or one file for all) share its
- * memory; each NPU keeps only a dependency counter per node.
+ * Ranks that share a trace (a manifest, one file for all, or per-rank
+ * files with identical content: et.h) share its memory; each NPU keeps
+ * only a dependency counter per node.
+ *
+ * Two paths give the same picoseconds on every NPU (docs/sim.md, "Speed"):
+ *  - exact (opts.exact, and whenever no reduction applies): every NPU is
+ *    simulated, message by message, on one event queue (des.h: FIFO
+ *    buckets per distinct time, so equal-time events run in push order);
+ *  - classes: src/sim/reduce.c looks for shifts of NPUs (along network
+ *    dimensions and families of communicator groups) that map every NPU's
+ *    trace, communicators, peers and message costs onto another's, and
+ *    simulates one representative per class (coll.h:
+ *    etsim_coll_set_symmetry maps messages to representatives).  The run
+ *    checks itself as it goes (simultaneous events from different NPUs
+ *    that may not commute, costs of the pairs used) and falls back to the
+ *    exact path when the check fails.  The result says which path ran
+ *    (representative, n_simulated, class_size, reduction / reduction_why).
+ *
+ * For extensions that make NPUs differ (stragglers, failures, several jobs
+ * on one network): anything that changes one NPU's timing or behaviour but
+ * not its class's breaks the equivalence.  Such a feature must either be
+ * visible to etsim_sim__find_symmetry (src/sim/reduce.c: refuse, with the
+ * reason in `why`, or keep only the shifts that preserve it) or set
+ * opts.exact; results copied from a representative (collect() in sim.c)
+ * are only valid for NPUs its class really stands for.
  */
 #ifndef ETSIM_SIM_H
 #define ETSIM_SIM_H
@@ -62,11 +85,24 @@ int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_
                            etsim_error_t *err);
 void etsim_comm_groups_free(etsim_comm_groups_t *g);
 
+/* Where a run is, for a progress line (etsim_sim_opts_t.progress). */
+typedef struct etsim_sim_progress {
+  int64_t now_ps;     /* simulated time */
+  uint32_t npus_done; /* NPUs finished (classes count all their NPUs) */
+  uint32_t npus;      /* NPUs in the network */
+  double frac;        /* nodes completed / nodes to complete, over simulated NPUs */
+  double elapsed_s;   /* wall time since the run started */
+  uint64_t events;
+} etsim_sim_progress_t;
+
 typedef struct etsim_sim_opts {
   const char *backend;               /* "analytical" (default) or "congestion" */
   int multi_comm;                    /* lift the one-communication-op rule */
   int record_nodes;                  /* keep start/end of every node (CSV, timeline) */
-  int exact;                         /* simulate every NPU even when one can stand for all */
+  int exact;                         /* simulate every NPU even when classes of equivalent
+                                        NPUs could be simulated once each */
+  int duration_micros;               /* read only duration_micros (as ASTRA-sim), not the
+                                        finer duration_ns etsim's generators also write */
   const etsim_mem_config_t *memory;  /* NULL: none */
   const etsim_comm_groups_t *groups; /* NULL: none */
   const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
@@ -77,6 +113,9 @@ typedef struct etsim_sim_opts {
    * (the `memory` model) and back to each NPU's iteration */
   double hbm_bytes;
   int offload;
+  /* Called about twice a second of wall time during long runs (NULL: never). */
+  void (*progress)(void *user, const etsim_sim_progress_t *p);
+  void *progress_user;
 } etsim_sim_opts_t;
 
 /* A change of an NPU's live tensor bytes (the timeline's memory track). */
@@ -106,6 +145,7 @@ typedef struct etsim_sim_npu {
 typedef struct etsim_sim_node_rec {
   uint32_t npu, node; /* node index in the NPU's trace */
   int64_t start_ps, end_ps;
+  uint32_t dims; /* communication: network dimensions its messages crossed (bit d) */
 } etsim_sim_node_rec_t;
 
 typedef struct etsim_sim_result {
@@ -116,15 +156,24 @@ typedef struct etsim_sim_result {
   uint64_t events;
   size_t max_pending;
   double wall_s;
-  int representative; /* one NPU was simulated for all (symmetry) */
+  double cpu_s;            /* CPU time of the run (this process's user + system) */
+  int representative;      /* classes of equivalent NPUs were simulated once each */
+  uint32_t n_simulated;    /* NPUs simulated (n_npus without a reduction) */
+  uint64_t class_size;     /* NPUs per class (1 without) */
+  char reduction[240];     /* the symmetries used, when representative */
+  char reduction_why[240]; /* no reduction: why not (for the summary) */
+  uint64_t dur_ns_nodes;   /* COMP node runs whose duration_ns differs from duration_micros
+                              x 1000 (used unless duration_micros), over all NPUs */
+  int64_t dur_ns_delta_ps; /* total time those differences add (sum over NPUs) */
   etsim_net_stats_t net;
   etsim_coll_stats_t coll;
   uint64_t bytes_by_op[ETSIM_COP_N + 2];
   uint64_t count_by_op[ETSIM_COP_N + 2];
-  etsim_sim_node_rec_t *recs; /* record_nodes: in completion order */
+  etsim_sim_node_rec_t *recs; /* record_nodes: in completion order (with classes:
+                                 grouped by NPU, each in its representative's order) */
   size_t n_recs;
   /* link_stats: per link (etsim_net_link_name(links_backend, &topo, k)),
-   * owned; with one NPU standing for all, every NPU's entries are its */
+   * owned; with classes, every NPU's entries are its representative's */
   etsim_net_links_t links;
   const char *links_backend;
   etsim_topo_t topo;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *fp) {
   fprintf(fp,
@@ -53,9 +54,11 @@ static void usage(FILE *fp) {
           "                       as ASTRA-sim, where pieces can bunch on a link\n"
           "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
           "  --multi-comm         allow several communication ops in flight per NPU\n"
-          "  --exact              simulate every NPU even when all are provably alike\n"
-          "                       (by default one NPU stands for all when the trace, the\n"
-          "                       collectives and the analytical network are symmetric)\n"
+          "  --exact              simulate every NPU, message by message (by default a class\n"
+          "                       of provably equivalent NPUs is simulated once: the summary\n"
+          "                       says which symmetries were used, or why none applied)\n"
+          "  --duration-micros    time compute nodes by duration_micros only, as ASTRA-sim\n"
+          "                       does (default: the finer duration_ns when a node has it)\n"
           "  --json F             results as JSON ('-' = stdout)\n"
           "  --report F           one HTML page with plots (see etsim report)\n"
           "  --csv F              one row per executed node\n"
@@ -73,6 +76,27 @@ static void usage(FILE *fp) {
           "exit: 0 ok, 2 bad input or deadlock, 3 internal error\n");
 }
 
+/* Progress on stderr, when it is a terminal and --quiet is not given: one
+ * line rewritten in place, cleared at the end. */
+static void load_progress(void *user, size_t done, size_t total) {
+  (void)user;
+  fprintf(stderr, "\r[etsim sim] reading traces: %zu of %zu files\033[K", done, total);
+}
+
+static void sim_progress(void *user, const etsim_sim_progress_t *p) {
+  (void)user;
+  char eta[32] = "?";
+  if (p->frac > 0.01) {
+    double left = p->elapsed_s * (1 - p->frac) / p->frac;
+    snprintf(eta, sizeof eta, "%d:%02d", (int)(left / 60), (int)left % 60);
+  }
+  fprintf(stderr,
+          "\r[etsim sim] %.3f ms simulated, %u of %u NPUs done, %.0f%% of nodes, %.1f M events, "
+          "ETA %s\033[K",
+          (double)p->now_ps / 1e9, p->npus_done, p->npus, p->frac * 100, (double)p->events / 1e6,
+          eta);
+}
+
 static int is_file(const char *p) {
   struct stat st;
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
@@ -81,7 +105,7 @@ static int is_file(const char *p) {
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;
-  int multi = 0, quiet = 0, exact = 0, link_stats = 0, offload = 0;
+  int multi = 0, quiet = 0, exact = 0, dur_micros = 0, link_stats = 0, offload = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
              *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
@@ -138,6 +162,7 @@ int etsim_cmd_sim(int argc, char **argv) {
     if (done) continue;
     if (strcmp(a, "--multi-comm") == 0) multi = 1;
     else if (strcmp(a, "--exact") == 0) exact = 1;
+    else if (strcmp(a, "--duration-micros") == 0) dur_micros = 1;
     else if (strcmp(a, "--link-stats") == 0) link_stats = 1;
     else if (strcmp(a, "--offload") == 0) offload = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
@@ -239,7 +264,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
-  if (etsim_et_set_load(&set, workload, 0, &err)) goto fail;
+  int tty = !quiet && isatty(2);
+  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
+                                           tty ? load_progress : NULL, NULL, &err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_load) goto fail;
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;
@@ -249,13 +278,17 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .multi_comm = multi,
                         .record_nodes = csv || timeline || json || report,
                         .exact = exact,
+                        .duration_micros = dur_micros,
                         .memory = memory ? &mem : NULL,
                         .groups = groups ? &cg : NULL,
                         .net = &nopt,
                         .link_stats = link_stats || link_csv,
                         .hbm_bytes = hbm_gib * 1073741824.0,
-                        .offload = offload};
-  if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
+                        .offload = offload,
+                        .progress = tty ? sim_progress : NULL};
+  int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_run) goto fail;
   etsim_report_astra_lines(stdout, res);
   if (!quiet) etsim_report_summary(stdout, res, &topo);
   if (json && etsim_report_json(json, res, set, &err)) goto fail;
