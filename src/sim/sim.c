@@ -273,6 +273,17 @@ static int available(const sim_t *s, const npu_t *p, int res) {
 
 /* --------------------------------------------------------------- issuing */
 
+/* --comm-scale on a comm_size (at least 1 byte stays 1 byte or more, so a
+ * scaled collective is never refused as empty). */
+static int64_t comm_scaled(const sim_t *s, int64_t sz) {
+  double f = s->opts->comm_scale;
+  if (!(f > 0) || f == 1.0 || sz <= 0) return sz;
+  double x = (double)sz * f;
+  if (x > 9e18) x = 9e18;
+  int64_t v = llround(x);
+  return v < 1 ? 1 : v;
+}
+
 static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   const etsim_et_trace_t *t = s->npu[id].ti->t;
   int64_t ct = 0, sz = 0, pri = 0;
@@ -283,6 +294,7 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
                            t->path, (unsigned long long)t->id[i]);
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_priority, "comm_priority", 0, &pri)) < 0) return rc;
+  sz = comm_scaled(s, sz);
   etsim_cop_t op;
   switch (ct) {
     case ETSIM_COLL_ALL_REDUCE:
@@ -397,6 +409,7 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   if ((rc = set_attr_int(s, id, i, t->k_comm_dst, "comm_dst", id, &dst)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_tag, "comm_tag", 0, &tag)) < 0) return rc;
+  sz = comm_scaled(s, sz);
   int64_t peer = send ? dst : src, self = send ? src : dst;
   if (self != id)
     return etsim_error_set(s->err, ETSIM_EFORMAT,
@@ -512,10 +525,21 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
     }
   }
   etsim_sim_npu_t *r = &s->res->npu[id];
-  if (cpu) r->cpu_ps += ns * ETSIM_PS_PER_NS;
-  else r->gpu_comp_ps += ns * ETSIM_PS_PER_NS;
+  int64_t ps = ns * ETSIM_PS_PER_NS;
+  /* What-if: --compute-scale and the NPU's speed, to the picosecond (the
+   * nominal path above stays bit-identical when both are 1). */
+  double f = s->opts->compute_scale > 0 ? s->opts->compute_scale : 1.0;
+  if (s->opts->npu_speed) f /= s->opts->npu_speed[id];
+  if (f != 1.0) {
+    double x = (double)ns * f;
+    if (!etsim_des_ns_ok(x)) return past_horizon(s, t, i, "the scaled compute time", x);
+    ps = llround(x * ETSIM_PS_PER_NS);
+  }
+  if (cpu) r->cpu_ps += ps;
+  else r->gpu_comp_ps += ps;
   *instant = 0;
-  return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
+  int64_t at = ps > ETSIM_DES_HORIZON_PS - now(s) ? ETSIM_DES_HORIZON_PS + 1 : now(s) + ps;
+  return etsim_des_push(&s->q, at, EV_NODE_DONE, id, i);
 }
 
 /* A METADATA node that carries PyTorch's process groups, as ASTRA-sim reads
@@ -1344,11 +1368,9 @@ fail:
   return rc;
 }
 
-int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
-                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
-                  etsim_sim_result_t **out, etsim_error_t *err) {
-  static const etsim_sim_opts_t dflt = {0};
-  if (!opts) opts = &dflt;
+static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                   const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                   etsim_sim_result_t **out, etsim_error_t *err) {
   if (set->n_ranks != topo->total)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "the workload has %zu ranks but the network has %u "
@@ -1419,6 +1441,70 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     (void)attempt;
     return 0;
   }
+}
+
+/* What-if: the straggler's price.  The slowest NPU is the one with the
+ * lowest speed (lowest id on ties); when it is below 1, the run is repeated with it at speed 1
+ * and everything else unchanged, and the difference in iteration time is
+ * what it costs.  Nothing is recorded in the second run. */
+static int price_straggler(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                           const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                           etsim_sim_result_t *r, etsim_error_t *err) {
+  const double *sp = opts->npu_speed;
+  uint32_t n = topo->total, slow = 0;
+  for (uint32_t i = 1; i < n; i++)
+    if (sp[i] < sp[slow]) slow = i;
+  if (sp[slow] >= 1.0) return 0; /* nobody below nominal: nothing to price */
+  double *nominal = etsim_malloc(n * sizeof *nominal);
+  if (!nominal) return etsim_error_set(err, ETSIM_ENOMEM, "simulation: out of memory");
+  memcpy(nominal, sp, n * sizeof *nominal);
+  nominal[slow] = 1.0;
+  etsim_sim_opts_t o2 = *opts;
+  o2.npu_speed = nominal;
+  o2.record_nodes = 0;
+  o2.link_stats = 0;
+  o2.progress = NULL;
+  etsim_sim_result_t *r2 = NULL;
+  int rc = run_all(set, topo, sys, &o2, &r2, err);
+  etsim_free(nominal);
+  if (rc) return rc;
+  r->straggler = 1;
+  r->straggler_npu = slow;
+  r->straggler_speed = sp[slow];
+  r->straggler_nominal_ps = r2->total_ps;
+  r->straggler_cost_ps = r->total_ps - r2->total_ps;
+  r->cpu_s += r2->cpu_s;
+  r->wall_s += r2->wall_s;
+  etsim_sim_result_free(r2);
+  return 0;
+}
+
+int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                  etsim_sim_result_t **out, etsim_error_t *err) {
+  static const etsim_sim_opts_t dflt = {0};
+  if (!opts) opts = &dflt;
+  if (!(opts->compute_scale >= 0 && opts->compute_scale <= 1e3) ||
+      !(opts->comm_scale >= 0 && opts->comm_scale <= 1e3))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "simulation: compute_scale %g / comm_scale %g outside [0, 1000]",
+                           opts->compute_scale, opts->comm_scale);
+  for (uint32_t i = 0; opts->npu_speed && i < topo->total; i++)
+    if (!(opts->npu_speed[i] >= 1e-3 && opts->npu_speed[i] <= 1e3))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "simulation: NPU %u's speed %g outside [0.001, 1000]", i,
+                             opts->npu_speed[i]);
+  etsim_sim_result_t *r = NULL;
+  int rc = run_all(set, topo, sys, opts, &r, err);
+  if (rc) return rc;
+  for (uint32_t i = 1; i < r->n_npus; i++)
+    if (r->npu[i].finish_ps > r->npu[r->last_npu].finish_ps) r->last_npu = i;
+  if (opts->npu_speed && (rc = price_straggler(set, topo, sys, opts, r, err))) {
+    etsim_sim_result_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
 }
 
 void etsim_sim_result_free(etsim_sim_result_t *r) {
