@@ -5,7 +5,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libyaml-dev libjansson-dev
       libopenblas-dev libopenmpi-dev openmpi-bin libcmocka-dev python3
-      clang-format)
+      clang-format
+      chromium fonts-dejavu-core)  # the HTML report's test opens every page in headless Chromium
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

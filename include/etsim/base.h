@@ -231,6 +231,34 @@ void etsim_outfile_abort(etsim_outfile_t *o);
 /* Parse "1024", "64KiB", "1MB", "2GiB" etc. into bytes.  0 or ETSIM_EINVAL. */
 int etsim_parse_size(const char *s, uint64_t *out_bytes);
 
+/* --------------------------------------------------------------- progress */
+
+/*
+ * The pacing and wording of a progress line, shared by every long-running
+ * command: "[etsim netsim] 42 % | 1.2 ms simulated, 3 of 8 flows | 3.1 s,
+ * about 4 s left".  etsim_progress_line writes the line into `out` when at
+ * least `every_s` seconds of wall time passed since the last one (the first
+ * after `every_s`, so short runs show nothing; every_s 0: at every call,
+ * negative: 0.25 s) and returns its length, else 0 without formatting
+ * anything; the caller shows it (the CLI rewrites one
+ * stderr line when stderr is a terminal).  Nothing here prints.
+ */
+typedef struct etsim_progress {
+  const char *what; /* "netsim" */
+  double t0, next, every_s;
+} etsim_progress_t;
+
+void etsim_progress_init(etsim_progress_t *p, const char *what, double every_s);
+/* frac: the share done, in [0, 1], or negative when unknown (then no ETA);
+ * fmt: what is done so far, printf-style. */
+size_t etsim_progress_line(etsim_progress_t *p, char *out, size_t cap, double frac, const char *fmt,
+                           ...) __attribute__((format(printf, 5, 6)));
+/* Whether etsim_progress_line would write a line now (to skip preparing
+ * its text when it would not). */
+int etsim_progress_due(const etsim_progress_t *p);
+/* Wall seconds since etsim_progress_init. */
+double etsim_progress_elapsed(const etsim_progress_t *p);
+
 #ifdef __cplusplus
 }
 #endif

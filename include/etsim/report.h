@@ -9,6 +9,8 @@
  *   timeline     Perfetto / Chrome traceEvents JSON in us, one process per
  *                NPU, a compute and a communication track, flow arrows for
  *                dependencies (needs record_nodes)
+ *   HTML         one self-contained page with plots of any etsim command's
+ *                JSON (sim, netsim, sweep, shard, replay, synth eval)
  * Files are written through a temporary name and renamed when complete.
  */
 #ifndef ETSIM_REPORT_H
@@ -33,5 +35,41 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
  * one row per link. */
 void etsim_report_links_summary(FILE *f, const etsim_sim_result_t *r);
 int etsim_report_links_csv(const char *path, const etsim_sim_result_t *r, etsim_error_t *err);
+
+/* ------------------------------------------------------------ HTML report */
+
+/* One input of the HTML report: a file another command wrote, recognised by
+ * its content (sim --json; netsim --json, netsim --timeline or sim
+ * --net-timeline; sim --timeline, linked; sweep points.jsonl or points.csv;
+ * shard -o plan.json and shard --json; replay --json, --csv and --dry-run
+ * --json; synth eval --json).  `label` names it on the page (NULL: the
+ * file's name). */
+typedef struct etsim_report_input {
+  const char *path;
+  const char *label;
+} etsim_report_input_t;
+
+typedef struct etsim_report_html_opts {
+  const char *title;    /* the page's heading (NULL: "etsim report") */
+  const char *timeline; /* etsim_report_html_sim: the Perfetto file to link, or NULL */
+  /* Sweeps: which columns are axes and which are results (comma lists; NULL:
+   * guessed, and the page says how), the axis on the x axis and the one
+   * drawn as separate lines, and the two results of the Pareto front, each
+   * "NAME" (lower is better) or "NAME:max". */
+  const char *axes, *metrics, *sweep_x, *sweep_series, *pareto;
+} etsim_report_html_opts_t;
+
+/* Write one HTML page to `path` (through a temporary name) from n inputs.
+ * The page loads nothing from the network: charts are inline SVG.  Inputs
+ * too large to draw mark by mark (many NPUs, ports, messages or points) are
+ * aggregated, and the page says how.  Returns 0, or ETSIM_EIO / EFORMAT /
+ * ENOMEM with the file and the key or line in err. */
+int etsim_report_html(const char *path, const etsim_report_input_t *inputs, size_t n,
+                      const etsim_report_html_opts_t *opts, etsim_error_t *err);
+/* The same page for a simulation just run (etsim sim --report): the result
+ * as etsim_report_json would write it plus the topology's dimensions. */
+int etsim_report_html_sim(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
+                          const etsim_topo_t *topo, const char *label,
+                          const etsim_report_html_opts_t *opts, etsim_error_t *err);
 
 #endif

@@ -9,8 +9,31 @@
  * COMM_RECV match by (source, destination, size, tag); MEM_LOAD/MEM_STORE go
  * to the remote-memory model; METADATA and INVALID nodes finish at once.
  *
- * Ranks that share a trace (a manifest, or one file for all) share its
- * memory; each NPU keeps only a dependency counter per node.
+ * Ranks that share a trace (a manifest, one file for all, or per-rank
+ * files with identical content: et.h) share its memory; each NPU keeps
+ * only a dependency counter per node.
+ *
+ * Two paths give the same picoseconds on every NPU (docs/sim.md, "Speed"):
+ *  - exact (opts.exact, and whenever no reduction applies): every NPU is
+ *    simulated, message by message, on one event queue (des.h: FIFO
+ *    buckets per distinct time, so equal-time events run in push order);
+ *  - classes: src/sim/reduce.c looks for shifts of NPUs (along network
+ *    dimensions and families of communicator groups) that map every NPU's
+ *    trace, communicators, peers and message costs onto another's, and
+ *    simulates one representative per class (coll.h:
+ *    etsim_coll_set_symmetry maps messages to representatives).  The run
+ *    checks itself as it goes (simultaneous events from different NPUs
+ *    that may not commute, costs of the pairs used) and falls back to the
+ *    exact path when the check fails.  The result says which path ran
+ *    (representative, n_simulated, class_size, reduction / reduction_why).
+ *
+ * For extensions that make NPUs differ (stragglers, failures, several jobs
+ * on one network): anything that changes one NPU's timing or behaviour but
+ * not its class's breaks the equivalence.  Such a feature must either be
+ * visible to etsim_sim__find_symmetry (src/sim/reduce.c: refuse, with the
+ * reason in `why`, or keep only the shifts that preserve it) or set
+ * opts.exact; results copied from a representative (collect() in sim.c)
+ * are only valid for NPUs its class really stands for.
  */
 #ifndef ETSIM_SIM_H
 #define ETSIM_SIM_H
@@ -167,10 +190,11 @@ typedef struct etsim_sim_result {
   etsim_coll_stats_t coll;
   uint64_t bytes_by_op[ETSIM_COP_N + 2];
   uint64_t count_by_op[ETSIM_COP_N + 2];
-  etsim_sim_node_rec_t *recs; /* record_nodes: in completion order */
+  etsim_sim_node_rec_t *recs; /* record_nodes: in completion order (with classes:
+                                 grouped by NPU, each in its representative's order) */
   size_t n_recs;
   /* link_stats: per link (etsim_net_link_name(links_backend, &topo, k)),
-   * owned; with one NPU standing for all, every NPU's entries are its */
+   * owned; with classes, every NPU's entries are its representative's */
   etsim_net_links_t links;
   const char *links_backend;
   etsim_topo_t topo;

@@ -8,6 +8,7 @@
 
 #include "etsim/base.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 /* Exit status, as documented in `etsim --help`. */
@@ -109,5 +110,43 @@ void cli_help_opts(const cli_opt_t *opts, FILE *f);
 
 /* Whether progress may be shown (stderr is a terminal and no --quiet). */
 extern int cli_quiet;
+
+/* ------------------------------------------------------------- progress */
+
+/* One progress line on stderr, rewritten in place (etsim_progress_t paces
+ * and words it): drawn only when stderr is a terminal and neither the
+ * command's --quiet nor cli_quiet is set, so nothing extra appears when
+ * output is piped.  Cheap to call often: it returns at once until the next
+ * redraw is due (4 a second by default).  Call cli_progress_clear before printing
+ * anything else to stderr, cli_progress_end when the work is done. */
+typedef struct cli_progress {
+  etsim_progress_t p;
+  int on, drawn;
+  uint64_t wrote; /* bytes of progress drawn (the ticker leaves them out) */
+} cli_progress_t;
+
+/* Whether to show it: stderr is a terminal (or ETSIM_PROGRESS=1 forces it,
+ * =0 forbids it) and no --quiet; *every_s gets the seconds between redraws
+ * (ETSIM_PROGRESS_EVERY, default 0.25). */
+int cli_progress_wanted(int quiet, double *every_s);
+void cli_progress_begin(cli_progress_t *pg, const char *what, int quiet);
+void cli_progress(cli_progress_t *pg, double frac, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void cli_progress_clear(cli_progress_t *pg);
+void cli_progress_end(cli_progress_t *pg);
+/* printf to stderr, first erasing a drawn progress line (warnings use it). */
+void cli_progress_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* For one long library call with no progress hook (a conversion): a thread
+ * redraws the line with the bytes the process has read and written so far
+ * until cli_ticker_stop.  Only when the line is shown at all. */
+typedef struct cli_ticker {
+  cli_progress_t pg;
+  const char *input;
+  int stop, running;
+  pthread_t thread;
+} cli_ticker_t;
+void cli_ticker_start(cli_ticker_t *t, const char *what, const char *input, int quiet);
+void cli_ticker_stop(cli_ticker_t *t);
 
 #endif

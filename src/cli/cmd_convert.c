@@ -22,17 +22,20 @@ typedef struct {
 
 /* ------------------------------------------------------------- json */
 
-static int json_gzip;
+static int json_gzip, json_quiet;
 static const cli_opt_t json_opts[] = {
     CLI_O_FLAG("--gzip", NULL, &json_gzip,
                "write a gzip-compressed .et (also implied by a .gz output name)"),
-    CLI_O_END};
+    CLI_O_FLAG("--quiet", "-q", &json_quiet, "no progress line"), CLI_O_END};
 
 static int convert_json(const convert_args_t *a) {
   etsim_error_t err = {0};
-  if (etsim_etjson_convert(a->input, a->output, json_gzip ? ETSIM_ET_WRITE_GZIP : 0, NULL, &err))
-    return cli_fail(&err);
-  return ETSIM_EXIT_OK;
+  cli_ticker_t tk;
+  cli_ticker_start(&tk, "convert", a->input, json_quiet);
+  int rc =
+      etsim_etjson_convert(a->input, a->output, json_gzip ? ETSIM_ET_WRITE_GZIP : 0, NULL, &err);
+  cli_ticker_stop(&tk);
+  return rc ? cli_fail(&err) : ETSIM_EXIT_OK;
 }
 
 /* ------------------------------------------------------------- text */
@@ -86,7 +89,11 @@ static int convert_text(const convert_args_t *a) {
   o.prefix = a->output;
   etsim_error_t err = {0};
   etsim_gen_report_t rep;
-  if (etsim_conv_text(a->input, &o, &rep, &err)) return cli_fail(&err);
+  cli_ticker_t tk;
+  cli_ticker_start(&tk, "convert", a->input, text_quiet);
+  int rc = etsim_conv_text(a->input, &o, &rep, &err);
+  cli_ticker_stop(&tk);
+  if (rc) return cli_fail(&err);
   if (!text_quiet)
     printf(
         "%s: %zu rank(s) in %zu file(s)%s, %llu node(s) written (%llu over "

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include "etsim/netpkt.h"
+#include "etsim/report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -35,11 +36,13 @@ static const char *usage =
     "                   message as a slice; with the packet level, every\n"
     "                   port's tx Gb/s, queue KB and paused %% over time\n"
     "                   and the first messages' sending rates\n"
+    "  --report F       one HTML page with plots (see etsim report); it links\n"
+    "                   the --timeline file, or writes F's name .timeline.json\n"
     "  --timeline-step NS  first sampling interval (default 1000 ns; it\n"
     "                   doubles when a long run fills the sample budget)\n"
     "  --seed N         seed for ECN and loss draws (default 1)\n"
     "  --json           print the summary as JSON\n"
-    "  --quiet          no summary\n"
+    "  --quiet          no summary, no progress line\n"
     "exit: 0 all flows done, 1 flows stalled (PFC deadlock or lost packets),\n"
     "      2 bad input\n";
 
@@ -76,11 +79,76 @@ static int open_out(out_t *o, const char *path, etsim_error_t *err) {
   return rc;
 }
 
+/* Running to the end with a progress line.  On a terminal the network runs
+ * in steps of simulated time (each step sized to take about a tenth of a
+ * second), and the line shows the simulated time and the flows done; runs
+ * in steps process the same events in the same order as in one call (the
+ * timeline recorder relies on the same), so every output is the same.  Off
+ * a terminal it runs in one call. */
+typedef struct runner {
+  etsim_netpkt_t *pkt;
+  etsim_netpkt_tl_t *tl;
+  etsim_netflow_t *flow;
+} runner_t;
+
+static int run_to(const runner_t *r, int64_t t, etsim_error_t *err) {
+  if (r->flow) return etsim_netflow_run_until(r->flow, t, err);
+  return r->tl ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t, err)
+               : etsim_netpkt_run_until(r->pkt, t, err);
+}
+
+static int run_all(const runner_t *r, int quiet, etsim_error_t *err) {
+  cli_progress_t pg;
+  cli_progress_begin(&pg, "netsim", quiet);
+  if (!pg.on) return run_to(r, INT64_MAX, err);
+  int64_t step = 1000000; /* 1 us to start */
+  for (;;) {
+    int64_t next = r->flow ? etsim_netflow_next_time(r->flow) : etsim_netpkt_next_time(r->pkt);
+    if (next == INT64_MAX) break;
+    struct timespec a, z;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int rc = run_to(r, next > INT64_MAX - step ? INT64_MAX : next + step, err);
+    if (rc) {
+      cli_progress_end(&pg);
+      return rc;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &z);
+    double dt = (double)(z.tv_sec - a.tv_sec) + 1e-9 * (double)(z.tv_nsec - a.tv_nsec);
+    if (dt < 0.05 && step < INT64_MAX / 4) step *= 2;
+    else if (dt > 0.2 && step > 1000) step /= 2;
+    uint64_t done, all;
+    int64_t now;
+    if (r->flow) {
+      etsim_netflow_stats_t st;
+      etsim_netflow_get_stats(r->flow, &st);
+      done = st.msgs_done, all = st.msgs, now = next;
+    } else {
+      etsim_netpkt_stats_t st;
+      etsim_netpkt_get_stats(r->pkt, &st);
+      done = st.msgs_done, all = st.msgs, now = etsim_netpkt_now(r->pkt);
+    }
+    int ms = now >= 1000000000; /* ps: microseconds up to 1 ms, then milliseconds */
+    cli_progress(&pg, all ? (double)done / (double)all : -1,
+                 "%.3f %s simulated, %" PRIu64 " of %" PRIu64 " flows done",
+                 (double)now / (ms ? 1e9 : 1e6), ms ? "ms" : "us", done, all);
+  }
+  cli_progress_end(&pg);
+  return run_to(r, INT64_MAX, err); /* the last call of a single run: same end state */
+}
+
+/* --report: the page of the timeline just written, named after the CC. */
+static int write_report(const char *report, const char *timeline, const char *label) {
+  etsim_error_t err = {0};
+  etsim_report_input_t in = {timeline, label};
+  if (etsim_report_html(report, &in, 1, NULL, &err)) return cli_fail(&err);
+  return ETSIM_EXIT_OK;
+}
+
 /* The flow-level backend on the same scenario. */
 static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
                     const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
-                    size_t n_flows, const char *fct_path, const char *timeline, int json,
-                    int quiet) {
+                    size_t n_flows, const char *fct_path, const char *timeline, const char *report,
+                    int json, int quiet) {
   etsim_error_t err = {0};
   etsim_netflow_t *net;
   if (etsim_netflow_create(&net, topo, cfg, &err)) return cli_fail(&err);
@@ -108,7 +176,7 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   etsim_netflow_set_outputs(net, of.open ? of.f.fp : NULL);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (etsim_netflow_run_until(net, INT64_MAX, &err)) {
+  if (run_all(&(runner_t){NULL, NULL, net}, quiet, &err)) {
     code = cli_fail(&err);
     goto done;
   }
@@ -118,6 +186,7 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
     code = cli_fail(&err);
     goto done;
   }
+  if (report && (code = write_report(report, timeline, "flow level"))) goto done;
   if (of.open) {
     of.open = 0;
     if (etsim_outfile_commit(&of.f, &err)) {
@@ -149,7 +218,7 @@ done:
 
 int etsim_cmd_netsim(int argc, char **argv) {
   const char *backend = "packet";
-  const char *ports = NULL, *timeline = NULL, *step = NULL;
+  const char *ports = NULL, *timeline = NULL, *step = NULL, *report = NULL;
   const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL, *cc = NULL, *seed = NULL;
   const char *sets[64];
   int n_sets = 0, json = 0, quiet = 0;
@@ -183,6 +252,9 @@ int etsim_cmd_netsim(int argc, char **argv) {
     } else if ((r = cli_opt(argc, argv, &i, "--timeline", &v))) {
       if (r < 0) return ETSIM_EXIT_USAGE;
       timeline = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--report", &v))) {
+      if (r < 0) return ETSIM_EXIT_USAGE;
+      report = v;
     } else if ((r = cli_opt(argc, argv, &i, "--timeline-step", &v))) {
       if (r < 0) return ETSIM_EXIT_USAGE;
       step = v;
@@ -241,6 +313,13 @@ int etsim_cmd_netsim(int argc, char **argv) {
         "netsim: --timeline-step is a whole number of ns "
         "above 0, not '%s'",
         step);
+  char tl_for_report[4096];
+  if (report && !timeline) { /* the page links the timeline it is made from */
+    size_t n = strlen(report);
+    if (n > 5 && !strcmp(report + n - 5, ".html")) n -= 5;
+    snprintf(tl_for_report, sizeof tl_for_report, "%.*s.timeline.json", (int)n, report);
+    timeline = tl_for_report;
+  }
   if (!cfg.topology_file[0]) return cli_usage_error("%s: TOPOLOGY_FILE is not set", input);
   if (!cfg.flow_file[0]) return cli_usage_error("%s: FLOW_FILE is not set", input);
 
@@ -257,8 +336,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
   int code = ETSIM_EXIT_OK;
   out_t of = {0}, op = {0}, oq = {0}, ot = {0};
   if (!strcmp(backend, "flow")) {
-    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file, timeline, json,
-                    quiet);
+    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file, timeline, report,
+                    json, quiet);
     goto done;
   }
   if (etsim_netpkt_create(&net, &topo, &cfg, &err)) {
@@ -301,8 +380,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
     code = cli_fail(&err);
     goto done;
   }
-  int rc = tl ? etsim_netpkt_tl_run_until(tl, net, INT64_MAX, &err)
-              : etsim_netpkt_run_until(net, INT64_MAX, &err);
+  int rc = run_all(&(runner_t){net, tl, NULL}, quiet, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   if (rc) {
@@ -312,6 +390,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
       /* The timeline shows how the pause cycle formed. */
       if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err))
         code = cli_fail(&err);
+      else if (report && write_report(report, timeline, cc_name(cfg.cc_mode)))
+        code = ETSIM_EXIT_USAGE;
     }
     goto done;
   }
@@ -320,6 +400,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
     code = cli_fail(&err);
     goto done;
   }
+  if (report && (code = write_report(report, timeline, cc_name(cfg.cc_mode)))) goto done;
   if (ports) {
     if (open_out(&ot, ports, &err)) {
       code = cli_fail(&err);

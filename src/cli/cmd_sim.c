@@ -71,6 +71,7 @@ static void usage(FILE *fp) {
           "  --duration-micros    time compute nodes by duration_micros only, as ASTRA-sim\n"
           "                       does (default: the finer duration_ns when a node has it)\n"
           "  --json F             results as JSON ('-' = stdout)\n"
+          "  --report F           one HTML page with plots (see etsim report)\n"
           "  --csv F              one row per executed node\n"
           "  --timeline F         Perfetto/Chrome trace (open in ui.perfetto.dev)\n"
           "  --link-stats         bytes and busy time per link (per NPU and dimension on\n"
@@ -114,7 +115,7 @@ static int is_file(const char *p) {
 
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
-  const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL;
+  const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;
   int multi = 0, quiet = 0, exact = 0, dur_micros = 0, link_stats = 0, offload = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
@@ -142,6 +143,7 @@ int etsim_cmd_sim(int argc, char **argv) {
                 {"--comm-group", &groups},
                 {"--backend", &backend},
                 {"--json", &json},
+                {"--report", &report},
                 {"--csv", &csv},
                 {"--timeline", &timeline},
                 {"--num-queues-per-dim", &queues},
@@ -314,7 +316,7 @@ int etsim_cmd_sim(int argc, char **argv) {
       net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000};
   etsim_sim_opts_t o = {.backend = backend,
                         .multi_comm = multi,
-                        .record_nodes = csv || timeline || json,
+                        .record_nodes = csv || timeline || json || report,
                         .exact = exact,
                         .duration_micros = dur_micros,
                         .memory = memory ? &mem : NULL,
@@ -336,6 +338,10 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (csv && etsim_report_csv(csv, res, set, &err)) goto fail;
   if (timeline && etsim_report_timeline(timeline, res, set, &err)) goto fail;
   if (link_csv && etsim_report_links_csv(link_csv, res, &err)) goto fail;
+  /* after the timeline: the page links it */
+  if (report && etsim_report_html_sim(report, res, set, &topo, workload,
+                                      &(etsim_report_html_opts_t){.timeline = timeline}, &err))
+    goto fail;
   goto out;
 fail:
   code = cli_fail(&err);

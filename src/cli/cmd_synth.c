@@ -4,6 +4,7 @@
  */
 #include "cli/cli.h"
 
+#include "cli/synth_hist.h"
 #include "etsim/synth.h"
 
 #include <dirent.h>
@@ -108,16 +109,20 @@ static int parse_int(const char *v, const char *what, int lo, int hi, int *out) 
 
 typedef struct {
   int quiet;
+  cli_progress_t pg; /* epochs done and the time left, on a terminal */
 } progress_ctx;
 
 static int on_epoch(void *user, const etsim_synth_progress_t *p) {
   progress_ctx *c = user;
   if (c->quiet) return 0;
+  cli_progress_clear(&c->pg);
   fprintf(stderr,
           "epoch %3d/%d  loss %.4f (count %.3f, attr %.3f, edge %.3f)  "
           "val %.4f%s  %.2f s\n",
           p->epoch, p->epochs, p->train_loss, p->loss_count, p->loss_attr, p->loss_edge,
           p->val_loss, p->best ? "  best" : "", p->seconds);
+  cli_progress(&c->pg, p->epochs > 0 ? (double)p->epoch / p->epochs : -1, "epoch %d of %d",
+               p->epoch, p->epochs);
   return 0;
 }
 
@@ -196,8 +201,10 @@ static int cmd_train(int argc, char **argv) {
     if (!quiet)
       fprintf(stderr, "training on %zu DAG(s), validating on %s\n", tr.n_graphs,
               val ? val : "a seeded 10%% of them");
-    progress_ctx pc = {quiet};
+    progress_ctx pc = {.quiet = quiet};
+    cli_progress_begin(&pc.pg, "synth train", quiet);
     rc = etsim_synth_train(&tr, val ? &va : NULL, &cfg, on_epoch, &pc, &model, &err);
+    cli_progress_end(&pc.pg);
   }
   if (!rc) rc = etsim_synth_model_save(model, outp, &err);
   if (!rc && !quiet) {
@@ -385,6 +392,7 @@ static int cmd_eval(int argc, char **argv) {
   if (!rc && trainp) rc = load_path(&T, trainp, &to, &err);
   etsim_synth_eval_t ev;
   if (!rc) rc = etsim_synth_evaluate(&R, &G, trainp ? &T : NULL, 1, &ev, &err);
+  json_t *hist = !rc && json ? cli_synth_histograms(&R, &G) : NULL; /* for etsim report */
   etsim_synth_data_free(&R);
   etsim_synth_data_free(&G);
   etsim_synth_data_free(&T);
@@ -410,6 +418,10 @@ static int cmd_eval(int argc, char **argv) {
           ", \"surrogate_real\": {\"pearson\": %.6g, \"spearman\": %.6g, "
           "\"mae\": %.6g}",
           ev.real_pearson, ev.real_spearman, ev.real_mae);
+    char *h = hist ? json_dumps(hist, JSON_COMPACT) : NULL;
+    if (h) printf(", \"histograms\": %s", h);
+    free(h);
+    json_decref(hist);
     printf("}\n");
     return 0;
   }

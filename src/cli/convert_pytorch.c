@@ -77,7 +77,11 @@ int etsim_cli_convert_pytorch(const char *input, const char *output) {
   if (gzip_out) o.write_flags |= ETSIM_ET_WRITE_GZIP;
   etsim_error_t err = {0};
   etsim_convpt_summary_t s;
-  if (etsim_convpt_convert(input, output, &o, &s, &err)) return cli_fail(&err);
+  cli_ticker_t tk;
+  cli_ticker_start(&tk, "convert", input, quiet);
+  int rc = etsim_convpt_convert(input, output, &o, &s, &err);
+  cli_ticker_stop(&tk);
+  if (rc) return cli_fail(&err);
   if (!quiet) /* on stderr when the trace itself goes to stdout */
     print_summary(&s, strcmp(output, "-") == 0 ? stderr : stdout);
   return ETSIM_EXIT_OK;

@@ -48,7 +48,7 @@ static void print_help(FILE *fp) {
 
 static void warn_to_stderr(void *user, const char *line) {
   (void)user;
-  fprintf(stderr, "etsim: warning: %s\n", line);
+  cli_progress_print("etsim: warning: %s\n", line);
 }
 
 int main(int argc, char **argv) {

@@ -1,5 +1,6 @@
 /* Writing simulation results: text, JSON, CSV, Perfetto timeline. */
 #include "report_int.h"
+#include "html_int.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -140,6 +141,14 @@ static int write_json(const char *path, json_t *root, etsim_error_t *err) {
 
 int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim_et_set_t *set,
                       etsim_error_t *err) {
+  json_t *root = etsim_report__sim_json(r, set);
+  if (!root) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  return write_json(path, root, err);
+}
+
+/* The result document etsim_report_json writes (the HTML report reads the
+ * same, from a file or from this). */
+json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t *set) {
   json_t *root = json_object(), *npus = json_array();
   for (uint32_t i = 0; i < r->n_npus; i++) {
     const etsim_sim_npu_t *p = &r->npu[i];
@@ -244,7 +253,7 @@ int etsim_report_json(const char *path, const etsim_sim_result_t *r, const etsim
   }
   json_object_set_new(root, "collectives", colls);
   etsim_report__links_json(root, r);
-  return write_json(path, root, err);
+  return root;
 }
 
 static void csv_str(FILE *f, const char *s) {

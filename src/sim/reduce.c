@@ -558,9 +558,6 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE &&
       opts->memory->type != ETSIM_MEM_PER_NPU)
     return NO("remote memory shared between NPUs");
-  for (int d = 0; d < topo->ndims; d++)
-    if (sys->in_network[d]) /* a switch waits for every member's contribution */
-      return NO("in-network collectives on dimension %d", d);
   if (sys->group_hierarchical)
     return NO("communicators run over the dimensions they span (group-phases: hierarchical)");
   ctx_t c;
@@ -687,6 +684,30 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   }
   for (uint32_t x = 0, k = 0; x < n; x++)
     if (out->rep[x] == x) out->reps[k++] = x;
+  /* A reducing switch waits for every member of its group: the reduced run
+   * can stand in only where a representative's group is one class (the
+   * others' contributions are images of its own, arriving with it) or all
+   * representatives (coll/innet.c). */
+  for (int d = 0; d < topo->ndims; d++) {
+    if (!sys->in_network[d] || topo->npus[d] < 2) continue;
+    for (uint32_t k = 0; k < out->n_reps; k++) {
+      uint32_t x = out->reps[k], st = topo->stride[d];
+      uint32_t base = x - etsim_topo_coord(topo, x, d) * st, one = 1, all = 1;
+      for (uint32_t j = 0; j < topo->npus[d]; j++) {
+        uint32_t m = base + j * st;
+        one &= out->rep[m] == x;
+        all &= out->rep[m] == m;
+      }
+      if (!one && !all) {
+        snprintf(why, n_why,
+                 "in-network collectives on dimension %d: the switch of NPU %u's group would "
+                 "wait for NPUs of other classes (%s)",
+                 d, x, out->desc);
+        rc = 0;
+        goto done;
+      }
+    }
+  }
   if ((uint64_t)out->n_reps * out->order != n) {
     rc = ETSIM_EINTERNAL;
     goto done;

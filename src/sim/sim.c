@@ -1016,6 +1016,7 @@ static int tie_check(sim_t *s, const etsim_des_event_t *ev) {
     npu = ev->a;
     key = 3ull << 60 | ev->b; /* a node's completion */
   }
+  if (npu >= s->n) return 0; /* a switch's event (in-network): no NPU's state */
   struct tie *x = &s->tie[npu];
   uint32_t pusher = s->q.popped_pusher;
   if (x->t != ev->t_ps || x->push != s->q.popped_push_ps) {

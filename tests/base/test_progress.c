@@ -1,0 +1,83 @@
+/*
+ * test_progress.c — the progress line's pacing and wording: nothing before
+ * the first interval (short runs show nothing), then at most one line per
+ * interval; the share done, the elapsed time and the time left as
+ * elapsed x (1 - done) / done, in the units a person reads; truncation
+ * within the buffer.  Elapsed time is made exact by moving the start back.
+ */
+#include "test_util.h"
+
+#include "etsim/base.h"
+
+#include <string.h>
+
+static void test_pacing(void **s) {
+  (void)s;
+  char line[256];
+  etsim_progress_t p;
+  etsim_progress_init(&p, "netsim", 3600);
+  assert_false(etsim_progress_due(&p));
+  assert_int_equal(etsim_progress_line(&p, line, sizeof line, 0.5, "x"), 0);
+  /* the interval passed: one line, then none until the next interval */
+  p.next = p.t0 - 1;
+  assert_true(etsim_progress_due(&p));
+  assert_true(etsim_progress_line(&p, line, sizeof line, 0.5, "x") > 0);
+  assert_false(etsim_progress_due(&p));
+  assert_int_equal(etsim_progress_line(&p, line, sizeof line, 0.6, "x"), 0);
+  /* interval 0: a line at every call; negative: the default quarter second */
+  etsim_progress_init(&p, "netsim", 0);
+  for (int i = 0; i < 3; i++) assert_true(etsim_progress_line(&p, line, sizeof line, -1, "x") > 0);
+  etsim_progress_init(&p, "netsim", -1);
+  assert_true(p.every_s == 0.25);
+  assert_int_equal(etsim_progress_line(&p, line, sizeof line, -1, "x"), 0);
+}
+
+static void test_wording(void **s) {
+  (void)s;
+  char line[256];
+  etsim_progress_t p;
+  etsim_progress_init(&p, "netsim", 0);
+  p.t0 -= 10; /* 10 s ago: a quarter done leaves 30 s */
+  size_t n = etsim_progress_line(&p, line, sizeof line, 0.25, "%d of %d flows", 5, 20);
+  assert_string_equal(line, "[etsim netsim]  25 % | 5 of 20 flows | 10.0 s, about 30.0 s left");
+  assert_int_equal(n, strlen(line));
+  assert_true(etsim_progress_elapsed(&p) >= 10 && etsim_progress_elapsed(&p) < 11);
+  /* minutes and hours */
+  p.t0 -= 115; /* 125 s: half done leaves as much again */
+  etsim_progress_line(&p, line, sizeof line, 0.5, "half");
+  assert_string_equal(line, "[etsim netsim]  50 % | half | 2 min 05 s, about 2 min 05 s left");
+  p.t0 -= 7375; /* 7500 s = 2 h 05 min, 3 quarters left: 6 h 15 min */
+  etsim_progress_line(&p, line, sizeof line, 0.25, "slow");
+  assert_string_equal(line, "[etsim netsim]  25 % | slow | 2 h 05 min, about 6 h 15 min left");
+  /* no estimate while under 2 % done, when done, or when the share is unknown */
+  etsim_progress_init(&p, "sim", 0);
+  p.t0 -= 4;
+  etsim_progress_line(&p, line, sizeof line, 0.01, "start");
+  assert_string_equal(line, "[etsim sim]   1 % | start | 4.0 s");
+  etsim_progress_line(&p, line, sizeof line, 1.5, "end");
+  assert_string_equal(line, "[etsim sim] 100 % | end | 4.0 s");
+  etsim_progress_line(&p, line, sizeof line, -1, "%s: %s read", "a.json", "1.5 MiB");
+  assert_string_equal(line, "[etsim sim] a.json: 1.5 MiB read | 4.0 s");
+}
+
+static void test_truncation(void **s) {
+  (void)s;
+  char line[16];
+  etsim_progress_t p;
+  etsim_progress_init(&p, "netsim", 0);
+  size_t n = etsim_progress_line(&p, line, sizeof line, 0.5, "a long description of the work");
+  assert_int_equal(n, sizeof line - 1);
+  assert_int_equal(strlen(line), n);
+  assert_string_equal(line, "[etsim netsim] ");
+  n = etsim_progress_line(&p, line, 0, 0.5, "x");
+  assert_int_equal(n, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pacing),
+      cmocka_unit_test(test_wording),
+      cmocka_unit_test(test_truncation),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
