@@ -173,7 +173,7 @@ typedef struct etsim_netpkt_cfg {
   int multi_rate;               /* MULTI_RATE (only 0) */
   int sample_feedback;          /* SAMPLE_FEEDBACK */
   int rate_bound;               /* RATE_BOUND */
-  int ack_high_prio;            /* ACK_HIGH_PRIO */
+  int ack_high_prio;            /* ACK_HIGH_PRIO: NICs only (pause 0, not 3, blocks ACKs) */
   uint32_t n_ecn;               /* KMIN/KMAX/PMAX_MAP entries */
   uint64_t ecn_rate_bps[ETSIM_NETPKT_MAX_ECN_RATES];
   uint32_t kmin_kb[ETSIM_NETPKT_MAX_ECN_RATES];
@@ -291,6 +291,11 @@ typedef struct etsim_netpkt_msg_stat {
   uint64_t bytes;
   int64_t start_ps, delivered_ps, acked_ps; /* -1 while pending */
   int64_t standalone_ps;                    /* ns-3 "standalone" FCT */
+  /* what the sender was given, as ns-3's third.cc gives it: the window
+   * (0: none) and base RTT, per pair or the largest of all pairs with
+   * GLOBAL_T 1 (HPCC's T) */
+  uint64_t win_bytes;
+  int64_t base_rtt_ps;
 } etsim_netpkt_msg_stat_t;
 int etsim_netpkt_msg_stat(const etsim_netpkt_t *n, uint64_t id, etsim_netpkt_msg_stat_t *out);
 

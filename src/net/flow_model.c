@@ -35,7 +35,8 @@ typedef struct fl_flow {
   uint32_t path_off, nhop, nrev; /* nhop data hops, then nrev ACK hops */
   uint64_t bytes;
   double bits_left, rate, new_rate, est, cap; /* est: rate while re-rating */
-  int64_t start_ps, last_ps, delivered_ps, acked_ps, standalone_ps;
+  int64_t start_ps, last_ps, delivered_ps, acked_ps, standalone_ps, base_rtt_ps;
+  uint64_t win_bytes;
   int64_t tail_deliver_ps, tail_ack_ps;
   uint32_t version, mark;
   uint8_t active, frozen, finished;
@@ -133,8 +134,15 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
     return etsim_error_set(err, ETSIM_EINVAL, "flow from host %u to itself", m->src);
   if (!m->bytes) return etsim_error_set(err, ETSIM_EINVAL, "flow of 0 bytes");
   if (m->start_ps < n->now) return etsim_error_set(err, ETSIM_EINVAL, "flow starts before now");
+  if (etsim_net__pkt_route_ready(pk, m->dst) || etsim_net__pkt_route_ready(pk, m->src))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  /* routes of any length: the search gives the hop counts */
+  uint32_t nf = etsim_net__pkt_hops(pk, m->src, m->dst),
+           nr = etsim_net__pkt_hops(pk, m->dst, m->src);
+  if (!nf || nf == UINT32_MAX || !nr || nr == UINT32_MAX)
+    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src, m->dst);
   if (etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
-      etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + 128, sizeof *n->paths))
+      etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + nf + nr, sizeof *n->paths))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* source port: per host pair from 10000, as the packet level */
   uint64_t key = ((uint64_t)m->src << 32) | m->dst;
@@ -159,13 +167,14 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   f->fn = m->fn;
   f->ctx = m->ctx;
   f->path_off = (uint32_t)n->n_paths;
-  f->nhop = etsim_net__pkt_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, 64);
-  if (!f->nhop) return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src, m->dst);
+  f->nhop = etsim_net__pkt_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, nf);
+  if (f->nhop != nf)
+    return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src, m->dst);
   n->n_paths += f->nhop;
   f->nrev = n->ack_w > 0 ? etsim_net__pkt_ack_path(pk, m->src, m->dst, f->sport, f->dport,
-                                                   n->paths + n->n_paths, 64)
+                                                   n->paths + n->n_paths, nr)
                          : 0;
-  if (!f->nrev && n->ack_w > 0)
+  if (f->nrev != nr && n->ack_w > 0)
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->dst, m->src);
   n->n_paths += f->nrev;
   const uint32_t *path = n->paths + f->path_off;
@@ -178,16 +187,17 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
     f->tail_deliver_ps += p->delay_ps + (h ? txt(pk, mtu, p->rate_bps) : 0);
     f->tail_ack_ps += p->delay_ps + txt(pk, pk->ack_size, p->rate_bps);
   }
-  uint32_t shi = pk->nodes[m->src].host_idx, dhi = pk->nodes[m->dst].host_idx;
-  size_t pair = (size_t)shi * pk->n_hosts + dhi;
-  int64_t rtt = pk->pair_rtt_ps[pair];
-  uint64_t bw = pk->pair_bw[pair];
+  int64_t rtt;
+  uint64_t bw;
+  etsim_net__pkt_pair(pk, m->src, m->dst, &rtt, &bw);
   f->standalone_ps = (rtt / 1000 + (int64_t)((m->bytes + pkts * 48) * 8000000000ull / bw)) * 1000;
   f->cap = (double)pk->ports[path[0]].rate_bps;
+  f->base_rtt_ps = pk->cfg.global_t ? pk->max_rtt_ps : rtt;
   if (pk->cfg.has_win) {
     uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
-    double win = (double)(pk->cfg.global_t ? pk->max_bdp : bdp);
-    double t = (double)(pk->cfg.global_t ? pk->max_rtt_ps : rtt) * 1e-12;
+    f->win_bytes = pk->cfg.global_t ? pk->max_bdp : bdp;
+    double win = (double)f->win_bytes;
+    double t = (double)f->base_rtt_ps * 1e-12;
     if (t > 0 && win > 0 && win * 8 / t < f->cap) f->cap = win * 8 / t;
   }
   if (etsim_net__pkt_heap_push(&n->heap, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
@@ -441,6 +451,8 @@ int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_m
   o->delivered_ps = f->delivered_ps;
   o->acked_ps = f->acked_ps;
   o->standalone_ps = f->standalone_ps;
+  o->win_bytes = f->win_bytes;
+  o->base_rtt_ps = f->base_rtt_ps;
   return 0;
 }
 

@@ -43,8 +43,8 @@ static void dcqcn_init(pk_net_t *n, pk_qp_t *q) {
 
 static int64_t us(double v) { return (int64_t)llround(v * 1e6); }
 
-static void dcqcn_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
-  if (!ack->cnp) return;
+static void dcqcn_ack(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack) {
+  if (!(ack->flags & PK_HDR_ECN)) return;
   q->cc.dcqcn.alpha_cnp = 1;
   q->cc.dcqcn.dec_cnp = 1;
   if (q->cc.dcqcn.first_cnp) {
@@ -98,7 +98,7 @@ static void hpcc_init(pk_net_t *n, pk_qp_t *q) {
   q->cc.hpcc.u = 1;
 }
 
-static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) {
+static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack, int fast) {
   uint64_t next_seq = q->snd_nxt;
   if (q->cc.hpcc.last_seq == 0) { /* first RTT: remember the INT stack */
     q->cc.hpcc.last_seq = next_seq;
@@ -156,7 +156,7 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack, int fast) 
   if (!fast && next_seq > q->cc.hpcc.last_seq) q->cc.hpcc.last_seq = next_seq;
 }
 
-static void hpcc_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
+static void hpcc_ack(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack) {
   if (ack->seq > q->cc.hpcc.last_seq) hpcc_update(n, q, ack, 0);
   else if (n->cfg.fast_react) hpcc_update(n, q, ack, 1);
 }
@@ -171,7 +171,7 @@ static void timely_init(pk_net_t *n, pk_qp_t *q) {
   q->cc.timely.cur_rate = q->max_rate;
 }
 
-static void timely_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
+static void timely_ack(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack) {
   if (ack->seq <= q->cc.timely.last_seq) return; /* ns-3's TIMELY has no fast reaction */
   uint64_t next_seq = q->snd_nxt;
   int64_t rtt = (n->now - ack->ts_ps) / 1000; /* ns */
@@ -219,10 +219,10 @@ static void dctcp_init(pk_net_t *n, pk_qp_t *q) {
   q->cc.dctcp.alpha = 1;
 }
 
-static void dctcp_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
+static void dctcp_ack(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack) {
   uint64_t seq = ack->seq, mtu = n->cfg.payload_bytes;
   int new_batch = 0;
-  q->cc.dctcp.ecn_cnt += ack->cnp != 0;
+  q->cc.dctcp.ecn_cnt += (ack->flags & PK_HDR_ECN) != 0;
   if (seq > q->cc.dctcp.last_seq) {
     new_batch = 1;
     if (q->cc.dctcp.last_seq == 0) {
@@ -239,7 +239,7 @@ static void dctcp_ack(pk_net_t *n, pk_qp_t *q, const pk_pkt_t *ack) {
     }
   }
   if (q->cc.dctcp.cwr && seq > q->cc.dctcp.high_seq) q->cc.dctcp.cwr = 0;
-  if (ack->cnp && !q->cc.dctcp.cwr) {
+  if ((ack->flags & PK_HDR_ECN) && !q->cc.dctcp.cwr) {
     uint64_t r = scale(q->rate, 1 - q->cc.dctcp.alpha / 2);
     q->rate = r > n->cfg.min_rate_bps ? r : n->cfg.min_rate_bps;
     q->cc.dctcp.cwr = 1;

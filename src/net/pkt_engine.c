@@ -89,26 +89,6 @@ uint32_t etsim_netpkt_host_ip(uint32_t node) {
   return 0x0b000001u + (node / 256u) * 0x00010000u + (node % 256u) * 0x100u;
 }
 
-/* MurmurHash3 (x86, 32-bit) over 12 bytes, as the ns-3 switches use. */
-static uint32_t murmur12(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) {
-  uint32_t h = seed, w[3] = {w0, w1, w2};
-  for (int i = 0; i < 3; i++) {
-    uint32_t k = w[i] * 0xcc9e2d51u;
-    k = (k << 15) | (k >> 17);
-    k *= 0x1b873593u;
-    h ^= k;
-    h = (h << 13) | (h >> 19);
-    h = h * 5u + 0xe6546b64u;
-  }
-  h ^= 12u;
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  h ^= h >> 16;
-  return h;
-}
-
 static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   uint64_t num = bytes * 8000000000000ull;
   uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
@@ -137,52 +117,72 @@ static int oom(pk_net_t *n) {
   return ETSIM_ENOMEM;
 }
 
-static uint32_t pkt_alloc(pk_net_t *n) {
-  if (n->free_pkt != PK_NONE) {
-    uint32_t i = n->free_pkt;
-    n->free_pkt = n->pkts[i].next;
+/* An INT slot for an HPCC packet (its telemetry travels apart from its
+ * header): from the free list, else a new one. */
+static uint32_t int_alloc(pk_net_t *n) {
+  if (n->free_int != PK_NONE) {
+    uint32_t i = n->free_int;
+    n->free_int = (uint32_t)n->hops[(size_t)i * PK_MAX_HOPS].tx_bytes;
     return i;
   }
-  if (n->n_pkts == n->cap_pkts) {
-    if (n->n_pkts >= PK_NONE - 1 ||
-        etsim_grow((void **)&n->pkts, &n->cap_pkts, n->n_pkts + 1, sizeof *n->pkts))
-      return PK_NONE;
-    if (n->cc->int_bytes == 42) {
-      size_t want = n->cap_pkts * PK_MAX_HOPS;
-      if (etsim_grow((void **)&n->hops, &n->cap_hops, want, sizeof *n->hops)) return PK_NONE;
-    }
-  }
-  return (uint32_t)n->n_pkts++;
+  if (n->n_ints >= PK_NONE - 1) return PK_NONE;
+  size_t want = (n->n_ints + 1) * PK_MAX_HOPS;
+  if (want > n->cap_hops && etsim_grow((void **)&n->hops, &n->cap_hops, want, sizeof *n->hops))
+    return PK_NONE;
+  return (uint32_t)n->n_ints++;
 }
 
-static void pkt_free(pk_net_t *n, uint32_t i) {
-  n->pkts[i].next = n->free_pkt;
-  n->free_pkt = i;
+/* The end of a packet's life: its INT slot, if any, is free again. */
+static inline void pkt_free(pk_net_t *n, const pk_hdr_t *h) {
+  if (h->ints == PK_NONE) return;
+  n->hops[(size_t)h->ints * PK_MAX_HOPS].tx_bytes = n->free_int;
+  n->free_int = h->ints;
 }
 
-/* Egress queue qi of port p; qmask keeps one bit per non-empty queue so
- * the scheduler finds the next priority without looking at all eight. */
-static void fifo_push(pk_net_t *n, pk_port_t *p, int qi, uint32_t i) {
-  pk_fifo_t *f = &p->q[qi];
+/* Fill h->out with the first switches' ports of the route at r. */
+static inline void hdr_route(const pk_net_t *n, pk_hdr_t *h, uint32_t r) {
+  h->route = r;
+  memcpy(h->out, n->routes + r + 1, sizeof h->out);
+}
+
+/* Egress queue qi of port p, a ring of headers; qmask keeps one bit per
+ * non-empty queue so the scheduler finds the next priority without looking
+ * at all eight. */
+static int ring_grow(pk_ring_t *f) {
+  uint32_t cap = f->cap ? 2 * f->cap : 16;
+  if (cap < f->cap) return ETSIM_ENOMEM;
+  pk_hdr_t *v = etsim_malloc((size_t)cap * sizeof *v);
+  if (!v) return ETSIM_ENOMEM;
+  for (uint32_t i = 0; i < f->n; i++) v[i] = f->v[(f->head + i) & (f->cap - 1)];
+  etsim_free(f->v);
+  f->v = v;
+  f->head = 0;
+  f->cap = cap;
+  return 0;
+}
+
+static inline int fifo_push(pk_port_t *p, int qi, const pk_hdr_t *h) {
+  pk_ring_t *f = &p->q[qi];
+  if (f->n == f->cap && ring_grow(f)) return ETSIM_ENOMEM;
   p->qmask |= (uint8_t)(1u << qi);
-  n->pkts[i].next = PK_NONE;
-  if (f->n) n->pkts[f->tail].next = i;
-  else f->head = i;
-  f->tail = i;
-  f->n++;
-  f->bytes += n->pkts[i].size;
+  f->v[(f->head + f->n++) & (f->cap - 1)] = *h;
+  /* the next push's slot, for writing: long queues are cold */
+  __builtin_prefetch(&f->v[(f->head + f->n) & (f->cap - 1)], 1);
+  f->bytes += h->size;
+  return 0;
 }
 
-static uint32_t fifo_pop(pk_net_t *n, pk_port_t *p, int qi) {
-  pk_fifo_t *f = &p->q[qi];
-  uint32_t i = f->head;
-  f->head = n->pkts[i].next;
-  f->n--;
-  /* long queues are cold: fetch the next head while this one is sent */
-  if (f->n) __builtin_prefetch(&n->pkts[f->head]);
-  else p->qmask &= (uint8_t) ~(1u << qi);
-  f->bytes -= n->pkts[i].size;
-  return i;
+static inline pk_hdr_t fifo_pop(pk_port_t *p, int qi) {
+  pk_ring_t *f = &p->q[qi];
+  pk_hdr_t h = f->v[f->head];
+  f->head = (f->head + 1) & (f->cap - 1);
+  if (!--f->n) p->qmask &= (uint8_t) ~(1u << qi);
+  else { /* the next one, sent a packet time later (a header spans two lines) */
+    __builtin_prefetch(&f->v[f->head]);
+    __builtin_prefetch((const char *)&f->v[f->head] + 47);
+  }
+  f->bytes -= h.size;
+  return h;
 }
 
 /* ------------------------------------------------------------ transmit */
@@ -216,14 +216,14 @@ static int wire_grow(pk_port_t *p) {
   return 0;
 }
 
-static inline int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
+static inline int transmit(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   pk_port_t *p = &n->ports[gp];
-  pk_pkt_t *k = &n->pkts[pi];
-  int64_t t = port_tx_time(n, p, k->size);
+  int64_t t = port_tx_time(n, p, h->size);
   p->busy_until = n->now + t;
-  p->tx_bytes += k->size;
-  if (k->type == PK_DATA) n->st.data_pkts++;
-  else if (k->type == PK_PFC) n->st.pfc_frames++;
+  p->tx_bytes += h->size;
+  unsigned type = pk_hdr_type(h);
+  if (type == PK_DATA) n->st.data_pkts++;
+  else if (type == PK_PFC) n->st.pfc_frames++;
   else n->st.ack_pkts++;
   /* A switch port with nothing left to send needs no end-of-transmission
    * event: whoever queues the next packet sees busy_until and asks for one
@@ -236,14 +236,15 @@ static inline int transmit(pk_net_t *n, uint32_t gp, uint32_t pi) {
     return oom(n);
   /* The wire is a FIFO (constant delay, in-order serialisation): only its
    * head has an arrival event, so the queue holds one per busy link.  It
-   * is a ring of (packet, arrival time, sequence): the next head's time is
+   * is a ring of (header, arrival time, sequence): the next head's time is
    * read from memory just used, not from a packet record sent a delay ago. */
   int64_t arr_t = n->now + t + p->delay_ps;
   if (p->wire_n == p->wire_cap && wire_grow(p)) return oom(n);
   pk_wire_slot_t *w = &p->wire[(p->wire_head + p->wire_n) & (p->wire_cap - 1)];
-  w->pkt = pi;
+  w->h = *h;
   w->arr_t = arr_t;
   w->arr_seq = arr_seq;
+  __builtin_prefetch(&p->wire[(p->wire_head + p->wire_n + 1) & (p->wire_cap - 1)], 1);
   if (!p->wire_n++ && pk_evq_push_seq(&n->evq, arr_t, arr_seq, EV_ARRIVE, gp, 0)) return oom(n);
   return 0;
 }
@@ -274,18 +275,14 @@ static uint64_t shared_used(const pk_port_t *p, int q) {
 }
 
 static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
-  uint32_t pi = pkt_alloc(n);
-  if (pi == PK_NONE) return oom(n);
-  pk_pkt_t *k = &n->pkts[pi];
-  memset(k, 0, sizeof *k);
-  k->type = PK_PFC;
-  k->pg = (uint8_t)q;
-  k->pfc_pause = (uint8_t)pause;
-  k->size = n->pfc_size;
-  k->flow = PK_NONE;
+  pk_hdr_t h;
+  memset(&h, 0, sizeof h);
+  h.flow = h.ints = h.route = PK_NONE;
+  h.size = (uint16_t)n->pfc_size;
+  h.flags = (uint8_t)(pk_hdr_flags(PK_PFC, (unsigned)q) | (pause ? PK_HDR_PAUSE : 0));
   pk_port_t *p = &n->ports[gp];
-  fifo_push(n, p, 0, pi);
-  p->qbytes_total += k->size;
+  if (fifo_push(p, 0, &h)) return oom(n);
+  p->qbytes_total += h.size;
   return port_kick(n, gp);
 }
 
@@ -314,88 +311,66 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     qi = __builtin_ctz(after ? after : ready);
     p->rr = (uint8_t)qi;
   }
-  uint32_t pi = fifo_pop(n, p, qi);
-  pk_pkt_t *k = &n->pkts[pi];
-  p->qbytes_total -= k->size;
+  pk_hdr_t h = fifo_pop(p, qi);
+  p->qbytes_total -= h.size;
   if (qi) {
     pk_node_t *s = &n->nodes[p->node];
-    pk_port_t *in = &n->ports[s->port0 + k->in_port];
-    uint32_t sz = k->size;
+    pk_port_t *in = &n->ports[s->port0 + h.in_port];
+    uint32_t sz = h.size;
     uint32_t from_hdrm = in->hdrm_bytes[qi] < sz ? in->hdrm_bytes[qi] : sz;
     uint64_t sh = shared_used(in, qi);
     uint64_t from_shared = sz - from_hdrm < sh ? sz - from_hdrm : sh;
     in->hdrm_bytes[qi] -= from_hdrm;
     in->ing_bytes[qi] -= sz - from_hdrm;
     s->shared_used -= from_shared;
-    if (n->cfg.enable_qcn && k->type == PK_DATA) {
+    if (n->cfg.enable_qcn && pk_hdr_type(&h) == PK_DATA) {
       uint64_t e = p->q[qi].bytes;
-      if (e > p->kmax) k->ecn = 1;
+      if (e > p->kmax) h.flags |= PK_HDR_ECN;
       else if (e > p->kmin && p->kmax > p->kmin) {
         double pr = p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
-        if (etsim_rng_uniform(&n->rng) < pr) k->ecn = 1;
+        if (etsim_rng_uniform(&n->rng) < pr) h.flags |= PK_HDR_ECN;
       }
-      if (k->ecn) n->st.ecn_marks++;
+      if (h.flags & PK_HDR_ECN) n->st.ecn_marks++;
     }
     if ((in->ing_paused & (1u << qi)) && in->hdrm_bytes[qi] == 0) {
       uint64_t su = shared_used(in, qi);
       if (su == 0 || su + PK_RESUME_OFFSET <= pfc_thresh(s, in)) {
         in->ing_paused &= (uint8_t) ~(1u << qi);
-        int rc = send_pfc(n, s->port0 + k->in_port, qi, 0);
+        int rc = send_pfc(n, s->port0 + h.in_port, qi, 0);
         if (rc) return rc;
-        k = &n->pkts[pi];
       }
     }
   }
-  if (n->cc == &etsim_net__pkt_cc_hpcc && k->type == PK_DATA && k->nhop < PK_MAX_HOPS) {
+  if (n->cc == &etsim_net__pkt_cc_hpcc && pk_hdr_type(&h) == PK_DATA && h.nhop < PK_MAX_HOPS) {
     /* ns-3's IntHop keeps time in ns, bytes in 128 B units and queue
      * length in 80 B units (times INT_MULTI); the HPCC rate law sees those
      * steps, so they are kept here too. */
-    pk_hop_t *h = n->hops + (size_t)pi * PK_MAX_HOPS + k->nhop++;
+    pk_hop_t *x = n->hops + (size_t)h.ints * PK_MAX_HOPS + h.nhop++;
     uint64_t bu = 128ull * n->cfg.int_multi, qu = 80ull * n->cfg.int_multi;
-    h->ts_ps = n->now / 1000 * 1000;
-    h->tx_bytes = p->tx_bytes / bu * bu;
-    h->qlen_bytes = p->qbytes_total / qu * qu;
-    h->rate_bps = p->rate_bps;
+    x->ts_ps = n->now / 1000 * 1000;
+    x->tx_bytes = p->tx_bytes / bu * bu;
+    x->qlen_bytes = p->qbytes_total / qu * qu;
+    x->rate_bps = p->rate_bps;
   }
-  return transmit(n, gp, pi);
+  return transmit(n, gp, &h);
 }
 
-static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
+static int switch_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   pk_port_t *inp = &n->ports[gp];
-  uint32_t node = inp->node;
-  pk_node_t *s = &n->nodes[node];
-  pk_pkt_t *k = &n->pkts[pi];
-  pk_qp_t *q = &n->qps[k->flow];
-  uint32_t route = k->type == PK_DATA ? q->route_data : q->route_ack;
-  uint32_t out;
-  k->hop++;
-  if (route != PK_NONE) out = n->routes[route + k->hop];
-  else {
-    uint32_t dst = k->type == PK_DATA ? q->dst : q->src;
-    uint32_t hd = n->nodes[dst].host_idx;
-    uint32_t lo = s->rt_off[hd], cnt = s->rt_off[hd + 1] - lo;
-    if (!cnt) { /* cannot happen: create() checked connectivity */
-      pkt_free(n, pi);
-      n->st.drops_buffer++;
-      return 0;
-    }
-    uint32_t pick = 0;
-    if (cnt > 1) {
-      uint32_t sip = k->type == PK_DATA ? q->sip : q->dip;
-      uint32_t dip = k->type == PK_DATA ? q->dip : q->sip;
-      uint32_t sp = k->type == PK_DATA ? q->sport : q->dport;
-      uint32_t dp = k->type == PK_DATA ? q->dport : q->sport;
-      pick = murmur12(sip, dip, sp | (dp << 16), node) % cnt;
-    }
-    out = s->port0 + s->rt_port[lo + pick];
-  }
-  int qi = (k->type != PK_DATA && n->cfg.ack_high_prio) ? 0 : k->pg;
-  k->in_port = (uint16_t)(gp - s->port0);
+  pk_node_t *s = &n->nodes[inp->node];
+  uint32_t hop = ++h->hop;
+  uint32_t out = s->port0 + (hop <= PK_HDR_OUT ? h->out[hop - 1] : n->routes[h->route + hop]);
+  /* ACKs and NACKs queue with the data of their priority group, first in
+   * first out: ns-3's ACK_HIGH_PRIO is a host setting (which pause blocks
+   * the NIC's ACK queue), and the switches' own AckHighPrio is never set,
+   * so queue 0 carries pause frames only. */
+  int qi = (int)pk_hdr_pg(h);
+  h->in_port = (uint16_t)(gp - s->port0);
   if (qi) {
-    uint32_t sz = k->size;
+    uint32_t sz = h->size;
     uint64_t th = pfc_thresh(s, inp);
     if (sz + inp->hdrm_bytes[qi] > inp->headroom && sz + shared_used(inp, qi) > th) {
-      pkt_free(n, pi);
+      pkt_free(n, h);
       n->st.drops_buffer++;
       return 0;
     }
@@ -410,8 +385,8 @@ static int switch_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
     if (occ > s->peak_used) s->peak_used = occ;
   }
   pk_port_t *op = &n->ports[out];
-  fifo_push(n, op, qi, pi);
-  op->qbytes_total += k->size;
+  if (fifo_push(op, qi, h)) return oom(n);
+  op->qbytes_total += h->size;
   if (op->qbytes_total > op->qbytes_peak) op->qbytes_peak = op->qbytes_total;
   if (qi && !(inp->ing_paused & (1u << qi)) &&
       (inp->hdrm_bytes[qi] > 0 || shared_used(inp, qi) >= pfc_thresh(s, inp))) {
@@ -460,46 +435,101 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
   if (p->q[0].n && !(p->paused & (1u << ack_prio))) {
-    uint32_t pi = fifo_pop(n, p, 0);
-    p->qbytes_total -= n->pkts[pi].size;
-    return transmit(n, gp, pi);
+    pk_hdr_t h = fifo_pop(p, 0);
+    p->qbytes_total -= h.size;
+    return transmit(n, gp, &h);
   }
   size_t cnt = p->n_qps;
   int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
                                    only waits for it */
   if (p->qps_blocked) goto wake;
+  /* Every queue pair paused (each priority in the list is): the scan below
+   * would find none and remove every finished one; do just that. */
+  unsigned pgs = 0;
+  for (int g = 1; g < PK_NPRIO; g++) pgs |= (p->pg_cnt[g] != 0) << g;
+  if (!(pgs & ~(unsigned)p->paused)) {
+    if (p->n_fin) {
+      size_t nxt = 0;
+      for (size_t i = 0; i < cnt; i++) {
+        pk_qp_t *q = &n->qps[p->qps[i]];
+        if (q->finished) p->pg_cnt[q->pg]--;
+        else p->qps[nxt++] = p->qps[i];
+      }
+      p->n_qps = cnt = nxt;
+      p->n_fin = 0;
+    }
+    goto wake;
+  }
+  /* ns-3's RdmaEgressQueue::GetNextQindex: the first queue pair after the
+   * last one served that may send now.  Finished queue pairs stay in the
+   * list until a scan passes one of them; then every finished one from the
+   * first passed onwards leaves, and the last-served position (qp_rr, ns-3's
+   * m_rrlast) is not adjusted, so the next scan starts from the same index
+   * in the shorter list.  A pass that finds none also gives the earliest
+   * pacing time of the unfinished ones (the wake-up below). */
+  size_t res = SIZE_MAX, min_fin = SIZE_MAX;
+  int64_t all_min = INT64_MAX;
   for (size_t i = 1; i <= cnt; i++) {
     size_t idx = (p->qp_rr + i) % cnt;
     pk_qp_t *q = &n->qps[p->qps[idx]];
+    if (!q->finished && q->next_avail < all_min) all_min = q->next_avail;
     /* cheapest and most often decisive tests first; pg only if paused */
-    if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) || win_bound(n, q))
+    if (q->snd_nxt >= q->size || (p->paused && (p->paused & (1u << q->pg))) || win_bound(n, q)) {
+      if (q->finished && idx < min_fin) min_fin = idx;
       continue;
+    }
     if (q->next_avail > n->now) {
       if (q->next_avail < min_next) min_next = q->next_avail;
       continue;
     }
-    p->qp_rr = idx;
-    uint32_t pi = pkt_alloc(n);
-    if (pi == PK_NONE) return oom(n);
-    pk_pkt_t *k = &n->pkts[pi];
+    res = idx;
+    break;
+  }
+  if (min_fin != SIZE_MAX) {
+    size_t nxt = min_fin;
+    for (size_t i = min_fin; i < cnt; i++) {
+      pk_qp_t *q = &n->qps[p->qps[i]];
+      if (q->finished) {
+        p->pg_cnt[q->pg]--;
+        p->n_fin--;
+        continue;
+      }
+      if (i == res) res = nxt;
+      p->qps[nxt++] = p->qps[i];
+    }
+    p->n_qps = cnt = nxt;
+  }
+  if (res != SIZE_MAX) {
+    pk_qp_t *q = &n->qps[p->qps[res]];
+    p->qp_rr = res;
+    /* the next scan starts at the one after, a packet time from now */
+    __builtin_prefetch(&n->qps[p->qps[res + 1 < cnt ? res + 1 : 0]]);
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
-    memset(k, 0, sizeof *k);
-    k->type = PK_DATA;
-    k->flow = (uint32_t)(q - n->qps);
-    k->seq = q->snd_nxt;
-    k->payload = (uint16_t)pay;
-    k->size = pay + n->data_hdr;
-    k->pg = q->pg;
-    k->ts_ps = n->now;
+    pk_hdr_t h;
+    h.seq = q->snd_nxt;
+    h.ts_ps = n->now;
+    h.flow = (uint32_t)(q - n->qps);
+    h.ints = PK_NONE;
+    if (n->cc == &etsim_net__pkt_cc_hpcc && (h.ints = int_alloc(n)) == PK_NONE) return oom(n);
+    hdr_route(n, &h, q->route_data);
+    h.size = (uint16_t)(pay + n->data_hdr);
+    h.in_port = h.hop = 0;
+    h.flags = pk_hdr_flags(PK_DATA, q->pg);
+    h.nhop = 0;
     q->snd_nxt += pay;
-    q->last_pkt_size = k->size;
+    q->last_pkt_size = h.size;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
-        n->now + (pace == p->rate_bps ? port_tx_time(n, p, k->size) : tx_time(n, k->size, pace));
+        n->now + (pace == p->rate_bps ? port_tx_time(n, p, h.size) : tx_time(n, h.size, pace));
+    p->wake_min_ok = 0;
     n->last_progress = n->now;
-    return transmit(n, gp, pi);
+    return transmit(n, gp, &h);
   }
+  /* a full pass: every finished queue pair is gone, all_min is the
+   * earliest pacing time of the rest */
+  p->wake_min = all_min;
+  p->wake_min_ok = 1;
   /* No queue pair can send until one of them changes (all done, paused
    * or window-bound, none only waiting for its pacing time): later kicks
    * that change no queue pair skip the scan (nic_kick_). */
@@ -510,11 +540,24 @@ wake:
    * and paused ones too), and only when no wake-up is pending and that time
    * is still ahead; etsim_net__pkt_change_rate moves a pending one earlier. */
   if (p->wake_t >= 0) return 0;
-  int64_t t_wake = INT64_MAX;
-  for (size_t i = 0; i < cnt; i++) {
-    int64_t t = n->qps[p->qps[i]].next_avail;
-    if (t < t_wake) t_wake = t;
+  if (!p->wake_min_ok) {
+    /* The earliest time matters only when it is ahead: a queue pair known
+     * to be due already (and still in the list) settles it without a pass
+     * over all of them. */
+    if (p->ready_qp != PK_NONE) {
+      const pk_qp_t *r = &n->qps[p->ready_qp];
+      if (!r->finished && r->next_avail <= n->now) return 0;
+    }
+    int64_t t_wake = INT64_MAX;
+    for (size_t i = 0; i < cnt; i++) {
+      int64_t t = n->qps[p->qps[i]].next_avail;
+      if (t <= n->now) p->ready_qp = p->qps[i];
+      if (t < t_wake) t_wake = t;
+    }
+    p->wake_min = t_wake;
+    p->wake_min_ok = 1;
   }
+  int64_t t_wake = p->wake_min;
   if (t_wake != INT64_MAX && t_wake > n->now) {
     p->wake_gen++;
     p->wake_t = t_wake;
@@ -529,23 +572,13 @@ static int port_kick(pk_net_t *n, uint32_t gp) {
   return n->ports[gp].is_switch ? switch_kick(n, gp) : nic_kick(n, gp);
 }
 
-static void qp_detach(pk_net_t *n, pk_qp_t *q) {
-  pk_port_t *p = &n->ports[q->gport];
-  uint32_t id = (uint32_t)(q - n->qps);
-  for (size_t i = 0; i < p->n_qps; i++)
-    if (p->qps[i] == id) {
-      memmove(p->qps + i, p->qps + i + 1, (p->n_qps - i - 1) * sizeof *p->qps);
-      p->n_qps--;
-      if (p->qp_rr >= i && p->qp_rr > 0) p->qp_rr--;
-      break;
-    }
-}
-
 static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   q->finished = 1;
   q->acked_ps = n->now;
   for (int i = 0; i < 3; i++) q->tgen[i]++;
-  qp_detach(n, q);
+  /* it stays in its NIC's round robin until a scan passes it (nic_send) */
+  n->ports[q->gport].n_fin++;
+  n->ports[q->gport].wake_min_ok = 0;
   n->n_active--;
   n->st.msgs_done++;
   n->st.last_done_ps = n->now;
@@ -558,6 +591,7 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
 
 void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
   if (q->last_pkt_size) {
+    n->ports[q->gport].wake_min_ok = 0;
     int64_t old_t = tx_time(n, q->last_pkt_size, q->rate);
     int64_t new_t = tx_time(n, q->last_pkt_size, new_rate);
     q->next_avail += new_t - old_t;
@@ -581,15 +615,16 @@ void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
 
 void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id) { q->tgen[id]++; }
 
-static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
+static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   (void)gp;
-  pk_pkt_t *k = &n->pkts[pi];
-  pk_qp_t *q = &n->qps[k->flow];
-  if (k->type == PK_DATA) {
+  uint32_t fid = h->flow;
+  pk_qp_t *q = &n->qps[fid];
+  unsigned type = pk_hdr_type(h);
+  if (type == PK_DATA) {
     int x;
     uint32_t chunk = n->cfg.l2_chunk_size;
-    if (k->seq == q->rcv_nxt) {
-      q->rcv_nxt += k->payload;
+    if (h->seq == q->rcv_nxt) {
+      q->rcv_nxt += h->size - n->data_hdr; /* the payload */
       n->last_progress = n->now;
       if (q->rcv_nxt >= q->milestone) {
         /* one step per ACK, as ns-3: a milestone far behind (interval 1)
@@ -598,7 +633,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
         x = 1;
       } else if (chunk && q->rcv_nxt % chunk == 0) x = 1;
       else x = 5;
-    } else if (k->seq > q->rcv_nxt) {
+    } else if (h->seq > q->rcv_nxt) {
       if (n->now >= q->nack_timer || q->last_nack != q->rcv_nxt) {
         q->nack_timer = n->now + (int64_t)(n->cfg.nack_interval_us * 1e6);
         q->last_nack = q->rcv_nxt;
@@ -606,40 +641,38 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
         x = 2;
       } else x = 4;
     } else x = 3;
-    if (!q->delivered && q->rcv_nxt >= q->size) {
+    if (!q->delivered && q->rcv_nxt >= q->rcv_size) {
       q->delivered = 1;
       q->delivered_ps = n->now;
       if (q->fn) {
-        uint32_t fid = k->flow;
         q->fn(q->ctx, fid, ETSIM_NETPKT_DELIVERED, n->now);
         q = &n->qps[fid]; /* the callback may have grown the arrays */
       }
-      k = &n->pkts[pi];
     }
     if (x == 1 || x == 2) {
-      /* Reuse the data packet as its ACK: same flow, INT stack and stamp. */
-      k->type = x == 1 ? PK_ACK : PK_NACK;
-      k->seq = q->rcv_nxt;
-      k->cnp = k->ecn;
-      if (k->ecn) n->st.cnps++;
-      k->ecn = 0;
-      k->size = n->ack_size;
-      k->payload = 0;
-      k->hop = 0;
+      /* The data packet turns into its ACK: same flow, INT stack and time
+       * stamp; the ECN mark becomes the CNP flag. */
+      if (h->flags & PK_HDR_ECN) n->st.cnps++;
+      h->seq = q->rcv_nxt;
+      h->flags = (uint8_t)(pk_hdr_flags(x == 1 ? PK_ACK : PK_NACK, pk_hdr_pg(h)) |
+                           (h->flags & PK_HDR_ECN));
+      h->size = (uint16_t)n->ack_size;
+      hdr_route(n, h, q->route_ack);
+      h->hop = 0;
       pk_port_t *rp = &n->ports[q->rx_gport];
-      fifo_push(n, rp, 0, pi);
-      rp->qbytes_total += k->size;
+      if (fifo_push(rp, 0, h)) return oom(n);
+      rp->qbytes_total += h->size;
       return nic_kick_(n, q->rx_gport, 1);
     }
-    pkt_free(n, pi);
+    pkt_free(n, h);
     return 0;
   }
   /* ACK or NACK at the sender */
   if (q->finished) {
-    pkt_free(n, pi);
+    pkt_free(n, h);
     return 0;
   }
-  uint64_t seq = k->seq;
+  uint64_t seq = h->seq;
   if (n->cfg.l2_back_to_zero && n->cfg.l2_chunk_size)
     seq = seq / n->cfg.l2_chunk_size * n->cfg.l2_chunk_size;
   if (seq > q->snd_una) {
@@ -648,25 +681,23 @@ static int host_receive(pk_net_t *n, uint32_t gp, uint32_t pi) {
   }
   if (q->snd_una >= q->size) {
     uint32_t gport = q->gport;
-    pkt_free(n, pi);
+    pkt_free(n, h);
     qp_complete(n, q); /* q may move: its callback can send */
     return nic_kick(n, gport);
   }
-  if (k->type == PK_NACK) q->snd_nxt = q->snd_una;
-  if (n->cc->on_ack) n->cc->on_ack(n, q, k);
-  pkt_free(n, pi);
+  if (type == PK_NACK) q->snd_nxt = q->snd_una;
+  if (n->cc->on_ack) n->cc->on_ack(n, q, h);
+  pkt_free(n, h);
   if (n->stopped == 2) return ETSIM_ENOMEM;
   return nic_kick(n, q->gport);
 }
 
-static int on_arrive(pk_net_t *n, uint32_t gp, uint32_t pi) {
+static int on_arrive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   pk_port_t *p = &n->ports[gp];
-  pk_pkt_t *k = &n->pkts[pi];
-  if (k->type == PK_PFC) {
-    int q = k->pg;
+  if (pk_hdr_type(h) == PK_PFC) {
+    unsigned q = pk_hdr_pg(h);
     uint8_t bit = (uint8_t)(1u << q);
-    int pause = k->pfc_pause;
-    pkt_free(n, pi);
+    int pause = (h->flags & PK_HDR_PAUSE) != 0;
     if (pause) {
       if (!(p->paused & bit)) {
         p->paused |= bit;
@@ -689,12 +720,12 @@ static int on_arrive(pk_net_t *n, uint32_t gp, uint32_t pi) {
   }
   double er = p->err;
   if (er > 0 && etsim_rng_uniform(&n->rng) < er) {
-    pkt_free(n, pi);
+    pkt_free(n, h);
     n->st.drops_error++;
     return 0;
   }
-  if (p->is_switch) return switch_receive(n, gp, pi);
-  return host_receive(n, gp, pi);
+  if (p->is_switch) return switch_receive(n, gp, h);
+  return host_receive(n, gp, h);
 }
 
 /* ------------------------------------------------------------- deadlock */
@@ -807,12 +838,12 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       return n->ports[e->a].is_switch ? switch_kick(n, e->a) : nic_kick_(n, e->a, 1);
     case EV_ARRIVE: {
       pk_port_t *p = &n->ports[e->a];
-      uint32_t pi = p->wire[p->wire_head].pkt;
+      pk_hdr_t h = p->wire[p->wire_head].h;
       p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
       if (--p->wire_n && pk_evq_push_seq(&n->evq, p->wire[p->wire_head].arr_t,
                                          p->wire[p->wire_head].arr_seq, EV_ARRIVE, e->a, 0))
         return oom(n);
-      return on_arrive(n, p->peer_gport, pi);
+      return on_arrive(n, p->peer_gport, &h);
     }
     case EV_NIC_WAKE: {
       pk_port_t *p = &n->ports[e->a];
@@ -826,6 +857,8 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       q->started = 1;
       if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return oom(n);
       p->qps[p->n_qps++] = e->a;
+      p->pg_cnt[q->pg]++;
+      p->wake_min_ok = 0;
       if (!n->watchdog_on) {
         n->watchdog_on = 1;
         n->last_progress = n->now;
@@ -839,7 +872,11 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       if (q->finished || (uint32_t)(e->b >> 8) != q->tgen[id]) return 0;
       if (n->cc->on_timer) n->cc->on_timer(n, q, id);
       if (n->stopped == 2) return ETSIM_ENOMEM;
-      return nic_kick(n, q->gport);
+      /* ns-3's DCQCN timers change the rate and nothing else: the NIC looks
+       * again at its next end of transmission, ACK, resume or wake-up.  A
+       * rate change can grow a VAR_WIN window, so the next look must scan. */
+      n->ports[q->gport].qps_blocked = 0;
+      return 0;
     }
     case EV_QLEN:
       return qlen_sample(n);
@@ -881,6 +918,39 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
     n->now = e.t;
     n->cur_seq = e.seq;
     n->st.events++;
+    /* Look three events ahead in the calendar, a stage each: for the
+     * third, fetch its port; for the second, an arrival, the head slot of
+     * its wire and the port it arrives at (whose lines the stage before
+     * brought in); for the next, an arrival at a host, its queue pair (the
+     * header now in cache names it).  On a large fabric each of these is
+     * cold, and the work of the events between hides the fetches. */
+    if (n->evq.n_cal) {
+      const pk_evq_node_t *node = n->evq.node;
+      const pk_evq_node_t *x = &node[n->evq.bkt[n->evq.cur & n->evq.mask].head];
+      if (x->ev.kind == EV_ARRIVE) {
+        const pk_port_t *p1 = &n->ports[x->ev.a];
+        if (!n->ports[p1->peer_gport].is_switch) {
+          const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].h.flow];
+          __builtin_prefetch(q);
+          __builtin_prefetch(&q->rcv_nxt);
+        }
+      }
+      if (x->next != PK_NONE) {
+        const pk_evq_node_t *x2 = &node[x->next];
+        if (x2->ev.kind == EV_ARRIVE) {
+          const pk_port_t *p2 = &n->ports[x2->ev.a];
+          const char *rx = (const char *)&n->ports[p2->peer_gport];
+          __builtin_prefetch(&p2->wire[p2->wire_head]);
+          __builtin_prefetch(rx);
+          __builtin_prefetch(rx + 64);
+          __builtin_prefetch(rx + 128);
+        }
+        if (x2->next != PK_NONE) {
+          const pk_evq_node_t *x3 = &node[x2->next];
+          if (x3->ev.kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[x3->ev.a]);
+        }
+      }
+    }
     int rc = on_event(n, &e, err);
     if (rc) {
       if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");
@@ -899,125 +969,6 @@ int64_t etsim_netpkt_next_time(const etsim_netpkt_t *net) {
 int64_t etsim_netpkt_now(const etsim_netpkt_t *net) { return ((const pk_net_t *)net)->now; }
 
 /* --------------------------------------------------------------- setup */
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int build_routes(pk_net_t *n, const etsim_netpkt_topo_t *t, etsim_error_t *err) {
-  uint32_t nn = n->n_nodes, nh = n->n_hosts;
-  int rc = 0;
-  int32_t *dist = etsim_malloc(nn * sizeof *dist);
-  uint32_t *order = etsim_malloc(nn * sizeof *order);
-  uint32_t *rank = etsim_malloc(nn * sizeof *rank);
-  int64_t *dly = etsim_malloc(nn * sizeof *dly);
-  int64_t *txd = etsim_malloc(nn * sizeof *txd);
-  uint64_t *bw = etsim_malloc(nn * sizeof *bw);
-  /* per node, per host: candidate lists built host by host */
-  uint32_t **lists = etsim_calloc(nn, sizeof *lists);
-  size_t *lens = etsim_calloc(nn, sizeof *lens), *caps = etsim_calloc(nn, sizeof *caps);
-  uint64_t *nbr = etsim_malloc((n->n_ports ? n->n_ports : 1) * sizeof *nbr);
-  if (nbr) {
-    for (uint32_t i = 0; i < n->n_ports; i++) nbr[i] = ((uint64_t)n->ports[i].peer << 32) | i;
-    for (uint32_t v = 0; v < nn; v++)
-      etsim_qsort(nbr + n->nodes[v].port0, n->nodes[v].nports, sizeof *nbr, cmp_u64);
-  }
-  n->pair_rtt_ps = etsim_calloc((size_t)nh * nh, sizeof *n->pair_rtt_ps);
-  n->pair_bw = etsim_calloc((size_t)nh * nh, sizeof *n->pair_bw);
-  for (uint32_t v = 0; v < nn; v++) {
-    n->nodes[v].rt_off = etsim_calloc(nh + 1, sizeof(uint32_t));
-    if (!n->nodes[v].rt_off) rc = ETSIM_ENOMEM;
-  }
-  if (!nbr || !dist || !order || !rank || !dly || !txd || !bw || !lists || !lens || !caps ||
-      !n->pair_rtt_ps || !n->pair_bw || rc) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (uint32_t hi = 0; hi < nh; hi++) {
-    uint32_t h = n->hosts[hi];
-    for (uint32_t v = 0; v < nn; v++) dist[v] = -1;
-    size_t qh = 0, qt = 0;
-    order[qt++] = h;
-    dist[h] = 0;
-    dly[h] = txd[h] = 0;
-    bw[h] = UINT64_MAX;
-    while (qh < qt) {
-      uint32_t u = order[qh];
-      rank[u] = (uint32_t)qh++;
-      if (u != h && !n->nodes[u].is_switch) continue; /* hosts are endpoints, never transit */
-      pk_node_t *nu = &n->nodes[u];
-      /* neighbours in increasing node id, as ns-3's per-node map orders them */
-      const uint64_t *cand = nbr + nu->port0;
-      uint32_t nc = nu->nports;
-      for (uint32_t c = 0; c < nc; c++) {
-        pk_port_t *p = &n->ports[(uint32_t)cand[c]];
-        uint32_t v = p->peer;
-        if (dist[v] < 0) {
-          dist[v] = dist[u] + 1;
-          dly[v] = dly[u] + p->delay_ps / 1000;
-          txd[v] =
-              txd[u] + (int64_t)((uint64_t)n->cfg.payload_bytes * 1000000000ull * 8 / p->rate_bps);
-          bw[v] = bw[u] < p->rate_bps ? bw[u] : p->rate_bps;
-          order[qt++] = v;
-        }
-        if (dist[v] == dist[u] + 1) {
-          /* v reaches h through u: v's port facing u */
-          uint32_t back = p->peer_gport;
-          if (etsim_grow((void **)&lists[v], &caps[v], lens[v] + 1, sizeof(uint32_t))) {
-            rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-            goto done;
-          }
-          lists[v][lens[v]++] = back - n->nodes[v].port0;
-        }
-      }
-    }
-    for (uint32_t hj = 0; hj < nh; hj++) {
-      uint32_t s = n->hosts[hj];
-      if (s == h) continue;
-      if (dist[s] < 0) {
-        rc = etsim_error_set(err, ETSIM_EINVAL,
-                             "%s: topology is disconnected: host %u cannot "
-                             "reach host %u",
-                             t->name ? t->name : "topology", s, h);
-        goto done;
-      }
-      /* ns-3: pairRtt[s][h] = 2 * delay + tx delay of one payload per hop */
-      n->pair_rtt_ps[(size_t)hj * nh + hi] = (2 * dly[s] + txd[s]) * 1000;
-      n->pair_bw[(size_t)hj * nh + hi] = bw[s];
-    }
-    /* fold the lists for destination hi into the CSR arrays */
-    for (uint32_t v = 0; v < nn; v++) {
-      pk_node_t *nd = &n->nodes[v];
-      nd->rt_off[hi + 1] = (uint32_t)lens[v];
-    }
-  }
-  /* rt_off[hi+1] currently holds the cumulative list length after host hi */
-  for (uint32_t v = 0; v < nn; v++) {
-    pk_node_t *nd = &n->nodes[v];
-    nd->rt_port = etsim_malloc((lens[v] ? lens[v] : 1) * sizeof(uint16_t));
-    if (!nd->rt_port) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto done;
-    }
-    for (size_t k = 0; k < lens[v]; k++) nd->rt_port[k] = (uint16_t)lists[v][k];
-  }
-  (void)rank;
-done:
-  if (lists)
-    for (uint32_t v = 0; v < nn; v++) etsim_free(lists[v]);
-  etsim_free(lists);
-  etsim_free(nbr);
-  etsim_free(lens);
-  etsim_free(caps);
-  etsim_free(dist);
-  etsim_free(order);
-  etsim_free(rank);
-  etsim_free(dly);
-  etsim_free(txd);
-  etsim_free(bw);
-  return rc;
-}
 
 /* Size the calendar from the fabric.  With the wires as FIFOs, an event
  * is rarely queued more than a packet time ahead, and a busy port has
@@ -1092,7 +1043,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       return etsim_error_set(err, ETSIM_EINVAL, "%s: host %u has no link", tn, v);
     }
   etsim_free(linked);
-  n->free_pkt = PK_NONE;
+  n->free_int = PK_NONE;
   n->n_nodes = t->n_nodes;
   n->data_hdr = PK_DATA_HDR + n->cc->int_bytes;
   uint32_t qbb = 12 + n->cc->int_bytes;
@@ -1101,7 +1052,8 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   etsim_rng_seed(&n->rng, cfg->seed);
   etsim_u64map_init(&n->sport_map);
   n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);
-  n->ports = etsim_calloc(2 * t->n_links + 1, sizeof *n->ports);
+  n->ports_mem = etsim_calloc(1, (2 * t->n_links + 1) * sizeof *n->ports + 64);
+  n->ports = n->ports_mem ? (pk_port_t *)(((uintptr_t)n->ports_mem + 63) & ~(uintptr_t)63) : NULL;
   n->hosts = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->hosts);
   if (!n->nodes || !n->ports || !n->hosts) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -1155,6 +1107,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     pa->delay_ps = pb->delay_ps = l->delay_ps;
     pa->err = pb->err = er;
     pa->wake_t = pb->wake_t = -1;
+    pa->ready_qp = pb->ready_qp = PK_NONE;
   }
   /* NIC rate: the first host's first port (ns-3 get_nic_rate) */
   n->nic_rate = n->ports[n->nodes[n->hosts[0]].port0].rate_bps;
@@ -1204,14 +1157,11 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       goto fail;
     }
   }
-  if ((rc = build_routes(n, t, err))) goto fail;
-  /* ns-3: BDP and RTT over all host pairs */
-  for (size_t i = 0; i < (size_t)n->n_hosts * n->n_hosts; i++) {
-    int64_t rtt = n->pair_rtt_ps[i];
-    uint64_t bdp = (uint64_t)(rtt / 1000) * (n->pair_bw[i] == UINT64_MAX ? 0 : n->pair_bw[i]) /
-                   1000000000ull / 8;
-    if (bdp > n->max_bdp) n->max_bdp = bdp;
-    if (rtt > n->max_rtt_ps) n->max_rtt_ps = rtt;
+  if ((rc = etsim_net__pkt_route_init(n, tn, err))) goto fail;
+  /* ns-3: the largest BDP and RTT over all host pairs, for GLOBAL_T */
+  if (cfg->global_t && etsim_net__pkt_route_global(n, &n->max_bdp, &n->max_rtt_ps)) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto fail;
   }
   if ((rc = evq_setup(n, mtu_wire))) {
     rc = etsim_error_set(err, rc, "out of memory");
@@ -1234,26 +1184,21 @@ fail:
 void etsim_netpkt_free(etsim_netpkt_t *net) {
   pk_net_t *n = (pk_net_t *)net;
   if (!n) return;
-  if (n->nodes)
-    for (uint32_t v = 0; v < n->n_nodes; v++) {
-      etsim_free(n->nodes[v].rt_off);
-      etsim_free(n->nodes[v].rt_port);
-    }
+  etsim_net__pkt_route_free(n);
   if (n->ports)
     for (uint32_t i = 0; i < n->n_ports; i++) {
       etsim_free(n->ports[i].qps);
       etsim_free(n->ports[i].wire);
+      for (int q = 0; q < PK_NPRIO; q++) etsim_free(n->ports[i].q[q].v);
       etsim_free(n->ports[i].hist);
     }
   etsim_free(n->nodes);
-  etsim_free(n->ports);
+  etsim_free(n->ports_mem);
   etsim_free(n->hosts);
-  etsim_free(n->pair_rtt_ps);
-  etsim_free(n->pair_bw);
-  etsim_free(n->pkts);
   etsim_free(n->hops);
   etsim_free(n->qps);
   etsim_free(n->routes);
+  etsim_free(n->path_buf);
   etsim_net__pkt_evq_free(&n->evq);
   etsim_u64map_free(&n->sport_map);
   etsim_free(n->sport_next);
@@ -1305,40 +1250,53 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   q->sport = (uint16_t)sport;
   q->dport = m->dport;
   q->pg = m->pg;
-  q->size = m->bytes;
+  q->size = q->rcv_size = m->bytes;
   q->start_ps = m->start_ps;
   q->delivered_ps = q->acked_ps = -1;
   q->fn = m->fn;
   q->ctx = m->ctx;
-  pk_node_t *sn = &n->nodes[m->src], *dn = &n->nodes[m->dst];
-  uint32_t shi = sn->host_idx, dhi = dn->host_idx;
-  uint32_t h = murmur12(q->sip, q->dip, q->sport | ((uint32_t)q->dport << 16), 0);
-  uint32_t lo = sn->rt_off[dhi], c = sn->rt_off[dhi + 1] - lo;
-  q->gport = sn->port0 + sn->rt_port[lo + h % c];
-  lo = dn->rt_off[shi];
-  c = dn->rt_off[shi + 1] - lo;
-  q->rx_gport = dn->port0 + dn->rt_port[lo + h % c];
-  q->max_rate = q->rate = n->ports[q->gport].rate_bps;
   /* Every packet of a flow takes the same route (the ECMP hash depends
    * only on its tuple), so the ports are worked out once here instead of
    * hashing at every switch. */
-  q->route_data = q->route_ack = PK_NONE;
-  uint32_t fwd[64], rev[64];
-  uint32_t nf = etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, fwd, 64);
-  uint32_t nr = etsim_net__pkt_ack_path(n, q->src, q->dst, q->sport, q->dport, rev, 64);
-  if (nf && nr && fwd[0] == q->gport && rev[0] == q->rx_gport && n->n_routes + nf + nr < PK_NONE) {
-    if (etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr, sizeof *n->routes))
-      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    q->route_data = (uint32_t)n->n_routes;
-    memcpy(n->routes + n->n_routes, fwd, nf * sizeof *fwd);
-    n->n_routes += nf;
-    q->route_ack = (uint32_t)n->n_routes;
-    memcpy(n->routes + n->n_routes, rev, nr * sizeof *rev);
-    n->n_routes += nr;
-  }
-  size_t pair = (size_t)shi * n->n_hosts + dhi;
-  int64_t rtt = n->pair_rtt_ps[pair];
-  uint64_t bw = n->pair_bw[pair];
+  if (etsim_net__pkt_route_ready(n, m->dst) || etsim_net__pkt_route_ready(n, m->src))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  uint32_t nf = etsim_net__pkt_hops(n, m->src, m->dst), nr = etsim_net__pkt_hops(n, m->dst, m->src);
+  /* Routes are kept as local port indices (2 bytes a hop), with
+   * PK_HDR_OUT spare entries after the last so a header copies a fixed
+   * block. */
+  if ((nf > 65535 && nf != UINT32_MAX) || (nr > 65535 && nr != UINT32_MAX))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "route between hosts %u and %u: %u links (at most 65535)", m->src,
+                           m->dst, nf > nr ? nf : nr);
+  if (!nf || !nr || nf == UINT32_MAX || nr == UINT32_MAX)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", m->src,
+                           m->dst);
+  size_t need = nf > nr ? nf : nr;
+  if (etsim_grow((void **)&n->path_buf, &n->cap_path_buf, need, sizeof *n->path_buf) ||
+      n->n_routes + nf + nr + PK_HDR_OUT >= PK_NONE ||
+      etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr + PK_HDR_OUT,
+                 sizeof *n->routes))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  uint32_t *path = n->path_buf;
+  uint16_t *rt = n->routes + n->n_routes;
+  if (etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, path, nf) != nf)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "no route from host %u to %u", m->src, m->dst);
+  q->gport = path[0];
+  for (uint32_t i = 0; i < nf; i++)
+    rt[i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
+  if (etsim_net__pkt_ack_path(n, q->src, q->dst, q->sport, q->dport, path, nr) != nr)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "no route from host %u to %u", m->dst, m->src);
+  q->rx_gport = path[0];
+  for (uint32_t i = 0; i < nr; i++)
+    rt[nf + i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
+  for (uint32_t i = 0; i < PK_HDR_OUT; i++) rt[nf + nr + i] = 0; /* spare */
+  q->route_data = (uint32_t)n->n_routes;
+  q->route_ack = (uint32_t)n->n_routes + nf;
+  n->n_routes += nf + nr;
+  q->max_rate = q->rate = n->ports[q->gport].rate_bps;
+  int64_t rtt;
+  uint64_t bw;
+  etsim_net__pkt_pair(n, m->src, m->dst, &rtt, &bw);
   uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
   q->win = n->cfg.has_win ? (n->cfg.global_t ? n->max_bdp : bdp) : 0;
   q->var_win_rate = UINT64_MAX; /* no scaled window worked out yet */
@@ -1355,39 +1313,6 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   n->n_active++;
   n->st.msgs++;
   return 0;
-}
-
-/* Walk from `from` to host `to`: switches hash the tuple `sw`, the NIC
- * (seed 0, as etsim_netpkt_send) the tuple `nic`: {sip, dip, ports}. */
-static uint32_t walk(const pk_net_t *n, uint32_t from, uint32_t to, const uint32_t sw[3],
-                     const uint32_t nic[3], uint32_t *out, uint32_t max) {
-  uint32_t thi = n->nodes[to].host_idx, v = from, k = 0;
-  while (v != to && k < max) {
-    const pk_node_t *nd = &n->nodes[v];
-    uint32_t lo = nd->rt_off[thi], c = nd->rt_off[thi + 1] - lo;
-    if (!c) return 0;
-    uint32_t h =
-        nd->is_switch ? murmur12(sw[0], sw[1], sw[2], v) : murmur12(nic[0], nic[1], nic[2], 0);
-    uint32_t gp = nd->port0 + nd->rt_port[lo + h % c];
-    out[k++] = gp;
-    v = n->ports[gp].peer;
-  }
-  return v == to ? k : 0;
-}
-
-uint32_t etsim_net__pkt_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
-                             uint16_t dport, uint32_t *out, uint32_t max) {
-  const uint32_t t[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
-                         sport | ((uint32_t)dport << 16)};
-  return walk(n, src, dst, t, t, out, max);
-}
-
-uint32_t etsim_net__pkt_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
-                                 uint16_t dport, uint32_t *out, uint32_t max) {
-  const uint32_t fwd[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
-                           sport | ((uint32_t)dport << 16)};
-  const uint32_t rev[3] = {fwd[1], fwd[0], dport | ((uint32_t)sport << 16)};
-  return walk(n, dst, src, rev, fwd, out, max);
 }
 
 void etsim_netpkt_finish(etsim_netpkt_t *net) {
@@ -1418,6 +1343,8 @@ int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_m
   o->delivered_ps = q->delivered_ps;
   o->acked_ps = q->acked_ps;
   o->standalone_ps = q->standalone_ps;
+  o->win_bytes = q->win;
+  o->base_rtt_ps = q->base_rtt_ps;
   return 0;
 }
 

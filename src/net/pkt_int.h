@@ -185,67 +185,96 @@ typedef struct pk_hop {
   uint64_t rate_bps;
 } pk_hop_t;
 
-typedef struct pk_pkt {
-  uint32_t next; /* FIFO link */
-  uint32_t flow;
-  uint64_t seq;  /* data: first byte; ack: next expected */
-  uint32_t size; /* wire bytes */
-  uint16_t payload;
-  uint16_t hop; /* links crossed so far (index into its flow's route) */
-  uint8_t type, pg, ecn, cnp;
-  uint8_t nhop, pfc_pause;
-  uint16_t in_port; /* local port index it entered the current switch by */
-  int64_t ts_ps;    /* sender timestamp (TIMELY) */
-} pk_pkt_t;         /* INT hops live apart, in pk_net_t.hops (HPCC only) */
+/* A packet, carried by value from hop to hop: in its link's wire and in
+ * switch queues.  It holds all that switches and end hosts read or write,
+ * with the ports it leaves its first PK_HDR_OUT switches by, so a hop
+ * touches no per-packet or per-flow record: on a 128-host fabric such a
+ * record sits cold a link delay after its last use, and the first read of
+ * one at each hop was a third of the run.  Only HPCC's telemetry lives
+ * apart (pk_net_t.hops, PK_MAX_HOPS per INT slot). */
+#define PK_HDR_OUT 6
+
+typedef struct pk_hdr {
+  uint64_t seq;             /* data: first byte; ACK: next expected */
+  int64_t ts_ps;            /* sender's time stamp, echoed by the ACK (TIMELY) */
+  uint32_t flow;            /* queue pair; PK_NONE for a pause frame */
+  uint32_t ints;            /* INT slot (HPCC data and ACKs), else PK_NONE */
+  uint32_t route;           /* offset in pk_net_t.routes (local ports, one per hop) */
+  uint16_t size;            /* wire bytes */
+  uint16_t in_port;         /* local port index it entered the current switch by */
+  uint16_t hop;             /* links crossed so far (index into its route) */
+  uint8_t flags;            /* type (PK_HDR_TYPE), priority, ECN mark / CNP, pause */
+  uint8_t nhop;             /* INT hops stamped (HPCC) */
+  uint16_t out[PK_HDR_OUT]; /* routes[route + 1 ..]: local port at each switch */
+} pk_hdr_t;
+
+#define PK_HDR_TYPE 7u
+#define PK_HDR_PG_SHIFT 3
+#define PK_HDR_ECN 0x40u   /* data: marked; ACK: echoes a mark (CNP) */
+#define PK_HDR_PAUSE 0x80u /* a pause frame: pause (else resume) */
+
+static inline unsigned pk_hdr_type(const pk_hdr_t *h) { return h->flags & PK_HDR_TYPE; }
+static inline unsigned pk_hdr_pg(const pk_hdr_t *h) { return (h->flags >> PK_HDR_PG_SHIFT) & 7u; }
+static inline uint8_t pk_hdr_flags(unsigned type, unsigned pg) {
+  return (uint8_t)(type | pg << PK_HDR_PG_SHIFT);
+}
 
 /* ----------------------------------------------------------------- ports */
 
-typedef struct pk_fifo {
-  uint32_t head, tail;
-  uint32_t n;
+/* An egress queue: a ring of headers (cap a power of two, grown by
+ * doubling). */
+typedef struct pk_ring {
+  pk_hdr_t *v;
+  uint32_t head, n, cap;
   uint64_t bytes;
-} pk_fifo_t;
+} pk_ring_t;
 
 typedef struct pk_wire_slot {
-  uint32_t pkt;
+  pk_hdr_t h;
   int64_t arr_t;    /* arrival at the far end */
   uint64_t arr_seq; /* event sequence taken when its transmission began */
 } pk_wire_slot_t;
 
+/* A port: the egress side of a node's end of a link.  Fields are grouped
+ * by when a packet hop reads them, hottest first (the first two cache lines
+ * at every hop, the MMU line at switches), since on a large fabric every
+ * port is cold when its next packet comes. */
 typedef struct pk_port {
-  uint32_t node, peer; /* node ids */
-  uint32_t peer_gport; /* global index of the peer's port on this link */
-  uint16_t ifindex;    /* 1-based */
-  uint8_t is_switch;   /* of node (read on every hop) */
-  uint64_t rate_bps;
-  int64_t delay_ps;
-  int64_t tx_mtu_ps, tx_ack_ps; /* serialisation of a full packet, an ACK */
-  double err;                   /* loss at this port's receiver */
-  /* egress */
-  pk_fifo_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
-  /* packets in flight on the link, oldest first: a ring of wire_cap
-   * (a power of two) slots */
-  pk_wire_slot_t *wire;
+  /* serialisation and the wire: every hop */
+  _Alignas(64) int64_t busy_until; /* end of the current serialisation (line-aligned) */
+  uint64_t done_seq;               /* heap sequence taken when the serialisation began */
+  pk_wire_slot_t *wire;            /* packets in flight on the link, oldest first: a
+                                      ring of wire_cap (a power of two) slots */
   uint32_t wire_head, wire_n, wire_cap;
-  uint64_t qbytes_total, qbytes_peak;
+  uint32_t tx_gen;     /* generation of the pending EV_TX_DONE */
+  uint32_t peer_gport; /* global index of the peer's port on this link */
+  uint32_t node;       /* node id */
+  uint8_t is_switch;   /* of node */
   uint8_t done_pending, paused, rr;
-  /* one bit per non-empty egress queue */
-  uint8_t qmask;
-  int64_t busy_until; /* end of the current serialisation */
-  uint32_t tx_gen;    /* generation of the pending EV_TX_DONE */
-  uint64_t done_seq;  /* heap sequence taken when the serialisation began */
+  uint8_t qmask;      /* one bit per non-empty egress queue */
+  uint8_t ing_paused; /* we told the upstream to pause (bit per prio) */
+  uint16_t ifindex;   /* 1-based */
+  int64_t tx_mtu_ps;  /* serialisation of a full packet */
+  int64_t tx_ack_ps;  /* of an ACK */
+  uint64_t qbytes_total, qbytes_peak;
   uint64_t tx_bytes;
-  int64_t paused_since[PK_NPRIO];
-  int64_t paused_ps;
-  uint64_t pauses_rx;
+  double err; /* loss at this port's receiver */
   /* ECN (switch egress) */
   uint64_t kmin, kmax;
   double pmax;
   /* MMU ingress (switch) */
   uint32_t ing_bytes[PK_NPRIO], hdrm_bytes[PK_NPRIO];
-  uint8_t ing_paused; /* we told the upstream to pause (bit per prio) */
   uint64_t headroom;
   uint32_t pfc_shift;
+  uint32_t peer; /* node id */
+  uint64_t rate_bps;
+  int64_t delay_ps;
+  /* egress queues */
+  pk_ring_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
+  /* pause statistics */
+  int64_t paused_since[PK_NPRIO];
+  int64_t paused_ps;
+  uint64_t pauses_rx;
   /* host NIC */
   uint32_t *qps;
   size_t n_qps, cap_qps, qp_rr;
@@ -253,6 +282,18 @@ typedef struct pk_port {
    * may let a queue pair send (ACK, timer, rate or window change, resume)
    * must end with nic_kick(), which clears it. */
   uint8_t qps_blocked;
+  /* Shortcuts for a NIC whose every queue pair is paused (PFC), where each
+   * ACK used to cost two passes over all of them: queue pairs in the list
+   * per priority, finished ones not yet removed, and the earliest pacing
+   * time of the unfinished ones (valid while wake_min_ok: no queue pair has
+   * sent, changed rate, started or finished since it was taken). */
+  uint8_t wake_min_ok;
+  uint32_t ready_qp; /* a queue pair seen unfinished with its pacing time
+                        past (so no wake-up is due while it stays so), or
+                        PK_NONE */
+  uint32_t n_fin;
+  uint32_t pg_cnt[PK_NPRIO];
+  int64_t wake_min;
   uint32_t wake_gen;
   int64_t wake_t;
   /* queue-length histogram, 1 KB bins */
@@ -264,11 +305,9 @@ typedef struct pk_node {
   uint8_t is_switch;
   uint32_t port0, nports; /* global port indices port0 .. port0+nports-1 */
   uint32_t host_idx;      /* dense host index or PK_NONE */
+  uint32_t sw_idx;        /* dense switch index or PK_NONE */
   /* switch MMU */
   uint64_t buffer, total_hdrm, total_rsrv, shared_used, peak_used;
-  /* routing: CSR over destination host index -> local port indices */
-  uint32_t *rt_off; /* n_hosts + 1 */
-  uint16_t *rt_port;
 } pk_node_t;
 
 /* ------------------------------------------------------------- flows */
@@ -280,7 +319,7 @@ typedef struct pk_cc_ops {
   const char *name;
   uint32_t int_bytes; /* extra header bytes on data packets */
   void (*init)(pk_net_t *, pk_qp_t *);
-  void (*on_ack)(pk_net_t *, pk_qp_t *, const pk_pkt_t *ack);
+  void (*on_ack)(pk_net_t *, pk_qp_t *, const pk_hdr_t *ack);
   void (*on_timer)(pk_net_t *, pk_qp_t *, int id);
 } pk_cc_ops_t;
 
@@ -293,23 +332,27 @@ struct pk_qp {
   uint64_t win;  /* bytes, 0 = none */
   /* the VAR_WIN window and the rate and window it was scaled from */
   uint64_t var_win, var_win_rate, var_win_base;
-
-  uint32_t src, dst, sip, dip;
-  uint16_t sport, dport;
-  uint8_t pg, started, finished, delivered;
-  uint32_t gport;    /* sender NIC port */
-  uint32_t rx_gport; /* receiver NIC port for ACKs */
+  uint8_t pg, started, finished;
+  /* the sender, on an ACK or a send */
+  uint32_t gport; /* sender NIC port */
   /* offsets in pk_net_t.routes of the ports the data and the ACKs leave
-   * by, one per hop (PK_NONE: route too long, switches hash per packet) */
-  uint32_t route_data, route_ack;
-  int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
+   * by, one per hop (local port indices of the node at that hop) */
+  uint32_t route_data;
   uint32_t last_pkt_size;
   uint64_t max_rate; /* bits/s */
   int64_t base_rtt_ps;
-  /* receiver */
+  /* the receiver, on every data packet: together, apart from the rest */
   uint64_t rcv_nxt, milestone;
   int64_t nack_timer;
   uint64_t last_nack;
+  uint64_t rcv_size; /* size, for the receiver */
+  uint32_t rx_gport; /* receiver NIC port for ACKs */
+  uint32_t route_ack;
+  uint8_t delivered;
+  /* the rest */
+  uint32_t src, dst, sip, dip;
+  uint16_t sport, dport;
+  int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
   /* timers */
   uint32_t tgen[3];
   /* CC state */
@@ -349,22 +392,34 @@ struct pk_net {
   const pk_cc_ops_t *cc;
   uint32_t n_nodes, n_hosts, n_ports;
   pk_node_t *nodes;
-  pk_port_t *ports;
+  pk_port_t *ports; /* 64-byte aligned inside ports_mem */
+  void *ports_mem;
   uint32_t *hosts; /* host index -> node id */
-  /* pair tables, host index squared */
-  int64_t *pair_rtt_ps; /* ns-3 base RTT: 2 delay + payload tx per hop */
-  uint64_t *pair_bw;    /* bottleneck bits/s */
-  uint64_t max_bdp;
+  /* routing (pkt_route.c) */
+  uint32_t n_sw;
+  uint32_t *sw_node;    /* switch index -> node id */
+  uint32_t *nbr;        /* per port slot: local port indices in ns-3's neighbour order */
+  uint32_t *sw_adj_off; /* switch index -> first entry in sw_adj (n_sw + 1) */
+  uint32_t *sw_adj;     /* (neighbour switch index, global port) pairs, ns-3 order */
+  uint32_t *host_key;   /* host index -> key */
+  uint32_t *key_root;   /* key -> root node: a switch, or a host with several links */
+  uint32_t **key_d;     /* key -> per switch (distance, rank), NULL until needed */
+  uint32_t n_keys;
+  uint32_t *bfs_q;         /* scratch: n_sw + 1 */
+  uint64_t *route_scratch; /* scratch: largest node degree */
+  uint64_t max_bdp;        /* over all host pairs, only with GLOBAL_T */
   int64_t max_rtt_ps;
   uint64_t nic_rate;
-  /* packets */
-  pk_pkt_t *pkts;
-  pk_hop_t *hops; /* PK_MAX_HOPS per packet when the CC uses INT */
-  size_t n_pkts, cap_pkts, cap_hops;
-  uint32_t free_pkt;
+  /* INT slots (HPCC): PK_MAX_HOPS hops each; a free slot's first hop's
+   * tx_bytes links the free list */
+  pk_hop_t *hops;
+  size_t n_ints, cap_hops; /* slots handed out so far, hops allocated */
+  uint32_t free_int;
   /* flows */
-  uint32_t *routes; /* see pk_qp_t.route_data */
+  uint16_t *routes; /* local ports, see pk_qp_t.route_data */
   size_t n_routes, cap_routes;
+  uint32_t *path_buf; /* scratch: a route's global ports */
+  size_t cap_path_buf;
   pk_qp_t *qps;
   size_t n_qps, cap_qps;
   size_t n_active;          /* started or pending, not acked */
@@ -385,8 +440,8 @@ struct pk_net {
 };
 
 /* engine helpers the CC modules use */
-static inline const pk_hop_t *pk_hops(const pk_net_t *n, const pk_pkt_t *k) {
-  return n->hops + (size_t)(k - n->pkts) * PK_MAX_HOPS;
+static inline const pk_hop_t *pk_hops(const pk_net_t *n, const pk_hdr_t *k) {
+  return n->hops + (size_t)k->ints * PK_MAX_HOPS;
 }
 void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate);
 void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps);
@@ -395,15 +450,35 @@ void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id);
 extern const pk_cc_ops_t etsim_net__pkt_cc_none, etsim_net__pkt_cc_dcqcn, etsim_net__pkt_cc_hpcc,
     etsim_net__pkt_cc_timely, etsim_net__pkt_cc_dctcp;
 
+/* Routes (pkt_route.c).  route_init orders neighbours and assigns keys
+ * (linear in links) and checks that every host reaches every other; 0 or
+ * a negative code with err set.  route_ready runs the search a host's key
+ * needs (once), before any of the calls below names that host as a
+ * destination; 0 or ETSIM_ENOMEM. */
+int etsim_net__pkt_route_init(pk_net_t *n, const char *topo_name, etsim_error_t *err);
+void etsim_net__pkt_route_free(pk_net_t *n);
+int etsim_net__pkt_route_ready(pk_net_t *n, uint32_t host);
+uint32_t etsim_net__pkt_murmur12(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed);
+/* Links from host src to host dst (route_ready(dst)). */
+uint32_t etsim_net__pkt_hops(pk_net_t *n, uint32_t src, uint32_t dst);
 /* The directed links (global port indices) a packet of (src, dst, sport,
- * dport) crosses, chosen exactly as the packet engine routes; returns the
- * hop count (0 when max is too small).  Used by the flow-level model. */
-uint32_t etsim_net__pkt_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+ * dport) crosses, chosen exactly as the packet engine routes: writes up to
+ * max of them and returns the hop count (0: no route; more than max: call
+ * again with room).  route_ready(dst).  Used by the flow-level model too. */
+uint32_t etsim_net__pkt_path(pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
                              uint16_t dport, uint32_t *out, uint32_t max);
-/* The same for the ACKs of that flow, dst back to src: the receiver's NIC
- * picks its port with the data's own tuple, switches hash the reversed one. */
-uint32_t etsim_net__pkt_ack_path(const pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
+/* The same for the ACKs of that flow, dst back to src (route_ready(src)):
+ * the receiver's NIC picks its port with the data's own tuple, switches
+ * hash the reversed one. */
+uint32_t etsim_net__pkt_ack_path(pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
                                  uint16_t dport, uint32_t *out, uint32_t max);
+/* ns-3's base RTT (2 delay + one payload's serialisation per link, in ps)
+ * and bottleneck of the pair, on the path its search found first
+ * (route_ready(dst)). */
+void etsim_net__pkt_pair(pk_net_t *n, uint32_t src, uint32_t dst, int64_t *rtt_ps, uint64_t *bw);
+/* The largest base RTT and BDP over all host pairs (for GLOBAL_T): runs
+ * every key's search.  0 or ETSIM_ENOMEM. */
+int etsim_net__pkt_route_global(pk_net_t *n, uint64_t *max_bdp, int64_t *max_rtt_ps);
 
 /* parse helpers shared by the readers */
 int etsim_net__pkt_parse_u64(const char *s, uint64_t *out);

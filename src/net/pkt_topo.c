@@ -234,6 +234,8 @@ int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text, const char
   pk_tok_init(&tk, text, name);
   uint32_t nn, ns, nl;
   int rc;
+  etsim_u64map_t seen;
+  etsim_u64map_init(&seen);
   memset(t, 0, sizeof *t);
   if ((rc = tok_u32(&tk, "node count", &nn, err)) ||
       (rc = tok_u32(&tk, "switch count", &ns, err)) || (rc = tok_u32(&tk, "link count", &nl, err)))
@@ -302,15 +304,21 @@ int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text, const char
       goto fail;
     }
     t->links[t->n_links - 1].line = line;
-    for (size_t k = 0; k + 1 < t->n_links; k++) {
-      etsim_netpkt_link_t *o = &t->links[k];
-      if ((o->a == a && o->b == b) || (o->a == b && o->b == a)) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s:%u: second link between %u and %u (first on "
-                             "line %u)",
-                             name, line, a, b, o->line);
-        goto fail;
-      }
+    /* node pairs seen so far, by hash: a fabric of 200 k links used to
+     * spend minutes comparing each link with all the earlier ones */
+    uint32_t first;
+    uint64_t pair = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+    int put = etsim_u64map_put(&seen, pair, line, &first);
+    if (put < 0) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", name);
+      goto fail;
+    }
+    if (put == 0) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%u: second link between %u and %u (first on "
+                           "line %u)",
+                           name, line, a, b, first);
+      goto fail;
     }
     if (!t->is_switch[a] && !t->is_switch[b]) {
       rc = etsim_error_set(err, ETSIM_EFORMAT,
@@ -325,8 +333,10 @@ int etsim_netpkt_topo_parse(etsim_netpkt_topo_t *t, const char *text, const char
                          tk.tok_line, tk.tok, nl);
     goto fail;
   }
+  etsim_u64map_free(&seen);
   return 0;
 fail:
+  etsim_u64map_free(&seen);
   etsim_netpkt_topo_free(t);
   return rc;
 }

@@ -200,7 +200,7 @@ static int cands(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
   int any_sim = 0;
   for (size_t i = 0; i < n; i++) {
     const json_t *o = json_array_get(c, i);
-    char where[32];
+    char where[48];
     snprintf(where, sizeof where, "candidates[%zu]", i);
     if (etsim_report__get_num(in, o, "estimate_us", where, &est[i], err)) {
       etsim_free(est);

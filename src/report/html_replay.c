@@ -267,7 +267,7 @@ static int dry(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
   static const char *keys[3] = {"dry_run_us", "critical_path_us", "recorded_span_us"};
   for (size_t i = 0; i < n; i++) {
     const json_t *o = json_array_get(pr, i);
-    char where[32];
+    char where[48];
     snprintf(where, sizeof where, "per_rank[%zu]", i);
     for (int k = 0; k < 3; k++) {
       double x;

@@ -126,6 +126,42 @@ static void test_ack_interval(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* ACKs queue with data at switches (ns-3: the switches' AckHighPrio is never
+ * set; ACK_HIGH_PRIO only chooses which pause blocks a NIC's ACK queue).
+ * Star of 4 hosts, 100 Gb/s, 1 us, exact ps, no window: hosts 1 and 3 send
+ * to host 0 at line rate from t = 0, so the switch port to host 0 gets two
+ * packets every 82.88 ns (at k tx + tx + d) and sends one: a queue grows.
+ * Host 0 sends one 1000-byte packet to host 2 at t = 0; its ACK reaches the
+ * switch at 2 (tx + d) + ta + d = 3,169,600 ps, after the data of k = 0..25
+ * (52 packets).  In first-in-first-out order it leaves when those are sent,
+ * at t0 + 52 tx (t0 = tx + d, the first start), and reaches host 0 ta + d
+ * later: 6,396,480 ps.  Sent first (strict priority) it would wait only for
+ * the packet on the wire, to 3,237,760: 4,241,600 ps. */
+static void test_ack_fifo_at_switch(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 4, 100000000000ull, US), 0);
+  const int64_t tp = 82880, ta = 3840, d = US;
+  for (int high = 0; high <= 1; high++) {
+    etsim_netpkt_cfg_t c;
+    cfg_pfc_only(&c);
+    c.has_win = 0;
+    c.ack_high_prio = high; /* a NIC setting: the switch order is the same */
+    etsim_netpkt_t *n = mk(&t, &c);
+    snd(n, 1, 0, 200000, 0);
+    snd(n, 3, 0, 200000, 0);
+    uint64_t id = snd(n, 0, 2, 1000, 0);
+    run(n);
+    int64_t t0 = tp + d, ack_at_switch = 2 * (tp + d) + ta + d;
+    assert_int_equal(ack_at_switch, 3169600);
+    assert_int_equal((ack_at_switch - t0) / tp, 25); /* data of k = 0..25 ahead */
+    assert_int_equal(stat_of(n, id).acked_ps, t0 + 52 * tp + ta + d);
+    assert_int_equal(stat_of(n, id).acked_ps, 6396480);
+    etsim_netpkt_free(n);
+  }
+  etsim_netpkt_topo_free(&t);
+}
+
 /* Unloaded 4-link path in a two-tier Clos: FCT = n t + 3 t + 4 d (+ ACK). */
 static void test_clos_path_fct(void **state) {
   (void)state;
@@ -156,12 +192,12 @@ static void test_clos_path_fct(void **state) {
 }
 
 /* A chain host - S1 - ... - Sk - host: FCT = n t + (k) t + (k + 1) d, ACK
- * (k + 1)(t_ack + d).  Flows keep their route from send time (one entry
- * per link, up to 64); k = 70 takes the per-switch hashing instead, which
- * must give the same times. */
+ * (k + 1)(t_ack + d).  Flows keep their route from send time, of any length
+ * (until December 2026 routes over 64 links fell back to hashing at every
+ * switch, and the flow level found no route). */
 static void test_long_chain_fct(void **state) {
   (void)state;
-  static const uint32_t ks[] = {3, 62, 63, 70};
+  static const uint32_t ks[] = {3, 62, 63, 70, 300};
   for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
     uint32_t k = ks[i];
     etsim_netpkt_topo_t t;
@@ -186,6 +222,65 @@ static void test_long_chain_fct(void **state) {
     etsim_netpkt_free(n);
     etsim_netpkt_topo_free(&t);
   }
+}
+
+/* A k = 32 fat-tree (8,192 hosts, 1,280 switches, 24,576 links): set-up
+ * is linear in links (no table per host pair: it took 2.6 GB and 39 s), a
+ * flow across pods crosses 6 links, and ns-3's base RTT for the pair is 2 x
+ * 6 us + 6 x 80 ns (one 1000-byte payload per link), its window that times
+ * 100 Gb/s, and the standalone FCT rtt + (size + 48 B per packet) / rate. */
+static void test_fattree_k32(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_netpkt_topo_spec(&t, "fattree:k=32", &err), 0);
+  assert_int_equal(t.n_nodes, 8192 + 1280);
+  etsim_netpkt_cfg_t c;
+  cfg_pfc_only(&c);
+  etsim_netpkt_t *n = mk(&t, &c);
+  uint64_t far = snd(n, 0, 8191, 10000, 0), near = snd(n, 2, 3, 10000, 0);
+  run(n);
+  const int64_t tp = 82880, d = US;
+  /* unloaded: 10 packets, pipeline of 6 (2) links, 6 (2) delays, ACK back */
+  etsim_netpkt_msg_stat_t a = stat_of(n, far), b = stat_of(n, near);
+  assert_int_equal(a.base_rtt_ps, 12480000);
+  assert_int_equal(a.win_bytes, 156000); /* 12,480 ns x 100 Gb/s */
+  assert_int_equal(b.base_rtt_ps, 4160000);
+  assert_int_equal(b.win_bytes, 52000);
+  assert_int_equal(a.delivered_ps, 10 * tp + 5 * tp + 6 * d);
+  assert_int_equal(a.standalone_ps, (12000 + 480 + (10000 + 10 * 48) * 8 / 100) * 1000ll);
+  assert_int_equal(b.delivered_ps, 10 * tp + tp + 2 * d);
+  assert_int_equal(b.standalone_ps, (4000 + 160 + (10000 + 10 * 48) * 8 / 100) * 1000ll);
+  etsim_netpkt_free(n);
+  /* GLOBAL_T: every flow takes the largest base RTT and BDP of all pairs
+   * (the standalone FCT stays the pair's, as in ns-3) */
+  c.global_t = 1;
+  n = mk(&t, &c);
+  near = snd(n, 2, 3, 10000, 0);
+  run(n);
+  b = stat_of(n, near);
+  assert_int_equal(b.base_rtt_ps, 12480000);
+  assert_int_equal(b.win_bytes, 156000);
+  assert_int_equal(b.standalone_ps, (4000 + 160 + 10480 * 8 / 100) * 1000ll);
+  etsim_netpkt_free(n);
+  etsim_netpkt_topo_free(&t);
+
+  /* A star with one slow host: hosts 0 and 1 on 1 us links, host 2 on a
+   * 10 us link.  The largest pair is host 2 with another host: 2 x 11 us
+   * + 2 x 80 ns = 22,160 ns and 277,000 bytes at 100 Gb/s (not host 2 with
+   * itself, whose 2 x 20 us ns-3 counts as 0). */
+  assert_int_equal(etsim_netpkt_topo_init(&t, 4), 0);
+  t.is_switch[3] = 1;
+  for (uint32_t h = 0; h < 3; h++)
+    assert_int_equal(
+        etsim_netpkt_topo_add_link(&t, h, 3, 100000000000ull, h == 2 ? 10 * US : US, 0, &err), 0);
+  n = mk(&t, &c);
+  near = snd(n, 0, 1, 10000, 0);
+  run(n);
+  assert_int_equal(stat_of(n, near).base_rtt_ps, 22160000);
+  assert_int_equal(stat_of(n, near).win_bytes, 277000);
+  etsim_netpkt_free(n);
+  etsim_netpkt_topo_free(&t);
 }
 
 /* N-to-1 incast with PFC only and no window.  With the reference 32 MB
@@ -561,8 +656,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_flow_exact),
       cmocka_unit_test(test_ack_interval),
+      cmocka_unit_test(test_ack_fifo_at_switch),
       cmocka_unit_test(test_clos_path_fct),
       cmocka_unit_test(test_long_chain_fct),
+      cmocka_unit_test(test_fattree_k32),
       cmocka_unit_test(test_incast_pfc_lossless),
       cmocka_unit_test(test_pfc_propagation_and_hol),
       cmocka_unit_test(test_hpcc_steady_state),

@@ -70,6 +70,36 @@ static void test_one_flow_line_rate(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* Routes of any length: a chain host - S1 - ... - Sk - host of k = 100
+ * switches (until December 2026 a path over 64 links gave "no route").  On
+ * the empty path the flow level gives the packet level's closed form:
+ * n t + k t + (k + 1) d, the ACK (k + 1)(t_ack + d) later. */
+static void test_long_route(void **state) {
+  (void)state;
+  const uint32_t k = 100;
+  etsim_netpkt_topo_t t;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_netpkt_topo_init(&t, k + 2), 0);
+  const int64_t d = US / 10;
+  for (uint32_t s = 2; s < k + 2; s++) {
+    t.is_switch[s] = 1;
+    assert_int_equal(etsim_netpkt_topo_add_link(&t, s == 2 ? 0 : s - 1, s, G100, d, 0, &err), 0);
+  }
+  assert_int_equal(etsim_netpkt_topo_add_link(&t, k + 1, 1, G100, d, 0, &err), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  etsim_netflow_t *n = mkf(&t, &c);
+  uint64_t id = sendf(n, 0, 1, 100000, 0);
+  runf(n, INT64_MAX);
+  etsim_netpkt_msg_stat_t s;
+  assert_int_equal(etsim_netflow_msg_stat(n, id, &s), 0);
+  const int64_t tp = 82880, ta = 3840;
+  assert_int_equal(s.delivered_ps, 100 * tp + k * tp + (k + 1) * d);
+  assert_int_equal(s.acked_ps - s.delivered_ps, (k + 1) * (ta + d));
+  etsim_netflow_free(n);
+  etsim_netpkt_topo_free(&t);
+}
+
 static void test_n_to_one_fair(void **state) {
   (void)state;
   const uint32_t N = 7;
@@ -256,7 +286,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_flow_line_rate), cmocka_unit_test(test_n_to_one_fair),
       cmocka_unit_test(test_parking_lot),        cmocka_unit_test(test_cross_level_ring),
-      cmocka_unit_test(test_generators),
+      cmocka_unit_test(test_generators),         cmocka_unit_test(test_long_route),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
