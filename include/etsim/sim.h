@@ -122,7 +122,18 @@ typedef struct etsim_sim_opts {
    * repeated with the slowest NPU at speed 1 to price it (straggler_*). */
   double compute_scale, comm_scale;
   const double *npu_speed;
+  /* What-if: NPU fail_npu fails at fail_ps (fail_set): from then on it
+   * computes, sends and receives nothing, and its links carry nothing new.
+   * A run that cannot finish then returns a result with `failed` set. */
+  int fail_set;
+  uint32_t fail_npu;
+  int64_t fail_ps;
 } etsim_sim_opts_t;
+
+/* --fail: "npu:N@T" with T a time in ns, or with a unit: 1500us, 1.5ms, 2s.
+ * Links are refused (not modelled yet).  Errors name `opt` and the part. */
+int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
+                         int64_t *t_ps, etsim_error_t *err);
 
 /* --npu-speed: a JSON object {"17": 0.7, "32-47": 0.9} (NPU ids or
  * inclusive ranges; others 1), inline when spec starts with '{' or else
@@ -213,6 +224,13 @@ typedef struct etsim_sim_result {
   double straggler_speed;
   int64_t straggler_nominal_ps, straggler_cost_ps;
   uint32_t last_npu; /* the NPU that finished last (lowest id on ties) */
+  /* What-if failure (opts.fail_set): the run could not finish; `failure`
+   * says which NPU failed when, which collectives are blocked and which NPUs
+   * wait.  NPUs that finished have their times; the others finish_ps 0.
+   * fail_after_end: the failure came after the last NPU finished. */
+  int failed, fail_after_end;
+  uint32_t n_blocked; /* NPUs that could not finish */
+  char failure[1400];
 } etsim_sim_result_t;
 
 /* Run the set on the platform.  On success *out is owned by the caller

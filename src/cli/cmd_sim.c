@@ -62,6 +62,9 @@ static void usage(FILE *fp) {
           "  --link-degrade SPEC  per-dimension link factors: {\"1\": 0.5} (bandwidth) or\n"
           "                       {\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
           "                       (analytical and congestion backends)\n"
+          "  --fail npu:N@T       NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
+          "                       analytical and congestion backends): a run it blocks\n"
+          "                       stops with a report of the blocked collectives, exit 1\n"
           "  --logging-configuration   accepted, ignored\n");
   fprintf(fp,
           "  --multi-comm         allow several communication ops in flight per NPU\n"
@@ -120,7 +123,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
              *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
-             *link_csv = NULL, *hbm = NULL, *npu_speed = NULL, *degrade = NULL;
+             *link_csv = NULL, *hbm = NULL, *npu_speed = NULL, *degrade = NULL, *fail_spec = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -163,7 +166,8 @@ int etsim_cmd_sim(int argc, char **argv) {
                 {"--link-csv", &link_csv},
                 {"--hbm-gb", &hbm},
                 {"--npu-speed", &npu_speed},
-                {"--link-degrade", &degrade}};
+                {"--link-degrade", &degrade},
+                {"--fail", &fail_spec}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -259,6 +263,17 @@ int etsim_cmd_sim(int argc, char **argv) {
     goto out;
   }
   if (degrade && etsim_sim_link_degrade(degrade, "--link-degrade", &topo, &err)) goto fail;
+  uint32_t fail_npu = 0;
+  int64_t fail_ps = 0;
+  if (fail_spec && (strcmp(backend, "flow") == 0 || strcmp(backend, "packet") == 0)) {
+    code = cli_usage_error(
+        "--fail needs --backend analytical or congestion (the %s backend does not model "
+        "failures yet)",
+        backend);
+    goto out;
+  }
+  if (fail_spec && etsim_sim_fail_parse(fail_spec, "--fail", topo.total, &fail_npu, &fail_ps, &err))
+    goto fail;
   if (npu_speed) {
     speeds = etsim_malloc((topo.total ? topo.total : 1) * sizeof *speeds);
     if (!speeds) {
@@ -328,10 +343,22 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .progress = tty ? sim_progress : NULL,
                         .compute_scale = f_comp,
                         .comm_scale = f_comm,
-                        .npu_speed = speeds};
+                        .npu_speed = speeds,
+                        .fail_set = fail_spec != NULL,
+                        .fail_npu = fail_npu,
+                        .fail_ps = fail_ps};
   int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
   if (tty) fprintf(stderr, "\r\033[K");
   if (rc_run) goto fail;
+  if (res->failed) {
+    /* what-if failure: the report is the result (docs/sim.md, "What-if") */
+    fprintf(stderr, "etsim: failure: %s\n", res->failure);
+    code = ETSIM_EXIT_PROBLEMS;
+    goto out;
+  }
+  if (res->fail_after_end)
+    etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
+               fail_npu);
   etsim_report_astra_lines(stdout, res);
   if (!quiet) etsim_report_summary(stdout, res, &topo);
   if (json && etsim_report_json(json, res, set, &err)) goto fail;

@@ -558,6 +558,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE &&
       opts->memory->type != ETSIM_MEM_PER_NPU)
     return NO("remote memory shared between NPUs");
+  if (opts->fail_set) return NO("--fail singles NPU %u out", opts->fail_npu);
   if (sys->group_hierarchical)
     return NO("communicators run over the dimensions they span (group-phases: hierarchical)");
   ctx_t c;

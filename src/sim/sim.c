@@ -26,7 +26,7 @@
 
 #include <jansson.h>
 
-enum { EV_NODE_DONE = ETSIM_COLL_EV_END, EV_MEM_DONE };
+enum { EV_NODE_DONE = ETSIM_COLL_EV_END, EV_MEM_DONE, EV_FAIL };
 enum { ST_WAIT = 0, ST_READY, ST_ISSUED, ST_DONE };
 enum { SLOT_P2P = ETSIM_COP_N, SLOT_MEM = ETSIM_COP_N + 1 };
 enum { RES_NONE = 0, RES_CPU, RES_COMP, RES_COMM };
@@ -108,6 +108,7 @@ typedef struct sim {
   etsim_coll_custom_t cu[ETSIM_COP_N];
   etsim_sim_mem_t *mem;   /* live tensor bytes per NPU (memory.c), NULL: none named */
   etsim_sim_pool_t *pool; /* HIERARCHICAL_MEMORY_POOL (pool.c) */
+  int dead;               /* opts->fail_npu has failed */
 } sim_t;
 
 static const char *const op_names[ETSIM_COP_N + 2] = {
@@ -654,6 +655,7 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
 
 static int pass(sim_t *s, uint32_t id) {
   npu_t *p = &s->npu[id];
+  if (s->dead && id == s->opts->fail_npu) return 0; /* a failed NPU issues nothing */
   int rc = merge_ready(p);
   if (rc) return rc;
   size_t w = 0, n = p->n_ready;
@@ -955,6 +957,103 @@ static int drain_dirty(sim_t *s) {
   }
   s->n_dirty = 0;
   return 0;
+}
+
+/* NPU ids of a sorted list as ranges ("0-3,5,7"), into buf. */
+static void ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (uint32_t a = 0; a < k && len < n - 24; a++) {
+    uint32_t b = a;
+    while (b + 1 < k && ids[b + 1] == ids[b] + 1) b++;
+    len += (size_t)snprintf(buf + len, n - len, b > a ? "%s%u-%u" : "%s%u", a ? "," : "", ids[a],
+                            ids[b]);
+    a = b;
+  }
+  if (len >= n - 24) snprintf(buf + len, n - len, ",...");
+}
+
+/* What-if failure: the run stopped short because NPU fail_npu failed.  The
+ * report names the communication nodes still in flight (the blocked
+ * collectives, by trace node and communicator, with the NPUs stuck in
+ * each) and the NPUs that cannot finish. */
+static int report_failure(sim_t *s, etsim_sim_result_t *r) {
+  enum { MAXB = 4 };
+  struct {
+    uint64_t node;
+    const char *name, *what, *pg;
+    uint32_t *ids, k;
+  } bl[MAXB];
+  uint32_t nb = 0, more = 0, blocked = 0;
+  uint32_t *stuck = etsim_malloc(s->n * sizeof *stuck);
+  int rc = stuck ? 0 : ETSIM_ENOMEM;
+  memset(bl, 0, sizeof bl);
+  for (uint32_t id = 0; id < s->n && !rc; id++) {
+    npu_t *p = &s->npu[id];
+    const etsim_et_trace_t *t = p->ti->t;
+    if (p->n_done == t->n_nodes) continue;
+    stuck[blocked++] = id;
+    for (size_t i = 0; i < t->n_nodes && !rc; i++) {
+      int ty = t->type[i];
+      if (p->state[i] != ST_ISSUED ||
+          (ty != ETSIM_ET_COMM_COLL_NODE && ty != ETSIM_ET_COMM_SEND_NODE &&
+           ty != ETSIM_ET_COMM_RECV_NODE))
+        continue;
+      const char *pg = etsim_et_set_attr_str(s->set, id, i, t->k_pg_name);
+      if (!pg || !*pg || strcmp(pg, "0") == 0) pg = "world";
+      const char *what = ty == ETSIM_ET_COMM_SEND_NODE   ? "send"
+                         : ty == ETSIM_ET_COMM_RECV_NODE ? "receive"
+                                                         : "collective";
+      int64_t ct;
+      if (ty == ETSIM_ET_COMM_COLL_NODE && t->k_comm_type != UINT32_MAX &&
+          etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1)
+        what = etsim_coll_type_name((int)ct);
+      uint32_t b = 0;
+      while (b < nb && !(bl[b].node == t->id[i] && strcmp(bl[b].pg, pg) == 0)) b++;
+      if (b == nb) {
+        if (nb == MAXB) {
+          more++;
+          continue;
+        }
+        bl[nb].ids = etsim_malloc(s->n * sizeof *bl[nb].ids);
+        if (!bl[nb].ids) {
+          rc = ETSIM_ENOMEM;
+          break;
+        }
+        bl[nb].node = t->id[i];
+        bl[nb].name = t->name[i];
+        bl[nb].what = what;
+        bl[nb].pg = pg;
+        nb++;
+      }
+      if (!bl[b].k || bl[b].ids[bl[b].k - 1] != id) bl[b].ids[bl[b].k++] = id;
+    }
+  }
+  if (!rc) {
+    char *buf = r->failure, rb[160];
+    size_t n = sizeof r->failure, len = 0;
+    len +=
+        (size_t)snprintf(buf + len, n - len,
+                         "NPU %u failed at t=%lld ns; the run stopped at t=%lld ns with %u of %u "
+                         "NPUs unable to finish",
+                         s->opts->fail_npu, (long long)(s->opts->fail_ps / ETSIM_PS_PER_NS),
+                         (long long)(now(s) / ETSIM_PS_PER_NS), blocked, s->n);
+    ranges(rb, sizeof rb, stuck, blocked);
+    len += (size_t)snprintf(buf + len, n - len, " (NPUs %s)", rb);
+    for (uint32_t b = 0; b < nb && len < n - 200; b++) {
+      ranges(rb, sizeof rb, bl[b].ids, bl[b].k);
+      len += (size_t)snprintf(buf + len, n - len,
+                              "%s %s node %llu \"%.40s\" (communicator %.20s) blocked on NPUs %s",
+                              b ? ";" : "; blocked:", bl[b].what, (unsigned long long)bl[b].node,
+                              bl[b].name ? bl[b].name : "", bl[b].pg, rb);
+    }
+    if (more && len < n - 40) snprintf(buf + len, n - len, "; and %u more blocked node runs", more);
+    r->failed = 1;
+    r->n_blocked = blocked;
+  }
+  for (uint32_t b = 0; b < nb; b++) etsim_free(bl[b].ids);
+  etsim_free(stuck);
+  return rc;
 }
 
 /* Describe unfinished NPUs for a deadlock report. */
@@ -1267,6 +1366,11 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
     mark_dirty(s, s->sim_ids[k]);
     s->nodes_total += s->npu[s->sim_ids[k]].ti->t->n_nodes;
   }
+  if (opts->fail_set) {
+    /* at 0 the NPU is dead before its first node issues */
+    if (opts->fail_ps == 0) s->dead = 1;
+    else if ((rc = etsim_des_push(&s->q, opts->fail_ps, EV_FAIL, opts->fail_npu, 0))) goto fail;
+  }
   if ((rc = drain_dirty(s))) goto fail;
   etsim_des_event_t ev;
   int engine = etsim_net_has_engine(s->net);
@@ -1299,6 +1403,20 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
       rc = 1;
       goto fail;
     }
+    if (s->dead) {
+      /* The failed NPU handles nothing: no compute ends, no message of its
+       * streams goes out, nothing reaches it. */
+      uint32_t who = UINT32_MAX;
+      uint64_t key;
+      if (ev.type < ETSIM_COLL_EV_END) etsim_coll_event_key(s->coll, &ev, &who, &key);
+      else if (ev.type == EV_NODE_DONE) who = ev.a;
+      if (who == opts->fail_npu) continue;
+    }
+    if (ev.type == EV_FAIL) {
+      account(&s->npu[ev.a], now(s));
+      s->dead = 1;
+      continue;
+    }
     if (ev.type < ETSIM_COLL_EV_END) {
       rc = etsim_coll_event(s->coll, &ev, s->err);
     } else if (ev.type == EV_NODE_DONE) {
@@ -1317,7 +1435,11 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
     for (uint32_t k = 0; k < s->n_sim; k++)
       if (s->npu[s->sim_ids[k]].n_done != s->npu[s->sim_ids[k]].ti->t->n_nodes) stuck = 1;
     int crc = etsim_coll_check_idle(s->coll, &ce);
-    if (stuck || crc) {
+    if (s->dead && stuck) {
+      if ((rc = report_failure(s, r))) goto fail;
+    } else if (s->dead) {
+      r->fail_after_end = 1; /* it had finished its trace when it failed */
+    } else if (stuck || crc) {
       /* A reduced run reports what the exact run would: run that. */
       rc = s->sym ? 1 : report_stuck(s, crc ? ce.msg : NULL);
       if (s->sym) snprintf(s->tie_why, sizeof s->tie_why, "the run does not finish");
@@ -1495,9 +1617,23 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
       return etsim_error_set(err, ETSIM_EINVAL,
                              "simulation: NPU %u's speed %g outside [0.001, 1000]", i,
                              opts->npu_speed[i]);
+  if (opts->fail_set && opts->fail_npu >= topo->total)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "simulation: failing NPU %u is outside the %u-NPU network",
+                           opts->fail_npu, topo->total);
+  const char *be = opts->backend ? opts->backend : "analytical";
+  if (opts->fail_set && (strcmp(be, "flow") == 0 || strcmp(be, "packet") == 0))
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "simulation: failures run on the analytical and congestion backends "
+                           "(the %s backend does not reroute yet)",
+                           be);
   etsim_sim_result_t *r = NULL;
   int rc = run_all(set, topo, sys, opts, &r, err);
   if (rc) return rc;
+  if (r->failed) {
+    *out = r;
+    return 0;
+  }
   for (uint32_t i = 1; i < r->n_npus; i++)
     if (r->npu[i].finish_ps > r->npu[r->last_npu].finish_ps) r->last_npu = i;
   if (opts->npu_speed && (rc = price_straggler(set, topo, sys, opts, r, err))) {

@@ -287,3 +287,42 @@ int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo
   json_decref(root);
   return rc;
 }
+
+int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
+                         int64_t *t_ps, etsim_error_t *err) {
+  if (strncmp(spec, "link", 4) == 0)
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "%s: '%s': link failures are not supported yet (an NPU's failure, "
+                           "npu:N@T, is)",
+                           opt, spec);
+  const char *p = spec;
+  if (strncmp(p, "npu:", 4) != 0)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is not npu:N@T (e.g. npu:5@1.5ms)", opt,
+                           spec);
+  p += 4;
+  if (parse_u32(&p, npu) || *p != '@')
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': expected an NPU id after 'npu:', then '@'",
+                           opt, spec);
+  if (*npu >= n_npus)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': NPU %u is outside the %u-NPU network", opt,
+                           spec, *npu, n_npus);
+  p++;
+  errno = 0;
+  char *end;
+  double v = strtod(p, &end);
+  double unit = 1;
+  if (strcmp(end, "ns") == 0 || *end == 0) unit = 1;
+  else if (strcmp(end, "us") == 0) unit = 1e3;
+  else if (strcmp(end, "ms") == 0) unit = 1e6;
+  else if (strcmp(end, "s") == 0) unit = 1e9;
+  else
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': unknown time unit '%s' (ns, us, ms, s)",
+                           opt, spec, end);
+  double ns = v * unit;
+  if (end == p || errno || !etsim_des_ns_ok(ns))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: '%s': the time must be a number >= 0 within the clock's horizon",
+                           opt, spec);
+  *t_ps = llround(ns * ETSIM_PS_PER_NS);
+  return 0;
+}

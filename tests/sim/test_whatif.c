@@ -321,6 +321,72 @@ static void test_specs(void **state) {
   expect_bad_degrade("{\"sw\": 0.5}", "key \"sw\"");
 }
 
+/* An NPU failing at t: with communicators {0,1} and {2,3}, NPU 2 failing
+ * while it computes blocks NPU 3's all-reduce and nothing else: NPUs 0 and
+ * 1 finish exactly as without the failure; the report names the blocked
+ * collective, its communicator and NPU 3.  Failing after the end changes
+ * nothing; both backends; never a hang (the queue drains). */
+static void test_npu_failure(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  su_node_t n[2] = {{.type = ETSIM_ET_COMP_NODE, .dur_us = 1000},
+                    {.type = ETSIM_ET_COMM_COLL_NODE,
+                     .comm_type = ETSIM_COLL_ALL_REDUCE,
+                     .size = 1 << 20,
+                     .ndeps = 1,
+                     .deps = {0}}};
+  n[1].pg = "1";
+  su_trace(su_p(0, dir, "w.0.et"), n, 2);
+  su_trace(su_p(0, dir, "w.1.et"), n, 2);
+  n[1].pg = "2";
+  su_trace(su_p(0, dir, "w.2.et"), n, 2);
+  su_trace(su_p(0, dir, "w.3.et"), n, 2);
+  su_net(su_p(1, dir, "net.yml"), "Switch", 4, 50, 500);
+  su_put(su_p(2, dir, "sys.json"), SYS1);
+  su_put(su_p(3, dir, "g.json"), "{\"1\": [0, 1], \"2\": [2, 3]}");
+  const char *backends[] = {"analytical", "congestion"};
+  for (int b = 0; b < 2; b++) {
+    etsim_topo_t topo;
+    etsim_sys_config_t cfg;
+    etsim_et_set_t *set;
+    etsim_comm_groups_t cg = {0};
+    etsim_error_t err = {0};
+    assert_int_equal(etsim_topo_load_yaml(su_p(1, dir, "net.yml"), &topo, &err), 0);
+    assert_int_equal(etsim_sys_config_load(su_p(2, dir, "sys.json"), &cfg, &err), 0);
+    assert_int_equal(etsim_comm_groups_load(su_p(3, dir, "g.json"), 4, &cg, &err), 0);
+    assert_int_equal(etsim_et_set_load(&set, su_p(0, dir, "w"), 0, &err), 0);
+    etsim_sim_opts_t o = {.backend = backends[b], .groups = &cg};
+    etsim_sim_result_t *r0 = NULL, *r = NULL, *r2 = NULL;
+    if (etsim_sim_run(set, &topo, &cfg, &o, &r0, &err)) fail_msg("%s", err.msg);
+    assert_false(r0->failed);
+    o.fail_set = 1;
+    o.fail_npu = 2;
+    o.fail_ps = 500000000;
+    if (etsim_sim_run(set, &topo, &cfg, &o, &r, &err)) fail_msg("%s", err.msg);
+    assert_true(r->failed);
+    assert_int_equal(r->n_blocked, 2);
+    assert_int_equal(r->npu[0].finish_ps, r0->npu[0].finish_ps);
+    assert_int_equal(r->npu[1].finish_ps, r0->npu[1].finish_ps);
+    assert_int_equal(r->npu[2].finish_ps, 0);
+    assert_int_equal(r->npu[3].finish_ps, 0);
+    if (!strstr(r->failure, "NPU 2 failed at t=500000 ns") || !strstr(r->failure, "(NPUs 2-3)") ||
+        !strstr(r->failure, "ALL_REDUCE node 1 \"n\" (communicator 2) blocked on NPUs 3"))
+      fail_msg("report: %s", r->failure);
+    /* after the end: the nominal run, noted */
+    o.fail_ps = r0->total_ps + 1;
+    if (etsim_sim_run(set, &topo, &cfg, &o, &r2, &err)) fail_msg("%s", err.msg);
+    assert_false(r2->failed);
+    assert_true(r2->fail_after_end);
+    for (uint32_t i = 0; i < 4; i++) assert_int_equal(r2->npu[i].finish_ps, r0->npu[i].finish_ps);
+    etsim_sim_result_free(r0);
+    etsim_sim_result_free(r);
+    etsim_sim_result_free(r2);
+    etsim_et_set_free(set);
+    etsim_comm_groups_free(&cg);
+    etsim_sys_config_free(&cfg);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_half_speed_twice_as_long, tu_setup, tu_teardown),
@@ -328,6 +394,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_ring_degraded_closed_form, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_dp_straggler, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_specs, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_npu_failure, tu_setup, tu_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

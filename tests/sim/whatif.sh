@@ -5,7 +5,7 @@
 # --link-degrade equals a network file written with the degraded numbers;
 # the summary and JSON name the straggler and its price; with and without
 # --exact the per-NPU lines are identical; bad specs exit 2 naming the
-# option and the key.
+# option and the key; an NPU failure stops the run with exit 1 and a report.
 set -u
 BIN=${ETSIM_BIN:?}
 T=$(mktemp -d)
@@ -90,4 +90,23 @@ expect '--link-degrade: key "2": the network has dimensions 0 to 1' --link-degra
 expect '--link-degrade needs --backend analytical or congestion' --link-degrade '{"1": 0.5}' --backend flow
 expect '--compute-scale is a factor' --compute-scale 0
 expect '--comm-scale is a factor' --comm-scale nan
+expect '--fail: .npu:9@1.: NPU 9 is outside the 8-NPU network' --fail npu:9@1
+expect "--fail: 'link:0:3@1': link failures are not supported yet" --fail link:0:3@1
+expect "--fail: 'npu:1@3xs': unknown time unit 'xs'" --fail npu:1@3xs
+expect '--fail needs --backend analytical or congestion' --fail npu:1@1us --backend packet
+
+# an NPU failing mid-run: exit 1, the report names the blocked all-reduce
+# and the NPUs; never a hang (timeout as a guard); after the end: exit 0
+for be in analytical congestion; do
+  timeout 60 "$BIN" sim --system "$T/sys.json" --workload "$T/dp.et" --network "$T/net.yml" \
+    --backend $be --fail npu:6@1020us >"$T/o" 2>"$T/e"
+  rc=$?
+  [ $rc -eq 1 ] || fail "$be --fail: exit $rc ($(cat "$T/e"))"
+  grep -q '^etsim: failure: NPU 6 failed at t=1020000 ns; .* 8 of 8 NPUs unable to finish (NPUs 0-7); blocked: ALL_REDUCE node 1 "ar" (communicator world) blocked on NPUs ' "$T/e" ||
+    fail "$be --fail report: $(cat "$T/e")"
+  [ -s "$T/o" ] && fail "$be --fail printed results"
+  sim --workload "$T/dp.et" --network "$T/net.yml" --backend $be --fail npu:6@1s --quiet >"$T/o" 2>"$T/e" ||
+    fail "$be --fail after the end: $(cat "$T/e")"
+  grep -q 'NPU 6 had finished its trace by then' "$T/e" || fail "no note: $(cat "$T/e")"
+done
 echo ok
