@@ -33,12 +33,13 @@ declare -A deps=(
   [edit]="et base" [synth]="et base" [replay]="et base" [des]="base" [topo]="des base"
   [net]="topo des base" [coll]="net topo des base" [sim]="coll net topo des base et"
   [report]="sim coll net topo des base et"
+  [sweep]="gen shard sim coll net topo des base et"
 )
 # The module each public header belongs to.
 declare -A owner=(
   [base.h]=base [et.h]=et [etcheck.h]=et [etjson.h]=et [convpt.h]=conv [convtext.h]=conv
   [gen.h]=gen [edit.h]=edit [shard.h]=shard [synth.h]=synth [replay.h]=replay [des.h]=des [topo.h]=topo
-  [net.h]=net [netpkt.h]=net [coll.h]=coll [sim.h]=sim [report.h]=report
+  [net.h]=net [netpkt.h]=net [coll.h]=coll [sim.h]=sim [sweep.h]=sweep [report.h]=report
 )
 allowed() { # allowed FROM_MODULE TARGET_MODULE
   [ "$1" = cli ] || [ "$1" = "$2" ] && return 0
