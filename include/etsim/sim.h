@@ -116,7 +116,40 @@ typedef struct etsim_sim_opts {
   /* Called about twice a second of wall time during long runs (NULL: never). */
   void (*progress)(void *user, const etsim_sim_progress_t *p);
   void *progress_user;
+  /* What-if (docs/sim.md, "What-if"): compute times are multiplied by
+   * compute_scale and divided by the NPU's npu_speed[id] (NULL: all 1);
+   * comm_scale multiplies every collective and point-to-point comm_size
+   * (0 means 1 for both scales).  With speeds that differ, the run is
+   * repeated with the slowest NPU at speed 1 to price it (straggler_*). */
+  double compute_scale, comm_scale;
+  const double *npu_speed;
+  /* What-if: NPU fail_npu fails at fail_ps (fail_set): from then on it
+   * computes, sends and receives nothing, and its links carry nothing new.
+   * A run that cannot finish then returns a result with `failed` set. */
+  int fail_set;
+  uint32_t fail_npu;
+  int64_t fail_ps;
 } etsim_sim_opts_t;
+
+/* --fail: "npu:N@T" with T a time in ns, or with a unit: 1500us, 1.5ms, 2s.
+ * Links are refused (not modelled yet).  Errors name `opt` and the part. */
+int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
+                         int64_t *t_ps, etsim_error_t *err);
+
+/* --npu-speed: a JSON object {"17": 0.7, "32-47": 0.9} (NPU ids or
+ * inclusive ranges; others 1), inline when spec starts with '{' or else
+ * the path of a file holding one, or "lognormal:sigma=S[,mu=M][,seed=N]"
+ * (docs/sim.md gives the generator).  Fills out[0..n).  Errors name
+ * `opt`, the file and the offending key. */
+int etsim_sim_speed_parse(const char *spec, const char *opt, uint32_t n, double *out,
+                          etsim_error_t *err);
+
+/* --link-degrade: a JSON object by dimension, {"1": 0.5} (bandwidth x 0.5)
+ * or {"1": {"bw": 0.5, "latency": 2}}, inline or a file as above; applied
+ * to *topo.  Keys naming single NPUs or links are refused (the analytical
+ * and congestion models price a dimension as one kind of link). */
+int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo,
+                           etsim_error_t *err);
 
 /* A change of an NPU's live tensor bytes (the timeline's memory track). */
 typedef struct etsim_sim_mem_sample {
@@ -184,6 +217,21 @@ typedef struct etsim_sim_result {
   int offload_applied;         /* ... and it was added to the NPUs' times */
   etsim_sim_mem_sample_t *mem; /* record_nodes: every change, in time order per NPU */
   size_t n_mem;
+  /* What-if: NPUs ran at different speeds (opts.npu_speed).  The slowest
+   * NPU (lowest speed, lowest id on ties), its speed, the iteration with it
+   * at speed 1 (the rest unchanged) and the difference: what it costs. */
+  int straggler;
+  uint32_t straggler_npu;
+  double straggler_speed;
+  int64_t straggler_nominal_ps, straggler_cost_ps;
+  uint32_t last_npu; /* the NPU that finished last (lowest id on ties) */
+  /* What-if failure (opts.fail_set): the run could not finish; `failure`
+   * says which NPU failed when, which collectives are blocked and which NPUs
+   * wait.  NPUs that finished have their times; the others finish_ps 0.
+   * fail_after_end: the failure came after the last NPU finished. */
+  int failed, fail_after_end;
+  uint32_t n_blocked; /* NPUs that could not finish */
+  char failure[1400];
 } etsim_sim_result_t;
 
 /* Run the set on the platform.  On success *out is owned by the caller

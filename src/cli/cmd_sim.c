@@ -52,7 +52,21 @@ static void usage(FILE *fp) {
           "  --ring-window N      ring collectives keep at most N pieces undelivered per\n"
           "                       stream (credits, as NCCL's slots); default no limit,\n"
           "                       as ASTRA-sim, where pieces can bunch on a link\n"
-          "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
+          "  --compute-scale F    multiply every compute time by F (ASTRA-sim 2.0 accepts\n"
+          "                       and ignores it; etsim honours it)\n"
+          "  --comm-scale F       multiply every comm_size by F (likewise)\n"
+          "  --npu-speed SPEC     per-NPU compute speed: JSON {\"17\": 0.7, \"32-47\": 0.9}\n"
+          "                       inline or in a file (others 1; 0.5 = twice as long),\n"
+          "                       or lognormal:sigma=S[,mu=M][,seed=N]; the summary names\n"
+          "                       the slowest NPU and what it costs the iteration\n"
+          "  --link-degrade SPEC  per-dimension link factors: {\"1\": 0.5} (bandwidth) or\n"
+          "                       {\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
+          "                       (analytical and congestion backends)\n"
+          "  --fail npu:N@T       NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
+          "                       analytical and congestion backends): a run it blocks\n"
+          "                       stops with a report of the blocked collectives, exit 1\n"
+          "  --logging-configuration   accepted, ignored\n");
+  fprintf(fp,
           "  --multi-comm         allow several communication ops in flight per NPU\n"
           "  --exact              simulate every NPU, message by message (by default a class\n"
           "                       of provably equivalent NPUs is simulated once: the summary\n"
@@ -109,7 +123,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
              *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
-             *link_csv = NULL, *hbm = NULL;
+             *link_csv = NULL, *hbm = NULL, *npu_speed = NULL, *degrade = NULL, *fail_spec = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -150,7 +164,10 @@ int etsim_cmd_sim(int argc, char **argv) {
                 {"--net-timeline", &net_tl},
                 {"--net-timeline-step", &net_tl_step},
                 {"--link-csv", &link_csv},
-                {"--hbm-gb", &hbm}};
+                {"--hbm-gb", &hbm},
+                {"--npu-speed", &npu_speed},
+                {"--link-degrade", &degrade},
+                {"--fail", &fail_spec}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -180,6 +197,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   etsim_et_set_t *set = NULL;
   etsim_sim_result_t *res = NULL;
   int have_sys = 0, code = ETSIM_EXIT_OK;
+  double *speeds = NULL;
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
@@ -223,10 +241,47 @@ int etsim_cmd_sim(int argc, char **argv) {
     }
     sys.endpoint_delay_ns = (int64_t)d;
   }
-  if (comm_scale || comp_scale)
-    etsim_warn(
-        "--comm-scale and --compute-scale are accepted and ignored, as ASTRA-sim 2.0 "
-        "ignores them");
+  /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
+   * (docs/sim.md, "What-if"). */
+  double f_comm = 1, f_comp = 1;
+  if (comm_scale && (cli_parse_double(comm_scale, "--comm-scale", &f_comm) ||
+                     !(f_comm >= 1e-3 && f_comm <= 1e3))) {
+    code = cli_usage_error("--comm-scale is a factor in [0.001, 1000], not '%s'", comm_scale);
+    goto out;
+  }
+  if (comp_scale && (cli_parse_double(comp_scale, "--compute-scale", &f_comp) ||
+                     !(f_comp >= 1e-3 && f_comp <= 1e3))) {
+    code = cli_usage_error("--compute-scale is a factor in [0.001, 1000], not '%s'", comp_scale);
+    goto out;
+  }
+  if (degrade && strcmp(backend, "analytical") != 0 && strcmp(backend, "congestion") != 0 &&
+      strcmp(backend, "congestion-unaware") != 0 && strcmp(backend, "congestion-aware") != 0) {
+    code = cli_usage_error(
+        "--link-degrade needs --backend analytical or congestion (the %s backend takes its "
+        "links from --net-topology)",
+        backend);
+    goto out;
+  }
+  if (degrade && etsim_sim_link_degrade(degrade, "--link-degrade", &topo, &err)) goto fail;
+  uint32_t fail_npu = 0;
+  int64_t fail_ps = 0;
+  if (fail_spec && (strcmp(backend, "flow") == 0 || strcmp(backend, "packet") == 0)) {
+    code = cli_usage_error(
+        "--fail needs --backend analytical or congestion (the %s backend does not model "
+        "failures yet)",
+        backend);
+    goto out;
+  }
+  if (fail_spec && etsim_sim_fail_parse(fail_spec, "--fail", topo.total, &fail_npu, &fail_ps, &err))
+    goto fail;
+  if (npu_speed) {
+    speeds = etsim_malloc((topo.total ? topo.total : 1) * sizeof *speeds);
+    if (!speeds) {
+      etsim_error_set(&err, ETSIM_ENOMEM, "--npu-speed: out of memory");
+      goto fail;
+    }
+    if (etsim_sim_speed_parse(npu_speed, "--npu-speed", topo.total, speeds, &err)) goto fail;
+  }
   if (logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
   if (rdv && strcmp(rdv, "false") != 0 && strcmp(rdv, "0") != 0) {
     code = cli_usage_error(
@@ -285,10 +340,25 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .link_stats = link_stats || link_csv,
                         .hbm_bytes = hbm_gib * 1073741824.0,
                         .offload = offload,
-                        .progress = tty ? sim_progress : NULL};
+                        .progress = tty ? sim_progress : NULL,
+                        .compute_scale = f_comp,
+                        .comm_scale = f_comm,
+                        .npu_speed = speeds,
+                        .fail_set = fail_spec != NULL,
+                        .fail_npu = fail_npu,
+                        .fail_ps = fail_ps};
   int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
   if (tty) fprintf(stderr, "\r\033[K");
   if (rc_run) goto fail;
+  if (res->failed) {
+    /* what-if failure: the report is the result (docs/sim.md, "What-if") */
+    fprintf(stderr, "etsim: failure: %s\n", res->failure);
+    code = ETSIM_EXIT_PROBLEMS;
+    goto out;
+  }
+  if (res->fail_after_end)
+    etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
+               fail_npu);
   etsim_report_astra_lines(stdout, res);
   if (!quiet) etsim_report_summary(stdout, res, &topo);
   if (json && etsim_report_json(json, res, set, &err)) goto fail;
@@ -306,6 +376,7 @@ out:
   etsim_sim_result_free(res);
   etsim_et_set_free(set);
   etsim_comm_groups_free(&cg);
+  etsim_free(speeds);
   if (have_sys) etsim_sys_config_free(&sys);
   return code;
 }

@@ -101,6 +101,14 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             r->n_simulated, r->n_npus, (unsigned long long)r->class_size, r->reduction);
   else if (r->reduction_why[0])
     fprintf(f, "reduction     none: every NPU simulated (%s)\n", r->reduction_why);
+  if (r->straggler)
+    fprintf(f,
+            "straggler     NPU %u (speed %g) is the slowest; at speed 1 the iteration takes "
+            "%.3f us: it costs %.3f us (%.1f%%); NPU %u finishes last\n",
+            r->straggler_npu, r->straggler_speed, (double)r->straggler_nominal_ps / 1e6,
+            (double)r->straggler_cost_ps / 1e6,
+            r->total_ps ? 100.0 * (double)r->straggler_cost_ps / (double)r->total_ps : 0.0,
+            r->last_npu);
   if (r->dur_ns_nodes)
     fprintf(f,
             "durations     duration_ns timed %llu compute node runs instead of duration_micros, "
@@ -179,6 +187,15 @@ json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t
   json_object_set_new(root, "reduction", json_string(r->representative ? r->reduction : ""));
   json_object_set_new(root, "reduction_why", json_string(r->reduction_why));
   json_object_set_new(root, "events", json_integer((json_int_t)r->events));
+  json_object_set_new(root, "last_npu", json_integer(r->last_npu));
+  if (r->straggler) {
+    json_t *st = json_object();
+    json_object_set_new(st, "npu", json_integer(r->straggler_npu));
+    json_object_set_new(st, "speed", json_real(r->straggler_speed));
+    json_object_set_new(st, "nominal_total_ns", json_integer(NS(r->straggler_nominal_ps)));
+    json_object_set_new(st, "cost_ns", json_integer(NS(r->straggler_cost_ps)));
+    json_object_set_new(root, "straggler", st);
+  }
   if (r->net.pkt_events) {
     json_t *n = json_object();
     json_object_set_new(n, "events", json_integer((json_int_t)r->net.pkt_events));

@@ -14,7 +14,10 @@
  *   E3  x's labels map to g(x)'s: a collective on C becomes one on g(C), a
  *       message to NPU p one to g(p);
  *   E4  with collectives on all NPUs, g maps each dimension's rings onto
- *       rings (true for dimension shifts; checked for group shifts).
+ *       rings (true for dimension shifts; checked for group shifts);
+ *   E5  NPU g(x) computes at x's speed (--npu-speed, docs/sim.md
+ *       "What-if"): a straggler is in no class but its own orbit's, so a
+ *       shift moving it onto a nominal NPU is dropped.
  *
  * Kept shifts that commute and keep each other's positions generate the
  * group G; each class is one G-orbit, of |G| NPUs, represented by its NPU
@@ -68,7 +71,8 @@ typedef struct ctx {
   etsim_u64map_t gid; /* group id -> index */
   uint32_t *npu_off;  /* NPU -> its groups: grp[npu_off[x] .. npu_off[x+1]) */
   uint32_t *npu_grp;
-  uint32_t *npu_gpos; /* position of x in that group */
+  uint32_t *npu_gpos;  /* position of x in that group */
+  const double *speed; /* --npu-speed, NULL: all alike */
 } ctx_t;
 
 static lvec_t labels_of(const ctx_t *c, uint32_t x) {
@@ -240,7 +244,7 @@ static uint32_t next_in_dim(const etsim_topo_t *t, uint32_t x, int d) {
   return cx + 1 < t->npus[d] ? x + t->stride[d] : x - cx * t->stride[d];
 }
 
-/* E1-E4 for one candidate; 1 kept, 0 not (why), <0 error. */
+/* E1-E5 for one candidate; 1 kept, 0 not (why), <0 error. */
 static int equivariant(const ctx_t *c, const gen_t *g, int is_dim, char *why, size_t n_why) {
   const etsim_et_set_t *s = c->set;
   size_t ng = c->groups ? c->groups->n : 0;
@@ -250,6 +254,12 @@ static int equivariant(const ctx_t *c, const gen_t *g, int is_dim, char *why, si
   int ok = 1;
   for (uint32_t x = 0; x < c->n && ok; x++) {
     uint32_t gx = shift(g, x, 1);
+    if (c->speed && c->speed[gx] != c->speed[x]) {
+      snprintf(why, n_why, "NPU %u computes at speed %g, NPU %u at %g (--npu-speed)", x,
+               c->speed[x], gx, c->speed[gx]);
+      ok = 0;
+      break;
+    }
     if (s->rank_trace[gx] != s->rank_trace[x]) {
       snprintf(why, n_why, "NPU %u's trace (%s) is not NPU %u's up to communicators and peers", gx,
                etsim_et_set_rank_path(s, gx), x);
@@ -577,6 +587,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE &&
       opts->memory->type != ETSIM_MEM_PER_NPU)
     return NO("remote memory shared between NPUs");
+  if (opts->fail_set) return NO("--fail singles NPU %u out", opts->fail_npu);
   if (sys->group_hierarchical)
     return NO("communicators run over the dimensions they span (group-phases: hierarchical)");
   ctx_t c;
@@ -585,6 +596,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   c.topo = topo;
   c.groups = opts->groups && opts->groups->n ? opts->groups : NULL;
   c.n = n;
+  c.speed = opts->npu_speed;
   etsim_u64map_init(&c.gid);
   gen_t cand[ETSIM_TOPO_MAX_DIMS + 64];
   int nc = 0, is_dim[ETSIM_TOPO_MAX_DIMS + 64];

@@ -26,7 +26,7 @@
 
 #include <jansson.h>
 
-enum { EV_NODE_DONE = ETSIM_COLL_EV_END, EV_MEM_DONE };
+enum { EV_NODE_DONE = ETSIM_COLL_EV_END, EV_MEM_DONE, EV_FAIL };
 enum { ST_WAIT = 0, ST_READY, ST_ISSUED, ST_DONE };
 enum { SLOT_P2P = ETSIM_COP_N, SLOT_MEM = ETSIM_COP_N + 1 };
 enum { RES_NONE = 0, RES_CPU, RES_COMP, RES_COMM };
@@ -108,6 +108,7 @@ typedef struct sim {
   etsim_coll_custom_t cu[ETSIM_COP_N];
   etsim_sim_mem_t *mem;   /* live tensor bytes per NPU (memory.c), NULL: none named */
   etsim_sim_pool_t *pool; /* HIERARCHICAL_MEMORY_POOL (pool.c) */
+  int dead;               /* opts->fail_npu has failed */
 } sim_t;
 
 static const char *const op_names[ETSIM_COP_N + 2] = {
@@ -273,6 +274,17 @@ static int available(const sim_t *s, const npu_t *p, int res) {
 
 /* --------------------------------------------------------------- issuing */
 
+/* --comm-scale on a comm_size (at least 1 byte stays 1 byte or more, so a
+ * scaled collective is never refused as empty). */
+static int64_t comm_scaled(const sim_t *s, int64_t sz) {
+  double f = s->opts->comm_scale;
+  if (!(f > 0) || f == 1.0 || sz <= 0) return sz;
+  double x = (double)sz * f;
+  if (x > 9e18) x = 9e18;
+  int64_t v = llround(x);
+  return v < 1 ? 1 : v;
+}
+
 static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   const etsim_et_trace_t *t = s->npu[id].ti->t;
   int64_t ct = 0, sz = 0, pri = 0;
@@ -283,6 +295,7 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
                            t->path, (unsigned long long)t->id[i]);
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_priority, "comm_priority", 0, &pri)) < 0) return rc;
+  sz = comm_scaled(s, sz);
   etsim_cop_t op;
   switch (ct) {
     case ETSIM_COLL_ALL_REDUCE:
@@ -397,6 +410,7 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   if ((rc = set_attr_int(s, id, i, t->k_comm_dst, "comm_dst", id, &dst)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_tag, "comm_tag", 0, &tag)) < 0) return rc;
+  sz = comm_scaled(s, sz);
   int64_t peer = send ? dst : src, self = send ? src : dst;
   if (self != id)
     return etsim_error_set(s->err, ETSIM_EFORMAT,
@@ -512,10 +526,21 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
     }
   }
   etsim_sim_npu_t *r = &s->res->npu[id];
-  if (cpu) r->cpu_ps += ns * ETSIM_PS_PER_NS;
-  else r->gpu_comp_ps += ns * ETSIM_PS_PER_NS;
+  int64_t ps = ns * ETSIM_PS_PER_NS;
+  /* What-if: --compute-scale and the NPU's speed, to the picosecond (the
+   * nominal path above stays bit-identical when both are 1). */
+  double f = s->opts->compute_scale > 0 ? s->opts->compute_scale : 1.0;
+  if (s->opts->npu_speed) f /= s->opts->npu_speed[id];
+  if (f != 1.0) {
+    double x = (double)ns * f;
+    if (!etsim_des_ns_ok(x)) return past_horizon(s, t, i, "the scaled compute time", x);
+    ps = llround(x * ETSIM_PS_PER_NS);
+  }
+  if (cpu) r->cpu_ps += ps;
+  else r->gpu_comp_ps += ps;
   *instant = 0;
-  return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
+  int64_t at = ps > ETSIM_DES_HORIZON_PS - now(s) ? ETSIM_DES_HORIZON_PS + 1 : now(s) + ps;
+  return etsim_des_push(&s->q, at, EV_NODE_DONE, id, i);
 }
 
 /* A METADATA node that carries PyTorch's process groups, as ASTRA-sim reads
@@ -630,6 +655,7 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
 
 static int pass(sim_t *s, uint32_t id) {
   npu_t *p = &s->npu[id];
+  if (s->dead && id == s->opts->fail_npu) return 0; /* a failed NPU issues nothing */
   int rc = merge_ready(p);
   if (rc) return rc;
   size_t w = 0, n = p->n_ready;
@@ -931,6 +957,103 @@ static int drain_dirty(sim_t *s) {
   }
   s->n_dirty = 0;
   return 0;
+}
+
+/* NPU ids of a sorted list as ranges ("0-3,5,7"), into buf. */
+static void ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (uint32_t a = 0; a < k && len < n - 24; a++) {
+    uint32_t b = a;
+    while (b + 1 < k && ids[b + 1] == ids[b] + 1) b++;
+    len += (size_t)snprintf(buf + len, n - len, b > a ? "%s%u-%u" : "%s%u", a ? "," : "", ids[a],
+                            ids[b]);
+    a = b;
+  }
+  if (len >= n - 24) snprintf(buf + len, n - len, ",...");
+}
+
+/* What-if failure: the run stopped short because NPU fail_npu failed.  The
+ * report names the communication nodes still in flight (the blocked
+ * collectives, by trace node and communicator, with the NPUs stuck in
+ * each) and the NPUs that cannot finish. */
+static int report_failure(sim_t *s, etsim_sim_result_t *r) {
+  enum { MAXB = 4 };
+  struct {
+    uint64_t node;
+    const char *name, *what, *pg;
+    uint32_t *ids, k;
+  } bl[MAXB];
+  uint32_t nb = 0, more = 0, blocked = 0;
+  uint32_t *stuck = etsim_malloc(s->n * sizeof *stuck);
+  int rc = stuck ? 0 : ETSIM_ENOMEM;
+  memset(bl, 0, sizeof bl);
+  for (uint32_t id = 0; id < s->n && !rc; id++) {
+    npu_t *p = &s->npu[id];
+    const etsim_et_trace_t *t = p->ti->t;
+    if (p->n_done == t->n_nodes) continue;
+    stuck[blocked++] = id;
+    for (size_t i = 0; i < t->n_nodes && !rc; i++) {
+      int ty = t->type[i];
+      if (p->state[i] != ST_ISSUED ||
+          (ty != ETSIM_ET_COMM_COLL_NODE && ty != ETSIM_ET_COMM_SEND_NODE &&
+           ty != ETSIM_ET_COMM_RECV_NODE))
+        continue;
+      const char *pg = etsim_et_set_attr_str(s->set, id, i, t->k_pg_name);
+      if (!pg || !*pg || strcmp(pg, "0") == 0) pg = "world";
+      const char *what = ty == ETSIM_ET_COMM_SEND_NODE   ? "send"
+                         : ty == ETSIM_ET_COMM_RECV_NODE ? "receive"
+                                                         : "collective";
+      int64_t ct;
+      if (ty == ETSIM_ET_COMM_COLL_NODE && t->k_comm_type != UINT32_MAX &&
+          etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1)
+        what = etsim_coll_type_name((int)ct);
+      uint32_t b = 0;
+      while (b < nb && !(bl[b].node == t->id[i] && strcmp(bl[b].pg, pg) == 0)) b++;
+      if (b == nb) {
+        if (nb == MAXB) {
+          more++;
+          continue;
+        }
+        bl[nb].ids = etsim_malloc(s->n * sizeof *bl[nb].ids);
+        if (!bl[nb].ids) {
+          rc = ETSIM_ENOMEM;
+          break;
+        }
+        bl[nb].node = t->id[i];
+        bl[nb].name = t->name[i];
+        bl[nb].what = what;
+        bl[nb].pg = pg;
+        nb++;
+      }
+      if (!bl[b].k || bl[b].ids[bl[b].k - 1] != id) bl[b].ids[bl[b].k++] = id;
+    }
+  }
+  if (!rc) {
+    char *buf = r->failure, rb[160];
+    size_t n = sizeof r->failure, len = 0;
+    len +=
+        (size_t)snprintf(buf + len, n - len,
+                         "NPU %u failed at t=%lld ns; the run stopped at t=%lld ns with %u of %u "
+                         "NPUs unable to finish",
+                         s->opts->fail_npu, (long long)(s->opts->fail_ps / ETSIM_PS_PER_NS),
+                         (long long)(now(s) / ETSIM_PS_PER_NS), blocked, s->n);
+    ranges(rb, sizeof rb, stuck, blocked);
+    len += (size_t)snprintf(buf + len, n - len, " (NPUs %s)", rb);
+    for (uint32_t b = 0; b < nb && len < n - 200; b++) {
+      ranges(rb, sizeof rb, bl[b].ids, bl[b].k);
+      len += (size_t)snprintf(buf + len, n - len,
+                              "%s %s node %llu \"%.40s\" (communicator %.20s) blocked on NPUs %s",
+                              b ? ";" : "; blocked:", bl[b].what, (unsigned long long)bl[b].node,
+                              bl[b].name ? bl[b].name : "", bl[b].pg, rb);
+    }
+    if (more && len < n - 40) snprintf(buf + len, n - len, "; and %u more blocked node runs", more);
+    r->failed = 1;
+    r->n_blocked = blocked;
+  }
+  for (uint32_t b = 0; b < nb; b++) etsim_free(bl[b].ids);
+  etsim_free(stuck);
+  return rc;
 }
 
 /* Describe unfinished NPUs for a deadlock report. */
@@ -1243,6 +1366,11 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
     mark_dirty(s, s->sim_ids[k]);
     s->nodes_total += s->npu[s->sim_ids[k]].ti->t->n_nodes;
   }
+  if (opts->fail_set) {
+    /* at 0 the NPU is dead before its first node issues */
+    if (opts->fail_ps == 0) s->dead = 1;
+    else if ((rc = etsim_des_push(&s->q, opts->fail_ps, EV_FAIL, opts->fail_npu, 0))) goto fail;
+  }
   if ((rc = drain_dirty(s))) goto fail;
   etsim_des_event_t ev;
   int engine = etsim_net_has_engine(s->net);
@@ -1275,6 +1403,20 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
       rc = 1;
       goto fail;
     }
+    if (s->dead) {
+      /* The failed NPU handles nothing: no compute ends, no message of its
+       * streams goes out, nothing reaches it. */
+      uint32_t who = UINT32_MAX;
+      uint64_t key;
+      if (ev.type < ETSIM_COLL_EV_END) etsim_coll_event_key(s->coll, &ev, &who, &key);
+      else if (ev.type == EV_NODE_DONE) who = ev.a;
+      if (who == opts->fail_npu) continue;
+    }
+    if (ev.type == EV_FAIL) {
+      account(&s->npu[ev.a], now(s));
+      s->dead = 1;
+      continue;
+    }
     if (ev.type < ETSIM_COLL_EV_END) {
       rc = etsim_coll_event(s->coll, &ev, s->err);
     } else if (ev.type == EV_NODE_DONE) {
@@ -1293,7 +1435,11 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
     for (uint32_t k = 0; k < s->n_sim; k++)
       if (s->npu[s->sim_ids[k]].n_done != s->npu[s->sim_ids[k]].ti->t->n_nodes) stuck = 1;
     int crc = etsim_coll_check_idle(s->coll, &ce);
-    if (stuck || crc) {
+    if (s->dead && stuck) {
+      if ((rc = report_failure(s, r))) goto fail;
+    } else if (s->dead) {
+      r->fail_after_end = 1; /* it had finished its trace when it failed */
+    } else if (stuck || crc) {
       /* A reduced run reports what the exact run would: run that. */
       rc = s->sym ? 1 : report_stuck(s, crc ? ce.msg : NULL);
       if (s->sym) snprintf(s->tie_why, sizeof s->tie_why, "the run does not finish");
@@ -1345,11 +1491,9 @@ fail:
   return rc;
 }
 
-int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
-                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
-                  etsim_sim_result_t **out, etsim_error_t *err) {
-  static const etsim_sim_opts_t dflt = {0};
-  if (!opts) opts = &dflt;
+static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                   const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                   etsim_sim_result_t **out, etsim_error_t *err) {
   if (set->n_ranks != topo->total)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "the workload has %zu ranks but the network has %u "
@@ -1420,6 +1564,84 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     (void)attempt;
     return 0;
   }
+}
+
+/* What-if: the straggler's price.  The slowest NPU is the one with the
+ * lowest speed (lowest id on ties); when it is below 1, the run is repeated with it at speed 1
+ * and everything else unchanged, and the difference in iteration time is
+ * what it costs.  Nothing is recorded in the second run. */
+static int price_straggler(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                           const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                           etsim_sim_result_t *r, etsim_error_t *err) {
+  const double *sp = opts->npu_speed;
+  uint32_t n = topo->total, slow = 0;
+  for (uint32_t i = 1; i < n; i++)
+    if (sp[i] < sp[slow]) slow = i;
+  if (sp[slow] >= 1.0) return 0; /* nobody below nominal: nothing to price */
+  double *nominal = etsim_malloc(n * sizeof *nominal);
+  if (!nominal) return etsim_error_set(err, ETSIM_ENOMEM, "simulation: out of memory");
+  memcpy(nominal, sp, n * sizeof *nominal);
+  nominal[slow] = 1.0;
+  etsim_sim_opts_t o2 = *opts;
+  o2.npu_speed = nominal;
+  o2.record_nodes = 0;
+  o2.link_stats = 0;
+  o2.progress = NULL;
+  etsim_sim_result_t *r2 = NULL;
+  int rc = run_all(set, topo, sys, &o2, &r2, err);
+  etsim_free(nominal);
+  if (rc) return rc;
+  r->straggler = 1;
+  r->straggler_npu = slow;
+  r->straggler_speed = sp[slow];
+  r->straggler_nominal_ps = r2->total_ps;
+  r->straggler_cost_ps = r->total_ps - r2->total_ps;
+  r->cpu_s += r2->cpu_s;
+  r->wall_s += r2->wall_s;
+  etsim_sim_result_free(r2);
+  return 0;
+}
+
+int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                  etsim_sim_result_t **out, etsim_error_t *err) {
+  static const etsim_sim_opts_t dflt = {0};
+  if (!opts) opts = &dflt;
+  if (!(opts->compute_scale >= 0 && opts->compute_scale <= 1e3) ||
+      !(opts->comm_scale >= 0 && opts->comm_scale <= 1e3))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "simulation: compute_scale %g / comm_scale %g outside [0, 1000]",
+                           opts->compute_scale, opts->comm_scale);
+  for (uint32_t i = 0; opts->npu_speed && i < topo->total; i++)
+    if (!(opts->npu_speed[i] >= 1e-3 && opts->npu_speed[i] <= 1e3))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "simulation: NPU %u's speed %g outside [0.001, 1000]", i,
+                             opts->npu_speed[i]);
+  if (opts->fail_set && opts->fail_npu >= topo->total)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "simulation: failing NPU %u is outside the %u-NPU network",
+                           opts->fail_npu, topo->total);
+  const char *be = opts->backend ? opts->backend : "analytical";
+  if (opts->fail_set && (strcmp(be, "flow") == 0 || strcmp(be, "packet") == 0))
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "simulation: failures run on the analytical and congestion backends "
+                           "(the %s backend does not reroute yet)",
+                           be);
+  etsim_sim_result_t *r = NULL;
+  int rc = run_all(set, topo, sys, opts, &r, err);
+  if (rc) return rc;
+  if (r->failed) {
+    *out = r;
+    return 0;
+  }
+  for (uint32_t i = 1; i < r->n_npus; i++)
+    if (r->npu[i].finish_ps > r->npu[r->last_npu].finish_ps) r->last_npu = i;
+  if (opts->npu_speed && (rc = price_straggler(set, topo, sys, opts, r, err))) {
+    etsim_sim_result_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
 }
 
 void etsim_sim_result_free(etsim_sim_result_t *r) {

@@ -38,6 +38,13 @@ for d in "$REF"/*/; do
   elif [ -f "$W/workload.et" ]; then wl=workload.et; else wl=workload; fi
   extra=()
   [ -f "$W/astra_args" ] && read -r -a extra < "$W/astra_args"
+  # ASTRA-sim 2.0 accepts and ignores --comm-scale and --compute-scale;
+  # etsim honours them (whatif.sh), so its run without them is the match
+  kept=()
+  for a in "${extra[@]}"; do
+    case $a in --comm-scale*|--compute-scale*) ;; *) kept+=("$a");; esac
+  done
+  extra=("${kept[@]}")
   [ -f "$W/comm_group.json" ] && extra+=(--comm-group comm_group.json)
   [ -f "$W/memory.json" ] && extra+=(--memory memory.json)
   for b in cu ca; do
