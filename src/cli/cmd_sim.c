@@ -116,6 +116,95 @@ static int is_file(const char *p) {
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* --net-timeline-step, --hbm-gb and --offload checked: 0 or the exit
+ * code of bad usage. */
+static int step_and_hbm(const char *net_tl_step, const char *hbm, int offload, uint64_t *tl_step_ns,
+                        double *hbm_gib) {
+  if (net_tl_step && (cli_parse_u64(net_tl_step, "--net-timeline-step", tl_step_ns) ||
+                      *tl_step_ns == 0 || *tl_step_ns > (uint64_t)INT64_MAX / 1000)) {
+    return cli_usage_error("--net-timeline-step is a whole number of ns above 0, not '%s'",
+                           net_tl_step);
+  }
+  if (hbm && cli_parse_double(hbm, "--hbm-gb", hbm_gib)) {
+    return ETSIM_EXIT_USAGE;
+  }
+  if (hbm && !(*hbm_gib > 0 && *hbm_gib < 1e9)) {
+    return cli_usage_error("--hbm-gb is a capacity in GiB above 0, not '%s'", hbm);
+  }
+  if (offload && !hbm) {
+    return cli_usage_error("--offload needs --hbm-gb (what does not fit is offloaded)");
+  }
+  return 0;
+}
+
+typedef struct outputs {
+  int quiet;
+  const char *json, *csv, *timeline, *link_csv, *report, *workload;
+} outputs_t;
+
+/* ASTRA-sim's lines, the summary and every file asked for; -1 with err
+ * set when one cannot be written. */
+static int write_outputs(const outputs_t *w, const etsim_sim_result_t *res,
+                         const etsim_et_set_t *set, const etsim_topo_t *topo, etsim_error_t *err) {
+  etsim_report_astra_lines(stdout, res);
+  if (!w->quiet) etsim_report_summary(stdout, res, topo);
+  if (w->json && etsim_report_json(w->json, res, set, err)) return -1;
+  if (w->csv && etsim_report_csv(w->csv, res, set, err)) return -1;
+  if (w->timeline && etsim_report_timeline(w->timeline, res, set, err)) return -1;
+  if (w->link_csv && etsim_report_links_csv(w->link_csv, res, err)) return -1;
+  /* after the timeline: the page links it */
+  if (w->report && etsim_report_html_sim(w->report, res, set, topo, w->workload,
+                                         &(etsim_report_html_opts_t){.timeline = w->timeline}, err))
+    return -1;
+  return 0;
+}
+
+typedef struct whatif_args {
+  const char *backend, *comm_scale, *comp_scale, *degrade, *fail_spec, *npu_speed;
+} whatif_args_t;
+
+/* The what-if options (--compute-scale, --comm-scale, --link-degrade,
+ * --fail, --npu-speed) checked and turned into run options; --link-degrade
+ * changes topo.  Returns 0, an exit code for bad usage, or -1 with err set
+ * (the caller owns *speeds either way). */
+static int whatif_parse(const whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
+                        uint32_t *fail_npu, int64_t *fail_ps, double **speeds, etsim_error_t *err) {
+  /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
+   * (docs/sim.md, "What-if"). */
+  if (a->comm_scale && (cli_parse_double(a->comm_scale, "--comm-scale", f_comm) ||
+                        !(*f_comm >= 1e-3 && *f_comm <= 1e3))) {
+    return cli_usage_error("--comm-scale is a factor in [0.001, 1000], not '%s'", a->comm_scale);
+  }
+  if (a->comp_scale && (cli_parse_double(a->comp_scale, "--compute-scale", f_comp) ||
+                        !(*f_comp >= 1e-3 && *f_comp <= 1e3))) {
+    return cli_usage_error("--compute-scale is a factor in [0.001, 1000], not '%s'", a->comp_scale);
+  }
+  if (a->degrade && strcmp(a->backend, "analytical") != 0 &&
+      strcmp(a->backend, "congestion") != 0 && strcmp(a->backend, "congestion-unaware") != 0 &&
+      strcmp(a->backend, "congestion-aware") != 0) {
+    return cli_usage_error(
+        "--link-degrade needs --backend analytical or congestion (the %s backend takes its "
+        "links from --net-topology)",
+        a->backend);
+  }
+  if (a->degrade && etsim_sim_link_degrade(a->degrade, "--link-degrade", topo, err)) return -1;
+  if (a->fail_spec && (strcmp(a->backend, "flow") == 0 || strcmp(a->backend, "packet") == 0)) {
+    return cli_usage_error(
+        "--fail needs --backend analytical or congestion (the %s backend does not model "
+        "failures yet)",
+        a->backend);
+  }
+  if (a->fail_spec &&
+      etsim_sim_fail_parse(a->fail_spec, "--fail", topo->total, fail_npu, fail_ps, err))
+    return -1;
+  if (a->npu_speed) {
+    *speeds = etsim_malloc((topo->total ? topo->total : 1) * sizeof **speeds);
+    if (!*speeds) return etsim_error_set(err, ETSIM_ENOMEM, "--npu-speed: out of memory"), -1;
+    if (etsim_sim_speed_parse(a->npu_speed, "--npu-speed", topo->total, *speeds, err)) return -1;
+  }
+  return 0;
+}
+
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;
@@ -241,46 +330,17 @@ int etsim_cmd_sim(int argc, char **argv) {
     }
     sys.endpoint_delay_ns = (int64_t)d;
   }
-  /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
-   * (docs/sim.md, "What-if"). */
   double f_comm = 1, f_comp = 1;
-  if (comm_scale && (cli_parse_double(comm_scale, "--comm-scale", &f_comm) ||
-                     !(f_comm >= 1e-3 && f_comm <= 1e3))) {
-    code = cli_usage_error("--comm-scale is a factor in [0.001, 1000], not '%s'", comm_scale);
-    goto out;
-  }
-  if (comp_scale && (cli_parse_double(comp_scale, "--compute-scale", &f_comp) ||
-                     !(f_comp >= 1e-3 && f_comp <= 1e3))) {
-    code = cli_usage_error("--compute-scale is a factor in [0.001, 1000], not '%s'", comp_scale);
-    goto out;
-  }
-  if (degrade && strcmp(backend, "analytical") != 0 && strcmp(backend, "congestion") != 0 &&
-      strcmp(backend, "congestion-unaware") != 0 && strcmp(backend, "congestion-aware") != 0) {
-    code = cli_usage_error(
-        "--link-degrade needs --backend analytical or congestion (the %s backend takes its "
-        "links from --net-topology)",
-        backend);
-    goto out;
-  }
-  if (degrade && etsim_sim_link_degrade(degrade, "--link-degrade", &topo, &err)) goto fail;
   uint32_t fail_npu = 0;
   int64_t fail_ps = 0;
-  if (fail_spec && (strcmp(backend, "flow") == 0 || strcmp(backend, "packet") == 0)) {
-    code = cli_usage_error(
-        "--fail needs --backend analytical or congestion (the %s backend does not model "
-        "failures yet)",
-        backend);
-    goto out;
-  }
-  if (fail_spec && etsim_sim_fail_parse(fail_spec, "--fail", topo.total, &fail_npu, &fail_ps, &err))
-    goto fail;
-  if (npu_speed) {
-    speeds = etsim_malloc((topo.total ? topo.total : 1) * sizeof *speeds);
-    if (!speeds) {
-      etsim_error_set(&err, ETSIM_ENOMEM, "--npu-speed: out of memory");
-      goto fail;
+  {
+    whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed};
+    int w = whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &err);
+    if (w < 0) goto fail;
+    if (w > 0) {
+      code = w;
+      goto out;
     }
-    if (etsim_sim_speed_parse(npu_speed, "--npu-speed", topo.total, speeds, &err)) goto fail;
   }
   if (logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
   if (rdv && strcmp(rdv, "false") != 0 && strcmp(rdv, "0") != 0) {
@@ -297,25 +357,8 @@ int etsim_cmd_sim(int argc, char **argv) {
     goto out;
   }
   uint64_t tl_step_ns = 1000;
-  if (net_tl_step && (cli_parse_u64(net_tl_step, "--net-timeline-step", &tl_step_ns) ||
-                      tl_step_ns == 0 || tl_step_ns > (uint64_t)INT64_MAX / 1000)) {
-    code = cli_usage_error("--net-timeline-step is a whole number of ns above 0, not '%s'",
-                           net_tl_step);
-    goto out;
-  }
   double hbm_gib = 0;
-  if (hbm && cli_parse_double(hbm, "--hbm-gb", &hbm_gib)) {
-    code = ETSIM_EXIT_USAGE;
-    goto out;
-  }
-  if (hbm && !(hbm_gib > 0 && hbm_gib < 1e9)) {
-    code = cli_usage_error("--hbm-gb is a capacity in GiB above 0, not '%s'", hbm);
-    goto out;
-  }
-  if (offload && !hbm) {
-    code = cli_usage_error("--offload needs --hbm-gb (what does not fit is offloaded)");
-    goto out;
-  }
+  if ((code = step_and_hbm(net_tl_step, hbm, offload, &tl_step_ns, &hbm_gib))) goto out;
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
@@ -359,15 +402,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (res->fail_after_end)
     etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
                fail_npu);
-  etsim_report_astra_lines(stdout, res);
-  if (!quiet) etsim_report_summary(stdout, res, &topo);
-  if (json && etsim_report_json(json, res, set, &err)) goto fail;
-  if (csv && etsim_report_csv(csv, res, set, &err)) goto fail;
-  if (timeline && etsim_report_timeline(timeline, res, set, &err)) goto fail;
-  if (link_csv && etsim_report_links_csv(link_csv, res, &err)) goto fail;
-  /* after the timeline: the page links it */
-  if (report && etsim_report_html_sim(report, res, set, &topo, workload,
-                                      &(etsim_report_html_opts_t){.timeline = timeline}, &err))
+  if (write_outputs(&(outputs_t){quiet, json, csv, timeline, link_csv, report, workload}, res, set,
+                    &topo, &err))
     goto fail;
   goto out;
 fail:

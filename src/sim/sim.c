@@ -1293,6 +1293,64 @@ static int collect(sim_t *s) {
   return 0;
 }
 
+/* After the event loop of run_once: a failed or stuck run is reported,
+ * a reduced run proves its costs, and the results are collected (and
+ * scaled to every NPU of a class).  Returns as run_once does. */
+static int finish_run(sim_t *s, etsim_sim_result_t *r) {
+  int rc = 0;
+  const etsim_sim_opts_t *opts = s->opts;
+  {
+    etsim_error_t ce = {0};
+    int stuck = 0;
+    for (uint32_t k = 0; k < s->n_sim; k++)
+      if (s->npu[s->sim_ids[k]].n_done != s->npu[s->sim_ids[k]].ti->t->n_nodes) stuck = 1;
+    int crc = etsim_coll_check_idle(s->coll, &ce);
+    if (s->dead && stuck) {
+      if ((rc = report_failure(s, r))) return rc;
+    } else if (s->dead) {
+      r->fail_after_end = 1; /* it had finished its trace when it failed */
+    } else if (stuck || crc) {
+      /* A reduced run reports what the exact run would: run that. */
+      rc = s->sym ? 1 : report_stuck(s, crc ? ce.msg : NULL);
+      if (s->sym) snprintf(s->tie_why, sizeof s->tie_why, "the run does not finish");
+      return rc;
+    }
+  }
+  if (s->sym && !etsim_sim__check_costs(s->sym, s->topo, etsim_coll_pairs(s->coll), s->tie_why,
+                                        sizeof s->tie_why)) {
+    rc = 1;
+    return rc;
+  }
+  if ((rc = collect(s))) return rc;
+  r->events = s->q.n_popped;
+  r->max_pending = s->q.max_pending;
+  r->hbm_bytes = opts->hbm_bytes;
+  r->offload_priced = opts->memory && opts->memory->type != ETSIM_MEM_NONE;
+  r->offload_applied = r->offload_priced && opts->offload;
+  etsim_sim__mem_offload(r, opts);
+  if (s->net->ops->finish && (rc = s->net->ops->finish(s->net, s->err))) return rc;
+  r->net = s->net->stats;
+  etsim_coll_get_stats(s->coll, &r->coll);
+  if (s->net->links.n) {
+    /* the counters outlive the network */
+    r->links = s->net->links;
+    memset(&s->net->links, 0, sizeof s->net->links);
+    r->links_backend = s->net->ops->name;
+    if (s->sym) replicate_links(s, r);
+  }
+  r->topo = *s->topo;
+  if (s->sym) {
+    uint64_t g = s->sym->order;
+    r->net.messages *= g;
+    r->net.bytes *= g;
+    for (int d = 0; d < ETSIM_TOPO_MAX_DIMS; d++) r->net.bytes_per_dim[d] *= g;
+    r->coll.collectives *= g;
+    r->coll.streams *= g;
+    r->coll.messages *= g;
+  }
+  return 0;
+}
+
 /* One run: every NPU, or (sym non-NULL) the class representatives.
  * Returns 0, a negative code, or 1 when a reduced run found it is not
  * exact after all (s->tie_why or the cost check says why; r is then
@@ -1429,55 +1487,7 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
     if (!rc) rc = drain_dirty(s);
     if (rc) goto fail;
   }
-  {
-    etsim_error_t ce = {0};
-    int stuck = 0;
-    for (uint32_t k = 0; k < s->n_sim; k++)
-      if (s->npu[s->sim_ids[k]].n_done != s->npu[s->sim_ids[k]].ti->t->n_nodes) stuck = 1;
-    int crc = etsim_coll_check_idle(s->coll, &ce);
-    if (s->dead && stuck) {
-      if ((rc = report_failure(s, r))) goto fail;
-    } else if (s->dead) {
-      r->fail_after_end = 1; /* it had finished its trace when it failed */
-    } else if (stuck || crc) {
-      /* A reduced run reports what the exact run would: run that. */
-      rc = s->sym ? 1 : report_stuck(s, crc ? ce.msg : NULL);
-      if (s->sym) snprintf(s->tie_why, sizeof s->tie_why, "the run does not finish");
-      goto fail;
-    }
-  }
-  if (s->sym && !etsim_sim__check_costs(s->sym, s->topo, etsim_coll_pairs(s->coll), s->tie_why,
-                                        sizeof s->tie_why)) {
-    rc = 1;
-    goto fail;
-  }
-  if ((rc = collect(s))) goto fail;
-  r->events = s->q.n_popped;
-  r->max_pending = s->q.max_pending;
-  r->hbm_bytes = opts->hbm_bytes;
-  r->offload_priced = opts->memory && opts->memory->type != ETSIM_MEM_NONE;
-  r->offload_applied = r->offload_priced && opts->offload;
-  etsim_sim__mem_offload(r, opts);
-  if (s->net->ops->finish && (rc = s->net->ops->finish(s->net, s->err))) goto fail;
-  r->net = s->net->stats;
-  etsim_coll_get_stats(s->coll, &r->coll);
-  if (s->net->links.n) {
-    /* the counters outlive the network */
-    r->links = s->net->links;
-    memset(&s->net->links, 0, sizeof s->net->links);
-    r->links_backend = s->net->ops->name;
-    if (s->sym) replicate_links(s, r);
-  }
-  r->topo = *s->topo;
-  if (s->sym) {
-    uint64_t g = s->sym->order;
-    r->net.messages *= g;
-    r->net.bytes *= g;
-    for (int d = 0; d < ETSIM_TOPO_MAX_DIMS; d++) r->net.bytes_per_dim[d] *= g;
-    r->coll.collectives *= g;
-    r->coll.streams *= g;
-    r->coll.messages *= g;
-  }
+  if ((rc = finish_run(s, r))) goto fail;
   return 0;
 fail:
   if (rc == ETSIM_ENOMEM && s->err && !s->err->code)
