@@ -18,7 +18,7 @@
 #   sharp     ring in the node, the scale-out switch reduces (IB SHARP)
 #   innet2    both switches reduce at half their link rate
 # Each is run on the analytical backend (ASTRA-sim's congestion-unaware
-# model; one NPU stands for all) for 64 MiB and 1 GiB, with --link-stats,
+# model; one NPU stands for a class of all) for 64 MiB and 1 GiB, with --link-stats,
 # and on the congestion backend (links as FIFO servers, every NPU) for
 # 1 GiB up to CONGESTION_MAX NPUs.  Prints a table per backend: the
 # all-reduce time in ms, and for the analytical runs the busiest link's

@@ -4,10 +4,19 @@
  *
  * Events are ordered by (time, insertion sequence), so a run is
  * deterministic: two events at the same time fire in the order they were
- * scheduled.  An event is a 32-byte record held by value in a 4-ary heap
- * (one growable array, no allocation per event).  The queue does not call
- * functions itself: the owner pops an event and dispatches on `type`, which
- * keeps the hot loop a switch instead of an indirect call per event.
+ * scheduled.  The queue does not call functions itself: the owner pops an
+ * event and dispatches on `type`, which keeps the hot loop a switch instead
+ * of an indirect call per event.
+ *
+ * Simulations of collectives schedule many events for one instant (every
+ * NPU of a ring sends at the same time; 8,192 NPUs give about 8,000 events
+ * per distinct time), so events are kept in one FIFO bucket per distinct
+ * time: a push appends to its time's bucket (found through a one-entry
+ * cache, else a hash of pending times) and a pop reads the current bucket
+ * in order; only distinct times go through a 4-ary heap.  FIFO within a
+ * bucket is insertion order, so the order is exactly (time, sequence).
+ * Bucket arrays are reused, so nothing is allocated per event once the
+ * queue has grown to its peak.
  *
  * Time is an int64 count of picoseconds.
  */
@@ -37,22 +46,51 @@ static inline int etsim_des_ns_ok(double ns) {
 
 typedef struct etsim_des_event {
   int64_t t_ps;  /* when it fires */
-  uint64_t seq;  /* tie-break: insertion order */
+  uint64_t seq;  /* position in processing order (0, 1, ...) */
   uint32_t type; /* meaning chosen by the owner */
   uint32_t a;    /* owner's small argument (e.g. an NPU) */
   uint64_t b;    /* owner's large argument (e.g. a pool index) */
 } etsim_des_event_t;
 
+/* Internal records (see queue.c). */
+typedef struct etsim_des_slot etsim_des_slot_t;
+typedef struct etsim_des_bucket etsim_des_bucket_t;
+typedef struct etsim_des_tkey {
+  int64_t t;
+  uint32_t bucket;
+} etsim_des_tkey_t;
+
 typedef struct etsim_des {
-  etsim_des_event_t *heap;
-  size_t n, cap;
-  uint64_t next_seq;
+  /* buckets: one per pending distinct time, recycled through a free list */
+  etsim_des_bucket_t *bk;
+  size_t n_bk, cap_bk;
+  uint32_t free_bk;
+  uint32_t cur;            /* bucket being drained, or UINT32_MAX */
+  uint32_t last_bk;        /* bucket of the last push (cache), or UINT32_MAX */
+  int64_t last_t;          /* its time */
+  etsim_des_tkey_t *theap; /* 4-ary min-heap of pending times but cur's */
+  size_t n_t, cap_t;
+  /* time -> bucket: open addressing, linear probing, backward-shift delete */
+  int64_t *hkey;
+  uint32_t *hval; /* bucket + 1, 0 = empty */
+  size_t hcap;
+  size_t n;           /* events pending */
   int64_t now_ps;     /* time of the last popped event */
   uint64_t n_popped;  /* events processed so far */
-  size_t max_pending; /* high-water mark of the heap */
+  size_t max_pending; /* high-water mark of pending events */
+  size_t max_times;   /* high-water mark of pending distinct times */
+  /* Provenance (etsim_des_track): each event remembers when it was pushed
+   * and `pusher` at that moment (an id the owner sets: the NPU whose work
+   * is running); pop leaves them in popped_push_ps / popped_pusher. */
+  int track;
+  uint32_t pusher;
+  int64_t popped_push_ps;
+  uint32_t popped_pusher;
 } etsim_des_t;
 
 void etsim_des_init(etsim_des_t *q);
+/* Record provenance from now on (call before the first push). */
+void etsim_des_track(etsim_des_t *q);
 void etsim_des_free(etsim_des_t *q);
 
 /* Schedule an event at absolute time t_ps (>= now).  Returns 0,
@@ -72,10 +110,13 @@ static inline int64_t etsim_des_at_ns(const etsim_des_t *q, int64_t ns) {
  * when the queue is empty. */
 int etsim_des_pop(etsim_des_t *q, etsim_des_event_t *out);
 
+/* The k-th event after the next one to pop, if it is in the instant being
+ * drained: 1 with its type and arguments, else 0.  For prefetching the
+ * records upcoming events will touch (the simulation is memory-bound). */
+int etsim_des_peek(const etsim_des_t *q, uint32_t k, uint32_t *type, uint64_t *b);
+
 static inline size_t etsim_des_pending(const etsim_des_t *q) { return q->n; }
 /* Time of the earliest pending event, INT64_MAX when none. */
-static inline int64_t etsim_des_next_time(const etsim_des_t *q) {
-  return q->n ? q->heap[0].t_ps : INT64_MAX;
-}
+int64_t etsim_des_next_time(const etsim_des_t *q);
 
 #endif

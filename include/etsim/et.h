@@ -440,22 +440,73 @@ size_t etsim_et_trace_memory(const etsim_et_trace_t *t);
 
 /* ----------------------------------------------------------------- rank sets */
 
+/* A label value: a pg_name string (s) or an NPU id (i, s NULL). */
+typedef struct etsim_et_label {
+  int64_t i;
+  const char *s;
+} etsim_et_label_t;
+
 /* The most ranks a rank set may have (2^24, 16,777,216): a manifest's
  * "npus" above it is refused before anything is allocated for it. */
 #define ETSIM_ET_MAX_RANKS ((size_t)1 << 24)
 
 /*
  * A rank set: rank r's trace is ranks[r].  Several ranks may share one
- * trace (from a manifest); `traces` lists each distinct trace once.
+ * trace (from a manifest, or files of identical content with
+ * ETSIM_ET_SET_SHARE); `traces` lists each distinct trace once.
  */
 typedef struct etsim_et_set {
   size_t n_ranks;
   etsim_et_trace_t **ranks; /* borrowed pointers into traces[] */
   size_t n_traces;
   etsim_et_trace_t **traces; /* owned */
-  char **paths;              /* per distinct trace */
+  char **paths;              /* per distinct trace: the first file read into it */
   uint32_t *rank_trace;      /* rank -> index into traces */
+  /* Every file the set names, and the file each rank reads (files[k] is
+   * paths[k] unless ETSIM_ET_SET_SHARE merged files). */
+  size_t n_files;
+  char **files;
+  uint32_t *rank_file;
+  size_t n_shared_files; /* files found identical to an earlier one */
+  /* ETSIM_ET_SET_SHARE_LABELS: files equal to an earlier one but for their
+   * labels (pg_name values, comm_src / comm_dst ids) share its trace.
+   * Then attr_label[k] (per distinct trace, NULL when it has no labels)
+   * gives attribute record k's label slot or UINT32_MAX, and file f's
+   * values are labels[label_off[f] ...].  Read attributes through
+   * etsim_et_set_attr_int / _str, which apply them. */
+  size_t n_label_files; /* files that share a trace this way */
+  uint32_t **attr_label;
+  size_t *label_off;
+  etsim_et_label_t *labels;
+  etsim_intern_t *label_strs; /* pg_name strings the labels point to */
 } etsim_et_set_t;
+
+/* etsim_et_set_load flag (with the ETSIM_ET_READ_* flags): files whose
+ * bytes are identical share one loaded trace.  Decided by a 64-bit content
+ * hash and confirmed by comparing the bytes, so 16 K per-rank copies of
+ * one collective cost one parse and one trace in memory. */
+#define ETSIM_ET_SET_SHARE (1u << 8)
+/* ... and files equal but for their labels share one trace too (implies
+ * ETSIM_ET_SET_SHARE).  For readers that apply labels (etsim sim). */
+#define ETSIM_ET_SET_SHARE_LABELS (1u << 9)
+
+/* The file rank r was read from. */
+static inline const char *etsim_et_set_rank_path(const etsim_et_set_t *s, size_t r) {
+  return s->files[s->rank_file[r]];
+}
+/* Rank r's value for the label of attribute record k of its trace, or
+ * NULL when the record is not a label (read the trace then). */
+static inline const etsim_et_label_t *etsim_et_set_label(const etsim_et_set_t *s, size_t r,
+                                                         size_t k) {
+  const uint32_t *al = s->attr_label ? s->attr_label[s->rank_trace[r]] : NULL;
+  if (!al || al[k] == UINT32_MAX) return NULL;
+  return &s->labels[s->label_off[s->rank_file[r]] + al[k]];
+}
+/* Attribute `name_id` of rank r's node i with r's labels: as
+ * etsim_et_trace_attr_int / etsim_et_trace_attr_str. */
+int etsim_et_set_attr_int(const etsim_et_set_t *s, size_t r, size_t i, uint32_t name_id,
+                          int64_t *out);
+const char *etsim_et_set_attr_str(const etsim_et_set_t *s, size_t r, size_t i, uint32_t name_id);
 
 /*
  * Resolve `name` to files: an existing file is a set of one; else
@@ -471,6 +522,11 @@ void etsim_et_free_paths(char **paths, size_t n);
 /* Resolve and load every distinct file once. */
 int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flags,
                       etsim_error_t *err);
+/* The same, calling progress(user, files read, files) about twice a second
+ * of wall time while it reads (for a progress line on big sets). */
+int etsim_et_set_load_progress(etsim_et_set_t **out, const char *name, unsigned read_flags,
+                               void (*progress)(void *user, size_t done, size_t total), void *user,
+                               etsim_error_t *err);
 void etsim_et_set_free(etsim_et_set_t *s);
 /* Give a one-rank set n ranks that all run its one trace (one file named
  * for an n-NPU platform: no copies, no re-parsing).  0, ETSIM_EINVAL when

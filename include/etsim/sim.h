@@ -10,8 +10,31 @@
  * COMM_RECV match by (source, destination, size, tag); MEM_LOAD/MEM_STORE go
  * to the remote-memory model; METADATA and INVALID nodes finish at once.
  *
- * Ranks that share a trace (a manifest, or one file for all) share its
- * memory; each NPU keeps only a dependency counter per node.
+ * Ranks that share a trace (a manifest, one file for all, or per-rank
+ * files with identical content: et.h) share its memory; each NPU keeps
+ * only a dependency counter per node.
+ *
+ * Two paths give the same picoseconds on every NPU (docs/sim.md, "Speed"):
+ *  - exact (opts.exact, and whenever no reduction applies): every NPU is
+ *    simulated, message by message, on one event queue (des.h: FIFO
+ *    buckets per distinct time, so equal-time events run in push order);
+ *  - classes: src/sim/reduce.c looks for shifts of NPUs (along network
+ *    dimensions and families of communicator groups) that map every NPU's
+ *    trace, communicators, peers and message costs onto another's, and
+ *    simulates one representative per class (coll.h:
+ *    etsim_coll_set_symmetry maps messages to representatives).  The run
+ *    checks itself as it goes (simultaneous events from different NPUs
+ *    that may not commute, costs of the pairs used) and falls back to the
+ *    exact path when the check fails.  The result says which path ran
+ *    (representative, n_simulated, class_size, reduction / reduction_why).
+ *
+ * For extensions that make NPUs differ (stragglers, failures, several jobs
+ * on one network): anything that changes one NPU's timing or behaviour but
+ * not its class's breaks the equivalence.  Such a feature must either be
+ * visible to etsim_sim__find_symmetry (src/sim/reduce.c: refuse, with the
+ * reason in `why`, or keep only the shifts that preserve it) or set
+ * opts.exact; results copied from a representative (collect() in sim.c)
+ * are only valid for NPUs its class really stands for.
  */
 #ifndef ETSIM_SIM_H
 #define ETSIM_SIM_H
@@ -62,11 +85,24 @@ int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_
                            etsim_error_t *err);
 void etsim_comm_groups_free(etsim_comm_groups_t *g);
 
+/* Where a run is, for a progress line (etsim_sim_opts_t.progress). */
+typedef struct etsim_sim_progress {
+  int64_t now_ps;     /* simulated time */
+  uint32_t npus_done; /* NPUs finished (classes count all their NPUs) */
+  uint32_t npus;      /* NPUs in the network */
+  double frac;        /* nodes completed / nodes to complete, over simulated NPUs */
+  double elapsed_s;   /* wall time since the run started */
+  uint64_t events;
+} etsim_sim_progress_t;
+
 typedef struct etsim_sim_opts {
   const char *backend;               /* "analytical" (default) or "congestion" */
   int multi_comm;                    /* lift the one-communication-op rule */
   int record_nodes;                  /* keep start/end of every node (CSV, timeline) */
-  int exact;                         /* simulate every NPU even when one can stand for all */
+  int exact;                         /* simulate every NPU even when classes of equivalent
+                                        NPUs could be simulated once each */
+  int duration_micros;               /* read only duration_micros (as ASTRA-sim), not the
+                                        finer duration_ns etsim's generators also write */
   const etsim_mem_config_t *memory;  /* NULL: none */
   const etsim_comm_groups_t *groups; /* NULL: none */
   const etsim_net_opts_t *net;       /* flow/packet backend options, NULL: defaults */
@@ -79,7 +115,43 @@ typedef struct etsim_sim_opts {
   int offload;
   unsigned deps; /* edges enforced: ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL (etcheck.h);
                     0 means both, as ASTRA-sim */
+  /* Called about twice a second of wall time during long runs (NULL: never). */
+  void (*progress)(void *user, const etsim_sim_progress_t *p);
+  void *progress_user;
+  /* What-if (docs/sim.md, "What-if"): compute times are multiplied by
+   * compute_scale and divided by the NPU's npu_speed[id] (NULL: all 1);
+   * comm_scale multiplies every collective and point-to-point comm_size
+   * (0 means 1 for both scales).  With speeds that differ, the run is
+   * repeated with the slowest NPU at speed 1 to price it (straggler_*). */
+  double compute_scale, comm_scale;
+  const double *npu_speed;
+  /* What-if: NPU fail_npu fails at fail_ps (fail_set): from then on it
+   * computes, sends and receives nothing, and its links carry nothing new.
+   * A run that cannot finish then returns a result with `failed` set. */
+  int fail_set;
+  uint32_t fail_npu;
+  int64_t fail_ps;
 } etsim_sim_opts_t;
+
+/* --fail: "npu:N@T" with T a time in ns, or with a unit: 1500us, 1.5ms, 2s.
+ * Links are refused (not modelled yet).  Errors name `opt` and the part. */
+int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
+                         int64_t *t_ps, etsim_error_t *err);
+
+/* --npu-speed: a JSON object {"17": 0.7, "32-47": 0.9} (NPU ids or
+ * inclusive ranges; others 1), inline when spec starts with '{' or else
+ * the path of a file holding one, or "lognormal:sigma=S[,mu=M][,seed=N]"
+ * (docs/sim.md gives the generator).  Fills out[0..n).  Errors name
+ * `opt`, the file and the offending key. */
+int etsim_sim_speed_parse(const char *spec, const char *opt, uint32_t n, double *out,
+                          etsim_error_t *err);
+
+/* --link-degrade: a JSON object by dimension, {"1": 0.5} (bandwidth x 0.5)
+ * or {"1": {"bw": 0.5, "latency": 2}}, inline or a file as above; applied
+ * to *topo.  Keys naming single NPUs or links are refused (the analytical
+ * and congestion models price a dimension as one kind of link). */
+int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo,
+                           etsim_error_t *err);
 
 /* A change of an NPU's live tensor bytes (the timeline's memory track). */
 typedef struct etsim_sim_mem_sample {
@@ -108,6 +180,7 @@ typedef struct etsim_sim_npu {
 typedef struct etsim_sim_node_rec {
   uint32_t npu, node; /* node index in the NPU's trace */
   int64_t start_ps, end_ps;
+  uint32_t dims; /* communication: network dimensions its messages crossed (bit d) */
 } etsim_sim_node_rec_t;
 
 typedef struct etsim_sim_result {
@@ -118,15 +191,24 @@ typedef struct etsim_sim_result {
   uint64_t events;
   size_t max_pending;
   double wall_s;
-  int representative; /* one NPU was simulated for all (symmetry) */
+  double cpu_s;            /* CPU time of the run (this process's user + system) */
+  int representative;      /* classes of equivalent NPUs were simulated once each */
+  uint32_t n_simulated;    /* NPUs simulated (n_npus without a reduction) */
+  uint64_t class_size;     /* NPUs per class (1 without) */
+  char reduction[240];     /* the symmetries used, when representative */
+  char reduction_why[240]; /* no reduction: why not (for the summary) */
+  uint64_t dur_ns_nodes;   /* COMP node runs whose duration_ns differs from duration_micros
+                              x 1000 (used unless duration_micros), over all NPUs */
+  int64_t dur_ns_delta_ps; /* total time those differences add (sum over NPUs) */
   etsim_net_stats_t net;
   etsim_coll_stats_t coll;
   uint64_t bytes_by_op[ETSIM_COP_N + 2];
   uint64_t count_by_op[ETSIM_COP_N + 2];
-  etsim_sim_node_rec_t *recs; /* record_nodes: in completion order */
+  etsim_sim_node_rec_t *recs; /* record_nodes: in completion order (with classes:
+                                 grouped by NPU, each in its representative's order) */
   size_t n_recs;
   /* link_stats: per link (etsim_net_link_name(links_backend, &topo, k)),
-   * owned; with one NPU standing for all, every NPU's entries are its */
+   * owned; with classes, every NPU's entries are its representative's */
   etsim_net_links_t links;
   const char *links_backend;
   etsim_topo_t topo;
@@ -137,6 +219,21 @@ typedef struct etsim_sim_result {
   int offload_applied;         /* ... and it was added to the NPUs' times */
   etsim_sim_mem_sample_t *mem; /* record_nodes: every change, in time order per NPU */
   size_t n_mem;
+  /* What-if: NPUs ran at different speeds (opts.npu_speed).  The slowest
+   * NPU (lowest speed, lowest id on ties), its speed, the iteration with it
+   * at speed 1 (the rest unchanged) and the difference: what it costs. */
+  int straggler;
+  uint32_t straggler_npu;
+  double straggler_speed;
+  int64_t straggler_nominal_ps, straggler_cost_ps;
+  uint32_t last_npu; /* the NPU that finished last (lowest id on ties) */
+  /* What-if failure (opts.fail_set): the run could not finish; `failure`
+   * says which NPU failed when, which collectives are blocked and which NPUs
+   * wait.  NPUs that finished have their times; the others finish_ps 0.
+   * fail_after_end: the failure came after the last NPU finished. */
+  int failed, fail_after_end;
+  uint32_t n_blocked; /* NPUs that could not finish */
+  char failure[1400];
 } etsim_sim_result_t;
 
 /* Run the set on the platform.  On success *out is owned by the caller

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *fp) {
   fprintf(fp,
@@ -53,15 +54,31 @@ static void usage(FILE *fp) {
           "  --ring-window N      ring collectives keep at most N pieces undelivered per\n"
           "                       stream (credits, as NCCL's slots); default no limit,\n"
           "                       as ASTRA-sim, where pieces can bunch on a link\n"
-          "  --comm-scale, --compute-scale, --logging-configuration   accepted, ignored\n"
+          "  --compute-scale F    multiply every compute time by F (ASTRA-sim 2.0 accepts\n"
+          "                       and ignores it; etsim honours it)\n"
+          "  --comm-scale F       multiply every comm_size by F (likewise)\n"
+          "  --npu-speed SPEC     per-NPU compute speed: JSON {\"17\": 0.7, \"32-47\": 0.9}\n"
+          "                       inline or in a file (others 1; 0.5 = twice as long),\n"
+          "                       or lognormal:sigma=S[,mu=M][,seed=N]; the summary names\n"
+          "                       the slowest NPU and what it costs the iteration\n"
+          "  --link-degrade SPEC  per-dimension link factors: {\"1\": 0.5} (bandwidth) or\n"
+          "                       {\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
+          "                       (analytical and congestion backends)\n"
+          "  --fail npu:N@T       NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
+          "                       analytical and congestion backends): a run it blocks\n"
+          "                       stops with a report of the blocked collectives, exit 1\n"
+          "  --logging-configuration   accepted, ignored\n");
+  fprintf(fp,
           "  --multi-comm         allow several communication ops in flight per NPU\n"
           "  --deps KIND          edges that order a rank's nodes: all (data and control,\n"
           "                       as ASTRA-sim; default), data or ctrl.  PyTorch-derived\n"
           "                       traces put the caller in ctrl_deps, which can contradict\n"
           "                       the data edges: run them with --deps data\n"
-          "  --exact              simulate every NPU even when all are provably alike\n"
-          "                       (by default one NPU stands for all when the trace, the\n"
-          "                       collectives and the analytical network are symmetric)\n"
+          "  --exact              simulate every NPU, message by message (by default a class\n"
+          "                       of provably equivalent NPUs is simulated once: the summary\n"
+          "                       says which symmetries were used, or why none applied)\n"
+          "  --duration-micros    time compute nodes by duration_micros only, as ASTRA-sim\n"
+          "                       does (default: the finer duration_ns when a node has it)\n"
           "  --json F             results as JSON ('-' = stdout)\n"
           "  --report F           one HTML page with plots (see etsim report)\n"
           "  --csv F              one row per executed node\n"
@@ -77,6 +94,27 @@ static void usage(FILE *fp) {
           "  --offload            add that price to each NPU's iteration\n"
           "  --quiet              only the per-NPU lines\n"
           "exit: 0 ok, 2 bad input or deadlock, 3 internal error\n");
+}
+
+/* Progress on stderr, when it is a terminal and --quiet is not given: one
+ * line rewritten in place, cleared at the end. */
+static void load_progress(void *user, size_t done, size_t total) {
+  (void)user;
+  fprintf(stderr, "\r[etsim sim] reading traces: %zu of %zu files\033[K", done, total);
+}
+
+static void sim_progress(void *user, const etsim_sim_progress_t *p) {
+  (void)user;
+  char eta[32] = "?";
+  if (p->frac > 0.01) {
+    double left = p->elapsed_s * (1 - p->frac) / p->frac;
+    snprintf(eta, sizeof eta, "%d:%02d", (int)(left / 60), (int)left % 60);
+  }
+  fprintf(stderr,
+          "\r[etsim sim] %.3f ms simulated, %u of %u NPUs done, %.0f%% of nodes, %.1f M events, "
+          "ETA %s\033[K",
+          (double)p->now_ps / 1e9, p->npus_done, p->npus, p->frac * 100, (double)p->events / 1e6,
+          eta);
 }
 
 static int is_file(const char *p) {
@@ -112,17 +150,138 @@ static int groups_next_to(const char *workload, char *buf, size_t cap) {
   return 0;
 }
 
-/* Long: the option table, the inputs found next to the workload, and the
- * outputs written as one batch (issue 16), in order; each step is a few
- * lines over the same locals. */
+/* --net-timeline-step, --hbm-gb and --offload checked: 0 or the exit
+ * code of bad usage. */
+static int step_and_hbm(const char *net_tl_step, const char *hbm, int offload, uint64_t *tl_step_ns,
+                        double *hbm_gib) {
+  if (net_tl_step && (cli_parse_u64(net_tl_step, "--net-timeline-step", tl_step_ns) ||
+                      *tl_step_ns == 0 || *tl_step_ns > (uint64_t)INT64_MAX / 1000)) {
+    return cli_usage_error("--net-timeline-step is a whole number of ns above 0, not '%s'",
+                           net_tl_step);
+  }
+  if (hbm && cli_parse_double(hbm, "--hbm-gb", hbm_gib)) {
+    return ETSIM_EXIT_USAGE;
+  }
+  if (hbm && !(*hbm_gib > 0 && *hbm_gib < 1e9)) {
+    return cli_usage_error("--hbm-gb is a capacity in GiB above 0, not '%s'", hbm);
+  }
+  if (offload && !hbm) {
+    return cli_usage_error("--offload needs --hbm-gb (what does not fit is offloaded)");
+  }
+  return 0;
+}
+
+typedef struct outputs {
+  int quiet;
+  const char *json, *csv, *timeline, *link_csv, *report, *workload;
+  const char *auto_groups; /* groups found next to the workload, or NULL */
+} outputs_t;
+
+/* ASTRA-sim's lines, the summary and every file asked for; -1 with err
+ * set when one cannot be written. */
+static int write_outputs(const outputs_t *w, const etsim_sim_result_t *res,
+                         const etsim_et_set_t *set, const etsim_topo_t *topo, etsim_error_t *err) {
+  etsim_report_astra_lines(stdout, res);
+  if (!w->quiet) etsim_report_summary(stdout, res, topo);
+  if (!w->quiet && w->auto_groups)
+    printf("groups        %s (next to the workload; --comm-group empty uses none)\n",
+           w->auto_groups);
+  if (w->json && etsim_report_json(w->json, res, set, err)) return -1;
+  if (w->csv && etsim_report_csv(w->csv, res, set, err)) return -1;
+  if (w->timeline && etsim_report_timeline(w->timeline, res, set, err)) return -1;
+  if (w->link_csv && etsim_report_links_csv(w->link_csv, res, err)) return -1;
+  /* after the timeline: the page links it */
+  if (w->report && etsim_report_html_sim(w->report, res, set, topo, w->workload,
+                                         &(etsim_report_html_opts_t){.timeline = w->timeline}, err))
+    return -1;
+  return 0;
+}
+
+typedef struct whatif_args {
+  const char *backend, *comm_scale, *comp_scale, *degrade, *fail_spec, *npu_speed;
+} whatif_args_t;
+
+/* The what-if options (--compute-scale, --comm-scale, --link-degrade,
+ * --fail, --npu-speed) checked and turned into run options; --link-degrade
+ * changes topo.  Returns 0, an exit code for bad usage, or -1 with err set
+ * (the caller owns *speeds either way). */
+static int whatif_parse(const whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
+                        uint32_t *fail_npu, int64_t *fail_ps, double **speeds, etsim_error_t *err) {
+  /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
+   * (docs/sim.md, "What-if"). */
+  if (a->comm_scale && (cli_parse_double(a->comm_scale, "--comm-scale", f_comm) ||
+                        !(*f_comm >= 1e-3 && *f_comm <= 1e3))) {
+    return cli_usage_error("--comm-scale is a factor in [0.001, 1000], not '%s'", a->comm_scale);
+  }
+  if (a->comp_scale && (cli_parse_double(a->comp_scale, "--compute-scale", f_comp) ||
+                        !(*f_comp >= 1e-3 && *f_comp <= 1e3))) {
+    return cli_usage_error("--compute-scale is a factor in [0.001, 1000], not '%s'", a->comp_scale);
+  }
+  if (a->degrade && strcmp(a->backend, "analytical") != 0 &&
+      strcmp(a->backend, "congestion") != 0 && strcmp(a->backend, "congestion-unaware") != 0 &&
+      strcmp(a->backend, "congestion-aware") != 0) {
+    return cli_usage_error(
+        "--link-degrade needs --backend analytical or congestion (the %s backend takes its "
+        "links from --net-topology)",
+        a->backend);
+  }
+  if (a->degrade && etsim_sim_link_degrade(a->degrade, "--link-degrade", topo, err)) return -1;
+  if (a->fail_spec && (strcmp(a->backend, "flow") == 0 || strcmp(a->backend, "packet") == 0)) {
+    return cli_usage_error(
+        "--fail needs --backend analytical or congestion (the %s backend does not model "
+        "failures yet)",
+        a->backend);
+  }
+  if (a->fail_spec &&
+      etsim_sim_fail_parse(a->fail_spec, "--fail", topo->total, fail_npu, fail_ps, err))
+    return -1;
+  if (a->npu_speed) {
+    *speeds = etsim_malloc((topo->total ? topo->total : 1) * sizeof **speeds);
+    if (!*speeds) return etsim_error_set(err, ETSIM_ENOMEM, "--npu-speed: out of memory"), -1;
+    if (etsim_sim_speed_parse(a->npu_speed, "--npu-speed", topo->total, *speeds, err)) return -1;
+  }
+  return 0;
+}
+
+/* --num-queues-per-dim, --ring-window and --injection-scale applied to
+ * sys: 0 or the exit code of bad usage. */
+static int sys_flags(const char *queues, const char *ring_win, const char *inj,
+                     etsim_sys_config_t *sys) {
+  if (queues) {
+    uint64_t q;
+    if (cli_parse_u64(queues, "--num-queues-per-dim", &q)) return ETSIM_EXIT_USAGE;
+    if (q < 1 || q > 64) return cli_usage_error("--num-queues-per-dim must be 1 to 64");
+    sys->queues_per_dim = (uint32_t)q;
+  }
+  if (ring_win) {
+    uint64_t w;
+    if (cli_parse_u64(ring_win, "--ring-window", &w)) return ETSIM_EXIT_USAGE;
+    if (w < 1 || w > 1000000) return cli_usage_error("--ring-window must be 1 to 1000000");
+    sys->ring_window = (uint32_t)w;
+  }
+  if (inj) {
+    double x;
+    if (cli_parse_double(inj, "--injection-scale", &x)) return ETSIM_EXIT_USAGE;
+    /* ASTRA-sim: the endpoint delay times the injection scale, in whole ns. */
+    double d = (double)sys->endpoint_delay_ns * x;
+    if (!(d >= 0 && d <= ETSIM_COLL_MAX_DELAY_NS))
+      return cli_usage_error(
+          "--injection-scale %s makes the endpoint delay %g ns (0 to %g ns accepted)", inj, d,
+          ETSIM_COLL_MAX_DELAY_NS);
+    sys->endpoint_delay_ns = (int64_t)d;
+  }
+  return 0;
+}
+
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;
-  int multi = 0, quiet = 0, exact = 0, link_stats = 0, offload = 0;
+  int multi = 0, quiet = 0, exact = 0, dur_micros = 0, link_stats = 0, offload = 0;
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
              *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
-             *link_csv = NULL, *hbm = NULL, *deps_arg = NULL;
+             *link_csv = NULL, *hbm = NULL, *deps_arg = NULL, *npu_speed = NULL, *degrade = NULL,
+             *fail_spec = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -164,7 +323,10 @@ int etsim_cmd_sim(int argc, char **argv) {
                 {"--net-timeline-step", &net_tl_step},
                 {"--link-csv", &link_csv},
                 {"--hbm-gb", &hbm},
-                {"--deps", &deps_arg}};
+                {"--deps", &deps_arg},
+                {"--npu-speed", &npu_speed},
+                {"--link-degrade", &degrade},
+                {"--fail", &fail_spec}};
     int done = 0;
     for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
       if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
@@ -176,6 +338,7 @@ int etsim_cmd_sim(int argc, char **argv) {
     if (done) continue;
     if (strcmp(a, "--multi-comm") == 0) multi = 1;
     else if (strcmp(a, "--exact") == 0) exact = 1;
+    else if (strcmp(a, "--duration-micros") == 0) dur_micros = 1;
     else if (strcmp(a, "--link-stats") == 0) link_stats = 1;
     else if (strcmp(a, "--offload") == 0) offload = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
@@ -200,53 +363,23 @@ int etsim_cmd_sim(int argc, char **argv) {
   etsim_et_set_t *set = NULL;
   etsim_sim_result_t *res = NULL;
   int have_sys = 0, code = ETSIM_EXIT_OK;
+  double *speeds = NULL;
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
-  if (queues) {
-    uint64_t q;
-    if (cli_parse_u64(queues, "--num-queues-per-dim", &q)) {
-      code = ETSIM_EXIT_USAGE;
+  if ((code = sys_flags(queues, ring_win, inj, &sys))) goto out;
+  double f_comm = 1, f_comp = 1;
+  uint32_t fail_npu = 0;
+  int64_t fail_ps = 0;
+  {
+    whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed};
+    int w = whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &err);
+    if (w < 0) goto fail;
+    if (w > 0) {
+      code = w;
       goto out;
     }
-    if (q < 1 || q > 64) {
-      code = cli_usage_error("--num-queues-per-dim must be 1 to 64");
-      goto out;
-    }
-    sys.queues_per_dim = (uint32_t)q;
   }
-  if (ring_win) {
-    uint64_t w;
-    if (cli_parse_u64(ring_win, "--ring-window", &w)) {
-      code = ETSIM_EXIT_USAGE;
-      goto out;
-    }
-    if (w < 1 || w > 1000000) {
-      code = cli_usage_error("--ring-window must be 1 to 1000000");
-      goto out;
-    }
-    sys.ring_window = (uint32_t)w;
-  }
-  if (inj) {
-    double x;
-    if (cli_parse_double(inj, "--injection-scale", &x)) {
-      code = ETSIM_EXIT_USAGE;
-      goto out;
-    }
-    /* ASTRA-sim: the endpoint delay times the injection scale, in whole ns. */
-    double d = (double)sys.endpoint_delay_ns * x;
-    if (!(d >= 0 && d <= ETSIM_COLL_MAX_DELAY_NS)) {
-      code = cli_usage_error(
-          "--injection-scale %s makes the endpoint delay %g ns (0 to %g ns accepted)", inj, d,
-          ETSIM_COLL_MAX_DELAY_NS);
-      goto out;
-    }
-    sys.endpoint_delay_ns = (int64_t)d;
-  }
-  if (comm_scale || comp_scale)
-    etsim_warn(
-        "--comm-scale and --compute-scale are accepted and ignored, as ASTRA-sim 2.0 "
-        "ignores them");
   if (logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
   if (rdv && strcmp(rdv, "false") != 0 && strcmp(rdv, "0") != 0) {
     code = cli_usage_error(
@@ -262,25 +395,8 @@ int etsim_cmd_sim(int argc, char **argv) {
     goto out;
   }
   uint64_t tl_step_ns = 1000;
-  if (net_tl_step && (cli_parse_u64(net_tl_step, "--net-timeline-step", &tl_step_ns) ||
-                      tl_step_ns == 0 || tl_step_ns > (uint64_t)INT64_MAX / 1000)) {
-    code = cli_usage_error("--net-timeline-step is a whole number of ns above 0, not '%s'",
-                           net_tl_step);
-    goto out;
-  }
   double hbm_gib = 0;
-  if (hbm && cli_parse_double(hbm, "--hbm-gb", &hbm_gib)) {
-    code = ETSIM_EXIT_USAGE;
-    goto out;
-  }
-  if (hbm && !(hbm_gib > 0 && hbm_gib < 1e9)) {
-    code = cli_usage_error("--hbm-gb is a capacity in GiB above 0, not '%s'", hbm);
-    goto out;
-  }
-  if (offload && !hbm) {
-    code = cli_usage_error("--offload needs --hbm-gb (what does not fit is offloaded)");
-    goto out;
-  }
+  if ((code = step_and_hbm(net_tl_step, hbm, offload, &tl_step_ns, &hbm_gib))) goto out;
   /* Without --comm-group, the groups a generator or converter wrote next
    * to the workload are used (the summary says so). */
   char found[4200];
@@ -289,7 +405,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
-  if (etsim_et_set_load(&set, workload, 0, &err)) goto fail;
+  int tty = !quiet && isatty(2);
+  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
+                                           tty ? load_progress : NULL, NULL, &err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_load) goto fail;
   if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
       etsim_et_set_broadcast(set, topo.total, &err))
     goto fail;
@@ -299,28 +419,39 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .multi_comm = multi,
                         .record_nodes = csv || timeline || json || report,
                         .exact = exact,
+                        .duration_micros = dur_micros,
                         .memory = memory ? &mem : NULL,
                         .groups = groups ? &cg : NULL,
                         .net = &nopt,
                         .link_stats = link_stats || link_csv,
                         .hbm_bytes = hbm_gib * 1073741824.0,
                         .offload = offload,
+                        .progress = tty ? sim_progress : NULL,
+                        .compute_scale = f_comp,
+                        .comm_scale = f_comm,
+                        .npu_speed = speeds,
+                        .fail_set = fail_spec != NULL,
+                        .fail_npu = fail_npu,
+                        .fail_ps = fail_ps,
                         .deps = deps};
   /* The reports and network files of one run replace the old ones
    * together or not at all. */
   etsim_outfile_batch_begin();
-  if (etsim_sim_run(set, &topo, &sys, &o, &res, &err)) goto fail;
-  etsim_report_astra_lines(stdout, res);
-  if (!quiet) etsim_report_summary(stdout, res, &topo);
-  if (!quiet && auto_groups)
-    printf("groups        %s (next to the workload; --comm-group empty uses none)\n", auto_groups);
-  if (json && etsim_report_json(json, res, set, &err)) goto fail;
-  if (csv && etsim_report_csv(csv, res, set, &err)) goto fail;
-  if (timeline && etsim_report_timeline(timeline, res, set, &err)) goto fail;
-  if (link_csv && etsim_report_links_csv(link_csv, res, &err)) goto fail;
-  /* after the timeline: the page links it */
-  if (report && etsim_report_html_sim(report, res, set, &topo, workload,
-                                      &(etsim_report_html_opts_t){.timeline = timeline}, &err))
+  int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_run) goto fail;
+  if (res->failed) {
+    /* what-if failure: the report is the result (docs/sim.md, "What-if") */
+    fprintf(stderr, "etsim: failure: %s\n", res->failure);
+    code = ETSIM_EXIT_PROBLEMS;
+    goto out;
+  }
+  if (res->fail_after_end)
+    etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
+               fail_npu);
+  if (write_outputs(
+          &(outputs_t){quiet, json, csv, timeline, link_csv, report, workload, auto_groups}, res,
+          set, &topo, &err))
     goto fail;
   if (etsim_outfile_batch_commit(&err)) goto fail;
   goto out;
@@ -331,6 +462,7 @@ out:
   etsim_sim_result_free(res);
   etsim_et_set_free(set);
   etsim_comm_groups_free(&cg);
+  etsim_free(speeds);
   if (have_sys) etsim_sys_config_free(&sys);
   return code;
 }

@@ -27,7 +27,7 @@
 #define TOK_KIND(t) ((t) & (3ull << 62))
 #define TOK_VAL(t) ((t) & ~(3ull << 62))
 #define TAG_COLL (1ull << 40)
-#define CP(s) (&(s)->ph[(s)->next_phase - 1])
+#define CP(s) (&(s)->cur)
 
 static const char *const type_names[] = {"all-reduce", "reduce-scatter", "all-gather",
                                          "all-to-all", "broadcast",      "reduce",
@@ -54,71 +54,134 @@ const char *etsim_coll_op_name(etsim_cop_t t) {
 
 /* --------------------------------------------------------------- matching */
 
-static uint64_t match_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
+#define TOKEN_FAST (1ull << 63) /* a network token that is a match entry index */
+
+static uint32_t match_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
   uint64_t h = etsim_hash_u64(tag ^ 0x9e3779b97f4a7c15ull);
   h = etsim_hash_u64(h ^ ((uint64_t)src << 32 | dst));
-  return etsim_hash_u64(h ^ bytes);
+  return (uint32_t)etsim_hash_u64(h ^ bytes);
 }
 
-static int match_rehash(etsim_coll_t *c, size_t cap) {
-  match_t *old = c->match;
-  size_t old_cap = c->match_cap;
-  match_t *m = etsim_calloc(cap, sizeof *m);
-  if (!m) return ETSIM_ENOMEM;
-  c->match = m;
-  c->match_cap = cap;
-  c->match_used = 0;
-  c->match_tomb = 0;
-  for (size_t i = 0; i < old_cap; i++) {
-    if (old[i].state != 1) continue;
-    size_t j = match_hash(old[i].tag, old[i].src, old[i].dst, old[i].bytes) & (cap - 1);
-    while (m[j].state) j = (j + 1) & (cap - 1);
-    m[j] = old[i];
-    c->match_used++;
+static int mslot_grow(etsim_coll_t *c) {
+  size_t cap = c->mslot_cap ? c->mslot_cap * 2 : 1024;
+  uint64_t *sl = etsim_calloc(cap, sizeof *sl);
+  if (!sl) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < c->mslot_cap; i++) {
+    uint64_t v = c->mslot[i];
+    if (!v) continue;
+    size_t j = (size_t)(v >> 32) & (cap - 1);
+    while (sl[j]) j = (j + 1) & (cap - 1);
+    sl[j] = v;
   }
-  etsim_free(old);
+  etsim_free(c->mslot);
+  c->mslot = sl;
+  c->mslot_cap = cap;
   return 0;
 }
 
-/* Find or create the entry; *out is its slot. */
+static inline uint32_t mbox_way(uint64_t tag, uint32_t src) {
+  return (uint32_t)((((tag ^ (uint64_t)src << 40) * 0x9e3779b97f4a7c15ull) >> 32) % MBOX_WAYS);
+}
+
+/* Find or create the entry for the key; *out is its index.  The
+ * receiver's mailbox way first (a collective stream's key nearly always
+ * lives there), the hash table only when dst has keys there. */
 static int match_get(etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes,
-                     size_t *out) {
-  if ((c->match_used + c->match_tomb + 1) * 10 > c->match_cap * 7) {
-    size_t cap = c->match_cap ? c->match_cap : 1024;
-    while ((c->match_used + 1) * 10 > cap * 5) cap *= 2;
-    int rc = match_rehash(c, cap);
-    if (rc) return rc;
-  }
-  size_t mask = c->match_cap - 1;
-  size_t j = match_hash(tag, src, dst, bytes) & mask, tomb = SIZE_MAX;
-  for (;;) {
-    match_t *e = &c->match[j];
-    if (e->state == 0) break;
-    if (e->state == 2) {
-      if (tomb == SIZE_MAX) tomb = j;
-    } else if (e->tag == tag && e->src == src && e->dst == dst && e->bytes == bytes) {
-      *out = j;
+                     uint32_t *out) {
+  mbox_t *mb = &c->mbox[dst];
+  uint32_t w = mbox_way(tag, src), v = mb->way[w];
+  if (v) {
+    const match_t *e = &c->match[v - 1];
+    if (e->tag == tag && e->src == src && e->bytes == bytes) {
+      *out = v - 1;
       return 0;
     }
-    j = (j + 1) & mask;
+    if ((c->match_used + 1) * 2 > c->mslot_cap) { /* the key may go to the table */
+      int rc = mslot_grow(c);
+      if (rc) return rc;
+    }
   }
-  if (tomb != SIZE_MAX) {
-    j = tomb;
-    c->match_tomb--;
+  uint32_t h = 0;
+  size_t j = 0, mask = c->mslot_cap ? c->mslot_cap - 1 : 0;
+  if (mb->n_over) {
+    h = match_hash(tag, src, dst, bytes);
+    for (j = h & mask;; j = (j + 1) & mask) {
+      uint64_t sv = c->mslot[j];
+      if (!sv) break; /* j: where a new key goes */
+      if ((uint32_t)(sv >> 32) != h) continue;
+      const match_t *e = &c->match[(uint32_t)sv - 1];
+      if (e->tag == tag && e->src == src && e->dst == dst && e->bytes == bytes) {
+        *out = (uint32_t)sv - 1;
+        return 0;
+      }
+    }
+  } else if (v) {
+    h = match_hash(tag, src, dst, bytes);
+    for (j = h & mask; c->mslot[j]; j = (j + 1) & mask) {}
   }
-  c->match[j] = (match_t){tag, bytes, src, dst, 0, NIL, NIL, 1};
-  c->match_used++;
-  *out = j;
+  uint32_t k;
+  if (c->n_free) {
+    k = c->free_stack[--c->n_free];
+  } else {
+    if (c->n_match == c->cap_match &&
+        etsim_grow((void **)&c->match, &c->cap_match, c->n_match + 1, sizeof *c->match))
+      return ETSIM_ENOMEM;
+    if (c->cap_free < c->cap_match) { /* every entry may be free at once */
+      uint32_t *fs = etsim_realloc(c->free_stack, c->cap_match * sizeof *fs);
+      if (!fs) return ETSIM_ENOMEM;
+      c->free_stack = fs;
+      c->cap_free = c->cap_match;
+    }
+    k = (uint32_t)c->n_match++;
+  }
+  c->match[k] =
+      (match_t){.tag = tag, .bytes = bytes, .src = src, .dst = dst, .head = NIL, .tail = NIL};
+  mb = &c->mbox[dst];
+  if (!v) {
+    mb->way[w] = k + 1;
+    c->match[k].in_mbox = 1;
+  } else {
+    c->mslot[j] = (uint64_t)h << 32 | (k + 1);
+    c->match_used++;
+    mb->n_over++;
+  }
+  *out = k;
   return 0;
 }
 
-static void match_maybe_drop(etsim_coll_t *c, size_t j) {
-  match_t *e = &c->match[j];
-  if (e->arrived == 0 && e->head == NIL) {
-    e->state = 2;
-    c->match_used--;
-    c->match_tomb++;
+/* Free entry k when nothing waits on it: its slot leaves the table by
+ * backward shifting (no tombstones), the entry goes to the free list. */
+static void match_release(etsim_coll_t *c, uint32_t k) {
+  match_t *e = &c->match[k];
+  if (e->arrived || e->n_recv || e->inflight) return;
+  if (e->in_mbox) {
+    c->mbox[e->dst].way[mbox_way(e->tag, e->src)] = 0;
+    goto freed_entry;
   }
+  c->mbox[e->dst].n_over--;
+  size_t mask = c->mslot_cap - 1;
+  size_t j = match_hash(e->tag, e->src, e->dst, e->bytes) & mask;
+  while ((uint32_t)c->mslot[j] != k + 1) j = (j + 1) & mask;
+  for (;;) {
+    c->mslot[j] = 0;
+    size_t i = j;
+    for (;;) {
+      i = (i + 1) & mask;
+      uint64_t v = c->mslot[i];
+      if (!v) goto freed;
+      size_t home = (size_t)(v >> 32) & mask;
+      /* v may fill the hole at j unless its home lies cyclically in (j, i]. */
+      if (j <= i ? (home <= j || home > i) : (home <= j && home > i)) break;
+    }
+    c->mslot[j] = c->mslot[i];
+    j = i;
+  }
+freed:
+  c->match_used--;
+freed_entry:
+  e->inflight = UINT32_MAX;
+  /* room for every entry was reserved when the pool grew (match_reserve) */
+  c->free_stack[c->n_free++] = k;
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -404,10 +467,16 @@ static void dim_touch(etsim_coll_t *c, uint32_t npu) {
   }
 }
 
-static void run_add(etsim_coll_t *c, uint32_t npu, int queue, int delta) {
+/* A phase starts (+1) or stops (-1) running in queue `queue`: it counts
+ * against the queue's limit, and its time against every dimension its
+ * messages cross (a communicator's ring may cross several; it used to be
+ * charged to the queue's dimension, 0 for every communicator). */
+static void run_add(etsim_coll_t *c, uint32_t npu, int queue, int delta, uint32_t dims) {
   dim_touch(c, npu);
   c->qrunning[qslot(c, npu, queue)] += (uint32_t)delta;
-  c->dim_run[(size_t)npu * (size_t)c->topo->ndims + (size_t)queue / c->qpd] += (uint32_t)delta;
+  size_t b = (size_t)npu * (size_t)c->topo->ndims;
+  for (int d = 0; d < c->topo->ndims; d++)
+    if (dims >> d & 1u) c->dim_run[b + (size_t)d] += (uint32_t)delta;
 }
 
 void etsim_coll_set_compute(etsim_coll_t *c, uint32_t npu, int active) {
@@ -431,7 +500,7 @@ static int queue_fill(etsim_coll_t *c, uint32_t npu, int queue) {
   for (uint32_t k = 0; k < c->qrunning[q] && it != NIL; k++) it = c->streams[it].next;
   while (it != NIL && c->qrunning[q] < c->queue_threshold) {
     uint32_t nx = c->streams[it].next;
-    run_add(c, npu, queue, 1);
+    run_add(c, npu, queue, 1, c->streams[it].cur.dims);
     int rc = stream_init(c, it);
     if (rc) return rc;
     it = nx;
@@ -450,13 +519,14 @@ static void dataset_release(etsim_coll_t *c, uint32_t di) {
 static int proceed(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
   int prev_q = s->cur_queue;
-  uint32_t npu = s->npu;
+  uint32_t npu = s->npu, prev_dims = s->cur.dims;
   int rc = 0;
   if (s->next_phase == s->n_phases) {
     uint32_t di = s->dataset;
     dataset_t *d = &c->datasets[di];
     if (++d->finished == d->total) {
       uint64_t token = d->token;
+      c->done_dims = d->dims;
       dataset_release(c, di);
       c->done(c->user, npu, token); /* may issue more work: re-fetch */
     }
@@ -466,19 +536,19 @@ static int proceed(etsim_coll_t *c, uint32_t si) {
     c->free_stream = si;
     c->live_streams--;
     if (prev_q >= 0) {
-      run_add(c, npu, prev_q, -1);
+      run_add(c, npu, prev_q, -1, prev_dims);
       rc = queue_fill(c, npu, prev_q);
     }
     return rc;
   }
   if (prev_q >= 0) queue_erase(c, si, prev_q);
-  s->next_phase++;
+  s->cur = PHASES(c, si)[s->next_phase++];
   s->cur_queue = (int32_t)CP(s)->queue;
   s->initialized = 0;
   phase_setup(s);
   queue_insert(c, si);
   if (prev_q >= 0) {
-    run_add(c, npu, prev_q, -1);
+    run_add(c, npu, prev_q, -1, prev_dims);
     if ((rc = queue_fill(c, npu, prev_q))) return rc;
   }
   return queue_fill(c, npu, c->streams[si].cur_queue);
@@ -702,37 +772,67 @@ int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_cust
 
 static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                      uint64_t send_token) {
-  uint32_t mi;
-  POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
   c->stats.messages++;
-  if (c->rep && src == 0) {
-    /* NPU 0 receives the mirror image of what it sends: from mirror(dst),
-     * over the same distance, at the same time. */
-    uint32_t from = etsim_topo_mirror(c->topo, dst);
-    c->msgs[mi] = (msgrec_t){tag, bytes, from, 0, send_token, NIL};
-    return etsim_net_send(c->net, from, 0, bytes, mi);
+  uint32_t from = src, to = dst;
+  const etsim_coll_symmetry_t *sy = c->sym;
+  if (sy) {
+    if (sy->rep[dst] != dst) {
+      /* dst is g(rep[dst]) for g = prod shift_i^pos_i(dst): rep[dst]
+       * receives the image of this message, from g^-1(src), at the same
+       * time (costs are G-invariant). */
+      to = sy->rep[dst];
+      for (uint32_t i = 0; i < sy->n_gen; i++) {
+        uint32_t n = sy->len[i], p = sy->pos[i][from], d = sy->pos[i][dst] % n;
+        from = sy->members[i][sy->first[i][from] + (p + n - d) % n];
+      }
+    }
+    uint32_t one;
+    if (etsim_u64map_put(&c->pairs, (uint64_t)from << 32 | to, 0, &one) < 0) return ETSIM_ENOMEM;
   }
-  c->msgs[mi] = (msgrec_t){tag, bytes, src, dst, send_token, NIL};
-  return etsim_net_send(c->net, src, dst, bytes, mi);
+  uint32_t k;
+  int rc = match_get(c, tag, from, to, bytes, &k);
+  if (rc) return rc;
+  c->match[k].inflight++;
+  uint64_t token = TOKEN_FAST | k;
+  if (send_token) {
+    uint32_t mi;
+    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
+    c->msgs[mi].send_token = send_token;
+    c->msgs[mi].entry = k;
+    c->msgs[mi].sender = src;
+    c->msgs[mi].dst = to; /* not a switch */
+    token = mi;
+  }
+  if (!c->q->track) return etsim_net_send(c->net, from, to, bytes, token);
+  /* Provenance: the delivery is pushed, in the exact run, by `from`. */
+  uint32_t pusher = c->q->pusher;
+  c->q->pusher = from;
+  rc = etsim_net_send(c->net, from, to, bytes, token);
+  c->q->pusher = pusher;
+  return rc;
 }
 
 static int post_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag,
                      uint64_t recv_token) {
-  size_t j;
-  int rc = match_get(c, tag, src, dst, bytes, &j);
+  uint32_t k;
+  int rc = match_get(c, tag, src, dst, bytes, &k);
   if (rc) return rc;
-  match_t *e = &c->match[j];
+  match_t *e = &c->match[k];
   if (e->arrived) {
     e->arrived--;
-    match_maybe_drop(c, j);
+    match_release(c, k);
     /* A receive posted after the arrival completes at +0, as a new event. */
     return etsim_des_push(c->q, c->q->now_ps, ETSIM_COLL_EV_RECV, dst, recv_token);
+  }
+  if (e->n_recv++ == 0) {
+    e->tok0 = recv_token; /* the common case: one receive waits, inline */
+    return 0;
   }
   uint32_t ri;
   POOL_ALLOC(c, rq, n_rq, cap_rq, free_rq, &ri);
   c->rq[ri].token = recv_token;
   c->rq[ri].next = NIL;
-  e = &c->match[j];
+  e = &c->match[k];
   if (e->tail != NIL) c->rq[e->tail].next = ri;
   else e->head = ri;
   e->tail = ri;
@@ -744,38 +844,50 @@ static int user_done(etsim_coll_t *c, uint32_t npu, uint64_t token) {
   return 0;
 }
 
-static int deliver(etsim_coll_t *c, uint32_t mi) {
-  msgrec_t m = c->msgs[mi];
-  c->msgs[mi].next_free = c->free_msg;
-  c->free_msg = mi;
+static int deliver(etsim_coll_t *c, uint64_t token) {
+  uint32_t k, sender = 0;
+  uint64_t send_token = 0;
   int rc;
-  if (m.dst & ETSIM_COLL_SWITCH_BIT) {
-    /* in-network reduction: the switch takes it (innet.c), reading the
-     * phase from the sender's stream before the sender moves on */
-    uint32_t si = (uint32_t)TOK_VAL(m.send_token);
-    if ((rc = etsim_coll__ext_at_switch(c, si, m.dst, m.bytes, m.tag))) return rc;
-    return etsim_coll__ext_sent(c, si);
+  if (token & TOKEN_FAST) {
+    k = (uint32_t)token;
+  } else {
+    msgrec_t m = c->msgs[(uint32_t)token];
+    /* next_free shares its word with entry: read the record first */
+    c->msgs[(uint32_t)token].next_free = c->free_msg;
+    c->free_msg = (uint32_t)token;
+    send_token = m.send_token;
+    sender = m.sender;
+    if (m.dst & ETSIM_COLL_SWITCH_BIT) {
+      /* in-network reduction: the switch takes it (innet.c), reading the
+       * phase from the sender's stream before the sender moves on */
+      uint32_t si = (uint32_t)TOK_VAL(send_token);
+      if ((rc = etsim_coll__ext_at_switch(c, si, m.dst, m.bytes, m.tag))) return rc;
+      return etsim_coll__ext_sent(c, si);
+    }
+    k = m.entry;
   }
-  size_t j;
-  rc = match_get(c, m.tag, m.src, m.dst, m.bytes, &j);
-  if (rc) return rc;
-  match_t *e = &c->match[j];
+  match_t *e = &c->match[k];
+  uint32_t dst = e->dst;
+  e->inflight--;
   uint64_t recv_token = 0;
-  if (e->head != NIL) {
-    uint32_t ri = e->head;
-    recv_token = c->rq[ri].token;
-    e->head = c->rq[ri].next;
-    if (e->head == NIL) e->tail = NIL;
-    c->rq[ri].next_free = c->free_rq;
-    c->free_rq = ri;
-    match_maybe_drop(c, j);
+  if (e->n_recv) {
+    recv_token = e->tok0;
+    if (--e->n_recv) { /* the next waiting receive moves inline */
+      uint32_t ri = e->head;
+      e->tok0 = c->rq[ri].token;
+      e->head = c->rq[ri].next;
+      if (e->head == NIL) e->tail = NIL;
+      c->rq[ri].next_free = c->free_rq;
+      c->free_rq = ri;
+    }
   } else {
     e->arrived++;
   }
+  match_release(c, k);
   /* The send handler runs first, then the receive handler (ASTRA-sim). */
-  if (m.send_token && TOK_KIND(m.send_token) == TOK_STREAM) {
+  if (send_token && TOK_KIND(send_token) == TOK_STREAM) {
     /* --ring-window: a credit comes back; a held piece may go */
-    uint32_t si = (uint32_t)TOK_VAL(m.send_token);
+    uint32_t si = (uint32_t)TOK_VAL(send_token);
     int sent;
     if (etsim_coll__ext_phase(CP(&c->streams[si]))) {
       if ((rc = etsim_coll__ext_sent(c, si))) return rc;
@@ -784,15 +896,15 @@ static int deliver(etsim_coll_t *c, uint32_t mi) {
     c->streams[si].inflight--;
     if ((rc = ready(c, si, &sent)) || (rc = iteratable(c, si))) return rc;
   }
-  if (m.send_token && TOK_KIND(m.send_token) == TOK_USER)
-    if ((rc = user_done(c, m.src, m.send_token))) return rc;
-  if (m.send_token && TOK_KIND(m.send_token) == TOK_CUSTOM)
-    if ((rc = custom_done(c, m.send_token))) return rc;
+  if (send_token && TOK_KIND(send_token) == TOK_USER)
+    if ((rc = user_done(c, sender, send_token))) return rc;
+  if (send_token && TOK_KIND(send_token) == TOK_CUSTOM)
+    if ((rc = custom_done(c, send_token))) return rc;
 receiver:
   if (recv_token) {
     if (TOK_KIND(recv_token) == TOK_STREAM) return on_recv(c, (uint32_t)TOK_VAL(recv_token));
     if (TOK_KIND(recv_token) == TOK_CUSTOM) return custom_done(c, recv_token);
-    return user_done(c, m.dst, recv_token);
+    return user_done(c, dst, recv_token);
   }
   return 0;
 }
@@ -809,9 +921,13 @@ int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes,
 
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err) {
   int rc = 0;
+  if (c->q->track) {
+    uint64_t key;
+    etsim_coll_event_key(c, ev, &c->q->pusher, &key);
+  }
   switch (ev->type) {
     case ETSIM_COLL_EV_DELIVER:
-      rc = deliver(c, (uint32_t)ev->b);
+      rc = deliver(c, ev->b);
       break;
     case ETSIM_COLL_EV_HOP:
       rc = etsim_net_event(c->net, ev);
@@ -843,6 +959,45 @@ int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t
     etsim_error_set(err, rc, "system layer: %s at t=%lld ps", etsim_strerror(rc),
                     (long long)c->q->now_ps);
   return rc;
+}
+
+/* The mailbox a key lives in (or, rarely, the table's). */
+static void prefetch_slot(const etsim_coll_t *c, uint64_t tag, uint32_t src, uint32_t dst,
+                          uint64_t bytes) {
+  (void)tag, (void)src, (void)bytes;
+  __builtin_prefetch(&c->mbox[dst]);
+}
+
+void etsim_coll_prefetch(const etsim_coll_t *c, uint32_t type, uint64_t b, int stage) {
+  if (type == ETSIM_COLL_EV_DELIVER && (b & TOKEN_FAST)) {
+    const match_t *e = &c->match[(uint32_t)b];
+    if (stage == 0) {
+      __builtin_prefetch(e);
+      return;
+    }
+    /* the entry is in cache now: its slot (for the release) and the
+     * stream the arrival wakes */
+    prefetch_slot(c, e->tag, e->src, e->dst, e->bytes);
+    if (e->n_recv && TOK_KIND(e->tok0) == TOK_STREAM) {
+      const stream_t *s = &c->streams[(uint32_t)TOK_VAL(e->tok0)];
+      __builtin_prefetch(s);
+      __builtin_prefetch((const char *)s + 64);
+      __builtin_prefetch((const char *)s + 128);
+    }
+  } else if (type == ETSIM_COLL_EV_GENERAL) {
+    const stream_t *s = &c->streams[(uint32_t)b];
+    if (stage == 0) {
+      __builtin_prefetch(s);
+      __builtin_prefetch((const char *)s + 64);
+      __builtin_prefetch((const char *)s + 128);
+      return;
+    }
+    /* a ring stream's next send and receive: their matching slots */
+    if (s->direct || s->hd || s->dbt || s->cu || !s->initialized || !s->cur.ring.n) return;
+    const phase_t *p = &s->cur;
+    prefetch_slot(c, s->tag, s->npu, ring_offset(&p->ring, p->dir), s->msg);
+    prefetch_slot(c, s->tag, ring_offset(&p->ring, -p->dir), s->npu, s->msg);
+  }
 }
 
 /* ------------------------------------------------------------------ issue */
@@ -931,11 +1086,42 @@ static uint32_t next_queue(etsim_coll_t *c, uint32_t npu, int level, int mode, i
   return (uint32_t)level * q + k;
 }
 
+/* The dimensions NPU npu's messages in phase p cross: the physical
+ * dimension of a dimension's ring; for a communicator's ring and the one*
+ * rings over all NPUs, the first differing dimension (the one the
+ * analytical model charges) towards each peer it sends to. */
+uint32_t etsim_coll__phase_dims(const etsim_coll_t *c, uint32_t npu, const phase_t *p, int phys) {
+  const etsim_topo_t *t = c->topo;
+  if (phys >= 0) return 1u << phys;
+  const ringmap_t *r = &p->ring;
+  uint32_t m = 0, n = r->n;
+  if (n < 2) return 0;
+  if (p->algo == ETSIM_ALGO_DIRECT || p->algo == ETSIM_ALGO_ONE_DIRECT) {
+    /* every peer (bounded: huge groups sample their first 1,024) */
+    for (uint32_t k = 1; k < n && k <= 1024; k++) {
+      int d = etsim_topo_first_diff_dim(t, npu, ring_offset(r, k));
+      if (d >= 0) m |= 1u << d;
+    }
+  } else if (p->algo == ETSIM_ALGO_HALVING_DOUBLING || p->algo == ETSIM_ALGO_ONE_HALVING_DOUBLING) {
+    for (uint32_t off = 1; off < n; off *= 2)
+      for (int sgn = -1; sgn <= 1; sgn += 2) {
+        int d = etsim_topo_first_diff_dim(t, npu, ring_offset(r, sgn * (int64_t)off));
+        if (d >= 0) m |= 1u << d;
+      }
+  } else {
+    int d = etsim_topo_first_diff_dim(t, npu, ring_offset(r, p->dir));
+    if (d >= 0) m |= 1u << d;
+  }
+  return m;
+}
+
+uint32_t etsim_coll_done_dims(const etsim_coll_t *c) { return c->done_dims; }
+
 /* A collective's record, waiting for `total` streams. */
 static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t token,
                        uint32_t *out) {
   POOL_ALLOC(c, datasets, n_datasets, cap_datasets, free_dataset, out);
-  c->datasets[*out] = (dataset_t){npu, total, 0, NIL, token, c->q->now_ps};
+  c->datasets[*out] = (dataset_t){npu, total, 0, NIL, 0, token, c->q->now_ps};
   c->live_datasets++;
   c->stats.collectives++;
   return 0;
@@ -944,9 +1130,17 @@ static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t t
 /* A cleared stream of dataset di with n_phases phases, not yet queued. */
 static int new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t pri, int n_phases,
                       uint32_t *out) {
+  if (n_phases > c->max_ph) return ETSIM_EINTERNAL;
   POOL_ALLOC(c, streams, n_streams, cap_streams, free_stream, out);
   stream_t *s = &c->streams[*out];
-  memset(s, 0, sizeof *s);
+  memset(s, 0, sizeof *s); /* before anything can fail: destroy reads it */
+  if (c->cap_streams > c->cap_phase_streams) {
+    /* The phase lists grow with the stream pool, max_ph per slot. */
+    phase_t *p = etsim_realloc(c->phases, c->cap_streams * (size_t)c->max_ph * sizeof *p);
+    if (!p) return ETSIM_ENOMEM;
+    c->phases = p;
+    c->cap_phase_streams = c->cap_streams;
+  }
   s->npu = npu;
   s->dataset = di;
   s->priority = pri;
@@ -981,12 +1175,23 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
   if (rc) return rc;
   stream_t *s = &c->streams[si];
   s->cu = &cu->rank[pos];
-  s->ph[0].type = (uint8_t)type;
-  s->ph[0].algo = ETSIM_ALGO_N;
-  s->ph[0].size = bytes;
-  s->ph[0].ring.n = comm ? comm->n : c->n_npus;
-  s->ph[0].ring.members = comm && comm->n != c->n_npus ? comm->members : NULL;
-  s->ph[0].ring.pos = pos;
+  phase_t *ph = PHASES(c, si);
+  memset(ph, 0, sizeof *ph);
+  ph->type = (uint8_t)type;
+  ph->algo = ETSIM_ALGO_N;
+  ph->size = bytes;
+  ph->ring.n = comm ? comm->n : c->n_npus;
+  ph->ring.members = comm && comm->n != c->n_npus ? comm->members : NULL;
+  ph->ring.pos = pos;
+  /* its dimensions: those towards the peers its graph sends to */
+  const etsim_coll_custom_rank_t *g = s->cu;
+  for (uint32_t k = 0; k < g->n; k++)
+    if (g->kind[k] == ETSIM_CUSTOM_SEND && g->peer[k] < ph->ring.n) {
+      uint32_t peer = ph->ring.members ? ph->ring.members[g->peer[k]] : g->peer[k];
+      int d = etsim_topo_first_diff_dim(c->topo, npu, peer);
+      if (d >= 0) ph->dims |= (uint8_t)(1u << d);
+    }
+  c->datasets[di].dims = ph->dims;
   s->tag = TAG_COLL | c->stream_counter[npu]++;
   return proceed(c, si);
 }
@@ -1118,9 +1323,11 @@ int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uin
     } else {                                                                                    \
       ring_for(c, npu, l_, &p_->ring);                                                          \
     }                                                                                           \
+    p_->dims = (uint8_t)etsim_coll__phase_dims(c, npu, p_, l_->phys);                           \
     if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE)                                              \
       p_->type = ETSIM_COP_ALL_REDUCE; /* a tree phase always all-reduces */                    \
     else remain = final_size((t), remain, l_->n);                                               \
+    c->datasets[di].dims |= p_->dims;                                                           \
   } while (0)
     if (type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware) {
       for (int i = 0; i < nld; i++)
@@ -1142,7 +1349,7 @@ int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uin
     uint32_t si;
     if ((rc0 = new_stream(c, npu, di, pri, np, &si))) return rc0;
     stream_t *s = &c->streams[si];
-    memcpy(s->ph, ph, (size_t)np * sizeof *ph);
+    memcpy(PHASES(c, si), ph, (size_t)np * sizeof *ph);
     if (grouped) {
       uint64_t key = (uint64_t)npu << 32 | comm->id;
       uint32_t slot = (uint32_t)c->n_gcount;
@@ -1197,6 +1404,11 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
   c->user = user;
   c->n_npus = topo->total;
   c->qpd = cfg->queues_per_dim ? cfg->queues_per_dim : 1;
+  /* Phases per stream: one per dimension; localBWAware all-reduce goes up
+   * and down again (2 ndims - 1), a tree barrier gathers and releases on
+   * each dimension (2 ndims, ext.c); custom and communicator rings take
+   * one. */
+  c->max_ph = 2 * topo->ndims > 1 ? 2 * topo->ndims : 1;
   c->n_queues = topo->ndims * (int)c->qpd;
   {
     uint32_t ac = cfg->active_chunks ? cfg->active_chunks : 1;
@@ -1214,17 +1426,19 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
   c->dbt_counter =
       etsim_calloc((size_t)topo->total * ETSIM_COP_N * ETSIM_TOPO_MAX_DIMS, sizeof *c->dbt_counter);
   c->reduce_ns_cache_bytes = -1;
-  c->free_stream = c->free_dataset = c->free_msg = c->free_rq = NIL;
+  c->free_stream = c->free_dataset = c->free_msg = c->free_rq = c->free_match = NIL;
   etsim_u64map_init(&c->group_counter);
+  etsim_u64map_init(&c->pairs);
   size_t nq = (size_t)c->n_npus * (size_t)c->n_queues;
   c->prio_counter = etsim_calloc(c->n_npus, sizeof *c->prio_counter);
   c->stream_counter = etsim_calloc(c->n_npus, sizeof *c->stream_counter);
   c->qhead = etsim_malloc(nq * sizeof *c->qhead);
   c->qtail = etsim_malloc(nq * sizeof *c->qtail);
   c->qrunning = etsim_calloc(nq, sizeof *c->qrunning);
+  c->mbox = etsim_calloc(c->n_npus, sizeof *c->mbox);
   if (!c->dim_run || !c->dim_last_ps || !c->dim_busy_ps || !c->dim_exposed_ps || !c->comp_on ||
       !c->alloc || !c->dbt_counter || !c->prio_counter || !c->stream_counter || !c->qhead ||
-      !c->qtail || !c->qrunning) {
+      !c->qtail || !c->qrunning || !c->mbox) {
     etsim_coll_destroy(c);
     return etsim_error_set(err, ETSIM_ENOMEM, "system layer: out of memory for %u NPUs",
                            topo->total);
@@ -1273,28 +1487,75 @@ void etsim_coll_destroy(etsim_coll_t *c) {
   etsim_free(c->qtail);
   etsim_free(c->qrunning);
   etsim_u64map_free(&c->group_counter);
+  etsim_u64map_free(&c->pairs);
   etsim_free(c->gcount);
   /* A run stopped by an error leaves custom collectives mid-flight. */
   for (size_t i = 0; i < c->n_streams; i++) etsim_free(c->streams[i].cu_deps);
   etsim_free(c->streams);
+  etsim_free(c->phases);
   etsim_free(c->datasets);
   etsim_free(c->msgs);
   etsim_free(c->match);
+  etsim_free(c->mslot);
+  etsim_free(c->mbox);
+  etsim_free(c->free_stack);
   etsim_free(c->rq);
   etsim_free(c);
 }
 
-void etsim_coll_set_representative(etsim_coll_t *c, int on) { c->rep = on; }
+void etsim_coll_set_symmetry(etsim_coll_t *c, const etsim_coll_symmetry_t *sym) { c->sym = sym; }
+
+const etsim_u64map_t *etsim_coll_pairs(const etsim_coll_t *c) { return &c->pairs; }
+
+void etsim_coll_event_key(const etsim_coll_t *c, const etsim_des_event_t *ev, uint32_t *npu,
+                          uint64_t *key) {
+  switch (ev->type) {
+    case ETSIM_COLL_EV_DELIVER: {
+      uint32_t k;
+      uint64_t send = 0;
+      if (ev->b & TOKEN_FAST) {
+        k = (uint32_t)ev->b;
+      } else {
+        const msgrec_t *m = &c->msgs[(uint32_t)ev->b];
+        if (m->dst & ETSIM_COLL_SWITCH_BIT) { /* up to a switch: the sender's */
+          *npu = m->sender;
+          *key = m->send_token;
+          return;
+        }
+        k = m->entry;
+        send = m->send_token;
+      }
+      const match_t *e = &c->match[k];
+      *npu = e->dst;
+      /* A send handler makes the event distinct; a waiting receive names
+       * its handler; an early arrival only counts. */
+      *key = send ? send ^ (1ull << 61) : e->n_recv ? e->tok0 : 0;
+      return;
+    }
+    case ETSIM_COLL_EV_GENERAL:
+      *npu = c->streams[(uint32_t)ev->b].npu;
+      *key = TOK_STREAM | (uint32_t)ev->b;
+      return;
+    case ETSIM_COLL_EV_HOP:
+      *npu = ev->a;
+      *key = 0;
+      return;
+    default: /* RECV, CUSTOM */
+      *npu = ev->a;
+      *key = ev->b;
+      return;
+  }
+}
 
 void etsim_coll_get_stats(const etsim_coll_t *c, etsim_coll_stats_t *out) {
   *out = c->stats;
   out->unmatched_arrivals = 0;
   out->pending_recvs = 0;
-  for (size_t i = 0; i < c->match_cap; i++) {
+  for (size_t i = 0; i < c->n_match; i++) {
     const match_t *e = &c->match[i];
-    if (e->state != 1) continue;
+    if (e->inflight == UINT32_MAX) continue;
     out->unmatched_arrivals += e->arrived;
-    for (uint32_t r = e->head; r != NIL; r = c->rq[r].next) out->pending_recvs++;
+    out->pending_recvs += e->n_recv;
   }
 }
 
@@ -1305,12 +1566,12 @@ int etsim_coll_check_idle(const etsim_coll_t *c, etsim_error_t *err) {
   char buf[600];
   size_t len = 0;
   int shown = 0;
-  for (size_t i = 0; i < c->match_cap && shown < 4; i++) {
+  for (size_t i = 0; i < c->n_match && shown < 4; i++) {
     const match_t *e = &c->match[i];
-    if (e->state != 1) continue;
+    if (e->inflight == UINT32_MAX || (!e->arrived && !e->n_recv)) continue;
     const char *ns = e->tag & TAG_COLL ? "collective stream" : "tag";
     uint64_t tag = e->tag & ~TAG_COLL;
-    if (e->head != NIL)
+    if (e->n_recv)
       len += (size_t)snprintf(buf + len, sizeof buf - len,
                               "%sNPU %u waits for %llu bytes from NPU "
                               "%u (%s %llu) that were never sent",
@@ -1350,15 +1611,38 @@ int etsim_coll__recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes
 int etsim_coll__send_switch(etsim_coll_t *c, uint32_t npu, int d, int up, uint64_t bytes,
                             uint64_t tag, uint32_t notify_si) {
   if (!c->net->ops->send_switch) return ETSIM_EUNSUPPORTED;
-  uint32_t mi;
-  POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
   c->stats.messages++;
   uint32_t st = c->topo->stride[d];
   uint32_t sw = ETSIM_COLL_SWITCH_ID(d, npu - etsim_topo_coord(c->topo, npu, d) * st);
   uint64_t tok = notify_si == NIL ? 0 : TOK_STREAM | notify_si;
-  c->msgs[mi] =
-      up ? (msgrec_t){tag, bytes, npu, sw, tok, NIL} : (msgrec_t){tag, bytes, sw, npu, tok, NIL};
-  return c->net->ops->send_switch(c->net, npu, d, up, bytes, mi);
+  uint32_t mi;
+  if (up) {
+    /* to the switch, which takes it whole: no matching */
+    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
+    msgrec_t *m = &c->msgs[mi];
+    m->send_token = tok;
+    m->sender = npu;
+    m->dst = sw;
+    m->tag = tag;
+    m->bytes = bytes;
+    return c->net->ops->send_switch(c->net, npu, d, 1, bytes, mi);
+  }
+  /* down: the NPU receives it from the switch like any message */
+  uint32_t k;
+  int rc = match_get(c, tag, sw, npu, bytes, &k);
+  if (rc) return rc;
+  c->match[k].inflight++;
+  uint64_t token = TOKEN_FAST | k;
+  if (tok) {
+    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
+    msgrec_t *m = &c->msgs[mi];
+    m->send_token = tok;
+    m->entry = k;
+    m->sender = sw;
+    m->dst = npu;
+    token = mi;
+  }
+  return c->net->ops->send_switch(c->net, npu, d, 0, bytes, token);
 }
 
 int etsim_coll__wake(etsim_coll_t *c, uint32_t si, int64_t delay_ns) {

@@ -5,6 +5,9 @@
 #include "etsim/coll.h"
 
 #define NIL UINT32_MAX
+/* Stream si's phase list (max_ph entries; the running one is copied into
+ * the stream as `cur`). */
+#define PHASES(c, si) (&(c)->phases[(size_t)(si) * (size_t)(c)->max_ph])
 #define MAX_PHASES (2 * ETSIM_TOPO_MAX_DIMS)
 
 /* How a logical ring maps positions to NPU ids. */
@@ -17,47 +20,54 @@ typedef struct ringmap {
 } ringmap_t;
 
 typedef struct phase {
+  ringmap_t ring;
+  uint64_t size;    /* initial data size of the phase */
   uint8_t type;     /* etsim_cop_t */
   uint8_t algo;     /* etsim_algo_kind_t */
   int8_t dir;       /* +1 clockwise, -1 anticlockwise */
   uint8_t fast;     /* local ring: fixed 10 ns bus delay */
   int32_t window;   /* direct: outstanding sends, -1 = all peers */
   uint8_t tree_min; /* double binary tree: the root is the lowest id (else highest) */
+  uint8_t dims;     /* dimensions this NPU's messages of the phase cross (bit d) */
   uint32_t tree_start, tree_stride; /* double binary tree: ids start + k*stride */
   uint32_t queue;
-  uint64_t size; /* initial data size of the phase */
-  ringmap_t ring;
   uint32_t root; /* rooted phases (ext.c): the root's position in ring */
 } phase_t;
 
+/*
+ * A stream (one chunk of a collective).  Laid out hot first: every message
+ * touches the running phase (a copy of it, `cur`) and the algorithm state
+ * in the first two cache lines; queue links and the rarely used states of
+ * halving-doubling, trees and custom collectives follow.  The stream's
+ * phase list lives outside, in etsim_coll's `phases` (max_ph per stream),
+ * so a 3-D stream is ~280 bytes instead of 1,240.
+ */
 typedef struct stream {
-  uint32_t npu, dataset;
-  uint64_t tag;
-  int32_t priority;
-  uint8_t n_phases, next_phase, initialized, in_queue;
-  int32_t cur_queue;   /* -1 before the first phase */
-  uint32_t prev, next; /* queue list links */
-  uint32_t next_free;
-  phase_t ph[MAX_PHASES];
-  /* algorithm state of the current phase */
-  /* current phase: ph[next_phase - 1] (an index, since the pool moves) */
-  uint64_t msg;
+  phase_t cur; /* the current phase: phases[...][next_phase - 1] */
+  uint64_t msg, tag;
   int64_t stream_count;
+  uint64_t n_sent;
   int32_t free_packets, zero_lat, nonzero_lat, parallel_reduce;
   int32_t middle_point, total_received, nonzero_per_round;
   uint32_t packets;  /* inserted, not yet sent */
   uint32_t inflight; /* --ring-window: sent, not yet delivered */
-  uint64_t n_sent;
-  uint8_t toggle, direct, hd, hd_double;
+  uint32_t npu;
+  uint8_t toggle, direct, hd, hd_double, dbt, initialized, in_queue, n_phases;
+  uint8_t next_phase;
+  int32_t cur_queue;   /* -1 before the first phase */
+  uint32_t prev, next; /* queue list links */
+  uint32_t dataset;
+  int32_t priority;
+  uint32_t next_free;
   /* halving-doubling: the next packet's peer offset and size, and the
    * packets inserted but not sent (peer, size) */
   int32_t hd_off;
+  uint8_t pk_head;
   uint64_t hd_msg;
   uint32_t pk_peer[4];
   uint64_t pk_size[4];
-  uint8_t pk_head;
   /* double binary tree: role, links (NPU ids, NIL = none), state */
-  uint8_t dbt, dbt_role, dbt_state, dbt_reductions;
+  uint8_t dbt_role, dbt_state, dbt_reductions;
   uint32_t dbt_parent, dbt_left, dbt_right;
   /* custom collective */
   const etsim_coll_custom_rank_t *cu;
@@ -67,27 +77,58 @@ typedef struct stream {
 
 typedef struct dataset {
   uint32_t npu, total, finished, next_free;
+  uint32_t dims; /* union of its phases' dims */
   uint64_t token;
   int64_t t_create;
 } dataset_t;
 
+/* A message that needs more than its matching entry at delivery: a send
+ * handler (point-to-point sends, --ring-window credits, custom
+ * collectives) and the NPU that sent it.  Other messages travel as the
+ * entry index alone (TOKEN_FAST). */
 typedef struct msgrec {
-  uint64_t tag; /* bit 40 set: collective namespace */
-  uint64_t bytes;
-  uint32_t src, dst;
-  uint64_t send_token; /* handler of the sender, 0 = none */
-  uint32_t next_free;
+  uint64_t send_token;
+  union {
+    uint32_t entry;     /* matching entry */
+    uint32_t next_free; /* when free */
+  };
+  uint32_t sender; /* the NPU whose send this is */
+  /* a message up to a switch (dst has ETSIM_COLL_SWITCH_BIT: in-network
+   * collectives) is not matched: the switch takes it */
+  uint32_t dst;
+  uint64_t tag, bytes;
 } msgrec_t;
 
-/* Matching entry: (tag, src, dst, bytes) -> arrivals not yet received and
- * receives not yet arrived (FIFO of handler tokens). */
+/* Matching entry: (tag, src, dst, bytes) -> arrivals not yet received,
+ * receives not yet arrived (FIFO of handler tokens), and messages still in
+ * flight towards it (which keep it alive, so a delivery reaches it by
+ * index without hashing).  Entries live in a dense pool; the hash table
+ * holds 8-byte slots (32-bit hash, entry + 1), so probing stays in cache. */
 typedef struct match {
-  uint64_t tag, bytes;
+  uint64_t tag, bytes; /* tag bit 40 set: collective namespace */
+  uint64_t tok0;       /* the oldest waiting receive's token (n_recv > 0) */
   uint32_t src, dst;
   uint32_t arrived;
-  uint32_t head, tail; /* recv FIFO in rq[] */
-  uint8_t state;       /* 0 empty, 1 used, 2 tombstone */
+  uint32_t inflight; /* UINT32_MAX marks a free entry */
+  uint32_t n_recv;   /* receives waiting: tok0, then the list head..tail in rq[] */
+  uint32_t head;
+  union {
+    uint32_t tail;
+    uint32_t next_free; /* when free */
+  };
+  uint8_t in_mbox; /* found through its receiver's mailbox, not the hash table */
 } match_t;
+
+/* Per NPU: its receive-side entries, one way per (tag, source) hash
+ * (entry + 1, 0 = empty); keys that meet an occupied way go to the hash
+ * table, and n_over counts them so the table is probed only when it may
+ * hold one.  32 bytes: a ring's neighbours' mailboxes sit next to each
+ * other, so the lock-step order of a collective walks them in order. */
+#define MBOX_WAYS 7
+typedef struct mbox {
+  uint32_t way[MBOX_WAYS];
+  uint32_t n_over;
+} mbox_t;
 
 typedef struct rqnode {
   uint64_t token;
@@ -119,20 +160,32 @@ struct etsim_coll {
   stream_t *streams;
   size_t n_streams, cap_streams;
   uint32_t free_stream;
+  phase_t *phases; /* max_ph per stream slot: stream si's at si * max_ph */
+  size_t cap_phase_streams;
+  int max_ph;
   dataset_t *datasets;
   size_t n_datasets, cap_datasets;
   uint32_t free_dataset;
   msgrec_t *msgs;
   size_t n_msgs, cap_msgs;
   uint32_t free_msg;
-  match_t *match;
-  size_t match_cap, match_used, match_tomb;
+  match_t *match; /* entry pool */
+  size_t n_match, cap_match;
+  uint32_t free_match;  /* unused: entries are recycled through free_stack */
+  uint32_t *free_stack; /* free entries, as a stack of indices: popping one
+                           reads this array, not the entry (an intrusive
+                           list would miss the cache on every message) */
+  size_t n_free, cap_free;
+  mbox_t *mbox;    /* per NPU */
+  uint64_t *mslot; /* hash slots: hash32 << 32 | (entry + 1), 0 = empty */
+  size_t mslot_cap, match_used;
   rqnode_t *rq;
   size_t n_rq, cap_rq;
   uint32_t free_rq;
   int warned_truncate[ETSIM_COP_N];
   int warned_clamp;
-  int rep; /* representative mode */
+  const etsim_coll_symmetry_t *sym; /* reduced run, or NULL */
+  etsim_u64map_t pairs;             /* reduced run: (from << 32 | to) used */
   const etsim_coll_custom_t *custom[ETSIM_COP_N];
   uint32_t *dbt_counter;
   /* per NPU x dimension: streams running, time with any running, and of
@@ -142,6 +195,7 @@ struct etsim_coll {
   uint8_t *comp_on; /* per NPU x collective type x dimension: trees handed out */
   etsim_coll_stats_t stats;
   uint64_t live_streams, live_datasets;
+  uint32_t done_dims;   /* during a done callback: the finished collective's dims */
   struct coll_ext *ext; /* etsim's own algorithms (ext.c), created on first use */
 };
 
@@ -203,5 +257,10 @@ int etsim_coll__ext_event(etsim_coll_t *c, const etsim_des_event_t *ev);
 int etsim_coll__ext_at_switch(etsim_coll_t *c, uint32_t si, uint32_t sw, uint64_t bytes,
                               uint64_t tag);
 void etsim_coll__ext_destroy(etsim_coll_t *c);
+
+/* The dimensions NPU npu's messages in phase p cross (bit d); phys is the
+ * phase's physical dimension, or < 0 for a ring over a communicator or
+ * all NPUs (coll.c). */
+uint32_t etsim_coll__phase_dims(const etsim_coll_t *c, uint32_t npu, const phase_t *p, int phys);
 
 #endif

@@ -387,6 +387,8 @@ static void add(etsim_coll_t *c, uint32_t npu, plan_t *p, const sdim_t *s, int t
   ph->size = size;
   ph->ring = s->ring;
   ph->root = s->root;
+  /* the dimensions its messages cross (per-dimension times) */
+  ph->dims = (uint8_t)etsim_coll__phase_dims(c, npu, ph, s->phys);
 }
 
 /* The phases of one chunk of `chunk` bytes (a rank's share for gather and
@@ -521,7 +523,8 @@ int etsim_coll__ext_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint6
     if (p.n == 0) break;
     uint32_t si;
     if ((rc = etsim_coll__new_stream(c, npu, di, pri, p.n, &si))) return rc;
-    memcpy(c->streams[si].ph, p.ph, (size_t)p.n * sizeof *p.ph);
+    for (int q = 0; q < p.n; q++) c->datasets[di].dims |= p.ph[q].dims;
+    memcpy(PHASES(c, si), p.ph, (size_t)p.n * sizeof *p.ph);
     made++;
     if ((rc = etsim_coll__launch(c, si, comm))) return rc;
   }

@@ -5,7 +5,7 @@
 #include "coll_int.h"
 
 /* The current phase of a stream. */
-#define XCP(s) (&(s)->ph[(s)->next_phase - 1])
+#define XCP(s) (&(s)->cur)
 
 /* Per-stream state of a rooted or in-network phase. */
 typedef struct xst {
@@ -45,10 +45,10 @@ typedef struct coll_ext {
   size_t cap_st;
   layout_t *layouts;
   size_t n_layouts, cap_layouts;
-  etsim_u64map_t layout_of; /* communicator address -> layout */
-  swrec_t *sw;              /* open addressing on (switch, tag) */
-  size_t sw_cap, sw_used;
-  etsim_u64map_t sw_slot; /* switch id -> its reduction engine's slot */
+  etsim_u64map_t layout_of;        /* communicator address -> layout */
+  swrec_t *sw;                     /* open addressing on (switch, tag) */
+  size_t sw_cap, sw_used, sw_tomb; /* live records, tombstones */
+  etsim_u64map_t sw_slot;          /* switch id -> its reduction engine's slot */
   int64_t *sw_free_ps;
   size_t n_sw_free, cap_sw_free;
 } coll_ext_t;

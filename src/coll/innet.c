@@ -24,8 +24,12 @@
  * server on the congestion backend and unlimited (each reduction alone) on
  * the analytical one, in keeping with each backend's model.
  *
- * With one NPU standing for all (symmetry), that NPU's contribution stands
- * for every member's, which arrive at the same time.
+ * With classes of equivalent NPUs (sim/reduce.c) only representatives
+ * run.  sim/reduce.c admits a run only when every switch group holding a
+ * representative is either one class (its members' contributions are
+ * images of the representative's, so they arrive with it) or all
+ * representatives; the switch then waits for the simulated members alone
+ * and sends down to them alone.
  */
 #include "ext_int.h"
 
@@ -127,8 +131,13 @@ static uint64_t sw_hash(uint32_t sw, uint64_t tag) {
  * (or out of memory when creating: *rc says). */
 static swrec_t *sw_find(coll_ext_t *x, uint32_t sw, uint64_t tag, int create, int *rc) {
   *rc = 0;
-  if (create && (x->sw_used + 1) * 2 > x->sw_cap) {
-    size_t cap = x->sw_cap ? x->sw_cap * 2 : 64;
+  /* Rehash when live records and tombstones fill half the table: probing
+   * stops only at an empty slot, so tombstones count (a long run retires
+   * a record per switch and chunk; without this the table filled with
+   * tombstones and the probe never ended). */
+  if (create && (x->sw_used + x->sw_tomb + 1) * 2 > x->sw_cap) {
+    size_t cap = x->sw_cap ? x->sw_cap : 64;
+    while ((x->sw_used + 1) * 4 > cap) cap *= 2;
     swrec_t *nt = etsim_calloc(cap, sizeof *nt);
     if (!nt) {
       *rc = ETSIM_ENOMEM;
@@ -143,6 +152,7 @@ static swrec_t *sw_find(coll_ext_t *x, uint32_t sw, uint64_t tag, int create, in
     etsim_free(x->sw);
     x->sw = nt;
     x->sw_cap = cap;
+    x->sw_tomb = 0;
   }
   if (!x->sw_cap) return NULL;
   size_t mask = x->sw_cap - 1, j = sw_hash(sw, tag) & mask, tomb = SIZE_MAX;
@@ -154,7 +164,10 @@ static swrec_t *sw_find(coll_ext_t *x, uint32_t sw, uint64_t tag, int create, in
     j = (j + 1) & mask;
   }
   if (!create) return NULL;
-  if (tomb != SIZE_MAX) j = tomb;
+  if (tomb != SIZE_MAX) {
+    j = tomb;
+    x->sw_tomb--;
+  }
   swrec_t *e = &x->sw[j];
   memset(e, 0, sizeof *e);
   e->used = 1;
@@ -197,8 +210,16 @@ int etsim_coll__ext_at_switch(etsim_coll_t *c, uint32_t si, uint32_t sw, uint64_
     e->ring = p->ring;
     e->root = p->root;
     e->size = p->size;
-    /* one NPU standing for all: its contribution is every member's */
-    e->need = c->rep || p->type == ETSIM_COP_BROADCAST ? 1 : p->ring.n;
+    e->need = p->type == ETSIM_COP_BROADCAST ? 1 : p->ring.n;
+    if (c->sym && e->need > 1) {
+      /* classes: the simulated members stand for the rest (see above) */
+      uint32_t m = 0;
+      for (uint32_t k = 0; k < p->ring.n; k++) {
+        uint32_t id = etsim_coll__ring_at(&p->ring, k);
+        m += c->sym->rep[id] == id;
+      }
+      e->need = m ? m : 1;
+    }
   }
   if (++e->arrived < e->need) return 0;
   /* All in: reduce, then send the result down (an event at its end). */
@@ -234,6 +255,7 @@ int etsim_coll__ext_event(etsim_coll_t *c, const etsim_des_event_t *ev) {
   swrec_t r = *e;
   e->used = 2; /* a tombstone */
   x->sw_used--;
+  x->sw_tomb++;
   phase_t p = {0};
   p.type = r.type;
   p.ring = r.ring;
@@ -244,7 +266,7 @@ int etsim_coll__ext_event(etsim_coll_t *c, const etsim_des_event_t *ev) {
     uint32_t npu = etsim_coll__ring_at(&r.ring, k);
     p.ring.pos = k;
     if (!receives(&p)) continue;
-    if (c->rep && npu != 0) continue; /* only NPU 0 is simulated */
+    if (c->sym && c->sym->rep[npu] != npu) continue; /* not simulated */
     if ((rc = etsim_coll__send_switch(c, npu, r.d, 0, down, r.tag, NIL))) return rc;
   }
   return 0;

@@ -137,6 +137,34 @@ void etsim_et__reader_count_node(etsim_et_reader_t *r);
 /* Upper estimate of the nodes still to come, from the file size and the
  * messages buffered so far; 0 when unknown. */
 size_t etsim_et__reader_estimate_nodes(const etsim_et_reader_t *r);
+/* A reader over a whole file already in memory (data borrowed: it must
+ * outlive the reader); errors name `path`. */
+int etsim_et__reader_open_mem(etsim_et_reader_t **out, const char *path, const uint8_t *data,
+                              size_t len, unsigned flags, etsim_error_t *err);
+/* etsim_et_trace_load on a file already in memory (data borrowed during the
+ * call only). */
+int etsim_et__trace_load_mem(etsim_et_trace_t **out, const char *path, const uint8_t *data,
+                             size_t len, unsigned read_flags, etsim_error_t *err);
+/* ------------------------------------------------- traces up to labels */
+
+/* A trace's labels (share.c): each distinct pg_name string and comm_src /
+ * comm_dst value gets a slot in order of first appearance. */
+typedef struct et_labels {
+  uint32_t *attr_slot;    /* per attribute record: its slot, or UINT32_MAX */
+  etsim_et_label_t *vals; /* per slot: the value */
+  uint32_t n;             /* slots */
+  uint64_t shape_hash;    /* the trace with labels replaced by slot numbers */
+} et_labels_t;
+
+/* Extract t's labels and shape hash; pg_name strings are interned in strs
+ * (vals point there).  0 or ETSIM_ENOMEM. */
+int etsim_et__labels_extract(const etsim_et_trace_t *t, etsim_intern_t *strs, et_labels_t *out);
+void etsim_et__labels_free(et_labels_t *l);
+/* 1 when a and b are equal but for their label values (compared field by
+ * field, slot structure included), else 0. */
+int etsim_et__same_shape(const etsim_et_trace_t *a, const et_labels_t *la,
+                         const etsim_et_trace_t *b, const et_labels_t *lb);
+
 /* Force the protobuf-c path for every node (tests compare both paths). */
 void etsim_et__reader_set_slow(etsim_et_reader_t *r, int slow);
 

@@ -42,6 +42,7 @@ struct etsim_et_reader {
   unsigned flags;
   unsigned char *buf; /* buffered input: [pos, end) is unread */
   size_t cap, pos, end;
+  int borrowed;        /* buf is the caller's (a file already in memory) */
   uint64_t buf_offset; /* stream offset of buf[0] */
   int eof;             /* gzread has returned 0 */
   uint64_t node_index; /* index of the next node */
@@ -233,22 +234,46 @@ static int read_message(etsim_et_reader_t *r, const unsigned char **data, uint32
   return 1;
 }
 
-int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned flags,
-                         etsim_error_t *err) {
+static int read_meta(etsim_et_reader_t *r, etsim_et_reader_t **out, etsim_error_t *err);
+
+/* A reader with no input yet; arenas sized for a file of `bytes` (0:
+ * unknown), since one per rank file is opened and a 72-byte file should
+ * not cost 64 KiB of message arena. */
+static etsim_et_reader_t *reader_new(const char *path, unsigned flags, uint64_t bytes) {
   etsim_et_reader_t *r = etsim_calloc(1, sizeof *r);
-  if (!r) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (!r) return NULL;
   r->fd = -1;
   r->path = etsim_strdup(path);
   r->flags = flags;
-  r->cap = 256u << 10; /* L2-sized; grows for bigger messages */
-  r->buf = etsim_malloc(r->cap);
-  etsim_arena_init(&r->arena, 64 * 1024);
-  etsim_arena_init(&r->meta_arena, 4 * 1024);
+  size_t blk = bytes && bytes < 64 * 1024 ? (size_t)bytes + 1024 : 64 * 1024;
+  etsim_arena_init(&r->arena, blk);
+  etsim_arena_init(&r->meta_arena, blk < 4 * 1024 ? blk : 4 * 1024);
   etsim_et__arena_allocator(&r->alloc, &r->arena);
-  if (!r->path || !r->buf) {
-    etsim_et_reader_close(r);
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (!r->path) {
+    etsim_free(r);
+    return NULL;
   }
+  return r;
+}
+
+int etsim_et__reader_open_mem(etsim_et_reader_t **out, const char *path, const uint8_t *data,
+                              size_t len, unsigned flags, etsim_error_t *err) {
+  etsim_et_reader_t *r = reader_new(path, flags, len);
+  if (!r) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  r->buf = (unsigned char *)data;
+  r->borrowed = 1;
+  r->cap = r->end = len;
+  r->eof = 1;
+  r->file_bytes = len;
+  int rc = read_meta(r, out, err);
+  if (rc) etsim_et_reader_close(r);
+  return rc;
+}
+
+int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned flags,
+                         etsim_error_t *err) {
+  etsim_et_reader_t *r = reader_new(path, flags, 0);
+  if (!r) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   int rc0 = etsim_input_check(path, err);
   if (rc0) {
     etsim_et_reader_close(r);
@@ -283,6 +308,25 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
                            path, e ? strerror(e) : "out of memory");
   }
   if (r->gz) gzbuffer(r->gz, 256 * 1024);
+  /* L2-sized (it grows for bigger messages), or the whole of a small file:
+   * a 256 KiB block is above malloc's mmap threshold, which would cost two
+   * system calls and fresh pages per rank file. */
+  r->cap = 256u << 10;
+  if (!r->gz && r->file_bytes && r->file_bytes + 16 < r->cap) r->cap = (size_t)r->file_bytes + 16;
+  if (!(r->buf = etsim_malloc(r->cap))) {
+    etsim_et_reader_close(r);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  }
+  int rc = read_meta(r, out, err);
+  if (rc) etsim_et_reader_close(r);
+  return rc;
+}
+
+/* Read the GlobalMetadata; on failure the caller closes r (its path names
+ * the file in the message). */
+static int read_meta(etsim_et_reader_t *r, etsim_et_reader_t **out, etsim_error_t *err) {
+  const char *path = r->path;
+  unsigned flags = r->flags;
 
   const unsigned char *data = NULL;
   uint32_t len = 0;
@@ -291,7 +335,6 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
   if (rc == 0)
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: offset 0: empty file (no GlobalMetadata)", path);
   if (rc < 0) {
-    etsim_et_reader_close(r);
     return rc;
   }
   ProtobufCAllocator ma;
@@ -299,16 +342,14 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
   size_t failures = r->meta_arena.failures;
   r->meta_msg = chakra_proto_msg__global_metadata__unpack(&ma, len, data);
   if (!r->meta_msg) {
-    int oom = r->meta_arena.failures != failures;
-    etsim_et_reader_close(r);
-    if (oom) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+    if (r->meta_arena.failures != failures)
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset 0: GlobalMetadata does not decode",
                            path);
   }
   ChakraProtoMsg__GlobalMetadata *m = r->meta_msg;
   size_t unk = m->base.n_unknown_fields + attrs_unknown(m->attr, m->n_attr);
   if (unk && !(flags & ETSIM_ET_READ_SKIP_UNKNOWN)) {
-    etsim_et_reader_close(r);
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: offset 0: GlobalMetadata has %zu field(s) the "
                            "Chakra schema does not define",
@@ -317,7 +358,6 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
   etsim_attr_t *ma_attrs =
       m->n_attr ? etsim_arena_alloc(&r->meta_arena, m->n_attr * sizeof *ma_attrs) : NULL;
   if (m->n_attr && !ma_attrs) {
-    etsim_et_reader_close(r);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   }
   for (size_t i = 0; i < m->n_attr; i++) etsim_et__attr_from_proto(&ma_attrs[i], m->attr[i]);
@@ -455,7 +495,7 @@ void etsim_et_reader_close(etsim_et_reader_t *r) {
   etsim_arena_free(&r->arena);
   etsim_arena_free(&r->meta_arena);
   etsim_free(r->attrs);
-  etsim_free(r->buf);
+  if (!r->borrowed) etsim_free(r->buf);
   etsim_free(r->path);
   etsim_free(r);
 }

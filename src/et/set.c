@@ -18,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static int is_file(const char *p) {
   struct stat st;
@@ -299,38 +302,380 @@ fail:
   return rc;
 }
 
+/* ------------------------------------------------------ content sharing */
+
+/* Files up to this size are read whole, hashed and compared; bigger ones
+ * (and gzip files) are loaded each on their own. */
+#define SHARE_MAX_BYTES (256u << 20)
+/* Small distinct files are kept in memory for comparisons (up to a total);
+ * bigger ones are read again when a later file has the same hash, which
+ * costs a read from the page cache but no memory while loading. */
+#define SHARE_KEEP_FILE (4u << 10)
+#define SHARE_KEEP_BYTES (8u << 20)
+
+/* 64-bit hash of a file's bytes, 8 at a time (a 16 K-file set is hashed in
+ * well under a millisecond per MB).  Equal hashes are confirmed by
+ * comparing bytes, so the quality only affects speed. */
+static uint64_t content_hash(const uint8_t *p, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = (h ^ etsim_hash_u64(w)) * 0xff51afd7ed558ccdull;
+  }
+  uint64_t w = 0;
+  memcpy(&w, p + i, n - i);
+  return etsim_hash_u64(h ^ etsim_hash_u64(w ^ 0x1234567ull));
+}
+
+typedef struct share {
+  etsim_u64map_t by_hash; /* content hash -> first file with it */
+  uint32_t *next;         /* per file: next file with the same hash, or UINT32_MAX */
+  uint64_t *size;         /* per file: its size (when read whole) */
+  uint8_t **kept;         /* per file: its bytes, or NULL (re-read to compare) */
+  size_t kept_bytes;
+  uint8_t *buf, *buf2;
+  size_t buf_cap, buf2_cap;
+  /* up to labels: shape hash -> first trace with it, chained per trace */
+  etsim_u64map_t by_shape;
+  uint32_t *shape_next;
+  et_labels_t *tl; /* per trace: its labels (attr_slot moves to the set) */
+  size_t label_cap;
+} share_t;
+
+static void share_free(share_t *sh, const etsim_et_set_t *s) {
+  etsim_u64map_free(&sh->by_hash);
+  etsim_u64map_free(&sh->by_shape);
+  for (size_t k = 0; sh->kept && k < s->n_files; k++) etsim_free(sh->kept[k]);
+  for (size_t k = 0; sh->tl && k < s->n_traces; k++) {
+    if (s->attr_label && sh->tl[k].attr_slot == s->attr_label[k]) sh->tl[k].attr_slot = NULL;
+    etsim_et__labels_free(&sh->tl[k]);
+  }
+  etsim_free(sh->tl);
+  etsim_free(sh->shape_next);
+  etsim_free(sh->kept);
+  etsim_free(sh->next);
+  etsim_free(sh->size);
+  etsim_free(sh->buf);
+  etsim_free(sh->buf2);
+}
+
+/* Read a plain file whole into *buf (grown as needed): 1 with *len, 0 when
+ * it is not a plain file of at most SHARE_MAX_BYTES (gzip, a pipe, too
+ * big), or a negative code naming the file. */
+static int read_whole(const char *path, uint8_t **buf, size_t *cap, size_t *len,
+                      etsim_error_t *err) {
+  /* Checked as an input like every file the reader opens (the output guard
+   * must know it), and stat first: opening a FIFO here would block before
+   * the reader could take it as a stream. */
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
+  struct stat st0;
+  if (stat(path, &st0) != 0 || !S_ISREG(st0.st_mode)) return 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return etsim_error_set(err, e == ENOENT ? ETSIM_ENOTFOUND : ETSIM_EIO, "%s: cannot open: %s",
+                           path, strerror(e));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SHARE_MAX_BYTES) {
+    close(fd);
+    return 0;
+  }
+  size_t n = (size_t)st.st_size;
+  if (n + 1 > *cap) {
+    size_t c = *cap;
+    if (etsim_grow((void **)buf, &c, n + 1, 1)) {
+      close(fd);
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+    }
+    *cap = c;
+  }
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = read(fd, *buf + got, n - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      int e = k < 0 ? errno : EIO;
+      close(fd);
+      return etsim_error_set(err, ETSIM_EIO, "%s: read error: %s", path, strerror(e));
+    }
+    got += (size_t)k;
+  }
+  close(fd);
+  if (n >= 2 && (*buf)[0] == 0x1f && (*buf)[1] == 0x8b) return 0; /* gzip: the reader's job */
+  *len = n;
+  return 1;
+}
+
+/* Whether file f holds exactly data[0..len). */
+static int same_bytes(share_t *sh, const etsim_et_set_t *s, uint32_t f, const uint8_t *data,
+                      size_t len, etsim_error_t *err) {
+  if (sh->size[f] != len) return 0;
+  if (sh->kept[f]) return memcmp(sh->kept[f], data, len) == 0;
+  size_t n2;
+  int rc = read_whole(s->files[f], &sh->buf2, &sh->buf2_cap, &n2, err);
+  if (rc <= 0) return rc; /* changed under us: not shared */
+  return n2 == len && memcmp(sh->buf2, data, len) == 0;
+}
+
+/* Append label values for file f (n values). */
+static int add_labels(etsim_et_set_t *s, share_t *sh, size_t f, const etsim_et_label_t *v,
+                      uint32_t n, size_t *n_labels) {
+  if (*n_labels + n > sh->label_cap &&
+      etsim_grow((void **)&s->labels, &sh->label_cap, *n_labels + n, sizeof *s->labels))
+    return ETSIM_ENOMEM;
+  s->label_off[f] = *n_labels;
+  if (n) memcpy(s->labels + *n_labels, v, n * sizeof *v);
+  *n_labels += n;
+  return 0;
+}
+
+/* A freshly loaded trace t of file f: share an earlier trace of the same
+ * shape (then t is freed and f gets only its label values), or become a
+ * new distinct trace.  *k is the trace file f reads. */
+static int place_by_shape(etsim_et_set_t *s, share_t *sh, size_t f, etsim_et_trace_t *t,
+                          size_t *n_labels, uint32_t *k, etsim_error_t *err) {
+  et_labels_t l;
+  if (etsim_et__labels_extract(t, s->label_strs, &l)) {
+    etsim_et_trace_free(t);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", s->files[f]);
+  }
+  uint32_t c;
+  if (etsim_u64map_get(&sh->by_shape, l.shape_hash, &c))
+    for (; c != UINT32_MAX; c = sh->shape_next[c])
+      if (etsim_et__same_shape(s->traces[c], &sh->tl[c], t, &l)) {
+        int rc = add_labels(s, sh, f, l.vals, l.n, n_labels);
+        etsim_et__labels_free(&l);
+        etsim_et_trace_free(t);
+        if (rc) return etsim_error_set(err, rc, "%s: out of memory", s->files[f]);
+        s->n_label_files++;
+        *k = c;
+        return 0;
+      }
+  size_t nt = s->n_traces;
+  uint32_t first;
+  int put = etsim_u64map_put(&sh->by_shape, l.shape_hash, (uint32_t)nt, &first);
+  if (put < 0 || add_labels(s, sh, f, l.vals, l.n, n_labels) ||
+      !(s->paths[nt] = etsim_strdup(s->files[f]))) {
+    etsim_et__labels_free(&l);
+    etsim_et_trace_free(t);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", s->files[f]);
+  }
+  sh->shape_next[nt] = UINT32_MAX;
+  if (put == 0) {
+    sh->shape_next[nt] = sh->shape_next[first];
+    sh->shape_next[first] = (uint32_t)nt;
+  }
+  if (l.n) {
+    s->attr_label[nt] = l.attr_slot; /* the set keeps the slot table */
+    l.attr_slot = NULL;
+  }
+  etsim_free(l.vals);
+  l.vals = NULL;
+  sh->tl[nt] = l;
+  /* Without labels, l's slot table (every attribute NONE) stays with the
+   * share state for same_shape; with labels it is the set's. */
+  if (s->attr_label[nt]) sh->tl[nt].attr_slot = s->attr_label[nt];
+  s->traces[nt] = t;
+  s->n_traces++;
+  *k = (uint32_t)nt;
+  return 0;
+}
+
 int etsim_et_set_load(etsim_et_set_t **out, const char *name, unsigned read_flags,
                       etsim_error_t *err) {
+  return etsim_et_set_load_progress(out, name, read_flags, NULL, NULL, err);
+}
+
+static double mono_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int etsim_et_set_load_progress(etsim_et_set_t **out, const char *name, unsigned read_flags,
+                               void (*progress)(void *user, size_t done, size_t total), void *user,
+                               etsim_error_t *err) {
+  double t_next = progress ? mono_s() + 1.0 : 0;
+  unsigned labels = read_flags & ETSIM_ET_SET_SHARE_LABELS;
+  unsigned share = (read_flags & ETSIM_ET_SET_SHARE) || labels;
+  read_flags &= ~(unsigned)(ETSIM_ET_SET_SHARE | ETSIM_ET_SET_SHARE_LABELS);
   etsim_et_set_t *s = etsim_calloc(1, sizeof *s);
   if (!s) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  int rc = etsim_et_set_resolve(name, &s->paths, &s->n_traces, &s->rank_trace, &s->n_ranks, err);
+  int rc = etsim_et_set_resolve(name, &s->files, &s->n_files, &s->rank_file, &s->n_ranks, err);
   if (rc) {
     etsim_free(s);
     return rc;
   }
-  s->traces = etsim_calloc(s->n_traces, sizeof *s->traces);
-  s->ranks = etsim_calloc(s->n_ranks, sizeof *s->ranks);
-  if (!s->traces || !s->ranks) {
-    etsim_et_set_free(s);
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  size_t nf = s->n_files ? s->n_files : 1, n_labels = 0;
+  s->traces = etsim_calloc(nf, sizeof *s->traces);
+  s->paths = etsim_calloc(nf, sizeof *s->paths);
+  s->ranks = etsim_calloc(s->n_ranks ? s->n_ranks : 1, sizeof *s->ranks);
+  s->rank_trace = etsim_malloc((s->n_ranks ? s->n_ranks : 1) * sizeof *s->rank_trace);
+  uint32_t *file_trace = etsim_malloc(nf * sizeof *file_trace);
+  share_t sh;
+  memset(&sh, 0, sizeof sh);
+  etsim_u64map_init(&sh.by_hash);
+  etsim_u64map_init(&sh.by_shape);
+  if (share) {
+    sh.next = etsim_malloc(nf * sizeof *sh.next);
+    sh.size = etsim_malloc(nf * sizeof *sh.size);
+    sh.kept = etsim_calloc(nf, sizeof *sh.kept);
   }
-  for (size_t i = 0; i < s->n_traces; i++)
-    if ((rc = etsim_et_trace_load(&s->traces[i], s->paths[i], read_flags, err))) {
-      etsim_et_set_free(s);
-      return rc;
+  if (labels) {
+    sh.shape_next = etsim_malloc(nf * sizeof *sh.shape_next);
+    sh.tl = etsim_calloc(nf, sizeof *sh.tl);
+    s->attr_label = etsim_calloc(nf, sizeof *s->attr_label);
+    s->label_off = etsim_calloc(nf, sizeof *s->label_off);
+    if ((s->label_strs = etsim_calloc(1, sizeof *s->label_strs)) &&
+        etsim_intern_init(s->label_strs)) {
+      etsim_free(s->label_strs);
+      s->label_strs = NULL;
     }
-  for (size_t r = 0; r < s->n_ranks; r++) s->ranks[r] = s->traces[s->rank_trace[r]];
+  }
+  if (!s->traces || !s->paths || !s->ranks || !s->rank_trace || !file_trace ||
+      (share && (!sh.next || !sh.size || !sh.kept)) ||
+      (labels && (!sh.shape_next || !sh.tl || !s->attr_label || !s->label_off || !s->label_strs))) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  for (size_t f = 0; f < s->n_files; f++) {
+    if (progress && !(f & 255) && mono_s() >= t_next) {
+      progress(user, f, s->n_files);
+      t_next = mono_s() + 0.5;
+    }
+    const char *path = s->files[f];
+    size_t len = 0;
+    int whole = 0;
+    uint64_t h = 0;
+    if (share) {
+      sh.size[f] = UINT64_MAX;
+      sh.next[f] = UINT32_MAX;
+      if ((whole = read_whole(path, &sh.buf, &sh.buf_cap, &len, err)) < 0) {
+        rc = whole;
+        goto fail;
+      }
+      if (whole) {
+        h = content_hash(sh.buf, len);
+        uint32_t g;
+        int found = 0;
+        if (etsim_u64map_get(&sh.by_hash, h, &g))
+          for (; g != UINT32_MAX && !found; g = found ? g : sh.next[g]) {
+            int same = same_bytes(&sh, s, g, sh.buf, len, err);
+            if (same < 0) {
+              rc = same;
+              goto fail;
+            }
+            found = same;
+          }
+        if (found) {
+          file_trace[f] = file_trace[g];
+          if (labels) s->label_off[f] = s->label_off[g];
+          s->n_shared_files++;
+          continue;
+        }
+        sh.size[f] = len;
+        uint32_t first;
+        int put = etsim_u64map_put(&sh.by_hash, h, (uint32_t)f, &first);
+        if (put < 0) {
+          rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+          goto fail;
+        }
+        if (put == 0) { /* a different file with this hash: chain it */
+          sh.next[f] = sh.next[first];
+          sh.next[first] = (uint32_t)f;
+        }
+        if (len <= SHARE_KEEP_FILE && sh.kept_bytes + len <= SHARE_KEEP_BYTES &&
+            (sh.kept[f] = etsim_malloc(len ? len : 1))) {
+          memcpy(sh.kept[f], sh.buf, len);
+          sh.kept_bytes += len;
+        }
+      }
+    }
+    etsim_et_trace_t *t = NULL;
+    if (whole) rc = etsim_et__trace_load_mem(&t, path, sh.buf, len, read_flags, err);
+    else rc = etsim_et_trace_load(&t, path, read_flags, err);
+    if (rc) goto fail;
+    if (labels) {
+      uint32_t k = 0;
+      if ((rc = place_by_shape(s, &sh, f, t, &n_labels, &k, err))) goto fail;
+      file_trace[f] = k;
+      continue;
+    }
+    size_t k = s->n_traces;
+    if (!(s->paths[k] = etsim_strdup(path))) {
+      etsim_et_trace_free(t);
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      goto fail;
+    }
+    s->traces[k] = t;
+    s->n_traces++;
+    file_trace[f] = (uint32_t)k;
+  }
+  for (size_t r = 0; r < s->n_ranks; r++) {
+    s->rank_trace[r] = file_trace[s->rank_file[r]];
+    s->ranks[r] = s->traces[s->rank_trace[r]];
+  }
+  if (labels && !n_labels) {
+    /* No trace has labels: plain sharing, nothing to apply. */
+    etsim_free(s->attr_label);
+    s->attr_label = NULL;
+  }
+  share_free(&sh, s);
+  etsim_free(file_trace);
   *out = s;
   return 0;
+fail:
+  share_free(&sh, s);
+  etsim_free(file_trace);
+  etsim_et_set_free(s);
+  return rc;
+}
+
+int etsim_et_set_attr_int(const etsim_et_set_t *s, size_t r, size_t i, uint32_t name_id,
+                          int64_t *out) {
+  const etsim_et_trace_t *t = s->ranks[r];
+  if (s->attr_label && name_id != UINT32_MAX) {
+    int64_t k = etsim_et_trace_attr_find(t, i, name_id);
+    if (k < 0) return 0;
+    const etsim_et_label_t *l = etsim_et_set_label(s, r, (size_t)k);
+    if (l) {
+      *out = l->i;
+      return 1;
+    }
+  }
+  return etsim_et_trace_attr_int(t, i, name_id, out);
+}
+
+const char *etsim_et_set_attr_str(const etsim_et_set_t *s, size_t r, size_t i, uint32_t name_id) {
+  const etsim_et_trace_t *t = s->ranks[r];
+  if (s->attr_label && name_id != UINT32_MAX) {
+    int64_t k = etsim_et_trace_attr_find(t, i, name_id);
+    if (k < 0) return NULL;
+    const etsim_et_label_t *l = etsim_et_set_label(s, r, (size_t)k);
+    if (l) return l->s;
+  }
+  return etsim_et_trace_attr_str(t, i, name_id);
 }
 
 void etsim_et_set_free(etsim_et_set_t *s) {
   if (!s) return;
+  for (size_t i = 0; s->attr_label && i < s->n_traces; i++) etsim_free(s->attr_label[i]);
+  etsim_free(s->attr_label);
+  etsim_free(s->label_off);
+  etsim_free(s->labels);
+  if (s->label_strs) etsim_intern_free(s->label_strs);
+  etsim_free(s->label_strs);
   for (size_t i = 0; s->traces && i < s->n_traces; i++) etsim_et_trace_free(s->traces[i]);
   etsim_free(s->traces);
   etsim_free(s->ranks);
   etsim_et_free_paths(s->paths, s->n_traces);
   etsim_free(s->rank_trace);
+  etsim_et_free_paths(s->files, s->n_files);
+  etsim_free(s->rank_file);
   etsim_free(s);
 }
 
@@ -340,16 +685,20 @@ int etsim_et_set_broadcast(etsim_et_set_t *s, size_t n, etsim_error_t *err) {
                            s->paths[0], n);
   etsim_et_trace_t **r = etsim_malloc((n ? n : 1) * sizeof *r);
   uint32_t *rt = etsim_calloc(n ? n : 1, sizeof *rt);
-  if (!r || !rt) {
+  uint32_t *rf = etsim_calloc(n ? n : 1, sizeof *rf);
+  if (!r || !rt || !rf) {
     etsim_free(r);
     etsim_free(rt);
+    etsim_free(rf);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory for %zu ranks", s->paths[0], n);
   }
   for (size_t i = 0; i < n; i++) r[i] = s->traces[0];
   etsim_free(s->ranks);
   etsim_free(s->rank_trace);
+  etsim_free(s->rank_file);
   s->ranks = r;
   s->rank_trace = rt;
+  s->rank_file = rf;
   s->n_ranks = n;
   return 0;
 }

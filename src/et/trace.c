@@ -60,9 +60,10 @@ typedef struct {
   /* Interned name of the k-th attribute of the previous node. */
   uint32_t name_id[NAME_CACHE];
   uint32_t name_len[NAME_CACHE];
-  int dense;  /* ids so far are id[0], id[0]+1, ...: no hash table yet */
-  size_t est; /* estimated node count */
-  char *pool; /* packed NUL-terminated strings; [pool, pool+pool_left) free */
+  int dense;           /* ids so far are id[0], id[0]+1, ...: no hash table yet */
+  size_t est;          /* estimated node count */
+  uint64_t file_bytes; /* size of the input when known (in memory), else 0 */
+  char *pool;          /* packed NUL-terminated strings; [pool, pool+pool_left) free */
   size_t pool_left;
   /* Edges to ids not loaded yet: position in *_par and the raw id. */
   uint32_t *fwd_pos[2];
@@ -113,7 +114,9 @@ static int grow_nodes(etsim_et_trace_t *t, builder_t *b) {
   /* First size from the estimate, at most 64 M nodes (big blocks grow by
    * mremap, without copying). */
   size_t cap = b->n_cap ? b->n_cap + b->n_cap / 2 : (b->est < (1u << 26) ? b->est : (1u << 26)) + 2;
-  if (cap < 1024) cap = 1024;
+  /* A whole small file in memory gives an exact count: its arrays need no
+   * slack (16 K rank files of one node each add up). */
+  if (cap < (b->file_bytes ? 16u : 1024u)) cap = b->file_bytes ? 16u : 1024u;
   if (cap > ETSIM_ET_DANGLING - 1) cap = ETSIM_ET_DANGLING - 1;
   if (need > cap) return ETSIM_ERANGE;
 #define G(field)                                               \
@@ -302,7 +305,7 @@ static int node_begin(etsim_et_trace_t *t, builder_t *b, uint64_t id, uint64_t s
 static const char *pool_str(etsim_et_trace_t *t, builder_t *b, const void *p, size_t n) {
   if (!n) return "";
   if (n + 1 > b->pool_left) {
-    if (n + 1 > POOL_BLOCK / 4) {
+    if (n + 1 > POOL_BLOCK / 4 || (b->file_bytes && n + 1 > b->file_bytes)) {
       const void *z = memchr(p, 0, n);
       if (z) n = (size_t)((const char *)z - (const char *)p);
       return etsim_arena_strndup(&t->arena, p, n);
@@ -311,6 +314,8 @@ static const char *pool_str(etsim_et_trace_t *t, builder_t *b, const void *p, si
      * bytes each, huge-page backed); small ones 256 KiB. */
     size_t blk = POOL_BLOCK;
     while (blk < (32u << 20) && blk < b->est * 2) blk *= 2;
+    /* Names of a small file fit in the file's own size. */
+    if (b->file_bytes && b->file_bytes + 64 < blk) blk = (size_t)b->file_bytes + 64;
     if (!(b->pool = etsim_arena_alloc(&t->arena, blk))) return NULL;
     advise_huge(b->pool, blk);
     b->pool_left = blk;
@@ -712,24 +717,31 @@ static void builder_free(builder_t *b) {
   etsim_free(b->wn.attrs);
 }
 
-int etsim_et_trace_load(etsim_et_trace_t **out, const char *path, unsigned read_flags,
-                        etsim_error_t *err) {
-  etsim_et_reader_t *r;
-  int rc = etsim_et_reader_open(&r, path, read_flags, err);
-  if (rc) return rc;
+/* Load from an open reader, which this closes. */
+static int load_reader(etsim_et_trace_t **out, etsim_et_reader_t *r, uint64_t file_bytes,
+                       etsim_error_t *err) {
+  int rc;
   etsim_et_trace_t *t = etsim_calloc(1, sizeof *t);
   builder_t b;
   memset(&b, 0, sizeof b);
   b.dense = 1;
   b.est = etsim_et__reader_estimate_nodes(r);
-  if (!t) {
+  b.file_bytes = file_bytes;
+  if (!t || !(t->path = etsim_strdup(etsim_et_reader_path(r)))) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", etsim_et_reader_path(r));
+    etsim_free(t);
     etsim_et_reader_close(r);
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+    return rc;
   }
-  etsim_arena_init(&t->arena, 1u << 20);
+  const char *path = t->path; /* the reader's copy goes with it */
+  /* Strings and lists take at most the file's bytes: a small file gets a
+   * small first block (one per rank file adds up over 16 K ranks). */
+  etsim_arena_init(&t->arena, file_bytes && file_bytes < (1u << 20)
+                                  ? (size_t)(file_bytes < 1024 ? 1024 : file_bytes)
+                                  : (1u << 20));
   etsim_u64map_init(&t->index);
-  if ((rc = etsim_intern_init(&t->strings)) || !(t->path = etsim_strdup(path)) ||
-      (rc = copy_meta(t, etsim_et_reader_meta(r))) || (rc = grow_nodes(t, &b)))
+  if ((rc = etsim_intern_init(&t->strings)) || (rc = copy_meta(t, etsim_et_reader_meta(r))) ||
+      (rc = grow_nodes(t, &b)))
     goto oom;
   /* ios[0] is the "no io" entry. */
   if (etsim_grow((void **)&t->ios, &b.io_cap, 1, sizeof *t->ios)) goto oom;
@@ -802,6 +814,22 @@ fail: /* rc holds the failing call's code; err its message */
   builder_free(&b);
   etsim_et_trace_free(t);
   return rc;
+}
+
+int etsim_et_trace_load(etsim_et_trace_t **out, const char *path, unsigned read_flags,
+                        etsim_error_t *err) {
+  etsim_et_reader_t *r;
+  int rc = etsim_et_reader_open(&r, path, read_flags, err);
+  if (rc) return rc;
+  return load_reader(out, r, 0, err);
+}
+
+int etsim_et__trace_load_mem(etsim_et_trace_t **out, const char *path, const uint8_t *data,
+                             size_t len, unsigned read_flags, etsim_error_t *err) {
+  etsim_et_reader_t *r;
+  int rc = etsim_et__reader_open_mem(&r, path, data, len, read_flags, err);
+  if (rc) return rc;
+  return load_reader(out, r, len, err);
 }
 
 void etsim_et_trace_free(etsim_et_trace_t *t) {

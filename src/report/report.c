@@ -100,12 +100,31 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
   etsim_report__mem_summary(f, r);
   if (r->representative)
     fprintf(f,
-            "symmetry      every NPU runs the same trace on a symmetric platform: NPU 0 was "
-            "simulated for all %u (--exact simulates each)\n",
-            r->n_npus);
-  fprintf(f, "simulation    %.3f s wall, %llu events, %.2f M events/s, peak %zu pending\n",
-          r->wall_s, (unsigned long long)r->events,
-          r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0, r->max_pending);
+            "reduction     %u of %u NPUs simulated, each standing for a class of %llu equivalent "
+            "NPUs (symmetries: %s; --exact simulates each)\n",
+            r->n_simulated, r->n_npus, (unsigned long long)r->class_size, r->reduction);
+  else if (r->reduction_why[0])
+    fprintf(f, "reduction     none: every NPU simulated (%s)\n", r->reduction_why);
+  if (r->straggler)
+    fprintf(f,
+            "straggler     NPU %u (speed %g) is the slowest; at speed 1 the iteration takes "
+            "%.3f us: it costs %.3f us (%.1f%%); NPU %u finishes last\n",
+            r->straggler_npu, r->straggler_speed, (double)r->straggler_nominal_ps / 1e6,
+            (double)r->straggler_cost_ps / 1e6,
+            r->total_ps ? 100.0 * (double)r->straggler_cost_ps / (double)r->total_ps : 0.0,
+            r->last_npu);
+  if (r->dur_ns_nodes)
+    fprintf(f,
+            "durations     duration_ns timed %llu compute node runs instead of duration_micros, "
+            "%+.3f us per NPU on average (ASTRA-sim reads duration_micros only; "
+            "--duration-micros does too)\n",
+            (unsigned long long)r->dur_ns_nodes,
+            (double)r->dur_ns_delta_ps / (r->n_npus ? r->n_npus : 1) / 1e6);
+  fprintf(f,
+          "simulation    %.3f s CPU (%.3f s wall), %llu events, %.2f M events/s of CPU, peak %zu "
+          "pending\n",
+          r->cpu_s, r->wall_s, (unsigned long long)r->events,
+          r->cpu_s > 0 ? (double)r->events / r->cpu_s / 1e6 : 0, r->max_pending);
 }
 
 static int write_json(const char *path, json_t *root, etsim_error_t *err) {
@@ -167,7 +186,20 @@ json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t
   json_object_set_new(root, "npus", npus);
   json_object_set_new(root, "total_ns", json_integer(NS(r->total_ps)));
   json_object_set_new(root, "wall_s", json_real(r->wall_s));
+  json_object_set_new(root, "cpu_s", json_real(r->cpu_s));
+  json_object_set_new(root, "npus_simulated", json_integer(r->n_simulated));
+  json_object_set_new(root, "reduction", json_string(r->representative ? r->reduction : ""));
+  json_object_set_new(root, "reduction_why", json_string(r->reduction_why));
   json_object_set_new(root, "events", json_integer((json_int_t)r->events));
+  json_object_set_new(root, "last_npu", json_integer(r->last_npu));
+  if (r->straggler) {
+    json_t *st = json_object();
+    json_object_set_new(st, "npu", json_integer(r->straggler_npu));
+    json_object_set_new(st, "speed", json_real(r->straggler_speed));
+    json_object_set_new(st, "nominal_total_ns", json_integer(NS(r->straggler_nominal_ps)));
+    json_object_set_new(st, "cost_ns", json_integer(NS(r->straggler_cost_ps)));
+    json_object_set_new(root, "straggler", st);
+  }
   if (r->net.pkt_events) {
     json_t *n = json_object();
     json_object_set_new(n, "events", json_integer((json_int_t)r->net.pkt_events));
@@ -217,6 +249,10 @@ json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t
       json_object_set_new(o, "bytes", json_integer(v));
     json_object_set_new(o, "start_ns", json_integer(NS(e->start_ps)));
     json_object_set_new(o, "end_ns", json_integer(NS(e->end_ps)));
+    json_t *dims = json_array();
+    for (int d = 0; d < r->ndims; d++)
+      if (e->dims >> d & 1u) json_array_append_new(dims, json_integer(d));
+    json_object_set_new(o, "dims", dims);
     json_array_append_new(colls, o);
   }
   json_object_set_new(root, "collectives", colls);
@@ -239,14 +275,21 @@ int etsim_report_csv(const char *path, const etsim_sim_result_t *r, const etsim_
   int rc = etsim_outfile_open(&o, path, err);
   if (rc) return rc;
   FILE *f = o.fp;
-  fprintf(f, "npu,node_id,name,type,start_ns,end_ns\n");
+  fprintf(f, "npu,node_id,name,type,start_ns,end_ns,dims\n");
   for (size_t k = 0; k < r->n_recs; k++) {
     const etsim_sim_node_rec_t *e = &r->recs[k];
     const etsim_et_trace_t *t = set->ranks[e->npu];
     fprintf(f, "%u,%llu,", e->npu, (unsigned long long)t->id[e->node]);
     csv_str(f, t->name[e->node]);
-    fprintf(f, ",%s,%lld,%lld\n", etsim_et_node_type_name(t->type[e->node]), NS(e->start_ps),
+    fprintf(f, ",%s,%lld,%lld,", etsim_et_node_type_name(t->type[e->node]), NS(e->start_ps),
             NS(e->end_ps));
+    /* the dimensions a communication node's messages crossed: "0+2" */
+    for (int d = 0, first = 1; d < 32; d++)
+      if (e->dims >> d & 1u) {
+        fprintf(f, "%s%d", first ? "" : "+", d);
+        first = 0;
+      }
+    fputc('\n', f);
   }
   if (ferror(f)) {
     etsim_outfile_abort(&o);
@@ -272,13 +315,14 @@ static int pg_track(pgs_t *g, const char *pg) {
   return 10 + g->n++;
 }
 
-static int track_of_pg(const etsim_et_trace_t *t, uint32_t i, pgs_t *g) {
+static int track_of_pg(const etsim_et_set_t *set, uint32_t npu, uint32_t i, pgs_t *g) {
+  const etsim_et_trace_t *t = set->ranks[npu];
   int ty = t->type[i];
   int64_t cpu = 0;
   if (t->k_is_cpu_op != UINT32_MAX) etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &cpu);
   if (ty == ETSIM_ET_COMP_NODE && !cpu) return 1;
   if (ty == ETSIM_ET_COMM_COLL_NODE)
-    return pg_track(g, etsim_et_trace_attr_str(t, i, t->k_pg_name));
+    return pg_track(g, etsim_et_set_attr_str(set, npu, i, t->k_pg_name)); /* npu's own label */
   if (ty >= ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_MEM_LOAD_NODE ||
       ty == ETSIM_ET_MEM_STORE_NODE)
     return 2;
@@ -308,7 +352,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
   }
   pgs_t pgs = {{0}, 0};
   for (size_t k = 0; k < r->n_recs; k++)
-    (void)track_of_pg(set->ranks[r->recs[k].npu], r->recs[k].node, &pgs);
+    (void)track_of_pg(set, r->recs[k].npu, r->recs[k].node, &pgs);
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
   if (rc) {
@@ -356,7 +400,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
     const etsim_sim_node_rec_t *e = &r->recs[k];
     const etsim_et_trace_t *t = set->ranks[e->npu];
     int ty = t->type[e->node];
-    int tid = track_of_pg(t, e->node, &pgs);
+    int tid = track_of_pg(set, e->npu, e->node, &pgs);
     fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", e->npu,
             tid, (double)e->start_ps / 1e6, (double)(e->end_ps - e->start_ps) / 1e6);
     json_t *nm = json_string(t->name[e->node] ? t->name[e->node] : "");
@@ -376,7 +420,7 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
         fprintf(f,
                 ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,\"name\":\"dep\","
                 "\"cat\":\"dep\"}",
-                k, e->npu, track_of_pg(t, par, &pgs), (double)r->recs[pk].end_ps / 1e6);
+                k, e->npu, track_of_pg(set, e->npu, par, &pgs), (double)r->recs[pk].end_ps / 1e6);
         fprintf(f,
                 ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%d,\"ts\":%.3f,"
                 "\"name\":\"dep\",\"cat\":\"dep\"}",

@@ -192,8 +192,8 @@ static int sample(etsim_sim_mem_t *mm, uint32_t npu, int64_t t_ps) {
   return 0;
 }
 
-int etsim_sim__mem_create(const etsim_et_set_t *set, uint32_t n_sim, int record,
-                          etsim_sim_mem_t **out, etsim_error_t *err) {
+int etsim_sim__mem_create(const etsim_et_set_t *set, uint32_t n_npus, const uint32_t *ids,
+                          uint32_t n_sim, int record, etsim_sim_mem_t **out, etsim_error_t *err) {
   *out = NULL;
   etsim_sim_mem_t *mm = etsim_calloc(1, sizeof *mm);
   if (!mm) return ETSIM_ENOMEM;
@@ -216,17 +216,18 @@ int etsim_sim__mem_create(const etsim_et_set_t *set, uint32_t n_sim, int record,
     etsim_sim__mem_free(mm);
     return 0; /* nothing to track */
   }
-  mm->n_npus = n_sim;
+  mm->n_npus = n_npus;
   mm->rank_trace = set->rank_trace;
   mm->record = record;
-  mm->left = etsim_calloc(n_sim, sizeof *mm->left);
-  mm->live = etsim_calloc(n_sim, sizeof *mm->live);
-  mm->peak = etsim_calloc(n_sim, sizeof *mm->peak);
+  mm->left = etsim_calloc(n_npus, sizeof *mm->left);
+  mm->live = etsim_calloc(n_npus, sizeof *mm->live);
+  mm->peak = etsim_calloc(n_npus, sizeof *mm->peak);
   if (!mm->left || !mm->live || !mm->peak) {
     etsim_sim__mem_free(mm);
     return ETSIM_ENOMEM;
   }
-  for (uint32_t i = 0; i < n_sim; i++) {
+  for (uint32_t j = 0; j < n_sim; j++) {
+    uint32_t i = ids[j]; /* only the simulated NPUs (class representatives) */
     const mtrace_t *m = &mm->tr[set->rank_trace[i]];
     mm->left[i] = etsim_malloc((m->n_tensors ? m->n_tensors : 1) * sizeof **mm->left);
     if (!mm->left[i]) {

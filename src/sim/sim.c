@@ -12,7 +12,7 @@
  * therefore release their children in the same instant; ASTRA-sim leaves
  * those children until the NPU's next event (docs/sim.md).
  */
-#include "etsim/sim.h"
+#include "sim_int.h"
 
 #include "etsim/etcheck.h"
 
@@ -28,7 +28,7 @@
 
 #include <jansson.h>
 
-enum { EV_NODE_DONE = ETSIM_COLL_EV_END, EV_MEM_DONE };
+enum { EV_NODE_DONE = ETSIM_COLL_EV_END, EV_MEM_DONE, EV_FAIL };
 enum { ST_WAIT = 0, ST_READY, ST_ISSUED, ST_DONE };
 enum { SLOT_P2P = ETSIM_COP_N, SLOT_MEM = ETSIM_COP_N + 1 };
 enum { RES_NONE = 0, RES_CPU, RES_COMP, RES_COMM };
@@ -38,6 +38,7 @@ typedef struct trace_info {
   uint32_t *n_par; /* resolved parents per node (data + control) */
   uint8_t *res;    /* RES_* per node */
   uint64_t n_danglers;
+  uint32_t k_duration_ns; /* interned name id, UINT32_MAX when absent */
 } trace_info_t;
 
 typedef struct npu {
@@ -70,8 +71,29 @@ typedef struct sim {
   etsim_coll_t *coll;
   trace_info_t *ti;
   npu_t *npu;
-  uint32_t n;     /* NPUs in the network */
-  uint32_t n_sim; /* NPUs simulated: n, or 1 when one represents all */
+  uint32_t n;           /* NPUs in the network */
+  uint32_t n_sim;       /* NPUs simulated: n, or the class representatives */
+  uint32_t *sim_ids;    /* their ids, ascending */
+  const sim_sym_t *sym; /* classes of equivalent NPUs, or NULL */
+  etsim_comm_t *gcomm;  /* reduced run: the groups with their orbits' tag ids */
+  etsim_u64map_t gidx;  /* communicator id -> index in opts->groups */
+  /* reduced run: simultaneous events at an NPU that could run in another
+   * order in the exact run (docs/sim.md): per NPU, the current
+   * (time, push time) group's first pusher and handler key */
+  struct tie {
+    int64_t t, push;
+    uint32_t pusher, pusher2;
+    uint8_t multi_pusher, multi_key;
+    uint64_t key;
+  } * tie;
+  char tie_why[200];
+  uint32_t done_dims;               /* while a collective completes: its dimensions */
+  uint64_t nodes_done, nodes_total; /* over simulated NPUs, for progress */
+  uint32_t npus_done;
+  struct timespec t0;
+  double next_report_s;
+  uint64_t dur_ns_nodes;   /* COMP nodes timed by duration_ns ... */
+  int64_t dur_ns_delta_ps; /* ... and how much that moved their times in total */
   uint32_t *dirty;
   size_t n_dirty, cap_dirty;
   etsim_sim_result_t *res;
@@ -89,6 +111,7 @@ typedef struct sim {
   etsim_coll_custom_t cu[ETSIM_COP_N];
   etsim_sim_mem_t *mem;   /* live tensor bytes per NPU (memory.c), NULL: none named */
   etsim_sim_pool_t *pool; /* HIERARCHICAL_MEMORY_POOL (pool.c) */
+  int dead;               /* opts->fail_npu has failed */
 } sim_t;
 
 static const char *const op_names[ETSIM_COP_N + 2] = {
@@ -113,6 +136,20 @@ static int attr_int(const sim_t *s, const etsim_et_trace_t *t, size_t i, uint32_
                            t->path, (unsigned long long)t->id[i], name);
   *out = rc == 1 ? v : dflt;
   return rc; /* 1 present, 0 absent */
+}
+
+/* attr_int for rank `id`'s own labels (comm_src, comm_dst). */
+static int set_attr_int(const sim_t *s, uint32_t id, size_t i, uint32_t k, const char *name,
+                        int64_t dflt, int64_t *out) {
+  const etsim_et_trace_t *t = s->set->ranks[id];
+  int64_t v;
+  int rc = k == UINT32_MAX ? 0 : etsim_et_set_attr_int(s->set, id, i, k, &v);
+  if (rc < 0)
+    return etsim_error_set(s->err, ETSIM_EFORMAT,
+                           "%s: node %llu: attribute \"%s\" is not an integer",
+                           etsim_et_set_rank_path(s->set, id), (unsigned long long)t->id[i], name);
+  *out = rc == 1 ? v : dflt;
+  return rc;
 }
 
 /* ------------------------------------------------------ overlap tracking */
@@ -240,6 +277,17 @@ static int available(const sim_t *s, const npu_t *p, int res) {
 
 /* --------------------------------------------------------------- issuing */
 
+/* --comm-scale on a comm_size (at least 1 byte stays 1 byte or more, so a
+ * scaled collective is never refused as empty). */
+static int64_t comm_scaled(const sim_t *s, int64_t sz) {
+  double f = s->opts->comm_scale;
+  if (!(f > 0) || f == 1.0 || sz <= 0) return sz;
+  double x = (double)sz * f;
+  if (x > 9e18) x = 9e18;
+  int64_t v = llround(x);
+  return v < 1 ? 1 : v;
+}
+
 static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   const etsim_et_trace_t *t = s->npu[id].ti->t;
   int64_t ct = 0, sz = 0, pri = 0;
@@ -265,6 +313,7 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
                            t->path, (unsigned long long)t->id[i]);
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_priority, "comm_priority", 0, &pri)) < 0) return rc;
+  sz = comm_scaled(s, sz);
   etsim_cop_t op;
   switch (ct) {
     case ETSIM_COLL_ALL_REDUCE:
@@ -318,13 +367,14 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
                            t->path, (unsigned long long)t->id[i], etsim_coll_op_name(op),
                            (long long)sz);
   const etsim_comm_t *comm = NULL;
-  const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
+  const char *pg = etsim_et_set_attr_str(s->set, id, i, t->k_pg_name);
   if (pg && *pg && strcmp(pg, "0") != 0) {
     char *end;
     unsigned long gid = strtoul(pg, &end, 10);
     const etsim_comm_groups_t *g = s->opts->groups;
-    for (size_t k = 0; g && *end == 0 && k < g->n; k++)
-      if (g->g[k].id == gid) comm = &g->g[k];
+    uint32_t gk;
+    if (g && *end == 0 && etsim_u64map_get(&s->gidx, gid, &gk))
+      comm = s->gcomm ? &s->gcomm[gk] : &g->g[gk];
     for (size_t k = 0; !comm && *end == 0 && k < s->n_md; k++)
       if (s->md_key[k] == (int64_t)gid) comm = &s->md[k];
     if (!comm)
@@ -373,10 +423,12 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   int send = t->type[i] == ETSIM_ET_COMM_SEND_NODE;
   int64_t src = 0, dst = 0, sz = 0, tag = 0;
   int rc;
-  if ((rc = attr_int(s, t, i, t->k_comm_src, "comm_src", id, &src)) < 0) return rc;
-  if ((rc = attr_int(s, t, i, t->k_comm_dst, "comm_dst", id, &dst)) < 0) return rc;
+  /* peers are labels: this rank's values (et/share.c) */
+  if ((rc = set_attr_int(s, id, i, t->k_comm_src, "comm_src", id, &src)) < 0) return rc;
+  if ((rc = set_attr_int(s, id, i, t->k_comm_dst, "comm_dst", id, &dst)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_tag, "comm_tag", 0, &tag)) < 0) return rc;
+  sz = comm_scaled(s, sz);
   int64_t peer = send ? dst : src, self = send ? src : dst;
   if (self != id)
     return etsim_error_set(s->err, ETSIM_EFORMAT,
@@ -474,21 +526,39 @@ static int issue_comp(sim_t *s, uint32_t id, uint32_t i, int cpu, int *instant) 
   } else {
     /* duration_ns (etsim's generators write it when whole microseconds
      * would round badly) wins over duration_micros. */
-    int64_t dns = 0;
-    if (etsim_et_trace_attr_int_by_name(t, i, "duration_ns", &dns) == 1 && dns > 0) {
+    int64_t dns = 0, micros = 0;
+    int rc = trace_dur_ns(s, t, i, &micros);
+    if (rc) return rc;
+    if (!micros) micros = 1;
+    const trace_info_t *ti = s->npu[id].ti;
+    if (!s->opts->duration_micros && ti->k_duration_ns != UINT32_MAX &&
+        etsim_et_trace_attr_int(t, i, ti->k_duration_ns, &dns) == 1 && dns > 0) {
       if (dns > ETSIM_DES_HORIZON_NS) return past_horizon(s, t, i, "duration_ns", (double)dns);
       ns = dns;
+      if (ns != micros) {
+        s->dur_ns_nodes++;
+        s->dur_ns_delta_ps += (ns - micros) * ETSIM_PS_PER_NS;
+      }
     } else {
-      int rc = trace_dur_ns(s, t, i, &ns);
-      if (rc) return rc;
-      if (!ns) ns = 1;
+      ns = micros;
     }
   }
   etsim_sim_npu_t *r = &s->res->npu[id];
-  if (cpu) r->cpu_ps += ns * ETSIM_PS_PER_NS;
-  else r->gpu_comp_ps += ns * ETSIM_PS_PER_NS;
+  int64_t ps = ns * ETSIM_PS_PER_NS;
+  /* What-if: --compute-scale and the NPU's speed, to the picosecond (the
+   * nominal path above stays bit-identical when both are 1). */
+  double f = s->opts->compute_scale > 0 ? s->opts->compute_scale : 1.0;
+  if (s->opts->npu_speed) f /= s->opts->npu_speed[id];
+  if (f != 1.0) {
+    double x = (double)ns * f;
+    if (!etsim_des_ns_ok(x)) return past_horizon(s, t, i, "the scaled compute time", x);
+    ps = llround(x * ETSIM_PS_PER_NS);
+  }
+  if (cpu) r->cpu_ps += ps;
+  else r->gpu_comp_ps += ps;
   *instant = 0;
-  return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
+  int64_t at = ps > ETSIM_DES_HORIZON_PS - now(s) ? ETSIM_DES_HORIZON_PS + 1 : now(s) + ps;
+  return etsim_des_push(&s->q, at, EV_NODE_DONE, id, i);
 }
 
 /* A METADATA node that carries PyTorch's process groups, as ASTRA-sim reads
@@ -603,6 +673,7 @@ static int issue(sim_t *s, uint32_t id, uint32_t i, int cpu, int res) {
 
 static int pass(sim_t *s, uint32_t id) {
   npu_t *p = &s->npu[id];
+  if (s->dead && id == s->opts->fail_npu) return 0; /* a failed NPU issues nothing */
   int rc = merge_ready(p);
   if (rc) return rc;
   size_t w = 0, n = p->n_ready;
@@ -629,6 +700,7 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
   release(p, p->ti->res[i]);
   p->state[i] = ST_DONE;
   p->n_done++;
+  s->nodes_done++;
   if (s->mem) {
     int rc = etsim_sim__mem_end(s->mem, id, i, now(s));
     if (rc) return rc;
@@ -640,7 +712,19 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
       if (!nb) return ETSIM_ENOMEM;
       r->recs = nb;
     }
-    r->recs[r->n_recs++] = (etsim_sim_node_rec_t){id, i, p->start_ps[i], now(s)};
+    uint32_t dims = 0;
+    if (t->type[i] == ETSIM_ET_COMM_COLL_NODE) {
+      dims = s->done_dims;
+    } else if (t->type[i] == ETSIM_ET_COMM_SEND_NODE || t->type[i] == ETSIM_ET_COMM_RECV_NODE) {
+      int64_t peer = -1;
+      uint32_t k = t->type[i] == ETSIM_ET_COMM_SEND_NODE ? t->k_comm_dst : t->k_comm_src;
+      if (k != UINT32_MAX && etsim_et_set_attr_int(s->set, id, i, k, &peer) == 1 && peer >= 0 &&
+          peer < s->n) {
+        int d = etsim_topo_first_diff_dim(s->topo, id, (uint32_t)peer);
+        if (d >= 0) dims = 1u << d;
+      }
+    }
+    r->recs[r->n_recs++] = (etsim_sim_node_rec_t){id, i, p->start_ps[i], now(s), dims};
   }
   for (uint32_t e = t->data_coff[i]; (s->deps & ETSIM_ET_DEPS_DATA) && e < t->data_coff[i + 1];
        e++) {
@@ -661,7 +745,10 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
     }
   }
   mark_dirty(s, id);
-  if (p->n_done == t->n_nodes) s->res->npu[id].finish_ps = now(s);
+  if (p->n_done == t->n_nodes) {
+    s->res->npu[id].finish_ps = now(s);
+    s->npus_done++;
+  }
   return 0;
 }
 
@@ -680,7 +767,9 @@ static int complete(sim_t *s, uint32_t id, uint32_t i) {
 static void coll_done(void *user, uint32_t npu, uint64_t token) {
   sim_t *s = user;
   if (s->fail) return;
+  s->done_dims = etsim_coll_done_dims(s->coll); /* read by finish_node for collectives */
   int rc = complete(s, npu, (uint32_t)token);
+  s->done_dims = 0;
   if (rc) s->fail = rc;
 }
 
@@ -779,6 +868,8 @@ static int prepare_traces(sim_t *s) {
     const etsim_et_trace_t *t = set->traces[k];
     trace_info_t *ti = &s->ti[k];
     ti->t = t;
+    int64_t kd = etsim_intern_find(&t->strings, "duration_ns");
+    ti->k_duration_ns = kd < 0 ? UINT32_MAX : (uint32_t)kd;
     ti->n_par = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *ti->n_par);
     ti->res = etsim_malloc(t->n_nodes ? t->n_nodes : 1);
     if (!ti->n_par || !ti->res) return ETSIM_ENOMEM;
@@ -803,9 +894,10 @@ static int prepare_traces(sim_t *s) {
 }
 
 static int prepare_npus(sim_t *s) {
-  s->npu = etsim_calloc(s->n_sim, sizeof *s->npu);
+  s->npu = etsim_calloc(s->n, sizeof *s->npu);
   if (!s->npu) return ETSIM_ENOMEM;
-  for (uint32_t id = 0; id < s->n_sim; id++) {
+  for (uint32_t k = 0; k < s->n_sim; k++) {
+    uint32_t id = s->sim_ids[k];
     npu_t *p = &s->npu[id];
     p->ti = &s->ti[s->set->rank_trace[id]];
     size_t n = p->ti->t->n_nodes ? p->ti->t->n_nodes : 1;
@@ -827,8 +919,8 @@ static int prepare_npus(sim_t *s) {
 
 static void free_sim(sim_t *s) {
   if (s->npu)
-    for (uint32_t id = 0; id < s->n_sim; id++) {
-      npu_t *p = &s->npu[id];
+    for (uint32_t k = 0; k < s->n_sim; k++) {
+      npu_t *p = &s->npu[s->sim_ids[k]];
       etsim_free(p->deps);
       etsim_free(p->state);
       etsim_free(p->start_ps);
@@ -867,6 +959,10 @@ static void free_sim(sim_t *s) {
   etsim_coll_destroy(s->coll);
   etsim_net_destroy(s->net);
   etsim_des_free(&s->q);
+  etsim_free(s->sim_ids);
+  etsim_free(s->gcomm);
+  etsim_free(s->tie);
+  etsim_u64map_free(&s->gidx);
 }
 
 /* Issue passes in the order NPUs became dirty (NPU order at the start, as
@@ -876,6 +972,7 @@ static int drain_dirty(sim_t *s) {
   for (size_t k = 0; k < s->n_dirty; k++) {
     uint32_t id = s->dirty[k];
     s->npu[id].dirty = 0;
+    s->q.pusher = id;
     int rc = pass(s, id);
     if (rc) return rc;
     if (s->fail) return s->fail;
@@ -884,12 +981,110 @@ static int drain_dirty(sim_t *s) {
   return 0;
 }
 
+/* NPU ids of a sorted list as ranges ("0-3,5,7"), into buf. */
+static void ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (uint32_t a = 0; a < k && len < n - 24; a++) {
+    uint32_t b = a;
+    while (b + 1 < k && ids[b + 1] == ids[b] + 1) b++;
+    len += (size_t)snprintf(buf + len, n - len, b > a ? "%s%u-%u" : "%s%u", a ? "," : "", ids[a],
+                            ids[b]);
+    a = b;
+  }
+  if (len >= n - 24) snprintf(buf + len, n - len, ",...");
+}
+
+/* What-if failure: the run stopped short because NPU fail_npu failed.  The
+ * report names the communication nodes still in flight (the blocked
+ * collectives, by trace node and communicator, with the NPUs stuck in
+ * each) and the NPUs that cannot finish. */
+static int report_failure(sim_t *s, etsim_sim_result_t *r) {
+  enum { MAXB = 4 };
+  struct {
+    uint64_t node;
+    const char *name, *what, *pg;
+    uint32_t *ids, k;
+  } bl[MAXB];
+  uint32_t nb = 0, more = 0, blocked = 0;
+  uint32_t *stuck = etsim_malloc(s->n * sizeof *stuck);
+  int rc = stuck ? 0 : ETSIM_ENOMEM;
+  memset(bl, 0, sizeof bl);
+  for (uint32_t id = 0; id < s->n && !rc; id++) {
+    npu_t *p = &s->npu[id];
+    const etsim_et_trace_t *t = p->ti->t;
+    if (p->n_done == t->n_nodes) continue;
+    stuck[blocked++] = id;
+    for (size_t i = 0; i < t->n_nodes && !rc; i++) {
+      int ty = t->type[i];
+      if (p->state[i] != ST_ISSUED ||
+          (ty != ETSIM_ET_COMM_COLL_NODE && ty != ETSIM_ET_COMM_SEND_NODE &&
+           ty != ETSIM_ET_COMM_RECV_NODE))
+        continue;
+      const char *pg = etsim_et_set_attr_str(s->set, id, i, t->k_pg_name);
+      if (!pg || !*pg || strcmp(pg, "0") == 0) pg = "world";
+      const char *what = ty == ETSIM_ET_COMM_SEND_NODE   ? "send"
+                         : ty == ETSIM_ET_COMM_RECV_NODE ? "receive"
+                                                         : "collective";
+      int64_t ct;
+      if (ty == ETSIM_ET_COMM_COLL_NODE && t->k_comm_type != UINT32_MAX &&
+          etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1)
+        what = etsim_coll_type_name((int)ct);
+      uint32_t b = 0;
+      while (b < nb && !(bl[b].node == t->id[i] && strcmp(bl[b].pg, pg) == 0)) b++;
+      if (b == nb) {
+        if (nb == MAXB) {
+          more++;
+          continue;
+        }
+        bl[nb].ids = etsim_malloc(s->n * sizeof *bl[nb].ids);
+        if (!bl[nb].ids) {
+          rc = ETSIM_ENOMEM;
+          break;
+        }
+        bl[nb].node = t->id[i];
+        bl[nb].name = t->name[i];
+        bl[nb].what = what;
+        bl[nb].pg = pg;
+        nb++;
+      }
+      if (!bl[b].k || bl[b].ids[bl[b].k - 1] != id) bl[b].ids[bl[b].k++] = id;
+    }
+  }
+  if (!rc) {
+    char *buf = r->failure, rb[160];
+    size_t n = sizeof r->failure, len = 0;
+    len +=
+        (size_t)snprintf(buf + len, n - len,
+                         "NPU %u failed at t=%lld ns; the run stopped at t=%lld ns with %u of %u "
+                         "NPUs unable to finish",
+                         s->opts->fail_npu, (long long)(s->opts->fail_ps / ETSIM_PS_PER_NS),
+                         (long long)(now(s) / ETSIM_PS_PER_NS), blocked, s->n);
+    ranges(rb, sizeof rb, stuck, blocked);
+    len += (size_t)snprintf(buf + len, n - len, " (NPUs %s)", rb);
+    for (uint32_t b = 0; b < nb && len < n - 200; b++) {
+      ranges(rb, sizeof rb, bl[b].ids, bl[b].k);
+      len += (size_t)snprintf(buf + len, n - len,
+                              "%s %s node %llu \"%.40s\" (communicator %.20s) blocked on NPUs %s",
+                              b ? ";" : "; blocked:", bl[b].what, (unsigned long long)bl[b].node,
+                              bl[b].name ? bl[b].name : "", bl[b].pg, rb);
+    }
+    if (more && len < n - 40) snprintf(buf + len, n - len, "; and %u more blocked node runs", more);
+    r->failed = 1;
+    r->n_blocked = blocked;
+  }
+  for (uint32_t b = 0; b < nb; b++) etsim_free(bl[b].ids);
+  etsim_free(stuck);
+  return rc;
+}
+
 /* Describe unfinished NPUs for a deadlock report. */
 static int report_stuck(sim_t *s, const char *coll_msg) {
   char buf[1200];
   size_t len = 0;
   uint32_t shown = 0, stuck = 0;
-  for (uint32_t id = 0; id < s->n_sim; id++) {
+  for (uint32_t k = 0; k < s->n_sim; k++) {
+    uint32_t id = s->sim_ids[k];
     npu_t *p = &s->npu[id];
     const etsim_et_trace_t *t = p->ti->t;
     if (p->n_done == t->n_nodes) continue;
@@ -932,156 +1127,135 @@ static int report_stuck(sim_t *s, const char *coll_msg) {
 }
 
 /*
- * Whether one NPU can stand for all.  It can when every NPU runs the same
- * trace, the network model is stateless and translation-symmetric (the
- * analytical backend: a message's cost depends only on the coordinate
- * differences), and the trace uses nothing that singles NPUs out:
- * point-to-point nodes, communicators, shared remote memory, or algorithms
- * other than ring and direct (the "one*" rings cross dimensions at some NPUs
- * only; halving-doubling partners and trees are not translations).
- * Then NPU 0's receives are the mirror images of its own sends, and every
- * NPU's timeline equals NPU 0's.  `--exact` turns this off; tests check
- * that both paths give the same cycles.
+ * A reduced run must see, at each representative, events in an order the
+ * exact run would also use.  Two events for one NPU at one instant keep
+ * their order in both runs when they were scheduled at different times, or
+ * by one NPU (whose own order the representative reproduces); when
+ * different NPUs scheduled them at one instant, the exact run orders them
+ * by which of those NPUs ran first, which the reduced run cannot know.
+ * That is harmless when both wake the same handler (two arrivals for one
+ * stream commute) or one only counts an early arrival; otherwise the
+ * reduction is abandoned (docs/sim.md).  Returns 1 when the order may
+ * matter.
  */
-static int symmetric(const sim_t *s) {
-  if (s->n < 2 || strcmp(s->net->ops->name, "analytical") != 0) return 0;
-  for (size_t r = 1; r < s->set->n_ranks; r++)
-    if (s->set->ranks[r] != s->set->ranks[0]) return 0;
-  for (int t = 0; t < ETSIM_COP_N; t++)
-    if (s->sys->custom[t]) return 0;
-  for (int t = 0; t < ETSIM_COP_N; t++)
-    for (int d = 0; d < s->sys->n_impl[t]; d++)
-      if (s->sys->impl[t][d].kind != ETSIM_ALGO_RING &&
-          s->sys->impl[t][d].kind != ETSIM_ALGO_DIRECT)
-        return 0; /* halving-doubling partners and trees are not translations */
-  const etsim_et_trace_t *t = s->set->ranks[0];
-  int shared_mem = s->opts->memory && s->opts->memory->type != ETSIM_MEM_NONE &&
-                   s->opts->memory->type != ETSIM_MEM_PER_NPU;
-  for (size_t i = 0; i < t->n_nodes; i++) {
-    int ty = t->type[i];
-    if (ty == ETSIM_ET_COMM_SEND_NODE || ty == ETSIM_ET_COMM_RECV_NODE) return 0;
-    if ((ty == ETSIM_ET_MEM_LOAD_NODE || ty == ETSIM_ET_MEM_STORE_NODE) && shared_mem) return 0;
-    if (ty == ETSIM_ET_COMM_COLL_NODE) {
-      const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
-      if (pg && *pg && strcmp(pg, "0") != 0) return 0;
-      /* a root singles one NPU out */
-      int64_t ct = -1;
-      if (s->sys->rooted_network && t->k_comm_type != UINT32_MAX &&
-          etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1 &&
-          etsim_sim__rooted_op((int)ct) >= ETSIM_COP_ASTRA_N)
-        return 0;
-    }
+static int tie_check(sim_t *s, const etsim_des_event_t *ev) {
+  uint32_t npu;
+  uint64_t key;
+  if (ev->type < ETSIM_COLL_EV_END) {
+    etsim_coll_event_key(s->coll, ev, &npu, &key);
+  } else {
+    npu = ev->a;
+    key = 3ull << 60 | ev->b; /* a node's completion */
   }
-  return 1;
+  if (npu >= s->n) return 0; /* a switch's event (in-network): no NPU's state */
+  struct tie *x = &s->tie[npu];
+  uint32_t pusher = s->q.popped_pusher;
+  if (x->t != ev->t_ps || x->push != s->q.popped_push_ps) {
+    *x = (struct tie){ev->t_ps, s->q.popped_push_ps, pusher, pusher, 0, 0, key};
+    return 0;
+  }
+  if (pusher != x->pusher) {
+    x->multi_pusher = 1;
+    x->pusher2 = pusher;
+  }
+  if (key) {
+    if (!x->key) x->key = key;
+    else if (key != x->key) x->multi_key = 1;
+  }
+  if (x->multi_pusher && x->multi_key) {
+    snprintf(s->tie_why, sizeof s->tie_why,
+             "at t=%lld ns NPU %u receives simultaneous events that NPUs %u and %u scheduled at "
+             "one instant and that may not commute",
+             (long long)(ev->t_ps / ETSIM_PS_PER_NS), npu, x->pusher, x->pusher2);
+    return 1;
+  }
+  return 0;
 }
 
-int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
-                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
-                  etsim_sim_result_t **out, etsim_error_t *err) {
-  static const etsim_sim_opts_t dflt = {0};
-  if (!opts) opts = &dflt;
-  if (set->n_ranks != topo->total)
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "the workload has %zu ranks but the network has %u "
-                           "NPUs",
-                           set->n_ranks, topo->total);
-  struct timespec w0, w1;
-  clock_gettime(CLOCK_MONOTONIC, &w0);
-  sim_t s;
-  memset(&s, 0, sizeof s);
-  s.set = set;
-  s.topo = topo;
-  s.sys = sys;
-  s.opts = opts;
-  s.deps = opts->deps ? opts->deps : ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
-  s.n = topo->total;
-  s.n_sim = s.n;
-  s.err = err;
-  etsim_des_init(&s.q);
-  etsim_sim_result_t *r = etsim_calloc(1, sizeof *r);
-  int rc = ETSIM_ENOMEM;
-  if (!r) goto fail;
-  s.res = r;
-  r->n_npus = s.n;
-  r->ndims = topo->ndims;
-  r->npu = etsim_calloc(s.n, sizeof *r->npu);
-  if (!r->npu) goto fail;
-  if ((rc = etsim_net_create(&s.net, opts->backend ? opts->backend : "analytical", topo, &s.q,
-                             ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, opts->net, err)))
-    goto fail;
-  if (opts->link_stats && (rc = etsim_net_links_enable(s.net))) {
-    if (rc == ETSIM_EUNSUPPORTED)
-      etsim_error_set(err, rc,
-                      "per-link statistics: the %s backend keeps none (analytical and "
-                      "congestion do; flow and packet show ports with --net-timeline)",
-                      s.net->ops->name);
-    goto fail;
+static double since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The caller's progress line, at most twice a second. */
+static void report_progress(sim_t *s) {
+  double el = since(&s->t0);
+  if (el < s->next_report_s) return;
+  s->next_report_s = el + 0.5;
+  uint64_t g = s->sym ? s->sym->order : 1;
+  etsim_sim_progress_t p = {
+      s->q.now_ps, (uint32_t)(s->npus_done * g),
+      s->n,        s->nodes_total ? (double)s->nodes_done / (double)s->nodes_total : 0,
+      el,          s->q.n_popped};
+  s->opts->progress(s->opts->progress_user, &p);
+}
+
+/* A reduced run's memory samples: every NPU gets its representative's
+ * track, grouped by NPU. */
+static int replicate_mem(sim_t *s, etsim_sim_result_t *r) {
+  size_t n0 = r->n_mem, w = 0;
+  if (!n0) return 0;
+  uint64_t g = s->sym->order;
+  etsim_sim_mem_sample_t *ms = etsim_malloc(n0 * g * sizeof *ms);
+  size_t *cnt = etsim_calloc(s->n + 1, sizeof *cnt), *cur = etsim_malloc(s->n * sizeof *cur);
+  etsim_sim_mem_sample_t *tmp = etsim_malloc(n0 * sizeof *tmp);
+  if (!ms || !cnt || !cur || !tmp) {
+    etsim_free(ms);
+    etsim_free(cnt);
+    etsim_free(cur);
+    etsim_free(tmp);
+    return ETSIM_ENOMEM;
   }
-  if ((rc = etsim_coll_create(&s.coll, sys, topo, s.net, &s.q, coll_done, &s, err))) goto fail;
-  if ((rc = prepare_custom(&s))) goto fail;
-  /* Algorithms that cannot run (halvingDoubling on 6 NPUs, ...) are
-   * refused now rather than found deadlocked later. */
-  if ((rc = etsim_sim__check_collectives(set, s.coll, sys, opts->groups, err))) goto fail;
-  if (!opts->exact && symmetric(&s)) {
-    s.n_sim = 1;
-    etsim_coll_set_representative(s.coll, 1);
-  }
-  if (opts->memory && opts->memory->type == ETSIM_MEM_HIER_POOL &&
-      (rc = etsim_sim__pool_create(opts->memory, s.n, EV_NODE_DONE, &s.pool)))
-    goto fail;
-  if (opts->memory && opts->memory->type != ETSIM_MEM_NONE) {
-    s.n_mem = opts->memory->type == ETSIM_MEM_POOL ? 1
-              : opts->memory->type == ETSIM_MEM_PER_NPU
-                  ? s.n
-                  : (opts->memory->npus_per_node
-                         ? (s.n + opts->memory->npus_per_node - 1) / opts->memory->npus_per_node
-                         : 1);
-    s.mem_free_ps = etsim_calloc(s.n_mem, sizeof *s.mem_free_ps);
-    rc = ETSIM_ENOMEM;
-    if (!s.mem_free_ps) goto fail;
-  }
-  rc = ETSIM_ENOMEM;
-  if (prepare_traces(&s) || prepare_npus(&s)) goto fail;
-  if ((rc = etsim_sim__mem_create(set, s.n_sim, opts->record_nodes, &s.mem, err))) goto fail;
-  for (uint32_t id = 0; id < s.n_sim; id++) mark_dirty(&s, id);
-  if ((rc = drain_dirty(&s))) goto fail;
-  etsim_des_event_t ev;
-  int engine = etsim_net_has_engine(s.net);
-  for (;;) {
-    if (engine) {
-      /* Let the network's own engine catch up to the next event here. */
-      int64_t tn = s.net->ops->next_ps(s.net);
-      int64_t ts = etsim_des_next_time(&s.q);
-      if (tn != INT64_MAX && tn <= ts) {
-        if ((rc = s.net->ops->advance(s.net, tn, err))) goto fail;
-        continue;
-      }
-    }
-    if (!etsim_des_pop(&s.q, &ev)) break;
-    if (ev.type < ETSIM_COLL_EV_END) {
-      rc = etsim_coll_event(s.coll, &ev, err);
-    } else if (ev.type == EV_NODE_DONE) {
-      rc = complete(&s, ev.a, (uint32_t)ev.b);
-    } else {
-      rc = ETSIM_EINTERNAL;
-    }
-    if (!rc) rc = s.fail;
-    if (!rc) rc = drain_dirty(&s);
-    if (rc) goto fail;
-  }
-  {
-    etsim_error_t ce = {0};
-    int stuck = 0;
-    for (uint32_t id = 0; id < s.n_sim; id++)
-      if (s.npu[id].n_done != s.npu[id].ti->t->n_nodes) stuck = 1;
-    int crc = etsim_coll_check_idle(s.coll, &ce);
-    if (stuck || crc) {
-      rc = report_stuck(&s, crc ? ce.msg : NULL);
-      goto fail;
+  for (size_t k = 0; k < n0; k++) cnt[r->mem[k].npu + 1]++;
+  for (uint32_t id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
+  memcpy(cur, cnt, s->n * sizeof *cur);
+  for (size_t k = 0; k < n0; k++) tmp[cur[r->mem[k].npu]++] = r->mem[k];
+  for (uint32_t id = 0; id < s->n; id++) {
+    uint32_t rep = s->sym->rep[id];
+    for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++) {
+      ms[w] = tmp[k];
+      ms[w++].npu = id;
     }
   }
-  for (uint32_t id = 0; id < s.n_sim; id++) {
-    npu_t *p = &s.npu[id];
+  etsim_free(tmp);
+  etsim_free(cnt);
+  etsim_free(cur);
+  etsim_free(r->mem);
+  r->mem = ms;
+  r->n_mem = w;
+  return 0;
+}
+
+/* Per-link counters of a reduced run: a message a representative sends is
+ * counted under the NPU it is delivered from (an NPU of the same class), so
+ * each class's counters together are one member's injection, which is
+ * every member's. */
+static void replicate_links(sim_t *s, etsim_sim_result_t *r) {
+  size_t nd = (size_t)s->topo->ndims;
+  if (r->links.n != (size_t)s->n * nd) return;
+  for (size_t d = 0; d < nd; d++) {
+    for (uint32_t id = 0; id < s->n; id++) {
+      uint32_t rep = s->sym->rep[id];
+      if (rep == id) continue;
+      r->links.bytes[rep * nd + d] += r->links.bytes[id * nd + d];
+      r->links.busy_ps[rep * nd + d] += r->links.busy_ps[id * nd + d];
+    }
+    for (uint32_t id = 0; id < s->n; id++) {
+      uint32_t rep = s->sym->rep[id];
+      if (rep == id) continue;
+      r->links.bytes[id * nd + d] = r->links.bytes[rep * nd + d];
+      r->links.busy_ps[id * nd + d] = r->links.busy_ps[rep * nd + d];
+    }
+  }
+}
+
+/* Results of simulated NPUs, then copies for the rest of their classes. */
+static int collect(sim_t *s) {
+  etsim_sim_result_t *r = s->res;
+  for (uint32_t k = 0; k < s->n_sim; k++) {
+    uint32_t id = s->sim_ids[k];
+    npu_t *p = &s->npu[id];
     etsim_sim_npu_t *o = &r->npu[id];
     account(p, o->finish_ps);
     o->exposed_ps = o->finish_ps - o->gpu_comp_ps;
@@ -1089,105 +1263,428 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
     o->comm_busy_ps = p->comm_union_ps;
     o->nodes = p->ti->t->n_nodes;
     memcpy(o->exposed_by_op, p->exposed_by_op, sizeof o->exposed_by_op);
-    etsim_coll_dim_times(s.coll, id, o->coll_busy_by_dim, o->coll_exposed_by_dim);
-    if (s.mem) o->peak_mem_bytes = etsim_sim__mem_peak(s.mem, id);
+    etsim_coll_dim_times(s->coll, id, o->coll_busy_by_dim, o->coll_exposed_by_dim);
+    if (s->mem) o->peak_mem_bytes = etsim_sim__mem_peak(s->mem, id);
     if (o->finish_ps > r->total_ps) r->total_ps = o->finish_ps;
   }
-  if (s.mem) {
+  if (s->mem) {
     r->mem_tracked = 1;
-    etsim_sim__mem_take_samples(s.mem, &r->mem, &r->n_mem);
-    if (s.n_sim < s.n && r->n_mem) {
-      /* one NPU stood for all: its memory track is every NPU's */
-      size_t n0 = r->n_mem;
-      etsim_sim_mem_sample_t *ms = etsim_realloc(r->mem, n0 * s.n * sizeof *ms);
-      rc = ETSIM_ENOMEM;
-      if (!ms) goto fail;
-      r->mem = ms;
-      for (uint32_t id = 1; id < s.n; id++)
-        for (size_t k = 0; k < n0; k++) {
-          ms[id * n0 + k] = ms[k];
-          ms[id * n0 + k].npu = id;
-        }
-      r->n_mem = n0 * s.n;
+    etsim_sim__mem_take_samples(s->mem, &r->mem, &r->n_mem);
+    int rc = s->sym ? replicate_mem(s, r) : 0;
+    if (rc) return rc;
+  }
+  r->n_simulated = s->n_sim;
+  r->class_size = 1;
+  r->dur_ns_nodes = s->dur_ns_nodes;
+  r->dur_ns_delta_ps = s->dur_ns_delta_ps;
+  if (!s->sym) return 0;
+  /* Every NPU's timeline is its representative's (docs/sim.md). */
+  uint64_t g = s->sym->order;
+  for (uint32_t id = 0; id < s->n; id++) r->npu[id] = r->npu[s->sym->rep[id]];
+  for (int k = 0; k < ETSIM_COP_N + 2; k++) {
+    r->bytes_by_op[k] *= g;
+    r->count_by_op[k] *= g;
+  }
+  r->dur_ns_nodes *= g;
+  r->dur_ns_delta_ps *= (int64_t)g;
+  r->class_size = g;
+  size_t n0 = r->n_recs;
+  if (n0 && s->opts->record_nodes) {
+    /* Records grouped by NPU, each NPU's in its representative's order:
+     * group the representatives' records stably (counting sort), then
+     * copy each representative's block for every NPU of its class. */
+    etsim_sim_node_rec_t *nr = etsim_malloc(n0 * g * sizeof *nr);
+    etsim_sim_node_rec_t *tmp = etsim_malloc(n0 * sizeof *tmp);
+    size_t *cnt = etsim_calloc(s->n + 1, sizeof *cnt), *cur = etsim_malloc(s->n * sizeof *cur);
+    if (!nr || !tmp || !cnt || !cur) {
+      etsim_free(nr);
+      etsim_free(tmp);
+      etsim_free(cnt);
+      etsim_free(cur);
+      return ETSIM_ENOMEM;
+    }
+    for (size_t k = 0; k < n0; k++) cnt[r->recs[k].npu + 1]++;
+    for (uint32_t id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
+    memcpy(cur, cnt, s->n * sizeof *cur);
+    for (size_t k = 0; k < n0; k++) tmp[cur[r->recs[k].npu]++] = r->recs[k];
+    size_t w = 0;
+    for (uint32_t id = 0; id < s->n; id++) {
+      uint32_t rep = s->sym->rep[id];
+      for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++) {
+        nr[w] = tmp[k];
+        nr[w++].npu = id;
+      }
+    }
+    etsim_free(tmp);
+    etsim_free(cur);
+    etsim_free(cnt);
+    etsim_free(r->recs);
+    r->recs = nr;
+    r->n_recs = w;
+  }
+  return 0;
+}
+
+/* After the event loop of run_once: a failed or stuck run is reported,
+ * a reduced run proves its costs, and the results are collected (and
+ * scaled to every NPU of a class).  Returns as run_once does. */
+static int finish_run(sim_t *s, etsim_sim_result_t *r) {
+  int rc = 0;
+  const etsim_sim_opts_t *opts = s->opts;
+  {
+    etsim_error_t ce = {0};
+    int stuck = 0;
+    for (uint32_t k = 0; k < s->n_sim; k++)
+      if (s->npu[s->sim_ids[k]].n_done != s->npu[s->sim_ids[k]].ti->t->n_nodes) stuck = 1;
+    int crc = etsim_coll_check_idle(s->coll, &ce);
+    if (s->dead && stuck) {
+      if ((rc = report_failure(s, r))) return rc;
+    } else if (s->dead) {
+      r->fail_after_end = 1; /* it had finished its trace when it failed */
+    } else if (stuck || crc) {
+      /* A reduced run reports what the exact run would: run that. */
+      rc = s->sym ? 1 : report_stuck(s, crc ? ce.msg : NULL);
+      if (s->sym) snprintf(s->tie_why, sizeof s->tie_why, "the run does not finish");
+      return rc;
     }
   }
-  if (s.n_sim < s.n) {
-    /* One NPU stood for all: every NPU's timeline is the same. */
-    for (uint32_t id = 1; id < s.n; id++) r->npu[id] = r->npu[0];
-    for (int k = 0; k < ETSIM_COP_N + 2; k++) {
-      r->bytes_by_op[k] *= s.n;
-      r->count_by_op[k] *= s.n;
-    }
-    size_t n0 = r->n_recs;
-    if (n0 && s.opts->record_nodes) {
-      etsim_sim_node_rec_t *nr = etsim_realloc(r->recs, n0 * s.n * sizeof *nr);
-      rc = ETSIM_ENOMEM;
-      if (!nr) goto fail;
-      r->recs = nr;
-      for (uint32_t id = 1; id < s.n; id++)
-        for (size_t k = 0; k < n0; k++) {
-          nr[id * n0 + k] = nr[k];
-          nr[id * n0 + k].npu = id;
-        }
-      r->n_recs = n0 * s.n;
-    }
+  if (s->sym && !etsim_sim__check_costs(s->sym, s->topo, etsim_coll_pairs(s->coll), s->tie_why,
+                                        sizeof s->tie_why)) {
+    rc = 1;
+    return rc;
   }
-  r->representative = s.n_sim < s.n;
+  if ((rc = collect(s))) return rc;
+  r->events = s->q.n_popped;
+  r->max_pending = s->q.max_pending;
   r->hbm_bytes = opts->hbm_bytes;
   r->offload_priced = opts->memory && opts->memory->type != ETSIM_MEM_NONE;
   r->offload_applied = r->offload_priced && opts->offload;
   etsim_sim__mem_offload(r, opts);
-  r->events = s.q.n_popped;
-  r->max_pending = s.q.max_pending;
-  if (s.net->ops->finish && (rc = s.net->ops->finish(s.net, err))) goto fail;
-  r->net = s.net->stats;
-  if (s.n_sim < s.n) {
-    r->net.messages *= s.n;
-    r->net.bytes *= s.n;
-    for (int d = 0; d < ETSIM_TOPO_MAX_DIMS; d++) r->net.bytes_per_dim[d] *= s.n;
-  }
-  etsim_coll_get_stats(s.coll, &r->coll);
-  if (s.net->links.n) {
+  if (s->net->ops->finish && (rc = s->net->ops->finish(s->net, s->err))) return rc;
+  r->net = s->net->stats;
+  etsim_coll_get_stats(s->coll, &r->coll);
+  if (s->net->links.n) {
     /* the counters outlive the network */
-    r->links = s.net->links;
-    memset(&s.net->links, 0, sizeof s.net->links);
-    r->links_backend = s.net->ops->name;
-    size_t nd = (size_t)topo->ndims;
-    if (s.n_sim < s.n && r->links.n == (size_t)s.n * nd)
-      /* One NPU stood for all: it received from mirror(d) what it sent to
-       * d, so the counters of every source together are NPU 0's own
-       * injection per dimension, which is every NPU's. */
-      for (size_t d = 0; d < nd; d++) {
-        uint64_t b = 0;
-        int64_t busy = 0;
-        for (uint32_t id = 0; id < s.n; id++) {
-          b += r->links.bytes[id * nd + d];
-          busy += r->links.busy_ps[id * nd + d];
-        }
-        for (uint32_t id = 0; id < s.n; id++) {
-          r->links.bytes[id * nd + d] = b;
-          r->links.busy_ps[id * nd + d] = busy;
-        }
-      }
+    r->links = s->net->links;
+    memset(&s->net->links, 0, sizeof s->net->links);
+    r->links_backend = s->net->ops->name;
+    if (s->sym) replicate_links(s, r);
   }
-  r->topo = *topo;
-  free_sim(&s);
-  clock_gettime(CLOCK_MONOTONIC, &w1);
-  r->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
-  *out = r;
+  r->topo = *s->topo;
+  if (s->sym) {
+    uint64_t g = s->sym->order;
+    r->net.messages *= g;
+    r->net.bytes *= g;
+    for (int d = 0; d < ETSIM_TOPO_MAX_DIMS; d++) r->net.bytes_per_dim[d] *= g;
+    r->coll.collectives *= g;
+    r->coll.streams *= g;
+    r->coll.messages *= g;
+  }
+  return 0;
+}
+
+/* One run: every NPU, or (sym non-NULL) the class representatives.
+ * Returns 0, a negative code, or 1 when a reduced run found it is not
+ * exact after all (s->tie_why or the cost check says why; r is then
+ * incomplete and the caller runs again without sym). */
+static int run_once(sim_t *s, etsim_sim_result_t *r) {
+  int rc = ETSIM_ENOMEM;
+  const etsim_sim_opts_t *opts = s->opts;
+  etsim_des_init(&s->q);
+  if (s->sym) etsim_des_track(&s->q);
+  s->n_sim = s->sym ? s->sym->n_reps : s->n;
+  s->sim_ids = etsim_malloc((s->n_sim ? s->n_sim : 1) * sizeof *s->sim_ids);
+  if (!s->sim_ids) goto fail;
+  for (uint32_t k = 0; k < s->n_sim; k++) s->sim_ids[k] = s->sym ? s->sym->reps[k] : k;
+  if ((rc = etsim_net_create(&s->net, opts->backend ? opts->backend : "analytical", s->topo, &s->q,
+                             ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, opts->net, s->err)))
+    goto fail;
+  if (opts->link_stats && (rc = etsim_net_links_enable(s->net))) {
+    if (rc == ETSIM_EUNSUPPORTED)
+      etsim_error_set(s->err, rc,
+                      "per-link statistics: the %s backend keeps none (analytical and "
+                      "congestion do; flow and packet show ports with --net-timeline)",
+                      s->net->ops->name);
+    goto fail;
+  }
+  if ((rc = etsim_coll_create(&s->coll, s->sys, s->topo, s->net, &s->q, coll_done, s, s->err)))
+    goto fail;
+  if ((rc = prepare_custom(s))) goto fail;
+  /* Algorithms that cannot run (halvingDoubling on 6 NPUs, ...) are
+   * refused now rather than found deadlocked later. */
+  if ((rc = etsim_sim__check_collectives(s->set, s->coll, s->sys, opts->groups, s->err))) goto fail;
+  if (opts->memory && opts->memory->type == ETSIM_MEM_HIER_POOL &&
+      (rc = etsim_sim__pool_create(opts->memory, s->n, EV_NODE_DONE, &s->pool)))
+    goto fail;
+  rc = ETSIM_ENOMEM;
+  if (opts->groups) {
+    for (size_t k = 0; k < opts->groups->n; k++) {
+      uint32_t one;
+      if (etsim_u64map_put(&s->gidx, opts->groups->g[k].id, (uint32_t)k, &one) < 0) goto fail;
+    }
+    if (s->sym) {
+      /* Each communicator carries its orbit's id in tags, so a message and
+       * its image match the same receive. */
+      s->gcomm = etsim_malloc((opts->groups->n ? opts->groups->n : 1) * sizeof *s->gcomm);
+      if (!s->gcomm) goto fail;
+      for (size_t k = 0; k < opts->groups->n; k++) {
+        s->gcomm[k] = opts->groups->g[k];
+        s->gcomm[k].id = s->sym->tag_id[k];
+      }
+    }
+  }
+  if (s->sym) {
+    etsim_coll_set_symmetry(s->coll, &s->sym->cs);
+    if (!(s->tie = etsim_calloc(s->n, sizeof *s->tie))) goto fail;
+    for (uint32_t k = 0; k < s->n; k++) s->tie[k].t = -1;
+  }
+  if (opts->memory && opts->memory->type != ETSIM_MEM_NONE) {
+    s->n_mem = opts->memory->type == ETSIM_MEM_POOL ? 1
+               : opts->memory->type == ETSIM_MEM_PER_NPU
+                   ? s->n
+                   : (opts->memory->npus_per_node
+                          ? (s->n + opts->memory->npus_per_node - 1) / opts->memory->npus_per_node
+                          : 1);
+    s->mem_free_ps = etsim_calloc(s->n_mem, sizeof *s->mem_free_ps);
+    if (!s->mem_free_ps) goto fail;
+  }
+  if (prepare_traces(s) || prepare_npus(s)) goto fail;
+  if ((rc = etsim_sim__mem_create(s->set, s->n, s->sim_ids, s->n_sim, opts->record_nodes, &s->mem,
+                                  s->err)))
+    goto fail;
+  for (uint32_t k = 0; k < s->n_sim; k++) {
+    mark_dirty(s, s->sim_ids[k]);
+    s->nodes_total += s->npu[s->sim_ids[k]].ti->t->n_nodes;
+  }
+  if (opts->fail_set) {
+    /* at 0 the NPU is dead before its first node issues */
+    if (opts->fail_ps == 0) s->dead = 1;
+    else if ((rc = etsim_des_push(&s->q, opts->fail_ps, EV_FAIL, opts->fail_npu, 0))) goto fail;
+  }
+  if ((rc = drain_dirty(s))) goto fail;
+  etsim_des_event_t ev;
+  int engine = etsim_net_has_engine(s->net);
+  /* prefetch distances (events ahead): entries and streams at 12, what
+   * they point to at 6 (measured best of 4..48 on 16,384 NPUs) */
+  const uint32_t pf_far = 12, pf_near = 6;
+  for (;;) {
+    if (engine) {
+      /* Let the network's own engine catch up to the next event here. */
+      int64_t tn = s->net->ops->next_ps(s->net);
+      int64_t ts = etsim_des_next_time(&s->q);
+      if (tn != INT64_MAX && tn <= ts) {
+        if ((rc = s->net->ops->advance(s->net, tn, s->err))) goto fail;
+        continue;
+      }
+    }
+    if (!etsim_des_pop(&s->q, &ev)) break;
+    if (opts->progress && !(s->q.n_popped & 0xffff)) report_progress(s);
+    {
+      /* Memory-bound: start loading what the events a few places ahead
+       * touch (their entries now, the streams they wake a bit later). */
+      uint32_t pt;
+      uint64_t pb;
+      if (etsim_des_peek(&s->q, pf_far, &pt, &pb) && pt < ETSIM_COLL_EV_END)
+        etsim_coll_prefetch(s->coll, pt, pb, 0);
+      if (etsim_des_peek(&s->q, pf_near, &pt, &pb) && pt < ETSIM_COLL_EV_END)
+        etsim_coll_prefetch(s->coll, pt, pb, 1);
+    }
+    if (s->sym && tie_check(s, &ev)) {
+      rc = 1;
+      goto fail;
+    }
+    if (s->dead) {
+      /* The failed NPU handles nothing: no compute ends, no message of its
+       * streams goes out, nothing reaches it. */
+      uint32_t who = UINT32_MAX;
+      uint64_t key;
+      if (ev.type < ETSIM_COLL_EV_END) etsim_coll_event_key(s->coll, &ev, &who, &key);
+      else if (ev.type == EV_NODE_DONE) who = ev.a;
+      if (who == opts->fail_npu) continue;
+    }
+    if (ev.type == EV_FAIL) {
+      account(&s->npu[ev.a], now(s));
+      s->dead = 1;
+      continue;
+    }
+    if (ev.type < ETSIM_COLL_EV_END) {
+      rc = etsim_coll_event(s->coll, &ev, s->err);
+    } else if (ev.type == EV_NODE_DONE) {
+      s->q.pusher = ev.a;
+      rc = complete(s, ev.a, (uint32_t)ev.b);
+    } else {
+      rc = ETSIM_EINTERNAL;
+    }
+    if (!rc) rc = s->fail;
+    if (!rc) rc = drain_dirty(s);
+    if (rc) goto fail;
+  }
+  if ((rc = finish_run(s, r))) goto fail;
   return 0;
 fail:
-  if (rc == ETSIM_ENOMEM && err && !err->code)
-    etsim_error_set(err, rc, "simulation: out of memory");
-  if (rc == ETSIM_ERANGE && err && !err->code)
-    etsim_error_set(err, rc,
+  if (rc == ETSIM_ENOMEM && s->err && !s->err->code)
+    etsim_error_set(s->err, rc, "simulation: out of memory");
+  if (rc == ETSIM_ERANGE && s->err && !s->err->code)
+    etsim_error_set(s->err, rc,
                     "simulation: at %.3f us a message or delay would end beyond the simulated "
                     "clock's horizon (2^62 ps, about 53 days): check comm_size against the "
                     "network's bandwidth and latency",
-                    (double)s.q.now_ps / 1e6);
-  free_sim(&s);
-  etsim_sim_result_free(r);
+                    (double)s->q.now_ps / 1e6);
   return rc;
+}
+
+static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                   const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                   etsim_sim_result_t **out, etsim_error_t *err) {
+  if (set->n_ranks != topo->total)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "the workload has %zu ranks but the network has %u "
+                           "NPUs",
+                           set->n_ranks, topo->total);
+  struct timespec w0, w1, c0, c1;
+  clock_gettime(CLOCK_MONOTONIC, &w0);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+  sim_sym_t sym;
+  memset(&sym, 0, sizeof sym);
+  int have_sym = 0, rc;
+  char why[240] = "--exact";
+  if (!opts->exact) {
+    have_sym = etsim_sim__find_symmetry(set, topo, sys, opts, &sym, why, sizeof why);
+    if (have_sym < 0) return etsim_error_set(err, have_sym, "simulation: out of memory");
+  }
+  for (int attempt = 0;; attempt++) {
+    sim_t s;
+    memset(&s, 0, sizeof s);
+    s.set = set;
+    s.topo = topo;
+    s.sys = sys;
+    s.opts = opts;
+    s.deps = opts->deps ? opts->deps : ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
+    s.n = topo->total;
+    s.err = err;
+    s.sym = have_sym ? &sym : NULL;
+    s.t0 = w0;
+    s.next_report_s = 1.0; /* short runs print nothing */
+    etsim_u64map_init(&s.gidx);
+    etsim_sim_result_t *r = etsim_calloc(1, sizeof *r);
+    rc = ETSIM_ENOMEM;
+    if (r) {
+      s.res = r;
+      r->n_npus = s.n;
+      r->ndims = topo->ndims;
+      r->npu = etsim_calloc(s.n, sizeof *r->npu);
+      rc = r->npu ? run_once(&s, r) : ETSIM_ENOMEM;
+    }
+    if (rc == 1) {
+      /* The reduced run is not provably exact: simulate every NPU. */
+      snprintf(why, sizeof why, "classes of %llu NPUs (%.60s) were tried: %.130s",
+               (unsigned long long)sym.order, sym.desc, s.tie_why);
+      free_sim(&s);
+      etsim_sim_result_free(r);
+      etsim_sim__sym_free(&sym);
+      have_sym = 0;
+      if (err) memset(err, 0, sizeof *err);
+      continue;
+    }
+    if (!rc) {
+      r->representative = s.sym != NULL;
+      if (s.sym) snprintf(r->reduction, sizeof r->reduction, "%s", sym.desc);
+      else snprintf(r->reduction_why, sizeof r->reduction_why, "%s", why);
+    }
+    free_sim(&s);
+    if (have_sym) etsim_sim__sym_free(&sym);
+    if (rc) {
+      if (rc == ETSIM_ENOMEM && err && !err->code)
+        etsim_error_set(err, rc, "simulation: out of memory");
+      etsim_sim_result_free(r);
+      return rc;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    r->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    r->cpu_s = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+    *out = r;
+    (void)attempt;
+    return 0;
+  }
+}
+
+/* What-if: the straggler's price.  The slowest NPU is the one with the
+ * lowest speed (lowest id on ties); when it is below 1, the run is repeated with it at speed 1
+ * and everything else unchanged, and the difference in iteration time is
+ * what it costs.  Nothing is recorded in the second run. */
+static int price_straggler(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                           const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                           etsim_sim_result_t *r, etsim_error_t *err) {
+  const double *sp = opts->npu_speed;
+  uint32_t n = topo->total, slow = 0;
+  for (uint32_t i = 1; i < n; i++)
+    if (sp[i] < sp[slow]) slow = i;
+  if (sp[slow] >= 1.0) return 0; /* nobody below nominal: nothing to price */
+  double *nominal = etsim_malloc(n * sizeof *nominal);
+  if (!nominal) return etsim_error_set(err, ETSIM_ENOMEM, "simulation: out of memory");
+  memcpy(nominal, sp, n * sizeof *nominal);
+  nominal[slow] = 1.0;
+  etsim_sim_opts_t o2 = *opts;
+  o2.npu_speed = nominal;
+  o2.record_nodes = 0;
+  o2.link_stats = 0;
+  o2.progress = NULL;
+  etsim_sim_result_t *r2 = NULL;
+  int rc = run_all(set, topo, sys, &o2, &r2, err);
+  etsim_free(nominal);
+  if (rc) return rc;
+  r->straggler = 1;
+  r->straggler_npu = slow;
+  r->straggler_speed = sp[slow];
+  r->straggler_nominal_ps = r2->total_ps;
+  r->straggler_cost_ps = r->total_ps - r2->total_ps;
+  r->cpu_s += r2->cpu_s;
+  r->wall_s += r2->wall_s;
+  etsim_sim_result_free(r2);
+  return 0;
+}
+
+int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                  etsim_sim_result_t **out, etsim_error_t *err) {
+  static const etsim_sim_opts_t dflt = {0};
+  if (!opts) opts = &dflt;
+  if (!(opts->compute_scale >= 0 && opts->compute_scale <= 1e3) ||
+      !(opts->comm_scale >= 0 && opts->comm_scale <= 1e3))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "simulation: compute_scale %g / comm_scale %g outside [0, 1000]",
+                           opts->compute_scale, opts->comm_scale);
+  for (uint32_t i = 0; opts->npu_speed && i < topo->total; i++)
+    if (!(opts->npu_speed[i] >= 1e-3 && opts->npu_speed[i] <= 1e3))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "simulation: NPU %u's speed %g outside [0.001, 1000]", i,
+                             opts->npu_speed[i]);
+  if (opts->fail_set && opts->fail_npu >= topo->total)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "simulation: failing NPU %u is outside the %u-NPU network",
+                           opts->fail_npu, topo->total);
+  const char *be = opts->backend ? opts->backend : "analytical";
+  if (opts->fail_set && (strcmp(be, "flow") == 0 || strcmp(be, "packet") == 0))
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "simulation: failures run on the analytical and congestion backends "
+                           "(the %s backend does not reroute yet)",
+                           be);
+  etsim_sim_result_t *r = NULL;
+  int rc = run_all(set, topo, sys, opts, &r, err);
+  if (rc) return rc;
+  if (r->failed) {
+    *out = r;
+    return 0;
+  }
+  for (uint32_t i = 1; i < r->n_npus; i++)
+    if (r->npu[i].finish_ps > r->npu[r->last_npu].finish_ps) r->last_npu = i;
+  if (opts->npu_speed && (rc = price_straggler(set, topo, sys, opts, r, err))) {
+    etsim_sim_result_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
 }
 
 void etsim_sim_result_free(etsim_sim_result_t *r) {
