@@ -51,6 +51,13 @@ cp c0.json saved.convert
 expect_kept convert c0.json "$BIN" convert --from json c0.json -o c0.json
 cp sys.json saved.sim
 expect_kept sim sys.json "$BIN" "${SIM[@]}" --json sys.json
+# sim reads rank files whole and shares identical ones: each is still an
+# input; so is a what-if spec file.
+cp ar.c0.et saved.sim-rank
+expect_kept sim-rank ar.c0.et "$BIN" "${SIM[@]}" --json ar.c0.et
+echo '{"1": 0.5}' > speed.json
+cp speed.json saved.sim-speed
+expect_kept sim-speed speed.json "$BIN" "${SIM[@]}" --npu-speed speed.json --json speed.json
 "$BIN" "${SIM[@]}" --json res.json > /dev/null || fail "sim --json"
 cp res.json saved.report
 expect_kept report res.json "$BIN" report res.json -o res.json
@@ -118,6 +125,9 @@ touch "c0.json.tmp.$dead" "other.json.tmp.$dead"
 mkdir adir
 "$BIN" "${SIM[@]/sys.json/adir}" > /dev/null 2> err; rc=$?
 [ $rc -eq 2 ] && grep -q "^etsim: adir: is a folder, not a file" err || fail "folder as system: $rc $(cat err)"
+"$BIN" "${SIM[@]}" --npu-speed adir > /dev/null 2> err; rc=$?
+[ $rc -eq 2 ] && grep -q "^etsim: --npu-speed: adir: is a folder, not a file$" err ||
+  fail "folder as --npu-speed: $rc $(cat err)"
 "$BIN" inspect adir > /dev/null 2> err; rc=$?
 [ $rc -eq 2 ] && grep -q "adir: is a folder" err || fail "folder as trace: $rc $(cat err)"
 "$BIN" gen dlrm --preset criteo-kaggle --plan missing.json -o d 2> err; rc=$?
