@@ -63,6 +63,11 @@ for f in "$SH"/configs/astra-sim/remote_memory/*.json; do
 done
 printf '{"1": [0, 2], "2": [1, 3, 5]}' | seed fuzz_configs groups.json 01
 printf '{"0": [0, 1], "tp": [2, 3]}' | seed fuzz_configs rgroups.json 02
+# sim's what-if specs: --npu-speed (file, lognormal), --link-degrade, --fail
+printf '{"17": 0.7, "32-47": 0.9}' | seed fuzz_configs speed.json 03
+printf 'lognormal:sigma=0.05,mu=0,seed=7' | seed fuzz_configs speed-ln 03
+printf '{"1": {"bw": 0.5, "latency": 2}, "0": 0.9}' | seed fuzz_configs degrade.json 04
+printf 'npu:5@1.5ms' | seed fuzz_configs fail 05
 # Sharding: a preset written out as a plan, the model format by hand.
 "$E" shard --model criteo-kaggle --ranks 4 -o "$T/plan.json" --quiet
 seed fuzz_shard plan.json 01 < "$T/plan.json"
