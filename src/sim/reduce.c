@@ -588,7 +588,10 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
       opts->memory->type != ETSIM_MEM_PER_NPU)
     return NO("remote memory shared between NPUs");
   if (opts->fail_set) return NO("--fail singles NPU %u out", opts->fail_npu);
-  if (sys->group_hierarchical)
+  /* hierarchical phases change only communicators smaller than the world
+   * (coll/ext.c); without communicator groups every collective is a world
+   * one and runs as with flat */
+  if (sys->group_hierarchical && opts->groups && opts->groups->n)
     return NO("communicators run over the dimensions they span (group-phases: hierarchical)");
   ctx_t c;
   memset(&c, 0, sizeof c);
