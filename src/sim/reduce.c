@@ -567,6 +567,13 @@ static int innet_groups_ok(const etsim_topo_t *topo, const etsim_sys_config_t *s
   return 1;
 }
 
+/* Hierarchical phases change only communicators smaller than the world
+ * (coll/ext.c); without communicator groups every collective is a world
+ * one and runs as with flat, so only groups under that setting matter. */
+static int hierarchical_groups(const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts) {
+  return sys->group_hierarchical && opts->groups && opts->groups->n;
+}
+
 int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo,
                              const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
                              sim_sym_t *out, char *why, size_t n_why) {
@@ -588,7 +595,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
       opts->memory->type != ETSIM_MEM_PER_NPU)
     return NO("remote memory shared between NPUs");
   if (opts->fail_set) return NO("--fail singles NPU %u out", opts->fail_npu);
-  if (sys->group_hierarchical)
+  if (hierarchical_groups(sys, opts))
     return NO("communicators run over the dimensions they span (group-phases: hierarchical)");
   ctx_t c;
   memset(&c, 0, sizeof c);

@@ -99,5 +99,12 @@ assert a["npus_simulated"] == 1 and b["npus_simulated"] == 32, (a["npus_simulate
 assert a["links"] == b["links"] and a["npus"] == b["npus"]
 PY
 done
+# group-phases hierarchical changes only communicators smaller than the
+# world: world collectives keep their classes, communicator groups do not.
+sed 's/"scheduling-policy"/"group-phases": "hierarchical", "scheduling-policy"/' "$T/s1_2d.json" > "$T/sh.json"
+"$BIN" gen micro --coll all-reduce,all-to-all,all-gather --size 4MiB --npus 32 -o "$T/hw" --quiet \
+  || fail "gen micro hierarchical"
+check "world collectives, group-phases hierarchical, on 8x4" "$T/hw" "$T/n84.yml" "$T/sh.json" 1
+check "dp4 tp4 pp2 1f1b, group-phases hierarchical, on 8x4" "$T/a" "$T/n84.yml" "$T/sh.json" 0
 [ $reduced -ge 7 ] || fail "only $reduced of $runs sets were reduced"
 echo "ok: $runs sets, $reduced reduced, every NPU equal to --exact"
