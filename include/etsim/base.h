@@ -213,6 +213,9 @@ typedef struct etsim_arena {
   etsim_arena_block_t *head; /* newest block; owned */
   size_t block_size;         /* default size of a new block */
   size_t used_bytes;         /* bytes handed out since the last reset */
+  size_t failures;           /* allocations refused (out of memory), ever: lets a
+                                caller whose callee only says "failed" (protobuf-c's
+                                unpack) tell out-of-memory from bad input */
 } etsim_arena_t;
 
 void etsim_arena_init(etsim_arena_t *a, size_t block_size);
@@ -296,6 +299,51 @@ double etsim_rng_uniform(etsim_rng_t *r);             /* [0, 1) */
 uint64_t etsim_rng_below(etsim_rng_t *r, uint64_t n); /* [0, n), n > 0 */
 double etsim_rng_normal(etsim_rng_t *r);              /* N(0, 1) */
 
+/* ------------------------------------------------------- inputs and outputs */
+
+/*
+ * Every reader checks its input through etsim_input_check: a missing file
+ * or a folder gets "FILE: cannot open: ..." / "FILE: is a folder".  While
+ * the guard is on (etsim_inputs_guard(1); the CLI turns it on for its one
+ * run, a library user may for a unit of work), inputs are remembered and
+ * etsim_output_check refuses an output path that is one of them; it always
+ * refuses a folder.  "-" (standard input) passes.  0 or a negative code.
+ * Turning the guard off forgets the inputs.
+ */
+int etsim_input_check(const char *path, etsim_error_t *err);
+int etsim_output_check(const char *path, etsim_error_t *err);
+void etsim_inputs_guard(int on);
+/* Forget the inputs seen so far, the guard staying on: for a process that
+ * runs one independent run after another (a sweep's worker), whose earlier
+ * inputs are this run's outputs to write. */
+void etsim_inputs_forget(void);
+
+/* Read a whole text file, checked as an input, into *out (owned,
+ * NUL-terminated; *out_len bytes before the NUL, may be NULL).  A NUL byte
+ * (binary data; /dev/zero is refused at its first block) or more than
+ * max_bytes (an endless stream) is an error naming the file and offset. */
+int etsim_read_text(const char *path, size_t max_bytes, char **out, size_t *out_len,
+                    etsim_error_t *err);
+
+/* Load a JSON file with jansson (flags as json_load_file's), checked as an
+ * input; errors read "FILE:LINE:COL: message", or "FILE: message" when
+ * jansson has no position.  *out is owned (json_decref). */
+struct json_t;
+int etsim_json_load(const char *path, unsigned flags, struct json_t **out, etsim_error_t *err);
+
+/*
+ * Temporary name "<path>.tmp.<pid>" for an output about to be written,
+ * after etsim_output_check; temporaries of `path` left by a run that was
+ * killed (their pid no longer runs) are removed first.  The name is owned
+ * and registered until etsim_tmp_release (call it after the rename or the
+ * removal).  0 and *out, or a negative code with err set.
+ */
+int etsim_tmp_name(const char *path, char **out, etsim_error_t *err);
+void etsim_tmp_release(char *name);
+/* Unlink every registered temporary; async-signal-safe, for the CLI's
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE handler. */
+void etsim_tmp_remove_all(void);
+
 /* ------------------------------------------------------------ output files */
 
 /*
@@ -312,6 +360,27 @@ typedef struct etsim_outfile {
 int etsim_outfile_open(etsim_outfile_t *o, const char *path, etsim_error_t *err);
 int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err);
 void etsim_outfile_abort(etsim_outfile_t *o);
+
+/*
+ * Outputs of one run that must change together (`sim --json --csv
+ * --timeline`): after etsim_outfile_batch_begin, etsim_outfile_commit
+ * writes and closes each file but leaves it under its temporary name;
+ * etsim_outfile_batch_commit renames them all into place, and
+ * etsim_outfile_batch_abort removes them, so a failed last write leaves the
+ * earlier outputs as they were instead of a mixed set.
+ */
+void etsim_outfile_batch_begin(void);
+int etsim_outfile_batch_commit(etsim_error_t *err);
+void etsim_outfile_batch_abort(void);
+/* The temporary name of `path` when it is written and waiting in the batch
+ * (a later output of the same run reads it there: netsim's --report reads
+ * its --timeline), else NULL. */
+const char *etsim_outfile_batched(const char *path);
+
+/* Length of the valid UTF-8 prefix of s[0..n): n when all of it is valid.
+ * Overlong forms, surrogates and code points above U+10FFFF are invalid,
+ * as for protobuf's string fields and JSON readers. */
+size_t etsim_utf8_valid(const char *s, size_t n);
 
 /* Parse "1024", "64KiB", "1MB", "2GiB" etc. into bytes.  0 or ETSIM_EINVAL. */
 int etsim_parse_size(const char *s, uint64_t *out_bytes);

@@ -88,6 +88,10 @@ typedef enum { ETSIM_SCHED_LIFO = 0, ETSIM_SCHED_FIFO, ETSIM_SCHED_EXPLICIT } et
 /* The largest endpoint delay accepted (1000 s): far beyond any platform, and
  * small enough that delays summed with it stay inside the clock's horizon. */
 #define ETSIM_COLL_MAX_DELAY_NS 1e12
+/* The most preferred-dataset-splits and active-chunks-per-dimension: the
+ * system layer's cost grows with the square of the splits (ASTRA-sim's own
+ * configurations use 1 to 256). */
+#define ETSIM_COLL_MAX_SPLITS 4096
 
 typedef struct etsim_sys_config {
   etsim_sched_t scheduling;

@@ -150,7 +150,7 @@ typedef struct etsim_diff_side {
   uint64_t coll_count[ETSIM_COLL_TYPE_COUNT];
   uint64_t coll_bytes[ETSIM_COLL_TYPE_COUNT];
   uint64_t p2p_bytes;        /* sends */
-  uint64_t critical_path_us; /* the longest over ranks (data edges, durations) */
+  uint64_t critical_path_ns; /* the longest over ranks (data edges, durations; duration_ns first) */
   size_t critical_rank;
   int cyclic; /* some rank's data graph has a cycle */
 } etsim_diff_side_t;

@@ -384,7 +384,6 @@ typedef struct etsim_et_trace {
   size_t n_dangling_data, n_dangling_ctrl; /* edges to absent ids */
   uint32_t *dup_idx;                       /* indices of nodes whose id repeats an earlier one */
   size_t n_dup;
-  size_t n_empty; /* messages that decoded to an all-default node */
   etsim_et_io_t *ios;
   size_t n_ios;
   etsim_u64map_t index;   /* id -> first node index (vals only: u32 slots

@@ -32,9 +32,9 @@ typedef struct etsim_et_stats {
   size_t dangling_data, dangling_ctrl;
   size_t sources, sinks;                  /* over resolved data edges */
   size_t depth;                           /* nodes on the longest path */
-  uint64_t critical_path_us;              /* heaviest duration-weighted path */
+  uint64_t critical_path_ns;              /* heaviest duration-weighted path */
   uint64_t critical_first, critical_last; /* ids at its ends */
-  uint64_t compute_us;                    /* sum of COMP durations */
+  uint64_t compute_ns;                    /* sum of COMP durations */
   int cyclic;                             /* depth/critical path undefined */
   etsim_et_attr_use_t *attrs;             /* owned; sorted by name, kind */
   size_t n_attr_uses;
@@ -55,6 +55,23 @@ long etsim_et_validate(const etsim_et_trace_t *t, etsim_et_finding_fn fn, void *
  * (pg_name) the same collectives in the same order, type and size on every
  * member; every send matched by a receive.  Returns the problem count. */
 long etsim_et_validate_set(const etsim_et_set_t *s, etsim_et_finding_fn fn, void *user);
+
+/* Dependencies a consumer enforces: data_deps, ctrl_deps or both (etsim
+ * sim and ASTRA-sim: both; replay --deps chooses). */
+enum { ETSIM_ET_DEPS_DATA = 1u, ETSIM_ET_DEPS_CTRL = 2u };
+
+/*
+ * Run the set as etsim sim issues it, without time: eager sends, receives
+ * matched by (src, dst, tag, size), network collectives (all-reduce,
+ * all-gather, reduce-scatter, all-to-all) completing when every rank with a
+ * collective on the communicator reached the same one, each holding its
+ * rank's communication slot (or CPU) until then.  Reports one PROBLEM
+ * naming up to three ranks, the node each is stuck on and what it waits
+ * for, when some cannot finish.  Returns the problem count or ENOMEM.  A
+ * set of more than 2^28 nodes (summed over ranks) is skipped with a NOTE.
+ */
+long etsim_et_check_deadlock(const etsim_et_set_t *s, unsigned deps, etsim_et_finding_fn fn,
+                             void *user);
 
 #ifdef __cplusplus
 }

@@ -17,8 +17,9 @@
  * (at most 17 and 9) that read back to the same value.
  *
  * What does not survive: NaN sign and payload bits (every NaN becomes the
- * default quiet NaN), and strings that are not valid UTF-8 (jsonize refuses
- * them, naming node and key).
+ * default quiet NaN), and the bytes of strings that are not valid UTF-8
+ * (which protobuf's string fields forbid): jsonize writes each such byte
+ * as U+FFFD and warns, so a trace with a bad name can still be read.
  */
 #ifndef ETSIM_ETJSON_H
 #define ETSIM_ETJSON_H
@@ -31,10 +32,14 @@ extern "C" {
 
 /* ------------------------------------------------------------- writing */
 
-/* A growable text buffer: `data` (NUL-terminated when len > 0) is owned. */
+/* A growable text buffer: `data` (NUL-terminated when len > 0) is owned.
+ * With `lossy` set, a byte of a string that is not valid UTF-8 is written as
+ * U+FFFD and counted in `replaced` instead of failing. */
 typedef struct etsim_etjson_buf {
   char *data;
   size_t len, cap;
+  int lossy;
+  uint64_t replaced;
 } etsim_etjson_buf_t;
 
 void etsim_etjson_buf_free(etsim_etjson_buf_t *b);

@@ -95,6 +95,8 @@ typedef struct etsim_net_stats {
   uint64_t max_buffer_bytes;
   /* flow/packet: most messages in flight at once between one NPU pair */
   uint32_t max_inflight_pair, max_inflight_src, max_inflight_dst;
+  /* flow/packet: the fabric simulated, when it is not the YAML's ("" else) */
+  char fabric[256];
 } etsim_net_stats_t;
 
 /* Per-link counters, once etsim_net_links_enable() succeeded: bytes sent

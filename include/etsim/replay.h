@@ -281,9 +281,11 @@ double etsim_replay_busbw_factor(int coll, int P);
 
 /*
  * Bytes a collective of recorded size S moves in and out of one rank's
- * buffers (nccl-tests "size" convention: S is the all-reduce buffer, the
- * all-gather output, the reduce-scatter input, the all-to-all buffer, the
- * gather output at the root, the scatter input at the root):
+ * buffers.  S means what it means to ASTRA-sim, etsim sim and the
+ * generators: the all-reduce buffer, each rank's all-gather input (the
+ * output is P x S), the reduce-scatter input, the all-to-all buffer; for
+ * what ASTRA-sim does not simulate, nccl-tests' "size": the gather output
+ * at the root, the scatter input at the root:
  * *send_bytes and *recv_bytes for a member with group rank `me` of P, root
  * `root`.  Sizes not divisible by P are rounded up to a multiple of P*4.
  */

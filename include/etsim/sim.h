@@ -113,6 +113,8 @@ typedef struct etsim_sim_opts {
    * (the `memory` model) and back to each NPU's iteration */
   double hbm_bytes;
   int offload;
+  unsigned deps; /* edges enforced: ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL (etcheck.h);
+                    0 means both, as ASTRA-sim */
   /* Called about twice a second of wall time during long runs (NULL: never). */
   void (*progress)(void *user, const etsim_sim_progress_t *p);
   void *progress_user;

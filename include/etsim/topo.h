@@ -22,6 +22,10 @@ extern "C" {
 #endif
 
 #define ETSIM_TOPO_MAX_DIMS 8
+/* The most NPUs a network may have: as many as a rank set may have ranks
+ * (ETSIM_ET_MAX_RANKS).  The simulator keeps state per NPU, and a 60-byte
+ * YAML claiming 2^31 NPUs cost 13.6 GB before it was stopped. */
+#define ETSIM_TOPO_MAX_NPUS ((uint64_t)1 << 24)
 
 typedef enum {
   ETSIM_TOPO_RING = 0,

@@ -74,9 +74,14 @@ void etsim_arena_init(etsim_arena_t *a, size_t block_size) {
   a->head = NULL;
   a->block_size = block_size ? block_size : 64 * 1024;
   a->used_bytes = 0;
+  a->failures = 0;
 }
 
 void *etsim_arena_alloc(etsim_arena_t *a, size_t size) {
+  if (size > SIZE_MAX / 2) {
+    a->failures++;
+    return NULL;
+  }
   size = (size + 7) & ~(size_t)7;
   etsim_arena_block_t *b = a->head;
   if (!b || b->size - b->used < size) {
@@ -85,7 +90,10 @@ void *etsim_arena_alloc(etsim_arena_t *a, size_t size) {
       /* A large piece gets a block of its own behind the head, so the head's
        * free space is not wasted. */
       etsim_arena_block_t *big = etsim_malloc(sizeof *big + size);
-      if (!big) return NULL;
+      if (!big) {
+        a->failures++;
+        return NULL;
+      }
       big->size = size;
       big->used = size;
       if (b) {
@@ -99,7 +107,10 @@ void *etsim_arena_alloc(etsim_arena_t *a, size_t size) {
       return big->data;
     }
     etsim_arena_block_t *nb = etsim_malloc(sizeof *nb + bs);
-    if (!nb) return NULL;
+    if (!nb) {
+      a->failures++;
+      return NULL;
+    }
     nb->size = bs;
     nb->used = 0;
     nb->next = b;

@@ -94,7 +94,9 @@ int etsim_intern_init(etsim_intern_t *t) {
   memset(t, 0, sizeof *t);
   etsim_arena_init(&t->arena, 2 * 1024); /* small: one per loaded trace */
   int64_t id = etsim_intern_put(t, "", 0);
-  return id < 0 ? (int)id : 0;
+  if (id >= 0) return 0;
+  etsim_intern_free(t); /* callers that fail here free nothing more */
+  return (int)id;
 }
 
 void etsim_intern_free(etsim_intern_t *t) {

@@ -64,22 +64,21 @@ int etsim_outfile_open(etsim_outfile_t *o, const char *path, etsim_error_t *err)
   if (strcmp(path, "-") == 0) {
     o->fp = stdout;
     o->path = etsim_strdup("-");
-    return o->path ? 0 : ETSIM_ENOMEM;
+    return o->path ? 0 : etsim_error_set(err, ETSIM_ENOMEM, "-: out of memory");
   }
-  size_t n = strlen(path) + 32;
   o->path = etsim_strdup(path);
-  o->tmp_path = etsim_malloc(n);
-  if (!o->path || !o->tmp_path) {
+  if (!o->path) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  int rc = etsim_tmp_name(path, &o->tmp_path, err);
+  if (rc) {
     etsim_free(o->path);
-    etsim_free(o->tmp_path);
-    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+    o->path = NULL;
+    return rc;
   }
-  snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
   FILE *fp = fopen(o->tmp_path, "wb");
   if (!fp) {
     int e = errno;
     etsim_free(o->path);
-    etsim_free(o->tmp_path);
+    etsim_tmp_release(o->tmp_path);
     o->path = o->tmp_path = NULL;
     return etsim_error_set(err, ETSIM_EIO, "%s: cannot create: %s", path, strerror(e));
   }
@@ -87,17 +86,72 @@ int etsim_outfile_open(etsim_outfile_t *o, const char *path, etsim_error_t *err)
   return 0;
 }
 
+/* The batch: completed temporaries waiting for etsim_outfile_batch_commit. */
+static int batching;
+static struct pending { char *path, *tmp; } * pending;
+static size_t n_pending, cap_pending;
+
+void etsim_outfile_batch_begin(void) { batching = 1; }
+
+static void batch_end(int keep) {
+  for (size_t i = 0; i < n_pending; i++) {
+    if (!keep) remove(pending[i].tmp);
+    etsim_free(pending[i].path);
+    etsim_tmp_release(pending[i].tmp);
+  }
+  etsim_free(pending);
+  pending = NULL;
+  n_pending = cap_pending = 0;
+  batching = 0;
+}
+
+int etsim_outfile_batch_commit(etsim_error_t *err) {
+  int rc = 0;
+  for (size_t i = 0; i < n_pending && !rc; i++)
+    if (rename(pending[i].tmp, pending[i].path) != 0)
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", pending[i].path,
+                           strerror(errno));
+  /* After a failed rename the ones not yet renamed are removed. */
+  for (size_t i = 0; i < n_pending; i++) {
+    remove(pending[i].tmp); /* gone already when renamed */
+    etsim_free(pending[i].path);
+    etsim_tmp_release(pending[i].tmp);
+  }
+  n_pending = 0;
+  batch_end(1);
+  return rc;
+}
+
+void etsim_outfile_batch_abort(void) { batch_end(0); }
+
+const char *etsim_outfile_batched(const char *path) {
+  for (size_t i = 0; i < n_pending; i++)
+    if (strcmp(pending[i].path, path) == 0) return pending[i].tmp;
+  return NULL;
+}
+
 int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err) {
   int rc = 0;
   FILE *fp = o->fp;
   if (!fp) return 0;
   if (!o->tmp_path) {
-    if (fflush(fp) != 0 || ferror(fp)) rc = etsim_error_set(err, ETSIM_EIO, "-: write error");
+    if (fflush(fp) != 0 || ferror(fp))
+      rc = etsim_error_set(err, ETSIM_EIO, "standard output: write error: %s",
+                           strerror(errno ? errno : EIO));
   } else {
     int bad = ferror(fp);
     if (fclose(fp) != 0 || bad) {
       rc = etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", o->path, strerror(errno));
       remove(o->tmp_path);
+    } else if (batching) {
+      if (etsim_grow((void **)&pending, &cap_pending, n_pending + 1, sizeof *pending)) {
+        rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", o->path);
+        remove(o->tmp_path);
+      } else {
+        pending[n_pending++] = (struct pending){o->path, o->tmp_path};
+        memset(o, 0, sizeof *o); /* the batch owns both names now */
+        return 0;
+      }
     } else if (rename(o->tmp_path, o->path) != 0) {
       rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", o->path,
                            strerror(errno));
@@ -105,7 +159,7 @@ int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err) {
     }
   }
   etsim_free(o->path);
-  etsim_free(o->tmp_path);
+  etsim_tmp_release(o->tmp_path);
   memset(o, 0, sizeof *o);
   return rc;
 }
@@ -118,8 +172,38 @@ void etsim_outfile_abort(etsim_outfile_t *o) {
     fflush(o->fp);
   }
   etsim_free(o->path);
-  etsim_free(o->tmp_path);
+  etsim_tmp_release(o->tmp_path);
   memset(o, 0, sizeof *o);
+}
+
+/* ------------------------------------------------------------------- UTF-8 */
+
+size_t etsim_utf8_valid(const char *str, size_t n) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = s[i];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07;
+    else return i;
+    if (len > n - i) return i;
+    for (size_t k = 1; k < len; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || (cp >= 0xD800 && cp <= 0xDFFF) ||
+        cp > 0x10FFFF)
+      return i;
+    i += len;
+  }
+  return n;
 }
 
 /* ------------------------------------------------------------------ sizes */

@@ -9,6 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Microseconds from nanoseconds: whole ones as integers, others with
+ * their nanoseconds (as inspect prints them). */
+static const char *us(uint64_t ns, char *buf, size_t cap) {
+  if (ns % 1000 == 0) snprintf(buf, cap, "%llu", (unsigned long long)(ns / 1000));
+  else
+    snprintf(buf, cap, "%llu.%03llu", (unsigned long long)(ns / 1000),
+             (unsigned long long)(ns % 1000));
+  return buf;
+}
+
 static long long delta(uint64_t a, uint64_t b) { return (long long)b - (long long)a; }
 
 static void print_text(const char *pa, const char *pb, const etsim_diff_report_t *r) {
@@ -54,9 +64,10 @@ static void print_text(const char *pa, const char *pb, const etsim_diff_report_t
   if (a->p2p_bytes || b->p2p_bytes)
     printf("  sends            %llu -> %llu bytes\n", (unsigned long long)a->p2p_bytes,
            (unsigned long long)b->p2p_bytes);
-  printf("critical path    %llu us (rank %zu)%s -> %llu us (rank %zu)%s\n",
-         (unsigned long long)a->critical_path_us, a->critical_rank, a->cyclic ? ", a cycle" : "",
-         (unsigned long long)b->critical_path_us, b->critical_rank, b->cyclic ? ", a cycle" : "");
+  char ua[32], ub[32];
+  printf("critical path    %s us (rank %zu)%s -> %s us (rank %zu)%s\n",
+         us(a->critical_path_ns, ua, sizeof ua), a->critical_rank, a->cyclic ? ", a cycle" : "",
+         us(b->critical_path_ns, ub, sizeof ub), b->critical_rank, b->cyclic ? ", a cycle" : "");
   if (r->metadata_differs) printf("metadata         differs\n");
   if (r->have_first) {
     if (r->first_index == UINT64_MAX) printf("first difference: %s\n", r->first);
@@ -79,6 +90,7 @@ static void json_str(const char *s) {
 }
 
 static void json_side(const etsim_diff_side_t *s) {
+  char cp[32];
   printf(
       "{\"ranks\": %zu, \"nodes\": %llu, \"data_edges\": %llu, \"ctrl_edges\": %llu, \"by_type\": "
       "{",
@@ -102,10 +114,10 @@ static void json_side(const etsim_diff_side_t *s) {
       first = 0;
     }
   printf(
-      "}, \"num_ops\": %llu, \"send_bytes\": %llu, \"critical_path_us\": %llu, "
+      "}, \"num_ops\": %llu, \"send_bytes\": %llu, \"critical_path_us\": %s, "
       "\"critical_rank\": %zu, \"cyclic\": %s}",
       (unsigned long long)s->num_ops, (unsigned long long)s->p2p_bytes,
-      (unsigned long long)s->critical_path_us, s->critical_rank, s->cyclic ? "true" : "false");
+      us(s->critical_path_ns, cp, sizeof cp), s->critical_rank, s->cyclic ? "true" : "false");
 }
 
 static void print_json(const etsim_diff_report_t *r) {

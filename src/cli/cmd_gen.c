@@ -201,9 +201,9 @@ static int gen_micro(int argc, char **argv) {
   }
   if (!o.n_colls) return cli_usage_error("--coll: empty list");
   o.colls = colls;
-  if (etsim_parse_size(size_arg, &o.size_bytes))
+  if (etsim_parse_size(size_arg, &o.size_bytes) || o.size_bytes == 0)
     return cli_usage_error(
-        "--size: '%s' is not a size in bytes (1048576, "
+        "--size: '%s' is not a size of at least 1 byte (1048576, "
         "64KiB, 1MiB)",
         size_arg);
   o.npus = (size_t)npus;

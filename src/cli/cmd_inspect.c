@@ -7,7 +7,17 @@
 
 #include <string.h>
 
+/* A time in ns as microseconds: whole ones as before, others with the ns. */
+static const char *us(uint64_t ns, char *buf, size_t cap) {
+  if (ns % 1000 == 0) snprintf(buf, cap, "%llu", (unsigned long long)(ns / 1000));
+  else
+    snprintf(buf, cap, "%llu.%03llu", (unsigned long long)(ns / 1000),
+             (unsigned long long)(ns % 1000));
+  return buf;
+}
+
 static void print_text(const char *path, const etsim_et_stats_t *st) {
+  char b1[32];
   printf("%s\n  nodes            %zu\n", path, st->n_nodes);
   for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
     if (st->by_type[k]) printf("    %-16s %zu\n", etsim_et_node_type_name(k), st->by_type[k]);
@@ -21,11 +31,11 @@ static void print_text(const char *path, const etsim_et_stats_t *st) {
   if (st->cyclic) printf("  depth            undefined: the graph has a cycle\n");
   else {
     printf("  depth            %zu nodes\n", st->depth);
-    printf("  critical path    %llu us (node %llu .. node %llu)\n",
-           (unsigned long long)st->critical_path_us, (unsigned long long)st->critical_first,
+    printf("  critical path    %s us (node %llu .. node %llu)\n",
+           us(st->critical_path_ns, b1, sizeof b1), (unsigned long long)st->critical_first,
            (unsigned long long)st->critical_last);
   }
-  printf("  compute time     %llu us\n", (unsigned long long)st->compute_us);
+  printf("  compute time     %s us\n", us(st->compute_ns, b1, sizeof b1));
   printf("  attributes\n");
   for (size_t a = 0; a < st->n_attr_uses; a++)
     printf("    %-20s %-13s %zu\n", st->attrs[a].name, etsim_attr_kind_name(st->attrs[a].kind),
@@ -44,6 +54,7 @@ static void json_str(const char *s) {
 }
 
 static void print_json(const char *path, const etsim_et_stats_t *st) {
+  char b1[32];
   printf("{\"file\": ");
   json_str(path);
   printf(", \"nodes\": %zu, \"by_type\": {", st->n_nodes);
@@ -68,11 +79,11 @@ static void print_json(const char *path, const etsim_et_stats_t *st) {
   if (st->cyclic) printf("\"cyclic\": true, ");
   else
     printf(
-        "\"cyclic\": false, \"depth\": %zu, \"critical_path_us\": %llu, "
+        "\"cyclic\": false, \"depth\": %zu, \"critical_path_us\": %s, "
         "\"critical_path_from\": %llu, \"critical_path_to\": %llu, ",
-        st->depth, (unsigned long long)st->critical_path_us, (unsigned long long)st->critical_first,
+        st->depth, us(st->critical_path_ns, b1, sizeof b1), (unsigned long long)st->critical_first,
         (unsigned long long)st->critical_last);
-  printf("\"compute_us\": %llu, \"attributes\": [", (unsigned long long)st->compute_us);
+  printf("\"compute_us\": %s, \"attributes\": [", us(st->compute_ns, b1, sizeof b1));
   for (size_t a = 0; a < st->n_attr_uses; a++) {
     printf("%s{\"name\": ", a ? ", " : "");
     json_str(st->attrs[a].name);
@@ -87,19 +98,19 @@ typedef struct {
   size_t ranks, nodes, data_edges, ctrl_edges;
   size_t by_type[ETSIM_ET_NODE_TYPE_COUNT], by_coll[ETSIM_COLL_TYPE_COUNT];
   uint64_t coll_bytes[ETSIM_COLL_TYPE_COUNT];
-  uint64_t compute_min, compute_max, path_max;
+  uint64_t compute_min, compute_max, path_max; /* ns */
   size_t compute_max_file, path_max_file;
 } total_t;
 
 static void total_add(total_t *t, const etsim_et_stats_t *st, size_t mult, size_t file) {
   if (!mult) return;
-  if (!t->ranks || st->compute_us < t->compute_min) t->compute_min = st->compute_us;
-  if (!t->ranks || st->compute_us > t->compute_max) {
-    t->compute_max = st->compute_us;
+  if (!t->ranks || st->compute_ns < t->compute_min) t->compute_min = st->compute_ns;
+  if (!t->ranks || st->compute_ns > t->compute_max) {
+    t->compute_max = st->compute_ns;
     t->compute_max_file = file;
   }
-  if (!st->cyclic && (!t->ranks || st->critical_path_us > t->path_max)) {
-    t->path_max = st->critical_path_us;
+  if (!st->cyclic && (!t->ranks || st->critical_path_ns > t->path_max)) {
+    t->path_max = st->critical_path_ns;
     t->path_max_file = file;
   }
   t->ranks += mult;
@@ -114,6 +125,7 @@ static void total_add(total_t *t, const etsim_et_stats_t *st, size_t mult, size_
 }
 
 static void print_total(const total_t *t, const etsim_et_set_t *set, int json) {
+  char b1[32], b2[32], b3[32];
   if (json) {
     printf("\"total\": {\"ranks\": %zu, \"nodes\": %zu, \"by_type\": {", t->ranks, t->nodes);
     int first = 1;
@@ -132,10 +144,10 @@ static void print_total(const total_t *t, const etsim_et_set_t *set, int json) {
       }
     printf(
         "}, \"data_edges\": %zu, \"ctrl_edges\": %zu, "
-        "\"compute_us_min\": %llu, \"compute_us_max\": %llu, "
-        "\"critical_path_us_max\": %llu}",
-        t->data_edges, t->ctrl_edges, (unsigned long long)t->compute_min,
-        (unsigned long long)t->compute_max, (unsigned long long)t->path_max);
+        "\"compute_us_min\": %s, \"compute_us_max\": %s, "
+        "\"critical_path_us_max\": %s}",
+        t->data_edges, t->ctrl_edges, us(t->compute_min, b1, sizeof b1),
+        us(t->compute_max, b2, sizeof b2), us(t->path_max, b3, sizeof b3));
     return;
   }
   printf("all %zu ranks\n  nodes            %zu\n", t->ranks, t->nodes);
@@ -146,10 +158,9 @@ static void print_total(const total_t *t, const etsim_et_set_t *set, int json) {
       printf("    %-16s %zu collectives, %llu bytes (all ranks' share)\n", etsim_coll_type_name(c),
              t->by_coll[c], (unsigned long long)t->coll_bytes[c]);
   printf("  data edges       %zu\n  control edges    %zu\n", t->data_edges, t->ctrl_edges);
-  printf("  compute time     %llu .. %llu us per rank (most: %s)\n",
-         (unsigned long long)t->compute_min, (unsigned long long)t->compute_max,
-         set->paths[t->compute_max_file]);
-  printf("  critical path    at most %llu us (%s)\n", (unsigned long long)t->path_max,
+  printf("  compute time     %s .. %s us per rank (most: %s)\n", us(t->compute_min, b1, sizeof b1),
+         us(t->compute_max, b2, sizeof b2), set->paths[t->compute_max_file]);
+  printf("  critical path    at most %s us (%s)\n", us(t->path_max, b3, sizeof b3),
          set->paths[t->path_max_file]);
 }
 

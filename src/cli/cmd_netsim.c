@@ -34,7 +34,7 @@ static const char *usage =
     "                   pauses_received paused_us peak_queue_bytes\n"
     "  --timeline PATH  Perfetto timeline (open in ui.perfetto.dev): each\n"
     "                   message as a slice; with the packet level, every\n"
-    "                   port's tx Gb/s, queue KB and paused %% over time\n"
+    "                   port's tx Gb/s, queue KB and paused % over time\n"
     "                   and the first messages' sending rates\n"
     "  --report F       one HTML page with plots (see etsim report); it links\n"
     "                   the --timeline file, or writes F's name .timeline.json\n"
@@ -211,11 +211,15 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
            st.recomputes, wall);
   }
 done:
+  etsim_outfile_batch_abort();
   if (of.open) etsim_outfile_abort(&of.f);
   etsim_netflow_free(net);
   return code;
 }
 
+/* Long: the options, the run and its outputs in the order they must be
+ * written (one batch, renamed together: issue 16); the steps share the
+ * fabric, the flows and the output state, so a split passes them all. */
 int etsim_cmd_netsim(int argc, char **argv) {
   const char *backend = "packet";
   const char *ports = NULL, *timeline = NULL, *step = NULL, *report = NULL;
@@ -300,10 +304,10 @@ int etsim_cmd_netsim(int argc, char **argv) {
     const char *m = cc;
     for (int k = 0; k < 5; k++)
       if (!strcmp(cc, names[k])) m = modes[k];
-    if (etsim_netpkt_cfg_set(&cfg, "CC_MODE", m, &err)) {
-      etsim_error_prefix(&err, "--cc");
-      return cli_fail(&err);
-    }
+    if (etsim_netpkt_cfg_set(&cfg, "CC_MODE", m, &err))
+      return cli_usage_error(
+          "--cc: '%s' is none of none, dcqcn, hpcc, timely, dctcp (or CC_MODE 0, 1, 3, 7, 8): %s",
+          cc, err.msg);
   }
   if (seed && cli_parse_u64(seed, "--seed", &cfg.seed)) return ETSIM_EXIT_USAGE;
   uint64_t step_ns = 1000;
@@ -383,12 +387,16 @@ int etsim_cmd_netsim(int argc, char **argv) {
   int rc = run_all(&(runner_t){net, tl, NULL}, quiet, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  /* The output files of one run replace the old ones together or not at
+   * all: a failed last write must not leave a mixed set. */
+  etsim_outfile_batch_begin();
   if (rc) {
     code = rc == ETSIM_EDEADLOCK ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
     if (rc == ETSIM_EDEADLOCK) {
       fprintf(stderr, "etsim: %s: %s\n", input, err.msg);
       /* The timeline shows how the pause cycle formed. */
-      if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err))
+      if (timeline && (etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err) ||
+                       etsim_outfile_batch_commit(&err)))
         code = cli_fail(&err);
       else if (report && write_report(report, timeline, cc_name(cfg.cc_mode)))
         code = ETSIM_EXIT_USAGE;
@@ -431,6 +439,10 @@ int etsim_cmd_netsim(int argc, char **argv) {
         goto done;
       }
     }
+  if (etsim_outfile_batch_commit(&err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
 
   etsim_netpkt_stats_t st;
   etsim_netpkt_get_stats(net, &st);

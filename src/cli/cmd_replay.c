@@ -12,6 +12,7 @@
  */
 #include "cli/cli.h"
 
+#include "etsim/etcheck.h"
 #include "etsim/replay.h"
 
 #include <jansson.h>
@@ -27,7 +28,7 @@
 static const char *prefix, *csv, *groups_path, *timeline_path;
 static double compute_scale = 1, comm_scale = 1, ridge = -1, timeout_s = 600;
 static uint64_t n_procs, iterations = 1, warmup;
-static int dry_only, json, want_path, quiet, check, deps_choice = 2, np_given;
+static int dry_only, json, want_path, quiet, check, deps_choice = 2, np_given, progress;
 static const cli_opt_t opts[] = {
     CLI_O_FLAG("--dry-run", NULL, &dry_only,
                "no MPI: a virtual clock advanced by recorded durations; prints\n"
@@ -95,6 +96,9 @@ static const cli_opt_t opts[] = {
     CLI_O_FLAG("--path", NULL, &want_path, "dry run: list the nodes on the critical path"),
     CLI_O_FLAG("--json", NULL, &json, "the report as JSON"),
     CLI_O_FLAG("--quiet", "-q", &quiet, "MPI: no per-node table"),
+    CLI_O_FLAG("--progress", NULL, &progress,
+               "MPI: rank 0 says what it does on stderr (the default when stderr is\n"
+               "a terminal and --quiet is not given)"),
     CLI_O_END};
 
 static const cli_cmd_t cmd = {
@@ -137,6 +141,29 @@ static int inside_mpirun(void) {
   return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
+static void print_problem(void *user, int sev, const char *line) {
+  (void)user;
+  if (sev == ETSIM_CHECK_PROBLEM) fprintf(stderr, "etsim: %s\n", line);
+}
+
+/* Before any MPI: a set whose ranks would wait on each other forever (a
+ * receive before the send it needs, crossed collectives) is refused with
+ * the ranks and nodes named, instead of a silent wait for --timeout.
+ * Returns 0, or the exit status.  (ETSIM_ET_DEPS_* and ETSIM_REPLAY_DEPS_*
+ * are the same bits.) */
+static int precheck(const etsim_et_set_t *set) {
+  unsigned deps = deps_choice == 0   ? ETSIM_ET_DEPS_DATA
+                  : deps_choice == 1 ? ETSIM_ET_DEPS_CTRL
+                                     : ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
+  long p = etsim_et_check_deadlock(set, deps, print_problem, NULL);
+  if (p < 0) {
+    etsim_error_t err = {0};
+    etsim_error_set(&err, (int)p, "replay: %s", etsim_strerror((int)p));
+    return cli_fail(&err);
+  }
+  return p ? ETSIM_EXIT_USAGE : 0;
+}
+
 /* ------------------------------------------------------------ dry run */
 
 static int dry_run(void) {
@@ -151,6 +178,11 @@ static int dry_run(void) {
   etsim_error_t err = {0};
   etsim_et_set_t *set;
   if (etsim_et_set_load(&set, prefix, 0, &err)) return cli_fail(&err);
+  int pre = precheck(set);
+  if (pre) {
+    etsim_et_set_free(set);
+    return pre;
+  }
   int world = (int)set->n_ranks;
   etsim_replay_groups_t groups = {0, NULL};
   if (groups_path && etsim_replay_groups_load(&groups, groups_path, world, &err)) {
@@ -299,18 +331,22 @@ int etsim_cmd_replay(int argc, char **argv) {
     free(rargs);
     return ETSIM_EXIT_INTERNAL;
   }
-  if (!np_given) {
-    char **paths;
-    size_t n_paths, n_ranks;
-    uint32_t *rank_file;
+  {
+    /* The set is read here once more than the ranks read it, to refuse a
+     * deadlock before launching (it was a silent wait of --timeout). */
     etsim_error_t err = {0};
-    if (etsim_et_set_resolve(prefix, &paths, &n_paths, &rank_file, &n_ranks, &err)) {
+    etsim_et_set_t *set;
+    if (etsim_et_set_load(&set, prefix, 0, &err)) {
       free(rargs);
       return cli_fail(&err);
     }
-    n_procs = n_ranks;
-    etsim_et_free_paths(paths, n_paths);
-    etsim_free(rank_file);
+    if (!np_given) n_procs = set->n_ranks;
+    int pre = n_procs == set->n_ranks ? precheck(set) : 0;
+    etsim_et_set_free(set);
+    if (pre) {
+      free(rargs);
+      return pre;
+    }
   }
   static char np_buf[32];
   snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)n_procs);
@@ -343,8 +379,13 @@ int etsim_cmd_replay(int argc, char **argv) {
     if (!strncmp(argv[i], "--np=", 5)) continue;
     rargs[k++] = argv[i];
   }
+  /* Under mpirun the ranks' stderr is a pipe: say from here whether to
+   * show progress (minutes of silence looked like a hang). */
+  int show = progress || (!quiet && isatty(2));
+  if (show && !progress) rargs[k++] = "--progress";
   rargs[k] = NULL;
   fflush(stdout);
+  if (show) fprintf(stderr, "etsim: replay: launching %s -np %s %s\n", mpirun, np_buf, runner);
   execvp(mpirun, rargs);
   fprintf(stderr,
           "etsim: replay: cannot run %s (install openmpi-bin or set "

@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 
+#include "etsim/etcheck.h"
 #include "etsim/report.h"
 #include "etsim/sim.h"
 
@@ -18,7 +19,8 @@ static void usage(FILE *fp) {
   fprintf(fp,
           "usage: etsim sim --workload PREFIX --system SYS.json --network NET.yml\n"
           "                 [--memory MEM.json] [--comm-group GROUPS.json]\n"
-          "                 [--backend analytical|congestion] [--multi-comm]\n"
+          "                 [--backend analytical|congestion|flow|packet] [--multi-comm]\n"
+          "                 [--deps data|ctrl|all]\n"
           "                 [--json F] [--csv F] [--timeline F] [--quiet]\n"
           "\n"
           "Simulate the Chakra rank set PREFIX (PREFIX.<r>.et, PREFIX.manifest.json,\n"
@@ -68,6 +70,10 @@ static void usage(FILE *fp) {
           "  --logging-configuration   accepted, ignored\n");
   fprintf(fp,
           "  --multi-comm         allow several communication ops in flight per NPU\n"
+          "  --deps KIND          edges that order a rank's nodes: all (data and control,\n"
+          "                       as ASTRA-sim; default), data or ctrl.  PyTorch-derived\n"
+          "                       traces put the caller in ctrl_deps, which can contradict\n"
+          "                       the data edges: run them with --deps data\n"
           "  --exact              simulate every NPU, message by message (by default a class\n"
           "                       of provably equivalent NPUs is simulated once: the summary\n"
           "                       says which symmetries were used, or why none applied)\n"
@@ -116,6 +122,34 @@ static int is_file(const char *p) {
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), m = strlen(tail);
+  return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/* The communicator groups next to a workload, as etsim's generators and
+ * converters write them: PREFIX.comm_group.json for the prefix PREFIX or a
+ * file PREFIX.<r>.et / PREFIX.c<k>.et (and PREFIX.comm_groups.json, the
+ * name the PyTorch converter once wrote).  1 and the path in buf, or 0. */
+static int groups_next_to(const char *workload, char *buf, size_t cap) {
+  size_t n = strlen(workload);
+  if (is_file(workload)) {
+    if (ends_with(workload, ".et.gz")) n -= 6;
+    else if (ends_with(workload, ".et")) n -= 3;
+    size_t d = n;
+    while (d > 0 && workload[d - 1] >= '0' && workload[d - 1] <= '9') d--;
+    if (d < n && d > 0 && workload[d - 1] == 'c') d--;
+    if (d < n && d > 0 && workload[d - 1] == '.') n = d - 1;
+  }
+  static const char *const names[] = {".comm_group.json", ".comm_groups.json"};
+  for (int k = 0; k < 2; k++) {
+    if (n + strlen(names[k]) + 1 > cap) return 0;
+    snprintf(buf, cap, "%.*s%s", (int)n, workload, names[k]);
+    if (is_file(buf)) return 1;
+  }
+  return 0;
+}
+
 /* --net-timeline-step, --hbm-gb and --offload checked: 0 or the exit
  * code of bad usage. */
 static int step_and_hbm(const char *net_tl_step, const char *hbm, int offload, uint64_t *tl_step_ns,
@@ -140,6 +174,7 @@ static int step_and_hbm(const char *net_tl_step, const char *hbm, int offload, u
 typedef struct outputs {
   int quiet;
   const char *json, *csv, *timeline, *link_csv, *report, *workload;
+  const char *auto_groups; /* groups found next to the workload, or NULL */
 } outputs_t;
 
 /* ASTRA-sim's lines, the summary and every file asked for; -1 with err
@@ -148,6 +183,9 @@ static int write_outputs(const outputs_t *w, const etsim_sim_result_t *res,
                          const etsim_et_set_t *set, const etsim_topo_t *topo, etsim_error_t *err) {
   etsim_report_astra_lines(stdout, res);
   if (!w->quiet) etsim_report_summary(stdout, res, topo);
+  if (!w->quiet && w->auto_groups)
+    printf("groups        %s (next to the workload; --comm-group empty uses none)\n",
+           w->auto_groups);
   if (w->json && etsim_report_json(w->json, res, set, err)) return -1;
   if (w->csv && etsim_report_csv(w->csv, res, set, err)) return -1;
   if (w->timeline && etsim_report_timeline(w->timeline, res, set, err)) return -1;
@@ -205,6 +243,36 @@ static int whatif_parse(const whatif_args_t *a, etsim_topo_t *topo, double *f_co
   return 0;
 }
 
+/* --num-queues-per-dim, --ring-window and --injection-scale applied to
+ * sys: 0 or the exit code of bad usage. */
+static int sys_flags(const char *queues, const char *ring_win, const char *inj,
+                     etsim_sys_config_t *sys) {
+  if (queues) {
+    uint64_t q;
+    if (cli_parse_u64(queues, "--num-queues-per-dim", &q)) return ETSIM_EXIT_USAGE;
+    if (q < 1 || q > 64) return cli_usage_error("--num-queues-per-dim must be 1 to 64");
+    sys->queues_per_dim = (uint32_t)q;
+  }
+  if (ring_win) {
+    uint64_t w;
+    if (cli_parse_u64(ring_win, "--ring-window", &w)) return ETSIM_EXIT_USAGE;
+    if (w < 1 || w > 1000000) return cli_usage_error("--ring-window must be 1 to 1000000");
+    sys->ring_window = (uint32_t)w;
+  }
+  if (inj) {
+    double x;
+    if (cli_parse_double(inj, "--injection-scale", &x)) return ETSIM_EXIT_USAGE;
+    /* ASTRA-sim: the endpoint delay times the injection scale, in whole ns. */
+    double d = (double)sys->endpoint_delay_ns * x;
+    if (!(d >= 0 && d <= ETSIM_COLL_MAX_DELAY_NS))
+      return cli_usage_error(
+          "--injection-scale %s makes the endpoint delay %g ns (0 to %g ns accepted)", inj, d,
+          ETSIM_COLL_MAX_DELAY_NS);
+    sys->endpoint_delay_ns = (int64_t)d;
+  }
+  return 0;
+}
+
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;
@@ -212,7 +280,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
              *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
              *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
-             *link_csv = NULL, *hbm = NULL, *npu_speed = NULL, *degrade = NULL, *fail_spec = NULL;
+             *link_csv = NULL, *hbm = NULL, *deps_arg = NULL, *npu_speed = NULL, *degrade = NULL,
+             *fail_spec = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
@@ -254,6 +323,7 @@ int etsim_cmd_sim(int argc, char **argv) {
                 {"--net-timeline-step", &net_tl_step},
                 {"--link-csv", &link_csv},
                 {"--hbm-gb", &hbm},
+                {"--deps", &deps_arg},
                 {"--npu-speed", &npu_speed},
                 {"--link-degrade", &degrade},
                 {"--fail", &fail_spec}};
@@ -274,6 +344,13 @@ int etsim_cmd_sim(int argc, char **argv) {
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
     else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
   }
+  unsigned deps = 0;
+  if (deps_arg) {
+    if (strcmp(deps_arg, "data") == 0) deps = ETSIM_ET_DEPS_DATA;
+    else if (strcmp(deps_arg, "ctrl") == 0) deps = ETSIM_ET_DEPS_CTRL;
+    else if (strcmp(deps_arg, "all") == 0) deps = ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
+    else return cli_usage_error("sim: --deps is data, ctrl or all, not '%s'", deps_arg);
+  }
   if (!workload || !system || !network)
     return cli_usage_error(
         "sim: --workload, --system and --network are required (see etsim sim "
@@ -290,46 +367,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
-  if (queues) {
-    uint64_t q;
-    if (cli_parse_u64(queues, "--num-queues-per-dim", &q)) {
-      code = ETSIM_EXIT_USAGE;
-      goto out;
-    }
-    if (q < 1 || q > 64) {
-      code = cli_usage_error("--num-queues-per-dim must be 1 to 64");
-      goto out;
-    }
-    sys.queues_per_dim = (uint32_t)q;
-  }
-  if (ring_win) {
-    uint64_t w;
-    if (cli_parse_u64(ring_win, "--ring-window", &w)) {
-      code = ETSIM_EXIT_USAGE;
-      goto out;
-    }
-    if (w < 1 || w > 1000000) {
-      code = cli_usage_error("--ring-window must be 1 to 1000000");
-      goto out;
-    }
-    sys.ring_window = (uint32_t)w;
-  }
-  if (inj) {
-    double x;
-    if (cli_parse_double(inj, "--injection-scale", &x)) {
-      code = ETSIM_EXIT_USAGE;
-      goto out;
-    }
-    /* ASTRA-sim: the endpoint delay times the injection scale, in whole ns. */
-    double d = (double)sys.endpoint_delay_ns * x;
-    if (!(d >= 0 && d <= ETSIM_COLL_MAX_DELAY_NS)) {
-      code = cli_usage_error(
-          "--injection-scale %s makes the endpoint delay %g ns (0 to %g ns accepted)", inj, d,
-          ETSIM_COLL_MAX_DELAY_NS);
-      goto out;
-    }
-    sys.endpoint_delay_ns = (int64_t)d;
-  }
+  if ((code = sys_flags(queues, ring_win, inj, &sys))) goto out;
   double f_comm = 1, f_comp = 1;
   uint32_t fail_npu = 0;
   int64_t fail_ps = 0;
@@ -359,6 +397,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   uint64_t tl_step_ns = 1000;
   double hbm_gib = 0;
   if ((code = step_and_hbm(net_tl_step, hbm, offload, &tl_step_ns, &hbm_gib))) goto out;
+  /* Without --comm-group, the groups a generator or converter wrote next
+   * to the workload are used (the summary says so). */
+  char found[4200];
+  const char *auto_groups = NULL;
+  if (!groups && groups_next_to(workload, found, sizeof found)) groups = auto_groups = found;
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
     goto fail;
@@ -389,7 +432,11 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .npu_speed = speeds,
                         .fail_set = fail_spec != NULL,
                         .fail_npu = fail_npu,
-                        .fail_ps = fail_ps};
+                        .fail_ps = fail_ps,
+                        .deps = deps};
+  /* The reports and network files of one run replace the old ones
+   * together or not at all. */
+  etsim_outfile_batch_begin();
   int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
   if (tty) fprintf(stderr, "\r\033[K");
   if (rc_run) goto fail;
@@ -402,13 +449,16 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (res->fail_after_end)
     etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
                fail_npu);
-  if (write_outputs(&(outputs_t){quiet, json, csv, timeline, link_csv, report, workload}, res, set,
-                    &topo, &err))
+  if (write_outputs(
+          &(outputs_t){quiet, json, csv, timeline, link_csv, report, workload, auto_groups}, res,
+          set, &topo, &err))
     goto fail;
+  if (etsim_outfile_batch_commit(&err)) goto fail;
   goto out;
 fail:
   code = cli_fail(&err);
 out:
+  etsim_outfile_batch_abort();
   etsim_sim_result_free(res);
   etsim_et_set_free(set);
   etsim_comm_groups_free(&cg);

@@ -290,7 +290,7 @@ static int cmd_train(int argc, char **argv) {
   if (!rc) {
     if (!quiet)
       fprintf(stderr, "training on %zu DAG(s), validating on %s\n", tr.n_graphs,
-              val ? val : "a seeded 10%% of them");
+              val ? val : "a seeded 10% of them");
     progress_ctx pc = {.quiet = quiet};
     cli_progress_begin(&pc.pg, "synth train", quiet);
     rc = etsim_synth_train(&tr, val ? &va : NULL, &cfg, on_epoch, &pc, &model, &err);

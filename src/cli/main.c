@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,22 +52,57 @@ static void warn_to_stderr(void *user, const char *line) {
   cli_progress_print("etsim: warning: %s\n", line);
 }
 
+/* A report lost on the way to stdout (a full disk, a closed pipe, `>
+ * /dev/full`) is a failure, not a success: stdio only says so at the flush,
+ * after the command has returned. */
+static int close_stdout(int code) {
+  int bad = fflush(stdout) != 0 || ferror(stdout);
+  int e = errno;
+  if (fclose(stdout) != 0 && !bad) {
+    bad = 1;
+    e = errno;
+  }
+  /* A failed command said why already; "ran and found problems" (validate,
+   * diff) with its report lost is a write error like any other. */
+  if (!bad || (code != ETSIM_EXIT_OK && code != ETSIM_EXIT_PROBLEMS)) return code;
+  fprintf(stderr, "etsim: standard output: write error: %s\n", strerror(e ? e : EIO));
+  return ETSIM_EXIT_USAGE;
+}
+
+/* Ctrl-C, kill, a closed terminal or pipe: remove this run's temporary
+ * outputs, then die of the same signal. */
+static void on_signal(int sig) {
+  etsim_tmp_remove_all();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int main(int argc, char **argv) {
   etsim_set_warn_handler(warn_to_stderr, NULL);
+  etsim_inputs_guard(1); /* no output of this run replaces one of its inputs */
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
   if (argc < 2) {
     print_help(stderr);
     return ETSIM_EXIT_USAGE;
   }
   if (cli_is_help(argv[1])) {
     print_help(stdout);
-    return ETSIM_EXIT_OK;
+    return close_stdout(ETSIM_EXIT_OK);
   }
   if (strcmp(argv[1], "--version") == 0) {
     printf("etsim %s\n", ETSIM_VERSION);
-    return ETSIM_EXIT_OK;
+    return close_stdout(ETSIM_EXIT_OK);
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    if (strcmp(argv[1], commands[i].name) == 0)
+      return close_stdout(commands[i].fn(argc - 1, argv + 1));
   fprintf(stderr, "etsim: unknown command '%s' (see 'etsim --help')\n", argv[1]);
   return ETSIM_EXIT_USAGE;
 }

@@ -55,6 +55,9 @@ static int in_range(const cli_opt_t *o, double x) {
 }
 
 static int range_error(const cli_opt_t *o, const char *v) {
+  /* Integers in full ("1 to 1048576", not "1 to 1.04858e+06"). */
+  if (o->kind == CLI_UINT || o->kind == CLI_INT)
+    return cli_usage_error("%s: '%s' is outside %.0f to %.0f", o->name, v, o->min, o->max);
   return cli_usage_error("%s: '%s' is outside %g to %g", o->name, v, o->min, o->max);
 }
 

@@ -220,6 +220,23 @@ static int parse_pg_init(ptc_t *c, const ptv_t *values, const ptj_loc_t *loc, ui
     c->n_pgs++;
   }
   etsim_conv__pt_value_parser_free(&pp);
+  /* A group without a rank list stands for ranks 0 .. group_size-1, which
+   * the groups file spells out: 'group_size': 1e8 was a 989 MB file from a
+   * few bytes.  Such groups may claim at most as many ranks, together, as
+   * a rank set may have. */
+  uint64_t implied = 0;
+  for (size_t i = 0; i < c->n_pgs; i++) {
+    const ptc_pg_t *pg = &c->pgs[i];
+    if (pg->n_ranks) continue;
+    if (pg->group_size < 0 || (uint64_t)pg->group_size > ETSIM_ET_MAX_RANKS - implied)
+      return etsim_error_set(
+          err, ETSIM_ERANGE,
+          "%s:%" PRIu64 ":%" PRIu64 ": node %" PRIu64 ": process group '%s': group_size %" PRId64
+          " without a rank list (with the groups before it, more than "
+          "%zu ranks)",
+          c->host_path, loc->line, loc->col, id, pg->name, pg->group_size, ETSIM_ET_MAX_RANKS);
+    implied += (uint64_t)pg->group_size;
+  }
   return 0;
 nomem:
   etsim_conv__pt_value_parser_free(&pp);
@@ -1198,7 +1215,7 @@ int etsim_convpt_convert(const char *host_path, const char *out, const etsim_con
     size_t n = strlen(out);
     if (ends_with(out, ".et.gz")) n -= 6;
     else if (ends_with(out, ".et")) n -= 3;
-    snprintf(groups, sizeof groups, "%.*s.comm_groups.json", (int)n, out);
+    snprintf(groups, sizeof groups, "%.*s.comm_group.json", (int)n, out);
   }
   snprintf(s->out_path, sizeof s->out_path, "%s", path);
   rc = etsim_conv__pt_write(&c, path, groups, opts->write_flags, s, err);

@@ -142,6 +142,7 @@ typedef struct ptc {
   size_t n_kern;
   ptc_sync_t *syncs;
   size_t n_syncs, cap_syncs;
+  uint64_t bad_utf8; /* strings written with U+FFFD for bytes that were not UTF-8 */
 } ptc_t;
 
 /* The timestamps and durations the converter takes, in us: +-2^61 ns

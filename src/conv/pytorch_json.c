@@ -32,6 +32,13 @@ typedef struct rd {
 } rd_t;
 
 enum { RD_CHUNK = 1 << 18 };
+/* The most unconsumed bytes held at once (one value being delimited): a
+ * node or event takes kilobytes, and without a bound a file claiming a
+ * 1 GiB string was buffered whole (2.1 GB, then zlib's 'request does not
+ * fit in an int'). */
+#define RD_MAX_HELD ((size_t)64 << 20)
+
+static void rd_loc(rd_t *r, uint64_t off, ptj_loc_t *loc);
 
 /* Discard buf[0..keep) and read more.  Returns bytes added, 0 at end of
  * file, or a negative code. */
@@ -42,9 +49,19 @@ static int rd_fill(rd_t *r, size_t keep, etsim_error_t *err) {
     r->len -= keep;
     r->base += keep;
   }
+  if (r->len > RD_MAX_HELD) {
+    ptj_loc_t l;
+    rd_loc(r, r->base, &l);
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%llu:%llu: one JSON value runs over %zu MiB (no node or event is "
+                           "that large)",
+                           r->path, (unsigned long long)l.line, (unsigned long long)l.col,
+                           RD_MAX_HELD >> 20);
+  }
   if (r->cap - r->len < RD_CHUNK) {
     size_t ncap = r->cap ? r->cap : RD_CHUNK * 2;
     while (ncap - r->len < RD_CHUNK) ncap *= 2;
+    if (ncap > RD_MAX_HELD + RD_CHUNK) ncap = RD_MAX_HELD + RD_CHUNK;
     char *nb = etsim_realloc(r->buf, ncap + 1); /* + the NUL after len */
     if (!nb) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
     r->buf = nb;
@@ -414,6 +431,8 @@ int etsim_conv__pt_json_stream_ex(const char *path, const char *array_key, ptj_m
   r.path = path;
   r.t_line = 1;
   r.t_col = 1;
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
   etsim_conv__pt_value_parser_init(&r.parser);
   r.fd = open(path, O_RDONLY);
   if (r.fd < 0) {

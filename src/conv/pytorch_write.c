@@ -119,6 +119,46 @@ static void at_str(attrs_t *t, const char *name, const char *v) {
   a->kind = ETSIM_ATTR_STRING;
   a->v.s = v;
 }
+/* A string as protobuf's string fields need it, valid UTF-8: PyTorch
+ * copies operator and tensor names byte for byte, and an invalid one made
+ * Chakra's readers (and etsim jsonize) refuse the file.  Each byte that
+ * starts no valid sequence becomes U+FFFD, in a copy in the arena; valid
+ * strings are returned as they are.  NULL when out of memory. */
+static const char *utf8_clean(ptc_t *c, const char *s) {
+  size_t n = strlen(s), ok = etsim_utf8_valid(s, n);
+  if (ok == n) return s;
+  c->bad_utf8++;
+  char *out = etsim_arena_alloc(&c->arena, 3 * n + 1), *o = out;
+  if (!out) return NULL;
+  while (n) {
+    memcpy(o, s, ok);
+    o += ok, s += ok, n -= ok;
+    if (!n) break;
+    memcpy(o, "\xEF\xBF\xBD", 3); /* U+FFFD for the one bad byte */
+    o += 3, s++, n--;
+    ok = etsim_utf8_valid(s, n);
+  }
+  *o = '\0';
+  return out;
+}
+
+/* Write a node with every string made valid UTF-8 (name, string
+ * attributes, input and output descriptions). */
+static int write_node(ptc_t *c, etsim_et_writer_t *w, etsim_et_node_t *nv, etsim_error_t *err) {
+  int bad = !(nv->name = utf8_clean(c, nv->name));
+  etsim_ioinfo_t *io[2] = {(etsim_ioinfo_t *)nv->inputs, (etsim_ioinfo_t *)nv->outputs};
+  for (int k = 0; k < 2 && !bad; k++)
+    if (io[k])
+      bad = !(io[k]->values = utf8_clean(c, io[k]->values)) ||
+            !(io[k]->shapes = utf8_clean(c, io[k]->shapes)) ||
+            !(io[k]->types = utf8_clean(c, io[k]->types));
+  etsim_attr_t *a = (etsim_attr_t *)nv->attrs;
+  for (size_t k = 0; k < nv->n_attrs && !bad; k++)
+    if (a[k].kind == ETSIM_ATTR_STRING) bad = !(a[k].v.s = utf8_clean(c, a[k].v.s));
+  if (bad) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", c->host_path);
+  return etsim_et_writer_node(w, nv, err);
+}
+
 /* Integer microseconds for a duration in ns: nearest, but never 0 for a
  * non-zero duration (the exact value travels in duration_ns). */
 static uint64_t dur_us(int64_t ns) {
@@ -355,7 +395,7 @@ int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, un
     nv.outputs = &out;
     nv.n_attrs = at.n;
     nv.attrs = at.a;
-    if ((rc = etsim_et_writer_node(w, &nv, err))) goto fail;
+    if ((rc = write_node(c, w, &nv, err))) goto fail;
     s->by_type[type]++;
     s->data_edges += dd.n;
     if (comm_here) {
@@ -413,7 +453,7 @@ int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, un
       kv.ctrl_deps = &h->id;
       kv.n_attrs = at.n;
       kv.attrs = at.a;
-      if ((rc = etsim_et_writer_node(w, &kv, err))) goto fail;
+      if ((rc = write_node(c, w, &kv, err))) goto fail;
       s->kernels++;
       s->by_type[ktype]++;
       s->data_edges += dd.n;
@@ -484,6 +524,11 @@ int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, un
     if ((rc = write_groups(c, groups_path, &gof, err))) goto fail;
     have_gof = 1;
   }
+  if (c->bad_utf8)
+    etsim_warn(
+        "%s: %llu string(s) were not valid UTF-8 (names copied byte for byte); each bad "
+        "byte became U+FFFD",
+        c->host_path, (unsigned long long)c->bad_utf8);
   s->nodes_written = etsim_et_writer_nodes(w);
   rc = etsim_et_writer_commit(w, err);
   w = NULL;

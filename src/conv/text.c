@@ -212,6 +212,10 @@ static int parse_layer(textwl_t *w, layer_t *L, const char *line, size_t len, in
     if (parse_uint(tt, &L->time[p])) return bad(w, err, ln, tt->col, what[2 + 3 * p], tt);
     if ((L->type[p] = parse_type(ty)) == -2) return bad(w, err, ln, ty->col, what[3 + 3 * p], ty);
     if (parse_uint(sz, &v)) return bad(w, err, ln, sz->col, what[4 + 3 * p], sz);
+    /* A collective moves a byte at least: sim and validate refuse a size of
+     * 0, so the trace would be written only to be refused (fuzz_text). */
+    if (L->type[p] >= 0 && v == 0)
+      return bad(w, err, ln, sz->col, "a size of 1 byte or more (or NONE before it)", sz);
     L->size[p] = (int64_t)v;
   }
   if (parse_uint(&t[11], &L->update)) return bad(w, err, ln, t[11].col, what[11], &t[11]);
@@ -589,6 +593,19 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
   if (memchr(text, '\0', len))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: contains a NUL byte: not a text workload",
                            name);
+  /* Layer names and the whole text (kept as metadata) become protobuf
+   * strings, which must be UTF-8. */
+  size_t ok = etsim_utf8_valid(text, len);
+  if (ok < len) {
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < ok; i++)
+      if (text[i] == '\n') line++, col = 1;
+      else col++;
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%zu:%zu: byte 0x%02x is not UTF-8 text (names become protobuf "
+                           "strings, which must be)",
+                           name, line, col, (unsigned char)text[ok]);
+  }
   textwl_t w;
   memset(&w, 0, sizeof w);
   w.path = name;
@@ -599,6 +616,14 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
     textwl_free(&w);
     return rc;
   }
+  /* The metadata keeps the whole text as a string: `text` need not end in
+   * a NUL (fuzz_text read past a caller's buffer through strlen). */
+  char *whole = etsim_arena_strndup(&w.arena, text, len);
+  if (!whole) {
+    textwl_free(&w);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", name);
+  }
+  w.text = whole;
   size_t npus = o->npus, G = 0;
   if (w.mode == M_HYBRID_TRANSFORMER) {
     G = (size_t)w.arg;
@@ -699,27 +724,11 @@ done:
 
 int etsim_conv_text(const char *path, const etsim_conv_text_opts_t *o, etsim_et_set_report_t *rep,
                     etsim_error_t *err) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-  char *text = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (etsim_grow((void **)&text, &cap, n + 65536 + 1, 1)) {
-      fclose(fp);
-      etsim_free(text);
-      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(text + n, 1, 65536, fp);
-    n += got;
-    if (got < 65536) break;
-  }
-  int ioerr = ferror(fp);
-  fclose(fp);
-  if (ioerr) {
-    etsim_free(text);
-    return etsim_error_set(err, ETSIM_EIO, "%s: read error", path);
-  }
-  text[n] = 0;
+  /* ASTRA-sim text workloads take kilobytes; 64 MiB bounds a stream. */
+  char *text;
+  size_t n;
+  int rc0 = etsim_read_text(path, (size_t)64 << 20, &text, &n, err);
+  if (rc0) return rc0;
   int rc = etsim_conv_text_mem(path, text, n, o, rep, err);
   etsim_free(text);
   return rc;

@@ -299,9 +299,9 @@ static int side_totals(const etsim_et_set_t *s, etsim_diff_side_t *d) {
     }
     if (st.cyclic) {
       d->cyclic = 1;
-    } else if (!have_cp || st.critical_path_us > d->critical_path_us) {
+    } else if (!have_cp || st.critical_path_ns > d->critical_path_ns) {
       have_cp = 1;
-      d->critical_path_us = st.critical_path_us;
+      d->critical_path_ns = st.critical_path_ns;
       d->critical_rank = first;
     }
     etsim_et_stats_free(&st);

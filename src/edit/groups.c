@@ -79,11 +79,9 @@ int etsim_edit__groups_add(ed_groups_t *g, uint32_t id, uint32_t *mem, size_t n,
 
 int etsim_edit__groups_load(ed_groups_t *g, const char *path, size_t n_ranks, etsim_error_t *err) {
   memset(g, 0, sizeof *g);
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-  int rc = 0;
+  json_t *root;
+  int rc = etsim_json_load(path, 0, &root, err);
+  if (rc) return rc;
   uint32_t *mem = NULL;
   if (!json_is_object(root)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT,
@@ -117,7 +115,7 @@ int etsim_edit__groups_load(ed_groups_t *g, const char *path, size_t n_ranks, et
     for (size_t i = 0; i < n; i++) {
       json_t *r = json_array_get(val, i);
       json_int_t v = json_is_integer(r) ? json_integer_value(r) : -1;
-      if (v < 0 || (n_ranks && (size_t)v >= n_ranks)) {
+      if (v < 0 || (size_t)v >= ETSIM_ET_MAX_RANKS || (n_ranks && (size_t)v >= n_ranks)) {
         rc = etsim_error_set(err, ETSIM_EFORMAT,
                              "%s: group \"%s\": entry %zu is not a rank of the %zu-rank set", path,
                              key, i, n_ranks);

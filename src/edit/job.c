@@ -322,12 +322,14 @@ static int append_scan(ed_jrt_t *J, ed_node_t *x, const etsim_et_node_t *view, u
 
 /* ------------------------------------------------------------- writing */
 
-static void account(ed_jrt_t *J, const etsim_et_node_t *o) {
+/* Record what the cross-rank check compares; 0 or ETSIM_ENOMEM (a lost
+ * record would read as a mismatch between ranks). */
+static int account(ed_jrt_t *J, const etsim_et_node_t *o) {
   ed_jobout_t *out = J->out;
   out->nodes++;
   int t = o->type;
   if (t != ETSIM_ET_COMM_COLL_NODE && t != ETSIM_ET_COMM_SEND_NODE && t != ETSIM_ET_COMM_RECV_NODE)
-    return;
+    return 0;
   int64_t v, ct = -1, sz = -1;
   const etsim_attr_t *a;
   if ((a = etsim_et_node_attr(o, "comm_type")) && !etsim_attr_as_int(a, &v)) ct = v;
@@ -339,15 +341,15 @@ static void account(ed_jrt_t *J, const etsim_et_node_t *o) {
     size_t k = 0;
     while (k < out->n_seq && strcmp(out->seq[k].pg, pg) != 0) k++;
     if (k == out->n_seq) {
-      if (etsim_grow((void **)&out->seq, &out->cap_seq, k + 1, sizeof *out->seq)) return;
+      if (etsim_grow((void **)&out->seq, &out->cap_seq, k + 1, sizeof *out->seq)) return oom(J);
       char *d = etsim_strdup(pg);
-      if (!d) return;
+      if (!d) return oom(J);
       out->seq[k] = (ed_pgseq_t){d, 0, 0};
       out->n_seq++;
     }
     out->seq[k].count++;
     out->seq[k].hash = etsim_hash_u64(out->seq[k].hash * 31 + (uint64_t)ct) ^ (uint64_t)sz;
-    return;
+    return 0;
   }
   ed_p2p_t p = {t == ETSIM_ET_COMM_SEND_NODE, INT64_MIN, INT64_MIN, 0, sz, o->id};
   if ((a = etsim_et_node_attr(o, "comm_src")) && !etsim_attr_as_int(a, &v)) p.src = v;
@@ -355,8 +357,10 @@ static void account(ed_jrt_t *J, const etsim_et_node_t *o) {
   if ((a = etsim_et_node_attr(o, "comm_dst")) && !etsim_attr_as_int(a, &v)) p.dst = v;
   else if (p.send) p.dst = -1;
   if ((a = etsim_et_node_attr(o, "comm_tag")) && !etsim_attr_as_int(a, &v)) p.tag = v;
-  if (etsim_grow((void **)&out->p2p, &out->cap_p2p, out->n_p2p + 1, sizeof *out->p2p)) return;
+  if (etsim_grow((void **)&out->p2p, &out->cap_p2p, out->n_p2p + 1, sizeof *out->p2p))
+    return oom(J);
   out->p2p[out->n_p2p++] = p;
+  return 0;
 }
 
 /* Write alive stream node s from x (content already changed). */
@@ -375,8 +379,7 @@ static int emit(ed_jrt_t *J, const ed_node_t *x, uint32_t s) {
   if (!used && !J->n_ocut[0] && !J->n_ocut[1]) {
     if ((rc = etsim_et_writer_node(J->w, &o, J->err))) return rc;
     if (x->changed) J->rep->changed++;
-    account(J, &o);
-    return 0;
+    return account(J, &o);
   }
   size_t na = x->n.n_attrs + 2;
   if (etsim_grow((void **)&J->oattrs, &J->cap_oattrs, na, sizeof *J->oattrs)) return oom(J);
@@ -415,8 +418,7 @@ static int emit(ed_jrt_t *J, const ed_node_t *x, uint32_t s) {
   o.n_attrs = k;
   if ((rc = etsim_et_writer_node(J->w, &o, J->err))) return rc;
   if (x->changed) J->rep->changed++;
-  account(J, &o);
-  return 0;
+  return account(J, &o);
 }
 
 /* Synthetic nodes (concat join points) due before stream index s. */
@@ -453,8 +455,7 @@ static int emit_direct(ed_jrt_t *J, const ed_node_t *x) {
   int rc = etsim_et_writer_node(J->w, &o, J->err);
   if (rc) return rc;
   if (x->changed) J->rep->changed++;
-  account(J, &o);
-  return 0;
+  return account(J, &o);
 }
 
 static int append_write(ed_jrt_t *J, ed_node_t *x, uint32_t *out) {

@@ -133,15 +133,18 @@ static int bset_load(bset_t *b, const char *name, etsim_error_t *err) {
   int rc = etsim_et_set_resolve(name, &b->paths, &b->n_paths, &b->rank_file, &b->n_ranks, err);
   if (rc) return rc;
   char *gp = default_groups(name);
-  if (!gp) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (is_file(gp)) rc = etsim_edit__groups_load(&b->groups, gp, b->n_ranks, err);
+  if (!gp) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  else if (is_file(gp)) rc = etsim_edit__groups_load(&b->groups, gp, b->n_ranks, err);
   etsim_free(gp);
+  if (rc) bset_free(b);
   return rc;
 }
 
 /* "3,2,1,0" or a file with one rank a line. */
 static int read_map(const char *arg, uint32_t **out, size_t *n, etsim_error_t *err) {
   if (!is_file(arg)) return etsim_edit__parse_ranks(arg, out, n, "--remap-ranks", err);
+  int rc0 = etsim_input_check(arg, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(arg, "r");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", arg, strerror(errno));
   uint32_t *v = NULL;

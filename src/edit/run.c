@@ -35,6 +35,12 @@ int etsim_edit_new(etsim_edit_t **out, const etsim_edit_opts_t *opts, etsim_erro
     e->opts.iter_marker = dup_or_null(opts->iter_marker);
     e->opts.salt = dup_or_null(opts->salt);
     e->opts.dp_sharded = dup_or_null(opts->dp_sharded);
+    /* A lost copy would silently change the edit (no salt: unkeyed hashes). */
+    if ((opts->comm_group && !e->opts.comm_group) || (opts->iter_marker && !e->opts.iter_marker) ||
+        (opts->salt && !e->opts.salt) || (opts->dp_sharded && !e->opts.dp_sharded)) {
+      etsim_edit_free(e);
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    }
   }
   etsim_edit__anon_key(e);
   const char *mk = e->opts.iter_marker ? e->opts.iter_marker : "^ProfilerStep#";
@@ -110,6 +116,8 @@ void etsim_edit_report_free(etsim_edit_report_t *r) {
 /* NAME,TIME lines; the time is the last comma-separated field, so names
  * may hold commas (C++ signatures do); a name may also be quoted CSV. */
 static int load_profile(ed_op_t *op, etsim_error_t *err) {
+  int rc0 = etsim_input_check(op->path, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(op->path, "r");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", op->path, strerror(errno));
   ed_profile_t *pr = etsim_calloc(1, sizeof *pr);
@@ -421,6 +429,7 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
                            nr);
   }
   const char *ext = e->opts.gzip ? ".et.gz" : ".et";
+  size_t renamed = 0; /* trace files renamed into place */
   char **finals = etsim_calloc(p.n_jobs + 1, sizeof *finals);
   char **parts = etsim_calloc(p.n_jobs + 1, sizeof *parts);
   ed_jobout_t *jo = etsim_calloc(p.n_jobs + 1, sizeof *jo);
@@ -447,7 +456,9 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
   }
   if (!rc) rc = check_set(&p, jo, output, err);
   if (rc || strcmp(output, "-") == 0) goto done;
-  /* Everything is written: into place. */
+  /* Everything is written: into place, but never over a file this run read
+   * (the inputs are known by now: the reader registered each it opened). */
+  for (size_t ji = 0; ji < p.n_jobs && !rc; ji++) rc = etsim_output_check(finals[ji], err);
   for (size_t ji = 0; ji < p.n_jobs && !rc; ji++)
     if (rename(parts[ji], finals[ji]) != 0)
       rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", finals[ji],
@@ -455,6 +466,7 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
     else {
       etsim_free(parts[ji]);
       parts[ji] = NULL;
+      renamed = ji + 1;
     }
   if (rc) goto done;
   if (format == ETSIM_EDIT_OUT_ET && !single)
@@ -465,6 +477,9 @@ done:
   if (rc) {
     for (size_t ji = 0; ji < p.n_jobs; ji++)
       if (parts && parts[ji] && strcmp(parts[ji], "-") != 0) remove(parts[ji]);
+    /* A set whose manifest, rank files or groups could not be placed is
+     * not left half there: its trace files go too. */
+    for (size_t ji = 0; ji < renamed; ji++) remove(finals[ji]);
   }
   for (size_t ji = 0; ji < p.n_jobs; ji++) {
     if (finals) etsim_free(finals[ji]);

@@ -53,7 +53,20 @@ static uint32_t resolved_parents(const etsim_et_trace_t *t, size_t i) {
   return n;
 }
 
+/* A node's duration in ns: duration_ns when the node has it (etsim's
+ * generators and converters write it where whole microseconds would round
+ * badly, and etsim sim takes it first), else duration_micros. */
+static uint64_t node_ns(const etsim_et_trace_t *t, int64_t k_ns, size_t i) {
+  int64_t v;
+  if (k_ns >= 0 && etsim_et_trace_attr_int(t, i, (uint32_t)k_ns, &v) == 1 && v > 0)
+    return (uint64_t)v;
+  return t->dur_us[i] > UINT64_MAX / 1000 ? UINT64_MAX : t->dur_us[i] * 1000;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 static int longest_paths(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
+  int64_t k_ns = etsim_intern_find(&t->strings, "duration_ns");
   size_t n = t->n_nodes;
   uint32_t *indeg = etsim_malloc((n + 1) * sizeof *indeg);
   uint32_t *queue = etsim_malloc((n + 1) * sizeof *queue);
@@ -76,7 +89,7 @@ static int longest_paths(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
       queue[qt++] = (uint32_t)i;
       st->sources++;
       depth[i] = 1;
-      dist[i] = t->dur_us[i];
+      dist[i] = node_ns(t, k_ns, i);
       from[i] = (uint32_t)i;
     }
     if (t->data_coff[i + 1] == t->data_coff[i]) st->sinks++;
@@ -91,7 +104,7 @@ static int longest_paths(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
       for (uint32_t e = off[u]; e < off[u + 1]; e++) {
         uint32_t v = chd[e];
         if (depth[u] + 1 > depth[v]) depth[v] = depth[u] + 1;
-        uint64_t d = dist[u] + t->dur_us[v];
+        uint64_t d = add_sat(dist[u], node_ns(t, k_ns, v));
         if (from[v] == UINT32_MAX || d > dist[v]) {
           dist[v] = d;
           from[v] = from[u];
@@ -102,7 +115,7 @@ static int longest_paths(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
   }
   st->cyclic = qt < n;
   if (best != SIZE_MAX) {
-    st->critical_path_us = dist[best];
+    st->critical_path_ns = dist[best];
     st->critical_first = t->id[from[best]];
     st->critical_last = t->id[best];
   }
@@ -121,9 +134,11 @@ int etsim_et_stats(const etsim_et_trace_t *t, etsim_et_stats_t *st) {
   st->ctrl_edges = t->n_ctrl_edges;
   st->dangling_data = t->n_dangling_data;
   st->dangling_ctrl = t->n_dangling_ctrl;
+  int64_t k_ns = etsim_intern_find(&t->strings, "duration_ns");
   for (size_t i = 0; i < t->n_nodes; i++) {
     st->by_type[t->type[i]]++;
-    if (t->type[i] == ETSIM_ET_COMP_NODE) st->compute_us += t->dur_us[i];
+    if (t->type[i] == ETSIM_ET_COMP_NODE)
+      st->compute_ns = add_sat(st->compute_ns, node_ns(t, k_ns, i));
     if (t->type[i] == ETSIM_ET_COMM_COLL_NODE) {
       int64_t ct, sz;
       if (etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1 && ct >= 0 &&

@@ -231,9 +231,13 @@ static int buf_str(etsim_etjson_buf_t *b, const char *str) {
       }
     } else if (c >= 0x80) {
       size_t l = utf8_seq(s + i, n - i);
-      if (!l) return ETSIM_EFORMAT;
-      i += l;
-      continue;
+      if (l) {
+        i += l;
+        continue;
+      }
+      if (!b->lossy) return ETSIM_EFORMAT;
+      b->replaced++;
+      esc = "\\ufffd";
     } else {
       i++;
       continue;
@@ -488,6 +492,7 @@ int etsim_etjson_jsonize(const char *in_path, const char *out_path, unsigned rea
   etsim_et_reader_t *r = NULL;
   etsim_outfile_t of = {0};
   etsim_etjson_buf_t b = {0};
+  b.lossy = 1; /* a name that is not UTF-8 must not make a trace unreadable */
   uint64_t count = 0;
   int rc = etsim_et_reader_open(&r, in_path, read_flags, err);
   if (rc) return rc;
@@ -513,6 +518,11 @@ int etsim_etjson_jsonize(const char *in_path, const char *out_path, unsigned rea
   }
   rc = etsim_outfile_commit(&of, err);
   of.fp = NULL;
+  if (!rc && b.replaced)
+    etsim_warn(
+        "%s: %llu byte(s) of strings were not UTF-8 and are written as U+FFFD (the JSON "
+        "converts back to other bytes)",
+        in_path, (unsigned long long)b.replaced);
 done:
   if (rc && of.fp) etsim_outfile_abort(&of);
   etsim_etjson_buf_free(&b);
@@ -545,6 +555,9 @@ struct etsim_etjson_reader {
 };
 
 enum { CHUNK = 1 << 20 };
+/* One object (a node) larger than this is refused rather than buffered:
+ * the reader would otherwise hold whatever a file claims. */
+#define MAX_OBJECT_BYTES ((size_t)64 << 20)
 
 /* Error naming file, line, object, node id and key. */
 static int rerr(etsim_etjson_reader_t *r, etsim_error_t *err, const char *key, const char *fmt, ...)
@@ -580,6 +593,7 @@ static int fill(etsim_etjson_reader_t *r, size_t want, etsim_error_t *err) {
   size_t got = 0;
   while (got < want && !r->eof) {
     size_t ask = r->cap - r->len;
+    if (ask > want - got) ask = want - got;
     if (ask > (1u << 30)) ask = 1u << 30;
     int n = gzread(r->gz, r->buf + r->len, (unsigned)ask);
     if (n < 0) {
@@ -620,6 +634,11 @@ static int next_object(etsim_etjson_reader_t *r, json_t **out, etsim_error_t *er
        * request doubles each time so a big object costs linear time. */
       if (!r->eof && ((size_t)e.position >= avail ||
                       json_error_code(&e) == json_error_premature_end_of_input)) {
+        if (avail > MAX_OBJECT_BYTES)
+          return etsim_error_set(err, ETSIM_EFORMAT,
+                                 "%s:%" PRIu64 ": object %zu is larger than %zu MiB (no node is)",
+                                 r->path, r->line, r->obj_no + 1, MAX_OBJECT_BYTES >> 20);
+        if (want > MAX_OBJECT_BYTES + CHUNK - avail) want = MAX_OBJECT_BYTES + CHUNK - avail;
         if ((rc = fill(r, want, err))) return rc;
         want *= 2;
         continue;
@@ -636,6 +655,12 @@ static int next_object(etsim_etjson_reader_t *r, json_t **out, etsim_error_t *er
     r->obj_line = r->line;
     r->have_id = 0;
     size_t used = (size_t)e.position;
+    if (used > MAX_OBJECT_BYTES) {
+      json_decref(j);
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s:%" PRIu64 ": object %zu is larger than %zu MiB (no node is)",
+                             r->path, r->line, r->obj_no, MAX_OBJECT_BYTES >> 20);
+    }
     for (size_t i = 0; i < used; i++) r->line += r->buf[r->pos + i] == '\n';
     r->pos += used;
     if (!json_is_object(j)) {
@@ -1080,6 +1105,7 @@ int etsim_etjson_reader_open(etsim_etjson_reader_t **out, const char *path, etsi
   etsim_arena_init(&r->meta_arena, 1 << 12);
   r->line = 1;
   int rc;
+  if ((rc = etsim_input_check(path, err)) != 0) goto fail;
   r->gz = strcmp(path, "-") == 0 ? gzdopen(0, "rb") : gzopen(path, "rb");
   if (!r->gz) {
     rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path,

@@ -23,7 +23,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define MAX_MESSAGE_BYTES (1u << 30)
+/* The largest node message read: real nodes take kilobytes, and a length
+ * prefix is the one number that decides an allocation before the bytes are
+ * seen (a 1 GiB string in a 5 MB .et.gz cost 2.1 GB). */
+#define MAX_MESSAGE_BYTES (64u << 20)
+/* A gzip stream may expand at most this much past its first 4 MiB: traces
+ * compress about 10:1, while a file of one repeated 3-byte node does 1000:1
+ * and would decode to hundreds of millions of nodes. */
+#define MAX_GZIP_RATIO 256
+#define GZIP_RATIO_FREE (4u << 20)
 
 struct etsim_et_reader {
   char *path;
@@ -102,6 +110,17 @@ static long fill(etsim_et_reader_t *r, size_t need, etsim_error_t *err) {
       continue;
     }
     n = gzread(r->gz, r->buf + r->end, (unsigned)room);
+    uint64_t out_bytes = r->buf_offset + r->end + (n > 0 ? (uint64_t)n : 0);
+    if (n > 0 && out_bytes > GZIP_RATIO_FREE) {
+      z_off_t in = gzoffset(r->gz); /* -1 for a pipe: not checked */
+      if (in > 0 && out_bytes / MAX_GZIP_RATIO > (uint64_t)in)
+        return etsim_error_set(
+            err, ETSIM_EFORMAT,
+            "%s: offset %llu: the gzip stream expands more than %d:1 (%llu bytes "
+            "from %lld): not a trace this tool reads",
+            r->path, (unsigned long long)out_bytes, MAX_GZIP_RATIO, (unsigned long long)out_bytes,
+            (long long)in);
+    }
     if (n < 0) {
       int zerr;
       const char *m = gz_message(r->gz, &zerr);
@@ -137,8 +156,17 @@ static int read_len(etsim_et_reader_t *r, uint32_t *len, etsim_error_t *err) {
     if (!(b & 0x80)) {
       if (v > MAX_MESSAGE_BYTES)
         return etsim_error_set(err, ETSIM_EFORMAT,
-                               "%s: offset %llu: message length %llu is beyond any valid node",
-                               r->path, (unsigned long long)off, (unsigned long long)v);
+                               "%s: offset %llu: message length %llu is beyond any valid node "
+                               "(at most %u bytes are read)",
+                               r->path, (unsigned long long)off, (unsigned long long)v,
+                               MAX_MESSAGE_BYTES);
+      /* A plain file says how much is left: no buffer for bytes it lacks. */
+      if (r->file_bytes && off + (uint64_t)i + 1 + v > r->file_bytes)
+        return etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s: offset %llu: message of %llu bytes runs past the end of the "
+                               "file (%llu bytes left)",
+                               r->path, (unsigned long long)off, (unsigned long long)v,
+                               (unsigned long long)(r->file_bytes - off - (uint64_t)i - 1));
       r->pos += (size_t)i + 1;
       *len = (uint32_t)v;
       return 1;
@@ -246,6 +274,11 @@ int etsim_et_reader_open(etsim_et_reader_t **out, const char *path, unsigned fla
                          etsim_error_t *err) {
   etsim_et_reader_t *r = reader_new(path, flags, 0);
   if (!r) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) {
+    etsim_et_reader_close(r);
+    return rc0;
+  }
   errno = 0;
   if (strcmp(path, "-") == 0) {
     r->gz = gzdopen(0, "rb");
@@ -306,8 +339,11 @@ static int read_meta(etsim_et_reader_t *r, etsim_et_reader_t **out, etsim_error_
   }
   ProtobufCAllocator ma;
   etsim_et__arena_allocator(&ma, &r->meta_arena);
+  size_t failures = r->meta_arena.failures;
   r->meta_msg = chakra_proto_msg__global_metadata__unpack(&ma, len, data);
   if (!r->meta_msg) {
+    if (r->meta_arena.failures != failures)
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: offset 0: GlobalMetadata does not decode",
                            path);
   }
@@ -344,6 +380,14 @@ int etsim_et__reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *l
                          etsim_error_t *err) {
   etsim_arena_reset(&r->arena);
   int rc = read_message(r, data, len, off, err);
+  /* A zero length is no node: Chakra's Python readers stop there, no writer
+   * emits one, and each such byte would cost a whole node (a 1 MB .et.gz of
+   * zeros was a billion nodes, 7 GB). */
+  if (rc == 1 && *len == 0)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: offset %llu: node %llu: empty message (a zero length; Chakra's "
+                           "Python readers take it for the end of the file)",
+                           r->path, (unsigned long long)*off, (unsigned long long)r->node_index);
   if (rc == 1) r->last_len = *len;
   return rc; /* an error message already names file and offset */
 }
@@ -351,7 +395,10 @@ int etsim_et__reader_raw(etsim_et_reader_t *r, const uint8_t **data, uint32_t *l
 int etsim_et__reader_slow(etsim_et_reader_t *r, const uint8_t *data, uint32_t len, uint64_t off,
                           const etsim_et_node_t **out, etsim_error_t *err) {
   etsim_arena_reset(&r->arena); /* drop what a bailing fast path left */
+  size_t failures = r->arena.failures;
   ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(&r->alloc, len, data);
+  if (!n && r->arena.failures != failures)
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", r->path);
   if (!n) return decode_error(r, off, "message does not decode as a Chakra Node", data, len, err);
   if (!(r->flags & ETSIM_ET_READ_SKIP_UNKNOWN)) {
     uint32_t tag = first_unknown(&n->base);

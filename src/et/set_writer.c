@@ -85,15 +85,14 @@ static int open_file(etsim_et_set_writer_t *s, const char *path, FILE **out, ets
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (etsim_grow((void **)&s->tmps, &s->cap_tmps, k + 1, sizeof *s->tmps))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  size_t tl = strlen(path) + 32;
-  char *tmp = etsim_malloc(tl);
   char *dup = etsim_strdup(path);
-  if (!tmp || !dup) {
-    etsim_free(tmp);
+  if (!dup) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  char *tmp;
+  int rc = etsim_tmp_name(path, &tmp, err);
+  if (rc) {
     etsim_free(dup);
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    return rc;
   }
-  snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
   s->paths[k] = dup;
   s->tmps[k] = tmp;
   s->n_files++;
@@ -105,7 +104,7 @@ static int open_file(etsim_et_set_writer_t *s, const char *path, FILE **out, ets
 
 static int write_file(etsim_et_set_writer_t *s, const char *path, const uint8_t *p, size_t n,
                       etsim_error_t *err) {
-  FILE *fp;
+  FILE *fp = NULL;
   int rc = open_file(s, path, &fp, err);
   if (rc) return rc;
   size_t put = fwrite(p, 1, n, fp);
@@ -259,11 +258,20 @@ int etsim_et_set_writer_commit(etsim_et_set_writer_t *s, etsim_error_t *err) {
                              strerror(errno));
         goto fail_renamed;
       }
-    /* A manifest left by an earlier run would shadow the new files. */
+    /* A manifest left by an earlier run would shadow the new files, and
+     * ranks beyond this set's, left by a larger earlier run, would join it
+     * (a prefix is read as ranks 0, 1, ... up to the first missing one). */
     remove(mpath);
+    char stale[4096];
+    for (size_t r = s->n_ranks;; r++) {
+      snprintf(stale, sizeof stale, "%s.%zu.et", s->prefix, r);
+      int gone = remove(stale) != 0;
+      snprintf(stale, sizeof stale, "%s.%zu.et.gz", s->prefix, r);
+      if (remove(stale) != 0 && gone) break;
+    }
   }
   for (size_t f = 0; f < s->n_files; f++) {
-    etsim_free(s->tmps[f]);
+    etsim_tmp_release(s->tmps[f]);
     s->tmps[f] = NULL;
   }
   etsim_et_set_writer_abort(s);
@@ -284,7 +292,7 @@ void etsim_et_set_writer_abort(etsim_et_set_writer_t *s) {
   for (size_t f = 0; f < s->n_files; f++) {
     if (s->tmps[f]) {
       remove(s->tmps[f]);
-      etsim_free(s->tmps[f]);
+      etsim_tmp_release(s->tmps[f]);
     }
     etsim_free(s->paths[f]);
   }

@@ -752,7 +752,6 @@ static int load_reader(etsim_et_trace_t **out, etsim_et_reader_t *r, uint64_t fi
   uint32_t len;
   uint64_t off;
   while ((rc = etsim_et__reader_raw(r, &data, &len, &off, err)) == 1) {
-    if (len == 0) t->n_empty++;
     rc = etsim_et__wire_node(data, len, &b.wn);
     if (rc == 0) rc = add_wire(t, &b);
     if (rc == ET_WIRE_BAIL) {

@@ -2,7 +2,7 @@
  * validate.c — problems in a trace and across a rank set.
  *
  * Per trace: duplicate ids, dependencies on absent ids (data and control
- * apart, with examples), cycles (one printed), empty messages, well-known
+ * apart, with examples), cycles (one printed), well-known
  * attributes of the wrong kind, communication nodes without comm_type or
  * comm_size.  Across ranks: each communicator's collectives in the same
  * order, type and size on every member, and sends matched by receives.
@@ -20,6 +20,7 @@ typedef struct {
   etsim_et_finding_fn fn;
   void *user;
   long problems;
+  int cyclic; /* a trace has a data or control cycle */
 } sink_t;
 
 __attribute__((format(printf, 3, 4))) static void say(sink_t *s, int sev, const char *fmt, ...) {
@@ -111,14 +112,17 @@ static int check_cycles(const etsim_et_trace_t *t, sink_t *s, int ctrl) {
     }
     snprintf(line + used, sizeof line - used, "%llu%s", (unsigned long long)t->id[path[len - 1]],
              shown < len - first ? " (cut short)" : "");
-    /* Data edges are the execution order every simulator enforces: a cycle
-     * there is a deadlock.  Control edges record the calling (parent) op in
-     * PyTorch-derived traces; chakra.0.et has a node that is its own parent,
-     * so a control cycle is reported as a note. */
-    say(s, ctrl ? ETSIM_CHECK_NOTE : ETSIM_CHECK_PROBLEM,
+    /* etsim sim and ASTRA-sim enforce data and control edges alike, so a
+     * cycle in either is a deadlock there.  Control edges record the calling
+     * (parent) op in PyTorch-derived traces (chakra.0.et has a node that is
+     * its own parent): `sim --deps data` runs such a trace on its data
+     * edges. */
+    s->cyclic = 1;
+    say(s, ETSIM_CHECK_PROBLEM,
         "%s: %s dependency cycle (%zu nodes cannot run; one cycle of %zu: "
-        "%s)",
-        t->path, ctrl ? "control" : "data", n - qt, len - first, line);
+        "%s)%s",
+        t->path, ctrl ? "control" : "data", n - qt, len - first, line,
+        ctrl ? "; etsim sim --deps data runs the trace on its data edges" : "");
     etsim_free(path);
   }
   etsim_free(indeg);
@@ -176,8 +180,9 @@ static void check_kinds(const etsim_et_trace_t *t, sink_t *s) {
 }
 
 static void check_comm_attrs(const etsim_et_trace_t *t, sink_t *s) {
-  size_t no_type = 0, no_size = 0, host = 0;
-  uint64_t ex_type = 0, ex_size = 0, ex_host = 0;
+  size_t no_type = 0, no_size = 0, host = 0, bad_type = 0, bad_size = 0;
+  uint64_t ex_type = 0, ex_size = 0, ex_host = 0, ex_bt = 0, ex_bs = 0;
+  int64_t v_bt = 0, v_bs = 0;
   for (size_t i = 0; i < t->n_nodes; i++) {
     int ty = t->type[i];
     if (ty != ETSIM_ET_COMM_COLL_NODE && ty != ETSIM_ET_COMM_SEND_NODE &&
@@ -191,11 +196,32 @@ static void check_comm_attrs(const etsim_et_trace_t *t, sink_t *s) {
       if (!host++) ex_host = t->id[i];
       continue;
     }
-    if (ty == ETSIM_ET_COMM_COLL_NODE && etsim_et_trace_attr_int(t, i, t->k_comm_type, &v) != 1 &&
-        !no_type++)
-      ex_type = t->id[i];
-    if (etsim_et_trace_attr_int(t, i, t->k_comm_size, &v) != 1 && !no_size++) ex_size = t->id[i];
+    int64_t ct = -1;
+    if (ty == ETSIM_ET_COMM_COLL_NODE && etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) != 1) {
+      if (!no_type++) ex_type = t->id[i];
+    } else if (ty == ETSIM_ET_COMM_COLL_NODE && (ct < 0 || ct >= ETSIM_COLL_TYPE_COUNT)) {
+      if (!bad_type++) ex_bt = t->id[i], v_bt = ct;
+    }
+    if (etsim_et_trace_attr_int(t, i, t->k_comm_size, &v) != 1) {
+      if (!no_size++) ex_size = t->id[i];
+      continue;
+    }
+    /* What etsim sim refuses: a collective it simulates over the network
+     * moves at least one byte; no message has a negative size. */
+    int net = ct == ETSIM_COLL_ALL_REDUCE || ct == ETSIM_COLL_ALL_GATHER ||
+              ct == ETSIM_COLL_REDUCE_SCATTER || ct == ETSIM_COLL_ALL_TO_ALL;
+    if ((v < 0 || (v == 0 && ty == ETSIM_ET_COMM_COLL_NODE && net)) && !bad_size++)
+      ex_bs = t->id[i], v_bs = v;
   }
+  if (bad_type)
+    say(s, ETSIM_CHECK_PROBLEM,
+        "%s: node %llu: comm_type %lld is not a collective (0 to %d) (%zu node(s))", t->path,
+        (unsigned long long)ex_bt, (long long)v_bt, ETSIM_COLL_TYPE_COUNT - 1, bad_type);
+  if (bad_size)
+    say(s, ETSIM_CHECK_PROBLEM,
+        "%s: node %llu: comm_size %lld (a collective moves at least one byte; no size is "
+        "negative) (%zu node(s))",
+        t->path, (unsigned long long)ex_bs, (long long)v_bs, bad_size);
   if (host)
     say(s, ETSIM_CHECK_NOTE,
         "%s: node %llu: %zu host-side (is_cpu_op) communication node(s) "
@@ -212,6 +238,46 @@ static void check_comm_attrs(const etsim_et_trace_t *t, sink_t *s) {
         t->path, (unsigned long long)ex_size, no_size);
 }
 
+/* Strings protobuf's string fields require to be UTF-8 (names, string
+ * attributes, input and output descriptions, attribute names and docs):
+ * Chakra's Python readers refuse a file that breaks this, and such names
+ * come from PyTorch traces, which copy them byte for byte. */
+static int utf8_ok(const char *s) { return etsim_utf8_valid(s, strlen(s)) == strlen(s); }
+
+static void check_utf8(const etsim_et_trace_t *t, sink_t *s) {
+  size_t bad = 0;
+  uint64_t ex = 0;
+  const char *what = "";
+  for (size_t i = 0; i < t->n_nodes; i++) {
+    const char *w = NULL;
+    if (!utf8_ok(t->name[i])) w = "its name";
+    for (uint32_t k = t->attr_off[i]; k < t->attr_off[i + 1] && !w; k++) {
+      int kind = (int)(t->attrs[k].kind_doc & 0xff);
+      if (kind != ETSIM_ATTR_STRING && kind != ETSIM_ATTR_STRING_LIST) continue;
+      etsim_attr_t a;
+      etsim_et_trace_attr(t, k, &a);
+      if (kind == ETSIM_ATTR_STRING && !utf8_ok(a.v.s)) w = a.name;
+      for (size_t j = 0; kind == ETSIM_ATTR_STRING_LIST && j < a.v.list.n && !w; j++)
+        if (!utf8_ok(((const char *const *)a.v.list.v)[j])) w = a.name;
+    }
+    if (!w && t->io[i]) {
+      const etsim_et_io_t *io = &t->ios[t->io[i]];
+      const etsim_ioinfo_t *v[2] = {&io->in, &io->out};
+      for (int k = 0; k < 2 && !w; k++)
+        if (!utf8_ok(v[k]->values) || !utf8_ok(v[k]->shapes) || !utf8_ok(v[k]->types))
+          w = k ? "its outputs" : "its inputs";
+    }
+    if (w && !bad++) ex = t->id[i], what = w;
+  }
+  for (size_t k = 0; k < t->strings.n && !bad; k++)
+    if (!utf8_ok(t->strings.strs[k])) bad++, what = "an attribute name or doc string";
+  if (bad)
+    say(s, ETSIM_CHECK_PROBLEM,
+        "%s: node %llu: %s is not valid UTF-8, which protobuf strings must be (Chakra's Python "
+        "readers refuse the file) (%zu node(s))",
+        t->path, (unsigned long long)ex, what, bad);
+}
+
 static long validate_into(const etsim_et_trace_t *t, sink_t *s) {
   if (t->n_dup) {
     char ex[256];
@@ -225,16 +291,14 @@ static long validate_into(const etsim_et_trace_t *t, sink_t *s) {
   check_dangling(t, s, 0);
   check_dangling(t, s, 1);
   if (check_cycles(t, s, 0) || check_cycles(t, s, 1)) return ETSIM_ENOMEM;
-  if (t->n_empty)
-    say(s, ETSIM_CHECK_PROBLEM, "%s: %zu empty node message(s): Chakra's Python readers stop there",
-        t->path, t->n_empty);
   check_kinds(t, s);
   check_comm_attrs(t, s);
+  check_utf8(t, s);
   return 0;
 }
 
 long etsim_et_validate(const etsim_et_trace_t *t, etsim_et_finding_fn fn, void *user) {
-  sink_t s = {fn, user, 0};
+  sink_t s = {fn, user, 0, 0};
   long rc = validate_into(t, &s);
   return rc < 0 ? rc : s.problems;
 }
@@ -263,7 +327,8 @@ static int64_t attr_or(const etsim_et_trace_t *t, size_t i, uint32_t k, int64_t 
 
 static int check_p2p(const etsim_et_set_t *set, sink_t *s) {
   p2p_t *snd = NULL, *rcv = NULL;
-  size_t ns = 0, nr = 0, cs = 0, cr = 0;
+  size_t ns = 0, nr = 0, cs = 0, cr = 0, misnamed = 0;
+  p2p_t ex_m = {0};
   for (size_t r = 0; r < set->n_ranks; r++) {
     const etsim_et_trace_t *t = set->ranks[r];
     for (size_t i = 0; i < t->n_nodes; i++) {
@@ -285,8 +350,21 @@ static int check_p2p(const etsim_et_set_t *set, sink_t *s) {
         if (etsim_grow((void **)&rcv, &cr, nr + 1, sizeof *rcv)) goto oom;
         rcv[nr++] = p;
       }
+      /* etsim sim refuses a message whose own end is not its rank or whose
+       * other end is no other rank of the set. */
+      int64_t self = ty == ETSIM_ET_COMM_SEND_NODE ? p.src : p.dst;
+      int64_t peer = ty == ETSIM_ET_COMM_SEND_NODE ? p.dst : p.src;
+      if ((self != (int64_t)r || peer < 0 || peer >= (int64_t)set->n_ranks || peer == self) &&
+          !misnamed++)
+        ex_m = p;
     }
   }
+  if (misnamed && set->n_ranks > 1)
+    say(s, ETSIM_CHECK_PROBLEM,
+        "%s: node %llu: rank %u has a message from %lld to %lld: one end must be its rank, the "
+        "other another of the %zu ranks (%zu message(s))",
+        set->ranks[ex_m.rank]->path, (unsigned long long)ex_m.node, ex_m.rank, (long long)ex_m.src,
+        (long long)ex_m.dst, set->n_ranks, misnamed);
   if (ns) etsim_qsort(snd, ns, sizeof *snd, cmp_p2p);
   if (nr) etsim_qsort(rcv, nr, sizeof *rcv, cmp_p2p);
   size_t i = 0, j = 0, lone_s = 0, lone_r = 0;
@@ -410,11 +488,400 @@ static int check_collectives(const etsim_et_set_t *set, sink_t *s) {
   return 0;
 }
 
+/* ------------------------------------------------------------- deadlock */
+
+/*
+ * Run the set the way etsim sim issues it, with time left out: a node is
+ * ready when its parents are done; compute and other local nodes finish at
+ * once; a send finishes at once (eager, as sim's) and leaves a message for
+ * its (src, dst, tag, size); a receive finishes when such a message is
+ * there; a collective simulated over the network (all-reduce, all-gather,
+ * reduce-scatter, all-to-all) finishes when every rank of its communicator
+ * has reached the same one (the k-th on that pg_name), and until then holds
+ * its resource (the GPU communication slot, or the CPU for is_cpu_op), so
+ * that no other collective or send of its rank can start (ASTRA-sim's rule,
+ * sim's default).  Whatever is left at the end is a deadlock sim would hit.
+ * Communicator members are the ranks with a collective on it, as
+ * check_collectives takes them; as in sim's system layer, the collectives
+ * of communicators of every rank are matched in the rank's order of all of
+ * them, others in the order on their communicator.
+ */
+
+enum { DL_LOCAL, DL_SEND, DL_RECV, DL_COLL };
+#define DL_DONE UINT32_MAX
+
+typedef struct {
+  uint32_t rank, node, next;
+} dl_waiter_t;
+
+typedef struct {
+  const etsim_et_set_t *set;
+  unsigned deps;
+  uint32_t **left;  /* per rank: parents not done per node; DL_DONE when done */
+  uint32_t **ready; /* per rank: ring of ready nodes (a node is in one queue at a time) */
+  size_t *rh, *rt;
+  uint32_t **deferred; /* per rank and resource (0 CPU, 1 comm): ring */
+  size_t *dh, *dt;
+  uint8_t *held; /* per rank: bit 0 CPU, bit 1 comm held by a waiting collective */
+  size_t *done;
+  etsim_u64map_t slots; /* (pg, k) collective instance or (src, dst, tag, size) channel */
+  struct dl_slot {
+    uint32_t count;  /* ranks arrived / messages waiting */
+    uint32_t head;   /* waiters (dl_waiter_t index + 1), 0: none */
+    uint32_t target; /* ranks a collective needs */
+  } * slot;
+  size_t n_slot, cap_slot;
+  dl_waiter_t *w;
+  size_t n_w, cap_w;
+  uint32_t *pg_members;    /* per pg index */
+  etsim_u64map_t pg_index; /* pg_name hash -> pg index */
+  size_t n_pg, cap_pg;
+  uint32_t **coll_k; /* per rank: collectives reached per pg index (dense, n_pg) */
+  uint32_t *work;    /* ranks with ready nodes */
+  size_t n_work, cap_work;
+  uint8_t *in_work;
+} dl_t;
+
+static int dl_kind(const etsim_et_trace_t *t, size_t i) {
+  int ty = t->type[i];
+  int64_t v;
+  if (ty == ETSIM_ET_COMM_SEND_NODE) return DL_SEND;
+  if (ty == ETSIM_ET_COMM_RECV_NODE) return DL_RECV;
+  if (ty != ETSIM_ET_COMM_COLL_NODE) return DL_LOCAL;
+  if (etsim_et_trace_attr_int(t, i, t->k_comm_size, &v) != 1) return DL_LOCAL; /* launcher */
+  if (etsim_et_trace_attr_int(t, i, t->k_comm_type, &v) != 1) return DL_LOCAL;
+  return v == ETSIM_COLL_ALL_REDUCE || v == ETSIM_COLL_ALL_GATHER ||
+                 v == ETSIM_COLL_REDUCE_SCATTER || v == ETSIM_COLL_ALL_TO_ALL
+             ? DL_COLL
+             : DL_LOCAL;
+}
+
+static int dl_res(const etsim_et_trace_t *t, size_t i) {
+  int64_t v = 0;
+  return etsim_et_trace_attr_int(t, i, t->k_is_cpu_op, &v) == 1 && v ? 0 : 1;
+}
+
+static int dl_push_work(dl_t *d, uint32_t r) {
+  if (d->in_work[r]) return 0;
+  if (etsim_grow((void **)&d->work, &d->cap_work, d->n_work + 1, sizeof *d->work))
+    return ETSIM_ENOMEM;
+  d->work[d->n_work++] = r;
+  d->in_work[r] = 1;
+  return 0;
+}
+
+static size_t dl_ring(const dl_t *d, uint32_t r) {
+  size_t n = d->set->ranks[r]->n_nodes;
+  return n ? n : 1;
+}
+
+static int dl_ready(dl_t *d, uint32_t r, uint32_t i) {
+  d->ready[r][d->rt[r]++ % dl_ring(d, r)] = i;
+  return dl_push_work(d, r);
+}
+
+/* Slot for a key, created empty. */
+static int dl_slot(dl_t *d, uint64_t key, struct dl_slot **out) {
+  uint32_t k;
+  if (!etsim_u64map_get(&d->slots, key, &k)) {
+    if (etsim_grow((void **)&d->slot, &d->cap_slot, d->n_slot + 1, sizeof *d->slot))
+      return ETSIM_ENOMEM;
+    k = (uint32_t)d->n_slot++;
+    memset(&d->slot[k], 0, sizeof d->slot[k]);
+    if (etsim_u64map_put(&d->slots, key, k, NULL) < 0) return ETSIM_ENOMEM;
+  }
+  *out = &d->slot[k];
+  return 0;
+}
+
+static int dl_wait(dl_t *d, struct dl_slot *sl, uint32_t r, uint32_t i) {
+  if (etsim_grow((void **)&d->w, &d->cap_w, d->n_w + 1, sizeof *d->w)) return ETSIM_ENOMEM;
+  d->w[d->n_w] = (dl_waiter_t){r, i, sl->head};
+  sl->head = (uint32_t)++d->n_w;
+  return 0;
+}
+
+static int dl_finish(dl_t *d, uint32_t r, uint32_t i) {
+  const etsim_et_trace_t *t = d->set->ranks[r];
+  d->done[r]++;
+  d->left[r][i] = DL_DONE;
+  if (d->deps & ETSIM_ET_DEPS_DATA)
+    for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++)
+      if (--d->left[r][t->data_chd[e]] == 0 && dl_ready(d, r, t->data_chd[e])) return ETSIM_ENOMEM;
+  if (d->deps & ETSIM_ET_DEPS_CTRL)
+    for (uint32_t e = t->ctrl_coff[i]; e < t->ctrl_coff[i + 1]; e++)
+      if (--d->left[r][t->ctrl_chd[e]] == 0 && dl_ready(d, r, t->ctrl_chd[e])) return ETSIM_ENOMEM;
+  return 0;
+}
+
+static uint64_t dl_mix(uint64_t h, int64_t v) { return etsim_hash_u64(h ^ (uint64_t)v) * 31 + 7; }
+
+static int64_t dl_attr(const etsim_et_trace_t *t, size_t i, uint32_t k, int64_t dflt) {
+  int64_t v;
+  return etsim_et_trace_attr_int(t, i, k, &v) == 1 ? v : dflt;
+}
+
+static uint64_t dl_channel(const etsim_et_trace_t *t, size_t i, uint32_t r, int send) {
+  int64_t src = dl_attr(t, i, t->k_comm_src, send ? (int64_t)r : -1);
+  int64_t dst = dl_attr(t, i, t->k_comm_dst, send ? -1 : (int64_t)r);
+  uint64_t h = dl_mix(dl_mix(0x5ca1ab1eULL, src), dst);
+  h = dl_mix(dl_mix(h, dl_attr(t, i, t->k_comm_tag, 0)), dl_attr(t, i, t->k_comm_size, -1));
+  return h | 1; /* odd: never a collective's key */
+}
+
+static size_t dl_pg(const dl_t *d, const etsim_et_trace_t *t, size_t i) {
+  const char *pg = pg_of(t, i);
+  uint32_t k;
+  return etsim_u64map_get(&d->pg_index, etsim_hash_bytes(pg, strlen(pg)), &k) ? k : SIZE_MAX;
+}
+
+/* A collective completes: finish every waiter, release their resources. */
+static int dl_coll_done(dl_t *d, struct dl_slot *sl) {
+  uint32_t h = sl->head;
+  sl->head = 0;
+  for (; h; h = d->w[h - 1].next) {
+    uint32_t r = d->w[h - 1].rank, i = d->w[h - 1].node;
+    int res = dl_res(d->set->ranks[r], i);
+    d->held[r] &= (uint8_t) ~(1u << res);
+    /* Nodes kept back by the resource go first, in the order they came. */
+    size_t q = (size_t)r * 2 + (size_t)res;
+    while (d->dh[q] < d->dt[q])
+      if (dl_ready(d, r, d->deferred[q][d->dh[q]++ % dl_ring(d, r)])) return ETSIM_ENOMEM;
+    if (dl_finish(d, r, i)) return ETSIM_ENOMEM;
+  }
+  return 0;
+}
+
+static int dl_step(dl_t *d, uint32_t r, uint32_t i) {
+  const etsim_et_trace_t *t = d->set->ranks[r];
+  int kind = dl_kind(t, i);
+  struct dl_slot *sl;
+  if (kind == DL_LOCAL) return dl_finish(d, r, i);
+  if (kind == DL_RECV) {
+    if (dl_slot(d, dl_channel(t, i, r, 0), &sl)) return ETSIM_ENOMEM;
+    if (!sl->count) return dl_wait(d, sl, r, i);
+    sl->count--;
+    return dl_finish(d, r, i);
+  }
+  int res = dl_res(t, i);
+  if (d->held[r] & (1u << res)) { /* a waiting collective holds the slot */
+    size_t q = (size_t)r * 2 + (size_t)res;
+    d->deferred[q][d->dt[q]++ % dl_ring(d, r)] = i;
+    return 0;
+  }
+  if (kind == DL_SEND) {
+    if (dl_slot(d, dl_channel(t, i, r, 1), &sl)) return ETSIM_ENOMEM;
+    if (sl->head) { /* a receive waits: it takes the message */
+      dl_waiter_t *w = &d->w[sl->head - 1];
+      sl->head = w->next;
+      if (dl_finish(d, w->rank, w->node)) return ETSIM_ENOMEM;
+    } else {
+      sl->count++;
+    }
+    return dl_finish(d, r, i);
+  }
+  /* As sim's system layer matches them: collectives on a communicator of
+   * every rank (or none named) by the rank's count of all such, the others
+   * by its count on that communicator. */
+  size_t pg = dl_pg(d, t, i);
+  if (d->pg_members[pg] == d->set->n_ranks) pg = d->n_pg;
+  uint64_t key = ((uint64_t)pg << 40 | d->coll_k[r][pg]++) << 1; /* even */
+  if (dl_slot(d, key, &sl) || dl_wait(d, sl, r, i)) return ETSIM_ENOMEM;
+  sl->target = pg == d->n_pg ? (uint32_t)d->set->n_ranks : d->pg_members[pg];
+  d->held[r] |= (uint8_t)(1u << res);
+  if (++sl->count == sl->target) return dl_coll_done(d, sl);
+  return 0;
+}
+
+static void dl_free(dl_t *d, size_t n) {
+  for (size_t r = 0; r < n; r++) {
+    if (d->left) etsim_free(d->left[r]);
+    if (d->ready) etsim_free(d->ready[r]);
+    if (d->coll_k) etsim_free(d->coll_k[r]);
+    if (d->deferred) {
+      etsim_free(d->deferred[2 * r]);
+      etsim_free(d->deferred[2 * r + 1]);
+    }
+  }
+  etsim_free(d->left);
+  etsim_free(d->ready);
+  etsim_free(d->coll_k);
+  etsim_free(d->deferred);
+  etsim_free(d->rh);
+  etsim_free(d->rt);
+  etsim_free(d->dh);
+  etsim_free(d->dt);
+  etsim_free(d->held);
+  etsim_free(d->done);
+  etsim_free(d->in_work);
+  etsim_free(d->work);
+  etsim_free(d->slot);
+  etsim_free(d->w);
+  etsim_free(d->pg_members);
+  etsim_u64map_free(&d->pg_index);
+  etsim_u64map_free(&d->slots);
+}
+
+/* One line about a rank that cannot finish: its first unfinished node and
+ * what that node waits for. */
+static size_t dl_describe(const dl_t *d, uint32_t r, char *buf, size_t cap) {
+  const etsim_et_trace_t *t = d->set->ranks[r];
+  size_t i = 0, best = SIZE_MAX;
+  /* A node that was reached (no parents left) says most; else the first. */
+  for (i = 0; i < t->n_nodes && best == SIZE_MAX; i++)
+    if (d->left[r][i] == 0 && dl_kind(t, i) != DL_LOCAL) best = i;
+  int waiting = best != SIZE_MAX;
+  for (i = 0; !waiting && i < t->n_nodes && best == SIZE_MAX; i++)
+    if (d->left[r][i] != DL_DONE) best = i;
+  if (best == SIZE_MAX) best = 0;
+  const char *what = "its parents";
+  char tmp[160];
+  if (waiting) {
+    int kind = dl_kind(t, best);
+    if (kind == DL_RECV)
+      snprintf(tmp, sizeof tmp, "a send from rank %lld (tag %lld, %lld bytes)",
+               (long long)dl_attr(t, best, t->k_comm_src, -1),
+               (long long)dl_attr(t, best, t->k_comm_tag, 0),
+               (long long)dl_attr(t, best, t->k_comm_size, -1));
+    else if (kind == DL_COLL)
+      snprintf(tmp, sizeof tmp, "the other ranks of communicator '%s' (%s)", pg_of(t, best),
+               etsim_coll_type_name((int)dl_attr(t, best, t->k_comm_type, -1)));
+    else snprintf(tmp, sizeof tmp, "its rank's collective in flight to end");
+    what = tmp;
+  }
+  return (size_t)snprintf(buf, cap, "rank %u node %llu (%s) waits for %s", r,
+                          (unsigned long long)t->id[best], etsim_et_node_type_name(t->type[best]),
+                          what);
+}
+
+long etsim_et_check_deadlock(const etsim_et_set_t *set, unsigned deps, etsim_et_finding_fn fn,
+                             void *user) {
+  sink_t s = {fn, user, 0, 0};
+  size_t n = set->n_ranks, total = 0;
+  for (size_t r = 0; r < n; r++) total += set->ranks[r]->n_nodes;
+  /* Per node and rank a counter: a set too big for that is not run. */
+  if (total > ((size_t)1 << 28)) {
+    say(&s, ETSIM_CHECK_NOTE,
+        "%s: deadlock check skipped: %zu nodes over %zu ranks are more than it runs",
+        set->ranks[0]->path, total, n);
+    return 0;
+  }
+  dl_t d;
+  memset(&d, 0, sizeof d);
+  d.set = set;
+  d.deps = deps;
+  etsim_u64map_init(&d.slots);
+  etsim_u64map_init(&d.pg_index);
+  d.left = etsim_calloc(n, sizeof *d.left);
+  d.ready = etsim_calloc(n, sizeof *d.ready);
+  d.coll_k = etsim_calloc(n, sizeof *d.coll_k);
+  d.deferred = etsim_calloc(2 * n, sizeof *d.deferred);
+  d.rh = etsim_calloc(n, sizeof *d.rh);
+  d.rt = etsim_calloc(n, sizeof *d.rt);
+  d.dh = etsim_calloc(2 * n, sizeof *d.dh);
+  d.dt = etsim_calloc(2 * n, sizeof *d.dt);
+  d.held = etsim_calloc(n, 1);
+  d.done = etsim_calloc(n, sizeof *d.done);
+  d.in_work = etsim_calloc(n, 1);
+  int rc = 0;
+  if (!d.left || !d.ready || !d.coll_k || !d.deferred || !d.rh || !d.rt || !d.dh || !d.dt ||
+      !d.held || !d.done || !d.in_work)
+    goto oom;
+  /* Communicators and their members (ranks with a network collective). */
+  for (size_t r = 0; r < n; r++) {
+    const etsim_et_trace_t *t = set->ranks[r];
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      if (dl_kind(t, i) != DL_COLL) continue;
+      if (dl_pg(&d, t, i) != SIZE_MAX) continue;
+      const char *pg = pg_of(t, i);
+      if (etsim_grow((void **)&d.pg_members, &d.cap_pg, d.n_pg + 1, sizeof *d.pg_members) ||
+          etsim_u64map_put(&d.pg_index, etsim_hash_bytes(pg, strlen(pg)), (uint32_t)d.n_pg, NULL) <
+              0)
+        goto oom;
+      d.pg_members[d.n_pg++] = 0;
+    }
+  }
+  uint8_t *on = etsim_calloc(d.n_pg ? d.n_pg : 1, 1);
+  if (!on) goto oom;
+  for (size_t r = 0; r < n; r++) {
+    const etsim_et_trace_t *t = set->ranks[r];
+    memset(on, 0, d.n_pg ? d.n_pg : 1);
+    for (size_t i = 0; i < t->n_nodes; i++)
+      if (dl_kind(t, i) == DL_COLL) {
+        size_t k = dl_pg(&d, t, i);
+        if (!on[k]) d.pg_members[k]++;
+        on[k] = 1;
+      }
+  }
+  etsim_free(on);
+  for (size_t r = 0; r < n; r++) {
+    const etsim_et_trace_t *t = set->ranks[r];
+    size_t m = t->n_nodes ? t->n_nodes : 1;
+    d.left[r] = etsim_calloc(m, sizeof **d.left);
+    d.ready[r] = etsim_malloc(m * sizeof **d.ready);
+    d.coll_k[r] = etsim_calloc(d.n_pg + 1, sizeof **d.coll_k); /* + the world's */
+    d.deferred[2 * r] = etsim_malloc(m * sizeof **d.deferred);
+    d.deferred[2 * r + 1] = etsim_malloc(m * sizeof **d.deferred);
+    if (!d.left[r] || !d.ready[r] || !d.coll_k[r] || !d.deferred[2 * r] || !d.deferred[2 * r + 1])
+      goto oom;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      uint32_t c = 0;
+      if (deps & ETSIM_ET_DEPS_DATA)
+        for (uint32_t e = t->data_off[i]; e < t->data_off[i + 1]; e++)
+          c += !(t->data_par[e] & ETSIM_ET_DANGLING);
+      if (deps & ETSIM_ET_DEPS_CTRL)
+        for (uint32_t e = t->ctrl_off[i]; e < t->ctrl_off[i + 1]; e++)
+          c += !(t->ctrl_par[e] & ETSIM_ET_DANGLING);
+      d.left[r][i] = c;
+      if (!c && dl_ready(&d, (uint32_t)r, (uint32_t)i)) goto oom;
+    }
+  }
+  while (d.n_work) {
+    uint32_t r = d.work[--d.n_work];
+    d.in_work[r] = 0;
+    while (d.rh[r] < d.rt[r])
+      if (dl_step(&d, r, d.ready[r][d.rh[r]++ % dl_ring(&d, r)])) goto oom;
+  }
+  char line[900];
+  size_t used = 0, stuck = 0;
+  for (size_t r = 0; r < n; r++) {
+    if (d.done[r] == set->ranks[r]->n_nodes) continue;
+    if (stuck++ < 3 && used < sizeof line - 200) {
+      used += (size_t)snprintf(line + used, sizeof line - used, "%s", stuck > 1 ? "; " : "");
+      used += dl_describe(&d, (uint32_t)r, line + used, sizeof line - used);
+    }
+  }
+  if (stuck)
+    say(&s, ETSIM_CHECK_PROBLEM, "%s: deadlock: %zu of %zu rank(s) can never finish: %s%s",
+        set->ranks[0]->path, stuck, n, line, stuck > 3 ? "; ..." : "");
+  dl_free(&d, n);
+  return s.problems;
+oom:
+  rc = ETSIM_ENOMEM;
+  dl_free(&d, n);
+  return rc;
+}
+
 long etsim_et_validate_set(const etsim_et_set_t *set, etsim_et_finding_fn fn, void *user) {
-  sink_t s = {fn, user, 0};
+  sink_t s = {fn, user, 0, 0};
   for (size_t k = 0; k < set->n_traces; k++)
     if (validate_into(set->traces[k], &s) < 0) return ETSIM_ENOMEM;
+  long before = s.problems;
   if (check_collectives(set, &s) < 0) return ETSIM_ENOMEM;
   if (check_p2p(set, &s)) return ETSIM_ENOMEM;
-  return s.problems;
+  /* A deadlock that no single finding above explains: an order of sends,
+   * receives and collectives across ranks, or data and control edges that
+   * are acyclic apart and cyclic together.  Ranks that all run one trace
+   * without point-to-point nodes do the same thing in lockstep: one of them
+   * stands for all. */
+  if (s.cyclic || s.problems != before || !set->n_ranks) return s.problems;
+  etsim_et_set_t one = *set;
+  int lockstep = 1;
+  for (size_t r = 1; r < set->n_ranks && lockstep; r++) lockstep = set->ranks[r] == set->ranks[0];
+  for (size_t i = 0; lockstep && i < set->ranks[0]->n_nodes; i++)
+    lockstep = set->ranks[0]->type[i] != ETSIM_ET_COMM_SEND_NODE &&
+               set->ranks[0]->type[i] != ETSIM_ET_COMM_RECV_NODE;
+  if (lockstep) one.n_ranks = 1;
+  long dl = etsim_et_check_deadlock(&one, ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL, fn, user);
+  return dl < 0 ? dl : s.problems + dl;
 }

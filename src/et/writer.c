@@ -71,10 +71,11 @@ int etsim_et_writer_open(etsim_et_writer_t **out, const char *path, unsigned fla
     if (flags & ETSIM_ET_WRITE_GZIP) w->gz = gzdopen(dup(1), "wb");
     else w->fp = stdout;
   } else {
-    size_t n = strlen(path) + 32;
-    w->tmp_path = etsim_malloc(n);
-    if (!w->tmp_path) goto oom;
-    snprintf(w->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
+    int rc = etsim_tmp_name(path, &w->tmp_path, err);
+    if (rc) {
+      etsim_et_writer_abort(w);
+      return rc;
+    }
     if (flags & ETSIM_ET_WRITE_GZIP) w->gz = gzopen(w->tmp_path, "wb6");
     else w->fp = fopen(w->tmp_path, "wb");
   }
@@ -297,7 +298,7 @@ static void writer_free(etsim_et_writer_t *w) {
   etsim_u64map_free(&w->pending);
   etsim_free(w->buf);
   etsim_free(w->path);
-  etsim_free(w->tmp_path);
+  etsim_tmp_release(w->tmp_path);
   etsim_free(w);
 }
 

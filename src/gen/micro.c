@@ -154,6 +154,9 @@ int etsim_gen_micro(const etsim_gen_micro_opts_t *o, etsim_et_set_report_t *rep,
       return etsim_error_set(err, ETSIM_EINVAL, "gen micro: bad collective %d", o->colls[c]);
   if (o->size_bytes > INT64_MAX)
     return etsim_error_set(err, ETSIM_ERANGE, "gen micro: size too large");
+  /* A collective of no bytes is one etsim sim (and ASTRA-sim) refuses. */
+  if (o->size_bytes == 0)
+    return etsim_error_set(err, ETSIM_EINVAL, "gen micro: --size must be at least 1 byte");
   if (o->has_root && o->root >= o->npus)
     return etsim_error_set(err, ETSIM_EINVAL, "gen micro: root %u is not one of the %zu ranks",
                            o->root, o->npus);

@@ -264,6 +264,14 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
     if (!pt.is_switch[i]) r->host[k++] = i;
   r->lv = packet ? &pkt_level : &flow_level;
   r->base.ops = packet ? &pkt_ops : &flow_ops;
+  /* The summary names what ran: a topology file replaces the YAML's
+   * dimensions (which then only give the NPU count). */
+  uint32_t n_sw = 0;
+  for (uint32_t i = 0; i < pt.n_nodes; i++) n_sw += pt.is_switch[i];
+  if (opts->topology_file)
+    snprintf(r->base.stats.fabric, sizeof r->base.stats.fabric,
+             "%s network %s: %u hosts (the first %u are the NPUs), %u switches, %zu links",
+             packet ? "packet" : "flow", opts->topology_file, hosts, topo->total, n_sw, pt.n_links);
   rc = packet ? etsim_netpkt_create(&r->pkt, &pt, &cfg, err)
               : etsim_netflow_create(&r->flow, &pt, &cfg, err);
   r->pt = pt; /* the timeline names nodes and ports by it; freed with r */

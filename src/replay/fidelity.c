@@ -135,7 +135,9 @@ void etsim_replay_coll_bytes(int coll, uint64_t S, int P, int me, int root, uint
       s = me == root ? whole : 0, r = me == root ? 0 : whole;
       break;
     case ETSIM_COLL_ALL_GATHER:
-      s = chunk, r = split;
+      /* ASTRA-sim's meaning, as sim and the generators take it: S is each
+       * rank's input, the output P times that. */
+      s = whole, r = whole * (uint64_t)(P > 0 ? P : 1);
       break;
     case ETSIM_COLL_GATHER:
       s = chunk, r = me == root ? split : 0;

@@ -51,11 +51,13 @@ static const char *usage =
     "  --timeline FILE    Chrome/Perfetto trace of the last iteration\n"
     "  --json             print the report as JSON\n"
     "  --quiet            no report (errors only)\n"
+    "  --progress         rank 0 says on stderr what it does (etsim replay\n"
+    "                     passes it when its stderr is a terminal)\n"
     "exit: 0 ok, 1 verification failed, 2 bad input, 3 internal/MPI error\n";
 
 typedef struct {
   const char *prefix, *csv, *timeline, *comm_group;
-  int iterations, warmup, check, json, quiet;
+  int iterations, warmup, check, json, quiet, progress;
   unsigned deps;
   double compute_scale, comm_scale, ridge, timeout_s;
 } args_t;
@@ -509,6 +511,7 @@ static int parse_args(int argc, char **argv, args_t *a, int rank) {
     } else if (!strcmp(s, "--check")) a->check = 1;
     else if (!strcmp(s, "--json")) a->json = 1;
     else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) a->quiet = 1;
+    else if (!strcmp(s, "--progress")) a->progress = 1;
     else if (TAKE("--iterations")) a->iterations = (int)strtol(v, &end, 10);
     else if (TAKE("--warmup")) a->warmup = (int)strtol(v, &end, 10);
     else if (TAKE("--compute-scale")) a->compute_scale = strtod(v, &end);
@@ -1210,6 +1213,11 @@ static int replay_main(int argc, char **argv, int rank, int world) {
   /* 7. Replay. */
   etsim_replay_exec_t x = {&R, x_now, x_run, x_start, x_poll};
   size_t bad_local = 0;
+  if (rank == 0 && a.progress) {
+    fprintf(stderr, "etsim: replay %s: %d rank(s); %d warm-up and %d timed iteration(s)\n",
+            a.prefix, world, a.warmup, a.iterations);
+    fflush(stderr);
+  }
   for (int it = 0; it < a.warmup + a.iterations; it++) {
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t q = 0; q < R.n_p2p; q++) R.p2p_count[q] = 0;
@@ -1219,7 +1227,14 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     if (rc) {
       fprintf(stderr, "etsim: %s\n", err.msg);
       fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 3);
+      /* A trace that cannot run (a deadlock, bad input) is exit 2. */
+      MPI_Abort(MPI_COMM_WORLD, rc == ETSIM_ENOMEM || rc == ETSIM_EINTERNAL ? 3 : 2);
+    }
+    if (rank == 0 && a.progress) {
+      fprintf(stderr, "etsim: replay: %s %d of %d: %.3f ms on rank 0\n",
+              it < a.warmup ? "warm-up" : "iteration", it < a.warmup ? it + 1 : it - a.warmup + 1,
+              it < a.warmup ? a.warmup : a.iterations, (double)mk / 1e6);
+      fflush(stderr);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (it >= a.warmup) {

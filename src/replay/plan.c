@@ -68,9 +68,9 @@ void etsim_replay_groups_free(etsim_replay_groups_t *g) {
 int etsim_replay_groups_load(etsim_replay_groups_t *out, const char *path, int world,
                              etsim_error_t *err) {
   memset(out, 0, sizeof *out);
-  json_error_t je;
-  json_t *root = json_load_file(path, JSON_DECODE_ANY, &je);
-  if (!root) return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d: %s", path, je.line, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, JSON_DECODE_ANY, &root, err);
+  if (rc0) return rc0;
   int rc = 0;
   if (!json_is_object(root)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected an object {pg_name: [ranks...]}", path);

@@ -21,7 +21,16 @@
 #define MAX_INPUT_BYTES ((size_t)4 << 30)
 
 int etsim_report__slurp(const char *path, size_t max, char **out, size_t *n, etsim_error_t *err) {
-  FILE *f = fopen(path, "rb");
+  /* A folder or a missing file named as such, and the page never written
+   * over the result it shows.  An output of this run still waiting in the
+   * batch (netsim's timeline) is read under its temporary name. */
+  const char *src = etsim_outfile_batched(path);
+  if (!src) {
+    int rc0 = etsim_input_check(path, err);
+    if (rc0) return rc0;
+    src = path;
+  }
+  FILE *f = fopen(src, "rb");
   if (!f) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
   char *s = NULL;
   size_t len = 0, cap = 0;
@@ -272,15 +281,33 @@ static int load_input(rin_t *in, etsim_error_t *err) {
 
 /* `target` as a link from the folder of `page`: the page may be opened from
  * anywhere, so a link must be relative to where the page is, not to where
- * etsim ran.  Both are resolved (the target exists, the page's folder
- * does); NULL when either cannot be, and the caller links `target` as is. */
+ * etsim ran.  Both are resolved (the page's folder exists, and the target
+ * or its folder: a timeline of the same run waits in the output batch
+ * until the page is written); NULL when either cannot be, and the caller
+ * links `target` as is. */
+static char *resolve(const char *p) {
+  char *t = realpath(p, NULL);
+  if (t) return t;
+  const char *slash = strrchr(p, '/');
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - p) : 1, slash ? p : ".");
+  char *d = realpath(dir[0] ? dir : "/", NULL);
+  if (!d) return NULL;
+  const char *base = slash ? slash + 1 : p;
+  /* malloc, as realpath's result: the caller frees either with free() */
+  t = malloc(strlen(d) + strlen(base) + 2);
+  if (t) sprintf(t, "%s/%s", strcmp(d, "/") ? d : "", base);
+  free(d);
+  return t;
+}
+
 static char *href_from(const char *page, const char *target) {
   char dir[4096], *slash;
   snprintf(dir, sizeof dir, "%s", page);
   slash = strrchr(dir, '/');
   if (slash) *slash = 0;
   else snprintf(dir, sizeof dir, ".");
-  char *d = realpath(dir[0] ? dir : "/", NULL), *t = realpath(target, NULL);
+  char *d = realpath(dir[0] ? dir : "/", NULL), *t = resolve(target);
   char *out = NULL;
   if (d && t) {
     /* the common folders, then one "../" per folder of the page's own */

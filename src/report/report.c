@@ -41,10 +41,14 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
   char b1[32];
   fprintf(f, "\n== etsim summary ==\n");
   fprintf(f, "network       ");
-  for (int d = 0; d < topo->ndims; d++)
-    fprintf(f, "%s%s(%u, %g GB/s, %g ns)", d ? " x " : "", etsim_topo_kind_name(topo->kind[d]),
-            topo->npus[d], topo->bw_gbps[d], topo->lat_ns[d]);
-  fprintf(f, "  = %u NPUs\n", topo->total);
+  if (r->net.fabric[0]) { /* --net-topology: the YAML gave only the NPU count */
+    fprintf(f, "%s\n", r->net.fabric);
+  } else {
+    for (int d = 0; d < topo->ndims; d++)
+      fprintf(f, "%s%s(%u, %g GB/s, %g ns)", d ? " x " : "", etsim_topo_kind_name(topo->kind[d]),
+              topo->npus[d], topo->bw_gbps[d], topo->lat_ns[d]);
+    fprintf(f, "  = %u NPUs\n", topo->total);
+  }
   fprintf(f, "iteration     %.3f us  (slowest NPU %u)\n", (double)r->total_ps / 1e6, slowest);
   fprintf(f, "compute       %.3f us on average per NPU (max %.3f us)\n", sum_comp / n / 1e6,
           (double)max_comp / 1e6);

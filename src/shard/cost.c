@@ -302,10 +302,9 @@ int etsim_shard_calib_save(const etsim_shard_calib_t *c, const char *path, etsim
 
 int etsim_shard_calib_load(const char *path, etsim_shard_calib_t *c, etsim_error_t *err) {
   memset(c, 0, sizeof *c);
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, 0, &root, err);
+  if (rc0) return rc0;
   int rc = 0;
   json_t *r = json_object_get(root, "ranks"), *rl = json_object_get(root, "ranks_per_host");
   json_t *cs = json_object_get(root, "curves");

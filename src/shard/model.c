@@ -329,10 +329,9 @@ static int check_keys(json_t *o, const char *const *known, const char *path, con
 
 int etsim_shard_model_load(const char *path, etsim_shard_model_t *m, etsim_error_t *err) {
   memset(m, 0, sizeof *m);
-  json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, JSON_REJECT_DUPLICATES, &root, err);
+  if (rc0) return rc0;
   int rc = 0;
   static const char *const top_keys[] = {"name",     "tables",      "bottom_mlp",
                                          "top_mlp",  "interaction", "dcn_layers",

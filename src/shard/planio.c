@@ -270,10 +270,9 @@ static int check_layout(rd_t *r, const etsim_shard__ctx_t *c, size_t t, int ty,
 int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m, etsim_shard_opts_t *o,
                           etsim_shard_plan_t *out, etsim_error_t *err) {
   memset(out, 0, sizeof *out);
-  json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, JSON_REJECT_DUPLICATES, &root, err);
+  if (rc0) return rc0;
   rd_t r = {path, err};
   int rc = 0;
   etsim_shard_plan_t *p = out;

@@ -7,10 +7,9 @@
 
 int etsim_mem_config_load(const char *path, etsim_mem_config_t *m, etsim_error_t *err) {
   memset(m, 0, sizeof *m);
-  json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, JSON_REJECT_DUPLICATES, &root, err);
+  if (rc0) return rc0;
   int rc = 0;
   const char *key;
   json_t *v;
@@ -104,10 +103,9 @@ void etsim_comm_groups_free(etsim_comm_groups_t *g) {
 int etsim_comm_groups_load(const char *path, uint32_t n_npus, etsim_comm_groups_t *out,
                            etsim_error_t *err) {
   memset(out, 0, sizeof *out);
-  json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-  if (!root)
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+  json_t *root;
+  int rc0 = etsim_json_load(path, JSON_REJECT_DUPLICATES, &root, err);
+  if (rc0) return rc0;
   int rc = 0;
   if (!json_is_object(root)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: expected an object {\"<group id>\": [ranks]}",

@@ -14,6 +14,8 @@
  */
 #include "sim_int.h"
 
+#include "etsim/etcheck.h"
+
 #include "etsim/net.h"
 
 #include "sim_int.h"
@@ -99,7 +101,8 @@ typedef struct sim {
   int fail;             /* first error from a callback */
   int64_t *mem_free_ps; /* remote-memory servers */
   size_t n_mem;
-  int warned_mem, warned_bcast;
+  int warned_mem, warned_bcast, warned_launcher;
+  unsigned deps;                       /* ETSIM_ET_DEPS_*: the edges enforced */
   etsim_et_set_t *cu_set[ETSIM_COP_N]; /* custom collective traces */
   /* communicators defined by METADATA nodes (PyTorch process groups) */
   etsim_comm_t *md;
@@ -289,6 +292,21 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   const etsim_et_trace_t *t = s->npu[id].ti->t;
   int64_t ct = 0, sz = 0, pri = 0;
   int rc;
+  /* A host-side (is_cpu_op) collective without comm_size is the launcher
+   * of a GPU collective in PyTorch-derived traces (c10d::allreduce_): it
+   * moves nothing, and takes no time here, as validate notes. */
+  if (t->k_comm_size == UINT32_MAX || etsim_et_trace_attr_int(t, i, t->k_comm_size, &sz) != 1) {
+    if (s->npu[id].ti->res[i] == RES_CPU) {
+      if (!s->warned_launcher) {
+        s->warned_launcher = 1;
+        etsim_warn(
+            "%s: node %llu: host-side (is_cpu_op) collective without comm_size taken as a "
+            "launcher: no time, nothing moved",
+            t->path, (unsigned long long)t->id[i]);
+      }
+      return 0; /* *instant stays 1 */
+    }
+  }
   if ((rc = attr_int(s, t, i, t->k_comm_type, "comm_type", -1, &ct)) < 0) return rc;
   if (rc == 0)
     return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: COMM_COLL_NODE without comm_type",
@@ -708,7 +726,8 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
     }
     r->recs[r->n_recs++] = (etsim_sim_node_rec_t){id, i, p->start_ps[i], now(s), dims};
   }
-  for (uint32_t e = t->data_coff[i]; e < t->data_coff[i + 1]; e++) {
+  for (uint32_t e = t->data_coff[i]; (s->deps & ETSIM_ET_DEPS_DATA) && e < t->data_coff[i + 1];
+       e++) {
     uint32_t c = t->data_chd[e];
     if (--p->deps[c] == 0) {
       p->state[c] = ST_READY;
@@ -716,7 +735,8 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
       if (rc) return rc;
     }
   }
-  for (uint32_t e = t->ctrl_coff[i]; e < t->ctrl_coff[i + 1]; e++) {
+  for (uint32_t e = t->ctrl_coff[i]; (s->deps & ETSIM_ET_DEPS_CTRL) && e < t->ctrl_coff[i + 1];
+       e++) {
     uint32_t c = t->ctrl_chd[e];
     if (--p->deps[c] == 0) {
       p->state[c] = ST_READY;
@@ -856,10 +876,12 @@ static int prepare_traces(sim_t *s) {
     for (size_t i = 0; i < t->n_nodes; i++) {
       ti->res[i] = (uint8_t)resource_of(t, i);
       uint32_t n = 0;
-      for (uint32_t e = t->data_off[i]; e < t->data_off[i + 1]; e++)
+      for (uint32_t e = t->data_off[i]; (s->deps & ETSIM_ET_DEPS_DATA) && e < t->data_off[i + 1];
+           e++)
         if (!(t->data_par[e] & ETSIM_ET_DANGLING)) n++;
         else ti->n_danglers++;
-      for (uint32_t e = t->ctrl_off[i]; e < t->ctrl_off[i + 1]; e++)
+      for (uint32_t e = t->ctrl_off[i]; (s->deps & ETSIM_ET_DEPS_CTRL) && e < t->ctrl_off[i + 1];
+           e++)
         if (!(t->ctrl_par[e] & ETSIM_ET_DANGLING)) n++;
         else ti->n_danglers++;
       ti->n_par[i] = n;
@@ -1087,11 +1109,21 @@ static int report_stuck(sim_t *s, const char *coll_msg) {
       }
     if (len >= sizeof buf) len = sizeof buf - 1;
   }
+  /* Control edges of PyTorch-derived traces (the caller) can contradict
+   * the data edges: say how to run on data edges alone. */
+  int ctrl = 0;
+  for (size_t k = 0; k < s->set->n_traces && (s->deps & ETSIM_ET_DEPS_CTRL); k++)
+    ctrl |= s->set->traces[k]->n_ctrl_edges > 0;
+  const char *hint = ctrl ? " (--deps data runs on data dependencies alone)" : "";
+  if (!stuck) /* every trace ran to its end, but the system layer did not */
+    return etsim_error_set(
+        s->err, ETSIM_EDEADLOCK, "deadlock at t=%lld ns: every NPU finished its trace, but %s",
+        (long long)(now(s) / ETSIM_PS_PER_NS), coll_msg ? coll_msg : "messages are still waiting");
   return etsim_error_set(s->err, ETSIM_EDEADLOCK,
                          "deadlock at t=%lld ns: %u of %u NPUs never "
-                         "finished: %s%s%s",
+                         "finished: %s%s%s%s",
                          (long long)(now(s) / ETSIM_PS_PER_NS), stuck, s->n, buf,
-                         coll_msg ? "; " : "", coll_msg ? coll_msg : "");
+                         coll_msg ? "; " : "", coll_msg ? coll_msg : "", hint);
 }
 
 /*
@@ -1527,6 +1559,7 @@ static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
     s.topo = topo;
     s.sys = sys;
     s.opts = opts;
+    s.deps = opts->deps ? opts->deps : ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
     s.n = topo->total;
     s.err = err;
     s.sym = have_sym ? &sym : NULL;

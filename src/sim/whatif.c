@@ -37,10 +37,11 @@ static json_t *load_spec(const char *spec, const char *opt, char *where, size_t 
     }
   } else {
     snprintf(where, n_where, "%s %s", opt, spec);
-    root = json_load_file(spec, JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-      etsim_error_set(err, ETSIM_EFORMAT, "%s: %s:%d:%d: %s", opt, spec, je.line, je.column,
-                      je.text);
+    /* Checked as an input: a folder or a missing file is named as such,
+     * and no output of the run may replace the file. */
+    etsim_error_t e2 = {0};
+    if (etsim_json_load(spec, JSON_REJECT_DUPLICATES, &root, &e2)) {
+      etsim_error_set(err, e2.code, "%s: %s", opt, e2.msg);
       return NULL;
     }
   }

@@ -1046,6 +1046,9 @@ int etsim_sweep_exec_point(etsim_sweep_exec_t *x, size_t point, char **row_out) 
   if (point >= s->n_points) return ETSIM_EINVAL;
   warnings_clear(x);
   etsim_set_warn_handler(collect_warning, x);
+  /* Each point is a run of its own: the files an earlier point read (its
+   * generated workload, its network file) are this one's to rewrite. */
+  etsim_inputs_forget();
   etsim_error_t e = {0};
   json_t *results = NULL;
   int rc = s->kind == SWEEP_KIND_NETSIM ? run_netsim(x, point, &results, &e)

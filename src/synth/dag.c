@@ -56,6 +56,11 @@ int etsim_synth_data_add(etsim_synth_data_t *d, const etsim_synth_dag_t *g) {
 
 /* ------------------------------------------------------------- layering */
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 int etsim_synth_layers(const etsim_synth_dag_t *g, uint32_t *layer, etsim_error_t *err) {
   uint32_t n = g->n_nodes;
   uint32_t *indeg = etsim_calloc(n + 1, sizeof *indeg);
@@ -121,11 +126,42 @@ typedef struct {
   char *line;
   size_t cap;
   long lineno;
+  int bad;       /* a line that is no text: a NUL byte, endless, no memory */
+  char why[128]; /* ... and why */
 } lines_t;
 
+/* The longest line read: an attribute line of 10^7 nodes takes 60 MB; a
+ * stream without newlines (/dev/zero) was read forever. */
+#define MAX_LINE ((size_t)256 << 20)
+
+/* 1 and the next line (end of line removed), or 0 at the end of the file
+ * or on a bad line (L->bad set). */
 static int next_line(lines_t *L) {
-  ssize_t n = getline(&L->line, &L->cap, L->fp);
-  if (n < 0) return 0;
+  size_t n = 0;
+  for (;;) {
+    if (etsim_grow((void **)&L->line, &L->cap, n + 65536, 1)) {
+      L->bad = ETSIM_ENOMEM;
+      snprintf(L->why, sizeof L->why, "out of memory");
+      return 0;
+    }
+    if (!fgets(L->line + n, (int)(L->cap - n), L->fp)) break;
+    size_t got = strlen(L->line + n);
+    /* fgets stops at a newline, a full buffer or the end of the file;
+     * anything else means a NUL byte cut the string short. */
+    if (got + 1 < L->cap - n && (got == 0 || L->line[n + got - 1] != '\n') && !feof(L->fp)) {
+      L->bad = ETSIM_EFORMAT;
+      snprintf(L->why, sizeof L->why, "a NUL byte: not a text file");
+      return 0;
+    }
+    n += got;
+    if (n && L->line[n - 1] == '\n') break;
+    if (n > MAX_LINE) {
+      L->bad = ETSIM_EFORMAT;
+      snprintf(L->why, sizeof L->why, "a line longer than %zu MiB", MAX_LINE >> 20);
+      return 0;
+    }
+  }
+  if (n == 0 && (feof(L->fp) || ferror(L->fp))) return 0;
   L->lineno++;
   while (n > 0 && (L->line[n - 1] == '\n' || L->line[n - 1] == '\r')) L->line[--n] = 0;
   return 1;
@@ -149,13 +185,28 @@ static int at_end(const char *s) {
   return *s == 0;
 }
 
+/* Room for `need` edges in both g->src and g->dst (*cap is the smaller). */
+static int grow_edges(etsim_synth_dag_t *g, size_t *cap, size_t need) {
+  size_t cs = *cap, cd = *cap;
+  if (etsim_grow((void **)&g->src, &cs, need, sizeof *g->src) ||
+      etsim_grow((void **)&g->dst, &cd, need, sizeof *g->dst))
+    return ETSIM_ENOMEM;
+  *cap = cs < cd ? cs : cd;
+  return 0;
+}
+
+/* Long: one pass over the file, every check at the line it concerns (counts
+ * bounded by what is read, ranges, self-loops, edges given twice, cycles),
+ * so that each refusal names its line (issue 16). */
 int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t min_classes,
                                etsim_error_t *err) {
   if (d->n_graphs && (d->kind != ETSIM_SYNTH_KIND_TEXT || d->n_ch != 1))
     return etsim_error_set(err, ETSIM_EINVAL, "%s: cannot mix text DAGs with trace DAGs", path);
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(path, "r");
-  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
-  lines_t L = {fp, path, NULL, 0, 0};
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+  lines_t L = {fp, path, NULL, 0, 0, 0, ""};
   int rc = 0, have = next_line(&L);
   uint32_t maxx = 0;
   size_t first = d->n_graphs;
@@ -164,6 +215,8 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
   while (have && L.line[0] == '#') have = next_line(&L);
   uint32_t *layer = NULL;
   size_t layer_cap = 0;
+  uint64_t *pairs = NULL; /* a graph's edges, sorted to find one given twice */
+  size_t pairs_cap = 0;
   while (have) {
     if (at_end(L.line)) {
       have = next_line(&L);
@@ -196,16 +249,24 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
       goto out;
     }
     long gline = L.lineno;
-    g.x = etsim_malloc(sizeof(uint32_t) * g.n_nodes);
-    g.src = etsim_malloc(sizeof(uint32_t) * (g.n_edges + 1));
-    g.dst = etsim_malloc(sizeof(uint32_t) * (g.n_edges + 1));
-    if (!g.x || !g.src || !g.dst) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-      goto bad_graph;
-    }
+    /* Arrays as large as the counts claim, but only once the attribute
+     * line is read: a 'g 10000000 100000000' line alone was 840 MB.  Edges
+     * grow as they are read. */
+    size_t cap_e = 0;
     if (!next_line(&L)) {
       rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: missing node attribute line", path,
                            L.lineno + 1);
+      goto bad_graph;
+    }
+    if (g.n_nodes > 4096 && strlen(L.line) / 2 + 1 < g.n_nodes) {
+      rc =
+          etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: node attribute line too short for %u values",
+                          path, L.lineno, g.n_nodes);
+      goto bad_graph;
+    }
+    g.x = etsim_malloc(sizeof(uint32_t) * g.n_nodes);
+    if (!g.x || grow_edges(&g, &cap_e, 1)) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
       goto bad_graph;
     }
     s = L.line;
@@ -225,6 +286,10 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
       goto bad_graph;
     }
     for (uint32_t k = 0; k < g.n_edges; k++) {
+      if (k + 1 >= cap_e && grow_edges(&g, &cap_e, (size_t)k + 2)) {
+        rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+        goto bad_graph;
+      }
       if (!next_line(&L)) {
         rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: file ends after %u of %u edges", path,
                              L.lineno, k, g.n_edges);
@@ -249,10 +314,21 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
         goto bad_graph;
       }
     }
-    if (etsim_grow((void **)&layer, &layer_cap, g.n_nodes, sizeof *layer)) {
+    if (etsim_grow((void **)&layer, &layer_cap, g.n_nodes, sizeof *layer) ||
+        etsim_grow((void **)&pairs, &pairs_cap, (size_t)g.n_edges + 1, sizeof *pairs)) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
       goto bad_graph;
     }
+    /* An edge given twice is no DAG LayerDAG makes, and evaluation counts
+     * such a graph invalid: refuse it here, as a self-loop. */
+    for (uint32_t k = 0; k < g.n_edges; k++) pairs[k] = (uint64_t)g.src[k] << 32 | g.dst[k];
+    etsim_qsort(pairs, g.n_edges, sizeof *pairs, cmp_u64);
+    for (uint32_t k = 1; k < g.n_edges; k++)
+      if (pairs[k] == pairs[k - 1]) {
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: graph: edge %u -> %u given twice", path,
+                             gline, (uint32_t)(pairs[k] >> 32), (uint32_t)pairs[k]);
+        goto bad_graph;
+      }
     {
       etsim_error_t e2 = {0};
       int lr = etsim_synth_layers(&g, layer, &e2);
@@ -280,6 +356,8 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
   if (d->n_cls[0] < maxx + 1) d->n_cls[0] = maxx + 1;
   if (d->n_cls[0] < min_classes) d->n_cls[0] = min_classes;
 out:
+  if (L.bad) /* what went wrong first, not what the reader made of an early end */
+    rc = etsim_error_set(err, L.bad, "%s:%ld: %s", path, L.lineno + 1, L.why);
   if (rc) {
     while (d->n_graphs > first) {
       etsim_synth_dag_t *g = &d->g[--d->n_graphs];
@@ -289,7 +367,8 @@ out:
     }
   }
   etsim_free(layer);
-  free(L.line);
+  etsim_free(pairs);
+  etsim_free(L.line);
   fclose(fp);
   return rc;
 }

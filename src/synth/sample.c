@@ -497,6 +497,11 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
 /* ------------------------------------------------------------ model file */
 
 #define MAGIC "ETSYNTH\0"
+/* Hidden widths up to 4096 keep the parameters well under this. */
+#define MAX_MODEL_BYTES ((size_t)1 << 30)
+/* The sampler keeps state for 2 max_nodes + max_size nodes, hundreds of
+ * bytes each: a 24 KB model claiming 10^7 nodes cost 6.9 GB. */
+#define MAX_MODEL_NODES 1000000u
 
 typedef struct {
   uint8_t *buf;
@@ -578,7 +583,11 @@ static int get(rbuf_t *r, void *out, size_t n) {
   return 0;
 }
 
+/* Long: the header read and checked field by field against what the file
+ * can hold before anything is allocated (issue 16), in the file's order. */
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err) {
+  int rc0 = etsim_input_check(path, err);
+  if (rc0) return rc0;
   FILE *fp = fopen(path, "rb");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
   uint8_t *buf = NULL;
@@ -593,6 +602,8 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     size_t got = fread(buf + len, 1, cap - len, fp);
     len += got;
     if (got == 0) break;
+    /* Not a model (/dev/zero was read forever), or more than one can be. */
+    if ((len >= 8 && memcmp(buf, MAGIC, 8) != 0) || len > MAX_MODEL_BYTES) break;
   }
   int ioerr = ferror(fp);
   fclose(fp);
@@ -606,6 +617,11 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   uint32_t ver, bom;
   if (get(&r, magic, 8) || memcmp(magic, MAGIC, 8)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: not an etsim synth model (bad magic)", path);
+    goto out;
+  }
+  if (len > MAX_MODEL_BYTES) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: larger than %zu MiB, more than a model holds",
+                         path, (size_t)(MAX_MODEL_BYTES >> 20));
     goto out;
   }
   if (get(&r, &ver, 4)) {
@@ -659,10 +675,17 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   m->mean_steps = dd[4];
   m->mean_nodes = dd[5];
   m->mean_pairs = dd[6];
+  if (f[14] > MAX_MODEL_NODES) {
+    rc = etsim_error_set(err, ETSIM_EFORMAT,
+                         "%s: the model's largest DAG has %u nodes, more than the %u a sampled "
+                         "DAG may have",
+                         path, f[14], MAX_MODEL_NODES);
+    goto out;
+  }
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
                f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 3 &&
                f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
-               f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= 10000000 &&
+               f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES &&
                m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
                m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
                isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);

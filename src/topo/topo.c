@@ -46,8 +46,11 @@ int etsim_topo_init(etsim_topo_t *t, int ndims, const etsim_topo_kind_t *kind, c
     t->lat_ns[d] = lat_ns[d];
     t->stride[d] = (uint32_t)total;
     total *= npus[d];
-    if (total > (1u << 31))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: more than 2^31 NPUs", what);
+    if (total > ETSIM_TOPO_MAX_NPUS)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: npus_count: more than %llu NPUs in all (the most a rank set "
+                             "may have)",
+                             what, (unsigned long long)ETSIM_TOPO_MAX_NPUS);
   }
   t->total = (uint32_t)total;
   return 0;

@@ -34,7 +34,7 @@ static void test_u64map(void **s) {
   }
   assert_int_equal(etsim_u64map_get(&m, 3, &v), 0);
   assert_int_equal(m.count, 100000);
-  assert_true(m.count * 10 <= m.cap * 7);
+  TU_LE(m.count * 10, m.cap * 7);
   etsim_u64map_free(&m);
 }
 
@@ -117,16 +117,16 @@ static void test_rng(void **s) {
   double sum = 0, sq = 0;
   const int n = 100000;
   for (int i = 0; i < n; i++) sum += etsim_rng_uniform(&a);
-  assert_true(fabs(sum / n - 0.5) < 4 * 0.2887 / sqrt(n));
+  TU_NEAR(sum / n, 0.5, 4 * 0.2887 / sqrt(n));
   sum = 0;
   for (int i = 0; i < n; i++) {
     double x = etsim_rng_normal(&a);
     sum += x;
     sq += x * x;
   }
-  assert_true(fabs(sum / n) < 4 / sqrt(n));
-  assert_true(fabs(sq / n - 1.0) < 4 * sqrt(2.0 / n));
-  for (int i = 0; i < 1000; i++) assert_true(etsim_rng_below(&a, 10) < 10);
+  TU_LT(fabs(sum / n), 4 / sqrt(n));
+  TU_NEAR(sq / n, 1.0, 4 * sqrt(2.0 / n));
+  for (int i = 0; i < 1000; i++) TU_LT(etsim_rng_below(&a, 10), 10);
 }
 
 static void test_outfile(void **s) {
@@ -151,7 +151,7 @@ static void test_outfile(void **s) {
   free(d);
   snprintf(path, sizeof path, "%s/no/such/dir/x", dir);
   assert_int_equal(etsim_outfile_open(&o, path, &e), ETSIM_EIO);
-  assert_non_null(strstr(e.msg, "cannot create"));
+  TU_CONTAINS(e.msg, "cannot create");
   tu_rmdir(dir);
 }
 
@@ -166,5 +166,5 @@ int main(void) {
       cmocka_unit_test(test_rng),
       cmocka_unit_test(test_outfile),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

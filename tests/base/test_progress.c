@@ -79,5 +79,5 @@ int main(void) {
       cmocka_unit_test(test_wording),
       cmocka_unit_test(test_truncation),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

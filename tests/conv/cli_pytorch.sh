@@ -2,12 +2,7 @@
 # End-to-end: `etsim convert --from pytorch` as a user runs it — host only
 # and with a Kineto trace, the output validated, bad input refused with
 # exit 2 and nothing written.
-set -u
-BIN=${ETSIM_BIN:?}
-SH=${ETSIM_SHARED:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 "$BIN" convert --help > "$T/help" || fail "convert --help exit $?"
 grep -q "pytorch .*PyTorch execution trace" "$T/help" || fail "--help lists pytorch"
@@ -22,21 +17,19 @@ ls "$T"/bad.*.et > /dev/null 2>&1 && fail "a failed conversion left a file"
 "$BIN" convert --from pytorch "$T/bad.json" --frob -o "$T/bad" 2> /dev/null; rc=$?
 [ $rc -eq 2 ] || fail "unknown option exit $rc"
 
-if [ -z "$SH" ] || [ ! -r "$SH/traces/param/resnet_2gpu_et.json.gz" ]; then
-  echo "SKIP: shared traces absent (set ETSIM_SHARED)"; exit 0
-fi
+need_shared traces/param/resnet_2gpu_et.json.gz configs/astra-sim/system/Ring_4chunks.json
 
 # Host only: communication is kept (Chakra's converter emits none here).
 "$BIN" convert --from pytorch "$SH/traces/param/resnet_2gpu_et.json.gz" -o "$T/resnet" > "$T/out" || fail "resnet exit $?"
 grep -q "COMM_COLL_NODE 21" "$T/out" || fail "resnet summary: $(cat "$T/out")"
 grep -q "ALL_REDUCE 15, BROADCAST 6" "$T/out" || fail "resnet collectives: $(cat "$T/out")"
 "$BIN" validate "$T/resnet.1.et" > "$T/v" || fail "validate resnet: $(cat "$T/v")"
-[ -e "$T/resnet.comm_groups.json" ] && fail "a group file for the world group only"
+[ -e "$T/resnet.comm_group.json" ] && fail "a group file for the world group only"
 # --rank names the file; --gzip compresses; --groups '' writes none.
 "$BIN" convert --from pytorch "$SH/traces/param/resnet_2gpu_et.json.gz" --rank 3 --gzip --groups '' --quiet -o "$T/r3" > "$T/q" || fail "rank 3 exit $?"
 [ -s "$T/q" ] && fail "--quiet printed"
 [ -r "$T/r3.3.et.gz" ] || fail "--rank 3 --gzip output name"
-[ -e "$T/r3.comm_groups.json" ] && fail "--groups '' still wrote groups"
+[ -e "$T/r3.comm_group.json" ] && fail "--groups '' still wrote groups"
 "$BIN" validate "$T/r3.3.et.gz" > /dev/null || fail "validate gz"
 
 # '-o -' writes the trace to stdout (the summary goes to stderr).
@@ -75,15 +68,13 @@ PY
 [ $rc -eq 2 ] || fail "ts 1e300 exit $rc"
 grep -q "bigts.json:1:[0-9]*: traceEvents\[[0-9]*\]: 'ts' or 'dur' is outside" "$T/e" || fail "ts 1e300: $(cat "$T/e")"
 [ -e "$T/bigts.et" ] && fail "ts 1e300 left a file"
-# The converted pair of ranks runs through `etsim sim` (when this build has
-# it): both NPUs finish, the 15 all-reduces go over the network.
-if "$BIN" sim --help > /dev/null 2>&1 && [ -r "$SH/configs/astra-sim/system/Ring_4chunks.json" ]; then
+# The converted pair of ranks runs through `etsim sim`: both NPUs finish,
+# the 15 all-reduces go over the network.
+{
   "$BIN" convert --from pytorch "$SH/traces/param/resnet_2gpu_et.json.gz" --rank 0 --quiet -o "$T/resnet" || fail "rank 0 exit $?"
   printf 'topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' > "$T/net2.yml"
   "$BIN" sim --workload "$T/resnet" --system "$SH/configs/astra-sim/system/Ring_4chunks.json" --network "$T/net2.yml" > "$T/sim" 2>&1 || fail "sim exit $?: $(cat "$T/sim")"
   grep -q "^sys\[0\] finished" "$T/sim" && grep -q "^sys\[1\] finished" "$T/sim" || fail "sim output: $(cat "$T/sim")"
   grep -q "all-reduce  *15 " "$T/sim" || fail "sim all-reduces: $(cat "$T/sim")"
-else
-  echo "SKIP: no 'etsim sim' in this build"
-fi
+}
 echo ok

@@ -55,7 +55,7 @@ static void same(const char *what, uint32_t have, uint32_t bit, const ptv_t *sca
       assert_int_equal(scan->u.i, tree->u.i);
       break;
     case PTV_REAL:
-      assert_true(scan->u.d == tree->u.d);
+      TU_EQ(scan->u.d, tree->u.d);
       break;
     case PTV_STR:
       assert_int_equal(scan->n, tree->n);
@@ -69,13 +69,13 @@ static void same(const char *what, uint32_t have, uint32_t bit, const ptv_t *sca
 /* Scan text[0..len); when the scanner takes it, the tree parser must take
  * the same bytes and find the same fields.  Returns 1 when taken. */
 static int check(const char *text, size_t len) {
-  assert_true(len < sizeof scan_buf);
+  TU_LT(len, sizeof scan_buf);
   memcpy(scan_buf, text, len);
   scan_buf[len] = '\0';
   pts_node_t s;
   size_t used = 0;
   if (etsim_conv__pt_scan_host_node(scan_buf, &s, &used) != 0) return 0;
-  assert_true(used <= len);
+  TU_LE(used, len);
   memcpy(tree_buf, text, used);
   tree_buf[used] = '\0';
   ptv_t n;
@@ -303,8 +303,8 @@ static void test_mutations(void **state) {
   }
   print_message("mutations: %ld taken by the scanner, %ld valid objects\n", taken, tree_ok);
   /* Both outcomes really occur (the test is not vacuous). */
-  assert_true(taken > 1000);
-  assert_true(taken < 40000);
+  TU_GT(taken, 1000);
+  TU_LT(taken, 40000);
   etsim_conv__pt_value_parser_free(&P);
 }
 
@@ -314,7 +314,7 @@ static void test_mutations(void **state) {
  * etsim_conv__pt_scan_repr took it. */
 static int repr_same(const char *text, size_t len) {
   static ptr_buf_t a, b;
-  assert_true(len < sizeof scan_buf);
+  TU_LT(len, sizeof scan_buf);
   memcpy(scan_buf, text, len);
   scan_buf[len] = '\0';
   etsim_conv__pt_repr_reset(&a);
@@ -347,7 +347,7 @@ static void ref_walk(const ptv_t *v, int depth) {
   int tuple = n == 5 || n == 6;
   for (size_t i = 0; tuple && i < 5; i++) tuple = ptv_is_int(ptv_at(v, i));
   if (tuple) {
-    assert_true(ref_n < 64);
+    TU_LT(ref_n, 64);
     for (int k = 0; k < 5; k++) ref_t[ref_n][k] = ptv_i(ptv_at(v, (size_t)k));
     ref_n++;
     return;
@@ -359,7 +359,7 @@ static size_t got_n;
 static int64_t got_t[64][5];
 static int got_tensor(void *ctx, const int64_t t[5]) {
   (void)ctx;
-  assert_true(got_n < 64);
+  TU_LT(got_n, 64);
   memcpy(got_t[got_n++], t, 5 * sizeof *t);
   return 0;
 }
@@ -593,8 +593,7 @@ static void test_stream_handoff(void **state) {
     etsim_error_t err = {0};
     int rc = etsim_conv__pt_json_stream_ex(path, "nodes", NULL, slow_elem, fast_elem, &s, NULL,
                                            NULL, NULL, &err);
-    if (rc) print_message("%s\n", err.msg);
-    assert_int_equal(rc, 0);
+    TU_OK(rc, err);
     assert_int_equal(s.n, 3000);
     /* The big one goes the slow way; so do the odd ones in mode 1.
      * Element i is on line i + 2. */
@@ -635,12 +634,12 @@ static void same_both_ways(const char *name, const char *in, const char *kineto)
     etsim_conv__pt_no_fast = k;
     int rc = etsim_convpt_convert(in, out[k], &o, &s[k], &err);
     etsim_conv__pt_no_fast = 0;
-    if (rc) print_message("%s: %s\n", name, err.msg);
-    assert_int_equal(rc, 0);
+    if (rc) print_error("%s\n", name);
+    TU_OK(rc, err);
   }
   assert_int_equal(s[0].host_nodes, s[1].host_nodes);
   assert_int_equal(s[0].nodes_written, s[1].nodes_written);
-  assert_true(s[0].nodes_written > 0);
+  TU_GT(s[0].nodes_written, 0);
   assert_memory_equal(s[0].by_type, s[1].by_type, sizeof s[0].by_type);
   assert_int_equal(s[0].data_edges, s[1].data_edges);
   size_t la = 0, lb = 0;
@@ -754,5 +753,5 @@ int main(void) {
       cmocka_unit_test(test_mutations),      cmocka_unit_test(test_repr_tensors),
       cmocka_unit_test(test_stream_handoff), cmocka_unit_test(test_same_output),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -103,12 +103,12 @@ static void test_mutations(void **state) {
   }
   /* Both outcomes occur: the mutations are neither all harmless nor all
    * fatal. */
-  assert_true(ok > 20);
-  assert_true(bad > 200);
+  TU_GT(ok, 20);
+  TU_GT(bad, 200);
   free(dir);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_mutations)};
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -3,13 +3,7 @@
 #include "etsim/base.h"
 #include "etsim/des.h"
 
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
+#include "test_util.h"
 
 static void test_push_refuses_past_horizon(void **state) {
   (void)state;
@@ -34,7 +28,7 @@ static void test_at_ns_saturates(void **state) {
   /* The largest delay that still lands on the horizon, and one more. */
   int64_t last = (ETSIM_DES_HORIZON_PS - 5000) / 1000;
   assert_int_equal(etsim_des_at_ns(&q, last), 5000 + last * 1000);
-  assert_true(etsim_des_at_ns(&q, last) <= ETSIM_DES_HORIZON_PS);
+  TU_LE(etsim_des_at_ns(&q, last), ETSIM_DES_HORIZON_PS);
   assert_int_equal(etsim_des_at_ns(&q, last + 1), ETSIM_DES_HORIZON_PS + 1);
   assert_int_equal(etsim_des_at_ns(&q, INT64_MAX), ETSIM_DES_HORIZON_PS + 1);
   /* At the horizon itself nothing more fits, but 0 ns does. */
@@ -61,5 +55,5 @@ int main(void) {
       cmocka_unit_test(test_at_ns_saturates),
       cmocka_unit_test(test_ns_ok),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the etsim binary as a user runs it — help, exit codes, the
 # default example converted, validated and inspected, bad input refused.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 "$BIN" --help > "$T/help" || fail "--help exit $?"
 grep -q "usage: etsim <command>" "$T/help" || fail "--help text"

@@ -8,13 +8,8 @@
 # train and convert: the lines' wording and order, 100 % last, and
 # the same outputs as without it.  Without the variable and with stderr
 # piped, with ETSIM_PROGRESS=0, or with --quiet, stderr has nothing extra.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
+. "$(dirname "$0")/../lib.sh"
 EX=$SRC/examples/netsim
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 export ETSIM_PROGRESS_EVERY=0
 unset ETSIM_PROGRESS
 

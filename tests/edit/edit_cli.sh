@@ -4,11 +4,7 @@
 # files, gzip, standard output) round-trip to equal sets; operations apply
 # in command-line order; the help lists every operation; bad usage exits 2
 # naming the problem and leaves nothing behind.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 run() { "$@" > "$T/out" 2> "$T/err" || fail "$*: $(cat "$T/err")"; }
 same() {
   "$BIN" diff -q "$1" "$2" || { "$BIN" diff "$1" "$2" | tail -3; fail "diff $1 $2"; }
@@ -59,7 +55,6 @@ assert r["a"]["nodes"] - r["b"]["nodes"] == 32
 PY
 # Two jobs side by side on disjoint ranks: on a network of two 8-NPU
 # islands, each simulates as it does alone on one island.
-SRC=${ETSIM_SRC:?}
 run "$BIN" edit "$T/s" -o "$T/two" --beside "$T/s"
 printf 'topology: [ FullyConnected, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 300, 50 ]\nlatency: [ 500, 2000 ]\n' > "$T/n16.yml"
 printf 'topology: [ FullyConnected ]\nnpus_count: [ 8 ]\nbandwidth: [ 300 ]\nlatency: [ 500 ]\n' > "$T/n8.yml"

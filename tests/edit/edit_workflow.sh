@@ -5,17 +5,8 @@
 # ranks, and hand it to `sim` and `replay --dry-run`.  The anonymized set
 # simulates to the same cycles as the same edit without anonymizing, and
 # differs from it only in names and the attributes stripped.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-SH=${ETSIM_SHARED:-}
-if [ -z "$SH" ] || [ ! -d "$SH/traces" ]; then
-  echo "SKIP: shared traces absent (set ETSIM_SHARED)"
-  exit 0
-fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+need_shared traces/chakra/feeder_tests_trace.tar.gz traces/param/resnet_2gpu_et.json.gz
 cd "$T" || exit 1
 etsim() { "$BIN" "$@"; }
 tar xzf "$SH/traces/chakra/feeder_tests_trace.tar.gz" && cp tests/data/chakra.0.et . || fail tar

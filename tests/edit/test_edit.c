@@ -840,5 +840,5 @@ int main(void) {
       cmocka_unit_test(test_unmatched),  cmocka_unit_test(test_retarget),
       cmocka_unit_test(test_errors),     cmocka_unit_test(test_diff),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

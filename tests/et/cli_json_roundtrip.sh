@@ -4,24 +4,22 @@
 # `etsim convert --from json` and must come back byte for byte; a
 # pretty-printed (multi-line) copy of the JSON must read back the same; bad
 # JSON gives exit 2, a message naming the object and key, and no output file.
-set -u
-BIN=${ETSIM_BIN:?ETSIM_BIN not set}
-tmp=$(mktemp -d /tmp/etsim-jsonrt-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib.sh"
+tmp=$T
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-if [ -z "${ETSIM_SHARED:-}" ] || [ ! -d "$ETSIM_SHARED/traces" ]; then
-  echo "SKIP: \$ETSIM_SHARED/traces is absent"
+if [ ! -d "$SH/traces" ]; then
+  skip_part "$SH/traces is absent (set ETSIM_SHARED): no round trips of shared traces"
 else
-  tar xzf "$ETSIM_SHARED/traces/chakra/feeder_tests_trace.tar.gz" -C "$tmp" || bad "tar"
+  tar xzf "$SH/traces/chakra/feeder_tests_trace.tar.gz" -C "$tmp" || bad "tar"
   n=0
   while IFS= read -r f; do
     "$BIN" jsonize -o "$tmp/t.json" "$f" || { bad "jsonize $f"; continue; }
     "$BIN" convert --from json -o "$tmp/t.et" "$tmp/t.json" || { bad "convert $f"; continue; }
     cmp "$f" "$tmp/t.et" || bad "round trip differs: $f"
     n=$((n + 1))
-  done < <(find "$ETSIM_SHARED/traces" "$tmp/tests" -name '*.et' | sort)
+  done < <(find "$SH/traces" "$tmp/tests" -name '*.et' | sort)
   echo "round-tripped $n files"
   [ "$n" -ge 25 ] || bad "expected at least 25 .et files, found $n"
 
@@ -77,4 +75,5 @@ expect_bad truncated '{}\n{"id":"1","name":"ab' 'object 2: malformed JSON'
 [ $? -eq 2 ] || bad "convert without -o must exit 2"
 "$BIN" jsonize --help | grep -q 'usage: etsim jsonize' || bad "jsonize --help"
 "$BIN" convert --help | grep -q 'usage: etsim convert' || bad "convert --help"
-exit $fail
+[ $fail -eq 0 ] || exit 1
+finish

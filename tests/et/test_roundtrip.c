@@ -36,8 +36,7 @@ static void roundtrip_one(const char *path) {
 
   etsim_et_trace_t *t;
   int rc = etsim_et_trace_load(&t, path, 0, &err);
-  if (rc) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   rc = etsim_et_trace_write(t, out, 0, &err);
   assert_int_equal(rc, 0);
   assert_same_file(path, out);
@@ -89,8 +88,7 @@ static void test_chakra0_model(void **state) {
   (void)state;
   char *c0 = tu_chakra0(tmp);
   if (!c0) {
-    print_message("SKIP: ../shared/traces is absent\n");
-    skip();
+    TU_SKIP("../shared/traces is absent");
   }
   etsim_error_t err = {0};
   etsim_et_trace_t *t;
@@ -119,7 +117,7 @@ static void test_chakra0_model(void **state) {
   assert_int_equal(etsim_et_trace_attr_int(t, i216, t->k_is_cpu_op, &v), 1);
   assert_int_equal(v, 1);
   uint32_t c0i = t->data_coff[i216];
-  assert_true(t->data_coff[i216 + 1] - c0i >= 3);
+  TU_GE(t->data_coff[i216 + 1] - c0i, 3);
   assert_int_equal(t->id[t->data_chd[c0i]], 217);
   assert_int_equal(t->id[t->data_chd[c0i + 1]], 430);
   assert_int_equal(t->id[t->data_chd[c0i + 2]], 435);
@@ -136,5 +134,5 @@ int main(void) {
       cmocka_unit_test(test_all_shared_traces),
       cmocka_unit_test(test_chakra0_model),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -197,7 +197,7 @@ static size_t pack_both(const etsim_et_node_t *n, uint8_t **out) {
   etsim_arena_init(&scratch, 4096);
   long plen = etsim_et__pbc_pack_node(n, &scratch, &pbuf, &pcap);
   etsim_arena_free(&scratch);
-  assert_true(plen >= 0);
+  TU_GE(plen, 0);
   size_t len = etsim_et__wire_node_size(n);
   if (len != (size_t)plen) print_error("size %zu, protobuf-c %ld\n", len, plen);
   assert_int_equal(len, (size_t)plen);
@@ -239,7 +239,7 @@ static void compare_file(const char *path) {
     /* And the loaded trace (fast loader) holds the same node. */
     const etsim_et_node_t *s, *tv;
     assert_int_equal(slow_view(data, len, &s, &err), 0);
-    assert_true(i < t->n_nodes);
+    TU_LT(i, t->n_nodes);
     assert_int_equal(etsim_et_trace_view(t, i, &vb, &tv), 0);
     char why[256];
     if (!same_node(tv, s, why, sizeof why))
@@ -275,7 +275,7 @@ static void test_real_traces(void **state) {
   free(c0);
   free(root);
   assert_int_equal(n_files, 25);
-  assert_true(n_nodes_fast > 3664);
+  TU_GT(n_nodes_fast, 3664);
 }
 
 /* ------------------------------------------------- every attribute kind */
@@ -536,7 +536,7 @@ static void test_odd_encodings(void **state) {
   /* Spot values: what protobuf-c makes of them, so what we must too. */
   const etsim_et_node_t *v;
   assert_int_equal(fast_view(v10, sizeof v10, &v), 0);
-  assert_true(v->id == UINT64_MAX);
+  TU_EQ(v->id, UINT64_MAX);
   assert_int_equal(fast_view(bool_hi, sizeof bool_hi, &v), 0);
   assert_int_equal(v->attrs[0].v.b, 1);
   assert_int_equal(fast_view(bool_f, sizeof bool_f, &v), 0);
@@ -551,12 +551,12 @@ static void test_odd_encodings(void **state) {
   etsim_error_t err = {0};
   const etsim_et_node_t *s;
   assert_int_equal(slow_view(unknown, sizeof unknown, &s, &err), ETSIM_EFORMAT);
-  assert_non_null(strstr(err.msg, "unknown field 11"));
-  assert_non_null(strstr(err.msg, "(id 1)"));
+  TU_CONTAINS(err.msg, "unknown field 11");
+  TU_CONTAINS(err.msg, "(id 1)");
   assert_int_equal(slow_view(type8, sizeof type8, &s, &err), ETSIM_EFORMAT);
-  assert_non_null(strstr(err.msg, "unknown node type 8"));
+  TU_CONTAINS(err.msg, "unknown node type 8");
   assert_int_equal(slow_view(v11, sizeof v11, &s, &err), ETSIM_EFORMAT);
-  assert_non_null(strstr(err.msg, "does not decode"));
+  TU_CONTAINS(err.msg, "does not decode");
 }
 
 /* ------------------------------------------ truncation and mutation */
@@ -594,8 +594,8 @@ static void test_truncated_every_offset(void **state) {
       print_error("cut %zu: rc %d: %s\n", cut, rc, err.msg);
     assert_int_equal(rc, ETSIM_EFORMAT);
     assert_null(t);
-    assert_non_null(strstr(err.msg, path));
-    assert_non_null(strstr(err.msg, "offset 1:")); /* the node message */
+    TU_CONTAINS(err.msg, path);
+    TU_CONTAINS(err.msg, "offset 1:"); /* the node message */
   }
   /* And the whole file loads to the node written. */
   assert_int_equal(tu_write(path, file, total), 0);
@@ -705,7 +705,7 @@ static void test_out_of_memory_walk(void **state) {
       if (rc != ETSIM_ENOMEM || !strstr(err.msg, path))
         print_error("allocation %ld: rc %d: %s\n", k, rc, err.msg);
       assert_int_equal(rc, ETSIM_ENOMEM);
-      assert_non_null(strstr(err.msg, path));
+      TU_CONTAINS(err.msg, path);
       assert_null(t);
     }
   }
@@ -723,5 +723,5 @@ int main(void) {
       cmocka_unit_test(test_out_of_memory_walk),
       cmocka_unit_test(test_real_traces),
   };
-  return cmocka_run_group_tests(tests, open_stub_reader, close_stub_reader);
+  return TU_RUN(tests, open_stub_reader, close_stub_reader);
 }

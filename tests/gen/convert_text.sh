@@ -2,12 +2,8 @@
 # End-to-end: `etsim convert --from text` as a user runs it: every shared
 # ASTRA-sim 1.0 workload converts and validates; a malformed line exits 2
 # with FILE:LINE:COLUMN and writes nothing; --npus is required.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-DIR=${ETSIM_SHARED:-/nonexistent}/traces/astra-sim/text_workloads
+. "$(dirname "$0")/../lib.sh"
+DIR=$SH/traces/astra-sim/text_workloads
 if [ -d "$DIR" ]; then
   for f in "$DIR"/*.txt; do
     b=$(basename "$f" .txt)
@@ -23,7 +19,7 @@ if [ -d "$DIR" ]; then
   "$BIN" convert --from text "$DIR/Resnet50_DataParallel.txt" --npus 2 --out-format et --time-unit ns -o "$T/rn" --quiet || fail "et format"
   [ -f "$T/rn.1.et" ] && [ ! -f "$T/rn.manifest.json" ] || fail "et format writes per-rank files"
 else
-  echo "SKIP: text workloads absent (set ETSIM_SHARED)"
+  skip_part "$DIR is absent (set ETSIM_SHARED): shared text workloads not converted"
 fi
 mkdir "$T/bad"
 printf 'DATA\n1\nconv1 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE oops 1\n' > "$T/in.txt"
@@ -36,3 +32,4 @@ grep -q "^etsim: $T/in.txt:3:40: expected the weight-gradient collective size in
 "$BIN" convert --from text "$T/missing.txt" --npus 2 -o "$T/bad/x" 2> "$T/e"; rc=$?
 [ $rc -eq 2 ] && grep -q "cannot open" "$T/e" || fail "missing input ($rc)"
 echo "convert_text: ok"
+finish

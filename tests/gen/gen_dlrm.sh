@@ -12,11 +12,7 @@
 #  - bad input (pooling 1e308, 2^63 rows, negative or non-numeric offsets,
 #    overlapping shards, absent ranks, a table larger than memory, zero
 #    dimensions, unknown presets) exits 2 naming the file and key.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 for n in 8 64 128; do
   "$BIN" shard --model mlperf-dlrm --ranks $n --ranks-per-host 8 -o "$T/plan$n.json" > "$T/s$n" || fail "shard $n exit $?"
   grep -q "communication)" "$T/s$n" || fail "breakdown printed"

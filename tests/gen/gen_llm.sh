@@ -6,11 +6,7 @@
 # group per kind; tests/gen/test_llm.c checks mixed sets group by group);
 # impossible splits and unknown presets exit 2 with a
 # message naming the flag and leave nothing behind.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 "$BIN" gen llm --help | grep -q -- "--schedule" || fail "help"
 "$BIN" gen llm --preset llama3-8b --dp 2 --tp 2 --pp 2 --microbatches 4 --zero 1 --recompute -o "$T/l" > "$T/out" || fail "gen exit $?"
 grep -q "8 rank(s) in 8 file(s) + manifest" "$T/out" || fail "report: $(cat "$T/out")"

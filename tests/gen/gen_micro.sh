@@ -5,12 +5,8 @@
 # that equals rank 0's reference and differs from rank r's only in the node
 # id (ASTRA-sim's script numbers nodes across files); send/recv rings and
 # mixes validate; bad usage exits 2 and writes nothing.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-REF=${ETSIM_SHARED:-/nonexistent}/traces/astra-sim/microbenchmarks
+. "$(dirname "$0")/../lib.sh"
+REF=$SH/traces/astra-sim/microbenchmarks
 
 if [ -d "$REF" ]; then
   for c in all_reduce all_gather reduce_scatter all_to_all; do
@@ -31,7 +27,7 @@ if [ -d "$REF" ]; then
     done
   done
 else
-  echo "SKIP: ASTRA-sim microbenchmarks absent (set ETSIM_SHARED)"
+  skip_part "$REF is absent (set ETSIM_SHARED): no comparison with ASTRA-sim's files"
 fi
 
 # A mix with compute, repeated; a send/recv ring; all validate as a set.
@@ -43,7 +39,10 @@ grep -q "8 rank(s), " "$T/v" || fail "mix rank count: $(cat "$T/v")"
 grep -q "nodes            21" "$T/i" || fail "mix node count: $(cat "$T/i")"
 grep -q "ALL_REDUCE       3 collectives, 196608 bytes" "$T/i" || fail "mix AR bytes"
 grep -q "duration_ns" "$T/i" || fail "2500 ns keeps its exact time"
-grep -q "critical path    27 us" "$T/i" || fail "9 comps of 3 us (2.5 rounded) in one chain: $(grep critical "$T/i")"
+# inspect reads duration_ns as sim does: 9 comps of 2500 ns in one chain
+# (duration_micros alone would say 3 us each, 27 us).
+grep -q "critical path    22.500 us" "$T/i" || fail "9 comps of 2.5 us in one chain: $(grep critical "$T/i")"
+grep -q "compute time     22.500 us" "$T/i" || fail "compute time: $(grep compute "$T/i")"
 # the ring makes every rank distinct
 [ "$(ls "$T" | grep -c '^mix\.c[0-9]*\.et$')" = 8 ] || fail "ring ranks are distinct"
 "$BIN" jsonize "$T/mix.c3.et" | grep -q '"name":"comm_dst","int32Val":4' || fail "rank 3 sends to 4"
@@ -65,3 +64,4 @@ ls "$T" | grep -q "^bad" && fail "a failed gen left files behind"
 "$BIN" gen micro --coll all-reduce --size 1 --npus 2 -o "$T/nodir/x" 2> "$T/e"; rc=$?
 [ $rc -eq 2 ] || fail "unwritable prefix exit $rc"
 echo "gen_micro: ok"
+finish

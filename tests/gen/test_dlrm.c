@@ -61,8 +61,7 @@ static etsim_et_set_t *make(const char *preset, size_t ranks, size_t rph, const 
   o.plan = p;
   o.prefix = prefix;
   int rc = etsim_gen_dlrm(&o, NULL, &err);
-  if (rc) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   etsim_et_set_t *s;
   assert_int_equal(etsim_et_set_load(&s, prefix, 0, &err), 0);
   return s;
@@ -97,7 +96,7 @@ static void check_a2a_and_order(const etsim_et_set_t *s) {
     /* The same collective at the same position on every rank. */
     for (size_t r = 1; r < P; r++) {
       const etsim_et_trace_t *t = s->ranks[r];
-      assert_true(i0 < t->n_nodes);
+      TU_LT(i0, t->n_nodes);
       assert_string_equal(t->name[i0], t0->name[i0]);
     }
     if (iattr(t0, i0, "comm_type") != ETSIM_COLL_ALL_TO_ALL) continue;
@@ -148,7 +147,7 @@ static void test_mlperf_dlrm(void **state) {
     if (p.table_type[tb] == ETSIM_SHARD_DP) dp += (int64_t)m.tables[tb].rows * 128 * 4;
   for (size_t i = 0; i < t->n_nodes; i++)
     if (strncmp(t->name[i], "dp_tables_grad_allreduce_", 25) == 0) got += iattr(t, i, "comm_size");
-  assert_true(dp > 0);
+  TU_GT(dp, 0);
   assert_int_equal(got, dp);
   etsim_et_set_free(s);
   etsim_shard_plan_free(&p);
@@ -169,8 +168,8 @@ static void test_dcnv2_two_hosts(void **state) {
   size_t n;
   char *j = (char *)tu_read(path, &n);
   assert_non_null(j);
-  assert_non_null(strstr(j, "\"1\": [0, 1, 2, 3, 4, 5, 6, 7]"));
-  assert_non_null(strstr(j, "\"2\": [8, 9, 10, 11, 12, 13, 14, 15]"));
+  TU_CONTAINS(j, "\"1\": [0, 1, 2, 3, 4, 5, 6, 7]");
+  TU_CONTAINS(j, "\"2\": [8, 9, 10, 11, 12, 13, 14, 15]");
   free(j);
   etsim_et_set_free(s);
   etsim_shard_plan_free(&p);
@@ -196,7 +195,7 @@ static void test_plan_roundtrip_and_bad_plan(void **state) {
   assert_int_equal(etsim_shard_plan_read(path, &m, &ro, &q, &err), 0);
   assert_int_equal(q.n_shards, p.n_shards);
   assert_int_equal(q.n_ranks, 4);
-  assert_true(fabs(q.max_ms - p.max_ms) < 1e-9 * (1 + p.max_ms));
+  TU_NEAR(q.max_ms, p.max_ms, 1e-9 * (1 + p.max_ms));
   for (size_t t = 0; t < m.n_tables; t++) assert_int_equal(q.table_type[t], p.table_type[t]);
   etsim_shard_plan_free(&q);
   /* A plan naming rank 9 of 4. */
@@ -208,7 +207,7 @@ static void test_plan_roundtrip_and_bad_plan(void **state) {
   tu_write(path, j, len);
   free(j);
   assert_int_equal(etsim_shard_plan_read(path, &m, &ro, &q, &err), ETSIM_EFORMAT);
-  assert_non_null(strstr(err.msg, "tables[0].shards[0].rank: must be an integer in 0..3"));
+  TU_CONTAINS(err.msg, "tables[0].shards[0].rank: must be an integer in 0..3");
   etsim_shard_plan_free(&p);
   etsim_shard_model_free(&m);
 }
@@ -233,8 +232,7 @@ static etsim_et_set_t *make_with(const char *preset, size_t ranks, size_t rph, c
   o.plan = p;
   o.prefix = prefix;
   int rc = etsim_gen_dlrm(&o, NULL, &err);
-  if (rc) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   etsim_et_set_t *s;
   assert_int_equal(etsim_et_set_load(&s, prefix, 0, &err), 0);
   for (size_t k = 0; k < s->n_traces; k++)
@@ -265,7 +263,7 @@ static void test_techniques(void **state) {
     etsim_et_set_t *s = make_with("criteo-kaggle", 4, 4, name, &st, &m, &p);
     const etsim_et_trace_t *t = s->ranks[0];
     ssize_t o = node_named(t, "emb_output_alltoall"), q = node_named(t, "emb_output_quantize");
-    assert_true(o >= 0);
+    TU_GE(o, 0);
     a2a[k] = iattr(t, (size_t)o, "comm_size");
     assert_int_equal(q >= 0, k == 2);
     assert_int_equal(node_named(t, "dense_grad_allreduce_0_dequantize") >= 0, k == 2);
@@ -288,7 +286,7 @@ static void test_techniques(void **state) {
   ssize_t l1 = node_named(t, "emb_lookup#1"), l0 = node_named(t, "emb_lookup");
   ssize_t u0 = node_named(t, "emb_bwd_update"), o2 = node_named(t, "dense_optimizer#2");
   assert_true(o1 >= 0 && g0 >= 0 && l1 >= 0 && u0 >= 0 && o2 >= 0);
-  assert_true(o1 < g0);
+  TU_LT(o1, g0);
   int on_l0 = 0, on_u0 = 0;
   for (uint32_t e = t->data_off[l1]; e < t->data_off[l1 + 1]; e++) {
     on_l0 |= t->data_par[e] == (uint32_t)l0;
@@ -309,5 +307,5 @@ int main(void) {
       cmocka_unit_test(test_plan_roundtrip_and_bad_plan),
       cmocka_unit_test(test_techniques),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

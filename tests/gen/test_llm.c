@@ -44,8 +44,7 @@ static const char *gen(etsim_gen_llm_opts_t *o, etsim_et_set_report_t *rep) {
   o->prefix = prefix;
   etsim_error_t err = {0};
   int rc = etsim_gen_llm(o, rep, &err);
-  if (rc) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   return prefix;
 }
 
@@ -145,7 +144,7 @@ static void check_set(const char *prefix, const etsim_et_set_t *s) {
     }
     for (int id = 1; id < MAXG; id++)
       if (used[id]) {
-        assert_true(nmem[id] < 64);
+        TU_LT(nmem[id], 64);
         seq_hash[id][nmem[id]] = h[id];
         seq_rank[id][nmem[id]++] = (int)r;
       }
@@ -157,13 +156,13 @@ static void check_set(const char *prefix, const etsim_et_set_t *s) {
     if (j == nr)
       print_error("send %lld->%lld tag %lld has no receive\n", (long long)snd[i].v[0],
                   (long long)snd[i].v[1], (long long)snd[i].v[2]);
-    assert_true(j < nr);
+    TU_LT(j, nr);
     rcv[j] = rcv[--nr];
   }
   free(snd);
   free(rcv);
   for (int id = 1; id < MAXG; id++)
-    for (int k = 1; k < nmem[id]; k++) assert_true(seq_hash[id][k] == seq_hash[id][0]);
+    for (int k = 1; k < nmem[id]; k++) TU_EQ(seq_hash[id][k], seq_hash[id][0]);
   /* The group file: "  "id": [a, b, ...]" lines. */
   char path[4300];
   snprintf(path, sizeof path, "%s.comm_group.json", prefix);
@@ -487,7 +486,7 @@ static void test_bad_splits(void **state) {
   etsim_error_t err = {0};
   etsim_gen_llm_model_t m;
   assert_int_equal(etsim_gen_llm_preset("gpt4", &m, &err), ETSIM_ENOTFOUND);
-  assert_non_null(strstr(err.msg, "unknown model preset 'gpt4'"));
+  TU_CONTAINS(err.msg, "unknown model preset 'gpt4'");
   assert_int_equal(etsim_gen_llm_preset("llama3-8b", &m, &err), 0);
   struct {
     uint32_t dp, tp, pp, sp, ep;
@@ -520,7 +519,7 @@ static void test_bad_splits(void **state) {
     o.prefix = prefix;
     assert_int_equal(etsim_gen_llm(&o, NULL, &err), ETSIM_EINVAL);
     if (!strstr(err.msg, cases[c].msg)) print_error("case %zu: '%s'\n", c, err.msg);
-    assert_non_null(strstr(err.msg, cases[c].msg));
+    TU_CONTAINS(err.msg, cases[c].msg);
     assert_int_equal(count_files(dir), 0);
   }
   etsim_gen_llm_opts_t o = {0};
@@ -528,7 +527,7 @@ static void test_bad_splits(void **state) {
   o.ep = 3;
   o.prefix = prefix;
   assert_int_equal(etsim_gen_llm(&o, NULL, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "--ep 3 must divide the 8 experts"));
+  TU_CONTAINS(err.msg, "--ep 3 must divide the 8 experts");
 }
 
 int main(void) {
@@ -541,5 +540,5 @@ int main(void) {
       cmocka_unit_test(test_groups_and_sharing),
       cmocka_unit_test(test_bad_splits),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

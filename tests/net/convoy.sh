@@ -4,12 +4,7 @@
 # packet-level simulation's own messages, replayed by etsim netsim), agree
 # message by message: median within 2 %, p90 within 5 %.  The two whole
 # simulations differ much more: ring pieces bunch on links (docs/netsim.md).
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 ETSIM_BIN=$BIN "$SRC/examples/roce_study/convoy.sh" "$T/out" > "$T/log" 2>&1 || fail "convoy.sh: $(cat "$T/log")"
 cat "$T/log"

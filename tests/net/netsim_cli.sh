@@ -4,13 +4,8 @@
 # for examples/netsim/reference.csv; 100 Gb/s, 1 us links, 1000 B payload,
 # 32 MB buffers): one 1 MB flow 87,091 ns, an 8-to-1 incast of 1 MB each
 # 668,091 ns with PFC only and with DCTCP.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
+. "$(dirname "$0")/../lib.sh"
 EX=$SRC/examples/netsim
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 "$BIN" netsim --help > "$T/help" || fail "--help exit $?"
 grep -q "usage: etsim netsim" "$T/help" || fail "--help text"

@@ -3,13 +3,8 @@
 # counters must add up to the run's own totals (bytes sent and paused time
 # per port from --ports), its message slices must equal the FCT lines, and
 # recording must not change a single byte of the other outputs.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
+. "$(dirname "$0")/../lib.sh"
 EX=$SRC/examples/netsim
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 command -v python3 > /dev/null || fail "python3 is needed (scripts/deps.sh installs it)"
 
 # check.py TIMELINE PORTS FCT: integrals of tx Gb/s and paused % per port

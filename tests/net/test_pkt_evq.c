@@ -85,7 +85,7 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
     assert_int_equal(got.seq, want.seq);
     assert_int_equal(got.a, want.a);
     assert_int_equal(got.b, want.a);
-    assert_true(got.t >= now);
+    TU_GE(got.t, now);
     now = got.t;
     popped++;
     int k = (int)etsim_rng_below(&rng, 100);
@@ -148,5 +148,5 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_matches_heap),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -18,8 +18,7 @@ static etsim_netflow_t *mkf(const etsim_netpkt_topo_t *t, etsim_netpkt_cfg_t *c)
   etsim_netflow_t *n = NULL;
   etsim_error_t err = {0};
   int rc = etsim_netflow_create(&n, t, c, &err);
-  if (rc) print_message("create: %s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   return n;
 }
 
@@ -45,7 +44,7 @@ static void test_one_flow_line_rate(void **state) {
   etsim_netflow_t *n = mkf(&t, &c);
   uint64_t id = sendf(n, 0, 1, 1000000, 0);
   runf(n, 10);
-  assert_true(etsim_netflow_msg_rate(n, id) == 1e11);
+  TU_EQ(etsim_netflow_msg_rate(n, id), 1e11);
   runf(n, INT64_MAX);
   etsim_netpkt_msg_stat_t s;
   assert_int_equal(etsim_netflow_msg_stat(n, id, &s), 0);
@@ -112,15 +111,14 @@ static void test_n_to_one_fair(void **state) {
   uint64_t ids[7];
   for (uint32_t i = 0; i < N; i++) ids[i] = sendf(n, i + 1, 0, 2000000, 0);
   runf(n, 1);
-  for (uint32_t i = 0; i < N; i++)
-    assert_true(fabs(etsim_netflow_msg_rate(n, ids[i]) - 1e11 / N) < 1e-3);
+  for (uint32_t i = 0; i < N; i++) TU_NEAR(etsim_netflow_msg_rate(n, ids[i]), 1e11 / N, 1e-3);
   runf(n, INT64_MAX);
   /* all finish together after N x wire bytes at B */
   double wire = N * 8.0 * (2000000 + 2000 * 36) / 1e11 * 1e12;
   for (uint32_t i = 0; i < N; i++) {
     etsim_netpkt_msg_stat_t s;
     etsim_netflow_msg_stat(n, ids[i], &s);
-    assert_true(llabs(s.delivered_ps - (int64_t)llround(wire) - 82880 - 2 * US) <= 1);
+    TU_LE(llabs(s.delivered_ps - (int64_t)llround(wire) - 82880 - 2 * US), 1);
   }
   etsim_netflow_stats_t st;
   etsim_netflow_get_stats(n, &st);
@@ -162,11 +160,11 @@ static void test_parking_lot(void **state) {
   uint64_t d = sendf(n, 2, 3, 100000000, 0);
   runf(n, 1);
   const double third = 1e11 / 3;
-  assert_true(fabs(etsim_netflow_msg_rate(n, lng) - third) < 1);
-  assert_true(fabs(etsim_netflow_msg_rate(n, a1) - third) < 1);
-  assert_true(fabs(etsim_netflow_msg_rate(n, a2) - third) < 1);
-  assert_true(fabs(etsim_netflow_msg_rate(n, b) - 2 * third) < 1);
-  assert_true(fabs(etsim_netflow_msg_rate(n, d) - 2 * third) < 1);
+  TU_NEAR(etsim_netflow_msg_rate(n, lng), third, 1);
+  TU_NEAR(etsim_netflow_msg_rate(n, a1), third, 1);
+  TU_NEAR(etsim_netflow_msg_rate(n, a2), third, 1);
+  TU_NEAR(etsim_netflow_msg_rate(n, b), 2 * third, 1);
+  TU_NEAR(etsim_netflow_msg_rate(n, d), 2 * third, 1);
 
   /* 8->9 shares no link with anyone, data or ACKs: its start re-rates just
    * itself, at line rate. */
@@ -176,8 +174,8 @@ static void test_parking_lot(void **state) {
   runf(n, 3);
   etsim_netflow_get_stats(n, &s1);
   assert_int_equal(s1.flows_rated - s0.flows_rated, 1);
-  assert_true(etsim_netflow_msg_rate(n, u) == 1e11);
-  assert_true(fabs(etsim_netflow_msg_rate(n, lng) - third) < 1);
+  TU_EQ(etsim_netflow_msg_rate(n, u), 1e11);
+  TU_NEAR(etsim_netflow_msg_rate(n, lng), third, 1);
 
   /* 3->0 runs on the reverse directions, which carry the ACKs of the
    * three flows from 0 (ACKs go first, data shares the rest), and its own
@@ -188,11 +186,11 @@ static void test_parking_lot(void **state) {
   runf(n, 5);
   const double w = 48.0 / 1036.0, C = 1e11;
   const double rr = C / (1 + w), x = C / (3 * (1 + w)), tol = 1e-6 * C;
-  assert_true(fabs(etsim_netflow_msg_rate(n, r) - rr) < tol);
-  assert_true(fabs(etsim_netflow_msg_rate(n, lng) - x) < tol);
-  assert_true(fabs(etsim_netflow_msg_rate(n, a2) - x) < tol);
-  assert_true(fabs(etsim_netflow_msg_rate(n, b) - 2 * x) < tol);
-  assert_true(fabs(etsim_netflow_msg_rate(n, d) - 2 * x) < tol);
+  TU_NEAR(etsim_netflow_msg_rate(n, r), rr, tol);
+  TU_NEAR(etsim_netflow_msg_rate(n, lng), x, tol);
+  TU_NEAR(etsim_netflow_msg_rate(n, a2), x, tol);
+  TU_NEAR(etsim_netflow_msg_rate(n, b), 2 * x, tol);
+  TU_NEAR(etsim_netflow_msg_rate(n, d), 2 * x, tol);
   runf(n, INT64_MAX);
   etsim_netflow_get_stats(n, &s1);
   assert_int_equal(s1.msgs_done, 7);
@@ -233,7 +231,7 @@ static void test_cross_level_ring(void **state) {
     print_message("ring, ACK load %d: packet %lld ps, flow %lld ps (%.4f)\n", ack,
                   (long long)ps.last_done_ps, (long long)fs.last_done_ps, rel);
     assert_int_equal(fs.msgs_done, 16);
-    assert_true(rel <= tol[ack]);
+    TU_LE(rel, tol[ack]);
     etsim_netpkt_free(p);
     etsim_netflow_free(f);
   }
@@ -288,5 +286,5 @@ int main(void) {
       cmocka_unit_test(test_parking_lot),        cmocka_unit_test(test_cross_level_ring),
       cmocka_unit_test(test_generators),         cmocka_unit_test(test_long_route),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -53,7 +53,7 @@ static void test_topology_reader(void **state) {
   assert_true(t.is_switch[8] && !t.is_switch[0]);
   assert_int_equal(t.links[7].rate_bps, 400000000000ull);
   assert_int_equal(t.links[7].delay_ps, 500000);
-  assert_true(t.links[7].error_rate == 0.01);
+  TU_EQ(t.links[7].error_rate, 0.01);
   assert_int_equal(t.links[7].line, 10);
   etsim_netpkt_topo_free(&t);
 
@@ -78,8 +78,8 @@ static void test_topology_reader(void **state) {
     int rc = etsim_netpkt_topo_parse(&t, bad[i].text, "t.txt", &err);
     if (!rc || !strstr(err.msg, bad[i].msg))
       print_message("case %zu: rc %d msg '%s', want '%s'\n", i, rc, err.msg, bad[i].msg);
-    assert_true(rc < 0);
-    assert_non_null(strstr(err.msg, bad[i].msg));
+    TU_LT(rc, 0);
+    TU_CONTAINS(err.msg, bad[i].msg);
   }
 }
 
@@ -112,11 +112,10 @@ static void test_config_reader(void **state) {
   etsim_netpkt_cfg_default(&c);
   assert_int_equal(c.flow_ack_load, 0);
   int rc = etsim_netpkt_cfg_load(&c, p, &err);
-  if (rc) print_message("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   assert_int_equal(c.payload_bytes, 9000);
   assert_int_equal(c.cc_mode, ETSIM_NETPKT_CC_DCQCN);
-  assert_true(c.rp_timer_us == 300);
+  TU_EQ(c.rp_timer_us, 300);
   assert_int_equal(c.rate_ai_bps, 20000000);
   assert_int_equal(c.min_rate_bps, 1000000000);
   assert_int_equal(c.stop_ps, 4000000000000ll);
@@ -126,7 +125,7 @@ static void test_config_reader(void **state) {
   assert_int_equal(c.ecn_rate_bps[1], 100000000000ull);
   assert_int_equal(c.kmin_kb[1], 400);
   assert_int_equal(c.kmax_kb[1], 1600);
-  assert_true(c.pmax[1] == 0.5);
+  TU_EQ(c.pmax[1], 0.5);
   assert_int_equal(c.kmin_kb[0], 100);
   char want[2048];
   snprintf(want, sizeof want, "%s/topo.txt", dir);
@@ -160,8 +159,8 @@ static void test_config_reader(void **state) {
     rc = etsim_netpkt_cfg_load(&c, p, &err);
     if (!rc || !strstr(err.msg, bad[i].msg) || strncmp(err.msg, p, strlen(p)))
       print_message("case %zu: rc %d msg '%s', want '%s'\n", i, rc, err.msg, bad[i].msg);
-    assert_true(rc < 0);
-    assert_non_null(strstr(err.msg, bad[i].msg));
+    TU_LT(rc, 0);
+    TU_CONTAINS(err.msg, bad[i].msg);
     assert_memory_equal(err.msg, p, strlen(p)); /* starts with the file name */
     free(p);
   }
@@ -201,8 +200,8 @@ static void test_flow_reader(void **state) {
     int rc = etsim_netpkt_flows_load(p, &f, &n, &err);
     if (!rc || !strstr(err.msg, bad[i].msg))
       print_message("case %zu: rc %d msg '%s', want '%s'\n", i, rc, err.msg, bad[i].msg);
-    assert_true(rc < 0);
-    assert_non_null(strstr(err.msg, bad[i].msg));
+    TU_LT(rc, 0);
+    TU_CONTAINS(err.msg, bad[i].msg);
     free(p);
   }
   tu_rmdir(dir);
@@ -232,28 +231,28 @@ static void test_network_refusals(void **state) {
    * naming the first host. */
   assert_int_equal(etsim_netpkt_topo_parse(&t, "9201920 0 0", "big.txt", &err), 0);
   assert_int_equal(etsim_netpkt_create(&n, &t, &c, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "big.txt: host 0 has no link"));
+  TU_CONTAINS(err.msg, "big.txt: host 0 has no link");
   etsim_netflow_t *fl = NULL;
   assert_int_equal(etsim_netflow_create(&fl, &t, &c, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "big.txt: host 0 has no link"));
+  TU_CONTAINS(err.msg, "big.txt: host 0 has no link");
   etsim_netpkt_topo_free(&t);
 
   assert_int_equal(etsim_netpkt_topo_star(&t, 64, 400000000000ull, 10 * 1000000ll), 0);
   c.buffer_mb = 1; /* 65 ports x 3 x BDP(400 Gb/s, 10 us) of headroom */
   assert_int_equal(etsim_netpkt_create(&n, &t, &c, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "BUFFER_SIZE: 1 MiB is too small for switch 64"));
+  TU_CONTAINS(err.msg, "BUFFER_SIZE: 1 MiB is too small for switch 64");
   c.buffer_mb = 1024;
   c.n_ecn = 1; /* only 25 Gb/s in the ECN maps */
   assert_int_equal(etsim_netpkt_create(&n, &t, &c, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "no entry for link rate 400000000000 b/s"));
+  TU_CONTAINS(err.msg, "no entry for link rate 400000000000 b/s");
   c.enable_qcn = 0; /* without ECN the maps are not needed */
   assert_int_equal(etsim_netpkt_create(&n, &t, &c, &err), 0);
   etsim_netpkt_msg_t m = {0, 0, 10, 0, 3, 1, NULL, NULL};
   assert_int_equal(etsim_netpkt_send(n, &m, NULL, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "to itself"));
+  TU_CONTAINS(err.msg, "to itself");
   m.dst = 64;
   assert_int_equal(etsim_netpkt_send(n, &m, NULL, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "destination 64 is not a host"));
+  TU_CONTAINS(err.msg, "destination 64 is not a host");
   m.dst = 1;
   m.pg = 0;
   assert_int_equal(etsim_netpkt_send(n, &m, NULL, &err), ETSIM_EINVAL);
@@ -269,5 +268,5 @@ int main(void) {
       cmocka_unit_test(test_flow_reader),
       cmocka_unit_test(test_network_refusals),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -3,13 +3,8 @@
 # writes the ns-3 topology format; the same spec works in place of a
 # topology file (TOPOLOGY_FILE, --net-topology) with the same results;
 # bad specs are refused with the key named.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
+. "$(dirname "$0")/../lib.sh"
 EX=$SRC/examples/netsim
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # The 16-host Clos of the ns-3 comparison (4 leaves x 4 hosts, 2 spines),
 # generated, is byte for byte the hand-written file.

@@ -5,13 +5,8 @@
 # expected chart in the DOM with marks drawn, and a full-page screenshot
 # that is not blank.  Screenshots go to $ETSIM_REPORT_SHOTS (default
 # report-shots/ in the build folder) for a person to look at.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
+. "$(dirname "$0")/../lib.sh"
 CHROMIUM=${CHROMIUM:-chromium}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 command -v "$CHROMIUM" >/dev/null ||
   fail "$CHROMIUM is not installed: scripts/deps.sh installs Debian's chromium"

@@ -4,13 +4,8 @@
 # pages link their timelines relative to where the page is, labels, the
 # same bytes on a rerun, nothing on the page that would reach the network,
 # and `synth eval --json`'s histograms counted by hand.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
+. "$(dirname "$0")/../lib.sh"
 X=$SRC/examples
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # --- usage
 "$BIN" report --help | grep -q "sim --json F" || fail "report --help"

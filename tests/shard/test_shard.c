@@ -40,7 +40,7 @@ static void test_presets(void **state) {
   assert_int_equal(etsim_shard_model_preset("mlperf-dlrm-dcnv2", &m, &err), 0);
   double hot = 0;
   for (size_t t = 0; t < m.n_tables; t++) hot += m.tables[t].pooling;
-  assert_true(hot == 214);
+  TU_EQ(hot, 214);
   assert_int_equal(etsim_shard_top_inputs(&m), 3456);
   /* bottom 340,992 + 3 cross layers x 4 x 3456 x 512 + top 10,486,272 */
   assert_int_equal(etsim_shard_fwd_flops(&m), 340992 + 21233664 + 10486272);
@@ -79,7 +79,7 @@ static void test_presets(void **state) {
   etsim_shard_model_free(&m);
 
   assert_int_equal(etsim_shard_model_preset("dlrm-xl", &m, &err), ETSIM_ENOTFOUND);
-  assert_non_null(strstr(err.msg, "unknown DLRM preset 'dlrm-xl'"));
+  TU_CONTAINS(err.msg, "unknown DLRM preset 'dlrm-xl'");
 }
 
 /* A small model written as JSON, loaded back. */
@@ -101,8 +101,7 @@ static etsim_shard_model_t load(const char *tables) {
   etsim_shard_model_t m;
   etsim_error_t err = {0};
   int rc = etsim_shard_model_load(path, &m, &err);
-  if (rc) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  TU_OK(rc, err);
   return m;
 }
 
@@ -182,10 +181,10 @@ static void test_costs_closed_form(void **state) {
   double fwd = (P * B * L * i + P * B * L * d * e + P * B * d * oB) * 1.15 / hbm;
   double comm = P * B * d * oB / intra;
   const etsim_shard_t *s = &p.shards[0];
-  assert_true(fabs(s->fwd_ms - fwd) < 1e-12);
-  assert_true(fabs(s->bwd_ms - 2 * fwd) < 1e-12);
-  assert_true(fabs(s->fwd_comm_ms - comm) < 1e-12);
-  assert_true(fabs(p.max_ms - (3 * fwd + 2 * comm)) < 1e-12);
+  TU_NEAR(s->fwd_ms, fwd, 1e-12);
+  TU_NEAR(s->bwd_ms, 2 * fwd, 1e-12);
+  TU_NEAR(s->fwd_comm_ms, comm, 1e-12);
+  TU_NEAR(p.max_ms, (3 * fwd + 2 * comm), 1e-12);
   assert_int_equal(s->hbm_bytes, 1000 * 64 * 4 + (uint64_t)(P * B * L * i + P * B * d * oB));
   etsim_shard_plan_free(&p);
   /* DP: local lookups, an all-reduce of the table and 9.22 x its bytes of
@@ -193,10 +192,10 @@ static void test_costs_closed_form(void **state) {
   assert_int_equal(etsim_shard_place(&m, &o, &dp, &p, &err), 0);
   assert_int_equal(p.n_shards, 2);
   double w = 1000 * 64 * 4, f2 = (B * L * i + B * L * d * e) * 1.15 / hbm;
-  assert_true(fabs(p.shards[1].fwd_ms - f2) < 1e-12);
-  assert_true(fabs(p.shards[1].bwd_ms - (2 * f2 + 9.22 * w / hbm)) < 1e-12);
-  assert_true(fabs(p.shards[1].bwd_comm_ms - w / intra) < 1e-12);
-  assert_true(p.shards[1].fwd_comm_ms == 0);
+  TU_NEAR(p.shards[1].fwd_ms, f2, 1e-12);
+  TU_NEAR(p.shards[1].bwd_ms, (2 * f2 + 9.22 * w / hbm), 1e-12);
+  TU_NEAR(p.shards[1].bwd_comm_ms, w / intra, 1e-12);
+  TU_EQ(p.shards[1].fwd_comm_ms, 0);
   etsim_shard_plan_free(&p);
   etsim_shard_model_free(&m);
 }
@@ -215,7 +214,7 @@ static void test_placement_and_search(void **state) {
   int tw[4] = {0, 0, 0, 0};
   etsim_shard_plan_t p;
   assert_int_equal(etsim_shard_place(&m, &o, tw, &p, &err), 0);
-  assert_true(fabs(p.rank_ms[0] - p.rank_ms[1]) < 1e-12);
+  TU_NEAR(p.rank_ms[0], p.rank_ms[1], 1e-12);
   assert_int_equal(p.rank_bytes[0], p.rank_bytes[1]);
   /* The planner is never worse than a single type by its estimate. */
   etsim_shard_plan_t best;
@@ -224,7 +223,7 @@ static void test_placement_and_search(void **state) {
     int u[4] = {ty, ty, ty, ty};
     etsim_shard_plan_t q;
     assert_int_equal(etsim_shard_place(&m, &o, u, &q, &err), 0);
-    assert_true(best.est.iter_ns <= q.est.iter_ns * (1 + 1e-12));
+    TU_LE(best.est.iter_ns, q.est.iter_ns * (1 + 1e-12));
     etsim_shard_plan_free(&q);
   }
   etsim_shard_plan_free(&best);
@@ -238,15 +237,15 @@ static void test_placement_and_search(void **state) {
   o.hbm_gb = 0.045;
   int rc = etsim_shard_place(&m, &o, tw, &p, &err);
   assert_int_equal(rc, ETSIM_ERANGE);
-  assert_non_null(strstr(err.msg, "does not fit as tw"));
+  TU_CONTAINS(err.msg, "does not fit as tw");
   /* ... but the planner finds a plan when it may shard. */
   assert_int_equal(etsim_shard_plan(&m, &o, &best, &err), 0);
-  assert_true(best.max_bytes <= 45000000);
+  TU_LE(best.max_bytes, 45000000);
   etsim_shard_plan_free(&best);
   /* Nothing fits at all. */
   o.hbm_gb = 0.001;
   assert_int_equal(etsim_shard_plan(&m, &o, &best, &err), ETSIM_ERANGE);
-  assert_non_null(strstr(err.msg, "does not fit"));
+  TU_CONTAINS(err.msg, "does not fit");
   etsim_shard_model_free(&m);
 }
 
@@ -289,25 +288,25 @@ static void test_estimate_closed_form(void **state) {
   int tw[2] = {ETSIM_SHARD_TW, ETSIM_SHARD_TW}, dp[2] = {ETSIM_SHARD_DP, ETSIM_SHARD_DP};
   etsim_shard_plan_t p;
   assert_int_equal(etsim_shard_place(&m, &o, tw, &p, &err), 0);
-  assert_true(fabs(p.est.total_ns - 4000) < 1);
-  assert_true(fabs(p.est.coll_ns[ETSIM_SHARD_COLL_A2A] - 3000) < 1);
-  assert_true(fabs(p.est.coll_ns[ETSIM_SHARD_COLL_AR] - 1000) < 1);
+  TU_NEAR(p.est.total_ns, 4000, 1);
+  TU_NEAR(p.est.coll_ns[ETSIM_SHARD_COLL_A2A], 3000, 1);
+  TU_NEAR(p.est.coll_ns[ETSIM_SHARD_COLL_AR], 1000, 1);
   etsim_shard_plan_free(&p);
   /* Data-parallel: no all-to-all; the dense bucket and one bucket of both
    * tables' gradients. */
   assert_int_equal(etsim_shard_place(&m, &o, dp, &p, &err), 0);
-  assert_true(fabs(p.est.total_ns - 2000) < 1);
-  assert_true(p.est.coll_ns[ETSIM_SHARD_COLL_A2A] == 0);
+  TU_NEAR(p.est.total_ns, 2000, 1);
+  TU_EQ(p.est.coll_ns[ETSIM_SHARD_COLL_A2A], 0);
   etsim_shard_plan_free(&p);
   /* Three iterations: three times the collectives, pipelined or not. */
   o.step.iterations = 3;
   assert_int_equal(etsim_shard_place(&m, &o, tw, &p, &err), 0);
-  assert_true(fabs(p.est.total_ns - 12000) < 1);
-  assert_true(fabs(p.est.iter_ns - 4000) < 1);
+  TU_NEAR(p.est.total_ns, 12000, 1);
+  TU_NEAR(p.est.iter_ns, 4000, 1);
   etsim_shard_plan_free(&p);
   o.step.pipeline = 1;
   assert_int_equal(etsim_shard_place(&m, &o, tw, &p, &err), 0);
-  assert_true(fabs(p.est.total_ns - 12000) < 1);
+  TU_NEAR(p.est.total_ns, 12000, 1);
   etsim_shard_plan_free(&p);
   /* Without compute the closed forms: one host of 2 ranks at 600 GB/s, an
    * all-to-all of S bytes takes S * (2-1)/2 / 600 ns. */
@@ -400,7 +399,7 @@ static void test_tiers(void **state) {
   etsim_shard_defaults(&o);
   o.tiers.zipf_alpha = 1;
   double h = etsim_shard_hit_fraction(&o.tiers, &m, 0, 0.5);
-  assert_true(fabs(h - (137.0 / 60) / (7381.0 / 2520)) < 1e-12);
+  TU_NEAR(h, (137.0 / 60) / (7381.0 / 2520), 1e-12);
   /* The integral tail of the harmonic number agrees with the sum. */
   o.tiers.zipf_alpha = 1.05;
   double exact = 0;
@@ -408,7 +407,7 @@ static void test_tiers(void **state) {
   double part = 0;
   for (int i = 1; i <= 200000; i++) part += pow(i, -1.05);
   h = etsim_shard_hit_fraction(&o.tiers, &m, 1, 0.1);
-  assert_true(fabs(h - part / exact) < 1e-9);
+  TU_NEAR(h, part / exact, 1e-9);
   etsim_shard_model_free(&m);
   /* Two 64 MB tables on one rank with 80 MB of HBM and 100 MB of DDR: the
    * one looked up ten times as often has every row hotter per byte than
@@ -439,7 +438,7 @@ static void test_tiers(void **state) {
     hall += v;
     if (i <= (int)b->hbm_rows) hb += v;
   }
-  assert_true(fabs(b->hbm_hit - hb / hall) < 1e-6);
+  TU_NEAR(b->hbm_hit, hb / hall, 1e-6);
   assert_true(p.rank_bytes[0] <= 80000000 && p.rank_bytes[0] > 79000000);
   assert_int_equal(a->hbm_rows + a->ddr_rows, 250000);
   assert_int_equal(b->hbm_rows + b->ddr_rows, 250000);
@@ -453,8 +452,8 @@ static void test_tiers(void **state) {
   const etsim_shard_node_t *fe = find_node(&d, "emb_fetch");
   assert_non_null(fe);
   double bytes = (640 * (1 - a->hbm_hit) + 64 * (1 - b->hbm_hit)) * 256;
-  assert_true(fabs((double)fe->bytes - bytes) <= 1);
-  assert_true(fabs((double)fe->dur_ns - (5000 + bytes / 25)) <= 1);
+  TU_LE(fabs((double)fe->bytes - bytes), 1);
+  TU_LE(fabs((double)fe->dur_ns - (5000 + bytes / 25)), 1);
   assert_non_null(find_node(&d, "emb_writeback"));
   etsim_shard_dag_free(&d);
   etsim_shard_flow_free(f);
@@ -469,12 +468,12 @@ static void test_tiers(void **state) {
   etsim_shard_access_t *acc;
   assert_int_equal(etsim_shard_access_load(path, &m, &acc, &err), 0);
   o.tiers.access = acc;
-  assert_true(fabs(etsim_shard_hit_fraction(&o.tiers, &m, 1, 1.0 / 250000) - 0.75) < 1e-12);
-  assert_true(fabs(etsim_shard_hit_fraction(&o.tiers, &m, 1, 2.0 / 250000) - 1) < 1e-12);
+  TU_NEAR(etsim_shard_hit_fraction(&o.tiers, &m, 1, 1.0 / 250000), 0.75, 1e-12);
+  TU_NEAR(etsim_shard_hit_fraction(&o.tiers, &m, 1, 2.0 / 250000), 1, 1e-12);
   etsim_shard_access_free(acc);
   tu_write(path, "1 250000\n", 9); /* row out of range */
   assert_int_equal(etsim_shard_access_load(path, &m, &acc, &err), ETSIM_EFORMAT);
-  assert_non_null(strstr(err.msg, "acc.txt:1:"));
+  TU_CONTAINS(err.msg, "acc.txt:1:");
   etsim_shard_model_free(&m);
 }
 
@@ -497,21 +496,21 @@ static void test_mlperf_plans(void **state) {
       uint64_t cells = 0;
       for (size_t i = p.table_first[t]; i < p.table_first[t + 1]; i++) {
         cells += p.shards[i].rows * p.shards[i].cols;
-        assert_true(p.shards[i].row_off + p.shards[i].rows <= m.tables[t].rows);
+        TU_LE(p.shards[i].row_off + p.shards[i].rows, m.tables[t].rows);
       }
       uint64_t want = m.tables[t].rows * m.tables[t].dim;
       if (p.table_type[t] == ETSIM_SHARD_DP) want *= sizes[k];
       assert_int_equal(cells, want);
     }
-    for (size_t r = 0; r < p.n_ranks; r++) assert_true(p.rank_bytes[r] <= 32e9);
-    assert_true(p.est.iter_ns > 0);
+    for (size_t r = 0; r < p.n_ranks; r++) TU_LE(p.rank_bytes[r], 32e9);
+    TU_GT(p.est.iter_ns, 0);
     char path[4200];
     snprintf(path, sizeof path, "%s/plan%zu.json", tmp, sizes[k]);
     assert_int_equal(etsim_shard_plan_write(&p, &m, path, &err), 0);
     size_t n;
     char *j = (char *)tu_read(path, &n);
-    assert_non_null(strstr(j, "\"etsim_shard_plan\": 2"));
-    assert_non_null(strstr(j, "\"model\": \"mlperf-dlrm\""));
+    TU_CONTAINS(j, "\"etsim_shard_plan\": 2");
+    TU_CONTAINS(j, "\"model\": \"mlperf-dlrm\"");
     free(j);
     /* Read back: same shards, same estimate. */
     etsim_shard_opts_t ro;
@@ -519,7 +518,7 @@ static void test_mlperf_plans(void **state) {
     etsim_shard_plan_t q;
     assert_int_equal(etsim_shard_plan_read(path, &m, &ro, &q, &err), 0);
     assert_int_equal(q.n_shards, p.n_shards);
-    assert_true(fabs(q.est.iter_ns - p.est.iter_ns) < 1e-6 * p.est.iter_ns);
+    TU_NEAR(q.est.iter_ns, p.est.iter_ns, 1e-6 * p.est.iter_ns);
     etsim_shard_plan_free(&q);
     etsim_shard_plan_free(&p);
   }
@@ -536,8 +535,8 @@ static void expect_model_error(const char *json, const char *msg) {
   int rc = etsim_shard_model_load(path, &m, &err);
   if (rc == 0 || !strstr(err.msg, msg)) print_error("%s\n  want: %s\n", err.msg, msg);
   assert_int_not_equal(rc, 0);
-  assert_non_null(strstr(err.msg, msg));
-  assert_non_null(strstr(err.msg, "bad.json"));
+  TU_CONTAINS(err.msg, msg);
+  TU_CONTAINS(err.msg, "bad.json");
 }
 
 static void test_bad_input(void **state) {
@@ -579,12 +578,12 @@ static void test_bad_input(void **state) {
   o.ranks_per_host = 4;
   etsim_shard_plan_t p;
   assert_int_equal(etsim_shard_plan(&m, &o, &p, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "whole number of hosts"));
+  TU_CONTAINS(err.msg, "whole number of hosts");
   o.ranks_per_host = 10;
   o.step.iterations = 1;
   o.step.pipeline = 1;
   assert_int_equal(etsim_shard_plan(&m, &o, &p, &err), ETSIM_EINVAL);
-  assert_non_null(strstr(err.msg, "pipelining needs 2 or more"));
+  TU_CONTAINS(err.msg, "pipelining needs 2 or more");
   etsim_shard_model_free(&m);
 }
 
@@ -622,14 +621,13 @@ static void expect_plan_error(const char *from, const char *to, const char *msg)
   etsim_shard_defaults(&ro);
   int rc = etsim_shard_plan_read(path, &m, &ro, &p, &err);
   if (!msg) { /* the plan as written must read */
-    if (rc) print_error("%s\n", err.msg);
-    assert_int_equal(rc, 0);
+    TU_OK(rc, err);
     assert_int_equal(p.n_shards, 4 + 4 + 2 + 4);
     etsim_shard_plan_free(&p);
   } else {
     if (rc == 0 || !strstr(err.msg, msg)) print_error("%s\n  want: %s\n", err.msg, msg);
     assert_int_not_equal(rc, 0);
-    assert_non_null(strstr(err.msg, msg));
+    TU_CONTAINS(err.msg, msg);
   }
   etsim_shard_model_free(&m);
 }
@@ -685,5 +683,5 @@ int main(void) {
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_bad_plans),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

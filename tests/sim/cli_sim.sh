@@ -2,19 +2,11 @@
 # End-to-end: `etsim sim` as an ASTRA-sim user runs it — ASTRA-sim's flag
 # spellings and output lines on ASTRA-sim's own microbenchmark traces and
 # configs, the reports, and bad input refused with exit 2.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-SH=${ETSIM_SHARED:-$SRC/../shared}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 M=$SH/traces/astra-sim/microbenchmarks
 C=$SH/configs/astra-sim
-if [ ! -d "$M" ] || [ ! -d "$C" ]; then
-  echo "SKIP: $SH/traces or $SH/configs is absent (set ETSIM_SHARED)"; exit 0
-fi
+need_shared traces/astra-sim/microbenchmarks configs/astra-sim
 
 # ASTRA-sim's own command line, program name changed.  The 4-NPU 1 MiB
 # all-reduce with Ring_4chunks.json: 4 chunks x (2*3*1720 + 3*120 + 7*10).
@@ -127,6 +119,12 @@ for cc in none hpcc; do
   [ "$(grep -c '^sys\[' "$T/cc.$cc")" -eq 8 ] || fail "packet --cc $cc lines"
 done
 cmp -s "$T/cc.none" "$T/cc.hpcc" && fail "HPCC's INT headers must change the time"
+# The summary names the fabric that ran, not the YAML's ring.
+"$BIN" sim --workload $M/all_to_all/4npus_1MB/all_to_all.0.et --system $C/system/Ring_4chunks.json \
+  --network $C/network/Ring_8npus.yml --backend packet --net-topology "$SRC/examples/netsim/incast8.topo" \
+  > "$T/sum" 2> "$T/err" || fail "packet summary: $(cat "$T/err")"
+grep -q "^network       packet network $SRC/examples/netsim/incast8.topo: 9 hosts (the first 8 are the NPUs), 1 switches, 9 links$" "$T/sum" ||
+  fail "network line: $(grep '^network ' "$T/sum")"
 
 # Process groups from a PyTorch METADATA node (as ASTRA-sim reads them) give
 # the same result as the same group in a communicator-group file.

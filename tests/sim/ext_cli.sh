@@ -4,12 +4,7 @@
 # simulated peak per NPU equals `gen llm --memory`'s total for its stage;
 # --hbm-gb below it flags every NPU and prices the offload; --link-csv has
 # a row per (NPU, dimension); in-network reduction on a Ring is refused.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 G=(--preset llama3-8b --layers 4 --tp 2 --pp 2 --dp 2 --microbatches 3)
 "$BIN" gen llm "${G[@]}" --memory > "$T/model" || fail "gen llm --memory"
 "$BIN" gen llm "${G[@]}" --tensors -o "$T/llm" --quiet || fail "gen llm --tensors"

@@ -3,12 +3,7 @@
 # groups and pipeline send/recv), validate it, simulate it on a 2-D network,
 # and check the reports: every NPU finishes after its compute, every collective and message kind ran, and each communicator has
 # its own timeline track.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 "$BIN" gen llm --preset llama3-8b --layers 4 --dp 2 --tp 2 --pp 2 --microbatches 2 -o "$T/llm" \
   > /dev/null 2> "$T/err" || fail "gen llm: $(cat "$T/err")"
@@ -40,4 +35,14 @@ names = {e["args"]["name"] for e in json.load(open(sys.argv[2]))["traceEvents"] 
 for g in groups:
     assert "communicator " + g in names, (g, sorted(names))
 PY
+# Without --comm-group the groups the generator wrote next to the workload
+# are found, with a note, and give the same lines; 'empty' uses none.
+"$BIN" sim --workload "$T/llm" --network "$T/net.yml" --system "$SRC/examples/dp_step/system.json" \
+  > "$T/out2" 2> "$T/err" || fail "sim without --comm-group: $(cat "$T/err")"
+cmp -s <(grep '^sys\[' "$T/out") <(grep '^sys\[' "$T/out2") || fail "found groups give other lines"
+grep -q "^groups        $T/llm.comm_group.json (next to the workload; --comm-group empty uses none)" \
+  "$T/out2" || fail "no note of the groups found: $(tail -3 "$T/out2")"
+"$BIN" sim --workload "$T/llm" --network "$T/net.yml" --system "$SRC/examples/dp_step/system.json" \
+  --comm-group empty > /dev/null 2> "$T/err" && fail "--comm-group empty still found the groups"
+grep -q 'communicator group "1" is not defined' "$T/err" || fail "empty: $(cat "$T/err")"
 echo ok

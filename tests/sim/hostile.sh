@@ -4,14 +4,7 @@
 # latencies, manifests for 2^62 ranks) are refused with exit 2 and a message
 # naming the file and node or key, never a wrapped negative time, a crash
 # or undefined behaviour (the sanitizer build runs this script too).
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+. "$(dirname "$0")/../lib.sh"
 
 # expect_refused NAME PATTERN CMD...: exit 2, PATTERN in stderr, no
 # negative cycle count on stdout.

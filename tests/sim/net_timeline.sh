@@ -3,18 +3,10 @@
 # The timeline must not change the simulation, its message slices must be
 # the messages of the FCT file, and on a one-switch star every byte the
 # hosts sent must come out of the switch towards the hosts (lossless).
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-SH=${ETSIM_SHARED:-$SRC/../shared}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 command -v python3 > /dev/null || fail "python3 is needed (scripts/deps.sh installs it)"
 SYS=$SH/configs/astra-sim/system/Ring_4chunks.json
-if [ ! -r "$SYS" ]; then
-  echo "SKIP: $SH/configs is absent (set ETSIM_SHARED)"; exit 0
-fi
+need_shared configs/astra-sim/system/Ring_4chunks.json
 
 "$BIN" gen micro --coll all-reduce --size 4MiB --npus 8 -o "$T/ar" > /dev/null || fail "gen exit $?"
 printf 'topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 11.64 ]\nlatency: [ 1000 ]\n' > "$T/net.yml"

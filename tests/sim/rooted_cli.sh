@@ -5,11 +5,7 @@
 # says how to switch).  Numbers: a chain broadcast of 1 MiB from NPU 3 on a
 # Ring(8) of 50 GB/s and 500 ns, one chunk, endpoint delay 10: the last NPU
 # (2) ends at 7 (T + 10) + 10 with T = floor(500 + 2^20 / 53.687) = 20031.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 printf 'topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' > "$T/net.yml"
 "$BIN" gen micro --coll broadcast --size 1MiB --npus 8 --root 3 -o "$T/b" --quiet || fail "gen micro"
 "$BIN" jsonize "$T/b" -o "$T/b.jsonl" 2> /dev/null || "$BIN" jsonize "$T/b.c0.et" -o "$T/b.jsonl" || fail jsonize

@@ -147,5 +147,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_hierarchical_others, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_hierarchical_in_network, tu_setup, tu_teardown),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -62,7 +62,7 @@ static void test_tensor_lifetimes(void **state) {
   size_t k = 0;
   for (size_t i = 0; i < r->n_mem; i++) {
     if (r->mem[i].npu != 0) continue;
-    assert_true(k < 6);
+    TU_LT(k, 6);
     assert_int_equal(r->mem[i].t_ps, t_us[k] * 1000000);
     assert_int_equal(r->mem[i].bytes, bytes[k]);
     k++;
@@ -209,7 +209,7 @@ static void test_zero_paper(void **state) {
                      : z == 1 ? 4 * psi + 12 * psi / 64
                      : z == 2 ? 2 * psi + 14 * psi / 64
                               : 16 * psi / 64;
-    assert_true(fabs(states - formula) < 1);
+    TU_NEAR(states, formula, 1);
     /* ... and its numbers to the digit it prints */
     if (fabs(states / 1e9 - want_gb[z]) > 0.05)
       fail_msg("ZeRO %d: %.3f GB, the paper %.1f GB", z, states / 1e9, want_gb[z]);
@@ -244,9 +244,9 @@ static void test_gpt3_1024(void **state) {
   }
   /* ZeRO 0 and 1 by hand, in GiB: 93.40 and 64.11 */
   o.zero = 0;
-  assert_true(fabs((double)mem_of(&o, 0).total / GIB - 93.40) < 0.005);
+  TU_NEAR((double)mem_of(&o, 0).total / GIB, 93.40, 0.005);
   o.zero = 1;
-  assert_true(fabs((double)mem_of(&o, 0).total / GIB - 64.11) < 0.005);
+  TU_NEAR((double)mem_of(&o, 0).total / GIB, 64.11, 0.005);
   /* full recomputation keeps 2 s b h per layer and one layer's whole set */
   o.recompute = 1;
   etsim_gen_llm_mem_t m = mem_of(&o, 7);
@@ -339,5 +339,5 @@ int main(void) {
       cmocka_unit_test(test_llama3_70b_1024),
       cmocka_unit_test_setup_teardown(test_trace_peak_is_model, tu_setup, tu_teardown),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -3,12 +3,7 @@
 # slice of TPU Tile, sample text DAGs and evaluate them; train on a real
 # Chakra trace, sample traces and check them with `etsim validate`; bad
 # input gives a one-line error and exit 2.
-set -u
-BIN=${ETSIM_BIN:?}
-SHARED=${ETSIM_SHARED:-}
-T=$(mktemp -d /tmp/etsim-synth-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 # --- usage and bad input (no shared data needed) ---
 "$BIN" synth --help | grep -q "synth train" || fail "synth --help"
@@ -24,10 +19,8 @@ printf '# x\ng 2 2 1.0\n0 1\n0 1\n1 0\n' > "$T/cyc.txt"
 grep -q "cyc.txt:2: graph has a cycle" "$T/e" || fail "cycle message: $(cat "$T/e")"
 [ -e "$T/m.bin" ] && fail "a failed run left a model file"
 
-if [ -z "$SHARED" ] || [ ! -r "$SHARED/datasets/tpu_tile/val.txt" ]; then
-  echo "SKIP: shared datasets absent (set ETSIM_SHARED)"; exit 0
-fi
-D="$SHARED/datasets/tpu_tile"
+need_shared datasets/tpu_tile/val.txt traces/chakra/feeder_tests_trace.tar.gz
+D="$SH/datasets/tpu_tile"
 # The first 60 graphs of val and test.
 awk '/^g /{n++} n<=60' "$D/val.txt" > "$T/train.txt"
 awk '/^g /{n++} n<=60' "$D/test.txt" > "$T/real.txt"
@@ -86,8 +79,7 @@ printf 'ETSYNTH\0\x09\0\0\0' > "$T/v9.bin"
 grep -q "version 9, this etsim reads version 4" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
-TGZ="$SHARED/traces/chakra/feeder_tests_trace.tar.gz"
-[ -r "$TGZ" ] || { echo "SKIP: chakra trace absent"; exit 0; }
+TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"
 tar xzf "$TGZ" -C "$T" || fail "tar"
 "$BIN" synth train --data "$T/tests/data/chakra.0.et" --max-nodes 60 --label 46.1 \
   -o "$T/mt.bin" --epochs 1 --hidden 16 --t-attr 8 --t-edge 4 --quiet || fail "train on trace"
@@ -121,7 +113,7 @@ grep -q "attribute rules hold in 3 of 3 DAG(s)" "$T/e" || fail "attribute rules:
 "$BIN" synth sample --model "$T/mw.bin" --label-file "$T/lab.txt" -o "$T/sw_np" --seed 2 \
   --no-project 2>"$T/e" || fail "sample --no-project"
 grep -q "broke an attribute rule\$" "$T/e" || fail "no-project report: $(cat "$T/e")"
-C="$SHARED/configs/astra-sim"
+C="$SH/configs/astra-sim"
 for i in 0 1 2; do
   "$BIN" validate "$T/sw-$i" > "$T/v.txt" || fail "validate sw-$i: $(cat "$T/v.txt")"
   if [ -r "$C/network/HGX-H100-validated.yml" ]; then

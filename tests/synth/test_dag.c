@@ -24,9 +24,9 @@ static void split_stats(const char *rel, size_t graphs, size_t nodes, size_t edg
   for (size_t i = 0; i < d.n_graphs; i++) {
     n += d.g[i].n_nodes;
     e += d.g[i].n_edges;
-    assert_true(d.g[i].n_nodes <= 512);
+    TU_LE(d.g[i].n_nodes, 512);
     int l = etsim_synth_layers(&d.g[i], lay, &err);
-    assert_true(l > 0);
+    TU_GT(l, 0);
     L += (size_t)l;
     maxL = l > maxL ? l : maxL;
     int sources = 0;
@@ -43,7 +43,7 @@ static void split_stats(const char *rel, size_t graphs, size_t nodes, size_t edg
   /* The first graph of val.txt: g 31 32 2.0838307544714674 */
   if (strstr(rel, "val")) {
     assert_int_equal(d.g[0].n_nodes, 31);
-    assert_true(d.g[0].y == 2.0838307544714674);
+    TU_EQ(d.g[0].y, 2.0838307544714674);
     assert_int_equal(d.g[0].x[1], 45);
   }
   etsim_synth_data_free(&d);
@@ -93,6 +93,9 @@ static void test_text_errors(void **state) {
                     "bad.txt:5: edge 1 -> 7: node index out of range");
   expect_text_error("# c\ng 3 2 1.5\n0 1 2\n0 1\n", "file ends after 1 of 2");
   expect_text_error("# c\ng 3 1 1.5\n0 1 2\n2 2\n", "bad.txt:4: self-loop");
+  /* fuzz_synth: an edge given twice loaded, and dag_valid then failed */
+  expect_text_error("g 3 3 1.5\n0 1 2\n0 1\n1 2\n0 1\n",
+                    "bad.txt:1: graph: edge 0 -> 1 given twice");
   /* A cycle 1 -> 2 -> 1 names the graph's header line. */
   expect_text_error("# c\ng 2 1 1\n0 0\n0 1\ng 3 3 1.5\n0 1 2\n0 1\n1 2\n2 1\n",
                     "bad.txt:5: graph has a cycle");
@@ -112,7 +115,7 @@ static void test_text_errors(void **state) {
   assert_int_equal(d2.n_graphs, 1);
   assert_int_equal(d2.g[0].n_nodes, 3);
   assert_int_equal(d2.g[0].n_edges, 2);
-  assert_true(d2.g[0].y == 1.5);
+  TU_EQ(d2.g[0].y, 1.5);
   assert_int_equal(d2.g[0].dst[1], 2);
   etsim_synth_data_free(&d);
   etsim_synth_data_free(&d2);
@@ -235,7 +238,7 @@ static void test_trace_real(void **state) {
   size_t nodes = 0, edges = 0, coll = 0;
   for (size_t i = 0; i < d.n_graphs; i++) {
     const etsim_synth_dag_t *g = &d.g[i];
-    assert_true(g->n_nodes <= 400);
+    TU_LE(g->n_nodes, 400);
     assert_true(etsim_synth_dag_valid(&d, g));
     nodes += g->n_nodes;
     edges += g->n_edges;
@@ -250,8 +253,8 @@ static void test_trace_real(void **state) {
       d.n_graphs, nodes, edges);
   assert_int_equal(nodes, 3664); /* every node lands in one window */
   assert_int_equal(coll, 21);    /* README: 21 COMM_COLL_NODE */
-  assert_true(edges < 181878 / 4);
-  assert_true(d.n_graphs >= 3664 / 400);
+  TU_LT(edges, 181878 / 4);
+  TU_GE(d.n_graphs, 3664 / 400);
   etsim_synth_data_free(&d);
   free(tgz);
 }
@@ -262,5 +265,5 @@ int main(void) {
       cmocka_unit_test(test_text_errors), cmocka_unit_test(test_trace_small),
       cmocka_unit_test(test_trace_real),
   };
-  return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }

@@ -60,7 +60,7 @@ static void test_layers(void **state) {
   etsim_synth_dag_t cyc = {3, 3, x, s, t, 1};
   etsim_error_t err = {0};
   assert_int_equal(etsim_synth_layers(&cyc, lay, &err), ETSIM_EFORMAT);
-  assert_non_null(strstr(err.msg, "cycle"));
+  TU_CONTAINS(err.msg, "cycle");
   etsim_synth_data_free(&d);
 }
 
@@ -70,14 +70,14 @@ static void test_schedule(void **state) {
   etsim_synth__schedule(64, ab, al);
   assert_float_equal(ab[0], 1.0, 0);
   for (int t = 1; t <= 64; t++) {
-    assert_true(ab[t] < ab[t - 1]);
+    TU_LT(ab[t], ab[t - 1]);
     assert_float_equal(ab[t], ab[t - 1] * al[t], 1e-12);
   }
   /* Cosine schedule: abar(t) = f(t)/f(0) until beta clamps at the end. */
   double s = 0.008, f0 = pow(cos(s / (1 + s) * M_PI / 2), 2);
   double f32 = pow(cos((0.5 + s) / (1 + s) * M_PI / 2), 2);
   assert_float_equal(ab[32], f32 / f0, 1e-9);
-  assert_true(ab[64] < 1e-4);
+  TU_LT(ab[64], 1e-4);
 }
 
 static void test_model_gradient(void **state) {
@@ -118,8 +118,8 @@ static void test_model_gradient(void **state) {
         "%.3g)\n",
         gi, checked, nonzero, bad, worst);
     /* ReLU kinks in the pair scorer may spoil a handful of entries. */
-    assert_true(bad * 200 <= checked);
-    assert_true(nonzero * 2 > checked);
+    TU_LE(bad * 200, checked);
+    TU_GT(nonzero * 2, checked);
   }
   etsim_synth_model_free(m);
   etsim_synth_data_free(&d);
@@ -151,9 +151,9 @@ static void test_count_reads_structure_only(void **state) {
       "count loss: g0 %.9g, same layering %.9g, chain %.9g; "
       "attr %.6g vs %.6g, edge %.6g vs %.6g\n",
       pa[0], pb[0], pc[0], pa[1], pb[1], pa[2], pb[2]);
-  assert_true(pa[0] == pb[0]);
+  TU_EQ(pa[0], pb[0]);
   assert_true(pa[1] != pb[1] && pa[2] != pb[2]);
-  assert_true(fabs(pa[0] - pc[0]) > 1e-6);
+  TU_GT(fabs(pa[0] - pc[0]), 1e-6);
   etsim_synth_model_free(m);
   etsim_synth_data_free(&d);
 }
@@ -262,5 +262,5 @@ int main(void) {
       cmocka_unit_test(test_model_gradient),   cmocka_unit_test(test_count_reads_structure_only),
       cmocka_unit_test(test_sampled_gradient), cmocka_unit_test(test_sampled_unbiased),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

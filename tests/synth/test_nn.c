@@ -265,5 +265,5 @@ int main(void) {
       cmocka_unit_test(test_layernorm),  cmocka_unit_test(test_softmax_xent),
       cmocka_unit_test(test_embed_spmm), cmocka_unit_test(test_adam),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, NULL, NULL);
 }

@@ -78,11 +78,11 @@ static void test_learns_toy(void **state) {
   double h = log(2.0) / 5;
   print_message("count loss %.5f (optimum %.5f), attr %.4f, edge %.4f\n", cnt, h, attr, edge);
   /* No model beats the optimum of the stop decision on this data... */
-  assert_true(cnt > h - 1e-3);
+  TU_GT(cnt, h - 1e-3);
   /* ...and this one gets close to it and to zero for the rest. */
-  assert_true(cnt < h + 0.01);
-  assert_true(attr < 0.05);
-  assert_true(edge < 0.05);
+  TU_LT(cnt, h + 0.01);
+  TU_LT(attr, 0.05);
+  TU_LT(edge, 0.05);
 }
 
 static void test_samples_valid_and_learned(void **state) {
@@ -96,9 +96,9 @@ static void test_samples_valid_and_learned(void **state) {
     const etsim_synth_dag_t *g = &out.g[i];
     assert_true(etsim_synth_dag_valid(&out, g));
     uint32_t lay[64];
-    assert_true(g->n_nodes < 64);
+    TU_LT(g->n_nodes, 64);
     int L = etsim_synth_layers(g, lay, NULL);
-    assert_true(L >= 1);
+    TU_GE(L, 1);
     int chain = g->n_edges + 1 == g->n_nodes && (uint32_t)L == g->n_nodes;
     n3 += chain && L == 3;
     n5 += chain && L == 5;
@@ -107,10 +107,10 @@ static void test_samples_valid_and_learned(void **state) {
     pattern += ok;
   }
   print_message("chains of 3: %d, of 5: %d, attribute pattern: %d of 200\n", n3, n5, pattern);
-  assert_true(n3 + n5 >= 190);
+  TU_GE(n3 + n5, 190);
   /* p(stop after 3) = 1/2: n3 ~ Binomial(200, 0.5), mean 100, sd 7.1. */
   assert_true(n3 >= 75 && n3 <= 125);
-  assert_true(pattern >= 190);
+  TU_GE(pattern, 190);
   etsim_synth_data_free(&out);
 }
 
@@ -262,5 +262,5 @@ int main(void) {
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_model_file),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return TU_RUN(tests, setup, teardown);
 }
