@@ -79,11 +79,36 @@ typedef struct {
 } cli_opt_t;
 
 /* The common shapes of a table entry (designated, so unnamed fields are 0);
- * write others out with designated initializers too. */
+ * write others (.given, CLI_REQUIRED) out with designated initializers too.
+ * A range of 0, 0 means none.  The numeric forms take `dst` only of the
+ * type their kind stores (a compile error otherwise: CLI_UINT writes 8
+ * bytes through `out`, whatever it points to). */
 #define CLI_O_FLAG(nm, al, dst, hlp) \
   { .name = nm, .alias = al, .kind = CLI_FLAG, .out = dst, .help = hlp }
 #define CLI_O_STR(nm, al, dst, meta, hlp) \
   { .name = nm, .alias = al, .kind = CLI_STR, .out = dst, .metavar = meta, .help = hlp }
+/* dst, if it points to `type` (a compile error otherwise). */
+#define CLI_OUT_(type, dst) _Generic((dst), type * : (dst))
+#define CLI_O_UINT(nm, al, dst, meta, lo, hi, hlp)                                              \
+  {                                                                                             \
+    .name = nm, .alias = al, .kind = CLI_UINT, .out = CLI_OUT_(uint64_t, dst), .metavar = meta, \
+    .min = lo, .max = hi, .help = hlp                                                           \
+  }
+#define CLI_O_INT(nm, al, dst, meta, lo, hi, hlp)                                             \
+  {                                                                                           \
+    .name = nm, .alias = al, .kind = CLI_INT, .out = CLI_OUT_(int64_t, dst), .metavar = meta, \
+    .min = lo, .max = hi, .help = hlp                                                         \
+  }
+#define CLI_O_REAL(nm, al, dst, meta, lo, hi, hlp)                                            \
+  {                                                                                           \
+    .name = nm, .alias = al, .kind = CLI_REAL, .out = CLI_OUT_(double, dst), .metavar = meta, \
+    .min = lo, .max = hi, .help = hlp                                                         \
+  }
+#define CLI_O_CHOICE(nm, al, dst, meta, list, hlp)                                           \
+  {                                                                                          \
+    .name = nm, .alias = al, .kind = CLI_CHOICE, .out = CLI_OUT_(int, dst), .metavar = meta, \
+    .choices = list, .help = hlp                                                             \
+  }
 #define CLI_O_END \
   { .name = NULL }
 
