@@ -136,6 +136,25 @@ void cli_help_opts(const cli_opt_t *opts, FILE *f);
 /* Whether progress may be shown (stderr is a terminal and no --quiet). */
 extern int cli_quiet;
 
+/* ------------------------------------------------------------ MPI launch */
+
+/* How commands reach their MPI programs (mpirun.c): etsim does not link
+ * MPI.  This program's path (/proc/self/exe); 0 or -1. */
+int cli_self_path(char *out, size_t cap);
+/* Whether mpirun started this process (Open MPI, PMIx or PMI). */
+int cli_inside_mpirun(void);
+/* The program $env_var names, else `name` next to this one, into out
+ * (empty when there is no path to try); 1 if it is executable. */
+int cli_sibling(const char *env_var, const char *name, char *out, size_t cap);
+/* argv[0..argc) minus --np N / --np=N into dst; returns how many. */
+size_t cli_args_minus_np(char **dst, int argc, char **argv);
+/* exec `$ETSIM_MPIRUN (mpirun) -np NP --oversubscribe [--allow-run-as-root]
+ * $ETSIM_MPIRUN_ARGS PROG argv[0..argc) minus --np [LAST]`; with announce,
+ * says so on stderr first.  Returns only on failure (printed, naming cmd):
+ * ETSIM_EXIT_INTERNAL. */
+int cli_exec_mpirun(const char *cmd, uint64_t np, const char *prog, int argc, char **argv,
+                    const char *last, int announce);
+
 /* ------------------------------------------------------------- progress */
 
 /* One progress line on stderr, rewritten in place (etsim_progress_t paces

@@ -481,9 +481,8 @@ int etsim_cmd_plan(int argc, char **argv) {
     fprintf(info, "  simulating %zu candidates (%s backend): %s -> %s/points.jsonl\n", n, backend,
             spec_path, out_dir);
   char self[PATH_MAX];
-  ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (sl <= 0) return cli_usage_error("plan: cannot find the etsim program");
-  self[sl] = 0;
+  if (cli_self_path(self, sizeof self))
+    return cli_usage_error("plan: cannot find the etsim program");
   if ((rc = run_sweep(spec_path, self))) return rc;
   ranked_t *r = NULL;
   size_t nr = 0, failed = 0;

@@ -75,17 +75,6 @@ static const cli_cmd_t cmd = {
     "exit: 0 the sweep ran (failed points are rows, not errors), 2 bad spec or\n"
     "input, 3 internal error"};
 
-static int self_path(char *out, size_t cap) {
-  ssize_t n = readlink("/proc/self/exe", out, cap - 1);
-  if (n <= 0) return -1;
-  out[n] = 0;
-  return 0;
-}
-
-static int inside_mpirun(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
 static void progress(void *user, const char *line, int final) {
   (void)user;
   fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
@@ -102,19 +91,11 @@ static int show_progress(void) {
 /* Under mpirun: become etsim-sweep with the options spelled out. */
 static int exec_mpi_worker(const char *self) {
   char runner[PATH_MAX];
-  const char *env = getenv("ETSIM_SWEEP_BIN");
-  if (env && *env) snprintf(runner, sizeof runner, "%s", env);
-  else {
-    snprintf(runner, sizeof runner, "%s", self);
-    char *slash = strrchr(runner, '/');
-    if (!slash) return cli_usage_error("sweep: cannot find etsim-sweep");
-    snprintf(slash, sizeof runner - (size_t)(slash - runner), "/etsim-sweep");
-  }
-  if (access(runner, X_OK))
+  if (!cli_sibling("ETSIM_SWEEP_BIN", "etsim-sweep", runner, sizeof runner))
     return cli_usage_error(
         "sweep: %s not found or not executable (etsim built without MPI? set "
         "ETSIM_SWEEP_BIN)",
-        runner);
+        runner[0] ? runner : "etsim-sweep");
   static char t[64], r1[8], r2[8], k[8], p[8], l[32];
   snprintf(t, sizeof t, "%.17g", timeout_s);
   snprintf(r1, sizeof r1, "%d", restart);
@@ -148,50 +129,6 @@ static int exec_mpi_worker(const char *self) {
   return ETSIM_EXIT_INTERNAL;
 }
 
-/* --np N: start mpirun with this command line minus --np. */
-static int exec_mpirun(int argc, char **argv) {
-  static char np_buf[32];
-  snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)n_procs);
-  const char *mpirun = getenv("ETSIM_MPIRUN");
-  if (!mpirun || !*mpirun) mpirun = "mpirun";
-  char self[PATH_MAX];
-  if (self_path(self, sizeof self)) return cli_usage_error("sweep: cannot find the etsim program");
-  char **a = calloc((size_t)argc + 64, sizeof *a);
-  if (!a) return ETSIM_EXIT_INTERNAL;
-  size_t k = 0;
-  a[k++] = (char *)mpirun;
-  a[k++] = "-np";
-  a[k++] = np_buf;
-  a[k++] = "--oversubscribe";
-  if (geteuid() == 0) {
-    a[k++] = "--allow-run-as-root";
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-  }
-  static char extra[4096];
-  const char *ex = getenv("ETSIM_MPIRUN_ARGS");
-  if (ex && *ex) {
-    snprintf(extra, sizeof extra, "%s", ex);
-    for (char *tok = strtok(extra, " \t"); tok && k < 40; tok = strtok(NULL, " \t")) a[k++] = tok;
-  }
-  a[k++] = self;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--np")) {
-      i++;
-      continue;
-    }
-    if (!strncmp(argv[i], "--np=", 5)) continue;
-    a[k++] = argv[i];
-  }
-  a[k] = NULL;
-  fflush(NULL);
-  execvp(mpirun, a);
-  fprintf(stderr, "etsim: sweep: cannot run %s (install openmpi-bin or set ETSIM_MPIRUN)\n",
-          mpirun);
-  free(a);
-  return ETSIM_EXIT_INTERNAL;
-}
-
 static int list_points(const etsim_sweep_spec_t *s) {
   size_t nc = etsim_sweep_n_columns(s);
   printf("point,id");
@@ -215,9 +152,14 @@ int etsim_cmd_sweep(int argc, char **argv) {
   int code = cli_parse(&cmd, argc, argv, &spec_path, NULL);
   if (code >= 0) return code;
   char self[PATH_MAX];
-  if (self_path(self, sizeof self)) snprintf(self, sizeof self, "etsim");
-  if (np_given && !inside_mpirun() && !serve) return exec_mpirun(argc, argv);
-  if (inside_mpirun() && !serve && !list) return exec_mpi_worker(self);
+  int have_self = cli_self_path(self, sizeof self) == 0;
+  if (!have_self) snprintf(self, sizeof self, "etsim");
+  if (np_given && !cli_inside_mpirun() && !serve) {
+    /* the same command line, minus --np, on every rank */
+    if (!have_self) return cli_usage_error("sweep: cannot find the etsim program");
+    return cli_exec_mpirun("sweep", n_procs, self, argc, argv, NULL, 0);
+  }
+  if (cli_inside_mpirun() && !serve && !list) return exec_mpi_worker(self);
   etsim_error_t err = {0};
   etsim_sweep_spec_t *spec;
   if (etsim_sweep_spec_load(spec_path, &spec, &err)) return cli_fail(&err);
