@@ -361,13 +361,13 @@ static int gen_dlrm(int argc, char **argv) {
   etsim_shard_defaults(&so);
   cli_dlrm_flags_t fl;
   memset(&fl, 0, sizeof fl);
-  const char *model = NULL, *plan = "auto", *calib = NULL, *types = NULL;
-  uint64_t ranks = 0, rph = 0, batch = 0;
+  cli_dlrm_plan_args_t a = {0};
+  const char *plan = "auto";
   cli_opt_t opts[11 + CLI_DLRM_N_OPTS + 1] = {
       {.name = "--preset",
        .alias = "--model",
        .kind = CLI_STR,
-       .out = &model,
+       .out = &a.model,
        .metavar = "M",
        .flags = CLI_REQUIRED,
        .help = "mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
@@ -375,16 +375,16 @@ static int gen_dlrm(int argc, char **argv) {
       CLI_O_STR("--plan", NULL, &plan, "FILE|auto",
                 "a plan from 'etsim shard -o plan.json', or auto\n"
                 "(default): planned here with the flags below"),
-      CLI_O_UINT("--ranks", NULL, &ranks, "N", 1, ETSIM_SHARD_MAX_RANKS,
+      CLI_O_UINT("--ranks", NULL, &a.ranks, "N", 1, ETSIM_SHARD_MAX_RANKS,
                  "ranks (required with --plan auto)"),
-      CLI_O_UINT("--ranks-per-host", NULL, &rph, "H", 1, ETSIM_SHARD_MAX_RANKS,
+      CLI_O_UINT("--ranks-per-host", NULL, &a.ranks_per_host, "H", 1, ETSIM_SHARD_MAX_RANKS,
                  "ranks per host (default N: one host)"),
       CLI_O_REAL("--hbm-gb", NULL, &so.hbm_gb, "G", 1e-9, 1e9,
                  "memory per rank, for auto (default 32)"),
-      CLI_O_UINT("--batch", NULL, &batch, "B", 1, ETSIM_SHARD_MAX_BATCH,
+      CLI_O_UINT("--batch", NULL, &a.batch, "B", 1, ETSIM_SHARD_MAX_BATCH,
                  "samples per rank (default the model's)"),
-      CLI_O_STR("--types", NULL, &types, "LIST", "allowed types for auto: tw,rw,cw,dp,twrw,twcw"),
-      CLI_O_STR("--calib", NULL, &calib, "FILE", "for auto: price collectives as measured"),
+      CLI_O_STR("--types", NULL, &a.types, "LIST", "allowed types for auto: tw,rw,cw,dp,twrw,twcw"),
+      CLI_O_STR("--calib", NULL, &a.calib, "FILE", "for auto: price collectives as measured"),
       CLI_O_CHOICE("--out-format", NULL, &g.format, "F", out_formats, "manifest (default) or et"),
       CLI_O_STR("--output", "-o", &g.prefix, "PREFIX", "where to write (default dlrm)"),
   };
@@ -405,40 +405,27 @@ static int gen_dlrm(int argc, char **argv) {
       NULL};
   int code0 = cli_parse(&cmd, argc, argv, NULL, NULL);
   if (code0 >= 0) return code0;
-  if (types && !(so.types = cli_shard_types(types))) return ETSIM_EXIT_USAGE;
-  if (!model) return cli_usage_error("gen dlrm: --preset is required");
+  if (cli_dlrm_sizes(&a, &so)) return ETSIM_EXIT_USAGE;
   int autop = strcmp(plan, "auto") == 0;
-  if (autop && !ranks) return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
+  if (autop && !a.ranks) return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
   if (autop && cli_dlrm_apply(&fl, &so.step, &so.tiers, 1)) return ETSIM_EXIT_USAGE;
   etsim_error_t err = {0};
   etsim_shard_model_t mdl;
   etsim_shard_access_t *acc = NULL;
   etsim_shard_calib_t cal;
-  int rc = strchr(model, '/') || strstr(model, ".json")
-               ? etsim_shard_model_load(model, &mdl, &err)
-               : etsim_shard_model_preset(model, &mdl, &err);
+  int rc = cli_dlrm_model_load(&a, &mdl, &err);
   if (rc) return cli_fail(&err);
   etsim_shard_plan_t p;
   memset(&p, 0, sizeof p);
-  int code = ETSIM_EXIT_OK;
-  so.ranks = (size_t)ranks;
-  so.ranks_per_host = (size_t)(rph ? rph : ranks);
-  so.batch = (uint32_t)batch;
-  if (autop && fl.access_path) {
-    if ((rc = etsim_shard_access_load(fl.access_path, &mdl, &acc, &err))) goto fail;
-    so.tiers.access = acc;
-  }
-  if (calib) {
-    if ((rc = etsim_shard_calib_load(calib, &cal, &err))) goto fail;
-    so.calib = &cal;
-  }
+  int code = cli_dlrm_inputs(&a, autop ? fl.access_path : NULL, 0, &mdl, &so, &cal, &acc);
+  if (code) goto out;
   rc = autop ? etsim_shard_plan(&mdl, &so, &p, &err)
              : etsim_shard_plan_read(plan, &mdl, &so, &p, &err);
   if (rc) goto fail;
   if (!autop) {
-    if (ranks && ranks != p.n_ranks) {
+    if (a.ranks && a.ranks != p.n_ranks) {
       code = cli_usage_error("gen dlrm: --ranks %llu but %s plans %zu ranks",
-                             (unsigned long long)ranks, plan, p.n_ranks);
+                             (unsigned long long)a.ranks, plan, p.n_ranks);
       goto out;
     }
     if (cli_dlrm_apply(&fl, &p.step, &p.tiers, 0)) {
