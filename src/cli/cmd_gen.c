@@ -417,7 +417,9 @@ static int gen_dlrm(int argc, char **argv) {
   if (rc) return cli_fail(&err);
   etsim_shard_plan_t p;
   memset(&p, 0, sizeof p);
-  int code = cli_dlrm_inputs(&a, autop ? fl.access_path : NULL, 0, &mdl, &so, &cal, &acc);
+  /* The calibration prices auto plans only (a plan file brings its size,
+   * and the trace does not use the estimate): checked against --ranks. */
+  int code = cli_dlrm_inputs(&a, autop ? fl.access_path : NULL, autop, &mdl, &so, &cal, &acc);
   if (code) goto out;
   rc = autop ? etsim_shard_plan(&mdl, &so, &p, &err)
              : etsim_shard_plan_read(plan, &mdl, &so, &p, &err);
