@@ -38,6 +38,11 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 int cli_parse_u64(const char *s, const char *what, uint64_t *out);
 int cli_parse_i64(const char *s, const char *what, int64_t *out);
 int cli_parse_double(const char *s, const char *what, double *out);
+/* A JSON string literal of s on stdout (quotes and escapes). */
+void cli_json_str(const char *s);
+/* ns as microseconds: whole ones as an integer, others with 3 decimals
+ * (the ns); returns buf. */
+const char *cli_us(uint64_t ns, char *buf, size_t cap);
 /* ------------------------------------------------- table-driven options */
 
 typedef enum {

@@ -89,17 +89,6 @@ static int cmp_step(const void *a, const void *b) {
   return x->at - y->at;
 }
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20) printf("\\u%04x", c);
-    else putchar(c);
-  }
-  putchar('"');
-}
-
 int etsim_cmd_edit(int argc, char **argv) {
   size_t n_info;
   const etsim_edit_op_info_t *info = etsim_edit_ops(&n_info);
@@ -185,9 +174,9 @@ int etsim_cmd_edit(int argc, char **argv) {
   if (rc) return cli_fail(&err);
   if (json) {
     printf("{\"input\": ");
-    json_str(input);
+    cli_json_str(input);
     printf(", \"output\": ");
-    json_str(output);
+    cli_json_str(output);
     printf(
         ", \"ranks_in\": %zu, \"ranks_out\": %zu, \"files_in\": %zu, \"files_out\": %zu, "
         "\"nodes_in\": %llu, \"nodes_out\": %llu, \"dropped\": %llu, \"inserted\": %llu, "
@@ -201,7 +190,7 @@ int etsim_cmd_edit(int argc, char **argv) {
         (unsigned long long)rep.bytes_out);
     for (size_t i = 0; i < rep.n_notes; i++) {
       if (i) printf(", ");
-      json_str(rep.notes[i]);
+      cli_json_str(rep.notes[i]);
     }
     printf("]}\n");
   } else if (!quiet && strcmp(output, "-") != 0) {
