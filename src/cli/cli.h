@@ -133,6 +133,10 @@ typedef struct {
  * cmd->max_args).  Returns -1 to go on, or the exit code to return: 0
  * after --help (printed to stdout), 2 after a usage error (printed). */
 int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, int *n_args);
+/* The arrays cli_parse made for the table's CLI_LIST options (after a -1
+ * from cli_parse, once the values are used; it frees them itself when it
+ * returns an exit code).  The values themselves stay in argv. */
+void cli_lists_free(const cli_opt_t *opts);
 /* The help, generated from the same table; cli_help_opts prints only the
  * option lines (for commands that group options, such as convert). */
 void cli_help(const cli_cmd_t *cmd, FILE *f);

@@ -167,11 +167,7 @@ int etsim_cmd_diff(int argc, char **argv) {
   const char *args[2];
   int n_args = 0;
   int code = cli_parse(&cmd, argc, argv, args, &n_args);
-  if (code >= 0) {
-    free(ign_attrs.v);
-    free(ign_attrs.at);
-    return code;
-  }
+  if (code >= 0) return code;
   etsim_diff_opts_t o = {0};
   o.flags = (ign_names ? ETSIM_DIFF_IGNORE_NAMES : 0) |
             (ign_meta ? ETSIM_DIFF_IGNORE_METADATA : 0) | (ign_io ? ETSIM_DIFF_IGNORE_IO : 0);
@@ -180,8 +176,7 @@ int etsim_cmd_diff(int argc, char **argv) {
   etsim_diff_report_t r;
   etsim_error_t err = {0};
   int rc = etsim_diff(args[0], args[1], &o, &r, &err);
-  free(ign_attrs.v);
-  free(ign_attrs.at);
+  cli_lists_free(opts);
   if (rc) return cli_fail(&err);
   if (json) print_json(&r);
   else if (!quiet) print_text(args[0], args[1], &r);

@@ -118,27 +118,20 @@ int etsim_cmd_edit(int argc, char **argv) {
                          NULL};
   const char *input;
   int code = cli_parse(&cmd, argc, argv, &input, NULL);
-  if (code >= 0) {
-    for (size_t i = 0; i < n_info; i++) {
-      free(lists[i].v);
-      free(lists[i].at);
-    }
-    return code;
-  }
+  if (code >= 0) return code;
   /* The operations in command-line order. */
   size_t n_steps = 0;
   for (size_t i = 0; i < n_info; i++) n_steps += lists[i].n;
   step_t *steps = calloc(n_steps + 1, sizeof *steps);
-  if (!steps) return cli_usage_error("out of memory");
+  if (!steps) {
+    cli_lists_free(opts);
+    return cli_usage_error("out of memory");
+  }
   size_t k = 0;
   for (size_t i = 0; i < n_info; i++)
     for (size_t j = 0; j < lists[i].n; j++) steps[k++] = (step_t){lists[i].at[j], i, lists[i].v[j]};
   qsort(steps, n_steps, sizeof *steps, cmp_step);
-  for (size_t i = 0; i < n_info; i++) {
-    /* The values stay in argv; the parser's arrays are done with. */
-    free(lists[i].at);
-    lists[i].at = NULL;
-  }
+  cli_lists_free(opts); /* the values stay in argv, and steps has them */
   etsim_edit_opts_t eo = {.comm_group = comm_group,
                           .iter_marker = marker,
                           .salt = salt,
@@ -153,21 +146,15 @@ int etsim_cmd_edit(int argc, char **argv) {
   etsim_edit_t *e;
   if (etsim_edit_new(&e, &eo, &err)) {
     free(steps);
-    for (size_t j = 0; j < n_info; j++) free(lists[j].v);
     return cli_fail(&err);
   }
   for (size_t i = 0; i < n_steps; i++)
     if (etsim_edit_add(e, info[steps[i].op].name, steps[i].val, &err)) {
       free(steps);
-      for (size_t j = 0; j < n_info; j++) free(lists[j].v);
       etsim_edit_free(e);
       return cli_fail(&err);
     }
   free(steps);
-  for (size_t i = 0; i < n_info; i++) {
-    free(lists[i].v);
-    lists[i].v = NULL;
-  }
   etsim_edit_report_t rep;
   int rc = etsim_edit_run(e, input, output, &rep, &err);
   etsim_edit_free(e);
