@@ -384,14 +384,13 @@ static void print_table(const ranked_t *r, size_t nr, size_t failed, int dims) {
 static void write_best(const ranked_t *b, const char *gen, const etsim_sweep_plan_stats_t *st) {
   char path[PATH_MAX + 16];
   snprintf(path, sizeof path, "%s/best.sh", out_dir);
-  /* written under a temporary name and renamed: never a half script */
-  char tmp[PATH_MAX + 32];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *bf = fopen(tmp, "w");
-  if (!bf) {
-    fprintf(stderr, "etsim: plan: %s: %s\n", tmp, strerror(errno));
+  etsim_error_t err = {0};
+  etsim_outfile_t of; /* never a half script */
+  if (etsim_outfile_open(&of, path, &err)) {
+    fprintf(stderr, "etsim: plan: %s\n", err.msg);
     return;
   }
+  FILE *bf = of.fp;
   fprintf(bf,
           "#!/bin/sh\n# The fastest configuration etsim plan found (%s/points.jsonl, point "
           "%lld): %.3f ms per iteration.\nset -e\nmkdir -p best\n%s\n",
@@ -402,9 +401,11 @@ static void write_best(const ranked_t *b, const char *gen, const etsim_sweep_pla
           "  --network '%s' --system '%s'%s%s%s --backend %s --hbm-gb %g\n",
           network, system_path, memory_path ? " --memory '" : "", memory_path ? memory_path : "",
           memory_path ? "'" : "", backend, st->hbm_gib);
-  if (fclose(bf) || chmod(tmp, 0755) || rename(tmp, path)) {
-    fprintf(stderr, "etsim: plan: %s: %s\n", path, strerror(errno));
-    remove(tmp);
+  if (chmod(of.tmp_path, 0755)) {
+    fprintf(stderr, "etsim: plan: %s: %s\n", of.tmp_path, strerror(errno));
+    etsim_outfile_abort(&of);
+  } else if (etsim_outfile_commit(&of, &err)) {
+    fprintf(stderr, "etsim: plan: %s\n", err.msg);
   }
 }
 
