@@ -38,6 +38,11 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 int cli_parse_u64(const char *s, const char *what, uint64_t *out);
 int cli_parse_i64(const char *s, const char *what, int64_t *out);
 int cli_parse_double(const char *s, const char *what, double *out);
+/* A JSON string literal of s on stdout (quotes and escapes). */
+void cli_json_str(const char *s);
+/* ns as microseconds: whole ones as an integer, others with 3 decimals
+ * (the ns); returns buf. */
+const char *cli_us(uint64_t ns, char *buf, size_t cap);
 /* ------------------------------------------------- table-driven options */
 
 typedef enum {
@@ -79,11 +84,36 @@ typedef struct {
 } cli_opt_t;
 
 /* The common shapes of a table entry (designated, so unnamed fields are 0);
- * write others out with designated initializers too. */
+ * write others (.given, CLI_REQUIRED) out with designated initializers too.
+ * A range of 0, 0 means none.  The numeric forms take `dst` only of the
+ * type their kind stores (a compile error otherwise: CLI_UINT writes 8
+ * bytes through `out`, whatever it points to). */
 #define CLI_O_FLAG(nm, al, dst, hlp) \
   { .name = nm, .alias = al, .kind = CLI_FLAG, .out = dst, .help = hlp }
 #define CLI_O_STR(nm, al, dst, meta, hlp) \
   { .name = nm, .alias = al, .kind = CLI_STR, .out = dst, .metavar = meta, .help = hlp }
+/* dst, if it points to `type` (a compile error otherwise). */
+#define CLI_OUT_(type, dst) _Generic((dst), type * : (dst))
+#define CLI_O_UINT(nm, al, dst, meta, lo, hi, hlp)                                              \
+  {                                                                                             \
+    .name = nm, .alias = al, .kind = CLI_UINT, .out = CLI_OUT_(uint64_t, dst), .metavar = meta, \
+    .min = lo, .max = hi, .help = hlp                                                           \
+  }
+#define CLI_O_INT(nm, al, dst, meta, lo, hi, hlp)                                             \
+  {                                                                                           \
+    .name = nm, .alias = al, .kind = CLI_INT, .out = CLI_OUT_(int64_t, dst), .metavar = meta, \
+    .min = lo, .max = hi, .help = hlp                                                         \
+  }
+#define CLI_O_REAL(nm, al, dst, meta, lo, hi, hlp)                                            \
+  {                                                                                           \
+    .name = nm, .alias = al, .kind = CLI_REAL, .out = CLI_OUT_(double, dst), .metavar = meta, \
+    .min = lo, .max = hi, .help = hlp                                                         \
+  }
+#define CLI_O_CHOICE(nm, al, dst, meta, list, hlp)                                           \
+  {                                                                                          \
+    .name = nm, .alias = al, .kind = CLI_CHOICE, .out = CLI_OUT_(int, dst), .metavar = meta, \
+    .choices = list, .help = hlp                                                             \
+  }
 #define CLI_O_END \
   { .name = NULL }
 
@@ -103,6 +133,10 @@ typedef struct {
  * cmd->max_args).  Returns -1 to go on, or the exit code to return: 0
  * after --help (printed to stdout), 2 after a usage error (printed). */
 int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, int *n_args);
+/* The arrays cli_parse made for the table's CLI_LIST options (after a -1
+ * from cli_parse, once the values are used; it frees them itself when it
+ * returns an exit code).  The values themselves stay in argv. */
+void cli_lists_free(const cli_opt_t *opts);
 /* The help, generated from the same table; cli_help_opts prints only the
  * option lines (for commands that group options, such as convert). */
 void cli_help(const cli_cmd_t *cmd, FILE *f);
@@ -110,6 +144,25 @@ void cli_help_opts(const cli_opt_t *opts, FILE *f);
 
 /* Whether progress may be shown (stderr is a terminal and no --quiet). */
 extern int cli_quiet;
+
+/* ------------------------------------------------------------ MPI launch */
+
+/* How commands reach their MPI programs (mpirun.c): etsim does not link
+ * MPI.  This program's path (/proc/self/exe); 0 or -1. */
+int cli_self_path(char *out, size_t cap);
+/* Whether mpirun started this process (Open MPI, PMIx or PMI). */
+int cli_inside_mpirun(void);
+/* The program $env_var names, else `name` next to this one, into out
+ * (empty when there is no path to try); 1 if it is executable. */
+int cli_sibling(const char *env_var, const char *name, char *out, size_t cap);
+/* argv[0..argc) minus --np N / --np=N into dst; returns how many. */
+size_t cli_args_minus_np(char **dst, int argc, char **argv);
+/* exec `$ETSIM_MPIRUN (mpirun) -np NP --oversubscribe [--allow-run-as-root]
+ * $ETSIM_MPIRUN_ARGS PROG argv[0..argc) minus --np [LAST]`; with announce,
+ * says so on stderr first.  Returns only on failure (printed, naming cmd):
+ * ETSIM_EXIT_INTERNAL. */
+int cli_exec_mpirun(const char *cmd, uint64_t np, const char *prog, int argc, char **argv,
+                    const char *last, int announce);
 
 /* ------------------------------------------------------------- progress */
 

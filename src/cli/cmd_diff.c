@@ -9,16 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Microseconds from nanoseconds: whole ones as integers, others with
- * their nanoseconds (as inspect prints them). */
-static const char *us(uint64_t ns, char *buf, size_t cap) {
-  if (ns % 1000 == 0) snprintf(buf, cap, "%llu", (unsigned long long)(ns / 1000));
-  else
-    snprintf(buf, cap, "%llu.%03llu", (unsigned long long)(ns / 1000),
-             (unsigned long long)(ns % 1000));
-  return buf;
-}
-
 static long long delta(uint64_t a, uint64_t b) { return (long long)b - (long long)a; }
 
 static void print_text(const char *pa, const char *pb, const etsim_diff_report_t *r) {
@@ -66,8 +56,9 @@ static void print_text(const char *pa, const char *pb, const etsim_diff_report_t
            (unsigned long long)b->p2p_bytes);
   char ua[32], ub[32];
   printf("critical path    %s us (rank %zu)%s -> %s us (rank %zu)%s\n",
-         us(a->critical_path_ns, ua, sizeof ua), a->critical_rank, a->cyclic ? ", a cycle" : "",
-         us(b->critical_path_ns, ub, sizeof ub), b->critical_rank, b->cyclic ? ", a cycle" : "");
+         cli_us(a->critical_path_ns, ua, sizeof ua), a->critical_rank, a->cyclic ? ", a cycle" : "",
+         cli_us(b->critical_path_ns, ub, sizeof ub), b->critical_rank,
+         b->cyclic ? ", a cycle" : "");
   if (r->metadata_differs) printf("metadata         differs\n");
   if (r->have_first) {
     if (r->first_index == UINT64_MAX) printf("first difference: %s\n", r->first);
@@ -76,17 +67,6 @@ static void print_text(const char *pa, const char *pb, const etsim_diff_report_t
              (unsigned long long)r->first_index, r->first);
   }
   printf("%s\n", r->equal ? "equal" : "different");
-}
-
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20) printf("\\u%04x", c);
-    else putchar(c);
-  }
-  putchar('"');
 }
 
 static void json_side(const etsim_diff_side_t *s) {
@@ -117,7 +97,7 @@ static void json_side(const etsim_diff_side_t *s) {
       "}, \"num_ops\": %llu, \"send_bytes\": %llu, \"critical_path_us\": %s, "
       "\"critical_rank\": %zu, \"cyclic\": %s}",
       (unsigned long long)s->num_ops, (unsigned long long)s->p2p_bytes,
-      us(s->critical_path_ns, cp, sizeof cp), s->critical_rank, s->cyclic ? "true" : "false");
+      cli_us(s->critical_path_ns, cp, sizeof cp), s->critical_rank, s->cyclic ? "true" : "false");
 }
 
 static void print_json(const etsim_diff_report_t *r) {
@@ -149,7 +129,7 @@ static void print_json(const etsim_diff_report_t *r) {
     if (r->first_index != UINT64_MAX)
       printf("\"node_index\": %llu, ", (unsigned long long)r->first_index);
     printf("\"what\": ");
-    json_str(r->first);
+    cli_json_str(r->first);
     printf("}");
   }
   printf("}\n");
@@ -187,11 +167,7 @@ int etsim_cmd_diff(int argc, char **argv) {
   const char *args[2];
   int n_args = 0;
   int code = cli_parse(&cmd, argc, argv, args, &n_args);
-  if (code >= 0) {
-    free(ign_attrs.v);
-    free(ign_attrs.at);
-    return code;
-  }
+  if (code >= 0) return code;
   etsim_diff_opts_t o = {0};
   o.flags = (ign_names ? ETSIM_DIFF_IGNORE_NAMES : 0) |
             (ign_meta ? ETSIM_DIFF_IGNORE_METADATA : 0) | (ign_io ? ETSIM_DIFF_IGNORE_IO : 0);
@@ -200,8 +176,7 @@ int etsim_cmd_diff(int argc, char **argv) {
   etsim_diff_report_t r;
   etsim_error_t err = {0};
   int rc = etsim_diff(args[0], args[1], &o, &r, &err);
-  free(ign_attrs.v);
-  free(ign_attrs.at);
+  cli_lists_free(opts);
   if (rc) return cli_fail(&err);
   if (json) print_json(&r);
   else if (!quiet) print_text(args[0], args[1], &r);

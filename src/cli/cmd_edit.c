@@ -35,19 +35,10 @@ static const cli_opt_t settings[] = {
     CLI_O_STR("--salt", NULL, &salt, "S", "key of --anonymize hash (keep it secret)"),
     CLI_O_STR("--dp-sharded", NULL, &sharded, "ERE",
               "compute nodes whose work --dp divides (ZeRO's optimizer)"),
-    {.name = "--dp-stride",
-     .kind = CLI_UINT,
-     .out = &dp_stride,
-     .metavar = "S",
-     .help = "ranks between data-parallel replicas (default: inferred)",
-     .min = 1,
-     .max = 16777216},
-    {.name = "--out-format",
-     .kind = CLI_CHOICE,
-     .out = &out_format,
-     .metavar = "F",
-     .choices = "auto|manifest|et",
-     .help = "auto (like the input), manifest or et (one file per rank)"},
+    CLI_O_UINT("--dp-stride", NULL, &dp_stride, "S", 1, 16777216,
+               "ranks between data-parallel replicas (default: inferred)"),
+    CLI_O_CHOICE("--out-format", NULL, &out_format, "F", "auto|manifest|et",
+                 "auto (like the input), manifest or et (one file per rank)"),
     CLI_O_FLAG("--renumber", NULL, &renumber, "ids 0, 1, ... in output order"),
     CLI_O_FLAG("--gzip", NULL, &gzip_out, "write .et.gz files"),
     CLI_O_FLAG("--json", NULL, &json, "print what was done as JSON"),
@@ -98,17 +89,6 @@ static int cmp_step(const void *a, const void *b) {
   return x->at - y->at;
 }
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20) printf("\\u%04x", c);
-    else putchar(c);
-  }
-  putchar('"');
-}
-
 int etsim_cmd_edit(int argc, char **argv) {
   size_t n_info;
   const etsim_edit_op_info_t *info = etsim_edit_ops(&n_info);
@@ -138,27 +118,20 @@ int etsim_cmd_edit(int argc, char **argv) {
                          NULL};
   const char *input;
   int code = cli_parse(&cmd, argc, argv, &input, NULL);
-  if (code >= 0) {
-    for (size_t i = 0; i < n_info; i++) {
-      free(lists[i].v);
-      free(lists[i].at);
-    }
-    return code;
-  }
+  if (code >= 0) return code;
   /* The operations in command-line order. */
   size_t n_steps = 0;
   for (size_t i = 0; i < n_info; i++) n_steps += lists[i].n;
   step_t *steps = calloc(n_steps + 1, sizeof *steps);
-  if (!steps) return cli_usage_error("out of memory");
+  if (!steps) {
+    cli_lists_free(opts);
+    return cli_usage_error("out of memory");
+  }
   size_t k = 0;
   for (size_t i = 0; i < n_info; i++)
     for (size_t j = 0; j < lists[i].n; j++) steps[k++] = (step_t){lists[i].at[j], i, lists[i].v[j]};
   qsort(steps, n_steps, sizeof *steps, cmp_step);
-  for (size_t i = 0; i < n_info; i++) {
-    /* The values stay in argv; the parser's arrays are done with. */
-    free(lists[i].at);
-    lists[i].at = NULL;
-  }
+  cli_lists_free(opts); /* the values stay in argv, and steps has them */
   etsim_edit_opts_t eo = {.comm_group = comm_group,
                           .iter_marker = marker,
                           .salt = salt,
@@ -173,30 +146,24 @@ int etsim_cmd_edit(int argc, char **argv) {
   etsim_edit_t *e;
   if (etsim_edit_new(&e, &eo, &err)) {
     free(steps);
-    for (size_t j = 0; j < n_info; j++) free(lists[j].v);
     return cli_fail(&err);
   }
   for (size_t i = 0; i < n_steps; i++)
     if (etsim_edit_add(e, info[steps[i].op].name, steps[i].val, &err)) {
       free(steps);
-      for (size_t j = 0; j < n_info; j++) free(lists[j].v);
       etsim_edit_free(e);
       return cli_fail(&err);
     }
   free(steps);
-  for (size_t i = 0; i < n_info; i++) {
-    free(lists[i].v);
-    lists[i].v = NULL;
-  }
   etsim_edit_report_t rep;
   int rc = etsim_edit_run(e, input, output, &rep, &err);
   etsim_edit_free(e);
   if (rc) return cli_fail(&err);
   if (json) {
     printf("{\"input\": ");
-    json_str(input);
+    cli_json_str(input);
     printf(", \"output\": ");
-    json_str(output);
+    cli_json_str(output);
     printf(
         ", \"ranks_in\": %zu, \"ranks_out\": %zu, \"files_in\": %zu, \"files_out\": %zu, "
         "\"nodes_in\": %llu, \"nodes_out\": %llu, \"dropped\": %llu, \"inserted\": %llu, "
@@ -210,7 +177,7 @@ int etsim_cmd_edit(int argc, char **argv) {
         (unsigned long long)rep.bytes_out);
     for (size_t i = 0; i < rep.n_notes; i++) {
       if (i) printf(", ");
-      json_str(rep.notes[i]);
+      cli_json_str(rep.notes[i]);
     }
     printf("]}\n");
   } else if (!quiet && strcmp(output, "-") != 0) {

@@ -101,25 +101,10 @@ static int gen_micro(int argc, char **argv) {
        .metavar = "BYTES",
        .flags = CLI_REQUIRED,
        .help = "comm_size of each collective (1048576, 64KiB, 1MiB)"},
-      {.name = "--npus",
-       .kind = CLI_UINT,
-       .out = &npus,
-       .metavar = "N",
-       .min = 1,
-       .max = 16777216,
-       .help = "number of ranks (required)"},
-      {.name = "--count",
-       .kind = CLI_UINT,
-       .out = &count,
-       .metavar = "K",
-       .min = 1,
-       .max = 100000000,
-       .help = "repeat the list K times (default 1)"},
-      {.name = "--comp-ns",
-       .kind = CLI_UINT,
-       .out = &o.comp_ns,
-       .metavar = "T",
-       .help = "a COMP node of T ns before each collective"},
+      CLI_O_UINT("--npus", NULL, &npus, "N", 1, 16777216, "number of ranks (required)"),
+      CLI_O_UINT("--count", NULL, &count, "K", 1, 100000000, "repeat the list K times (default 1)"),
+      CLI_O_UINT("--comp-ns", NULL, &o.comp_ns, "T", 0, 0,
+                 "a COMP node of T ns before each collective"),
       {.name = "--root",
        .kind = CLI_UINT,
        .out = &root,
@@ -134,20 +119,12 @@ static int gen_micro(int argc, char **argv) {
                 "involved_dim of each collective, e.g. 1,0 (which\n"
                 "network dimensions it spans; ASTRA-sim's default is\n"
                 "all)"),
-      {.name = "--out-format",
-       .kind = CLI_CHOICE,
-       .out = &o.format,
-       .metavar = "F",
-       .choices = out_formats,
-       .help = "manifest (default: shared class files) or et\n(plain PREFIX.<rank>.et files)"},
-      {.name = "--ids",
-       .kind = CLI_CHOICE,
-       .out = &ids,
-       .metavar = "MODE",
-       .choices = "restart|continue",
-       .help = "restart (every rank's ids from 0) or continue\n"
-               "(ids count on across ranks, as ASTRA-sim's scripts;\n"
-               "the default with --out-format et)"},
+      CLI_O_CHOICE("--out-format", NULL, &o.format, "F", out_formats,
+                   "manifest (default: shared class files) or et\n(plain PREFIX.<rank>.et files)"),
+      CLI_O_CHOICE("--ids", NULL, &ids, "MODE", "restart|continue",
+                   "restart (every rank's ids from 0) or continue\n"
+                   "(ids count on across ranks, as ASTRA-sim's scripts;\n"
+                   "the default with --out-format et)"),
       CLI_O_STR("--output", "-o", &o.prefix, "PREFIX",
                 "where to write (default: the first collective's\nname, e.g. all_reduce)"),
       CLI_O_FLAG("--quiet", "-q", &cli_quiet, "print nothing on success"),
@@ -270,11 +247,7 @@ static int gen_llm(int argc, char **argv) {
     .name = nm, .kind = CLI_UINT, .out = &ov[k], .metavar = "N", .min = 0, .max = big, \
     .given = &given[k], .help = hlp                                                    \
   }
-#define PAR(nm, k, hlp)                                                                      \
-  {                                                                                          \
-    .name = nm, .kind = CLI_UINT, .out = &par[k], .metavar = "N", .min = 1, .max = 16777216, \
-    .help = hlp                                                                              \
-  }
+#define PAR(nm, k, hlp) CLI_O_UINT(nm, NULL, &par[k], "N", 1, 16777216, hlp)
   const cli_opt_t opts[] = {
       {.name = "--preset",
        .alias = "--model",
@@ -307,28 +280,13 @@ static int gen_llm(int argc, char **argv) {
       PAR("--pp", 2, "pipeline-parallel degree"),
       PAR("--sp", 3, "sequence-parallel degree"),
       PAR("--ep", 4, "expert-parallel degree"),
-      {.name = "--npus",
-       .kind = CLI_UINT,
-       .out = &npus,
-       .metavar = "N",
-       .min = 1,
-       .max = 16777216,
-       .help = "optional check: must equal the product"},
+      CLI_O_UINT("--npus", NULL, &npus, "N", 1, 16777216, "optional check: must equal the product"),
       PAR("--microbatches", 5, "per iteration and data-parallel rank (default pp)"),
       PAR("--mbs", 6, "sequences per micro-batch (default 1)"),
-      {.name = "--schedule",
-       .kind = CLI_CHOICE,
-       .out = &o.schedule,
-       .metavar = "S",
-       .choices = "1f1b|gpipe",
-       .help = "1f1b (default) or gpipe"},
-      {.name = "--zero",
-       .kind = CLI_CHOICE,
-       .out = &o.zero,
-       .metavar = "Z",
-       .choices = "0|1|2|3",
-       .help = "0 (all-reduce), 1/2 (reduce-scatter + all-gather),\n"
-               "3 (parameters gathered per layer, FSDP)"},
+      CLI_O_CHOICE("--schedule", NULL, &o.schedule, "S", "1f1b|gpipe", "1f1b (default) or gpipe"),
+      CLI_O_CHOICE("--zero", NULL, &o.zero, "Z", "0|1|2|3",
+                   "0 (all-reduce), 1/2 (reduce-scatter + all-gather),\n"
+                   "3 (parameters gathered per layer, FSDP)"),
       CLI_O_FLAG("--recompute", NULL, &o.recompute, "full activation recomputation"),
       CLI_O_FLAG("--memory", NULL, &memory,
                  "print each pipeline stage's memory per NPU (model\n"
@@ -339,29 +297,13 @@ static int gen_llm(int argc, char **argv) {
                  "attributes) so 'etsim sim' tracks memory per NPU"),
       CLI_O_FLAG("--flash-attention", NULL, &o.flash,
                  "attention keeps no score matrix (memory model)"),
-      {.name = "--peak-tflops",
-       .kind = CLI_REAL,
-       .out = &o.peak_tflops,
-       .metavar = "F",
-       .min = 1e-6,
-       .max = 1e9,
-       .help = "per NPU (default 989, H100 SXM BF16 dense); compute\n"
-               "time = max(FLOPs / peak, bytes / bandwidth)"},
-      {.name = "--mem-gbps",
-       .kind = CLI_REAL,
-       .out = &o.mem_gbps,
-       .metavar = "B",
-       .min = 1e-6,
-       .max = 1e9,
-       .help = "per NPU (default 3350)"},
+      CLI_O_REAL("--peak-tflops", NULL, &o.peak_tflops, "F", 1e-6, 1e9,
+                 "per NPU (default 989, H100 SXM BF16 dense); compute\n"
+                 "time = max(FLOPs / peak, bytes / bandwidth)"),
+      CLI_O_REAL("--mem-gbps", NULL, &o.mem_gbps, "B", 1e-6, 1e9, "per NPU (default 3350)"),
       PAR("--dtype-bytes", 7, "bytes per value (default 2)"),
       CLI_O_STR("--output", "-o", &o.prefix, "PREFIX", "where to write (default: the preset name)"),
-      {.name = "--out-format",
-       .kind = CLI_CHOICE,
-       .out = &o.format,
-       .metavar = "F",
-       .choices = out_formats,
-       .help = "manifest (default) or et"},
+      CLI_O_CHOICE("--out-format", NULL, &o.format, "F", out_formats, "manifest (default) or et"),
       CLI_O_STR("--comm-group", NULL, &o.comm_group_path, "PATH", "default PREFIX.comm_group.json"),
       CLI_O_FLAG("--quiet", "-q", &cli_quiet, "print nothing on success"),
       CLI_O_END};
@@ -419,13 +361,13 @@ static int gen_dlrm(int argc, char **argv) {
   etsim_shard_defaults(&so);
   cli_dlrm_flags_t fl;
   memset(&fl, 0, sizeof fl);
-  const char *model = NULL, *plan = "auto", *calib = NULL, *types = NULL;
-  uint64_t ranks = 0, rph = 0, batch = 0;
+  cli_dlrm_plan_args_t a = {0};
+  const char *plan = "auto";
   cli_opt_t opts[11 + CLI_DLRM_N_OPTS + 1] = {
       {.name = "--preset",
        .alias = "--model",
        .kind = CLI_STR,
-       .out = &model,
+       .out = &a.model,
        .metavar = "M",
        .flags = CLI_REQUIRED,
        .help = "mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
@@ -433,42 +375,17 @@ static int gen_dlrm(int argc, char **argv) {
       CLI_O_STR("--plan", NULL, &plan, "FILE|auto",
                 "a plan from 'etsim shard -o plan.json', or auto\n"
                 "(default): planned here with the flags below"),
-      {.name = "--ranks",
-       .kind = CLI_UINT,
-       .out = &ranks,
-       .metavar = "N",
-       .min = 1,
-       .max = ETSIM_SHARD_MAX_RANKS,
-       .help = "ranks (required with --plan auto)"},
-      {.name = "--ranks-per-host",
-       .kind = CLI_UINT,
-       .out = &rph,
-       .metavar = "H",
-       .min = 1,
-       .max = ETSIM_SHARD_MAX_RANKS,
-       .help = "ranks per host (default N: one host)"},
-      {.name = "--hbm-gb",
-       .kind = CLI_REAL,
-       .out = &so.hbm_gb,
-       .metavar = "G",
-       .min = 1e-9,
-       .max = 1e9,
-       .help = "memory per rank, for auto (default 32)"},
-      {.name = "--batch",
-       .kind = CLI_UINT,
-       .out = &batch,
-       .metavar = "B",
-       .min = 1,
-       .max = ETSIM_SHARD_MAX_BATCH,
-       .help = "samples per rank (default the model's)"},
-      CLI_O_STR("--types", NULL, &types, "LIST", "allowed types for auto: tw,rw,cw,dp,twrw,twcw"),
-      CLI_O_STR("--calib", NULL, &calib, "FILE", "for auto: price collectives as measured"),
-      {.name = "--out-format",
-       .kind = CLI_CHOICE,
-       .out = &g.format,
-       .metavar = "F",
-       .choices = out_formats,
-       .help = "manifest (default) or et"},
+      CLI_O_UINT("--ranks", NULL, &a.ranks, "N", 1, ETSIM_SHARD_MAX_RANKS,
+                 "ranks (required with --plan auto)"),
+      CLI_O_UINT("--ranks-per-host", NULL, &a.ranks_per_host, "H", 1, ETSIM_SHARD_MAX_RANKS,
+                 "ranks per host (default N: one host)"),
+      CLI_O_REAL("--hbm-gb", NULL, &so.hbm_gb, "G", 1e-9, 1e9,
+                 "memory per rank, for auto (default 32)"),
+      CLI_O_UINT("--batch", NULL, &a.batch, "B", 1, ETSIM_SHARD_MAX_BATCH,
+                 "samples per rank (default the model's)"),
+      CLI_O_STR("--types", NULL, &a.types, "LIST", "allowed types for auto: tw,rw,cw,dp,twrw,twcw"),
+      CLI_O_STR("--calib", NULL, &a.calib, "FILE", "for auto: price collectives as measured"),
+      CLI_O_CHOICE("--out-format", NULL, &g.format, "F", out_formats, "manifest (default) or et"),
       CLI_O_STR("--output", "-o", &g.prefix, "PREFIX", "where to write (default dlrm)"),
   };
   size_t n_opts = 10;
@@ -488,40 +405,29 @@ static int gen_dlrm(int argc, char **argv) {
       NULL};
   int code0 = cli_parse(&cmd, argc, argv, NULL, NULL);
   if (code0 >= 0) return code0;
-  if (types && !(so.types = cli_shard_types(types))) return ETSIM_EXIT_USAGE;
-  if (!model) return cli_usage_error("gen dlrm: --preset is required");
+  if (cli_dlrm_sizes(&a, &so)) return ETSIM_EXIT_USAGE;
   int autop = strcmp(plan, "auto") == 0;
-  if (autop && !ranks) return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
+  if (autop && !a.ranks) return cli_usage_error("gen dlrm: --ranks is required with --plan auto");
   if (autop && cli_dlrm_apply(&fl, &so.step, &so.tiers, 1)) return ETSIM_EXIT_USAGE;
   etsim_error_t err = {0};
   etsim_shard_model_t mdl;
   etsim_shard_access_t *acc = NULL;
   etsim_shard_calib_t cal;
-  int rc = strchr(model, '/') || strstr(model, ".json")
-               ? etsim_shard_model_load(model, &mdl, &err)
-               : etsim_shard_model_preset(model, &mdl, &err);
+  int rc = cli_dlrm_model_load(&a, &mdl, &err);
   if (rc) return cli_fail(&err);
   etsim_shard_plan_t p;
   memset(&p, 0, sizeof p);
-  int code = ETSIM_EXIT_OK;
-  so.ranks = (size_t)ranks;
-  so.ranks_per_host = (size_t)(rph ? rph : ranks);
-  so.batch = (uint32_t)batch;
-  if (autop && fl.access_path) {
-    if ((rc = etsim_shard_access_load(fl.access_path, &mdl, &acc, &err))) goto fail;
-    so.tiers.access = acc;
-  }
-  if (calib) {
-    if ((rc = etsim_shard_calib_load(calib, &cal, &err))) goto fail;
-    so.calib = &cal;
-  }
+  /* The calibration prices auto plans only (a plan file brings its size,
+   * and the trace does not use the estimate): checked against --ranks. */
+  int code = cli_dlrm_inputs(&a, autop ? fl.access_path : NULL, autop, &mdl, &so, &cal, &acc);
+  if (code) goto out;
   rc = autop ? etsim_shard_plan(&mdl, &so, &p, &err)
              : etsim_shard_plan_read(plan, &mdl, &so, &p, &err);
   if (rc) goto fail;
   if (!autop) {
-    if (ranks && ranks != p.n_ranks) {
+    if (a.ranks && a.ranks != p.n_ranks) {
       code = cli_usage_error("gen dlrm: --ranks %llu but %s plans %zu ranks",
-                             (unsigned long long)ranks, plan, p.n_ranks);
+                             (unsigned long long)a.ranks, plan, p.n_ranks);
       goto out;
     }
     if (cli_dlrm_apply(&fl, &p.step, &p.tiers, 0)) {

@@ -7,15 +7,6 @@
 
 #include <string.h>
 
-/* A time in ns as microseconds: whole ones as before, others with the ns. */
-static const char *us(uint64_t ns, char *buf, size_t cap) {
-  if (ns % 1000 == 0) snprintf(buf, cap, "%llu", (unsigned long long)(ns / 1000));
-  else
-    snprintf(buf, cap, "%llu.%03llu", (unsigned long long)(ns / 1000),
-             (unsigned long long)(ns % 1000));
-  return buf;
-}
-
 static void print_text(const char *path, const etsim_et_stats_t *st) {
   char b1[32];
   printf("%s\n  nodes            %zu\n", path, st->n_nodes);
@@ -32,31 +23,20 @@ static void print_text(const char *path, const etsim_et_stats_t *st) {
   else {
     printf("  depth            %zu nodes\n", st->depth);
     printf("  critical path    %s us (node %llu .. node %llu)\n",
-           us(st->critical_path_ns, b1, sizeof b1), (unsigned long long)st->critical_first,
+           cli_us(st->critical_path_ns, b1, sizeof b1), (unsigned long long)st->critical_first,
            (unsigned long long)st->critical_last);
   }
-  printf("  compute time     %s us\n", us(st->compute_ns, b1, sizeof b1));
+  printf("  compute time     %s us\n", cli_us(st->compute_ns, b1, sizeof b1));
   printf("  attributes\n");
   for (size_t a = 0; a < st->n_attr_uses; a++)
     printf("    %-20s %-13s %zu\n", st->attrs[a].name, etsim_attr_kind_name(st->attrs[a].kind),
            st->attrs[a].count);
 }
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20) printf("\\u%04x", c);
-    else putchar(c);
-  }
-  putchar('"');
-}
-
 static void print_json(const char *path, const etsim_et_stats_t *st) {
   char b1[32];
   printf("{\"file\": ");
-  json_str(path);
+  cli_json_str(path);
   printf(", \"nodes\": %zu, \"by_type\": {", st->n_nodes);
   int first = 1;
   for (int k = 0; k < ETSIM_ET_NODE_TYPE_COUNT; k++)
@@ -81,12 +61,12 @@ static void print_json(const char *path, const etsim_et_stats_t *st) {
     printf(
         "\"cyclic\": false, \"depth\": %zu, \"critical_path_us\": %s, "
         "\"critical_path_from\": %llu, \"critical_path_to\": %llu, ",
-        st->depth, us(st->critical_path_ns, b1, sizeof b1), (unsigned long long)st->critical_first,
-        (unsigned long long)st->critical_last);
-  printf("\"compute_us\": %s, \"attributes\": [", us(st->compute_ns, b1, sizeof b1));
+        st->depth, cli_us(st->critical_path_ns, b1, sizeof b1),
+        (unsigned long long)st->critical_first, (unsigned long long)st->critical_last);
+  printf("\"compute_us\": %s, \"attributes\": [", cli_us(st->compute_ns, b1, sizeof b1));
   for (size_t a = 0; a < st->n_attr_uses; a++) {
     printf("%s{\"name\": ", a ? ", " : "");
-    json_str(st->attrs[a].name);
+    cli_json_str(st->attrs[a].name);
     printf(", \"kind\": \"%s\", \"count\": %zu}", etsim_attr_kind_name(st->attrs[a].kind),
            st->attrs[a].count);
   }
@@ -146,8 +126,8 @@ static void print_total(const total_t *t, const etsim_et_set_t *set, int json) {
         "}, \"data_edges\": %zu, \"ctrl_edges\": %zu, "
         "\"compute_us_min\": %s, \"compute_us_max\": %s, "
         "\"critical_path_us_max\": %s}",
-        t->data_edges, t->ctrl_edges, us(t->compute_min, b1, sizeof b1),
-        us(t->compute_max, b2, sizeof b2), us(t->path_max, b3, sizeof b3));
+        t->data_edges, t->ctrl_edges, cli_us(t->compute_min, b1, sizeof b1),
+        cli_us(t->compute_max, b2, sizeof b2), cli_us(t->path_max, b3, sizeof b3));
     return;
   }
   printf("all %zu ranks\n  nodes            %zu\n", t->ranks, t->nodes);
@@ -158,9 +138,10 @@ static void print_total(const total_t *t, const etsim_et_set_t *set, int json) {
       printf("    %-16s %zu collectives, %llu bytes (all ranks' share)\n", etsim_coll_type_name(c),
              t->by_coll[c], (unsigned long long)t->coll_bytes[c]);
   printf("  data edges       %zu\n  control edges    %zu\n", t->data_edges, t->ctrl_edges);
-  printf("  compute time     %s .. %s us per rank (most: %s)\n", us(t->compute_min, b1, sizeof b1),
-         us(t->compute_max, b2, sizeof b2), set->paths[t->compute_max_file]);
-  printf("  critical path    at most %s us (%s)\n", us(t->path_max, b3, sizeof b3),
+  printf("  compute time     %s .. %s us per rank (most: %s)\n",
+         cli_us(t->compute_min, b1, sizeof b1), cli_us(t->compute_max, b2, sizeof b2),
+         set->paths[t->compute_max_file]);
+  printf("  critical path    at most %s us (%s)\n", cli_us(t->path_max, b3, sizeof b3),
          set->paths[t->path_max_file]);
 }
 

@@ -64,50 +64,19 @@ static const cli_opt_t opts[] = {
      .flags = CLI_REQUIRED,
      .help = "system JSON (ASTRA-sim's)"},
     CLI_O_STR("--memory", NULL, &memory_path, "F", "remote-memory JSON (prices offloading)"),
-    {.name = "--hbm-gb",
-     .kind = CLI_REAL,
-     .out = &hbm_gb,
-     .metavar = "G",
-     .min = 1e-6,
-     .max = 1e9,
-     .help = "memory per NPU in GiB (default 80)"},
-    {.name = "--global-batch",
-     .kind = CLI_UINT,
-     .out = &global_batch,
-     .metavar = "B",
-     .min = 1,
-     .max = 1 << 30,
-     .help = "sequences per iteration (default: the model's published\n"
-             "batch: 1536 GPT-3, 1024 Llama 3; else N)"},
-    {.name = "--layers", .kind = CLI_UINT, .out = &layers, .metavar = "N", .help = "model: layers"},
-    {.name = "--hidden",
-     .kind = CLI_UINT,
-     .out = &hidden,
-     .metavar = "N",
-     .help = "model: hidden size"},
-    {.name = "--heads", .kind = CLI_UINT, .out = &heads, .metavar = "N", .help = "model: heads"},
-    {.name = "--kv-heads",
-     .kind = CLI_UINT,
-     .out = &kv_heads,
-     .metavar = "N",
-     .help = "model: key/value heads"},
-    {.name = "--ffn", .kind = CLI_UINT, .out = &ffn, .metavar = "N", .help = "model: FFN size"},
-    {.name = "--vocab",
-     .kind = CLI_UINT,
-     .out = &vocab,
-     .metavar = "N",
-     .help = "model: vocabulary"},
-    {.name = "--seq",
-     .kind = CLI_UINT,
-     .out = &seq,
-     .metavar = "N",
-     .help = "model: sequence length"},
-    {.name = "--experts",
-     .kind = CLI_UINT,
-     .out = &experts,
-     .metavar = "N",
-     .help = "model: experts"},
-    {.name = "--top-k", .kind = CLI_UINT, .out = &top_k, .metavar = "N", .help = "model: top-k"},
+    CLI_O_REAL("--hbm-gb", NULL, &hbm_gb, "G", 1e-6, 1e9, "memory per NPU in GiB (default 80)"),
+    CLI_O_UINT("--global-batch", NULL, &global_batch, "B", 1, 1 << 30,
+               "sequences per iteration (default: the model's published\n"
+               "batch: 1536 GPT-3, 1024 Llama 3; else N)"),
+    CLI_O_UINT("--layers", NULL, &layers, "N", 0, 0, "model: layers"),
+    CLI_O_UINT("--hidden", NULL, &hidden, "N", 0, 0, "model: hidden size"),
+    CLI_O_UINT("--heads", NULL, &heads, "N", 0, 0, "model: heads"),
+    CLI_O_UINT("--kv-heads", NULL, &kv_heads, "N", 0, 0, "model: key/value heads"),
+    CLI_O_UINT("--ffn", NULL, &ffn, "N", 0, 0, "model: FFN size"),
+    CLI_O_UINT("--vocab", NULL, &vocab, "N", 0, 0, "model: vocabulary"),
+    CLI_O_UINT("--seq", NULL, &seq, "N", 0, 0, "model: sequence length"),
+    CLI_O_UINT("--experts", NULL, &experts, "N", 0, 0, "model: experts"),
+    CLI_O_UINT("--top-k", NULL, &top_k, "N", 0, 0, "model: top-k"),
     {.name = "--gated",
      .kind = CLI_UINT,
      .out = &gated,
@@ -117,58 +86,22 @@ static const cli_opt_t opts[] = {
      .given = &gated_given,
      .help = "model: SwiGLU FFN"},
     CLI_O_FLAG("--flash-attention", NULL, &flash, "attention keeps no score matrix"),
-    {.name = "--schedule",
-     .kind = CLI_CHOICE,
-     .out = &schedule,
-     .metavar = "S",
-     .choices = "1f1b|gpipe",
-     .help = "pipeline schedule (default 1f1b)"},
-    {.name = "--peak-tflops",
-     .kind = CLI_REAL,
-     .out = &peak_tflops,
-     .metavar = "F",
-     .min = 1e-6,
-     .max = 1e9,
-     .help = "per NPU (default 989)"},
-    {.name = "--mem-gbps",
-     .kind = CLI_REAL,
-     .out = &mem_gbps,
-     .metavar = "B",
-     .min = 1e-6,
-     .max = 1e9,
-     .help = "per NPU (default 3350)"},
-    {.name = "--max-tp", .kind = CLI_UINT, .out = &max_tp, .metavar = "N", .help = "search bounds"},
-    {.name = "--max-pp", .kind = CLI_UINT, .out = &max_pp, .metavar = "N", .help = "search bounds"},
-    {.name = "--max-sp",
-     .kind = CLI_UINT,
-     .out = &max_sp,
-     .metavar = "N",
-     .help = "context parallelism (default 1: none)"},
-    {.name = "--max-mbs",
-     .kind = CLI_UINT,
-     .out = &max_mbs,
-     .metavar = "N",
-     .help = "largest micro-batch (default 4; powers of two)"},
+    CLI_O_CHOICE("--schedule", NULL, &schedule, "S", "1f1b|gpipe",
+                 "pipeline schedule (default 1f1b)"),
+    CLI_O_REAL("--peak-tflops", NULL, &peak_tflops, "F", 1e-6, 1e9, "per NPU (default 989)"),
+    CLI_O_REAL("--mem-gbps", NULL, &mem_gbps, "B", 1e-6, 1e9, "per NPU (default 3350)"),
+    CLI_O_UINT("--max-tp", NULL, &max_tp, "N", 0, 0, "search bounds"),
+    CLI_O_UINT("--max-pp", NULL, &max_pp, "N", 0, 0, "search bounds"),
+    CLI_O_UINT("--max-sp", NULL, &max_sp, "N", 0, 0, "context parallelism (default 1: none)"),
+    CLI_O_UINT("--max-mbs", NULL, &max_mbs, "N", 0, 0,
+               "largest micro-batch (default 4; powers of two)"),
     CLI_O_FLAG("--exhaustive", NULL, &exhaustive,
                "simulate dominated candidates too (only memory prunes)"),
     CLI_O_STR("--backend", NULL, &backend, "B", "simulator backend (default analytical)"),
     CLI_O_STR("--output", "-o", &out_dir, "DIR",
               "the sweep's folder (default plan-MODEL-N); rerunning resumes"),
-    {.name = "--top",
-     .kind = CLI_UINT,
-     .out = &top,
-     .metavar = "K",
-     .min = 1,
-     .max = 1000000,
-     .help = "configurations to print (default 10)"},
-    {.name = "--jobs",
-     .alias = "-j",
-     .kind = CLI_UINT,
-     .out = &jobs,
-     .metavar = "N",
-     .min = 1,
-     .max = 4096,
-     .help = "executors (default: every CPU)"},
+    CLI_O_UINT("--top", NULL, &top, "K", 1, 1000000, "configurations to print (default 10)"),
+    CLI_O_UINT("--jobs", "-j", &jobs, "N", 1, 4096, "executors (default: every CPU)"),
     {.name = "--np",
      .kind = CLI_UINT,
      .out = &n_procs,
@@ -177,13 +110,8 @@ static const cli_opt_t opts[] = {
      .max = 1048576,
      .given = &np_given,
      .help = "simulate under 'mpirun -np N' instead"},
-    {.name = "--timeout",
-     .kind = CLI_REAL,
-     .out = &timeout_s,
-     .metavar = "S",
-     .min = 0,
-     .max = 1e9,
-     .help = "give up on a candidate after S seconds"},
+    CLI_O_REAL("--timeout", NULL, &timeout_s, "S", 0, 1e9,
+               "give up on a candidate after S seconds"),
     CLI_O_FLAG("--restart", NULL, &restart, "discard earlier results in DIR"),
     CLI_O_FLAG("--candidates", NULL, &only_candidates, "list the candidates, simulate nothing"),
     CLI_O_FLAG("--json", NULL, &json_out, "print the ranking as JSON"),
@@ -456,14 +384,13 @@ static void print_table(const ranked_t *r, size_t nr, size_t failed, int dims) {
 static void write_best(const ranked_t *b, const char *gen, const etsim_sweep_plan_stats_t *st) {
   char path[PATH_MAX + 16];
   snprintf(path, sizeof path, "%s/best.sh", out_dir);
-  /* written under a temporary name and renamed: never a half script */
-  char tmp[PATH_MAX + 32];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *bf = fopen(tmp, "w");
-  if (!bf) {
-    fprintf(stderr, "etsim: plan: %s: %s\n", tmp, strerror(errno));
+  etsim_error_t err = {0};
+  etsim_outfile_t of; /* never a half script */
+  if (etsim_outfile_open(&of, path, &err)) {
+    fprintf(stderr, "etsim: plan: %s\n", err.msg);
     return;
   }
+  FILE *bf = of.fp;
   fprintf(bf,
           "#!/bin/sh\n# The fastest configuration etsim plan found (%s/points.jsonl, point "
           "%lld): %.3f ms per iteration.\nset -e\nmkdir -p best\n%s\n",
@@ -474,9 +401,11 @@ static void write_best(const ranked_t *b, const char *gen, const etsim_sweep_pla
           "  --network '%s' --system '%s'%s%s%s --backend %s --hbm-gb %g\n",
           network, system_path, memory_path ? " --memory '" : "", memory_path ? memory_path : "",
           memory_path ? "'" : "", backend, st->hbm_gib);
-  if (fclose(bf) || chmod(tmp, 0755) || rename(tmp, path)) {
-    fprintf(stderr, "etsim: plan: %s: %s\n", path, strerror(errno));
-    remove(tmp);
+  if (chmod(of.tmp_path, 0755)) {
+    fprintf(stderr, "etsim: plan: %s: %s\n", of.tmp_path, strerror(errno));
+    etsim_outfile_abort(&of);
+  } else if (etsim_outfile_commit(&of, &err)) {
+    fprintf(stderr, "etsim: plan: %s\n", err.msg);
   }
 }
 
@@ -553,9 +482,8 @@ int etsim_cmd_plan(int argc, char **argv) {
     fprintf(info, "  simulating %zu candidates (%s backend): %s -> %s/points.jsonl\n", n, backend,
             spec_path, out_dir);
   char self[PATH_MAX];
-  ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (sl <= 0) return cli_usage_error("plan: cannot find the etsim program");
-  self[sl] = 0;
+  if (cli_self_path(self, sizeof self))
+    return cli_usage_error("plan: cannot find the etsim program");
   if ((rc = run_sweep(spec_path, self))) return rc;
   ranked_t *r = NULL;
   size_t nr = 0, failed = 0;

@@ -41,56 +41,20 @@ static const cli_opt_t opts[] = {
      .max = 1048576,
      .given = &np_given,
      .help = "MPI ranks (default: the trace set's rank count)"},
-    {.name = "--iterations",
-     .kind = CLI_UINT,
-     .out = &iterations,
-     .metavar = "K",
-     .min = 1,
-     .max = 1000000,
-     .help = "timed iterations (default 1)"},
-    {.name = "--warmup",
-     .kind = CLI_UINT,
-     .out = &warmup,
-     .metavar = "W",
-     .min = 0,
-     .max = 1000000,
-     .help = "untimed iterations first (default 0)"},
-    {.name = "--compute-scale",
-     .kind = CLI_REAL,
-     .out = &compute_scale,
-     .metavar = "X",
-     .min = 1e-9,
-     .max = 1e9,
-     .help = "scale compute work (and recorded compute times)"},
-    {.name = "--comm-scale",
-     .kind = CLI_REAL,
-     .out = &comm_scale,
-     .metavar = "Y",
-     .min = 1e-9,
-     .max = 1e9,
-     .help = "scale message sizes (and recorded communication times)"},
-    {.name = "--ridge",
-     .kind = CLI_REAL,
-     .out = &ridge,
-     .metavar = "F",
-     .min = 0,
-     .max = 1e9,
-     .help = "FLOP/byte ridge point of the roofline (default: measured)"},
+    CLI_O_UINT("--iterations", NULL, &iterations, "K", 1, 1000000, "timed iterations (default 1)"),
+    CLI_O_UINT("--warmup", NULL, &warmup, "W", 0, 1000000, "untimed iterations first (default 0)"),
+    CLI_O_REAL("--compute-scale", NULL, &compute_scale, "X", 1e-9, 1e9,
+               "scale compute work (and recorded compute times)"),
+    CLI_O_REAL("--comm-scale", NULL, &comm_scale, "Y", 1e-9, 1e9,
+               "scale message sizes (and recorded communication times)"),
+    CLI_O_REAL("--ridge", NULL, &ridge, "F", 0, 1e9,
+               "FLOP/byte ridge point of the roofline (default: measured)"),
     CLI_O_STR("--comm-group", NULL, &groups_path, "FILE", "communicator groups {\"id\": [ranks]}"),
-    {.name = "--deps",
-     .kind = CLI_CHOICE,
-     .out = &deps_choice,
-     .metavar = "D",
-     .choices = "data|ctrl|all",
-     .help = "which dependencies order the nodes (default all)"},
+    CLI_O_CHOICE("--deps", NULL, &deps_choice, "D", "data|ctrl|all",
+                 "which dependencies order the nodes (default all)"),
     CLI_O_FLAG("--check", NULL, &check, "MPI: verify every received byte"),
-    {.name = "--timeout",
-     .kind = CLI_REAL,
-     .out = &timeout_s,
-     .metavar = "S",
-     .min = 1e-3,
-     .max = 1e7,
-     .help = "MPI: give up after S seconds (default 600)"},
+    CLI_O_REAL("--timeout", NULL, &timeout_s, "S", 1e-3, 1e7,
+               "MPI: give up after S seconds (default 600)"),
     CLI_O_STR("--csv", NULL, &csv, "FILE", "one row per node"),
     CLI_O_STR("--timeline", NULL, &timeline_path, "FILE", "MPI: Perfetto timeline of the run"),
     CLI_O_FLAG("--path", NULL, &want_path, "dry run: list the nodes on the critical path"),
@@ -116,30 +80,6 @@ static const cli_cmd_t cmd = {
     1,
     "PREFIX",
     "exit: 0 ok, 1 verification failed, 2 bad input, 3 internal/MPI error"};
-
-static int find_runner(char *out, size_t cap) {
-  const char *env = getenv("ETSIM_REPLAY_BIN");
-  if (env && *env) {
-    snprintf(out, cap, "%s", env);
-    return access(out, X_OK) == 0;
-  }
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return 0;
-  self[n] = 0;
-  char *slash = strrchr(self, '/');
-  if (!slash) return 0;
-  *slash = 0;
-  size_t len = strlen(self);
-  if (len + sizeof "/etsim-replay" > cap) return 0;
-  memcpy(out, self, len);
-  memcpy(out + len, "/etsim-replay", sizeof "/etsim-replay");
-  return access(out, X_OK) == 0;
-}
-
-static int inside_mpirun(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
 
 static void print_problem(void *user, int sev, const char *line) {
   (void)user;
@@ -306,26 +246,17 @@ int etsim_cmd_replay(int argc, char **argv) {
   if (code >= 0) return code;
   if (dry_only) return dry_run();
   char runner[PATH_MAX] = "";
-  if (!find_runner(runner, sizeof runner))
+  if (!cli_sibling("ETSIM_REPLAY_BIN", "etsim-replay", runner, sizeof runner))
     return cli_usage_error(
         "replay: %s not found or not executable (etsim "
         "built without MPI?  set ETSIM_REPLAY_BIN)",
         runner[0] ? runner : "etsim-replay");
-  /* Runner arguments: ours minus --np. */
-  char **rargs = calloc((size_t)argc + 64, sizeof *rargs);
-  if (!rargs) return ETSIM_EXIT_INTERNAL;
-  if (inside_mpirun()) {
-    size_t k = 0;
-    rargs[k++] = runner;
-    for (int i = 1; i < argc; i++) {
-      if (!strcmp(argv[i], "--np")) {
-        i++;
-        continue;
-      }
-      if (!strncmp(argv[i], "--np=", 5)) continue;
-      rargs[k++] = argv[i];
-    }
-    rargs[k] = NULL;
+  if (cli_inside_mpirun()) {
+    /* Runner arguments: ours minus --np. */
+    char **rargs = calloc((size_t)argc + 1, sizeof *rargs);
+    if (!rargs) return ETSIM_EXIT_INTERNAL;
+    rargs[0] = runner;
+    rargs[1 + cli_args_minus_np(rargs + 1, argc - 1, argv + 1)] = NULL;
     execv(runner, rargs);
     fprintf(stderr, "etsim: replay: cannot run %s\n", runner);
     free(rargs);
@@ -336,61 +267,15 @@ int etsim_cmd_replay(int argc, char **argv) {
      * deadlock before launching (it was a silent wait of --timeout). */
     etsim_error_t err = {0};
     etsim_et_set_t *set;
-    if (etsim_et_set_load(&set, prefix, 0, &err)) {
-      free(rargs);
-      return cli_fail(&err);
-    }
+    if (etsim_et_set_load(&set, prefix, 0, &err)) return cli_fail(&err);
     if (!np_given) n_procs = set->n_ranks;
     int pre = n_procs == set->n_ranks ? precheck(set) : 0;
     etsim_et_set_free(set);
-    if (pre) {
-      free(rargs);
-      return pre;
-    }
-  }
-  static char np_buf[32];
-  snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)n_procs);
-  const char *mpirun = getenv("ETSIM_MPIRUN");
-  if (!mpirun || !*mpirun) mpirun = "mpirun";
-  size_t k = 0;
-  rargs[k++] = (char *)mpirun;
-  rargs[k++] = "-np";
-  rargs[k++] = np_buf;
-  rargs[k++] = "--oversubscribe";
-  if (geteuid() == 0) {
-    rargs[k++] = "--allow-run-as-root";
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-  }
-  /* Extra mpirun words, split on spaces (kept in a static copy). */
-  static char extra[4096];
-  const char *ex = getenv("ETSIM_MPIRUN_ARGS");
-  if (ex && *ex) {
-    snprintf(extra, sizeof extra, "%s", ex);
-    for (char *tok = strtok(extra, " \t"); tok && k < 40; tok = strtok(NULL, " \t"))
-      rargs[k++] = tok;
-  }
-  rargs[k++] = runner;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--np")) {
-      i++;
-      continue;
-    }
-    if (!strncmp(argv[i], "--np=", 5)) continue;
-    rargs[k++] = argv[i];
+    if (pre) return pre;
   }
   /* Under mpirun the ranks' stderr is a pipe: say from here whether to
    * show progress (minutes of silence looked like a hang). */
   int show = progress || (!quiet && isatty(2));
-  if (show && !progress) rargs[k++] = "--progress";
-  rargs[k] = NULL;
-  fflush(stdout);
-  if (show) fprintf(stderr, "etsim: replay: launching %s -np %s %s\n", mpirun, np_buf, runner);
-  execvp(mpirun, rargs);
-  fprintf(stderr,
-          "etsim: replay: cannot run %s (install openmpi-bin or set "
-          "ETSIM_MPIRUN)\n",
-          mpirun);
-  free(rargs);
-  return ETSIM_EXIT_INTERNAL;
+  return cli_exec_mpirun("replay", n_procs, runner, argc - 1, argv + 1,
+                         show && !progress ? "--progress" : NULL, show);
 }

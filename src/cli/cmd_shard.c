@@ -154,56 +154,30 @@ int etsim_cmd_shard(int argc, char **argv) {
   etsim_shard_defaults(&o);
   cli_dlrm_flags_t fl;
   memset(&fl, 0, sizeof fl);
-  const char *model = NULL, *out = NULL, *json = NULL, *calib = NULL, *calib_out = NULL,
-             *types = NULL;
+  cli_dlrm_plan_args_t a = {0};
+  const char *out = NULL, *json = NULL, *calib_out = NULL;
   cli_platform_t pf;
   memset(&pf, 0, sizeof pf);
-  uint64_t ranks = 0, rph = 0, batch = 0, finalists = 3;
+  uint64_t finalists = 3;
   int objective = 0, backend = 0;
   cli_opt_t opts[16 + CLI_DLRM_N_OPTS + 1] = {
       {.name = "--model",
        .kind = CLI_STR,
-       .out = &model,
+       .out = &a.model,
        .metavar = "M",
        .flags = CLI_REQUIRED,
        .help = "preset (mlperf-dlrm, mlperf-dlrm-dcnv2, criteo-kaggle,\n"
                "synthetic-large, dlrm-1t) or a JSON file"},
-      {.name = "--ranks",
-       .kind = CLI_UINT,
-       .out = &ranks,
-       .metavar = "P",
-       .min = 1,
-       .max = ETSIM_SHARD_MAX_RANKS,
-       .help = "ranks (GPUs; required)"},
-      {.name = "--ranks-per-host",
-       .kind = CLI_UINT,
-       .out = &rph,
-       .metavar = "H",
-       .min = 1,
-       .max = ETSIM_SHARD_MAX_RANKS,
-       .help = "ranks per host (default P: one host)"},
-      {.name = "--hbm-gb",
-       .kind = CLI_REAL,
-       .out = &o.hbm_gb,
-       .metavar = "G",
-       .min = 1e-9,
-       .max = 1e9,
-       .help = "memory per rank (default 32)"},
-      {.name = "--batch",
-       .kind = CLI_UINT,
-       .out = &batch,
-       .metavar = "B",
-       .min = 1,
-       .max = ETSIM_SHARD_MAX_BATCH,
-       .help = "samples per rank (default the model's)"},
-      CLI_O_STR("--types", NULL, &types, "LIST",
+      CLI_O_UINT("--ranks", NULL, &a.ranks, "P", 1, ETSIM_SHARD_MAX_RANKS,
+                 "ranks (GPUs; required)"),
+      CLI_O_UINT("--ranks-per-host", NULL, &a.ranks_per_host, "H", 1, ETSIM_SHARD_MAX_RANKS,
+                 "ranks per host (default P: one host)"),
+      CLI_O_REAL("--hbm-gb", NULL, &o.hbm_gb, "G", 1e-9, 1e9, "memory per rank (default 32)"),
+      CLI_O_UINT("--batch", NULL, &a.batch, "B", 1, ETSIM_SHARD_MAX_BATCH,
+                 "samples per rank (default the model's)"),
+      CLI_O_STR("--types", NULL, &a.types, "LIST",
                 "allowed types: tw,rw,cw,dp,twrw,twcw (default all)"),
-      {.name = "--objective",
-       .kind = CLI_CHOICE,
-       .out = &objective,
-       .metavar = "O",
-       .choices = "time|memory",
-       .help = "time (default) or memory"},
+      CLI_O_CHOICE("--objective", NULL, &objective, "O", "time|memory", "time (default) or memory"),
       CLI_O_STR("--output", "-o", &out, "PATH", "write the plan as JSON"),
       CLI_O_STR("--json", NULL, &json, "PATH",
                 "the candidates rated (estimate, simulated) as JSON"),
@@ -213,20 +187,11 @@ int etsim_cmd_shard(int argc, char **argv) {
                 "the estimate, then simulate the finalists and keep the\n"
                 "fastest (every single-type plan is among them)"),
       CLI_O_STR("--system", NULL, &pf.system, "JSON", "the platform's system JSON"),
-      {.name = "--backend",
-       .kind = CLI_CHOICE,
-       .out = &backend,
-       .metavar = "B",
-       .choices = "analytical|congestion",
-       .help = "analytical (default) or congestion"},
-      {.name = "--finalists",
-       .kind = CLI_UINT,
-       .out = &finalists,
-       .metavar = "K",
-       .min = 1,
-       .max = 32,
-       .help = "best plans by estimate to simulate (default 3)"},
-      CLI_O_STR("--calib", NULL, &calib, "FILE", "read the calibration instead of measuring it"),
+      CLI_O_CHOICE("--backend", NULL, &backend, "B", "analytical|congestion",
+                   "analytical (default) or congestion"),
+      CLI_O_UINT("--finalists", NULL, &finalists, "K", 1, 32,
+                 "best plans by estimate to simulate (default 3)"),
+      CLI_O_STR("--calib", NULL, &a.calib, "FILE", "read the calibration instead of measuring it"),
       CLI_O_STR("--calib-out", NULL, &calib_out, "FILE", "write the calibration measured"),
   };
   size_t n_opts = 16;
@@ -248,17 +213,14 @@ int etsim_cmd_shard(int argc, char **argv) {
                          NULL};
   int code = cli_parse(&cmd, argc, argv, NULL, NULL);
   if (code >= 0) return code;
-  if (!ranks) return cli_usage_error("shard: --ranks P is required (see 'etsim shard --help')");
-  if (types && !(o.types = cli_shard_types(types))) return ETSIM_EXIT_USAGE;
+  if (!a.ranks) return cli_usage_error("shard: --ranks P is required (see 'etsim shard --help')");
+  if (cli_dlrm_sizes(&a, &o)) return ETSIM_EXIT_USAGE;
   o.objective = objective ? ETSIM_SHARD_OBJ_MEMORY : ETSIM_SHARD_OBJ_TIME;
   pf.backend = backend ? "congestion" : "analytical";
   if (!pf.network != !pf.system)
     return cli_usage_error("shard: --network and --system go together");
   if (calib_out && !pf.network)
     return cli_usage_error("shard: --calib-out needs --network and --system to measure");
-  o.ranks = (size_t)ranks;
-  o.ranks_per_host = (size_t)(rph ? rph : ranks);
-  o.batch = (uint32_t)batch;
   if (cli_dlrm_apply(&fl, &o.step, &o.tiers, 1)) return ETSIM_EXIT_USAGE;
   etsim_error_t err = {0};
   etsim_shard_model_t mdl;
@@ -269,26 +231,12 @@ int etsim_cmd_shard(int argc, char **argv) {
   size_t np = 0;
   rated_t *rv = NULL;
   code = ETSIM_EXIT_OK;
-  int rc = strchr(model, '/') || strstr(model, ".json")
-               ? etsim_shard_model_load(model, &mdl, &err)
-               : etsim_shard_model_preset(model, &mdl, &err);
+  int rc = cli_dlrm_model_load(&a, &mdl, &err);
   if (rc) goto fail;
-  if (fl.access_path) {
-    if ((rc = etsim_shard_access_load(fl.access_path, &mdl, &acc, &err))) goto fail;
-    o.tiers.access = acc;
-  }
-  if (calib) {
-    if ((rc = etsim_shard_calib_load(calib, &cal, &err))) goto fail;
-    if (cal.ranks != o.ranks || cal.ranks_per_host != o.ranks_per_host) {
-      code = cli_usage_error("%s: measured for %u ranks (%u per host), not %zu (%zu)", calib,
-                             cal.ranks, cal.ranks_per_host, o.ranks, o.ranks_per_host);
-      goto out;
-    }
-    o.calib = &cal;
-  }
+  if ((code = cli_dlrm_inputs(&a, fl.access_path, 1, &mdl, &o, &cal, &acc))) goto out;
   if (pf.network) {
     if ((rc = cli_platform_load(&pf, &err))) goto fail;
-    if (!calib) {
+    if (!a.calib) {
       if (!cli_quiet) fprintf(stderr, "etsim shard: calibrating on %s ...\n", pf.network);
       if ((rc = cli_dlrm_calibrate(&pf, o.ranks, o.ranks_per_host, &cal, &err))) goto fail;
       if (calib_out && (rc = etsim_shard_calib_save(&cal, calib_out, &err))) goto fail;

@@ -30,14 +30,8 @@ static const cli_opt_t opts[] = {
     CLI_O_STR("--output", "-o", &out_dir, "DIR",
               "results folder (default results): points.csv, points.jsonl,\n"
               "sweep.json, times.csv; rerunning into it resumes"),
-    {.name = "--jobs",
-     .alias = "-j",
-     .kind = CLI_UINT,
-     .out = &jobs,
-     .metavar = "N",
-     .min = 1,
-     .max = 4096,
-     .help = "executors on this machine (default: every CPU it may use)"},
+    CLI_O_UINT("--jobs", "-j", &jobs, "N", 1, 4096,
+               "executors on this machine (default: every CPU it may use)"),
     {.name = "--np",
      .kind = CLI_UINT,
      .out = &n_procs,
@@ -46,26 +40,16 @@ static const cli_opt_t opts[] = {
      .max = 1048576,
      .given = &np_given,
      .help = "run under 'mpirun -np N' (the same as starting etsim with it)"},
-    {.name = "--timeout",
-     .kind = CLI_REAL,
-     .out = &timeout_s,
-     .metavar = "S",
-     .min = 0,
-     .max = 1e9,
-     .help = "give up on a point after S seconds (recorded as failed;\n"
-             "default: the spec's options.timeout, else none)"},
+    CLI_O_REAL("--timeout", NULL, &timeout_s, "S", 0, 1e9,
+               "give up on a point after S seconds (recorded as failed;\n"
+               "default: the spec's options.timeout, else none)"),
     CLI_O_FLAG("--restart", NULL, &restart, "discard the results already in DIR"),
     CLI_O_FLAG("--retry-failed", NULL, &retry_failed, "run again the points that failed before"),
     CLI_O_FLAG("--keep-traces", NULL, &keep_traces,
                "keep every generated trace set in DIR/traces (shared by\n"
                "executors and reruns; default: each executor keeps its last two)"),
-    {.name = "--limit",
-     .kind = CLI_UINT,
-     .out = &limit,
-     .metavar = "N",
-     .min = 1,
-     .max = 1e12,
-     .help = "run at most N of the points left now (resume later)"},
+    CLI_O_UINT("--limit", NULL, &limit, "N", 1, 1e12,
+               "run at most N of the points left now (resume later)"),
     CLI_O_FLAG("--list", NULL, &list, "print the points (id and values) and exit"),
     CLI_O_FLAG("--json", NULL, &json_out, "print the summary as JSON"),
     CLI_O_FLAG("--progress", NULL, &force_progress,
@@ -91,17 +75,6 @@ static const cli_cmd_t cmd = {
     "exit: 0 the sweep ran (failed points are rows, not errors), 2 bad spec or\n"
     "input, 3 internal error"};
 
-static int self_path(char *out, size_t cap) {
-  ssize_t n = readlink("/proc/self/exe", out, cap - 1);
-  if (n <= 0) return -1;
-  out[n] = 0;
-  return 0;
-}
-
-static int inside_mpirun(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
 static void progress(void *user, const char *line, int final) {
   (void)user;
   fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
@@ -118,19 +91,11 @@ static int show_progress(void) {
 /* Under mpirun: become etsim-sweep with the options spelled out. */
 static int exec_mpi_worker(const char *self) {
   char runner[PATH_MAX];
-  const char *env = getenv("ETSIM_SWEEP_BIN");
-  if (env && *env) snprintf(runner, sizeof runner, "%s", env);
-  else {
-    snprintf(runner, sizeof runner, "%s", self);
-    char *slash = strrchr(runner, '/');
-    if (!slash) return cli_usage_error("sweep: cannot find etsim-sweep");
-    snprintf(slash, sizeof runner - (size_t)(slash - runner), "/etsim-sweep");
-  }
-  if (access(runner, X_OK))
+  if (!cli_sibling("ETSIM_SWEEP_BIN", "etsim-sweep", runner, sizeof runner))
     return cli_usage_error(
         "sweep: %s not found or not executable (etsim built without MPI? set "
         "ETSIM_SWEEP_BIN)",
-        runner);
+        runner[0] ? runner : "etsim-sweep");
   static char t[64], r1[8], r2[8], k[8], p[8], l[32];
   snprintf(t, sizeof t, "%.17g", timeout_s);
   snprintf(r1, sizeof r1, "%d", restart);
@@ -164,50 +129,6 @@ static int exec_mpi_worker(const char *self) {
   return ETSIM_EXIT_INTERNAL;
 }
 
-/* --np N: start mpirun with this command line minus --np. */
-static int exec_mpirun(int argc, char **argv) {
-  static char np_buf[32];
-  snprintf(np_buf, sizeof np_buf, "%llu", (unsigned long long)n_procs);
-  const char *mpirun = getenv("ETSIM_MPIRUN");
-  if (!mpirun || !*mpirun) mpirun = "mpirun";
-  char self[PATH_MAX];
-  if (self_path(self, sizeof self)) return cli_usage_error("sweep: cannot find the etsim program");
-  char **a = calloc((size_t)argc + 64, sizeof *a);
-  if (!a) return ETSIM_EXIT_INTERNAL;
-  size_t k = 0;
-  a[k++] = (char *)mpirun;
-  a[k++] = "-np";
-  a[k++] = np_buf;
-  a[k++] = "--oversubscribe";
-  if (geteuid() == 0) {
-    a[k++] = "--allow-run-as-root";
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-  }
-  static char extra[4096];
-  const char *ex = getenv("ETSIM_MPIRUN_ARGS");
-  if (ex && *ex) {
-    snprintf(extra, sizeof extra, "%s", ex);
-    for (char *tok = strtok(extra, " \t"); tok && k < 40; tok = strtok(NULL, " \t")) a[k++] = tok;
-  }
-  a[k++] = self;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--np")) {
-      i++;
-      continue;
-    }
-    if (!strncmp(argv[i], "--np=", 5)) continue;
-    a[k++] = argv[i];
-  }
-  a[k] = NULL;
-  fflush(NULL);
-  execvp(mpirun, a);
-  fprintf(stderr, "etsim: sweep: cannot run %s (install openmpi-bin or set ETSIM_MPIRUN)\n",
-          mpirun);
-  free(a);
-  return ETSIM_EXIT_INTERNAL;
-}
-
 static int list_points(const etsim_sweep_spec_t *s) {
   size_t nc = etsim_sweep_n_columns(s);
   printf("point,id");
@@ -231,9 +152,14 @@ int etsim_cmd_sweep(int argc, char **argv) {
   int code = cli_parse(&cmd, argc, argv, &spec_path, NULL);
   if (code >= 0) return code;
   char self[PATH_MAX];
-  if (self_path(self, sizeof self)) snprintf(self, sizeof self, "etsim");
-  if (np_given && !inside_mpirun() && !serve) return exec_mpirun(argc, argv);
-  if (inside_mpirun() && !serve && !list) return exec_mpi_worker(self);
+  int have_self = cli_self_path(self, sizeof self) == 0;
+  if (!have_self) snprintf(self, sizeof self, "etsim");
+  if (np_given && !cli_inside_mpirun() && !serve) {
+    /* the same command line, minus --np, on every rank */
+    if (!have_self) return cli_usage_error("sweep: cannot find the etsim program");
+    return cli_exec_mpirun("sweep", n_procs, self, argc, argv, NULL, 0);
+  }
+  if (cli_inside_mpirun() && !serve && !list) return exec_mpi_worker(self);
   etsim_error_t err = {0};
   etsim_sweep_spec_t *spec;
   if (etsim_sweep_spec_load(spec_path, &spec, &err)) return cli_fail(&err);

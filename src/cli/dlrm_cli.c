@@ -132,6 +132,40 @@ int cli_dlrm_apply(const cli_dlrm_flags_t *f, etsim_shard_step_t *s, etsim_shard
   return 0;
 }
 
+/* ------------------------------------------------------- planner inputs */
+
+int cli_dlrm_sizes(const cli_dlrm_plan_args_t *a, etsim_shard_opts_t *o) {
+  if (a->types && !(o->types = cli_shard_types(a->types))) return ETSIM_EXIT_USAGE;
+  o->ranks = (size_t)a->ranks;
+  o->ranks_per_host = (size_t)(a->ranks_per_host ? a->ranks_per_host : a->ranks);
+  o->batch = (uint32_t)a->batch;
+  return 0;
+}
+
+int cli_dlrm_model_load(const cli_dlrm_plan_args_t *a, etsim_shard_model_t *m, etsim_error_t *err) {
+  return strchr(a->model, '/') || strstr(a->model, ".json")
+             ? etsim_shard_model_load(a->model, m, err)
+             : etsim_shard_model_preset(a->model, m, err);
+}
+
+int cli_dlrm_inputs(const cli_dlrm_plan_args_t *a, const char *access_path, int check,
+                    const etsim_shard_model_t *m, etsim_shard_opts_t *o, etsim_shard_calib_t *cal,
+                    etsim_shard_access_t **acc) {
+  etsim_error_t err = {0};
+  if (access_path) {
+    if (etsim_shard_access_load(access_path, m, acc, &err)) return cli_fail(&err);
+    o->tiers.access = *acc;
+  }
+  if (a->calib) {
+    if (etsim_shard_calib_load(a->calib, cal, &err)) return cli_fail(&err);
+    if (check && (cal->ranks != o->ranks || cal->ranks_per_host != o->ranks_per_host))
+      return cli_usage_error("%s: measured for %u ranks (%u per host), not %zu (%zu)", a->calib,
+                             cal->ranks, cal->ranks_per_host, o->ranks, o->ranks_per_host);
+    o->calib = cal;
+  }
+  return 0;
+}
+
 /* ------------------------------------------------------------ platform */
 
 int cli_platform_load(cli_platform_t *pf, etsim_error_t *err) {

@@ -53,6 +53,30 @@ typedef struct cli_dlrm_flags {
  * error.  In cmd_shard.c. */
 unsigned cli_shard_types(const char *v);
 
+/* The planner inputs both commands take.  Their table entries stay with
+ * each command: gen dlrm's help says which apply only to --plan auto. */
+typedef struct cli_dlrm_plan_args {
+  const char *model;                     /* --model / --preset */
+  const char *types;                     /* --types */
+  const char *calib;                     /* --calib */
+  uint64_t ranks, ranks_per_host, batch; /* 0: not given */
+} cli_dlrm_plan_args_t;
+
+/* --types, --ranks, --ranks-per-host (default: all ranks on one host) and
+ * --batch onto o.  Returns 0, or ETSIM_EXIT_USAGE after printing why. */
+int cli_dlrm_sizes(const cli_dlrm_plan_args_t *a, etsim_shard_opts_t *o);
+/* The model a->model names: a JSON file when it has '/' or ".json", else
+ * a preset. */
+int cli_dlrm_model_load(const cli_dlrm_plan_args_t *a, etsim_shard_model_t *m, etsim_error_t *err);
+/* Read the access trace (if access_path) onto o->tiers and the calibration
+ * (if a->calib) into *cal and o->calib.  With `check`, a calibration
+ * measured for other than o's ranks is refused: the planner would fall
+ * back to closed forms without a word.  Returns 0 or the exit code after
+ * printing the error. */
+int cli_dlrm_inputs(const cli_dlrm_plan_args_t *a, const char *access_path, int check,
+                    const etsim_shard_model_t *m, etsim_shard_opts_t *o, etsim_shard_calib_t *cal,
+                    etsim_shard_access_t **acc);
+
 /* How many entries cli_dlrm_opts writes. */
 #define CLI_DLRM_N_OPTS 16
 /* Write the technique flags' option-table entries (parsing into f) to

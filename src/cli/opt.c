@@ -123,15 +123,26 @@ static int store(const cli_opt_t *o, const char *v, int at) {
   return cli_usage_error("%s: internal error (option kind)", o->name);
 }
 
-int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, int *n_args) {
+void cli_lists_free(const cli_opt_t *opts) {
+  for (; opts->name; opts++)
+    if (opts->kind == CLI_LIST) {
+      cli_list_t *l = opts->out;
+      free(l->v);
+      free(l->at);
+      *l = (cli_list_t){0};
+    }
+}
+
+static int parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, int *n_args) {
   int n = 0;
   size_t n_opts = 0;
   while (cmd->opts[n_opts].name) n_opts++;
+  for (size_t k = 0; k < n_opts; k++)
+    if (cmd->opts[k].kind == CLI_LIST) *(cli_list_t *)cmd->opts[k].out = (cli_list_t){0};
   /* Lists can hold every argument at most. */
   for (size_t k = 0; k < n_opts; k++)
     if (cmd->opts[k].kind == CLI_LIST) {
       cli_list_t *l = cmd->opts[k].out;
-      l->n = 0;
       l->v = calloc((size_t)argc + 1, sizeof *l->v);
       l->at = calloc((size_t)argc + 1, sizeof *l->at);
       if (!l->v || !l->at) return cli_usage_error("out of memory");
@@ -186,6 +197,12 @@ int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, in
                            cmd->arg_name ? cmd->arg_name : "an input", cmd->name);
   if (n_args) *n_args = n;
   return -1;
+}
+
+int cli_parse(const cli_cmd_t *cmd, int argc, char **argv, const char **args, int *n_args) {
+  int code = parse(cmd, argc, argv, args, n_args);
+  if (code >= 0) cli_lists_free(cmd->opts); /* the caller returns at once */
+  return code;
 }
 
 /* Help text column where descriptions start. */

@@ -77,6 +77,12 @@ grep -q '"coll": "all-to-all", "scope": "world"' "$T/cal.json" || fail "calibrat
   fail "shard with a saved calibration"
 "$BIN" shard --model mlperf-dlrm --ranks 32 --ranks-per-host 8 --calib "$T/cal.json" 2> "$T/e"; rc=$?
 [ $rc -eq 2 ] && grep -q "measured for 16 ranks" "$T/e" || fail "calibration of another size ($rc)"
+# gen dlrm --plan auto refuses it the same way (the planner priced with closed forms, silently).
+"$BIN" gen dlrm --preset mlperf-dlrm --ranks 32 --ranks-per-host 8 --calib "$T/cal.json" -o "$T/x" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "cal.json: measured for 16 ranks (8 per host), not 32 (8)" "$T/e" ||
+  fail "gen dlrm: calibration of another size ($rc)"
+"$BIN" gen dlrm --preset mlperf-dlrm --ranks 16 --ranks-per-host 8 --calib "$T/cal.json" -o "$T/c16" --quiet ||
+  fail "gen dlrm with a saved calibration"
 # Bad input.
 "$BIN" shard --model mlperf-dlrm --ranks 8 --hbm-gb 1 2> "$T/e"; rc=$?
 [ $rc -eq 2 ] && grep -q "does not fit" "$T/e" || fail "too-large table ($rc): $(cat "$T/e")"

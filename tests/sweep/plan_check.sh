@@ -21,7 +21,7 @@ HBM=3
   || fail "plan: $(cat "$T/err")"
 grep -q '^best: etsim gen llm --layers 4 ' "$T/out" || fail "no best command: $(cat "$T/out")"
 [ -x "$T/plan/best.sh" ] || fail "best.sh not written (or not executable)"
-[ -e "$T/plan/best.sh.tmp" ] && fail "best.sh.tmp left behind"
+ls "$T/plan" | grep -q "^best\.sh\.tmp" && fail "best.sh.tmp left behind"
 
 cat > "$T/all.yaml" << SPEC
 base:
