@@ -314,52 +314,28 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_priority, "comm_priority", 0, &pri)) < 0) return rc;
   sz = comm_scaled(s, sz);
-  etsim_cop_t op;
-  switch (ct) {
-    case ETSIM_COLL_ALL_REDUCE:
-      op = ETSIM_COP_ALL_REDUCE;
-      break;
-    case ETSIM_COLL_REDUCE_SCATTER:
-      op = ETSIM_COP_REDUCE_SCATTER;
-      break;
-    case ETSIM_COLL_ALL_GATHER:
-      op = ETSIM_COP_ALL_GATHER;
-      break;
-    case ETSIM_COLL_ALL_TO_ALL:
-      op = ETSIM_COP_ALL_TO_ALL;
-      break;
-    case ETSIM_COLL_BROADCAST:
-    case ETSIM_COLL_REDUCE:
-    case ETSIM_COLL_GATHER:
-    case ETSIM_COLL_SCATTER:
-    case ETSIM_COLL_BARRIER:
-    case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
-      if (s->sys->rooted_network) {
-        /* through the network (etsim's extension, rooted.c); a reduce-
-         * scatter-block is a reduce-scatter of equal blocks */
-        op = etsim_sim__rooted_op((int)ct);
-        break;
-      }
-      /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
-       * replays the duration of all of them (1 ns when none). */
-      if (!s->warned_bcast) {
-        s->warned_bcast = 1;
-        etsim_warn(
-            "%s: node %llu: %s is not simulated through the network: its trace duration "
-            "is replayed (as ASTRA-sim does for BROADCAST; \"rooted-collectives\": "
-            "\"network\" in the system file runs it)",
-            t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
-      }
-      int64_t ns = 0;
-      if ((rc = trace_dur_ns(s, t, i, &ns))) return rc;
-      if (!ns) ns = 1;
-      *instant = 0;
-      return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
+  int opi = etsim_sim__coll_op(ct, s->sys);
+  if (opi < 0 && etsim_sim__rooted_op((int)ct) < 0)
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld", t->path,
+                           (unsigned long long)t->id[i], (long long)ct);
+  if (opi < 0) {
+    /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
+     * replays the duration of all of them (1 ns when none). */
+    if (!s->warned_bcast) {
+      s->warned_bcast = 1;
+      etsim_warn(
+          "%s: node %llu: %s is not simulated through the network: its trace duration "
+          "is replayed (as ASTRA-sim does for BROADCAST; \"rooted-collectives\": "
+          "\"network\" in the system file runs it)",
+          t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
     }
-    default:
-      return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
-                             t->path, (unsigned long long)t->id[i], (long long)ct);
+    int64_t ns = 0;
+    if ((rc = trace_dur_ns(s, t, i, &ns))) return rc;
+    if (!ns) ns = 1;
+    *instant = 0;
+    return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
   }
+  etsim_cop_t op = (etsim_cop_t)opi;
   if (sz < 0 || (sz == 0 && op != ETSIM_COP_BARRIER))
     return etsim_error_set(s->err, ETSIM_EFORMAT,
                            "%s: node %llu: %s of size %lld (comm_size must "
