@@ -1167,39 +1167,47 @@ static void report_progress(sim_t *s) {
   s->opts->progress(s->opts->progress_user, &p);
 }
 
-/* A reduced run's memory samples: every NPU gets its representative's
- * track, grouped by NPU. */
-static int replicate_mem(sim_t *s, etsim_sim_result_t *r) {
-  size_t n0 = r->n_mem, w = 0;
+/* A reduced run's per-NPU records (node records, memory samples: arrays
+ * of `size`-byte elements that start with their uint32_t NPU id): grouped
+ * by NPU, every NPU given a copy of its representative's records in their
+ * order (a stable counting sort, then one block per NPU). */
+static int replicate_by_npu(const sim_t *s, void **arr, size_t *n, size_t size) {
+  size_t n0 = *n, w = 0;
   if (!n0) return 0;
-  uint64_t g = s->sym->order;
-  etsim_sim_mem_sample_t *ms = etsim_malloc(n0 * g * sizeof *ms);
+  const char *in = *arr;
+  char *out = etsim_malloc(n0 * s->sym->order * size), *tmp = etsim_malloc(n0 * size);
   size_t *cnt = etsim_calloc(s->n + 1, sizeof *cnt), *cur = etsim_malloc(s->n * sizeof *cur);
-  etsim_sim_mem_sample_t *tmp = etsim_malloc(n0 * sizeof *tmp);
-  if (!ms || !cnt || !cur || !tmp) {
-    etsim_free(ms);
+  if (!out || !tmp || !cnt || !cur) {
+    etsim_free(out);
+    etsim_free(tmp);
     etsim_free(cnt);
     etsim_free(cur);
-    etsim_free(tmp);
     return ETSIM_ENOMEM;
   }
-  for (size_t k = 0; k < n0; k++) cnt[r->mem[k].npu + 1]++;
-  for (uint32_t id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
+  uint32_t id;
+  for (size_t k = 0; k < n0; k++) {
+    memcpy(&id, in + k * size, sizeof id);
+    cnt[id + 1]++;
+  }
+  for (id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
   memcpy(cur, cnt, s->n * sizeof *cur);
-  for (size_t k = 0; k < n0; k++) tmp[cur[r->mem[k].npu]++] = r->mem[k];
-  for (uint32_t id = 0; id < s->n; id++) {
+  for (size_t k = 0; k < n0; k++) {
+    memcpy(&id, in + k * size, sizeof id);
+    memcpy(tmp + cur[id]++ * size, in + k * size, size);
+  }
+  for (id = 0; id < s->n; id++) {
     uint32_t rep = s->sym->rep[id];
-    for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++) {
-      ms[w] = tmp[k];
-      ms[w++].npu = id;
+    for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++, w++) {
+      memcpy(out + w * size, tmp + k * size, size);
+      memcpy(out + w * size, &id, sizeof id);
     }
   }
   etsim_free(tmp);
   etsim_free(cnt);
   etsim_free(cur);
-  etsim_free(r->mem);
-  r->mem = ms;
-  r->n_mem = w;
+  etsim_free(*arr);
+  *arr = out;
+  *n = w;
   return 0;
 }
 
@@ -1246,7 +1254,7 @@ static int collect(sim_t *s) {
   if (s->mem) {
     r->mem_tracked = 1;
     etsim_sim__mem_take_samples(s->mem, &r->mem, &r->n_mem);
-    int rc = s->sym ? replicate_mem(s, r) : 0;
+    int rc = s->sym ? replicate_by_npu(s, (void **)&r->mem, &r->n_mem, sizeof *r->mem) : 0;
     if (rc) return rc;
   }
   r->n_simulated = s->n_sim;
@@ -1264,40 +1272,9 @@ static int collect(sim_t *s) {
   r->dur_ns_nodes *= g;
   r->dur_ns_delta_ps *= (int64_t)g;
   r->class_size = g;
-  size_t n0 = r->n_recs;
-  if (n0 && s->opts->record_nodes) {
-    /* Records grouped by NPU, each NPU's in its representative's order:
-     * group the representatives' records stably (counting sort), then
-     * copy each representative's block for every NPU of its class. */
-    etsim_sim_node_rec_t *nr = etsim_malloc(n0 * g * sizeof *nr);
-    etsim_sim_node_rec_t *tmp = etsim_malloc(n0 * sizeof *tmp);
-    size_t *cnt = etsim_calloc(s->n + 1, sizeof *cnt), *cur = etsim_malloc(s->n * sizeof *cur);
-    if (!nr || !tmp || !cnt || !cur) {
-      etsim_free(nr);
-      etsim_free(tmp);
-      etsim_free(cnt);
-      etsim_free(cur);
-      return ETSIM_ENOMEM;
-    }
-    for (size_t k = 0; k < n0; k++) cnt[r->recs[k].npu + 1]++;
-    for (uint32_t id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
-    memcpy(cur, cnt, s->n * sizeof *cur);
-    for (size_t k = 0; k < n0; k++) tmp[cur[r->recs[k].npu]++] = r->recs[k];
-    size_t w = 0;
-    for (uint32_t id = 0; id < s->n; id++) {
-      uint32_t rep = s->sym->rep[id];
-      for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++) {
-        nr[w] = tmp[k];
-        nr[w++].npu = id;
-      }
-    }
-    etsim_free(tmp);
-    etsim_free(cur);
-    etsim_free(cnt);
-    etsim_free(r->recs);
-    r->recs = nr;
-    r->n_recs = w;
-  }
+  /* Records grouped by NPU, each NPU's in its representative's order. */
+  if (s->opts->record_nodes)
+    return replicate_by_npu(s, (void **)&r->recs, &r->n_recs, sizeof *r->recs);
   return 0;
 }
 
