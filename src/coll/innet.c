@@ -74,10 +74,6 @@ static uint32_t switch_of(const etsim_coll_t *c, uint32_t npu, int d) {
   return ETSIM_COLL_SWITCH_ID(d, npu - etsim_topo_coord(c->topo, npu, d) * c->topo->stride[d]);
 }
 
-static int64_t eps(const etsim_coll_t *c, const phase_t *p) {
-  return p->fast ? 10 : c->cfg.endpoint_delay_ns;
-}
-
 /* ------------------------------------------------------- the member */
 
 int etsim_coll__innet_start(etsim_coll_t *c, uint32_t si) {
@@ -94,7 +90,7 @@ int etsim_coll__innet_start(etsim_coll_t *c, uint32_t si) {
     return 0;
   }
   x->state = I_UP;
-  return etsim_coll__wake(c, si, eps(c, p));
+  return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
 }
 
 int etsim_coll__innet_general(etsim_coll_t *c, uint32_t si) {
@@ -118,7 +114,7 @@ int etsim_coll__innet_recv(etsim_coll_t *c, uint32_t si) {
   const phase_t *p = XCP(&c->streams[si]);
   xst_t *x = etsim_coll__xst(c, si);
   x->state = I_DONE;
-  return etsim_coll__wake(c, si, eps(c, p));
+  return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
 }
 
 /* ------------------------------------------------------- the switch */
