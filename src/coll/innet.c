@@ -59,10 +59,11 @@ static uint64_t down_bytes(const phase_t *p) {
   }
 }
 
-static uint64_t reduced_bytes(const phase_t *p) {
-  return p->type == ETSIM_COP_ALL_REDUCE || p->type == ETSIM_COP_REDUCE_SCATTER ||
-                 p->type == ETSIM_COP_REDUCE
-             ? p->size
+/* The bytes a switch reduces for a phase of `type` on `size` bytes. */
+static uint64_t reduced_bytes(int type, uint64_t size) {
+  return type == ETSIM_COP_ALL_REDUCE || type == ETSIM_COP_REDUCE_SCATTER ||
+                 type == ETSIM_COP_REDUCE
+             ? size
              : 0;
 }
 
@@ -220,18 +221,15 @@ int etsim_coll__ext_at_switch(etsim_coll_t *c, uint32_t si, uint32_t sw, uint64_
   if (++e->arrived < e->need) return 0;
   /* All in: reduce, then send the result down (an event at its end). */
   double beta = c->cfg.in_network_bw_gbps[e->d] * 1073741824.0 / 1e9; /* bytes/ns */
-  phase_t whole = {0};
-  whole.type = e->type;
-  whole.size = e->size;
   int64_t red = 0;
-  uint64_t rb = reduced_bytes(&whole);
+  uint64_t rb = reduced_bytes(e->type, e->size);
   if (beta > 0 && rb) {
     double ns = floor((double)rb / beta);
     if (!etsim_des_ns_ok(ns)) return ETSIM_ERANGE;
     red = (int64_t)ns;
   }
   int64_t start = c->q->now_ps;
-  if (strcmp(c->net->ops->name, "congestion") == 0) {
+  if (x->fifo_engines) {
     int64_t *freep = engine(x, sw, &rc);
     if (!freep) return rc;
     if (*freep > start) start = *freep;
