@@ -263,7 +263,7 @@ static int insert_packet(etsim_coll_t *c, uint32_t si) {
     }
   }
   s->packets++;
-  int64_t delay = p->fast ? 10 : c->cfg.endpoint_delay_ns;
+  int64_t delay = etsim_coll__eps(c, p);
   if (processed) delay += reduce_ns(c, bytes);
   return etsim_des_push(c->q, etsim_des_at_ns(c->q, delay), ETSIM_COLL_EV_GENERAL, 0, si);
 }

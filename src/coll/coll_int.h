@@ -199,6 +199,12 @@ struct etsim_coll {
   struct coll_ext *ext; /* etsim's own algorithms (ext.c), created on first use */
 };
 
+/* The endpoint delay around a phase's messages: ASTRA-sim's fixed 10 ns on
+ * a communicator's flat ring, else the system file's endpoint-delay. */
+static inline int64_t etsim_coll__eps(const etsim_coll_t *c, const phase_t *p) {
+  return p->fast ? 10 : c->cfg.endpoint_delay_ns;
+}
+
 /* ------------------------------------------------------------------------
  * etsim's own algorithms (rooted collectives, binomial trees, in-network
  * reduction, topology-aware communicator phases) live in ext.c, rooted.c

@@ -34,6 +34,7 @@ static int ext_get(etsim_coll_t *c, coll_ext_t **out) {
     if (!c->ext) return ETSIM_ENOMEM;
     etsim_u64map_init(&c->ext->layout_of);
     etsim_u64map_init(&c->ext->sw_slot);
+    c->ext->fifo_engines = strcmp(c->net->ops->name, "congestion") == 0;
   }
   *out = c->ext;
   return 0;

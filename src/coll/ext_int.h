@@ -48,6 +48,7 @@ typedef struct coll_ext {
   etsim_u64map_t layout_of;        /* communicator address -> layout */
   swrec_t *sw;                     /* open addressing on (switch, tag) */
   size_t sw_cap, sw_used, sw_tomb; /* live records, tombstones */
+  int fifo_engines;                /* switches reduce one at a time (congestion backend) */
   etsim_u64map_t sw_slot;          /* switch id -> its reduction engine's slot */
   int64_t *sw_free_ps;
   size_t n_sw_free, cap_sw_free;

@@ -59,10 +59,11 @@ static uint64_t down_bytes(const phase_t *p) {
   }
 }
 
-static uint64_t reduced_bytes(const phase_t *p) {
-  return p->type == ETSIM_COP_ALL_REDUCE || p->type == ETSIM_COP_REDUCE_SCATTER ||
-                 p->type == ETSIM_COP_REDUCE
-             ? p->size
+/* The bytes a switch reduces for a phase of `type` on `size` bytes. */
+static uint64_t reduced_bytes(int type, uint64_t size) {
+  return type == ETSIM_COP_ALL_REDUCE || type == ETSIM_COP_REDUCE_SCATTER ||
+                 type == ETSIM_COP_REDUCE
+             ? size
              : 0;
 }
 
@@ -72,10 +73,6 @@ static int dim_of(const etsim_coll_t *c, const phase_t *p) { return (int)(p->que
 
 static uint32_t switch_of(const etsim_coll_t *c, uint32_t npu, int d) {
   return ETSIM_COLL_SWITCH_ID(d, npu - etsim_topo_coord(c->topo, npu, d) * c->topo->stride[d]);
-}
-
-static int64_t eps(const etsim_coll_t *c, const phase_t *p) {
-  return p->fast ? 10 : c->cfg.endpoint_delay_ns;
 }
 
 /* ------------------------------------------------------- the member */
@@ -94,7 +91,7 @@ int etsim_coll__innet_start(etsim_coll_t *c, uint32_t si) {
     return 0;
   }
   x->state = I_UP;
-  return etsim_coll__wake(c, si, eps(c, p));
+  return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
 }
 
 int etsim_coll__innet_general(etsim_coll_t *c, uint32_t si) {
@@ -118,7 +115,7 @@ int etsim_coll__innet_recv(etsim_coll_t *c, uint32_t si) {
   const phase_t *p = XCP(&c->streams[si]);
   xst_t *x = etsim_coll__xst(c, si);
   x->state = I_DONE;
-  return etsim_coll__wake(c, si, eps(c, p));
+  return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
 }
 
 /* ------------------------------------------------------- the switch */
@@ -224,18 +221,15 @@ int etsim_coll__ext_at_switch(etsim_coll_t *c, uint32_t si, uint32_t sw, uint64_
   if (++e->arrived < e->need) return 0;
   /* All in: reduce, then send the result down (an event at its end). */
   double beta = c->cfg.in_network_bw_gbps[e->d] * 1073741824.0 / 1e9; /* bytes/ns */
-  phase_t whole = {0};
-  whole.type = e->type;
-  whole.size = e->size;
   int64_t red = 0;
-  uint64_t rb = reduced_bytes(&whole);
+  uint64_t rb = reduced_bytes(e->type, e->size);
   if (beta > 0 && rb) {
     double ns = floor((double)rb / beta);
     if (!etsim_des_ns_ok(ns)) return ETSIM_ERANGE;
     red = (int64_t)ns;
   }
   int64_t start = c->q->now_ps;
-  if (strcmp(c->net->ops->name, "congestion") == 0) {
+  if (x->fifo_engines) {
     int64_t *freep = engine(x, sw, &rc);
     if (!freep) return rc;
     if (*freep > start) start = *freep;

@@ -46,13 +46,10 @@ static uint64_t subtree(uint32_t v, uint32_t n) {
   return lb < n - v ? lb : n - v;
 }
 
-static int64_t eps(const etsim_coll_t *c, const phase_t *p) {
-  return p->fast ? 10 : c->cfg.endpoint_delay_ns;
-}
-
 /* The pause after a receive: the endpoint delay, and a reduce's passes. */
 static int64_t after_recv(etsim_coll_t *c, const phase_t *p, uint64_t bytes) {
-  return eps(c, p) + (p->type == ETSIM_COP_REDUCE ? etsim_coll__reduce_ns(c, bytes) : 0);
+  return etsim_coll__eps(c, p) +
+         (p->type == ETSIM_COP_REDUCE ? etsim_coll__reduce_ns(c, bytes) : 0);
 }
 
 /* Message sizes.  Chain: what enters and leaves position vr. */
@@ -120,7 +117,7 @@ int etsim_coll__rooted_start(etsim_coll_t *c, uint32_t si) {
       if (sp == (vr == 0)) {
         /* the root spreads, the others converge: they start sending */
         x->state = S_SEND;
-        return etsim_coll__wake(c, si, eps(c, p));
+        return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
       }
       if (!sp) {
         /* the root of a converging collective hears from everyone */
@@ -138,7 +135,7 @@ int etsim_coll__rooted_start(etsim_coll_t *c, uint32_t si) {
         x->mask = child_down(vr, n, vr ? lowbit(vr) : pow2ceil(n));
         if (vr == 0) {
           x->state = S_SEND;
-          return etsim_coll__wake(c, si, eps(c, p));
+          return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
         }
         x->state = S_WAIT;
         return etsim_coll__recv(c, me, at(p, vr - lowbit(vr)), tree_edge(p, vr), tag, si);
@@ -149,11 +146,11 @@ int etsim_coll__rooted_start(etsim_coll_t *c, uint32_t si) {
         return etsim_coll__recv(c, me, at(p, vr + x->mask), tree_edge(p, vr + x->mask), tag, si);
       }
       x->state = S_SEND; /* a leaf */
-      return etsim_coll__wake(c, si, eps(c, p));
+      return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
     default: /* chain: ring and oneRing */
       if ((sp && vr == 0) || (!sp && vr == n - 1)) {
         x->state = S_SEND;
-        return etsim_coll__wake(c, si, eps(c, p));
+        return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
       }
       x->state = S_WAIT;
       return etsim_coll__recv(c, me, at(p, sp ? vr - 1 : vr + 1), chain_in(p, vr), tag, si);
@@ -177,7 +174,7 @@ int etsim_coll__rooted_recv(etsim_coll_t *c, uint32_t si) {
     case ETSIM_ALGO_TREE:
       if (sp) {
         x->state = x->mask ? S_SEND : S_END;
-        return etsim_coll__wake(c, si, eps(c, p));
+        return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
       }
       x->state = S_REDUCED;
       return etsim_coll__wake(c, si, after_recv(c, p, tree_edge(p, vr + x->mask)));
@@ -268,7 +265,7 @@ int etsim_coll__rooted_sent(etsim_coll_t *c, uint32_t si) {
     x->mask = child_down(x->vr, n, x->mask);
     if (!x->mask) return etsim_coll__phase_end(c, si);
     x->state = S_SEND;
-    return etsim_coll__wake(c, si, eps(c, p));
+    return etsim_coll__wake(c, si, etsim_coll__eps(c, p));
   }
   return etsim_coll__phase_end(c, si);
 }

@@ -43,8 +43,7 @@ int etsim_sim__root(etsim_error_t *err, const etsim_et_trace_t *t, size_t i,
   return 0;
 }
 
-/* The collective a comm_type runs as, or -1 when it is replayed. */
-static int op_of(int64_t ct, const etsim_sys_config_t *sys) {
+int etsim_sim__coll_op(int64_t ct, const etsim_sys_config_t *sys) {
   switch (ct) {
     case ETSIM_COLL_ALL_REDUCE:
       return ETSIM_COP_ALL_REDUCE;
@@ -73,7 +72,7 @@ int etsim_sim__check_collectives(const etsim_et_set_t *set, const etsim_coll_t *
       if (t->type[i] != ETSIM_ET_COMM_COLL_NODE) continue;
       int64_t ct = -1;
       if (etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) != 1) continue;
-      int op = op_of(ct, sys);
+      int op = etsim_sim__coll_op(ct, sys);
       if (op < 0) continue;
       const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
       if (op == last_op && (pg == last_pg || (pg && last_pg && strcmp(pg, last_pg) == 0))) continue;

@@ -115,11 +115,13 @@ static int scan_traces(ctx_t *c, int sys_rooted, char *why, size_t n_why) {
         break;
       }
       if (t->type[i] == ETSIM_ET_COMM_COLL_NODE && sys_rooted) {
-        /* a root singles one NPU out */
-        int64_t ct = -1;
+        /* a root singles one NPU out; the barrier has none (its ring and
+         * direct forms are all-gathers of a token, its tree form is
+         * refused with the other trees) */
+        int64_t ct = -1, op;
         if (t->k_comm_type != UINT32_MAX &&
             etsim_et_trace_attr_int(t, i, t->k_comm_type, &ct) == 1 &&
-            etsim_sim__rooted_op((int)ct) >= ETSIM_COP_ASTRA_N) {
+            (op = etsim_sim__rooted_op((int)ct)) >= ETSIM_COP_ASTRA_N && op != ETSIM_COP_BARRIER) {
           snprintf(why, n_why, "%s: node %llu is a rooted collective (its root is singled out)",
                    t->path, (unsigned long long)t->id[i]);
           rc = 1;

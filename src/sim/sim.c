@@ -314,52 +314,28 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_priority, "comm_priority", 0, &pri)) < 0) return rc;
   sz = comm_scaled(s, sz);
-  etsim_cop_t op;
-  switch (ct) {
-    case ETSIM_COLL_ALL_REDUCE:
-      op = ETSIM_COP_ALL_REDUCE;
-      break;
-    case ETSIM_COLL_REDUCE_SCATTER:
-      op = ETSIM_COP_REDUCE_SCATTER;
-      break;
-    case ETSIM_COLL_ALL_GATHER:
-      op = ETSIM_COP_ALL_GATHER;
-      break;
-    case ETSIM_COLL_ALL_TO_ALL:
-      op = ETSIM_COP_ALL_TO_ALL;
-      break;
-    case ETSIM_COLL_BROADCAST:
-    case ETSIM_COLL_REDUCE:
-    case ETSIM_COLL_GATHER:
-    case ETSIM_COLL_SCATTER:
-    case ETSIM_COLL_BARRIER:
-    case ETSIM_COLL_REDUCE_SCATTER_BLOCK: {
-      if (s->sys->rooted_network) {
-        /* through the network (etsim's extension, rooted.c); a reduce-
-         * scatter-block is a reduce-scatter of equal blocks */
-        op = etsim_sim__rooted_op((int)ct);
-        break;
-      }
-      /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
-       * replays the duration of all of them (1 ns when none). */
-      if (!s->warned_bcast) {
-        s->warned_bcast = 1;
-        etsim_warn(
-            "%s: node %llu: %s is not simulated through the network: its trace duration "
-            "is replayed (as ASTRA-sim does for BROADCAST; \"rooted-collectives\": "
-            "\"network\" in the system file runs it)",
-            t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
-      }
-      int64_t ns = 0;
-      if ((rc = trace_dur_ns(s, t, i, &ns))) return rc;
-      if (!ns) ns = 1;
-      *instant = 0;
-      return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
+  int opi = etsim_sim__coll_op(ct, s->sys);
+  if (opi < 0 && etsim_sim__rooted_op((int)ct) < 0)
+    return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld", t->path,
+                           (unsigned long long)t->id[i], (long long)ct);
+  if (opi < 0) {
+    /* ASTRA-sim replays BROADCAST's duration and rejects the rest; etsim
+     * replays the duration of all of them (1 ns when none). */
+    if (!s->warned_bcast) {
+      s->warned_bcast = 1;
+      etsim_warn(
+          "%s: node %llu: %s is not simulated through the network: its trace duration "
+          "is replayed (as ASTRA-sim does for BROADCAST; \"rooted-collectives\": "
+          "\"network\" in the system file runs it)",
+          t->path, (unsigned long long)t->id[i], etsim_coll_type_name((int)ct));
     }
-    default:
-      return etsim_error_set(s->err, ETSIM_EFORMAT, "%s: node %llu: unknown comm_type %lld",
-                             t->path, (unsigned long long)t->id[i], (long long)ct);
+    int64_t ns = 0;
+    if ((rc = trace_dur_ns(s, t, i, &ns))) return rc;
+    if (!ns) ns = 1;
+    *instant = 0;
+    return etsim_des_push(&s->q, etsim_des_at_ns(&s->q, ns), EV_NODE_DONE, id, i);
   }
+  etsim_cop_t op = (etsim_cop_t)opi;
   if (sz < 0 || (sz == 0 && op != ETSIM_COP_BARRIER))
     return etsim_error_set(s->err, ETSIM_EFORMAT,
                            "%s: node %llu: %s of size %lld (comm_size must "
@@ -1191,39 +1167,47 @@ static void report_progress(sim_t *s) {
   s->opts->progress(s->opts->progress_user, &p);
 }
 
-/* A reduced run's memory samples: every NPU gets its representative's
- * track, grouped by NPU. */
-static int replicate_mem(sim_t *s, etsim_sim_result_t *r) {
-  size_t n0 = r->n_mem, w = 0;
+/* A reduced run's per-NPU records (node records, memory samples: arrays
+ * of `size`-byte elements that start with their uint32_t NPU id): grouped
+ * by NPU, every NPU given a copy of its representative's records in their
+ * order (a stable counting sort, then one block per NPU). */
+static int replicate_by_npu(const sim_t *s, void **arr, size_t *n, size_t size) {
+  size_t n0 = *n, w = 0;
   if (!n0) return 0;
-  uint64_t g = s->sym->order;
-  etsim_sim_mem_sample_t *ms = etsim_malloc(n0 * g * sizeof *ms);
+  const char *in = *arr;
+  char *out = etsim_malloc(n0 * s->sym->order * size), *tmp = etsim_malloc(n0 * size);
   size_t *cnt = etsim_calloc(s->n + 1, sizeof *cnt), *cur = etsim_malloc(s->n * sizeof *cur);
-  etsim_sim_mem_sample_t *tmp = etsim_malloc(n0 * sizeof *tmp);
-  if (!ms || !cnt || !cur || !tmp) {
-    etsim_free(ms);
+  if (!out || !tmp || !cnt || !cur) {
+    etsim_free(out);
+    etsim_free(tmp);
     etsim_free(cnt);
     etsim_free(cur);
-    etsim_free(tmp);
     return ETSIM_ENOMEM;
   }
-  for (size_t k = 0; k < n0; k++) cnt[r->mem[k].npu + 1]++;
-  for (uint32_t id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
+  uint32_t id;
+  for (size_t k = 0; k < n0; k++) {
+    memcpy(&id, in + k * size, sizeof id);
+    cnt[id + 1]++;
+  }
+  for (id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
   memcpy(cur, cnt, s->n * sizeof *cur);
-  for (size_t k = 0; k < n0; k++) tmp[cur[r->mem[k].npu]++] = r->mem[k];
-  for (uint32_t id = 0; id < s->n; id++) {
+  for (size_t k = 0; k < n0; k++) {
+    memcpy(&id, in + k * size, sizeof id);
+    memcpy(tmp + cur[id]++ * size, in + k * size, size);
+  }
+  for (id = 0; id < s->n; id++) {
     uint32_t rep = s->sym->rep[id];
-    for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++) {
-      ms[w] = tmp[k];
-      ms[w++].npu = id;
+    for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++, w++) {
+      memcpy(out + w * size, tmp + k * size, size);
+      memcpy(out + w * size, &id, sizeof id);
     }
   }
   etsim_free(tmp);
   etsim_free(cnt);
   etsim_free(cur);
-  etsim_free(r->mem);
-  r->mem = ms;
-  r->n_mem = w;
+  etsim_free(*arr);
+  *arr = out;
+  *n = w;
   return 0;
 }
 
@@ -1270,7 +1254,7 @@ static int collect(sim_t *s) {
   if (s->mem) {
     r->mem_tracked = 1;
     etsim_sim__mem_take_samples(s->mem, &r->mem, &r->n_mem);
-    int rc = s->sym ? replicate_mem(s, r) : 0;
+    int rc = s->sym ? replicate_by_npu(s, (void **)&r->mem, &r->n_mem, sizeof *r->mem) : 0;
     if (rc) return rc;
   }
   r->n_simulated = s->n_sim;
@@ -1288,40 +1272,9 @@ static int collect(sim_t *s) {
   r->dur_ns_nodes *= g;
   r->dur_ns_delta_ps *= (int64_t)g;
   r->class_size = g;
-  size_t n0 = r->n_recs;
-  if (n0 && s->opts->record_nodes) {
-    /* Records grouped by NPU, each NPU's in its representative's order:
-     * group the representatives' records stably (counting sort), then
-     * copy each representative's block for every NPU of its class. */
-    etsim_sim_node_rec_t *nr = etsim_malloc(n0 * g * sizeof *nr);
-    etsim_sim_node_rec_t *tmp = etsim_malloc(n0 * sizeof *tmp);
-    size_t *cnt = etsim_calloc(s->n + 1, sizeof *cnt), *cur = etsim_malloc(s->n * sizeof *cur);
-    if (!nr || !tmp || !cnt || !cur) {
-      etsim_free(nr);
-      etsim_free(tmp);
-      etsim_free(cnt);
-      etsim_free(cur);
-      return ETSIM_ENOMEM;
-    }
-    for (size_t k = 0; k < n0; k++) cnt[r->recs[k].npu + 1]++;
-    for (uint32_t id = 0; id < s->n; id++) cnt[id + 1] += cnt[id];
-    memcpy(cur, cnt, s->n * sizeof *cur);
-    for (size_t k = 0; k < n0; k++) tmp[cur[r->recs[k].npu]++] = r->recs[k];
-    size_t w = 0;
-    for (uint32_t id = 0; id < s->n; id++) {
-      uint32_t rep = s->sym->rep[id];
-      for (size_t k = cnt[rep]; k < cnt[rep + 1]; k++) {
-        nr[w] = tmp[k];
-        nr[w++].npu = id;
-      }
-    }
-    etsim_free(tmp);
-    etsim_free(cur);
-    etsim_free(cnt);
-    etsim_free(r->recs);
-    r->recs = nr;
-    r->n_recs = w;
-  }
+  /* Records grouped by NPU, each NPU's in its representative's order. */
+  if (s->opts->record_nodes)
+    return replicate_by_npu(s, (void **)&r->recs, &r->n_recs, sizeof *r->recs);
   return 0;
 }
 

@@ -8,6 +8,10 @@
  * REDUCE, GATHER, SCATTER, BARRIER, REDUCE_SCATTER_BLOCK) runs as through
  * the network, or -1 for any other comm_type. */
 int etsim_sim__rooted_op(int comm_type);
+/* The collective a Chakra comm_type runs as through the network under
+ * sys (rooted ones only with "rooted-collectives": "network"), or -1 when
+ * it is not simulated there (replayed, or not a collective). */
+int etsim_sim__coll_op(int64_t comm_type, const etsim_sys_config_t *sys);
 /* The root of node i's rooted collective: its comm_root attribute (an
  * etsim extension: an NPU id, or a position in the communicator), 0 when
  * absent.  Errors name the file and node. */

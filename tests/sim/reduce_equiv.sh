@@ -106,5 +106,18 @@ sed 's/"scheduling-policy"/"group-phases": "hierarchical", "scheduling-policy"/'
   || fail "gen micro hierarchical"
 check "world collectives, group-phases hierarchical, on 8x4" "$T/hw" "$T/n84.yml" "$T/sh.json" 1
 check "dp4 tp4 pp2 1f1b, group-phases hierarchical, on 8x4" "$T/a" "$T/n84.yml" "$T/sh.json" 0
+# The barrier has no root: run through the network, its ring and direct
+# forms (all-gathers of a token per dimension) keep their classes, on
+# plain and on reducing switches.
+"$BIN" gen micro --coll barrier,all-reduce,barrier --size 1MiB --npus 32 --count 2 --comp-ns 100 \
+  -o "$T/bar" --quiet || fail "gen micro barrier"
+for a in ring direct; do
+  sed 's/"scheduling-policy"/"rooted-collectives": "network", "barrier-implementation": ["'$a'", "'$a'"], "scheduling-policy"/' \
+    "$T/s1_2d.json" > "$T/sb.json"
+  check "barriers ($a) through the network on 8x4" "$T/bar" "$T/n84.yml" "$T/sb.json" 1
+  sed 's/"in-network-collectives"/"rooted-collectives": "network", "barrier-implementation": ["'$a'", "'$a'"], "in-network-collectives"/' \
+    "$T/sin.json" > "$T/sbi.json"
+  check "barriers ($a) through the network, reducing switches on 8x4" "$T/bar" "$T/nsw.yml" "$T/sbi.json" 1
+done
 [ $reduced -ge 7 ] || fail "only $reduced of $runs sets were reduced"
 echo "ok: $runs sets, $reduced reduced, every NPU equal to --exact"
