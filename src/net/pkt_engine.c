@@ -1002,25 +1002,9 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   int rc = 0;
   n->cfg = *cfg;
-  switch (cfg->cc_mode) {
-    case ETSIM_NETPKT_CC_NONE:
-      n->cc = &etsim_net__pkt_cc_none;
-      break;
-    case ETSIM_NETPKT_CC_DCQCN:
-      n->cc = &etsim_net__pkt_cc_dcqcn;
-      break;
-    case ETSIM_NETPKT_CC_HPCC:
-      n->cc = &etsim_net__pkt_cc_hpcc;
-      break;
-    case ETSIM_NETPKT_CC_TIMELY:
-      n->cc = &etsim_net__pkt_cc_timely;
-      break;
-    case ETSIM_NETPKT_CC_DCTCP:
-      n->cc = &etsim_net__pkt_cc_dctcp;
-      break;
-    default:
-      etsim_free(n);
-      return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
+  if (!(n->cc = etsim_net__pkt_cc_ops(cfg->cc_mode))) {
+    etsim_free(n);
+    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
   }
   if (cfg->payload_bytes < 1 || cfg->payload_bytes > 65000) {
     etsim_free(n);

@@ -316,7 +316,6 @@ typedef struct pk_qp pk_qp_t;
 typedef struct pk_net pk_net_t;
 
 typedef struct pk_cc_ops {
-  const char *name;
   uint32_t int_bytes; /* extra header bytes on data packets */
   void (*init)(pk_net_t *, pk_qp_t *);
   void (*on_ack)(pk_net_t *, pk_qp_t *, const pk_hdr_t *ack);
@@ -449,6 +448,11 @@ void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id);
 
 extern const pk_cc_ops_t etsim_net__pkt_cc_none, etsim_net__pkt_cc_dcqcn, etsim_net__pkt_cc_hpcc,
     etsim_net__pkt_cc_timely, etsim_net__pkt_cc_dctcp;
+/* The rules of ETSIM_NETPKT_CC_* mode, from net.c's table of schemes; NULL
+ * for a mode etsim does not have. */
+const pk_cc_ops_t *etsim_net__pkt_cc_ops(int mode);
+/* "0 none, 1 dcqcn, ..." for error messages, into buf of n bytes. */
+const char *etsim_net__pkt_cc_modes(char *buf, size_t n);
 
 /* Routes (pkt_route.c).  route_init orders neighbours and assigns keys
  * (linear in links) and checks that every host reaches every other; 0 or
