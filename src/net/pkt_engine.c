@@ -4,7 +4,7 @@
  * rate pacing, windows, per-packet ACKs and go-back-N.
  *
  * The rules follow the ns-3 RDMA model (HPCC repository) as described in
- * /work/shared/notes/roce-model.md and docs/netsim.md: ingress admission and
+ * docs/netsim.md ("Switch", "NIC"): ingress admission and
  * XOFF on enqueue, ECN/INT/XON on dequeue, pause frames queued in the
  * strict-priority queue of the port facing the upstream (no preemption),
  * "paused until resume".  Time is int64 picoseconds; each packet costs two
