@@ -26,63 +26,6 @@
 #define PK_DATA_HDR 36u /* PPP 2 + IP 20 + UDP 8 + seq/pg 6 */
 #define PK_STANDALONE_HDR 48u
 
-/* ------------------------------------------------------------------ heap */
-
-/* Branch-free (t, seq) order: the loop below picks among 4 children with
- * conditional moves instead of hard-to-predict jumps. */
-static inline int ev_less(const pk_ev_t *a, const pk_ev_t *b) {
-  return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
-}
-
-int etsim_net__pkt_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
-  if (h->n == h->cap) {
-    size_t nc = h->cap ? h->cap * 2 : 1024;
-    pk_ev_t *nv = etsim_realloc(h->v, nc * sizeof *nv);
-    if (!nv) return ETSIM_ENOMEM;
-    h->v = nv;
-    h->cap = nc;
-  }
-  size_t i = h->n++;
-  while (i > 0) {
-    size_t p = (i - 1) / 4;
-    if (!ev_less(e, &h->v[p])) break;
-    h->v[i] = h->v[p];
-    i = p;
-  }
-  h->v[i] = *e;
-  return 0;
-}
-
-int etsim_net__pkt_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
-  pk_ev_t e = {t, h->next_seq++, kind, a, b};
-  return etsim_net__pkt_heap_push_ev(h, &e);
-}
-
-void etsim_net__pkt_heap_pop(pk_heap_t *h, pk_ev_t *out) {
-  *out = h->v[0];
-  pk_ev_t last = h->v[--h->n];
-  size_t n = h->n, i = 0;
-  if (!n) return;
-  for (;;) {
-    size_t c = 4 * i + 1;
-    if (c >= n) break;
-    size_t best;
-    if (c + 3 < n) {
-      size_t b01 = ev_less(&h->v[c + 1], &h->v[c]) ? c + 1 : c;
-      size_t b23 = ev_less(&h->v[c + 3], &h->v[c + 2]) ? c + 3 : c + 2;
-      best = ev_less(&h->v[b23], &h->v[b01]) ? b23 : b01;
-    } else {
-      best = c;
-      for (size_t k = c + 1; k < n; k++)
-        if (ev_less(&h->v[k], &h->v[best])) best = k;
-    }
-    if (!ev_less(&h->v[best], &last)) break;
-    h->v[i] = h->v[best];
-    i = best;
-  }
-  h->v[i] = last;
-}
-
 /* ------------------------------------------------------------- small bits */
 
 uint32_t etsim_netpkt_host_ip(uint32_t node) {

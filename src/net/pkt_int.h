@@ -37,18 +37,15 @@ typedef struct pk_ev {
   uint64_t b;
 } pk_ev_t;
 
-/* 4-ary min-heap on (t, seq), events stored by value. */
-typedef struct pk_heap {
-  pk_ev_t *v;
-  size_t n, cap;
-  uint64_t next_seq;
-} pk_heap_t;
+/* (t, seq) order, branch-free: a heap pop then picks among 4 children with
+ * conditional moves instead of hard-to-predict jumps. */
+static inline int pk_ev_less(const pk_ev_t *a, const pk_ev_t *b) {
+  return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
+}
 
-int etsim_net__pkt_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b);
-/* Push with the caller's sequence number (the event queue numbers events
- * itself); h->next_seq is not used. */
-int etsim_net__pkt_heap_push_ev(pk_heap_t *h, const pk_ev_t *e);
-void etsim_net__pkt_heap_pop(pk_heap_t *h, pk_ev_t *out); /* h->n > 0 */
+/* A 4-ary min-heap of events on (t, seq), stored by value: pk_heap_push,
+ * pk_heap_pop, pk_heap_free (base.h's typed heap). */
+ETSIM_HEAP_DEFINE(pk_heap, pk_ev_t, pk_ev_less)
 
 /* The packet engine's event queue: a calendar of time buckets for the near
  * future, the heap for the rest; pops in (t, seq) order (pkt_evq.c). */
