@@ -111,14 +111,7 @@ int etsim_outfile_batch_commit(etsim_error_t *err) {
     if (rename(pending[i].tmp, pending[i].path) != 0)
       rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", pending[i].path,
                            strerror(errno));
-  /* After a failed rename the ones not yet renamed are removed. */
-  for (size_t i = 0; i < n_pending; i++) {
-    remove(pending[i].tmp); /* gone already when renamed */
-    etsim_free(pending[i].path);
-    etsim_tmp_release(pending[i].tmp);
-  }
-  n_pending = 0;
-  batch_end(1);
+  batch_end(!rc); /* after a failed rename, those not yet renamed are removed */
   return rc;
 }
 

@@ -7,6 +7,7 @@
 #include "etsim/netpkt.h"
 #include "etsim/report.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,21 +46,6 @@ static const char *usage =
     "  --quiet          no summary, no progress line\n"
     "exit: 0 all flows done, 1 flows stalled (PFC deadlock or lost packets),\n"
     "      2 bad input\n";
-
-static const char *cc_name(int m) {
-  switch (m) {
-    case ETSIM_NETPKT_CC_DCQCN:
-      return "dcqcn";
-    case ETSIM_NETPKT_CC_HPCC:
-      return "hpcc";
-    case ETSIM_NETPKT_CC_TIMELY:
-      return "timely";
-    case ETSIM_NETPKT_CC_DCTCP:
-      return "dctcp";
-    default:
-      return "none";
-  }
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -298,17 +284,10 @@ int etsim_cmd_netsim(int argc, char **argv) {
       return cli_fail(&err);
     }
   }
-  if (cc) {
-    static const char *names[] = {"none", "dcqcn", "hpcc", "timely", "dctcp"};
-    static const char *modes[] = {"0", "1", "3", "7", "8"};
-    const char *m = cc;
-    for (int k = 0; k < 5; k++)
-      if (!strcmp(cc, names[k])) m = modes[k];
-    if (etsim_netpkt_cfg_set(&cfg, "CC_MODE", m, &err))
-      return cli_usage_error(
-          "--cc: '%s' is none of none, dcqcn, hpcc, timely, dctcp (or CC_MODE 0, 1, 3, 7, 8): %s",
-          cc, err.msg);
-  }
+  /* --cc takes a scheme's name or ns-3's CC_MODE number */
+  if (cc && etsim_net_cc_mode(cc, &cfg.cc_mode, &err) &&
+      (!isdigit((unsigned char)cc[0]) || etsim_netpkt_cfg_set(&cfg, "CC_MODE", cc, &err)))
+    return cli_usage_error("--cc: %s", err.msg);
   if (seed && cli_parse_u64(seed, "--seed", &cfg.seed)) return ETSIM_EXIT_USAGE;
   uint64_t step_ns = 1000;
   if (step && (cli_parse_u64(step, "--timeline-step", &step_ns) || step_ns == 0 ||
@@ -398,7 +377,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
       if (timeline && (etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err) ||
                        etsim_outfile_batch_commit(&err)))
         code = cli_fail(&err);
-      else if (report && write_report(report, timeline, cc_name(cfg.cc_mode)))
+      else if (report && write_report(report, timeline, etsim_net_cc_name(cfg.cc_mode)))
         code = ETSIM_EXIT_USAGE;
     }
     goto done;
@@ -408,7 +387,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
     code = cli_fail(&err);
     goto done;
   }
-  if (report && (code = write_report(report, timeline, cc_name(cfg.cc_mode)))) goto done;
+  if (report && (code = write_report(report, timeline, etsim_net_cc_name(cfg.cc_mode)))) goto done;
   if (ports) {
     if (open_out(&ot, ports, &err)) {
       code = cli_fail(&err);
@@ -476,15 +455,15 @@ int etsim_cmd_netsim(int argc, char **argv) {
         ", \"max_buffer_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"packets\": %" PRIu64
         ", \"wall_s\": %.6f, \"events_per_s\": %.0f, "
         "\"packets_per_s\": %.0f}\n",
-        input, cc_name(cfg.cc_mode), topo.n_nodes, n_sw, topo.n_links, st.msgs, st.msgs_done,
-        st.last_done_ps / 1000, med, p99, mx, st.pauses, st.resumes, (double)st.paused_ps / 1e6,
-        st.drops_buffer, st.drops_error, st.ecn_marks, st.cnps, st.max_switch_buffer_bytes,
-        st.events, pkts, wall, wall > 0 ? (double)st.events / wall : 0,
+        input, etsim_net_cc_name(cfg.cc_mode), topo.n_nodes, n_sw, topo.n_links, st.msgs,
+        st.msgs_done, st.last_done_ps / 1000, med, p99, mx, st.pauses, st.resumes,
+        (double)st.paused_ps / 1e6, st.drops_buffer, st.drops_error, st.ecn_marks, st.cnps,
+        st.max_switch_buffer_bytes, st.events, pkts, wall, wall > 0 ? (double)st.events / wall : 0,
         wall > 0 ? (double)pkts / wall : 0);
   } else {
     printf("%s\n", input);
     printf("  network          %u nodes (%u switches), %zu links, cc %s\n", topo.n_nodes, n_sw,
-           topo.n_links, cc_name(cfg.cc_mode));
+           topo.n_links, etsim_net_cc_name(cfg.cc_mode));
     printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
     printf("  FCT slowdown     median %.3f, p99 %.3f, max %.3f\n", med, p99, mx);

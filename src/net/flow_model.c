@@ -61,6 +61,7 @@ struct etsim_netflow {
   uint32_t *cf, *cl; /* scratch: component flows and links */
   size_t cap_cf, cap_cl;
   pk_heap_t heap;
+  uint64_t next_seq; /* of the events pushed, for ties */
   int64_t now;
   uint32_t stamp;
   double ack_w; /* ACK bytes per data wire byte */
@@ -109,12 +110,18 @@ void etsim_netflow_free(etsim_netflow_t *n) {
   etsim_free(n->paths);
   etsim_free(n->cf);
   etsim_free(n->cl);
-  etsim_free(n->heap.v);
+  pk_heap_free(&n->heap);
   etsim_netpkt_free((etsim_netpkt_t *)n->pk);
   etsim_free(n);
 }
 
 void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct) { n->fct = fct; }
+
+/* Events of equal time run in the order they were pushed. */
+static int fl_push(etsim_netflow_t *n, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
+  pk_ev_t e = {t, n->next_seq++, kind, a, b};
+  return pk_heap_push(&n->heap, &e);
+}
 
 static int64_t txt(const pk_net_t *pk, uint64_t bytes, uint64_t rate) {
   int64_t t = (int64_t)((bytes * 8000000000000ull + rate / 2) / rate);
@@ -200,7 +207,7 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
     double t = (double)f->base_rtt_ps * 1e-12;
     if (t > 0 && win > 0 && win * 8 / t < f->cap) f->cap = win * 8 / t;
   }
-  if (etsim_net__pkt_heap_push(&n->heap, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
+  if (fl_push(n, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (out_id) *out_id = n->n_f;
   n->n_f++;
@@ -343,7 +350,7 @@ static int rerate(etsim_netflow_t *n, size_t nf, size_t nl) {
     if (f->rate > 0) {
       double dt = f->bits_left / f->rate * 1e12;
       int64_t t = n->now + (int64_t)llround(dt);
-      if (etsim_net__pkt_heap_push(&n->heap, t, FL_XFER, fi, f->version)) return ETSIM_ENOMEM;
+      if (fl_push(n, t, FL_XFER, fi, f->version)) return ETSIM_ENOMEM;
     }
   }
   return 0;
@@ -387,9 +394,8 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
       f->bits_left = 0;
       for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
         link_del(&n->links[n->paths[f->path_off + h]], e->a << 1 | (h >= f->nhop));
-      if (etsim_net__pkt_heap_push(&n->heap, n->now + f->tail_deliver_ps, FL_DELIVER, e->a, 0) ||
-          etsim_net__pkt_heap_push(&n->heap, n->now + f->tail_deliver_ps + f->tail_ack_ps, FL_ACKED,
-                                   e->a, 0))
+      if (fl_push(n, n->now + f->tail_deliver_ps, FL_DELIVER, e->a, 0) ||
+          fl_push(n, n->now + f->tail_deliver_ps + f->tail_ack_ps, FL_ACKED, e->a, 0))
         return ETSIM_ENOMEM;
       /* the group without this flow: drop it from the scratch list */
       {
@@ -425,7 +431,7 @@ int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err
     int64_t t = n->heap.v[0].t;
     if (t > t_ps || t > stop) return 0;
     pk_ev_t e;
-    etsim_net__pkt_heap_pop(&n->heap, &e);
+    pk_heap_pop(&n->heap, &e);
     n->now = e.t;
     n->st.events++;
     int rc = on_event(n, &e);

@@ -12,6 +12,7 @@
 #include "etsim/netpkt.h"
 
 #include "net_int.h"
+#include "pkt_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -191,23 +192,26 @@ static void fifo_link_name(const etsim_topo_t *t, size_t k, char *buf, size_t n)
 /* ------------------------------------------------------ congestion control */
 
 /* The schemes of the flow and packet backends: the names etsim takes
- * (--cc, etsim_net_opts_t.cc) and ns-3's CC_MODE numbers.  "pfc" is a
- * second name for none (PFC alone), accepted but not listed. */
-#define CC_SCHEMES(X)                 \
-  X("none", ETSIM_NETPKT_CC_NONE)     \
-  X("dcqcn", ETSIM_NETPKT_CC_DCQCN)   \
-  X("hpcc", ETSIM_NETPKT_CC_HPCC)     \
-  X("timely", ETSIM_NETPKT_CC_TIMELY) \
-  X("dctcp", ETSIM_NETPKT_CC_DCTCP)
+ * (--cc, etsim_net_opts_t.cc), ns-3's CC_MODE numbers and the packet
+ * engine's rules for each.  "pfc" is a second name for none (PFC alone),
+ * accepted but not listed. */
+#define CC_SCHEMES(X)                                            \
+  X("none", ETSIM_NETPKT_CC_NONE, &etsim_net__pkt_cc_none)       \
+  X("dcqcn", ETSIM_NETPKT_CC_DCQCN, &etsim_net__pkt_cc_dcqcn)    \
+  X("hpcc", ETSIM_NETPKT_CC_HPCC, &etsim_net__pkt_cc_hpcc)       \
+  X("timely", ETSIM_NETPKT_CC_TIMELY, &etsim_net__pkt_cc_timely) \
+  X("dctcp", ETSIM_NETPKT_CC_DCTCP, &etsim_net__pkt_cc_dctcp)
 
 typedef struct cc_scheme {
   const char *name;
   int mode;
+  const pk_cc_ops_t *ops;
 } cc_scheme_t;
 
-#define CC_ROW(name, mode) {name, mode},
-#define CC_NAME(name, mode) name,
-static const cc_scheme_t cc_table[] = {CC_SCHEMES(CC_ROW){"pfc", ETSIM_NETPKT_CC_NONE}};
+#define CC_ROW(name, mode, ops) {name, mode, ops},
+#define CC_NAME(name, mode, ops) name,
+static const cc_scheme_t cc_table[] = {
+    CC_SCHEMES(CC_ROW){"pfc", ETSIM_NETPKT_CC_NONE, &etsim_net__pkt_cc_none}};
 const char *const etsim_net_cc_names[] = {CC_SCHEMES(CC_NAME) NULL};
 #undef CC_ROW
 #undef CC_NAME
@@ -228,5 +232,23 @@ int etsim_net_cc_mode(const char *name, int *out_mode, etsim_error_t *err) {
 const char *etsim_net_cc_name(int mode) {
   for (size_t i = 0; i < N_CC; i++)
     if (cc_table[i].mode == mode) return cc_table[i].name;
+  return NULL;
+}
+
+const char *etsim_net__pkt_cc_modes(char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (size_t i = 0; etsim_net_cc_names[i] && len < n; i++) {
+    int w =
+        snprintf(buf + len, n - len, "%s%d %s", i ? ", " : "", cc_table[i].mode, cc_table[i].name);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  return buf;
+}
+
+const pk_cc_ops_t *etsim_net__pkt_cc_ops(int mode) {
+  for (size_t i = 0; i < N_CC; i++)
+    if (cc_table[i].mode == mode) return cc_table[i].ops;
   return NULL;
 }

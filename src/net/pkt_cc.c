@@ -28,7 +28,7 @@ static void none_init(pk_net_t *n, pk_qp_t *q) {
   (void)q;
 }
 
-const pk_cc_ops_t etsim_net__pkt_cc_none = {"none", 0, none_init, NULL, NULL};
+const pk_cc_ops_t etsim_net__pkt_cc_none = {0, none_init, NULL, NULL};
 
 /* ----------------------------------------------------------------- DCQCN */
 
@@ -88,7 +88,7 @@ static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
   }
 }
 
-const pk_cc_ops_t etsim_net__pkt_cc_dcqcn = {"dcqcn", 0, dcqcn_init, dcqcn_ack, dcqcn_timer};
+const pk_cc_ops_t etsim_net__pkt_cc_dcqcn = {0, dcqcn_init, dcqcn_ack, dcqcn_timer};
 
 /* ------------------------------------------------------------------ HPCC */
 
@@ -162,7 +162,7 @@ static void hpcc_ack(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack) {
 }
 
 /* INT header: 5 hops of 8 bytes + 2 (ns-3 IntHeader, NORMAL mode). */
-const pk_cc_ops_t etsim_net__pkt_cc_hpcc = {"hpcc", 42, hpcc_init, hpcc_ack, NULL};
+const pk_cc_ops_t etsim_net__pkt_cc_hpcc = {42, hpcc_init, hpcc_ack, NULL};
 
 /* ---------------------------------------------------------------- TIMELY */
 
@@ -210,7 +210,7 @@ static void timely_ack(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack) {
 }
 
 /* 8-byte timestamp header (ns-3 IntHeader, TS mode). */
-const pk_cc_ops_t etsim_net__pkt_cc_timely = {"timely", 8, timely_init, timely_ack, NULL};
+const pk_cc_ops_t etsim_net__pkt_cc_timely = {8, timely_init, timely_ack, NULL};
 
 /* ----------------------------------------------------------------- DCTCP */
 
@@ -251,4 +251,4 @@ static void dctcp_ack(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack) {
   }
 }
 
-const pk_cc_ops_t etsim_net__pkt_cc_dctcp = {"dctcp", 0, dctcp_init, dctcp_ack, NULL};
+const pk_cc_ops_t etsim_net__pkt_cc_dctcp = {0, dctcp_init, dctcp_ack, NULL};

@@ -12,6 +12,7 @@
 #include "pkt_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -211,26 +212,16 @@ int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *val
     uint64_t v;
     if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
       return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE: expected an integer");
-    switch (v) {
-      case 0:
-      case 12:
-        c->cc_mode = ETSIM_NETPKT_CC_NONE;
-        return 0;
-      case 1:
-      case 3:
-      case 7:
-      case 8:
-        c->cc_mode = (int)v;
-        return 0;
-      case 10:
-        return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                               "CC_MODE 10 (HPCC-PINT) is not implemented");
-      default:
-        return etsim_error_set(err, ETSIM_EINVAL,
-                               "CC_MODE %llu unknown (0/12 none, 1 DCQCN, 3 "
-                               "HPCC, 7 TIMELY, 8 DCTCP)",
-                               (unsigned long long)v);
+    if (v == 12) v = ETSIM_NETPKT_CC_NONE; /* ns-3's second number for PFC alone */
+    if (v == 10)
+      return etsim_error_set(err, ETSIM_EUNSUPPORTED, "CC_MODE 10 (HPCC-PINT) is not implemented");
+    if (v > INT_MAX || !etsim_net__pkt_cc_ops((int)v)) {
+      char list[128];
+      return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %llu unknown (%s; 12 none too)",
+                             (unsigned long long)v, etsim_net__pkt_cc_modes(list, sizeof list));
     }
+    c->cc_mode = (int)v;
+    return 0;
   }
   if (!strcmp(key, "SIMULATOR_STOP_TIME")) {
     double s;

@@ -4,7 +4,7 @@
  * rate pacing, windows, per-packet ACKs and go-back-N.
  *
  * The rules follow the ns-3 RDMA model (HPCC repository) as described in
- * /work/shared/notes/roce-model.md and docs/netsim.md: ingress admission and
+ * docs/netsim.md ("Switch", "NIC"): ingress admission and
  * XOFF on enqueue, ECN/INT/XON on dequeue, pause frames queued in the
  * strict-priority queue of the port facing the upstream (no preemption),
  * "paused until resume".  Time is int64 picoseconds; each packet costs two
@@ -25,63 +25,6 @@
 #define PK_PFC_BYTES 31u
 #define PK_DATA_HDR 36u /* PPP 2 + IP 20 + UDP 8 + seq/pg 6 */
 #define PK_STANDALONE_HDR 48u
-
-/* ------------------------------------------------------------------ heap */
-
-/* Branch-free (t, seq) order: the loop below picks among 4 children with
- * conditional moves instead of hard-to-predict jumps. */
-static inline int ev_less(const pk_ev_t *a, const pk_ev_t *b) {
-  return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
-}
-
-int etsim_net__pkt_heap_push_ev(pk_heap_t *h, const pk_ev_t *e) {
-  if (h->n == h->cap) {
-    size_t nc = h->cap ? h->cap * 2 : 1024;
-    pk_ev_t *nv = etsim_realloc(h->v, nc * sizeof *nv);
-    if (!nv) return ETSIM_ENOMEM;
-    h->v = nv;
-    h->cap = nc;
-  }
-  size_t i = h->n++;
-  while (i > 0) {
-    size_t p = (i - 1) / 4;
-    if (!ev_less(e, &h->v[p])) break;
-    h->v[i] = h->v[p];
-    i = p;
-  }
-  h->v[i] = *e;
-  return 0;
-}
-
-int etsim_net__pkt_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
-  pk_ev_t e = {t, h->next_seq++, kind, a, b};
-  return etsim_net__pkt_heap_push_ev(h, &e);
-}
-
-void etsim_net__pkt_heap_pop(pk_heap_t *h, pk_ev_t *out) {
-  *out = h->v[0];
-  pk_ev_t last = h->v[--h->n];
-  size_t n = h->n, i = 0;
-  if (!n) return;
-  for (;;) {
-    size_t c = 4 * i + 1;
-    if (c >= n) break;
-    size_t best;
-    if (c + 3 < n) {
-      size_t b01 = ev_less(&h->v[c + 1], &h->v[c]) ? c + 1 : c;
-      size_t b23 = ev_less(&h->v[c + 3], &h->v[c + 2]) ? c + 3 : c + 2;
-      best = ev_less(&h->v[b23], &h->v[b01]) ? b23 : b01;
-    } else {
-      best = c;
-      for (size_t k = c + 1; k < n; k++)
-        if (ev_less(&h->v[k], &h->v[best])) best = k;
-    }
-    if (!ev_less(&h->v[best], &last)) break;
-    h->v[i] = h->v[best];
-    i = best;
-  }
-  h->v[i] = last;
-}
 
 /* ------------------------------------------------------------- small bits */
 
@@ -1002,25 +945,9 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   int rc = 0;
   n->cfg = *cfg;
-  switch (cfg->cc_mode) {
-    case ETSIM_NETPKT_CC_NONE:
-      n->cc = &etsim_net__pkt_cc_none;
-      break;
-    case ETSIM_NETPKT_CC_DCQCN:
-      n->cc = &etsim_net__pkt_cc_dcqcn;
-      break;
-    case ETSIM_NETPKT_CC_HPCC:
-      n->cc = &etsim_net__pkt_cc_hpcc;
-      break;
-    case ETSIM_NETPKT_CC_TIMELY:
-      n->cc = &etsim_net__pkt_cc_timely;
-      break;
-    case ETSIM_NETPKT_CC_DCTCP:
-      n->cc = &etsim_net__pkt_cc_dctcp;
-      break;
-    default:
-      etsim_free(n);
-      return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
+  if (!(n->cc = etsim_net__pkt_cc_ops(cfg->cc_mode))) {
+    etsim_free(n);
+    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
   }
   if (cfg->payload_bytes < 1 || cfg->payload_bytes > 65000) {
     etsim_free(n);

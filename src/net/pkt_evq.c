@@ -52,7 +52,7 @@ void etsim_net__pkt_evq_free(pk_evq_t *q) {
   etsim_free(q->bkt);
   etsim_free(q->bits);
   etsim_free(q->node);
-  etsim_free(q->far.v);
+  pk_heap_free(&q->far);
   memset(q, 0, sizeof *q);
 }
 
@@ -136,7 +136,7 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
   return 0;
 far:;
   pk_ev_t e = {t, seq, kind, a, b};
-  return etsim_net__pkt_heap_push_ev(&q->far, &e);
+  return pk_heap_push(&q->far, &e);
 }
 
 int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
@@ -162,6 +162,6 @@ int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
     }
   }
   if (!q->far.n || q->far.v[0].t > t_max) return 0;
-  etsim_net__pkt_heap_pop(&q->far, out);
+  pk_heap_pop(&q->far, out);
   return 1;
 }

@@ -37,18 +37,15 @@ typedef struct pk_ev {
   uint64_t b;
 } pk_ev_t;
 
-/* 4-ary min-heap on (t, seq), events stored by value. */
-typedef struct pk_heap {
-  pk_ev_t *v;
-  size_t n, cap;
-  uint64_t next_seq;
-} pk_heap_t;
+/* (t, seq) order, branch-free: a heap pop then picks among 4 children with
+ * conditional moves instead of hard-to-predict jumps. */
+static inline int pk_ev_less(const pk_ev_t *a, const pk_ev_t *b) {
+  return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
+}
 
-int etsim_net__pkt_heap_push(pk_heap_t *h, int64_t t, uint32_t kind, uint32_t a, uint64_t b);
-/* Push with the caller's sequence number (the event queue numbers events
- * itself); h->next_seq is not used. */
-int etsim_net__pkt_heap_push_ev(pk_heap_t *h, const pk_ev_t *e);
-void etsim_net__pkt_heap_pop(pk_heap_t *h, pk_ev_t *out); /* h->n > 0 */
+/* A 4-ary min-heap of events on (t, seq), stored by value: pk_heap_push,
+ * pk_heap_pop, pk_heap_free (base.h's typed heap). */
+ETSIM_HEAP_DEFINE(pk_heap, pk_ev_t, pk_ev_less)
 
 /* The packet engine's event queue: a calendar of time buckets for the near
  * future, the heap for the rest; pops in (t, seq) order (pkt_evq.c). */
@@ -316,7 +313,6 @@ typedef struct pk_qp pk_qp_t;
 typedef struct pk_net pk_net_t;
 
 typedef struct pk_cc_ops {
-  const char *name;
   uint32_t int_bytes; /* extra header bytes on data packets */
   void (*init)(pk_net_t *, pk_qp_t *);
   void (*on_ack)(pk_net_t *, pk_qp_t *, const pk_hdr_t *ack);
@@ -449,6 +445,11 @@ void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id);
 
 extern const pk_cc_ops_t etsim_net__pkt_cc_none, etsim_net__pkt_cc_dcqcn, etsim_net__pkt_cc_hpcc,
     etsim_net__pkt_cc_timely, etsim_net__pkt_cc_dctcp;
+/* The rules of ETSIM_NETPKT_CC_* mode, from net.c's table of schemes; NULL
+ * for a mode etsim does not have. */
+const pk_cc_ops_t *etsim_net__pkt_cc_ops(int mode);
+/* "0 none, 1 dcqcn, ..." for error messages, into buf of n bytes. */
+const char *etsim_net__pkt_cc_modes(char *buf, size_t n);
 
 /* Routes (pkt_route.c).  route_init orders neighbours and assigns keys
  * (linear in links) and checks that every host reaches every other; 0 or

@@ -188,9 +188,6 @@ typedef struct rin {
   char *link_href;  /* `link`, likewise */
 } rin_t;
 
-/* Read a whole file (at most max bytes) into a NUL-terminated buffer. */
-int etsim_report__slurp(const char *path, size_t max, char **out, size_t *n, etsim_error_t *err);
-
 /* Parse a Perfetto network timeline (netsim's layout) from memory. */
 int etsim_report__net_parse(const char *path, const char *text, size_t n, rnet_t **out,
                             etsim_error_t *err);

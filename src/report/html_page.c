@@ -20,47 +20,6 @@
 /* Inputs larger than this are refused rather than read into memory. */
 #define MAX_INPUT_BYTES ((size_t)4 << 30)
 
-int etsim_report__slurp(const char *path, size_t max, char **out, size_t *n, etsim_error_t *err) {
-  /* A folder or a missing file named as such, and the page never written
-   * over the result it shows.  An output of this run still waiting in the
-   * batch (netsim's timeline) is read under its temporary name. */
-  const char *src = etsim_outfile_batched(path);
-  if (!src) {
-    int rc0 = etsim_input_check(path, err);
-    if (rc0) return rc0;
-    src = path;
-  }
-  FILE *f = fopen(src, "rb");
-  if (!f) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
-  char *s = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (etsim_grow((void **)&s, &cap, len + 65536 + 1, 1)) {
-      fclose(f);
-      etsim_free(s);
-      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-    }
-    size_t k = fread(s + len, 1, 65536, f);
-    len += k;
-    if (len > max) {
-      fclose(f);
-      etsim_free(s);
-      return etsim_error_set(err, ETSIM_ERANGE, "%s: larger than %zu MiB", path, max >> 20);
-    }
-    if (k < 65536) break;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    etsim_free(s);
-    return etsim_error_set(err, ETSIM_EIO, "%s: read failed", path);
-  }
-  s[len] = 0;
-  *out = s;
-  *n = len;
-  return 0;
-}
-
 /* ---------------------------------------------------------- JSON access */
 
 int etsim_report__get_num(const rin_t *in, const json_t *obj, const char *key, const char *where,
@@ -238,7 +197,10 @@ static int kind_of_doc(const json_t *d) {
 static int load_input(rin_t *in, etsim_error_t *err) {
   char *text = NULL;
   size_t n = 0;
-  int rc = etsim_report__slurp(in->path, MAX_INPUT_BYTES, &text, &n, err);
+  /* An output of this run still waiting in the batch (netsim's timeline)
+   * is read under its temporary name. */
+  const char *src = etsim_outfile_batched(in->path);
+  int rc = etsim_read_text(src ? src : in->path, MAX_INPUT_BYTES, &text, &n, err);
   if (rc) return rc;
   in->bytes = n;
   const char *p = text;

@@ -294,6 +294,32 @@ static void text(rbuf_t *b, double x, double y, const char *anchor, const char *
   etsim_report__put(b, "</text>");
 }
 
+/* A y axis label, turned, centred on y. */
+static void ylabel_text(rbuf_t *b, double y, const char *label) {
+  etsim_report__fmt(b,
+                    "<text class=\"label\" text-anchor=\"middle\" transform=\"translate(14 "
+                    "%.1f) rotate(-90)\">",
+                    y);
+  etsim_report__esc(b, label);
+  etsim_report__put(b, "</text>");
+}
+
+/* Vertical grid lines at the ticks of xs from top to the bottom margin of
+ * a chart h high, their values under it, and the x label (may be NULL). */
+static void xgrid(rbuf_t *b, const scale_t *xs, int top, int h, const char *xlabel) {
+  double t[32];
+  char s[32];
+  int n = ticks(xs, t, 32, 8);
+  for (int i = 0; i < n; i++) {
+    double x = sc(xs, t[i]);
+    etsim_report__fmt(b, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>", x, x,
+                      top, h - MB);
+    etsim_report__num(s, sizeof s, t[i]);
+    text(b, x, h - MB + 16, "middle", "tick", s);
+  }
+  if (xlabel) text(b, (xs->r0 + xs->r1) / 2, h - 8, "middle", "label", xlabel);
+}
+
 /* Grid, ticks and the axis labels of a plot area [x0,x1] x [y0,y1]. */
 static void axes(rbuf_t *b, const scale_t *xs, const scale_t *ys, const char *xlabel,
                  const char *ylabel, int xgrid, int w, int h) {
@@ -330,14 +356,7 @@ static void axes(rbuf_t *b, const scale_t *xs, const scale_t *ys, const char *xl
   etsim_report__fmt(b, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", x0,
                     x0, y0, y1);
   if (xlabel) text(b, (x0 + x1) / 2, h - 8, "middle", "label", xlabel);
-  if (ylabel) {
-    etsim_report__fmt(b,
-                      "<text class=\"label\" text-anchor=\"middle\" transform=\"translate(14 "
-                      "%.1f) rotate(-90)\">",
-                      (y0 + y1) / 2);
-    etsim_report__esc(b, ylabel);
-    etsim_report__put(b, "</text>");
-  }
+  if (ylabel) ylabel_text(b, (y0 + y1) / 2, ylabel);
   (void)w;
   etsim_report__put(b, "</g>\n");
 }
@@ -690,17 +709,7 @@ void etsim_report__hstack(rbuf_t *b, const rhstack_t *c) {
   scale_t xs = {0, 1, lm, w - MR, 0}, ys = {0, 1, h - MB, top, 0};
   domain(&xs, &xa, 0, hi);
   fig_open(b, c->id, c->title, w, h);
-  double t[32];
-  char s[32];
-  int n = ticks(&xs, t, 32, 8);
-  for (int i = 0; i < n; i++) {
-    double x = sc(&xs, t[i]);
-    etsim_report__fmt(b, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>", x, x,
-                      top, h - MB);
-    etsim_report__num(s, sizeof s, t[i]);
-    text(b, x, h - MB + 16, "middle", "tick", s);
-  }
-  if (c->xlabel) text(b, (lm + w - MR) / 2.0, h - 8, "middle", "label", c->xlabel);
+  xgrid(b, &xs, top, h, c->xlabel);
   for (size_t r = 0; r < c->rows; r++) {
     double y = top + rowh * (double)r + 5, acc = 0;
     text(b, lm - 8, y + (rowh - 10) / 2.0 + 4, "end", NULL, c->row_name[r]);
@@ -881,14 +890,7 @@ void etsim_report__heat(rbuf_t *b, const rheat_t *c) {
     if (c->row_name[r])
       text(b, x0 - 6, y0 + rh * ((double)r + 0.5) + 4, "end", "tick", c->row_name[r]);
   if (c->xlabel) text(b, (x0 + x1) / 2, h - 8, "middle", "label", c->xlabel);
-  if (c->ylabel) {
-    etsim_report__fmt(b,
-                      "<text class=\"label\" text-anchor=\"middle\" transform=\"translate(14 "
-                      "%.1f) rotate(-90)\">",
-                      (y0 + y1) / 2);
-    etsim_report__esc(b, c->ylabel);
-    etsim_report__put(b, "</text>");
-  }
+  if (c->ylabel) ylabel_text(b, (y0 + y1) / 2, c->ylabel);
   /* colour scale: a vertical gradient with min, middle and max */
   unsigned g = ++b->seq;
   etsim_report__fmt(b, "<defs><linearGradient id=\"vir%u\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">",
@@ -927,17 +929,7 @@ void etsim_report__lanes(rbuf_t *b, const rlanes_t *c) {
   scale_t xs = {0, 1, lm, w - MR, 0};
   domain(&xs, &xa, 0, c->t_end > 0 ? c->t_end : 1);
   fig_open(b, c->id, c->title, w, h);
-  double t[32];
-  char s[32];
-  int n = ticks(&xs, t, 32, 8);
-  for (int i = 0; i < n; i++) {
-    double x = sc(&xs, t[i]);
-    etsim_report__fmt(b, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>", x, x,
-                      top, h - MB);
-    etsim_report__num(s, sizeof s, t[i]);
-    text(b, x, h - MB + 16, "middle", "tick", s);
-  }
-  if (c->xlabel) text(b, (lm + w - MR) / 2.0, h - 8, "middle", "label", c->xlabel);
+  xgrid(b, &xs, top, h, c->xlabel);
   for (size_t l = 0; l < c->n_lanes; l++) {
     double y = top + laneh * (double)l;
     etsim_report__fmt(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", lm,

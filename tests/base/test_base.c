@@ -7,6 +7,7 @@
 #include "etsim/base.h"
 
 #include <math.h>
+#include <sys/stat.h>
 
 static void test_errors(void **s) {
   (void)s;
@@ -155,6 +156,65 @@ static void test_outfile(void **s) {
   tu_rmdir(dir);
 }
 
+/* Write `text` to path as an output of the open batch. */
+static void batch_write(const char *path, const char *text) {
+  etsim_outfile_t o;
+  etsim_error_t e = {0};
+  assert_int_equal(etsim_outfile_open(&o, path, &e), 0);
+  fputs(text, o.fp);
+  assert_int_equal(etsim_outfile_commit(&o, &e), 0);
+}
+
+/* A batch's outputs appear together at batch_commit; a rename that fails
+ * there leaves no temporary behind, and an abort leaves nothing at all. */
+static void test_outfile_batch(void **s) {
+  (void)s;
+  char *dir = tu_tmpdir();
+  char a[4200], b[4200], tmp_b[4300];
+  snprintf(a, sizeof a, "%s/a", dir);
+  snprintf(b, sizeof b, "%s/b", dir);
+  etsim_error_t e = {0};
+
+  etsim_outfile_batch_begin();
+  batch_write(a, "A");
+  batch_write(b, "B");
+  assert_int_equal(access(a, F_OK), -1); /* waiting under its temporary name */
+  assert_non_null(etsim_outfile_batched(a));
+  assert_int_equal(access(etsim_outfile_batched(a), F_OK), 0);
+  assert_int_equal(etsim_outfile_batch_commit(&e), 0);
+  assert_null(etsim_outfile_batched(a));
+  size_t n;
+  unsigned char *d = tu_read(b, &n);
+  assert_int_equal(n, 1);
+  assert_memory_equal(d, "B", 1);
+  free(d);
+
+  etsim_outfile_batch_begin();
+  batch_write(a, "A2");
+  batch_write(b, "B2");
+  snprintf(tmp_b, sizeof tmp_b, "%s", etsim_outfile_batched(b));
+  assert_int_equal(remove(b), 0);
+  assert_int_equal(mkdir(b, 0700), 0); /* b's rename now fails */
+  assert_int_equal(etsim_outfile_batch_commit(&e), ETSIM_EIO);
+  TU_CONTAINS(e.msg, "cannot rename into place");
+  assert_int_equal(access(tmp_b, F_OK), -1);
+  d = tu_read(a, &n);
+  assert_int_equal(n, 2);
+  assert_memory_equal(d, "A2", 2);
+  free(d);
+
+  etsim_outfile_batch_begin();
+  batch_write(a, "A3");
+  char tmp_a[4300];
+  snprintf(tmp_a, sizeof tmp_a, "%s", etsim_outfile_batched(a));
+  etsim_outfile_batch_abort();
+  assert_int_equal(access(tmp_a, F_OK), -1);
+  d = tu_read(a, &n);
+  assert_int_equal(n, 2); /* as it was */
+  free(d);
+  tu_rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_errors),
@@ -165,6 +225,7 @@ int main(void) {
       cmocka_unit_test(test_parse_size),
       cmocka_unit_test(test_rng),
       cmocka_unit_test(test_outfile),
+      cmocka_unit_test(test_outfile_batch),
   };
   return TU_RUN(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@ says() {
 }
 
 says "$BIN" netsim --cc foo "$SRC/examples/netsim/single.cfg" -- \
-  "--cc: 'foo' is none of none, dcqcn, hpcc, timely, dctcp"
+  '--cc: unknown congestion control "foo" (expected none, dcqcn, hpcc, timely or dctcp)'
 says "$BIN" shard --model mlperf-dlrm --ranks 0 -- "--ranks: '0' is outside 1 to 1048576"
 "$BIN" gen micro --coll all-reduce --size 1KiB --npus 4 -o m --quiet || fail "gen"
 sed -i 's/"ranks": "0-3"/"ranks": "-1,0-3"/' m.manifest.json

@@ -16,13 +16,17 @@ grep -q "usage: etsim netsim" "$T/help" || fail "--help text"
 [ "$(cat "$T/fct")" = "0b000001 0b000101 10000 100 1000000 0 87091 88000" ] ||
   fail "single FCT line: $(cat "$T/fct")"
 
-# 8-to-1 incast: last completion, PFC only and DCTCP
-for cc in none dctcp; do
+# 8-to-1 incast: last completion, PFC only and DCTCP, each by its name
+# (pfc: sim's second name for none) and by ns-3's CC_MODE number
+for cc in none pfc 12 dctcp 8; do
   "$BIN" netsim --quiet --cc $cc --fct "$T/fct.$cc" "$EX/incast8.cfg" || fail "incast $cc exit $?"
   [ "$(wc -l < "$T/fct.$cc")" -eq 8 ] || fail "incast $cc: 8 FCT lines"
   last=$(awk '{ if ($7 > m) m = $7 } END { print m }' "$T/fct.$cc")
   [ "$last" = 668091 ] || fail "incast $cc last FCT $last, ns-3 gives 668091"
 done
+"$BIN" netsim --quiet --cc 5 "$EX/incast8.cfg" 2> "$T/err" && fail "--cc 5 accepted"
+grep -q "CC_MODE 5 unknown (0 none, 1 dcqcn, 3 hpcc, 7 timely, 8 dctcp; 12 none too)" "$T/err" ||
+  fail "--cc 5: $(cat "$T/err")"
 awk '{ if ($1 !~ /^0b000[1-8]01$/ || $2 != "0b000001" || $5 != 1000000) exit 1 }' "$T/fct.none" ||
   fail "incast FCT fields"
 

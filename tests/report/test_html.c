@@ -542,6 +542,11 @@ static void test_bad_input(void **state) {
   const char *f6[1] = {"q.jsonl"};
   assert_null(page(f6, 1, NULL, &err));
   assert_non_null(strstr(err.msg, "q.jsonl:2: not a JSON object"));
+  /* binary data is no result: named with its offset, not read past */
+  assert_int_equal(tu_write(path_in("z.csv"), "a,b\n1,2\n3,\0\n", 12), 0);
+  const char *fz[1] = {"z.csv"};
+  assert_null(page(fz, 1, NULL, &err));
+  assert_non_null(strstr(err.msg, "z.csv: offset 10: a NUL byte"));
   const char *f7[1] = {"missing.json"};
   assert_null(page(f7, 1, NULL, &err));
   assert_int_equal(err.code, ETSIM_ENOTFOUND); /* etsim_input_check's code for a missing file */
