@@ -23,31 +23,14 @@
 
 #define NONE UINT32_MAX
 
-static int is_int_kind(int k) {
-  switch (k) {
-    case ETSIM_ATTR_INT32:
-    case ETSIM_ATTR_INT64:
-    case ETSIM_ATTR_UINT32:
-    case ETSIM_ATTR_UINT64:
-    case ETSIM_ATTR_SINT32:
-    case ETSIM_ATTR_SINT64:
-    case ETSIM_ATTR_FIXED32:
-    case ETSIM_ATTR_FIXED64:
-    case ETSIM_ATTR_SFIXED32:
-    case ETSIM_ATTR_SFIXED64:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 /* Whether attribute record k of t is a label: 1 string (pg_name), 2 NPU id
  * (comm_src, comm_dst), 0 neither. */
 static int label_kind(const etsim_et_trace_t *t, size_t k) {
   const etsim_et_attrrec_t *a = &t->attrs[k];
   int kind = (int)(a->kind_doc & 0xff);
   if (a->name == t->k_pg_name && kind == ETSIM_ATTR_STRING) return 1;
-  if ((a->name == t->k_comm_src || a->name == t->k_comm_dst) && is_int_kind(kind)) return 2;
+  if ((a->name == t->k_comm_src || a->name == t->k_comm_dst) && etsim_attr_kind_is_int(kind))
+    return 2;
   return 0;
 }
 
