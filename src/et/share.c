@@ -40,7 +40,7 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 
 /* Bytes, 8 at a time (names and strings of every node of every rank file
  * pass through here; a byte-at-a-time hash was a tenth of a load). */
-static uint64_t hash_mem(const void *p, size_t n) {
+uint64_t etsim_et__hash_mem(const void *p, size_t n) {
   const unsigned char *c = p;
   uint64_t h = 0x243f6a8885a308d3ull ^ n;
   for (; n >= 8; n -= 8, c += 8) {
@@ -55,7 +55,7 @@ static uint64_t hash_mem(const void *p, size_t n) {
 }
 
 static uint64_t mix_str(uint64_t h, const char *s) {
-  return mix(h, s ? hash_mem(s, strlen(s)) : 0x51ed27ull);
+  return mix(h, s ? etsim_et__hash_mem(s, strlen(s)) : 0x51ed27ull);
 }
 
 /* Hash of an attribute's value (not for labels). */
@@ -70,9 +70,9 @@ static uint64_t value_hash(const etsim_et_attrrec_t *a) {
       for (uint64_t i = 0; i < b->n; i++) h = mix_str(h, s[i]);
     } else if (kind == ETSIM_ATTR_BYTES_LIST) {
       const etsim_bytes_t *s = et_blob_data(b);
-      for (uint64_t i = 0; i < b->n; i++) h = mix(h, hash_mem(s[i].data, s[i].len));
+      for (uint64_t i = 0; i < b->n; i++) h = mix(h, etsim_et__hash_mem(s[i].data, s[i].len));
     } else {
-      h = mix(h, hash_mem(et_blob_data(b), b->n * b->elem_size));
+      h = mix(h, etsim_et__hash_mem(et_blob_data(b), b->n * b->elem_size));
     }
     return h;
   }
