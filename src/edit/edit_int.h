@@ -196,6 +196,9 @@ long etsim_edit__groups_find(const ed_groups_t *g, uint32_t id);
  * max id + 1).  The id in *out. */
 int etsim_edit__groups_add(ed_groups_t *g, uint32_t id, uint32_t *mem, size_t n, uint32_t *out);
 int etsim_edit__groups_write(const ed_groups_t *g, const char *path, etsim_error_t *err);
+/* The group indices in id order (ties in index order): an owned array of
+ * g->n (at least one slot), or NULL when out of memory. */
+size_t *etsim_edit__groups_by_id(const ed_groups_t *g);
 uint32_t etsim_edit__groups_max_id(const ed_groups_t *g);
 /* "", "0" or NULL: all ranks.  Else the decimal id in *id (1), or 0 when
  * the name is not a number. */

@@ -146,23 +146,37 @@ done:
   return rc;
 }
 
+static int cmp_id_index(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+size_t *etsim_edit__groups_by_id(const ed_groups_t *g) {
+  /* (id, index) in one word: sorting those is sorting by id, stably. */
+  uint64_t *key = etsim_malloc((g->n ? g->n : 1) * sizeof *key);
+  size_t *ord = etsim_malloc((g->n ? g->n : 1) * sizeof *ord);
+  if (!key || !ord) {
+    etsim_free(key);
+    etsim_free(ord);
+    return NULL;
+  }
+  for (size_t k = 0; k < g->n; k++) key[k] = (uint64_t)g->id[k] << 32 | (uint64_t)k;
+  etsim_qsort(key, g->n, sizeof *key, cmp_id_index);
+  for (size_t k = 0; k < g->n; k++) ord[k] = (size_t)(key[k] & 0xffffffffu);
+  etsim_free(key);
+  return ord;
+}
+
 int etsim_edit__groups_write(const ed_groups_t *g, const char *path, etsim_error_t *err) {
   etsim_outfile_t o;
   int rc = etsim_outfile_open(&o, path, err);
   if (rc) return rc;
   /* In id order, as the generators write them. */
-  size_t *ord = etsim_malloc((g->n ? g->n : 1) * sizeof *ord);
+  size_t *ord = etsim_edit__groups_by_id(g);
   if (!ord) {
     etsim_outfile_abort(&o);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
-  for (size_t k = 0; k < g->n; k++) ord[k] = k;
-  for (size_t a = 1; a < g->n; a++) /* insertion sort: usually sorted already */
-    for (size_t b = a; b > 0 && g->id[ord[b - 1]] > g->id[ord[b]]; b--) {
-      size_t t = ord[b];
-      ord[b] = ord[b - 1];
-      ord[b - 1] = t;
-    }
   FILE *fp = o.fp;
   fputc('{', fp);
   for (size_t i = 0; i < g->n; i++) {

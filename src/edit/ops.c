@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -589,6 +590,11 @@ int etsim_edit__op_parse(ed_op_t *op, int kind, const char *arg, etsim_error_t *
       else if (!etsim_parse_size(arg, &op->bucket) && op->bucket > 0) op->mode = ED_ROUND_MULTIPLE;
       else
         rc = etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is not pow2 or a size (4KiB)", what, arg);
+      /* Sizes are int64: a bigger bucket would round every value past the
+       * largest one, and each would be left as it was without a word. */
+      if (!rc && op->mode == ED_ROUND_MULTIPLE && op->bucket > (uint64_t)INT64_MAX)
+        rc = etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is above the largest size, %" PRId64,
+                             what, arg, INT64_MAX);
       break;
     case ED_ROUND_TIMES:
       if (strcmp(arg, "pow2") == 0) op->mode = ED_ROUND_POW2;

@@ -311,11 +311,6 @@ static int choose_layout(fit_t *F, uint32_t *cnt, size_t stride, etsim_edit_repo
   return 0;
 }
 
-static int cmp_size_t(const void *a, const void *b, const ed_groups_t *g) {
-  uint32_t x = g->id[*(const size_t *)a], y = g->id[*(const size_t *)b];
-  return x < y ? -1 : x > y;
-}
-
 /* Member `r` of an old group, in new replica jn. */
 static uint32_t moved(const fit_t *F, size_t r, size_t jn, size_t d_new) {
   size_t in = r % F->inner, o = r / (F->inner * F->d);
@@ -330,7 +325,7 @@ static int derive_groups(const fit_t *F, ed_dp_t *dp, const ed_groups_t *old, ed
   size_t d_new = dp->d_new, ng_old = old->n;
   size_t n_new = F->inner * F->outer * d_new;
   int rc = ETSIM_ENOMEM;
-  size_t *ord = etsim_malloc((ng_old + 1) * sizeof *ord);
+  size_t *ord = etsim_edit__groups_by_id(old);
   uint32_t *mem = etsim_malloc((n_new + 1) * sizeof *mem);
   etsim_u64map_t cls_by;
   etsim_u64map_init(&cls_by);
@@ -339,13 +334,6 @@ static int derive_groups(const fit_t *F, ed_dp_t *dp, const ed_groups_t *old, ed
   dp->cls_base = etsim_malloc((ng_old + 1) * sizeof *dp->cls_base);
   dp->span_new = etsim_malloc((ng_old + 1) * sizeof *dp->span_new);
   if (!ord || !mem || !dp->cls || !dp->rep || !dp->cls_base || !dp->span_new) goto done;
-  for (size_t g = 0; g < ng_old; g++) ord[g] = g;
-  for (size_t a = 1; a < ng_old; a++) /* insertion sort: usually in order already */
-    for (size_t b = a; b > 0 && cmp_size_t(&ord[b - 1], &ord[b], old) > 0; b--) {
-      size_t t = ord[b];
-      ord[b] = ord[b - 1];
-      ord[b - 1] = t;
-    }
   uint32_t next = 1, got;
   *dropped = 0;
   if (dp->world_intra) {

@@ -147,6 +147,11 @@ int etsim_et__trace_load_mem(etsim_et_trace_t **out, const char *path, const uin
                              size_t len, unsigned read_flags, etsim_error_t *err);
 /* ------------------------------------------------- traces up to labels */
 
+/* 64-bit hash of bytes, 8 at a time (share.c): the set loader's file
+ * contents and the shape hash's strings; equal hashes are always confirmed
+ * by comparing, so quality only affects speed. */
+uint64_t etsim_et__hash_mem(const void *p, size_t n);
+
 /* A trace's labels (share.c): each distinct pg_name string and comm_src /
  * comm_dst value gets a slot in order of first appearance. */
 typedef struct et_labels {

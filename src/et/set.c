@@ -313,22 +313,6 @@ fail:
 #define SHARE_KEEP_FILE (4u << 10)
 #define SHARE_KEEP_BYTES (8u << 20)
 
-/* 64-bit hash of a file's bytes, 8 at a time (a 16 K-file set is hashed in
- * well under a millisecond per MB).  Equal hashes are confirmed by
- * comparing bytes, so the quality only affects speed. */
-static uint64_t content_hash(const uint8_t *p, size_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    h = (h ^ etsim_hash_u64(w)) * 0xff51afd7ed558ccdull;
-  }
-  uint64_t w = 0;
-  memcpy(&w, p + i, n - i);
-  return etsim_hash_u64(h ^ etsim_hash_u64(w ^ 0x1234567ull));
-}
-
 typedef struct share {
   etsim_u64map_t by_hash; /* content hash -> first file with it */
   uint32_t *next;         /* per file: next file with the same hash, or UINT32_MAX */
@@ -559,7 +543,7 @@ int etsim_et_set_load_progress(etsim_et_set_t **out, const char *name, unsigned 
         goto fail;
       }
       if (whole) {
-        h = content_hash(sh.buf, len);
+        h = etsim_et__hash_mem(sh.buf, len);
         uint32_t g;
         int found = 0;
         if (etsim_u64map_get(&sh.by_hash, h, &g))

@@ -218,8 +218,19 @@ int etsim_et_comm_groups_write(const char *path, size_t n_groups, uint32_t first
   return etsim_outfile_commit(&o, err);
 }
 
+/* Rename every temporary file into place, in order; *renamed counts those
+ * moved (their temporary names are gone). */
+static int rename_all(etsim_et_set_writer_t *s, size_t *renamed, etsim_error_t *err) {
+  for (size_t f = 0; f < s->n_files; f++, (*renamed)++)
+    if (rename(s->tmps[f], s->paths[f]) != 0)
+      return etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", s->paths[f],
+                             strerror(errno));
+  return 0;
+}
+
 int etsim_et_set_writer_commit(etsim_et_set_writer_t *s, etsim_error_t *err) {
   int rc = 0;
+  size_t renamed = 0;
   if (s->stream) {
     rc = etsim_error_set(err, ETSIM_EINTERNAL, "%s: a rank is still open", s->prefix);
     goto fail;
@@ -241,23 +252,13 @@ int etsim_et_set_writer_commit(etsim_et_set_writer_t *s, etsim_error_t *err) {
     /* The manifest goes in last of the writes and first of the renames
      * would be wrong: a reader would see it before the class files.  So
      * class files are renamed first, then the manifest is written. */
-    for (size_t f = 0; f < s->n_files; f++)
-      if (rename(s->tmps[f], s->paths[f]) != 0) {
-        rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", s->paths[f],
-                             strerror(errno));
-        etsim_free(names);
-        goto fail_renamed;
-      }
-    rc = etsim_et_manifest_write(s->prefix, s->n_ranks, names, s->n_files, s->rank_file, err);
+    rc = rename_all(s, &renamed, err);
+    if (!rc)
+      rc = etsim_et_manifest_write(s->prefix, s->n_ranks, names, s->n_files, s->rank_file, err);
     etsim_free(names);
     if (rc) goto fail_renamed;
   } else {
-    for (size_t f = 0; f < s->n_files; f++)
-      if (rename(s->tmps[f], s->paths[f]) != 0) {
-        rc = etsim_error_set(err, ETSIM_EIO, "%s: cannot rename into place: %s", s->paths[f],
-                             strerror(errno));
-        goto fail_renamed;
-      }
+    if ((rc = rename_all(s, &renamed, err))) goto fail_renamed;
     /* A manifest left by an earlier run would shadow the new files, and
      * ranks beyond this set's, left by a larger earlier run, would join it
      * (a prefix is read as ranks 0, 1, ... up to the first missing one). */
@@ -277,7 +278,9 @@ int etsim_et_set_writer_commit(etsim_et_set_writer_t *s, etsim_error_t *err) {
   etsim_et_set_writer_abort(s);
   return 0;
 fail_renamed:
-  for (size_t f = 0; f < s->n_files; f++) remove(s->paths[f]);
+  /* Only the files already moved into place are ours to take back; the
+   * final names not reached yet may hold an earlier run's files. */
+  for (size_t f = 0; f < renamed; f++) remove(s->paths[f]);
 fail:
   etsim_et_set_writer_abort(s);
   return rc;

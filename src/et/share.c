@@ -23,31 +23,14 @@
 
 #define NONE UINT32_MAX
 
-static int is_int_kind(int k) {
-  switch (k) {
-    case ETSIM_ATTR_INT32:
-    case ETSIM_ATTR_INT64:
-    case ETSIM_ATTR_UINT32:
-    case ETSIM_ATTR_UINT64:
-    case ETSIM_ATTR_SINT32:
-    case ETSIM_ATTR_SINT64:
-    case ETSIM_ATTR_FIXED32:
-    case ETSIM_ATTR_FIXED64:
-    case ETSIM_ATTR_SFIXED32:
-    case ETSIM_ATTR_SFIXED64:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 /* Whether attribute record k of t is a label: 1 string (pg_name), 2 NPU id
  * (comm_src, comm_dst), 0 neither. */
 static int label_kind(const etsim_et_trace_t *t, size_t k) {
   const etsim_et_attrrec_t *a = &t->attrs[k];
   int kind = (int)(a->kind_doc & 0xff);
   if (a->name == t->k_pg_name && kind == ETSIM_ATTR_STRING) return 1;
-  if ((a->name == t->k_comm_src || a->name == t->k_comm_dst) && is_int_kind(kind)) return 2;
+  if ((a->name == t->k_comm_src || a->name == t->k_comm_dst) && etsim_attr_kind_is_int(kind))
+    return 2;
   return 0;
 }
 
@@ -57,7 +40,7 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 
 /* Bytes, 8 at a time (names and strings of every node of every rank file
  * pass through here; a byte-at-a-time hash was a tenth of a load). */
-static uint64_t hash_mem(const void *p, size_t n) {
+uint64_t etsim_et__hash_mem(const void *p, size_t n) {
   const unsigned char *c = p;
   uint64_t h = 0x243f6a8885a308d3ull ^ n;
   for (; n >= 8; n -= 8, c += 8) {
@@ -72,7 +55,7 @@ static uint64_t hash_mem(const void *p, size_t n) {
 }
 
 static uint64_t mix_str(uint64_t h, const char *s) {
-  return mix(h, s ? hash_mem(s, strlen(s)) : 0x51ed27ull);
+  return mix(h, s ? etsim_et__hash_mem(s, strlen(s)) : 0x51ed27ull);
 }
 
 /* Hash of an attribute's value (not for labels). */
@@ -87,9 +70,9 @@ static uint64_t value_hash(const etsim_et_attrrec_t *a) {
       for (uint64_t i = 0; i < b->n; i++) h = mix_str(h, s[i]);
     } else if (kind == ETSIM_ATTR_BYTES_LIST) {
       const etsim_bytes_t *s = et_blob_data(b);
-      for (uint64_t i = 0; i < b->n; i++) h = mix(h, hash_mem(s[i].data, s[i].len));
+      for (uint64_t i = 0; i < b->n; i++) h = mix(h, etsim_et__hash_mem(s[i].data, s[i].len));
     } else {
-      h = mix(h, hash_mem(et_blob_data(b), b->n * b->elem_size));
+      h = mix(h, etsim_et__hash_mem(et_blob_data(b), b->n * b->elem_size));
     }
     return h;
   }

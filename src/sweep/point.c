@@ -928,21 +928,18 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
   int e = 0;
   uint64_t msgs, done, events;
   int64_t last;
+  etsim_netpkt_stats_t st;
   if (packet) {
-    etsim_netpkt_stats_t st;
     etsim_netpkt_get_stats(net, &st);
     msgs = st.msgs, done = st.msgs_done, last = st.last_done_ps, events = st.events;
-    e |= set_num(o, "flows", (double)msgs);
-    e |= set_num(o, "flows_done", (double)done);
-    e |= set_num(o, "last_done_ns", ns((double)last));
   } else {
-    etsim_netflow_stats_t st;
-    etsim_netflow_get_stats(flow, &st);
-    msgs = st.msgs, done = st.msgs_done, last = st.last_done_ps, events = st.events;
-    e |= set_num(o, "flows", (double)msgs);
-    e |= set_num(o, "flows_done", (double)done);
-    e |= set_num(o, "last_done_ns", ns((double)last));
+    etsim_netflow_stats_t fst;
+    etsim_netflow_get_stats(flow, &fst);
+    msgs = fst.msgs, done = fst.msgs_done, last = fst.last_done_ps, events = fst.events;
   }
+  e |= set_num(o, "flows", (double)msgs);
+  e |= set_num(o, "flows_done", (double)done);
+  e |= set_num(o, "last_done_ns", ns((double)last));
   /* four decimals, as `etsim netsim --json` prints them */
   double q[3] = {nsl ? slow[nsl / 2] : 0,
                  nsl ? slow[(nsl * 99) / 100 < nsl ? (nsl * 99) / 100 : nsl - 1] : 0,
@@ -952,8 +949,6 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
     e |= nsl ? set_num(o, qn[i], round(q[i] * 10000) / 10000)
              : json_object_set_new(o, qn[i], json_null());
   if (packet) {
-    etsim_netpkt_stats_t st;
-    etsim_netpkt_get_stats(net, &st);
     e |= set_num(o, "pauses", (double)st.pauses);
     e |= set_num(o, "paused_us", round((double)st.paused_ps / 1e3) / 1e3);
     e |= set_num(o, "drops_buffer", (double)st.drops_buffer);

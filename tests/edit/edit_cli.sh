@@ -85,6 +85,12 @@ done
 [ $? -eq 2 ] && grep -q -- "--output PATH is required" "$T/err" || fail "missing -o: $(cat "$T/err")"
 "$BIN" edit "$T/s" -o "$T/x" --scale-time fast > /dev/null 2> "$T/err"
 [ $? -eq 2 ] && grep -q "scale-time: 'fast' is not F\[@PRED\]" "$T/err" || fail "bad scale: $(cat "$T/err")"
+# A bucket past int64 would leave every size as it was: refused, not a no-op.
+"$BIN" edit "$T/s" -o "$T/x" --round-sizes 9223372036854775807 > /dev/null 2> "$T/err"
+[ $? -eq 2 ] && grep -q "round-sizes: '9223372036854775807' is above the largest size" "$T/err" ||
+  fail "huge --round-sizes: $(cat "$T/err")"
+run "$BIN" edit "$T/s.c0.et" -o "$T/r.et" --round-sizes 4611686018427387904
+"$BIN" diff -q "$T/s.c0.et" "$T/r.et" > /dev/null && fail "--round-sizes 2^62 changed nothing"
 "$BIN" edit "$T/s" -o "$T/x" --frobnicate 1 > /dev/null 2> "$T/err"
 [ $? -eq 2 ] || fail "unknown option should exit 2"
 "$BIN" edit "$T/nothing" -o "$T/x" > /dev/null 2> "$T/err"

@@ -128,11 +128,50 @@ static void test_missing_rank_file_names_it(void **state) {
   assert_null(set);
 }
 
+/* A rename that fails part-way (rank 1's final name became a folder after
+ * the ranks were written) must
+ * leave what it had not reached alone: rank 2's file from an earlier run
+ * keeps its bytes, the folder stays, and the rank renamed before the
+ * failure is taken back. */
+static void test_writer_failure_keeps_unrenamed_files(void **state) {
+  (void)state;
+  char prefix[4200], path[4300];
+  snprintf(prefix, sizeof prefix, "%s/w", tmp);
+  snprintf(path, sizeof path, "%s.2.et", prefix);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  fputs("old", f);
+  fclose(f);
+  etsim_error_t err = {0};
+  etsim_et_set_writer_t *w;
+  assert_int_equal(etsim_et_set_writer_open(&w, prefix, 3, ETSIM_ET_OUT_RANK_FILES, &err), 0);
+  const uint8_t data[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+  for (size_t r = 0; r < 3; r++)
+    assert_int_equal(etsim_et_set_writer_rank(w, r, data[r], 2, &err), 0);
+  char dir[4300];
+  snprintf(dir, sizeof dir, "%s.1.et", prefix);
+  assert_int_equal(mkdir(dir, 0777), 0);
+  assert_int_equal(etsim_et_set_writer_commit(w, &err), ETSIM_EIO);
+  assert_non_null(strstr(err.msg, "w.1.et"));
+  size_t len = 0;
+  unsigned char *got = tu_read(path, &len);
+  assert_non_null(got);
+  assert_int_equal(len, 3);
+  assert_memory_equal(got, "old", 3);
+  free(got);
+  struct stat st;
+  assert_int_equal(stat(dir, &st), 0);
+  assert_true(S_ISDIR(st.st_mode));
+  snprintf(path, sizeof path, "%s.0.et", prefix);
+  assert_int_not_equal(stat(path, &st), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical_files_share),
       cmocka_unit_test(test_small_file_is_small),
       cmocka_unit_test(test_missing_rank_file_names_it),
+      cmocka_unit_test(test_writer_failure_keeps_unrenamed_files),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
