@@ -68,13 +68,13 @@ typedef struct {
 #define HB 64 /* histogram bins; the last collects everything above */
 
 static void stats_free(stats_t *s) {
-  free(s->nodes);
-  free(s->edges);
-  free(s->layers);
-  free(s->h_size);
-  free(s->h_in);
-  free(s->h_out);
-  free(s->attr);
+  etsim_free(s->nodes);
+  etsim_free(s->edges);
+  etsim_free(s->layers);
+  etsim_free(s->h_size);
+  etsim_free(s->h_in);
+  etsim_free(s->h_out);
+  etsim_free(s->attr);
 }
 
 static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint32_t *n_cls,
@@ -82,13 +82,13 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
   memset(s, 0, sizeof *s);
   size_t n = d->n_graphs;
   s->n = n;
-  s->nodes = calloc(n + 1, sizeof(double));
-  s->edges = calloc(n + 1, sizeof(double));
-  s->layers = calloc(n + 1, sizeof(double));
-  s->h_size = calloc(n * HB + 1, sizeof(double));
-  s->h_in = calloc(n * HB + 1, sizeof(double));
-  s->h_out = calloc(n * HB + 1, sizeof(double));
-  s->attr = calloc(sum_cls + 1, sizeof(double));
+  s->nodes = etsim_calloc(n + 1, sizeof(double));
+  s->edges = etsim_calloc(n + 1, sizeof(double));
+  s->layers = etsim_calloc(n + 1, sizeof(double));
+  s->h_size = etsim_calloc(n * HB + 1, sizeof(double));
+  s->h_in = etsim_calloc(n * HB + 1, sizeof(double));
+  s->h_out = etsim_calloc(n * HB + 1, sizeof(double));
+  s->attr = etsim_calloc(sum_cls + 1, sizeof(double));
   if (!s->nodes || !s->edges || !s->layers || !s->h_size || !s->h_in || !s->h_out || !s->attr)
     return ETSIM_ENOMEM;
   uint32_t *layer = NULL, *cnt = NULL, *din = NULL, *dout = NULL;
@@ -130,16 +130,16 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
       }
     }
   }
-  free(layer);
-  free(cnt);
-  free(din);
-  free(dout);
+  etsim_free(layer);
+  etsim_free(cnt);
+  etsim_free(din);
+  etsim_free(dout);
   return 0;
 oom:
-  free(layer);
-  free(cnt);
-  free(din);
-  free(dout);
+  etsim_free(layer);
+  etsim_free(cnt);
+  etsim_free(din);
+  etsim_free(dout);
   return ETSIM_ENOMEM;
 }
 
@@ -151,10 +151,10 @@ static int cmp_d(const void *a, const void *b) {
 /* W1 between two empirical distributions: integral of |F_a - F_b|. */
 static double w1(const double *a, size_t na, const double *b, size_t nb) {
   if (!na || !nb) return NAN;
-  double *x = malloc(sizeof(double) * na), *y = malloc(sizeof(double) * nb);
+  double *x = etsim_malloc(sizeof(double) * na), *y = etsim_malloc(sizeof(double) * nb);
   if (!x || !y) {
-    free(x);
-    free(y);
+    etsim_free(x);
+    etsim_free(y);
     return NAN;
   }
   memcpy(x, a, sizeof(double) * na);
@@ -171,8 +171,8 @@ static double w1(const double *a, size_t na, const double *b, size_t nb) {
     if (nx <= ny) i++;
     else j++;
   }
-  free(x);
-  free(y);
+  etsim_free(x);
+  etsim_free(y);
   return s;
 }
 
@@ -201,10 +201,10 @@ static int features(const etsim_synth_data_t *d, size_t i, uint32_t n_ch, const 
                     double *f, int nf) {
   const etsim_synth_dag_t *g = &d->g[i];
   memset(f, 0, sizeof(double) * nf);
-  uint32_t *layer = malloc(sizeof(uint32_t) * (g->n_nodes + 1));
+  uint32_t *layer = etsim_malloc(sizeof(uint32_t) * (g->n_nodes + 1));
   if (!layer) return ETSIM_ENOMEM;
   int L = etsim_synth_layers(g, layer, NULL);
-  free(layer);
+  etsim_free(layer);
   if (L < 0) L = 0;
   int k = 0;
   f[k++] = 1;
@@ -229,9 +229,9 @@ static int ridge(const etsim_synth_data_t *tr, const etsim_synth_data_t *te, uin
                  const uint32_t *n_cls, int ylog, double *pred) {
   int nf = 5;
   for (uint32_t c = 0; c < n_ch; c++) nf += (int)n_cls[c];
-  double *A = calloc((size_t)nf * nf, sizeof(double));
-  double *bv = calloc((size_t)nf, sizeof(double));
-  double *f = calloc((size_t)nf, sizeof(double));
+  double *A = etsim_calloc((size_t)nf * nf, sizeof(double));
+  double *bv = etsim_calloc((size_t)nf, sizeof(double));
+  double *f = etsim_calloc((size_t)nf, sizeof(double));
   int rc = 0;
   if (!A || !bv || !f) {
     rc = ETSIM_ENOMEM;
@@ -278,9 +278,9 @@ static int ridge(const etsim_synth_data_t *tr, const etsim_synth_data_t *te, uin
     pred[i] = ylog ? exp(y > 50 ? 50 : y) : y;
   }
 out:
-  free(A);
-  free(bv);
-  free(f);
+  etsim_free(A);
+  etsim_free(bv);
+  etsim_free(f);
   return rc;
 }
 
@@ -303,12 +303,12 @@ static int fit_predict(const etsim_synth_data_t *tr, const etsim_synth_data_t *t
 static int score(const etsim_synth_data_t *real, const double *pred, double *pe, double *sp,
                  double *mae) {
   size_t n = real->n_graphs;
-  double *y = malloc(sizeof(double) * (n + 1));
+  double *y = etsim_malloc(sizeof(double) * (n + 1));
   if (!y) return ETSIM_ENOMEM;
   for (size_t i = 0; i < n; i++) y[i] = real->g[i].y;
   etsim_synth_scores_t sc;
   int rc = etsim_synth_score(pred, y, n, &sc);
-  free(y);
+  etsim_free(y);
   *pe = sc.pearson;
   *sp = sc.spearman;
   *mae = sc.mae;
@@ -334,7 +334,7 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
       n_cls[c] = real_train->n_cls[c];
     sum += n_cls[c];
   }
-  stats_t R, G;
+  stats_t R = {0}, G = {0}; /* both freed when either build fails */
   int rc = stats_build(real, sum, n_cls, n_ch, &R);
   if (!rc) rc = stats_build(gen, sum, n_cls, n_ch, &G);
   if (rc) {
@@ -375,13 +375,13 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
   for (size_t i = 0; i < gen->n_graphs; i++) ylog &= gen->g[i].y > 0;
   if (real_train)
     for (size_t i = 0; i < real_train->n_graphs; i++) ylog &= real_train->g[i].y > 0;
-  double *pred = malloc(sizeof(double) * real->n_graphs);
+  double *pred = etsim_malloc(sizeof(double) * real->n_graphs);
   if (!pred) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* Only valid generated graphs train the surrogate. */
   etsim_synth_data_t gv = *gen;
-  gv.g = malloc(sizeof *gv.g * (gen->n_graphs + 1));
+  gv.g = etsim_malloc(sizeof *gv.g * (gen->n_graphs + 1));
   if (!gv.g) {
-    free(pred);
+    etsim_free(pred);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   gv.n_graphs = 0;
@@ -408,8 +408,8 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
     if (!rc) rc = score(real, pred, &out->real_pearson, &out->real_spearman, &out->real_mae);
     out->has_real_surrogate = !rc;
   }
-  free(gv.g);
-  free(pred);
+  etsim_free(gv.g);
+  etsim_free(pred);
   if (rc && bim) return rc;
   if (rc) return etsim_error_set(err, rc, "surrogate regression failed");
   return 0;
