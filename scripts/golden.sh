@@ -6,8 +6,9 @@
 #   diff -r before/ after/
 #
 # Every command the README shows is run on the shipped examples (and on
-# ../shared when present); wall-clock figures are dropped from the text
-# outputs, everything else is kept byte for byte.
+# ../shared when present); wall-clock figures are dropped (the value of a
+# timing key in JSON, a timing line in text), everything else is kept byte
+# for byte.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: scripts/golden.sh OUT_DIR [ETSIM]}
@@ -18,8 +19,16 @@ OUT=$(realpath "$OUT")
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-# run NAME CMD...: stdout and stderr of CMD into NAME.out, its exit status
-# into NAME.rc; lines with wall or CPU times are left out.
+# scrub: stdin to stdout with what varies from run to run blanked.  JSON
+# (sim's report and netsim --json are one line each) keeps every key, the
+# timing ones with the value '-', so the rest of the line is still compared;
+# text lines that report times are left out whole.
+scrub() {
+  sed -E 's/"(wall_s|cpu_s|events_per_s|packets_per_s)": *[^,}]*/"\1": -/g' \
+    | { grep -Ev ' s wall|events/s|CPU s|elapsed' || true; } | sed "s#$W#W#g"
+}
+# run NAME CMD...: stdout and stderr of CMD, scrubbed, into NAME.out, its
+# exit status into NAME.rc.
 run() {
   local name=$1
   shift
@@ -27,15 +36,14 @@ run() {
   "$@" >"$W/o" 2>"$W/e"
   echo $? >"$OUT/$name.rc"
   set -e
-  cat "$W/o" "$W/e" | grep -Ev ' s wall|events/s|CPU s|cpu_s|wall_s|"seconds"|elapsed' \
-    | sed "s#$W#W#g" >"$OUT/$name.out" || true
+  cat "$W/o" "$W/e" | scrub >"$OUT/$name.out"
 }
-# keep NAME FILE...: copies files the last command wrote.
+# keep NAME FILE...: copies (scrubbed) files the last command wrote.
 keep() {
   local name=$1
   shift
   for f in "$@"; do
-    [ -e "$f" ] && grep -Ev '"(wall|cpu)_s"|"seconds"' "$f" >"$OUT/$name.$(basename "$f")" || true
+    if [ -e "$f" ]; then scrub <"$f" >"$OUT/$name.$(basename "$f")"; fi
   done
 }
 

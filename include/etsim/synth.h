@@ -319,7 +319,8 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
                          const etsim_synth_surrogate_config_t *sc, etsim_synth_eval_t *out,
                          etsim_error_t *err);
 /* Whether one DAG is valid: acyclic, indices in range, no self-loop or
- * duplicate edge, categories in range; 1 or 0. */
+ * duplicate edge, categories in range; 1 or 0, or ETSIM_ENOMEM when it
+ * cannot allocate its scratch (so no caller counts that as invalid). */
 int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *g);
 /* Trace data (KIND_TRACE): 1 when every node obeys the attribute rules (a
  * collective type exactly on collectives, a size exactly on

@@ -25,7 +25,12 @@ int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *
   if (g->n_nodes == 0) return 0;
   uint32_t *pairs = etsim_malloc(sizeof(uint32_t) * 2 * (g->n_edges + 1));
   uint32_t *layer = etsim_malloc(sizeof(uint32_t) * (g->n_nodes + 1));
-  int ok = pairs && layer;
+  if (!pairs || !layer) {
+    etsim_free(pairs);
+    etsim_free(layer);
+    return ETSIM_ENOMEM; /* not "invalid": a metric would count it wrong */
+  }
+  int ok = 1;
   for (uint32_t k = 0; ok && k < g->n_edges; k++) {
     if (g->src[k] >= g->n_nodes || g->dst[k] >= g->n_nodes || g->src[k] == g->dst[k]) ok = 0;
     else {
@@ -38,8 +43,12 @@ int etsim_synth_dag_valid(const etsim_synth_data_t *d, const etsim_synth_dag_t *
     for (uint32_t k = 1; k < g->n_edges; k++)
       if (pairs[2 * k] == pairs[2 * k - 2] && pairs[2 * k + 1] == pairs[2 * k - 1]) ok = 0;
   }
-  if (ok && etsim_synth_layers(g, layer, NULL) < 0) ok = 0;
-  for (uint32_t v = 0; ok && v < g->n_nodes; v++)
+  if (ok) {
+    int L = etsim_synth_layers(g, layer, NULL);
+    if (L == ETSIM_ENOMEM) ok = L;
+    else if (L < 0) ok = 0;
+  }
+  for (uint32_t v = 0; ok > 0 && v < g->n_nodes; v++)
     for (uint32_t c = 0; c < d->n_ch; c++)
       if (d->n_cls[c] && g->x[(size_t)v * d->n_ch + c] >= d->n_cls[c]) ok = 0;
   etsim_free(pairs);
@@ -68,13 +77,13 @@ typedef struct {
 #define HB 64 /* histogram bins; the last collects everything above */
 
 static void stats_free(stats_t *s) {
-  free(s->nodes);
-  free(s->edges);
-  free(s->layers);
-  free(s->h_size);
-  free(s->h_in);
-  free(s->h_out);
-  free(s->attr);
+  etsim_free(s->nodes);
+  etsim_free(s->edges);
+  etsim_free(s->layers);
+  etsim_free(s->h_size);
+  etsim_free(s->h_in);
+  etsim_free(s->h_out);
+  etsim_free(s->attr);
 }
 
 static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint32_t *n_cls,
@@ -82,13 +91,13 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
   memset(s, 0, sizeof *s);
   size_t n = d->n_graphs;
   s->n = n;
-  s->nodes = calloc(n + 1, sizeof(double));
-  s->edges = calloc(n + 1, sizeof(double));
-  s->layers = calloc(n + 1, sizeof(double));
-  s->h_size = calloc(n * HB + 1, sizeof(double));
-  s->h_in = calloc(n * HB + 1, sizeof(double));
-  s->h_out = calloc(n * HB + 1, sizeof(double));
-  s->attr = calloc(sum_cls + 1, sizeof(double));
+  s->nodes = etsim_calloc(n + 1, sizeof(double));
+  s->edges = etsim_calloc(n + 1, sizeof(double));
+  s->layers = etsim_calloc(n + 1, sizeof(double));
+  s->h_size = etsim_calloc(n * HB + 1, sizeof(double));
+  s->h_in = etsim_calloc(n * HB + 1, sizeof(double));
+  s->h_out = etsim_calloc(n * HB + 1, sizeof(double));
+  s->attr = etsim_calloc(sum_cls + 1, sizeof(double));
   if (!s->nodes || !s->edges || !s->layers || !s->h_size || !s->h_in || !s->h_out || !s->attr)
     return ETSIM_ENOMEM;
   uint32_t *layer = NULL, *cnt = NULL, *din = NULL, *dout = NULL;
@@ -98,6 +107,7 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
     s->nodes[i] = g->n_nodes;
     s->edges[i] = g->n_edges;
     int valid = etsim_synth_dag_valid(d, g);
+    if (valid < 0) goto oom;
     s->valid_n += valid;
     if (d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == ETSIM_SYNTH_TRACE_CH)
       s->attr_ok_n += etsim_synth_attr_valid(d, g);
@@ -107,6 +117,7 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
         etsim_grow((void **)&dout, &co, g->n_nodes + 1, sizeof *dout))
       goto oom;
     int L = etsim_synth_layers(g, layer, NULL);
+    if (L < 0) goto oom; /* valid, so acyclic: only out of memory */
     s->layers[i] = L;
     if (etsim_grow((void **)&cnt, &cc, (size_t)L + 2, sizeof *cnt)) goto oom;
     memset(cnt, 0, sizeof *cnt * ((size_t)L + 2));
@@ -130,16 +141,16 @@ static int stats_build(const etsim_synth_data_t *d, uint32_t sum_cls, const uint
       }
     }
   }
-  free(layer);
-  free(cnt);
-  free(din);
-  free(dout);
+  etsim_free(layer);
+  etsim_free(cnt);
+  etsim_free(din);
+  etsim_free(dout);
   return 0;
 oom:
-  free(layer);
-  free(cnt);
-  free(din);
-  free(dout);
+  etsim_free(layer);
+  etsim_free(cnt);
+  etsim_free(din);
+  etsim_free(dout);
   return ETSIM_ENOMEM;
 }
 
@@ -148,14 +159,16 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* W1 between two empirical distributions: integral of |F_a - F_b|. */
-static double w1(const double *a, size_t na, const double *b, size_t nb) {
-  if (!na || !nb) return NAN;
-  double *x = malloc(sizeof(double) * na), *y = malloc(sizeof(double) * nb);
+/* W1 between two empirical distributions: integral of |F_a - F_b| into
+ * *out (NaN when one is empty); 0 or ETSIM_ENOMEM. */
+static int w1(const double *a, size_t na, const double *b, size_t nb, double *out) {
+  *out = NAN;
+  if (!na || !nb) return 0;
+  double *x = etsim_malloc(sizeof(double) * na), *y = etsim_malloc(sizeof(double) * nb);
   if (!x || !y) {
-    free(x);
-    free(y);
-    return NAN;
+    etsim_free(x);
+    etsim_free(y);
+    return ETSIM_ENOMEM;
   }
   memcpy(x, a, sizeof(double) * na);
   memcpy(y, b, sizeof(double) * nb);
@@ -171,9 +184,10 @@ static double w1(const double *a, size_t na, const double *b, size_t nb) {
     if (nx <= ny) i++;
     else j++;
   }
-  free(x);
-  free(y);
-  return s;
+  etsim_free(x);
+  etsim_free(y);
+  *out = s;
+  return 0;
 }
 
 static double kern(const double *a, const double *b) {
@@ -201,10 +215,11 @@ static int features(const etsim_synth_data_t *d, size_t i, uint32_t n_ch, const 
                     double *f, int nf) {
   const etsim_synth_dag_t *g = &d->g[i];
   memset(f, 0, sizeof(double) * nf);
-  uint32_t *layer = malloc(sizeof(uint32_t) * (g->n_nodes + 1));
+  uint32_t *layer = etsim_malloc(sizeof(uint32_t) * (g->n_nodes + 1));
   if (!layer) return ETSIM_ENOMEM;
   int L = etsim_synth_layers(g, layer, NULL);
-  free(layer);
+  etsim_free(layer);
+  if (L == ETSIM_ENOMEM) return L;
   if (L < 0) L = 0;
   int k = 0;
   f[k++] = 1;
@@ -229,9 +244,9 @@ static int ridge(const etsim_synth_data_t *tr, const etsim_synth_data_t *te, uin
                  const uint32_t *n_cls, int ylog, double *pred) {
   int nf = 5;
   for (uint32_t c = 0; c < n_ch; c++) nf += (int)n_cls[c];
-  double *A = calloc((size_t)nf * nf, sizeof(double));
-  double *bv = calloc((size_t)nf, sizeof(double));
-  double *f = calloc((size_t)nf, sizeof(double));
+  double *A = etsim_calloc((size_t)nf * nf, sizeof(double));
+  double *bv = etsim_calloc((size_t)nf, sizeof(double));
+  double *f = etsim_calloc((size_t)nf, sizeof(double));
   int rc = 0;
   if (!A || !bv || !f) {
     rc = ETSIM_ENOMEM;
@@ -278,9 +293,9 @@ static int ridge(const etsim_synth_data_t *tr, const etsim_synth_data_t *te, uin
     pred[i] = ylog ? exp(y > 50 ? 50 : y) : y;
   }
 out:
-  free(A);
-  free(bv);
-  free(f);
+  etsim_free(A);
+  etsim_free(bv);
+  etsim_free(f);
   return rc;
 }
 
@@ -303,12 +318,12 @@ static int fit_predict(const etsim_synth_data_t *tr, const etsim_synth_data_t *t
 static int score(const etsim_synth_data_t *real, const double *pred, double *pe, double *sp,
                  double *mae) {
   size_t n = real->n_graphs;
-  double *y = malloc(sizeof(double) * (n + 1));
+  double *y = etsim_malloc(sizeof(double) * (n + 1));
   if (!y) return ETSIM_ENOMEM;
   for (size_t i = 0; i < n; i++) y[i] = real->g[i].y;
   etsim_synth_scores_t sc;
   int rc = etsim_synth_score(pred, y, n, &sc);
-  free(y);
+  etsim_free(y);
   *pe = sc.pearson;
   *sp = sc.spearman;
   *mae = sc.mae;
@@ -334,7 +349,7 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
       n_cls[c] = real_train->n_cls[c];
     sum += n_cls[c];
   }
-  stats_t R, G;
+  stats_t R = {0}, G = {0}; /* both freed when either build fails */
   int rc = stats_build(real, sum, n_cls, n_ch, &R);
   if (!rc) rc = stats_build(gen, sum, n_cls, n_ch, &G);
   if (rc) {
@@ -348,9 +363,14 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
   out->validity = (double)G.valid_n / gen->n_graphs;
   out->attr_validity =
       real->kind == ETSIM_SYNTH_KIND_TRACE ? (double)G.attr_ok_n / gen->n_graphs : 1.0;
-  out->w1_layers = w1(R.layers, R.n, G.layers, G.n);
-  out->w1_nodes = w1(R.nodes, R.n, G.nodes, G.n);
-  out->w1_edges = w1(R.edges, R.n, G.edges, G.n);
+  if (!rc) rc = w1(R.layers, R.n, G.layers, G.n, &out->w1_layers);
+  if (!rc) rc = w1(R.nodes, R.n, G.nodes, G.n, &out->w1_nodes);
+  if (!rc) rc = w1(R.edges, R.n, G.edges, G.n, &out->w1_edges);
+  if (rc) {
+    stats_free(&R);
+    stats_free(&G);
+    return etsim_error_set(err, rc, "out of memory");
+  }
   out->mmd_layer_size = mmd2(R.h_size, R.n, G.h_size, G.n);
   out->mmd_in_degree = mmd2(R.h_in, R.n, G.h_in, G.n);
   out->mmd_out_degree = mmd2(R.h_out, R.n, G.h_out, G.n);
@@ -375,18 +395,25 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
   for (size_t i = 0; i < gen->n_graphs; i++) ylog &= gen->g[i].y > 0;
   if (real_train)
     for (size_t i = 0; i < real_train->n_graphs; i++) ylog &= real_train->g[i].y > 0;
-  double *pred = malloc(sizeof(double) * real->n_graphs);
+  double *pred = etsim_malloc(sizeof(double) * real->n_graphs);
   if (!pred) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* Only valid generated graphs train the surrogate. */
   etsim_synth_data_t gv = *gen;
-  gv.g = malloc(sizeof *gv.g * (gen->n_graphs + 1));
+  gv.g = etsim_malloc(sizeof *gv.g * (gen->n_graphs + 1));
   if (!gv.g) {
-    free(pred);
+    etsim_free(pred);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   gv.n_graphs = 0;
-  for (size_t i = 0; i < gen->n_graphs; i++)
-    if (etsim_synth_dag_valid(gen, &gen->g[i])) gv.g[gv.n_graphs++] = gen->g[i];
+  for (size_t i = 0; i < gen->n_graphs; i++) {
+    int valid = etsim_synth_dag_valid(gen, &gen->g[i]);
+    if (valid < 0) {
+      etsim_free(gv.g);
+      etsim_free(pred);
+      return etsim_error_set(err, valid, "out of memory");
+    }
+    if (valid) gv.g[gv.n_graphs++] = gen->g[i];
+  }
   rc = 0;
   etsim_synth_surrogate_config_t dc;
   if (!sc) {
@@ -408,8 +435,8 @@ int etsim_synth_evaluate(const etsim_synth_data_t *real, const etsim_synth_data_
     if (!rc) rc = score(real, pred, &out->real_pearson, &out->real_spearman, &out->real_mae);
     out->has_real_surrogate = !rc;
   }
-  free(gv.g);
-  free(pred);
+  etsim_free(gv.g);
+  etsim_free(pred);
   if (rc && bim) return rc;
   if (rc) return etsim_error_set(err, rc, "surrogate regression failed");
   return 0;
@@ -432,6 +459,7 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
     const etsim_synth_dag_t *g = &fit->g[i];
     if (etsim_grow((void **)&layer, &cly, g->n_nodes + 1, sizeof *layer)) goto oom;
     int L = etsim_synth_layers(g, layer, NULL);
+    if (L < 0) goto oom; /* loaded data is acyclic: only out of memory */
     if (etsim_grow((void **)&cnt, &ccn, (size_t)L + 2, sizeof *cnt) ||
         etsim_grow((void **)&Ls, &cl, nl + 1, sizeof *Ls))
       goto oom;
@@ -572,6 +600,7 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_
     nodes[i] = g->n_nodes;
     if (etsim_grow((void **)&layer, &cly, g->n_nodes + 1, sizeof *layer)) goto oom;
     int L = etsim_synth_layers(g, layer, NULL);
+    if (L < 0) goto oom; /* loaded data is acyclic: only out of memory */
     if (etsim_grow((void **)&cnt, &ccn, (size_t)L + 2, sizeof *cnt)) goto oom;
     memset(cnt, 0, sizeof *cnt * ((size_t)L + 2));
     for (uint32_t v = 0; v < g->n_nodes; v++) cnt[layer[v]]++;

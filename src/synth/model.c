@@ -1314,23 +1314,26 @@ static int check_layout(const etsim_synth_model_t *m, const etsim_synth_data_t *
 
 /* Mean loss over d with the workspace ws (training passes its own, so a
  * large graph's buffers are not held twice). */
+/* The mean losses over d; rows, when given, are d's graphs built already
+ * (training builds its validation rows once, not every epoch). */
 static int model_loss_ws(etsim_synth_model_t *m, ws_t *ws, const etsim_synth_data_t *d,
-                         uint64_t seed, double *total, double *count, double *attr, double *edge,
-                         etsim_error_t *err) {
+                         const rows_t *rows, uint64_t seed, double *total, double *count,
+                         double *attr, double *edge, etsim_error_t *err) {
   int rc = check_layout(m, d, "data", err);
   if (rc) return rc;
   double s[4] = {0};
   etsim_rng_t r;
   etsim_rng_seed(&r, seed);
   for (size_t i = 0; i < d->n_graphs; i++) {
-    rows_t R;
-    if ((rc = rows_build(m, &d->g[i], &R, err))) {
+    rows_t own;
+    const rows_t *R = rows ? &rows[i] : &own;
+    if (!rows && (rc = rows_build(m, &d->g[i], &own, err))) {
       etsim_error_prefix(err, "graph %zu", i);
       break;
     }
     double l, parts[3];
-    rc = graph_loss_ws(m, ws, &R, d->g[i].y, etsim_rng_next(&r), 0, 1, &l, parts);
-    rows_free(&R);
+    rc = graph_loss_ws(m, ws, R, d->g[i].y, etsim_rng_next(&r), 0, 1, &l, parts);
+    if (!rows) rows_free(&own);
     if (rc) {
       etsim_error_set(err, rc, "out of memory");
       break;
@@ -1351,7 +1354,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
                            double *total, double *count, double *attr, double *edge,
                            etsim_error_t *err) {
   ws_t ws = {0};
-  int rc = model_loss_ws(m, &ws, d, seed, total, count, attr, edge, err);
+  int rc = model_loss_ws(m, &ws, d, NULL, seed, total, count, attr, edge, err);
   ws_free(&ws);
   return rc;
 }
@@ -1371,8 +1374,8 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
   etsim_synth_dag_t *split = NULL;
   size_t *idx = NULL;
   float *best = NULL;
-  rows_t *rows = NULL;
-  size_t n_rows = 0;
+  rows_t *rows = NULL, *vrows = NULL;
+  size_t n_rows = 0, n_vrows = 0;
   etsim_synth_model_t *m = NULL;
   ws_t ws = {0};
   int rc;
@@ -1412,6 +1415,13 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
     }
     idx[i] = i;
   }
+  vrows = etsim_calloc(val->n_graphs + 1, sizeof *vrows);
+  if (!vrows) goto oom;
+  for (; n_vrows < val->n_graphs; n_vrows++)
+    if ((rc = rows_build(m, &val->g[n_vrows], &vrows[n_vrows], err))) {
+      etsim_error_prefix(err, "validation graph %zu", n_vrows);
+      goto out;
+    }
   memcpy(best, m->w, sizeof *best * m->n_params);
   nn_adam_t opt = {cfg->lr, 0.9f, 0.999f, 1e-8f, 1, 0};
   double best_val = INFINITY;
@@ -1443,7 +1453,8 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
                                   m->adam_vmax);
     }
     double vl;
-    if ((rc = model_loss_ws(m, &ws, val, cfg->seed ^ 0x7a11dULL, &vl, NULL, NULL, NULL, err)))
+    if ((rc =
+             model_loss_ws(m, &ws, val, vrows, cfg->seed ^ 0x7a11dULL, &vl, NULL, NULL, NULL, err)))
       goto out;
     etsim_synth_progress_t pg = {
         ep, cfg->epochs,   sum[0] / n_rows, sum[1] / n_rows, sum[2] / n_rows, sum[3] / n_rows,
@@ -1464,6 +1475,8 @@ out:
   if (rows)
     for (size_t i = 0; i < n_rows; i++) rows_free(&rows[i]);
   etsim_free(rows);
+  for (size_t i = 0; i < n_vrows; i++) rows_free(&vrows[i]); /* rows_build frees its own */
+  etsim_free(vrows);
   etsim_free(idx);
   etsim_free(best);
   etsim_free(split);

@@ -20,6 +20,7 @@
 #include "etsim/sim.h"
 #include "etsim/synth.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -483,6 +484,36 @@ static void test_synth(void **state) {
   TU_GT(tu_oom_sweep("synth train, save, load, sample, eval", run_synth, &s, d), 20);
 }
 
+/* The metrics alone (evaluate with the ridge surrogate, the set against
+ * itself): every buffer of eval.c goes through the allocator, and the run
+ * that gets through gives the closed-form result of a set against itself
+ * (all valid, every distance 0). */
+static int run_synth_eval(void *user, etsim_error_t *err) {
+  const etsim_synth_data_t *d = user;
+  etsim_synth_eval_t ev;
+  int rc = etsim_synth_evaluate(d, d, d, ETSIM_SYNTH_SURROGATE_RIDGE, NULL, &ev, err);
+  if (rc) return rc;
+  if (ev.validity != 1.0 || ev.w1_nodes != 0 || ev.w1_edges != 0 || ev.w1_layers != 0 ||
+      fabs(ev.mmd_in_degree) > 1e-12 || !ev.has_surrogate || !ev.has_real_surrogate)
+    return etsim_error_set(err, ETSIM_EINTERNAL,
+                           "a run that got through gave validity %g, W1 %g %g %g, MMD %g",
+                           ev.validity, ev.w1_nodes, ev.w1_edges, ev.w1_layers, ev.mmd_in_degree);
+  return 0;
+}
+
+static void test_synth_eval(void **state) {
+  (void)state;
+  put("dags.txt", dags);
+  etsim_synth_data_t d;
+  etsim_synth_data_init(&d);
+  etsim_error_t err = {0};
+  TU_OK(etsim_synth_data_load_text(&d, path("dags.txt"), 0, &err), err);
+  /* 184 allocations when written: the stats, W1, ridge and validity
+   * buffers, each failing in turn */
+  TU_GT(tu_oom_sweep("synth evaluate", run_synth_eval, &d, NULL), 150);
+  etsim_synth_data_free(&d);
+}
+
 /* -------------------------------------------------------------- replay */
 
 static int run_replay(void *user, etsim_error_t *err) {
@@ -521,8 +552,8 @@ int main(void) {
       cmocka_unit_test(test_conv_text), cmocka_unit_test(test_gen),
       cmocka_unit_test(test_shard),     cmocka_unit_test(test_sim),
       cmocka_unit_test(test_sim_flow),  cmocka_unit_test(test_netpkt),
-      cmocka_unit_test(test_synth),     cmocka_unit_test(test_replay),
-      cmocka_unit_test(test_edit),
+      cmocka_unit_test(test_synth),     cmocka_unit_test(test_synth_eval),
+      cmocka_unit_test(test_replay),    cmocka_unit_test(test_edit),
   };
   return TU_RUN(tests, tu_setup, tu_teardown);
 }

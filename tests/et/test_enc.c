@@ -88,50 +88,44 @@ static void make_attr(etsim_attr_t *a, int kind, int variant) {
       break;
     default: {
       const void *v = NULL;
+/* a list kind: the whole array, or the empty list */
+#define LIST(arr) (v = (arr), n = n ? sizeof(arr) / sizeof *(arr) : 0)
       switch (kind) {
         case ETSIM_ATTR_DOUBLE_LIST:
-          v = ds;
-          n = n ? 3 : 0;
+          LIST(ds);
           break;
         case ETSIM_ATTR_FLOAT_LIST:
-          v = fs;
-          n = n ? 3 : 0;
+          LIST(fs);
           break;
         case ETSIM_ATTR_INT32_LIST:
         case ETSIM_ATTR_SINT32_LIST:
         case ETSIM_ATTR_SFIXED32_LIST:
-          v = i32s;
-          n = n ? 5 : 0;
+          LIST(i32s);
           break;
         case ETSIM_ATTR_INT64_LIST:
         case ETSIM_ATTR_SINT64_LIST:
         case ETSIM_ATTR_SFIXED64_LIST:
-          v = i64s;
-          n = n ? 5 : 0;
+          LIST(i64s);
           break;
         case ETSIM_ATTR_UINT32_LIST:
         case ETSIM_ATTR_FIXED32_LIST:
-          v = u32s;
-          n = n ? 4 : 0;
+          LIST(u32s);
           break;
         case ETSIM_ATTR_UINT64_LIST:
         case ETSIM_ATTR_FIXED64_LIST:
-          v = u64s;
-          n = n ? 4 : 0;
+          LIST(u64s);
           break;
         case ETSIM_ATTR_BOOL_LIST:
-          v = bs;
-          n = n ? 4 : 0;
+          LIST(bs);
           break;
         case ETSIM_ATTR_STRING_LIST:
-          v = ss;
-          n = n ? 3 : 0;
+          LIST(ss);
           break;
         case ETSIM_ATTR_BYTES_LIST:
-          v = bys;
-          n = n ? 2 : 0;
+          LIST(bys);
           break;
       }
+#undef LIST
       a->v.list.n = n;
       a->v.list.v = v;
     }

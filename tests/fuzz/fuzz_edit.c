@@ -22,7 +22,10 @@
 static const char *base_set(void) {
   static char prefix[256];
   if (prefix[0]) return prefix;
-  snprintf(prefix, sizeof prefix, "%s", fz_path(1, "llm"));
+  const char *p = fz_path(1, "llm");
+  size_t len = strlen(p); /* a copy gcc can see fits (fz_path's slots are as long) */
+  if (len >= sizeof prefix) __builtin_trap();
+  memcpy(prefix, p, len + 1);
   etsim_gen_llm_opts_t o = {0};
   etsim_error_t err = {0};
   if (etsim_gen_llm_preset("llama3-8b", &o.model, &err)) __builtin_trap();

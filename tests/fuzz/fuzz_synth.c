@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fz_refused(rc, &err);
     } else {
       for (size_t g = 0; g < d.n_graphs; g++) {
-        if (!etsim_synth_dag_valid(&d, &d.g[g])) __builtin_trap();
+        if (etsim_synth_dag_valid(&d, &d.g[g]) != 1) __builtin_trap();
         for (uint32_t k = 0; k < d.g[g].n_edges; k++)
           if (d.g[g].src[k] >= d.g[g].n_nodes || d.g[g].dst[k] >= d.g[g].n_nodes) __builtin_trap();
       }

@@ -202,7 +202,12 @@ sed 's/latency\[0\]: \[100, 500\]/latency[0]: [100]/; s/ring_4chunks/system/' "$
 "$BIN" sweep "$T/other.yaml" -o "$T/killed" > /dev/null 2> "$T/err" && fail "a different base was resumed"
 grep -q "different base run" "$T/err" || fail "base mismatch message: $(cat "$T/err")"
 
-# 5. Bad specs: exit 2, file and line named.
+# 5. Bad specs: exit 2, file and line named.  BASE is the base run of the
+# specs below (4 lines, so the line numbers in the messages count from it).
+BASE="base:
+  gen: \"micro --coll all-reduce --npus 8 --size 1MiB\"
+  network: $EX/ring8.yml
+  system: $EX/ring_4chunks.json"
 bad() { # bad NAME EXPECTED-TEXT  (spec on stdin)
   cat > "$T/$1.yaml"
   "$BIN" sweep "$T/$1.yaml" -o "$T/bad" > /dev/null 2> "$T/err"
@@ -211,45 +216,30 @@ bad() { # bad NAME EXPECTED-TEXT  (spec on stdin)
   grep -q -- "$2" "$T/err" || fail "$1: '$2' not in: $(cat "$T/err")"
 }
 bad domain "domain.yaml:7: axis key 'bandwidth'" <<EOF
-base:
-  gen: "micro --coll all-reduce --npus 8 --size 1MiB"
-  network: $EX/ring8.yml
-  system: $EX/ring_4chunks.json
+$BASE
 axes:
   - grid:
       bandwidth: [1, 2]
 EOF
 bad zip "zip.yaml:8: axes\[0\]: 'gen.npus' has 1 values where the first list has 2" <<EOF
-base:
-  gen: "micro --coll all-reduce --npus 8 --size 1MiB"
-  network: $EX/ring8.yml
-  system: $EX/ring_4chunks.json
+$BASE
 axes:
   - zip:
       gen.size: [1MiB, 2MiB]
       gen.npus: [8]
 EOF
 bad flag "gen.layers: 'etsim gen micro' has no flag --layers" <<EOF
-base:
-  gen: "micro --coll all-reduce --npus 8 --size 1MiB"
-  network: $EX/ring8.yml
-  system: $EX/ring_4chunks.json
+$BASE
 axes:
   - list: {gen.layers: [1, 2]}
 EOF
 bad index "not a list with an item 3" <<EOF
-base:
-  gen: "micro --coll all-reduce --npus 8 --size 1MiB"
-  network: $EX/ring8.yml
-  system: $EX/ring_4chunks.json
+$BASE
 axes:
   - list: {"network.bandwidth[3]": [1, 2]}
 EOF
 bad expr "unknown name 'gen.pp'" <<EOF
-base:
-  gen: "micro --coll all-reduce --npus 8 --size 1MiB"
-  network: $EX/ring8.yml
-  system: $EX/ring_4chunks.json
+$BASE
 axes:
   - list: {gen.count: [1, 2]}
 derived:
@@ -266,10 +256,7 @@ EOF
 # combined with the other groups as a product; derived keys see the draws.
 rnd() { # rnd SEED
   cat > "$T/rnd$1.yaml" << EOF
-base:
-  gen: "micro --coll all-reduce --npus 8 --size 1MiB"
-  network: $EX/ring8.yml
-  system: $EX/ring_4chunks.json
+$BASE
 axes:
   - list: {gen.coll: [all-reduce, all-gather]}
   - random:
@@ -320,15 +307,25 @@ cp "$EX/h100_1024.yml" "$EX/system.json" "$T/"
 grep -q "168 points over 14 trace set(s)" "$T/err" || fail "docs spec: $(cat "$T/err")"
 grep -q "expands to 168 points" "$SRC/docs/sweep.md" || fail "docs/sweep.md gives another count"
 
-# 6. Every generator flag its help lists is accepted as an axis key.
+# 6. Every generator flag its help lists is accepted as an axis key: the
+# spec expands (value 1, or true for a switch).  The help must list the
+# flags every generator has, so an empty or moved help cannot pass.
+flag_spec() { # flag_spec KIND FLAG VALUE
+  printf 'base:\n  gen: "%s"\n  network: %s\n  system: %s\naxes:\n  - list: {gen.%s: [%s]}\n' \
+    "$1 --npus 8" "$EX/ring8.yml" "$EX/ring_4chunks.json" "$2" "$3" > "$T/flag.yaml"
+  "$BIN" sweep "$T/flag.yaml" --list < /dev/null > /dev/null 2> "$T/err"
+}
 for kind in llm micro; do
-  for flag in $("$BIN" gen $kind --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+  "$BIN" gen $kind --help | grep -o -- '--[a-z][a-z-]*' | sort -u > "$T/flags"
+  for must in --npus --quiet --output; do
+    grep -qx -- "$must" "$T/flags" || fail "gen $kind --help does not list $must: $(cat "$T/flags")"
+  done
+  while read -r flag; do
     case $flag in --output | --comm-group | --help) continue ;; esac
     f=${flag#--}
-    printf 'base:\n  gen: "%s"\n  network: %s\n  system: %s\naxes:\n  - list: {gen.%s: [1]}\n' \
-      "$kind --npus 8" "$EX/ring8.yml" "$EX/ring_4chunks.json" "$f" > "$T/flag.yaml"
-    "$BIN" sweep "$T/flag.yaml" --list > /dev/null 2> "$T/err"
-    grep -q "has no flag" "$T/err" && fail "gen $kind $flag is in the help but not a sweep key"
-  done
+    flag_spec $kind "$f" 1 || { grep -q "a switch: true or false" "$T/err" && flag_spec $kind "$f" true; } ||
+      fail "gen $kind $flag is in the help but not a sweep key: $(cat "$T/err")"
+    grep -q "1 points over 1 trace set" "$T/err" || fail "gen $kind $flag: $(cat "$T/err")"
+  done < "$T/flags"
 done
 echo ok

@@ -32,7 +32,7 @@ static void split_stats(const char *rel, size_t graphs, size_t nodes, size_t edg
     int sources = 0;
     for (uint32_t v = 0; v < d.g[i].n_nodes; v++) sources += lay[v] == 1;
     one_source += sources == 1 && lay[0] == 1;
-    assert_true(etsim_synth_dag_valid(&d, &d.g[i]));
+    assert_int_equal(etsim_synth_dag_valid(&d, &d.g[i]), 1);
   }
   assert_int_equal(n, nodes);
   assert_int_equal(e, edges);
@@ -239,7 +239,7 @@ static void test_trace_real(void **state) {
   for (size_t i = 0; i < d.n_graphs; i++) {
     const etsim_synth_dag_t *g = &d.g[i];
     TU_LE(g->n_nodes, 400);
-    assert_true(etsim_synth_dag_valid(&d, g));
+    assert_int_equal(etsim_synth_dag_valid(&d, g), 1);
     nodes += g->n_nodes;
     edges += g->n_edges;
     for (uint32_t v = 0; v < g->n_nodes; v++) {

@@ -94,7 +94,7 @@ static void test_samples_valid_and_learned(void **state) {
   int n3 = 0, n5 = 0, pattern = 0;
   for (size_t i = 0; i < out.n_graphs; i++) {
     const etsim_synth_dag_t *g = &out.g[i];
-    assert_true(etsim_synth_dag_valid(&out, g));
+    assert_int_equal(etsim_synth_dag_valid(&out, g), 1);
     uint32_t lay[64];
     TU_LT(g->n_nodes, 64);
     int L = etsim_synth_layers(g, lay, NULL);
