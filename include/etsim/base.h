@@ -311,6 +311,10 @@ double etsim_rng_normal(etsim_rng_t *r);              /* N(0, 1) */
  * Turning the guard off forgets the inputs.
  */
 int etsim_input_check(const char *path, etsim_error_t *err);
+/* The same for a named file (not "-"), its stat left in *st: a reader that
+ * must know the file's kind before opening it stats it once, not twice. */
+struct stat;
+int etsim_input_stat(const char *path, struct stat *st, etsim_error_t *err);
 int etsim_output_check(const char *path, etsim_error_t *err);
 void etsim_inputs_guard(int on);
 /* Forget the inputs seen so far, the guard staying on: for a process that

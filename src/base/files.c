@@ -56,21 +56,24 @@ static int is_input(dev_t dev, ino_t ino) {
 }
 
 int etsim_input_check(const char *path, etsim_error_t *err) {
-  if (strcmp(path, "-") == 0) return 0;
   struct stat st;
-  if (stat(path, &st) != 0) {
+  return strcmp(path, "-") == 0 ? 0 : etsim_input_stat(path, &st, err);
+}
+
+int etsim_input_stat(const char *path, struct stat *st, etsim_error_t *err) {
+  if (stat(path, st) != 0) {
     int e = errno;
     return etsim_error_set(err, e == ENOENT ? ETSIM_ENOTFOUND : ETSIM_EIO, "%s: cannot open: %s",
                            path, strerror(e));
   }
-  if (S_ISDIR(st.st_mode))
+  if (S_ISDIR(st->st_mode))
     return etsim_error_set(err, ETSIM_EIO, "%s: is a folder, not a file", path);
-  if (!guard || !S_ISREG(st.st_mode)) return 0; /* a pipe or device is no output's target */
-  if (is_input(st.st_dev, st.st_ino)) return 0;
+  if (!guard || !S_ISREG(st->st_mode)) return 0; /* a pipe or device is no output's target */
+  if (is_input(st->st_dev, st->st_ino)) return 0;
   if (etsim_grow((void **)&inputs, &cap_inputs, n_inputs + 1, sizeof *inputs) ||
-      etsim_u64map_put(&input_index, id_key(st.st_dev, st.st_ino), (uint32_t)n_inputs, NULL) < 0)
+      etsim_u64map_put(&input_index, id_key(st->st_dev, st->st_ino), (uint32_t)n_inputs, NULL) < 0)
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-  inputs[n_inputs++] = (file_id_t){st.st_dev, st.st_ino};
+  inputs[n_inputs++] = (file_id_t){st->st_dev, st->st_ino};
   return 0;
 }
 

@@ -351,19 +351,20 @@ static void share_free(share_t *sh, const etsim_et_set_t *s) {
 static int read_whole(const char *path, uint8_t **buf, size_t *cap, size_t *len,
                       etsim_error_t *err) {
   /* Checked as an input like every file the reader opens (the output guard
-   * must know it), and stat first: opening a FIFO here would block before
-   * the reader could take it as a stream. */
-  int rc0 = etsim_input_check(path, err);
+   * must know it), by the one stat that also tells whether it is a plain
+   * file: opening a FIFO here would block before the reader could take it
+   * as a stream.  fstat after opening sees the file actually read. */
+  struct stat st;
+  if (strcmp(path, "-") == 0) return 0; /* standard input: the reader's */
+  int rc0 = etsim_input_stat(path, &st, err);
   if (rc0) return rc0;
-  struct stat st0;
-  if (stat(path, &st0) != 0 || !S_ISREG(st0.st_mode)) return 0;
+  if (!S_ISREG(st.st_mode)) return 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
     return etsim_error_set(err, e == ENOENT ? ETSIM_ENOTFOUND : ETSIM_EIO, "%s: cannot open: %s",
                            path, strerror(e));
   }
-  struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SHARE_MAX_BYTES) {
     close(fd);
     return 0;
