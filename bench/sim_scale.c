@@ -18,7 +18,8 @@
  * entries (LIFO, 4 splits, 1 active chunk, localBWAware, 1600 GB/s).
  *
  * Each simulator runs as a child process; its CPU time (user + system) and
- * peak RSS come from wait4().  etsim runs by default (classes of
+ * peak RSS come from wait4(); a run under 0.5 s of CPU is made 5 times and
+ * its median CPU time reported (spawn_median).  etsim runs by default (classes of
  * equivalent NPUs) and with --exact (message by message); on the GPT-3
  * cases with --duration-micros, so that it reads exactly what ASTRA-sim
  * reads.  Every NPU's "sys[N] finished, T cycles, exposed communication E
@@ -158,6 +159,29 @@ static run_t spawn(const char *dir, char *const argv[], const char *out_path, in
   char full[8200];
   snprintf(full, sizeof full, "%s/%s", dir, out_path);
   read_lines(full, &r);
+  return r;
+}
+
+/* spawn(), repeated when the run is short: a run under 0.5 s of CPU is
+ * mostly process start and file opens, and one sample of it is noise on a
+ * shared machine.  Such runs are made 5 times; the median CPU time is
+ * reported (with the first run's output and peak RSS). */
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static run_t spawn_median(const char *dir, char *const argv[], const char *out_path,
+                          int timeout_s) {
+  run_t r = spawn(dir, argv, out_path, timeout_s);
+  if (!r.ok || r.cpu_s >= 0.5) return r;
+  double cpu[5] = {r.cpu_s};
+  for (int k = 1; k < 5; k++) {
+    run_t again = spawn(dir, argv, out_path, timeout_s);
+    cpu[k] = again.ok ? again.cpu_s : r.cpu_s;
+    free(again.lines);
+  }
+  qsort(cpu, 5, sizeof *cpu, cmp_double);
+  r.cpu_s = cpu[2];
   return r;
 }
 
@@ -313,7 +337,7 @@ static void sim_case(const char *name, unsigned z, int gpt_dp, int gpt_pp, int m
                   cg,
                   cgf,
                   NULL};
-  run_t d = spawn(dir, dflt, "etsim.out", 3600);
+  run_t d = spawn_median(dir, dflt, "etsim.out", 3600);
   run_t e;
   memset(&e, 0, sizeof e);
   if (exact) {
@@ -321,7 +345,7 @@ static void sim_case(const char *name, unsigned z, int gpt_dp, int gpt_pp, int m
                   "--system", "system.json", "--network",  "network.yml",
                   "--memory", "memory.json", "--exact",    gpt ? "--duration-micros" : cg,
                   cg,         cgf,           NULL};
-    e = spawn(dir, ex, "exact.out", 3600);
+    e = spawn_median(dir, ex, "exact.out", 3600);
   }
   run_t a;
   memset(&a, 0, sizeof a);
@@ -339,7 +363,7 @@ static void sim_case(const char *name, unsigned z, int gpt_dp, int gpt_pp, int m
                   "--remote-memory-configuration=memory.json",
                   gpt ? cgarg : NULL,
                   NULL};
-    a = spawn(dir, av, "astra.out", to ? atoi(to) : 900);
+    a = spawn_median(dir, av, "astra.out", to ? atoi(to) : 900);
     if (a.ok) {
       ref_cpu = a.cpu_s;
       snprintf(astra_col, sizeof astra_col, "%.2f s, %.1f MB (measured)", a.cpu_s, a.rss_mb);
