@@ -12,6 +12,7 @@
  * renamed into place.
  */
 #include "edit_int.h"
+#include "etsim/etcheck.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -329,6 +330,81 @@ static int check_set(const ed_plan_t *p, const ed_jobout_t *jo, const char *out,
   return rc;
 }
 
+/* What the deadlock check said: its problem line, and its notes kept for
+ * the report. */
+typedef struct {
+  const char *out;
+  etsim_edit_report_t *rep;
+  char line[1024];
+} dl_sink_t;
+
+static void on_dl_finding(void *user, int severity, const char *line) {
+  dl_sink_t *k = user;
+  /* The check names the first rank's file, a temporary name here: say the
+   * output instead. */
+  const char *what = strstr(line, ": ");
+  what = what ? what + 2 : line;
+  if (severity == ETSIM_CHECK_PROBLEM) {
+    if (strncmp(what, "deadlock: ", 10) == 0) what += 10;
+    if (!k->line[0]) snprintf(k->line, sizeof k->line, "%s", what);
+  } else {
+    etsim_edit__note(k->rep, "%s: %s", k->out, what);
+  }
+}
+
+/*
+ * check_set compares each communicator on its own and the messages as
+ * multisets; it cannot see an order across communicators (or of sends
+ * and receives) in which the ranks wait on each other: an all-reduce on
+ * every rank inserted after each collective of a DP x TP set meets a TP
+ * all-reduce on one rank and a DP one on another.  So the written set is
+ * run through `etsim validate`'s own deadlock check before it is renamed
+ * into place.  Only what can wait on another rank costs anything: a set
+ * without collectives or messages, or whose ranks all run one file with
+ * no messages (they go in lockstep), cannot deadlock across ranks and is
+ * not read again; else each distinct file is loaded once.  A set whose
+ * messages name ranks outside it (one stage of a pipeline, as check_set
+ * allows) is not whole, so the check does not apply.
+ */
+static int check_deadlock(const ed_plan_t *p, const ed_jobout_t *jo, char *const *parts,
+                          const char *out, etsim_edit_report_t *rep, etsim_error_t *err) {
+  int comm = 0, p2p = 0;
+  for (size_t ji = 0; ji < p->n_jobs; ji++) {
+    comm |= jo[ji].n_seq > 0;
+    for (size_t i = 0; i < jo[ji].n_p2p; i++) {
+      const ed_p2p_t *x = &jo[ji].p2p[i];
+      int64_t lim = (int64_t)p->n_ranks;
+      if ((x->src != INT64_MIN && (x->src < 0 || x->src >= lim)) ||
+          (x->dst != INT64_MIN && (x->dst < 0 || x->dst >= lim)))
+        return 0; /* a part of a bigger set */
+      p2p = 1;
+    }
+  }
+  if (!p2p && (!comm || p->n_jobs < 2)) return 0;
+  etsim_et_trace_t **tr = etsim_calloc(p->n_jobs, sizeof *tr);
+  etsim_et_trace_t **ranks = etsim_malloc(p->n_ranks * sizeof *ranks);
+  int rc = 0;
+  if (!tr || !ranks) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t ji = 0; ji < p->n_jobs && !rc; ji++)
+    rc = etsim_et_trace_load(&tr[ji], parts[ji], 0, err);
+  if (!rc) {
+    for (size_t r = 0; r < p->n_ranks; r++) ranks[r] = tr[p->rank_job[r]];
+    etsim_et_set_t set = {
+        .n_ranks = p->n_ranks, .ranks = ranks, .n_traces = p->n_jobs, .traces = tr};
+    dl_sink_t k = {.out = out, .rep = rep};
+    long probs =
+        etsim_et_check_deadlock(&set, ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL, on_dl_finding, &k);
+    if (probs < 0) rc = etsim_error_set(err, (int)probs, "out of memory");
+    else if (probs > 0)
+      rc = etsim_error_set(err, ETSIM_EDEADLOCK,
+                           "%s: nothing written: the edited set would deadlock: %s", out, k.line);
+  }
+  for (size_t ji = 0; tr && ji < p->n_jobs; ji++) etsim_et_trace_free(tr[ji]);
+  etsim_free(tr);
+  etsim_free(ranks);
+  return rc;
+}
+
 /* --------------------------------------------------------------- stages */
 
 /* Remove a temporary folder of ours and everything in it. */
@@ -455,6 +531,8 @@ static int run_stage(etsim_edit_t *e, size_t lo, size_t hi, const char *input, c
     }
   }
   if (!rc) rc = check_set(&p, jo, output, err);
+  if (!rc && final && strcmp(output, "-") != 0)
+    rc = check_deadlock(&p, jo, parts, output, rep, err);
   if (rc || strcmp(output, "-") == 0) goto done;
   /* Everything is written: into place, but never over a file this run read
    * (the inputs are known by now: the reader registered each it opened). */
