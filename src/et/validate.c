@@ -536,8 +536,14 @@ typedef struct {
   uint32_t *pg_members;    /* per pg index */
   etsim_u64map_t pg_index; /* pg_name hash -> pg index */
   size_t n_pg, cap_pg;
-  uint32_t **coll_k; /* per rank: collectives reached per pg index (dense, n_pg) */
-  uint32_t *work;    /* ranks with ready nodes */
+  /* Collectives each rank reached per communicator: (pg index << 24 |
+   * rank) -> a counter in coll_n.  Sparse: a rank is on a few of the
+   * communicators, and 65,536 ranks have 32 K TP pairs (a dense table per
+   * rank was 8.6 GB). */
+  etsim_u64map_t coll_k;
+  uint32_t *coll_n;
+  size_t n_coll_n, cap_coll_n;
+  uint32_t *work; /* ranks with ready nodes */
   size_t n_work, cap_work;
   uint8_t *in_work;
 } dl_t;
@@ -685,7 +691,16 @@ static int dl_step(dl_t *d, uint32_t r, uint32_t i) {
    * by its count on that communicator. */
   size_t pg = dl_pg(d, t, i);
   if (d->pg_members[pg] == d->set->n_ranks) pg = d->n_pg;
-  uint64_t key = ((uint64_t)pg << 40 | d->coll_k[r][pg]++) << 1; /* even */
+  uint64_t ck = (uint64_t)pg << 24 | r; /* r < 2^24 (ETSIM_ET_MAX_RANKS) */
+  uint32_t at;
+  if (!etsim_u64map_get(&d->coll_k, ck, &at)) {
+    if (etsim_grow((void **)&d->coll_n, &d->cap_coll_n, d->n_coll_n + 1, sizeof *d->coll_n))
+      return ETSIM_ENOMEM;
+    at = (uint32_t)d->n_coll_n++;
+    d->coll_n[at] = 0;
+    if (etsim_u64map_put(&d->coll_k, ck, at, NULL) < 0) return ETSIM_ENOMEM;
+  }
+  uint64_t key = ((uint64_t)pg << 40 | d->coll_n[at]++) << 1; /* even */
   if (dl_slot(d, key, &sl) || dl_wait(d, sl, r, i)) return ETSIM_ENOMEM;
   sl->target = pg == d->n_pg ? (uint32_t)d->set->n_ranks : d->pg_members[pg];
   d->held[r] |= (uint8_t)(1u << res);
@@ -697,7 +712,6 @@ static void dl_free(dl_t *d, size_t n) {
   for (size_t r = 0; r < n; r++) {
     if (d->left) etsim_free(d->left[r]);
     if (d->ready) etsim_free(d->ready[r]);
-    if (d->coll_k) etsim_free(d->coll_k[r]);
     if (d->deferred) {
       etsim_free(d->deferred[2 * r]);
       etsim_free(d->deferred[2 * r + 1]);
@@ -705,7 +719,8 @@ static void dl_free(dl_t *d, size_t n) {
   }
   etsim_free(d->left);
   etsim_free(d->ready);
-  etsim_free(d->coll_k);
+  etsim_u64map_free(&d->coll_k);
+  etsim_free(d->coll_n);
   etsim_free(d->deferred);
   etsim_free(d->rh);
   etsim_free(d->rt);
@@ -774,7 +789,7 @@ long etsim_et_check_deadlock(const etsim_et_set_t *set, unsigned deps, etsim_et_
   etsim_u64map_init(&d.pg_index);
   d.left = etsim_calloc(n, sizeof *d.left);
   d.ready = etsim_calloc(n, sizeof *d.ready);
-  d.coll_k = etsim_calloc(n, sizeof *d.coll_k);
+  etsim_u64map_init(&d.coll_k);
   d.deferred = etsim_calloc(2 * n, sizeof *d.deferred);
   d.rh = etsim_calloc(n, sizeof *d.rh);
   d.rt = etsim_calloc(n, sizeof *d.rt);
@@ -784,8 +799,8 @@ long etsim_et_check_deadlock(const etsim_et_set_t *set, unsigned deps, etsim_et_
   d.done = etsim_calloc(n, sizeof *d.done);
   d.in_work = etsim_calloc(n, 1);
   int rc = 0;
-  if (!d.left || !d.ready || !d.coll_k || !d.deferred || !d.rh || !d.rt || !d.dh || !d.dt ||
-      !d.held || !d.done || !d.in_work)
+  if (!d.left || !d.ready || !d.deferred || !d.rh || !d.rt || !d.dh || !d.dt || !d.held ||
+      !d.done || !d.in_work)
     goto oom;
   /* Communicators and their members (ranks with a network collective). */
   for (size_t r = 0; r < n; r++) {
@@ -801,29 +816,29 @@ long etsim_et_check_deadlock(const etsim_et_set_t *set, unsigned deps, etsim_et_
       d.pg_members[d.n_pg++] = 0;
     }
   }
-  uint8_t *on = etsim_calloc(d.n_pg ? d.n_pg : 1, 1);
-  if (!on) goto oom;
+  /* The last rank counted on each communicator: no table cleared per rank
+   * (ranks x communicators grows as the square of a TP x DP set). */
+  uint32_t *last = etsim_malloc((d.n_pg ? d.n_pg : 1) * sizeof *last);
+  if (!last) goto oom;
+  memset(last, 0xff, (d.n_pg ? d.n_pg : 1) * sizeof *last);
   for (size_t r = 0; r < n; r++) {
     const etsim_et_trace_t *t = set->ranks[r];
-    memset(on, 0, d.n_pg ? d.n_pg : 1);
     for (size_t i = 0; i < t->n_nodes; i++)
       if (dl_kind(t, i) == DL_COLL) {
         size_t k = dl_pg(&d, t, i);
-        if (!on[k]) d.pg_members[k]++;
-        on[k] = 1;
+        if (last[k] != (uint32_t)r) d.pg_members[k]++;
+        last[k] = (uint32_t)r;
       }
   }
-  etsim_free(on);
+  etsim_free(last);
   for (size_t r = 0; r < n; r++) {
     const etsim_et_trace_t *t = set->ranks[r];
     size_t m = t->n_nodes ? t->n_nodes : 1;
     d.left[r] = etsim_calloc(m, sizeof **d.left);
     d.ready[r] = etsim_malloc(m * sizeof **d.ready);
-    d.coll_k[r] = etsim_calloc(d.n_pg + 1, sizeof **d.coll_k); /* + the world's */
     d.deferred[2 * r] = etsim_malloc(m * sizeof **d.deferred);
     d.deferred[2 * r + 1] = etsim_malloc(m * sizeof **d.deferred);
-    if (!d.left[r] || !d.ready[r] || !d.coll_k[r] || !d.deferred[2 * r] || !d.deferred[2 * r + 1])
-      goto oom;
+    if (!d.left[r] || !d.ready[r] || !d.deferred[2 * r] || !d.deferred[2 * r + 1]) goto oom;
     for (size_t i = 0; i < t->n_nodes; i++) {
       uint32_t c = 0;
       if (deps & ETSIM_ET_DEPS_DATA)
