@@ -387,7 +387,7 @@ static void on_dl_finding(void *user, int severity, const char *line) {
  * into place.  Only what can wait on another rank costs anything: a set
  * without collectives or messages, or whose ranks all run one file with
  * no messages (they go in lockstep), cannot deadlock across ranks and is
- * not read again; else each distinct file is loaded once.  A set whose
+ * not read again; else each written file is read once.  A set whose
  * messages name ranks outside it (one stage of a pipeline, as check_set
  * allows) is not whole, so the check does not apply.
  */
@@ -416,27 +416,35 @@ static int check_deadlock(const ed_plan_t *p, const ed_jobout_t *jo, char *const
                      out, (unsigned long long)total, p->n_ranks);
     return 0;
   }
-  etsim_et_trace_t **tr = etsim_calloc(p->n_jobs, sizeof *tr);
-  etsim_et_trace_t **ranks = etsim_malloc(p->n_ranks * sizeof *ranks);
+  /* The written files as one set, through a manifest next to them (the
+   * set loader takes a name): ranks whose files differ only in
+   * communicator names and peers share one trace, as sim loads them, so
+   * 65,536 TP pairs are a few traces in memory, not one per rank. */
+  char *prefix = fmt("%s.check.%ld", out, (long)getpid());
+  char *mpath = prefix ? fmt("%s.manifest.json", prefix) : NULL;
+  const char **names = etsim_malloc((p->n_jobs + 1) * sizeof *names);
   int rc = 0;
-  if (!tr || !ranks) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  for (size_t ji = 0; ji < p->n_jobs && !rc; ji++)
-    rc = etsim_et_trace_load(&tr[ji], parts[ji], 0, err);
+  etsim_et_set_t *set = NULL;
+  if (!prefix || !mpath || !names) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  for (size_t ji = 0; ji < p->n_jobs && !rc; ji++) names[ji] = base_name(parts[ji]);
+  if (!rc) rc = etsim_et_manifest_write(prefix, p->n_ranks, names, p->n_jobs, p->rank_job, err);
   if (!rc) {
-    for (size_t r = 0; r < p->n_ranks; r++) ranks[r] = tr[p->rank_job[r]];
-    etsim_et_set_t set = {
-        .n_ranks = p->n_ranks, .ranks = ranks, .n_traces = p->n_jobs, .traces = tr};
+    rc = etsim_et_set_load(&set, prefix, ETSIM_ET_SET_SHARE_LABELS, err);
+    remove(mpath);
+  }
+  if (!rc) {
     dl_sink_t k = {.out = out, .rep = rep};
     long probs =
-        etsim_et_check_deadlock(&set, ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL, on_dl_finding, &k);
+        etsim_et_check_deadlock(set, ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL, on_dl_finding, &k);
     if (probs < 0) rc = etsim_error_set(err, (int)probs, "out of memory");
     else if (probs > 0)
       rc = etsim_error_set(err, ETSIM_EDEADLOCK,
                            "%s: nothing written: the edited set would deadlock: %s", out, k.line);
   }
-  for (size_t ji = 0; tr && ji < p->n_jobs; ji++) etsim_et_trace_free(tr[ji]);
-  etsim_free(tr);
-  etsim_free(ranks);
+  etsim_et_set_free(set);
+  etsim_free(names);
+  etsim_free(mpath);
+  etsim_free(prefix);
   return rc;
 }
 

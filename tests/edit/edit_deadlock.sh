@@ -27,7 +27,7 @@ grep -qF "etsim: $T/new: nothing written: the edited set would $expect" "$T/err"
   fail "message: $(cat "$T/err")"
 [ ! -s "$T/out" ] || fail "stdout on failure: $(cat "$T/out")"
 ls "$T" | grep -q '^new' && fail "output left behind: $(ls "$T" | grep '^new')"
-ls -a "$T" | grep -qE '\.part\.|\.tmp\.|etsim-edit' && fail "temporary left: $(ls -a "$T")"
+ls -a "$T" | grep -qE '\.part\.|\.tmp\.|\.check\.|etsim-edit' && fail "temporary left: $(ls -a "$T")"
 
 # 2. An earlier output at the same prefix stays as it was, byte for byte
 # (per-rank files this time, the other output form).
@@ -39,7 +39,7 @@ rc=$?
 [ $rc -eq 2 ] || fail "over an old output: exit $rc"
 grep -qF "the edited set would $expect" "$T/err" || fail "message: $(cat "$T/err")"
 (cd "$T" && sha256sum old.*) | cmp -s - "$T/before.sha" || fail "the old output changed"
-ls -a "$T" | grep -qE '\.part\.|\.tmp\.|etsim-edit' && fail "temporary left: $(ls -a "$T")"
+ls -a "$T" | grep -qE '\.part\.|\.tmp\.|\.check\.|etsim-edit' && fail "temporary left: $(ls -a "$T")"
 
 # 3. Through a retarget stage (written to a temporary set first): the
 # final set is checked and the temporary folder goes.
@@ -55,4 +55,19 @@ ls -a "$T" | grep -qE '^dp|etsim-edit' && fail "left behind: $(ls -a "$T")"
   fail "a sound insertion was refused: $(cat "$T/err")"
 "$BIN" validate "$T/ok" > "$T/v" || fail "validate: $(cat "$T/v")"
 grep -qF '4 rank(s), 76 node(s): 0 problem(s)' "$T/v" || fail "validate: $(cat "$T/v")"
+
+# 5. Through sends and receives: a world all-reduce after every receive of
+# a pipeline (PP 2) holds each first-stage rank before the send its peer
+# waits for.  Ranks whose files differ only in communicator names and peers
+# are checked as one trace with per-rank labels; each rank must still name
+# its own peer (as validate does on the written set: rank 0 waits for 4,
+# rank 1 for 5, rank 2 for 6).
+"$BIN" gen llm --preset llama3-8b --layers 2 --dp 2 --tp 2 --pp 2 --microbatches 2 -o "$T/p" \
+  --quiet || fail "gen llm --pp 2"
+"$BIN" edit "$T/p" -o "$T/pp" --insert-after 'all-reduce:1MiB@type=recv' 2> "$T/err"
+rc=$?
+[ $rc -eq 2 ] || fail "pipeline: exit $rc: $(cat "$T/err")"
+grep -qF "deadlock: 8 of 8 rank(s) can never finish: rank 0 node 14 (COMM_RECV_NODE) waits for a send from rank 4 (tag 1, 67108864 bytes); rank 1 node 14 (COMM_RECV_NODE) waits for a send from rank 5 (tag 1, 67108864 bytes); rank 2 node 14 (COMM_RECV_NODE) waits for a send from rank 6" "$T/err" ||
+  fail "pipeline message: $(cat "$T/err")"
+ls -a "$T" | grep -qE '^pp|\.check\.|etsim-edit' && fail "left behind: $(ls -a "$T")"
 finish
