@@ -89,6 +89,7 @@ edit_arg ranks 05 '0,2'
 edit_arg scale 07 '0.5@type=comp;cpu=0'
 edit_arg remap 0e '3,2,1,0'
 edit_arg insert 13 'all-reduce:1MiB:pg=1@type=coll'
+edit_arg insert_deadlock 13 'all-reduce:1MiB@type=coll'
 edit_arg round 15 'pow2'
 edit_arg strip 17 'sim,comm_type'
 printf 'name,time (us)\nattn_fwd,12.5\n"mlp,fwd",3\n' | seed fuzz_edit profile.csv 01

@@ -137,6 +137,9 @@ void etsim_et__reader_count_node(etsim_et_reader_t *r);
 /* Upper estimate of the nodes still to come, from the file size and the
  * messages buffered so far; 0 when unknown. */
 size_t etsim_et__reader_estimate_nodes(const etsim_et_reader_t *r);
+/* Bytes of a plain (not gzip) regular file: all the trace can hold; 0
+ * when unknown. */
+uint64_t etsim_et__reader_file_bytes(const etsim_et_reader_t *r);
 /* A reader over a whole file already in memory (data borrowed: it must
  * outlive the reader); errors name `path`. */
 int etsim_et__reader_open_mem(etsim_et_reader_t **out, const char *path, const uint8_t *data,

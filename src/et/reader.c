@@ -487,6 +487,10 @@ size_t etsim_et__reader_estimate_nodes(const etsim_et_reader_t *r) {
   return (size_t)(left / avg * 1.05) + 16;
 }
 
+uint64_t etsim_et__reader_file_bytes(const etsim_et_reader_t *r) {
+  return r->gz ? 0 : r->file_bytes;
+}
+
 void etsim_et_reader_close(etsim_et_reader_t *r) {
   if (!r) return;
   if (r->gz) gzclose(r->gz);

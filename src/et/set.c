@@ -700,24 +700,40 @@ int etsim_et_manifest_write(const char *prefix, size_t n_ranks, const char *cons
     etsim_free(path);
     return rc;
   }
+  /* Each file's ranks in order (a counting sort): one pass over the ranks
+   * per file was files x ranks, 4 G steps for 65,536 rank files. */
+  size_t *off = etsim_calloc(n_files + 2, sizeof *off);
+  uint32_t *by_file = etsim_malloc((n_ranks + 1) * sizeof *by_file);
+  if (!off || !by_file) {
+    etsim_free(off);
+    etsim_free(by_file);
+    etsim_outfile_abort(&o);
+    etsim_free(path);
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  }
+  for (size_t r = 0; r < n_ranks; r++)
+    if (rank_file[r] < n_files) off[rank_file[r] + 2]++;
+  for (size_t f = 0; f < n_files; f++) off[f + 2] += off[f + 1];
+  for (size_t r = 0; r < n_ranks; r++)
+    if (rank_file[r] < n_files) by_file[off[rank_file[r] + 1]++] = (uint32_t)r;
   FILE *fp = o.fp;
   fprintf(fp, "{\"etsim_trace_set\": 1, \"npus\": %zu, \"classes\": [", n_ranks);
   for (size_t f = 0; f < n_files; f++) {
     fprintf(fp, "%s\n  {\"file\": \"%s\", \"ranks\": \"", f ? "," : "", files[f]);
     /* Runs of consecutive ranks become "a-b". */
     int first = 1;
-    for (size_t r = 0; r < n_ranks; r++) {
-      if (rank_file[r] != f) continue;
-      size_t e = r;
-      while (e + 1 < n_ranks && rank_file[e + 1] == f) e++;
+    for (size_t k = off[f]; k < off[f + 1]; k++) {
+      size_t r = by_file[k], e = r;
+      while (k + 1 < off[f + 1] && by_file[k + 1] == e + 1) e = by_file[++k];
       if (e > r) fprintf(fp, "%s%zu-%zu", first ? "" : ",", r, e);
       else fprintf(fp, "%s%zu", first ? "" : ",", r);
       first = 0;
-      r = e;
     }
     fputs("\"}", fp);
   }
   fputs("\n]}\n", fp);
+  etsim_free(off);
+  etsim_free(by_file);
   rc = etsim_outfile_commit(&o, err);
   etsim_free(path);
   return rc;

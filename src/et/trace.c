@@ -821,7 +821,10 @@ int etsim_et_trace_load(etsim_et_trace_t **out, const char *path, unsigned read_
   etsim_et_reader_t *r;
   int rc = etsim_et_reader_open(&r, path, read_flags, err);
   if (rc) return rc;
-  return load_reader(out, r, 0, err);
+  /* A plain file's size bounds its strings and nodes as a file in memory
+   * does: without it each trace took a 1 MiB arena block and a 256 KiB
+   * name pool (58 KB resident per 1.7 KB rank file, 237 MB for 4,096). */
+  return load_reader(out, r, etsim_et__reader_file_bytes(r), err);
 }
 
 int etsim_et__trace_load_mem(etsim_et_trace_t **out, const char *path, const uint8_t *data,

@@ -536,8 +536,14 @@ typedef struct {
   uint32_t *pg_members;    /* per pg index */
   etsim_u64map_t pg_index; /* pg_name hash -> pg index */
   size_t n_pg, cap_pg;
-  uint32_t **coll_k; /* per rank: collectives reached per pg index (dense, n_pg) */
-  uint32_t *work;    /* ranks with ready nodes */
+  /* Collectives each rank reached per communicator: (pg index << 24 |
+   * rank) -> a counter in coll_n.  Sparse: a rank is on a few of the
+   * communicators, and 65,536 ranks have 32 K TP pairs (a dense table per
+   * rank was 8.6 GB). */
+  etsim_u64map_t coll_k;
+  uint32_t *coll_n;
+  size_t n_coll_n, cap_coll_n;
+  uint32_t *work; /* ranks with ready nodes */
   size_t n_work, cap_work;
   uint8_t *in_work;
 } dl_t;
@@ -616,21 +622,30 @@ static int dl_finish(dl_t *d, uint32_t r, uint32_t i) {
 
 static uint64_t dl_mix(uint64_t h, int64_t v) { return etsim_hash_u64(h ^ (uint64_t)v) * 31 + 7; }
 
-static int64_t dl_attr(const etsim_et_trace_t *t, size_t i, uint32_t k, int64_t dflt) {
+/* Attributes are read through the set: in a set loaded with
+ * ETSIM_ET_SET_SHARE_LABELS ranks share a trace and differ in their
+ * pg_name, comm_src and comm_dst (etsim edit checks its output so). */
+static int64_t dl_attr(const etsim_et_set_t *s, uint32_t r, size_t i, uint32_t k, int64_t dflt) {
   int64_t v;
-  return etsim_et_trace_attr_int(t, i, k, &v) == 1 ? v : dflt;
+  return etsim_et_set_attr_int(s, r, i, k, &v) == 1 ? v : dflt;
 }
 
-static uint64_t dl_channel(const etsim_et_trace_t *t, size_t i, uint32_t r, int send) {
-  int64_t src = dl_attr(t, i, t->k_comm_src, send ? (int64_t)r : -1);
-  int64_t dst = dl_attr(t, i, t->k_comm_dst, send ? -1 : (int64_t)r);
+static const char *dl_pg_name(const etsim_et_set_t *s, uint32_t r, size_t i) {
+  const char *pg = etsim_et_set_attr_str(s, r, i, s->ranks[r]->k_pg_name);
+  return pg && *pg && strcmp(pg, "0") != 0 ? pg : ""; /* as pg_of */
+}
+
+static uint64_t dl_channel(const etsim_et_set_t *s, uint32_t r, size_t i, int send) {
+  const etsim_et_trace_t *t = s->ranks[r];
+  int64_t src = dl_attr(s, r, i, t->k_comm_src, send ? (int64_t)r : -1);
+  int64_t dst = dl_attr(s, r, i, t->k_comm_dst, send ? -1 : (int64_t)r);
   uint64_t h = dl_mix(dl_mix(0x5ca1ab1eULL, src), dst);
-  h = dl_mix(dl_mix(h, dl_attr(t, i, t->k_comm_tag, 0)), dl_attr(t, i, t->k_comm_size, -1));
+  h = dl_mix(dl_mix(h, dl_attr(s, r, i, t->k_comm_tag, 0)), dl_attr(s, r, i, t->k_comm_size, -1));
   return h | 1; /* odd: never a collective's key */
 }
 
-static size_t dl_pg(const dl_t *d, const etsim_et_trace_t *t, size_t i) {
-  const char *pg = pg_of(t, i);
+static size_t dl_pg(const dl_t *d, uint32_t r, size_t i) {
+  const char *pg = dl_pg_name(d->set, r, i);
   uint32_t k;
   return etsim_u64map_get(&d->pg_index, etsim_hash_bytes(pg, strlen(pg)), &k) ? k : SIZE_MAX;
 }
@@ -658,7 +673,7 @@ static int dl_step(dl_t *d, uint32_t r, uint32_t i) {
   struct dl_slot *sl;
   if (kind == DL_LOCAL) return dl_finish(d, r, i);
   if (kind == DL_RECV) {
-    if (dl_slot(d, dl_channel(t, i, r, 0), &sl)) return ETSIM_ENOMEM;
+    if (dl_slot(d, dl_channel(d->set, r, i, 0), &sl)) return ETSIM_ENOMEM;
     if (!sl->count) return dl_wait(d, sl, r, i);
     sl->count--;
     return dl_finish(d, r, i);
@@ -670,7 +685,7 @@ static int dl_step(dl_t *d, uint32_t r, uint32_t i) {
     return 0;
   }
   if (kind == DL_SEND) {
-    if (dl_slot(d, dl_channel(t, i, r, 1), &sl)) return ETSIM_ENOMEM;
+    if (dl_slot(d, dl_channel(d->set, r, i, 1), &sl)) return ETSIM_ENOMEM;
     if (sl->head) { /* a receive waits: it takes the message */
       dl_waiter_t *w = &d->w[sl->head - 1];
       sl->head = w->next;
@@ -683,9 +698,18 @@ static int dl_step(dl_t *d, uint32_t r, uint32_t i) {
   /* As sim's system layer matches them: collectives on a communicator of
    * every rank (or none named) by the rank's count of all such, the others
    * by its count on that communicator. */
-  size_t pg = dl_pg(d, t, i);
+  size_t pg = dl_pg(d, r, i);
   if (d->pg_members[pg] == d->set->n_ranks) pg = d->n_pg;
-  uint64_t key = ((uint64_t)pg << 40 | d->coll_k[r][pg]++) << 1; /* even */
+  uint64_t ck = (uint64_t)pg << 24 | r; /* r < 2^24 (ETSIM_ET_MAX_RANKS) */
+  uint32_t at;
+  if (!etsim_u64map_get(&d->coll_k, ck, &at)) {
+    if (etsim_grow((void **)&d->coll_n, &d->cap_coll_n, d->n_coll_n + 1, sizeof *d->coll_n))
+      return ETSIM_ENOMEM;
+    at = (uint32_t)d->n_coll_n++;
+    d->coll_n[at] = 0;
+    if (etsim_u64map_put(&d->coll_k, ck, at, NULL) < 0) return ETSIM_ENOMEM;
+  }
+  uint64_t key = ((uint64_t)pg << 40 | d->coll_n[at]++) << 1; /* even */
   if (dl_slot(d, key, &sl) || dl_wait(d, sl, r, i)) return ETSIM_ENOMEM;
   sl->target = pg == d->n_pg ? (uint32_t)d->set->n_ranks : d->pg_members[pg];
   d->held[r] |= (uint8_t)(1u << res);
@@ -697,7 +721,6 @@ static void dl_free(dl_t *d, size_t n) {
   for (size_t r = 0; r < n; r++) {
     if (d->left) etsim_free(d->left[r]);
     if (d->ready) etsim_free(d->ready[r]);
-    if (d->coll_k) etsim_free(d->coll_k[r]);
     if (d->deferred) {
       etsim_free(d->deferred[2 * r]);
       etsim_free(d->deferred[2 * r + 1]);
@@ -705,7 +728,8 @@ static void dl_free(dl_t *d, size_t n) {
   }
   etsim_free(d->left);
   etsim_free(d->ready);
-  etsim_free(d->coll_k);
+  etsim_u64map_free(&d->coll_k);
+  etsim_free(d->coll_n);
   etsim_free(d->deferred);
   etsim_free(d->rh);
   etsim_free(d->rt);
@@ -740,12 +764,13 @@ static size_t dl_describe(const dl_t *d, uint32_t r, char *buf, size_t cap) {
     int kind = dl_kind(t, best);
     if (kind == DL_RECV)
       snprintf(tmp, sizeof tmp, "a send from rank %lld (tag %lld, %lld bytes)",
-               (long long)dl_attr(t, best, t->k_comm_src, -1),
-               (long long)dl_attr(t, best, t->k_comm_tag, 0),
-               (long long)dl_attr(t, best, t->k_comm_size, -1));
+               (long long)dl_attr(d->set, r, best, t->k_comm_src, -1),
+               (long long)dl_attr(d->set, r, best, t->k_comm_tag, 0),
+               (long long)dl_attr(d->set, r, best, t->k_comm_size, -1));
     else if (kind == DL_COLL)
-      snprintf(tmp, sizeof tmp, "the other ranks of communicator '%s' (%s)", pg_of(t, best),
-               etsim_coll_type_name((int)dl_attr(t, best, t->k_comm_type, -1)));
+      snprintf(tmp, sizeof tmp, "the other ranks of communicator '%s' (%s)",
+               dl_pg_name(d->set, r, best),
+               etsim_coll_type_name((int)dl_attr(d->set, r, best, t->k_comm_type, -1)));
     else snprintf(tmp, sizeof tmp, "its rank's collective in flight to end");
     what = tmp;
   }
@@ -774,7 +799,7 @@ long etsim_et_check_deadlock(const etsim_et_set_t *set, unsigned deps, etsim_et_
   etsim_u64map_init(&d.pg_index);
   d.left = etsim_calloc(n, sizeof *d.left);
   d.ready = etsim_calloc(n, sizeof *d.ready);
-  d.coll_k = etsim_calloc(n, sizeof *d.coll_k);
+  etsim_u64map_init(&d.coll_k);
   d.deferred = etsim_calloc(2 * n, sizeof *d.deferred);
   d.rh = etsim_calloc(n, sizeof *d.rh);
   d.rt = etsim_calloc(n, sizeof *d.rt);
@@ -784,16 +809,16 @@ long etsim_et_check_deadlock(const etsim_et_set_t *set, unsigned deps, etsim_et_
   d.done = etsim_calloc(n, sizeof *d.done);
   d.in_work = etsim_calloc(n, 1);
   int rc = 0;
-  if (!d.left || !d.ready || !d.coll_k || !d.deferred || !d.rh || !d.rt || !d.dh || !d.dt ||
-      !d.held || !d.done || !d.in_work)
+  if (!d.left || !d.ready || !d.deferred || !d.rh || !d.rt || !d.dh || !d.dt || !d.held ||
+      !d.done || !d.in_work)
     goto oom;
   /* Communicators and their members (ranks with a network collective). */
   for (size_t r = 0; r < n; r++) {
     const etsim_et_trace_t *t = set->ranks[r];
     for (size_t i = 0; i < t->n_nodes; i++) {
       if (dl_kind(t, i) != DL_COLL) continue;
-      if (dl_pg(&d, t, i) != SIZE_MAX) continue;
-      const char *pg = pg_of(t, i);
+      if (dl_pg(&d, (uint32_t)r, i) != SIZE_MAX) continue;
+      const char *pg = dl_pg_name(set, (uint32_t)r, i);
       if (etsim_grow((void **)&d.pg_members, &d.cap_pg, d.n_pg + 1, sizeof *d.pg_members) ||
           etsim_u64map_put(&d.pg_index, etsim_hash_bytes(pg, strlen(pg)), (uint32_t)d.n_pg, NULL) <
               0)
@@ -801,29 +826,29 @@ long etsim_et_check_deadlock(const etsim_et_set_t *set, unsigned deps, etsim_et_
       d.pg_members[d.n_pg++] = 0;
     }
   }
-  uint8_t *on = etsim_calloc(d.n_pg ? d.n_pg : 1, 1);
-  if (!on) goto oom;
+  /* The last rank counted on each communicator: no table cleared per rank
+   * (ranks x communicators grows as the square of a TP x DP set). */
+  uint32_t *last = etsim_malloc((d.n_pg ? d.n_pg : 1) * sizeof *last);
+  if (!last) goto oom;
+  memset(last, 0xff, (d.n_pg ? d.n_pg : 1) * sizeof *last);
   for (size_t r = 0; r < n; r++) {
     const etsim_et_trace_t *t = set->ranks[r];
-    memset(on, 0, d.n_pg ? d.n_pg : 1);
     for (size_t i = 0; i < t->n_nodes; i++)
       if (dl_kind(t, i) == DL_COLL) {
-        size_t k = dl_pg(&d, t, i);
-        if (!on[k]) d.pg_members[k]++;
-        on[k] = 1;
+        size_t k = dl_pg(&d, (uint32_t)r, i);
+        if (last[k] != (uint32_t)r) d.pg_members[k]++;
+        last[k] = (uint32_t)r;
       }
   }
-  etsim_free(on);
+  etsim_free(last);
   for (size_t r = 0; r < n; r++) {
     const etsim_et_trace_t *t = set->ranks[r];
     size_t m = t->n_nodes ? t->n_nodes : 1;
     d.left[r] = etsim_calloc(m, sizeof **d.left);
     d.ready[r] = etsim_malloc(m * sizeof **d.ready);
-    d.coll_k[r] = etsim_calloc(d.n_pg + 1, sizeof **d.coll_k); /* + the world's */
     d.deferred[2 * r] = etsim_malloc(m * sizeof **d.deferred);
     d.deferred[2 * r + 1] = etsim_malloc(m * sizeof **d.deferred);
-    if (!d.left[r] || !d.ready[r] || !d.coll_k[r] || !d.deferred[2 * r] || !d.deferred[2 * r + 1])
-      goto oom;
+    if (!d.left[r] || !d.ready[r] || !d.deferred[2 * r] || !d.deferred[2 * r + 1]) goto oom;
     for (size_t i = 0; i < t->n_nodes; i++) {
       uint32_t c = 0;
       if (deps & ETSIM_ET_DEPS_DATA)
@@ -876,7 +901,8 @@ long etsim_et_validate_set(const etsim_et_set_t *set, etsim_et_finding_fn fn, vo
    * stands for all. */
   if (s.cyclic || s.problems != before || !set->n_ranks) return s.problems;
   etsim_et_set_t one = *set;
-  int lockstep = 1;
+  /* (Ranks that share a trace but not its labels are not in lockstep.) */
+  int lockstep = !set->attr_label;
   for (size_t r = 1; r < set->n_ranks && lockstep; r++) lockstep = set->ranks[r] == set->ranks[0];
   for (size_t i = 0; lockstep && i < set->ranks[0]->n_nodes; i++)
     lockstep = set->ranks[0]->type[i] != ETSIM_ET_COMM_SEND_NODE &&
