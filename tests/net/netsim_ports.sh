@@ -60,6 +60,13 @@ check "$T/two.flow" 2 1 96000 "$(util 96000 1086971)"
 awk '{ if (NF != 9 || $7 != 0 || $8 != "0.000" || $9 != 0) exit 1 }' "$T/two.flow" ||
   fail "flow-level ports columns: $(cat "$T/two.flow")"
 
+# the flow level's outputs go out in one batch: --report reads the
+# timeline written beside it, and the ports table is there too
+"$BIN" netsim --quiet --backend flow --ports "$T/rep.ports" --report "$T/rep.html" "$T/two.cfg" ||
+  fail "flow level --report: exit $?"
+[ -s "$T/rep.html" ] && [ -s "$T/rep.timeline.json" ] || fail "flow level --report: no page or timeline"
+check "$T/rep.ports" 0 1 2072000 "$(util 2072000 1086971)"
+
 # A flow that starts at 0 keeps the old figure (span = last completion).
 "$BIN" netsim --quiet --ports "$T/zero.pkt" "$EX/single.cfg" || fail "single: exit $?"
 check "$T/zero.pkt" 0 1 1036000 "$(util 1036000 87091)"
