@@ -306,14 +306,17 @@ typedef struct etsim_netpkt_stats {
   uint64_t pauses, resumes; /* pause/resume frames received */
   int64_t paused_ps;        /* sum over ports/priorities of paused time */
   uint64_t msgs, msgs_done;
+  int64_t first_start_ps;           /* earliest start of the messages sent (0: none) */
   int64_t last_done_ps;             /* last ACKED time */
   uint64_t max_switch_buffer_bytes; /* peak shared-buffer occupancy */
 } etsim_netpkt_stats_t;
 void etsim_netpkt_get_stats(const etsim_netpkt_t *n, etsim_netpkt_stats_t *s);
 
 /* Per-port view (node, ifindex 1..): bytes sent, pauses received, paused
- * time, current and peak egress queue, utilisation since time 0.  ifindex
- * out of range gives ETSIM_ERANGE. */
+ * time, current and peak egress queue.  ifindex out of range gives
+ * ETSIM_ERANGE.  `etsim netsim --ports` divides tx_bytes by what the port
+ * could send over the traffic's span, from the stats' first_start_ps to
+ * last_done_ps. */
 typedef struct etsim_netpkt_port_stat {
   uint32_t peer;
   uint64_t rate_bps, tx_bytes, pauses_rx;
@@ -360,6 +363,8 @@ int etsim_netpkt_flows_send(etsim_netpkt_t *pkt, etsim_netflow_t *flow,
                             const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
                             size_t n_flows, const char *path, etsim_error_t *err);
 int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
+/* Time of the last event processed (ps). */
+int64_t etsim_netflow_now(const etsim_netflow_t *n);
 int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *out);
 /* Current max-min rate of a message in bits/s (0 before start / after). */
 double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id);
@@ -367,9 +372,19 @@ double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id);
 typedef struct etsim_netflow_stats {
   uint64_t events, recomputes, flows_rated; /* rated: flow-rate assignments */
   uint64_t msgs, msgs_done;
+  int64_t first_start_ps; /* earliest start of the messages sent (0: none) */
   int64_t last_done_ps;
 } etsim_netflow_stats_t;
 void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s);
+
+/* Per-port view of the flow level, as etsim_netpkt_port_stat: tx_bytes is
+ * what the model put on the port up to now (data wire bytes with their
+ * headers, and the ACK load when FLOW_ACK_LOAD is 1; no ACKs otherwise),
+ * so it equals the packet level's count of data bytes; pauses, paused
+ * time and queues are 0 (not modelled). */
+int etsim_netflow_port_stat(const etsim_netflow_t *n, uint32_t node, uint32_t ifindex,
+                            etsim_netpkt_port_stat_t *out);
+uint32_t etsim_netflow_port_count(const etsim_netflow_t *n, uint32_t node);
 
 /* ns-3 address of a host: 0x0b000001 + (id/256)*0x10000 + (id%256)*0x100. */
 uint32_t etsim_netpkt_host_ip(uint32_t node);

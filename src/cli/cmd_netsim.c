@@ -31,8 +31,10 @@ static const char *usage =
     "  --pfc PATH       PFC output (overrides PFC_OUTPUT_FILE)\n"
     "  --qlen PATH      queue-length output (overrides QLEN_MON_FILE)\n"
     "  --ports PATH     per-port table: node ifindex peer rate_bps tx_bytes\n"
-    "                   utilisation (until the last completion)\n"
-    "                   pauses_received paused_us peak_queue_bytes\n"
+    "                   utilisation (over the traffic's span, from the first\n"
+    "                   flow's start to the last completion)\n"
+    "                   pauses_received paused_us peak_queue_bytes (0 at\n"
+    "                   flow level, which has no PFC or queues)\n"
     "  --timeline PATH  Perfetto timeline (open in ui.perfetto.dev): each\n"
     "                   message as a slice; with the packet level, every\n"
     "                   port's tx Gb/s, queue KB and paused % over time\n"
@@ -130,16 +132,43 @@ static int write_report(const char *report, const char *timeline, const char *la
   return ETSIM_EXIT_OK;
 }
 
+/* --ports of either level (pkt or flow): utilisation is tx_bytes over
+ * what the port could send in the span from the first flow's start to the
+ * last completion (to `now` when nothing completed; monitors may run
+ * longer), so flows that start late are not diluted by the idle time
+ * before them. */
+static int write_ports(out_t *ot, const char *path, const etsim_netpkt_t *pkt,
+                       const etsim_netflow_t *flow, uint32_t n_nodes, int64_t first,
+                       int64_t last_done, int64_t now, etsim_error_t *err) {
+  int rc = open_out(ot, path, err);
+  if (rc) return rc;
+  int64_t span = (last_done > first ? last_done : now) - first;
+  for (uint32_t v = 0; v < n_nodes; v++) {
+    uint32_t np = flow ? etsim_netflow_port_count(flow, v) : etsim_netpkt_port_count(pkt, v);
+    for (uint32_t k = 1; k <= np; k++) {
+      etsim_netpkt_port_stat_t ps;
+      if (flow) etsim_netflow_port_stat(flow, v, k, &ps);
+      else etsim_netpkt_port_stat(pkt, v, k, &ps);
+      double util =
+          span > 0 ? (double)ps.tx_bytes * 8 / ((double)span * 1e-12 * (double)ps.rate_bps) : 0;
+      fprintf(ot->f.fp, "%u %u %u %" PRIu64 " %" PRIu64 " %.6f %" PRIu64 " %.3f %" PRIu64 "\n", v,
+              k, ps.peer, ps.rate_bps, ps.tx_bytes, util, ps.pauses_rx, (double)ps.paused_ps / 1e6,
+              ps.qbytes_peak);
+    }
+  }
+  return 0;
+}
+
 /* The flow-level backend on the same scenario. */
 static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
                     const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
-                    size_t n_flows, const char *fct_path, const char *timeline, const char *report,
-                    int json, int quiet) {
+                    size_t n_flows, const char *fct_path, const char *ports_path,
+                    const char *timeline, const char *report, int json, int quiet) {
   etsim_error_t err = {0};
   etsim_netflow_t *net;
   if (etsim_netflow_create(&net, topo, cfg, &err)) return cli_fail(&err);
   int code = ETSIM_EXIT_OK;
-  out_t of = {0};
+  out_t of = {0}, ot = {0};
   if (etsim_netpkt_flows_send(NULL, net, topo, flows, n_flows, cfg->flow_file, &err)) {
     code = cli_fail(&err);
     goto done;
@@ -157,20 +186,33 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  etsim_netflow_stats_t st;
+  etsim_netflow_get_stats(net, &st);
+  /* the run's files replace the old ones together, as the packet level's */
+  etsim_outfile_batch_begin();
   if (timeline && etsim_netpkt_tl_write(timeline, NULL, topo, NULL, net, n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
   if (report && (code = write_report(report, timeline, "flow level"))) goto done;
-  if (of.open) {
-    of.open = 0;
-    if (etsim_outfile_commit(&of.f, &err)) {
-      code = cli_fail(&err);
-      goto done;
-    }
+  if (ports_path && write_ports(&ot, ports_path, NULL, net, topo->n_nodes, st.first_start_ps,
+                                st.last_done_ps, etsim_netflow_now(net), &err)) {
+    code = cli_fail(&err);
+    goto done;
   }
-  etsim_netflow_stats_t st;
-  etsim_netflow_get_stats(net, &st);
+  out_t *outs[2] = {&of, &ot};
+  for (int k = 0; k < 2; k++)
+    if (outs[k]->open) {
+      outs[k]->open = 0;
+      if (etsim_outfile_commit(&outs[k]->f, &err)) {
+        code = cli_fail(&err);
+        goto done;
+      }
+    }
+  if (etsim_outfile_batch_commit(&err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
   if (st.msgs_done < st.msgs) code = ETSIM_EXIT_PROBLEMS;
   if (quiet) goto done;
   if (json)
@@ -188,6 +230,7 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
 done:
   etsim_outfile_batch_abort();
   if (of.open) etsim_outfile_abort(&of.f);
+  if (ot.open) etsim_outfile_abort(&ot.f);
   etsim_netflow_free(net);
   return code;
 }
@@ -308,8 +351,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
   int code = ETSIM_EXIT_OK;
   out_t of = {0}, op = {0}, oq = {0}, ot = {0};
   if (!strcmp(backend, "flow")) {
-    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file, timeline, report,
-                    json, quiet);
+    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file, ports, timeline,
+                    report, json, quiet);
     goto done;
   }
   if (etsim_netpkt_create(&net, &topo, &cfg, &err)) {
@@ -360,25 +403,13 @@ int etsim_cmd_netsim(int argc, char **argv) {
   }
   if (report && (code = write_report(report, timeline, etsim_net_cc_name(cfg.cc_mode)))) goto done;
   if (ports) {
-    if (open_out(&ot, ports, &err)) {
+    etsim_netpkt_stats_t s0;
+    etsim_netpkt_get_stats(net, &s0);
+    if (write_ports(&ot, ports, net, NULL, topo.n_nodes, s0.first_start_ps, s0.last_done_ps,
+                    etsim_netpkt_now(net), &err)) {
       code = cli_fail(&err);
       goto done;
     }
-    FILE *pf = ot.f.fp;
-    etsim_netpkt_stats_t s0;
-    etsim_netpkt_get_stats(net, &s0);
-    /* utilisation over [0, last completion] (monitors may run longer) */
-    int64_t span = s0.last_done_ps > 0 ? s0.last_done_ps : etsim_netpkt_now(net);
-    for (uint32_t v = 0; v < topo.n_nodes; v++)
-      for (uint32_t k = 1; k <= etsim_netpkt_port_count(net, v); k++) {
-        etsim_netpkt_port_stat_t ps;
-        etsim_netpkt_port_stat(net, v, k, &ps);
-        double util =
-            span > 0 ? (double)ps.tx_bytes * 8 / ((double)span * 1e-12 * (double)ps.rate_bps) : 0;
-        fprintf(pf, "%u %u %u %" PRIu64 " %" PRIu64 " %.6f %" PRIu64 " %.3f %" PRIu64 "\n", v, k,
-                ps.peer, ps.rate_bps, ps.tx_bytes, util, ps.pauses_rx, (double)ps.paused_ps / 1e6,
-                ps.qbytes_peak);
-      }
   }
   out_t *outs[4] = {&of, &op, &oq, &ot};
   for (int k = 0; k < 4; k++)

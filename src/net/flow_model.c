@@ -32,8 +32,8 @@ enum { FL_START = 1, FL_XFER, FL_DELIVER, FL_ACKED };
 typedef struct fl_flow {
   uint32_t src, dst;
   uint16_t sport, dport;
-  uint32_t path_off, nhop, nrev; /* nhop data hops, then nrev ACK hops */
-  uint64_t bytes;
+  uint32_t path_off, nhop, nrev;              /* nhop data hops, then nrev ACK hops */
+  uint64_t bytes, wire_bytes;                 /* wire: with every packet's header */
   double bits_left, rate, new_rate, est, cap; /* est: rate while re-rating */
   int64_t start_ps, last_ps, delivered_ps, acked_ps, standalone_ps, base_rtt_ps;
   uint64_t win_bytes;
@@ -49,6 +49,10 @@ typedef struct fl_link {
   size_t n, cap;
   double capacity, rem;
   uint32_t nun, mark; /* nun: unfrozen data flows while filling */
+  /* sent by flows that finished here: data wire bytes (whole), ACK load
+   * (fractional); flows still on the link add their share when asked */
+  uint64_t tx_data;
+  double tx_ack;
 } fl_link_t;
 
 struct etsim_netflow {
@@ -187,7 +191,8 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   const uint32_t *path = n->paths + f->path_off;
   uint32_t pay = pk->cfg.payload_bytes;
   uint64_t pkts = (m->bytes - 1) / pay + 1;
-  f->bits_left = 8.0 * (double)(m->bytes + pkts * pk->data_hdr);
+  f->wire_bytes = m->bytes + pkts * pk->data_hdr;
+  f->bits_left = 8.0 * (double)f->wire_bytes;
   uint32_t mtu = (m->bytes < pay ? (uint32_t)m->bytes : pay) + pk->data_hdr;
   for (uint32_t h = 0; h < f->nhop; h++) {
     const pk_port_t *p = &pk->ports[path[h]];
@@ -211,6 +216,7 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (out_id) *out_id = n->n_f;
   n->n_f++;
+  if (!n->st.msgs || m->start_ps < n->st.first_start_ps) n->st.first_start_ps = m->start_ps;
   n->st.msgs++;
   return 0;
 }
@@ -392,8 +398,12 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
       f->active = 0;
       f->rate = 0;
       f->bits_left = 0;
-      for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
-        link_del(&n->links[n->paths[f->path_off + h]], e->a << 1 | (h >= f->nhop));
+      for (uint32_t h = 0; h < f->nhop + f->nrev; h++) {
+        fl_link_t *l = &n->links[n->paths[f->path_off + h]];
+        link_del(l, e->a << 1 | (h >= f->nhop));
+        if (h < f->nhop) l->tx_data += f->wire_bytes;
+        else l->tx_ack += n->ack_w * (double)f->wire_bytes;
+      }
       if (fl_push(n, n->now + f->tail_deliver_ps, FL_DELIVER, e->a, 0) ||
           fl_push(n, n->now + f->tail_deliver_ps + f->tail_ack_ps, FL_ACKED, e->a, 0))
         return ETSIM_ENOMEM;
@@ -445,6 +455,8 @@ int64_t etsim_netflow_next_time(const etsim_netflow_t *n) {
   return n->heap.v[0].t;
 }
 
+int64_t etsim_netflow_now(const etsim_netflow_t *n) { return n->now; }
+
 int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *o) {
   if (id >= n->n_f) return ETSIM_ERANGE;
   const fl_flow_t *f = &n->f[id];
@@ -467,3 +479,33 @@ double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id) {
 }
 
 void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s) { *s = n->st; }
+
+uint32_t etsim_netflow_port_count(const etsim_netflow_t *n, uint32_t node) {
+  return node < n->pk->n_nodes ? n->pk->nodes[node].nports : 0;
+}
+
+/* Bits a flow on the link has sent by now: what it has left, brought to
+ * now at its current rate, taken from its wire total. */
+static double sent_bits(const etsim_netflow_t *n, const fl_flow_t *f) {
+  double left = f->bits_left - f->rate * (double)(n->now - f->last_ps) * 1e-12;
+  return 8.0 * (double)f->wire_bytes - (left > 0 ? left : 0);
+}
+
+int etsim_netflow_port_stat(const etsim_netflow_t *n, uint32_t node, uint32_t ifindex,
+                            etsim_netpkt_port_stat_t *o) {
+  const pk_net_t *pk = n->pk;
+  if (node >= pk->n_nodes || ifindex < 1 || ifindex > pk->nodes[node].nports) return ETSIM_ERANGE;
+  uint32_t gp = pk->nodes[node].port0 + ifindex - 1;
+  const fl_link_t *l = &n->links[gp];
+  double ack = l->tx_ack, data = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    double b = sent_bits(n, &n->f[l->flows[i] >> 1]) / 8;
+    if (l->flows[i] & 1) ack += n->ack_w * b;
+    else data += b;
+  }
+  memset(o, 0, sizeof *o);
+  o->peer = pk->ports[gp].peer;
+  o->rate_bps = pk->ports[gp].rate_bps;
+  o->tx_bytes = l->tx_data + (uint64_t)llround(data + ack);
+  return 0;
+}

@@ -1240,6 +1240,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   if (out_id) *out_id = n->n_qps;
   n->n_qps++;
   n->n_active++;
+  if (!n->st.msgs || m->start_ps < n->st.first_start_ps) n->st.first_start_ps = m->start_ps;
   n->st.msgs++;
   return 0;
 }

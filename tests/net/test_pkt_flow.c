@@ -69,6 +69,57 @@ static void test_one_flow_line_rate(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* Per-port bytes of the flow level (etsim netsim --ports): a flow still
+ * running counts what it sent up to the last event, at its rate (100 Gb/s:
+ * half its 82,880 ns of wire time is 518,000 of its 1,036,000 wire bytes),
+ * on every port of its route at once (a fluid has no per-hop lag); with
+ * FLOW_ACK_LOAD its ACK route carries 48/1036 of that.  A flow on other
+ * links starting then gives the event. */
+static void test_port_bytes(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 4, G100, US), 0); /* switch 4 */
+  for (int ack = 0; ack < 2; ack++) {
+    etsim_netpkt_cfg_t c;
+    etsim_netpkt_cfg_default(&c);
+    c.flow_ack_load = ack;
+    etsim_netflow_t *n = mkf(&t, &c);
+    sendf(n, 0, 1, 1000000, 3 * US);
+    sendf(n, 2, 3, 1000000, 3 * US + 41440000);
+    runf(n, 3 * US + 41440000);
+    assert_int_equal(etsim_netflow_now(n), 3 * US + 41440000);
+    assert_int_equal(etsim_netflow_port_count(n, 4), 4);
+    etsim_netpkt_port_stat_t ps;
+    assert_int_equal(etsim_netflow_port_stat(n, 0, 1, &ps), 0);
+    assert_int_equal(ps.peer, 4);
+    assert_int_equal(ps.rate_bps, G100);
+    assert_int_equal(ps.tx_bytes, 518000);
+    assert_int_equal(etsim_netflow_port_stat(n, 4, 2, &ps), 0); /* switch to host 1 */
+    assert_int_equal(ps.peer, 1);
+    assert_int_equal(ps.tx_bytes, 518000);
+    assert_int_equal(etsim_netflow_port_stat(n, 1, 1, &ps), 0); /* host 1's ACKs */
+    assert_int_equal(ps.tx_bytes, ack ? 24000 : 0);
+    assert_int_equal(etsim_netflow_port_stat(n, 2, 1, &ps), 0); /* just started */
+    assert_int_equal(ps.tx_bytes, 0);
+    assert_int_equal(etsim_netflow_port_stat(n, 0, 2, &ps), ETSIM_ERANGE);
+    assert_int_equal(etsim_netflow_port_stat(n, 9, 1, &ps), ETSIM_ERANGE);
+    runf(n, INT64_MAX);
+    uint32_t wire[][2] = {{0, 1}, {4, 2}, {2, 1}, {4, 4}};
+    for (int i = 0; i < 4; i++) {
+      assert_int_equal(etsim_netflow_port_stat(n, wire[i][0], wire[i][1], &ps), 0);
+      assert_int_equal(ps.tx_bytes, 1036000);
+      assert_int_equal(ps.pauses_rx + ps.qbytes_peak + (uint64_t)ps.paused_ps, 0);
+    }
+    assert_int_equal(etsim_netflow_port_stat(n, 4, 1, &ps), 0); /* ACKs to host 0 */
+    assert_int_equal(ps.tx_bytes, ack ? 48000 : 0);
+    etsim_netflow_stats_t st;
+    etsim_netflow_get_stats(n, &st);
+    assert_int_equal(st.first_start_ps, 3 * US);
+    etsim_netflow_free(n);
+  }
+  etsim_netpkt_topo_free(&t);
+}
+
 /* Routes of any length: a chain host - S1 - ... - Sk - host of k = 100
  * switches (until December 2026 a path over 64 links gave "no route").  On
  * the empty path the flow level gives the packet level's closed form:
@@ -285,6 +336,7 @@ int main(void) {
       cmocka_unit_test(test_one_flow_line_rate), cmocka_unit_test(test_n_to_one_fair),
       cmocka_unit_test(test_parking_lot),        cmocka_unit_test(test_cross_level_ring),
       cmocka_unit_test(test_generators),         cmocka_unit_test(test_long_route),
+      cmocka_unit_test(test_port_bytes),
   };
   return TU_RUN(tests, NULL, NULL);
 }
