@@ -101,6 +101,11 @@ for f in $files; do
     echo "$f:1: a public header opens with \"/*\" then \"$want<purpose>\""
     fail=1
   fi
+  # C++ programs include the headers too: C linkage for what they declare.
+  if ! grep -q '^extern "C" {$' "$f"; then
+    echo "$f:1: a public header wraps its declarations in #ifdef __cplusplus extern \"C\" {"
+    fail=1
+  fi
 done
 
 [ $fail -eq 0 ] && echo "check_layout: layout, includes and headers as the house rules say"

@@ -32,6 +32,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
   ETSIM_COP_ALL_REDUCE = 0,
   ETSIM_COP_REDUCE_SCATTER = 1,
@@ -295,4 +299,7 @@ typedef struct etsim_coll_stats {
 } etsim_coll_stats_t;
 void etsim_coll_get_stats(const etsim_coll_t *c, etsim_coll_stats_t *out);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -26,6 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define ETSIM_PS_PER_NS 1000
 
 /* The simulated clock's horizon, 2^62 ps (about 53 days of simulated time).
@@ -119,4 +123,7 @@ static inline size_t etsim_des_pending(const etsim_des_t *q) { return q->n; }
 /* Time of the earliest pending event, INT64_MAX when none. */
 int64_t etsim_des_next_time(const etsim_des_t *q);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -352,6 +352,13 @@ void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct);
 int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t *out_id,
                        etsim_error_t *err);
 int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err);
+/* Send every flow of a flow file to the packet-level network pkt or, when
+ * pkt is NULL, the flow-level one flow: each as its message (no callback).
+ * A node outside topo, or a message the network refuses, is an error
+ * naming path:LINE and the flow ("flow I: node N does not exist (M nodes)"). */
+int etsim_netpkt_flows_send(etsim_netpkt_t *pkt, etsim_netflow_t *flow,
+                            const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
+                            size_t n_flows, const char *path, etsim_error_t *err);
 int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
 int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *out);
 /* Current max-min rate of a message in bits/s (0 before start / after). */

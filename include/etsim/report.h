@@ -22,6 +22,10 @@
 
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * Contracts shared by everything below: `r` is a finished run's result and
  * `set` the rank set it ran (both borrowed, read only; set gives the names,
@@ -97,4 +101,7 @@ int etsim_report_html_sim(const char *path, const etsim_sim_result_t *r, const e
                           const etsim_topo_t *topo, const char *label,
                           const etsim_report_html_opts_t *opts, etsim_error_t *err);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -47,6 +47,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
   ETSIM_MEM_NONE = 0, /* NO_MEMORY_EXPANSION */
   ETSIM_MEM_PER_NODE, /* PER_NODE_MEMORY_EXPANSION: one server per node */
@@ -249,4 +253,7 @@ void etsim_sim_result_free(etsim_sim_result_t *r);
 /* Names for exposed_by_op / bytes_by_op slots. */
 const char *etsim_sim_op_name(int slot);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -84,7 +84,8 @@ typedef struct {
 } cli_opt_t;
 
 /* The common shapes of a table entry (designated, so unnamed fields are 0);
- * write others (.given, CLI_REQUIRED) out with designated initializers too.
+ * write others (CLI_REQUIRED, .given on other kinds) out with designated
+ * initializers too.
  * A range of 0, 0 means none.  The numeric forms take `dst` only of the
  * type their kind stores (a compile error otherwise: CLI_UINT writes 8
  * bytes through `out`, whatever it points to). */
@@ -114,6 +115,15 @@ typedef struct {
     .name = nm, .alias = al, .kind = CLI_CHOICE, .out = CLI_OUT_(int, dst), .metavar = meta, \
     .choices = list, .help = hlp                                                             \
   }
+/* CLI_O_UINT that also sets *g to 1 when the option is given (a default
+ * that cannot be told from a typed value, such as --np's). */
+#define CLI_O_UINT_GIVEN(nm, al, dst, meta, lo, hi, g, hlp)                                     \
+  {                                                                                             \
+    .name = nm, .alias = al, .kind = CLI_UINT, .out = CLI_OUT_(uint64_t, dst), .metavar = meta, \
+    .min = lo, .max = hi, .given = g, .help = hlp                                               \
+  }
+/* --np N for the commands that start MPI programs (mpirun.c). */
+#define CLI_O_NP(dst, g, hlp) CLI_O_UINT_GIVEN("--np", NULL, dst, "N", 1, 1048576, g, hlp)
 #define CLI_O_END \
   { .name = NULL }
 

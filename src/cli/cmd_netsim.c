@@ -140,20 +140,9 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   if (etsim_netflow_create(&net, topo, cfg, &err)) return cli_fail(&err);
   int code = ETSIM_EXIT_OK;
   out_t of = {0};
-  for (size_t i = 0; i < n_flows; i++) {
-    etsim_netpkt_msg_t m = {flows[i].src,
-                            flows[i].dst,
-                            flows[i].size_bytes,
-                            flows[i].start_ps,
-                            (uint8_t)flows[i].pg,
-                            (uint16_t)flows[i].dport,
-                            NULL,
-                            NULL};
-    if (etsim_netflow_send(net, &m, NULL, &err)) {
-      fprintf(stderr, "etsim: %s:%u: %s\n", cfg->flow_file, flows[i].line, err.msg);
-      code = ETSIM_EXIT_USAGE;
-      goto done;
-    }
+  if (etsim_netpkt_flows_send(NULL, net, topo, flows, n_flows, cfg->flow_file, &err)) {
+    code = cli_fail(&err);
+    goto done;
   }
   if (open_out(&of, fct_path, &err)) {
     code = cli_fail(&err);
@@ -327,27 +316,9 @@ int etsim_cmd_netsim(int argc, char **argv) {
     code = cli_fail(&err);
     goto done;
   }
-  for (size_t i = 0; i < n_flows; i++) {
-    etsim_netpkt_msg_t m = {flows[i].src,
-                            flows[i].dst,
-                            flows[i].size_bytes,
-                            flows[i].start_ps,
-                            (uint8_t)flows[i].pg,
-                            (uint16_t)flows[i].dport,
-                            NULL,
-                            NULL};
-    if (flows[i].src >= topo.n_nodes || flows[i].dst >= topo.n_nodes) {
-      fprintf(stderr, "etsim: %s:%u: flow %zu: node %u does not exist (%u nodes)\n", cfg.flow_file,
-              flows[i].line, i, flows[i].src >= topo.n_nodes ? flows[i].src : flows[i].dst,
-              topo.n_nodes);
-      code = ETSIM_EXIT_USAGE;
-      goto done;
-    }
-    if (etsim_netpkt_send(net, &m, NULL, &err)) {
-      fprintf(stderr, "etsim: %s:%u: %s\n", cfg.flow_file, flows[i].line, err.msg);
-      code = ETSIM_EXIT_USAGE;
-      goto done;
-    }
+  if (etsim_netpkt_flows_send(net, NULL, &topo, flows, n_flows, cfg.flow_file, &err)) {
+    code = cli_fail(&err);
+    goto done;
   }
   if (open_out(&of, fct ? fct : cfg.fct_file, &err) ||
       open_out(&op, pfc ? pfc : cfg.pfc_file, &err) ||

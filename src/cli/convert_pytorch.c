@@ -55,14 +55,8 @@ static int gzip_out, quiet, rank_given;
 static uint64_t rank;
 const cli_opt_t etsim_cli_pytorch_opts[] = {
     CLI_O_STR("--kineto", NULL, &kineto, "FILE", "join a Kineto trace (see docs/pytorch.md)"),
-    {.name = "--rank",
-     .kind = CLI_UINT,
-     .out = &rank,
-     .metavar = "R",
-     .min = 0,
-     .max = 16777215,
-     .given = &rank_given,
-     .help = "the rank this trace is (default: inferred from its communication)"},
+    CLI_O_UINT_GIVEN("--rank", NULL, &rank, "R", 0, 16777215, &rank_given,
+                     "the rank this trace is (default: inferred from its communication)"),
     CLI_O_STR("--groups", NULL, &groups, "PATH",
               "where to write the process groups (default next to the output)"),
     CLI_O_FLAG("--gzip", NULL, &gzip_out, "write a gzip-compressed .et"),

@@ -1127,6 +1127,30 @@ static int new_dataset(etsim_coll_t *c, uint32_t npu, uint32_t total, uint64_t t
   return 0;
 }
 
+/* Tag stream si's messages.  On a communicator smaller than the world
+ * (comm non-NULL) the number counts this NPU's collectives on it, the same
+ * per-communicator numbering as ASTRA-sim's group rings; else this NPU's
+ * collectives in all. */
+static int stream_tag(etsim_coll_t *c, uint32_t si, const etsim_comm_t *comm) {
+  uint32_t npu = c->streams[si].npu;
+  if (!comm) {
+    c->streams[si].tag = TAG_COLL | c->stream_counter[npu]++;
+    return 0;
+  }
+  uint64_t key = (uint64_t)npu << 32 | comm->id;
+  uint32_t slot = (uint32_t)c->n_gcount;
+  int rc = etsim_u64map_put(&c->group_counter, key, slot, &slot);
+  if (rc < 0) return rc;
+  if (rc == 1) {
+    if (c->n_gcount == c->cap_gcount &&
+        (rc = etsim_grow((void **)&c->gcount, &c->cap_gcount, c->n_gcount + 1, sizeof *c->gcount)))
+      return rc;
+    c->gcount[c->n_gcount++] = 0;
+  }
+  c->streams[si].tag = TAG_COLL | ((uint64_t)comm->id * 1000000u + c->gcount[slot]++);
+  return 0;
+}
+
 /* A cleared stream of dataset di with n_phases phases, not yet queued. */
 static int new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t pri, int n_phases,
                       uint32_t *out) {
@@ -1348,24 +1372,8 @@ int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uin
     if (np == 0) break;
     uint32_t si;
     if ((rc0 = new_stream(c, npu, di, pri, np, &si))) return rc0;
-    stream_t *s = &c->streams[si];
     memcpy(PHASES(c, si), ph, (size_t)np * sizeof *ph);
-    if (grouped) {
-      uint64_t key = (uint64_t)npu << 32 | comm->id;
-      uint32_t slot = (uint32_t)c->n_gcount;
-      int rc = etsim_u64map_put(&c->group_counter, key, slot, &slot);
-      if (rc < 0) return rc;
-      if (rc == 1) {
-        if (c->n_gcount == c->cap_gcount && (rc = etsim_grow((void **)&c->gcount, &c->cap_gcount,
-                                                             c->n_gcount + 1, sizeof *c->gcount)))
-          return rc;
-        c->gcount[c->n_gcount++] = 0;
-      }
-      s = &c->streams[si];
-      s->tag = TAG_COLL | ((uint64_t)comm->id * 1000000u + c->gcount[slot]++);
-    } else {
-      s->tag = TAG_COLL | c->stream_counter[npu]++;
-    }
+    if ((rc0 = stream_tag(c, si, grouped ? comm : NULL))) return rc0;
     made++;
     int rc = proceed(c, si);
     if (rc) return rc;
@@ -1672,24 +1680,8 @@ int etsim_coll__new_stream(etsim_coll_t *c, uint32_t npu, uint32_t di, int32_t p
 }
 
 int etsim_coll__launch(etsim_coll_t *c, uint32_t si, const etsim_comm_t *comm) {
-  stream_t *s = &c->streams[si];
-  uint32_t npu = s->npu;
-  if (comm && comm->n != c->n_npus) {
-    /* the same per-communicator numbering as ASTRA-sim's group rings */
-    uint64_t key = (uint64_t)npu << 32 | comm->id;
-    uint32_t slot = (uint32_t)c->n_gcount;
-    int rc = etsim_u64map_put(&c->group_counter, key, slot, &slot);
-    if (rc < 0) return rc;
-    if (rc == 1) {
-      if (c->n_gcount == c->cap_gcount && (rc = etsim_grow((void **)&c->gcount, &c->cap_gcount,
-                                                           c->n_gcount + 1, sizeof *c->gcount)))
-        return rc;
-      c->gcount[c->n_gcount++] = 0;
-    }
-    c->streams[si].tag = TAG_COLL | ((uint64_t)comm->id * 1000000u + c->gcount[slot]++);
-  } else {
-    s->tag = TAG_COLL | c->stream_counter[npu]++;
-  }
+  int rc = stream_tag(c, si, comm && comm->n != c->n_npus ? comm : NULL);
+  if (rc) return rc;
   return proceed(c, si);
 }
 

@@ -372,7 +372,7 @@ static int emit(ed_jrt_t *J, const ed_node_t *x, uint32_t s) {
   o.id = etsim_edit__graph_out_id(J, s);
   o.data_deps = J->odeps;
   o.n_data_deps = nd;
-  o.ctrl_deps = J->odeps + nd;
+  o.ctrl_deps = J->odeps ? J->odeps + nd : NULL; /* no dependencies yet: no buffer */
   o.n_ctrl_deps = nc;
   /* Attributes: recorded cuts that a join consumed go; new cuts merge in. */
   uint8_t used = J->prov_used && s < J->n_scan ? J->prov_used[s] : 0;

@@ -518,6 +518,14 @@ int etsim_edit__op_parse(ed_op_t *op, int kind, const char *arg, etsim_error_t *
   snprintf(what, sizeof what, "--%s", op_info[kind].name);
   if (!arg) arg = "";
   if (!(op->arg = etsim_strdup(arg))) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  /* Names, groups and patterns from here may reach the output, whose
+   * strings protobuf and Chakra's readers require to be UTF-8. */
+  size_t len = strlen(arg), ok = etsim_utf8_valid(arg, len);
+  if (ok != len) {
+    etsim_edit__op_free(op);
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: the argument is not valid UTF-8 (byte %zu)",
+                           what, ok);
+  }
   int rc = 0;
   switch (kind) {
     case ED_KEEP:

@@ -506,3 +506,23 @@ done:
   etsim_free(text);
   return rc;
 }
+
+int etsim_netpkt_flows_send(etsim_netpkt_t *pkt, etsim_netflow_t *flow,
+                            const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
+                            size_t n_flows, const char *path, etsim_error_t *err) {
+  for (size_t i = 0; i < n_flows; i++) {
+    const etsim_netpkt_flow_t *f = &flows[i];
+    if (f->src >= topo->n_nodes || f->dst >= topo->n_nodes)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s:%u: flow %zu: node %u does not exist (%u nodes)", path, f->line, i,
+                             f->src >= topo->n_nodes ? f->src : f->dst, topo->n_nodes);
+    etsim_netpkt_msg_t m = {
+        f->src, f->dst, f->size_bytes, f->start_ps, (uint8_t)f->pg, (uint16_t)f->dport, NULL, NULL};
+    int rc = pkt ? etsim_netpkt_send(pkt, &m, NULL, err) : etsim_netflow_send(flow, &m, NULL, err);
+    if (rc) {
+      etsim_error_prefix(err, "%s:%u", path, f->line);
+      return rc;
+    }
+  }
+  return 0;
+}

@@ -56,7 +56,7 @@ static inline int64_t port_tx_time(const pk_net_t *n, const pk_port_t *p, uint32
 }
 
 static int oom(pk_net_t *n) {
-  n->stopped = 2;
+  n->stopped = PK_STOP_OOM;
   return ETSIM_ENOMEM;
 }
 
@@ -237,7 +237,7 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp);
  * case (about half the calls) is kept apart from the dequeue so it does
  * not pay for the larger function's setup. */
 static inline int switch_kick(pk_net_t *n, uint32_t gp) {
-  if (port_busy(n, gp)) return n->stopped == 2 ? ETSIM_ENOMEM : 0;
+  if (port_busy(n, gp)) return n->stopped == PK_STOP_OOM ? ETSIM_ENOMEM : 0;
   return switch_dequeue(n, gp);
 }
 
@@ -370,7 +370,7 @@ static int nic_send(pk_net_t *n, uint32_t gp);
 
 static inline int nic_kick_(pk_net_t *n, uint32_t gp, int qps_same) {
   if (!qps_same) n->ports[gp].qps_blocked = 0;
-  if (port_busy(n, gp)) return n->stopped == 2 ? ETSIM_ENOMEM : 0;
+  if (port_busy(n, gp)) return n->stopped == PK_STOP_OOM ? ETSIM_ENOMEM : 0;
   return nic_send(n, gp);
 }
 
@@ -544,7 +544,8 @@ void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
     if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
       p->wake_gen++;
       p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
-      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen)) n->stopped = 2;
+      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
+        n->stopped = PK_STOP_OOM;
     }
   }
   q->rate = new_rate;
@@ -553,7 +554,7 @@ void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
 void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
   if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER, (uint32_t)(q - n->qps),
                   ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
-    n->stopped = 2;
+    n->stopped = PK_STOP_OOM;
 }
 
 void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id) { q->tgen[id]++; }
@@ -631,7 +632,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   if (type == PK_NACK) q->snd_nxt = q->snd_una;
   if (n->cc->on_ack) n->cc->on_ack(n, q, h);
   pkt_free(n, h);
-  if (n->stopped == 2) return ETSIM_ENOMEM;
+  if (n->stopped == PK_STOP_OOM) return ETSIM_ENOMEM;
   return nic_kick(n, q->gport);
 }
 
@@ -814,7 +815,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       int id = (int)(e->b & 0xff);
       if (q->finished || (uint32_t)(e->b >> 8) != q->tgen[id]) return 0;
       if (n->cc->on_timer) n->cc->on_timer(n, q, id);
-      if (n->stopped == 2) return ETSIM_ENOMEM;
+      if (n->stopped == PK_STOP_OOM) return ETSIM_ENOMEM;
       /* ns-3's DCQCN timers change the rate and nothing else: the NIC looks
        * again at its next end of transmission, ACK, resume or wake-up.  A
        * rate change can grow a VAR_WIN window, so the next look must scan. */
@@ -845,13 +846,14 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
 
 int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err) {
   pk_net_t *n = (pk_net_t *)net;
-  if (n->stopped == 2) return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
+  if (n->stopped == PK_STOP_OOM)
+    return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
   int64_t t_max = t_ps < n->cfg.stop_ps ? t_ps : n->cfg.stop_ps;
   for (;;) {
     pk_ev_t e;
     if (!pk_evq_pop_until(&n->evq, t_max, &e)) {
       int64_t t = pk_evq_peek_t(&n->evq);
-      if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps) n->stopped = 1;
+      if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps) n->stopped = PK_STOP_TIME;
       return 0;
     }
     if (e.kind == EV_WATCHDOG && !n->n_active) {

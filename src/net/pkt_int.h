@@ -431,7 +431,10 @@ struct pk_net {
   etsim_rng_t rng;
   uint32_t data_hdr, ack_size, pfc_size, mtu_wire;
   FILE *fct, *pfc, *qlen;
-  int stopped;
+  /* PK_RUNNING; PK_STOP_TIME once an event lies past SIMULATOR_STOP_TIME
+   * (the run ends there); PK_STOP_OOM after an allocation failed inside an
+   * event (the state is no longer whole: every later call fails). */
+  enum { PK_RUNNING, PK_STOP_TIME, PK_STOP_OOM } stopped;
   etsim_netpkt_stats_t st;
 };
 

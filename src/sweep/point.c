@@ -875,24 +875,8 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
   if (packet) rc = etsim_netpkt_create(&net, &topo, &cfg, err);
   else rc = etsim_netflow_create(&flow, &topo, &cfg, err);
   if (rc) goto out;
-  for (size_t i = 0; i < n_flows; i++) {
-    etsim_netpkt_msg_t m = {flows[i].src,
-                            flows[i].dst,
-                            flows[i].size_bytes,
-                            flows[i].start_ps,
-                            (uint8_t)flows[i].pg,
-                            (uint16_t)flows[i].dport,
-                            NULL,
-                            NULL};
-    if (flows[i].src >= topo.n_nodes || flows[i].dst >= topo.n_nodes) {
-      rc = etsim_error_set(err, ETSIM_EINVAL, "%s:%u: flow %zu: node %u does not exist",
-                           cfg.flow_file, flows[i].line, i,
-                           flows[i].src >= topo.n_nodes ? flows[i].src : flows[i].dst);
-      goto out;
-    }
-    rc = packet ? etsim_netpkt_send(net, &m, NULL, err) : etsim_netflow_send(flow, &m, NULL, err);
-    if (rc) goto out;
-  }
+  if ((rc = etsim_netpkt_flows_send(net, flow, &topo, flows, n_flows, cfg.flow_file, err)))
+    goto out;
   json_t *o = json_object();
   if (!o) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");

@@ -91,6 +91,13 @@ done
   fail "huge --round-sizes: $(cat "$T/err")"
 run "$BIN" edit "$T/s.c0.et" -o "$T/r.et" --round-sizes 4611686018427387904
 "$BIN" diff -q "$T/s.c0.et" "$T/r.et" > /dev/null && fail "--round-sizes 2^62 changed nothing"
+# A communicator name that is not UTF-8 would make a file Chakra's readers
+# refuse (found by fuzz_edit): the argument is refused.
+"$BIN" edit "$T/s" -o "$T/x" --insert-after "$(printf 'all-reduce:1MiB:pg=1c\xc6\xce@type=coll')" \
+  > /dev/null 2> "$T/err"
+[ $? -eq 2 ] && grep -q "insert-after: the argument is not valid UTF-8 (byte 21)" "$T/err" ||
+  fail "non-UTF-8 --insert-after: $(cat "$T/err")"
+[ -e "$T/x.c0.et" ] && fail "a refused edit wrote $T/x.c0.et"
 "$BIN" edit "$T/s" -o "$T/x" --frobnicate 1 > /dev/null 2> "$T/err"
 [ $? -eq 2 ] || fail "unknown option should exit 2"
 "$BIN" edit "$T/nothing" -o "$T/x" > /dev/null 2> "$T/err"

@@ -3,27 +3,14 @@
  * against finite differences, the scores against closed forms, and that it
  * learns a label that needs both message directions.
  */
-#include "test_util.h"
-
-#include "synth/synth_int.h"
+#include "synth_util.h"
 
 #include <math.h>
 
-static void toy_data(etsim_synth_data_t *d) {
-  etsim_synth_data_init(d);
-  d->kind = ETSIM_SYNTH_KIND_TEXT;
-  d->n_ch = 2;
-  d->n_cls[0] = 3;
-  d->n_cls[1] = 4;
-  uint32_t x0[10] = {0, 1, 1, 2, 2, 3, 0, 0, 1, 1};
-  uint32_t s0[6] = {0, 0, 1, 2, 0, 3}, t0[6] = {1, 2, 3, 3, 3, 4};
-  etsim_synth_dag_t g0 = {5, 6, x0, s0, t0, 2.5};
-  assert_int_equal(etsim_synth_data_add(d, &g0), 0);
-  uint32_t x1[8] = {1, 0, 2, 1, 0, 3, 2, 2};
-  uint32_t s1[3] = {0, 1, 2}, t1[3] = {2, 2, 3};
-  etsim_synth_dag_t g1 = {4, 3, x1, s1, t1, 0.7};
-  assert_int_equal(etsim_synth_data_add(d, &g1), 0);
-  /* A large label so that one graph sits on the L1 branch of smooth L1. */
+/* synth_util.h's two DAGs and a third with a large label, so that one
+ * graph sits on the L1 branch of smooth L1. */
+static void toy_data3(etsim_synth_data_t *d) {
+  toy_data(d);
   uint32_t x2[6] = {2, 1, 0, 0, 1, 3};
   uint32_t s2[2] = {0, 1}, t2[2] = {1, 2};
   etsim_synth_dag_t g2 = {3, 2, x2, s2, t2, 9.0};
@@ -33,7 +20,7 @@ static void toy_data(etsim_synth_data_t *d) {
 static void test_gradient(void **state) {
   (void)state;
   etsim_synth_data_t d;
-  toy_data(&d);
+  toy_data3(&d);
   etsim_synth_surrogate_config_t c;
   etsim_synth_surrogate_config_default(&c);
   c.hidden = 4;
