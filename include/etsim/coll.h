@@ -185,6 +185,23 @@ int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uin
 int etsim_coll_check(const etsim_coll_t *c, etsim_cop_t type, const etsim_comm_t *comm,
                      etsim_error_t *err);
 
+/* A communicator's grid: its members are exactly the NPUs whose coordinate
+ * in each spanned physical dimension phys is c0, c0 + step, ... (count > 1
+ * values) and which share every other coordinate.  Under group-phases
+ * "hierarchical" such a communicator runs one ring per spanned dimension
+ * (in dim[] order, lowest phys first) instead of ASTRA-sim's flat ring. */
+typedef struct etsim_coll_grid_dim {
+  int phys;
+  uint32_t count, c0, step;
+} etsim_coll_grid_dim_t;
+typedef struct etsim_coll_grid {
+  int n_dims;
+  etsim_coll_grid_dim_t dim[ETSIM_TOPO_MAX_DIMS];
+} etsim_coll_grid_t;
+/* 1 and out filled when comm's members form a grid over topo, else 0. */
+int etsim_coll_comm_grid(const etsim_topo_t *topo, const etsim_comm_t *comm,
+                         etsim_coll_grid_t *out);
+
 /* Point-to-point: send/receive `bytes` with a user tag; done() fires with
  * `token` at delivery (both sides). */
 int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t tag,

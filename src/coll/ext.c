@@ -69,12 +69,12 @@ uint32_t etsim_coll__ring_at(const ringmap_t *r, uint32_t pos) {
  * coordinate in every dimension d lies in an arithmetic progression
  * c0, c0 + step, ... (count values).  Then the members that differ from
  * an NPU only in dimension d form one ring along d, and the collective can
- * run per dimension.  Anything else keeps the flat ring.
+ * run per dimension.  Anything else keeps the flat ring.  Public: the
+ * simulator's classes (sim/reduce.c) must see the same rings as the run.
  */
-static int layout_build(const etsim_coll_t *c, const etsim_comm_t *comm, layout_t *out) {
-  const etsim_topo_t *t = c->topo;
+int etsim_coll_comm_grid(const etsim_topo_t *t, const etsim_comm_t *comm, etsim_coll_grid_t *out) {
   memset(out, 0, sizeof *out);
-  out->ok = 0;
+  if (!comm || !comm->n) return 0;
   uint32_t lo[ETSIM_TOPO_MAX_DIMS], hi[ETSIM_TOPO_MAX_DIMS];
   for (int d = 0; d < t->ndims; d++) {
     lo[d] = UINT32_MAX;
@@ -100,24 +100,31 @@ static int layout_build(const etsim_coll_t *c, const etsim_comm_t *comm, layout_
     }
   uint64_t prod = 1;
   int nd = 0;
-  xdim_t dims[ETSIM_TOPO_MAX_DIMS];
   for (int d = 0; d < t->ndims; d++) {
     uint32_t count = step[d] ? (hi[d] - lo[d]) / step[d] + 1 : 1;
     prod *= count;
-    if (count > 1) dims[nd++] = (xdim_t){d, count, lo[d], step[d]};
+    if (count > 1) out->dim[nd++] = (etsim_coll_grid_dim_t){d, count, lo[d], step[d]};
   }
   /* Distinct members inside the grid, as many as the grid has points:
    * they are the grid (the loader refuses repeated ranks). */
   if (prod != comm->n || nd == 0) return 0;
   for (uint32_t i = 0; i < comm->n; i++)
     for (int k = 0; k < nd; k++) {
-      uint32_t x = etsim_topo_coord(t, comm->members[i], dims[k].phys);
-      if ((x - dims[k].c0) % dims[k].step) return 0;
+      uint32_t x = etsim_topo_coord(t, comm->members[i], out->dim[k].phys);
+      if ((x - out->dim[k].c0) % out->dim[k].step) return 0;
     }
-  out->dims = etsim_malloc((size_t)nd * sizeof *out->dims);
-  if (!out->dims) return ETSIM_ENOMEM;
-  memcpy(out->dims, dims, (size_t)nd * sizeof *dims);
   out->n_dims = nd;
+  return 1;
+}
+
+static int layout_build(const etsim_coll_t *c, const etsim_comm_t *comm, layout_t *out) {
+  memset(out, 0, sizeof *out);
+  etsim_coll_grid_t g;
+  if (!etsim_coll_comm_grid(c->topo, comm, &g)) return 0;
+  out->dims = etsim_malloc((size_t)g.n_dims * sizeof *out->dims);
+  if (!out->dims) return ETSIM_ENOMEM;
+  memcpy(out->dims, g.dim, (size_t)g.n_dims * sizeof *out->dims);
+  out->n_dims = g.n_dims;
   out->ok = 1;
   return 0;
 }

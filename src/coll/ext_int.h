@@ -15,12 +15,8 @@ typedef struct xst {
   uint32_t posted, done;
 } xst_t;
 
-/* One dimension a communicator spans: coordinates c0, c0 + step, ...
- * (count values) of physical dimension phys. */
-typedef struct xdim {
-  int phys;
-  uint32_t count, c0, step;
-} xdim_t;
+/* One dimension a communicator spans (include/etsim/coll.h's grid). */
+typedef etsim_coll_grid_dim_t xdim_t;
 
 typedef struct layout {
   int ok; /* the members form a grid */

@@ -6,18 +6,47 @@
  * are the lines of each network dimension (in coordinate order) and every
  * family of communicator groups of one size that partitions the NPUs (in
  * the group file's member order: tensor-parallel groups, data-parallel
- * groups, ...).  A shift g is kept when it maps the run onto itself:
+ * groups, ...), and under hierarchical phases, for a family of grid
+ * communicators, one step along each dimension the grids span.  A shift g
+ * is kept when it maps the run onto itself:
  *
  *   E1  NPU g(x) runs the same trace as x (up to labels, see et/share.c);
  *   E2  every communicator C has an image g(C) in the group file, with the
- *       same members in the same cyclic order (so rings map to rings);
+ *       same members in the same cyclic order (so rings map to rings;
+ *       a grid under hierarchical phases in any order, see E6);
  *   E3  x's labels map to g(x)'s: a collective on C becomes one on g(C), a
  *       message to NPU p one to g(p);
  *   E4  with collectives on all NPUs, g maps each dimension's rings onto
  *       rings (true for dimension shifts; checked for group shifts);
  *   E5  NPU g(x) computes at x's speed (--npu-speed, docs/sim.md
  *       "What-if"): a straggler is in no class but its own orbit's, so a
- *       shift moving it onto a nominal NPU is dropped.
+ *       shift moving it onto a nominal NPU is dropped;
+ *   E6  under group-phases "hierarchical", every communicator C smaller
+ *       than the world and its image D = g(C) run alike: both flat rings
+ *       (not grids, see etsim_coll_comm_grid), or both grids with the same
+ *       (phys, count, step) per spanned dimension k and one rotation r_k
+ *       with pos_D,k(g(x)) = pos_C,k(x) + r_k (mod count_k) for every
+ *       member x.
+ *
+ * Why E6 suffices.  Under hierarchical phases a grid C runs, for NPU x, one
+ * ring per spanned dimension k (coll/ext.c, space()): the members of C that
+ * agree with x off dimension phys_k, in order of pos_C,k, with count_k
+ * NPUs, the implementation and queue level of phys_k.  Take y on x's ring
+ * k.  For j != k, pos_C,j(y) = pos_C,j(x), so pos_D,j(g(y)) = pos_D,j(g(x))
+ * (both moved by r_j), and g(y), g(x) share every coordinate D does not
+ * span (D's members all do): g(y) is on g(x)'s ring k of D, at position
+ * pos_C,k(y) + r_k.  So g maps x's ring k onto g(x)'s ring k, neighbours
+ * to neighbours, rotated by r_k; the dimensions come in the same order
+ * (lowest phys first) with the same sizes, algorithms and queue levels.
+ * Ring and direct algorithms treat every position alike (each sends to
+ * pos + 1, or to all, and receives from pos - 1, or from all): the phases
+ * of x and g(x) are images of each other.  Rooted collectives through the
+ * network are refused (barrier aside: a rootless all-gather of a token),
+ * and halving-doubling and trees are refused, so nothing singles out
+ * position 0.  Flat rings keep E2's argument.  A grid against a flat ring
+ * runs different phases, so a shift mapping one onto the other is dropped.
+ * The costs of the grid rings' neighbour pairs are checked with the other
+ * pairs (costs_invariant), and the run checks every pair it used.
  *
  * Kept shifts that commute and keep each other's positions generate the
  * group G; each class is one G-orbit, of |G| NPUs, represented by its NPU
@@ -73,6 +102,9 @@ typedef struct ctx {
   uint32_t *npu_grp;
   uint32_t *npu_gpos;  /* position of x in that group */
   const double *speed; /* --npu-speed, NULL: all alike */
+  /* group-phases hierarchical: per group its grid (n_dims 0: a flat ring,
+   * also for groups of all NPUs); NULL under flat phases */
+  etsim_coll_grid_t *grid;
 } ctx_t;
 
 static lvec_t labels_of(const ctx_t *c, uint32_t x) {
@@ -216,8 +248,17 @@ static uint32_t group_of(const ctx_t *c, const char *pg) {
   return k;
 }
 
+/* Whether NPU x is in group k. */
+static int in_group(const ctx_t *c, uint32_t x, uint32_t k) {
+  for (uint32_t q = c->npu_off[x]; q < c->npu_off[x + 1]; q++)
+    if (c->npu_grp[q] == k) return 1;
+  return 0;
+}
+
 /* gmap[C] = g(C), the group with C's members moved by g in the same cyclic
- * order, or NONE. */
+ * order, or NONE.  Under hierarchical phases a grid's member order plays
+ * no part (its rings follow coordinates; E6 checks them), so a grid's
+ * image is the grid with the moved members in any order. */
 static int group_images(const ctx_t *c, const gen_t *g, uint32_t *gmap) {
   const etsim_comm_groups_t *gs = c->groups;
   for (size_t k = 0; gs && k < gs->n; k++) {
@@ -231,6 +272,12 @@ static int group_images(const ctx_t *c, const gen_t *g, uint32_t *gmap) {
     for (uint32_t q = c->npu_off[m0]; q < c->npu_off[m0 + 1] && gmap[k] == NONE; q++) {
       const etsim_comm_t *D = &gs->g[c->npu_grp[q]];
       if (D->n != C->n) continue;
+      if (c->grid && c->grid[k].n_dims && c->grid[c->npu_grp[q]].n_dims) {
+        uint32_t i;
+        for (i = 1; i < C->n && in_group(c, shift(g, C->members[i], 1), c->npu_grp[q]); i++) {}
+        if (i == C->n) gmap[k] = c->npu_grp[q];
+        continue;
+      }
       uint32_t p0 = c->npu_gpos[q], i;
       for (i = 0; i < C->n; i++)
         if (D->members[(p0 + i) % D->n] != shift(g, C->members[i], 1)) break;
@@ -246,7 +293,59 @@ static uint32_t next_in_dim(const etsim_topo_t *t, uint32_t x, int d) {
   return cx + 1 < t->npus[d] ? x + t->stride[d] : x - cx * t->stride[d];
 }
 
-/* E1-E5 for one candidate; 1 kept, 0 not (why), <0 error. */
+/* E6: under hierarchical phases every communicator and its image run
+ * alike (flat rings both, or grids rotated onto each other per dimension;
+ * the proof is at the top).  1 holds, 0 not (why). */
+static int grids_map(const ctx_t *c, const gen_t *g, const uint32_t *gmap, char *why,
+                     size_t n_why) {
+  const etsim_topo_t *t = c->topo;
+  for (size_t k = 0; k < c->groups->n; k++) {
+    const etsim_comm_t *C = &c->groups->g[k];
+    if (C->n == c->n || gmap[k] == NONE) continue;
+    const etsim_comm_t *D = &c->groups->g[gmap[k]];
+    const etsim_coll_grid_t *a = &c->grid[k], *b = &c->grid[gmap[k]];
+    if (!a->n_dims != !b->n_dims) {
+      snprintf(why, n_why,
+               "communicator %u runs %s but its image %u runs %s (group-phases: hierarchical)",
+               C->id, a->n_dims ? "per dimension (a grid)" : "one flat ring", D->id,
+               b->n_dims ? "per dimension (a grid)" : "one flat ring");
+      return 0;
+    }
+    int same = a->n_dims == b->n_dims;
+    for (int j = 0; j < a->n_dims && same; j++)
+      same = a->dim[j].phys == b->dim[j].phys && a->dim[j].count == b->dim[j].count &&
+             a->dim[j].step == b->dim[j].step;
+    if (!same) {
+      snprintf(why, n_why,
+               "communicator %u's grid is not its image %u's (dimensions, sizes or strides "
+               "differ; group-phases: hierarchical)",
+               C->id, D->id);
+      return 0;
+    }
+    for (int j = 0; j < a->n_dims; j++) {
+      const etsim_coll_grid_dim_t *p = &a->dim[j], *q = &b->dim[j];
+      uint32_t r = 0;
+      for (uint32_t i = 0; i < C->n; i++) {
+        uint32_t x = C->members[i], gx = shift(g, x, 1);
+        uint32_t pc = (etsim_topo_coord(t, x, p->phys) - p->c0) / p->step;
+        uint32_t pd = (etsim_topo_coord(t, gx, q->phys) - q->c0) / q->step;
+        uint32_t ri = (pd + p->count - pc) % p->count;
+        if (i == 0) r = ri;
+        else if (ri != r) {
+          snprintf(why, n_why,
+                   "the shift does not rotate communicator %u's rings along dimension %d onto "
+                   "communicator %u's (NPU %u to %u; group-phases: hierarchical)",
+                   C->id, p->phys, D->id, x, gx);
+          return 0;
+        }
+      }
+    }
+  }
+  return 1;
+}
+
+/* E1-E6 for one candidate; 1 kept, 0 not (why), 2 not for E6 alone (a
+ * reason worth naming first: the phases differ), <0 error. */
 static int equivariant(const ctx_t *c, const gen_t *g, int is_dim, char *why, size_t n_why) {
   const etsim_et_set_t *s = c->set;
   size_t ng = c->groups ? c->groups->n : 0;
@@ -289,6 +388,8 @@ static int equivariant(const ctx_t *c, const gen_t *g, int is_dim, char *why, si
       }
     }
   }
+  int e6 = 0;
+  if (ok && c->grid && !grids_map(c, g, gmap, why, n_why)) ok = 0, e6 = 1;
   if (ok && c->world && !is_dim) {
     /* E4: dimension rings onto dimension rings. */
     const etsim_topo_t *t = c->topo;
@@ -305,7 +406,7 @@ static int equivariant(const ctx_t *c, const gen_t *g, int is_dim, char *why, si
     }
   }
   etsim_free(gmap);
-  return ok;
+  return ok ? 1 : e6 ? 2 : 0;
 }
 
 /* The analytical cost's dependence on a pair: first differing dimension
@@ -336,6 +437,22 @@ static int costs_invariant(const ctx_t *c, const gen_t *g, int direct, char *why
   for (size_t k = 0; c->groups && k < c->groups->n; k++) {
     const etsim_comm_t *C = &c->groups->g[k];
     if (C->n == c->n) continue; /* runs as the world: below */
+    if (c->grid && c->grid[k].n_dims) {
+      /* hierarchical phases: one ring per spanned dimension */
+      const etsim_coll_grid_t *gr = &c->grid[k];
+      for (uint32_t i = 0; i < C->n; i++)
+        for (int j = 0; j < gr->n_dims; j++) {
+          const etsim_coll_grid_dim_t *dm = &gr->dim[j];
+          uint32_t a = C->members[i], st = dm->step * t->stride[dm->phys];
+          uint32_t p = (etsim_topo_coord(t, a, dm->phys) - dm->c0) / dm->step;
+          uint32_t b = p + 1 < dm->count ? a + st : a - p * st;
+          PAIR(a, b);
+          PAIR(b, a);
+          if (direct && dm->count <= 64)
+            for (uint32_t m = 0; m < dm->count; m++) PAIR(a, a - p * st + m * st);
+        }
+      continue;
+    }
     for (uint32_t i = 0; i < C->n; i++) {
       uint32_t a = C->members[i], b = C->members[(i + 1) % C->n];
       PAIR(a, b);
@@ -416,6 +533,51 @@ static int make_group_gen(const ctx_t *c, const uint32_t *fam, uint32_t f, gen_t
   return 0;
 }
 
+/* The shift moving every NPU one step along dimension j of its group's
+ * grid in family f (hierarchical phases: the rings its collectives run
+ * on).  0 made, 1 not applicable (a group is no grid, or the rings differ
+ * in size or dimension), <0 error. */
+static int make_grid_gen(const ctx_t *c, const uint32_t *fam, uint32_t f, int j, gen_t *g) {
+  const etsim_comm_groups_t *gs = c->groups;
+  const etsim_topo_t *t = c->topo;
+  uint32_t n = c->n, len = 0, off = 0, lo = NONE, hi = 0;
+  int phys = -1;
+  g->pos = etsim_malloc(n * sizeof *g->pos);
+  g->first = etsim_malloc(n * sizeof *g->first);
+  g->members = etsim_malloc(n * sizeof *g->members);
+  if (!g->pos || !g->first || !g->members) return ETSIM_ENOMEM;
+  memset(g->pos, 0xff, n * sizeof *g->pos);
+  for (size_t k = 0; k < gs->n; k++) {
+    const etsim_comm_t *C = &gs->g[k];
+    if (fam[k] != f) continue;
+    if (C->n == n || j >= c->grid[k].n_dims) return 1;
+    const etsim_coll_grid_dim_t *dm = &c->grid[k].dim[j];
+    if ((len && dm->count != len) || (phys >= 0 && dm->phys != phys)) return 1;
+    len = dm->count;
+    phys = dm->phys;
+    uint32_t st = dm->step * t->stride[phys];
+    for (uint32_t i = 0; i < C->n; i++) {
+      uint32_t x = C->members[i];
+      if (etsim_topo_coord(t, x, phys) != dm->c0) continue; /* not a ring's start */
+      for (uint32_t m = 0; m < len; m++) {
+        uint32_t y = x + m * st;
+        if (off + m >= n || g->pos[y] != NONE) return 1;
+        g->pos[y] = m;
+        g->first[y] = off;
+        g->members[off + m] = y;
+      }
+      off += len;
+    }
+    if (C->id < lo) lo = C->id;
+    if (C->id > hi) hi = C->id;
+  }
+  if (off != n || len < 2) return 1;
+  g->len = len;
+  snprintf(g->name, sizeof g->name, "communicators %u-%u along dimension %d (%u NPUs)", lo, hi,
+           phys, len);
+  return 0;
+}
+
 /* Sort the group file into families: groups of one size, each joining the
  * first family of its size none of whose groups shares an NPU with it (so
  * tensor- and data-parallel groups of equal size stay apart).  fam[k] is
@@ -464,6 +626,36 @@ static int same_perm(const gen_t *a, const gen_t *b, uint32_t n) {
   for (uint32_t x = 0; x < n; x++)
     if (shift(a, x, 1) != shift(b, x, 1)) return 0;
   return 1;
+}
+
+/* Add to cand[*nc..cap) the group candidates: one per family of groups
+ * that partitions the NPUs (in file order), and under hierarchical phases
+ * a grid family's per-dimension rotations (whatever the file's order);
+ * duplicates of earlier candidates are dropped.  0 or <0. */
+static int group_candidates(const ctx_t *c, gen_t *cand, int *is_dim, int cap, int *nc) {
+  uint32_t *fam = etsim_malloc(c->groups->n * sizeof *fam);
+  int nfam = fam ? group_families(c, fam) : ETSIM_ENOMEM, rc = nfam < 0 ? nfam : 0;
+  for (int f = 0; f < nfam && *nc < cap && !rc; f++)
+    for (int j = -1; j < ETSIM_TOPO_MAX_DIMS && *nc < cap; j++) {
+      if (j >= 0 && !c->grid) break;
+      gen_t *g = &cand[*nc];
+      is_dim[*nc] = 0;
+      int m =
+          j < 0 ? make_group_gen(c, fam, (uint32_t)f, g) : make_grid_gen(c, fam, (uint32_t)f, j, g);
+      if (m < 0) {
+        gen_free(g);
+        rc = m;
+        break;
+      }
+      int dup = m == 1;
+      for (int i = 0; i < *nc && !dup; i++)
+        if (same_perm(&cand[i], g, c->n)) dup = 1;
+      if (dup) gen_free(g);
+      else (*nc)++;
+      if (m == 1 && j >= 0) break; /* no grid dimension j */
+    }
+  etsim_free(fam);
+  return rc;
 }
 
 /* Commute and keep each other's positions. */
@@ -571,9 +763,15 @@ static int innet_groups_ok(const etsim_topo_t *topo, const etsim_sys_config_t *s
 
 /* Hierarchical phases change only communicators smaller than the world
  * (coll/ext.c); without communicator groups every collective is a world
- * one and runs as with flat, so only groups under that setting matter. */
-static int hierarchical_groups(const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts) {
-  return sys->group_hierarchical && opts->groups && opts->groups->n;
+ * one and runs as with flat.  With groups: each group's grid (E6), or
+ * NULL when phases are flat; <0 error. */
+static int hierarchical_groups(ctx_t *c, const etsim_sys_config_t *sys) {
+  if (!sys->group_hierarchical || !c->groups) return 0;
+  c->grid = etsim_calloc(c->groups->n, sizeof *c->grid);
+  if (!c->grid) return ETSIM_ENOMEM;
+  for (size_t k = 0; k < c->groups->n; k++)
+    if (c->groups->g[k].n != c->n) etsim_coll_comm_grid(c->topo, &c->groups->g[k], &c->grid[k]);
+  return 0;
 }
 
 int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo,
@@ -597,8 +795,6 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
       opts->memory->type != ETSIM_MEM_PER_NPU)
     return NO("remote memory shared between NPUs");
   if (opts->fail_set) return NO("--fail singles NPU %u out", opts->fail_npu);
-  if (hierarchical_groups(sys, opts))
-    return NO("communicators run over the dimensions they span (group-phases: hierarchical)");
   ctx_t c;
   memset(&c, 0, sizeof c);
   c.set = set;
@@ -607,14 +803,16 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   c.n = n;
   c.speed = opts->npu_speed;
   etsim_u64map_init(&c.gid);
-  gen_t cand[ETSIM_TOPO_MAX_DIMS + 64];
-  int nc = 0, is_dim[ETSIM_TOPO_MAX_DIMS + 64];
+#define MAX_CAND (ETSIM_TOPO_MAX_DIMS + 64 * 3)
+  gen_t cand[MAX_CAND];
+  int nc = 0, is_dim[MAX_CAND];
   memset(cand, 0, sizeof cand);
   gen_t kept[SYM_MAX_GEN];
   uint32_t nk = 0;
   int rc = ETSIM_ENOMEM;
   if (etsim_intern_init(&c.strs)) goto done;
   if ((rc = index_groups(&c))) goto done;
+  if ((rc = hierarchical_groups(&c, sys))) goto done;
   rc = scan_traces(&c, sys->rooted_network, why, n_why);
   if (rc) {
     if (rc == 1) rc = 0;
@@ -625,34 +823,10 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
     is_dim[nc] = 1;
     if ((rc = make_dim_gen(topo, d, &cand[nc++]))) goto done;
   }
-  if (c.groups) {
-    /* one candidate per family of groups that partitions the NPUs */
-    uint32_t *fam = etsim_malloc(c.groups->n * sizeof *fam);
-    int nfam = fam ? group_families(&c, fam) : ETSIM_ENOMEM;
-    if (nfam < 0) {
-      etsim_free(fam);
-      rc = nfam;
-      goto done;
-    }
-    for (int f = 0; f < nfam && nc < (int)(sizeof cand / sizeof *cand); f++) {
-      is_dim[nc] = 0;
-      int m = make_group_gen(&c, fam, (uint32_t)f, &cand[nc]);
-      if (m < 0) {
-        etsim_free(fam);
-        rc = m;
-        goto done;
-      }
-      int dup = m == 1;
-      for (int j = 0; j < nc && !dup; j++)
-        if (same_perm(&cand[j], &cand[nc], n)) dup = 1;
-      if (dup) gen_free(&cand[nc]);
-      else nc++;
-    }
-    etsim_free(fam);
-  }
+  if (c.groups && (rc = group_candidates(&c, cand, is_dim, MAX_CAND, &nc))) goto done;
   /* Keep the equivariant ones, longest cycles first, if compatible with
    * those kept before. */
-  int order[ETSIM_TOPO_MAX_DIMS + 64];
+  int order[MAX_CAND];
   for (int k = 0; k < nc; k++) order[k] = k;
   for (int a = 1; a < nc; a++)
     for (int b = a; b > 0 && cand[order[b]].len > cand[order[b - 1]].len; b--) {
@@ -661,6 +835,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
       order[b - 1] = t;
     }
   char first_why[320] = "";
+  int e6_named = 0;
   int direct = 0;
   for (int t = 0; t < ETSIM_COP_N; t++)
     for (int d = 0; d < sys->n_impl[t]; d++) direct |= sys->impl[t][d].kind == ETSIM_ALGO_DIRECT;
@@ -671,6 +846,11 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
     if (e < 0) {
       rc = e;
       goto done;
+    }
+    if (e == 2) { /* E6: the summary names the first such reason */
+      if (!e6_named) snprintf(first_why, sizeof first_why, "%s: %s", g->name, w);
+      e6_named = 1;
+      continue;
     }
     if (e && !is_dim[order[a]]) e = costs_invariant(&c, g, direct, w, sizeof w);
     if (!e) {
@@ -759,9 +939,11 @@ done:
   etsim_free(c.npu_off);
   etsim_free(c.npu_grp);
   etsim_free(c.npu_gpos);
+  etsim_free(c.grid);
   etsim_u64map_free(&c.gid);
   etsim_intern_free(&c.strs);
   return rc;
+#undef MAX_CAND
 #undef NO
 }
 

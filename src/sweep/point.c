@@ -755,7 +755,9 @@ static int run_sim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_erro
     etsim_free(x->set_key);
     x->set_key = NULL;
     etsim_et_set_t *set;
-    if ((rc = etsim_et_set_load(&set, prefix, 0, err))) goto out;
+    /* as etsim sim loads it: ranks equal up to their labels share one
+     * trace, which also lets the simulator run one NPU per class */
+    if ((rc = etsim_et_set_load(&set, prefix, ETSIM_ET_SET_SHARE_LABELS, err))) goto out;
     if (set->n_ranks == 1 && bcast > 1 && (rc = etsim_et_set_broadcast(set, bcast, err))) {
       etsim_et_set_free(set);
       goto out;

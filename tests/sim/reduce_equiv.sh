@@ -28,7 +28,8 @@ sys "$T/s1_2d.json" 1 - "$R2" "$R2"
 sys "$T/s2_2d.json" 2 - "$R2" '["direct", "direct"]'
 sys "$T/s2_1d.json" 2 - "$R1" '["direct"]' 
 reduced=0; runs=0
-check() { # $1 = name, $2 = prefix, $3 = network, $4 = system, $5 = want a reduction (1/0)
+check() { # $1 = name, $2 = prefix, $3 = network, $4 = system, $5 = want a reduction (1/0),
+  # $6 = (optional) text the reduction line must contain
   local cg=()
   [ -f "$2.comm_group.json" ] && cg=(--comm-group "$2.comm_group.json")
   "$BIN" sim --workload "$2" --network "$3" --system "$4" "${cg[@]}" > "$T/d.out" 2> "$T/d.err" \
@@ -39,6 +40,10 @@ check() { # $1 = name, $2 = prefix, $3 = network, $4 = system, $5 = want a reduc
     || fail "$1: default and --exact differ: $(diff <(grep '^sys\[' "$T/d.out") <(grep '^sys\[' "$T/e.out") | head -4)"
   grep -q '^reduction     none: every NPU simulated (--exact)' "$T/e.out" || fail "$1: --exact summary"
   grep -q '^reduction     ' "$T/d.out" || fail "$1: no reduction line"
+  if [ -n "${6:-}" ]; then
+    grep '^reduction     ' "$T/d.out" | grep -qF "$6" \
+      || fail "$1: the reduction line lacks '$6': $(grep '^reduction' "$T/d.out")"
+  fi
   runs=$((runs + 1))
   [ -n "${VERBOSE:-}" ] && echo "$1: $(grep "^reduction" "$T/d.out")"
   if grep -q '^reduction     [0-9]' "$T/d.out"; then
@@ -100,12 +105,58 @@ assert a["links"] == b["links"] and a["npus"] == b["npus"]
 PY
 done
 # group-phases hierarchical changes only communicators smaller than the
-# world: world collectives keep their classes, communicator groups do not.
+# world: a grid communicator runs one ring per dimension it spans.  World
+# collectives keep their classes; a shift is kept where it rotates each
+# grid's rings onto its image's (E6, src/sim/reduce.c).  On 8x4 the
+# data-parallel groups (0, 4, 8, 12) span both dimensions: the classes are
+# their per-dimension rotations, not the file order's shift.
 sed 's/"scheduling-policy"/"group-phases": "hierarchical", "scheduling-policy"/' "$T/s1_2d.json" > "$T/sh.json"
+sed 's/"scheduling-policy"/"group-phases": "hierarchical", "scheduling-policy"/' "$T/s2.json" > "$T/sh3.json"
+sed 's/"scheduling-policy"/"group-phases": "hierarchical", "scheduling-policy"/' "$T/s2_2d.json" > "$T/sh2.json"
 "$BIN" gen micro --coll all-reduce,all-to-all,all-gather --size 4MiB --npus 32 -o "$T/hw" --quiet \
   || fail "gen micro hierarchical"
 check "world collectives, group-phases hierarchical, on 8x4" "$T/hw" "$T/n84.yml" "$T/sh.json" 1
-check "dp4 tp4 pp2 1f1b, group-phases hierarchical, on 8x4" "$T/a" "$T/n84.yml" "$T/sh.json" 0
+check "dp4 tp4 pp2 1f1b, group-phases hierarchical, on 8x4 (2-D grids)" "$T/a" "$T/n84.yml" \
+  "$T/sh.json" 1 "communicators 9-16 along dimension 0 (2 NPUs) x communicators 9-16 along dimension 1"
+# GPT-3 shapes (the sweep's model) at 16 NPUs: 1F1B, GPipe with ZeRO-1,
+# ZeRO-3; on 2x4x2 every group lies in one dimension, on 4x4 the
+# data-parallel groups (0, 2, 4, 6) are 2x2 grids over both.
+G=(--preset gpt3-175b --layers 4 --seq 512 --quiet --dp 4 --tp 2 --pp 2)
+net "$T/n242.yml" "Ring, FullyConnected, Switch" "2, 4, 2" "200, 100, 50" "50, 500, 2000"
+net "$T/n44.yml" "Ring, Switch" "4, 4" "200, 50" "50, 2000"
+"$BIN" gen llm "${G[@]}" --microbatches 4 --out-format et -o "$T/g1" || fail "gen g1"
+"$BIN" gen llm "${G[@]}" --microbatches 4 --schedule gpipe --zero 1 -o "$T/g2" || fail "gen g2"
+"$BIN" gen llm "${G[@]}" --microbatches 2 --zero 3 --out-format et -o "$T/g3" || fail "gen g3"
+for w in g1 g2 g3; do
+  check "gpt3 $w dp4 tp2 pp2, hierarchical, on 2x4x2" "$T/$w" "$T/n242.yml" "$T/sh3.json" 1 \
+    "2 of 16 NPUs simulated"
+  check "gpt3 $w dp4 tp2 pp2, hierarchical, on 4x4 (2-D grids)" "$T/$w" "$T/n44.yml" "$T/sh2.json" 1 \
+    "communicators 9-12 along dimension 0 (2 NPUs) x communicators 9-12 along dimension 1 (2 NPUs)"
+done
+# A reducing scale-out switch under grid phases: the classes must not make
+# a switch wait for other classes (refused here), and every NPU agrees.
+sed 's/"in-network-collectives"/"group-phases": "hierarchical", "in-network-collectives"/' "$T/sin.json" > "$T/shi.json"
+check "dp4 tp4 pp2, hierarchical, reducing switches on 8x4" "$T/a" "$T/nsw.yml" "$T/shi.json" 0
+# Refused: on Ring(8), communicator 1 = (1, 2, 3, 4) is a grid (one ring
+# along the dimension) and its image under the shift of communicators 3-6
+# (x -> x + 4), communicator 2 = (5, 6, 7, 0), is not (a flat ring): with
+# flat phases that shift holds, with hierarchical ones the two run
+# different phases and nothing is reduced.
+net "$T/r8.yml" "Ring" "8" "100" "500"
+echo '{"1": [1, 2, 3, 4], "2": [5, 6, 7, 0], "3": [1, 5], "4": [2, 6], "5": [3, 7], "6": [4, 0]}' \
+  > "$T/rf.comm_group.json"
+cg=(2 1 1 1 1 2 2 2) pg=(6 3 4 5 6 3 4 5)
+for r in $(seq 0 7); do
+  printf '{"version":"0.0.4"}\n{"id":"1","name":"ar","type":"COMM_COLL_NODE","attr":[{"name":"comm_type","int64Val":"0"},{"name":"comm_size","int64Val":"1048576"},{"name":"pg_name","stringVal":"%s"}]}\n{"id":"2","name":"ar2","type":"COMM_COLL_NODE","dataDeps":["1"],"attr":[{"name":"comm_type","int64Val":"0"},{"name":"comm_size","int64Val":"1048576"},{"name":"pg_name","stringVal":"%s"}]}\n' \
+    "${cg[$r]}" "${pg[$r]}" > "$T/rf.$r.json"
+  "$BIN" convert --from json "$T/rf.$r.json" -o "$T/rf.$r.et" > /dev/null || fail "convert rf.$r"
+done
+check "grid onto a flat ring, flat phases, on Ring(8)" "$T/rf" "$T/r8.yml" "$T/s2_1d.json" 1 \
+  "communicators 3-6 (2 NPUs each)"
+sed 's/"scheduling-policy"/"group-phases": "hierarchical", "scheduling-policy"/' "$T/s2_1d.json" > "$T/sh1.json"
+check "grid onto a flat ring, hierarchical phases, on Ring(8)" "$T/rf" "$T/r8.yml" "$T/sh1.json" 0 \
+  "communicator 1 runs per dimension (a grid) but its image 2 runs one flat ring (group-phases: hierarchical)"
+grep -q '^reduction     none' "$T/d.out" || fail "grid onto a flat ring: reduced under hierarchical phases"
 # The barrier has no root: run through the network, its ring and direct
 # forms (all-gathers of a token per dimension) keep their classes, on
 # plain and on reducing switches.
@@ -119,5 +170,5 @@ for a in ring direct; do
     "$T/sin.json" > "$T/sbi.json"
   check "barriers ($a) through the network, reducing switches on 8x4" "$T/bar" "$T/nsw.yml" "$T/sbi.json" 1
 done
-[ $reduced -ge 7 ] || fail "only $reduced of $runs sets were reduced"
+[ $reduced -ge 15 ] || fail "only $reduced of $runs sets were reduced"
 echo "ok: $runs sets, $reduced reduced, every NPU equal to --exact"
