@@ -159,6 +159,18 @@ static int write_ports(out_t *ot, const char *path, const etsim_netpkt_t *pkt,
   return 0;
 }
 
+/* Commit the open outputs of outs[0..n), then the batch they belong to
+ * (netsim's outputs replace their files together). */
+static int commit_outs(out_t *const *outs, int n, etsim_error_t *err) {
+  for (int k = 0; k < n; k++)
+    if (outs[k]->open) {
+      outs[k]->open = 0;
+      int rc = etsim_outfile_commit(&outs[k]->f, err);
+      if (rc) return rc;
+    }
+  return etsim_outfile_batch_commit(err);
+}
+
 /* The flow-level backend on the same scenario. */
 static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
                     const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
@@ -200,16 +212,7 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
     code = cli_fail(&err);
     goto done;
   }
-  out_t *outs[2] = {&of, &ot};
-  for (int k = 0; k < 2; k++)
-    if (outs[k]->open) {
-      outs[k]->open = 0;
-      if (etsim_outfile_commit(&outs[k]->f, &err)) {
-        code = cli_fail(&err);
-        goto done;
-      }
-    }
-  if (etsim_outfile_batch_commit(&err)) {
+  if (commit_outs((out_t *[]){&of, &ot}, 2, &err)) {
     code = cli_fail(&err);
     goto done;
   }
@@ -411,16 +414,7 @@ int etsim_cmd_netsim(int argc, char **argv) {
       goto done;
     }
   }
-  out_t *outs[4] = {&of, &op, &oq, &ot};
-  for (int k = 0; k < 4; k++)
-    if (outs[k]->open) {
-      outs[k]->open = 0;
-      if (etsim_outfile_commit(&outs[k]->f, &err)) {
-        code = cli_fail(&err);
-        goto done;
-      }
-    }
-  if (etsim_outfile_batch_commit(&err)) {
+  if (commit_outs((out_t *[]){&of, &op, &oq, &ot}, 4, &err)) {
     code = cli_fail(&err);
     goto done;
   }
