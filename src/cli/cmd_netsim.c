@@ -159,6 +159,27 @@ static int write_ports(out_t *ot, const char *path, const etsim_netpkt_t *pkt,
   return 0;
 }
 
+/* Wall and CPU seconds of a run: rates are per CPU second (on a shared
+ * machine wall time measures the neighbours), as sim reports them. */
+typedef struct {
+  struct timespec w0, c0;
+  double wall, cpu;
+} stopwatch_t;
+static void sw_start(stopwatch_t *t) {
+  clock_gettime(CLOCK_MONOTONIC, &t->w0);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->c0);
+}
+static void sw_stop(stopwatch_t *t) {
+  struct timespec w1, c1;
+  clock_gettime(CLOCK_MONOTONIC, &w1);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+  t->wall = (double)(w1.tv_sec - t->w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - t->w0.tv_nsec);
+  t->cpu = (double)(c1.tv_sec - t->c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - t->c0.tv_nsec);
+}
+static double per_cpu_s(uint64_t n, const stopwatch_t *t) {
+  return t->cpu > 0 ? (double)n / t->cpu : 0;
+}
+
 /* Commit the open outputs of outs[0..n), then the batch they belong to
  * (netsim's outputs replace their files together). */
 static int commit_outs(out_t *const *outs, int n, etsim_error_t *err) {
@@ -190,14 +211,13 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
     goto done;
   }
   etsim_netflow_set_outputs(net, of.open ? of.f.fp : NULL);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  stopwatch_t sw;
+  sw_start(&sw);
   if (run_all(&(runner_t){NULL, NULL, net}, quiet, &err)) {
     code = cli_fail(&err);
     goto done;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  sw_stop(&sw);
   etsim_netflow_stats_t st;
   etsim_netflow_get_stats(net, &st);
   /* the run's files replace the old ones together, as the packet level's */
@@ -221,14 +241,17 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
   if (json)
     printf("{\"config\": \"%s\", \"backend\": \"flow\", \"flows\": %" PRIu64
            ", \"flows_done\": %" PRIu64 ", \"last_done_ns\": %" PRId64 ", \"events\": %" PRIu64
-           ", \"recomputes\": %" PRIu64 ", \"wall_s\": %.6f}\n",
-           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes, wall);
+           ", \"recomputes\": %" PRIu64
+           ", \"cpu_s\": %.6f, \"wall_s\": %.6f, \"events_per_s\": %.0f}\n",
+           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes, sw.cpu,
+           sw.wall, per_cpu_s(st.events, &sw));
   else {
     printf("%s (flow level)\n", input);
     printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
-    printf("  work             %" PRIu64 " events, %" PRIu64 " re-ratings in %.3f s\n", st.events,
-           st.recomputes, wall);
+    printf("  work             %" PRIu64 " events, %" PRIu64
+           " re-ratings in %.3f s CPU (%.3f s wall), %.2f M events/s of CPU\n",
+           st.events, st.recomputes, sw.cpu, sw.wall, per_cpu_s(st.events, &sw) / 1e6);
   }
 done:
   etsim_outfile_batch_abort();
@@ -374,15 +397,14 @@ int etsim_cmd_netsim(int argc, char **argv) {
   }
   etsim_netpkt_set_outputs(net, of.open ? of.f.fp : NULL, op.open ? op.f.fp : NULL,
                            oq.open ? oq.f.fp : NULL);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  stopwatch_t sw;
+  sw_start(&sw);
   if (timeline && etsim_netpkt_tl_create(&tl, net, &topo, (int64_t)step_ns * 1000, n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
   int rc = run_all(&(runner_t){net, tl, NULL}, quiet, &err);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  sw_stop(&sw);
   /* The output files of one run replace the old ones together or not at
    * all: a failed last write must not leave a mixed set. */
   etsim_outfile_batch_begin();
@@ -449,13 +471,13 @@ int etsim_cmd_netsim(int argc, char **argv) {
         ", \"resumes\": %" PRIu64 ", \"paused_us\": %.3f, \"drops_buffer\": %" PRIu64
         ", \"drops_error\": %" PRIu64 ", \"ecn_marks\": %" PRIu64 ", \"cnps\": %" PRIu64
         ", \"max_buffer_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"packets\": %" PRIu64
-        ", \"wall_s\": %.6f, \"events_per_s\": %.0f, "
+        ", \"cpu_s\": %.6f, \"wall_s\": %.6f, \"events_per_s\": %.0f, "
         "\"packets_per_s\": %.0f}\n",
         input, etsim_net_cc_name(cfg.cc_mode), topo.n_nodes, n_sw, topo.n_links, st.msgs,
         st.msgs_done, st.last_done_ps / 1000, med, p99, mx, st.pauses, st.resumes,
         (double)st.paused_ps / 1e6, st.drops_buffer, st.drops_error, st.ecn_marks, st.cnps,
-        st.max_switch_buffer_bytes, st.events, pkts, wall, wall > 0 ? (double)st.events / wall : 0,
-        wall > 0 ? (double)pkts / wall : 0);
+        st.max_switch_buffer_bytes, st.events, pkts, sw.cpu, sw.wall, per_cpu_s(st.events, &sw),
+        per_cpu_s(pkts, &sw));
   } else {
     printf("%s\n", input);
     printf("  network          %u nodes (%u switches), %zu links, cc %s\n", topo.n_nodes, n_sw,
@@ -470,10 +492,10 @@ int etsim_cmd_netsim(int argc, char **argv) {
     printf("  ECN              %" PRIu64 " marks, %" PRIu64 " CNP echoes\n", st.ecn_marks, st.cnps);
     printf("  peak buffer      %" PRIu64 " bytes shared\n", st.max_switch_buffer_bytes);
     printf("  work             %" PRIu64 " events, %" PRIu64
-           " packets in %.3f s "
-           "(%.2f M events/s, %.2f M packets/s)\n",
-           st.events, pkts, wall, wall > 0 ? (double)st.events / wall / 1e6 : 0,
-           wall > 0 ? (double)pkts / wall / 1e6 : 0);
+           " packets in %.3f s CPU (%.3f s wall), "
+           "%.2f M events/s and %.2f M packets/s of CPU\n",
+           st.events, pkts, sw.cpu, sw.wall, per_cpu_s(st.events, &sw) / 1e6,
+           per_cpu_s(pkts, &sw) / 1e6);
   }
 done:
   if (of.open) etsim_outfile_abort(&of.f);

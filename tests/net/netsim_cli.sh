@@ -44,6 +44,22 @@ awk '$1 == 9 && $2 == 1 { f = ($3 == 0 && $5 == 8288000 && $6 >= 0.98 && $6 <= 1
   fail "ports table, switch 9 port 1: $(grep '^9 1 ' "$T/ports")"
 awk '$1 >= 1 && $1 <= 8 { p += $7 } END { exit !(p > 0) }' "$T/ports" || fail "ports table: host pauses"
 grep -q '"drops_buffer": 0' "$T/json" || fail "lossless: $(cat "$T/json")"
+# Rates are per CPU second (issue 18), the CPU time beside the wall time.
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+c = j["cpu_s"]
+assert c > 0 and j["wall_s"] > 0, j
+for k, n in (("events_per_s", "events"), ("packets_per_s", "packets")):
+    assert abs(j[k] - j[n] / c) <= 0.01 * j[n] / c + 1, (k, j[k], j[n] / c)
+' "$T/json" || fail "netsim --json rates per CPU second: $(cat "$T/json")"
+"$BIN" netsim "$EX/single.cfg" | grep -Eq '^  work +[0-9]+ events, [0-9]+ packets in [0-9.]+ s CPU \([0-9.]+ s wall\), [0-9.]+ M events/s and [0-9.]+ M packets/s of CPU$' ||
+  fail "netsim's work line: $("$BIN" netsim "$EX/single.cfg" | grep work)"
+"$BIN" netsim --backend flow --json "$EX/single.cfg" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["cpu_s"] >= 0 and "events_per_s" in j, j
+' || fail "flow-level --json has no cpu_s"
 [ -s "$T/pfc" ] || fail "no PFC events"
 awk '{ if (NF != 5 || $2 < 1 || $2 > 8 || $3 != 0 || $4 != 1 || ($5 != 0 && $5 != 1)) exit 1 }' "$T/pfc" ||
   fail "PFC lines: $(head -3 "$T/pfc")"
