@@ -7,11 +7,7 @@
 # the ring 0 -> 4 -> 5 -> 1 -> 0 sends over dimension 1 from NPUs 0 and 5
 # and over dimension 0 from NPUs 4 and 1.  One collective and no compute,
 # so the busy time in a dimension is the whole run or nothing.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 printf 'topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 100, 1000 ]\n' > "$T/net.yml"
 cat > "$T/sys.json" <<'JSON'
 {"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,

@@ -5,11 +5,7 @@
 # with --exact on networks whose dimensions do and do not line up with the
 # parallel groups; every NPU's line must agree, the summary must name the
 # reduction (or say why none applied), and the LLM sets must be reduced.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 sys() { # $1 = file, $2 = active chunks, $3 = (unused), $4 = list of rings, $5 = all-to-all list
   cat > "$1" <<JSON
 {"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": $2,

@@ -3,11 +3,7 @@
 # said so, --duration-micros reads what ASTRA-sim reads; events/s is per
 # CPU second; the JSON names the reduction; nothing but errors goes to
 # stderr when it is not a terminal (progress lines are for terminals).
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 printf 'topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' > "$T/net.yml"
 cat > "$T/sys.json" <<'JSON'
 {"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,

@@ -6,14 +6,7 @@
 # the summary and JSON name the straggler and its price; with and without
 # --exact the per-NPU lines are identical; bad specs exit 2 naming the
 # option and the key; an NPU failure stops the run with exit 1 and a report.
-set -u
-BIN=${ETSIM_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+. "$(dirname "$0")/../lib.sh"
 sim() { "$BIN" sim --system "$T/sys.json" "$@"; }
 # data-parallel step: 1000 us of compute, then a 1 MiB all-reduce
 cat >"$T/dp.json" <<'EOF2'

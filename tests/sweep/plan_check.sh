@@ -6,12 +6,7 @@
 # the traces' tensors (not by the generator's model the planner prunes
 # with); the fastest configuration that fits must be the planner's best,
 # to the picosecond.  The winner keeps TP inside a node.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 EX=$SRC/examples/sweep
 MODEL="--layers 4 --hidden 2048 --heads 16 --kv-heads 16 --ffn 8192 --vocab 32000 --seq 2048"
 HBM=3

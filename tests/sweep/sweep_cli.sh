@@ -11,12 +11,7 @@
 #    to an uninterrupted run's;
 #  - bad specs give exit 2 and name the file and line;
 #  - every flag of `etsim gen llm|micro --help` is a key the spec accepts.
-set -u
-BIN=${ETSIM_BIN:?}
-SRC=${ETSIM_SRC:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 EX=$SRC/examples/sweep
 
 # 1. Published points (tests/sim/test_sim.c: ASTRA-sim 2.0, Ring_4chunks).
