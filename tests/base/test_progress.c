@@ -21,14 +21,14 @@ static void test_pacing(void **s) {
   /* the interval passed: one line, then none until the next interval */
   p.next = p.t0 - 1;
   assert_true(etsim_progress_due(&p));
-  assert_true(etsim_progress_line(&p, line, sizeof line, 0.5, "x") > 0);
+  TU_GT(etsim_progress_line(&p, line, sizeof line, 0.5, "x"), 0);
   assert_false(etsim_progress_due(&p));
   assert_int_equal(etsim_progress_line(&p, line, sizeof line, 0.6, "x"), 0);
   /* interval 0: a line at every call; negative: the default quarter second */
   etsim_progress_init(&p, "netsim", 0);
-  for (int i = 0; i < 3; i++) assert_true(etsim_progress_line(&p, line, sizeof line, -1, "x") > 0);
+  for (int i = 0; i < 3; i++) TU_GT(etsim_progress_line(&p, line, sizeof line, -1, "x"), 0);
   etsim_progress_init(&p, "netsim", -1);
-  assert_true(p.every_s == 0.25);
+  TU_EQ(p.every_s, 0.25);
   assert_int_equal(etsim_progress_line(&p, line, sizeof line, -1, "x"), 0);
 }
 
@@ -41,7 +41,8 @@ static void test_wording(void **s) {
   size_t n = etsim_progress_line(&p, line, sizeof line, 0.25, "%d of %d flows", 5, 20);
   assert_string_equal(line, "[etsim netsim]  25 % | 5 of 20 flows | 10.0 s, about 30.0 s left");
   assert_int_equal(n, strlen(line));
-  assert_true(etsim_progress_elapsed(&p) >= 10 && etsim_progress_elapsed(&p) < 11);
+  TU_GE(etsim_progress_elapsed(&p), 10);
+  TU_LT(etsim_progress_elapsed(&p), 11);
   /* minutes and hours */
   p.t0 -= 115; /* 125 s: half done leaves as much again */
   etsim_progress_line(&p, line, sizeof line, 0.5, "half");
