@@ -203,11 +203,13 @@ int etsim_coll_comm_grid(const etsim_topo_t *topo, const etsim_comm_t *comm,
                          etsim_coll_grid_t *out);
 
 /* Point-to-point: send/receive `bytes` with a user tag; done() fires with
- * `token` at delivery (both sides). */
+ * `token` at delivery (both sides).  0, or ETSIM_ENOMEM, or the network's
+ * refusal (ETSIM_ERANGE: the message would end past the clock's horizon),
+ * with a message naming the NPUs and tag in err. */
 int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t tag,
-                    uint64_t token);
+                    uint64_t token, etsim_error_t *err);
 int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint32_t tag,
-                    uint64_t token);
+                    uint64_t token, etsim_error_t *err);
 
 /*
  * Classes of equivalent NPUs (docs/sim.md, "Classes of equivalent NPUs").

@@ -909,14 +909,32 @@ receiver:
   return 0;
 }
 
+/* The message for a point-to-point call that failed with rc. */
+static int p2p_error(const etsim_coll_t *c, int rc, const char *what, uint32_t src, uint32_t dst,
+                     uint64_t bytes, uint32_t tag, etsim_error_t *err) {
+  if (rc == ETSIM_ERANGE)
+    return etsim_error_set(err, rc,
+                           "system layer: at %.3f us a %s of %llu bytes from NPU %u to NPU %u "
+                           "(tag %u) would end beyond the simulated clock's horizon (2^62 ps, "
+                           "about 53 days): check comm_size against the network's bandwidth "
+                           "and latency",
+                           (double)c->q->now_ps / 1e6, what, (unsigned long long)bytes, src, dst,
+                           tag);
+  return etsim_error_set(err, rc,
+                         "system layer: %s of %llu bytes from NPU %u to NPU %u (tag %u): %s", what,
+                         (unsigned long long)bytes, src, dst, tag, etsim_strerror(rc));
+}
+
 int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t tag,
-                    uint64_t token) {
-  return post_send(c, src, dst, bytes, tag, TOK_USER | token);
+                    uint64_t token, etsim_error_t *err) {
+  int rc = post_send(c, src, dst, bytes, tag, TOK_USER | token);
+  return rc ? p2p_error(c, rc, "send", src, dst, bytes, tag, err) : 0;
 }
 
 int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint32_t tag,
-                    uint64_t token) {
-  return post_recv(c, dst, src, bytes, tag, TOK_USER | token);
+                    uint64_t token, etsim_error_t *err) {
+  int rc = post_recv(c, dst, src, bytes, tag, TOK_USER | token);
+  return rc ? p2p_error(c, rc, "receive", src, dst, bytes, tag, err) : 0;
 }
 
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err) {
