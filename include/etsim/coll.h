@@ -81,9 +81,12 @@ typedef struct etsim_coll_impl {
 } etsim_coll_impl_t;
 
 /* Parse ASTRA-sim's algorithm names: ring, direct, directN, halvingDoubling,
- * doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling; and etsim's
- * tree (binomial, for rooted collectives and the barrier). */
+ * doubleBinaryTree, oneRing, oneDirect, oneDirectN, oneHalvingDoubling; and
+ * etsim's tree (binomial, for rooted collectives and the barrier).  0, or
+ * ETSIM_EINVAL for any other name (the registry, src/coll/algo.c, holds
+ * them all). */
 int etsim_coll_impl_parse(const char *s, etsim_coll_impl_t *out);
+/* The name of kind k ("?" for none); inNetwork for the switch's. */
 const char *etsim_algo_name(etsim_algo_kind_t k);
 
 typedef enum { ETSIM_SCHED_LIFO = 0, ETSIM_SCHED_FIFO, ETSIM_SCHED_EXPLICIT } etsim_sched_t;

@@ -6,39 +6,11 @@
  * key.  preferred-dataset-splits is required (ASTRA-sim divides by zero
  * without it).
  */
-#include "etsim/coll.h"
+#include "coll_int.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
-
-static const char *const algo_names[ETSIM_ALGO_N] = {
-    "ring",     "direct",    "halvingDoubling",    "doubleBinaryTree",
-    "oneRing",  "oneDirect", "oneHalvingDoubling", "tree",
-    "inNetwork"};
-
-const char *etsim_algo_name(etsim_algo_kind_t k) {
-  return (unsigned)k < ETSIM_ALGO_N ? algo_names[k] : "?";
-}
-
-int etsim_coll_impl_parse(const char *s, etsim_coll_impl_t *out) {
-  /* inNetwork is chosen per dimension by "in-network-collectives" */
-  for (int i = 0; i < ETSIM_ALGO_IN_NETWORK; i++)
-    if (strcmp(s, algo_names[i]) == 0) {
-      *out = (etsim_coll_impl_t){(etsim_algo_kind_t)i, -1};
-      return 0;
-    }
-  /* directN: a window of N outstanding sends */
-  if (strncmp(s, "direct", 6) == 0 && s[6]) {
-    char *end;
-    long w = strtol(s + 6, &end, 10);
-    if (*end == 0 && w > 0 && w < 1 << 30) {
-      *out = (etsim_coll_impl_t){ETSIM_ALGO_DIRECT, (int32_t)w};
-      return 0;
-    }
-  }
-  return ETSIM_EINVAL;
-}
 
 void etsim_sys_config_defaults(etsim_sys_config_t *c) {
   memset(c, 0, sizeof *c);
@@ -113,6 +85,30 @@ static int two_way(json_t *v, const char *path, const char *key, const char *a, 
   else
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: key \"%s\": expected \"%s\" or \"%s\"", path,
                            key, a, b);
+  return 0;
+}
+
+/* Entry i of the implementation list `key` (collectives of type t): a name
+ * in the registry (algo.c) that type may use. */
+static int impl_entry(json_t *v, const char *path, const char *key, size_t i, int t,
+                      etsim_coll_impl_t *out, etsim_error_t *err) {
+  char names[256];
+  const char *s = json_string_value(v);
+  int32_t window;
+  const etsim_coll__algo_t *a = s ? etsim_coll__algo_find(s, &window) : NULL;
+  if (!a) {
+    etsim_coll__algo_names(-1, names, sizeof names);
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: key \"%s\"[%zu]: unknown algorithm \"%s\" (expected %s)", path, key,
+                           i, s ? s : "(not a string)", names);
+  }
+  if (!etsim_coll__algo_allowed(a, t)) {
+    etsim_coll__algo_names(t, names, sizeof names);
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: key \"%s\"[%zu]: %s is not an algorithm for %s (%s)", path, key, i,
+                           s, etsim_coll_op_name((etsim_cop_t)t), names);
+  }
+  *out = (etsim_coll_impl_t){a->kind, window};
   return 0;
 }
 
@@ -240,32 +236,9 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
             goto out;
           }
           c->n_impl[t] = (int)json_array_size(v);
-          for (size_t i = 0; i < json_array_size(v); i++) {
-            const char *s = json_string_value(json_array_get(v, i));
-            if (!s || etsim_coll_impl_parse(s, &c->impl[t][i])) {
-              rc = etsim_error_set(err, ETSIM_EFORMAT,
-                                   "%s: key \"%s\"[%zu]: unknown algorithm "
-                                   "\"%s\" (expected ring, direct, directN, halvingDoubling, "
-                                   "doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling "
-                                   "or tree)",
-                                   path, key, i, s ? s : "(not a string)");
+          for (size_t i = 0; i < json_array_size(v); i++)
+            if ((rc = impl_entry(json_array_get(v, i), path, key, i, t, &c->impl[t][i], err)))
               goto out;
-            }
-            etsim_algo_kind_t a = c->impl[t][i].kind;
-            int rooted = t >= ETSIM_COP_ASTRA_N;
-            if ((a == ETSIM_ALGO_TREE && !rooted) ||
-                (rooted &&
-                 (a == ETSIM_ALGO_DOUBLE_BINARY_TREE ||
-                  ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) &&
-                   t != ETSIM_COP_BARRIER)))) {
-              rc = etsim_error_set(err, ETSIM_EFORMAT,
-                                   "%s: key \"%s\"[%zu]: %s is not an algorithm for %s (%s)", path,
-                                   key, i, s, etsim_coll_op_name((etsim_cop_t)t),
-                                   rooted ? "ring, direct, directN, tree, oneRing or oneDirect"
-                                          : "tree is for rooted collectives and the barrier");
-              goto out;
-            }
-          }
           break;
         }
         if (strncmp(key, impl_keys[t], kl) == 0 && strcmp(key + kl, "-custom") == 0) {
