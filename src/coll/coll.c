@@ -774,6 +774,23 @@ int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_cust
 
 /* ------------------------------------------------------------- messaging */
 
+/* A message's record, for a message whose delivery needs more than its
+ * matching entry: the send handler, the NPU (or switch) that sent it, its
+ * destination (a switch id for one up to a switch), its matching entry
+ * (NIL: none, the switch takes it) and the key the switch files it under.
+ * *out is its index, the token the network carries. */
+static int msg_record(etsim_coll_t *c, uint64_t send_token, uint32_t sender, uint32_t dst,
+                      uint32_t entry, uint64_t tag, uint64_t bytes, uint32_t *out) {
+  POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, out);
+  c->msgs[*out] = (msgrec_t){.send_token = send_token,
+                             .entry = entry,
+                             .sender = sender,
+                             .dst = dst,
+                             .tag = tag,
+                             .bytes = bytes};
+  return 0;
+}
+
 static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                      uint64_t send_token) {
   c->stats.messages++;
@@ -800,11 +817,7 @@ static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes
   uint64_t token = TOKEN_FAST | k;
   if (send_token) {
     uint32_t mi;
-    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
-    c->msgs[mi].send_token = send_token;
-    c->msgs[mi].entry = k;
-    c->msgs[mi].sender = src;
-    c->msgs[mi].dst = to; /* not a switch */
+    if ((rc = msg_record(c, send_token, src, to, k, tag, bytes, &mi))) return rc;
     token = mi;
   }
   if (!c->q->track) return etsim_net_send(c->net, from, to, bytes, token);
@@ -1698,30 +1711,19 @@ int etsim_coll__send_switch(etsim_coll_t *c, uint32_t npu, int d, int up, uint64
   uint32_t sw = ETSIM_COLL_SWITCH_ID(d, npu - etsim_topo_coord(c->topo, npu, d) * st);
   uint64_t tok = notify_si == NIL ? 0 : TOK_STREAM | notify_si;
   uint32_t mi;
+  int rc;
   if (up) {
     /* to the switch, which takes it whole: no matching */
-    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
-    msgrec_t *m = &c->msgs[mi];
-    m->send_token = tok;
-    m->sender = npu;
-    m->dst = sw;
-    m->tag = tag;
-    m->bytes = bytes;
+    if ((rc = msg_record(c, tok, npu, sw, NIL, tag, bytes, &mi))) return rc;
     return c->net->ops->send_switch(c->net, npu, d, 1, bytes, mi);
   }
   /* down: the NPU receives it from the switch like any message */
   uint32_t k;
-  int rc = match_get(c, tag, sw, npu, bytes, &k);
-  if (rc) return rc;
+  if ((rc = match_get(c, tag, sw, npu, bytes, &k))) return rc;
   c->match[k].inflight++;
   uint64_t token = TOKEN_FAST | k;
   if (tok) {
-    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
-    msgrec_t *m = &c->msgs[mi];
-    m->send_token = tok;
-    m->entry = k;
-    m->sender = sw;
-    m->dst = npu;
+    if ((rc = msg_record(c, tok, sw, npu, k, tag, bytes, &mi))) return rc;
     token = mi;
   }
   return c->net->ops->send_switch(c->net, npu, d, 0, bytes, token);
