@@ -126,6 +126,47 @@ static const char *const ignored_keys[] = {"boost-mode",
                                            "inter-dimension-scheduling",
                                            NULL};
 
+/* Every other key: an implementation list (`all-reduce-implementation`),
+ * a custom collective's trace prefix (`...-implementation-custom`), a key
+ * only ASTRA-sim's debugging reads (ignored), or an unknown one (a
+ * warning). */
+static int impl_key(etsim_sys_config_t *c, const char *path, const char *key, json_t *v,
+                    etsim_error_t *err) {
+  for (int t = 0; t < ETSIM_COP_N; t++) {
+    size_t kl = strlen(impl_keys[t]);
+    if (strcmp(key, impl_keys[t]) == 0) {
+      if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > ETSIM_TOPO_MAX_DIMS)
+        return etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s: key \"%s\": expected a list of 1 to %d "
+                               "algorithm names",
+                               path, key, ETSIM_TOPO_MAX_DIMS);
+      c->n_impl[t] = (int)json_array_size(v);
+      for (size_t i = 0; i < json_array_size(v); i++) {
+        int rc = impl_entry(json_array_get(v, i), path, key, i, t, &c->impl[t][i], err);
+        if (rc) return rc;
+      }
+      return 0;
+    }
+    if (strncmp(key, impl_keys[t], kl) == 0 && strcmp(key + kl, "-custom") == 0) {
+      const char *s = json_is_array(v) && json_array_size(v) == 1
+                          ? json_string_value(json_array_get(v, 0))
+                          : NULL;
+      if (!s)
+        return etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s: key \"%s\": expected a list of one "
+                               "trace prefix",
+                               path, key);
+      c->custom[t] = etsim_strdup(s);
+      if (!c->custom[t]) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      return 0;
+    }
+  }
+  for (int i = 0; ignored_keys[i]; i++)
+    if (strcmp(key, ignored_keys[i]) == 0) return 0;
+  etsim_warn("%s: unknown key \"%s\" ignored", path, key);
+  return 0;
+}
+
 int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t *err) {
   etsim_sys_config_defaults(c);
   json_t *root;
@@ -221,52 +262,8 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
       if ((rc = num(v, path, key, &x, err))) goto out;
       if (key[0] == 'r' && key[1] == 'o') c->roofline = x != 0;
       else c->replay_only = x != 0;
-    } else {
-      int t, matched = 0;
-      for (t = 0; t < ETSIM_COP_N; t++) {
-        size_t kl = strlen(impl_keys[t]);
-        if (strcmp(key, impl_keys[t]) == 0) {
-          matched = 1;
-          if (!json_is_array(v) || json_array_size(v) == 0 ||
-              json_array_size(v) > ETSIM_TOPO_MAX_DIMS) {
-            rc = etsim_error_set(err, ETSIM_EFORMAT,
-                                 "%s: key \"%s\": expected a list of 1 to %d "
-                                 "algorithm names",
-                                 path, key, ETSIM_TOPO_MAX_DIMS);
-            goto out;
-          }
-          c->n_impl[t] = (int)json_array_size(v);
-          for (size_t i = 0; i < json_array_size(v); i++)
-            if ((rc = impl_entry(json_array_get(v, i), path, key, i, t, &c->impl[t][i], err)))
-              goto out;
-          break;
-        }
-        if (strncmp(key, impl_keys[t], kl) == 0 && strcmp(key + kl, "-custom") == 0) {
-          matched = 1;
-          const char *s = json_is_array(v) && json_array_size(v) == 1
-                              ? json_string_value(json_array_get(v, 0))
-                              : NULL;
-          if (!s) {
-            rc = etsim_error_set(err, ETSIM_EFORMAT,
-                                 "%s: key \"%s\": expected a list of one "
-                                 "trace prefix",
-                                 path, key);
-            goto out;
-          }
-          c->custom[t] = etsim_strdup(s);
-          if (!c->custom[t]) {
-            rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-            goto out;
-          }
-          break;
-        }
-      }
-      if (!matched) {
-        int ign = 0;
-        for (int i = 0; ignored_keys[i]; i++)
-          if (strcmp(key, ignored_keys[i]) == 0) ign = 1;
-        if (!ign) etsim_warn("%s: unknown key \"%s\" ignored", path, key);
-      }
+    } else if ((rc = impl_key(c, path, key, v, err))) {
+      goto out;
     }
     continue;
   bad_string:
