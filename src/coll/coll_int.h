@@ -234,7 +234,10 @@ typedef struct etsim_coll__algo {
 extern const etsim_coll__algo_t etsim_coll__algos[ETSIM_ALGO_N];
 
 /* The row of kind k (< ETSIM_ALGO_N: a custom collective's phase has no row). */
-static inline const etsim_coll__algo_t *etsim_coll__algo(int k) { return &etsim_coll__algos[k]; }
+static inline const etsim_coll__algo_t *etsim_coll__algo(int k) {
+  ETSIM_ASSERT((unsigned)k < ETSIM_ALGO_N);
+  return &etsim_coll__algos[k];
+}
 /* The row a list entry names (a row's name, or its name and a window N > 0
  * when it takes one), with *window N or -1; NULL for no algorithm. */
 const etsim_coll__algo_t *etsim_coll__algo_find(const char *s, int32_t *window);
