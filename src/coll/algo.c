@@ -1,7 +1,7 @@
 /*
  * algo.c — the collective algorithms, by name: one registry.
  *
- * Each algorithm is one row of ALGOS below, as SQLite's VFS list and
+ * Each algorithm is one row of the table below, as SQLite's VFS list and
  * src/net/net.c's backends are: the name the system file gives it (with
  * ASTRA-sim's window suffix where it takes one: directN), whether it runs
  * on one ring over all NPUs (the one* names) and what it runs there, what
@@ -28,39 +28,44 @@
  * of a token, ext.c) */
 #define OPS_HD (OP(ALL_REDUCE) | OP(REDUCE_SCATTER) | OP(ALL_GATHER) | OP(BARRIER))
 
-/* X(kind, name, windowed name, base, flags, collectives, issue hook, start
- * hook).  The windowed name is how --help and errors spell NAME followed by
- * a window (NULL: the name takes none).  base: what a one* name runs on its
- * ring over all NPUs (the kind itself otherwise).  Rows without a start hook
- * run in ext.c (rooted.c, innet.c), which builds its own phases; their
- * issue hook serves a phase the engine issues and innet.c's switch takes
- * over (etsim_coll__phase_algo).  inNetwork is no name a file gives: a
- * dimension's switch reduces where "in-network-collectives" says so, for
- * the collectives it can combine. */
-#define ALGOS(X)                                                                                 \
-  X(RING, "ring", NULL, RING, AF_ASTRA, OPS_ALL, etsim_coll__ring_phase, etsim_coll__ring_setup) \
-  X(DIRECT, "direct", "directN", DIRECT, AF_ASTRA, OPS_ALL, etsim_coll__ring_phase,              \
-    etsim_coll__ring_setup)                                                                      \
-  X(HALVING_DOUBLING, "halvingDoubling", NULL, HALVING_DOUBLING, AF_ASTRA | AF_POW2, OPS_HD,     \
-    etsim_coll__ring_phase, etsim_coll__ring_setup)                                              \
-  X(DOUBLE_BINARY_TREE, "doubleBinaryTree", NULL, DOUBLE_BINARY_TREE, AF_ASTRA | AF_WHOLE_DIM,   \
-    OPS_ASTRA, etsim_coll__dbt_phase, etsim_coll__dbt_setup)                                     \
-  X(ONE_RING, "oneRing", NULL, RING, AF_ASTRA | AF_ONE, OPS_ALL, etsim_coll__ring_phase,         \
-    etsim_coll__ring_setup)                                                                      \
-  X(ONE_DIRECT, "oneDirect", "oneDirectN", DIRECT, AF_ASTRA | AF_ONE, OPS_ALL,                   \
-    etsim_coll__ring_phase, etsim_coll__ring_setup)                                              \
-  X(ONE_HALVING_DOUBLING, "oneHalvingDoubling", NULL, HALVING_DOUBLING,                          \
-    AF_ASTRA | AF_ONE | AF_POW2, OPS_HD, etsim_coll__ring_phase, etsim_coll__ring_setup)         \
-  X(TREE, "tree", NULL, TREE, 0, OPS_ROOTED | OP(BARRIER), etsim_coll__ring_phase, NULL)         \
-  X(IN_NETWORK, "inNetwork", NULL, IN_NETWORK, AF_IMPLIED,                                       \
-    OP(ALL_REDUCE) | OP(REDUCE_SCATTER) | OP(ALL_GATHER) | OP(BROADCAST) | OP(REDUCE),           \
-    etsim_coll__ring_phase, NULL)
+/* The engine's hooks for the ring family (ring, direct, halving-doubling)
+ * and the double binary tree (coll.c). */
+#define RING_HOOKS etsim_coll__ring_phase, etsim_coll__ring_setup
+#define DBT_HOOKS etsim_coll__dbt_phase, etsim_coll__dbt_setup
+/* etsim's own (ext.c builds and runs their phases; the issue hook serves a
+ * phase the engine issues and innet.c's switch takes over, see
+ * etsim_coll__phase_algo) */
+#define EXT_HOOKS etsim_coll__ring_phase, NULL
 
-#define ALGO_ROW(kind, name, wname, base, flags, ops, phase, setup) \
-  [ETSIM_ALGO_##                                                    \
-      kind] = {name, wname, ETSIM_ALGO_##kind, ETSIM_ALGO_##base, flags, ops, phase, setup},
-const etsim_coll__algo_t etsim_coll__algos[ETSIM_ALGO_N] = {ALGOS(ALGO_ROW)};
-#undef ALGO_ROW
+/* One row per algorithm, at its kind's index: name, windowed name (how
+ * error messages spell NAME followed by a window; NULL: it takes none),
+ * kind, base (what a one* name runs on its ring over all NPUs; the kind
+ * itself otherwise), flags, the collectives it runs, issue hook, start
+ * hook.  inNetwork is no name a file gives: a dimension's switch reduces
+ * where "in-network-collectives" says so, for the collectives it can
+ * combine. */
+#define K(x) ETSIM_ALGO_##x
+const etsim_coll__algo_t etsim_coll__algos[ETSIM_ALGO_N] = {
+    [K(RING)] = {"ring", NULL, K(RING), K(RING), AF_ASTRA, OPS_ALL, RING_HOOKS},
+    [K(DIRECT)] = {"direct", "directN", K(DIRECT), K(DIRECT), AF_ASTRA, OPS_ALL, RING_HOOKS},
+    [K(HALVING_DOUBLING)] = {"halvingDoubling", NULL, K(HALVING_DOUBLING), K(HALVING_DOUBLING),
+                             AF_ASTRA | AF_POW2, OPS_HD, RING_HOOKS},
+    [K(DOUBLE_BINARY_TREE)] = {"doubleBinaryTree", NULL, K(DOUBLE_BINARY_TREE),
+                               K(DOUBLE_BINARY_TREE), AF_ASTRA | AF_WHOLE_DIM, OPS_ASTRA,
+                               DBT_HOOKS},
+    [K(ONE_RING)] = {"oneRing", NULL, K(ONE_RING), K(RING), AF_ASTRA | AF_ONE, OPS_ALL, RING_HOOKS},
+    [K(ONE_DIRECT)] = {"oneDirect", "oneDirectN", K(ONE_DIRECT), K(DIRECT), AF_ASTRA | AF_ONE,
+                       OPS_ALL, RING_HOOKS},
+    [K(ONE_HALVING_DOUBLING)] = {"oneHalvingDoubling", NULL, K(ONE_HALVING_DOUBLING),
+                                 K(HALVING_DOUBLING), AF_ASTRA | AF_ONE | AF_POW2, OPS_HD,
+                                 RING_HOOKS},
+    [K(TREE)] = {"tree", NULL, K(TREE), K(TREE), 0, OPS_ROOTED | OP(BARRIER), EXT_HOOKS},
+    [K(IN_NETWORK)] = {"inNetwork", NULL, K(IN_NETWORK), K(IN_NETWORK), AF_IMPLIED,
+                       OP(ALL_REDUCE) | OP(REDUCE_SCATTER) | OP(ALL_GATHER) | OP(BROADCAST) |
+                           OP(REDUCE),
+                       EXT_HOOKS},
+};
+#undef K
 
 const char *etsim_algo_name(etsim_algo_kind_t k) {
   return (unsigned)k < ETSIM_ALGO_N ? etsim_coll__algos[k].name : "?";
