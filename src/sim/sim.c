@@ -426,9 +426,9 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     s->res->bytes_by_op[SLOT_P2P] += (uint64_t)sz;
     s->res->count_by_op[SLOT_P2P]++;
     s->res->npu[id].comm_bytes += (uint64_t)sz;
-    return etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i);
+    return etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i, s->err);
   }
-  return etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i);
+  return etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i, s->err);
 }
 
 static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
