@@ -370,6 +370,54 @@ static int sys_flags(const char *queues, const char *ring_win, const char *inj,
   return 0;
 }
 
+/* --job at argv[*i]: 1 taken into specs, 0 not --job, -1 bad usage. */
+static int job_opt(int argc, char **argv, int *i, const char **specs, int *n) {
+  const char *v;
+  int m = cli_opt(argc, argv, i, "--job", &v);
+  if (m <= 0) return m;
+  if (*n == MAX_JOBS) return cli_usage_error("sim: at most %d --job", MAX_JOBS), -1;
+  specs[(*n)++] = v;
+  return 1;
+}
+
+/* Several jobs: load and place them, run, write the outputs.  An exit
+ * code, or -1 with err set. */
+static int run_jobs(const char *const *specs, int n, const etsim_topo_t *topo,
+                    const etsim_sys_config_t *sys, const etsim_sim_opts_t *o, outputs_t *w,
+                    etsim_error_t *err) {
+  etsim_sim_job_t jobs[MAX_JOBS];
+  etsim_sim_result_t *res = NULL;
+  etsim_et_set_t *view = NULL;
+  job_in_t *jin = etsim_calloc((size_t)n, sizeof *jin);
+  if (!jin) return etsim_error_set(err, ETSIM_ENOMEM, "--job: out of memory"), -1;
+  int code = jobs_load(specs, n, topo->total, jin, jobs, err);
+  if (code) goto out;
+  /* The reports and network files of one run replace the old ones
+   * together or not at all. */
+  etsim_outfile_batch_begin();
+  code = -1;
+  int rc = etsim_sim_run_jobs(jobs, (uint32_t)n, topo, sys, o, &res, err);
+  if (o->progress) fprintf(stderr, "\r\033[K");
+  if (rc) goto out;
+  if (res->failed) {
+    fprintf(stderr, "etsim: failure: %s\n", res->failure);
+    code = ETSIM_EXIT_PROBLEMS;
+    goto out;
+  }
+  w->workload = jin[0].prefix;
+  if (etsim_sim_jobs_view(jobs, (uint32_t)n, topo->total, &view, err) ||
+      write_outputs(w, res, view, topo, err) || etsim_outfile_batch_commit(err))
+    goto out;
+  code = ETSIM_EXIT_OK;
+out:
+  etsim_outfile_batch_abort();
+  etsim_sim_result_free(res);
+  etsim_sim_jobs_view_free(view);
+  jobs_free(jin, n);
+  etsim_free(jin);
+  return code;
+}
+
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;
@@ -388,10 +436,8 @@ int etsim_cmd_sim(int argc, char **argv) {
       usage(stdout);
       return ETSIM_EXIT_OK;
     }
-    if ((m = cli_opt(argc, argv, &i, "--job", &v)) < 0) return ETSIM_EXIT_USAGE;
-    if (m) {
-      if (n_job == MAX_JOBS) return cli_usage_error("sim: at most %d --job", MAX_JOBS);
-      job_specs[n_job++] = v;
+    if ((m = job_opt(argc, argv, &i, job_specs, &n_job)) != 0) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
       continue;
     }
     struct {
@@ -475,9 +521,6 @@ int etsim_cmd_sim(int argc, char **argv) {
   etsim_sim_result_t *res = NULL;
   int have_sys = 0, code = ETSIM_EXIT_OK;
   double *speeds = NULL;
-  job_in_t *jin = NULL;
-  etsim_sim_job_t jobs[MAX_JOBS];
-  etsim_et_set_t *view = NULL;
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
@@ -521,70 +564,12 @@ int etsim_cmd_sim(int argc, char **argv) {
   int tty = !quiet && isatty(2);
   etsim_net_opts_t nopt = {
       net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000};
-  if (n_job) {
-    /* several jobs on one network (docs/sim.md, "Several jobs") */
-    jin = etsim_calloc((size_t)n_job, sizeof *jin);
-    if (!jin) {
-      etsim_error_set(&err, ETSIM_ENOMEM, "--job: out of memory");
-      goto fail;
-    }
-    int jl = jobs_load(job_specs, n_job, topo.total, jin, jobs, &err);
-    if (jl < 0) goto fail;
-    if (jl > 0) {
-      code = jl;
-      goto out;
-    }
-    etsim_sim_opts_t o = {.backend = backend,
-                          .multi_comm = multi,
-                          .record_nodes = csv || timeline || json || report,
-                          .duration_micros = dur_micros,
-                          .memory = memory ? &mem : NULL,
-                          .net = &nopt,
-                          .link_stats = link_stats || link_csv,
-                          .hbm_bytes = hbm_gib * 1073741824.0,
-                          .offload = offload,
-                          .progress = tty ? sim_progress : NULL,
-                          .compute_scale = f_comp,
-                          .comm_scale = f_comm,
-                          .npu_speed = speeds,
-                          .fail_set = fail_spec != NULL,
-                          .fail_npu = fail_npu,
-                          .fail_ps = fail_ps,
-                          .deps = deps,
-                          .job_alone = job_alone};
-    etsim_outfile_batch_begin();
-    int rc_run = etsim_sim_run_jobs(jobs, (uint32_t)n_job, &topo, &sys, &o, &res, &err);
-    if (tty) fprintf(stderr, "\r\033[K");
-    if (rc_run) goto fail;
-    if (res->failed) {
-      fprintf(stderr, "etsim: failure: %s\n", res->failure);
-      code = ETSIM_EXIT_PROBLEMS;
-      goto out;
-    }
-    if (etsim_sim_jobs_view(jobs, (uint32_t)n_job, topo.total, &view, &err)) goto fail;
-    if (write_outputs(
-            &(outputs_t){quiet, json, csv, timeline, link_csv, report, jin[0].prefix, NULL}, res,
-            view, &topo, &err))
-      goto fail;
-    if (etsim_outfile_batch_commit(&err)) goto fail;
-    goto out;
-  }
-  if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
-    goto fail;
-  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
-                                           tty ? load_progress : NULL, NULL, &err);
-  if (tty) fprintf(stderr, "\r\033[K");
-  if (rc_load) goto fail;
-  if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
-      etsim_et_set_broadcast(set, topo.total, &err))
-    goto fail;
   etsim_sim_opts_t o = {.backend = backend,
                         .multi_comm = multi,
                         .record_nodes = csv || timeline || json || report,
                         .exact = exact,
                         .duration_micros = dur_micros,
                         .memory = memory ? &mem : NULL,
-                        .groups = groups ? &cg : NULL,
                         .net = &nopt,
                         .link_stats = link_stats || link_csv,
                         .hbm_bytes = hbm_gib * 1073741824.0,
@@ -596,7 +581,25 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .fail_set = fail_spec != NULL,
                         .fail_npu = fail_npu,
                         .fail_ps = fail_ps,
-                        .deps = deps};
+                        .deps = deps,
+                        .job_alone = job_alone};
+  if (n_job) {
+    /* several jobs on one network (docs/sim.md, "Several jobs") */
+    outputs_t w = {quiet, json, csv, timeline, link_csv, report, NULL, NULL};
+    code = run_jobs(job_specs, n_job, &topo, &sys, &o, &w, &err);
+    if (code < 0) goto fail;
+    goto out;
+  }
+  if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
+    goto fail;
+  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
+                                           tty ? load_progress : NULL, NULL, &err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_load) goto fail;
+  if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
+      etsim_et_set_broadcast(set, topo.total, &err))
+    goto fail;
+  o.groups = groups ? &cg : NULL;
   /* The reports and network files of one run replace the old ones
    * together or not at all. */
   etsim_outfile_batch_begin();
@@ -626,9 +629,6 @@ out:
   etsim_et_set_free(set);
   etsim_comm_groups_free(&cg);
   etsim_free(speeds);
-  etsim_sim_jobs_view_free(view);
-  if (jin) jobs_free(jin, n_job);
-  etsim_free(jin);
   if (have_sys) etsim_sys_config_free(&sys);
   return code;
 }

@@ -363,10 +363,12 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     for (size_t k = 0; !comm && *end == 0 && k < s->n_md; k++)
       if (s->md_key[k] == (int64_t)etsim_sim__group_key(s->jobs, id, gid)) comm = &s->md[k];
     if (!comm)
-      return etsim_error_set(s->err, ETSIM_EINVAL,
-                             "%s: node %llu: communicator group \"%s\" is not "
-                             "defined (give --comm-group)",
-                             t->path, (unsigned long long)t->id[i], pg);
+      return etsim_error_set(
+          s->err, ETSIM_EINVAL,
+          "%s: node %llu: communicator group \"%s\" is not "
+          "defined (give %s)",
+          t->path, (unsigned long long)t->id[i], pg,
+          s->jobs ? "the job's groups: --job PREFIX:GROUPS.json" : "--comm-group");
   } else if (s->jobs && !s->jobs->world_all[s->jobs->job_of[id]]) {
     comm = &s->jobs->world[s->jobs->job_of[id]]; /* the job's own world */
   }
