@@ -399,9 +399,9 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   etsim_error_t e2 = {0};
   uint32_t root = 0;
   if (op >= ETSIM_COP_ASTRA_N && (rc = etsim_sim__root(s->err, t, i, comm, s->n, &root))) return rc;
-  /* a job that is the whole network in another order: its world root is a
-   * local rank */
-  if (op >= ETSIM_COP_ASTRA_N && !comm && s->jobs) root = (uint32_t)peer_npu(s, id, root);
+  /* --job: a communicator of every NPU (a job on the whole network in
+   * another order) runs as the network's own, whose roots are NPU ids */
+  if (op >= ETSIM_COP_ASTRA_N && s->jobs && comm && comm->n == s->n) root = comm->members[root];
   rc = etsim_coll_issue_rooted(s->coll, id, op, (uint64_t)sz, involved, comm, root, (int32_t)pri, i,
                                &e2);
   if (rc)
