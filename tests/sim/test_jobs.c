@@ -223,6 +223,61 @@ static void test_whole_network_job_is_plain_run(void **state) {
   etsim_sys_config_free(&p.sys);
 }
 
+/* A rooted collective's root is a local rank: a job on the whole Ring(4)
+ * in rotated order (rank r on NPU r+1 mod 4) broadcasting from rank 0 is
+ * the plain run broadcasting from NPU 1, NPU for NPU. */
+static void write_bcast(const char *dir, const char *name, int root) {
+  for (int r = 0; r < 4; r++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s.%d.et", dir, name, r);
+    su_node_t n[2] = {{.type = ETSIM_ET_COMP_NODE, .dur_us = 5},
+                      {.type = ETSIM_ET_COMM_COLL_NODE,
+                       .comm_type = ETSIM_COLL_BROADCAST,
+                       .size = 1 << 18,
+                       .root = root,
+                       .root_set = 1,
+                       .ndeps = 1,
+                       .deps = {0}}};
+    su_trace(path, n, 2);
+  }
+}
+
+static void test_rooted_local_root(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  write_bcast(dir, "local", 0);
+  write_bcast(dir, "global", 1);
+  su_net(su_p(0, dir, "net.yml"), "Ring", 4, 25, 700);
+  su_put(su_p(1, dir, "sys.json"),
+         "{\"preferred-dataset-splits\": 2, \"endpoint-delay\": 7, \"local-mem-bw\": 100, "
+         "\"rooted-collectives\": \"network\"}");
+  ld_t p;
+  load_platform(&p, su_p(0, dir, "net.yml"), su_p(1, dir, "sys.json"));
+  char pl[600], pg[600];
+  snprintf(pl, sizeof pl, "%s/local", dir);
+  snprintf(pg, sizeof pg, "%s/global", dir);
+  etsim_et_set_t *sl = load_set(pl), *sg = load_set(pg);
+  uint32_t rot[4] = {1, 2, 3, 0};
+  etsim_sim_job_t j = {"rot", sl, NULL, rot};
+  etsim_sim_result_t *rj = run_jobs(&j, 1, &p, "congestion");
+  etsim_sim_opts_t o = {.backend = "congestion", .exact = 1};
+  etsim_sim_result_t *r = NULL;
+  etsim_error_t err = {0};
+  if (etsim_sim_run(sg, &p.topo, &p.sys, &o, &r, &err)) fail_msg("%s", err.msg);
+  for (uint32_t i = 0; i < 4; i++) {
+    if (rj->npu[i].finish_ps != r->npu[i].finish_ps)
+      fail_msg("NPU %u: job %lld ps, plain run %lld ps", i, (long long)rj->npu[i].finish_ps,
+               (long long)r->npu[i].finish_ps);
+  }
+  /* the root (NPU 1) finishes first: it only sends */
+  assert_true(r->npu[1].finish_ps < r->npu[3].finish_ps);
+  etsim_sim_result_free(rj);
+  etsim_sim_result_free(r);
+  etsim_et_set_free(sl);
+  etsim_et_set_free(sg);
+  etsim_sys_config_free(&p.sys);
+}
+
 static void expect_place_err(const char *place, uint32_t n, uint32_t n_npus, uint8_t *taken,
                              const char *needle) {
   uint32_t out[64];
@@ -317,6 +372,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_alone_equals_disjoint, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_shared_link_closed_form, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_whole_network_job_is_plain_run, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_rooted_local_root, tu_setup, tu_teardown),
       cmocka_unit_test(test_placements),
       cmocka_unit_test_setup_teardown(test_bad_jobs, tu_setup, tu_teardown),
   };
