@@ -3,7 +3,7 @@
 # a job alone equals the same job beside another on a disjoint placement,
 # line for line (analytical, congestion; flow and packet on a non-blocking
 # star, where --jobs-alone must report slowdown 1); the summary, JSON and
-# timeline name each job; a random placement is the same for the same seed;
+# timeline and HTML report name each job; a random placement is the same for the same seed;
 # bad --job specs exit 2 naming the argument and the part.
 . "$(dirname "$0")/../lib.sh"
 sim() { "$BIN" sim --system "$T/sys.json" "$@"; }
@@ -58,7 +58,9 @@ assert r['npus'][0]['job'] is None and r['npus'][3]['rank'] == 1, r['npus'][:4]
 # flow and packet on a star: disjoint hosts never share a link, alone == shared
 for be in flow packet; do
   "$BIN" sim --system "$T/sys1.json" --job "$T/a@strided:2" --job "$T/b@strided:2" --network "$T/sw.yml" \
-    --backend $be --jobs-alone >"$T/o" 2>"$T/e" || fail "$be: $(cat "$T/e")"
+    --backend $be --jobs-alone --report "$T/rep.html" >"$T/o" 2>"$T/e" || fail "$be: $(cat "$T/e")"
+  grep -q '<td class="l">1 b</td><td>4</td><td>[0-9.,]*</td><td>[0-9.,]*</td><td>1.0000x</td>' "$T/rep.html" ||
+    fail "$be: no jobs table in the HTML report"
   [ "$(grep -c 'slowdown 1.0000x' "$T/o")" = 2 ] || fail "$be: $(grep -A2 '^jobs' "$T/o")"
   grep -q '^  job 0 a .*(0,2,4,6)' "$T/o" || fail "$be strided: $(grep -A2 '^jobs' "$T/o")"
 done
