@@ -334,7 +334,7 @@ int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, un
       /* An ET+ file names it directly. */
       uint32_t ti;
       if (e->itd >= 0 && ptc_find(c, (uint64_t)e->itd, &ti)) {
-        uint32_t top = etsim_conv__pt_top_op(c, ti);
+        uint32_t top = ptc_top_op(c, ti);
         if (top != UINT32_MAX && c->op_pos[top] < pos) {
           size_t before = dd.n;
           if ((rc = dep_add(&dd, c->nodes[top].id))) goto nomem;
