@@ -11,7 +11,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The command line, parsed by cli_parse from the table in parse_opts. */
 typedef struct netsim_opts {
@@ -169,15 +168,15 @@ static int run_all(const runner_t *r, int quiet, etsim_error_t *err) {
   for (;;) {
     int64_t next = r->flow ? etsim_netflow_next_time(r->flow) : etsim_netpkt_next_time(r->pkt);
     if (next == INT64_MAX) break;
-    struct timespec a, z;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    etsim_stopwatch_t step_sw;
+    etsim_stopwatch_start(&step_sw);
     int rc = run_to(r, next > INT64_MAX - step ? INT64_MAX : next + step, err);
     if (rc) {
       cli_progress_end(&pg);
       return rc;
     }
-    clock_gettime(CLOCK_MONOTONIC, &z);
-    double dt = (double)(z.tv_sec - a.tv_sec) + 1e-9 * (double)(z.tv_nsec - a.tv_nsec);
+    etsim_stopwatch_stop(&step_sw);
+    double dt = step_sw.wall_s;
     if (dt < 0.05 && step < INT64_MAX / 4) step *= 2;
     else if (dt > 0.2 && step > 1000) step /= 2;
     uint64_t done, all;
@@ -235,25 +234,9 @@ static int write_ports(out_t *ot, const char *path, const etsim_netpkt_t *pkt,
   return 0;
 }
 
-/* Wall and CPU seconds of a run: rates are per CPU second (on a shared
- * machine wall time measures the neighbours), as sim reports them. */
-typedef struct {
-  struct timespec w0, c0;
-  double wall, cpu;
-} stopwatch_t;
-static void sw_start(stopwatch_t *t) {
-  clock_gettime(CLOCK_MONOTONIC, &t->w0);
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->c0);
-}
-static void sw_stop(stopwatch_t *t) {
-  struct timespec w1, c1;
-  clock_gettime(CLOCK_MONOTONIC, &w1);
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-  t->wall = (double)(w1.tv_sec - t->w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - t->w0.tv_nsec);
-  t->cpu = (double)(c1.tv_sec - t->c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - t->c0.tv_nsec);
-}
-static double per_cpu_s(uint64_t n, const stopwatch_t *t) {
-  return t->cpu > 0 ? (double)n / t->cpu : 0;
+/* Rates are per CPU second (etsim_stopwatch_t says why), as sim reports them. */
+static double per_cpu_s(uint64_t n, const etsim_stopwatch_t *t) {
+  return t->cpu_s > 0 ? (double)n / t->cpu_s : 0;
 }
 
 /* Commit the open outputs of outs[0..n), then the batch they belong to
@@ -287,13 +270,13 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
     goto done;
   }
   etsim_netflow_set_outputs(net, of.open ? of.f.fp : NULL);
-  stopwatch_t sw;
-  sw_start(&sw);
+  etsim_stopwatch_t sw;
+  etsim_stopwatch_start(&sw);
   if (run_all(&(runner_t){NULL, NULL, net}, quiet, &err)) {
     code = cli_fail(&err);
     goto done;
   }
-  sw_stop(&sw);
+  etsim_stopwatch_stop(&sw);
   etsim_netflow_stats_t st;
   etsim_netflow_get_stats(net, &st);
   /* the run's files replace the old ones together, as the packet level's */
@@ -319,15 +302,15 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
            ", \"flows_done\": %" PRIu64 ", \"last_done_ns\": %" PRId64 ", \"events\": %" PRIu64
            ", \"recomputes\": %" PRIu64
            ", \"cpu_s\": %.6f, \"wall_s\": %.6f, \"events_per_s\": %.0f}\n",
-           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes, sw.cpu,
-           sw.wall, per_cpu_s(st.events, &sw));
+           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes, sw.cpu_s,
+           sw.wall_s, per_cpu_s(st.events, &sw));
   else {
     printf("%s (flow level)\n", input);
     printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
     printf("  work             %" PRIu64 " events, %" PRIu64
            " re-ratings in %.3f s CPU (%.3f s wall), %.2f M events/s of CPU\n",
-           st.events, st.recomputes, sw.cpu, sw.wall, per_cpu_s(st.events, &sw) / 1e6);
+           st.events, st.recomputes, sw.cpu_s, sw.wall_s, per_cpu_s(st.events, &sw) / 1e6);
   }
 done:
   etsim_outfile_batch_abort();
@@ -358,7 +341,7 @@ static void slowdowns(const etsim_netpkt_t *net, size_t n_flows, double q[3]) {
 /* The packet level's summary on stdout, as text or one JSON line. */
 static void print_summary(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
                           const etsim_netpkt_topo_t *topo, const etsim_netpkt_t *net,
-                          size_t n_flows, const stopwatch_t *sw) {
+                          size_t n_flows, const etsim_stopwatch_t *sw) {
   etsim_netpkt_stats_t st;
   etsim_netpkt_get_stats(net, &st);
   double q[3];
@@ -383,7 +366,7 @@ static void print_summary(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
         input, cc, topo->n_nodes, n_sw, topo->n_links, st.msgs, st.msgs_done,
         st.last_done_ps / 1000, med, p99, mx, st.pauses, st.resumes, (double)st.paused_ps / 1e6,
         st.drops_buffer, st.drops_error, st.ecn_marks, st.cnps, st.max_switch_buffer_bytes,
-        st.events, pkts, sw->cpu, sw->wall, per_cpu_s(st.events, sw), per_cpu_s(pkts, sw));
+        st.events, pkts, sw->cpu_s, sw->wall_s, per_cpu_s(st.events, sw), per_cpu_s(pkts, sw));
     return;
   }
   printf("%s\n", input);
@@ -401,7 +384,7 @@ static void print_summary(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
   printf("  work             %" PRIu64 " events, %" PRIu64
          " packets in %.3f s CPU (%.3f s wall), "
          "%.2f M events/s and %.2f M packets/s of CPU\n",
-         st.events, pkts, sw->cpu, sw->wall, per_cpu_s(st.events, sw) / 1e6,
+         st.events, pkts, sw->cpu_s, sw->wall_s, per_cpu_s(st.events, sw) / 1e6,
          per_cpu_s(pkts, sw) / 1e6);
 }
 
@@ -426,15 +409,15 @@ static int run_packet(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
   }
   etsim_netpkt_set_outputs(net, of.open ? of.f.fp : NULL, op.open ? op.f.fp : NULL,
                            oq.open ? oq.f.fp : NULL);
-  stopwatch_t sw;
-  sw_start(&sw);
+  etsim_stopwatch_t sw;
+  etsim_stopwatch_start(&sw);
   if (timeline &&
       etsim_netpkt_tl_create(&tl, net, topo, (int64_t)o->step_ns * 1000, n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
   int rc = run_all(&(runner_t){net, tl, NULL}, o->quiet, &err);
-  sw_stop(&sw);
+  etsim_stopwatch_stop(&sw);
   /* The output files of one run replace the old ones together or not at
    * all: a failed last write must not leave a mixed set. */
   etsim_outfile_batch_begin();
