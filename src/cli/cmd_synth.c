@@ -382,6 +382,14 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   uint64_t n = 0, seed = 1;
   double label = NAN;
   int have_n = 0;
+  /* How many DAGs, their labels and the seed: the same for both. */
+#define COUNT_OPTS                                                                               \
+  CLI_O_UINT_GIVEN("-n", NULL, &n, "N", 1, 10000000, &have_n,                                    \
+                   "how many DAGs (default: one per label given)"),                              \
+      CLI_O_STR("--labels-from", NULL, &labels_from, "FILE",                                     \
+                "the labels of FILE's DAGs, in order"),                                          \
+      CLI_O_STR("--label-file", NULL, &label_file, "F", "the VALUEs of F's 'NAME VALUE' lines"), \
+      CLI_O_UINT("--seed", NULL, &seed, "S", 0, 0, "seed (default 1)")
   const cli_opt_t sample_opts[] = {
       {.name = "--model",
        .kind = CLI_STR,
@@ -389,14 +397,10 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
        .metavar = "MODEL",
        .help = "a model from synth train",
        .flags = CLI_REQUIRED},
-      CLI_O_UINT_GIVEN("-n", NULL, &n, "N", 1, 10000000, &have_n,
-                       "how many DAGs (default: one per label given)"),
       CLI_O_REAL("--label", NULL, &label, "Y", 0, 0, "every DAG's label"),
-      CLI_O_STR("--labels-from", NULL, &labels_from, "FILE", "the labels of FILE's DAGs, in order"),
-      CLI_O_STR("--label-file", NULL, &label_file, "F", "the VALUEs of F's 'NAME VALUE' lines"),
+      COUNT_OPTS,
       CLI_O_FLAG("--no-project", NULL, &no_project,
                  "keep sampled nodes that break an attribute rule as drawn"),
-      CLI_O_UINT("--seed", NULL, &seed, "S", 0, 0, "seed (default 1)"),
       {.name = "--output",
        .alias = "-o",
        .kind = CLI_STR,
@@ -412,15 +416,11 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
        .metavar = "FILE",
        .help = "the DAGs to fit",
        .flags = CLI_REQUIRED},
-      CLI_O_UINT_GIVEN("-n", NULL, &n, "N", 1, 10000000, &have_n,
-                       "how many DAGs (default: one per label given)"),
       CLI_O_CHOICE("--method", NULL, &method, "M", "daggen|empirical",
                    "daggen (default; a DAGGEN-style parametric model: node count,\n"
                    "fat, regularity, density, jump) or empirical (empirical\n"
                    "layer-count and layer-size marginals)"),
-      CLI_O_STR("--labels-from", NULL, &labels_from, "FILE", "the labels of FILE's DAGs, in order"),
-      CLI_O_STR("--label-file", NULL, &label_file, "F", "the VALUEs of F's 'NAME VALUE' lines"),
-      CLI_O_UINT("--seed", NULL, &seed, "S", 0, 0, "seed (default 1)"),
+      COUNT_OPTS,
       {.name = "--output",
        .alias = "-o",
        .kind = CLI_STR,
@@ -429,6 +429,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
        .help = "where to write the DAGs (text format)",
        .flags = CLI_REQUIRED},
       CLI_O_END};
+#undef COUNT_OPTS
   const cli_cmd_t cmd =
       baseline
           ? (cli_cmd_t){"synth baseline",
