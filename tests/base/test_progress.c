@@ -10,6 +10,7 @@
 #include "etsim/base.h"
 
 #include <string.h>
+#include <time.h>
 
 static void test_pacing(void **s) {
   (void)s;
@@ -74,11 +75,38 @@ static void test_truncation(void **s) {
   assert_int_equal(n, 0);
 }
 
+/* A stopwatch around 30 ms of busy work: the CPU seconds it reports are
+ * those the CPU clock moved by (to its 1 ms resolution here), wall time is
+ * at least that (one thread), and a second stop measures from the same
+ * start. */
+static void test_stopwatch(void **s) {
+  (void)s;
+  etsim_stopwatch_t sw;
+  etsim_stopwatch_start(&sw);
+  struct timespec a, b;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+  volatile uint64_t x = 1;
+  double spun;
+  do {
+    for (int i = 0; i < 10000; i++) x = x * 6364136223846793005ull + 1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    spun = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+  } while (spun < 0.03);
+  etsim_stopwatch_stop(&sw);
+  if (!(sw.cpu_s >= spun - 0.001 && sw.cpu_s < spun + 0.5))
+    fail_msg("cpu_s %.6f for %.6f s spun", sw.cpu_s, spun);
+  if (!(sw.wall_s >= sw.cpu_s - 0.001)) fail_msg("wall_s %.6f < cpu_s %.6f", sw.wall_s, sw.cpu_s);
+  double first = sw.cpu_s;
+  etsim_stopwatch_stop(&sw);
+  if (!(sw.cpu_s >= first)) fail_msg("second stop %.6f before the first %.6f", sw.cpu_s, first);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pacing),
       cmocka_unit_test(test_wording),
       cmocka_unit_test(test_truncation),
+      cmocka_unit_test(test_stopwatch),
   };
   return TU_RUN(tests, NULL, NULL);
 }
