@@ -27,6 +27,8 @@ void etsim_stopwatch_stop(etsim_stopwatch_t *t) {
   t->cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID) - t->cpu0;
 }
 
+double etsim_stopwatch_wall(const etsim_stopwatch_t *t) { return mono_s() - t->wall0; }
+
 void etsim_progress_init(etsim_progress_t *p, const char *what, double every_s) {
   p->what = what;
   p->every_s = every_s >= 0 ? every_s : 0.25; /* 0: every call */

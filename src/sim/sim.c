@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -90,7 +89,7 @@ typedef struct sim {
   uint32_t done_dims;               /* while a collective completes: its dimensions */
   uint64_t nodes_done, nodes_total; /* over simulated NPUs, for progress */
   uint32_t npus_done;
-  struct timespec t0;
+  const etsim_stopwatch_t *sw; /* the run's; its wall time paces progress */
   double next_report_s;
   uint64_t dur_ns_nodes;   /* COMP nodes timed by duration_ns ... */
   int64_t dur_ns_delta_ps; /* ... and how much that moved their times in total */
@@ -1198,15 +1197,9 @@ static int tie_check(sim_t *s, const etsim_des_event_t *ev) {
   return 0;
 }
 
-static double since(const struct timespec *t0) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* The caller's progress line, at most twice a second. */
 static void report_progress(sim_t *s) {
-  double el = since(&s->t0);
+  double el = etsim_stopwatch_wall(s->sw);
   if (el < s->next_report_s) return;
   s->next_report_s = el + 0.5;
   uint64_t g = s->sym ? s->sym->order : 1;
@@ -1564,9 +1557,8 @@ static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
                            "the workload has %zu ranks but the network has %u "
                            "NPUs",
                            set->n_ranks, topo->total);
-  struct timespec w0, w1, c0, c1;
-  clock_gettime(CLOCK_MONOTONIC, &w0);
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+  etsim_stopwatch_t sw;
+  etsim_stopwatch_start(&sw);
   sim_sym_t sym;
   memset(&sym, 0, sizeof sym);
   int have_sym = 0, rc;
@@ -1589,7 +1581,7 @@ static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
     s.err = err;
     s.sym = have_sym ? &sym : NULL;
     s.jobs = jobs;
-    s.t0 = w0;
+    s.sw = &sw;
     s.next_report_s = 1.0; /* short runs print nothing */
     etsim_u64map_init(&s.gidx);
     etsim_sim_result_t *r = etsim_calloc(1, sizeof *r);
@@ -1625,10 +1617,9 @@ static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
       etsim_sim_result_free(r);
       return rc;
     }
-    clock_gettime(CLOCK_MONOTONIC, &w1);
-    r->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-    r->cpu_s = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+    etsim_stopwatch_stop(&sw);
+    r->wall_s = sw.wall_s;
+    r->cpu_s = sw.cpu_s;
     *out = r;
     (void)attempt;
     return 0;

@@ -77,8 +77,8 @@ static void test_truncation(void **s) {
 
 /* A stopwatch around 30 ms of busy work: the CPU seconds it reports are
  * those the CPU clock moved by (to its 1 ms resolution here), wall time is
- * at least that (one thread), and a second stop measures from the same
- * start. */
+ * at least that (one thread), and a second stop and the wall reading
+ * measure from the same start. */
 static void test_stopwatch(void **s) {
   (void)s;
   etsim_stopwatch_t sw;
@@ -99,6 +99,10 @@ static void test_stopwatch(void **s) {
   double first = sw.cpu_s;
   etsim_stopwatch_stop(&sw);
   if (!(sw.cpu_s >= first)) fail_msg("second stop %.6f before the first %.6f", sw.cpu_s, first);
+  /* the wall reading alone runs on from the same start */
+  double w = etsim_stopwatch_wall(&sw);
+  TU_GE(w, sw.wall_s);
+  TU_LT(w, sw.wall_s + 0.5);
 }
 
 int main(void) {
