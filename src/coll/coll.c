@@ -27,6 +27,7 @@
 #define TOK_KIND(t) ((t) & (3ull << 62))
 #define TOK_VAL(t) ((t) & ~(3ull << 62))
 #define TAG_COLL (1ull << 40)
+#define TAG_GROUP_SHIFT 41 /* stream_tag: a communicator's id, bits 41-62 */
 #define CP(s) (&(s)->cur)
 
 static const char *const type_names[] = {"all-reduce", "reduce-scatter", "all-gather",
@@ -1181,7 +1182,11 @@ static int stream_tag(etsim_coll_t *c, uint32_t si, const etsim_comm_t *comm) {
       return rc;
     c->gcount[c->n_gcount++] = 0;
   }
-  c->streams[si].tag = TAG_COLL | ((uint64_t)comm->id * 1000000u + c->gcount[slot]++);
+  /* The communicator's id above the collective tag bit, the count below it:
+   * ids up to 2^21 (group files allow 2,000,000) and 2^40 collectives per
+   * communicator never meet another's tags (id * 10^6 + count did, past
+   * bit 40 or a millionth collective). */
+  c->streams[si].tag = TAG_COLL | (uint64_t)comm->id << TAG_GROUP_SHIFT | c->gcount[slot]++;
   return 0;
 }
 
@@ -1665,7 +1670,7 @@ int etsim_coll_check_idle(const etsim_coll_t *c, etsim_error_t *err) {
     const match_t *e = &c->match[i];
     if (e->inflight == UINT32_MAX || (!e->arrived && !e->n_recv)) continue;
     const char *ns = e->tag & TAG_COLL ? "collective stream" : "tag";
-    uint64_t tag = e->tag & ~TAG_COLL;
+    uint64_t tag = e->tag & (TAG_COLL - 1); /* the count, without a communicator's id */
     if (e->n_recv)
       len += (size_t)snprintf(buf + len, sizeof buf - len,
                               "%sNPU %u waits for %llu bytes from NPU "

@@ -599,6 +599,13 @@ static int issue_metadata(sim_t *s, uint32_t id, uint32_t i) {
     char *end;
     long key = pg ? strtol(pg, &end, 10) : -1;
     if (!pg || *end || key <= 0) continue; /* world or not a number */
+    if (key >= 2000000) {                  /* as group files: a communicator id fits coll's tags */
+      json_decref(arr);
+      return etsim_error_set(s->err, ETSIM_EINVAL,
+                             "%s: node %llu: process group \"%s\": ids above 1999999 are not "
+                             "supported",
+                             t->path, (unsigned long long)t->id[i], pg);
+    }
     /* with --job: one job's groups, its ranks */
     int64_t mkey = (int64_t)etsim_sim__group_key(s->jobs, id, (uint64_t)key);
     uint32_t n_all = s->n;
