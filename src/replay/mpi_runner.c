@@ -899,72 +899,54 @@ static int write_timeline(const char *path, const rec_t *r, size_t n, etsim_erro
   return etsim_outfile_commit(&o, err);
 }
 
-static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n) {
+/* The sums the report is made of. */
+typedef struct {
+  double cat_m[ETSIM_REPLAY_CAT_COUNT], cat_r[ETSIM_REPLAY_CAT_COUNT];
+  double rec_total, rec_mapped;
+  size_t mapped, checked, bad;
+  etsim_replay_fidelity_t f;
+  int use_span;    /* the recorded span is the reference, not the dry run */
+  double recorded; /* the reference iteration time */
+  double err_it;   /* the measured median's error against it */
+} tally_t;
+
+static int tally(const args_t *a, const summary_t *S, const rec_t *r, size_t n, tally_t *t) {
   double *rec = etsim_calloc(n + 1, sizeof *rec);
   double *mea = etsim_calloc(n + 1, sizeof *mea);
   if (!rec || !mea) {
     etsim_free(rec), etsim_free(mea);
     return ETSIM_ENOMEM;
   }
-  double cat_m[ETSIM_REPLAY_CAT_COUNT] = {0}, cat_r[ETSIM_REPLAY_CAT_COUNT] = {0};
-  double rec_total = 0, rec_mapped = 0;
-  size_t mapped = 0, checked = 0, bad = 0;
+  memset(t, 0, sizeof *t);
   for (size_t i = 0; i < n; i++) {
     rec[i] = (double)r[i].rec_ns;
     mea[i] = (double)r[i].mean_ns;
     int c = etsim_replay_kind_cat(r[i].kind);
-    cat_m[c] += (double)r[i].mean_ns;
-    cat_r[c] += (double)r[i].rec_ns;
-    rec_total += (double)r[i].rec_ns;
+    t->cat_m[c] += (double)r[i].mean_ns;
+    t->cat_r[c] += (double)r[i].rec_ns;
+    t->rec_total += (double)r[i].rec_ns;
     if (r[i].mapped) {
-      mapped++;
-      rec_mapped += (double)r[i].rec_ns;
+      t->mapped++;
+      t->rec_mapped += (double)r[i].rec_ns;
     }
-    checked += r[i].check != 0;
-    bad += r[i].check == 2;
+    t->checked += r[i].check != 0;
+    t->bad += r[i].check == 2;
   }
-  etsim_replay_fidelity_t f;
-  etsim_replay_fidelity(rec, mea, n, &f);
+  etsim_replay_fidelity(rec, mea, n, &t->f);
   /* The recorded span is only comparable when nothing was scaled. */
-  int use_span = S->rec_span_ns && a->compute_scale == 1.0 && a->comm_scale == 1.0;
-  double recorded = use_span ? (double)S->rec_span_ns : (double)S->dry_ns;
-  double err_it = recorded > 0 ? ((double)S->iter_med_ns - recorded) / recorded : 0;
-  json_t *j = json_object();
-  json_object_set_new(j, "prefix", json_string(a->prefix));
-  json_object_set_new(j, "ranks", json_integer(S->world));
-  json_object_set_new(j, "nodes", json_integer((json_int_t)n));
-  json_object_set_new(j, "iterations", json_integer(S->iterations));
-  json_object_set_new(j, "warmup", json_integer(S->warmup));
-  json_t *it = json_object();
-  json_object_set_new(it, "measured_median_us", json_real((double)S->iter_med_ns / 1e3));
-  json_object_set_new(it, "measured_min_us", json_real((double)S->iter_min_ns / 1e3));
-  json_object_set_new(it, "measured_max_us", json_real((double)S->iter_max_ns / 1e3));
-  json_object_set_new(it, "recorded_span_us", json_real((double)S->rec_span_ns / 1e3));
-  json_object_set_new(it, "dry_run_us", json_real((double)S->dry_ns / 1e3));
-  json_object_set_new(it, "critical_path_us", json_real((double)S->crit_ns / 1e3));
-  json_object_set_new(it, "relative_error", json_real(err_it));
-  json_object_set_new(j, "iteration", it);
-  json_t *pn = json_object();
-  json_object_set_new(pn, "compared", json_integer((json_int_t)f.n));
-  json_object_set_new(pn, "mdape", json_real(f.mdape));
-  json_object_set_new(pn, "weighted_error", json_real(f.wape));
-  json_object_set_new(pn, "spearman", json_real(f.spearman));
-  json_object_set_new(pn, "within10", json_real(f.within10));
-  json_object_set_new(pn, "within25", json_real(f.within25));
-  json_object_set_new(j, "per_node", pn);
-  json_t *cats = json_object();
-  for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++) {
-    json_t *o = json_object();
-    json_object_set_new(o, "measured_us", json_real(cat_m[c] / 1e3));
-    json_object_set_new(o, "recorded_us", json_real(cat_r[c] / 1e3));
-    json_object_set_new(cats, etsim_replay_cat_name(c), o);
-  }
-  json_object_set_new(j, "categories", cats);
+  t->use_span = S->rec_span_ns && a->compute_scale == 1.0 && a->comm_scale == 1.0;
+  t->recorded = t->use_span ? (double)S->rec_span_ns : (double)S->dry_ns;
+  t->err_it = t->recorded > 0 ? ((double)S->iter_med_ns - t->recorded) / t->recorded : 0;
+  etsim_free(rec), etsim_free(mea);
+  return 0;
+}
+
+static json_t *coverage_json(const rec_t *r, size_t n, const tally_t *t) {
   json_t *cov = json_object();
-  json_object_set_new(cov, "nodes_mapped", json_integer((json_int_t)mapped));
+  json_object_set_new(cov, "nodes_mapped", json_integer((json_int_t)t->mapped));
   json_object_set_new(cov, "nodes", json_integer((json_int_t)n));
   json_object_set_new(cov, "recorded_time_mapped",
-                      json_real(rec_total > 0 ? rec_mapped / rec_total : 1.0));
+                      json_real(t->rec_total > 0 ? t->rec_mapped / t->rec_total : 1.0));
   json_t *um = json_array();
   for (size_t i = 0; i < n; i++)
     if (!r[i].mapped) {
@@ -975,7 +957,11 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n)
       json_array_append_new(um, o);
     }
   json_object_set_new(cov, "unmapped", um);
-  json_object_set_new(j, "coverage", cov);
+  return cov;
+}
+
+/* Every communication node with its nccl-tests bus bandwidth. */
+static json_t *comm_json(const rec_t *r, size_t n) {
   json_t *colls = json_array();
   for (size_t i = 0; i < n; i++) {
     if (!etsim_replay_kind_is_comm(r[i].kind)) continue;
@@ -1007,74 +993,127 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n)
     json_object_set_new(o, "busbw_gbps", json_real(algbw * fac));
     json_array_append_new(colls, o);
   }
-  json_object_set_new(j, "communication", colls);
+  return colls;
+}
+
+/* The whole report as JSON; its "communication" array is also what the
+ * text report lists. */
+static json_t *report_json(const args_t *a, const summary_t *S, const rec_t *r, size_t n,
+                           const tally_t *t) {
+  json_t *j = json_object();
+  json_object_set_new(j, "prefix", json_string(a->prefix));
+  json_object_set_new(j, "ranks", json_integer(S->world));
+  json_object_set_new(j, "nodes", json_integer((json_int_t)n));
+  json_object_set_new(j, "iterations", json_integer(S->iterations));
+  json_object_set_new(j, "warmup", json_integer(S->warmup));
+  json_t *it = json_object();
+  json_object_set_new(it, "measured_median_us", json_real((double)S->iter_med_ns / 1e3));
+  json_object_set_new(it, "measured_min_us", json_real((double)S->iter_min_ns / 1e3));
+  json_object_set_new(it, "measured_max_us", json_real((double)S->iter_max_ns / 1e3));
+  json_object_set_new(it, "recorded_span_us", json_real((double)S->rec_span_ns / 1e3));
+  json_object_set_new(it, "dry_run_us", json_real((double)S->dry_ns / 1e3));
+  json_object_set_new(it, "critical_path_us", json_real((double)S->crit_ns / 1e3));
+  json_object_set_new(it, "relative_error", json_real(t->err_it));
+  json_object_set_new(j, "iteration", it);
+  json_t *pn = json_object();
+  json_object_set_new(pn, "compared", json_integer((json_int_t)t->f.n));
+  json_object_set_new(pn, "mdape", json_real(t->f.mdape));
+  json_object_set_new(pn, "weighted_error", json_real(t->f.wape));
+  json_object_set_new(pn, "spearman", json_real(t->f.spearman));
+  json_object_set_new(pn, "within10", json_real(t->f.within10));
+  json_object_set_new(pn, "within25", json_real(t->f.within25));
+  json_object_set_new(j, "per_node", pn);
+  json_t *cats = json_object();
+  for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "measured_us", json_real(t->cat_m[c] / 1e3));
+    json_object_set_new(o, "recorded_us", json_real(t->cat_r[c] / 1e3));
+    json_object_set_new(cats, etsim_replay_cat_name(c), o);
+  }
+  json_object_set_new(j, "categories", cats);
+  json_object_set_new(j, "coverage", coverage_json(r, n, t));
+  json_object_set_new(j, "communication", comm_json(r, n));
   json_t *ck = json_object();
   json_object_set_new(ck, "enabled", json_boolean(a->check));
-  json_object_set_new(ck, "verified", json_integer((json_int_t)checked));
-  json_object_set_new(ck, "mismatches", json_integer((json_int_t)bad));
+  json_object_set_new(ck, "verified", json_integer((json_int_t)t->checked));
+  json_object_set_new(ck, "mismatches", json_integer((json_int_t)t->bad));
   json_object_set_new(j, "check", ck);
   json_t *mc = json_object();
   json_object_set_new(mc, "ridge_flop_per_byte", json_real(S->ridge));
   json_object_set_new(mc, "gemm_gflops", json_real(S->gemm_rate / 1e9));
   json_object_set_new(mc, "stream_gbps", json_real(S->stream_rate / 1e9));
   json_object_set_new(j, "machine", mc);
+  return j;
+}
 
+static void print_text(const args_t *a, const summary_t *S, size_t n, const tally_t *t,
+                       const json_t *colls) {
+  printf(
+      "replay %s: %d rank(s), %zu node(s), %d timed iteration(s) after %d "
+      "warm-up\n",
+      a->prefix, S->world, n, S->iterations, S->warmup);
+  char errs[64];
+  if (t->recorded > 0) snprintf(errs, sizeof errs, "error %+.1f%%", 100 * t->err_it);
+  else snprintf(errs, sizeof errs, "no recorded time to compare");
+  printf(
+      "iteration: measured %.3f us (median; min %.3f, max %.3f), recorded "
+      "%.3f us%s, dry run %.3f us, critical path %.3f us: %s\n",
+      (double)S->iter_med_ns / 1e3, (double)S->iter_min_ns / 1e3, (double)S->iter_max_ns / 1e3,
+      t->recorded / 1e3, t->use_span ? " (span)" : " (dry run)", (double)S->dry_ns / 1e3,
+      (double)S->crit_ns / 1e3, errs);
+  const etsim_replay_fidelity_t *f = &t->f;
+  if (f->n)
+    printf(
+        "per node (%zu with a recorded time): MdAPE %.1f%%, weighted "
+        "error %.1f%%, Spearman %.3f, within 10%% %.0f%%, within 25%% "
+        "%.0f%%\n",
+        f->n, 100 * f->mdape, 100 * f->wape, f->spearman, 100 * f->within10, 100 * f->within25);
+  else printf("per node: no node has a recorded duration\n");
+  printf("%-8s %14s %14s\n", "category", "measured_us", "recorded_us");
+  for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++)
+    if (t->cat_m[c] > 0 || t->cat_r[c] > 0)
+      printf("%-8s %14.3f %14.3f\n", etsim_replay_cat_name(c), t->cat_m[c] / 1e3,
+             t->cat_r[c] / 1e3);
+  printf("coverage: %zu/%zu node(s) mapped, %.1f%% of recorded time\n", t->mapped, n,
+         t->rec_total > 0 ? 100 * t->rec_mapped / t->rec_total : 100.0);
+  size_t shown = 0;
+  json_t *o;
+  size_t k;
+  json_array_foreach(colls, k, o) {
+    if (shown++ == 16) {
+      printf("  ... (%zu communication nodes in all; see --json)\n", json_array_size(colls));
+      break;
+    }
+    printf(
+        "  rank %lld node %lld %-14s %10lld B %10.3f us  algbw %.3f GB/s "
+        "busbw %.3f GB/s\n",
+        (long long)json_integer_value(json_object_get(o, "rank")),
+        (long long)json_integer_value(json_object_get(o, "id")),
+        json_string_value(json_object_get(o, "type")),
+        (long long)json_integer_value(json_object_get(o, "bytes")),
+        json_real_value(json_object_get(o, "measured_us")),
+        json_real_value(json_object_get(o, "algbw_gbps")),
+        json_real_value(json_object_get(o, "busbw_gbps")));
+  }
+  if (a->check)
+    printf("check: %zu communication node(s) verified, %zu mismatch(es)\n", t->checked, t->bad);
+}
+
+/* Rank 0's report of the gathered records: JSON, text or nothing.
+ * Returns 1 when a received buffer failed the check. */
+static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n) {
+  tally_t t;
+  if (tally(a, S, r, n, &t)) return ETSIM_ENOMEM;
+  json_t *j = report_json(a, S, r, n, &t);
   if (a->json) {
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
     if (s) puts(s);
     free(s);
   } else if (!a->quiet) {
-    printf(
-        "replay %s: %d rank(s), %zu node(s), %d timed iteration(s) after %d "
-        "warm-up\n",
-        a->prefix, S->world, n, S->iterations, S->warmup);
-    char errs[64];
-    if (recorded > 0) snprintf(errs, sizeof errs, "error %+.1f%%", 100 * err_it);
-    else snprintf(errs, sizeof errs, "no recorded time to compare");
-    printf(
-        "iteration: measured %.3f us (median; min %.3f, max %.3f), recorded "
-        "%.3f us%s, dry run %.3f us, critical path %.3f us: %s\n",
-        (double)S->iter_med_ns / 1e3, (double)S->iter_min_ns / 1e3, (double)S->iter_max_ns / 1e3,
-        recorded / 1e3, use_span ? " (span)" : " (dry run)", (double)S->dry_ns / 1e3,
-        (double)S->crit_ns / 1e3, errs);
-    if (f.n)
-      printf(
-          "per node (%zu with a recorded time): MdAPE %.1f%%, weighted "
-          "error %.1f%%, Spearman %.3f, within 10%% %.0f%%, within 25%% "
-          "%.0f%%\n",
-          f.n, 100 * f.mdape, 100 * f.wape, f.spearman, 100 * f.within10, 100 * f.within25);
-    else printf("per node: no node has a recorded duration\n");
-    printf("%-8s %14s %14s\n", "category", "measured_us", "recorded_us");
-    for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++)
-      if (cat_m[c] > 0 || cat_r[c] > 0)
-        printf("%-8s %14.3f %14.3f\n", etsim_replay_cat_name(c), cat_m[c] / 1e3, cat_r[c] / 1e3);
-    printf("coverage: %zu/%zu node(s) mapped, %.1f%% of recorded time\n", mapped, n,
-           rec_total > 0 ? 100 * rec_mapped / rec_total : 100.0);
-    size_t shown = 0;
-    json_t *o;
-    size_t k;
-    json_array_foreach(colls, k, o) {
-      if (shown++ == 16) {
-        printf("  ... (%zu communication nodes in all; see --json)\n", json_array_size(colls));
-        break;
-      }
-      printf(
-          "  rank %lld node %lld %-14s %10lld B %10.3f us  algbw %.3f GB/s "
-          "busbw %.3f GB/s\n",
-          (long long)json_integer_value(json_object_get(o, "rank")),
-          (long long)json_integer_value(json_object_get(o, "id")),
-          json_string_value(json_object_get(o, "type")),
-          (long long)json_integer_value(json_object_get(o, "bytes")),
-          json_real_value(json_object_get(o, "measured_us")),
-          json_real_value(json_object_get(o, "algbw_gbps")),
-          json_real_value(json_object_get(o, "busbw_gbps")));
-    }
-    if (a->check)
-      printf("check: %zu communication node(s) verified, %zu mismatch(es)\n", checked, bad);
+    print_text(a, S, n, &t, json_object_get(j, "communication"));
   }
   json_decref(j);
-  etsim_free(rec), etsim_free(mea);
-  return bad ? 1 : 0;
+  return t.bad ? 1 : 0;
 }
 
 /* ------------------------------------------------------------ main */
