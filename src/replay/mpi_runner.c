@@ -899,72 +899,54 @@ static int write_timeline(const char *path, const rec_t *r, size_t n, etsim_erro
   return etsim_outfile_commit(&o, err);
 }
 
-static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n) {
+/* The sums the report is made of. */
+typedef struct {
+  double cat_m[ETSIM_REPLAY_CAT_COUNT], cat_r[ETSIM_REPLAY_CAT_COUNT];
+  double rec_total, rec_mapped;
+  size_t mapped, checked, bad;
+  etsim_replay_fidelity_t f;
+  int use_span;    /* the recorded span is the reference, not the dry run */
+  double recorded; /* the reference iteration time */
+  double err_it;   /* the measured median's error against it */
+} tally_t;
+
+static int tally(const args_t *a, const summary_t *S, const rec_t *r, size_t n, tally_t *t) {
   double *rec = etsim_calloc(n + 1, sizeof *rec);
   double *mea = etsim_calloc(n + 1, sizeof *mea);
   if (!rec || !mea) {
     etsim_free(rec), etsim_free(mea);
     return ETSIM_ENOMEM;
   }
-  double cat_m[ETSIM_REPLAY_CAT_COUNT] = {0}, cat_r[ETSIM_REPLAY_CAT_COUNT] = {0};
-  double rec_total = 0, rec_mapped = 0;
-  size_t mapped = 0, checked = 0, bad = 0;
+  memset(t, 0, sizeof *t);
   for (size_t i = 0; i < n; i++) {
     rec[i] = (double)r[i].rec_ns;
     mea[i] = (double)r[i].mean_ns;
     int c = etsim_replay_kind_cat(r[i].kind);
-    cat_m[c] += (double)r[i].mean_ns;
-    cat_r[c] += (double)r[i].rec_ns;
-    rec_total += (double)r[i].rec_ns;
+    t->cat_m[c] += (double)r[i].mean_ns;
+    t->cat_r[c] += (double)r[i].rec_ns;
+    t->rec_total += (double)r[i].rec_ns;
     if (r[i].mapped) {
-      mapped++;
-      rec_mapped += (double)r[i].rec_ns;
+      t->mapped++;
+      t->rec_mapped += (double)r[i].rec_ns;
     }
-    checked += r[i].check != 0;
-    bad += r[i].check == 2;
+    t->checked += r[i].check != 0;
+    t->bad += r[i].check == 2;
   }
-  etsim_replay_fidelity_t f;
-  etsim_replay_fidelity(rec, mea, n, &f);
+  etsim_replay_fidelity(rec, mea, n, &t->f);
   /* The recorded span is only comparable when nothing was scaled. */
-  int use_span = S->rec_span_ns && a->compute_scale == 1.0 && a->comm_scale == 1.0;
-  double recorded = use_span ? (double)S->rec_span_ns : (double)S->dry_ns;
-  double err_it = recorded > 0 ? ((double)S->iter_med_ns - recorded) / recorded : 0;
-  json_t *j = json_object();
-  json_object_set_new(j, "prefix", json_string(a->prefix));
-  json_object_set_new(j, "ranks", json_integer(S->world));
-  json_object_set_new(j, "nodes", json_integer((json_int_t)n));
-  json_object_set_new(j, "iterations", json_integer(S->iterations));
-  json_object_set_new(j, "warmup", json_integer(S->warmup));
-  json_t *it = json_object();
-  json_object_set_new(it, "measured_median_us", json_real((double)S->iter_med_ns / 1e3));
-  json_object_set_new(it, "measured_min_us", json_real((double)S->iter_min_ns / 1e3));
-  json_object_set_new(it, "measured_max_us", json_real((double)S->iter_max_ns / 1e3));
-  json_object_set_new(it, "recorded_span_us", json_real((double)S->rec_span_ns / 1e3));
-  json_object_set_new(it, "dry_run_us", json_real((double)S->dry_ns / 1e3));
-  json_object_set_new(it, "critical_path_us", json_real((double)S->crit_ns / 1e3));
-  json_object_set_new(it, "relative_error", json_real(err_it));
-  json_object_set_new(j, "iteration", it);
-  json_t *pn = json_object();
-  json_object_set_new(pn, "compared", json_integer((json_int_t)f.n));
-  json_object_set_new(pn, "mdape", json_real(f.mdape));
-  json_object_set_new(pn, "weighted_error", json_real(f.wape));
-  json_object_set_new(pn, "spearman", json_real(f.spearman));
-  json_object_set_new(pn, "within10", json_real(f.within10));
-  json_object_set_new(pn, "within25", json_real(f.within25));
-  json_object_set_new(j, "per_node", pn);
-  json_t *cats = json_object();
-  for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++) {
-    json_t *o = json_object();
-    json_object_set_new(o, "measured_us", json_real(cat_m[c] / 1e3));
-    json_object_set_new(o, "recorded_us", json_real(cat_r[c] / 1e3));
-    json_object_set_new(cats, etsim_replay_cat_name(c), o);
-  }
-  json_object_set_new(j, "categories", cats);
+  t->use_span = S->rec_span_ns && a->compute_scale == 1.0 && a->comm_scale == 1.0;
+  t->recorded = t->use_span ? (double)S->rec_span_ns : (double)S->dry_ns;
+  t->err_it = t->recorded > 0 ? ((double)S->iter_med_ns - t->recorded) / t->recorded : 0;
+  etsim_free(rec), etsim_free(mea);
+  return 0;
+}
+
+static json_t *coverage_json(const rec_t *r, size_t n, const tally_t *t) {
   json_t *cov = json_object();
-  json_object_set_new(cov, "nodes_mapped", json_integer((json_int_t)mapped));
+  json_object_set_new(cov, "nodes_mapped", json_integer((json_int_t)t->mapped));
   json_object_set_new(cov, "nodes", json_integer((json_int_t)n));
   json_object_set_new(cov, "recorded_time_mapped",
-                      json_real(rec_total > 0 ? rec_mapped / rec_total : 1.0));
+                      json_real(t->rec_total > 0 ? t->rec_mapped / t->rec_total : 1.0));
   json_t *um = json_array();
   for (size_t i = 0; i < n; i++)
     if (!r[i].mapped) {
@@ -975,7 +957,11 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n)
       json_array_append_new(um, o);
     }
   json_object_set_new(cov, "unmapped", um);
-  json_object_set_new(j, "coverage", cov);
+  return cov;
+}
+
+/* Every communication node with its nccl-tests bus bandwidth. */
+static json_t *comm_json(const rec_t *r, size_t n) {
   json_t *colls = json_array();
   for (size_t i = 0; i < n; i++) {
     if (!etsim_replay_kind_is_comm(r[i].kind)) continue;
@@ -1007,270 +993,357 @@ static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n)
     json_object_set_new(o, "busbw_gbps", json_real(algbw * fac));
     json_array_append_new(colls, o);
   }
-  json_object_set_new(j, "communication", colls);
+  return colls;
+}
+
+/* The whole report as JSON; its "communication" array is also what the
+ * text report lists. */
+static json_t *report_json(const args_t *a, const summary_t *S, const rec_t *r, size_t n,
+                           const tally_t *t) {
+  json_t *j = json_object();
+  json_object_set_new(j, "prefix", json_string(a->prefix));
+  json_object_set_new(j, "ranks", json_integer(S->world));
+  json_object_set_new(j, "nodes", json_integer((json_int_t)n));
+  json_object_set_new(j, "iterations", json_integer(S->iterations));
+  json_object_set_new(j, "warmup", json_integer(S->warmup));
+  json_t *it = json_object();
+  json_object_set_new(it, "measured_median_us", json_real((double)S->iter_med_ns / 1e3));
+  json_object_set_new(it, "measured_min_us", json_real((double)S->iter_min_ns / 1e3));
+  json_object_set_new(it, "measured_max_us", json_real((double)S->iter_max_ns / 1e3));
+  json_object_set_new(it, "recorded_span_us", json_real((double)S->rec_span_ns / 1e3));
+  json_object_set_new(it, "dry_run_us", json_real((double)S->dry_ns / 1e3));
+  json_object_set_new(it, "critical_path_us", json_real((double)S->crit_ns / 1e3));
+  json_object_set_new(it, "relative_error", json_real(t->err_it));
+  json_object_set_new(j, "iteration", it);
+  json_t *pn = json_object();
+  json_object_set_new(pn, "compared", json_integer((json_int_t)t->f.n));
+  json_object_set_new(pn, "mdape", json_real(t->f.mdape));
+  json_object_set_new(pn, "weighted_error", json_real(t->f.wape));
+  json_object_set_new(pn, "spearman", json_real(t->f.spearman));
+  json_object_set_new(pn, "within10", json_real(t->f.within10));
+  json_object_set_new(pn, "within25", json_real(t->f.within25));
+  json_object_set_new(j, "per_node", pn);
+  json_t *cats = json_object();
+  for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "measured_us", json_real(t->cat_m[c] / 1e3));
+    json_object_set_new(o, "recorded_us", json_real(t->cat_r[c] / 1e3));
+    json_object_set_new(cats, etsim_replay_cat_name(c), o);
+  }
+  json_object_set_new(j, "categories", cats);
+  json_object_set_new(j, "coverage", coverage_json(r, n, t));
+  json_object_set_new(j, "communication", comm_json(r, n));
   json_t *ck = json_object();
   json_object_set_new(ck, "enabled", json_boolean(a->check));
-  json_object_set_new(ck, "verified", json_integer((json_int_t)checked));
-  json_object_set_new(ck, "mismatches", json_integer((json_int_t)bad));
+  json_object_set_new(ck, "verified", json_integer((json_int_t)t->checked));
+  json_object_set_new(ck, "mismatches", json_integer((json_int_t)t->bad));
   json_object_set_new(j, "check", ck);
   json_t *mc = json_object();
   json_object_set_new(mc, "ridge_flop_per_byte", json_real(S->ridge));
   json_object_set_new(mc, "gemm_gflops", json_real(S->gemm_rate / 1e9));
   json_object_set_new(mc, "stream_gbps", json_real(S->stream_rate / 1e9));
   json_object_set_new(j, "machine", mc);
+  return j;
+}
 
+static void print_text(const args_t *a, const summary_t *S, size_t n, const tally_t *t,
+                       const json_t *colls) {
+  printf(
+      "replay %s: %d rank(s), %zu node(s), %d timed iteration(s) after %d "
+      "warm-up\n",
+      a->prefix, S->world, n, S->iterations, S->warmup);
+  char errs[64];
+  if (t->recorded > 0) snprintf(errs, sizeof errs, "error %+.1f%%", 100 * t->err_it);
+  else snprintf(errs, sizeof errs, "no recorded time to compare");
+  printf(
+      "iteration: measured %.3f us (median; min %.3f, max %.3f), recorded "
+      "%.3f us%s, dry run %.3f us, critical path %.3f us: %s\n",
+      (double)S->iter_med_ns / 1e3, (double)S->iter_min_ns / 1e3, (double)S->iter_max_ns / 1e3,
+      t->recorded / 1e3, t->use_span ? " (span)" : " (dry run)", (double)S->dry_ns / 1e3,
+      (double)S->crit_ns / 1e3, errs);
+  const etsim_replay_fidelity_t *f = &t->f;
+  if (f->n)
+    printf(
+        "per node (%zu with a recorded time): MdAPE %.1f%%, weighted "
+        "error %.1f%%, Spearman %.3f, within 10%% %.0f%%, within 25%% "
+        "%.0f%%\n",
+        f->n, 100 * f->mdape, 100 * f->wape, f->spearman, 100 * f->within10, 100 * f->within25);
+  else printf("per node: no node has a recorded duration\n");
+  printf("%-8s %14s %14s\n", "category", "measured_us", "recorded_us");
+  for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++)
+    if (t->cat_m[c] > 0 || t->cat_r[c] > 0)
+      printf("%-8s %14.3f %14.3f\n", etsim_replay_cat_name(c), t->cat_m[c] / 1e3,
+             t->cat_r[c] / 1e3);
+  printf("coverage: %zu/%zu node(s) mapped, %.1f%% of recorded time\n", t->mapped, n,
+         t->rec_total > 0 ? 100 * t->rec_mapped / t->rec_total : 100.0);
+  size_t shown = 0;
+  json_t *o;
+  size_t k;
+  json_array_foreach(colls, k, o) {
+    if (shown++ == 16) {
+      printf("  ... (%zu communication nodes in all; see --json)\n", json_array_size(colls));
+      break;
+    }
+    printf(
+        "  rank %lld node %lld %-14s %10lld B %10.3f us  algbw %.3f GB/s "
+        "busbw %.3f GB/s\n",
+        (long long)json_integer_value(json_object_get(o, "rank")),
+        (long long)json_integer_value(json_object_get(o, "id")),
+        json_string_value(json_object_get(o, "type")),
+        (long long)json_integer_value(json_object_get(o, "bytes")),
+        json_real_value(json_object_get(o, "measured_us")),
+        json_real_value(json_object_get(o, "algbw_gbps")),
+        json_real_value(json_object_get(o, "busbw_gbps")));
+  }
+  if (a->check)
+    printf("check: %zu communication node(s) verified, %zu mismatch(es)\n", t->checked, t->bad);
+}
+
+/* Rank 0's report of the gathered records: JSON, text or nothing.
+ * Returns 1 when a received buffer failed the check. */
+static int report(const args_t *a, const summary_t *S, const rec_t *r, size_t n) {
+  tally_t t;
+  if (tally(a, S, r, n, &t)) return ETSIM_ENOMEM;
+  json_t *j = report_json(a, S, r, n, &t);
   if (a->json) {
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
     if (s) puts(s);
     free(s);
   } else if (!a->quiet) {
-    printf(
-        "replay %s: %d rank(s), %zu node(s), %d timed iteration(s) after %d "
-        "warm-up\n",
-        a->prefix, S->world, n, S->iterations, S->warmup);
-    char errs[64];
-    if (recorded > 0) snprintf(errs, sizeof errs, "error %+.1f%%", 100 * err_it);
-    else snprintf(errs, sizeof errs, "no recorded time to compare");
-    printf(
-        "iteration: measured %.3f us (median; min %.3f, max %.3f), recorded "
-        "%.3f us%s, dry run %.3f us, critical path %.3f us: %s\n",
-        (double)S->iter_med_ns / 1e3, (double)S->iter_min_ns / 1e3, (double)S->iter_max_ns / 1e3,
-        recorded / 1e3, use_span ? " (span)" : " (dry run)", (double)S->dry_ns / 1e3,
-        (double)S->crit_ns / 1e3, errs);
-    if (f.n)
-      printf(
-          "per node (%zu with a recorded time): MdAPE %.1f%%, weighted "
-          "error %.1f%%, Spearman %.3f, within 10%% %.0f%%, within 25%% "
-          "%.0f%%\n",
-          f.n, 100 * f.mdape, 100 * f.wape, f.spearman, 100 * f.within10, 100 * f.within25);
-    else printf("per node: no node has a recorded duration\n");
-    printf("%-8s %14s %14s\n", "category", "measured_us", "recorded_us");
-    for (int c = 0; c < ETSIM_REPLAY_CAT_COUNT; c++)
-      if (cat_m[c] > 0 || cat_r[c] > 0)
-        printf("%-8s %14.3f %14.3f\n", etsim_replay_cat_name(c), cat_m[c] / 1e3, cat_r[c] / 1e3);
-    printf("coverage: %zu/%zu node(s) mapped, %.1f%% of recorded time\n", mapped, n,
-           rec_total > 0 ? 100 * rec_mapped / rec_total : 100.0);
-    size_t shown = 0;
-    json_t *o;
-    size_t k;
-    json_array_foreach(colls, k, o) {
-      if (shown++ == 16) {
-        printf("  ... (%zu communication nodes in all; see --json)\n", json_array_size(colls));
-        break;
-      }
-      printf(
-          "  rank %lld node %lld %-14s %10lld B %10.3f us  algbw %.3f GB/s "
-          "busbw %.3f GB/s\n",
-          (long long)json_integer_value(json_object_get(o, "rank")),
-          (long long)json_integer_value(json_object_get(o, "id")),
-          json_string_value(json_object_get(o, "type")),
-          (long long)json_integer_value(json_object_get(o, "bytes")),
-          json_real_value(json_object_get(o, "measured_us")),
-          json_real_value(json_object_get(o, "algbw_gbps")),
-          json_real_value(json_object_get(o, "busbw_gbps")));
-    }
-    if (a->check)
-      printf("check: %zu communication node(s) verified, %zu mismatch(es)\n", checked, bad);
+    print_text(a, S, n, &t, json_object_get(j, "communication"));
   }
   json_decref(j);
-  etsim_free(rec), etsim_free(mea);
-  return bad ? 1 : 0;
+  return t.bad ? 1 : 0;
 }
 
 /* ------------------------------------------------------------ main */
 
-static int replay_main(int argc, char **argv, int rank, int world) {
-  args_t a;
-  int prc = parse_args(argc, argv, &a, rank);
-  if (prc) return prc == 1 ? 0 : 2;
-  etsim_error_t err = {0};
-  int rc = 0;
-  run_t R;
-  memset(&R, 0, sizeof R);
-  R.rank = rank, R.world = world, R.a = &a;
-  R.corrupt = getenv("ETSIM_REPLAY_CORRUPT") != NULL;
-  R.world_ctx.comm = MPI_COMM_WORLD;
-  R.world_ctx.size = world;
-  R.world_ctx.me = rank;
-  etsim_et_trace_t *trace = NULL;
-  char **paths = NULL;
-  size_t n_paths = 0, n_ranks = 0;
-  uint32_t *rank_file = NULL;
-  summary_t S;
-  memset(&S, 0, sizeof S);
-  S.world = world, S.iterations = a.iterations, S.warmup = a.warmup;
+/* The trace set as resolved and this rank's trace as loaded. */
+typedef struct {
+  etsim_et_trace_t *trace;
+  char **paths;
+  size_t n_paths, n_ranks;
+  uint32_t *rank_file;
+} input_t;
 
-  /* 1. The trace set must have exactly `world` ranks. */
-  rc = etsim_et_set_resolve(a.prefix, &paths, &n_paths, &rank_file, &n_ranks, &err);
-  if (!rc && n_ranks != (size_t)world)
-    rc = etsim_error_set(&err, ETSIM_EINVAL,
+/* What the replay measured on this rank. */
+typedef struct {
+  etsim_replay_sched_t sch;
+  int64_t dry, crit; /* dry run and critical path of the recorded times */
+  int64_t *sum;      /* per op: its time summed over the timed iterations */
+  int64_t *iters;    /* per timed iteration: its makespan */
+  size_t bad_local;  /* received buffers that failed the check */
+} timing_t;
+
+/* 1-3. The trace set (exactly `world` ranks), the machine balance and this
+ * rank's plan.  Returns 0, or 2 on every rank when any rank failed. */
+static int load_input(run_t *R, input_t *in, summary_t *S, etsim_error_t *err) {
+  const args_t *a = R->a;
+  int rank = R->rank, world = R->world;
+  int rc =
+      etsim_et_set_resolve(a->prefix, &in->paths, &in->n_paths, &in->rank_file, &in->n_ranks, err);
+  if (!rc && in->n_ranks != (size_t)world)
+    rc = etsim_error_set(err, ETSIM_EINVAL,
                          "%s: the trace set has %zu rank(s) but mpirun started "
                          "%d%s",
-                         a.prefix, n_ranks, world,
-                         n_ranks < (size_t)world ? " (a rank's file is missing)" : "");
-  if (agree(rank == 0 ? rc : 0, &err)) {
-    rc = 2;
-    goto out;
-  }
-  /* 2. Machine balance: measured once on rank 0 so every rank maps alike. */
-  double mach[3] = {0, 0, a.ridge};
+                         a->prefix, in->n_ranks, world,
+                         in->n_ranks < (size_t)world ? " (a rank's file is missing)" : "");
+  if (agree(rank == 0 ? rc : 0, err)) return 2;
+  /* Machine balance: measured once on rank 0 so every rank maps alike. */
+  double mach[3] = {0, 0, a->ridge};
   if (rank == 0) {
     etsim_replay_machine_t m;
     if (etsim_replay_calibrate(&m) == 0) {
       mach[0] = m.gemm_flops_per_s, mach[1] = m.stream_bytes_per_s;
-      if (a.ridge < 0) mach[2] = m.ridge_flop_per_byte;
+      if (a->ridge < 0) mach[2] = m.ridge_flop_per_byte;
     }
   }
   MPI_Bcast(mach, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  S.gemm_rate = mach[0], S.stream_rate = mach[1], S.ridge = mach[2];
-  /* 3. Load, groups, plan. */
-  rc = etsim_et_trace_load(&trace, paths[rank_file[rank]], 0, &err);
-  if (!rc && a.comm_group) rc = etsim_replay_groups_load(&R.groups, a.comm_group, world, &err);
+  S->gemm_rate = mach[0], S->stream_rate = mach[1], S->ridge = mach[2];
+  /* Load, groups, plan. */
+  rc = etsim_et_trace_load(&in->trace, in->paths[in->rank_file[rank]], 0, err);
+  if (!rc && a->comm_group) rc = etsim_replay_groups_load(&R->groups, a->comm_group, world, err);
   if (!rc) {
     etsim_replay_opts_t o;
     etsim_replay_opts_init(&o);
     o.rank = rank, o.world = world;
-    o.compute_scale = a.compute_scale, o.comm_scale = a.comm_scale;
-    o.ridge_flop_per_byte = S.ridge;
-    o.groups = a.comm_group ? &R.groups : NULL;
-    o.deps = a.deps;
-    rc = etsim_replay_plan_build(&R.plan, trace, &o, &err);
+    o.compute_scale = a->compute_scale, o.comm_scale = a->comm_scale;
+    o.ridge_flop_per_byte = S->ridge;
+    o.groups = a->comm_group ? &R->groups : NULL;
+    o.deps = a->deps;
+    rc = etsim_replay_plan_build(&R->plan, in->trace, &o, err);
   }
-  if (agree(rc, &err)) {
-    rc = 2;
-    goto out;
-  }
-  /* 4. Communicators, one MPI_Comm_split per group in file order (every
-   * rank read the same file, so all take part in the same splits). */
-  R.ctx = etsim_calloc(R.groups.n + 1, sizeof *R.ctx);
-  if (!R.ctx) {
-    rc = 3;
-    goto out;
-  }
-  for (size_t g = 0; g < R.groups.n; g++) {
-    const etsim_replay_group_t *gr = &R.groups.g[g];
+  return agree(rc, err) ? 2 : 0;
+}
+
+/* 4. Communicators, one MPI_Comm_split per group in file order (every
+ * rank read the same file, so all take part in the same splits). */
+static int split_comms(run_t *R) {
+  R->ctx = etsim_calloc(R->groups.n + 1, sizeof *R->ctx);
+  if (!R->ctx) return 3;
+  for (size_t g = 0; g < R->groups.n; g++) {
+    const etsim_replay_group_t *gr = &R->groups.g[g];
     int pos = -1;
     for (size_t r = 0; r < gr->n_ranks; r++)
-      if (gr->ranks[r] == rank) pos = (int)r;
-    R.ctx[g].comm = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, pos >= 0 ? 0 : MPI_UNDEFINED, pos, &R.ctx[g].comm);
-    R.ctx[g].size = (int)gr->n_ranks;
-    R.ctx[g].me = pos;
-    R.ctx[g].members = gr->ranks;
+      if (gr->ranks[r] == R->rank) pos = (int)r;
+    R->ctx[g].comm = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, pos >= 0 ? 0 : MPI_UNDEFINED, pos, &R->ctx[g].comm);
+    R->ctx[g].size = (int)gr->n_ranks;
+    R->ctx[g].me = pos;
+    R->ctx[g].members = gr->ranks;
   }
-  /* 5. Cross-rank checks before anything runs. */
-  rc = check_coll_order(&R, &R.world_ctx, -1, &err);
-  for (size_t g = 0; g < R.groups.n; g++)
-    if (R.ctx[g].comm != MPI_COMM_NULL) {
+  return 0;
+}
+
+/* check() on all ranks, then on every group this rank is in; the first
+ * failure's message is kept. */
+static int check_comms(run_t *R, int (*check)(run_t *, commctx_t *, int, etsim_error_t *),
+                       etsim_error_t *err) {
+  int rc = check(R, &R->world_ctx, -1, err);
+  for (size_t g = 0; g < R->groups.n; g++)
+    if (R->ctx[g].comm != MPI_COMM_NULL) {
       etsim_error_t e2 = {0};
-      int r2 = check_coll_order(&R, &R.ctx[g], (int)g, &e2);
-      if (r2 && !rc) rc = r2, err = e2;
+      int r2 = check(R, &R->ctx[g], (int)g, &e2);
+      if (r2 && !rc) rc = r2, *err = e2;
     }
-  if (agree(rc, &err)) {
-    rc = 2;
-    goto out;
+  return rc;
+}
+
+/* 5. Cross-rank checks before anything runs, then the buffers.  Returns
+ * 0, 2 (bad input) or 3 (out of memory), the same on every rank. */
+static int check_plan(run_t *R, etsim_error_t *err) {
+  if (agree(check_comms(R, check_coll_order, err), err)) return 2;
+  if (agree(check_comms(R, check_splits, err), err)) return 2;
+  if (agree(check_p2p(R, err), err)) return 2;
+  if (agree(setup_buffers(R, err), err)) return 3;
+  return 0;
+}
+
+/* 6. Dry run and critical path of the recorded durations, and the sums
+ * the timed iterations fill.  Returns 0 or 3; on 3 nothing is left to
+ * free. */
+static int prepare_timing(run_t *R, timing_t *t, etsim_error_t *err) {
+  if (etsim_replay_sched_init(&t->sch, R->plan)) return 3;
+  int rc = etsim_replay_dry_run(&t->sch, &t->dry, err);
+  if (!rc) rc = etsim_replay_critical_path(R->plan, &t->crit, NULL, NULL);
+  t->sum = etsim_calloc(R->plan->n_ops + 1, sizeof *t->sum);
+  t->iters = etsim_calloc((size_t)R->a->iterations, sizeof *t->iters);
+  if (!t->sum || !t->iters) rc = ETSIM_ENOMEM;
+  if (agree(rc, err)) {
+    etsim_free(t->sum), etsim_free(t->iters);
+    etsim_replay_sched_free(&t->sch);
+    return 3;
   }
-  rc = check_splits(&R, &R.world_ctx, -1, &err);
-  for (size_t g = 0; g < R.groups.n; g++)
-    if (R.ctx[g].comm != MPI_COMM_NULL) {
-      etsim_error_t e2 = {0};
-      int r2 = check_splits(&R, &R.ctx[g], (int)g, &e2);
-      if (r2 && !rc) rc = r2, err = e2;
-    }
-  if (agree(rc, &err)) {
-    rc = 2;
-    goto out;
-  }
-  rc = check_p2p(&R, &err);
-  if (agree(rc, &err)) {
-    rc = 2;
-    goto out;
-  }
-  rc = setup_buffers(&R, &err);
-  if (agree(rc, &err)) {
-    rc = 3;
-    goto out;
-  }
-  /* 6. Dry run and critical path of the recorded durations. */
-  etsim_replay_sched_t sch;
-  if (etsim_replay_sched_init(&sch, R.plan)) {
-    rc = 3;
-    goto out;
-  }
-  int64_t dry = 0, crit = 0;
-  rc = etsim_replay_dry_run(&sch, &dry, &err);
-  if (!rc) rc = etsim_replay_critical_path(R.plan, &crit, NULL, NULL);
-  size_t n = R.plan->n_ops;
-  int64_t *sum = etsim_calloc(n + 1, sizeof *sum);
-  int64_t *iters = etsim_calloc((size_t)a.iterations, sizeof *iters);
-  if (!sum || !iters) rc = ETSIM_ENOMEM;
-  if (agree(rc, &err)) {
-    etsim_free(sum), etsim_free(iters);
-    etsim_replay_sched_free(&sch);
-    rc = 3;
-    goto out;
-  }
-  /* 7. Replay. */
-  etsim_replay_exec_t x = {&R, x_now, x_run, x_start, x_poll};
-  size_t bad_local = 0;
-  if (rank == 0 && a.progress) {
+  return 0;
+}
+
+/* 7. Warm-up and timed iterations, each between two barriers.  A trace
+ * that cannot run aborts every rank. */
+static void replay_iterations(run_t *R, timing_t *t, etsim_error_t *err) {
+  const args_t *a = R->a;
+  size_t n = R->plan->n_ops;
+  etsim_replay_exec_t x = {R, x_now, x_run, x_start, x_poll};
+  if (R->rank == 0 && a->progress) {
     fprintf(stderr, "etsim: replay %s: %d rank(s); %d warm-up and %d timed iteration(s)\n",
-            a.prefix, world, a.warmup, a.iterations);
+            a->prefix, R->world, a->warmup, a->iterations);
     fflush(stderr);
   }
-  for (int it = 0; it < a.warmup + a.iterations; it++) {
+  for (int it = 0; it < a->warmup + a->iterations; it++) {
     MPI_Barrier(MPI_COMM_WORLD);
-    for (size_t q = 0; q < R.n_p2p; q++) R.p2p_count[q] = 0;
+    for (size_t q = 0; q < R->n_p2p; q++) R->p2p_count[q] = 0;
     int64_t mk = 0;
-    rc = prepost(&R, &err);
-    if (!rc) rc = etsim_replay_sched_run(&sch, &x, &mk, &err);
+    int rc = prepost(R, err);
+    if (!rc) rc = etsim_replay_sched_run(&t->sch, &x, &mk, err);
     if (rc) {
-      fprintf(stderr, "etsim: %s\n", err.msg);
+      fprintf(stderr, "etsim: %s\n", err->msg);
       fflush(stderr);
       /* A trace that cannot run (a deadlock, bad input) is exit 2. */
       MPI_Abort(MPI_COMM_WORLD, rc == ETSIM_ENOMEM || rc == ETSIM_EINTERNAL ? 3 : 2);
     }
-    if (rank == 0 && a.progress) {
+    if (R->rank == 0 && a->progress) {
       fprintf(stderr, "etsim: replay: %s %d of %d: %.3f ms on rank 0\n",
-              it < a.warmup ? "warm-up" : "iteration", it < a.warmup ? it + 1 : it - a.warmup + 1,
-              it < a.warmup ? a.warmup : a.iterations, (double)mk / 1e6);
+              it < a->warmup ? "warm-up" : "iteration",
+              it < a->warmup ? it + 1 : it - a->warmup + 1,
+              it < a->warmup ? a->warmup : a->iterations, (double)mk / 1e6);
       fflush(stderr);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (it >= a.warmup) {
-      iters[it - a.warmup] = mk;
-      for (size_t i = 0; i < n; i++) sum[i] += sch.end_ns[i] - sch.start_ns[i];
+    if (it >= a->warmup) {
+      t->iters[it - a->warmup] = mk;
+      for (size_t i = 0; i < n; i++) t->sum[i] += t->sch.end_ns[i] - t->sch.start_ns[i];
     }
-    for (size_t i = 0; i < n; i++) bad_local += R.check[i] == 2;
+    for (size_t i = 0; i < n; i++) t->bad_local += R->check[i] == 2;
   }
-  /* 8. Gather. */
-  int64_t loc[3] = {R.plan->rec_span_ns, dry, crit}, glob[3];
-  MPI_Reduce(loc, glob, 3, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-  int64_t *iter_max = etsim_calloc((size_t)a.iterations, sizeof *iter_max);
-  MPI_Reduce(iters, iter_max, a.iterations, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+}
+
+/* This rank's nodes as the records rank 0 gathers. */
+static rec_t *make_recs(const run_t *R, const timing_t *t) {
+  size_t n = R->plan->n_ops;
   rec_t *mine = etsim_calloc(n + 1, sizeof *mine);
   for (size_t i = 0; i < n; i++) {
-    const etsim_replay_op_t *op = &R.plan->ops[i];
+    const etsim_replay_op_t *op = &R->plan->ops[i];
     rec_t *r = &mine[i];
     r->id = op->id;
-    r->rank = rank;
+    r->rank = R->rank;
     r->kind = op->kind;
     r->coll = op->coll;
     r->peer = op->peer;
     r->tag = op->tag;
-    r->check = R.check[i];
+    r->check = R->check[i];
     r->mapped = op->mapped;
-    r->group_size = op->group >= 0 ? R.ctx[op->group].size : world;
-    r->send_bytes = R.sbytes[i];
-    r->recv_bytes = R.rbytes[i];
+    r->group_size = op->group >= 0 ? R->ctx[op->group].size : R->world;
+    r->send_bytes = R->sbytes[i];
+    r->recv_bytes = R->rbytes[i];
     if (op->kind == ETSIM_REPLAY_STREAM) r->send_bytes = op->bytes;
     r->flops = op->flops;
     r->rec_ns = op->rec_ns;
-    r->mean_ns = sum[i] / a.iterations;
-    r->start_ns = sch.start_ns[i];
-    r->end_ns = sch.end_ns[i];
+    r->mean_ns = t->sum[i] / R->a->iterations;
+    r->start_ns = t->sch.start_ns[i];
+    r->end_ns = t->sch.end_ns[i];
     snprintf(r->name, sizeof r->name, "%s", op->name);
   }
+  return mine;
+}
+
+/* Rank 0: the iteration figures from the slowest rank's makespans, the
+ * CSV and timeline files and the report.  Returns the exit status. */
+static int finish(const args_t *a, summary_t *S, int64_t *iter_max, const int64_t glob[3],
+                  const rec_t *all, size_t n_all) {
+  int rc = 0;
+  etsim_qsort(iter_max, (size_t)a->iterations, sizeof *iter_max, cmp_i64);
+  S->iter_min_ns = iter_max[0];
+  S->iter_max_ns = iter_max[a->iterations - 1];
+  S->iter_med_ns = a->iterations % 2
+                       ? iter_max[a->iterations / 2]
+                       : (iter_max[a->iterations / 2 - 1] + iter_max[a->iterations / 2]) / 2;
+  S->rec_span_ns = glob[0], S->dry_ns = glob[1], S->crit_ns = glob[2];
+  S->n_nodes = n_all;
+  etsim_error_t e2 = {0};
+  if (a->csv && write_csv(a->csv, all, n_all, &e2)) {
+    fprintf(stderr, "etsim: %s\n", e2.msg);
+    rc = 2;
+  }
+  if (!rc && a->timeline && write_timeline(a->timeline, all, n_all, &e2)) {
+    fprintf(stderr, "etsim: %s\n", e2.msg);
+    rc = 2;
+  }
+  int r2 = report(a, S, all, n_all);
+  if (!rc) rc = r2 < 0 ? 3 : r2;
+  fflush(stdout);
+  return rc;
+}
+
+/* 8. Gather every rank's records and figures on rank 0, which reports;
+ * every rank returns rank 0's exit status. */
+static int gather_report(const run_t *R, timing_t *t, summary_t *S) {
+  const args_t *a = R->a;
+  int rank = R->rank, world = R->world;
+  size_t n = R->plan->n_ops;
+  int64_t loc[3] = {R->plan->rec_span_ns, t->dry, t->crit}, glob[3];
+  MPI_Reduce(loc, glob, 3, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+  int64_t *iter_max = etsim_calloc((size_t)a->iterations, sizeof *iter_max);
+  MPI_Reduce(t->iters, iter_max, a->iterations, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+  rec_t *mine = make_recs(R, t);
   int my_bytes = (int)(n * sizeof *mine);
   int *counts = rank == 0 ? etsim_calloc((size_t)world, sizeof *counts) : NULL;
   int *displs = rank == 0 ? etsim_calloc((size_t)world, sizeof *displs) : NULL;
@@ -1284,44 +1357,51 @@ static int replay_main(int argc, char **argv, int rank, int world) {
     all = etsim_calloc(n_all + 1, sizeof *all);
   }
   MPI_Gatherv(mine, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
-  rc = 0;
-  if (rank == 0) {
-    etsim_qsort(iter_max, (size_t)a.iterations, sizeof *iter_max, cmp_i64);
-    S.iter_min_ns = iter_max[0];
-    S.iter_max_ns = iter_max[a.iterations - 1];
-    S.iter_med_ns = a.iterations % 2
-                        ? iter_max[a.iterations / 2]
-                        : (iter_max[a.iterations / 2 - 1] + iter_max[a.iterations / 2]) / 2;
-    S.rec_span_ns = glob[0], S.dry_ns = glob[1], S.crit_ns = glob[2];
-    S.n_nodes = n_all;
-    etsim_error_t e2 = {0};
-    if (a.csv && write_csv(a.csv, all, n_all, &e2)) {
-      fprintf(stderr, "etsim: %s\n", e2.msg);
-      rc = 2;
-    }
-    if (!rc && a.timeline && write_timeline(a.timeline, all, n_all, &e2)) {
-      fprintf(stderr, "etsim: %s\n", e2.msg);
-      rc = 2;
-    }
-    int r2 = report(&a, &S, all, n_all);
-    if (!rc) rc = r2 < 0 ? 3 : r2;
-    fflush(stdout);
-  }
-  if (bad_local)
+  int rc = rank == 0 ? finish(a, S, iter_max, glob, all, n_all) : 0;
+  if (t->bad_local)
     fprintf(stderr,
             "etsim: %s: rank %d: %zu received buffer(s) differ from "
             "what the senders sent\n",
-            a.prefix, rank, bad_local);
+            a->prefix, rank, t->bad_local);
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   etsim_free(all), etsim_free(counts), etsim_free(displs), etsim_free(mine);
-  etsim_free(iter_max), etsim_free(sum), etsim_free(iters);
-  etsim_replay_sched_free(&sch);
-out:
+  etsim_free(iter_max);
+  return rc;
+}
+
+static int replay_main(int argc, char **argv, int rank, int world) {
+  args_t a;
+  int prc = parse_args(argc, argv, &a, rank);
+  if (prc) return prc == 1 ? 0 : 2;
+  etsim_error_t err = {0};
+  run_t R;
+  memset(&R, 0, sizeof R);
+  R.rank = rank, R.world = world, R.a = &a;
+  R.corrupt = getenv("ETSIM_REPLAY_CORRUPT") != NULL;
+  R.world_ctx.comm = MPI_COMM_WORLD;
+  R.world_ctx.size = world;
+  R.world_ctx.me = rank;
+  input_t in = {0};
+  summary_t S;
+  memset(&S, 0, sizeof S);
+  S.world = world, S.iterations = a.iterations, S.warmup = a.warmup;
+  timing_t t;
+  memset(&t, 0, sizeof t);
+  int rc = load_input(&R, &in, &S, &err);
+  if (!rc) rc = split_comms(&R);
+  if (!rc) rc = check_plan(&R, &err);
+  if (!rc) rc = prepare_timing(&R, &t, &err);
+  if (!rc) {
+    replay_iterations(&R, &t, &err);
+    rc = gather_report(&R, &t, &S);
+    etsim_free(t.sum), etsim_free(t.iters);
+    etsim_replay_sched_free(&t.sch);
+  }
   free_run(&R);
   etsim_replay_plan_free(R.plan);
-  etsim_et_trace_free(trace);
-  etsim_et_free_paths(paths, n_paths);
-  etsim_free(rank_file);
+  etsim_et_trace_free(in.trace);
+  etsim_et_free_paths(in.paths, in.n_paths);
+  etsim_free(in.rank_file);
   return rc;
 }
 

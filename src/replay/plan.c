@@ -390,149 +390,170 @@ static int64_t scaled(int64_t v, double s) {
  * no path through it, and no clock advanced along one, can wrap. */
 #define PLAN_MAX_TOTAL_NS 0x1p62
 
-static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K, const etsim_replay_opts_t *o,
-                    etsim_error_t *err) {
+/* A collective's process group from its pg_name: this rank and the root
+ * must be members. */
+static int coll_group(etsim_replay_plan_t *p, size_t i, const etsim_replay_opts_t *o,
+                      etsim_error_t *err) {
   const etsim_et_trace_t *t = p->trace;
   etsim_replay_op_t *op = &p->ops[i];
   int rc = 0;
-  memset(op, 0, sizeof *op);
-  op->id = t->id[i];
-  op->name = t->name[i];
-  op->node_type = t->type[i];
-  op->group = -1;
-  op->peer = -1;
-  op->mapped = 1;
-  /* Recorded times up to 2^61 ns (73 years), so start + duration fits. */
-  const uint64_t max_us = ((uint64_t)1 << 61) / 1000;
-  if (t->dur_us[i] > max_us || t->start_us[i] > max_us)
-    return etsim_error_set(err, ETSIM_ERANGE,
-                           "%s: node %llu: start_time_micros %llu or duration_micros %llu is "
-                           "beyond %llu us",
-                           t->path, (unsigned long long)t->id[i],
-                           (unsigned long long)t->start_us[i], (unsigned long long)t->dur_us[i],
-                           (unsigned long long)max_us);
-  op->rec_ns = (int64_t)t->dur_us[i] * 1000;
-  op->rec_start_ns = (int64_t)t->start_us[i] * 1000;
-  int type = t->type[i];
+  const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
+  if (!pg || !o->groups) return 0;
+  size_t g;
+  for (g = 0; g < o->groups->n; g++)
+    if (!strcmp(o->groups->g[g].name, pg)) break;
+  if (g == o->groups->n)
+    NODE_ERR(ETSIM_EFORMAT,
+             "pg_name \"%s\" is not in the "
+             "communicator-group file",
+             pg);
+  const etsim_replay_group_t *gr = &o->groups->g[g];
+  int member = 0, root_in = op->peer < 0;
+  for (size_t r = 0; r < gr->n_ranks; r++) {
+    member |= gr->ranks[r] == o->rank;
+    root_in |= gr->ranks[r] == op->peer;
+  }
+  if (!member) NODE_ERR(ETSIM_EFORMAT, "rank %d is not in process group \"%s\"", o->rank, pg);
+  if (!root_in) NODE_ERR(ETSIM_EFORMAT, "root %d is not in process group \"%s\"", op->peer, pg);
+  op->group = (int32_t)g;
+  return 0;
+fail:
+  return rc;
+}
+
+/* An uneven all-to-all's in_split and out_split, one entry per group
+ * rank, appended to p->splits. */
+static int coll_splits(etsim_replay_plan_t *p, size_t i, const keys_t *K,
+                       const etsim_replay_opts_t *o, etsim_error_t *err) {
+  const etsim_et_trace_t *t = p->trace;
+  etsim_replay_op_t *op = &p->ops[i];
+  int rc = 0;
+  etsim_attr_t in, out;
+  int hi = int_list(t, i, K->in_split, &in);
+  int ho = int_list(t, i, K->out_split, &out);
+  if (hi < 0 || ho < 0)
+    NODE_ERR(ETSIM_EFORMAT, "%s is not an integer list", hi < 0 ? "in_split" : "out_split");
+  if (!hi && !ho) return 0;
+  size_t P = op->group >= 0 ? o->groups->g[op->group].n_ranks : (size_t)o->world;
+  if (op->coll != ETSIM_COLL_ALL_TO_ALL)
+    NODE_ERR(ETSIM_EFORMAT,
+             "in_split/out_split on a %s (only "
+             "ALL_TO_ALL takes splits)",
+             etsim_coll_type_name(op->coll));
+  if (!hi || !ho) NODE_ERR(ETSIM_EFORMAT, "in_split and out_split go together");
+  if (in.v.list.n != P || out.v.list.n != P)
+    NODE_ERR(ETSIM_EFORMAT,
+             "in_split has %zu and out_split %zu "
+             "entries, the group has %zu ranks",
+             in.v.list.n, out.v.list.n, P);
+  if ((rc =
+           etsim_grow((void **)&p->splits, &p->cap_splits, p->n_splits + 2 * P, sizeof *p->splits)))
+    NODE_ERR(ETSIM_ENOMEM, "out of memory");
+  op->n_split = (uint32_t)P;
+  op->split_off = (uint32_t)p->n_splits;
+  for (size_t j = 0; j < 2 * P; j++) {
+    int64_t b = list_at(j < P ? &in : &out, j % P);
+    if (b < 0)
+      NODE_ERR(ETSIM_EFORMAT, "%s[%zu] is negative", j < P ? "in_split" : "out_split", j % P);
+    p->splits[p->n_splits++] = scaled(b, o->comm_scale);
+  }
+  return 0;
+fail:
+  return rc;
+}
+
+/* A collective: its type, root, process group and splits. */
+static int map_coll(etsim_replay_plan_t *p, size_t i, const keys_t *K, const etsim_replay_opts_t *o,
+                    etsim_error_t *err) {
+  const etsim_et_trace_t *t = p->trace;
+  etsim_replay_op_t *op = &p->ops[i];
+  int rc = 0, have = 0;
   int64_t v = 0;
-  int have = 0;
+  if ((rc = int_attr(t, i, K->comm_type, "comm_type", &v, &have, err))) return rc;
+  if (!have) NODE_ERR(ETSIM_EFORMAT, "collective without comm_type");
+  if (v < 0 || v >= ETSIM_COLL_TYPE_COUNT)
+    NODE_ERR(ETSIM_EFORMAT, "unknown collective comm_type %lld", (long long)v);
+  op->kind = ETSIM_REPLAY_COLL;
+  op->coll = (uint8_t)v;
+  /* Rooted collectives: the root as a world rank (comm_src when given,
+   * as the Chakra converter records it for broadcast), else 0. */
+  if (v == ETSIM_COLL_REDUCE || v == ETSIM_COLL_GATHER || v == ETSIM_COLL_SCATTER ||
+      v == ETSIM_COLL_BROADCAST) {
+    if ((rc = int_attr(t, i, K->comm_src, "comm_src", &v, &have, err))) return rc;
+    op->peer = have ? (int32_t)v : 0;
+  }
+  if ((rc = coll_group(p, i, o, err))) return rc;
+  if (op->peer >= o->world) NODE_ERR(ETSIM_EFORMAT, "root %d outside [0, %d)", op->peer, o->world);
+  return coll_splits(p, i, K, o, err);
+fail:
+  return rc;
+}
 
-  if (type == ETSIM_ET_COMM_COLL_NODE || type == ETSIM_ET_COMM_SEND_NODE ||
-      type == ETSIM_ET_COMM_RECV_NODE) {
-    int64_t size, ctype;
-    int have_type;
-    if ((rc = int_attr(t, i, K->comm_size, "comm_size", &size, &have, err)) ||
-        (rc = int_attr(t, i, K->comm_type, "comm_type", &ctype, &have_type, err)))
-      return rc;
-    if (!have && !have_type) {
-      /* PyTorch-derived traces carry host-side launchers (c10d::*) as
-       * communication nodes with neither attribute; the collective itself
-       * is a separate kernel node.  Replay the launcher's recorded host
-       * time and report it as unmapped. */
-      op->kind = op->rec_ns > 0 ? ETSIM_REPLAY_BUSY : ETSIM_REPLAY_NOP;
-      op->busy_ns = scaled(op->rec_ns, o->compute_scale);
-      op->mapped = 0;
-      p->n_unmapped++;
-      return 0;
-    }
-    if (!have) NODE_ERR(ETSIM_EFORMAT, "communication node without comm_size");
-    if (size < 0) NODE_ERR(ETSIM_EFORMAT, "comm_size %lld is negative", (long long)size);
-    op->bytes = (uint64_t)scaled(size, o->comm_scale);
-    if ((rc = int_attr(t, i, K->comm_tag, "comm_tag", &v, &have, err))) return rc;
-    op->tag = have ? (int32_t)v : 0;
-    if (have && (v < 0 || v > 32767))
-      NODE_ERR(ETSIM_EFORMAT, "comm_tag %lld outside [0, 32767]", (long long)v);
-    if (type == ETSIM_ET_COMM_COLL_NODE) {
-      if ((rc = int_attr(t, i, K->comm_type, "comm_type", &v, &have, err))) return rc;
-      if (!have) NODE_ERR(ETSIM_EFORMAT, "collective without comm_type");
-      if (v < 0 || v >= ETSIM_COLL_TYPE_COUNT)
-        NODE_ERR(ETSIM_EFORMAT, "unknown collective comm_type %lld", (long long)v);
-      op->kind = ETSIM_REPLAY_COLL;
-      op->coll = (uint8_t)v;
-      /* Rooted collectives: the root as a world rank (comm_src when given,
-       * as the Chakra converter records it for broadcast), else 0. */
-      if (v == ETSIM_COLL_REDUCE || v == ETSIM_COLL_GATHER || v == ETSIM_COLL_SCATTER ||
-          v == ETSIM_COLL_BROADCAST) {
-        if ((rc = int_attr(t, i, K->comm_src, "comm_src", &v, &have, err))) return rc;
-        op->peer = have ? (int32_t)v : 0;
-      }
-      const char *pg = etsim_et_trace_attr_str(t, i, t->k_pg_name);
-      if (pg && o->groups) {
-        size_t g;
-        for (g = 0; g < o->groups->n; g++)
-          if (!strcmp(o->groups->g[g].name, pg)) break;
-        if (g == o->groups->n)
-          NODE_ERR(ETSIM_EFORMAT,
-                   "pg_name \"%s\" is not in the "
-                   "communicator-group file",
-                   pg);
-        const etsim_replay_group_t *gr = &o->groups->g[g];
-        int member = 0, root_in = op->peer < 0;
-        for (size_t r = 0; r < gr->n_ranks; r++) {
-          member |= gr->ranks[r] == o->rank;
-          root_in |= gr->ranks[r] == op->peer;
-        }
-        if (!member) NODE_ERR(ETSIM_EFORMAT, "rank %d is not in process group \"%s\"", o->rank, pg);
-        if (!root_in)
-          NODE_ERR(ETSIM_EFORMAT, "root %d is not in process group \"%s\"", op->peer, pg);
-        op->group = (int32_t)g;
-      }
-      if (op->peer >= o->world)
-        NODE_ERR(ETSIM_EFORMAT, "root %d outside [0, %d)", op->peer, o->world);
-      etsim_attr_t in, out;
-      int hi = int_list(t, i, K->in_split, &in);
-      int ho = int_list(t, i, K->out_split, &out);
-      if (hi < 0 || ho < 0)
-        NODE_ERR(ETSIM_EFORMAT, "%s is not an integer list", hi < 0 ? "in_split" : "out_split");
-      if (hi || ho) {
-        size_t P = op->group >= 0 ? o->groups->g[op->group].n_ranks : (size_t)o->world;
-        if (op->coll != ETSIM_COLL_ALL_TO_ALL)
-          NODE_ERR(ETSIM_EFORMAT,
-                   "in_split/out_split on a %s (only "
-                   "ALL_TO_ALL takes splits)",
-                   etsim_coll_type_name(op->coll));
-        if (!hi || !ho) NODE_ERR(ETSIM_EFORMAT, "in_split and out_split go together");
-        if (in.v.list.n != P || out.v.list.n != P)
-          NODE_ERR(ETSIM_EFORMAT,
-                   "in_split has %zu and out_split %zu "
-                   "entries, the group has %zu ranks",
-                   in.v.list.n, out.v.list.n, P);
-        if ((rc = etsim_grow((void **)&p->splits, &p->cap_splits, p->n_splits + 2 * P,
-                             sizeof *p->splits)))
-          NODE_ERR(ETSIM_ENOMEM, "out of memory");
-        op->n_split = (uint32_t)P;
-        op->split_off = (uint32_t)p->n_splits;
-        for (size_t j = 0; j < 2 * P; j++) {
-          int64_t b = list_at(j < P ? &in : &out, j % P);
-          if (b < 0)
-            NODE_ERR(ETSIM_EFORMAT, "%s[%zu] is negative", j < P ? "in_split" : "out_split", j % P);
-          p->splits[p->n_splits++] = scaled(b, o->comm_scale);
-        }
-      }
-    } else {
-      const char *which = type == ETSIM_ET_COMM_SEND_NODE ? "comm_dst" : "comm_src";
-      if ((rc = int_attr(t, i, type == ETSIM_ET_COMM_SEND_NODE ? K->comm_dst : K->comm_src, which,
-                         &v, &have, err)))
-        return rc;
-      if (!have)
-        NODE_ERR(ETSIM_EFORMAT, "%s without %s",
-                 type == ETSIM_ET_COMM_SEND_NODE ? "send" : "receive", which);
-      if (v < 0 || v >= o->world)
-        NODE_ERR(ETSIM_EFORMAT, "%s %lld outside [0, %d)", which, (long long)v, o->world);
-      if (v == o->rank) NODE_ERR(ETSIM_EFORMAT, "%s %lld is the rank itself", which, (long long)v);
-      op->kind = type == ETSIM_ET_COMM_SEND_NODE ? ETSIM_REPLAY_SEND : ETSIM_REPLAY_RECV;
-      op->peer = (int32_t)v;
-    }
-    p->n_comm++;
+/* A send or a receive: its peer. */
+static int map_p2p(etsim_replay_plan_t *p, size_t i, const keys_t *K, const etsim_replay_opts_t *o,
+                   etsim_error_t *err) {
+  const etsim_et_trace_t *t = p->trace;
+  etsim_replay_op_t *op = &p->ops[i];
+  int rc = 0, have = 0, send = t->type[i] == ETSIM_ET_COMM_SEND_NODE;
+  int64_t v = 0;
+  const char *which = send ? "comm_dst" : "comm_src";
+  if ((rc = int_attr(t, i, send ? K->comm_dst : K->comm_src, which, &v, &have, err))) return rc;
+  if (!have) NODE_ERR(ETSIM_EFORMAT, "%s without %s", send ? "send" : "receive", which);
+  if (v < 0 || v >= o->world)
+    NODE_ERR(ETSIM_EFORMAT, "%s %lld outside [0, %d)", which, (long long)v, o->world);
+  if (v == o->rank) NODE_ERR(ETSIM_EFORMAT, "%s %lld is the rank itself", which, (long long)v);
+  op->kind = send ? ETSIM_REPLAY_SEND : ETSIM_REPLAY_RECV;
+  op->peer = (int32_t)v;
+  return 0;
+fail:
+  return rc;
+}
+
+/* A communication node: size and tag, then the collective or the
+ * point-to-point part. */
+static int map_comm(etsim_replay_plan_t *p, size_t i, const keys_t *K, const etsim_replay_opts_t *o,
+                    etsim_error_t *err) {
+  const etsim_et_trace_t *t = p->trace;
+  etsim_replay_op_t *op = &p->ops[i];
+  int rc = 0, have = 0, have_type;
+  int64_t v = 0, size, ctype;
+  if ((rc = int_attr(t, i, K->comm_size, "comm_size", &size, &have, err)) ||
+      (rc = int_attr(t, i, K->comm_type, "comm_type", &ctype, &have_type, err)))
+    return rc;
+  if (!have && !have_type) {
+    /* PyTorch-derived traces carry host-side launchers (c10d::*) as
+     * communication nodes with neither attribute; the collective itself
+     * is a separate kernel node.  Replay the launcher's recorded host
+     * time and report it as unmapped. */
+    op->kind = op->rec_ns > 0 ? ETSIM_REPLAY_BUSY : ETSIM_REPLAY_NOP;
+    op->busy_ns = scaled(op->rec_ns, o->compute_scale);
+    op->mapped = 0;
+    p->n_unmapped++;
     return 0;
   }
+  if (!have) NODE_ERR(ETSIM_EFORMAT, "communication node without comm_size");
+  if (size < 0) NODE_ERR(ETSIM_EFORMAT, "comm_size %lld is negative", (long long)size);
+  op->bytes = (uint64_t)scaled(size, o->comm_scale);
+  if ((rc = int_attr(t, i, K->comm_tag, "comm_tag", &v, &have, err))) return rc;
+  op->tag = have ? (int32_t)v : 0;
+  if (have && (v < 0 || v > 32767))
+    NODE_ERR(ETSIM_EFORMAT, "comm_tag %lld outside [0, 32767]", (long long)v);
+  if (t->type[i] == ETSIM_ET_COMM_COLL_NODE) rc = map_coll(p, i, K, o, err);
+  else rc = map_p2p(p, i, K, o, err);
+  if (!rc) p->n_comm++;
+  return rc;
+fail:
+  return rc;
+}
 
-  if (type == ETSIM_ET_METADATA_NODE || type == ETSIM_ET_INVALID_NODE) {
-    op->kind = ETSIM_REPLAY_NOP;
-    return 0;
-  }
-
-  /* Compute and memory nodes. */
+/* A compute or memory node: a GEMM from gemm_m/n/k, from PyTorch input
+ * shapes or from num_ops above the ridge; else a stream of tensor_size
+ * bytes; else busy for the recorded time. */
+static int map_compute(etsim_replay_plan_t *p, size_t i, const keys_t *K,
+                       const etsim_replay_opts_t *o, etsim_error_t *err) {
+  const etsim_et_trace_t *t = p->trace;
+  etsim_replay_op_t *op = &p->ops[i];
+  int rc = 0;
   double cs = o->compute_scale;
   int64_t gm, gn, gk;
   int hm = 0, hn = 0, hk = 0;
@@ -603,11 +624,46 @@ static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K, const ets
   }
   op->kind = ETSIM_REPLAY_NOP;
   /* A compute node with no work and no duration: nothing to map. */
-  op->mapped = type == ETSIM_ET_COMP_NODE ? 0 : 1;
+  op->mapped = t->type[i] == ETSIM_ET_COMP_NODE ? 0 : 1;
   p->n_unmapped += !op->mapped;
   return 0;
 fail:
   return rc;
+}
+
+/* Node i of the trace as replay op i: its recorded times, then what it
+ * does by node type. */
+static int map_node(etsim_replay_plan_t *p, size_t i, const keys_t *K, const etsim_replay_opts_t *o,
+                    etsim_error_t *err) {
+  const etsim_et_trace_t *t = p->trace;
+  etsim_replay_op_t *op = &p->ops[i];
+  memset(op, 0, sizeof *op);
+  op->id = t->id[i];
+  op->name = t->name[i];
+  op->node_type = t->type[i];
+  op->group = -1;
+  op->peer = -1;
+  op->mapped = 1;
+  /* Recorded times up to 2^61 ns (73 years), so start + duration fits. */
+  const uint64_t max_us = ((uint64_t)1 << 61) / 1000;
+  if (t->dur_us[i] > max_us || t->start_us[i] > max_us)
+    return etsim_error_set(err, ETSIM_ERANGE,
+                           "%s: node %llu: start_time_micros %llu or duration_micros %llu is "
+                           "beyond %llu us",
+                           t->path, (unsigned long long)t->id[i],
+                           (unsigned long long)t->start_us[i], (unsigned long long)t->dur_us[i],
+                           (unsigned long long)max_us);
+  op->rec_ns = (int64_t)t->dur_us[i] * 1000;
+  op->rec_start_ns = (int64_t)t->start_us[i] * 1000;
+  int type = t->type[i];
+  if (type == ETSIM_ET_COMM_COLL_NODE || type == ETSIM_ET_COMM_SEND_NODE ||
+      type == ETSIM_ET_COMM_RECV_NODE)
+    return map_comm(p, i, K, o, err);
+  if (type == ETSIM_ET_METADATA_NODE || type == ETSIM_ET_INVALID_NODE) {
+    op->kind = ETSIM_REPLAY_NOP;
+    return 0;
+  }
+  return map_compute(p, i, K, o, err);
 }
 
 /* Append unique parents of node i (data then control) to par. */

@@ -24,77 +24,73 @@ static int type_index(const char **types, size_t *nt, const char *t) {
   return (int)(*nt)++;
 }
 
-static int plan(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
-  const json_t *d = in->doc, *tables = json_object_get(d, "tables");
-  double ranks_d;
-  if (etsim_report__get_num(in, d, "ranks", NULL, &ranks_d, err)) return ETSIM_EFORMAT;
-  if (!(ranks_d >= 1 && ranks_d <= (double)(1u << 24)))
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s: ranks: must be 1 to 2^24", in->path);
-  if (!json_is_array(tables))
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s: tables: missing", in->path);
-  size_t ranks = (size_t)ranks_d;
-  const char *types[MAX_TYPES];
-  size_t nt = 0;
-  double *ms = etsim_calloc(ranks * MAX_TYPES, sizeof *ms), *hbm = etsim_calloc(ranks, sizeof *hbm);
-  int rc = 0;
-  if (!ms || !hbm) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto out;
-  }
-  size_t count[MAX_TYPES] = {0};
+/* A plan's embedding cost per rank by sharding type, and its HBM. */
+typedef struct {
+  size_t ranks;
+  const char *types[MAX_TYPES]; /* in order of first use */
+  size_t nt, count[MAX_TYPES];  /* tables of each type */
+  double *ms;                   /* ranks x MAX_TYPES: estimated ms */
+  double *hbm;                  /* per rank: bytes */
+  double *tot;                  /* per rank: ms of all types */
+  size_t slow;                  /* the rank with the most */
+} ptab_t;
+
+/* Sum every shard's cost and bytes onto its rank, take the summary's HBM
+ * figures when given, and find the slowest rank. */
+static int sum_shards(const rin_t *in, ptab_t *p, etsim_error_t *err) {
+  const json_t *tables = json_object_get(in->doc, "tables");
+  size_t ranks = p->ranks;
   for (size_t t = 0; t < json_array_size(tables); t++) {
     const json_t *tab = json_array_get(tables, t), *sh = json_object_get(tab, "shards");
-    int ty = type_index(types, &nt, etsim_report__str_or(tab, "type", "?"));
-    count[ty]++;
+    int ty = type_index(p->types, &p->nt, etsim_report__str_or(tab, "type", "?"));
+    p->count[ty]++;
     for (size_t k = 0; k < json_array_size(sh); k++) {
       const json_t *s = json_array_get(sh, k);
       char where[64];
       double r, m;
       snprintf(where, sizeof where, "tables[%zu].shards[%zu]", t, k);
       if (etsim_report__get_num(in, s, "rank", where, &r, err) ||
-          etsim_report__get_num(in, s, "ms", where, &m, err)) {
-        rc = ETSIM_EFORMAT;
-        goto out;
-      }
-      if (!(r >= 0 && r < (double)ranks)) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: %s.rank: %g is not a rank of %zu", in->path,
-                             where, r, ranks);
-        goto out;
-      }
-      ms[(size_t)r * MAX_TYPES + (size_t)ty] += m;
-      hbm[(size_t)r] += etsim_report__num_or(s, "bytes", 0);
+          etsim_report__get_num(in, s, "ms", where, &m, err))
+        return ETSIM_EFORMAT;
+      if (!(r >= 0 && r < (double)ranks))
+        return etsim_error_set(err, ETSIM_EFORMAT, "%s: %s.rank: %g is not a rank of %zu", in->path,
+                               where, r, ranks);
+      p->ms[(size_t)r * MAX_TYPES + (size_t)ty] += m;
+      p->hbm[(size_t)r] += etsim_report__num_or(s, "bytes", 0);
     }
   }
   /* the summary's HBM figure when there is one (it includes dense parts) */
-  const json_t *rs = json_object_get(d, "ranks_summary");
+  const json_t *rs = json_object_get(in->doc, "ranks_summary");
   for (size_t k = 0; json_is_array(rs) && k < json_array_size(rs); k++) {
     const json_t *o = json_array_get(rs, k);
     double r = etsim_report__num_or(o, "rank", -1), h = etsim_report__num_or(o, "hbm_bytes", NAN);
-    if (r >= 0 && r < (double)ranks && isfinite(h)) hbm[(size_t)r] = h;
+    if (r >= 0 && r < (double)ranks && isfinite(h)) p->hbm[(size_t)r] = h;
   }
-  size_t slow = 0;
-  double *tot = etsim_calloc(ranks, sizeof *tot);
-  if (!tot) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto out;
-  }
+  p->tot = etsim_calloc(ranks, sizeof *p->tot);
+  if (!p->tot) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   for (size_t r = 0; r < ranks; r++) {
-    for (size_t t = 0; t < nt; t++) tot[r] += ms[r * MAX_TYPES + t];
-    if (tot[r] > tot[slow]) slow = r;
+    for (size_t t = 0; t < p->nt; t++) p->tot[r] += p->ms[r * MAX_TYPES + t];
+    if (p->tot[r] > p->tot[p->slow]) p->slow = r;
   }
+  return 0;
+}
+
+/* The section's heading and its facts table. */
+static void plan_facts(rbuf_t *b, const rin_t *in, const ptab_t *p) {
+  const json_t *d = in->doc;
   char id[32], title[256], k_ranks[48], k_est[32], k_max[32], k_batch[32], k_types[200] = "";
   snprintf(id, sizeof id, "in%zu", in->index);
   snprintf(title, sizeof title, "Sharding plan: %s", in->label);
   etsim_report__section(b, id, title, in->path);
-  snprintf(k_ranks, sizeof k_ranks, "%zu (%lld per host)", ranks,
+  snprintf(k_ranks, sizeof k_ranks, "%zu (%lld per host)", p->ranks,
            (long long)etsim_report__num_or(d, "ranks_per_host", 0));
   etsim_report__num(k_est, sizeof k_est, etsim_report__num_or(d, "estimate_us", NAN) / 1e3);
   strcat(k_est, " ms");
-  snprintf(k_max, sizeof k_max, "%.3f ms (rank %zu)", tot[slow], slow);
+  snprintf(k_max, sizeof k_max, "%.3f ms (rank %zu)", p->tot[p->slow], p->slow);
   etsim_report__num(k_batch, sizeof k_batch, etsim_report__num_or(d, "batch", NAN));
-  for (size_t t = 0; t < nt; t++) {
+  for (size_t t = 0; t < p->nt; t++) {
     size_t k = strlen(k_types);
-    snprintf(k_types + k, sizeof k_types - k, "%s%s %zu", t ? ", " : "", types[t], count[t]);
+    snprintf(k_types + k, sizeof k_types - k, "%s%s %zu", t ? ", " : "", p->types[t], p->count[t]);
   }
   const char *kv[] = {"model",
                       etsim_report__str_or(d, "model", "?"),
@@ -111,7 +107,13 @@ static int plan(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
                       "planner",
                       etsim_report__str_or(d, "label", NULL)};
   etsim_report__facts(b, kv, sizeof kv / sizeof *kv / 2);
-  /* cost per rank, stacked by type (groups: the group's slowest rank) */
+}
+
+/* Cost per rank, stacked by type, and HBM per rank; past MAX_BARS ranks
+ * a bar is a group's slowest (largest) rank, whiskers span the group. */
+static int plan_bars(rbuf_t *b, const ptab_t *p, etsim_error_t *err) {
+  size_t ranks = p->ranks, nt = p->nt, slow = p->slow;
+  const double *tot = p->tot;
   size_t groups = ranks <= MAX_BARS ? ranks : MAX_BARS, per = (ranks + groups - 1) / groups;
   groups = (ranks + per - 1) / per;
   double *val[MAX_TYPES], *lo = etsim_calloc(groups, sizeof *lo),
@@ -120,7 +122,7 @@ static int plan(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
          *hhi = etsim_calloc(groups, sizeof *hhi);
   char **cat = etsim_calloc(groups, sizeof *cat);
   for (size_t t = 0; t < nt; t++) val[t] = etsim_calloc(groups, sizeof(double));
-  int ok = lo && hi && hb && hlo && hhi && cat;
+  int ok = lo && hi && hb && hlo && hhi && cat, rc = 0;
   for (size_t t = 0; t < nt; t++) ok = ok && val[t];
   if (ok) {
     for (size_t g = 0; g < groups; g++) {
@@ -131,11 +133,11 @@ static int plan(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
         if (tot[r] > tot[top]) top = r;
         lo[g] = tot[r] < lo[g] ? tot[r] : lo[g];
         hi[g] = tot[r] > hi[g] ? tot[r] : hi[g];
-        double h = hbm[r] / 1073741824.0;
+        double h = p->hbm[r] / 1073741824.0;
         hlo[g] = h < hlo[g] ? h : hlo[g];
         hhi[g] = h > hhi[g] ? h : hhi[g];
       }
-      for (size_t t = 0; t < nt; t++) val[t][g] = ms[top * MAX_TYPES + t];
+      for (size_t t = 0; t < nt; t++) val[t][g] = p->ms[top * MAX_TYPES + t];
       hb[g] = hhi[g];
       char s[48];
       if (per == 1) snprintf(s, sizeof s, "%zu", a);
@@ -152,8 +154,8 @@ static int plan(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
     int cols[MAX_TYPES] = {0, 1, 2, 3, 4, 5, 6, 7};
     etsim_report__bars(
         b, &(rbars_t){"shard-cost", "Embedding cost per rank", note, xl, "cost (ms)", groups,
-                      (const char *const *)cat, nt, types, (const double *const *)val, cols, 1, 0,
-                      per > 1 ? lo : NULL, per > 1 ? hi : NULL, (long)(slow / per), ml, NULL});
+                      (const char *const *)cat, nt, p->types, (const double *const *)val, cols, 1,
+                      0, per > 1 ? lo : NULL, per > 1 ? hi : NULL, (long)(slow / per), ml, NULL});
     const double *hv[1] = {hb};
     const char *hn[1] = {"HBM"};
     etsim_report__bars(
@@ -174,11 +176,31 @@ static int plan(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
   etsim_free(hb);
   etsim_free(hlo);
   etsim_free(hhi);
-  etsim_free(tot);
-  etsim_report__section_end(b);
-out:
-  etsim_free(ms);
-  etsim_free(hbm);
+  return rc;
+}
+
+static int plan(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
+  const json_t *d = in->doc, *tables = json_object_get(d, "tables");
+  double ranks_d;
+  if (etsim_report__get_num(in, d, "ranks", NULL, &ranks_d, err)) return ETSIM_EFORMAT;
+  if (!(ranks_d >= 1 && ranks_d <= (double)(1u << 24)))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: ranks: must be 1 to 2^24", in->path);
+  if (!json_is_array(tables))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: tables: missing", in->path);
+  ptab_t p = {.ranks = (size_t)ranks_d};
+  p.ms = etsim_calloc(p.ranks * MAX_TYPES, sizeof *p.ms);
+  p.hbm = etsim_calloc(p.ranks, sizeof *p.hbm);
+  int rc = 0;
+  if (!p.ms || !p.hbm) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (!rc) rc = sum_shards(in, &p, err);
+  if (!rc) {
+    plan_facts(b, in, &p);
+    rc = plan_bars(b, &p, err);
+    etsim_report__section_end(b);
+  }
+  etsim_free(p.tot);
+  etsim_free(p.ms);
+  etsim_free(p.hbm);
   return rc;
 }
 

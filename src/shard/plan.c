@@ -146,6 +146,9 @@ static int too_big(const etsim_shard__ctx_t *c, size_t t, int ty, uint64_t need,
 }
 
 typedef struct {
+  const etsim_shard__ctx_t *c;
+  const int *types;
+  uint64_t cap;        /* memory a rank may fill: HBM, or all tiers */
   double *ms, *by;     /* per rank: placed on that rank alone */
   double *h_ms, *h_by; /* per host: TWRW shards (one on each host rank) */
   double *h_load;      /* per host: its ranks' loads summed */
@@ -154,18 +157,17 @@ typedef struct {
   uint32_t *host;      /* per table (host types) */
   uint32_t *first;     /* per table: its block ranks in blk[] */
   uint32_t *blk;
+  size_t bk;    /* blk[] entries written */
+  order_t *ord; /* the tables of the step being placed */
+  hnode_t *heap, *aside;
 } pstate_t;
 
-/* Place every table of `types` and write the plan (shards in table
- * order, rated, loads summed).  Tiers and the estimate are not done here. */
-static int place(const etsim_shard__ctx_t *c, const int *types, etsim_shard_plan_t *p,
-                 etsim_error_t *err) {
-  const etsim_shard_model_t *m = c->m;
-  size_t T = m->n_tables, P = c->P, Pl = c->Pl, H = c->hosts;
-  uint64_t cap = c->tiered ? c->cap_total : c->cap;
-  memset(p, 0, sizeof *p);
+/* Shards and column blocks the plan will have, or an error when it would
+ * be too large to build. */
+static int count_shards(const etsim_shard__ctx_t *c, const int *types, size_t *ns_out,
+                        size_t *nblk_out, etsim_error_t *err) {
   size_t ns = 0, nblk = 0;
-  for (size_t t = 0; t < T; t++) {
+  for (size_t t = 0; t < c->m->n_tables; t++) {
     if (types[t] < 0 || types[t] >= ETSIM_SHARD_N_TYPES)
       return etsim_error_set(err, ETSIM_EINVAL, "shard: table %zu: bad type %d", t, types[t]);
     size_t k = n_shards_of(c, t, types[t]);
@@ -177,153 +179,214 @@ static int place(const etsim_shard__ctx_t *c, const int *types, etsim_shard_plan
                              "%s: the plan would have more than %u shards (tables %zu and on "
                              "are not placed); allow fewer row-wise and data-parallel tables "
                              "or use fewer ranks",
-                             m->name, MAX_SHARDS, t);
+                             c->m->name, MAX_SHARDS, t);
   }
-  pstate_t s = {0};
-  s.ms = etsim_calloc(2 * P, sizeof *s.ms);
-  s.h_ms = etsim_calloc(4 * H, sizeof *s.h_ms);
-  s.host = etsim_calloc(2 * T, sizeof *s.host);
-  s.blk = etsim_malloc((nblk ? nblk : 1) * sizeof *s.blk);
-  order_t *ord = etsim_malloc((T ? T : 1) * sizeof *ord);
-  size_t hn = P > H ? P : H;
-  hnode_t *heap = etsim_malloc(hn * sizeof *heap), *aside = etsim_malloc(hn * sizeof *aside);
-  int rc = 0;
-  if (!s.ms || !s.h_ms || !s.host || !s.blk || !ord || !heap || !aside) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto done;
-  }
-  s.by = s.ms + P;
-  s.h_by = s.h_ms + H;
-  s.h_load = s.h_by + H;
-  s.h_maxby = s.h_load + H;
-  s.first = s.host + T;
-  /* 1. Uniform types: every rank gets one shard (costs of the largest). */
-  for (size_t t = 0; t < T && !rc; t++) {
-    int ty = types[t];
-    if (ty != ETSIM_SHARD_RW && ty != ETSIM_SHARD_DP) continue;
-    const etsim_shard_table_t *x = &m->tables[t];
-    etsim_shard_t sh;
-    etsim_shard__rate(c, ty, x, ty == ETSIM_SHARD_DP ? x->rows : (x->rows + P - 1) / P, x->dim,
-                      &sh);
-    if (s.u_by + (double)sh.hbm_bytes > (double)cap) rc = too_big(c, t, ty, sh.hbm_bytes, err);
-    s.u_ms += etsim_shard__total(&sh);
-    s.u_by += (double)sh.hbm_bytes;
-  }
-  /* 2. Host types, largest first, on the least-loaded host with room (a
-   * heap of hosts keyed on their load). */
-  size_t no = 0;
+  *ns_out = ns;
+  *nblk_out = nblk;
+  return 0;
+}
+
+/* The tables of type a or b into s->ord, largest first; returns how many. */
+static size_t order_of(pstate_t *s, int a, int b) {
+  const etsim_shard__ctx_t *c = s->c;
+  size_t T = c->m->n_tables, no = 0;
   if (c->by_size) {
     for (size_t i = 0; i < T; i++) {
       uint32_t t = c->by_size[i];
-      if (types[t] == ETSIM_SHARD_TWRW || types[t] == ETSIM_SHARD_TWCW) ord[no++] = (order_t){0, t};
+      if (s->types[t] == a || s->types[t] == b) s->ord[no++] = (order_t){0, t};
     }
   } else {
     for (size_t t = 0; t < T; t++)
-      if (types[t] == ETSIM_SHARD_TWRW || types[t] == ETSIM_SHARD_TWCW)
-        ord[no++] = (order_t){table_bytes(&m->tables[t]), (uint32_t)t};
-    etsim_qsort(ord, no, sizeof *ord, cmp_order);
+      if (s->types[t] == a || s->types[t] == b)
+        s->ord[no++] = (order_t){table_bytes(&c->m->tables[t]), (uint32_t)t};
+    etsim_qsort(s->ord, no, sizeof *s->ord, cmp_order);
   }
-  size_t bk = 0, nh = 0;
-  for (size_t h = 0; no && h < H; h++) hpush(heap, &nh, (hnode_t){0, (uint32_t)h});
-  for (size_t k = 0; k < no && !rc; k++) {
-    size_t t = ord[k].t;
-    int ty = types[t];
-    const etsim_shard_table_t *x = &m->tables[t];
+  return no;
+}
+
+/* Pop heap nodes (hosts when by_host, else ranks) until one has room for
+ * `need` more bytes; the others go back.  Returns the node's r, or
+ * UINT32_MAX when none has room. */
+static uint32_t pop_fitting(pstate_t *s, size_t *nh, double need, int by_host) {
+  size_t na = 0;
+  uint32_t best = UINT32_MAX;
+  while (*nh) {
+    hnode_t v = hpop(s->heap, nh);
+    double sum = by_host ? s->u_by + s->h_by[v.r] + s->h_maxby[v.r]
+                         : s->u_by + s->h_by[v.r / s->c->Pl] + s->by[v.r];
+    if (sum + need <= (double)s->cap) {
+      best = v.r;
+      break;
+    }
+    s->aside[na++] = v;
+  }
+  for (size_t i = 0; i < na; i++) hpush(s->heap, nh, s->aside[i]);
+  return best;
+}
+
+/* 1. Uniform types: every rank gets one shard (costs of the largest). */
+static int place_uniform(pstate_t *s, etsim_error_t *err) {
+  const etsim_shard__ctx_t *c = s->c;
+  int rc = 0;
+  for (size_t t = 0; t < c->m->n_tables && !rc; t++) {
+    int ty = s->types[t];
+    if (ty != ETSIM_SHARD_RW && ty != ETSIM_SHARD_DP) continue;
+    const etsim_shard_table_t *x = &c->m->tables[t];
+    etsim_shard_t sh;
+    etsim_shard__rate(c, ty, x, ty == ETSIM_SHARD_DP ? x->rows : (x->rows + c->P - 1) / c->P,
+                      x->dim, &sh);
+    if (s->u_by + (double)sh.hbm_bytes > (double)s->cap) rc = too_big(c, t, ty, sh.hbm_bytes, err);
+    s->u_ms += etsim_shard__total(&sh);
+    s->u_by += (double)sh.hbm_bytes;
+  }
+  return rc;
+}
+
+/* TWCW table t's column blocks on the least-loaded ranks of host h that
+ * have room. */
+static int place_host_blocks(pstate_t *s, size_t t, uint32_t h, uint32_t blk,
+                             const etsim_shard_t *sh, etsim_error_t *err) {
+  const etsim_shard__ctx_t *c = s->c;
+  size_t Pl = c->Pl;
+  s->first[t] = (uint32_t)s->bk;
+  for (uint32_t col = 0; col < c->m->tables[t].dim; col += blk) {
+    size_t r0 = SIZE_MAX;
+    for (size_t r = h * Pl; r < (h + 1) * Pl; r++)
+      if (s->u_by + s->h_by[h] + s->by[r] + (double)sh->hbm_bytes <= (double)s->cap &&
+          (r0 == SIZE_MAX || s->ms[r] < s->ms[r0]))
+        r0 = r;
+    if (r0 == SIZE_MAX) return too_big(c, t, s->types[t], sh->hbm_bytes, err);
+    s->blk[s->bk++] = (uint32_t)r0;
+    s->ms[r0] += etsim_shard__total(sh);
+    s->by[r0] += (double)sh->hbm_bytes;
+    s->h_load[h] += etsim_shard__total(sh);
+    if (s->by[r0] > s->h_maxby[h]) s->h_maxby[h] = s->by[r0];
+  }
+  return 0;
+}
+
+/* 2. Host types, largest first, on the least-loaded host with room (a
+ * heap of hosts keyed on their load). */
+static int place_host(pstate_t *s, etsim_error_t *err) {
+  const etsim_shard__ctx_t *c = s->c;
+  size_t Pl = c->Pl, nh = 0;
+  size_t no = order_of(s, ETSIM_SHARD_TWRW, ETSIM_SHARD_TWCW);
+  for (size_t h = 0; no && h < c->hosts; h++) hpush(s->heap, &nh, (hnode_t){0, (uint32_t)h});
+  for (size_t k = 0; k < no; k++) {
+    size_t t = s->ord[k].t;
+    int ty = s->types[t];
+    const etsim_shard_table_t *x = &c->m->tables[t];
     etsim_shard_t sh;
     uint32_t blk = etsim_shard__cw_block(x->dim, c->o->costs.cw_block);
     if (ty == ETSIM_SHARD_TWRW) etsim_shard__rate(c, ty, x, (x->rows + Pl - 1) / Pl, x->dim, &sh);
     else etsim_shard__rate(c, ty, x, x->rows, blk, &sh);
-    size_t na = 0;
-    uint32_t best = UINT32_MAX;
-    while (nh) {
-      hnode_t v = hpop(heap, &nh);
-      if (s.u_by + s.h_by[v.r] + s.h_maxby[v.r] + (double)sh.hbm_bytes <= (double)cap) {
-        best = v.r;
-        break;
-      }
-      aside[na++] = v;
-    }
-    for (size_t i = 0; i < na; i++) hpush(heap, &nh, aside[i]);
-    if (best == UINT32_MAX) {
-      rc = too_big(c, t, ty, sh.hbm_bytes, err);
-      break;
-    }
-    s.host[t] = best;
+    uint32_t best = pop_fitting(s, &nh, (double)sh.hbm_bytes, 1);
+    if (best == UINT32_MAX) return too_big(c, t, ty, sh.hbm_bytes, err);
+    s->host[t] = best;
     if (ty == ETSIM_SHARD_TWRW) {
-      s.h_ms[best] += etsim_shard__total(&sh);
-      s.h_by[best] += (double)sh.hbm_bytes;
-      s.h_load[best] += (double)Pl * etsim_shard__total(&sh);
+      s->h_ms[best] += etsim_shard__total(&sh);
+      s->h_by[best] += (double)sh.hbm_bytes;
+      s->h_load[best] += (double)Pl * etsim_shard__total(&sh);
     } else {
-      s.first[t] = (uint32_t)bk;
-      for (uint32_t col = 0; col < x->dim; col += blk) {
-        size_t r0 = SIZE_MAX;
-        for (size_t r = best * Pl; r < (best + 1) * Pl; r++)
-          if (s.u_by + s.h_by[best] + s.by[r] + (double)sh.hbm_bytes <= (double)cap &&
-              (r0 == SIZE_MAX || s.ms[r] < s.ms[r0]))
-            r0 = r;
-        if (r0 == SIZE_MAX) {
-          rc = too_big(c, t, ty, sh.hbm_bytes, err);
-          break;
-        }
-        s.blk[bk++] = (uint32_t)r0;
-        s.ms[r0] += etsim_shard__total(&sh);
-        s.by[r0] += (double)sh.hbm_bytes;
-        s.h_load[best] += etsim_shard__total(&sh);
-        if (s.by[r0] > s.h_maxby[best]) s.h_maxby[best] = s.by[r0];
-      }
+      int rc = place_host_blocks(s, t, best, blk, &sh, err);
+      if (rc) return rc;
     }
-    hpush(heap, &nh, (hnode_t){s.h_load[best], best});
+    hpush(s->heap, &nh, (hnode_t){s->h_load[best], best});
   }
-  /* 3. TW and CW, largest first, on the least-loaded rank with room. */
-  no = 0;
-  if (c->by_size) {
-    for (size_t i = 0; i < T; i++) {
-      uint32_t t = c->by_size[i];
-      if (types[t] == ETSIM_SHARD_TW || types[t] == ETSIM_SHARD_CW) ord[no++] = (order_t){0, t};
-    }
-  } else {
-    for (size_t t = 0; t < T; t++)
-      if (types[t] == ETSIM_SHARD_TW || types[t] == ETSIM_SHARD_CW)
-        ord[no++] = (order_t){table_bytes(&m->tables[t]), (uint32_t)t};
-    etsim_qsort(ord, no, sizeof *ord, cmp_order);
-  }
-  nh = 0;
-  for (size_t r = 0; r < P; r++) hpush(heap, &nh, (hnode_t){s.ms[r] + s.h_ms[r / Pl], (uint32_t)r});
-  for (size_t k = 0; k < no && !rc; k++) {
-    size_t t = ord[k].t;
-    int ty = types[t];
-    const etsim_shard_table_t *x = &m->tables[t];
+  return 0;
+}
+
+/* 3. TW and CW, largest first, on the least-loaded rank with room. */
+static int place_blocks(pstate_t *s, etsim_error_t *err) {
+  const etsim_shard__ctx_t *c = s->c;
+  size_t Pl = c->Pl, nh = 0;
+  size_t no = order_of(s, ETSIM_SHARD_TW, ETSIM_SHARD_CW);
+  for (size_t r = 0; r < c->P; r++)
+    hpush(s->heap, &nh, (hnode_t){s->ms[r] + s->h_ms[r / Pl], (uint32_t)r});
+  for (size_t k = 0; k < no; k++) {
+    size_t t = s->ord[k].t;
+    int ty = s->types[t];
+    const etsim_shard_table_t *x = &c->m->tables[t];
     uint32_t blk =
         ty == ETSIM_SHARD_TW ? x->dim : etsim_shard__cw_block(x->dim, c->o->costs.cw_block);
     etsim_shard_t sh;
     etsim_shard__rate(c, ty, x, x->rows, blk, &sh);
-    s.first[t] = (uint32_t)bk;
+    s->first[t] = (uint32_t)s->bk;
     for (uint32_t col = 0; col < x->dim; col += blk) {
-      size_t na = 0;
-      uint32_t r0 = UINT32_MAX;
-      while (nh) {
-        hnode_t v = hpop(heap, &nh);
-        if (s.u_by + s.h_by[v.r / Pl] + s.by[v.r] + (double)sh.hbm_bytes <= (double)cap) {
-          r0 = v.r;
-          break;
-        }
-        aside[na++] = v;
-      }
-      for (size_t i = 0; i < na; i++) hpush(heap, &nh, aside[i]);
-      if (r0 == UINT32_MAX) {
-        rc = too_big(c, t, ty, sh.hbm_bytes, err);
-        break;
-      }
-      s.blk[bk++] = r0;
-      s.ms[r0] += etsim_shard__total(&sh);
-      s.by[r0] += (double)sh.hbm_bytes;
-      hpush(heap, &nh, (hnode_t){s.ms[r0] + s.h_ms[r0 / Pl], r0});
+      uint32_t r0 = pop_fitting(s, &nh, (double)sh.hbm_bytes, 0);
+      if (r0 == UINT32_MAX) return too_big(c, t, ty, sh.hbm_bytes, err);
+      s->blk[s->bk++] = r0;
+      s->ms[r0] += etsim_shard__total(&sh);
+      s->by[r0] += (double)sh.hbm_bytes;
+      hpush(s->heap, &nh, (hnode_t){s->ms[r0] + s->h_ms[r0 / Pl], r0});
     }
   }
-  if (rc) goto done;
-  /* Write the shards. */
+  return 0;
+}
+
+/* The row shards of RW, DP and TWRW table t from shard w on; returns the
+ * next w.  Tail shards with fewer rows are rated once per row count. */
+static size_t write_rows(const pstate_t *s, size_t t, etsim_shard_plan_t *p, size_t w) {
+  const etsim_shard__ctx_t *c = s->c;
+  int ty = s->types[t];
+  const etsim_shard_table_t *x = &c->m->tables[t];
+  size_t lo = ty == ETSIM_SHARD_TWRW ? s->host[t] * c->Pl : 0;
+  size_t parts = ty == ETSIM_SHARD_TWRW ? c->Pl : c->P;
+  uint64_t per = ty == ETSIM_SHARD_DP ? x->rows : (x->rows + parts - 1) / parts;
+  etsim_shard_t full, last;
+  etsim_shard__rate(c, ty, x, per, x->dim, &full);
+  uint64_t last_rows = UINT64_MAX;
+  for (size_t i = 0; i < parts; i++) {
+    uint64_t off = ty == ETSIM_SHARD_DP ? 0 : per * i, n = per;
+    if (ty != ETSIM_SHARD_DP) {
+      if (off > x->rows) off = x->rows; /* empty tail shards sit at the end */
+      n = x->rows - off < per ? x->rows - off : per;
+    }
+    etsim_shard_t sh;
+    if (n == per) {
+      sh = full;
+    } else {
+      if (n != last_rows) etsim_shard__rate(c, ty, x, n, x->dim, &last);
+      last_rows = n;
+      sh = last;
+    }
+    sh.table = (uint32_t)t;
+    sh.rank = (uint32_t)(lo + i);
+    sh.row_off = off;
+    sh.col_off = 0;
+    p->shards[w++] = sh;
+  }
+  return w;
+}
+
+/* The column blocks of TW, CW and TWCW table t from shard w on, on the
+ * ranks placement chose; returns the next w. */
+static size_t write_cols(const pstate_t *s, size_t t, etsim_shard_plan_t *p, size_t w) {
+  const etsim_shard__ctx_t *c = s->c;
+  int ty = s->types[t];
+  const etsim_shard_table_t *x = &c->m->tables[t];
+  uint32_t blk =
+      ty == ETSIM_SHARD_TW ? x->dim : etsim_shard__cw_block(x->dim, c->o->costs.cw_block);
+  etsim_shard_t proto;
+  etsim_shard__rate(c, ty, x, x->rows, blk, &proto);
+  size_t j = s->first[t];
+  for (uint32_t col = 0; col < x->dim; col += blk) {
+    etsim_shard_t sh = proto;
+    sh.table = (uint32_t)t;
+    sh.rank = s->blk[j++];
+    sh.row_off = 0;
+    sh.col_off = col;
+    p->shards[w++] = sh;
+  }
+  return w;
+}
+
+/* Write the ns shards in table order and sum the loads. */
+static int write_plan(const pstate_t *s, size_t ns, etsim_shard_plan_t *p, etsim_error_t *err) {
+  const etsim_shard__ctx_t *c = s->c;
+  size_t T = c->m->n_tables, P = c->P;
   p->n_ranks = P;
-  p->ranks_per_host = Pl;
+  p->ranks_per_host = c->Pl;
   p->batch = (uint32_t)c->B;
   p->n_tables = T;
   p->step = c->o->step;
@@ -333,70 +396,62 @@ static int place(const etsim_shard__ctx_t *c, const int *types, etsim_shard_plan
   p->table_first = etsim_malloc((T + 1) * sizeof *p->table_first);
   p->rank_ms = etsim_malloc(P * sizeof *p->rank_ms);
   p->rank_bytes = etsim_malloc(P * sizeof *p->rank_bytes);
-  if (!p->table_type || !p->shards || !p->table_first || !p->rank_ms || !p->rank_bytes) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto done;
-  }
+  if (!p->table_type || !p->shards || !p->table_first || !p->rank_ms || !p->rank_bytes)
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   size_t w = 0;
   for (size_t t = 0; t < T; t++) {
-    int ty = types[t];
-    const etsim_shard_table_t *x = &m->tables[t];
+    int ty = s->types[t];
     p->table_type[t] = ty;
     p->table_first[t] = w;
-    if (ty == ETSIM_SHARD_RW || ty == ETSIM_SHARD_DP || ty == ETSIM_SHARD_TWRW) {
-      size_t lo = ty == ETSIM_SHARD_TWRW ? s.host[t] * Pl : 0;
-      size_t parts = ty == ETSIM_SHARD_TWRW ? Pl : P;
-      uint64_t per = ty == ETSIM_SHARD_DP ? x->rows : (x->rows + parts - 1) / parts;
-      etsim_shard_t full, last;
-      etsim_shard__rate(c, ty, x, per, x->dim, &full);
-      uint64_t last_rows = UINT64_MAX;
-      for (size_t i = 0; i < parts; i++) {
-        uint64_t off = ty == ETSIM_SHARD_DP ? 0 : per * i, n = per;
-        if (ty != ETSIM_SHARD_DP) {
-          if (off > x->rows) off = x->rows; /* empty tail shards sit at the end */
-          n = x->rows - off < per ? x->rows - off : per;
-        }
-        etsim_shard_t sh;
-        if (n == per) {
-          sh = full;
-        } else {
-          if (n != last_rows) etsim_shard__rate(c, ty, x, n, x->dim, &last);
-          last_rows = n;
-          sh = last;
-        }
-        sh.table = (uint32_t)t;
-        sh.rank = (uint32_t)(lo + i);
-        sh.row_off = off;
-        sh.col_off = 0;
-        p->shards[w++] = sh;
-      }
-    } else {
-      uint32_t blk =
-          ty == ETSIM_SHARD_TW ? x->dim : etsim_shard__cw_block(x->dim, c->o->costs.cw_block);
-      etsim_shard_t proto;
-      etsim_shard__rate(c, ty, x, x->rows, blk, &proto);
-      size_t j = s.first[t];
-      for (uint32_t col = 0; col < x->dim; col += blk) {
-        etsim_shard_t sh = proto;
-        sh.table = (uint32_t)t;
-        sh.rank = s.blk[j++];
-        sh.row_off = 0;
-        sh.col_off = col;
-        p->shards[w++] = sh;
-      }
-    }
+    if (ty == ETSIM_SHARD_RW || ty == ETSIM_SHARD_DP || ty == ETSIM_SHARD_TWRW)
+      w = write_rows(s, t, p, w);
+    else w = write_cols(s, t, p, w);
   }
   p->table_first[T] = w;
   p->n_shards = w;
   etsim_shard__sum_loads(p);
+  return 0;
+}
+
+/* Place every table of `types` and write the plan (shards in table
+ * order, rated, loads summed).  Tiers and the estimate are not done here. */
+static int place(const etsim_shard__ctx_t *c, const int *types, etsim_shard_plan_t *p,
+                 etsim_error_t *err) {
+  size_t T = c->m->n_tables, P = c->P, H = c->hosts;
+  memset(p, 0, sizeof *p);
+  size_t ns = 0, nblk = 0;
+  int rc = count_shards(c, types, &ns, &nblk, err);
+  if (rc) return rc;
+  pstate_t s = {.c = c, .types = types, .cap = c->tiered ? c->cap_total : c->cap};
+  s.ms = etsim_calloc(2 * P, sizeof *s.ms);
+  s.h_ms = etsim_calloc(4 * H, sizeof *s.h_ms);
+  s.host = etsim_calloc(2 * T, sizeof *s.host);
+  s.blk = etsim_malloc((nblk ? nblk : 1) * sizeof *s.blk);
+  s.ord = etsim_malloc((T ? T : 1) * sizeof *s.ord);
+  size_t hn = P > H ? P : H;
+  s.heap = etsim_malloc(hn * sizeof *s.heap);
+  s.aside = etsim_malloc(hn * sizeof *s.aside);
+  if (!s.ms || !s.h_ms || !s.host || !s.blk || !s.ord || !s.heap || !s.aside) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto done;
+  }
+  s.by = s.ms + P;
+  s.h_by = s.h_ms + H;
+  s.h_load = s.h_by + H;
+  s.h_maxby = s.h_load + H;
+  s.first = s.host + T;
+  rc = place_uniform(&s, err);
+  if (!rc) rc = place_host(&s, err);
+  if (!rc) rc = place_blocks(&s, err);
+  if (!rc) rc = write_plan(&s, ns, p, err);
 done:
   etsim_free(s.ms);
   etsim_free(s.h_ms);
   etsim_free(s.host);
   etsim_free(s.blk);
-  etsim_free(ord);
-  etsim_free(heap);
-  etsim_free(aside);
+  etsim_free(s.ord);
+  etsim_free(s.heap);
+  etsim_free(s.aside);
   if (rc) etsim_shard_plan_free(p);
   return rc;
 }

@@ -267,6 +267,108 @@ static int check_layout(rd_t *r, const etsim_shard__ctx_t *c, size_t t, int ty,
   return why ? bad(r, key, why) : 0;
 }
 
+/* Shard y of table t (type ty): its rank, rows and columns, rated, and
+ * with tiers its HBM and DDR rows and hit rates.  sw names it in errors. */
+static int read_shard(rd_t *r, const etsim_shard__ctx_t *c, size_t t, int ty, json_t *y,
+                      const char *sw, etsim_shard_t *s) {
+  const etsim_shard_table_t *mt = &c->m->tables[t];
+  char key[192];
+  int rc;
+  if (!json_is_object(y)) return bad(r, sw, "must be an object");
+  uint64_t rank, ro, rn, co, cn;
+  if ((rc = rd_u64(r, y, "rank", sw, 0, c->P - 1, NULL, &rank))) return rc;
+  snprintf(key, sizeof key, "%srows", sw);
+  if ((rc = rd_range(r, json_object_get(y, "rows"), key, mt->rows, &ro, &rn))) return rc;
+  snprintf(key, sizeof key, "%scols", sw);
+  if ((rc = rd_range(r, json_object_get(y, "cols"), key, mt->dim, &co, &cn))) return rc;
+  if (!cn) return bad(r, key, "a shard needs at least one column");
+  etsim_shard__rate(c, ty, mt, rn, (uint32_t)cn, s);
+  s->table = (uint32_t)t;
+  s->rank = (uint32_t)rank;
+  s->row_off = ro;
+  s->col_off = (uint32_t)co;
+  if (c->tiered && ty != ETSIM_SHARD_DP) {
+    uint64_t hr, dr, dflt_h = rn, dflt_d = 0;
+    double hh = 1, dh = 1;
+    if ((rc = rd_u64(r, y, "hbm_rows", sw, 0, rn, &dflt_h, &hr)) ||
+        (rc = rd_u64(r, y, "ddr_rows", sw, 0, rn - hr, &dflt_d, &dr)) ||
+        (rc = rd_num(r, y, "hbm_hit", sw, 0, 1, &hh)) ||
+        (rc = rd_num(r, y, "ddr_hit", sw, hh, 1, &dh)))
+      return rc;
+    s->hbm_rows = hr;
+    s->ddr_rows = dr;
+    s->hbm_hit = hh;
+    s->ddr_hit = dh;
+    s->hbm_bytes = (uint64_t)((double)hr * etsim_shard__row_bytes(c, mt, s->cols)) +
+                   etsim_shard__io_bytes(c, ty, mt, s->cols);
+  }
+  return 0;
+}
+
+/* Table t of the plan, x: its type, the model's rows and dim, and its
+ * shards from p->shards[*w] on, checked against the type's layout. */
+static int read_table(rd_t *r, const etsim_shard__ctx_t *c, size_t t, json_t *x,
+                      etsim_shard_plan_t *p, size_t *w, span_t *sp, uint8_t *seen) {
+  const etsim_shard_model_t *m = c->m;
+  const etsim_shard_table_t *mt = &m->tables[t];
+  char where[64];
+  snprintf(where, sizeof where, "tables[%zu].", t);
+  if (!json_is_object(x)) return bad(r, where, "must be an object");
+  json_t *tn = json_object_get(x, "type"), *sh = json_object_get(x, "shards");
+  int ty = json_is_string(tn) ? etsim_shard_type_parse(json_string_value(tn)) : -1;
+  char key[192];
+  snprintf(key, sizeof key, "%stype", where);
+  if (ty < 0) return bad(r, key, "must be one of tw, rw, cw, dp, twrw, twcw");
+  if ((ty == ETSIM_SHARD_TWRW || ty == ETSIM_SHARD_TWCW) && c->hosts < 2)
+    return bad(r, key, "twrw and twcw need more than one host");
+  /* Facts the writer copied from the model must still match it. */
+  json_t *xr = json_object_get(x, "rows"), *xd = json_object_get(x, "dim");
+  if ((xr && (!json_is_integer(xr) || (uint64_t)json_integer_value(xr) != mt->rows)) ||
+      (xd && (!json_is_integer(xd) || (uint64_t)json_integer_value(xd) != mt->dim))) {
+    snprintf(key, sizeof key, "%srows", where);
+    return etsim_error_set(r->err, ETSIM_EFORMAT,
+                           "%s: %s: the plan's table is not model %s's (%llu x %u there)", r->path,
+                           key, m->name, (unsigned long long)mt->rows, mt->dim);
+  }
+  snprintf(key, sizeof key, "%sshards", where);
+  if (!json_is_array(sh) || !json_array_size(sh)) return bad(r, key, "must be a non-empty array");
+  p->table_type[t] = ty;
+  p->table_first[t] = *w;
+  size_t first = *w;
+  for (size_t k = 0; k < json_array_size(sh); k++) {
+    char sw[96];
+    snprintf(sw, sizeof sw, "%sshards[%zu].", where, k);
+    int rc = read_shard(r, c, t, ty, json_array_get(sh, k), sw, &p->shards[*w]);
+    if (rc) return rc;
+    ++*w;
+  }
+  return check_layout(r, c, t, ty, p->shards + first, *w - first, sp, seen);
+}
+
+/* The plan's header: ranks, hosts, batch and step into o, and a table
+ * count that matches the model. */
+static int read_header(rd_t *r, json_t *root, const etsim_shard_model_t *m, etsim_shard_opts_t *o) {
+  uint64_t ranks, rph, batch, d_batch = m->batch;
+  int rc;
+  if (!json_is_object(root) || !json_is_integer(json_object_get(root, "etsim_shard_plan")))
+    return bad(r, "etsim_shard_plan", "not a plan (written by 'etsim shard -o')");
+  if ((rc = rd_u64(r, root, "ranks", "", 1, ETSIM_SHARD_MAX_RANKS, NULL, &ranks)) ||
+      (rc = rd_u64(r, root, "ranks_per_host", "", 1, ranks, NULL, &rph)) ||
+      (rc = rd_u64(r, root, "batch", "", 1, ETSIM_SHARD_MAX_BATCH, &d_batch, &batch)))
+    return rc;
+  if (ranks % rph) return bad(r, "ranks_per_host", "must divide \"ranks\"");
+  json_t *tabs = json_object_get(root, "tables");
+  if (!json_is_array(tabs) || json_array_size(tabs) != m->n_tables)
+    return etsim_error_set(r->err, ETSIM_EFORMAT, "%s: tables: %zu in the plan, %zu in model %s",
+                           r->path, json_array_size(tabs), m->n_tables, m->name);
+  o->ranks = (size_t)ranks;
+  o->ranks_per_host = (size_t)rph;
+  o->batch = (uint32_t)batch;
+  if ((rc = read_step(r, root, o))) return rc;
+  if (!json_object_get(root, "tiers")) o->tiers.ddr_gb = o->tiers.ssd_gb = 0;
+  return 0;
+}
+
 int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m, etsim_shard_opts_t *o,
                           etsim_shard_plan_t *out, etsim_error_t *err) {
   memset(out, 0, sizeof *out);
@@ -279,30 +381,7 @@ int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m, etsim_
   span_t *sp = NULL;
   uint8_t *seen = NULL;
   json_t *tabs = json_object_get(root, "tables");
-  uint64_t ranks, rph, batch, d_batch = m->batch;
-  if (!json_is_object(root) || !json_is_integer(json_object_get(root, "etsim_shard_plan"))) {
-    rc = bad(&r, "etsim_shard_plan", "not a plan (written by 'etsim shard -o')");
-    goto done;
-  }
-  if ((rc = rd_u64(&r, root, "ranks", "", 1, ETSIM_SHARD_MAX_RANKS, NULL, &ranks)) ||
-      (rc = rd_u64(&r, root, "ranks_per_host", "", 1, ranks, NULL, &rph)) ||
-      (rc = rd_u64(&r, root, "batch", "", 1, ETSIM_SHARD_MAX_BATCH, &d_batch, &batch)))
-    goto done;
-  if (ranks % rph) {
-    rc = bad(&r, "ranks_per_host", "must divide \"ranks\"");
-    goto done;
-  }
-  if (!json_is_array(tabs) || json_array_size(tabs) != m->n_tables) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: tables: %zu in the plan, %zu in model %s", path,
-                         json_array_size(tabs), m->n_tables, m->name);
-    goto done;
-  }
-  o->ranks = (size_t)ranks;
-  o->ranks_per_host = (size_t)rph;
-  o->batch = (uint32_t)batch;
-  if ((rc = read_step(&r, root, o))) goto done;
-  int tiered = json_object_get(root, "tiers") != NULL;
-  if (!tiered) o->tiers.ddr_gb = o->tiers.ssd_gb = 0;
+  if ((rc = read_header(&r, root, m, o))) goto done;
   etsim_shard__ctx_t c;
   if ((rc = etsim_shard__setup(&c, m, o, err))) {
     etsim_error_prefix(err, "%s", path);
@@ -333,88 +412,8 @@ int etsim_shard_plan_read(const char *path, const etsim_shard_model_t *m, etsim_
     goto done;
   }
   size_t w = 0;
-  for (size_t t = 0; t < T && !rc; t++) {
-    json_t *x = json_array_get(tabs, t);
-    const etsim_shard_table_t *mt = &m->tables[t];
-    char where[64];
-    snprintf(where, sizeof where, "tables[%zu].", t);
-    if (!json_is_object(x)) {
-      rc = bad(&r, where, "must be an object");
-      break;
-    }
-    json_t *tn = json_object_get(x, "type"), *sh = json_object_get(x, "shards");
-    int ty = json_is_string(tn) ? etsim_shard_type_parse(json_string_value(tn)) : -1;
-    char key[192];
-    snprintf(key, sizeof key, "%stype", where);
-    if (ty < 0) {
-      rc = bad(&r, key, "must be one of tw, rw, cw, dp, twrw, twcw");
-      break;
-    }
-    if ((ty == ETSIM_SHARD_TWRW || ty == ETSIM_SHARD_TWCW) && c.hosts < 2) {
-      rc = bad(&r, key, "twrw and twcw need more than one host");
-      break;
-    }
-    /* Facts the writer copied from the model must still match it. */
-    json_t *xr = json_object_get(x, "rows"), *xd = json_object_get(x, "dim");
-    if ((xr && (!json_is_integer(xr) || (uint64_t)json_integer_value(xr) != mt->rows)) ||
-        (xd && (!json_is_integer(xd) || (uint64_t)json_integer_value(xd) != mt->dim))) {
-      snprintf(key, sizeof key, "%srows", where);
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s: %s: the plan's table is not model %s's (%llu x %u there)", path,
-                           key, m->name, (unsigned long long)mt->rows, mt->dim);
-      break;
-    }
-    snprintf(key, sizeof key, "%sshards", where);
-    if (!json_is_array(sh) || !json_array_size(sh)) {
-      rc = bad(&r, key, "must be a non-empty array");
-      break;
-    }
-    p->table_type[t] = ty;
-    p->table_first[t] = w;
-    size_t first = w;
-    for (size_t k = 0; k < json_array_size(sh) && !rc; k++) {
-      json_t *y = json_array_get(sh, k);
-      char sw[96];
-      snprintf(sw, sizeof sw, "%sshards[%zu].", where, k);
-      if (!json_is_object(y)) {
-        rc = bad(&r, sw, "must be an object");
-        break;
-      }
-      uint64_t rank, ro, rn, co, cn;
-      if ((rc = rd_u64(&r, y, "rank", sw, 0, P - 1, NULL, &rank))) break;
-      snprintf(key, sizeof key, "%srows", sw);
-      if ((rc = rd_range(&r, json_object_get(y, "rows"), key, mt->rows, &ro, &rn))) break;
-      snprintf(key, sizeof key, "%scols", sw);
-      if ((rc = rd_range(&r, json_object_get(y, "cols"), key, mt->dim, &co, &cn))) break;
-      if (!cn) {
-        rc = bad(&r, key, "a shard needs at least one column");
-        break;
-      }
-      etsim_shard_t s;
-      etsim_shard__rate(&c, ty, mt, rn, (uint32_t)cn, &s);
-      s.table = (uint32_t)t;
-      s.rank = (uint32_t)rank;
-      s.row_off = ro;
-      s.col_off = (uint32_t)co;
-      if (c.tiered && ty != ETSIM_SHARD_DP) {
-        uint64_t hr, dr, dflt_h = rn, dflt_d = 0;
-        double hh = 1, dh = 1;
-        if ((rc = rd_u64(&r, y, "hbm_rows", sw, 0, rn, &dflt_h, &hr)) ||
-            (rc = rd_u64(&r, y, "ddr_rows", sw, 0, rn - hr, &dflt_d, &dr)) ||
-            (rc = rd_num(&r, y, "hbm_hit", sw, 0, 1, &hh)) ||
-            (rc = rd_num(&r, y, "ddr_hit", sw, hh, 1, &dh)))
-          break;
-        s.hbm_rows = hr;
-        s.ddr_rows = dr;
-        s.hbm_hit = hh;
-        s.ddr_hit = dh;
-        s.hbm_bytes = (uint64_t)((double)hr * etsim_shard__row_bytes(&c, mt, s.cols)) +
-                      etsim_shard__io_bytes(&c, ty, mt, s.cols);
-      }
-      p->shards[w++] = s;
-    }
-    if (!rc) rc = check_layout(&r, &c, t, ty, p->shards + first, w - first, sp, seen);
-  }
+  for (size_t t = 0; t < T && !rc; t++)
+    rc = read_table(&r, &c, t, json_array_get(tabs, t), p, &w, sp, seen);
   if (rc) goto done;
   p->table_first[T] = w;
   p->n_shards = w;

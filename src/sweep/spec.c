@@ -1038,6 +1038,164 @@ static int parse_base(ctx_t *c, const json_t *base) {
 
 /* ---------------------------------------------------------------- load */
 
+/* s->path and s->dir, the folder relative paths in the spec start from. */
+static int set_paths(etsim_sweep_spec_t *s, const char *path) {
+  s->path = etsim_strdup(path);
+  const char *slash = strrchr(path, '/');
+  s->dir = slash ? etsim_malloc((size_t)(slash - path) + 1) : etsim_strdup(".");
+  if (!s->path || !s->dir) return ETSIM_ENOMEM;
+  if (slash) {
+    memcpy(s->dir, path, (size_t)(slash - path));
+    s->dir[slash - path] = 0;
+    if (!s->dir[0]) strcpy(s->dir, "/");
+  }
+  return 0;
+}
+
+/* options: timeout and keep-traces. */
+static int parse_options(ctx_t *c, const json_t *opts) {
+  static const char *const ok[] = {"timeout", "keep-traces", NULL};
+  if (!json_is_object(opts)) return bad(c, opts, "options: expected a map");
+  int rc = only_keys(c, opts, "options", ok);
+  if (rc) return rc;
+  json_t *t = json_object_get(opts, "timeout"), *kt = json_object_get(opts, "keep-traces");
+  if (t && (!json_is_number(t) || json_number_value(t) < 0))
+    return bad(c, t, "options.timeout: seconds per point (0: none)");
+  if (kt && !json_is_boolean(kt)) return bad(c, kt, "options.keep-traces: true or false");
+  c->s->timeout_s = t ? json_number_value(t) : 0;
+  c->s->keep_traces = kt && json_is_true(kt);
+  return 0;
+}
+
+static int check_vars(ctx_t *c, const json_t *vars) {
+  if (!json_is_object(vars)) return bad(c, vars, "vars: expected a map of name: number");
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)vars, k, v) {
+    if (!json_is_number(v) && !json_is_string(v))
+      return bad(c, v, "vars.%s: a number or a string", k);
+  }
+  return 0;
+}
+
+/* axes: one group per entry, each a grid, zip, list or random.  *groups
+ * and *n_groups are set as soon as the array is made, for the caller to
+ * free whatever happens. */
+static int parse_axes(ctx_t *c, const json_t *axes, group_t **groups, size_t *n_groups) {
+  if (axes && !json_is_array(axes))
+    return bad(c, axes, "axes: expected a list of groups (- grid: ..., - zip: ...)");
+  size_t n = axes ? json_array_size(axes) : 0;
+  group_t *g = etsim_calloc(n ? n : 1, sizeof *g);
+  if (!g) return ETSIM_ENOMEM;
+  *groups = g;
+  *n_groups = n;
+  for (size_t i = 0; i < n; i++) {
+    json_t *a = json_array_get(axes, i);
+    char what[64];
+    snprintf(what, sizeof what, "axes[%zu]", i);
+    if (!json_is_object(a) || json_object_size(a) != 1)
+      return bad(c, a, "%s: one of grid, list, zip or random", what);
+    const char *type = json_object_iter_key(json_object_iter(a));
+    json_t *body = json_object_get(a, type);
+    int rc;
+    if (!strcmp(type, "grid")) rc = axis_grid(c, body, what, 0, &g[i]);
+    else if (!strcmp(type, "zip")) rc = axis_grid(c, body, what, 1, &g[i]);
+    else if (!strcmp(type, "list")) rc = axis_list(c, body, what, &g[i]);
+    else if (!strcmp(type, "random")) rc = axis_random(c, body, what, &g[i]);
+    else rc = bad(c, a, "%s: '%s' is not grid, list, zip or random", what, type);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* derived: one column per key, its expression kept for expand(). */
+static int parse_derived(ctx_t *c, const json_t *derived) {
+  if (!json_is_object(derived))
+    return bad(c, derived, "derived: expected a map of key: \"expression\"");
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)derived, k, v) {
+    size_t col;
+    if (!json_is_string(v)) return bad(c, v, "derived.%s: expected an expression in quotes", k);
+    int rc = add_col(c, v, k, 1, &col);
+    if (rc) return rc;
+    c->s->cols[col].expr = etsim_strdup(json_string_value(v));
+    if (!c->s->cols[col].expr) return ETSIM_ENOMEM;
+  }
+  return 0;
+}
+
+static int parse_where(ctx_t *c, const json_t *where) {
+  if (!json_is_string(where)) return bad(c, where, "where: expected an expression in quotes");
+  c->s->where = etsim_strdup(json_string_value(where));
+  return c->s->where ? 0 : ETSIM_ENOMEM;
+}
+
+/* A sim sweep needs a trace set: from base.gen, base.workload or an axis. */
+static int check_workload(ctx_t *c, const json_t *base) {
+  const etsim_sweep_spec_t *s = c->s;
+  if (s->kind != SWEEP_KIND_SIM || s->gen_kind || s->workload) return 0;
+  int wl = 0;
+  for (size_t k = 0; k < s->n_cols; k++)
+    wl |= s->cols[k].dom == SWEEP_DOM_SIM && !strcmp(s->cols[k].field, "workload");
+  if (!wl)
+    return bad(c, base, "base: 'gen' (a generator command) or 'workload' (a trace set) is needed");
+  return 0;
+}
+
+/* The dimensions rows report: the most any point's network has (at most
+ * 8). */
+static void count_dims(etsim_sweep_spec_t *s) {
+  if (!s->net_tree) return;
+  json_t *t = json_object_get(s->net_tree, "topology");
+  s->n_dims = json_is_array(t) ? (int)json_array_size(t) : 1;
+  for (size_t k = 0; k < s->n_cols; k++) {
+    const sweep_key_t *key = &s->cols[k];
+    if (key->dom != SWEEP_DOM_NETWORK || key->index >= 0) continue;
+    if (strcmp(key->field, "topology") && strcmp(key->field, "npus_count") &&
+        strcmp(key->field, "bandwidth") && strcmp(key->field, "latency"))
+      continue;
+    for (size_t p = 0; p < s->n_points; p++) {
+      json_t *v = etsim_sweep__value_json(s, p, k);
+      if (json_is_array(v) && (int)json_array_size(v) > s->n_dims)
+        s->n_dims = (int)json_array_size(v);
+      json_decref(v);
+    }
+  }
+  if (s->n_dims > 8) s->n_dims = 8;
+}
+
+/* The spec's sections in order (each checked before the next is read),
+ * then the points expanded, named and fingerprinted. */
+static int load_sections(ctx_t *c, json_t *root, group_t **groups, size_t *n_groups) {
+  static const char *const top[] = {"name",  "base", "axes",    "derived",
+                                    "where", "vars", "options", NULL};
+  etsim_sweep_spec_t *s = c->s;
+  int rc;
+  if (!json_is_object(root))
+    return bad(c, root, "expected a map with base and axes (see docs/sweep.md)");
+  if ((rc = only_keys(c, root, "spec", top))) return rc;
+  json_t *base = json_object_get(root, "base");
+  if (!base) return bad(c, root, "'base' (the run every point starts from) is required");
+  if ((rc = parse_base(c, base))) return rc;
+  json_t *opts = json_object_get(root, "options");
+  if (opts && (rc = parse_options(c, opts))) return rc;
+  json_t *vars = json_object_get(root, "vars");
+  if (vars && (rc = check_vars(c, vars))) return rc;
+  if ((rc = parse_axes(c, json_object_get(root, "axes"), groups, n_groups))) return rc;
+  s->n_axis = s->n_cols;
+  json_t *derived = json_object_get(root, "derived");
+  if (derived && (rc = parse_derived(c, derived))) return rc;
+  json_t *where = json_object_get(root, "where");
+  if (where && (rc = parse_where(c, where))) return rc;
+  if ((rc = check_workload(c, base))) return rc;
+  if ((rc = expand(c, *groups, *n_groups, derived, vars))) return rc;
+  if ((rc = identify(c))) return rc;
+  if ((rc = fingerprint(s, base, derived, vars))) return rc;
+  count_dims(s);
+  return 0;
+}
+
 int etsim_sweep_spec_load(const char *path, etsim_sweep_spec_t **out, etsim_error_t *err) {
   etsim_sweep_spec_t *s = etsim_calloc(1, sizeof *s);
   if (!s) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
@@ -1045,161 +1203,9 @@ int etsim_sweep_spec_load(const char *path, etsim_sweep_spec_t **out, etsim_erro
   json_t *root = NULL;
   group_t *groups = NULL;
   size_t n_groups = 0;
-  int rc = 0;
-  s->path = etsim_strdup(path);
-  const char *slash = strrchr(path, '/');
-  s->dir = slash ? etsim_malloc((size_t)(slash - path) + 1) : etsim_strdup(".");
-  if (!s->path || !s->dir) {
-    rc = ETSIM_ENOMEM;
-    goto done;
-  }
-  if (slash) {
-    memcpy(s->dir, path, (size_t)(slash - path));
-    s->dir[slash - path] = 0;
-    if (!s->dir[0]) strcpy(s->dir, "/");
-  }
-  if ((rc = etsim_sweep__yaml_load(path, &root, &c.lines, err))) goto done;
-  static const char *const top[] = {"name",  "base", "axes",    "derived",
-                                    "where", "vars", "options", NULL};
-  if (!json_is_object(root)) {
-    rc = bad(&c, root, "expected a map with base and axes (see docs/sweep.md)");
-    goto done;
-  }
-  if ((rc = only_keys(&c, root, "spec", top))) goto done;
-  json_t *base = json_object_get(root, "base");
-  if (!base) {
-    rc = bad(&c, root, "'base' (the run every point starts from) is required");
-    goto done;
-  }
-  if ((rc = parse_base(&c, base))) goto done;
-  json_t *opts = json_object_get(root, "options");
-  if (opts) {
-    static const char *const ok[] = {"timeout", "keep-traces", NULL};
-    if (!json_is_object(opts)) {
-      rc = bad(&c, opts, "options: expected a map");
-      goto done;
-    }
-    if ((rc = only_keys(&c, opts, "options", ok))) goto done;
-    json_t *t = json_object_get(opts, "timeout"), *kt = json_object_get(opts, "keep-traces");
-    if (t && (!json_is_number(t) || json_number_value(t) < 0)) {
-      rc = bad(&c, t, "options.timeout: seconds per point (0: none)");
-      goto done;
-    }
-    if (kt && !json_is_boolean(kt)) {
-      rc = bad(&c, kt, "options.keep-traces: true or false");
-      goto done;
-    }
-    s->timeout_s = t ? json_number_value(t) : 0;
-    s->keep_traces = kt && json_is_true(kt);
-  }
-  json_t *vars = json_object_get(root, "vars");
-  if (vars) {
-    if (!json_is_object(vars)) {
-      rc = bad(&c, vars, "vars: expected a map of name: number");
-      goto done;
-    }
-    const char *k;
-    json_t *v;
-    json_object_foreach(vars, k, v) if (!json_is_number(v) && !json_is_string(v)) {
-      rc = bad(&c, v, "vars.%s: a number or a string", k);
-      goto done;
-    }
-  }
-  json_t *axes = json_object_get(root, "axes");
-  if (axes && !json_is_array(axes)) {
-    rc = bad(&c, axes, "axes: expected a list of groups (- grid: ..., - zip: ...)");
-    goto done;
-  }
-  n_groups = axes ? json_array_size(axes) : 0;
-  groups = etsim_calloc(n_groups ? n_groups : 1, sizeof *groups);
-  if (!groups) {
-    rc = ETSIM_ENOMEM;
-    goto done;
-  }
-  for (size_t i = 0; i < n_groups; i++) {
-    json_t *a = json_array_get(axes, i);
-    char what[64];
-    snprintf(what, sizeof what, "axes[%zu]", i);
-    if (!json_is_object(a) || json_object_size(a) != 1) {
-      rc = bad(&c, a, "%s: one of grid, list, zip or random", what);
-      goto done;
-    }
-    const char *type = json_object_iter_key(json_object_iter(a));
-    json_t *body = json_object_get(a, type);
-    if (!strcmp(type, "grid")) rc = axis_grid(&c, body, what, 0, &groups[i]);
-    else if (!strcmp(type, "zip")) rc = axis_grid(&c, body, what, 1, &groups[i]);
-    else if (!strcmp(type, "list")) rc = axis_list(&c, body, what, &groups[i]);
-    else if (!strcmp(type, "random")) rc = axis_random(&c, body, what, &groups[i]);
-    else rc = bad(&c, a, "%s: '%s' is not grid, list, zip or random", what, type);
-    if (rc) goto done;
-  }
-  s->n_axis = s->n_cols;
-  json_t *derived = json_object_get(root, "derived");
-  if (derived) {
-    if (!json_is_object(derived)) {
-      rc = bad(&c, derived, "derived: expected a map of key: \"expression\"");
-      goto done;
-    }
-    const char *k;
-    json_t *v;
-    json_object_foreach(derived, k, v) {
-      size_t col;
-      if (!json_is_string(v)) {
-        rc = bad(&c, v, "derived.%s: expected an expression in quotes", k);
-        goto done;
-      }
-      if ((rc = add_col(&c, v, k, 1, &col))) goto done;
-      s->cols[col].expr = etsim_strdup(json_string_value(v));
-      if (!s->cols[col].expr) {
-        rc = ETSIM_ENOMEM;
-        goto done;
-      }
-    }
-  }
-  json_t *where = json_object_get(root, "where");
-  if (where) {
-    if (!json_is_string(where)) {
-      rc = bad(&c, where, "where: expected an expression in quotes");
-      goto done;
-    }
-    s->where = etsim_strdup(json_string_value(where));
-    if (!s->where) {
-      rc = ETSIM_ENOMEM;
-      goto done;
-    }
-  }
-  if (s->kind == SWEEP_KIND_SIM && !s->gen_kind && !s->workload) {
-    int wl = 0;
-    for (size_t k = 0; k < s->n_cols; k++)
-      wl |= s->cols[k].dom == SWEEP_DOM_SIM && !strcmp(s->cols[k].field, "workload");
-    if (!wl) {
-      rc = bad(&c, base, "base: 'gen' (a generator command) or 'workload' (a trace set) is needed");
-      goto done;
-    }
-  }
-  if ((rc = expand(&c, groups, n_groups, derived, vars))) goto done;
-  if ((rc = identify(&c))) goto done;
-  if ((rc = fingerprint(s, base, derived, vars))) goto done;
-  /* the dimensions rows report: the most any point's network has */
-  if (s->net_tree) {
-    json_t *t = json_object_get(s->net_tree, "topology");
-    s->n_dims = json_is_array(t) ? (int)json_array_size(t) : 1;
-    for (size_t k = 0; k < s->n_cols; k++) {
-      const sweep_key_t *key = &s->cols[k];
-      if (key->dom != SWEEP_DOM_NETWORK || key->index >= 0) continue;
-      if (strcmp(key->field, "topology") && strcmp(key->field, "npus_count") &&
-          strcmp(key->field, "bandwidth") && strcmp(key->field, "latency"))
-        continue;
-      for (size_t p = 0; p < s->n_points; p++) {
-        json_t *v = etsim_sweep__value_json(s, p, k);
-        if (json_is_array(v) && (int)json_array_size(v) > s->n_dims)
-          s->n_dims = (int)json_array_size(v);
-        json_decref(v);
-      }
-    }
-    if (s->n_dims > 8) s->n_dims = 8;
-  }
-done:
+  int rc = set_paths(s, path);
+  if (!rc) rc = etsim_sweep__yaml_load(path, &root, &c.lines, err);
+  if (!rc) rc = load_sections(&c, root, &groups, &n_groups);
   if (rc == ETSIM_ENOMEM && (!err || !err->msg[0]))
     etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   for (size_t i = 0; i < n_groups; i++) group_free(&groups[i]);
