@@ -1276,10 +1276,21 @@ static void replay_iterations(run_t *R, timing_t *t, etsim_error_t *err) {
   }
 }
 
+/* Out of memory in the middle of the gather: the other ranks wait in a
+ * collective call, so the whole job ends here (exit 3, as an allocation
+ * failure elsewhere) rather than one rank returning. */
+static void *need(void *p, int rank, const char *what) {
+  if (p) return p;
+  fprintf(stderr, "etsim: replay: rank %d: out of memory for %s\n", rank, what);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  return NULL;
+}
+
 /* This rank's nodes as the records rank 0 gathers. */
 static rec_t *make_recs(const run_t *R, const timing_t *t) {
   size_t n = R->plan->n_ops;
-  rec_t *mine = etsim_calloc(n + 1, sizeof *mine);
+  rec_t *mine = need(etsim_calloc(n + 1, sizeof *mine), R->rank, "the node records");
   for (size_t i = 0; i < n; i++) {
     const etsim_replay_op_t *op = &R->plan->ops[i];
     rec_t *r = &mine[i];
@@ -1341,12 +1352,15 @@ static int gather_report(const run_t *R, timing_t *t, summary_t *S) {
   size_t n = R->plan->n_ops;
   int64_t loc[3] = {R->plan->rec_span_ns, t->dry, t->crit}, glob[3];
   MPI_Reduce(loc, glob, 3, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-  int64_t *iter_max = etsim_calloc((size_t)a->iterations, sizeof *iter_max);
+  int64_t *iter_max =
+      need(etsim_calloc((size_t)a->iterations, sizeof *iter_max), rank, "iteration times");
   MPI_Reduce(t->iters, iter_max, a->iterations, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
   rec_t *mine = make_recs(R, t);
   int my_bytes = (int)(n * sizeof *mine);
-  int *counts = rank == 0 ? etsim_calloc((size_t)world, sizeof *counts) : NULL;
-  int *displs = rank == 0 ? etsim_calloc((size_t)world, sizeof *displs) : NULL;
+  int *counts =
+      rank == 0 ? need(etsim_calloc((size_t)world, sizeof *counts), rank, "the gather") : NULL;
+  int *displs =
+      rank == 0 ? need(etsim_calloc((size_t)world, sizeof *displs), rank, "the gather") : NULL;
   MPI_Gather(&my_bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
   rec_t *all = NULL;
   size_t n_all = 0;
@@ -1354,7 +1368,7 @@ static int gather_report(const run_t *R, timing_t *t, summary_t *S) {
     long total = 0;
     for (int q = 0; q < world; q++) displs[q] = (int)total, total += counts[q];
     n_all = (size_t)total / sizeof *all;
-    all = etsim_calloc(n_all + 1, sizeof *all);
+    all = need(etsim_calloc(n_all + 1, sizeof *all), rank, "every rank's records");
   }
   MPI_Gatherv(mine, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
   int rc = rank == 0 ? finish(a, S, iter_max, glob, all, n_all) : 0;
