@@ -22,7 +22,7 @@
 
 enum {
   EV_TX_DONE = 1, /* a: port: serialisation finished */
-  EV_ARRIVE,      /* a: sending port; its wire's head packet arrives */
+  EV_ARRIVE,      /* a: sending port; the packet at its wire's head arrives */
   EV_NIC_WAKE,    /* a: host port, b: generation */
   EV_FLOW_START,  /* a: flow */
   EV_CC_TIMER,    /* a: flow, b: (generation << 8) | timer id */
@@ -52,6 +52,7 @@ ETSIM_HEAP_DEFINE(pk_heap, pk_ev_t, pk_ev_less)
 typedef struct pk_evq_node {
   pk_ev_t ev;
   uint32_t next;
+  uint32_t prev; /* the one before in its bucket (unset at the head) */
 } pk_evq_node_t;
 
 typedef struct pk_evq_bucket {
@@ -111,6 +112,7 @@ static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t
   x->ev.a = a;
   x->ev.b = b;
   x->next = PK_NONE;
+  x->prev = bk->tail;
   if (bk->head == PK_NONE) {
     bk->head = i;
     q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
@@ -226,12 +228,6 @@ typedef struct pk_ring {
   uint64_t bytes;
 } pk_ring_t;
 
-typedef struct pk_wire_slot {
-  pk_hdr_t h;
-  int64_t arr_t;    /* arrival at the far end */
-  uint64_t arr_seq; /* event sequence taken when its transmission began */
-} pk_wire_slot_t;
-
 /* A port: the egress side of a node's end of a link.  Fields are grouped
  * by when a packet hop reads them, hottest first (the first two cache lines
  * at every hop, the MMU line at switches), since on a large fabric every
@@ -240,8 +236,8 @@ typedef struct pk_port {
   /* serialisation and the wire: every hop */
   _Alignas(64) int64_t busy_until; /* end of the current serialisation (line-aligned) */
   uint64_t done_seq;               /* heap sequence taken when the serialisation began */
-  pk_wire_slot_t *wire;            /* packets in flight on the link, oldest first: a
-                                      ring of wire_cap (a power of two) slots */
+  pk_hdr_t *wire;                  /* packets in flight on the link, oldest first: a
+                                      ring of wire_cap (a power of two) headers */
   uint32_t wire_head, wire_n, wire_cap;
   uint32_t tx_gen;     /* generation of the pending EV_TX_DONE */
   uint32_t peer_gport; /* global index of the peer's port on this link */
