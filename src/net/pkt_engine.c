@@ -410,8 +410,11 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
    * pacing time of the unfinished ones (the wake-up below). */
   size_t res = SIZE_MAX, min_fin = SIZE_MAX;
   int64_t all_min = INT64_MAX;
+  /* (qp_rr + i) % cnt without a division per step; qp_rr can be past the
+   * end of a list that shrank */
+  size_t idx = p->qp_rr % cnt;
   for (size_t i = 1; i <= cnt; i++) {
-    size_t idx = (p->qp_rr + i) % cnt;
+    if (++idx == cnt) idx = 0;
     pk_qp_t *q = &n->qps[p->qps[idx]];
     if (!q->finished && q->next_avail < all_min) all_min = q->next_avail;
     /* cheapest and most often decisive tests first; pg only if paused */
@@ -1119,7 +1122,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->ports_mem);
   etsim_free(n->hosts);
   etsim_free(n->hops);
-  etsim_free(n->qps);
+  etsim_free(n->qps_mem);
   etsim_free(n->routes);
   etsim_free(n->path_buf);
   etsim_net__pkt_evq_free(&n->evq);
@@ -1133,6 +1136,24 @@ void etsim_netpkt_set_outputs(etsim_netpkt_t *net, FILE *fct, FILE *pfc, FILE *q
   n->fct = fct;
   n->pfc = pfc;
   n->qlen = qlen;
+}
+
+/* Room for one more queue pair.  The records are 64-byte aligned, so each
+ * one's round-robin and receiver fields are one cache line each (see
+ * pk_qp_t); grown by doubling, like etsim_grow. */
+static int qps_grow(pk_net_t *n) {
+  if (n->n_qps < n->cap_qps) return 0;
+  size_t cap = n->cap_qps ? 2 * n->cap_qps : 16;
+  if (cap > (SIZE_MAX - 64) / sizeof *n->qps) return ETSIM_ENOMEM;
+  void *mem = etsim_malloc(cap * sizeof *n->qps + 64);
+  if (!mem) return ETSIM_ENOMEM;
+  pk_qp_t *v = (pk_qp_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+  if (n->n_qps) memcpy(v, n->qps, n->n_qps * sizeof *v);
+  etsim_free(n->qps_mem);
+  n->qps_mem = mem;
+  n->qps = v;
+  n->cap_qps = cap;
+  return 0;
 }
 
 int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t *out_id,
@@ -1151,8 +1172,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
     return etsim_error_set(err, ETSIM_EINVAL,
                            "flow starts at %" PRId64 " ps, before now (%" PRId64 ")", m->start_ps,
                            n->now);
-  if (n->n_qps >= PK_NONE - 1 ||
-      etsim_grow((void **)&n->qps, &n->cap_qps, n->n_qps + 1, sizeof *n->qps))
+  if (n->n_qps >= PK_NONE - 1 || qps_grow(n))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   uint64_t key = ((uint64_t)m->src << 32) | m->dst;
   uint32_t slot = (uint32_t)n->n_sport;

@@ -316,25 +316,24 @@ typedef struct pk_cc_ops {
 } pk_cc_ops_t;
 
 struct pk_qp {
-  /* What a NIC's round robin reads of each queue pair it passes over,
-   * first and together: it may pass over dozens per packet. */
-  uint64_t size, snd_nxt, snd_una;
+  /* What a NIC's round robin reads of each queue pair it passes over, and
+   * what a send and an ACK update: one cache line (records are 64-byte
+   * aligned), since a NIC may pass over dozens per packet and each is cold
+   * after a round of its NIC's other queue pairs. */
+  _Alignas(64) uint64_t size;
+  uint64_t snd_nxt, snd_una;
   int64_t next_avail;
-  uint64_t rate; /* bits/s */
-  uint64_t win;  /* bytes, 0 = none */
-  /* the VAR_WIN window and the rate and window it was scaled from */
-  uint64_t var_win, var_win_rate, var_win_base;
-  uint8_t pg, started, finished;
-  /* the sender, on an ACK or a send */
+  uint64_t rate;  /* bits/s */
+  uint64_t win;   /* bytes, 0 = none */
   uint32_t gport; /* sender NIC port */
   /* offsets in pk_net_t.routes of the ports the data and the ACKs leave
    * by, one per hop (local port indices of the node at that hop) */
   uint32_t route_data;
   uint32_t last_pkt_size;
-  uint64_t max_rate; /* bits/s */
-  int64_t base_rtt_ps;
-  /* the receiver, on every data packet: together, apart from the rest */
-  uint64_t rcv_nxt, milestone;
+  uint8_t pg, started, finished;
+  /* the receiver, on every data packet: a line of its own */
+  _Alignas(64) uint64_t rcv_nxt;
+  uint64_t milestone;
   int64_t nack_timer;
   uint64_t last_nack;
   uint64_t rcv_size; /* size, for the receiver */
@@ -342,6 +341,10 @@ struct pk_qp {
   uint32_t route_ack;
   uint8_t delivered;
   /* the rest */
+  uint64_t max_rate; /* bits/s */
+  int64_t base_rtt_ps;
+  /* the VAR_WIN window and the rate and window it was scaled from */
+  uint64_t var_win, var_win_rate, var_win_base;
   uint32_t src, dst, sip, dip;
   uint16_t sport, dport;
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
@@ -412,7 +415,8 @@ struct pk_net {
   size_t n_routes, cap_routes;
   uint32_t *path_buf; /* scratch: a route's global ports */
   size_t cap_path_buf;
-  pk_qp_t *qps;
+  pk_qp_t *qps; /* 64-byte aligned inside qps_mem */
+  void *qps_mem;
   size_t n_qps, cap_qps;
   size_t n_active;          /* started or pending, not acked */
   etsim_u64map_t sport_map; /* (src, dst) -> slot in sport_next */
