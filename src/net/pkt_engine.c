@@ -28,10 +28,6 @@
 
 /* ------------------------------------------------------------- small bits */
 
-uint32_t etsim_netpkt_host_ip(uint32_t node) {
-  return 0x0b000001u + (node / 256u) * 0x00010000u + (node % 256u) * 0x100u;
-}
-
 static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   uint64_t num = bytes * 8000000000000ull;
   uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
