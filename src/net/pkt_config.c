@@ -19,12 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int etsim_net__pkt_read_file(const char *path, char **out, etsim_error_t *err) {
-  /* Configuration, topology and flow files: text, and never a gigabyte
-   * (ten million flows take 400 MB); FLOW_FILE /dev/zero was read forever. */
-  return etsim_read_text(path, (size_t)1 << 30, out, NULL, err);
-}
-
 void etsim_netpkt_cfg_default(etsim_netpkt_cfg_t *c) {
   memset(c, 0, sizeof *c);
   c->enable_qcn = 1;

@@ -28,10 +28,6 @@
 
 /* ------------------------------------------------------------- small bits */
 
-uint32_t etsim_netpkt_host_ip(uint32_t node) {
-  return 0x0b000001u + (node / 256u) * 0x00010000u + (node % 256u) * 0x100u;
-}
-
 static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   uint64_t num = bytes * 8000000000000ull;
   uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
@@ -134,13 +130,12 @@ static int port_kick(pk_net_t *n, uint32_t gp);
 
 /* ns-3 schedules a port's end of serialisation and then the packet's
  * arrival at the far end when the serialisation starts, and runs events of
- * equal time in the order they were scheduled.  etsim pushes those events
- * later (the arrival when the packet reaches the head of its wire, the end
- * event only when another packet waits), so it takes their sequence numbers
- * now: ties then break as in ns-3, e.g. a packet arriving at a switch port
- * at the very time the port finishes a packet is queued before the port
- * picks its next one, which is what the next packet's INT queue length
- * shows. */
+ * equal time in the order they were scheduled.  etsim queues the arrival
+ * then too, but the end event only when another packet waits (possibly
+ * later), so it takes both sequence numbers now: ties then break as in
+ * ns-3, e.g. a packet arriving at a switch port at the very time the port
+ * finishes a packet is queued before the port picks its next one, which is
+ * what the next packet's INT queue length shows. */
 static inline uint64_t pk_tie_mark(pk_net_t *n, pk_port_t *p) {
   p->done_seq = n->evq.next_seq++;
   return n->evq.next_seq++; /* the packet's arrival */
@@ -149,7 +144,7 @@ static inline uint64_t pk_tie_mark(pk_net_t *n, pk_port_t *p) {
 /* Double a port's wire ring (only while traffic first builds up). */
 static int wire_grow(pk_port_t *p) {
   uint32_t cap = p->wire_cap ? 2 * p->wire_cap : 16;
-  pk_wire_slot_t *v = etsim_malloc(cap * sizeof *v);
+  pk_hdr_t *v = etsim_malloc(cap * sizeof *v);
   if (!v) return ETSIM_ENOMEM;
   for (uint32_t i = 0; i < p->wire_n; i++) v[i] = p->wire[(p->wire_head + i) & (p->wire_cap - 1)];
   etsim_free(p->wire);
@@ -177,18 +172,17 @@ static inline int transmit(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   uint64_t arr_seq = pk_tie_mark(n, p);
   if (more && pk_evq_push_seq(&n->evq, n->now + t, p->done_seq, EV_TX_DONE, gp, p->tx_gen))
     return oom(n);
-  /* The wire is a FIFO (constant delay, in-order serialisation): only its
-   * head has an arrival event, so the queue holds one per busy link.  It
-   * is a ring of (header, arrival time, sequence): the next head's time is
-   * read from memory just used, not from a packet record sent a delay ago. */
-  int64_t arr_t = n->now + t + p->delay_ps;
+  /* The wire is a FIFO (constant delay, in-order serialisation): a ring
+   * of headers, and each arrival event takes the one at its head.  The
+   * event is queued now, as ns-3 does, with the newest sequence number, so
+   * the calendar appends it; queued when the packet before it arrived (one
+   * event per busy link), it carried a number a link delay old and had to
+   * be sorted in among the events of its instant, a walk that on a
+   * 1,024-host fabric passed dozens of them or fell back on the heap. */
   if (p->wire_n == p->wire_cap && wire_grow(p)) return oom(n);
-  pk_wire_slot_t *w = &p->wire[(p->wire_head + p->wire_n) & (p->wire_cap - 1)];
-  w->h = *h;
-  w->arr_t = arr_t;
-  w->arr_seq = arr_seq;
-  __builtin_prefetch(&p->wire[(p->wire_head + p->wire_n + 1) & (p->wire_cap - 1)], 1);
-  if (!p->wire_n++ && pk_evq_push_seq(&n->evq, arr_t, arr_seq, EV_ARRIVE, gp, 0)) return oom(n);
+  p->wire[(p->wire_head + p->wire_n) & (p->wire_cap - 1)] = *h;
+  p->wire_n++;
+  if (pk_evq_push_seq(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, 0)) return oom(n);
   return 0;
 }
 
@@ -412,8 +406,11 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
    * pacing time of the unfinished ones (the wake-up below). */
   size_t res = SIZE_MAX, min_fin = SIZE_MAX;
   int64_t all_min = INT64_MAX;
+  /* (qp_rr + i) % cnt without a division per step; qp_rr can be past the
+   * end of a list that shrank */
+  size_t idx = p->qp_rr % cnt;
   for (size_t i = 1; i <= cnt; i++) {
-    size_t idx = (p->qp_rr + i) % cnt;
+    if (++idx == cnt) idx = 0;
     pk_qp_t *q = &n->qps[p->qps[idx]];
     if (!q->finished && q->next_avail < all_min) all_min = q->next_avail;
     /* cheapest and most often decisive tests first; pg only if paused */
@@ -782,11 +779,9 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       return n->ports[e->a].is_switch ? switch_kick(n, e->a) : nic_kick_(n, e->a, 1);
     case EV_ARRIVE: {
       pk_port_t *p = &n->ports[e->a];
-      pk_hdr_t h = p->wire[p->wire_head].h;
+      pk_hdr_t h = p->wire[p->wire_head];
       p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
-      if (--p->wire_n && pk_evq_push_seq(&n->evq, p->wire[p->wire_head].arr_t,
-                                         p->wire[p->wire_head].arr_seq, EV_ARRIVE, e->a, 0))
-        return oom(n);
+      p->wire_n--;
       return on_arrive(n, p->peer_gport, &h);
     }
     case EV_NIC_WAKE: {
@@ -875,7 +870,7 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
       if (x->ev.kind == EV_ARRIVE) {
         const pk_port_t *p1 = &n->ports[x->ev.a];
         if (!n->ports[p1->peer_gport].is_switch) {
-          const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].h.flow];
+          const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].flow];
           __builtin_prefetch(q);
           __builtin_prefetch(&q->rcv_nxt);
         }
@@ -915,14 +910,12 @@ int64_t etsim_netpkt_now(const etsim_netpkt_t *net) { return ((const pk_net_t *)
 
 /* --------------------------------------------------------------- setup */
 
-/* Size the calendar from the fabric.  With the wires as FIFOs, an event
- * is rarely queued more than a packet time ahead, and a busy port has
- * about two pending, so one bucket per packet time / ports holds about
- * two events (no narrower than the serialisation rounding, which leaves
- * narrower buckets empty).  The window covers four link delays plus a
- * packet time, so a first arrival on an idle link and timers of a few
- * link delays stay in the calendar too.  Only speed depends on this,
- * never the order of events. */
+/* Size the calendar from the fabric.  A busy port has an end of
+ * serialisation and one arrival per packet on its wire pending, so one
+ * bucket per packet time / ports holds a few events (no narrower than the
+ * serialisation rounding, which leaves narrower buckets empty).  The window covers four link delays
+ * plus a packet time, so a first arrival on an idle link and timers of a few link delays stay in
+ * the calendar too.  Only speed depends on this, never the order of events. */
 static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
   int64_t span = 1, tx_min = INT64_MAX;
   for (uint32_t i = 0; i < n->n_ports; i++) {
@@ -1125,7 +1118,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->ports_mem);
   etsim_free(n->hosts);
   etsim_free(n->hops);
-  etsim_free(n->qps);
+  etsim_free(n->qps_mem);
   etsim_free(n->routes);
   etsim_free(n->path_buf);
   etsim_net__pkt_evq_free(&n->evq);
@@ -1139,6 +1132,24 @@ void etsim_netpkt_set_outputs(etsim_netpkt_t *net, FILE *fct, FILE *pfc, FILE *q
   n->fct = fct;
   n->pfc = pfc;
   n->qlen = qlen;
+}
+
+/* Room for one more queue pair.  The records are 64-byte aligned, so each
+ * one's round-robin and receiver fields are one cache line each (see
+ * pk_qp_t); grown by doubling, like etsim_grow. */
+static int qps_grow(pk_net_t *n) {
+  if (n->n_qps < n->cap_qps) return 0;
+  size_t cap = n->cap_qps ? 2 * n->cap_qps : 16;
+  if (cap > (SIZE_MAX - 64) / sizeof *n->qps) return ETSIM_ENOMEM;
+  void *mem = etsim_malloc(cap * sizeof *n->qps + 64);
+  if (!mem) return ETSIM_ENOMEM;
+  pk_qp_t *v = (pk_qp_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+  if (n->n_qps) memcpy(v, n->qps, n->n_qps * sizeof *v);
+  etsim_free(n->qps_mem);
+  n->qps_mem = mem;
+  n->qps = v;
+  n->cap_qps = cap;
+  return 0;
 }
 
 int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t *out_id,
@@ -1157,8 +1168,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
     return etsim_error_set(err, ETSIM_EINVAL,
                            "flow starts at %" PRId64 " ps, before now (%" PRId64 ")", m->start_ps,
                            n->now);
-  if (n->n_qps >= PK_NONE - 1 ||
-      etsim_grow((void **)&n->qps, &n->cap_qps, n->n_qps + 1, sizeof *n->qps))
+  if (n->n_qps >= PK_NONE - 1 || qps_grow(n))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   uint64_t key = ((uint64_t)m->src << 32) | m->dst;
   uint32_t slot = (uint32_t)n->n_sport;

@@ -6,7 +6,7 @@
  * delay after now, so the pending events of a busy fabric sit in a window
  * about one link delay wide.  A calendar of 2^nb_log buckets, each 2^shift
  * ps wide, keeps them in time order at a cost that does not grow with the
- * number of pending events: a push appends to (or, rarely, walks) a short
+ * number of pending events: a push appends to (or, rarely, walks back along) a short
  * bucket list kept sorted by (time, sequence), a pop takes the head of the
  * first non-empty bucket, found through a bitmap.  Events outside the
  * window (timers, the watchdog, flows that start later) and inserts that
@@ -25,10 +25,13 @@
 
 #include <string.h>
 
-/* An insertion that would walk past this many events of its bucket goes
- * to the heap instead: a burst at one instant (all flows starting
- * together) then costs a heap push each, never a quadratic walk. */
-#define EVQ_WALK_MAX 16
+/* An insertion that would walk back past this many events of its bucket
+ * goes to the heap instead.  The ones that walk are ends of serialisation
+ * queued late with the number taken when the serialisation began, and on
+ * a 1,024-host fabric dozens of ports start one at the same instant: a
+ * short walk, then the heap (which holds few events once the flows have
+ * started), was faster there than walks of 16. */
+#define EVQ_WALK_MAX 4
 
 int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
   memset(q, 0, sizeof *q);
@@ -88,20 +91,23 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
     hi = bn > q->hi ? bn : q->hi;
   }
   /* The bucket is kept in (time, sequence) order: the event goes after
-   * the last one that runs before it (usually the tail: the newest number
-   * at the latest time). */
+   * the last one that runs before it, looked for from the tail, since
+   * nearly every event comes with the newest number and the few others
+   * (an end of serialisation queued late, with the number taken when it
+   * began) are at most a packet time old. */
   uint32_t prev = PK_NONE; /* insert after this node; NONE: at the head */
   if (hi - lo > q->mask) goto far;
   if (bk->head != PK_NONE) {
-    if (runs_before(&q->node[bk->tail].ev, t, seq)) prev = bk->tail;
-    else if (runs_before(&q->node[bk->head].ev, t, seq)) {
-      uint32_t p = bk->head, steps = 0;
-      while (runs_before(&q->node[q->node[p].next].ev, t, seq)) {
-        p = q->node[p].next;
-        if (++steps == EVQ_WALK_MAX) goto far;
+    uint32_t p = bk->tail, steps = 0;
+    while (!runs_before(&q->node[p].ev, t, seq)) {
+      if (p == bk->head) {
+        p = PK_NONE;
+        break;
       }
-      prev = p;
+      p = q->node[p].prev;
+      if (++steps == EVQ_WALK_MAX) goto far;
     }
+    prev = p;
   }
   uint32_t i = q->free;
   if (i != PK_NONE) q->free = q->node[i].next;
@@ -124,11 +130,14 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
     q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
   } else if (prev == PK_NONE) {
     x->next = bk->head;
+    q->node[bk->head].prev = i;
     bk->head = i;
   } else {
+    x->prev = prev;
     x->next = q->node[prev].next;
     q->node[prev].next = i;
     if (prev == bk->tail) bk->tail = i;
+    else q->node[x->next].prev = i;
   }
   q->cur = lo;
   q->hi = hi;

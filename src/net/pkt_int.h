@@ -22,7 +22,7 @@
 
 enum {
   EV_TX_DONE = 1, /* a: port: serialisation finished */
-  EV_ARRIVE,      /* a: sending port; its wire's head packet arrives */
+  EV_ARRIVE,      /* a: sending port; the packet at its wire's head arrives */
   EV_NIC_WAKE,    /* a: host port, b: generation */
   EV_FLOW_START,  /* a: flow */
   EV_CC_TIMER,    /* a: flow, b: (generation << 8) | timer id */
@@ -52,6 +52,7 @@ ETSIM_HEAP_DEFINE(pk_heap, pk_ev_t, pk_ev_less)
 typedef struct pk_evq_node {
   pk_ev_t ev;
   uint32_t next;
+  uint32_t prev; /* the one before in its bucket (unset at the head) */
 } pk_evq_node_t;
 
 typedef struct pk_evq_bucket {
@@ -111,6 +112,7 @@ static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t
   x->ev.a = a;
   x->ev.b = b;
   x->next = PK_NONE;
+  x->prev = bk->tail;
   if (bk->head == PK_NONE) {
     bk->head = i;
     q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
@@ -226,12 +228,6 @@ typedef struct pk_ring {
   uint64_t bytes;
 } pk_ring_t;
 
-typedef struct pk_wire_slot {
-  pk_hdr_t h;
-  int64_t arr_t;    /* arrival at the far end */
-  uint64_t arr_seq; /* event sequence taken when its transmission began */
-} pk_wire_slot_t;
-
 /* A port: the egress side of a node's end of a link.  Fields are grouped
  * by when a packet hop reads them, hottest first (the first two cache lines
  * at every hop, the MMU line at switches), since on a large fabric every
@@ -240,8 +236,8 @@ typedef struct pk_port {
   /* serialisation and the wire: every hop */
   _Alignas(64) int64_t busy_until; /* end of the current serialisation (line-aligned) */
   uint64_t done_seq;               /* heap sequence taken when the serialisation began */
-  pk_wire_slot_t *wire;            /* packets in flight on the link, oldest first: a
-                                      ring of wire_cap (a power of two) slots */
+  pk_hdr_t *wire;                  /* packets in flight on the link, oldest first: a
+                                      ring of wire_cap (a power of two) headers */
   uint32_t wire_head, wire_n, wire_cap;
   uint32_t tx_gen;     /* generation of the pending EV_TX_DONE */
   uint32_t peer_gport; /* global index of the peer's port on this link */
@@ -320,25 +316,24 @@ typedef struct pk_cc_ops {
 } pk_cc_ops_t;
 
 struct pk_qp {
-  /* What a NIC's round robin reads of each queue pair it passes over,
-   * first and together: it may pass over dozens per packet. */
-  uint64_t size, snd_nxt, snd_una;
+  /* What a NIC's round robin reads of each queue pair it passes over, and
+   * what a send and an ACK update: one cache line (records are 64-byte
+   * aligned), since a NIC may pass over dozens per packet and each is cold
+   * after a round of its NIC's other queue pairs. */
+  _Alignas(64) uint64_t size;
+  uint64_t snd_nxt, snd_una;
   int64_t next_avail;
-  uint64_t rate; /* bits/s */
-  uint64_t win;  /* bytes, 0 = none */
-  /* the VAR_WIN window and the rate and window it was scaled from */
-  uint64_t var_win, var_win_rate, var_win_base;
-  uint8_t pg, started, finished;
-  /* the sender, on an ACK or a send */
+  uint64_t rate;  /* bits/s */
+  uint64_t win;   /* bytes, 0 = none */
   uint32_t gport; /* sender NIC port */
   /* offsets in pk_net_t.routes of the ports the data and the ACKs leave
    * by, one per hop (local port indices of the node at that hop) */
   uint32_t route_data;
   uint32_t last_pkt_size;
-  uint64_t max_rate; /* bits/s */
-  int64_t base_rtt_ps;
-  /* the receiver, on every data packet: together, apart from the rest */
-  uint64_t rcv_nxt, milestone;
+  uint8_t pg, started, finished;
+  /* the receiver, on every data packet: a line of its own */
+  _Alignas(64) uint64_t rcv_nxt;
+  uint64_t milestone;
   int64_t nack_timer;
   uint64_t last_nack;
   uint64_t rcv_size; /* size, for the receiver */
@@ -346,6 +341,10 @@ struct pk_qp {
   uint32_t route_ack;
   uint8_t delivered;
   /* the rest */
+  uint64_t max_rate; /* bits/s */
+  int64_t base_rtt_ps;
+  /* the VAR_WIN window and the rate and window it was scaled from */
+  uint64_t var_win, var_win_rate, var_win_base;
   uint32_t src, dst, sip, dip;
   uint16_t sport, dport;
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
@@ -416,7 +415,8 @@ struct pk_net {
   size_t n_routes, cap_routes;
   uint32_t *path_buf; /* scratch: a route's global ports */
   size_t cap_path_buf;
-  pk_qp_t *qps;
+  pk_qp_t *qps; /* 64-byte aligned inside qps_mem */
+  void *qps_mem;
   size_t n_qps, cap_qps;
   size_t n_active;          /* started or pending, not acked */
   etsim_u64map_t sport_map; /* (src, dst) -> slot in sport_next */

@@ -30,6 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ns-3's address of a host (the ECMP hash reads it); here rather than in
+ * pkt_engine.c so that calls between the two files go one way. */
+uint32_t etsim_netpkt_host_ip(uint32_t node) {
+  return 0x0b000001u + (node / 256u) * 0x00010000u + (node % 256u) * 0x100u;
+}
+
 /* MurmurHash3 (x86, 32-bit) over 12 bytes, as the ns-3 switches use. */
 uint32_t etsim_net__pkt_murmur12(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) {
   uint32_t h = seed, w[3] = {w0, w1, w2};
