@@ -146,6 +146,20 @@ typedef struct etsim_sim_opts {
 int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
                          int64_t *t_ps, etsim_error_t *err);
 
+/* --fail on the flow and packet backends: "link:A-B@0", the cable(s)
+ * between nodes A and B of the topology file down from the start (a later
+ * time is refused).  Fills *out (opt and key set).  Errors name `opt`. */
+int etsim_sim_fail_link_parse(const char *spec, const char *opt, etsim_net_link_whatif_t *out,
+                              etsim_error_t *err);
+
+/* --link-degrade on the flow and packet backends: a JSON object keyed by
+ * cables of the topology file, {"link:3-17": 0.5} or {"link:3-17": {"bw":
+ * 0.5, "latency": 2}}, inline or a file.  *out (etsim_free) gets one entry
+ * per key; whether the cable exists is checked when the topology is
+ * loaded.  Errors name `opt`, the file and the key. */
+int etsim_sim_link_whatif_parse(const char *spec, const char *opt, etsim_net_link_whatif_t **out,
+                                size_t *n_out, etsim_error_t *err);
+
 /* --npu-speed: a JSON object {"17": 0.7, "32-47": 0.9} (NPU ids or
  * inclusive ranges; others 1), inline when spec starts with '{' or else
  * the path of a file holding one, or "lognormal:sigma=S[,mu=M][,seed=N]"

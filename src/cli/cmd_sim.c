@@ -64,10 +64,14 @@ static void usage(FILE *fp) {
           "                       the slowest NPU and what it costs the iteration\n"
           "  --link-degrade SPEC  per-dimension link factors: {\"1\": 0.5} (bandwidth) or\n"
           "                       {\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
-          "                       (analytical and congestion backends)\n"
+          "                       (analytical and congestion backends); flow and packet:\n"
+          "                       by cable of the topology, {\"link:3-17\": 0.5}\n"
           "  --fail npu:N@T       NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
           "                       analytical and congestion backends): a run it blocks\n"
-          "                       stops with a report of the blocked collectives, exit 1\n");
+          "                       stops with a report of the blocked collectives, exit 1\n"
+          "  --fail link:A-B@0    flow/packet: the cable between nodes A and B is down\n"
+          "                       from the start; routes avoid it, and NPUs it cuts\n"
+          "                       apart stop the run with a report, exit 1\n");
   fprintf(fp,
           "  --job PREFIX[:GROUPS.json][@PLACEMENT]   (repeated) several jobs on one network:\n"
           "                       each its own traces, communicator groups (in its own\n"
@@ -300,10 +304,13 @@ typedef struct whatif_args {
 
 /* The what-if options (--compute-scale, --comm-scale, --link-degrade,
  * --fail, --npu-speed) checked and turned into run options; --link-degrade
- * changes topo.  Returns 0, an exit code for bad usage, or -1 with err set
- * (the caller owns *speeds either way). */
+ * changes topo (analytical, congestion) or becomes *lw, cable what-ifs the
+ * flow and packet network applies to its topology, as --fail link:A-B@0
+ * does.  Returns 0, an exit code for bad usage, or -1 with err set (the
+ * caller owns *speeds and *lw either way). */
 static int whatif_parse(const whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
-                        uint32_t *fail_npu, int64_t *fail_ps, double **speeds, etsim_error_t *err) {
+                        uint32_t *fail_npu, int64_t *fail_ps, double **speeds,
+                        etsim_net_link_whatif_t **lw, size_t *n_lw, etsim_error_t *err) {
   /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
    * (docs/sim.md, "What-if"). */
   if (a->comm_scale && (cli_parse_double(a->comm_scale, "--comm-scale", f_comm) ||
@@ -314,24 +321,27 @@ static int whatif_parse(const whatif_args_t *a, etsim_topo_t *topo, double *f_co
                         !(*f_comp >= 1e-3 && *f_comp <= 1e3))) {
     return cli_usage_error("--compute-scale is a factor in [0.001, 1000], not '%s'", a->comp_scale);
   }
-  if (a->degrade && strcmp(a->backend, "analytical") != 0 &&
-      strcmp(a->backend, "congestion") != 0 && strcmp(a->backend, "congestion-unaware") != 0 &&
-      strcmp(a->backend, "congestion-aware") != 0) {
-    return cli_usage_error(
-        "--link-degrade needs --backend analytical or congestion (the %s backend takes its "
-        "links from --net-topology)",
-        a->backend);
-  }
-  if (a->degrade && etsim_sim_link_degrade(a->degrade, "--link-degrade", topo, err)) return -1;
-  if (a->fail_spec && (strcmp(a->backend, "flow") == 0 || strcmp(a->backend, "packet") == 0)) {
-    return cli_usage_error(
-        "--fail needs --backend analytical or congestion (the %s backend does not model "
-        "failures yet)",
-        a->backend);
-  }
-  if (a->fail_spec &&
-      etsim_sim_fail_parse(a->fail_spec, "--fail", topo->total, fail_npu, fail_ps, err))
+  int rdma = strcmp(a->backend, "flow") == 0 || strcmp(a->backend, "packet") == 0;
+  if (a->degrade && rdma &&
+      etsim_sim_link_whatif_parse(a->degrade, "--link-degrade", lw, n_lw, err))
     return -1;
+  if (a->degrade && !rdma && etsim_sim_link_degrade(a->degrade, "--link-degrade", topo, err))
+    return -1;
+  if (a->fail_spec && rdma) {
+    if (strncmp(a->fail_spec, "link:", 5) != 0)
+      return cli_usage_error(
+          "--fail %s: the %s backend models a link down from the start (link:A-B@0); an NPU's "
+          "failure needs --backend analytical or congestion",
+          a->fail_spec, a->backend);
+    etsim_net_link_whatif_t *g = etsim_realloc(*lw, (*n_lw + 1) * sizeof **lw);
+    if (!g) return etsim_error_set(err, ETSIM_ENOMEM, "--fail: out of memory"), -1;
+    *lw = g;
+    if (etsim_sim_fail_link_parse(a->fail_spec, "--fail", &g[*n_lw], err)) return -1;
+    ++*n_lw;
+  } else if (a->fail_spec &&
+             etsim_sim_fail_parse(a->fail_spec, "--fail", topo->total, fail_npu, fail_ps, err)) {
+    return -1;
+  }
   if (a->npu_speed) {
     *speeds = etsim_malloc((topo->total ? topo->total : 1) * sizeof **speeds);
     if (!*speeds) return etsim_error_set(err, ETSIM_ENOMEM, "--npu-speed: out of memory"), -1;
@@ -380,6 +390,13 @@ static int job_opt(int argc, char **argv, int *i, const char **specs, int *n) {
   return 1;
 }
 
+/* Is a cable down (--fail link:A-B@0 on flow or packet)? */
+static int any_link_down(const etsim_net_opts_t *n) {
+  for (size_t k = 0; k < n->n_link_whatif; k++)
+    if (n->link_whatif[k].down) return 1;
+  return 0;
+}
+
 /* Several jobs: load and place them, run, write the outputs.  An exit
  * code, or -1 with err set. */
 static int run_jobs(const char *const *specs, int n, const etsim_topo_t *topo,
@@ -398,6 +415,11 @@ static int run_jobs(const char *const *specs, int n, const etsim_topo_t *topo,
   code = -1;
   int rc = etsim_sim_run_jobs(jobs, (uint32_t)n, topo, sys, o, &res, err);
   if (o->progress) fprintf(stderr, "\r\033[K");
+  if (rc == ETSIM_EDEADLOCK && o->net && any_link_down(o->net)) {
+    fprintf(stderr, "etsim: failure: %s\n", err->msg); /* as in one job's run */
+    code = ETSIM_EXIT_PROBLEMS;
+    goto out;
+  }
   if (rc) goto out;
   if (res->failed) {
     fprintf(stderr, "etsim: failure: %s\n", res->failure);
@@ -521,6 +543,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   etsim_sim_result_t *res = NULL;
   int have_sys = 0, code = ETSIM_EXIT_OK;
   double *speeds = NULL;
+  etsim_net_link_whatif_t *lw = NULL; /* cable what-ifs, flow and packet */
+  size_t n_lw = 0;
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
@@ -530,7 +554,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   int64_t fail_ps = 0;
   {
     whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed};
-    int w = whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &err);
+    int w =
+        whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &lw, &n_lw, &err);
     if (w < 0) goto fail;
     if (w > 0) {
       code = w;
@@ -563,7 +588,10 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   int tty = !quiet && isatty(2);
   etsim_net_opts_t nopt = {
-      net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000};
+      net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000, lw, n_lw};
+  /* A failed cable that cuts NPUs apart is the run's result, as an NPU
+   * failure's report is: exit 1 (docs/sim.md, "What-if"). */
+  int link_down = any_link_down(&nopt);
   etsim_sim_opts_t o = {.backend = backend,
                         .multi_comm = multi,
                         .record_nodes = csv || timeline || json || report,
@@ -578,7 +606,7 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .compute_scale = f_comp,
                         .comm_scale = f_comm,
                         .npu_speed = speeds,
-                        .fail_set = fail_spec != NULL,
+                        .fail_set = fail_spec != NULL && !link_down,
                         .fail_npu = fail_npu,
                         .fail_ps = fail_ps,
                         .deps = deps,
@@ -605,6 +633,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   etsim_outfile_batch_begin();
   int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
   if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_run == ETSIM_EDEADLOCK && link_down) {
+    fprintf(stderr, "etsim: failure: %s\n", err.msg);
+    code = ETSIM_EXIT_PROBLEMS;
+    goto out;
+  }
   if (rc_run) goto fail;
   if (res->failed) {
     /* what-if failure: the report is the result (docs/sim.md, "What-if") */
@@ -629,6 +662,7 @@ out:
   etsim_et_set_free(set);
   etsim_comm_groups_free(&cg);
   etsim_free(speeds);
+  etsim_free(lw);
   if (have_sys) etsim_sys_config_free(&sys);
   return code;
 }
