@@ -345,17 +345,20 @@ static int jobs_load(const char *const *specs, int n, uint32_t n_npus, job_in_t 
 
 typedef struct whatif_args {
   const char *backend, *comm_scale, *comp_scale, *degrade, *fail_spec, *npu_speed;
+  etsim_net_link_whatif_t *lw; /* out: cable what-ifs, flow and packet (etsim_free) */
+  size_t n_lw;
 } whatif_args_t;
 
 /* The what-if options (--compute-scale, --comm-scale, --link-degrade,
  * --fail, --npu-speed) checked and turned into run options; --link-degrade
- * changes topo (analytical, congestion) or becomes *lw, cable what-ifs the
- * flow and packet network applies to its topology, as --fail link:A-B@0
- * does.  Returns 0, an exit code for bad usage, or -1 with err set (the
- * caller owns *speeds and *lw either way). */
-static int whatif_parse(const whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
-                        uint32_t *fail_npu, int64_t *fail_ps, double **speeds,
-                        etsim_net_link_whatif_t **lw, size_t *n_lw, etsim_error_t *err) {
+ * changes topo (analytical, congestion) or becomes a->lw, cable what-ifs
+ * the flow and packet network applies to its topology, as --fail
+ * link:A-B@0 does.  Returns 0, an exit code for bad usage, or -1 with err
+ * set (the caller owns *speeds and a->lw either way). */
+static int whatif_parse(whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
+                        uint32_t *fail_npu, int64_t *fail_ps, double **speeds, etsim_error_t *err) {
+  etsim_net_link_whatif_t **lw = &a->lw;
+  size_t *n_lw = &a->n_lw;
   /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
    * (docs/sim.md, "What-if"). */
   if (a->comm_scale && (cli_parse_double(a->comm_scale, "--comm-scale", f_comm) ||
@@ -426,10 +429,19 @@ static int sys_flags(const char *queues, const char *ring_win, const char *inj,
 }
 
 /* Is a cable down (--fail link:A-B@0 on flow or packet)? */
-static int any_link_down(const etsim_net_opts_t *n) {
-  for (size_t k = 0; k < n->n_link_whatif; k++)
-    if (n->link_whatif[k].down) return 1;
+static int any_link_down(const etsim_net_link_whatif_t *lw, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (lw[k].down) return 1;
   return 0;
+}
+
+/* A failed cable that cut NPUs apart (or left the run unable to finish)
+ * is the run's result, as an NPU failure's report is: "failure" and exit
+ * 1 (docs/sim.md, "What-if"); 1 when err is that and was printed. */
+static int cut_apart(const etsim_error_t *err, const etsim_net_link_whatif_t *lw, size_t n) {
+  if (err->code != ETSIM_EDEADLOCK || !any_link_down(lw, n)) return 0;
+  fprintf(stderr, "etsim: failure: %s\n", err->msg);
+  return 1;
 }
 
 /* Several jobs: load and place them, run, write the outputs.  An exit
@@ -450,11 +462,6 @@ static int run_jobs(const char *const *specs, int n, const etsim_topo_t *topo,
   code = -1;
   int rc = etsim_sim_run_jobs(jobs, (uint32_t)n, topo, sys, o, &res, err);
   if (o->progress) fprintf(stderr, "\r\033[K");
-  if (rc == ETSIM_EDEADLOCK && o->net && any_link_down(o->net)) {
-    fprintf(stderr, "etsim: failure: %s\n", err->msg); /* as in one job's run */
-    code = ETSIM_EXIT_PROBLEMS;
-    goto out;
-  }
   if (rc) goto out;
   if (res->failed) {
     fprintf(stderr, "etsim: failure: %s\n", res->failure);
@@ -524,8 +531,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   int have_sys = 0;
   code = ETSIM_EXIT_OK;
   double *speeds = NULL;
-  etsim_net_link_whatif_t *lw = NULL; /* cable what-ifs, flow and packet */
-  size_t n_lw = 0;
+  whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed, NULL, 0};
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
@@ -533,15 +539,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   double f_comm = 1, f_comp = 1;
   uint32_t fail_npu = 0;
   int64_t fail_ps = 0;
-  {
-    whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed};
-    int w =
-        whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &lw, &n_lw, &err);
-    if (w < 0) goto fail;
-    if (w > 0) {
-      code = w;
-      goto out;
-    }
+  int wr = whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &err);
+  if (wr < 0) goto fail;
+  if (wr > 0) {
+    code = wr;
+    goto out;
   }
   if (logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
   if (rdv && strcmp(rdv, "false") != 0 && strcmp(rdv, "0") != 0) {
@@ -569,10 +571,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   int tty = !quiet && isatty(2);
   etsim_net_opts_t nopt = {
-      net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000, lw, n_lw};
-  /* A failed cable that cuts NPUs apart is the run's result, as an NPU
-   * failure's report is: exit 1 (docs/sim.md, "What-if"). */
-  int link_down = any_link_down(&nopt);
+      net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000, wa.lw, wa.n_lw};
   etsim_sim_opts_t o = {.backend = backend,
                         .multi_comm = multi,
                         .record_nodes = csv || timeline || json || report,
@@ -587,7 +586,7 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .compute_scale = f_comp,
                         .comm_scale = f_comm,
                         .npu_speed = speeds,
-                        .fail_set = fail_spec != NULL && !link_down,
+                        .fail_set = fail_spec != NULL && !any_link_down(wa.lw, wa.n_lw),
                         .fail_npu = fail_npu,
                         .fail_ps = fail_ps,
                         .deps = deps,
@@ -614,11 +613,6 @@ int etsim_cmd_sim(int argc, char **argv) {
   etsim_outfile_batch_begin();
   int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
   if (tty) fprintf(stderr, "\r\033[K");
-  if (rc_run == ETSIM_EDEADLOCK && link_down) {
-    fprintf(stderr, "etsim: failure: %s\n", err.msg);
-    code = ETSIM_EXIT_PROBLEMS;
-    goto out;
-  }
   if (rc_run) goto fail;
   if (res->failed) {
     /* what-if failure: the report is the result (docs/sim.md, "What-if") */
@@ -636,14 +630,14 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (etsim_outfile_batch_commit(&err)) goto fail;
   goto out;
 fail:
-  code = cli_fail(&err);
+  code = cut_apart(&err, wa.lw, wa.n_lw) ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
 out:
   etsim_outfile_batch_abort();
   etsim_sim_result_free(res);
   etsim_et_set_free(set);
   etsim_comm_groups_free(&cg);
   etsim_free(speeds);
-  etsim_free(lw);
+  etsim_free(wa.lw);
   if (have_sys) etsim_sys_config_free(&sys);
   return code;
 }
