@@ -81,7 +81,23 @@ typedef struct etsim_net_opts {
    * messages only.  Written only when the run succeeds. */
   const char *timeline_file;
   int64_t timeline_step_ps;
+  /* What-if on the topology (docs/sim.md, "What-if"): applied to its link
+   * records right after loading, before rates, delays or routes are
+   * derived from them.  NULL/0: the topology as written. */
+  const struct etsim_net_link_whatif *link_whatif;
+  size_t n_link_whatif;
 } etsim_net_opts_t;
+
+/* One what-if on the cable(s) between topology nodes a and b, both
+ * directions: rate times bw and delay times lat, or removed (down).
+ * `opt` and `key` name it in messages ("--link-degrade", "link:3-17"). */
+typedef struct etsim_net_link_whatif {
+  uint32_t a, b;
+  double bw, lat;
+  int down;
+  const char *opt;
+  char key[64];
+} etsim_net_link_whatif_t;
 
 typedef struct etsim_net_stats {
   uint64_t messages;

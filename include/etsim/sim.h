@@ -142,9 +142,25 @@ typedef struct etsim_sim_opts {
 } etsim_sim_opts_t;
 
 /* --fail: "npu:N@T" with T a time in ns, or with a unit: 1500us, 1.5ms, 2s.
- * Links are refused (not modelled yet).  Errors name `opt` and the part. */
+ * "link:..." is refused here (these backends have no cables; the flow and
+ * packet ones take etsim_sim_fail_link_parse).  Errors name `opt` and the
+ * part. */
 int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
                          int64_t *t_ps, etsim_error_t *err);
+
+/* --fail on the flow and packet backends: "link:A-B@0", the cable(s)
+ * between nodes A and B of the topology file down from the start (a later
+ * time is refused).  Fills *out (opt and key set).  Errors name `opt`. */
+int etsim_sim_fail_link_parse(const char *spec, const char *opt, etsim_net_link_whatif_t *out,
+                              etsim_error_t *err);
+
+/* --link-degrade on the flow and packet backends: a JSON object keyed by
+ * cables of the topology file, {"link:3-17": 0.5} or {"link:3-17": {"bw":
+ * 0.5, "latency": 2}}, inline or a file.  *out (etsim_free) gets one entry
+ * per key; whether the cable exists is checked when the topology is
+ * loaded.  Errors name `opt`, the file and the key. */
+int etsim_sim_link_whatif_parse(const char *spec, const char *opt, etsim_net_link_whatif_t **out,
+                                size_t *n_out, etsim_error_t *err);
 
 /* --npu-speed: a JSON object {"17": 0.7, "32-47": 0.9} (NPU ids or
  * inclusive ranges; others 1), inline when spec starts with '{' or else
@@ -156,8 +172,9 @@ int etsim_sim_speed_parse(const char *spec, const char *opt, uint32_t n, double 
 
 /* --link-degrade: a JSON object by dimension, {"1": 0.5} (bandwidth x 0.5)
  * or {"1": {"bw": 0.5, "latency": 2}}, inline or a file as above; applied
- * to *topo.  Keys naming single NPUs or links are refused (the analytical
- * and congestion models price a dimension as one kind of link). */
+ * to *topo.  Keys naming single NPUs or cables are refused (the analytical
+ * and congestion models price a dimension as one kind of link; cables of
+ * a topology file: etsim_sim_link_whatif_parse). */
 int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo,
                            etsim_error_t *err);
 

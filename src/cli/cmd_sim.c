@@ -73,11 +73,15 @@ static const cli_opt_t opts[] = {
     CLI_O_STR("--link-degrade", NULL, &A.degrade, "SPEC",
               "per-dimension link factors: {\"1\": 0.5} (bandwidth) or\n"
               "{\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
-              "(analytical and congestion backends)"),
+              "(analytical and congestion backends); flow and packet:\n"
+              "by cable of the topology, {\"link:3-17\": 0.5}"),
     CLI_O_STR("--fail", NULL, &A.fail, "npu:N@T",
               "NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
               "analytical and congestion backends): a run it blocks\n"
-              "stops with a report of the blocked collectives, exit 1"),
+              "stops with a report of the blocked collectives, exit 1;\n"
+              "flow and packet: link:A-B@0, the cable between nodes A\n"
+              "and B down from the start; routes avoid it, and NPUs it\n"
+              "cuts apart stop the run with a report, exit 1"),
     {.name = "--job",
      .kind = CLI_LIST,
      .out = &A.jobs,
@@ -341,14 +345,20 @@ static int jobs_load(const char *const *specs, int n, uint32_t n_npus, job_in_t 
 
 typedef struct whatif_args {
   const char *backend, *comm_scale, *comp_scale, *degrade, *fail_spec, *npu_speed;
+  etsim_net_link_whatif_t *lw; /* out: cable what-ifs, flow and packet (etsim_free) */
+  size_t n_lw;
 } whatif_args_t;
 
 /* The what-if options (--compute-scale, --comm-scale, --link-degrade,
  * --fail, --npu-speed) checked and turned into run options; --link-degrade
- * changes topo.  Returns 0, an exit code for bad usage, or -1 with err set
- * (the caller owns *speeds either way). */
-static int whatif_parse(const whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
+ * changes topo (analytical, congestion) or becomes a->lw, cable what-ifs
+ * the flow and packet network applies to its topology, as --fail
+ * link:A-B@0 does.  Returns 0, an exit code for bad usage, or -1 with err
+ * set (the caller owns *speeds and a->lw either way). */
+static int whatif_parse(whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
                         uint32_t *fail_npu, int64_t *fail_ps, double **speeds, etsim_error_t *err) {
+  etsim_net_link_whatif_t **lw = &a->lw;
+  size_t *n_lw = &a->n_lw;
   /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
    * (docs/sim.md, "What-if"). */
   if (a->comm_scale && (cli_parse_double(a->comm_scale, "--comm-scale", f_comm) ||
@@ -359,24 +369,27 @@ static int whatif_parse(const whatif_args_t *a, etsim_topo_t *topo, double *f_co
                         !(*f_comp >= 1e-3 && *f_comp <= 1e3))) {
     return cli_usage_error("--compute-scale is a factor in [0.001, 1000], not '%s'", a->comp_scale);
   }
-  if (a->degrade && strcmp(a->backend, "analytical") != 0 &&
-      strcmp(a->backend, "congestion") != 0 && strcmp(a->backend, "congestion-unaware") != 0 &&
-      strcmp(a->backend, "congestion-aware") != 0) {
-    return cli_usage_error(
-        "--link-degrade needs --backend analytical or congestion (the %s backend takes its "
-        "links from --net-topology)",
-        a->backend);
-  }
-  if (a->degrade && etsim_sim_link_degrade(a->degrade, "--link-degrade", topo, err)) return -1;
-  if (a->fail_spec && (strcmp(a->backend, "flow") == 0 || strcmp(a->backend, "packet") == 0)) {
-    return cli_usage_error(
-        "--fail needs --backend analytical or congestion (the %s backend does not model "
-        "failures yet)",
-        a->backend);
-  }
-  if (a->fail_spec &&
-      etsim_sim_fail_parse(a->fail_spec, "--fail", topo->total, fail_npu, fail_ps, err))
+  int rdma = strcmp(a->backend, "flow") == 0 || strcmp(a->backend, "packet") == 0;
+  if (a->degrade && rdma &&
+      etsim_sim_link_whatif_parse(a->degrade, "--link-degrade", lw, n_lw, err))
     return -1;
+  if (a->degrade && !rdma && etsim_sim_link_degrade(a->degrade, "--link-degrade", topo, err))
+    return -1;
+  if (a->fail_spec && rdma) {
+    if (strncmp(a->fail_spec, "link:", 5) != 0)
+      return cli_usage_error(
+          "--fail %s: the %s backend models a link down from the start (link:A-B@0); an NPU's "
+          "failure needs --backend analytical or congestion",
+          a->fail_spec, a->backend);
+    etsim_net_link_whatif_t *g = etsim_realloc(*lw, (*n_lw + 1) * sizeof **lw);
+    if (!g) return etsim_error_set(err, ETSIM_ENOMEM, "--fail: out of memory"), -1;
+    *lw = g;
+    if (etsim_sim_fail_link_parse(a->fail_spec, "--fail", &g[*n_lw], err)) return -1;
+    ++*n_lw;
+  } else if (a->fail_spec &&
+             etsim_sim_fail_parse(a->fail_spec, "--fail", topo->total, fail_npu, fail_ps, err)) {
+    return -1;
+  }
   if (a->npu_speed) {
     *speeds = etsim_malloc((topo->total ? topo->total : 1) * sizeof **speeds);
     if (!*speeds) return etsim_error_set(err, ETSIM_ENOMEM, "--npu-speed: out of memory"), -1;
@@ -415,7 +428,22 @@ static int sys_flags(const char *queues, const char *ring_win, const char *inj,
   return 0;
 }
 
-/* --job at argv[*i]: 1 taken into specs, 0 not --job, -1 bad usage. */
+/* Is a cable down (--fail link:A-B@0 on flow or packet)? */
+static int any_link_down(const etsim_net_link_whatif_t *lw, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (lw[k].down) return 1;
+  return 0;
+}
+
+/* A failed cable that cut NPUs apart (or left the run unable to finish)
+ * is the run's result, as an NPU failure's report is: "failure" and exit
+ * 1 (docs/sim.md, "What-if"); 1 when err is that and was printed. */
+static int cut_apart(const etsim_error_t *err, const etsim_net_link_whatif_t *lw, size_t n) {
+  if (err->code != ETSIM_EDEADLOCK || !any_link_down(lw, n)) return 0;
+  fprintf(stderr, "etsim: failure: %s\n", err->msg);
+  return 1;
+}
+
 /* Several jobs: load and place them, run, write the outputs.  An exit
  * code, or -1 with err set. */
 static int run_jobs(const char *const *specs, int n, const etsim_topo_t *topo,
@@ -503,6 +531,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   int have_sys = 0;
   code = ETSIM_EXIT_OK;
   double *speeds = NULL;
+  whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed, NULL, 0};
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
@@ -510,14 +539,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   double f_comm = 1, f_comp = 1;
   uint32_t fail_npu = 0;
   int64_t fail_ps = 0;
-  {
-    whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed};
-    int w = whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &err);
-    if (w < 0) goto fail;
-    if (w > 0) {
-      code = w;
-      goto out;
-    }
+  int wr = whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &err);
+  if (wr < 0) goto fail;
+  if (wr > 0) {
+    code = wr;
+    goto out;
   }
   if (logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
   if (rdv && strcmp(rdv, "false") != 0 && strcmp(rdv, "0") != 0) {
@@ -545,7 +571,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   int tty = !quiet && isatty(2);
   etsim_net_opts_t nopt = {
-      net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000};
+      net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000, wa.lw, wa.n_lw};
   etsim_sim_opts_t o = {.backend = backend,
                         .multi_comm = multi,
                         .record_nodes = csv || timeline || json || report,
@@ -560,7 +586,7 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .compute_scale = f_comp,
                         .comm_scale = f_comm,
                         .npu_speed = speeds,
-                        .fail_set = fail_spec != NULL,
+                        .fail_set = fail_spec != NULL && !any_link_down(wa.lw, wa.n_lw),
                         .fail_npu = fail_npu,
                         .fail_ps = fail_ps,
                         .deps = deps,
@@ -604,13 +630,14 @@ int etsim_cmd_sim(int argc, char **argv) {
   if (etsim_outfile_batch_commit(&err)) goto fail;
   goto out;
 fail:
-  code = cli_fail(&err);
+  code = cut_apart(&err, wa.lw, wa.n_lw) ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
 out:
   etsim_outfile_batch_abort();
   etsim_sim_result_free(res);
   etsim_et_set_free(set);
   etsim_comm_groups_free(&cg);
   etsim_free(speeds);
+  etsim_free(wa.lw);
   if (have_sys) etsim_sys_config_free(&sys);
   return code;
 }

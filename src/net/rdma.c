@@ -100,6 +100,110 @@ static void flow_stats(const rdma_t *r, etsim_net_stats_t *s) {
 static const level_t pkt_level = {pkt_send, pkt_next, pkt_run, pkt_stats};
 static const level_t flow_level = {flow_send, flow_next, flow_run, flow_stats};
 
+/* ---------------------------------------------------------------- what-if */
+
+static int uf_root(uint32_t *par, uint32_t x) {
+  while (par[x] != x) x = par[x] = par[par[x]];
+  return (int)x;
+}
+
+/*
+ * The first pair of NPUs (hosts host[0..n)) with no route left, as the
+ * engine routes: hosts never transit, so two hosts reach each other when
+ * a switch of one and a switch of the other are joined through switches,
+ * or a cable joins the two.  *i = *j when every pair is joined.  Run only
+ * after a failure; O(n^2) pairs of NPUs with a handful of uplinks each.
+ */
+static int first_cut_pair(const etsim_netpkt_topo_t *pt, const uint32_t *host, uint32_t n,
+                          uint32_t *i, uint32_t *j) {
+  *i = *j = 0;
+  uint32_t nn = pt->n_nodes ? pt->n_nodes : 1;
+  uint32_t *par = etsim_malloc(nn * sizeof *par);
+  uint32_t *off = etsim_calloc((size_t)n + 1, sizeof *off);
+  uint32_t *npu_of = etsim_malloc(nn * sizeof *npu_of);
+  uint32_t *comp = etsim_malloc((2 * pt->n_links + 1) * sizeof *comp);
+  int rc = 0;
+  if (!par || !off || !npu_of || !comp) {
+    rc = ETSIM_ENOMEM;
+    goto done;
+  }
+  for (uint32_t v = 0; v < pt->n_nodes; v++) par[v] = v, npu_of[v] = UINT32_MAX;
+  for (uint32_t x = 0; x < n; x++) npu_of[host[x]] = x;
+  for (size_t l = 0; l < pt->n_links; l++) {
+    const etsim_netpkt_link_t *k = &pt->links[l];
+    if (pt->is_switch[k->a] && pt->is_switch[k->b])
+      par[uf_root(par, k->a)] = (uint32_t)uf_root(par, k->b);
+  }
+  /* each NPU's switch components, grouped by NPU (counting sort) */
+  for (size_t l = 0; l < pt->n_links; l++) {
+    const etsim_netpkt_link_t *k = &pt->links[l];
+    if (npu_of[k->a] != UINT32_MAX && pt->is_switch[k->b]) off[npu_of[k->a] + 1]++;
+    if (npu_of[k->b] != UINT32_MAX && pt->is_switch[k->a]) off[npu_of[k->b] + 1]++;
+  }
+  for (uint32_t x = 0; x < n; x++) off[x + 1] += off[x];
+  for (size_t l = 0; l < pt->n_links; l++) {
+    const etsim_netpkt_link_t *k = &pt->links[l];
+    if (npu_of[k->a] != UINT32_MAX && pt->is_switch[k->b])
+      comp[off[npu_of[k->a]]++] = (uint32_t)uf_root(par, k->b);
+    if (npu_of[k->b] != UINT32_MAX && pt->is_switch[k->a])
+      comp[off[npu_of[k->b]]++] = (uint32_t)uf_root(par, k->a);
+  }
+  for (uint32_t x = n; x > 0; x--) off[x] = off[x - 1];
+  off[0] = 0;
+  for (uint32_t x = 0; x < n; x++)
+    for (uint32_t y = x + 1; y < n; y++) {
+      int ok = 0;
+      for (uint32_t p = off[x]; p < off[x + 1] && !ok; p++)
+        for (uint32_t q = off[y]; q < off[y + 1] && !ok; q++) ok = comp[p] == comp[q];
+      for (size_t l = 0; l < pt->n_links && !ok; l++) {
+        const etsim_netpkt_link_t *k = &pt->links[l];
+        ok = (k->a == host[x] && k->b == host[y]) || (k->a == host[y] && k->b == host[x]);
+      }
+      if (!ok) {
+        *i = x;
+        *j = y;
+        goto done;
+      }
+    }
+done:
+  etsim_free(par);
+  etsim_free(off);
+  etsim_free(npu_of);
+  etsim_free(comp);
+  return rc;
+}
+
+/* The what-if of opts applied to pt's link records (tn names the
+ * topology): factors on every cable between the two nodes, or the cables
+ * removed, keeping the others in file order (so ports keep their numbers
+ * on the nodes the cable did not touch). */
+static int apply_whatif(etsim_netpkt_topo_t *pt, const etsim_net_opts_t *o, const char *tn,
+                        etsim_error_t *err) {
+  for (size_t w = 0; w < o->n_link_whatif; w++) {
+    const etsim_net_link_whatif_t *x = &o->link_whatif[w];
+    size_t hits = 0, keep = 0;
+    for (size_t l = 0; l < pt->n_links; l++) {
+      etsim_netpkt_link_t *k = &pt->links[l];
+      int hit = (k->a == x->a && k->b == x->b) || (k->a == x->b && k->b == x->a);
+      hits += hit;
+      if (hit && x->down) continue;
+      if (hit) {
+        double r = llround((double)k->rate_bps * x->bw);
+        k->rate_bps = r >= 1 ? (uint64_t)r : 1;
+        k->delay_ps = llround((double)k->delay_ps * x->lat);
+      }
+      pt->links[keep++] = *k;
+    }
+    pt->n_links = keep;
+    if (!hits)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: key \"%s\": %s has no cable between nodes %u and %u (nodes 0 "
+                             "to %u)",
+                             x->opt, x->key, tn, x->a, x->b, pt->n_nodes ? pt->n_nodes - 1 : 0);
+  }
+  return 0;
+}
+
 /* ------------------------------------------------- the network interface */
 
 static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t token) {
@@ -223,6 +327,11 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
         "topology format, NPUs first) unless the network is one Switch dimension",
         packet ? "packet" : "flow");
   }
+  const char *tn = opts->topology_file ? opts->topology_file : "the star network";
+  if (opts->n_link_whatif && (rc = apply_whatif(&pt, opts, tn, err))) {
+    etsim_netpkt_topo_free(&pt);
+    return rc;
+  }
   /* Link rates without an ECN threshold entry get one scaled from the
    * nearest configured rate (thresholds proportional to the rate, as the
    * ns-3 configurations are written). */
@@ -262,6 +371,35 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
   }
   for (uint32_t i = 0, k = 0; i < pt.n_nodes && k < topo->total; i++)
     if (!pt.is_switch[i]) r->host[k++] = i;
+  /* A failed cable that leaves NPUs without a route stops the run here
+   * with a report (exit 1 in etsim sim), rather than the engine's
+   * "disconnected" input error naming host ids. */
+  uint32_t ci = 0, cj = 0;
+  int any_down = 0;
+  for (size_t w = 0; w < opts->n_link_whatif; w++) any_down |= opts->link_whatif[w].down;
+  if (any_down && first_cut_pair(&pt, r->host, topo->total, &ci, &cj)) {
+    etsim_free(r->host);
+    etsim_free(r);
+    etsim_netpkt_topo_free(&pt);
+    return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
+  }
+  if (ci != cj) {
+    char downs[256] = "";
+    size_t u = 0;
+    for (size_t w = 0; w < opts->n_link_whatif; w++)
+      if (opts->link_whatif[w].down && u < sizeof downs)
+        u += (size_t)snprintf(downs + u, sizeof downs - u, "%s%s", u ? ", " : "",
+                              opts->link_whatif[w].key);
+    rc = etsim_error_set(err, ETSIM_EDEADLOCK,
+                         "%s down from t=0 (--fail) leaves no route between NPU %u and NPU %u "
+                         "(nodes %u and %u of %s); the run stops before it starts (the flow "
+                         "and packet backends need every pair of NPUs connected)",
+                         downs, ci, cj, r->host[ci], r->host[cj], tn);
+    etsim_free(r->host);
+    etsim_free(r);
+    etsim_netpkt_topo_free(&pt);
+    return rc;
+  }
   r->lv = packet ? &pkt_level : &flow_level;
   r->base.ops = packet ? &pkt_ops : &flow_ops;
   /* The summary names what ran: a topology file replaces the YAML's

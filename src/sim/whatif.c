@@ -1,7 +1,9 @@
 /*
  * whatif.c — the what-if specs: per-NPU compute speed (--npu-speed) and
  * per-dimension link degradation (--link-degrade), parsed into plain
- * arrays the simulator reads (docs/sim.md, "What-if").
+ * arrays the simulator reads; on the flow and packet backends the same
+ * options by cable of the topology file, which the network applies
+ * (docs/sim.md, "What-if").
  */
 #include "sim_int.h"
 
@@ -269,8 +271,8 @@ int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo
     }
     if (p == key || *p) {
       rc = etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: key \"%s\" is not a dimension number (0 to %d); links of a "
-                           "topology file are not supported",
+                           "%s: key \"%s\" is not a dimension number (0 to %d); cables of a "
+                           "topology file (\"link:A-B\") need --backend flow or packet",
                            where, key, topo->ndims - 1);
       break;
     }
@@ -293,8 +295,8 @@ int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uin
                          int64_t *t_ps, etsim_error_t *err) {
   if (strncmp(spec, "link", 4) == 0)
     return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                           "%s: '%s': link failures are not supported yet (an NPU's failure, "
-                           "npu:N@T, is)",
+                           "%s: '%s': link failures need --backend flow or packet (links of "
+                           "--net-topology; an NPU's failure, npu:N@T, works here)",
                            opt, spec);
   const char *p = spec;
   if (strncmp(p, "npu:", 4) != 0)
@@ -325,5 +327,109 @@ int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uin
                            "%s: '%s': the time must be a number >= 0 within the clock's horizon",
                            opt, spec);
   *t_ps = llround(ns * ETSIM_PS_PER_NS);
+  return 0;
+}
+
+/* "link:A-B" at *s (advanced past it): 0, or -1 when it is not one. */
+static int parse_link(const char **s, uint32_t *a, uint32_t *b) {
+  const char *p = *s;
+  if (strncmp(p, "link:", 5) != 0) return -1;
+  p += 5;
+  if (parse_u32(&p, a) || *p != '-') return -1;
+  p++;
+  if (parse_u32(&p, b)) return -1;
+  *s = p;
+  return 0;
+}
+
+int etsim_sim_link_whatif_parse(const char *spec, const char *opt, etsim_net_link_whatif_t **out,
+                                size_t *n_out, etsim_error_t *err) {
+  *out = NULL;
+  *n_out = 0;
+  char where[512];
+  json_t *root = load_spec(spec, opt, where, sizeof where, err);
+  if (!root) return err->code;
+  size_t n = json_object_size(root);
+  etsim_net_link_whatif_t *lw = etsim_calloc(n ? n : 1, sizeof *lw);
+  if (!lw) {
+    json_decref(root);
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", opt);
+  }
+  int rc = 0;
+  size_t k = 0;
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    const char *p = key;
+    uint32_t a, b;
+    if (parse_link(&p, &a, &b) || *p) {
+      rc = etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: key \"%s\" is not a cable of the topology file, \"link:A-B\" "
+                           "(nodes A and B); the flow and packet backends take their links from "
+                           "--net-topology, not from the network's dimensions",
+                           where, key);
+      break;
+    }
+    if (a == b) {
+      rc = etsim_error_set(err, ETSIM_EINVAL, "%s: key \"%s\": a cable joins two different nodes",
+                           where, key);
+      break;
+    }
+    /* one cable once: "link:3-17" and "link:17-3" are the same cable */
+    for (size_t j = 0; j < k && !rc; j++)
+      if ((lw[j].a == a && lw[j].b == b) || (lw[j].a == b && lw[j].b == a))
+        rc = etsim_error_set(err, ETSIM_EINVAL, "%s: key \"%s\": the cable is given twice", where,
+                             key);
+    if (rc) break;
+    if ((rc = degrade_entry(where, key, v, &lw[k].bw, &lw[k].lat, err))) break;
+    lw[k].a = a;
+    lw[k].b = b;
+    lw[k].opt = opt;
+    snprintf(lw[k].key, sizeof lw[k].key, "%s", key);
+    k++;
+  }
+  json_decref(root);
+  if (rc) {
+    etsim_free(lw);
+    return rc;
+  }
+  *out = lw;
+  *n_out = k;
+  return 0;
+}
+
+int etsim_sim_fail_link_parse(const char *spec, const char *opt, etsim_net_link_whatif_t *out,
+                              etsim_error_t *err) {
+  const char *p = spec;
+  memset(out, 0, sizeof *out);
+  if (parse_link(&p, &out->a, &out->b) || *p != '@')
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: '%s' is not link:A-B@0 (the cable between nodes A and B of the "
+                           "topology file, down from the start)",
+                           opt, spec);
+  if (out->a == out->b)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': a cable joins two different nodes", opt,
+                           spec);
+  snprintf(out->key, sizeof out->key, "%.*s", (int)(p - spec), spec);
+  p++;
+  char *end;
+  errno = 0;
+  double t = strtod(p, &end);
+  if (end == p || errno || !isfinite(t) || t < 0 ||
+      (*end && strcmp(end, "ns") && strcmp(end, "us") && strcmp(end, "ms") && strcmp(end, "s")))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: '%s': the time must be a number >= 0 (ns, us, "
+                           "ms or s)",
+                           opt, spec);
+  /* Routes are built once, when the network is made: a cable going down
+   * later would need them rebuilt and the packets on it dropped. */
+  if (t != 0)
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "%s: '%s': on the flow and packet backends a link can only be down "
+                           "from the start, @0 (failing it later is not supported)",
+                           opt, spec);
+  out->bw = out->lat = 1.0;
+  out->down = 1;
+  out->opt = opt;
   return 0;
 }

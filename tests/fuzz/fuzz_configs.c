@@ -3,7 +3,8 @@
  * replay: the first byte picks the remote-memory JSON, the communicator
  * groups of sim (8 NPUs) or those of replay (8 ranks), or one of sim's
  * what-if specs (--npu-speed, a file or lognormal:...; --link-degrade on a
- * 2-dimension network; --fail); the rest is the file or the spec.  Each
+ * 2-dimension network and by cable; --fail, npu: and link:); the rest is
+ * the file or the spec.  Each
  * must load with every rank in range and none twice, every speed and link
  * within the documented factors, or be refused with a message — never a
  * crash or a leak.
@@ -40,6 +41,18 @@ static void whatif(int which, const char *p, const uint8_t *data, size_t size) {
     for (int i = 0; i < 64; i++)
       if (!(sp[i] >= 1e-3 && sp[i] <= 1e3)) __builtin_trap();
   } else if (which == 4) {
+    /* the same spec keyed by cables (flow and packet backends) */
+    etsim_net_link_whatif_t *lw = NULL;
+    size_t n = 0;
+    if ((rc = etsim_sim_link_whatif_parse(arg, "--link-degrade", &lw, &n, &err))) {
+      fz_refused(rc, &err);
+      if (lw) __builtin_trap();
+    }
+    for (size_t k = 0; k < n; k++)
+      if (lw[k].a == lw[k].b || lw[k].down || !(lw[k].bw >= 1e-3 && lw[k].bw <= 1e3) ||
+          !(lw[k].lat >= 1e-3 && lw[k].lat <= 1e3))
+        __builtin_trap();
+    etsim_free(lw);
     static const etsim_topo_kind_t kind[2] = {ETSIM_TOPO_RING, ETSIM_TOPO_SWITCH};
     static const uint32_t npus[2] = {2, 2};
     static const double bw[2] = {50, 25}, lat[2] = {500, 700};
@@ -54,6 +67,9 @@ static void whatif(int which, const char *p, const uint8_t *data, size_t size) {
             topo.lat_ns[d] >= 0 && isfinite(topo.lat_ns[d])))
         __builtin_trap();
   } else {
+    etsim_net_link_whatif_t f;
+    if ((rc = etsim_sim_fail_link_parse(arg, "--fail", &f, &err))) fz_refused(rc, &err);
+    else if (!f.down || f.a == f.b) __builtin_trap();
     uint32_t npu = 0;
     int64_t t_ps = -1;
     if ((rc = etsim_sim_fail_parse(arg, "--fail", 8, &npu, &t_ps, &err))) {

@@ -321,6 +321,53 @@ static void test_specs(void **state) {
   expect_bad_degrade("{\"sw\": 0.5}", "key \"sw\"");
 }
 
+/* Cable what-ifs for the flow and packet backends: factors and the cable
+ * as given (either order names it), a failure down from 0; bad keys and a
+ * later failure named. */
+static void test_link_specs(void **state) {
+  (void)state;
+  etsim_error_t err = {0};
+  etsim_net_link_whatif_t *lw = NULL;
+  size_t n = 0;
+  assert_int_equal(etsim_sim_link_whatif_parse(
+                       "{\"link:3-17\": 0.5, \"link:9-2\": {\"bw\": 0.25, \"latency\": 3}}",
+                       "--link-degrade", &lw, &n, &err),
+                   0);
+  assert_int_equal(n, 2);
+  assert_true(lw[0].a == 3 && lw[0].b == 17 && lw[0].bw == 0.5 && lw[0].lat == 1 && !lw[0].down);
+  assert_true(lw[1].a == 9 && lw[1].b == 2 && lw[1].bw == 0.25 && lw[1].lat == 3);
+  assert_string_equal(lw[1].key, "link:9-2");
+  assert_string_equal(lw[1].opt, "--link-degrade");
+  etsim_free(lw);
+  static const char *const bad[][2] = {
+      {"{\"1\": 0.5}", "key \"1\" is not a cable"},
+      {"{\"link:3\": 0.5}", "key \"link:3\" is not a cable"},
+      {"{\"link:3-3\": 0.5}", "two different nodes"},
+      {"{\"link:3-4x\": 0.5}", "key \"link:3-4x\""},
+      {"{\"link:3-4\": 0.5, \"link:4-3\": 1}", "the cable is given twice"},
+      {"{\"link:3-4\": 2000}", "factors must be in"},
+      {"{\"link:3-4\": {\"bw\": \"half\"}}", "expected a number"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    int rc = etsim_sim_link_whatif_parse(bad[i][0], "--link-degrade", &lw, &n, &err);
+    assert_true(rc < 0);
+    assert_null(lw);
+    if (!strstr(err.msg, bad[i][1]) || !strstr(err.msg, "--link-degrade"))
+      fail_msg("'%s': message '%s' lacks '%s'", bad[i][0], err.msg, bad[i][1]);
+  }
+  etsim_net_link_whatif_t f;
+  assert_int_equal(etsim_sim_fail_link_parse("link:4-10@0", "--fail", &f, &err), 0);
+  assert_true(f.a == 4 && f.b == 10 && f.down && f.bw == 1 && f.lat == 1);
+  assert_string_equal(f.key, "link:4-10");
+  assert_int_equal(etsim_sim_fail_link_parse("link:4-10@0us", "--fail", &f, &err), 0);
+  assert_int_equal(etsim_sim_fail_link_parse("link:4-10@1us", "--fail", &f, &err),
+                   ETSIM_EUNSUPPORTED);
+  assert_non_null(strstr(err.msg, "only be down from the start, @0"));
+  assert_int_equal(etsim_sim_fail_link_parse("link:4-10", "--fail", &f, &err), ETSIM_EINVAL);
+  assert_int_equal(etsim_sim_fail_link_parse("link:4-4@0", "--fail", &f, &err), ETSIM_EINVAL);
+  assert_int_equal(etsim_sim_fail_link_parse("link:4-10@-1", "--fail", &f, &err), ETSIM_EINVAL);
+  assert_int_equal(etsim_sim_fail_link_parse("link:4-10@0xs", "--fail", &f, &err), ETSIM_EINVAL);
+}
+
 /* An NPU failing at t: with communicators {0,1} and {2,3}, NPU 2 failing
  * while it computes blocks NPU 3's all-reduce and nothing else: NPUs 0 and
  * 1 finish exactly as without the failure; the report names the blocked
@@ -395,6 +442,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dp_straggler, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_specs, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_npu_failure, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_link_specs, tu_setup, tu_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

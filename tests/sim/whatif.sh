@@ -80,13 +80,14 @@ expect "--npu-speed $T/speed.json: key \"5-x\" is not an NPU id" --npu-speed "$T
 expect '--npu-speed: .*unknown key "sgima"' --npu-speed lognormal:sgima=1
 expect '--link-degrade: key "0:3": degrading one NPU' --link-degrade '{"0:3": 0.5}'
 expect '--link-degrade: key "2": the network has dimensions 0 to 1' --link-degrade '{"2": 0.5}'
-expect '--link-degrade needs --backend analytical or congestion' --link-degrade '{"1": 0.5}' --backend flow
+expect '--link-degrade: key "1" is not a cable of the topology file' --link-degrade '{"1": 0.5}' --backend flow
+expect '--link-degrade: key "link:0-8" is not a dimension number' --link-degrade '{"link:0-8": 0.5}'
 expect '--compute-scale is a factor' --compute-scale 0
 expect '--comm-scale is a factor' --comm-scale nan
 expect '--fail: .npu:9@1.: NPU 9 is outside the 8-NPU network' --fail npu:9@1
-expect "--fail: 'link:0:3@1': link failures are not supported yet" --fail link:0:3@1
+expect "--fail: 'link:0:3@1': link failures need --backend flow or packet" --fail link:0:3@1
 expect "--fail: 'npu:1@3xs': unknown time unit 'xs'" --fail npu:1@3xs
-expect '--fail needs --backend analytical or congestion' --fail npu:1@1us --backend packet
+expect "--fail npu:1@1us: the packet backend models a link down from the start" --fail npu:1@1us --backend packet
 
 # an NPU failing mid-run: exit 1, the report names the blocked all-reduce
 # and the NPUs; never a hang (timeout as a guard); after the end: exit 0

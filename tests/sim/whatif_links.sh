@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# What-if on cables of a flow/packet topology file (docs/sim.md, "What-if"):
+# --link-degrade {"link:A-B": ...} and --fail link:A-B@0 against closed
+# forms.  With the default config a 1 MB message is 1000 packets of 1036
+# wire bytes: s = 82.88 ns each at 100 Gb/s, and a message over h links of
+# delay d is delivered at 1000 s_bottleneck + (h - 1) s + h d (docs/netsim.md;
+# the simulator's cycles are whole ns, rounded down).
+. "$(dirname "$0")/../lib.sh"
+A='"attr":[{"name":"is_cpu_op","boolVal":false}'
+p2p() { # id SEND|RECV src dst
+  echo "{\"id\":\"$1\",\"name\":\"p$1\",\"type\":\"COMM_$2_NODE\",$A,{\"name\":\"comm_src\",\"int32Val\":$3},{\"name\":\"comm_dst\",\"int32Val\":$4},{\"name\":\"comm_tag\",\"int32Val\":7},{\"name\":\"comm_size\",\"int64Val\":\"1000000\"}]}"
+}
+# trace PREFIX N SRC DST [SRC DST]...: N ranks, one 1 MB message per pair
+trace() {
+  local p=$1 n=$2 r
+  shift 2
+  for ((r = 0; r < n; r++)); do echo '{"version":"0.0.4"}' >"$T/$p.$r.json"; done
+  while [ $# -gt 0 ]; do
+    p2p 1 SEND "$1" "$2" >>"$T/$p.$1.json"
+    p2p 1 RECV "$1" "$2" >>"$T/$p.$2.json"
+    shift 2
+  done
+  for ((r = 0; r < n; r++)); do
+    "$BIN" convert --from json "$T/$p.$r.json" -o "$T/$p.$r.et" >/dev/null 2>&1 || fail "convert $p.$r"
+  done
+}
+echo '{"preferred-dataset-splits": 1, "endpoint-delay": 0, "local-mem-bw": 100, "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["ring"]}' >"$T/sys.json"
+for n in 2 8; do
+  printf 'topology: [ Switch ]\nnpus_count: [ %s ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' $n >"$T/net$n.yml"
+done
+# two hosts on one switch (node 2), 100 Gb/s, 1 us
+printf '3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n' >"$T/star.topo"
+# two-tier Clos: hosts 0-3 on leaf 8, 4-7 on leaf 9, spines 10 and 11
+{
+  printf '12 4 12\n8 9 10 11\n'
+  for h in 0 1 2 3; do echo "$h 8 100Gbps 0.001ms 0"; done
+  for h in 4 5 6 7; do echo "$h 9 100Gbps 0.001ms 0"; done
+  for l in 8 9; do for s in 10 11; do echo "$l $s 100Gbps 0.001ms 0"; done; done
+} >"$T/clos.topo"
+trace one 2 0 1
+trace two 8 0 4 1 5
+
+# sim NPUS TOPO PREFIX ARGS...: the finish times of every NPU, one line
+sim() {
+  local n=$1 topo=$2 p=$3
+  shift 3
+  "$BIN" sim --system "$T/sys.json" --network "$T/net$n.yml" --net-topology "$T/$topo" \
+    --workload "$T/$p" --quiet "$@" >"$T/o" 2>"$T/e"
+}
+# finish NPU: the cycles NPU finished at in the last run
+finish() { sed -n "s/^sys\[$1\] finished, \([0-9]*\) cycles.*/\1/p" "$T/o"; }
+
+for be in flow packet; do
+  # one message over the star: 1000 s + s + 2 d = 84962.88 ns; the
+  # sender's cable at half bandwidth: 1000 (2 s) + s + 2 d = 167842.88;
+  # its latency x3 as well: + 2 x 1 us = 169842.88
+  sim 2 star.topo one --backend $be || fail "$be nominal: $(cat "$T/e")"
+  [ "$(finish 1)" = 84962 ] || fail "$be nominal: $(finish 1)"
+  sim 2 star.topo one --backend $be --link-degrade '{"link:0-2": 0.5}' || fail "$be half: $(cat "$T/e")"
+  [ "$(finish 1)" = 167842 ] || fail "$be half bandwidth: $(finish 1), want 167842"
+  # the cable is the same whichever way it is named
+  sim 2 star.topo one --backend $be --link-degrade '{"link:2-0": {"bw": 0.5, "latency": 3}}' ||
+    fail "$be half+lat: $(cat "$T/e")"
+  [ "$(finish 1)" = 169842 ] || fail "$be half bandwidth, latency x3: $(finish 1), want 169842"
+  # the receiver's cable degraded instead: the packet level queues at the
+  # switch, 2001 s + 2 d = 167842.88; the flow level charges the last hop's
+  # store-and-forward at that hop's rate, 1000 (2 s) + 2 s + 2 d = 167925.76
+  want=167842
+  [ $be = flow ] && want=167925
+  sim 2 star.topo one --backend $be --link-degrade '{"link:1-2": 0.5}' || fail "$be rx half"
+  [ "$(finish 1)" = $want ] || fail "$be receiver's cable at half: $(finish 1), want $want"
+
+  # Clos: 0->4 and 1->5 take different spines (ECMP), each alone on its
+  # links: 1000 s + 3 s + 4 d = 87128.64 ns.  With either uplink of leaf 8
+  # down both take the other and share it, 50 Gb/s each:
+  # 1000 (2 s) + 3 s + 4 d = 170008.64 ns (at packet level the two take
+  # turns on the uplink, so one of them is done a packet, s, earlier:
+  # 169925.76)
+  want="170008 170008"
+  [ $be = packet ] && want="169925 170008"
+  sim 8 clos.topo two --backend $be || fail "$be clos: $(cat "$T/e")"
+  [ "$(finish 0)" = 87128 ] && [ "$(finish 5)" = 87128 ] ||
+    fail "$be clos nominal: $(finish 0) $(finish 5), want 87128"
+  for l in 8-10 8-11 10-9 11-9; do
+    timeout 60 "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
+      --workload "$T/two" --quiet --backend $be --fail link:$l@0 >"$T/o" 2>"$T/e" ||
+      fail "$be --fail link:$l@0: exit $? $(cat "$T/e")"
+    got=$(printf '%s\n' "$(finish 4)" "$(finish 5)" | sort -n | tr '\n' ' ')
+    [ "$got" = "$want " ] || fail "$be --fail link:$l@0: $got, want $want"
+  done
+  # both uplinks of leaf 8 at half bandwidth: each flow alone on its
+  # spine at 50 Gb/s; packet level 2003 s + 4 d = 170008.64, flow level
+  # (store-and-forward at each hop's rate) 1000 (2 s) + 2 s + 2 s + 4 d =
+  # 170091.52
+  want=170008
+  [ $be = flow ] && want=170091
+  sim 8 clos.topo two --backend $be --link-degrade '{"link:8-10": 0.5, "link:8-11": 0.5}' ||
+    fail "$be clos degrade: $(cat "$T/e")"
+  [ "$(finish 4)" = $want ] && [ "$(finish 5)" = $want ] ||
+    fail "$be clos both uplinks at half: $(finish 4) $(finish 5), want $want"
+
+  # NPU 0's only cable down: no route to it; exit 1 naming the pair,
+  # never a hang, no results printed
+  timeout 60 "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
+    --workload "$T/two" --backend $be --fail link:0-8@0 >"$T/o" 2>"$T/e"
+  rc=$?
+  [ $rc -eq 1 ] || fail "$be cut: exit $rc ($(cat "$T/e"))"
+  grep -q "^etsim: failure: link:0-8 down from t=0 (--fail) leaves no route between NPU 0 and NPU 1 (nodes 0 and 1 of $T/clos.topo)" "$T/e" ||
+    fail "$be cut report: $(cat "$T/e")"
+  [ -s "$T/o" ] && fail "$be cut printed results"
+done
+
+# bad specs: exit 2, the option and the key named
+expect() { # PATTERN ARGS...
+  local pat=$1
+  shift
+  sim 2 star.topo one "$@"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "$*: exit $rc ($(cat "$T/e"))"
+  grep -q -- "$pat" "$T/e" || fail "$*: stderr lacks '$pat': $(cat "$T/e")"
+}
+expect "--link-degrade: key \"link:0-1\": $T/star.topo has no cable between nodes 0 and 1" \
+  --backend flow --link-degrade '{"link:0-1": 0.5}'
+expect "--link-degrade: key \"link:0-9\": $T/star.topo has no cable between nodes 0 and 9" \
+  --backend packet --link-degrade '{"link:0-9": 0.5}'
+expect '--link-degrade: key "1" is not a cable of the topology file' --backend flow --link-degrade '{"1": 0.5}'
+expect '--link-degrade: key "link:2-0": the cable is given twice' --backend flow \
+  --link-degrade '{"link:0-2": 0.5, "link:2-0": 2}'
+expect '--link-degrade: key "link:0-2": factors must be in' --backend packet --link-degrade '{"link:0-2": {"bw": 0}}'
+expect '--link-degrade: key "link:0-2": unknown key "lat"' --backend packet --link-degrade '{"link:0-2": {"lat": 2}}'
+expect "--fail: key \"link:0-1\": $T/star.topo has no cable between nodes 0 and 1" --backend flow --fail link:0-1@0
+expect "--fail: 'link:0-2@1us': on the flow and packet backends a link can only be down from the start, @0" \
+  --backend packet --fail link:0-2@1us
+expect "--fail: 'link:0-2' is not link:A-B@0" --backend flow --fail link:0-2
+expect "--fail npu:0@0: the flow backend models a link down from the start" --backend flow --fail npu:0@0
+echo ok
