@@ -19,7 +19,7 @@ static const char *usage =
     "                          [--val FILE] [--epochs E] [--hidden H]\n"
     "                          [--mp-layers K] [--batch B] [--lr LR]\n"
     "                          [--seed S] [--max-nodes N] [--label Y | --label-file F]\n"
-    "                          [--exact-candidates N] [--hist 0..3] [--quiet]\n"
+    "                          [--exact-candidates N] [--hist 0..7] [--quiet]\n"
     "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE |\n"
     "                          --label-file F] [--no-project]\n"
     "                          [--seed S] -o OUT\n"
@@ -264,7 +264,7 @@ static int cmd_train(int argc, char **argv) {
       if (m < 0) return ETSIM_EXIT_USAGE;
       label_path = v;
     } else if ((m = cli_opt(argc, argv, &i, "--hist", &v))) {
-      if (m < 0 || parse_int(v, "--hist", 0, 3, &cfg.ctx_hist)) return ETSIM_EXIT_USAGE;
+      if (m < 0 || parse_int(v, "--hist", 0, 7, &cfg.ctx_hist)) return ETSIM_EXIT_USAGE;
     } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
       quiet = 1;
     } else if (argv[i][0] != '-' && nd < 64) {
