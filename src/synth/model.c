@@ -234,6 +234,8 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
   m->kind = d->kind;
   /* Depth progress is measured on traces only (docs/synth.md). */
   if (d->kind != ETSIM_SYNTH_KIND_TRACE) m->cfg.ctx_hist &= ~ETSIM_SYNTH_CTX_PROGRESS;
+  for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++)
+    m->bin_mean[b] = d->bin_n[b] > 0 ? d->bin_sum[b] / d->bin_n[b] : 0;
   m->n_ch = d->n_ch;
   for (uint32_t c = 0; c < d->n_ch; c++) {
     m->n_cls[c] = d->n_cls[c];

@@ -476,6 +476,10 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   openblas_set_num_threads(1);
   etsim_synth_data_init(out);
   out->kind = m->kind;
+  for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++) {
+    out->bin_sum[b] = m->bin_mean[b];
+    out->bin_n[b] = m->bin_mean[b] > 0;
+  }
   out->n_ch = m->n_ch;
   for (uint32_t c = 0; c < m->n_ch; c++) out->n_cls[c] = m->n_cls[c];
   sampler_t S = {0};
@@ -579,6 +583,7 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_f64(&b, m->mean_nodes);
   put_f64(&b, m->mean_pairs);
   put(&b, m->marg, sizeof(float) * m->sum_cls);
+  put(&b, m->bin_mean, sizeof m->bin_mean);
   uint64_t np = m->n_params;
   put(&b, &np, 8);
   put(&b, m->w, sizeof(float) * m->n_params);
@@ -736,10 +741,17 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     goto out;
   }
   uint64_t np;
-  if (get(&r, m->marg, sizeof(float) * m->sum_cls) || get(&r, &np, 8)) {
+  if (get(&r, m->marg, sizeof(float) * m->sum_cls) || get(&r, m->bin_mean, sizeof m->bin_mean) ||
+      get(&r, &np, 8)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r.pos);
     goto out;
   }
+  for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++)
+    if (!(m->bin_mean[b] >= 0 && m->bin_mean[b] < 9.3e18)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: bin value %d out of range (corrupt model)",
+                           path, b);
+      goto out;
+    }
   /* Check the size the header implies before allocating anything big. */
   size_t want = etsim_synth__param_count(m);
   if (np != want) {

@@ -36,6 +36,9 @@ struct etsim_synth_model {
    * stop decisions would dominate and samples would stop too early). */
   double mean_steps, mean_nodes, mean_pairs;
   float *marg; /* sum_cls floats: per-channel training marginals */
+  /* Trace models: the training mean of every duration bin (ns) and size
+   * bin (bytes), 0 for a bin without values (written at its midpoint). */
+  double bin_mean[ETSIM_SYNTH_BIN_VALUES];
   /* Schedules, abar[0] = 1 (clean) .. abar[T] ~ 0. */
   double abar_a[SY_MAXT + 1], alpha_a[SY_MAXT + 1];
   double abar_e[SY_MAXT + 1], alpha_e[SY_MAXT + 1];
