@@ -417,6 +417,20 @@ int etsim_progress_due(const etsim_progress_t *p);
 /* Wall seconds since etsim_progress_init. */
 double etsim_progress_elapsed(const etsim_progress_t *p);
 
+/* A stopwatch for the wall and CPU seconds of a run (process CPU time, all
+ * threads).  Rates are reported per CPU second: on a shared machine wall
+ * time measures the neighbours too.  etsim_stopwatch_stop sets wall_s and
+ * cpu_s to the time since etsim_stopwatch_start; it may be called again. */
+typedef struct etsim_stopwatch {
+  double wall0, cpu0;   /* at the start, seconds on their clocks */
+  double wall_s, cpu_s; /* start to the last stop */
+} etsim_stopwatch_t;
+void etsim_stopwatch_start(etsim_stopwatch_t *t);
+void etsim_stopwatch_stop(etsim_stopwatch_t *t);
+/* Wall seconds since etsim_stopwatch_start, without reading the CPU clock
+ * (a system call): cheap enough for a progress check in a hot loop. */
+double etsim_stopwatch_wall(const etsim_stopwatch_t *t);
+
 #ifdef __cplusplus
 }
 #endif

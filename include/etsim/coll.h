@@ -81,9 +81,12 @@ typedef struct etsim_coll_impl {
 } etsim_coll_impl_t;
 
 /* Parse ASTRA-sim's algorithm names: ring, direct, directN, halvingDoubling,
- * doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling; and etsim's
- * tree (binomial, for rooted collectives and the barrier). */
+ * doubleBinaryTree, oneRing, oneDirect, oneDirectN, oneHalvingDoubling; and
+ * etsim's tree (binomial, for rooted collectives and the barrier).  0, or
+ * ETSIM_EINVAL for any other name (the registry, src/coll/algo.c, holds
+ * them all). */
 int etsim_coll_impl_parse(const char *s, etsim_coll_impl_t *out);
+/* The name of kind k ("?" for none); inNetwork for the switch's. */
 const char *etsim_algo_name(etsim_algo_kind_t k);
 
 typedef enum { ETSIM_SCHED_LIFO = 0, ETSIM_SCHED_FIFO, ETSIM_SCHED_EXPLICIT } etsim_sched_t;
@@ -203,11 +206,13 @@ int etsim_coll_comm_grid(const etsim_topo_t *topo, const etsim_comm_t *comm,
                          etsim_coll_grid_t *out);
 
 /* Point-to-point: send/receive `bytes` with a user tag; done() fires with
- * `token` at delivery (both sides). */
+ * `token` at delivery (both sides).  0, or ETSIM_ENOMEM, or the network's
+ * refusal (ETSIM_ERANGE: the message would end past the clock's horizon),
+ * with a message naming the NPUs and tag in err. */
 int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t tag,
-                    uint64_t token);
+                    uint64_t token, etsim_error_t *err);
 int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint32_t tag,
-                    uint64_t token);
+                    uint64_t token, etsim_error_t *err);
 
 /*
  * Classes of equivalent NPUs (docs/sim.md, "Classes of equivalent NPUs").

@@ -23,6 +23,8 @@
 #ifndef ETSIM_DES_H
 #define ETSIM_DES_H
 
+#include "etsim/base.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,17 +65,22 @@ typedef struct etsim_des_tkey {
   int64_t t;
   uint32_t bucket;
 } etsim_des_tkey_t;
+/* The heap of pending times: they are distinct (one bucket each), so the
+ * time alone is a strict total order, as ETSIM_HEAP_DEFINE requires. */
+static inline int etsim_des__tkey_less(const etsim_des_tkey_t *a, const etsim_des_tkey_t *b) {
+  return a->t < b->t;
+}
+ETSIM_HEAP_DEFINE(etsim_des__theap, etsim_des_tkey_t, etsim_des__tkey_less)
 
 typedef struct etsim_des {
   /* buckets: one per pending distinct time, recycled through a free list */
   etsim_des_bucket_t *bk;
   size_t n_bk, cap_bk;
   uint32_t free_bk;
-  uint32_t cur;            /* bucket being drained, or UINT32_MAX */
-  uint32_t last_bk;        /* bucket of the last push (cache), or UINT32_MAX */
-  int64_t last_t;          /* its time */
-  etsim_des_tkey_t *theap; /* 4-ary min-heap of pending times but cur's */
-  size_t n_t, cap_t;
+  uint32_t cur;          /* bucket being drained, or UINT32_MAX */
+  uint32_t last_bk;      /* bucket of the last push (cache), or UINT32_MAX */
+  int64_t last_t;        /* its time */
+  etsim_des__theap_t th; /* min-heap of pending times but cur's */
   /* time -> bucket: open addressing, linear probing, backward-shift delete */
   int64_t *hkey;
   uint32_t *hval; /* bucket + 1, 0 = empty */

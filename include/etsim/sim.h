@@ -135,6 +135,10 @@ typedef struct etsim_sim_opts {
   int fail_set;
   uint32_t fail_npu;
   int64_t fail_ps;
+  /* Several jobs (etsim_sim_run_jobs): also run each job alone on its
+   * placement, for its slowdown (not on the analytical backend, where the
+   * shared run already is every job alone). */
+  int job_alone;
 } etsim_sim_opts_t;
 
 /* --fail: "npu:N@T" with T a time in ns, or with a unit: 1500us, 1.5ms, 2s.
@@ -156,6 +160,31 @@ int etsim_sim_speed_parse(const char *spec, const char *opt, uint32_t n, double 
  * and congestion models price a dimension as one kind of link). */
 int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo,
                            etsim_error_t *err);
+
+/* ------------------------------------------------- several jobs, one fabric */
+
+/* One job of a multi-job run (docs/sim.md, "Several jobs"): its own rank
+ * set and communicators, its local rank r running on NPU npus[r].  Sets
+ * must be loaded without ETSIM_ET_SET_SHARE_LABELS (a job's peers and
+ * communicators are translated from its local ranks to NPU ids). */
+typedef struct etsim_sim_job {
+  const char *name;                  /* for reports */
+  const etsim_et_set_t *set;         /* borrowed */
+  const etsim_comm_groups_t *groups; /* members in local ranks, NULL: none */
+  const uint32_t *npus;              /* set->n_ranks distinct NPU ids */
+} etsim_sim_job_t;
+
+/* A job's placement, PLACE in `--job PREFIX@PLACE`: a list of NPU ids and
+ * inclusive ranges ("0,2,4-7", local rank r on the r-th), or a packing
+ * policy over the NPUs no job holds yet (taken[] nonzero): "contiguous"
+ * (the first run of n free NPUs in id order), "strided:S" (o, o+S, ...,
+ * the lowest free such o) or "random[:seed=N]" (n free NPUs drawn with
+ * splitmix64 from seed N, default 1; ranks in ascending NPU order).  Fills
+ * out[0..n) and marks them taken.  Errors name `opt` and the part. */
+int etsim_sim_job_place(const char *place, const char *opt, uint32_t n, uint32_t n_npus,
+                        uint8_t *taken, uint32_t *out, etsim_error_t *err);
+/* Whether place is an explicit list (placed before any policy). */
+int etsim_sim_job_place_is_list(const char *place);
 
 /* A change of an NPU's live tensor bytes (the timeline's memory track). */
 typedef struct etsim_sim_mem_sample {
@@ -238,6 +267,23 @@ typedef struct etsim_sim_result {
   int failed, fail_after_end;
   uint32_t n_blocked; /* NPUs that could not finish */
   char failure[1400];
+  /* Several jobs (etsim_sim_run_jobs): per job its iteration (every job
+   * starts at 0; the last finish among its NPUs), and, with opts.job_alone
+   * on a backend where jobs share links, the same job run alone on its
+   * placement.  npu_job[i] is NPU i's job (UINT32_MAX: idle), npu_rank[i]
+   * its local rank there. */
+  uint32_t n_jobs;
+  struct etsim_sim_job_result {
+    char name[160];
+    uint32_t n_npus;
+    uint32_t *npus; /* owned: local rank -> NPU */
+    int64_t finish_ps;
+    uint32_t last_npu;
+    int64_t alone_ps; /* -1: not run */
+    uint64_t comm_bytes;
+  } * jobs;
+  uint32_t *npu_job, *npu_rank;
+  int jobs_share_links; /* 0 on the analytical backend: jobs cannot meet */
 } etsim_sim_result_t;
 
 /* Run the set on the platform.  On success *out is owned by the caller
@@ -249,6 +295,26 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
                   const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
                   etsim_sim_result_t **out, etsim_error_t *err);
 void etsim_sim_result_free(etsim_sim_result_t *r);
+/* Several jobs on one network: every job's ranks run on its NPUs, each
+ * job's world collectives on a communicator of its NPUs (in local-rank
+ * order), its groups and peers translated; NPUs of no job idle.  Messages
+ * of all jobs share the network's links on the congestion, flow and packet
+ * backends; on the analytical one they cannot meet.  Always simulates
+ * every NPU (the classes of equivalent NPUs are not looked for).  Errors:
+ * overlapping placements, NPUs outside the network, a placement whose size
+ * differs from its job's ranks (naming the job), and those of
+ * etsim_sim_run. */
+/* The jobs' ranks as one set over the network's n_npus NPUs, as
+ * etsim_sim_run_jobs runs them (NPUs of no job have a trace of no nodes),
+ * for the reports, which take a set (etsim_report_json, ..._timeline).
+ * Traces are borrowed from the jobs' sets, which must outlive *out; free
+ * it with etsim_sim_jobs_view_free (never etsim_et_set_free). */
+int etsim_sim_jobs_view(const etsim_sim_job_t *jobs, uint32_t n_jobs, uint32_t n_npus,
+                        etsim_et_set_t **out, etsim_error_t *err);
+void etsim_sim_jobs_view_free(etsim_et_set_t *view);
+int etsim_sim_run_jobs(const etsim_sim_job_t *jobs, uint32_t n_jobs, const etsim_topo_t *topo,
+                       const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                       etsim_sim_result_t **out, etsim_error_t *err);
 
 /* Names for exposed_by_op / bytes_by_op slots. */
 const char *etsim_sim_op_name(int slot);

@@ -1,17 +1,33 @@
 /* Progress lines: when to show one and what it says (see etsim/base.h).
  * The time left is elapsed x (1 - done) / done, shown once a few percent
- * are done so the first guesses do not jump about. */
+ * are done so the first guesses do not jump about.  Also the stopwatch
+ * that times runs on the same clocks. */
 #include "etsim/base.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 
-static double mono_s(void) {
+static double clock_s(clockid_t clk) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(clk, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
+
+static double mono_s(void) { return clock_s(CLOCK_MONOTONIC); }
+
+void etsim_stopwatch_start(etsim_stopwatch_t *t) {
+  t->wall0 = mono_s();
+  t->cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+  t->wall_s = t->cpu_s = 0;
+}
+
+void etsim_stopwatch_stop(etsim_stopwatch_t *t) {
+  t->wall_s = mono_s() - t->wall0;
+  t->cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID) - t->cpu0;
+}
+
+double etsim_stopwatch_wall(const etsim_stopwatch_t *t) { return mono_s() - t->wall0; }
 
 void etsim_progress_init(etsim_progress_t *p, const char *what, double every_s) {
   p->what = what;

@@ -11,43 +11,118 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static const char *usage =
-    "usage: etsim netsim [options] CONFIG\n"
-    "\n"
-    "Run the packet-level RoCE network (PFC, ECN, DCQCN/DCTCP/TIMELY/HPCC) on\n"
-    "an ns-3 RDMA scenario: CONFIG is its 'KEY value' file naming\n"
-    "TOPOLOGY_FILE and FLOW_FILE; FCT_OUTPUT_FILE, PFC_OUTPUT_FILE and\n"
-    "QLEN_MON_FILE are written in ns-3's line formats.  Relative names in\n"
-    "CONFIG are taken from CONFIG's folder.  Serialisation is rounded to\n"
-    "whole ns like ns-3 unless TX_ROUND_PS says otherwise.\n"
-    "  --backend B      packet (default) or flow: max-min fair flows on the\n"
-    "                   same routes (FCT only; no queues, PFC or CC)\n"
-    "  --cc MODE        override CC_MODE (0 none, 1 dcqcn, 3 hpcc, 7 timely,\n"
-    "                   8 dctcp, or the names)\n"
-    "  --set KEY=VALUE  override any config key (repeatable)\n"
-    "  --fct PATH       FCT output (overrides FCT_OUTPUT_FILE; - is stdout)\n"
-    "  --pfc PATH       PFC output (overrides PFC_OUTPUT_FILE)\n"
-    "  --qlen PATH      queue-length output (overrides QLEN_MON_FILE)\n"
-    "  --ports PATH     per-port table: node ifindex peer rate_bps tx_bytes\n"
-    "                   utilisation (over the traffic's span, from the first\n"
-    "                   flow's start to the last completion)\n"
-    "                   pauses_received paused_us peak_queue_bytes (0 at\n"
-    "                   flow level, which has no PFC or queues)\n"
-    "  --timeline PATH  Perfetto timeline (open in ui.perfetto.dev): each\n"
-    "                   message as a slice; with the packet level, every\n"
-    "                   port's tx Gb/s, queue KB and paused % over time\n"
-    "                   and the first messages' sending rates\n"
-    "  --report F       one HTML page with plots (see etsim report); it links\n"
-    "                   the --timeline file, or writes F's name .timeline.json\n"
-    "  --timeline-step NS  first sampling interval (default 1000 ns; it\n"
-    "                   doubles when a long run fills the sample budget)\n"
-    "  --seed N         seed for ECN and loss draws (default 1)\n"
-    "  --json           print the summary as JSON\n"
-    "  --quiet          no summary, no progress line\n"
-    "exit: 0 all flows done, 1 flows stalled (PFC deadlock or lost packets),\n"
-    "      2 bad input\n";
+/* The command line, parsed by cli_parse from the table in parse_opts. */
+typedef struct netsim_opts {
+  const char *input, *fct, *pfc, *qlen, *cc, *ports, *timeline, *report;
+  cli_list_t sets; /* --set KEY=VALUE, in order */
+  int backend;     /* 0 packet, 1 flow */
+  uint64_t seed, step_ns;
+  int seed_given, json, quiet;
+  char tl_for_report[4096]; /* the timeline --report makes when --timeline is absent */
+} netsim_opts_t;
+
+/* The table's destinations are static (as replay's), so that cli_lists_free
+ * can find --set's list after the config has used it. */
+static netsim_opts_t opt;
+static const cli_opt_t opts[] = {
+    CLI_O_CHOICE("--backend", NULL, &opt.backend, "B", "packet|flow",
+                 "packet (default) or flow: max-min fair flows on the\n"
+                 "same routes (FCT only; no queues, PFC or CC)"),
+    CLI_O_STR("--cc", NULL, &opt.cc, "MODE",
+              "override CC_MODE (0 none, 1 dcqcn, 3 hpcc, 7 timely,\n8 dctcp, or the names)"),
+    {.name = "--set",
+     .kind = CLI_LIST,
+     .out = &opt.sets,
+     .metavar = "KEY=VALUE",
+     .help = "override any config key (repeatable)"},
+    CLI_O_STR("--fct", NULL, &opt.fct, "PATH",
+              "FCT output (overrides FCT_OUTPUT_FILE; - is stdout)"),
+    CLI_O_STR("--pfc", NULL, &opt.pfc, "PATH", "PFC output (overrides PFC_OUTPUT_FILE)"),
+    CLI_O_STR("--qlen", NULL, &opt.qlen, "PATH", "queue-length output (overrides QLEN_MON_FILE)"),
+    CLI_O_STR("--ports", NULL, &opt.ports, "PATH",
+              "per-port table: node ifindex peer rate_bps tx_bytes\n"
+              "utilisation (over the traffic's span, from the first\n"
+              "flow's start to the last completion)\n"
+              "pauses_received paused_us peak_queue_bytes (0 at\n"
+              "flow level, which has no PFC or queues)"),
+    CLI_O_STR("--timeline", NULL, &opt.timeline, "PATH",
+              "Perfetto timeline (open in ui.perfetto.dev): each\n"
+              "message as a slice; with the packet level, every\n"
+              "port's tx Gb/s, queue KB and paused % over time\n"
+              "and the first messages' sending rates"),
+    CLI_O_STR("--report", NULL, &opt.report, "F",
+              "one HTML page with plots (see etsim report); it links\n"
+              "the --timeline file, or writes F's name .timeline.json"),
+    /* 9e15 ns: below INT64_MAX / 1000, so the step in ps cannot wrap */
+    CLI_O_UINT("--timeline-step", NULL, &opt.step_ns, "NS", 1, 9e15,
+               "first sampling interval (default 1000 ns; it\n"
+               "doubles when a long run fills the sample budget)"),
+    CLI_O_UINT_GIVEN("--seed", NULL, &opt.seed, "N", 0, 0, &opt.seed_given,
+                     "seed for ECN and loss draws (default 1)"),
+    CLI_O_FLAG("--json", NULL, &opt.json, "print the summary as JSON"),
+    CLI_O_FLAG("--quiet", "-q", &opt.quiet, "no summary, no progress line"),
+    CLI_O_END};
+
+/* Returns -1 to go on, or the exit code (after --help or a usage error). */
+static int parse_opts(int argc, char **argv) {
+  opt = (netsim_opts_t){.step_ns = 1000};
+  const cli_cmd_t cmd = {
+      "netsim",
+      "[options] CONFIG",
+      "Run the packet-level RoCE network (PFC, ECN, DCQCN/DCTCP/TIMELY/HPCC) on\n"
+      "an ns-3 RDMA scenario: CONFIG is its 'KEY value' file naming\n"
+      "TOPOLOGY_FILE and FLOW_FILE; FCT_OUTPUT_FILE, PFC_OUTPUT_FILE and\n"
+      "QLEN_MON_FILE are written in ns-3's line formats.  Relative names in\n"
+      "CONFIG are taken from CONFIG's folder.  Serialisation is rounded to\n"
+      "whole ns like ns-3 unless TX_ROUND_PS says otherwise.",
+      opts,
+      1,
+      1,
+      "CONFIG",
+      "exit: 0 all flows done, 1 flows stalled (PFC deadlock or lost packets),\n"
+      "      2 bad input"};
+  int code = cli_parse(&cmd, argc, argv, &opt.input, NULL);
+  if (code >= 0) return code;
+  if (opt.report && !opt.timeline) { /* the page links the timeline it is made from */
+    size_t n = strlen(opt.report);
+    if (n > 5 && !strcmp(opt.report + n - 5, ".html")) n -= 5;
+    snprintf(opt.tl_for_report, sizeof opt.tl_for_report, "%.*s.timeline.json", (int)n, opt.report);
+    opt.timeline = opt.tl_for_report;
+  }
+  return -1;
+}
+
+/* CONFIG with the command line's overrides (--set in order, then --cc and
+ * --seed); -1 to go on, or the exit code. */
+static int load_config(const netsim_opts_t *o, etsim_netpkt_cfg_t *cfg) {
+  etsim_error_t err = {0};
+  etsim_netpkt_cfg_default(cfg);
+  cfg->tx_round_ps = 1000; /* ns-3 keeps time in whole ns */
+  if (etsim_netpkt_cfg_load(cfg, o->input, &err)) return cli_fail(&err);
+  for (size_t k = 0; k < o->sets.n; k++) {
+    const char *set = o->sets.v[k];
+    char key[128];
+    const char *eq = strchr(set, '=');
+    if (!eq || eq == set || (size_t)(eq - set) >= sizeof key)
+      return cli_usage_error("netsim: --set needs KEY=VALUE, not '%s'", set);
+    memcpy(key, set, (size_t)(eq - set));
+    key[eq - set] = 0;
+    if (etsim_netpkt_cfg_set(cfg, key, eq + 1, &err)) {
+      etsim_error_prefix(&err, "--set");
+      return cli_fail(&err);
+    }
+  }
+  /* --cc takes a scheme's name or ns-3's CC_MODE number */
+  const char *cc = o->cc;
+  if (cc && etsim_net_cc_mode(cc, &cfg->cc_mode, &err) &&
+      (!isdigit((unsigned char)cc[0]) || etsim_netpkt_cfg_set(cfg, "CC_MODE", cc, &err)))
+    return cli_usage_error("--cc: %s", err.msg);
+  if (o->seed_given) cfg->seed = o->seed;
+  if (!cfg->topology_file[0]) return cli_usage_error("%s: TOPOLOGY_FILE is not set", o->input);
+  if (!cfg->flow_file[0]) return cli_usage_error("%s: FLOW_FILE is not set", o->input);
+  return -1;
+}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -93,15 +168,15 @@ static int run_all(const runner_t *r, int quiet, etsim_error_t *err) {
   for (;;) {
     int64_t next = r->flow ? etsim_netflow_next_time(r->flow) : etsim_netpkt_next_time(r->pkt);
     if (next == INT64_MAX) break;
-    struct timespec a, z;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    etsim_stopwatch_t step_sw;
+    etsim_stopwatch_start(&step_sw);
     int rc = run_to(r, next > INT64_MAX - step ? INT64_MAX : next + step, err);
     if (rc) {
       cli_progress_end(&pg);
       return rc;
     }
-    clock_gettime(CLOCK_MONOTONIC, &z);
-    double dt = (double)(z.tv_sec - a.tv_sec) + 1e-9 * (double)(z.tv_nsec - a.tv_nsec);
+    etsim_stopwatch_stop(&step_sw);
+    double dt = step_sw.wall_s;
     if (dt < 0.05 && step < INT64_MAX / 4) step *= 2;
     else if (dt > 0.2 && step > 1000) step /= 2;
     uint64_t done, all;
@@ -159,25 +234,9 @@ static int write_ports(out_t *ot, const char *path, const etsim_netpkt_t *pkt,
   return 0;
 }
 
-/* Wall and CPU seconds of a run: rates are per CPU second (on a shared
- * machine wall time measures the neighbours), as sim reports them. */
-typedef struct {
-  struct timespec w0, c0;
-  double wall, cpu;
-} stopwatch_t;
-static void sw_start(stopwatch_t *t) {
-  clock_gettime(CLOCK_MONOTONIC, &t->w0);
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->c0);
-}
-static void sw_stop(stopwatch_t *t) {
-  struct timespec w1, c1;
-  clock_gettime(CLOCK_MONOTONIC, &w1);
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-  t->wall = (double)(w1.tv_sec - t->w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - t->w0.tv_nsec);
-  t->cpu = (double)(c1.tv_sec - t->c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - t->c0.tv_nsec);
-}
-static double per_cpu_s(uint64_t n, const stopwatch_t *t) {
-  return t->cpu > 0 ? (double)n / t->cpu : 0;
+/* Rates are per CPU second (etsim_stopwatch_t says why), as sim reports them. */
+static double per_cpu_s(uint64_t n, const etsim_stopwatch_t *t) {
+  return t->cpu_s > 0 ? (double)n / t->cpu_s : 0;
 }
 
 /* Commit the open outputs of outs[0..n), then the batch they belong to
@@ -211,13 +270,13 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
     goto done;
   }
   etsim_netflow_set_outputs(net, of.open ? of.f.fp : NULL);
-  stopwatch_t sw;
-  sw_start(&sw);
+  etsim_stopwatch_t sw;
+  etsim_stopwatch_start(&sw);
   if (run_all(&(runner_t){NULL, NULL, net}, quiet, &err)) {
     code = cli_fail(&err);
     goto done;
   }
-  sw_stop(&sw);
+  etsim_stopwatch_stop(&sw);
   etsim_netflow_stats_t st;
   etsim_netflow_get_stats(net, &st);
   /* the run's files replace the old ones together, as the packet level's */
@@ -243,15 +302,15 @@ static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
            ", \"flows_done\": %" PRIu64 ", \"last_done_ns\": %" PRId64 ", \"events\": %" PRIu64
            ", \"recomputes\": %" PRIu64
            ", \"cpu_s\": %.6f, \"wall_s\": %.6f, \"events_per_s\": %.0f}\n",
-           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes, sw.cpu,
-           sw.wall, per_cpu_s(st.events, &sw));
+           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes, sw.cpu_s,
+           sw.wall_s, per_cpu_s(st.events, &sw));
   else {
     printf("%s (flow level)\n", input);
     printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
     printf("  work             %" PRIu64 " events, %" PRIu64
            " re-ratings in %.3f s CPU (%.3f s wall), %.2f M events/s of CPU\n",
-           st.events, st.recomputes, sw.cpu, sw.wall, per_cpu_s(st.events, &sw) / 1e6);
+           st.events, st.recomputes, sw.cpu_s, sw.wall_s, per_cpu_s(st.events, &sw) / 1e6);
   }
 done:
   etsim_outfile_batch_abort();
@@ -261,188 +320,9 @@ done:
   return code;
 }
 
-/* Long: the options, the run and its outputs in the order they must be
- * written (one batch, renamed together: issue 16); the steps share the
- * fabric, the flows and the output state, so a split passes them all. */
-int etsim_cmd_netsim(int argc, char **argv) {
-  const char *backend = "packet";
-  const char *ports = NULL, *timeline = NULL, *step = NULL, *report = NULL;
-  const char *input = NULL, *fct = NULL, *pfc = NULL, *qlen = NULL, *cc = NULL, *seed = NULL;
-  const char *sets[64];
-  int n_sets = 0, json = 0, quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *v;
-    int r;
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return ETSIM_EXIT_OK;
-    }
-    if ((r = cli_opt(argc, argv, &i, "--fct", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      fct = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--pfc", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      pfc = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--qlen", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      qlen = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--backend", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "packet") && strcmp(v, "flow"))
-        return cli_usage_error("netsim: --backend is packet or flow, not '%s'", v);
-      backend = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--cc", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      cc = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--ports", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      ports = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--timeline", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      timeline = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--report", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      report = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--timeline-step", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      step = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--seed", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      seed = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--set", &v))) {
-      if (r < 0) return ETSIM_EXIT_USAGE;
-      if (n_sets == 64) return cli_usage_error("netsim: at most 64 --set options");
-      sets[n_sets++] = v;
-    } else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) quiet = 1;
-    else if (argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error("netsim: unknown option %s", argv[i]);
-    else if (input) return cli_usage_error("netsim: one CONFIG only");
-    else input = argv[i];
-  }
-  if (!input) {
-    fputs(usage, stderr);
-    return ETSIM_EXIT_USAGE;
-  }
-
-  etsim_error_t err = {0};
-  etsim_netpkt_cfg_t cfg;
-  etsim_netpkt_cfg_default(&cfg);
-  cfg.tx_round_ps = 1000; /* ns-3 keeps time in whole ns */
-  if (etsim_netpkt_cfg_load(&cfg, input, &err)) return cli_fail(&err);
-  for (int k = 0; k < n_sets; k++) {
-    char key[128];
-    const char *eq = strchr(sets[k], '=');
-    if (!eq || eq == sets[k] || (size_t)(eq - sets[k]) >= sizeof key)
-      return cli_usage_error("netsim: --set needs KEY=VALUE, not '%s'", sets[k]);
-    memcpy(key, sets[k], (size_t)(eq - sets[k]));
-    key[eq - sets[k]] = 0;
-    if (etsim_netpkt_cfg_set(&cfg, key, eq + 1, &err)) {
-      etsim_error_prefix(&err, "--set");
-      return cli_fail(&err);
-    }
-  }
-  /* --cc takes a scheme's name or ns-3's CC_MODE number */
-  if (cc && etsim_net_cc_mode(cc, &cfg.cc_mode, &err) &&
-      (!isdigit((unsigned char)cc[0]) || etsim_netpkt_cfg_set(&cfg, "CC_MODE", cc, &err)))
-    return cli_usage_error("--cc: %s", err.msg);
-  if (seed && cli_parse_u64(seed, "--seed", &cfg.seed)) return ETSIM_EXIT_USAGE;
-  uint64_t step_ns = 1000;
-  if (step && (cli_parse_u64(step, "--timeline-step", &step_ns) || step_ns == 0 ||
-               step_ns > (uint64_t)INT64_MAX / 1000))
-    return cli_usage_error(
-        "netsim: --timeline-step is a whole number of ns "
-        "above 0, not '%s'",
-        step);
-  char tl_for_report[4096];
-  if (report && !timeline) { /* the page links the timeline it is made from */
-    size_t n = strlen(report);
-    if (n > 5 && !strcmp(report + n - 5, ".html")) n -= 5;
-    snprintf(tl_for_report, sizeof tl_for_report, "%.*s.timeline.json", (int)n, report);
-    timeline = tl_for_report;
-  }
-  if (!cfg.topology_file[0]) return cli_usage_error("%s: TOPOLOGY_FILE is not set", input);
-  if (!cfg.flow_file[0]) return cli_usage_error("%s: FLOW_FILE is not set", input);
-
-  etsim_netpkt_topo_t topo;
-  if (etsim_netpkt_topo_load(&topo, cfg.topology_file, &err)) return cli_fail(&err);
-  etsim_netpkt_flow_t *flows = NULL;
-  size_t n_flows = 0;
-  if (etsim_netpkt_flows_load(cfg.flow_file, &flows, &n_flows, &err)) {
-    etsim_netpkt_topo_free(&topo);
-    return cli_fail(&err);
-  }
-  etsim_netpkt_t *net = NULL;
-  etsim_netpkt_tl_t *tl = NULL;
-  int code = ETSIM_EXIT_OK;
-  out_t of = {0}, op = {0}, oq = {0}, ot = {0};
-  if (!strcmp(backend, "flow")) {
-    code = run_flow(input, &cfg, &topo, flows, n_flows, fct ? fct : cfg.fct_file, ports, timeline,
-                    report, json, quiet);
-    goto done;
-  }
-  if (etsim_netpkt_create(&net, &topo, &cfg, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  if (etsim_netpkt_flows_send(net, NULL, &topo, flows, n_flows, cfg.flow_file, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  if (open_out(&of, fct ? fct : cfg.fct_file, &err) ||
-      open_out(&op, pfc ? pfc : cfg.pfc_file, &err) ||
-      open_out(&oq, qlen ? qlen : cfg.qlen_file, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  etsim_netpkt_set_outputs(net, of.open ? of.f.fp : NULL, op.open ? op.f.fp : NULL,
-                           oq.open ? oq.f.fp : NULL);
-  stopwatch_t sw;
-  sw_start(&sw);
-  if (timeline && etsim_netpkt_tl_create(&tl, net, &topo, (int64_t)step_ns * 1000, n_flows, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  int rc = run_all(&(runner_t){net, tl, NULL}, quiet, &err);
-  sw_stop(&sw);
-  /* The output files of one run replace the old ones together or not at
-   * all: a failed last write must not leave a mixed set. */
-  etsim_outfile_batch_begin();
-  if (rc) {
-    code = rc == ETSIM_EDEADLOCK ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
-    if (rc == ETSIM_EDEADLOCK) {
-      fprintf(stderr, "etsim: %s: %s\n", input, err.msg);
-      /* The timeline shows how the pause cycle formed. */
-      if (timeline && (etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err) ||
-                       etsim_outfile_batch_commit(&err)))
-        code = cli_fail(&err);
-      else if (report && write_report(report, timeline, etsim_net_cc_name(cfg.cc_mode)))
-        code = ETSIM_EXIT_USAGE;
-    }
-    goto done;
-  }
-  etsim_netpkt_finish(net);
-  if (timeline && etsim_netpkt_tl_write(timeline, tl, &topo, net, NULL, n_flows, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  if (report && (code = write_report(report, timeline, etsim_net_cc_name(cfg.cc_mode)))) goto done;
-  if (ports) {
-    etsim_netpkt_stats_t s0;
-    etsim_netpkt_get_stats(net, &s0);
-    if (write_ports(&ot, ports, net, NULL, topo.n_nodes, s0.first_start_ps, s0.last_done_ps,
-                    etsim_netpkt_now(net), &err)) {
-      code = cli_fail(&err);
-      goto done;
-    }
-  }
-  if (commit_outs((out_t *[]){&of, &op, &oq, &ot}, 4, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-
-  etsim_netpkt_stats_t st;
-  etsim_netpkt_get_stats(net, &st);
+/* FCT slowdowns of the completed flows (FCT over the flow's standalone
+ * time): median, p99 and max. */
+static void slowdowns(const etsim_netpkt_t *net, size_t n_flows, double q[3]) {
   double *slow = calloc(n_flows ? n_flows : 1, sizeof *slow);
   size_t ns = 0;
   for (size_t i = 0; slow && i < n_flows; i++) {
@@ -452,16 +332,26 @@ int etsim_cmd_netsim(int argc, char **argv) {
       slow[ns++] = (double)(ms.acked_ps - ms.start_ps) / (double)ms.standalone_ps;
   }
   if (ns) etsim_qsort(slow, ns, sizeof *slow, cmp_double);
-  double med = ns ? slow[ns / 2] : 0,
-         p99 = ns ? slow[(ns * 99) / 100 < ns ? (ns * 99) / 100 : ns - 1] : 0;
-  double mx = ns ? slow[ns - 1] : 0;
+  q[0] = ns ? slow[ns / 2] : 0;
+  q[1] = ns ? slow[(ns * 99) / 100 < ns ? (ns * 99) / 100 : ns - 1] : 0;
+  q[2] = ns ? slow[ns - 1] : 0;
   free(slow);
+}
+
+/* The packet level's summary on stdout, as text or one JSON line. */
+static void print_summary(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
+                          const etsim_netpkt_topo_t *topo, const etsim_netpkt_t *net,
+                          size_t n_flows, const etsim_stopwatch_t *sw) {
+  etsim_netpkt_stats_t st;
+  etsim_netpkt_get_stats(net, &st);
+  double q[3];
+  slowdowns(net, n_flows, q);
+  double med = q[0], p99 = q[1], mx = q[2];
   uint32_t n_sw = 0;
-  for (uint32_t v = 0; v < topo.n_nodes; v++) n_sw += topo.is_switch[v];
+  for (uint32_t v = 0; v < topo->n_nodes; v++) n_sw += topo->is_switch[v];
   uint64_t pkts = st.data_pkts + st.ack_pkts + st.pfc_frames;
-  if (st.msgs_done < st.msgs) code = ETSIM_EXIT_PROBLEMS;
-  if (quiet) goto done;
-  if (json) {
+  const char *input = o->input, *cc = etsim_net_cc_name(cfg->cc_mode);
+  if (o->json) {
     printf(
         "{\"config\": \"%s\", \"cc\": \"%s\", \"nodes\": %u, \"switches\": %u, "
         "\"links\": %zu, \"flows\": %" PRIu64 ", \"flows_done\": %" PRIu64
@@ -473,37 +363,130 @@ int etsim_cmd_netsim(int argc, char **argv) {
         ", \"max_buffer_bytes\": %" PRIu64 ", \"events\": %" PRIu64 ", \"packets\": %" PRIu64
         ", \"cpu_s\": %.6f, \"wall_s\": %.6f, \"events_per_s\": %.0f, "
         "\"packets_per_s\": %.0f}\n",
-        input, etsim_net_cc_name(cfg.cc_mode), topo.n_nodes, n_sw, topo.n_links, st.msgs,
-        st.msgs_done, st.last_done_ps / 1000, med, p99, mx, st.pauses, st.resumes,
-        (double)st.paused_ps / 1e6, st.drops_buffer, st.drops_error, st.ecn_marks, st.cnps,
-        st.max_switch_buffer_bytes, st.events, pkts, sw.cpu, sw.wall, per_cpu_s(st.events, &sw),
-        per_cpu_s(pkts, &sw));
-  } else {
-    printf("%s\n", input);
-    printf("  network          %u nodes (%u switches), %zu links, cc %s\n", topo.n_nodes, n_sw,
-           topo.n_links, etsim_net_cc_name(cfg.cc_mode));
-    printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
-           st.msgs_done, st.msgs, st.last_done_ps / 1000);
-    printf("  FCT slowdown     median %.3f, p99 %.3f, max %.3f\n", med, p99, mx);
-    printf("  PFC              %" PRIu64 " pauses, %" PRIu64 " resumes, %.3f us paused\n",
-           st.pauses, st.resumes, (double)st.paused_ps / 1e6);
-    printf("  drops            %" PRIu64 " buffer, %" PRIu64 " link error\n", st.drops_buffer,
-           st.drops_error);
-    printf("  ECN              %" PRIu64 " marks, %" PRIu64 " CNP echoes\n", st.ecn_marks, st.cnps);
-    printf("  peak buffer      %" PRIu64 " bytes shared\n", st.max_switch_buffer_bytes);
-    printf("  work             %" PRIu64 " events, %" PRIu64
-           " packets in %.3f s CPU (%.3f s wall), "
-           "%.2f M events/s and %.2f M packets/s of CPU\n",
-           st.events, pkts, sw.cpu, sw.wall, per_cpu_s(st.events, &sw) / 1e6,
-           per_cpu_s(pkts, &sw) / 1e6);
+        input, cc, topo->n_nodes, n_sw, topo->n_links, st.msgs, st.msgs_done,
+        st.last_done_ps / 1000, med, p99, mx, st.pauses, st.resumes, (double)st.paused_ps / 1e6,
+        st.drops_buffer, st.drops_error, st.ecn_marks, st.cnps, st.max_switch_buffer_bytes,
+        st.events, pkts, sw->cpu_s, sw->wall_s, per_cpu_s(st.events, sw), per_cpu_s(pkts, sw));
+    return;
   }
+  printf("%s\n", input);
+  printf("  network          %u nodes (%u switches), %zu links, cc %s\n", topo->n_nodes, n_sw,
+         topo->n_links, cc);
+  printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
+         st.msgs_done, st.msgs, st.last_done_ps / 1000);
+  printf("  FCT slowdown     median %.3f, p99 %.3f, max %.3f\n", med, p99, mx);
+  printf("  PFC              %" PRIu64 " pauses, %" PRIu64 " resumes, %.3f us paused\n", st.pauses,
+         st.resumes, (double)st.paused_ps / 1e6);
+  printf("  drops            %" PRIu64 " buffer, %" PRIu64 " link error\n", st.drops_buffer,
+         st.drops_error);
+  printf("  ECN              %" PRIu64 " marks, %" PRIu64 " CNP echoes\n", st.ecn_marks, st.cnps);
+  printf("  peak buffer      %" PRIu64 " bytes shared\n", st.max_switch_buffer_bytes);
+  printf("  work             %" PRIu64 " events, %" PRIu64
+         " packets in %.3f s CPU (%.3f s wall), "
+         "%.2f M events/s and %.2f M packets/s of CPU\n",
+         st.events, pkts, sw->cpu_s, sw->wall_s, per_cpu_s(st.events, sw) / 1e6,
+         per_cpu_s(pkts, sw) / 1e6);
+}
+
+/* The packet level: the run and its outputs in the order they must be
+ * written (one batch, renamed together: issue 16), then the summary. */
+static int run_packet(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
+                      const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
+                      size_t n_flows) {
+  etsim_error_t err = {0};
+  etsim_netpkt_t *net = NULL;
+  etsim_netpkt_tl_t *tl = NULL;
+  const char *timeline = o->timeline, *label = etsim_net_cc_name(cfg->cc_mode);
+  int code = ETSIM_EXIT_OK;
+  out_t of = {0}, op = {0}, oq = {0}, ot = {0};
+  if (etsim_netpkt_create(&net, topo, cfg, &err) ||
+      etsim_netpkt_flows_send(net, NULL, topo, flows, n_flows, cfg->flow_file, &err) ||
+      open_out(&of, o->fct ? o->fct : cfg->fct_file, &err) ||
+      open_out(&op, o->pfc ? o->pfc : cfg->pfc_file, &err) ||
+      open_out(&oq, o->qlen ? o->qlen : cfg->qlen_file, &err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
+  etsim_netpkt_set_outputs(net, of.open ? of.f.fp : NULL, op.open ? op.f.fp : NULL,
+                           oq.open ? oq.f.fp : NULL);
+  etsim_stopwatch_t sw;
+  etsim_stopwatch_start(&sw);
+  if (timeline &&
+      etsim_netpkt_tl_create(&tl, net, topo, (int64_t)o->step_ns * 1000, n_flows, &err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
+  int rc = run_all(&(runner_t){net, tl, NULL}, o->quiet, &err);
+  etsim_stopwatch_stop(&sw);
+  /* The output files of one run replace the old ones together or not at
+   * all: a failed last write must not leave a mixed set. */
+  etsim_outfile_batch_begin();
+  if (rc) {
+    code = rc == ETSIM_EDEADLOCK ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
+    if (rc == ETSIM_EDEADLOCK) {
+      fprintf(stderr, "etsim: %s: %s\n", o->input, err.msg);
+      /* The timeline shows how the pause cycle formed. */
+      if (timeline && (etsim_netpkt_tl_write(timeline, tl, topo, net, NULL, n_flows, &err) ||
+                       etsim_outfile_batch_commit(&err)))
+        code = cli_fail(&err);
+      else if (o->report && write_report(o->report, timeline, label)) code = ETSIM_EXIT_USAGE;
+    }
+    goto done;
+  }
+  etsim_netpkt_finish(net);
+  if (timeline && etsim_netpkt_tl_write(timeline, tl, topo, net, NULL, n_flows, &err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
+  if (o->report && (code = write_report(o->report, timeline, label))) goto done;
+  if (o->ports) {
+    etsim_netpkt_stats_t s0;
+    etsim_netpkt_get_stats(net, &s0);
+    if (write_ports(&ot, o->ports, net, NULL, topo->n_nodes, s0.first_start_ps, s0.last_done_ps,
+                    etsim_netpkt_now(net), &err)) {
+      code = cli_fail(&err);
+      goto done;
+    }
+  }
+  if (commit_outs((out_t *[]){&of, &op, &oq, &ot}, 4, &err)) {
+    code = cli_fail(&err);
+    goto done;
+  }
+  etsim_netpkt_stats_t st;
+  etsim_netpkt_get_stats(net, &st);
+  if (st.msgs_done < st.msgs) code = ETSIM_EXIT_PROBLEMS;
+  if (!o->quiet) print_summary(o, cfg, topo, net, n_flows, &sw);
 done:
+  etsim_outfile_batch_abort();
   if (of.open) etsim_outfile_abort(&of.f);
   if (op.open) etsim_outfile_abort(&op.f);
   if (oq.open) etsim_outfile_abort(&oq.f);
   if (ot.open) etsim_outfile_abort(&ot.f);
   etsim_netpkt_tl_free(tl);
   etsim_netpkt_free(net);
+  return code;
+}
+
+int etsim_cmd_netsim(int argc, char **argv) {
+  int code = parse_opts(argc, argv);
+  if (code >= 0) return code;
+  etsim_netpkt_cfg_t cfg;
+  code = load_config(&opt, &cfg);
+  cli_lists_free(opts); /* --set is applied */
+  if (code >= 0) return code;
+  etsim_error_t err = {0};
+  etsim_netpkt_topo_t topo;
+  if (etsim_netpkt_topo_load(&topo, cfg.topology_file, &err)) return cli_fail(&err);
+  etsim_netpkt_flow_t *flows = NULL;
+  size_t n_flows = 0;
+  if (etsim_netpkt_flows_load(cfg.flow_file, &flows, &n_flows, &err)) {
+    etsim_netpkt_topo_free(&topo);
+    return cli_fail(&err);
+  }
+  if (opt.backend == 1)
+    code = run_flow(opt.input, &cfg, &topo, flows, n_flows, opt.fct ? opt.fct : cfg.fct_file,
+                    opt.ports, opt.timeline, opt.report, opt.json, opt.quiet);
+  else code = run_packet(&opt, &cfg, &topo, flows, n_flows);
   etsim_free(flows);
   etsim_netpkt_topo_free(&topo);
   return code;

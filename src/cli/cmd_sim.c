@@ -18,6 +18,7 @@
 static void usage(FILE *fp) {
   fprintf(fp,
           "usage: etsim sim --workload PREFIX --system SYS.json --network NET.yml\n"
+          "       etsim sim --job PREFIX[:GROUPS.json][@PLACEMENT] [--job ...] --system ...\n"
           "                 [--memory MEM.json] [--comm-group GROUPS.json]\n"
           "                 [--backend analytical|congestion|flow|packet] [--multi-comm]\n"
           "                 [--deps data|ctrl|all]\n"
@@ -66,7 +67,17 @@ static void usage(FILE *fp) {
           "                       (analytical and congestion backends)\n"
           "  --fail npu:N@T       NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
           "                       analytical and congestion backends): a run it blocks\n"
-          "                       stops with a report of the blocked collectives, exit 1\n"
+          "                       stops with a report of the blocked collectives, exit 1\n");
+  fprintf(fp,
+          "  --job PREFIX[:GROUPS.json][@PLACEMENT]   (repeated) several jobs on one network:\n"
+          "                       each its own traces, communicator groups (in its own\n"
+          "                       ranks) and NPUs: a list \"0,2,4-7\" (rank r on the r-th),\n"
+          "                       contiguous (default), strided:S or random[:seed=N], placed\n"
+          "                       lists first, then policies in order; other NPUs idle.\n"
+          "                       Jobs share links on the congestion, flow and packet\n"
+          "                       backends; the summary and --json give each job's time\n"
+          "  --jobs-alone         with --job: also run each job alone on its NPUs and\n"
+          "                       report its slowdown\n"
           "  --logging-configuration   accepted, ignored\n");
   fprintf(fp,
           "  --multi-comm         allow several communication ops in flight per NPU\n"
@@ -197,6 +208,92 @@ static int write_outputs(const outputs_t *w, const etsim_sim_result_t *res,
   return 0;
 }
 
+/* ------------------------------------------------- --job: several jobs */
+
+#define MAX_JOBS 64
+
+typedef struct job_in {
+  char arg[512];     /* "--job 'ARG'" for messages */
+  char prefix[4096]; /* PREFIX */
+  char groups[4096]; /* GROUPS.json, "" none */
+  const char *place; /* into spec, NULL: contiguous */
+  char name[160];
+  etsim_et_set_t *set;
+  etsim_comm_groups_t cg;
+  uint32_t *npus;
+} job_in_t;
+
+static void jobs_free(job_in_t *jin, int n) {
+  for (int k = 0; k < n; k++) {
+    etsim_et_set_free(jin[k].set);
+    etsim_comm_groups_free(&jin[k].cg);
+    etsim_free(jin[k].npus);
+  }
+}
+
+/* PREFIX[:GROUPS.json][@PLACE] into jin (the last '@' starts the
+ * placement, the first ':' before it the groups). */
+static int job_split(const char *spec, job_in_t *j) {
+  snprintf(j->arg, sizeof j->arg, "--job '%s'", spec);
+  const char *at = strrchr(spec, '@');
+  size_t end = at ? (size_t)(at - spec) : strlen(spec);
+  j->place = at ? at + 1 : NULL;
+  const char *colon = memchr(spec, ':', end);
+  size_t pe = colon ? (size_t)(colon - spec) : end;
+  if (pe == 0 || pe >= sizeof j->prefix || (colon && end - pe - 1 >= sizeof j->groups) ||
+      (colon && end == pe + 1) || (at && !at[1]))
+    return cli_usage_error(
+        "%s: expected PREFIX[:GROUPS.json][@PLACEMENT] with each part non-empty (see etsim sim "
+        "--help)",
+        j->arg);
+  snprintf(j->prefix, sizeof j->prefix, "%.*s", (int)pe, spec);
+  if (colon) snprintf(j->groups, sizeof j->groups, "%.*s", (int)(end - pe - 1), colon + 1);
+  const char *base = strrchr(j->prefix, '/');
+  snprintf(j->name, sizeof j->name, "%s", base && base[1] ? base + 1 : j->prefix);
+  return 0;
+}
+
+/* Load every job's traces and groups and place it: lists first, then the
+ * policies in the order given.  0, an exit code, or -1 with err set. */
+static int jobs_load(const char *const *specs, int n, uint32_t n_npus, job_in_t *jin,
+                     etsim_sim_job_t *jobs, etsim_error_t *err) {
+  for (int k = 0; k < n; k++) {
+    job_in_t *j = &jin[k];
+    int rc = job_split(specs[k], j);
+    if (rc) return rc;
+    etsim_error_t e = {0};
+    /* labels are not shared: a job's peers are translated per rank */
+    if (etsim_et_set_load(&j->set, j->prefix, ETSIM_ET_SET_SHARE, &e))
+      return etsim_error_set(err, e.code, "%s: %s", j->arg, e.msg), -1;
+    char found[4200];
+    const char *g = j->groups[0] ? j->groups : NULL;
+    if (!g && groups_next_to(j->prefix, found, sizeof found)) g = found;
+    if (g && strcmp(g, "empty") != 0 &&
+        etsim_comm_groups_load(g, (uint32_t)j->set->n_ranks, &j->cg, &e))
+      return etsim_error_set(err, e.code, "%s: %s (group members are the job's ranks)", j->arg,
+                             e.msg),
+             -1;
+    if (j->set->n_ranks > n_npus)
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: the job has %zu ranks, the network %u NPUs",
+                             j->arg, j->set->n_ranks, n_npus),
+             -1;
+    j->npus = etsim_malloc(j->set->n_ranks * sizeof *j->npus);
+    if (!j->npus) return etsim_error_set(err, ETSIM_ENOMEM, "--job: out of memory"), -1;
+    jobs[k] = (etsim_sim_job_t){j->name, j->set, j->cg.n ? &j->cg : NULL, j->npus};
+  }
+  uint8_t *taken = etsim_calloc(n_npus ? n_npus : 1, 1);
+  if (!taken) return etsim_error_set(err, ETSIM_ENOMEM, "--job: out of memory"), -1;
+  int rc = 0;
+  for (int pass = 0; pass < 2 && !rc; pass++)
+    for (int k = 0; k < n && !rc; k++)
+      if (etsim_sim_job_place_is_list(jin[k].place) == !pass &&
+          etsim_sim_job_place(jin[k].place, jin[k].arg, (uint32_t)jin[k].set->n_ranks, n_npus,
+                              taken, jin[k].npus, err))
+        rc = -1;
+  etsim_free(taken);
+  return rc;
+}
+
 typedef struct whatif_args {
   const char *backend, *comm_scale, *comp_scale, *degrade, *fail_spec, *npu_speed;
 } whatif_args_t;
@@ -273,6 +370,54 @@ static int sys_flags(const char *queues, const char *ring_win, const char *inj,
   return 0;
 }
 
+/* --job at argv[*i]: 1 taken into specs, 0 not --job, -1 bad usage. */
+static int job_opt(int argc, char **argv, int *i, const char **specs, int *n) {
+  const char *v;
+  int m = cli_opt(argc, argv, i, "--job", &v);
+  if (m <= 0) return m;
+  if (*n == MAX_JOBS) return cli_usage_error("sim: at most %d --job", MAX_JOBS), -1;
+  specs[(*n)++] = v;
+  return 1;
+}
+
+/* Several jobs: load and place them, run, write the outputs.  An exit
+ * code, or -1 with err set. */
+static int run_jobs(const char *const *specs, int n, const etsim_topo_t *topo,
+                    const etsim_sys_config_t *sys, const etsim_sim_opts_t *o, outputs_t *w,
+                    etsim_error_t *err) {
+  etsim_sim_job_t jobs[MAX_JOBS];
+  etsim_sim_result_t *res = NULL;
+  etsim_et_set_t *view = NULL;
+  job_in_t *jin = etsim_calloc((size_t)n, sizeof *jin);
+  if (!jin) return etsim_error_set(err, ETSIM_ENOMEM, "--job: out of memory"), -1;
+  int code = jobs_load(specs, n, topo->total, jin, jobs, err);
+  if (code) goto out;
+  /* The reports and network files of one run replace the old ones
+   * together or not at all. */
+  etsim_outfile_batch_begin();
+  code = -1;
+  int rc = etsim_sim_run_jobs(jobs, (uint32_t)n, topo, sys, o, &res, err);
+  if (o->progress) fprintf(stderr, "\r\033[K");
+  if (rc) goto out;
+  if (res->failed) {
+    fprintf(stderr, "etsim: failure: %s\n", res->failure);
+    code = ETSIM_EXIT_PROBLEMS;
+    goto out;
+  }
+  w->workload = jin[0].prefix;
+  if (etsim_sim_jobs_view(jobs, (uint32_t)n, topo->total, &view, err) ||
+      write_outputs(w, res, view, topo, err) || etsim_outfile_batch_commit(err))
+    goto out;
+  code = ETSIM_EXIT_OK;
+out:
+  etsim_outfile_batch_abort();
+  etsim_sim_result_free(res);
+  etsim_sim_jobs_view_free(view);
+  jobs_free(jin, n);
+  etsim_free(jin);
+  return code;
+}
+
 int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
   const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;
@@ -282,12 +427,18 @@ int etsim_cmd_sim(int argc, char **argv) {
              *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
              *link_csv = NULL, *hbm = NULL, *deps_arg = NULL, *npu_speed = NULL, *degrade = NULL,
              *fail_spec = NULL;
+  const char *job_specs[MAX_JOBS];
+  int n_job = 0, job_alone = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int m;
     if (cli_is_help(a)) {
       usage(stdout);
       return ETSIM_EXIT_OK;
+    }
+    if ((m = job_opt(argc, argv, &i, job_specs, &n_job)) != 0) {
+      if (m < 0) return ETSIM_EXIT_USAGE;
+      continue;
     }
     struct {
       const char *name;
@@ -341,6 +492,7 @@ int etsim_cmd_sim(int argc, char **argv) {
     else if (strcmp(a, "--duration-micros") == 0) dur_micros = 1;
     else if (strcmp(a, "--link-stats") == 0) link_stats = 1;
     else if (strcmp(a, "--offload") == 0) offload = 1;
+    else if (strcmp(a, "--jobs-alone") == 0) job_alone = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
     else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
   }
@@ -351,9 +503,14 @@ int etsim_cmd_sim(int argc, char **argv) {
     else if (strcmp(deps_arg, "all") == 0) deps = ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
     else return cli_usage_error("sim: --deps is data, ctrl or all, not '%s'", deps_arg);
   }
-  if (!workload || !system || !network)
+  if (n_job && (workload || groups))
     return cli_usage_error(
-        "sim: --workload, --system and --network are required (see etsim sim "
+        "sim: --job replaces --workload and --comm-group (each job names its traces and groups: "
+        "--job PREFIX[:GROUPS.json][@PLACEMENT])");
+  if (job_alone && !n_job) return cli_usage_error("sim: --jobs-alone needs --job");
+  if ((!workload && !n_job) || !system || !network)
+    return cli_usage_error(
+        "sim: --workload (or --job), --system and --network are required (see etsim sim "
         "--help)");
   etsim_error_t err = {0};
   etsim_topo_t topo;
@@ -401,18 +558,10 @@ int etsim_cmd_sim(int argc, char **argv) {
    * to the workload are used (the summary says so). */
   char found[4200];
   const char *auto_groups = NULL;
-  if (!groups && groups_next_to(workload, found, sizeof found)) groups = auto_groups = found;
+  if (!n_job && !groups && groups_next_to(workload, found, sizeof found))
+    groups = auto_groups = found;
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
-  if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
-    goto fail;
   int tty = !quiet && isatty(2);
-  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
-                                           tty ? load_progress : NULL, NULL, &err);
-  if (tty) fprintf(stderr, "\r\033[K");
-  if (rc_load) goto fail;
-  if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
-      etsim_et_set_broadcast(set, topo.total, &err))
-    goto fail;
   etsim_net_opts_t nopt = {
       net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000};
   etsim_sim_opts_t o = {.backend = backend,
@@ -421,7 +570,6 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .exact = exact,
                         .duration_micros = dur_micros,
                         .memory = memory ? &mem : NULL,
-                        .groups = groups ? &cg : NULL,
                         .net = &nopt,
                         .link_stats = link_stats || link_csv,
                         .hbm_bytes = hbm_gib * 1073741824.0,
@@ -433,7 +581,25 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .fail_set = fail_spec != NULL,
                         .fail_npu = fail_npu,
                         .fail_ps = fail_ps,
-                        .deps = deps};
+                        .deps = deps,
+                        .job_alone = job_alone};
+  if (n_job) {
+    /* several jobs on one network (docs/sim.md, "Several jobs") */
+    outputs_t w = {quiet, json, csv, timeline, link_csv, report, NULL, NULL};
+    code = run_jobs(job_specs, n_job, &topo, &sys, &o, &w, &err);
+    if (code < 0) goto fail;
+    goto out;
+  }
+  if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
+    goto fail;
+  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
+                                           tty ? load_progress : NULL, NULL, &err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_load) goto fail;
+  if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
+      etsim_et_set_broadcast(set, topo.total, &err))
+    goto fail;
+  o.groups = groups ? &cg : NULL;
   /* The reports and network files of one run replace the old ones
    * together or not at all. */
   etsim_outfile_batch_begin();

@@ -15,45 +15,26 @@
 #include <unistd.h>
 
 static const char *usage =
-    "usage: etsim synth train  --data DIR|FILE [--data ...] -o MODEL\n"
-    "                          [--val FILE] [--epochs E] [--hidden H]\n"
-    "                          [--mp-layers K] [--batch B] [--lr LR]\n"
-    "                          [--seed S] [--max-nodes N] [--label Y | --label-file F]\n"
-    "                          [--exact-candidates N] [--hist 0..7] [--quiet]\n"
-    "       etsim synth sample --model MODEL -n N [--label Y | --labels-from FILE |\n"
-    "                          --label-file F] [--no-project]\n"
-    "                          [--seed S] -o OUT\n"
-    "       etsim synth eval   --real A --generated B [--real-train C] [--json]\n"
-    "                          [--surrogate bimpnn|ridge|none] [--sur-epochs E]\n"
-    "                          [--sur-hidden H] [--sur-mp-layers K] [--sur-seed S] ...\n"
-    "       etsim synth surrogate --train FILE [--train ...] [--aug FILE ...]\n"
-    "                          [--aug-weight W] [--val FILE] --test FILE [--test ...]\n"
-    "                          [--epochs E]\n"
-    "                          [--patience P] [--hidden H] [--mp-layers K] [--batch B]\n"
-    "                          [--lr LR] [--seed S] [--json] [--quiet]\n"
-    "       etsim synth baseline --data FILE -n N [--method daggen|empirical]\n"
-    "                          [--labels-from FILE] [--seed S] -o OUT.txt\n"
+    "usage: etsim synth train|sample|eval|surrogate|baseline [options]\n"
     "\n"
     "LayerDAG: learn a layer-wise discrete-diffusion generator from real DAGs\n"
     "and sample new ones that are acyclic by construction (docs/synth.md).\n"
-    "Data: the text DAG format of shared/datasets/tpu_tile (*.txt), or Chakra\n"
-    "traces (*.et, *.et.gz; cut into windows of at most --max-nodes nodes of\n"
-    "consecutive layers, labelled --label, or per file by --label-file F whose\n"
-    "lines are 'NAME VALUE', NAME a trace's file name).  A folder means all\n"
-    "such files.  sample --label-file takes the VALUEs in order.\n"
-    "sample: OUT ending in .txt gets the text format; otherwise OUT is a prefix\n"
-    "and DAG i is written as the Chakra trace OUT-i.0.et (trace models only).\n"
-    "eval: validity, W1 of layer/node/edge counts, MMD of layer sizes and\n"
-    "degrees, attribute total variation, and a surrogate (default the paper's\n"
-    "BiMPNN regressor) trained on the generated labels and tested on the real\n"
-    "ones (and trained on --real-train).\n"
-    "surrogate: the BiMPNN regressor alone: trained on --train (plus --aug\n"
-    "graphs weighing --aug-weight), selected on --val or a seeded 10% of the\n"
-    "--train graphs, scored on each --test set (Pearson, Spearman, MAE).\n"
-    "baseline: non-learned generators fitted to --data: daggen (default; a\n"
-    "DAGGEN-style parametric model: node count, fat, regularity, density,\n"
-    "jump) or empirical (empirical layer-count and layer-size marginals).\n"
+    "  train      learn a generator from --data, write it to -o MODEL\n"
+    "  sample     draw -n DAGs from --model MODEL into -o OUT\n"
+    "  eval       compare --generated DAGs with --real ones\n"
+    "  surrogate  the BiMPNN regressor alone: train, validate, test\n"
+    "  baseline   non-learned generators (daggen, empirical) fitted to --data\n"
+    "See 'etsim synth CMD --help' for a command's options.\n"
     "exit: 0 ok, 2 bad usage or input, 3 internal error\n";
+
+/* The data paragraph, shared by the commands that read DAGs. */
+#define DATA_ABOUT                                                              \
+  "Data: the text DAG format of shared/datasets/tpu_tile (*.txt), or Chakra\n"  \
+  "traces (*.et, *.et.gz; cut into windows of at most --max-nodes nodes of\n"   \
+  "consecutive layers, labelled --label, or per file by --label-file F whose\n" \
+  "lines are 'NAME VALUE', NAME a trace's file name).  A folder means all\n"    \
+  "such files."
+#define EXIT_EPILOG "exit: 0 ok, 2 bad usage or input, 3 internal error"
 
 static int ends_with(const char *s, const char *suf) {
   size_t a = strlen(s), b = strlen(suf);
@@ -178,17 +159,6 @@ static int load_path(etsim_synth_data_t *d, const char *path, const etsim_synth_
   return rc;
 }
 
-static int parse_int(const char *v, const char *what, int lo, int hi, int *out) {
-  int64_t x;
-  if (cli_parse_i64(v, what, &x)) return -1;
-  if (x < lo || x > hi) {
-    cli_usage_error("%s must be in %d..%d", what, lo, hi);
-    return -1;
-  }
-  *out = (int)x;
-  return 0;
-}
-
 typedef struct {
   int quiet;
   cli_progress_t pg; /* epochs done and the time left, on a terminal */
@@ -208,72 +178,82 @@ static int on_epoch(void *user, const etsim_synth_progress_t *p) {
   return 0;
 }
 
+/* Every --data (and bare argument) of train in command-line order, into
+ * data[0..64); returns how many, or -1 after printing the error. */
+static int data_in_order(const cli_list_t *l, const char **args, int n_args, int argc, char **argv,
+                         const char **data) {
+  size_t n = l->n + (size_t)n_args, li = 0;
+  int ai = 0;
+  if (n > 64) {
+    cli_usage_error("at most 64 --data arguments");
+    return -1;
+  }
+  for (int i = 1; i < argc; i++) {
+    if (li < l->n && l->at[li] == i) data[li + (size_t)ai] = l->v[li], li++;
+    else if (ai < n_args && argv[i] == args[ai]) data[li + (size_t)ai] = args[ai], ai++;
+  }
+  return (int)n;
+}
+
 static int cmd_train(int argc, char **argv) {
-  const char *data[64], *val = NULL, *outp = NULL, *label_path = NULL, *v;
-  int nd = 0, quiet = 0;
+  const char *data[64], *args[64], *val = NULL, *outp = NULL, *label_path = NULL;
+  int n_args = 0, quiet = 0;
+  cli_list_t data_opt;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
   etsim_synth_trace_opts_t to;
   etsim_synth_trace_opts_default(&to);
-  for (int i = 2; i < argc; i++) {
-    int m;
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if ((m = cli_opt(argc, argv, &i, "--data", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (nd == 64) return cli_usage_error("at most 64 --data arguments");
-      data[nd++] = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--val", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      val = v;
-    } else if ((m = cli_opt(argc, argv, &i, "-o", &v)) ||
-               (m = cli_opt(argc, argv, &i, "--output", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      outp = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--epochs", &v))) {
-      if (m < 0 || parse_int(v, "--epochs", 1, 100000, &cfg.epochs)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--hidden", &v))) {
-      if (m < 0 || parse_int(v, "--hidden", 4, 4096, &cfg.hidden)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--mp-layers", &v))) {
-      if (m < 0 || parse_int(v, "--mp-layers", 0, 8, &cfg.mp_layers)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--batch", &v))) {
-      if (m < 0 || parse_int(v, "--batch", 1, 1 << 20, &cfg.batch)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--t-attr", &v))) {
-      if (m < 0 || parse_int(v, "--t-attr", 1, 1024, &cfg.t_attr)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--exact-candidates", &v))) {
-      if (m < 0 || parse_int(v, "--exact-candidates", 0, 1 << 30, &cfg.exact_candidates))
-        return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--t-edge", &v))) {
-      if (m < 0 || parse_int(v, "--t-edge", 1, 1024, &cfg.t_edge)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--lr", &v))) {
-      double lr;
-      if (m < 0 || cli_parse_double(v, "--lr", &lr)) return ETSIM_EXIT_USAGE;
-      if (!(lr > 0 && lr < 1)) return cli_usage_error("--lr must be in (0, 1)");
-      cfg.lr = (float)lr;
-    } else if ((m = cli_opt(argc, argv, &i, "--seed", &v))) {
-      if (m < 0 || cli_parse_u64(v, "--seed", &cfg.seed)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--max-nodes", &v))) {
-      int mx;
-      if (m < 0 || parse_int(v, "--max-nodes", 2, 100000, &mx)) return ETSIM_EXIT_USAGE;
-      to.max_nodes = (uint32_t)mx;
-    } else if ((m = cli_opt(argc, argv, &i, "--label", &v))) {
-      if (m < 0 || cli_parse_double(v, "--label", &to.y)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--label-file", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      label_path = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--hist", &v))) {
-      if (m < 0 || parse_int(v, "--hist", 0, 7, &cfg.ctx_hist)) return ETSIM_EXIT_USAGE;
-    } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-      quiet = 1;
-    } else if (argv[i][0] != '-' && nd < 64) {
-      data[nd++] = argv[i];
-    } else {
-      return cli_usage_error("synth train: unknown option %s (see --help)", argv[i]);
-    }
-  }
+  /* the table stores int64 and double; the config's own types after */
+  int64_t epochs = cfg.epochs, hidden = cfg.hidden, mp = cfg.mp_layers, batch = cfg.batch,
+          t_attr = cfg.t_attr, t_edge = cfg.t_edge, exact = cfg.exact_candidates,
+          hist = cfg.ctx_hist, max_nodes = to.max_nodes;
+  double lr = cfg.lr;
+  const cli_opt_t opts[] = {
+      {.name = "--data",
+       .kind = CLI_LIST,
+       .out = &data_opt,
+       .metavar = "DIR|FILE",
+       .help = "training DAGs (repeatable; bare arguments too)"},
+      CLI_O_STR("--output", "-o", &outp, "MODEL", "where to write the model"),
+      CLI_O_STR("--val", NULL, &val, "FILE",
+                "validation DAGs (default: a seeded 10% of the training set)"),
+      CLI_O_INT("--epochs", NULL, &epochs, "E", 1, 100000, "training epochs (default 40)"),
+      CLI_O_INT("--hidden", NULL, &hidden, "H", 4, 4096, "encoder width (default 64)"),
+      CLI_O_INT("--mp-layers", NULL, &mp, "K", 0, 8, "message-passing layers (default 2)"),
+      CLI_O_INT("--batch", NULL, &batch, "B", 1, 1 << 20, "graphs per step (default 16)"),
+      CLI_O_REAL("--lr", NULL, &lr, "LR", 1e-9, 0.999999, "Adam learning rate (default 0.002)"),
+      CLI_O_INT("--t-attr", NULL, &t_attr, "T", 1, 1024, "attribute diffusion steps (default 64)"),
+      CLI_O_INT("--t-edge", NULL, &t_edge, "T", 1, 1024, "edge diffusion steps (default 16)"),
+      CLI_O_UINT("--seed", NULL, &cfg.seed, "S", 0, 0, "seed (default 1)"),
+      CLI_O_INT("--max-nodes", NULL, &max_nodes, "N", 2, 100000,
+                "trace windows: at most N nodes (default 400)"),
+      CLI_O_REAL("--label", NULL, &to.y, "Y", 0, 0, "the traces' label (default 1)"),
+      CLI_O_STR("--label-file", NULL, &label_path, "F", "per-trace labels: 'NAME VALUE' lines"),
+      CLI_O_INT("--exact-candidates", NULL, &exact, "N", 0, 1 << 30,
+                "edge candidates scored exactly (default 256)"),
+      CLI_O_INT("--hist", NULL, &hist, "0..7", 0, 7,
+                "context mask: 1 denoisers' histograms, 2 size head's, 4 depth progress "
+                "(traces only; default 5)"),
+      CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
+      CLI_O_END};
+  const cli_cmd_t cmd = {"synth train",
+                         "--data DIR|FILE [--data ...] -o MODEL [options]",
+                         "Learn a LayerDAG generator from real DAGs.\n" DATA_ABOUT,
+                         opts,
+                         0,
+                         64,
+                         "DIR|FILE",
+                         EXIT_EPILOG};
+  int code = cli_parse(&cmd, argc - 1, argv + 1, args, &n_args);
+  if (code >= 0) return code;
+  int nd = data_in_order(&data_opt, args, n_args, argc - 1, argv + 1, data);
+  cli_lists_free(opts);
+  if (nd < 0) return ETSIM_EXIT_USAGE;
   if (!nd || !outp) return cli_usage_error("synth train needs --data and -o (see --help)");
+  cfg.epochs = (int)epochs, cfg.hidden = (int)hidden, cfg.mp_layers = (int)mp;
+  cfg.batch = (int)batch, cfg.t_attr = (int)t_attr, cfg.t_edge = (int)t_edge;
+  cfg.exact_candidates = (int)exact, cfg.ctx_hist = (int)hist, cfg.lr = (float)lr;
+  to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;
   etsim_synth_data_init(&tr);
@@ -344,69 +324,19 @@ static int write_out(const etsim_synth_data_t *d, const char *outp, const char *
   return 0;
 }
 
-static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
-  const char *modelp = NULL, *outp = NULL, *labels_from = NULL, *v;
-  const char *data = NULL, *method = NULL, *label_file = NULL;
-  int project = 1;
-  etsim_synth_sample_stats_t sst = {0};
-  uint64_t n = 0, seed = 1;
-  double label = NAN;
-  int have_n = 0;
-  for (int i = 2; i < argc; i++) {
-    int m;
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if (!baseline && (m = cli_opt(argc, argv, &i, "--model", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      modelp = v;
-    } else if (baseline && (m = cli_opt(argc, argv, &i, "--method", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (strcmp(v, "daggen") && strcmp(v, "empirical"))
-        return cli_usage_error("--method must be daggen or empirical");
-      method = v;
-    } else if (baseline && (m = cli_opt(argc, argv, &i, "--data", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      data = v;
-    } else if ((m = cli_opt(argc, argv, &i, "-n", &v))) {
-      if (m < 0 || cli_parse_u64(v, "-n", &n)) return ETSIM_EXIT_USAGE;
-      if (n < 1 || n > 10000000) return cli_usage_error("-n must be in 1..10000000");
-      have_n = 1;
-    } else if ((m = cli_opt(argc, argv, &i, "--seed", &v))) {
-      if (m < 0 || cli_parse_u64(v, "--seed", &seed)) return ETSIM_EXIT_USAGE;
-    } else if (!baseline && (m = cli_opt(argc, argv, &i, "--label", &v))) {
-      if (m < 0 || cli_parse_double(v, "--label", &label)) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--labels-from", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      labels_from = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--label-file", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      label_file = v;
-    } else if (!baseline && !strcmp(argv[i], "--no-project")) {
-      project = 0;
-    } else if ((m = cli_opt(argc, argv, &i, "-o", &v)) ||
-               (m = cli_opt(argc, argv, &i, "--output", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      outp = v;
-    } else {
-      return cli_usage_error("synth %s: unknown option %s (see --help)", argv[1], argv[i]);
-    }
-  }
-  if (labels_from && label_file)
-    return cli_usage_error("give --labels-from or --label-file, not both");
-  if ((!baseline && !modelp) || (baseline && !data) || !outp ||
-      (!have_n && !labels_from && !label_file))
-    return cli_usage_error("synth %s needs %s, -n (or --labels-from) and -o (see --help)", argv[1],
-                           baseline ? "--data" : "--model");
+/* The labels of --labels-from FILE or --label-file F (at most one given),
+ * cycled to fill n DAGs; n becomes their count when -n was not given.
+ * NULL without either.  Returns -1 to go on, or the exit code. */
+static int given_labels(const char *labels_from, const char *label_file, int have_n, uint64_t *n,
+                        double **out) {
   etsim_error_t err = {0};
   double *labels = NULL;
   size_t nl = 0;
-  int rc = 0;
-  if (labels_from && (rc = read_labels(labels_from, &labels, &nl, &err))) return cli_fail(&err);
+  *out = NULL;
+  if (labels_from && read_labels(labels_from, &labels, &nl, &err)) return cli_fail(&err);
   if (label_file) {
     label_file_t lf = {0};
-    if ((rc = label_file_read(&lf, label_file, &err))) return cli_fail(&err);
+    if (label_file_read(&lf, label_file, &err)) return cli_fail(&err);
     labels = malloc(sizeof(double) * lf.n);
     if (!labels) {
       label_file_free(&lf);
@@ -416,16 +346,125 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     nl = lf.n;
     label_file_free(&lf);
   }
-  if ((labels_from || label_file) && !have_n) n = nl;
-  if (labels && nl < n) { /* cycle through the given labels */
-    double *l2 = realloc(labels, sizeof(double) * n);
+  if ((labels_from || label_file) && !have_n) *n = nl;
+  if (labels && nl < *n) { /* cycle through the given labels */
+    double *l2 = realloc(labels, sizeof(double) * *n);
     if (!l2) {
       free(labels);
       return ETSIM_EXIT_INTERNAL;
     }
     labels = l2;
-    for (size_t i = nl; i < n; i++) labels[i] = labels[i % nl];
+    for (size_t i = nl; i < *n; i++) labels[i] = labels[i % nl];
   }
+  *out = labels;
+  return -1;
+}
+
+/* What sample and baseline wrote, on stderr. */
+static void say_written(const etsim_synth_data_t *out, const char *outp) {
+  size_t nodes = 0, attr_ok = 0;
+  for (size_t i = 0; i < out->n_graphs; i++) {
+    nodes += out->g[i].n_nodes;
+    attr_ok += (size_t)etsim_synth_attr_valid(out, &out->g[i]);
+  }
+  fprintf(stderr, "wrote %zu DAG(s), %zu nodes, to %s%s\n", out->n_graphs, nodes, outp,
+          ends_with(outp, ".txt") ? "" : "-<i>.0.et");
+  /* Traces are written consistent (a collective without a type becomes
+   * an all-reduce), so the rule can only be checked here, before. */
+  if (out->kind == ETSIM_SYNTH_KIND_TRACE)
+    fprintf(stderr, "attribute rules hold in %zu of %zu DAG(s)\n", attr_ok, out->n_graphs);
+}
+
+static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
+  const char *modelp = NULL, *outp = NULL, *labels_from = NULL;
+  const char *data = NULL, *label_file = NULL;
+  int no_project = 0, method = 0; /* 0 daggen, 1 empirical */
+  etsim_synth_sample_stats_t sst = {0};
+  uint64_t n = 0, seed = 1;
+  double label = NAN;
+  int have_n = 0;
+  /* How many DAGs, their labels and the seed: the same for both. */
+#define COUNT_OPTS                                                                               \
+  CLI_O_UINT_GIVEN("-n", NULL, &n, "N", 1, 10000000, &have_n,                                    \
+                   "how many DAGs (default: one per label given)"),                              \
+      CLI_O_STR("--labels-from", NULL, &labels_from, "FILE",                                     \
+                "the labels of FILE's DAGs, in order"),                                          \
+      CLI_O_STR("--label-file", NULL, &label_file, "F", "the VALUEs of F's 'NAME VALUE' lines"), \
+      CLI_O_UINT("--seed", NULL, &seed, "S", 0, 0, "seed (default 1)")
+  const cli_opt_t sample_opts[] = {
+      {.name = "--model",
+       .kind = CLI_STR,
+       .out = &modelp,
+       .metavar = "MODEL",
+       .help = "a model from synth train",
+       .flags = CLI_REQUIRED},
+      CLI_O_REAL("--label", NULL, &label, "Y", 0, 0, "every DAG's label"),
+      COUNT_OPTS,
+      CLI_O_FLAG("--no-project", NULL, &no_project,
+                 "keep sampled nodes that break an attribute rule as drawn"),
+      {.name = "--output",
+       .alias = "-o",
+       .kind = CLI_STR,
+       .out = &outp,
+       .metavar = "OUT",
+       .help = "OUT.txt: the text format; else DAG i goes to the trace OUT-i.0.et",
+       .flags = CLI_REQUIRED},
+      CLI_O_END};
+  const cli_opt_t baseline_opts[] = {
+      {.name = "--data",
+       .kind = CLI_STR,
+       .out = &data,
+       .metavar = "FILE",
+       .help = "the DAGs to fit",
+       .flags = CLI_REQUIRED},
+      CLI_O_CHOICE("--method", NULL, &method, "M", "daggen|empirical",
+                   "daggen (default; a DAGGEN-style parametric model: node count,\n"
+                   "fat, regularity, density, jump) or empirical (empirical\n"
+                   "layer-count and layer-size marginals)"),
+      COUNT_OPTS,
+      {.name = "--output",
+       .alias = "-o",
+       .kind = CLI_STR,
+       .out = &outp,
+       .metavar = "OUT.txt",
+       .help = "where to write the DAGs (text format)",
+       .flags = CLI_REQUIRED},
+      CLI_O_END};
+#undef COUNT_OPTS
+  const cli_cmd_t cmd =
+      baseline
+          ? (cli_cmd_t){"synth baseline",
+                        "--data FILE -n N [--method daggen|empirical] [options] -o OUT.txt",
+                        "Generate DAGs with a non-learned generator fitted to --data.",
+                        baseline_opts,
+                        0,
+                        0,
+                        NULL,
+                        EXIT_EPILOG}
+          : (cli_cmd_t){"synth sample",
+                        "--model MODEL -n N [--label Y | --labels-from FILE |\n"
+                        "                    --label-file F] [options] -o OUT",
+                        "Sample DAGs from a LayerDAG model: OUT ending in .txt gets the text\n"
+                        "format; otherwise OUT is a prefix and DAG i is written as the Chakra\n"
+                        "trace OUT-i.0.et (trace models only).  Labels given for fewer DAGs\n"
+                        "than -n are used in turn.",
+                        sample_opts,
+                        0,
+                        0,
+                        NULL,
+                        EXIT_EPILOG};
+  int code = cli_parse(&cmd, argc - 1, argv + 1, NULL, NULL);
+  if (code >= 0) return code;
+  int project = !no_project;
+  if (labels_from && label_file)
+    return cli_usage_error("give --labels-from or --label-file, not both");
+  if (!have_n && !labels_from && !label_file)
+    return cli_usage_error("synth %s needs -n (or --labels-from) (see --help)", argv[1]);
+  double *labels = NULL;
+  code = given_labels(labels_from, label_file, have_n, &n, &labels);
+  if (code >= 0) return code;
+  etsim_error_t err = {0};
+  int rc = 0;
   etsim_synth_data_t out;
   etsim_synth_data_init(&out);
   if (baseline) {
@@ -435,9 +474,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     etsim_synth_trace_opts_default(&to);
     rc = load_path(&fit, data, &to, &err);
     if (!rc)
-      rc = method && !strcmp(method, "empirical")
-               ? etsim_synth_baseline(&fit, (size_t)n, seed, &out, &err)
-               : etsim_synth_baseline_daggen(&fit, (size_t)n, seed, &out, &err);
+      rc = method == 1 ? etsim_synth_baseline(&fit, (size_t)n, seed, &out, &err)
+                       : etsim_synth_baseline_daggen(&fit, (size_t)n, seed, &out, &err);
     if (!rc && labels)
       for (size_t i = 0; i < out.n_graphs; i++) out.g[i].y = labels[i];
     etsim_synth_data_free(&fit);
@@ -460,62 +498,88 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
         &out, outp,
         baseline ? "etsim synth baseline (layered random DAGs)" : "etsim synth sample (LayerDAG)",
         &err);
-  if (!rc && !cli_quiet) {
-    size_t nodes = 0, attr_ok = 0;
-    for (size_t i = 0; i < out.n_graphs; i++) {
-      nodes += out.g[i].n_nodes;
-      attr_ok += (size_t)etsim_synth_attr_valid(&out, &out.g[i]);
-    }
-    fprintf(stderr, "wrote %zu DAG(s), %zu nodes, to %s%s\n", out.n_graphs, nodes, outp,
-            ends_with(outp, ".txt") ? "" : "-<i>.0.et");
-    /* Traces are written consistent (a collective without a type becomes
-     * an all-reduce), so the rule can only be checked here, before. */
-    if (out.kind == ETSIM_SYNTH_KIND_TRACE)
-      fprintf(stderr, "attribute rules hold in %zu of %zu DAG(s)\n", attr_ok, out.n_graphs);
-  }
+  if (!rc && !cli_quiet) say_written(&out, outp);
   etsim_synth_data_free(&out);
   free(labels);
   return rc ? cli_fail(&err) : 0;
 }
 
-static int sur_opt(int argc, char **argv, int *i, etsim_synth_surrogate_config_t *sc,
-                   const char *prefix);
+/* The surrogate's settings as an option table stores them (int64 and
+ * double), copied from and back into its config around the parse; eval
+ * names them --sur-X, surrogate --X. */
+typedef struct {
+  int64_t hidden, mp_layers, epochs, patience, batch;
+  double lr;
+  uint64_t seed;
+} sur_args_t;
+
+static sur_args_t sur_args(const etsim_synth_surrogate_config_t *sc) {
+  return (sur_args_t){sc->hidden, sc->mp_layers, sc->epochs, sc->patience,
+                      sc->batch,  sc->lr,        sc->seed};
+}
+
+static void sur_config(const sur_args_t *a, etsim_synth_surrogate_config_t *sc) {
+  sc->hidden = (int)a->hidden, sc->mp_layers = (int)a->mp_layers, sc->epochs = (int)a->epochs;
+  sc->patience = (int)a->patience, sc->batch = (int)a->batch, sc->lr = (float)a->lr;
+  sc->seed = a->seed;
+}
+
+/* The table entries of the surrogate's options, PRE a string literal. */
+#define SUR_OPTS(pre, a)                                                                           \
+  CLI_O_INT("--" pre "hidden", NULL, &(a)->hidden, "H", 1, 4096, "surrogate width (default 128)"), \
+      CLI_O_INT("--" pre "mp-layers", NULL, &(a)->mp_layers, "K", 0, 8,                            \
+                "surrogate message-passing layers (default 4)"),                                   \
+      CLI_O_INT("--" pre "epochs", NULL, &(a)->epochs, "E", 1, 100000,                             \
+                "surrogate training epochs (default 500)"),                                        \
+      CLI_O_INT("--" pre "patience", NULL, &(a)->patience, "P", 1, 100000,                         \
+                "stop after P epochs without a better validation score (default 100)"),            \
+      CLI_O_INT("--" pre "batch", NULL, &(a)->batch, "B", 1, 1 << 20,                              \
+                "graphs per step (default 256)"),                                                  \
+      CLI_O_REAL("--" pre "lr", NULL, &(a)->lr, "LR", 1e-9, 0.999999,                              \
+                 "Adam learning rate (default 0.001)"),                                            \
+      CLI_O_UINT("--" pre "seed", NULL, &(a)->seed, "S", 0, 0, "surrogate seed (default 1)")
 
 static int cmd_eval(int argc, char **argv) {
-  const char *realp = NULL, *genp = NULL, *trainp = NULL, *v;
+  const char *realp = NULL, *genp = NULL, *trainp = NULL;
   int json = 0, sur = ETSIM_SYNTH_SURROGATE_BIMPNN;
   etsim_synth_surrogate_config_t sc;
   etsim_synth_surrogate_config_default(&sc);
-  for (int i = 2; i < argc; i++) {
-    int m;
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if ((m = cli_opt(argc, argv, &i, "--real", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      realp = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--generated", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      genp = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--real-train", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      trainp = v;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if ((m = cli_opt(argc, argv, &i, "--surrogate", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (!strcmp(v, "bimpnn")) sur = ETSIM_SYNTH_SURROGATE_BIMPNN;
-      else if (!strcmp(v, "ridge")) sur = ETSIM_SYNTH_SURROGATE_RIDGE;
-      else if (!strcmp(v, "none")) sur = ETSIM_SYNTH_SURROGATE_NONE;
-      else return cli_usage_error("--surrogate must be bimpnn, ridge or none");
-    } else if ((m = sur_opt(argc, argv, &i, &sc, "sur-"))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-    } else {
-      return cli_usage_error("synth eval: unknown option %s (see --help)", argv[i]);
-    }
-  }
-  if (!realp || !genp) return cli_usage_error("synth eval needs --real and --generated");
+  sur_args_t sa = sur_args(&sc);
+  const cli_opt_t opts[] = {
+      {.name = "--real",
+       .kind = CLI_STR,
+       .out = &realp,
+       .metavar = "A",
+       .help = "the real DAGs",
+       .flags = CLI_REQUIRED},
+      {.name = "--generated",
+       .kind = CLI_STR,
+       .out = &genp,
+       .metavar = "B",
+       .help = "the generated DAGs",
+       .flags = CLI_REQUIRED},
+      CLI_O_STR("--real-train", NULL, &trainp, "C", "real DAGs to train a second surrogate on"),
+      CLI_O_FLAG("--json", NULL, &json, "the metrics (and histograms) as JSON"),
+      /* the index is the ETSIM_SYNTH_SURROGATE_* value */
+      CLI_O_CHOICE("--surrogate", NULL, &sur, "S", "none|ridge|bimpnn",
+                   "the regressor: bimpnn (default; the paper's), ridge or none"),
+      SUR_OPTS("sur-", &sa),
+      CLI_O_END};
+  const cli_cmd_t cmd = {
+      "synth eval",
+      "--real A --generated B [--real-train C] [--json] [options]",
+      "Compare generated DAGs with real ones: validity, W1 of layer/node/edge\n"
+      "counts, MMD of layer sizes and degrees, attribute total variation, and a\n"
+      "surrogate (default the paper's BiMPNN regressor) trained on the generated\n"
+      "labels and tested on the real ones (and trained on --real-train).",
+      opts,
+      0,
+      0,
+      NULL,
+      EXIT_EPILOG};
+  int code = cli_parse(&cmd, argc - 1, argv + 1, NULL, NULL);
+  if (code >= 0) return code;
+  sur_config(&sa, &sc);
   etsim_error_t err = {0};
   etsim_synth_data_t R, G, T;
   etsim_synth_data_init(&R);
@@ -660,87 +724,62 @@ static int on_sur_epoch(void *user, const etsim_synth_surrogate_progress_t *p) {
   return 0;
 }
 
-/* Parse one surrogate option; 1 taken, 0 not ours, -1 bad. */
-static int sur_opt(int argc, char **argv, int *i, etsim_synth_surrogate_config_t *sc,
-                   const char *prefix) {
-  char name[64];
-  const char *v;
-  int m, x;
-#define SUR_INT(flag, field, lo, hi)                        \
-  snprintf(name, sizeof name, "--%s%s", prefix, flag);      \
-  if ((m = cli_opt(argc, argv, i, name, &v))) {             \
-    if (m < 0 || parse_int(v, name, lo, hi, &x)) return -1; \
-    sc->field = x;                                          \
-    return 1;                                               \
-  }
-  SUR_INT("hidden", hidden, 1, 4096)
-  SUR_INT("mp-layers", mp_layers, 0, 8)
-  SUR_INT("epochs", epochs, 1, 100000)
-  SUR_INT("patience", patience, 1, 100000)
-  SUR_INT("batch", batch, 1, 1 << 20)
-#undef SUR_INT
-  snprintf(name, sizeof name, "--%slr", prefix);
-  if ((m = cli_opt(argc, argv, i, name, &v))) {
-    double lr;
-    if (m < 0 || cli_parse_double(v, name, &lr)) return -1;
-    if (!(lr > 0 && lr < 1)) {
-      cli_usage_error("%s must be in (0, 1)", name);
-      return -1;
-    }
-    sc->lr = (float)lr;
-    return 1;
-  }
-  snprintf(name, sizeof name, "--%sseed", prefix);
-  if ((m = cli_opt(argc, argv, i, name, &v))) {
-    if (m < 0 || cli_parse_u64(v, name, &sc->seed)) return -1;
-    return 1;
-  }
-  return 0;
-}
-
 static int cmd_surrogate(int argc, char **argv) {
   enum { MAXT = 16 };
-  const char *train[64], *aug[64], *valp = NULL, *testp[MAXT], *v;
-  int nt = 0, na = 0, ntest = 0, json = 0, quiet = 0;
+  const char *valp = NULL;
+  cli_list_t train, aug, test;
+  int json = 0, quiet = 0;
   double aug_w = 1.0;
   etsim_synth_surrogate_config_t sc;
   etsim_synth_surrogate_config_default(&sc);
-  for (int i = 2; i < argc; i++) {
-    int m;
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if ((m = sur_opt(argc, argv, &i, &sc, ""))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-    } else if ((m = cli_opt(argc, argv, &i, "--train", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (nt == 64) return cli_usage_error("at most 64 --train arguments");
-      train[nt++] = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--aug", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (na == 64) return cli_usage_error("at most 64 --aug arguments");
-      aug[na++] = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--aug-weight", &v))) {
-      if (m < 0 || cli_parse_double(v, "--aug-weight", &aug_w)) return ETSIM_EXIT_USAGE;
-      if (!(aug_w >= 0 && aug_w <= 1e6)) return cli_usage_error("--aug-weight must be in 0..1e6");
-    } else if ((m = cli_opt(argc, argv, &i, "--val", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      valp = v;
-    } else if ((m = cli_opt(argc, argv, &i, "--test", &v))) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      if (ntest == MAXT) return cli_usage_error("at most %d --test arguments", MAXT);
-      testp[ntest++] = v;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-      quiet = 1;
-    } else {
-      return cli_usage_error("synth surrogate: unknown option %s (see --help)", argv[i]);
-    }
-  }
+  sur_args_t sa = sur_args(&sc);
+  const cli_opt_t opts[] = {
+      {.name = "--train",
+       .kind = CLI_LIST,
+       .out = &train,
+       .metavar = "FILE",
+       .help = "training DAGs (repeatable)"},
+      {.name = "--aug",
+       .kind = CLI_LIST,
+       .out = &aug,
+       .metavar = "FILE",
+       .help = "augmenting DAGs (repeatable), weighing --aug-weight"},
+      CLI_O_REAL("--aug-weight", NULL, &aug_w, "W", 0, 1e6,
+                 "weight of an augmenting DAG (default 1)"),
+      CLI_O_STR("--val", NULL, &valp, "FILE",
+                "validation DAGs (default: a seeded 10% of the --train graphs)"),
+      {.name = "--test",
+       .kind = CLI_LIST,
+       .out = &test,
+       .metavar = "FILE",
+       .help = "a test set, scored on its own line (repeatable, at most 16)"},
+      SUR_OPTS("", &sa),
+      CLI_O_FLAG("--json", NULL, &json, "one JSON line per test set"),
+      CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
+      CLI_O_END};
+  const cli_cmd_t cmd = {"synth surrogate",
+                         "--train FILE [--train ...] [--aug FILE ...] [--val FILE]\n"
+                         "                       --test FILE [--test ...] [options]",
+                         "The BiMPNN regressor alone: trained on --train (plus --aug graphs\n"
+                         "weighing --aug-weight), selected on --val or a seeded 10% of the\n"
+                         "--train graphs, scored on each --test set (Pearson, Spearman, MAE).",
+                         opts,
+                         0,
+                         0,
+                         NULL,
+                         EXIT_EPILOG};
+  int code = cli_parse(&cmd, argc - 1, argv + 1, NULL, NULL);
+  if (code >= 0) return code;
+  sur_config(&sa, &sc);
+  const char **trainp = train.v, **augp = aug.v, **testp = test.v;
+  int nt = (int)train.n, na = (int)aug.n, ntest = (int)test.n;
   if (!nt || !ntest)
-    return cli_usage_error("synth surrogate needs --train and --test (see --help)");
+    code = cli_usage_error("synth surrogate needs --train and --test (see --help)");
+  else if (ntest > MAXT) code = cli_usage_error("at most %d --test arguments", MAXT);
+  if (code >= 0) {
+    cli_lists_free(opts);
+    return code;
+  }
   etsim_error_t err = {0};
   etsim_synth_trace_opts_t to;
   etsim_synth_trace_opts_default(&to);
@@ -754,7 +793,7 @@ static int cmd_surrogate(int argc, char **argv) {
   int rc = 0;
   for (int k = 0; k < nt + na && !rc; k++) {
     etsim_synth_data_init(&one);
-    rc = load_path(&one, k < nt ? train[k] : aug[k - nt], &to, &err);
+    rc = load_path(&one, k < nt ? trainp[k] : augp[k - nt], &to, &err);
     if (!rc) rc = append_all(k < nt ? &TR : &AU, &one, &err);
     etsim_synth_data_free(&one);
   }
@@ -821,6 +860,7 @@ static int cmd_surrogate(int argc, char **argv) {
   free(wts);
   free(pred);
   free(y);
+  cli_lists_free(opts); /* the file names in testp were used to the end */
   return rc ? cli_fail(&err) : 0;
 }
 

@@ -337,19 +337,22 @@ static int on_recv(etsim_coll_t *c, uint32_t si) {
   return insert_packet(c, si);
 }
 
-/* Set the algorithm state for the stream's current phase. */
-static void dbt_setup(stream_t *s);
-
+/* Set the algorithm state for the stream's current phase: its row's start
+ * hook (ext.c sets up its own phases when they start). */
 static void phase_setup(stream_t *s) {
   phase_t *p = CP(s);
   if (s->cu || etsim_coll__ext_phase(p)) return;
-  s->dbt = p->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE;
-  if (s->dbt) {
-    dbt_setup(s);
-    return;
-  }
+  etsim_coll__algo(p->algo)->setup(s);
+}
+
+/* The ring family: ring and direct send to ring neighbours or every peer,
+ * halving-doubling to partners at doubling distances. */
+void etsim_coll__ring_setup(stream_t *s) {
+  phase_t *p = CP(s);
+  etsim_algo_kind_t base = etsim_coll__algo(p->algo)->base;
   int64_t n = p->ring.n;
-  s->direct = p->algo == ETSIM_ALGO_DIRECT || p->algo == ETSIM_ALGO_ONE_DIRECT;
+  s->dbt = 0;
+  s->direct = base == ETSIM_ALGO_DIRECT;
   s->msg = p->type == ETSIM_COP_ALL_GATHER ? p->size : p->size / (uint64_t)n;
   s->free_packets = 0;
   s->zero_lat = s->nonzero_lat = 0;
@@ -358,7 +361,7 @@ static void phase_setup(stream_t *s) {
   s->n_sent = 0;
   s->total_received = 0;
   s->middle_point = (int32_t)(n - 1);
-  s->hd = p->algo == ETSIM_ALGO_HALVING_DOUBLING || p->algo == ETSIM_ALGO_ONE_HALVING_DOUBLING;
+  s->hd = base == ETSIM_ALGO_HALVING_DOUBLING;
   s->pk_head = 0;
   if (s->hd) {
     int32_t l = (int32_t)log2((double)n);
@@ -603,8 +606,9 @@ static int dbt_bundle(etsim_coll_t *c, uint32_t si, int processed) {
   return etsim_des_push(c->q, etsim_des_at_ns(c->q, delay), ETSIM_COLL_EV_GENERAL, 0, si);
 }
 
-static void dbt_setup(stream_t *s) {
+void etsim_coll__dbt_setup(stream_t *s) {
   phase_t *p = CP(s);
+  s->dbt = 1;
   uint32_t n = p->ring.n;
   uint32_t k = (s->npu - p->tree_start) / p->tree_stride;
   int64_t par, l, r;
@@ -770,6 +774,23 @@ int etsim_coll_set_custom(etsim_coll_t *c, etsim_cop_t op, const etsim_coll_cust
 
 /* ------------------------------------------------------------- messaging */
 
+/* A message's record, for a message whose delivery needs more than its
+ * matching entry: the send handler, the NPU (or switch) that sent it, its
+ * destination (a switch id for one up to a switch), its matching entry
+ * (NIL: none, the switch takes it) and the key the switch files it under.
+ * *out is its index, the token the network carries. */
+static int msg_record(etsim_coll_t *c, uint64_t send_token, uint32_t sender, uint32_t dst,
+                      uint32_t entry, uint64_t tag, uint64_t bytes, uint32_t *out) {
+  POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, out);
+  c->msgs[*out] = (msgrec_t){.send_token = send_token,
+                             .entry = entry,
+                             .sender = sender,
+                             .dst = dst,
+                             .tag = tag,
+                             .bytes = bytes};
+  return 0;
+}
+
 static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                      uint64_t send_token) {
   c->stats.messages++;
@@ -796,11 +817,7 @@ static int post_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes
   uint64_t token = TOKEN_FAST | k;
   if (send_token) {
     uint32_t mi;
-    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
-    c->msgs[mi].send_token = send_token;
-    c->msgs[mi].entry = k;
-    c->msgs[mi].sender = src;
-    c->msgs[mi].dst = to; /* not a switch */
+    if ((rc = msg_record(c, send_token, src, to, k, tag, bytes, &mi))) return rc;
     token = mi;
   }
   if (!c->q->track) return etsim_net_send(c->net, from, to, bytes, token);
@@ -909,14 +926,32 @@ receiver:
   return 0;
 }
 
+/* The message for a point-to-point call that failed with rc. */
+static int p2p_error(const etsim_coll_t *c, int rc, const char *what, uint32_t src, uint32_t dst,
+                     uint64_t bytes, uint32_t tag, etsim_error_t *err) {
+  if (rc == ETSIM_ERANGE)
+    return etsim_error_set(err, rc,
+                           "system layer: at %.3f us a %s of %llu bytes from NPU %u to NPU %u "
+                           "(tag %u) would end beyond the simulated clock's horizon (2^62 ps, "
+                           "about 53 days): check comm_size against the network's bandwidth "
+                           "and latency",
+                           (double)c->q->now_ps / 1e6, what, (unsigned long long)bytes, src, dst,
+                           tag);
+  return etsim_error_set(err, rc,
+                         "system layer: %s of %llu bytes from NPU %u to NPU %u (tag %u): %s", what,
+                         (unsigned long long)bytes, src, dst, tag, etsim_strerror(rc));
+}
+
 int etsim_coll_send(etsim_coll_t *c, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t tag,
-                    uint64_t token) {
-  return post_send(c, src, dst, bytes, tag, TOK_USER | token);
+                    uint64_t token, etsim_error_t *err) {
+  int rc = post_send(c, src, dst, bytes, tag, TOK_USER | token);
+  return rc ? p2p_error(c, rc, "send", src, dst, bytes, tag, err) : 0;
 }
 
 int etsim_coll_recv(etsim_coll_t *c, uint32_t dst, uint32_t src, uint64_t bytes, uint32_t tag,
-                    uint64_t token) {
-  return post_recv(c, dst, src, bytes, tag, TOK_USER | token);
+                    uint64_t token, etsim_error_t *err) {
+  int rc = post_recv(c, dst, src, bytes, tag, TOK_USER | token);
+  return rc ? p2p_error(c, rc, "receive", src, dst, bytes, tag, err) : 0;
 }
 
 int etsim_coll_event(etsim_coll_t *c, const etsim_des_event_t *ev, etsim_error_t *err) {
@@ -1014,9 +1049,7 @@ static int logical_dims(const etsim_coll_t *c, const etsim_coll_impl_t *impl, in
                         ldim_t *out) {
   int k = 0;
   for (int d = 0; d < n_impl; d++) {
-    etsim_algo_kind_t a = impl[d].kind;
-    if (a == ETSIM_ALGO_ONE_RING || a == ETSIM_ALGO_ONE_DIRECT ||
-        a == ETSIM_ALGO_ONE_HALVING_DOUBLING) {
+    if (etsim_coll__algo(impl[d].kind)->flags & AF_ONE) {
       out[k++] = (ldim_t){-1, c->n_npus, impl[d]};
       return k;
     }
@@ -1096,13 +1129,14 @@ uint32_t etsim_coll__phase_dims(const etsim_coll_t *c, uint32_t npu, const phase
   const ringmap_t *r = &p->ring;
   uint32_t m = 0, n = r->n;
   if (n < 2) return 0;
-  if (p->algo == ETSIM_ALGO_DIRECT || p->algo == ETSIM_ALGO_ONE_DIRECT) {
+  etsim_algo_kind_t base = etsim_coll__algo(p->algo)->base;
+  if (base == ETSIM_ALGO_DIRECT) {
     /* every peer (bounded: huge groups sample their first 1,024) */
     for (uint32_t k = 1; k < n && k <= 1024; k++) {
       int d = etsim_topo_first_diff_dim(t, npu, ring_offset(r, k));
       if (d >= 0) m |= 1u << d;
     }
-  } else if (p->algo == ETSIM_ALGO_HALVING_DOUBLING || p->algo == ETSIM_ALGO_ONE_HALVING_DOUBLING) {
+  } else if (base == ETSIM_ALGO_HALVING_DOUBLING) {
     for (uint32_t off = 1; off < n; off *= 2)
       for (int sgn = -1; sgn <= 1; sgn += 2) {
         int d = etsim_topo_first_diff_dim(t, npu, ring_offset(r, sgn * (int64_t)off));
@@ -1226,6 +1260,141 @@ int etsim_coll_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t b
   return etsim_coll_issue_rooted(c, npu, type, bytes, involved, comm, 0, priority, token, err);
 }
 
+/* A collective being issued on one NPU: its logical dimensions (ASTRA-sim's
+ * layout: the type's list, or one flat ring over a communicator smaller
+ * than the network) in phase order. */
+typedef struct issuing {
+  uint32_t npu, di, involved;
+  etsim_cop_t type;
+  int nld, grouped;
+  ldim_t ld[ETSIM_TOPO_MAX_DIMS];
+  int order[ETSIM_TOPO_MAX_DIMS]; /* i-th in phase order: ld[order[i]] */
+  ringmap_t group_ring;
+} issuing_t;
+
+/* Fill x's logical dimensions for a collective of type on NPU npu. */
+static int issuing_dims(const etsim_coll_t *c, uint32_t npu, etsim_cop_t type,
+                        const etsim_comm_t *comm, issuing_t *x, etsim_error_t *err) {
+  x->npu = npu;
+  x->type = type;
+  x->grouped = comm && comm->n != c->n_npus;
+  if (x->grouped) {
+    /* A communicator smaller than the network is one flat ring over its
+     * members, whatever the topology (ASTRA-sim's CommunicatorGroup). */
+    etsim_coll_impl_t im = c->cfg.impl[type][0];
+    if (c->cfg.n_impl[type] > 1) im = (etsim_coll_impl_t){ETSIM_ALGO_RING, -1};
+    x->ld[0] = (ldim_t){-2, comm->n, im};
+    x->nld = 1;
+    memset(&x->group_ring, 0, sizeof x->group_ring);
+    x->group_ring.n = comm->n;
+    x->group_ring.members = comm->members;
+    x->group_ring.pos = UINT32_MAX;
+    for (uint32_t i = 0; i < comm->n; i++)
+      if (comm->members[i] == npu) x->group_ring.pos = i;
+    if (x->group_ring.pos == UINT32_MAX)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "NPU %u issues a collective on communicator %u, "
+                             "which does not contain it",
+                             npu, comm->id);
+  } else {
+    x->nld = logical_dims(c, c->cfg.impl[type], c->cfg.n_impl[type], x->ld);
+  }
+  /* Dimension order: ascending, descending for all-gather. */
+  for (int d = 0; d < x->nld; d++) x->order[d] = type == ETSIM_COP_ALL_GATHER ? x->nld - 1 - d : d;
+  return 0;
+}
+
+/* What the algorithms of x's dimensions need (algo.c's rows): the
+ * collective among those they run, a power-of-two ring, a whole dimension
+ * for a tree. */
+static int issuing_check(const issuing_t *x, const etsim_comm_t *comm, etsim_error_t *err) {
+  for (int d = 0; d < x->nld; d++) {
+    const etsim_coll__algo_t *a = etsim_coll__algo(x->ld[d].impl.kind);
+    uint32_t n = x->ld[d].n;
+    if (!(a->ops >> x->type & 1u))
+      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                             "%s cannot use %s (ASTRA-sim "
+                             "rejects it too): use ring or direct",
+                             etsim_coll_op_name(x->type), a->name);
+    if ((a->flags & AF_POW2) && n > 1 && (n & (n - 1)))
+      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                             "%s needs a power-of-two number of NPUs, not %u (ASTRA-sim "
+                             "deadlocks on it): use ring or direct",
+                             a->name, n);
+    if (a->flags & AF_WHOLE_DIM) {
+      if (x->grouped)
+        return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                               "%s on communicator %u: "
+                               "trees need a whole dimension (ASTRA-sim misreads this case)",
+                               a->name, comm->id);
+      if (n & (n - 1))
+        return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                               "%s needs a power-of-two "
+                               "dimension, not %u NPUs (ASTRA-sim crashes on it)",
+                               a->name, n);
+    }
+  }
+  return 0;
+}
+
+/* Whether the i-th dimension in phase order takes part. */
+static int issuing_active(const issuing_t *x, int i) {
+  int l = x->order[i];
+  return x->ld[l].n > 1 && (x->grouped || (x->involved >> l) & 1u);
+}
+
+/* Phase p: type t on the i-th dimension in phase order, `remain` bytes, on
+ * the queue next_queue's mode gives; the algorithm's row fills its part.
+ * Returns the size the next phase starts from. */
+static uint64_t issuing_phase(etsim_coll_t *c, const issuing_t *x, etsim_cop_t t, int i, int mode,
+                              uint64_t remain, phase_t *p) {
+  int level = x->order[i];
+  const ldim_t *l = &x->ld[level];
+  memset(p, 0, sizeof *p);
+  p->type = (uint8_t)t;
+  p->algo = (uint8_t)etsim_coll__phase_algo(c, t, l->phys, l->impl.kind);
+  p->window = l->impl.window;
+  int dir = 1;
+  p->queue = next_queue(c, x->npu, level, mode, &dir);
+  p->dir = (int8_t)dir;
+  p->size = remain;
+  if (x->grouped) {
+    p->ring = x->group_ring;
+    p->fast = 1;
+  } else {
+    ring_for(c, x->npu, l, &p->ring);
+  }
+  p->dims = (uint8_t)etsim_coll__phase_dims(c, x->npu, p, l->phys);
+  c->datasets[x->di].dims |= p->dims;
+  return etsim_coll__algo(p->algo)->phase(c, x->npu, x->type, level, level == x->nld - 1, p);
+}
+
+/* The phases of one chunk: the collective on every dimension taking part;
+ * localBWAware's all-reduce as reduce-scatter up, all-reduce on the last
+ * dimension, all-gather down.  Returns the count. */
+static int issuing_chunk(etsim_coll_t *c, const issuing_t *x, uint64_t chunk, phase_t *ph) {
+  int np = 0, nld = x->nld;
+  uint64_t remain = chunk;
+  if (x->type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware) {
+    for (int i = 0; i < nld; i++)
+      if (issuing_active(x, i)) remain = issuing_phase(c, x, x->type, i, 0, remain, &ph[np++]);
+    return np;
+  }
+  int last = 0, i;
+  for (i = 0; i < nld; i++)
+    if (issuing_active(x, i)) last = i;
+  for (i = 0; i < last; i++)
+    if (issuing_active(x, i))
+      remain = issuing_phase(c, x, ETSIM_COP_REDUCE_SCATTER, i, 1, remain, &ph[np++]);
+  while (i > 0 && !issuing_active(x, i)) i--;
+  if (issuing_active(x, i))
+    remain = issuing_phase(c, x, ETSIM_COP_ALL_REDUCE, i, 1, remain, &ph[np++]);
+  for (i--; i >= 0; i--)
+    if (issuing_active(x, i))
+      remain = issuing_phase(c, x, ETSIM_COP_ALL_GATHER, i, 2, remain, &ph[np++]);
+  return np;
+}
+
 int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t bytes,
                             uint32_t involved, const etsim_comm_t *comm, uint32_t root,
                             int32_t priority, uint64_t token, etsim_error_t *err) {
@@ -1237,59 +1406,11 @@ int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uin
   if (c->custom[type]) return issue_custom(c, npu, type, bytes, comm, priority, token, err);
   if (etsim_coll__ext_wants(c, type, comm))
     return etsim_coll__ext_issue(c, npu, type, bytes, involved, comm, root, priority, token, err);
-  ldim_t ld[ETSIM_TOPO_MAX_DIMS];
-  int nld;
-  ringmap_t group_ring;
-  int grouped = comm && comm->n != c->n_npus;
-  if (grouped) {
-    /* A communicator smaller than the network is one flat ring over its
-     * members, whatever the topology (ASTRA-sim's CommunicatorGroup). */
-    etsim_coll_impl_t im = c->cfg.impl[type][0];
-    if (c->cfg.n_impl[type] > 1) im = (etsim_coll_impl_t){ETSIM_ALGO_RING, -1};
-    ld[0] = (ldim_t){-2, comm->n, im};
-    nld = 1;
-    memset(&group_ring, 0, sizeof group_ring);
-    group_ring.n = comm->n;
-    group_ring.members = comm->members;
-    group_ring.pos = UINT32_MAX;
-    for (uint32_t i = 0; i < comm->n; i++)
-      if (comm->members[i] == npu) group_ring.pos = i;
-    if (group_ring.pos == UINT32_MAX)
-      return etsim_error_set(err, ETSIM_EINVAL,
-                             "NPU %u issues a collective on communicator %u, "
-                             "which does not contain it",
-                             npu, comm->id);
-  } else {
-    nld = logical_dims(c, c->cfg.impl[type], c->cfg.n_impl[type], ld);
-  }
-  for (int d = 0; d < nld; d++) {
-    etsim_algo_kind_t a = ld[d].impl.kind;
-    if ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) &&
-        type == ETSIM_COP_ALL_TO_ALL)
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                             "all-to-all cannot use %s (ASTRA-sim "
-                             "rejects it too): use ring or direct",
-                             etsim_algo_name(a));
-    if ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) && ld[d].n > 1 &&
-        (ld[d].n & (ld[d].n - 1)))
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                             "%s needs a power-of-two number of NPUs, not %u (ASTRA-sim "
-                             "deadlocks on it): use ring or direct",
-                             etsim_algo_name(a), ld[d].n);
-    if (a == ETSIM_ALGO_DOUBLE_BINARY_TREE) {
-      uint32_t n = ld[d].n;
-      if (grouped)
-        return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                               "doubleBinaryTree on communicator %u: "
-                               "trees need a whole dimension (ASTRA-sim misreads this case)",
-                               comm->id);
-      if (n & (n - 1))
-        return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                               "doubleBinaryTree needs a power-of-two "
-                               "dimension, not %u NPUs (ASTRA-sim crashes on it)",
-                               n);
-    }
-  }
+  issuing_t x;
+  int rc = issuing_dims(c, npu, type, comm, &x, err);
+  if (!rc) rc = issuing_check(&x, comm, err);
+  if (rc) return rc;
+  x.involved = involved;
   /* Chunking: size / splits, raised to the NPU count for all but
    * all-gather, which then inflates the collective (ASTRA-sim). */
   uint64_t size = bytes, chunk = size / c->cfg.splits;
@@ -1307,85 +1428,53 @@ int etsim_coll_issue_rooted(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uin
   if (chunk == 0) chunk = 1;
   uint32_t n_streams = (uint32_t)((size + chunk - 1) / chunk);
   int32_t pri = next_priority(c, npu, priority);
-  uint32_t di;
-  int rc0 = new_dataset(c, npu, n_streams, token, &di);
-  if (rc0) return rc0;
-  /* Dimension order: ascending, descending for all-gather. */
-  int order[ETSIM_TOPO_MAX_DIMS];
-  for (int d = 0; d < nld; d++) order[d] = type == ETSIM_COP_ALL_GATHER ? nld - 1 - d : d;
+  if ((rc = new_dataset(c, npu, n_streams, token, &x.di))) return rc;
   uint32_t made = 0;
   while (size > 0) {
     size = chunk > size ? 0 : size - chunk;
     phase_t ph[MAX_PHASES];
-    int np = 0;
-    uint64_t remain = chunk;
-#define ACTIVE(i) (ld[order[i]].n > 1 && (grouped || (involved >> order[i]) & 1u))
-#define ADD(t, i, mode_)                                                                        \
-  do {                                                                                          \
-    const ldim_t *l_ = &ld[order[i]];                                                           \
-    phase_t *p_ = &ph[np++];                                                                    \
-    memset(p_, 0, sizeof *p_);                                                                  \
-    p_->type = (uint8_t)(t);                                                                    \
-    p_->algo = (uint8_t)etsim_coll__phase_algo(c, (t), l_->phys, l_->impl.kind);                \
-    p_->window = l_->impl.window;                                                               \
-    int dir_ = 1;                                                                               \
-    p_->queue = next_queue(c, npu, order[i], (mode_), &dir_);                                   \
-    p_->dir = (int8_t)dir_;                                                                     \
-    p_->size = remain;                                                                          \
-    if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE) {                                            \
-      uint32_t st_ = c->topo->stride[order[i]], n_ = l_->n;                                     \
-      uint32_t *ctr_ =                                                                          \
-          &c->dbt_counter[((size_t)npu * ETSIM_COP_N + type) * ETSIM_TOPO_MAX_DIMS + order[i]]; \
-      p_->tree_min = (uint8_t)((*ctr_)++ % 2);                                                  \
-      p_->tree_stride = st_;                                                                    \
-      p_->tree_start = order[i] == nld - 1 ? npu % st_ : npu - npu % (st_ * n_) + npu % st_;    \
-      p_->ring.n = n_;                                                                          \
-    }                                                                                           \
-    if (grouped) {                                                                              \
-      p_->ring = group_ring;                                                                    \
-      p_->fast = 1;                                                                             \
-    } else {                                                                                    \
-      ring_for(c, npu, l_, &p_->ring);                                                          \
-    }                                                                                           \
-    p_->dims = (uint8_t)etsim_coll__phase_dims(c, npu, p_, l_->phys);                           \
-    if (p_->algo == ETSIM_ALGO_DOUBLE_BINARY_TREE)                                              \
-      p_->type = ETSIM_COP_ALL_REDUCE; /* a tree phase always all-reduces */                    \
-    else remain = final_size((t), remain, l_->n);                                               \
-    c->datasets[di].dims |= p_->dims;                                                           \
-  } while (0)
-    if (type != ETSIM_COP_ALL_REDUCE || !c->cfg.local_bw_aware) {
-      for (int i = 0; i < nld; i++)
-        if (ACTIVE(i)) ADD(type, i, 0);
-    } else {
-      int last = 0, i;
-      for (i = 0; i < nld; i++)
-        if (ACTIVE(i)) last = i;
-      for (i = 0; i < last; i++)
-        if (ACTIVE(i)) ADD(ETSIM_COP_REDUCE_SCATTER, i, 1);
-      while (i > 0 && !ACTIVE(i)) i--;
-      if (ACTIVE(i)) ADD(ETSIM_COP_ALL_REDUCE, i, 1);
-      for (i--; i >= 0; i--)
-        if (ACTIVE(i)) ADD(ETSIM_COP_ALL_GATHER, i, 2);
-    }
-#undef ADD
-#undef ACTIVE
+    int np = issuing_chunk(c, &x, chunk, ph);
     if (np == 0) break;
     uint32_t si;
-    if ((rc0 = new_stream(c, npu, di, pri, np, &si))) return rc0;
+    if ((rc = new_stream(c, npu, x.di, pri, np, &si))) return rc;
     memcpy(PHASES(c, si), ph, (size_t)np * sizeof *ph);
-    if ((rc0 = stream_tag(c, si, grouped ? comm : NULL))) return rc0;
+    if ((rc = stream_tag(c, si, x.grouped ? comm : NULL))) return rc;
     made++;
-    int rc = proceed(c, si);
-    if (rc) return rc;
+    if ((rc = proceed(c, si))) return rc;
   }
   if (made == 0) {
     /* Nothing to do (every dimension has one NPU): finish at once. */
-    dataset_release(c, di);
+    dataset_release(c, x.di);
     c->done(c->user, npu, token);
   } else if (made != n_streams) {
-    c->datasets[di].total = made;
+    c->datasets[x.di].total = made;
   }
   return 0;
+}
+
+/* The ring family's part of a phase: nothing more; the data a phase
+ * leaves behind is the next one's start (all-gather grows it n-fold,
+ * reduce-scatter shrinks it). */
+uint64_t etsim_coll__ring_phase(etsim_coll_t *c, uint32_t npu, etsim_cop_t coll_type, int level,
+                                int last, phase_t *p) {
+  (void)c, (void)npu, (void)coll_type, (void)level, (void)last;
+  return final_size((etsim_cop_t)p->type, p->size, p->ring.n);
+}
+
+/* A double binary tree's phase: which of the two trees (they alternate
+ * per NPU, collective type and dimension), and the dimension's NPUs as
+ * start + k * stride.  The phase always all-reduces, and leaves its size
+ * unchanged. */
+uint64_t etsim_coll__dbt_phase(etsim_coll_t *c, uint32_t npu, etsim_cop_t coll_type, int level,
+                               int last, phase_t *p) {
+  uint32_t st = c->topo->stride[level], n = p->ring.n;
+  uint32_t *ctr =
+      &c->dbt_counter[((size_t)npu * ETSIM_COP_N + coll_type) * ETSIM_TOPO_MAX_DIMS + level];
+  p->tree_min = (uint8_t)((*ctr)++ % 2);
+  p->tree_stride = st;
+  p->tree_start = last ? npu % st : npu - npu % (st * n) + npu % st;
+  p->type = ETSIM_COP_ALL_REDUCE;
+  return p->size;
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -1461,9 +1550,7 @@ int etsim_coll_create(etsim_coll_t **out, const etsim_sys_config_t *cfg, const e
   for (int t = 0; t < ETSIM_COP_N; t++) {
     int n = cfg->n_impl[t], one = 0;
     for (int d = 0; d < n; d++)
-      if (cfg->impl[t][d].kind >= ETSIM_ALGO_ONE_RING &&
-          cfg->impl[t][d].kind <= ETSIM_ALGO_ONE_HALVING_DOUBLING)
-        one = 1;
+      if (etsim_coll__algo(cfg->impl[t][d].kind)->flags & AF_ONE) one = 1;
     /* rooted types without a list use every dimension (n == 0) */
     if (!one && n > 0 && n < topo->ndims) {
       uint32_t used = 1;
@@ -1624,30 +1711,19 @@ int etsim_coll__send_switch(etsim_coll_t *c, uint32_t npu, int d, int up, uint64
   uint32_t sw = ETSIM_COLL_SWITCH_ID(d, npu - etsim_topo_coord(c->topo, npu, d) * st);
   uint64_t tok = notify_si == NIL ? 0 : TOK_STREAM | notify_si;
   uint32_t mi;
+  int rc;
   if (up) {
     /* to the switch, which takes it whole: no matching */
-    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
-    msgrec_t *m = &c->msgs[mi];
-    m->send_token = tok;
-    m->sender = npu;
-    m->dst = sw;
-    m->tag = tag;
-    m->bytes = bytes;
+    if ((rc = msg_record(c, tok, npu, sw, NIL, tag, bytes, &mi))) return rc;
     return c->net->ops->send_switch(c->net, npu, d, 1, bytes, mi);
   }
   /* down: the NPU receives it from the switch like any message */
   uint32_t k;
-  int rc = match_get(c, tag, sw, npu, bytes, &k);
-  if (rc) return rc;
+  if ((rc = match_get(c, tag, sw, npu, bytes, &k))) return rc;
   c->match[k].inflight++;
   uint64_t token = TOKEN_FAST | k;
   if (tok) {
-    POOL_ALLOC(c, msgs, n_msgs, cap_msgs, free_msg, &mi);
-    msgrec_t *m = &c->msgs[mi];
-    m->send_token = tok;
-    m->entry = k;
-    m->sender = sw;
-    m->dst = npu;
+    if ((rc = msg_record(c, tok, sw, npu, k, tag, bytes, &mi))) return rc;
     token = mi;
   }
   return c->net->ops->send_switch(c->net, npu, d, 0, bytes, token);

@@ -199,6 +199,65 @@ struct etsim_coll {
   struct coll_ext *ext; /* etsim's own algorithms (ext.c), created on first use */
 };
 
+/* ------------------------------------------------------------------------
+ * The algorithm registry (algo.c): one row per etsim_algo_kind_t.
+ */
+
+/* Issue time: the algorithm's part of phase p, which the engine has filled
+ * (type, size, ring, queue, dims) for NPU npu in a collective of type
+ * coll_type, on logical dimension `level` (last: the highest one).
+ * Returns the data size the collective's next phase starts from. */
+typedef uint64_t (*etsim_coll__phase_fn)(etsim_coll_t *c, uint32_t npu, etsim_cop_t coll_type,
+                                         int level, int last, phase_t *p);
+/* Phase start: the stream's algorithm state for its current phase. */
+typedef void (*etsim_coll__setup_fn)(stream_t *s);
+
+enum {
+  AF_ASTRA = 1,     /* ASTRA-sim's name: any of its four lists takes it */
+  AF_ONE = 2,       /* one ring over all NPUs instead of one per dimension */
+  AF_POW2 = 4,      /* needs a power-of-two number of NPUs on its ring */
+  AF_WHOLE_DIM = 8, /* a tree over a whole dimension: no communicator, 2^k NPUs */
+  AF_IMPLIED = 16   /* chosen by another key, never named in a list */
+};
+
+typedef struct etsim_coll__algo {
+  const char *name;        /* as the system file spells it */
+  const char *window_name; /* "directN": name + N is a window of N sends; NULL: none */
+  etsim_algo_kind_t kind;
+  etsim_algo_kind_t base; /* what a one* name runs on its ring; kind otherwise */
+  uint8_t flags;          /* AF_* */
+  uint16_t ops;           /* bit t: runs collectives of type t */
+  etsim_coll__phase_fn phase;
+  etsim_coll__setup_fn setup; /* NULL: ext.c runs its phases */
+} etsim_coll__algo_t;
+
+extern const etsim_coll__algo_t etsim_coll__algos[ETSIM_ALGO_N];
+
+/* The row of kind k (< ETSIM_ALGO_N: a custom collective's phase has no row). */
+static inline const etsim_coll__algo_t *etsim_coll__algo(int k) {
+  ETSIM_ASSERT((unsigned)k < ETSIM_ALGO_N);
+  return &etsim_coll__algos[k];
+}
+/* The row a list entry names (a row's name, or its name and a window N > 0
+ * when it takes one), with *window N or -1; NULL for no algorithm. */
+const etsim_coll__algo_t *etsim_coll__algo_find(const char *s, int32_t *window);
+/* Whether a list for collectives of type t may name a: the collectives it
+ * runs, and any of ASTRA-sim's four for ASTRA-sim's names (an impossible
+ * pair is refused when it runs, as ASTRA-sim does). */
+int etsim_coll__algo_allowed(const etsim_coll__algo_t *a, int t);
+/* "ring, direct, directN, ... or tree": the names a list for collectives of
+ * type t may give (t < 0: every name), for error messages. */
+void etsim_coll__algo_names(int t, char *buf, size_t n);
+
+/* The hooks (coll.c): the ring family (ring, direct, halving-doubling and
+ * their one* forms) and the double binary tree. */
+uint64_t etsim_coll__ring_phase(etsim_coll_t *c, uint32_t npu, etsim_cop_t coll_type, int level,
+                                int last, phase_t *p);
+uint64_t etsim_coll__dbt_phase(etsim_coll_t *c, uint32_t npu, etsim_cop_t coll_type, int level,
+                               int last, phase_t *p);
+void etsim_coll__ring_setup(stream_t *s);
+void etsim_coll__dbt_setup(stream_t *s);
+
 /* The endpoint delay around a phase's messages: ASTRA-sim's fixed 10 ns on
  * a communicator's flat ring, else the system file's endpoint-delay. */
 static inline int64_t etsim_coll__eps(const etsim_coll_t *c, const phase_t *p) {

@@ -6,39 +6,11 @@
  * key.  preferred-dataset-splits is required (ASTRA-sim divides by zero
  * without it).
  */
-#include "etsim/coll.h"
+#include "coll_int.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
-
-static const char *const algo_names[ETSIM_ALGO_N] = {
-    "ring",     "direct",    "halvingDoubling",    "doubleBinaryTree",
-    "oneRing",  "oneDirect", "oneHalvingDoubling", "tree",
-    "inNetwork"};
-
-const char *etsim_algo_name(etsim_algo_kind_t k) {
-  return (unsigned)k < ETSIM_ALGO_N ? algo_names[k] : "?";
-}
-
-int etsim_coll_impl_parse(const char *s, etsim_coll_impl_t *out) {
-  /* inNetwork is chosen per dimension by "in-network-collectives" */
-  for (int i = 0; i < ETSIM_ALGO_IN_NETWORK; i++)
-    if (strcmp(s, algo_names[i]) == 0) {
-      *out = (etsim_coll_impl_t){(etsim_algo_kind_t)i, -1};
-      return 0;
-    }
-  /* directN: a window of N outstanding sends */
-  if (strncmp(s, "direct", 6) == 0 && s[6]) {
-    char *end;
-    long w = strtol(s + 6, &end, 10);
-    if (*end == 0 && w > 0 && w < 1 << 30) {
-      *out = (etsim_coll_impl_t){ETSIM_ALGO_DIRECT, (int32_t)w};
-      return 0;
-    }
-  }
-  return ETSIM_EINVAL;
-}
 
 void etsim_sys_config_defaults(etsim_sys_config_t *c) {
   memset(c, 0, sizeof *c);
@@ -116,6 +88,30 @@ static int two_way(json_t *v, const char *path, const char *key, const char *a, 
   return 0;
 }
 
+/* Entry i of the implementation list `key` (collectives of type t): a name
+ * in the registry (algo.c) that type may use. */
+static int impl_entry(json_t *v, const char *path, const char *key, size_t i, int t,
+                      etsim_coll_impl_t *out, etsim_error_t *err) {
+  char names[256];
+  const char *s = json_string_value(v);
+  int32_t window;
+  const etsim_coll__algo_t *a = s ? etsim_coll__algo_find(s, &window) : NULL;
+  if (!a) {
+    etsim_coll__algo_names(-1, names, sizeof names);
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: key \"%s\"[%zu]: unknown algorithm \"%s\" (expected %s)", path, key,
+                           i, s ? s : "(not a string)", names);
+  }
+  if (!etsim_coll__algo_allowed(a, t)) {
+    etsim_coll__algo_names(t, names, sizeof names);
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: key \"%s\"[%zu]: %s is not an algorithm for %s (%s)", path, key, i,
+                           s, etsim_coll_op_name((etsim_cop_t)t), names);
+  }
+  *out = (etsim_coll_impl_t){a->kind, window};
+  return 0;
+}
+
 static const char *const ignored_keys[] = {"boost-mode",
                                            "trace-enabled",
                                            "track-local-mem",
@@ -129,6 +125,47 @@ static const char *const ignored_keys[] = {"boost-mode",
                                            "intra-dimension-scheduling",
                                            "inter-dimension-scheduling",
                                            NULL};
+
+/* Every other key: an implementation list (`all-reduce-implementation`),
+ * a custom collective's trace prefix (`...-implementation-custom`), a key
+ * only ASTRA-sim's debugging reads (ignored), or an unknown one (a
+ * warning). */
+static int impl_key(etsim_sys_config_t *c, const char *path, const char *key, json_t *v,
+                    etsim_error_t *err) {
+  for (int t = 0; t < ETSIM_COP_N; t++) {
+    size_t kl = strlen(impl_keys[t]);
+    if (strcmp(key, impl_keys[t]) == 0) {
+      if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > ETSIM_TOPO_MAX_DIMS)
+        return etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s: key \"%s\": expected a list of 1 to %d "
+                               "algorithm names",
+                               path, key, ETSIM_TOPO_MAX_DIMS);
+      c->n_impl[t] = (int)json_array_size(v);
+      for (size_t i = 0; i < json_array_size(v); i++) {
+        int rc = impl_entry(json_array_get(v, i), path, key, i, t, &c->impl[t][i], err);
+        if (rc) return rc;
+      }
+      return 0;
+    }
+    if (strncmp(key, impl_keys[t], kl) == 0 && strcmp(key + kl, "-custom") == 0) {
+      const char *s = json_is_array(v) && json_array_size(v) == 1
+                          ? json_string_value(json_array_get(v, 0))
+                          : NULL;
+      if (!s)
+        return etsim_error_set(err, ETSIM_EFORMAT,
+                               "%s: key \"%s\": expected a list of one "
+                               "trace prefix",
+                               path, key);
+      c->custom[t] = etsim_strdup(s);
+      if (!c->custom[t]) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+      return 0;
+    }
+  }
+  for (int i = 0; ignored_keys[i]; i++)
+    if (strcmp(key, ignored_keys[i]) == 0) return 0;
+  etsim_warn("%s: unknown key \"%s\" ignored", path, key);
+  return 0;
+}
 
 int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t *err) {
   etsim_sys_config_defaults(c);
@@ -225,75 +262,8 @@ int etsim_sys_config_load(const char *path, etsim_sys_config_t *c, etsim_error_t
       if ((rc = num(v, path, key, &x, err))) goto out;
       if (key[0] == 'r' && key[1] == 'o') c->roofline = x != 0;
       else c->replay_only = x != 0;
-    } else {
-      int t, matched = 0;
-      for (t = 0; t < ETSIM_COP_N; t++) {
-        size_t kl = strlen(impl_keys[t]);
-        if (strcmp(key, impl_keys[t]) == 0) {
-          matched = 1;
-          if (!json_is_array(v) || json_array_size(v) == 0 ||
-              json_array_size(v) > ETSIM_TOPO_MAX_DIMS) {
-            rc = etsim_error_set(err, ETSIM_EFORMAT,
-                                 "%s: key \"%s\": expected a list of 1 to %d "
-                                 "algorithm names",
-                                 path, key, ETSIM_TOPO_MAX_DIMS);
-            goto out;
-          }
-          c->n_impl[t] = (int)json_array_size(v);
-          for (size_t i = 0; i < json_array_size(v); i++) {
-            const char *s = json_string_value(json_array_get(v, i));
-            if (!s || etsim_coll_impl_parse(s, &c->impl[t][i])) {
-              rc = etsim_error_set(err, ETSIM_EFORMAT,
-                                   "%s: key \"%s\"[%zu]: unknown algorithm "
-                                   "\"%s\" (expected ring, direct, directN, halvingDoubling, "
-                                   "doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling "
-                                   "or tree)",
-                                   path, key, i, s ? s : "(not a string)");
-              goto out;
-            }
-            etsim_algo_kind_t a = c->impl[t][i].kind;
-            int rooted = t >= ETSIM_COP_ASTRA_N;
-            if ((a == ETSIM_ALGO_TREE && !rooted) ||
-                (rooted &&
-                 (a == ETSIM_ALGO_DOUBLE_BINARY_TREE ||
-                  ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) &&
-                   t != ETSIM_COP_BARRIER)))) {
-              rc = etsim_error_set(err, ETSIM_EFORMAT,
-                                   "%s: key \"%s\"[%zu]: %s is not an algorithm for %s (%s)", path,
-                                   key, i, s, etsim_coll_op_name((etsim_cop_t)t),
-                                   rooted ? "ring, direct, directN, tree, oneRing or oneDirect"
-                                          : "tree is for rooted collectives and the barrier");
-              goto out;
-            }
-          }
-          break;
-        }
-        if (strncmp(key, impl_keys[t], kl) == 0 && strcmp(key + kl, "-custom") == 0) {
-          matched = 1;
-          const char *s = json_is_array(v) && json_array_size(v) == 1
-                              ? json_string_value(json_array_get(v, 0))
-                              : NULL;
-          if (!s) {
-            rc = etsim_error_set(err, ETSIM_EFORMAT,
-                                 "%s: key \"%s\": expected a list of one "
-                                 "trace prefix",
-                                 path, key);
-            goto out;
-          }
-          c->custom[t] = etsim_strdup(s);
-          if (!c->custom[t]) {
-            rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-            goto out;
-          }
-          break;
-        }
-      }
-      if (!matched) {
-        int ign = 0;
-        for (int i = 0; ignored_keys[i]; i++)
-          if (strcmp(key, ignored_keys[i]) == 0) ign = 1;
-        if (!ign) etsim_warn("%s: unknown key \"%s\" ignored", path, key);
-      }
+    } else if ((rc = impl_key(c, path, key, v, err))) {
+      goto out;
     }
     continue;
   bad_string:

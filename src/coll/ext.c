@@ -164,16 +164,8 @@ int etsim_coll__ext_wants(etsim_coll_t *c, etsim_cop_t type, const etsim_comm_t 
 
 int etsim_coll__phase_algo(const etsim_coll_t *c, int t, int phys, int algo) {
   if (phys < 0 || !c->cfg.in_network[phys]) return algo;
-  switch (t) {
-    case ETSIM_COP_ALL_REDUCE:
-    case ETSIM_COP_REDUCE_SCATTER:
-    case ETSIM_COP_ALL_GATHER:
-    case ETSIM_COP_BROADCAST:
-    case ETSIM_COP_REDUCE:
-      return ETSIM_ALGO_IN_NETWORK;
-    default:
-      return algo; /* all-to-all, gather, scatter: the switch cannot combine */
-  }
+  /* all-to-all, gather, scatter: the switch cannot combine */
+  return etsim_coll__algo(ETSIM_ALGO_IN_NETWORK)->ops >> t & 1u ? ETSIM_ALGO_IN_NETWORK : algo;
 }
 
 /* ---------------------------------------------------------- the space */
@@ -253,7 +245,7 @@ static int space(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint32_t invol
   int n_list = c->cfg.n_impl[type] ? c->cfg.n_impl[type] : t->ndims;
   for (int i = 0; i < n_list; i++) {
     etsim_coll_impl_t im = impl_at(c, type, i);
-    int one = im.kind >= ETSIM_ALGO_ONE_RING && im.kind <= ETSIM_ALGO_ONE_HALVING_DOUBLING;
+    int one = (etsim_coll__algo(im.kind)->flags & AF_ONE) != 0;
     sdim_t *s = &out[n];
     memset(s, 0, sizeof *s);
     s->impl = im;
@@ -284,34 +276,32 @@ static int space(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint32_t invol
 static int check_space(const etsim_coll_t *c, etsim_cop_t type, const sdim_t *sd, int n,
                        const etsim_comm_t *comm, etsim_error_t *err) {
   for (int k = 0; k < n; k++) {
-    etsim_algo_kind_t a = sd[k].impl.kind;
+    const etsim_coll__algo_t *a = etsim_coll__algo(sd[k].impl.kind);
     uint32_t m = sd[k].ring.n;
-    if ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) && m > 1 &&
-        !pow2_ok(m))
+    if ((a->flags & AF_POW2) && m > 1 && !pow2_ok(m))
       return etsim_error_set(err, ETSIM_EUNSUPPORTED,
                              "%s: %s needs a power-of-two number of NPUs, not %u%s%s (ASTRA-sim "
                              "deadlocks on it): use ring or direct",
-                             etsim_coll_op_name(type), etsim_algo_name(a), m,
+                             etsim_coll_op_name(type), a->name, m,
                              sd[k].phys >= 0 ? " in a dimension" : "",
                              comm && comm->n != c->n_npus ? " of the communicator" : "");
-    if (a == ETSIM_ALGO_DOUBLE_BINARY_TREE) {
+    if (a->flags & AF_WHOLE_DIM) {
       if (sd[k].phys < 0 || (comm && comm->n != c->n_npus))
         return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                               "%s: doubleBinaryTree on a communicator: trees need a whole "
+                               "%s: %s on a communicator: trees need a whole "
                                "dimension (ASTRA-sim misreads this case)",
-                               etsim_coll_op_name(type));
+                               etsim_coll_op_name(type), a->name);
       if (m > 1 && !pow2_ok(m))
         return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                               "%s: doubleBinaryTree needs a power-of-two dimension, not %u NPUs "
+                               "%s: %s needs a power-of-two dimension, not %u NPUs "
                                "(ASTRA-sim crashes on it)",
-                               etsim_coll_op_name(type), m);
+                               etsim_coll_op_name(type), a->name, m);
     }
-    if ((a == ETSIM_ALGO_HALVING_DOUBLING || a == ETSIM_ALGO_ONE_HALVING_DOUBLING) &&
-        type == ETSIM_COP_ALL_TO_ALL)
+    if (!(a->ops >> type & 1u))
       return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                             "all-to-all cannot use %s (ASTRA-sim rejects it too): use ring or "
+                             "%s cannot use %s (ASTRA-sim rejects it too): use ring or "
                              "direct",
-                             etsim_algo_name(a));
+                             etsim_coll_op_name(type), a->name);
   }
   return 0;
 }
@@ -335,7 +325,7 @@ int etsim_coll_check(const etsim_coll_t *cc, etsim_cop_t type, const etsim_comm_
     } else {
       for (int i = 0; i < c->cfg.n_impl[type]; i++) {
         etsim_coll_impl_t im = c->cfg.impl[type][i];
-        int one = im.kind >= ETSIM_ALGO_ONE_RING && im.kind <= ETSIM_ALGO_ONE_HALVING_DOUBLING;
+        int one = (etsim_coll__algo(im.kind)->flags & AF_ONE) != 0;
         sd[n++] = (sdim_t){
             .ring.n = one ? c->n_npus : c->topo->npus[i], .impl = im, .phys = one ? -1 : i};
         if (one) break;
@@ -455,11 +445,7 @@ static void plan_chunk(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_t
         } else {
           /* everyone hears from everyone: an all-gather of the token (the
            * one* names mean the same on a ring over all NPUs) */
-          int a = s->impl.kind == ETSIM_ALGO_ONE_RING               ? ETSIM_ALGO_RING
-                  : s->impl.kind == ETSIM_ALGO_ONE_DIRECT           ? ETSIM_ALGO_DIRECT
-                  : s->impl.kind == ETSIM_ALGO_ONE_HALVING_DOUBLING ? ETSIM_ALGO_HALVING_DOUBLING
-                                                                    : s->impl.kind;
-          add(c, npu, p, &z, ETSIM_COP_ALL_GATHER, a, chunk, 0);
+          add(c, npu, p, &z, ETSIM_COP_ALL_GATHER, etsim_coll__algo(s->impl.kind)->base, chunk, 0);
         }
       }
       break;

@@ -111,9 +111,8 @@ int etsim_coll__rooted_start(etsim_coll_t *c, uint32_t si) {
   uint64_t tag = s->tag;
   uint32_t me = s->npu;
   int sp = spreads(p->type);
-  switch (p->algo) {
+  switch (etsim_coll__algo(p->algo)->base) {
     case ETSIM_ALGO_DIRECT:
-    case ETSIM_ALGO_ONE_DIRECT:
       if (sp == (vr == 0)) {
         /* the root spreads, the others converge: they start sending */
         x->state = S_SEND;
@@ -165,9 +164,8 @@ int etsim_coll__rooted_recv(etsim_coll_t *c, uint32_t si) {
   xst_t *x = etsim_coll__xst(c, si);
   uint32_t n = p->ring.n, vr = x->vr;
   int sp = spreads(p->type);
-  switch (p->algo) {
+  switch (etsim_coll__algo(p->algo)->base) {
     case ETSIM_ALGO_DIRECT:
-    case ETSIM_ALGO_ONE_DIRECT:
       /* a leaf got the data, or the root got one contribution */
       if (sp) x->state = S_END;
       return etsim_coll__wake(c, si, after_recv(c, p, p->size));
@@ -210,9 +208,8 @@ int etsim_coll__rooted_general(etsim_coll_t *c, uint32_t si) {
   uint64_t tag = s->tag;
   int sp = spreads(p->type);
   int rc;
-  switch (p->algo) {
+  switch (etsim_coll__algo(p->algo)->base) {
     case ETSIM_ALGO_DIRECT:
-    case ETSIM_ALGO_ONE_DIRECT:
       if (x->state == S_END) return etsim_coll__phase_end(c, si);
       if (x->state == S_SEND && sp) {
         x->state = S_SENT;
@@ -257,7 +254,7 @@ int etsim_coll__rooted_sent(etsim_coll_t *c, uint32_t si) {
   const phase_t *p = XCP(s);
   xst_t *x = etsim_coll__xst(c, si);
   uint32_t n = p->ring.n;
-  if ((p->algo == ETSIM_ALGO_DIRECT || p->algo == ETSIM_ALGO_ONE_DIRECT) && spreads(p->type)) {
+  if (etsim_coll__algo(p->algo)->base == ETSIM_ALGO_DIRECT && spreads(p->type)) {
     if (++x->done == n - 1) return etsim_coll__phase_end(c, si);
     return direct_post(c, si);
   }

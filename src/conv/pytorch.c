@@ -954,20 +954,6 @@ static int cmp_idpair(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The converted operator a node belongs to (itself, or its outermost
- * operator ancestor), or UINT32_MAX. */
-uint32_t etsim_conv__pt_top_op(ptc_t *c, uint32_t i) {
-  for (int guard = 0; guard < 1 << 20; guard++) {
-    const ptc_node_t *h = &c->nodes[i];
-    if (h->flags & PTC_F_EMIT) return i;
-    if (!(h->flags & PTC_F_INSIDE) || !(h->flags & PTC_F_HAS_PARENT)) return UINT32_MAX;
-    uint32_t pi;
-    if (!ptc_find(c, h->parent, &pi)) return UINT32_MAX;
-    i = pi;
-  }
-  return UINT32_MAX;
-}
-
 /* ---------------------------------------------------------- the driver */
 
 void etsim_conv__pt_free(ptc_t *c) {

@@ -1,7 +1,9 @@
 /*
  * pytorch_conv_int.h — the PyTorch converter's state, shared by
  * pytorch.c (host trace, driver), pytorch_kineto.c (Kineto join) and
- * pytorch_write.c (dependencies and output).
+ * pytorch_write.c (dependencies and output).  Calls go one way: the
+ * driver calls the others, which call only the reader files (json, ptv)
+ * and the inline helpers here, never back into the driver.
  */
 #ifndef ETSIM_CONV_PYTORCH_CONV_INT_H
 #define ETSIM_CONV_PYTORCH_CONV_INT_H
@@ -196,12 +198,27 @@ static inline int ptc_find(const ptc_t *c, uint64_t id, uint32_t *idx) {
   return etsim_u64map_get(&c->by_id, id, idx);
 }
 
+/* The converted operator a node belongs to (itself, or its outermost
+ * operator ancestor), or UINT32_MAX.  Here rather than in pytorch.c so
+ * that the Kineto join and the writer, which pytorch.c calls, do not call
+ * back into it. */
+static inline uint32_t ptc_top_op(const ptc_t *c, uint32_t i) {
+  for (int guard = 0; guard < 1 << 20; guard++) {
+    const ptc_node_t *h = &c->nodes[i];
+    if (h->flags & PTC_F_EMIT) return i;
+    if (!(h->flags & PTC_F_INSIDE) || !(h->flags & PTC_F_HAS_PARENT)) return UINT32_MAX;
+    uint32_t pi;
+    if (!ptc_find(c, h->parent, &pi)) return UINT32_MAX;
+    i = pi;
+  }
+  return UINT32_MAX;
+}
+
 /* Tests only: 1 reads every host node as a tree (no etsim_conv__pt_scan_host_node fast
  * path), to check that both paths convert a file to the same bytes. */
 extern int etsim_conv__pt_no_fast;
 
 int etsim_conv__pt_comm_kind(const char *name, int *coll);
-uint32_t etsim_conv__pt_top_op(ptc_t *c, uint32_t i);
 int etsim_conv__pt_kineto_read(ptc_t *c, const char *path, etsim_convpt_summary_t *s,
                                etsim_error_t *err);
 void etsim_conv__pt_kineto_free(ptc_t *c);

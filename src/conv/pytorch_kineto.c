@@ -216,7 +216,7 @@ static int link(ptc_t *c, etsim_convpt_summary_t *s) {
     v->parent = n_stack ? stack[n_stack - 1] : UINT32_MAX;
     uint32_t op = UINT32_MAX;
     if (v->cls == PTK_CPU && v->host != UINT32_MAX) {
-      uint32_t top = etsim_conv__pt_top_op(c, v->host);
+      uint32_t top = ptc_top_op(c, v->host);
       if (top != UINT32_MAX) op = c->op_pos[top];
     }
     if (op == UINT32_MAX && v->parent != UINT32_MAX) op = c->evs[v->parent].op;
@@ -308,7 +308,7 @@ int etsim_conv__pt_kineto_host_gpu(ptc_t *c, etsim_convpt_summary_t *s) {
   if (!c->kern || !c->op_comm_kernel) return ETSIM_ENOMEM;
   for (size_t i = 0; i < c->n_evs; i++) {
     const ptk_ev_t *v = &c->evs[i];
-    uint32_t top = v->host != UINT32_MAX ? etsim_conv__pt_top_op(c, v->host) : UINT32_MAX;
+    uint32_t top = v->host != UINT32_MAX ? ptc_top_op(c, v->host) : UINT32_MAX;
     if (top == UINT32_MAX) {
       s->unlaunched_kernels++;
       continue;

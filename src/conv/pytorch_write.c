@@ -238,19 +238,28 @@ static int write_groups(const ptc_t *c, const char *path, etsim_outfile_t *of, e
   return 0;
 }
 
-int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, unsigned write_flags,
-                         etsim_convpt_summary_t *s, etsim_error_t *err) {
-  etsim_et_writer_t *w = NULL;
-  etsim_outfile_t gof;
-  int have_gof = 0;
-  deps_t dd = {0};
-  table_t last_tid = {0}, prod = {0}, seqs = {0}, lastk = {0};
-  etsim_u64map_init(&last_tid.map);
-  etsim_u64map_init(&prod.map);
-  etsim_u64map_init(&seqs.map);
-  etsim_u64map_init(&lastk.map);
-  int rc = etsim_et_writer_open(&w, path, write_flags, err);
-  if (rc) goto fail;
+/* What the steps of etsim_conv__pt_write share: the output, the summary,
+ * the dependency list being built, and the tables that find a node's
+ * dependencies (last op per thread, tensor producers, collectives by
+ * sequence number, last kernel per stream); ki and si walk the kernels and
+ * the stream syncs in op order. */
+typedef struct pw {
+  ptc_t *c;
+  etsim_et_writer_t *w;
+  etsim_convpt_summary_t *s;
+  deps_t dd;
+  table_t last_tid, prod, seqs, lastk;
+  size_t ki, si;
+  uint64_t next_kid; /* ids for kernels without their own */
+  int warned_unknown;
+  uint64_t n_comm;
+} pw_t;
+
+/* dep_add and table_set fail only for memory, and say nothing. */
+static int nomem(etsim_error_t *err) { return etsim_error_set(err, ETSIM_ENOMEM, "out of memory"); }
+
+/* The trace's metadata: schema, pid, time, start and finish. */
+static int write_meta(const ptc_t *c, etsim_et_writer_t *w, etsim_error_t *err) {
   etsim_attr_t meta_attrs[5];
   memset(meta_attrs, 0, sizeof meta_attrs);
   const char *mnames[5] = {"schema", "pid", "time", "start_ts", "finish_ts"};
@@ -269,212 +278,247 @@ int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, un
   meta_attrs[4].kind = ETSIM_ATTR_UINT64;
   meta_attrs[4].v.u64 = c->finish_ts;
   etsim_et_meta_t meta = {"", 5, meta_attrs};
-  if ((rc = etsim_et_writer_meta(w, &meta, err))) goto fail;
+  return etsim_et_writer_meta(w, &meta, err);
+}
 
-  uint64_t next_kid = c->max_id + 1;
-  size_t ki = 0, si = 0;
-  int warned_unknown = 0;
-  uint64_t n_comm = 0;
-  for (size_t pos = 0; pos < c->n_ops; pos++) {
-    const ptc_node_t *h = &c->nodes[c->ops[pos]];
-    const ptc_ext_t *e = &c->exts[h->ext];
-    int comm = (h->flags & PTC_F_COMM) != 0;
-    int type = ETSIM_ET_COMP_NODE;
-    int comm_here = 0; /* this host node carries the communication */
-    if (h->flags & PTC_F_PGINIT) {
-      type = ETSIM_ET_METADATA_NODE;
-    } else if (comm && (e->kind == PTC_COLL || e->kind == PTC_SEND || e->kind == PTC_RECV)) {
-      n_comm++;
-      if (!(c->op_comm_kernel && c->op_comm_kernel[pos])) {
-        comm_here = 1;
-        type = e->kind == PTC_COLL   ? ETSIM_ET_COMM_COLL_NODE
-               : e->kind == PTC_SEND ? ETSIM_ET_COMM_SEND_NODE
-                                     : ETSIM_ET_COMM_RECV_NODE;
-      }
-    } else if (comm && e->kind == PTC_UNKNOWN) {
-      s->unknown_comm++;
-      if (!warned_unknown++)
-        etsim_warn("%s: node %" PRIu64
-                   ": communication record '%s' of "
-                   "unknown kind kept as a compute node (all such cases are "
-                   "counted in the summary)",
-                   c->host_path, h->id, e->coll_name);
+/* The node type of op `pos`; *comm_here when the host node itself carries
+ * the communication (no kernel of the op does). */
+static int op_type(pw_t *o, size_t pos, const ptc_node_t *h, const ptc_ext_t *e, int *comm_here) {
+  const ptc_t *c = o->c;
+  int comm = (h->flags & PTC_F_COMM) != 0;
+  int type = ETSIM_ET_COMP_NODE;
+  *comm_here = 0;
+  if (h->flags & PTC_F_PGINIT) {
+    type = ETSIM_ET_METADATA_NODE;
+  } else if (comm && (e->kind == PTC_COLL || e->kind == PTC_SEND || e->kind == PTC_RECV)) {
+    o->n_comm++;
+    if (!(c->op_comm_kernel && c->op_comm_kernel[pos])) {
+      *comm_here = 1;
+      type = e->kind == PTC_COLL   ? ETSIM_ET_COMM_COLL_NODE
+             : e->kind == PTC_SEND ? ETSIM_ET_COMM_SEND_NODE
+                                   : ETSIM_ET_COMM_RECV_NODE;
     }
-    int64_t ts = -1, dur = -1;
-    if (c->op_ts && c->op_ts[pos] >= 0) {
-      ts = c->op_ts[pos];
-      dur = c->op_dur[pos];
-    } else if (h->flags & PTC_F_TIMED) {
-      ts = e->ts_ns;
-      dur = e->dur_ns;
+  } else if (comm && e->kind == PTC_UNKNOWN) {
+    o->s->unknown_comm++;
+    if (!o->warned_unknown++)
+      etsim_warn("%s: node %" PRIu64
+                 ": communication record '%s' of "
+                 "unknown kind kept as a compute node (all such cases are "
+                 "counted in the summary)",
+                 c->host_path, h->id, e->coll_name);
+  }
+  return type;
+}
+
+/* The data dependencies of op `pos` (started at ts, or -1) into o->dd: the
+ * thread's previous op, across threads, tensors, waits and stream syncs.
+ * 0 or ETSIM_ENOMEM. */
+static int op_deps(pw_t *o, size_t pos, const ptc_node_t *h, const ptc_ext_t *e, int64_t ts,
+                   etsim_error_t *err) {
+  ptc_t *c = o->c;
+  etsim_convpt_summary_t *s = o->s;
+  deps_t *dd = &o->dd;
+  table_t *last_tid = &o->last_tid, *prod = &o->prod, *seqs = &o->seqs, *lastk = &o->lastk;
+  int comm = (h->flags & PTC_F_COMM) != 0;
+  size_t i;
+  int have_prev = table_get(last_tid, (uint64_t)e->tid, &i);
+  if (have_prev && dep_add(dd, last_tid->a[i])) return nomem(err);
+  /* Across threads: as a thread's first op, or after a gap of more
+   * than 1 ms on its thread, an op follows the op that finished last
+   * on another thread before it started (chakra_trace_link's
+   * inter_thread_dep, same threshold). */
+  if (ts >= 0 &&
+      (!have_prev || (last_tid->b[i] != UINT64_MAX && ts - (int64_t)last_tid->b[i] > PTC_GAP_NS))) {
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; k < last_tid->n; k++)
+      if (last_tid->c[k] != e->tid && last_tid->b[k] != UINT64_MAX &&
+          (int64_t)last_tid->b[k] <= ts && (best == SIZE_MAX || last_tid->b[k] > last_tid->b[best]))
+        best = k;
+    if (best != SIZE_MAX) {
+      size_t before = dd->n;
+      if (dep_add(dd, last_tid->a[best])) return nomem(err);
+      s->inter_thread_edges += dd->n - before;
     }
-    dd.n = 0;
-    if (type != ETSIM_ET_METADATA_NODE) {
-      size_t i;
-      int have_prev = table_get(&last_tid, (uint64_t)e->tid, &i);
-      if (have_prev && (rc = dep_add(&dd, last_tid.a[i]))) goto nomem;
-      /* Across threads: as a thread's first op, or after a gap of more
-       * than 1 ms on its thread, an op follows the op that finished last
-       * on another thread before it started (chakra_trace_link's
-       * inter_thread_dep, same threshold). */
-      if (ts >= 0 && (!have_prev ||
-                      (last_tid.b[i] != UINT64_MAX && ts - (int64_t)last_tid.b[i] > PTC_GAP_NS))) {
-        size_t best = SIZE_MAX;
-        for (size_t k = 0; k < last_tid.n; k++)
-          if (last_tid.c[k] != e->tid && last_tid.b[k] != UINT64_MAX &&
-              (int64_t)last_tid.b[k] <= ts &&
-              (best == SIZE_MAX || last_tid.b[k] > last_tid.b[best]))
-            best = k;
-        if (best != SIZE_MAX) {
-          size_t before = dd.n;
-          if ((rc = dep_add(&dd, last_tid.a[best]))) goto nomem;
-          s->inter_thread_edges += dd.n - before;
-        }
+  }
+  /* An ET+ file names it directly. */
+  uint32_t ti;
+  if (e->itd >= 0 && ptc_find(c, (uint64_t)e->itd, &ti)) {
+    uint32_t top = ptc_top_op(c, ti);
+    if (top != UINT32_MAX && c->op_pos[top] < pos) {
+      size_t before = dd->n;
+      if (dep_add(dd, c->nodes[top].id)) return nomem(err);
+      s->inter_thread_edges += dd->n - before;
+    }
+  }
+  for (uint32_t k = 0; k < e->tin_n; k++) {
+    uint64_t key = c->tkeys[e->tin_off + k];
+    if (table_get(prod, key, &i) && prod->c[i] != e->tid) {
+      size_t before = dd->n;
+      if (dep_add(dd, prod->a[i])) return nomem(err);
+      s->tensor_edges += dd->n - before;
+    }
+  }
+  if (comm && e->kind == PTC_WAIT) {
+    if (e->seq >= 0 && table_get(seqs, (uint64_t)e->seq, &i)) {
+      if (dep_add(dd, seqs->a[i])) return nomem(err);
+      s->wait_edges++;
+    } else {
+      s->unmatched_waits++;
+    }
+  }
+  for (; o->si < c->n_syncs && c->syncs[o->si].pos < pos; o->si++)
+    ;
+  for (; o->si < c->n_syncs && c->syncs[o->si].pos == pos; o->si++) {
+    for (size_t k = 0; k < lastk->n; k++)
+      if ((int64_t)lastk->b[k] < c->syncs[o->si].ts_ns) {
+        size_t before = dd->n;
+        if (dep_add(dd, lastk->a[k])) return nomem(err);
+        s->sync_edges += dd->n - before;
       }
-      /* An ET+ file names it directly. */
-      uint32_t ti;
-      if (e->itd >= 0 && ptc_find(c, (uint64_t)e->itd, &ti)) {
-        uint32_t top = etsim_conv__pt_top_op(c, ti);
-        if (top != UINT32_MAX && c->op_pos[top] < pos) {
-          size_t before = dd.n;
-          if ((rc = dep_add(&dd, c->nodes[top].id))) goto nomem;
-          s->inter_thread_edges += dd.n - before;
-        }
-      }
-      for (uint32_t k = 0; k < e->tin_n; k++) {
-        uint64_t key = c->tkeys[e->tin_off + k];
-        if (table_get(&prod, key, &i) && prod.c[i] != e->tid) {
-          size_t before = dd.n;
-          if ((rc = dep_add(&dd, prod.a[i]))) goto nomem;
-          s->tensor_edges += dd.n - before;
-        }
-      }
-      if (comm && e->kind == PTC_WAIT) {
-        if (e->seq >= 0 && table_get(&seqs, (uint64_t)e->seq, &i)) {
-          if ((rc = dep_add(&dd, seqs.a[i]))) goto nomem;
-          s->wait_edges++;
-        } else {
-          s->unmatched_waits++;
-        }
-      }
-      for (; si < c->n_syncs && c->syncs[si].pos < pos; si++)
-        ;
-      for (; si < c->n_syncs && c->syncs[si].pos == pos; si++) {
-        for (size_t k = 0; k < lastk.n; k++)
-          if ((int64_t)lastk.b[k] < c->syncs[si].ts_ns) {
-            size_t before = dd.n;
-            if ((rc = dep_add(&dd, lastk.a[k]))) goto nomem;
-            s->sync_edges += dd.n - before;
-          }
+  }
+  return 0;
+}
+
+/* The GPU kernels of op `pos` (host node h), each after its op and the
+ * stream's previous kernel.  0, ETSIM_ENOMEM or the writer's error. */
+static int write_kernels(pw_t *o, size_t pos, const ptc_node_t *h, const ptc_ext_t *e,
+                         etsim_error_t *err) {
+  ptc_t *c = o->c;
+  etsim_convpt_summary_t *s = o->s;
+  deps_t *dd = &o->dd;
+  int rc;
+  for (; o->ki < c->n_kern && c->kern[o->ki].pos < pos; o->ki++)
+    ;
+  for (; o->ki < c->n_kern && c->kern[o->ki].pos == pos; o->ki++) {
+    const ptc_kernel_t *kk = &c->kern[o->ki];
+    const ptk_ev_t *v = &c->evs[kk->ev];
+    uint64_t kid = v->node_id ? v->node_id : o->next_kid++;
+    int ktype = ETSIM_ET_COMP_NODE;
+    if (kk->comm)
+      ktype = e->kind == PTC_COLL   ? ETSIM_ET_COMM_COLL_NODE
+              : e->kind == PTC_SEND ? ETSIM_ET_COMM_SEND_NODE
+                                    : ETSIM_ET_COMM_RECV_NODE;
+    dd->n = 0;
+    if (dep_add(dd, h->id)) return nomem(err);
+    size_t i;
+    if (table_get(&o->lastk, (uint64_t)v->stream, &i)) {
+      if (o->lastk.c[i] <= v->ts_ns) {
+        if (dep_add(dd, o->lastk.a[i])) return nomem(err);
+      } else {
+        s->dropped_edges++;
       }
     }
     attrs_t at;
     at.n = 0;
-    host_attrs(&at, h, e, !comm_here);
-    if (comm_here) comm_attrs(c, &at, e);
-    if (type != ETSIM_ET_METADATA_NODE) {
-      s->host_ops++;
-      if (c->op_ts) {
-        if (c->op_ts[pos] >= 0) s->linked_ops++;
-        else s->unlinked_ops++;
-      }
-    }
-    if (dur >= 0) at_i64(&at, "duration_ns", dur);
-    etsim_ioinfo_t in = {e->in_values, e->in_shapes, e->in_types};
-    etsim_ioinfo_t out = {e->out_values, e->out_shapes, e->out_types};
-    etsim_et_node_t nv;
-    memset(&nv, 0, sizeof nv);
-    nv.id = h->id;
-    nv.name = etsim_intern_str(&c->names, h->name);
-    nv.type = type;
-    nv.start_time_micros = ts > 0 ? (uint64_t)ts / 1000 : 0;
-    nv.duration_micros = dur > 0 ? dur_us(dur) : 0;
-    nv.n_data_deps = dd.n;
-    nv.data_deps = dd.v;
-    nv.inputs = &in;
-    nv.outputs = &out;
-    nv.n_attrs = at.n;
-    nv.attrs = at.a;
-    if ((rc = write_node(c, w, &nv, err))) goto fail;
-    s->by_type[type]++;
-    s->data_edges += dd.n;
-    if (comm_here) {
+    at_i64(&at, "rf_id", h->rf_id);
+    at_i64(&at, "tid", e->tid);
+    at_bool(&at, "is_cpu_op", 0);
+    at_i64(&at, "stream", v->stream);
+    at_i64(&at, "correlation", v->corr);
+    at_i64(&at, "duration_ns", v->dur_ns);
+    if (kk->comm) comm_attrs(c, &at, e);
+    etsim_et_node_t kv;
+    memset(&kv, 0, sizeof kv);
+    kv.id = kid;
+    kv.name = etsim_intern_str(&c->names, v->name);
+    kv.type = ktype;
+    kv.start_time_micros = v->ts_ns > 0 ? (uint64_t)v->ts_ns / 1000 : 0;
+    kv.duration_micros = dur_us(v->dur_ns);
+    kv.n_data_deps = dd->n;
+    kv.data_deps = dd->v;
+    kv.n_ctrl_deps = 1;
+    kv.ctrl_deps = &h->id;
+    kv.n_attrs = at.n;
+    kv.attrs = at.a;
+    if ((rc = write_node(c, o->w, &kv, err))) return rc;
+    s->kernels++;
+    s->by_type[ktype]++;
+    s->data_edges += dd->n;
+    s->ctrl_edges++;
+    if (kk->comm) {
       if (e->kind == PTC_COLL) s->by_coll[e->coll]++;
       s->comm_bytes += e->comm_bytes;
-      if (e->seq >= 0 && (rc = table_set(&seqs, (uint64_t)e->seq, h->id, 0, 0))) goto nomem;
+      if (e->seq >= 0 && table_set(&o->seqs, (uint64_t)e->seq, kid, 0, 0)) return nomem(err);
     }
-    if (type != ETSIM_ET_METADATA_NODE) {
-      uint64_t end = ts >= 0 ? (uint64_t)(ts + (dur > 0 ? dur : 0)) : UINT64_MAX;
-      if ((rc = table_set(&last_tid, (uint64_t)e->tid, h->id, end, e->tid))) goto nomem;
-      for (uint32_t k = 0; k < e->tout_n; k++)
-        if ((rc = table_set(&prod, c->tkeys[e->tout_off + k], h->id, 0, e->tid))) goto nomem;
-    }
+    if (table_set(&o->lastk, (uint64_t)v->stream, kid, (uint64_t)kk->launch_ts_ns, v->ts_ns))
+      return nomem(err);
+  }
+  return 0;
+}
 
-    /* Its kernels. */
-    for (; ki < c->n_kern && c->kern[ki].pos < pos; ki++)
-      ;
-    for (; ki < c->n_kern && c->kern[ki].pos == pos; ki++) {
-      const ptc_kernel_t *kk = &c->kern[ki];
-      const ptk_ev_t *v = &c->evs[kk->ev];
-      uint64_t kid = v->node_id ? v->node_id : next_kid++;
-      int ktype = ETSIM_ET_COMP_NODE;
-      if (kk->comm)
-        ktype = e->kind == PTC_COLL   ? ETSIM_ET_COMM_COLL_NODE
-                : e->kind == PTC_SEND ? ETSIM_ET_COMM_SEND_NODE
-                                      : ETSIM_ET_COMM_RECV_NODE;
-      dd.n = 0;
-      if ((rc = dep_add(&dd, h->id))) goto nomem;
-      size_t i;
-      if (table_get(&lastk, (uint64_t)v->stream, &i)) {
-        if (lastk.c[i] <= v->ts_ns) {
-          if ((rc = dep_add(&dd, lastk.a[i]))) goto nomem;
-        } else {
-          s->dropped_edges++;
-        }
-      }
-      at.n = 0;
-      at_i64(&at, "rf_id", h->rf_id);
-      at_i64(&at, "tid", e->tid);
-      at_bool(&at, "is_cpu_op", 0);
-      at_i64(&at, "stream", v->stream);
-      at_i64(&at, "correlation", v->corr);
-      at_i64(&at, "duration_ns", v->dur_ns);
-      if (kk->comm) comm_attrs(c, &at, e);
-      etsim_et_node_t kv;
-      memset(&kv, 0, sizeof kv);
-      kv.id = kid;
-      kv.name = etsim_intern_str(&c->names, v->name);
-      kv.type = ktype;
-      kv.start_time_micros = v->ts_ns > 0 ? (uint64_t)v->ts_ns / 1000 : 0;
-      kv.duration_micros = dur_us(v->dur_ns);
-      kv.n_data_deps = dd.n;
-      kv.data_deps = dd.v;
-      kv.n_ctrl_deps = 1;
-      kv.ctrl_deps = &h->id;
-      kv.n_attrs = at.n;
-      kv.attrs = at.a;
-      if ((rc = write_node(c, w, &kv, err))) goto fail;
-      s->kernels++;
-      s->by_type[ktype]++;
-      s->data_edges += dd.n;
-      s->ctrl_edges++;
-      if (kk->comm) {
-        if (e->kind == PTC_COLL) s->by_coll[e->coll]++;
-        s->comm_bytes += e->comm_bytes;
-        if (e->seq >= 0 && (rc = table_set(&seqs, (uint64_t)e->seq, kid, 0, 0))) goto nomem;
-      }
-      if ((rc = table_set(&lastk, (uint64_t)v->stream, kid, (uint64_t)kk->launch_ts_ns, v->ts_ns)))
-        goto nomem;
+/* Op `pos` (a host node) and then its kernels.  0, ETSIM_ENOMEM or the
+ * writer's error. */
+static int write_op(pw_t *o, size_t pos, etsim_error_t *err) {
+  ptc_t *c = o->c;
+  etsim_convpt_summary_t *s = o->s;
+  deps_t *dd = &o->dd;
+  const ptc_node_t *h = &c->nodes[c->ops[pos]];
+  const ptc_ext_t *e = &c->exts[h->ext];
+  int comm_here, rc;
+  int type = op_type(o, pos, h, e, &comm_here);
+  int64_t ts = -1, dur = -1;
+  if (c->op_ts && c->op_ts[pos] >= 0) {
+    ts = c->op_ts[pos];
+    dur = c->op_dur[pos];
+  } else if (h->flags & PTC_F_TIMED) {
+    ts = e->ts_ns;
+    dur = e->dur_ns;
+  }
+  dd->n = 0;
+  if (type != ETSIM_ET_METADATA_NODE && (rc = op_deps(o, pos, h, e, ts, err))) return rc;
+  attrs_t at;
+  at.n = 0;
+  host_attrs(&at, h, e, !comm_here);
+  if (comm_here) comm_attrs(c, &at, e);
+  if (type != ETSIM_ET_METADATA_NODE) {
+    s->host_ops++;
+    if (c->op_ts) {
+      if (c->op_ts[pos] >= 0) s->linked_ops++;
+      else s->unlinked_ops++;
     }
   }
-  if (n_comm && c->n_pgs == 0) {
-    s->missing_pg_init = 1;
+  if (dur >= 0) at_i64(&at, "duration_ns", dur);
+  etsim_ioinfo_t in = {e->in_values, e->in_shapes, e->in_types};
+  etsim_ioinfo_t out = {e->out_values, e->out_shapes, e->out_types};
+  etsim_et_node_t nv;
+  memset(&nv, 0, sizeof nv);
+  nv.id = h->id;
+  nv.name = etsim_intern_str(&c->names, h->name);
+  nv.type = type;
+  nv.start_time_micros = ts > 0 ? (uint64_t)ts / 1000 : 0;
+  nv.duration_micros = dur > 0 ? dur_us(dur) : 0;
+  nv.n_data_deps = dd->n;
+  nv.data_deps = dd->v;
+  nv.inputs = &in;
+  nv.outputs = &out;
+  nv.n_attrs = at.n;
+  nv.attrs = at.a;
+  if ((rc = write_node(c, o->w, &nv, err))) return rc;
+  s->by_type[type]++;
+  s->data_edges += dd->n;
+  if (comm_here) {
+    if (e->kind == PTC_COLL) s->by_coll[e->coll]++;
+    s->comm_bytes += e->comm_bytes;
+    if (e->seq >= 0 && table_set(&o->seqs, (uint64_t)e->seq, h->id, 0, 0)) return nomem(err);
+  }
+  if (type != ETSIM_ET_METADATA_NODE) {
+    uint64_t end = ts >= 0 ? (uint64_t)(ts + (dur > 0 ? dur : 0)) : UINT64_MAX;
+    if (table_set(&o->last_tid, (uint64_t)e->tid, h->id, end, e->tid)) return nomem(err);
+    for (uint32_t k = 0; k < e->tout_n; k++)
+      if (table_set(&o->prod, c->tkeys[e->tout_off + k], h->id, 0, e->tid)) return nomem(err);
+  }
+  return write_kernels(o, pos, h, e, err);
+}
+
+/* What the conversion left out or guessed, as warnings (n_comm: the
+ * communication ops seen). */
+static void warn_summary(const ptc_t *c, const etsim_convpt_summary_t *s, uint64_t n_comm) {
+  if (n_comm && c->n_pgs == 0)
     etsim_warn(
         "%s: communication without a '## process_group:init ##' "
         "record: no communicator groups written; pg_name comes from "
         "the records alone",
         c->host_path);
-  }
   if (s->orphans)
     etsim_warn("%s: %" PRIu64
                " node(s) name a caller that is not in the trace; "
@@ -509,6 +553,24 @@ int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, un
                " stream-order edge(s) that would point forwards "
                "were left out",
                s->dropped_edges);
+}
+
+int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, unsigned write_flags,
+                         etsim_convpt_summary_t *s, etsim_error_t *err) {
+  etsim_outfile_t gof;
+  int have_gof = 0;
+  pw_t o = {.c = c, .s = s, .next_kid = c->max_id + 1};
+  etsim_u64map_init(&o.last_tid.map);
+  etsim_u64map_init(&o.prod.map);
+  etsim_u64map_init(&o.seqs.map);
+  etsim_u64map_init(&o.lastk.map);
+  int rc = etsim_et_writer_open(&o.w, path, write_flags, err);
+  if (rc) goto fail;
+  if ((rc = write_meta(c, o.w, err))) goto fail;
+  for (size_t pos = 0; pos < c->n_ops; pos++)
+    if ((rc = write_op(&o, pos, err))) goto fail;
+  if (o.n_comm && c->n_pgs == 0) s->missing_pg_init = 1;
+  warn_summary(c, s, o.n_comm);
   s->profiler_steps += c->host_profiler_steps;
   size_t n_listed = 0, n_named = 0;
   for (size_t i = 0; i < c->n_pgs; i++) {
@@ -529,9 +591,9 @@ int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, un
         "%s: %llu string(s) were not valid UTF-8 (names copied byte for byte); each bad "
         "byte became U+FFFD",
         c->host_path, (unsigned long long)c->bad_utf8);
-  s->nodes_written = etsim_et_writer_nodes(w);
-  rc = etsim_et_writer_commit(w, err);
-  w = NULL;
+  s->nodes_written = etsim_et_writer_nodes(o.w);
+  rc = etsim_et_writer_commit(o.w, err);
+  o.w = NULL;
   if (rc) goto fail;
   if (have_gof) {
     have_gof = 0;
@@ -542,16 +604,14 @@ int etsim_conv__pt_write(ptc_t *c, const char *path, const char *groups_path, un
     snprintf(s->groups_path, sizeof s->groups_path, "%s", groups_path);
   }
   goto done;
-nomem:
-  rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 fail:
-  if (w) etsim_et_writer_abort(w);
+  if (o.w) etsim_et_writer_abort(o.w);
   if (have_gof) etsim_outfile_abort(&gof);
 done:
-  etsim_free(dd.v);
-  table_free(&last_tid);
-  table_free(&prod);
-  table_free(&seqs);
-  table_free(&lastk);
+  etsim_free(o.dd.v);
+  table_free(&o.last_tid);
+  table_free(&o.prod);
+  table_free(&o.seqs);
+  table_free(&o.lastk);
   return rc;
 }

@@ -1,4 +1,5 @@
-/* The event queue: FIFO buckets per distinct time, a 4-ary heap of times.
+/* The event queue: FIFO buckets per distinct time, a 4-ary heap of times
+ * (base's ETSIM_HEAP_DEFINE, as the packet engine's and replay's).
  *
  * A bucket is a growable array of 16-byte slots (type, a, b) drained from
  * `head`; its time is kept once.  The heap holds (time, bucket) pairs of
@@ -49,41 +50,10 @@ void etsim_des_free(etsim_des_t *q) {
     etsim_free(q->bk[i].pv);
   }
   etsim_free(q->bk);
-  etsim_free(q->theap);
+  etsim_des__theap_free(&q->th);
   etsim_free(q->hkey);
   etsim_free(q->hval);
   etsim_des_init(q);
-}
-
-/* ------------------------------------------------------------ time heap */
-
-static void theap_push(etsim_des_t *q, etsim_des_tkey_t k) {
-  size_t i = q->n_t++;
-  while (i > 0) {
-    size_t p = (i - 1) / 4;
-    if (q->theap[p].t <= k.t) break;
-    q->theap[i] = q->theap[p];
-    i = p;
-  }
-  q->theap[i] = k;
-}
-
-static uint32_t theap_pop(etsim_des_t *q) {
-  uint32_t top = q->theap[0].bucket;
-  etsim_des_tkey_t last = q->theap[--q->n_t];
-  size_t n = q->n_t, i = 0;
-  for (;;) {
-    size_t c = 4 * i + 1;
-    if (c >= n) break;
-    size_t best = c, end = c + 4 < n ? c + 4 : n;
-    for (size_t k = c + 1; k < end; k++)
-      if (q->theap[k].t < q->theap[best].t) best = k;
-    if (q->theap[best].t >= last.t) break;
-    q->theap[i] = q->theap[best];
-    i = best;
-  }
-  if (n) q->theap[i] = last;
-  return top;
 }
 
 /* ------------------------------------------------------- time -> bucket */
@@ -152,11 +122,9 @@ static uint32_t bucket_for(etsim_des_t *q, int64_t t) {
   if (t == q->last_t && q->last_bk != NONE) return q->last_bk;
   uint32_t b = hget(q, t);
   if (b == NONE) {
-    size_t live = q->n_t + (q->cur != NONE);
+    size_t live = q->th.n + (q->cur != NONE);
     if ((live + 1) * 2 > q->hcap && hgrow(q)) return NONE;
-    if (q->n_t == q->cap_t &&
-        etsim_grow((void **)&q->theap, &q->cap_t, q->n_t + 1, sizeof *q->theap))
-      return NONE;
+    if (etsim_des__theap_reserve(&q->th, q->th.n + 1)) return NONE; /* so the push cannot fail */
     if (q->free_bk != NONE) {
       b = q->free_bk;
       q->free_bk = q->bk[b].next_free;
@@ -173,8 +141,8 @@ static uint32_t bucket_for(etsim_des_t *q, int64_t t) {
     while (q->hval[j]) j = (j + 1) & m;
     q->hkey[j] = t;
     q->hval[j] = b + 1;
-    theap_push(q, (etsim_des_tkey_t){t, b});
-    if (q->n_t + 1 > q->max_times) q->max_times = q->n_t + 1;
+    etsim_des__theap_push(&q->th, &(etsim_des_tkey_t){t, b});
+    if (q->th.n + 1 > q->max_times) q->max_times = q->th.n + 1;
   }
   q->last_t = t;
   q->last_bk = b;
@@ -230,14 +198,16 @@ int etsim_des_pop(etsim_des_t *q, etsim_des_event_t *out) {
       q->free_bk = q->cur;
       q->cur = NONE;
     }
-    if (q->n_t == 0) return 0;
-    q->cur = theap_pop(q);
+    if (q->th.n == 0) return 0;
+    etsim_des_tkey_t top;
+    etsim_des__theap_pop(&q->th, &top);
+    q->cur = top.bucket;
   }
 }
 
 int64_t etsim_des_next_time(const etsim_des_t *q) {
   if (q->cur != NONE && q->bk[q->cur].head < q->bk[q->cur].n) return q->bk[q->cur].t;
-  return q->n_t ? q->theap[0].t : INT64_MAX;
+  return q->th.n ? q->th.v[0].t : INT64_MAX;
 }
 
 int etsim_des_peek(const etsim_des_t *q, uint32_t k, uint32_t *type, uint64_t *b) {

@@ -412,6 +412,14 @@ static const char *pg_of(const etsim_et_trace_t *t, size_t i) {
   return pg && *pg && strcmp(pg, "0") != 0 ? pg : "";
 }
 
+/* How a message names communicator pg: "" is the world communicator, which
+ * has no name of its own to quote. */
+static const char *pg_label(const char *pg, char *buf, size_t cap) {
+  if (!*pg) return "the world communicator";
+  snprintf(buf, cap, "communicator '%s'", pg);
+  return buf;
+}
+
 /* Next collective on communicator pg at or after i; n_nodes when none. */
 static size_t next_on(const etsim_et_trace_t *t, size_t i, const char *pg) {
   while (i < t->n_nodes && (t->type[i] != ETSIM_ET_COMM_COLL_NODE || strcmp(pg_of(t, i), pg) != 0))
@@ -459,23 +467,25 @@ static int check_collectives(const etsim_et_set_t *set, sink_t *s) {
       size_t a = i, b = next_on(t0, 0, pg);
       for (;;) {
         if (a >= t->n_nodes || b >= t0->n_nodes) {
+          char lb[160];
           if (a < t->n_nodes || b < t0->n_nodes)
             say(s, ETSIM_CHECK_PROBLEM,
-                "%s: rank %zu issues %s collectives on communicator '%s' than rank %u (first "
+                "%s: rank %zu issues %s collectives on %s than rank %u (first "
                 "extra node %llu)",
-                t->path, r, a < t->n_nodes ? "more" : "fewer", pg, ref,
+                t->path, r, a < t->n_nodes ? "more" : "fewer", pg_label(pg, lb, sizeof lb), ref,
                 (unsigned long long)(a < t->n_nodes ? t->id[a] : t0->id[b]));
           break;
         }
         int64_t ty = attr_or(t, a, t->k_comm_type, -1), ty0 = attr_or(t0, b, t0->k_comm_type, -1);
         int64_t sz = attr_or(t, a, t->k_comm_size, -1), sz0 = attr_or(t0, b, t0->k_comm_size, -1);
         if (ty != ty0 || sz != sz0) {
+          char lb[160];
           say(s, ETSIM_CHECK_PROBLEM,
-              "%s: node %llu: rank %zu issues %s of %lld bytes on communicator '%s' where rank "
+              "%s: node %llu: rank %zu issues %s of %lld bytes on %s where rank "
               "%u (node %llu) issues %s of %lld bytes",
               t->path, (unsigned long long)t->id[a], r, etsim_coll_type_name((int)ty),
-              (long long)sz, pg, ref, (unsigned long long)t0->id[b], etsim_coll_type_name((int)ty0),
-              (long long)sz0);
+              (long long)sz, pg_label(pg, lb, sizeof lb), ref, (unsigned long long)t0->id[b],
+              etsim_coll_type_name((int)ty0), (long long)sz0);
           break;
         }
         a = next_on(t, a + 1, pg);
@@ -767,11 +777,12 @@ static size_t dl_describe(const dl_t *d, uint32_t r, char *buf, size_t cap) {
                (long long)dl_attr(d->set, r, best, t->k_comm_src, -1),
                (long long)dl_attr(d->set, r, best, t->k_comm_tag, 0),
                (long long)dl_attr(d->set, r, best, t->k_comm_size, -1));
-    else if (kind == DL_COLL)
-      snprintf(tmp, sizeof tmp, "the other ranks of communicator '%s' (%s)",
-               dl_pg_name(d->set, r, best),
+    else if (kind == DL_COLL) {
+      char lb[120];
+      snprintf(tmp, sizeof tmp, "the other ranks of %s (%s)",
+               pg_label(dl_pg_name(d->set, r, best), lb, sizeof lb),
                etsim_coll_type_name((int)dl_attr(d->set, r, best, t->k_comm_type, -1)));
-    else snprintf(tmp, sizeof tmp, "its rank's collective in flight to end");
+    } else snprintf(tmp, sizeof tmp, "its rank's collective in flight to end");
     what = tmp;
   }
   return (size_t)snprintf(buf, cap, "rank %u node %llu (%s) waits for %s", r,

@@ -512,6 +512,31 @@ static void by_type_table(rbuf_t *b, const json_t *types, size_t n, tunit_t u) {
   etsim_report__put(b, "</table>\n");
 }
 
+/* Several jobs (etsim sim --job): one row per job. */
+static void jobs_table(rbuf_t *b, const json_t *jobs, tunit_t u) {
+  size_t nj = json_is_array(jobs) ? json_array_size(jobs) : 0;
+  if (!nj) return;
+  etsim_report__fmt(b,
+                    "<table><tr><th class=\"l\">job</th><th>NPUs</th><th>iteration (%s)</th>"
+                    "<th>alone (%s)</th><th>slowdown</th></tr>\n",
+                    u.name, u.name);
+  for (size_t k = 0; k < nj; k++) {
+    const json_t *j = json_array_get(jobs, k);
+    const json_t *ids = json_object_get(j, "npus");
+    char it[32], al[32] = "", sl[32] = "";
+    etsim_report__num(it, sizeof it, etsim_report__num_or(j, "iteration_ns", NAN) / u.div);
+    if (json_is_number(json_object_get(j, "alone_ns"))) {
+      etsim_report__num(al, sizeof al, etsim_report__num_or(j, "alone_ns", NAN) / u.div);
+      snprintf(sl, sizeof sl, "%.4fx", etsim_report__num_or(j, "slowdown", NAN));
+    }
+    etsim_report__fmt(b, "<tr><td class=\"l\">%zu ", k);
+    etsim_report__esc(b, etsim_report__str_or(j, "name", "?"));
+    etsim_report__fmt(b, "</td><td>%zu</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+                      json_is_array(ids) ? json_array_size(ids) : 0, it, al, sl);
+  }
+  etsim_report__put(b, "</table>\n");
+}
+
 int etsim_report__sim(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
   npu_t *p = NULL;
   size_t n = 0;
@@ -570,6 +595,7 @@ int etsim_report__sim(rbuf_t *b, const rin_t *in, etsim_error_t *err) {
   breakdown(b, in, p, n, crit, u, "sim-breakdown");
   dim_bars(b, in, p, n, ndims, u, "sim-dims");
   by_type_table(b, json_object_get(in->doc, "by_type"), n, u);
+  jobs_table(b, json_object_get(in->doc, "jobs"), u);
   finish_bars(b, p, n, crit, u, "sim-finish");
   dim_heat(b, in, p, n, ndims, total, "sim-util");
   const json_t *links = json_object_get(in->doc, "links");

@@ -23,6 +23,42 @@ static void human_bytes(char *buf, size_t n, double b) {
   snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
 }
 
+/* A job's NPUs in rank order, consecutive runs as ranges ("0-3,8,10-11"). */
+static void npu_ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (uint32_t a = 0; a < k && len < n - 24; a++) {
+    uint32_t b = a;
+    while (b + 1 < k && ids[b + 1] == ids[b] + 1) b++;
+    len += (size_t)snprintf(buf + len, n - len, b > a ? "%s%u-%u" : "%s%u", a ? "," : "", ids[a],
+                            ids[b]);
+    a = b;
+  }
+  if (len >= n - 24) snprintf(buf + len, n - len, ",...");
+}
+
+/* Several jobs (etsim sim --job): one line per job. */
+static void jobs_summary(FILE *f, const etsim_sim_result_t *r) {
+  if (!r->n_jobs) return;
+  uint32_t idle = 0;
+  for (uint32_t i = 0; i < r->n_npus; i++) idle += r->npu_job[i] == UINT32_MAX;
+  fprintf(f, "jobs          %u on one network, %u NPUs idle; %s\n", r->n_jobs, idle,
+          r->jobs_share_links ? "their messages share the links"
+                              : "analytical backend: jobs never meet on a link, each runs as "
+                                "alone (congestion, flow or packet share links)");
+  for (uint32_t k = 0; k < r->n_jobs; k++) {
+    const struct etsim_sim_job_result *j = &r->jobs[k];
+    char pl[96];
+    npu_ranges(pl, sizeof pl, j->npus, j->n_npus);
+    fprintf(f, "  job %u %-16s %4u NPUs (%s): iteration %.3f us (NPU %u last)", k, j->name,
+            j->n_npus, pl, (double)j->finish_ps / 1e6, j->last_npu);
+    if (j->alone_ps > 0)
+      fprintf(f, "; alone %.3f us, slowdown %.4fx", (double)j->alone_ps / 1e6,
+              (double)j->finish_ps / (double)j->alone_ps);
+    fprintf(f, "\n");
+  }
+}
+
 void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo_t *topo) {
   /* Sums over NPUs are doubles: each time is below 2^62 ps, their sum over
    * thousands of NPUs need not be below 2^63. */
@@ -50,6 +86,7 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
     fprintf(f, "  = %u NPUs\n", topo->total);
   }
   fprintf(f, "iteration     %.3f us  (slowest NPU %u)\n", (double)r->total_ps / 1e6, slowest);
+  jobs_summary(f, r);
   fprintf(f, "compute       %.3f us on average per NPU (max %.3f us)\n", sum_comp / n / 1e6,
           (double)max_comp / 1e6);
   fprintf(f,
@@ -166,6 +203,11 @@ json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t
     json_object_set_new(o, "comm_busy_ns", json_integer(NS(p->comm_busy_ps)));
     json_object_set_new(o, "comm_bytes", json_integer((json_int_t)p->comm_bytes));
     json_object_set_new(o, "nodes", json_integer((json_int_t)p->nodes));
+    if (r->n_jobs) {
+      int idle = r->npu_job[i] == UINT32_MAX;
+      json_object_set_new(o, "job", idle ? json_null() : json_integer(r->npu_job[i]));
+      json_object_set_new(o, "rank", idle ? json_null() : json_integer(r->npu_rank[i]));
+    }
     json_t *bd = json_array(), *ed = json_array();
     for (int d = 0; d < r->ndims; d++) {
       json_array_append_new(bd, json_integer(NS(p->coll_busy_by_dim[d])));
@@ -192,6 +234,28 @@ json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t
   json_object_set_new(root, "reduction_why", json_string(r->reduction_why));
   json_object_set_new(root, "events", json_integer((json_int_t)r->events));
   json_object_set_new(root, "last_npu", json_integer(r->last_npu));
+  if (r->n_jobs) {
+    json_t *ja = json_array();
+    for (uint32_t k = 0; k < r->n_jobs; k++) {
+      const struct etsim_sim_job_result *j = &r->jobs[k];
+      json_t *o = json_object(), *ids = json_array();
+      for (uint32_t x = 0; x < j->n_npus; x++) json_array_append_new(ids, json_integer(j->npus[x]));
+      json_object_set_new(o, "name", json_string(j->name));
+      json_object_set_new(o, "npus", ids);
+      json_object_set_new(o, "iteration_ns", json_integer(NS(j->finish_ps)));
+      json_object_set_new(o, "iteration_ps", json_integer(j->finish_ps));
+      json_object_set_new(o, "last_npu", json_integer(j->last_npu));
+      json_object_set_new(o, "comm_bytes", json_integer((json_int_t)j->comm_bytes));
+      if (j->alone_ps > 0) {
+        json_object_set_new(o, "alone_ns", json_integer(NS(j->alone_ps)));
+        json_object_set_new(o, "alone_ps", json_integer(j->alone_ps));
+        json_object_set_new(o, "slowdown", json_real((double)j->finish_ps / (double)j->alone_ps));
+      }
+      json_array_append_new(ja, o);
+    }
+    json_object_set_new(root, "jobs", ja);
+    json_object_set_new(root, "jobs_share_links", json_boolean(r->jobs_share_links));
+  }
   if (r->straggler) {
     json_t *st = json_object();
     json_object_set_new(st, "npu", json_integer(r->straggler_npu));
@@ -364,9 +428,29 @@ int etsim_report_timeline(const char *path, const etsim_sim_result_t *r, const e
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   int first = 1;
   for (uint32_t i = 0; i < r->n_npus; i++) {
-    fprintf(f,
-            "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"NPU %u\"}}",
-            first ? "" : ",\n", i, i);
+    if (r->n_jobs && r->npu_job[i] == UINT32_MAX) continue; /* idle: nothing to show */
+    if (r->n_jobs) {
+      /* --job: processes named and sorted by job, then local rank */
+      const struct etsim_sim_job_result *j = &r->jobs[r->npu_job[i]];
+      char nm[200];
+      snprintf(nm, sizeof nm, "job %u %s: rank %u (NPU %u)", r->npu_job[i], j->name, r->npu_rank[i],
+               i);
+      json_t *js = json_string(nm);
+      if (!js) js = json_string("job");
+      fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":",
+              first ? "" : ",\n", i);
+      json_dumpf(js, f, JSON_ENCODE_ANY);
+      json_decref(js);
+      fprintf(f,
+              "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%u,\"args\":{"
+              "\"sort_index\":%llu}}",
+              i, (unsigned long long)r->npu_job[i] * r->n_npus + r->npu_rank[i]);
+    } else {
+      fprintf(f,
+              "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":"
+              "\"NPU %u\"}}",
+              first ? "" : ",\n", i, i);
+    }
     first = 0;
     fprintf(f,
             ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":1,\"args\":{\"name\":"

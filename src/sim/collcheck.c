@@ -60,7 +60,7 @@ int etsim_sim__coll_op(int64_t ct, const etsim_sys_config_t *sys) {
 
 int etsim_sim__check_collectives(const etsim_et_set_t *set, const etsim_coll_t *coll,
                                  const etsim_sys_config_t *sys, const etsim_comm_groups_t *groups,
-                                 etsim_error_t *err) {
+                                 const etsim_comm_t *world, etsim_error_t *err) {
   for (size_t k = 0; k < set->n_traces; k++) {
     const etsim_et_trace_t *t = set->traces[k];
     if (t->k_comm_type == UINT32_MAX) continue;
@@ -78,8 +78,9 @@ int etsim_sim__check_collectives(const etsim_et_set_t *set, const etsim_coll_t *
       if (op == last_op && (pg == last_pg || (pg && last_pg && strcmp(pg, last_pg) == 0))) continue;
       last_op = op;
       last_pg = pg;
-      const etsim_comm_t *comm = NULL;
+      const etsim_comm_t *comm = world;
       if (pg && *pg && strcmp(pg, "0") != 0) {
+        comm = NULL;
         char *end;
         unsigned long gid = strtoul(pg, &end, 10);
         for (size_t g = 0; groups && *end == 0 && g < groups->n; g++)

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -90,7 +89,7 @@ typedef struct sim {
   uint32_t done_dims;               /* while a collective completes: its dimensions */
   uint64_t nodes_done, nodes_total; /* over simulated NPUs, for progress */
   uint32_t npus_done;
-  struct timespec t0;
+  const etsim_stopwatch_t *sw; /* the run's; its wall time paces progress */
   double next_report_s;
   uint64_t dur_ns_nodes;   /* COMP nodes timed by duration_ns ... */
   int64_t dur_ns_delta_ps; /* ... and how much that moved their times in total */
@@ -112,6 +111,7 @@ typedef struct sim {
   etsim_sim_mem_t *mem;   /* live tensor bytes per NPU (memory.c), NULL: none named */
   etsim_sim_pool_t *pool; /* HIERARCHICAL_MEMORY_POOL (pool.c) */
   int dead;               /* opts->fail_npu has failed */
+  const sim_jobs_t *jobs; /* several jobs (etsim_sim_run_jobs), or NULL */
 } sim_t;
 
 static const char *const op_names[ETSIM_COP_N + 2] = {
@@ -150,6 +150,14 @@ static int set_attr_int(const sim_t *s, uint32_t id, size_t i, uint32_t k, const
                            etsim_et_set_rank_path(s->set, id), (unsigned long long)t->id[i], name);
   *out = rc == 1 ? v : dflt;
   return rc;
+}
+
+/* With --job, traces name peers by the job's local ranks: NPU id's label
+ * v as an NPU id, or -1 when it names no rank of id's job. */
+static int64_t peer_npu(const sim_t *s, uint32_t id, int64_t v) {
+  if (!s->jobs) return v;
+  const etsim_sim_job_t *jb = &s->jobs->jobs[s->jobs->job_of[id]];
+  return v >= 0 && (uint64_t)v < jb->set->n_ranks ? (int64_t)jb->npus[v] : -1;
 }
 
 /* ------------------------------------------------------ overlap tracking */
@@ -349,15 +357,19 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     unsigned long gid = strtoul(pg, &end, 10);
     const etsim_comm_groups_t *g = s->opts->groups;
     uint32_t gk;
-    if (g && *end == 0 && etsim_u64map_get(&s->gidx, gid, &gk))
+    if (g && *end == 0 && etsim_u64map_get(&s->gidx, etsim_sim__group_key(s->jobs, id, gid), &gk))
       comm = s->gcomm ? &s->gcomm[gk] : &g->g[gk];
     for (size_t k = 0; !comm && *end == 0 && k < s->n_md; k++)
-      if (s->md_key[k] == (int64_t)gid) comm = &s->md[k];
+      if (s->md_key[k] == (int64_t)etsim_sim__group_key(s->jobs, id, gid)) comm = &s->md[k];
     if (!comm)
-      return etsim_error_set(s->err, ETSIM_EINVAL,
-                             "%s: node %llu: communicator group \"%s\" is not "
-                             "defined (give --comm-group)",
-                             t->path, (unsigned long long)t->id[i], pg);
+      return etsim_error_set(
+          s->err, ETSIM_EINVAL,
+          "%s: node %llu: communicator group \"%s\" is not "
+          "defined (give %s)",
+          t->path, (unsigned long long)t->id[i], pg,
+          s->jobs ? "the job's groups: --job PREFIX:GROUPS.json" : "--comm-group");
+  } else if (s->jobs && !s->jobs->world_all[s->jobs->job_of[id]]) {
+    comm = &s->jobs->world[s->jobs->job_of[id]]; /* the job's own world */
   }
   uint32_t involved = ~0u;
   if (t->k_involved_dim != UINT32_MAX) {
@@ -386,6 +398,9 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   etsim_error_t e2 = {0};
   uint32_t root = 0;
   if (op >= ETSIM_COP_ASTRA_N && (rc = etsim_sim__root(s->err, t, i, comm, s->n, &root))) return rc;
+  /* --job: a communicator of every NPU (a job on the whole network in
+   * another order) runs as the network's own, whose roots are NPU ids */
+  if (op >= ETSIM_COP_ASTRA_N && s->jobs && comm && comm->n == s->n) root = comm->members[root];
   rc = etsim_coll_issue_rooted(s->coll, id, op, (uint64_t)sz, involved, comm, root, (int32_t)pri, i,
                                &e2);
   if (rc)
@@ -400,12 +415,30 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   int64_t src = 0, dst = 0, sz = 0, tag = 0;
   int rc;
   /* peers are labels: this rank's values (et/share.c) */
-  if ((rc = set_attr_int(s, id, i, t->k_comm_src, "comm_src", id, &src)) < 0) return rc;
-  if ((rc = set_attr_int(s, id, i, t->k_comm_dst, "comm_dst", id, &dst)) < 0) return rc;
+  int64_t me = s->jobs ? s->jobs->rank_of[id] : id;
+  if ((rc = set_attr_int(s, id, i, t->k_comm_src, "comm_src", me, &src)) < 0) return rc;
+  if ((rc = set_attr_int(s, id, i, t->k_comm_dst, "comm_dst", me, &dst)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_size, "comm_size", 0, &sz)) < 0) return rc;
   if ((rc = attr_int(s, t, i, t->k_comm_tag, "comm_tag", 0, &tag)) < 0) return rc;
   sz = comm_scaled(s, sz);
   int64_t peer = send ? dst : src, self = send ? src : dst;
+  if (s->jobs) {
+    /* the job's local ranks as NPU ids */
+    const etsim_sim_job_t *jb = &s->jobs->jobs[s->jobs->job_of[id]];
+    int64_t pn = peer_npu(s, id, peer);
+    if (self != me)
+      return etsim_error_set(
+          s->err, ETSIM_EFORMAT, "%s: node %llu: a %s on rank %lld of job %s names comm_%s %lld",
+          t->path, (unsigned long long)t->id[i], send ? "send" : "receive", (long long)me,
+          jb->name ? jb->name : "?", send ? "src" : "dst", (long long)self);
+    if (pn < 0 || pn == id)
+      return etsim_error_set(s->err, ETSIM_EFORMAT,
+                             "%s: node %llu: comm_%s %lld is not another rank of job %s (0 to %zu)",
+                             t->path, (unsigned long long)t->id[i], send ? "dst" : "src",
+                             (long long)peer, jb->name ? jb->name : "?", jb->set->n_ranks - 1);
+    self = id;
+    peer = pn;
+  }
   if (self != id)
     return etsim_error_set(s->err, ETSIM_EFORMAT,
                            "%s: node %llu: a %s on NPU %u names comm_%s %lld", t->path,
@@ -426,9 +459,9 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     s->res->bytes_by_op[SLOT_P2P] += (uint64_t)sz;
     s->res->count_by_op[SLOT_P2P]++;
     s->res->npu[id].comm_bytes += (uint64_t)sz;
-    return etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i);
+    return etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i, s->err);
   }
-  return etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i);
+  return etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i, s->err);
 }
 
 static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {
@@ -566,27 +599,37 @@ static int issue_metadata(sim_t *s, uint32_t id, uint32_t i) {
     char *end;
     long key = pg ? strtol(pg, &end, 10) : -1;
     if (!pg || *end || key <= 0) continue; /* world or not a number */
+    /* with --job: one job's groups, its ranks */
+    int64_t mkey = (int64_t)etsim_sim__group_key(s->jobs, id, (uint64_t)key);
+    uint32_t n_all = s->n;
+    const uint32_t *jn = NULL;
+    if (s->jobs) {
+      const etsim_sim_job_t *jb = &s->jobs->jobs[s->jobs->job_of[id]];
+      n_all = (uint32_t)jb->set->n_ranks;
+      jn = jb->npus;
+    }
     int known = 0;
     for (size_t g = 0; g < s->n_md; g++)
-      if (s->md_key[g] == key) known = 1;
+      if (s->md_key[g] == mkey) known = 1;
     if (known) continue;
     size_t m = json_is_array(ranks) ? json_array_size(ranks) : 0;
-    uint32_t *mem = etsim_malloc((m ? m : s->n) * sizeof *mem);
+    uint32_t *mem = etsim_malloc((m ? m : n_all) * sizeof *mem);
     if (!mem) {
       rc = ETSIM_ENOMEM;
       break;
     }
-    for (size_t r = 0; r < (m ? m : s->n); r++) {
+    for (size_t r = 0; r < (m ? m : n_all); r++) {
       json_int_t x = m ? json_integer_value(json_array_get(ranks, r)) : (json_int_t)r;
-      if (x < 0 || x >= (json_int_t)s->n) {
+      if (x < 0 || x >= (json_int_t)n_all) {
         etsim_free(mem);
         json_decref(arr);
         return etsim_error_set(s->err, ETSIM_EINVAL,
                                "%s: node %llu: process group %s names rank %lld "
-                               "outside the %u-NPU network",
-                               t->path, (unsigned long long)t->id[i], pg, (long long)x, s->n);
+                               "outside the %u-%s",
+                               t->path, (unsigned long long)t->id[i], pg, (long long)x, n_all,
+                               jn ? "rank job" : "NPU network");
       }
-      mem[r] = (uint32_t)x;
+      mem[r] = jn ? jn[x] : (uint32_t)x;
     }
     if (s->n_md == s->cap_md) {
       size_t cap = s->cap_md;
@@ -596,8 +639,13 @@ static int issue_metadata(sim_t *s, uint32_t id, uint32_t i) {
         break;
       }
     }
-    s->md[s->n_md] = (etsim_comm_t){(uint32_t)key + 1, (uint32_t)(m ? m : s->n), mem};
-    s->md_key[s->n_md++] = key;
+    /* with --job, ids above the groups' and the worlds' (tags need them
+     * distinct between jobs) */
+    uint32_t cid = s->jobs ? (uint32_t)(s->opts->groups ? s->opts->groups->n : 0) +
+                                 s->jobs->n_jobs + 1 + (uint32_t)s->n_md
+                           : (uint32_t)key + 1;
+    s->md[s->n_md] = (etsim_comm_t){cid, (uint32_t)(m ? m : n_all), mem};
+    s->md_key[s->n_md++] = mkey;
   }
   json_decref(arr);
   return rc;
@@ -694,8 +742,8 @@ static int finish_node(sim_t *s, uint32_t id, uint32_t i) {
     } else if (t->type[i] == ETSIM_ET_COMM_SEND_NODE || t->type[i] == ETSIM_ET_COMM_RECV_NODE) {
       int64_t peer = -1;
       uint32_t k = t->type[i] == ETSIM_ET_COMM_SEND_NODE ? t->k_comm_dst : t->k_comm_src;
-      if (k != UINT32_MAX && etsim_et_set_attr_int(s->set, id, i, k, &peer) == 1 && peer >= 0 &&
-          peer < s->n) {
+      if (k != UINT32_MAX && etsim_et_set_attr_int(s->set, id, i, k, &peer) == 1 &&
+          (peer = peer_npu(s, id, peer)) >= 0 && peer < s->n) {
         int d = etsim_topo_first_diff_dim(s->topo, id, (uint32_t)peer);
         if (d >= 0) dims = 1u << d;
       }
@@ -988,6 +1036,7 @@ static int report_failure(sim_t *s, etsim_sim_result_t *r) {
   memset(bl, 0, sizeof bl);
   for (uint32_t id = 0; id < s->n && !rc; id++) {
     npu_t *p = &s->npu[id];
+    if (!p->ti) continue; /* idle (--job) */
     const etsim_et_trace_t *t = p->ti->t;
     if (p->n_done == t->n_nodes) continue;
     stuck[blocked++] = id;
@@ -1148,15 +1197,9 @@ static int tie_check(sim_t *s, const etsim_des_event_t *ev) {
   return 0;
 }
 
-static double since(const struct timespec *t0) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* The caller's progress line, at most twice a second. */
 static void report_progress(sim_t *s) {
-  double el = since(&s->t0);
+  double el = etsim_stopwatch_wall(s->sw);
   if (el < s->next_report_s) return;
   s->next_report_s = el + 0.5;
   uint64_t g = s->sym ? s->sym->order : 1;
@@ -1345,10 +1388,12 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
   const etsim_sim_opts_t *opts = s->opts;
   etsim_des_init(&s->q);
   if (s->sym) etsim_des_track(&s->q);
-  s->n_sim = s->sym ? s->sym->n_reps : s->n;
+  /* with --job, NPUs of no job are not simulated: they idle */
+  s->n_sim = s->sym ? s->sym->n_reps : s->jobs ? s->jobs->n_active : s->n;
   s->sim_ids = etsim_malloc((s->n_sim ? s->n_sim : 1) * sizeof *s->sim_ids);
   if (!s->sim_ids) goto fail;
-  for (uint32_t k = 0; k < s->n_sim; k++) s->sim_ids[k] = s->sym ? s->sym->reps[k] : k;
+  for (uint32_t k = 0; k < s->n_sim; k++)
+    s->sim_ids[k] = s->sym ? s->sym->reps[k] : s->jobs ? s->jobs->active[k] : k;
   if ((rc = etsim_net_create(&s->net, opts->backend ? opts->backend : "analytical", s->topo, &s->q,
                              ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, opts->net, s->err)))
     goto fail;
@@ -1365,15 +1410,33 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
   if ((rc = prepare_custom(s))) goto fail;
   /* Algorithms that cannot run (halvingDoubling on 6 NPUs, ...) are
    * refused now rather than found deadlocked later. */
-  if ((rc = etsim_sim__check_collectives(s->set, s->coll, s->sys, opts->groups, s->err))) goto fail;
+  if (!s->jobs &&
+      (rc = etsim_sim__check_collectives(s->set, s->coll, s->sys, opts->groups, NULL, s->err)))
+    goto fail;
+  for (uint32_t k = 0; s->jobs && k < s->jobs->n_jobs; k++) {
+    const sim_jobs_t *jm = s->jobs;
+    if ((rc = etsim_sim__check_collectives(jm->jobs[k].set, s->coll, s->sys, &jm->job_groups[k],
+                                           jm->world_all[k] ? NULL : &jm->world[k], s->err)))
+      goto fail;
+  }
   if (opts->memory && opts->memory->type == ETSIM_MEM_HIER_POOL &&
       (rc = etsim_sim__pool_create(opts->memory, s->n, EV_NODE_DONE, &s->pool)))
     goto fail;
   rc = ETSIM_ENOMEM;
   if (opts->groups) {
-    for (size_t k = 0; k < opts->groups->n; k++) {
+    for (size_t k = 0; !s->jobs && k < opts->groups->n; k++) {
       uint32_t one;
       if (etsim_u64map_put(&s->gidx, opts->groups->g[k].id, (uint32_t)k, &one) < 0) goto fail;
+    }
+    /* --job: a job's traces name its groups by their own ids */
+    for (uint32_t j = 0; s->jobs && j < s->jobs->n_jobs; j++) {
+      const etsim_comm_groups_t *jg = &s->jobs->job_groups[j];
+      for (size_t k = 0; k < jg->n; k++) {
+        uint32_t one;
+        if (etsim_u64map_put(&s->gidx, (uint64_t)j << 32 | jg->g[k].id,
+                             s->jobs->group_base[j] + (uint32_t)k, &one) < 0)
+          goto fail;
+      }
     }
     if (s->sym) {
       /* Each communicator carries its orbit's id in tags, so a message and
@@ -1488,20 +1551,21 @@ fail:
 
 static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
                    const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
-                   etsim_sim_result_t **out, etsim_error_t *err) {
+                   const sim_jobs_t *jobs, etsim_sim_result_t **out, etsim_error_t *err) {
   if (set->n_ranks != topo->total)
     return etsim_error_set(err, ETSIM_EINVAL,
                            "the workload has %zu ranks but the network has %u "
                            "NPUs",
                            set->n_ranks, topo->total);
-  struct timespec w0, w1, c0, c1;
-  clock_gettime(CLOCK_MONOTONIC, &w0);
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+  etsim_stopwatch_t sw;
+  etsim_stopwatch_start(&sw);
   sim_sym_t sym;
   memset(&sym, 0, sizeof sym);
   int have_sym = 0, rc;
   char why[240] = "--exact";
-  if (!opts->exact) {
+  if (jobs) /* the jobs' NPUs differ from the idle ones, and jobs from jobs */
+    snprintf(why, sizeof why, "%u jobs share the network (--job)", jobs->n_jobs);
+  else if (!opts->exact) {
     have_sym = etsim_sim__find_symmetry(set, topo, sys, opts, &sym, why, sizeof why);
     if (have_sym < 0) return etsim_error_set(err, have_sym, "simulation: out of memory");
   }
@@ -1516,7 +1580,8 @@ static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
     s.n = topo->total;
     s.err = err;
     s.sym = have_sym ? &sym : NULL;
-    s.t0 = w0;
+    s.jobs = jobs;
+    s.sw = &sw;
     s.next_report_s = 1.0; /* short runs print nothing */
     etsim_u64map_init(&s.gidx);
     etsim_sim_result_t *r = etsim_calloc(1, sizeof *r);
@@ -1552,10 +1617,9 @@ static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
       etsim_sim_result_free(r);
       return rc;
     }
-    clock_gettime(CLOCK_MONOTONIC, &w1);
-    r->wall_s = (double)(w1.tv_sec - w0.tv_sec) + (double)(w1.tv_nsec - w0.tv_nsec) / 1e9;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-    r->cpu_s = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+    etsim_stopwatch_stop(&sw);
+    r->wall_s = sw.wall_s;
+    r->cpu_s = sw.cpu_s;
     *out = r;
     (void)attempt;
     return 0;
@@ -1568,7 +1632,7 @@ static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
  * what it costs.  Nothing is recorded in the second run. */
 static int price_straggler(const etsim_et_set_t *set, const etsim_topo_t *topo,
                            const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
-                           etsim_sim_result_t *r, etsim_error_t *err) {
+                           const sim_jobs_t *jobs, etsim_sim_result_t *r, etsim_error_t *err) {
   const double *sp = opts->npu_speed;
   uint32_t n = topo->total, slow = 0;
   for (uint32_t i = 1; i < n; i++)
@@ -1584,7 +1648,7 @@ static int price_straggler(const etsim_et_set_t *set, const etsim_topo_t *topo,
   o2.link_stats = 0;
   o2.progress = NULL;
   etsim_sim_result_t *r2 = NULL;
-  int rc = run_all(set, topo, sys, &o2, &r2, err);
+  int rc = run_all(set, topo, sys, &o2, jobs, &r2, err);
   etsim_free(nominal);
   if (rc) return rc;
   r->straggler = 1;
@@ -1598,11 +1662,11 @@ static int price_straggler(const etsim_et_set_t *set, const etsim_topo_t *topo,
   return 0;
 }
 
-int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
-                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
-                  etsim_sim_result_t **out, etsim_error_t *err) {
-  static const etsim_sim_opts_t dflt = {0};
-  if (!opts) opts = &dflt;
+/* etsim_sim_run, and etsim_sim_run_jobs with jobs non-NULL (set is then
+ * the jobs' view). */
+static int run_checked(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                       const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                       const sim_jobs_t *jobs, etsim_sim_result_t **out, etsim_error_t *err) {
   if (!(opts->compute_scale >= 0 && opts->compute_scale <= 1e3) ||
       !(opts->comm_scale >= 0 && opts->comm_scale <= 1e3))
     return etsim_error_set(err, ETSIM_EINVAL,
@@ -1624,7 +1688,7 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
                            "(the %s backend does not reroute yet)",
                            be);
   etsim_sim_result_t *r = NULL;
-  int rc = run_all(set, topo, sys, opts, &r, err);
+  int rc = run_all(set, topo, sys, opts, jobs, &r, err);
   if (rc) return rc;
   if (r->failed) {
     *out = r;
@@ -1632,7 +1696,101 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
   }
   for (uint32_t i = 1; i < r->n_npus; i++)
     if (r->npu[i].finish_ps > r->npu[r->last_npu].finish_ps) r->last_npu = i;
-  if (opts->npu_speed && (rc = price_straggler(set, topo, sys, opts, r, err))) {
+  if (opts->npu_speed && (rc = price_straggler(set, topo, sys, opts, jobs, r, err))) {
+    etsim_sim_result_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                  const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                  etsim_sim_result_t **out, etsim_error_t *err) {
+  static const etsim_sim_opts_t dflt = {0};
+  return run_checked(set, topo, sys, opts ? opts : &dflt, NULL, out, err);
+}
+
+/* Per job: its NPUs, iteration and bytes, from a finished run. */
+static int job_results(const sim_jobs_t *jm, etsim_sim_result_t *r) {
+  uint32_t n = r->n_npus ? r->n_npus : 1;
+  r->jobs = etsim_calloc(jm->n_jobs, sizeof *r->jobs);
+  r->npu_job = etsim_malloc(n * sizeof *r->npu_job);
+  r->npu_rank = etsim_malloc(n * sizeof *r->npu_rank);
+  if (!r->jobs || !r->npu_job || !r->npu_rank) return ETSIM_ENOMEM;
+  r->n_jobs = jm->n_jobs;
+  memcpy(r->npu_job, jm->job_of, r->n_npus * sizeof *r->npu_job);
+  memcpy(r->npu_rank, jm->rank_of, r->n_npus * sizeof *r->npu_rank);
+  for (uint32_t k = 0; k < jm->n_jobs; k++) {
+    const etsim_sim_job_t *jb = &jm->jobs[k];
+    struct etsim_sim_job_result *o = &r->jobs[k];
+    snprintf(o->name, sizeof o->name, "%s", jb->name ? jb->name : "");
+    o->n_npus = (uint32_t)jb->set->n_ranks;
+    o->npus = etsim_malloc(o->n_npus * sizeof *o->npus);
+    if (!o->npus) return ETSIM_ENOMEM;
+    memcpy(o->npus, jb->npus, o->n_npus * sizeof *o->npus);
+    o->alone_ps = -1;
+    o->finish_ps = -1;
+    for (uint32_t x = 0; x < o->n_npus; x++) {
+      uint32_t g = jb->npus[x];
+      const etsim_sim_npu_t *p = &r->npu[g];
+      /* the last to finish, lowest NPU id on ties */
+      if (p->finish_ps > o->finish_ps || (p->finish_ps == o->finish_ps && g < o->last_npu)) {
+        o->finish_ps = p->finish_ps;
+        o->last_npu = g;
+      }
+      o->comm_bytes += p->comm_bytes;
+    }
+  }
+  return 0;
+}
+
+int etsim_sim_run_jobs(const etsim_sim_job_t *jobs, uint32_t n_jobs, const etsim_topo_t *topo,
+                       const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                       etsim_sim_result_t **out, etsim_error_t *err) {
+  static const etsim_sim_opts_t dflt = {0};
+  if (!opts) opts = &dflt;
+  if (!n_jobs) return etsim_error_set(err, ETSIM_EINVAL, "several jobs: no job given");
+  if (opts->groups)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "several jobs: communicator groups belong to each job, not the run");
+  for (int t = 0; t < ETSIM_COP_N; t++)
+    if (sys->custom[t])
+      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                             "several jobs: custom %s collectives are not supported with --job "
+                             "(their rank traces are the network's, not a job's)",
+                             etsim_coll_op_name(t));
+  sim_jobs_t jm;
+  int rc = etsim_sim__jobs_build(jobs, n_jobs, topo->total, &jm, err);
+  if (rc) return rc;
+  etsim_sim_opts_t o = *opts;
+  o.groups = jm.all.n ? &jm.all : NULL;
+  o.exact = 1;
+  etsim_sim_result_t *r = NULL;
+  rc = run_checked(&jm.view, topo, sys, &o, &jm, &r, err);
+  if (!rc && !r->failed && (rc = job_results(&jm, r)))
+    etsim_error_set(err, rc, "several jobs: out of memory");
+  const char *be = opts->backend ? opts->backend : "analytical";
+  if (!rc && r->n_jobs)
+    r->jobs_share_links = strcmp(be, "analytical") != 0 && strcmp(be, "congestion-unaware") != 0;
+  /* Each job alone on its placement: its slowdown from sharing the links */
+  for (uint32_t k = 0; !rc && r->n_jobs > 1 && r->jobs_share_links && opts->job_alone && k < n_jobs;
+       k++) {
+    etsim_sim_opts_t o1 = *opts;
+    o1.record_nodes = 0;
+    o1.link_stats = 0;
+    o1.progress = NULL;
+    o1.job_alone = 0;
+    o1.npu_speed = opts->npu_speed;
+    etsim_sim_result_t *r1 = NULL;
+    if ((rc = etsim_sim_run_jobs(&jobs[k], 1, topo, sys, &o1, &r1, err))) break;
+    r->jobs[k].alone_ps = r1->failed ? -1 : r1->jobs ? r1->jobs[0].finish_ps : -1;
+    r->cpu_s += r1->cpu_s;
+    r->wall_s += r1->wall_s;
+    etsim_sim_result_free(r1);
+  }
+  etsim_sim__jobs_free(&jm);
+  if (rc) {
     etsim_sim_result_free(r);
     return rc;
   }
@@ -1642,6 +1800,10 @@ int etsim_sim_run(const etsim_et_set_t *set, const etsim_topo_t *topo,
 
 void etsim_sim_result_free(etsim_sim_result_t *r) {
   if (!r) return;
+  for (uint32_t k = 0; r->jobs && k < r->n_jobs; k++) etsim_free(r->jobs[k].npus);
+  etsim_free(r->jobs);
+  etsim_free(r->npu_job);
+  etsim_free(r->npu_rank);
   etsim_net_links_free(&r->links);
   etsim_free(r->mem);
   etsim_free(r->npu);

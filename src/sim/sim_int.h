@@ -19,10 +19,45 @@ int etsim_sim__root(etsim_error_t *err, const etsim_et_trace_t *t, size_t i,
                     const etsim_comm_t *comm, uint32_t n_npus, uint32_t *out);
 /* Every collective of the set that the system layer would refuse (an
  * algorithm that needs a power of two, ...), found before the run: 0, or
- * the error naming the file and node. */
+ * the error naming the file and node.  world: what a collective without a
+ * communicator runs on (NULL: every NPU; a job's NPUs with --job). */
 int etsim_sim__check_collectives(const etsim_et_set_t *set, const etsim_coll_t *coll,
                                  const etsim_sys_config_t *sys, const etsim_comm_groups_t *groups,
-                                 etsim_error_t *err);
+                                 const etsim_comm_t *world, etsim_error_t *err);
+
+/* jobs.c: several jobs on one network (docs/sim.md, "Several jobs"). */
+typedef struct sim_jobs {
+  uint32_t n_jobs;
+  const etsim_sim_job_t *jobs;
+  /* The jobs' ranks as one set over the network's NPUs (arrays owned,
+   * traces borrowed from the jobs' sets); idle NPUs run `idle`, a trace
+   * of no nodes. */
+  etsim_et_set_t view;
+  etsim_et_trace_t idle;
+  uint32_t *job_of, *rank_of; /* NPU -> job (UINT32_MAX idle), local rank */
+  uint32_t *active;           /* the NPUs of some job, ascending */
+  uint32_t n_active;
+  /* Per job: its world (its NPUs in local-rank order, ids after every
+   * group's), NULL entries' members when the job is the whole network in
+   * id order (then its world collectives are the network's). */
+  etsim_comm_t *world;
+  int *world_all;
+  /* Per job its groups in NPU ids with their own ids (for the checks
+   * before the run), and all of them as one list with ids 1, 2, ... (the
+   * run's opts.groups; members borrowed from the former). */
+  etsim_comm_groups_t *job_groups;
+  etsim_comm_groups_t all;
+  uint32_t *group_base; /* per job: index of its first group in `all` */
+} sim_jobs_t;
+
+int etsim_sim__jobs_build(const etsim_sim_job_t *jobs, uint32_t n_jobs, uint32_t n_npus,
+                          sim_jobs_t *out, etsim_error_t *err);
+void etsim_sim__jobs_free(sim_jobs_t *j);
+/* The job-aware lookup key of communicator `gid` named by NPU npu's trace
+ * (job << 32 | gid; gid alone without jobs). */
+static inline uint64_t etsim_sim__group_key(const sim_jobs_t *j, uint32_t npu, uint64_t gid) {
+  return j ? (uint64_t)j->job_of[npu] << 32 | gid : gid;
+}
 
 /* memory.c: per-NPU live tensor bytes (docs/sim.md, "Memory"). */
 typedef struct etsim_sim_mem etsim_sim_mem_t;

@@ -917,48 +917,82 @@ static int hist_ctx(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, flo
   return 0;
 }
 
-static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, double y, uint64_t seed,
-                         int backward, float weight, double *loss, double *parts) {
-  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
-  int n = R->n, L = R->L, Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
-  uint32_t nch = m->n_ch;
-  pool_t *p = &ws->pool;
-  etsim_synth__pool_reset(p);
+/* What the steps of graph_loss_ws share: the graph, the encoder's output
+ * and its gradients, the context of every step, and one random stream
+ * (drawn from in a fixed order: attributes, then edges). */
+typedef struct gl {
+  etsim_synth_model_t *m;
+  ws_t *ws;
+  const rows_t *R;
+  pool_t *p;
   etsim_rng_t rng;
-  etsim_rng_seed(&rng, seed);
   enc_t e;
-  if (etsim_synth__enc_alloc(m, p, n, &e)) return ETSIM_ENOMEM;
-  etsim_synth__enc_fwd(m, &e, n, R->xr, R->poff, R->padj, 0, n);
-  float *dZ = etsim_synth__pz(p, (size_t)n * H), *dZs = etsim_synth__pz(p, (size_t)n * P);
-  /* Prefix sums and contexts for steps 0..L. */
-  int ns = L + 1;
-  float *S = etsim_synth__pz(p, (size_t)ns * H), *G = etsim_synth__pz(p, (size_t)ns * H);
-  float *lst = etsim_synth__pz(p, 2 * (size_t)ns), *ctx = etsim_synth__pz(p, (size_t)ns * Dc);
-  float *dctx = etsim_synth__pz(p, (size_t)ns * Dc);
+  int backward;
+  float weight;
+  int ns;                      /* steps 0..L */
+  float *dZ, *dZs;             /* gradients of the node embeddings */
+  float *S, *lst, *ctx, *dctx; /* prefix sums, their norm statistics, contexts */
+  float *hlast;                /* per step: the last layer's histogram features */
   float ysin[SY_DY];
+} gl_t;
+
+/* The encoder over the whole graph, then the context of every step: the
+ * normalised prefix sum of the embeddings, step features and the label. */
+static int gl_contexts(gl_t *g, double y, uint64_t seed) {
+  etsim_synth_model_t *m = g->m;
+  const rows_t *R = g->R;
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
+  int n = R->n, L = R->L;
+  pool_t *p = g->p = &g->ws->pool;
+  etsim_synth__pool_reset(p);
+  etsim_rng_seed(&g->rng, seed);
+  enc_t *e = &g->e;
+  if (etsim_synth__enc_alloc(m, p, n, e)) return ETSIM_ENOMEM;
+  etsim_synth__enc_fwd(m, e, n, R->xr, R->poff, R->padj, 0, n);
+  g->dZ = etsim_synth__pz(p, (size_t)n * H), g->dZs = etsim_synth__pz(p, (size_t)n * P);
+  /* Prefix sums and contexts for steps 0..L. */
+  int ns = g->ns = L + 1;
+  float *S = g->S = etsim_synth__pz(p, (size_t)ns * H), *G = etsim_synth__pz(p, (size_t)ns * H);
+  float *lst = g->lst = etsim_synth__pz(p, 2 * (size_t)ns);
+  float *ctx = g->ctx = etsim_synth__pz(p, (size_t)ns * Dc);
+  g->dctx = etsim_synth__pz(p, (size_t)ns * Dc);
+  float *ysin = g->ysin;
   if (p->oom) return ETSIM_ENOMEM;
   etsim_synth__label_feat(m, y, ysin);
   for (int l = 0; l <= L; l++) {
     float *Sl = S + (size_t)l * H;
     if (l) memcpy(Sl, S + (size_t)(l - 1) * H, sizeof(float) * H);
     for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
-      for (int j = 0; j < H; j++) Sl[j] += e.Z[(size_t)r * H + j];
+      for (int j = 0; j < H; j++) Sl[j] += e->Z[(size_t)r * H + j];
   }
   etsim_synth__nn_layernorm_fwd(ns, H, S, m->ln_g, m->ln_b, G, lst);
   for (int l = 0; l <= L; l++) {
     float *c = ctx + (size_t)l * Dc;
     memcpy(c, G + (size_t)l * H, sizeof(float) * H);
     etsim_synth__step_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, c + H);
-    memcpy(c + H + SY_FEAT, ysin, sizeof ysin);
+    memcpy(c + H + SY_FEAT, ysin, sizeof(float) * SY_DY);
     if (m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS) etsim_synth__prog_feats(l, L, c + Dc - SY_PROG);
   }
-  float *hlast = NULL; /* per step: the last layer's histogram features */
+  g->hlast = NULL;
   if (m->cfg.ctx_hist) {
-    hlast = etsim_synth__pz(p, (size_t)ns * m->sum_cls);
-    if (p->oom || hist_ctx(m, ws, R, ctx, Dc, hlast)) return ETSIM_ENOMEM;
+    g->hlast = etsim_synth__pz(p, (size_t)ns * m->sum_cls);
+    if (p->oom || hist_ctx(m, g->ws, R, ctx, Dc, g->hlast)) return ETSIM_ENOMEM;
   }
+  return 0;
+}
 
-  /* (1) layer sizes: a stop decision, then the size given no stop. */
+/* (1) layer sizes: a stop decision, then the size given no stop.  Leaves
+ * the size targets at the start of ws->i32, which it sizes for the
+ * attribute step's noisy categories too. */
+static int gl_sizes(gl_t *g, double *loss) {
+  etsim_synth_model_t *m = g->m;
+  ws_t *ws = g->ws;
+  const rows_t *R = g->R;
+  pool_t *p = g->p;
+  int H = m->cfg.hidden, n = R->n, L = R->L, ns = g->ns, backward = g->backward;
+  uint32_t nch = m->n_ch;
+  float weight = g->weight;
+  const float *ysin = g->ysin, *hlast = g->hlast;
   int C = (int)m->max_size;
   float *cp = etsim_synth__pz(p, (size_t)ns * H), *ch = etsim_synth__pz(p, (size_t)ns * H);
   float *clog = etsim_synth__pz(p, (size_t)ns * C), *dclog = etsim_synth__pz(p, (size_t)ns * C);
@@ -1022,112 +1056,257 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     etsim_synth__nn_gelu_bwd((size_t)ns * H, cp, dch, dcp);
     etsim_synth__nn_linear_bwd(&m->c1, ns, cf, dcp, NULL, 1);
   }
+  *loss = lc;
+  return 0;
+}
 
-  /* (2) attributes of every layer, one diffusion step per layer. */
+/* (2) attributes of every layer, one diffusion step per layer. */
+static int gl_attrs(gl_t *g, double *loss) {
+  etsim_synth_model_t *m = g->m;
+  const rows_t *R = g->R;
+  pool_t *p = g->p;
+  int H = m->cfg.hidden, Dc = etsim_synth__dim_ctx(m), n = R->n, L = R->L, Ta = m->cfg.t_attr;
+  int backward = g->backward;
+  uint32_t nch = m->n_ch;
+  float weight = g->weight;
+  const float *ctx = g->ctx;
+  float *dctx = g->dctx;
   int Rn = n - 1, Da = etsim_synth__dim_attr_in(m);
   double la = 0;
-  if (Rn > 0) {
-    float *ain = etsim_synth__pz(p, (size_t)Rn * Da), *EA = etsim_synth__pz(p, (size_t)Rn * H);
-    float *p1 = etsim_synth__pz(p, (size_t)Rn * H), *h1 = etsim_synth__pz(p, (size_t)Rn * H);
-    float *p2 = etsim_synth__pz(p, (size_t)Rn * H), *h2 = etsim_synth__pz(p, (size_t)Rn * H);
-    float *alog = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
-    float *dalog = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
-    float *seg = etsim_synth__pz(p, (size_t)Rn * m->sum_cls),
-          *dseg = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
-    int32_t *zt = tgt + ns; /* Rn * nch noisy categories, channel-major */
-    int *tl = NULL;
-    if (p->oom) return ETSIM_ENOMEM;
-    float tsin[SY_DT];
-    for (int l = 1; l <= L; l++) {
-      int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Ta);
-      double ab = m->abar_a[t];
-      etsim_synth__t_feat(t, Ta, tsin);
-      uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
-      uint32_t off = 0;
-      for (uint32_t c = 0; c < nch; c++) {
-        for (uint32_t r = r0; r < r1; r++) {
-          int32_t x0 = R->xr[(size_t)c * n + r];
-          int32_t z = x0;
-          if (etsim_rng_uniform(&rng) >= ab)
-            z = etsim_synth__draw(&rng, m->marg + off, (int)m->n_cls[c]);
-          zt[(size_t)c * Rn + (r - 1)] = z;
-        }
-        off += m->n_cls[c];
-      }
-      for (uint32_t r = r0; r < r1; r++) {
-        float *a = ain + (size_t)(r - 1) * Da;
-        memcpy(a + 2 * H, ctx + (size_t)(l - 1) * Dc, sizeof(float) * Dc);
-        memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
-      }
-    }
-    (void)tl;
-    for (uint32_t c = 0; c < nch; c++)
-      etsim_synth__nn_embed_fwd_add(Rn, H, m->aemb[c], zt + (size_t)c * Rn, EA);
-    for (int l = 1; l <= L; l++) {
-      uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
-      float inv = 1.0f / (float)(r1 - r0);
-      float mean[4096];
-      memset(mean, 0, sizeof(float) * H);
-      for (uint32_t r = r0; r < r1; r++)
-        for (int j = 0; j < H; j++) mean[j] += EA[(size_t)(r - 1) * H + j] * inv;
-      for (uint32_t r = r0; r < r1; r++) {
-        float *a = ain + (size_t)(r - 1) * Da;
-        memcpy(a, EA + (size_t)(r - 1) * H, sizeof(float) * H);
-        memcpy(a + H, mean, sizeof(float) * H);
-      }
-    }
-    etsim_synth__nn_linear_fwd(&m->a1, Rn, ain, p1);
-    etsim_synth__nn_gelu_fwd((size_t)Rn * H, p1, h1);
-    etsim_synth__nn_linear_fwd(&m->a2, Rn, h1, p2);
-    etsim_synth__nn_gelu_fwd((size_t)Rn * H, p2, h2);
-    etsim_synth__nn_linear_fwd(&m->a3, Rn, h2, alog);
+  *loss = 0;
+  if (Rn <= 0) return 0;
+  float *ain = etsim_synth__pz(p, (size_t)Rn * Da), *EA = etsim_synth__pz(p, (size_t)Rn * H);
+  float *p1 = etsim_synth__pz(p, (size_t)Rn * H), *h1 = etsim_synth__pz(p, (size_t)Rn * H);
+  float *p2 = etsim_synth__pz(p, (size_t)Rn * H), *h2 = etsim_synth__pz(p, (size_t)Rn * H);
+  float *alog = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
+  float *dalog = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
+  float *seg = etsim_synth__pz(p, (size_t)Rn * m->sum_cls),
+        *dseg = etsim_synth__pz(p, (size_t)Rn * m->sum_cls);
+  int32_t *zt = g->ws->i32 + g->ns; /* Rn * nch noisy categories, channel-major */
+  if (p->oom) return ETSIM_ENOMEM;
+  float tsin[SY_DT];
+  for (int l = 1; l <= L; l++) {
+    int t = 1 + (int)etsim_rng_below(&g->rng, (uint64_t)Ta);
+    double ab = m->abar_a[t];
+    etsim_synth__t_feat(t, Ta, tsin);
+    uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
     uint32_t off = 0;
-    float wa = (float)(1.0 / (m->mean_nodes * nch));
     for (uint32_t c = 0; c < nch; c++) {
-      int Kc = (int)m->n_cls[c];
-      for (int r = 0; r < Rn; r++)
-        memcpy(seg + (size_t)r * Kc, alog + (size_t)r * m->sum_cls + off, sizeof(float) * Kc);
-      memset(dseg, 0, sizeof(float) * (size_t)Rn * Kc);
-      la += etsim_synth__nn_softmax_xent(Rn, Kc, seg, R->xr + (size_t)c * n + 1, NULL, wa, dseg);
-      for (int r = 0; r < Rn; r++)
-        memcpy(dalog + (size_t)r * m->sum_cls + off, dseg + (size_t)r * Kc, sizeof(float) * Kc);
+      for (uint32_t r = r0; r < r1; r++) {
+        int32_t x0 = R->xr[(size_t)c * n + r];
+        int32_t z = x0;
+        if (etsim_rng_uniform(&g->rng) >= ab)
+          z = etsim_synth__draw(&g->rng, m->marg + off, (int)m->n_cls[c]);
+        zt[(size_t)c * Rn + (r - 1)] = z;
+      }
       off += m->n_cls[c];
     }
-    if (backward) {
-      for (size_t i = 0; i < (size_t)Rn * m->sum_cls; i++) dalog[i] *= weight;
-      float *dh2 = etsim_synth__pz(p, (size_t)Rn * H), *dp2 = etsim_synth__pz(p, (size_t)Rn * H);
-      float *dh1 = etsim_synth__pz(p, (size_t)Rn * H), *dp1 = etsim_synth__pz(p, (size_t)Rn * H);
-      float *dain = etsim_synth__pz(p, (size_t)Rn * Da), *dEA = etsim_synth__pz(p, (size_t)Rn * H);
-      if (p->oom) return ETSIM_ENOMEM;
-      etsim_synth__nn_linear_bwd(&m->a3, Rn, h2, dalog, dh2, 1);
-      etsim_synth__nn_gelu_bwd((size_t)Rn * H, p2, dh2, dp2);
-      etsim_synth__nn_linear_bwd(&m->a2, Rn, h1, dp2, dh1, 1);
-      etsim_synth__nn_gelu_bwd((size_t)Rn * H, p1, dh1, dp1);
-      etsim_synth__nn_linear_bwd(&m->a1, Rn, ain, dp1, dain, 1);
-      for (int l = 1; l <= L; l++) {
-        uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
-        float inv = 1.0f / (float)(r1 - r0);
-        float dmean[4096];
-        memset(dmean, 0, sizeof(float) * H);
-        float *dc = dctx + (size_t)(l - 1) * Dc;
-        for (uint32_t r = r0; r < r1; r++) {
-          const float *da = dain + (size_t)(r - 1) * Da;
-          for (int j = 0; j < H; j++) {
-            dEA[(size_t)(r - 1) * H + j] += da[j];
-            dmean[j] += da[H + j] * inv;
-          }
-          for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
-        }
-        for (uint32_t r = r0; r < r1; r++)
-          for (int j = 0; j < H; j++) dEA[(size_t)(r - 1) * H + j] += dmean[j];
-      }
-      for (uint32_t c = 0; c < nch; c++)
-        etsim_synth__nn_embed_bwd(Rn, H, zt + (size_t)c * Rn, dEA, m->gaemb[c]);
+    for (uint32_t r = r0; r < r1; r++) {
+      float *a = ain + (size_t)(r - 1) * Da;
+      memcpy(a + 2 * H, ctx + (size_t)(l - 1) * Dc, sizeof(float) * Dc);
+      memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
     }
   }
+  for (uint32_t c = 0; c < nch; c++)
+    etsim_synth__nn_embed_fwd_add(Rn, H, m->aemb[c], zt + (size_t)c * Rn, EA);
+  for (int l = 1; l <= L; l++) {
+    uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
+    float inv = 1.0f / (float)(r1 - r0);
+    float mean[4096];
+    memset(mean, 0, sizeof(float) * H);
+    for (uint32_t r = r0; r < r1; r++)
+      for (int j = 0; j < H; j++) mean[j] += EA[(size_t)(r - 1) * H + j] * inv;
+    for (uint32_t r = r0; r < r1; r++) {
+      float *a = ain + (size_t)(r - 1) * Da;
+      memcpy(a, EA + (size_t)(r - 1) * H, sizeof(float) * H);
+      memcpy(a + H, mean, sizeof(float) * H);
+    }
+  }
+  etsim_synth__nn_linear_fwd(&m->a1, Rn, ain, p1);
+  etsim_synth__nn_gelu_fwd((size_t)Rn * H, p1, h1);
+  etsim_synth__nn_linear_fwd(&m->a2, Rn, h1, p2);
+  etsim_synth__nn_gelu_fwd((size_t)Rn * H, p2, h2);
+  etsim_synth__nn_linear_fwd(&m->a3, Rn, h2, alog);
+  uint32_t off = 0;
+  float wa = (float)(1.0 / (m->mean_nodes * nch));
+  for (uint32_t c = 0; c < nch; c++) {
+    int Kc = (int)m->n_cls[c];
+    for (int r = 0; r < Rn; r++)
+      memcpy(seg + (size_t)r * Kc, alog + (size_t)r * m->sum_cls + off, sizeof(float) * Kc);
+    memset(dseg, 0, sizeof(float) * (size_t)Rn * Kc);
+    la += etsim_synth__nn_softmax_xent(Rn, Kc, seg, R->xr + (size_t)c * n + 1, NULL, wa, dseg);
+    for (int r = 0; r < Rn; r++)
+      memcpy(dalog + (size_t)r * m->sum_cls + off, dseg + (size_t)r * Kc, sizeof(float) * Kc);
+    off += m->n_cls[c];
+  }
+  *loss = la;
+  if (!backward) return 0;
+  for (size_t i = 0; i < (size_t)Rn * m->sum_cls; i++) dalog[i] *= weight;
+  float *dh2 = etsim_synth__pz(p, (size_t)Rn * H), *dp2 = etsim_synth__pz(p, (size_t)Rn * H);
+  float *dh1 = etsim_synth__pz(p, (size_t)Rn * H), *dp1 = etsim_synth__pz(p, (size_t)Rn * H);
+  float *dain = etsim_synth__pz(p, (size_t)Rn * Da), *dEA = etsim_synth__pz(p, (size_t)Rn * H);
+  if (p->oom) return ETSIM_ENOMEM;
+  etsim_synth__nn_linear_bwd(&m->a3, Rn, h2, dalog, dh2, 1);
+  etsim_synth__nn_gelu_bwd((size_t)Rn * H, p2, dh2, dp2);
+  etsim_synth__nn_linear_bwd(&m->a2, Rn, h1, dp2, dh1, 1);
+  etsim_synth__nn_gelu_bwd((size_t)Rn * H, p1, dh1, dp1);
+  etsim_synth__nn_linear_bwd(&m->a1, Rn, ain, dp1, dain, 1);
+  for (int l = 1; l <= L; l++) {
+    uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];
+    float inv = 1.0f / (float)(r1 - r0);
+    float dmean[4096];
+    memset(dmean, 0, sizeof(float) * H);
+    float *dc = dctx + (size_t)(l - 1) * Dc;
+    for (uint32_t r = r0; r < r1; r++) {
+      const float *da = dain + (size_t)(r - 1) * Da;
+      for (int j = 0; j < H; j++) {
+        dEA[(size_t)(r - 1) * H + j] += da[j];
+        dmean[j] += da[H + j] * inv;
+      }
+      for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
+    }
+    for (uint32_t r = r0; r < r1; r++)
+      for (int j = 0; j < H; j++) dEA[(size_t)(r - 1) * H + j] += dmean[j];
+  }
+  for (uint32_t c = 0; c < nch; c++)
+    etsim_synth__nn_embed_bwd(Rn, H, zt + (size_t)c * Rn, dEA, m->gaemb[c]);
+  return 0;
+}
 
-  /* (3) edges into every layer from layer 2 on. */
+/* The buffers of the exactly scored edge layers, sized for the largest. */
+typedef struct gl_edge_bufs {
+  uint8_t *clean, *noisy;
+  uint32_t *children;
+  float *gapf, *A, *dA, *ein, *B, *dB, *dein;
+} gl_edge_bufs_t;
+
+/* (3), one layer l >= 2 whose prefix is small enough: every (node, earlier
+ * node) pair is scored, against noise of diffusion step t. */
+static void gl_edges_exact(gl_t *g, const gl_edge_bufs_t *b, int l, int t, float we, double *le) {
+  etsim_synth_model_t *m = g->m;
+  const rows_t *R = g->R;
+  const enc_t *e = &g->e;
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
+  int n = R->n, Te = m->cfg.t_edge, De = etsim_synth__dim_edge_in(m), backward = g->backward;
+  uint32_t nch = m->n_ch;
+  const uint8_t *clean = b->clean;
+  uint8_t *noisy = b->noisy;
+  const uint32_t *children = b->children;
+  float *gapf = b->gapf, *A = b->A, *dA = b->dA, *ein = b->ein, *B = b->B, *dB = b->dB;
+  float *dein = b->dein, *dZ = g->dZ, *dZs = g->dZs, *dctx = g->dctx;
+  const float *ctx = g->ctx;
+  uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0, N = v0 - 1;
+  float tsin[SY_DT];
+  double ab = m->abar_e[t];
+  double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
+  etsim_synth__t_feat(t, Te, tsin);
+  memset(b->clean, 0, (size_t)nv * N);
+  for (uint32_t v = 0; v < nv; v++)
+    for (uint32_t k = R->poff[v0 + v]; k < R->poff[v0 + v + 1]; k++)
+      b->clean[(size_t)v * N + (R->padj[k] - 1)] = 1;
+  for (size_t q = 0; q < (size_t)nv * N; q++)
+    noisy[q] = etsim_rng_uniform(&g->rng) < ab ? clean[q] : (etsim_rng_uniform(&g->rng) < ml);
+  for (uint32_t u = 0; u < N; u++)
+    etsim_synth__gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1],
+                           gapf + (size_t)u * SY_GAPF);
+  etsim_synth__nn_linear_fwd(&m->es_g, (int)N, gapf, A);
+  for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e->Zs[(size_t)P + i]; /* rows 1..N */
+  memset(ein, 0, sizeof(float) * (size_t)nv * De);
+  for (uint32_t v = 0; v < nv; v++) {
+    float *a = ein + (size_t)v * De;
+    for (uint32_t c = 0; c < nch; c++) {
+      const float *er = m->eemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
+      for (int j = 0; j < H; j++) a[j] += er[j];
+    }
+    int deg = 0;
+    for (uint32_t u = 0; u < N; u++)
+      if (noisy[(size_t)v * N + u]) {
+        deg++;
+        const float *z = e->Z + (size_t)(u + 1) * H;
+        for (int j = 0; j < H; j++) a[H + j] += z[j];
+      }
+    memcpy(a + 2 * H, ctx + (size_t)(l - 1) * Dc, sizeof(float) * Dc);
+    memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
+    a[2 * H + Dc + SY_DT] = (float)(log1p((double)deg) / 2);
+  }
+  etsim_synth__nn_linear_fwd(&m->ed, (int)nv, ein, B);
+  memset(dA, 0, sizeof(float) * (size_t)N * P);
+  memset(dB, 0, sizeof(float) * (size_t)nv * P);
+  float w_l = we * g->weight;
+  float b1[4096];
+  for (uint32_t v = 0; v < nv; v++) {
+    const float *b0 = B + (size_t)v * P;
+    float *db = dB + (size_t)v * P;
+    for (int j = 0; j < P; j++) b1[j] = b0[j] + m->ew[j];
+    for (uint32_t u = 0; u < N; u++) {
+      const float *a = A + (size_t)u * P;
+      /* The pair's own noisy bit enters the split first layer as one
+       * more term (b1 = b + ew when the pair is on): a denoiser that
+       * cannot see its own input cannot copy it at small t. */
+      int on = noisy[(size_t)v * N + u];
+      const float *bv = on ? b1 : b0;
+      float acc[8] = {0}; /* partial sums: lets the compiler vectorise */
+      int j0 = 0;
+      for (; j0 + 8 <= P; j0 += 8)
+        for (int q = 0; q < 8; q++) {
+          float h = a[j0 + q] + bv[j0 + q];
+          acc[q] += (h > 0 ? h : 0) * m->eo[j0 + q];
+        }
+      for (; j0 < P; j0++) {
+        float h = a[j0] + bv[j0];
+        acc[0] += (h > 0 ? h : 0) * m->eo[j0];
+      }
+      double z = m->eob[0] + (double)(((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                                      ((acc[4] + acc[5]) + (acc[6] + acc[7])));
+      int tg = clean[(size_t)v * N + u];
+      double sp = z > 0 ? z + log1p(exp(-z)) : log1p(exp(z));
+      *le += we * (sp - (tg ? z : 0));
+      if (!backward) continue;
+      float dz = w_l * (float)(1.0 / (1.0 + exp(-z)) - tg);
+      m->geob[0] += dz;
+      float *da = dA + (size_t)u * P;
+      for (int j = 0; j < P; j++) {
+        float h = a[j] + bv[j];
+        if (h > 0) {
+          m->geo[j] += dz * h;
+          float gr = dz * m->eo[j];
+          da[j] += gr;
+          db[j] += gr;
+          if (on) m->gew[j] += gr;
+        }
+      }
+    }
+  }
+  if (!backward) return;
+  memset(dein, 0, sizeof(float) * (size_t)nv * De);
+  etsim_synth__nn_linear_bwd(&m->ed, (int)nv, ein, dB, dein, 1);
+  for (uint32_t v = 0; v < nv; v++) {
+    const float *da = dein + (size_t)v * De;
+    for (uint32_t c = 0; c < nch; c++) {
+      float *ge = m->geemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
+      for (int j = 0; j < H; j++) ge[j] += da[j];
+    }
+    for (uint32_t u = 0; u < N; u++)
+      if (noisy[(size_t)v * N + u]) {
+        float *dz = dZ + (size_t)(u + 1) * H;
+        for (int j = 0; j < H; j++) dz[j] += da[H + j];
+      }
+    float *dc = dctx + (size_t)(l - 1) * Dc;
+    for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
+  }
+  etsim_synth__nn_linear_bwd(&m->es_g, (int)N, gapf, dA, NULL, 1);
+  for (size_t i = 0; i < (size_t)N * P; i++) dZs[(size_t)P + i] += dA[i];
+}
+
+/* (3) edges into every layer from layer 2 on. */
+static int gl_edges(gl_t *g, double *loss) {
+  etsim_synth_model_t *m = g->m;
+  ws_t *ws = g->ws;
+  const rows_t *R = g->R;
+  pool_t *p = g->p;
+  int P = m->cfg.pair_hidden, n = R->n, L = R->L, Te = m->cfg.t_edge;
   double le = 0;
+  *loss = 0;
   /* Layers whose prefix holds more than `exact` nodes score a sample of
    * their candidates (edges_sampled); the others score every pair. */
   uint32_t exact = m->cfg.exact_candidates > 0 ? (uint32_t)m->cfg.exact_candidates : 0;
@@ -1138,161 +1317,81 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     if (exact && R->ls[l] - 1 > exact) continue;
     if (pr > maxpairs) maxpairs = pr;
   }
-  if (total_pairs) {
-    int De = etsim_synth__dim_edge_in(m);
-    /* Sum over a node's candidates = NLL of its parent set; per pair it
-     * would be tiny next to the other heads (most pairs are easy zeros). */
-    float we = (float)(1.0 / m->mean_nodes);
-    if (etsim_grow((void **)&ws->u8, &ws->u8_cap, 2 * maxpairs + 1, 1) ||
-        etsim_grow((void **)&ws->u32, &ws->u32_cap, (size_t)n + 1, sizeof(uint32_t)))
-      return ETSIM_ENOMEM;
-    uint8_t *clean = ws->u8, *noisy = ws->u8 + maxpairs;
-    uint32_t *children = ws->u32;
-    memset(children, 0, sizeof(uint32_t) * (size_t)n);
-    size_t maxnv = 0, maxN = 0;
-    for (int l = 2; l <= L; l++) {
-      size_t nv = R->ls[l + 1] - R->ls[l], N = R->ls[l] - 1;
-      if (exact && N > exact) continue;
-      maxnv = nv > maxnv ? nv : maxnv;
-      maxN = N > maxN ? N : maxN;
-    }
-    float *gapf = etsim_synth__pz(p, maxN * SY_GAPF), *A = etsim_synth__pz(p, maxN * P);
-    float *dA = etsim_synth__pz(p, maxN * P);
-    float *ein = etsim_synth__pz(p, maxnv * De), *B = etsim_synth__pz(p, maxnv * P);
-    float *dB = etsim_synth__pz(p, maxnv * P), *dein = etsim_synth__pz(p, maxnv * De);
-    if (p->oom) return ETSIM_ENOMEM;
-    float tsin[SY_DT];
-    for (int l = 2; l <= L; l++) {
-      /* Children of earlier nodes among layers < l. */
-      for (uint32_t r = R->ls[l - 1]; r < R->ls[l]; r++)
-        for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) children[R->padj[k]]++;
-      uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0, N = v0 - 1;
-      int t = 1 + (int)etsim_rng_below(&rng, (uint64_t)Te);
-      if (exact && N > exact) {
-        int rc = edges_sampled(m, ws, R, &e, ctx, dZ, dZs, dctx, children, l, t, &rng, backward,
-                               weight, we, &le);
-        if (rc) return rc;
-        continue;
-      }
-      double ab = m->abar_e[t];
-      double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
-      etsim_synth__t_feat(t, Te, tsin);
-      memset(clean, 0, (size_t)nv * N);
-      for (uint32_t v = 0; v < nv; v++)
-        for (uint32_t k = R->poff[v0 + v]; k < R->poff[v0 + v + 1]; k++)
-          clean[(size_t)v * N + (R->padj[k] - 1)] = 1;
-      for (size_t q = 0; q < (size_t)nv * N; q++)
-        noisy[q] = etsim_rng_uniform(&rng) < ab ? clean[q] : (etsim_rng_uniform(&rng) < ml);
-      for (uint32_t u = 0; u < N; u++)
-        etsim_synth__gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1],
-                               gapf + (size_t)u * SY_GAPF);
-      etsim_synth__nn_linear_fwd(&m->es_g, (int)N, gapf, A);
-      for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e.Zs[(size_t)P + i]; /* rows 1..N */
-      memset(ein, 0, sizeof(float) * (size_t)nv * De);
-      for (uint32_t v = 0; v < nv; v++) {
-        float *a = ein + (size_t)v * De;
-        for (uint32_t c = 0; c < nch; c++) {
-          const float *er = m->eemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
-          for (int j = 0; j < H; j++) a[j] += er[j];
-        }
-        int deg = 0;
-        for (uint32_t u = 0; u < N; u++)
-          if (noisy[(size_t)v * N + u]) {
-            deg++;
-            const float *z = e.Z + (size_t)(u + 1) * H;
-            for (int j = 0; j < H; j++) a[H + j] += z[j];
-          }
-        memcpy(a + 2 * H, ctx + (size_t)(l - 1) * Dc, sizeof(float) * Dc);
-        memcpy(a + 2 * H + Dc, tsin, sizeof tsin);
-        a[2 * H + Dc + SY_DT] = (float)(log1p((double)deg) / 2);
-      }
-      etsim_synth__nn_linear_fwd(&m->ed, (int)nv, ein, B);
-      memset(dA, 0, sizeof(float) * (size_t)N * P);
-      memset(dB, 0, sizeof(float) * (size_t)nv * P);
-      float w_l = we * weight;
-      float b1[4096];
-      for (uint32_t v = 0; v < nv; v++) {
-        const float *b0 = B + (size_t)v * P;
-        float *db = dB + (size_t)v * P;
-        for (int j = 0; j < P; j++) b1[j] = b0[j] + m->ew[j];
-        for (uint32_t u = 0; u < N; u++) {
-          const float *a = A + (size_t)u * P;
-          /* The pair's own noisy bit enters the split first layer as one
-           * more term (b1 = b + ew when the pair is on): a denoiser that
-           * cannot see its own input cannot copy it at small t. */
-          int on = noisy[(size_t)v * N + u];
-          const float *b = on ? b1 : b0;
-          float acc[8] = {0}; /* partial sums: lets the compiler vectorise */
-          int j0 = 0;
-          for (; j0 + 8 <= P; j0 += 8)
-            for (int q = 0; q < 8; q++) {
-              float h = a[j0 + q] + b[j0 + q];
-              acc[q] += (h > 0 ? h : 0) * m->eo[j0 + q];
-            }
-          for (; j0 < P; j0++) {
-            float h = a[j0] + b[j0];
-            acc[0] += (h > 0 ? h : 0) * m->eo[j0];
-          }
-          double z = m->eob[0] + (double)(((acc[0] + acc[1]) + (acc[2] + acc[3])) +
-                                          ((acc[4] + acc[5]) + (acc[6] + acc[7])));
-          int tg = clean[(size_t)v * N + u];
-          double sp = z > 0 ? z + log1p(exp(-z)) : log1p(exp(z));
-          le += we * (sp - (tg ? z : 0));
-          if (!backward) continue;
-          float dz = w_l * (float)(1.0 / (1.0 + exp(-z)) - tg);
-          m->geob[0] += dz;
-          float *da = dA + (size_t)u * P;
-          for (int j = 0; j < P; j++) {
-            float h = a[j] + b[j];
-            if (h > 0) {
-              m->geo[j] += dz * h;
-              float g = dz * m->eo[j];
-              da[j] += g;
-              db[j] += g;
-              if (on) m->gew[j] += g;
-            }
-          }
-        }
-      }
-      if (!backward) continue;
-      memset(dein, 0, sizeof(float) * (size_t)nv * De);
-      etsim_synth__nn_linear_bwd(&m->ed, (int)nv, ein, dB, dein, 1);
-      for (uint32_t v = 0; v < nv; v++) {
-        const float *da = dein + (size_t)v * De;
-        for (uint32_t c = 0; c < nch; c++) {
-          float *ge = m->geemb[c] + (size_t)R->xr[(size_t)c * n + v0 + v] * H;
-          for (int j = 0; j < H; j++) ge[j] += da[j];
-        }
-        for (uint32_t u = 0; u < N; u++)
-          if (noisy[(size_t)v * N + u]) {
-            float *dz = dZ + (size_t)(u + 1) * H;
-            for (int j = 0; j < H; j++) dz[j] += da[H + j];
-          }
-        float *dc = dctx + (size_t)(l - 1) * Dc;
-        for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
-      }
-      etsim_synth__nn_linear_bwd(&m->es_g, (int)N, gapf, dA, NULL, 1);
-      for (size_t i = 0; i < (size_t)N * P; i++) dZs[(size_t)P + i] += dA[i];
-    }
+  if (!total_pairs) return 0;
+  int De = etsim_synth__dim_edge_in(m);
+  /* Sum over a node's candidates = NLL of its parent set; per pair it
+   * would be tiny next to the other heads (most pairs are easy zeros). */
+  float we = (float)(1.0 / m->mean_nodes);
+  if (etsim_grow((void **)&ws->u8, &ws->u8_cap, 2 * maxpairs + 1, 1) ||
+      etsim_grow((void **)&ws->u32, &ws->u32_cap, (size_t)n + 1, sizeof(uint32_t)))
+    return ETSIM_ENOMEM;
+  gl_edge_bufs_t b = {.clean = ws->u8, .noisy = ws->u8 + maxpairs, .children = ws->u32};
+  memset(b.children, 0, sizeof(uint32_t) * (size_t)n);
+  size_t maxnv = 0, maxN = 0;
+  for (int l = 2; l <= L; l++) {
+    size_t nv = R->ls[l + 1] - R->ls[l], N = R->ls[l] - 1;
+    if (exact && N > exact) continue;
+    maxnv = nv > maxnv ? nv : maxnv;
+    maxN = N > maxN ? N : maxN;
   }
+  b.gapf = etsim_synth__pz(p, maxN * SY_GAPF), b.A = etsim_synth__pz(p, maxN * P);
+  b.dA = etsim_synth__pz(p, maxN * P);
+  b.ein = etsim_synth__pz(p, maxnv * De), b.B = etsim_synth__pz(p, maxnv * P);
+  b.dB = etsim_synth__pz(p, maxnv * P), b.dein = etsim_synth__pz(p, maxnv * De);
+  if (p->oom) return ETSIM_ENOMEM;
+  for (int l = 2; l <= L; l++) {
+    /* Children of earlier nodes among layers < l. */
+    for (uint32_t r = R->ls[l - 1]; r < R->ls[l]; r++)
+      for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) b.children[R->padj[k]]++;
+    uint32_t N = R->ls[l] - 1;
+    int t = 1 + (int)etsim_rng_below(&g->rng, (uint64_t)Te);
+    if (exact && N > exact) {
+      int rc = edges_sampled(m, ws, R, &g->e, g->ctx, g->dZ, g->dZs, g->dctx, b.children, l, t,
+                             &g->rng, g->backward, g->weight, we, &le);
+      if (rc) return rc;
+      continue;
+    }
+    gl_edges_exact(g, &b, l, t, we, &le);
+  }
+  *loss = le;
+  return 0;
+}
 
-  if (backward) {
-    /* Contexts -> layer norm -> prefix sums -> node embeddings. */
-    float *dG = etsim_synth__pz(p, (size_t)ns * H), *dS = etsim_synth__pz(p, (size_t)ns * H);
-    if (p->oom) return ETSIM_ENOMEM;
-    for (int l = 0; l <= L; l++)
-      memcpy(dG + (size_t)l * H, dctx + (size_t)l * Dc, sizeof(float) * H);
-    etsim_synth__nn_layernorm_bwd(ns, H, S, m->ln_g, lst, dG, dS, m->gln_g, m->gln_b);
-    float acc[4096];
-    memset(acc, 0, sizeof(float) * H);
-    for (int l = L; l >= 0; l--) {
-      for (int j = 0; j < H; j++) acc[j] += dS[(size_t)l * H + j];
-      for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
-        for (int j = 0; j < H; j++) dZ[(size_t)r * H + j] += acc[j];
-    }
-    enc_bwd(m, p, &e, n, R->xr, R->poff, R->padj, dZ, dZs);
-    if (p->oom) return ETSIM_ENOMEM;
+/* Back through the contexts: layer norm, prefix sums, node embeddings. */
+static int gl_contexts_bwd(gl_t *g) {
+  etsim_synth_model_t *m = g->m;
+  const rows_t *R = g->R;
+  pool_t *p = g->p;
+  int H = m->cfg.hidden, Dc = etsim_synth__dim_ctx(m), n = R->n, L = R->L, ns = g->ns;
+  float *dZ = g->dZ;
+  float *dG = etsim_synth__pz(p, (size_t)ns * H), *dS = etsim_synth__pz(p, (size_t)ns * H);
+  if (p->oom) return ETSIM_ENOMEM;
+  for (int l = 0; l <= L; l++)
+    memcpy(dG + (size_t)l * H, g->dctx + (size_t)l * Dc, sizeof(float) * H);
+  etsim_synth__nn_layernorm_bwd(ns, H, g->S, m->ln_g, g->lst, dG, dS, m->gln_g, m->gln_b);
+  float acc[4096];
+  memset(acc, 0, sizeof(float) * H);
+  for (int l = L; l >= 0; l--) {
+    for (int j = 0; j < H; j++) acc[j] += dS[(size_t)l * H + j];
+    for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
+      for (int j = 0; j < H; j++) dZ[(size_t)r * H + j] += acc[j];
   }
+  enc_bwd(m, p, &g->e, n, R->xr, R->poff, R->padj, dZ, g->dZs);
+  return p->oom ? ETSIM_ENOMEM : 0;
+}
+
+/* The loss of one graph (sizes, attributes, edges; parts[0..2] when given),
+ * with the gradients added into m when `backward`, scaled by `weight`. */
+static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, double y, uint64_t seed,
+                         int backward, float weight, double *loss, double *parts) {
+  gl_t g = {.m = m, .ws = ws, .R = R, .backward = backward, .weight = weight};
+  double lc, la, le;
+  int rc = gl_contexts(&g, y, seed);
+  if (!rc) rc = gl_sizes(&g, &lc);
+  if (!rc) rc = gl_attrs(&g, &la);
+  if (!rc) rc = gl_edges(&g, &le);
+  if (!rc && backward) rc = gl_contexts_bwd(&g);
+  if (rc) return rc;
   *loss = lc + la + le;
   if (parts) {
     parts[0] = lc;

@@ -182,10 +182,272 @@ static int plan_depth(const etsim_synth_model_t *m, const sampler_t *S, const fl
   return l;
 }
 
+/* What the steps of sample_one share: the model, the sampler's rows, the
+ * random stream and the buffers of one graph, sized for the largest layer
+ * (maxs nodes) and graph (cap rows). */
+typedef struct so {
+  etsim_synth_model_t *m;
+  sampler_t *S;
+  etsim_rng_t *rng;
+  float *ctx;               /* the step's context */
+  float *cxa, *meanp;       /* attribute denoiser: fixed part, layer mean */
+  float *p1, *h1, *p2, *h2; /* attribute denoiser layers */
+  float *alog, *ph, *post;  /* attribute logits, one node's probabilities */
+  float *cxe, *zm;          /* edge denoiser: fixed part, node parts */
+  float *gapf, *A, *B;      /* edge denoiser: earlier and new node parts */
+  float *phat;              /* edge probabilities of the last denoising step */
+  int32_t *zt;              /* the new layer's categories, channel-major */
+} so_t;
+
+/* (2) the categories of a new layer of s nodes: drawn from the marginals,
+ * then denoised from step Ta down to 1; written to rows r0.. of S->xr. */
+static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
+  etsim_synth_model_t *m = o->m;
+  sampler_t *S = o->S;
+  etsim_rng_t *rng = o->rng;
+  int H = m->cfg.hidden, Dc = etsim_synth__dim_ctx(m), Ta = m->cfg.t_attr, cap = S->cap;
+  uint32_t nch = m->n_ch;
+  int32_t *zt = o->zt;
+  float *cxa = o->cxa, *meanp = o->meanp, *p1 = o->p1, *h1 = o->h1, *p2 = o->p2, *h2 = o->h2;
+  float *alog = o->alog, *ph = o->ph, *post = o->post;
+  uint32_t off = 0;
+  for (uint32_t c = 0; c < nch; c++) {
+    for (uint32_t v = 0; v < s; v++)
+      zt[(size_t)c * s + v] = etsim_synth__draw(rng, m->marg + off, (int)m->n_cls[c]);
+    off += m->n_cls[c];
+  }
+  /* Parts of the first attribute layer fixed for this layer. */
+  part(&m->a1, 1, 2 * H, Dc, o->ctx, cxa);
+  for (int j = 0; j < H; j++) cxa[j] += m->a1.b[j];
+  for (int t = Ta; t >= 1; t--) {
+    const float *tt = S->tt + (size_t)t * H;
+    float inv = 1.0f / (float)s;
+    memset(meanp, 0, sizeof(float) * H);
+    for (uint32_t v = 0; v < s; v++) {
+      float *pr = p1 + (size_t)v * H;
+      for (int j = 0; j < H; j++) pr[j] = cxa[j] + tt[j];
+      for (uint32_t c = 0; c < nch; c++) {
+        const float *a = S->ta[c] + (size_t)zt[(size_t)c * s + v] * H;
+        const float *b = S->tm[c] + (size_t)zt[(size_t)c * s + v] * H;
+        for (int j = 0; j < H; j++) {
+          pr[j] += a[j];
+          meanp[j] += b[j] * inv;
+        }
+      }
+    }
+    for (uint32_t v = 0; v < s; v++)
+      for (int j = 0; j < H; j++) p1[(size_t)v * H + j] += meanp[j];
+    etsim_synth__nn_gelu_fwd((size_t)s * H, p1, h1);
+    etsim_synth__nn_linear_fwd(&m->a2, (int)s, h1, p2);
+    etsim_synth__nn_gelu_fwd((size_t)s * H, p2, h2);
+    etsim_synth__nn_linear_fwd(&m->a3, (int)s, h2, alog);
+    off = 0;
+    for (uint32_t c = 0; c < nch; c++) {
+      int K = (int)m->n_cls[c];
+      for (uint32_t v = 0; v < s; v++) {
+        float *lg = alog + (size_t)v * m->sum_cls + off;
+        for (int j = 0; j < K; j++)
+          if (m->marg[off + j] <= 0) lg[j] = -1e30f;
+        etsim_synth__nn_softmax(1, K, lg, ph);
+        int32_t *z = &zt[(size_t)c * s + v];
+        etsim_synth__posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
+                               m->abar_a[t - 1], post);
+        *z = etsim_synth__draw(rng, post, K);
+      }
+      off += m->n_cls[c];
+    }
+  }
+  if (m->kind == ETSIM_SYNTH_KIND_TRACE && nch == ETSIM_SYNTH_TRACE_CH)
+    project_rules(m, S, zt, s, alog, ph, rng);
+  for (uint32_t c = 0; c < nch; c++)
+    for (uint32_t v = 0; v < s; v++) S->xr[(size_t)c * cap + r0 + v] = zt[(size_t)c * s + v];
+}
+
+/* (3), the denoising: the edges nz (s x N) from rows 1..N into the s new
+ * nodes of layer l, from step Te down to 1; the probabilities of the last
+ * step stay in o->phat. */
+static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, uint8_t *nz) {
+  etsim_synth_model_t *m = o->m;
+  sampler_t *S = o->S;
+  etsim_rng_t *rng = o->rng;
+  const enc_t *e = &S->e;
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m), Te = m->cfg.t_edge;
+  uint32_t nch = m->n_ch;
+  const int32_t *zt = o->zt;
+  float *gapf = o->gapf, *A = o->A, *B = o->B, *cxe = o->cxe, *phat = o->phat;
+  const float *zm = o->zm;
+  for (uint32_t u = 0; u < N; u++)
+    etsim_synth__gap_feats((uint32_t)(l + 1) - S->lay[u + 1], S->children[u + 1],
+                           gapf + (size_t)u * SY_GAPF);
+  etsim_synth__nn_linear_fwd(&m->es_g, (int)N, gapf, A);
+  for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e->Zs[(size_t)P + i];
+  part(&m->ed, 1, 2 * H, Dc, o->ctx, cxe);
+  for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
+  const float *wdeg = m->ed.w + (size_t)(2 * H + Dc + SY_DT) * P;
+  for (int t = Te; t >= 1; t--) {
+    const float *tte = S->tte + (size_t)t * P;
+    for (uint32_t v = 0; v < s; v++) {
+      float *bv = B + (size_t)v * P;
+      for (int j = 0; j < P; j++) bv[j] = cxe[j] + tte[j];
+      for (uint32_t c = 0; c < nch; c++) {
+        const float *er = S->te[c] + (size_t)zt[(size_t)c * s + v] * P;
+        for (int j = 0; j < P; j++) bv[j] += er[j];
+      }
+      int deg = 0;
+      for (uint32_t u = 0; u < N; u++)
+        if (nz[(size_t)v * N + u]) {
+          deg++;
+          const float *z = zm + (size_t)(u + 1) * P;
+          for (int j = 0; j < P; j++) bv[j] += z[j];
+        }
+      float fd = (float)(log1p((double)deg) / 2);
+      for (int j = 0; j < P; j++) bv[j] += fd * wdeg[j];
+    }
+    float mg2[2] = {(float)(1 - ml), (float)ml}, ph2[2], po2[2];
+    float b1[4096];
+    for (uint32_t v = 0; v < s; v++) {
+      const float *b0 = B + (size_t)v * P;
+      for (int j = 0; j < P; j++) b1[j] = b0[j] + m->ew[j];
+      for (uint32_t u = 0; u < N; u++) {
+        const float *a = A + (size_t)u * P;
+        /* The pair's state at step t, read before it is redrawn. */
+        const float *b = nz[(size_t)v * N + u] ? b1 : b0;
+        /* Eight partial sums so the compiler can vectorise. */
+        float acc[8] = {0};
+        int j = 0;
+        for (; j + 8 <= P; j += 8)
+          for (int q = 0; q < 8; q++) {
+            float h = a[j + q] + b[j + q];
+            acc[q] += (h > 0 ? h : 0) * m->eo[j + q];
+          }
+        for (; j < P; j++) {
+          float h = a[j] + b[j];
+          acc[0] += (h > 0 ? h : 0) * m->eo[j];
+        }
+        float z = m->eob[0] + ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                  ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        float pr = 1.0f / (1.0f + expf(-z));
+        phat[(size_t)v * N + u] = pr;
+        ph2[0] = 1 - pr;
+        ph2[1] = pr;
+        uint8_t *q = &nz[(size_t)v * N + u];
+        etsim_synth__posterior(2, ph2, mg2, *q, m->alpha_e[t], m->abar_e[t], m->abar_e[t - 1], po2);
+        *q = etsim_rng_uniform(rng) < po2[1];
+      }
+    }
+  }
+}
+
+/* (3) edges from rows 1..N into the s new rows r0.. of layer l (l >= 1),
+ * appended to S->padj (*n_edges entries so far); every new node keeps a
+ * parent in the previous layer, whose rows start at first_prev. */
+static int so_edges(so_t *o, int l, uint32_t N, uint32_t s, uint32_t r0, uint32_t first_prev,
+                    size_t *n_edges) {
+  etsim_synth_model_t *m = o->m;
+  sampler_t *S = o->S;
+  size_t np = (size_t)s * N;
+  if (etsim_grow((void **)&S->noisy, &S->noisy_cap, np + 1, 1)) return ETSIM_ENOMEM;
+  uint8_t *nz = S->noisy;
+  double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
+  for (size_t q = 0; q < np; q++) nz[q] = etsim_rng_uniform(o->rng) < ml;
+  so_edges_denoise(o, l, N, s, ml, nz);
+  const float *phat = o->phat;
+  /* Every new node keeps a parent in the previous layer. */
+  for (uint32_t v = 0; v < s; v++) {
+    int ok = 0;
+    uint32_t bestu = first_prev - 1;
+    float bestp = -1;
+    for (uint32_t u = first_prev - 1; u < N; u++) {
+      if (nz[(size_t)v * N + u]) ok = 1;
+      if (phat[(size_t)v * N + u] > bestp) {
+        bestp = phat[(size_t)v * N + u];
+        bestu = u;
+      }
+    }
+    if (!ok) nz[(size_t)v * N + bestu] = 1;
+  }
+  for (uint32_t v = 0; v < s; v++) {
+    for (uint32_t u = 0; u < N; u++)
+      if (nz[(size_t)v * N + u]) {
+        if (etsim_grow((void **)&S->padj, &S->adj_cap, *n_edges + 1, sizeof(uint32_t)))
+          return ETSIM_ENOMEM;
+        S->padj[(*n_edges)++] = u + 1;
+      }
+    S->poff[r0 + v + 1] = (uint32_t)*n_edges;
+  }
+  return 0;
+}
+
+/* The s new rows r0.. of layer l join the graph's bookkeeping: their layer,
+ * the children counts, and the category counts of the last layer (hl), the
+ * prefix (hp) and its childless nodes (ho). */
+static void so_account(so_t *o, int l, uint32_t s, uint32_t r0, uint32_t *hl, uint32_t *hp,
+                       uint32_t *ho) {
+  etsim_synth_model_t *m = o->m;
+  sampler_t *S = o->S;
+  uint32_t nch = m->n_ch;
+  int cap = S->cap;
+  memset(hl, 0, sizeof(uint32_t) * m->sum_cls);
+  for (uint32_t v = 0; v < s; v++) {
+    S->lay[r0 + v] = (uint32_t)l + 1;
+    S->children[r0 + v] = 0;
+    for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++) {
+      uint32_t u = S->padj[k];
+      if (S->children[u]++ == 0) {
+        uint32_t o2 = 0;
+        for (uint32_t c = 0; c < nch; c++) {
+          ho[o2 + (uint32_t)S->xr[(size_t)c * cap + u]]--;
+          o2 += m->n_cls[c];
+        }
+      }
+    }
+  }
+  for (uint32_t v = 0; v < s; v++) {
+    uint32_t o2 = 0;
+    for (uint32_t c = 0; c < nch; c++) {
+      uint32_t x = o2 + (uint32_t)S->xr[(size_t)c * cap + r0 + v];
+      hl[x]++;
+      hp[x]++;
+      ho[x]++;
+      o2 += m->n_cls[c];
+    }
+  }
+}
+
+/* The sampled rows 1..N and their edges as a DAG (nodes from 0). */
+static int so_output(const etsim_synth_model_t *m, const sampler_t *S, uint32_t N, size_t n_edges,
+                     double y, etsim_synth_dag_t *outg) {
+  uint32_t nch = m->n_ch;
+  int cap = S->cap;
+  outg->n_nodes = N;
+  outg->n_edges = (uint32_t)n_edges;
+  outg->y = y;
+  outg->x = etsim_malloc(sizeof(uint32_t) * ((size_t)N * nch + 1));
+  outg->src = etsim_malloc(sizeof(uint32_t) * (n_edges + 1));
+  outg->dst = etsim_malloc(sizeof(uint32_t) * (n_edges + 1));
+  if (!outg->x || !outg->src || !outg->dst) {
+    etsim_free(outg->x);
+    etsim_free(outg->src);
+    etsim_free(outg->dst);
+    return ETSIM_ENOMEM;
+  }
+  size_t k = 0;
+  for (uint32_t r = 1; r <= N; r++) {
+    for (uint32_t c = 0; c < nch; c++)
+      outg->x[(size_t)(r - 1) * nch + c] = (uint32_t)S->xr[(size_t)c * cap + r];
+    for (uint32_t q = S->poff[r]; q < S->poff[r + 1]; q++) {
+      outg->src[k] = S->padj[q] - 1;
+      outg->dst[k++] = r - 1;
+    }
+  }
+  return 0;
+}
+
+/* One DAG for label y: layer by layer, (1) stop or a size, (2) the new
+ * nodes' categories, (3) their edges from the nodes before them. */
 static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_t *rng,
                       etsim_synth_dag_t *outg) {
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
-  int Ta = m->cfg.t_attr, Te = m->cfg.t_edge;
   uint32_t nch = m->n_ch, maxs = m->max_size;
   int cap = S->cap;
   uint32_t limit = (uint32_t)cap - 1; /* real nodes at most */
@@ -201,17 +463,17 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
   float *ctx = etsim_synth__pz(p, (size_t)Dc), st[2];
   float *cp = etsim_synth__pz(p, (size_t)H), *chh = etsim_synth__pz(p, (size_t)H);
   float *clog = etsim_synth__pz(p, (size_t)C), *cpr = etsim_synth__pz(p, (size_t)C);
-  float *cxa = etsim_synth__pz(p, (size_t)H), *meanp = etsim_synth__pz(p, (size_t)H);
-  float *cxe = etsim_synth__pz(p, (size_t)P), *zm = etsim_synth__pz(p, (size_t)cap * P);
-  float *p1 = etsim_synth__pz(p, (size_t)maxs * H), *h1 = etsim_synth__pz(p, (size_t)maxs * H);
-  float *p2 = etsim_synth__pz(p, (size_t)maxs * H), *h2 = etsim_synth__pz(p, (size_t)maxs * H);
-  float *alog = etsim_synth__pz(p, (size_t)maxs * m->sum_cls);
-  float *ph = etsim_synth__pz(p, (size_t)m->sum_cls),
-        *post = etsim_synth__pz(p, (size_t)m->sum_cls);
-  float *gapf = etsim_synth__pz(p, (size_t)cap * SY_GAPF), *A = etsim_synth__pz(p, (size_t)cap * P);
-  float *B = etsim_synth__pz(p, (size_t)maxs * P);
-  float *phat = etsim_synth__pz(p, (size_t)maxs * cap);
-  int32_t *zt = (int32_t *)(void *)etsim_synth__pz(p, (size_t)maxs * nch);
+  so_t o = {.m = m, .S = S, .rng = rng, .ctx = ctx};
+  o.cxa = etsim_synth__pz(p, (size_t)H), o.meanp = etsim_synth__pz(p, (size_t)H);
+  o.cxe = etsim_synth__pz(p, (size_t)P), o.zm = etsim_synth__pz(p, (size_t)cap * P);
+  o.p1 = etsim_synth__pz(p, (size_t)maxs * H), o.h1 = etsim_synth__pz(p, (size_t)maxs * H);
+  o.p2 = etsim_synth__pz(p, (size_t)maxs * H), o.h2 = etsim_synth__pz(p, (size_t)maxs * H);
+  o.alog = etsim_synth__pz(p, (size_t)maxs * m->sum_cls);
+  o.ph = etsim_synth__pz(p, (size_t)m->sum_cls), o.post = etsim_synth__pz(p, (size_t)m->sum_cls);
+  o.gapf = etsim_synth__pz(p, (size_t)cap * SY_GAPF), o.A = etsim_synth__pz(p, (size_t)cap * P);
+  o.B = etsim_synth__pz(p, (size_t)maxs * P);
+  o.phat = etsim_synth__pz(p, (size_t)maxs * cap);
+  o.zt = (int32_t *)(void *)etsim_synth__pz(p, (size_t)maxs * nch);
   if (p->oom) return ETSIM_ENOMEM;
   float ysin[SY_DY];
   etsim_synth__label_feat(m, y, ysin);
@@ -225,7 +487,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
   S->lay[0] = 0;
   S->children[0] = 0;
   etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, 0, 1);
-  part(&m->ed, 1, H, H, e->Z, zm);
+  part(&m->ed, 1, H, H, e->Z, o.zm);
   memcpy(Ssum, e->Z, sizeof(float) * H);
   /* Category counts of the last layer, the prefix and its childless nodes
    * (the context histograms, model.c hist_ctx). */
@@ -265,208 +527,23 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
     if (S->fixed) s = S->fixed[l] <= maxs ? S->fixed[l] : maxs;
     if (s == 0) break;
     if (N + s > limit) s = limit - N;
-    /* (2) attributes */
-    uint32_t off = 0;
-    for (uint32_t c = 0; c < nch; c++) {
-      for (uint32_t v = 0; v < s; v++)
-        zt[(size_t)c * s + v] = etsim_synth__draw(rng, m->marg + off, (int)m->n_cls[c]);
-      off += m->n_cls[c];
-    }
-    /* Parts of the first attribute layer fixed for this layer. */
-    part(&m->a1, 1, 2 * H, Dc, ctx, cxa);
-    for (int j = 0; j < H; j++) cxa[j] += m->a1.b[j];
-    for (int t = Ta; t >= 1; t--) {
-      const float *tt = S->tt + (size_t)t * H;
-      float inv = 1.0f / (float)s;
-      memset(meanp, 0, sizeof(float) * H);
-      for (uint32_t v = 0; v < s; v++) {
-        float *pr = p1 + (size_t)v * H;
-        for (int j = 0; j < H; j++) pr[j] = cxa[j] + tt[j];
-        for (uint32_t c = 0; c < nch; c++) {
-          const float *a = S->ta[c] + (size_t)zt[(size_t)c * s + v] * H;
-          const float *b = S->tm[c] + (size_t)zt[(size_t)c * s + v] * H;
-          for (int j = 0; j < H; j++) {
-            pr[j] += a[j];
-            meanp[j] += b[j] * inv;
-          }
-        }
-      }
-      for (uint32_t v = 0; v < s; v++)
-        for (int j = 0; j < H; j++) p1[(size_t)v * H + j] += meanp[j];
-      etsim_synth__nn_gelu_fwd((size_t)s * H, p1, h1);
-      etsim_synth__nn_linear_fwd(&m->a2, (int)s, h1, p2);
-      etsim_synth__nn_gelu_fwd((size_t)s * H, p2, h2);
-      etsim_synth__nn_linear_fwd(&m->a3, (int)s, h2, alog);
-      off = 0;
-      for (uint32_t c = 0; c < nch; c++) {
-        int K = (int)m->n_cls[c];
-        for (uint32_t v = 0; v < s; v++) {
-          float *lg = alog + (size_t)v * m->sum_cls + off;
-          for (int j = 0; j < K; j++)
-            if (m->marg[off + j] <= 0) lg[j] = -1e30f;
-          etsim_synth__nn_softmax(1, K, lg, ph);
-          int32_t *z = &zt[(size_t)c * s + v];
-          etsim_synth__posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
-                                 m->abar_a[t - 1], post);
-          *z = etsim_synth__draw(rng, post, K);
-        }
-        off += m->n_cls[c];
-      }
-    }
-    if (m->kind == ETSIM_SYNTH_KIND_TRACE && nch == ETSIM_SYNTH_TRACE_CH)
-      project_rules(m, S, zt, s, alog, ph, rng);
     uint32_t r0 = N + 1;
-    for (uint32_t c = 0; c < nch; c++)
-      for (uint32_t v = 0; v < s; v++) S->xr[(size_t)c * cap + r0 + v] = zt[(size_t)c * s + v];
-    /* (3) edges from rows 1..N into the new rows. */
-    if (l >= 1) {
-      size_t np = (size_t)s * N;
-      if (etsim_grow((void **)&S->noisy, &S->noisy_cap, np + 1, 1)) return ETSIM_ENOMEM;
-      uint8_t *nz = S->noisy;
-      double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
-      for (size_t q = 0; q < np; q++) nz[q] = etsim_rng_uniform(rng) < ml;
-      for (uint32_t u = 0; u < N; u++)
-        etsim_synth__gap_feats((uint32_t)(l + 1) - S->lay[u + 1], S->children[u + 1],
-                               gapf + (size_t)u * SY_GAPF);
-      etsim_synth__nn_linear_fwd(&m->es_g, (int)N, gapf, A);
-      for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e->Zs[(size_t)P + i];
-      part(&m->ed, 1, 2 * H, Dc, ctx, cxe);
-      for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
-      const float *wdeg = m->ed.w + (size_t)(2 * H + Dc + SY_DT) * P;
-      for (int t = Te; t >= 1; t--) {
-        const float *tte = S->tte + (size_t)t * P;
-        for (uint32_t v = 0; v < s; v++) {
-          float *bv = B + (size_t)v * P;
-          for (int j = 0; j < P; j++) bv[j] = cxe[j] + tte[j];
-          for (uint32_t c = 0; c < nch; c++) {
-            const float *er = S->te[c] + (size_t)zt[(size_t)c * s + v] * P;
-            for (int j = 0; j < P; j++) bv[j] += er[j];
-          }
-          int deg = 0;
-          for (uint32_t u = 0; u < N; u++)
-            if (nz[(size_t)v * N + u]) {
-              deg++;
-              const float *z = zm + (size_t)(u + 1) * P;
-              for (int j = 0; j < P; j++) bv[j] += z[j];
-            }
-          float fd = (float)(log1p((double)deg) / 2);
-          for (int j = 0; j < P; j++) bv[j] += fd * wdeg[j];
-        }
-        float mg2[2] = {(float)(1 - ml), (float)ml}, ph2[2], po2[2];
-        float b1[4096];
-        for (uint32_t v = 0; v < s; v++) {
-          const float *b0 = B + (size_t)v * P;
-          for (int j = 0; j < P; j++) b1[j] = b0[j] + m->ew[j];
-          for (uint32_t u = 0; u < N; u++) {
-            const float *a = A + (size_t)u * P;
-            /* The pair's state at step t, read before it is redrawn. */
-            const float *b = nz[(size_t)v * N + u] ? b1 : b0;
-            /* Eight partial sums so the compiler can vectorise. */
-            float acc[8] = {0};
-            int j = 0;
-            for (; j + 8 <= P; j += 8)
-              for (int q = 0; q < 8; q++) {
-                float h = a[j + q] + b[j + q];
-                acc[q] += (h > 0 ? h : 0) * m->eo[j + q];
-              }
-            for (; j < P; j++) {
-              float h = a[j] + b[j];
-              acc[0] += (h > 0 ? h : 0) * m->eo[j];
-            }
-            float z = m->eob[0] + ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
-                      ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-            float pr = 1.0f / (1.0f + expf(-z));
-            phat[(size_t)v * N + u] = pr;
-            ph2[0] = 1 - pr;
-            ph2[1] = pr;
-            uint8_t *q = &nz[(size_t)v * N + u];
-            etsim_synth__posterior(2, ph2, mg2, *q, m->alpha_e[t], m->abar_e[t], m->abar_e[t - 1],
-                                   po2);
-            *q = etsim_rng_uniform(rng) < po2[1];
-          }
-        }
-      }
-      /* Every new node keeps a parent in the previous layer. */
-      for (uint32_t v = 0; v < s; v++) {
-        int ok = 0;
-        uint32_t bestu = first_prev - 1;
-        float bestp = -1;
-        for (uint32_t u = first_prev - 1; u < N; u++) {
-          if (nz[(size_t)v * N + u]) ok = 1;
-          if (phat[(size_t)v * N + u] > bestp) {
-            bestp = phat[(size_t)v * N + u];
-            bestu = u;
-          }
-        }
-        if (!ok) nz[(size_t)v * N + bestu] = 1;
-      }
-      for (uint32_t v = 0; v < s; v++) {
-        for (uint32_t u = 0; u < N; u++)
-          if (nz[(size_t)v * N + u]) {
-            if (etsim_grow((void **)&S->padj, &S->adj_cap, n_edges + 1, sizeof(uint32_t)))
-              return ETSIM_ENOMEM;
-            S->padj[n_edges++] = u + 1;
-          }
-        S->poff[r0 + v + 1] = (uint32_t)n_edges;
-      }
+    so_attrs(&o, s, r0); /* (2) */
+    if (l >= 1) {        /* (3) */
+      if (so_edges(&o, l, N, s, r0, first_prev, &n_edges)) return ETSIM_ENOMEM;
     } else {
       for (uint32_t v = 0; v < s; v++) S->poff[r0 + v + 1] = (uint32_t)n_edges;
     }
-    memset(hl, 0, sizeof(uint32_t) * m->sum_cls);
-    for (uint32_t v = 0; v < s; v++) {
-      S->lay[r0 + v] = (uint32_t)l + 1;
-      S->children[r0 + v] = 0;
-      for (uint32_t k = S->poff[r0 + v]; k < S->poff[r0 + v + 1]; k++) {
-        uint32_t u = S->padj[k];
-        if (S->children[u]++ == 0) {
-          uint32_t o2 = 0;
-          for (uint32_t c = 0; c < nch; c++) {
-            ho[o2 + (uint32_t)S->xr[(size_t)c * cap + u]]--;
-            o2 += m->n_cls[c];
-          }
-        }
-      }
-    }
-    for (uint32_t v = 0; v < s; v++) {
-      uint32_t o2 = 0;
-      for (uint32_t c = 0; c < nch; c++) {
-        uint32_t x = o2 + (uint32_t)S->xr[(size_t)c * cap + r0 + v];
-        hl[x]++;
-        hp[x]++;
-        ho[x]++;
-        o2 += m->n_cls[c];
-      }
-    }
+    so_account(&o, l, s, r0, hl, hp, ho);
     etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
-    part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, zm + (size_t)r0 * P);
+    part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, o.zm + (size_t)r0 * P);
     for (uint32_t v = 0; v < s; v++)
       for (int j = 0; j < H; j++) Ssum[j] += e->Z[(size_t)(r0 + v) * H + j];
     first_prev = r0;
     N += s;
     last = s;
   }
-  outg->n_nodes = N;
-  outg->n_edges = (uint32_t)n_edges;
-  outg->y = y;
-  outg->x = etsim_malloc(sizeof(uint32_t) * ((size_t)N * nch + 1));
-  outg->src = etsim_malloc(sizeof(uint32_t) * (n_edges + 1));
-  outg->dst = etsim_malloc(sizeof(uint32_t) * (n_edges + 1));
-  if (!outg->x || !outg->src || !outg->dst) {
-    etsim_free(outg->x);
-    etsim_free(outg->src);
-    etsim_free(outg->dst);
-    return ETSIM_ENOMEM;
-  }
-  size_t k = 0;
-  for (uint32_t r = 1; r <= N; r++) {
-    for (uint32_t c = 0; c < nch; c++)
-      outg->x[(size_t)(r - 1) * nch + c] = (uint32_t)S->xr[(size_t)c * cap + r];
-    for (uint32_t q = S->poff[r]; q < S->poff[r + 1]; q++) {
-      outg->src[k] = S->padj[q] - 1;
-      outg->dst[k++] = r - 1;
-    }
-  }
-  return 0;
+  return so_output(m, S, N, n_edges, y, outg);
 }
 
 static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,

@@ -10,6 +10,7 @@
 #include "etsim/base.h"
 
 #include <string.h>
+#include <time.h>
 
 static void test_pacing(void **s) {
   (void)s;
@@ -21,14 +22,14 @@ static void test_pacing(void **s) {
   /* the interval passed: one line, then none until the next interval */
   p.next = p.t0 - 1;
   assert_true(etsim_progress_due(&p));
-  assert_true(etsim_progress_line(&p, line, sizeof line, 0.5, "x") > 0);
+  TU_GT(etsim_progress_line(&p, line, sizeof line, 0.5, "x"), 0);
   assert_false(etsim_progress_due(&p));
   assert_int_equal(etsim_progress_line(&p, line, sizeof line, 0.6, "x"), 0);
   /* interval 0: a line at every call; negative: the default quarter second */
   etsim_progress_init(&p, "netsim", 0);
-  for (int i = 0; i < 3; i++) assert_true(etsim_progress_line(&p, line, sizeof line, -1, "x") > 0);
+  for (int i = 0; i < 3; i++) TU_GT(etsim_progress_line(&p, line, sizeof line, -1, "x"), 0);
   etsim_progress_init(&p, "netsim", -1);
-  assert_true(p.every_s == 0.25);
+  TU_EQ(p.every_s, 0.25);
   assert_int_equal(etsim_progress_line(&p, line, sizeof line, -1, "x"), 0);
 }
 
@@ -41,7 +42,8 @@ static void test_wording(void **s) {
   size_t n = etsim_progress_line(&p, line, sizeof line, 0.25, "%d of %d flows", 5, 20);
   assert_string_equal(line, "[etsim netsim]  25 % | 5 of 20 flows | 10.0 s, about 30.0 s left");
   assert_int_equal(n, strlen(line));
-  assert_true(etsim_progress_elapsed(&p) >= 10 && etsim_progress_elapsed(&p) < 11);
+  TU_GE(etsim_progress_elapsed(&p), 10);
+  TU_LT(etsim_progress_elapsed(&p), 11);
   /* minutes and hours */
   p.t0 -= 115; /* 125 s: half done leaves as much again */
   etsim_progress_line(&p, line, sizeof line, 0.5, "half");
@@ -73,11 +75,42 @@ static void test_truncation(void **s) {
   assert_int_equal(n, 0);
 }
 
+/* A stopwatch around 30 ms of busy work: the CPU seconds it reports are
+ * those the CPU clock moved by (to its 1 ms resolution here), wall time is
+ * at least that (one thread), and a second stop and the wall reading
+ * measure from the same start. */
+static void test_stopwatch(void **s) {
+  (void)s;
+  etsim_stopwatch_t sw;
+  etsim_stopwatch_start(&sw);
+  struct timespec a, b;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+  volatile uint64_t x = 1;
+  double spun;
+  do {
+    for (int i = 0; i < 10000; i++) x = x * 6364136223846793005ull + 1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    spun = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+  } while (spun < 0.03);
+  etsim_stopwatch_stop(&sw);
+  if (!(sw.cpu_s >= spun - 0.001 && sw.cpu_s < spun + 0.5))
+    fail_msg("cpu_s %.6f for %.6f s spun", sw.cpu_s, spun);
+  if (!(sw.wall_s >= sw.cpu_s - 0.001)) fail_msg("wall_s %.6f < cpu_s %.6f", sw.wall_s, sw.cpu_s);
+  double first = sw.cpu_s;
+  etsim_stopwatch_stop(&sw);
+  if (!(sw.cpu_s >= first)) fail_msg("second stop %.6f before the first %.6f", sw.cpu_s, first);
+  /* the wall reading alone runs on from the same start */
+  double w = etsim_stopwatch_wall(&sw);
+  TU_GE(w, sw.wall_s);
+  TU_LT(w, sw.wall_s + 0.5);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pacing),
       cmocka_unit_test(test_wording),
       cmocka_unit_test(test_truncation),
+      cmocka_unit_test(test_stopwatch),
   };
   return TU_RUN(tests, NULL, NULL);
 }

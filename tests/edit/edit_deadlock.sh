@@ -17,7 +17,7 @@ INS='all-reduce:1MiB@type=coll'
 # What `etsim validate` says of this edit's output when it is written
 # anyway (as it was before the check): the ranks stop at the inserted
 # all-reduce (node 22).  Edit must say the same.
-expect='deadlock: 4 of 4 rank(s) can never finish: rank 0 node 22 (COMM_COLL_NODE) waits for the other ranks of communicator '"''"' (ALL_REDUCE); rank 1 node 22'
+expect='deadlock: 4 of 4 rank(s) can never finish: rank 0 node 22 (COMM_COLL_NODE) waits for the other ranks of the world communicator (ALL_REDUCE); rank 1 node 22'
 
 # 1. No output yet: nothing appears.
 "$BIN" edit "$T/s" -o "$T/new" --insert-after "$INS" > "$T/out" 2> "$T/err"

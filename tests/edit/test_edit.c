@@ -293,7 +293,7 @@ static void test_iter_select(void **state) {
   /* ...and recorded, for --concat. */
   int64_t k =
       etsim_et_trace_attr_find(t, 0, (uint32_t)etsim_intern_find(&t->strings, "cut_data_deps"));
-  assert_true(k >= 0);
+  TU_GE(k, 0);
   etsim_et_trace_free(t);
   /* Joining the pieces gives the original back. */
   assert_int_equal(run_edit(a, ab, NULL, &err, NULL, "concat", b, NULL), 0);
@@ -465,7 +465,7 @@ static void test_scale(void **state) {
   assert_int_equal(
       etsim_et_trace_attr_find(t, 0, (uint32_t)etsim_intern_find(&t->strings, "op_schema")), -1);
   int64_t os = etsim_intern_find(&t2->strings, "op_schema");
-  assert_true(os > 0);
+  TU_GT(os, 0);
   const char *h = etsim_et_trace_attr_str(t2, 0, (uint32_t)os);
   assert_non_null(h);
   assert_int_equal(h[0], 'h');

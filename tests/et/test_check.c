@@ -142,9 +142,10 @@ static void test_set_matching(void **s) {
   assert_int_equal(set->n_ranks, 2);
   nlines = 0;
   assert_int_equal(etsim_et_validate_set(set, collect, NULL), 2);
-  assert_non_null(strstr(lines[0],
-                         "rank 1 issues ALL_REDUCE of 2048 bytes on communicator '' where rank 0 "
-                         "(node 2) issues ALL_REDUCE of 1024 bytes"));
+  assert_non_null(
+      strstr(lines[0],
+             "rank 1 issues ALL_REDUCE of 2048 bytes on the world communicator where rank 0 "
+             "(node 2) issues ALL_REDUCE of 1024 bytes"));
   assert_non_null(strstr(
       lines[1], "node 2: 1 receive(s) with no matching send (e.g. rank 1 <- 0, tag 0, 32 bytes)"));
   etsim_et_set_free(set);

@@ -21,7 +21,7 @@ static void same_as_protobuf_c(const etsim_et_buf_t *b, size_t *at, const etsim_
   long plen = n ? etsim_et__pbc_pack_node(n, &scratch, &pbuf, &pcap)
                 : etsim_et__pbc_pack_meta(m, &scratch, &pbuf, &pcap);
   etsim_arena_free(&scratch);
-  assert_true(plen >= 0);
+  TU_GE(plen, 0);
   uint64_t len = 0;
   for (int shift = 0;; shift += 7) {
     uint8_t byte = b->p[(*at)++];

@@ -285,7 +285,11 @@ static void test_techniques(void **state) {
   ssize_t o1 = node_named(t, "emb_output_alltoall#1"), g0 = node_named(t, "emb_grad_alltoall");
   ssize_t l1 = node_named(t, "emb_lookup#1"), l0 = node_named(t, "emb_lookup");
   ssize_t u0 = node_named(t, "emb_bwd_update"), o2 = node_named(t, "dense_optimizer#2");
-  assert_true(o1 >= 0 && g0 >= 0 && l1 >= 0 && u0 >= 0 && o2 >= 0);
+  TU_GE(o1, 0);
+  TU_GE(g0, 0);
+  TU_GE(l1, 0);
+  TU_GE(u0, 0);
+  TU_GE(o2, 0);
   TU_LT(o1, g0);
   int on_l0 = 0, on_u0 = 0;
   for (uint32_t e = t->data_off[l1]; e < t->data_off[l1 + 1]; e++) {

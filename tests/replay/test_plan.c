@@ -244,7 +244,9 @@ static void test_gemm_dims(void **state) {
     etsim_replay_gemm_dims(fl[i], &m, &n, &k);
     double got = 2.0 * (double)m * (double)n * (double)k;
     /* Rounding k moves the product by at most m*n, i.e. f / k. */
-    assert_true(m >= 1 && n >= 1 && k >= 1);
+    TU_GE(m, 1);
+    TU_GE(n, 1);
+    TU_GE(k, 1);
     TU_LE(fabs(got - fl[i]), (double)m * (double)n + 1e-9);
   }
   int64_t m, n, k;
@@ -384,7 +386,10 @@ static void test_kernels(void **state) {
   const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12};
   float c[4] = {-1, -1, -1, -1};
   etsim_replay_gemm(2, 2, 3, a, b, c);
-  assert_true(c[0] == 58 && c[1] == 64 && c[2] == 139 && c[3] == 154);
+  TU_EQ(c[0], 58);
+  TU_EQ(c[1], 64);
+  TU_EQ(c[2], 139);
+  TU_EQ(c[3], 154);
   float x[5], y[5] = {1, 2, 3, 4, 5}, z[5] = {10, 20, 30, 40, 50};
   etsim_replay_triad(x, y, z, 5, 0.5f);
   for (int i = 0; i < 5; i++) TU_EQ(x[i], y[i] + 0.5f * z[i]);

@@ -72,7 +72,8 @@ static void test_presets(void **state) {
   assert_int_equal(m.n_tables, 400);
   double w = 0;
   for (size_t t = 0; t < m.n_tables; t++) w += (double)m.tables[t].rows * m.tables[t].dim;
-  assert_true(w >= 1.0e12 && w < 1.1e12);
+  TU_GE(w, 1.0e12);
+  TU_LT(w, 1.1e12);
   assert_int_equal(etsim_shard_top_inputs(&m), 51328);
   assert_int_equal(etsim_shard_fwd_flops(&m), 3276800 + 52559872 + 106430976);
   assert_int_equal(etsim_shard_model_check(&m, &err), 0);
@@ -429,8 +430,11 @@ static void test_tiers(void **state) {
   assert_true(p.tiered);
   const etsim_shard_t *a = &p.shards[0], *b = &p.shards[1];
   assert_int_equal(a->hbm_rows, 250000);
-  assert_true(b->hbm_rows > 0 && b->hbm_rows < 250000);
-  assert_true(a->hbm_hit == 1 && b->hbm_hit > 0.5 && b->hbm_hit < 1);
+  TU_GT(b->hbm_rows, 0);
+  TU_LT(b->hbm_rows, 250000);
+  TU_EQ(a->hbm_hit, 1);
+  TU_GT(b->hbm_hit, 0.5);
+  TU_LT(b->hbm_hit, 1);
   /* b's cached share hits H(h)/H(250000) of its lookups (Zipf 1.05). */
   double hb = 0, hall = 0;
   for (int i = 1; i <= 250000; i++) {
@@ -439,10 +443,12 @@ static void test_tiers(void **state) {
     if (i <= (int)b->hbm_rows) hb += v;
   }
   TU_NEAR(b->hbm_hit, hb / hall, 1e-6);
-  assert_true(p.rank_bytes[0] <= 80000000 && p.rank_bytes[0] > 79000000);
+  TU_LE(p.rank_bytes[0], 80000000);
+  TU_GT(p.rank_bytes[0], 79000000);
   assert_int_equal(a->hbm_rows + a->ddr_rows, 250000);
   assert_int_equal(b->hbm_rows + b->ddr_rows, 250000);
-  assert_true(a->ddr_hit == 1 && b->ddr_hit == 1);
+  TU_EQ(a->ddr_hit, 1);
+  TU_EQ(b->ddr_hit, 1);
   /* The fetch of the misses: latency + bytes / bandwidth, rows of 256 B
    * (above the 64 B granule); ids: 64 x 10 and 64 x 1 per iteration. */
   etsim_shard_flow_t *f;

@@ -36,7 +36,7 @@ static etsim_sweep_spec_t *load_spec(void) {
 
 /* Finish `point` with a (failed) row made by the library itself. */
 static void finish(etsim_sweep_sched_t *q, etsim_sweep_spec_t *s, long point) {
-  assert_true(point >= 0);
+  TU_GE(point, 0);
   char *row = etsim_sweep_failed_row(s, (size_t)point, "test");
   assert_non_null(row);
   etsim_error_t err = {0};
@@ -80,7 +80,9 @@ static void test_schedule_progress_resume(void **state) {
   long seen[3];
   for (int i = 0; i < 3; i++) {
     seen[i] = etsim_sweep_sched_next(q, 0);
-    assert_true(seen[i] != a && seen[i] != b && seen[i] != a2);
+    TU_NE(seen[i], a);
+    TU_NE(seen[i], b);
+    TU_NE(seen[i], a2);
     finish(q, s, seen[i]);
   }
   assert_int_equal(etsim_sweep_sched_next(q, 0), -1);
@@ -112,7 +114,8 @@ static void test_schedule_progress_resume(void **state) {
   if (etsim_sweep_sched_open(&q, s, dir, &lim, &err)) fail_msg("%s", err.msg);
   assert_int_equal(etsim_sweep_sched_resumed(q), 0);
   long x = etsim_sweep_sched_next(q, 0), y = etsim_sweep_sched_next(q, 1);
-  assert_true(x >= 0 && y >= 0);
+  TU_GE(x, 0);
+  TU_GE(y, 0);
   assert_int_equal(etsim_sweep_sched_next(q, 2), -1);
   finish(q, s, x);
   finish(q, s, y);
