@@ -481,15 +481,23 @@ int etsim_synth__attr_rule_ok(const uint32_t *x) {
   return is_comm_class(x[0]) ? x[3] != 0 : x[3] == 0;
 }
 
+/* Size bin of node i of class cls (0 for classes that do not
+ * communicate); its comm_size, at least 1, in *sz. */
+static uint32_t size_bin(const etsim_et_trace_t *t, size_t i, uint32_t cls, int64_t *sz) {
+  if (!is_comm_class(cls)) return 0;
+  if (etsim_et_trace_attr_int(t, i, t->k_comm_size, sz) != 1 || *sz < 1) *sz = 1;
+  return log2_bin((uint64_t)*sz, ETSIM_SYNTH_SIZE_BINS);
+}
+
 /* Sums of the real values behind node i's duration and size bins: the
  * duration in ns (duration_ns when the node has it, as etsim sim reads
  * it) and the communication size.  Writing a bin back at its midpoint
  * (1.5 times its lower edge) was up to 50% off for the values that sit at
  * a bin's edge, and those are common (sizes of 2^k or 1.5 * 2^k bytes):
  * real traces written back lost 0.03 of their communication share. */
-static void bin_values(etsim_synth_data_t *d, const etsim_et_trace_t *t, int64_t k_ns, size_t i,
+static void bin_values(etsim_synth_data_t *d, const etsim_et_trace_t *t, size_t i,
                        const uint32_t *x, int64_t sz) {
-  int64_t ns = 0;
+  int64_t ns = 0, k_ns = x[2] ? etsim_intern_find(&t->strings, "duration_ns") : -1;
   if (x[2]) {
     if (k_ns < 0 || etsim_et_trace_attr_int(t, i, (uint32_t)k_ns, &ns) != 1 || ns <= 0)
       ns = (int64_t)(t->dur_us[i] > (uint64_t)INT64_MAX / 1000 ? INT64_MAX : t->dur_us[i] * 1000);
@@ -517,7 +525,6 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
   if (rc) return rc;
   size_t n = t->n_nodes;
   uint32_t maxn = o->max_nodes ? o->max_nodes : 400;
-  int64_t k_ns = etsim_intern_find(&t->strings, "duration_ns");
   /* Edges: resolved data (and optionally control) parents, deduplicated. */
   etsim_synth_dag_t full = {0};
   full.n_nodes = (uint32_t)n;
@@ -532,12 +539,8 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
     x[0] = op_class(t, i, &x[1]);
     x[2] = log2_bin(t->dur_us[i], ETSIM_SYNTH_DUR_BINS);
     int64_t sz = 0;
-    x[3] = 0;
-    if (is_comm_class(x[0])) {
-      if (etsim_et_trace_attr_int(t, i, t->k_comm_size, &sz) != 1 || sz < 1) sz = 1;
-      x[3] = log2_bin((uint64_t)sz, ETSIM_SYNTH_SIZE_BINS);
-    }
-    bin_values(d, t, k_ns, i, x, sz);
+    x[3] = size_bin(t, i, x[0], &sz);
+    bin_values(d, t, i, x, sz);
     for (int pass = 0; pass < (o->use_ctrl ? 2 : 1); pass++) {
       const uint32_t *off = pass ? t->ctrl_off : t->data_off;
       const uint32_t *par = pass ? t->ctrl_par : t->data_par;
