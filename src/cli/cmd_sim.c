@@ -15,97 +15,142 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void usage(FILE *fp) {
-  fprintf(fp,
-          "usage: etsim sim --workload PREFIX --system SYS.json --network NET.yml\n"
-          "       etsim sim --job PREFIX[:GROUPS.json][@PLACEMENT] [--job ...] --system ...\n"
-          "                 [--memory MEM.json] [--comm-group GROUPS.json]\n"
-          "                 [--backend analytical|congestion|flow|packet] [--multi-comm]\n"
-          "                 [--deps data|ctrl|all]\n"
-          "                 [--json F] [--csv F] [--timeline F] [--quiet]\n"
-          "\n"
-          "Simulate the Chakra rank set PREFIX (PREFIX.<r>.et, PREFIX.manifest.json,\n"
-          "or one .et file used by every NPU) on the network and system described by\n"
-          "ASTRA-sim 2.0's configuration files.  Prints one ASTRA-sim line per NPU\n"
-          "('sys[N] finished, T cycles, exposed communication E cycles.'; 1 cycle =\n"
-          "1 ns), then a summary.\n"
-          "\n"
-          "options:\n"
-          "  --workload PREFIX    traces (also --workload-configuration=)\n"
-          "  --system F           system JSON (also --system-configuration=)\n"
-          "  --network F          network YAML (also --network-configuration=)\n"
-          "  --memory F           remote-memory JSON (also --remote-memory-configuration=)\n"
-          "  --comm-group F       communicator groups {\"id\": [ranks]} (also\n"
-          "                       --comm-group-configuration=; 'empty' = none)\n"
-          "  --backend B          analytical (ASTRA-sim's congestion-unaware, default),\n"
-          "                       congestion (links as FIFO servers, any dimensions),\n"
-          "                       flow (max-min fair RoCE flows) or packet (RoCE with PFC,\n"
-          "                       ECN and congestion control; see docs/netsim.md)\n"
-          "  --net-topology F     flow/packet: netsim topology file, NPUs = its first hosts\n"
-          "                       (default: a star for a one-dimensional Switch network)\n"
-          "  --net-config F       flow/packet: netsim config file (KEY value)\n"
-          "  --cc NAME            flow/packet: none, dcqcn, hpcc, timely or dctcp\n"
-          "  --net-fct F          flow/packet: one line per message in ns-3's FCT format\n"
-          "                       (sip dip sport dport bytes start_ns fct_ns standalone_ns)\n"
-          "  --net-pfc F          packet: PFC events (time_ns node node_type port 1|0)\n"
-          "  --net-timeline F     flow/packet: Perfetto timeline of the network: every\n"
-          "                       message; packet: each port's tx Gb/s, queue KB and\n"
-          "                       paused %% sampled every --net-timeline-step NS (1000)\n"
-          "  --num-queues-per-dim N, --injection-scale X   as in ASTRA-sim\n"
-          "  --ring-window N      ring collectives keep at most N pieces undelivered per\n"
-          "                       stream (credits, as NCCL's slots); default no limit,\n"
-          "                       as ASTRA-sim, where pieces can bunch on a link\n"
-          "  --compute-scale F    multiply every compute time by F (ASTRA-sim 2.0 accepts\n"
-          "                       and ignores it; etsim honours it)\n"
-          "  --comm-scale F       multiply every comm_size by F (likewise)\n"
-          "  --npu-speed SPEC     per-NPU compute speed: JSON {\"17\": 0.7, \"32-47\": 0.9}\n"
-          "                       inline or in a file (others 1; 0.5 = twice as long),\n"
-          "                       or lognormal:sigma=S[,mu=M][,seed=N]; the summary names\n"
-          "                       the slowest NPU and what it costs the iteration\n"
-          "  --link-degrade SPEC  per-dimension link factors: {\"1\": 0.5} (bandwidth) or\n"
-          "                       {\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
-          "                       (analytical and congestion backends)\n"
-          "  --fail npu:N@T       NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
-          "                       analytical and congestion backends): a run it blocks\n"
-          "                       stops with a report of the blocked collectives, exit 1\n");
-  fprintf(fp,
-          "  --job PREFIX[:GROUPS.json][@PLACEMENT]   (repeated) several jobs on one network:\n"
-          "                       each its own traces, communicator groups (in its own\n"
-          "                       ranks) and NPUs: a list \"0,2,4-7\" (rank r on the r-th),\n"
-          "                       contiguous (default), strided:S or random[:seed=N], placed\n"
-          "                       lists first, then policies in order; other NPUs idle.\n"
-          "                       Jobs share links on the congestion, flow and packet\n"
-          "                       backends; the summary and --json give each job's time\n"
-          "  --jobs-alone         with --job: also run each job alone on its NPUs and\n"
-          "                       report its slowdown\n"
-          "  --logging-configuration   accepted, ignored\n");
-  fprintf(fp,
-          "  --multi-comm         allow several communication ops in flight per NPU\n"
-          "  --deps KIND          edges that order a rank's nodes: all (data and control,\n"
-          "                       as ASTRA-sim; default), data or ctrl.  PyTorch-derived\n"
-          "                       traces put the caller in ctrl_deps, which can contradict\n"
-          "                       the data edges: run them with --deps data\n"
-          "  --exact              simulate every NPU, message by message (by default a class\n"
-          "                       of provably equivalent NPUs is simulated once: the summary\n"
-          "                       says which symmetries were used, or why none applied)\n"
-          "  --duration-micros    time compute nodes by duration_micros only, as ASTRA-sim\n"
-          "                       does (default: the finer duration_ns when a node has it)\n"
-          "  --json F             results as JSON ('-' = stdout)\n"
-          "  --report F           one HTML page with plots (see etsim report)\n"
-          "  --csv F              one row per executed node\n"
-          "  --timeline F         Perfetto/Chrome trace (open in ui.perfetto.dev)\n"
-          "  --link-stats         bytes and busy time per link (per NPU and dimension on\n"
-          "                       the analytical backend): the summary names the\n"
-          "                       busiest links, --json lists them\n"
-          "  --link-csv F         the same, one CSV row per link (implies --link-stats)\n"
-          "  --hbm-gb G           memory per NPU in GiB: the summary flags NPUs whose\n"
-          "                       peak of live tensors (traces' inputs/outputs, as\n"
-          "                       'etsim gen llm --tensors' writes) exceeds it, and\n"
-          "                       prices moving the excess to --memory and back\n"
-          "  --offload            add that price to each NPU's iteration\n"
-          "  --quiet              only the per-NPU lines\n"
-          "exit: 0 ok, 2 bad input or deadlock, 3 internal error\n");
-}
+/* The options, parsed by cli_parse from one table that also prints the
+ * help (src/cli/opt.c).  Numbers stay strings here: their checks and
+ * messages are the run's (sys_flags, step_and_hbm, whatif_parse). */
+static struct {
+  const char *workload, *system, *network, *memory, *groups, *backend, *json, *csv, *timeline,
+      *report, *queues, *inj, *comm_scale, *comp_scale, *rdv, *logcfg, *net_topo, *net_cfg, *cc,
+      *net_fct, *net_pfc, *ring_win, *net_tl, *net_tl_step, *link_csv, *hbm, *deps, *npu_speed,
+      *degrade, *fail;
+  int multi, quiet, exact, dur_micros, link_stats, offload, jobs_alone;
+  cli_list_t jobs;
+} A;
+
+static const cli_opt_t opts[] = {
+    CLI_O_STR("--workload", NULL, &A.workload, "PREFIX", "traces"),
+    CLI_O_STR("--system", NULL, &A.system, "F", "system JSON"),
+    CLI_O_STR("--network", NULL, &A.network, "F", "network YAML"),
+    CLI_O_STR("--memory", NULL, &A.memory, "F", "remote-memory JSON"),
+    CLI_O_STR("--comm-group", NULL, &A.groups, "F",
+              "communicator groups {\"id\": [ranks]} ('empty' = none)"),
+    CLI_O_STR("--backend", NULL, &A.backend, "B",
+              "analytical (ASTRA-sim's congestion-unaware, default),\n"
+              "congestion (links as FIFO servers, any dimensions),\n"
+              "flow (max-min fair RoCE flows) or packet (RoCE with PFC,\n"
+              "ECN and congestion control; see docs/netsim.md)"),
+    CLI_O_STR("--net-topology", NULL, &A.net_topo, "F",
+              "flow/packet: netsim topology file, NPUs = its first hosts\n"
+              "(default: a star for a one-dimensional Switch network)"),
+    CLI_O_STR("--net-config", NULL, &A.net_cfg, "F", "flow/packet: netsim config file (KEY value)"),
+    CLI_O_STR("--cc", NULL, &A.cc, "NAME", "flow/packet: none, dcqcn, hpcc, timely or dctcp"),
+    CLI_O_STR("--net-fct", NULL, &A.net_fct, "F",
+              "flow/packet: one line per message in ns-3's FCT format\n"
+              "(sip dip sport dport bytes start_ns fct_ns standalone_ns)"),
+    CLI_O_STR("--net-pfc", NULL, &A.net_pfc, "F",
+              "packet: PFC events (time_ns node node_type port 1|0)"),
+    CLI_O_STR("--net-timeline", NULL, &A.net_tl, "F",
+              "flow/packet: Perfetto timeline of the network: every\n"
+              "message; packet: each port's tx Gb/s, queue KB and\n"
+              "paused % sampled every --net-timeline-step NS"),
+    CLI_O_STR("--net-timeline-step", NULL, &A.net_tl_step, "NS",
+              "the sampling step (default 1000)"),
+    CLI_O_STR("--num-queues-per-dim", NULL, &A.queues, "N", "as in ASTRA-sim"),
+    CLI_O_STR("--injection-scale", NULL, &A.inj, "X", "as in ASTRA-sim"),
+    CLI_O_STR("--ring-window", NULL, &A.ring_win, "N",
+              "ring collectives keep at most N pieces undelivered per\n"
+              "stream (credits, as NCCL's slots); default no limit,\n"
+              "as ASTRA-sim, where pieces can bunch on a link"),
+    CLI_O_STR("--compute-scale", NULL, &A.comp_scale, "F",
+              "multiply every compute time by F (ASTRA-sim 2.0 accepts\n"
+              "and ignores it; etsim honours it)"),
+    CLI_O_STR("--comm-scale", NULL, &A.comm_scale, "F", "multiply every comm_size by F (likewise)"),
+    CLI_O_STR("--npu-speed", NULL, &A.npu_speed, "SPEC",
+              "per-NPU compute speed: JSON {\"17\": 0.7, \"32-47\": 0.9}\n"
+              "inline or in a file (others 1; 0.5 = twice as long),\n"
+              "or lognormal:sigma=S[,mu=M][,seed=N]; the summary names\n"
+              "the slowest NPU and what it costs the iteration"),
+    CLI_O_STR("--link-degrade", NULL, &A.degrade, "SPEC",
+              "per-dimension link factors: {\"1\": 0.5} (bandwidth) or\n"
+              "{\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
+              "(analytical and congestion backends)"),
+    CLI_O_STR("--fail", NULL, &A.fail, "npu:N@T",
+              "NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
+              "analytical and congestion backends): a run it blocks\n"
+              "stops with a report of the blocked collectives, exit 1"),
+    {.name = "--job",
+     .kind = CLI_LIST,
+     .out = &A.jobs,
+     .metavar = "PREFIX[:GROUPS.json][@PLACEMENT]",
+     .help = "(repeated) several jobs on one network:\n"
+             "each its own traces, communicator groups (in its own\n"
+             "ranks) and NPUs: a list \"0,2,4-7\" (rank r on the r-th),\n"
+             "contiguous (default), strided:S or random[:seed=N], placed\n"
+             "lists first, then policies in order; other NPUs idle.\n"
+             "Jobs share links on the congestion, flow and packet\n"
+             "backends; the summary and --json give each job's time"},
+    CLI_O_FLAG("--jobs-alone", NULL, &A.jobs_alone,
+               "with --job: also run each job alone on its NPUs and\n"
+               "report its slowdown"),
+    CLI_O_STR("--logging-configuration", NULL, &A.logcfg, "F", "accepted, ignored"),
+    CLI_O_STR("--rendezvous-protocol", NULL, &A.rdv, "B", NULL),
+    CLI_O_FLAG("--multi-comm", NULL, &A.multi, "allow several communication ops in flight per NPU"),
+    CLI_O_STR("--deps", NULL, &A.deps, "KIND",
+              "edges that order a rank's nodes: all (data and control,\n"
+              "as ASTRA-sim; default), data or ctrl.  PyTorch-derived\n"
+              "traces put the caller in ctrl_deps, which can contradict\n"
+              "the data edges: run them with --deps data"),
+    CLI_O_FLAG("--exact", NULL, &A.exact,
+               "simulate every NPU, message by message (by default a class\n"
+               "of provably equivalent NPUs is simulated once: the summary\n"
+               "says which symmetries were used, or why none applied)"),
+    CLI_O_FLAG("--duration-micros", NULL, &A.dur_micros,
+               "time compute nodes by duration_micros only, as ASTRA-sim\n"
+               "does (default: the finer duration_ns when a node has it)"),
+    CLI_O_STR("--json", NULL, &A.json, "F", "results as JSON ('-' = stdout)"),
+    CLI_O_STR("--report", NULL, &A.report, "F", "one HTML page with plots (see etsim report)"),
+    CLI_O_STR("--csv", NULL, &A.csv, "F", "one row per executed node"),
+    CLI_O_STR("--timeline", NULL, &A.timeline, "F",
+              "Perfetto/Chrome trace (open in ui.perfetto.dev)"),
+    CLI_O_FLAG("--link-stats", NULL, &A.link_stats,
+               "bytes and busy time per link (per NPU and dimension on\n"
+               "the analytical backend): the summary names the\n"
+               "busiest links, --json lists them"),
+    CLI_O_STR("--link-csv", NULL, &A.link_csv, "F",
+              "the same, one CSV row per link (implies --link-stats)"),
+    CLI_O_STR("--hbm-gb", NULL, &A.hbm, "G",
+              "memory per NPU in GiB: the summary flags NPUs whose\n"
+              "peak of live tensors (traces' inputs/outputs, as\n"
+              "'etsim gen llm --tensors' writes) exceeds it, and\n"
+              "prices moving the excess to --memory and back"),
+    CLI_O_FLAG("--offload", NULL, &A.offload, "add that price to each NPU's iteration"),
+    CLI_O_FLAG("--quiet", "-q", &A.quiet, "only the per-NPU lines"),
+    /* ASTRA-sim's spellings, accepted as they are */
+    CLI_O_STR("--workload-configuration", NULL, &A.workload, "PREFIX", NULL),
+    CLI_O_STR("--system-configuration", NULL, &A.system, "F", NULL),
+    CLI_O_STR("--network-configuration", NULL, &A.network, "F", NULL),
+    CLI_O_STR("--remote-memory-configuration", NULL, &A.memory, "F", NULL),
+    CLI_O_STR("--comm-group-configuration", NULL, &A.groups, "F", NULL),
+    CLI_O_END};
+
+static const cli_cmd_t cmd = {
+    .name = "sim",
+    .synopsis =
+        "--workload PREFIX --system SYS.json --network NET.yml\n"
+        "       etsim sim --job PREFIX[:GROUPS.json][@PLACEMENT] [--job ...] --system ...\n"
+        "                 [--memory MEM.json] [--comm-group GROUPS.json]\n"
+        "                 [--backend analytical|congestion|flow|packet] [--multi-comm]\n"
+        "                 [--deps data|ctrl|all]\n"
+        "                 [--json F] [--csv F] [--timeline F] [--quiet]",
+    .about =
+        "Simulate the Chakra rank set PREFIX (PREFIX.<r>.et, PREFIX.manifest.json,\n"
+        "or one .et file used by every NPU) on the network and system described by\n"
+        "ASTRA-sim 2.0's configuration files (their own option spellings, such as\n"
+        "--workload-configuration=, are accepted).  Prints one ASTRA-sim line per NPU\n"
+        "('sys[N] finished, T cycles, exposed communication E cycles.'; 1 cycle =\n"
+        "1 ns), then a summary.",
+    .opts = opts,
+    .epilog = "exit: 0 ok, 2 bad input or deadlock, 3 internal error"};
 
 /* Progress on stderr, when it is a terminal and --quiet is not given: one
  * line rewritten in place, cleared at the end. */
@@ -371,15 +416,6 @@ static int sys_flags(const char *queues, const char *ring_win, const char *inj,
 }
 
 /* --job at argv[*i]: 1 taken into specs, 0 not --job, -1 bad usage. */
-static int job_opt(int argc, char **argv, int *i, const char **specs, int *n) {
-  const char *v;
-  int m = cli_opt(argc, argv, i, "--job", &v);
-  if (m <= 0) return m;
-  if (*n == MAX_JOBS) return cli_usage_error("sim: at most %d --job", MAX_JOBS), -1;
-  specs[(*n)++] = v;
-  return 1;
-}
-
 /* Several jobs: load and place them, run, write the outputs.  An exit
  * code, or -1 with err set. */
 static int run_jobs(const char *const *specs, int n, const etsim_topo_t *topo,
@@ -419,83 +455,28 @@ out:
 }
 
 int etsim_cmd_sim(int argc, char **argv) {
-  const char *workload = NULL, *system = NULL, *network = NULL, *memory = NULL, *groups = NULL;
-  const char *backend = "analytical", *json = NULL, *csv = NULL, *timeline = NULL, *report = NULL;
-  int multi = 0, quiet = 0, exact = 0, dur_micros = 0, link_stats = 0, offload = 0;
-  const char *queues = NULL, *inj = NULL, *comm_scale = NULL, *comp_scale = NULL, *rdv = NULL,
-             *logcfg = NULL, *net_topo = NULL, *net_cfg = NULL, *cc = NULL, *net_fct = NULL,
-             *net_pfc = NULL, *ring_win = NULL, *net_tl = NULL, *net_tl_step = NULL,
-             *link_csv = NULL, *hbm = NULL, *deps_arg = NULL, *npu_speed = NULL, *degrade = NULL,
-             *fail_spec = NULL;
+  memset(&A, 0, sizeof A);
+  A.backend = "analytical";
+  int code = cli_parse(&cmd, argc, argv, NULL, NULL);
+  if (code >= 0) return code;
+  const char *workload = A.workload, *system = A.system, *network = A.network, *memory = A.memory,
+             *groups = A.groups, *backend = A.backend, *json = A.json, *csv = A.csv,
+             *timeline = A.timeline, *report = A.report, *queues = A.queues, *inj = A.inj,
+             *comm_scale = A.comm_scale, *comp_scale = A.comp_scale, *rdv = A.rdv,
+             *logcfg = A.logcfg, *net_topo = A.net_topo, *net_cfg = A.net_cfg, *cc = A.cc,
+             *net_fct = A.net_fct, *net_pfc = A.net_pfc, *ring_win = A.ring_win, *net_tl = A.net_tl,
+             *net_tl_step = A.net_tl_step, *link_csv = A.link_csv, *hbm = A.hbm, *deps_arg = A.deps,
+             *npu_speed = A.npu_speed, *degrade = A.degrade, *fail_spec = A.fail;
+  int multi = A.multi, quiet = A.quiet, exact = A.exact, dur_micros = A.dur_micros,
+      link_stats = A.link_stats, offload = A.offload, job_alone = A.jobs_alone;
   const char *job_specs[MAX_JOBS];
-  int n_job = 0, job_alone = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    int m;
-    if (cli_is_help(a)) {
-      usage(stdout);
-      return ETSIM_EXIT_OK;
-    }
-    if ((m = job_opt(argc, argv, &i, job_specs, &n_job)) != 0) {
-      if (m < 0) return ETSIM_EXIT_USAGE;
-      continue;
-    }
-    struct {
-      const char *name;
-      const char **dst;
-    } opts[] = {{"--workload-configuration", &workload},
-                {"--workload", &workload},
-                {"--system-configuration", &system},
-                {"--system", &system},
-                {"--network-configuration", &network},
-                {"--network", &network},
-                {"--remote-memory-configuration", &memory},
-                {"--memory", &memory},
-                {"--comm-group-configuration", &groups},
-                {"--comm-group", &groups},
-                {"--backend", &backend},
-                {"--json", &json},
-                {"--report", &report},
-                {"--csv", &csv},
-                {"--timeline", &timeline},
-                {"--num-queues-per-dim", &queues},
-                {"--injection-scale", &inj},
-                {"--comm-scale", &comm_scale},
-                {"--compute-scale", &comp_scale},
-                {"--rendezvous-protocol", &rdv},
-                {"--logging-configuration", &logcfg},
-                {"--net-topology", &net_topo},
-                {"--net-config", &net_cfg},
-                {"--cc", &cc},
-                {"--net-fct", &net_fct},
-                {"--net-pfc", &net_pfc},
-                {"--ring-window", &ring_win},
-                {"--net-timeline", &net_tl},
-                {"--net-timeline-step", &net_tl_step},
-                {"--link-csv", &link_csv},
-                {"--hbm-gb", &hbm},
-                {"--deps", &deps_arg},
-                {"--npu-speed", &npu_speed},
-                {"--link-degrade", &degrade},
-                {"--fail", &fail_spec}};
-    int done = 0;
-    for (size_t k = 0; k < sizeof opts / sizeof *opts && !done; k++) {
-      if ((m = cli_opt(argc, argv, &i, opts[k].name, &v)) < 0) return ETSIM_EXIT_USAGE;
-      if (m) {
-        *opts[k].dst = v;
-        done = 1;
-      }
-    }
-    if (done) continue;
-    if (strcmp(a, "--multi-comm") == 0) multi = 1;
-    else if (strcmp(a, "--exact") == 0) exact = 1;
-    else if (strcmp(a, "--duration-micros") == 0) dur_micros = 1;
-    else if (strcmp(a, "--link-stats") == 0) link_stats = 1;
-    else if (strcmp(a, "--offload") == 0) offload = 1;
-    else if (strcmp(a, "--jobs-alone") == 0) job_alone = 1;
-    else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) quiet = 1;
-    else return cli_usage_error("sim: unknown option '%s' (see etsim sim --help)", a);
+  int n_job = (int)A.jobs.n;
+  if (A.jobs.n > MAX_JOBS) {
+    cli_lists_free(opts);
+    return cli_usage_error("sim: at most %d --job", MAX_JOBS);
   }
+  for (size_t k = 0; k < A.jobs.n; k++) job_specs[k] = A.jobs.v[k];
+  cli_lists_free(opts); /* the values stay in argv */
   unsigned deps = 0;
   if (deps_arg) {
     if (strcmp(deps_arg, "data") == 0) deps = ETSIM_ET_DEPS_DATA;
@@ -519,7 +500,8 @@ int etsim_cmd_sim(int argc, char **argv) {
   etsim_comm_groups_t cg = {0};
   etsim_et_set_t *set = NULL;
   etsim_sim_result_t *res = NULL;
-  int have_sys = 0, code = ETSIM_EXIT_OK;
+  int have_sys = 0;
+  code = ETSIM_EXIT_OK;
   double *speeds = NULL;
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
