@@ -12,6 +12,10 @@
 #    with the trace on every NPU and every communicator group spanning all
 #    NPUs (synthetic traces have no groups, so the real ones are simulated
 #    the same way).  Its iteration time is its label.
+# 2b. The projection alone: the real traces written back from their own
+#    four channels by the synthetic-trace writer (bench_synth_roundtrip,
+#    built next to ETSIM_BIN; skipped when absent), simulated the same way:
+#    what a perfect generator's traces would keep.
 # 3. `synth train` on the set with those labels; `synth sample` one trace
 #    per label; each validated and simulated the same way.
 # 4. The same for the DAGGEN-style baseline fitted to the set.
@@ -115,6 +119,17 @@ if [ ! -s sim_real.txt ]; then
   done
 fi
 
+# ------------------------------------------------ the projection alone
+RT=$(dirname "$BIN")/bench_synth_roundtrip
+if [ -x "$RT" ]; then
+  rm -rf rt && mkdir rt
+  "$RT" rt real/*.et
+  : > sim_rt.txt
+  for f in real/*.et; do
+    echo "$(basename "$f") $(sim_one "rt/$(basename "$f" .et).0.et")" >> sim_rt.txt
+  done
+fi
+
 # ------------------------------------------------------------ generators
 cpu() { /usr/bin/time -f "%U %S" "$@" 2> cpu.txt > /dev/null || { cat cpu.txt >&2; exit 3; }
   awk 'END{printf "%.1f", $1 + $2}' cpu.txt; }
@@ -162,9 +177,10 @@ report() {
         (b > 0 && d > 0 ? a / sqrt(b * d) : 0) }' "joined_$1.txt"
 }
 report real
+[ -x "$RT" ] && report rt
 report syn
 report base
-for k in syn base; do
+for k in $([ -x "$RT" ] && echo rt) syn base; do
   paste sorted_t_real sorted_t_$k | awk -v k=$k '{s += ($1 > $2 ? $1 - $2 : $2 - $1)} END {
     printf "%-9s W1 to real: log10 iteration time %.3f", k, s / NR }'
   paste sorted_c_real sorted_c_$k | awk '{s += ($1 > $2 ? $1 - $2 : $2 - $1)} END {

@@ -50,6 +50,7 @@ enum {
 #define ETSIM_SYNTH_COLL_BINS (1 + ETSIM_COLL_TYPE_COUNT) /* 0: n/a, 1 + etsim_coll_type_t */
 #define ETSIM_SYNTH_DUR_BINS 24                           /* 0: 0 us, b: [2^(b-1), 2^b) us */
 #define ETSIM_SYNTH_SIZE_BINS 48 /* 0: n/a (not communication), b: [2^(b-1), 2^b) bytes */
+#define ETSIM_SYNTH_BIN_VALUES (ETSIM_SYNTH_DUR_BINS + ETSIM_SYNTH_SIZE_BINS)
 
 /* One DAG: node i has categories x[i * n_ch + c]; edges src[k] -> dst[k]. */
 typedef struct etsim_synth_dag {
@@ -66,6 +67,11 @@ typedef struct etsim_synth_data {
   uint32_t n_cls[ETSIM_SYNTH_MAX_CH]; /* categories per channel */
   size_t n_graphs, cap;
   etsim_synth_dag_t *g; /* owned */
+  /* KIND_TRACE: per duration bin (ns), then per size bin (bytes), the sum
+   * and the number of the real values that fell in it.  A trace written
+   * from the data gives a bin with values their mean, and a bin without
+   * its midpoint (docs/synth.md, Output). */
+  double bin_sum[ETSIM_SYNTH_BIN_VALUES], bin_n[ETSIM_SYNTH_BIN_VALUES];
 } etsim_synth_data_t;
 
 void etsim_synth_data_init(etsim_synth_data_t *d);
@@ -130,11 +136,13 @@ typedef struct etsim_synth_config {
   /* Which heads read category histograms (docs/synth.md, Model item 1),
    * a mask of ETSIM_SYNTH_HIST_*: the denoisers read those of the last
    * layer, the prefix and its childless nodes; the size head that of the
-   * last layer. */
+   * last layer.  ETSIM_SYNTH_CTX_PROGRESS gives the denoisers how far the
+   * graph is through its depth (trace data only; dropped for text DAGs). */
   int ctx_hist;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_HIST_DENOISE 1
 #define ETSIM_SYNTH_HIST_SIZE 2
+#define ETSIM_SYNTH_CTX_PROGRESS 4
 void etsim_synth_config_default(etsim_synth_config_t *c);
 
 typedef struct etsim_synth_model etsim_synth_model_t;
@@ -168,7 +176,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 4
+#define ETSIM_SYNTH_MODEL_VERSION 5
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number

@@ -231,8 +231,9 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_STR("--label-file", NULL, &label_path, "F", "per-trace labels: 'NAME VALUE' lines"),
       CLI_O_INT("--exact-candidates", NULL, &exact, "N", 0, 1 << 30,
                 "edge candidates scored exactly (default 256)"),
-      CLI_O_INT("--hist", NULL, &hist, "0..3", 0, 3,
-                "history the denoisers read: 1 denoise, 2 size (default 1)"),
+      CLI_O_INT("--hist", NULL, &hist, "0..7", 0, 7,
+                "context mask: 1 denoisers' histograms, 2 size head's, 4 depth progress "
+                "(traces only; default 5)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",

@@ -475,6 +475,8 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
   }
   etsim_synth_data_init(out);
   out->kind = fit->kind;
+  memcpy(out->bin_sum, fit->bin_sum, sizeof out->bin_sum); /* values of bins */
+  memcpy(out->bin_n, fit->bin_n, sizeof out->bin_n);
   out->n_ch = fit->n_ch;
   memcpy(out->n_cls, fit->n_cls, sizeof out->n_cls);
   etsim_rng_t r;
@@ -631,6 +633,8 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_
   double density = m->mean_indeg - 1;
   etsim_synth_data_init(out);
   out->kind = fit->kind;
+  memcpy(out->bin_sum, fit->bin_sum, sizeof out->bin_sum); /* values of bins */
+  memcpy(out->bin_n, fit->bin_n, sizeof out->bin_n);
   out->n_ch = fit->n_ch;
   memcpy(out->n_cls, fit->n_cls, sizeof out->n_cls);
   etsim_rng_t r;

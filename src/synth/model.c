@@ -69,7 +69,8 @@ int etsim_synth__dim_size_in(const etsim_synth_model_t *m) {
   return SY_SIZEF + (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_SIZE ? (int)m->sum_cls : 0);
 }
 int etsim_synth__dim_ctx(const etsim_synth_model_t *m) {
-  return m->cfg.hidden + SY_FEAT + SY_DY + etsim_synth__dim_hist(m);
+  return m->cfg.hidden + SY_FEAT + SY_DY + etsim_synth__dim_hist(m) +
+         (m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS ? SY_PROG : 0);
 }
 
 /* log(1 + count) / 2: counts of a few nodes matter most (a layer after a
@@ -198,7 +199,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->lr = 2e-3f;
   c->seed = 1;
   c->exact_candidates = 256;
-  c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE;
+  c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -231,6 +232,10 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
   if (!m) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   m->cfg = *cfg;
   m->kind = d->kind;
+  /* Depth progress is measured on traces only (docs/synth.md). */
+  if (d->kind != ETSIM_SYNTH_KIND_TRACE) m->cfg.ctx_hist &= ~ETSIM_SYNTH_CTX_PROGRESS;
+  for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++)
+    m->bin_mean[b] = d->bin_n[b] > 0 ? d->bin_sum[b] / d->bin_n[b] : 0;
   m->n_ch = d->n_ch;
   for (uint32_t c = 0; c < d->n_ch; c++) {
     m->n_cls[c] = d->n_cls[c];
@@ -574,6 +579,18 @@ void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *y
   etsim_synth__nn_sinusoid((float)l, SY_DL, 0.5f, f);
   f[SY_DL] = (float)l / (float)(m->max_layers ? m->max_layers : 1);
   memcpy(f + SY_DL + 1, ysin, sizeof(float) * SY_DY);
+}
+
+/* Where step l sits in a graph of L layers: the fraction done and the
+ * layers left.  Trace data have phases (an LLM's forward pass carries no
+ * collective, its backward pass one per layer) whose turn lies at a
+ * fraction of the depth that the label does not pin; without it the
+ * denoisers could not tell a long forward pass from a short one, and
+ * sampled traces stopped, by the content-blind stop head, before any
+ * collective (docs/synth.md, "Synthetic Chakra traces"). */
+void etsim_synth__prog_feats(int l, int L, float *f) {
+  f[0] = L > 0 ? (float)l / (float)L : 0.0f;
+  f[1] = (float)(log1p((double)(L > l ? L - l : 0)) / 4);
 }
 
 void etsim_synth__size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
@@ -954,6 +971,7 @@ static int gl_contexts(gl_t *g, double y, uint64_t seed) {
     memcpy(c, G + (size_t)l * H, sizeof(float) * H);
     etsim_synth__step_feats(m, l, R->ls[l + 1] - 1, l ? R->ls[l + 1] - R->ls[l] : 0, c + H);
     memcpy(c + H + SY_FEAT, ysin, sizeof(float) * SY_DY);
+    if (m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS) etsim_synth__prog_feats(l, L, c + Dc - SY_PROG);
   }
   g->hlast = NULL;
   if (m->cfg.ctx_hist) {

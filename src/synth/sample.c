@@ -156,6 +156,32 @@ static void project_rules(const etsim_synth_model_t *m, sampler_t *S, int32_t *z
   }
 }
 
+/*
+ * The depth of a sample, drawn before its first layer (models with
+ * ETSIM_SYNTH_CTX_PROGRESS): the stop head reads only the depth and the
+ * label, so its decisions drawn up front give the depths that drawing
+ * them layer by layer gives, and the denoisers then know, as in training,
+ * how far through its depth the sample is.  Forced sizes (S->fixed) stop
+ * at their 0.  sf, a and h are scratch of SY_STOPF, H and H floats.
+ */
+static int plan_depth(const etsim_synth_model_t *m, const sampler_t *S, const float *ysin,
+                      float *sf, float *a, float *h, etsim_rng_t *rng) {
+  int l = 1;
+  for (; (uint32_t)l < m->max_layers; l++) {
+    if (S->fixed) {
+      if (S->fixed[l] == 0) break;
+      continue;
+    }
+    float lg;
+    etsim_synth__stop_feats(m, l, ysin, sf);
+    etsim_synth__nn_linear_fwd(&m->s1, 1, sf, a);
+    etsim_synth__nn_gelu_fwd((size_t)m->cfg.hidden, a, h);
+    etsim_synth__nn_linear_fwd(&m->s2, 1, h, &lg);
+    if (etsim_rng_uniform(rng) < 1.0 / (1.0 + exp(-(double)lg))) break;
+  }
+  return l;
+}
+
 /* What the steps of sample_one share: the model, the sampler's rows, the
  * random stream and the buffers of one graph, sized for the largest layer
  * (maxs nodes) and graph (cap rows). */
@@ -451,6 +477,9 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
   if (p->oom) return ETSIM_ENOMEM;
   float ysin[SY_DY];
   etsim_synth__label_feat(m, y, ysin);
+  int depth = m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS
+                  ? plan_depth(m, S, ysin, sfeat, sp, sh, rng)
+                  : 0; /* 0: stop layer by layer */
   /* Row 0: the start token. */
   for (uint32_t c = 0; c < nch; c++) S->xr[(size_t)c * cap] = (int32_t)m->n_cls[c];
   S->poff[0] = 0;
@@ -474,8 +503,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
     memcpy(ctx + H + SY_FEAT, ysin, sizeof ysin);
     if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE)
       etsim_synth__hist_feats(m, hl, hp, ho, ctx + H + SY_FEAT + SY_DY);
+    if (depth) etsim_synth__prog_feats(l, depth, ctx + Dc - SY_PROG);
     /* (1) stop (never at the first step), else the size. */
-    if (l > 0) {
+    if (depth && l >= depth) break;
+    if (l > 0 && !depth) {
       etsim_synth__stop_feats(m, l, ysin, sfeat);
       etsim_synth__nn_linear_fwd(&m->s1, 1, sfeat, sp);
       etsim_synth__nn_gelu_fwd((size_t)H, sp, sh);
@@ -522,6 +553,10 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   openblas_set_num_threads(1);
   etsim_synth_data_init(out);
   out->kind = m->kind;
+  for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++) {
+    out->bin_sum[b] = m->bin_mean[b];
+    out->bin_n[b] = m->bin_mean[b] > 0;
+  }
   out->n_ch = m->n_ch;
   for (uint32_t c = 0; c < m->n_ch; c++) out->n_cls[c] = m->n_cls[c];
   sampler_t S = {0};
@@ -625,6 +660,7 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_f64(&b, m->mean_nodes);
   put_f64(&b, m->mean_pairs);
   put(&b, m->marg, sizeof(float) * m->sum_cls);
+  put(&b, m->bin_mean, sizeof m->bin_mean);
   uint64_t np = m->n_params;
   put(&b, &np, 8);
   put(&b, m->w, sizeof(float) * m->n_params);
@@ -760,7 +796,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     goto out;
   }
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
-               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 3 &&
+               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 7 &&
                f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
                f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES &&
                m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
@@ -782,10 +818,17 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     goto out;
   }
   uint64_t np;
-  if (get(&r, m->marg, sizeof(float) * m->sum_cls) || get(&r, &np, 8)) {
+  if (get(&r, m->marg, sizeof(float) * m->sum_cls) || get(&r, m->bin_mean, sizeof m->bin_mean) ||
+      get(&r, &np, 8)) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r.pos);
     goto out;
   }
+  for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++)
+    if (!(m->bin_mean[b] >= 0 && m->bin_mean[b] < 9.3e18)) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: bin value %d out of range (corrupt model)",
+                           path, b);
+      goto out;
+    }
   /* Check the size the header implies before allocating anything big. */
   size_t want = etsim_synth__param_count(m);
   if (np != want) {

@@ -15,6 +15,7 @@
 #define SY_DL 16                     /* depth sinusoid width (stop head) */
 #define SY_STOPF (SY_DL + 1 + SY_DY) /* stop head inputs */
 #define SY_SIZEF (SY_DL + 3 + SY_DY) /* size head inputs */
+#define SY_PROG 2                    /* depth-progress context features */
 #define SY_GAPF 4                    /* per-candidate features of the edge scorer */
 #define SY_MAXK 8                    /* message-passing layers at most */
 #define SY_MAXT 1024
@@ -35,6 +36,9 @@ struct etsim_synth_model {
    * stop decisions would dominate and samples would stop too early). */
   double mean_steps, mean_nodes, mean_pairs;
   float *marg; /* sum_cls floats: per-channel training marginals */
+  /* Trace models: the training mean of every duration bin (ns) and size
+   * bin (bytes), 0 for a bin without values (written at its midpoint). */
+  double bin_mean[ETSIM_SYNTH_BIN_VALUES];
   /* Schedules, abar[0] = 1 (clean) .. abar[T] ~ 0. */
   double abar_a[SY_MAXT + 1], alpha_a[SY_MAXT + 1];
   double abar_e[SY_MAXT + 1], alpha_e[SY_MAXT + 1];
@@ -119,6 +123,9 @@ void etsim_synth__hist_feats(const etsim_synth_model_t *m, const uint32_t *last,
 /* Inputs of the stop head at step l (SY_STOPF floats): the depth and the
  * label features ysin (SY_DY floats). */
 void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f);
+/* Depth progress of step l in a graph of depth L (SY_PROG floats, the last
+ * of the context when cfg.ctx_hist has ETSIM_SYNTH_CTX_PROGRESS). */
+void etsim_synth__prog_feats(int l, int L, float *f);
 /* Inputs of the size head at step l (SY_SIZEF floats): the stop head's,
  * and the prefix and last-layer sizes. */
 void etsim_synth__size_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,

@@ -219,6 +219,37 @@ static void test_trace_small(void **state) {
   assert_int_equal(d3.g[0].n_edges, 3);
   assert_memory_equal(d3.g[0].x, d.g[0].x, sizeof(uint32_t) * 16);
   etsim_synth_data_free(&d3);
+  /* Each bin keeps the sum and number of its real values (ns, bytes), and
+   * a bin is written back at their mean: here the exact values.  Without
+   * values it is written at its midpoint 1.5 * 2^(b-1). */
+  TU_EQ(d.bin_n[7], 1);
+  TU_EQ(d.bin_sum[7], 100000);
+  TU_EQ(d.bin_n[3], 1);
+  TU_EQ(d.bin_sum[3], 7000);
+  TU_EQ(d.bin_n[0], 0);
+  TU_EQ(d.bin_n[ETSIM_SYNTH_DUR_BINS + 21], 1);
+  TU_EQ(d.bin_sum[ETSIM_SYNTH_DUR_BINS + 21], 1 << 20);
+  for (int mid = 0; mid < 2; mid++) {
+    if (mid) memset(d.bin_n, 0, sizeof d.bin_n);
+    assert_int_equal(etsim_synth_write_trace(&d, 0, out, &err), 0);
+    etsim_et_trace_t *t;
+    assert_int_equal(etsim_et_trace_load(&t, out, 0, &err), 0);
+    int seen = 0;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      int64_t sz = 0;
+      if (t->type[i] == ETSIM_ET_COMM_COLL_NODE) {
+        assert_int_equal(etsim_et_trace_attr_int(t, i, t->k_comm_size, &sz), 1);
+        TU_EQ(sz, mid ? 3 << 19 : 1 << 20);
+        TU_EQ(t->dur_us[i], mid ? 6 : 7);
+        seen++;
+      } else if (t->dur_us[i] >= 64) {
+        TU_EQ(t->dur_us[i], mid ? 96 : 100);
+        seen++;
+      }
+    }
+    assert_int_equal(seen, 2);
+    etsim_et_trace_free(t);
+  }
   etsim_synth_data_free(&d);
 }
 

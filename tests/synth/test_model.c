@@ -59,12 +59,19 @@ static void test_schedule(void **state) {
   TU_LT(ab[64], 1e-4);
 }
 
-static void test_model_gradient(void **state) {
-  (void)state;
+/* Trace data (kind TRACE) add the depth-progress context (SY_PROG
+ * floats), so the denoisers' first layers are wider; both gradients are
+ * checked. */
+static void check_gradient(int kind) {
   etsim_synth_data_t d;
   toy_data(&d);
+  d.kind = kind;
   etsim_synth_model_t *m = toy_model(&d);
   etsim_error_t err = {0};
+  int prog = kind == ETSIM_SYNTH_KIND_TRACE;
+  assert_int_equal(!!(m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS), prog);
+  assert_int_equal(etsim_synth__dim_ctx(m),
+                   8 + SY_FEAT + SY_DY + 3 * (3 + 4) + (prog ? SY_PROG : 0));
   for (size_t gi = 0; gi < d.n_graphs; gi++) {
     double loss, parts[3];
     memset(m->g, 0, sizeof(float) * m->n_params);
@@ -100,6 +107,43 @@ static void test_model_gradient(void **state) {
     TU_LE(bad * 200, checked);
     TU_GT(nonzero * 2, checked);
   }
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+}
+
+static void test_model_gradient(void **state) {
+  (void)state;
+  check_gradient(ETSIM_SYNTH_KIND_TEXT);
+  check_gradient(ETSIM_SYNTH_KIND_TRACE);
+}
+
+/* The depth-progress features in closed form, and a sample that plans its
+ * depth up front keeps forced layer sizes exactly (the plan stops where
+ * they end). */
+static void test_progress(void **state) {
+  (void)state;
+  float f[SY_PROG];
+  etsim_synth__prog_feats(3, 12, f);
+  TU_EQ(f[0], 0.25);
+  assert_float_equal(f[1], log(10.0) / 4, 1e-6);
+  etsim_synth__prog_feats(12, 12, f);
+  TU_EQ(f[0], 1.0);
+  TU_EQ(f[1], 0.0);
+  etsim_synth_data_t d, out;
+  toy_data(&d);
+  d.kind = ETSIM_SYNTH_KIND_TRACE;
+  etsim_synth_model_t *m = toy_model(&d);
+  etsim_error_t err = {0};
+  uint32_t sizes[4] = {2, 1, 1, 0};
+  assert_int_equal(etsim_synth__sample_fixed(m, 3, sizes, 5, &out, &err), 0);
+  assert_int_equal(out.n_graphs, 3);
+  for (size_t i = 0; i < out.n_graphs; i++) {
+    uint32_t lay[8];
+    assert_int_equal(out.g[i].n_nodes, 4);
+    assert_int_equal(etsim_synth_layers(&out.g[i], lay, &err), 3);
+    assert_int_equal(lay[0] + lay[1] + lay[2] + lay[3], 1 + 1 + 2 + 3);
+  }
+  etsim_synth_data_free(&out);
   etsim_synth_model_free(m);
   etsim_synth_data_free(&d);
 }
@@ -240,6 +284,7 @@ int main(void) {
       cmocka_unit_test(test_layers),           cmocka_unit_test(test_schedule),
       cmocka_unit_test(test_model_gradient),   cmocka_unit_test(test_count_reads_structure_only),
       cmocka_unit_test(test_sampled_gradient), cmocka_unit_test(test_sampled_unbiased),
+      cmocka_unit_test(test_progress),
   };
   return TU_RUN(tests, NULL, NULL);
 }

@@ -199,11 +199,15 @@ static void test_model_file(void **state) {
   spit(bad, b, 10);
   expect_load_error(bad, "truncated");
   /* A version-3 file (before the context histograms) has a different
-   * header and parameter layout: refused by version. */
+   * header and parameter layout, and a version-4 one no depth-progress
+   * context: refused by version. */
   b[8] = 3; /* version field */
   spit(bad, b, n);
-  expect_load_error(bad, "version 3, this etsim reads version 4");
+  expect_load_error(bad, "version 3, this etsim reads version 5");
   b[8] = 4;
+  spit(bad, b, n);
+  expect_load_error(bad, "version 4, this etsim reads version 5");
+  b[8] = 5;
   b[0] = 'X';
   spit(bad, b, n);
   expect_load_error(bad, "not an etsim synth model");
