@@ -386,6 +386,10 @@ const char *etsim_outfile_batched(const char *path);
  * as for protobuf's string fields and JSON readers. */
 size_t etsim_utf8_valid(const char *s, size_t n);
 
+/* ids[0..k) as "0-3,8,10-11" (runs of consecutive ids as ranges) in
+ * buf[0..n), n >= 32; a list that does not fit ends in ",...". */
+void etsim_format_ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k);
+
 /* Parse "1024", "64KiB", "1MB", "2GiB" etc. into bytes.  0 or ETSIM_EINVAL. */
 int etsim_parse_size(const char *s, uint64_t *out_bytes);
 

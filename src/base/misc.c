@@ -240,3 +240,16 @@ int etsim_parse_size(const char *s, uint64_t *out_bytes) {
 void etsim_qsort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *)) {
   if (n > 1) qsort(base, n, elem, cmp);
 }
+
+void etsim_format_ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (uint32_t a = 0; a < k && len < n - 24; a++) {
+    uint32_t b = a;
+    while (b + 1 < k && ids[b + 1] == ids[b] + 1) b++;
+    len += (size_t)snprintf(buf + len, n - len, b > a ? "%s%u-%u" : "%s%u", a ? "," : "", ids[a],
+                            ids[b]);
+    a = b;
+  }
+  if (len >= n - 24) snprintf(buf + len, n - len, ",...");
+}

@@ -23,20 +23,6 @@ static void human_bytes(char *buf, size_t n, double b) {
   snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
 }
 
-/* A job's NPUs in rank order, consecutive runs as ranges ("0-3,8,10-11"). */
-static void npu_ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k) {
-  size_t len = 0;
-  buf[0] = 0;
-  for (uint32_t a = 0; a < k && len < n - 24; a++) {
-    uint32_t b = a;
-    while (b + 1 < k && ids[b + 1] == ids[b] + 1) b++;
-    len += (size_t)snprintf(buf + len, n - len, b > a ? "%s%u-%u" : "%s%u", a ? "," : "", ids[a],
-                            ids[b]);
-    a = b;
-  }
-  if (len >= n - 24) snprintf(buf + len, n - len, ",...");
-}
-
 /* Several jobs (etsim sim --job): one line per job. */
 static void jobs_summary(FILE *f, const etsim_sim_result_t *r) {
   if (!r->n_jobs) return;
@@ -49,7 +35,7 @@ static void jobs_summary(FILE *f, const etsim_sim_result_t *r) {
   for (uint32_t k = 0; k < r->n_jobs; k++) {
     const struct etsim_sim_job_result *j = &r->jobs[k];
     char pl[96];
-    npu_ranges(pl, sizeof pl, j->npus, j->n_npus);
+    etsim_format_ranges(pl, sizeof pl, j->npus, j->n_npus);
     fprintf(f, "  job %u %-16s %4u NPUs (%s): iteration %.3f us (NPU %u last)", k, j->name,
             j->n_npus, pl, (double)j->finish_ps / 1e6, j->last_npu);
     if (j->alone_ps > 0)

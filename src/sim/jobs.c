@@ -13,19 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A whole number in [0, 2^32) at *s; advances *s. */
-static int parse_u32(const char **s, uint32_t *out) {
-  const char *p = *s;
-  if (*p < '0' || *p > '9') return -1;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(p, &end, 10);
-  if (errno || v > UINT32_MAX) return -1;
-  *out = (uint32_t)v;
-  *s = end;
-  return 0;
-}
-
 /* splitmix64, as whatif.c's --npu-speed lognormal (docs/sim.md). */
 static uint64_t splitmix64(uint64_t *st) {
   uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
@@ -54,11 +41,11 @@ static int place_list(const char *place, const char *opt, uint32_t n, uint32_t n
   while (*p && !rc) {
     uint32_t a, b;
     const char *part = p;
-    if (parse_u32(&p, &a)) goto bad;
+    if (etsim_sim__parse_u32(&p, &a)) goto bad;
     b = a;
     if (*p == '-') {
       p++;
-      if (parse_u32(&p, &b)) goto bad;
+      if (etsim_sim__parse_u32(&p, &b)) goto bad;
     }
     if (*p && *p != ',') goto bad;
     if (a > b) {
@@ -128,7 +115,7 @@ int etsim_sim_job_place(const char *place, const char *opt, uint32_t n, uint32_t
   } else if (strncmp(place, "strided:", 8) == 0) {
     const char *p = place + 8;
     uint32_t st;
-    if (parse_u32(&p, &st) || *p || st == 0)
+    if (etsim_sim__parse_u32(&p, &st) || *p || st == 0)
       return etsim_error_set(err, ETSIM_EINVAL,
                              "%s: strided: the stride in '%s' is not a whole number above 0", opt,
                              place);

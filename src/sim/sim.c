@@ -1012,20 +1012,6 @@ static int drain_dirty(sim_t *s) {
   return 0;
 }
 
-/* NPU ids of a sorted list as ranges ("0-3,5,7"), into buf. */
-static void ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k) {
-  size_t len = 0;
-  buf[0] = 0;
-  for (uint32_t a = 0; a < k && len < n - 24; a++) {
-    uint32_t b = a;
-    while (b + 1 < k && ids[b + 1] == ids[b] + 1) b++;
-    len += (size_t)snprintf(buf + len, n - len, b > a ? "%s%u-%u" : "%s%u", a ? "," : "", ids[a],
-                            ids[b]);
-    a = b;
-  }
-  if (len >= n - 24) snprintf(buf + len, n - len, ",...");
-}
-
 /* What-if failure: the run stopped short because NPU fail_npu failed.  The
  * report names the communication nodes still in flight (the blocked
  * collectives, by trace node and communicator, with the NPUs stuck in
@@ -1092,10 +1078,10 @@ static int report_failure(sim_t *s, etsim_sim_result_t *r) {
                          "NPUs unable to finish",
                          s->opts->fail_npu, (long long)(s->opts->fail_ps / ETSIM_PS_PER_NS),
                          (long long)(now(s) / ETSIM_PS_PER_NS), blocked, s->n);
-    ranges(rb, sizeof rb, stuck, blocked);
+    etsim_format_ranges(rb, sizeof rb, stuck, blocked);
     len += (size_t)snprintf(buf + len, n - len, " (NPUs %s)", rb);
     for (uint32_t b = 0; b < nb && len < n - 200; b++) {
-      ranges(rb, sizeof rb, bl[b].ids, bl[b].k);
+      etsim_format_ranges(rb, sizeof rb, bl[b].ids, bl[b].k);
       len += (size_t)snprintf(buf + len, n - len,
                               "%s %s node %llu \"%.40s\" (communicator %.20s) blocked on NPUs %s",
                               b ? ";" : "; blocked:", bl[b].what, (unsigned long long)bl[b].node,

@@ -123,4 +123,9 @@ void etsim_sim__sym_free(sim_sym_t *s);
 int etsim_sim__check_costs(const sim_sym_t *s, const etsim_topo_t *topo,
                            const etsim_u64map_t *pairs, char *why, size_t n_why);
 
+/* A whole number in [0, 2^32) at *s (decimal, no sign); advances *s.
+ * 0, or -1 when there is none or it is too large.  (whatif.c; the spec
+ * parsers of whatif.c and jobs.c.) */
+int etsim_sim__parse_u32(const char **s, uint32_t *out);
+
 #endif

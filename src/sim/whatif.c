@@ -55,8 +55,7 @@ static json_t *load_spec(const char *spec, const char *opt, char *where, size_t 
   return root;
 }
 
-/* A whole number in [0, 2^32) at *s; advances *s. */
-static int parse_u32(const char **s, uint32_t *out) {
+int etsim_sim__parse_u32(const char **s, uint32_t *out) {
   const char *p = *s;
   if (*p < '0' || *p > '9') return -1;
   errno = 0;
@@ -170,11 +169,11 @@ int etsim_sim_speed_parse(const char *spec, const char *opt, uint32_t n, double 
   json_object_foreach(root, key, v) {
     const char *p = key;
     uint32_t a, b;
-    if (parse_u32(&p, &a)) goto bad_key;
+    if (etsim_sim__parse_u32(&p, &a)) goto bad_key;
     b = a;
     if (*p == '-') {
       p++;
-      if (parse_u32(&p, &b)) goto bad_key;
+      if (etsim_sim__parse_u32(&p, &b)) goto bad_key;
     }
     if (*p) goto bad_key;
     if (a > b) {
@@ -261,7 +260,7 @@ int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo
   json_object_foreach(root, key, v) {
     const char *p = key;
     uint32_t d;
-    if (parse_u32(&p, &d) == 0 && *p == ':') {
+    if (etsim_sim__parse_u32(&p, &d) == 0 && *p == ':') {
       rc = etsim_error_set(err, ETSIM_EUNSUPPORTED,
                            "%s: key \"%s\": degrading one NPU's links within a dimension is not "
                            "supported (the analytical and congestion backends price every link of "
@@ -303,7 +302,7 @@ int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uin
     return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is not npu:N@T (e.g. npu:5@1.5ms)", opt,
                            spec);
   p += 4;
-  if (parse_u32(&p, npu) || *p != '@')
+  if (etsim_sim__parse_u32(&p, npu) || *p != '@')
     return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': expected an NPU id after 'npu:', then '@'",
                            opt, spec);
   if (*npu >= n_npus)
@@ -335,9 +334,9 @@ static int parse_link(const char **s, uint32_t *a, uint32_t *b) {
   const char *p = *s;
   if (strncmp(p, "link:", 5) != 0) return -1;
   p += 5;
-  if (parse_u32(&p, a) || *p != '-') return -1;
+  if (etsim_sim__parse_u32(&p, a) || *p != '-') return -1;
   p++;
-  if (parse_u32(&p, b)) return -1;
+  if (etsim_sim__parse_u32(&p, b)) return -1;
   *s = p;
   return 0;
 }

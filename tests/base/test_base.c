@@ -90,6 +90,26 @@ static void test_alloc_failure_injection(void **s) {
   etsim_u64map_free(&m);
 }
 
+/* Runs of consecutive ids become ranges; a list too long for the buffer
+ * ends in ",..." and stays inside it. */
+static void test_format_ranges(void **s) {
+  (void)s;
+  char b[64];
+  const uint32_t a[] = {0, 1, 2, 3, 8, 10, 11};
+  etsim_format_ranges(b, sizeof b, a, 7);
+  assert_string_equal(b, "0-3,8,10-11");
+  etsim_format_ranges(b, sizeof b, a, 0);
+  assert_string_equal(b, "");
+  etsim_format_ranges(b, sizeof b, a + 4, 1);
+  assert_string_equal(b, "8");
+  uint32_t odd[40];
+  for (uint32_t i = 0; i < 40; i++) odd[i] = 1000000 + 2 * i;
+  etsim_format_ranges(b, 48, odd, 40);
+  TU_LT(strlen(b), 48);
+  assert_string_equal(b + strlen(b) - 4, ",...");
+  assert_memory_equal(b, "1000000,1000002,", 16);
+}
+
 static void test_parse_size(void **s) {
   (void)s;
   uint64_t b;
@@ -226,6 +246,7 @@ int main(void) {
       cmocka_unit_test(test_rng),
       cmocka_unit_test(test_outfile),
       cmocka_unit_test(test_outfile_batch),
+      cmocka_unit_test(test_format_ranges),
   };
   return TU_RUN(tests, NULL, NULL);
 }
