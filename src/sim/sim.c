@@ -459,9 +459,17 @@ static int issue_p2p(sim_t *s, uint32_t id, uint32_t i, int *instant) {
     s->res->bytes_by_op[SLOT_P2P] += (uint64_t)sz;
     s->res->count_by_op[SLOT_P2P]++;
     s->res->npu[id].comm_bytes += (uint64_t)sz;
-    return etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i, s->err);
+    rc = etsim_coll_send(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i, s->err);
+  } else {
+    rc = etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i, s->err);
   }
-  return etsim_coll_recv(s->coll, id, (uint32_t)peer, (uint64_t)sz, (uint32_t)tag, i, s->err);
+  if (rc < 0 && s->err) {
+    /* the system layer's words, with the trace file and node they are about */
+    char m[sizeof s->err->msg];
+    snprintf(m, sizeof m, "%s", s->err->msg);
+    etsim_error_set(s->err, rc, "%s: node %llu: %s", t->path, (unsigned long long)t->id[i], m);
+  }
+  return rc;
 }
 
 static int issue_mem(sim_t *s, uint32_t id, uint32_t i, int *instant) {

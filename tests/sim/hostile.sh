@@ -61,6 +61,19 @@ et max '{"id": "7", "name": "c", "startTimeMicros": "18446744073709551615", "dur
 expect_refused "duration_micros 2^64-1" "node 7: duration_micros" sim "$T/max.et" "$T/net.yml"
 et dns '{"id": "7", "name": "c", "type": "COMP_NODE", "attr": [{"name": "is_cpu_op", "boolVal": false}, {"name": "duration_ns", "int64Val": "9223372036854775807"}]}'
 expect_refused "duration_ns 2^63-1" "node 7: duration_ns" sim "$T/dns.et" "$T/net.yml"
+# A send past the horizon: the system layer's message names the rank's
+# file and node (p.0.et node 1).
+for r in 0 1; do echo '{"version": "0.0.4"}' >"$T/p.$r.json"; done
+P2P='"attr": [{"name": "comm_PEER", "int64Val": "RANK"}, {"name": "comm_size", "int64Val": "4611686018427387904"}, {"name": "comm_tag", "int64Val": "7"}]'
+P0=${P2P/PEER/dst}
+P1=${P2P/PEER/src}
+echo '{"id": "1", "name": "s", "type": "COMM_SEND_NODE", '"${P0/RANK/1}"'}' >>"$T/p.0.json"
+echo '{"id": "1", "name": "r", "type": "COMM_RECV_NODE", '"${P1/RANK/0}"'}' >>"$T/p.1.json"
+for r in 0 1; do "$BIN" convert --from json "$T/p.$r.json" -o "$T/p.$r.et" || fail "convert p.$r"; done
+printf 'topology: [ Switch ]\nnpus_count: [ 2 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' >"$T/n2.yml"
+expect_refused "send of 2^62 bytes" "p.0.et: node 1: system layer: at 0.000 us a send of 4611686018427387904 bytes from NPU 0 to NPU 1 (tag 7) would end beyond the simulated clock's horizon" \
+  sim "$T/p" "$T/n2.yml"
+
 # Just inside the horizon is fine: 4e12 us (46 days) of compute.
 et ok '{"id": "7", "name": "c", "durationMicros": "4000000000000", '"$COMP"'}'
 sim "$T/ok.et" "$T/net.yml" >"$T/out" 2>"$T/err" || fail "46 days of compute: $(cat "$T/err")"
