@@ -6,6 +6,7 @@ PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libyaml-dev libjansson-dev
       libopenblas-dev libopenmpi-dev openmpi-bin libcmocka-dev python3
       clang-format
+      time  # /usr/bin/time: the CPU seconds the examples' studies and bench/ scripts report
       chromium fonts-dejavu-core)  # the HTML report's test opens every page in headless Chromium
 missing=()
 for p in "${PKGS[@]}"; do
