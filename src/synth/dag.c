@@ -195,7 +195,118 @@ static int grow_edges(etsim_synth_dag_t *g, size_t *cap, size_t need) {
   return 0;
 }
 
-/* Long: one pass over the file, every check at the line it concerns (counts
+/* The 'g <nodes> <edges> <label>' line in L into g's counts and label. */
+static int text_header(const lines_t *L, etsim_synth_dag_t *g, etsim_error_t *err) {
+  const char *path = L->path;
+  char *s = L->line;
+  if (s[0] != 'g' || s[1] != ' ')
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected 'g <nodes> <edges> <label>'", path,
+                           L->lineno);
+  s += 2;
+  char *end;
+  if (parse_u32(&s, &g->n_nodes) || parse_u32(&s, &g->n_edges))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: bad node or edge count", path, L->lineno);
+  errno = 0;
+  g->y = strtod(s, &end);
+  if (end == s || errno || !at_end(end) || !isfinite(g->y))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: bad label", path, L->lineno);
+  if (g->n_nodes == 0 || g->n_nodes > 10000000u || g->n_edges > 100000000u)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%ld: node count %u or edge count %u out of "
+                           "range",
+                           path, L->lineno, g->n_nodes, g->n_edges);
+  return 0;
+}
+
+/* The node attribute line after a graph's header into g->x (and room for
+ * the first edge); *maxx grows to the largest attribute.  Arrays as large
+ * as the counts claim, but only once the attribute line is read: a
+ * 'g 10000000 100000000' line alone was 840 MB.  Edges grow as they are
+ * read. */
+static int text_attrs(lines_t *L, etsim_synth_dag_t *g, size_t *cap_e, uint32_t *maxx,
+                      etsim_error_t *err) {
+  const char *path = L->path;
+  if (!next_line(L))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: missing node attribute line", path,
+                           L->lineno + 1);
+  if (g->n_nodes > 4096 && strlen(L->line) / 2 + 1 < g->n_nodes)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s:%ld: node attribute line too short for %u values", path, L->lineno,
+                           g->n_nodes);
+  g->x = etsim_malloc(sizeof(uint32_t) * g->n_nodes);
+  if (!g->x || grow_edges(g, cap_e, 1))
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  char *s = L->line;
+  for (uint32_t i = 0; i < g->n_nodes; i++) {
+    if (parse_u32(&s, &g->x[i]) || g->x[i] > 65535)
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s:%ld: node attribute %u missing or invalid "
+                             "(expected %u values, categories 0..65535)",
+                             path, L->lineno, i, g->n_nodes);
+    if (g->x[i] > *maxx) *maxx = g->x[i];
+  }
+  if (!at_end(s))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: more than %u node attributes", path,
+                           L->lineno, g->n_nodes);
+  return 0;
+}
+
+/* g's n_edges edge lines into g->src, g->dst: in range, no self-loop. */
+static int text_edges(lines_t *L, etsim_synth_dag_t *g, size_t *cap_e, etsim_error_t *err) {
+  const char *path = L->path;
+  for (uint32_t k = 0; k < g->n_edges; k++) {
+    if (k + 1 >= *cap_e && grow_edges(g, cap_e, (size_t)k + 2))
+      return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+    if (!next_line(L))
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: file ends after %u of %u edges", path,
+                             L->lineno, k, g->n_edges);
+    char *s = L->line;
+    if (parse_u32(&s, &g->src[k]) || parse_u32(&s, &g->dst[k]) || !at_end(s))
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected an edge 'src dst'", path,
+                             L->lineno);
+    if (g->src[k] >= g->n_nodes || g->dst[k] >= g->n_nodes)
+      return etsim_error_set(err, ETSIM_EFORMAT,
+                             "%s:%ld: edge %u -> %u: node index out of range "
+                             "(graph has %u nodes)",
+                             path, L->lineno, g->src[k], g->dst[k], g->n_nodes);
+    if (g->src[k] == g->dst[k])
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: self-loop on node %u", path, L->lineno,
+                             g->src[k]);
+  }
+  return 0;
+}
+
+/* Scratch of the whole-graph checks, kept from graph to graph. */
+typedef struct {
+  uint32_t *layer;
+  size_t layer_cap;
+  uint64_t *pairs; /* a graph's edges, sorted to find one given twice */
+  size_t pairs_cap;
+} text_scratch_t;
+
+/* The checks that need all of g read (header at line gline): no edge
+ * given twice, no cycle. */
+static int text_check(const char *path, long gline, const etsim_synth_dag_t *g, text_scratch_t *sc,
+                      etsim_error_t *err) {
+  if (etsim_grow((void **)&sc->layer, &sc->layer_cap, g->n_nodes, sizeof *sc->layer) ||
+      etsim_grow((void **)&sc->pairs, &sc->pairs_cap, (size_t)g->n_edges + 1, sizeof *sc->pairs))
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  /* An edge given twice is no DAG LayerDAG makes, and evaluation counts
+   * such a graph invalid: refuse it here, as a self-loop. */
+  uint64_t *pairs = sc->pairs;
+  for (uint32_t k = 0; k < g->n_edges; k++) pairs[k] = (uint64_t)g->src[k] << 32 | g->dst[k];
+  etsim_qsort(pairs, g->n_edges, sizeof *pairs, cmp_u64);
+  for (uint32_t k = 1; k < g->n_edges; k++)
+    if (pairs[k] == pairs[k - 1])
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: graph: edge %u -> %u given twice", path,
+                             gline, (uint32_t)(pairs[k] >> 32), (uint32_t)pairs[k]);
+  etsim_error_t e2 = {0};
+  int lr = etsim_synth_layers(g, sc->layer, &e2);
+  if (lr < 0) return etsim_error_set(err, lr, "%s:%ld: %s", path, gline, e2.msg);
+  return 0;
+}
+
+/* One pass over the file, every check at the line it concerns (counts
  * bounded by what is read, ranges, self-loops, edges given twice, cycles),
  * so that each refusal names its line (issue 16). */
 int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t min_classes,
@@ -213,141 +324,28 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
   d->kind = ETSIM_SYNTH_KIND_TEXT;
   d->n_ch = 1;
   while (have && L.line[0] == '#') have = next_line(&L);
-  uint32_t *layer = NULL;
-  size_t layer_cap = 0;
-  uint64_t *pairs = NULL; /* a graph's edges, sorted to find one given twice */
-  size_t pairs_cap = 0;
+  text_scratch_t sc = {0};
   while (have) {
     if (at_end(L.line)) {
       have = next_line(&L);
       continue;
     }
     etsim_synth_dag_t g = {0};
-    char *s = L.line;
-    if (s[0] != 'g' || s[1] != ' ') {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected 'g <nodes> <edges> <label>'", path,
-                           L.lineno);
-      goto out;
-    }
-    s += 2;
-    char *end;
-    if (parse_u32(&s, &g.n_nodes) || parse_u32(&s, &g.n_edges)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: bad node or edge count", path, L.lineno);
-      goto out;
-    }
-    errno = 0;
-    g.y = strtod(s, &end);
-    if (end == s || errno || !at_end(end) || !isfinite(g.y)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: bad label", path, L.lineno);
-      goto out;
-    }
-    if (g.n_nodes == 0 || g.n_nodes > 10000000u || g.n_edges > 100000000u) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT,
-                           "%s:%ld: node count %u or edge count %u out of "
-                           "range",
-                           path, L.lineno, g.n_nodes, g.n_edges);
-      goto out;
-    }
+    if ((rc = text_header(&L, &g, err))) goto out;
     long gline = L.lineno;
-    /* Arrays as large as the counts claim, but only once the attribute
-     * line is read: a 'g 10000000 100000000' line alone was 840 MB.  Edges
-     * grow as they are read. */
     size_t cap_e = 0;
-    if (!next_line(&L)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: missing node attribute line", path,
-                           L.lineno + 1);
-      goto bad_graph;
-    }
-    if (g.n_nodes > 4096 && strlen(L.line) / 2 + 1 < g.n_nodes) {
-      rc =
-          etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: node attribute line too short for %u values",
-                          path, L.lineno, g.n_nodes);
-      goto bad_graph;
-    }
-    g.x = etsim_malloc(sizeof(uint32_t) * g.n_nodes);
-    if (!g.x || grow_edges(&g, &cap_e, 1)) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-      goto bad_graph;
-    }
-    s = L.line;
-    for (uint32_t i = 0; i < g.n_nodes; i++) {
-      if (parse_u32(&s, &g.x[i]) || g.x[i] > 65535) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s:%ld: node attribute %u missing or invalid "
-                             "(expected %u values, categories 0..65535)",
-                             path, L.lineno, i, g.n_nodes);
-        goto bad_graph;
-      }
-      if (g.x[i] > maxx) maxx = g.x[i];
-    }
-    if (!at_end(s)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: more than %u node attributes", path,
-                           L.lineno, g.n_nodes);
-      goto bad_graph;
-    }
-    for (uint32_t k = 0; k < g.n_edges; k++) {
-      if (k + 1 >= cap_e && grow_edges(&g, &cap_e, (size_t)k + 2)) {
-        rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-        goto bad_graph;
-      }
-      if (!next_line(&L)) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: file ends after %u of %u edges", path,
-                             L.lineno, k, g.n_edges);
-        goto bad_graph;
-      }
-      s = L.line;
-      if (parse_u32(&s, &g.src[k]) || parse_u32(&s, &g.dst[k]) || !at_end(s)) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected an edge 'src dst'", path,
-                             L.lineno);
-        goto bad_graph;
-      }
-      if (g.src[k] >= g.n_nodes || g.dst[k] >= g.n_nodes) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT,
-                             "%s:%ld: edge %u -> %u: node index out of range "
-                             "(graph has %u nodes)",
-                             path, L.lineno, g.src[k], g.dst[k], g.n_nodes);
-        goto bad_graph;
-      }
-      if (g.src[k] == g.dst[k]) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: self-loop on node %u", path, L.lineno,
-                             g.src[k]);
-        goto bad_graph;
-      }
-    }
-    if (etsim_grow((void **)&layer, &layer_cap, g.n_nodes, sizeof *layer) ||
-        etsim_grow((void **)&pairs, &pairs_cap, (size_t)g.n_edges + 1, sizeof *pairs)) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-      goto bad_graph;
-    }
-    /* An edge given twice is no DAG LayerDAG makes, and evaluation counts
-     * such a graph invalid: refuse it here, as a self-loop. */
-    for (uint32_t k = 0; k < g.n_edges; k++) pairs[k] = (uint64_t)g.src[k] << 32 | g.dst[k];
-    etsim_qsort(pairs, g.n_edges, sizeof *pairs, cmp_u64);
-    for (uint32_t k = 1; k < g.n_edges; k++)
-      if (pairs[k] == pairs[k - 1]) {
-        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: graph: edge %u -> %u given twice", path,
-                             gline, (uint32_t)(pairs[k] >> 32), (uint32_t)pairs[k]);
-        goto bad_graph;
-      }
-    {
-      etsim_error_t e2 = {0};
-      int lr = etsim_synth_layers(&g, layer, &e2);
-      if (lr < 0) {
-        rc = etsim_error_set(err, lr, "%s:%ld: %s", path, gline, e2.msg);
-        goto bad_graph;
-      }
+    if ((rc = text_attrs(&L, &g, &cap_e, &maxx, err)) || (rc = text_edges(&L, &g, &cap_e, err)) ||
+        (rc = text_check(path, gline, &g, &sc, err))) {
+      etsim_free(g.x);
+      etsim_free(g.src);
+      etsim_free(g.dst);
+      goto out;
     }
     if ((rc = add_owned(d, &g))) {
       rc = etsim_error_set(err, rc, "%s: out of memory", path);
       goto out;
     }
     have = next_line(&L);
-    continue;
-  bad_graph:
-    etsim_free(g.x);
-    etsim_free(g.src);
-    etsim_free(g.dst);
-    goto out;
   }
   if (d->n_graphs == first) {
     rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: no graphs", path, L.lineno);
@@ -366,8 +364,8 @@ out:
       etsim_free(g->dst);
     }
   }
-  etsim_free(layer);
-  etsim_free(pairs);
+  etsim_free(sc.layer);
+  etsim_free(sc.pairs);
   etsim_free(L.line);
   fclose(fp);
   return rc;
@@ -510,6 +508,192 @@ static void bin_values(etsim_synth_data_t *d, const etsim_et_trace_t *t, size_t 
   }
 }
 
+enum { NC = ETSIM_SYNTH_TRACE_CH };
+
+/* Every node of t into full: its categories (and their real values into
+ * d's bin sums), its resolved data (and optionally control) parents as
+ * edges.  0 or ETSIM_ENOMEM. */
+static int trace_full(etsim_synth_data_t *d, const etsim_et_trace_t *t,
+                      const etsim_synth_trace_opts_t *o, etsim_synth_dag_t *full) {
+  size_t n = t->n_nodes, ecap = 0, dcap = 0;
+  full->x = etsim_malloc(sizeof(uint32_t) * NC * (n + 1));
+  if (!full->x) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t *x = full->x + NC * i;
+    x[0] = op_class(t, i, &x[1]);
+    x[2] = log2_bin(t->dur_us[i], ETSIM_SYNTH_DUR_BINS);
+    int64_t sz = 0;
+    x[3] = size_bin(t, i, x[0], &sz);
+    bin_values(d, t, i, x, sz);
+    for (int pass = 0; pass < (o->use_ctrl ? 2 : 1); pass++) {
+      const uint32_t *off = pass ? t->ctrl_off : t->data_off;
+      const uint32_t *par = pass ? t->ctrl_par : t->data_par;
+      for (uint32_t k = off[i]; k < off[i + 1]; k++) {
+        if (par[k] & ETSIM_ET_DANGLING || par[k] == i) continue;
+        if (etsim_grow((void **)&full->src, &ecap, full->n_edges + 1, sizeof(uint32_t)))
+          return ETSIM_ENOMEM;
+        if (etsim_grow((void **)&full->dst, &dcap, full->n_edges + 1, sizeof(uint32_t)))
+          return ETSIM_ENOMEM;
+        full->src[full->n_edges] = par[k];
+        full->dst[full->n_edges++] = (uint32_t)i;
+      }
+    }
+  }
+  return 0;
+}
+
+/* The n nodes ordered by layer, stable: order[new] = old, map[old] = new.
+ * 0 or ETSIM_ENOMEM. */
+static int order_by_layer(size_t n, const uint32_t *layer, uint32_t *order, uint32_t *map) {
+  uint32_t maxl = 0;
+  for (size_t i = 0; i < n; i++) maxl = layer[i] > maxl ? layer[i] : maxl;
+  uint32_t *cnt = etsim_calloc(maxl + 2, sizeof *cnt);
+  if (!cnt) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < n; i++) cnt[layer[i]]++;
+  for (uint32_t l = 1, s = 0; l <= maxl + 1; l++) {
+    uint32_t c = cnt[l];
+    cnt[l] = s;
+    s += c;
+  }
+  for (size_t i = 0; i < n; i++) {
+    map[i] = cnt[layer[i]]++;
+    order[map[i]] = (uint32_t)i;
+  }
+  etsim_free(cnt);
+  return 0;
+}
+
+/* Parents of every node in the new numbering (CSR: node v's are
+ * adj[off[v] .. off[v+1]]), and which of them stay edges. */
+typedef struct {
+  uint32_t *off, *adj;
+  uint8_t *keep;
+} parents_t;
+
+static void parents_free(parents_t *P) {
+  etsim_free(P->off);
+  etsim_free(P->adj);
+  etsim_free(P->keep);
+}
+
+/* P from full's edges renumbered by map, each parent kept once (the
+ * first).  0 or ETSIM_ENOMEM (P freed by the caller either way). */
+static int parents_build(parents_t *P, const etsim_synth_dag_t *full, const uint32_t *map,
+                         size_t n) {
+  P->off = etsim_calloc(n + 2, sizeof *P->off);
+  P->adj = etsim_malloc(sizeof *P->adj * (full->n_edges + 1));
+  P->keep = etsim_malloc(full->n_edges + 1);
+  if (!P->off || !P->adj || !P->keep) return ETSIM_ENOMEM;
+  uint32_t *poff = P->off, *padj = P->adj;
+  uint8_t *keep = P->keep;
+  for (uint32_t k = 0; k < full->n_edges; k++) poff[map[full->dst[k]] + 1]++;
+  for (size_t i = 0; i < n; i++) poff[i + 1] += poff[i];
+  uint32_t *cur = etsim_malloc(sizeof *cur * (n + 1));
+  if (!cur) return ETSIM_ENOMEM;
+  memcpy(cur, poff, sizeof *cur * n);
+  for (uint32_t k = 0; k < full->n_edges; k++) padj[cur[map[full->dst[k]]]++] = map[full->src[k]];
+  etsim_free(cur);
+  memset(keep, 1, full->n_edges + 1);
+  /* Duplicates: keep the first of each parent. */
+  for (size_t v = 0; v < n; v++)
+    for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
+      for (uint32_t b = poff[v]; b < a && keep[a]; b++)
+        if (keep[b] && padj[b] == padj[a]) keep[a] = 0;
+  return 0;
+}
+
+/* Drop the transitive edges of P's n nodes (in layer order): an edge
+ * u -> v is implied when u is an ancestor of another parent of v.
+ * 0 or ETSIM_ENOMEM. */
+static int drop_transitive(parents_t *P, size_t n) {
+  const uint32_t *poff = P->off, *padj = P->adj;
+  uint8_t *keep = P->keep;
+  size_t words = (n + 63) / 64;
+  uint64_t *reach = etsim_calloc(words * n + 1, sizeof *reach);
+  if (!reach) return ETSIM_ENOMEM;
+  for (size_t v = 0; v < n; v++) {
+    uint64_t *rv = reach + words * v;
+    for (uint32_t a = poff[v]; a < poff[v + 1]; a++) {
+      uint32_t u = padj[a];
+      const uint64_t *ru = reach + words * u;
+      for (size_t w = 0; w < words; w++) rv[w] |= ru[w];
+      rv[u / 64] |= 1ull << (u % 64);
+    }
+    /* u is implied when some other parent w has u among its ancestors. */
+    for (uint32_t a = poff[v]; a < poff[v + 1]; a++) {
+      if (!keep[a]) continue;
+      uint32_t u = padj[a];
+      for (uint32_t b = poff[v]; b < poff[v + 1]; b++) {
+        uint32_t w = padj[b];
+        if (b != a && keep[b] && (reach[words * w + u / 64] >> (u % 64)) & 1) {
+          keep[a] = 0;
+          break;
+        }
+      }
+    }
+  }
+  etsim_free(reach);
+  return 0;
+}
+
+/* Nodes order[start .. end) as a DAG of their own, with the kept edges
+ * among them, appended to d.  0 or ETSIM_ENOMEM. */
+static int add_window(etsim_synth_data_t *d, double y, const etsim_synth_dag_t *full,
+                      const uint32_t *order, const parents_t *P, size_t start, size_t end) {
+  const uint32_t *poff = P->off, *padj = P->adj;
+  const uint8_t *keep = P->keep;
+  etsim_synth_dag_t g = {0};
+  g.n_nodes = (uint32_t)(end - start);
+  g.y = y;
+  size_t ne = 0;
+  for (size_t v = start; v < end; v++)
+    for (uint32_t a = poff[v]; a < poff[v + 1]; a++) ne += keep[a] && padj[a] >= start;
+  g.n_edges = (uint32_t)ne;
+  g.x = etsim_malloc(sizeof(uint32_t) * NC * g.n_nodes);
+  g.src = etsim_malloc(sizeof(uint32_t) * (ne + 1));
+  g.dst = etsim_malloc(sizeof(uint32_t) * (ne + 1));
+  if (!g.x || !g.src || !g.dst) {
+    etsim_free(g.x);
+    etsim_free(g.src);
+    etsim_free(g.dst);
+    return ETSIM_ENOMEM;
+  }
+  ne = 0;
+  for (size_t v = start; v < end; v++) {
+    memcpy(g.x + NC * (v - start), full->x + NC * order[v], NC * sizeof(uint32_t));
+    for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
+      if (keep[a] && padj[a] >= start) {
+        g.src[ne] = (uint32_t)(padj[a] - start);
+        g.dst[ne++] = (uint32_t)(v - start);
+      }
+  }
+  return add_owned(d, &g) ? ETSIM_ENOMEM : 0;
+}
+
+/* Windows of the n nodes: consecutive layers, at most maxn nodes (a layer
+ * wider than maxn is cut into pieces of maxn).  0 or ETSIM_ENOMEM. */
+static int add_windows(etsim_synth_data_t *d, double y, uint32_t maxn,
+                       const etsim_synth_dag_t *full, const uint32_t *layer, const uint32_t *order,
+                       const parents_t *P, size_t n) {
+  size_t start = 0;
+  while (start < n) {
+    size_t end = start;
+    while (end < n) {
+      size_t lend = end;
+      uint32_t l = layer[order[end]];
+      while (lend < n && layer[order[lend]] == l) lend++;
+      if (lend - start > maxn) {
+        if (end == start) end = start + maxn;
+        break;
+      }
+      end = lend;
+    }
+    if (add_window(d, y, full, order, P, start, end)) return ETSIM_ENOMEM;
+    start = end;
+  }
+  return 0;
+}
+
 int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
                                 const etsim_synth_trace_opts_t *o, etsim_error_t *err) {
   if (d->n_graphs && d->kind != ETSIM_SYNTH_KIND_TRACE)
@@ -528,31 +712,9 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
   /* Edges: resolved data (and optionally control) parents, deduplicated. */
   etsim_synth_dag_t full = {0};
   full.n_nodes = (uint32_t)n;
-  size_t ecap = 0, dcap = 0;
   uint32_t *layer = NULL, *order = NULL, *map = NULL;
-  uint64_t *reach = NULL;
-  enum { NC = ETSIM_SYNTH_TRACE_CH };
-  full.x = etsim_malloc(sizeof(uint32_t) * NC * (n + 1));
-  if (!full.x) goto oom;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t *x = full.x + NC * i;
-    x[0] = op_class(t, i, &x[1]);
-    x[2] = log2_bin(t->dur_us[i], ETSIM_SYNTH_DUR_BINS);
-    int64_t sz = 0;
-    x[3] = size_bin(t, i, x[0], &sz);
-    bin_values(d, t, i, x, sz);
-    for (int pass = 0; pass < (o->use_ctrl ? 2 : 1); pass++) {
-      const uint32_t *off = pass ? t->ctrl_off : t->data_off;
-      const uint32_t *par = pass ? t->ctrl_par : t->data_par;
-      for (uint32_t k = off[i]; k < off[i + 1]; k++) {
-        if (par[k] & ETSIM_ET_DANGLING || par[k] == i) continue;
-        if (etsim_grow((void **)&full.src, &ecap, full.n_edges + 1, sizeof(uint32_t))) goto oom;
-        if (etsim_grow((void **)&full.dst, &dcap, full.n_edges + 1, sizeof(uint32_t))) goto oom;
-        full.src[full.n_edges] = par[k];
-        full.dst[full.n_edges++] = (uint32_t)i;
-      }
-    }
-  }
+  parents_t P = {0};
+  if (trace_full(d, t, o, &full)) goto oom;
   layer = etsim_malloc(sizeof *layer * (n + 1));
   if (!layer) goto oom;
   {
@@ -563,149 +725,19 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
       goto out;
     }
   }
-  /* Order nodes by layer (stable), then drop transitive edges: an edge
-   * u -> v is implied when u is an ancestor of another parent of v. */
+  /* Order nodes by layer (stable), then drop transitive edges. */
   order = etsim_malloc(sizeof *order * (n + 1));
   map = etsim_malloc(sizeof *map * (n + 1));
-  if (!order || !map) goto oom;
-  {
-    uint32_t maxl = 0;
-    for (size_t i = 0; i < n; i++) maxl = layer[i] > maxl ? layer[i] : maxl;
-    uint32_t *cnt = etsim_calloc(maxl + 2, sizeof *cnt);
-    if (!cnt) goto oom;
-    for (size_t i = 0; i < n; i++) cnt[layer[i]]++;
-    for (uint32_t l = 1, s = 0; l <= maxl + 1; l++) {
-      uint32_t c = cnt[l];
-      cnt[l] = s;
-      s += c;
-    }
-    for (size_t i = 0; i < n; i++) {
-      map[i] = cnt[layer[i]]++;
-      order[map[i]] = (uint32_t)i;
-    }
-    etsim_free(cnt);
-  }
-  /* CSR of parents in the new numbering. */
-  uint32_t *poff = etsim_calloc(n + 2, sizeof *poff);
-  uint32_t *padj = etsim_malloc(sizeof *padj * (full.n_edges + 1));
-  uint8_t *keep = etsim_malloc(full.n_edges + 1);
-  if (!poff || !padj || !keep) {
-    etsim_free(poff);
-    etsim_free(padj);
-    etsim_free(keep);
-    goto oom;
-  }
-  for (uint32_t k = 0; k < full.n_edges; k++) poff[map[full.dst[k]] + 1]++;
-  for (size_t i = 0; i < n; i++) poff[i + 1] += poff[i];
-  {
-    uint32_t *cur = etsim_malloc(sizeof *cur * (n + 1));
-    if (!cur) {
-      etsim_free(poff);
-      etsim_free(padj);
-      etsim_free(keep);
-      goto oom;
-    }
-    memcpy(cur, poff, sizeof *cur * n);
-    for (uint32_t k = 0; k < full.n_edges; k++) padj[cur[map[full.dst[k]]]++] = map[full.src[k]];
-    etsim_free(cur);
-  }
-  memset(keep, 1, full.n_edges + 1);
-  /* Duplicates: keep the first of each parent. */
-  for (size_t v = 0; v < n; v++)
-    for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
-      for (uint32_t b = poff[v]; b < a && keep[a]; b++)
-        if (keep[b] && padj[b] == padj[a]) keep[a] = 0;
-  size_t words = (n + 63) / 64;
-  if (!o->keep_transitive && n <= 40000) {
-    reach = etsim_calloc(words * n + 1, sizeof *reach);
-    if (!reach) {
-      etsim_free(poff);
-      etsim_free(padj);
-      etsim_free(keep);
-      goto oom;
-    }
-    for (size_t v = 0; v < n; v++) {
-      uint64_t *rv = reach + words * v;
-      for (uint32_t a = poff[v]; a < poff[v + 1]; a++) {
-        uint32_t u = padj[a];
-        const uint64_t *ru = reach + words * u;
-        for (size_t w = 0; w < words; w++) rv[w] |= ru[w];
-        rv[u / 64] |= 1ull << (u % 64);
-      }
-      /* u is implied when some other parent w has u among its ancestors. */
-      for (uint32_t a = poff[v]; a < poff[v + 1]; a++) {
-        if (!keep[a]) continue;
-        uint32_t u = padj[a];
-        for (uint32_t b = poff[v]; b < poff[v + 1]; b++) {
-          uint32_t w = padj[b];
-          if (b != a && keep[b] && (reach[words * w + u / 64] >> (u % 64)) & 1) {
-            keep[a] = 0;
-            break;
-          }
-        }
-      }
-    }
-  }
-  /* Windows: consecutive layers, at most maxn nodes (a layer wider than
-   * maxn is cut into pieces of maxn). */
-  size_t start = 0;
-  while (start < n) {
-    size_t end = start;
-    while (end < n) {
-      size_t lend = end;
-      uint32_t l = layer[order[end]];
-      while (lend < n && layer[order[lend]] == l) lend++;
-      if (lend - start > maxn) {
-        if (end == start) end = start + maxn;
-        break;
-      }
-      end = lend;
-    }
-    etsim_synth_dag_t g = {0};
-    g.n_nodes = (uint32_t)(end - start);
-    g.y = o->y;
-    size_t ne = 0;
-    for (size_t v = start; v < end; v++)
-      for (uint32_t a = poff[v]; a < poff[v + 1]; a++) ne += keep[a] && padj[a] >= start;
-    g.n_edges = (uint32_t)ne;
-    g.x = etsim_malloc(sizeof(uint32_t) * NC * g.n_nodes);
-    g.src = etsim_malloc(sizeof(uint32_t) * (ne + 1));
-    g.dst = etsim_malloc(sizeof(uint32_t) * (ne + 1));
-    if (!g.x || !g.src || !g.dst) {
-      etsim_free(g.x);
-      etsim_free(g.src);
-      etsim_free(g.dst);
-      etsim_free(poff);
-      etsim_free(padj);
-      etsim_free(keep);
-      goto oom;
-    }
-    ne = 0;
-    for (size_t v = start; v < end; v++) {
-      memcpy(g.x + NC * (v - start), full.x + NC * order[v], NC * sizeof(uint32_t));
-      for (uint32_t a = poff[v]; a < poff[v + 1]; a++)
-        if (keep[a] && padj[a] >= start) {
-          g.src[ne] = (uint32_t)(padj[a] - start);
-          g.dst[ne++] = (uint32_t)(v - start);
-        }
-    }
-    if (add_owned(d, &g)) {
-      etsim_free(poff);
-      etsim_free(padj);
-      etsim_free(keep);
-      goto oom;
-    }
-    start = end;
-  }
-  etsim_free(poff);
-  etsim_free(padj);
-  etsim_free(keep);
+  if (!order || !map || order_by_layer(n, layer, order, map)) goto oom;
+  if (parents_build(&P, &full, map, n)) goto oom;
+  if (!o->keep_transitive && n <= 40000 && drop_transitive(&P, n)) goto oom;
+  if (add_windows(d, o->y, maxn, &full, layer, order, &P, n)) goto oom;
   rc = 0;
   goto out;
 oom:
   rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
 out:
-  etsim_free(reach);
+  parents_free(&P);
   etsim_free(order);
   etsim_free(map);
   etsim_free(layer);
