@@ -693,26 +693,12 @@ static int add_pair(ws_t *ws, size_t *np, uint32_t u, uint32_t v, int clean, int
   return 0;
 }
 
-/*
- * Edge loss of layer l when its prefix is too large to score every
- * (earlier node, new node) pair: an unbiased estimate of the same loss, at
- * a cost per new node that does not grow with the prefix.  Per new node,
- * its true parents and every pair whose noisy bit is on are scored exactly
- * (the noisy-on pairs among the non-parents are found by geometric skips,
- * so drawing the noise costs their number, not the prefix size); of the
- * rest, the nodes of the SY_NEAR_LAYERS layers before l are scored all
- * when there are at most SY_NEAR_S of them, and otherwise, like the older
- * nodes, by a uniform sample with replacement (SY_NEAR_S resp. SY_FAR_S
- * draws) weighted by (stratum size) / (draws).  Deep graphs (a chain of n
- * nodes has n^2/2 pairs) therefore train in time linear in their edges.
- */
-static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, const enc_t *e,
-                         const float *ctx, float *dZ, float *dZs, float *dctx,
-                         const uint32_t *children, int l, int t, etsim_rng_t *rng, int backward,
-                         float weight, float we, double *le) {
-  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
-  int De = etsim_synth__dim_edge_in(m), Te = m->cfg.t_edge, n = R->n;
-  uint32_t nch = m->n_ch;
+/* The pairs of layer l's edge loss into ws->pu/pv/pc/pn/pw (their number
+ * in *np_out), as the comment above edges_sampled says: per new node its
+ * true parents, the noisy-on pairs, and the two strata of the rest. */
+static int draw_pairs(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, int l, int t,
+                      etsim_rng_t *rng, size_t *np_out) {
+  int n = R->n;
   uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0, N = v0 - 1;
   double ab = m->abar_e[t];
   double ml = (m->mean_indeg < N ? m->mean_indeg : N) / N;
@@ -771,8 +757,30 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
       }
     }
   }
-  /* Per pair: gap features [np x 4], first-layer part a_u [np x P] and its
-   * gradient; per new node: inputs [nv x De], b_v [nv x P] and gradients. */
+  *np_out = np;
+  return 0;
+}
+
+/* Per pair: gap features [np x 4], first-layer part a_u [np x P] and its
+ * gradient; per new node: inputs [nv x De], b_v [nv x P] and gradients
+ * (all in ws->fpair and ws->fnode). */
+typedef struct {
+  size_t np;
+  uint32_t nv;
+  float *gapf, *A, *dA;
+  float *ein, *dein, *B, *dB;
+} pair_bufs_t;
+
+/* The forward pass of the edge scorer's first layer for the np drawn pairs
+ * of layer l (its nv new nodes): gap features and A per pair, inputs and B
+ * per new node, into bf. */
+static int pairs_forward(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, const enc_t *e,
+                         const float *ctx, const uint32_t *children, int l, int t, size_t np,
+                         pair_bufs_t *bf) {
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
+  int De = etsim_synth__dim_edge_in(m), Te = m->cfg.t_edge, n = R->n;
+  uint32_t nch = m->n_ch;
+  uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0;
   size_t need_p = np * (size_t)(SY_GAPF + 2 * P) + 1;
   size_t need_n = (size_t)nv * (size_t)(2 * De + 2 * P) + 1;
   if (etsim_grow((void **)&ws->fpair, &ws->fpair_cap, need_p, sizeof(float)) ||
@@ -781,6 +789,7 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
   float *gapf = ws->fpair, *A = gapf + np * SY_GAPF, *dA = A + np * P;
   float *ein = ws->fnode, *dein = ein + (size_t)nv * De, *B = dein + (size_t)nv * De;
   float *dB = B + (size_t)nv * P;
+  *bf = (pair_bufs_t){np, nv, gapf, A, dA, ein, dein, B, dB};
   for (size_t q = 0; q < np; q++) {
     uint32_t u = ws->pu[q];
     etsim_synth__gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1], gapf + q * SY_GAPF);
@@ -816,8 +825,19 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
     }
   }
   etsim_synth__nn_linear_fwd(&m->ed, (int)nv, ein, B);
+  return 0;
+}
+
+/* The pairs' logistic loss, weighted by we, into *le; with backward, its
+ * gradient (times weight) into the output layer's and dA, dB. */
+static void pairs_loss(etsim_synth_model_t *m, const ws_t *ws, const pair_bufs_t *bf, int backward,
+                       float weight, float we, double *le) {
+  int P = m->cfg.pair_hidden;
+  size_t np = bf->np;
+  const float *A = bf->A, *B = bf->B;
+  float *dA = bf->dA, *dB = bf->dB;
   memset(dA, 0, sizeof(float) * np * P);
-  memset(dB, 0, sizeof(float) * (size_t)nv * P);
+  memset(dB, 0, sizeof(float) * (size_t)bf->nv * P);
   float w_l = we * weight;
   for (size_t q = 0; q < np; q++) {
     const float *a = A + q * P, *b = B + (size_t)ws->pv[q] * P;
@@ -845,9 +865,19 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
       }
     }
   }
-  if (!backward) return 0;
+}
+
+/* dA, dB of layer l's pairs back through the first layer into the
+ * embeddings, the context (dctx) and the encoder outputs (dZ, dZs). */
+static void pairs_backward(etsim_synth_model_t *m, const ws_t *ws, const rows_t *R,
+                           const pair_bufs_t *bf, float *dZ, float *dZs, float *dctx, int l) {
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
+  int De = etsim_synth__dim_edge_in(m), n = R->n;
+  uint32_t nch = m->n_ch, v0 = R->ls[l], nv = bf->nv;
+  size_t np = bf->np;
+  float *dein = bf->dein;
   memset(dein, 0, sizeof(float) * (size_t)nv * De);
-  etsim_synth__nn_linear_bwd(&m->ed, (int)nv, ein, dB, dein, 1);
+  etsim_synth__nn_linear_bwd(&m->ed, (int)nv, bf->ein, bf->dB, dein, 1);
   for (uint32_t v = 0; v < nv; v++) {
     const float *da = dein + (size_t)v * De;
     for (uint32_t c = 0; c < nch; c++) {
@@ -865,10 +895,36 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
       for (int j = 0; j < H; j++) dz[j] += da[H + j];
     }
     float *dzs = dZs + (size_t)u * P;
-    const float *da = dA + q * P;
+    const float *da = bf->dA + q * P;
     for (int j = 0; j < P; j++) dzs[j] += da[j];
   }
-  etsim_synth__nn_linear_bwd(&m->es_g, (int)np, gapf, dA, NULL, 1);
+  etsim_synth__nn_linear_bwd(&m->es_g, (int)np, bf->gapf, bf->dA, NULL, 1);
+}
+
+/*
+ * Edge loss of layer l when its prefix is too large to score every
+ * (earlier node, new node) pair: an unbiased estimate of the same loss, at
+ * a cost per new node that does not grow with the prefix.  Per new node,
+ * its true parents and every pair whose noisy bit is on are scored exactly
+ * (the noisy-on pairs among the non-parents are found by geometric skips,
+ * so drawing the noise costs their number, not the prefix size); of the
+ * rest, the nodes of the SY_NEAR_LAYERS layers before l are scored all
+ * when there are at most SY_NEAR_S of them, and otherwise, like the older
+ * nodes, by a uniform sample with replacement (SY_NEAR_S resp. SY_FAR_S
+ * draws) weighted by (stratum size) / (draws).  Deep graphs (a chain of n
+ * nodes has n^2/2 pairs) therefore train in time linear in their edges.
+ */
+static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, const enc_t *e,
+                         const float *ctx, float *dZ, float *dZs, float *dctx,
+                         const uint32_t *children, int l, int t, etsim_rng_t *rng, int backward,
+                         float weight, float we, double *le) {
+  size_t np = 0;
+  pair_bufs_t bf;
+  if (draw_pairs(m, ws, R, l, t, rng, &np) ||
+      pairs_forward(m, ws, R, e, ctx, children, l, t, np, &bf))
+    return ETSIM_ENOMEM;
+  pairs_loss(m, ws, &bf, backward, weight, we, le);
+  if (backward) pairs_backward(m, ws, R, &bf, dZ, dZs, dctx, l);
   return 0;
 }
 
