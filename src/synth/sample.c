@@ -696,16 +696,14 @@ static int get(rbuf_t *r, void *out, size_t n) {
   return 0;
 }
 
-/* Long: the header read and checked field by field against what the file
- * can hold before anything is allocated (issue 16), in the file's order. */
-int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err) {
-  int rc0 = etsim_input_check(path, err);
-  if (rc0) return rc0;
+/* The whole file at path into *buf, *len (the caller frees *buf); the
+ * read stops early at a wrong magic or past MAX_MODEL_BYTES, which the
+ * header checks then report. */
+static int read_model_file(const char *path, uint8_t **bufp, size_t *lenp, etsim_error_t *err) {
   FILE *fp = fopen(path, "rb");
   if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
   uint8_t *buf = NULL;
   size_t len = 0, cap = 0;
-  int rc = 0;
   for (;;) {
     if (etsim_grow((void **)&buf, &cap, len + 65536, 1)) {
       fclose(fp);
@@ -720,54 +718,43 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   }
   int ioerr = ferror(fp);
   fclose(fp);
-  etsim_synth_model_t *m = NULL;
-  if (ioerr) {
-    rc = etsim_error_set(err, ETSIM_EIO, "%s: read error", path);
-    goto out;
-  }
-  rbuf_t r = {buf, len, 0};
+  *bufp = buf;
+  *lenp = len;
+  if (ioerr) return etsim_error_set(err, ETSIM_EIO, "%s: read error", path);
+  return 0;
+}
+
+/* Magic, size, format version and byte order. */
+static int check_preamble(rbuf_t *r, const char *path, etsim_error_t *err) {
   char magic[8];
   uint32_t ver, bom;
-  if (get(&r, magic, 8) || memcmp(magic, MAGIC, 8)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: not an etsim synth model (bad magic)", path);
-    goto out;
-  }
-  if (len > MAX_MODEL_BYTES) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: larger than %zu MiB, more than a model holds",
-                         path, (size_t)(MAX_MODEL_BYTES >> 20));
-    goto out;
-  }
-  if (get(&r, &ver, 4)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r.pos);
-    goto out;
-  }
-  if (ver != ETSIM_SYNTH_MODEL_VERSION) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: model format version %u, this etsim reads "
-                         "version %d",
-                         path, ver, ETSIM_SYNTH_MODEL_VERSION);
-    goto out;
-  }
-  if (get(&r, &bom, 4)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r.pos);
-    goto out;
-  }
-  if (bom != 0x01020304u) {
-    rc =
-        etsim_error_set(err, ETSIM_EFORMAT, "%s: written on a machine of another byte order", path);
-    goto out;
-  }
-  m = etsim_calloc(1, sizeof *m);
-  if (!m) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto out;
-  }
+  if (get(r, magic, 8) || memcmp(magic, MAGIC, 8))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: not an etsim synth model (bad magic)", path);
+  if (r->len > MAX_MODEL_BYTES)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: larger than %zu MiB, more than a model holds",
+                           path, (size_t)(MAX_MODEL_BYTES >> 20));
+  if (get(r, &ver, 4))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
+  if (ver != ETSIM_SYNTH_MODEL_VERSION)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: model format version %u, this etsim reads "
+                           "version %d",
+                           path, ver, ETSIM_SYNTH_MODEL_VERSION);
+  if (get(r, &bom, 4))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
+  if (bom != 0x01020304u)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: written on a machine of another byte order",
+                           path);
+  return 0;
+}
+
+/* The header's sizes and statistics into m, each checked against what a
+ * model can hold before anything is allocated from them (issue 16). */
+static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, etsim_error_t *err) {
   uint32_t f[16];
   double dd[7];
-  if (get(&r, f, sizeof f) || get(&r, dd, sizeof dd)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu (header)", path, r.pos);
-    goto out;
-  }
+  if (get(r, f, sizeof f) || get(r, dd, sizeof dd))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu (header)", path, r->pos);
   etsim_synth_config_default(&m->cfg);
   m->cfg.hidden = (int)f[0];
   m->cfg.mp_layers = (int)f[1];
@@ -788,13 +775,11 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   m->mean_steps = dd[4];
   m->mean_nodes = dd[5];
   m->mean_pairs = dd[6];
-  if (f[14] > MAX_MODEL_NODES) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: the model's largest DAG has %u nodes, more than the %u a sampled "
-                         "DAG may have",
-                         path, f[14], MAX_MODEL_NODES);
-    goto out;
-  }
+  if (f[14] > MAX_MODEL_NODES)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: the model's largest DAG has %u nodes, more than the %u a sampled "
+                           "DAG may have",
+                           path, f[14], MAX_MODEL_NODES);
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
                f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 7 &&
                f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
@@ -807,77 +792,88 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     okdims = f[8 + c] >= 1 && f[8 + c] <= 65536;
     m->sum_cls += f[8 + c];
   }
-  if (!okdims) {
-    rc =
-        etsim_error_set(err, ETSIM_EFORMAT, "%s: header values out of range (corrupt model)", path);
-    goto out;
-  }
+  if (!okdims)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: header values out of range (corrupt model)",
+                           path);
+  return 0;
+}
+
+/* The category marginals and bin values after the header, and the stored
+ * parameter count into *np. */
+static int read_tables(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint64_t *np,
+                       etsim_error_t *err) {
   m->marg = etsim_malloc(sizeof(float) * m->sum_cls);
-  if (!m->marg) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-    goto out;
-  }
-  uint64_t np;
-  if (get(&r, m->marg, sizeof(float) * m->sum_cls) || get(&r, m->bin_mean, sizeof m->bin_mean) ||
-      get(&r, &np, 8)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r.pos);
-    goto out;
-  }
+  if (!m->marg) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (get(r, m->marg, sizeof(float) * m->sum_cls) || get(r, m->bin_mean, sizeof m->bin_mean) ||
+      get(r, np, 8))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
   for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++)
-    if (!(m->bin_mean[b] >= 0 && m->bin_mean[b] < 9.3e18)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: bin value %d out of range (corrupt model)",
-                           path, b);
-      goto out;
-    }
+    if (!(m->bin_mean[b] >= 0 && m->bin_mean[b] < 9.3e18))
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s: bin value %d out of range (corrupt model)",
+                             path, b);
+  return 0;
+}
+
+/* The np parameters and the checksum over everything before it, which
+ * must end the file; every parameter finite. */
+static int read_params(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint64_t np,
+                       etsim_error_t *err) {
+  size_t len = r->len;
   /* Check the size the header implies before allocating anything big. */
   size_t want = etsim_synth__param_count(m);
-  if (np != want) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: %llu parameters stored, the header implies %zu",
-                         path, (unsigned long long)np, want);
-    goto out;
-  }
-  if ((len - r.pos) / sizeof(float) < want) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: truncated at byte %zu (parameters, %zu bytes "
-                         "expected after the header)",
-                         path, len, sizeof(float) * want + 8);
-    goto out;
-  }
-  if (etsim_synth__alloc_params(m, 0, 0)) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-    goto out;
-  }
-  if (get(&r, m->w, sizeof(float) * m->n_params)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: truncated at byte %zu (parameters, %zu bytes "
-                         "expected after the header)",
-                         path, len, sizeof(float) * m->n_params + 8);
-    goto out;
-  }
-  size_t body = r.pos;
+  if (np != want)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: %llu parameters stored, the header implies %zu",
+                           path, (unsigned long long)np, want);
+  if ((len - r->pos) / sizeof(float) < want)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: truncated at byte %zu (parameters, %zu bytes "
+                           "expected after the header)",
+                           path, len, sizeof(float) * want + 8);
+  if (etsim_synth__alloc_params(m, 0, 0))
+    return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (get(r, m->w, sizeof(float) * m->n_params))
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: truncated at byte %zu (parameters, %zu bytes "
+                           "expected after the header)",
+                           path, len, sizeof(float) * m->n_params + 8);
+  size_t body = r->pos;
   uint64_t h;
-  if (get(&r, &h, 8)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu (checksum missing)", path,
-                         len);
-    goto out;
-  }
-  if (r.pos != len) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: %zu unexpected bytes after the checksum", path,
-                         len - r.pos);
-    goto out;
-  }
-  if (h != etsim_hash_bytes(buf, body)) {
-    rc = etsim_error_set(err, ETSIM_EFORMAT,
-                         "%s: checksum mismatch (corrupt "
-                         "model file)",
-                         path);
-    goto out;
-  }
+  if (get(r, &h, 8))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu (checksum missing)", path,
+                           len);
+  if (r->pos != len)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: %zu unexpected bytes after the checksum", path,
+                           len - r->pos);
+  if (h != etsim_hash_bytes(r->p, body))
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: checksum mismatch (corrupt "
+                           "model file)",
+                           path);
   for (size_t i = 0; i < m->n_params; i++)
-    if (!isfinite(m->w[i])) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: parameter %zu is not finite", path, i);
-      goto out;
-    }
+    if (!isfinite(m->w[i]))
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s: parameter %zu is not finite", path, i);
+  return 0;
+}
+
+/* The file read whole, then checked field by field in the file's order. */
+int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err) {
+  int rc = etsim_input_check(path, err);
+  if (rc) return rc;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  etsim_synth_model_t *m = NULL;
+  if ((rc = read_model_file(path, &buf, &len, err))) goto out;
+  rbuf_t r = {buf, len, 0};
+  if ((rc = check_preamble(&r, path, err))) goto out;
+  m = etsim_calloc(1, sizeof *m);
+  if (!m) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto out;
+  }
+  uint64_t np = 0;
+  if ((rc = read_header(m, &r, path, err)) || (rc = read_tables(m, &r, path, &np, err)) ||
+      (rc = read_params(m, &r, path, np, err)))
+    goto out;
   etsim_synth__schedule(m->cfg.t_attr, m->abar_a, m->alpha_a);
   etsim_synth__schedule(m->cfg.t_edge, m->abar_e, m->alpha_e);
 out:
