@@ -93,65 +93,12 @@ static int split(const char *value, char tok[][64], int max) {
   return n;
 }
 
-typedef enum { K_BOOL, K_U32, K_DBL, K_RATE, K_PATH, K_IGNORE_PATH, K_IGNORE_INT, K_I64 } kind_t;
-
-typedef struct {
-  const char *key;
-  kind_t kind;
-  size_t off;
-} key_t_;
-
-#define OFF(f) offsetof(etsim_netpkt_cfg_t, f)
-static const key_t_ keys[] = {
-    {"ENABLE_QCN", K_BOOL, OFF(enable_qcn)},
-    {"USE_DYNAMIC_PFC_THRESHOLD", K_BOOL, OFF(use_dynamic_pfc)},
-    {"PACKET_PAYLOAD_SIZE", K_U32, OFF(payload_bytes)},
-    {"TOPOLOGY_FILE", K_PATH, OFF(topology_file)},
-    {"FLOW_FILE", K_PATH, OFF(flow_file)},
-    {"TRACE_FILE", K_IGNORE_PATH, 0},
-    {"TRACE_OUTPUT_FILE", K_IGNORE_PATH, 0},
-    {"FCT_OUTPUT_FILE", K_PATH, OFF(fct_file)},
-    {"PFC_OUTPUT_FILE", K_PATH, OFF(pfc_file)},
-    {"QLEN_MON_FILE", K_PATH, OFF(qlen_file)},
-    {"ALPHA_RESUME_INTERVAL", K_DBL, OFF(alpha_resume_us)},
-    {"RATE_DECREASE_INTERVAL", K_DBL, OFF(rate_decrease_us)},
-    {"CLAMP_TARGET_RATE", K_BOOL, OFF(clamp_target_rate)},
-    {"RP_TIMER", K_DBL, OFF(rp_timer_us)},
-    {"EWMA_GAIN", K_DBL, OFF(ewma_gain)},
-    {"FAST_RECOVERY_TIMES", K_U32, OFF(fast_recovery_times)},
-    {"RATE_AI", K_RATE, OFF(rate_ai_bps)},
-    {"RATE_HAI", K_RATE, OFF(rate_hai_bps)},
-    {"MIN_RATE", K_RATE, OFF(min_rate_bps)},
-    {"DCTCP_RATE_AI", K_RATE, OFF(dctcp_rate_ai_bps)},
-    {"ERROR_RATE_PER_LINK", K_DBL, OFF(error_rate_per_link)},
-    {"L2_CHUNK_SIZE", K_U32, OFF(l2_chunk_size)},
-    {"L2_ACK_INTERVAL", K_U32, OFF(l2_ack_interval)},
-    {"L2_BACK_TO_ZERO", K_BOOL, OFF(l2_back_to_zero)},
-    {"HAS_WIN", K_BOOL, OFF(has_win)},
-    {"GLOBAL_T", K_BOOL, OFF(global_t)},
-    {"VAR_WIN", K_BOOL, OFF(var_win)},
-    {"FAST_REACT", K_BOOL, OFF(fast_react)},
-    {"U_TARGET", K_DBL, OFF(u_target)},
-    {"MI_THRESH", K_U32, OFF(mi_thresh)},
-    {"INT_MULTI", K_U32, OFF(int_multi)},
-    {"MULTI_RATE", K_BOOL, OFF(multi_rate)},
-    {"SAMPLE_FEEDBACK", K_BOOL, OFF(sample_feedback)},
-    {"RATE_BOUND", K_BOOL, OFF(rate_bound)},
-    {"ACK_HIGH_PRIO", K_BOOL, OFF(ack_high_prio)},
-    {"FLOW_ACK_LOAD", K_BOOL, OFF(flow_ack_load)},
-    {"ENABLE_TRACE", K_IGNORE_INT, 0},
-    {"BUFFER_SIZE", K_U32, OFF(buffer_mb)},
-    {"QLEN_MON_START", K_I64, OFF(qlen_mon_start_ns)},
-    {"QLEN_MON_END", K_I64, OFF(qlen_mon_end_ns)},
-    {"QLEN_MON_INTERVAL", K_I64, OFF(qlen_interval_ns)},
-    {"TIMELY_T_LOW", K_I64, OFF(timely_tlow_ns)},
-    {"TIMELY_T_HIGH", K_I64, OFF(timely_thigh_ns)},
-    {"TIMELY_MIN_RTT", K_I64, OFF(timely_minrtt_ns)},
-    {"TIMELY_ALPHA", K_DBL, OFF(timely_alpha)},
-    {"TIMELY_BETA", K_DBL, OFF(timely_beta)},
-    {"NACK_INTERVAL", K_DBL, OFF(nack_interval_us)},
-    {"TX_ROUND_PS", K_I64, OFF(tx_round_ps)},
-};
+/* A key whose value is a whole line of its own: an ECN map, a mode with
+ * refused values, a unit conversion.  Gets the value's n tokens. */
+typedef int (*key_set_fn)(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                          etsim_error_t *err);
+/* A key's range, checked after its one value is stored. */
+typedef int (*key_check_fn)(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err);
 
 static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
                        etsim_error_t *err) {
@@ -193,144 +140,297 @@ static int set_ecn_map(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int
   return 0;
 }
 
+static int set_cc_mode(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                       etsim_error_t *err) {
+  (void)key;
+  uint64_t v;
+  if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
+    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE: expected an integer");
+  if (v == 12) v = ETSIM_NETPKT_CC_NONE; /* ns-3's second number for PFC alone */
+  if (v == 10)
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED, "CC_MODE 10 (HPCC-PINT) is not implemented");
+  if (v > INT_MAX || !etsim_net__pkt_cc_ops((int)v)) {
+    char list[128];
+    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %llu unknown (%s; 12 none too)",
+                           (unsigned long long)v, etsim_net__pkt_cc_modes(list, sizeof list));
+  }
+  c->cc_mode = (int)v;
+  return 0;
+}
+
+static int set_stop_time(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                         etsim_error_t *err) {
+  (void)key;
+  double s;
+  if (n != 1 || etsim_net__pkt_parse_double(t[0], &s) || s < 0)
+    return etsim_error_set(err, ETSIM_EINVAL, "SIMULATOR_STOP_TIME: expected seconds >= 0");
+  c->stop_ps = s * 1e12 >= 9.2e18 ? INT64_MAX : (int64_t)llround(s * 1e12);
+  return 0;
+}
+
+static int set_link_down(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                         etsim_error_t *err) {
+  (void)c, (void)key;
+  uint64_t a = 0, b = 0, d = 0;
+  if (n != 3 || etsim_net__pkt_parse_u64(t[0], &a) || etsim_net__pkt_parse_u64(t[1], &b) ||
+      etsim_net__pkt_parse_u64(t[2], &d))
+    return etsim_error_set(err, ETSIM_EINVAL, "LINK_DOWN: expected 'time_us node node'");
+  if (a || b || d)
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "LINK_DOWN: taking links down is not modelled "
+                           "(only '0 0 0')");
+  return 0;
+}
+
+static int set_nic_pause(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                         etsim_error_t *err) {
+  (void)c, (void)key;
+  uint64_t v;
+  if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
+    return etsim_error_set(err, ETSIM_EINVAL, "NIC_TOTAL_PAUSE_TIME: expected an integer");
+  if (v)
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "NIC_TOTAL_PAUSE_TIME: NIC pause injection is "
+                           "not modelled (only 0)");
+  return 0;
+}
+
+/* PINT_LOG_BASE, PINT_PROB: only used by HPCC-PINT, read and ignored. */
+static int set_pint(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                    etsim_error_t *err) {
+  (void)c;
+  double v;
+  if (n != 1 || etsim_net__pkt_parse_double(t[0], &v))
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a number", key);
+  return 0;
+}
+
+static int set_seed(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                    etsim_error_t *err) {
+  (void)key;
+  uint64_t v;
+  if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
+    return etsim_error_set(err, ETSIM_EINVAL, "SEED: expected an integer");
+  c->seed = v;
+  return 0;
+}
+
+static int set_stall(etsim_netpkt_cfg_t *c, const char *key, char t[][64], int n,
+                     etsim_error_t *err) {
+  (void)key;
+  double v;
+  if (n != 1 || etsim_net__pkt_parse_double(t[0], &v) || v <= 0)
+    return etsim_error_set(err, ETSIM_EINVAL, "STALL_TIMEOUT_US: expected microseconds > 0");
+  c->stall_ps = (int64_t)llround(v * 1e6);
+  return 0;
+}
+
+static int check_payload(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err) {
+  if (c->payload_bytes < 1 || c->payload_bytes > 65000)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: %u not in 1..65000", key, c->payload_bytes);
+  return 0;
+}
+
+static int check_multi_rate(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err) {
+  (void)key;
+  if (c->multi_rate)
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "MULTI_RATE 1 (per-hop HPCC rates) is not "
+                           "implemented");
+  return 0;
+}
+
+static int check_u_target(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err) {
+  (void)key;
+  if (!(c->u_target > 0 && c->u_target <= 1))
+    return etsim_error_set(err, ETSIM_EINVAL, "U_TARGET: %g not in (0, 1]", c->u_target);
+  return 0;
+}
+
+static int check_ewma_gain(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err) {
+  (void)key;
+  if (!(c->ewma_gain > 0 && c->ewma_gain <= 1))
+    return etsim_error_set(err, ETSIM_EINVAL, "EWMA_GAIN: %g not in (0, 1]", c->ewma_gain);
+  return 0;
+}
+
+static int check_error_rate(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err) {
+  (void)key;
+  if (c->error_rate_per_link >= 1)
+    return etsim_error_set(err, ETSIM_EINVAL, "ERROR_RATE_PER_LINK: %g not below 1",
+                           c->error_rate_per_link);
+  return 0;
+}
+
+static int check_back_to_zero(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err) {
+  (void)key;
+  if (c->l2_back_to_zero && !c->l2_chunk_size)
+    return etsim_error_set(err, ETSIM_EINVAL, "L2_BACK_TO_ZERO 1 needs L2_CHUNK_SIZE > 0");
+  return 0;
+}
+
+static int check_int_multi(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err) {
+  (void)key;
+  if (c->int_multi < 1) return etsim_error_set(err, ETSIM_EINVAL, "INT_MULTI must be >= 1");
+  return 0;
+}
+
+static int check_qlen_interval(const etsim_netpkt_cfg_t *c, const char *key, etsim_error_t *err) {
+  (void)key;
+  if (c->qlen_interval_ns <= 0)
+    return etsim_error_set(err, ETSIM_EINVAL, "QLEN_MON_INTERVAL must be > 0");
+  return 0;
+}
+
+/* How a key's value is read: one token of a kind stored at an offset of
+ * the config (then its range checked), or K_SET, a function that reads
+ * all the tokens. */
+typedef enum {
+  K_BOOL,
+  K_U32,
+  K_DBL,
+  K_RATE,
+  K_PATH,
+  K_IGNORE_PATH,
+  K_IGNORE_INT,
+  K_I64,
+  K_SET
+} kind_t;
+
+typedef struct {
+  const char *key;
+  kind_t kind;
+  size_t off;         /* where the value goes (K_BOOL .. K_I64) */
+  key_set_fn set;     /* K_SET: reads the value */
+  key_check_fn check; /* the stored value's range (NULL: any) */
+} key_t_;
+
+#define OFF(f) offsetof(etsim_netpkt_cfg_t, f)
+static const key_t_ keys[] = {
+    {"KMAX_MAP", K_SET, 0, set_ecn_map, NULL},
+    {"KMIN_MAP", K_SET, 0, set_ecn_map, NULL},
+    {"PMAX_MAP", K_SET, 0, set_ecn_map, NULL},
+    {"CC_MODE", K_SET, 0, set_cc_mode, NULL},
+    {"SIMULATOR_STOP_TIME", K_SET, 0, set_stop_time, NULL},
+    {"LINK_DOWN", K_SET, 0, set_link_down, NULL},
+    {"NIC_TOTAL_PAUSE_TIME", K_SET, 0, set_nic_pause, NULL},
+    {"PINT_LOG_BASE", K_SET, 0, set_pint, NULL},
+    {"PINT_PROB", K_SET, 0, set_pint, NULL},
+    {"SEED", K_SET, 0, set_seed, NULL},
+    {"STALL_TIMEOUT_US", K_SET, 0, set_stall, NULL},
+    {"ENABLE_QCN", K_BOOL, OFF(enable_qcn), NULL, NULL},
+    {"USE_DYNAMIC_PFC_THRESHOLD", K_BOOL, OFF(use_dynamic_pfc), NULL, NULL},
+    {"PACKET_PAYLOAD_SIZE", K_U32, OFF(payload_bytes), NULL, check_payload},
+    {"TOPOLOGY_FILE", K_PATH, OFF(topology_file), NULL, NULL},
+    {"FLOW_FILE", K_PATH, OFF(flow_file), NULL, NULL},
+    {"TRACE_FILE", K_IGNORE_PATH, 0, NULL, NULL},
+    {"TRACE_OUTPUT_FILE", K_IGNORE_PATH, 0, NULL, NULL},
+    {"FCT_OUTPUT_FILE", K_PATH, OFF(fct_file), NULL, NULL},
+    {"PFC_OUTPUT_FILE", K_PATH, OFF(pfc_file), NULL, NULL},
+    {"QLEN_MON_FILE", K_PATH, OFF(qlen_file), NULL, NULL},
+    {"ALPHA_RESUME_INTERVAL", K_DBL, OFF(alpha_resume_us), NULL, NULL},
+    {"RATE_DECREASE_INTERVAL", K_DBL, OFF(rate_decrease_us), NULL, NULL},
+    {"CLAMP_TARGET_RATE", K_BOOL, OFF(clamp_target_rate), NULL, NULL},
+    {"RP_TIMER", K_DBL, OFF(rp_timer_us), NULL, NULL},
+    {"EWMA_GAIN", K_DBL, OFF(ewma_gain), NULL, check_ewma_gain},
+    {"FAST_RECOVERY_TIMES", K_U32, OFF(fast_recovery_times), NULL, NULL},
+    {"RATE_AI", K_RATE, OFF(rate_ai_bps), NULL, NULL},
+    {"RATE_HAI", K_RATE, OFF(rate_hai_bps), NULL, NULL},
+    {"MIN_RATE", K_RATE, OFF(min_rate_bps), NULL, NULL},
+    {"DCTCP_RATE_AI", K_RATE, OFF(dctcp_rate_ai_bps), NULL, NULL},
+    {"ERROR_RATE_PER_LINK", K_DBL, OFF(error_rate_per_link), NULL, check_error_rate},
+    {"L2_CHUNK_SIZE", K_U32, OFF(l2_chunk_size), NULL, NULL},
+    {"L2_ACK_INTERVAL", K_U32, OFF(l2_ack_interval), NULL, NULL},
+    {"L2_BACK_TO_ZERO", K_BOOL, OFF(l2_back_to_zero), NULL, check_back_to_zero},
+    {"HAS_WIN", K_BOOL, OFF(has_win), NULL, NULL},
+    {"GLOBAL_T", K_BOOL, OFF(global_t), NULL, NULL},
+    {"VAR_WIN", K_BOOL, OFF(var_win), NULL, NULL},
+    {"FAST_REACT", K_BOOL, OFF(fast_react), NULL, NULL},
+    {"U_TARGET", K_DBL, OFF(u_target), NULL, check_u_target},
+    {"MI_THRESH", K_U32, OFF(mi_thresh), NULL, NULL},
+    {"INT_MULTI", K_U32, OFF(int_multi), NULL, check_int_multi},
+    {"MULTI_RATE", K_BOOL, OFF(multi_rate), NULL, check_multi_rate},
+    {"SAMPLE_FEEDBACK", K_BOOL, OFF(sample_feedback), NULL, NULL},
+    {"RATE_BOUND", K_BOOL, OFF(rate_bound), NULL, NULL},
+    {"ACK_HIGH_PRIO", K_BOOL, OFF(ack_high_prio), NULL, NULL},
+    {"FLOW_ACK_LOAD", K_BOOL, OFF(flow_ack_load), NULL, NULL},
+    {"ENABLE_TRACE", K_IGNORE_INT, 0, NULL, NULL},
+    {"BUFFER_SIZE", K_U32, OFF(buffer_mb), NULL, NULL},
+    {"QLEN_MON_START", K_I64, OFF(qlen_mon_start_ns), NULL, NULL},
+    {"QLEN_MON_END", K_I64, OFF(qlen_mon_end_ns), NULL, NULL},
+    {"QLEN_MON_INTERVAL", K_I64, OFF(qlen_interval_ns), NULL, check_qlen_interval},
+    {"TIMELY_T_LOW", K_I64, OFF(timely_tlow_ns), NULL, NULL},
+    {"TIMELY_T_HIGH", K_I64, OFF(timely_thigh_ns), NULL, NULL},
+    {"TIMELY_MIN_RTT", K_I64, OFF(timely_minrtt_ns), NULL, NULL},
+    {"TIMELY_ALPHA", K_DBL, OFF(timely_alpha), NULL, NULL},
+    {"TIMELY_BETA", K_DBL, OFF(timely_beta), NULL, NULL},
+    {"NACK_INTERVAL", K_DBL, OFF(nack_interval_us), NULL, NULL},
+    {"TX_ROUND_PS", K_I64, OFF(tx_round_ps), NULL, NULL},
+};
+
+/* Key k's one value v into the config at k->off, by its kind. */
+static int store_value(etsim_netpkt_cfg_t *c, const key_t_ *k, const char *v, etsim_error_t *err) {
+  const char *key = k->key;
+  char *f = (char *)c + k->off;
+  uint64_t u;
+  double d;
+  switch (k->kind) {
+    case K_BOOL:
+      if (etsim_net__pkt_parse_u64(v, &u) || u > 1)
+        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected 0 or 1, not '%s'", key, v);
+      *(int *)f = (int)u;
+      break;
+    case K_U32:
+      if (etsim_net__pkt_parse_u64(v, &u) || u > UINT32_MAX)
+        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a non-negative integer, not '%s'",
+                               key, v);
+      *(uint32_t *)f = (uint32_t)u;
+      break;
+    case K_I64:
+      if (etsim_net__pkt_parse_u64(v, &u) || u > INT64_MAX)
+        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a non-negative integer, not '%s'",
+                               key, v);
+      *(int64_t *)f = (int64_t)u;
+      break;
+    case K_IGNORE_INT:
+      if (etsim_net__pkt_parse_u64(v, &u))
+        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected an integer", key);
+      break;
+    case K_DBL:
+      if (etsim_net__pkt_parse_double(v, &d) || d < 0)
+        return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a number >= 0, not '%s'", key, v);
+      *(double *)f = d;
+      break;
+    case K_RATE:
+      if (etsim_netpkt_parse_rate(v, &u))
+        return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rate '%s' (e.g. 50Mb/s)", key, v);
+      *(uint64_t *)f = u;
+      break;
+    case K_PATH:
+      snprintf(f, ETSIM_NETPKT_PATH_MAX, "%s", v);
+      break;
+    case K_IGNORE_PATH:
+    case K_SET:
+      break;
+  }
+  return 0;
+}
+
 int etsim_netpkt_cfg_set(etsim_netpkt_cfg_t *c, const char *key, const char *value,
                          etsim_error_t *err) {
   char t[1 + 2 * ETSIM_NETPKT_MAX_ECN_RATES + 1][64];
   int n = split(value, t, 1 + 2 * ETSIM_NETPKT_MAX_ECN_RATES);
   if (n > 1 + 2 * ETSIM_NETPKT_MAX_ECN_RATES)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: too many values", key);
-  if (!strcmp(key, "KMAX_MAP") || !strcmp(key, "KMIN_MAP") || !strcmp(key, "PMAX_MAP")) {
-    return set_ecn_map(c, key, t, n, err);
-  }
-  if (!strcmp(key, "CC_MODE")) {
-    uint64_t v;
-    if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
-      return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE: expected an integer");
-    if (v == 12) v = ETSIM_NETPKT_CC_NONE; /* ns-3's second number for PFC alone */
-    if (v == 10)
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED, "CC_MODE 10 (HPCC-PINT) is not implemented");
-    if (v > INT_MAX || !etsim_net__pkt_cc_ops((int)v)) {
-      char list[128];
-      return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %llu unknown (%s; 12 none too)",
-                             (unsigned long long)v, etsim_net__pkt_cc_modes(list, sizeof list));
-    }
-    c->cc_mode = (int)v;
-    return 0;
-  }
-  if (!strcmp(key, "SIMULATOR_STOP_TIME")) {
-    double s;
-    if (n != 1 || etsim_net__pkt_parse_double(t[0], &s) || s < 0)
-      return etsim_error_set(err, ETSIM_EINVAL, "SIMULATOR_STOP_TIME: expected seconds >= 0");
-    c->stop_ps = s * 1e12 >= 9.2e18 ? INT64_MAX : (int64_t)llround(s * 1e12);
-    return 0;
-  }
-  if (!strcmp(key, "LINK_DOWN")) {
-    uint64_t a = 0, b = 0, d = 0;
-    if (n != 3 || etsim_net__pkt_parse_u64(t[0], &a) || etsim_net__pkt_parse_u64(t[1], &b) ||
-        etsim_net__pkt_parse_u64(t[2], &d))
-      return etsim_error_set(err, ETSIM_EINVAL, "LINK_DOWN: expected 'time_us node node'");
-    if (a || b || d)
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                             "LINK_DOWN: taking links down is not modelled "
-                             "(only '0 0 0')");
-    return 0;
-  }
-  if (!strcmp(key, "NIC_TOTAL_PAUSE_TIME")) {
-    uint64_t v;
-    if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
-      return etsim_error_set(err, ETSIM_EINVAL, "NIC_TOTAL_PAUSE_TIME: expected an integer");
-    if (v)
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                             "NIC_TOTAL_PAUSE_TIME: NIC pause injection is "
-                             "not modelled (only 0)");
-    return 0;
-  }
-  if (!strcmp(key, "PINT_LOG_BASE") || !strcmp(key, "PINT_PROB")) {
-    double v;
-    if (n != 1 || etsim_net__pkt_parse_double(t[0], &v))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a number", key);
-    return 0; /* only used by HPCC-PINT */
-  }
-  if (!strcmp(key, "SEED")) {
-    uint64_t v;
-    if (n != 1 || etsim_net__pkt_parse_u64(t[0], &v))
-      return etsim_error_set(err, ETSIM_EINVAL, "SEED: expected an integer");
-    c->seed = v;
-    return 0;
-  }
-  if (!strcmp(key, "STALL_TIMEOUT_US")) {
-    double v;
-    if (n != 1 || etsim_net__pkt_parse_double(t[0], &v) || v <= 0)
-      return etsim_error_set(err, ETSIM_EINVAL, "STALL_TIMEOUT_US: expected microseconds > 0");
-    c->stall_ps = (int64_t)llround(v * 1e6);
-    return 0;
-  }
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    if (strcmp(keys[i].key, key)) continue;
-    char *f = (char *)c + keys[i].off;
+    const key_t_ *k = &keys[i];
+    if (strcmp(k->key, key)) continue;
+    if (k->kind == K_SET) return k->set(c, key, t, n, err);
     if (n != 1)
       return etsim_error_set(err, ETSIM_EINVAL, "%s: expected one value, found %d", key, n);
-    uint64_t u;
-    double d;
-    switch (keys[i].kind) {
-      case K_BOOL:
-        if (etsim_net__pkt_parse_u64(t[0], &u) || u > 1)
-          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected 0 or 1, not '%s'", key, t[0]);
-        *(int *)f = (int)u;
-        break;
-      case K_U32:
-        if (etsim_net__pkt_parse_u64(t[0], &u) || u > UINT32_MAX)
-          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a non-negative integer, not '%s'",
-                                 key, t[0]);
-        *(uint32_t *)f = (uint32_t)u;
-        break;
-      case K_I64:
-        if (etsim_net__pkt_parse_u64(t[0], &u) || u > INT64_MAX)
-          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a non-negative integer, not '%s'",
-                                 key, t[0]);
-        *(int64_t *)f = (int64_t)u;
-        break;
-      case K_IGNORE_INT:
-        if (etsim_net__pkt_parse_u64(t[0], &u))
-          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected an integer", key);
-        break;
-      case K_DBL:
-        if (etsim_net__pkt_parse_double(t[0], &d) || d < 0)
-          return etsim_error_set(err, ETSIM_EINVAL, "%s: expected a number >= 0, not '%s'", key,
-                                 t[0]);
-        *(double *)f = d;
-        break;
-      case K_RATE:
-        if (etsim_netpkt_parse_rate(t[0], &u))
-          return etsim_error_set(err, ETSIM_EINVAL, "%s: bad rate '%s' (e.g. 50Mb/s)", key, t[0]);
-        *(uint64_t *)f = u;
-        break;
-      case K_PATH:
-        snprintf(f, ETSIM_NETPKT_PATH_MAX, "%s", t[0]);
-        break;
-      case K_IGNORE_PATH:
-        break;
-    }
-    if (!strcmp(key, "PACKET_PAYLOAD_SIZE") && (c->payload_bytes < 1 || c->payload_bytes > 65000))
-      return etsim_error_set(err, ETSIM_EINVAL, "%s: %u not in 1..65000", key, c->payload_bytes);
-    if (!strcmp(key, "MULTI_RATE") && c->multi_rate)
-      return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                             "MULTI_RATE 1 (per-hop HPCC rates) is not "
-                             "implemented");
-    if (!strcmp(key, "U_TARGET") && !(c->u_target > 0 && c->u_target <= 1))
-      return etsim_error_set(err, ETSIM_EINVAL, "U_TARGET: %g not in (0, 1]", c->u_target);
-    if (!strcmp(key, "EWMA_GAIN") && !(c->ewma_gain > 0 && c->ewma_gain <= 1))
-      return etsim_error_set(err, ETSIM_EINVAL, "EWMA_GAIN: %g not in (0, 1]", c->ewma_gain);
-    if (!strcmp(key, "ERROR_RATE_PER_LINK") && c->error_rate_per_link >= 1)
-      return etsim_error_set(err, ETSIM_EINVAL, "ERROR_RATE_PER_LINK: %g not below 1",
-                             c->error_rate_per_link);
-    if (!strcmp(key, "L2_BACK_TO_ZERO") && c->l2_back_to_zero && !c->l2_chunk_size)
-      return etsim_error_set(err, ETSIM_EINVAL, "L2_BACK_TO_ZERO 1 needs L2_CHUNK_SIZE > 0");
-    if (!strcmp(key, "INT_MULTI") && c->int_multi < 1)
-      return etsim_error_set(err, ETSIM_EINVAL, "INT_MULTI must be >= 1");
-    if (!strcmp(key, "QLEN_MON_INTERVAL") && c->qlen_interval_ns <= 0)
-      return etsim_error_set(err, ETSIM_EINVAL, "QLEN_MON_INTERVAL must be > 0");
-    return 0;
+    int rc = store_value(c, k, t[0], err);
+    if (rc) return rc;
+    return k->check ? k->check(c, key, err) : 0;
   }
   return etsim_error_set(err, ETSIM_ENOTFOUND, "unknown key '%s'", key);
 }
