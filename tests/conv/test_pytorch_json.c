@@ -44,7 +44,8 @@ static void test_values(void **state) {
   assert_int_equal(ptv_arr_len(a), 6);
   assert_int_equal(ptv_at(a, 0)->u.i, 1);
   assert_int_equal(ptv_at(a, 1)->u.i, -2);
-  assert_true(ptv_at(a, 2)->t == PTV_REAL && ptv_at(a, 2)->u.d == 3.5);
+  assert_int_equal(ptv_at(a, 2)->t, PTV_REAL);
+  TU_EQ(ptv_at(a, 2)->u.d, 3.5);
   assert_int_equal(ptv_at(a, 3)->t, PTV_TRUE);
   assert_int_equal(ptv_at(a, 5)->t, PTV_NULL);
   assert_string_equal(ptv_str(etsim_conv__pt_value_get(&v, "b")), "x\xc3\xa9\n");
@@ -55,8 +56,10 @@ static void test_values(void **state) {
                          "9223372036854775808]",
                          &v, &pos, &what),
                    0);
-  assert_true(ptv_at(&v, 0)->t == PTV_INT && ptv_at(&v, 0)->u.i == INT64_MAX);
-  assert_true(ptv_at(&v, 1)->t == PTV_INT && ptv_at(&v, 1)->u.i == INT64_MIN);
+  assert_int_equal(ptv_at(&v, 0)->t, PTV_INT);
+  TU_EQ(ptv_at(&v, 0)->u.i, INT64_MAX);
+  assert_int_equal(ptv_at(&v, 1)->t, PTV_INT);
+  TU_EQ(ptv_at(&v, 1)->u.i, INT64_MIN);
   assert_int_equal(ptv_at(&v, 2)->t, PTV_REAL);
   /* A surrogate pair is one 4-byte UTF-8 character. */
   assert_int_equal(parse("\"\\ud83d\\ude00\"", &v, &pos, &what), 0);

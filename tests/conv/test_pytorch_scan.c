@@ -515,7 +515,8 @@ static void test_repr_tensors(void **state) {
     taken += repr_same(text, len);
   }
   print_message("repr mutations: %ld taken\n", taken);
-  assert_true(taken > 1000 && taken < 20000);
+  TU_GT(taken, 1000);
+  TU_LT(taken, 20000);
   etsim_conv__pt_value_parser_free(&P);
 }
 

@@ -305,7 +305,8 @@ static void test_transformer_groups(void **state) {
   uint32_t kpg = t->k_pg_name;
   long ag = find(t, "COMM_COLL_NODE_e_ALLGATHER");
   long ar_ig = find(t, "COMM_COLL_NODE_q_ALLREDUCE");
-  assert_true(ag >= 0 && ar_ig >= 0);
+  TU_GE(ag, 0);
+  TU_GE(ar_ig, 0);
   assert_string_equal(etsim_et_trace_attr_str(t, (size_t)ag, kpg), "2");
   size_t wg = 0, ig = 0;
   for (size_t i = 0; i < t->n_nodes; i++) {
@@ -463,7 +464,7 @@ static void test_malformed(void **state) {
     int rc = convert(cases[i].text, prefix, 2, 1, 0, 0, &err);
     if (!strstr(err.msg, cases[i].msg))
       print_error("case %zu: got '%s', want '%s'\n", i, err.msg, cases[i].msg);
-    assert_true(rc == ETSIM_EFORMAT || rc == ETSIM_EUNSUPPORTED);
+    if (rc != ETSIM_EFORMAT) TU_EQ(rc, ETSIM_EUNSUPPORTED);
     TU_CONTAINS(err.msg, cases[i].msg);
     assert_int_equal(count_files(sub), 0);
   }

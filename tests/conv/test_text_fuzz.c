@@ -91,7 +91,7 @@ static void test_mutations(void **state) {
         clear(sub);
       } else {
         bad++;
-        assert_true(rc == ETSIM_EFORMAT || rc == ETSIM_EUNSUPPORTED || rc == ETSIM_EINVAL);
+        if (rc != ETSIM_EFORMAT && rc != ETSIM_EUNSUPPORTED) TU_EQ(rc, ETSIM_EINVAL);
         if (strncmp(err.msg, "in.txt:", 7) != 0)
           print_error("message without a location: %s\n", err.msg);
         assert_int_equal(strncmp(err.msg, "in.txt:", 7), 0);

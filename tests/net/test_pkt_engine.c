@@ -413,7 +413,8 @@ static void test_pfc_propagation_and_hol(void **state) {
   free(buf);
   print_message("pfc: S1 paused first at %lld ns (%ld), hosts at %lld ns (%ld)\n", (long long)t_s1,
                 s1_pauses, (long long)t_host, host_pauses);
-  assert_true(t_s1 > 0 && t_host > 0);
+  TU_GT(t_s1, 0);
+  TU_GT(t_host, 0);
   TU_LT(t_s1, t_host);
   etsim_netpkt_stats_t st;
   etsim_netpkt_get_stats(n, &st);
@@ -503,7 +504,8 @@ static void test_dctcp_queue_near_k(void **state) {
   print_message("dctcp: %llu marks\n", (unsigned long long)st.ecn_marks);
   TU_GT(st.ecn_marks, 0);
   TU_GE(u, 0.99);
-  assert_true(qm >= 0.5 * 300000 && qm <= 1.5 * 300000);
+  TU_GE(qm, 0.5 * 300000);
+  TU_LE(qm, 1.5 * 300000);
   etsim_netpkt_free(n);
   etsim_netpkt_topo_free(&t);
 }
@@ -572,7 +574,8 @@ static void test_determinism(void **state) {
   assert_memory_equal(&s1, &s2, sizeof s1);
   assert_int_equal(s1.msgs_done, 8);
   TU_GT(s1.ecn_marks, 0);
-  assert_true(strcmp(a, c) != 0 || s1.ecn_marks != s3.ecn_marks);
+  /* Another seed changes the FCTs or at least the marks. */
+  if (!strcmp(a, c)) TU_NE(s1.ecn_marks, s3.ecn_marks);
   free(a);
   free(b);
   free(c);

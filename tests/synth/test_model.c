@@ -77,7 +77,9 @@ static void check_gradient(int kind) {
     memset(m->g, 0, sizeof(float) * m->n_params);
     assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[gi], 99, 1, 1.0f, &loss, parts, &err), 0);
     assert_float_equal(loss, parts[0] + parts[1] + parts[2], 1e-9);
-    assert_true(parts[0] > 0 && parts[1] > 0 && parts[2] > 0);
+    TU_GT(parts[0], 0);
+    TU_GT(parts[1], 0);
+    TU_GT(parts[2], 0);
     size_t bad = 0, checked = 0, nonzero = 0;
     double worst = 0;
     for (size_t i = 0; i < m->n_params; i++) {
@@ -175,7 +177,8 @@ static void test_count_reads_structure_only(void **state) {
       "attr %.6g vs %.6g, edge %.6g vs %.6g\n",
       pa[0], pb[0], pc[0], pa[1], pb[1], pa[2], pb[2]);
   TU_EQ(pa[0], pb[0]);
-  assert_true(pa[1] != pb[1] && pa[2] != pb[2]);
+  TU_NE(pa[1], pb[1]);
+  TU_NE(pa[2], pb[2]);
   TU_GT(fabs(pa[0] - pc[0]), 1e-6);
   etsim_synth_model_free(m);
   etsim_synth_data_free(&d);
@@ -237,8 +240,8 @@ static void test_sampled_gradient(void **state) {
       print_message("param %zu: analytic %.6g numeric %.6g\n", i, ana, num);
   }
   print_message("sampled: %zu params checked, %zu nonzero, %zu off\n", checked, nonzero, bad);
-  assert_true(bad * 100 <= checked);
-  assert_true(nonzero * 2 > checked);
+  TU_LE(bad * 100, checked);
+  TU_GT(nonzero * 2, checked);
   etsim_synth_model_free(m);
   etsim_synth_data_free(&d);
 }
@@ -272,9 +275,9 @@ static void test_sampled_unbiased(void **state) {
   double sd = sqrt((vx + ve) / S);
   print_message("edge loss: exact %.5f (sd %.5f), sampled %.5f (sd %.5f), diff %.5f, se %.5f\n", mx,
                 sqrt(vx), me, sqrt(ve), me - mx, sd);
-  assert_true(fabs(me - mx) < 4 * sd);
+  TU_LT(fabs(me - mx), 4 * sd);
   /* A real check, not a vacuous one: the spread is small next to the loss. */
-  assert_true(sd < 0.02 * mx);
+  TU_LT(sd, 0.02 * mx);
   etsim_synth_model_free(m);
   etsim_synth_data_free(&d);
 }

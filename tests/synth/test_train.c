@@ -109,7 +109,8 @@ static void test_samples_valid_and_learned(void **state) {
   print_message("chains of 3: %d, of 5: %d, attribute pattern: %d of 200\n", n3, n5, pattern);
   TU_GE(n3 + n5, 190);
   /* p(stop after 3) = 1/2: n3 ~ Binomial(200, 0.5), mean 100, sd 7.1. */
-  assert_true(n3 >= 75 && n3 <= 125);
+  TU_GE(n3, 75);
+  TU_LE(n3, 125);
   TU_GE(pattern, 190);
   etsim_synth_data_free(&out);
 }
