@@ -139,7 +139,7 @@ static void test_speed_breaks_symmetry(void **state) {
   etsim_sim_result_free(r);
   r = run_both(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o);
   /* the half-speed row computes 200 us: nobody finishes before */
-  for (uint32_t i = 0; i < 8; i++) assert_true(r->npu[i].finish_ps > 200000000);
+  for (uint32_t i = 0; i < 8; i++) TU_GT(r->npu[i].finish_ps, 200000000);
   assert_int_equal(r->straggler_npu, 0);
   etsim_sim_result_free(r);
   wi_t o1 = {.speed = "{\"5\": 0.9}"};
@@ -231,9 +231,10 @@ static void test_dp_straggler(void **state) {
       assert_int_equal(r0->npu[i].finish_ps, C * 1000000 + a); /* compute, then the AR */
       if (i == 2) {
         assert_int_equal(r->npu[i].gpu_comp_ps, 2 * Cps);
-        assert_true(grew <= 0);
+        TU_LE(grew, 0);
       } else {
-        assert_true(grew >= Cps - a && grew <= Cps);
+        TU_GE(grew, Cps - a);
+        TU_LE(grew, Cps);
       }
     }
     assert_int_equal(r->straggler_npu, 2);
@@ -248,7 +249,7 @@ static void expect_bad(const char *spec, const char *want) {
   double sp[16];
   etsim_error_t err = {0};
   int rc = etsim_sim_speed_parse(spec, "--npu-speed", 16, sp, &err);
-  assert_true(rc < 0);
+  TU_LT(rc, 0);
   if (!strstr(err.msg, want) || !strstr(err.msg, "--npu-speed"))
     fail_msg("'%s': message '%s' lacks '%s'", spec, err.msg, want);
 }
@@ -261,7 +262,7 @@ static void expect_bad_degrade(const char *spec, const char *want) {
   double bw[2] = {50, 25}, lat[2] = {500, 700};
   assert_int_equal(etsim_topo_init(&topo, 2, k, npus, bw, lat, "test", &err), 0);
   int rc = etsim_sim_link_degrade(spec, "--link-degrade", &topo, &err);
-  assert_true(rc < 0);
+  TU_LT(rc, 0);
   if (!strstr(err.msg, want) || !strstr(err.msg, "--link-degrade"))
     fail_msg("'%s': message '%s' lacks '%s'", spec, err.msg, want);
 }
@@ -272,12 +273,13 @@ static void test_specs(void **state) {
   etsim_error_t err = {0};
   assert_int_equal(etsim_sim_speed_parse("{\"3\": 0.5, \"8-10\": 2}", "--npu-speed", 16, sp, &err),
                    0);
-  for (int i = 0; i < 16; i++) assert_true(sp[i] == (i == 3 ? 0.5 : i >= 8 && i <= 10 ? 2 : 1));
+  for (int i = 0; i < 16; i++) TU_EQ(sp[i], (i == 3 ? 0.5 : i >= 8 && i <= 10 ? 2 : 1));
   /* a file */
   su_put(su_p(0, tmp, "speed.json"), "{\"15\": 0.25}");
   assert_int_equal(etsim_sim_speed_parse(su_p(0, tmp, "speed.json"), "--npu-speed", 16, sp, &err),
                    0);
-  assert_true(sp[15] == 0.25 && sp[14] == 1);
+  TU_EQ(sp[15], 0.25);
+  TU_EQ(sp[14], 1);
   /* lognormal: deterministic for a seed, another seed another draw, and
    * sigma 0 is everyone at exp(mu) */
   double a[16], b[16], c[16];
@@ -295,11 +297,13 @@ static void test_specs(void **state) {
     hi = a[i] > hi ? a[i] : hi;
     sum += log(a[i]);
   }
-  assert_true(lo > 0.8 && hi < 1.25 && lo < hi); /* 4.5 sigma either way */
-  assert_true(fabs(sum / 16) < 0.05);
+  TU_GT(lo, 0.8); /* 4.5 sigma either way */
+  TU_LT(hi, 1.25);
+  TU_LT(lo, hi);
+  TU_LT(fabs(sum / 16), 0.05);
   assert_int_equal(etsim_sim_speed_parse("lognormal:sigma=0,mu=0.5", "--npu-speed", 16, a, &err),
                    0);
-  for (int i = 0; i < 16; i++) assert_true(a[i] == exp(0.5));
+  for (int i = 0; i < 16; i++) TU_EQ(a[i], exp(0.5));
   /* bad specs name the option and the key */
   expect_bad("{\"x\": 0.5}", "key \"x\"");
   expect_bad("{\"3-1\": 0.5}", "key \"3-1\"");
@@ -334,8 +338,15 @@ static void test_link_specs(void **state) {
                        "--link-degrade", &lw, &n, &err),
                    0);
   assert_int_equal(n, 2);
-  assert_true(lw[0].a == 3 && lw[0].b == 17 && lw[0].bw == 0.5 && lw[0].lat == 1 && !lw[0].down);
-  assert_true(lw[1].a == 9 && lw[1].b == 2 && lw[1].bw == 0.25 && lw[1].lat == 3);
+  TU_EQ(lw[0].a, 3);
+  TU_EQ(lw[0].b, 17);
+  TU_EQ(lw[0].bw, 0.5);
+  TU_EQ(lw[0].lat, 1);
+  assert_false(lw[0].down);
+  TU_EQ(lw[1].a, 9);
+  TU_EQ(lw[1].b, 2);
+  TU_EQ(lw[1].bw, 0.25);
+  TU_EQ(lw[1].lat, 3);
   assert_string_equal(lw[1].key, "link:9-2");
   assert_string_equal(lw[1].opt, "--link-degrade");
   etsim_free(lw);
@@ -349,14 +360,18 @@ static void test_link_specs(void **state) {
       {"{\"link:3-4\": {\"bw\": \"half\"}}", "expected a number"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     int rc = etsim_sim_link_whatif_parse(bad[i][0], "--link-degrade", &lw, &n, &err);
-    assert_true(rc < 0);
+    TU_LT(rc, 0);
     assert_null(lw);
     if (!strstr(err.msg, bad[i][1]) || !strstr(err.msg, "--link-degrade"))
       fail_msg("'%s': message '%s' lacks '%s'", bad[i][0], err.msg, bad[i][1]);
   }
   etsim_net_link_whatif_t f;
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10@0", "--fail", &f, &err), 0);
-  assert_true(f.a == 4 && f.b == 10 && f.down && f.bw == 1 && f.lat == 1);
+  TU_EQ(f.a, 4);
+  TU_EQ(f.b, 10);
+  assert_true(f.down);
+  TU_EQ(f.bw, 1);
+  TU_EQ(f.lat, 1);
   assert_string_equal(f.key, "link:4-10");
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10@0us", "--fail", &f, &err), 0);
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10@1us", "--fail", &f, &err),
