@@ -368,7 +368,7 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
           "defined (give %s)",
           t->path, (unsigned long long)t->id[i], pg,
           s->jobs ? "the job's groups: --job PREFIX:GROUPS.json" : "--comm-group");
-  } else if (s->jobs && !s->jobs->world_all[s->jobs->job_of[id]]) {
+  } else if (s->jobs) {
     comm = &s->jobs->world[s->jobs->job_of[id]]; /* the job's own world */
   }
   uint32_t involved = ~0u;
@@ -398,9 +398,6 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   etsim_error_t e2 = {0};
   uint32_t root = 0;
   if (op >= ETSIM_COP_ASTRA_N && (rc = etsim_sim__root(s->err, t, i, comm, s->n, &root))) return rc;
-  /* --job: a communicator of every NPU (a job on the whole network in
-   * another order) runs as the network's own, whose roots are NPU ids */
-  if (op >= ETSIM_COP_ASTRA_N && s->jobs && comm && comm->n == s->n) root = comm->members[root];
   rc = etsim_coll_issue_rooted(s->coll, id, op, (uint64_t)sz, involved, comm, root, (int32_t)pri, i,
                                &e2);
   if (rc)
@@ -1414,7 +1411,7 @@ static int setup_engine(sim_t *s) {
   for (uint32_t k = 0; s->jobs && k < s->jobs->n_jobs; k++) {
     const sim_jobs_t *jm = s->jobs;
     if ((rc = etsim_sim__check_collectives(jm->jobs[k].set, s->coll, s->sys, &jm->job_groups[k],
-                                           jm->world_all[k] ? NULL : &jm->world[k], s->err)))
+                                           &jm->world[k], s->err)))
       return rc;
   }
   if (opts->memory && opts->memory->type == ETSIM_MEM_HIER_POOL &&
