@@ -6,12 +6,16 @@
  * NPU members[root], not the NPU of that id.  So a rooted collective on it
  * is the world one rooted at that NPU, NPU for NPU to the picosecond, and
  * the root is the first (broadcast: it only sends) or last (reduce: it
- * only receives) to finish.  In id order it is the world itself.
+ * only receives) to finish.  In id order it is the world itself.  A custom
+ * collective's rank traces are positions too: rank r runs on members[r]
+ * and its peers are ranks.
  */
 #include "test_util.h"
 
 #include "etsim/coll.h"
 #include "etsim/net.h"
+
+#include <math.h>
 
 #define N 4
 
@@ -129,11 +133,52 @@ static void test_root_out_of_range(void **state) {
   world_free(&w);
 }
 
+/* floor(hops * latency + bytes / bandwidth), bandwidth in 2^30 bytes/s
+ * (the analytical model's message time, as test_p2p.c checks it) */
+static int64_t msg_ps(int hops, uint64_t bytes) {
+  return (int64_t)floor(hops * 500.0 + (double)bytes / (50.0 * 1073741824.0 / 1e9)) * 1000;
+}
+
+/* A custom all-reduce where rank 0 sends 1 MiB to rank 1 and ranks 2 and 3
+ * do nothing: on {2,0,3,1} NPU 2 sends to NPU 0 (two hops of the ring),
+ * and NPUs 3 and 1 finish at once. */
+static void test_custom_ranks_are_positions(void **state) {
+  (void)state;
+  uint8_t k_send = ETSIM_CUSTOM_SEND, k_recv = ETSIM_CUSTOM_RECV;
+  uint32_t to1 = 1, from0 = 0, tag = 5, zero = 0, off[2] = {0, 0};
+  uint64_t bytes = 1 << 20;
+  int64_t dur = 0;
+  etsim_coll_custom_rank_t rank[N] = {
+      {1, &k_send, &to1, &tag, &bytes, &dur, &zero, off, NULL},
+      {1, &k_recv, &from0, &tag, &bytes, &dur, &zero, off, NULL},
+      {0, NULL, NULL, NULL, NULL, NULL, NULL, off, NULL},
+      {0, NULL, NULL, NULL, NULL, NULL, NULL, off, NULL},
+  };
+  const etsim_coll_custom_t cu = {N, rank};
+  const etsim_comm_t comm = {7, N, perm};
+  world_t w;
+  world_init(&w);
+  etsim_error_t err = {0};
+  TU_OK(etsim_coll_set_custom(w.coll, ETSIM_COP_ALL_REDUCE, &cu), err);
+  for (uint32_t n = 0; n < N; n++)
+    TU_OK(etsim_coll_issue(w.coll, n, ETSIM_COP_ALL_REDUCE, bytes, ~0u, &comm, 0, n, &err), err);
+  etsim_des_event_t ev;
+  while (etsim_des_pop(&w.q, &ev)) TU_OK(etsim_coll_event(w.coll, &ev, &err), err);
+  TU_OK(etsim_coll_check_idle(w.coll, &err), err);
+  TU_EQ(w.n_done, N);
+  TU_EQ(w.done_ps[2], msg_ps(2, bytes)); /* rank 0 */
+  TU_EQ(w.done_ps[0], msg_ps(2, bytes)); /* rank 1 */
+  TU_EQ(w.done_ps[3], 0);                /* rank 2 */
+  TU_EQ(w.done_ps[1], 0);                /* rank 3 */
+  world_free(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_root_is_a_position),
       cmocka_unit_test(test_id_order_is_the_world),
       cmocka_unit_test(test_root_out_of_range),
+      cmocka_unit_test(test_custom_ranks_are_positions),
   };
   return TU_RUN(tests, tu_setup, tu_teardown);
 }
