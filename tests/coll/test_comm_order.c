@@ -32,7 +32,7 @@ typedef struct world {
 static void on_done(void *user, uint32_t npu, uint64_t token) {
   world_t *w = user;
   (void)token;
-  assert_true(npu < N);
+  TU_LT(npu, N);
   w->done_ps[npu] = w->q.now_ps;
   w->n_done++;
 }
