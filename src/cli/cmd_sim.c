@@ -482,6 +482,91 @@ out:
   return code;
 }
 
+/* etsim sim's option checks that need no file read: --deps into *deps,
+ * and the combinations refused.  0, or the usage error's exit code. */
+static int check_usage(const char *deps_arg, int n_job, unsigned *deps) {
+  if (deps_arg) {
+    if (strcmp(deps_arg, "data") == 0) *deps = ETSIM_ET_DEPS_DATA;
+    else if (strcmp(deps_arg, "ctrl") == 0) *deps = ETSIM_ET_DEPS_CTRL;
+    else if (strcmp(deps_arg, "all") == 0) *deps = ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
+    else return cli_usage_error("sim: --deps is data, ctrl or all, not '%s'", deps_arg);
+  }
+  if (n_job && (A.workload || A.groups))
+    return cli_usage_error(
+        "sim: --job replaces --workload and --comm-group (each job names its traces and groups: "
+        "--job PREFIX[:GROUPS.json][@PLACEMENT])");
+  if (A.jobs_alone && !n_job) return cli_usage_error("sim: --jobs-alone needs --job");
+  if ((!A.workload && !n_job) || !A.system || !A.network)
+    return cli_usage_error(
+        "sim: --workload (or --job), --system and --network are required (see etsim sim "
+        "--help)");
+  return 0;
+}
+
+/* The ASTRA-sim flags etsim ignores or refuses, and the network flags
+ * only the flow and packet backends read, checked once the system file
+ * is loaded (as before the split).  0, or the usage error's exit code. */
+static int check_net_flags(void) {
+  if (A.logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
+  if (A.rdv && strcmp(A.rdv, "false") != 0 && strcmp(A.rdv, "0") != 0)
+    return cli_usage_error(
+        "--rendezvous-protocol is not supported yet (etsim models the "
+        "default eager protocol)");
+  if ((A.net_topo || A.net_cfg || A.cc || A.net_fct || A.net_pfc || A.net_tl || A.net_tl_step) &&
+      strcmp(A.backend, "flow") != 0 && strcmp(A.backend, "packet") != 0)
+    return cli_usage_error(
+        "--net-topology, --net-config, --cc, --net-fct, --net-pfc and "
+        "--net-timeline need --backend flow or packet");
+  return 0;
+}
+
+/* One job (--workload): load its groups and traces, run, write the
+ * outputs.  An exit code, or -1 with err set; the caller aborts the
+ * output batch this begins. */
+static int run_single(const char *groups, int tty, const char *fail_spec, const etsim_topo_t *topo,
+                      const etsim_sys_config_t *sys, const etsim_sim_opts_t *base,
+                      const outputs_t *w, etsim_error_t *err) {
+  etsim_comm_groups_t cg = {0};
+  etsim_et_set_t *set = NULL;
+  etsim_sim_result_t *res = NULL;
+  etsim_sim_opts_t o = *base;
+  const char *workload = w->workload;
+  int code = -1;
+  if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo->total, &cg, err))
+    goto out;
+  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
+                                           tty ? load_progress : NULL, NULL, err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_load) goto out;
+  if (set->n_ranks == 1 && topo->total > 1 && is_file(workload) &&
+      etsim_et_set_broadcast(set, topo->total, err))
+    goto out;
+  o.groups = groups ? &cg : NULL;
+  /* The reports and network files of one run replace the old ones
+   * together or not at all. */
+  etsim_outfile_batch_begin();
+  int rc_run = etsim_sim_run(set, topo, sys, &o, &res, err);
+  if (tty) fprintf(stderr, "\r\033[K");
+  if (rc_run) goto out;
+  if (res->failed) {
+    /* what-if failure: the report is the result (docs/sim.md, "What-if") */
+    fprintf(stderr, "etsim: failure: %s\n", res->failure);
+    code = ETSIM_EXIT_PROBLEMS;
+    goto out;
+  }
+  if (res->fail_after_end)
+    etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
+               o.fail_npu);
+  if (write_outputs(w, res, set, topo, err)) goto out;
+  if (etsim_outfile_batch_commit(err)) goto out;
+  code = ETSIM_EXIT_OK;
+out:
+  etsim_sim_result_free(res);
+  etsim_et_set_free(set);
+  etsim_comm_groups_free(&cg);
+  return code;
+}
+
 int etsim_cmd_sim(int argc, char **argv) {
   memset(&A, 0, sizeof A);
   A.backend = "analytical";
@@ -490,11 +575,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   const char *workload = A.workload, *system = A.system, *network = A.network, *memory = A.memory,
              *groups = A.groups, *backend = A.backend, *json = A.json, *csv = A.csv,
              *timeline = A.timeline, *report = A.report, *queues = A.queues, *inj = A.inj,
-             *comm_scale = A.comm_scale, *comp_scale = A.comp_scale, *rdv = A.rdv,
-             *logcfg = A.logcfg, *net_topo = A.net_topo, *net_cfg = A.net_cfg, *cc = A.cc,
-             *net_fct = A.net_fct, *net_pfc = A.net_pfc, *ring_win = A.ring_win, *net_tl = A.net_tl,
-             *net_tl_step = A.net_tl_step, *link_csv = A.link_csv, *hbm = A.hbm, *deps_arg = A.deps,
-             *npu_speed = A.npu_speed, *degrade = A.degrade, *fail_spec = A.fail;
+             *comm_scale = A.comm_scale, *comp_scale = A.comp_scale, *net_topo = A.net_topo,
+             *net_cfg = A.net_cfg, *cc = A.cc, *net_fct = A.net_fct, *net_pfc = A.net_pfc,
+             *ring_win = A.ring_win, *net_tl = A.net_tl, *net_tl_step = A.net_tl_step,
+             *link_csv = A.link_csv, *hbm = A.hbm, *deps_arg = A.deps, *npu_speed = A.npu_speed,
+             *degrade = A.degrade, *fail_spec = A.fail;
   int multi = A.multi, quiet = A.quiet, exact = A.exact, dur_micros = A.dur_micros,
       link_stats = A.link_stats, offload = A.offload, job_alone = A.jobs_alone;
   const char *job_specs[MAX_JOBS];
@@ -506,28 +591,11 @@ int etsim_cmd_sim(int argc, char **argv) {
   for (size_t k = 0; k < A.jobs.n; k++) job_specs[k] = A.jobs.v[k];
   cli_lists_free(opts); /* the values stay in argv */
   unsigned deps = 0;
-  if (deps_arg) {
-    if (strcmp(deps_arg, "data") == 0) deps = ETSIM_ET_DEPS_DATA;
-    else if (strcmp(deps_arg, "ctrl") == 0) deps = ETSIM_ET_DEPS_CTRL;
-    else if (strcmp(deps_arg, "all") == 0) deps = ETSIM_ET_DEPS_DATA | ETSIM_ET_DEPS_CTRL;
-    else return cli_usage_error("sim: --deps is data, ctrl or all, not '%s'", deps_arg);
-  }
-  if (n_job && (workload || groups))
-    return cli_usage_error(
-        "sim: --job replaces --workload and --comm-group (each job names its traces and groups: "
-        "--job PREFIX[:GROUPS.json][@PLACEMENT])");
-  if (job_alone && !n_job) return cli_usage_error("sim: --jobs-alone needs --job");
-  if ((!workload && !n_job) || !system || !network)
-    return cli_usage_error(
-        "sim: --workload (or --job), --system and --network are required (see etsim sim "
-        "--help)");
+  if ((code = check_usage(deps_arg, n_job, &deps))) return code;
   etsim_error_t err = {0};
   etsim_topo_t topo;
   etsim_sys_config_t sys;
   etsim_mem_config_t mem;
-  etsim_comm_groups_t cg = {0};
-  etsim_et_set_t *set = NULL;
-  etsim_sim_result_t *res = NULL;
   int have_sys = 0;
   code = ETSIM_EXIT_OK;
   double *speeds = NULL;
@@ -545,20 +613,7 @@ int etsim_cmd_sim(int argc, char **argv) {
     code = wr;
     goto out;
   }
-  if (logcfg) etsim_warn("--logging-configuration is ignored (etsim writes no log files)");
-  if (rdv && strcmp(rdv, "false") != 0 && strcmp(rdv, "0") != 0) {
-    code = cli_usage_error(
-        "--rendezvous-protocol is not supported yet (etsim models the "
-        "default eager protocol)");
-    goto out;
-  }
-  if ((net_topo || net_cfg || cc || net_fct || net_pfc || net_tl || net_tl_step) &&
-      strcmp(backend, "flow") != 0 && strcmp(backend, "packet") != 0) {
-    code = cli_usage_error(
-        "--net-topology, --net-config, --cc, --net-fct, --net-pfc and "
-        "--net-timeline need --backend flow or packet");
-    goto out;
-  }
+  if ((code = check_net_flags())) goto out;
   uint64_t tl_step_ns = 1000;
   double hbm_gib = 0;
   if ((code = step_and_hbm(net_tl_step, hbm, offload, &tl_step_ns, &hbm_gib))) goto out;
@@ -598,44 +653,15 @@ int etsim_cmd_sim(int argc, char **argv) {
     if (code < 0) goto fail;
     goto out;
   }
-  if (groups && !strstr(groups, "empty") && etsim_comm_groups_load(groups, topo.total, &cg, &err))
-    goto fail;
-  int rc_load = etsim_et_set_load_progress(&set, workload, ETSIM_ET_SET_SHARE_LABELS,
-                                           tty ? load_progress : NULL, NULL, &err);
-  if (tty) fprintf(stderr, "\r\033[K");
-  if (rc_load) goto fail;
-  if (set->n_ranks == 1 && topo.total > 1 && is_file(workload) &&
-      etsim_et_set_broadcast(set, topo.total, &err))
-    goto fail;
-  o.groups = groups ? &cg : NULL;
-  /* The reports and network files of one run replace the old ones
-   * together or not at all. */
-  etsim_outfile_batch_begin();
-  int rc_run = etsim_sim_run(set, &topo, &sys, &o, &res, &err);
-  if (tty) fprintf(stderr, "\r\033[K");
-  if (rc_run) goto fail;
-  if (res->failed) {
-    /* what-if failure: the report is the result (docs/sim.md, "What-if") */
-    fprintf(stderr, "etsim: failure: %s\n", res->failure);
-    code = ETSIM_EXIT_PROBLEMS;
-    goto out;
-  }
-  if (res->fail_after_end)
-    etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
-               fail_npu);
-  if (write_outputs(
-          &(outputs_t){quiet, json, csv, timeline, link_csv, report, workload, auto_groups}, res,
-          set, &topo, &err))
-    goto fail;
-  if (etsim_outfile_batch_commit(&err)) goto fail;
+  code = run_single(
+      groups, tty, fail_spec, &topo, &sys, &o,
+      &(outputs_t){quiet, json, csv, timeline, link_csv, report, workload, auto_groups}, &err);
+  if (code < 0) goto fail;
   goto out;
 fail:
   code = cut_apart(&err, wa.lw, wa.n_lw) ? ETSIM_EXIT_PROBLEMS : cli_fail(&err);
 out:
   etsim_outfile_batch_abort();
-  etsim_sim_result_free(res);
-  etsim_et_set_free(set);
-  etsim_comm_groups_free(&cg);
   etsim_free(speeds);
   etsim_free(wa.lw);
   if (have_sys) etsim_sys_config_free(&sys);

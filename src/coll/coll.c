@@ -1221,7 +1221,9 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
                         etsim_error_t *err) {
   const etsim_coll_custom_t *cu = c->custom[type];
   uint32_t pos = npu;
-  if (comm && comm->n != c->n_npus) {
+  /* Rank traces are positions in the communicator, of every NPU in any
+   * order too (in id order NPU npu is at npu: no search). */
+  if (comm && !(npu < comm->n && comm->members[npu] == npu)) {
     pos = UINT32_MAX;
     for (uint32_t i = 0; i < comm->n; i++)
       if (comm->members[i] == npu) pos = i;
@@ -1244,7 +1246,7 @@ static int issue_custom(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint64_
   ph->algo = ETSIM_ALGO_N;
   ph->size = bytes;
   ph->ring.n = comm ? comm->n : c->n_npus;
-  ph->ring.members = comm && comm->n != c->n_npus ? comm->members : NULL;
+  ph->ring.members = comm ? comm->members : NULL; /* peers are ranks: map them */
   ph->ring.pos = pos;
   /* its dimensions: those towards the peers its graph sends to */
   const etsim_coll_custom_rank_t *g = s->cu;

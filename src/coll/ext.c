@@ -488,12 +488,16 @@ int etsim_coll__ext_issue(etsim_coll_t *c, uint32_t npu, etsim_cop_t type, uint6
   coll_ext_t *x;
   int rc = ext_get(c, &x);
   if (rc) return rc;
+  /* Only a communicator smaller than the network runs as a group (its
+   * grid or flat ring); one of every NPU runs over the network's
+   * dimensions, as ASTRA-sim's CommunicatorGroup plans it.  Its root is a
+   * position all the same: in another member order it is not the NPU of
+   * that id. */
   int grouped = comm && comm->n != c->n_npus;
-  if (grouped ? root >= comm->n : root >= c->n_npus)
+  if (comm ? root >= comm->n : root >= c->n_npus)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: root %u is not %s", etsim_coll_op_name(type),
-                           root,
-                           grouped ? "a position in the communicator" : "an NPU of the network");
-  uint32_t R = grouped ? comm->members[root] : root;
+                           root, comm ? "a position in the communicator" : "an NPU of the network");
+  uint32_t R = comm ? comm->members[root] : root;
   sdim_t sd[ETSIM_TOPO_MAX_DIMS];
   int n = space(c, npu, type, grouped ? ~0u : involved, comm, R, sd, err);
   if (n < 0) return n;

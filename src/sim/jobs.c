@@ -185,7 +185,6 @@ void etsim_sim__jobs_free(sim_jobs_t *j) {
   etsim_free(j->rank_of);
   etsim_free(j->active);
   etsim_free(j->world);
-  etsim_free(j->world_all);
   for (uint32_t k = 0; j->job_groups && k < j->n_jobs; k++)
     etsim_comm_groups_free(&j->job_groups[k]);
   etsim_free(j->job_groups);
@@ -267,7 +266,6 @@ int etsim_sim__jobs_build(const etsim_sim_job_t *jobs, uint32_t n_jobs, uint32_t
   j->rank_of = etsim_calloc(nn, sizeof *j->rank_of);
   j->active = etsim_malloc(nn * sizeof *j->active);
   j->world = etsim_calloc(nj, sizeof *j->world);
-  j->world_all = etsim_calloc(nj, sizeof *j->world_all);
   j->job_groups = etsim_calloc(nj, sizeof *j->job_groups);
   j->group_base = etsim_calloc(nj, sizeof *j->group_base);
   j->all.g = etsim_calloc(n_gr + 1, sizeof *j->all.g);
@@ -279,9 +277,9 @@ int etsim_sim__jobs_build(const etsim_sim_job_t *jobs, uint32_t n_jobs, uint32_t
   v->rank_trace = etsim_calloc(nn, sizeof *v->rank_trace);
   v->files = etsim_malloc((n_fi + 1) * sizeof *v->files);
   v->rank_file = etsim_calloc(nn, sizeof *v->rank_file);
-  if (!j->job_of || !j->rank_of || !j->active || !j->world || !j->world_all || !j->job_groups ||
-      !j->group_base || !j->all.g || !v->ranks || !v->traces || !v->paths || !v->rank_trace ||
-      !v->files || !v->rank_file)
+  if (!j->job_of || !j->rank_of || !j->active || !j->world || !j->job_groups || !j->group_base ||
+      !j->all.g || !v->ranks || !v->traces || !v->paths || !v->rank_trace || !v->files ||
+      !v->rank_file)
     goto fail;
   memset(j->job_of, 0xff, nn * sizeof *j->job_of);
   if ((rc = check_jobs(jobs, n_jobs, n_npus, j->job_of, err))) goto fail;
@@ -318,12 +316,7 @@ int etsim_sim__jobs_build(const etsim_sim_job_t *jobs, uint32_t n_jobs, uint32_t
   }
   /* worlds after every group: ids stay small (coll.c puts them in tags) */
   for (uint32_t k = 0; k < n_jobs; k++) {
-    const uint32_t *np = jobs[k].npus;
-    uint32_t n = (uint32_t)jobs[k].set->n_ranks;
-    int ident = n == n_npus;
-    for (uint32_t r = 0; ident && r < n; r++) ident = np[r] == r;
-    j->world_all[k] = ident;
-    j->world[k] = (etsim_comm_t){gid++, n, np};
+    j->world[k] = (etsim_comm_t){gid++, (uint32_t)jobs[k].set->n_ranks, jobs[k].npus};
   }
   for (uint32_t g = 0; g < n_npus; g++)
     if (j->job_of[g] != UINT32_MAX) j->active[j->n_active++] = g;

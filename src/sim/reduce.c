@@ -774,13 +774,14 @@ static int hierarchical_groups(ctx_t *c, const etsim_sys_config_t *sys) {
   return 0;
 }
 
-int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo,
-                             const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
-                             sim_sym_t *out, char *why, size_t n_why) {
+#define MAX_CAND (ETSIM_TOPO_MAX_DIMS + 64 * 3)
+
+/* find_symmetry, step 1: what rules a reduction out before any trace is
+ * read, cheapest first.  1 when one may apply, else 0 with why. */
+static int may_reduce(const etsim_topo_t *topo, const etsim_sys_config_t *sys,
+                      const etsim_sim_opts_t *opts, char *why, size_t n_why) {
 #define NO(...) (snprintf(why, n_why, __VA_ARGS__), 0)
-  memset(out, 0, sizeof *out);
-  uint32_t n = topo->total;
-  if (n < 2) return NO("one NPU");
+  if (topo->total < 2) return NO("one NPU");
   const char *be = opts->backend ? opts->backend : "analytical";
   if (strcmp(be, "analytical") != 0 && strcmp(be, "congestion-unaware") != 0)
     return NO("the %s backend has shared state (only the analytical one is stateless)", be);
@@ -795,6 +796,123 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
       opts->memory->type != ETSIM_MEM_PER_NPU)
     return NO("remote memory shared between NPUs");
   if (opts->fail_set) return NO("--fail singles NPU %u out", opts->fail_npu);
+  return 1;
+#undef NO
+}
+
+/* find_symmetry, step 2: of the nc candidates, keep the equivariant ones,
+ * longest cycles first, if compatible with those kept before; a kept one
+ * moves from cand to kept[*nk].  0 (with why set when none is kept) or <0. */
+static int keep_generators(const ctx_t *c, const etsim_sys_config_t *sys, gen_t *cand,
+                           const int *is_dim, int nc, gen_t *kept, uint32_t *nk, char *why,
+                           size_t n_why) {
+  int order[MAX_CAND];
+  for (int k = 0; k < nc; k++) order[k] = k;
+  for (int a = 1; a < nc; a++)
+    for (int b = a; b > 0 && cand[order[b]].len > cand[order[b - 1]].len; b--) {
+      int t = order[b];
+      order[b] = order[b - 1];
+      order[b - 1] = t;
+    }
+  char first_why[320] = "";
+  int e6_named = 0;
+  int direct = 0;
+  for (int t = 0; t < ETSIM_COP_N; t++)
+    for (int d = 0; d < sys->n_impl[t]; d++) direct |= sys->impl[t][d].kind == ETSIM_ALGO_DIRECT;
+  for (int a = 0; a < nc && *nk < SYM_MAX_GEN; a++) {
+    gen_t *g = &cand[order[a]];
+    char w[200];
+    int e = equivariant(c, g, is_dim[order[a]], w, sizeof w);
+    if (e < 0) return e;
+    if (e == 2) { /* E6: the summary names the first such reason */
+      if (!e6_named) snprintf(first_why, sizeof first_why, "%s: %s", g->name, w);
+      e6_named = 1;
+      continue;
+    }
+    if (e && !is_dim[order[a]]) e = costs_invariant(c, g, direct, w, sizeof w);
+    if (!e) {
+      if (!first_why[0]) snprintf(first_why, sizeof first_why, "%s: %s", g->name, w);
+      continue;
+    }
+    int ok = 1;
+    for (uint32_t k = 0; k < *nk && ok; k++) ok = compatible(&kept[k], g, c->n);
+    if (!ok) continue;
+    kept[(*nk)++] = *g;
+    memset(g, 0, sizeof *g);
+  }
+  if (!*nk)
+    snprintf(
+        why, n_why,
+        "no symmetry of the network and the communicators maps the traces onto each other (%s)",
+        first_why[0] ? first_why : "no candidate");
+  return 0;
+}
+
+/* find_symmetry, step 3: the group's order and name, and each NPU's class
+ * representative (the image of x under the kept generators' canonical
+ * powers).  0 or ETSIM_ENOMEM. */
+static int name_classes(const gen_t *kept, uint32_t nk, uint32_t n, sim_sym_t *out) {
+  out->rep = etsim_malloc(n * sizeof *out->rep);
+  if (!out->rep) return ETSIM_ENOMEM;
+  out->order = 1;
+  size_t len = 0;
+  for (uint32_t i = 0; i < nk; i++) {
+    out->order *= kept[i].len;
+    len += (size_t)snprintf(out->desc + len, len < sizeof out->desc ? sizeof out->desc - len : 0,
+                            "%s%s", i ? " x " : "", kept[i].name);
+    if (len >= sizeof out->desc) len = sizeof out->desc - 1;
+  }
+  for (uint32_t x = 0; x < n; x++) {
+    uint32_t r = x;
+    for (uint32_t i = 0; i < nk; i++) r = kept[i].members[kept[i].first[r]];
+    out->rep[x] = r;
+    if (r == x) out->n_reps++;
+  }
+  out->reps = etsim_malloc((out->n_reps ? out->n_reps : 1) * sizeof *out->reps);
+  if (!out->reps) return ETSIM_ENOMEM;
+  for (uint32_t x = 0, k = 0; x < n; x++)
+    if (out->rep[x] == x) out->reps[k++] = x;
+  return 0;
+}
+
+/* find_symmetry, step 4: the kept generators' arrays change owner (kept
+ * is left zeroed) and the view the collective layer reads is built. */
+static void adopt_generators(sim_sym_t *out, gen_t *kept, uint32_t nk) {
+  out->n_gen = nk;
+  for (uint32_t i = 0; i < nk; i++) {
+    out->len[i] = kept[i].len;
+    out->pos[i] = kept[i].pos;
+    out->first[i] = kept[i].first;
+    out->members[i] = kept[i].members;
+    memset(&kept[i], 0, sizeof kept[i]);
+  }
+  out->cs = (etsim_coll_symmetry_t){out->n_gen,
+                                    out->len,
+                                    (const uint32_t *const *)out->pos,
+                                    (const uint32_t *const *)out->first,
+                                    (const uint32_t *const *)out->members,
+                                    out->rep};
+}
+
+/* What find_symmetry's context owns. */
+static void ctx_free(ctx_t *c, const etsim_et_set_t *set) {
+  for (size_t k = 0; c->tvals && k < set->n_traces; k++) etsim_free(c->tvals[k]);
+  etsim_free(c->tvals);
+  etsim_free(c->tn);
+  etsim_free(c->npu_off);
+  etsim_free(c->npu_grp);
+  etsim_free(c->npu_gpos);
+  etsim_free(c->grid);
+  etsim_u64map_free(&c->gid);
+  etsim_intern_free(&c->strs);
+}
+
+int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                             const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                             sim_sym_t *out, char *why, size_t n_why) {
+  memset(out, 0, sizeof *out);
+  uint32_t n = topo->total;
+  if (!may_reduce(topo, sys, opts, why, n_why)) return 0;
   ctx_t c;
   memset(&c, 0, sizeof c);
   c.set = set;
@@ -803,7 +921,6 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   c.n = n;
   c.speed = opts->npu_speed;
   etsim_u64map_init(&c.gid);
-#define MAX_CAND (ETSIM_TOPO_MAX_DIMS + 64 * 3)
   gen_t cand[MAX_CAND];
   int nc = 0, is_dim[MAX_CAND];
   memset(cand, 0, sizeof cand);
@@ -824,105 +941,21 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
     if ((rc = make_dim_gen(topo, d, &cand[nc++]))) goto done;
   }
   if (c.groups && (rc = group_candidates(&c, cand, is_dim, MAX_CAND, &nc))) goto done;
-  /* Keep the equivariant ones, longest cycles first, if compatible with
-   * those kept before. */
-  int order[MAX_CAND];
-  for (int k = 0; k < nc; k++) order[k] = k;
-  for (int a = 1; a < nc; a++)
-    for (int b = a; b > 0 && cand[order[b]].len > cand[order[b - 1]].len; b--) {
-      int t = order[b];
-      order[b] = order[b - 1];
-      order[b - 1] = t;
-    }
-  char first_why[320] = "";
-  int e6_named = 0;
-  int direct = 0;
-  for (int t = 0; t < ETSIM_COP_N; t++)
-    for (int d = 0; d < sys->n_impl[t]; d++) direct |= sys->impl[t][d].kind == ETSIM_ALGO_DIRECT;
-  for (int a = 0; a < nc && nk < SYM_MAX_GEN; a++) {
-    gen_t *g = &cand[order[a]];
-    char w[200];
-    int e = equivariant(&c, g, is_dim[order[a]], w, sizeof w);
-    if (e < 0) {
-      rc = e;
-      goto done;
-    }
-    if (e == 2) { /* E6: the summary names the first such reason */
-      if (!e6_named) snprintf(first_why, sizeof first_why, "%s: %s", g->name, w);
-      e6_named = 1;
-      continue;
-    }
-    if (e && !is_dim[order[a]]) e = costs_invariant(&c, g, direct, w, sizeof w);
-    if (!e) {
-      if (!first_why[0]) snprintf(first_why, sizeof first_why, "%s: %s", g->name, w);
-      continue;
-    }
-    int ok = 1;
-    for (uint32_t k = 0; k < nk && ok; k++) ok = compatible(&kept[k], g, n);
-    if (!ok) continue;
-    kept[nk++] = *g;
-    memset(g, 0, sizeof *g);
-  }
-  if (!nk) {
-    snprintf(
-        why, n_why,
-        "no symmetry of the network and the communicators maps the traces onto each other (%s)",
-        first_why[0] ? first_why : "no candidate");
-    rc = 0;
-    goto done;
-  }
+  if ((rc = keep_generators(&c, sys, cand, is_dim, nc, kept, &nk, why, n_why)) || !nk) goto done;
   if ((rc = group_orbits(&c, kept, nk, out, why, n_why))) {
     if (rc == 1) rc = 0;
     etsim_free(out->tag_id);
     out->tag_id = NULL;
     goto done;
   }
-  out->rep = etsim_malloc(n * sizeof *out->rep);
-  if (!out->rep) {
-    rc = ETSIM_ENOMEM;
-    goto done;
-  }
-  out->order = 1;
-  size_t len = 0;
-  for (uint32_t i = 0; i < nk; i++) {
-    out->order *= kept[i].len;
-    len += (size_t)snprintf(out->desc + len, len < sizeof out->desc ? sizeof out->desc - len : 0,
-                            "%s%s", i ? " x " : "", kept[i].name);
-    if (len >= sizeof out->desc) len = sizeof out->desc - 1;
-  }
-  for (uint32_t x = 0; x < n; x++) {
-    uint32_t r = x;
-    for (uint32_t i = 0; i < nk; i++) r = kept[i].members[kept[i].first[r]];
-    out->rep[x] = r;
-    if (r == x) out->n_reps++;
-  }
-  out->reps = etsim_malloc((out->n_reps ? out->n_reps : 1) * sizeof *out->reps);
-  if (!out->reps) {
-    rc = ETSIM_ENOMEM;
-    goto done;
-  }
-  for (uint32_t x = 0, k = 0; x < n; x++)
-    if (out->rep[x] == x) out->reps[k++] = x;
+  if ((rc = name_classes(kept, nk, n, out))) goto done;
   if (!innet_groups_ok(topo, sys, out, why, n_why)) goto done; /* rc is 0: no reduction */
   if ((uint64_t)out->n_reps * out->order != n) {
     rc = ETSIM_EINTERNAL;
     goto done;
   }
-  out->n_gen = nk;
-  for (uint32_t i = 0; i < nk; i++) {
-    out->len[i] = kept[i].len;
-    out->pos[i] = kept[i].pos;
-    out->first[i] = kept[i].first;
-    out->members[i] = kept[i].members;
-    memset(&kept[i], 0, sizeof kept[i]);
-  }
+  adopt_generators(out, kept, nk);
   nk = 0;
-  out->cs = (etsim_coll_symmetry_t){out->n_gen,
-                                    out->len,
-                                    (const uint32_t *const *)out->pos,
-                                    (const uint32_t *const *)out->first,
-                                    (const uint32_t *const *)out->members,
-                                    out->rep};
   rc = 1;
 done:
   if (rc != 1) {
@@ -933,19 +966,10 @@ done:
   }
   for (int k = 0; k < nc; k++) gen_free(&cand[k]);
   for (uint32_t k = 0; k < nk; k++) gen_free(&kept[k]);
-  for (size_t k = 0; c.tvals && k < set->n_traces; k++) etsim_free(c.tvals[k]);
-  etsim_free(c.tvals);
-  etsim_free(c.tn);
-  etsim_free(c.npu_off);
-  etsim_free(c.npu_grp);
-  etsim_free(c.npu_gpos);
-  etsim_free(c.grid);
-  etsim_u64map_free(&c.gid);
-  etsim_intern_free(&c.strs);
+  ctx_free(&c, set);
   return rc;
-#undef MAX_CAND
-#undef NO
 }
+#undef MAX_CAND
 
 int etsim_sim__check_costs(const sim_sym_t *s, const etsim_topo_t *topo,
                            const etsim_u64map_t *pairs, char *why, size_t n_why) {

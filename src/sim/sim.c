@@ -368,7 +368,7 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
           "defined (give %s)",
           t->path, (unsigned long long)t->id[i], pg,
           s->jobs ? "the job's groups: --job PREFIX:GROUPS.json" : "--comm-group");
-  } else if (s->jobs && !s->jobs->world_all[s->jobs->job_of[id]]) {
+  } else if (s->jobs) {
     comm = &s->jobs->world[s->jobs->job_of[id]]; /* the job's own world */
   }
   uint32_t involved = ~0u;
@@ -398,9 +398,6 @@ static int issue_coll(sim_t *s, uint32_t id, uint32_t i, int *instant) {
   etsim_error_t e2 = {0};
   uint32_t root = 0;
   if (op >= ETSIM_COP_ASTRA_N && (rc = etsim_sim__root(s->err, t, i, comm, s->n, &root))) return rc;
-  /* --job: a communicator of every NPU (a job on the whole network in
-   * another order) runs as the network's own, whose roots are NPU ids */
-  if (op >= ETSIM_COP_ASTRA_N && s->jobs && comm && comm->n == s->n) root = comm->members[root];
   rc = etsim_coll_issue_rooted(s->coll, id, op, (uint64_t)sz, involved, comm, root, (int32_t)pri, i,
                                &e2);
   if (rc)
@@ -1380,79 +1377,91 @@ static int finish_run(sim_t *s, etsim_sim_result_t *r) {
   return 0;
 }
 
-/* One run: every NPU, or (sym non-NULL) the class representatives.
- * Returns 0, a negative code, or 1 when a reduced run found it is not
- * exact after all (s->tie_why or the cost check says why; r is then
- * incomplete and the caller runs again without sym). */
-static int run_once(sim_t *s, etsim_sim_result_t *r) {
-  int rc = ETSIM_ENOMEM;
+/* run_once, step 1: the NPUs this run simulates, the network, the
+ * collective layer and the checks that refuse what cannot run, so the
+ * event loop only ever meets a runnable setup. */
+static int setup_engine(sim_t *s) {
+  int rc;
   const etsim_sim_opts_t *opts = s->opts;
-  etsim_des_init(&s->q);
-  if (s->sym) etsim_des_track(&s->q);
   /* with --job, NPUs of no job are not simulated: they idle */
   s->n_sim = s->sym ? s->sym->n_reps : s->jobs ? s->jobs->n_active : s->n;
   s->sim_ids = etsim_malloc((s->n_sim ? s->n_sim : 1) * sizeof *s->sim_ids);
-  if (!s->sim_ids) goto fail;
+  if (!s->sim_ids) return ETSIM_ENOMEM;
   for (uint32_t k = 0; k < s->n_sim; k++)
     s->sim_ids[k] = s->sym ? s->sym->reps[k] : s->jobs ? s->jobs->active[k] : k;
   if ((rc = etsim_net_create(&s->net, opts->backend ? opts->backend : "analytical", s->topo, &s->q,
                              ETSIM_COLL_EV_DELIVER, ETSIM_COLL_EV_HOP, opts->net, s->err)))
-    goto fail;
+    return rc;
   if (opts->link_stats && (rc = etsim_net_links_enable(s->net))) {
     if (rc == ETSIM_EUNSUPPORTED)
       etsim_error_set(s->err, rc,
                       "per-link statistics: the %s backend keeps none (analytical and "
                       "congestion do; flow and packet show ports with --net-timeline)",
                       s->net->ops->name);
-    goto fail;
+    return rc;
   }
   if ((rc = etsim_coll_create(&s->coll, s->sys, s->topo, s->net, &s->q, coll_done, s, s->err)))
-    goto fail;
-  if ((rc = prepare_custom(s))) goto fail;
+    return rc;
+  if ((rc = prepare_custom(s))) return rc;
   /* Algorithms that cannot run (halvingDoubling on 6 NPUs, ...) are
    * refused now rather than found deadlocked later. */
   if (!s->jobs &&
       (rc = etsim_sim__check_collectives(s->set, s->coll, s->sys, opts->groups, NULL, s->err)))
-    goto fail;
+    return rc;
   for (uint32_t k = 0; s->jobs && k < s->jobs->n_jobs; k++) {
     const sim_jobs_t *jm = s->jobs;
     if ((rc = etsim_sim__check_collectives(jm->jobs[k].set, s->coll, s->sys, &jm->job_groups[k],
-                                           jm->world_all[k] ? NULL : &jm->world[k], s->err)))
-      goto fail;
+                                           &jm->world[k], s->err)))
+      return rc;
   }
   if (opts->memory && opts->memory->type == ETSIM_MEM_HIER_POOL &&
       (rc = etsim_sim__pool_create(opts->memory, s->n, EV_NODE_DONE, &s->pool)))
-    goto fail;
-  rc = ETSIM_ENOMEM;
-  if (opts->groups) {
-    for (size_t k = 0; !s->jobs && k < opts->groups->n; k++) {
+    return rc;
+  return 0;
+}
+
+/* run_once, step 2: the map from a trace's communicator id to its group,
+ * and under symmetry the orbit-tagged copies, so a node's pg_name finds
+ * its group in O(1). Returns 0 or ETSIM_ENOMEM. */
+static int index_groups(sim_t *s) {
+  const etsim_sim_opts_t *opts = s->opts;
+  for (size_t k = 0; !s->jobs && k < opts->groups->n; k++) {
+    uint32_t one;
+    if (etsim_u64map_put(&s->gidx, opts->groups->g[k].id, (uint32_t)k, &one) < 0)
+      return ETSIM_ENOMEM;
+  }
+  /* --job: a job's traces name its groups by their own ids */
+  for (uint32_t j = 0; s->jobs && j < s->jobs->n_jobs; j++) {
+    const etsim_comm_groups_t *jg = &s->jobs->job_groups[j];
+    for (size_t k = 0; k < jg->n; k++) {
       uint32_t one;
-      if (etsim_u64map_put(&s->gidx, opts->groups->g[k].id, (uint32_t)k, &one) < 0) goto fail;
-    }
-    /* --job: a job's traces name its groups by their own ids */
-    for (uint32_t j = 0; s->jobs && j < s->jobs->n_jobs; j++) {
-      const etsim_comm_groups_t *jg = &s->jobs->job_groups[j];
-      for (size_t k = 0; k < jg->n; k++) {
-        uint32_t one;
-        if (etsim_u64map_put(&s->gidx, (uint64_t)j << 32 | jg->g[k].id,
-                             s->jobs->group_base[j] + (uint32_t)k, &one) < 0)
-          goto fail;
-      }
-    }
-    if (s->sym) {
-      /* Each communicator carries its orbit's id in tags, so a message and
-       * its image match the same receive. */
-      s->gcomm = etsim_malloc((opts->groups->n ? opts->groups->n : 1) * sizeof *s->gcomm);
-      if (!s->gcomm) goto fail;
-      for (size_t k = 0; k < opts->groups->n; k++) {
-        s->gcomm[k] = opts->groups->g[k];
-        s->gcomm[k].id = s->sym->tag_id[k];
-      }
+      if (etsim_u64map_put(&s->gidx, (uint64_t)j << 32 | jg->g[k].id,
+                           s->jobs->group_base[j] + (uint32_t)k, &one) < 0)
+        return ETSIM_ENOMEM;
     }
   }
   if (s->sym) {
+    /* Each communicator carries its orbit's id in tags, so a message and
+     * its image match the same receive. */
+    s->gcomm = etsim_malloc((opts->groups->n ? opts->groups->n : 1) * sizeof *s->gcomm);
+    if (!s->gcomm) return ETSIM_ENOMEM;
+    for (size_t k = 0; k < opts->groups->n; k++) {
+      s->gcomm[k] = opts->groups->g[k];
+      s->gcomm[k].id = s->sym->tag_id[k];
+    }
+  }
+  return 0;
+}
+
+/* run_once, step 3: per-run state (symmetry ties, memory, traces, NPUs),
+ * every simulated NPU's first nodes issued and a planned failure queued,
+ * so the loop starts from a queue that already holds the first events. */
+static int setup_state(sim_t *s) {
+  int rc;
+  const etsim_sim_opts_t *opts = s->opts;
+  if (s->sym) {
     etsim_coll_set_symmetry(s->coll, &s->sym->cs);
-    if (!(s->tie = etsim_calloc(s->n, sizeof *s->tie))) goto fail;
+    if (!(s->tie = etsim_calloc(s->n, sizeof *s->tie))) return ETSIM_ENOMEM;
     for (uint32_t k = 0; k < s->n; k++) s->tie[k].t = -1;
   }
   if (opts->memory && opts->memory->type != ETSIM_MEM_NONE) {
@@ -1463,12 +1472,12 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
                           ? (s->n + opts->memory->npus_per_node - 1) / opts->memory->npus_per_node
                           : 1);
     s->mem_free_ps = etsim_calloc(s->n_mem, sizeof *s->mem_free_ps);
-    if (!s->mem_free_ps) goto fail;
+    if (!s->mem_free_ps) return ETSIM_ENOMEM;
   }
-  if (prepare_traces(s) || prepare_npus(s)) goto fail;
+  if (prepare_traces(s) || prepare_npus(s)) return ETSIM_ENOMEM;
   if ((rc = etsim_sim__mem_create(s->set, s->n, s->sim_ids, s->n_sim, opts->record_nodes, &s->mem,
                                   s->err)))
-    goto fail;
+    return rc;
   for (uint32_t k = 0; k < s->n_sim; k++) {
     mark_dirty(s, s->sim_ids[k]);
     s->nodes_total += s->npu[s->sim_ids[k]].ti->t->n_nodes;
@@ -1476,66 +1485,97 @@ static int run_once(sim_t *s, etsim_sim_result_t *r) {
   if (opts->fail_set) {
     /* at 0 the NPU is dead before its first node issues */
     if (opts->fail_ps == 0) s->dead = 1;
-    else if ((rc = etsim_des_push(&s->q, opts->fail_ps, EV_FAIL, opts->fail_npu, 0))) goto fail;
+    else if ((rc = etsim_des_push(&s->q, opts->fail_ps, EV_FAIL, opts->fail_npu, 0))) return rc;
   }
-  if ((rc = drain_dirty(s))) goto fail;
+  return drain_dirty(s);
+}
+
+/* Memory-bound: start loading what the events a few places ahead touch
+ * (their entries now, the streams they wake a bit later). Prefetch
+ * distances (events ahead): entries and streams at 12, what they point to
+ * at 6 (measured best of 4..48 on 16,384 NPUs). */
+static inline void prefetch_ahead(sim_t *s) {
+  const uint32_t pf_far = 12, pf_near = 6;
+  uint32_t pt;
+  uint64_t pb;
+  if (etsim_des_peek(&s->q, pf_far, &pt, &pb) && pt < ETSIM_COLL_EV_END)
+    etsim_coll_prefetch(s->coll, pt, pb, 0);
+  if (etsim_des_peek(&s->q, pf_near, &pt, &pb) && pt < ETSIM_COLL_EV_END)
+    etsim_coll_prefetch(s->coll, pt, pb, 1);
+}
+
+/* One popped event to its handler, with the failed NPU's events dropped;
+ * kept apart from the loop so the loop reads as pop, prefetch, handle.
+ * Returns 0, a negative code, or 1 when a reduced run found a tie it
+ * cannot represent. */
+static inline int handle_event(sim_t *s, const etsim_des_event_t *ev) {
+  int rc;
+  const etsim_sim_opts_t *opts = s->opts;
+  if (s->sym && tie_check(s, ev)) return 1;
+  if (s->dead) {
+    /* The failed NPU handles nothing: no compute ends, no message of its
+     * streams goes out, nothing reaches it. */
+    uint32_t who = UINT32_MAX;
+    uint64_t key;
+    if (ev->type < ETSIM_COLL_EV_END) etsim_coll_event_key(s->coll, ev, &who, &key);
+    else if (ev->type == EV_NODE_DONE) who = ev->a;
+    if (who == opts->fail_npu) return 0;
+  }
+  if (ev->type == EV_FAIL) {
+    account(&s->npu[ev->a], now(s));
+    s->dead = 1;
+    return 0;
+  }
+  if (ev->type < ETSIM_COLL_EV_END) {
+    rc = etsim_coll_event(s->coll, ev, s->err);
+  } else if (ev->type == EV_NODE_DONE) {
+    s->q.pusher = ev->a;
+    rc = complete(s, ev->a, (uint32_t)ev->b);
+  } else {
+    rc = ETSIM_EINTERNAL;
+  }
+  if (!rc) rc = s->fail;
+  if (!rc) rc = drain_dirty(s);
+  return rc;
+}
+
+/* run_once, step 4: events in time order until the queue is empty,
+ * letting a network with its own engine catch up first. Returns as
+ * handle_event does. */
+static int event_loop(sim_t *s) {
+  int rc;
   etsim_des_event_t ev;
   int engine = etsim_net_has_engine(s->net);
-  /* prefetch distances (events ahead): entries and streams at 12, what
-   * they point to at 6 (measured best of 4..48 on 16,384 NPUs) */
-  const uint32_t pf_far = 12, pf_near = 6;
   for (;;) {
     if (engine) {
       /* Let the network's own engine catch up to the next event here. */
       int64_t tn = s->net->ops->next_ps(s->net);
       int64_t ts = etsim_des_next_time(&s->q);
       if (tn != INT64_MAX && tn <= ts) {
-        if ((rc = s->net->ops->advance(s->net, tn, s->err))) goto fail;
+        if ((rc = s->net->ops->advance(s->net, tn, s->err))) return rc;
         continue;
       }
     }
     if (!etsim_des_pop(&s->q, &ev)) break;
-    if (opts->progress && !(s->q.n_popped & 0xffff)) report_progress(s);
-    {
-      /* Memory-bound: start loading what the events a few places ahead
-       * touch (their entries now, the streams they wake a bit later). */
-      uint32_t pt;
-      uint64_t pb;
-      if (etsim_des_peek(&s->q, pf_far, &pt, &pb) && pt < ETSIM_COLL_EV_END)
-        etsim_coll_prefetch(s->coll, pt, pb, 0);
-      if (etsim_des_peek(&s->q, pf_near, &pt, &pb) && pt < ETSIM_COLL_EV_END)
-        etsim_coll_prefetch(s->coll, pt, pb, 1);
-    }
-    if (s->sym && tie_check(s, &ev)) {
-      rc = 1;
-      goto fail;
-    }
-    if (s->dead) {
-      /* The failed NPU handles nothing: no compute ends, no message of its
-       * streams goes out, nothing reaches it. */
-      uint32_t who = UINT32_MAX;
-      uint64_t key;
-      if (ev.type < ETSIM_COLL_EV_END) etsim_coll_event_key(s->coll, &ev, &who, &key);
-      else if (ev.type == EV_NODE_DONE) who = ev.a;
-      if (who == opts->fail_npu) continue;
-    }
-    if (ev.type == EV_FAIL) {
-      account(&s->npu[ev.a], now(s));
-      s->dead = 1;
-      continue;
-    }
-    if (ev.type < ETSIM_COLL_EV_END) {
-      rc = etsim_coll_event(s->coll, &ev, s->err);
-    } else if (ev.type == EV_NODE_DONE) {
-      s->q.pusher = ev.a;
-      rc = complete(s, ev.a, (uint32_t)ev.b);
-    } else {
-      rc = ETSIM_EINTERNAL;
-    }
-    if (!rc) rc = s->fail;
-    if (!rc) rc = drain_dirty(s);
-    if (rc) goto fail;
+    if (s->opts->progress && !(s->q.n_popped & 0xffff)) report_progress(s);
+    prefetch_ahead(s);
+    if ((rc = handle_event(s, &ev))) return rc;
   }
+  return 0;
+}
+
+/* One run: every NPU, or (sym non-NULL) the class representatives.
+ * Returns 0, a negative code, or 1 when a reduced run found it is not
+ * exact after all (s->tie_why or the cost check says why; r is then
+ * incomplete and the caller runs again without sym). */
+static int run_once(sim_t *s, etsim_sim_result_t *r) {
+  int rc;
+  etsim_des_init(&s->q);
+  if (s->sym) etsim_des_track(&s->q);
+  if ((rc = setup_engine(s))) goto fail;
+  if (s->opts->groups && (rc = index_groups(s))) goto fail;
+  if ((rc = setup_state(s))) goto fail;
+  if ((rc = event_loop(s))) goto fail;
   if ((rc = finish_run(s, r))) goto fail;
   return 0;
 fail:

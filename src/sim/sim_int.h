@@ -38,10 +38,10 @@ typedef struct sim_jobs {
   uint32_t *active;           /* the NPUs of some job, ascending */
   uint32_t n_active;
   /* Per job: its world (its NPUs in local-rank order, ids after every
-   * group's), NULL entries' members when the job is the whole network in
-   * id order (then its world collectives are the network's). */
+   * group's).  A job on the whole network in id order runs its world
+   * collectives as the network's own: coll sees that
+   * (etsim_coll_comm_is_world); in any other order, roots are local ranks. */
   etsim_comm_t *world;
-  int *world_all;
   /* Per job its groups in NPU ids with their own ids (for the checks
    * before the run), and all of them as one list with ids 1, 2, ... (the
    * run's opts.groups; members borrowed from the former). */

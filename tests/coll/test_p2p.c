@@ -24,7 +24,7 @@ typedef struct world {
 
 static void on_done(void *user, uint32_t npu, uint64_t token) {
   world_t *w = user;
-  assert_true(token < 8);
+  TU_LT(token, 8);
   w->done_ps[token] = w->q.now_ps;
   w->done_npu[token] = npu;
   w->n_done++;

@@ -111,7 +111,7 @@ static void test_alone_equals_disjoint(void **state) {
     assert_int_equal(r2->npu_rank[8], 0);
     /* ranks differ (compute 10 + r us), so the order matters: a's rank 3
      * sits on NPU 0 and receives a's send */
-    assert_true(r2->jobs[0].finish_ps > 10000000);
+    TU_GT(r2->jobs[0].finish_ps, 10000000);
     assert_int_equal(r2->jobs[0].comm_bytes, 4u * (1u << 20) + 65536u);
     assert_string_equal(r2->reduction_why, "2 jobs share the network (--job)");
     etsim_sim_result_free(ra);
@@ -178,8 +178,8 @@ static void test_shared_link_closed_form(void **state) {
     if (k == 0) {
       /* b alone: three hops, store and forward: floor(L + S / beta) each */
       int64_t alone = (su_t(1, 700, 4, (uint64_t)S) + 2 * su_t(1, 900, bw1, (uint64_t)S)) * 1000;
-      assert_true(rb->jobs[0].finish_ps >= alone);
-      assert_true(rb->jobs[0].finish_ps - alone < 100000); /* + endpoint overheads, < 100 ns */
+      TU_GE(rb->jobs[0].finish_ps, alone);
+      TU_LT(rb->jobs[0].finish_ps - alone, 100000); /* + endpoint overheads, < 100 ns */
     }
     etsim_sim_result_free(ra);
     etsim_sim_result_free(rb);
@@ -270,7 +270,7 @@ static void test_rooted_local_root(void **state) {
                (long long)r->npu[i].finish_ps);
   }
   /* the root (NPU 1) finishes first: it only sends */
-  assert_true(r->npu[1].finish_ps < r->npu[3].finish_ps);
+  TU_LT(r->npu[1].finish_ps, r->npu[3].finish_ps);
   etsim_sim_result_free(rj);
   etsim_sim_result_free(r);
   etsim_et_set_free(sl);
@@ -315,7 +315,7 @@ static void test_placements(void **state) {
   for (int k = 0; k < 4; k++) {
     assert_false(taken[o1[k]]);
     assert_true(t1[o1[k]]);
-    if (k) assert_true(o1[k] > o1[k - 1]);
+    if (k) TU_GT(o1[k], o1[k - 1]);
   }
   /* the free ones left are 1, 3, 4, 11, 12, 13, 15: every seed draws from them */
   expect_place_err("0-3", 4, 16, taken, "NPU 0 is already another job's");
