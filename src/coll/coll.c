@@ -734,11 +734,13 @@ static int custom_issue(etsim_coll_t *c, uint32_t si, uint32_t node) {
 static int custom_start(etsim_coll_t *c, uint32_t si) {
   stream_t *s = &c->streams[si];
   const etsim_coll_custom_rank_t *g = s->cu;
-  s->cu_deps = etsim_malloc((g->n ? g->n : 1) * sizeof *s->cu_deps);
+  /* a rank with nothing to do: no counts (the stream's slot is cleared
+   * when reused, so counts allocated here would be lost) */
+  if (g->n == 0) return proceed(c, si);
+  s->cu_deps = etsim_malloc(g->n * sizeof *s->cu_deps);
   if (!s->cu_deps) return ETSIM_ENOMEM;
   memcpy(s->cu_deps, g->n_par, g->n * sizeof *s->cu_deps);
   s->cu_left = g->n;
-  if (g->n == 0) return proceed(c, si);
   for (uint32_t i = 0; i < g->n; i++)
     if (g->n_par[i] == 0) {
       int rc = custom_issue(c, si, i);
