@@ -864,33 +864,24 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
      * brought in); for the next, an arrival at a host, its queue pair (the
      * header now in cache names it).  On a large fabric each of these is
      * cold, and the work of the events between hides the fetches. */
-    if (n->evq.n_cal) {
-      const pk_evq_node_t *node = n->evq.node;
-      const pk_evq_node_t *x = &node[n->evq.bkt[n->evq.cur & n->evq.mask].head];
-      if (x->ev.kind == EV_ARRIVE) {
-        const pk_port_t *p1 = &n->ports[x->ev.a];
-        if (!n->ports[p1->peer_gport].is_switch) {
-          const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].flow];
-          __builtin_prefetch(q);
-          __builtin_prefetch(&q->rcv_nxt);
-        }
-      }
-      if (x->next != PK_NONE) {
-        const pk_evq_node_t *x2 = &node[x->next];
-        if (x2->ev.kind == EV_ARRIVE) {
-          const pk_port_t *p2 = &n->ports[x2->ev.a];
-          const char *rx = (const char *)&n->ports[p2->peer_gport];
-          __builtin_prefetch(&p2->wire[p2->wire_head]);
-          __builtin_prefetch(rx);
-          __builtin_prefetch(rx + 64);
-          __builtin_prefetch(rx + 128);
-        }
-        if (x2->next != PK_NONE) {
-          const pk_evq_node_t *x3 = &node[x2->next];
-          if (x3->ev.kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[x3->ev.a]);
-        }
+    const pk_ev_t *x = pk_evq_ahead(&n->evq, 0);
+    if (x && x->kind == EV_ARRIVE) {
+      const pk_port_t *p1 = &n->ports[x->a];
+      if (!n->ports[p1->peer_gport].is_switch) {
+        const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].flow];
+        __builtin_prefetch(q);
+        __builtin_prefetch(&q->rcv_nxt);
       }
     }
+    if ((x = pk_evq_ahead(&n->evq, 1)) && x->kind == EV_ARRIVE) {
+      const pk_port_t *p2 = &n->ports[x->a];
+      const char *rx = (const char *)&n->ports[p2->peer_gport];
+      __builtin_prefetch(&p2->wire[p2->wire_head]);
+      __builtin_prefetch(rx);
+      __builtin_prefetch(rx + 64);
+      __builtin_prefetch(rx + 128);
+    }
+    if ((x = pk_evq_ahead(&n->evq, 2)) && x->kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[x->a]);
     int rc = on_event(n, &e, err);
     if (rc) {
       if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");
