@@ -966,6 +966,8 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   etsim_u64map_init(&n->sport_map);
   n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);
   n->ports_mem = etsim_calloc(1, (2 * t->n_links + 1) * sizeof *n->ports + 64);
+  if (n->ports_mem)
+    etsim_net__pkt_advise_huge(n->ports_mem, (2 * t->n_links + 1) * sizeof *n->ports + 64);
   n->ports = n->ports_mem ? (pk_port_t *)(((uintptr_t)n->ports_mem + 63) & ~(uintptr_t)63) : NULL;
   n->hosts = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->hosts);
   if (!n->nodes || !n->ports || !n->hosts) {
@@ -1134,6 +1136,7 @@ static int qps_grow(pk_net_t *n) {
   if (cap > (SIZE_MAX - 64) / sizeof *n->qps) return ETSIM_ENOMEM;
   void *mem = etsim_malloc(cap * sizeof *n->qps + 64);
   if (!mem) return ETSIM_ENOMEM;
+  etsim_net__pkt_advise_huge(mem, cap * sizeof *n->qps + 64);
   pk_qp_t *v = (pk_qp_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
   if (n->n_qps) memcpy(v, n->qps, n->n_qps * sizeof *v);
   etsim_free(n->qps_mem);
@@ -1202,11 +1205,14 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
     return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", m->src,
                            m->dst);
   size_t need = nf > nr ? nf : nr;
+  size_t cap_routes = n->cap_routes;
   if (etsim_grow((void **)&n->path_buf, &n->cap_path_buf, need, sizeof *n->path_buf) ||
       n->n_routes + nf + nr + PK_HDR_OUT >= PK_NONE ||
       etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr + PK_HDR_OUT,
                  sizeof *n->routes))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (n->cap_routes != cap_routes)
+    etsim_net__pkt_advise_huge(n->routes, n->cap_routes * sizeof *n->routes);
   uint32_t *path = n->path_buf;
   uint16_t *rt = n->routes + n->n_routes;
   if (etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, path, nf) != nf)
