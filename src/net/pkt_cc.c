@@ -100,10 +100,11 @@ static void hpcc_init(pk_net_t *n, pk_qp_t *q) {
 
 static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack, int fast) {
   uint64_t next_seq = q->snd_nxt;
+  pk_hop_t *hop = n->qp_hops + (size_t)(q - n->qps) * PK_MAX_HOPS;
   if (q->cc.hpcc.last_seq == 0) { /* first RTT: remember the INT stack */
     q->cc.hpcc.last_seq = next_seq;
     q->cc.hpcc.nhop = ack->nhop;
-    for (uint32_t i = 0; i < ack->nhop; i++) q->cc.hpcc.hop[i] = pk_hops(n, ack)[i];
+    for (uint32_t i = 0; i < ack->nhop; i++) hop[i] = pk_hops(n, ack)[i];
     return;
   }
   double T = (double)q->base_rtt_ps;
@@ -113,7 +114,7 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack, int fast) 
   int any = 0;
   for (uint32_t i = 0; i < ack->nhop; i++) {
     const pk_hop_t *h = &pk_hops(n, ack)[i];
-    pk_hop_t *prev = &q->cc.hpcc.hop[i];
+    pk_hop_t *prev = &hop[i];
     if (n->cfg.sample_feedback && h->qlen_bytes == 0 && fast) continue;
     int64_t tau = h->ts_ps - prev->ts_ps;
     if (i >= q->cc.hpcc.nhop || tau <= 0) {

@@ -1111,6 +1111,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->ports_mem);
   etsim_free(n->hosts);
   etsim_free(n->hops);
+  etsim_free(n->qp_hops);
   etsim_free(n->qps_mem);
   etsim_free(n->routes);
   etsim_free(n->path_buf);
@@ -1172,6 +1173,12 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
     if (etsim_grow((void **)&n->sport_next, &n->cap_sport, n->n_sport + 1, sizeof *n->sport_next))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     n->sport_next[n->n_sport++] = 10000;
+  }
+  if (n->cc == &etsim_net__pkt_cc_hpcc) {
+    size_t want = (n->n_qps + 1) * PK_MAX_HOPS;
+    if (etsim_grow((void **)&n->qp_hops, &n->cap_qp_hops, want, sizeof *n->qp_hops))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    memset(n->qp_hops + n->n_qps * PK_MAX_HOPS, 0, PK_MAX_HOPS * sizeof *n->qp_hops);
   }
   uint32_t sport = n->sport_next[slot]++;
   pk_qp_t *q = &n->qps[n->n_qps];

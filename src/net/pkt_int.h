@@ -372,8 +372,7 @@ struct pk_qp {
       uint64_t last_seq, cur_rate;
       uint32_t inc_stage;
       double u;
-      uint32_t nhop;
-      pk_hop_t hop[PK_MAX_HOPS];
+      uint32_t nhop; /* hops remembered in pk_net_t.qp_hops */
     } hpcc;
     struct {
       uint64_t last_seq, cur_rate;
@@ -420,6 +419,11 @@ struct pk_net {
   pk_hop_t *hops;
   size_t n_ints, cap_hops; /* slots handed out so far, hops allocated */
   uint32_t free_int;
+  /* HPCC: the INT stack of each queue pair's last ACK, PK_MAX_HOPS per
+   * queue pair, only when CC is HPCC (inside the queue pair record it made
+   * every record 128 bytes larger, 134 MB with a million of them) */
+  pk_hop_t *qp_hops;
+  size_t cap_qp_hops;
   /* flows */
   uint16_t *routes; /* local ports, see pk_qp_t.route_data */
   size_t n_routes, cap_routes;
