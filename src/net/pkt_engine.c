@@ -924,56 +924,25 @@ static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
   return etsim_net__pkt_evq_init(&n->evq, shift, nb_log);
 }
 
-int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
-                        const etsim_netpkt_cfg_t *cfg, etsim_error_t *err) {
-  const char *tn = t->name ? t->name : "topology";
-  pk_net_t *n = etsim_calloc(1, sizeof *n);
-  if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  int rc = 0;
-  n->cfg = *cfg;
-  if (!(n->cc = etsim_net__pkt_cc_ops(cfg->cc_mode))) {
-    etsim_free(n);
-    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
-  }
-  if (cfg->payload_bytes < 1 || cfg->payload_bytes > 65000) {
-    etsim_free(n);
-    return etsim_error_set(err, ETSIM_EINVAL, "PACKET_PAYLOAD_SIZE %u not in 1..65000",
-                           cfg->payload_bytes);
-  }
-  /* Every host needs a link; checked before the per-node tables are
-   * allocated, so a header that claims millions of nodes and gives no links
-   * costs a byte per node, not the tables' hundreds of MB. */
+/* Set-up, step 1: every host needs a link; checked before the per-node
+ * tables are allocated, so a header that claims millions of nodes and gives
+ * no links costs a byte per node, not the tables' hundreds of MB. */
+static int check_links(const etsim_netpkt_topo_t *t, const char *tn, etsim_error_t *err) {
   uint8_t *linked = etsim_calloc(t->n_nodes ? t->n_nodes : 1, 1);
-  if (!linked) {
-    etsim_free(n);
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  }
+  if (!linked) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   for (size_t i = 0; i < t->n_links; i++) linked[t->links[i].a] = linked[t->links[i].b] = 1;
   for (uint32_t v = 0; v < t->n_nodes; v++)
     if (!t->is_switch[v] && !linked[v]) {
       etsim_free(linked);
-      etsim_free(n);
       return etsim_error_set(err, ETSIM_EINVAL, "%s: host %u has no link", tn, v);
     }
   etsim_free(linked);
-  n->free_int = PK_NONE;
-  n->n_nodes = t->n_nodes;
-  n->data_hdr = PK_DATA_HDR + n->cc->int_bytes;
-  uint32_t qbb = 12 + n->cc->int_bytes;
-  n->ack_size = (qbb < 26 ? 26 - qbb : 0) + qbb + 22;
-  n->pfc_size = PK_PFC_BYTES;
-  etsim_rng_seed(&n->rng, cfg->seed);
-  etsim_u64map_init(&n->sport_map);
-  n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);
-  n->ports_mem = etsim_calloc(1, (2 * t->n_links + 1) * sizeof *n->ports + 64);
-  if (n->ports_mem)
-    etsim_net__pkt_advise_huge(n->ports_mem, (2 * t->n_links + 1) * sizeof *n->ports + 64);
-  n->ports = n->ports_mem ? (pk_port_t *)(((uintptr_t)n->ports_mem + 63) & ~(uintptr_t)63) : NULL;
-  n->hosts = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->hosts);
-  if (!n->nodes || !n->ports || !n->hosts) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto fail;
-  }
+  return 0;
+}
+
+/* Step 2: nodes and the dense host index. */
+static int setup_nodes(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn,
+                       etsim_error_t *err) {
   for (uint32_t v = 0; v < t->n_nodes; v++) {
     n->nodes[v].is_switch = t->is_switch[v];
     n->nodes[v].host_idx = PK_NONE;
@@ -982,21 +951,22 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       n->hosts[n->n_hosts++] = v;
     }
   }
-  if (n->n_hosts == 0) {
-    rc = etsim_error_set(err, ETSIM_EINVAL, "%s: no hosts", tn);
-    goto fail;
-  }
-  /* ports: count per node, then assign in link order (ns-3 ifindex) */
+  if (n->n_hosts == 0) return etsim_error_set(err, ETSIM_EINVAL, "%s: no hosts", tn);
+  return 0;
+}
+
+/* Step 3: ports, counted per node, then assigned in link order (ns-3
+ * ifindex), with each link's rate, delay and loss on both ends. */
+static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn,
+                       etsim_error_t *err) {
   for (size_t i = 0; i < t->n_links; i++) {
     n->nodes[t->links[i].a].nports++;
     n->nodes[t->links[i].b].nports++;
   }
   uint32_t acc = 0;
   for (uint32_t v = 0; v < t->n_nodes; v++) {
-    if (n->nodes[v].nports > 65535) {
-      rc = etsim_error_set(err, ETSIM_EINVAL, "%s: node %u has more than 65535 links", tn, v);
-      goto fail;
-    }
+    if (n->nodes[v].nports > 65535)
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: node %u has more than 65535 links", tn, v);
     n->nodes[v].port0 = acc;
     acc += n->nodes[v].nports;
     n->nodes[v].nports = 0;
@@ -1006,7 +976,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     const etsim_netpkt_link_t *l = &t->links[i];
     uint32_t ga = n->nodes[l->a].port0 + n->nodes[l->a].nports++;
     uint32_t gb = n->nodes[l->b].port0 + n->nodes[l->b].nports++;
-    double er = l->error_rate > 0 ? l->error_rate : cfg->error_rate_per_link;
+    double er = l->error_rate > 0 ? l->error_rate : n->cfg.error_rate_per_link;
     pk_port_t *pa = &n->ports[ga], *pb = &n->ports[gb];
     pa->node = l->a;
     pa->is_switch = t->is_switch[l->a];
@@ -1026,13 +996,18 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   }
   /* NIC rate: the first host's first port (ns-3 get_nic_rate) */
   n->nic_rate = n->ports[n->nodes[n->hosts[0]].port0].rate_bps;
-  uint32_t mtu_wire = cfg->payload_bytes + n->data_hdr;
-  n->mtu_wire = mtu_wire;
   for (uint32_t i = 0; i < n->n_ports; i++) {
-    n->ports[i].tx_mtu_ps = tx_time(n, mtu_wire, n->ports[i].rate_bps);
+    n->ports[i].tx_mtu_ps = tx_time(n, n->mtu_wire, n->ports[i].rate_bps);
     n->ports[i].tx_ack_ps = tx_time(n, n->ack_size, n->ports[i].rate_bps);
   }
-  for (uint32_t v = 0; v < t->n_nodes; v++) {
+  return 0;
+}
+
+/* Step 4: each switch's MMU (buffer, headroom and reserve per port, PFC
+ * threshold shift) and ECN thresholds. */
+static int setup_switches(pk_net_t *n, etsim_error_t *err) {
+  const etsim_netpkt_cfg_t *cfg = &n->cfg;
+  for (uint32_t v = 0; v < n->n_nodes; v++) {
     pk_node_t *s = &n->nodes[v];
     if (!s->is_switch) continue;
     s->buffer = (uint64_t)cfg->buffer_mb * 1024 * 1024;
@@ -1043,13 +1018,11 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
         uint32_t e;
         for (e = 0; e < cfg->n_ecn; e++)
           if (cfg->ecn_rate_bps[e] == rate) break;
-        if (e == cfg->n_ecn) {
-          rc = etsim_error_set(err, ETSIM_EINVAL,
-                               "KMIN_MAP/KMAX_MAP/PMAX_MAP: no entry for link "
-                               "rate %" PRIu64 " b/s (switch %u port %u)",
-                               rate, v, p->ifindex);
-          goto fail;
-        }
+        if (e == cfg->n_ecn)
+          return etsim_error_set(err, ETSIM_EINVAL,
+                                 "KMIN_MAP/KMAX_MAP/PMAX_MAP: no entry for link "
+                                 "rate %" PRIu64 " b/s (switch %u port %u)",
+                                 rate, v, p->ifindex);
         p->kmin = (uint64_t)cfg->kmin_kb[e] * 1000;
         p->kmax = (uint64_t)cfg->kmax_kb[e] * 1000;
         p->pmax = cfg->pmax[e];
@@ -1063,22 +1036,58 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       s->total_hdrm += p->headroom;
       s->total_rsrv += PK_RESERVE;
     }
-    if (s->buffer < s->total_hdrm + s->total_rsrv + mtu_wire) {
-      rc =
-          etsim_error_set(err, ETSIM_EINVAL,
-                          "BUFFER_SIZE: %u MiB is too small for switch %u "
-                          "(headroom %" PRIu64 " + reserve %" PRIu64 " bytes + one %u-byte packet)",
-                          cfg->buffer_mb, v, s->total_hdrm, s->total_rsrv, mtu_wire);
-      goto fail;
-    }
+    if (s->buffer < s->total_hdrm + s->total_rsrv + n->mtu_wire)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "BUFFER_SIZE: %u MiB is too small for switch %u "
+                             "(headroom %" PRIu64 " + reserve %" PRIu64
+                             " bytes + one %u-byte packet)",
+                             cfg->buffer_mb, v, s->total_hdrm, s->total_rsrv, n->mtu_wire);
   }
-  if ((rc = etsim_net__pkt_route_init(n, tn, err))) goto fail;
+  return 0;
+}
+
+int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
+                        const etsim_netpkt_cfg_t *cfg, etsim_error_t *err) {
+  const char *tn = t->name ? t->name : "topology";
+  const pk_cc_ops_t *cc = etsim_net__pkt_cc_ops(cfg->cc_mode);
+  if (!cc) return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
+  if (cfg->payload_bytes < 1 || cfg->payload_bytes > 65000)
+    return etsim_error_set(err, ETSIM_EINVAL, "PACKET_PAYLOAD_SIZE %u not in 1..65000",
+                           cfg->payload_bytes);
+  int rc = check_links(t, tn, err);
+  if (rc) return rc;
+  pk_net_t *n = etsim_calloc(1, sizeof *n);
+  if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  n->cfg = *cfg;
+  n->cc = cc;
+  n->free_int = PK_NONE;
+  n->n_nodes = t->n_nodes;
+  n->data_hdr = PK_DATA_HDR + n->cc->int_bytes;
+  uint32_t qbb = 12 + n->cc->int_bytes;
+  n->ack_size = (qbb < 26 ? 26 - qbb : 0) + qbb + 22;
+  n->pfc_size = PK_PFC_BYTES;
+  n->mtu_wire = cfg->payload_bytes + n->data_hdr;
+  etsim_rng_seed(&n->rng, cfg->seed);
+  etsim_u64map_init(&n->sport_map);
+  size_t ports_bytes = (2 * t->n_links + 1) * sizeof *n->ports + 64;
+  n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);
+  n->ports_mem = etsim_calloc(1, ports_bytes);
+  if (n->ports_mem) etsim_net__pkt_advise_huge(n->ports_mem, ports_bytes);
+  n->ports = n->ports_mem ? (pk_port_t *)(((uintptr_t)n->ports_mem + 63) & ~(uintptr_t)63) : NULL;
+  n->hosts = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->hosts);
+  if (!n->nodes || !n->ports || !n->hosts) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if ((rc = setup_nodes(n, t, tn, err)) || (rc = setup_ports(n, t, tn, err)) ||
+      (rc = setup_switches(n, err)) || (rc = etsim_net__pkt_route_init(n, tn, err)))
+    goto fail;
   /* ns-3: the largest BDP and RTT over all host pairs, for GLOBAL_T */
   if (cfg->global_t && etsim_net__pkt_route_global(n, &n->max_bdp, &n->max_rtt_ps)) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto fail;
   }
-  if ((rc = evq_setup(n, mtu_wire))) {
+  if ((rc = evq_setup(n, n->mtu_wire))) {
     rc = etsim_error_set(err, rc, "out of memory");
     goto fail;
   }
