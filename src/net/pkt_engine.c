@@ -28,27 +28,13 @@
 
 /* ------------------------------------------------------------- small bits */
 
-static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
-  uint64_t num = bytes * 8000000000000ull;
-  uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
-  /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
-   * ns: rounding to ps first turned e.g. 606.4996 ns into 607.  A step too
-   * large for that product (over 7 us at 2.4 Tb/s) rounds in two steps. */
-  if (rate <= UINT64_MAX / r) {
-    uint64_t den = rate * r;
-    return (int64_t)((num + den / 2) / den * r);
-  }
-  uint64_t t = (num + rate / 2) / rate;
-  return (int64_t)((t + r / 2) / r * r);
-}
-
 /* Serialisation time on port p: full data packets and ACKs are nearly all
  * the traffic, so their times are worked out once per port (a 64-bit
  * division each, twice with rounding, is the dearest step of a hop). */
 static inline int64_t port_tx_time(const pk_net_t *n, const pk_port_t *p, uint32_t bytes) {
   if (bytes == n->mtu_wire) return p->tx_mtu_ps;
   if (bytes == n->ack_size) return p->tx_ack_ps;
-  return tx_time(n, bytes, p->rate_bps);
+  return pk_tx_time(n, bytes, p->rate_bps);
 }
 
 static int oom(pk_net_t *n) {
@@ -461,7 +447,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     q->last_pkt_size = h.size;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
-        n->now + (pace == p->rate_bps ? port_tx_time(n, p, h.size) : tx_time(n, h.size, pace));
+        n->now + (pace == p->rate_bps ? port_tx_time(n, p, h.size) : pk_tx_time(n, h.size, pace));
     p->wake_min_ok = 0;
     n->last_progress = n->now;
     return transmit(n, gp, &h);
@@ -478,7 +464,7 @@ wake:
   /* As ns-3's QbbNetDevice::DequeueAndTransmit: with nothing to send, wake
    * at the earliest pacing time of all the NIC's queue pairs (window-bound
    * and paused ones too), and only when no wake-up is pending and that time
-   * is still ahead; etsim_net__pkt_change_rate moves a pending one earlier. */
+   * is still ahead; pk_change_rate moves a pending one earlier. */
   if (p->wake_t >= 0) return 0;
   if (!p->wake_min_ok) {
     /* The earliest time matters only when it is ahead: a queue pair known
@@ -528,33 +514,6 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
             q->standalone_ps / 1000);
   if (q->fn) q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
 }
-
-void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
-  if (q->last_pkt_size) {
-    n->ports[q->gport].wake_min_ok = 0;
-    int64_t old_t = tx_time(n, q->last_pkt_size, q->rate);
-    int64_t new_t = tx_time(n, q->last_pkt_size, new_rate);
-    q->next_avail += new_t - old_t;
-    /* ns-3's QbbNetDevice::UpdateNextAvail: a pending wake-up later than
-     * the new pacing time is moved to it (at once if that has passed). */
-    pk_port_t *p = &n->ports[q->gport];
-    if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
-      p->wake_gen++;
-      p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
-      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
-        n->stopped = PK_STOP_OOM;
-    }
-  }
-  q->rate = new_rate;
-}
-
-void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
-  if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER, (uint32_t)(q - n->qps),
-                  ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
-    n->stopped = PK_STOP_OOM;
-}
-
-void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id) { q->tgen[id]++; }
 
 static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   (void)gp;
@@ -911,7 +870,7 @@ static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
   int64_t span = 1, tx_min = INT64_MAX;
   for (uint32_t i = 0; i < n->n_ports; i++) {
     const pk_port_t *p = &n->ports[i];
-    int64_t tx = tx_time(n, mtu_wire, p->rate_bps);
+    int64_t tx = pk_tx_time(n, mtu_wire, p->rate_bps);
     if (p->delay_ps + tx > span) span = p->delay_ps + tx;
     if (tx < tx_min) tx_min = tx;
   }
@@ -997,8 +956,8 @@ static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn
   /* NIC rate: the first host's first port (ns-3 get_nic_rate) */
   n->nic_rate = n->ports[n->nodes[n->hosts[0]].port0].rate_bps;
   for (uint32_t i = 0; i < n->n_ports; i++) {
-    n->ports[i].tx_mtu_ps = tx_time(n, n->mtu_wire, n->ports[i].rate_bps);
-    n->ports[i].tx_ack_ps = tx_time(n, n->ack_size, n->ports[i].rate_bps);
+    n->ports[i].tx_mtu_ps = pk_tx_time(n, n->mtu_wire, n->ports[i].rate_bps);
+    n->ports[i].tx_ack_ps = pk_tx_time(n, n->ack_size, n->ports[i].rate_bps);
   }
   return 0;
 }

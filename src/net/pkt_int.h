@@ -456,9 +456,54 @@ struct pk_net {
 static inline const pk_hop_t *pk_hops(const pk_net_t *n, const pk_hdr_t *k) {
   return n->hops + (size_t)k->ints * PK_MAX_HOPS;
 }
-void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate);
-void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps);
-void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id);
+/* What congestion control may do to the engine, here rather than in
+ * pkt_engine.c so that pkt_cc.c, which the engine calls through
+ * pk_cc_ops_t, does not call back into it: change a queue pair's rate,
+ * start or cancel one of its timers. */
+
+/* Serialisation time of bytes at rate (b/s), in ps. */
+static inline int64_t pk_tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
+  uint64_t num = bytes * 8000000000000ull;
+  uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
+  /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
+   * ns: rounding to ps first turned e.g. 606.4996 ns into 607.  A step too
+   * large for that product (over 7 us at 2.4 Tb/s) rounds in two steps. */
+  if (rate <= UINT64_MAX / r) {
+    uint64_t den = rate * r;
+    return (int64_t)((num + den / 2) / den * r);
+  }
+  uint64_t t = (num + rate / 2) / rate;
+  return (int64_t)((t + r / 2) / r * r);
+}
+
+static inline void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
+  if (q->last_pkt_size) {
+    n->ports[q->gport].wake_min_ok = 0;
+    int64_t old_t = pk_tx_time(n, q->last_pkt_size, q->rate);
+    int64_t new_t = pk_tx_time(n, q->last_pkt_size, new_rate);
+    q->next_avail += new_t - old_t;
+    /* ns-3's QbbNetDevice::UpdateNextAvail: a pending wake-up later than
+     * the new pacing time is moved to it (at once if that has passed). */
+    pk_port_t *p = &n->ports[q->gport];
+    if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
+      p->wake_gen++;
+      p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
+      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
+        n->stopped = PK_STOP_OOM;
+    }
+  }
+  q->rate = new_rate;
+}
+
+/* Timer id of q fires after after_ps (an EV_CC_TIMER, dropped if the
+ * timer is cancelled or restarted first). */
+static inline void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
+  if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER, (uint32_t)(q - n->qps),
+                  ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
+    n->stopped = PK_STOP_OOM;
+}
+
+static inline void pk_timer_cancel(pk_qp_t *q, int id) { q->tgen[id]++; }
 
 extern const pk_cc_ops_t etsim_net__pkt_cc_none, etsim_net__pkt_cc_dcqcn, etsim_net__pkt_cc_hpcc,
     etsim_net__pkt_cc_timely, etsim_net__pkt_cc_dctcp;
