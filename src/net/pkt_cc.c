@@ -50,9 +50,9 @@ static void dcqcn_ack(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack) {
   if (q->cc.dcqcn.first_cnp) {
     q->cc.dcqcn.alpha = 1;
     q->cc.dcqcn.alpha_cnp = 0;
-    etsim_net__pkt_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
+    pk_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
     /* 1 ns later so the decrease follows the alpha update */
-    etsim_net__pkt_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us) + 1000);
+    pk_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us) + 1000);
     q->cc.dcqcn.target = q->rate;
     q->cc.dcqcn.first_cnp = 0;
   }
@@ -63,20 +63,20 @@ static void dcqcn_timer(pk_net_t *n, pk_qp_t *q, int id) {
   if (id == T_ALPHA) {
     q->cc.dcqcn.alpha = (1 - g) * q->cc.dcqcn.alpha + (q->cc.dcqcn.alpha_cnp ? g : 0);
     q->cc.dcqcn.alpha_cnp = 0;
-    etsim_net__pkt_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
+    pk_timer(n, q, T_ALPHA, us(n->cfg.alpha_resume_us));
   } else if (id == T_DEC) {
-    etsim_net__pkt_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us));
+    pk_timer(n, q, T_DEC, us(n->cfg.rate_decrease_us));
     if (q->cc.dcqcn.dec_cnp) {
       if (n->cfg.clamp_target_rate || q->cc.dcqcn.stage != 0) q->cc.dcqcn.target = q->rate;
       uint64_t r = scale(q->rate, 1 - q->cc.dcqcn.alpha / 2);
       q->rate = r > n->cfg.min_rate_bps ? r : n->cfg.min_rate_bps;
       q->cc.dcqcn.stage = 0;
       q->cc.dcqcn.dec_cnp = 0;
-      etsim_net__pkt_timer_cancel(q, T_RP);
-      etsim_net__pkt_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
+      pk_timer_cancel(q, T_RP);
+      pk_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
     }
   } else {
-    etsim_net__pkt_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
+    pk_timer(n, q, T_RP, us(n->cfg.rp_timer_us));
     uint32_t f = n->cfg.fast_recovery_times;
     if (q->cc.dcqcn.stage > f || q->cc.dcqcn.stage == f) {
       uint64_t inc = q->cc.dcqcn.stage == f ? n->cfg.rate_ai_bps : n->cfg.rate_hai_bps;
@@ -100,10 +100,11 @@ static void hpcc_init(pk_net_t *n, pk_qp_t *q) {
 
 static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack, int fast) {
   uint64_t next_seq = q->snd_nxt;
+  pk_hop_t *hop = n->qp_hops + (size_t)(q - n->qps) * PK_MAX_HOPS;
   if (q->cc.hpcc.last_seq == 0) { /* first RTT: remember the INT stack */
     q->cc.hpcc.last_seq = next_seq;
     q->cc.hpcc.nhop = ack->nhop;
-    for (uint32_t i = 0; i < ack->nhop; i++) q->cc.hpcc.hop[i] = pk_hops(n, ack)[i];
+    for (uint32_t i = 0; i < ack->nhop; i++) hop[i] = pk_hops(n, ack)[i];
     return;
   }
   double T = (double)q->base_rtt_ps;
@@ -113,7 +114,7 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack, int fast) 
   int any = 0;
   for (uint32_t i = 0; i < ack->nhop; i++) {
     const pk_hop_t *h = &pk_hops(n, ack)[i];
-    pk_hop_t *prev = &q->cc.hpcc.hop[i];
+    pk_hop_t *prev = &hop[i];
     if (n->cfg.sample_feedback && h->qlen_bytes == 0 && fast) continue;
     int64_t tau = h->ts_ps - prev->ts_ps;
     if (i >= q->cc.hpcc.nhop || tau <= 0) {
@@ -147,7 +148,7 @@ static void hpcc_update(pk_net_t *n, pk_qp_t *q, const pk_hdr_t *ack, int fast) 
       new_stage = q->cc.hpcc.inc_stage + 1;
     }
     new_rate = clamp_rate(new_rate, n->cfg.min_rate_bps, q->max_rate);
-    etsim_net__pkt_change_rate(n, q, new_rate);
+    pk_change_rate(n, q, new_rate);
     if (!fast) {
       q->cc.hpcc.cur_rate = new_rate;
       q->cc.hpcc.inc_stage = new_stage;

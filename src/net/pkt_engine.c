@@ -28,27 +28,13 @@
 
 /* ------------------------------------------------------------- small bits */
 
-static int64_t tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
-  uint64_t num = bytes * 8000000000000ull;
-  uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
-  /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
-   * ns: rounding to ps first turned e.g. 606.4996 ns into 607.  A step too
-   * large for that product (over 7 us at 2.4 Tb/s) rounds in two steps. */
-  if (rate <= UINT64_MAX / r) {
-    uint64_t den = rate * r;
-    return (int64_t)((num + den / 2) / den * r);
-  }
-  uint64_t t = (num + rate / 2) / rate;
-  return (int64_t)((t + r / 2) / r * r);
-}
-
 /* Serialisation time on port p: full data packets and ACKs are nearly all
  * the traffic, so their times are worked out once per port (a 64-bit
  * division each, twice with rounding, is the dearest step of a hop). */
 static inline int64_t port_tx_time(const pk_net_t *n, const pk_port_t *p, uint32_t bytes) {
   if (bytes == n->mtu_wire) return p->tx_mtu_ps;
   if (bytes == n->ack_size) return p->tx_ack_ps;
-  return tx_time(n, bytes, p->rate_bps);
+  return pk_tx_time(n, bytes, p->rate_bps);
 }
 
 static int oom(pk_net_t *n) {
@@ -461,7 +447,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     q->last_pkt_size = h.size;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
-        n->now + (pace == p->rate_bps ? port_tx_time(n, p, h.size) : tx_time(n, h.size, pace));
+        n->now + (pace == p->rate_bps ? port_tx_time(n, p, h.size) : pk_tx_time(n, h.size, pace));
     p->wake_min_ok = 0;
     n->last_progress = n->now;
     return transmit(n, gp, &h);
@@ -478,7 +464,7 @@ wake:
   /* As ns-3's QbbNetDevice::DequeueAndTransmit: with nothing to send, wake
    * at the earliest pacing time of all the NIC's queue pairs (window-bound
    * and paused ones too), and only when no wake-up is pending and that time
-   * is still ahead; etsim_net__pkt_change_rate moves a pending one earlier. */
+   * is still ahead; pk_change_rate moves a pending one earlier. */
   if (p->wake_t >= 0) return 0;
   if (!p->wake_min_ok) {
     /* The earliest time matters only when it is ahead: a queue pair known
@@ -528,33 +514,6 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
             q->standalone_ps / 1000);
   if (q->fn) q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
 }
-
-void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
-  if (q->last_pkt_size) {
-    n->ports[q->gport].wake_min_ok = 0;
-    int64_t old_t = tx_time(n, q->last_pkt_size, q->rate);
-    int64_t new_t = tx_time(n, q->last_pkt_size, new_rate);
-    q->next_avail += new_t - old_t;
-    /* ns-3's QbbNetDevice::UpdateNextAvail: a pending wake-up later than
-     * the new pacing time is moved to it (at once if that has passed). */
-    pk_port_t *p = &n->ports[q->gport];
-    if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
-      p->wake_gen++;
-      p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
-      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
-        n->stopped = PK_STOP_OOM;
-    }
-  }
-  q->rate = new_rate;
-}
-
-void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
-  if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER, (uint32_t)(q - n->qps),
-                  ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
-    n->stopped = PK_STOP_OOM;
-}
-
-void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id) { q->tgen[id]++; }
 
 static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   (void)gp;
@@ -864,33 +823,24 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
      * brought in); for the next, an arrival at a host, its queue pair (the
      * header now in cache names it).  On a large fabric each of these is
      * cold, and the work of the events between hides the fetches. */
-    if (n->evq.n_cal) {
-      const pk_evq_node_t *node = n->evq.node;
-      const pk_evq_node_t *x = &node[n->evq.bkt[n->evq.cur & n->evq.mask].head];
-      if (x->ev.kind == EV_ARRIVE) {
-        const pk_port_t *p1 = &n->ports[x->ev.a];
-        if (!n->ports[p1->peer_gport].is_switch) {
-          const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].flow];
-          __builtin_prefetch(q);
-          __builtin_prefetch(&q->rcv_nxt);
-        }
-      }
-      if (x->next != PK_NONE) {
-        const pk_evq_node_t *x2 = &node[x->next];
-        if (x2->ev.kind == EV_ARRIVE) {
-          const pk_port_t *p2 = &n->ports[x2->ev.a];
-          const char *rx = (const char *)&n->ports[p2->peer_gport];
-          __builtin_prefetch(&p2->wire[p2->wire_head]);
-          __builtin_prefetch(rx);
-          __builtin_prefetch(rx + 64);
-          __builtin_prefetch(rx + 128);
-        }
-        if (x2->next != PK_NONE) {
-          const pk_evq_node_t *x3 = &node[x2->next];
-          if (x3->ev.kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[x3->ev.a]);
-        }
+    const pk_ev_t *x = pk_evq_ahead(&n->evq, 0);
+    if (x && x->kind == EV_ARRIVE) {
+      const pk_port_t *p1 = &n->ports[x->a];
+      if (!n->ports[p1->peer_gport].is_switch) {
+        const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].flow];
+        __builtin_prefetch(q);
+        __builtin_prefetch(&q->rcv_nxt);
       }
     }
+    if ((x = pk_evq_ahead(&n->evq, 1)) && x->kind == EV_ARRIVE) {
+      const pk_port_t *p2 = &n->ports[x->a];
+      const char *rx = (const char *)&n->ports[p2->peer_gport];
+      __builtin_prefetch(&p2->wire[p2->wire_head]);
+      __builtin_prefetch(rx);
+      __builtin_prefetch(rx + 64);
+      __builtin_prefetch(rx + 128);
+    }
+    if ((x = pk_evq_ahead(&n->evq, 2)) && x->kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[x->a]);
     int rc = on_event(n, &e, err);
     if (rc) {
       if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");
@@ -920,7 +870,7 @@ static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
   int64_t span = 1, tx_min = INT64_MAX;
   for (uint32_t i = 0; i < n->n_ports; i++) {
     const pk_port_t *p = &n->ports[i];
-    int64_t tx = tx_time(n, mtu_wire, p->rate_bps);
+    int64_t tx = pk_tx_time(n, mtu_wire, p->rate_bps);
     if (p->delay_ps + tx > span) span = p->delay_ps + tx;
     if (tx < tx_min) tx_min = tx;
   }
@@ -933,54 +883,25 @@ static int evq_setup(pk_net_t *n, uint32_t mtu_wire) {
   return etsim_net__pkt_evq_init(&n->evq, shift, nb_log);
 }
 
-int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
-                        const etsim_netpkt_cfg_t *cfg, etsim_error_t *err) {
-  const char *tn = t->name ? t->name : "topology";
-  pk_net_t *n = etsim_calloc(1, sizeof *n);
-  if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  int rc = 0;
-  n->cfg = *cfg;
-  if (!(n->cc = etsim_net__pkt_cc_ops(cfg->cc_mode))) {
-    etsim_free(n);
-    return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
-  }
-  if (cfg->payload_bytes < 1 || cfg->payload_bytes > 65000) {
-    etsim_free(n);
-    return etsim_error_set(err, ETSIM_EINVAL, "PACKET_PAYLOAD_SIZE %u not in 1..65000",
-                           cfg->payload_bytes);
-  }
-  /* Every host needs a link; checked before the per-node tables are
-   * allocated, so a header that claims millions of nodes and gives no links
-   * costs a byte per node, not the tables' hundreds of MB. */
+/* Set-up, step 1: every host needs a link; checked before the per-node
+ * tables are allocated, so a header that claims millions of nodes and gives
+ * no links costs a byte per node, not the tables' hundreds of MB. */
+static int check_links(const etsim_netpkt_topo_t *t, const char *tn, etsim_error_t *err) {
   uint8_t *linked = etsim_calloc(t->n_nodes ? t->n_nodes : 1, 1);
-  if (!linked) {
-    etsim_free(n);
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  }
+  if (!linked) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   for (size_t i = 0; i < t->n_links; i++) linked[t->links[i].a] = linked[t->links[i].b] = 1;
   for (uint32_t v = 0; v < t->n_nodes; v++)
     if (!t->is_switch[v] && !linked[v]) {
       etsim_free(linked);
-      etsim_free(n);
       return etsim_error_set(err, ETSIM_EINVAL, "%s: host %u has no link", tn, v);
     }
   etsim_free(linked);
-  n->free_int = PK_NONE;
-  n->n_nodes = t->n_nodes;
-  n->data_hdr = PK_DATA_HDR + n->cc->int_bytes;
-  uint32_t qbb = 12 + n->cc->int_bytes;
-  n->ack_size = (qbb < 26 ? 26 - qbb : 0) + qbb + 22;
-  n->pfc_size = PK_PFC_BYTES;
-  etsim_rng_seed(&n->rng, cfg->seed);
-  etsim_u64map_init(&n->sport_map);
-  n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);
-  n->ports_mem = etsim_calloc(1, (2 * t->n_links + 1) * sizeof *n->ports + 64);
-  n->ports = n->ports_mem ? (pk_port_t *)(((uintptr_t)n->ports_mem + 63) & ~(uintptr_t)63) : NULL;
-  n->hosts = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->hosts);
-  if (!n->nodes || !n->ports || !n->hosts) {
-    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    goto fail;
-  }
+  return 0;
+}
+
+/* Step 2: nodes and the dense host index. */
+static int setup_nodes(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn,
+                       etsim_error_t *err) {
   for (uint32_t v = 0; v < t->n_nodes; v++) {
     n->nodes[v].is_switch = t->is_switch[v];
     n->nodes[v].host_idx = PK_NONE;
@@ -989,21 +910,22 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       n->hosts[n->n_hosts++] = v;
     }
   }
-  if (n->n_hosts == 0) {
-    rc = etsim_error_set(err, ETSIM_EINVAL, "%s: no hosts", tn);
-    goto fail;
-  }
-  /* ports: count per node, then assign in link order (ns-3 ifindex) */
+  if (n->n_hosts == 0) return etsim_error_set(err, ETSIM_EINVAL, "%s: no hosts", tn);
+  return 0;
+}
+
+/* Step 3: ports, counted per node, then assigned in link order (ns-3
+ * ifindex), with each link's rate, delay and loss on both ends. */
+static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn,
+                       etsim_error_t *err) {
   for (size_t i = 0; i < t->n_links; i++) {
     n->nodes[t->links[i].a].nports++;
     n->nodes[t->links[i].b].nports++;
   }
   uint32_t acc = 0;
   for (uint32_t v = 0; v < t->n_nodes; v++) {
-    if (n->nodes[v].nports > 65535) {
-      rc = etsim_error_set(err, ETSIM_EINVAL, "%s: node %u has more than 65535 links", tn, v);
-      goto fail;
-    }
+    if (n->nodes[v].nports > 65535)
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: node %u has more than 65535 links", tn, v);
     n->nodes[v].port0 = acc;
     acc += n->nodes[v].nports;
     n->nodes[v].nports = 0;
@@ -1013,7 +935,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
     const etsim_netpkt_link_t *l = &t->links[i];
     uint32_t ga = n->nodes[l->a].port0 + n->nodes[l->a].nports++;
     uint32_t gb = n->nodes[l->b].port0 + n->nodes[l->b].nports++;
-    double er = l->error_rate > 0 ? l->error_rate : cfg->error_rate_per_link;
+    double er = l->error_rate > 0 ? l->error_rate : n->cfg.error_rate_per_link;
     pk_port_t *pa = &n->ports[ga], *pb = &n->ports[gb];
     pa->node = l->a;
     pa->is_switch = t->is_switch[l->a];
@@ -1033,13 +955,18 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   }
   /* NIC rate: the first host's first port (ns-3 get_nic_rate) */
   n->nic_rate = n->ports[n->nodes[n->hosts[0]].port0].rate_bps;
-  uint32_t mtu_wire = cfg->payload_bytes + n->data_hdr;
-  n->mtu_wire = mtu_wire;
   for (uint32_t i = 0; i < n->n_ports; i++) {
-    n->ports[i].tx_mtu_ps = tx_time(n, mtu_wire, n->ports[i].rate_bps);
-    n->ports[i].tx_ack_ps = tx_time(n, n->ack_size, n->ports[i].rate_bps);
+    n->ports[i].tx_mtu_ps = pk_tx_time(n, n->mtu_wire, n->ports[i].rate_bps);
+    n->ports[i].tx_ack_ps = pk_tx_time(n, n->ack_size, n->ports[i].rate_bps);
   }
-  for (uint32_t v = 0; v < t->n_nodes; v++) {
+  return 0;
+}
+
+/* Step 4: each switch's MMU (buffer, headroom and reserve per port, PFC
+ * threshold shift) and ECN thresholds. */
+static int setup_switches(pk_net_t *n, etsim_error_t *err) {
+  const etsim_netpkt_cfg_t *cfg = &n->cfg;
+  for (uint32_t v = 0; v < n->n_nodes; v++) {
     pk_node_t *s = &n->nodes[v];
     if (!s->is_switch) continue;
     s->buffer = (uint64_t)cfg->buffer_mb * 1024 * 1024;
@@ -1050,13 +977,11 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
         uint32_t e;
         for (e = 0; e < cfg->n_ecn; e++)
           if (cfg->ecn_rate_bps[e] == rate) break;
-        if (e == cfg->n_ecn) {
-          rc = etsim_error_set(err, ETSIM_EINVAL,
-                               "KMIN_MAP/KMAX_MAP/PMAX_MAP: no entry for link "
-                               "rate %" PRIu64 " b/s (switch %u port %u)",
-                               rate, v, p->ifindex);
-          goto fail;
-        }
+        if (e == cfg->n_ecn)
+          return etsim_error_set(err, ETSIM_EINVAL,
+                                 "KMIN_MAP/KMAX_MAP/PMAX_MAP: no entry for link "
+                                 "rate %" PRIu64 " b/s (switch %u port %u)",
+                                 rate, v, p->ifindex);
         p->kmin = (uint64_t)cfg->kmin_kb[e] * 1000;
         p->kmax = (uint64_t)cfg->kmax_kb[e] * 1000;
         p->pmax = cfg->pmax[e];
@@ -1070,22 +995,58 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
       s->total_hdrm += p->headroom;
       s->total_rsrv += PK_RESERVE;
     }
-    if (s->buffer < s->total_hdrm + s->total_rsrv + mtu_wire) {
-      rc =
-          etsim_error_set(err, ETSIM_EINVAL,
-                          "BUFFER_SIZE: %u MiB is too small for switch %u "
-                          "(headroom %" PRIu64 " + reserve %" PRIu64 " bytes + one %u-byte packet)",
-                          cfg->buffer_mb, v, s->total_hdrm, s->total_rsrv, mtu_wire);
-      goto fail;
-    }
+    if (s->buffer < s->total_hdrm + s->total_rsrv + n->mtu_wire)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "BUFFER_SIZE: %u MiB is too small for switch %u "
+                             "(headroom %" PRIu64 " + reserve %" PRIu64
+                             " bytes + one %u-byte packet)",
+                             cfg->buffer_mb, v, s->total_hdrm, s->total_rsrv, n->mtu_wire);
   }
-  if ((rc = etsim_net__pkt_route_init(n, tn, err))) goto fail;
+  return 0;
+}
+
+int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
+                        const etsim_netpkt_cfg_t *cfg, etsim_error_t *err) {
+  const char *tn = t->name ? t->name : "topology";
+  const pk_cc_ops_t *cc = etsim_net__pkt_cc_ops(cfg->cc_mode);
+  if (!cc) return etsim_error_set(err, ETSIM_EINVAL, "CC_MODE %d unknown", cfg->cc_mode);
+  if (cfg->payload_bytes < 1 || cfg->payload_bytes > 65000)
+    return etsim_error_set(err, ETSIM_EINVAL, "PACKET_PAYLOAD_SIZE %u not in 1..65000",
+                           cfg->payload_bytes);
+  int rc = check_links(t, tn, err);
+  if (rc) return rc;
+  pk_net_t *n = etsim_calloc(1, sizeof *n);
+  if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  n->cfg = *cfg;
+  n->cc = cc;
+  n->free_int = PK_NONE;
+  n->n_nodes = t->n_nodes;
+  n->data_hdr = PK_DATA_HDR + n->cc->int_bytes;
+  uint32_t qbb = 12 + n->cc->int_bytes;
+  n->ack_size = (qbb < 26 ? 26 - qbb : 0) + qbb + 22;
+  n->pfc_size = PK_PFC_BYTES;
+  n->mtu_wire = cfg->payload_bytes + n->data_hdr;
+  etsim_rng_seed(&n->rng, cfg->seed);
+  etsim_u64map_init(&n->sport_map);
+  size_t ports_bytes = (2 * t->n_links + 1) * sizeof *n->ports + 64;
+  n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);
+  n->ports_mem = etsim_calloc(1, ports_bytes);
+  if (n->ports_mem) etsim_net__pkt_advise_huge(n->ports_mem, ports_bytes);
+  n->ports = n->ports_mem ? (pk_port_t *)(((uintptr_t)n->ports_mem + 63) & ~(uintptr_t)63) : NULL;
+  n->hosts = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->hosts);
+  if (!n->nodes || !n->ports || !n->hosts) {
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if ((rc = setup_nodes(n, t, tn, err)) || (rc = setup_ports(n, t, tn, err)) ||
+      (rc = setup_switches(n, err)) || (rc = etsim_net__pkt_route_init(n, tn, err)))
+    goto fail;
   /* ns-3: the largest BDP and RTT over all host pairs, for GLOBAL_T */
   if (cfg->global_t && etsim_net__pkt_route_global(n, &n->max_bdp, &n->max_rtt_ps)) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto fail;
   }
-  if ((rc = evq_setup(n, mtu_wire))) {
+  if ((rc = evq_setup(n, n->mtu_wire))) {
     rc = etsim_error_set(err, rc, "out of memory");
     goto fail;
   }
@@ -1118,6 +1079,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->ports_mem);
   etsim_free(n->hosts);
   etsim_free(n->hops);
+  etsim_free(n->qp_hops);
   etsim_free(n->qps_mem);
   etsim_free(n->routes);
   etsim_free(n->path_buf);
@@ -1143,6 +1105,7 @@ static int qps_grow(pk_net_t *n) {
   if (cap > (SIZE_MAX - 64) / sizeof *n->qps) return ETSIM_ENOMEM;
   void *mem = etsim_malloc(cap * sizeof *n->qps + 64);
   if (!mem) return ETSIM_ENOMEM;
+  etsim_net__pkt_advise_huge(mem, cap * sizeof *n->qps + 64);
   pk_qp_t *v = (pk_qp_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
   if (n->n_qps) memcpy(v, n->qps, n->n_qps * sizeof *v);
   etsim_free(n->qps_mem);
@@ -1179,6 +1142,12 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     n->sport_next[n->n_sport++] = 10000;
   }
+  if (n->cc == &etsim_net__pkt_cc_hpcc) {
+    size_t want = (n->n_qps + 1) * PK_MAX_HOPS;
+    if (etsim_grow((void **)&n->qp_hops, &n->cap_qp_hops, want, sizeof *n->qp_hops))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    memset(n->qp_hops + n->n_qps * PK_MAX_HOPS, 0, PK_MAX_HOPS * sizeof *n->qp_hops);
+  }
   uint32_t sport = n->sport_next[slot]++;
   pk_qp_t *q = &n->qps[n->n_qps];
   memset(q, 0, sizeof *q);
@@ -1211,11 +1180,14 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
     return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", m->src,
                            m->dst);
   size_t need = nf > nr ? nf : nr;
+  size_t cap_routes = n->cap_routes;
   if (etsim_grow((void **)&n->path_buf, &n->cap_path_buf, need, sizeof *n->path_buf) ||
       n->n_routes + nf + nr + PK_HDR_OUT >= PK_NONE ||
       etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr + PK_HDR_OUT,
                  sizeof *n->routes))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  if (n->cap_routes != cap_routes)
+    etsim_net__pkt_advise_huge(n->routes, n->cap_routes * sizeof *n->routes);
   uint32_t *path = n->path_buf;
   uint16_t *rt = n->routes + n->n_routes;
   if (etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, path, nf) != nf)

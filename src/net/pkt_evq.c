@@ -24,13 +24,28 @@
 #include "pkt_int.h"
 
 #include <string.h>
+#include <sys/mman.h>
+
+void etsim_net__pkt_advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = 2u << 20;
+  if (bytes < 2 * huge) return;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  uintptr_t e = ((uintptr_t)p + bytes) & ~(huge - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 /* An insertion that would walk back past this many events of its bucket
  * goes to the heap instead.  The ones that walk are ends of serialisation
  * queued late with the number taken when the serialisation began, and on
  * a 1,024-host fabric dozens of ports start one at the same instant: a
  * short walk, then the heap (which holds few events once the flows have
- * started), was faster there than walks of 16. */
+ * started), was faster there than walks of 16.  A walk also stays in the
+ * bucket's last chunk. */
 #define EVQ_WALK_MAX 4
 
 int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
@@ -54,12 +69,13 @@ int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
 void etsim_net__pkt_evq_free(pk_evq_t *q) {
   etsim_free(q->bkt);
   etsim_free(q->bits);
-  etsim_free(q->node);
+  etsim_free(q->ch_mem);
   pk_heap_free(&q->far);
   memset(q, 0, sizeof *q);
 }
 
-void etsim_net__pkt_evq_settle(pk_evq_t *q) {
+/* Move cur to the first non-empty bucket (the calendar is not empty). */
+static void settle(pk_evq_t *q) {
   uint64_t i = q->cur & q->mask;
   size_t w = (size_t)(i >> 6), nw = ((size_t)q->mask >> 6) + 1;
   uint64_t word = q->bits[w] & (~(uint64_t)0 << (i & 63));
@@ -73,6 +89,50 @@ void etsim_net__pkt_evq_settle(pk_evq_t *q) {
   q->cur += skipped + bit - (i & 63);
 }
 
+void etsim_net__pkt_evq_chunk_done(pk_evq_t *q, pk_evq_bucket_t *bk) {
+  uint32_t c = bk->head;
+  pk_evq_chunk_t *ch = &q->ch[c];
+  bk->head = ch->next;
+  ch->next = q->free;
+  q->free = c;
+  if (bk->head != PK_NONE) {
+    /* the next chunk's first lines, read from the next pop on */
+    const char *nx = (const char *)&q->ch[bk->head];
+    __builtin_prefetch(nx);
+    __builtin_prefetch(nx + 64);
+    __builtin_prefetch(nx + 128);
+    return;
+  }
+  bk->tail = PK_NONE;
+  uint64_t j = q->cur & q->mask;
+  q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
+  if (q->n_cal) settle(q);
+}
+
+/* A chunk from the free list, else a new one (the pool doubles; chunks are
+ * addressed by index, so moving it is safe).  PK_NONE when out of memory. */
+static uint32_t chunk_alloc(pk_evq_t *q) {
+  uint32_t c = q->free;
+  if (c != PK_NONE) {
+    q->free = q->ch[c].next;
+    return c;
+  }
+  if (q->n_ch == q->cap_ch) {
+    size_t cap = q->cap_ch ? 2 * q->cap_ch : 64;
+    if (cap >= PK_NONE || cap > (SIZE_MAX - 64) / sizeof *q->ch) return PK_NONE;
+    void *mem = etsim_malloc(cap * sizeof *q->ch + 64);
+    if (!mem) return PK_NONE;
+    etsim_net__pkt_advise_huge(mem, cap * sizeof *q->ch + 64);
+    pk_evq_chunk_t *v = (pk_evq_chunk_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    if (q->n_ch) memcpy(v, q->ch, q->n_ch * sizeof *v);
+    etsim_free(q->ch_mem);
+    q->ch_mem = mem;
+    q->ch = v;
+    q->cap_ch = cap;
+  }
+  return (uint32_t)q->n_ch++;
+}
+
 /* 1 when queued event e runs before a new event (t, seq). */
 static inline int runs_before(const pk_ev_t *e, int64_t t, uint64_t seq) {
   return e->t < t || (e->t == t && e->seq < seq);
@@ -80,6 +140,7 @@ static inline int runs_before(const pk_ev_t *e, int64_t t, uint64_t seq) {
 
 int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
                                  uint64_t b) {
+  pk_ev_t e = {t, seq, kind, a, b};
   uint64_t bn = (uint64_t)t >> q->shift;
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   /* The calendar spans buckets cur..hi; an event may widen that span (also
@@ -90,83 +151,78 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
     lo = bn < q->cur ? bn : q->cur;
     hi = bn > q->hi ? bn : q->hi;
   }
-  /* The bucket is kept in (time, sequence) order: the event goes after
-   * the last one that runs before it, looked for from the tail, since
-   * nearly every event comes with the newest number and the few others
-   * (an end of serialisation queued late, with the number taken when it
-   * began) are at most a packet time old. */
-  uint32_t prev = PK_NONE; /* insert after this node; NONE: at the head */
-  if (hi - lo > q->mask) goto far;
-  if (bk->head != PK_NONE) {
-    uint32_t p = bk->tail, steps = 0;
-    while (!runs_before(&q->node[p].ev, t, seq)) {
-      if (p == bk->head) {
-        p = PK_NONE;
-        break;
-      }
-      p = q->node[p].prev;
-      if (++steps == EVQ_WALK_MAX) goto far;
-    }
-    prev = p;
-  }
-  uint32_t i = q->free;
-  if (i != PK_NONE) q->free = q->node[i].next;
-  else {
-    if (q->n_node == q->cap_node &&
-        (q->n_node >= PK_NONE - 1 ||
-         etsim_grow((void **)&q->node, &q->cap_node, q->n_node + 1, sizeof *q->node)))
-      return ETSIM_ENOMEM;
-    i = (uint32_t)q->n_node++;
-  }
-  pk_evq_node_t *x = &q->node[i];
-  x->ev.t = t;
-  x->ev.seq = seq;
-  x->ev.kind = kind;
-  x->ev.a = a;
-  x->ev.b = b;
+  if (hi - lo > q->mask) return pk_heap_push(&q->far, &e);
   if (bk->head == PK_NONE) {
-    x->next = PK_NONE;
-    bk->head = bk->tail = i;
+    uint32_t c = chunk_alloc(q);
+    if (c == PK_NONE) return ETSIM_ENOMEM;
+    pk_evq_chunk_t *ch = &q->ch[c];
+    ch->next = PK_NONE;
+    ch->head = 0;
+    ch->n = 1;
+    ch->ev[0] = e;
+    bk->head = bk->tail = c;
     q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
-  } else if (prev == PK_NONE) {
-    x->next = bk->head;
-    q->node[bk->head].prev = i;
-    bk->head = i;
   } else {
-    x->prev = prev;
-    x->next = q->node[prev].next;
-    q->node[prev].next = i;
-    if (prev == bk->tail) bk->tail = i;
-    else q->node[x->next].prev = i;
+    /* The bucket is kept in (time, sequence) order: the event goes after
+     * the last one that runs before it, looked for from the tail, since
+     * nearly every event comes with the newest number and the few others
+     * (an end of serialisation queued late, with the number taken when it
+     * began) are at most a packet time old. */
+    pk_evq_chunk_t *ch = &q->ch[bk->tail];
+    uint32_t pos = ch->n, steps = 0;
+    while (pos > ch->head && !runs_before(&ch->ev[pos - 1], t, seq)) {
+      pos--;
+      if (++steps == EVQ_WALK_MAX) return pk_heap_push(&q->far, &e);
+    }
+    /* before the last chunk's first event, but earlier chunks exist */
+    if (pos == ch->head && bk->head != bk->tail && steps) return pk_heap_push(&q->far, &e);
+    if (ch->n == PK_EVQ_CHUNK && ch->head > 0) {
+      /* room at the front: shift the earlier ones down */
+      memmove(&ch->ev[ch->head - 1], &ch->ev[ch->head], (pos - ch->head) * sizeof e);
+      ch->head--;
+      ch->ev[pos - 1] = e;
+    } else {
+      if (ch->n == PK_EVQ_CHUNK) {
+        /* full: a new last chunk takes the last event (or the new one) */
+        uint32_t c = chunk_alloc(q);
+        if (c == PK_NONE) return ETSIM_ENOMEM;
+        ch = &q->ch[bk->tail]; /* the pool may have moved */
+        pk_evq_chunk_t *nc = &q->ch[c];
+        nc->next = PK_NONE;
+        nc->head = 0;
+        nc->n = 1;
+        ch->next = c;
+        bk->tail = c;
+        if (pos == PK_EVQ_CHUNK) {
+          nc->ev[0] = e;
+          goto done;
+        }
+        nc->ev[0] = ch->ev[PK_EVQ_CHUNK - 1];
+        ch->n--;
+      }
+      memmove(&ch->ev[pos + 1], &ch->ev[pos], (ch->n - pos) * sizeof e);
+      ch->ev[pos] = e;
+      ch->n++;
+    }
   }
+done:
   q->cur = lo;
   q->hi = hi;
   q->n_cal++;
   return 0;
-far:;
-  pk_ev_t e = {t, seq, kind, a, b};
-  return pk_heap_push(&q->far, &e);
 }
 
 int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   if (q->n_cal) {
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
-    uint32_t i = bk->head;
-    pk_evq_node_t *x = &q->node[i];
+    pk_evq_chunk_t *ch = &q->ch[bk->head];
+    const pk_ev_t *x = &ch->ev[ch->head];
     const pk_ev_t *f = q->far.v;
-    if (!q->far.n || x->ev.t < f->t || (x->ev.t == f->t && x->ev.seq < f->seq)) {
-      if (x->ev.t > t_max) return 0;
-      *out = x->ev;
-      bk->head = x->next;
-      x->next = q->free;
-      q->free = i;
-      if (--q->n_cal && bk->head != PK_NONE) return 1;
-      if (bk->head == PK_NONE) {
-        uint64_t j = q->cur & q->mask;
-        bk->tail = PK_NONE;
-        q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
-      }
-      if (q->n_cal) etsim_net__pkt_evq_settle(q);
+    if (!q->far.n || x->t < f->t || (x->t == f->t && x->seq < f->seq)) {
+      if (x->t > t_max) return 0;
+      *out = *x;
+      q->n_cal--;
+      if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q, bk);
       return 1;
     }
   }

@@ -48,23 +48,31 @@ static inline int pk_ev_less(const pk_ev_t *a, const pk_ev_t *b) {
 ETSIM_HEAP_DEFINE(pk_heap, pk_ev_t, pk_ev_less)
 
 /* The packet engine's event queue: a calendar of time buckets for the near
- * future, the heap for the rest; pops in (t, seq) order (pkt_evq.c). */
-typedef struct pk_evq_node {
-  pk_ev_t ev;
-  uint32_t next;
-  uint32_t prev; /* the one before in its bucket (unset at the head) */
-} pk_evq_node_t;
+ * future, the heap for the rest; pops in (t, seq) order (pkt_evq.c).  A
+ * bucket is a list of chunks, each an array of events in order, so a pop
+ * reads memory in sequence and the events after the next are found by
+ * index: on a 1,024-host fabric a bucket holds about 200 events, and with
+ * one linked node per event the walk to the ones ahead (to prefetch what
+ * they touch) missed the cache at every step. */
+#define PK_EVQ_CHUNK 15
+
+typedef struct pk_evq_chunk {
+  _Alignas(64) uint32_t next; /* the bucket's next chunk, PK_NONE at its tail */
+  uint32_t head, n;           /* live events: ev[head .. n), never empty */
+  pk_ev_t ev[PK_EVQ_CHUNK];
+} pk_evq_chunk_t;
 
 typedef struct pk_evq_bucket {
-  uint32_t head, tail;
+  uint32_t head, tail; /* chunks */
 } pk_evq_bucket_t;
 
 typedef struct pk_evq {
   pk_evq_bucket_t *bkt; /* mask + 1 buckets of 2^shift ps */
   uint64_t *bits;       /* non-empty buckets */
-  pk_evq_node_t *node;  /* calendar events, linked per bucket */
-  size_t n_node, cap_node;
-  uint32_t free;
+  pk_evq_chunk_t *ch;   /* chunk pool, 64-byte aligned inside ch_mem */
+  void *ch_mem;
+  size_t n_ch, cap_ch;
+  uint32_t free; /* free chunks, linked by next */
   uint32_t shift;
   uint64_t mask;
   uint64_t cur, hi; /* absolute bucket of the earliest / latest event */
@@ -72,6 +80,13 @@ typedef struct pk_evq {
   pk_heap_t far;    /* the others */
   uint64_t next_seq;
 } pk_evq_t;
+
+/* Ask for transparent huge pages on the page-aligned interior of a big
+ * array, before it is first written.  A 1,024-host all-to-all reads a
+ * million queue pair records (470 MB) and their routes at random: with 4 KB
+ * pages nearly every such read also missed the TLB, and the page walks
+ * took about as long as the misses themselves (pkt_evq.c). */
+void etsim_net__pkt_advise_huge(void *p, size_t bytes);
 
 /* shift: log2 of the bucket width in ps; nb_log: log2 of the bucket count
  * (6..30, less counts as 6).  0 or ETSIM_ENOMEM. */
@@ -82,8 +97,9 @@ void etsim_net__pkt_evq_free(pk_evq_t *q);
 int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
                                  uint64_t b);
 int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out);
-/* Move cur to the first non-empty bucket (the calendar is not empty). */
-void etsim_net__pkt_evq_settle(pk_evq_t *q);
+/* The bucket's head chunk is used up: free it, and when it was the last,
+ * move cur to the next non-empty bucket. */
+void etsim_net__pkt_evq_chunk_done(pk_evq_t *q, pk_evq_bucket_t *bk);
 
 /* Queue an event at t (>= the last popped time) with sequence number seq,
  * taken from q->next_seq now or earlier: it runs after every queued event
@@ -93,31 +109,24 @@ void etsim_net__pkt_evq_settle(pk_evq_t *q);
 static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
                                   uint64_t b) {
   uint64_t bn = (uint64_t)t >> q->shift;
-  uint32_t i = q->free;
-  /* common case: a spare node, a bucket within the window at or after the
-   * earliest one, and nothing later already in it (append at the tail) */
-  if (!q->n_cal || i == PK_NONE || bn < q->cur || (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
+  /* common case: a bucket within the window at or after the earliest one,
+   * already holding events, all before this one, and room in its last
+   * chunk (append) */
+  if (!q->n_cal || bn < q->cur || (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
     return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
-  pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
-  if (bk->head != PK_NONE) {
-    const pk_ev_t *last = &q->node[bk->tail].ev;
-    if (last->t > t || (last->t == t && last->seq > seq))
-      return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
-  }
-  pk_evq_node_t *x = &q->node[i];
-  q->free = x->next;
-  x->ev.t = t;
-  x->ev.seq = seq;
-  x->ev.kind = kind;
-  x->ev.a = a;
-  x->ev.b = b;
-  x->next = PK_NONE;
-  x->prev = bk->tail;
-  if (bk->head == PK_NONE) {
-    bk->head = i;
-    q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
-  } else q->node[bk->tail].next = i;
-  bk->tail = i;
+  uint32_t c = q->bkt[bn & q->mask].tail;
+  if (c == PK_NONE) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
+  pk_evq_chunk_t *ch = &q->ch[c];
+  if (ch->n == PK_EVQ_CHUNK) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
+  const pk_ev_t *last = &ch->ev[ch->n - 1];
+  if (last->t > t || (last->t == t && last->seq > seq))
+    return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
+  pk_ev_t *x = &ch->ev[ch->n++];
+  x->t = t;
+  x->seq = seq;
+  x->kind = kind;
+  x->a = a;
+  x->b = b;
   if (bn > q->hi) q->hi = bn;
   q->n_cal++;
   return 0;
@@ -134,31 +143,32 @@ static inline int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a,
 static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   /* common case: the calendar's head comes first */
   if (q->n_cal) {
-    uint64_t j = q->cur & q->mask;
-    pk_evq_bucket_t *bk = &q->bkt[j];
-    uint32_t i = bk->head;
-    pk_evq_node_t *x = &q->node[i];
+    pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
+    pk_evq_chunk_t *ch = &q->ch[bk->head];
+    const pk_ev_t *x = &ch->ev[ch->head];
     const pk_ev_t *f = q->far.v;
-    if (x->ev.t <= t_max &&
-        (!q->far.n || x->ev.t < f->t || (x->ev.t == f->t && x->ev.seq < f->seq))) {
-      *out = x->ev;
-      bk->head = x->next;
-      x->next = q->free;
-      q->free = i;
-      if (bk->head == PK_NONE) {
-        bk->tail = PK_NONE;
-        uint64_t word = q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
-        if (--q->n_cal) {
-          /* the next bucket is most often in the same bitmap word */
-          word &= ~(uint64_t)0 << (j & 63);
-          if (word) q->cur += (uint64_t)__builtin_ctzll(word) - (j & 63);
-          else etsim_net__pkt_evq_settle(q);
-        }
-      } else q->n_cal--;
+    if (x->t <= t_max && (!q->far.n || x->t < f->t || (x->t == f->t && x->seq < f->seq))) {
+      *out = *x;
+      q->n_cal--;
+      if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q, bk);
       return 1;
     }
   }
   return etsim_net__pkt_evq_pop_slow(q, t_max, out);
+}
+
+/* The calendar event k places after the calendar's next one (k = 0: that
+ * one), if it is in the same bucket and at most one chunk further; else
+ * NULL.  A heap event may come first: for prefetching only. */
+static inline const pk_ev_t *pk_evq_ahead(const pk_evq_t *q, uint32_t k) {
+  if (!q->n_cal) return 0;
+  const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+  uint32_t i = ch->head + k;
+  if (i < ch->n) return &ch->ev[i];
+  if (ch->next == PK_NONE) return 0;
+  i -= ch->n;
+  ch = &q->ch[ch->next];
+  return i < ch->n ? &ch->ev[i] : 0;
 }
 
 static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
@@ -167,8 +177,8 @@ static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n
 static inline int64_t pk_evq_peek_t(const pk_evq_t *q) {
   int64_t t = q->far.n ? q->far.v[0].t : INT64_MAX;
   if (q->n_cal) {
-    const pk_evq_node_t *x = &q->node[q->bkt[q->cur & q->mask].head];
-    if (x->ev.t < t) t = x->ev.t;
+    const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+    if (ch->ev[ch->head].t < t) t = ch->ev[ch->head].t;
   }
   return t;
 }
@@ -362,8 +372,7 @@ struct pk_qp {
       uint64_t last_seq, cur_rate;
       uint32_t inc_stage;
       double u;
-      uint32_t nhop;
-      pk_hop_t hop[PK_MAX_HOPS];
+      uint32_t nhop; /* hops remembered in pk_net_t.qp_hops */
     } hpcc;
     struct {
       uint64_t last_seq, cur_rate;
@@ -410,6 +419,11 @@ struct pk_net {
   pk_hop_t *hops;
   size_t n_ints, cap_hops; /* slots handed out so far, hops allocated */
   uint32_t free_int;
+  /* HPCC: the INT stack of each queue pair's last ACK, PK_MAX_HOPS per
+   * queue pair, only when CC is HPCC (inside the queue pair record it made
+   * every record 128 bytes larger, 134 MB with a million of them) */
+  pk_hop_t *qp_hops;
+  size_t cap_qp_hops;
   /* flows */
   uint16_t *routes; /* local ports, see pk_qp_t.route_data */
   size_t n_routes, cap_routes;
@@ -442,9 +456,54 @@ struct pk_net {
 static inline const pk_hop_t *pk_hops(const pk_net_t *n, const pk_hdr_t *k) {
   return n->hops + (size_t)k->ints * PK_MAX_HOPS;
 }
-void etsim_net__pkt_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate);
-void etsim_net__pkt_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps);
-void etsim_net__pkt_timer_cancel(pk_qp_t *q, int id);
+/* What congestion control may do to the engine, here rather than in
+ * pkt_engine.c so that pkt_cc.c, which the engine calls through
+ * pk_cc_ops_t, does not call back into it: change a queue pair's rate,
+ * start or cancel one of its timers. */
+
+/* Serialisation time of bytes at rate (b/s), in ps. */
+static inline int64_t pk_tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
+  uint64_t num = bytes * 8000000000000ull;
+  uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
+  /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
+   * ns: rounding to ps first turned e.g. 606.4996 ns into 607.  A step too
+   * large for that product (over 7 us at 2.4 Tb/s) rounds in two steps. */
+  if (rate <= UINT64_MAX / r) {
+    uint64_t den = rate * r;
+    return (int64_t)((num + den / 2) / den * r);
+  }
+  uint64_t t = (num + rate / 2) / rate;
+  return (int64_t)((t + r / 2) / r * r);
+}
+
+static inline void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
+  if (q->last_pkt_size) {
+    n->ports[q->gport].wake_min_ok = 0;
+    int64_t old_t = pk_tx_time(n, q->last_pkt_size, q->rate);
+    int64_t new_t = pk_tx_time(n, q->last_pkt_size, new_rate);
+    q->next_avail += new_t - old_t;
+    /* ns-3's QbbNetDevice::UpdateNextAvail: a pending wake-up later than
+     * the new pacing time is moved to it (at once if that has passed). */
+    pk_port_t *p = &n->ports[q->gport];
+    if (p->wake_t >= 0 && q->next_avail < p->wake_t) {
+      p->wake_gen++;
+      p->wake_t = q->next_avail > n->now ? q->next_avail : n->now;
+      if (pk_evq_push(&n->evq, p->wake_t, EV_NIC_WAKE, q->gport, p->wake_gen))
+        n->stopped = PK_STOP_OOM;
+    }
+  }
+  q->rate = new_rate;
+}
+
+/* Timer id of q fires after after_ps (an EV_CC_TIMER, dropped if the
+ * timer is cancelled or restarted first). */
+static inline void pk_timer(pk_net_t *n, pk_qp_t *q, int id, int64_t after_ps) {
+  if (pk_evq_push(&n->evq, n->now + after_ps, EV_CC_TIMER, (uint32_t)(q - n->qps),
+                  ((uint64_t)q->tgen[id] << 8) | (uint64_t)id))
+    n->stopped = PK_STOP_OOM;
+}
+
+static inline void pk_timer_cancel(pk_qp_t *q, int id) { q->tgen[id]++; }
 
 extern const pk_cc_ops_t etsim_net__pkt_cc_none, etsim_net__pkt_cc_dcqcn, etsim_net__pkt_cc_hpcc,
     etsim_net__pkt_cc_timely, etsim_net__pkt_cc_dctcp;

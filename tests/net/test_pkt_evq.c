@@ -142,6 +142,7 @@ static void order_matches_heap(void **s) {
   run(6, 8, 3, 100000);   /* buckets shared by wrap-around */
   run(17, 6, 4, 100000);  /* wide buckets: long sorted lists */
   run(20, 20, 5, 50000);  /* everything in one window */
+  run(22, 8, 6, 100000);  /* hundreds of events a bucket: many chunks each */
 }
 
 int main(void) {
