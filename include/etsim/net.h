@@ -13,7 +13,9 @@
  *   analytical  ASTRA-sim's congestion-unaware model (alias
  *               "congestion-unaware"): a message costs
  *               floor(hops*latency + bytes/bandwidth) ns in the first
- *               dimension where the endpoints' addresses differ; stateless.
+ *               dimension where the endpoints' addresses differ; stateless
+ *               (with per-NPU link factors, etsim_net_npu_links_t: the sum
+ *               of its links' latencies and the slowest link's bandwidth).
  *   congestion  every directed link is a FIFO server; a message is stored
  *               and forwarded whole at each hop; dimension-order routing on
  *               multi-dimensional networks (ASTRA-sim's congestion-aware
@@ -64,6 +66,20 @@ typedef struct etsim_net_ops {
   int (*links_enable)(etsim_net_t *net);
 } etsim_net_ops_t;
 
+/* Per-NPU link factors (docs/sim.md, "What-if": --link-degrade "D:N"):
+ * bw[x * ndims + d] and lat[x * ndims + d] scale the bandwidth and the
+ * latency of NPU x's links in dimension d (1: nominal), both arrays
+ * borrowed and both set or both NULL.  NPU x's links in dimension d are
+ * every directed link with x at one end: on a Ring the four links between
+ * x and its two ring neighbours, on a Switch x's port up (x -> switch) and
+ * down (switch -> x), on a FullyConnected group the links from x to every
+ * peer and back.  A link between two NPUs takes the smaller bandwidth
+ * factor of its ends and the larger latency factor; a switch port the
+ * factors of its NPU. */
+typedef struct etsim_net_npu_links {
+  const double *bw, *lat;
+} etsim_net_npu_links_t;
+
 /* Options of the packet and flow backends (docs/netsim.md): a topology
  * file in etsim netsim's format whose first hosts are the NPUs (default: a
  * one-switch star at the network's dimension-0 bandwidth and latency, for a
@@ -86,6 +102,9 @@ typedef struct etsim_net_opts {
    * derived from them.  NULL/0: the topology as written. */
   const struct etsim_net_link_whatif *link_whatif;
   size_t n_link_whatif;
+  /* What-if on the NPUs' links (analytical and congestion only; the
+   * others refuse it): see etsim_net_npu_links_t.  {NULL, NULL}: nominal. */
+  etsim_net_npu_links_t npu_links;
 } etsim_net_opts_t;
 
 /* One what-if on the cable(s) between topology nodes a and b, both
@@ -137,10 +156,11 @@ struct etsim_net {
 
 /* Create backend `name` (one of etsim_net_backend_names, or an alias) on
  * topology `topo` and queue `q` (both borrowed; they must outlive the
- * network); opts (may be NULL) are read by flow and packet only.  0, or
- * ETSIM_EINVAL for an unknown name (err lists the backends) and whatever
- * the backend's constructor returns (a bad topology or option file names
- * the file). */
+ * network); opts (may be NULL) are read by flow and packet, but for
+ * npu_links, read by analytical and congestion (ETSIM_EUNSUPPORTED on flow
+ * and packet, whose links are the topology file's).  0, or ETSIM_EINVAL
+ * for an unknown name (err lists the backends) and whatever the backend's
+ * constructor returns (a bad topology or option file names the file). */
 int etsim_net_create(etsim_net_t **out, const char *name, const etsim_topo_t *topo, etsim_des_t *q,
                      uint32_t ev_deliver, uint32_t ev_internal, const etsim_net_opts_t *opts,
                      etsim_error_t *err);
@@ -185,6 +205,16 @@ static inline int etsim_net_event(etsim_net_t *net, const etsim_des_event_t *ev)
  * -1 when it is beyond the simulated clock's horizon (ETSIM_DES_HORIZON_NS). */
 int64_t etsim_net_analytical_ns(const etsim_topo_t *topo, uint32_t src, uint32_t dst,
                                 uint64_t bytes);
+
+/* The links a message from src to dst crosses on the analytical backend
+ * (the lowest dimension where their addresses differ; a Ring the shorter
+ * way round, clockwise on a tie; a Switch up and down; FullyConnected
+ * direct) under per-NPU link factors f: *bw the smallest bandwidth factor
+ * of those links (the message's rate is the slowest link's) and *lat the
+ * sum of their latency factors (the hop count when nominal).  Both 0 when
+ * src == dst.  f may have NULL arrays (every factor 1). */
+void etsim_net_route_factors(const etsim_topo_t *topo, const etsim_net_npu_links_t *f, uint32_t src,
+                             uint32_t dst, double *bw, double *lat);
 
 #ifdef __cplusplus
 }

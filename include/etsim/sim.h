@@ -170,13 +170,23 @@ int etsim_sim_link_whatif_parse(const char *spec, const char *opt, etsim_net_lin
 int etsim_sim_speed_parse(const char *spec, const char *opt, uint32_t n, double *out,
                           etsim_error_t *err);
 
-/* --link-degrade: a JSON object by dimension, {"1": 0.5} (bandwidth x 0.5)
- * or {"1": {"bw": 0.5, "latency": 2}}, inline or a file as above; applied
- * to *topo.  Keys naming single NPUs or cables are refused (the analytical
- * and congestion models price a dimension as one kind of link; cables of
- * a topology file: etsim_sim_link_whatif_parse). */
+/* --link-degrade on the analytical and congestion backends: a JSON object
+ * (inline or a file as above) keyed by dimension, {"1": 0.5} (bandwidth x
+ * 0.5) or {"1": {"bw": 0.5, "latency": 2}}, applied to *topo; or by NPUs
+ * of a dimension, "D:N" or "D:A-B" (also spelled "dimD:npuN",
+ * "dimD:npuA-B"): NPU N's links in dimension D (net.h,
+ * etsim_net_npu_links_t), relative to the dimension's, each NPU and
+ * dimension once.  Those fill *out (pass it as etsim_net_opts_t.npu_links;
+ * free with etsim_sim_npu_links_free), left {NULL, NULL} when the spec
+ * names no NPU.  out NULL: such keys are refused.  Cables of a topology
+ * file are etsim_sim_link_whatif_parse's.  Errors name `opt`, the file
+ * and the key. */
+int etsim_sim_link_degrade_npus(const char *spec, const char *opt, etsim_topo_t *topo,
+                                etsim_net_npu_links_t *out, etsim_error_t *err);
+/* The same, dimensions only (out NULL). */
 int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo,
                            etsim_error_t *err);
+void etsim_sim_npu_links_free(etsim_net_npu_links_t *l);
 
 /* ------------------------------------------------- several jobs, one fabric */
 

@@ -71,10 +71,12 @@ static const cli_opt_t opts[] = {
               "or lognormal:sigma=S[,mu=M][,seed=N]; the summary names\n"
               "the slowest NPU and what it costs the iteration"),
     CLI_O_STR("--link-degrade", NULL, &A.degrade, "SPEC",
-              "per-dimension link factors: {\"1\": 0.5} (bandwidth) or\n"
-              "{\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
-              "(analytical and congestion backends); flow and packet:\n"
-              "by cable of the topology, {\"link:3-17\": 0.5}"),
+              "link factors per dimension: {\"1\": 0.5} (bandwidth) or\n"
+              "{\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file;\n"
+              "per NPU of a dimension: {\"1:17\": 0.5, \"0:32-47\": 0.9}\n"
+              "(NPU 17's links in dimension 1; analytical and congestion\n"
+              "backends); flow and packet: by cable of the topology,\n"
+              "{\"link:3-17\": 0.5}"),
     CLI_O_STR("--fail", NULL, &A.fail, "npu:N@T",
               "NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
               "analytical and congestion backends): a run it blocks\n"
@@ -210,15 +212,17 @@ static int groups_next_to(const char *workload, char *buf, size_t cap) {
   return 0;
 }
 
-/* --net-timeline-step, --hbm-gb and --offload checked: 0 or the exit
- * code of bad usage. */
-static int step_and_hbm(const char *net_tl_step, const char *hbm, int offload, uint64_t *tl_step_ns,
+/* --net-timeline-step (into ps), --hbm-gb and --offload checked: 0 or
+ * the exit code of bad usage. */
+static int step_and_hbm(const char *net_tl_step, const char *hbm, int offload, int64_t *tl_step_ps,
                         double *hbm_gib) {
-  if (net_tl_step && (cli_parse_u64(net_tl_step, "--net-timeline-step", tl_step_ns) ||
-                      *tl_step_ns == 0 || *tl_step_ns > (uint64_t)INT64_MAX / 1000)) {
+  uint64_t ns = 1000;
+  if (net_tl_step && (cli_parse_u64(net_tl_step, "--net-timeline-step", &ns) || ns == 0 ||
+                      ns > (uint64_t)INT64_MAX / 1000)) {
     return cli_usage_error("--net-timeline-step is a whole number of ns above 0, not '%s'",
                            net_tl_step);
   }
+  *tl_step_ps = (int64_t)ns * 1000;
   if (hbm && cli_parse_double(hbm, "--hbm-gb", hbm_gib)) {
     return ETSIM_EXIT_USAGE;
   }
@@ -347,7 +351,13 @@ typedef struct whatif_args {
   const char *backend, *comm_scale, *comp_scale, *degrade, *fail_spec, *npu_speed;
   etsim_net_link_whatif_t *lw; /* out: cable what-ifs, flow and packet (etsim_free) */
   size_t n_lw;
+  etsim_net_npu_links_t npu_links; /* out: per-NPU link factors, analytical and congestion */
 } whatif_args_t;
+
+static void whatif_args_free(whatif_args_t *a) {
+  etsim_free(a->lw);
+  etsim_sim_npu_links_free(&a->npu_links);
+}
 
 /* The what-if options (--compute-scale, --comm-scale, --link-degrade,
  * --fail, --npu-speed) checked and turned into run options; --link-degrade
@@ -373,7 +383,8 @@ static int whatif_parse(whatif_args_t *a, etsim_topo_t *topo, double *f_comm, do
   if (a->degrade && rdma &&
       etsim_sim_link_whatif_parse(a->degrade, "--link-degrade", lw, n_lw, err))
     return -1;
-  if (a->degrade && !rdma && etsim_sim_link_degrade(a->degrade, "--link-degrade", topo, err))
+  if (a->degrade && !rdma &&
+      etsim_sim_link_degrade_npus(a->degrade, "--link-degrade", topo, &a->npu_links, err))
     return -1;
   if (a->fail_spec && rdma) {
     if (strncmp(a->fail_spec, "link:", 5) != 0)
@@ -599,7 +610,7 @@ int etsim_cmd_sim(int argc, char **argv) {
   int have_sys = 0;
   code = ETSIM_EXIT_OK;
   double *speeds = NULL;
-  whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed, NULL, 0};
+  whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed, 0, 0, {0, 0}};
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
@@ -614,9 +625,9 @@ int etsim_cmd_sim(int argc, char **argv) {
     goto out;
   }
   if ((code = check_net_flags())) goto out;
-  uint64_t tl_step_ns = 1000;
+  int64_t tl_step_ps = 0;
   double hbm_gib = 0;
-  if ((code = step_and_hbm(net_tl_step, hbm, offload, &tl_step_ns, &hbm_gib))) goto out;
+  if ((code = step_and_hbm(net_tl_step, hbm, offload, &tl_step_ps, &hbm_gib))) goto out;
   /* Without --comm-group, the groups a generator or converter wrote next
    * to the workload are used (the summary says so). */
   char found[4200];
@@ -625,8 +636,8 @@ int etsim_cmd_sim(int argc, char **argv) {
     groups = auto_groups = found;
   if (memory && etsim_mem_config_load(memory, &mem, &err)) goto fail;
   int tty = !quiet && isatty(2);
-  etsim_net_opts_t nopt = {
-      net_topo, net_cfg, cc, net_fct, net_pfc, net_tl, (int64_t)tl_step_ns * 1000, wa.lw, wa.n_lw};
+  etsim_net_opts_t nopt = {net_topo, net_cfg,    cc,    net_fct, net_pfc,
+                           net_tl,   tl_step_ps, wa.lw, wa.n_lw, wa.npu_links};
   etsim_sim_opts_t o = {.backend = backend,
                         .multi_comm = multi,
                         .record_nodes = csv || timeline || json || report,
@@ -663,7 +674,7 @@ fail:
 out:
   etsim_outfile_batch_abort();
   etsim_free(speeds);
-  etsim_free(wa.lw);
+  whatif_args_free(&wa);
   if (have_sys) etsim_sys_config_free(&sys);
   return code;
 }

@@ -16,6 +16,15 @@
  *
  * In-flight messages live in a pooled array (free list), so nothing is
  * allocated per message once the pool has grown to the peak in flight.
+ *
+ * Per-NPU link factors (etsim_net_npu_links_t, --link-degrade "D:N") give
+ * every link object its own bandwidth and latency factor, from its ends
+ * (net.h says which links are an NPU's): a hop then occupies its link for
+ * floor(bytes/(beta*bw)) and arrives floor(L*lat + bytes/(beta*bw)) after
+ * it started.  Since each hop is served on its own, a message's time is
+ * set hop by hop, the slow link's hop included; no other rule is needed.
+ * ASTRA-sim's congestion-aware backend would do the same by passing the
+ * degraded bandwidth and latency to Topology::connect for those links.
  */
 #include "etsim/net.h"
 
@@ -37,6 +46,7 @@ typedef struct ca {
   size_t link_base[ETSIM_TOPO_MAX_DIMS];
   int64_t *link_free_ps;
   size_t n_links;
+  double *link_bw_f, *link_lat_f;               /* per link, one allocation; NULL: all 1 */
   int64_t ser_cache_bytes[ETSIM_TOPO_MAX_DIMS]; /* memo of the last size */
   int64_t ser_cache_ns[ETSIM_TOPO_MAX_DIMS];
   msg_t *msgs;
@@ -111,8 +121,10 @@ static int forward(ca_t *c, uint32_t i) {
   int64_t now = net->q->now_ps;
   int64_t start = c->link_free_ps[link] > now ? c->link_free_ps[link] : now;
   if (start - now > net->stats.max_queue_ps) net->stats.max_queue_ps = start - now;
-  double ser = (double)m->bytes / t->bw_bytes_per_ns[d];
-  double fly = floor(t->lat_ns[d] + ser);
+  double bw_f = c->link_bw_f ? c->link_bw_f[link] : 1,
+         lat_f = c->link_bw_f ? c->link_lat_f[link] : 1;
+  double ser = (double)m->bytes / (t->bw_bytes_per_ns[d] * bw_f);
+  double fly = floor(t->lat_ns[d] * lat_f + ser);
   if (!etsim_des_ns_ok(fly) || start > ETSIM_DES_HORIZON_PS) return ETSIM_ERANGE;
   int64_t busy_ns = (int64_t)floor(ser);
   int64_t fly_ns = (int64_t)fly;
@@ -163,8 +175,10 @@ static int ca_send_switch(etsim_net_t *net, uint32_t npu, int d, int up, uint64_
   int64_t now = net->q->now_ps;
   int64_t start = c->link_free_ps[link] > now ? c->link_free_ps[link] : now;
   if (start - now > net->stats.max_queue_ps) net->stats.max_queue_ps = start - now;
-  double ser = (double)bytes / t->bw_bytes_per_ns[d];
-  double fly = floor(t->lat_ns[d] + ser);
+  double bw_f = c->link_bw_f ? c->link_bw_f[link] : 1,
+         lat_f = c->link_bw_f ? c->link_lat_f[link] : 1;
+  double ser = (double)bytes / (t->bw_bytes_per_ns[d] * bw_f);
+  double fly = floor(t->lat_ns[d] * lat_f + ser);
   if (!etsim_des_ns_ok(fly) || start > ETSIM_DES_HORIZON_PS) return ETSIM_ERANGE;
   int64_t busy_ns = (int64_t)floor(ser);
   c->link_free_ps[link] = start + busy_ns * ETSIM_PS_PER_NS;
@@ -190,6 +204,7 @@ static int ca_event(etsim_net_t *net, const etsim_des_event_t *ev) {
 static void ca_destroy(etsim_net_t *net) {
   ca_t *c = (ca_t *)net;
   etsim_free(c->link_free_ps);
+  etsim_free(c->link_bw_f);
   etsim_free(c->msgs);
   etsim_free(c);
 }
@@ -197,7 +212,36 @@ static void ca_destroy(etsim_net_t *net) {
 static const etsim_net_ops_t ca_ops = {"congestion", ca_send, ca_event,       ca_destroy,     NULL,
                                        NULL,         NULL,    ca_send_switch, ca_links_enable};
 
-int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err) {
+/* Each link's factors from its ends' (link numbering: fifo_link_name in
+ * net.c): a link between two NPUs the smaller bandwidth factor and the
+ * larger latency factor of the two, a switch port its NPU's. */
+static int link_factors(ca_t *c, const etsim_topo_t *t, const etsim_net_npu_links_t *f) {
+  size_t n = c->n_links ? c->n_links : 1, nd = (size_t)t->ndims;
+  c->link_bw_f = etsim_malloc(2 * n * sizeof *c->link_bw_f);
+  if (!c->link_bw_f) return ETSIM_ENOMEM;
+  c->link_lat_f = c->link_bw_f + n;
+  for (int d = 0; d < t->ndims; d++) {
+    int k = t->kind[d];
+    size_t per = k == ETSIM_TOPO_FULLY_CONNECTED ? t->npus[d] : 2;
+    for (uint32_t x = 0; x < t->total; x++) {
+      size_t fx = (size_t)x * nd + (size_t)d;
+      for (size_t j = 0; j < per; j++) {
+        size_t l = c->link_base[d] + (size_t)x * per + j;
+        uint32_t y = k == ETSIM_TOPO_RING ? etsim_topo_step(t, x, d, j ? -1 : 1)
+                     : k == ETSIM_TOPO_FULLY_CONNECTED
+                         ? x + ((uint32_t)j - etsim_topo_coord(t, x, d)) * t->stride[d]
+                         : x; /* switch port: x's alone */
+        size_t fy = (size_t)y * nd + (size_t)d;
+        c->link_bw_f[l] = f->bw[fx] < f->bw[fy] ? f->bw[fx] : f->bw[fy];
+        c->link_lat_f[l] = f->lat[fx] > f->lat[fy] ? f->lat[fx] : f->lat[fy];
+      }
+    }
+  }
+  return 0;
+}
+
+int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo,
+                                 const etsim_net_npu_links_t *f, etsim_error_t *err) {
   ca_t *c = etsim_calloc(1, sizeof *c);
   if (!c) return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
   c->base.ops = &ca_ops;
@@ -212,6 +256,10 @@ int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo, et
   c->link_free_ps = etsim_calloc(n ? n : 1, sizeof *c->link_free_ps);
   if (!c->link_free_ps) {
     etsim_free(c);
+    return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory for %zu links", n);
+  }
+  if (f && f->bw && link_factors(c, topo, f)) {
+    ca_destroy(&c->base);
     return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory for %zu links", n);
   }
   *out = &c->base;

@@ -28,24 +28,37 @@ typedef void (*link_name_fn)(const etsim_topo_t *t, size_t k, char *buf, size_t 
 
 static int make_analytical(etsim_net_t **out, const etsim_topo_t *topo,
                            const etsim_net_opts_t *opts, etsim_error_t *err) {
-  (void)opts;
-  return etsim_net__analytical_create(out, topo, err);
+  return etsim_net__analytical_create(out, topo, opts ? &opts->npu_links : NULL, err);
 }
 
 static int make_congestion(etsim_net_t **out, const etsim_topo_t *topo,
                            const etsim_net_opts_t *opts, etsim_error_t *err) {
-  (void)opts;
-  return etsim_net__congestion_create(out, topo, err);
+  return etsim_net__congestion_create(out, topo, opts ? &opts->npu_links : NULL, err);
+}
+
+/* The flow and packet networks are the topology file's cables: NPU link
+ * factors by dimension have nothing to apply to there (cables are degraded
+ * by link_whatif instead). */
+static int no_npu_links(const etsim_net_opts_t *opts, const char *name, etsim_error_t *err) {
+  if (opts && (opts->npu_links.bw || opts->npu_links.lat))
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "network: per-NPU link factors (--link-degrade \"D:N\") need the "
+                           "analytical or congestion backend; on %s degrade cables of the "
+                           "topology file (\"link:A-B\")",
+                           name);
+  return 0;
 }
 
 static int make_flow(etsim_net_t **out, const etsim_topo_t *topo, const etsim_net_opts_t *opts,
                      etsim_error_t *err) {
-  return etsim_net__rdma_create(out, topo, 0, opts, err);
+  int rc = no_npu_links(opts, "flow", err);
+  return rc ? rc : etsim_net__rdma_create(out, topo, 0, opts, err);
 }
 
 static int make_packet(etsim_net_t **out, const etsim_topo_t *topo, const etsim_net_opts_t *opts,
                        etsim_error_t *err) {
-  return etsim_net__rdma_create(out, topo, 1, opts, err);
+  int rc = no_npu_links(opts, "packet", err);
+  return rc ? rc : etsim_net__rdma_create(out, topo, 1, opts, err);
 }
 
 static void npu_dim_link_name(const etsim_topo_t *t, size_t k, char *buf, size_t n);

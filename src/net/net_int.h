@@ -4,8 +4,11 @@
 
 #include "etsim/net.h"
 
-int etsim_net__analytical_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err);
-int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo, etsim_error_t *err);
+/* f (may be NULL): per-NPU link factors, borrowed (net.h). */
+int etsim_net__analytical_create(etsim_net_t **out, const etsim_topo_t *topo,
+                                 const etsim_net_npu_links_t *f, etsim_error_t *err);
+int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo,
+                                 const etsim_net_npu_links_t *f, etsim_error_t *err);
 
 /* Allocate net->links for n links (zeroed). */
 int etsim_net__links_alloc(etsim_net_t *net, size_t n);

@@ -20,7 +20,11 @@
  *       rings (true for dimension shifts; checked for group shifts);
  *   E5  NPU g(x) computes at x's speed (--npu-speed, docs/sim.md
  *       "What-if"): a straggler is in no class but its own orbit's, so a
- *       shift moving it onto a nominal NPU is dropped;
+ *       shift moving it onto a nominal NPU is dropped; likewise g(x)'s
+ *       links have x's factors in every dimension (--link-degrade "D:N"):
+ *       a degraded NPU's messages cost more than its image's would, which
+ *       breaks the cost invariance the classes rest on (C below), so such
+ *       a shift is dropped as a slow NPU's is;
  *   E6  under group-phases "hierarchical", every communicator C smaller
  *       than the world and its image D = g(C) run alike: both flat rings
  *       (not grids, see etsim_coll_comm_grid), or both grids with the same
@@ -102,6 +106,8 @@ typedef struct ctx {
   uint32_t *npu_grp;
   uint32_t *npu_gpos;  /* position of x in that group */
   const double *speed; /* --npu-speed, NULL: all alike */
+  /* --link-degrade "D:N": per-NPU link factors; NULL arrays: all alike */
+  etsim_net_npu_links_t links;
   /* group-phases hierarchical: per group its grid (n_dims 0: a flat ring,
    * also for groups of all NPUs); NULL under flat phases */
   etsim_coll_grid_t *grid;
@@ -344,6 +350,23 @@ static int grids_map(const ctx_t *c, const gen_t *g, const uint32_t *gmap, char 
   return 1;
 }
 
+/* E5's second half: NPUs x and y have the same link factors in every
+ * dimension (1), or not (0, why names the first dimension that differs). */
+static int links_alike(const ctx_t *c, uint32_t x, uint32_t y, char *why, size_t n_why) {
+  size_t nd = (size_t)c->topo->ndims;
+  for (size_t d = 0; d < nd; d++) {
+    size_t a = (size_t)x * nd + d, b = (size_t)y * nd + d;
+    if (c->links.bw[a] != c->links.bw[b] || c->links.lat[a] != c->links.lat[b]) {
+      snprintf(why, n_why,
+               "NPU %u's links in dimension %zu run at bandwidth x%g, latency x%g, NPU %u's at "
+               "x%g, x%g (--link-degrade)",
+               x, d, c->links.bw[a], c->links.lat[a], y, c->links.bw[b], c->links.lat[b]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* E1-E6 for one candidate; 1 kept, 0 not (why), 2 not for E6 alone (a
  * reason worth naming first: the phases differ), <0 error. */
 static int equivariant(const ctx_t *c, const gen_t *g, int is_dim, char *why, size_t n_why) {
@@ -358,6 +381,10 @@ static int equivariant(const ctx_t *c, const gen_t *g, int is_dim, char *why, si
     if (c->speed && c->speed[gx] != c->speed[x]) {
       snprintf(why, n_why, "NPU %u computes at speed %g, NPU %u at %g (--npu-speed)", x,
                c->speed[x], gx, c->speed[gx]);
+      ok = 0;
+      break;
+    }
+    if (c->links.bw && !links_alike(c, x, gx, why, n_why)) {
       ok = 0;
       break;
     }
@@ -410,12 +437,26 @@ static int equivariant(const ctx_t *c, const gen_t *g, int is_dim, char *why, si
 }
 
 /* The analytical cost's dependence on a pair: first differing dimension
- * and the hops within it. */
-static uint64_t cost_class(const etsim_topo_t *t, uint32_t a, uint32_t b) {
+ * and the hops within it, and under per-NPU link factors the route's
+ * (etsim_net_route_factors: the slowest link's bandwidth factor, the sum
+ * of the latency factors), which the intermediate NPUs of a Ring route
+ * change even when the ends' factors are alike. */
+typedef struct cost {
+  uint64_t dh;
+  double bw, lat;
+} cost_t;
+
+static cost_t cost_class(const etsim_topo_t *t, const etsim_net_npu_links_t *f, uint32_t a,
+                         uint32_t b) {
+  cost_t k = {UINT64_MAX, 0, 0};
   int d = etsim_topo_first_diff_dim(t, a, b);
-  if (d < 0) return UINT64_MAX;
-  return (uint64_t)d << 32 | etsim_topo_hops(t, d, a, b);
+  if (d < 0) return k;
+  k.dh = (uint64_t)d << 32 | etsim_topo_hops(t, d, a, b);
+  if (f->bw) etsim_net_route_factors(t, f, a, b, &k.bw, &k.lat);
+  return k;
 }
+
+static int cost_eq(cost_t x, cost_t y) { return x.dh == y.dh && x.bw == y.bw && x.lat == y.lat; }
 
 /* Whether g keeps the cost of every pair that can exchange messages:
  * neighbours on every communicator's ring (both ways; every pair of a
@@ -428,7 +469,8 @@ static int costs_invariant(const ctx_t *c, const gen_t *g, int direct, char *why
 #define PAIR(a, b)                                                                                 \
   do {                                                                                             \
     uint32_t a_ = (a), b_ = (b);                                                                   \
-    if (a_ != b_ && cost_class(t, shift(g, a_, 1), shift(g, b_, 1)) != cost_class(t, a_, b_)) {    \
+    if (a_ != b_ && !cost_eq(cost_class(t, &c->links, shift(g, a_, 1), shift(g, b_, 1)),           \
+                             cost_class(t, &c->links, a_, b_))) {                                  \
       snprintf(why, n_why, "a message from NPU %u to %u costs differently from one from %u to %u", \
                a_, b_, shift(g, a_, 1), shift(g, b_, 1));                                          \
       return 0;                                                                                    \
@@ -920,6 +962,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
   c.groups = opts->groups && opts->groups->n ? opts->groups : NULL;
   c.n = n;
   c.speed = opts->npu_speed;
+  if (opts->net) c.links = opts->net->npu_links;
   etsim_u64map_init(&c.gid);
   gen_t cand[MAX_CAND];
   int nc = 0, is_dim[MAX_CAND];
@@ -955,6 +998,7 @@ int etsim_sim__find_symmetry(const etsim_et_set_t *set, const etsim_topo_t *topo
     goto done;
   }
   adopt_generators(out, kept, nk);
+  out->links = c.links;
   nk = 0;
   rc = 1;
 done:
@@ -977,7 +1021,7 @@ int etsim_sim__check_costs(const sim_sym_t *s, const etsim_topo_t *topo,
   for (size_t i = 0; i < pairs->cap; i++) {
     if (!pairs->vals[i]) continue;
     uint32_t a = (uint32_t)(pairs->keys[i] >> 32), b = (uint32_t)pairs->keys[i];
-    uint64_t want = cost_class(topo, a, b);
+    cost_t want = cost_class(topo, &s->links, a, b);
     /* every element of G: odometer over the generators' powers */
     memset(k, 0, sizeof k);
     for (;;) {
@@ -987,7 +1031,7 @@ int etsim_sim__check_costs(const sim_sym_t *s, const etsim_topo_t *topo,
         ga = s->members[g][s->first[g][ga] + (s->pos[g][ga] + k[g]) % n];
         gb = s->members[g][s->first[g][gb] + (s->pos[g][gb] + k[g]) % n];
       }
-      if (cost_class(topo, ga, gb) != want) {
+      if (!cost_eq(cost_class(topo, &s->links, ga, gb), want)) {
         snprintf(why, n_why,
                  "a message from NPU %u to %u costs differently from its image from %u to %u "
                  "(the shifts are not symmetries of the network)",

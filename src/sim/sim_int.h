@@ -107,6 +107,9 @@ typedef struct sim_sym {
   uint64_t order;   /* |G|: NPUs per class */
   uint32_t *tag_id; /* per communicator group (opts->groups order): id used in tags */
   char desc[240];   /* the generators, for the summary */
+  /* per-NPU link factors the message costs depend on (opts->net's,
+   * borrowed; {NULL, NULL}: nominal), for etsim_sim__check_costs */
+  etsim_net_npu_links_t links;
 } sim_sym_t;
 
 /* Look for NPU classes: 1 with *out filled (free with etsim_sim__sym_free),
@@ -118,8 +121,8 @@ void etsim_sim__sym_free(sim_sym_t *s);
 
 /* Whether every message pair the reduced run used costs the same under
  * every element of the group (the analytical cost depends on the first
- * differing dimension and the hops in it): 1 yes, 0 no (why names the
- * pair). */
+ * differing dimension, the hops in it and, under per-NPU link factors,
+ * those of the links on the route): 1 yes, 0 no (why names the pair). */
 int etsim_sim__check_costs(const sim_sym_t *s, const etsim_topo_t *topo,
                            const etsim_u64map_t *pairs, char *why, size_t n_why);
 

@@ -1,9 +1,9 @@
 /*
  * whatif.c — the what-if specs: per-NPU compute speed (--npu-speed) and
- * per-dimension link degradation (--link-degrade), parsed into plain
- * arrays the simulator reads; on the flow and packet backends the same
- * options by cable of the topology file, which the network applies
- * (docs/sim.md, "What-if").
+ * link degradation (--link-degrade) per dimension or per NPU and
+ * dimension, parsed into plain arrays the simulator and network read; on the flow and packet
+ * backends the same options by cable of the topology file, which the network applies (docs/sim.md,
+ * "What-if").
  */
 #include "sim_int.h"
 
@@ -248,30 +248,99 @@ static int degrade_entry(const char *where, const char *key, json_t *v, double *
   return 0;
 }
 
+/* A --link-degrade key naming NPUs of a dimension: "D:N", "D:A-B" or
+ * the spelled-out "dimD:npuN", "dimD:npuA-B".  0 with *d, *a, *b; -1 when
+ * the key is not of that shape. */
+static int parse_npu_key(const char *key, uint32_t *d, uint32_t *a, uint32_t *b) {
+  const char *p = key;
+  int spelled = strncmp(p, "dim", 3) == 0;
+  if (spelled) p += 3;
+  if (etsim_sim__parse_u32(&p, d) || *p++ != ':') return -1;
+  if (spelled && strncmp(p, "npu", 3) != 0) return -1;
+  if (spelled) p += 3;
+  if (etsim_sim__parse_u32(&p, a)) return -1;
+  *b = *a;
+  if (*p == '-') {
+    p++;
+    if (etsim_sim__parse_u32(&p, b)) return -1;
+  }
+  return *p ? -1 : 0;
+}
+
+/* NPUs a..b's factors in dimension d, each (NPU, dimension) once. */
+static int degrade_npus(const char *where, const char *key, const etsim_topo_t *topo, uint32_t d,
+                        uint32_t a, uint32_t b, double bw, double lat, double *f_bw, double *f_lat,
+                        etsim_error_t *err) {
+  if (a > b)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: key \"%s\": the range runs backwards", where,
+                           key);
+  if (b >= topo->total)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: key \"%s\": NPU %u is outside the %u-NPU network", where, key, b,
+                           topo->total);
+  size_t nd = (size_t)topo->ndims;
+  for (uint32_t x = a; x <= b; x++) {
+    size_t k = (size_t)x * nd + d;
+    /* 0 marks "not given yet": every factor given is >= FACTOR_MIN */
+    if (f_bw[k] != 0)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: key \"%s\": NPU %u's links in dimension %u are given twice",
+                             where, key, x, d);
+    f_bw[k] = bw;
+    f_lat[k] = lat;
+  }
+  return 0;
+}
+
 int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo,
                            etsim_error_t *err) {
+  return etsim_sim_link_degrade_npus(spec, opt, topo, NULL, err);
+}
+
+int etsim_sim_link_degrade_npus(const char *spec, const char *opt, etsim_topo_t *topo,
+                                etsim_net_npu_links_t *out, etsim_error_t *err) {
+  if (out) out->bw = out->lat = NULL;
   char where[512];
   json_t *root = load_spec(spec, opt, where, sizeof where, err);
   if (!root) return err->code;
   double bw[ETSIM_TOPO_MAX_DIMS], lat[ETSIM_TOPO_MAX_DIMS];
+  size_t nf = (size_t)topo->total * (size_t)topo->ndims;
+  double *f = NULL; /* per NPU and dimension: bw factors, then lat factors */
   int rc = 0;
   const char *key;
   json_t *v;
   json_object_foreach(root, key, v) {
     const char *p = key;
-    uint32_t d;
-    if (etsim_sim__parse_u32(&p, &d) == 0 && *p == ':') {
-      rc = etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                           "%s: key \"%s\": degrading one NPU's links within a dimension is not "
-                           "supported (the analytical and congestion backends price every link of "
-                           "a dimension alike); give the dimension alone, \"%u\"",
-                           where, key, d);
-      break;
+    uint32_t d, a, b;
+    if (parse_npu_key(key, &d, &a, &b) == 0) {
+      if (!out) {
+        rc = etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                             "%s: key \"%s\": per-NPU link factors are not taken here (the "
+                             "dimension alone, \"%u\", is)",
+                             where, key, d);
+        break;
+      }
+      if (d >= (uint32_t)topo->ndims) {
+        rc =
+            etsim_error_set(err, ETSIM_EINVAL, "%s: key \"%s\": the network has dimensions 0 to %d",
+                            where, key, topo->ndims - 1);
+        break;
+      }
+      if (!f && !(f = etsim_calloc(2 * nf, sizeof *f))) {
+        rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", opt);
+        break;
+      }
+      double fb, fl;
+      if ((rc = degrade_entry(where, key, v, &fb, &fl, err)) ||
+          (rc = degrade_npus(where, key, topo, d, a, b, fb, fl, f, f + nf, err)))
+        break;
+      continue;
     }
-    if (p == key || *p) {
+    if (etsim_sim__parse_u32(&p, &d) || *p) {
       rc = etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: key \"%s\" is not a dimension number (0 to %d); cables of a "
-                           "topology file (\"link:A-B\") need --backend flow or packet",
+                           "%s: key \"%s\" is not a dimension number (0 to %d) or NPUs of one, "
+                           "\"D:N\", \"D:A-B\" (also \"dimD:npuN\"); cables of a topology "
+                           "file (\"link:A-B\") need --backend flow or packet",
                            where, key, topo->ndims - 1);
       break;
     }
@@ -287,7 +356,20 @@ int etsim_sim_link_degrade(const char *spec, const char *opt, etsim_topo_t *topo
     topo->lat_ns[d] *= lat[d];
   }
   json_decref(root);
-  return rc;
+  if (rc || !f) {
+    etsim_free(f);
+    return rc;
+  }
+  for (size_t k = 0; k < nf; k++)
+    if (f[k] == 0) f[k] = f[nf + k] = 1; /* not named: nominal */
+  out->bw = f;
+  out->lat = f + nf;
+  return 0;
+}
+
+void etsim_sim_npu_links_free(etsim_net_npu_links_t *l) {
+  etsim_free((void *)l->bw);
+  l->bw = l->lat = NULL;
 }
 
 int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,

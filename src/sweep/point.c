@@ -767,7 +767,7 @@ static int run_sim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_erro
     if (!(x->set_key = etsim_strdup(prefix))) goto oom;
   }
   if (groups && (rc = etsim_comm_groups_load(groups, topo.total, &cg, err))) goto out;
-  etsim_net_opts_t nopt = {ntopo, ncfg, cc, NULL, NULL, NULL, 1000000, NULL, 0};
+  etsim_net_opts_t nopt = {ntopo, ncfg, cc, NULL, NULL, NULL, 1000000, NULL, 0, {NULL, NULL}};
   etsim_sim_opts_t o = {.backend = backend,
                         .multi_comm = json_is_true(json_object_get(opt, "multi-comm")),
                         .exact = json_is_true(json_object_get(opt, "exact")),

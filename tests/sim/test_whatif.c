@@ -16,8 +16,10 @@ static etsim_sim_result_t *run_exact(const char *w, const char *net, const char 
   etsim_sys_config_t cfg;
   etsim_et_set_t *set;
   etsim_error_t err = {0};
+  etsim_net_opts_t no = {0};
   assert_int_equal(etsim_topo_load_yaml(net, &topo, &err), 0);
-  if (o->degrade && etsim_sim_link_degrade(o->degrade, "--link-degrade", &topo, &err))
+  if (o->degrade &&
+      etsim_sim_link_degrade_npus(o->degrade, "--link-degrade", &topo, &no.npu_links, &err))
     fail_msg("%s", err.msg);
   assert_int_equal(etsim_sys_config_load(sys, &cfg, &err), 0);
   assert_int_equal(etsim_et_set_load(&set, w, 0, &err), 0);
@@ -32,10 +34,12 @@ static etsim_sim_result_t *run_exact(const char *w, const char *net, const char 
                          .exact = exact,
                          .compute_scale = o->compute_scale,
                          .comm_scale = o->comm_scale,
-                         .npu_speed = sp};
+                         .npu_speed = sp,
+                         .net = &no};
   etsim_sim_result_t *r = NULL;
   if (etsim_sim_run(set, &topo, &cfg, &so, &r, &err)) fail_msg("%s", err.msg);
   if (sp) test_free(sp);
+  etsim_sim_npu_links_free(&no.npu_links);
   etsim_et_set_free(set);
   etsim_sys_config_free(&cfg);
   return r;
@@ -195,6 +199,225 @@ static void test_ring_degraded_closed_form(void **state) {
   }
 }
 
+/* One NPU's links degraded (--link-degrade "0:k"), a one-chunk ring
+ * all-reduce on Ring(n).  etsim's ring (ASTRA-sim's) is not lock-step:
+ * NPU i sends its step-s message to i+1 once it has received the step
+ * s-1 message from i-1 (plus epsilon, and delta on reducing steps), so
+ * its finish is a chain of 2(n-1) consecutive link times ending at i:
+ *   finish(i) = (2n-1)eps + (n-1)delta + sum_{s=1}^{2n-2} C_{i-s}
+ *             = (2n-1)eps + (n-1)delta + 2 sum_j C_j - C_i - C_{i+1},
+ * C_j the time of one message on the link j -> j+1 (indices mod n).  NPU
+ * k's links are those of cables (k-1, k) and (k, k+1): C_{k-1} = C_k = T'
+ * = floor(L*lat + m/(beta*bw)), the others T = floor(L + m/beta).  With
+ * D = T' - T, on top of the nominal 2(n-1)T + (n-1)delta + (2n-1)eps:
+ * NPU k-1 finishes 2D later, NPUs k and k-2 3D, every other NPU 4D (the
+ * iteration is 4D longer for n >= 4, 3D for n = 3).  Messages are small
+ * enough (m / (beta*bw) below a step's time) that no link ever queues on
+ * the congestion backend, whose single-hop messages then cost what the
+ * analytical ones do: the same numbers on both.  At bw x0.25 the slow
+ * link's serialisation (4 m/beta = 894 ns) outlasts a step (T = 723 ns)
+ * on Ring(5) and Ring(6):
+ * analytically the closed form still holds (links are not shared there),
+ * on the congestion backend messages queue behind it and NPUs finish
+ * later, never earlier. */
+static void test_ring_npu_degraded_closed_form(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  su_put(su_p(2, dir, "sys.json"), SYS1);
+  const char *backends[] = {"analytical", "congestion"};
+  int ns[] = {3, 5, 6};
+  for (int b = 0; b < 2; b++)
+    for (int kn = 0; kn < 3; kn++) {
+      int n = ns[kn];
+      su_net(su_p(1, dir, "net.yml"), "Ring", n, 50, 500);
+      uint64_t m = 12000, size = m * (uint64_t)n;
+      su_node_t nd = {.type = ETSIM_ET_COMM_COLL_NODE,
+                      .comm_type = ETSIM_COLL_ALL_REDUCE,
+                      .size = (int64_t)size};
+      su_trace(su_p(0, dir, "w.et"), &nd, 1);
+      int64_t T = su_t(1, 500, 50, m), eps = 7;
+      int64_t delta = 3 * (int64_t)((double)m / (100 * 1e9) * 1e9);
+      int64_t nominal = 2 * (n - 1) * T + (n - 1) * delta + (2 * n - 1) * eps;
+      struct {
+        const char *spec;
+        int k;
+        double bw, lat;
+      } cases[] = {{NULL, 0, 1, 1},
+                   {"{\"0:2\": 0.5}", 2, 0.5, 1},
+                   {"{\"dim0:npu0\": {\"bw\": 0.5, \"latency\": 3}}", 0, 0.5, 3},
+                   {"{\"0:1\": {\"latency\": 2}}", 1, 1, 2},
+                   {"{\"0:2-2\": 0.25}", 2, 0.25, 1}};
+      for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int k = cases[c].k;
+        if (cases[c].bw < 0.5 && n == 3) continue; /* Ring(3)'s longer steps do not queue */
+        int64_t D = su_t(1, 500 * cases[c].lat, 50 * cases[c].bw, m) - T;
+        if (c) assert_true(D > 0);
+        wi_t o = {.degrade = cases[c].spec, .backend = backends[b]};
+        etsim_sim_result_t *r =
+            run_both(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o);
+        int64_t last = 0;
+        int queued = b == 1 && cases[c].bw < 0.5, later = 0;
+        for (int i = 0; i < n; i++) {
+          int64_t times = i == (k + n - 1) % n ? 2 : i == k || i == (k + n - 2) % n ? 3 : 4;
+          int64_t want = nominal + times * D;
+          last = want > last ? want : last;
+          if (queued) {
+            assert_true(su_ns(r, (uint32_t)i) >= want);
+            later += su_ns(r, (uint32_t)i) > want;
+            continue;
+          }
+          if (su_ns(r, (uint32_t)i) != want)
+            fail_msg("%s Ring(%d) %s: NPU %d got %lld ns, closed form %lld", backends[b], n,
+                     cases[c].spec ? cases[c].spec : "nominal", i, (long long)su_ns(r, (uint32_t)i),
+                     (long long)want);
+        }
+        if (queued) {
+          assert_true(later > 0);
+        } else {
+          assert_int_equal(su_max_ns(r), last);
+          assert_int_equal(last, nominal + (n > 3 ? 4 : 3) * D);
+        }
+        etsim_sim_result_free(r);
+      }
+    }
+}
+
+/* Link factors are part of equivalence, as speeds are (E5): on Ring(4) x
+ * Ring(2), NPUs 0-3's dimension-0 links at half bandwidth keep dimension
+ * 0's shift (classes of 4) and lose dimension 1's; one degraded NPU
+ * leaves no symmetry, and the reduction line says why.  Every NPU's
+ * finish agrees with --exact either way. */
+static void test_link_factors_break_symmetry(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  su_node_t n[2] = {{.type = ETSIM_ET_COMP_NODE, .dur_us = 100},
+                    {.type = ETSIM_ET_COMM_COLL_NODE,
+                     .comm_type = ETSIM_COLL_ALL_REDUCE,
+                     .size = 1 << 20,
+                     .ndeps = 1,
+                     .deps = {0}}};
+  su_trace(su_p(0, dir, "w.et"), n, 2);
+  su_put(su_p(1, dir, "net.yml"),
+         "topology: [ Ring, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\n"
+         "latency: [ 500, 700 ]\n");
+  su_put(su_p(2, dir, "sys.json"),
+         "{\"preferred-dataset-splits\": 2, \"endpoint-delay\": 10, "
+         "\"all-reduce-implementation\": [\"ring\", \"ring\"]}");
+  wi_t o = {.degrade = "{\"0:0-3\": 0.5}"};
+  etsim_sim_result_t *r =
+      run_exact(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o, 0);
+  assert_int_equal(r->representative, 1);
+  assert_int_equal(r->class_size, 4);
+  etsim_sim_result_free(r);
+  r = run_both(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o);
+  etsim_sim_result_t *r0 =
+      run_both(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &(wi_t){0});
+  /* the slow row's all-reduce takes longer than the nominal one */
+  for (uint32_t i = 0; i < 8; i++) assert_true(r->npu[i].finish_ps > r0->npu[i].finish_ps);
+  etsim_sim_result_free(r);
+  etsim_sim_result_free(r0);
+  wi_t o1 = {.degrade = "{\"dim1:npu6\": {\"latency\": 2}}"};
+  r = run_exact(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o1, 0);
+  assert_int_equal(r->representative, 0);
+  if (!strstr(r->reduction_why, "NPU 6's at x1, x2 (--link-degrade)"))
+    fail_msg("reduction: %s", r->reduction_why);
+  etsim_sim_result_free(r);
+  etsim_sim_result_free(
+      run_both(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o1));
+}
+
+/* Point-to-point messages with NPU 5 of Ring(8) (NPU 3 of Switch(4) and
+ * FullyConnected(4)) at bandwidth x0.5, latency x3; m = 1 MiB, L = 500,
+ * s = m/beta.  A message between NPUs whose route avoids the degraded
+ * NPU's links is unchanged.  One whose route uses them: analytically the
+ * route's latencies add and its slowest link sets the rate (cut-through),
+ * on the congestion backend every hop is stored and forwarded at its own
+ * link's rate:
+ *   Ring 4 -> 6 (via 5):  floor(2*3L + 2s)  vs  2 floor(3L + 2s);
+ *   Ring 7 -> 2 (via 0, 1, nominal): floor(3L + s)  vs  3 floor(L + s);
+ *   Switch 2 -> 3 (3's port down): floor(L + 3L + 2s) vs
+ *                                  floor(L + s) + floor(3L + 2s);
+ *   FullyConnected 2 -> 3: floor(3L + 2s) on both. */
+static void test_p2p_npu_degraded(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  su_put(su_p(2, dir, "sys.json"), SYS1);
+  const int64_t m = 1 << 20;
+  const double L = 500, beta = 50 * 1073741824.0 / 1e9, s = (double)m / beta;
+  /* pairs[kind]: src, dst of up to three messages; the others compute 1 us */
+  struct {
+    const char *kind;
+    int n, slow, np;
+    int pair[3][2];
+    int64_t want_cu[3], want_ca[3];
+  } nets[] = {
+      {"Ring",
+       8,
+       5,
+       3,
+       {{0, 1}, {4, 6}, {7, 2}},
+       {(int64_t)floor(L + s), (int64_t)floor(6 * L + 2 * s), (int64_t)floor(3 * L + s)},
+       {(int64_t)floor(L + s), 2 * (int64_t)floor(3 * L + 2 * s), 3 * (int64_t)floor(L + s)}},
+      {"Switch",
+       4,
+       3,
+       2,
+       {{0, 1}, {2, 3}},
+       {(int64_t)floor(2 * L + s), (int64_t)floor(4 * L + 2 * s)},
+       {2 * (int64_t)floor(L + s), (int64_t)floor(L + s) + (int64_t)floor(3 * L + 2 * s)}},
+      {"FullyConnected",
+       4,
+       3,
+       2,
+       {{0, 1}, {2, 3}},
+       {(int64_t)floor(L + s), (int64_t)floor(3 * L + 2 * s)},
+       {(int64_t)floor(L + s), (int64_t)floor(3 * L + 2 * s)}},
+  };
+  for (size_t t = 0; t < sizeof nets / sizeof *nets; t++) {
+    int n = nets[t].n;
+    for (int r = 0; r < n; r++) {
+      su_node_t nd = {.type = ETSIM_ET_COMP_NODE, .dur_us = 1};
+      for (int j = 0; j < nets[t].np; j++) {
+        int a = nets[t].pair[j][0], b = nets[t].pair[j][1];
+        if (r == a || r == b)
+          nd = (su_node_t){.type = r == a ? ETSIM_ET_COMM_SEND_NODE : ETSIM_ET_COMM_RECV_NODE,
+                           .size = m,
+                           .src = a,
+                           .dst = b,
+                           .tag = 3};
+      }
+      char name[32];
+      snprintf(name, sizeof name, "p%zu.%d.et", t, r);
+      su_trace(su_p(0, dir, name), &nd, 1);
+    }
+    su_net(su_p(1, dir, "net.yml"), nets[t].kind, n, 50, 500);
+    char spec[64];
+    snprintf(spec, sizeof spec, "{\"0:%d\": {\"bw\": 0.5, \"latency\": 3}}", nets[t].slow);
+    for (int b = 0; b < 2; b++) {
+      wi_t o0 = {.backend = b ? "congestion" : "analytical"}, o = o0;
+      o.degrade = spec;
+      char prefix[8];
+      snprintf(prefix, sizeof prefix, "p%zu", t);
+      etsim_sim_result_t *r0 =
+          run_both(su_p(0, dir, prefix), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o0);
+      etsim_sim_result_t *r1 =
+          run_both(su_p(0, dir, prefix), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o);
+      for (int j = 0; j < nets[t].np; j++) {
+        int a = nets[t].pair[j][0], d = nets[t].pair[j][1];
+        int64_t want = b ? nets[t].want_ca[j] : nets[t].want_cu[j];
+        if (su_ns(r1, (uint32_t)d) != want || su_ns(r1, (uint32_t)a) != want)
+          fail_msg("%s(%d) %s, %d -> %d: %lld / %lld ns, closed form %lld", nets[t].kind, n,
+                   o.backend, a, d, (long long)su_ns(r1, (uint32_t)a),
+                   (long long)su_ns(r1, (uint32_t)d), (long long)want);
+        /* the first pair avoids the slow NPU: as without the what-if */
+        if (j == 0) assert_int_equal(su_ns(r0, (uint32_t)d), want);
+      }
+      etsim_sim_result_free(r0);
+      etsim_sim_result_free(r1);
+    }
+  }
+}
+
 /* A data-parallel step: compute C, then an all-reduce.  With NPU 2 at
  * half speed the others wait at the all-reduce: the iteration grows by
  * exactly C (the straggler's extra compute), which is its price; the NPU
@@ -323,6 +546,51 @@ static void test_specs(void **state) {
   expect_bad_degrade("{\"1\": 0}", "key \"1\"");
   expect_bad_degrade("{\"1\": [0.5]}", "key \"1\"");
   expect_bad_degrade("{\"sw\": 0.5}", "key \"sw\"");
+  /* per NPU: both spellings, ranges, with a dimension key; others 1 */
+  etsim_topo_t topo;
+  etsim_topo_kind_t k[2] = {ETSIM_TOPO_RING, ETSIM_TOPO_SWITCH};
+  uint32_t npus[2] = {4, 4};
+  double bw[2] = {50, 25}, lat[2] = {500, 700};
+  assert_int_equal(etsim_topo_init(&topo, 2, k, npus, bw, lat, "test", &err), 0);
+  etsim_net_npu_links_t nl;
+  assert_int_equal(etsim_sim_link_degrade_npus("{\"1\": 0.5, \"1:5\": {\"bw\": 0.5, \"latency\": "
+                                               "3}, \"dim0:npu2-3\": 0.25}",
+                                               "--link-degrade", &topo, &nl, &err),
+                   0);
+  assert_true(topo.bw_gbps[1] == 12.5 && topo.bw_gbps[0] == 50);
+  for (uint32_t x = 0; x < 16; x++)
+    for (int d = 0; d < 2; d++) {
+      double wb = d == 1 && x == 5 ? 0.5 : d == 0 && (x == 2 || x == 3) ? 0.25 : 1;
+      double wl = d == 1 && x == 5 ? 3 : 1;
+      if (nl.bw[x * 2 + d] != wb || nl.lat[x * 2 + d] != wl)
+        fail_msg("NPU %u dim %d: %g %g, want %g %g", x, d, nl.bw[x * 2 + d], nl.lat[x * 2 + d], wb,
+                 wl);
+    }
+  etsim_sim_npu_links_free(&nl);
+  assert_null(nl.bw);
+  /* no NPU named: nothing allocated, the nominal path */
+  assert_int_equal(etsim_sim_link_degrade_npus("{\"0\": 0.5}", "--link-degrade", &topo, &nl, &err),
+                   0);
+  assert_null(nl.bw);
+  assert_null(nl.lat);
+  static const char *const bad[][2] = {
+      {"{\"1:16\": 0.5}", "key \"1:16\": NPU 16 is outside the 16-NPU network"},
+      {"{\"2:1\": 0.5}", "key \"2:1\": the network has dimensions 0 to 1"},
+      {"{\"0:5-2\": 0.5}", "key \"0:5-2\": the range runs backwards"},
+      {"{\"0:1-3\": 0.5, \"dim0:npu3\": 1}", "NPU 3's links in dimension 0 are given twice"},
+      {"{\"0:1\": {\"bw\": 0.5, \"lat\": 2}}", "unknown key \"lat\""},
+      {"{\"0:1\": 1e4}", "key \"0:1\": factors must be in"},
+      {"{\"dim0:1\": 0.5}", "key \"dim0:1\" is not a dimension number"},
+      {"{\"0:npu1\": 0.5}", "key \"0:npu1\" is not a dimension number"},
+      {"{\"link:0-1\": 0.5}", "need --backend flow or packet"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    etsim_topo_t t2 = topo;
+    int rc = etsim_sim_link_degrade_npus(bad[i][0], "--link-degrade", &t2, &nl, &err);
+    assert_true(rc < 0);
+    assert_null(nl.bw);
+    if (!strstr(err.msg, bad[i][1]) || !strstr(err.msg, "--link-degrade"))
+      fail_msg("'%s': message '%s' lacks '%s'", bad[i][0], err.msg, bad[i][1]);
+  }
 }
 
 /* Cable what-ifs for the flow and packet backends: factors and the cable
@@ -364,6 +632,21 @@ static void test_link_specs(void **state) {
     assert_null(lw);
     if (!strstr(err.msg, bad[i][1]) || !strstr(err.msg, "--link-degrade"))
       fail_msg("'%s': message '%s' lacks '%s'", bad[i][0], err.msg, bad[i][1]);
+  }
+  /* per-NPU factors are the analytical and congestion backends' alone */
+  etsim_topo_t topo;
+  etsim_topo_kind_t kind = ETSIM_TOPO_SWITCH;
+  uint32_t four = 4;
+  double bw = 50, lat = 500, one[4] = {1, 1, 1, 1};
+  assert_int_equal(etsim_topo_init(&topo, 1, &kind, &four, &bw, &lat, "test", &err), 0);
+  etsim_net_opts_t no = {.npu_links = {one, one}};
+  const char *be[] = {"flow", "packet"};
+  for (int b = 0; b < 2; b++) {
+    etsim_net_t *net = NULL;
+    assert_int_equal(etsim_net_create(&net, be[b], &topo, NULL, 0, 1, &no, &err),
+                     ETSIM_EUNSUPPORTED);
+    assert_null(net);
+    assert_non_null(strstr(err.msg, "need the analytical or congestion backend"));
   }
   etsim_net_link_whatif_t f;
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10@0", "--fail", &f, &err), 0);
@@ -454,6 +737,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_half_speed_twice_as_long, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_speed_breaks_symmetry, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_ring_degraded_closed_form, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_ring_npu_degraded_closed_form, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_p2p_npu_degraded, tu_setup, tu_teardown),
+      cmocka_unit_test_setup_teardown(test_link_factors_break_symmetry, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_dp_straggler, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_specs, tu_setup, tu_teardown),
       cmocka_unit_test_setup_teardown(test_npu_failure, tu_setup, tu_teardown),

@@ -5,7 +5,9 @@
 # --link-degrade equals a network file written with the degraded numbers;
 # the summary and JSON name the straggler and its price; with and without
 # --exact the per-NPU lines are identical; bad specs exit 2 naming the
-# option and the key; an NPU failure stops the run with exit 1 and a report.
+# option and the key; per-NPU link factors ("D:N") against the dimension
+# degraded and across key spellings; an NPU failure stops the run with
+# exit 1 and a report.
 . "$(dirname "$0")/../lib.sh"
 sim() { "$BIN" sim --system "$T/sys.json" "$@"; }
 # data-parallel step: 1000 us of compute, then a 1 MiB all-reduce
@@ -38,6 +40,35 @@ for be in analytical congestion; do
     cmp -s "$T/a" "$T/b" || fail "$be $ex: degraded differs from half.yml"
   done
 done
+
+# per NPU (docs/sim.md, "What-if"): every NPU of dimension 1 degraded is
+# the dimension degraded (each link takes its ends' factors); both key
+# spellings agree; one NPU's links in dimension 0 slow the run, --exact
+# and the default agree, and the reduction line names the degraded NPU
+for be in analytical congestion; do
+  for ex in "" --exact; do
+    sim --workload "$T/dp.et" --network "$T/net.yml" --backend $be $ex --quiet \
+      --link-degrade '{"1:0-7": {"bw": 0.5, "latency": 3}}' >"$T/a" 2>&1 || fail "npus: $(cat "$T/a")"
+    sim --workload "$T/dp.et" --network "$T/half.yml" --backend $be $ex --quiet >"$T/b" 2>&1 || fail half
+    diff <(grep '^sys' "$T/a") <(grep '^sys' "$T/b") >/dev/null || fail "$be $ex: all NPUs degraded differs from half.yml"
+    sim --workload "$T/dp.et" --network "$T/net.yml" --backend $be $ex --quiet \
+      --link-degrade '{"0:5": 0.5}' >"$T/a" 2>&1 || fail "0:5: $(cat "$T/a")"
+    sim --workload "$T/dp.et" --network "$T/net.yml" --backend $be $ex --quiet \
+      --link-degrade '{"dim0:npu5": {"bw": 0.5}}' >"$T/b" 2>&1 || fail "dim0:npu5: $(cat "$T/b")"
+    cmp -s "$T/a" "$T/b" || fail "$be $ex: 0:5 and dim0:npu5 differ"
+    cp "$T/a" "$T/npu5.$be$ex"
+  done
+  cmp -s "$T/npu5.$be" "$T/npu5.$be--exact" || fail "$be: --exact differs under 0:5"
+  cmp -s "$T/npu5.$be" "$T/nominal" && fail "$be: 0:5 changed nothing"
+done
+sim --workload "$T/dp.et" --network "$T/net.yml" --link-degrade '{"0:5": 0.5}' >"$T/o" 2>&1 || fail "0:5 summary"
+grep -q "^reduction     none: .*NPU 4's links in dimension 0 run at bandwidth x1, latency x1, NPU 5's at x0.5, x1 (--link-degrade)" "$T/o" ||
+  fail "reduction line: $(grep reduction "$T/o")"
+# NPUs 4-7 (dimension 1's second switch group) degraded alike in dimension
+# 0 keep dimension 0's shift: classes of 4
+sim --workload "$T/dp.et" --network "$T/net.yml" --link-degrade '{"0:4-7": 0.5}' >"$T/o" 2>&1 || fail "0:4-7"
+grep -q "^reduction     2 of 8 NPUs simulated, each standing for a class of 4" "$T/o" ||
+  fail "reduction 0:4-7: $(grep reduction "$T/o")"
 
 # a straggler from a file: summary, JSON, and --exact agree with the default.
 # NPU 5 at 0.5 computes 2000 us; at speed 1 NPUs 0-1 (0.9: 1111.111 us) are
@@ -78,7 +109,14 @@ expect '--npu-speed: key "9": NPU 9 is outside the 8-NPU network' --npu-speed '{
 echo '{"5-x": 0.5}' >"$T/speed.json"
 expect "--npu-speed $T/speed.json: key \"5-x\" is not an NPU id" --npu-speed "$T/speed.json"
 expect '--npu-speed: .*unknown key "sgima"' --npu-speed lognormal:sgima=1
-expect '--link-degrade: key "0:3": degrading one NPU' --link-degrade '{"0:3": 0.5}'
+expect '--link-degrade: key "0:9": NPU 9 is outside the 8-NPU network' --link-degrade '{"0:9": 0.5}'
+expect '--link-degrade: key "dim2:npu3": the network has dimensions 0 to 1' --link-degrade '{"dim2:npu3": 0.5}'
+expect '--link-degrade: key "0:3-1": the range runs backwards' --link-degrade '{"0:3-1": 0.5}'
+expect "--link-degrade: key \"dim0:npu4\": NPU 4's links in dimension 0 are given twice" --link-degrade '{"0:2-4": 0.5, "dim0:npu4": 0.7}'
+expect '--link-degrade: key "0:3x" is not a dimension number (0 to 1) or NPUs of one' --link-degrade '{"0:3x": 0.5}'
+expect '--link-degrade: key "dim0:3" is not a dimension number' --link-degrade '{"dim0:3": 0.5}'
+expect '--link-degrade: key "0:3": factors must be in' --link-degrade '{"0:3": {"bw": 0}}'
+expect '--link-degrade: key "0:3" is not a cable of the topology file' --link-degrade '{"0:3": 0.5}' --backend flow
 expect '--link-degrade: key "2": the network has dimensions 0 to 1' --link-degrade '{"2": 0.5}'
 expect '--link-degrade: key "1" is not a cable of the topology file' --link-degrade '{"1": 0.5}' --backend flow
 expect '--link-degrade: key "link:0-8" is not a dimension number' --link-degrade '{"link:0-8": 0.5}'
