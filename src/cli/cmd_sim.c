@@ -22,9 +22,9 @@ static struct {
   const char *workload, *system, *network, *memory, *groups, *backend, *json, *csv, *timeline,
       *report, *queues, *inj, *comm_scale, *comp_scale, *rdv, *logcfg, *net_topo, *net_cfg, *cc,
       *net_fct, *net_pfc, *ring_win, *net_tl, *net_tl_step, *link_csv, *hbm, *deps, *npu_speed,
-      *degrade, *fail;
+      *degrade;
   int multi, quiet, exact, dur_micros, link_stats, offload, jobs_alone;
-  cli_list_t jobs;
+  cli_list_t jobs, fails;
 } A;
 
 static const cli_opt_t opts[] = {
@@ -75,13 +75,17 @@ static const cli_opt_t opts[] = {
               "{\"1\": {\"bw\": 0.5, \"latency\": 2}}, inline or a file\n"
               "(analytical and congestion backends); flow and packet:\n"
               "by cable of the topology, {\"link:3-17\": 0.5}"),
-    CLI_O_STR("--fail", NULL, &A.fail, "npu:N@T",
-              "NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
-              "analytical and congestion backends): a run it blocks\n"
-              "stops with a report of the blocked collectives, exit 1;\n"
-              "flow and packet: link:A-B@0, the cable between nodes A\n"
-              "and B down from the start; routes avoid it, and NPUs it\n"
-              "cuts apart stop the run with a report, exit 1"),
+    {.name = "--fail",
+     .kind = CLI_LIST,
+     .out = &A.fails,
+     .metavar = "npu:N@T|link:A-B@T",
+     .help = "(repeated) NPU N fails at time T (ns, or 1500us, 1.5ms,\n"
+             "2s): from T it handles nothing; a run it blocks stops\n"
+             "with a report of the blocked collectives, exit 1 (one\n"
+             "NPU per run); flow and packet: also link:A-B@T, the\n"
+             "cable between topology nodes A and B down from T on:\n"
+             "traffic reroutes, a message with no route left blocks,\n"
+             "and the summary gives the slowdown"},
     {.name = "--job",
      .kind = CLI_LIST,
      .out = &A.jobs,
@@ -344,10 +348,32 @@ static int jobs_load(const char *const *specs, int n, uint32_t n_npus, job_in_t 
 }
 
 typedef struct whatif_args {
-  const char *backend, *comm_scale, *comp_scale, *degrade, *fail_spec, *npu_speed;
+  const char *backend, *comm_scale, *comp_scale, *degrade, *npu_speed;
+  const char *fails[64]; /* --fail, n_fails of them */
+  size_t n_fails;
   etsim_net_link_whatif_t *lw; /* out: cable what-ifs, flow and packet (etsim_free) */
   size_t n_lw;
+  int fail_set; /* out: an NPU fails (fail_npu at fail_ps) */
+  uint32_t fail_npu;
+  int64_t fail_ps;
 } whatif_args_t;
+
+/* The what-if options into a, the --fail values (repeated) copied out of
+ * their list: 0, or the exit code of bad usage (the lists freed). */
+static int whatif_take(whatif_args_t *a) {
+  *a = (whatif_args_t){.backend = A.backend,
+                       .comm_scale = A.comm_scale,
+                       .comp_scale = A.comp_scale,
+                       .degrade = A.degrade,
+                       .npu_speed = A.npu_speed};
+  if (A.fails.n > sizeof a->fails / sizeof *a->fails) {
+    cli_lists_free(opts);
+    return cli_usage_error("sim: at most %zu --fail", sizeof a->fails / sizeof *a->fails);
+  }
+  for (size_t k = 0; k < A.fails.n; k++) a->fails[k] = A.fails.v[k];
+  a->n_fails = A.fails.n;
+  return 0;
+}
 
 /* The what-if options (--compute-scale, --comm-scale, --link-degrade,
  * --fail, --npu-speed) checked and turned into run options; --link-degrade
@@ -356,7 +382,10 @@ typedef struct whatif_args {
  * link:A-B@0 does.  Returns 0, an exit code for bad usage, or -1 with err
  * set (the caller owns *speeds and a->lw either way). */
 static int whatif_parse(whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
-                        uint32_t *fail_npu, int64_t *fail_ps, double **speeds, etsim_error_t *err) {
+                        double **speeds, etsim_error_t *err) {
+  int *fail_set = &a->fail_set;
+  uint32_t *fail_npu = &a->fail_npu;
+  int64_t *fail_ps = &a->fail_ps;
   etsim_net_link_whatif_t **lw = &a->lw;
   size_t *n_lw = &a->n_lw;
   /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
@@ -375,20 +404,39 @@ static int whatif_parse(whatif_args_t *a, etsim_topo_t *topo, double *f_comm, do
     return -1;
   if (a->degrade && !rdma && etsim_sim_link_degrade(a->degrade, "--link-degrade", topo, err))
     return -1;
-  if (a->fail_spec && rdma) {
-    if (strncmp(a->fail_spec, "link:", 5) != 0)
-      return cli_usage_error(
-          "--fail %s: the %s backend models a link down from the start (link:A-B@0); an NPU's "
-          "failure needs --backend analytical or congestion",
-          a->fail_spec, a->backend);
+  /* Several --fail: cables (flow and packet), and one NPU, which on flow
+   * and packet also fails every cable of its host at its time. */
+  const char *npu_first = NULL;
+  for (size_t k = 0; k < a->n_fails; k++) {
+    const char *f = a->fails[k];
+    int link = strncmp(f, "link", 4) == 0;
+    if (!link) {
+      if (npu_first)
+        return cli_usage_error("--fail %s: one NPU failure per run (the first was --fail %s)", f,
+                               npu_first);
+      npu_first = f;
+      if (etsim_sim_fail_parse(f, "--fail", topo->total, fail_npu, fail_ps, err)) return -1;
+      *fail_set = 1;
+    } else if (!rdma && etsim_sim_fail_parse(f, "--fail", topo->total, fail_npu, fail_ps, err)) {
+      return -1; /* refused, with the reason */
+    }
+    if (!rdma) continue;
     etsim_net_link_whatif_t *g = etsim_realloc(*lw, (*n_lw + 1) * sizeof **lw);
     if (!g) return etsim_error_set(err, ETSIM_ENOMEM, "--fail: out of memory"), -1;
     *lw = g;
-    if (etsim_sim_fail_link_parse(a->fail_spec, "--fail", &g[*n_lw], err)) return -1;
+    if (link && etsim_sim_fail_link_parse(f, "--fail", &g[*n_lw], err)) return -1;
+    if (!link) {
+      memset(&g[*n_lw], 0, sizeof g[*n_lw]);
+      g[*n_lw] = (etsim_net_link_whatif_t){.a = *fail_npu,
+                                           .bw = 1,
+                                           .lat = 1,
+                                           .down = 1,
+                                           .npu = 1,
+                                           .t_ps = *fail_ps,
+                                           .opt = "--fail"};
+      snprintf(g[*n_lw].key, sizeof g[*n_lw].key, "NPU %u", *fail_npu);
+    }
     ++*n_lw;
-  } else if (a->fail_spec &&
-             etsim_sim_fail_parse(a->fail_spec, "--fail", topo->total, fail_npu, fail_ps, err)) {
-    return -1;
   }
   if (a->npu_speed) {
     *speeds = etsim_malloc((topo->total ? topo->total : 1) * sizeof **speeds);
@@ -487,14 +535,15 @@ int etsim_cmd_sim(int argc, char **argv) {
   A.backend = "analytical";
   int code = cli_parse(&cmd, argc, argv, NULL, NULL);
   if (code >= 0) return code;
+  whatif_args_t wa;
+  if ((code = whatif_take(&wa))) return code;
   const char *workload = A.workload, *system = A.system, *network = A.network, *memory = A.memory,
              *groups = A.groups, *backend = A.backend, *json = A.json, *csv = A.csv,
              *timeline = A.timeline, *report = A.report, *queues = A.queues, *inj = A.inj,
-             *comm_scale = A.comm_scale, *comp_scale = A.comp_scale, *rdv = A.rdv,
-             *logcfg = A.logcfg, *net_topo = A.net_topo, *net_cfg = A.net_cfg, *cc = A.cc,
-             *net_fct = A.net_fct, *net_pfc = A.net_pfc, *ring_win = A.ring_win, *net_tl = A.net_tl,
-             *net_tl_step = A.net_tl_step, *link_csv = A.link_csv, *hbm = A.hbm, *deps_arg = A.deps,
-             *npu_speed = A.npu_speed, *degrade = A.degrade, *fail_spec = A.fail;
+             *rdv = A.rdv, *logcfg = A.logcfg, *net_topo = A.net_topo, *net_cfg = A.net_cfg,
+             *cc = A.cc, *net_fct = A.net_fct, *net_pfc = A.net_pfc, *ring_win = A.ring_win,
+             *net_tl = A.net_tl, *net_tl_step = A.net_tl_step, *link_csv = A.link_csv, *hbm = A.hbm,
+             *deps_arg = A.deps;
   int multi = A.multi, quiet = A.quiet, exact = A.exact, dur_micros = A.dur_micros,
       link_stats = A.link_stats, offload = A.offload, job_alone = A.jobs_alone;
   const char *job_specs[MAX_JOBS];
@@ -531,15 +580,12 @@ int etsim_cmd_sim(int argc, char **argv) {
   int have_sys = 0;
   code = ETSIM_EXIT_OK;
   double *speeds = NULL;
-  whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed, NULL, 0};
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
   if ((code = sys_flags(queues, ring_win, inj, &sys))) goto out;
   double f_comm = 1, f_comp = 1;
-  uint32_t fail_npu = 0;
-  int64_t fail_ps = 0;
-  int wr = whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &err);
+  int wr = whatif_parse(&wa, &topo, &f_comm, &f_comp, &speeds, &err);
   if (wr < 0) goto fail;
   if (wr > 0) {
     code = wr;
@@ -586,9 +632,9 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .compute_scale = f_comp,
                         .comm_scale = f_comm,
                         .npu_speed = speeds,
-                        .fail_set = fail_spec != NULL && !any_link_down(wa.lw, wa.n_lw),
-                        .fail_npu = fail_npu,
-                        .fail_ps = fail_ps,
+                        .fail_set = wa.fail_set,
+                        .fail_npu = wa.fail_npu,
+                        .fail_ps = wa.fail_ps,
                         .deps = deps,
                         .job_alone = job_alone};
   if (n_job) {
@@ -621,8 +667,8 @@ int etsim_cmd_sim(int argc, char **argv) {
     goto out;
   }
   if (res->fail_after_end)
-    etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
-               fail_npu);
+    etsim_warn("--fail npu:%u: NPU %u had finished its trace by then; the run is unaffected",
+               wa.fail_npu, wa.fail_npu);
   if (write_outputs(
           &(outputs_t){quiet, json, csv, timeline, link_csv, report, workload, auto_groups}, res,
           set, &topo, &err))
