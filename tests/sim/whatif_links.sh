@@ -39,6 +39,7 @@ printf '3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n' >"$T/star.topo
 } >"$T/clos.topo"
 trace one 2 0 1
 trace two 8 0 4 1 5
+trace three 8 0 4 1 5 2 6
 
 # sim NPUS TOPO PREFIX ARGS...: the finish times of every NPU, one line
 sim() {
@@ -116,6 +117,32 @@ for be in flow packet; do
     sim 8 clos.topo two --backend $be --fail link:$l@40us || fail "$be --fail link:$l@40us: $(cat "$T/e")"
     got=$(printf '%s\n' "$(finish 4)" "$(finish 5)" | sort -n | tr '\n' ' ')
     [ "$got" = "$want " ] || fail "$be --fail link:$l@40us: $got, want $want"
+  done
+  # Three flows, 0->4 alone on one uplink of leaf 8, 1->5 and 2->6 sharing
+  # the other (a queue builds there); either uplink fails at 40 us and
+  # everything goes by the one left (the queued packets move to it).
+  # Flow level: at T the two have 1000 s - T/2 = 62.88 us of full rate
+  # left, the one 1000 s - T = 42.88 us; all three at a third until the
+  # one ends (T + 3 x 42.88 = 168.64 us, +3 s + 4 d = 172888.64), then two
+  # at a half: 168.64 + 2 x 20 = 208.64 us, + 3 s + 4 d = 212888.64.
+  # Packet level: by T each uplink has begun k = 470 packets; the one
+  # left then sends the other 3000 - 2k back to back after the one it is
+  # on: the last leaves at (k + 1 + 3000 - 2k) s + d and arrives 2 s + 3 d
+  # later, (3003 - k) s + 4 d = 213935.04.
+  sim 8 clos.topo three --backend $be || fail "$be three: $(cat "$T/e")"
+  [ "$(finish 6)" = 170008 ] || fail "$be three nominal: $(finish 6)"
+  for l in 8-10 8-11; do
+    "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
+      --workload "$T/three" --backend $be --fail link:$l@40us >"$T/o" 2>"$T/e" || fail "$be three $l: $(cat "$T/e")"
+    got=$(printf '%s\n' "$(finish 4)" "$(finish 5)" "$(finish 6)" | sort -n | tail -1)
+    want=213935
+    [ $be = flow ] && want=212888
+    [ "$got" = $want ] || fail "$be three, link:$l@40us: last $got, want $want"
+    if [ $be = flow ]; then
+      [ "$(finish 4)" = 172888 ] || fail "flow three, link:$l@40us: NPU 4 $(finish 4), want 172888"
+    else # nothing lost on the way: no packet sent twice, none dropped
+      grep -q ' 12000 data packets, 0 PFC pauses .* 0 drops' "$T/o" || fail "packet three: $(grep RoCE "$T/o")"
+    fi
   done
   # the summary prices it against the run without the failure
   "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
