@@ -379,7 +379,7 @@ static int whatif_take(whatif_args_t *a) {
  * --fail, --npu-speed) checked and turned into run options; --link-degrade
  * changes topo (analytical, congestion) or becomes a->lw, cable what-ifs
  * the flow and packet network applies to its topology, as --fail
- * link:A-B@0 does.  Returns 0, an exit code for bad usage, or -1 with err
+ * link:A-B@T does.  Returns 0, an exit code for bad usage, or -1 with err
  * set (the caller owns *speeds and a->lw either way). */
 static int whatif_parse(whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
                         double **speeds, etsim_error_t *err) {
@@ -476,7 +476,7 @@ static int sys_flags(const char *queues, const char *ring_win, const char *inj,
   return 0;
 }
 
-/* Is a cable down (--fail link:A-B@0 on flow or packet)? */
+/* Is a cable down (--fail link:A-B@T on flow or packet)? */
 static int any_link_down(const etsim_net_link_whatif_t *lw, size_t n) {
   for (size_t k = 0; k < n; k++)
     if (lw[k].down) return 1;
