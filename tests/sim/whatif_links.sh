@@ -40,6 +40,11 @@ printf '3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n' >"$T/star.topo
 trace one 2 0 1
 trace two 8 0 4 1 5
 trace three 8 0 4 1 5 2 6
+# two islands: hosts 0-1 on switch 4, hosts 2-3 on switch 5, no cable between
+printf '6 2 4\n4 5\n0 4 100Gbps 0.001ms 0\n1 4 100Gbps 0.001ms 0\n2 5 100Gbps 0.001ms 0\n3 5 100Gbps 0.001ms 0\n' >"$T/islands.topo"
+printf 'topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' >"$T/net4.yml"
+trace near 4 0 1
+trace far 4 0 2
 
 # sim NPUS TOPO PREFIX ARGS...: the finish times of every NPU, one line
 sim() {
@@ -197,6 +202,19 @@ for be in flow packet; do
   # an NPU with nothing to do (NPU 3 has no node) fails harmlessly
   sim 8 clos.topo two --backend $be --fail npu:3@20us || fail "$be npu:3: $(cat "$T/e")"
   [ "$(finish 5)" = 87128 ] || fail "$be npu:3 changed times"
+done
+
+# A fabric cut apart from the start, with no --fail: traffic within an
+# island runs (as on the star, 84962 ns); traffic across is held and
+# reported, exit 1
+for be in flow packet; do
+  sim 4 islands.topo near --backend $be || fail "$be islands near: $(cat "$T/e")"
+  [ "$(finish 1)" = 84962 ] || fail "$be islands near: $(finish 1), want 84962"
+  timeout 60 "$BIN" sim --system "$T/sys.json" --network "$T/net4.yml" --net-topology "$T/islands.topo" \
+    --workload "$T/far" --backend $be >"$T/o" 2>"$T/e"
+  [ $? -eq 1 ] || fail "$be islands far: $(cat "$T/e")"
+  grep -q '^etsim: failure: a topology cut apart: no route left for NPU 0 -> NPU 2 (1000000 bytes); the run stopped at t=0 ns with 2 of 4 NPUs unable to finish (NPUs 0,2); blocked: send node 1 "p1" (communicator world) blocked on NPUs 0,2$' "$T/e" ||
+    fail "$be islands report: $(cat "$T/e")"
 done
 
 # bad specs: exit 2, the option and the key named
