@@ -108,12 +108,16 @@ typedef struct etsim_net_opts {
 } etsim_net_opts_t;
 
 /* One what-if on the cable(s) between topology nodes a and b, both
- * directions: rate times bw and delay times lat, or removed (down).
- * `opt` and `key` name it in messages ("--link-degrade", "link:3-17"). */
+ * directions: rate times bw and delay times lat, or removed (down): from
+ * the start (t_ps 0: before routes are built) or from t_ps on (routes are
+ * searched again then; see etsim_netpkt_links_down).  With npu set, `a` is
+ * an NPU and every cable of its host fails at t_ps (b unused).  `opt` and
+ * `key` name it in messages ("--link-degrade", "link:3-17"). */
 typedef struct etsim_net_link_whatif {
   uint32_t a, b;
   double bw, lat;
-  int down;
+  int down, npu;
+  int64_t t_ps;
   const char *opt;
   char key[64];
 } etsim_net_link_whatif_t;
@@ -132,6 +136,13 @@ typedef struct etsim_net_stats {
   uint32_t max_inflight_pair, max_inflight_src, max_inflight_dst;
   /* flow/packet: the fabric simulated, when it is not the YAML's ("" else) */
   char fabric[256];
+  /* flow/packet: messages a failure left without a route (held, never
+   * delivered), kept current as the run goes; `held` names what failed and
+   * the first such message */
+  uint64_t held_msgs;
+  char held[320];
+  /* flow/packet: the time the network's engine last ran to */
+  int64_t last_ps;
 } etsim_net_stats_t;
 
 /* Per-link counters, once etsim_net_links_enable() succeeded: bytes sent

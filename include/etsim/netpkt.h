@@ -193,6 +193,9 @@ typedef struct etsim_netpkt_cfg {
   int64_t stall_ps;         /* STALL_TIMEOUT_US: no progress -> report */
   int64_t qlen_interval_ns; /* QLEN_MON_INTERVAL (100 ns) */
   int flow_ack_load;        /* FLOW_ACK_LOAD: flow level charges ACK bytes */
+  /* not a config key: hosts without a route between them are accepted and
+   * a message between them is held, never delivered (etsim sim's failures) */
+  int allow_disconnected;
   /* files (FILE keys), resolved by etsim_netpkt_cfg_load */
   char topology_file[ETSIM_NETPKT_PATH_MAX];
   char flow_file[ETSIM_NETPKT_PATH_MAX];
@@ -296,6 +299,9 @@ typedef struct etsim_netpkt_msg_stat {
    * GLOBAL_T 1 (HPCC's T) */
   uint64_t win_bytes;
   int64_t base_rtt_ps;
+  /* a failure left it no route (etsim_netpkt_links_down, or a network
+   * created with allow_disconnected): it will never be delivered */
+  uint8_t held;
 } etsim_netpkt_msg_stat_t;
 int etsim_netpkt_msg_stat(const etsim_netpkt_t *n, uint64_t id, etsim_netpkt_msg_stat_t *out);
 
@@ -328,6 +334,23 @@ int etsim_netpkt_port_stat(const etsim_netpkt_t *n, uint32_t node, uint32_t ifin
                            etsim_netpkt_port_stat_t *out);
 /* Number of ports of a node (its ifindex range is 1..count). */
 uint32_t etsim_netpkt_port_count(const etsim_netpkt_t *n, uint32_t node);
+
+/*
+ * Failures (etsim sim --fail, docs/sim.md "Failures"): every cable between
+ * nodes ab[2i] and ab[2i+1] (i < n_pairs) fails at t_ps, both directions,
+ * before any event of that instant; run the network up to t_ps - 1 first.
+ * Routes are searched again over the cables left (shortest paths, ECMP as
+ * before); a message whose route crossed a failed cable takes a new one,
+ * the others keep theirs.  Packets: those on a failed cable's wire arrive;
+ * those queued at its ports are re-routed at that node; those elsewhere
+ * whose remaining route crosses it are re-routed from the next node they
+ * reach.  A message with no route left is held (never delivered; see
+ * msg_stat.held) and its queued packets are dropped.  Pause frames on a
+ * failed cable are lost.  0, ETSIM_EINVAL (no cable between a pair, a
+ * time in the past) or ETSIM_ENOMEM.
+ */
+int etsim_netpkt_links_down(etsim_netpkt_t *net, const uint32_t *ab, size_t n_pairs, int64_t t_ps,
+                            etsim_error_t *err);
 
 /* Current sending rate of a message (bits/s), 0 once finished. */
 uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *n, uint64_t id);
@@ -366,6 +389,12 @@ int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
 /* Time of the last event processed (ps). */
 int64_t etsim_netflow_now(const etsim_netflow_t *n);
 int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *out);
+/* The flow level's failure: as etsim_netpkt_links_down; a flow crossing
+ * a failed cable keeps what it has sent, its remaining bytes take the new
+ * route and every rate is computed again at t_ps.  A flow whose last byte
+ * left the sender before t_ps is delivered. */
+int etsim_netflow_links_down(etsim_netflow_t *net, const uint32_t *ab, size_t n_pairs, int64_t t_ps,
+                             etsim_error_t *err);
 /* Current max-min rate of a message in bits/s (0 before start / after). */
 double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id);
 

@@ -148,9 +148,10 @@ typedef struct etsim_sim_opts {
 int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
                          int64_t *t_ps, etsim_error_t *err);
 
-/* --fail on the flow and packet backends: "link:A-B@0", the cable(s)
- * between nodes A and B of the topology file down from the start (a later
- * time is refused).  Fills *out (opt and key set).  Errors name `opt`. */
+/* --fail on the flow and packet backends: "link:A-B@T", the cable(s)
+ * between nodes A and B of the topology file down from time T on (as
+ * etsim_sim_fail_parse reads it; 0: before routes are built).  Fills *out
+ * (opt, key and t_ps set).  Errors name `opt` and the part. */
 int etsim_sim_fail_link_parse(const char *spec, const char *opt, etsim_net_link_whatif_t *out,
                               etsim_error_t *err);
 
@@ -294,6 +295,10 @@ typedef struct etsim_sim_result {
   int failed, fail_after_end;
   uint32_t n_blocked; /* NPUs that could not finish */
   char failure[1400];
+  /* A run with failures that finished (cables down, on flow or packet):
+   * the iteration without any failure (fail_priced: a second run). */
+  int fail_priced;
+  int64_t fail_nominal_ps;
   /* Several jobs (etsim_sim_run_jobs): per job its iteration (every job
    * starts at 0; the last finish among its NPUs), and, with opts.job_alone
    * on a backend where jobs share links, the same job run alone on its

@@ -22,9 +22,9 @@ static struct {
   const char *workload, *system, *network, *memory, *groups, *backend, *json, *csv, *timeline,
       *report, *queues, *inj, *comm_scale, *comp_scale, *rdv, *logcfg, *net_topo, *net_cfg, *cc,
       *net_fct, *net_pfc, *ring_win, *net_tl, *net_tl_step, *link_csv, *hbm, *deps, *npu_speed,
-      *degrade, *fail;
+      *degrade;
   int multi, quiet, exact, dur_micros, link_stats, offload, jobs_alone;
-  cli_list_t jobs;
+  cli_list_t jobs, fails;
 } A;
 
 static const cli_opt_t opts[] = {
@@ -77,13 +77,17 @@ static const cli_opt_t opts[] = {
               "(NPU 17's links in dimension 1; analytical and congestion\n"
               "backends); flow and packet: by cable of the topology,\n"
               "{\"link:3-17\": 0.5}"),
-    CLI_O_STR("--fail", NULL, &A.fail, "npu:N@T",
-              "NPU N fails at time T (ns, or 1500us, 1.5ms, 2s;\n"
-              "analytical and congestion backends): a run it blocks\n"
-              "stops with a report of the blocked collectives, exit 1;\n"
-              "flow and packet: link:A-B@0, the cable between nodes A\n"
-              "and B down from the start; routes avoid it, and NPUs it\n"
-              "cuts apart stop the run with a report, exit 1"),
+    {.name = "--fail",
+     .kind = CLI_LIST,
+     .out = &A.fails,
+     .metavar = "npu:N@T|link:A-B@T",
+     .help = "(repeated) NPU N fails at time T (ns, or 1500us, 1.5ms,\n"
+             "2s): from T it handles nothing; a run it blocks stops\n"
+             "with a report of the blocked collectives, exit 1 (one\n"
+             "NPU per run); flow and packet: also link:A-B@T, the\n"
+             "cable between topology nodes A and B down from T on:\n"
+             "traffic reroutes, a message with no route left blocks,\n"
+             "and the summary gives the slowdown"},
     {.name = "--job",
      .kind = CLI_LIST,
      .out = &A.jobs,
@@ -348,10 +352,15 @@ static int jobs_load(const char *const *specs, int n, uint32_t n_npus, job_in_t 
 }
 
 typedef struct whatif_args {
-  const char *backend, *comm_scale, *comp_scale, *degrade, *fail_spec, *npu_speed;
+  const char *backend, *comm_scale, *comp_scale, *degrade, *npu_speed;
+  const char *fails[64]; /* --fail, n_fails of them */
+  size_t n_fails;
   etsim_net_link_whatif_t *lw; /* out: cable what-ifs, flow and packet (etsim_free) */
   size_t n_lw;
   etsim_net_npu_links_t npu_links; /* out: per-NPU link factors, analytical and congestion */
+  int fail_set;                    /* out: an NPU fails (fail_npu at fail_ps) */
+  uint32_t fail_npu;
+  int64_t fail_ps;
 } whatif_args_t;
 
 static void whatif_args_free(whatif_args_t *a) {
@@ -359,14 +368,34 @@ static void whatif_args_free(whatif_args_t *a) {
   etsim_sim_npu_links_free(&a->npu_links);
 }
 
+/* The what-if options into a, the --fail values (repeated) copied out of
+ * their list: 0, or the exit code of bad usage (the lists freed). */
+static int whatif_take(whatif_args_t *a) {
+  *a = (whatif_args_t){.backend = A.backend,
+                       .comm_scale = A.comm_scale,
+                       .comp_scale = A.comp_scale,
+                       .degrade = A.degrade,
+                       .npu_speed = A.npu_speed};
+  if (A.fails.n > sizeof a->fails / sizeof *a->fails) {
+    cli_lists_free(opts);
+    return cli_usage_error("sim: at most %zu --fail", sizeof a->fails / sizeof *a->fails);
+  }
+  for (size_t k = 0; k < A.fails.n; k++) a->fails[k] = A.fails.v[k];
+  a->n_fails = A.fails.n;
+  return 0;
+}
+
 /* The what-if options (--compute-scale, --comm-scale, --link-degrade,
  * --fail, --npu-speed) checked and turned into run options; --link-degrade
  * changes topo (analytical, congestion) or becomes a->lw, cable what-ifs
  * the flow and packet network applies to its topology, as --fail
- * link:A-B@0 does.  Returns 0, an exit code for bad usage, or -1 with err
+ * link:A-B@T does.  Returns 0, an exit code for bad usage, or -1 with err
  * set (the caller owns *speeds and a->lw either way). */
 static int whatif_parse(whatif_args_t *a, etsim_topo_t *topo, double *f_comm, double *f_comp,
-                        uint32_t *fail_npu, int64_t *fail_ps, double **speeds, etsim_error_t *err) {
+                        double **speeds, etsim_error_t *err) {
+  int *fail_set = &a->fail_set;
+  uint32_t *fail_npu = &a->fail_npu;
+  int64_t *fail_ps = &a->fail_ps;
   etsim_net_link_whatif_t **lw = &a->lw;
   size_t *n_lw = &a->n_lw;
   /* ASTRA-sim 2.0 accepts and ignores both; etsim does what they say
@@ -386,20 +415,39 @@ static int whatif_parse(whatif_args_t *a, etsim_topo_t *topo, double *f_comm, do
   if (a->degrade && !rdma &&
       etsim_sim_link_degrade_npus(a->degrade, "--link-degrade", topo, &a->npu_links, err))
     return -1;
-  if (a->fail_spec && rdma) {
-    if (strncmp(a->fail_spec, "link:", 5) != 0)
-      return cli_usage_error(
-          "--fail %s: the %s backend models a link down from the start (link:A-B@0); an NPU's "
-          "failure needs --backend analytical or congestion",
-          a->fail_spec, a->backend);
+  /* Several --fail: cables (flow and packet), and one NPU, which on flow
+   * and packet also fails every cable of its host at its time. */
+  const char *npu_first = NULL;
+  for (size_t k = 0; k < a->n_fails; k++) {
+    const char *f = a->fails[k];
+    int link = strncmp(f, "link", 4) == 0;
+    if (!link) {
+      if (npu_first)
+        return cli_usage_error("--fail %s: one NPU failure per run (the first was --fail %s)", f,
+                               npu_first);
+      npu_first = f;
+      if (etsim_sim_fail_parse(f, "--fail", topo->total, fail_npu, fail_ps, err)) return -1;
+      *fail_set = 1;
+    } else if (!rdma && etsim_sim_fail_parse(f, "--fail", topo->total, fail_npu, fail_ps, err)) {
+      return -1; /* refused, with the reason */
+    }
+    if (!rdma) continue;
     etsim_net_link_whatif_t *g = etsim_realloc(*lw, (*n_lw + 1) * sizeof **lw);
     if (!g) return etsim_error_set(err, ETSIM_ENOMEM, "--fail: out of memory"), -1;
     *lw = g;
-    if (etsim_sim_fail_link_parse(a->fail_spec, "--fail", &g[*n_lw], err)) return -1;
+    if (link && etsim_sim_fail_link_parse(f, "--fail", &g[*n_lw], err)) return -1;
+    if (!link) {
+      memset(&g[*n_lw], 0, sizeof g[*n_lw]);
+      g[*n_lw] = (etsim_net_link_whatif_t){.a = *fail_npu,
+                                           .bw = 1,
+                                           .lat = 1,
+                                           .down = 1,
+                                           .npu = 1,
+                                           .t_ps = *fail_ps,
+                                           .opt = "--fail"};
+      snprintf(g[*n_lw].key, sizeof g[*n_lw].key, "NPU %u", *fail_npu);
+    }
     ++*n_lw;
-  } else if (a->fail_spec &&
-             etsim_sim_fail_parse(a->fail_spec, "--fail", topo->total, fail_npu, fail_ps, err)) {
-    return -1;
   }
   if (a->npu_speed) {
     *speeds = etsim_malloc((topo->total ? topo->total : 1) * sizeof **speeds);
@@ -439,7 +487,7 @@ static int sys_flags(const char *queues, const char *ring_win, const char *inj,
   return 0;
 }
 
-/* Is a cable down (--fail link:A-B@0 on flow or packet)? */
+/* Is a cable down (--fail link:A-B@T on flow or packet)? */
 static int any_link_down(const etsim_net_link_whatif_t *lw, size_t n) {
   for (size_t k = 0; k < n; k++)
     if (lw[k].down) return 1;
@@ -534,7 +582,7 @@ static int check_net_flags(void) {
 /* One job (--workload): load its groups and traces, run, write the
  * outputs.  An exit code, or -1 with err set; the caller aborts the
  * output batch this begins. */
-static int run_single(const char *groups, int tty, const char *fail_spec, const etsim_topo_t *topo,
+static int run_single(const char *groups, int tty, const etsim_topo_t *topo,
                       const etsim_sys_config_t *sys, const etsim_sim_opts_t *base,
                       const outputs_t *w, etsim_error_t *err) {
   etsim_comm_groups_t cg = {0};
@@ -566,8 +614,8 @@ static int run_single(const char *groups, int tty, const char *fail_spec, const 
     goto out;
   }
   if (res->fail_after_end)
-    etsim_warn("--fail %s: NPU %u had finished its trace by then; the run is unaffected", fail_spec,
-               o.fail_npu);
+    etsim_warn("--fail npu:%u: NPU %u had finished its trace by then; the run is unaffected",
+               o.fail_npu, o.fail_npu);
   if (write_outputs(w, res, set, topo, err)) goto out;
   if (etsim_outfile_batch_commit(err)) goto out;
   code = ETSIM_EXIT_OK;
@@ -583,14 +631,14 @@ int etsim_cmd_sim(int argc, char **argv) {
   A.backend = "analytical";
   int code = cli_parse(&cmd, argc, argv, NULL, NULL);
   if (code >= 0) return code;
+  whatif_args_t wa;
+  if ((code = whatif_take(&wa))) return code;
   const char *workload = A.workload, *system = A.system, *network = A.network, *memory = A.memory,
              *groups = A.groups, *backend = A.backend, *json = A.json, *csv = A.csv,
              *timeline = A.timeline, *report = A.report, *queues = A.queues, *inj = A.inj,
-             *comm_scale = A.comm_scale, *comp_scale = A.comp_scale, *net_topo = A.net_topo,
-             *net_cfg = A.net_cfg, *cc = A.cc, *net_fct = A.net_fct, *net_pfc = A.net_pfc,
-             *ring_win = A.ring_win, *net_tl = A.net_tl, *net_tl_step = A.net_tl_step,
-             *link_csv = A.link_csv, *hbm = A.hbm, *deps_arg = A.deps, *npu_speed = A.npu_speed,
-             *degrade = A.degrade, *fail_spec = A.fail;
+             *net_topo = A.net_topo, *net_cfg = A.net_cfg, *cc = A.cc, *net_fct = A.net_fct,
+             *net_pfc = A.net_pfc, *ring_win = A.ring_win, *net_tl = A.net_tl,
+             *net_tl_step = A.net_tl_step, *link_csv = A.link_csv, *hbm = A.hbm, *deps_arg = A.deps;
   int multi = A.multi, quiet = A.quiet, exact = A.exact, dur_micros = A.dur_micros,
       link_stats = A.link_stats, offload = A.offload, job_alone = A.jobs_alone;
   const char *job_specs[MAX_JOBS];
@@ -610,15 +658,12 @@ int etsim_cmd_sim(int argc, char **argv) {
   int have_sys = 0;
   code = ETSIM_EXIT_OK;
   double *speeds = NULL;
-  whatif_args_t wa = {backend, comm_scale, comp_scale, degrade, fail_spec, npu_speed, 0, 0, {0, 0}};
   if (etsim_topo_load_yaml(network, &topo, &err)) goto fail;
   if (etsim_sys_config_load(system, &sys, &err)) goto fail;
   have_sys = 1;
   if ((code = sys_flags(queues, ring_win, inj, &sys))) goto out;
   double f_comm = 1, f_comp = 1;
-  uint32_t fail_npu = 0;
-  int64_t fail_ps = 0;
-  int wr = whatif_parse(&wa, &topo, &f_comm, &f_comp, &fail_npu, &fail_ps, &speeds, &err);
+  int wr = whatif_parse(&wa, &topo, &f_comm, &f_comp, &speeds, &err);
   if (wr < 0) goto fail;
   if (wr > 0) {
     code = wr;
@@ -652,9 +697,9 @@ int etsim_cmd_sim(int argc, char **argv) {
                         .compute_scale = f_comp,
                         .comm_scale = f_comm,
                         .npu_speed = speeds,
-                        .fail_set = fail_spec != NULL && !any_link_down(wa.lw, wa.n_lw),
-                        .fail_npu = fail_npu,
-                        .fail_ps = fail_ps,
+                        .fail_set = wa.fail_set,
+                        .fail_npu = wa.fail_npu,
+                        .fail_ps = wa.fail_ps,
                         .deps = deps,
                         .job_alone = job_alone};
   if (n_job) {
@@ -665,7 +710,7 @@ int etsim_cmd_sim(int argc, char **argv) {
     goto out;
   }
   code = run_single(
-      groups, tty, fail_spec, &topo, &sys, &o,
+      groups, tty, &topo, &sys, &o,
       &(outputs_t){quiet, json, csv, timeline, link_csv, report, workload, auto_groups}, &err);
   if (code < 0) goto fail;
   goto out;

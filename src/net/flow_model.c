@@ -40,6 +40,7 @@ typedef struct fl_flow {
   int64_t tail_deliver_ps, tail_ack_ps;
   uint32_t version, mark;
   uint8_t active, frozen, finished;
+  uint8_t held; /* no route left (a failure): never delivered */
   etsim_netpkt_done_fn fn;
   void *ctx;
 } fl_flow_t;
@@ -134,6 +135,28 @@ static int64_t txt(const pk_net_t *pk, uint64_t bytes, uint64_t rate) {
   return t;
 }
 
+/* What a flow's route gives it: the tail a packet adds after the last
+ * byte leaves (propagation, one MTU of store-and-forward per extra hop,
+ * the ACK's return) and the cap (its NIC's rate, or window / base RTT). */
+static void path_costs(etsim_netflow_t *n, fl_flow_t *f) {
+  const pk_net_t *pk = n->pk;
+  const uint32_t *path = n->paths + f->path_off;
+  uint32_t pay = pk->cfg.payload_bytes;
+  uint32_t mtu = (f->bytes < pay ? (uint32_t)f->bytes : pay) + pk->data_hdr;
+  f->tail_deliver_ps = f->tail_ack_ps = 0;
+  for (uint32_t h = 0; h < f->nhop; h++) {
+    const pk_port_t *p = &pk->ports[path[h]];
+    f->tail_deliver_ps += p->delay_ps + (h ? txt(pk, mtu, p->rate_bps) : 0);
+    f->tail_ack_ps += p->delay_ps + txt(pk, pk->ack_size, p->rate_bps);
+  }
+  f->cap = (double)pk->ports[path[0]].rate_bps;
+  if (pk->cfg.has_win) {
+    double win = (double)f->win_bytes;
+    double t = (double)f->base_rtt_ps * 1e-12;
+    if (t > 0 && win > 0 && win * 8 / t < f->cap) f->cap = win * 8 / t;
+  }
+}
+
 int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t *out_id,
                        etsim_error_t *err) {
   pk_net_t *pk = n->pk;
@@ -150,8 +173,10 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   /* routes of any length: the search gives the hop counts */
   uint32_t nf = etsim_net__pkt_hops(pk, m->src, m->dst),
            nr = etsim_net__pkt_hops(pk, m->dst, m->src);
-  if (!nf || nf == UINT32_MAX || !nr || nr == UINT32_MAX)
+  int held = !nf || nf == UINT32_MAX || !nr || nr == UINT32_MAX;
+  if (held && !pk->cfg.allow_disconnected)
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src, m->dst);
+  if (held) nf = nr = 0;
   if (etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
       etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + nf + nr, sizeof *n->paths))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -177,6 +202,13 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   f->delivered_ps = f->acked_ps = -1;
   f->fn = m->fn;
   f->ctx = m->ctx;
+  if (held) { /* cut off by a failure: never starts (etsim_netflow_links_down) */
+    f->held = 1;
+    if (out_id) *out_id = n->n_f;
+    n->n_f++;
+    n->st.msgs++;
+    return 0;
+  }
   f->path_off = (uint32_t)n->n_paths;
   f->nhop = etsim_net__pkt_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, nf);
   if (f->nhop != nf)
@@ -188,30 +220,20 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   if (f->nrev != nr && n->ack_w > 0)
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->dst, m->src);
   n->n_paths += f->nrev;
-  const uint32_t *path = n->paths + f->path_off;
   uint32_t pay = pk->cfg.payload_bytes;
   uint64_t pkts = (m->bytes - 1) / pay + 1;
   f->wire_bytes = m->bytes + pkts * pk->data_hdr;
   f->bits_left = 8.0 * (double)f->wire_bytes;
-  uint32_t mtu = (m->bytes < pay ? (uint32_t)m->bytes : pay) + pk->data_hdr;
-  for (uint32_t h = 0; h < f->nhop; h++) {
-    const pk_port_t *p = &pk->ports[path[h]];
-    f->tail_deliver_ps += p->delay_ps + (h ? txt(pk, mtu, p->rate_bps) : 0);
-    f->tail_ack_ps += p->delay_ps + txt(pk, pk->ack_size, p->rate_bps);
-  }
   int64_t rtt;
   uint64_t bw;
   etsim_net__pkt_pair(pk, m->src, m->dst, &rtt, &bw);
   f->standalone_ps = (rtt / 1000 + (int64_t)((m->bytes + pkts * 48) * 8000000000ull / bw)) * 1000;
-  f->cap = (double)pk->ports[path[0]].rate_bps;
   f->base_rtt_ps = pk->cfg.global_t ? pk->max_rtt_ps : rtt;
   if (pk->cfg.has_win) {
     uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
     f->win_bytes = pk->cfg.global_t ? pk->max_bdp : bdp;
-    double win = (double)f->win_bytes;
-    double t = (double)f->base_rtt_ps * 1e-12;
-    if (t > 0 && win > 0 && win * 8 / t < f->cap) f->cap = win * 8 / t;
   }
+  path_costs(n, f);
   if (fl_push(n, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   if (out_id) *out_id = n->n_f;
@@ -383,6 +405,7 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
   int rc;
   switch (e->kind) {
     case FL_START:
+      if (f->held) return 0; /* lost its route before it started */
       f->active = 1;
       f->last_ps = n->now;
       for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
@@ -435,6 +458,147 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
   return ETSIM_EINTERNAL;
 }
 
+/* ---------------------------------------------------------- failures */
+
+/* 1 when a hop of the flow's data or ACK route is a failed cable. */
+static int crosses_down(const etsim_netflow_t *n, const fl_flow_t *f) {
+  for (uint32_t h = 0; h < f->nhop + f->nrev; h++)
+    if (n->pk->ports[n->paths[f->path_off + h]].down) return 1;
+  return 0;
+}
+
+/* A new route for flow fi over the cables left (its links not yet joined),
+ * or it is held.  0 or ETSIM_ENOMEM. */
+static int flow_reroute(etsim_netflow_t *n, uint32_t fi) {
+  pk_net_t *pk = n->pk;
+  fl_flow_t *f = &n->f[fi];
+  if (etsim_net__pkt_route_ready(pk, f->dst) || etsim_net__pkt_route_ready(pk, f->src))
+    return ETSIM_ENOMEM;
+  uint32_t nf = etsim_net__pkt_hops(pk, f->src, f->dst);
+  uint32_t nr = etsim_net__pkt_hops(pk, f->dst, f->src);
+  if (!nf || nf == UINT32_MAX || !nr || nr == UINT32_MAX) {
+    f->held = 1;
+    f->active = 0;
+    f->rate = 0;
+    f->version++; /* its finish event is void */
+    return 0;
+  }
+  if (etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + nf + nr, sizeof *n->paths))
+    return ETSIM_ENOMEM;
+  uint32_t off = (uint32_t)n->n_paths;
+  uint32_t got = etsim_net__pkt_path(pk, f->src, f->dst, f->sport, f->dport, n->paths + off, nf);
+  uint32_t rev = n->ack_w > 0 ? etsim_net__pkt_ack_path(pk, f->src, f->dst, f->sport, f->dport,
+                                                        n->paths + off + nf, nr)
+                              : 0;
+  if (got != nf || (n->ack_w > 0 && rev != nr)) {
+    f->held = 1;
+    f->active = 0;
+    f->rate = 0;
+    f->version++;
+    return 0;
+  }
+  f->path_off = off;
+  f->nhop = nf;
+  f->nrev = rev;
+  n->n_paths += nf + rev;
+  path_costs(n, f);
+  return 0;
+}
+
+/* The connected group reached from links cl[0..*nl) (already listed and
+ * marked with the current stamp), as component() does from a flow. */
+static int component_links(etsim_netflow_t *n, size_t *nf, size_t *nl) {
+  uint32_t st = n->stamp;
+  size_t fl = 0, ll = *nl, head = 0;
+  while (head < ll) {
+    fl_link_t *lk = &n->links[n->cl[head++]];
+    for (size_t i = 0; i < lk->n; i++) {
+      uint32_t fi = lk->flows[i] >> 1;
+      fl_flow_t *f = &n->f[fi];
+      if (f->mark == st) continue;
+      f->mark = st;
+      if (etsim_grow((void **)&n->cf, &n->cap_cf, fl + 1, sizeof *n->cf)) return ETSIM_ENOMEM;
+      n->cf[fl++] = fi;
+      for (uint32_t h = 0; h < f->nhop + f->nrev; h++) {
+        uint32_t l = n->paths[f->path_off + h];
+        if (n->links[l].mark == st) continue;
+        n->links[l].mark = st;
+        if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl)) return ETSIM_ENOMEM;
+        n->cl[ll++] = l;
+      }
+    }
+  }
+  *nf = fl;
+  *nl = ll;
+  return 0;
+}
+
+/* List link l in the seeds of component_links (once). */
+static int seed_link(etsim_netflow_t *n, uint32_t l, size_t *nl) {
+  if (n->links[l].mark == n->stamp) return 0;
+  n->links[l].mark = n->stamp;
+  if (etsim_grow((void **)&n->cl, &n->cap_cl, *nl + 1, sizeof *n->cl)) return ETSIM_ENOMEM;
+  n->cl[(*nl)++] = l;
+  return 0;
+}
+
+int etsim_netflow_links_down(etsim_netflow_t *n, const uint32_t *ab, size_t n_pairs, int64_t t_ps,
+                             etsim_error_t *err) {
+  if (t_ps < n->now)
+    return etsim_error_set(err, ETSIM_EINVAL, "flow network: a failure at %lld ps is in the past",
+                           (long long)t_ps);
+  /* the routing network marks the ports and searches again */
+  int rc = etsim_netpkt_links_down((etsim_netpkt_t *)n->pk, ab, n_pairs, t_ps, err);
+  if (rc) return rc;
+  n->now = t_ps;
+  /* Flows that have bytes left to send and cross a failed cable: off their
+   * links, onto new routes (or held); the groups of their old and new
+   * links are then rated again at t_ps. */
+  size_t nl = 0, nf = 0;
+  n->stamp++;
+  for (size_t i = 0; i < n->n_f; i++) {
+    fl_flow_t *f = &n->f[i];
+    if (f->held || (!f->active && f->bits_left <= 0) || !crosses_down(n, f)) continue;
+    if (f->active) {
+      /* bits sent up to now, at the rate it had */
+      f->bits_left -= f->rate * (double)(n->now - f->last_ps) * 1e-12;
+      if (f->bits_left < 0) f->bits_left = 0;
+      f->last_ps = n->now;
+      for (uint32_t h = 0; h < f->nhop + f->nrev; h++) {
+        uint32_t l = n->paths[f->path_off + h];
+        fl_link_t *lk = &n->links[l];
+        link_del(lk, (uint32_t)i << 1 | (h >= f->nhop));
+        /* what it sent on a link it leaves stays counted there */
+        double sent = 8.0 * (double)f->wire_bytes - f->bits_left;
+        if (h < f->nhop) lk->tx_data += (uint64_t)llround(sent / 8);
+        else lk->tx_ack += n->ack_w * sent / 8;
+        if ((rc = seed_link(n, l, &nl))) goto oom;
+      }
+    }
+    int was_active = f->active;
+    if ((rc = flow_reroute(n, (uint32_t)i))) goto oom;
+    f = &n->f[i];
+    if (!was_active || f->held) continue;
+    /* the bytes already sent are not sent again on the new route */
+    f->wire_bytes = (uint64_t)llround(f->bits_left / 8);
+    for (uint32_t h = 0; h < f->nhop + f->nrev; h++) {
+      uint32_t l = n->paths[f->path_off + h];
+      if (link_add(&n->links[l], (uint32_t)i << 1 | (h >= f->nhop)) ||
+          (rc = seed_link(n, l, &nl))) {
+        rc = ETSIM_ENOMEM;
+        goto oom;
+      }
+    }
+  }
+  if (!nl) return 0;
+  if ((rc = component_links(n, &nf, &nl))) goto oom;
+  advance(n, nf);
+  if (nf && (rc = rerate(n, nf, nl))) goto oom;
+  return 0;
+oom:
+  return etsim_error_set(err, rc, "flow network: out of memory");
+}
+
 int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err) {
   int64_t stop = n->pk->cfg.stop_ps;
   while (n->heap.n) {
@@ -471,6 +635,7 @@ int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_m
   o->standalone_ps = f->standalone_ps;
   o->win_bytes = f->win_bytes;
   o->base_rtt_ps = f->base_rtt_ps;
+  o->held = f->held;
   return 0;
 }
 

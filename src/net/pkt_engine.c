@@ -198,6 +198,7 @@ static uint64_t shared_used(const pk_port_t *p, int q) {
 }
 
 static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
+  if (n->ports[gp].down) return 0; /* the cable failed: nobody to tell */
   pk_hdr_t h;
   memset(&h, 0, sizeof h);
   h.flow = h.ints = h.route = PK_NONE;
@@ -567,8 +568,8 @@ static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
     pkt_free(n, h);
     return 0;
   }
-  /* ACK or NACK at the sender */
-  if (q->finished) {
+  /* ACK or NACK at the sender (a held one no longer sends) */
+  if (q->finished | q->held) {
     pkt_free(n, h);
     return 0;
   }
@@ -595,6 +596,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
 static int on_arrive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   pk_port_t *p = &n->ports[gp];
   if (pk_hdr_type(h) == PK_PFC) {
+    if (p->down) return 0; /* a failed port stays held (pkt_fail.c) */
     unsigned q = pk_hdr_pg(h);
     uint8_t bit = (uint8_t)(1u << q);
     int pause = (h->flags & PK_HDR_PAUSE) != 0;
@@ -751,6 +753,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
     }
     case EV_FLOW_START: {
       pk_qp_t *q = &n->qps[e->a];
+      if (q->held) return 0; /* lost its route before it started */
       pk_port_t *p = &n->ports[q->gport];
       q->started = 1;
       if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return oom(n);
@@ -785,7 +788,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       }
       int running = 0;
       for (size_t i = 0; i < n->n_qps && !running; i++)
-        running = n->qps[i].started && !n->qps[i].finished;
+        running = n->qps[i].started && !n->qps[i].finished && !n->qps[i].held;
       if (!running) n->last_progress = n->now;
       else if (n->now - n->last_progress >= n->cfg.stall_ps) {
         int rc = stall_report(n, err);
@@ -1176,9 +1179,16 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
     return etsim_error_set(err, ETSIM_EINVAL,
                            "route between hosts %u and %u: %u links (at most 65535)", m->src,
                            m->dst, nf > nr ? nf : nr);
-  if (!nf || !nr || nf == UINT32_MAX || nr == UINT32_MAX)
-    return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", m->src,
-                           m->dst);
+  if (!nf || !nr || nf == UINT32_MAX || nr == UINT32_MAX) {
+    if (!n->cfg.allow_disconnected)
+      return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", m->src,
+                             m->dst);
+    etsim_net__pkt_hold_new(n, q); /* cut off by a failure: held (pkt_fail.c) */
+    if (out_id) *out_id = n->n_qps;
+    n->n_qps++;
+    n->st.msgs++;
+    return 0;
+  }
   size_t need = nf > nr ? nf : nr;
   size_t cap_routes = n->cap_routes;
   if (etsim_grow((void **)&n->path_buf, &n->cap_path_buf, need, sizeof *n->path_buf) ||
@@ -1257,6 +1267,7 @@ int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_m
   o->standalone_ps = q->standalone_ps;
   o->win_bytes = q->win;
   o->base_rtt_ps = q->base_rtt_ps;
+  o->held = q->held;
   return 0;
 }
 
@@ -1273,7 +1284,8 @@ void etsim_netpkt_get_stats(const etsim_netpkt_t *net, etsim_netpkt_stats_t *s) 
   uint64_t peak = 0;
   for (uint32_t i = 0; i < n->n_ports; i++)
     for (int q = 0; q < PK_NPRIO; q++)
-      if (n->ports[i].paused & (1u << q)) extra += n->now - n->ports[i].paused_since[q];
+      if ((n->ports[i].paused & (1u << q)) && !n->ports[i].down)
+        extra += n->now - n->ports[i].paused_since[q];
   for (uint32_t v = 0; v < n->n_nodes; v++)
     if (n->nodes[v].peak_used > peak) peak = n->nodes[v].peak_used;
   s->paused_ps += extra;
@@ -1296,9 +1308,50 @@ int etsim_netpkt_port_stat(const etsim_netpkt_t *net, uint32_t node, uint32_t if
   o->pauses_rx = p->pauses_rx;
   o->paused_ps = p->paused_ps;
   for (int q = 0; q < PK_NPRIO; q++)
-    if (p->paused & (1u << q)) o->paused_ps += n->now - p->paused_since[q];
+    if ((p->paused & (1u << q)) && !p->down) o->paused_ps += n->now - p->paused_since[q];
   o->qbytes = p->qbytes_total;
   o->qbytes_peak = p->qbytes_peak;
-  o->paused_prios = p->paused;
+  o->paused_prios = p->down ? 0 : p->paused;
+  return 0;
+}
+
+/* ------------------------------------------------------------ failures */
+
+/* For pkt_fail.c, which moves packets when a cable fails (rare, so these
+ * stay out of the per-packet functions above). */
+int etsim_net__pkt_port_kick(pk_net_t *n, uint32_t gp) { return port_kick(n, gp); }
+
+int etsim_net__pkt_enqueue(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h) {
+  pk_port_t *p = &n->ports[gp];
+  if (fifo_push(p, qi, h)) return oom(n);
+  p->qbytes_total += h->size;
+  if (p->qbytes_total > p->qbytes_peak) p->qbytes_peak = p->qbytes_total;
+  return 0;
+}
+
+/* A packet taken out of queue qi of switch port gp for good: its buffer is
+ * given back as switch_dequeue gives it, resuming the upstream when that
+ * lets it go, so a dropped packet never leaves a pause behind. */
+int etsim_net__pkt_drop_queued(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h) {
+  pk_port_t *p = &n->ports[gp];
+  pkt_free(n, h);
+  n->st.drops_buffer++;
+  if (!p->is_switch || !qi) return 0;
+  pk_node_t *s = &n->nodes[p->node];
+  pk_port_t *in = &n->ports[s->port0 + h->in_port];
+  uint32_t sz = h->size;
+  uint32_t from_hdrm = in->hdrm_bytes[qi] < sz ? in->hdrm_bytes[qi] : sz;
+  uint64_t sh = shared_used(in, qi);
+  uint64_t from_shared = sz - from_hdrm < sh ? sz - from_hdrm : sh;
+  in->hdrm_bytes[qi] -= from_hdrm;
+  in->ing_bytes[qi] -= sz - from_hdrm;
+  s->shared_used -= from_shared;
+  if ((in->ing_paused & (1u << qi)) && in->hdrm_bytes[qi] == 0) {
+    uint64_t su = shared_used(in, qi);
+    if (su == 0 || su + PK_RESUME_OFFSET <= pfc_thresh(s, in)) {
+      in->ing_paused &= (uint8_t) ~(1u << qi);
+      return send_pfc(n, s->port0 + h->in_port, qi, 0);
+    }
+  }
   return 0;
 }

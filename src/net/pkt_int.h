@@ -302,6 +302,9 @@ typedef struct pk_port {
   /* queue-length histogram, 1 KB bins */
   uint32_t *hist;
   size_t n_hist;
+  /* the cable failed (pkt_fail.c): routes avoid it and the port sends
+   * nothing more (every priority held paused) */
+  uint8_t down;
 } pk_port_t;
 
 typedef struct pk_node {
@@ -341,6 +344,7 @@ struct pk_qp {
   uint32_t route_data;
   uint32_t last_pkt_size;
   uint8_t pg, started, finished;
+  uint8_t held; /* no route left (a failure): sends nothing, never completes */
   /* the receiver, on every data packet: a line of its own */
   _Alignas(64) uint64_t rcv_nxt;
   uint64_t milestone;
@@ -519,6 +523,9 @@ const char *etsim_net__pkt_cc_modes(char *buf, size_t n);
  * needs (once), before any of the calls below names that host as a
  * destination; 0 or ETSIM_ENOMEM. */
 int etsim_net__pkt_route_init(pk_net_t *n, const char *topo_name, etsim_error_t *err);
+/* After ports went down (pk_port_t.down): the searches are redone over the
+ * cables left, as they are needed.  0 or ETSIM_ENOMEM. */
+int etsim_net__pkt_route_rebuild(pk_net_t *n);
 void etsim_net__pkt_route_free(pk_net_t *n);
 int etsim_net__pkt_route_ready(pk_net_t *n, uint32_t host);
 uint32_t etsim_net__pkt_murmur12(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed);
@@ -535,6 +542,22 @@ uint32_t etsim_net__pkt_path(pk_net_t *n, uint32_t src, uint32_t dst, uint16_t s
  * hash the reversed one. */
 uint32_t etsim_net__pkt_ack_path(pk_net_t *n, uint32_t src, uint32_t dst, uint16_t sport,
                                  uint16_t dport, uint32_t *out, uint32_t max);
+/* The same walk from node v (a host or a switch on the way) to the data's
+ * destination (ack 0) or back to its source (ack 1), hashing the flow's
+ * tuples as the two calls above do: a route that continues from v after a
+ * failure (pkt_fail.c).  route_ready of the far end. */
+uint32_t etsim_net__pkt_path_from(pk_net_t *n, uint32_t v, uint32_t src, uint32_t dst,
+                                  uint16_t sport, uint16_t dport, int ack, uint32_t *out,
+                                  uint32_t max);
+
+/* Failures (pkt_fail.c, with helpers in pkt_engine.c).  hold_new: a queue
+ * pair created with no route (never starts); the others move packets and
+ * give back a dropped packet's buffer as a dequeue would. */
+void etsim_net__pkt_hold_new(pk_net_t *n, pk_qp_t *q);
+int etsim_net__pkt_port_kick(pk_net_t *n, uint32_t gp);
+int etsim_net__pkt_enqueue(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h);
+int etsim_net__pkt_drop_queued(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h);
+
 /* ns-3's base RTT (2 delay + one payload's serialisation per link, in ps)
  * and bottleneck of the pair, on the path its search found first
  * (route_ready(dst)). */

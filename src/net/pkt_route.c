@@ -132,16 +132,86 @@ done:
   return rc;
 }
 
+/* The switch-only graph of the searches and the hosts' keys, over the
+ * cables that are up (pk_port_t.down).  Run at set-up and again after a
+ * failure, when every search is thrown away. */
+static int build_graph(pk_net_t *n) {
+  uint32_t nn = n->n_nodes;
+  if (n->key_d)
+    for (uint32_t k = 0; k < n->n_keys; k++) etsim_free(n->key_d[k]);
+  etsim_free(n->key_d);
+  etsim_free(n->sw_adj_off);
+  etsim_free(n->sw_adj);
+  n->key_d = NULL;
+  n->sw_adj = NULL;
+  uint32_t *sw_key = etsim_malloc((nn ? nn : 1) * sizeof *sw_key);
+  if (!sw_key) return ETSIM_ENOMEM;
+  /* the switch-only graph, compact, for the searches */
+  size_t na = 0;
+  n->sw_adj_off = etsim_malloc(((size_t)n->n_sw + 1) * sizeof *n->sw_adj_off);
+  if (!n->sw_adj_off) {
+    etsim_free(sw_key);
+    return ETSIM_ENOMEM;
+  }
+  for (uint32_t s = 0; s < n->n_sw; s++) {
+    const pk_node_t *nd = &n->nodes[n->sw_node[s]];
+    n->sw_adj_off[s] = (uint32_t)na;
+    for (uint32_t k = 0; k < nd->nports; k++)
+      na += n->nodes[n->ports[nd->port0 + k].peer].is_switch && !n->ports[nd->port0 + k].down;
+  }
+  n->sw_adj_off[n->n_sw] = (uint32_t)na;
+  n->sw_adj = etsim_malloc((2 * na + 1) * sizeof *n->sw_adj);
+  if (!n->sw_adj) {
+    etsim_free(sw_key);
+    return ETSIM_ENOMEM;
+  }
+  for (uint32_t s = 0; s < n->n_sw; s++) {
+    const pk_node_t *nd = &n->nodes[n->sw_node[s]];
+    uint32_t *a = n->sw_adj + 2 * (size_t)n->sw_adj_off[s];
+    for (uint32_t k = 0; k < nd->nports; k++) {
+      uint32_t gp = nd->port0 + n->nbr[nd->port0 + k];
+      const pk_node_t *w = &n->nodes[n->ports[gp].peer];
+      if (!w->is_switch || n->ports[gp].down) continue;
+      *a++ = w->sw_idx;
+      *a++ = gp;
+    }
+  }
+  /* keys: a host with one link shares its switch's search */
+  for (uint32_t v = 0; v < nn; v++) sw_key[v] = PK_NONE;
+  n->n_keys = 0;
+  for (uint32_t hi = 0; hi < n->n_hosts; hi++) {
+    uint32_t h = n->hosts[hi];
+    const pk_node_t *nd = &n->nodes[h];
+    /* links that are up: a host with none left is a key of its own whose
+     * search reaches nothing */
+    uint32_t live = 0, last = 0;
+    for (uint32_t j = 0; j < nd->nports; j++)
+      if (!n->ports[nd->port0 + j].down) live++, last = j;
+    uint32_t root = live == 1 ? n->ports[nd->port0 + last].peer : h;
+    if (live == 1 && sw_key[root] != PK_NONE) {
+      n->host_key[hi] = sw_key[root];
+      continue;
+    }
+    if (live == 1) sw_key[root] = n->n_keys;
+    n->key_root[n->n_keys] = root;
+    n->host_key[hi] = n->n_keys++;
+  }
+  n->key_d = etsim_calloc(n->n_keys ? n->n_keys : 1, sizeof *n->key_d);
+  etsim_free(sw_key);
+  return n->key_d ? 0 : ETSIM_ENOMEM;
+}
+
+int etsim_net__pkt_route_rebuild(pk_net_t *n) { return build_graph(n); }
+
 int etsim_net__pkt_route_init(pk_net_t *n, const char *tn, etsim_error_t *err) {
   uint32_t nn = n->n_nodes;
   n->nbr = etsim_malloc((n->n_ports ? n->n_ports : 1) * sizeof *n->nbr);
   n->sw_node = etsim_malloc((nn ? nn : 1) * sizeof *n->sw_node);
   n->host_key = etsim_malloc((n->n_hosts ? n->n_hosts : 1) * sizeof *n->host_key);
   n->key_root = etsim_malloc((n->n_hosts ? n->n_hosts : 1) * sizeof *n->key_root);
-  uint32_t *sw_key = etsim_malloc((nn ? nn : 1) * sizeof *sw_key);
   uint64_t *tmp = NULL;
   int rc = 0;
-  if (!n->nbr || !n->sw_node || !n->host_key || !n->key_root || !sw_key) goto oom;
+  if (!n->nbr || !n->sw_node || !n->host_key || !n->key_root) goto oom;
   n->n_sw = 0;
   uint32_t max_deg = 1;
   for (uint32_t v = 0; v < nn; v++) {
@@ -177,53 +247,14 @@ int etsim_net__pkt_route_init(pk_net_t *n, const char *tn, etsim_error_t *err) {
     etsim_qsort(tmp, nd->nports, sizeof *tmp, cmp_u64);
     for (uint32_t k = 0; k < nd->nports; k++) n->nbr[nd->port0 + k] = (uint32_t)tmp[k];
   }
-  /* the switch-only graph, compact, for the searches */
-  size_t na = 0;
-  n->sw_adj_off = etsim_malloc(((size_t)n->n_sw + 1) * sizeof *n->sw_adj_off);
-  if (!n->sw_adj_off) goto oom;
-  for (uint32_t s = 0; s < n->n_sw; s++) {
-    const pk_node_t *nd = &n->nodes[n->sw_node[s]];
-    n->sw_adj_off[s] = (uint32_t)na;
-    for (uint32_t k = 0; k < nd->nports; k++)
-      na += n->nodes[n->ports[nd->port0 + k].peer].is_switch;
-  }
-  n->sw_adj_off[n->n_sw] = (uint32_t)na;
-  n->sw_adj = etsim_malloc((2 * na + 1) * sizeof *n->sw_adj);
-  if (!n->sw_adj) goto oom;
-  for (uint32_t s = 0; s < n->n_sw; s++) {
-    const pk_node_t *nd = &n->nodes[n->sw_node[s]];
-    uint32_t *a = n->sw_adj + 2 * (size_t)n->sw_adj_off[s];
-    for (uint32_t k = 0; k < nd->nports; k++) {
-      uint32_t gp = nd->port0 + n->nbr[nd->port0 + k];
-      const pk_node_t *w = &n->nodes[n->ports[gp].peer];
-      if (!w->is_switch) continue;
-      *a++ = w->sw_idx;
-      *a++ = gp;
-    }
-  }
-  /* keys: a host with one link shares its switch's search */
-  for (uint32_t v = 0; v < nn; v++) sw_key[v] = PK_NONE;
-  n->n_keys = 0;
-  for (uint32_t hi = 0; hi < n->n_hosts; hi++) {
-    uint32_t h = n->hosts[hi];
-    const pk_node_t *nd = &n->nodes[h];
-    uint32_t root = nd->nports == 1 ? n->ports[nd->port0].peer : h;
-    if (nd->nports == 1 && sw_key[root] != PK_NONE) {
-      n->host_key[hi] = sw_key[root];
-      continue;
-    }
-    if (nd->nports == 1) sw_key[root] = n->n_keys;
-    n->key_root[n->n_keys] = root;
-    n->host_key[hi] = n->n_keys++;
-  }
-  n->key_d = etsim_calloc(n->n_keys ? n->n_keys : 1, sizeof *n->key_d);
-  if (!n->key_d) goto oom;
-  rc = check_connected(n, tn, err);
+  if (build_graph(n)) goto oom;
+  /* A fabric with hosts cut apart is an input error unless the caller
+   * holds messages that have no route (the simulator's failures do). */
+  rc = n->cfg.allow_disconnected ? 0 : check_connected(n, tn, err);
   goto done;
 oom:
   rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 done:
-  etsim_free(sw_key);
   etsim_free(tmp);
   return rc;
 }
@@ -260,8 +291,9 @@ static int key_search(pk_net_t *n, uint32_t k) {
   } else {
     const pk_node_t *nd = &n->nodes[root];
     for (uint32_t j = 0; j < nd->nports; j++) {
-      uint32_t s = n->nodes[n->ports[nd->port0 + n->nbr[nd->port0 + j]].peer].sw_idx;
-      if (d[2 * s] != UINT32_MAX) continue;
+      const pk_port_t *p = &n->ports[nd->port0 + n->nbr[nd->port0 + j]];
+      uint32_t s = n->nodes[p->peer].sw_idx;
+      if (p->down || s == PK_NONE || d[2 * s] != UINT32_MAX) continue;
       d[2 * s] = 1;
       d[2 * s + 1] = rank++;
       q[qt++] = s;
@@ -288,6 +320,14 @@ int etsim_net__pkt_route_ready(pk_net_t *n, uint32_t host) {
   return n->key_d[k] ? 0 : key_search(n, k);
 }
 
+/* The distance the search d gives the switch at the far end of a host's
+ * port gp; UINT32_MAX when the cable is down (or leads to a host). */
+static uint32_t link_dist(const pk_net_t *n, const uint32_t *d, uint32_t gp) {
+  const pk_port_t *p = &n->ports[gp];
+  uint32_t s = n->nodes[p->peer].sw_idx;
+  return p->down || s == PK_NONE ? UINT32_MAX : d[2 * s];
+}
+
 /* The next hops from node v towards host `to` (whose key's search is d):
  * local port indices in ns-3's order, into n->route_scratch (as rank << 32 |
  * port); returns their count. */
@@ -299,7 +339,7 @@ static uint32_t next_hops(pk_net_t *n, const uint32_t *d, uint32_t v, uint32_t t
     want = d[2 * nd->sw_idx];
     if (want == 1) { /* the switch `to` hangs from */
       for (uint32_t j = 0; j < nd->nports; j++)
-        if (n->ports[nd->port0 + j].peer == to) {
+        if (n->ports[nd->port0 + j].peer == to && !n->ports[nd->port0 + j].down) {
           c[0] = j;
           return 1;
         }
@@ -309,13 +349,14 @@ static uint32_t next_hops(pk_net_t *n, const uint32_t *d, uint32_t v, uint32_t t
   } else { /* a host: its switches closest to `to` */
     want = UINT32_MAX;
     for (uint32_t j = 0; j < nd->nports; j++) {
-      uint32_t dw = d[2 * n->nodes[n->ports[nd->port0 + j].peer].sw_idx];
+      uint32_t dw = link_dist(n, d, nd->port0 + j);
       if (dw < want) want = dw;
     }
   }
+  if (want == UINT32_MAX) return 0;
   for (uint32_t j = 0; j < nd->nports; j++) {
     const pk_node_t *w = &n->nodes[n->ports[nd->port0 + j].peer];
-    if (w->is_switch && d[2 * w->sw_idx] == want)
+    if (w->is_switch && !n->ports[nd->port0 + j].down && d[2 * w->sw_idx] == want)
       c[cnt++] = (uint64_t)d[2 * w->sw_idx + 1] << 32 | j;
   }
   /* by rank: usually few candidates, so insertion (qsort's call per hop
@@ -339,7 +380,7 @@ static uint32_t dist_to(const pk_net_t *n, const uint32_t *d, uint32_t v) {
   if (nd->is_switch) return d[2 * nd->sw_idx];
   uint32_t m = UINT32_MAX;
   for (uint32_t j = 0; j < nd->nports; j++) {
-    uint32_t dw = d[2 * n->nodes[n->ports[nd->port0 + j].peer].sw_idx];
+    uint32_t dw = link_dist(n, d, nd->port0 + j);
     if (dw < m) m = dw;
   }
   return m == UINT32_MAX ? m : m + 1;
@@ -361,7 +402,7 @@ static uint32_t walk(pk_net_t *n, uint32_t from, uint32_t to, const uint32_t sw[
   while (v != to) {
     const pk_node_t *nd = &n->nodes[v];
     uint32_t c = next_hops(n, d, v, to);
-    if (!c) return 0; /* cannot happen: create() checked connectivity */
+    if (!c) return 0; /* a failure cut `to` off */
     uint32_t h = nd->is_switch ? etsim_net__pkt_murmur12(sw[0], sw[1], sw[2], v)
                                : etsim_net__pkt_murmur12(nic[0], nic[1], nic[2], 0);
     uint32_t gp = nd->port0 + (uint32_t)n->route_scratch[c > 1 ? h % c : 0];
@@ -385,6 +426,15 @@ uint32_t etsim_net__pkt_ack_path(pk_net_t *n, uint32_t src, uint32_t dst, uint16
                            sport | ((uint32_t)dport << 16)};
   const uint32_t rev[3] = {fwd[1], fwd[0], dport | ((uint32_t)sport << 16)};
   return walk(n, dst, src, rev, fwd, out, max);
+}
+
+uint32_t etsim_net__pkt_path_from(pk_net_t *n, uint32_t v, uint32_t src, uint32_t dst,
+                                  uint16_t sport, uint16_t dport, int ack, uint32_t *out,
+                                  uint32_t max) {
+  const uint32_t fwd[3] = {etsim_netpkt_host_ip(src), etsim_netpkt_host_ip(dst),
+                           sport | ((uint32_t)dport << 16)};
+  const uint32_t rev[3] = {fwd[1], fwd[0], dport | ((uint32_t)sport << 16)};
+  return ack ? walk(n, v, src, rev, fwd, out, max) : walk(n, v, dst, fwd, fwd, out, max);
 }
 
 /* Serialisation of one payload on a link, whole ns, as ns-3's txDelay. */
@@ -456,7 +506,7 @@ int etsim_net__pkt_route_global(pk_net_t *n, uint64_t *max_bdp, int64_t *max_rtt
     for (uint32_t j = 0; j < sw->nports; j++) {
       const pk_port_t *p = &n->ports[sw->port0 + j];
       const pk_node_t *h = &n->nodes[p->peer];
-      if (h->is_switch || h->nports != 1) continue;
+      if (h->is_switch || h->nports != 1 || p->down) continue;
       uint32_t c;
       for (c = g0[s]; c < ng && !same_link(&n->ports[g[c].port], p); c++) continue;
       if (c == ng) {
@@ -541,6 +591,7 @@ int etsim_net__pkt_route_global(pk_net_t *n, uint64_t *max_bdp, int64_t *max_rtt
         uint32_t bj = PK_NONE, br = UINT32_MAX;
         for (uint32_t j = 0; j < h->nports; j++) {
           uint32_t s = n->nodes[n->ports[h->port0 + j].peer].sw_idx;
+          if (n->ports[h->port0 + j].down || s == PK_NONE) continue;
           if (d[2 * s + 1] < br) {
             br = d[2 * s + 1];
             bj = j;

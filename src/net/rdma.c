@@ -30,6 +30,12 @@ typedef struct rdma {
   uint32_t *host; /* NPU -> host node of the packet topology */
   size_t n_tok, cap_tok;
   int fail;
+  /* failures from a time on (--fail ...@T, T > 0): cables given as node
+   * pairs fail_ab[2k], fail_ab[2k+1] at fail_t[k], sorted by time */
+  int64_t *fail_t;
+  uint32_t *fail_ab;
+  size_t n_fail, next_fail;
+  char failed[192];         /* what has failed so far, for the report */
   etsim_outfile_t fct, pfc; /* fp NULL when not asked for */
   /* --net-timeline: the recorder (packet level), the topology it names
    * ports by, and where the file goes */
@@ -58,7 +64,22 @@ struct level {
   int64_t (*next_ps)(const rdma_t *r);
   int (*run_until)(rdma_t *r, int64_t t_ps, etsim_error_t *err);
   void (*stats)(const rdma_t *r, etsim_net_stats_t *s); /* engine counters into s */
+  int (*down)(rdma_t *r, const uint32_t *ab, size_t k, int64_t t_ps, etsim_error_t *err);
+  int (*msg)(const rdma_t *r, uint64_t id, etsim_netpkt_msg_stat_t *o);
 };
+
+static int pkt_down(rdma_t *r, const uint32_t *ab, size_t k, int64_t t, etsim_error_t *e) {
+  return etsim_netpkt_links_down(r->pkt, ab, k, t, e);
+}
+static int flow_down(rdma_t *r, const uint32_t *ab, size_t k, int64_t t, etsim_error_t *e) {
+  return etsim_netflow_links_down(r->flow, ab, k, t, e);
+}
+static int pkt_msg(const rdma_t *r, uint64_t id, etsim_netpkt_msg_stat_t *o) {
+  return etsim_netpkt_msg_stat(r->pkt, id, o);
+}
+static int flow_msg(const rdma_t *r, uint64_t id, etsim_netpkt_msg_stat_t *o) {
+  return etsim_netflow_msg_stat(r->flow, id, o);
+}
 
 static int pkt_send(rdma_t *r, const etsim_netpkt_msg_t *m, uint64_t *id, etsim_error_t *e) {
   return etsim_netpkt_send(r->pkt, m, id, e);
@@ -97,81 +118,10 @@ static void flow_stats(const rdma_t *r, etsim_net_stats_t *s) {
   s->pkt_events = st.events;
 }
 
-static const level_t pkt_level = {pkt_send, pkt_next, pkt_run, pkt_stats};
-static const level_t flow_level = {flow_send, flow_next, flow_run, flow_stats};
+static const level_t pkt_level = {pkt_send, pkt_next, pkt_run, pkt_stats, pkt_down, pkt_msg};
+static const level_t flow_level = {flow_send, flow_next, flow_run, flow_stats, flow_down, flow_msg};
 
 /* ---------------------------------------------------------------- what-if */
-
-static int uf_root(uint32_t *par, uint32_t x) {
-  while (par[x] != x) x = par[x] = par[par[x]];
-  return (int)x;
-}
-
-/*
- * The first pair of NPUs (hosts host[0..n)) with no route left, as the
- * engine routes: hosts never transit, so two hosts reach each other when
- * a switch of one and a switch of the other are joined through switches,
- * or a cable joins the two.  *i = *j when every pair is joined.  Run only
- * after a failure; O(n^2) pairs of NPUs with a handful of uplinks each.
- */
-static int first_cut_pair(const etsim_netpkt_topo_t *pt, const uint32_t *host, uint32_t n,
-                          uint32_t *i, uint32_t *j) {
-  *i = *j = 0;
-  uint32_t nn = pt->n_nodes ? pt->n_nodes : 1;
-  uint32_t *par = etsim_malloc(nn * sizeof *par);
-  uint32_t *off = etsim_calloc((size_t)n + 1, sizeof *off);
-  uint32_t *npu_of = etsim_malloc(nn * sizeof *npu_of);
-  uint32_t *comp = etsim_malloc((2 * pt->n_links + 1) * sizeof *comp);
-  int rc = 0;
-  if (!par || !off || !npu_of || !comp) {
-    rc = ETSIM_ENOMEM;
-    goto done;
-  }
-  for (uint32_t v = 0; v < pt->n_nodes; v++) par[v] = v, npu_of[v] = UINT32_MAX;
-  for (uint32_t x = 0; x < n; x++) npu_of[host[x]] = x;
-  for (size_t l = 0; l < pt->n_links; l++) {
-    const etsim_netpkt_link_t *k = &pt->links[l];
-    if (pt->is_switch[k->a] && pt->is_switch[k->b])
-      par[uf_root(par, k->a)] = (uint32_t)uf_root(par, k->b);
-  }
-  /* each NPU's switch components, grouped by NPU (counting sort) */
-  for (size_t l = 0; l < pt->n_links; l++) {
-    const etsim_netpkt_link_t *k = &pt->links[l];
-    if (npu_of[k->a] != UINT32_MAX && pt->is_switch[k->b]) off[npu_of[k->a] + 1]++;
-    if (npu_of[k->b] != UINT32_MAX && pt->is_switch[k->a]) off[npu_of[k->b] + 1]++;
-  }
-  for (uint32_t x = 0; x < n; x++) off[x + 1] += off[x];
-  for (size_t l = 0; l < pt->n_links; l++) {
-    const etsim_netpkt_link_t *k = &pt->links[l];
-    if (npu_of[k->a] != UINT32_MAX && pt->is_switch[k->b])
-      comp[off[npu_of[k->a]]++] = (uint32_t)uf_root(par, k->b);
-    if (npu_of[k->b] != UINT32_MAX && pt->is_switch[k->a])
-      comp[off[npu_of[k->b]]++] = (uint32_t)uf_root(par, k->a);
-  }
-  for (uint32_t x = n; x > 0; x--) off[x] = off[x - 1];
-  off[0] = 0;
-  for (uint32_t x = 0; x < n; x++)
-    for (uint32_t y = x + 1; y < n; y++) {
-      int ok = 0;
-      for (uint32_t p = off[x]; p < off[x + 1] && !ok; p++)
-        for (uint32_t q = off[y]; q < off[y + 1] && !ok; q++) ok = comp[p] == comp[q];
-      for (size_t l = 0; l < pt->n_links && !ok; l++) {
-        const etsim_netpkt_link_t *k = &pt->links[l];
-        ok = (k->a == host[x] && k->b == host[y]) || (k->a == host[y] && k->b == host[x]);
-      }
-      if (!ok) {
-        *i = x;
-        *j = y;
-        goto done;
-      }
-    }
-done:
-  etsim_free(par);
-  etsim_free(off);
-  etsim_free(npu_of);
-  etsim_free(comp);
-  return rc;
-}
 
 /* The what-if of opts applied to pt's link records (tn names the
  * topology): factors on every cable between the two nodes, or the cables
@@ -182,11 +132,11 @@ static int apply_whatif(etsim_netpkt_topo_t *pt, const etsim_net_opts_t *o, cons
   for (size_t w = 0; w < o->n_link_whatif; w++) {
     const etsim_net_link_whatif_t *x = &o->link_whatif[w];
     size_t hits = 0, keep = 0;
+    if (x->down) continue; /* the engine takes them (fail_plan) */
     for (size_t l = 0; l < pt->n_links; l++) {
       etsim_netpkt_link_t *k = &pt->links[l];
       int hit = (k->a == x->a && k->b == x->b) || (k->a == x->b && k->b == x->a);
       hits += hit;
-      if (hit && x->down) continue;
       if (hit) {
         double r = llround((double)k->rate_bps * x->bw);
         k->rate_bps = r >= 1 ? (uint64_t)r : 1;
@@ -202,6 +152,26 @@ static int apply_whatif(etsim_netpkt_topo_t *pt, const etsim_net_opts_t *o, cons
                              x->opt, x->key, tn, x->a, x->b, pt->n_nodes ? pt->n_nodes - 1 : 0);
   }
   return 0;
+}
+
+/* stats.held_msgs and stats.held, from id on (a failure can hold any
+ * message in flight: then from 0).  Rare: at failures and on sends that
+ * find no route. */
+static void count_held(rdma_t *r, uint64_t from) {
+  etsim_net_stats_t *st = &r->base.stats;
+  if (from == 0) st->held_msgs = 0;
+  for (uint64_t id = from; id < r->n_tok; id++) {
+    etsim_netpkt_msg_stat_t o;
+    if (r->lv->msg(r, id, &o) || !o.held) continue;
+    if (st->held_msgs++) continue;
+    uint32_t s = 0, d = 0;
+    for (uint32_t i = 0; i < r->base.topo->total; i++) {
+      if (r->host[i] == o.src) s = i;
+      if (r->host[i] == o.dst) d = i;
+    }
+    snprintf(st->held, sizeof st->held, "%s: no route left for NPU %u -> NPU %u (%llu bytes)",
+             r->failed[0] ? r->failed : "a topology cut apart", s, d, (unsigned long long)o.bytes);
+  }
 }
 
 /* ------------------------------------------------- the network interface */
@@ -224,6 +194,10 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
     return rc;
   r->token[id] = token;
   if (id >= r->n_tok) r->n_tok = id + 1;
+  { /* a failure, or a topology cut apart, holds it */
+    etsim_netpkt_msg_stat_t o;
+    if (!r->lv->msg(r, id, &o) && o.held) count_held(r, id);
+  }
   /* Messages in flight per NPU pair: ASTRA-sim's ring forwards each piece as
    * soon as it arrives, with no limit per link, so at flow and packet level
    * pieces can catch up and share a link (see docs/netsim.md). */
@@ -250,12 +224,29 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
 
 static int64_t rdma_next(const etsim_net_t *net) {
   const rdma_t *r = (const rdma_t *)net;
-  return r->lv->next_ps(r);
+  int64_t t = r->lv->next_ps(r);
+  if (r->next_fail < r->n_fail && r->fail_t[r->next_fail] < t) t = r->fail_t[r->next_fail];
+  return t;
 }
 
+/* The network runs up to just before a failure, the cables go down, and it
+ * runs on: a failure comes before every network event of its instant (and,
+ * as the simulation loop lets the network catch up first, before the
+ * simulator's). */
 static int rdma_advance(etsim_net_t *net, int64_t t_ps, etsim_error_t *err) {
   rdma_t *r = (rdma_t *)net;
-  int rc = r->lv->run_until(r, t_ps, err);
+  int rc = 0;
+  while (!rc && r->next_fail < r->n_fail && r->fail_t[r->next_fail] <= t_ps) {
+    int64_t tf = r->fail_t[r->next_fail];
+    size_t k = r->next_fail;
+    while (k < r->n_fail && r->fail_t[k] == tf) k++;
+    if (!(rc = r->lv->run_until(r, tf - 1, err)) && !(rc = r->fail))
+      rc = r->lv->down(r, r->fail_ab + 2 * r->next_fail, k - r->next_fail, tf, err);
+    r->next_fail = k;
+    if (!rc) count_held(r, 0);
+  }
+  if (!rc) rc = r->lv->run_until(r, t_ps, err);
+  if (!rc) net->stats.last_ps = r->pkt ? etsim_netpkt_now(r->pkt) : etsim_netflow_now(r->flow);
   return rc ? rc : r->fail;
 }
 
@@ -272,6 +263,8 @@ static void rdma_destroy(etsim_net_t *net) {
   etsim_free(r->inflight);
   etsim_u64map_free(&r->pairs);
   etsim_free(r->host);
+  etsim_free(r->fail_t);
+  etsim_free(r->fail_ab);
   etsim_free(r);
 }
 
@@ -299,6 +292,58 @@ static const etsim_net_ops_t pkt_ops = {"packet",     rdma_send,   NULL, rdma_de
                                         rdma_advance, rdma_finish, NULL, NULL};
 static const etsim_net_ops_t flow_ops = {"flow",       rdma_send,   NULL, rdma_destroy, rdma_next,
                                          rdma_advance, rdma_finish, NULL, NULL};
+
+/* The failures from a time on, as node pairs by time (an NPU's: every
+ * cable of its host), and what failed for the report.  Cables named by a
+ * failure must exist in pt (the topology after the failures at 0). */
+static int fail_plan(rdma_t *r, const etsim_netpkt_topo_t *pt, const etsim_net_opts_t *o,
+                     const char *tn, etsim_error_t *err) {
+  size_t cap_t = 0, cap_ab = 0, u = 0;
+  for (size_t w = 0; w < o->n_link_whatif; w++) {
+    const etsim_net_link_whatif_t *x = &o->link_whatif[w];
+    if (!x->down) continue;
+    u += (size_t)snprintf(r->failed + u, u < sizeof r->failed ? sizeof r->failed - u : 0,
+                          "%s%s %s at t=%lld ns", u ? ", " : "", x->key, x->npu ? "failed" : "down",
+                          (long long)(x->t_ps / 1000));
+    if (u >= sizeof r->failed) u = sizeof r->failed - 1;
+    if (x->npu && x->a >= r->base.topo->total)
+      return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': NPU %u is outside the %u-NPU network",
+                             x->opt, x->key, x->a, r->base.topo->total);
+    size_t hits = 0;
+    for (size_t l = 0; l < pt->n_links; l++) {
+      const etsim_netpkt_link_t *k = &pt->links[l];
+      int hit = x->npu ? k->a == r->host[x->a] || k->b == r->host[x->a]
+                       : (k->a == x->a && k->b == x->b) || (k->a == x->b && k->b == x->a);
+      if (!hit) continue;
+      hits++;
+      if (etsim_grow((void **)&r->fail_t, &cap_t, r->n_fail + 1, sizeof *r->fail_t) ||
+          etsim_grow((void **)&r->fail_ab, &cap_ab, 2 * (r->n_fail + 1), sizeof *r->fail_ab))
+        return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
+      r->fail_t[r->n_fail] = x->t_ps;
+      r->fail_ab[2 * r->n_fail] = k->a;
+      r->fail_ab[2 * r->n_fail + 1] = k->b;
+      r->n_fail++;
+    }
+    if (!hits && !x->npu)
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: '%s': %s has no cable between nodes %u and %u (nodes 0 to %u; "
+                             "or it is already down)",
+                             x->opt, x->key, tn, x->a, x->b, pt->n_nodes ? pt->n_nodes - 1 : 0);
+  }
+  /* by time, in the order given on ties (insertion sort: a handful) */
+  for (size_t i = 1; i < r->n_fail; i++)
+    for (size_t j = i; j > 0 && r->fail_t[j - 1] > r->fail_t[j]; j--) {
+      int64_t t = r->fail_t[j];
+      r->fail_t[j] = r->fail_t[j - 1];
+      r->fail_t[j - 1] = t;
+      for (int e = 0; e < 2; e++) {
+        uint32_t v = r->fail_ab[2 * j + e];
+        r->fail_ab[2 * j + e] = r->fail_ab[2 * j - 2 + e];
+        r->fail_ab[2 * j - 2 + e] = v;
+      }
+    }
+  return 0;
+}
 
 int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int packet,
                            const etsim_net_opts_t *opts, etsim_error_t *err) {
@@ -371,31 +416,15 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
   }
   for (uint32_t i = 0, k = 0; i < pt.n_nodes && k < topo->total; i++)
     if (!pt.is_switch[i]) r->host[k++] = i;
-  /* A failed cable that leaves NPUs without a route stops the run here
-   * with a report (exit 1 in etsim sim), rather than the engine's
-   * "disconnected" input error naming host ids. */
-  uint32_t ci = 0, cj = 0;
-  int any_down = 0;
-  for (size_t w = 0; w < opts->n_link_whatif; w++) any_down |= opts->link_whatif[w].down;
-  if (any_down && first_cut_pair(&pt, r->host, topo->total, &ci, &cj)) {
+  /* Hosts a failure cuts apart are no input error here: a message that
+   * needs a route that is gone is held, and the simulation reports the
+   * collective it blocks (docs/sim.md, "Failures"). */
+  cfg.allow_disconnected = 1;
+  r->base.topo = topo;
+  if ((rc = fail_plan(r, &pt, opts, tn, err))) {
     etsim_free(r->host);
-    etsim_free(r);
-    etsim_netpkt_topo_free(&pt);
-    return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
-  }
-  if (ci != cj) {
-    char downs[256] = "";
-    size_t u = 0;
-    for (size_t w = 0; w < opts->n_link_whatif; w++)
-      if (opts->link_whatif[w].down && u < sizeof downs)
-        u += (size_t)snprintf(downs + u, sizeof downs - u, "%s%s", u ? ", " : "",
-                              opts->link_whatif[w].key);
-    rc = etsim_error_set(err, ETSIM_EDEADLOCK,
-                         "%s down from t=0 (--fail) leaves no route between NPU %u and NPU %u "
-                         "(nodes %u and %u of %s); the run stops before it starts (the flow "
-                         "and packet backends need every pair of NPUs connected)",
-                         downs, ci, cj, r->host[ci], r->host[cj], tn);
-    etsim_free(r->host);
+    etsim_free(r->fail_t);
+    etsim_free(r->fail_ab);
     etsim_free(r);
     etsim_netpkt_topo_free(&pt);
     return rc;
@@ -417,6 +446,15 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
     rdma_destroy(&r->base);
     return rc;
   }
+  /* Failures at 0 before any message: the routes are then those of the
+   * fabric without the cables (ports keep their numbers). */
+  size_t k0 = 0;
+  while (k0 < r->n_fail && r->fail_t[k0] == 0) k0++;
+  if (k0 && (rc = r->lv->down(r, r->fail_ab, k0, 0, err))) {
+    rdma_destroy(&r->base);
+    return rc;
+  }
+  r->next_fail = k0;
   r->tl_path = opts->timeline_file;
   if (opts->timeline_file && packet &&
       (rc = etsim_netpkt_tl_create(&r->tl, r->pkt, &r->pt,

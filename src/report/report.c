@@ -136,6 +136,13 @@ void etsim_report_summary(FILE *f, const etsim_sim_result_t *r, const etsim_topo
             (double)r->straggler_cost_ps / 1e6,
             r->total_ps ? 100.0 * (double)r->straggler_cost_ps / (double)r->total_ps : 0.0,
             r->last_npu);
+  if (r->fail_priced)
+    fprintf(f,
+            "failure       iteration %.3f us; without the failure(s) %.3f us: slowdown %.4fx "
+            "(%+.3f us)\n",
+            (double)r->total_ps / 1e6, (double)r->fail_nominal_ps / 1e6,
+            r->fail_nominal_ps ? (double)r->total_ps / (double)r->fail_nominal_ps : 0.0,
+            (double)(r->total_ps - r->fail_nominal_ps) / 1e6);
   if (r->dur_ns_nodes)
     fprintf(f,
             "durations     duration_ns timed %llu compute node runs instead of duration_micros, "
@@ -249,6 +256,16 @@ json_t *etsim_report__sim_json(const etsim_sim_result_t *r, const etsim_et_set_t
     json_object_set_new(st, "nominal_total_ns", json_integer(NS(r->straggler_nominal_ps)));
     json_object_set_new(st, "cost_ns", json_integer(NS(r->straggler_cost_ps)));
     json_object_set_new(root, "straggler", st);
+  }
+  if (r->fail_priced) {
+    json_t *fo = json_object();
+    json_object_set_new(fo, "total_ps", json_integer((json_int_t)r->total_ps));
+    json_object_set_new(fo, "nominal_total_ps", json_integer((json_int_t)r->fail_nominal_ps));
+    json_object_set_new(fo, "nominal_total_ns", json_integer(NS(r->fail_nominal_ps)));
+    json_object_set_new(
+        fo, "slowdown",
+        json_real(r->fail_nominal_ps ? (double)r->total_ps / (double)r->fail_nominal_ps : 0.0));
+    json_object_set_new(root, "failure", fo);
   }
   if (r->net.pkt_events) {
     json_t *n = json_object();

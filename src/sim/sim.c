@@ -1077,12 +1077,18 @@ static int report_failure(sim_t *s, etsim_sim_result_t *r) {
   if (!rc) {
     char *buf = r->failure, rb[160];
     size_t n = sizeof r->failure, len = 0;
-    len +=
-        (size_t)snprintf(buf + len, n - len,
-                         "NPU %u failed at t=%lld ns; the run stopped at t=%lld ns with %u of %u "
-                         "NPUs unable to finish",
-                         s->opts->fail_npu, (long long)(s->opts->fail_ps / ETSIM_PS_PER_NS),
-                         (long long)(now(s) / ETSIM_PS_PER_NS), blocked, s->n);
+    /* what failed: the NPU, and messages the network could not route */
+    if (s->dead)
+      len += (size_t)snprintf(buf + len, n - len, "NPU %u failed at t=%lld ns; ", s->opts->fail_npu,
+                              (long long)(s->opts->fail_ps / ETSIM_PS_PER_NS));
+    if (s->net->stats.held_msgs && !s->dead)
+      len += (size_t)snprintf(buf + len, n - len, "%.400s%s; ", s->net->stats.held,
+                              s->net->stats.held_msgs > 1 ? " and more" : "");
+    len += (size_t)snprintf(
+        buf + len, n - len, "the run stopped at t=%lld ns with %u of %u NPUs unable to finish",
+        (long long)((now(s) > s->net->stats.last_ps ? now(s) : s->net->stats.last_ps) /
+                    ETSIM_PS_PER_NS),
+        blocked, s->n);
     etsim_format_ranges(rb, sizeof rb, stuck, blocked);
     len += (size_t)snprintf(buf + len, n - len, " (NPUs %s)", rb);
     for (uint32_t b = 0; b < nb && len < n - 200; b++) {
@@ -1331,7 +1337,8 @@ static int finish_run(sim_t *s, etsim_sim_result_t *r) {
     for (uint32_t k = 0; k < s->n_sim; k++)
       if (s->npu[s->sim_ids[k]].n_done != s->npu[s->sim_ids[k]].ti->t->n_nodes) stuck = 1;
     int crc = etsim_coll_check_idle(s->coll, &ce);
-    if (s->dead && stuck) {
+    /* a failed NPU, or messages a failed cable left without a route */
+    if ((s->dead || s->net->stats.held_msgs) && stuck) {
       if ((rc = report_failure(s, r))) return rc;
     } else if (s->dead) {
       r->fail_after_end = 1; /* it had finished its trace when it failed */
@@ -1703,6 +1710,44 @@ static int price_straggler(const etsim_et_set_t *set, const etsim_topo_t *topo,
   return 0;
 }
 
+/* Failed cables on the flow and packet backends (or an NPU failure there,
+ * which fails its cables) in a run that finished: the same run without
+ * any failure, for the slowdown (r->fail_*).  The second run writes no
+ * files. */
+static int price_failure(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                         const etsim_sys_config_t *sys, const etsim_sim_opts_t *opts,
+                         const sim_jobs_t *jobs, etsim_sim_result_t *r, etsim_error_t *err) {
+  const etsim_net_opts_t *no = opts->net;
+  size_t down = 0;
+  for (size_t k = 0; no && k < no->n_link_whatif; k++) down += no->link_whatif[k].down != 0;
+  if (!down) return 0;
+  etsim_net_link_whatif_t *lw = etsim_malloc((no->n_link_whatif + 1) * sizeof *lw);
+  if (!lw) return etsim_error_set(err, ETSIM_ENOMEM, "simulation: out of memory");
+  size_t k2 = 0;
+  for (size_t k = 0; k < no->n_link_whatif; k++)
+    if (!no->link_whatif[k].down) lw[k2++] = no->link_whatif[k];
+  etsim_net_opts_t n2 = *no;
+  n2.link_whatif = lw;
+  n2.n_link_whatif = k2;
+  n2.fct_file = n2.pfc_file = n2.timeline_file = NULL;
+  etsim_sim_opts_t o2 = *opts;
+  o2.net = &n2;
+  o2.fail_set = 0;
+  o2.record_nodes = 0;
+  o2.link_stats = 0;
+  o2.progress = NULL;
+  etsim_sim_result_t *r2 = NULL;
+  int rc = run_all(set, topo, sys, &o2, jobs, &r2, err);
+  etsim_free(lw);
+  if (rc) return rc;
+  r->fail_priced = 1;
+  r->fail_nominal_ps = r2->total_ps;
+  r->cpu_s += r2->cpu_s;
+  r->wall_s += r2->wall_s;
+  etsim_sim_result_free(r2);
+  return 0;
+}
+
 /* etsim_sim_run, and etsim_sim_run_jobs with jobs non-NULL (set is then
  * the jobs' view). */
 static int run_checked(const etsim_et_set_t *set, const etsim_topo_t *topo,
@@ -1722,12 +1767,6 @@ static int run_checked(const etsim_et_set_t *set, const etsim_topo_t *topo,
     return etsim_error_set(err, ETSIM_EINVAL,
                            "simulation: failing NPU %u is outside the %u-NPU network",
                            opts->fail_npu, topo->total);
-  const char *be = opts->backend ? opts->backend : "analytical";
-  if (opts->fail_set && (strcmp(be, "flow") == 0 || strcmp(be, "packet") == 0))
-    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                           "simulation: failures run on the analytical and congestion backends "
-                           "(the %s backend does not reroute yet)",
-                           be);
   etsim_sim_result_t *r = NULL;
   int rc = run_all(set, topo, sys, opts, jobs, &r, err);
   if (rc) return rc;
@@ -1737,7 +1776,8 @@ static int run_checked(const etsim_et_set_t *set, const etsim_topo_t *topo,
   }
   for (uint32_t i = 1; i < r->n_npus; i++)
     if (r->npu[i].finish_ps > r->npu[r->last_npu].finish_ps) r->last_npu = i;
-  if (opts->npu_speed && (rc = price_straggler(set, topo, sys, opts, jobs, r, err))) {
+  if ((opts->npu_speed && (rc = price_straggler(set, topo, sys, opts, jobs, r, err))) ||
+      (rc = price_failure(set, topo, sys, opts, jobs, r, err))) {
     etsim_sim_result_free(r);
     return rc;
   }

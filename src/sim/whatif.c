@@ -372,25 +372,10 @@ void etsim_sim_npu_links_free(etsim_net_npu_links_t *l) {
   l->bw = l->lat = NULL;
 }
 
-int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
-                         int64_t *t_ps, etsim_error_t *err) {
-  if (strncmp(spec, "link", 4) == 0)
-    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                           "%s: '%s': link failures need --backend flow or packet (links of "
-                           "--net-topology; an NPU's failure, npu:N@T, works here)",
-                           opt, spec);
-  const char *p = spec;
-  if (strncmp(p, "npu:", 4) != 0)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s' is not npu:N@T (e.g. npu:5@1.5ms)", opt,
-                           spec);
-  p += 4;
-  if (etsim_sim__parse_u32(&p, npu) || *p != '@')
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': expected an NPU id after 'npu:', then '@'",
-                           opt, spec);
-  if (*npu >= n_npus)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': NPU %u is outside the %u-NPU network", opt,
-                           spec, *npu, n_npus);
-  p++;
+/* The time after '@' of a --fail spec at p: ns, or with a unit (ns, us,
+ * ms, s), >= 0 and within the clock's horizon. */
+static int fail_time(const char *p, const char *opt, const char *spec, int64_t *t_ps,
+                     etsim_error_t *err) {
   errno = 0;
   char *end;
   double v = strtod(p, &end);
@@ -403,12 +388,33 @@ int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uin
     return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': unknown time unit '%s' (ns, us, ms, s)",
                            opt, spec, end);
   double ns = v * unit;
-  if (end == p || errno || !etsim_des_ns_ok(ns))
+  if (end == p || errno || !(v >= 0) || !etsim_des_ns_ok(ns))
     return etsim_error_set(err, ETSIM_EINVAL,
                            "%s: '%s': the time must be a number >= 0 within the clock's horizon",
                            opt, spec);
   *t_ps = llround(ns * ETSIM_PS_PER_NS);
   return 0;
+}
+
+int etsim_sim_fail_parse(const char *spec, const char *opt, uint32_t n_npus, uint32_t *npu,
+                         int64_t *t_ps, etsim_error_t *err) {
+  if (strncmp(spec, "link", 4) == 0)
+    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
+                           "%s: '%s': link failures need --backend flow or packet (links of "
+                           "--net-topology; an NPU's failure, npu:N@T, works here)",
+                           opt, spec);
+  const char *p = spec;
+  if (strncmp(p, "npu:", 4) != 0)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%s: '%s' is not npu:N@T or link:A-B@T (e.g. npu:5@1.5ms)", opt, spec);
+  p += 4;
+  if (etsim_sim__parse_u32(&p, npu) || *p != '@')
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': expected an NPU id after 'npu:', then '@'",
+                           opt, spec);
+  if (*npu >= n_npus)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': NPU %u is outside the %u-NPU network", opt,
+                           spec, *npu, n_npus);
+  return fail_time(p + 1, opt, spec, t_ps, err);
 }
 
 /* "link:A-B" at *s (advanced past it): 0, or -1 when it is not one. */
@@ -485,30 +491,15 @@ int etsim_sim_fail_link_parse(const char *spec, const char *opt, etsim_net_link_
   memset(out, 0, sizeof *out);
   if (parse_link(&p, &out->a, &out->b) || *p != '@')
     return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: '%s' is not link:A-B@0 (the cable between nodes A and B of the "
-                           "topology file, down from the start)",
+                           "%s: '%s' is not link:A-B@T (the cable between nodes A and B of the "
+                           "topology file, down from time T on)",
                            opt, spec);
   if (out->a == out->b)
     return etsim_error_set(err, ETSIM_EINVAL, "%s: '%s': a cable joins two different nodes", opt,
                            spec);
   snprintf(out->key, sizeof out->key, "%.*s", (int)(p - spec), spec);
-  p++;
-  char *end;
-  errno = 0;
-  double t = strtod(p, &end);
-  if (end == p || errno || !isfinite(t) || t < 0 ||
-      (*end && strcmp(end, "ns") && strcmp(end, "us") && strcmp(end, "ms") && strcmp(end, "s")))
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "%s: '%s': the time must be a number >= 0 (ns, us, "
-                           "ms or s)",
-                           opt, spec);
-  /* Routes are built once, when the network is made: a cable going down
-   * later would need them rebuilt and the packets on it dropped. */
-  if (t != 0)
-    return etsim_error_set(err, ETSIM_EUNSUPPORTED,
-                           "%s: '%s': on the flow and packet backends a link can only be down "
-                           "from the start, @0 (failing it later is not supported)",
-                           opt, spec);
+  int rc = fail_time(p + 1, opt, spec, &out->t_ps, err);
+  if (rc) return rc;
   out->bw = out->lat = 1.0;
   out->down = 1;
   out->opt = opt;

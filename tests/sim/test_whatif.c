@@ -657,12 +657,17 @@ static void test_link_specs(void **state) {
   TU_EQ(f.lat, 1);
   assert_string_equal(f.key, "link:4-10");
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10@0us", "--fail", &f, &err), 0);
-  assert_int_equal(etsim_sim_fail_link_parse("link:4-10@1us", "--fail", &f, &err),
-                   ETSIM_EUNSUPPORTED);
-  assert_non_null(strstr(err.msg, "only be down from the start, @0"));
+  assert_int_equal(f.t_ps, 0);
+  /* from a time on: 1.5 us = 1,500,000 ps; 2 ms */
+  assert_int_equal(etsim_sim_fail_link_parse("link:4-10@1.5us", "--fail", &f, &err), 0);
+  assert_true(f.a == 4 && f.b == 10 && f.down && f.t_ps == 1500000 && !f.npu);
+  assert_int_equal(etsim_sim_fail_link_parse("link:10-4@2ms", "--fail", &f, &err), 0);
+  assert_true(f.a == 10 && f.b == 4 && f.t_ps == 2000000000);
+  assert_string_equal(f.key, "link:10-4");
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10", "--fail", &f, &err), ETSIM_EINVAL);
   assert_int_equal(etsim_sim_fail_link_parse("link:4-4@0", "--fail", &f, &err), ETSIM_EINVAL);
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10@-1", "--fail", &f, &err), ETSIM_EINVAL);
+  assert_non_null(strstr(err.msg, "--fail: 'link:4-10@-1': the time must be a number >= 0"));
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10@0xs", "--fail", &f, &err), ETSIM_EINVAL);
 }
 

@@ -125,7 +125,7 @@ expect '--comm-scale is a factor' --comm-scale nan
 expect '--fail: .npu:9@1.: NPU 9 is outside the 8-NPU network' --fail npu:9@1
 expect "--fail: 'link:0:3@1': link failures need --backend flow or packet" --fail link:0:3@1
 expect "--fail: 'npu:1@3xs': unknown time unit 'xs'" --fail npu:1@3xs
-expect "--fail npu:1@1us: the packet backend models a link down from the start" --fail npu:1@1us --backend packet
+expect "--fail npu:2@2us: one NPU failure per run (the first was --fail npu:1@1us)" --fail npu:1@1us --fail npu:2@2us
 
 # an NPU failing mid-run: exit 1, the report names the blocked all-reduce
 # and the NPUs; never a hang (timeout as a guard); after the end: exit 0

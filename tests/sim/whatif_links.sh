@@ -39,6 +39,12 @@ printf '3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n' >"$T/star.topo
 } >"$T/clos.topo"
 trace one 2 0 1
 trace two 8 0 4 1 5
+trace three 8 0 4 1 5 2 6
+# two islands: hosts 0-1 on switch 4, hosts 2-3 on switch 5, no cable between
+printf '6 2 4\n4 5\n0 4 100Gbps 0.001ms 0\n1 4 100Gbps 0.001ms 0\n2 5 100Gbps 0.001ms 0\n3 5 100Gbps 0.001ms 0\n' >"$T/islands.topo"
+printf 'topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' >"$T/net4.yml"
+trace near 4 0 1
+trace far 4 0 2
 
 # sim NPUS TOPO PREFIX ARGS...: the finish times of every NPU, one line
 sim() {
@@ -99,15 +105,116 @@ for be in flow packet; do
   [ "$(finish 4)" = $want ] && [ "$(finish 5)" = $want ] ||
     fail "$be clos both uplinks at half: $(finish 4) $(finish 5), want $want"
 
-  # NPU 0's only cable down: no route to it; exit 1 naming the pair,
-  # never a hang, no results printed
+  # A cable that fails mid-run (T = 40 us) under one of the two flows
+  # (leaf 8's uplink to spine 10 or to spine 11, whichever the hash gave
+  # it): from T both share the other uplink.  Flow level: each has
+  # 1000 s - T of its own time left at T, at half rate both end at
+  # T + 2 (1000 s - T) = 2000 s - T, then 3 s + 4 d: 130008.64 ns, both.
+  # Packet level: by T each flow has begun k = floor((T - d) / s) = 470
+  # packets on its uplink (a packet in serialisation is on the wire and
+  # arrives); the surviving uplink then sends the rest of both, 1060
+  # packets, back to back after the one it is on, so the last ends at
+  # (k + 1 + 2 (1000 - k)) s + d and arrives at (2003 - k) s + 4 d =
+  # 131055.04 ns, the other flow's last one a packet earlier (130972.16).
+  want="130008 130008"
+  [ $be = packet ] && want="130972 131055"
+  for l in 8-10 11-8; do
+    sim 8 clos.topo two --backend $be --fail link:$l@40us || fail "$be --fail link:$l@40us: $(cat "$T/e")"
+    got=$(printf '%s\n' "$(finish 4)" "$(finish 5)" | sort -n | tr '\n' ' ')
+    [ "$got" = "$want " ] || fail "$be --fail link:$l@40us: $got, want $want"
+  done
+  # Three flows, 0->4 alone on one uplink of leaf 8, 1->5 and 2->6 sharing
+  # the other (a queue builds there); either uplink fails at 40 us and
+  # everything goes by the one left (the queued packets move to it).
+  # Flow level: at T the two have 1000 s - T/2 = 62.88 us of full rate
+  # left, the one 1000 s - T = 42.88 us; all three at a third until the
+  # one ends (T + 3 x 42.88 = 168.64 us, +3 s + 4 d = 172888.64), then two
+  # at a half: 168.64 + 2 x 20 = 208.64 us, + 3 s + 4 d = 212888.64.
+  # Packet level: by T each uplink has begun k = 470 packets; the one
+  # left then sends the other 3000 - 2k back to back after the one it is
+  # on: the last leaves at (k + 1 + 3000 - 2k) s + d and arrives 2 s + 3 d
+  # later, (3003 - k) s + 4 d = 213935.04.
+  sim 8 clos.topo three --backend $be || fail "$be three: $(cat "$T/e")"
+  [ "$(finish 6)" = 170008 ] || fail "$be three nominal: $(finish 6)"
+  for l in 8-10 8-11; do
+    "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
+      --workload "$T/three" --backend $be --fail link:$l@40us >"$T/o" 2>"$T/e" || fail "$be three $l: $(cat "$T/e")"
+    got=$(printf '%s\n' "$(finish 4)" "$(finish 5)" "$(finish 6)" | sort -n | tail -1)
+    want=213935
+    [ $be = flow ] && want=212888
+    [ "$got" = $want ] || fail "$be three, link:$l@40us: last $got, want $want"
+    if [ $be = flow ]; then
+      [ "$(finish 4)" = 172888 ] || fail "flow three, link:$l@40us: NPU 4 $(finish 4), want 172888"
+    else # nothing lost on the way: no packet sent twice, none dropped
+      grep -q ' 12000 data packets, 0 PFC pauses .* 0 drops' "$T/o" || fail "packet three: $(grep RoCE "$T/o")"
+    fi
+  done
+  # the summary prices it against the run without the failure
+  "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
+    --workload "$T/two" --backend $be --fail link:8-10@40us >"$T/o" 2>"$T/e" || fail "$be summary"
+  line="failure       iteration 130.009 us; without the failure(s) 87.129 us: slowdown 1.4921x (+42.880 us)"
+  [ $be = packet ] && line="failure       iteration 131.055 us; without the failure(s) 87.129 us: slowdown 1.5042x (+43.926 us)"
+  grep -qxF "$line" "$T/o" || fail "$be failure line: $(grep failure "$T/o")"
+  # deterministic: the same again, to the line
+  grep '^sys' "$T/o" >"$T/o1"
+  sim 8 clos.topo two --backend $be --fail link:8-10@40us
+  grep '^sys' "$T/o" | cmp -s - "$T/o1" || fail "$be: a second run differs"
+  # after the messages are done it changes nothing (slowdown 1)
+  "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
+    --workload "$T/two" --backend $be --fail link:8-10@200us >"$T/o" 2>"$T/e" || fail "$be late"
+  [ "$(finish 4)" = 87128 ] && [ "$(finish 5)" = 87128 ] || fail "$be late failure changed times"
+  grep -q "slowdown 1.0000x (+0.000 us)$" "$T/o" || fail "$be late failure: $(grep failure "$T/o")"
+
+  # A cut between NPUs that never talk does not stop the run: NPU 3's
+  # only cable, from the start or mid-run
+  for t in 0 10us; do
+    sim 8 clos.topo two --backend $be --fail link:3-8@$t || fail "$be link:3-8@$t: $(cat "$T/e")"
+    [ "$(finish 4)" = 87128 ] && [ "$(finish 5)" = 87128 ] || fail "$be link:3-8@$t changed times"
+  done
+
+  # NPU 0's only cable down at 40 us: its message is held; the run ends
+  # (never a hang) with exit 1, no results, and a report naming what
+  # failed, the message, the blocked send/receive node and both NPUs
+  for spec in link:0-8@40us link:8-0@0; do
+    timeout 60 "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
+      --workload "$T/two" --backend $be --fail $spec >"$T/o" 2>"$T/e"
+    rc=$?
+    [ $rc -eq 1 ] || fail "$be cut $spec: exit $rc ($(cat "$T/e"))"
+    t=40000
+    [ $spec = link:8-0@0 ] && t=0
+    grep -q "^etsim: failure: link:${spec:5:3} down at t=$t ns: no route left for NPU 0 -> NPU 4 (1000000 bytes); the run stopped at t=[0-9]* ns with 2 of 8 NPUs unable to finish (NPUs 0,4); blocked: send node 1 \"p1\" (communicator world) blocked on NPUs 0,4$" "$T/e" ||
+      fail "$be cut report $spec: $(cat "$T/e")"
+    [ -s "$T/o" ] && fail "$be cut $spec printed results"
+  done
+  # both uplinks of leaf 8, one after the other (several --fail)
   timeout 60 "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
-    --workload "$T/two" --backend $be --fail link:0-8@0 >"$T/o" 2>"$T/e"
-  rc=$?
-  [ $rc -eq 1 ] || fail "$be cut: exit $rc ($(cat "$T/e"))"
-  grep -q "^etsim: failure: link:0-8 down from t=0 (--fail) leaves no route between NPU 0 and NPU 1 (nodes 0 and 1 of $T/clos.topo)" "$T/e" ||
-    fail "$be cut report: $(cat "$T/e")"
-  [ -s "$T/o" ] && fail "$be cut printed results"
+    --workload "$T/two" --backend $be --fail link:8-10@40us --fail link:8-11@50us >"$T/o" 2>"$T/e"
+  [ $? -eq 1 ] || fail "$be both uplinks: $(cat "$T/e")"
+  grep -q "^etsim: failure: link:8-10 down at t=40000 ns, link:8-11 down at t=50000 ns: no route left for NPU 0 -> NPU 4 (1000000 bytes) and more; .* (NPUs 0-1,4-5); blocked: send node 1 \"p1\" (communicator world) blocked on NPUs 0-1,4-5$" "$T/e" ||
+    fail "$be both uplinks report: $(cat "$T/e")"
+  # an NPU failing on flow/packet: from T it handles nothing and its
+  # cables carry nothing; NPU 0 waits on it: the same report form
+  timeout 60 "$BIN" sim --system "$T/sys.json" --network "$T/net8.yml" --net-topology "$T/clos.topo" \
+    --workload "$T/two" --backend $be --fail npu:4@20us >"$T/o" 2>"$T/e"
+  [ $? -eq 1 ] || fail "$be npu:4: $(cat "$T/e")"
+  grep -q "^etsim: failure: NPU 4 failed at t=20000 ns; the run stopped at t=[0-9]* ns with 2 of 8 NPUs unable to finish (NPUs 0,4); blocked: send node 1 \"p1\" (communicator world) blocked on NPUs 0,4$" "$T/e" ||
+    fail "$be npu:4 report: $(cat "$T/e")"
+  # an NPU with nothing to do (NPU 3 has no node) fails harmlessly
+  sim 8 clos.topo two --backend $be --fail npu:3@20us || fail "$be npu:3: $(cat "$T/e")"
+  [ "$(finish 5)" = 87128 ] || fail "$be npu:3 changed times"
+done
+
+# A fabric cut apart from the start, with no --fail: traffic within an
+# island runs (as on the star, 84962 ns); traffic across is held and
+# reported, exit 1
+for be in flow packet; do
+  sim 4 islands.topo near --backend $be || fail "$be islands near: $(cat "$T/e")"
+  [ "$(finish 1)" = 84962 ] || fail "$be islands near: $(finish 1), want 84962"
+  timeout 60 "$BIN" sim --system "$T/sys.json" --network "$T/net4.yml" --net-topology "$T/islands.topo" \
+    --workload "$T/far" --backend $be >"$T/o" 2>"$T/e"
+  [ $? -eq 1 ] || fail "$be islands far: $(cat "$T/e")"
+  grep -q '^etsim: failure: a topology cut apart: no route left for NPU 0 -> NPU 2 (1000000 bytes); the run stopped at t=0 ns with 2 of 4 NPUs unable to finish (NPUs 0,2); blocked: send node 1 "p1" (communicator world) blocked on NPUs 0,2$' "$T/e" ||
+    fail "$be islands report: $(cat "$T/e")"
 done
 
 # bad specs: exit 2, the option and the key named
@@ -128,9 +235,11 @@ expect '--link-degrade: key "link:2-0": the cable is given twice' --backend flow
   --link-degrade '{"link:0-2": 0.5, "link:2-0": 2}'
 expect '--link-degrade: key "link:0-2": factors must be in' --backend packet --link-degrade '{"link:0-2": {"bw": 0}}'
 expect '--link-degrade: key "link:0-2": unknown key "lat"' --backend packet --link-degrade '{"link:0-2": {"lat": 2}}'
-expect "--fail: key \"link:0-1\": $T/star.topo has no cable between nodes 0 and 1" --backend flow --fail link:0-1@0
-expect "--fail: 'link:0-2@1us': on the flow and packet backends a link can only be down from the start, @0" \
-  --backend packet --fail link:0-2@1us
-expect "--fail: 'link:0-2' is not link:A-B@0" --backend flow --fail link:0-2
-expect "--fail npu:0@0: the flow backend models a link down from the start" --backend flow --fail npu:0@0
+expect "--fail: 'link:0-1': $T/star.topo has no cable between nodes 0 and 1" --backend flow --fail link:0-1@0
+expect "--fail: 'link:0-9': $T/star.topo has no cable between nodes 0 and 9" --backend packet --fail link:0-9@1us
+expect "--fail: 'link:0-2@-1us': the time must be a number >= 0" --backend packet --fail link:0-2@-1us
+expect "--fail: 'link:0-2@1xs': unknown time unit 'xs'" --backend flow --fail link:0-2@1xs
+expect "--fail: 'link:0-2' is not link:A-B@T" --backend flow --fail link:0-2
+expect "--fail: 'npu:2@1us': NPU 2 is outside the 2-NPU network" --backend flow --fail npu:2@1us
+expect "--fail npu:1@1us: one NPU failure per run" --backend packet --fail npu:0@1us --fail npu:1@1us
 echo ok
