@@ -115,7 +115,8 @@ sim_one() {
   # The first NPU's record: its finish time, exposed communication, nodes.
   tr -d ' \n' < sim.json | sed 's/},{/}\n{/g' | awk 'NR == 1' |
     sed -n 's/.*"finish_ns":\([0-9]*\).*"exposed_comm_ns":\([0-9]*\).*"nodes":\([0-9]*\).*/\3 \1 \2/p' |
-    awk '{printf "%d %d %.4f\n", $1, $2, ($2 > 0 ? $3 / $2 : 0)}'
+    awk '{printf "%d %.0f %.4f\n", $1, $2, ($2 > 0 ? $3 / $2 : 0)}'
+  # (%.0f: mawk's %d stops at 2^31 - 1, and iteration times pass 2.1 s)
 }
 
 if [ ! -s sim_real.txt ]; then
