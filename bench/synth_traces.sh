@@ -2,8 +2,8 @@
 # synth_traces.sh — synthetic Chakra traces, end to end (docs/synth.md,
 # "Synthetic Chakra traces"):
 #
-#   [COND=time,share|time] bench/synth_traces.sh ETSIM_BIN WORKDIR [EPOCHS] [SEED] \
-#       [TRAIN OPTIONS...]
+#   [COND=time,share|time] [EXTRA_SEEDS="2 3"] bench/synth_traces.sh ETSIM_BIN WORKDIR \
+#       [EPOCHS] [SEED] [TRAIN OPTIONS...]
 #
 # 1. A training set of real traces: rank 0 of 199 workloads of 8 NPUs made
 #    by `etsim gen llm` (dp / tp / sp / ZeRO / micro-batches / recompute
@@ -202,7 +202,21 @@ report real
 [ -x "$RT" ] && report rt
 report syn
 report base
-for k in $([ -x "$RT" ] && echo rt) syn base; do
+# 5b. Other sampling seeds of the same model (EXTRA_SEEDS="2 3"): how much
+# of a difference between two models the sampling noise alone makes.
+extra=""
+for s in ${EXTRA_SEEDS:-}; do
+  rm -rf "syn$s" && mkdir "syn$s"
+  "$BIN" synth sample --model model.bin --label-file cond.txt -o "syn$s/s" --seed "$s" 2> /dev/null
+  : > "sim_syn$s.txt"
+  for i in $(seq 0 $((n - 1))); do
+    "$BIN" validate "syn$s/s-$i" > /dev/null || echo "syn$s/s-$i failed etsim validate"
+    echo "s-$i $(sim_one "syn$s/s-$i.0.et")" >> "sim_syn$s.txt"
+  done
+  report "syn$s"
+  extra="$extra syn$s"
+done
+for k in $([ -x "$RT" ] && echo rt) syn $extra base; do
   paste sorted_t_real sorted_t_$k | awk -v k=$k '{s += ($1 > $2 ? $1 - $2 : $2 - $1)} END {
     printf "%-9s W1 to real: log10 iteration time %.3f", k, s / NR }'
   paste sorted_c_real sorted_c_$k | awk '{s += ($1 > $2 ? $1 - $2 : $2 - $1)} END {
