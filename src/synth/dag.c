@@ -664,6 +664,7 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
     etsim_synth_dag_t g = {0};
     g.n_nodes = (uint32_t)(end - start);
     g.y = o->y;
+    g.y2 = o->y2;
     size_t ne = 0;
     for (size_t v = start; v < end; v++)
       for (uint32_t a = poff[v]; a < poff[v + 1]; a++) ne += keep[a] && padj[a] >= start;
