@@ -60,7 +60,7 @@ static int chain(uint32_t n, int exact) {
       t[ne++] = i;
     }
   }
-  etsim_synth_dag_t g = {n, ne, x, s, t, 1.0};
+  etsim_synth_dag_t g = {n, ne, x, s, t, 1.0, 0};
   etsim_synth_data_add(&d, &g);
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
         }
       }
     }
-    etsim_synth_dag_t g = {LAYERS * WIDTH, ne, x, s, t, 1.0};
+    etsim_synth_dag_t g = {LAYERS * WIDTH, ne, x, s, t, 1.0, 0};
     etsim_synth_data_add(&big, &g);
   }
   cfg.epochs = 1;

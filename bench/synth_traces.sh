@@ -2,7 +2,8 @@
 # synth_traces.sh — synthetic Chakra traces, end to end (docs/synth.md,
 # "Synthetic Chakra traces"):
 #
-#   bench/synth_traces.sh ETSIM_BIN WORKDIR [EPOCHS] [SEED] [TRAIN OPTIONS...]
+#   [COND=time|time,share] [EXTRA_SEEDS="2 3"] bench/synth_traces.sh ETSIM_BIN WORKDIR \
+#       [EPOCHS] [SEED] [TRAIN OPTIONS...]
 #
 # 1. A training set of real traces: rank 0 of 199 workloads of 8 NPUs made
 #    by `etsim gen llm` (dp / tp / sp / ZeRO / micro-batches / recompute
@@ -11,17 +12,23 @@
 # 2. Each simulated on the HGX-H100 platform (8 NPUs, one switch, 400 GB/s)
 #    with the trace on every NPU and every communicator group spanning all
 #    NPUs (synthetic traces have no groups, so the real ones are simulated
-#    the same way).  Its iteration time is its label.
+#    the same way).  Its label is its iteration time (COND=time, the
+#    default; labels.txt), or that and its communication share
+#    (COND=time,share; cond.txt; models of version 6).
 # 2b. The projection alone: the real traces written back from their own
 #    four channels by the synthetic-trace writer (bench_synth_roundtrip,
 #    built next to ETSIM_BIN; skipped when absent), simulated the same way:
 #    what a perfect generator's traces would keep.
 # 3. `synth train` on the set with those labels; `synth sample` one trace
-#    per label; each validated and simulated the same way.
+#    per training label (the training set's own (time, share) pairs); each
+#    validated and simulated the same way.
 # 4. The same for the DAGGEN-style baseline fitted to the set.
 # 5. Graph statistics (`synth eval`) and the simulated iteration time and
 #    communication share (exposed communication / iteration time) of real,
-#    synthetic and baseline traces side by side.
+#    synthetic and baseline traces side by side, and how closely each
+#    synthetic trace follows its labels: Pearson of the log time label and
+#    the log simulated time, and of the share label and the simulated
+#    share.
 # 6. At 300-400 nodes: the real traces of at least 300 nodes, and for
 #    sampling seeds 1-3 one synthetic trace per label of theirs, each
 #    validated, with the sampling CPU time and `synth eval` of the sets.
@@ -33,6 +40,8 @@ BIN=$(realpath "$1")
 W=$2
 EPOCHS=${3:-200}
 SEED=${4:-1}
+COND=${COND:-time}
+case $COND in time | time,share) ;; *) echo "COND: time or time,share" >&2; exit 2 ;; esac
 shift $(($# < 4 ? $# : 4))
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${ETSIM_SHARED:-$SRC/../shared}
@@ -106,7 +115,8 @@ sim_one() {
   # The first NPU's record: its finish time, exposed communication, nodes.
   tr -d ' \n' < sim.json | sed 's/},{/}\n{/g' | awk 'NR == 1' |
     sed -n 's/.*"finish_ns":\([0-9]*\).*"exposed_comm_ns":\([0-9]*\).*"nodes":\([0-9]*\).*/\3 \1 \2/p' |
-    awk '{printf "%d %d %.4f\n", $1, $2, ($2 > 0 ? $3 / $2 : 0)}'
+    awk '{printf "%d %.0f %.4f\n", $1, $2, ($2 > 0 ? $3 / $2 : 0)}'
+  # (%.0f: mawk's %d stops at 2^31 - 1, and iteration times pass 2.1 s)
 }
 
 if [ ! -s sim_real.txt ]; then
@@ -117,6 +127,13 @@ if [ ! -s sim_real.txt ]; then
     echo "$(basename "$f") $r" >> sim_real.txt
     echo "$(basename "$f") $(echo "$r" | cut -d' ' -f2)" >> labels.txt
   done
+fi
+
+# The conditioning labels: "name time share", or "name time".
+if [ "$COND" = time ]; then
+  cp labels.txt cond.txt
+else
+  awk '{print $1, $3, $4}' sim_real.txt > cond.txt
 fi
 
 # ------------------------------------------------ the projection alone
@@ -135,12 +152,12 @@ cpu() { /usr/bin/time -f "%U %S" "$@" 2> cpu.txt > /dev/null || { cat cpu.txt >&
   awk 'END{printf "%.1f", $1 + $2}' cpu.txt; }
 rm -rf syn base
 mkdir -p syn base
-t_train=$(cpu "$BIN" synth train --data real --label-file labels.txt -o model.bin --epochs "$EPOCHS" \
+t_train=$(cpu "$BIN" synth train --data real --label-file cond.txt -o model.bin --epochs "$EPOCHS" \
   --seed "$SEED" --quiet "$@")
-/usr/bin/time -f "%U %S" -o cpu.txt "$BIN" synth sample --model model.bin --label-file labels.txt \
+/usr/bin/time -f "%U %S" -o cpu.txt "$BIN" synth sample --model model.bin --label-file cond.txt \
   -o syn/s --seed "$SEED" 2> sample.txt
 t_sample=$(awk 'END{printf "%.1f", $1 + $2}' cpu.txt)
-"$BIN" synth baseline --data real --label-file labels.txt -o base/s --seed "$SEED" 2> baseline.txt
+"$BIN" synth baseline --data real --label-file cond.txt -o base/s --seed "$SEED" 2> baseline.txt
 echo "synthetic: $(grep 'broke an attribute rule' sample.txt); $(grep 'attribute rules' sample.txt)"
 echo "baseline:  $(grep 'attribute rules' baseline.txt)"
 n=$(wc -l < labels.txt)
@@ -153,34 +170,53 @@ for kind in syn base; do
   done
   echo "$kind: $n traces, $bad failed etsim validate"
 done
-echo "training: $EPOCHS epochs, seed $SEED, $t_train s CPU; sampling $n traces: $t_sample s CPU"
+echo "conditioned on: $COND; training: $EPOCHS epochs, seed $SEED, $t_train s CPU;" \
+  "sampling $n traces: $t_sample s CPU"
 
 # --------------------------------------------------------------- compare
 "$BIN" synth eval --real real --generated syn --surrogate none | sed 's/^/synthetic  /'
 "$BIN" synth eval --real real --generated base --surrogate none | sed 's/^/baseline   /'
-# Columns: name nodes iteration_ns comm_share; row i of syn/base was
-# conditioned on row i of labels.txt.
+# Columns of sim_*.txt: name nodes iteration_ns comm_share; row i of
+# syn/base was conditioned on row i of sim_real.txt (the labels' source).
 q() { awk -v p="$2" '{a[NR] = $1} END {printf "%.3f", a[int(p * (NR - 1) + 0.5) + 1]}' "$1"; }
 report() {
-  paste -d' ' labels.txt "sim_$1.txt" > "joined_$1.txt"
-  awk '{print log($5) / log(10)}' "joined_$1.txt" | sort -g > "sorted_t_$1"
-  awk '{print $6}' "joined_$1.txt" | sort -g > "sorted_c_$1"
+  # 1-4 the real trace (its time and share are the labels), 5-8 this one.
+  paste -d' ' sim_real.txt "sim_$1.txt" > "joined_$1.txt"
+  awk '{print log($7) / log(10)}' "joined_$1.txt" | sort -g > "sorted_t_$1"
+  awk '{print $8}' "joined_$1.txt" | sort -g > "sorted_c_$1"
   printf '%-9s log10 iteration ns q10/50/90 %s %s %s  comm share q10/50/90 %s %s %s ' "$1" \
     "$(q "sorted_t_$1" .1)" "$(q "sorted_t_$1" .5)" "$(q "sorted_t_$1" .9)" \
     "$(q "sorted_c_$1" .1)" "$(q "sorted_c_$1" .5)" "$(q "sorted_c_$1" .9)"
-  # Mean nodes and comm share; Pearson of the conditioning label and the
-  # simulated time (logs).
-  awk '{ n++; l[n] = log($2); t[n] = log($5); c += $6; k += $4; ml += l[n]; mt += t[n] }
-    END { ml /= n; mt /= n
-      for (i = 1; i <= n; i++) { a += (l[i] - ml) * (t[i] - mt); b += (l[i] - ml)^2; d += (t[i] - mt)^2 }
-      printf "mean %.3f  nodes %.1f  Pearson(log label, log time) %.3f\n", c / n, k / n,
-        (b > 0 && d > 0 ? a / sqrt(b * d) : 0) }' "joined_$1.txt"
+  # Mean nodes and comm share; Pearson of the time label and the simulated
+  # time (logs), and of the share label and the simulated share.
+  awk 'function r(x, y,   i, mx, my, a, b, d) {
+        for (i = 1; i <= n; i++) { mx += x[i]; my += y[i] }
+        mx /= n; my /= n
+        for (i = 1; i <= n; i++) { a += (x[i] - mx) * (y[i] - my); b += (x[i] - mx)^2; d += (y[i] - my)^2 }
+        return b > 0 && d > 0 ? a / sqrt(b * d) : 0 }
+    { n++; l[n] = log($3); t[n] = log($7); ls[n] = $4; s[n] = $8; c += $8; k += $6 }
+    END { printf "mean %.3f  nodes %.1f  Pearson(log label, log time) %.3f  Pearson(share label, share) %.3f\n",
+        c / n, k / n, r(l, t), r(ls, s) }' "joined_$1.txt"
 }
 report real
 [ -x "$RT" ] && report rt
 report syn
 report base
-for k in $([ -x "$RT" ] && echo rt) syn base; do
+# 5b. Other sampling seeds of the same model (EXTRA_SEEDS="2 3"): how much
+# of a difference between two models the sampling noise alone makes.
+extra=""
+for s in ${EXTRA_SEEDS:-}; do
+  rm -rf "syn$s" && mkdir "syn$s"
+  "$BIN" synth sample --model model.bin --label-file cond.txt -o "syn$s/s" --seed "$s" 2> /dev/null
+  : > "sim_syn$s.txt"
+  for i in $(seq 0 $((n - 1))); do
+    "$BIN" validate "syn$s/s-$i" > /dev/null || echo "syn$s/s-$i failed etsim validate"
+    echo "s-$i $(sim_one "syn$s/s-$i.0.et")" >> "sim_syn$s.txt"
+  done
+  report "syn$s"
+  extra="$extra syn$s"
+done
+for k in $([ -x "$RT" ] && echo rt) syn $extra base; do
   paste sorted_t_real sorted_t_$k | awk -v k=$k '{s += ($1 > $2 ? $1 - $2 : $2 - $1)} END {
     printf "%-9s W1 to real: log10 iteration time %.3f", k, s / NR }'
   paste sorted_c_real sorted_c_$k | awk '{s += ($1 > $2 ? $1 - $2 : $2 - $1)} END {
@@ -189,7 +225,7 @@ done
 
 # ------------------------------------------------- 300 to 400 nodes
 awk '$2 >= 300 {print $1}' sim_real.txt > big_names.txt
-awk 'NR == FNR {b[$1] = 1; next} ($1 in b)' big_names.txt labels.txt > big_labels.txt
+awk 'NR == FNR {b[$1] = 1; next} ($1 in b)' big_names.txt cond.txt > big_labels.txt
 rm -rf big_real && mkdir big_real
 while read -r f; do ln -s "../real/$f" "big_real/$f"; done < big_names.txt
 nb=$(wc -l < big_labels.txt)

@@ -57,7 +57,9 @@ typedef struct etsim_synth_dag {
   uint32_t n_nodes, n_edges;
   uint32_t *x;
   uint32_t *src, *dst;
-  double y; /* graph label */
+  double y;  /* graph label */
+  double y2; /* its second component, read when the data have n_labels 2
+                (e.g. a trace's communication share next to its time) */
 } etsim_synth_dag_t;
 
 /* A set of DAGs with one category layout. */
@@ -65,6 +67,9 @@ typedef struct etsim_synth_data {
   int kind; /* ETSIM_SYNTH_KIND_* */
   uint32_t n_ch;
   uint32_t n_cls[ETSIM_SYNTH_MAX_CH]; /* categories per channel */
+  /* Label components per DAG: 1 (y; 0 reads as 1) or 2 (y and y2).  The
+   * loaders leave it 0; whoever sets y2 sets it to 2. */
+  uint32_t n_labels;
   size_t n_graphs, cap;
   etsim_synth_dag_t *g; /* owned */
   /* KIND_TRACE: per duration bin (ns), then per size bin (bytes), the sum
@@ -98,6 +103,7 @@ typedef struct etsim_synth_trace_opts {
   int keep_transitive; /* 1: keep edges implied by other paths */
   int use_ctrl;        /* 1: control dependencies count as edges too */
   double y;            /* label of every window (e.g. a simulated time) */
+  double y2;           /* its second component (default 0; see n_labels) */
 } etsim_synth_trace_opts_t;
 void etsim_synth_trace_opts_default(etsim_synth_trace_opts_t *o);
 
@@ -176,7 +182,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 5
+#define ETSIM_SYNTH_MODEL_VERSION 6
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number
@@ -185,10 +191,14 @@ void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind, uint32_t *n
                             uint32_t *n_cls, size_t *n_params);
 /* A label typical of the training data (its median). */
 double etsim_synth_model_label(const etsim_synth_model_t *m);
+/* Label components the model conditions on: 1, or 2 when it was trained
+ * on data with n_labels 2 (y and y2). */
+uint32_t etsim_synth_model_n_labels(const etsim_synth_model_t *m);
 
 /*
  * Sample n DAGs into `out` (initialised, kind and layout set from the
- * model); labels[i] conditions graph i (NULL: the training median).
+ * model); labels[i] conditions graph i (NULL: the training median; a
+ * two-component model takes its second component at the training median).
  * Deterministic for a seed.
  */
 int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
@@ -198,12 +208,16 @@ typedef struct etsim_synth_sample_stats {
   size_t nodes;     /* sampled nodes (trace models) */
   size_t projected; /* of them, nodes whose attributes broke a rule */
 } etsim_synth_sample_stats_t;
-/* As etsim_synth_sample; with `project` (what etsim_synth_sample does),
- * a trace node that breaks an attribute rule redraws the offending
- * channel from the model's last clean prediction restricted to allowed
- * values; st (may be NULL) counts them. */
-int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
-                          int project, etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
+/* As etsim_synth_sample, with labels[i * label_dim + j] component j of
+ * graph i's label (label_dim 1 or 2, at most etsim_synth_model_n_labels:
+ * else ETSIM_EINVAL; a component the model reads and labels lack takes its
+ * training median).  With `project` (what etsim_synth_sample does), a
+ * trace node that breaks an attribute rule redraws the offending channel
+ * from the model's last clean prediction restricted to allowed values; st
+ * (may be NULL) counts them. */
+int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels,
+                          uint32_t label_dim, uint64_t seed, int project,
+                          etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
                           etsim_error_t *err);
 
 /*

@@ -32,8 +32,8 @@ static const char *usage =
   "Data: the text DAG format of shared/datasets/tpu_tile (*.txt), or Chakra\n"  \
   "traces (*.et, *.et.gz; cut into windows of at most --max-nodes nodes of\n"   \
   "consecutive layers, labelled --label, or per file by --label-file F whose\n" \
-  "lines are 'NAME VALUE', NAME a trace's file name).  A folder means all\n"    \
-  "such files."
+  "lines are 'NAME VALUE [VALUE2]', NAME a trace's file name; a second\n"       \
+  "value is a second label component).  A folder means all such files."
 #define EXIT_EPILOG "exit: 0 ok, 2 bad usage or input, 3 internal error"
 
 static int ends_with(const char *s, const char *suf) {
@@ -45,13 +45,16 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A label file: one "NAME VALUE" per line (# comments), NAME a trace
- * file's name without its folder.  Set by --label-file; traces then take
- * their label from it instead of --label. */
+/* A label file: one "NAME VALUE [VALUE2]" per line (# comments), NAME a
+ * trace file's name without its folder, every line with as many values.
+ * Set by --label-file; traces then take their label from it instead of
+ * --label, and a second value is the label's second component (y2: a
+ * model trained on it conditions on both). */
 typedef struct {
   const char *path;
   char **names;
-  double *values;
+  double *values; /* dim per line */
+  uint32_t dim;   /* values per line: 1 or 2 */
   size_t n;
 } label_file_t;
 static label_file_t g_labels;
@@ -81,19 +84,34 @@ static int label_file_read(label_file_t *lf, const char *path, etsim_error_t *er
     while (*p && *p != ' ' && *p != '\t' && *p != '\n' && k < (int)sizeof name - 1)
       name[k++] = *p++;
     name[k] = 0;
-    double v = strtod(p, &end);
-    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r') end++;
-    if (end == p || *end || !isfinite(v)) {
-      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected 'NAME VALUE'", path, ln);
+    double v[3];
+    uint32_t nv = 0;
+    for (;;) {
+      while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+      if (!*p || nv == 3) break;
+      v[nv] = strtod(p, &end);
+      if (end == p || !isfinite(v[nv])) break;
+      nv++;
+      p = end;
+    }
+    if (*p || nv < 1 || nv > 2) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: expected 'NAME VALUE [VALUE2]'", path, ln);
       break;
     }
+    if (lf->n && nv != lf->dim) {
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s:%ld: %u value(s), the lines before have %u",
+                           path, ln, nv, lf->dim);
+      break;
+    }
+    lf->dim = nv;
     if (etsim_grow((void **)&lf->names, &cn, lf->n + 1, sizeof *lf->names) ||
-        etsim_grow((void **)&lf->values, &cv, lf->n + 1, sizeof *lf->values) ||
+        etsim_grow((void **)&lf->values, &cv, (lf->n + 1) * nv, sizeof *lf->values) ||
         !(lf->names[lf->n] = strdup(name))) {
       rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
       break;
     }
-    lf->values[lf->n++] = v;
+    memcpy(lf->values + lf->n * nv, v, sizeof(double) * nv);
+    lf->n++;
   }
   fclose(fp);
   if (!rc && !lf->n) rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: no labels", path);
@@ -113,9 +131,12 @@ static int load_one(etsim_synth_data_t *d, const char *path, const etsim_synth_t
     if (i == g_labels.n)
       return etsim_error_set(err, ETSIM_ENOTFOUND, "%s: no label for %s in %s", path, base,
                              g_labels.path);
-    to.y = g_labels.values[i];
+    to.y = g_labels.values[i * g_labels.dim];
+    if (g_labels.dim > 1) to.y2 = g_labels.values[i * g_labels.dim + 1];
   }
-  return etsim_synth_data_load_trace(d, path, &to, err);
+  int rc = etsim_synth_data_load_trace(d, path, &to, err);
+  if (!rc && g_labels.dim > 1) d->n_labels = 2;
+  return rc;
 }
 
 /* A file, or every *.txt / *.et / *.et.gz of a folder in name order. */
@@ -228,7 +249,8 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_INT("--max-nodes", NULL, &max_nodes, "N", 2, 100000,
                 "trace windows: at most N nodes (default 400)"),
       CLI_O_REAL("--label", NULL, &to.y, "Y", 0, 0, "the traces' label (default 1)"),
-      CLI_O_STR("--label-file", NULL, &label_path, "F", "per-trace labels: 'NAME VALUE' lines"),
+      CLI_O_STR("--label-file", NULL, &label_path, "F",
+                "per-trace labels: 'NAME VALUE [VALUE2]' lines"),
       CLI_O_INT("--exact-candidates", NULL, &exact, "N", 0, 1 << 30,
                 "edge candidates scored exactly (default 256)"),
       CLI_O_INT("--hist", NULL, &hist, "0..7", 0, 7,
@@ -325,36 +347,39 @@ static int write_out(const etsim_synth_data_t *d, const char *outp, const char *
 }
 
 /* The labels of --labels-from FILE or --label-file F (at most one given),
- * cycled to fill n DAGs; n becomes their count when -n was not given.
- * NULL without either.  Returns -1 to go on, or the exit code. */
+ * *dim components per DAG (a label file's values per line, else 1), cycled
+ * to fill n DAGs; n becomes their count when -n was not given.  NULL
+ * without either.  Returns -1 to go on, or the exit code. */
 static int given_labels(const char *labels_from, const char *label_file, int have_n, uint64_t *n,
-                        double **out) {
+                        double **out, uint32_t *dim) {
   etsim_error_t err = {0};
   double *labels = NULL;
   size_t nl = 0;
   *out = NULL;
+  *dim = 1;
   if (labels_from && read_labels(labels_from, &labels, &nl, &err)) return cli_fail(&err);
   if (label_file) {
     label_file_t lf = {0};
     if (label_file_read(&lf, label_file, &err)) return cli_fail(&err);
-    labels = malloc(sizeof(double) * lf.n);
+    labels = malloc(sizeof(double) * lf.n * lf.dim);
     if (!labels) {
       label_file_free(&lf);
       return ETSIM_EXIT_INTERNAL;
     }
-    memcpy(labels, lf.values, sizeof(double) * lf.n);
+    memcpy(labels, lf.values, sizeof(double) * lf.n * lf.dim);
     nl = lf.n;
+    *dim = lf.dim;
     label_file_free(&lf);
   }
   if ((labels_from || label_file) && !have_n) *n = nl;
   if (labels && nl < *n) { /* cycle through the given labels */
-    double *l2 = realloc(labels, sizeof(double) * *n);
+    double *l2 = realloc(labels, sizeof(double) * *n * *dim);
     if (!l2) {
       free(labels);
       return ETSIM_EXIT_INTERNAL;
     }
     labels = l2;
-    for (size_t i = nl; i < *n; i++) labels[i] = labels[i % nl];
+    for (size_t i = nl * *dim; i < *n * *dim; i++) labels[i] = labels[i % (nl * *dim)];
   }
   *out = labels;
   return -1;
@@ -381,15 +406,16 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   int no_project = 0, method = 0; /* 0 daggen, 1 empirical */
   etsim_synth_sample_stats_t sst = {0};
   uint64_t n = 0, seed = 1;
-  double label = NAN;
+  double label = NAN, label2 = NAN;
   int have_n = 0;
   /* How many DAGs, their labels and the seed: the same for both. */
-#define COUNT_OPTS                                                                               \
-  CLI_O_UINT_GIVEN("-n", NULL, &n, "N", 1, 10000000, &have_n,                                    \
-                   "how many DAGs (default: one per label given)"),                              \
-      CLI_O_STR("--labels-from", NULL, &labels_from, "FILE",                                     \
-                "the labels of FILE's DAGs, in order"),                                          \
-      CLI_O_STR("--label-file", NULL, &label_file, "F", "the VALUEs of F's 'NAME VALUE' lines"), \
+#define COUNT_OPTS                                                  \
+  CLI_O_UINT_GIVEN("-n", NULL, &n, "N", 1, 10000000, &have_n,       \
+                   "how many DAGs (default: one per label given)"), \
+      CLI_O_STR("--labels-from", NULL, &labels_from, "FILE",        \
+                "the labels of FILE's DAGs, in order"),             \
+      CLI_O_STR("--label-file", NULL, &label_file, "F",             \
+                "the values of F's 'NAME VALUE [VALUE2]' lines"),   \
       CLI_O_UINT("--seed", NULL, &seed, "S", 0, 0, "seed (default 1)")
   const cli_opt_t sample_opts[] = {
       {.name = "--model",
@@ -399,6 +425,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
        .help = "a model from synth train",
        .flags = CLI_REQUIRED},
       CLI_O_REAL("--label", NULL, &label, "Y", 0, 0, "every DAG's label"),
+      CLI_O_REAL("--label2", NULL, &label2, "Y2", 0, 0,
+                 "every DAG's second label component (models trained on two)"),
       COUNT_OPTS,
       CLI_O_FLAG("--no-project", NULL, &no_project,
                  "keep sampled nodes that break an attribute rule as drawn"),
@@ -442,7 +470,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
                         NULL,
                         EXIT_EPILOG}
           : (cli_cmd_t){"synth sample",
-                        "--model MODEL -n N [--label Y | --labels-from FILE |\n"
+                        "--model MODEL -n N [--label Y [--label2 Y2] | --labels-from FILE |\n"
                         "                    --label-file F] [options] -o OUT",
                         "Sample DAGs from a LayerDAG model: OUT ending in .txt gets the text\n"
                         "format; otherwise OUT is a prefix and DAG i is written as the Chakra\n"
@@ -461,7 +489,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   if (!have_n && !labels_from && !label_file)
     return cli_usage_error("synth %s needs -n (or --labels-from) (see --help)", argv[1]);
   double *labels = NULL;
-  code = given_labels(labels_from, label_file, have_n, &n, &labels);
+  uint32_t dim = 1;
+  code = given_labels(labels_from, label_file, have_n, &n, &labels, &dim);
   if (code >= 0) return code;
   etsim_error_t err = {0};
   int rc = 0;
@@ -477,17 +506,31 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       rc = method == 1 ? etsim_synth_baseline(&fit, (size_t)n, seed, &out, &err)
                        : etsim_synth_baseline_daggen(&fit, (size_t)n, seed, &out, &err);
     if (!rc && labels)
-      for (size_t i = 0; i < out.n_graphs; i++) out.g[i].y = labels[i];
+      for (size_t i = 0; i < out.n_graphs; i++) {
+        out.g[i].y = labels[i * dim];
+        if (dim > 1) out.g[i].y2 = labels[i * dim + 1];
+      }
+    if (!rc && labels && dim > 1) out.n_labels = 2;
     etsim_synth_data_free(&fit);
   } else {
     etsim_synth_model_t *model = NULL;
     rc = etsim_synth_model_load(&model, modelp, &err);
-    if (!rc && !labels && !isnan(label)) {
-      labels = malloc(sizeof(double) * n);
+    if (!rc && !labels && (!isnan(label) || !isnan(label2))) {
+      /* --label2 alone: the first component at the training median. */
+      dim = isnan(label2) ? 1 : 2;
+      labels = malloc(sizeof(double) * n * dim);
       if (!labels) rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
-      for (size_t i = 0; !rc && i < n; i++) labels[i] = label;
+      for (size_t i = 0; !rc && i < n; i++) {
+        labels[i * dim] = isnan(label) ? etsim_synth_model_label(model) : label;
+        if (dim > 1) labels[i * dim + 1] = label2;
+      }
     }
-    if (!rc) rc = etsim_synth_sample_ex(model, (size_t)n, labels, seed, project, &sst, &out, &err);
+    if (!rc && dim > etsim_synth_model_n_labels(model))
+      rc = etsim_error_set(&err, ETSIM_EINVAL,
+                           "%s conditions on one label component, %s gives %u per DAG", modelp,
+                           label_file ? label_file : "--label2", dim);
+    if (!rc)
+      rc = etsim_synth_sample_ex(model, (size_t)n, labels, dim, seed, project, &sst, &out, &err);
     if (!rc && !cli_quiet && sst.nodes)
       fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst.projected,
               sst.nodes, project ? " and were redrawn within it" : "");

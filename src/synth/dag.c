@@ -731,7 +731,9 @@ int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
   if (!order || !map || order_by_layer(n, layer, order, map)) goto oom;
   if (parents_build(&P, &full, map, n)) goto oom;
   if (!o->keep_transitive && n <= 40000 && drop_transitive(&P, n)) goto oom;
+  size_t first = d->n_graphs;
   if (add_windows(d, o->y, maxn, &full, layer, order, &P, n)) goto oom;
+  for (size_t i = first; i < d->n_graphs; i++) d->g[i].y2 = o->y2;
   rc = 0;
   goto out;
 oom:

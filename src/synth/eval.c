@@ -478,6 +478,7 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
   memcpy(out->bin_sum, fit->bin_sum, sizeof out->bin_sum); /* values of bins */
   memcpy(out->bin_n, fit->bin_n, sizeof out->bin_n);
   out->n_ch = fit->n_ch;
+  out->n_labels = fit->n_labels;
   memcpy(out->n_cls, fit->n_cls, sizeof out->n_cls);
   etsim_rng_t r;
   etsim_rng_seed(&r, seed);
@@ -497,7 +498,9 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
     }
     etsim_synth_dag_t g = {0};
     g.n_nodes = N;
-    g.y = fit->g[etsim_rng_below(&r, fit->n_graphs)].y;
+    const etsim_synth_dag_t *lab = &fit->g[etsim_rng_below(&r, fit->n_graphs)];
+    g.y = lab->y;
+    g.y2 = lab->y2;
     g.x = etsim_malloc(sizeof(uint32_t) * ((size_t)N * fit->n_ch + 1));
     size_t ecap = 0, dcap = 0;
     if (!g.x) {
@@ -636,6 +639,7 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_
   memcpy(out->bin_sum, fit->bin_sum, sizeof out->bin_sum); /* values of bins */
   memcpy(out->bin_n, fit->bin_n, sizeof out->bin_n);
   out->n_ch = fit->n_ch;
+  out->n_labels = fit->n_labels;
   memcpy(out->n_cls, fit->n_cls, sizeof out->n_cls);
   etsim_rng_t r;
   etsim_rng_seed(&r, seed);
@@ -643,7 +647,9 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_
     uint32_t N = nodes[etsim_rng_below(&r, fit->n_graphs)];
     etsim_synth_dag_t g = {0};
     g.n_nodes = N;
-    g.y = fit->g[etsim_rng_below(&r, fit->n_graphs)].y;
+    const etsim_synth_dag_t *lab = &fit->g[etsim_rng_below(&r, fit->n_graphs)];
+    g.y = lab->y;
+    g.y2 = lab->y2;
     g.x = etsim_malloc(sizeof(uint32_t) * ((size_t)N * fit->n_ch + 1));
     uint32_t *start = etsim_malloc(sizeof(uint32_t) * (N + 2)); /* level -> first node */
     size_t ecap = 0, dcap = 0;

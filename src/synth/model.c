@@ -218,6 +218,27 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* How one label component enters the model: its log when every training
+ * value is positive, standardised over the training set; and its median.
+ * Sorts v. */
+static void label_scale(double *v, size_t n, int *lg, double *mean, double *sd, double *median) {
+  int pos = 1;
+  for (size_t i = 0; i < n; i++)
+    if (!(v[i] > 0)) pos = 0;
+  double s = 0, s2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    double y = pos ? log(v[i]) : v[i];
+    s += y;
+    s2 += y * y;
+  }
+  *lg = pos;
+  *mean = s / (double)n;
+  double var = s2 / (double)n - *mean * *mean;
+  *sd = var > 1e-12 ? sqrt(var) : 1.0;
+  etsim_qsort(v, n, sizeof *v, cmp_double);
+  *median = v[n / 2];
+}
+
 int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config_t *cfg,
                            etsim_synth_model_t **out, etsim_error_t *err) {
   if (!d->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "no training graphs");
@@ -248,7 +269,6 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
   double *mc = etsim_calloc(m->sum_cls + 1, sizeof(double));
   if (!m->marg || !ys || !mc) goto oom;
   double nonsrc = 0, nonsrc_edges = 0;
-  int ypos = 1;
   for (size_t i = 0; i < d->n_graphs; i++) {
     const etsim_synth_dag_t *g = &d->g[i];
     if (etsim_grow((void **)&layer, &lcap, g->n_nodes + 1, sizeof *layer)) goto oom;
@@ -284,7 +304,6 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
     for (int l = 2, before = (int)cnt[1]; l <= L; before += (int)cnt[l], l++)
       m->mean_pairs += (double)cnt[l] * before;
     ys[i] = g->y;
-    if (!(g->y > 0)) ypos = 0;
   }
   m->mean_steps /= (double)d->n_graphs;
   m->mean_nodes /= (double)d->n_graphs;
@@ -305,18 +324,20 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
       off += d->n_cls[c];
     }
   }
-  m->y_log = ypos;
-  double s = 0, s2 = 0;
-  for (size_t i = 0; i < d->n_graphs; i++) {
-    double y = ypos ? log(ys[i]) : ys[i];
-    s += y;
-    s2 += y * y;
+  label_scale(ys, d->n_graphs, &m->y_log, &m->y_mean, &m->y_std, &m->y_median);
+  m->n_lab = d->n_labels >= 2 ? 2 : 1;
+  m->y2_std = 1;
+  if (m->n_lab == 2) {
+    for (size_t i = 0; i < d->n_graphs; i++) {
+      ys[i] = d->g[i].y2;
+      if (!isfinite(ys[i])) {
+        etsim_error_set(err, ETSIM_EINVAL, "training graph %zu: second label component %g", i,
+                        ys[i]);
+        goto fail;
+      }
+    }
+    label_scale(ys, d->n_graphs, &m->y2_log, &m->y2_mean, &m->y2_std, &m->y2_median);
   }
-  m->y_mean = s / d->n_graphs;
-  double var = s2 / d->n_graphs - m->y_mean * m->y_mean;
-  m->y_std = var > 1e-12 ? sqrt(var) : 1.0;
-  etsim_qsort(ys, d->n_graphs, sizeof *ys, cmp_double);
-  m->y_median = ys[d->n_graphs / 2];
   etsim_synth__schedule(cfg->t_attr, m->abar_a, m->alpha_a);
   etsim_synth__schedule(cfg->t_edge, m->abar_e, m->alpha_e);
   etsim_free(ys);
@@ -557,10 +578,20 @@ static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n, const in
 }
 
 /* Label and step features. */
-void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, float *out) {
+void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, double y2, float *out) {
   double u = m->y_log ? log(y > 1e-300 ? y : 1e-300) : y;
   u = (u - m->y_mean) / m->y_std;
-  etsim_synth__nn_sinusoid((float)u, SY_DY, 0.5f, out);
+  if (m->n_lab < 2) {
+    etsim_synth__nn_sinusoid((float)u, SY_DY, 0.5f, out);
+    return;
+  }
+  /* Half the frequencies each (1 to 1/8): the lower ones a lone label
+   * also gets are nearly linear over |u| <= 3, so the heads keep their
+   * widths and the first component loses little. */
+  double u2 = m->y2_log ? log(y2 > 1e-300 ? y2 : 1e-300) : y2;
+  u2 = (u2 - m->y2_mean) / m->y2_std;
+  etsim_synth__nn_sinusoid((float)u, SY_DY / 2, 0.5f, out);
+  etsim_synth__nn_sinusoid((float)u2, SY_DY / 2, 0.5f, out + SY_DY / 2);
 }
 void etsim_synth__t_feat(int t, int T, float *out) {
   etsim_synth__nn_sinusoid((float)(8.0 * t / T), SY_DT, 0.5f, out);
@@ -994,7 +1025,7 @@ typedef struct gl {
 
 /* The encoder over the whole graph, then the context of every step: the
  * normalised prefix sum of the embeddings, step features and the label. */
-static int gl_contexts(gl_t *g, double y, uint64_t seed) {
+static int gl_contexts(gl_t *g, double y, double y2, uint64_t seed) {
   etsim_synth_model_t *m = g->m;
   const rows_t *R = g->R;
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
@@ -1014,7 +1045,7 @@ static int gl_contexts(gl_t *g, double y, uint64_t seed) {
   g->dctx = etsim_synth__pz(p, (size_t)ns * Dc);
   float *ysin = g->ysin;
   if (p->oom) return ETSIM_ENOMEM;
-  etsim_synth__label_feat(m, y, ysin);
+  etsim_synth__label_feat(m, y, y2, ysin);
   for (int l = 0; l <= L; l++) {
     float *Sl = S + (size_t)l * H;
     if (l) memcpy(Sl, S + (size_t)(l - 1) * H, sizeof(float) * H);
@@ -1438,11 +1469,11 @@ static int gl_contexts_bwd(gl_t *g) {
 
 /* The loss of one graph (sizes, attributes, edges; parts[0..2] when given),
  * with the gradients added into m when `backward`, scaled by `weight`. */
-static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, double y, uint64_t seed,
-                         int backward, float weight, double *loss, double *parts) {
+static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, double y, double y2,
+                         uint64_t seed, int backward, float weight, double *loss, double *parts) {
   gl_t g = {.m = m, .ws = ws, .R = R, .backward = backward, .weight = weight};
   double lc, la, le;
-  int rc = gl_contexts(&g, y, seed);
+  int rc = gl_contexts(&g, y, y2, seed);
   if (!rc) rc = gl_sizes(&g, &lc);
   if (!rc) rc = gl_attrs(&g, &la);
   if (!rc) rc = gl_edges(&g, &le);
@@ -1465,7 +1496,7 @@ int etsim_synth__graph_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d,
   int rc = rows_build(m, g, &R, err);
   if (rc) return rc;
   ws_t ws = {0};
-  rc = graph_loss_ws(m, &ws, &R, g->y, seed, backward, weight, loss, parts);
+  rc = graph_loss_ws(m, &ws, &R, g->y, g->y2, seed, backward, weight, loss, parts);
   ws_free(&ws);
   rows_free(&R);
   if (rc) return etsim_error_set(err, rc, "out of memory");
@@ -1505,7 +1536,7 @@ static int model_loss_ws(etsim_synth_model_t *m, ws_t *ws, const etsim_synth_dat
       break;
     }
     double l, parts[3];
-    rc = graph_loss_ws(m, ws, R, d->g[i].y, etsim_rng_next(&r), 0, 1, &l, parts);
+    rc = graph_loss_ws(m, ws, R, d->g[i].y, d->g[i].y2, etsim_rng_next(&r), 0, 1, &l, parts);
     if (!rows) rows_free(&own);
     if (rc) {
       etsim_error_set(err, rc, "out of memory");
@@ -1615,8 +1646,8 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
       for (size_t k = b0; k < b1; k++) {
         double l, parts[3];
         rows_t *R = &rows[idx[k]];
-        if ((rc =
-                 graph_loss_ws(m, &ws, R, tr.g[idx[k]].y, etsim_rng_next(&rng), 1, wgt, &l, parts)))
+        if ((rc = graph_loss_ws(m, &ws, R, tr.g[idx[k]].y, tr.g[idx[k]].y2, etsim_rng_next(&rng), 1,
+                                wgt, &l, parts)))
           goto oom;
         sum[0] += l;
         for (int q = 0; q < 3; q++) sum[q + 1] += parts[q];
@@ -1671,3 +1702,4 @@ void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind, uint32_t *n
 }
 
 double etsim_synth_model_label(const etsim_synth_model_t *m) { return m->y_median; }
+uint32_t etsim_synth_model_n_labels(const etsim_synth_model_t *m) { return m->n_lab < 2 ? 1 : 2; }

@@ -416,12 +416,13 @@ static void so_account(so_t *o, int l, uint32_t s, uint32_t r0, uint32_t *hl, ui
 
 /* The sampled rows 1..N and their edges as a DAG (nodes from 0). */
 static int so_output(const etsim_synth_model_t *m, const sampler_t *S, uint32_t N, size_t n_edges,
-                     double y, etsim_synth_dag_t *outg) {
+                     double y, double y2, etsim_synth_dag_t *outg) {
   uint32_t nch = m->n_ch;
   int cap = S->cap;
   outg->n_nodes = N;
   outg->n_edges = (uint32_t)n_edges;
   outg->y = y;
+  outg->y2 = y2;
   outg->x = etsim_malloc(sizeof(uint32_t) * ((size_t)N * nch + 1));
   outg->src = etsim_malloc(sizeof(uint32_t) * (n_edges + 1));
   outg->dst = etsim_malloc(sizeof(uint32_t) * (n_edges + 1));
@@ -443,9 +444,9 @@ static int so_output(const etsim_synth_model_t *m, const sampler_t *S, uint32_t 
   return 0;
 }
 
-/* One DAG for label y: layer by layer, (1) stop or a size, (2) the new
- * nodes' categories, (3) their edges from the nodes before them. */
-static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_t *rng,
+/* One DAG for label (y, y2): layer by layer, (1) stop or a size, (2) the
+ * new nodes' categories, (3) their edges from the nodes before them. */
+static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2, etsim_rng_t *rng,
                       etsim_synth_dag_t *outg) {
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
   uint32_t nch = m->n_ch, maxs = m->max_size;
@@ -476,7 +477,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
   o.zt = (int32_t *)(void *)etsim_synth__pz(p, (size_t)maxs * nch);
   if (p->oom) return ETSIM_ENOMEM;
   float ysin[SY_DY];
-  etsim_synth__label_feat(m, y, ysin);
+  etsim_synth__label_feat(m, y, y2, ysin);
   int depth = m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS
                   ? plan_depth(m, S, ysin, sfeat, sp, sh, rng)
                   : 0; /* 0: stop layer by layer */
@@ -543,16 +544,21 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, etsim_rng_
     N += s;
     last = s;
   }
-  return so_output(m, S, N, n_edges, y, outg);
+  return so_output(m, S, N, n_edges, y, y2, outg);
 }
 
-static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
-                       const uint32_t *fixed, uint32_t max_nodes, int project,
+static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, uint32_t dim,
+                       uint64_t seed, const uint32_t *fixed, uint32_t max_nodes, int project,
                        etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
                        etsim_error_t *err) {
   openblas_set_num_threads(1);
   etsim_synth_data_init(out);
+  if (labels && (dim < 1 || dim > etsim_synth_model_n_labels(m)))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "%u label component(s) given, the model conditions on %u", dim,
+                           etsim_synth_model_n_labels(m));
   out->kind = m->kind;
+  if (m->n_lab == 2) out->n_labels = 2;
   for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++) {
     out->bin_sum[b] = m->bin_mean[b];
     out->bin_n[b] = m->bin_mean[b] > 0;
@@ -576,10 +582,11 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   etsim_rng_seed(&rng, seed);
   for (size_t i = 0; i < n && !rc; i++) {
     etsim_synth_dag_t g = {0};
-    double y = labels ? labels[i] : m->y_median;
+    double y = labels ? labels[i * dim] : m->y_median;
+    double y2 = labels && dim > 1 ? labels[i * dim + 1] : m->y2_median;
     etsim_rng_t r;
     etsim_rng_seed(&r, etsim_rng_next(&rng));
-    if ((rc = sample_one(m, &S, y, &r, &g))) break;
+    if ((rc = sample_one(m, &S, y, y2, &r, &g))) break;
     if (etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
       etsim_free(g.x);
       etsim_free(g.src);
@@ -661,6 +668,12 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_f64(&b, m->mean_pairs);
   put(&b, m->marg, sizeof(float) * m->sum_cls);
   put(&b, m->bin_mean, sizeof m->bin_mean);
+  /* Version 6: the label components and the second one's scaling. */
+  put_u32(&b, m->n_lab < 2 ? 1 : 2);
+  put_u32(&b, (uint32_t)m->y2_log);
+  put_f64(&b, m->y2_mean);
+  put_f64(&b, m->y2_std);
+  put_f64(&b, m->y2_median);
   uint64_t np = m->n_params;
   put(&b, &np, 8);
   put(&b, m->w, sizeof(float) * m->n_params);
@@ -724,22 +737,24 @@ static int read_model_file(const char *path, uint8_t **bufp, size_t *lenp, etsim
   return 0;
 }
 
-/* Magic, size, format version and byte order. */
-static int check_preamble(rbuf_t *r, const char *path, etsim_error_t *err) {
+/* Magic, size, format version (into *ver) and byte order. */
+static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_error_t *err) {
   char magic[8];
-  uint32_t ver, bom;
+  uint32_t bom;
   if (get(r, magic, 8) || memcmp(magic, MAGIC, 8))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: not an etsim synth model (bad magic)", path);
   if (r->len > MAX_MODEL_BYTES)
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: larger than %zu MiB, more than a model holds",
                            path, (size_t)(MAX_MODEL_BYTES >> 20));
-  if (get(r, &ver, 4))
+  if (get(r, ver, 4))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
-  if (ver != ETSIM_SYNTH_MODEL_VERSION)
+  /* Version 5 lacks only the second label component (a one-component
+   * model); older versions differ in layout. */
+  if (*ver != 5 && *ver != ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
-                           "version %d",
-                           path, ver, ETSIM_SYNTH_MODEL_VERSION);
+                           "versions 5 and %d",
+                           path, *ver, ETSIM_SYNTH_MODEL_VERSION);
   if (get(r, &bom, 4))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
   if (bom != 0x01020304u)
@@ -798,15 +813,26 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, etsi
   return 0;
 }
 
-/* The category marginals and bin values after the header, and the stored
- * parameter count into *np. */
-static int read_tables(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint64_t *np,
-                       etsim_error_t *err) {
+/* The category marginals and bin values after the header, the label
+ * components (version 6), and the stored parameter count into *np. */
+static int read_tables(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint32_t ver,
+                       uint64_t *np, etsim_error_t *err) {
   m->marg = etsim_malloc(sizeof(float) * m->sum_cls);
   if (!m->marg) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  uint32_t lab[2] = {1, 0};
+  double lab2[3] = {0, 1, 0};
   if (get(r, m->marg, sizeof(float) * m->sum_cls) || get(r, m->bin_mean, sizeof m->bin_mean) ||
-      get(r, np, 8))
+      (ver >= 6 && (get(r, lab, sizeof lab) || get(r, lab2, sizeof lab2))) || get(r, np, 8))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
+  m->n_lab = lab[0];
+  m->y2_log = (int)lab[1];
+  m->y2_mean = lab2[0];
+  m->y2_std = lab2[1];
+  m->y2_median = lab2[2];
+  if (lab[0] < 1 || lab[0] > 2 || lab[1] > 1 || !isfinite(m->y2_mean) || !(m->y2_std > 0) ||
+      !isfinite(m->y2_std) || !isfinite(m->y2_median))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: label components out of range (corrupt model)",
+                           path);
   for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++)
     if (!(m->bin_mean[b] >= 0 && m->bin_mean[b] < 9.3e18))
       return etsim_error_set(err, ETSIM_EFORMAT, "%s: bin value %d out of range (corrupt model)",
@@ -864,14 +890,15 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
   etsim_synth_model_t *m = NULL;
   if ((rc = read_model_file(path, &buf, &len, err))) goto out;
   rbuf_t r = {buf, len, 0};
-  if ((rc = check_preamble(&r, path, err))) goto out;
+  uint32_t ver = 0;
+  if ((rc = check_preamble(&r, path, &ver, err))) goto out;
   m = etsim_calloc(1, sizeof *m);
   if (!m) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto out;
   }
   uint64_t np = 0;
-  if ((rc = read_header(m, &r, path, err)) || (rc = read_tables(m, &r, path, &np, err)) ||
+  if ((rc = read_header(m, &r, path, err)) || (rc = read_tables(m, &r, path, ver, &np, err)) ||
       (rc = read_params(m, &r, path, np, err)))
     goto out;
   etsim_synth__schedule(m->cfg.t_attr, m->abar_a, m->alpha_a);
@@ -888,18 +915,19 @@ out:
 
 int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
                        etsim_synth_data_t *out, etsim_error_t *err) {
-  return sample_impl(m, n, labels, seed, NULL, 0, 1, NULL, out, err);
+  return sample_impl(m, n, labels, 1, seed, NULL, 0, 1, NULL, out, err);
 }
 
-int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
-                          int project, etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
+int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels,
+                          uint32_t label_dim, uint64_t seed, int project,
+                          etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
                           etsim_error_t *err) {
-  return sample_impl(m, n, labels, seed, NULL, 0, project, st, out, err);
+  return sample_impl(m, n, labels, label_dim, seed, NULL, 0, project, st, out, err);
 }
 
 int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *sizes,
                               uint64_t seed, etsim_synth_data_t *out, etsim_error_t *err) {
   uint32_t total = 0;
   for (size_t l = 0; sizes[l]; l++) total += sizes[l];
-  return sample_impl(m, n, NULL, seed, sizes, total, 1, NULL, out, err);
+  return sample_impl(m, n, NULL, 1, seed, sizes, total, 1, NULL, out, err);
 }

@@ -30,6 +30,11 @@ struct etsim_synth_model {
   int y_log;           /* labels enter as log(y) (all positive) */
   double mean_indeg;   /* mean in-degree of non-source nodes */
   double y_mean, y_std, y_median;
+  /* Label components (1, or 2: y and y2) and the second one's scaling, by
+   * the first one's rule (docs/synth.md, Model item 5). */
+  uint32_t n_lab;
+  int y2_log;
+  double y2_mean, y2_std, y2_median;
   /* Loss normalisers: mean steps (L + 1), nodes and candidate pairs per
    * training graph.  Every step, node and pair weighs the same across the
    * data set (per-graph means would favour small graphs: shallow graphs'
@@ -109,7 +114,9 @@ int etsim_synth__enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc
  * xr is channel-major with row stride n_rows_xr. */
 void etsim_synth__enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr, const int32_t *xr,
                           const uint32_t *poff, const uint32_t *padj, int r0, int r1);
-void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, float *out);
+/* The label features (SY_DY floats) of label (y, y2); y2 is read by
+ * two-component models only. */
+void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, double y2, float *out);
 void etsim_synth__t_feat(int t, int T, float *out);
 void etsim_synth__step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
                              uint32_t last_size, float *f);

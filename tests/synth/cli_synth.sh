@@ -76,7 +76,7 @@ grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
 printf 'ETSYNTH\0\x09\0\0\0' > "$T/v9.bin"
 "$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 9, this etsim reads version 5" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 9, this etsim reads versions 5 and 6" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"
@@ -133,6 +133,31 @@ printf 'a.et 1\n' > "$T/lab1.txt"
 "$BIN" synth train --data "$T/tr" --label-file "$T/lab1.txt" -o "$T/mx.bin" --epochs 1 2>"$T/e"
 [ $? -eq 2 ] || fail "missing label exit"
 grep -q "no label for b.et in .*lab1.txt" "$T/e" || fail "missing label message: $(cat "$T/e")"
+# Two label components ('NAME VALUE VALUE2': time and communication
+# share): the model conditions on both, sampling takes both from the file
+# (or --label2), a one-component model refuses them, and every line must
+# give as many values.
+printf '# name time share\na.et 1350006 0.05\nb.et 4.2e6 0.4\nc.et 2.1e6 0.2\n' > "$T/lab2.txt"
+"$BIN" synth train --data "$T/tr" --label-file "$T/lab2.txt" -o "$T/m2.bin" --epochs 2 --hidden 16 \
+  --t-attr 8 --t-edge 4 --quiet || fail "train with two label components"
+"$BIN" synth sample --model "$T/m2.bin" --label-file "$T/lab2.txt" -o "$T/s2" --seed 2 2>"$T/e" \
+  || fail "sample with two label components: $(cat "$T/e")"
+for i in 0 1 2; do "$BIN" validate "$T/s2-$i" > /dev/null || fail "validate s2-$i"; done
+"$BIN" synth sample --model "$T/m2.bin" -n 2 --label 2e6 --label2 0.3 -o "$T/s2l" 2>"$T/e" \
+  || fail "sample --label2: $(cat "$T/e")"
+"$BIN" synth sample --model "$T/mw.bin" --label-file "$T/lab2.txt" -o "$T/nope" 2>"$T/e"
+[ $? -eq 2 ] || fail "one-component model, two values: exit"
+grep -q "mw.bin conditions on one label component, .*lab2.txt gives 2" "$T/e" \
+  || fail "one-component model message: $(cat "$T/e")"
+printf 'a.et 1 0.1\nb.et 2\nc.et 3 0.3\n' > "$T/lab3.txt"
+"$BIN" synth train --data "$T/tr" --label-file "$T/lab3.txt" -o "$T/mx.bin" --epochs 1 2>"$T/e"
+[ $? -eq 2 ] || fail "uneven label file exit"
+grep -q "lab3.txt:2: 1 value(s), the lines before have 2" "$T/e" \
+  || fail "uneven label file message: $(cat "$T/e")"
+printf 'a.et 1 0.1 7\n' > "$T/lab4.txt"
+"$BIN" synth train --data "$T/tr" --label-file "$T/lab4.txt" -o "$T/mx.bin" --epochs 1 2>"$T/e"
+[ $? -eq 2 ] || fail "three values exit"
+grep -q "lab4.txt:1: expected 'NAME VALUE \[VALUE2\]'" "$T/e" || fail "three values: $(cat "$T/e")"
 # A text model cannot write traces.
 "$BIN" synth sample --model "$T/m.bin" -n 1 -o "$T/nope" 2>"$T/e"
 [ $? -eq 2 ] || fail "text model to trace exit"

@@ -36,7 +36,7 @@ static void test_layers(void **state) {
   assert_int_equal(lay[2], 2);
   /* A cycle 1 -> 2 -> 1 is reported. */
   uint32_t x[3] = {0}, s[3] = {0, 1, 2}, t[3] = {1, 2, 1};
-  etsim_synth_dag_t cyc = {3, 3, x, s, t, 1};
+  etsim_synth_dag_t cyc = {3, 3, x, s, t, 1, 0};
   etsim_error_t err = {0};
   assert_int_equal(etsim_synth_layers(&cyc, lay, &err), ETSIM_EFORMAT);
   TU_CONTAINS(err.msg, "cycle");
@@ -61,11 +61,16 @@ static void test_schedule(void **state) {
 
 /* Trace data (kind TRACE) add the depth-progress context (SY_PROG
  * floats), so the denoisers' first layers are wider; both gradients are
- * checked. */
+ * checked, the trace one with a two-component label. */
 static void check_gradient(int kind) {
   etsim_synth_data_t d;
   toy_data(&d);
   d.kind = kind;
+  if (kind == ETSIM_SYNTH_KIND_TRACE) { /* and a second label component */
+    d.n_labels = 2;
+    d.g[0].y2 = 0.35;
+    d.g[1].y2 = 0.12;
+  }
   etsim_synth_model_t *m = toy_model(&d);
   etsim_error_t err = {0};
   int prog = kind == ETSIM_SYNTH_KIND_TRACE;
@@ -164,10 +169,10 @@ static void test_count_reads_structure_only(void **state) {
    * 0 -> 1, 0 -> 2, 2 -> 3, 3 -> 4, 1 -> 4. */
   uint32_t xb[10] = {2, 0, 0, 3, 1, 1, 2, 2, 0, 0};
   uint32_t sb[5] = {0, 0, 2, 3, 1}, tb[5] = {1, 2, 3, 4, 4};
-  etsim_synth_dag_t gb = {5, 5, xb, sb, tb, d.g[0].y};
+  etsim_synth_dag_t gb = {5, 5, xb, sb, tb, d.g[0].y, 0};
   /* Same nodes, one layer more: a chain 0 -> 1 -> 2 -> 3 -> 4. */
   uint32_t sc[4] = {0, 1, 2, 3}, tc[4] = {1, 2, 3, 4};
-  etsim_synth_dag_t gc = {5, 4, xb, sc, tc, d.g[0].y};
+  etsim_synth_dag_t gc = {5, 4, xb, sc, tc, d.g[0].y, 0};
   double la, lb, lc, pa[3], pb[3], pc[3];
   assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[0], 5, 0, 1, &la, pa, &err), 0);
   assert_int_equal(etsim_synth__graph_loss(m, &d, &gb, 5, 0, 1, &lb, pb, &err), 0);
@@ -203,7 +208,7 @@ static void deep_data(etsim_synth_data_t *d, uint32_t n) {
       t[ne++] = i;
     }
   }
-  etsim_synth_dag_t g = {n, ne, x, s, t, 1.5};
+  etsim_synth_dag_t g = {n, ne, x, s, t, 1.5, 0};
   assert_int_equal(etsim_synth_data_add(d, &g), 0);
   free(x);
   free(s);
@@ -282,12 +287,55 @@ static void test_sampled_unbiased(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* A second label component (data with n_labels 2): its scaling follows
+ * the first's rule (logs when every value is positive, standardised over
+ * the training set, median kept), and the label features split their
+ * SY_DY floats between the two, half the frequencies each; one component
+ * keeps all SY_DY for itself, as before (so text DAGs and older models
+ * see the same features). */
+static void test_two_labels(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  toy_data(&d); /* labels 2.5 and 0.7 */
+  etsim_synth_model_t *m1 = toy_model(&d);
+  TU_EQ(etsim_synth_model_n_labels(m1), 1);
+  float f[SY_DY], w[SY_DY];
+  etsim_synth__label_feat(m1, 1.3, 0.9, f);
+  double u = (log(1.3) - (log(2.5) + log(0.7)) / 2) / (fabs(log(2.5) - log(0.7)) / 2);
+  etsim_synth__nn_sinusoid((float)u, SY_DY, 0.5f, w);
+  for (int k = 0; k < SY_DY; k++) assert_float_equal(f[k], w[k], 1e-6);
+  etsim_synth_model_free(m1);
+
+  d.n_labels = 2;
+  d.g[0].y2 = 0.4;
+  d.g[1].y2 = 0.0; /* not all positive: raw values */
+  etsim_synth_model_t *m = toy_model(&d);
+  TU_EQ(etsim_synth_model_n_labels(m), 2);
+  TU_EQ(m->y2_log, 0);
+  assert_float_equal(m->y2_mean, 0.2, 1e-12);
+  assert_float_equal(m->y2_std, 0.2, 1e-12);
+  assert_float_equal(m->y2_median, 0.4, 0); /* the upper of two, as for y */
+  etsim_synth__label_feat(m, 1.3, 0.9, f);
+  etsim_synth__nn_sinusoid((float)u, SY_DY / 2, 0.5f, w);
+  etsim_synth__nn_sinusoid((float)((0.9 - 0.2) / 0.2), SY_DY / 2, 0.5f, w + SY_DY / 2);
+  for (int k = 0; k < SY_DY; k++) assert_float_equal(f[k], w[k], 1e-6);
+  /* The second component reaches the loss of every head. */
+  etsim_error_t err = {0};
+  double pa[3], pb[3], l;
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[0], 5, 0, 1, &l, pa, &err), 0);
+  d.g[0].y2 = 0.1;
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[0], 5, 0, 1, &l, pb, &err), 0);
+  for (int k = 0; k < 3; k++) TU_GT(fabs(pa[k] - pb[k]), 1e-9);
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layers),           cmocka_unit_test(test_schedule),
       cmocka_unit_test(test_model_gradient),   cmocka_unit_test(test_count_reads_structure_only),
       cmocka_unit_test(test_sampled_gradient), cmocka_unit_test(test_sampled_unbiased),
-      cmocka_unit_test(test_progress),
+      cmocka_unit_test(test_progress),         cmocka_unit_test(test_two_labels),
   };
   return TU_RUN(tests, NULL, NULL);
 }

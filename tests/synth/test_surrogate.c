@@ -13,7 +13,7 @@ static void toy_data3(etsim_synth_data_t *d) {
   toy_data(d);
   uint32_t x2[6] = {2, 1, 0, 0, 1, 3};
   uint32_t s2[2] = {0, 1}, t2[2] = {1, 2};
-  etsim_synth_dag_t g2 = {3, 2, x2, s2, t2, 9.0};
+  etsim_synth_dag_t g2 = {3, 2, x2, s2, t2, 9.0, 0};
   assert_int_equal(etsim_synth_data_add(d, &g2), 0);
 }
 
@@ -120,7 +120,7 @@ static void make_set(etsim_synth_data_t *d, size_t n, uint64_t seed) {
     double y = 0;
     for (uint32_t e = 0; e < ne; e++) y += x[src[e]] == 0 && x[dst[e]] == 1;
     for (uint32_t v = 0; v < nn; v++) y += outd[v] == 0;
-    etsim_synth_dag_t g = {nn, ne, x, src, dst, y};
+    etsim_synth_dag_t g = {nn, ne, x, src, dst, y, 0};
     assert_int_equal(etsim_synth_data_add(d, &g), 0);
   }
 }

@@ -33,7 +33,7 @@ static void make_toy(etsim_synth_data_t *d) {
       s[k] = k;
       t[k] = k + 1;
     }
-    etsim_synth_dag_t g = {L, L - 1, x, s, t, 1.0};
+    etsim_synth_dag_t g = {L, L - 1, x, s, t, 1.0, 0};
     assert_int_equal(etsim_synth_data_add(d, &g), 0);
   }
 }
@@ -204,11 +204,41 @@ static void test_model_file(void **state) {
    * context: refused by version. */
   b[8] = 3; /* version field */
   spit(bad, b, n);
-  expect_load_error(bad, "version 3, this etsim reads version 5");
+  expect_load_error(bad, "version 3, this etsim reads versions 5 and 6");
   b[8] = 4;
   spit(bad, b, n);
-  expect_load_error(bad, "version 4, this etsim reads version 5");
-  b[8] = 5;
+  expect_load_error(bad, "version 4, this etsim reads versions 5 and 6");
+  b[8] = 7;
+  spit(bad, b, n);
+  expect_load_error(bad, "version 7, this etsim reads versions 5 and 6");
+  b[8] = 6;
+  /* A version-5 file (before the second label component): the same file
+   * without the 32 bytes that follow the bin values (the component count,
+   * the second component's log flag, mean, sd and median) loads as a
+   * one-component model and samples the same DAGs. */
+  size_t off = 8 + 4 + 4 + 16 * 4 + 7 * 8 + sizeof(float) * model->sum_cls +
+               sizeof(double) * ETSIM_SYNTH_BIN_VALUES;
+  uint32_t nlab;
+  memcpy(&nlab, b + off, 4);
+  TU_EQ(nlab, 1);
+  unsigned char *v5 = malloc(n);
+  assert_non_null(v5);
+  memcpy(v5, b, off);
+  memcpy(v5 + off, b + off + 32, n - 8 - off - 32);
+  v5[8] = 5;
+  uint64_t h5 = etsim_hash_bytes(v5, n - 8 - 32);
+  memcpy(v5 + n - 8 - 32, &h5, 8);
+  spit(bad, v5, n - 32);
+  free(v5);
+  assert_int_equal(etsim_synth_model_load(&m2, bad, &err), 0);
+  TU_EQ(etsim_synth_model_n_labels(m2), 1);
+  assert_memory_equal(m2->w, model->w, sizeof(float) * model->n_params);
+  assert_int_equal(etsim_synth_sample(model, 20, NULL, 2, &s1, &err), 0);
+  assert_int_equal(etsim_synth_sample(m2, 20, NULL, 2, &s2, &err), 0);
+  assert_true(same_data(&s1, &s2));
+  etsim_synth_data_free(&s1);
+  etsim_synth_data_free(&s2);
+  etsim_synth_model_free(m2);
   b[0] = 'X';
   spit(bad, b, n);
   expect_load_error(bad, "not an etsim synth model");
@@ -223,6 +253,77 @@ static void test_model_file(void **state) {
   spit(bad, b, n);
   expect_load_error(bad, "checksum");
   free(b);
+}
+
+/* A second label component conditions what the first cannot: the toy's
+ * chains with y = 1 for all and y2 = their length.  Conditioned on y2 = 3
+ * or 5 the samples are chains of that length, where the one-label model
+ * above draws either half the time.  A label of two components is refused
+ * by a one-component model, and the model file keeps the second. */
+static void test_two_labels(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  make_toy(&d);
+  d.n_labels = 2;
+  for (size_t i = 0; i < d.n_graphs; i++) d.g[i].y2 = d.g[i].n_nodes;
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  etsim_synth_model_t *m;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_train(&d, &d, &c, NULL, NULL, &m, &err), 0);
+  TU_EQ(etsim_synth_model_n_labels(m), 2);
+  double lab[2 * 200];
+  for (int i = 0; i < 200; i++) lab[2 * i] = 1, lab[2 * i + 1] = i < 100 ? 3 : 5;
+  etsim_synth_data_t out;
+  assert_int_equal(etsim_synth_sample_ex(m, 200, lab, 2, 5, 1, NULL, &out, &err), 0);
+  TU_EQ(out.n_labels, 2);
+  int n3 = 0, n5 = 0;
+  for (size_t i = 0; i < out.n_graphs; i++) {
+    const etsim_synth_dag_t *g = &out.g[i];
+    TU_EQ(g->y2, lab[2 * i + 1]);
+    uint32_t lay[64];
+    TU_LT(g->n_nodes, 64);
+    int L = etsim_synth_layers(g, lay, NULL);
+    int chain = g->n_edges + 1 == g->n_nodes && (uint32_t)L == g->n_nodes;
+    if (i < 100) n3 += chain && L == 3;
+    else n5 += chain && L == 5;
+  }
+  print_message("y2 = 3: %d chains of 3 of 100; y2 = 5: %d chains of 5 of 100\n", n3, n5);
+  /* Binomial(100, 1/2) exceeds 75 with probability 3e-7. */
+  TU_GE(n3, 90);
+  TU_GE(n5, 90);
+  etsim_synth_data_free(&out);
+
+  char path[512];
+  snprintf(path, sizeof path, "%s/two.model", tmp);
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_save(m, path, &err), 0);
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(etsim_synth_model_n_labels(m2), 2);
+  assert_float_equal(m2->y2_mean, m->y2_mean, 0);
+  assert_float_equal(m2->y2_std, m->y2_std, 0);
+  assert_float_equal(m2->y2_median, m->y2_median, 0);
+  TU_EQ(m2->y2_log, m->y2_log);
+  etsim_synth_data_t s1, s2;
+  assert_int_equal(etsim_synth_sample_ex(m, 20, lab + 190, 2, 2, 1, NULL, &s1, &err), 0);
+  assert_int_equal(etsim_synth_sample_ex(m2, 20, lab + 190, 2, 2, 1, NULL, &s2, &err), 0);
+  assert_true(same_data(&s1, &s2));
+  etsim_synth_data_free(&s1);
+  etsim_synth_data_free(&s2);
+  /* Only the first component given: the second at its training median. */
+  double one[1] = {1}, both[2] = {1, m->y2_median};
+  assert_int_equal(etsim_synth_sample_ex(m, 1, one, 1, 4, 1, NULL, &s1, &err), 0);
+  assert_int_equal(etsim_synth_sample_ex(m, 1, both, 2, 4, 1, NULL, &s2, &err), 0);
+  assert_true(same_data(&s1, &s2));
+  TU_EQ(s1.g[0].y2, m->y2_median);
+  etsim_synth_data_free(&s1);
+  etsim_synth_data_free(&s2);
+  etsim_synth_model_free(m2);
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+
+  assert_int_equal(etsim_synth_sample_ex(model, 2, lab, 2, 1, 1, NULL, &out, &err), ETSIM_EINVAL);
+  TU_CONTAINS(err.msg, "label");
 }
 
 static void test_posterior(void **state) {
@@ -266,6 +367,7 @@ int main(void) {
       cmocka_unit_test(test_samples_valid_and_learned),
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_model_file),
+      cmocka_unit_test(test_two_labels),
   };
   return TU_RUN(tests, setup, teardown);
 }
