@@ -214,7 +214,8 @@ static void test_roundtrip_all_kinds(void **state) {
   for (int k = 0; k < 30; k++) same_attr(&g->attrs[k], &a[k]);
   assert_true(isnan(g->attrs[0].v.d));
   const double *gd = g->attrs[1].v.list.v;
-  assert_true(gd[1] == 0.0 && signbit(gd[1]));
+  TU_EQ(gd[1], 0.0);
+  assert_true(signbit(gd[1]));
   TU_EQ(gd[2], 1e300);
   TU_EQ(g->attrs[2].v.f, 0.1f);
   assert_int_equal(g->attrs[4].v.i32, -7);

@@ -251,7 +251,7 @@ static void test_ring_npu_degraded_closed_form(void **state) {
         int k = cases[c].k;
         if (cases[c].bw < 0.5 && n == 3) continue; /* Ring(3)'s longer steps do not queue */
         int64_t D = su_t(1, 500 * cases[c].lat, 50 * cases[c].bw, m) - T;
-        if (c) assert_true(D > 0);
+        if (c) TU_GT(D, 0);
         wi_t o = {.degrade = cases[c].spec, .backend = backends[b]};
         etsim_sim_result_t *r =
             run_both(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o);
@@ -262,7 +262,7 @@ static void test_ring_npu_degraded_closed_form(void **state) {
           int64_t want = nominal + times * D;
           last = want > last ? want : last;
           if (queued) {
-            assert_true(su_ns(r, (uint32_t)i) >= want);
+            TU_GE(su_ns(r, (uint32_t)i), want);
             later += su_ns(r, (uint32_t)i) > want;
             continue;
           }
@@ -272,7 +272,7 @@ static void test_ring_npu_degraded_closed_form(void **state) {
                      (long long)want);
         }
         if (queued) {
-          assert_true(later > 0);
+          TU_GT(later, 0);
         } else {
           assert_int_equal(su_max_ns(r), last);
           assert_int_equal(last, nominal + (n > 3 ? 4 : 3) * D);
@@ -313,7 +313,7 @@ static void test_link_factors_break_symmetry(void **state) {
   etsim_sim_result_t *r0 =
       run_both(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &(wi_t){0});
   /* the slow row's all-reduce takes longer than the nominal one */
-  for (uint32_t i = 0; i < 8; i++) assert_true(r->npu[i].finish_ps > r0->npu[i].finish_ps);
+  for (uint32_t i = 0; i < 8; i++) TU_GT(r->npu[i].finish_ps, r0->npu[i].finish_ps);
   etsim_sim_result_free(r);
   etsim_sim_result_free(r0);
   wi_t o1 = {.degrade = "{\"dim1:npu6\": {\"latency\": 2}}"};
@@ -557,7 +557,8 @@ static void test_specs(void **state) {
                                                "3}, \"dim0:npu2-3\": 0.25}",
                                                "--link-degrade", &topo, &nl, &err),
                    0);
-  assert_true(topo.bw_gbps[1] == 12.5 && topo.bw_gbps[0] == 50);
+  TU_EQ(topo.bw_gbps[1], 12.5);
+  TU_EQ(topo.bw_gbps[0], 50);
   for (uint32_t x = 0; x < 16; x++)
     for (int d = 0; d < 2; d++) {
       double wb = d == 1 && x == 5 ? 0.5 : d == 0 && (x == 2 || x == 3) ? 0.25 : 1;
@@ -586,7 +587,7 @@ static void test_specs(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     etsim_topo_t t2 = topo;
     int rc = etsim_sim_link_degrade_npus(bad[i][0], "--link-degrade", &t2, &nl, &err);
-    assert_true(rc < 0);
+    TU_LT(rc, 0);
     assert_null(nl.bw);
     if (!strstr(err.msg, bad[i][1]) || !strstr(err.msg, "--link-degrade"))
       fail_msg("'%s': message '%s' lacks '%s'", bad[i][0], err.msg, bad[i][1]);
@@ -660,9 +661,15 @@ static void test_link_specs(void **state) {
   assert_int_equal(f.t_ps, 0);
   /* from a time on: 1.5 us = 1,500,000 ps; 2 ms */
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10@1.5us", "--fail", &f, &err), 0);
-  assert_true(f.a == 4 && f.b == 10 && f.down && f.t_ps == 1500000 && !f.npu);
+  TU_EQ(f.a, 4);
+  TU_EQ(f.b, 10);
+  assert_true(f.down);
+  TU_EQ(f.t_ps, 1500000);
+  assert_false(f.npu);
   assert_int_equal(etsim_sim_fail_link_parse("link:10-4@2ms", "--fail", &f, &err), 0);
-  assert_true(f.a == 10 && f.b == 4 && f.t_ps == 2000000000);
+  TU_EQ(f.a, 10);
+  TU_EQ(f.b, 4);
+  TU_EQ(f.t_ps, 2000000000);
   assert_string_equal(f.key, "link:10-4");
   assert_int_equal(etsim_sim_fail_link_parse("link:4-10", "--fail", &f, &err), ETSIM_EINVAL);
   assert_int_equal(etsim_sim_fail_link_parse("link:4-4@0", "--fail", &f, &err), ETSIM_EINVAL);
