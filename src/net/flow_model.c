@@ -243,12 +243,14 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   return 0;
 }
 
+static int component_links(etsim_netflow_t *n, size_t *nf, size_t *nl);
+
 /* Collect the connected group (flows sharing links, transitively) reached
  * from the links of flow `seed`; the seed itself is included only when it
  * is active. */
 static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf, size_t *nl) {
   uint32_t st = ++n->stamp;
-  size_t fl = 0, ll = 0, head = 0;
+  size_t ll = 0;
   fl_flow_t *s = &n->f[seed];
   for (uint32_t h = 0; h < s->nhop + s->nrev; h++) {
     uint32_t l = n->paths[s->path_off + h];
@@ -257,27 +259,8 @@ static int component(etsim_netflow_t *n, uint32_t seed, size_t *nf, size_t *nl) 
     if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl)) return ETSIM_ENOMEM;
     n->cl[ll++] = l;
   }
-  while (head < ll) {
-    fl_link_t *lk = &n->links[n->cl[head++]];
-    for (size_t i = 0; i < lk->n; i++) {
-      uint32_t fi = lk->flows[i] >> 1;
-      fl_flow_t *f = &n->f[fi];
-      if (f->mark == st) continue;
-      f->mark = st;
-      if (etsim_grow((void **)&n->cf, &n->cap_cf, fl + 1, sizeof *n->cf)) return ETSIM_ENOMEM;
-      n->cf[fl++] = fi;
-      for (uint32_t h = 0; h < f->nhop + f->nrev; h++) {
-        uint32_t l = n->paths[f->path_off + h];
-        if (n->links[l].mark == st) continue;
-        n->links[l].mark = st;
-        if (etsim_grow((void **)&n->cl, &n->cap_cl, ll + 1, sizeof *n->cl)) return ETSIM_ENOMEM;
-        n->cl[ll++] = l;
-      }
-    }
-  }
-  *nf = fl;
   *nl = ll;
-  return 0;
+  return component_links(n, nf, nl);
 }
 
 /* Bring the group's remaining bits to now at the old rates. */
@@ -506,7 +489,7 @@ static int flow_reroute(etsim_netflow_t *n, uint32_t fi) {
 }
 
 /* The connected group reached from links cl[0..*nl) (already listed and
- * marked with the current stamp), as component() does from a flow. */
+ * marked with the current stamp); component() seeds it from a flow. */
 static int component_links(etsim_netflow_t *n, size_t *nf, size_t *nl) {
   uint32_t st = n->stamp;
   size_t fl = 0, ll = *nl, head = 0;
