@@ -22,7 +22,6 @@
 #include "et_int.h"
 
 #include <string.h>
-#include <sys/mman.h>
 
 /* ----------------------------------------------------------- the index */
 
@@ -74,21 +73,6 @@ typedef struct {
   et_wnode_t wn;
 } builder_t;
 
-/* Ask for transparent huge pages on the page-aligned interior of a big
- * array: a 1 GB trace otherwise takes ~250 K page faults. */
-static void advise_huge(void *p, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  const uintptr_t huge = 2u << 20;
-  if (bytes < 2 * huge) return;
-  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-  uintptr_t e = ((uintptr_t)p + bytes) & ~(huge - 1);
-  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-
 /* etsim_grow for the big arrays: at least `need`, growing from `hint`. */
 static int grow_big(void **p, size_t *cap, size_t need, size_t hint, size_t elem) {
   if (need <= *cap) return 0;
@@ -104,7 +88,7 @@ static int grow_big(void **p, size_t *cap, size_t need, size_t hint, size_t elem
   if (!q) return ETSIM_ENOMEM;
   *p = q;
   *cap = c;
-  advise_huge(q, c * elem);
+  etsim_advise_huge(q, c * elem);
   return 0;
 }
 
@@ -124,7 +108,7 @@ static int grow_nodes(etsim_et_trace_t *t, builder_t *b) {
     void *p = etsim_realloc(t->field, cap * sizeof *t->field); \
     if (!p) return ETSIM_ENOMEM;                               \
     t->field = p;                                              \
-    advise_huge(p, cap * sizeof *t->field);                    \
+    etsim_advise_huge(p, cap * sizeof *t->field);              \
   } while (0)
     /* Arrays that are mostly zero (start times, io, control offsets in traces
      * without control deps) start calloc'd and only non-zero entries are
@@ -317,7 +301,7 @@ static const char *pool_str(etsim_et_trace_t *t, builder_t *b, const void *p, si
     /* Names of a small file fit in the file's own size. */
     if (b->file_bytes && b->file_bytes + 64 < blk) blk = (size_t)b->file_bytes + 64;
     if (!(b->pool = etsim_arena_alloc(&t->arena, blk))) return NULL;
-    advise_huge(b->pool, blk);
+    etsim_advise_huge(b->pool, blk);
     b->pool_left = blk;
   }
   /* Names are short: a byte loop that copies and finds a NUL at once beats
@@ -670,7 +654,7 @@ static int build_children(size_t nn, const uint32_t *off, const uint32_t *par, u
     return ETSIM_ENOMEM;
   }
   if (nres) {
-    advise_huge(chd, nres * sizeof *chd);
+    etsim_advise_huge(chd, nres * sizeof *chd);
     for (size_t i = 2; i < nn + 2; i++) coff[i] += coff[i - 1];
     for (size_t i = 0; i < nn; i++)
       for (uint32_t e = off[i]; e < off[i + 1]; e++)

@@ -1034,7 +1034,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   size_t ports_bytes = (2 * t->n_links + 1) * sizeof *n->ports + 64;
   n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);
   n->ports_mem = etsim_calloc(1, ports_bytes);
-  if (n->ports_mem) etsim_net__pkt_advise_huge(n->ports_mem, ports_bytes);
+  if (n->ports_mem) etsim_advise_huge(n->ports_mem, ports_bytes);
   n->ports = n->ports_mem ? (pk_port_t *)(((uintptr_t)n->ports_mem + 63) & ~(uintptr_t)63) : NULL;
   n->hosts = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->hosts);
   if (!n->nodes || !n->ports || !n->hosts) {
@@ -1108,7 +1108,7 @@ static int qps_grow(pk_net_t *n) {
   if (cap > (SIZE_MAX - 64) / sizeof *n->qps) return ETSIM_ENOMEM;
   void *mem = etsim_malloc(cap * sizeof *n->qps + 64);
   if (!mem) return ETSIM_ENOMEM;
-  etsim_net__pkt_advise_huge(mem, cap * sizeof *n->qps + 64);
+  etsim_advise_huge(mem, cap * sizeof *n->qps + 64);
   pk_qp_t *v = (pk_qp_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
   if (n->n_qps) memcpy(v, n->qps, n->n_qps * sizeof *v);
   etsim_free(n->qps_mem);
@@ -1196,8 +1196,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
       etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr + PK_HDR_OUT,
                  sizeof *n->routes))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (n->cap_routes != cap_routes)
-    etsim_net__pkt_advise_huge(n->routes, n->cap_routes * sizeof *n->routes);
+  if (n->cap_routes != cap_routes) etsim_advise_huge(n->routes, n->cap_routes * sizeof *n->routes);
   uint32_t *path = n->path_buf;
   uint16_t *rt = n->routes + n->n_routes;
   if (etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, path, nf) != nf)

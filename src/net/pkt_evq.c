@@ -24,20 +24,6 @@
 #include "pkt_int.h"
 
 #include <string.h>
-#include <sys/mman.h>
-
-void etsim_net__pkt_advise_huge(void *p, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  const uintptr_t huge = 2u << 20;
-  if (bytes < 2 * huge) return;
-  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-  uintptr_t e = ((uintptr_t)p + bytes) & ~(huge - 1);
-  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
 
 /* An insertion that would walk back past this many events of its bucket
  * goes to the heap instead.  The ones that walk are ends of serialisation
@@ -122,7 +108,7 @@ static uint32_t chunk_alloc(pk_evq_t *q) {
     if (cap >= PK_NONE || cap > (SIZE_MAX - 64) / sizeof *q->ch) return PK_NONE;
     void *mem = etsim_malloc(cap * sizeof *q->ch + 64);
     if (!mem) return PK_NONE;
-    etsim_net__pkt_advise_huge(mem, cap * sizeof *q->ch + 64);
+    etsim_advise_huge(mem, cap * sizeof *q->ch + 64);
     pk_evq_chunk_t *v = (pk_evq_chunk_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
     if (q->n_ch) memcpy(v, q->ch, q->n_ch * sizeof *v);
     etsim_free(q->ch_mem);

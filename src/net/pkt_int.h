@@ -81,13 +81,6 @@ typedef struct pk_evq {
   uint64_t next_seq;
 } pk_evq_t;
 
-/* Ask for transparent huge pages on the page-aligned interior of a big
- * array, before it is first written.  A 1,024-host all-to-all reads a
- * million queue pair records (470 MB) and their routes at random: with 4 KB
- * pages nearly every such read also missed the TLB, and the page walks
- * took about as long as the misses themselves (pkt_evq.c). */
-void etsim_net__pkt_advise_huge(void *p, size_t bytes);
-
 /* shift: log2 of the bucket width in ps; nb_log: log2 of the bucket count
  * (6..30, less counts as 6).  0 or ETSIM_ENOMEM. */
 int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
