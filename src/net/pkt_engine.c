@@ -214,6 +214,30 @@ static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
 
 static int switch_dequeue(pk_net_t *n, uint32_t gp);
 
+/* A packet of sz bytes leaves switch s's queue qi, having come in by port
+ * in: its bytes are given back to the headroom first, then to the port's
+ * ingress count and the shared buffer. */
+static inline void ingress_release(pk_node_t *s, pk_port_t *in, int qi, uint32_t sz) {
+  uint32_t from_hdrm = in->hdrm_bytes[qi] < sz ? in->hdrm_bytes[qi] : sz;
+  uint64_t sh = shared_used(in, qi);
+  uint64_t from_shared = sz - from_hdrm < sh ? sz - from_hdrm : sh;
+  in->hdrm_bytes[qi] -= from_hdrm;
+  in->ing_bytes[qi] -= sz - from_hdrm;
+  s->shared_used -= from_shared;
+}
+
+/* After a release: resume the upstream of s's port in_port for priority
+ * qi when its headroom is empty and its shared use is back under the
+ * threshold by the resume offset. */
+static inline int ingress_resume(pk_net_t *n, pk_node_t *s, uint32_t in_port, int qi) {
+  pk_port_t *in = &n->ports[s->port0 + in_port];
+  if (!(in->ing_paused & (1u << qi)) || in->hdrm_bytes[qi] != 0) return 0;
+  uint64_t su = shared_used(in, qi);
+  if (su != 0 && su + PK_RESUME_OFFSET > pfc_thresh(s, in)) return 0;
+  in->ing_paused &= (uint8_t) ~(1u << qi);
+  return send_pfc(n, s->port0 + in_port, qi, 0);
+}
+
 /* Start the port's next packet unless it is serialising one.  The busy
  * case (about half the calls) is kept apart from the dequeue so it does
  * not pay for the larger function's setup. */
@@ -240,13 +264,7 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
   if (qi) {
     pk_node_t *s = &n->nodes[p->node];
     pk_port_t *in = &n->ports[s->port0 + h.in_port];
-    uint32_t sz = h.size;
-    uint32_t from_hdrm = in->hdrm_bytes[qi] < sz ? in->hdrm_bytes[qi] : sz;
-    uint64_t sh = shared_used(in, qi);
-    uint64_t from_shared = sz - from_hdrm < sh ? sz - from_hdrm : sh;
-    in->hdrm_bytes[qi] -= from_hdrm;
-    in->ing_bytes[qi] -= sz - from_hdrm;
-    s->shared_used -= from_shared;
+    ingress_release(s, in, qi, h.size);
     if (n->cfg.enable_qcn && pk_hdr_type(&h) == PK_DATA) {
       uint64_t e = p->q[qi].bytes;
       if (e > p->kmax) h.flags |= PK_HDR_ECN;
@@ -256,14 +274,8 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
       }
       if (h.flags & PK_HDR_ECN) n->st.ecn_marks++;
     }
-    if ((in->ing_paused & (1u << qi)) && in->hdrm_bytes[qi] == 0) {
-      uint64_t su = shared_used(in, qi);
-      if (su == 0 || su + PK_RESUME_OFFSET <= pfc_thresh(s, in)) {
-        in->ing_paused &= (uint8_t) ~(1u << qi);
-        int rc = send_pfc(n, s->port0 + h.in_port, qi, 0);
-        if (rc) return rc;
-      }
-    }
+    int rc = ingress_resume(n, s, h.in_port, qi);
+    if (rc) return rc;
   }
   if (n->cc == &etsim_net__pkt_cc_hpcc && pk_hdr_type(&h) == PK_DATA && h.nhop < PK_MAX_HOPS) {
     /* ns-3's IntHop keeps time in ns, bytes in 128 B units and queue
@@ -1337,20 +1349,6 @@ int etsim_net__pkt_drop_queued(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t 
   n->st.drops_buffer++;
   if (!p->is_switch || !qi) return 0;
   pk_node_t *s = &n->nodes[p->node];
-  pk_port_t *in = &n->ports[s->port0 + h->in_port];
-  uint32_t sz = h->size;
-  uint32_t from_hdrm = in->hdrm_bytes[qi] < sz ? in->hdrm_bytes[qi] : sz;
-  uint64_t sh = shared_used(in, qi);
-  uint64_t from_shared = sz - from_hdrm < sh ? sz - from_hdrm : sh;
-  in->hdrm_bytes[qi] -= from_hdrm;
-  in->ing_bytes[qi] -= sz - from_hdrm;
-  s->shared_used -= from_shared;
-  if ((in->ing_paused & (1u << qi)) && in->hdrm_bytes[qi] == 0) {
-    uint64_t su = shared_used(in, qi);
-    if (su == 0 || su + PK_RESUME_OFFSET <= pfc_thresh(s, in)) {
-      in->ing_paused &= (uint8_t) ~(1u << qi);
-      return send_pfc(n, s->port0 + h->in_port, qi, 0);
-    }
-  }
-  return 0;
+  ingress_release(s, &n->ports[s->port0 + h->in_port], qi, h->size);
+  return ingress_resume(n, s, h->in_port, qi);
 }
