@@ -1674,6 +1674,25 @@ static int run_all(const etsim_et_set_t *set, const etsim_topo_t *topo,
   }
 }
 
+/* A what-if's second run (opts o, changed by the caller): it records
+ * nothing, and its CPU and wall time go to r's, since the summary's cost
+ * is the whole call's.  *total_ps gets its iteration time. */
+static int rerun_quiet(const etsim_et_set_t *set, const etsim_topo_t *topo,
+                       const etsim_sys_config_t *sys, etsim_sim_opts_t *o, const sim_jobs_t *jobs,
+                       etsim_sim_result_t *r, int64_t *total_ps, etsim_error_t *err) {
+  o->record_nodes = 0;
+  o->link_stats = 0;
+  o->progress = NULL;
+  etsim_sim_result_t *r2 = NULL;
+  int rc = run_all(set, topo, sys, o, jobs, &r2, err);
+  if (rc) return rc;
+  *total_ps = r2->total_ps;
+  r->cpu_s += r2->cpu_s;
+  r->wall_s += r2->wall_s;
+  etsim_sim_result_free(r2);
+  return 0;
+}
+
 /* What-if: the straggler's price.  The slowest NPU is the one with the
  * lowest speed (lowest id on ties); when it is below 1, the run is repeated with it at speed 1
  * and everything else unchanged, and the difference in iteration time is
@@ -1692,21 +1711,15 @@ static int price_straggler(const etsim_et_set_t *set, const etsim_topo_t *topo,
   nominal[slow] = 1.0;
   etsim_sim_opts_t o2 = *opts;
   o2.npu_speed = nominal;
-  o2.record_nodes = 0;
-  o2.link_stats = 0;
-  o2.progress = NULL;
-  etsim_sim_result_t *r2 = NULL;
-  int rc = run_all(set, topo, sys, &o2, jobs, &r2, err);
+  int64_t nominal_ps;
+  int rc = rerun_quiet(set, topo, sys, &o2, jobs, r, &nominal_ps, err);
   etsim_free(nominal);
   if (rc) return rc;
   r->straggler = 1;
   r->straggler_npu = slow;
   r->straggler_speed = sp[slow];
-  r->straggler_nominal_ps = r2->total_ps;
-  r->straggler_cost_ps = r->total_ps - r2->total_ps;
-  r->cpu_s += r2->cpu_s;
-  r->wall_s += r2->wall_s;
-  etsim_sim_result_free(r2);
+  r->straggler_nominal_ps = nominal_ps;
+  r->straggler_cost_ps = r->total_ps - nominal_ps;
   return 0;
 }
 
@@ -1733,18 +1746,10 @@ static int price_failure(const etsim_et_set_t *set, const etsim_topo_t *topo,
   etsim_sim_opts_t o2 = *opts;
   o2.net = &n2;
   o2.fail_set = 0;
-  o2.record_nodes = 0;
-  o2.link_stats = 0;
-  o2.progress = NULL;
-  etsim_sim_result_t *r2 = NULL;
-  int rc = run_all(set, topo, sys, &o2, jobs, &r2, err);
+  int rc = rerun_quiet(set, topo, sys, &o2, jobs, r, &r->fail_nominal_ps, err);
   etsim_free(lw);
   if (rc) return rc;
   r->fail_priced = 1;
-  r->fail_nominal_ps = r2->total_ps;
-  r->cpu_s += r2->cpu_s;
-  r->wall_s += r2->wall_s;
-  etsim_sim_result_free(r2);
   return 0;
 }
 
