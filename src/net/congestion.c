@@ -46,9 +46,7 @@ typedef struct ca {
   size_t link_base[ETSIM_TOPO_MAX_DIMS];
   int64_t *link_free_ps;
   size_t n_links;
-  double *link_bw_f, *link_lat_f;               /* per link, one allocation; NULL: all 1 */
-  int64_t ser_cache_bytes[ETSIM_TOPO_MAX_DIMS]; /* memo of the last size */
-  int64_t ser_cache_ns[ETSIM_TOPO_MAX_DIMS];
+  double *link_bw_f, *link_lat_f; /* per link, one allocation; NULL: all 1 */
   msg_t *msgs;
   size_t n_msgs, cap_msgs;
   uint32_t free_head; /* UINT32_MAX when empty */
