@@ -450,6 +450,15 @@ static int crosses_down(const etsim_netflow_t *n, const fl_flow_t *f) {
   return 0;
 }
 
+/* Flow f has no route left: it stops where it is and is never delivered
+ * (its pending finish event is made void). */
+static void hold(fl_flow_t *f) {
+  f->held = 1;
+  f->active = 0;
+  f->rate = 0;
+  f->version++;
+}
+
 /* A new route for flow fi over the cables left (its links not yet joined),
  * or it is held.  0 or ETSIM_ENOMEM. */
 static int flow_reroute(etsim_netflow_t *n, uint32_t fi) {
@@ -460,10 +469,7 @@ static int flow_reroute(etsim_netflow_t *n, uint32_t fi) {
   uint32_t nf = etsim_net__pkt_hops(pk, f->src, f->dst);
   uint32_t nr = etsim_net__pkt_hops(pk, f->dst, f->src);
   if (!nf || nf == UINT32_MAX || !nr || nr == UINT32_MAX) {
-    f->held = 1;
-    f->active = 0;
-    f->rate = 0;
-    f->version++; /* its finish event is void */
+    hold(f);
     return 0;
   }
   if (etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + nf + nr, sizeof *n->paths))
@@ -474,10 +480,7 @@ static int flow_reroute(etsim_netflow_t *n, uint32_t fi) {
                                                         n->paths + off + nf, nr)
                               : 0;
   if (got != nf || (n->ack_w > 0 && rev != nr)) {
-    f->held = 1;
-    f->active = 0;
-    f->rate = 0;
-    f->version++;
+    hold(f);
     return 0;
   }
   f->path_off = off;
