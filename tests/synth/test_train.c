@@ -128,6 +128,19 @@ static int same_data(const etsim_synth_data_t *a, const etsim_synth_data_t *b) {
   return 1;
 }
 
+/* Models a and b (b loaded from a file, freed here) sample the same 20
+ * DAGs for seed 2. */
+static void same_samples(etsim_synth_model_t *a, etsim_synth_model_t *b) {
+  etsim_error_t err = {0};
+  etsim_synth_data_t s1, s2;
+  assert_int_equal(etsim_synth_sample(a, 20, NULL, 2, &s1, &err), 0);
+  assert_int_equal(etsim_synth_sample(b, 20, NULL, 2, &s2, &err), 0);
+  assert_true(same_data(&s1, &s2));
+  etsim_synth_data_free(&s1);
+  etsim_synth_data_free(&s2);
+  etsim_synth_model_free(b);
+}
+
 static void test_determinism(void **state) {
   (void)state;
   etsim_synth_config_t c;
@@ -184,13 +197,7 @@ static void test_model_file(void **state) {
   assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
   assert_int_equal(m2->n_params, model->n_params);
   assert_memory_equal(m2->w, model->w, sizeof(float) * model->n_params);
-  etsim_synth_data_t s1, s2;
-  assert_int_equal(etsim_synth_sample(model, 20, NULL, 2, &s1, &err), 0);
-  assert_int_equal(etsim_synth_sample(m2, 20, NULL, 2, &s2, &err), 0);
-  assert_true(same_data(&s1, &s2));
-  etsim_synth_data_free(&s1);
-  etsim_synth_data_free(&s2);
-  etsim_synth_model_free(m2);
+  same_samples(model, m2);
 
   size_t n = 0;
   unsigned char *b = slurp(path, &n);
@@ -233,12 +240,7 @@ static void test_model_file(void **state) {
   assert_int_equal(etsim_synth_model_load(&m2, bad, &err), 0);
   TU_EQ(etsim_synth_model_n_labels(m2), 1);
   assert_memory_equal(m2->w, model->w, sizeof(float) * model->n_params);
-  assert_int_equal(etsim_synth_sample(model, 20, NULL, 2, &s1, &err), 0);
-  assert_int_equal(etsim_synth_sample(m2, 20, NULL, 2, &s2, &err), 0);
-  assert_true(same_data(&s1, &s2));
-  etsim_synth_data_free(&s1);
-  etsim_synth_data_free(&s2);
-  etsim_synth_model_free(m2);
+  same_samples(model, m2);
   b[0] = 'X';
   spit(bad, b, n);
   expect_load_error(bad, "not an etsim synth model");
