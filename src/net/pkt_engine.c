@@ -1116,17 +1116,10 @@ void etsim_netpkt_set_outputs(etsim_netpkt_t *net, FILE *fct, FILE *pfc, FILE *q
  * pk_qp_t); grown by doubling, like etsim_grow. */
 static int qps_grow(pk_net_t *n) {
   if (n->n_qps < n->cap_qps) return 0;
-  size_t cap = n->cap_qps ? 2 * n->cap_qps : 16;
-  if (cap > (SIZE_MAX - 64) / sizeof *n->qps) return ETSIM_ENOMEM;
-  void *mem = etsim_malloc(cap * sizeof *n->qps + 64);
-  if (!mem) return ETSIM_ENOMEM;
-  etsim_advise_huge(mem, cap * sizeof *n->qps + 64);
-  pk_qp_t *v = (pk_qp_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
-  if (n->n_qps) memcpy(v, n->qps, n->n_qps * sizeof *v);
-  etsim_free(n->qps_mem);
-  n->qps_mem = mem;
+  pk_qp_t *v = etsim_net__pkt_grow_lines(&n->qps_mem, &n->cap_qps, n->qps, n->n_qps, sizeof *n->qps,
+                                         16, SIZE_MAX);
+  if (!v) return ETSIM_ENOMEM;
   n->qps = v;
-  n->cap_qps = cap;
   return 0;
 }
 

@@ -25,6 +25,21 @@
 
 #include <string.h>
 
+void *etsim_net__pkt_grow_lines(void **mem, size_t *cap, const void *old, size_t n, size_t elem,
+                                size_t first, size_t max) {
+  size_t c = *cap ? 2 * *cap : first;
+  if (c > max || c > (SIZE_MAX - 64) / elem) return NULL;
+  void *m = etsim_malloc(c * elem + 64);
+  if (!m) return NULL;
+  etsim_advise_huge(m, c * elem + 64);
+  void *v = (void *)(((uintptr_t)m + 63) & ~(uintptr_t)63);
+  if (n) memcpy(v, old, n * elem);
+  etsim_free(*mem);
+  *mem = m;
+  *cap = c;
+  return v;
+}
+
 /* An insertion that would walk back past this many events of its bucket
  * goes to the heap instead.  The ones that walk are ends of serialisation
  * queued late with the number taken when the serialisation began, and on
@@ -104,17 +119,10 @@ static uint32_t chunk_alloc(pk_evq_t *q) {
     return c;
   }
   if (q->n_ch == q->cap_ch) {
-    size_t cap = q->cap_ch ? 2 * q->cap_ch : 64;
-    if (cap >= PK_NONE || cap > (SIZE_MAX - 64) / sizeof *q->ch) return PK_NONE;
-    void *mem = etsim_malloc(cap * sizeof *q->ch + 64);
-    if (!mem) return PK_NONE;
-    etsim_advise_huge(mem, cap * sizeof *q->ch + 64);
-    pk_evq_chunk_t *v = (pk_evq_chunk_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
-    if (q->n_ch) memcpy(v, q->ch, q->n_ch * sizeof *v);
-    etsim_free(q->ch_mem);
-    q->ch_mem = mem;
+    pk_evq_chunk_t *v = etsim_net__pkt_grow_lines(&q->ch_mem, &q->cap_ch, q->ch, q->n_ch,
+                                                  sizeof *q->ch, 64, PK_NONE - 1);
+    if (!v) return PK_NONE;
     q->ch = v;
-    q->cap_ch = cap;
   }
   return (uint32_t)q->n_ch++;
 }

@@ -84,6 +84,14 @@ typedef struct pk_evq {
 /* shift: log2 of the bucket width in ps; nb_log: log2 of the bucket count
  * (6..30, less counts as 6).  0 or ETSIM_ENOMEM. */
 int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log);
+
+/* Double an array of n elem-byte records (at old) kept 64-byte aligned
+ * inside a block *mem with huge pages asked for: the event chunks and the
+ * queue pairs, whose records are read one cache line each.  The records
+ * are copied, the old block freed, *cap doubled (first when 0).  The new
+ * records, or NULL past max records or out of memory (nothing changed). */
+void *etsim_net__pkt_grow_lines(void **mem, size_t *cap, const void *old, size_t n, size_t elem,
+                                size_t first, size_t max);
 void etsim_net__pkt_evq_free(pk_evq_t *q);
 /* The general cases of push and pop (pkt_evq.c); the inline versions below
  * handle the common ones without a call. */
