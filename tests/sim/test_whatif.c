@@ -116,12 +116,9 @@ static void test_half_speed_twice_as_long(void **state) {
   etsim_sim_result_free(r);
 }
 
-/* Speed is part of equivalence: on Ring(4) x Ring(2), NPUs 0-3 at half
- * speed keep dimension 0's shift (classes of 4) and lose dimension 1's;
- * one slow NPU leaves no symmetry at all. */
-static void test_speed_breaks_symmetry(void **state) {
-  (void)state;
-  const char *dir = tmp;
+/* The symmetry tests' inputs in dir: 100 us of compute, then a 1 MiB ring
+ * all-reduce, on Ring(4) x Ring(2). */
+static void ring4x2_files(const char *dir) {
   su_node_t n[2] = {{.type = ETSIM_ET_COMP_NODE, .dur_us = 100},
                     {.type = ETSIM_ET_COMM_COLL_NODE,
                      .comm_type = ETSIM_COLL_ALL_REDUCE,
@@ -135,6 +132,15 @@ static void test_speed_breaks_symmetry(void **state) {
   su_put(su_p(2, dir, "sys.json"),
          "{\"preferred-dataset-splits\": 2, \"endpoint-delay\": 10, "
          "\"all-reduce-implementation\": [\"ring\", \"ring\"]}");
+}
+
+/* Speed is part of equivalence: on Ring(4) x Ring(2), NPUs 0-3 at half
+ * speed keep dimension 0's shift (classes of 4) and lose dimension 1's;
+ * one slow NPU leaves no symmetry at all. */
+static void test_speed_breaks_symmetry(void **state) {
+  (void)state;
+  const char *dir = tmp;
+  ring4x2_files(dir);
   wi_t o = {.speed = "{\"0-3\": 0.5}"};
   etsim_sim_result_t *r =
       run_exact(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o, 0);
@@ -290,19 +296,7 @@ static void test_ring_npu_degraded_closed_form(void **state) {
 static void test_link_factors_break_symmetry(void **state) {
   (void)state;
   const char *dir = tmp;
-  su_node_t n[2] = {{.type = ETSIM_ET_COMP_NODE, .dur_us = 100},
-                    {.type = ETSIM_ET_COMM_COLL_NODE,
-                     .comm_type = ETSIM_COLL_ALL_REDUCE,
-                     .size = 1 << 20,
-                     .ndeps = 1,
-                     .deps = {0}}};
-  su_trace(su_p(0, dir, "w.et"), n, 2);
-  su_put(su_p(1, dir, "net.yml"),
-         "topology: [ Ring, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\n"
-         "latency: [ 500, 700 ]\n");
-  su_put(su_p(2, dir, "sys.json"),
-         "{\"preferred-dataset-splits\": 2, \"endpoint-delay\": 10, "
-         "\"all-reduce-implementation\": [\"ring\", \"ring\"]}");
+  ring4x2_files(dir);
   wi_t o = {.degrade = "{\"0:0-3\": 0.5}"};
   etsim_sim_result_t *r =
       run_exact(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), &o, 0);
