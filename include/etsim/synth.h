@@ -194,6 +194,15 @@ double etsim_synth_model_label(const etsim_synth_model_t *m);
 /* Label components the model conditions on: 1, or 2 when it was trained
  * on data with n_labels 2 (y and y2). */
 uint32_t etsim_synth_model_n_labels(const etsim_synth_model_t *m);
+/* Sampling temperature of the edge denoiser (default 1, as trained): its
+ * logits are divided by tau > 0 at every reverse step, so tau < 1 sharpens
+ * the predicted edges.  Not saved with the model.  ETSIM_EINVAL for tau
+ * not in (0, 100]. */
+int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_error_t *err);
+/* At most k parents per sampled node (0, the default: no cap): a node
+ * given more keeps its k most probable ones, among them its most probable
+ * parent in the previous layer.  Not saved with the model. */
+void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k);
 
 /*
  * Sample n DAGs into `out` (initialised, kind and layout set from the

@@ -400,13 +400,48 @@ static void say_written(const etsim_synth_data_t *out, const char *outp) {
     fprintf(stderr, "attribute rules hold in %zu of %zu DAG(s)\n", attr_ok, out->n_graphs);
 }
 
+/* synth sample's model side: load MODELP, set its sampling options, fill
+ * *labels from --label/--label2 when no file gave them, and sample. */
+static int sample_model(const char *modelp, double edge_temp, uint32_t max_parents, int project,
+                        double label, double label2, size_t n, uint64_t seed, double **labelsp,
+                        uint32_t *dimp, const char *label_file, etsim_synth_data_t *out,
+                        etsim_error_t *err) {
+  etsim_synth_sample_stats_t sst = {0};
+  etsim_synth_model_t *model = NULL;
+  int rc = etsim_synth_model_load(&model, modelp, err);
+  if (!rc) rc = etsim_synth_model_set_edge_temp(model, edge_temp, err);
+  if (!rc) etsim_synth_model_set_max_parents(model, max_parents);
+  if (!rc && !*labelsp && (!isnan(label) || !isnan(label2))) {
+    /* --label2 alone: the first component at the training median. */
+    uint32_t dim = isnan(label2) ? 1 : 2;
+    double *labels = malloc(sizeof(double) * n * dim);
+    if (!labels) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+      labels[i * dim] = isnan(label) ? etsim_synth_model_label(model) : label;
+      if (dim > 1) labels[i * dim + 1] = label2;
+    }
+    *labelsp = labels;
+    *dimp = dim;
+  }
+  uint32_t dim = *dimp;
+  if (!rc && dim > etsim_synth_model_n_labels(model))
+    rc = etsim_error_set(err, ETSIM_EINVAL,
+                         "%s conditions on one label component, %s gives %u per DAG", modelp,
+                         label_file ? label_file : "--label2", dim);
+  if (!rc) rc = etsim_synth_sample_ex(model, n, *labelsp, dim, seed, project, &sst, out, err);
+  if (!rc && !cli_quiet && sst.nodes)
+    fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst.projected,
+            sst.nodes, project ? " and were redrawn within it" : "");
+  etsim_synth_model_free(model);
+  return rc;
+}
+
 static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *modelp = NULL, *outp = NULL, *labels_from = NULL;
   const char *data = NULL, *label_file = NULL;
   int no_project = 0, method = 0; /* 0 daggen, 1 empirical */
-  etsim_synth_sample_stats_t sst = {0};
-  uint64_t n = 0, seed = 1;
-  double label = NAN, label2 = NAN;
+  uint64_t n = 0, seed = 1, max_parents = 0;
+  double label = NAN, label2 = NAN, edge_temp = 1;
   int have_n = 0;
   /* How many DAGs, their labels and the seed: the same for both. */
 #define COUNT_OPTS                                                  \
@@ -428,6 +463,10 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       CLI_O_REAL("--label2", NULL, &label2, "Y2", 0, 0,
                  "every DAG's second label component (models trained on two)"),
       COUNT_OPTS,
+      CLI_O_REAL("--edge-temp", NULL, &edge_temp, "TAU", 1e-3, 100,
+                 "edge denoiser temperature (default 1; below 1 sharpens)"),
+      CLI_O_UINT("--max-parents", NULL, &max_parents, "K", 0, 1u << 30,
+                 "at most K parents per node, the most probable (default 0: no cap)"),
       CLI_O_FLAG("--no-project", NULL, &no_project,
                  "keep sampled nodes that break an attribute rule as drawn"),
       {.name = "--output",
@@ -513,28 +552,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     if (!rc && labels && dim > 1) out.n_labels = 2;
     etsim_synth_data_free(&fit);
   } else {
-    etsim_synth_model_t *model = NULL;
-    rc = etsim_synth_model_load(&model, modelp, &err);
-    if (!rc && !labels && (!isnan(label) || !isnan(label2))) {
-      /* --label2 alone: the first component at the training median. */
-      dim = isnan(label2) ? 1 : 2;
-      labels = malloc(sizeof(double) * n * dim);
-      if (!labels) rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
-      for (size_t i = 0; !rc && i < n; i++) {
-        labels[i * dim] = isnan(label) ? etsim_synth_model_label(model) : label;
-        if (dim > 1) labels[i * dim + 1] = label2;
-      }
-    }
-    if (!rc && dim > etsim_synth_model_n_labels(model))
-      rc = etsim_error_set(&err, ETSIM_EINVAL,
-                           "%s conditions on one label component, %s gives %u per DAG", modelp,
-                           label_file ? label_file : "--label2", dim);
-    if (!rc)
-      rc = etsim_synth_sample_ex(model, (size_t)n, labels, dim, seed, project, &sst, &out, &err);
-    if (!rc && !cli_quiet && sst.nodes)
-      fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst.projected,
-              sst.nodes, project ? " and were redrawn within it" : "");
-    etsim_synth_model_free(model);
+    rc = sample_model(modelp, edge_temp, (uint32_t)max_parents, project, label, label2, (size_t)n,
+                      seed, &labels, &dim, label_file, &out, &err);
   }
   if (!rc)
     rc = write_out(
@@ -767,9 +786,48 @@ static int on_sur_epoch(void *user, const etsim_synth_surrogate_progress_t *p) {
   return 0;
 }
 
+/* One trained regressor scores every --test set, one line each; with
+ * predp, also one 'SET GRAPH LABEL PREDICTION' line per test DAG (how well
+ * generated DAGs follow the label they were asked for is the real-trained
+ * regressor's prediction on them).  pred and y hold the largest set. */
+static int score_tests(etsim_synth_surrogate_t *s, etsim_synth_data_t *TE, const char **testp,
+                       int ntest, const char *predp, int json, size_t n_real, size_t n_aug,
+                       double *pred, double *y, etsim_error_t *err) {
+  etsim_outfile_t pf = {0};
+  int rc = predp ? etsim_outfile_open(&pf, predp, err) : 0;
+  for (int k = 0; k < ntest && !rc; k++) {
+    etsim_synth_data_t *te = &TE[k];
+    rc = etsim_synth_surrogate_predict(s, te, pred, err);
+    if (rc) {
+      etsim_error_prefix(err, "%s", testp[k]);
+      break;
+    }
+    for (size_t i = 0; i < te->n_graphs; i++) y[i] = te->g[i].y;
+    for (size_t i = 0; predp && i < te->n_graphs; i++)
+      fprintf(pf.fp, "%d %zu %.9g %.9g\n", k, i, y[i], pred[i]);
+    etsim_synth_scores_t r = {0};
+    if (etsim_synth_score(pred, y, te->n_graphs, &r)) {
+      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+      break;
+    }
+    if (json)
+      printf(
+          "{\"n_train\": %zu, \"n_aug\": %zu, \"n_test\": %zu, \"params\": %zu, "
+          "\"pearson\": %.6g, \"spearman\": %.6g, \"mae\": %.6g}\n",
+          n_real, n_aug, te->n_graphs, etsim_synth_surrogate_params(s), r.pearson, r.spearman,
+          r.mae);
+    else
+      printf("%s (%zu DAGs): Pearson %.4f  Spearman %.4f  MAE %.4f\n", testp[k], te->n_graphs,
+             r.pearson, r.spearman, r.mae);
+  }
+  if (predp && !rc) rc = etsim_outfile_commit(&pf, err);
+  if (predp && rc) etsim_outfile_abort(&pf);
+  return rc;
+}
+
 static int cmd_surrogate(int argc, char **argv) {
   enum { MAXT = 16 };
-  const char *valp = NULL;
+  const char *valp = NULL, *predp = NULL;
   cli_list_t train, aug, test;
   int json = 0, quiet = 0;
   double aug_w = 1.0;
@@ -798,6 +856,8 @@ static int cmd_surrogate(int argc, char **argv) {
        .help = "a test set, scored on its own line (repeatable, at most 16)"},
       SUR_OPTS("", &sa),
       CLI_O_FLAG("--json", NULL, &json, "one JSON line per test set"),
+      CLI_O_STR("--predictions", NULL, &predp, "FILE",
+                "one 'SET GRAPH LABEL PREDICTION' line per test DAG"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth surrogate",
@@ -871,30 +931,8 @@ static int cmd_surrogate(int argc, char **argv) {
     for (size_t i = 0; i < TR.n_graphs; i++) wts[i] = i < n_real ? 1.0 : aug_w;
     if (!rc) rc = etsim_synth_surrogate_fit(&TR, wts, &VA, &sc, on_sur_epoch, &ctx, &s, &err);
   }
-  /* One trained regressor scores every --test set, one line each. */
-  for (int k = 0; k < ntest && !rc; k++) {
-    etsim_synth_data_t *te = &TE[k];
-    rc = etsim_synth_surrogate_predict(s, te, pred, &err);
-    if (rc) {
-      etsim_error_prefix(&err, "%s", testp[k]);
-      break;
-    }
-    for (size_t i = 0; i < te->n_graphs; i++) y[i] = te->g[i].y;
-    etsim_synth_scores_t r = {0};
-    if (etsim_synth_score(pred, y, te->n_graphs, &r)) {
-      rc = etsim_error_set(&err, ETSIM_ENOMEM, "out of memory");
-      break;
-    }
-    if (json)
-      printf(
-          "{\"n_train\": %zu, \"n_aug\": %zu, \"n_test\": %zu, \"params\": %zu, "
-          "\"pearson\": %.6g, \"spearman\": %.6g, \"mae\": %.6g}\n",
-          n_real, TR.n_graphs - n_real, te->n_graphs, etsim_synth_surrogate_params(s), r.pearson,
-          r.spearman, r.mae);
-    else
-      printf("%s (%zu DAGs): Pearson %.4f  Spearman %.4f  MAE %.4f\n", testp[k], te->n_graphs,
-             r.pearson, r.spearman, r.mae);
-  }
+  if (!rc)
+    rc = score_tests(s, TE, testp, ntest, predp, json, n_real, TR.n_graphs - n_real, pred, y, &err);
   etsim_synth_surrogate_free(s);
   etsim_synth_data_free(&TR);
   etsim_synth_data_free(&AU);

@@ -1702,4 +1702,13 @@ void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind, uint32_t *n
 }
 
 double etsim_synth_model_label(const etsim_synth_model_t *m) { return m->y_median; }
+
+int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_error_t *err) {
+  if (!(tau > 0 && tau <= 100))
+    return etsim_error_set(err, ETSIM_EINVAL, "edge temperature %g not in (0, 100]", tau);
+  m->edge_temp = tau;
+  return 0;
+}
+
+void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k) { m->max_indeg = k; }
 uint32_t etsim_synth_model_n_labels(const etsim_synth_model_t *m) { return m->n_lab < 2 ? 1 : 2; }

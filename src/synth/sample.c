@@ -284,6 +284,7 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
   part(&m->ed, 1, 2 * H, Dc, o->ctx, cxe);
   for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
   const float *wdeg = m->ed.w + (size_t)(2 * H + Dc + SY_DT) * P;
+  float itau = m->edge_temp > 0 ? (float)(1 / m->edge_temp) : 1.0f;
   for (int t = Te; t >= 1; t--) {
     const float *tte = S->tte + (size_t)t * P;
     for (uint32_t v = 0; v < s; v++) {
@@ -326,7 +327,7 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
         }
         float z = m->eob[0] + ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
                   ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-        float pr = 1.0f / (1.0f + expf(-z));
+        float pr = 1.0f / (1.0f + expf(-z * itau));
         phat[(size_t)v * N + u] = pr;
         ph2[0] = 1 - pr;
         ph2[1] = pr;
@@ -335,6 +336,26 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
         *q = etsim_rng_uniform(rng) < po2[1];
       }
     }
+  }
+}
+
+/* At most cap parents for one new node (row nz of N pairs, phat their
+ * last probabilities): the least probable go, but the most probable
+ * parent in the previous layer (from column prev) stays, so the layering
+ * is kept.  Runs only when a node has more parents than any training
+ * node had; each removal scans the row once. */
+static void cap_parents(uint8_t *nz, const float *phat, uint32_t N, uint32_t prev, uint32_t cap) {
+  uint32_t deg = 0, keep = UINT32_MAX;
+  for (uint32_t u = 0; u < N; u++)
+    if (nz[u]) {
+      deg++;
+      if (u >= prev && (keep == UINT32_MAX || phat[u] > phat[keep])) keep = u;
+    }
+  for (; deg > cap; deg--) {
+    uint32_t worst = UINT32_MAX;
+    for (uint32_t u = 0; u < N; u++)
+      if (nz[u] && u != keep && (worst == UINT32_MAX || phat[u] < phat[worst])) worst = u;
+    nz[worst] = 0;
   }
 }
 
@@ -365,6 +386,8 @@ static int so_edges(so_t *o, int l, uint32_t N, uint32_t s, uint32_t r0, uint32_
       }
     }
     if (!ok) nz[(size_t)v * N + bestu] = 1;
+    if (m->max_indeg)
+      cap_parents(nz + (size_t)v * N, phat + (size_t)v * N, N, first_prev - 1, m->max_indeg);
   }
   for (uint32_t v = 0; v < s; v++) {
     for (uint32_t u = 0; u < N; u++)

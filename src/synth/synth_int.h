@@ -65,6 +65,12 @@ struct etsim_synth_model {
   nn_linear_t es_z, es_g, ed;
   float *eo, *geo, *eob, *geob;
   float *ew, *gew; /* the pair's own noisy bit, into the first layer */
+  /* Sampling only, never saved: the edge denoiser's logits are divided by
+   * it (0 means 1; etsim_synth_model_set_edge_temp). */
+  double edge_temp;
+  /* Sampling only, never saved: at most this many parents per node (0: no
+   * cap; etsim_synth_model_set_max_parents). */
+  uint32_t max_indeg;
 };
 
 /* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */

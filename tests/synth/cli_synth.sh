@@ -30,6 +30,26 @@ awk '/^g /{n++} n<=60' "$D/test.txt" > "$T/real.txt"
 "$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 -o "$T/g2.txt" 2>/dev/null || fail "sample 2"
 cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/g2.txt") || fail "same seed, different samples"
 [ "$(grep -c '^g ' "$T/g.txt")" -eq 20 ] || fail "sample count"
+# Largest in-degree of a text DAG file, and its nodes without a parent.
+maxin() { awk '/^g /{g++; e = $3; n = $2; getline; next} e > 0 {d[g, $2]++; if (d[g, $2] > m) m = d[g, $2]; e--}
+  END {print m + 0}' "$1"; }
+# The 2-epoch model over-connects: some node gets 3 or more parents.
+[ "$(maxin "$T/g.txt")" -ge 3 ] || fail "expected an over-connected sample: $(maxin "$T/g.txt")"
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --max-parents 2 -o "$T/gp.txt" 2>/dev/null \
+  || fail "sample --max-parents"
+[ "$(maxin "$T/gp.txt")" -eq 2 ] || fail "--max-parents 2: in-degree $(maxin "$T/gp.txt")"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/gp.txt" --surrogate none --json \
+  | grep -q '"validity": 1,' || fail "--max-parents: invalid DAGs"
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --edge-temp 1 -o "$T/gt1.txt" 2>/dev/null \
+  || fail "sample --edge-temp 1"
+cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/gt1.txt") || fail "--edge-temp 1 is not the default"
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --edge-temp 0.05 -o "$T/gt.txt" 2>/dev/null \
+  || fail "sample --edge-temp 0.05"
+e1=$(awk '/^g /{s += $3} END {print s}' "$T/g.txt")
+e2=$(awk '/^g /{s += $3} END {print s}' "$T/gt.txt")
+[ "$e2" -lt "$e1" ] || fail "--edge-temp 0.05: $e2 edges, $e1 at 1"
+"$BIN" synth sample --model "$T/m.bin" -n 1 --edge-temp 0 -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "--edge-temp 0 exit"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
   --sur-epochs 20 --sur-hidden 16 --sur-mp-layers 2 --json > "$T/ev.json" || fail "eval"
 grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"
@@ -59,6 +79,19 @@ grep -q '"n_train": 54, "n_aug": 20, "n_test": 60' "$T/s2.json" || fail "aug cou
 "$BIN" synth surrogate --train "$T/train.txt" --test "$T/real.txt" --epochs 30 --hidden 16 \
   --mp-layers 2 --seed 3 --quiet --json > "$T/s3.json" || fail "surrogate again"
 cmp -s "$T/s1.json" "$T/s3.json" || fail "surrogate not deterministic"
+# --predictions: one line per test DAG with its own label, and the Pearson
+# of those lines is the one printed.
+"$BIN" synth surrogate --train "$T/train.txt" --test "$T/real.txt" --epochs 30 --hidden 16 \
+  --mp-layers 2 --seed 3 --quiet --json --predictions "$T/pred.txt" > "$T/s4.json" \
+  || fail "surrogate --predictions"
+cmp -s "$T/s1.json" "$T/s4.json" || fail "--predictions changed the scores"
+[ "$(wc -l < "$T/pred.txt")" -eq 60 ] || fail "predictions: $(wc -l < "$T/pred.txt") lines"
+cmp -s <(awk '{print $3 + 0}' "$T/pred.txt") <(awk '/^g /{print $4 + 0}' "$T/real.txt") \
+  || fail "predictions: labels differ from real.txt's"
+p=$(awk '{n++; x += $3; y += $4; xx += $3 * $3; yy += $4 * $4; xy += $3 * $4}
+  END {printf "%.4f", (xy - x * y / n) / sqrt((xx - x * x / n) * (yy - y * y / n))}' "$T/pred.txt")
+[ "$p" = "$(sed 's/.*"pearson": \([^,]*\),.*/\1/' "$T/s4.json" | awk '{printf "%.4f", $1}')" ] \
+  || fail "predictions: Pearson $p, printed $(cat "$T/s4.json")"
 "$BIN" synth surrogate --train "$T/bad.txt" --test "$T/real.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "surrogate bad data exit"
 grep -q "bad.txt:5" "$T/e" || fail "surrogate bad data message: $(cat "$T/e")"
