@@ -24,6 +24,14 @@
 # ROWS (environment, default "generated real real+gen") names the
 # surrogates to train; the generator, its samples and the statistics are
 # always made (to resume a round whose other rows are already measured).
+# Further knobs (environment; the defaults are the paper's protocol):
+#   PER_LABEL=k    k DAGs per label (sampling seeds s, s+1000, ...): the
+#                  generated sets are k times the real ones (default 1,
+#                  the paper's size); rows then read "generated" still.
+#   SAMPLE_OPTS    extra `synth sample` options (e.g. --max-parents 6).
+#   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows
+#                  (default "1"); weight w != 1 gives the row "real+gen@w"
+#                  (name it so in ROWS).
 set -euo pipefail
 BIN=$(realpath "$1")
 W=$2
@@ -69,15 +77,27 @@ for s in $SEEDS; do
   t=$(cpu /dev/null "$BIN" synth train --data tr.txt -o "gen$s.bin" --epochs "$EPOCHS" --seed "$s" \
     --quiet "$@")
   echo "$s generator epochs $EPOCHS cpu $t" >> results.txt
-  "$BIN" synth sample --model "gen$s.bin" --labels-from tr.txt -o "gen$s.txt" --seed "$s" 2> /dev/null
-  "$BIN" synth sample --model "gen$s.bin" --labels-from sel.txt -o "gen_sel$s.txt" --seed "$s" \
-    2> /dev/null
+  : > "gen$s.txt"
+  : > "gen_sel$s.txt"
+  for ((k = 0; k < ${PER_LABEL:-1}; k++)); do
+    for part in tr sel; do
+      out=gen$s.txt
+      [ $part = sel ] && out=gen_sel$s.txt
+      "$BIN" synth sample --model "gen$s.bin" --labels-from $part.txt -o part.txt \
+        --seed $((s + 1000 * k)) ${SAMPLE_OPTS:-} 2> /dev/null
+      if ((k == 0)); then cat part.txt; else grep -v '^#' part.txt; fi >> "$out" # one header
+    done
+  done
   "$BIN" synth baseline --data tr.txt --labels-from tr.txt -o "base$s.txt" --seed "$s" 2> /dev/null
   stats layerdag "$s" "gen$s.txt"
   stats daggen "$s" "base$s.txt"
   sur generated "$s" --train "gen$s.txt" --val "gen_sel$s.txt"
   sur real "$s" --train tr.txt --val sel.txt
-  sur real+gen "$s" --train tr.txt --aug "gen$s.txt" --val sel.txt
+  for w in ${AUG_WEIGHTS:-1}; do
+    tag=real+gen
+    [ "$w" = 1 ] || tag=real+gen@$w
+    sur $tag "$s" --train tr.txt --aug "gen$s.txt" --aug-weight "$w" --val sel.txt
+  done
 done
 # Means and sample standard deviations of every numeric field per row kind.
 awk '{ k = $2; kinds[k] = 1
