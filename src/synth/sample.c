@@ -493,7 +493,9 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
   /* Category counts of the last layer, the prefix and its childless nodes
    * (the context histograms, model.c hist_ctx). */
   uint32_t *hl = S->hist, *hp = hl + m->sum_cls, *ho = hp + m->sum_cls;
-  memset(S->hist, 0, sizeof(uint32_t) * 3 * m->sum_cls);
+  uint32_t *seen = ho + m->sum_cls; /* class recency: latest layer per class */
+  int recent = etsim_synth__dim_recent(m), rbase = etsim_synth__off_recent(m);
+  memset(S->hist, 0, sizeof(uint32_t) * (3 * (size_t)m->sum_cls + m->n_cls[0]));
   uint32_t N = 0, last = 0, first_prev = 1; /* rows of layer l: [first_prev, N+1) */
   size_t n_edges = 0;
   for (int l = 0;; l++) {
@@ -504,6 +506,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     memcpy(ctx + H + SY_FEAT, ysin, sizeof ysin);
     if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE)
       etsim_synth__hist_feats(m, hl, hp, ho, ctx + H + SY_FEAT + SY_DY);
+    if (recent) etsim_synth__recent_feats(m, l, seen, ctx + rbase);
     if (depth) etsim_synth__prog_feats(l, depth, ctx + Dc - SY_PROG);
     /* (1) stop (never at the first step), else the size. */
     if (depth && l >= depth) break;
@@ -536,6 +539,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
       for (uint32_t v = 0; v < s; v++) S->poff[r0 + v + 1] = (uint32_t)n_edges;
     }
     so_account(&o, l, s, r0, hl, hp, ho);
+    for (uint32_t v = 0; v < s; v++) seen[S->xr[r0 + v]] = (uint32_t)l + 1;
     etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
     part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, o.zm + (size_t)r0 * P);
     for (uint32_t v = 0; v < s; v++)
@@ -574,7 +578,7 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   S.poff = etsim_calloc((size_t)S.cap + 1, sizeof(uint32_t));
   S.lay = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
   S.children = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
-  S.hist = etsim_malloc(sizeof(uint32_t) * (3 * (size_t)m->sum_cls + 1));
+  S.hist = etsim_malloc(sizeof(uint32_t) * (3 * (size_t)m->sum_cls + m->n_cls[0] + 1));
   int rc = 0;
   if (!S.xr || !S.poff || !S.lay || !S.children || !S.hist || build_tables(m, &S))
     rc = ETSIM_ENOMEM;
@@ -749,11 +753,12 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
   if (get(r, ver, 4))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
   /* Version 5 lacks only the second label component (a one-component
-   * model); older versions differ in layout. */
-  if (*ver != 5 && *ver != ETSIM_SYNTH_MODEL_VERSION)
+   * model), version 6 only the class recency flag; older versions differ
+   * in layout. */
+  if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
-                           "versions 5 and %d",
+                           "versions 5 to %d",
                            path, *ver, ETSIM_SYNTH_MODEL_VERSION);
   if (get(r, &bom, 4))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
@@ -765,7 +770,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
 
 /* The header's sizes and statistics into m, each checked against what a
  * model can hold before anything is allocated from them (issue 16). */
-static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, etsim_error_t *err) {
+static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint32_t ver,
+                       etsim_error_t *err) {
   uint32_t f[16];
   double dd[7];
   if (get(r, f, sizeof f) || get(r, dd, sizeof dd))
@@ -795,13 +801,13 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, etsi
                            "%s: the model's largest DAG has %u nodes, more than the %u a sampled "
                            "DAG may have",
                            path, f[14], MAX_MODEL_NODES);
-  int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
-               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 7 &&
-               f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
-               f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES &&
-               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
-               m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
-               isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
+  int okdims =
+      f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 && f[3] >= 1 &&
+      f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= (ver >= 7 ? 15u : 7u) &&
+      f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 && f[12] <= 100000 &&
+      f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES && m->mean_indeg >= 1 &&
+      isfinite(m->mean_indeg) && m->y_std > 0 && m->mean_steps >= 1 && m->mean_nodes >= 1 &&
+      m->mean_pairs >= 1 && isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
     m->n_cls[c] = f[8 + c];
     okdims = f[8 + c] >= 1 && f[8 + c] <= 65536;
@@ -898,7 +904,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     goto out;
   }
   uint64_t np = 0;
-  if ((rc = read_header(m, &r, path, err)) || (rc = read_tables(m, &r, path, ver, &np, err)) ||
+  if ((rc = read_header(m, &r, path, ver, err)) || (rc = read_tables(m, &r, path, ver, &np, err)) ||
       (rc = read_params(m, &r, path, np, err)))
     goto out;
   etsim_synth__schedule(m->cfg.t_attr, m->abar_a, m->alpha_a);

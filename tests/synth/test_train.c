@@ -211,14 +211,22 @@ static void test_model_file(void **state) {
    * context: refused by version. */
   b[8] = 3; /* version field */
   spit(bad, b, n);
-  expect_load_error(bad, "version 3, this etsim reads versions 5 and 6");
+  expect_load_error(bad, "version 3, this etsim reads versions 5 to 7");
   b[8] = 4;
   spit(bad, b, n);
-  expect_load_error(bad, "version 4, this etsim reads versions 5 and 6");
-  b[8] = 7;
+  expect_load_error(bad, "version 4, this etsim reads versions 5 to 7");
+  b[8] = 8;
   spit(bad, b, n);
-  expect_load_error(bad, "version 7, this etsim reads versions 5 and 6");
+  expect_load_error(bad, "version 8, this etsim reads versions 5 to 7");
+  /* A version-6 file (before the class recency) has the same layout:
+   * it loads and samples the same DAGs. */
   b[8] = 6;
+  uint64_t h6 = etsim_hash_bytes(b, n - 8);
+  memcpy(b + n - 8, &h6, 8);
+  spit(bad, b, n);
+  assert_int_equal(etsim_synth_model_load(&m2, bad, &err), 0);
+  assert_memory_equal(m2->w, model->w, sizeof(float) * model->n_params);
+  same_samples(model, m2);
   /* A version-5 file (before the second label component): the same file
    * without the 32 bytes that follow the bin values (the component count,
    * the second component's log flag, mean, sd and median) loads as a
@@ -328,6 +336,111 @@ static void test_two_labels(void **state) {
   TU_CONTAINS(err.msg, "label");
 }
 
+/* The period of a trace's layers, which the class recency (version 7,
+ * ETSIM_SYNTH_CTX_RECENT) gives the denoisers.  Toy traces: chains of one
+ * node per layer, class 1 ("collective") then two of class 0
+ * ("compute"), over and over, as in a ZeRO-3 backward pass; 6 to 12
+ * layers, the period starting at any of its three phases.  With no
+ * message passing the context holds the class counts, the last layer's
+ * class and the depth, and those cannot tell phase 0 from phase 2 after
+ * 3k nodes: both have k of class 1 and 2k of class 0 and end in class 0,
+ * and one goes on with 1, the other with 0 (so chains of 3k nodes or
+ * more break the rule about half the time).  The recency (class 1 two
+ * layers ago against one) settles it. */
+static void make_period(etsim_synth_data_t *d) {
+  etsim_synth_data_init(d);
+  d->kind = ETSIM_SYNTH_KIND_TRACE;
+  d->n_ch = 1;
+  d->n_cls[0] = 2;
+  for (int i = 0; i < 42; i++) {
+    uint32_t L = 6 + (uint32_t)(i / 3) % 7, phase = (uint32_t)i % 3, x[12], s[11], t[11];
+    for (uint32_t v = 0; v < L; v++) x[v] = (v + phase) % 3 != 0 ? 0 : 1;
+    for (uint32_t k = 0; k + 1 < L; k++) {
+      s[k] = k;
+      t[k] = k + 1;
+    }
+    etsim_synth_dag_t g = {L, L - 1, x, s, t, 1.0, 0};
+    assert_int_equal(etsim_synth_data_add(d, &g), 0);
+  }
+}
+
+/* Samples of 200 DAGs whose layers follow the period: one node per layer,
+ * every class-1 layer followed by two class-0 layers (or the end), and no
+ * run of class 0 longer than 2. */
+static int period_kept(etsim_synth_model_t *m, uint64_t seed) {
+  etsim_synth_data_t out;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_sample(m, 200, NULL, seed, &out, &err), 0);
+  int ok = 0;
+  for (size_t i = 0; i < out.n_graphs; i++) {
+    const etsim_synth_dag_t *g = &out.g[i];
+    uint32_t lay[64];
+    TU_LT(g->n_nodes, 64);
+    int L = etsim_synth_layers(g, lay, NULL), good = (uint32_t)L == g->n_nodes, run = 0;
+    for (uint32_t v = 0; good && v < g->n_nodes; v++) {
+      good &= lay[v] == v + 1; /* generation order is layer order */
+      if (g->x[v] == 0) {
+        good &= ++run <= 2;
+      } else {
+        good &= run == 2 || (uint32_t)run == v; /* or only class 0 before it */
+        run = 0;
+      }
+    }
+    ok += good;
+  }
+  etsim_synth_data_free(&out);
+  return ok;
+}
+
+static void test_class_recency(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  make_period(&d);
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  c.mp_layers = 0;
+  c.epochs = 120;
+  etsim_error_t err = {0};
+  etsim_synth_model_t *with, *without;
+  c.ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS | ETSIM_SYNTH_CTX_RECENT;
+  assert_int_equal(etsim_synth_train(&d, &d, &c, NULL, NULL, &with, &err), 0);
+  c.ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS;
+  assert_int_equal(etsim_synth_train(&d, &d, &c, NULL, NULL, &without, &err), 0);
+  TU_EQ(etsim_synth__dim_ctx(with), etsim_synth__dim_ctx(without) + 2);
+  int a = period_kept(with, 6), b = period_kept(without, 6);
+  print_message("period kept: %d of 200 with the class recency, %d without\n", a, b);
+  TU_GE(a, 190);
+  TU_LT(b, 150);
+
+  /* The model file keeps the flag (version 7); a version-6 file cannot
+   * hold it and is refused, and one without it loads. */
+  char path[512];
+  snprintf(path, sizeof path, "%s/recent.model", tmp);
+  assert_int_equal(etsim_synth_model_save(with, path, &err), 0);
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(m2->cfg.ctx_hist, with->cfg.ctx_hist);
+  etsim_synth_data_t s1, s2;
+  assert_int_equal(etsim_synth_sample(with, 20, NULL, 2, &s1, &err), 0);
+  assert_int_equal(etsim_synth_sample(m2, 20, NULL, 2, &s2, &err), 0);
+  assert_true(same_data(&s1, &s2));
+  etsim_synth_data_free(&s1);
+  etsim_synth_data_free(&s2);
+  etsim_synth_model_free(m2);
+  size_t n = 0;
+  unsigned char *b6 = slurp(path, &n);
+  assert_non_null(b6);
+  b6[8] = 6;
+  uint64_t h = etsim_hash_bytes(b6, n - 8);
+  memcpy(b6 + n - 8, &h, 8);
+  spit(path, b6, n);
+  free(b6);
+  expect_load_error(path, "header values out of range");
+  etsim_synth_model_free(with);
+  etsim_synth_model_free(without);
+  etsim_synth_data_free(&d);
+}
+
 static void test_posterior(void **state) {
   (void)state;
   /* The sampler's closed form against the O(K^2) definition. */
@@ -370,6 +483,7 @@ int main(void) {
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_model_file),
       cmocka_unit_test(test_two_labels),
+      cmocka_unit_test(test_class_recency),
   };
   return TU_RUN(tests, setup, teardown);
 }
