@@ -210,6 +210,10 @@ int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, u
 typedef struct etsim_synth_sample_stats {
   size_t nodes;     /* sampled nodes (trace models) */
   size_t projected; /* of them, nodes whose attributes broke a rule */
+  size_t run_cut;   /* layers whose first node was held to a class that
+                       does not communicate, after as many communication-
+                       only layers as training has in a row (trace models
+                       of version 7, with project; docs/synth.md) */
 } etsim_synth_sample_stats_t;
 /* As etsim_synth_sample, with labels[i * label_dim + j] component j of
  * graph i's label (label_dim 1 or 2, at most etsim_synth_model_n_labels:

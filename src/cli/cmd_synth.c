@@ -400,6 +400,18 @@ static void say_written(const etsim_synth_data_t *out, const char *outp) {
     fprintf(stderr, "attribute rules hold in %zu of %zu DAG(s)\n", attr_ok, out->n_graphs);
 }
 
+/* What the sampler's rules changed, on stderr (trace models). */
+static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
+  if (sst->nodes)
+    fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst->projected,
+            sst->nodes, project ? " and were redrawn within it" : "");
+  if (sst->run_cut)
+    fprintf(stderr,
+            "%zu layer(s) began with a node that does not communicate by the "
+            "communication-run rule\n",
+            sst->run_cut);
+}
+
 static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *modelp = NULL, *outp = NULL, *labels_from = NULL;
   const char *data = NULL, *label_file = NULL;
@@ -531,9 +543,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
                            label_file ? label_file : "--label2", dim);
     if (!rc)
       rc = etsim_synth_sample_ex(model, (size_t)n, labels, dim, seed, project, &sst, &out, &err);
-    if (!rc && !cli_quiet && sst.nodes)
-      fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst.projected,
-              sst.nodes, project ? " and were redrawn within it" : "");
+    if (!rc && !cli_quiet) report_rules(&sst, project);
     etsim_synth_model_free(model);
   }
   if (!rc)

@@ -255,6 +255,20 @@ static void label_scale(double *v, size_t n, int *lg, double *mean, double *sd, 
   *median = v[n / 2];
 }
 
+/* The longest run of consecutive layers of g holding communication nodes
+ * only, into m->max_comm_run; cnt[1..L] holds the layer sizes. */
+static void comm_runs(etsim_synth_model_t *m, const etsim_synth_dag_t *g, const uint32_t *layer,
+                      int L, uint32_t *cnt) {
+  uint32_t run = 0;
+  for (int l = 1; l <= L; l++) {
+    uint32_t comm = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+      if (layer[v] == (uint32_t)l) comm += etsim_synth__is_comm(g->x[(size_t)v * m->n_ch]);
+    run = comm == cnt[l] ? run + 1 : 0;
+    if (run > m->max_comm_run) m->max_comm_run = run;
+  }
+}
+
 int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config_t *cfg,
                            etsim_synth_model_t **out, etsim_error_t *err) {
   if (!d->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "no training graphs");
@@ -280,6 +294,7 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
     m->n_cls[c] = d->n_cls[c];
     m->sum_cls += d->n_cls[c];
   }
+  m->comm_rule = d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == ETSIM_SYNTH_TRACE_CH;
   m->marg = etsim_calloc(m->sum_cls + 1, sizeof(float));
   double *ys = etsim_malloc(sizeof(double) * d->n_graphs);
   uint32_t *layer = NULL, *cnt = NULL;
@@ -317,6 +332,7 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
     for (uint32_t k = 0; k < g->n_edges; k++) nonsrc_edges += 1;
     for (int l = 1; l <= L; l++)
       if (cnt[l] > m->max_size) m->max_size = cnt[l];
+    if (m->comm_rule) comm_runs(m, g, layer, L, cnt);
     m->mean_steps += L + 1;
     m->mean_nodes += g->n_nodes;
     for (int l = 2, before = (int)cnt[1]; l <= L; before += (int)cnt[l], l++)

@@ -197,7 +197,24 @@ typedef struct so {
   float *gapf, *A, *B;      /* edge denoiser: earlier and new node parts */
   float *phat;              /* edge probabilities of the last denoising step */
   int32_t *zt;              /* the new layer's categories, channel-major */
+  int no_comm0;             /* the new layer's node 0 may not communicate */
 } so_t;
+
+/* The communication-run rule (docs/synth.md, Output): node 0 of a layer
+ * that would otherwise make a longer run of communication-only layers
+ * than training has is denoised with its class held to the classes that
+ * do not communicate, from the first draw to the last step, so its other
+ * channels are drawn for that class.  p is renormalised; an all-zero p
+ * (no such class seen) is left alone. */
+static void mask_comm(float *p, int K) {
+  double s = 0;
+  for (int j = 0; j < K; j++) {
+    if (etsim_synth__is_comm((uint32_t)j)) p[j] = 0;
+    s += p[j];
+  }
+  if (s > 0)
+    for (int j = 0; j < K; j++) p[j] = (float)(p[j] / s);
+}
 
 /* (2) the categories of a new layer of s nodes: drawn from the marginals,
  * then denoised from step Ta down to 1; written to rows r0.. of S->xr. */
@@ -212,8 +229,15 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
   float *alog = o->alog, *ph = o->ph, *post = o->post;
   uint32_t off = 0;
   for (uint32_t c = 0; c < nch; c++) {
-    for (uint32_t v = 0; v < s; v++)
-      zt[(size_t)c * s + v] = etsim_synth__draw(rng, m->marg + off, (int)m->n_cls[c]);
+    for (uint32_t v = 0; v < s; v++) {
+      const float *mg = m->marg + off;
+      if (o->no_comm0 && c == 0 && v == 0) {
+        memcpy(post, mg, sizeof(float) * m->n_cls[0]);
+        mask_comm(post, (int)m->n_cls[0]);
+        mg = post;
+      }
+      zt[(size_t)c * s + v] = etsim_synth__draw(rng, mg, (int)m->n_cls[c]);
+    }
     off += m->n_cls[c];
   }
   /* Parts of the first attribute layer fixed for this layer. */
@@ -252,6 +276,7 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
         int32_t *z = &zt[(size_t)c * s + v];
         etsim_synth__posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
                                m->abar_a[t - 1], post);
+        if (o->no_comm0 && c == 0 && v == 0) mask_comm(post, K);
         *z = etsim_synth__draw(rng, post, K);
       }
       off += m->n_cls[c];
@@ -497,6 +522,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
   int recent = etsim_synth__dim_recent(m), rbase = etsim_synth__off_recent(m);
   memset(S->hist, 0, sizeof(uint32_t) * (3 * (size_t)m->sum_cls + m->n_cls[0]));
   uint32_t N = 0, last = 0, first_prev = 1; /* rows of layer l: [first_prev, N+1) */
+  uint32_t comm_run = 0;                    /* communication-only layers just before */
   size_t n_edges = 0;
   for (int l = 0;; l++) {
     if ((uint32_t)l >= m->max_layers || N >= limit) break;
@@ -532,8 +558,13 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     if (s == 0) break;
     if (N + s > limit) s = limit - N;
     uint32_t r0 = N + 1;
+    o.no_comm0 = m->comm_rule && S->project && comm_run >= m->max_comm_run;
     so_attrs(&o, s, r0); /* (2) */
-    if (l >= 1) {        /* (3) */
+    uint32_t comm = 0;
+    for (uint32_t v = 0; v < s; v++) comm += etsim_synth__is_comm((uint32_t)S->xr[r0 + v]);
+    comm_run = comm == s ? comm_run + 1 : 0;
+    S->stats.run_cut += (size_t)o.no_comm0;
+    if (l >= 1) { /* (3) */
       if (so_edges(&o, l, N, s, r0, first_prev, &n_edges)) return ETSIM_ENOMEM;
     } else {
       for (uint32_t v = 0; v < s; v++) S->poff[r0 + v + 1] = (uint32_t)n_edges;
@@ -678,6 +709,9 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_f64(&b, m->y2_mean);
   put_f64(&b, m->y2_std);
   put_f64(&b, m->y2_median);
+  /* Version 7: the communication-run rule. */
+  put_u32(&b, m->comm_rule);
+  put_u32(&b, m->max_comm_run);
   uint64_t np = m->n_params;
   put(&b, &np, 8);
   put(&b, m->w, sizeof(float) * m->n_params);
@@ -825,11 +859,19 @@ static int read_tables(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                        uint64_t *np, etsim_error_t *err) {
   m->marg = etsim_malloc(sizeof(float) * m->sum_cls);
   if (!m->marg) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-  uint32_t lab[2] = {1, 0};
+  uint32_t lab[2] = {1, 0}, run[2] = {0, 0};
   double lab2[3] = {0, 1, 0};
   if (get(r, m->marg, sizeof(float) * m->sum_cls) || get(r, m->bin_mean, sizeof m->bin_mean) ||
-      (ver >= 6 && (get(r, lab, sizeof lab) || get(r, lab2, sizeof lab2))) || get(r, np, 8))
+      (ver >= 6 && (get(r, lab, sizeof lab) || get(r, lab2, sizeof lab2))) ||
+      (ver >= 7 && get(r, run, sizeof run)) || get(r, np, 8))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
+  m->comm_rule = run[0];
+  m->max_comm_run = run[1];
+  if (run[0] > 1 || (run[0] && m->kind != ETSIM_SYNTH_KIND_TRACE))
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: communication-run rule out of range (corrupt "
+                           "model)",
+                           path);
   m->n_lab = lab[0];
   m->y2_log = (int)lab[1];
   m->y2_mean = lab2[0];

@@ -35,6 +35,10 @@ struct etsim_synth_model {
   uint32_t n_lab;
   int y2_log;
   double y2_mean, y2_std, y2_median;
+  /* Trace models (version 7): the longest run of consecutive layers made
+   * of communication nodes only (send, recv, collective) in training;
+   * with comm_rule, sampling never makes a longer one. */
+  uint32_t comm_rule, max_comm_run;
   /* Loss normalisers: mean steps (L + 1), nodes and candidate pairs per
    * training graph.  Every step, node and pair weighs the same across the
    * data set (per-graph means would favour small graphs: shallow graphs'
@@ -170,6 +174,8 @@ int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *
 
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);
+/* Node class cls communicates (send, recv, collective; dag.c). */
+int etsim_synth__is_comm(uint32_t cls);
 
 /* Surrogate test hooks (surrogate.c): a fresh regressor for d's layout, and
  * the loss of all of d as one batch with its gradient left in *g (parameters
