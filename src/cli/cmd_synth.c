@@ -255,7 +255,7 @@ static int cmd_train(int argc, char **argv) {
                 "edge candidates scored exactly (default 256)"),
       CLI_O_INT("--hist", NULL, &hist, "0..15", 0, 15,
                 "context mask: 1 denoisers' histograms, 2 size head's, 4 depth progress, "
-                "8 class recency (4 and 8 traces only; default 5)"),
+                "8 class recency (4 and 8 traces only; default 13)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",

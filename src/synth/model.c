@@ -215,7 +215,9 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->lr = 2e-3f;
   c->seed = 1;
   c->exact_candidates = 256;
-  c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS;
+  /* Progress and recency apply to traces only (etsim_synth__model_new):
+   * text DAGs train with the histograms alone, as before. */
+  c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS | ETSIM_SYNTH_CTX_RECENT;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {

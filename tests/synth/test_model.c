@@ -7,10 +7,11 @@
 
 #include <math.h>
 
-static etsim_synth_model_t *toy_model_ctx(const etsim_synth_data_t *d, int extra_ctx) {
+/* ctx: the context mask, or -1 for the default. */
+static etsim_synth_model_t *toy_model_ctx(const etsim_synth_data_t *d, int ctx) {
   etsim_synth_config_t c;
   etsim_synth_config_default(&c);
-  c.ctx_hist |= extra_ctx;
+  if (ctx >= 0) c.ctx_hist = ctx;
   c.hidden = 8;
   c.mp_layers = 2;
   c.pair_hidden = 6;
@@ -22,7 +23,7 @@ static etsim_synth_model_t *toy_model_ctx(const etsim_synth_data_t *d, int extra
   assert_int_equal(etsim_synth__alloc_params(m, 1, 7), 0);
   return m;
 }
-static etsim_synth_model_t *toy_model(const etsim_synth_data_t *d) { return toy_model_ctx(d, 0); }
+static etsim_synth_model_t *toy_model(const etsim_synth_data_t *d) { return toy_model_ctx(d, -1); }
 
 static void test_layers(void **state) {
   (void)state;
@@ -62,8 +63,9 @@ static void test_schedule(void **state) {
 }
 
 /* Trace data (kind TRACE) add the depth-progress context (SY_PROG
- * floats), so the denoisers' first layers are wider; both gradients are
- * checked, the trace one with a two-component label. */
+ * floats) and, with `recent` (the default), the class recency, so the
+ * denoisers' first layers are wider; both gradients are checked, the
+ * trace one with a two-component label. */
 static void check_gradient(int kind, int recent) {
   etsim_synth_data_t d;
   toy_data(&d);
@@ -73,7 +75,11 @@ static void check_gradient(int kind, int recent) {
     d.g[0].y2 = 0.35;
     d.g[1].y2 = 0.12;
   }
-  etsim_synth_model_t *m = toy_model_ctx(&d, recent ? ETSIM_SYNTH_CTX_RECENT : 0);
+  etsim_synth_config_t def;
+  etsim_synth_config_default(&def); /* the class recency is on by default */
+  TU_EQ(def.ctx_hist & ETSIM_SYNTH_CTX_RECENT, ETSIM_SYNTH_CTX_RECENT);
+  etsim_synth_model_t *m =
+      toy_model_ctx(&d, recent ? def.ctx_hist : def.ctx_hist & ~ETSIM_SYNTH_CTX_RECENT);
   etsim_error_t err = {0};
   int prog = kind == ETSIM_SYNTH_KIND_TRACE;
   assert_int_equal(!!(m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS), prog);
@@ -140,7 +146,7 @@ static void test_recency(void **state) {
   etsim_synth_data_t d;
   toy_data(&d);
   d.kind = ETSIM_SYNTH_KIND_TRACE;
-  etsim_synth_model_t *m = toy_model_ctx(&d, ETSIM_SYNTH_CTX_RECENT);
+  etsim_synth_model_t *m = toy_model(&d);
   TU_EQ(etsim_synth__dim_recent(m), 3);
   TU_EQ(etsim_synth__off_recent(m), 8 + SY_FEAT + SY_DY + 3 * (3 + 4));
   uint32_t seen[3] = {4, 0, 2};

@@ -520,6 +520,9 @@ static void test_comm_run_rule(void **state) {
   make_trace_period(&d, "XCC");
   TU_EQ(longest_comm_run(&d), 1);
   c.epochs = 2;
+  /* Without the class recency, so that the version-6 copy below loads:
+   * the rule does not depend on it. */
+  c.ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS;
   assert_int_equal(etsim_synth_train(&d, &d, &c, NULL, NULL, &m, &err), 0);
   TU_EQ(m->comm_rule, 1);
   TU_EQ(m->max_comm_run, 1);
