@@ -86,14 +86,28 @@ static int ring_grow(pk_ring_t *f) {
   return 0;
 }
 
-static inline int fifo_push(pk_port_t *p, int qi, const pk_hdr_t *h) {
+/* The slot of a packet of size bytes appended to queue qi, for the caller
+ * to fill; NULL when the ring cannot grow.  Callers that change a header
+ * on its way (hop, ingress port, the ACK made of a data packet) copy it in
+ * whole first and then store the changed fields into the slot: a header
+ * changed in place by 2- and 8-byte stores and then copied by 16-byte
+ * loads waits for those stores to retire (a failed store-to-load forward),
+ * which was a tenth of the 128-host all-to-all's time. */
+static inline pk_hdr_t *fifo_slot(pk_port_t *p, int qi, uint32_t size) {
   pk_ring_t *f = &p->q[qi];
-  if (f->n == f->cap && ring_grow(f)) return ETSIM_ENOMEM;
+  if (f->n == f->cap && ring_grow(f)) return NULL;
   p->qmask |= (uint8_t)(1u << qi);
-  f->v[(f->head + f->n++) & (f->cap - 1)] = *h;
+  pk_hdr_t *d = &f->v[(f->head + f->n++) & (f->cap - 1)];
   /* the next push's slot, for writing: long queues are cold */
   __builtin_prefetch(&f->v[(f->head + f->n) & (f->cap - 1)], 1);
-  f->bytes += h->size;
+  f->bytes += size;
+  return d;
+}
+
+static inline int fifo_push(pk_port_t *p, int qi, const pk_hdr_t *h) {
+  pk_hdr_t *d = fifo_slot(p, qi, h->size);
+  if (!d) return ETSIM_ENOMEM;
+  *d = *h;
   return 0;
 }
 
@@ -140,12 +154,21 @@ static int wire_grow(pk_port_t *p) {
   return 0;
 }
 
-static inline int transmit(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
+/* The wire slot of the packet port p starts sending now, for the caller to
+ * fill before transmit_ (see fifo_slot for why not a copy of a header
+ * built elsewhere); NULL out of memory. */
+static inline pk_hdr_t *wire_slot(pk_port_t *p) {
+  if (p->wire_n == p->wire_cap && wire_grow(p)) return NULL;
+  return &p->wire[(p->wire_head + p->wire_n++) & (p->wire_cap - 1)];
+}
+
+/* Port gp starts serialising the packet of size bytes and type just put
+ * in its wire slot: the end of serialisation and its arrival. */
+static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type) {
   pk_port_t *p = &n->ports[gp];
-  int64_t t = port_tx_time(n, p, h->size);
+  int64_t t = port_tx_time(n, p, size);
   p->busy_until = n->now + t;
-  p->tx_bytes += h->size;
-  unsigned type = pk_hdr_type(h);
+  p->tx_bytes += size;
   if (type == PK_DATA) n->st.data_pkts++;
   else if (type == PK_PFC) n->st.pfc_frames++;
   else n->st.ack_pkts++;
@@ -165,11 +188,15 @@ static inline int transmit(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
    * event per busy link), it carried a number a link delay old and had to
    * be sorted in among the events of its instant, a walk that on a
    * 1,024-host fabric passed dozens of them or fell back on the heap. */
-  if (p->wire_n == p->wire_cap && wire_grow(p)) return oom(n);
-  p->wire[(p->wire_head + p->wire_n) & (p->wire_cap - 1)] = *h;
-  p->wire_n++;
   if (pk_evq_push_seq(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, 0)) return oom(n);
   return 0;
+}
+
+static inline int transmit(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
+  pk_hdr_t *d = wire_slot(&n->ports[gp]);
+  if (!d) return oom(n);
+  *d = *h;
+  return transmit_(n, gp, h->size, pk_hdr_type(h));
 }
 
 /* 1 when the port is still serialising (an end event is then pending).
@@ -199,14 +226,14 @@ static uint64_t shared_used(const pk_port_t *p, int q) {
 
 static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   if (n->ports[gp].down) return 0; /* the cable failed: nobody to tell */
-  pk_hdr_t h;
-  memset(&h, 0, sizeof h);
-  h.flow = h.ints = h.route = PK_NONE;
-  h.size = (uint16_t)n->pfc_size;
-  h.flags = (uint8_t)(pk_hdr_flags(PK_PFC, (unsigned)q) | (pause ? PK_HDR_PAUSE : 0));
   pk_port_t *p = &n->ports[gp];
-  if (fifo_push(p, 0, &h)) return oom(n);
-  p->qbytes_total += h.size;
+  pk_hdr_t *h = fifo_slot(p, 0, n->pfc_size);
+  if (!h) return oom(n);
+  memset(h, 0, sizeof *h);
+  h->flow = h->ints = h->route = PK_NONE;
+  h->size = (uint16_t)n->pfc_size;
+  h->flags = (uint8_t)(pk_hdr_flags(PK_PFC, (unsigned)q) | (pause ? PK_HDR_PAUSE : 0));
+  p->qbytes_total += n->pfc_size;
   return port_kick(n, gp);
 }
 
@@ -261,47 +288,53 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
   }
   pk_hdr_t h = fifo_pop(p, qi);
   p->qbytes_total -= h.size;
+  uint8_t mark = 0; /* PK_HDR_ECN, set in the wire slot (see fifo_slot) */
   if (qi) {
     pk_node_t *s = &n->nodes[p->node];
     pk_port_t *in = &n->ports[s->port0 + h.in_port];
     ingress_release(s, in, qi, h.size);
     if (n->cfg.enable_qcn && pk_hdr_type(&h) == PK_DATA) {
       uint64_t e = p->q[qi].bytes;
-      if (e > p->kmax) h.flags |= PK_HDR_ECN;
+      if (e > p->kmax) mark = PK_HDR_ECN;
       else if (e > p->kmin && p->kmax > p->kmin) {
         double pr = p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
-        if (etsim_rng_uniform(&n->rng) < pr) h.flags |= PK_HDR_ECN;
+        if (etsim_rng_uniform(&n->rng) < pr) mark = PK_HDR_ECN;
       }
-      if (h.flags & PK_HDR_ECN) n->st.ecn_marks++;
+      if ((h.flags | mark) & PK_HDR_ECN) n->st.ecn_marks++;
     }
     int rc = ingress_resume(n, s, h.in_port, qi);
     if (rc) return rc;
   }
-  if (n->cc == &etsim_net__pkt_cc_hpcc && pk_hdr_type(&h) == PK_DATA && h.nhop < PK_MAX_HOPS) {
+  uint8_t nhop = h.nhop;
+  if (n->cc == &etsim_net__pkt_cc_hpcc && pk_hdr_type(&h) == PK_DATA && nhop < PK_MAX_HOPS) {
     /* ns-3's IntHop keeps time in ns, bytes in 128 B units and queue
      * length in 80 B units (times INT_MULTI); the HPCC rate law sees those
      * steps, so they are kept here too. */
-    pk_hop_t *x = n->hops + (size_t)h.ints * PK_MAX_HOPS + h.nhop++;
+    pk_hop_t *x = n->hops + (size_t)h.ints * PK_MAX_HOPS + nhop++;
     uint64_t bu = 128ull * n->cfg.int_multi, qu = 80ull * n->cfg.int_multi;
     x->ts_ps = n->now / 1000 * 1000;
     x->tx_bytes = p->tx_bytes / bu * bu;
     x->qlen_bytes = p->qbytes_total / qu * qu;
     x->rate_bps = p->rate_bps;
   }
-  return transmit(n, gp, &h);
+  pk_hdr_t *d = wire_slot(p);
+  if (!d) return oom(n);
+  *d = h;
+  d->flags |= mark;
+  d->nhop = nhop;
+  return transmit_(n, gp, h.size, pk_hdr_type(&h));
 }
 
-static int switch_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
+static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   pk_port_t *inp = &n->ports[gp];
   pk_node_t *s = &n->nodes[inp->node];
-  uint32_t hop = ++h->hop;
+  uint32_t hop = h->hop + 1u;
   uint32_t out = s->port0 + (hop <= PK_HDR_OUT ? h->out[hop - 1] : n->routes[h->route + hop]);
   /* ACKs and NACKs queue with the data of their priority group, first in
    * first out: ns-3's ACK_HIGH_PRIO is a host setting (which pause blocks
    * the NIC's ACK queue), and the switches' own AckHighPrio is never set,
    * so queue 0 carries pause frames only. */
   int qi = (int)pk_hdr_pg(h);
-  h->in_port = (uint16_t)(gp - s->port0);
   if (qi) {
     uint32_t sz = h->size;
     uint64_t th = pfc_thresh(s, inp);
@@ -321,7 +354,11 @@ static int switch_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
     if (occ > s->peak_used) s->peak_used = occ;
   }
   pk_port_t *op = &n->ports[out];
-  if (fifo_push(op, qi, h)) return oom(n);
+  pk_hdr_t *d = fifo_slot(op, qi, h->size);
+  if (!d) return oom(n);
+  *d = *h;
+  d->hop = (uint16_t)hop;
+  d->in_port = (uint16_t)(gp - s->port0);
   op->qbytes_total += h->size;
   if (op->qbytes_total > op->qbytes_peak) op->qbytes_peak = op->qbytes_total;
   if (qi && !(inp->ing_paused & (1u << qi)) &&
@@ -445,25 +482,29 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     __builtin_prefetch(&n->qps[p->qps[res + 1 < cnt ? res + 1 : 0]]);
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
-    pk_hdr_t h;
-    h.seq = q->snd_nxt;
-    h.ts_ps = n->now;
-    h.flow = (uint32_t)(q - n->qps);
-    h.ints = PK_NONE;
-    if (n->cc == &etsim_net__pkt_cc_hpcc && (h.ints = int_alloc(n)) == PK_NONE) return oom(n);
-    hdr_route(n, &h, q->route_data);
-    h.size = (uint16_t)(pay + n->data_hdr);
-    h.in_port = h.hop = 0;
-    h.flags = pk_hdr_flags(PK_DATA, q->pg);
-    h.nhop = 0;
+    uint32_t ints = PK_NONE;
+    if (n->cc == &etsim_net__pkt_cc_hpcc && (ints = int_alloc(n)) == PK_NONE) return oom(n);
+    /* built in its wire slot (see fifo_slot) */
+    pk_hdr_t *h = wire_slot(p);
+    if (!h) return oom(n);
+    uint32_t size = pay + n->data_hdr;
+    h->seq = q->snd_nxt;
+    h->ts_ps = n->now;
+    h->flow = (uint32_t)(q - n->qps);
+    h->ints = ints;
+    hdr_route(n, h, q->route_data);
+    h->size = (uint16_t)size;
+    h->in_port = h->hop = 0;
+    h->flags = pk_hdr_flags(PK_DATA, q->pg);
+    h->nhop = 0;
     q->snd_nxt += pay;
-    q->last_pkt_size = h.size;
+    q->last_pkt_size = size;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
-        n->now + (pace == p->rate_bps ? port_tx_time(n, p, h.size) : pk_tx_time(n, h.size, pace));
+        n->now + (pace == p->rate_bps ? port_tx_time(n, p, size) : pk_tx_time(n, size, pace));
     p->wake_min_ok = 0;
     n->last_progress = n->now;
-    return transmit(n, gp, &h);
+    return transmit_(n, gp, size, PK_DATA);
   }
   /* a full pass: every finished queue pair is gone, all_min is the
    * earliest pacing time of the rest */
@@ -528,7 +569,7 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   if (q->fn) q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
 }
 
-static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
+static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   (void)gp;
   uint32_t fid = h->flow;
   pk_qp_t *q = &n->qps[fid];
@@ -564,17 +605,20 @@ static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
     }
     if (x == 1 || x == 2) {
       /* The data packet turns into its ACK: same flow, INT stack and time
-       * stamp; the ECN mark becomes the CNP flag. */
+       * stamp; the ECN mark becomes the CNP flag.  Copied whole into the
+       * ACK queue, then changed there (see fifo_slot). */
       if (h->flags & PK_HDR_ECN) n->st.cnps++;
-      h->seq = q->rcv_nxt;
-      h->flags = (uint8_t)(pk_hdr_flags(x == 1 ? PK_ACK : PK_NACK, pk_hdr_pg(h)) |
-                           (h->flags & PK_HDR_ECN));
-      h->size = (uint16_t)n->ack_size;
-      hdr_route(n, h, q->route_ack);
-      h->hop = 0;
       pk_port_t *rp = &n->ports[q->rx_gport];
-      if (fifo_push(rp, 0, h)) return oom(n);
-      rp->qbytes_total += h->size;
+      pk_hdr_t *d = fifo_slot(rp, 0, n->ack_size);
+      if (!d) return oom(n);
+      *d = *h;
+      d->seq = q->rcv_nxt;
+      d->flags = (uint8_t)(pk_hdr_flags(x == 1 ? PK_ACK : PK_NACK, pk_hdr_pg(h)) |
+                           (h->flags & PK_HDR_ECN));
+      d->size = (uint16_t)n->ack_size;
+      hdr_route(n, d, q->route_ack);
+      d->hop = 0;
+      rp->qbytes_total += n->ack_size;
       return nic_kick_(n, q->rx_gport, 1);
     }
     pkt_free(n, h);
@@ -605,7 +649,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   return nic_kick(n, q->gport);
 }
 
-static int on_arrive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
+static int on_arrive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   pk_port_t *p = &n->ports[gp];
   if (pk_hdr_type(h) == PK_PFC) {
     if (p->down) return 0; /* a failed port stays held (pkt_fail.c) */
