@@ -13,6 +13,7 @@
 #include "pkt_int.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,12 +65,6 @@ static inline void pkt_free(pk_net_t *n, const pk_hdr_t *h) {
   n->free_int = h->ints;
 }
 
-/* Fill h->out with the first switches' ports of the route at r. */
-static inline void hdr_route(const pk_net_t *n, pk_hdr_t *h, uint32_t r) {
-  h->route = r;
-  memcpy(h->out, n->routes + r + 1, sizeof h->out);
-}
-
 /* Egress queue qi of port p, a ring of headers; qmask keeps one bit per
  * non-empty queue so the scheduler finds the next priority without looking
  * at all eight. */
@@ -86,13 +81,47 @@ static int ring_grow(pk_ring_t *f) {
   return 0;
 }
 
+/* Headers are written into their ring slots (queues, wires) whole, with
+ * three 16-byte stores of words composed in registers (hdr_put), never
+ * built or changed there field by field: a header stored by 1- to 8-byte
+ * stores and read back soon after by a load that spans two of them (the
+ * next hop's copy, the dequeue of a packet that found its queue empty)
+ * waits for those stores to retire, a failed store-to-load forward; perf
+ * put a tenth of the 128-host all-to-all's time on such loads.  The words
+ * are the header's bytes in order (x86-64 and the other little-endian
+ * targets): */
+#define HW_ROUTE_SIZE_INPORT 3 /* route (bits 0-31), size (32-47), in_port (48-63) */
+#define HW_HOP_FLAGS_OUT 4     /* hop (0-15), flags (16-23), nhop (24-31), out[0..1] */
+_Static_assert(sizeof(pk_hdr_t) == 48 && offsetof(pk_hdr_t, route) == 24 &&
+                   offsetof(pk_hdr_t, size) == 28 && offsetof(pk_hdr_t, in_port) == 30 &&
+                   offsetof(pk_hdr_t, hop) == 32 && offsetof(pk_hdr_t, flags) == 34 &&
+                   offsetof(pk_hdr_t, nhop) == 35 && offsetof(pk_hdr_t, out) == 36 &&
+                   __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "hdr_put's word layout");
+
+typedef uint64_t hdr_v2_t __attribute__((vector_size(16)));
+
+static inline void hdr_get(uint64_t w[6], const pk_hdr_t *h) { memcpy(w, h, 6 * sizeof *w); }
+
+static inline void hdr_put(pk_hdr_t *d, const uint64_t w[6]) {
+  hdr_v2_t a = {w[0], w[1]}, b = {w[2], w[3]}, c = {w[4], w[5]};
+  memcpy((char *)d, &a, 16);
+  memcpy((char *)d + 16, &b, 16);
+  memcpy((char *)d + 32, &c, 16);
+}
+
+/* Point the header of words w at the route r, with the ports it leaves
+ * its first PK_HDR_OUT switches by (see pk_hdr_t.out). */
+static inline void hdr_route_words(const pk_net_t *n, uint64_t w[6], uint32_t r) {
+  uint32_t o01;
+  memcpy(&o01, n->routes + r + 1, 4);
+  memcpy(&w[5], n->routes + r + 3, 8);
+  w[HW_ROUTE_SIZE_INPORT] = (w[HW_ROUTE_SIZE_INPORT] & ~0xffffffffull) | r;
+  w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & 0xffffffffull) | (uint64_t)o01 << 32;
+}
+
 /* The slot of a packet of size bytes appended to queue qi, for the caller
- * to fill; NULL when the ring cannot grow.  Callers that change a header
- * on its way (hop, ingress port, the ACK made of a data packet) copy it in
- * whole first and then store the changed fields into the slot: a header
- * changed in place by 2- and 8-byte stores and then copied by 16-byte
- * loads waits for those stores to retire (a failed store-to-load forward),
- * which was a tenth of the 128-host all-to-all's time. */
+ * to fill (hdr_put); NULL when the ring cannot grow. */
 static inline pk_hdr_t *fifo_slot(pk_port_t *p, int qi, uint32_t size) {
   pk_ring_t *f = &p->q[qi];
   if (f->n == f->cap && ring_grow(f)) return NULL;
@@ -107,21 +136,24 @@ static inline pk_hdr_t *fifo_slot(pk_port_t *p, int qi, uint32_t size) {
 static inline int fifo_push(pk_port_t *p, int qi, const pk_hdr_t *h) {
   pk_hdr_t *d = fifo_slot(p, qi, h->size);
   if (!d) return ETSIM_ENOMEM;
-  *d = *h;
+  uint64_t w[6];
+  hdr_get(w, h);
+  hdr_put(d, w);
   return 0;
 }
 
-static inline pk_hdr_t fifo_pop(pk_port_t *p, int qi) {
+/* The head of queue qi, taken off it into w (words, see hdr_put). */
+static inline void fifo_pop(pk_port_t *p, int qi, uint64_t w[6]) {
   pk_ring_t *f = &p->q[qi];
-  pk_hdr_t h = f->v[f->head];
+  const pk_hdr_t *h = &f->v[f->head];
+  hdr_get(w, h);
   f->head = (f->head + 1) & (f->cap - 1);
   if (!--f->n) p->qmask &= (uint8_t) ~(1u << qi);
   else { /* the next one, sent a packet time later (a header spans two lines) */
     __builtin_prefetch(&f->v[f->head]);
     __builtin_prefetch((const char *)&f->v[f->head] + 47);
   }
-  f->bytes -= h.size;
-  return h;
+  f->bytes -= (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
 }
 
 /* ------------------------------------------------------------ transmit */
@@ -192,11 +224,13 @@ static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned ty
   return 0;
 }
 
-static inline int transmit(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
+/* Port gp sends the header of words w (see hdr_put). */
+static inline int transmit(pk_net_t *n, uint32_t gp, const uint64_t w[6]) {
   pk_hdr_t *d = wire_slot(&n->ports[gp]);
   if (!d) return oom(n);
-  *d = *h;
-  return transmit_(n, gp, h->size, pk_hdr_type(h));
+  hdr_put(d, w);
+  return transmit_(n, gp, (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32),
+                   (unsigned)(w[HW_HOP_FLAGS_OUT] >> 16) & PK_HDR_TYPE);
 }
 
 /* 1 when the port is still serialising (an end event is then pending).
@@ -227,12 +261,12 @@ static uint64_t shared_used(const pk_port_t *p, int q) {
 static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   if (n->ports[gp].down) return 0; /* the cable failed: nobody to tell */
   pk_port_t *p = &n->ports[gp];
-  pk_hdr_t *h = fifo_slot(p, 0, n->pfc_size);
-  if (!h) return oom(n);
-  memset(h, 0, sizeof *h);
-  h->flow = h->ints = h->route = PK_NONE;
-  h->size = (uint16_t)n->pfc_size;
-  h->flags = (uint8_t)(pk_hdr_flags(PK_PFC, (unsigned)q) | (pause ? PK_HDR_PAUSE : 0));
+  pk_hdr_t h;
+  memset(&h, 0, sizeof h);
+  h.flow = h.ints = h.route = PK_NONE;
+  h.size = (uint16_t)n->pfc_size;
+  h.flags = (uint8_t)(pk_hdr_flags(PK_PFC, (unsigned)q) | (pause ? PK_HDR_PAUSE : 0));
+  if (fifo_push(p, 0, &h)) return oom(n);
   p->qbytes_total += n->pfc_size;
   return port_kick(n, gp);
 }
@@ -286,43 +320,44 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     qi = __builtin_ctz(after ? after : ready);
     p->rr = (uint8_t)qi;
   }
-  pk_hdr_t h = fifo_pop(p, qi);
-  p->qbytes_total -= h.size;
-  uint8_t mark = 0; /* PK_HDR_ECN, set in the wire slot (see fifo_slot) */
+  uint64_t w[6];
+  fifo_pop(p, qi, w);
+  uint32_t size = (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
+  uint32_t in_port = (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 48);
+  unsigned flags = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 16), type = flags & PK_HDR_TYPE;
+  p->qbytes_total -= size;
   if (qi) {
     pk_node_t *s = &n->nodes[p->node];
-    pk_port_t *in = &n->ports[s->port0 + h.in_port];
-    ingress_release(s, in, qi, h.size);
-    if (n->cfg.enable_qcn && pk_hdr_type(&h) == PK_DATA) {
+    pk_port_t *in = &n->ports[s->port0 + in_port];
+    ingress_release(s, in, qi, size);
+    if (n->cfg.enable_qcn && type == PK_DATA) {
       uint64_t e = p->q[qi].bytes;
-      if (e > p->kmax) mark = PK_HDR_ECN;
+      if (e > p->kmax) flags |= PK_HDR_ECN;
       else if (e > p->kmin && p->kmax > p->kmin) {
         double pr = p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
-        if (etsim_rng_uniform(&n->rng) < pr) mark = PK_HDR_ECN;
+        if (etsim_rng_uniform(&n->rng) < pr) flags |= PK_HDR_ECN;
       }
-      if ((h.flags | mark) & PK_HDR_ECN) n->st.ecn_marks++;
+      if (flags & PK_HDR_ECN) n->st.ecn_marks++;
+      w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 16)) | (uint64_t)flags << 16;
     }
-    int rc = ingress_resume(n, s, h.in_port, qi);
+    int rc = ingress_resume(n, s, in_port, qi);
     if (rc) return rc;
   }
-  uint8_t nhop = h.nhop;
-  if (n->cc == &etsim_net__pkt_cc_hpcc && pk_hdr_type(&h) == PK_DATA && nhop < PK_MAX_HOPS) {
+  uint32_t nhop = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 24);
+  if (n->cc == &etsim_net__pkt_cc_hpcc && type == PK_DATA && nhop < PK_MAX_HOPS) {
     /* ns-3's IntHop keeps time in ns, bytes in 128 B units and queue
      * length in 80 B units (times INT_MULTI); the HPCC rate law sees those
      * steps, so they are kept here too. */
-    pk_hop_t *x = n->hops + (size_t)h.ints * PK_MAX_HOPS + nhop++;
+    uint32_t ints = (uint32_t)(w[2] >> 32);
+    pk_hop_t *x = n->hops + (size_t)ints * PK_MAX_HOPS + nhop++;
     uint64_t bu = 128ull * n->cfg.int_multi, qu = 80ull * n->cfg.int_multi;
     x->ts_ps = n->now / 1000 * 1000;
     x->tx_bytes = p->tx_bytes / bu * bu;
     x->qlen_bytes = p->qbytes_total / qu * qu;
     x->rate_bps = p->rate_bps;
+    w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 24)) | (uint64_t)nhop << 24;
   }
-  pk_hdr_t *d = wire_slot(p);
-  if (!d) return oom(n);
-  *d = h;
-  d->flags |= mark;
-  d->nhop = nhop;
-  return transmit_(n, gp, h.size, pk_hdr_type(&h));
+  return transmit(n, gp, w);
 }
 
 static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
@@ -356,9 +391,12 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   pk_port_t *op = &n->ports[out];
   pk_hdr_t *d = fifo_slot(op, qi, h->size);
   if (!d) return oom(n);
-  *d = *h;
-  d->hop = (uint16_t)hop;
-  d->in_port = (uint16_t)(gp - s->port0);
+  uint64_t w[6];
+  hdr_get(w, h);
+  w[HW_ROUTE_SIZE_INPORT] =
+      (w[HW_ROUTE_SIZE_INPORT] & 0xffffffffffffull) | (uint64_t)(uint16_t)(gp - s->port0) << 48;
+  w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~0xffffull) | (uint16_t)hop;
+  hdr_put(d, w);
   op->qbytes_total += h->size;
   if (op->qbytes_total > op->qbytes_peak) op->qbytes_peak = op->qbytes_total;
   if (qi && !(inp->ing_paused & (1u << qi)) &&
@@ -408,9 +446,10 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
   if (p->q[0].n && !(p->paused & (1u << ack_prio))) {
-    pk_hdr_t h = fifo_pop(p, 0);
-    p->qbytes_total -= h.size;
-    return transmit(n, gp, &h);
+    uint64_t w[6];
+    fifo_pop(p, 0, w);
+    p->qbytes_total -= (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
+    return transmit(n, gp, w);
   }
   size_t cnt = p->n_qps;
   int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
@@ -484,19 +523,14 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
     uint32_t ints = PK_NONE;
     if (n->cc == &etsim_net__pkt_cc_hpcc && (ints = int_alloc(n)) == PK_NONE) return oom(n);
-    /* built in its wire slot (see fifo_slot) */
-    pk_hdr_t *h = wire_slot(p);
-    if (!h) return oom(n);
     uint32_t size = pay + n->data_hdr;
-    h->seq = q->snd_nxt;
-    h->ts_ps = n->now;
-    h->flow = (uint32_t)(q - n->qps);
-    h->ints = ints;
-    hdr_route(n, h, q->route_data);
-    h->size = (uint16_t)size;
-    h->in_port = h->hop = 0;
-    h->flags = pk_hdr_flags(PK_DATA, q->pg);
-    h->nhop = 0;
+    uint64_t w[6];
+    w[0] = q->snd_nxt;
+    w[1] = (uint64_t)n->now;
+    w[2] = (uint32_t)(q - n->qps) | (uint64_t)ints << 32;
+    w[HW_ROUTE_SIZE_INPORT] = (uint64_t)size << 32;                     /* in_port 0 */
+    w[HW_HOP_FLAGS_OUT] = (uint64_t)pk_hdr_flags(PK_DATA, q->pg) << 16; /* hop, nhop 0 */
+    hdr_route_words(n, w, q->route_data);
     q->snd_nxt += pay;
     q->last_pkt_size = size;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
@@ -504,7 +538,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
         n->now + (pace == p->rate_bps ? port_tx_time(n, p, size) : pk_tx_time(n, size, pace));
     p->wake_min_ok = 0;
     n->last_progress = n->now;
-    return transmit_(n, gp, size, PK_DATA);
+    return transmit(n, gp, w);
   }
   /* a full pass: every finished queue pair is gone, all_min is the
    * earliest pacing time of the rest */
@@ -611,13 +645,17 @@ static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
       pk_port_t *rp = &n->ports[q->rx_gport];
       pk_hdr_t *d = fifo_slot(rp, 0, n->ack_size);
       if (!d) return oom(n);
-      *d = *h;
-      d->seq = q->rcv_nxt;
-      d->flags = (uint8_t)(pk_hdr_flags(x == 1 ? PK_ACK : PK_NACK, pk_hdr_pg(h)) |
-                           (h->flags & PK_HDR_ECN));
-      d->size = (uint16_t)n->ack_size;
-      hdr_route(n, d, q->route_ack);
-      d->hop = 0;
+      uint64_t w[6];
+      hdr_get(w, h);
+      unsigned flags = (unsigned)(pk_hdr_flags(x == 1 ? PK_ACK : PK_NACK, pk_hdr_pg(h)) |
+                                  (h->flags & PK_HDR_ECN));
+      w[0] = q->rcv_nxt;
+      w[HW_ROUTE_SIZE_INPORT] =
+          (w[HW_ROUTE_SIZE_INPORT] & 0xffff000000000000ull) | (uint64_t)n->ack_size << 32;
+      /* hop 0, nhop kept */
+      w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & 0xff000000ull) | (uint64_t)flags << 16;
+      hdr_route_words(n, w, q->route_ack);
+      hdr_put(d, w);
       rp->qbytes_total += n->ack_size;
       return nic_kick_(n, q->rx_gport, 1);
     }
