@@ -111,11 +111,12 @@ static inline void hdr_put(pk_hdr_t *d, const uint64_t w[6]) {
 }
 
 /* Point the header of words w at the route r, with the ports it leaves
- * its first PK_HDR_OUT switches by (see pk_hdr_t.out). */
-static inline void hdr_route_words(const pk_net_t *n, uint64_t w[6], uint32_t r) {
+ * its first PK_HDR_OUT switches by, out (routes[r + 1 ..], see
+ * pk_hdr_t.out). */
+static inline void hdr_route_words(uint64_t w[6], uint32_t r, const uint16_t *out) {
   uint32_t o01;
-  memcpy(&o01, n->routes + r + 1, 4);
-  memcpy(&w[5], n->routes + r + 3, 8);
+  memcpy(&o01, out, 4);
+  memcpy(&w[5], out + 2, 8);
   w[HW_ROUTE_SIZE_INPORT] = (w[HW_ROUTE_SIZE_INPORT] & ~0xffffffffull) | r;
   w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & 0xffffffffull) | (uint64_t)o01 << 32;
 }
@@ -194,9 +195,10 @@ static inline pk_hdr_t *wire_slot(pk_port_t *p) {
   return &p->wire[(p->wire_head + p->wire_n++) & (p->wire_cap - 1)];
 }
 
-/* Port gp starts serialising the packet of size bytes and type just put
- * in its wire slot: the end of serialisation and its arrival. */
-static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type) {
+/* Port gp starts serialising the packet (queue pair flow) of size bytes
+ * and type just put in its wire slot: the end of serialisation and its
+ * arrival. */
+static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type, uint32_t flow) {
   pk_port_t *p = &n->ports[gp];
   int64_t t = port_tx_time(n, p, size);
   p->busy_until = n->now + t;
@@ -220,7 +222,8 @@ static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned ty
    * event per busy link), it carried a number a link delay old and had to
    * be sorted in among the events of its instant, a walk that on a
    * 1,024-host fabric passed dozens of them or fell back on the heap. */
-  if (pk_evq_push_seq(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, 0)) return oom(n);
+  uint64_t b = pk_arrive_b(p->peer_gport, p->peer_host ? flow : PK_NONE);
+  if (pk_evq_push_seq(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, b)) return oom(n);
   return 0;
 }
 
@@ -230,7 +233,7 @@ static inline int transmit(pk_net_t *n, uint32_t gp, const uint64_t w[6]) {
   if (!d) return oom(n);
   hdr_put(d, w);
   return transmit_(n, gp, (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32),
-                   (unsigned)(w[HW_HOP_FLAGS_OUT] >> 16) & PK_HDR_TYPE);
+                   (unsigned)(w[HW_HOP_FLAGS_OUT] >> 16) & PK_HDR_TYPE, (uint32_t)w[2]);
 }
 
 /* 1 when the port is still serialising (an end event is then pending).
@@ -530,7 +533,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     w[2] = (uint32_t)(q - n->qps) | (uint64_t)ints << 32;
     w[HW_ROUTE_SIZE_INPORT] = (uint64_t)size << 32;                     /* in_port 0 */
     w[HW_HOP_FLAGS_OUT] = (uint64_t)pk_hdr_flags(PK_DATA, q->pg) << 16; /* hop, nhop 0 */
-    hdr_route_words(n, w, q->route_data);
+    hdr_route_words(w, q->route_data, n->routes + q->route_data + 1);
     q->snd_nxt += pay;
     q->last_pkt_size = size;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
@@ -654,7 +657,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
           (w[HW_ROUTE_SIZE_INPORT] & 0xffff000000000000ull) | (uint64_t)n->ack_size << 32;
       /* hop 0, nhop kept */
       w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & 0xff000000ull) | (uint64_t)flags << 16;
-      hdr_route_words(n, w, q->route_ack);
+      hdr_route_words(w, q->route_ack, q->ack_out);
       hdr_put(d, w);
       rp->qbytes_total += n->ack_size;
       return nic_kick_(n, q->rx_gport, 1);
@@ -914,25 +917,23 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
     n->now = e.t;
     n->cur_seq = e.seq;
     n->st.events++;
-    /* Look three events ahead in the calendar, a stage each: for the
-     * third, fetch its port; for the second, an arrival, the head slot of
-     * its wire and the port it arrives at (whose lines the stage before
-     * brought in); for the next, an arrival at a host, its queue pair (the
-     * header now in cache names it).  On a large fabric each of these is
-     * cold, and the work of the events between hides the fetches. */
+    /* Fetch what the next events in the calendar will touch, each cold on
+     * a large fabric: two ahead, the port of a TX_DONE or arrival; one
+     * ahead, the slot at the head of that port's wire and the port the
+     * packet arrives at; for the next, the queue pair of a packet for a
+     * host.  An arrival names the last two (pk_arrive_b), so they are
+     * fetched without first reading the cold records that name them. */
     const pk_ev_t *x = pk_evq_ahead(&n->evq, 0);
-    if (x && x->kind == EV_ARRIVE) {
-      const pk_port_t *p1 = &n->ports[x->a];
-      if (!n->ports[p1->peer_gport].is_switch) {
-        const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].flow];
-        __builtin_prefetch(q);
-        __builtin_prefetch(&q->rcv_nxt);
-      }
+    if (x && x->kind == EV_ARRIVE && (uint32_t)x->b != PK_NONE) {
+      __builtin_prefetch(&n->qps[(uint32_t)x->b]);
+      __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
     }
     if ((x = pk_evq_ahead(&n->evq, 1)) && x->kind == EV_ARRIVE) {
-      const pk_port_t *p2 = &n->ports[x->a];
-      const char *rx = (const char *)&n->ports[p2->peer_gport];
-      __builtin_prefetch(&p2->wire[p2->wire_head]);
+      const pk_port_t *p1 = &n->ports[x->a];
+      const char *slot = (const char *)&p1->wire[p1->wire_head];
+      __builtin_prefetch(slot);
+      __builtin_prefetch(slot + sizeof(pk_hdr_t) - 1);
+      const char *rx = (const char *)&n->ports[x->b >> 32];
       __builtin_prefetch(rx);
       __builtin_prefetch(rx + 64);
       __builtin_prefetch(rx + 128);
@@ -1042,6 +1043,8 @@ static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn
     pb->node = l->b;
     pb->peer = l->a;
     pb->peer_gport = ga;
+    pa->peer_host = !t->is_switch[l->b];
+    pb->peer_host = !t->is_switch[l->a];
     pa->ifindex = (uint16_t)(ga - n->nodes[l->a].port0 + 1);
     pb->ifindex = (uint16_t)(gb - n->nodes[l->b].port0 + 1);
     pa->rate_bps = pb->rate_bps = l->rate_bps;
@@ -1297,6 +1300,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   for (uint32_t i = 0; i < nr; i++)
     rt[nf + i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
   for (uint32_t i = 0; i < PK_HDR_OUT; i++) rt[nf + nr + i] = 0; /* spare */
+  memcpy(q->ack_out, rt + nf + 1, sizeof q->ack_out);
   q->route_data = (uint32_t)n->n_routes;
   q->route_ack = (uint32_t)n->n_routes + nf;
   n->n_routes += nf + nr;
