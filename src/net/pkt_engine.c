@@ -520,8 +520,12 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   if (res != SIZE_MAX) {
     pk_qp_t *q = &n->qps[p->qps[res]];
     p->qp_rr = res;
-    /* the next scan starts at the one after, a packet time from now */
-    __builtin_prefetch(&n->qps[p->qps[res + 1 < cnt ? res + 1 : 0]]);
+    /* The next scan starts at the one after, a packet time from now: the
+     * record of the one after that, and the route of the one after (its
+     * record was fetched at the last send, the route is the next miss). */
+    size_t k1 = res + 1 < cnt ? res + 1 : 0, k2 = k1 + 1 < cnt ? k1 + 1 : 0;
+    __builtin_prefetch(&n->qps[p->qps[k2]]);
+    __builtin_prefetch(n->routes + n->qps[p->qps[k1]].route_data + 1);
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
     uint32_t ints = PK_NONE;
