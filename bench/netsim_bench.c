@@ -41,7 +41,7 @@ static double cpu_s(void) {
 /* Ring all-reduce driver: NPU i sends step k+1 once step k from i-1 has
  * arrived (and its own step k was sent: steps go out in order). */
 typedef struct {
-  int flow; /* 1: flow level */
+  const etsim_netpkt_level_t *lv;
   void *net;
   uint32_t n, steps;
   uint64_t chunk;
@@ -65,8 +65,7 @@ static void ring_send(ring_t *r, uint32_t i, int64_t t) {
   etsim_netpkt_msg_t m = {i, (i + 1) % r->n, r->chunk, t, 3, 100, ring_cb, r};
   uint64_t id;
   etsim_error_t err = {0};
-  int rc = r->flow ? etsim_netflow_send(r->net, &m, &id, &err)
-                   : etsim_netpkt_send(r->net, &m, &id, &err);
+  int rc = r->lv->send(r->net, &m, &id, &err);
   if (rc) {
     fprintf(stderr, "send: %s\n", err.msg);
     exit(3);
@@ -79,12 +78,11 @@ static void ring_send(ring_t *r, uint32_t i, int64_t t) {
   r->step_sent[i]++;
 }
 
-static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
+static void run_one(const char *name, const etsim_netpkt_level_t *lv, const etsim_netpkt_topo_t *t,
                     const etsim_netpkt_cfg_t *c, int scenario) {
   etsim_error_t err = {0};
-  void *net;
-  int rc = level ? etsim_netflow_create((etsim_netflow_t **)&net, t, c, &err)
-                 : etsim_netpkt_create((etsim_netpkt_t **)&net, t, c, &err);
+  void *net = NULL;
+  int rc = lv->create(&net, t, c, &err);
   if (rc) {
     fprintf(stderr, "%s: %s\n", name, err.msg);
     exit(3);
@@ -94,7 +92,7 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
   for (uint32_t v = 0; v < t->n_nodes; v++) nh += !t->is_switch[v];
   double t0 = now_s(), c0 = cpu_s();
   if (scenario == 3) {
-    ring.flow = level;
+    ring.lv = lv;
     ring.net = net;
     ring.n = nh;
     ring.steps = 2 * (nh - 1);
@@ -112,42 +110,31 @@ static void run_one(const char *name, int level, const etsim_netpkt_topo_t *t,
                                  : i != j;
         if (!on) continue;
         etsim_netpkt_msg_t m = {i, j, scenario == 0 ? 1000000 : 4000000, 0, 3, 100, NULL, NULL};
-        rc = level ? etsim_netflow_send(net, &m, NULL, &err)
-                   : etsim_netpkt_send(net, &m, NULL, &err);
+        rc = lv->send(net, &m, NULL, &err);
         if (rc) {
           fprintf(stderr, "%s: %s\n", name, err.msg);
           exit(3);
         }
       }
   }
-  rc = level ? etsim_netflow_run_until(net, INT64_MAX, &err)
-             : etsim_netpkt_run_until(net, INT64_MAX, &err);
+  rc = lv->run_until(net, INT64_MAX, &err);
   double wall = now_s() - t0, cpu = cpu_s() - c0;
   if (rc) {
     fprintf(stderr, "%s: %s\n", name, err.msg);
     exit(1);
   }
-  if (level) {
-    etsim_netflow_stats_t st;
-    etsim_netflow_get_stats(net, &st);
-    printf("%-8s flow    done %6" PRIu64 "/%-6" PRIu64
-           " last %12.3f us  wall %8.4f s  cpu %8.4f s  "
-           "%10.0f events/s\n",
-           name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall, cpu,
-           (double)st.events / cpu);
-    etsim_netflow_free(net);
-  } else {
-    etsim_netpkt_stats_t st;
-    etsim_netpkt_get_stats(net, &st);
-    uint64_t pk = st.data_pkts + st.ack_pkts + st.pfc_frames;
-    printf("%-8s packet  done %6" PRIu64 "/%-6" PRIu64
-           " last %12.3f us  wall %8.4f s  cpu %8.4f s  "
-           "%10.0f events/s  %10.0f packets/s  (%" PRIu64 " events, %" PRIu64
-           " packet hops, %" PRIu64 " pauses)\n",
-           name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall, cpu,
-           (double)st.events / cpu, (double)pk / cpu, st.events, pk, st.pauses);
-    etsim_netpkt_free(net);
-  }
+  etsim_netpkt_stats_t st;
+  lv->get_stats(net, &st);
+  uint64_t pk = st.data_pkts + st.ack_pkts + st.pfc_frames;
+  printf("%-8s %-7s done %6" PRIu64 "/%-6" PRIu64
+         " last %12.3f us  wall %8.4f s  cpu %8.4f s  %10.0f events/s",
+         name, lv->name, st.msgs_done, st.msgs, (double)st.last_done_ps / 1e6, wall, cpu,
+         (double)st.events / cpu);
+  if (lv->queues)
+    printf("  %10.0f packets/s  (%" PRIu64 " events, %" PRIu64 " packet hops, %" PRIu64 " pauses)",
+           (double)pk / cpu, st.events, pk, st.pauses);
+  printf("\n");
+  lv->destroy(net);
   free(ring.step_recv);
   free(ring.step_sent);
   free(ring.msg_src);
@@ -182,8 +169,8 @@ int main(int argc, char **argv) {
     if (s == 0) etsim_netpkt_topo_star(&t, 9, G100, US);
     else if (s < 3) etsim_netpkt_topo_clos2(&t, 4, 4, 2, G100, G100, US);
     else etsim_netpkt_topo_clos2(&t, 8, 16, 8, G100, G100, US);
-    run_one(names[s], 0, &t, &c, s);
-    run_one(names[s], 1, &t, &c, s);
+    run_one(names[s], etsim_netpkt_level_find("packet"), &t, &c, s);
+    run_one(names[s], etsim_netpkt_level_find("flow"), &t, &c, s);
     etsim_netpkt_topo_free(&t);
   }
   return 0;

@@ -27,6 +27,9 @@
  * Completion callbacks run inside run_until; they may call
  * etsim_netpkt_send (with a start time >= the current time).  Nothing here
  * prints: result lines go to FILE streams the caller passes in.
+ *
+ * The flow level (etsim_netflow_*) has the same calls; code that runs
+ * either drives it through the level table (etsim_netpkt_level_t).
  */
 #ifndef ETSIM_NETPKT_H
 #define ETSIM_NETPKT_H
@@ -378,13 +381,6 @@ void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct);
 int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t *out_id,
                        etsim_error_t *err);
 int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err);
-/* Send every flow of a flow file to the packet-level network pkt or, when
- * pkt is NULL, the flow-level one flow: each as its message (no callback).
- * A node outside topo, or a message the network refuses, is an error
- * naming path:LINE and the flow ("flow I: node N does not exist (M nodes)"). */
-int etsim_netpkt_flows_send(etsim_netpkt_t *pkt, etsim_netflow_t *flow,
-                            const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
-                            size_t n_flows, const char *path, etsim_error_t *err);
 int64_t etsim_netflow_next_time(const etsim_netflow_t *n);
 /* Time of the last event processed (ps). */
 int64_t etsim_netflow_now(const etsim_netflow_t *n);
@@ -414,6 +410,57 @@ void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s)
 int etsim_netflow_port_stat(const etsim_netflow_t *n, uint32_t node, uint32_t ifindex,
                             etsim_netpkt_port_stat_t *out);
 uint32_t etsim_netflow_port_count(const etsim_netflow_t *n, uint32_t node);
+
+/* ----------------------------------------------------------- either level */
+
+/*
+ * Both levels behind one table, as SQLite puts every file system behind a
+ * sqlite3_vfs: a caller that can drive either (the simulator's network,
+ * `etsim netsim`, sweeps) holds a level and its network and never asks
+ * which one it has.  `net` is that level's own network (etsim_netpkt_t or
+ * etsim_netflow_t); each entry is the function of the same name above,
+ * with its contract, except:
+ *   - get_stats fills what both levels count (events, msgs, msgs_done,
+ *     first_start_ps, last_done_ps); the flow level's other fields are 0
+ *     (etsim_netflow_get_stats has its own counters);
+ *   - set_outputs's pfc and qlen sinks and finish are for the packet
+ *     level's queues: the flow level has none and ignores them;
+ *   - msg_rate is in bits/s at both levels.
+ * `queues` says whether the level models queues, PFC and congestion
+ * control (and so has PFC/queue outputs and a port recorder): only the
+ * packet level does.
+ */
+typedef struct etsim_netpkt_level {
+  const char *name; /* "packet" or "flow" */
+  int queues;
+  int (*create)(void **out, const etsim_netpkt_topo_t *topo, const etsim_netpkt_cfg_t *cfg,
+                etsim_error_t *err);
+  void (*destroy)(void *net);
+  void (*set_outputs)(void *net, FILE *fct, FILE *pfc, FILE *qlen);
+  int (*send)(void *net, const etsim_netpkt_msg_t *m, uint64_t *out_id, etsim_error_t *err);
+  int (*run_until)(void *net, int64_t t_ps, etsim_error_t *err);
+  int64_t (*next_time)(const void *net);
+  int64_t (*now)(const void *net);
+  void (*finish)(void *net);
+  int (*msg_stat)(const void *net, uint64_t id, etsim_netpkt_msg_stat_t *out);
+  double (*msg_rate)(const void *net, uint64_t id);
+  void (*get_stats)(const void *net, etsim_netpkt_stats_t *out);
+  uint32_t (*port_count)(const void *net, uint32_t node);
+  int (*port_stat)(const void *net, uint32_t node, uint32_t ifindex, etsim_netpkt_port_stat_t *out);
+  int (*links_down)(void *net, const uint32_t *ab, size_t n_pairs, int64_t t_ps,
+                    etsim_error_t *err);
+} etsim_netpkt_level_t;
+
+/* The level named "packet" or "flow"; NULL for any other name. */
+const etsim_netpkt_level_t *etsim_netpkt_level_find(const char *name);
+
+/* Send every flow of a flow file to `net` of level `lv`, each as its
+ * message (no callback).  A node outside topo, or a message the network
+ * refuses, is an error naming path:LINE and the flow ("flow I: node N does
+ * not exist (M nodes)"). */
+int etsim_netpkt_flows_send(const etsim_netpkt_level_t *lv, void *net,
+                            const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
+                            size_t n_flows, const char *path, etsim_error_t *err);
 
 /* ns-3 address of a host: 0x0b000001 + (id/256)*0x10000 + (id%256)*0x100. */
 uint32_t etsim_netpkt_host_ip(uint32_t node);
@@ -480,13 +527,13 @@ int64_t etsim_netpkt_tl_interval(const etsim_netpkt_tl_t *tl);
 int etsim_netpkt_tl_run_until(etsim_netpkt_tl_t *tl, etsim_netpkt_t *net, int64_t t_ps,
                               etsim_error_t *err);
 
-/* Write the timeline of a run to `path`: messages 0 .. n_msgs-1 of `pkt`
- * or, when pkt is NULL, of `flow` (ids that are not messages are left
- * out), and the recorder's counters when `tl` is not NULL (the flow level
- * has none).  All borrowed.  Errors name the path. */
+/* Write the timeline of a run to `path`: messages 0 .. n_msgs-1 of `net`,
+ * a network of level `lv` (ids that are not messages are left out), and
+ * the recorder's counters when `tl` is not NULL (the flow level has none).
+ * All borrowed.  Errors name the path. */
 int etsim_netpkt_tl_write(const char *path, const etsim_netpkt_tl_t *tl,
-                          const etsim_netpkt_topo_t *topo, const etsim_netpkt_t *pkt,
-                          const etsim_netflow_t *flow, size_t n_msgs, etsim_error_t *err);
+                          const etsim_netpkt_topo_t *topo, const etsim_netpkt_level_t *lv,
+                          const void *net, size_t n_msgs, etsim_error_t *err);
 
 #ifdef __cplusplus
 }

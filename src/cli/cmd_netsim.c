@@ -149,15 +149,14 @@ static int open_out(out_t *o, const char *path, etsim_error_t *err) {
  * timeline recorder relies on the same), so every output is the same.  Off
  * a terminal it runs in one call. */
 typedef struct runner {
-  etsim_netpkt_t *pkt;
-  etsim_netpkt_tl_t *tl;
-  etsim_netflow_t *flow;
+  const etsim_netpkt_level_t *lv;
+  void *net;
+  etsim_netpkt_tl_t *tl; /* the packet level's recorder, or NULL */
 } runner_t;
 
 static int run_to(const runner_t *r, int64_t t, etsim_error_t *err) {
-  if (r->flow) return etsim_netflow_run_until(r->flow, t, err);
-  return r->tl ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t, err)
-               : etsim_netpkt_run_until(r->pkt, t, err);
+  return r->tl ? etsim_netpkt_tl_run_until(r->tl, r->net, t, err)
+               : r->lv->run_until(r->net, t, err);
 }
 
 static int run_all(const runner_t *r, int quiet, etsim_error_t *err) {
@@ -166,7 +165,7 @@ static int run_all(const runner_t *r, int quiet, etsim_error_t *err) {
   if (!pg.on) return run_to(r, INT64_MAX, err);
   int64_t step = 1000000; /* 1 us to start */
   for (;;) {
-    int64_t next = r->flow ? etsim_netflow_next_time(r->flow) : etsim_netpkt_next_time(r->pkt);
+    int64_t next = r->lv->next_time(r->net);
     if (next == INT64_MAX) break;
     etsim_stopwatch_t step_sw;
     etsim_stopwatch_start(&step_sw);
@@ -179,17 +178,10 @@ static int run_all(const runner_t *r, int quiet, etsim_error_t *err) {
     double dt = step_sw.wall_s;
     if (dt < 0.05 && step < INT64_MAX / 4) step *= 2;
     else if (dt > 0.2 && step > 1000) step /= 2;
-    uint64_t done, all;
-    int64_t now;
-    if (r->flow) {
-      etsim_netflow_stats_t st;
-      etsim_netflow_get_stats(r->flow, &st);
-      done = st.msgs_done, all = st.msgs, now = next;
-    } else {
-      etsim_netpkt_stats_t st;
-      etsim_netpkt_get_stats(r->pkt, &st);
-      done = st.msgs_done, all = st.msgs, now = etsim_netpkt_now(r->pkt);
-    }
+    etsim_netpkt_stats_t st;
+    r->lv->get_stats(r->net, &st);
+    uint64_t done = st.msgs_done, all = st.msgs;
+    int64_t now = r->lv->now(r->net);
     int ms = now >= 1000000000; /* ps: microseconds up to 1 ms, then milliseconds */
     cli_progress(&pg, all ? (double)done / (double)all : -1,
                  "%.3f %s simulated, %" PRIu64 " of %" PRIu64 " flows done",
@@ -207,23 +199,23 @@ static int write_report(const char *report, const char *timeline, const char *la
   return ETSIM_EXIT_OK;
 }
 
-/* --ports of either level (pkt or flow): utilisation is tx_bytes over
- * what the port could send in the span from the first flow's start to the
- * last completion (to `now` when nothing completed; monitors may run
- * longer), so flows that start late are not diluted by the idle time
- * before them. */
-static int write_ports(out_t *ot, const char *path, const etsim_netpkt_t *pkt,
-                       const etsim_netflow_t *flow, uint32_t n_nodes, int64_t first,
-                       int64_t last_done, int64_t now, etsim_error_t *err) {
+/* --ports of either level: utilisation is tx_bytes over what the port
+ * could send in the span from the first flow's start to the last
+ * completion (to `now` when nothing completed; monitors may run longer), so
+ * flows that start late are not diluted by the idle time before them. */
+static int write_ports(out_t *ot, const char *path, const runner_t *r, uint32_t n_nodes,
+                       etsim_error_t *err) {
   int rc = open_out(ot, path, err);
   if (rc) return rc;
-  int64_t span = (last_done > first ? last_done : now) - first;
+  etsim_netpkt_stats_t st;
+  r->lv->get_stats(r->net, &st);
+  int64_t first = st.first_start_ps, last_done = st.last_done_ps;
+  int64_t span = (last_done > first ? last_done : r->lv->now(r->net)) - first;
   for (uint32_t v = 0; v < n_nodes; v++) {
-    uint32_t np = flow ? etsim_netflow_port_count(flow, v) : etsim_netpkt_port_count(pkt, v);
+    uint32_t np = r->lv->port_count(r->net, v);
     for (uint32_t k = 1; k <= np; k++) {
       etsim_netpkt_port_stat_t ps;
-      if (flow) etsim_netflow_port_stat(flow, v, k, &ps);
-      else etsim_netpkt_port_stat(pkt, v, k, &ps);
+      r->lv->port_stat(r->net, v, k, &ps);
       double util =
           span > 0 ? (double)ps.tx_bytes * 8 / ((double)span * 1e-12 * (double)ps.rate_bps) : 0;
       fprintf(ot->f.fp, "%u %u %u %" PRIu64 " %" PRIu64 " %.6f %" PRIu64 " %.3f %" PRIu64 "\n", v,
@@ -251,73 +243,26 @@ static int commit_outs(out_t *const *outs, int n, etsim_error_t *err) {
   return etsim_outfile_batch_commit(err);
 }
 
-/* The flow-level backend on the same scenario. */
-static int run_flow(const char *input, const etsim_netpkt_cfg_t *cfg,
-                    const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
-                    size_t n_flows, const char *fct_path, const char *ports_path,
-                    const char *timeline, const char *report, int json, int quiet) {
-  etsim_error_t err = {0};
-  etsim_netflow_t *net;
-  if (etsim_netflow_create(&net, topo, cfg, &err)) return cli_fail(&err);
-  int code = ETSIM_EXIT_OK;
-  out_t of = {0}, ot = {0};
-  if (etsim_netpkt_flows_send(NULL, net, topo, flows, n_flows, cfg->flow_file, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  if (open_out(&of, fct_path, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  etsim_netflow_set_outputs(net, of.open ? of.f.fp : NULL);
-  etsim_stopwatch_t sw;
-  etsim_stopwatch_start(&sw);
-  if (run_all(&(runner_t){NULL, NULL, net}, quiet, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  etsim_stopwatch_stop(&sw);
+/* The flow level's summary on stdout, as text or one JSON line. */
+static void print_flow_summary(const netsim_opts_t *o, const etsim_netflow_t *net,
+                               const etsim_stopwatch_t *sw) {
   etsim_netflow_stats_t st;
   etsim_netflow_get_stats(net, &st);
-  /* the run's files replace the old ones together, as the packet level's */
-  etsim_outfile_batch_begin();
-  if (timeline && etsim_netpkt_tl_write(timeline, NULL, topo, NULL, net, n_flows, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  if (report && (code = write_report(report, timeline, "flow level"))) goto done;
-  if (ports_path && write_ports(&ot, ports_path, NULL, net, topo->n_nodes, st.first_start_ps,
-                                st.last_done_ps, etsim_netflow_now(net), &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  if (commit_outs((out_t *[]){&of, &ot}, 2, &err)) {
-    code = cli_fail(&err);
-    goto done;
-  }
-  if (st.msgs_done < st.msgs) code = ETSIM_EXIT_PROBLEMS;
-  if (quiet) goto done;
-  if (json)
+  if (o->json)
     printf("{\"config\": \"%s\", \"backend\": \"flow\", \"flows\": %" PRIu64
            ", \"flows_done\": %" PRIu64 ", \"last_done_ns\": %" PRId64 ", \"events\": %" PRIu64
            ", \"recomputes\": %" PRIu64
            ", \"cpu_s\": %.6f, \"wall_s\": %.6f, \"events_per_s\": %.0f}\n",
-           input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes, sw.cpu_s,
-           sw.wall_s, per_cpu_s(st.events, &sw));
+           o->input, st.msgs, st.msgs_done, st.last_done_ps / 1000, st.events, st.recomputes,
+           sw->cpu_s, sw->wall_s, per_cpu_s(st.events, sw));
   else {
-    printf("%s (flow level)\n", input);
+    printf("%s (flow level)\n", o->input);
     printf("  flows            %" PRIu64 " done of %" PRIu64 ", last at %" PRId64 " ns\n",
            st.msgs_done, st.msgs, st.last_done_ps / 1000);
     printf("  work             %" PRIu64 " events, %" PRIu64
            " re-ratings in %.3f s CPU (%.3f s wall), %.2f M events/s of CPU\n",
-           st.events, st.recomputes, sw.cpu_s, sw.wall_s, per_cpu_s(st.events, &sw) / 1e6);
+           st.events, st.recomputes, sw->cpu_s, sw->wall_s, per_cpu_s(st.events, sw) / 1e6);
   }
-done:
-  etsim_outfile_batch_abort();
-  if (of.open) etsim_outfile_abort(&of.f);
-  if (ot.open) etsim_outfile_abort(&ot.f);
-  etsim_netflow_free(net);
-  return code;
 }
 
 /* FCT slowdowns of the completed flows (FCT over the flow's standalone
@@ -388,35 +333,37 @@ static void print_summary(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
          per_cpu_s(pkts, sw) / 1e6);
 }
 
-/* The packet level: the run and its outputs in the order they must be
- * written (one batch, renamed together: issue 16), then the summary. */
-static int run_packet(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
-                      const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
-                      size_t n_flows) {
+/* The run on level lv and its outputs in the order they must be written
+ * (one batch, renamed together: issue 16), then the summary.  PFC and
+ * queue-length files and the port recorder exist where the level has
+ * queues (the packet level). */
+static int run_level(const netsim_opts_t *o, const etsim_netpkt_level_t *lv,
+                     const etsim_netpkt_cfg_t *cfg, const etsim_netpkt_topo_t *topo,
+                     const etsim_netpkt_flow_t *flows, size_t n_flows) {
   etsim_error_t err = {0};
-  etsim_netpkt_t *net = NULL;
-  etsim_netpkt_tl_t *tl = NULL;
-  const char *timeline = o->timeline, *label = etsim_net_cc_name(cfg->cc_mode);
+  runner_t r = {lv, NULL, NULL};
+  const char *timeline = o->timeline;
+  const char *label = lv->queues ? etsim_net_cc_name(cfg->cc_mode) : "flow level";
   int code = ETSIM_EXIT_OK;
   out_t of = {0}, op = {0}, oq = {0}, ot = {0};
-  if (etsim_netpkt_create(&net, topo, cfg, &err) ||
-      etsim_netpkt_flows_send(net, NULL, topo, flows, n_flows, cfg->flow_file, &err) ||
+  if (lv->create(&r.net, topo, cfg, &err) ||
+      etsim_netpkt_flows_send(lv, r.net, topo, flows, n_flows, cfg->flow_file, &err) ||
       open_out(&of, o->fct ? o->fct : cfg->fct_file, &err) ||
-      open_out(&op, o->pfc ? o->pfc : cfg->pfc_file, &err) ||
-      open_out(&oq, o->qlen ? o->qlen : cfg->qlen_file, &err)) {
+      (lv->queues && (open_out(&op, o->pfc ? o->pfc : cfg->pfc_file, &err) ||
+                      open_out(&oq, o->qlen ? o->qlen : cfg->qlen_file, &err)))) {
     code = cli_fail(&err);
     goto done;
   }
-  etsim_netpkt_set_outputs(net, of.open ? of.f.fp : NULL, op.open ? op.f.fp : NULL,
-                           oq.open ? oq.f.fp : NULL);
+  lv->set_outputs(r.net, of.open ? of.f.fp : NULL, op.open ? op.f.fp : NULL,
+                  oq.open ? oq.f.fp : NULL);
   etsim_stopwatch_t sw;
   etsim_stopwatch_start(&sw);
-  if (timeline &&
-      etsim_netpkt_tl_create(&tl, net, topo, (int64_t)o->step_ns * 1000, n_flows, &err)) {
+  if (timeline && lv->queues &&
+      etsim_netpkt_tl_create(&r.tl, r.net, topo, (int64_t)o->step_ns * 1000, n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
-  int rc = run_all(&(runner_t){net, tl, NULL}, o->quiet, &err);
+  int rc = run_all(&r, o->quiet, &err);
   etsim_stopwatch_stop(&sw);
   /* The output files of one run replace the old ones together or not at
    * all: a failed last write must not leave a mixed set. */
@@ -426,44 +373,41 @@ static int run_packet(const netsim_opts_t *o, const etsim_netpkt_cfg_t *cfg,
     if (rc == ETSIM_EDEADLOCK) {
       fprintf(stderr, "etsim: %s: %s\n", o->input, err.msg);
       /* The timeline shows how the pause cycle formed. */
-      if (timeline && (etsim_netpkt_tl_write(timeline, tl, topo, net, NULL, n_flows, &err) ||
+      if (timeline && (etsim_netpkt_tl_write(timeline, r.tl, topo, lv, r.net, n_flows, &err) ||
                        etsim_outfile_batch_commit(&err)))
         code = cli_fail(&err);
       else if (o->report && write_report(o->report, timeline, label)) code = ETSIM_EXIT_USAGE;
     }
     goto done;
   }
-  etsim_netpkt_finish(net);
-  if (timeline && etsim_netpkt_tl_write(timeline, tl, topo, net, NULL, n_flows, &err)) {
+  lv->finish(r.net);
+  if (timeline && etsim_netpkt_tl_write(timeline, r.tl, topo, lv, r.net, n_flows, &err)) {
     code = cli_fail(&err);
     goto done;
   }
   if (o->report && (code = write_report(o->report, timeline, label))) goto done;
-  if (o->ports) {
-    etsim_netpkt_stats_t s0;
-    etsim_netpkt_get_stats(net, &s0);
-    if (write_ports(&ot, o->ports, net, NULL, topo->n_nodes, s0.first_start_ps, s0.last_done_ps,
-                    etsim_netpkt_now(net), &err)) {
-      code = cli_fail(&err);
-      goto done;
-    }
+  if (o->ports && write_ports(&ot, o->ports, &r, topo->n_nodes, &err)) {
+    code = cli_fail(&err);
+    goto done;
   }
   if (commit_outs((out_t *[]){&of, &op, &oq, &ot}, 4, &err)) {
     code = cli_fail(&err);
     goto done;
   }
   etsim_netpkt_stats_t st;
-  etsim_netpkt_get_stats(net, &st);
+  lv->get_stats(r.net, &st);
   if (st.msgs_done < st.msgs) code = ETSIM_EXIT_PROBLEMS;
-  if (!o->quiet) print_summary(o, cfg, topo, net, n_flows, &sw);
+  if (o->quiet) goto done;
+  if (lv->queues) print_summary(o, cfg, topo, r.net, n_flows, &sw);
+  else print_flow_summary(o, r.net, &sw);
 done:
   etsim_outfile_batch_abort();
   if (of.open) etsim_outfile_abort(&of.f);
   if (op.open) etsim_outfile_abort(&op.f);
   if (oq.open) etsim_outfile_abort(&oq.f);
   if (ot.open) etsim_outfile_abort(&ot.f);
-  etsim_netpkt_tl_free(tl);
-  etsim_netpkt_free(net);
+  etsim_netpkt_tl_free(r.tl);
+  if (r.net) lv->destroy(r.net);
   return code;
 }
 
@@ -483,10 +427,8 @@ int etsim_cmd_netsim(int argc, char **argv) {
     etsim_netpkt_topo_free(&topo);
     return cli_fail(&err);
   }
-  if (opt.backend == 1)
-    code = run_flow(opt.input, &cfg, &topo, flows, n_flows, opt.fct ? opt.fct : cfg.fct_file,
-                    opt.ports, opt.timeline, opt.report, opt.json, opt.quiet);
-  else code = run_packet(&opt, &cfg, &topo, flows, n_flows);
+  code = run_level(&opt, etsim_netpkt_level_find(opt.backend ? "flow" : "packet"), &cfg, &topo,
+                   flows, n_flows);
   etsim_free(flows);
   etsim_netpkt_topo_free(&topo);
   return code;

@@ -305,8 +305,11 @@ static int job_split(const char *spec, job_in_t *j) {
         j->arg);
   snprintf(j->prefix, sizeof j->prefix, "%.*s", (int)pe, spec);
   if (colon) snprintf(j->groups, sizeof j->groups, "%.*s", (int)(end - pe - 1), colon + 1);
-  const char *base = strrchr(j->prefix, '/');
-  snprintf(j->name, sizeof j->name, "%s", base && base[1] ? base + 1 : j->prefix);
+  const char *base = strrchr(j->prefix, '/'), *nm = base && base[1] ? base + 1 : j->prefix;
+  size_t nl = strlen(nm);
+  if (nl >= sizeof j->name) nl = sizeof j->name - 1; /* the summary's label: a long one is cut */
+  memcpy(j->name, nm, nl);
+  j->name[nl] = 0;
   return 0;
 }
 

@@ -52,13 +52,13 @@ static int no_npu_links(const etsim_net_opts_t *opts, const char *name, etsim_er
 static int make_flow(etsim_net_t **out, const etsim_topo_t *topo, const etsim_net_opts_t *opts,
                      etsim_error_t *err) {
   int rc = no_npu_links(opts, "flow", err);
-  return rc ? rc : etsim_net__rdma_create(out, topo, 0, opts, err);
+  return rc ? rc : etsim_net__rdma_create(out, topo, "flow", opts, err);
 }
 
 static int make_packet(etsim_net_t **out, const etsim_topo_t *topo, const etsim_net_opts_t *opts,
                        etsim_error_t *err) {
   int rc = no_npu_links(opts, "packet", err);
-  return rc ? rc : etsim_net__rdma_create(out, topo, 1, opts, err);
+  return rc ? rc : etsim_net__rdma_create(out, topo, "packet", opts, err);
 }
 
 static void npu_dim_link_name(const etsim_topo_t *t, size_t k, char *buf, size_t n);

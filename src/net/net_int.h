@@ -13,9 +13,10 @@ int etsim_net__congestion_create(etsim_net_t **out, const etsim_topo_t *topo,
 /* Allocate net->links for n links (zeroed). */
 int etsim_net__links_alloc(etsim_net_t *net, size_t n);
 
-/* The flow (packet 0) or packet (packet 1) backend, with opts (may be NULL:
- * defaults) for its topology, config and congestion control. */
-int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int packet,
+/* The RoCE backend on the level named `level` ("flow" or "packet",
+ * netpkt.h's etsim_netpkt_level_find), with opts (may be NULL: defaults)
+ * for its topology, config and congestion control. */
+int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, const char *level,
                            const etsim_net_opts_t *opts, etsim_error_t *err);
 
 #endif

@@ -601,7 +601,7 @@ done:
   return rc;
 }
 
-int etsim_netpkt_flows_send(etsim_netpkt_t *pkt, etsim_netflow_t *flow,
+int etsim_netpkt_flows_send(const etsim_netpkt_level_t *lv, void *net,
                             const etsim_netpkt_topo_t *topo, const etsim_netpkt_flow_t *flows,
                             size_t n_flows, const char *path, etsim_error_t *err) {
   for (size_t i = 0; i < n_flows; i++) {
@@ -612,7 +612,7 @@ int etsim_netpkt_flows_send(etsim_netpkt_t *pkt, etsim_netflow_t *flow,
                              f->src >= topo->n_nodes ? f->src : f->dst, topo->n_nodes);
     etsim_netpkt_msg_t m = {
         f->src, f->dst, f->size_bytes, f->start_ps, (uint8_t)f->pg, (uint16_t)f->dport, NULL, NULL};
-    int rc = pkt ? etsim_netpkt_send(pkt, &m, NULL, err) : etsim_netflow_send(flow, &m, NULL, err);
+    int rc = lv->send(net, &m, NULL, err);
     if (rc) {
       etsim_error_prefix(err, "%s:%u", path, f->line);
       return rc;

@@ -26,12 +26,6 @@
 
 #include <string.h>
 
-void etsim_net__pkt_hold_new(pk_net_t *n, pk_qp_t *q) {
-  q->held = 1;
-  q->gport = q->rx_gport = n->nodes[q->src].nports ? n->nodes[q->src].port0 : 0;
-  q->route_data = q->route_ack = 0;
-}
-
 /* 1 when route r, from its k-th port on at node v, crosses a failed cable
  * before it reaches host `to`. */
 static int crosses(const pk_net_t *n, uint32_t v, uint32_t r, uint32_t k, uint32_t to) {

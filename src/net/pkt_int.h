@@ -571,9 +571,15 @@ uint32_t etsim_net__pkt_path_from(pk_net_t *n, uint32_t v, uint32_t src, uint32_
                                   uint32_t max);
 
 /* Failures (pkt_fail.c, with helpers in pkt_engine.c).  hold_new: a queue
- * pair created with no route (never starts); the others move packets and
- * give back a dropped packet's buffer as a dequeue would. */
-void etsim_net__pkt_hold_new(pk_net_t *n, pk_qp_t *q);
+ * pair created with no route (never starts); inline so that the engine
+ * does not call back into pkt_fail.c, which sits on top of it.  The others
+ * move packets and give back a dropped packet's buffer as a dequeue
+ * would. */
+static inline void etsim_net__pkt_hold_new(pk_net_t *n, pk_qp_t *q) {
+  q->held = 1;
+  q->gport = q->rx_gport = n->nodes[q->src].nports ? n->nodes[q->src].port0 : 0;
+  q->route_data = q->route_ack = 0;
+}
 int etsim_net__pkt_port_kick(pk_net_t *n, uint32_t gp);
 int etsim_net__pkt_enqueue(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h);
 int etsim_net__pkt_drop_queued(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h);

@@ -299,12 +299,12 @@ static int write_msgs(const char *path, const etsim_netpkt_tl_t *tl,
 }
 
 int etsim_netpkt_tl_write(const char *path, const etsim_netpkt_tl_t *tl,
-                          const etsim_netpkt_topo_t *topo, const etsim_netpkt_t *pkt,
-                          const etsim_netflow_t *flow, size_t n_msgs, etsim_error_t *err) {
+                          const etsim_netpkt_topo_t *topo, const etsim_netpkt_level_t *lv,
+                          const void *net, size_t n_msgs, etsim_error_t *err) {
   etsim_netpkt_msg_stat_t *ms = etsim_calloc(n_msgs ? n_msgs : 1, sizeof *ms);
   if (!ms) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   for (size_t i = 0; i < n_msgs; i++)
-    if (pkt ? etsim_netpkt_msg_stat(pkt, i, &ms[i]) : etsim_netflow_msg_stat(flow, i, &ms[i]))
+    if (lv->msg_stat(net, i, &ms[i]))
       ms[i].start_ps = -1; /* not a message of this run: not drawn */
   int rc = write_msgs(path, tl, topo, ms, n_msgs, err);
   etsim_free(ms);

@@ -15,17 +15,14 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct level level_t;
-
 typedef struct rdma {
   etsim_net_t base;
-  const level_t *lv; /* the level it drives: packet or flow */
-  etsim_netpkt_t *pkt;
-  etsim_netflow_t *flow;
-  uint64_t *token;      /* msg id -> simulator token */
-  uint32_t *pair;       /* msg id -> slot of its NPU pair in `inflight` */
-  etsim_u64map_t pairs; /* (src << 32 | dst) -> slot */
-  uint32_t *inflight;   /* messages sent and not yet delivered, per pair */
+  const etsim_netpkt_level_t *lv; /* the level it drives: packet or flow */
+  void *eng;                      /* that level's network */
+  uint64_t *token;                /* msg id -> simulator token */
+  uint32_t *pair;                 /* msg id -> slot of its NPU pair in `inflight` */
+  etsim_u64map_t pairs;           /* (src << 32 | dst) -> slot */
+  uint32_t *inflight;             /* messages sent and not yet delivered, per pair */
   size_t n_pairs, cap_pairs, cap_pair;
   uint32_t *host; /* NPU -> host node of the packet topology */
   size_t n_tok, cap_tok;
@@ -52,57 +49,17 @@ static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
     r->fail = ETSIM_ENOMEM;
 }
 
-/* ------------------------------------------------------------- the levels */
-
-/*
- * netpkt.h gives the packet and flow levels parallel functions
- * (etsim_netpkt_* and etsim_netflow_*).  One row per level here, so the
- * adapter below never asks which level it drives.
- */
-struct level {
-  int (*send)(rdma_t *r, const etsim_netpkt_msg_t *m, uint64_t *id, etsim_error_t *e);
-  int64_t (*next_ps)(const rdma_t *r);
-  int (*run_until)(rdma_t *r, int64_t t_ps, etsim_error_t *err);
-  void (*stats)(const rdma_t *r, etsim_net_stats_t *s); /* engine counters into s */
-  int (*down)(rdma_t *r, const uint32_t *ab, size_t k, int64_t t_ps, etsim_error_t *err);
-  int (*msg)(const rdma_t *r, uint64_t id, etsim_netpkt_msg_stat_t *o);
-};
-
-static int pkt_down(rdma_t *r, const uint32_t *ab, size_t k, int64_t t, etsim_error_t *e) {
-  return etsim_netpkt_links_down(r->pkt, ab, k, t, e);
-}
-static int flow_down(rdma_t *r, const uint32_t *ab, size_t k, int64_t t, etsim_error_t *e) {
-  return etsim_netflow_links_down(r->flow, ab, k, t, e);
-}
-static int pkt_msg(const rdma_t *r, uint64_t id, etsim_netpkt_msg_stat_t *o) {
-  return etsim_netpkt_msg_stat(r->pkt, id, o);
-}
-static int flow_msg(const rdma_t *r, uint64_t id, etsim_netpkt_msg_stat_t *o) {
-  return etsim_netflow_msg_stat(r->flow, id, o);
+/* With a timeline (packet level only), the recorder runs the engine
+ * between its samples. */
+static int run_until(rdma_t *r, int64_t t_ps, etsim_error_t *err) {
+  return r->tl ? etsim_netpkt_tl_run_until(r->tl, r->eng, t_ps, err)
+               : r->lv->run_until(r->eng, t_ps, err);
 }
 
-static int pkt_send(rdma_t *r, const etsim_netpkt_msg_t *m, uint64_t *id, etsim_error_t *e) {
-  return etsim_netpkt_send(r->pkt, m, id, e);
-}
-static int flow_send(rdma_t *r, const etsim_netpkt_msg_t *m, uint64_t *id, etsim_error_t *e) {
-  return etsim_netflow_send(r->flow, m, id, e);
-}
-
-static int64_t pkt_next(const rdma_t *r) { return etsim_netpkt_next_time(r->pkt); }
-static int64_t flow_next(const rdma_t *r) { return etsim_netflow_next_time(r->flow); }
-
-/* With a timeline, the recorder runs the engine between its samples. */
-static int pkt_run(rdma_t *r, int64_t t_ps, etsim_error_t *err) {
-  return r->tl ? etsim_netpkt_tl_run_until(r->tl, r->pkt, t_ps, err)
-               : etsim_netpkt_run_until(r->pkt, t_ps, err);
-}
-static int flow_run(rdma_t *r, int64_t t_ps, etsim_error_t *err) {
-  return etsim_netflow_run_until(r->flow, t_ps, err);
-}
-
-static void pkt_stats(const rdma_t *r, etsim_net_stats_t *s) {
+/* The engine's counters into the simulator's (0 where the level has none). */
+static void engine_stats(const rdma_t *r, etsim_net_stats_t *s) {
   etsim_netpkt_stats_t st;
-  etsim_netpkt_get_stats(r->pkt, &st);
+  r->lv->get_stats(r->eng, &st);
   s->pkt_events = st.events;
   s->data_pkts = st.data_pkts;
   s->pfc_pauses = st.pauses;
@@ -112,14 +69,6 @@ static void pkt_stats(const rdma_t *r, etsim_net_stats_t *s) {
   s->paused_ps = st.paused_ps;
   s->max_buffer_bytes = st.max_switch_buffer_bytes;
 }
-static void flow_stats(const rdma_t *r, etsim_net_stats_t *s) {
-  etsim_netflow_stats_t st;
-  etsim_netflow_get_stats(r->flow, &st);
-  s->pkt_events = st.events;
-}
-
-static const level_t pkt_level = {pkt_send, pkt_next, pkt_run, pkt_stats, pkt_down, pkt_msg};
-static const level_t flow_level = {flow_send, flow_next, flow_run, flow_stats, flow_down, flow_msg};
 
 /* ---------------------------------------------------------------- what-if */
 
@@ -162,7 +111,7 @@ static void count_held(rdma_t *r, uint64_t from) {
   if (from == 0) st->held_msgs = 0;
   for (uint64_t id = from; id < r->n_tok; id++) {
     etsim_netpkt_msg_stat_t o;
-    if (r->lv->msg(r, id, &o) || !o.held) continue;
+    if (r->lv->msg_stat(r->eng, id, &o) || !o.held) continue;
     if (st->held_msgs++) continue;
     uint32_t s = 0, d = 0;
     for (uint32_t i = 0; i < r->base.topo->total; i++) {
@@ -187,7 +136,7 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
   etsim_netpkt_msg_t m = {r->host[src], r->host[dst], bytes, net->q->now_ps, 3, 100, on_done, r};
   uint64_t id;
   etsim_error_t e = {0};
-  int rc = r->lv->send(r, &m, &id, &e);
+  int rc = r->lv->send(r->eng, &m, &id, &e);
   if (rc) return rc;
   if (id >= r->cap_tok &&
       (rc = etsim_grow((void **)&r->token, &r->cap_tok, id + 1, sizeof *r->token)))
@@ -196,7 +145,7 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
   if (id >= r->n_tok) r->n_tok = id + 1;
   { /* a failure, or a topology cut apart, holds it */
     etsim_netpkt_msg_stat_t o;
-    if (!r->lv->msg(r, id, &o) && o.held) count_held(r, id);
+    if (!r->lv->msg_stat(r->eng, id, &o) && o.held) count_held(r, id);
   }
   /* Messages in flight per NPU pair: ASTRA-sim's ring forwards each piece as
    * soon as it arrives, with no limit per link, so at flow and packet level
@@ -224,7 +173,7 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
 
 static int64_t rdma_next(const etsim_net_t *net) {
   const rdma_t *r = (const rdma_t *)net;
-  int64_t t = r->lv->next_ps(r);
+  int64_t t = r->lv->next_time(r->eng);
   if (r->next_fail < r->n_fail && r->fail_t[r->next_fail] < t) t = r->fail_t[r->next_fail];
   return t;
 }
@@ -240,13 +189,13 @@ static int rdma_advance(etsim_net_t *net, int64_t t_ps, etsim_error_t *err) {
     int64_t tf = r->fail_t[r->next_fail];
     size_t k = r->next_fail;
     while (k < r->n_fail && r->fail_t[k] == tf) k++;
-    if (!(rc = r->lv->run_until(r, tf - 1, err)) && !(rc = r->fail))
-      rc = r->lv->down(r, r->fail_ab + 2 * r->next_fail, k - r->next_fail, tf, err);
+    if (!(rc = run_until(r, tf - 1, err)) && !(rc = r->fail))
+      rc = r->lv->links_down(r->eng, r->fail_ab + 2 * r->next_fail, k - r->next_fail, tf, err);
     r->next_fail = k;
     if (!rc) count_held(r, 0);
   }
-  if (!rc) rc = r->lv->run_until(r, t_ps, err);
-  if (!rc) net->stats.last_ps = r->pkt ? etsim_netpkt_now(r->pkt) : etsim_netflow_now(r->flow);
+  if (!rc) rc = run_until(r, t_ps, err);
+  if (!rc) net->stats.last_ps = r->lv->now(r->eng);
   return rc ? rc : r->fail;
 }
 
@@ -254,8 +203,7 @@ static void rdma_destroy(etsim_net_t *net) {
   rdma_t *r = (rdma_t *)net;
   if (r->fct.fp) etsim_outfile_abort(&r->fct); /* not committed: a failed run */
   if (r->pfc.fp) etsim_outfile_abort(&r->pfc);
-  if (r->pkt) etsim_netpkt_free(r->pkt);
-  if (r->flow) etsim_netflow_free(r->flow);
+  if (r->eng) r->lv->destroy(r->eng);
   etsim_netpkt_tl_free(r->tl);
   etsim_netpkt_topo_free(&r->pt);
   etsim_free(r->token);
@@ -270,13 +218,12 @@ static void rdma_destroy(etsim_net_t *net) {
 
 static int rdma_finish(etsim_net_t *net, etsim_error_t *err) {
   rdma_t *r = (rdma_t *)net;
-  r->lv->stats(r, &net->stats);
+  engine_stats(r, &net->stats);
   int rc = 0;
   if (r->tl_path) {
     /* The interval holding the network's last events, then the file. */
-    if (r->tl && (rc = etsim_netpkt_tl_run_until(r->tl, r->pkt, etsim_netpkt_tl_next(r->tl), err)))
-      return rc;
-    if ((rc = etsim_netpkt_tl_write(r->tl_path, r->tl, &r->pt, r->pkt, r->flow, r->n_tok, err)))
+    if (r->tl && (rc = run_until(r, etsim_netpkt_tl_next(r->tl), err))) return rc;
+    if ((rc = etsim_netpkt_tl_write(r->tl_path, r->tl, &r->pt, r->lv, r->eng, r->n_tok, err)))
       return rc;
   }
   if (r->fct.fp && (rc = etsim_outfile_commit(&r->fct, err))) return rc;
@@ -345,10 +292,12 @@ static int fail_plan(rdma_t *r, const etsim_netpkt_topo_t *pt, const etsim_net_o
   return 0;
 }
 
-int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int packet,
+int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, const char *level,
                            const etsim_net_opts_t *opts, etsim_error_t *err) {
   static const etsim_net_opts_t none = {0};
   if (!opts) opts = &none;
+  const etsim_netpkt_level_t *lv = etsim_netpkt_level_find(level);
+  if (!lv) return etsim_error_set(err, ETSIM_EINVAL, "network: no level named '%s'", level);
   etsim_netpkt_cfg_t cfg;
   etsim_netpkt_cfg_default(&cfg);
   int rc;
@@ -362,15 +311,15 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
     uint64_t bps = (uint64_t)(topo->bw_gbps[0] * 1073741824.0 * 8.0);
     if ((rc = etsim_netpkt_topo_star(&pt, topo->total, bps, (int64_t)(topo->lat_ns[0] * 1000.0)))) {
       etsim_netpkt_topo_free(&pt);
-      return etsim_error_set(err, rc, "%s network: cannot build a star of %u hosts",
-                             packet ? "packet" : "flow", topo->total);
+      return etsim_error_set(err, rc, "%s network: cannot build a star of %u hosts", lv->name,
+                             topo->total);
     }
   } else {
     return etsim_error_set(
         err, ETSIM_EINVAL,
         "the %s backend needs --net-topology FILE (etsim netsim's "
         "topology format, NPUs first) unless the network is one Switch dimension",
-        packet ? "packet" : "flow");
+        lv->name);
   }
   const char *tn = opts->topology_file ? opts->topology_file : "the star network";
   if (opts->n_link_whatif && (rc = apply_whatif(&pt, opts, tn, err))) {
@@ -429,8 +378,8 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
     etsim_netpkt_topo_free(&pt);
     return rc;
   }
-  r->lv = packet ? &pkt_level : &flow_level;
-  r->base.ops = packet ? &pkt_ops : &flow_ops;
+  r->lv = lv;
+  r->base.ops = lv->queues ? &pkt_ops : &flow_ops;
   /* The summary names what ran: a topology file replaces the YAML's
    * dimensions (which then only give the NPU count). */
   uint32_t n_sw = 0;
@@ -438,9 +387,8 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
   if (opts->topology_file)
     snprintf(r->base.stats.fabric, sizeof r->base.stats.fabric,
              "%s network %s: %u hosts (the first %u are the NPUs), %u switches, %zu links",
-             packet ? "packet" : "flow", opts->topology_file, hosts, topo->total, n_sw, pt.n_links);
-  rc = packet ? etsim_netpkt_create(&r->pkt, &pt, &cfg, err)
-              : etsim_netflow_create(&r->flow, &pt, &cfg, err);
+             lv->name, opts->topology_file, hosts, topo->total, n_sw, pt.n_links);
+  rc = r->lv->create(&r->eng, &pt, &cfg, err);
   r->pt = pt; /* the timeline names nodes and ports by it; freed with r */
   if (rc) {
     rdma_destroy(&r->base);
@@ -450,20 +398,20 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
    * fabric without the cables (ports keep their numbers). */
   size_t k0 = 0;
   while (k0 < r->n_fail && r->fail_t[k0] == 0) k0++;
-  if (k0 && (rc = r->lv->down(r, r->fail_ab, k0, 0, err))) {
+  if (k0 && (rc = r->lv->links_down(r->eng, r->fail_ab, k0, 0, err))) {
     rdma_destroy(&r->base);
     return rc;
   }
   r->next_fail = k0;
   r->tl_path = opts->timeline_file;
-  if (opts->timeline_file && packet &&
-      (rc = etsim_netpkt_tl_create(&r->tl, r->pkt, &r->pt,
+  if (opts->timeline_file && lv->queues &&
+      (rc = etsim_netpkt_tl_create(&r->tl, r->eng, &r->pt,
                                    opts->timeline_step_ps > 0 ? opts->timeline_step_ps : 1000000,
                                    ETSIM_NETPKT_TL_RATE_MSGS, err))) {
     rdma_destroy(&r->base);
     return rc;
   }
-  if (opts->pfc_file && !packet) {
+  if (opts->pfc_file && !lv->queues) {
     rdma_destroy(&r->base);
     return etsim_error_set(err, ETSIM_EINVAL,
                            "PFC events exist only at packet level (--backend packet)");
@@ -473,8 +421,7 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, int pack
     rdma_destroy(&r->base);
     return rc;
   }
-  if (packet) etsim_netpkt_set_outputs(r->pkt, r->fct.fp, r->pfc.fp, NULL);
-  else etsim_netflow_set_outputs(r->flow, r->fct.fp);
+  r->lv->set_outputs(r->eng, r->fct.fp, r->pfc.fp, NULL);
   *out = &r->base;
   return 0;
 }

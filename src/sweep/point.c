@@ -859,8 +859,8 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
   int have_topo = 0, packet = 1, rc;
   etsim_netpkt_flow_t *flows = NULL;
   size_t n_flows = 0;
-  etsim_netpkt_t *net = NULL;
-  etsim_netflow_t *flow = NULL;
+  const etsim_netpkt_level_t *lv = NULL;
+  void *net = NULL;
   double *slow = NULL;
   if ((rc = etsim_netpkt_cfg_load(&cfg, s->netsim_cfg, err))) goto out;
   if ((rc = netsim_options(s, opt, &cfg, &packet, err))) goto out;
@@ -872,30 +872,22 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
   if ((rc = etsim_netpkt_topo_load(&topo, cfg.topology_file, err))) goto out;
   have_topo = 1;
   if ((rc = etsim_netpkt_flows_load(cfg.flow_file, &flows, &n_flows, err))) goto out;
-  if (packet) rc = etsim_netpkt_create(&net, &topo, &cfg, err);
-  else rc = etsim_netflow_create(&flow, &topo, &cfg, err);
-  if (rc) goto out;
-  if ((rc = etsim_netpkt_flows_send(net, flow, &topo, flows, n_flows, cfg.flow_file, err)))
-    goto out;
+  lv = etsim_netpkt_level_find(packet ? "packet" : "flow");
+  if ((rc = lv->create(&net, &topo, &cfg, err))) goto out;
+  if ((rc = etsim_netpkt_flows_send(lv, net, &topo, flows, n_flows, cfg.flow_file, err))) goto out;
   json_t *o = json_object();
   if (!o) {
     rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     goto out;
   }
-  if (packet) {
-    etsim_netpkt_set_outputs(net, NULL, NULL, NULL);
-    rc = etsim_netpkt_run_until(net, INT64_MAX, err);
-    /* a PFC deadlock is a result of the point, not an input error; its
-     * message says where the pause cycle formed */
-    if (rc) {
-      json_decref(o);
-      goto out;
-    }
-    etsim_netpkt_finish(net);
-  } else if ((rc = etsim_netflow_run_until(flow, INT64_MAX, err))) {
+  lv->set_outputs(net, NULL, NULL, NULL);
+  /* a PFC deadlock is a result of the point, not an input error; its
+   * message says where the pause cycle formed */
+  if ((rc = lv->run_until(net, INT64_MAX, err))) {
     json_decref(o);
     goto out;
   }
+  lv->finish(net);
   slow = etsim_calloc(n_flows ? n_flows : 1, sizeof *slow);
   if (!slow) {
     json_decref(o);
@@ -905,24 +897,16 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
   size_t nsl = 0;
   for (size_t i = 0; i < n_flows; i++) {
     etsim_netpkt_msg_stat_t ms;
-    if (packet ? etsim_netpkt_msg_stat(net, i, &ms) : etsim_netflow_msg_stat(flow, i, &ms))
-      continue;
+    if (lv->msg_stat(net, i, &ms)) continue;
     if (ms.acked_ps >= 0 && ms.standalone_ps > 0)
       slow[nsl++] = (double)(ms.acked_ps - ms.start_ps) / (double)ms.standalone_ps;
   }
   etsim_qsort(slow, nsl, sizeof *slow, cmp_double);
   int e = 0;
-  uint64_t msgs, done, events;
-  int64_t last;
   etsim_netpkt_stats_t st;
-  if (packet) {
-    etsim_netpkt_get_stats(net, &st);
-    msgs = st.msgs, done = st.msgs_done, last = st.last_done_ps, events = st.events;
-  } else {
-    etsim_netflow_stats_t fst;
-    etsim_netflow_get_stats(flow, &fst);
-    msgs = fst.msgs, done = fst.msgs_done, last = fst.last_done_ps, events = fst.events;
-  }
+  lv->get_stats(net, &st);
+  uint64_t msgs = st.msgs, done = st.msgs_done, events = st.events;
+  int64_t last = st.last_done_ps;
   e |= set_num(o, "flows", (double)msgs);
   e |= set_num(o, "flows_done", (double)done);
   e |= set_num(o, "last_done_ns", ns((double)last));
@@ -934,7 +918,7 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
   for (int i = 0; i < 3; i++)
     e |= nsl ? set_num(o, qn[i], round(q[i] * 10000) / 10000)
              : json_object_set_new(o, qn[i], json_null());
-  if (packet) {
+  if (lv->queues) {
     e |= set_num(o, "pauses", (double)st.pauses);
     e |= set_num(o, "paused_us", round((double)st.paused_ps / 1e3) / 1e3);
     e |= set_num(o, "drops_buffer", (double)st.drops_buffer);
@@ -964,8 +948,7 @@ static int run_netsim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_e
   *out = o;
 out:
   etsim_free(slow);
-  etsim_netpkt_free(net);
-  etsim_netflow_free(flow);
+  if (net) lv->destroy(net);
   etsim_free(flows);
   if (have_topo) etsim_netpkt_topo_free(&topo);
   json_decref(opt);

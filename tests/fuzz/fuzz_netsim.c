@@ -50,24 +50,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint32_t hosts[2], nh = 0;
   for (uint32_t v = 0; v < topo.n_nodes && nh < 2; v++)
     if (!topo.is_switch[v]) hosts[nh++] = v;
-  for (int level = 0; level < 2; level++) {
-    etsim_netpkt_t *pk = NULL;
-    etsim_netflow_t *fl = NULL;
-    int rc = level ? etsim_netflow_create(&fl, &topo, &cfg, &err)
-                   : etsim_netpkt_create(&pk, &topo, &cfg, &err);
-    if (rc) continue;
-    for (uint32_t k = 0; nh == 2 && k < 2; k++) {
-      etsim_netpkt_msg_t m = {hosts[k], hosts[1 - k], 20000, 0, 3, 100, NULL, NULL};
-      if (level ? etsim_netflow_send(fl, &m, NULL, &err) : etsim_netpkt_send(pk, &m, NULL, &err))
-        break;
+  static const char *levels[] = {"packet", "flow"};
+  for (int k = 0; k < 2; k++) {
+    const etsim_netpkt_level_t *lv = etsim_netpkt_level_find(levels[k]);
+    void *net = NULL;
+    if (lv->create(&net, &topo, &cfg, &err)) continue;
+    for (uint32_t h = 0; nh == 2 && h < 2; h++) {
+      etsim_netpkt_msg_t m = {hosts[h], hosts[1 - h], 20000, 0, 3, 100, NULL, NULL};
+      if (lv->send(net, &m, NULL, &err)) break;
     }
-    if (level) {
-      (void)etsim_netflow_run_until(fl, cfg.stop_ps, &err);
-      etsim_netflow_free(fl);
-    } else {
-      (void)etsim_netpkt_run_until(pk, cfg.stop_ps, &err);
-      etsim_netpkt_free(pk);
-    }
+    (void)lv->run_until(net, cfg.stop_ps, &err);
+    lv->destroy(net);
   }
   etsim_netpkt_topo_free(&topo);
 out_cfg:

@@ -3,7 +3,8 @@
  * line rate (same picoseconds as the packet level on an unloaded path), N
  * flows into one port get exactly 1/N each, a parking lot gets its max-min
  * shares, a start elsewhere does not re-rate an unrelated group, and on a
- * contention-free ring the flow and packet levels agree within 5 %.
+ * contention-free ring the flow and packet levels agree within 5 %; both
+ * levels answer through the one level table.
  */
 #include "test_util.h"
 
@@ -331,12 +332,82 @@ static void test_generators(void **state) {
   assert_int_equal(etsim_netpkt_topo_fattree(&t, 3, 2, G100, US), ETSIM_EINVAL);
 }
 
+/* Both levels through one table (etsim_netpkt_level_t): the same calls
+ * give each level's own answers.  One 1 MB message on a 2-host star: the
+ * closed form above at both levels, the stats both keep, the packet-only
+ * counters (1,000 data packets and their ACKs over 2 hops: 2,000 each;
+ * 0 at flow level), each level's
+ * wire bytes on host 0's port (1,036,000: 1,000 packets of 1,000 + 36 B),
+ * and flows_send naming file:line of a flow to a node that does not
+ * exist. */
+static void test_level_table(void **state) {
+  (void)state;
+  assert_null(etsim_netpkt_level_find("packets"));
+  assert_null(etsim_netpkt_level_find(NULL));
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 2, G100, US), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  static const char *names[] = {"packet", "flow"};
+  for (int k = 0; k < 2; k++) {
+    const etsim_netpkt_level_t *lv = etsim_netpkt_level_find(names[k]);
+    assert_non_null(lv);
+    assert_string_equal(lv->name, names[k]);
+    TU_EQ(lv->queues, k == 0);
+    void *net = NULL;
+    etsim_error_t err = {0};
+    int rc = lv->create(&net, &t, &c, &err);
+    TU_OK(rc, err);
+    lv->set_outputs(net, NULL, NULL, NULL);
+    etsim_netpkt_msg_t m = {0, 1, 1000000, 0, 3, 100, NULL, NULL};
+    uint64_t id = 9;
+    assert_int_equal(lv->send(net, &m, &id, &err), 0);
+    TU_EQ(id, 0);
+    TU_EQ(lv->next_time(net), 0);
+    assert_int_equal(lv->run_until(net, 10, &err), 0);
+    TU_EQ(lv->msg_rate(net, id), 1e11);
+    assert_int_equal(lv->run_until(net, INT64_MAX, &err), 0);
+    lv->finish(net);
+    TU_EQ(lv->next_time(net), INT64_MAX);
+    etsim_netpkt_msg_stat_t s;
+    assert_int_equal(lv->msg_stat(net, id, &s), 0);
+    TU_EQ(s.delivered_ps, 1000 * 82880 + 82880 + 2 * US);
+    TU_EQ(s.acked_ps, s.delivered_ps + 2 * (3840 + US));
+    TU_EQ(lv->now(net), s.acked_ps);
+    etsim_netpkt_stats_t st;
+    lv->get_stats(net, &st);
+    TU_EQ(st.msgs, 1);
+    TU_EQ(st.msgs_done, 1);
+    TU_EQ(st.first_start_ps, 0);
+    TU_EQ(st.last_done_ps, s.acked_ps);
+    TU_EQ(st.data_pkts, (k == 0 ? 2000 : 0)); /* packet hops: 1,000 packets x 2 */
+    TU_EQ(st.ack_pkts, (k == 0 ? 2000 : 0));
+    assert_true(st.events > 0);
+    TU_EQ(lv->port_count(net, 0), 1);
+    TU_EQ(lv->port_count(net, 2), 2);
+    etsim_netpkt_port_stat_t ps;
+    assert_int_equal(lv->port_stat(net, 0, 1, &ps), 0);
+    TU_EQ(ps.peer, 2);
+    TU_EQ(ps.tx_bytes, 1036000);
+    assert_int_equal(lv->port_stat(net, 0, 2, &ps), ETSIM_ERANGE);
+    int64_t t1 = lv->now(net);
+    const etsim_netpkt_flow_t bad[2] = {{0, 1, 3, 100, 1000, t1, 7}, {0, 5, 3, 100, 1000, t1, 8}};
+    rc = etsim_netpkt_flows_send(lv, net, &t, bad, 2, "x.txt", &err);
+    TU_EQ(rc, ETSIM_EINVAL);
+    assert_string_equal(err.msg, "x.txt:8: flow 1: node 5 does not exist (3 nodes)");
+    lv->get_stats(net, &st);
+    TU_EQ(st.msgs, 2); /* the first was sent */
+    lv->destroy(net);
+  }
+  etsim_netpkt_topo_free(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_flow_line_rate), cmocka_unit_test(test_n_to_one_fair),
       cmocka_unit_test(test_parking_lot),        cmocka_unit_test(test_cross_level_ring),
       cmocka_unit_test(test_generators),         cmocka_unit_test(test_long_route),
-      cmocka_unit_test(test_port_bytes),
+      cmocka_unit_test(test_port_bytes),         cmocka_unit_test(test_level_table),
   };
   return TU_RUN(tests, NULL, NULL);
 }
