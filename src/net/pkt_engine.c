@@ -925,12 +925,25 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
      * a large fabric: two ahead, the port of a TX_DONE or arrival; one
      * ahead, the slot at the head of that port's wire and the port the
      * packet arrives at; for the next, the queue pair of a packet for a
-     * host.  An arrival names the last two (pk_arrive_b), so they are
-     * fetched without first reading the cold records that name them. */
+     * host, or the port and egress ring a switch will queue it in (named
+     * by those two, fetched one event earlier).  An arrival names its
+     * port and queue pair (pk_arrive_b), so they are fetched without
+     * first reading the cold records that name them. */
     const pk_ev_t *x = pk_evq_ahead(&n->evq, 0);
-    if (x && x->kind == EV_ARRIVE && (uint32_t)x->b != PK_NONE) {
-      __builtin_prefetch(&n->qps[(uint32_t)x->b]);
-      __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
+    if (x && x->kind == EV_ARRIVE) {
+      if ((uint32_t)x->b != PK_NONE) {
+        __builtin_prefetch(&n->qps[(uint32_t)x->b]);
+        __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
+      } else {
+        const pk_port_t *p0 = &n->ports[x->a], *rx = &n->ports[x->b >> 32];
+        const pk_hdr_t *h0 = &p0->wire[p0->wire_head];
+        uint32_t hop = h0->hop + 1u;
+        if (rx->is_switch && hop <= PK_HDR_OUT) {
+          const pk_port_t *op = &n->ports[n->nodes[rx->node].port0 + h0->out[hop - 1]];
+          __builtin_prefetch(op);
+          __builtin_prefetch(&op->q[pk_hdr_pg(h0)]);
+        }
+      }
     }
     if ((x = pk_evq_ahead(&n->evq, 1)) && x->kind == EV_ARRIVE) {
       const pk_port_t *p1 = &n->ports[x->a];
