@@ -2,7 +2,7 @@
 # synth_traces.sh — synthetic Chakra traces, end to end (docs/synth.md,
 # "Synthetic Chakra traces"):
 #
-#   [COND=time|time,share] [EXTRA_SEEDS="2 3"] bench/synth_traces.sh ETSIM_BIN WORKDIR \
+#   [COND=time,share|time] [EXTRA_SEEDS="2 3"] bench/synth_traces.sh ETSIM_BIN WORKDIR \
 #       [EPOCHS] [SEED] [TRAIN OPTIONS...]
 #
 # 1. A training set of real traces: rank 0 of 199 workloads of 8 NPUs made
@@ -12,9 +12,9 @@
 # 2. Each simulated on the HGX-H100 platform (8 NPUs, one switch, 400 GB/s)
 #    with the trace on every NPU and every communicator group spanning all
 #    NPUs (synthetic traces have no groups, so the real ones are simulated
-#    the same way).  Its label is its iteration time (COND=time, the
-#    default; labels.txt), or that and its communication share
-#    (COND=time,share; cond.txt; models of version 6).
+#    the same way).  Its label is its iteration time and its communication
+#    share (COND=time,share, the default; cond.txt; models of version 6
+#    and later), or the time alone (COND=time; labels.txt).
 # 2b. The projection alone: the real traces written back from their own
 #    four channels by the synthetic-trace writer (bench_synth_roundtrip,
 #    built next to ETSIM_BIN; skipped when absent), simulated the same way:
@@ -40,7 +40,7 @@ BIN=$(realpath "$1")
 W=$2
 EPOCHS=${3:-200}
 SEED=${4:-1}
-COND=${COND:-time}
+COND=${COND:-time,share}
 case $COND in time | time,share) ;; *) echo "COND: time or time,share" >&2; exit 2 ;; esac
 shift $(($# < 4 ? $# : 4))
 SRC=$(cd "$(dirname "$0")/.." && pwd)

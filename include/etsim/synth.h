@@ -143,12 +143,15 @@ typedef struct etsim_synth_config {
    * a mask of ETSIM_SYNTH_HIST_*: the denoisers read those of the last
    * layer, the prefix and its childless nodes; the size head that of the
    * last layer.  ETSIM_SYNTH_CTX_PROGRESS gives the denoisers how far the
-   * graph is through its depth (trace data only; dropped for text DAGs). */
+   * graph is through its depth (trace data only; dropped for text DAGs).
+   * ETSIM_SYNTH_CTX_RECENT gives them how many layers ago each node class
+   * last occurred (trace data only, like the progress). */
   int ctx_hist;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_HIST_DENOISE 1
 #define ETSIM_SYNTH_HIST_SIZE 2
 #define ETSIM_SYNTH_CTX_PROGRESS 4
+#define ETSIM_SYNTH_CTX_RECENT 8
 void etsim_synth_config_default(etsim_synth_config_t *c);
 
 typedef struct etsim_synth_model etsim_synth_model_t;
@@ -182,7 +185,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 6
+#define ETSIM_SYNTH_MODEL_VERSION 7
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number
@@ -216,6 +219,10 @@ int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, u
 typedef struct etsim_synth_sample_stats {
   size_t nodes;     /* sampled nodes (trace models) */
   size_t projected; /* of them, nodes whose attributes broke a rule */
+  size_t run_cut;   /* layers whose first node was held to a class that
+                       does not communicate, after as many communication-
+                       only layers as training has in a row (trace models
+                       of version 7, with project; docs/synth.md) */
 } etsim_synth_sample_stats_t;
 /* As etsim_synth_sample, with labels[i * label_dim + j] component j of
  * graph i's label (label_dim 1 or 2, at most etsim_synth_model_n_labels:

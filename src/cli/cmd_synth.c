@@ -253,9 +253,9 @@ static int cmd_train(int argc, char **argv) {
                 "per-trace labels: 'NAME VALUE [VALUE2]' lines"),
       CLI_O_INT("--exact-candidates", NULL, &exact, "N", 0, 1 << 30,
                 "edge candidates scored exactly (default 256)"),
-      CLI_O_INT("--hist", NULL, &hist, "0..7", 0, 7,
-                "context mask: 1 denoisers' histograms, 2 size head's, 4 depth progress "
-                "(traces only; default 5)"),
+      CLI_O_INT("--hist", NULL, &hist, "0..15", 0, 15,
+                "context mask: 1 denoisers' histograms, 2 size head's, 4 depth progress, "
+                "8 class recency (4 and 8 traces only; default 13)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -400,6 +400,18 @@ static void say_written(const etsim_synth_data_t *out, const char *outp) {
     fprintf(stderr, "attribute rules hold in %zu of %zu DAG(s)\n", attr_ok, out->n_graphs);
 }
 
+/* What the sampler's rules changed, on stderr (trace models). */
+static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
+  if (sst->nodes)
+    fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst->projected,
+            sst->nodes, project ? " and were redrawn within it" : "");
+  if (sst->run_cut)
+    fprintf(stderr,
+            "%zu layer(s) began with a node that does not communicate by the "
+            "communication-run rule\n",
+            sst->run_cut);
+}
+
 /* synth sample's model side: load MODELP, set its sampling options, fill
  * *labels from --label/--label2 when no file gave them, and sample. */
 static int sample_model(const char *modelp, double edge_temp, uint32_t max_parents, int project,
@@ -429,9 +441,7 @@ static int sample_model(const char *modelp, double edge_temp, uint32_t max_paren
                          "%s conditions on one label component, %s gives %u per DAG", modelp,
                          label_file ? label_file : "--label2", dim);
   if (!rc) rc = etsim_synth_sample_ex(model, n, *labelsp, dim, seed, project, &sst, out, err);
-  if (!rc && !cli_quiet && sst.nodes)
-    fprintf(stderr, "%zu of %zu sampled nodes broke an attribute rule%s\n", sst.projected,
-            sst.nodes, project ? " and were redrawn within it" : "");
+  if (!rc && !cli_quiet) report_rules(&sst, project);
   etsim_synth_model_free(model);
   return rc;
 }

@@ -13,6 +13,7 @@
 #include "pkt_int.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,12 +65,6 @@ static inline void pkt_free(pk_net_t *n, const pk_hdr_t *h) {
   n->free_int = h->ints;
 }
 
-/* Fill h->out with the first switches' ports of the route at r. */
-static inline void hdr_route(const pk_net_t *n, pk_hdr_t *h, uint32_t r) {
-  h->route = r;
-  memcpy(h->out, n->routes + r + 1, sizeof h->out);
-}
-
 /* Egress queue qi of port p, a ring of headers; qmask keeps one bit per
  * non-empty queue so the scheduler finds the next priority without looking
  * at all eight. */
@@ -86,28 +81,80 @@ static int ring_grow(pk_ring_t *f) {
   return 0;
 }
 
-static inline int fifo_push(pk_port_t *p, int qi, const pk_hdr_t *h) {
+/* Headers are written into their ring slots (queues, wires) whole, with
+ * three 16-byte stores of words composed in registers (hdr_put), never
+ * built or changed there field by field: a header stored by 1- to 8-byte
+ * stores and read back soon after by a load that spans two of them (the
+ * next hop's copy, the dequeue of a packet that found its queue empty)
+ * waits for those stores to retire, a failed store-to-load forward; perf
+ * put a tenth of the 128-host all-to-all's time on such loads.  The words
+ * are the header's bytes in order (x86-64 and the other little-endian
+ * targets): */
+#define HW_ROUTE_SIZE_INPORT 3 /* route (bits 0-31), size (32-47), in_port (48-63) */
+#define HW_HOP_FLAGS_OUT 4     /* hop (0-15), flags (16-23), nhop (24-31), out[0..1] */
+_Static_assert(sizeof(pk_hdr_t) == 48 && offsetof(pk_hdr_t, route) == 24 &&
+                   offsetof(pk_hdr_t, size) == 28 && offsetof(pk_hdr_t, in_port) == 30 &&
+                   offsetof(pk_hdr_t, hop) == 32 && offsetof(pk_hdr_t, flags) == 34 &&
+                   offsetof(pk_hdr_t, nhop) == 35 && offsetof(pk_hdr_t, out) == 36 &&
+                   __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "hdr_put's word layout");
+
+typedef uint64_t hdr_v2_t __attribute__((vector_size(16)));
+
+static inline void hdr_get(uint64_t w[6], const pk_hdr_t *h) { memcpy(w, h, 6 * sizeof *w); }
+
+static inline void hdr_put(pk_hdr_t *d, const uint64_t w[6]) {
+  hdr_v2_t a = {w[0], w[1]}, b = {w[2], w[3]}, c = {w[4], w[5]};
+  memcpy((char *)d, &a, 16);
+  memcpy((char *)d + 16, &b, 16);
+  memcpy((char *)d + 32, &c, 16);
+}
+
+/* Point the header of words w at the route r, with the ports it leaves
+ * its first PK_HDR_OUT switches by, out (routes[r + 1 ..], see
+ * pk_hdr_t.out). */
+static inline void hdr_route_words(uint64_t w[6], uint32_t r, const uint16_t *out) {
+  uint32_t o01;
+  memcpy(&o01, out, 4);
+  memcpy(&w[5], out + 2, 8);
+  w[HW_ROUTE_SIZE_INPORT] = (w[HW_ROUTE_SIZE_INPORT] & ~0xffffffffull) | r;
+  w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & 0xffffffffull) | (uint64_t)o01 << 32;
+}
+
+/* The slot of a packet of size bytes appended to queue qi, for the caller
+ * to fill (hdr_put); NULL when the ring cannot grow. */
+static inline pk_hdr_t *fifo_slot(pk_port_t *p, int qi, uint32_t size) {
   pk_ring_t *f = &p->q[qi];
-  if (f->n == f->cap && ring_grow(f)) return ETSIM_ENOMEM;
+  if (f->n == f->cap && ring_grow(f)) return NULL;
   p->qmask |= (uint8_t)(1u << qi);
-  f->v[(f->head + f->n++) & (f->cap - 1)] = *h;
+  pk_hdr_t *d = &f->v[(f->head + f->n++) & (f->cap - 1)];
   /* the next push's slot, for writing: long queues are cold */
   __builtin_prefetch(&f->v[(f->head + f->n) & (f->cap - 1)], 1);
-  f->bytes += h->size;
+  f->bytes += size;
+  return d;
+}
+
+static inline int fifo_push(pk_port_t *p, int qi, const pk_hdr_t *h) {
+  pk_hdr_t *d = fifo_slot(p, qi, h->size);
+  if (!d) return ETSIM_ENOMEM;
+  uint64_t w[6];
+  hdr_get(w, h);
+  hdr_put(d, w);
   return 0;
 }
 
-static inline pk_hdr_t fifo_pop(pk_port_t *p, int qi) {
+/* The head of queue qi, taken off it into w (words, see hdr_put). */
+static inline void fifo_pop(pk_port_t *p, int qi, uint64_t w[6]) {
   pk_ring_t *f = &p->q[qi];
-  pk_hdr_t h = f->v[f->head];
+  const pk_hdr_t *h = &f->v[f->head];
+  hdr_get(w, h);
   f->head = (f->head + 1) & (f->cap - 1);
   if (!--f->n) p->qmask &= (uint8_t) ~(1u << qi);
   else { /* the next one, sent a packet time later (a header spans two lines) */
     __builtin_prefetch(&f->v[f->head]);
     __builtin_prefetch((const char *)&f->v[f->head] + 47);
   }
-  f->bytes -= h.size;
-  return h;
+  f->bytes -= (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
 }
 
 /* ------------------------------------------------------------ transmit */
@@ -140,12 +187,22 @@ static int wire_grow(pk_port_t *p) {
   return 0;
 }
 
-static inline int transmit(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
+/* The wire slot of the packet port p starts sending now, for the caller to
+ * fill before transmit_ (see fifo_slot for why not a copy of a header
+ * built elsewhere); NULL out of memory. */
+static inline pk_hdr_t *wire_slot(pk_port_t *p) {
+  if (p->wire_n == p->wire_cap && wire_grow(p)) return NULL;
+  return &p->wire[(p->wire_head + p->wire_n++) & (p->wire_cap - 1)];
+}
+
+/* Port gp starts serialising the packet (queue pair flow) of size bytes
+ * and type just put in its wire slot: the end of serialisation and its
+ * arrival. */
+static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type, uint32_t flow) {
   pk_port_t *p = &n->ports[gp];
-  int64_t t = port_tx_time(n, p, h->size);
+  int64_t t = port_tx_time(n, p, size);
   p->busy_until = n->now + t;
-  p->tx_bytes += h->size;
-  unsigned type = pk_hdr_type(h);
+  p->tx_bytes += size;
   if (type == PK_DATA) n->st.data_pkts++;
   else if (type == PK_PFC) n->st.pfc_frames++;
   else n->st.ack_pkts++;
@@ -165,11 +222,18 @@ static inline int transmit(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
    * event per busy link), it carried a number a link delay old and had to
    * be sorted in among the events of its instant, a walk that on a
    * 1,024-host fabric passed dozens of them or fell back on the heap. */
-  if (p->wire_n == p->wire_cap && wire_grow(p)) return oom(n);
-  p->wire[(p->wire_head + p->wire_n) & (p->wire_cap - 1)] = *h;
-  p->wire_n++;
-  if (pk_evq_push_seq(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, 0)) return oom(n);
+  uint64_t b = pk_arrive_b(p->peer_gport, p->peer_host ? flow : PK_NONE);
+  if (pk_evq_push_seq(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, b)) return oom(n);
   return 0;
+}
+
+/* Port gp sends the header of words w (see hdr_put). */
+static inline int transmit(pk_net_t *n, uint32_t gp, const uint64_t w[6]) {
+  pk_hdr_t *d = wire_slot(&n->ports[gp]);
+  if (!d) return oom(n);
+  hdr_put(d, w);
+  return transmit_(n, gp, (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32),
+                   (unsigned)(w[HW_HOP_FLAGS_OUT] >> 16) & PK_HDR_TYPE, (uint32_t)w[2]);
 }
 
 /* 1 when the port is still serialising (an end event is then pending).
@@ -199,14 +263,14 @@ static uint64_t shared_used(const pk_port_t *p, int q) {
 
 static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   if (n->ports[gp].down) return 0; /* the cable failed: nobody to tell */
+  pk_port_t *p = &n->ports[gp];
   pk_hdr_t h;
   memset(&h, 0, sizeof h);
   h.flow = h.ints = h.route = PK_NONE;
   h.size = (uint16_t)n->pfc_size;
   h.flags = (uint8_t)(pk_hdr_flags(PK_PFC, (unsigned)q) | (pause ? PK_HDR_PAUSE : 0));
-  pk_port_t *p = &n->ports[gp];
   if (fifo_push(p, 0, &h)) return oom(n);
-  p->qbytes_total += h.size;
+  p->qbytes_total += n->pfc_size;
   return port_kick(n, gp);
 }
 
@@ -259,49 +323,56 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     qi = __builtin_ctz(after ? after : ready);
     p->rr = (uint8_t)qi;
   }
-  pk_hdr_t h = fifo_pop(p, qi);
-  p->qbytes_total -= h.size;
+  uint64_t w[6];
+  fifo_pop(p, qi, w);
+  uint32_t size = (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
+  uint32_t in_port = (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 48);
+  unsigned flags = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 16), type = flags & PK_HDR_TYPE;
+  p->qbytes_total -= size;
   if (qi) {
     pk_node_t *s = &n->nodes[p->node];
-    pk_port_t *in = &n->ports[s->port0 + h.in_port];
-    ingress_release(s, in, qi, h.size);
-    if (n->cfg.enable_qcn && pk_hdr_type(&h) == PK_DATA) {
+    pk_port_t *in = &n->ports[s->port0 + in_port];
+    ingress_release(s, in, qi, size);
+    if (n->cfg.enable_qcn && type == PK_DATA) {
       uint64_t e = p->q[qi].bytes;
-      if (e > p->kmax) h.flags |= PK_HDR_ECN;
+      if (e > p->kmax) flags |= PK_HDR_ECN;
       else if (e > p->kmin && p->kmax > p->kmin) {
         double pr = p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
-        if (etsim_rng_uniform(&n->rng) < pr) h.flags |= PK_HDR_ECN;
+        if (etsim_rng_uniform(&n->rng) < pr) flags |= PK_HDR_ECN;
       }
-      if (h.flags & PK_HDR_ECN) n->st.ecn_marks++;
+      if (flags & PK_HDR_ECN) n->st.ecn_marks++;
+      w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 16)) | (uint64_t)flags << 16;
     }
-    int rc = ingress_resume(n, s, h.in_port, qi);
+    int rc = ingress_resume(n, s, in_port, qi);
     if (rc) return rc;
   }
-  if (n->cc == &etsim_net__pkt_cc_hpcc && pk_hdr_type(&h) == PK_DATA && h.nhop < PK_MAX_HOPS) {
+  uint32_t nhop = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 24);
+  if (n->cc == &etsim_net__pkt_cc_hpcc && type == PK_DATA && nhop < PK_MAX_HOPS) {
     /* ns-3's IntHop keeps time in ns, bytes in 128 B units and queue
      * length in 80 B units (times INT_MULTI); the HPCC rate law sees those
      * steps, so they are kept here too. */
-    pk_hop_t *x = n->hops + (size_t)h.ints * PK_MAX_HOPS + h.nhop++;
+    uint32_t ints = (uint32_t)(w[2] >> 32);
+    pk_hop_t *x = n->hops + (size_t)ints * PK_MAX_HOPS + nhop++;
     uint64_t bu = 128ull * n->cfg.int_multi, qu = 80ull * n->cfg.int_multi;
     x->ts_ps = n->now / 1000 * 1000;
     x->tx_bytes = p->tx_bytes / bu * bu;
     x->qlen_bytes = p->qbytes_total / qu * qu;
     x->rate_bps = p->rate_bps;
+    w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 24)) | (uint64_t)nhop << 24;
   }
-  return transmit(n, gp, &h);
+  return transmit(n, gp, w);
 }
 
-static int switch_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
+static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   pk_port_t *inp = &n->ports[gp];
   pk_node_t *s = &n->nodes[inp->node];
-  uint32_t hop = ++h->hop;
+  uint32_t hop = h->hop + 1u;
   uint32_t out = s->port0 + (hop <= PK_HDR_OUT ? h->out[hop - 1] : n->routes[h->route + hop]);
   /* ACKs and NACKs queue with the data of their priority group, first in
    * first out: ns-3's ACK_HIGH_PRIO is a host setting (which pause blocks
    * the NIC's ACK queue), and the switches' own AckHighPrio is never set,
    * so queue 0 carries pause frames only. */
   int qi = (int)pk_hdr_pg(h);
-  h->in_port = (uint16_t)(gp - s->port0);
   if (qi) {
     uint32_t sz = h->size;
     uint64_t th = pfc_thresh(s, inp);
@@ -321,7 +392,14 @@ static int switch_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
     if (occ > s->peak_used) s->peak_used = occ;
   }
   pk_port_t *op = &n->ports[out];
-  if (fifo_push(op, qi, h)) return oom(n);
+  pk_hdr_t *d = fifo_slot(op, qi, h->size);
+  if (!d) return oom(n);
+  uint64_t w[6];
+  hdr_get(w, h);
+  w[HW_ROUTE_SIZE_INPORT] =
+      (w[HW_ROUTE_SIZE_INPORT] & 0xffffffffffffull) | (uint64_t)(uint16_t)(gp - s->port0) << 48;
+  w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~0xffffull) | (uint16_t)hop;
+  hdr_put(d, w);
   op->qbytes_total += h->size;
   if (op->qbytes_total > op->qbytes_peak) op->qbytes_peak = op->qbytes_total;
   if (qi && !(inp->ing_paused & (1u << qi)) &&
@@ -371,9 +449,10 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
   if (p->q[0].n && !(p->paused & (1u << ack_prio))) {
-    pk_hdr_t h = fifo_pop(p, 0);
-    p->qbytes_total -= h.size;
-    return transmit(n, gp, &h);
+    uint64_t w[6];
+    fifo_pop(p, 0, w);
+    p->qbytes_total -= (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
+    return transmit(n, gp, w);
   }
   size_t cnt = p->n_qps;
   int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
@@ -441,29 +520,32 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   if (res != SIZE_MAX) {
     pk_qp_t *q = &n->qps[p->qps[res]];
     p->qp_rr = res;
-    /* the next scan starts at the one after, a packet time from now */
-    __builtin_prefetch(&n->qps[p->qps[res + 1 < cnt ? res + 1 : 0]]);
+    /* The next scan starts at the one after, a packet time from now: the
+     * record of the one after that, and the route of the one after (its
+     * record was fetched at the last send, the route is the next miss). */
+    size_t k1 = res + 1 < cnt ? res + 1 : 0, k2 = k1 + 1 < cnt ? k1 + 1 : 0;
+    __builtin_prefetch(&n->qps[p->qps[k2]]);
+    __builtin_prefetch(n->routes + n->qps[p->qps[k1]].route_data + 1);
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
-    pk_hdr_t h;
-    h.seq = q->snd_nxt;
-    h.ts_ps = n->now;
-    h.flow = (uint32_t)(q - n->qps);
-    h.ints = PK_NONE;
-    if (n->cc == &etsim_net__pkt_cc_hpcc && (h.ints = int_alloc(n)) == PK_NONE) return oom(n);
-    hdr_route(n, &h, q->route_data);
-    h.size = (uint16_t)(pay + n->data_hdr);
-    h.in_port = h.hop = 0;
-    h.flags = pk_hdr_flags(PK_DATA, q->pg);
-    h.nhop = 0;
+    uint32_t ints = PK_NONE;
+    if (n->cc == &etsim_net__pkt_cc_hpcc && (ints = int_alloc(n)) == PK_NONE) return oom(n);
+    uint32_t size = pay + n->data_hdr;
+    uint64_t w[6];
+    w[0] = q->snd_nxt;
+    w[1] = (uint64_t)n->now;
+    w[2] = (uint32_t)(q - n->qps) | (uint64_t)ints << 32;
+    w[HW_ROUTE_SIZE_INPORT] = (uint64_t)size << 32;                     /* in_port 0 */
+    w[HW_HOP_FLAGS_OUT] = (uint64_t)pk_hdr_flags(PK_DATA, q->pg) << 16; /* hop, nhop 0 */
+    hdr_route_words(w, q->route_data, n->routes + q->route_data + 1);
     q->snd_nxt += pay;
-    q->last_pkt_size = h.size;
+    q->last_pkt_size = size;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
-        n->now + (pace == p->rate_bps ? port_tx_time(n, p, h.size) : pk_tx_time(n, h.size, pace));
+        n->now + (pace == p->rate_bps ? port_tx_time(n, p, size) : pk_tx_time(n, size, pace));
     p->wake_min_ok = 0;
     n->last_progress = n->now;
-    return transmit(n, gp, &h);
+    return transmit(n, gp, w);
   }
   /* a full pass: every finished queue pair is gone, all_min is the
    * earliest pacing time of the rest */
@@ -528,7 +610,7 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   if (q->fn) q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
 }
 
-static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
+static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   (void)gp;
   uint32_t fid = h->flow;
   pk_qp_t *q = &n->qps[fid];
@@ -564,17 +646,24 @@ static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
     }
     if (x == 1 || x == 2) {
       /* The data packet turns into its ACK: same flow, INT stack and time
-       * stamp; the ECN mark becomes the CNP flag. */
+       * stamp; the ECN mark becomes the CNP flag.  Copied whole into the
+       * ACK queue, then changed there (see fifo_slot). */
       if (h->flags & PK_HDR_ECN) n->st.cnps++;
-      h->seq = q->rcv_nxt;
-      h->flags = (uint8_t)(pk_hdr_flags(x == 1 ? PK_ACK : PK_NACK, pk_hdr_pg(h)) |
-                           (h->flags & PK_HDR_ECN));
-      h->size = (uint16_t)n->ack_size;
-      hdr_route(n, h, q->route_ack);
-      h->hop = 0;
       pk_port_t *rp = &n->ports[q->rx_gport];
-      if (fifo_push(rp, 0, h)) return oom(n);
-      rp->qbytes_total += h->size;
+      pk_hdr_t *d = fifo_slot(rp, 0, n->ack_size);
+      if (!d) return oom(n);
+      uint64_t w[6];
+      hdr_get(w, h);
+      unsigned flags = (unsigned)(pk_hdr_flags(x == 1 ? PK_ACK : PK_NACK, pk_hdr_pg(h)) |
+                                  (h->flags & PK_HDR_ECN));
+      w[0] = q->rcv_nxt;
+      w[HW_ROUTE_SIZE_INPORT] =
+          (w[HW_ROUTE_SIZE_INPORT] & 0xffff000000000000ull) | (uint64_t)n->ack_size << 32;
+      /* hop 0, nhop kept */
+      w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & 0xff000000ull) | (uint64_t)flags << 16;
+      hdr_route_words(w, q->route_ack, q->ack_out);
+      hdr_put(d, w);
+      rp->qbytes_total += n->ack_size;
       return nic_kick_(n, q->rx_gport, 1);
     }
     pkt_free(n, h);
@@ -605,7 +694,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
   return nic_kick(n, q->gport);
 }
 
-static int on_arrive(pk_net_t *n, uint32_t gp, pk_hdr_t *h) {
+static int on_arrive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   pk_port_t *p = &n->ports[gp];
   if (pk_hdr_type(h) == PK_PFC) {
     if (p->down) return 0; /* a failed port stays held (pkt_fail.c) */
@@ -832,25 +921,36 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
     n->now = e.t;
     n->cur_seq = e.seq;
     n->st.events++;
-    /* Look three events ahead in the calendar, a stage each: for the
-     * third, fetch its port; for the second, an arrival, the head slot of
-     * its wire and the port it arrives at (whose lines the stage before
-     * brought in); for the next, an arrival at a host, its queue pair (the
-     * header now in cache names it).  On a large fabric each of these is
-     * cold, and the work of the events between hides the fetches. */
+    /* Fetch what the next events in the calendar will touch, each cold on
+     * a large fabric: two ahead, the port of a TX_DONE or arrival; one
+     * ahead, the slot at the head of that port's wire and the port the
+     * packet arrives at; for the next, the queue pair of a packet for a
+     * host, or the port and egress ring a switch will queue it in (named
+     * by those two, fetched one event earlier).  An arrival names its
+     * port and queue pair (pk_arrive_b), so they are fetched without
+     * first reading the cold records that name them. */
     const pk_ev_t *x = pk_evq_ahead(&n->evq, 0);
     if (x && x->kind == EV_ARRIVE) {
-      const pk_port_t *p1 = &n->ports[x->a];
-      if (!n->ports[p1->peer_gport].is_switch) {
-        const pk_qp_t *q = &n->qps[p1->wire[p1->wire_head].flow];
-        __builtin_prefetch(q);
-        __builtin_prefetch(&q->rcv_nxt);
+      if ((uint32_t)x->b != PK_NONE) {
+        __builtin_prefetch(&n->qps[(uint32_t)x->b]);
+        __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
+      } else {
+        const pk_port_t *p0 = &n->ports[x->a], *rx = &n->ports[x->b >> 32];
+        const pk_hdr_t *h0 = &p0->wire[p0->wire_head];
+        uint32_t hop = h0->hop + 1u;
+        if (rx->is_switch && hop <= PK_HDR_OUT) {
+          const pk_port_t *op = &n->ports[n->nodes[rx->node].port0 + h0->out[hop - 1]];
+          __builtin_prefetch(op);
+          __builtin_prefetch(&op->q[pk_hdr_pg(h0)]);
+        }
       }
     }
     if ((x = pk_evq_ahead(&n->evq, 1)) && x->kind == EV_ARRIVE) {
-      const pk_port_t *p2 = &n->ports[x->a];
-      const char *rx = (const char *)&n->ports[p2->peer_gport];
-      __builtin_prefetch(&p2->wire[p2->wire_head]);
+      const pk_port_t *p1 = &n->ports[x->a];
+      const char *slot = (const char *)&p1->wire[p1->wire_head];
+      __builtin_prefetch(slot);
+      __builtin_prefetch(slot + sizeof(pk_hdr_t) - 1);
+      const char *rx = (const char *)&n->ports[x->b >> 32];
       __builtin_prefetch(rx);
       __builtin_prefetch(rx + 64);
       __builtin_prefetch(rx + 128);
@@ -960,6 +1060,8 @@ static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn
     pb->node = l->b;
     pb->peer = l->a;
     pb->peer_gport = ga;
+    pa->peer_host = !t->is_switch[l->b];
+    pb->peer_host = !t->is_switch[l->a];
     pa->ifindex = (uint16_t)(ga - n->nodes[l->a].port0 + 1);
     pb->ifindex = (uint16_t)(gb - n->nodes[l->b].port0 + 1);
     pa->rate_bps = pb->rate_bps = l->rate_bps;
@@ -1215,6 +1317,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   for (uint32_t i = 0; i < nr; i++)
     rt[nf + i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
   for (uint32_t i = 0; i < PK_HDR_OUT; i++) rt[nf + nr + i] = 0; /* spare */
+  memcpy(q->ack_out, rt + nf + 1, sizeof q->ack_out);
   q->route_data = (uint32_t)n->n_routes;
   q->route_ack = (uint32_t)n->n_routes + nf;
   n->n_routes += nf + nr;

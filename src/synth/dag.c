@@ -466,6 +466,7 @@ static uint32_t op_class(const etsim_et_trace_t *t, size_t i, uint32_t *coll) {
 static int is_comm_class(uint32_t c) {
   return c == ETSIM_SYNTH_OP_SEND || c == ETSIM_SYNTH_OP_RECV || c == ETSIM_SYNTH_OP_COLL;
 }
+int etsim_synth__is_comm(uint32_t cls) { return is_comm_class(cls); }
 
 /* Attribute rules of KIND_TRACE data (the four channels are diffused
  * independently, so nothing but learning keeps them consistent): the

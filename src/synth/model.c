@@ -68,9 +68,25 @@ int etsim_synth__dim_hist(const etsim_synth_model_t *m) {
 int etsim_synth__dim_size_in(const etsim_synth_model_t *m) {
   return SY_SIZEF + (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_SIZE ? (int)m->sum_cls : 0);
 }
+int etsim_synth__dim_recent(const etsim_synth_model_t *m) {
+  return m->cfg.ctx_hist & ETSIM_SYNTH_CTX_RECENT ? (int)m->n_cls[0] : 0;
+}
+int etsim_synth__off_recent(const etsim_synth_model_t *m) {
+  return m->cfg.hidden + SY_FEAT + SY_DY + etsim_synth__dim_hist(m);
+}
 int etsim_synth__dim_ctx(const etsim_synth_model_t *m) {
-  return m->cfg.hidden + SY_FEAT + SY_DY + etsim_synth__dim_hist(m) +
+  return etsim_synth__off_recent(m) + etsim_synth__dim_recent(m) +
          (m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS ? SY_PROG : 0);
+}
+
+/* 1 / (1 + layers since): the last layer, the one before and the one
+ * before that are 1, 1/2, 1/3 apart, which is where a trace's periods
+ * lie (a ZeRO-3 backward pass repeats collective, compute, compute), and
+ * a class never seen is 0, below any gap. */
+void etsim_synth__recent_feats(const etsim_synth_model_t *m, int l, const uint32_t *seen,
+                               float *f) {
+  for (uint32_t k = 0; k < m->n_cls[0]; k++)
+    f[k] = seen[k] ? (float)(1.0 / (1.0 + (double)l - (double)seen[k])) : 0.0f;
 }
 
 /* log(1 + count) / 2: counts of a few nodes matter most (a layer after a
@@ -199,7 +215,9 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->lr = 2e-3f;
   c->seed = 1;
   c->exact_candidates = 256;
-  c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS;
+  /* Progress and recency apply to traces only (etsim_synth__model_new):
+   * text DAGs train with the histograms alone, as before. */
+  c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS | ETSIM_SYNTH_CTX_RECENT;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -239,6 +257,20 @@ static void label_scale(double *v, size_t n, int *lg, double *mean, double *sd, 
   *median = v[n / 2];
 }
 
+/* The longest run of consecutive layers of g holding communication nodes
+ * only, into m->max_comm_run; cnt[1..L] holds the layer sizes. */
+static void comm_runs(etsim_synth_model_t *m, const etsim_synth_dag_t *g, const uint32_t *layer,
+                      int L, uint32_t *cnt) {
+  uint32_t run = 0;
+  for (int l = 1; l <= L; l++) {
+    uint32_t comm = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+      if (layer[v] == (uint32_t)l) comm += etsim_synth__is_comm(g->x[(size_t)v * m->n_ch]);
+    run = comm == cnt[l] ? run + 1 : 0;
+    if (run > m->max_comm_run) m->max_comm_run = run;
+  }
+}
+
 int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config_t *cfg,
                            etsim_synth_model_t **out, etsim_error_t *err) {
   if (!d->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "no training graphs");
@@ -253,8 +285,10 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
   if (!m) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   m->cfg = *cfg;
   m->kind = d->kind;
-  /* Depth progress is measured on traces only (docs/synth.md). */
-  if (d->kind != ETSIM_SYNTH_KIND_TRACE) m->cfg.ctx_hist &= ~ETSIM_SYNTH_CTX_PROGRESS;
+  /* Depth progress and class recency are measured on traces only
+   * (docs/synth.md): text DAGs train and sample as before. */
+  if (d->kind != ETSIM_SYNTH_KIND_TRACE)
+    m->cfg.ctx_hist &= ~(ETSIM_SYNTH_CTX_PROGRESS | ETSIM_SYNTH_CTX_RECENT);
   for (int b = 0; b < ETSIM_SYNTH_BIN_VALUES; b++)
     m->bin_mean[b] = d->bin_n[b] > 0 ? d->bin_sum[b] / d->bin_n[b] : 0;
   m->n_ch = d->n_ch;
@@ -262,6 +296,7 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
     m->n_cls[c] = d->n_cls[c];
     m->sum_cls += d->n_cls[c];
   }
+  m->comm_rule = d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == ETSIM_SYNTH_TRACE_CH;
   m->marg = etsim_calloc(m->sum_cls + 1, sizeof(float));
   double *ys = etsim_malloc(sizeof(double) * d->n_graphs);
   uint32_t *layer = NULL, *cnt = NULL;
@@ -299,6 +334,7 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
     for (uint32_t k = 0; k < g->n_edges; k++) nonsrc_edges += 1;
     for (int l = 1; l <= L; l++)
       if (cnt[l] > m->max_size) m->max_size = cnt[l];
+    if (m->comm_rule) comm_runs(m, g, layer, L, cnt);
     m->mean_steps += L + 1;
     m->mean_nodes += g->n_nodes;
     for (int l = 2, before = (int)cnt[1]; l <= L; before += (int)cnt[l], l++)
@@ -962,18 +998,21 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
 /* Category histograms of every step's context (after layers 0..l): the
  * last layer's, the prefix's, and those of the prefix nodes that have no
  * child yet, written after the first H + SY_FEAT + SY_DY floats of each
- * context row.  The start token (row 0) counts in none of them. */
+ * context row; then (ETSIM_SYNTH_CTX_RECENT) the class recency.  The
+ * start token (row 0) counts in none of them. */
 static int hist_ctx(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, float *ctx, int Dc,
                     float *hlast) {
   uint32_t K = m->sum_cls, n = (uint32_t)R->n;
-  size_t need = 3 * (size_t)K + n;
+  size_t need = 3 * (size_t)K + n + m->n_cls[0];
   if (etsim_grow((void **)&ws->hist, &ws->hist_cap, need, sizeof(uint32_t)) ||
       etsim_grow((void **)&ws->histf, &ws->histf_cap, 3 * (size_t)K, sizeof(float)))
     return ETSIM_ENOMEM;
   float *hf = ws->histf;
   uint32_t *last = ws->hist, *pre = last + K, *open = pre + K, *kids = open + K;
+  uint32_t *seen = kids + n; /* latest layer of each class (0: none yet) */
   memset(ws->hist, 0, sizeof(uint32_t) * need);
-  int base = m->cfg.hidden + SY_FEAT + SY_DY;
+  int base = m->cfg.hidden + SY_FEAT + SY_DY, recent = etsim_synth__dim_recent(m);
+  int rbase = etsim_synth__off_recent(m);
   for (int l = 0; l <= R->L; l++) {
     memset(last, 0, sizeof(uint32_t) * K);
     for (uint32_t r = R->ls[l] > 0 ? R->ls[l] : 1; r < R->ls[l + 1]; r++) {
@@ -995,10 +1034,12 @@ static int hist_ctx(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, flo
         open[x]++;
         off += m->n_cls[c];
       }
+      seen[R->xr[r]] = (uint32_t)l;
     }
     etsim_synth__hist_feats(m, last, pre, open, hf);
     if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE)
       memcpy(ctx + (size_t)l * Dc + base, hf, sizeof(float) * 3 * K);
+    if (recent) etsim_synth__recent_feats(m, l, seen, ctx + (size_t)l * Dc + rbase);
     memcpy(hlast + (size_t)l * K, hf, sizeof(float) * K);
   }
   return 0;
@@ -1501,6 +1542,25 @@ int etsim_synth__graph_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d,
   rows_free(&R);
   if (rc) return etsim_error_set(err, rc, "out of memory");
   return 0;
+}
+
+/* Test hook: the step contexts of g as training builds them. */
+int etsim_synth__contexts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, float *out,
+                          size_t cap, etsim_error_t *err) {
+  rows_t R;
+  int rc = rows_build(m, g, &R, err);
+  if (rc) return rc;
+  ws_t ws = {0};
+  gl_t G = {.m = m, .ws = &ws, .R = &R};
+  size_t need = (size_t)(R.L + 1) * (size_t)etsim_synth__dim_ctx(m);
+  rc = gl_contexts(&G, g->y, g->y2, 1);
+  if (!rc && need > cap) rc = ETSIM_EINVAL;
+  if (!rc) memcpy(out, G.ctx, sizeof(float) * need);
+  int steps = R.L + 1;
+  ws_free(&ws);
+  rows_free(&R);
+  if (rc) return etsim_error_set(err, rc, "contexts: out of memory or %zu floats > %zu", need, cap);
+  return steps;
 }
 
 /* --------------------------------------------------------------- training */

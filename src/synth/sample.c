@@ -197,7 +197,24 @@ typedef struct so {
   float *gapf, *A, *B;      /* edge denoiser: earlier and new node parts */
   float *phat;              /* edge probabilities of the last denoising step */
   int32_t *zt;              /* the new layer's categories, channel-major */
+  int no_comm0;             /* the new layer's node 0 may not communicate */
 } so_t;
+
+/* The communication-run rule (docs/synth.md, Output): node 0 of a layer
+ * that would otherwise make a longer run of communication-only layers
+ * than training has is denoised with its class held to the classes that
+ * do not communicate, from the first draw to the last step, so its other
+ * channels are drawn for that class.  p is renormalised; an all-zero p
+ * (no such class seen) is left alone. */
+static void mask_comm(float *p, int K) {
+  double s = 0;
+  for (int j = 0; j < K; j++) {
+    if (etsim_synth__is_comm((uint32_t)j)) p[j] = 0;
+    s += p[j];
+  }
+  if (s > 0)
+    for (int j = 0; j < K; j++) p[j] = (float)(p[j] / s);
+}
 
 /* (2) the categories of a new layer of s nodes: drawn from the marginals,
  * then denoised from step Ta down to 1; written to rows r0.. of S->xr. */
@@ -212,8 +229,15 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
   float *alog = o->alog, *ph = o->ph, *post = o->post;
   uint32_t off = 0;
   for (uint32_t c = 0; c < nch; c++) {
-    for (uint32_t v = 0; v < s; v++)
-      zt[(size_t)c * s + v] = etsim_synth__draw(rng, m->marg + off, (int)m->n_cls[c]);
+    for (uint32_t v = 0; v < s; v++) {
+      const float *mg = m->marg + off;
+      if (o->no_comm0 && c == 0 && v == 0) {
+        memcpy(post, mg, sizeof(float) * m->n_cls[0]);
+        mask_comm(post, (int)m->n_cls[0]);
+        mg = post;
+      }
+      zt[(size_t)c * s + v] = etsim_synth__draw(rng, mg, (int)m->n_cls[c]);
+    }
     off += m->n_cls[c];
   }
   /* Parts of the first attribute layer fixed for this layer. */
@@ -252,6 +276,7 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
         int32_t *z = &zt[(size_t)c * s + v];
         etsim_synth__posterior(K, ph, m->marg + off, *z, m->alpha_a[t], m->abar_a[t],
                                m->abar_a[t - 1], post);
+        if (o->no_comm0 && c == 0 && v == 0) mask_comm(post, K);
         *z = etsim_synth__draw(rng, post, K);
       }
       off += m->n_cls[c];
@@ -516,8 +541,11 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
   /* Category counts of the last layer, the prefix and its childless nodes
    * (the context histograms, model.c hist_ctx). */
   uint32_t *hl = S->hist, *hp = hl + m->sum_cls, *ho = hp + m->sum_cls;
-  memset(S->hist, 0, sizeof(uint32_t) * 3 * m->sum_cls);
+  uint32_t *seen = ho + m->sum_cls; /* class recency: latest layer per class */
+  int recent = etsim_synth__dim_recent(m), rbase = etsim_synth__off_recent(m);
+  memset(S->hist, 0, sizeof(uint32_t) * (3 * (size_t)m->sum_cls + m->n_cls[0]));
   uint32_t N = 0, last = 0, first_prev = 1; /* rows of layer l: [first_prev, N+1) */
+  uint32_t comm_run = 0;                    /* communication-only layers just before */
   size_t n_edges = 0;
   for (int l = 0;; l++) {
     if ((uint32_t)l >= m->max_layers || N >= limit) break;
@@ -527,6 +555,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     memcpy(ctx + H + SY_FEAT, ysin, sizeof ysin);
     if (m->cfg.ctx_hist & ETSIM_SYNTH_HIST_DENOISE)
       etsim_synth__hist_feats(m, hl, hp, ho, ctx + H + SY_FEAT + SY_DY);
+    if (recent) etsim_synth__recent_feats(m, l, seen, ctx + rbase);
     if (depth) etsim_synth__prog_feats(l, depth, ctx + Dc - SY_PROG);
     /* (1) stop (never at the first step), else the size. */
     if (depth && l >= depth) break;
@@ -552,13 +581,19 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     if (s == 0) break;
     if (N + s > limit) s = limit - N;
     uint32_t r0 = N + 1;
+    o.no_comm0 = m->comm_rule && S->project && comm_run >= m->max_comm_run;
     so_attrs(&o, s, r0); /* (2) */
-    if (l >= 1) {        /* (3) */
+    uint32_t comm = 0;
+    for (uint32_t v = 0; v < s; v++) comm += etsim_synth__is_comm((uint32_t)S->xr[r0 + v]);
+    comm_run = comm == s ? comm_run + 1 : 0;
+    S->stats.run_cut += (size_t)o.no_comm0;
+    if (l >= 1) { /* (3) */
       if (so_edges(&o, l, N, s, r0, first_prev, &n_edges)) return ETSIM_ENOMEM;
     } else {
       for (uint32_t v = 0; v < s; v++) S->poff[r0 + v + 1] = (uint32_t)n_edges;
     }
     so_account(&o, l, s, r0, hl, hp, ho);
+    for (uint32_t v = 0; v < s; v++) seen[S->xr[r0 + v]] = (uint32_t)l + 1;
     etsim_synth__enc_fwd(m, e, cap, S->xr, S->poff, S->padj, (int)r0, (int)(r0 + s));
     part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, o.zm + (size_t)r0 * P);
     for (uint32_t v = 0; v < s; v++)
@@ -597,7 +632,7 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
   S.poff = etsim_calloc((size_t)S.cap + 1, sizeof(uint32_t));
   S.lay = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
   S.children = etsim_malloc(sizeof(uint32_t) * (size_t)S.cap);
-  S.hist = etsim_malloc(sizeof(uint32_t) * (3 * (size_t)m->sum_cls + 1));
+  S.hist = etsim_malloc(sizeof(uint32_t) * (3 * (size_t)m->sum_cls + m->n_cls[0] + 1));
   int rc = 0;
   if (!S.xr || !S.poff || !S.lay || !S.children || !S.hist || build_tables(m, &S))
     rc = ETSIM_ENOMEM;
@@ -697,6 +732,9 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_f64(&b, m->y2_mean);
   put_f64(&b, m->y2_std);
   put_f64(&b, m->y2_median);
+  /* Version 7: the communication-run rule. */
+  put_u32(&b, m->comm_rule);
+  put_u32(&b, m->max_comm_run);
   uint64_t np = m->n_params;
   put(&b, &np, 8);
   put(&b, m->w, sizeof(float) * m->n_params);
@@ -772,11 +810,12 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
   if (get(r, ver, 4))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
   /* Version 5 lacks only the second label component (a one-component
-   * model); older versions differ in layout. */
-  if (*ver != 5 && *ver != ETSIM_SYNTH_MODEL_VERSION)
+   * model), version 6 only the class recency flag; older versions differ
+   * in layout. */
+  if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
-                           "versions 5 and %d",
+                           "versions 5 to %d",
                            path, *ver, ETSIM_SYNTH_MODEL_VERSION);
   if (get(r, &bom, 4))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
@@ -788,7 +827,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
 
 /* The header's sizes and statistics into m, each checked against what a
  * model can hold before anything is allocated from them (issue 16). */
-static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, etsim_error_t *err) {
+static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint32_t ver,
+                       etsim_error_t *err) {
   uint32_t f[16];
   double dd[7];
   if (get(r, f, sizeof f) || get(r, dd, sizeof dd))
@@ -818,13 +858,13 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, etsi
                            "%s: the model's largest DAG has %u nodes, more than the %u a sampled "
                            "DAG may have",
                            path, f[14], MAX_MODEL_NODES);
-  int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
-               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= 7 &&
-               f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
-               f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES &&
-               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
-               m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
-               isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
+  int okdims =
+      f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 && f[3] >= 1 &&
+      f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= (ver >= 7 ? 15u : 7u) &&
+      f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 && f[12] <= 100000 &&
+      f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES && m->mean_indeg >= 1 &&
+      isfinite(m->mean_indeg) && m->y_std > 0 && m->mean_steps >= 1 && m->mean_nodes >= 1 &&
+      m->mean_pairs >= 1 && isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
     m->n_cls[c] = f[8 + c];
     okdims = f[8 + c] >= 1 && f[8 + c] <= 65536;
@@ -842,11 +882,19 @@ static int read_tables(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                        uint64_t *np, etsim_error_t *err) {
   m->marg = etsim_malloc(sizeof(float) * m->sum_cls);
   if (!m->marg) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-  uint32_t lab[2] = {1, 0};
+  uint32_t lab[2] = {1, 0}, run[2] = {0, 0};
   double lab2[3] = {0, 1, 0};
   if (get(r, m->marg, sizeof(float) * m->sum_cls) || get(r, m->bin_mean, sizeof m->bin_mean) ||
-      (ver >= 6 && (get(r, lab, sizeof lab) || get(r, lab2, sizeof lab2))) || get(r, np, 8))
+      (ver >= 6 && (get(r, lab, sizeof lab) || get(r, lab2, sizeof lab2))) ||
+      (ver >= 7 && get(r, run, sizeof run)) || get(r, np, 8))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
+  m->comm_rule = run[0];
+  m->max_comm_run = run[1];
+  if (run[0] > 1 || (run[0] && m->kind != ETSIM_SYNTH_KIND_TRACE))
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: communication-run rule out of range (corrupt "
+                           "model)",
+                           path);
   m->n_lab = lab[0];
   m->y2_log = (int)lab[1];
   m->y2_mean = lab2[0];
@@ -921,7 +969,7 @@ int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_er
     goto out;
   }
   uint64_t np = 0;
-  if ((rc = read_header(m, &r, path, err)) || (rc = read_tables(m, &r, path, ver, &np, err)) ||
+  if ((rc = read_header(m, &r, path, ver, err)) || (rc = read_tables(m, &r, path, ver, &np, err)) ||
       (rc = read_params(m, &r, path, np, err)))
     goto out;
   etsim_synth__schedule(m->cfg.t_attr, m->abar_a, m->alpha_a);

@@ -35,6 +35,10 @@ struct etsim_synth_model {
   uint32_t n_lab;
   int y2_log;
   double y2_mean, y2_std, y2_median;
+  /* Trace models (version 7): the longest run of consecutive layers made
+   * of communication nodes only (send, recv, collective) in training;
+   * with comm_rule, sampling never makes a longer one. */
+  uint32_t comm_rule, max_comm_run;
   /* Loss normalisers: mean steps (L + 1), nodes and candidate pairs per
    * training graph.  Every step, node and pair weighs the same across the
    * data set (per-graph means would favour small graphs: shallow graphs'
@@ -92,6 +96,11 @@ int etsim_synth__graph_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d,
                             const etsim_synth_dag_t *g, uint64_t seed, int backward, float weight,
                             double *loss, double *parts, etsim_error_t *err);
 
+/* Test hook: the training contexts of g's steps 0..L into out (cap
+ * floats), dim_ctx floats each; returns L + 1 or a negative code. */
+int etsim_synth__contexts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, float *out,
+                          size_t cap, etsim_error_t *err);
+
 /* A float pool in chunks that never move, reset per graph. */
 typedef struct chunk {
   struct chunk *next;
@@ -133,6 +142,15 @@ int etsim_synth__dim_hist(const etsim_synth_model_t *m);
  * layer, the prefix, and the prefix nodes without children. */
 void etsim_synth__hist_feats(const etsim_synth_model_t *m, const uint32_t *last,
                              const uint32_t *prefix, const uint32_t *open, float *f);
+/* Width of the class recency in the step context (n_cls[0] when
+ * cfg.ctx_hist has ETSIM_SYNTH_CTX_RECENT, else 0); it sits right after
+ * the histograms, before the depth progress. */
+int etsim_synth__dim_recent(const etsim_synth_model_t *m);
+int etsim_synth__off_recent(const etsim_synth_model_t *m);
+/* Class recency at step l (after layers 0..l): for each class k of
+ * channel 0, 1 / (1 + l - seen[k]) where seen[k] is the latest layer
+ * (1-based) holding a node of class k, 0 when none has yet. */
+void etsim_synth__recent_feats(const etsim_synth_model_t *m, int l, const uint32_t *seen, float *f);
 /* Inputs of the stop head at step l (SY_STOPF floats): the depth and the
  * label features ysin (SY_DY floats). */
 void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f);
@@ -162,6 +180,8 @@ int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *
 
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);
+/* Node class cls communicates (send, recv, collective; dag.c). */
+int etsim_synth__is_comm(uint32_t cls);
 
 /* Surrogate test hooks (surrogate.c): a fresh regressor for d's layout, and
  * the loss of all of d as one batch with its gradient left in *g (parameters

@@ -109,7 +109,7 @@ grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
 printf 'ETSYNTH\0\x09\0\0\0' > "$T/v9.bin"
 "$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 9, this etsim reads versions 5 and 6" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 9, this etsim reads versions 5 to 7" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"

@@ -7,9 +7,11 @@
 
 #include <math.h>
 
-static etsim_synth_model_t *toy_model(const etsim_synth_data_t *d) {
+/* ctx: the context mask, or -1 for the default. */
+static etsim_synth_model_t *toy_model_ctx(const etsim_synth_data_t *d, int ctx) {
   etsim_synth_config_t c;
   etsim_synth_config_default(&c);
+  if (ctx >= 0) c.ctx_hist = ctx;
   c.hidden = 8;
   c.mp_layers = 2;
   c.pair_hidden = 6;
@@ -21,6 +23,7 @@ static etsim_synth_model_t *toy_model(const etsim_synth_data_t *d) {
   assert_int_equal(etsim_synth__alloc_params(m, 1, 7), 0);
   return m;
 }
+static etsim_synth_model_t *toy_model(const etsim_synth_data_t *d) { return toy_model_ctx(d, -1); }
 
 static void test_layers(void **state) {
   (void)state;
@@ -60,9 +63,10 @@ static void test_schedule(void **state) {
 }
 
 /* Trace data (kind TRACE) add the depth-progress context (SY_PROG
- * floats), so the denoisers' first layers are wider; both gradients are
- * checked, the trace one with a two-component label. */
-static void check_gradient(int kind) {
+ * floats) and, with `recent` (the default), the class recency, so the
+ * denoisers' first layers are wider; both gradients are checked, the
+ * trace one with a two-component label. */
+static void check_gradient(int kind, int recent) {
   etsim_synth_data_t d;
   toy_data(&d);
   d.kind = kind;
@@ -71,12 +75,19 @@ static void check_gradient(int kind) {
     d.g[0].y2 = 0.35;
     d.g[1].y2 = 0.12;
   }
-  etsim_synth_model_t *m = toy_model(&d);
+  etsim_synth_config_t def;
+  etsim_synth_config_default(&def); /* the class recency is on by default */
+  TU_EQ(def.ctx_hist & ETSIM_SYNTH_CTX_RECENT, ETSIM_SYNTH_CTX_RECENT);
+  etsim_synth_model_t *m =
+      toy_model_ctx(&d, recent ? def.ctx_hist : def.ctx_hist & ~ETSIM_SYNTH_CTX_RECENT);
   etsim_error_t err = {0};
   int prog = kind == ETSIM_SYNTH_KIND_TRACE;
   assert_int_equal(!!(m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS), prog);
+  /* The class recency (3 classes in channel 0) is for traces only. */
+  int rec = prog && recent;
+  assert_int_equal(!!(m->cfg.ctx_hist & ETSIM_SYNTH_CTX_RECENT), rec);
   assert_int_equal(etsim_synth__dim_ctx(m),
-                   8 + SY_FEAT + SY_DY + 3 * (3 + 4) + (prog ? SY_PROG : 0));
+                   8 + SY_FEAT + SY_DY + 3 * (3 + 4) + (rec ? 3 : 0) + (prog ? SY_PROG : 0));
   for (size_t gi = 0; gi < d.n_graphs; gi++) {
     double loss, parts[3];
     memset(m->g, 0, sizeof(float) * m->n_params);
@@ -120,8 +131,43 @@ static void check_gradient(int kind) {
 
 static void test_model_gradient(void **state) {
   (void)state;
-  check_gradient(ETSIM_SYNTH_KIND_TEXT);
-  check_gradient(ETSIM_SYNTH_KIND_TRACE);
+  check_gradient(ETSIM_SYNTH_KIND_TEXT, 0);
+  check_gradient(ETSIM_SYNTH_KIND_TRACE, 0);
+  check_gradient(ETSIM_SYNTH_KIND_TEXT, 1);
+  check_gradient(ETSIM_SYNTH_KIND_TRACE, 1);
+}
+
+/* The class recency in closed form: 1 / (1 + layers since the class last
+ * occurred), 0 for a class not seen yet; and in the training context of
+ * a graph, after the histograms and before the depth progress.  toy_data's
+ * g0 has layers {0}, {1, 2}, {3}, {4} of channel-0 classes 0; 1, 2; 0; 1. */
+static void test_recency(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  toy_data(&d);
+  d.kind = ETSIM_SYNTH_KIND_TRACE;
+  etsim_synth_model_t *m = toy_model(&d);
+  TU_EQ(etsim_synth__dim_recent(m), 3);
+  TU_EQ(etsim_synth__off_recent(m), 8 + SY_FEAT + SY_DY + 3 * (3 + 4));
+  uint32_t seen[3] = {4, 0, 2};
+  float f[3];
+  etsim_synth__recent_feats(m, 4, seen, f);
+  TU_EQ(f[0], 1.0);
+  TU_EQ(f[1], 0.0);
+  assert_float_equal(f[2], 1.0 / 3, 1e-7);
+  /* g0 after each layer l = 0..4: the latest layer of classes 0, 1, 2. */
+  static const uint32_t want[5][3] = {{0, 0, 0}, {1, 0, 0}, {1, 2, 2}, {3, 2, 2}, {3, 4, 2}};
+  float ctx[5 * 128];
+  int Dc = etsim_synth__dim_ctx(m);
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth__contexts(m, &d.g[0], ctx, sizeof ctx / sizeof *ctx, &err), 5);
+  for (int l = 0; l <= 4; l++)
+    for (int k = 0; k < 3; k++) {
+      double v = want[l][k] ? 1.0 / (1 + l - want[l][k]) : 0;
+      assert_float_equal(ctx[l * Dc + etsim_synth__off_recent(m) + k], v, 1e-7);
+    }
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
 }
 
 /* The depth-progress features in closed form, and a sample that plans its
@@ -336,6 +382,7 @@ int main(void) {
       cmocka_unit_test(test_model_gradient),   cmocka_unit_test(test_count_reads_structure_only),
       cmocka_unit_test(test_sampled_gradient), cmocka_unit_test(test_sampled_unbiased),
       cmocka_unit_test(test_progress),         cmocka_unit_test(test_two_labels),
+      cmocka_unit_test(test_recency),
   };
   return TU_RUN(tests, NULL, NULL);
 }

@@ -186,6 +186,32 @@ static void expect_load_error(const char *path, const char *needle) {
   if (!strstr(err.msg, needle)) fail_msg("error '%s' does not mention '%s'", err.msg, needle);
 }
 
+/* Where the version-6 label block starts in m's file (after the bin
+ * values). */
+static size_t tables_end(const etsim_synth_model_t *m) {
+  return 8 + 4 + 4 + 16 * 4 + 7 * 8 + sizeof(float) * m->sum_cls +
+         sizeof(double) * ETSIM_SYNTH_BIN_VALUES;
+}
+
+/* The version-7 file b (n bytes) of m written as version ver (5 or 6) to
+ * path: without the 8 bytes of the communication-run rule (version 7) and
+ * for version 5 the 32 of the label components, re-checksummed. */
+static void downgrade(const etsim_synth_model_t *m, const unsigned char *b, size_t n, uint32_t ver,
+                      const char *path) {
+  size_t off = tables_end(m), cut = ver == 5 ? 40 : 8;
+  unsigned char *o = malloc(n);
+  assert_non_null(o);
+  memcpy(o, b, off);
+  if (ver == 6) memcpy(o + off, b + off, 32);
+  size_t keep = ver == 6 ? 32 : 0;
+  memcpy(o + off + keep, b + off + 40, n - 8 - off - 40);
+  memcpy(o + 8, &ver, 4);
+  uint64_t h = etsim_hash_bytes(o, n - 8 - cut);
+  memcpy(o + n - 8 - cut, &h, 8);
+  spit(path, o, n - cut);
+  free(o);
+}
+
 static void test_model_file(void **state) {
   (void)state;
   char path[512], bad[512];
@@ -211,36 +237,29 @@ static void test_model_file(void **state) {
    * context: refused by version. */
   b[8] = 3; /* version field */
   spit(bad, b, n);
-  expect_load_error(bad, "version 3, this etsim reads versions 5 and 6");
+  expect_load_error(bad, "version 3, this etsim reads versions 5 to 7");
   b[8] = 4;
   spit(bad, b, n);
-  expect_load_error(bad, "version 4, this etsim reads versions 5 and 6");
-  b[8] = 7;
+  expect_load_error(bad, "version 4, this etsim reads versions 5 to 7");
+  b[8] = 8;
   spit(bad, b, n);
-  expect_load_error(bad, "version 7, this etsim reads versions 5 and 6");
-  b[8] = 6;
-  /* A version-5 file (before the second label component): the same file
-   * without the 32 bytes that follow the bin values (the component count,
-   * the second component's log flag, mean, sd and median) loads as a
+  expect_load_error(bad, "version 8, this etsim reads versions 5 to 7");
+  /* A version-6 file (before the class recency and the communication-run
+   * rule: 8 bytes fewer) loads and samples the same DAGs; a version-5 file
+   * (before the second label component: 32 bytes fewer still) loads as a
    * one-component model and samples the same DAGs. */
-  size_t off = 8 + 4 + 4 + 16 * 4 + 7 * 8 + sizeof(float) * model->sum_cls +
-               sizeof(double) * ETSIM_SYNTH_BIN_VALUES;
+  b[8] = 7;
   uint32_t nlab;
-  memcpy(&nlab, b + off, 4);
+  memcpy(&nlab, b + tables_end(model), 4);
   TU_EQ(nlab, 1);
-  unsigned char *v5 = malloc(n);
-  assert_non_null(v5);
-  memcpy(v5, b, off);
-  memcpy(v5 + off, b + off + 32, n - 8 - off - 32);
-  v5[8] = 5;
-  uint64_t h5 = etsim_hash_bytes(v5, n - 8 - 32);
-  memcpy(v5 + n - 8 - 32, &h5, 8);
-  spit(bad, v5, n - 32);
-  free(v5);
-  assert_int_equal(etsim_synth_model_load(&m2, bad, &err), 0);
-  TU_EQ(etsim_synth_model_n_labels(m2), 1);
-  assert_memory_equal(m2->w, model->w, sizeof(float) * model->n_params);
-  same_samples(model, m2);
+  for (uint32_t v = 6; v >= 5; v--) {
+    downgrade(model, b, n, v, bad);
+    assert_int_equal(etsim_synth_model_load(&m2, bad, &err), 0);
+    TU_EQ(etsim_synth_model_n_labels(m2), 1);
+    TU_EQ(m2->comm_rule, 0);
+    assert_memory_equal(m2->w, model->w, sizeof(float) * model->n_params);
+    same_samples(model, m2);
+  }
   b[0] = 'X';
   spit(bad, b, n);
   expect_load_error(bad, "not an etsim synth model");
@@ -328,6 +347,219 @@ static void test_two_labels(void **state) {
   TU_CONTAINS(err.msg, "label");
 }
 
+/* The period of a trace's layers, which the class recency (version 7,
+ * ETSIM_SYNTH_CTX_RECENT) gives the denoisers.  Toy traces: chains of one
+ * node per layer, class 1 ("collective") then two of class 0
+ * ("compute"), over and over, as in a ZeRO-3 backward pass; 6 to 12
+ * layers, the period starting at any of its three phases.  With no
+ * message passing the context holds the class counts, the last layer's
+ * class and the depth, and those cannot tell phase 0 from phase 2 after
+ * 3k nodes: both have k of class 1 and 2k of class 0 and end in class 0,
+ * and one goes on with 1, the other with 0 (so chains of 3k nodes or
+ * more break the rule about half the time).  The recency (class 1 two
+ * layers ago against one) settles it. */
+static void make_period(etsim_synth_data_t *d) {
+  etsim_synth_data_init(d);
+  d->kind = ETSIM_SYNTH_KIND_TRACE;
+  d->n_ch = 1;
+  d->n_cls[0] = 2;
+  for (int i = 0; i < 42; i++) {
+    uint32_t L = 6 + (uint32_t)(i / 3) % 7, phase = (uint32_t)i % 3, x[12], s[11], t[11];
+    for (uint32_t v = 0; v < L; v++) x[v] = (v + phase) % 3 != 0 ? 0 : 1;
+    for (uint32_t k = 0; k + 1 < L; k++) {
+      s[k] = k;
+      t[k] = k + 1;
+    }
+    etsim_synth_dag_t g = {L, L - 1, x, s, t, 1.0, 0};
+    assert_int_equal(etsim_synth_data_add(d, &g), 0);
+  }
+}
+
+/* Samples of 200 DAGs whose layers follow the period: one node per layer,
+ * every class-1 layer followed by two class-0 layers (or the end), and no
+ * run of class 0 longer than 2. */
+static int period_kept(etsim_synth_model_t *m, uint64_t seed) {
+  etsim_synth_data_t out;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_sample(m, 200, NULL, seed, &out, &err), 0);
+  int ok = 0;
+  for (size_t i = 0; i < out.n_graphs; i++) {
+    const etsim_synth_dag_t *g = &out.g[i];
+    uint32_t lay[64];
+    TU_LT(g->n_nodes, 64);
+    int L = etsim_synth_layers(g, lay, NULL), good = (uint32_t)L == g->n_nodes, run = 0;
+    for (uint32_t v = 0; good && v < g->n_nodes; v++) {
+      good &= lay[v] == v + 1; /* generation order is layer order */
+      if (g->x[v] == 0) {
+        good &= ++run <= 2;
+      } else {
+        good &= run == 2 || (uint32_t)run == v; /* or only class 0 before it */
+        run = 0;
+      }
+    }
+    ok += good;
+  }
+  etsim_synth_data_free(&out);
+  return ok;
+}
+
+static void test_class_recency(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  make_period(&d);
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  c.mp_layers = 0;
+  c.epochs = 120;
+  etsim_error_t err = {0};
+  etsim_synth_model_t *with, *without;
+  c.ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS | ETSIM_SYNTH_CTX_RECENT;
+  assert_int_equal(etsim_synth_train(&d, &d, &c, NULL, NULL, &with, &err), 0);
+  c.ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS;
+  assert_int_equal(etsim_synth_train(&d, &d, &c, NULL, NULL, &without, &err), 0);
+  TU_EQ(etsim_synth__dim_ctx(with), etsim_synth__dim_ctx(without) + 2);
+  int a = period_kept(with, 6), b = period_kept(without, 6);
+  print_message("period kept: %d of 200 with the class recency, %d without\n", a, b);
+  TU_GE(a, 190);
+  TU_LT(b, 150);
+
+  /* The model file keeps the flag (version 7); a version-6 file cannot
+   * hold it and is refused, and one without it loads. */
+  char path[512];
+  snprintf(path, sizeof path, "%s/recent.model", tmp);
+  assert_int_equal(etsim_synth_model_save(with, path, &err), 0);
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(m2->cfg.ctx_hist, with->cfg.ctx_hist);
+  etsim_synth_data_t s1, s2;
+  assert_int_equal(etsim_synth_sample(with, 20, NULL, 2, &s1, &err), 0);
+  assert_int_equal(etsim_synth_sample(m2, 20, NULL, 2, &s2, &err), 0);
+  assert_true(same_data(&s1, &s2));
+  etsim_synth_data_free(&s1);
+  etsim_synth_data_free(&s2);
+  etsim_synth_model_free(m2);
+  size_t n = 0;
+  unsigned char *b7 = slurp(path, &n);
+  assert_non_null(b7);
+  downgrade(with, b7, n, 6, path);
+  free(b7);
+  expect_load_error(path, "header values out of range");
+  etsim_synth_model_free(with);
+  etsim_synth_model_free(without);
+  etsim_synth_data_free(&d);
+}
+
+/* Four-channel toy traces: chains of one node per layer, collectives
+ * (all-gather, size bin 20) and GEMMs (duration bin 5) in the period
+ * given ('X' a collective, 'C' a GEMM), 6 to 12 layers, any phase. */
+static void make_trace_period(etsim_synth_data_t *d, const char *period) {
+  etsim_synth_data_init(d);
+  d->kind = ETSIM_SYNTH_KIND_TRACE;
+  d->n_ch = ETSIM_SYNTH_TRACE_CH;
+  d->n_cls[0] = ETSIM_SYNTH_OP_COUNT;
+  d->n_cls[1] = ETSIM_SYNTH_COLL_BINS;
+  d->n_cls[2] = ETSIM_SYNTH_DUR_BINS;
+  d->n_cls[3] = ETSIM_SYNTH_SIZE_BINS;
+  uint32_t P = (uint32_t)strlen(period);
+  for (int i = 0; i < 42; i++) {
+    uint32_t L = 6 + (uint32_t)(i / 3) % 7, phase = (uint32_t)i % P, x[12 * 4], s[11], t[11];
+    for (uint32_t v = 0; v < L; v++) {
+      int coll = period[(v + phase) % P] == 'X';
+      x[4 * v] = coll ? ETSIM_SYNTH_OP_COLL : ETSIM_SYNTH_OP_GEMM;
+      x[4 * v + 1] = coll ? 1 + ETSIM_COLL_ALL_GATHER : 0;
+      x[4 * v + 2] = coll ? 0 : 5;
+      x[4 * v + 3] = coll ? 20 : 0;
+    }
+    for (uint32_t k = 0; k + 1 < L; k++) {
+      s[k] = k;
+      t[k] = k + 1;
+    }
+    etsim_synth_dag_t g = {L, L - 1, x, s, t, 1.0, 0};
+    assert_int_equal(etsim_synth_data_add(d, &g), 0);
+  }
+}
+
+/* The longest run of layers made of communication nodes only. */
+static uint32_t longest_comm_run(const etsim_synth_data_t *d) {
+  uint32_t best = 0;
+  for (size_t i = 0; i < d->n_graphs; i++) {
+    const etsim_synth_dag_t *g = &d->g[i];
+    uint32_t lay[512], comm[512] = {0}, size[512] = {0};
+    TU_LT(g->n_nodes, 512);
+    int L = etsim_synth_layers(g, lay, NULL);
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+      size[lay[v]]++;
+      comm[lay[v]] += etsim_synth__is_comm(g->x[(size_t)v * d->n_ch]);
+    }
+    for (int l = 1, run = 0; l <= L; l++) {
+      run = comm[l] == size[l] ? run + 1 : 0;
+      if ((uint32_t)run > best) best = (uint32_t)run;
+    }
+  }
+  return best;
+}
+
+/* The communication-run rule (model version 7): a trace model records the
+ * longest run of communication-only layers in training (1 in X C C, 2 in
+ * X X C), and sampling with the rules on never makes a longer one, where
+ * a barely trained model left to itself does; the model file keeps it. */
+static void test_comm_run_rule(void **state) {
+  (void)state;
+  etsim_synth_data_t d, out;
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  etsim_error_t err = {0};
+  etsim_synth_model_t *m;
+  make_trace_period(&d, "XXC");
+  assert_int_equal(etsim_synth__model_new(&d, &c, &m, &err), 0);
+  TU_EQ(m->comm_rule, 1);
+  TU_EQ(m->max_comm_run, 2);
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+
+  make_trace_period(&d, "XCC");
+  TU_EQ(longest_comm_run(&d), 1);
+  c.epochs = 2;
+  /* Without the class recency, so that the version-6 copy below loads:
+   * the rule does not depend on it. */
+  c.ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS;
+  assert_int_equal(etsim_synth_train(&d, &d, &c, NULL, NULL, &m, &err), 0);
+  TU_EQ(m->comm_rule, 1);
+  TU_EQ(m->max_comm_run, 1);
+  etsim_synth_sample_stats_t st = {0};
+  assert_int_equal(etsim_synth_sample_ex(m, 100, NULL, 1, 8, 0, &st, &out, &err), 0);
+  uint32_t free_run = longest_comm_run(&out);
+  TU_EQ(st.run_cut, 0);
+  etsim_synth_data_free(&out);
+  assert_int_equal(etsim_synth_sample_ex(m, 100, NULL, 1, 8, 1, &st, &out, &err), 0);
+  uint32_t ruled = longest_comm_run(&out);
+  print_message("longest communication run: %u without the rule, %u with (%zu layers held)\n",
+                free_run, ruled, st.run_cut);
+  TU_GE(free_run, 2);
+  TU_EQ(ruled, 1);
+  TU_GT(st.run_cut, 0);
+  etsim_synth_data_free(&out);
+
+  char path[512];
+  snprintf(path, sizeof path, "%s/rule.model", tmp);
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_save(m, path, &err), 0);
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(m2->comm_rule, 1);
+  TU_EQ(m2->max_comm_run, 1);
+  etsim_synth_model_free(m2);
+  size_t n = 0;
+  unsigned char *b = slurp(path, &n);
+  assert_non_null(b);
+  downgrade(m, b, n, 6, path); /* an older trace model: no rule */
+  free(b);
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(m2->comm_rule, 0);
+  etsim_synth_model_free(m2);
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+}
+
 static void test_posterior(void **state) {
   (void)state;
   /* The sampler's closed form against the O(K^2) definition. */
@@ -370,6 +602,8 @@ int main(void) {
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_model_file),
       cmocka_unit_test(test_two_labels),
+      cmocka_unit_test(test_class_recency),
+      cmocka_unit_test(test_comm_run_rule),
   };
   return TU_RUN(tests, setup, teardown);
 }
