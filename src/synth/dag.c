@@ -463,10 +463,9 @@ static uint32_t op_class(const etsim_et_trace_t *t, size_t i, uint32_t *coll) {
   return ETSIM_SYNTH_OP_COMP_OTHER;
 }
 
-static int is_comm_class(uint32_t c) {
+int etsim_synth__is_comm(uint32_t c) {
   return c == ETSIM_SYNTH_OP_SEND || c == ETSIM_SYNTH_OP_RECV || c == ETSIM_SYNTH_OP_COLL;
 }
-int etsim_synth__is_comm(uint32_t cls) { return is_comm_class(cls); }
 
 /* Attribute rules of KIND_TRACE data (the four channels are diffused
  * independently, so nothing but learning keeps them consistent): the
@@ -477,13 +476,13 @@ int etsim_synth__attr_rule_ok(const uint32_t *x) {
       x[2] >= ETSIM_SYNTH_DUR_BINS || x[3] >= ETSIM_SYNTH_SIZE_BINS)
     return 0;
   if ((x[0] == ETSIM_SYNTH_OP_COLL) != (x[1] != 0)) return 0;
-  return is_comm_class(x[0]) ? x[3] != 0 : x[3] == 0;
+  return etsim_synth__is_comm(x[0]) ? x[3] != 0 : x[3] == 0;
 }
 
 /* Size bin of node i of class cls (0 for classes that do not
  * communicate); its comm_size, at least 1, in *sz. */
 static uint32_t size_bin(const etsim_et_trace_t *t, size_t i, uint32_t cls, int64_t *sz) {
-  if (!is_comm_class(cls)) return 0;
+  if (!etsim_synth__is_comm(cls)) return 0;
   if (etsim_et_trace_attr_int(t, i, t->k_comm_size, sz) != 1 || *sz < 1) *sz = 1;
   return log2_bin((uint64_t)*sz, ETSIM_SYNTH_SIZE_BINS);
 }
@@ -695,16 +694,20 @@ static int add_windows(etsim_synth_data_t *d, double y, uint32_t maxn,
   return 0;
 }
 
-int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
-                                const etsim_synth_trace_opts_t *o, etsim_error_t *err) {
-  if (d->n_graphs && d->kind != ETSIM_SYNTH_KIND_TRACE)
-    return etsim_error_set(err, ETSIM_EINVAL, "%s: cannot mix trace DAGs with text DAGs", path);
+void etsim_synth__trace_layout(etsim_synth_data_t *d) {
   d->kind = ETSIM_SYNTH_KIND_TRACE;
   d->n_ch = ETSIM_SYNTH_TRACE_CH;
   d->n_cls[0] = ETSIM_SYNTH_OP_COUNT;
   d->n_cls[1] = ETSIM_SYNTH_COLL_BINS;
   d->n_cls[2] = ETSIM_SYNTH_DUR_BINS;
   d->n_cls[3] = ETSIM_SYNTH_SIZE_BINS;
+}
+
+int etsim_synth_data_load_trace(etsim_synth_data_t *d, const char *path,
+                                const etsim_synth_trace_opts_t *o, etsim_error_t *err) {
+  if (d->n_graphs && d->kind != ETSIM_SYNTH_KIND_TRACE)
+    return etsim_error_set(err, ETSIM_EINVAL, "%s: cannot mix trace DAGs with text DAGs", path);
+  etsim_synth__trace_layout(d);
   etsim_et_trace_t *t;
   int rc = etsim_et_trace_load(&t, path, ETSIM_ET_READ_SKIP_UNKNOWN, err);
   if (rc) return rc;
@@ -838,7 +841,7 @@ int etsim_synth_write_trace(const etsim_synth_data_t *d, size_t gi, const char *
     }
     nd.name = name;
     at[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = cpu};
-    if (is_comm_class(cls)) {
+    if (etsim_synth__is_comm(cls)) {
       int64_t ct = cls == ETSIM_SYNTH_OP_COLL ? ctype : 0;
       uint32_t sb = x[3] && x[3] < ETSIM_SYNTH_SIZE_BINS ? x[3] : 1;
       int64_t bytes = bin_value(d, ETSIM_SYNTH_DUR_BINS + sb, sb, 1);

@@ -257,16 +257,14 @@ static void label_scale(double *v, size_t n, int *lg, double *mean, double *sd, 
   *median = v[n / 2];
 }
 
-/* The longest run of consecutive layers of g holding communication nodes
- * only, into m->max_comm_run; cnt[1..L] holds the layer sizes. */
-static void comm_runs(etsim_synth_model_t *m, const etsim_synth_dag_t *g, const uint32_t *layer,
-                      int L, uint32_t *cnt) {
+/* The longest run of consecutive layers holding communication nodes
+ * only, into m->max_comm_run: cnt[1..L] holds the layer sizes, comm[1..L]
+ * their communication nodes (counted in the one pass over the nodes, so
+ * this stays linear in a deep graph). */
+static void comm_runs(etsim_synth_model_t *m, int L, const uint32_t *cnt, const uint32_t *comm) {
   uint32_t run = 0;
   for (int l = 1; l <= L; l++) {
-    uint32_t comm = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-      if (layer[v] == (uint32_t)l) comm += etsim_synth__is_comm(g->x[(size_t)v * m->n_ch]);
-    run = comm == cnt[l] ? run + 1 : 0;
+    run = comm[l] == cnt[l] ? run + 1 : 0;
     if (run > m->max_comm_run) m->max_comm_run = run;
   }
 }
@@ -299,8 +297,8 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
   m->comm_rule = d->kind == ETSIM_SYNTH_KIND_TRACE && d->n_ch == ETSIM_SYNTH_TRACE_CH;
   m->marg = etsim_calloc(m->sum_cls + 1, sizeof(float));
   double *ys = etsim_malloc(sizeof(double) * d->n_graphs);
-  uint32_t *layer = NULL, *cnt = NULL;
-  size_t lcap = 0, ccap = 0;
+  uint32_t *layer = NULL, *cnt = NULL, *comm = NULL;
+  size_t lcap = 0, ccap = 0, kcap = 0;
   double *mc = etsim_calloc(m->sum_cls + 1, sizeof(double));
   if (!m->marg || !ys || !mc) goto oom;
   double nonsrc = 0, nonsrc_edges = 0;
@@ -314,10 +312,14 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
     }
     if ((uint32_t)L > m->max_layers) m->max_layers = (uint32_t)L;
     if (g->n_nodes > m->max_nodes) m->max_nodes = g->n_nodes;
-    if (etsim_grow((void **)&cnt, &ccap, (size_t)L + 2, sizeof *cnt)) goto oom;
+    if (etsim_grow((void **)&cnt, &ccap, (size_t)L + 2, sizeof *cnt) ||
+        etsim_grow((void **)&comm, &kcap, (size_t)L + 2, sizeof *comm))
+      goto oom;
     memset(cnt, 0, sizeof *cnt * ((size_t)L + 2));
+    memset(comm, 0, sizeof *comm * ((size_t)L + 2));
     for (uint32_t v = 0; v < g->n_nodes; v++) {
       cnt[layer[v]]++;
+      if (m->comm_rule) comm[layer[v]] += etsim_synth__is_comm(g->x[(size_t)v * d->n_ch]);
       if (layer[v] > 1) nonsrc++;
       uint32_t off = 0;
       for (uint32_t c = 0; c < d->n_ch; c++) {
@@ -334,7 +336,7 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
     for (uint32_t k = 0; k < g->n_edges; k++) nonsrc_edges += 1;
     for (int l = 1; l <= L; l++)
       if (cnt[l] > m->max_size) m->max_size = cnt[l];
-    if (m->comm_rule) comm_runs(m, g, layer, L, cnt);
+    if (m->comm_rule) comm_runs(m, L, cnt, comm);
     m->mean_steps += L + 1;
     m->mean_nodes += g->n_nodes;
     for (int l = 2, before = (int)cnt[1]; l <= L; before += (int)cnt[l], l++)
@@ -379,6 +381,7 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
   etsim_free(ys);
   etsim_free(layer);
   etsim_free(cnt);
+  etsim_free(comm);
   etsim_free(mc);
   *out = m;
   return 0;
@@ -388,6 +391,7 @@ fail:
   etsim_free(ys);
   etsim_free(layer);
   etsim_free(cnt);
+  etsim_free(comm);
   etsim_free(mc);
   etsim_synth_model_free(m);
   return err ? err->code : ETSIM_ENOMEM;
@@ -1559,7 +1563,9 @@ int etsim_synth__contexts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, fl
   int steps = R.L + 1;
   ws_free(&ws);
   rows_free(&R);
-  if (rc) return etsim_error_set(err, rc, "contexts: out of memory or %zu floats > %zu", need, cap);
+  if (rc == ETSIM_EINVAL)
+    return etsim_error_set(err, rc, "contexts: %zu floats do not fit in %zu", need, cap);
+  if (rc) return etsim_error_set(err, rc, "contexts: out of memory");
   return steps;
 }
 

@@ -180,6 +180,9 @@ int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *
 
 /* Attribute rule for KIND_TRACE categories (dag.c). */
 int etsim_synth__attr_rule_ok(const uint32_t *x);
+/* The kind and four channels (class, collective, duration and size bins)
+ * of a trace data set (dag.c). */
+void etsim_synth__trace_layout(etsim_synth_data_t *d);
 /* Node class cls communicates (send, recv, collective; dag.c). */
 int etsim_synth__is_comm(uint32_t cls);
 

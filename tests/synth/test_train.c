@@ -454,12 +454,7 @@ static void test_class_recency(void **state) {
  * given ('X' a collective, 'C' a GEMM), 6 to 12 layers, any phase. */
 static void make_trace_period(etsim_synth_data_t *d, const char *period) {
   etsim_synth_data_init(d);
-  d->kind = ETSIM_SYNTH_KIND_TRACE;
-  d->n_ch = ETSIM_SYNTH_TRACE_CH;
-  d->n_cls[0] = ETSIM_SYNTH_OP_COUNT;
-  d->n_cls[1] = ETSIM_SYNTH_COLL_BINS;
-  d->n_cls[2] = ETSIM_SYNTH_DUR_BINS;
-  d->n_cls[3] = ETSIM_SYNTH_SIZE_BINS;
+  etsim_synth__trace_layout(d);
   uint32_t P = (uint32_t)strlen(period);
   for (int i = 0; i < 42; i++) {
     uint32_t L = 6 + (uint32_t)(i / 3) % 7, phase = (uint32_t)i % P, x[12 * 4], s[11], t[11];
