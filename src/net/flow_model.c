@@ -124,7 +124,7 @@ void etsim_netflow_set_outputs(etsim_netflow_t *n, FILE *fct) { n->fct = fct; }
 
 /* Events of equal time run in the order they were pushed. */
 static int fl_push(etsim_netflow_t *n, int64_t t, uint32_t kind, uint32_t a, uint64_t b) {
-  pk_ev_t e = {t, n->next_seq++, kind, a, b};
+  pk_ev_t e = {t, n->next_seq++, kind, a, b, 0};
   return pk_heap_push(&n->heap, &e);
 }
 

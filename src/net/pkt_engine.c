@@ -11,6 +11,11 @@
  * events per hop (end of serialisation, arrival at the far end).
  */
 #include "pkt_int.h"
+#ifndef PK_AH_HINT
+#define PK_AH_HINT 3
+#define PK_AH_RX 2
+#define PK_AH_STAGE 1
+#endif
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -196,9 +201,13 @@ static inline pk_hdr_t *wire_slot(pk_port_t *p) {
 }
 
 /* Port gp starts serialising the packet (queue pair flow) of size bytes
- * and type just put in its wire slot: the end of serialisation and its
- * arrival. */
-static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type, uint32_t flow) {
+ * and type just put in its wire slot d: the end of serialisation and its
+ * arrival.  The events name what they will read first, for the run loop
+ * to fetch a few events ahead (pk_ev_t.hint): the arrival its wire slot,
+ * the end of serialisation next, the record the port will most likely
+ * send from then (the head of a switch queue, a NIC's next queue pair). */
+static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type, uint32_t flow,
+                            const pk_hdr_t *d, const void *next) {
   pk_port_t *p = &n->ports[gp];
   int64_t t = port_tx_time(n, p, size);
   p->busy_until = n->now + t;
@@ -213,7 +222,7 @@ static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned ty
   p->tx_gen++; /* an older end event (same-instant race) is now stale */
   p->done_pending = (uint8_t)more;
   uint64_t arr_seq = pk_tie_mark(n, p);
-  if (more && pk_evq_push_seq(&n->evq, n->now + t, p->done_seq, EV_TX_DONE, gp, p->tx_gen))
+  if (more && pk_evq_push_hint(&n->evq, n->now + t, p->done_seq, EV_TX_DONE, gp, p->tx_gen, next))
     return oom(n);
   /* The wire is a FIFO (constant delay, in-order serialisation): a ring
    * of headers, and each arrival event takes the one at its head.  The
@@ -223,17 +232,18 @@ static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned ty
    * be sorted in among the events of its instant, a walk that on a
    * 1,024-host fabric passed dozens of them or fell back on the heap. */
   uint64_t b = pk_arrive_b(p->peer_gport, p->peer_host ? flow : PK_NONE);
-  if (pk_evq_push_seq(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, b)) return oom(n);
+  if (pk_evq_push_hint(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, b, d))
+    return oom(n);
   return 0;
 }
 
-/* Port gp sends the header of words w (see hdr_put). */
-static inline int transmit(pk_net_t *n, uint32_t gp, const uint64_t w[6]) {
+/* Port gp sends the header of words w (see hdr_put); next: see transmit_. */
+static inline int transmit(pk_net_t *n, uint32_t gp, const uint64_t w[6], const void *next) {
   pk_hdr_t *d = wire_slot(&n->ports[gp]);
   if (!d) return oom(n);
   hdr_put(d, w);
   return transmit_(n, gp, (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32),
-                   (unsigned)(w[HW_HOP_FLAGS_OUT] >> 16) & PK_HDR_TYPE, (uint32_t)w[2]);
+                   (unsigned)(w[HW_HOP_FLAGS_OUT] >> 16) & PK_HDR_TYPE, (uint32_t)w[2], d, next);
 }
 
 /* 1 when the port is still serialising (an end event is then pending).
@@ -360,7 +370,8 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     x->rate_bps = p->rate_bps;
     w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 24)) | (uint64_t)nhop << 24;
   }
-  return transmit(n, gp, w);
+  const pk_ring_t *f = &p->q[qi];
+  return transmit(n, gp, w, f->n ? &f->v[f->head] : NULL);
 }
 
 static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
@@ -445,6 +456,18 @@ static inline int nic_kick_(pk_net_t *n, uint32_t gp, int qps_same) {
   return nic_send(n, gp);
 }
 
+/* What NIC p will most likely send from after its current packet (see
+ * transmit_): the head of its ACK queue, else the queue pair after the last
+ * one served (where nic_send's scan starts). */
+static inline const void *nic_next(const pk_net_t *n, const pk_port_t *p) {
+  if (p->q[0].n) return &p->q[0].v[p->q[0].head];
+  size_t cnt = p->n_qps;
+  if (!cnt) return NULL;
+  size_t k = p->qp_rr < cnt ? p->qp_rr : p->qp_rr % cnt;
+  if (++k == cnt) k = 0;
+  return &n->qps[p->qps[k]];
+}
+
 static int nic_send(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
@@ -452,7 +475,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     uint64_t w[6];
     fifo_pop(p, 0, w);
     p->qbytes_total -= (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
-    return transmit(n, gp, w);
+    return transmit(n, gp, w, nic_next(n, p));
   }
   size_t cnt = p->n_qps;
   int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
@@ -545,7 +568,8 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
         n->now + (pace == p->rate_bps ? port_tx_time(n, p, size) : pk_tx_time(n, size, pace));
     p->wake_min_ok = 0;
     n->last_progress = n->now;
-    return transmit(n, gp, w);
+    return transmit(n, gp, w,
+                    p->q[0].n ? &p->q[0].v[p->q[0].head] : (const void *)&n->qps[p->qps[k1]]);
   }
   /* a full pass: every finished queue pair is gone, all_min is the
    * earliest pacing time of the rest */
@@ -922,40 +946,44 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
     n->cur_seq = e.seq;
     n->st.events++;
     /* Fetch what the next events in the calendar will touch, each cold on
-     * a large fabric: two ahead, the port of a TX_DONE or arrival; one
-     * ahead, the slot at the head of that port's wire and the port the
-     * packet arrives at; for the next, the queue pair of a packet for a
-     * host, or the port and egress ring a switch will queue it in (named
-     * by those two, fetched one event earlier).  An arrival names its
-     * port and queue pair (pk_arrive_b), so they are fetched without
-     * first reading the cold records that name them. */
-    const pk_ev_t *x = pk_evq_ahead(&n->evq, 0);
-    if (x && x->kind == EV_ARRIVE) {
-      if ((uint32_t)x->b != PK_NONE) {
-        __builtin_prefetch(&n->qps[(uint32_t)x->b]);
-        __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
-      } else {
-        const pk_port_t *p0 = &n->ports[x->a], *rx = &n->ports[x->b >> 32];
-        const pk_hdr_t *h0 = &p0->wire[p0->wire_head];
-        uint32_t hop = h0->hop + 1u;
-        if (rx->is_switch && hop <= PK_HDR_OUT) {
-          const pk_port_t *op = &n->ports[n->nodes[rx->node].port0 + h0->out[hop - 1]];
-          __builtin_prefetch(op);
-          __builtin_prefetch(&op->q[pk_hdr_pg(h0)]);
-        }
+     * a large fabric, in steps, so that no step reads a record not fetched
+     * at an earlier one.  Three ahead: the port of an end of serialisation
+     * or an arrival, and what the event names as its first read (pk_ev_t
+     * .hint: the arriving packet's wire slot, the head of the queue a port
+     * will send from next).  Two ahead: the port an arrival reaches, and
+     * the queue pair of a packet for a host (pk_arrive_b).  One ahead, from
+     * those: the port and egress ring a switch will queue the arriving
+     * packet in. */
+    const pk_ev_t *x = pk_evq_ahead(&n->evq, PK_AH_HINT);
+    if (x && x->kind <= EV_ARRIVE) {
+      __builtin_prefetch(&n->ports[x->a]);
+      if (x->hint) {
+        __builtin_prefetch(x->hint);
+        __builtin_prefetch((const char *)x->hint + sizeof(pk_hdr_t) - 1);
       }
     }
-    if ((x = pk_evq_ahead(&n->evq, 1)) && x->kind == EV_ARRIVE) {
-      const pk_port_t *p1 = &n->ports[x->a];
-      const char *slot = (const char *)&p1->wire[p1->wire_head];
-      __builtin_prefetch(slot);
-      __builtin_prefetch(slot + sizeof(pk_hdr_t) - 1);
+    if ((x = pk_evq_ahead(&n->evq, PK_AH_RX)) && x->kind == EV_ARRIVE) {
       const char *rx = (const char *)&n->ports[x->b >> 32];
       __builtin_prefetch(rx);
       __builtin_prefetch(rx + 64);
       __builtin_prefetch(rx + 128);
+      if ((uint32_t)x->b != PK_NONE) {
+        __builtin_prefetch(&n->qps[(uint32_t)x->b]);
+        __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
+      }
     }
-    if ((x = pk_evq_ahead(&n->evq, 2)) && x->kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[x->a]);
+    /* (the hint itself is never read: a ring that grew since has moved) */
+    if ((x = pk_evq_ahead(&n->evq, PK_AH_STAGE)) && x->kind == EV_ARRIVE &&
+        (uint32_t)x->b == PK_NONE) {
+      const pk_port_t *p1 = &n->ports[x->a], *rx = &n->ports[x->b >> 32];
+      const pk_hdr_t *h1 = &p1->wire[p1->wire_head];
+      uint32_t hop = h1->hop + 1u;
+      if (rx->is_switch && hop <= PK_HDR_OUT) {
+        const pk_port_t *op = &n->ports[n->nodes[rx->node].port0 + h1->out[hop - 1]];
+        __builtin_prefetch(op);
+        __builtin_prefetch(&op->q[pk_hdr_pg(h1)]);
+      }
+    }
     int rc = on_event(n, &e, err);
     if (rc) {
       if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");

@@ -133,8 +133,8 @@ static inline int runs_before(const pk_ev_t *e, int64_t t, uint64_t seq) {
 }
 
 int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
-                                 uint64_t b) {
-  pk_ev_t e = {t, seq, kind, a, b};
+                                 uint64_t b, const void *hint) {
+  pk_ev_t e = {t, seq, kind, a, b, hint};
   uint64_t bn = (uint64_t)t >> q->shift;
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   /* The calendar spans buckets cur..hi; an event may widen that span (also

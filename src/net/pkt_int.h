@@ -37,6 +37,9 @@ typedef struct pk_ev {
   uint64_t seq;
   uint32_t kind, a;
   uint64_t b;
+  /* for prefetching only, never dereferenced: what the event will read
+   * first that its own fields do not name (pk_evq_push_hint) */
+  const void *hint;
 } pk_ev_t;
 
 /* (t, seq) order, branch-free: a heap pop then picks among 4 children with
@@ -98,7 +101,7 @@ void etsim_net__pkt_evq_free(pk_evq_t *q);
 /* The general cases of push and pop (pkt_evq.c); the inline versions below
  * handle the common ones without a call. */
 int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
-                                 uint64_t b);
+                                 uint64_t b, const void *hint);
 int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out);
 /* The bucket's head chunk is used up: free it, and when it was the last,
  * move cur to the next non-empty bucket. */
@@ -108,31 +111,39 @@ void etsim_net__pkt_evq_chunk_done(pk_evq_t *q, pk_evq_bucket_t *bk);
  * taken from q->next_seq now or earlier: it runs after every queued event
  * of time t with a smaller sequence, before those with a larger one (the
  * engine takes numbers early to break ties as ns-3 does, see pk_tie_mark).
+ * hint: an address the run loop may prefetch a few events ahead (the
+ * record the event reads first, when its other fields do not name it).
  * 0 or ETSIM_ENOMEM. */
-static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
-                                  uint64_t b) {
+static inline int pk_evq_push_hint(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
+                                   uint64_t b, const void *hint) {
   uint64_t bn = (uint64_t)t >> q->shift;
   /* common case: a bucket within the window at or after the earliest one,
    * already holding events, all before this one, and room in its last
    * chunk (append) */
   if (!q->n_cal || bn < q->cur || (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
-    return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
+    return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   uint32_t c = q->bkt[bn & q->mask].tail;
-  if (c == PK_NONE) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
+  if (c == PK_NONE) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   pk_evq_chunk_t *ch = &q->ch[c];
-  if (ch->n == PK_EVQ_CHUNK) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
+  if (ch->n == PK_EVQ_CHUNK) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   const pk_ev_t *last = &ch->ev[ch->n - 1];
   if (last->t > t || (last->t == t && last->seq > seq))
-    return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b);
+    return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   pk_ev_t *x = &ch->ev[ch->n++];
   x->t = t;
   x->seq = seq;
   x->kind = kind;
   x->a = a;
   x->b = b;
+  x->hint = hint;
   if (bn > q->hi) q->hi = bn;
   q->n_cal++;
   return 0;
+}
+
+static inline int pk_evq_push_seq(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
+                                  uint64_t b) {
+  return pk_evq_push_hint(q, t, seq, kind, a, b, 0);
 }
 
 /* Queue an event at t with the next sequence number: after every queued
