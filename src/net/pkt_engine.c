@@ -267,8 +267,13 @@ static uint64_t pfc_thresh(const pk_node_t *s, const pk_port_t *p) {
   return free_ >> p->pfc_shift;
 }
 
-static uint64_t shared_used(const pk_port_t *p, int q) {
-  return p->ing_bytes[q] > PK_RESERVE ? p->ing_bytes[q] - PK_RESERVE : 0;
+static uint64_t shared_used(const pk_mmu_t *m) {
+  return m->ing > PK_RESERVE ? m->ing - PK_RESERVE : 0;
+}
+
+/* The ingress counts of switch s's local port k for priority qi. */
+static inline pk_mmu_t *mmu_at(pk_net_t *n, const pk_node_t *s, uint32_t k, int qi) {
+  return &n->mmu[s->mmu0 + (size_t)qi * s->nports + k];
 }
 
 static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
@@ -288,28 +293,29 @@ static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
 
 static int switch_dequeue(pk_net_t *n, uint32_t gp);
 
-/* A packet of sz bytes leaves switch s's queue qi, having come in by port
- * in: its bytes are given back to the headroom first, then to the port's
- * ingress count and the shared buffer. */
-static inline void ingress_release(pk_node_t *s, pk_port_t *in, int qi, uint32_t sz) {
-  uint32_t from_hdrm = in->hdrm_bytes[qi] < sz ? in->hdrm_bytes[qi] : sz;
-  uint64_t sh = shared_used(in, qi);
+/* A packet of sz bytes leaves switch s, having come in by the port and
+ * priority of counts m: its bytes are given back to the headroom first,
+ * then to the port's ingress count and the shared buffer. */
+static inline void ingress_release(pk_node_t *s, pk_mmu_t *m, uint32_t sz) {
+  uint32_t from_hdrm = m->hdrm < sz ? m->hdrm : sz;
+  uint64_t sh = shared_used(m);
   uint64_t from_shared = sz - from_hdrm < sh ? sz - from_hdrm : sh;
-  in->hdrm_bytes[qi] -= from_hdrm;
-  in->ing_bytes[qi] -= sz - from_hdrm;
+  m->hdrm -= from_hdrm;
+  m->ing -= sz - from_hdrm;
   s->shared_used -= from_shared;
 }
 
 /* After a release: resume the upstream of s's port in_port for priority
  * qi when its headroom is empty and its shared use is back under the
  * threshold by the resume offset. */
-static inline int ingress_resume(pk_net_t *n, pk_node_t *s, uint32_t in_port, int qi) {
-  pk_port_t *in = &n->ports[s->port0 + in_port];
-  if (!(in->ing_paused & (1u << qi)) || in->hdrm_bytes[qi] != 0) return 0;
-  uint64_t su = shared_used(in, qi);
-  if (su != 0 && su + PK_RESUME_OFFSET > pfc_thresh(s, in)) return 0;
-  in->ing_paused &= (uint8_t) ~(1u << qi);
-  return send_pfc(n, s->port0 + in_port, qi, 0);
+static inline int ingress_resume(pk_net_t *n, pk_node_t *s, uint32_t in_port, int qi,
+                                 const pk_mmu_t *m) {
+  uint32_t gin = s->port0 + in_port;
+  if (!(n->ing_paused[gin] & (1u << qi)) || m->hdrm != 0) return 0;
+  uint64_t su = shared_used(m);
+  if (su != 0 && su + PK_RESUME_OFFSET > pfc_thresh(s, &n->ports[gin])) return 0;
+  n->ing_paused[gin] &= (uint8_t) ~(1u << qi);
+  return send_pfc(n, gin, qi, 0);
 }
 
 /* Start the port's next packet unless it is serialising one.  The busy
@@ -341,8 +347,8 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
   p->qbytes_total -= size;
   if (qi) {
     pk_node_t *s = &n->nodes[p->node];
-    pk_port_t *in = &n->ports[s->port0 + in_port];
-    ingress_release(s, in, qi, size);
+    pk_mmu_t *m = mmu_at(n, s, in_port, qi);
+    ingress_release(s, m, size);
     if (n->cfg.enable_qcn && type == PK_DATA) {
       uint64_t e = p->q[qi].bytes;
       if (e > p->kmax) flags |= PK_HDR_ECN;
@@ -353,7 +359,7 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
       if (flags & PK_HDR_ECN) n->st.ecn_marks++;
       w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 16)) | (uint64_t)flags << 16;
     }
-    int rc = ingress_resume(n, s, in_port, qi);
+    int rc = ingress_resume(n, s, in_port, qi, m);
     if (rc) return rc;
   }
   uint32_t nhop = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 24);
@@ -384,19 +390,20 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
    * the NIC's ACK queue), and the switches' own AckHighPrio is never set,
    * so queue 0 carries pause frames only. */
   int qi = (int)pk_hdr_pg(h);
+  pk_mmu_t *m = mmu_at(n, s, gp - s->port0, qi);
   if (qi) {
     uint32_t sz = h->size;
     uint64_t th = pfc_thresh(s, inp);
-    if (sz + inp->hdrm_bytes[qi] > inp->headroom && sz + shared_used(inp, qi) > th) {
+    if (sz + m->hdrm > inp->headroom && sz + shared_used(m) > th) {
       pkt_free(n, h);
       n->st.drops_buffer++;
       return 0;
     }
-    uint64_t nb = (uint64_t)inp->ing_bytes[qi] + sz;
-    if (nb <= PK_RESERVE) inp->ing_bytes[qi] += sz;
-    else if (nb - PK_RESERVE > th) inp->hdrm_bytes[qi] += sz;
+    uint64_t nb = (uint64_t)m->ing + sz;
+    if (nb <= PK_RESERVE) m->ing += sz;
+    else if (nb - PK_RESERVE > th) m->hdrm += sz;
     else {
-      inp->ing_bytes[qi] += sz;
+      m->ing += sz;
       s->shared_used += sz < nb - PK_RESERVE ? sz : nb - PK_RESERVE;
     }
     uint64_t occ = s->shared_used;
@@ -413,9 +420,9 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   hdr_put(d, w);
   op->qbytes_total += h->size;
   if (op->qbytes_total > op->qbytes_peak) op->qbytes_peak = op->qbytes_total;
-  if (qi && !(inp->ing_paused & (1u << qi)) &&
-      (inp->hdrm_bytes[qi] > 0 || shared_used(inp, qi) >= pfc_thresh(s, inp))) {
-    inp->ing_paused |= (uint8_t)(1u << qi);
+  if (qi && !(n->ing_paused[gp] & (1u << qi)) &&
+      (m->hdrm > 0 || shared_used(m) >= pfc_thresh(s, inp))) {
+    n->ing_paused[gp] |= (uint8_t)(1u << qi);
     int rc = send_pfc(n, gp, qi, 1);
     if (rc) return rc;
   }
@@ -563,6 +570,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     hdr_route_words(w, q->route_data, n->routes + q->route_data + 1);
     q->snd_nxt += pay;
     q->last_pkt_size = size;
+    if (p->ready_qp == p->qps[res]) p->ready_qp = PK_NONE;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
         n->now + (pace == p->rate_bps ? port_tx_time(n, p, size) : pk_tx_time(n, size, pace));
@@ -589,14 +597,12 @@ wake:
     /* The earliest time matters only when it is ahead: a queue pair known
      * to be due already (and still in the list) settles it without a pass
      * over all of them. */
-    if (p->ready_qp != PK_NONE) {
-      const pk_qp_t *r = &n->qps[p->ready_qp];
-      if (!r->finished && r->next_avail <= n->now) return 0;
-    }
+    if (p->ready_qp != PK_NONE) return 0;
     int64_t t_wake = INT64_MAX;
     for (size_t i = 0; i < cnt; i++) {
-      int64_t t = n->qps[p->qps[i]].next_avail;
-      if (t <= n->now) p->ready_qp = p->qps[i];
+      const pk_qp_t *q = &n->qps[p->qps[i]];
+      int64_t t = q->next_avail;
+      if (t <= n->now && !q->finished) p->ready_qp = p->qps[i];
       if (t < t_wake) t_wake = t;
     }
     p->wake_min = t_wake;
@@ -624,6 +630,7 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   /* it stays in its NIC's round robin until a scan passes it (nic_send) */
   n->ports[q->gport].n_fin++;
   n->ports[q->gport].wake_min_ok = 0;
+  if (n->ports[q->gport].ready_qp == (uint32_t)(q - n->qps)) n->ports[q->gport].ready_qp = PK_NONE;
   n->n_active--;
   n->st.msgs_done++;
   n->st.last_done_ps = n->now;
@@ -1111,6 +1118,16 @@ static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn
  * threshold shift) and ECN thresholds. */
 static int setup_switches(pk_net_t *n, etsim_error_t *err) {
   const etsim_netpkt_cfg_t *cfg = &n->cfg;
+  size_t n_mmu = 0;
+  for (uint32_t v = 0; v < n->n_nodes; v++)
+    if (n->nodes[v].is_switch) {
+      n->nodes[v].mmu0 = (uint32_t)n_mmu;
+      n_mmu += (size_t)PK_NPRIO * n->nodes[v].nports;
+    }
+  if (n_mmu > UINT32_MAX) return etsim_error_set(err, ETSIM_EINVAL, "too many switch ports");
+  n->mmu = etsim_calloc(n_mmu ? n_mmu : 1, sizeof *n->mmu);
+  n->ing_paused = etsim_calloc(n->n_ports ? n->n_ports : 1, 1);
+  if (!n->mmu || !n->ing_paused) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   for (uint32_t v = 0; v < n->n_nodes; v++) {
     pk_node_t *s = &n->nodes[v];
     if (!s->is_switch) continue;
@@ -1222,6 +1239,8 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
     }
   etsim_free(n->nodes);
   etsim_free(n->ports_mem);
+  etsim_free(n->mmu);
+  etsim_free(n->ing_paused);
   etsim_free(n->hosts);
   etsim_free(n->hops);
   etsim_free(n->qp_hops);
@@ -1473,6 +1492,7 @@ int etsim_net__pkt_drop_queued(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t 
   n->st.drops_buffer++;
   if (!p->is_switch || !qi) return 0;
   pk_node_t *s = &n->nodes[p->node];
-  ingress_release(s, &n->ports[s->port0 + h->in_port], qi, h->size);
-  return ingress_resume(n, s, h->in_port, qi);
+  pk_mmu_t *m = mmu_at(n, s, h->in_port, qi);
+  ingress_release(s, m, h->size);
+  return ingress_resume(n, s, h->in_port, qi, m);
 }

@@ -268,19 +268,17 @@ typedef struct pk_port {
   uint32_t node;       /* node id */
   uint8_t is_switch;   /* of node */
   uint8_t done_pending, paused, rr;
-  uint8_t qmask;      /* one bit per non-empty egress queue */
-  uint8_t ing_paused; /* we told the upstream to pause (bit per prio) */
-  uint8_t peer_host;  /* the peer is a host (see pk_arrive_b) */
-  int64_t tx_mtu_ps;  /* serialisation of a full packet */
-  int64_t tx_ack_ps;  /* of an ACK */
+  uint8_t qmask;     /* one bit per non-empty egress queue */
+  uint8_t peer_host; /* the peer is a host (see pk_arrive_b) */
+  int64_t tx_mtu_ps; /* serialisation of a full packet */
+  int64_t tx_ack_ps; /* of an ACK */
   uint64_t qbytes_total, qbytes_peak;
   uint64_t tx_bytes;
   double err; /* loss at this port's receiver */
   /* ECN (switch egress) */
   uint64_t kmin, kmax;
   double pmax;
-  /* MMU ingress (switch) */
-  uint32_t ing_bytes[PK_NPRIO], hdrm_bytes[PK_NPRIO];
+  /* MMU ingress (switch): the byte counts are in pk_net_t.mmu */
   uint64_t headroom;
   uint32_t pfc_shift;
   uint32_t peer; /* node id */
@@ -306,8 +304,9 @@ typedef struct pk_port {
    * sent, changed rate, started or finished since it was taken). */
   uint8_t wake_min_ok;
   uint32_t ready_qp; /* a queue pair seen unfinished with its pacing time
-                        past (so no wake-up is due while it stays so), or
-                        PK_NONE */
+                        past (so no wake-up is due), or PK_NONE; cleared
+                        when it sends, changes rate or finishes, so it
+                        holds without reading the queue pair's record */
   uint32_t n_fin;
   uint32_t pg_cnt[PK_NPRIO];
   int64_t wake_min;
@@ -332,9 +331,21 @@ typedef struct pk_node {
   uint32_t port0, nports; /* global port indices port0 .. port0+nports-1 */
   uint32_t host_idx;      /* dense host index or PK_NONE */
   uint32_t sw_idx;        /* dense switch index or PK_NONE */
+  uint32_t mmu0;          /* switch: its first entry in pk_net_t.mmu */
   /* switch MMU */
   uint64_t buffer, total_hdrm, total_rsrv, shared_used, peak_used;
 } pk_node_t;
+
+/* A switch's ingress counts for one (port, priority): bytes held in the
+ * reserve and shared buffer, and in the headroom.  Kept apart from the
+ * ports, per switch by priority then port (pk_node_t.mmu0 + prio * nports
+ * + local port), so a dequeue that gives a packet's bytes back to the port
+ * it came in by reads a line shared by all the switch's ports, not that
+ * port's cold record: on a 1,024-host fabric that read was a sixth of a
+ * dequeue. */
+typedef struct pk_mmu {
+  uint32_t ing, hdrm;
+} pk_mmu_t;
 
 /* ------------------------------------------------------------- flows */
 
@@ -433,7 +444,9 @@ struct pk_net {
   pk_node_t *nodes;
   pk_port_t *ports; /* 64-byte aligned inside ports_mem */
   void *ports_mem;
-  uint32_t *hosts; /* host index -> node id */
+  pk_mmu_t *mmu;       /* switch ingress counts (pk_mmu_t) */
+  uint8_t *ing_paused; /* per port: we told the upstream to pause (bit per prio) */
+  uint32_t *hosts;     /* host index -> node id */
   /* routing (pkt_route.c) */
   uint32_t n_sw;
   uint32_t *sw_node;    /* switch index -> node id */
@@ -514,6 +527,8 @@ static inline int64_t pk_tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rat
 static inline void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
   if (q->last_pkt_size) {
     n->ports[q->gport].wake_min_ok = 0;
+    if (n->ports[q->gport].ready_qp == (uint32_t)(q - n->qps))
+      n->ports[q->gport].ready_qp = PK_NONE;
     int64_t old_t = pk_tx_time(n, q->last_pkt_size, q->rate);
     int64_t new_t = pk_tx_time(n, q->last_pkt_size, new_rate);
     q->next_avail += new_t - old_t;
