@@ -1023,7 +1023,9 @@ static inline __attribute__((always_inline)) void prefetch_deep(const pk_net_t *
  * all-to-all has 335 MB of them, the 128-host one 5 MB).  There the
  * events' hints (pk_ev_t.hint) cut the 0.5 ms window's CPU time by about
  * a quarter; on the small fabric the extra look-ahead cost 5-10 %. */
+#ifndef PK_DEEP_BYTES
 #define PK_DEEP_BYTES (64u << 20)
+#endif
 
 int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err) {
   pk_net_t *n = (pk_net_t *)net;
