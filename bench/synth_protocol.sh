@@ -29,6 +29,9 @@
 #                  generated sets are k times the real ones (default 1,
 #                  the paper's size); rows then read "generated" still.
 #   SAMPLE_OPTS    extra `synth sample` options (e.g. --max-parents 6).
+#                  Classifier-free guidance (docs/synth.md): SAMPLE_OPTS=
+#                  "--guidance 2" with the train option --label-drop 0.15
+#                  after EPOCHS.
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows
 #                  (default "1"); weight w != 1 gives the row "real+gen@w"
 #                  (name it so in ROWS).

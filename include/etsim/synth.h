@@ -147,6 +147,12 @@ typedef struct etsim_synth_config {
    * ETSIM_SYNTH_CTX_RECENT gives them how many layers ago each node class
    * last occurred (trace data only, like the progress). */
   int ctx_hist;
+  /* Training only: the probability that a graph's label is dropped from
+   * the denoisers' context (its label features zeroed, a "null label")
+   * for one epoch, so the model learns the unconditional denoisers that
+   * classifier-free guidance needs (etsim_synth_model_set_guidance).
+   * The stop and size heads keep the label.  Default 0. */
+  float label_drop;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_HIST_DENOISE 1
 #define ETSIM_SYNTH_HIST_SIZE 2
@@ -206,6 +212,12 @@ int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_er
  * given more keeps its k most probable ones, among them its most probable
  * parent in the previous layer.  Not saved with the model. */
 void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k);
+/* Classifier-free guidance of the attribute and edge denoisers (default
+ * 0): at every reverse step their logits become (1 + w)·cond − w·uncond,
+ * uncond the same denoiser with the label features zeroed (the null label
+ * of config label_drop).  w = 0 samples exactly as without guidance.  Not
+ * saved with the model.  ETSIM_EINVAL for w not in [0, 20]. */
+int etsim_synth_model_set_guidance(etsim_synth_model_t *m, double w, etsim_error_t *err);
 
 /*
  * Sample n DAGs into `out` (initialised, kind and layout set from the

@@ -228,7 +228,7 @@ static int cmd_train(int argc, char **argv) {
   int64_t epochs = cfg.epochs, hidden = cfg.hidden, mp = cfg.mp_layers, batch = cfg.batch,
           t_attr = cfg.t_attr, t_edge = cfg.t_edge, exact = cfg.exact_candidates,
           hist = cfg.ctx_hist, max_nodes = to.max_nodes;
-  double lr = cfg.lr;
+  double lr = cfg.lr, label_drop = cfg.label_drop;
   const cli_opt_t opts[] = {
       {.name = "--data",
        .kind = CLI_LIST,
@@ -256,6 +256,9 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_INT("--hist", NULL, &hist, "0..15", 0, 15,
                 "context mask: 1 denoisers' histograms, 2 size head's, 4 depth progress, "
                 "8 class recency (4 and 8 traces only; default 13)"),
+      CLI_O_REAL("--label-drop", NULL, &label_drop, "P", 0, 1,
+                 "drop a graph's label from the denoisers with probability P, for "
+                 "--guidance (default 0)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -275,6 +278,7 @@ static int cmd_train(int argc, char **argv) {
   cfg.epochs = (int)epochs, cfg.hidden = (int)hidden, cfg.mp_layers = (int)mp;
   cfg.batch = (int)batch, cfg.t_attr = (int)t_attr, cfg.t_edge = (int)t_edge;
   cfg.exact_candidates = (int)exact, cfg.ctx_hist = (int)hist, cfg.lr = (float)lr;
+  cfg.label_drop = (float)label_drop;
   to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;
@@ -414,14 +418,15 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
 
 /* synth sample's model side: load MODELP, set its sampling options, fill
  * *labels from --label/--label2 when no file gave them, and sample. */
-static int sample_model(const char *modelp, double edge_temp, uint32_t max_parents, int project,
-                        double label, double label2, size_t n, uint64_t seed, double **labelsp,
-                        uint32_t *dimp, const char *label_file, etsim_synth_data_t *out,
-                        etsim_error_t *err) {
+static int sample_model(const char *modelp, double edge_temp, double guidance, uint32_t max_parents,
+                        int project, double label, double label2, size_t n, uint64_t seed,
+                        double **labelsp, uint32_t *dimp, const char *label_file,
+                        etsim_synth_data_t *out, etsim_error_t *err) {
   etsim_synth_sample_stats_t sst = {0};
   etsim_synth_model_t *model = NULL;
   int rc = etsim_synth_model_load(&model, modelp, err);
   if (!rc) rc = etsim_synth_model_set_edge_temp(model, edge_temp, err);
+  if (!rc) rc = etsim_synth_model_set_guidance(model, guidance, err);
   if (!rc) etsim_synth_model_set_max_parents(model, max_parents);
   if (!rc && !*labelsp && (!isnan(label) || !isnan(label2))) {
     /* --label2 alone: the first component at the training median. */
@@ -451,7 +456,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *data = NULL, *label_file = NULL;
   int no_project = 0, method = 0; /* 0 daggen, 1 empirical */
   uint64_t n = 0, seed = 1, max_parents = 0;
-  double label = NAN, label2 = NAN, edge_temp = 1;
+  double label = NAN, label2 = NAN, edge_temp = 1, guidance = 0;
   int have_n = 0;
   /* How many DAGs, their labels and the seed: the same for both. */
 #define COUNT_OPTS                                                  \
@@ -475,6 +480,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       COUNT_OPTS,
       CLI_O_REAL("--edge-temp", NULL, &edge_temp, "TAU", 1e-3, 100,
                  "edge denoiser temperature (default 1; below 1 sharpens)"),
+      CLI_O_REAL("--guidance", NULL, &guidance, "W", 0, 20,
+                 "classifier-free guidance of the denoisers (default 0: none)"),
       CLI_O_UINT("--max-parents", NULL, &max_parents, "K", 0, 1u << 30,
                  "at most K parents per node, the most probable (default 0: no cap)"),
       CLI_O_FLAG("--no-project", NULL, &no_project,
@@ -562,8 +569,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     if (!rc && labels && dim > 1) out.n_labels = 2;
     etsim_synth_data_free(&fit);
   } else {
-    rc = sample_model(modelp, edge_temp, (uint32_t)max_parents, project, label, label2, (size_t)n,
-                      seed, &labels, &dim, label_file, &out, &err);
+    rc = sample_model(modelp, edge_temp, guidance, (uint32_t)max_parents, project, label, label2,
+                      (size_t)n, seed, &labels, &dim, label_file, &out, &err);
   }
   if (!rc)
     rc = write_out(

@@ -218,6 +218,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   /* Progress and recency apply to traces only (etsim_synth__model_new):
    * text DAGs train with the histograms alone, as before. */
   c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS | ETSIM_SYNTH_CTX_RECENT;
+  c->label_drop = 0;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -1519,6 +1520,17 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
   gl_t g = {.m = m, .ws = ws, .R = R, .backward = backward, .weight = weight};
   double lc, la, le;
   int rc = gl_contexts(&g, y, y2, seed);
+  if (!rc && backward && m->cfg.label_drop > 0) {
+    /* The null label for the denoisers (classifier-free guidance), drawn
+     * from a stream of its own so the rest of the noise is unchanged. */
+    etsim_rng_t r;
+    etsim_rng_seed(&r, seed ^ 0x6e756c6cULL);
+    if (etsim_rng_uniform(&r) < m->cfg.label_drop) {
+      int H = m->cfg.hidden, Dc = etsim_synth__dim_ctx(m);
+      for (int l = 0; l < g.ns; l++)
+        memset(g.ctx + (size_t)l * Dc + H + SY_FEAT, 0, sizeof(float) * SY_DY);
+    }
+  }
   if (!rc) rc = gl_sizes(&g, &lc);
   if (!rc) rc = gl_attrs(&g, &la);
   if (!rc) rc = gl_edges(&g, &le);
@@ -1777,4 +1789,10 @@ int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_er
 }
 
 void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k) { m->max_indeg = k; }
+int etsim_synth_model_set_guidance(etsim_synth_model_t *m, double w, etsim_error_t *err) {
+  if (!(w >= 0 && w <= 20))
+    return etsim_error_set(err, ETSIM_EINVAL, "guidance %g: must be in [0, 20]", w);
+  m->guidance = w;
+  return 0;
+}
 uint32_t etsim_synth_model_n_labels(const etsim_synth_model_t *m) { return m->n_lab < 2 ? 1 : 2; }

@@ -197,7 +197,10 @@ typedef struct so {
   float *gapf, *A, *B;      /* edge denoiser: earlier and new node parts */
   float *phat;              /* edge probabilities of the last denoising step */
   int32_t *zt;              /* the new layer's categories, channel-major */
-  int no_comm0;             /* the new layer's node 0 may not communicate */
+  /* Classifier-free guidance (m->guidance > 0): the context with the null
+   * label, the denoisers' fixed parts for it, and the unguided logits. */
+  float *ctxu, *cxau, *p1u, *alogu, *cxeu, *Bu;
+  int no_comm0; /* the new layer's node 0 may not communicate */
 } so_t;
 
 /* The communication-run rule (docs/synth.md, Output): node 0 of a layer
@@ -214,6 +217,34 @@ static void mask_comm(float *p, int K) {
   }
   if (s > 0)
     for (int j = 0; j < K; j++) p[j] = (float)(p[j] / s);
+}
+
+/* The first attribute layer's pre-activations of the s new nodes (zt their
+ * categories) from its fixed part cx, the step's part tt and the layer
+ * mean's part meanp. */
+static void attr_pre(const etsim_synth_model_t *m, const sampler_t *S, const int32_t *zt,
+                     uint32_t s, const float *cx, const float *tt, const float *meanp, float *p1) {
+  int H = m->cfg.hidden;
+  for (uint32_t v = 0; v < s; v++) {
+    float *pr = p1 + (size_t)v * H;
+    for (int j = 0; j < H; j++) pr[j] = cx[j] + tt[j];
+    for (uint32_t c = 0; c < m->n_ch; c++) {
+      const float *a = S->ta[c] + (size_t)zt[(size_t)c * s + v] * H;
+      for (int j = 0; j < H; j++) pr[j] += a[j];
+    }
+    for (int j = 0; j < H; j++) pr[j] += meanp[j];
+  }
+}
+
+/* The attribute denoiser after its first layer's pre-activations p1 (s
+ * rows): logits into alog. */
+static void attr_mlp(const etsim_synth_model_t *m, uint32_t s, const float *p1, float *h1,
+                     float *p2, float *h2, float *alog) {
+  int H = m->cfg.hidden;
+  etsim_synth__nn_gelu_fwd((size_t)s * H, p1, h1);
+  etsim_synth__nn_linear_fwd(&m->a2, (int)s, h1, p2);
+  etsim_synth__nn_gelu_fwd((size_t)s * H, p2, h2);
+  etsim_synth__nn_linear_fwd(&m->a3, (int)s, h2, alog);
 }
 
 /* (2) the categories of a new layer of s nodes: drawn from the marginals,
@@ -243,28 +274,29 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
   /* Parts of the first attribute layer fixed for this layer. */
   part(&m->a1, 1, 2 * H, Dc, o->ctx, cxa);
   for (int j = 0; j < H; j++) cxa[j] += m->a1.b[j];
+  double w = m->guidance;
+  if (w > 0) {
+    part(&m->a1, 1, 2 * H, Dc, o->ctxu, o->cxau);
+    for (int j = 0; j < H; j++) o->cxau[j] += m->a1.b[j];
+  }
   for (int t = Ta; t >= 1; t--) {
     const float *tt = S->tt + (size_t)t * H;
     float inv = 1.0f / (float)s;
     memset(meanp, 0, sizeof(float) * H);
-    for (uint32_t v = 0; v < s; v++) {
-      float *pr = p1 + (size_t)v * H;
-      for (int j = 0; j < H; j++) pr[j] = cxa[j] + tt[j];
-      for (uint32_t c = 0; c < nch; c++) {
-        const float *a = S->ta[c] + (size_t)zt[(size_t)c * s + v] * H;
-        const float *b = S->tm[c] + (size_t)zt[(size_t)c * s + v] * H;
-        for (int j = 0; j < H; j++) {
-          pr[j] += a[j];
-          meanp[j] += b[j] * inv;
-        }
-      }
-    }
     for (uint32_t v = 0; v < s; v++)
-      for (int j = 0; j < H; j++) p1[(size_t)v * H + j] += meanp[j];
-    etsim_synth__nn_gelu_fwd((size_t)s * H, p1, h1);
-    etsim_synth__nn_linear_fwd(&m->a2, (int)s, h1, p2);
-    etsim_synth__nn_gelu_fwd((size_t)s * H, p2, h2);
-    etsim_synth__nn_linear_fwd(&m->a3, (int)s, h2, alog);
+      for (uint32_t c = 0; c < nch; c++) {
+        const float *b = S->tm[c] + (size_t)zt[(size_t)c * s + v] * H;
+        for (int j = 0; j < H; j++) meanp[j] += b[j] * inv;
+      }
+    if (w > 0) { /* the null-label denoiser first, then the guided mix */
+      attr_pre(m, S, zt, s, o->cxau, tt, meanp, o->p1u);
+      attr_mlp(m, s, o->p1u, h1, p2, h2, o->alogu);
+    }
+    attr_pre(m, S, zt, s, cxa, tt, meanp, p1);
+    attr_mlp(m, s, p1, h1, p2, h2, alog);
+    if (w > 0)
+      for (size_t i = 0; i < (size_t)s * m->sum_cls; i++)
+        alog[i] = (float)((1 + w) * alog[i] - w * o->alogu[i]);
     off = 0;
     for (uint32_t c = 0; c < nch; c++) {
       int K = (int)m->n_cls[c];
@@ -288,6 +320,52 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
     for (uint32_t v = 0; v < s; v++) S->xr[(size_t)c * cap + r0 + v] = zt[(size_t)c * s + v];
 }
 
+/* The edge denoiser's logit of one pair from its candidate part a and new-
+ * node part b (P wide): eight partial sums so the compiler can vectorise. */
+static inline float pair_logit(const etsim_synth_model_t *m, int P, const float *a,
+                               const float *b) {
+  float acc[8] = {0};
+  int j = 0;
+  for (; j + 8 <= P; j += 8)
+    for (int q = 0; q < 8; q++) {
+      float h = a[j + q] + b[j + q];
+      acc[q] += (h > 0 ? h : 0) * m->eo[j + q];
+    }
+  for (; j < P; j++) {
+    float h = a[j] + b[j];
+    acc[0] += (h > 0 ? h : 0) * m->eo[j];
+  }
+  return m->eob[0] + ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+         ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* The per-new-node part of the edge denoiser's first layer (P wide, into
+ * B) for the s new nodes, from its fixed part cx, the step's part tte,
+ * their categories, current noisy parents (nz, s x N) and in-degree. */
+static void edge_node_part(const so_t *o, uint32_t s, uint32_t N, const uint8_t *nz,
+                           const float *cx, const float *tte, float *B) {
+  const etsim_synth_model_t *m = o->m;
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
+  const float *wdeg = m->ed.w + (size_t)(2 * H + Dc + SY_DT) * P;
+  for (uint32_t v = 0; v < s; v++) {
+    float *bv = B + (size_t)v * P;
+    for (int j = 0; j < P; j++) bv[j] = cx[j] + tte[j];
+    for (uint32_t c = 0; c < m->n_ch; c++) {
+      const float *er = o->S->te[c] + (size_t)o->zt[(size_t)c * s + v] * P;
+      for (int j = 0; j < P; j++) bv[j] += er[j];
+    }
+    int deg = 0;
+    for (uint32_t u = 0; u < N; u++)
+      if (nz[(size_t)v * N + u]) {
+        deg++;
+        const float *z = o->zm + (size_t)(u + 1) * P;
+        for (int j = 0; j < P; j++) bv[j] += z[j];
+      }
+    float fd = (float)(log1p((double)deg) / 2);
+    for (int j = 0; j < P; j++) bv[j] += fd * wdeg[j];
+  }
+}
+
 /* (3), the denoising: the edges nz (s x N) from rows 1..N into the s new
  * nodes of layer l, from step Te down to 1; the probabilities of the last
  * step stay in o->phat. */
@@ -297,10 +375,7 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
   etsim_rng_t *rng = o->rng;
   const enc_t *e = &S->e;
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m), Te = m->cfg.t_edge;
-  uint32_t nch = m->n_ch;
-  const int32_t *zt = o->zt;
   float *gapf = o->gapf, *A = o->A, *B = o->B, *cxe = o->cxe, *phat = o->phat;
-  const float *zm = o->zm;
   for (uint32_t u = 0; u < N; u++)
     etsim_synth__gap_feats((uint32_t)(l + 1) - S->lay[u + 1], S->children[u + 1],
                            gapf + (size_t)u * SY_GAPF);
@@ -308,50 +383,29 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
   for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e->Zs[(size_t)P + i];
   part(&m->ed, 1, 2 * H, Dc, o->ctx, cxe);
   for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
-  const float *wdeg = m->ed.w + (size_t)(2 * H + Dc + SY_DT) * P;
   float itau = m->edge_temp > 0 ? (float)(1 / m->edge_temp) : 1.0f;
+  double w = m->guidance;
+  if (w > 0) {
+    part(&m->ed, 1, 2 * H, Dc, o->ctxu, o->cxeu);
+    for (int j = 0; j < P; j++) o->cxeu[j] += m->ed.b[j];
+  }
   for (int t = Te; t >= 1; t--) {
     const float *tte = S->tte + (size_t)t * P;
-    for (uint32_t v = 0; v < s; v++) {
-      float *bv = B + (size_t)v * P;
-      for (int j = 0; j < P; j++) bv[j] = cxe[j] + tte[j];
-      for (uint32_t c = 0; c < nch; c++) {
-        const float *er = S->te[c] + (size_t)zt[(size_t)c * s + v] * P;
-        for (int j = 0; j < P; j++) bv[j] += er[j];
-      }
-      int deg = 0;
-      for (uint32_t u = 0; u < N; u++)
-        if (nz[(size_t)v * N + u]) {
-          deg++;
-          const float *z = zm + (size_t)(u + 1) * P;
-          for (int j = 0; j < P; j++) bv[j] += z[j];
-        }
-      float fd = (float)(log1p((double)deg) / 2);
-      for (int j = 0; j < P; j++) bv[j] += fd * wdeg[j];
-    }
+    edge_node_part(o, s, N, nz, cxe, tte, B);
+    if (w > 0) edge_node_part(o, s, N, nz, o->cxeu, tte, o->Bu); /* the null label's */
     float mg2[2] = {(float)(1 - ml), (float)ml}, ph2[2], po2[2];
-    float b1[4096];
+    float b1[4096], b1u[4096];
     for (uint32_t v = 0; v < s; v++) {
-      const float *b0 = B + (size_t)v * P;
+      const float *b0 = B + (size_t)v * P, *b0u = w > 0 ? o->Bu + (size_t)v * P : NULL;
       for (int j = 0; j < P; j++) b1[j] = b0[j] + m->ew[j];
+      if (w > 0)
+        for (int j = 0; j < P; j++) b1u[j] = b0u[j] + m->ew[j];
       for (uint32_t u = 0; u < N; u++) {
         const float *a = A + (size_t)u * P;
         /* The pair's state at step t, read before it is redrawn. */
-        const float *b = nz[(size_t)v * N + u] ? b1 : b0;
-        /* Eight partial sums so the compiler can vectorise. */
-        float acc[8] = {0};
-        int j = 0;
-        for (; j + 8 <= P; j += 8)
-          for (int q = 0; q < 8; q++) {
-            float h = a[j + q] + b[j + q];
-            acc[q] += (h > 0 ? h : 0) * m->eo[j + q];
-          }
-        for (; j < P; j++) {
-          float h = a[j] + b[j];
-          acc[0] += (h > 0 ? h : 0) * m->eo[j];
-        }
-        float z = m->eob[0] + ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
-                  ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        int on = nz[(size_t)v * N + u];
+        float z = pair_logit(m, P, a, on ? b1 : b0);
+        if (w > 0) z = (float)((1 + w) * z - w * pair_logit(m, P, a, on ? b1u : b0u));
         float pr = 1.0f / (1.0f + expf(-z * itau));
         phat[(size_t)v * N + u] = pr;
         ph2[0] = 1 - pr;
@@ -523,6 +577,12 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
   o.B = etsim_synth__pz(p, (size_t)maxs * P);
   o.phat = etsim_synth__pz(p, (size_t)maxs * cap);
   o.zt = (int32_t *)(void *)etsim_synth__pz(p, (size_t)maxs * nch);
+  if (m->guidance > 0) {
+    o.ctxu = etsim_synth__pz(p, (size_t)Dc), o.cxau = etsim_synth__pz(p, (size_t)H);
+    o.p1u = etsim_synth__pz(p, (size_t)maxs * H);
+    o.alogu = etsim_synth__pz(p, (size_t)maxs * m->sum_cls);
+    o.cxeu = etsim_synth__pz(p, (size_t)P), o.Bu = etsim_synth__pz(p, (size_t)maxs * P);
+  }
   if (p->oom) return ETSIM_ENOMEM;
   float ysin[SY_DY];
   etsim_synth__label_feat(m, y, y2, ysin);
@@ -557,6 +617,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
       etsim_synth__hist_feats(m, hl, hp, ho, ctx + H + SY_FEAT + SY_DY);
     if (recent) etsim_synth__recent_feats(m, l, seen, ctx + rbase);
     if (depth) etsim_synth__prog_feats(l, depth, ctx + Dc - SY_PROG);
+    if (o.ctxu) { /* the null label: the label features zeroed */
+      memcpy(o.ctxu, ctx, sizeof(float) * Dc);
+      memset(o.ctxu + H + SY_FEAT, 0, sizeof ysin);
+    }
     /* (1) stop (never at the first step), else the size. */
     if (depth && l >= depth) break;
     if (l > 0 && !depth) {

@@ -75,6 +75,9 @@ struct etsim_synth_model {
   /* Sampling only, never saved: at most this many parents per node (0: no
    * cap; etsim_synth_model_set_max_parents). */
   uint32_t max_indeg;
+  /* Sampling only, never saved: classifier-free guidance weight w
+   * (etsim_synth_model_set_guidance). */
+  double guidance;
 };
 
 /* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */

@@ -50,6 +50,25 @@ e2=$(awk '/^g /{s += $3} END {print s}' "$T/gt.txt")
 [ "$e2" -lt "$e1" ] || fail "--edge-temp 0.05: $e2 edges, $e1 at 1"
 "$BIN" synth sample --model "$T/m.bin" -n 1 --edge-temp 0 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "--edge-temp 0 exit"
+# Classifier-free guidance: w = 0 is the default byte for byte; a model
+# trained with label dropout samples other, valid DAGs with w = 2.
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --guidance 0 -o "$T/gw0.txt" 2>/dev/null \
+  || fail "sample --guidance 0"
+cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/gw0.txt") || fail "--guidance 0 is not the default"
+"$BIN" synth train --data "$T/train.txt" -o "$T/md.bin" --epochs 2 --hidden 16 --t-attr 16 \
+  --t-edge 8 --seed 5 --label-drop 0.2 --quiet || fail "train --label-drop"
+cmp -s "$T/m.bin" "$T/md.bin" && fail "--label-drop 0.2 trained the same model"
+"$BIN" synth sample --model "$T/md.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
+  -o "$T/gw2.txt" 2>/dev/null || fail "sample --guidance 2"
+"$BIN" synth sample --model "$T/md.bin" --labels-from "$T/train.txt" --seed 2 -o "$T/gw.txt" \
+  2>/dev/null || fail "sample, label-drop model"
+cmp -s <(grep -v '^#' "$T/gw.txt") <(grep -v '^#' "$T/gw2.txt") && fail "--guidance 2 changed nothing"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/gw2.txt" --surrogate none --json \
+  | grep -q '"validity": 1,' || fail "--guidance 2: invalid DAGs"
+"$BIN" synth sample --model "$T/m.bin" -n 1 --guidance 21 -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "--guidance 21 exit"
+"$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --label-drop 1.5 2>"$T/e"
+[ $? -eq 2 ] || fail "--label-drop 1.5 exit"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
   --sur-epochs 20 --sur-hidden 16 --sur-mp-layers 2 --json > "$T/ev.json" || fail "eval"
 grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"

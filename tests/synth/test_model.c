@@ -376,13 +376,62 @@ static void test_two_labels(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* Label dropout (classifier-free guidance, config label_drop): a graph
+ * whose label is dropped trains the denoisers on the null label (its
+ * features zeroed), so with label_drop 1 their losses are the same for
+ * any label, and equal to those of a model whose label weights in the
+ * denoisers are zero; the stop and size heads keep the label.  With
+ * label_drop 0 the label reaches every head.  Validation (no backward)
+ * never drops. */
+static void test_label_drop(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  toy_data(&d);
+  etsim_synth_model_t *m = toy_model(&d);
+  etsim_error_t err = {0};
+  etsim_synth_dag_t g = d.g[0];
+  double l, pa[3], pb[3], pv[3];
+  /* No dropout: another label changes every part. */
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &g, 5, 1, 1, &l, pa, &err), 0);
+  g.y = 0.9;
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &g, 5, 1, 1, &l, pb, &err), 0);
+  for (int k = 0; k < 3; k++) TU_GT(fabs(pa[k] - pb[k]), 1e-9);
+  /* Always dropped: the denoisers' parts no longer see the label. */
+  m->cfg.label_drop = 1;
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &g, 5, 1, 1, &l, pb, &err), 0);
+  g.y = d.g[0].y;
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &g, 5, 1, 1, &l, pa, &err), 0);
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &g, 5, 0, 1, &l, pv, &err), 0);
+  print_message("dropped label: attr %.9g / %.9g, edge %.9g / %.9g; count %.9g / %.9g\n", pa[1],
+                pb[1], pa[2], pb[2], pa[0], pb[0]);
+  TU_EQ(pa[1], pb[1]);
+  TU_EQ(pa[2], pb[2]);
+  TU_GT(fabs(pa[0] - pb[0]), 1e-9);
+  /* Without backward (validation) the label is kept. */
+  TU_GT(fabs(pa[1] - pv[1]), 1e-9);
+  /* The null label is the label features at zero: the same losses as a
+   * model that never reads them in the denoisers (rows 3H + SY_FEAT.. of
+   * the first attribute and edge layers, after the node parts). */
+  int H = m->cfg.hidden, r0 = 3 * H + SY_FEAT;
+  for (int r = r0; r < r0 + SY_DY; r++) {
+    memset(m->a1.w + (size_t)r * m->a1.out, 0, sizeof(float) * m->a1.out);
+    memset(m->ed.w + (size_t)r * m->ed.out, 0, sizeof(float) * m->ed.out);
+  }
+  m->cfg.label_drop = 0;
+  assert_int_equal(etsim_synth__graph_loss(m, &d, &g, 5, 1, 1, &l, pb, &err), 0);
+  assert_float_equal(pa[1], pb[1], 1e-6 * fabs(pa[1]));
+  assert_float_equal(pa[2], pb[2], 1e-6 * fabs(pa[2]));
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layers),           cmocka_unit_test(test_schedule),
       cmocka_unit_test(test_model_gradient),   cmocka_unit_test(test_count_reads_structure_only),
       cmocka_unit_test(test_sampled_gradient), cmocka_unit_test(test_sampled_unbiased),
       cmocka_unit_test(test_progress),         cmocka_unit_test(test_two_labels),
-      cmocka_unit_test(test_recency),
+      cmocka_unit_test(test_recency),          cmocka_unit_test(test_label_drop),
   };
   return TU_RUN(tests, NULL, NULL);
 }
