@@ -621,6 +621,7 @@ static void test_guidance(void **state) {
   assert_int_equal(etsim_synth_model_set_guidance(model, 0, &err), 0);
   assert_int_equal(etsim_synth_sample(model, 30, NULL, 6, &s1, &err), 0);
   assert_true(same_data(&s0, &s1));
+  etsim_synth_data_free(&s0);
   etsim_synth_data_free(&s1);
   assert_int_equal(etsim_synth_model_set_guidance(model, -1, &err), ETSIM_EINVAL);
   TU_CONTAINS(err.msg, "guidance");
