@@ -1378,17 +1378,8 @@ static void gl_edges_exact(gl_t *g, const gl_edge_bufs_t *b, int l, int t, float
        * cannot see its own input cannot copy it at small t. */
       int on = noisy[(size_t)v * N + u];
       const float *bv = on ? b1 : b0;
-      float acc[8] = {0}; /* partial sums: lets the compiler vectorise */
-      int j0 = 0;
-      for (; j0 + 8 <= P; j0 += 8)
-        for (int q = 0; q < 8; q++) {
-          float h = a[j0 + q] + bv[j0 + q];
-          acc[q] += (h > 0 ? h : 0) * m->eo[j0 + q];
-        }
-      for (; j0 < P; j0++) {
-        float h = a[j0] + bv[j0];
-        acc[0] += (h > 0 ? h : 0) * m->eo[j0];
-      }
+      float acc[8];
+      etsim_synth__pair_acc(m->eo, P, a, bv, acc);
       double z = m->eob[0] + (double)(((acc[0] + acc[1]) + (acc[2] + acc[3])) +
                                       ((acc[4] + acc[5]) + (acc[6] + acc[7])));
       int tg = clean[(size_t)v * N + u];
@@ -1526,9 +1517,8 @@ static int graph_loss_ws(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, doub
     etsim_rng_t r;
     etsim_rng_seed(&r, seed ^ 0x6e756c6cULL);
     if (etsim_rng_uniform(&r) < m->cfg.label_drop) {
-      int H = m->cfg.hidden, Dc = etsim_synth__dim_ctx(m);
-      for (int l = 0; l < g.ns; l++)
-        memset(g.ctx + (size_t)l * Dc + H + SY_FEAT, 0, sizeof(float) * SY_DY);
+      int Dc = etsim_synth__dim_ctx(m);
+      for (int l = 0; l < g.ns; l++) etsim_synth__null_label(m, g.ctx + (size_t)l * Dc);
     }
   }
   if (!rc) rc = gl_sizes(&g, &lc);

@@ -321,20 +321,11 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
 }
 
 /* The edge denoiser's logit of one pair from its candidate part a and new-
- * node part b (P wide): eight partial sums so the compiler can vectorise. */
+ * node part b (P wide). */
 static inline float pair_logit(const etsim_synth_model_t *m, int P, const float *a,
                                const float *b) {
-  float acc[8] = {0};
-  int j = 0;
-  for (; j + 8 <= P; j += 8)
-    for (int q = 0; q < 8; q++) {
-      float h = a[j + q] + b[j + q];
-      acc[q] += (h > 0 ? h : 0) * m->eo[j + q];
-    }
-  for (; j < P; j++) {
-    float h = a[j] + b[j];
-    acc[0] += (h > 0 ? h : 0) * m->eo[j];
-  }
+  float acc[8];
+  etsim_synth__pair_acc(m->eo, P, a, b, acc);
   return m->eob[0] + ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
          ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
@@ -619,7 +610,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     if (depth) etsim_synth__prog_feats(l, depth, ctx + Dc - SY_PROG);
     if (o.ctxu) { /* the null label: the label features zeroed */
       memcpy(o.ctxu, ctx, sizeof(float) * Dc);
-      memset(o.ctxu + H + SY_FEAT, 0, sizeof ysin);
+      etsim_synth__null_label(m, o.ctxu);
     }
     /* (1) stop (never at the first step), else the size. */
     if (depth && l >= depth) break;

@@ -6,6 +6,8 @@
 #ifndef ETSIM_SYNTH_INT_H
 #define ETSIM_SYNTH_INT_H
 
+#include <string.h>
+
 #include "etsim/synth.h"
 #include "synth/nn_int.h"
 
@@ -135,6 +137,31 @@ void etsim_synth__enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
 /* The label features (SY_DY floats) of label (y, y2); y2 is read by
  * two-component models only. */
 void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, double y2, float *out);
+/* The null label of classifier-free guidance (cfg.label_drop,
+ * etsim_synth_model_set_guidance): the label features of a step context
+ * ctx (Dc floats; they follow the H summary and SY_FEAT step features)
+ * set to zero, a value no label takes (every sin/cos pair has norm 1). */
+static inline void etsim_synth__null_label(const etsim_synth_model_t *m, float *ctx) {
+  memset(ctx + m->cfg.hidden + SY_FEAT, 0, sizeof(float) * SY_DY);
+}
+/* The edge denoiser's second layer for one pair, before its bias and the
+ * final sum: ReLU(a_j + b_j) * eo_j over P into eight partial sums acc
+ * (so the compiler can vectorise), for training (model.c) and sampling
+ * (sample.c) alike; each adds them up in its own fixed order. */
+static inline void etsim_synth__pair_acc(const float *eo, int P, const float *a, const float *b,
+                                         float acc[8]) {
+  for (int q = 0; q < 8; q++) acc[q] = 0;
+  int j = 0;
+  for (; j + 8 <= P; j += 8)
+    for (int q = 0; q < 8; q++) {
+      float h = a[j + q] + b[j + q];
+      acc[q] += (h > 0 ? h : 0) * eo[j + q];
+    }
+  for (; j < P; j++) {
+    float h = a[j] + b[j];
+    acc[0] += (h > 0 ? h : 0) * eo[j];
+  }
+}
 void etsim_synth__t_feat(int t, int T, float *out);
 void etsim_synth__step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,
                              uint32_t last_size, float *f);
