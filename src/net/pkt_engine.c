@@ -578,8 +578,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
         n->now + (pace == p->rate_bps ? port_tx_time(n, p, size) : pk_tx_time(n, size, pace));
     p->wake_min_ok = 0;
     n->last_progress = n->now;
-    return transmit(n, gp, w,
-                    p->q[0].n ? &p->q[0].v[p->q[0].head] : (const void *)&n->qps[p->qps[k1]]);
+    return transmit(n, gp, w, nic_next(n, p)); /* (the queue pair at k1 when no ACK waits) */
   }
   /* a full pass: every finished queue pair is gone, all_min is the
    * earliest pacing time of the rest */
@@ -935,88 +934,83 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
   return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u", e->kind);
 }
 
+/* Pieces of the run loop's look-ahead, each for an arrival event x (they
+ * only prefetch; what they read to find the addresses is named).  The
+ * queue pair of a packet for a host (pk_arrive_b), its sender and
+ * receiver lines: */
+static inline __attribute__((always_inline)) void pf_rx_qp(const pk_net_t *n, const pk_ev_t *x) {
+  __builtin_prefetch(&n->qps[(uint32_t)x->b]);
+  __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
+}
+/* the first three lines of the port the packet arrives at: */
+static inline __attribute__((always_inline)) void pf_rx_port(const pk_net_t *n, const pk_ev_t *x) {
+  const char *rx = (const char *)&n->ports[x->b >> 32];
+  __builtin_prefetch(rx);
+  __builtin_prefetch(rx + 64);
+  __builtin_prefetch(rx + 128);
+}
+/* for a packet that arrives at a switch, the port and egress ring it will
+ * be queued in, read from the head of the sending port's wire and the
+ * receiving port (both fetched at an earlier step): */
+static inline __attribute__((always_inline)) void pf_egress(const pk_net_t *n, const pk_ev_t *x) {
+  const pk_port_t *p = &n->ports[x->a], *rx = &n->ports[x->b >> 32];
+  const pk_hdr_t *h = &p->wire[p->wire_head];
+  uint32_t hop = h->hop + 1u;
+  if (rx->is_switch && hop <= PK_HDR_OUT) {
+    const pk_port_t *op = &n->ports[n->nodes[rx->node].port0 + h->out[hop - 1]];
+    __builtin_prefetch(op);
+    __builtin_prefetch(&op->q[pk_hdr_pg(h)]);
+  }
+}
+/* a header-sized record at h (a wire slot, a queue's head slot): */
+static inline __attribute__((always_inline)) void pf_hdr(const void *h) {
+  __builtin_prefetch(h);
+  __builtin_prefetch((const char *)h + sizeof(pk_hdr_t) - 1);
+}
+
 /* The run loop's prefetches, on a fabric whose records fit in the caches
- * (fetched one or two events ahead; a few instructions per event).  Both
+ * (fetched one or two events ahead; a few instructions per event).  All
  * are inlined by force: as functions of prefetches only, GCC found them
- * free of effects and dropped the calls. */
+ * free of effects and dropped the calls.  Two ahead, the port of a
+ * TX_DONE or arrival; one ahead, the slot at the head of that port's wire
+ * and the port the packet arrives at; for the next, the queue pair of a
+ * packet for a host, or the port and egress ring a switch will queue it
+ * in (named by those two, fetched one event earlier). */
 static inline __attribute__((always_inline)) void prefetch_near(const pk_net_t *n) {
-  /* Fetch what the next events in the calendar will touch: two ahead, the
-   * port of a TX_DONE or arrival; one ahead, the slot at the head of that
-   * port's wire and the port the packet arrives at; for the next, the
-   * queue pair of a packet for a host, or the port and egress ring a
-   * switch will queue it in (named by those two, fetched one event
-   * earlier).  An arrival names its port and queue pair (pk_arrive_b). */
   const pk_ev_t *x = pk_evq_ahead(&n->evq, 0);
   if (x && x->kind == EV_ARRIVE) {
-    if ((uint32_t)x->b != PK_NONE) {
-      __builtin_prefetch(&n->qps[(uint32_t)x->b]);
-      __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
-    } else {
-      const pk_port_t *p0 = &n->ports[x->a], *rx = &n->ports[x->b >> 32];
-      const pk_hdr_t *h0 = &p0->wire[p0->wire_head];
-      uint32_t hop = h0->hop + 1u;
-      if (rx->is_switch && hop <= PK_HDR_OUT) {
-        const pk_port_t *op = &n->ports[n->nodes[rx->node].port0 + h0->out[hop - 1]];
-        __builtin_prefetch(op);
-        __builtin_prefetch(&op->q[pk_hdr_pg(h0)]);
-      }
-    }
+    if ((uint32_t)x->b != PK_NONE) pf_rx_qp(n, x);
+    else pf_egress(n, x);
   }
   if ((x = pk_evq_ahead(&n->evq, 1)) && x->kind == EV_ARRIVE) {
     const pk_port_t *p1 = &n->ports[x->a];
-    const char *slot = (const char *)&p1->wire[p1->wire_head];
-    __builtin_prefetch(slot);
-    __builtin_prefetch(slot + sizeof(pk_hdr_t) - 1);
-    const char *rx = (const char *)&n->ports[x->b >> 32];
-    __builtin_prefetch(rx);
-    __builtin_prefetch(rx + 64);
-    __builtin_prefetch(rx + 128);
+    pf_hdr(&p1->wire[p1->wire_head]);
+    pf_rx_port(n, x);
   }
   if ((x = pk_evq_ahead(&n->evq, 2)) && x->kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[x->a]);
 }
 
 /* The same on a large fabric (see PK_DEEP_BYTES), where nearly every
- * record an event reads is cold. */
+ * record an event reads is cold, in steps, so that no step reads a record
+ * not fetched at an earlier one.  Three ahead: the port of an end of
+ * serialisation or an arrival, and what the event names as its first read
+ * (pk_ev_t.hint: the arriving packet's wire slot, the head of the queue a
+ * port will send from next; the hint itself is never read, a ring that
+ * grew since has moved).  Two ahead: the port an arrival reaches, and the
+ * queue pair of a packet for a host.  One ahead, from those: the port and
+ * egress ring a switch will queue the arriving packet in. */
 static inline __attribute__((always_inline)) void prefetch_deep(const pk_net_t *n) {
-  /* Fetch what the next events in the calendar will touch, each cold on
-   * a large fabric, in steps, so that no step reads a record not fetched
-   * at an earlier one.  Three ahead: the port of an end of serialisation
-   * or an arrival, and what the event names as its first read (pk_ev_t
-   * .hint: the arriving packet's wire slot, the head of the queue a port
-   * will send from next).  Two ahead: the port an arrival reaches, and
-   * the queue pair of a packet for a host (pk_arrive_b).  One ahead, from
-   * those: the port and egress ring a switch will queue the arriving
-   * packet in. */
   const pk_ev_t *x = pk_evq_ahead(&n->evq, PK_AH_HINT);
   if (x && x->kind <= EV_ARRIVE) {
     __builtin_prefetch(&n->ports[x->a]);
-    if (x->hint) {
-      __builtin_prefetch(x->hint);
-      __builtin_prefetch((const char *)x->hint + sizeof(pk_hdr_t) - 1);
-    }
+    if (x->hint) pf_hdr(x->hint);
   }
   if ((x = pk_evq_ahead(&n->evq, PK_AH_RX)) && x->kind == EV_ARRIVE) {
-    const char *rx = (const char *)&n->ports[x->b >> 32];
-    __builtin_prefetch(rx);
-    __builtin_prefetch(rx + 64);
-    __builtin_prefetch(rx + 128);
-    if ((uint32_t)x->b != PK_NONE) {
-      __builtin_prefetch(&n->qps[(uint32_t)x->b]);
-      __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
-    }
+    pf_rx_port(n, x);
+    if ((uint32_t)x->b != PK_NONE) pf_rx_qp(n, x);
   }
-  /* (the hint itself is never read: a ring that grew since has moved) */
-  if ((x = pk_evq_ahead(&n->evq, PK_AH_STAGE)) && x->kind == EV_ARRIVE &&
-      (uint32_t)x->b == PK_NONE) {
-    const pk_port_t *p1 = &n->ports[x->a], *rx = &n->ports[x->b >> 32];
-    const pk_hdr_t *h1 = &p1->wire[p1->wire_head];
-    uint32_t hop = h1->hop + 1u;
-    if (rx->is_switch && hop <= PK_HDR_OUT) {
-      const pk_port_t *op = &n->ports[n->nodes[rx->node].port0 + h1->out[hop - 1]];
-      __builtin_prefetch(op);
-      __builtin_prefetch(&op->q[pk_hdr_pg(h1)]);
-    }
-  }
+  if ((x = pk_evq_ahead(&n->evq, PK_AH_STAGE)) && x->kind == EV_ARRIVE && (uint32_t)x->b == PK_NONE)
+    pf_egress(n, x);
 }
 
 /* Queue-pair bytes above which the run loop fetches deeper (a 1,024-host
