@@ -1050,15 +1050,15 @@ static inline __attribute__((always_inline)) void pf_hdr(const void *h) {
  * of prefetches only, GCC found them free of effects and dropped the
  * calls.  Every address comes from an event's own fields, so no prefetch
  * waits on a read. */
-static inline __attribute__((always_inline)) void prefetch_near(const pk_net_t *n,
-                                                                const pk_ev_t *const x[4]) {
-  const pk_ev_t *y = x[PK_NEAR_DST];
-  if (y && y->kind == EV_ARRIVE) pf_dst(n, y);
-  if ((y = x[PK_NEAR_RX]) && y->kind == EV_ARRIVE) {
-    pf_hdr(y->hint);
-    pf_rx_port(n, y);
+static inline __attribute__((always_inline)) void prefetch_near(const pk_net_t *n, const pk_ev_t *x,
+                                                                uint32_t m) {
+  if (m > PK_NEAR_DST && x[PK_NEAR_DST].kind == EV_ARRIVE) pf_dst(n, &x[PK_NEAR_DST]);
+  if (m > PK_NEAR_RX && x[PK_NEAR_RX].kind == EV_ARRIVE) {
+    pf_hdr(x[PK_NEAR_RX].hint);
+    pf_rx_port(n, &x[PK_NEAR_RX]);
   }
-  if ((y = x[PK_NEAR_PORT]) && y->kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[y->a]);
+  if (m > PK_NEAR_PORT && x[PK_NEAR_PORT].kind <= EV_ARRIVE)
+    __builtin_prefetch(&n->ports[x[PK_NEAR_PORT].a]);
 }
 
 /* The same on a large fabric, where nearly every record an event reads
@@ -1092,12 +1092,13 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
   int deep = n->n_qps * sizeof *n->qps > PK_DEEP_BYTES;
   for (;;) {
     pk_ev_t e;
-    const pk_ev_t *x[4];
-#ifdef PK_NEAR_NONE
-    int got = deep ? pk_evq_pop_ahead(&n->evq, t_max, &e, x) : pk_evq_pop_until(&n->evq, t_max, &e);
-#else
-    int got = pk_evq_pop_ahead(&n->evq, t_max, &e, x);
-#endif
+    const pk_ev_t *x[4], *ahead = 0;
+    uint32_t m = 0;
+    int got;
+    if (deep) {
+      got = pk_evq_pop_until(&n->evq, t_max, &e);
+      pk_evq_ahead4(&n->evq, x);
+    } else got = pk_evq_pop_near(&n->evq, t_max, &e, &ahead, &m);
     if (!got) {
       int64_t t = pk_evq_peek_t(&n->evq);
       if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps) n->stopped = PK_STOP_TIME;
@@ -1111,9 +1112,7 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
     n->cur_seq = e.seq;
     n->st.events++;
     if (deep) prefetch_deep(n, x);
-#ifndef PK_NEAR_NONE
-    else prefetch_near(n, x);
-#endif
+    else prefetch_near(n, ahead, m);
     int rc = on_event(n, &e, err);
     if (rc) {
       if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");

@@ -162,8 +162,8 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
     pk_evq_chunk_t *ch = &q->ch[bk->head];
     const pk_ev_t *x = &ch->ev[ch->head];
-    /* (a tie with the heap's first event is left to the slow path) */
-    if (x->t <= t_max && x->t < q->far_t) {
+    /* (far_t is INT64_MAX, later than any event, when the heap is empty) */
+    if (x->t <= t_max && (x->t < q->far_t || (x->t == q->far_t && x->seq < q->far.v->seq))) {
       *out = *x;
       q->n_cal--;
       if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q, bk);
@@ -208,29 +208,34 @@ static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
   if (q->n_cal) pk_evq_ahead4_in(q, &q->ch[q->bkt[q->cur & q->mask].head], x);
 }
 
-/* pk_evq_pop_until, and then pk_evq_ahead4 into x (for the run loop's
- * look-ahead: when the popped event's chunk holds more, the events after
- * it are found without looking the head chunk up again). */
-static inline int pk_evq_pop_ahead(pk_evq_t *q, int64_t t_max, pk_ev_t *out, const pk_ev_t *x[4]) {
+/* pk_evq_pop_until, and for the run loop's look-ahead the events after
+ * the popped one in the calendar's head chunk: *m of them (maybe 0) from
+ * *ahead.  Cheaper than pk_evq_ahead4 (no array, no look into the next
+ * chunk), for a look-ahead of a few events into buckets that hold a dozen. */
+static inline int pk_evq_pop_near(pk_evq_t *q, int64_t t_max, pk_ev_t *out, const pk_ev_t **ahead,
+                                  uint32_t *m) {
   if (q->n_cal) {
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
     pk_evq_chunk_t *ch = &q->ch[bk->head];
     const pk_ev_t *e = &ch->ev[ch->head];
-    if (e->t <= t_max && e->t < q->far_t) {
+    if (e->t <= t_max && (e->t < q->far_t || (e->t == q->far_t && e->seq < q->far.v->seq))) {
       *out = *e;
       q->n_cal--;
-      if (++ch->head < ch->n) {
-        pk_evq_ahead4_in(q, ch, x);
-        return 1;
-      }
+      *ahead = e + 1;
+      if ((*m = ch->n - ++ch->head)) return 1;
       etsim_net__pkt_evq_chunk_done(q, bk);
-      pk_evq_ahead4(q, x);
-      return 1;
+      goto look;
     }
   }
-  int r = etsim_net__pkt_evq_pop_slow(q, t_max, out);
-  pk_evq_ahead4(q, x);
-  return r;
+  if (!etsim_net__pkt_evq_pop_slow(q, t_max, out)) return 0;
+look:
+  *m = 0;
+  if (q->n_cal) {
+    const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+    *ahead = &ch->ev[ch->head];
+    *m = ch->n - ch->head;
+  }
+  return 1;
 }
 
 static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
