@@ -258,7 +258,7 @@ static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned ty
    * event per busy link), it carried a number a link delay old and had to
    * be sorted in among the events of its instant, a walk that on a
    * 1,024-host fabric passed dozens of them or fell back on the heap. */
-  uint64_t b = pk_arrive_b(p->peer_gport, arr) | (p->peer_host ? 0 : PK_ARR_SW);
+  uint64_t b = p->arr_b | arr;
   if (pk_evq_push_hint(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, b, d))
     return oom(n);
   return 0;
@@ -277,13 +277,11 @@ static inline __attribute__((always_inline)) int transmit(pk_net_t *n, uint32_t 
    * header's hop counts the links crossed before this one) */
   uint32_t arr = (uint32_t)w[2];
   if (!p->peer_host) {
+    /* (a pause frame's out ports are 0: a useless prefetch, no harm) */
     unsigned hop = (uint16_t)w[HW_HOP_FLAGS_OUT];
-    arr = PK_NONE;
-    if (type != PK_PFC && hop < PK_HDR_OUT) {
-      uint16_t o = hop < 2 ? (uint16_t)(w[HW_HOP_FLAGS_OUT] >> (32 + 16 * hop))
-                           : (uint16_t)(w[5] >> (16 * (hop - 2)));
-      arr = pk_arrive_sw(p->peer_port0 + o, (flags >> PK_HDR_PG_SHIFT) & 7u);
-    }
+    arr = hop < PK_HDR_OUT
+              ? pk_arrive_sw(p->peer_port0 + d->out[hop], (flags >> PK_HDR_PG_SHIFT) & 7u)
+              : PK_NONE;
   }
   return transmit_(n, gp, (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32), type, arr, d, next);
 }
@@ -1221,6 +1219,8 @@ static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn
     pb->peer_host = !t->is_switch[l->a];
     pa->peer_port0 = n->nodes[l->b].port0;
     pb->peer_port0 = n->nodes[l->a].port0;
+    pa->arr_b = pk_arrive_b(gb, 0) | (pa->peer_host ? 0 : PK_ARR_SW);
+    pb->arr_b = pk_arrive_b(ga, 0) | (pb->peer_host ? 0 : PK_ARR_SW);
     pa->ifindex = (uint16_t)(ga - n->nodes[l->a].port0 + 1);
     pb->ifindex = (uint16_t)(gb - n->nodes[l->b].port0 + 1);
     pa->rate_bps = pb->rate_bps = l->rate_bps;

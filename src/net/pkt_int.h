@@ -335,7 +335,7 @@ typedef struct pk_port {
   uint64_t headroom;
   uint32_t pfc_shift;
   uint32_t peer_port0; /* the peer node's first global port (pk_arrive_b) */
-  uint64_t rate_bps;
+  uint64_t arr_b;      /* pk_arrive_b's high word for this port's arrivals */
   int64_t delay_ps;
   /* egress queues */
   pk_ring_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
@@ -343,7 +343,8 @@ typedef struct pk_port {
   int64_t paused_since[PK_NPRIO];
   int64_t paused_ps;
   uint64_t pauses_rx;
-  /* host NIC */
+  /* host NIC (and a switch's packets of other sizes than the two above) */
+  uint64_t rate_bps;
   uint32_t *qps;
   size_t n_qps, cap_qps, qp_rr;
   /* No queue pair can send until one changes (see nic_kick_).  Whatever
