@@ -928,32 +928,34 @@ static int qlen_sample(pk_net_t *n) {
   return 0;
 }
 
-static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
-  switch (e->kind) {
+/* An event of kind with fields a and b (pk_ev_t), taken out of the queue
+ * before anything is queued (its slot may then be reused). */
+static int on_event(pk_net_t *n, uint32_t kind, uint32_t a, uint64_t b, etsim_error_t *err) {
+  switch (kind) {
     case EV_TX_DONE:
-      if ((uint32_t)e->b != n->ports[e->a].tx_gen) return 0;
-      n->ports[e->a].done_pending = 0;
-      return n->ports[e->a].is_switch ? switch_kick(n, e->a) : nic_kick_(n, e->a, 1);
+      if ((uint32_t)b != n->ports[a].tx_gen) return 0;
+      n->ports[a].done_pending = 0;
+      return n->ports[a].is_switch ? switch_kick(n, a) : nic_kick_(n, a, 1);
     case EV_ARRIVE: {
-      pk_port_t *p = &n->ports[e->a];
+      pk_port_t *p = &n->ports[a];
       pk_hdr_t h = p->wire[p->wire_head];
       p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
       p->wire_n--;
       return on_arrive(n, p->peer_gport, &h);
     }
     case EV_NIC_WAKE: {
-      pk_port_t *p = &n->ports[e->a];
-      if ((uint32_t)e->b != p->wake_gen) return 0;
+      pk_port_t *p = &n->ports[a];
+      if ((uint32_t)b != p->wake_gen) return 0;
       p->wake_t = -1;
-      return nic_kick(n, e->a);
+      return nic_kick(n, a);
     }
     case EV_FLOW_START: {
-      pk_qp_t *q = &n->qps[e->a];
+      pk_qp_t *q = &n->qps[a];
       if (q->held) return 0; /* lost its route before it started */
       pk_port_t *p = &n->ports[q->gport];
       q->started = 1;
       if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return oom(n);
-      p->qps[p->n_qps++] = e->a;
+      p->qps[p->n_qps++] = a;
       pk_pg_add(p, q->pg);
       p->wake_min_ok = 0;
       if (!n->watchdog_on) {
@@ -964,9 +966,9 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       return nic_kick(n, q->gport);
     }
     case EV_CC_TIMER: {
-      pk_qp_t *q = &n->qps[e->a];
-      int id = (int)(e->b & 0xff);
-      if (q->finished || (uint32_t)(e->b >> 8) != q->tgen[id]) return 0;
+      pk_qp_t *q = &n->qps[a];
+      int id = (int)(b & 0xff);
+      if (q->finished || (uint32_t)(b >> 8) != q->tgen[id]) return 0;
       if (n->cc->on_timer) n->cc->on_timer(n, q, id);
       if (n->stopped == PK_STOP_OOM) return ETSIM_ENOMEM;
       /* ns-3's DCQCN timers change the rate and nothing else: the NIC looks
@@ -994,7 +996,7 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       return 0;
     }
   }
-  return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u", e->kind);
+  return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u", kind);
 }
 
 /* Pieces of the run loop's look-ahead, each for an arrival event x (they
@@ -1090,28 +1092,29 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
   int deep = n->n_qps * sizeof *n->qps > PK_DEEP_BYTES;
   for (;;) {
     pk_ev_t e;
-    const pk_ev_t *x[4], *ahead = 0;
+    const pk_ev_t *x[4], *ahead = 0, *ep = &e;
     uint32_t m = 0;
-    int got;
     if (deep) {
-      got = pk_evq_pop_until(&n->evq, t_max, &e);
+      if (!pk_evq_pop_until(&n->evq, t_max, &e)) ep = 0;
       pk_evq_ahead4(&n->evq, x);
-    } else got = pk_evq_pop_near(&n->evq, t_max, &e, &ahead, &m);
-    if (!got) {
+    } else ep = pk_evq_pop_ref(&n->evq, t_max, &ahead, &m);
+    if (!ep) {
       int64_t t = pk_evq_peek_t(&n->evq);
       if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps) n->stopped = PK_STOP_TIME;
       return 0;
     }
-    if (e.kind == EV_WATCHDOG && !n->n_active) {
+    uint32_t kind = ep->kind, a = ep->a;
+    uint64_t b = ep->b;
+    if (kind == EV_WATCHDOG && !n->n_active) {
       n->watchdog_on = 0; /* idle: the clock stays at the last real event */
       continue;
     }
-    n->now = e.t;
-    n->cur_seq = e.seq;
+    n->now = ep->t;
+    n->cur_seq = ep->seq;
     n->st.events++;
     if (deep) prefetch_deep(n, x);
     else prefetch_near(n, ahead, m);
-    int rc = on_event(n, &e, err);
+    int rc = on_event(n, kind, a, b, err);
     if (rc) {
       if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");
       return rc;

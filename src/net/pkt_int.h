@@ -84,6 +84,7 @@ typedef struct pk_evq {
   size_t n_cal;     /* events in the calendar */
   pk_heap_t far;    /* the others */
   int64_t far_t;    /* time of far's first event, INT64_MAX when empty */
+  pk_ev_t popped;   /* pk_evq_pop_ref's copy of an event it took off the heap */
   uint64_t next_seq;
 } pk_evq_t;
 
@@ -208,26 +209,30 @@ static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
   if (q->n_cal) pk_evq_ahead4_in(q, &q->ch[q->bkt[q->cur & q->mask].head], x);
 }
 
-/* pk_evq_pop_until, and for the run loop's look-ahead the events after
- * the popped one in the calendar's head chunk: *m of them (maybe 0) from
- * *ahead.  Cheaper than pk_evq_ahead4 (no array, no look into the next
- * chunk), for a look-ahead of a few events into buckets that hold a dozen. */
-static inline int pk_evq_pop_near(pk_evq_t *q, int64_t t_max, pk_ev_t *out, const pk_ev_t **ahead,
-                                  uint32_t *m) {
+/* pk_evq_pop_until without the copy: the event, or NULL (none due), valid
+ * only until the next push (its chunk may be reused), and for the run
+ * loop's look-ahead the events after it in the calendar's head chunk: *m
+ * of them (maybe 0) from *ahead.  Cheaper than pk_evq_ahead4 (no array,
+ * no look into the next chunk), for a look-ahead of a few events into
+ * buckets that hold a dozen. */
+static inline const pk_ev_t *pk_evq_pop_ref(pk_evq_t *q, int64_t t_max, const pk_ev_t **ahead,
+                                            uint32_t *m) {
+  const pk_ev_t *r;
   if (q->n_cal) {
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
     pk_evq_chunk_t *ch = &q->ch[bk->head];
     const pk_ev_t *e = &ch->ev[ch->head];
     if (e->t <= t_max && (e->t < q->far_t || (e->t == q->far_t && e->seq < q->far.v->seq))) {
-      *out = *e;
       q->n_cal--;
       *ahead = e + 1;
-      if ((*m = ch->n - ++ch->head)) return 1;
+      if ((*m = ch->n - ++ch->head)) return e;
       etsim_net__pkt_evq_chunk_done(q, bk);
+      r = e;
       goto look;
     }
   }
-  if (!etsim_net__pkt_evq_pop_slow(q, t_max, out)) return 0;
+  if (!etsim_net__pkt_evq_pop_slow(q, t_max, &q->popped)) return 0;
+  r = &q->popped;
 look:
   *m = 0;
   if (q->n_cal) {
@@ -235,7 +240,7 @@ look:
     *ahead = &ch->ev[ch->head];
     *m = ch->n - ch->head;
   }
-  return 1;
+  return r;
 }
 
 static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
