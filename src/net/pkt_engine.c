@@ -823,7 +823,11 @@ static int on_arrive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
     return 0;
   }
   if (p->is_switch) return switch_receive(n, gp, h);
-  return host_receive(n, gp, h);
+  /* h is the slot at the head of the sending port's wire, which nothing a
+   * switch does with the packet can reuse; a host's completion callbacks
+   * can (a link failure moves packets), so the host gets a copy */
+  pk_hdr_t c = *h;
+  return host_receive(n, gp, &c);
 }
 
 /* ------------------------------------------------------------- deadlock */
@@ -931,18 +935,20 @@ static int qlen_sample(pk_net_t *n) {
 /* An event of kind with fields a and b (pk_ev_t), taken out of the queue
  * before anything is queued (its slot may then be reused). */
 static int on_event(pk_net_t *n, uint32_t kind, uint32_t a, uint64_t b, etsim_error_t *err) {
+  /* the two kinds of nearly every event first, without the jump table */
+  if (kind == EV_ARRIVE) {
+    pk_port_t *p = &n->ports[a];
+    const pk_hdr_t *h = &p->wire[p->wire_head];
+    p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
+    p->wire_n--;
+    return on_arrive(n, p->peer_gport, h);
+  }
+  if (kind == EV_TX_DONE) {
+    if ((uint32_t)b != n->ports[a].tx_gen) return 0;
+    n->ports[a].done_pending = 0;
+    return n->ports[a].is_switch ? switch_kick(n, a) : nic_kick_(n, a, 1);
+  }
   switch (kind) {
-    case EV_TX_DONE:
-      if ((uint32_t)b != n->ports[a].tx_gen) return 0;
-      n->ports[a].done_pending = 0;
-      return n->ports[a].is_switch ? switch_kick(n, a) : nic_kick_(n, a, 1);
-    case EV_ARRIVE: {
-      pk_port_t *p = &n->ports[a];
-      pk_hdr_t h = p->wire[p->wire_head];
-      p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
-      p->wire_n--;
-      return on_arrive(n, p->peer_gport, &h);
-    }
     case EV_NIC_WAKE: {
       pk_port_t *p = &n->ports[a];
       if ((uint32_t)b != p->wake_gen) return 0;
