@@ -1051,7 +1051,7 @@ static inline __attribute__((always_inline)) void pf_hdr(const void *h) {
 #ifndef PK_DEEP_PORT
 #define PK_DEEP_PORT 3
 #define PK_DEEP_RX 2
-#define PK_DEEP_DST 2
+#define PK_DEEP_DST 1
 #endif
 
 /* The run loop's prefetches, on a fabric whose records fit in the caches
