@@ -45,6 +45,31 @@ static inline int64_t port_tx_time(const pk_net_t *n, const pk_port_t *p, uint32
   return pk_tx_time(n, bytes, p->rate_bps);
 }
 
+/* The FCT and PFC lines, formatted by hand: fprintf took about 3,400
+ * instructions a line, 2 % of a PFC-heavy run.  Bytes as printf's "%u",
+ * "%" PRId64 and "%08x" give them. */
+static char *put_u64(char *o, uint64_t v) {
+  char d[20];
+  int k = 0;
+  do d[k++] = (char)('0' + v % 10);
+  while (v /= 10);
+  while (k) *o++ = d[--k];
+  return o;
+}
+
+static char *put_i64(char *o, int64_t v) {
+  if (v < 0) {
+    *o++ = '-';
+    return put_u64(o, 0 - (uint64_t)v);
+  }
+  return put_u64(o, (uint64_t)v);
+}
+
+static char *put_hex8(char *o, uint32_t v) {
+  for (int k = 7; k >= 0; k--) *o++ = "0123456789abcdef"[(v >> (4 * k)) & 15u];
+  return o;
+}
+
 static int oom(pk_net_t *n) {
   n->stopped = PK_STOP_OOM;
   return ETSIM_ENOMEM;
@@ -208,7 +233,7 @@ static inline pk_hdr_t *wire_slot(pk_port_t *p) {
  * to fetch a few events ahead (pk_ev_t.hint): the arrival its wire slot,
  * the end of serialisation next, the record the port will most likely
  * send from then (the head of a switch queue, a NIC's next queue pair). */
-static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type, uint32_t flow,
+static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type, uint32_t arr,
                             const pk_hdr_t *d, const void *next) {
   pk_port_t *p = &n->ports[gp];
   int64_t t = port_tx_time(n, p, size);
@@ -233,19 +258,35 @@ static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned ty
    * event per busy link), it carried a number a link delay old and had to
    * be sorted in among the events of its instant, a walk that on a
    * 1,024-host fabric passed dozens of them or fell back on the heap. */
-  uint64_t b = pk_arrive_b(p->peer_gport, p->peer_host ? flow : PK_NONE);
+  uint64_t b = p->arr_b | arr;
   if (pk_evq_push_hint(&n->evq, n->now + t + p->delay_ps, arr_seq, EV_ARRIVE, gp, b, d))
     return oom(n);
   return 0;
 }
 
 /* Port gp sends the header of words w (see hdr_put); next: see transmit_. */
-static inline int transmit(pk_net_t *n, uint32_t gp, const uint64_t w[6], const void *next) {
-  pk_hdr_t *d = wire_slot(&n->ports[gp]);
+static inline __attribute__((always_inline)) int transmit(pk_net_t *n, uint32_t gp,
+                                                          const uint64_t w[6], const void *next) {
+  pk_port_t *p = &n->ports[gp];
+  pk_hdr_t *d = wire_slot(p);
   if (!d) return oom(n);
   hdr_put(d, w);
-  return transmit_(n, gp, (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32),
-                   (unsigned)(w[HW_HOP_FLAGS_OUT] >> 16) & PK_HDR_TYPE, (uint32_t)w[2], d, next);
+  unsigned flags = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 16), type = flags & PK_HDR_TYPE;
+  /* what the arrival will touch (pk_arrive_b): at a host the queue pair,
+   * at a switch the port and queue the packet leaves by, out[hop] (the
+   * header's hop counts the links crossed before this one) */
+  uint32_t arr = (uint32_t)w[2];
+  if (!p->peer_host) {
+    /* out[hop] from the words, without branches (reading it back from
+     * the slot just stored waited for the store: 7 % of the run in perf);
+     * a pause frame's out ports are 0: a useless prefetch, no harm */
+    unsigned hop = (uint16_t)w[HW_HOP_FLAGS_OUT];
+    uint64_t o03 = w[HW_HOP_FLAGS_OUT] >> 32 | w[5] << 32, o45 = w[5] >> 32;
+    uint32_t o = (uint16_t)((hop < 4 ? o03 : o45) >> (16 * (hop & 3)));
+    arr = hop < PK_HDR_OUT ? pk_arrive_sw(p->peer_port0 + o, (flags >> PK_HDR_PG_SHIFT) & 7u)
+                           : PK_NONE;
+  }
+  return transmit_(n, gp, (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32), type, arr, d, next);
 }
 
 /* 1 when the port is still serialising (an end event is then pending).
@@ -492,14 +533,12 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   if (p->qps_blocked) goto wake;
   /* Every queue pair paused (each priority in the list is): the scan below
    * would find none and remove every finished one; do just that. */
-  unsigned pgs = 0;
-  for (int g = 1; g < PK_NPRIO; g++) pgs |= (p->pg_cnt[g] != 0) << g;
-  if (!(pgs & ~(unsigned)p->paused)) {
+  if (!(p->pg_mask & 0xfeu & ~(unsigned)p->paused)) {
     if (p->n_fin) {
       size_t nxt = 0;
       for (size_t i = 0; i < cnt; i++) {
         pk_qp_t *q = &n->qps[p->qps[i]];
-        if (q->finished) p->pg_cnt[q->pg]--;
+        if (q->finished) pk_pg_sub(p, q->pg);
         else p->qps[nxt++] = p->qps[i];
       }
       p->n_qps = cnt = nxt;
@@ -540,7 +579,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     for (size_t i = min_fin; i < cnt; i++) {
       pk_qp_t *q = &n->qps[p->qps[i]];
       if (q->finished) {
-        p->pg_cnt[q->pg]--;
+        pk_pg_sub(p, q->pg);
         p->n_fin--;
         continue;
       }
@@ -635,10 +674,26 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   n->n_active--;
   n->st.msgs_done++;
   n->st.last_done_ps = n->now;
-  if (n->fct)
-    fprintf(n->fct, "%08x %08x %u %u %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 "\n", q->sip,
-            q->dip, q->sport, q->dport, q->size, q->start_ps / 1000, (n->now - q->start_ps) / 1000,
-            q->standalone_ps / 1000);
+  if (n->fct) {
+    char line[160], *o = line;
+    o = put_hex8(o, q->sip);
+    *o++ = ' ';
+    o = put_hex8(o, q->dip);
+    *o++ = ' ';
+    o = put_u64(o, q->sport);
+    *o++ = ' ';
+    o = put_u64(o, q->dport);
+    *o++ = ' ';
+    o = put_u64(o, q->size);
+    *o++ = ' ';
+    o = put_i64(o, q->start_ps / 1000);
+    *o++ = ' ';
+    o = put_i64(o, (n->now - q->start_ps) / 1000);
+    *o++ = ' ';
+    o = put_i64(o, q->standalone_ps / 1000);
+    *o++ = '\n';
+    fwrite(line, 1, (size_t)(o - line), n->fct);
+  }
   if (q->fn) q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
 }
 
@@ -748,9 +803,20 @@ static int on_arrive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
       }
       n->st.resumes++;
     }
-    if (n->pfc)
-      fprintf(n->pfc, "%" PRId64 " %u %u %u %u\n", n->now / 1000, p->node,
-              n->nodes[p->node].is_switch ? 1u : 0u, p->ifindex, pause ? 1u : 0u);
+    if (n->pfc) {
+      char line[80], *o = line;
+      o = put_i64(o, n->now / 1000);
+      *o++ = ' ';
+      o = put_u64(o, p->node);
+      *o++ = ' ';
+      *o++ = n->nodes[p->node].is_switch ? '1' : '0';
+      *o++ = ' ';
+      o = put_u64(o, p->ifindex);
+      *o++ = ' ';
+      *o++ = pause ? '1' : '0';
+      *o++ = '\n';
+      fwrite(line, 1, (size_t)(o - line), n->pfc);
+    }
     return pause ? 0 : port_kick(n, gp);
   }
   double er = p->err;
@@ -760,7 +826,11 @@ static int on_arrive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
     return 0;
   }
   if (p->is_switch) return switch_receive(n, gp, h);
-  return host_receive(n, gp, h);
+  /* h is the slot at the head of the sending port's wire, which nothing a
+   * switch does with the packet can reuse; a host's completion callbacks
+   * can (a link failure moves packets), so the host gets a copy */
+  pk_hdr_t c = *h;
+  return host_receive(n, gp, &c);
 }
 
 /* ------------------------------------------------------------- deadlock */
@@ -865,33 +935,37 @@ static int qlen_sample(pk_net_t *n) {
   return 0;
 }
 
-static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
-  switch (e->kind) {
-    case EV_TX_DONE:
-      if ((uint32_t)e->b != n->ports[e->a].tx_gen) return 0;
-      n->ports[e->a].done_pending = 0;
-      return n->ports[e->a].is_switch ? switch_kick(n, e->a) : nic_kick_(n, e->a, 1);
-    case EV_ARRIVE: {
-      pk_port_t *p = &n->ports[e->a];
-      pk_hdr_t h = p->wire[p->wire_head];
-      p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
-      p->wire_n--;
-      return on_arrive(n, p->peer_gport, &h);
-    }
+/* An event of kind with fields a and b (pk_ev_t), taken out of the queue
+ * before anything is queued (its slot may then be reused). */
+static int on_event(pk_net_t *n, uint32_t kind, uint32_t a, uint64_t b, etsim_error_t *err) {
+  /* the two kinds of nearly every event first, without the jump table */
+  if (kind == EV_ARRIVE) {
+    pk_port_t *p = &n->ports[a];
+    const pk_hdr_t *h = &p->wire[p->wire_head];
+    p->wire_head = (p->wire_head + 1) & (p->wire_cap - 1);
+    p->wire_n--;
+    return on_arrive(n, p->peer_gport, h);
+  }
+  if (kind == EV_TX_DONE) {
+    if ((uint32_t)b != n->ports[a].tx_gen) return 0;
+    n->ports[a].done_pending = 0;
+    return n->ports[a].is_switch ? switch_kick(n, a) : nic_kick_(n, a, 1);
+  }
+  switch (kind) {
     case EV_NIC_WAKE: {
-      pk_port_t *p = &n->ports[e->a];
-      if ((uint32_t)e->b != p->wake_gen) return 0;
+      pk_port_t *p = &n->ports[a];
+      if ((uint32_t)b != p->wake_gen) return 0;
       p->wake_t = -1;
-      return nic_kick(n, e->a);
+      return nic_kick(n, a);
     }
     case EV_FLOW_START: {
-      pk_qp_t *q = &n->qps[e->a];
+      pk_qp_t *q = &n->qps[a];
       if (q->held) return 0; /* lost its route before it started */
       pk_port_t *p = &n->ports[q->gport];
       q->started = 1;
       if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return oom(n);
-      p->qps[p->n_qps++] = e->a;
-      p->pg_cnt[q->pg]++;
+      p->qps[p->n_qps++] = a;
+      pk_pg_add(p, q->pg);
       p->wake_min_ok = 0;
       if (!n->watchdog_on) {
         n->watchdog_on = 1;
@@ -901,9 +975,9 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       return nic_kick(n, q->gport);
     }
     case EV_CC_TIMER: {
-      pk_qp_t *q = &n->qps[e->a];
-      int id = (int)(e->b & 0xff);
-      if (q->finished || (uint32_t)(e->b >> 8) != q->tgen[id]) return 0;
+      pk_qp_t *q = &n->qps[a];
+      int id = (int)(b & 0xff);
+      if (q->finished || (uint32_t)(b >> 8) != q->tgen[id]) return 0;
       if (n->cc->on_timer) n->cc->on_timer(n, q, id);
       if (n->stopped == PK_STOP_OOM) return ETSIM_ENOMEM;
       /* ns-3's DCQCN timers change the rate and nothing else: the NIC looks
@@ -931,36 +1005,31 @@ static int on_event(pk_net_t *n, const pk_ev_t *e, etsim_error_t *err) {
       return 0;
     }
   }
-  return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u", e->kind);
+  return etsim_error_set(err, ETSIM_EINTERNAL, "unknown event kind %u", kind);
 }
 
 /* Pieces of the run loop's look-ahead, each for an arrival event x (they
- * only prefetch; what they read to find the addresses is named).  The
- * queue pair of a packet for a host (pk_arrive_b), its sender and
- * receiver lines: */
-static inline __attribute__((always_inline)) void pf_rx_qp(const pk_net_t *n, const pk_ev_t *x) {
-  __builtin_prefetch(&n->qps[(uint32_t)x->b]);
-  __builtin_prefetch(&n->qps[(uint32_t)x->b].rcv_nxt);
+ * only prefetch, and read nothing but the event).  The queue pair of a
+ * packet for a host, or the port and egress ring a switch will queue it in
+ * (pk_arrive_b): */
+static inline __attribute__((always_inline)) void pf_dst(const pk_net_t *n, const pk_ev_t *x) {
+  uint32_t lo = (uint32_t)x->b;
+  if (lo == PK_NONE) return;
+  if (x->b & PK_ARR_SW) {
+    const pk_port_t *op = &n->ports[lo >> 3];
+    __builtin_prefetch(op);
+    __builtin_prefetch(&op->q[lo & 7]);
+  } else {
+    __builtin_prefetch(&n->qps[lo]);
+    __builtin_prefetch(&n->qps[lo].rcv_nxt);
+  }
 }
 /* the first three lines of the port the packet arrives at: */
 static inline __attribute__((always_inline)) void pf_rx_port(const pk_net_t *n, const pk_ev_t *x) {
-  const char *rx = (const char *)&n->ports[x->b >> 32];
+  const char *rx = (const char *)&n->ports[(uint32_t)(x->b >> 32) & 0x7fffffffu];
   __builtin_prefetch(rx);
   __builtin_prefetch(rx + 64);
   __builtin_prefetch(rx + 128);
-}
-/* for a packet that arrives at a switch, the port and egress ring it will
- * be queued in, read from the head of the sending port's wire and the
- * receiving port (both fetched at an earlier step): */
-static inline __attribute__((always_inline)) void pf_egress(const pk_net_t *n, const pk_ev_t *x) {
-  const pk_port_t *p = &n->ports[x->a], *rx = &n->ports[x->b >> 32];
-  const pk_hdr_t *h = &p->wire[p->wire_head];
-  uint32_t hop = h->hop + 1u;
-  if (rx->is_switch && hop <= PK_HDR_OUT) {
-    const pk_port_t *op = &n->ports[n->nodes[rx->node].port0 + h->out[hop - 1]];
-    __builtin_prefetch(op);
-    __builtin_prefetch(&op->q[pk_hdr_pg(h)]);
-  }
 }
 /* a header-sized record at h (a wire slot, a queue's head slot): */
 static inline __attribute__((always_inline)) void pf_hdr(const void *h) {
@@ -968,49 +1037,52 @@ static inline __attribute__((always_inline)) void pf_hdr(const void *h) {
   __builtin_prefetch((const char *)h + sizeof(pk_hdr_t) - 1);
 }
 
+/* How many events ahead the look-ahead fetches each record: the port of
+ * an end of serialisation or an arrival; for an arrival, the packet's
+ * wire slot (its hint, see pk_ev_t.hint) and the port it arrives at; and
+ * what it touches there (pf_dst).  Deep: on a large fabric (see
+ * PK_DEEP_BYTES), with also the hint of an end of serialisation (the head
+ * of the queue its port will most likely send from next). */
+#ifndef PK_NEAR_PORT
+#define PK_NEAR_PORT 2
+#define PK_NEAR_RX 1
+#define PK_NEAR_DST 0
+#endif
+#ifndef PK_DEEP_PORT
+#define PK_DEEP_PORT 3
+#define PK_DEEP_RX 2
+#define PK_DEEP_DST 1
+#endif
+
 /* The run loop's prefetches, on a fabric whose records fit in the caches
- * (fetched one or two events ahead; a few instructions per event).  All
- * are inlined by force: as functions of prefetches only, GCC found them
- * free of effects and dropped the calls.  Two ahead, the port of a
- * TX_DONE or arrival; one ahead, the slot at the head of that port's wire
- * and the port the packet arrives at; for the next, the queue pair of a
- * packet for a host, or the port and egress ring a switch will queue it
- * in (named by those two, fetched one event earlier). */
-static inline __attribute__((always_inline)) void prefetch_near(const pk_net_t *n) {
-  const pk_ev_t *x = pk_evq_ahead(&n->evq, 0);
-  if (x && x->kind == EV_ARRIVE) {
-    if ((uint32_t)x->b != PK_NONE) pf_rx_qp(n, x);
-    else pf_egress(n, x);
+ * (a few instructions per event).  All are inlined by force: as functions
+ * of prefetches only, GCC found them free of effects and dropped the
+ * calls.  Every address comes from an event's own fields, so no prefetch
+ * waits on a read. */
+static inline __attribute__((always_inline)) void prefetch_near(const pk_net_t *n, const pk_ev_t *x,
+                                                                uint32_t m) {
+  if (m > PK_NEAR_DST && x[PK_NEAR_DST].kind == EV_ARRIVE) pf_dst(n, &x[PK_NEAR_DST]);
+  if (m > PK_NEAR_RX && x[PK_NEAR_RX].kind == EV_ARRIVE) {
+    pf_hdr(x[PK_NEAR_RX].hint);
+    pf_rx_port(n, &x[PK_NEAR_RX]);
   }
-  if ((x = pk_evq_ahead(&n->evq, 1)) && x->kind == EV_ARRIVE) {
-    const pk_port_t *p1 = &n->ports[x->a];
-    pf_hdr(&p1->wire[p1->wire_head]);
-    pf_rx_port(n, x);
-  }
-  if ((x = pk_evq_ahead(&n->evq, 2)) && x->kind <= EV_ARRIVE) __builtin_prefetch(&n->ports[x->a]);
+  if (m > PK_NEAR_PORT && x[PK_NEAR_PORT].kind <= EV_ARRIVE)
+    __builtin_prefetch(&n->ports[x[PK_NEAR_PORT].a]);
 }
 
-/* The same on a large fabric (see PK_DEEP_BYTES), where nearly every
- * record an event reads is cold, in steps, so that no step reads a record
- * not fetched at an earlier one.  Three ahead: the port of an end of
- * serialisation or an arrival, and what the event names as its first read
- * (pk_ev_t.hint: the arriving packet's wire slot, the head of the queue a
- * port will send from next; the hint itself is never read, a ring that
- * grew since has moved).  Two ahead: the port an arrival reaches, and the
- * queue pair of a packet for a host.  One ahead, from those: the port and
- * egress ring a switch will queue the arriving packet in. */
-static inline __attribute__((always_inline)) void prefetch_deep(const pk_net_t *n) {
-  const pk_ev_t *x = pk_evq_ahead(&n->evq, PK_AH_HINT);
-  if (x && x->kind <= EV_ARRIVE) {
-    __builtin_prefetch(&n->ports[x->a]);
-    if (x->hint) pf_hdr(x->hint);
+/* The same on a large fabric, where nearly every record an event reads
+ * is cold: further ahead, and with the hints of ends of serialisation
+ * too (the hint itself is never read: a ring that grew since has
+ * moved). */
+static inline __attribute__((always_inline)) void prefetch_deep(const pk_net_t *n,
+                                                                const pk_ev_t *const x[4]) {
+  const pk_ev_t *y = x[PK_DEEP_PORT];
+  if (y && y->kind <= EV_ARRIVE) {
+    __builtin_prefetch(&n->ports[y->a]);
+    if (y->hint) pf_hdr(y->hint);
   }
-  if ((x = pk_evq_ahead(&n->evq, PK_AH_RX)) && x->kind == EV_ARRIVE) {
-    pf_rx_port(n, x);
-    if ((uint32_t)x->b != PK_NONE) pf_rx_qp(n, x);
-  }
-  if ((x = pk_evq_ahead(&n->evq, PK_AH_STAGE)) && x->kind == EV_ARRIVE && (uint32_t)x->b == PK_NONE)
-    pf_egress(n, x);
+  if ((y = x[PK_DEEP_RX]) && y->kind == EV_ARRIVE) pf_rx_port(n, y);
+  if ((y = x[PK_DEEP_DST]) && y->kind == EV_ARRIVE) pf_dst(n, y);
 }
 
 /* Queue-pair bytes above which the run loop fetches deeper (a 1,024-host
@@ -1029,21 +1101,29 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
   int deep = n->n_qps * sizeof *n->qps > PK_DEEP_BYTES;
   for (;;) {
     pk_ev_t e;
-    if (!pk_evq_pop_until(&n->evq, t_max, &e)) {
+    const pk_ev_t *x[4], *ahead = 0, *ep = &e;
+    uint32_t m = 0;
+    if (deep) {
+      if (!pk_evq_pop_until(&n->evq, t_max, &e)) ep = 0;
+      pk_evq_ahead4(&n->evq, x);
+    } else ep = pk_evq_pop_ref(&n->evq, t_max, &ahead, &m);
+    if (!ep) {
       int64_t t = pk_evq_peek_t(&n->evq);
       if (t != INT64_MAX && t <= t_ps && t > n->cfg.stop_ps) n->stopped = PK_STOP_TIME;
       return 0;
     }
-    if (e.kind == EV_WATCHDOG && !n->n_active) {
+    uint32_t kind = ep->kind, a = ep->a;
+    uint64_t b = ep->b;
+    if (kind == EV_WATCHDOG && !n->n_active) {
       n->watchdog_on = 0; /* idle: the clock stays at the last real event */
       continue;
     }
-    n->now = e.t;
-    n->cur_seq = e.seq;
+    n->now = ep->t;
+    n->cur_seq = ep->seq;
     n->st.events++;
-    if (deep) prefetch_deep(n);
-    else prefetch_near(n);
-    int rc = on_event(n, &e, err);
+    if (deep) prefetch_deep(n, x);
+    else prefetch_near(n, ahead, m);
+    int rc = on_event(n, kind, a, b, err);
     if (rc) {
       if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");
       return rc;
@@ -1149,6 +1229,10 @@ static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn
     pb->peer_gport = ga;
     pa->peer_host = !t->is_switch[l->b];
     pb->peer_host = !t->is_switch[l->a];
+    pa->peer_port0 = n->nodes[l->b].port0;
+    pb->peer_port0 = n->nodes[l->a].port0;
+    pa->arr_b = pk_arrive_b(gb, 0) | (pa->peer_host ? 0 : PK_ARR_SW);
+    pb->arr_b = pk_arrive_b(ga, 0) | (pb->peer_host ? 0 : PK_ARR_SW);
     pa->ifindex = (uint16_t)(ga - n->nodes[l->a].port0 + 1);
     pb->ifindex = (uint16_t)(gb - n->nodes[l->b].port0 + 1);
     pa->rate_bps = pb->rate_bps = l->rate_bps;

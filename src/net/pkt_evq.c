@@ -64,6 +64,7 @@ int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
   }
   for (size_t i = 0; i < nb; i++) q->bkt[i].head = q->bkt[i].tail = PK_NONE;
   q->free = PK_NONE;
+  q->far_t = INT64_MAX;
   return 0;
 }
 
@@ -73,6 +74,7 @@ void etsim_net__pkt_evq_free(pk_evq_t *q) {
   etsim_free(q->ch_mem);
   pk_heap_free(&q->far);
   memset(q, 0, sizeof *q);
+  q->far_t = INT64_MAX;
 }
 
 /* Move cur to the first non-empty bucket (the calendar is not empty). */
@@ -127,6 +129,13 @@ static uint32_t chunk_alloc(pk_evq_t *q) {
   return (uint32_t)q->n_ch++;
 }
 
+/* Queue e in the heap (far_t follows its first event). */
+static int far_push(pk_evq_t *q, const pk_ev_t *e) {
+  int rc = pk_heap_push(&q->far, e);
+  if (!rc && e->t < q->far_t) q->far_t = e->t;
+  return rc;
+}
+
 /* 1 when queued event e runs before a new event (t, seq). */
 static inline int runs_before(const pk_ev_t *e, int64_t t, uint64_t seq) {
   return e->t < t || (e->t == t && e->seq < seq);
@@ -145,7 +154,7 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
     lo = bn < q->cur ? bn : q->cur;
     hi = bn > q->hi ? bn : q->hi;
   }
-  if (hi - lo > q->mask) return pk_heap_push(&q->far, &e);
+  if (hi - lo > q->mask) return far_push(q, &e);
   if (bk->head == PK_NONE) {
     uint32_t c = chunk_alloc(q);
     if (c == PK_NONE) return ETSIM_ENOMEM;
@@ -166,10 +175,10 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
     uint32_t pos = ch->n, steps = 0;
     while (pos > ch->head && !runs_before(&ch->ev[pos - 1], t, seq)) {
       pos--;
-      if (++steps == EVQ_WALK_MAX) return pk_heap_push(&q->far, &e);
+      if (++steps == EVQ_WALK_MAX) return far_push(q, &e);
     }
     /* before the last chunk's first event, but earlier chunks exist */
-    if (pos == ch->head && bk->head != bk->tail && steps) return pk_heap_push(&q->far, &e);
+    if (pos == ch->head && bk->head != bk->tail && steps) return far_push(q, &e);
     if (ch->n == PK_EVQ_CHUNK && ch->head > 0) {
       /* room at the front: shift the earlier ones down */
       memmove(&ch->ev[ch->head - 1], &ch->ev[ch->head], (pos - ch->head) * sizeof e);
@@ -222,5 +231,6 @@ int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   }
   if (!q->far.n || q->far.v[0].t > t_max) return 0;
   pk_heap_pop(&q->far, out);
+  q->far_t = q->far.n ? q->far.v[0].t : INT64_MAX;
   return 1;
 }

@@ -84,7 +84,7 @@ static void nic_del(pk_net_t *n, pk_qp_t *q) {
     if (p->qps[i] == id) {
       memmove(p->qps + i, p->qps + i + 1, (p->n_qps - i - 1) * sizeof *p->qps);
       p->n_qps--;
-      p->pg_cnt[q->pg]--;
+      pk_pg_sub(p, q->pg);
       break;
     }
   if (p->ready_qp == id) p->ready_qp = PK_NONE;
@@ -96,7 +96,7 @@ static int nic_add(pk_net_t *n, pk_qp_t *q) {
   pk_port_t *p = &n->ports[q->gport];
   if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return ETSIM_ENOMEM;
   p->qps[p->n_qps++] = (uint32_t)(q - n->qps);
-  p->pg_cnt[q->pg]++;
+  pk_pg_add(p, q->pg);
   p->wake_min_ok = 0;
   p->qps_blocked = 0;
   return 0;

@@ -83,6 +83,8 @@ typedef struct pk_evq {
   uint64_t cur, hi; /* absolute bucket of the earliest / latest event */
   size_t n_cal;     /* events in the calendar */
   pk_heap_t far;    /* the others */
+  int64_t far_t;    /* time of far's first event, INT64_MAX when empty */
+  pk_ev_t popped;   /* pk_evq_pop_ref's copy of an event it took off the heap */
   uint64_t next_seq;
 } pk_evq_t;
 
@@ -119,9 +121,10 @@ static inline int pk_evq_push_hint(pk_evq_t *q, int64_t t, uint64_t seq, uint32_
   uint64_t bn = (uint64_t)t >> q->shift;
   /* common case: a bucket within the window at or after the earliest one,
    * already holding events, all before this one, and room in its last
-   * chunk (append) */
-  if (!q->n_cal || bn < q->cur || (bn > q->hi ? bn : q->hi) - q->cur > q->mask)
-    return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
+   * chunk (append).  One unsigned test covers bn < cur too, and keeps
+   * hi - cur within the window; a bucket holding events means a calendar
+   * that does (an empty bucket's tail is PK_NONE, and cur is meaningful). */
+  if (bn - q->cur > q->mask) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   uint32_t c = q->bkt[bn & q->mask].tail;
   if (c == PK_NONE) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   pk_evq_chunk_t *ch = &q->ch[c];
@@ -160,8 +163,8 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
     pk_evq_chunk_t *ch = &q->ch[bk->head];
     const pk_ev_t *x = &ch->ev[ch->head];
-    const pk_ev_t *f = q->far.v;
-    if (x->t <= t_max && (!q->far.n || x->t < f->t || (x->t == f->t && x->seq < f->seq))) {
+    /* (far_t is INT64_MAX, later than any event, when the heap is empty) */
+    if (x->t <= t_max && (x->t < q->far_t || (x->t == q->far_t && x->seq < q->far.v->seq))) {
       *out = *x;
       q->n_cal--;
       if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q, bk);
@@ -185,11 +188,66 @@ static inline const pk_ev_t *pk_evq_ahead(const pk_evq_t *q, uint32_t k) {
   return i < ch->n ? &ch->ev[i] : 0;
 }
 
+/* pk_evq_ahead(q, k) for k = 0 .. 3 into x[k], from the head chunk ch
+ * (of the calendar's first bucket, not empty), with one look at it. */
+static inline void pk_evq_ahead4_in(const pk_evq_t *q, const pk_evq_chunk_t *ch,
+                                    const pk_ev_t *x[4]) {
+  const pk_ev_t *e = &ch->ev[ch->head];
+  uint32_t m = ch->n - ch->head; /* >= 1 */
+  x[0] = e;
+  x[1] = m > 1 ? e + 1 : 0;
+  x[2] = m > 2 ? e + 2 : 0;
+  x[3] = m > 3 ? e + 3 : 0;
+  if (m >= 4 || ch->next == PK_NONE) return;
+  ch = &q->ch[ch->next];
+  for (uint32_t k = m; k < 4 && k - m < ch->n; k++) x[k] = &ch->ev[k - m];
+}
+
+/* pk_evq_ahead(q, k) for k = 0 .. 3 into x[k]. */
+static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
+  x[0] = x[1] = x[2] = x[3] = 0;
+  if (q->n_cal) pk_evq_ahead4_in(q, &q->ch[q->bkt[q->cur & q->mask].head], x);
+}
+
+/* pk_evq_pop_until without the copy: the event, or NULL (none due), valid
+ * only until the next push (its chunk may be reused), and for the run
+ * loop's look-ahead the events after it in the calendar's head chunk: *m
+ * of them (maybe 0) from *ahead.  Cheaper than pk_evq_ahead4 (no array,
+ * no look into the next chunk), for a look-ahead of a few events into
+ * buckets that hold a dozen. */
+static inline const pk_ev_t *pk_evq_pop_ref(pk_evq_t *q, int64_t t_max, const pk_ev_t **ahead,
+                                            uint32_t *m) {
+  const pk_ev_t *r;
+  if (q->n_cal) {
+    pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
+    pk_evq_chunk_t *ch = &q->ch[bk->head];
+    const pk_ev_t *e = &ch->ev[ch->head];
+    if (e->t <= t_max && (e->t < q->far_t || (e->t == q->far_t && e->seq < q->far.v->seq))) {
+      q->n_cal--;
+      *ahead = e + 1;
+      if ((*m = ch->n - ++ch->head)) return e;
+      etsim_net__pkt_evq_chunk_done(q, bk);
+      r = e;
+      goto look;
+    }
+  }
+  if (!etsim_net__pkt_evq_pop_slow(q, t_max, &q->popped)) return 0;
+  r = &q->popped;
+look:
+  *m = 0;
+  if (q->n_cal) {
+    const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+    *ahead = &ch->ev[ch->head];
+    *m = ch->n - ch->head;
+  }
+  return r;
+}
+
 static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
 
 /* Time of the earliest event, INT64_MAX when empty. */
 static inline int64_t pk_evq_peek_t(const pk_evq_t *q) {
-  int64_t t = q->far.n ? q->far.v[0].t : INT64_MAX;
+  int64_t t = q->far_t;
   if (q->n_cal) {
     const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
     if (ch->ev[ch->head].t < t) t = ch->ev[ch->head].t;
@@ -281,8 +339,8 @@ typedef struct pk_port {
   /* MMU ingress (switch): the byte counts are in pk_net_t.mmu */
   uint64_t headroom;
   uint32_t pfc_shift;
-  uint32_t peer; /* node id */
-  uint64_t rate_bps;
+  uint32_t peer_port0; /* the peer node's first global port (pk_arrive_b) */
+  uint64_t arr_b;      /* pk_arrive_b's high word for this port's arrivals */
   int64_t delay_ps;
   /* egress queues */
   pk_ring_t q[PK_NPRIO]; /* switch: 8 priorities; host: q[0] = ACK queue */
@@ -290,7 +348,8 @@ typedef struct pk_port {
   int64_t paused_since[PK_NPRIO];
   int64_t paused_ps;
   uint64_t pauses_rx;
-  /* host NIC */
+  /* host NIC (and a switch's packets of other sizes than the two above) */
+  uint64_t rate_bps;
   uint32_t *qps;
   size_t n_qps, cap_qps, qp_rr;
   /* No queue pair can send until one changes (see nic_kick_).  Whatever
@@ -303,6 +362,7 @@ typedef struct pk_port {
    * time of the unfinished ones (valid while wake_min_ok: no queue pair has
    * sent, changed rate, started or finished since it was taken). */
   uint8_t wake_min_ok;
+  uint8_t pg_mask;   /* bit g set while pg_cnt[g] != 0 (pk_pg_add, pk_pg_sub) */
   uint32_t ready_qp; /* a queue pair seen unfinished with its pacing time
                         past (so no wake-up is due), or PK_NONE; cleared
                         when it sends, changes rate or finishes, so it
@@ -319,7 +379,17 @@ typedef struct pk_port {
    * nothing more (every priority held paused) */
   uint8_t down;
   uint16_t ifindex; /* 1-based */
+  uint32_t peer;    /* node id (set-up, routes, reports) */
 } pk_port_t;
+
+/* A queue pair of priority pg joins / leaves port p's round robin. */
+static inline void pk_pg_add(pk_port_t *p, unsigned pg) {
+  p->pg_cnt[pg]++;
+  p->pg_mask |= (uint8_t)(1u << pg);
+}
+static inline void pk_pg_sub(pk_port_t *p, unsigned pg) {
+  if (!--p->pg_cnt[pg]) p->pg_mask &= (uint8_t) ~(1u << pg);
+}
 
 /* Each egress ring's fields in one cache line (a field added above once
  * made every ring straddle two, and the 128-host run 10 % slower). */
@@ -428,12 +498,26 @@ struct pk_qp {
   void *ctx;
 };
 
-/* An arrival event's b: the receiving port, and the queue pair of a
- * packet that arrives at a host (else PK_NONE), so the run loop can fetch
- * both a few events ahead without reading the sending port and its wire
- * first (each cold on a large fabric).  Never read for anything else. */
+/* An arrival event's b, for prefetching only (never read for anything
+ * else): the receiving port, and what the packet will touch there, so the
+ * run loop can fetch it a few events ahead from the event alone, without
+ * reading the sending port and the header at its wire's head first (each
+ * a miss on a large fabric, and that read of the header, one event ahead,
+ * was a tenth of the 128-host all-to-all's time): for a packet that
+ * arrives at a host its queue pair (PK_NONE for a pause frame), for one
+ * that arrives at a switch (PK_ARR_SW) the egress port and queue it will
+ * be queued in (pk_arrive_sw), PK_NONE when its route is past the
+ * header's out ports. */
+#define PK_ARR_SW (1ull << 63)
+
 static inline uint64_t pk_arrive_b(uint32_t rx_gport, uint32_t qp) {
   return (uint64_t)rx_gport << 32 | qp;
+}
+
+/* The low word of a switch arrival's b: global egress port gp (below
+ * 2^29, else PK_NONE: only prefetching is lost) and queue qi. */
+static inline uint32_t pk_arrive_sw(uint32_t gp, unsigned qi) {
+  return gp < (1u << 29) ? gp << 3 | qi : PK_NONE;
 }
 
 struct pk_net {
