@@ -31,7 +31,8 @@
 #   SAMPLE_OPTS    extra `synth sample` options (e.g. --max-parents 6).
 #                  Classifier-free guidance (docs/synth.md): SAMPLE_OPTS=
 #                  "--guidance 2" with the train option --label-drop 0.15
-#                  after EPOCHS.
+#                  after EPOCHS.  FiLM label conditioning: the train
+#                  option --film (measured worse on TPU Tile, docs/synth.md).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows
 #                  (default "1"); weight w != 1 gives the row "real+gen@w"
 #                  (name it so in ROWS).

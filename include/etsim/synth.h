@@ -153,6 +153,12 @@ typedef struct etsim_synth_config {
    * classifier-free guidance needs (etsim_synth_model_set_guidance).
    * The stop and size heads keep the label.  Default 0. */
   float label_drop;
+  /* FiLM label conditioning of the attribute denoiser: both hidden
+   * layers' pre-activations q become q * (1 + gamma(y)) + beta(y), with
+   * gamma and beta linear in the label features and initialised to zero,
+   * so training starts from the model without it.  Model version 8 (a
+   * file without it stays version 7).  Default 0. */
+  int label_film;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_HIST_DENOISE 1
 #define ETSIM_SYNTH_HIST_SIZE 2
@@ -191,7 +197,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 7
+#define ETSIM_SYNTH_MODEL_VERSION 8
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number

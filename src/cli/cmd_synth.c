@@ -218,7 +218,7 @@ static int data_in_order(const cli_list_t *l, const char **args, int n_args, int
 
 static int cmd_train(int argc, char **argv) {
   const char *data[64], *args[64], *val = NULL, *outp = NULL, *label_path = NULL;
-  int n_args = 0, quiet = 0;
+  int n_args = 0, quiet = 0, film = 0;
   cli_list_t data_opt;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -259,6 +259,9 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_REAL("--label-drop", NULL, &label_drop, "P", 0, 1,
                  "drop a graph's label from the denoisers with probability P, for "
                  "--guidance (default 0)"),
+      CLI_O_FLAG("--film", NULL, &film,
+                 "label scale/shift (FiLM) in every layer of the attribute denoiser "
+                 "(model version 8)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -279,6 +282,7 @@ static int cmd_train(int argc, char **argv) {
   cfg.batch = (int)batch, cfg.t_attr = (int)t_attr, cfg.t_edge = (int)t_edge;
   cfg.exact_candidates = (int)exact, cfg.ctx_hist = (int)hist, cfg.lr = (float)lr;
   cfg.label_drop = (float)label_drop;
+  cfg.label_film = film;
   to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;

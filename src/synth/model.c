@@ -137,6 +137,11 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
   m->eo = take(&c, (size_t)P, &m->geo);
   m->eob = take(&c, 1, &m->geob);
   m->ew = take(&c, (size_t)P, &m->gew);
+  /* Last, so the other parameters keep their places and initial values. */
+  if (m->cfg.label_film) {
+    lin(&c, &m->af1, SY_DY, 2 * H, 1);
+    lin(&c, &m->af2, SY_DY, 2 * H, 1);
+  }
   return c.off;
 }
 
@@ -219,6 +224,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
    * text DAGs train with the histograms alone, as before. */
   c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS | ETSIM_SYNTH_CTX_RECENT;
   c->label_drop = 0;
+  c->label_film = 0;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -1194,6 +1200,47 @@ static int gl_sizes(gl_t *g, double *loss) {
 }
 
 /* (2) attributes of every layer, one diffusion step per layer. */
+/* FiLM of the attribute denoiser in training (cfg.label_film): each row's
+ * label features (lab, copied from its context in ain), its (gamma, beta)
+ * of both layers (F1, F2, 2H per row), the modulated pre-activations (q1,
+ * q2) and backward scratch (dq, dF).  F1 is NULL without FiLM. */
+typedef struct attr_film {
+  float *lab, *F1, *F2, *q1, *q2, *dq, *dF;
+} attr_film_t;
+
+static int attr_film_alloc(const etsim_synth_model_t *m, pool_t *p, int Rn, const float *ain,
+                           attr_film_t *f) {
+  int H = m->cfg.hidden, Da = etsim_synth__dim_attr_in(m);
+  size_t nh = (size_t)Rn * H;
+  f->lab = etsim_synth__pz(p, (size_t)Rn * SY_DY);
+  f->F1 = etsim_synth__pz(p, 2 * nh), f->F2 = etsim_synth__pz(p, 2 * nh);
+  f->q1 = etsim_synth__pz(p, nh), f->q2 = etsim_synth__pz(p, nh);
+  f->dq = etsim_synth__pz(p, nh), f->dF = etsim_synth__pz(p, 2 * nh);
+  if (p->oom) return ETSIM_ENOMEM;
+  for (int r = 0; r < Rn; r++) /* the label follows H summary + SY_FEAT in the context */
+    memcpy(f->lab + (size_t)r * SY_DY, ain + (size_t)r * Da + 3 * H + SY_FEAT,
+           sizeof(float) * SY_DY);
+  etsim_synth__nn_linear_fwd(&m->af1, Rn, f->lab, f->F1);
+  etsim_synth__nn_linear_fwd(&m->af2, Rn, f->lab, f->F2);
+  return 0;
+}
+
+/* Backward of q = p * (1 + F[0..H)) + F[H..2H) for n rows: dp (overwritten)
+ * from dq, and the FiLM layer l's gradients from dF (scratch, 2H a row). */
+static void film_bwd(nn_linear_t *l, int n, int H, const float *lab, const float *F, const float *p,
+                     const float *dq, float *dp, float *dF) {
+  for (int r = 0; r < n; r++) {
+    const float *f = F + (size_t)r * 2 * H, *x = p + (size_t)r * H, *d = dq + (size_t)r * H;
+    float *o = dF + (size_t)r * 2 * H, *dx = dp + (size_t)r * H;
+    for (int j = 0; j < H; j++) {
+      o[j] = d[j] * x[j];
+      o[H + j] = d[j];
+      dx[j] = d[j] * (1 + f[j]);
+    }
+  }
+  etsim_synth__nn_linear_bwd(l, n, lab, dF, NULL, 1);
+}
+
 static int gl_attrs(gl_t *g, double *loss) {
   etsim_synth_model_t *m = g->m;
   const rows_t *R = g->R;
@@ -1255,10 +1302,14 @@ static int gl_attrs(gl_t *g, double *loss) {
       memcpy(a + H, mean, sizeof(float) * H);
     }
   }
+  attr_film_t fm = {0};
+  if (m->cfg.label_film && attr_film_alloc(m, p, Rn, ain, &fm)) return ETSIM_ENOMEM;
   etsim_synth__nn_linear_fwd(&m->a1, Rn, ain, p1);
-  etsim_synth__nn_gelu_fwd((size_t)Rn * H, p1, h1);
+  if (fm.F1) etsim_synth__film_fwd(Rn, H, fm.F1, 2 * (size_t)H, p1, fm.q1);
+  etsim_synth__nn_gelu_fwd((size_t)Rn * H, fm.F1 ? fm.q1 : p1, h1);
   etsim_synth__nn_linear_fwd(&m->a2, Rn, h1, p2);
-  etsim_synth__nn_gelu_fwd((size_t)Rn * H, p2, h2);
+  if (fm.F1) etsim_synth__film_fwd(Rn, H, fm.F2, 2 * (size_t)H, p2, fm.q2);
+  etsim_synth__nn_gelu_fwd((size_t)Rn * H, fm.F1 ? fm.q2 : p2, h2);
   etsim_synth__nn_linear_fwd(&m->a3, Rn, h2, alog);
   uint32_t off = 0;
   float wa = (float)(1.0 / (m->mean_nodes * nch));
@@ -1280,9 +1331,20 @@ static int gl_attrs(gl_t *g, double *loss) {
   float *dain = etsim_synth__pz(p, (size_t)Rn * Da), *dEA = etsim_synth__pz(p, (size_t)Rn * H);
   if (p->oom) return ETSIM_ENOMEM;
   etsim_synth__nn_linear_bwd(&m->a3, Rn, h2, dalog, dh2, 1);
-  etsim_synth__nn_gelu_bwd((size_t)Rn * H, p2, dh2, dp2);
+  if (fm.F1) {
+    etsim_synth__nn_gelu_bwd((size_t)Rn * H, fm.q2, dh2, fm.dq);
+    film_bwd(&m->af2, Rn, H, fm.lab, fm.F2, p2, fm.dq, dp2, fm.dF);
+  } else {
+    etsim_synth__nn_gelu_bwd((size_t)Rn * H, p2, dh2, dp2);
+  }
   etsim_synth__nn_linear_bwd(&m->a2, Rn, h1, dp2, dh1, 1);
-  etsim_synth__nn_gelu_bwd((size_t)Rn * H, p1, dh1, dp1);
+  if (fm.F1) {
+    memset(fm.dq, 0, sizeof(float) * (size_t)Rn * H);
+    etsim_synth__nn_gelu_bwd((size_t)Rn * H, fm.q1, dh1, fm.dq);
+    film_bwd(&m->af1, Rn, H, fm.lab, fm.F1, p1, fm.dq, dp1, fm.dF);
+  } else {
+    etsim_synth__nn_gelu_bwd((size_t)Rn * H, p1, dh1, dp1);
+  }
   etsim_synth__nn_linear_bwd(&m->a1, Rn, ain, dp1, dain, 1);
   for (int l = 1; l <= L; l++) {
     uint32_t r0 = R->ls[l], r1 = R->ls[l + 1];

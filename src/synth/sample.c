@@ -200,6 +200,9 @@ typedef struct so {
   /* Classifier-free guidance (m->guidance > 0): the context with the null
    * label, the denoisers' fixed parts for it, and the unguided logits. */
   float *ctxu, *cxau, *p1u, *alogu, *cxeu, *Bu;
+  /* FiLM (cfg.label_film): the step's (gamma, beta) of both attribute
+   * layers, 4H floats, with the label and with the null label. */
+  float *film, *filmu;
   int no_comm0; /* the new layer's node 0 may not communicate */
 } so_t;
 
@@ -237,12 +240,15 @@ static void attr_pre(const etsim_synth_model_t *m, const sampler_t *S, const int
 }
 
 /* The attribute denoiser after its first layer's pre-activations p1 (s
- * rows): logits into alog. */
-static void attr_mlp(const etsim_synth_model_t *m, uint32_t s, const float *p1, float *h1,
+ * rows): logits into alog.  With FiLM (F: 4H floats, gamma and beta of
+ * both layers, shared by the rows), p1 and p2 are modulated in place. */
+static void attr_mlp(const etsim_synth_model_t *m, uint32_t s, float *p1, const float *F, float *h1,
                      float *p2, float *h2, float *alog) {
   int H = m->cfg.hidden;
+  if (F) etsim_synth__film_fwd((int)s, H, F, 0, p1, p1);
   etsim_synth__nn_gelu_fwd((size_t)s * H, p1, h1);
   etsim_synth__nn_linear_fwd(&m->a2, (int)s, h1, p2);
+  if (F) etsim_synth__film_fwd((int)s, H, F + 2 * H, 0, p2, p2);
   etsim_synth__nn_gelu_fwd((size_t)s * H, p2, h2);
   etsim_synth__nn_linear_fwd(&m->a3, (int)s, h2, alog);
 }
@@ -279,6 +285,14 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
     part(&m->a1, 1, 2 * H, Dc, o->ctxu, o->cxau);
     for (int j = 0; j < H; j++) o->cxau[j] += m->a1.b[j];
   }
+  if (o->film) { /* the label features follow the H summary and SY_FEAT */
+    etsim_synth__nn_linear_fwd(&m->af1, 1, o->ctx + H + SY_FEAT, o->film);
+    etsim_synth__nn_linear_fwd(&m->af2, 1, o->ctx + H + SY_FEAT, o->film + 2 * H);
+    if (w > 0) {
+      etsim_synth__nn_linear_fwd(&m->af1, 1, o->ctxu + H + SY_FEAT, o->filmu);
+      etsim_synth__nn_linear_fwd(&m->af2, 1, o->ctxu + H + SY_FEAT, o->filmu + 2 * H);
+    }
+  }
   for (int t = Ta; t >= 1; t--) {
     const float *tt = S->tt + (size_t)t * H;
     float inv = 1.0f / (float)s;
@@ -290,10 +304,10 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
       }
     if (w > 0) { /* the null-label denoiser first, then the guided mix */
       attr_pre(m, S, zt, s, o->cxau, tt, meanp, o->p1u);
-      attr_mlp(m, s, o->p1u, h1, p2, h2, o->alogu);
+      attr_mlp(m, s, o->p1u, o->filmu, h1, p2, h2, o->alogu);
     }
     attr_pre(m, S, zt, s, cxa, tt, meanp, p1);
-    attr_mlp(m, s, p1, h1, p2, h2, alog);
+    attr_mlp(m, s, p1, o->film, h1, p2, h2, alog);
     if (w > 0)
       for (size_t i = 0; i < (size_t)s * m->sum_cls; i++)
         alog[i] = (float)((1 + w) * alog[i] - w * o->alogu[i]);
@@ -574,6 +588,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     o.alogu = etsim_synth__pz(p, (size_t)maxs * m->sum_cls);
     o.cxeu = etsim_synth__pz(p, (size_t)P), o.Bu = etsim_synth__pz(p, (size_t)maxs * P);
   }
+  if (m->cfg.label_film) {
+    o.film = etsim_synth__pz(p, 4 * (size_t)H);
+    if (m->guidance > 0) o.filmu = etsim_synth__pz(p, 4 * (size_t)H);
+  }
   if (p->oom) return ETSIM_ENOMEM;
   float ysin[SY_DY];
   etsim_synth__label_feat(m, y, y2, ysin);
@@ -734,6 +752,10 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
 /* The sampler keeps state for 2 max_nodes + max_size nodes, hundreds of
  * bytes each: a 24 KB model claiming 10^7 nodes cost 6.9 GB. */
 #define MAX_MODEL_NODES 1000000u
+/* Version 8: the value 16 in the header's context-flag word (the bit
+ * after ETSIM_SYNTH_CTX_RECENT) marks FiLM label
+ * conditioning (config label_film), whose parameters follow the others. */
+#define HDR_FILM 16u
 
 typedef struct {
   uint8_t *buf;
@@ -756,15 +778,17 @@ static void put_f64(wbuf_t *b, double v) { put(b, &v, 8); }
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err) {
   wbuf_t b = {0};
   put(&b, MAGIC, 8);
-  put_u32(&b, ETSIM_SYNTH_MODEL_VERSION);
-  put_u32(&b, 0x01020304u); /* byte order check */
   const etsim_synth_config_t *c = &m->cfg;
+  /* A model without FiLM is written as version 7, byte for byte as
+   * before, so older etsim binaries still read it. */
+  put_u32(&b, c->label_film ? ETSIM_SYNTH_MODEL_VERSION : 7u);
+  put_u32(&b, 0x01020304u); /* byte order check */
   put_u32(&b, (uint32_t)c->hidden);
   put_u32(&b, (uint32_t)c->mp_layers);
   put_u32(&b, (uint32_t)c->pair_hidden);
   put_u32(&b, (uint32_t)c->t_attr);
   put_u32(&b, (uint32_t)c->t_edge);
-  put_u32(&b, (uint32_t)c->ctx_hist);
+  put_u32(&b, (uint32_t)c->ctx_hist | (c->label_film ? HDR_FILM : 0u));
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -865,8 +889,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
   if (get(r, ver, 4))
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
   /* Version 5 lacks only the second label component (a one-component
-   * model), version 6 only the class recency flag; older versions differ
-   * in layout. */
+   * model), version 6 only the class recency flag, version 7 only the FiLM
+   * flag; older versions differ in layout. */
   if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
@@ -894,7 +918,8 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->cfg.ctx_hist = (int)f[5];
+  m->cfg.ctx_hist = (int)(f[5] & ~HDR_FILM);
+  m->cfg.label_film = ver >= 8 && (f[5] & HDR_FILM);
   m->kind = (int)f[6];
   m->n_ch = f[7];
   m->max_size = f[12];
@@ -913,13 +938,16 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                            "%s: the model's largest DAG has %u nodes, more than the %u a sampled "
                            "DAG may have",
                            path, f[14], MAX_MODEL_NODES);
-  int okdims =
-      f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 && f[3] >= 1 &&
-      f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT && f[5] <= (ver >= 7 ? 15u : 7u) &&
-      f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 && f[12] <= 100000 &&
-      f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES && m->mean_indeg >= 1 &&
-      isfinite(m->mean_indeg) && m->y_std > 0 && m->mean_steps >= 1 && m->mean_nodes >= 1 &&
-      m->mean_pairs >= 1 && isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
+  int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
+               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
+               f[5] <= (ver >= 8   ? 15u | HDR_FILM
+                        : ver >= 7 ? 15u
+                                   : 7u) &&
+               f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
+               f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES &&
+               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
+               m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
+               isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
     m->n_cls[c] = f[8 + c];
     okdims = f[8 + c] >= 1 && f[8 + c] <= 65536;

@@ -65,6 +65,10 @@ struct etsim_synth_model {
   /* Attribute denoiser. */
   float *aemb[ETSIM_SYNTH_MAX_CH], *gaemb[ETSIM_SYNTH_MAX_CH];
   nn_linear_t a1, a2, a3;
+  /* FiLM of the attribute denoiser (cfg.label_film): label features to
+   * (gamma, beta) of its first (af1) and second (af2) hidden layer, 2H
+   * outputs each; zero-initialised. */
+  nn_linear_t af1, af2;
   /* Edge denoiser: split first layer (per candidate: es_z on Z plus es_g
    * on gap features; per new node: ed), then a ReLU and one output. */
   float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
@@ -143,6 +147,16 @@ void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, double y2, 
  * set to zero, a value no label takes (every sin/cos pair has norm 1). */
 static inline void etsim_synth__null_label(const etsim_synth_model_t *m, float *ctx) {
   memset(ctx + m->cfg.hidden + SY_FEAT, 0, sizeof(float) * SY_DY);
+}
+/* FiLM of n rows of width H (cfg.label_film): q = p * (1 + F[0..H)) +
+ * F[H..2H), F one row of 2H floats per row of p (fs its row stride: 0 to
+ * share one row); in place allowed. */
+static inline void etsim_synth__film_fwd(int n, int H, const float *F, size_t fs, const float *p,
+                                         float *q) {
+  for (int r = 0; r < n; r++) {
+    const float *f = F + (size_t)r * fs;
+    for (int j = 0; j < H; j++) q[(size_t)r * H + j] = p[(size_t)r * H + j] * (1 + f[j]) + f[H + j];
+  }
 }
 /* The edge denoiser's second layer for one pair, before its bias and the
  * final sum: ReLU(a_j + b_j) * eo_j over P into eight partial sums acc
