@@ -155,6 +155,14 @@ static inline int pk_evq_push(pk_evq_t *q, int64_t t, uint32_t kind, uint32_t a,
   return pk_evq_push_seq(q, t, q->next_seq++, kind, a, b);
 }
 
+/* 1 when the calendar's head event e is due by t_max and runs before the
+ * heap's first (far_t is INT64_MAX when the heap is empty; an event at
+ * that very time then goes to the slow path, which handles it). */
+static inline int pk_evq_head_due(const pk_evq_t *q, const pk_ev_t *e, int64_t t_max) {
+  return e->t <= t_max &&
+         (e->t < q->far_t || (e->t == q->far_t && q->far.n && e->seq < q->far.v->seq));
+}
+
 /* Pop the earliest event into *out and return 1 if its time is <= t_max;
  * otherwise (or when empty) return 0 and leave it queued. */
 static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
@@ -163,8 +171,7 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
     pk_evq_chunk_t *ch = &q->ch[bk->head];
     const pk_ev_t *x = &ch->ev[ch->head];
-    /* (far_t is INT64_MAX, later than any event, when the heap is empty) */
-    if (x->t <= t_max && (x->t < q->far_t || (x->t == q->far_t && x->seq < q->far.v->seq))) {
+    if (pk_evq_head_due(q, x, t_max)) {
       *out = *x;
       q->n_cal--;
       if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q, bk);
@@ -222,7 +229,7 @@ static inline const pk_ev_t *pk_evq_pop_ref(pk_evq_t *q, int64_t t_max, const pk
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
     pk_evq_chunk_t *ch = &q->ch[bk->head];
     const pk_ev_t *e = &ch->ev[ch->head];
-    if (e->t <= t_max && (e->t < q->far_t || (e->t == q->far_t && e->seq < q->far.v->seq))) {
+    if (pk_evq_head_due(q, e, t_max)) {
       q->n_cal--;
       *ahead = e + 1;
       if ((*m = ch->n - ++ch->head)) return e;
