@@ -163,65 +163,12 @@ static inline int pk_evq_head_due(const pk_evq_t *q, const pk_ev_t *e, int64_t t
          (e->t < q->far_t || (e->t == q->far_t && q->far.n && e->seq < q->far.v->seq));
 }
 
-/* Pop the earliest event into *out and return 1 if its time is <= t_max;
- * otherwise (or when empty) return 0 and leave it queued. */
-static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
-  /* common case: the calendar's head comes first */
-  if (q->n_cal) {
-    pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
-    pk_evq_chunk_t *ch = &q->ch[bk->head];
-    const pk_ev_t *x = &ch->ev[ch->head];
-    if (pk_evq_head_due(q, x, t_max)) {
-      *out = *x;
-      q->n_cal--;
-      if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q, bk);
-      return 1;
-    }
-  }
-  return etsim_net__pkt_evq_pop_slow(q, t_max, out);
-}
-
-/* The calendar event k places after the calendar's next one (k = 0: that
- * one), if it is in the same bucket and at most one chunk further; else
- * NULL.  A heap event may come first: for prefetching only. */
-static inline const pk_ev_t *pk_evq_ahead(const pk_evq_t *q, uint32_t k) {
-  if (!q->n_cal) return 0;
-  const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
-  uint32_t i = ch->head + k;
-  if (i < ch->n) return &ch->ev[i];
-  if (ch->next == PK_NONE) return 0;
-  i -= ch->n;
-  ch = &q->ch[ch->next];
-  return i < ch->n ? &ch->ev[i] : 0;
-}
-
-/* pk_evq_ahead(q, k) for k = 0 .. 3 into x[k], from the head chunk ch
- * (of the calendar's first bucket, not empty), with one look at it. */
-static inline void pk_evq_ahead4_in(const pk_evq_t *q, const pk_evq_chunk_t *ch,
-                                    const pk_ev_t *x[4]) {
-  const pk_ev_t *e = &ch->ev[ch->head];
-  uint32_t m = ch->n - ch->head; /* >= 1 */
-  x[0] = e;
-  x[1] = m > 1 ? e + 1 : 0;
-  x[2] = m > 2 ? e + 2 : 0;
-  x[3] = m > 3 ? e + 3 : 0;
-  if (m >= 4 || ch->next == PK_NONE) return;
-  ch = &q->ch[ch->next];
-  for (uint32_t k = m; k < 4 && k - m < ch->n; k++) x[k] = &ch->ev[k - m];
-}
-
-/* pk_evq_ahead(q, k) for k = 0 .. 3 into x[k]. */
-static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
-  x[0] = x[1] = x[2] = x[3] = 0;
-  if (q->n_cal) pk_evq_ahead4_in(q, &q->ch[q->bkt[q->cur & q->mask].head], x);
-}
-
-/* pk_evq_pop_until without the copy: the event, or NULL (none due), valid
- * only until the next push (its chunk may be reused), and for the run
- * loop's look-ahead the events after it in the calendar's head chunk: *m
- * of them (maybe 0) from *ahead.  Cheaper than pk_evq_ahead4 (no array,
- * no look into the next chunk), for a look-ahead of a few events into
- * buckets that hold a dozen. */
+/* Pop the earliest event if its time is <= t_max: the event, or NULL (none
+ * due, or empty; it stays queued), valid only until the next push (its
+ * chunk may be reused), and for the run loop's look-ahead the events after
+ * it in the calendar's head chunk: *m of them (maybe 0) from *ahead.
+ * Cheaper than pk_evq_ahead4 (no array, no look into the next chunk), for
+ * a look-ahead of a few events into buckets that hold a dozen. */
 static inline const pk_ev_t *pk_evq_pop_ref(pk_evq_t *q, int64_t t_max, const pk_ev_t **ahead,
                                             uint32_t *m) {
   const pk_ev_t *r;
@@ -248,6 +195,30 @@ look:
     *m = ch->n - ch->head;
   }
   return r;
+}
+
+/* pk_evq_pop_ref with a copy into *out: 1, or 0 when none is due. */
+static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
+  const pk_ev_t *ahead, *e;
+  uint32_t m;
+  if (!(e = pk_evq_pop_ref(q, t_max, &ahead, &m))) return 0;
+  *out = *e;
+  return 1;
+}
+
+/* The calendar events 0 .. 3 places after the calendar's next one, into
+ * x[k] when in the same bucket and at most one chunk further, else NULL.
+ * A heap event may come first: for prefetching only. */
+static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
+  x[0] = x[1] = x[2] = x[3] = 0;
+  if (!q->n_cal) return;
+  const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+  const pk_ev_t *e = &ch->ev[ch->head];
+  uint32_t m = ch->n - ch->head; /* >= 1 */
+  for (uint32_t k = 0; k < 4 && k < m; k++) x[k] = e + k;
+  if (m >= 4 || ch->next == PK_NONE) return;
+  ch = &q->ch[ch->next];
+  for (uint32_t k = m; k < 4 && k - m < ch->n; k++) x[k] = &ch->ev[k - m];
 }
 
 static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }

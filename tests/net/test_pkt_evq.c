@@ -73,7 +73,7 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
     assert_int_equal(pk_evq_size(&q), r.n);
     ref_ev_t want = ref_pop(&r);
     assert_int_equal(pk_evq_peek_t(&q), want.t);
-    pk_ev_t got;
+    pk_ev_t got = {0};
     if (want.t > 0) /* an earlier limit leaves the event queued */
       assert_int_equal(pk_evq_pop_until(&q, want.t - 1, &got), 0);
     assert_int_equal(pk_evq_pop_until(&q, want.t, &got), 1);
