@@ -25,6 +25,21 @@ static etsim_synth_model_t *toy_model_ctx(const etsim_synth_data_t *d, int ctx) 
 }
 static etsim_synth_model_t *toy_model(const etsim_synth_data_t *d) { return toy_model_ctx(d, -1); }
 
+/* The central difference of graph g's loss (seed) in parameter i, step
+ * 2e-3; the parameter is restored. */
+static double num_grad(etsim_synth_model_t *m, const etsim_synth_data_t *d,
+                       const etsim_synth_dag_t *g, uint64_t seed, size_t i) {
+  etsim_error_t err = {0};
+  float keep = m->w[i], h = 2e-3f;
+  double lp, lm;
+  m->w[i] = keep + h;
+  etsim_synth__graph_loss(m, d, g, seed, 0, 1, &lp, NULL, &err);
+  m->w[i] = keep - h;
+  etsim_synth__graph_loss(m, d, g, seed, 0, 1, &lm, NULL, &err);
+  m->w[i] = keep;
+  return (lp - lm) / (2.0 * h);
+}
+
 static void test_layers(void **state) {
   (void)state;
   etsim_synth_data_t d;
@@ -99,15 +114,7 @@ static void check_gradient(int kind, int recent) {
     size_t bad = 0, checked = 0, nonzero = 0;
     double worst = 0;
     for (size_t i = 0; i < m->n_params; i++) {
-      float keep = m->w[i];
-      float h = 2e-3f;
-      double lp, lm;
-      m->w[i] = keep + h;
-      etsim_synth__graph_loss(m, &d, &d.g[gi], 99, 0, 1, &lp, NULL, &err);
-      m->w[i] = keep - h;
-      etsim_synth__graph_loss(m, &d, &d.g[gi], 99, 0, 1, &lm, NULL, &err);
-      m->w[i] = keep;
-      double num = (lp - lm) / (2.0 * h), ana = m->g[i];
+      double num = num_grad(m, &d, &d.g[gi], 99, i), ana = m->g[i];
       double e = fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana));
       checked++;
       nonzero += fabs(ana) > 1e-6;
@@ -276,14 +283,7 @@ static void test_sampled_gradient(void **state) {
   assert_int_equal(etsim_synth__graph_loss(m, &d, &d.g[0], 3, 1, 1.0f, &loss, parts, &err), 0);
   size_t bad = 0, checked = 0, nonzero = 0;
   for (size_t i = 0; i < m->n_params; i += 3) {
-    float keep = m->w[i], h = 2e-3f;
-    double lp, lm;
-    m->w[i] = keep + h;
-    etsim_synth__graph_loss(m, &d, &d.g[0], 3, 0, 1, &lp, NULL, &err);
-    m->w[i] = keep - h;
-    etsim_synth__graph_loss(m, &d, &d.g[0], 3, 0, 1, &lm, NULL, &err);
-    m->w[i] = keep;
-    double num = (lp - lm) / (2.0 * h), ana = m->g[i];
+    double num = num_grad(m, &d, &d.g[0], 3, i), ana = m->g[i];
     double e = fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana));
     checked++;
     nonzero += fabs(ana) > 1e-6;
@@ -486,14 +486,7 @@ static void test_film(void **state) {
   TU_GT(fabs(p1[1] - p0[1]), 1e-4);
   size_t bad = 0;
   for (size_t i = n0; i < m1->n_params; i++) {
-    float keep = m1->w[i], h = 2e-3f;
-    double lp, lm;
-    m1->w[i] = keep + h;
-    etsim_synth__graph_loss(m1, &d, &d.g[0], 11, 0, 1, &lp, NULL, &err);
-    m1->w[i] = keep - h;
-    etsim_synth__graph_loss(m1, &d, &d.g[0], 11, 0, 1, &lm, NULL, &err);
-    m1->w[i] = keep;
-    double num = (lp - lm) / (2.0 * h), ana = m1->g[i];
+    double num = num_grad(m1, &d, &d.g[0], 11, i), ana = m1->g[i];
     if (fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana)) > 0.03) {
       bad++;
       print_message("FiLM param %zu: analytic %.6g numeric %.6g\n", i - n0, ana, num);
