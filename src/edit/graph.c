@@ -252,36 +252,9 @@ static int add_xe(ed_jrt_t *J, uint32_t dst, uint32_t src, uint32_t ctrl) {
 
 /* A node appended to the skeleton after the scan (a join point). */
 static int add_synthetic(ed_jrt_t *J, size_t k, uint16_t seg, uint32_t before, uint32_t *out) {
-  if (J->n == J->cap) {
-    /* Grow every per-node array by one step (rare: one node per join). */
-    size_t cap = J->cap + 16;
-#define GROWA(arr)                                         \
-  do {                                                     \
-    void *np_ = etsim_realloc((arr), cap * sizeof *(arr)); \
-    if (!np_) return oom(J);                               \
-    (arr) = np_;                                           \
-  } while (0)
-    GROWA(J->id);
-    GROWA(J->type);
-    GROWA(J->seg);
-    GROWA(J->born);
-    GROWA(J->dead);
-    if (J->hash) GROWA(J->hash);
-    if (J->have_inserts) {
-      GROWA(J->anchor);
-      GROWA(J->alias);
-    }
-    size_t words = cap / 64 + 1;
-    for (int b = 0; b < J->e->n_bits; b++) {
-      uint64_t *w = etsim_realloc(J->bits[b], words * sizeof *w);
-      if (!w) return oom(J);
-      memset(w + J->bits_words, 0, (words - J->bits_words) * sizeof *w);
-      J->bits[b] = w;
-    }
-    J->bits_words = words;
-    J->cap = cap;
-#undef GROWA
-  }
+  /* one step at a time (rare: one node per join) */
+  int rc = J->n == J->cap ? etsim_edit__grow_node_arrays(J, J->cap + 16) : 0;
+  if (rc) return rc;
   uint32_t s = (uint32_t)J->n++;
   J->id[s] = UINT64_MAX;
   J->type[s] = ETSIM_ET_METADATA_NODE;

@@ -57,13 +57,9 @@ static int is_bit_op(int kind) {
 
 static int is_insert(int kind) { return kind == ED_INSERT_BEFORE || kind == ED_INSERT_AFTER; }
 
-/* Room for one more stream node. */
-static int grow_nodes(ed_jrt_t *J) {
-  if (J->n < J->cap) return 0;
-  size_t cap = J->cap ? J->cap + J->cap / 2 : 4096;
-  if (cap >= ED_EDGE_CTRL - 1)
-    return etsim_error_set(J->err, ETSIM_ERANGE, "%s: more than 2^31 nodes in one output file",
-                           seg_path(J, J->cur_seg));
+/* Every per-node array of J grown to cap nodes (the stream's scan, and the
+ * join points graph.c appends after it); the bit rows' new words zeroed. */
+int etsim_edit__grow_node_arrays(ed_jrt_t *J, size_t cap) {
 #define GROW(arr)                                          \
   do {                                                     \
     void *np_ = etsim_realloc((arr), cap * sizeof *(arr)); \
@@ -80,6 +76,7 @@ static int grow_nodes(ed_jrt_t *J) {
     GROW(J->anchor);
     GROW(J->alias);
   }
+#undef GROW
   uint32_t *off = etsim_realloc(J->off, (cap + 1) * sizeof *off);
   if (!off) return oom(J);
   if (!J->off) off[0] = 0;
@@ -93,8 +90,17 @@ static int grow_nodes(ed_jrt_t *J) {
   }
   J->bits_words = words;
   J->cap = cap;
-#undef GROW
   return 0;
+}
+
+/* Room for one more stream node. */
+static int grow_nodes(ed_jrt_t *J) {
+  if (J->n < J->cap) return 0;
+  size_t cap = J->cap ? J->cap + J->cap / 2 : 4096;
+  if (cap >= ED_EDGE_CTRL - 1)
+    return etsim_error_set(J->err, ETSIM_ERANGE, "%s: more than 2^31 nodes in one output file",
+                           seg_path(J, J->cur_seg));
+  return etsim_edit__grow_node_arrays(J, cap);
 }
 
 static int push_edge(ed_jrt_t *J, uint32_t v) {

@@ -125,6 +125,8 @@ typedef struct ed_jrt {
 /* graph.c: the selections, joins and insertions in op order, then the
  * output ids and the bridges.  0 or a negative code (err set). */
 int etsim_edit__graph_resolve(ed_jrt_t *J);
+/* Every per-node array grown to cap nodes (job.c); an error set in J->err. */
+int etsim_edit__grow_node_arrays(ed_jrt_t *J, size_t cap);
 /* The final dependencies of alive node s, as output ids, data then
  * control, into J->odeps (data first: *n_data of them); the ids of the
  * dependencies a cut removed go to J->ocut.  0 or ENOMEM. */
