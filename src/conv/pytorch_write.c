@@ -16,6 +16,7 @@
  */
 #include "conv/pytorch_conv_int.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,37 +88,27 @@ typedef struct attrs {
   size_t n;
 } attrs_t;
 
-static void at_i64(attrs_t *t, const char *name, int64_t v) {
+/* The next attribute of t, named and typed, its value for the caller. */
+static etsim_attr_t *at_new(attrs_t *t, const char *name, int kind) {
+  assert(t->n < MAX_ATTRS);
   etsim_attr_t *a = &t->a[t->n++];
   memset(a, 0, sizeof *a);
   a->name = name;
   a->doc = "";
-  a->kind = ETSIM_ATTR_INT64;
-  a->v.i64 = v;
+  a->kind = kind;
+  return a;
+}
+static void at_i64(attrs_t *t, const char *name, int64_t v) {
+  at_new(t, name, ETSIM_ATTR_INT64)->v.i64 = v;
 }
 static void at_i32(attrs_t *t, const char *name, int32_t v) {
-  etsim_attr_t *a = &t->a[t->n++];
-  memset(a, 0, sizeof *a);
-  a->name = name;
-  a->doc = "";
-  a->kind = ETSIM_ATTR_INT32;
-  a->v.i32 = v;
+  at_new(t, name, ETSIM_ATTR_INT32)->v.i32 = v;
 }
 static void at_bool(attrs_t *t, const char *name, int v) {
-  etsim_attr_t *a = &t->a[t->n++];
-  memset(a, 0, sizeof *a);
-  a->name = name;
-  a->doc = "";
-  a->kind = ETSIM_ATTR_BOOL;
-  a->v.b = v != 0;
+  at_new(t, name, ETSIM_ATTR_BOOL)->v.b = v != 0;
 }
 static void at_str(attrs_t *t, const char *name, const char *v) {
-  etsim_attr_t *a = &t->a[t->n++];
-  memset(a, 0, sizeof *a);
-  a->name = name;
-  a->doc = "";
-  a->kind = ETSIM_ATTR_STRING;
-  a->v.s = v;
+  at_new(t, name, ETSIM_ATTR_STRING)->v.s = v;
 }
 /* A string as protobuf's string fields need it, valid UTF-8: PyTorch
  * copies operator and tensor names byte for byte, and an invalid one made
