@@ -6,7 +6,7 @@
  * Ring(8) 2,326,112; all-to-all 1 MiB Ring(16) 391,240; all-gather 1 MiB
  * Ring(16) 323,560; reduce-scatter 1 MiB Ring(4) 22,240.
  */
-#include "test_util.h"
+#include "sim_util.h"
 
 #include "etsim/report.h"
 #include "etsim/sim.h"
@@ -24,73 +24,6 @@
   " \"all-to-all-implementation\": [\"ring\"],"                             \
   " \"collective-optimization\": \"localBWAware\", \"local-mem-bw\": 1600," \
   " \"boost-mode\": 0, \"roofline-enabled\": 0, \"peak-perf\": 900}"
-
-static char path_buf[4][512];
-
-static const char *p(int k, const char *dir, const char *name) {
-  snprintf(path_buf[k], sizeof path_buf[k], "%s/%s", dir, name);
-  return path_buf[k];
-}
-
-static void put(const char *path, const char *text) {
-  assert_int_equal(tu_write(path, text, strlen(text)), 0);
-}
-
-typedef struct nspec {
-  int type;
-  int64_t comm_type, size, src, dst, tag;
-  uint64_t dur_us;
-  int ndeps;
-  uint64_t deps[4];
-} nspec_t;
-
-/* Write one rank's trace: node k gets id k. */
-static void mk_trace(const char *path, const nspec_t *ns, int n) {
-  etsim_error_t err = {0};
-  etsim_et_writer_t *w;
-  assert_int_equal(etsim_et_writer_open(&w, path, 0, &err), 0);
-  etsim_et_meta_t meta = {"0.0.4", 0, NULL};
-  assert_int_equal(etsim_et_writer_meta(w, &meta, &err), 0);
-  for (int k = 0; k < n; k++) {
-    etsim_attr_t a[6];
-    int na = 0;
-    a[na++] = (etsim_attr_t){.name = "is_cpu_op", .doc = "", .kind = ETSIM_ATTR_BOOL, .v.b = 0};
-    if (ns[k].type == ETSIM_ET_COMM_COLL_NODE) {
-      a[na++] = (etsim_attr_t){
-          .name = "comm_type", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = ns[k].comm_type};
-    }
-    if (ns[k].type >= ETSIM_ET_COMM_SEND_NODE)
-      a[na++] = (etsim_attr_t){
-          .name = "comm_size", .doc = "", .kind = ETSIM_ATTR_INT64, .v.i64 = ns[k].size};
-    if (ns[k].type == ETSIM_ET_COMM_SEND_NODE || ns[k].type == ETSIM_ET_COMM_RECV_NODE) {
-      a[na++] = (etsim_attr_t){
-          .name = "comm_src", .doc = "", .kind = ETSIM_ATTR_INT32, .v.i32 = (int32_t)ns[k].src};
-      a[na++] = (etsim_attr_t){
-          .name = "comm_dst", .doc = "", .kind = ETSIM_ATTR_INT32, .v.i32 = (int32_t)ns[k].dst};
-      a[na++] = (etsim_attr_t){
-          .name = "comm_tag", .doc = "", .kind = ETSIM_ATTR_INT32, .v.i32 = (int32_t)ns[k].tag};
-    }
-    etsim_et_node_t node = {.id = (uint64_t)k,
-                            .name = "n",
-                            .type = ns[k].type,
-                            .duration_micros = ns[k].dur_us,
-                            .n_data_deps = (size_t)ns[k].ndeps,
-                            .data_deps = ns[k].deps,
-                            .n_attrs = (size_t)na,
-                            .attrs = a};
-    assert_int_equal(etsim_et_writer_node(w, &node, &err), 0);
-  }
-  assert_int_equal(etsim_et_writer_commit(w, &err), 0);
-}
-
-static void ring_net(const char *path, const char *kind, int n) {
-  char buf[256];
-  snprintf(buf, sizeof buf,
-           "topology: [ %s ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\n"
-           "latency: [ 500.0 ]\n",
-           kind, n);
-  put(path, buf);
-}
 
 /* Load a set from a prefix, or one file for all NPUs. */
 static int run_x(const char *workload, const char *net, const char *sys, const char *backend,
@@ -147,16 +80,16 @@ static int64_t ns_of(const etsim_sim_result_t *r, uint32_t npu) {
 }
 
 static void check_point(const char *dir, int64_t ctype, int64_t size, int npus, int64_t want) {
-  nspec_t n = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ctype, .size = size};
-  mk_trace(p(0, dir, "w.et"), &n, 1);
-  ring_net(p(1, dir, "net.yml"), "Ring", npus);
-  put(p(2, dir, "sys.json"), RING4CHUNKS);
+  su_node_t n = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ctype, .size = size};
+  su_trace(su_p(0, dir, "w.et"), &n, 1);
+  su_net(su_p(1, dir, "net.yml"), "Ring", npus, 50.0, 500.0);
+  su_put(su_p(2, dir, "sys.json"), RING4CHUNKS);
   const char *backends[] = {"analytical", "congestion"};
   for (int b = 0; b < 2; b++) {
     etsim_sim_result_t *r = NULL;
     etsim_error_t err = {0};
-    int rc =
-        run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), backends[b], &r, &err);
+    int rc = run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"),
+                 backends[b], &r, &err);
     if (rc) fail_msg("%s", err.msg);
     for (int i = 0; i < npus; i++) {
       if (ns_of(r, (uint32_t)i) != want)
@@ -187,14 +120,14 @@ static int64_t t_msg(double hops, double lat, uint64_t bytes) {
 static void test_closed_forms(void **state) {
   (void)state;
   const char *dir = tmp;
-  put(p(2, dir, "sys.json"),
-      "{\"preferred-dataset-splits\": 1, \"endpoint-delay\": 7, \"local-mem-bw\": 100,"
-      " \"collective-optimization\": \"baseline\", \"scheduling-policy\": \"FIFO\"}");
+  su_put(su_p(2, dir, "sys.json"),
+         "{\"preferred-dataset-splits\": 1, \"endpoint-delay\": 7, \"local-mem-bw\": 100,"
+         " \"collective-optimization\": \"baseline\", \"scheduling-policy\": \"FIFO\"}");
   int ps[] = {3, 5, 6};
   for (size_t k = 0; k < 3; k++) {
     int n = ps[k];
     uint64_t size = 3000000; /* not a multiple of n: integer division as ASTRA-sim */
-    ring_net(p(1, dir, "net.yml"), "Ring", n);
+    su_net(su_p(1, dir, "net.yml"), "Ring", n, 50.0, 500.0);
     struct {
       int64_t ct;
       uint64_t m;
@@ -210,13 +143,13 @@ static void test_closed_forms(void **state) {
     cases[2].ct = ETSIM_COLL_ALL_GATHER;
     cases[2].want_fn = (n - 1) * t_msg(1, 500, size) + n * eps;
     for (int c = 0; c < 3; c++) {
-      nspec_t nd = {
+      su_node_t nd = {
           .type = ETSIM_ET_COMM_COLL_NODE, .comm_type = cases[c].ct, .size = (int64_t)size};
-      mk_trace(p(0, dir, "w.et"), &nd, 1);
+      su_trace(su_p(0, dir, "w.et"), &nd, 1);
       etsim_sim_result_t *r = NULL;
       etsim_error_t err = {0};
-      if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r,
-              &err))
+      if (run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "analytical",
+              &r, &err))
         fail_msg("%s", err.msg);
       if (ns_of(r, 0) != cases[c].want_fn)
         fail_msg("Ring(%d) coll %lld: got %lld, closed form %lld", n, (long long)cases[c].ct,
@@ -233,20 +166,22 @@ static void test_switch_store_and_forward(void **state) {
   const char *dir = tmp;
   int n = 4;
   uint64_t size = 1 << 20;
-  put(p(2, dir, "sys.json"), "{\"preferred-dataset-splits\": 1, \"endpoint-delay\": 10}");
-  ring_net(p(1, dir, "net.yml"), "Switch", n);
-  nspec_t nd = {
+  su_put(su_p(2, dir, "sys.json"), "{\"preferred-dataset-splits\": 1, \"endpoint-delay\": 10}");
+  su_net(su_p(1, dir, "net.yml"), "Switch", n, 50.0, 500.0);
+  su_node_t nd = {
       .type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_GATHER, .size = (int64_t)size};
-  mk_trace(p(0, dir, "w.et"), &nd, 1);
+  su_trace(su_p(0, dir, "w.et"), &nd, 1);
   int64_t cu = (n - 1) * t_msg(2, 500, size) + n * 10;
   int64_t ca = (n - 1) * 2 * t_msg(1, 500, size) + n * 10;
   etsim_sim_result_t *r = NULL;
   etsim_error_t err = {0};
-  if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+  if (run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "analytical", &r,
+          &err))
     fail_msg("%s", err.msg);
   assert_int_equal(ns_of(r, 3), cu);
   etsim_sim_result_free(r);
-  if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "congestion", &r, &err))
+  if (run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "congestion", &r,
+          &err))
     fail_msg("%s", err.msg);
   assert_int_equal(ns_of(r, 3), ca);
   etsim_sim_result_free(r);
@@ -256,17 +191,18 @@ static void test_switch_store_and_forward(void **state) {
 static void test_overlap_and_deps(void **state) {
   (void)state;
   const char *dir = tmp;
-  ring_net(p(1, dir, "net.yml"), "Ring", 4);
-  put(p(2, dir, "sys.json"), RING4CHUNKS);
-  nspec_t ns[3] = {
+  su_net(su_p(1, dir, "net.yml"), "Ring", 4, 50.0, 500.0);
+  su_put(su_p(2, dir, "sys.json"), RING4CHUNKS);
+  su_node_t ns[3] = {
       {.type = ETSIM_ET_COMP_NODE, .dur_us = 20},
       {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 1 << 20},
       {.type = ETSIM_ET_COMP_NODE, .dur_us = 5, .ndeps = 2, .deps = {0, 1}},
   };
-  mk_trace(p(0, dir, "w.et"), ns, 3);
+  su_trace(su_p(0, dir, "w.et"), ns, 3);
   etsim_sim_result_t *r = NULL;
   etsim_error_t err = {0};
-  if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+  if (run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "analytical", &r,
+          &err))
     fail_msg("%s", err.msg);
   /* The all-reduce alone takes 43,000 ns (4 chunks x 10,750); the 20 us
    * compute runs beside it; the last compute starts when both are done. */
@@ -286,18 +222,19 @@ static void test_overlap_and_deps(void **state) {
 static void test_send_recv_and_deadlock(void **state) {
   (void)state;
   const char *dir = tmp;
-  ring_net(p(1, dir, "net.yml"), "Ring", 4);
-  put(p(2, dir, "sys.json"), RING4CHUNKS);
-  nspec_t s0 = {.type = ETSIM_ET_COMM_SEND_NODE, .size = 1 << 20, .src = 0, .dst = 2, .tag = 7};
-  nspec_t r2 = {.type = ETSIM_ET_COMM_RECV_NODE, .size = 1 << 20, .src = 0, .dst = 2, .tag = 7};
-  nspec_t c0 = {.type = ETSIM_ET_COMP_NODE, .dur_us = 1};
-  mk_trace(p(0, dir, "pp.0.et"), &s0, 1);
-  mk_trace(p(0, dir, "pp.1.et"), &c0, 1);
-  mk_trace(p(0, dir, "pp.2.et"), &r2, 1);
-  mk_trace(p(0, dir, "pp.3.et"), &c0, 1);
+  su_net(su_p(1, dir, "net.yml"), "Ring", 4, 50.0, 500.0);
+  su_put(su_p(2, dir, "sys.json"), RING4CHUNKS);
+  su_node_t s0 = {.type = ETSIM_ET_COMM_SEND_NODE, .size = 1 << 20, .src = 0, .dst = 2, .tag = 7};
+  su_node_t r2 = {.type = ETSIM_ET_COMM_RECV_NODE, .size = 1 << 20, .src = 0, .dst = 2, .tag = 7};
+  su_node_t c0 = {.type = ETSIM_ET_COMP_NODE, .dur_us = 1};
+  su_trace(su_p(0, dir, "pp.0.et"), &s0, 1);
+  su_trace(su_p(0, dir, "pp.1.et"), &c0, 1);
+  su_trace(su_p(0, dir, "pp.2.et"), &r2, 1);
+  su_trace(su_p(0, dir, "pp.3.et"), &c0, 1);
   etsim_sim_result_t *r = NULL;
   etsim_error_t err = {0};
-  if (run(p(0, dir, "pp"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+  if (run(su_p(0, dir, "pp"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "analytical", &r,
+          &err))
     fail_msg("%s", err.msg);
   int64_t want = t_msg(2, 500, 1 << 20); /* two hops round a 4-ring */
   assert_int_equal(ns_of(r, 0), want);
@@ -305,10 +242,10 @@ static void test_send_recv_and_deadlock(void **state) {
   etsim_sim_result_free(r);
   /* Now the receive waits for tag 8: nothing matches. */
   r2.tag = 8;
-  mk_trace(p(0, dir, "pp.2.et"), &r2, 1);
+  su_trace(su_p(0, dir, "pp.2.et"), &r2, 1);
   memset(&err, 0, sizeof err);
-  int rc =
-      run(p(0, dir, "pp"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err);
+  int rc = run(su_p(0, dir, "pp"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "analytical",
+               &r, &err);
   assert_int_equal(rc, ETSIM_EDEADLOCK);
   TU_CONTAINS(err.msg, "NPU 2 waits on node 0 (COMM_RECV_NODE");
   /* The send itself completes at delivery (ASTRA-sim); the message stays. */
@@ -322,63 +259,63 @@ static void test_bad_input(void **state) {
   const char *dir = tmp;
   etsim_error_t err = {0};
   etsim_sim_result_t *r = NULL;
-  put(p(2, dir, "sys.json"), RING4CHUNKS);
+  su_put(su_p(2, dir, "sys.json"), RING4CHUNKS);
   /* a 4-rank set on an 8-NPU network */
-  nspec_t c0 = {.type = ETSIM_ET_COMP_NODE, .dur_us = 1};
+  su_node_t c0 = {.type = ETSIM_ET_COMP_NODE, .dur_us = 1};
   for (int i = 0; i < 4; i++) {
     char name[32];
     snprintf(name, sizeof name, "four.%d.et", i);
-    mk_trace(p(0, dir, name), &c0, 1);
+    su_trace(su_p(0, dir, name), &c0, 1);
   }
-  ring_net(p(1, dir, "net.yml"), "Ring", 8);
-  assert_int_equal(
-      run(p(0, dir, "four"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err),
-      ETSIM_EINVAL);
+  su_net(su_p(1, dir, "net.yml"), "Ring", 8, 50.0, 500.0);
+  assert_int_equal(run(su_p(0, dir, "four"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"),
+                       "analytical", &r, &err),
+                   ETSIM_EINVAL);
   TU_CONTAINS(err.msg, "4 ranks but the network has 8 NPUs");
   /* only a one-rank set can stand for all NPUs */
   etsim_et_set_t *four;
   memset(&err, 0, sizeof err);
-  assert_int_equal(etsim_et_set_load(&four, p(0, dir, "four"), 0, &err), 0);
+  assert_int_equal(etsim_et_set_load(&four, su_p(0, dir, "four"), 0, &err), 0);
   assert_int_equal(etsim_et_set_broadcast(four, 8, &err), ETSIM_EINVAL);
   assert_int_equal(four->n_ranks, 4);
   etsim_et_set_free(four);
   /* a collective of size 0 names the file and node */
-  nspec_t z = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 0};
-  mk_trace(p(0, dir, "z.et"), &z, 1);
+  su_node_t z = {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 0};
+  su_trace(su_p(0, dir, "z.et"), &z, 1);
   memset(&err, 0, sizeof err);
-  assert_int_equal(
-      run(p(0, dir, "z.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err),
-      ETSIM_EFORMAT);
+  assert_int_equal(run(su_p(0, dir, "z.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"),
+                       "analytical", &r, &err),
+                   ETSIM_EFORMAT);
   TU_CONTAINS(err.msg, "z.et: node 0: all-reduce of size 0");
   /* system JSON: unknown algorithm, missing splits */
-  put(p(2, dir, "bad.json"),
-      "{\"preferred-dataset-splits\": 4, \"all-reduce-implementation\": [\"rign\"]}");
+  su_put(su_p(2, dir, "bad.json"),
+         "{\"preferred-dataset-splits\": 4, \"all-reduce-implementation\": [\"rign\"]}");
   etsim_sys_config_t cfg;
   memset(&err, 0, sizeof err);
-  assert_int_equal(etsim_sys_config_load(p(2, dir, "bad.json"), &cfg, &err), ETSIM_EFORMAT);
+  assert_int_equal(etsim_sys_config_load(su_p(2, dir, "bad.json"), &cfg, &err), ETSIM_EFORMAT);
   TU_CONTAINS(err.msg, "\"all-reduce-implementation\"[0]: unknown algorithm \"rign\"");
-  put(p(2, dir, "bad.json"), "{\"scheduling-policy\": \"LIFO\"}");
+  su_put(su_p(2, dir, "bad.json"), "{\"scheduling-policy\": \"LIFO\"}");
   memset(&err, 0, sizeof err);
-  assert_int_equal(etsim_sys_config_load(p(2, dir, "bad.json"), &cfg, &err), ETSIM_EFORMAT);
+  assert_int_equal(etsim_sys_config_load(su_p(2, dir, "bad.json"), &cfg, &err), ETSIM_EFORMAT);
   TU_CONTAINS(err.msg, "missing required key \"preferred-dataset-splits\"");
   /* network YAML: lists of different lengths, with the line */
-  put(p(1, dir, "bad.yml"),
-      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50 ]\n"
-      "latency: [ 500, 500 ]\n");
+  su_put(su_p(1, dir, "bad.yml"),
+         "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50 ]\n"
+         "latency: [ 500, 500 ]\n");
   etsim_topo_t topo;
   memset(&err, 0, sizeof err);
-  assert_int_equal(etsim_topo_load_yaml(p(1, dir, "bad.yml"), &topo, &err), ETSIM_EFORMAT);
+  assert_int_equal(etsim_topo_load_yaml(su_p(1, dir, "bad.yml"), &topo, &err), ETSIM_EFORMAT);
   TU_CONTAINS(err.msg, "bad.yml:3: \"bandwidth\" has 1 entries but \"topology\" has 2");
-  put(p(1, dir, "bad.yml"),
-      "topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 5 ]\n");
+  su_put(su_p(1, dir, "bad.yml"),
+         "topology: [ Torus ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 5 ]\n");
   memset(&err, 0, sizeof err);
-  assert_int_equal(etsim_topo_load_yaml(p(1, dir, "bad.yml"), &topo, &err), ETSIM_EFORMAT);
+  assert_int_equal(etsim_topo_load_yaml(su_p(1, dir, "bad.yml"), &topo, &err), ETSIM_EFORMAT);
   TU_CONTAINS(err.msg, "unknown topology \"Torus\"");
   /* a communicator that names a rank outside the network */
-  put(p(3, dir, "cg.json"), "{\"1\": [0, 1, 9]}");
+  su_put(su_p(3, dir, "cg.json"), "{\"1\": [0, 1, 9]}");
   etsim_comm_groups_t cg;
   memset(&err, 0, sizeof err);
-  assert_int_equal(etsim_comm_groups_load(p(3, dir, "cg.json"), 8, &cg, &err), ETSIM_EINVAL);
+  assert_int_equal(etsim_comm_groups_load(su_p(3, dir, "cg.json"), 8, &cg, &err), ETSIM_EINVAL);
   TU_CONTAINS(err.msg, "rank 9 is outside the 8-NPU network");
 }
 
@@ -389,9 +326,9 @@ static void test_bad_input(void **state) {
 static void test_multidim_symmetry(void **state) {
   (void)state;
   const char *dir = tmp;
-  put(p(1, dir, "net.yml"),
-      "topology: [ Ring, FullyConnected, Switch ]\nnpus_count: [ 4, 4, 2 ]\n"
-      "bandwidth: [ 200, 100, 50 ]\nlatency: [ 50, 500, 2000 ]\n");
+  su_put(su_p(1, dir, "net.yml"),
+         "topology: [ Ring, FullyConnected, Switch ]\nnpus_count: [ 4, 4, 2 ]\n"
+         "bandwidth: [ 200, 100, 50 ]\nlatency: [ 50, 500, 2000 ]\n");
   const char *systems[] = {
       "{\"preferred-dataset-splits\": 4, \"active-chunks-per-dimension\": 2, \"local-mem-bw\": "
       "1600,"
@@ -406,7 +343,7 @@ static void test_multidim_symmetry(void **state) {
       " \"all-gather-implementation\": [\"ring\", \"ring\", \"ring\"],"
       " \"reduce-scatter-implementation\": [\"ring\", \"ring\", \"ring\"],"
       " \"all-to-all-implementation\": [\"ring\", \"direct2\", \"ring\"]}"};
-  nspec_t ns[6] = {
+  su_node_t ns[6] = {
       {.type = ETSIM_ET_COMP_NODE, .dur_us = 30},
       {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 5 << 20},
       {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_GATHER, .size = 1 << 18},
@@ -422,12 +359,13 @@ static void test_multidim_symmetry(void **state) {
        .ndeps = 2,
        .deps = {3, 4}},
   };
-  mk_trace(p(0, dir, "w.et"), ns, 6);
+  su_trace(su_p(0, dir, "w.et"), ns, 6);
   for (int k = 0; k < 2; k++) {
-    put(p(2, dir, "sys.json"), systems[k]);
+    su_put(su_p(2, dir, "sys.json"), systems[k]);
     etsim_sim_result_t *r = NULL;
     etsim_error_t err = {0};
-    if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "analytical", &r, &err))
+    if (run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "analytical",
+            &r, &err))
       fail_msg("%s", err.msg);
     TU_GT(r->npu[0].finish_ps, 40000 * 1000);
     assert_int_equal(r->npu[0].gpu_comp_ps, 40000 * 1000);
@@ -439,18 +377,20 @@ static void test_multidim_symmetry(void **state) {
 static void test_deterministic(void **state) {
   (void)state;
   const char *dir = tmp;
-  ring_net(p(1, dir, "net.yml"), "Ring", 8);
-  put(p(2, dir, "sys.json"),
-      "{\"preferred-dataset-splits\": 8, \"active-chunks-per-dimension\": 3,"
-      " \"local-mem-bw\": 1600, \"all-reduce-implementation\": [\"direct\"]}");
-  nspec_t ns[2] = {
+  su_net(su_p(1, dir, "net.yml"), "Ring", 8, 50.0, 500.0);
+  su_put(su_p(2, dir, "sys.json"),
+         "{\"preferred-dataset-splits\": 8, \"active-chunks-per-dimension\": 3,"
+         " \"local-mem-bw\": 1600, \"all-reduce-implementation\": [\"direct\"]}");
+  su_node_t ns[2] = {
       {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 3 << 20},
       {.type = ETSIM_ET_COMM_COLL_NODE, .comm_type = ETSIM_COLL_ALL_REDUCE, .size = 1 << 20}};
-  mk_trace(p(0, dir, "w.et"), ns, 2);
+  su_trace(su_p(0, dir, "w.et"), ns, 2);
   etsim_sim_result_t *a = NULL, *b = NULL;
   etsim_error_t err = {0};
-  if (run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "congestion", &a, &err) ||
-      run(p(0, dir, "w.et"), p(1, dir, "net.yml"), p(2, dir, "sys.json"), "congestion", &b, &err))
+  if (run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "congestion", &a,
+          &err) ||
+      run(su_p(0, dir, "w.et"), su_p(1, dir, "net.yml"), su_p(2, dir, "sys.json"), "congestion", &b,
+          &err))
     fail_msg("%s", err.msg);
   TU_GT(a->total_ps, 0);
   assert_int_equal(a->n_recs, b->n_recs);
