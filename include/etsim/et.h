@@ -602,6 +602,14 @@ typedef struct etsim_et_set_report {
 int etsim_et_comm_groups_write(const char *path, size_t n_groups, uint32_t first_id,
                                const size_t *off, const uint32_t *ranks, etsim_error_t *err);
 
+/*
+ * The communicator-group file that goes with the trace set `name`:
+ * NAME.comm_group.json for a set prefix; with strip_et, `name` is a single
+ * trace's file and a trailing .et or .et.gz is dropped first
+ * (x.et -> x.comm_group.json).  *out for the caller to etsim_free.
+ */
+int etsim_et_comm_groups_path(const char *name, int strip_et, char **out, etsim_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

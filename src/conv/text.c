@@ -692,12 +692,7 @@ int etsim_conv_text_mem(const char *name, const char *text, size_t len,
     goff[g] = k;
     const char *gp = o->comm_group_path;
     if (!gp) {
-      size_t l = strlen(o->prefix) + 32;
-      if (!(gpath = etsim_malloc(l))) {
-        rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-        goto done;
-      }
-      snprintf(gpath, l, "%s.comm_group.json", o->prefix);
+      if ((rc = etsim_et_comm_groups_path(o->prefix, 0, &gpath, err))) goto done;
       gp = gpath;
     }
     if ((rc = etsim_et_comm_groups_write(gp, nm + G, 1, goff, granks, err))) goto done;

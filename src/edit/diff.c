@@ -180,15 +180,10 @@ static int pg_eq(const cmp_t *c, const char *x, const char *y) {
 
 /* A set's communicator-group file, if it has one. */
 static int load_groups(const char *name, size_t n_ranks, ed_groups_t *g, etsim_error_t *err) {
-  size_t n = strlen(name);
-  char *p = etsim_malloc(n + 32);
-  if (!p) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  memcpy(p, name, n + 1);
-  if (n > 6 && strcmp(p + n - 6, ".et.gz") == 0) p[n - 6] = 0;
-  else if (n > 3 && strcmp(p + n - 3, ".et") == 0) p[n - 3] = 0;
-  strcat(p, ".comm_group.json");
+  char *p;
+  int rc = etsim_et_comm_groups_path(name, 1, &p, err);
+  if (rc) return rc;
   FILE *fp = fopen(p, "r");
-  int rc = 0;
   if (fp) {
     fclose(fp);
     rc = etsim_edit__groups_load(g, p, n_ranks, err);

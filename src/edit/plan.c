@@ -100,17 +100,11 @@ static int rdesc_add_seg(rdesc_t *d, const ed_seg_t *s, size_t n_ops) {
   return 0;
 }
 
-/* The communicator-group file that goes with a set named `name`. */
+/* The communicator-group file that goes with a set named `name`; NULL when
+ * out of memory. */
 static char *default_groups(const char *name) {
-  size_t n = strlen(name);
-  char *p = etsim_malloc(n + 32);
-  if (!p) return NULL;
-  memcpy(p, name, n + 1);
-  /* x.et / x.et.gz -> x.comm_group.json */
-  if (n > 6 && strcmp(p + n - 6, ".et.gz") == 0) p[n - 6] = 0;
-  else if (n > 3 && strcmp(p + n - 3, ".et") == 0) p[n - 3] = 0;
-  strcat(p, ".comm_group.json");
-  return p;
+  char *p = NULL;
+  return etsim_et_comm_groups_path(name, 1, &p, NULL) ? NULL : p;
 }
 
 /* A set's files and groups, for --concat and --beside. */

@@ -511,12 +511,10 @@ static int place_manifest(const ed_plan_t *p, char **finals, const char *output,
 
 /* PREFIX.comm_group.json, or X.comm_group.json next to a file X.et. */
 static int place_groups(const ed_plan_t *p, const char *output, int single, etsim_error_t *err) {
-  size_t n = strlen(output);
-  if (single && n > 6 && strcmp(output + n - 6, ".et.gz") == 0) n -= 6;
-  else if (single && n > 3 && strcmp(output + n - 3, ".et") == 0) n -= 3;
-  char *gp = fmt("%.*s.comm_group.json", (int)n, output);
-  if (!gp) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  int rc = etsim_edit__groups_write(&p->groups, gp, err);
+  char *gp;
+  int rc = etsim_et_comm_groups_path(output, single, &gp, err);
+  if (rc) return rc;
+  rc = etsim_edit__groups_write(&p->groups, gp, err);
   etsim_free(gp);
   return rc;
 }

@@ -201,6 +201,19 @@ int etsim_et_set_writer_rank_like(etsim_et_set_writer_t *s, size_t rank, size_t 
   return 0;
 }
 
+int etsim_et_comm_groups_path(const char *name, int strip_et, char **out, etsim_error_t *err) {
+  static const char ext[] = ".comm_group.json";
+  size_t n = strlen(name);
+  if (strip_et && n > 6 && strcmp(name + n - 6, ".et.gz") == 0) n -= 6;
+  else if (strip_et && n > 3 && strcmp(name + n - 3, ".et") == 0) n -= 3;
+  char *p = etsim_malloc(n + sizeof ext);
+  if (!p) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  memcpy(p, name, n);
+  memcpy(p + n, ext, sizeof ext);
+  *out = p;
+  return 0;
+}
+
 int etsim_et_comm_groups_write(const char *path, size_t n_groups, uint32_t first_id,
                                const size_t *off, const uint32_t *ranks, etsim_error_t *err) {
   etsim_outfile_t o;

@@ -109,12 +109,7 @@ int etsim_gen_dlrm(const etsim_gen_dlrm_opts_t *o, etsim_et_set_report_t *rep, e
   }
   const char *gp = o->comm_group_path;
   if (!gp) {
-    size_t l = strlen(o->prefix) + 32;
-    if (!(gpath = etsim_malloc(l))) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto done;
-    }
-    snprintf(gpath, l, "%s.comm_group.json", o->prefix);
+    if ((rc = etsim_et_comm_groups_path(o->prefix, 0, &gpath, err))) goto done;
     gp = gpath;
   }
   size_t hosts = P / Pl;

@@ -925,12 +925,7 @@ int etsim_gen_llm(const etsim_gen_llm_opts_t *o, etsim_et_set_report_t *rep, ets
   if (rc) goto fail;
   const char *gp = o->comm_group_path;
   if (!gp) {
-    size_t l = strlen(o->prefix) + 32;
-    if (!(gpath = etsim_malloc(l))) {
-      rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-      goto fail;
-    }
-    snprintf(gpath, l, "%s.comm_group.json", o->prefix);
+    if ((rc = etsim_et_comm_groups_path(o->prefix, 0, &gpath, err))) goto fail;
     gp = gpath;
   }
   if ((rc = write_groups(&g, gp, err))) goto fail;

@@ -729,9 +729,7 @@ static int run_sim(etsim_sweep_exec_t *x, size_t point, json_t **out, etsim_erro
   /* the workload */
   if (s->gen_kind) {
     if ((rc = generated(x, point, &prefix, err))) goto out;
-    size_t n = strlen(prefix) + sizeof ".comm_group.json";
-    if (!(groups = etsim_malloc(n))) goto oom;
-    snprintf(groups, n, "%s.comm_group.json", prefix);
+    if ((rc = etsim_et_comm_groups_path(prefix, 0, &groups, err))) goto out;
     if (!is_file(groups)) {
       etsim_free(groups);
       groups = NULL;

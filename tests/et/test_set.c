@@ -166,12 +166,38 @@ static void test_writer_failure_keeps_unrenamed_files(void **state) {
   assert_int_not_equal(stat(path, &st), 0);
 }
 
+/* The group file's name beside a set prefix or a single trace file. */
+static void test_comm_groups_path(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    int strip;
+    const char *want;
+  } cases[] = {
+      {"out/llm", 0, "out/llm.comm_group.json"},
+      {"out/x.et", 0, "out/x.et.comm_group.json"}, /* a prefix keeps its name */
+      {"out/x.et", 1, "out/x.comm_group.json"},
+      {"out/x.et.gz", 1, "out/x.comm_group.json"},
+      {"out/x.gz", 1, "out/x.gz.comm_group.json"},
+      {".et", 1, ".et.comm_group.json"}, /* nothing before the extension */
+      {"", 0, ".comm_group.json"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *got = NULL;
+    etsim_error_t err = {0};
+    assert_int_equal(etsim_et_comm_groups_path(cases[i].name, cases[i].strip, &got, &err), 0);
+    assert_string_equal(got, cases[i].want);
+    etsim_free(got);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical_files_share),
       cmocka_unit_test(test_small_file_is_small),
       cmocka_unit_test(test_missing_rank_file_names_it),
       cmocka_unit_test(test_writer_failure_keeps_unrenamed_files),
+      cmocka_unit_test(test_comm_groups_path),
   };
   return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
