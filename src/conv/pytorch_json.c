@@ -264,6 +264,14 @@ static int rd_parse(rd_t *r, size_t start, size_t end, ptv_t *out, etsim_error_t
   return 0;
 }
 
+/* The value at [start, end) parsed, and where it stands in the file. */
+static int rd_parse_at(rd_t *r, size_t start, size_t end, ptv_t *out, ptj_loc_t *loc,
+                       etsim_error_t *err) {
+  rd_loc(r, r->base + start, loc);
+  loc->length = end - start;
+  return rd_parse(r, start, end, out, err);
+}
+
 /* Read a member key at buf[*i] (a JSON string) into key (truncated). */
 static int rd_key(rd_t *r, size_t *i, char *key, size_t keycap, etsim_error_t *err) {
   size_t s = *i, e;
@@ -381,10 +389,8 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member, 
           continue;
         }
         ptj_loc_t l;
-        rd_loc(r, r->base + s, &l);
-        l.length = e - s;
         ptv_t v;
-        if ((rc = rd_parse(r, s, e, &v, err))) return rc;
+        if ((rc = rd_parse_at(r, s, e, &v, &l, err))) return rc;
         rc = on_elem ? on_elem(user, &v, index, &l, err) : 0;
         if (rc) return rc;
         index++;
@@ -398,11 +404,9 @@ static int stream_body(rd_t *r, const char *array_key, ptj_member_fn on_member, 
         continue;
       }
       ptj_loc_t l;
-      rd_loc(r, r->base + s, &l);
-      l.length = e - s;
       ptv_t v;
-      if ((rc = rd_parse(r, s, e, &v, err))) return rc;
-      rc = on_member ? on_member(user, key, &v, &l, err) : 0;
+      if ((rc = rd_parse_at(r, s, e, &v, &l, err))) return rc;
+      rc = on_member(user, key, &v, &l, err);
       if (rc) return rc;
       i = e;
     }
