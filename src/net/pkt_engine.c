@@ -233,8 +233,9 @@ static inline pk_hdr_t *wire_slot(pk_port_t *p) {
  * to fetch a few events ahead (pk_ev_t.hint): the arrival its wire slot,
  * the end of serialisation next, the record the port will most likely
  * send from then (the head of a switch queue, a NIC's next queue pair). */
-static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type, uint32_t arr,
-                            const pk_hdr_t *d, const void *next) {
+static inline __attribute__((always_inline)) int transmit_(pk_net_t *n, uint32_t gp, uint32_t size,
+                                                           unsigned type, uint32_t arr,
+                                                           const pk_hdr_t *d, const void *next) {
   pk_port_t *p = &n->ports[gp];
   int64_t t = port_tx_time(n, p, size);
   p->busy_until = n->now + t;
