@@ -233,15 +233,14 @@ static inline pk_hdr_t *wire_slot(pk_port_t *p) {
  * to fetch a few events ahead (pk_ev_t.hint): the arrival its wire slot,
  * the end of serialisation next, the record the port will most likely
  * send from then (the head of a switch queue, a NIC's next queue pair). */
-static inline int transmit_(pk_net_t *n, uint32_t gp, uint32_t size, unsigned type, uint32_t arr,
-                            const pk_hdr_t *d, const void *next) {
+static inline __attribute__((always_inline)) int transmit_(pk_net_t *n, uint32_t gp, uint32_t size,
+                                                           unsigned type, uint32_t arr,
+                                                           const pk_hdr_t *d, const void *next) {
   pk_port_t *p = &n->ports[gp];
   int64_t t = port_tx_time(n, p, size);
   p->busy_until = n->now + t;
   p->tx_bytes += size;
-  if (type == PK_DATA) n->st.data_pkts++;
-  else if (type == PK_PFC) n->st.pfc_frames++;
-  else n->st.ack_pkts++;
+  n->tx_pkts[type]++; /* no branch: data and ACKs alternate unpredictably */
   /* A switch port with nothing left to send needs no end-of-transmission
    * event: whoever queues the next packet sees busy_until and asks for one
    * (port_busy).  NICs always look for their next packet. */
@@ -304,9 +303,12 @@ static int port_busy(pk_net_t *n, uint32_t gp) {
 
 /* ---------------------------------------------------------------- MMU */
 
+/* ns-3's threshold: the free buffer (what headroom, reserve and the shared
+ * use leave) shifted by the port's pfc_shift; pfc_base holds the first
+ * two taken off already (the same value: buffer > hdrm + rsrv + used
+ * exactly when pfc_base > used). */
 static uint64_t pfc_thresh(const pk_node_t *s, const pk_port_t *p) {
-  uint64_t used = s->total_hdrm + s->total_rsrv + s->shared_used;
-  uint64_t free_ = s->buffer > used ? s->buffer - used : 0;
+  uint64_t free_ = s->pfc_base > s->shared_used ? s->pfc_base - s->shared_used : 0;
   return free_ >> p->pfc_shift;
 }
 
@@ -1268,6 +1270,7 @@ static int setup_switches(pk_net_t *n, etsim_error_t *err) {
     pk_node_t *s = &n->nodes[v];
     if (!s->is_switch) continue;
     s->buffer = (uint64_t)cfg->buffer_mb * 1024 * 1024;
+    uint64_t total_rsrv = 0;
     for (uint32_t k = 0; k < s->nports; k++) {
       pk_port_t *p = &n->ports[s->port0 + k];
       uint64_t rate = p->rate_bps;
@@ -1291,14 +1294,15 @@ static int setup_switches(pk_net_t *n, etsim_error_t *err) {
         rate /= 2;
       }
       s->total_hdrm += p->headroom;
-      s->total_rsrv += PK_RESERVE;
+      total_rsrv += PK_RESERVE;
     }
-    if (s->buffer < s->total_hdrm + s->total_rsrv + n->mtu_wire)
+    if (s->buffer < s->total_hdrm + total_rsrv + n->mtu_wire)
       return etsim_error_set(err, ETSIM_EINVAL,
                              "BUFFER_SIZE: %u MiB is too small for switch %u "
                              "(headroom %" PRIu64 " + reserve %" PRIu64
                              " bytes + one %u-byte packet)",
-                             cfg->buffer_mb, v, s->total_hdrm, s->total_rsrv, n->mtu_wire);
+                             cfg->buffer_mb, v, s->total_hdrm, total_rsrv, n->mtu_wire);
+    s->pfc_base = s->buffer - s->total_hdrm - total_rsrv;
   }
   return 0;
 }
@@ -1570,6 +1574,11 @@ uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *net, uint64_t id) {
 void etsim_netpkt_get_stats(const etsim_netpkt_t *net, etsim_netpkt_stats_t *s) {
   const pk_net_t *n = (const pk_net_t *)net;
   *s = n->st;
+  s->data_pkts = n->tx_pkts[PK_DATA];
+  s->pfc_frames = n->tx_pkts[PK_PFC];
+  s->ack_pkts = 0; /* ACKs, NACKs (and any other type, as before) */
+  for (unsigned k = 0; k <= PK_HDR_TYPE; k++)
+    if (k != PK_DATA && k != PK_PFC) s->ack_pkts += n->tx_pkts[k];
   int64_t extra = 0;
   uint64_t peak = 0;
   for (uint32_t i = 0; i < n->n_ports; i++)

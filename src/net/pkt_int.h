@@ -381,7 +381,10 @@ typedef struct pk_node {
   uint32_t sw_idx;        /* dense switch index or PK_NONE */
   uint32_t mmu0;          /* switch: its first entry in pk_net_t.mmu */
   /* switch MMU */
-  uint64_t buffer, total_hdrm, total_rsrv, shared_used, peak_used;
+  uint64_t buffer, total_hdrm, shared_used, peak_used;
+  /* the buffer less all ports' headroom and reserve, fixed at set-up
+   * (which checks the buffer holds both): what pfc_thresh starts from */
+  uint64_t pfc_base;
 } pk_node_t;
 
 /* A switch's ingress counts for one (port, priority): bytes held in the
@@ -560,6 +563,7 @@ struct pk_net {
    * event (the state is no longer whole: every later call fails). */
   enum { PK_RUNNING, PK_STOP_TIME, PK_STOP_OOM } stopped;
   etsim_netpkt_stats_t st;
+  uint64_t tx_pkts[PK_HDR_TYPE + 1]; /* packets sent by type, for st (get_stats) */
 };
 
 /* engine helpers the CC modules use */
