@@ -122,6 +122,14 @@ void etsim_advise_huge(void *p, size_t bytes);
  * pointer must be valid even for 0 items, and UBSan says so). */
 void etsim_qsort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
 
+/* Ranks 1..n of v[0..n) into r, equal values sharing their mean rank (as
+ * Spearman's correlation wants them).  0 or ETSIM_ENOMEM. */
+int etsim_ranks(const double *v, size_t n, double *r);
+
+/* Pearson's correlation of a[0..n) and b[0..n); 0 when either is constant
+ * (or n is 0).  Of ranks (etsim_ranks) it is Spearman's. */
+double etsim_pearson(const double *a, const double *b, size_t n);
+
 /* ------------------------------------------------------------ typed heaps */
 
 /*

@@ -241,6 +241,51 @@ void etsim_qsort(void *base, size_t n, size_t elem, int (*cmp)(const void *, con
   if (n > 1) qsort(base, n, elem, cmp);
 }
 
+typedef struct {
+  double v;
+  size_t i;
+} rank_item_t;
+
+/* by value, then by position: a stable order, so ties are found adjacent */
+static int cmp_rank_item(const void *a, const void *b) {
+  const rank_item_t *x = a, *y = b;
+  if (x->v != y->v) return x->v < y->v ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+int etsim_ranks(const double *v, size_t n, double *r) {
+  rank_item_t *t = etsim_malloc(sizeof *t * (n + 1));
+  if (!t) return ETSIM_ENOMEM;
+  for (size_t i = 0; i < n; i++) t[i] = (rank_item_t){v[i], i};
+  etsim_qsort(t, n, sizeof *t, cmp_rank_item);
+  for (size_t a = 0; a < n;) {
+    size_t b = a;
+    while (b + 1 < n && t[b + 1].v == t[a].v) b++;
+    for (size_t k = a; k <= b; k++) r[t[k].i] = (double)(a + b) / 2.0 + 1.0;
+    a = b + 1;
+  }
+  etsim_free(t);
+  return 0;
+}
+
+double etsim_pearson(const double *a, const double *b, size_t n) {
+  if (!n) return 0;
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < n; i++) {
+    ma += a[i];
+    mb += b[i];
+  }
+  ma /= (double)n;
+  mb /= (double)n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < n; i++) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : 0;
+}
+
 void etsim_format_ranges(char *buf, size_t n, const uint32_t *ids, uint32_t k) {
   size_t len = 0;
   buf[0] = 0;

@@ -14,30 +14,6 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-typedef struct {
-  double v;
-  size_t i;
-} vi_t;
-
-static int cmp_vi(const void *a, const void *b) {
-  const vi_t *x = a, *y = b;
-  if (x->v != y->v) return x->v < y->v ? -1 : 1;
-  return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Average ranks (1-based) of v[0..n) into r. */
-static void ranks(const double *v, size_t n, vi_t *tmp, double *r) {
-  for (size_t i = 0; i < n; i++) tmp[i].v = v[i], tmp[i].i = i;
-  etsim_qsort(tmp, n, sizeof *tmp, cmp_vi);
-  for (size_t a = 0; a < n;) {
-    size_t b = a;
-    while (b + 1 < n && tmp[b + 1].v == tmp[a].v) b++;
-    double avg = (double)(a + b) / 2.0 + 1.0;
-    for (size_t j = a; j <= b; j++) r[tmp[j].i] = avg;
-    a = b + 1;
-  }
-}
-
 int etsim_replay_fidelity(const double *recorded, const double *measured, size_t n,
                           etsim_replay_fidelity_t *out) {
   memset(out, 0, sizeof *out);
@@ -49,9 +25,8 @@ int etsim_replay_fidelity(const double *recorded, const double *measured, size_t
   double *ape = etsim_malloc(m * sizeof *ape);
   double *rr = etsim_malloc(m * sizeof *rr);
   double *rm = etsim_malloc(m * sizeof *rm);
-  vi_t *tmp = etsim_malloc(m * sizeof *tmp);
   int rc = 0;
-  if (!rec || !mea || !ape || !rr || !rm || !tmp) {
+  if (!rec || !mea || !ape || !rr || !rm) {
     rc = ETSIM_ENOMEM;
     goto done;
   }
@@ -75,23 +50,14 @@ int etsim_replay_fidelity(const double *recorded, const double *measured, size_t
   out->wape = sum_abs / sum_rec;
   out->within10 = (double)w10 / (double)m;
   out->within25 = (double)w25 / (double)m;
-  if (m >= 2) {
-    ranks(rec, m, tmp, rr);
-    ranks(mea, m, tmp, rm);
-    double mean = ((double)m + 1.0) / 2.0, sxy = 0, sxx = 0, syy = 0;
-    for (size_t i = 0; i < m; i++) {
-      double a = rr[i] - mean, b = rm[i] - mean;
-      sxy += a * b, sxx += a * a, syy += b * b;
-    }
-    out->spearman = sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0.0;
-  }
+  if (m >= 2 && !(rc = etsim_ranks(rec, m, rr)) && !(rc = etsim_ranks(mea, m, rm)))
+    out->spearman = etsim_pearson(rr, rm, m);
 done:
   etsim_free(rec);
   etsim_free(mea);
   etsim_free(ape);
   etsim_free(rr);
   etsim_free(rm);
-  etsim_free(tmp);
   return rc;
 }
 

@@ -235,6 +235,28 @@ static void test_outfile_batch(void **s) {
   tu_rmdir(dir);
 }
 
+/* Ranks with ties, and Pearson against closed forms. */
+static void test_ranks_pearson(void **state) {
+  (void)state;
+  /* 3 once, 1 twice (ranks 1 and 2 -> 1.5), 5 three times (4, 5, 6 -> 5) */
+  const double v[] = {5, 1, 3, 5, 1, 5};
+  const double want[] = {5, 1.5, 3, 5, 1.5, 5};
+  double r[6];
+  assert_int_equal(etsim_ranks(v, 6, r), 0);
+  for (int i = 0; i < 6; i++) assert_true(r[i] == want[i]);
+  assert_int_equal(etsim_ranks(NULL, 0, r), 0);
+  /* y = 2x + 1 is +1, y = -x is -1, a constant is 0 */
+  const double x[] = {1, 2, 3, 4}, y[] = {3, 5, 7, 9}, z[] = {-1, -2, -3, -4}, c[] = {2, 2, 2, 2};
+  assert_true(fabs(etsim_pearson(x, y, 4) - 1) < 1e-15);
+  assert_true(fabs(etsim_pearson(x, z, 4) + 1) < 1e-15);
+  assert_true(etsim_pearson(x, c, 4) == 0);
+  assert_true(etsim_pearson(x, y, 0) == 0);
+  /* x against {1, 3, 2, 4}: sum of products of deviations 4, of squares 5
+   * each, so 0.8 */
+  const double w[] = {1, 3, 2, 4};
+  assert_true(fabs(etsim_pearson(x, w, 4) - 0.8) < 1e-15);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_errors),
@@ -247,6 +269,7 @@ int main(void) {
       cmocka_unit_test(test_outfile),
       cmocka_unit_test(test_outfile_batch),
       cmocka_unit_test(test_format_ranges),
+      cmocka_unit_test(test_ranks_pearson),
   };
   return TU_RUN(tests, NULL, NULL);
 }
