@@ -333,6 +333,21 @@ int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *wei
                               const etsim_synth_surrogate_config_t *cfg,
                               etsim_synth_surrogate_progress_fn fn, void *user,
                               etsim_synth_surrogate_t **out, etsim_error_t *err);
+/*
+ * Train an existing regressor further (pre-train on one set, then fine-tune
+ * on another): the same loop as _fit from s's current weights, Adam
+ * restarted, cfg's epochs (>= 0), patience, batch, lr and seed; hidden and
+ * mp_layers must be s's.  The starting weights are the epoch-0 candidate
+ * of the selection on `val` (NULL: a seeded 10% of train), so zero epochs
+ * leave s exactly as it was; the progress callback also sees epoch 0
+ * (train_loss NaN).  Categories must lie in s's vocabulary.  On return s
+ * holds the selected weights (after an error, the best seen until then).
+ */
+int etsim_synth_surrogate_finetune(etsim_synth_surrogate_t *s, const etsim_synth_data_t *train,
+                                   const double *weights, const etsim_synth_data_t *val,
+                                   const etsim_synth_surrogate_config_t *cfg,
+                                   etsim_synth_surrogate_progress_fn fn, void *user,
+                                   etsim_error_t *err);
 /* pred[d->n_graphs]; a category outside the training vocabulary is an
  * error naming the graph and node. */
 int etsim_synth_surrogate_predict(etsim_synth_surrogate_t *s, const etsim_synth_data_t *d,

@@ -528,31 +528,31 @@ int etsim_synth_score(const double *pred, const double *y, size_t n, etsim_synth
 
 /* -------------------------------------------------------------- training */
 
-int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *weights,
-                              const etsim_synth_data_t *val,
-                              const etsim_synth_surrogate_config_t *cfg,
-                              etsim_synth_surrogate_progress_fn fn, void *user,
-                              etsim_synth_surrogate_t **out, etsim_error_t *err) {
-  openblas_set_num_threads(1);
-  if (!train->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "surrogate: no training graphs");
-  etsim_synth_surrogate_t *s = NULL;
+/* Train s on `train` from its current weights, selecting on `val` (NULL:
+ * a seeded 10% of train held out).  Adam starts afresh.  With keep_start
+ * the current weights are the epoch-0 candidate (a fine-tune never ends
+ * worse on val than where it began; zero epochs keep them exactly);
+ * without, the first epoch always counts as best (a fresh model).  On any
+ * return s holds the best weights seen. */
+static int train_loop(etsim_synth_surrogate_t *s, const etsim_synth_data_t *train,
+                      const double *weights, const etsim_synth_data_t *val,
+                      const etsim_synth_surrogate_config_t *cfg, int keep_start,
+                      etsim_synth_surrogate_progress_fn fn, void *user, etsim_error_t *err) {
   gset_t TR = {0}, VA = {0};
   sws_t w = {0};
   size_t *idx = NULL, *perm = NULL, ntr = train->n_graphs, nva = 0;
   double *pred = NULL, *yv = NULL;
   float *best = NULL;
+  int rc = 0;
   etsim_rng_t rng;
   etsim_rng_seed(&rng, cfg->seed);
-  etsim_synth_data_t vocab = *train;
-  if (val && val->n_ch == train->n_ch)
-    for (uint32_t c = 0; c < train->n_ch; c++)
-      if (val->n_cls[c] > vocab.n_cls[c]) vocab.n_cls[c] = val->n_cls[c];
-  int rc = surrogate_new(&vocab, cfg, &s, err);
-  if (rc) return rc;
   idx = etsim_malloc(sizeof *idx * (ntr + 1));
   perm = etsim_malloc(sizeof *perm * (ntr + 1));
   best = etsim_malloc(sizeof *best * s->n_params);
   if (!idx || !perm || !best) goto oom;
+  memcpy(best, s->w, sizeof *best * s->n_params);
+  memset(s->am, 0, sizeof(float) * s->n_params);
+  memset(s->av, 0, sizeof(float) * s->n_params);
   for (size_t i = 0; i < ntr; i++) idx[i] = i;
   if (!val) {
     /* Hold out a seeded 10% of the training graphs for model selection. */
@@ -562,7 +562,10 @@ int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *wei
       idx[j] = t;
     }
     nva = ntr >= 10 ? ntr / 10 : (ntr >= 2 ? 1 : 0);
-    if (!nva) return etsim_error_set(err, ETSIM_EINVAL, "surrogate: need >= 2 training graphs");
+    if (!nva) {
+      rc = etsim_error_set(err, ETSIM_EINVAL, "surrogate: need >= 2 training graphs");
+      goto out;
+    }
     if ((rc = gset_build(s, train, idx, nva, NULL, &VA, err))) goto out;
     ntr -= nva;
     memmove(idx, idx + nva, sizeof *idx * ntr);
@@ -583,7 +586,16 @@ int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *wei
   nn_adam_t opt = {cfg->lr, 0.9f, 0.999f, 1e-8f, 0, 0};
   double best_val = -INFINITY;
   int since = 0;
-  memcpy(best, s->w, sizeof *best * s->n_params);
+  if (keep_start) {
+    if ((rc = predict_set(s, &w, &VA, pred))) goto oom;
+    etsim_synth_scores_t sc;
+    if (etsim_synth_score(pred, yv, VA.n_graphs, &sc)) goto oom;
+    best_val = isfinite(sc.pearson) ? sc.pearson : -1;
+    if (fn) {
+      etsim_synth_surrogate_progress_t pg = {0, cfg->epochs, NAN, sc, 1};
+      if (fn(user, &pg)) goto out;
+    }
+  }
   size_t B = (size_t)cfg->batch;
   for (int ep = 1; ep <= cfg->epochs; ep++) {
     for (size_t i = 0; i < ntr; i++) perm[i] = idx[i];
@@ -621,12 +633,12 @@ int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *wei
     }
     if (since >= cfg->patience) break;
   }
-  memcpy(s->w, best, sizeof *best * s->n_params);
   rc = 0;
   goto out;
 oom:
   rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 out:
+  if (best) memcpy(s->w, best, sizeof *best * s->n_params);
   sws_free(&w);
   gset_free(&TR);
   gset_free(&VA);
@@ -635,12 +647,48 @@ out:
   etsim_free(best);
   etsim_free(pred);
   etsim_free(yv);
+  return rc;
+}
+
+int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *weights,
+                              const etsim_synth_data_t *val,
+                              const etsim_synth_surrogate_config_t *cfg,
+                              etsim_synth_surrogate_progress_fn fn, void *user,
+                              etsim_synth_surrogate_t **out, etsim_error_t *err) {
+  openblas_set_num_threads(1);
+  if (!train->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "surrogate: no training graphs");
+  etsim_synth_surrogate_t *s = NULL;
+  etsim_synth_data_t vocab = *train;
+  if (val && val->n_ch == train->n_ch)
+    for (uint32_t c = 0; c < train->n_ch; c++)
+      if (val->n_cls[c] > vocab.n_cls[c]) vocab.n_cls[c] = val->n_cls[c];
+  int rc = surrogate_new(&vocab, cfg, &s, err);
+  if (rc) return rc;
+  rc = train_loop(s, train, weights, val, cfg, 0, fn, user, err);
   if (rc) {
     etsim_synth_surrogate_free(s);
     return rc;
   }
   *out = s;
   return 0;
+}
+
+int etsim_synth_surrogate_finetune(etsim_synth_surrogate_t *s, const etsim_synth_data_t *train,
+                                   const double *weights, const etsim_synth_data_t *val,
+                                   const etsim_synth_surrogate_config_t *cfg,
+                                   etsim_synth_surrogate_progress_fn fn, void *user,
+                                   etsim_error_t *err) {
+  openblas_set_num_threads(1);
+  if (!train->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "surrogate: no training graphs");
+  if (cfg->hidden != s->cfg.hidden || cfg->mp_layers != s->cfg.mp_layers)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "surrogate fine-tune: width %d and %d layers, the model has %d and %d",
+                           cfg->hidden, cfg->mp_layers, s->cfg.hidden, s->cfg.mp_layers);
+  if (cfg->epochs < 0 || cfg->batch < 1 || !(cfg->lr > 0) || cfg->patience < 1)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "surrogate fine-tune configuration out of range (epochs >= 0, "
+                           "batch, patience >= 1, lr > 0)");
+  return train_loop(s, train, weights, val, cfg, 1, fn, user, err);
 }
 
 int etsim_synth_surrogate_predict(etsim_synth_surrogate_t *s, const etsim_synth_data_t *d,
