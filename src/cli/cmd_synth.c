@@ -851,29 +851,34 @@ static int score_tests(etsim_synth_surrogate_t *s, etsim_synth_data_t *TE, const
   return rc;
 }
 
-/* The regressor of `synth surrogate`: fitted on TR (selected on VA), or,
- * with pre-training graphs PT, fitted on PT (selected on PV, else on VA)
- * with pc's epochs and lr and then fine-tuned on TR from those weights. */
+/* The regressor of `synth surrogate`: fitted on TR (selected on VA); or
+ * loaded from initp, or first fitted on pre-training graphs PT (selected
+ * on PV, else on VA) with pc's epochs and lr, and then fine-tuned on TR
+ * from those weights. */
 static int fit_surrogate(const etsim_synth_data_t *TR, const double *wts,
                          const etsim_synth_data_t *VA, const etsim_synth_data_t *PT,
-                         const etsim_synth_data_t *PV, const etsim_synth_surrogate_config_t *sc,
+                         const etsim_synth_data_t *PV, const char *initp,
+                         const etsim_synth_surrogate_config_t *sc,
                          const etsim_synth_surrogate_config_t *pc, sur_ctx *ctx,
                          etsim_synth_surrogate_t **s, etsim_error_t *err) {
-  if (!PT->n_graphs) return etsim_synth_surrogate_fit(TR, wts, VA, sc, on_sur_epoch, ctx, s, err);
-  if (!ctx->quiet) fprintf(stderr, "pre-training on %zu DAG(s)\n", PT->n_graphs);
-  int rc =
-      etsim_synth_surrogate_fit(PT, NULL, PV->n_graphs ? PV : VA, pc, on_sur_epoch, ctx, s, err);
-  if (rc) {
-    etsim_error_prefix(err, "pre-training");
-    return rc;
+  int rc = 0;
+  if (initp) {
+    rc = etsim_synth_surrogate_load(s, initp, err);
+  } else if (PT->n_graphs) {
+    if (!ctx->quiet) fprintf(stderr, "pre-training on %zu DAG(s)\n", PT->n_graphs);
+    rc = etsim_synth_surrogate_fit(PT, NULL, PV->n_graphs ? PV : VA, pc, on_sur_epoch, ctx, s, err);
+    if (rc) etsim_error_prefix(err, "pre-training");
+  } else {
+    return etsim_synth_surrogate_fit(TR, wts, VA, sc, on_sur_epoch, ctx, s, err);
   }
+  if (rc) return rc;
   if (!ctx->quiet) fprintf(stderr, "fine-tuning on %zu DAG(s)\n", TR->n_graphs);
   return etsim_synth_surrogate_finetune(*s, TR, wts, VA, sc, on_sur_epoch, ctx, err);
 }
 
 static int cmd_surrogate(int argc, char **argv) {
   enum { MAXT = 16 };
-  const char *valp = NULL, *predp = NULL, *pvalp = NULL;
+  const char *valp = NULL, *predp = NULL, *pvalp = NULL, *initp = NULL, *savep = NULL;
   cli_list_t train, aug, test, pre;
   int json = 0, quiet = 0;
   int64_t pre_ep = 500;
@@ -907,6 +912,9 @@ static int cmd_surrogate(int argc, char **argv) {
                 "pre-training epochs at most (default 500)"),
       CLI_O_REAL("--pretrain-lr", NULL, &pre_lr, "LR", 1e-9, 0.999999,
                  "pre-training Adam learning rate (default 0.001)"),
+      CLI_O_STR("--init", NULL, &initp, "FILE",
+                "start from these saved weights (--save) and fine-tune them on --train"),
+      CLI_O_STR("--save", NULL, &savep, "FILE", "write the trained regressor's weights"),
       {.name = "--test",
        .kind = CLI_LIST,
        .out = &test,
@@ -918,21 +926,23 @@ static int cmd_surrogate(int argc, char **argv) {
                 "one 'SET GRAPH LABEL PREDICTION' line per test DAG"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
-  const cli_cmd_t cmd = {"synth surrogate",
-                         "--train FILE [--train ...] [--aug FILE ...] [--val FILE]\n"
-                         "                       [--pretrain FILE ...] --test FILE [--test ...] "
-                         "[options]",
-                         "The BiMPNN regressor alone: trained on --train (plus --aug graphs\n"
-                         "weighing --aug-weight), selected on --val or a seeded 10% of the\n"
-                         "--train graphs, scored on each --test set (Pearson, Spearman, MAE).\n"
-                         "With --pretrain it is first trained on those graphs (selected on\n"
-                         "--pretrain-val), then fine-tuned on --train from those weights; the\n"
-                         "pre-trained weights are the fine-tune's epoch-0 candidate.",
-                         opts,
-                         0,
-                         0,
-                         NULL,
-                         EXIT_EPILOG};
+  const cli_cmd_t cmd = {
+      "synth surrogate",
+      "--train FILE [--train ...] [--aug FILE ...] [--val FILE]\n"
+      "                       [--pretrain FILE ... | --init FILE] --test FILE [--test ...] "
+      "[options]",
+      "The BiMPNN regressor alone: trained on --train (plus --aug graphs\n"
+      "weighing --aug-weight), selected on --val or a seeded 10% of the\n"
+      "--train graphs, scored on each --test set (Pearson, Spearman, MAE).\n"
+      "With --pretrain it is first trained on those graphs (selected on\n"
+      "--pretrain-val), then fine-tuned on --train from those weights; the\n"
+      "pre-trained weights are the fine-tune's epoch-0 candidate. --init\n"
+      "starts the fine-tune from weights written by --save instead.",
+      opts,
+      0,
+      0,
+      NULL,
+      EXIT_EPILOG};
   int code = cli_parse(&cmd, argc - 1, argv + 1, NULL, NULL);
   if (code >= 0) return code;
   sur_config(&sa, &sc);
@@ -944,7 +954,9 @@ static int cmd_surrogate(int argc, char **argv) {
   if (!nt || !ntest)
     code = cli_usage_error("synth surrogate needs --train and --test (see --help)");
   else if (ntest > MAXT) code = cli_usage_error("at most %d --test arguments", MAXT);
-  else if (!sc.epochs && !np) code = cli_usage_error("--epochs 0 needs --pretrain");
+  else if (!sc.epochs && !np && !initp)
+    code = cli_usage_error("--epochs 0 needs --pretrain or --init");
+  else if (np && initp) code = cli_usage_error("--pretrain and --init exclude each other");
   else if (pvalp && !np) code = cli_usage_error("--pretrain-val needs --pretrain");
   if (code >= 0) {
     cli_lists_free(opts);
@@ -1004,8 +1016,9 @@ static int cmd_surrogate(int argc, char **argv) {
     sur_ctx ctx = {quiet};
     if (!valp) rc = hold_out(&TR, &n_real, &VA, sc.seed, &err);
     for (size_t i = 0; i < TR.n_graphs; i++) wts[i] = i < n_real ? 1.0 : aug_w;
-    if (!rc) rc = fit_surrogate(&TR, wts, &VA, &PT, &PV, &sc, &pc, &ctx, &s, &err);
+    if (!rc) rc = fit_surrogate(&TR, wts, &VA, &PT, &PV, initp, &sc, &pc, &ctx, &s, &err);
   }
+  if (!rc && savep) rc = etsim_synth_surrogate_save(s, savep, &err);
   if (!rc)
     rc = score_tests(s, TE, testp, ntest, predp, json, n_real, TR.n_graphs - n_real, pred, y, &err);
   etsim_synth_surrogate_free(s);
