@@ -745,6 +745,18 @@ static void same_vocab(etsim_synth_data_t **sets, int n) {
   }
 }
 
+/* sets[0]'s category layout in every other (non-NULL, non-empty) set,
+ * named names[k] in the error; then one vocabulary for all. */
+static int one_layout(etsim_synth_data_t **sets, const char **names, int n, etsim_error_t *err) {
+  for (int k = 1; k < n; k++)
+    if (sets[k] && sets[k]->n_graphs &&
+        (sets[k]->kind != sets[0]->kind || sets[k]->n_ch != sets[0]->n_ch))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: category layout differs from the training data", names[k]);
+  same_vocab(sets, n);
+  return 0;
+}
+
 /* Append every graph of src to dst (same layout). */
 static int append_all(etsim_synth_data_t *dst, const etsim_synth_data_t *src, etsim_error_t *err) {
   if (dst->n_graphs && (dst->kind != src->kind || dst->n_ch != src->n_ch))
@@ -966,11 +978,8 @@ static int cmd_surrogate(int argc, char **argv) {
   etsim_synth_trace_opts_t to;
   etsim_synth_trace_opts_default(&to);
   etsim_synth_data_t TR, AU, VA, TE[MAXT], PT, PV, one;
-  etsim_synth_data_init(&TR);
-  etsim_synth_data_init(&AU);
-  etsim_synth_data_init(&VA);
-  etsim_synth_data_init(&PT);
-  etsim_synth_data_init(&PV);
+  etsim_synth_data_t *own[] = {&TR, &AU, &VA, &PT, &PV};
+  for (int k = 0; k < 5; k++) etsim_synth_data_init(own[k]);
   for (int k = 0; k < MAXT; k++) etsim_synth_data_init(&TE[k]);
   double *wts = NULL, *pred = NULL, *y = NULL;
   etsim_synth_surrogate_t *s = NULL;
@@ -995,11 +1004,7 @@ static int cmd_surrogate(int argc, char **argv) {
                                           pvalp ? &PV : NULL};
     const char *names[4 + MAXT] = {NULL, valp, "the --pretrain data", pvalp};
     for (int k = 0; k < ntest; k++) sets[4 + k] = &TE[k], names[4 + k] = testp[k];
-    for (int k = 1; k < 4 + ntest && !rc; k++)
-      if (sets[k] && sets[k]->n_graphs && (sets[k]->kind != TR.kind || sets[k]->n_ch != TR.n_ch))
-        rc = etsim_error_set(&err, ETSIM_EINVAL,
-                             "%s: category layout differs from the training data", names[k]);
-    if (!rc) same_vocab(sets, 4 + ntest);
+    rc = one_layout(sets, names, 4 + ntest, &err);
   }
   if (!rc) {
     size_t mt = 0;
@@ -1022,11 +1027,7 @@ static int cmd_surrogate(int argc, char **argv) {
   if (!rc)
     rc = score_tests(s, TE, testp, ntest, predp, json, n_real, TR.n_graphs - n_real, pred, y, &err);
   etsim_synth_surrogate_free(s);
-  etsim_synth_data_free(&TR);
-  etsim_synth_data_free(&AU);
-  etsim_synth_data_free(&VA);
-  etsim_synth_data_free(&PT);
-  etsim_synth_data_free(&PV);
+  for (int k = 0; k < 5; k++) etsim_synth_data_free(own[k]);
   for (int k = 0; k < MAXT; k++) etsim_synth_data_free(&TE[k]);
   free(wts);
   free(pred);
