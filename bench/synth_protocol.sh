@@ -17,6 +17,10 @@
 #                  protocol: synthetic train and validation sets)
 #       real       trained on tr.txt, selected on sel.txt
 #       real+gen   trained on tr.txt plus gen.txt, selected on sel.txt
+#       pretrain   pre-trained on gen.txt (selected on gen_sel.txt, i.e.
+#                  the "generated" surrogate), then fine-tuned on tr.txt
+#                  from those weights, selected on sel.txt (not a default
+#                  row: name it in ROWS)
 #  4. graph statistics of gen.txt and of the DAGGEN-style baseline against
 #     test.txt.
 # Every line of results.txt is one (seed, what) row; summary.txt holds
@@ -33,6 +37,8 @@
 #                  "--guidance 2" with the train option --label-drop 0.15
 #                  after EPOCHS.  FiLM label conditioning: the train
 #                  option --film (measured worse on TPU Tile, docs/synth.md).
+#   PRETRAIN_OPTS  extra options of the pretrain row only (e.g. "--lr
+#                  3e-4" for the fine-tune, --pretrain-epochs N).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows
 #                  (default "1"); weight w != 1 gives the row "real+gen@w"
 #                  (name it so in ROWS).
@@ -97,6 +103,8 @@ for s in $SEEDS; do
   stats daggen "$s" "base$s.txt"
   sur generated "$s" --train "gen$s.txt" --val "gen_sel$s.txt"
   sur real "$s" --train tr.txt --val sel.txt
+  sur pretrain "$s" --pretrain "gen$s.txt" --pretrain-val "gen_sel$s.txt" --train tr.txt \
+    --val sel.txt ${PRETRAIN_OPTS:-}
   for w in ${AUG_WEIGHTS:-1}; do
     tag=real+gen
     [ "$w" = 1 ] || tag=real+gen@$w

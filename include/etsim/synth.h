@@ -333,11 +333,36 @@ int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *wei
                               const etsim_synth_surrogate_config_t *cfg,
                               etsim_synth_surrogate_progress_fn fn, void *user,
                               etsim_synth_surrogate_t **out, etsim_error_t *err);
+/*
+ * Train an existing regressor further (pre-train on one set, then fine-tune
+ * on another): the same loop as _fit from s's current weights, Adam
+ * restarted, cfg's epochs (>= 0), patience, batch, lr and seed (its hidden
+ * and mp_layers are ignored: s's; its batch is also the one s predicts
+ * with from then on).  The starting weights are the epoch-0
+ * candidate of the selection on `val` (NULL: a seeded 10% of train), so
+ * zero epochs leave s exactly as it was; the progress callback also sees
+ * epoch 0 (train_loss NaN).  Categories must lie in s's vocabulary.  On
+ * return s holds the selected weights (after an error, the best seen until
+ * then).
+ */
+int etsim_synth_surrogate_finetune(etsim_synth_surrogate_t *s, const etsim_synth_data_t *train,
+                                   const double *weights, const etsim_synth_data_t *val,
+                                   const etsim_synth_surrogate_config_t *cfg,
+                                   etsim_synth_surrogate_progress_fn fn, void *user,
+                                   etsim_error_t *err);
 /* pred[d->n_graphs]; a category outside the training vocabulary is an
  * error naming the graph and node. */
 int etsim_synth_surrogate_predict(etsim_synth_surrogate_t *s, const etsim_synth_data_t *d,
                                   double *pred, etsim_error_t *err);
 size_t etsim_synth_surrogate_params(const etsim_synth_surrogate_t *s);
+/* The regressor's weights and layout (width, layers, channels and their
+ * categories, batch size) to a file, and back: a loaded regressor predicts
+ * exactly as the saved one and can be fine-tuned (its other training
+ * settings are not kept: pass them to _finetune).  Damage, truncation and another format
+ * version are errors naming the file. */
+int etsim_synth_surrogate_save(const etsim_synth_surrogate_t *s, const char *path,
+                               etsim_error_t *err);
+int etsim_synth_surrogate_load(etsim_synth_surrogate_t **out, const char *path, etsim_error_t *err);
 void etsim_synth_surrogate_free(etsim_synth_surrogate_t *s);
 
 /* --------------------------------------------------------------- eval */

@@ -612,8 +612,8 @@ static void sur_config(const sur_args_t *a, etsim_synth_surrogate_config_t *sc) 
   CLI_O_INT("--" pre "hidden", NULL, &(a)->hidden, "H", 1, 4096, "surrogate width (default 128)"), \
       CLI_O_INT("--" pre "mp-layers", NULL, &(a)->mp_layers, "K", 0, 8,                            \
                 "surrogate message-passing layers (default 4)"),                                   \
-      CLI_O_INT("--" pre "epochs", NULL, &(a)->epochs, "E", 1, 100000,                             \
-                "surrogate training epochs (default 500)"),                                        \
+      CLI_O_INT("--" pre "epochs", NULL, &(a)->epochs, "E", 0, 100000,                             \
+                "surrogate training epochs (default 500; 0 only after a pre-training)"),           \
       CLI_O_INT("--" pre "patience", NULL, &(a)->patience, "P", 1, 100000,                         \
                 "stop after P epochs without a better validation score (default 100)"),            \
       CLI_O_INT("--" pre "batch", NULL, &(a)->batch, "B", 1, 1 << 20,                              \
@@ -745,6 +745,18 @@ static void same_vocab(etsim_synth_data_t **sets, int n) {
   }
 }
 
+/* sets[0]'s category layout in every other (non-NULL, non-empty) set,
+ * named names[k] in the error; then one vocabulary for all. */
+static int one_layout(etsim_synth_data_t **sets, const char **names, int n, etsim_error_t *err) {
+  for (int k = 1; k < n; k++)
+    if (sets[k] && sets[k]->n_graphs &&
+        (sets[k]->kind != sets[0]->kind || sets[k]->n_ch != sets[0]->n_ch))
+      return etsim_error_set(err, ETSIM_EINVAL,
+                             "%s: category layout differs from the training data", names[k]);
+  same_vocab(sets, n);
+  return 0;
+}
+
 /* Append every graph of src to dst (same layout). */
 static int append_all(etsim_synth_data_t *dst, const etsim_synth_data_t *src, etsim_error_t *err) {
   if (dst->n_graphs && (dst->kind != src->kind || dst->n_ch != src->n_ch))
@@ -801,6 +813,11 @@ typedef struct {
 static int on_sur_epoch(void *user, const etsim_synth_surrogate_progress_t *p) {
   sur_ctx *c = user;
   if (c->quiet) return 0;
+  if (!p->epoch) {
+    fprintf(stderr, "start (pre-trained)  val Pearson %.4f  Spearman %.4f  MAE %.4f\n",
+            p->val.pearson, p->val.spearman, p->val.mae);
+    return 0;
+  }
   fprintf(stderr, "epoch %3d/%d  loss %.4f  val Pearson %.4f  Spearman %.4f  MAE %.4f%s\n",
           p->epoch, p->epochs, p->train_loss, p->val.pearson, p->val.spearman, p->val.mae,
           p->best ? "  best" : "");
@@ -846,12 +863,38 @@ static int score_tests(etsim_synth_surrogate_t *s, etsim_synth_data_t *TE, const
   return rc;
 }
 
+/* The regressor of `synth surrogate`: fitted on TR (selected on VA); or
+ * loaded from initp, or first fitted on pre-training graphs PT (selected
+ * on PV, else on VA) with pc's epochs and lr, and then fine-tuned on TR
+ * from those weights. */
+static int fit_surrogate(const etsim_synth_data_t *TR, const double *wts,
+                         const etsim_synth_data_t *VA, const etsim_synth_data_t *PT,
+                         const etsim_synth_data_t *PV, const char *initp,
+                         const etsim_synth_surrogate_config_t *sc,
+                         const etsim_synth_surrogate_config_t *pc, sur_ctx *ctx,
+                         etsim_synth_surrogate_t **s, etsim_error_t *err) {
+  int rc = 0;
+  if (initp) {
+    rc = etsim_synth_surrogate_load(s, initp, err);
+  } else if (PT->n_graphs) {
+    if (!ctx->quiet) fprintf(stderr, "pre-training on %zu DAG(s)\n", PT->n_graphs);
+    rc = etsim_synth_surrogate_fit(PT, NULL, PV->n_graphs ? PV : VA, pc, on_sur_epoch, ctx, s, err);
+    if (rc) etsim_error_prefix(err, "pre-training");
+  } else {
+    return etsim_synth_surrogate_fit(TR, wts, VA, sc, on_sur_epoch, ctx, s, err);
+  }
+  if (rc) return rc;
+  if (!ctx->quiet) fprintf(stderr, "fine-tuning on %zu DAG(s)\n", TR->n_graphs);
+  return etsim_synth_surrogate_finetune(*s, TR, wts, VA, sc, on_sur_epoch, ctx, err);
+}
+
 static int cmd_surrogate(int argc, char **argv) {
   enum { MAXT = 16 };
-  const char *valp = NULL, *predp = NULL;
-  cli_list_t train, aug, test;
+  const char *valp = NULL, *predp = NULL, *pvalp = NULL, *initp = NULL, *savep = NULL;
+  cli_list_t train, aug, test, pre;
   int json = 0, quiet = 0;
-  double aug_w = 1.0;
+  int64_t pre_ep = 500;
+  double aug_w = 1.0, pre_lr = 1e-3;
   etsim_synth_surrogate_config_t sc;
   etsim_synth_surrogate_config_default(&sc);
   sur_args_t sa = sur_args(&sc);
@@ -870,6 +913,20 @@ static int cmd_surrogate(int argc, char **argv) {
                  "weight of an augmenting DAG (default 1)"),
       CLI_O_STR("--val", NULL, &valp, "FILE",
                 "validation DAGs (default: a seeded 10% of the --train graphs)"),
+      {.name = "--pretrain",
+       .kind = CLI_LIST,
+       .out = &pre,
+       .metavar = "FILE",
+       .help = "pre-train on these DAGs (repeatable), then fine-tune on --train"},
+      CLI_O_STR("--pretrain-val", NULL, &pvalp, "FILE",
+                "validation DAGs of the pre-training (default: those of the fine-tune)"),
+      CLI_O_INT("--pretrain-epochs", NULL, &pre_ep, "E", 1, 100000,
+                "pre-training epochs at most (default 500)"),
+      CLI_O_REAL("--pretrain-lr", NULL, &pre_lr, "LR", 1e-9, 0.999999,
+                 "pre-training Adam learning rate (default 0.001)"),
+      CLI_O_STR("--init", NULL, &initp, "FILE",
+                "start from these saved weights (--save) and fine-tune them on --train"),
+      CLI_O_STR("--save", NULL, &savep, "FILE", "write the trained regressor's weights"),
       {.name = "--test",
        .kind = CLI_LIST,
        .out = &test,
@@ -881,25 +938,38 @@ static int cmd_surrogate(int argc, char **argv) {
                 "one 'SET GRAPH LABEL PREDICTION' line per test DAG"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
-  const cli_cmd_t cmd = {"synth surrogate",
-                         "--train FILE [--train ...] [--aug FILE ...] [--val FILE]\n"
-                         "                       --test FILE [--test ...] [options]",
-                         "The BiMPNN regressor alone: trained on --train (plus --aug graphs\n"
-                         "weighing --aug-weight), selected on --val or a seeded 10% of the\n"
-                         "--train graphs, scored on each --test set (Pearson, Spearman, MAE).",
-                         opts,
-                         0,
-                         0,
-                         NULL,
-                         EXIT_EPILOG};
+  const cli_cmd_t cmd = {
+      "synth surrogate",
+      "--train FILE [--train ...] [--aug FILE ...] [--val FILE]\n"
+      "                       [--pretrain FILE ... | --init FILE] --test FILE [--test ...] "
+      "[options]",
+      "The BiMPNN regressor alone: trained on --train (plus --aug graphs\n"
+      "weighing --aug-weight), selected on --val or a seeded 10% of the\n"
+      "--train graphs, scored on each --test set (Pearson, Spearman, MAE).\n"
+      "With --pretrain it is first trained on those graphs (selected on\n"
+      "--pretrain-val), then fine-tuned on --train from those weights; the\n"
+      "pre-trained weights are the fine-tune's epoch-0 candidate. --init\n"
+      "starts the fine-tune from weights written by --save instead.",
+      opts,
+      0,
+      0,
+      NULL,
+      EXIT_EPILOG};
   int code = cli_parse(&cmd, argc - 1, argv + 1, NULL, NULL);
   if (code >= 0) return code;
   sur_config(&sa, &sc);
-  const char **trainp = train.v, **augp = aug.v, **testp = test.v;
-  int nt = (int)train.n, na = (int)aug.n, ntest = (int)test.n;
+  etsim_synth_surrogate_config_t pc = sc;
+  pc.epochs = (int)pre_ep;
+  pc.lr = (float)pre_lr;
+  const char **trainp = train.v, **augp = aug.v, **testp = test.v, **prep = pre.v;
+  int nt = (int)train.n, na = (int)aug.n, ntest = (int)test.n, np = (int)pre.n;
   if (!nt || !ntest)
     code = cli_usage_error("synth surrogate needs --train and --test (see --help)");
   else if (ntest > MAXT) code = cli_usage_error("at most %d --test arguments", MAXT);
+  else if (!sc.epochs && !np && !initp)
+    code = cli_usage_error("--epochs 0 needs --pretrain or --init");
+  else if (np && initp) code = cli_usage_error("--pretrain and --init exclude each other");
+  else if (pvalp && !np) code = cli_usage_error("--pretrain-val needs --pretrain");
   if (code >= 0) {
     cli_lists_free(opts);
     return code;
@@ -907,33 +977,34 @@ static int cmd_surrogate(int argc, char **argv) {
   etsim_error_t err = {0};
   etsim_synth_trace_opts_t to;
   etsim_synth_trace_opts_default(&to);
-  etsim_synth_data_t TR, AU, VA, TE[MAXT], one;
-  etsim_synth_data_init(&TR);
-  etsim_synth_data_init(&AU);
-  etsim_synth_data_init(&VA);
+  etsim_synth_data_t TR, AU, VA, TE[MAXT], PT, PV, one;
+  etsim_synth_data_t *own[] = {&TR, &AU, &VA, &PT, &PV};
+  for (int k = 0; k < 5; k++) etsim_synth_data_init(own[k]);
   for (int k = 0; k < MAXT; k++) etsim_synth_data_init(&TE[k]);
   double *wts = NULL, *pred = NULL, *y = NULL;
   etsim_synth_surrogate_t *s = NULL;
   int rc = 0;
-  for (int k = 0; k < nt + na && !rc; k++) {
+  for (int k = 0; k < nt + na + np && !rc; k++) {
     etsim_synth_data_init(&one);
-    rc = load_path(&one, k < nt ? trainp[k] : augp[k - nt], &to, &err);
-    if (!rc) rc = append_all(k < nt ? &TR : &AU, &one, &err);
+    rc = load_path(&one,
+                   k < nt        ? trainp[k]
+                   : k < nt + na ? augp[k - nt]
+                                 : prep[k - nt - na],
+                   &to, &err);
+    if (!rc) rc = append_all(k < nt ? &TR : k < nt + na ? &AU : &PT, &one, &err);
     etsim_synth_data_free(&one);
   }
   if (!rc && valp) rc = load_path(&VA, valp, &to, &err);
+  if (!rc && pvalp) rc = load_path(&PV, pvalp, &to, &err);
   for (int k = 0; k < ntest && !rc; k++) rc = load_path(&TE[k], testp[k], &to, &err);
   size_t n_real = TR.n_graphs;
   if (!rc && AU.n_graphs) rc = append_all(&TR, &AU, &err);
   if (!rc) {
-    etsim_synth_data_t *sets[2 + MAXT] = {&TR, valp ? &VA : NULL};
-    for (int k = 0; k < ntest; k++) sets[2 + k] = &TE[k];
-    for (int k = 1; k < 2 + ntest; k++)
-      if (sets[k] && sets[k]->n_graphs && (sets[k]->kind != TR.kind || sets[k]->n_ch != TR.n_ch))
-        rc = etsim_error_set(&err, ETSIM_EINVAL,
-                             "%s: category layout differs from the training data",
-                             k == 1 ? valp : testp[k - 2]);
-    if (!rc) same_vocab(sets, 2 + ntest);
+    etsim_synth_data_t *sets[4 + MAXT] = {&TR, valp ? &VA : NULL, np ? &PT : NULL,
+                                          pvalp ? &PV : NULL};
+    const char *names[4 + MAXT] = {NULL, valp, "the --pretrain data", pvalp};
+    for (int k = 0; k < ntest; k++) sets[4 + k] = &TE[k], names[4 + k] = testp[k];
+    rc = one_layout(sets, names, 4 + ntest, &err);
   }
   if (!rc) {
     size_t mt = 0;
@@ -950,14 +1021,13 @@ static int cmd_surrogate(int argc, char **argv) {
     sur_ctx ctx = {quiet};
     if (!valp) rc = hold_out(&TR, &n_real, &VA, sc.seed, &err);
     for (size_t i = 0; i < TR.n_graphs; i++) wts[i] = i < n_real ? 1.0 : aug_w;
-    if (!rc) rc = etsim_synth_surrogate_fit(&TR, wts, &VA, &sc, on_sur_epoch, &ctx, &s, &err);
+    if (!rc) rc = fit_surrogate(&TR, wts, &VA, &PT, &PV, initp, &sc, &pc, &ctx, &s, &err);
   }
+  if (!rc && savep) rc = etsim_synth_surrogate_save(s, savep, &err);
   if (!rc)
     rc = score_tests(s, TE, testp, ntest, predp, json, n_real, TR.n_graphs - n_real, pred, y, &err);
   etsim_synth_surrogate_free(s);
-  etsim_synth_data_free(&TR);
-  etsim_synth_data_free(&AU);
-  etsim_synth_data_free(&VA);
+  for (int k = 0; k < 5; k++) etsim_synth_data_free(own[k]);
   for (int k = 0; k < MAXT; k++) etsim_synth_data_free(&TE[k]);
   free(wts);
   free(pred);

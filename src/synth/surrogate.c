@@ -19,7 +19,9 @@
 #include "synth/synth_int.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -528,31 +530,31 @@ int etsim_synth_score(const double *pred, const double *y, size_t n, etsim_synth
 
 /* -------------------------------------------------------------- training */
 
-int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *weights,
-                              const etsim_synth_data_t *val,
-                              const etsim_synth_surrogate_config_t *cfg,
-                              etsim_synth_surrogate_progress_fn fn, void *user,
-                              etsim_synth_surrogate_t **out, etsim_error_t *err) {
-  openblas_set_num_threads(1);
-  if (!train->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "surrogate: no training graphs");
-  etsim_synth_surrogate_t *s = NULL;
+/* Train s on `train` from its current weights, selecting on `val` (NULL:
+ * a seeded 10% of train held out).  Adam starts afresh.  With keep_start
+ * the current weights are the epoch-0 candidate (a fine-tune never ends
+ * worse on val than where it began; zero epochs keep them exactly);
+ * without, the first epoch always counts as best (a fresh model).  On any
+ * return s holds the best weights seen. */
+static int train_loop(etsim_synth_surrogate_t *s, const etsim_synth_data_t *train,
+                      const double *weights, const etsim_synth_data_t *val,
+                      const etsim_synth_surrogate_config_t *cfg, int keep_start,
+                      etsim_synth_surrogate_progress_fn fn, void *user, etsim_error_t *err) {
   gset_t TR = {0}, VA = {0};
   sws_t w = {0};
   size_t *idx = NULL, *perm = NULL, ntr = train->n_graphs, nva = 0;
   double *pred = NULL, *yv = NULL;
   float *best = NULL;
+  int rc = 0;
   etsim_rng_t rng;
   etsim_rng_seed(&rng, cfg->seed);
-  etsim_synth_data_t vocab = *train;
-  if (val && val->n_ch == train->n_ch)
-    for (uint32_t c = 0; c < train->n_ch; c++)
-      if (val->n_cls[c] > vocab.n_cls[c]) vocab.n_cls[c] = val->n_cls[c];
-  int rc = surrogate_new(&vocab, cfg, &s, err);
-  if (rc) return rc;
   idx = etsim_malloc(sizeof *idx * (ntr + 1));
   perm = etsim_malloc(sizeof *perm * (ntr + 1));
   best = etsim_malloc(sizeof *best * s->n_params);
   if (!idx || !perm || !best) goto oom;
+  memcpy(best, s->w, sizeof *best * s->n_params);
+  memset(s->am, 0, sizeof(float) * s->n_params);
+  memset(s->av, 0, sizeof(float) * s->n_params);
   for (size_t i = 0; i < ntr; i++) idx[i] = i;
   if (!val) {
     /* Hold out a seeded 10% of the training graphs for model selection. */
@@ -562,7 +564,10 @@ int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *wei
       idx[j] = t;
     }
     nva = ntr >= 10 ? ntr / 10 : (ntr >= 2 ? 1 : 0);
-    if (!nva) return etsim_error_set(err, ETSIM_EINVAL, "surrogate: need >= 2 training graphs");
+    if (!nva) {
+      rc = etsim_error_set(err, ETSIM_EINVAL, "surrogate: need >= 2 training graphs");
+      goto out;
+    }
     if ((rc = gset_build(s, train, idx, nva, NULL, &VA, err))) goto out;
     ntr -= nva;
     memmove(idx, idx + nva, sizeof *idx * ntr);
@@ -583,7 +588,16 @@ int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *wei
   nn_adam_t opt = {cfg->lr, 0.9f, 0.999f, 1e-8f, 0, 0};
   double best_val = -INFINITY;
   int since = 0;
-  memcpy(best, s->w, sizeof *best * s->n_params);
+  if (keep_start) {
+    if ((rc = predict_set(s, &w, &VA, pred))) goto oom;
+    etsim_synth_scores_t sc;
+    if (etsim_synth_score(pred, yv, VA.n_graphs, &sc)) goto oom;
+    best_val = isfinite(sc.pearson) ? sc.pearson : -1;
+    if (fn) {
+      etsim_synth_surrogate_progress_t pg = {0, cfg->epochs, NAN, sc, 1};
+      if (fn(user, &pg)) goto out;
+    }
+  }
   size_t B = (size_t)cfg->batch;
   for (int ep = 1; ep <= cfg->epochs; ep++) {
     for (size_t i = 0; i < ntr; i++) perm[i] = idx[i];
@@ -621,12 +635,12 @@ int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *wei
     }
     if (since >= cfg->patience) break;
   }
-  memcpy(s->w, best, sizeof *best * s->n_params);
   rc = 0;
   goto out;
 oom:
   rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
 out:
+  if (best) memcpy(s->w, best, sizeof *best * s->n_params);
   sws_free(&w);
   gset_free(&TR);
   gset_free(&VA);
@@ -635,12 +649,48 @@ out:
   etsim_free(best);
   etsim_free(pred);
   etsim_free(yv);
+  return rc;
+}
+
+int etsim_synth_surrogate_fit(const etsim_synth_data_t *train, const double *weights,
+                              const etsim_synth_data_t *val,
+                              const etsim_synth_surrogate_config_t *cfg,
+                              etsim_synth_surrogate_progress_fn fn, void *user,
+                              etsim_synth_surrogate_t **out, etsim_error_t *err) {
+  openblas_set_num_threads(1);
+  if (!train->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "surrogate: no training graphs");
+  etsim_synth_surrogate_t *s = NULL;
+  etsim_synth_data_t vocab = *train;
+  if (val && val->n_ch == train->n_ch)
+    for (uint32_t c = 0; c < train->n_ch; c++)
+      if (val->n_cls[c] > vocab.n_cls[c]) vocab.n_cls[c] = val->n_cls[c];
+  int rc = surrogate_new(&vocab, cfg, &s, err);
+  if (rc) return rc;
+  rc = train_loop(s, train, weights, val, cfg, 0, fn, user, err);
   if (rc) {
     etsim_synth_surrogate_free(s);
     return rc;
   }
   *out = s;
   return 0;
+}
+
+int etsim_synth_surrogate_finetune(etsim_synth_surrogate_t *s, const etsim_synth_data_t *train,
+                                   const double *weights, const etsim_synth_data_t *val,
+                                   const etsim_synth_surrogate_config_t *cfg,
+                                   etsim_synth_surrogate_progress_fn fn, void *user,
+                                   etsim_error_t *err) {
+  openblas_set_num_threads(1);
+  if (!train->n_graphs) return etsim_error_set(err, ETSIM_EINVAL, "surrogate: no training graphs");
+  if (cfg->epochs < 0 || cfg->batch < 1 || !(cfg->lr > 0) || cfg->patience < 1)
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "surrogate fine-tune configuration out of range (epochs >= 0, "
+                           "batch, patience >= 1, lr > 0)");
+  etsim_synth_surrogate_config_t c = *cfg;
+  c.hidden = s->cfg.hidden;
+  c.mp_layers = s->cfg.mp_layers;
+  s->cfg = c; /* predictions now batch as this training did */
+  return train_loop(s, train, weights, val, &c, 1, fn, user, err);
 }
 
 int etsim_synth_surrogate_predict(etsim_synth_surrogate_t *s, const etsim_synth_data_t *d,
@@ -682,4 +732,137 @@ int etsim_synth__surrogate_new(const etsim_synth_data_t *d,
                                const etsim_synth_surrogate_config_t *cfg,
                                etsim_synth_surrogate_t **out, etsim_error_t *err) {
   return surrogate_new(d, cfg, out, err);
+}
+
+/* ------------------------------------------------------------ weights file
+ *
+ * "ETSSURR\0", then u32 version (1), byte-order word 0x01020304, hidden,
+ * mp_layers, n_ch, n_cls[ETSIM_SYNTH_MAX_CH], the batch size (predictions
+ * run in batches of it, and a float sum's rounding depends on them), u64
+ * n_params, the float parameters in layout order, and a u64 hash of
+ * everything before it.  Native byte order (checked); the other training
+ * settings are not kept. */
+
+#define SUR_MAGIC "ETSSURR\0"
+#define SUR_VERSION 1u
+#define SUR_NU (6 + ETSIM_SYNTH_MAX_CH)
+#define SUR_HDR (8 + 4 * SUR_NU + 8)
+
+int etsim_synth_surrogate_save(const etsim_synth_surrogate_t *s, const char *path,
+                               etsim_error_t *err) {
+  uint8_t hdr[SUR_HDR];
+  uint32_t u[SUR_NU] = {SUR_VERSION, 0x01020304u, (uint32_t)s->cfg.hidden,
+                        (uint32_t)s->cfg.mp_layers, s->n_ch};
+  for (uint32_t c = 0; c < s->n_ch; c++) u[5 + c] = s->n_cls[c];
+  u[SUR_NU - 1] = (uint32_t)s->cfg.batch;
+  uint64_t np = s->n_params;
+  memcpy(hdr, SUR_MAGIC, 8);
+  memcpy(hdr + 8, u, sizeof u);
+  memcpy(hdr + 8 + sizeof u, &np, 8);
+  size_t nb = SUR_HDR + sizeof(float) * s->n_params;
+  uint8_t *buf = etsim_malloc(nb + 8);
+  if (!buf) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  memcpy(buf, hdr, SUR_HDR);
+  memcpy(buf + SUR_HDR, s->w, sizeof(float) * s->n_params);
+  uint64_t h = etsim_hash_bytes(buf, nb);
+  memcpy(buf + nb, &h, 8);
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (!rc) {
+    if (fwrite(buf, 1, nb + 8, o.fp) != nb + 8) {
+      etsim_outfile_abort(&o);
+      rc = etsim_error_set(err, ETSIM_EIO, "%s: write error", path);
+    } else {
+      rc = etsim_outfile_commit(&o, err);
+    }
+  }
+  etsim_free(buf);
+  return rc;
+}
+
+/* The header's fields, checked; a model with that layout, untrained. */
+static int sur_header(const uint8_t *hdr, const char *path, etsim_synth_surrogate_t **out,
+                      uint64_t *np, etsim_error_t *err) {
+  uint32_t u[SUR_NU];
+  if (memcmp(hdr, SUR_MAGIC, 8))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: not an etsim surrogate (bad magic)", path);
+  memcpy(u, hdr + 8, sizeof u);
+  memcpy(np, hdr + 8 + sizeof u, 8);
+  if (u[0] != SUR_VERSION)
+    return etsim_error_set(err, ETSIM_EFORMAT,
+                           "%s: surrogate format version %u, this etsim reads version %u", path,
+                           u[0], SUR_VERSION);
+  if (u[1] != 0x01020304u)
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: written on a machine of another byte order",
+                           path);
+  etsim_synth_surrogate_config_t c;
+  etsim_synth_surrogate_config_default(&c);
+  c.hidden = (int)(u[2] <= 4096 ? u[2] : 0);
+  c.mp_layers = (int)(u[3] <= SY_MAXK ? u[3] : SY_MAXK + 1);
+  c.batch = (int)(u[SUR_NU - 1] <= (1u << 20) ? u[SUR_NU - 1] : 0);
+  etsim_synth_data_t d;
+  memset(&d, 0, sizeof d);
+  d.n_ch = u[4];
+  for (uint32_t k = 0; k < ETSIM_SYNTH_MAX_CH; k++) {
+    if (u[5 + k] > (1u << 20) || (k >= d.n_ch && u[5 + k]))
+      return etsim_error_set(err, ETSIM_EFORMAT, "%s: header value at byte %u out of range", path,
+                             8 + 4 * (5 + k));
+    d.n_cls[k] = u[5 + k];
+  }
+  etsim_error_t e2 = {0};
+  if (surrogate_new(&d, &c, out, &e2))
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: header: %s", path, e2.msg);
+  size_t want = (*out)->n_params;
+  if (want != *np) {
+    etsim_synth_surrogate_free(*out);
+    *out = NULL;
+    return etsim_error_set(err, ETSIM_EFORMAT, "%s: %llu parameters, the header's layout has %zu",
+                           path, (unsigned long long)*np, want);
+  }
+  return 0;
+}
+
+int etsim_synth_surrogate_load(etsim_synth_surrogate_t **out, const char *path,
+                               etsim_error_t *err) {
+  int rc = etsim_input_check(path, err);
+  if (rc) return rc;
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return etsim_error_set(err, ETSIM_EIO, "%s: %s", path, strerror(errno));
+  uint8_t hdr[SUR_HDR], *buf = NULL, extra;
+  etsim_synth_surrogate_t *s = NULL;
+  uint64_t np = 0, h;
+  size_t got = fread(hdr, 1, SUR_HDR, fp);
+  if (got < 8 || memcmp(hdr, SUR_MAGIC, 8))
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: not an etsim surrogate (bad magic)", path);
+  else if (got < SUR_HDR)
+    rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, got);
+  else rc = sur_header(hdr, path, &s, &np, err);
+  size_t nw = sizeof(float) * (size_t)np;
+  if (!rc && !(buf = etsim_malloc(SUR_HDR + nw)))
+    rc = etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
+  if (!rc) {
+    memcpy(buf, hdr, SUR_HDR);
+    got = fread(buf + SUR_HDR, 1, nw, fp);
+    if (got == nw) got += fread(&h, 1, 8, fp);
+    if (got < nw + 8)
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, SUR_HDR + got);
+    else if (fread(&extra, 1, 1, fp) == 1)
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: data after byte %zu", path, SUR_HDR + nw + 8);
+    else if (h != etsim_hash_bytes(buf, SUR_HDR + nw))
+      rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: checksum mismatch (damaged file)", path);
+  }
+  if (!rc) {
+    memcpy(s->w, buf + SUR_HDR, nw);
+    for (size_t i = 0; i < s->n_params && !rc; i++)
+      if (!isfinite(s->w[i]))
+        rc = etsim_error_set(err, ETSIM_EFORMAT, "%s: parameter %zu is not finite", path, i);
+  }
+  fclose(fp);
+  etsim_free(buf);
+  if (rc) {
+    etsim_synth_surrogate_free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
 }

@@ -123,6 +123,37 @@ p=$(awk '{n++; x += $3; y += $4; xx += $3 * $3; yy += $4 * $4; xy += $3 * $4}
   END {printf "%.4f", (xy - x * y / n) / sqrt((xx - x * x / n) * (yy - y * y / n))}' "$T/pred.txt")
 [ "$p" = "$(sed 's/.*"pearson": \([^,]*\),.*/\1/' "$T/s4.json" | awk '{printf "%.4f", $1}')" ] \
   || fail "predictions: Pearson $p, printed $(cat "$T/s4.json")"
+# Pre-training then fine-tuning: with zero fine-tune epochs the regressor is
+# the one trained on the pre-training graphs alone (same predictions to the
+# last digit); a real fine-tune moves it.
+"$BIN" synth surrogate --train "$T/g.txt" --val "$T/real.txt" --test "$T/real.txt" --epochs 30 \
+  --hidden 16 --mp-layers 2 --seed 3 --quiet --predictions "$T/pg.txt" > /dev/null \
+  || fail "surrogate on generated"
+pt() { "$BIN" synth surrogate --pretrain "$T/g.txt" --pretrain-val "$T/real.txt" --pretrain-epochs 30 \
+  --train "$T/train.txt" --val "$T/real.txt" --test "$T/real.txt" --hidden 16 --mp-layers 2 \
+  --seed 3 --quiet "$@"; }
+pt --epochs 0 --predictions "$T/pt0.txt" --save "$T/pre.sur" > /dev/null \
+  || fail "surrogate --pretrain --epochs 0"
+cmp -s "$T/pg.txt" "$T/pt0.txt" || fail "--epochs 0 after --pretrain is not the pre-trained model"
+pt --epochs 30 --predictions "$T/pt30.txt" > /dev/null || fail "surrogate --pretrain"
+cmp -s "$T/pt0.txt" "$T/pt30.txt" && fail "the fine-tune changed nothing"
+# The saved weights: --init with zero epochs predicts as the saved
+# regressor, and fine-tuning them is the one-command fine-tune.
+it() { "$BIN" synth surrogate --init "$T/pre.sur" --train "$T/train.txt" --val "$T/real.txt" \
+  --test "$T/real.txt" --seed 3 --quiet "$@"; }
+it --epochs 0 --predictions "$T/in0.txt" > /dev/null || fail "surrogate --init --epochs 0"
+cmp -s "$T/pt0.txt" "$T/in0.txt" || fail "--init: not the saved regressor's predictions"
+it --epochs 30 --predictions "$T/in30.txt" > /dev/null || fail "surrogate --init"
+cmp -s "$T/pt30.txt" "$T/in30.txt" || fail "--init then fine-tune differs from --pretrain"
+"$BIN" synth surrogate --init "$T/g.txt" --train "$T/train.txt" --test "$T/real.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "--init of a non-surrogate exit"
+grep -q "g.txt: not an etsim surrogate" "$T/e" || fail "--init message: $(cat "$T/e")"
+"$BIN" synth surrogate --train "$T/train.txt" --test "$T/real.txt" --epochs 0 2>"$T/e"
+[ $? -eq 2 ] || fail "--epochs 0 without --pretrain exit"
+grep -q "needs --pretrain or --init" "$T/e" || fail "--epochs 0 message: $(cat "$T/e")"
+"$BIN" synth surrogate --train "$T/train.txt" --test "$T/real.txt" --pretrain "$T/bad.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "bad --pretrain data exit"
+grep -q "bad.txt:5" "$T/e" || fail "bad --pretrain data message: $(cat "$T/e")"
 "$BIN" synth surrogate --train "$T/bad.txt" --test "$T/real.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "surrogate bad data exit"
 grep -q "bad.txt:5" "$T/e" || fail "surrogate bad data message: $(cat "$T/e")"

@@ -1,7 +1,8 @@
 /*
  * test_surrogate.c — the BiMPNN evaluation regressor: its backward pass
  * against finite differences, the scores against closed forms, and that it
- * learns a label that needs both message directions.
+ * learns a label that needs both message directions, that a fine-tune
+ * starts from the pre-trained weights, and the weights file.
  */
 #include "synth_util.h"
 
@@ -180,11 +181,188 @@ static void test_learns(void **state) {
   etsim_synth_data_free(&te);
 }
 
+/* Progress of a fine-tune: the first callbacks' epochs, losses and
+ * validation Pearsons. */
+typedef struct {
+  int n, epoch[4];
+  double loss[4], val[4];
+} ft_log_t;
+
+static int ft_note(void *user, const etsim_synth_surrogate_progress_t *p) {
+  ft_log_t *l = user;
+  if (l->n < 4) {
+    l->epoch[l->n] = p->epoch;
+    l->loss[l->n] = p->train_loss;
+    l->val[l->n] = p->val.pearson;
+  }
+  l->n++;
+  return 0;
+}
+
+/* Pre-training then fine-tuning starts from the pre-trained weights: zero
+ * epochs give its predictions bit for bit, the fine-tune's first step
+ * sees exactly its loss (one batch holds the whole set), and its epoch-0
+ * score is the pre-trained model's on the validation set. */
+static void test_finetune(void **state) {
+  (void)state;
+  etsim_synth_data_t pre, tr, va, te;
+  make_set(&pre, 120, 11);
+  make_set(&tr, 80, 12);
+  make_set(&va, 30, 13);
+  make_set(&te, 50, 14);
+  /* The pre-training set's labels are off by a factor, so its model is
+   * wrong on the fine-tune's labels until it is fine-tuned. */
+  for (size_t i = 0; i < pre.n_graphs; i++) pre.g[i].y = 2 * pre.g[i].y + 1;
+  etsim_synth_surrogate_config_t c;
+  etsim_synth_surrogate_config_default(&c);
+  c.hidden = 8;
+  c.mp_layers = 2;
+  c.epochs = 30;
+  c.patience = 30;
+  c.batch = 128;
+  c.lr = 3e-3f;
+  etsim_synth_surrogate_t *s;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_surrogate_fit(&pre, NULL, &va, &c, NULL, NULL, &s, &err), 0);
+  double p0[50], p1[50], y[50];
+  assert_int_equal(etsim_synth_surrogate_predict(s, &te, p0, &err), 0);
+  for (size_t i = 0; i < te.n_graphs; i++) y[i] = te.g[i].y;
+  float *w, *g;
+  size_t np;
+  double l_pre = etsim_synth__surrogate_loss(s, &tr, &w, &g, &np);
+  /* Zero epochs: the model is left as it was, epoch 0 scored on va. */
+  etsim_synth_surrogate_config_t f = c;
+  f.epochs = 0;
+  ft_log_t lg = {0};
+  assert_int_equal(etsim_synth_surrogate_finetune(s, &tr, NULL, &va, &f, ft_note, &lg, &err), 0);
+  assert_int_equal(etsim_synth_surrogate_predict(s, &te, p1, &err), 0);
+  assert_memory_equal(p0, p1, sizeof p0);
+  assert_int_equal(lg.n, 1);
+  assert_int_equal(lg.epoch[0], 0);
+  double pv[30], yv[30];
+  assert_int_equal(etsim_synth_surrogate_predict(s, &va, pv, &err), 0);
+  for (size_t i = 0; i < va.n_graphs; i++) yv[i] = va.g[i].y;
+  etsim_synth_scores_t sv;
+  assert_int_equal(etsim_synth_score(pv, yv, va.n_graphs, &sv), 0);
+  assert_true(lg.val[0] == sv.pearson);
+  /* Fine-tune: epoch 1's loss is the pre-trained model's mean loss on tr
+   * (one batch), far from a fresh model's. */
+  etsim_synth_surrogate_t *fresh;
+  assert_int_equal(etsim_synth__surrogate_new(&tr, &c, &fresh, &err), 0);
+  double l_fresh = etsim_synth__surrogate_loss(fresh, &tr, &w, &g, &np);
+  memset(&lg, 0, sizeof lg);
+  assert_int_equal(etsim_synth_surrogate_finetune(s, &tr, NULL, &va, &c, ft_note, &lg, &err), 0);
+  assert_int_equal(lg.epoch[1], 1);
+  print_message("pre-trained loss %.6f, fine-tune epoch 1 %.6f, fresh %.6f\n",
+                l_pre / (double)tr.n_graphs, lg.loss[1], l_fresh / (double)tr.n_graphs);
+  assert_true(fabs(lg.loss[1] - l_pre / (double)tr.n_graphs) <= 1e-5 * lg.loss[1]);
+  TU_GT(fabs(l_fresh - l_pre), 0.1 * l_pre);
+  /* The fine-tuned model is better on the fine-tune's labels. */
+  assert_int_equal(etsim_synth_surrogate_predict(s, &te, p1, &err), 0);
+  etsim_synth_scores_t s0, s1;
+  assert_int_equal(etsim_synth_score(p0, y, te.n_graphs, &s0), 0);
+  assert_int_equal(etsim_synth_score(p1, y, te.n_graphs, &s1), 0);
+  print_message("test MAE pre-trained %.4f, fine-tuned %.4f\n", s0.mae, s1.mae);
+  TU_LT(s1.mae, 0.7 * s0.mae);
+  /* A category outside the model's vocabulary is an error naming it. */
+  va.g[3].x[1] = 7;
+  va.n_cls[0] = 8;
+  assert_int_equal(etsim_synth_surrogate_finetune(s, &tr, NULL, &va, &c, NULL, NULL, &err),
+                   ETSIM_EFORMAT);
+  assert_non_null(strstr(err.msg, "graph 3 node 1: category 7"));
+  etsim_synth_surrogate_free(s);
+  etsim_synth_surrogate_free(fresh);
+  etsim_synth_data_free(&pre);
+  etsim_synth_data_free(&tr);
+  etsim_synth_data_free(&va);
+  etsim_synth_data_free(&te);
+}
+
+static void expect_sur_error(const char *path, const char *needle) {
+  etsim_synth_surrogate_t *s = NULL;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_surrogate_load(&s, path, &err), ETSIM_EFORMAT);
+  assert_null(s);
+  if (!strstr(err.msg, needle)) fail_msg("'%s' lacks '%s'", err.msg, needle);
+}
+
+/* The weights file: a round trip predicts and fine-tunes bit for bit as
+ * the saved regressor; damage is refused with its own message. */
+static void test_weights_file(void **state) {
+  (void)state;
+  char path[512], bad[512];
+  snprintf(path, sizeof path, "%s/s.sur", tmp);
+  snprintf(bad, sizeof bad, "%s/bad.sur", tmp);
+  etsim_synth_data_t tr, va, te;
+  make_set(&tr, 60, 21);
+  make_set(&va, 20, 22);
+  make_set(&te, 30, 23);
+  etsim_synth_surrogate_config_t c;
+  etsim_synth_surrogate_config_default(&c);
+  c.hidden = 8;
+  c.mp_layers = 3;
+  c.epochs = 5;
+  c.batch = 16;
+  etsim_synth_surrogate_t *s, *s2;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_surrogate_fit(&tr, NULL, &va, &c, NULL, NULL, &s, &err), 0);
+  assert_int_equal(etsim_synth_surrogate_save(s, path, &err), 0);
+  assert_int_equal(etsim_synth_surrogate_load(&s2, path, &err), 0);
+  TU_EQ(etsim_synth_surrogate_params(s2), etsim_synth_surrogate_params(s));
+  double p[30], p2[30];
+  assert_int_equal(etsim_synth_surrogate_predict(s, &te, p, &err), 0);
+  assert_int_equal(etsim_synth_surrogate_predict(s2, &te, p2, &err), 0);
+  assert_memory_equal(p, p2, sizeof p);
+  /* Fine-tuning either gives the same regressor (f has the default width:
+   * _finetune uses the model's). */
+  etsim_synth_surrogate_config_t f;
+  etsim_synth_surrogate_config_default(&f);
+  f.epochs = 4;
+  f.batch = 16;
+  assert_int_equal(etsim_synth_surrogate_finetune(s, &tr, NULL, &va, &f, NULL, NULL, &err), 0);
+  assert_int_equal(etsim_synth_surrogate_finetune(s2, &tr, NULL, &va, &f, NULL, NULL, &err), 0);
+  double q[30];
+  assert_int_equal(etsim_synth_surrogate_predict(s, &te, q, &err), 0);
+  assert_int_equal(etsim_synth_surrogate_predict(s2, &te, p2, &err), 0);
+  assert_memory_equal(q, p2, sizeof q);
+  TU_NE(memcmp(p, q, sizeof p), 0); /* the fine-tune moved it */
+  size_t n = 0;
+  unsigned char *b = tu_read(path, &n);
+  assert_non_null(b);
+  /* 56-byte header, the parameters, an 8-byte checksum. */
+  TU_EQ(n, 56 + 4 * etsim_synth_surrogate_params(s2) + 8);
+  tu_write(bad, b, n - 1);
+  expect_sur_error(bad, "truncated at byte");
+  tu_write(bad, b, 20);
+  expect_sur_error(bad, "truncated at byte 20");
+  b[n - 20] ^= 0x40;
+  tu_write(bad, b, n);
+  expect_sur_error(bad, "checksum mismatch");
+  b[n - 20] ^= 0x40;
+  b[8] = 2;
+  tu_write(bad, b, n);
+  expect_sur_error(bad, "format version 2, this etsim reads version 1");
+  b[8] = 1;
+  b[16] = 0; /* hidden 0 */
+  tu_write(bad, b, n);
+  expect_sur_error(bad, "header: surrogate configuration out of range");
+  b[16] = 8;
+  b[0] = 'X';
+  tu_write(bad, b, n);
+  expect_sur_error(bad, "bad magic");
+  free(b);
+  etsim_synth_surrogate_free(s);
+  etsim_synth_surrogate_free(s2);
+  etsim_synth_data_free(&tr);
+  etsim_synth_data_free(&va);
+  etsim_synth_data_free(&te);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_gradient),
-      cmocka_unit_test(test_scores),
-      cmocka_unit_test(test_learns),
+      cmocka_unit_test(test_gradient),     cmocka_unit_test(test_scores),
+      cmocka_unit_test(test_learns),       cmocka_unit_test(test_finetune),
+      cmocka_unit_test(test_weights_file),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_RUN(tests, tu_setup, tu_teardown);
 }
