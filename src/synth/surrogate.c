@@ -464,64 +464,20 @@ static int predict_set(etsim_synth_surrogate_t *s, sws_t *w, const gset_t *G, do
 
 /* ---------------------------------------------------------------- scores */
 
-static double pearson(const double *a, const double *b, size_t n) {
-  double ma = 0, mb = 0;
-  for (size_t i = 0; i < n; i++) {
-    ma += a[i];
-    mb += b[i];
-  }
-  ma /= (double)n;
-  mb /= (double)n;
-  double sab = 0, saa = 0, sbb = 0;
-  for (size_t i = 0; i < n; i++) {
-    sab += (a[i] - ma) * (b[i] - mb);
-    saa += (a[i] - ma) * (a[i] - ma);
-    sbb += (b[i] - mb) * (b[i] - mb);
-  }
-  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : 0;
-}
-
-typedef struct {
-  double v;
-  size_t i;
-} vi_t;
-
-static int cmp_vi(const void *a, const void *b) {
-  const vi_t *x = a, *y = b;
-  if (x->v != y->v) return x->v < y->v ? -1 : 1;
-  return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Ranks 1..n, ties get their mean rank. */
-static int ranks(const double *v, size_t n, double *r) {
-  vi_t *t = etsim_malloc(sizeof *t * (n + 1));
-  if (!t) return ETSIM_ENOMEM;
-  for (size_t i = 0; i < n; i++) t[i] = (vi_t){v[i], i};
-  etsim_qsort(t, n, sizeof *t, cmp_vi);
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j + 1 < n && t[j + 1].v == t[i].v) j++;
-    for (size_t k = i; k <= j; k++) r[t[k].i] = (double)(i + j) / 2.0 + 1;
-    i = j + 1;
-  }
-  etsim_free(t);
-  return 0;
-}
-
 int etsim_synth_score(const double *pred, const double *y, size_t n, etsim_synth_scores_t *out) {
   memset(out, 0, sizeof *out);
   if (!n) return ETSIM_EINVAL;
   double *ry = etsim_malloc(sizeof(double) * n), *rp = etsim_malloc(sizeof(double) * n);
   int rc = ry && rp ? 0 : ETSIM_ENOMEM;
-  if (!rc) rc = ranks(y, n, ry);
-  if (!rc) rc = ranks(pred, n, rp);
+  if (!rc) rc = etsim_ranks(y, n, ry);
+  if (!rc) rc = etsim_ranks(pred, n, rp);
   if (!rc) {
     double s = 0;
     for (size_t i = 0; i < n; i++) s += fabs(pred[i] - y[i]);
     out->n = n;
     out->mae = s / (double)n;
-    out->pearson = pearson(pred, y, n);
-    out->spearman = pearson(rp, ry, n);
+    out->pearson = etsim_pearson(pred, y, n);
+    out->spearman = etsim_pearson(rp, ry, n);
   }
   etsim_free(ry);
   etsim_free(rp);
