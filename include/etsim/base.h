@@ -377,6 +377,9 @@ typedef struct etsim_outfile {
 int etsim_outfile_open(etsim_outfile_t *o, const char *path, etsim_error_t *err);
 int etsim_outfile_commit(etsim_outfile_t *o, etsim_error_t *err);
 void etsim_outfile_abort(etsim_outfile_t *o);
+/* The whole of data[0..len) as the output file `path` (open, write,
+ * commit; on an error nothing is left under `path`'s temporary name). */
+int etsim_outfile_write_all(const char *path, const void *data, size_t len, etsim_error_t *err);
 
 /*
  * Outputs of one run that must change together (`sim --json --csv

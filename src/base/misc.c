@@ -169,6 +169,18 @@ void etsim_outfile_abort(etsim_outfile_t *o) {
   memset(o, 0, sizeof *o);
 }
 
+int etsim_outfile_write_all(const char *path, const void *data, size_t len, etsim_error_t *err) {
+  etsim_outfile_t o;
+  int rc = etsim_outfile_open(&o, path, err);
+  if (rc) return rc;
+  if (len && fwrite(data, 1, len, o.fp) != len) {
+    int e = errno;
+    etsim_outfile_abort(&o);
+    return etsim_error_set(err, ETSIM_EIO, "%s: write error: %s", path, strerror(e ? e : EIO));
+  }
+  return etsim_outfile_commit(&o, err);
+}
+
 /* ------------------------------------------------------------------- UTF-8 */
 
 size_t etsim_utf8_valid(const char *str, size_t n) {

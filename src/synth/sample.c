@@ -823,16 +823,7 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
     etsim_free(b.buf);
     return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
   }
-  etsim_outfile_t o;
-  int rc = etsim_outfile_open(&o, path, err);
-  if (!rc) {
-    if (fwrite(b.buf, 1, b.len, o.fp) != b.len) {
-      etsim_outfile_abort(&o);
-      rc = etsim_error_set(err, ETSIM_EIO, "%s: write failed", path);
-    } else {
-      rc = etsim_outfile_commit(&o, err);
-    }
-  }
+  int rc = etsim_outfile_write_all(path, b.buf, b.len, err);
   etsim_free(b.buf);
   return rc;
 }

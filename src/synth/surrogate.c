@@ -706,42 +706,30 @@ int etsim_synth__surrogate_new(const etsim_synth_data_t *d,
 
 int etsim_synth_surrogate_save(const etsim_synth_surrogate_t *s, const char *path,
                                etsim_error_t *err) {
-  uint8_t hdr[SUR_HDR];
   uint32_t u[SUR_NU] = {SUR_VERSION, 0x01020304u, (uint32_t)s->cfg.hidden,
                         (uint32_t)s->cfg.mp_layers, s->n_ch};
   for (uint32_t c = 0; c < s->n_ch; c++) u[5 + c] = s->n_cls[c];
   u[SUR_NU - 1] = (uint32_t)s->cfg.batch;
   uint64_t np = s->n_params;
-  memcpy(hdr, SUR_MAGIC, 8);
-  memcpy(hdr + 8, u, sizeof u);
-  memcpy(hdr + 8 + sizeof u, &np, 8);
   size_t nb = SUR_HDR + sizeof(float) * s->n_params;
   uint8_t *buf = etsim_malloc(nb + 8);
   if (!buf) return etsim_error_set(err, ETSIM_ENOMEM, "%s: out of memory", path);
-  memcpy(buf, hdr, SUR_HDR);
+  memcpy(buf, SUR_MAGIC, 8);
+  memcpy(buf + 8, u, sizeof u);
+  memcpy(buf + 8 + sizeof u, &np, 8);
   memcpy(buf + SUR_HDR, s->w, sizeof(float) * s->n_params);
   uint64_t h = etsim_hash_bytes(buf, nb);
   memcpy(buf + nb, &h, 8);
-  etsim_outfile_t o;
-  int rc = etsim_outfile_open(&o, path, err);
-  if (!rc) {
-    if (fwrite(buf, 1, nb + 8, o.fp) != nb + 8) {
-      etsim_outfile_abort(&o);
-      rc = etsim_error_set(err, ETSIM_EIO, "%s: write error", path);
-    } else {
-      rc = etsim_outfile_commit(&o, err);
-    }
-  }
+  int rc = etsim_outfile_write_all(path, buf, nb + 8, err);
   etsim_free(buf);
   return rc;
 }
 
-/* The header's fields, checked; a model with that layout, untrained. */
+/* The header's fields after the magic (the caller checked it), checked;
+ * a model with that layout, untrained. */
 static int sur_header(const uint8_t *hdr, const char *path, etsim_synth_surrogate_t **out,
                       uint64_t *np, etsim_error_t *err) {
   uint32_t u[SUR_NU];
-  if (memcmp(hdr, SUR_MAGIC, 8))
-    return etsim_error_set(err, ETSIM_EFORMAT, "%s: not an etsim surrogate (bad magic)", path);
   memcpy(u, hdr + 8, sizeof u);
   memcpy(np, hdr + 8 + sizeof u, 8);
   if (u[0] != SUR_VERSION)

@@ -170,8 +170,17 @@ static void test_outfile(void **s) {
   assert_int_equal(n, 5);
   assert_memory_equal(d, "whole", 5);
   free(d);
+  /* the whole-buffer form: over the old file, bytes with a NUL kept */
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  assert_int_equal(etsim_outfile_write_all(path, "ab\0cd", 5, &e), 0);
+  d = tu_read(path, &n);
+  assert_int_equal(n, 5);
+  assert_memory_equal(d, "ab\0cd", 5);
+  free(d);
   snprintf(path, sizeof path, "%s/no/such/dir/x", dir);
   assert_int_equal(etsim_outfile_open(&o, path, &e), ETSIM_EIO);
+  TU_CONTAINS(e.msg, "cannot create");
+  assert_int_equal(etsim_outfile_write_all(path, "x", 1, &e), ETSIM_EIO);
   TU_CONTAINS(e.msg, "cannot create");
   tu_rmdir(dir);
 }
