@@ -607,13 +607,14 @@ static void sur_config(const sur_args_t *a, etsim_synth_surrogate_config_t *sc) 
   sc->seed = a->seed;
 }
 
-/* The table entries of the surrogate's options, PRE a string literal. */
-#define SUR_OPTS(pre, a)                                                                           \
+/* The table entries of the surrogate's options, PRE a string literal;
+ * EP0 the least --epochs (0 where a pre-training can stand for them), EPH
+ * its help. */
+#define SUR_OPTS(pre, a, ep0, eph)                                                                 \
   CLI_O_INT("--" pre "hidden", NULL, &(a)->hidden, "H", 1, 4096, "surrogate width (default 128)"), \
       CLI_O_INT("--" pre "mp-layers", NULL, &(a)->mp_layers, "K", 0, 8,                            \
                 "surrogate message-passing layers (default 4)"),                                   \
-      CLI_O_INT("--" pre "epochs", NULL, &(a)->epochs, "E", 0, 100000,                             \
-                "surrogate training epochs (default 500; 0 only after a pre-training)"),           \
+      CLI_O_INT("--" pre "epochs", NULL, &(a)->epochs, "E", ep0, 100000, eph),                     \
       CLI_O_INT("--" pre "patience", NULL, &(a)->patience, "P", 1, 100000,                         \
                 "stop after P epochs without a better validation score (default 100)"),            \
       CLI_O_INT("--" pre "batch", NULL, &(a)->batch, "B", 1, 1 << 20,                              \
@@ -646,7 +647,7 @@ static int cmd_eval(int argc, char **argv) {
       /* the index is the ETSIM_SYNTH_SURROGATE_* value */
       CLI_O_CHOICE("--surrogate", NULL, &sur, "S", "none|ridge|bimpnn",
                    "the regressor: bimpnn (default; the paper's), ridge or none"),
-      SUR_OPTS("sur-", &sa),
+      SUR_OPTS("sur-", &sa, 1, "surrogate training epochs (default 500)"),
       CLI_O_END};
   const cli_cmd_t cmd = {
       "synth eval",
@@ -932,7 +933,7 @@ static int cmd_surrogate(int argc, char **argv) {
        .out = &test,
        .metavar = "FILE",
        .help = "a test set, scored on its own line (repeatable, at most 16)"},
-      SUR_OPTS("", &sa),
+      SUR_OPTS("", &sa, 0, "surrogate training epochs (default 500; 0 only after a pre-training)"),
       CLI_O_FLAG("--json", NULL, &json, "one JSON line per test set"),
       CLI_O_STR("--predictions", NULL, &predp, "FILE",
                 "one 'SET GRAPH LABEL PREDICTION' line per test DAG"),
