@@ -442,6 +442,7 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
     if (sz + m->hdrm > inp->headroom && sz + shared_used(m) > th) {
       pkt_free(n, h);
       n->st.drops_buffer++;
+      n->lossy = 1;
       return 0;
     }
     uint64_t nb = (uint64_t)m->ing + sz;
@@ -502,6 +503,37 @@ static int win_bound(const pk_net_t *n, pk_qp_t *q) {
  * is skipped.  Any other call forgets that finding. */
 static int nic_send(pk_net_t *n, uint32_t gp);
 
+/* Finished queue pair `slot` has left its NIC's round robin (the last place
+ * that names it): unless the run has lost a packet, sent a NACK or cut a
+ * cable (n->lossy), nothing refers to it any more.  Its data arrived once
+ * each, its ACKs, which take one path first in first out, ended with the
+ * one that finished it, and its timers' generations have moved on.  So its
+ * record takes a later message (etsim_netpkt_send), and what
+ * etsim_netpkt_msg_stat reports of it moves to its message.  A long ring
+ * all-reduce sends millions of messages, a few hundred thousand at a time
+ * at most.  Out of line: it is rare, and the run loop is at GCC's inlining
+ * limit. */
+static __attribute__((noinline)) void qp_release(pk_net_t *n, uint32_t slot) {
+  pk_qp_t *q = &n->qps[slot];
+  if (n->lossy || q->held || !q->delivered) return;
+  if (etsim_grow((void **)&n->free_qps, &n->cap_free_qps, n->n_free_qps + 1, sizeof *n->free_qps))
+    return; /* kept: it only costs memory */
+  pk_msg_t *m = &n->msgs[q->id];
+  m->start_ps = q->start_ps;
+  m->delivered_ps = q->delivered_ps;
+  m->acked_ps = q->acked_ps;
+  m->standalone_ps = q->standalone_ps;
+  m->base_rtt_ps = q->base_rtt_ps;
+  m->bytes = q->size;
+  m->win = q->win;
+  m->src = q->src;
+  m->dst = q->dst;
+  m->sport = q->sport;
+  m->dport = q->dport;
+  m->slot = PK_NONE;
+  n->free_qps[n->n_free_qps++] = slot;
+}
+
 static inline int nic_kick_(pk_net_t *n, uint32_t gp, int qps_same) {
   if (!qps_same) n->ports[gp].qps_blocked = 0;
   if (port_busy(n, gp)) return n->stopped == PK_STOP_OOM ? ETSIM_ENOMEM : 0;
@@ -540,8 +572,10 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
       size_t nxt = 0;
       for (size_t i = 0; i < cnt; i++) {
         pk_qp_t *q = &n->qps[p->qps[i]];
-        if (q->finished) pk_pg_sub(p, q->pg);
-        else p->qps[nxt++] = p->qps[i];
+        if (q->finished) {
+          pk_pg_sub(p, q->pg);
+          qp_release(n, p->qps[i]);
+        } else p->qps[nxt++] = p->qps[i];
       }
       p->n_qps = cnt = nxt;
       p->n_fin = 0;
@@ -583,6 +617,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
       if (q->finished) {
         pk_pg_sub(p, q->pg);
         p->n_fin--;
+        qp_release(n, p->qps[i]);
         continue;
       }
       if (i == res) res = nxt;
@@ -696,7 +731,7 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
     *o++ = '\n';
     fwrite(line, 1, (size_t)(o - line), n->fct);
   }
-  if (q->fn) q->fn(q->ctx, (uint64_t)(q - n->qps), ETSIM_NETPKT_ACKED, n->now);
+  if (q->fn) q->fn(q->ctx, q->id, ETSIM_NETPKT_ACKED, n->now);
 }
 
 static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
@@ -722,6 +757,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
         q->nack_timer = n->now + (int64_t)(n->cfg.nack_interval_us * 1e6);
         q->last_nack = q->rcv_nxt;
         if (n->cfg.l2_back_to_zero && chunk) q->rcv_nxt = q->rcv_nxt / chunk * chunk;
+        n->lossy = 1; /* a go-back-N resend can duplicate packets */
         x = 2;
       } else x = 4;
     } else x = 3;
@@ -729,7 +765,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
       q->delivered = 1;
       q->delivered_ps = n->now;
       if (q->fn) {
-        q->fn(q->ctx, fid, ETSIM_NETPKT_DELIVERED, n->now);
+        q->fn(q->ctx, q->id, ETSIM_NETPKT_DELIVERED, n->now);
         q = &n->qps[fid]; /* the callback may have grown the arrays */
       }
     }
@@ -825,6 +861,7 @@ static int on_arrive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   if (er > 0 && etsim_rng_uniform(&n->rng) < er) {
     pkt_free(n, h);
     n->st.drops_error++;
+    n->lossy = 1;
     return 0;
   }
   if (p->is_switch) return switch_receive(n, gp, h);
@@ -909,8 +946,8 @@ static int stall_report(pk_net_t *n, etsim_error_t *err) {
                            "no progress for %.3f us at %.3f us: %zu flow(s) unfinished, e.g. "
                            "flow %zu (%u -> %u) acked %" PRIu64 " of %" PRIu64
                            " bytes (lost packet and no retransmission timeout?)",
-                           (double)n->cfg.stall_ps / 1e6, (double)n->now / 1e6, stuck, first,
-                           q->src, q->dst, q->snd_una, q->size);
+                           (double)n->cfg.stall_ps / 1e6, (double)n->now / 1e6, stuck,
+                           (size_t)q->id, q->src, q->dst, q->snd_una, q->size);
   }
   return 0;
 }
@@ -1385,6 +1422,8 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->hops);
   etsim_free(n->qp_hops);
   etsim_free(n->qps_mem);
+  etsim_free(n->free_qps);
+  etsim_free(n->msgs);
   etsim_free(n->routes);
   etsim_free(n->path_buf);
   etsim_net__pkt_evq_free(&n->evq);
@@ -1412,6 +1451,88 @@ static int qps_grow(pk_net_t *n) {
   return 0;
 }
 
+/* The routes of new queue pair q (src, dst and ports set): the local port
+ * at each hop of its data and of its ACKs, written into a released
+ * record's own entries when they fit (reused), else appended.  0, or -1
+ * when no route is left and the configuration allows that (the message is
+ * held), or an error set in err. */
+static int qp_routes(pk_net_t *n, pk_qp_t *q, int reused, etsim_error_t *err) {
+  if (etsim_net__pkt_route_ready(n, q->dst) || etsim_net__pkt_route_ready(n, q->src))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  uint32_t nf = etsim_net__pkt_hops(n, q->src, q->dst), nr = etsim_net__pkt_hops(n, q->dst, q->src);
+  /* Routes are kept as local port indices (2 bytes a hop), with
+   * PK_HDR_OUT spare entries after the last so a header copies a fixed
+   * block. */
+  if ((nf > 65535 && nf != UINT32_MAX) || (nr > 65535 && nr != UINT32_MAX))
+    return etsim_error_set(err, ETSIM_EINVAL,
+                           "route between hosts %u and %u: %u links (at most 65535)", q->src,
+                           q->dst, nf > nr ? nf : nr);
+  if (!nf || !nr || nf == UINT32_MAX || nr == UINT32_MAX) {
+    if (!n->cfg.allow_disconnected)
+      return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", q->src,
+                             q->dst);
+    return -1;
+  }
+  size_t need = nf > nr ? nf : nr;
+  if (etsim_grow((void **)&n->path_buf, &n->cap_path_buf, need, sizeof *n->path_buf))
+    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+  /* A released record's entries (and the PK_HDR_OUT after them, which were
+   * spare or begin the next routes: read, never used) are its own. */
+  size_t base = q->route_data, cap = q->route_cap;
+  if (!reused || (size_t)nf + nr > cap) {
+    size_t cap_routes = n->cap_routes;
+    if (n->n_routes + nf + nr + PK_HDR_OUT >= PK_NONE ||
+        etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr + PK_HDR_OUT,
+                   sizeof *n->routes))
+      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
+    if (n->cap_routes != cap_routes)
+      etsim_advise_huge(n->routes, n->cap_routes * sizeof *n->routes);
+    base = n->n_routes;
+    cap = nf + nr;
+  }
+  uint32_t *path = n->path_buf;
+  uint16_t *rt = n->routes + base;
+  if (etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, path, nf) != nf)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "no route from host %u to %u", q->src, q->dst);
+  q->gport = path[0];
+  for (uint32_t i = 0; i < nf; i++)
+    rt[i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
+  if (etsim_net__pkt_ack_path(n, q->src, q->dst, q->sport, q->dport, path, nr) != nr)
+    return etsim_error_set(err, ETSIM_EINTERNAL, "no route from host %u to %u", q->dst, q->src);
+  q->rx_gport = path[0];
+  for (uint32_t i = 0; i < nr; i++)
+    rt[nf + i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
+  if (base == n->n_routes) {
+    for (uint32_t i = 0; i < PK_HDR_OUT; i++) rt[nf + nr + i] = 0; /* spare */
+    n->n_routes += nf + nr;
+  } else
+    for (size_t i = nf + nr; i < cap; i++) rt[i] = 0; /* the old routes' rest */
+  memcpy(q->ack_out, rt + nf + 1, sizeof q->ack_out);
+  q->route_data = (uint32_t)base;
+  q->route_ack = (uint32_t)base + nf;
+  q->route_cap = (uint32_t)cap;
+  return 0;
+}
+
+/* Queue pair q, the released record on top of the free list or the next
+ * new one, now carries message n->n_msgs. */
+static void qp_take(pk_net_t *n, pk_qp_t *q, uint64_t *out_id) {
+  uint32_t qi = (uint32_t)(q - n->qps);
+  if (qi < n->n_qps) n->n_free_qps--;
+  else n->n_qps++;
+  pk_msg_t *m = &n->msgs[n->n_msgs];
+  memset(m, 0, sizeof *m);
+  m->slot = qi;
+  if (out_id) *out_id = n->n_msgs;
+  n->n_msgs++;
+}
+
+/* A message refused after its record was filled in: a released record is
+ * as it was (it stays on the free list); a new one is simply not taken. */
+static void qp_untake(pk_net_t *n, uint32_t qi, const pk_qp_t *old) {
+  if (qi < n->n_qps) n->qps[qi] = *old;
+}
+
 int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t *out_id,
                       etsim_error_t *err) {
   pk_net_t *n = (pk_net_t *)net;
@@ -1428,7 +1549,12 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
     return etsim_error_set(err, ETSIM_EINVAL,
                            "flow starts at %" PRId64 " ps, before now (%" PRId64 ")", m->start_ps,
                            n->now);
-  if (n->n_qps >= PK_NONE - 1 || qps_grow(n))
+  /* A released queue pair's record if there is one (the latest, still in
+   * the cache), else a new one; taken for good only once the message is
+   * accepted (qp_take), and given back as it was otherwise (qp_untake). */
+  if (n->n_msgs >= PK_NONE - 1 ||
+      etsim_grow((void **)&n->msgs, &n->cap_msgs, n->n_msgs + 1, sizeof *n->msgs) ||
+      (!n->n_free_qps && (n->n_qps >= PK_NONE - 1 || qps_grow(n))))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   uint64_t key = ((uint64_t)m->src << 32) | m->dst;
   uint32_t slot = (uint32_t)n->n_sport;
@@ -1439,15 +1565,23 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     n->sport_next[n->n_sport++] = 10000;
   }
+  uint32_t qi = n->n_free_qps ? n->free_qps[n->n_free_qps - 1] : (uint32_t)n->n_qps;
   if (n->cc == &etsim_net__pkt_cc_hpcc) {
-    size_t want = (n->n_qps + 1) * PK_MAX_HOPS;
+    size_t want = ((size_t)qi + 1) * PK_MAX_HOPS;
     if (etsim_grow((void **)&n->qp_hops, &n->cap_qp_hops, want, sizeof *n->qp_hops))
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    memset(n->qp_hops + n->n_qps * PK_MAX_HOPS, 0, PK_MAX_HOPS * sizeof *n->qp_hops);
+    memset(n->qp_hops + (size_t)qi * PK_MAX_HOPS, 0, PK_MAX_HOPS * sizeof *n->qp_hops);
   }
   uint32_t sport = n->sport_next[slot]++;
-  pk_qp_t *q = &n->qps[n->n_qps];
+  pk_qp_t *q = &n->qps[qi];
+  pk_qp_t old = *q; /* a released record: what it keeps, and what qp_untake restores */
   memset(q, 0, sizeof *q);
+  if (qi < n->n_qps) {
+    memcpy(q->tgen, old.tgen, sizeof q->tgen);
+    q->route_data = old.route_data;
+    q->route_cap = old.route_cap;
+  }
+  q->id = n->n_msgs;
   q->src = m->src;
   q->dst = m->dst;
   q->sip = etsim_netpkt_host_ip(m->src);
@@ -1460,54 +1594,17 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   q->delivered_ps = q->acked_ps = -1;
   q->fn = m->fn;
   q->ctx = m->ctx;
-  /* Every packet of a flow takes the same route (the ECMP hash depends
-   * only on its tuple), so the ports are worked out once here instead of
-   * hashing at every switch. */
-  if (etsim_net__pkt_route_ready(n, m->dst) || etsim_net__pkt_route_ready(n, m->src))
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  uint32_t nf = etsim_net__pkt_hops(n, m->src, m->dst), nr = etsim_net__pkt_hops(n, m->dst, m->src);
-  /* Routes are kept as local port indices (2 bytes a hop), with
-   * PK_HDR_OUT spare entries after the last so a header copies a fixed
-   * block. */
-  if ((nf > 65535 && nf != UINT32_MAX) || (nr > 65535 && nr != UINT32_MAX))
-    return etsim_error_set(err, ETSIM_EINVAL,
-                           "route between hosts %u and %u: %u links (at most 65535)", m->src,
-                           m->dst, nf > nr ? nf : nr);
-  if (!nf || !nr || nf == UINT32_MAX || nr == UINT32_MAX) {
-    if (!n->cfg.allow_disconnected)
-      return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", m->src,
-                             m->dst);
-    etsim_net__pkt_hold_new(n, q); /* cut off by a failure: held (pkt_fail.c) */
-    if (out_id) *out_id = n->n_qps;
-    n->n_qps++;
+  int rc = qp_routes(n, q, qi < n->n_qps, err);
+  if (rc > 0) {
+    qp_untake(n, qi, &old);
+    return rc;
+  }
+  if (rc < 0) { /* cut off by a failure: held (pkt_fail.c) */
+    etsim_net__pkt_hold_new(n, q);
+    qp_take(n, q, out_id);
     n->st.msgs++;
     return 0;
   }
-  size_t need = nf > nr ? nf : nr;
-  size_t cap_routes = n->cap_routes;
-  if (etsim_grow((void **)&n->path_buf, &n->cap_path_buf, need, sizeof *n->path_buf) ||
-      n->n_routes + nf + nr + PK_HDR_OUT >= PK_NONE ||
-      etsim_grow((void **)&n->routes, &n->cap_routes, n->n_routes + nf + nr + PK_HDR_OUT,
-                 sizeof *n->routes))
-    return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (n->cap_routes != cap_routes) etsim_advise_huge(n->routes, n->cap_routes * sizeof *n->routes);
-  uint32_t *path = n->path_buf;
-  uint16_t *rt = n->routes + n->n_routes;
-  if (etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, path, nf) != nf)
-    return etsim_error_set(err, ETSIM_EINTERNAL, "no route from host %u to %u", m->src, m->dst);
-  q->gport = path[0];
-  for (uint32_t i = 0; i < nf; i++)
-    rt[i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
-  if (etsim_net__pkt_ack_path(n, q->src, q->dst, q->sport, q->dport, path, nr) != nr)
-    return etsim_error_set(err, ETSIM_EINTERNAL, "no route from host %u to %u", m->dst, m->src);
-  q->rx_gport = path[0];
-  for (uint32_t i = 0; i < nr; i++)
-    rt[nf + i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
-  for (uint32_t i = 0; i < PK_HDR_OUT; i++) rt[nf + nr + i] = 0; /* spare */
-  memcpy(q->ack_out, rt + nf + 1, sizeof q->ack_out);
-  q->route_data = (uint32_t)n->n_routes;
-  q->route_ack = (uint32_t)n->n_routes + nf;
-  n->n_routes += nf + nr;
   q->max_rate = q->rate = n->ports[q->gport].rate_bps;
   int64_t rtt;
   uint64_t bw;
@@ -1521,10 +1618,11 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   q->standalone_ps = (rtt / 1000 + (int64_t)(total * 8000000000ull / bw)) * 1000;
   q->milestone = n->cfg.l2_ack_interval;
   n->cc->init(n, q);
-  if (pk_evq_push(&n->evq, m->start_ps, EV_FLOW_START, (uint32_t)n->n_qps, 0))
+  if (pk_evq_push(&n->evq, m->start_ps, EV_FLOW_START, qi, 0)) {
+    qp_untake(n, qi, &old);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (out_id) *out_id = n->n_qps;
-  n->n_qps++;
+  }
+  qp_take(n, q, out_id);
   n->n_active++;
   if (!n->st.msgs || m->start_ps < n->st.first_start_ps) n->st.first_start_ps = m->start_ps;
   n->st.msgs++;
@@ -1548,8 +1646,24 @@ void etsim_netpkt_finish(etsim_netpkt_t *net) {
 
 int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_msg_stat_t *o) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (id >= n->n_qps) return ETSIM_ERANGE;
-  const pk_qp_t *q = &n->qps[id];
+  if (id >= n->n_msgs) return ETSIM_ERANGE;
+  const pk_msg_t *m = &n->msgs[id];
+  if (m->slot == PK_NONE) { /* its queue pair was released */
+    o->src = m->src;
+    o->dst = m->dst;
+    o->sport = m->sport;
+    o->dport = m->dport;
+    o->bytes = m->bytes;
+    o->start_ps = m->start_ps;
+    o->delivered_ps = m->delivered_ps;
+    o->acked_ps = m->acked_ps;
+    o->standalone_ps = m->standalone_ps;
+    o->win_bytes = m->win;
+    o->base_rtt_ps = m->base_rtt_ps;
+    o->held = 0;
+    return 0;
+  }
+  const pk_qp_t *q = &n->qps[m->slot];
   o->src = q->src;
   o->dst = q->dst;
   o->sport = q->sport;
@@ -1567,8 +1681,9 @@ int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_m
 
 uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *net, uint64_t id) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (id >= n->n_qps || n->qps[id].finished) return 0;
-  return n->qps[id].rate;
+  if (id >= n->n_msgs || n->msgs[id].slot == PK_NONE) return 0;
+  const pk_qp_t *q = &n->qps[n->msgs[id].slot];
+  return q->finished ? 0 : q->rate;
 }
 
 void etsim_netpkt_get_stats(const etsim_netpkt_t *net, etsim_netpkt_stats_t *s) {
@@ -1576,6 +1691,7 @@ void etsim_netpkt_get_stats(const etsim_netpkt_t *net, etsim_netpkt_stats_t *s) 
   *s = n->st;
   s->data_pkts = n->tx_pkts[PK_DATA];
   s->pfc_frames = n->tx_pkts[PK_PFC];
+  s->qp_records = n->n_qps;
   s->ack_pkts = 0; /* ACKs, NACKs (and any other type, as before) */
   for (unsigned k = 0; k <= PK_HDR_TYPE; k++)
     if (k != PK_DATA && k != PK_PFC) s->ack_pkts += n->tx_pkts[k];
@@ -1635,6 +1751,7 @@ int etsim_net__pkt_drop_queued(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t 
   pk_port_t *p = &n->ports[gp];
   pkt_free(n, h);
   n->st.drops_buffer++;
+  n->lossy = 1;
   if (!p->is_switch || !qi) return 0;
   pk_node_t *s = &n->nodes[p->node];
   pk_mmu_t *m = mmu_at(n, s, h->in_port, qi);

@@ -234,6 +234,7 @@ int etsim_netpkt_links_down(etsim_netpkt_t *net, const uint32_t *ab, size_t n_pa
   }
   n->now = t_ps;
   n->cur_seq = n->evq.next_seq++; /* after every event queued so far */
+  n->lossy = 1;                   /* packets are dropped and moved: no queue pair is released */
   int rc = etsim_net__pkt_route_rebuild(n);
   /* GLOBAL_T's largest RTT and BDP, for the messages sent from now on */
   if (!rc && n->cfg.global_t) rc = etsim_net__pkt_route_global(n, &n->max_bdp, &n->max_rtt_ps);

@@ -447,8 +447,12 @@ struct pk_qp {
   uint32_t src, dst, sip, dip;
   uint16_t sport, dport;
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps;
-  /* timers */
+  /* timers; their generations live on when the record is reused */
   uint32_t tgen[3];
+  /* entries of pk_net_t.routes this record's routes may fill (route_data
+   * onwards): kept when the record is reused, as are the entries */
+  uint32_t route_cap;
+  uint64_t id; /* the message's id (pk_net_t.msgs) */
   /* CC state */
   union {
     struct {
@@ -478,6 +482,17 @@ struct pk_qp {
   etsim_netpkt_done_fn fn;
   void *ctx;
 };
+
+/* A message, by the id etsim_netpkt_send gave it.  While it has a queue
+ * pair (slot) that record holds its state; once the queue pair is released
+ * (pk_qp_release) the fields here do. */
+typedef struct pk_msg {
+  int64_t start_ps, delivered_ps, acked_ps, standalone_ps, base_rtt_ps;
+  uint64_t bytes, win;
+  uint32_t src, dst;
+  uint32_t slot; /* its queue pair, PK_NONE once released */
+  uint16_t sport, dport;
+} pk_msg_t;
 
 /* An arrival event's b, for prefetching only (never read for anything
  * else): the receiving port, and what the packet will touch there, so the
@@ -545,6 +560,15 @@ struct pk_net {
   pk_qp_t *qps; /* 64-byte aligned inside qps_mem */
   void *qps_mem;
   size_t n_qps, cap_qps;
+  /* Queue pairs done with and free for a new message (pk_qp_release), and
+   * whether that is still safe: once a packet was dropped, a NACK sent or
+   * a cable failed, a finished queue pair may still have packets in
+   * flight, so from then on none is released. */
+  uint32_t *free_qps;
+  size_t n_free_qps, cap_free_qps;
+  int lossy;
+  pk_msg_t *msgs; /* by message id */
+  size_t n_msgs, cap_msgs;
   size_t n_active;          /* started or pending, not acked */
   etsim_u64map_t sport_map; /* (src, dst) -> slot in sport_next */
   uint32_t *sport_next;

@@ -622,6 +622,85 @@ static void test_loss_recovery_and_stall(void **state) {
 }
 
 /*
+ * Queue-pair records are reused once their message is done: rounds of a
+ * 2-to-1 incast under DCQCN (ECN marks, CNPs and rate timers that outlive
+ * their flows), each round's messages sent just before it starts, give
+ * every message exactly the times they get when all are sent at t = 0 (no
+ * record can be reused then), from a handful of records.  Start times keep
+ * clear of each other's event instants (odd picoseconds) so the two runs'
+ * different event numbering cannot reorder a tie.  After a loss nothing is
+ * reused: a finished message may still have a resent copy on the wire.
+ */
+enum { RR_ROUNDS = 40 };
+
+static int64_t rr_start(int r) { return r * 80 * US + (r + 1) * 7; }
+
+static etsim_netpkt_t *rr_run(int jit, double loss, etsim_netpkt_stats_t *st) {
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 3, 100000000000ull, US), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  c.cc_mode = ETSIM_NETPKT_CC_DCQCN;
+  c.tx_round_ps = 1000;
+  c.error_rate_per_link = loss;
+  c.nack_interval_us = 5;
+  c.has_win = loss == 0; /* a lost NACK with the window full would stall */
+  for (int i = 0; i < ETSIM_NETPKT_MAX_ECN_RATES; i++) {
+    c.kmin_kb[i] = 20;
+    c.kmax_kb[i] = 60;
+  }
+  etsim_netpkt_t *n = mk(&t, &c);
+  etsim_error_t err = {0};
+  for (int r = 0; r < RR_ROUNDS; r++) {
+    if (jit && r) assert_int_equal(etsim_netpkt_run_until(n, rr_start(r) - 1, &err), 0);
+    assert_int_equal(snd(n, 1, 0, 150000, rr_start(r)), 2 * r);
+    assert_int_equal(snd(n, 2, 0, 150000, rr_start(r)), 2 * r + 1);
+  }
+  run(n);
+  etsim_netpkt_get_stats(n, st);
+  etsim_netpkt_topo_free(&t);
+  return n;
+}
+
+static void test_qp_records_reused(void **state) {
+  (void)state;
+  etsim_netpkt_stats_t sa, sj;
+  etsim_netpkt_t *a = rr_run(0, 0, &sa), *j = rr_run(1, 0, &sj);
+  print_message("records: %llu at once, %llu just in time, for %llu messages; %llu CNPs\n",
+                (unsigned long long)sa.qp_records, (unsigned long long)sj.qp_records,
+                (unsigned long long)sj.msgs, (unsigned long long)sj.cnps);
+  assert_int_equal(sa.qp_records, 2 * RR_ROUNDS);
+  TU_LT(sj.qp_records, 8);
+  TU_GT(sj.cnps, 0);
+  assert_int_equal(sj.msgs_done, 2 * RR_ROUNDS);
+  assert_int_equal(sj.events, sa.events);
+  assert_int_equal(sj.ecn_marks, sa.ecn_marks);
+  assert_int_equal(sj.last_done_ps, sa.last_done_ps);
+  for (uint64_t id = 0; id < 2 * RR_ROUNDS; id++) {
+    etsim_netpkt_msg_stat_t x = stat_of(a, id), y = stat_of(j, id);
+    assert_int_equal(y.src, x.src);
+    assert_int_equal(y.sport, x.sport);
+    assert_int_equal(y.bytes, 150000);
+    assert_int_equal(y.start_ps, rr_start((int)id / 2));
+    assert_int_equal(y.delivered_ps, x.delivered_ps);
+    assert_int_equal(y.acked_ps, x.acked_ps);
+    assert_int_equal(y.standalone_ps, x.standalone_ps);
+    assert_int_equal(y.win_bytes, x.win_bytes);
+    assert_int_equal(y.base_rtt_ps, x.base_rtt_ps);
+    TU_GT(y.acked_ps, y.start_ps);
+  }
+  etsim_netpkt_free(a);
+  etsim_netpkt_free(j);
+
+  /* with losses: every message done, one record each */
+  j = rr_run(1, 0.002, &sj);
+  TU_GT(sj.drops_error, 0);
+  assert_int_equal(sj.msgs_done, 2 * RR_ROUNDS);
+  assert_int_equal(sj.qp_records, 2 * RR_ROUNDS);
+  etsim_netpkt_free(j);
+}
+
+/*
  * Five switches in a ring, a host on each; host i sends to host i+2, whose
  * only shortest path turns clockwise through two inter-switch links.  With
  * small buffers the pauses close a cycle: PFC deadlock, reported with the
@@ -670,6 +749,7 @@ int main(void) {
       cmocka_unit_test(test_dcqcn_two_flows_fair),
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_loss_recovery_and_stall),
+      cmocka_unit_test(test_qp_records_reused),
       cmocka_unit_test(test_pfc_deadlock_cycle),
   };
   return TU_RUN(tests, NULL, NULL);
