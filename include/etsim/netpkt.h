@@ -318,8 +318,8 @@ typedef struct etsim_netpkt_stats {
   int64_t first_start_ps;           /* earliest start of the messages sent (0: none) */
   int64_t last_done_ps;             /* last ACKED time */
   uint64_t max_switch_buffer_bytes; /* peak shared-buffer occupancy */
-  /* queue-pair records allocated: a message's record is reused once it is
-   * done, unless a packet was lost (then it may still have one in flight) */
+  /* queue-pair records (flow level: flow records) allocated: a message's record is reused once it
+   * is done, unless a packet was lost (then it may still have one in flight) */
   uint64_t qp_records;
 } etsim_netpkt_stats_t;
 void etsim_netpkt_get_stats(const etsim_netpkt_t *n, etsim_netpkt_stats_t *s);
@@ -402,6 +402,7 @@ typedef struct etsim_netflow_stats {
   uint64_t msgs, msgs_done;
   int64_t first_start_ps; /* earliest start of the messages sent (0: none) */
   int64_t last_done_ps;
+  uint64_t records; /* flow records allocated: an acknowledged flow's is reused */
 } etsim_netflow_stats_t;
 void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s);
 

@@ -38,9 +38,11 @@ typedef struct fl_flow {
   int64_t start_ps, last_ps, delivered_ps, acked_ps, standalone_ps, base_rtt_ps;
   uint64_t win_bytes;
   int64_t tail_deliver_ps, tail_ack_ps;
-  uint32_t version, mark;
+  uint32_t version, mark; /* version lives on when the record is reused */
+  uint32_t path_cap;      /* entries of paths from path_off it may fill, kept on reuse */
   uint8_t active, frozen, finished;
   uint8_t held; /* no route left (a failure): never delivered */
+  uint64_t id;  /* its message (etsim_netflow_t.msgs) */
   etsim_netpkt_done_fn fn;
   void *ctx;
 } fl_flow_t;
@@ -58,8 +60,12 @@ typedef struct fl_link {
 
 struct etsim_netflow {
   pk_net_t *pk;
-  fl_flow_t *f;
+  fl_flow_t *f; /* records: a finished flow's is reused (fl_release) */
   size_t n_f, cap_f;
+  uint32_t *free_f; /* released records */
+  size_t n_free_f, cap_free_f;
+  pk_msg_t *msgs; /* by message id, as the packet level's */
+  size_t n_msgs, cap_msgs;
   fl_link_t *links;
   uint32_t *paths;
   size_t n_paths, cap_paths;
@@ -112,6 +118,8 @@ void etsim_netflow_free(etsim_netflow_t *n) {
     for (uint32_t i = 0; i < n->pk->n_ports; i++) etsim_free(n->links[i].flows);
   etsim_free(n->links);
   etsim_free(n->f);
+  etsim_free(n->free_f);
+  etsim_free(n->msgs);
   etsim_free(n->paths);
   etsim_free(n->cf);
   etsim_free(n->cl);
@@ -157,6 +165,47 @@ static void path_costs(etsim_netflow_t *n, fl_flow_t *f) {
   }
 }
 
+/* Record fi (the released one on top of the free list, or the next new
+ * one) now carries message n->n_msgs. */
+static void fl_take(etsim_netflow_t *n, uint32_t fi, uint64_t *out_id) {
+  if (fi < n->n_f) n->n_free_f--;
+  else n->n_f++;
+  pk_msg_t *m = &n->msgs[n->n_msgs];
+  memset(m, 0, sizeof *m);
+  m->slot = fi;
+  if (out_id) *out_id = n->n_msgs;
+  n->n_msgs++;
+}
+
+/* A message refused after its record was filled in: a released record is
+ * as it was; a new one is simply not taken. */
+static void fl_untake(etsim_netflow_t *n, uint32_t fi, const fl_flow_t *old) {
+  if (fi < n->n_f) n->f[fi] = *old;
+}
+
+/* Flow fi is acknowledged: it has left its links (at its end of transfer)
+ * and only stale finish events, which its version voids, still name it, so
+ * its record takes a later message; what etsim_netflow_msg_stat reports
+ * moves to its message.  A full free list only costs memory. */
+static void fl_release(etsim_netflow_t *n, uint32_t fi) {
+  fl_flow_t *f = &n->f[fi];
+  if (etsim_grow((void **)&n->free_f, &n->cap_free_f, n->n_free_f + 1, sizeof *n->free_f)) return;
+  pk_msg_t *m = &n->msgs[f->id];
+  m->start_ps = f->start_ps;
+  m->delivered_ps = f->delivered_ps;
+  m->acked_ps = f->acked_ps;
+  m->standalone_ps = f->standalone_ps;
+  m->base_rtt_ps = f->base_rtt_ps;
+  m->bytes = f->bytes;
+  m->win = f->win_bytes;
+  m->src = f->src;
+  m->dst = f->dst;
+  m->sport = f->sport;
+  m->dport = f->dport;
+  m->slot = UINT32_MAX;
+  n->free_f[n->n_free_f++] = fi;
+}
+
 int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t *out_id,
                        etsim_error_t *err) {
   pk_net_t *pk = n->pk;
@@ -177,8 +226,16 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   if (held && !pk->cfg.allow_disconnected)
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src, m->dst);
   if (held) nf = nr = 0;
-  if (etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
-      etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + nf + nr, sizeof *n->paths))
+  /* a released record if there is one, else a new one (as the packet
+   * level's queue pairs) */
+  uint32_t fi = n->n_free_f ? n->free_f[n->n_free_f - 1] : (uint32_t)n->n_f;
+  int reused = fi < n->n_f;
+  uint32_t np = nf + (n->ack_w > 0 ? nr : 0);  /* path entries (ACK routes only with their load) */
+  int own = reused && np <= n->f[fi].path_cap; /* in the released record's own entries */
+  if (n->n_msgs >= UINT32_MAX - 1 || (!reused && n->n_f >= UINT32_MAX / 2) ||
+      etsim_grow((void **)&n->msgs, &n->cap_msgs, n->n_msgs + 1, sizeof *n->msgs) ||
+      etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
+      (!own && etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + np, sizeof *n->paths)))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* source port: per host pair from 10000, as the packet level */
   uint64_t key = ((uint64_t)m->src << 32) | m->dst;
@@ -191,8 +248,15 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     pk->sport_next[pk->n_sport++] = 10000;
   }
-  fl_flow_t *f = &n->f[n->n_f];
+  fl_flow_t *f = &n->f[fi];
+  fl_flow_t old = *f; /* a released record: what it keeps, and what a refusal restores */
   memset(f, 0, sizeof *f);
+  if (reused) {
+    f->version = old.version;
+    f->path_off = old.path_off;
+    f->path_cap = old.path_cap;
+  }
+  f->id = n->n_msgs;
   f->src = m->src;
   f->dst = m->dst;
   f->sport = (uint16_t)pk->sport_next[slot]++;
@@ -204,22 +268,26 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   f->ctx = m->ctx;
   if (held) { /* cut off by a failure: never starts (etsim_netflow_links_down) */
     f->held = 1;
-    if (out_id) *out_id = n->n_f;
-    n->n_f++;
+    fl_take(n, fi, out_id);
     n->st.msgs++;
     return 0;
   }
-  f->path_off = (uint32_t)n->n_paths;
-  f->nhop = etsim_net__pkt_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + n->n_paths, nf);
-  if (f->nhop != nf)
+  if (!own) {
+    f->path_off = (uint32_t)n->n_paths;
+    f->path_cap = np;
+  }
+  f->nhop = etsim_net__pkt_path(pk, m->src, m->dst, f->sport, f->dport, n->paths + f->path_off, nf);
+  if (f->nhop != nf) {
+    fl_untake(n, fi, &old);
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->src, m->dst);
-  n->n_paths += f->nhop;
+  }
   f->nrev = n->ack_w > 0 ? etsim_net__pkt_ack_path(pk, m->src, m->dst, f->sport, f->dport,
-                                                   n->paths + n->n_paths, nr)
+                                                   n->paths + f->path_off + f->nhop, nr)
                          : 0;
-  if (f->nrev != nr && n->ack_w > 0)
+  if (f->nrev != nr && n->ack_w > 0) {
+    fl_untake(n, fi, &old);
     return etsim_error_set(err, ETSIM_EINVAL, "no route from %u to %u", m->dst, m->src);
-  n->n_paths += f->nrev;
+  }
   uint32_t pay = pk->cfg.payload_bytes;
   uint64_t pkts = (m->bytes - 1) / pay + 1;
   f->wire_bytes = m->bytes + pkts * pk->data_hdr;
@@ -234,10 +302,12 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
     f->win_bytes = pk->cfg.global_t ? pk->max_bdp : bdp;
   }
   path_costs(n, f);
-  if (fl_push(n, m->start_ps, FL_START, (uint32_t)n->n_f, 0))
+  if (fl_push(n, m->start_ps, FL_START, fi, 0)) {
+    fl_untake(n, fi, &old);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (out_id) *out_id = n->n_f;
-  n->n_f++;
+  }
+  if (!own) n->n_paths += np;
+  fl_take(n, fi, out_id);
   if (!n->st.msgs || m->start_ps < n->st.first_start_ps) n->st.first_start_ps = m->start_ps;
   n->st.msgs++;
   return 0;
@@ -423,7 +493,7 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
       return nf ? rerate(n, nf, nl) : 0;
     case FL_DELIVER:
       f->delivered_ps = n->now;
-      if (f->fn) f->fn(f->ctx, e->a, ETSIM_NETPKT_DELIVERED, n->now);
+      if (f->fn) f->fn(f->ctx, f->id, ETSIM_NETPKT_DELIVERED, n->now);
       return 0;
     case FL_ACKED:
       f->acked_ps = n->now;
@@ -435,7 +505,8 @@ static int on_event(etsim_netflow_t *n, const pk_ev_t *e) {
                 etsim_netpkt_host_ip(f->src), etsim_netpkt_host_ip(f->dst), f->sport, f->dport,
                 f->bytes, f->start_ps / 1000, (n->now - f->start_ps) / 1000,
                 f->standalone_ps / 1000);
-      if (f->fn) f->fn(f->ctx, e->a, ETSIM_NETPKT_ACKED, n->now);
+      if (f->fn) f->fn(f->ctx, f->id, ETSIM_NETPKT_ACKED, n->now);
+      fl_release(n, e->a); /* after the callback, whose sends may move n->f */
       return 0;
   }
   return ETSIM_EINTERNAL;
@@ -608,8 +679,24 @@ int64_t etsim_netflow_next_time(const etsim_netflow_t *n) {
 int64_t etsim_netflow_now(const etsim_netflow_t *n) { return n->now; }
 
 int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *o) {
-  if (id >= n->n_f) return ETSIM_ERANGE;
-  const fl_flow_t *f = &n->f[id];
+  if (id >= n->n_msgs) return ETSIM_ERANGE;
+  const pk_msg_t *m = &n->msgs[id];
+  if (m->slot == UINT32_MAX) { /* its record was released */
+    o->src = m->src;
+    o->dst = m->dst;
+    o->sport = m->sport;
+    o->dport = m->dport;
+    o->bytes = m->bytes;
+    o->start_ps = m->start_ps;
+    o->delivered_ps = m->delivered_ps;
+    o->acked_ps = m->acked_ps;
+    o->standalone_ps = m->standalone_ps;
+    o->win_bytes = m->win;
+    o->base_rtt_ps = m->base_rtt_ps;
+    o->held = 0;
+    return 0;
+  }
+  const fl_flow_t *f = &n->f[m->slot];
   o->src = f->src;
   o->dst = f->dst;
   o->sport = f->sport;
@@ -626,10 +713,15 @@ int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_m
 }
 
 double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id) {
-  return id < n->n_f && n->f[id].active ? n->f[id].rate : 0;
+  if (id >= n->n_msgs || n->msgs[id].slot == UINT32_MAX) return 0;
+  const fl_flow_t *f = &n->f[n->msgs[id].slot];
+  return f->active ? f->rate : 0;
 }
 
-void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s) { *s = n->st; }
+void etsim_netflow_get_stats(const etsim_netflow_t *n, etsim_netflow_stats_t *s) {
+  *s = n->st;
+  s->records = n->n_f;
+}
 
 uint32_t etsim_netflow_port_count(const etsim_netflow_t *n, uint32_t node) {
   return node < n->pk->n_nodes ? n->pk->nodes[node].nports : 0;

@@ -87,6 +87,7 @@ static void flow_stats(const void *net, etsim_netpkt_stats_t *s) {
   s->msgs_done = f.msgs_done;
   s->first_start_ps = f.first_start_ps;
   s->last_done_ps = f.last_done_ps;
+  s->qp_records = f.records;
 }
 static uint32_t flow_nports(const void *net, uint32_t node) {
   return etsim_netflow_port_count(net, node);

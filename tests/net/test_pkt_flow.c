@@ -340,6 +340,71 @@ static void test_generators(void **state) {
  * wire bytes on host 0's port (1,036,000: 1,000 packets of 1,000 + 36 B),
  * and flows_send naming file:line of a flow to a node that does not
  * exist. */
+/*
+ * Flow records are reused once their message is acknowledged.  Even rounds
+ * are a 2-to-1 incast of 1 MB (sent first) and 2 MB: when the short flow
+ * ends the long one speeds up, and its finish event for the slower rate
+ * goes stale, due 40 us into the next round.  Odd rounds are one 1 MB flow,
+ * which takes the long flow's record and keeps one rate, so only the
+ * version that record carries on keeps the stale event from finishing it.
+ * Sent round by round just before each starts, every message gets exactly
+ * the times it gets when all are sent at t = 0, from two records.
+ */
+enum { FR_ROUNDS = 20, FR_MSGS = FR_ROUNDS / 2 * 3 };
+
+static int64_t fr_start(int r) { return r * 280 * US + (r + 1) * 7; }
+
+static etsim_netflow_t *fr_run(int jit, etsim_netflow_stats_t *st, int64_t *start) {
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 3, G100, US), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  c.flow_ack_load = 1;
+  etsim_netflow_t *n = mkf(&t, &c);
+  uint64_t k = 0;
+  for (int r = 0; r < FR_ROUNDS; r++) {
+    if (jit && r) runf(n, fr_start(r) - 1);
+    start[k] = fr_start(r);
+    assert_int_equal(sendf(n, 1, 0, 1000000, fr_start(r)), k++);
+    if (r % 2) continue;
+    start[k] = fr_start(r);
+    assert_int_equal(sendf(n, 2, 0, 2000000, fr_start(r)), k++);
+  }
+  runf(n, INT64_MAX);
+  etsim_netflow_get_stats(n, st);
+  etsim_netpkt_topo_free(&t);
+  return n;
+}
+
+static void test_flow_records_reused(void **state) {
+  (void)state;
+  etsim_netflow_stats_t sa, sj;
+  int64_t start[FR_MSGS];
+  etsim_netflow_t *a = fr_run(0, &sa, start), *j = fr_run(1, &sj, start);
+  print_message("records: %llu at once, %llu just in time, for %llu messages\n",
+                (unsigned long long)sa.records, (unsigned long long)sj.records,
+                (unsigned long long)sj.msgs);
+  assert_int_equal(sa.records, FR_MSGS);
+  TU_LT(sj.records, 4);
+  assert_int_equal(sj.msgs_done, FR_MSGS);
+  assert_int_equal(sj.last_done_ps, sa.last_done_ps);
+  for (uint64_t id = 0; id < FR_MSGS; id++) {
+    etsim_netpkt_msg_stat_t x, y;
+    assert_int_equal(etsim_netflow_msg_stat(a, id, &x), 0);
+    assert_int_equal(etsim_netflow_msg_stat(j, id, &y), 0);
+    assert_int_equal(y.src, x.src);
+    assert_int_equal(y.sport, x.sport);
+    assert_int_equal(y.bytes, y.src == 2 ? 2000000 : 1000000);
+    assert_int_equal(y.start_ps, start[id]);
+    assert_int_equal(y.delivered_ps, x.delivered_ps);
+    assert_int_equal(y.acked_ps, x.acked_ps);
+    assert_int_equal(y.standalone_ps, x.standalone_ps);
+    TU_GT(y.acked_ps, y.start_ps + 80 * US); /* at most line rate */
+  }
+  etsim_netflow_free(a);
+  etsim_netflow_free(j);
+}
+
 static void test_level_table(void **state) {
   (void)state;
   assert_null(etsim_netpkt_level_find("packets"));
@@ -405,10 +470,11 @@ static void test_level_table(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_one_flow_line_rate), cmocka_unit_test(test_n_to_one_fair),
-      cmocka_unit_test(test_parking_lot),        cmocka_unit_test(test_cross_level_ring),
-      cmocka_unit_test(test_generators),         cmocka_unit_test(test_long_route),
-      cmocka_unit_test(test_port_bytes),         cmocka_unit_test(test_level_table),
+      cmocka_unit_test(test_one_flow_line_rate),  cmocka_unit_test(test_n_to_one_fair),
+      cmocka_unit_test(test_parking_lot),         cmocka_unit_test(test_cross_level_ring),
+      cmocka_unit_test(test_generators),          cmocka_unit_test(test_long_route),
+      cmocka_unit_test(test_port_bytes),          cmocka_unit_test(test_level_table),
+      cmocka_unit_test(test_flow_records_reused),
   };
   return TU_RUN(tests, NULL, NULL);
 }
