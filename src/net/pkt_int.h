@@ -569,6 +569,7 @@ struct pk_net {
   int64_t last_progress;
   int watchdog_on;
   int qlen_on;
+  uint8_t deep; /* the run loop's deep look-ahead is on (PK_DEEP_BYTES) */
   etsim_rng_t rng;
   pk_hpool_t hpool;
   uint32_t data_hdr, ack_size, pfc_size, mtu_wire;
