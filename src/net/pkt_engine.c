@@ -97,16 +97,66 @@ static inline void pkt_free(pk_net_t *n, const pk_hdr_t *h) {
   n->free_int = h->ints;
 }
 
+/* A ring of cap (a power of two, >= 16) headers from the pool (see
+ * pk_hpool_t): a freed one of that size, else the current block's next
+ * bytes, else a new block.  Blocks start at 64 KB and double up to 32 MB,
+ * so a small fabric takes little; from 4 MB on they are 2 MB-aligned and
+ * asked for huge pages.  NULL out of memory. */
+#define PK_HPOOL_FIRST ((size_t)64 << 10)
+#define PK_HPOOL_MAX ((size_t)32 << 20)
+#define PK_HUGE ((size_t)2 << 20)
+
+static pk_hdr_t *hring_alloc(pk_hpool_t *h, uint32_t cap) {
+  unsigned k = (unsigned)__builtin_ctz(cap);
+  if (h->free[k]) {
+    void *v = h->free[k];
+    memcpy(&h->free[k], v, sizeof(void *));
+    return v;
+  }
+  size_t bytes = (size_t)cap * sizeof(pk_hdr_t); /* a multiple of 64 */
+  if ((size_t)(h->end - h->cur) < bytes) {
+    size_t sz = h->next_bytes ? h->next_bytes : PK_HPOOL_FIRST;
+    while (sz < bytes) sz *= 2;
+    size_t align = sz >= 2 * PK_HUGE ? PK_HUGE : 64;
+    if (h->n_blk == h->cap_blk &&
+        etsim_grow((void **)&h->blk, &h->cap_blk, h->n_blk + 1, sizeof *h->blk))
+      return NULL;
+    char *raw = etsim_malloc(sz + align);
+    if (!raw) return NULL;
+    h->blk[h->n_blk++] = raw;
+    h->cur = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    h->end = h->cur + sz;
+    if (align == PK_HUGE) etsim_advise_huge(h->cur, sz);
+    h->next_bytes = sz < PK_HPOOL_MAX ? 2 * sz : sz;
+  }
+  void *v = h->cur;
+  h->cur += bytes;
+  return v;
+}
+
+static void hring_free(pk_hpool_t *h, pk_hdr_t *v, uint32_t cap) {
+  if (!v) return;
+  unsigned k = (unsigned)__builtin_ctz(cap);
+  memcpy(v, &h->free[k], sizeof(void *));
+  h->free[k] = v;
+}
+
+static void hpool_free(pk_hpool_t *h) {
+  for (size_t i = 0; i < h->n_blk; i++) etsim_free(h->blk[i]);
+  etsim_free(h->blk);
+  memset(h, 0, sizeof *h);
+}
+
 /* Egress queue qi of port p, a ring of headers; qmask keeps one bit per
  * non-empty queue so the scheduler finds the next priority without looking
  * at all eight. */
-static int ring_grow(pk_ring_t *f) {
+static int ring_grow(pk_net_t *n, pk_ring_t *f) {
   uint32_t cap = f->cap ? 2 * f->cap : 16;
   if (cap < f->cap) return ETSIM_ENOMEM;
-  pk_hdr_t *v = etsim_malloc((size_t)cap * sizeof *v);
+  pk_hdr_t *v = hring_alloc(&n->hpool, cap);
   if (!v) return ETSIM_ENOMEM;
   for (uint32_t i = 0; i < f->n; i++) v[i] = f->v[(f->head + i) & (f->cap - 1)];
-  etsim_free(f->v);
+  hring_free(&n->hpool, f->v, f->cap);
   f->v = v;
   f->head = 0;
   f->cap = cap;
@@ -155,19 +205,23 @@ static inline void hdr_route_words(uint64_t w[6], uint32_t r, const uint16_t *ou
 
 /* The slot of a packet of size bytes appended to queue qi, for the caller
  * to fill (hdr_put); NULL when the ring cannot grow. */
-static inline pk_hdr_t *fifo_slot(pk_port_t *p, int qi, uint32_t size) {
+static inline pk_hdr_t *fifo_slot(pk_net_t *n, pk_port_t *p, int qi, uint32_t size) {
   pk_ring_t *f = &p->q[qi];
-  if (f->n == f->cap && ring_grow(f)) return NULL;
+  if (f->n == f->cap && ring_grow(n, f)) return NULL;
   p->qmask |= (uint8_t)(1u << qi);
   pk_hdr_t *d = &f->v[(f->head + f->n++) & (f->cap - 1)];
-  /* the next push's slot, for writing: long queues are cold */
-  __builtin_prefetch(&f->v[(f->head + f->n) & (f->cap - 1)], 1);
+  /* the next push's slot, for writing: long queues are cold.  Not on a
+   * large fabric (see PK_DEEP_BYTES), where that slot is evicted again
+   * before the next push, a packet time later, and the prefetch only
+   * adds to the misses in flight (the 1,024-host window ran faster
+   * without it). */
+  if (!n->deep) __builtin_prefetch(&f->v[(f->head + f->n) & (f->cap - 1)], 1);
   f->bytes += size;
   return d;
 }
 
-static inline int fifo_push(pk_port_t *p, int qi, const pk_hdr_t *h) {
-  pk_hdr_t *d = fifo_slot(p, qi, h->size);
+static inline int fifo_push(pk_net_t *n, pk_port_t *p, int qi, const pk_hdr_t *h) {
+  pk_hdr_t *d = fifo_slot(n, p, qi, h->size);
   if (!d) return ETSIM_ENOMEM;
   uint64_t w[6];
   hdr_get(w, h);
@@ -207,12 +261,13 @@ static inline uint64_t pk_tie_mark(pk_net_t *n, pk_port_t *p) {
 }
 
 /* Double a port's wire ring (only while traffic first builds up). */
-static int wire_grow(pk_port_t *p) {
+static int wire_grow(pk_net_t *n, pk_port_t *p) {
   uint32_t cap = p->wire_cap ? 2 * p->wire_cap : 16;
-  pk_hdr_t *v = etsim_malloc(cap * sizeof *v);
+  if (cap < p->wire_cap) return ETSIM_ENOMEM;
+  pk_hdr_t *v = hring_alloc(&n->hpool, cap);
   if (!v) return ETSIM_ENOMEM;
   for (uint32_t i = 0; i < p->wire_n; i++) v[i] = p->wire[(p->wire_head + i) & (p->wire_cap - 1)];
-  etsim_free(p->wire);
+  hring_free(&n->hpool, p->wire, p->wire_cap);
   p->wire = v;
   p->wire_head = 0;
   p->wire_cap = cap;
@@ -222,8 +277,8 @@ static int wire_grow(pk_port_t *p) {
 /* The wire slot of the packet port p starts sending now, for the caller to
  * fill before transmit_ (see fifo_slot for why not a copy of a header
  * built elsewhere); NULL out of memory. */
-static inline pk_hdr_t *wire_slot(pk_port_t *p) {
-  if (p->wire_n == p->wire_cap && wire_grow(p)) return NULL;
+static inline pk_hdr_t *wire_slot(pk_net_t *n, pk_port_t *p) {
+  if (p->wire_n == p->wire_cap && wire_grow(n, p)) return NULL;
   return &p->wire[(p->wire_head + p->wire_n++) & (p->wire_cap - 1)];
 }
 
@@ -267,7 +322,7 @@ static inline __attribute__((always_inline)) int transmit_(pk_net_t *n, uint32_t
 static inline __attribute__((always_inline)) int transmit(pk_net_t *n, uint32_t gp,
                                                           const uint64_t w[6], const void *next) {
   pk_port_t *p = &n->ports[gp];
-  pk_hdr_t *d = wire_slot(p);
+  pk_hdr_t *d = wire_slot(n, p);
   if (!d) return oom(n);
   hdr_put(d, w);
   unsigned flags = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 16), type = flags & PK_HDR_TYPE;
@@ -329,7 +384,7 @@ static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   h.flow = h.ints = h.route = PK_NONE;
   h.size = (uint16_t)n->pfc_size;
   h.flags = (uint8_t)(pk_hdr_flags(PK_PFC, (unsigned)q) | (pause ? PK_HDR_PAUSE : 0));
-  if (fifo_push(p, 0, &h)) return oom(n);
+  if (fifo_push(n, p, 0, &h)) return oom(n);
   p->qbytes_total += n->pfc_size;
   return port_kick(n, gp);
 }
@@ -456,7 +511,7 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
     if (occ > s->peak_used) s->peak_used = occ;
   }
   pk_port_t *op = &n->ports[out];
-  pk_hdr_t *d = fifo_slot(op, qi, h->size);
+  pk_hdr_t *d = fifo_slot(n, op, qi, h->size);
   if (!d) return oom(n);
   uint64_t w[6];
   hdr_get(w, h);
@@ -630,10 +685,16 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     p->qp_rr = res;
     /* The next scan starts at the one after, a packet time from now: the
      * record of the one after that, and the route of the one after (its
-     * record was fetched at the last send, the route is the next miss). */
-    size_t k1 = res + 1 < cnt ? res + 1 : 0, k2 = k1 + 1 < cnt ? k1 + 1 : 0;
-    __builtin_prefetch(&n->qps[p->qps[k2]]);
-    __builtin_prefetch(n->routes + n->qps[p->qps[k1]].route_data + 1);
+     * record was fetched at the last send, the route is the next miss).
+     * Not on a large fabric: a packet time is some 9,000 events there,
+     * the lines are evicted again before use, and reading k1's record for
+     * its route waited on a miss (a sixth of nic_send in perf); the run
+     * loop fetches the next queue pair from the end event's hint. */
+    if (!n->deep) {
+      size_t k1 = res + 1 < cnt ? res + 1 : 0, k2 = k1 + 1 < cnt ? k1 + 1 : 0;
+      __builtin_prefetch(&n->qps[p->qps[k2]]);
+      __builtin_prefetch(n->routes + n->qps[p->qps[k1]].route_data + 1);
+    }
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
     uint32_t ints = PK_NONE;
@@ -775,7 +836,7 @@ static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
        * ACK queue, then changed there (see fifo_slot). */
       if (h->flags & PK_HDR_ECN) n->st.cnps++;
       pk_port_t *rp = &n->ports[q->rx_gport];
-      pk_hdr_t *d = fifo_slot(rp, 0, n->ack_size);
+      pk_hdr_t *d = fifo_slot(n, rp, 0, n->ack_size);
       if (!d) return oom(n);
       uint64_t w[6];
       hdr_get(w, h);
@@ -1138,6 +1199,7 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
     return etsim_error_set(err, ETSIM_ENOMEM, "network: out of memory");
   int64_t t_max = t_ps < n->cfg.stop_ps ? t_ps : n->cfg.stop_ps;
   int deep = n->n_qps * sizeof *n->qps > PK_DEEP_BYTES;
+  n->deep = (uint8_t)deep;
   for (;;) {
     pk_ev_t e;
     const pk_ev_t *x[4], *ahead = 0, *ep = &e;
@@ -1410,10 +1472,9 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   if (n->ports)
     for (uint32_t i = 0; i < n->n_ports; i++) {
       etsim_free(n->ports[i].qps);
-      etsim_free(n->ports[i].wire);
-      for (int q = 0; q < PK_NPRIO; q++) etsim_free(n->ports[i].q[q].v);
       etsim_free(n->ports[i].hist);
     }
+  hpool_free(&n->hpool); /* the queues' and wires' rings */
   etsim_free(n->nodes);
   etsim_free(n->ports_mem);
   etsim_free(n->mmu);
@@ -1738,7 +1799,7 @@ int etsim_net__pkt_port_kick(pk_net_t *n, uint32_t gp) { return port_kick(n, gp)
 
 int etsim_net__pkt_enqueue(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h) {
   pk_port_t *p = &n->ports[gp];
-  if (fifo_push(p, qi, h)) return oom(n);
+  if (fifo_push(n, p, qi, h)) return oom(n);
   p->qbytes_total += h->size;
   if (p->qbytes_total > p->qbytes_peak) p->qbytes_peak = p->qbytes_total;
   return 0;

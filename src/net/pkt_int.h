@@ -516,6 +516,20 @@ static inline uint32_t pk_arrive_sw(uint32_t gp, unsigned qi) {
   return gp < (1u << 29) ? gp << 3 | qi : PK_NONE;
 }
 
+/* Rings of headers (switch and NIC queues, wires) are carved from large
+ * blocks with huge pages asked for (pkt_engine.c, hring_alloc): on a
+ * 1,024-host fabric ten thousand rings hold 120 MB, and with each one
+ * malloc'ed on 4 KB pages the prefetches of queue heads and wire slots
+ * waited on page walks.  A ring of 2^k headers that grew is kept in
+ * free[k] for the next ring of that size. */
+typedef struct pk_hpool {
+  char **blk; /* blocks as allocated, freed with the network */
+  size_t n_blk, cap_blk;
+  char *cur, *end;   /* the newest block's unused part */
+  size_t next_bytes; /* the next block's size (doubles, see hring_alloc) */
+  void *free[32];    /* rings of 2^k headers, linked by their first bytes */
+} pk_hpool_t;
+
 struct pk_net {
   uint64_t cur_seq; /* queue sequence of the event being handled */
   etsim_netpkt_cfg_t cfg;
@@ -579,7 +593,9 @@ struct pk_net {
   int64_t last_progress;
   int watchdog_on;
   int qlen_on;
+  uint8_t deep; /* the run loop's deep look-ahead is on (PK_DEEP_BYTES) */
   etsim_rng_t rng;
+  pk_hpool_t hpool;
   uint32_t data_hdr, ack_size, pfc_size, mtu_wire;
   FILE *fct, *pfc, *qlen;
   /* PK_RUNNING; PK_STOP_TIME once an event lies past SIMULATOR_STOP_TIME
