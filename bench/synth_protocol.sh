@@ -35,8 +35,11 @@
 #   SAMPLE_OPTS    extra `synth sample` options (e.g. --max-parents 6).
 #                  Classifier-free guidance (docs/synth.md): SAMPLE_OPTS=
 #                  "--guidance 2" with the train option --label-drop 0.15
-#                  after EPOCHS.  FiLM label conditioning: the train
-#                  option --film (measured worse on TPU Tile, docs/synth.md).
+#                  after EPOCHS; "--guidance 4 --guidance-edge 2" guides
+#                  the attribute denoiser at 4, the edge denoiser at 2
+#                  (docs/synth.md, "Guidance per denoiser").  FiLM label
+#                  conditioning: the train option --film (measured worse
+#                  on TPU Tile, docs/synth.md).
 #   PRETRAIN_OPTS  extra options of the pretrain row only (e.g. "--lr
 #                  3e-4" for the fine-tune, --pretrain-epochs N).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows

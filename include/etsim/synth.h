@@ -224,6 +224,11 @@ void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k);
  * of config label_drop).  w = 0 samples exactly as without guidance.  Not
  * saved with the model.  ETSIM_EINVAL for w not in [0, 20]. */
 int etsim_synth_model_set_guidance(etsim_synth_model_t *m, double w, etsim_error_t *err);
+/* The edge denoiser's own guidance weight w, the attribute denoiser's
+ * staying that of etsim_synth_model_set_guidance (until this is called the
+ * edge denoiser follows that one).  Not saved with the model.  ETSIM_EINVAL
+ * for w not in [0, 20]. */
+int etsim_synth_model_set_guidance_edge(etsim_synth_model_t *m, double w, etsim_error_t *err);
 
 /*
  * Sample n DAGs into `out` (initialised, kind and layout set from the

@@ -422,15 +422,17 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
 
 /* synth sample's model side: load MODELP, set its sampling options, fill
  * *labels from --label/--label2 when no file gave them, and sample. */
-static int sample_model(const char *modelp, double edge_temp, double guidance, uint32_t max_parents,
-                        int project, double label, double label2, size_t n, uint64_t seed,
-                        double **labelsp, uint32_t *dimp, const char *label_file,
+static int sample_model(const char *modelp, double edge_temp, double guidance, double guidance_edge,
+                        uint32_t max_parents, int project, double label, double label2, size_t n,
+                        uint64_t seed, double **labelsp, uint32_t *dimp, const char *label_file,
                         etsim_synth_data_t *out, etsim_error_t *err) {
   etsim_synth_sample_stats_t sst = {0};
   etsim_synth_model_t *model = NULL;
   int rc = etsim_synth_model_load(&model, modelp, err);
   if (!rc) rc = etsim_synth_model_set_edge_temp(model, edge_temp, err);
   if (!rc) rc = etsim_synth_model_set_guidance(model, guidance, err);
+  if (!rc && !isnan(guidance_edge))
+    rc = etsim_synth_model_set_guidance_edge(model, guidance_edge, err);
   if (!rc) etsim_synth_model_set_max_parents(model, max_parents);
   if (!rc && !*labelsp && (!isnan(label) || !isnan(label2))) {
     /* --label2 alone: the first component at the training median. */
@@ -460,7 +462,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *data = NULL, *label_file = NULL;
   int no_project = 0, method = 0; /* 0 daggen, 1 empirical */
   uint64_t n = 0, seed = 1, max_parents = 0;
-  double label = NAN, label2 = NAN, edge_temp = 1, guidance = 0;
+  double label = NAN, label2 = NAN, edge_temp = 1, guidance = 0, guidance_edge = NAN;
   int have_n = 0;
   /* How many DAGs, their labels and the seed: the same for both. */
 #define COUNT_OPTS                                                  \
@@ -486,6 +488,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
                  "edge denoiser temperature (default 1; below 1 sharpens)"),
       CLI_O_REAL("--guidance", NULL, &guidance, "W", 0, 20,
                  "classifier-free guidance of the denoisers (default 0: none)"),
+      CLI_O_REAL("--guidance-edge", NULL, &guidance_edge, "W", 0, 20,
+                 "the edge denoiser's own guidance (default: that of --guidance)"),
       CLI_O_UINT("--max-parents", NULL, &max_parents, "K", 0, 1u << 30,
                  "at most K parents per node, the most probable (default 0: no cap)"),
       CLI_O_FLAG("--no-project", NULL, &no_project,
@@ -573,8 +577,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     if (!rc && labels && dim > 1) out.n_labels = 2;
     etsim_synth_data_free(&fit);
   } else {
-    rc = sample_model(modelp, edge_temp, guidance, (uint32_t)max_parents, project, label, label2,
-                      (size_t)n, seed, &labels, &dim, label_file, &out, &err);
+    rc = sample_model(modelp, edge_temp, guidance, guidance_edge, (uint32_t)max_parents, project,
+                      label, label2, (size_t)n, seed, &labels, &dim, label_file, &out, &err);
   }
   if (!rc)
     rc = write_out(

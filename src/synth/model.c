@@ -1847,4 +1847,11 @@ int etsim_synth_model_set_guidance(etsim_synth_model_t *m, double w, etsim_error
   m->guidance = w;
   return 0;
 }
+int etsim_synth_model_set_guidance_edge(etsim_synth_model_t *m, double w, etsim_error_t *err) {
+  if (!(w >= 0 && w <= 20))
+    return etsim_error_set(err, ETSIM_EINVAL, "edge guidance %g: must be in [0, 20]", w);
+  m->guidance_edge = w;
+  m->guidance_edge_set = 1;
+  return 0;
+}
 uint32_t etsim_synth_model_n_labels(const etsim_synth_model_t *m) { return m->n_lab < 2 ? 1 : 2; }

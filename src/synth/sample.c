@@ -197,7 +197,7 @@ typedef struct so {
   float *gapf, *A, *B;      /* edge denoiser: earlier and new node parts */
   float *phat;              /* edge probabilities of the last denoising step */
   int32_t *zt;              /* the new layer's categories, channel-major */
-  /* Classifier-free guidance (m->guidance > 0): the context with the null
+  /* Classifier-free guidance (either weight > 0): the context with the null
    * label, the denoisers' fixed parts for it, and the unguided logits. */
   float *ctxu, *cxau, *p1u, *alogu, *cxeu, *Bu;
   /* FiLM (cfg.label_film): the step's (gamma, beta) of both attribute
@@ -334,6 +334,12 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
     for (uint32_t v = 0; v < s; v++) S->xr[(size_t)c * cap + r0 + v] = zt[(size_t)c * s + v];
 }
 
+/* The edge denoiser's guidance weight: its own when set, else the
+ * attribute denoiser's. */
+static double edge_guidance(const etsim_synth_model_t *m) {
+  return m->guidance_edge_set ? m->guidance_edge : m->guidance;
+}
+
 /* The edge denoiser's logit of one pair from its candidate part a and new-
  * node part b (P wide). */
 static inline float pair_logit(const etsim_synth_model_t *m, int P, const float *a,
@@ -389,7 +395,7 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
   part(&m->ed, 1, 2 * H, Dc, o->ctx, cxe);
   for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
   float itau = m->edge_temp > 0 ? (float)(1 / m->edge_temp) : 1.0f;
-  double w = m->guidance;
+  double w = edge_guidance(m);
   if (w > 0) {
     part(&m->ed, 1, 2 * H, Dc, o->ctxu, o->cxeu);
     for (int j = 0; j < P; j++) o->cxeu[j] += m->ed.b[j];
@@ -582,7 +588,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
   o.B = etsim_synth__pz(p, (size_t)maxs * P);
   o.phat = etsim_synth__pz(p, (size_t)maxs * cap);
   o.zt = (int32_t *)(void *)etsim_synth__pz(p, (size_t)maxs * nch);
-  if (m->guidance > 0) {
+  if (m->guidance > 0 || edge_guidance(m) > 0) {
     o.ctxu = etsim_synth__pz(p, (size_t)Dc), o.cxau = etsim_synth__pz(p, (size_t)H);
     o.p1u = etsim_synth__pz(p, (size_t)maxs * H);
     o.alogu = etsim_synth__pz(p, (size_t)maxs * m->sum_cls);

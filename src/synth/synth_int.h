@@ -84,6 +84,11 @@ struct etsim_synth_model {
   /* Sampling only, never saved: classifier-free guidance weight w
    * (etsim_synth_model_set_guidance). */
   double guidance;
+  /* Sampling only, never saved: the edge denoiser's own guidance weight
+   * when guidance_edge_set (etsim_synth_model_set_guidance_edge); else
+   * it follows guidance. */
+  double guidance_edge;
+  int guidance_edge_set;
 };
 
 /* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */

@@ -67,6 +67,19 @@ cmp -s <(grep -v '^#' "$T/gw.txt") <(grep -v '^#' "$T/gw2.txt") && fail "--guida
   | grep -q '"validity": 1,' || fail "--guidance 2: invalid DAGs"
 "$BIN" synth sample --model "$T/m.bin" -n 1 --guidance 21 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "--guidance 21 exit"
+# --guidance-edge: the edge denoiser's own weight; equal to --guidance it
+# samples as without it, 0 under --guidance 2 gives other, valid DAGs.
+"$BIN" synth sample --model "$T/md.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
+  --guidance-edge 2 -o "$T/ge2.txt" 2>/dev/null || fail "sample --guidance-edge 2"
+cmp -s <(grep -v '^#' "$T/gw2.txt") <(grep -v '^#' "$T/ge2.txt") \
+  || fail "--guidance-edge 2 differs from --guidance 2 alone"
+"$BIN" synth sample --model "$T/md.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
+  --guidance-edge 0 -o "$T/ge0.txt" 2>/dev/null || fail "sample --guidance-edge 0"
+cmp -s <(grep -v '^#' "$T/gw2.txt") <(grep -v '^#' "$T/ge0.txt") && fail "--guidance-edge 0 changed nothing"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/ge0.txt" --surrogate none --json \
+  | grep -q '"validity": 1,' || fail "--guidance-edge 0: invalid DAGs"
+"$BIN" synth sample --model "$T/m.bin" -n 1 --guidance-edge 21 -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "--guidance-edge 21 exit"
 "$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --label-drop 1.5 2>"$T/e"
 [ $? -eq 2 ] || fail "--label-drop 1.5 exit"
 # FiLM (--film): a version-8 model (a model without it stays version 7)
