@@ -183,6 +183,22 @@ static void fl_untake(etsim_netflow_t *n, uint32_t fi, const fl_flow_t *old) {
   if (fi < n->n_f) n->f[fi] = *old;
 }
 
+/* What etsim_netflow_msg_stat reports of the message flow f carries. */
+static void fl_stat(const fl_flow_t *f, etsim_netpkt_msg_stat_t *o) {
+  o->src = f->src;
+  o->dst = f->dst;
+  o->sport = f->sport;
+  o->dport = f->dport;
+  o->bytes = f->bytes;
+  o->start_ps = f->start_ps;
+  o->delivered_ps = f->delivered_ps;
+  o->acked_ps = f->acked_ps;
+  o->standalone_ps = f->standalone_ps;
+  o->win_bytes = f->win_bytes;
+  o->base_rtt_ps = f->base_rtt_ps;
+  o->held = f->held;
+}
+
 /* Flow fi is acknowledged: it has left its links (at its end of transfer)
  * and only stale finish events, which its version voids, still name it, so
  * its record takes a later message; what etsim_netflow_msg_stat reports
@@ -191,18 +207,8 @@ static void fl_release(etsim_netflow_t *n, uint32_t fi) {
   fl_flow_t *f = &n->f[fi];
   if (etsim_grow((void **)&n->free_f, &n->cap_free_f, n->n_free_f + 1, sizeof *n->free_f)) return;
   pk_msg_t *m = &n->msgs[f->id];
-  m->start_ps = f->start_ps;
-  m->delivered_ps = f->delivered_ps;
-  m->acked_ps = f->acked_ps;
-  m->standalone_ps = f->standalone_ps;
-  m->base_rtt_ps = f->base_rtt_ps;
-  m->bytes = f->bytes;
-  m->win = f->win_bytes;
-  m->src = f->src;
-  m->dst = f->dst;
-  m->sport = f->sport;
-  m->dport = f->dport;
-  m->slot = UINT32_MAX;
+  fl_stat(f, &m->st);
+  m->slot = PK_NONE;
   n->free_f[n->n_free_f++] = fi;
 }
 
@@ -681,39 +687,13 @@ int64_t etsim_netflow_now(const etsim_netflow_t *n) { return n->now; }
 int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *o) {
   if (id >= n->n_msgs) return ETSIM_ERANGE;
   const pk_msg_t *m = &n->msgs[id];
-  if (m->slot == UINT32_MAX) { /* its record was released */
-    o->src = m->src;
-    o->dst = m->dst;
-    o->sport = m->sport;
-    o->dport = m->dport;
-    o->bytes = m->bytes;
-    o->start_ps = m->start_ps;
-    o->delivered_ps = m->delivered_ps;
-    o->acked_ps = m->acked_ps;
-    o->standalone_ps = m->standalone_ps;
-    o->win_bytes = m->win;
-    o->base_rtt_ps = m->base_rtt_ps;
-    o->held = 0;
-    return 0;
-  }
-  const fl_flow_t *f = &n->f[m->slot];
-  o->src = f->src;
-  o->dst = f->dst;
-  o->sport = f->sport;
-  o->dport = f->dport;
-  o->bytes = f->bytes;
-  o->start_ps = f->start_ps;
-  o->delivered_ps = f->delivered_ps;
-  o->acked_ps = f->acked_ps;
-  o->standalone_ps = f->standalone_ps;
-  o->win_bytes = f->win_bytes;
-  o->base_rtt_ps = f->base_rtt_ps;
-  o->held = f->held;
+  if (m->slot == PK_NONE) *o = m->st; /* its record was released */
+  else fl_stat(&n->f[m->slot], o);
   return 0;
 }
 
 double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id) {
-  if (id >= n->n_msgs || n->msgs[id].slot == UINT32_MAX) return 0;
+  if (id >= n->n_msgs || n->msgs[id].slot == PK_NONE) return 0;
   const fl_flow_t *f = &n->f[n->msgs[id].slot];
   return f->active ? f->rate : 0;
 }

@@ -558,6 +558,22 @@ static int win_bound(const pk_net_t *n, pk_qp_t *q) {
  * is skipped.  Any other call forgets that finding. */
 static int nic_send(pk_net_t *n, uint32_t gp);
 
+/* What etsim_netpkt_msg_stat reports of the message queue pair q carries. */
+static void qp_stat(const pk_qp_t *q, etsim_netpkt_msg_stat_t *o) {
+  o->src = q->src;
+  o->dst = q->dst;
+  o->sport = q->sport;
+  o->dport = q->dport;
+  o->bytes = q->size;
+  o->start_ps = q->start_ps;
+  o->delivered_ps = q->delivered_ps;
+  o->acked_ps = q->acked_ps;
+  o->standalone_ps = q->standalone_ps;
+  o->win_bytes = q->win;
+  o->base_rtt_ps = q->base_rtt_ps;
+  o->held = q->held;
+}
+
 /* Finished queue pair `slot` has left its NIC's round robin (the last place
  * that names it): unless the run has lost a packet, sent a NACK or cut a
  * cable (n->lossy), nothing refers to it any more.  Its data arrived once
@@ -574,17 +590,7 @@ static __attribute__((noinline)) void qp_release(pk_net_t *n, uint32_t slot) {
   if (etsim_grow((void **)&n->free_qps, &n->cap_free_qps, n->n_free_qps + 1, sizeof *n->free_qps))
     return; /* kept: it only costs memory */
   pk_msg_t *m = &n->msgs[q->id];
-  m->start_ps = q->start_ps;
-  m->delivered_ps = q->delivered_ps;
-  m->acked_ps = q->acked_ps;
-  m->standalone_ps = q->standalone_ps;
-  m->base_rtt_ps = q->base_rtt_ps;
-  m->bytes = q->size;
-  m->win = q->win;
-  m->src = q->src;
-  m->dst = q->dst;
-  m->sport = q->sport;
-  m->dport = q->dport;
+  qp_stat(q, &m->st);
   m->slot = PK_NONE;
   n->free_qps[n->n_free_qps++] = slot;
 }
@@ -1709,34 +1715,8 @@ int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_m
   const pk_net_t *n = (const pk_net_t *)net;
   if (id >= n->n_msgs) return ETSIM_ERANGE;
   const pk_msg_t *m = &n->msgs[id];
-  if (m->slot == PK_NONE) { /* its queue pair was released */
-    o->src = m->src;
-    o->dst = m->dst;
-    o->sport = m->sport;
-    o->dport = m->dport;
-    o->bytes = m->bytes;
-    o->start_ps = m->start_ps;
-    o->delivered_ps = m->delivered_ps;
-    o->acked_ps = m->acked_ps;
-    o->standalone_ps = m->standalone_ps;
-    o->win_bytes = m->win;
-    o->base_rtt_ps = m->base_rtt_ps;
-    o->held = 0;
-    return 0;
-  }
-  const pk_qp_t *q = &n->qps[m->slot];
-  o->src = q->src;
-  o->dst = q->dst;
-  o->sport = q->sport;
-  o->dport = q->dport;
-  o->bytes = q->size;
-  o->start_ps = q->start_ps;
-  o->delivered_ps = q->delivered_ps;
-  o->acked_ps = q->acked_ps;
-  o->standalone_ps = q->standalone_ps;
-  o->win_bytes = q->win;
-  o->base_rtt_ps = q->base_rtt_ps;
-  o->held = q->held;
+  if (m->slot == PK_NONE) *o = m->st; /* its queue pair was released */
+  else qp_stat(&n->qps[m->slot], o);
   return 0;
 }
 

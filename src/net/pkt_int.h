@@ -483,15 +483,13 @@ struct pk_qp {
   void *ctx;
 };
 
-/* A message, by the id etsim_netpkt_send gave it.  While it has a queue
+/* A message, by the id etsim_netpkt_send gave it: while it has a queue
  * pair (slot) that record holds its state; once the queue pair is released
- * (pk_qp_release) the fields here do. */
+ * (qp_release) st holds what etsim_netpkt_msg_stat reports.  The flow
+ * level keeps its messages the same way. */
 typedef struct pk_msg {
-  int64_t start_ps, delivered_ps, acked_ps, standalone_ps, base_rtt_ps;
-  uint64_t bytes, win;
-  uint32_t src, dst;
+  etsim_netpkt_msg_stat_t st;
   uint32_t slot; /* its queue pair, PK_NONE once released */
-  uint16_t sport, dport;
 } pk_msg_t;
 
 /* An arrival event's b, for prefetching only (never read for anything
