@@ -207,8 +207,9 @@ static void fl_release(etsim_netflow_t *n, uint32_t fi) {
   fl_flow_t *f = &n->f[fi];
   if (etsim_grow((void **)&n->free_f, &n->cap_free_f, n->n_free_f + 1, sizeof *n->free_f)) return;
   pk_msg_t *m = &n->msgs[f->id];
-  fl_stat(f, &m->st);
-  m->slot = PK_NONE;
+  etsim_netpkt_msg_stat_t o;
+  fl_stat(f, &o);
+  pk_msg_keep(m, &o);
   n->free_f[n->n_free_f++] = fi;
 }
 
@@ -687,7 +688,7 @@ int64_t etsim_netflow_now(const etsim_netflow_t *n) { return n->now; }
 int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *o) {
   if (id >= n->n_msgs) return ETSIM_ERANGE;
   const pk_msg_t *m = &n->msgs[id];
-  if (m->slot == PK_NONE) *o = m->st; /* its record was released */
+  if (m->slot == PK_NONE) pk_msg_get(m, o); /* its record was released */
   else fl_stat(&n->f[m->slot], o);
   return 0;
 }

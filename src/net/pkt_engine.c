@@ -590,8 +590,9 @@ static __attribute__((noinline)) void qp_release(pk_net_t *n, uint32_t slot) {
   if (etsim_grow((void **)&n->free_qps, &n->cap_free_qps, n->n_free_qps + 1, sizeof *n->free_qps))
     return; /* kept: it only costs memory */
   pk_msg_t *m = &n->msgs[q->id];
-  qp_stat(q, &m->st);
-  m->slot = PK_NONE;
+  etsim_netpkt_msg_stat_t o;
+  qp_stat(q, &o);
+  pk_msg_keep(m, &o);
   n->free_qps[n->n_free_qps++] = slot;
 }
 
@@ -1715,7 +1716,7 @@ int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_m
   const pk_net_t *n = (const pk_net_t *)net;
   if (id >= n->n_msgs) return ETSIM_ERANGE;
   const pk_msg_t *m = &n->msgs[id];
-  if (m->slot == PK_NONE) *o = m->st; /* its queue pair was released */
+  if (m->slot == PK_NONE) pk_msg_get(m, o); /* its queue pair was released */
   else qp_stat(&n->qps[m->slot], o);
   return 0;
 }

@@ -485,12 +485,47 @@ struct pk_qp {
 
 /* A message, by the id etsim_netpkt_send gave it: while it has a queue
  * pair (slot) that record holds its state; once the queue pair is released
- * (qp_release) st holds what etsim_netpkt_msg_stat reports.  The flow
- * level keeps its messages the same way. */
+ * (qp_release) the fields here hold what etsim_netpkt_msg_stat reports (a
+ * released message is never held).  The flow level keeps its messages the
+ * same way.  80 bytes: 8.4 M of them for a 1,024-NPU ring all-reduce. */
 typedef struct pk_msg {
-  etsim_netpkt_msg_stat_t st;
+  int64_t start_ps, delivered_ps, acked_ps, standalone_ps, base_rtt_ps;
+  uint64_t bytes, win;
+  uint32_t src, dst;
   uint32_t slot; /* its queue pair, PK_NONE once released */
+  uint16_t sport, dport;
 } pk_msg_t;
+
+/* A released message's statistics into m (slot becomes PK_NONE), and back. */
+static inline void pk_msg_keep(pk_msg_t *m, const etsim_netpkt_msg_stat_t *o) {
+  m->start_ps = o->start_ps;
+  m->delivered_ps = o->delivered_ps;
+  m->acked_ps = o->acked_ps;
+  m->standalone_ps = o->standalone_ps;
+  m->base_rtt_ps = o->base_rtt_ps;
+  m->bytes = o->bytes;
+  m->win = o->win_bytes;
+  m->src = o->src;
+  m->dst = o->dst;
+  m->sport = o->sport;
+  m->dport = o->dport;
+  m->slot = PK_NONE;
+}
+
+static inline void pk_msg_get(const pk_msg_t *m, etsim_netpkt_msg_stat_t *o) {
+  o->src = m->src;
+  o->dst = m->dst;
+  o->sport = m->sport;
+  o->dport = m->dport;
+  o->bytes = m->bytes;
+  o->start_ps = m->start_ps;
+  o->delivered_ps = m->delivered_ps;
+  o->acked_ps = m->acked_ps;
+  o->standalone_ps = m->standalone_ps;
+  o->win_bytes = m->win;
+  o->base_rtt_ps = m->base_rtt_ps;
+  o->held = 0;
+}
 
 /* An arrival event's b, for prefetching only (never read for anything
  * else): the receiving port, and what the packet will touch there, so the
