@@ -562,6 +562,7 @@ static int flow_reroute(etsim_netflow_t *n, uint32_t fi) {
     return 0;
   }
   f->path_off = off;
+  f->path_cap = nf + rev; /* the record's entries are these now */
   f->nhop = nf;
   f->nrev = rev;
   n->n_paths += nf + rev;

@@ -131,6 +131,7 @@ static int qp_reroute(pk_net_t *n, uint32_t id, uint32_t *kick) {
   }
   q->route_data = rd;
   q->route_ack = ra;
+  q->route_cap = 0; /* two appended pieces: none to fill when reused (never: a cut is lossy) */
   memcpy(q->ack_out, n->routes + ra + 1, sizeof q->ack_out);
   q->rx_gport = n->nodes[q->dst].port0 + n->routes[ra];
   if (q->started) *kick = q->gport;

@@ -405,6 +405,74 @@ static void test_flow_records_reused(void **state) {
   etsim_netflow_free(j);
 }
 
+/*
+ * The same with a cable cut while a round runs: rounds of 0->2 (1 MB) and
+ * 1->3 (2 MB) across a two-leaf Clos; leaf 4's cable to spine 6 fails in
+ * round 3, so flows on it move to spine 7 (new path entries) and every
+ * later flow takes spine 7.  Sent round by round, the records of moved
+ * flows are reused; every message gets the times it gets when all are sent
+ * at t = 0 (whose future flows are moved at the cut).
+ */
+static etsim_netflow_t *fr_cut_run(int jit, etsim_netflow_stats_t *st) {
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_clos2(&t, 2, 2, 2, G100, G100, US), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  c.flow_ack_load = 1;
+  etsim_netflow_t *n = mkf(&t, &c);
+  const uint32_t cut[2] = {4, 6};
+  int64_t t_cut = fr_start(3) + 30 * US;
+  etsim_error_t err = {0};
+  for (int r = 0; r < FR_ROUNDS; r++) {
+    if (jit && r == 4) {
+      runf(n, t_cut - 1);
+      TU_OK(etsim_netflow_links_down(n, cut, 1, t_cut, &err), err);
+    }
+    if (jit && r) runf(n, fr_start(r) - 1);
+    assert_int_equal(sendf(n, 0, 2, 1000000, fr_start(r)), 2 * r);
+    assert_int_equal(sendf(n, 1, 3, 2000000, fr_start(r)), 2 * r + 1);
+  }
+  if (!jit) {
+    runf(n, t_cut - 1);
+    TU_OK(etsim_netflow_links_down(n, cut, 1, t_cut, &err), err);
+  }
+  runf(n, INT64_MAX);
+  etsim_netflow_get_stats(n, st);
+  etsim_netpkt_topo_free(&t);
+  return n;
+}
+
+static void test_flow_records_reused_cut(void **state) {
+  (void)state;
+  etsim_netflow_stats_t sa, sj;
+  etsim_netflow_t *a = fr_cut_run(0, &sa), *j = fr_cut_run(1, &sj);
+  int64_t fct[FR_ROUNDS];
+  print_message("cut: records %llu at once, %llu just in time, for %llu messages\n",
+                (unsigned long long)sa.records, (unsigned long long)sj.records,
+                (unsigned long long)sj.msgs);
+  assert_int_equal(sa.records, 2 * FR_ROUNDS);
+  TU_LT(sj.records, 5);
+  assert_int_equal(sj.msgs_done, 2 * FR_ROUNDS);
+  assert_int_equal(sj.last_done_ps, sa.last_done_ps);
+  for (uint64_t id = 0; id < 2 * FR_ROUNDS; id++) {
+    etsim_netpkt_msg_stat_t x, y;
+    assert_int_equal(etsim_netflow_msg_stat(a, id, &x), 0);
+    assert_int_equal(etsim_netflow_msg_stat(j, id, &y), 0);
+    assert_int_equal(y.sport, x.sport);
+    assert_int_equal(y.start_ps, fr_start((int)id / 2));
+    assert_int_equal(y.delivered_ps, x.delivered_ps);
+    assert_int_equal(y.acked_ps, x.acked_ps);
+    TU_GT(y.acked_ps, y.start_ps);
+    if (id % 2) fct[id / 2] = y.acked_ps - y.start_ps;
+  }
+  /* the cut moved round 3's flows while they ran; later rounds, all on
+   * spine 7, take as long as the ones before */
+  assert_true(fct[3] != fct[2]);
+  assert_int_equal(fct[FR_ROUNDS - 1], fct[2]);
+  etsim_netflow_free(a);
+  etsim_netflow_free(j);
+}
+
 static void test_level_table(void **state) {
   (void)state;
   assert_null(etsim_netpkt_level_find("packets"));
@@ -474,7 +542,7 @@ int main(void) {
       cmocka_unit_test(test_parking_lot),         cmocka_unit_test(test_cross_level_ring),
       cmocka_unit_test(test_generators),          cmocka_unit_test(test_long_route),
       cmocka_unit_test(test_port_bytes),          cmocka_unit_test(test_level_table),
-      cmocka_unit_test(test_flow_records_reused),
+      cmocka_unit_test(test_flow_records_reused), cmocka_unit_test(test_flow_records_reused_cut),
   };
   return TU_RUN(tests, NULL, NULL);
 }
