@@ -1521,9 +1521,9 @@ static int qps_grow(pk_net_t *n) {
 
 /* The routes of new queue pair q (src, dst and ports set): the local port
  * at each hop of its data and of its ACKs, written into a released
- * record's own entries when they fit (reused), else appended.  0, or -1
+ * record's own entries when they fit (reused), else appended.  0, or 1
  * when no route is left and the configuration allows that (the message is
- * held), or an error set in err. */
+ * held), or an error code (negative) set in err. */
 static int qp_routes(pk_net_t *n, pk_qp_t *q, int reused, etsim_error_t *err) {
   if (etsim_net__pkt_route_ready(n, q->dst) || etsim_net__pkt_route_ready(n, q->src))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
@@ -1539,7 +1539,7 @@ static int qp_routes(pk_net_t *n, pk_qp_t *q, int reused, etsim_error_t *err) {
     if (!n->cfg.allow_disconnected)
       return etsim_error_set(err, ETSIM_EINTERNAL, "no route between hosts %u and %u", q->src,
                              q->dst);
-    return -1;
+    return 1;
   }
   size_t need = nf > nr ? nf : nr;
   if (etsim_grow((void **)&n->path_buf, &n->cap_path_buf, need, sizeof *n->path_buf))
@@ -1663,11 +1663,11 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   q->fn = m->fn;
   q->ctx = m->ctx;
   int rc = qp_routes(n, q, qi < n->n_qps, err);
-  if (rc > 0) {
+  if (rc < 0) {
     qp_untake(n, qi, &old);
     return rc;
   }
-  if (rc < 0) { /* cut off by a failure: held (pkt_fail.c) */
+  if (rc > 0) { /* cut off by a failure: held (pkt_fail.c) */
     etsim_net__pkt_hold_new(n, q);
     qp_take(n, q, out_id);
     n->st.msgs++;

@@ -256,6 +256,17 @@ static void test_network_refusals(void **state) {
   m.dst = 1;
   m.pg = 0;
   assert_int_equal(etsim_netpkt_send(n, &m, NULL, &err), ETSIM_EINVAL);
+  /* host 2's cable cut: a message to it is an error unless the network
+   * allows disconnected hosts (then it is held) */
+  const uint32_t cut[2] = {2, 64};
+  assert_int_equal(etsim_netpkt_links_down(n, cut, 1, 0, &err), 0);
+  m.dst = 2;
+  m.pg = 3;
+  assert_int_equal(etsim_netpkt_send(n, &m, NULL, &err), ETSIM_EINTERNAL);
+  TU_CONTAINS(err.msg, "no route between hosts 0 and 2");
+  etsim_netpkt_stats_t st;
+  etsim_netpkt_get_stats(n, &st);
+  assert_int_equal(st.msgs, 0);
   etsim_netpkt_free(n);
   etsim_netpkt_topo_free(&t);
 }
