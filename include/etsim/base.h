@@ -261,6 +261,8 @@ int etsim_u64map_reserve(etsim_u64map_t *m, size_t n);
 int etsim_u64map_put(etsim_u64map_t *m, uint64_t key, uint32_t val, uint32_t *old);
 /* 1 and *val on hit, 0 on miss. */
 int etsim_u64map_get(const etsim_u64map_t *m, uint64_t key, uint32_t *val);
+/* Remove key: 1 if it was there, 0 if not.  The capacity stays. */
+int etsim_u64map_del(etsim_u64map_t *m, uint64_t key);
 
 /* ---------------------------------------------------------- string interner */
 

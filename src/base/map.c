@@ -77,6 +77,27 @@ int etsim_u64map_get(const etsim_u64map_t *m, uint64_t key, uint32_t *val) {
   return 0;
 }
 
+/* Backward-shift deletion: the entries after the hole in its run move
+ * back into it unless their home slot lies after the hole (cyclically),
+ * so every key stays reachable from its home without tombstones. */
+int etsim_u64map_del(etsim_u64map_t *m, uint64_t key) {
+  if (!m->cap) return 0;
+  size_t mask = m->cap - 1;
+  size_t h = etsim_hash_u64(key) & mask;
+  while (m->vals[h] && m->keys[h] != key) h = (h + 1) & mask;
+  if (!m->vals[h]) return 0;
+  for (size_t j = (h + 1) & mask; m->vals[j]; j = (j + 1) & mask) {
+    size_t home = etsim_hash_u64(m->keys[j]) & mask;
+    if (((j - home) & mask) < ((j - h) & mask)) continue; /* home after the hole */
+    m->keys[h] = m->keys[j];
+    m->vals[h] = m->vals[j];
+    h = j;
+  }
+  m->vals[h] = 0;
+  m->count--;
+  return 1;
+}
+
 /* FNV-1a folded through the u64 finaliser. */
 uint64_t etsim_hash_bytes(const void *p, size_t n) {
   const unsigned char *s = p;

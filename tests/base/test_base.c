@@ -39,6 +39,48 @@ static void test_u64map(void **s) {
   etsim_u64map_free(&m);
 }
 
+/* Deletion against a plain array over a small key set (long probe runs in
+ * a map of at most 64 slots: every wrap-around case), then churn: 100,000
+ * keys through a map of at most 40 live ones stays at its size. */
+static void test_u64map_del(void **s) {
+  (void)s;
+  etsim_u64map_t m;
+  etsim_u64map_init(&m);
+  uint32_t ref[40];
+  for (int i = 0; i < 40; i++) ref[i] = UINT32_MAX;
+  uint64_t x = 12345;
+  for (int step = 0; step < 200000; step++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t k = (x >> 33) % 40;
+    uint32_t v = (uint32_t)(x >> 20) & 0xffff;
+    if ((x >> 13) & 1) {
+      assert_int_equal(etsim_u64map_del(&m, k * 7919), ref[k] != UINT32_MAX);
+      ref[k] = UINT32_MAX;
+    } else if (ref[k] == UINT32_MAX) {
+      assert_int_equal(etsim_u64map_put(&m, k * 7919, v, NULL), 1);
+      ref[k] = v;
+    }
+    size_t live = 0;
+    for (uint64_t j = 0; j < 40; j++) {
+      uint32_t got = UINT32_MAX;
+      int hit = etsim_u64map_get(&m, j * 7919, &got);
+      assert_int_equal(hit, ref[j] != UINT32_MAX);
+      if (hit) assert_int_equal(got, ref[j]);
+      live += hit;
+    }
+    assert_int_equal(m.count, live);
+  }
+  TU_LE(m.cap, 64);
+  for (uint64_t k = 0; k < 100000; k++) {
+    assert_int_equal(etsim_u64map_put(&m, (1ull << 40) + k, (uint32_t)k, NULL), 1);
+    if (k >= 30) assert_int_equal(etsim_u64map_del(&m, (1ull << 40) + k - 30), 1);
+  }
+  TU_LE(m.cap, 128);
+  assert_int_equal(etsim_u64map_del(&m, 1ull << 40), 0);
+  etsim_u64map_free(&m);
+  assert_int_equal(etsim_u64map_del(&m, 1), 0);
+}
+
 static void test_intern(void **s) {
   (void)s;
   etsim_intern_t t;
@@ -268,17 +310,12 @@ static void test_ranks_pearson(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_u64map),
-      cmocka_unit_test(test_intern),
-      cmocka_unit_test(test_arena),
-      cmocka_unit_test(test_alloc_failure_injection),
-      cmocka_unit_test(test_parse_size),
-      cmocka_unit_test(test_rng),
-      cmocka_unit_test(test_outfile),
-      cmocka_unit_test(test_outfile_batch),
-      cmocka_unit_test(test_format_ranges),
-      cmocka_unit_test(test_ranks_pearson),
+      cmocka_unit_test(test_errors),        cmocka_unit_test(test_u64map),
+      cmocka_unit_test(test_u64map_del),    cmocka_unit_test(test_intern),
+      cmocka_unit_test(test_arena),         cmocka_unit_test(test_alloc_failure_injection),
+      cmocka_unit_test(test_parse_size),    cmocka_unit_test(test_rng),
+      cmocka_unit_test(test_outfile),       cmocka_unit_test(test_outfile_batch),
+      cmocka_unit_test(test_format_ranges), cmocka_unit_test(test_ranks_pearson),
   };
   return TU_RUN(tests, NULL, NULL);
 }
