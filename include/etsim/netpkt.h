@@ -199,6 +199,11 @@ typedef struct etsim_netpkt_cfg {
   /* not a config key: hosts without a route between them are accepted and
    * a message between them is held, never delivered (etsim sim's failures) */
   int allow_disconnected;
+  /* not a config key: a message's statistics are dropped once it is done
+   * and its record taken by a later message (etsim_netpkt_msg_stat then
+   * gives ETSIM_ENOTFOUND), so memory follows the messages in flight, not
+   * all messages sent (etsim sim without --net-timeline) */
+  int forget_done;
   /* files (FILE keys), resolved by etsim_netpkt_cfg_load */
   char topology_file[ETSIM_NETPKT_PATH_MAX];
   char flow_file[ETSIM_NETPKT_PATH_MAX];

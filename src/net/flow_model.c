@@ -64,8 +64,7 @@ struct etsim_netflow {
   size_t n_f, cap_f;
   uint32_t *free_f; /* released records */
   size_t n_free_f, cap_free_f;
-  pk_msg_t *msgs; /* by message id, as the packet level's */
-  size_t n_msgs, cap_msgs;
+  pk_msgs_t msgs; /* by message id, as the packet level's */
   fl_link_t *links;
   uint32_t *paths;
   size_t n_paths, cap_paths;
@@ -93,6 +92,7 @@ int etsim_netflow_create(etsim_netflow_t **out, const etsim_netpkt_topo_t *topo,
     return rc;
   }
   n->pk = (pk_net_t *)pk;
+  n->msgs.forget = cfg->forget_done != 0;
   n->links = etsim_calloc(n->pk->n_ports ? n->pk->n_ports : 1, sizeof *n->links);
   if (!n->links) {
     etsim_netflow_free(n);
@@ -119,7 +119,7 @@ void etsim_netflow_free(etsim_netflow_t *n) {
   etsim_free(n->links);
   etsim_free(n->f);
   etsim_free(n->free_f);
-  etsim_free(n->msgs);
+  pk_msgs_free(&n->msgs);
   etsim_free(n->paths);
   etsim_free(n->cf);
   etsim_free(n->cl);
@@ -166,15 +166,12 @@ static void path_costs(etsim_netflow_t *n, fl_flow_t *f) {
 }
 
 /* Record fi (the released one on top of the free list, or the next new
- * one) now carries message n->n_msgs. */
+ * one) now carries message n->msgs.n. */
 static void fl_take(etsim_netflow_t *n, uint32_t fi, uint64_t *out_id) {
   if (fi < n->n_f) n->n_free_f--;
   else n->n_f++;
-  pk_msg_t *m = &n->msgs[n->n_msgs];
-  memset(m, 0, sizeof *m);
-  m->slot = fi;
-  if (out_id) *out_id = n->n_msgs;
-  n->n_msgs++;
+  uint64_t id = pk_msgs_add(&n->msgs, fi);
+  if (out_id) *out_id = id;
 }
 
 /* A message refused after its record was filled in: a released record is
@@ -206,10 +203,9 @@ static void fl_stat(const fl_flow_t *f, etsim_netpkt_msg_stat_t *o) {
 static void fl_release(etsim_netflow_t *n, uint32_t fi) {
   fl_flow_t *f = &n->f[fi];
   if (etsim_grow((void **)&n->free_f, &n->cap_free_f, n->n_free_f + 1, sizeof *n->free_f)) return;
-  pk_msg_t *m = &n->msgs[f->id];
   etsim_netpkt_msg_stat_t o;
   fl_stat(f, &o);
-  pk_msg_keep(m, &o);
+  pk_msgs_release(&n->msgs, f->id, &o);
   n->free_f[n->n_free_f++] = fi;
 }
 
@@ -239,9 +235,8 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   int reused = fi < n->n_f;
   uint32_t np = nf + (n->ack_w > 0 ? nr : 0);  /* path entries (ACK routes only with their load) */
   int own = reused && np <= n->f[fi].path_cap; /* in the released record's own entries */
-  if (n->n_msgs >= UINT32_MAX - 1 || (!reused && n->n_f >= UINT32_MAX / 2) ||
-      etsim_grow((void **)&n->msgs, &n->cap_msgs, n->n_msgs + 1, sizeof *n->msgs) ||
-      etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
+  if (n->msgs.n >= UINT32_MAX - 1 || (!reused && n->n_f >= UINT32_MAX / 2) ||
+      pk_msgs_room(&n->msgs) || etsim_grow((void **)&n->f, &n->cap_f, n->n_f + 1, sizeof *n->f) ||
       (!own && etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + np, sizeof *n->paths)))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* source port: per host pair from 10000, as the packet level */
@@ -256,14 +251,15 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
     pk->sport_next[pk->n_sport++] = 10000;
   }
   fl_flow_t *f = &n->f[fi];
-  fl_flow_t old = *f; /* a released record: what it keeps, and what a refusal restores */
+  fl_flow_t old; /* a released record: what it keeps, and what a refusal restores */
+  if (reused) old = *f;
   memset(f, 0, sizeof *f);
   if (reused) {
     f->version = old.version;
     f->path_off = old.path_off;
     f->path_cap = old.path_cap;
   }
-  f->id = n->n_msgs;
+  f->id = n->msgs.n;
   f->src = m->src;
   f->dst = m->dst;
   f->sport = (uint16_t)pk->sport_next[slot]++;
@@ -687,16 +683,16 @@ int64_t etsim_netflow_next_time(const etsim_netflow_t *n) {
 int64_t etsim_netflow_now(const etsim_netflow_t *n) { return n->now; }
 
 int etsim_netflow_msg_stat(const etsim_netflow_t *n, uint64_t id, etsim_netpkt_msg_stat_t *o) {
-  if (id >= n->n_msgs) return ETSIM_ERANGE;
-  const pk_msg_t *m = &n->msgs[id];
-  if (m->slot == PK_NONE) pk_msg_get(m, o); /* its record was released */
-  else fl_stat(&n->f[m->slot], o);
+  uint32_t slot = pk_msgs_slot(&n->msgs, id);
+  if (slot == PK_NONE) return pk_msgs_gone(&n->msgs, id, o); /* its record was released */
+  fl_stat(&n->f[slot], o);
   return 0;
 }
 
 double etsim_netflow_msg_rate(const etsim_netflow_t *n, uint64_t id) {
-  if (id >= n->n_msgs || n->msgs[id].slot == PK_NONE) return 0;
-  const fl_flow_t *f = &n->f[n->msgs[id].slot];
+  uint32_t slot = pk_msgs_slot(&n->msgs, id);
+  if (slot == PK_NONE) return 0;
+  const fl_flow_t *f = &n->f[slot];
   return f->active ? f->rate : 0;
 }
 

@@ -589,10 +589,9 @@ static __attribute__((noinline)) void qp_release(pk_net_t *n, uint32_t slot) {
   if (n->lossy || q->held || !q->delivered) return;
   if (etsim_grow((void **)&n->free_qps, &n->cap_free_qps, n->n_free_qps + 1, sizeof *n->free_qps))
     return; /* kept: it only costs memory */
-  pk_msg_t *m = &n->msgs[q->id];
   etsim_netpkt_msg_stat_t o;
   qp_stat(q, &o);
-  pk_msg_keep(m, &o);
+  pk_msgs_release(&n->msgs, q->id, &o);
   n->free_qps[n->n_free_qps++] = slot;
 }
 
@@ -1427,6 +1426,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   if (!n) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   n->cfg = *cfg;
   n->cc = cc;
+  n->msgs.forget = cfg->forget_done != 0;
   n->free_int = PK_NONE;
   n->n_nodes = t->n_nodes;
   n->data_hdr = PK_DATA_HDR + n->cc->int_bytes;
@@ -1491,7 +1491,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->qp_hops);
   etsim_free(n->qps_mem);
   etsim_free(n->free_qps);
-  etsim_free(n->msgs);
+  pk_msgs_free(&n->msgs);
   etsim_free(n->routes);
   etsim_free(n->path_buf);
   etsim_net__pkt_evq_free(&n->evq);
@@ -1583,16 +1583,13 @@ static int qp_routes(pk_net_t *n, pk_qp_t *q, int reused, etsim_error_t *err) {
 }
 
 /* Queue pair q, the released record on top of the free list or the next
- * new one, now carries message n->n_msgs. */
+ * new one, now carries message n->msgs.n. */
 static void qp_take(pk_net_t *n, pk_qp_t *q, uint64_t *out_id) {
   uint32_t qi = (uint32_t)(q - n->qps);
   if (qi < n->n_qps) n->n_free_qps--;
   else n->n_qps++;
-  pk_msg_t *m = &n->msgs[n->n_msgs];
-  memset(m, 0, sizeof *m);
-  m->slot = qi;
-  if (out_id) *out_id = n->n_msgs;
-  n->n_msgs++;
+  uint64_t id = pk_msgs_add(&n->msgs, qi);
+  if (out_id) *out_id = id;
 }
 
 /* A message refused after its record was filled in: a released record is
@@ -1620,8 +1617,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   /* A released queue pair's record if there is one (the latest, still in
    * the cache), else a new one; taken for good only once the message is
    * accepted (qp_take), and given back as it was otherwise (qp_untake). */
-  if (n->n_msgs >= PK_NONE - 1 ||
-      etsim_grow((void **)&n->msgs, &n->cap_msgs, n->n_msgs + 1, sizeof *n->msgs) ||
+  if (n->msgs.n >= PK_NONE - 1 || pk_msgs_room(&n->msgs) ||
       (!n->n_free_qps && (n->n_qps >= PK_NONE - 1 || qps_grow(n))))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   uint64_t key = ((uint64_t)m->src << 32) | m->dst;
@@ -1642,14 +1638,15 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   }
   uint32_t sport = n->sport_next[slot]++;
   pk_qp_t *q = &n->qps[qi];
-  pk_qp_t old = *q; /* a released record: what it keeps, and what qp_untake restores */
+  pk_qp_t old; /* a released record: what it keeps, and what qp_untake restores */
+  if (qi < n->n_qps) old = *q;
   memset(q, 0, sizeof *q);
   if (qi < n->n_qps) {
     memcpy(q->tgen, old.tgen, sizeof q->tgen);
     q->route_data = old.route_data;
     q->route_cap = old.route_cap;
   }
-  q->id = n->n_msgs;
+  q->id = n->msgs.n;
   q->src = m->src;
   q->dst = m->dst;
   q->sip = etsim_netpkt_host_ip(m->src);
@@ -1714,17 +1711,17 @@ void etsim_netpkt_finish(etsim_netpkt_t *net) {
 
 int etsim_netpkt_msg_stat(const etsim_netpkt_t *net, uint64_t id, etsim_netpkt_msg_stat_t *o) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (id >= n->n_msgs) return ETSIM_ERANGE;
-  const pk_msg_t *m = &n->msgs[id];
-  if (m->slot == PK_NONE) pk_msg_get(m, o); /* its queue pair was released */
-  else qp_stat(&n->qps[m->slot], o);
+  uint32_t slot = pk_msgs_slot(&n->msgs, id);
+  if (slot == PK_NONE) return pk_msgs_gone(&n->msgs, id, o); /* its queue pair was released */
+  qp_stat(&n->qps[slot], o);
   return 0;
 }
 
 uint64_t etsim_netpkt_msg_rate(const etsim_netpkt_t *net, uint64_t id) {
   const pk_net_t *n = (const pk_net_t *)net;
-  if (id >= n->n_msgs || n->msgs[id].slot == PK_NONE) return 0;
-  const pk_qp_t *q = &n->qps[n->msgs[id].slot];
+  uint32_t slot = pk_msgs_slot(&n->msgs, id);
+  if (slot == PK_NONE) return 0;
+  const pk_qp_t *q = &n->qps[slot];
   return q->finished ? 0 : q->rate;
 }
 

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PK_NPRIO 8
 #define PK_MAX_HOPS 5
@@ -527,6 +528,62 @@ static inline void pk_msg_get(const pk_msg_t *m, etsim_netpkt_msg_stat_t *o) {
   o->held = 0;
 }
 
+/* The messages of a level by id (0, 1, ... in the order sent): a record
+ * each (pk_msg_t), or, with the config's forget_done, only a map from the
+ * ids of messages that still have a queue pair (flow record) to it, so
+ * that memory follows the messages in flight. */
+typedef struct pk_msgs {
+  pk_msg_t *v;
+  size_t n, cap;
+  etsim_u64map_t live; /* forget_done: id -> slot */
+  int forget;
+} pk_msgs_t;
+
+/* Room for one more message: 0 or ETSIM_ENOMEM. */
+static inline int pk_msgs_room(pk_msgs_t *ms) {
+  if (ms->forget) return etsim_u64map_reserve(&ms->live, ms->live.count + 1);
+  return etsim_grow((void **)&ms->v, &ms->cap, ms->n + 1, sizeof *ms->v);
+}
+
+/* The next message, carried by slot (after pk_msgs_room): its id. */
+static inline uint64_t pk_msgs_add(pk_msgs_t *ms, uint32_t slot) {
+  if (ms->forget) etsim_u64map_put(&ms->live, ms->n, slot, NULL); /* room reserved */
+  else {
+    memset(&ms->v[ms->n], 0, sizeof ms->v[ms->n]);
+    ms->v[ms->n].slot = slot;
+  }
+  return ms->n++;
+}
+
+/* Message id's slot, PK_NONE once released (or id unknown). */
+static inline uint32_t pk_msgs_slot(const pk_msgs_t *ms, uint64_t id) {
+  uint32_t s = PK_NONE;
+  if (id >= ms->n) return PK_NONE;
+  if (!ms->forget) return ms->v[id].slot;
+  return etsim_u64map_get(&ms->live, id, &s) ? s : PK_NONE;
+}
+
+/* Message id leaves its slot with statistics o (forgotten with forget). */
+static inline void pk_msgs_release(pk_msgs_t *ms, uint64_t id, const etsim_netpkt_msg_stat_t *o) {
+  if (ms->forget) etsim_u64map_del(&ms->live, id);
+  else pk_msg_keep(&ms->v[id], o);
+}
+
+/* What a level's msg_stat reports of message id whose slot is released
+ * or unknown: its kept statistics, ETSIM_ENOTFOUND once forgotten,
+ * ETSIM_ERANGE past the last id. */
+static inline int pk_msgs_gone(const pk_msgs_t *ms, uint64_t id, etsim_netpkt_msg_stat_t *o) {
+  if (id >= ms->n) return ETSIM_ERANGE;
+  if (ms->forget) return ETSIM_ENOTFOUND;
+  pk_msg_get(&ms->v[id], o);
+  return 0;
+}
+
+static inline void pk_msgs_free(pk_msgs_t *ms) {
+  etsim_free(ms->v);
+  etsim_u64map_free(&ms->live);
+}
+
 /* An arrival event's b, for prefetching only (never read for anything
  * else): the receiving port, and what the packet will touch there, so the
  * run loop can fetch it a few events ahead from the event alone, without
@@ -614,8 +671,7 @@ struct pk_net {
   uint32_t *free_qps;
   size_t n_free_qps, cap_free_qps;
   int lossy;
-  pk_msg_t *msgs; /* by message id */
-  size_t n_msgs, cap_msgs;
+  pk_msgs_t msgs;
   size_t n_active;          /* started or pending, not acked */
   etsim_u64map_t sport_map; /* (src, dst) -> slot in sport_next */
   uint32_t *sport_next;

@@ -19,13 +19,20 @@ typedef struct rdma {
   etsim_net_t base;
   const etsim_netpkt_level_t *lv; /* the level it drives: packet or flow */
   void *eng;                      /* that level's network */
-  uint64_t *token;                /* msg id -> simulator token */
-  uint32_t *pair;                 /* msg id -> slot of its NPU pair in `inflight` */
-  etsim_u64map_t pairs;           /* (src << 32 | dst) -> slot */
-  uint32_t *inflight;             /* messages sent and not yet delivered, per pair */
-  size_t n_pairs, cap_pairs, cap_pair;
+  /* messages sent and not yet delivered: msg id -> slot, and by slot the
+   * simulator's token and the message's NPU pair (in `inflight`); a
+   * delivered message's slot goes on the free list, so these follow the
+   * messages in flight (a long run sends millions) */
+  etsim_u64map_t live;
+  uint64_t *token;
+  uint32_t *pair;
+  uint32_t *free_slot; /* room for every slot */
+  size_t n_slot, cap_token, cap_pair, n_free, cap_free;
+  etsim_u64map_t pairs; /* (src << 32 | dst) -> slot */
+  uint32_t *inflight;   /* messages sent and not yet delivered, per pair */
+  size_t n_pairs, cap_pairs;
   uint32_t *host; /* NPU -> host node of the packet topology */
-  size_t n_tok, cap_tok;
+  uint64_t n_tok; /* message ids the level has given (0 .. n_tok - 1) */
   int fail;
   /* failures from a time on (--fail ...@T, T > 0): cables given as node
    * pairs fail_ab[2k], fail_ab[2k+1] at fail_t[k], sorted by time */
@@ -43,10 +50,30 @@ typedef struct rdma {
 
 static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
   rdma_t *r = ctx;
+  uint32_t s;
   if (what != ETSIM_NETPKT_DELIVERED || r->fail) return;
-  if (id < r->n_tok) r->inflight[r->pair[id]]--;
-  if (id >= r->n_tok || etsim_des_push(r->base.q, t_ps, r->base.ev_deliver, 0, r->token[id]))
-    r->fail = ETSIM_ENOMEM;
+  if (!etsim_u64map_get(&r->live, id, &s)) {
+    r->fail = ETSIM_EINTERNAL; /* delivered twice, or never sent */
+    return;
+  }
+  etsim_u64map_del(&r->live, id);
+  r->inflight[r->pair[s]]--;
+  r->free_slot[r->n_free++] = s;
+  if (etsim_des_push(r->base.q, t_ps, r->base.ev_deliver, 0, r->token[s])) r->fail = ETSIM_ENOMEM;
+}
+
+/* A slot for the next message's token and pair, with room to put it in
+ * `live` (so that nothing can fail once the level has taken the message):
+ * the slot, or ETSIM_ENOMEM. */
+static int64_t slot_reserve(rdma_t *r) {
+  if (etsim_u64map_reserve(&r->live, r->live.count + 1)) return ETSIM_ENOMEM;
+  if (r->n_free) return r->free_slot[r->n_free - 1];
+  if (r->n_slot >= UINT32_MAX - 1 ||
+      etsim_grow((void **)&r->token, &r->cap_token, r->n_slot + 1, sizeof *r->token) ||
+      etsim_grow((void **)&r->pair, &r->cap_pair, r->n_slot + 1, sizeof *r->pair) ||
+      etsim_grow((void **)&r->free_slot, &r->cap_free, r->n_slot + 1, sizeof *r->free_slot))
+    return ETSIM_ENOMEM;
+  return (int64_t)r->n_slot;
 }
 
 /* With a timeline (packet level only), the recorder runs the engine
@@ -136,12 +163,15 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
   etsim_netpkt_msg_t m = {r->host[src], r->host[dst], bytes, net->q->now_ps, 3, 100, on_done, r};
   uint64_t id;
   etsim_error_t e = {0};
+  int64_t ts = slot_reserve(r);
+  if (ts < 0) return (int)ts;
   int rc = r->lv->send(r->eng, &m, &id, &e);
   if (rc) return rc;
-  if (id >= r->cap_tok &&
-      (rc = etsim_grow((void **)&r->token, &r->cap_tok, id + 1, sizeof *r->token)))
-    return rc;
-  r->token[id] = token;
+  uint32_t s = (uint32_t)ts;
+  if (s == r->n_slot) r->n_slot++;
+  else r->n_free--;
+  etsim_u64map_put(&r->live, id, s, NULL); /* room reserved */
+  r->token[s] = token;
   if (id >= r->n_tok) r->n_tok = id + 1;
   { /* a failure, or a topology cut apart, holds it */
     etsim_netpkt_msg_stat_t o;
@@ -159,10 +189,7 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
       return rc;
     r->inflight[r->n_pairs++] = 0;
   }
-  if (id >= r->cap_pair &&
-      (rc = etsim_grow((void **)&r->pair, &r->cap_pair, id + 1, sizeof *r->pair)))
-    return rc;
-  r->pair[id] = slot;
+  r->pair[s] = slot;
   if (++r->inflight[slot] > net->stats.max_inflight_pair) {
     net->stats.max_inflight_pair = r->inflight[slot];
     net->stats.max_inflight_src = src;
@@ -206,8 +233,10 @@ static void rdma_destroy(etsim_net_t *net) {
   if (r->eng) r->lv->destroy(r->eng);
   etsim_netpkt_tl_free(r->tl);
   etsim_netpkt_topo_free(&r->pt);
+  etsim_u64map_free(&r->live);
   etsim_free(r->token);
   etsim_free(r->pair);
+  etsim_free(r->free_slot);
   etsim_free(r->inflight);
   etsim_u64map_free(&r->pairs);
   etsim_free(r->host);
@@ -369,6 +398,9 @@ int etsim_net__rdma_create(etsim_net_t **out, const etsim_topo_t *topo, const ch
    * needs a route that is gone is held, and the simulation reports the
    * collective it blocks (docs/sim.md, "Failures"). */
   cfg.allow_disconnected = 1;
+  /* Only the timeline reads messages after they are done (its file lists
+   * them all); otherwise their statistics go with their records. */
+  cfg.forget_done = !opts->timeline_file;
   r->base.topo = topo;
   if ((rc = fail_plan(r, &pt, opts, tn, err))) {
     etsim_free(r->host);

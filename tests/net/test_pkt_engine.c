@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 #include "etsim/netpkt.h"
+#include "net/pkt_int.h"
 
 #include <math.h>
 
@@ -635,7 +636,20 @@ enum { RR_ROUNDS = 40 };
 
 static int64_t rr_start(int r) { return r * 80 * US + (r + 1) * 7; }
 
-static etsim_netpkt_t *rr_run(int jit, double loss, etsim_netpkt_stats_t *st) {
+/* Times of each message as its done callback reports them (forget_done
+ * runs, whose statistics go with their records). */
+typedef struct {
+  int64_t delivered[2 * RR_ROUNDS], acked[2 * RR_ROUNDS];
+} rr_times_t;
+
+static void rr_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
+  rr_times_t *x = ctx;
+  assert_true(id < 2 * RR_ROUNDS);
+  if (what == ETSIM_NETPKT_DELIVERED) x->delivered[id] = t_ps;
+  else x->acked[id] = t_ps;
+}
+
+static etsim_netpkt_t *rr_run_(int jit, double loss, rr_times_t *times, etsim_netpkt_stats_t *st) {
   etsim_netpkt_topo_t t;
   assert_int_equal(etsim_netpkt_topo_star(&t, 3, 100000000000ull, US), 0);
   etsim_netpkt_cfg_t c;
@@ -645,6 +659,7 @@ static etsim_netpkt_t *rr_run(int jit, double loss, etsim_netpkt_stats_t *st) {
   c.error_rate_per_link = loss;
   c.nack_interval_us = 5;
   c.has_win = loss == 0; /* a lost NACK with the window full would stall */
+  c.forget_done = times != NULL;
   for (int i = 0; i < ETSIM_NETPKT_MAX_ECN_RATES; i++) {
     c.kmin_kb[i] = 20;
     c.kmax_kb[i] = 60;
@@ -653,13 +668,21 @@ static etsim_netpkt_t *rr_run(int jit, double loss, etsim_netpkt_stats_t *st) {
   etsim_error_t err = {0};
   for (int r = 0; r < RR_ROUNDS; r++) {
     if (jit && r) assert_int_equal(etsim_netpkt_run_until(n, rr_start(r) - 1, &err), 0);
-    assert_int_equal(snd(n, 1, 0, 150000, rr_start(r)), 2 * r);
-    assert_int_equal(snd(n, 2, 0, 150000, rr_start(r)), 2 * r + 1);
+    for (uint32_t h = 1; h <= 2; h++) {
+      etsim_netpkt_msg_t m = {h, 0, 150000, rr_start(r), 3, 100, times ? rr_done : NULL, times};
+      uint64_t id;
+      TU_OK(etsim_netpkt_send(n, &m, &id, &err), err);
+      assert_int_equal(id, 2 * r + h - 1);
+    }
   }
   run(n);
   etsim_netpkt_get_stats(n, st);
   etsim_netpkt_topo_free(&t);
   return n;
+}
+
+static etsim_netpkt_t *rr_run(int jit, double loss, etsim_netpkt_stats_t *st) {
+  return rr_run_(jit, loss, NULL, st);
 }
 
 static void test_qp_records_reused(void **state) {
@@ -698,6 +721,58 @@ static void test_qp_records_reused(void **state) {
   assert_int_equal(sj.msgs_done, 2 * RR_ROUNDS);
   assert_int_equal(sj.qp_records, 2 * RR_ROUNDS);
   etsim_netpkt_free(j);
+}
+
+/*
+ * forget_done: the same rounds give every message the times of the run
+ * that keeps all statistics (through its done callback); a message whose
+ * record was reused is not found any more, and the id map holds no more
+ * messages than there are records.  With losses nothing is released, so
+ * every message is still found.
+ */
+static void test_forget_done(void **state) {
+  (void)state;
+  etsim_netpkt_stats_t sa, sf;
+  etsim_netpkt_t *a = rr_run(0, 0, &sa);
+  static rr_times_t x;
+  memset(&x, 0xff, sizeof x);
+  etsim_netpkt_t *f = rr_run_(1, 0, &x, &sf);
+  assert_int_equal(sf.msgs_done, 2 * RR_ROUNDS);
+  assert_int_equal(sf.events, sa.events);
+  TU_LT(sf.qp_records, 8);
+  int gone = 0;
+  for (uint64_t id = 0; id < 2 * RR_ROUNDS; id++) {
+    etsim_netpkt_msg_stat_t e = stat_of(a, id), o;
+    assert_int_equal(x.delivered[id], e.delivered_ps);
+    assert_int_equal(x.acked[id], e.acked_ps);
+    int rc = etsim_netpkt_msg_stat(f, id, &o);
+    if (rc == ETSIM_ENOTFOUND) gone++;
+    else {
+      assert_int_equal(rc, 0); /* still in its NIC's list: all there */
+      assert_int_equal(o.acked_ps, e.acked_ps);
+      assert_int_equal(o.sport, e.sport);
+    }
+  }
+  etsim_netpkt_msg_stat_t o;
+  assert_int_equal(etsim_netpkt_msg_stat(f, 2 * RR_ROUNDS, &o), ETSIM_ERANGE);
+  TU_GE(gone, 2 * RR_ROUNDS - (int)sf.qp_records);
+  const pk_net_t *pf = (const pk_net_t *)f;
+  TU_LE(pf->msgs.live.count, sf.qp_records);
+  TU_LE(pf->msgs.live.cap, 16);
+  assert_null(pf->msgs.v);
+  etsim_netpkt_free(a);
+  etsim_netpkt_free(f);
+
+  memset(&x, 0xff, sizeof x);
+  f = rr_run_(1, 0.002, &x, &sf);
+  TU_GT(sf.drops_error, 0);
+  assert_int_equal(sf.qp_records, 2 * RR_ROUNDS);
+  for (uint64_t id = 0; id < 2 * RR_ROUNDS; id++) {
+    assert_int_equal(etsim_netpkt_msg_stat(f, id, &o), 0);
+    assert_int_equal(o.acked_ps, x.acked[id]);
+    TU_GT(o.acked_ps, o.start_ps);
+  }
+  etsim_netpkt_free(f);
 }
 
 /*
@@ -750,6 +825,7 @@ int main(void) {
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_loss_recovery_and_stall),
       cmocka_unit_test(test_qp_records_reused),
+      cmocka_unit_test(test_forget_done),
       cmocka_unit_test(test_pfc_deadlock_cycle),
   };
   return TU_RUN(tests, NULL, NULL);

@@ -354,26 +354,62 @@ enum { FR_ROUNDS = 20, FR_MSGS = FR_ROUNDS / 2 * 3 };
 
 static int64_t fr_start(int r) { return r * 280 * US + (r + 1) * 7; }
 
-static etsim_netflow_t *fr_run(int jit, etsim_netflow_stats_t *st, int64_t *start) {
+static etsim_netflow_t *fr_run_(int jit, int forget, etsim_netflow_stats_t *st, int64_t *start) {
   etsim_netpkt_topo_t t;
   assert_int_equal(etsim_netpkt_topo_star(&t, 3, G100, US), 0);
   etsim_netpkt_cfg_t c;
   etsim_netpkt_cfg_default(&c);
   c.flow_ack_load = 1;
+  c.forget_done = forget;
   etsim_netflow_t *n = mkf(&t, &c);
   uint64_t k = 0;
   for (int r = 0; r < FR_ROUNDS; r++) {
     if (jit && r) runf(n, fr_start(r) - 1);
+    if (forget && r) { /* the last round's messages are done and forgotten */
+      etsim_netpkt_msg_stat_t o;
+      assert_int_equal(etsim_netflow_msg_stat(n, k - 1, &o), ETSIM_ENOTFOUND);
+    }
     start[k] = fr_start(r);
     assert_int_equal(sendf(n, 1, 0, 1000000, fr_start(r)), k++);
     if (r % 2) continue;
     start[k] = fr_start(r);
     assert_int_equal(sendf(n, 2, 0, 2000000, fr_start(r)), k++);
   }
+  if (forget) { /* the latest message, not started: all there */
+    etsim_netpkt_msg_stat_t o;
+    assert_int_equal(etsim_netflow_msg_stat(n, k - 1, &o), 0);
+    assert_int_equal(o.start_ps, start[k - 1]);
+    assert_int_equal(o.acked_ps, -1);
+  }
   runf(n, INT64_MAX);
   etsim_netflow_get_stats(n, st);
   etsim_netpkt_topo_free(&t);
   return n;
+}
+
+static etsim_netflow_t *fr_run(int jit, etsim_netflow_stats_t *st, int64_t *start) {
+  return fr_run_(jit, 0, st, start);
+}
+
+/* forget_done at flow level: the same run (events, completions), every
+ * acknowledged message forgotten (a message whose id still named its
+ * reused record would be found, with another message's times). */
+static void test_flow_forget_done(void **state) {
+  (void)state;
+  etsim_netflow_stats_t sa, sf;
+  int64_t start[FR_MSGS];
+  etsim_netflow_t *a = fr_run(1, &sa, start), *f = fr_run_(1, 1, &sf, start);
+  assert_int_equal(sf.events, sa.events);
+  assert_int_equal(sf.msgs_done, FR_MSGS);
+  assert_int_equal(sf.last_done_ps, sa.last_done_ps);
+  assert_int_equal(sf.records, sa.records);
+  etsim_netpkt_msg_stat_t o;
+  for (uint64_t id = 0; id < FR_MSGS; id++)
+    assert_int_equal(etsim_netflow_msg_stat(f, id, &o), ETSIM_ENOTFOUND);
+  assert_int_equal(etsim_netflow_msg_stat(f, FR_MSGS, &o), ETSIM_ERANGE);
+  assert_int_equal(etsim_netflow_msg_rate(f, 0), 0);
+  etsim_netflow_free(a);
+  etsim_netflow_free(f);
 }
 
 static void test_flow_records_reused(void **state) {
@@ -538,11 +574,17 @@ static void test_level_table(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_one_flow_line_rate),  cmocka_unit_test(test_n_to_one_fair),
-      cmocka_unit_test(test_parking_lot),         cmocka_unit_test(test_cross_level_ring),
-      cmocka_unit_test(test_generators),          cmocka_unit_test(test_long_route),
-      cmocka_unit_test(test_port_bytes),          cmocka_unit_test(test_level_table),
-      cmocka_unit_test(test_flow_records_reused), cmocka_unit_test(test_flow_records_reused_cut),
+      cmocka_unit_test(test_one_flow_line_rate),
+      cmocka_unit_test(test_n_to_one_fair),
+      cmocka_unit_test(test_parking_lot),
+      cmocka_unit_test(test_cross_level_ring),
+      cmocka_unit_test(test_generators),
+      cmocka_unit_test(test_long_route),
+      cmocka_unit_test(test_port_bytes),
+      cmocka_unit_test(test_level_table),
+      cmocka_unit_test(test_flow_records_reused),
+      cmocka_unit_test(test_flow_forget_done),
+      cmocka_unit_test(test_flow_records_reused_cut),
   };
   return TU_RUN(tests, NULL, NULL);
 }
