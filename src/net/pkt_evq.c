@@ -153,6 +153,13 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
   if (q->n_cal) {
     lo = bn < q->cur ? bn : q->cur;
     hi = bn > q->hi ? bn : q->hi;
+  } else if (bn - q->cur > q->mask) {
+    /* An empty calendar's cur is the bucket of the last event popped (from
+     * either side): an event beyond the window from there (the watchdog,
+     * a timer) goes to the heap, or it would hold the window far ahead and
+     * send every nearer event there (etsim sim's latency-bound rings,
+     * whose calendar empties between messages, ran on the heap alone). */
+    return far_push(q, &e);
   }
   if (hi - lo > q->mask) return far_push(q, &e);
   if (bk->head == PK_NONE) {
@@ -232,5 +239,6 @@ int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   if (!q->far.n || q->far.v[0].t > t_max) return 0;
   pk_heap_pop(&q->far, out);
   q->far_t = q->far.n ? q->far.v[0].t : INT64_MAX;
+  if (!q->n_cal) q->cur = (uint64_t)out->t >> q->shift; /* see push_slow */
   return 1;
 }

@@ -81,7 +81,8 @@ typedef struct pk_evq {
   uint32_t free; /* free chunks, linked by next */
   uint32_t shift;
   uint64_t mask;
-  uint64_t cur, hi; /* absolute bucket of the earliest / latest event */
+  uint64_t cur, hi; /* absolute bucket of the earliest / latest event; with none, cur is the
+                     * last popped one's (pkt_evq.c) */
   size_t n_cal;     /* events in the calendar */
   pk_heap_t far;    /* the others */
   int64_t far_t;    /* time of far's first event, INT64_MAX when empty */

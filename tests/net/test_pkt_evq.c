@@ -145,9 +145,47 @@ static void order_matches_heap(void **s) {
   run(22, 8, 6, 100000);  /* hundreds of events a bucket: many chunks each */
 }
 
+/* A latency-bound run (etsim sim's rings): one event pending at a time,
+ * each pop queueing the next a link delay later, and a watchdog far
+ * beyond the window.  The watchdog goes to the heap, not into the empty
+ * calendar, where it would hold the window 10 ms ahead and send every
+ * nearer event to the heap; and after a gap that only the heap spans (an
+ * event 1 ms on), the calendar takes events again from the time reached. */
+static void sparse_run_keeps_calendar(void **s) {
+  (void)s;
+  pk_evq_t q;
+  assert_int_equal(etsim_net__pkt_evq_init(&q, 9, 14), 0); /* 512 ps buckets, 8.4 us window */
+  const int64_t delay = 1000000, dog = 10000000000;
+  int64_t now = 0;
+  pk_ev_t e;
+  assert_int_equal(pk_evq_push(&q, now, 1, 1, 0), 0);
+  for (int i = 0; i < 3000; i++) {
+    assert_int_equal(pk_evq_pop_until(&q, INT64_MAX, &e), 1);
+    assert_int_equal(e.t, now);
+    assert_int_equal(e.a, 1);
+    if (i == 0) assert_int_equal(pk_evq_push(&q, dog, 1, 2, 0), 0);
+    now += i == 1000 ? 1000 * delay : delay;
+    assert_int_equal(pk_evq_push(&q, now, 1, 1, 0), 0);
+    if (i == 1000) { /* beyond the window from the last event: the heap */
+      assert_int_equal(q.n_cal, 0);
+      assert_int_equal(q.far.n, 2);
+      continue;
+    }
+    assert_int_equal(q.n_cal, 1); /* the next event */
+    assert_int_equal(q.far.n, 1); /* the watchdog */
+    assert_int_equal(q.far.v[0].a, 2);
+  }
+  assert_int_equal(pk_evq_pop_until(&q, INT64_MAX, &e), 1);
+  assert_int_equal(e.a, 1);
+  assert_int_equal(pk_evq_pop_until(&q, INT64_MAX, &e), 1);
+  assert_int_equal(e.t, dog);
+  etsim_net__pkt_evq_free(&q);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(order_matches_heap),
+      cmocka_unit_test(sparse_run_keeps_calendar),
   };
   return TU_RUN(tests, NULL, NULL);
 }
