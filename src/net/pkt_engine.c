@@ -106,6 +106,27 @@ static inline void pkt_free(pk_net_t *n, const pk_hdr_t *h) {
 #define PK_HPOOL_MAX ((size_t)32 << 20)
 #define PK_HUGE ((size_t)2 << 20)
 
+/* Under AddressSanitizer each ring is an allocation of its own: in a pool
+ * block rings touch, so an overflow into the next one would go unseen. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PK_HPOOL_OWN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PK_HPOOL_OWN 1
+#endif
+#endif
+
+#ifdef PK_HPOOL_OWN
+static pk_hdr_t *hring_alloc(pk_hpool_t *h, uint32_t cap) {
+  (void)h;
+  return etsim_malloc((size_t)cap * sizeof(pk_hdr_t));
+}
+
+static void hring_free(pk_hpool_t *h, pk_hdr_t *v, uint32_t cap) {
+  (void)h, (void)cap;
+  etsim_free(v);
+}
+#else
 static pk_hdr_t *hring_alloc(pk_hpool_t *h, uint32_t cap) {
   unsigned k = (unsigned)__builtin_ctz(cap);
   if (h->free[k]) {
@@ -140,6 +161,7 @@ static void hring_free(pk_hpool_t *h, pk_hdr_t *v, uint32_t cap) {
   memcpy(v, &h->free[k], sizeof(void *));
   h->free[k] = v;
 }
+#endif
 
 static void hpool_free(pk_hpool_t *h) {
   for (size_t i = 0; i < h->n_blk; i++) etsim_free(h->blk[i]);
@@ -1478,10 +1500,13 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_net__pkt_route_free(n);
   if (n->ports)
     for (uint32_t i = 0; i < n->n_ports; i++) {
-      etsim_free(n->ports[i].qps);
-      etsim_free(n->ports[i].hist);
+      pk_port_t *p = &n->ports[i];
+      etsim_free(p->qps);
+      etsim_free(p->hist);
+      for (int k = 0; k < PK_NPRIO; k++) hring_free(&n->hpool, p->q[k].v, p->q[k].cap);
+      hring_free(&n->hpool, p->wire, p->wire_cap);
     }
-  hpool_free(&n->hpool); /* the queues' and wires' rings */
+  hpool_free(&n->hpool); /* the queues' and wires' rings, unless each is its own */
   etsim_free(n->nodes);
   etsim_free(n->ports_mem);
   etsim_free(n->mmu);
