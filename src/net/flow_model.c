@@ -240,16 +240,8 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
       (!own && etsim_grow((void **)&n->paths, &n->cap_paths, n->n_paths + np, sizeof *n->paths)))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   /* source port: per host pair from 10000, as the packet level */
-  uint64_t key = ((uint64_t)m->src << 32) | m->dst;
-  uint32_t slot = (uint32_t)pk->n_sport;
-  int r = etsim_u64map_put(&pk->sport_map, key, slot, &slot);
-  if (r < 0) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (r == 1) {
-    if (etsim_grow((void **)&pk->sport_next, &pk->cap_sport, pk->n_sport + 1,
-                   sizeof *pk->sport_next))
-      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    pk->sport_next[pk->n_sport++] = 10000;
-  }
+  uint32_t pair = etsim_net__pkt_pair_index(pk, m->src, m->dst);
+  if (pair == PK_NONE) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   fl_flow_t *f = &n->f[fi];
   fl_flow_t old; /* a released record: what it keeps, and what a refusal restores */
   if (reused) old = *f;
@@ -262,7 +254,7 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   f->id = n->msgs.n;
   f->src = m->src;
   f->dst = m->dst;
-  f->sport = (uint16_t)pk->sport_next[slot]++;
+  f->sport = (uint16_t)pk->pairs[pair].sport++;
   f->dport = m->dport;
   f->bytes = m->bytes;
   f->start_ps = m->start_ps;
@@ -297,7 +289,7 @@ int etsim_netflow_send(etsim_netflow_t *n, const etsim_netpkt_msg_t *m, uint64_t
   f->bits_left = 8.0 * (double)f->wire_bytes;
   int64_t rtt;
   uint64_t bw;
-  etsim_net__pkt_pair(pk, m->src, m->dst, &rtt, &bw);
+  etsim_net__pkt_pair(pk, m->src, m->dst, pair, &rtt, &bw);
   f->standalone_ps = (rtt / 1000 + (int64_t)((m->bytes + pkts * 48) * 8000000000ull / bw)) * 1000;
   f->base_rtt_ps = pk->cfg.global_t ? pk->max_rtt_ps : rtt;
   if (pk->cfg.has_win) {

@@ -1457,7 +1457,7 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   n->pfc_size = PK_PFC_BYTES;
   n->mtu_wire = cfg->payload_bytes + n->data_hdr;
   etsim_rng_seed(&n->rng, cfg->seed);
-  etsim_u64map_init(&n->sport_map);
+  etsim_u64map_init(&n->pair_map);
   size_t ports_bytes = (2 * t->n_links + 1) * sizeof *n->ports + 64;
   n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);
   n->ports_mem = etsim_calloc(1, ports_bytes);
@@ -1520,8 +1520,8 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
   etsim_free(n->routes);
   etsim_free(n->path_buf);
   etsim_net__pkt_evq_free(&n->evq);
-  etsim_u64map_free(&n->sport_map);
-  etsim_free(n->sport_next);
+  etsim_u64map_free(&n->pair_map);
+  etsim_free(n->pairs);
   etsim_free(n);
 }
 
@@ -1645,15 +1645,8 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   if (n->msgs.n >= PK_NONE - 1 || pk_msgs_room(&n->msgs) ||
       (!n->n_free_qps && (n->n_qps >= PK_NONE - 1 || qps_grow(n))))
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  uint64_t key = ((uint64_t)m->src << 32) | m->dst;
-  uint32_t slot = (uint32_t)n->n_sport;
-  int r = etsim_u64map_put(&n->sport_map, key, slot, &slot);
-  if (r < 0) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-  if (r == 1) {
-    if (etsim_grow((void **)&n->sport_next, &n->cap_sport, n->n_sport + 1, sizeof *n->sport_next))
-      return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
-    n->sport_next[n->n_sport++] = 10000;
-  }
+  uint32_t pair = etsim_net__pkt_pair_index(n, m->src, m->dst);
+  if (pair == PK_NONE) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   uint32_t qi = n->n_free_qps ? n->free_qps[n->n_free_qps - 1] : (uint32_t)n->n_qps;
   if (n->cc == &etsim_net__pkt_cc_hpcc) {
     size_t want = ((size_t)qi + 1) * PK_MAX_HOPS;
@@ -1661,7 +1654,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
       return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     memset(n->qp_hops + (size_t)qi * PK_MAX_HOPS, 0, PK_MAX_HOPS * sizeof *n->qp_hops);
   }
-  uint32_t sport = n->sport_next[slot]++;
+  uint32_t sport = n->pairs[pair].sport++;
   pk_qp_t *q = &n->qps[qi];
   pk_qp_t old; /* a released record: what it keeps, and what qp_untake restores */
   if (qi < n->n_qps) old = *q;
@@ -1698,7 +1691,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   q->max_rate = q->rate = n->ports[q->gport].rate_bps;
   int64_t rtt;
   uint64_t bw;
-  etsim_net__pkt_pair(n, m->src, m->dst, &rtt, &bw);
+  etsim_net__pkt_pair(n, m->src, m->dst, pair, &rtt, &bw);
   uint64_t bdp = (uint64_t)(rtt / 1000) * bw / 1000000000ull / 8;
   q->win = n->cfg.has_win ? (n->cfg.global_t ? n->max_bdp : bdp) : 0;
   q->var_win_rate = UINT64_MAX; /* no scaled window worked out yet */

@@ -490,6 +490,16 @@ struct pk_qp {
  * (qp_release) the fields here hold what etsim_netpkt_msg_stat reports (a
  * released message is never held).  The flow level keeps its messages the
  * same way.  80 bytes: 8.4 M of them for a 1,024-NPU ring all-reduce. */
+/* A host pair (src, dst): the next message's source port and, cached, the
+ * RTT and bottleneck rate of the path ns-3's search finds first
+ * (etsim_net__pkt_pair); rtt_ps < 0 until worked out since the routes last
+ * changed.  A ring sends thousands of messages over each pair. */
+typedef struct pk_pair {
+  int64_t rtt_ps;
+  uint64_t bw;
+  uint32_t sport;
+} pk_pair_t;
+
 typedef struct pk_msg {
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps, base_rtt_ps;
   uint64_t bytes, win;
@@ -673,10 +683,10 @@ struct pk_net {
   size_t n_free_qps, cap_free_qps;
   int lossy;
   pk_msgs_t msgs;
-  size_t n_active;          /* started or pending, not acked */
-  etsim_u64map_t sport_map; /* (src, dst) -> slot in sport_next */
-  uint32_t *sport_next;
-  size_t n_sport, cap_sport;
+  size_t n_active;         /* started or pending, not acked */
+  etsim_u64map_t pair_map; /* (src << 32 | dst) -> index in pairs */
+  pk_pair_t *pairs;
+  size_t n_pairs, cap_pairs;
   /* time */
   pk_evq_t evq;
   int64_t now;
@@ -807,9 +817,13 @@ int etsim_net__pkt_enqueue(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h);
 int etsim_net__pkt_drop_queued(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t *h);
 
 /* ns-3's base RTT (2 delay + one payload's serialisation per link, in ps)
- * and bottleneck of the pair, on the path its search found first
- * (route_ready(dst)). */
-void etsim_net__pkt_pair(pk_net_t *n, uint32_t src, uint32_t dst, int64_t *rtt_ps, uint64_t *bw);
+ * and bottleneck of the pair (index `pair`), on the path its search found
+ * first (route_ready(dst)); worked out once per pair while routes stay. */
+void etsim_net__pkt_pair(pk_net_t *n, uint32_t src, uint32_t dst, uint32_t pair, int64_t *rtt_ps,
+                         uint64_t *bw);
+/* Host pair (src, dst)'s index in n->pairs, made on first use (source
+ * ports from 10000); PK_NONE out of memory. */
+uint32_t etsim_net__pkt_pair_index(pk_net_t *n, uint32_t src, uint32_t dst);
 /* The largest base RTT and BDP over all host pairs (for GLOBAL_T): runs
  * every key's search.  0 or ETSIM_ENOMEM. */
 int etsim_net__pkt_route_global(pk_net_t *n, uint64_t *max_bdp, int64_t *max_rtt_ps);

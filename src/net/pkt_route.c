@@ -201,7 +201,25 @@ static int build_graph(pk_net_t *n) {
   return n->key_d ? 0 : ETSIM_ENOMEM;
 }
 
-int etsim_net__pkt_route_rebuild(pk_net_t *n) { return build_graph(n); }
+int etsim_net__pkt_route_rebuild(pk_net_t *n) {
+  for (size_t i = 0; i < n->n_pairs; i++) n->pairs[i].rtt_ps = -1; /* paths may have changed */
+  return build_graph(n);
+}
+
+uint32_t etsim_net__pkt_pair_index(pk_net_t *n, uint32_t src, uint32_t dst) {
+  uint32_t slot = (uint32_t)n->n_pairs;
+  if (n->n_pairs >= PK_NONE - 1) return PK_NONE;
+  int r = etsim_u64map_put(&n->pair_map, (uint64_t)src << 32 | dst, slot, &slot);
+  if (r < 0) return PK_NONE;
+  if (r == 1) {
+    if (etsim_grow((void **)&n->pairs, &n->cap_pairs, n->n_pairs + 1, sizeof *n->pairs)) {
+      etsim_u64map_del(&n->pair_map, (uint64_t)src << 32 | dst);
+      return PK_NONE;
+    }
+    n->pairs[n->n_pairs++] = (pk_pair_t){-1, 0, 10000};
+  }
+  return slot;
+}
 
 int etsim_net__pkt_route_init(pk_net_t *n, const char *tn, etsim_error_t *err) {
   uint32_t nn = n->n_nodes;
@@ -442,7 +460,14 @@ static int64_t payload_ns(const pk_net_t *n, uint64_t rate) {
   return (int64_t)((uint64_t)n->cfg.payload_bytes * 1000000000ull * 8 / rate);
 }
 
-void etsim_net__pkt_pair(pk_net_t *n, uint32_t src, uint32_t dst, int64_t *rtt_ps, uint64_t *bw) {
+void etsim_net__pkt_pair(pk_net_t *n, uint32_t src, uint32_t dst, uint32_t pair, int64_t *rtt_ps,
+                         uint64_t *bw) {
+  pk_pair_t *pr = &n->pairs[pair];
+  if (pr->rtt_ps >= 0) {
+    *rtt_ps = pr->rtt_ps;
+    *bw = pr->bw;
+    return;
+  }
   const uint32_t *d = n->key_d[n->host_key[n->nodes[dst].host_idx]];
   int64_t dly = 0, txd = 0;
   uint64_t b = UINT64_MAX;
@@ -455,8 +480,8 @@ void etsim_net__pkt_pair(pk_net_t *n, uint32_t src, uint32_t dst, int64_t *rtt_p
     if (p->rate_bps < b) b = p->rate_bps;
     v = p->peer;
   }
-  *rtt_ps = (2 * dly + txd) * 1000;
-  *bw = b;
+  *rtt_ps = pr->rtt_ps = (2 * dly + txd) * 1000;
+  *bw = pr->bw = b;
 }
 
 /* A set of hosts with one link each, hanging from one switch by links of

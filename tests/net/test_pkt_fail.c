@@ -130,10 +130,73 @@ static void test_held(void **state) {
   }
 }
 
+/* Two spines of different length between two leaves: hosts 0 and 1 on
+ * leaves 2 and 3, spine 4 at 1 us and 100 Gb/s, spine 5 at 5 us and 25
+ * Gb/s.  A message's base RTT and standalone time come from the path ns-3's
+ * search finds first; once a cable of that path fails, a message sent after
+ * it gets those of the new first path, as on a network whose cable was
+ * down from the start (the pair's cached RTT is dropped with the routes). */
+static void make_two_spines(net_t *n, int packet, etsim_netpkt_topo_t *t) {
+  etsim_netpkt_cfg_t c;
+  etsim_error_t err = {0};
+  etsim_netpkt_cfg_default(&c);
+  c.allow_disconnected = 1;
+  c.global_t = 0;
+  const uint64_t G100 = 100000000000ull, G25 = 25000000000ull;
+  assert_int_equal(etsim_netpkt_topo_init(t, 6), 0);
+  for (int i = 2; i < 6; i++) t->is_switch[i] = 1;
+  TU_OK(etsim_netpkt_topo_add_link(t, 0, 2, G100, D_PS, 0, &err), err);
+  TU_OK(etsim_netpkt_topo_add_link(t, 1, 3, G100, D_PS, 0, &err), err);
+  TU_OK(etsim_netpkt_topo_add_link(t, 2, 4, G100, D_PS, 0, &err), err);
+  TU_OK(etsim_netpkt_topo_add_link(t, 4, 3, G100, D_PS, 0, &err), err);
+  TU_OK(etsim_netpkt_topo_add_link(t, 2, 5, G25, 5 * D_PS, 0, &err), err);
+  TU_OK(etsim_netpkt_topo_add_link(t, 5, 3, G25, 5 * D_PS, 0, &err), err);
+  n->pkt = NULL;
+  n->flow = NULL;
+  if (packet) TU_OK(etsim_netpkt_create(&n->pkt, t, &c, &err), err);
+  else TU_OK(etsim_netflow_create(&n->flow, t, &c, &err), err);
+}
+
+static void test_rtt_after_cut(void **state) {
+  (void)state;
+  for (int packet = 0; packet < 2; packet++) {
+    int changed = 0;
+    for (uint32_t spine = 4; spine <= 5; spine++) {
+      net_t n, f;
+      etsim_netpkt_topo_t t, tf;
+      etsim_error_t err = {0};
+      make_two_spines(&n, packet, &t);
+      send(&n, 0, 1, 0);
+      assert_int_equal(run(&n, INT64_MAX), 0);
+      etsim_netpkt_msg_stat_t before = stat(&n, 0);
+      TU_OK(down(&n, 2, spine, before.acked_ps + 1, &err), err);
+      send(&n, 0, 1, before.acked_ps + 1);
+      assert_int_equal(run(&n, INT64_MAX), 0);
+      etsim_netpkt_msg_stat_t after = stat(&n, 1);
+      make_two_spines(&f, packet, &tf); /* the cable down from the start */
+      TU_OK(down(&f, 2, spine, 0, &err), err);
+      send(&f, 0, 1, 0);
+      assert_int_equal(run(&f, INT64_MAX), 0);
+      etsim_netpkt_msg_stat_t fresh = stat(&f, 0);
+      assert_int_equal(after.base_rtt_ps, fresh.base_rtt_ps);
+      assert_int_equal(after.standalone_ps, fresh.standalone_ps);
+      assert_int_equal(after.acked_ps - after.start_ps, fresh.acked_ps - fresh.start_ps);
+      /* the short path: 2 (4 d) + 4 s; the long one: 2 (12 d) + 2 s + 2 s' */
+      assert_true(fresh.base_rtt_ps == 8 * D_PS + 4 * 80000 ||
+                  fresh.base_rtt_ps == 24 * D_PS + 2 * 80000 + 2 * 320000);
+      changed += after.base_rtt_ps != before.base_rtt_ps;
+      done(&n, &t);
+      done(&f, &tf);
+    }
+    assert_int_equal(changed, 1); /* the cut of the first path's spine */
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reroute),
       cmocka_unit_test(test_held),
+      cmocka_unit_test(test_rtt_after_cut),
   };
   return TU_RUN(tests, NULL, NULL);
 }
