@@ -485,11 +485,6 @@ struct pk_qp {
   void *ctx;
 };
 
-/* A message, by the id etsim_netpkt_send gave it: while it has a queue
- * pair (slot) that record holds its state; once the queue pair is released
- * (qp_release) the fields here hold what etsim_netpkt_msg_stat reports (a
- * released message is never held).  The flow level keeps its messages the
- * same way.  80 bytes: 8.4 M of them for a 1,024-NPU ring all-reduce. */
 /* A host pair (src, dst): the next message's source port and, cached, the
  * RTT and bottleneck rate of the path ns-3's search finds first
  * (etsim_net__pkt_pair); rtt_ps < 0 until worked out since the routes last
@@ -500,6 +495,12 @@ typedef struct pk_pair {
   uint32_t sport;
 } pk_pair_t;
 
+/* A message, by the id etsim_netpkt_send gave it: while it has a queue
+ * pair (slot) that record holds its state; once the queue pair is released
+ * (qp_release) the fields here hold what etsim_netpkt_msg_stat reports (a
+ * released message is never held).  The flow level keeps its messages the
+ * same way.  80 bytes: 8.4 M of them for a 1,024-NPU ring all-reduce,
+ * unless the config's forget_done drops them (pk_msgs_t). */
 typedef struct pk_msg {
   int64_t start_ps, delivered_ps, acked_ps, standalone_ps, base_rtt_ps;
   uint64_t bytes, win;
