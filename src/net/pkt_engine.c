@@ -1054,9 +1054,14 @@ static int on_event(pk_net_t *n, uint32_t kind, uint32_t a, uint64_t b, etsim_er
     return on_arrive(n, p->peer_gport, h);
   }
   if (kind == EV_TX_DONE) {
-    if ((uint32_t)b != n->ports[a].tx_gen) return 0;
-    n->ports[a].done_pending = 0;
-    return n->ports[a].is_switch ? switch_kick(n, a) : nic_kick_(n, a, 1);
+    /* A live end event (its generation is the port's) was queued at the
+     * port's busy_until with its done_seq (transmit_, port_busy), so the
+     * port is idle now and the kick's port_busy test is skipped; as the end
+     * of a transmission it changed no queue pair (nic_kick_'s qps_same). */
+    pk_port_t *p = &n->ports[a];
+    if ((uint32_t)b != p->tx_gen) return 0;
+    p->done_pending = 0;
+    return p->is_switch ? switch_dequeue(n, a) : nic_send(n, a);
   }
   switch (kind) {
     case EV_NIC_WAKE: {
