@@ -454,8 +454,12 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     pk_node_t *s = &n->nodes[p->node];
     pk_mmu_t *m = mmu_at(n, s, in_port, qi);
     ingress_release(s, m, size);
-    if (n->cfg.enable_qcn && type == PK_DATA) {
-      uint64_t e = p->q[qi].bytes;
+    /* one test, nearly always false, instead of one on the type (data
+     * and ACKs alternate unpredictably): marking is possible only above
+     * a threshold, and a mark from an earlier hop is counted again */
+    uint64_t e = p->q[qi].bytes;
+    if (n->cfg.enable_qcn & (type == PK_DATA) &
+        ((e > p->kmin) | (e > p->kmax) | ((flags & PK_HDR_ECN) != 0))) {
       if (e > p->kmax) flags |= PK_HDR_ECN;
       else if (e > p->kmin && p->kmax > p->kmin) {
         double pr = p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
