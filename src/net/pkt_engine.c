@@ -458,7 +458,7 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
      * and ACKs alternate unpredictably): marking is possible only above
      * a threshold, and a mark from an earlier hop is counted again */
     uint64_t e = p->q[qi].bytes;
-    if (n->cfg.enable_qcn & (type == PK_DATA) &
+    if ((n->cfg.enable_qcn != 0) & (type == PK_DATA) &
         ((e > p->kmin) | (e > p->kmax) | ((flags & PK_HDR_ECN) != 0))) {
       if (e > p->kmax) flags |= PK_HDR_ECN;
       else if (e > p->kmin && p->kmax > p->kmin) {
