@@ -51,9 +51,10 @@
 #                  ("nsur K"; cpu is their sum); each surrogate's own line
 #                  goes to surrogates.txt.  The real row does not depend on
 #                  the generator: it is trained once per surrogate seed and
-#                  the same line serves every round.  Unset: one surrogate,
-#                  seed s (results unchanged).  The generated and real rows
-#                  are thus averaged alike, and the ratio stays like for like.
+#                  the same means serve every round (CPU 0 after the
+#                  first).  Unset: one surrogate, seed s (results
+#                  unchanged).  The generated and real rows are thus
+#                  averaged alike, and the ratio stays like for like.
 #   TPU_DIR        the folder holding val.txt and test.txt (default the
 #                  shared TPU Tile; the tests point it at a slice).
 # When a round has both a generated and a real row, a line "s ratio pearson
@@ -100,8 +101,8 @@ sur() { # sur TAG SEED ARGS...: one row (one surrogate, or one per SURR_SEEDS); 
   fi
   : > sur_k.txt
   for j in $SURR_SEEDS; do
-    if [ "$tag" = real ] && [ -s "real_sur$j.txt" ]; then # trained in an earlier round
-      cat "real_sur$j.txt" >> sur_k.txt
+    if [ "$tag" = real ] && [ -s "real_sur$j.txt" ]; then # trained in an earlier round: no CPU
+      awk '{print $1, $2, $3, 0}' "real_sur$j.txt" >> sur_k.txt
       continue
     fi
     line=$(sur1 "$j" "$@")
