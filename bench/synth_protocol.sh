@@ -45,6 +45,20 @@
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows
 #                  (default "1"); weight w != 1 gives the row "real+gen@w"
 #                  (name it so in ROWS).
+#   SURR_SEEDS     surrogate seeds (e.g. "1 2 3"): every row of every round
+#                  trains one surrogate per listed seed instead of one with
+#                  seed s, and its line in results.txt holds their means
+#                  ("nsur K"; cpu is their sum); each surrogate's own line
+#                  goes to surrogates.txt.  The real row does not depend on
+#                  the generator: it is trained once per surrogate seed and
+#                  the same means serve every round (CPU 0 after the
+#                  first).  Unset: one surrogate, seed s (results
+#                  unchanged).  The generated and real rows are thus
+#                  averaged alike, and the ratio stays like for like.
+#   TPU_DIR        the folder holding val.txt and test.txt (default the
+#                  shared TPU Tile; the tests point it at a slice).
+# When a round has both a generated and a real row, a line "s ratio pearson
+# G/R spearman G/R" follows them.
 set -euo pipefail
 BIN=$(realpath "$1")
 W=$2
@@ -53,7 +67,8 @@ EPOCHS=${4:-80}
 shift $(($# < 4 ? $# : 4))
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${ETSIM_SHARED:-$SRC/../shared}
-D=$SHARED/datasets/tpu_tile
+D=${TPU_DIR:-$SHARED/datasets/tpu_tile}
+D=$(realpath "$D")
 mkdir -p "$W"
 cd "$W"
 
@@ -66,17 +81,45 @@ cpu() { # cpu OUT CMD...: run, CPU seconds (user + sys) on stdout, CMD's stdout 
   /usr/bin/time -f "%U %S" -o cpu.txt "$@" > "$out"
   awk 'END{printf "%.1f", $1 + $2}' cpu.txt
 }
-sur() { # sur TAG SEED ARGS...: one surrogate; appends to results.txt
-  local tag=$1 s=$2
-  shift 2
-  local t
-  case " ${ROWS:-generated real real+gen} " in *" $tag "*) ;; *) return 0 ;; esac
+sur1() { # sur1 SEED ARGS...: one surrogate; "P S MAE CPU" on stdout
+  local s=$1 t
+  shift
   # SUR_OPTS (environment) adds surrogate options, e.g. for a quick check.
   t=$(cpu sur.json "$BIN" synth surrogate "$@" --test "$D/test.txt" --seed "$s" --quiet --json \
     ${SUR_OPTS:-})
   sed 's/.*"pearson": \([^,]*\), "spearman": \([^,]*\), "mae": \([^}]*\)}/\1 \2 \3/' sur.json |
-    awk -v s="$s" -v tag="$tag" -v t="$t" '{printf "%s %s pearson %s spearman %s mae %s cpu %s\n",
-      s, tag, $1, $2, $3, t}' >> results.txt
+    awk -v t="$t" '{print $1, $2, $3, t}'
+}
+sur() { # sur TAG SEED ARGS...: one row (one surrogate, or one per SURR_SEEDS); to results.txt
+  local tag=$1 s=$2 j line
+  shift 2
+  case " ${ROWS:-generated real real+gen} " in *" $tag "*) ;; *) return 0 ;; esac
+  if [ -z "${SURR_SEEDS:-}" ]; then
+    sur1 "$s" "$@" | awk -v s="$s" -v tag="$tag" '{printf "%s %s pearson %s spearman %s mae %s cpu %s\n",
+      s, tag, $1, $2, $3, $4}' >> results.txt
+    return 0
+  fi
+  : > sur_k.txt
+  for j in $SURR_SEEDS; do
+    if [ "$tag" = real ] && [ -s "real_sur$j.txt" ]; then # trained in an earlier round: no CPU
+      awk '{print $1, $2, $3, 0}' "real_sur$j.txt" >> sur_k.txt
+      continue
+    fi
+    line=$(sur1 "$j" "$@")
+    echo "$line" >> sur_k.txt
+    echo "$line" | awk -v s="$s" -v tag="$tag" -v j="$j" '{print s, tag, "sur", j, "pearson", $1,
+      "spearman", $2, "mae", $3, "cpu", $4}' >> surrogates.txt
+    if [ "$tag" = real ]; then echo "$line" > "real_sur$j.txt"; fi
+  done
+  awk -v s="$s" -v tag="$tag" '{n++; p += $1; r += $2; m += $3; c += $4}
+    END {printf "%s %s pearson %.6g spearman %.6g mae %.6g nsur %d cpu %.1f\n",
+      s, tag, p / n, r / n, m / n, n, c}' sur_k.txt >> results.txt
+}
+ratio() { # ratio SEED: generated / real Pearson and Spearman of round SEED, when both rows exist
+  awk -v s="$1" '$1 == s && $2 == "generated" {gp = $4; gs = $6} $1 == s && $2 == "real" {rp = $4; rs = $6}
+    END {if (gp != "" && rp != "") printf "%s ratio pearson %.6g spearman %.6g\n", s, gp / rp, gs / rs}' \
+    results.txt > ratio.txt
+  cat ratio.txt >> results.txt
 }
 stats() { # stats TAG SEED FILE: graph statistics of FILE against test.txt
   "$BIN" synth eval --real "$D/test.txt" --generated "$3" --surrogate none --json |
@@ -86,6 +129,8 @@ stats() { # stats TAG SEED FILE: graph statistics of FILE against test.txt
 }
 
 : > results.txt
+: > surrogates.txt
+rm -f real_sur*.txt
 for s in $SEEDS; do
   t=$(cpu /dev/null "$BIN" synth train --data tr.txt -o "gen$s.bin" --epochs "$EPOCHS" --seed "$s" \
     --quiet "$@")
@@ -106,6 +151,7 @@ for s in $SEEDS; do
   stats daggen "$s" "base$s.txt"
   sur generated "$s" --train "gen$s.txt" --val "gen_sel$s.txt"
   sur real "$s" --train tr.txt --val sel.txt
+  ratio "$s"
   sur pretrain "$s" --pretrain "gen$s.txt" --pretrain-val "gen_sel$s.txt" --train tr.txt \
     --val sel.txt ${PRETRAIN_OPTS:-}
   for w in ${AUG_WEIGHTS:-1}; do
