@@ -131,7 +131,7 @@ printf 'DATA\n2\nl0 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 1024 1\nl1 -1 5 NONE 0 5 NO
 run_one() { # TARGET
   local t=$1 rc=0
   mkdir -p "$C/$t"
-  (cd build-fuzz && exec "./$t" -max_total_time="$SECS" -seed="$SEED" -rss_limit_mb=2048 -timeout=10 \
+  (cd build-fuzz && TMPDIR="$T" exec "./$t" -max_total_time="$SECS" -seed="$SEED" -rss_limit_mb=2048 -timeout=10 \
     -max_len=65536 -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t") > "$T/$t.log" 2>&1 || rc=$?
   {
     echo "== $t: $SECS s from $(ls "$C/$t" | wc -l) input(s) in its corpus"

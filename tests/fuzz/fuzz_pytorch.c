@@ -5,6 +5,7 @@
  */
 #include "etsim/convpt.h"
 #include "etsim/etcheck.h"
+#include "fuzz_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,10 +19,10 @@ static void count(void *user, int severity, const char *line) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static char in[64], out[80];
-  if (!in[0]) {
-    snprintf(in, sizeof in, "/tmp/etsim-fuzz-pt-%ld.json", (long)getpid());
-    snprintf(out, sizeof out, "%s.et", in);
+  static const char *in, *out; /* fz_path's slots 2 and 3, used by nothing else here */
+  if (!in) {
+    in = fz_path(2, "in.json");
+    out = fz_path(3, "in.json.et");
   }
   FILE *fp = fopen(in, "wb");
   if (!fp) return 0;

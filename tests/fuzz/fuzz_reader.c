@@ -9,6 +9,7 @@
  */
 #include "et/et_int.h"
 #include "etsim/et.h"
+#include "fuzz_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +59,8 @@ static void differential(const char *path) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static char path[64];
-  if (!path[0]) snprintf(path, sizeof path, "/tmp/etsim-fuzz-%ld.et", (long)getpid());
+  static const char *path; /* fz_path's slot 3, used by nothing else here */
+  if (!path) path = fz_path(3, "in.et");
   FILE *fp = fopen(path, "wb");
   if (!fp) return 0;
   fwrite(data, 1, size, fp);
@@ -69,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   etsim_et_trace_t *t;
   if (etsim_et_trace_load(&t, path, 0, &err) == 0) {
     /* A loaded trace must also write back and reload to the same count. */
-    char out[80];
+    char out[336];
     snprintf(out, sizeof out, "%s.out", path);
     if (etsim_et_trace_write(t, out, 0, &err) == 0) {
       etsim_et_trace_t *t2;

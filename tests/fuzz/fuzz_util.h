@@ -19,11 +19,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A folder of this process for the target's files (made once). */
+/* A folder of this process for the target's files (made once), under
+ * $TMPDIR when set: scripts/fuzz.sh points it at a folder it removes at
+ * the end, so no run leaves files behind in /tmp. */
 static inline const char *fz_dir(void) {
-  static char dir[64];
+  static char dir[224];
   if (!dir[0]) {
-    snprintf(dir, sizeof dir, "/tmp/etsim-fuzz-%ld", (long)getpid());
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%.180s/etsim-fuzz-%ld", tmp && tmp[0] ? tmp : "/tmp",
+             (long)getpid());
     mkdir(dir, 0700);
   }
   return dir;
@@ -31,7 +35,7 @@ static inline const char *fz_dir(void) {
 
 /* Path of `name` in fz_dir() (a static buffer per call site's slot k). */
 static inline const char *fz_path(int k, const char *name) {
-  static char buf[4][256];
+  static char buf[4][320];
   snprintf(buf[k & 3], sizeof buf[0], "%s/%s", fz_dir(), name);
   return buf[k & 3];
 }
