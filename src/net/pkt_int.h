@@ -652,6 +652,12 @@ struct pk_net {
   uint32_t *host_key;   /* host index -> key */
   uint32_t *key_root;   /* key -> root node: a switch, or a host with several links */
   uint32_t **key_d;     /* key -> per switch (distance, rank), NULL until needed */
+  /* key -> per switch: its next hops towards the key's hosts (more than one
+   * link away), found once: 0 unknown, else 1 + the offset in nh_pool of
+   * (count, local ports in ns-3's order); NULL until needed (next_hops) */
+  uint32_t **key_nh;
+  uint16_t *nh_pool;
+  size_t n_nh_pool, cap_nh_pool;
   uint32_t n_keys;
   uint32_t *bfs_q;         /* scratch: n_sw + 1 */
   uint64_t *route_scratch; /* scratch: largest node degree */

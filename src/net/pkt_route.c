@@ -135,14 +135,24 @@ done:
 /* The switch-only graph of the searches and the hosts' keys, over the
  * cables that are up (pk_port_t.down).  Run at set-up and again after a
  * failure, when every search is thrown away. */
+/* Drop every key's search and cached next hops (the links changed). */
+static void keys_free(pk_net_t *n) {
+  for (uint32_t k = 0; k < n->n_keys; k++) {
+    if (n->key_d) etsim_free(n->key_d[k]);
+    if (n->key_nh) etsim_free(n->key_nh[k]);
+  }
+  etsim_free(n->key_d);
+  etsim_free(n->key_nh);
+  n->key_d = NULL;
+  n->key_nh = NULL;
+  n->n_nh_pool = 0;
+}
+
 static int build_graph(pk_net_t *n) {
   uint32_t nn = n->n_nodes;
-  if (n->key_d)
-    for (uint32_t k = 0; k < n->n_keys; k++) etsim_free(n->key_d[k]);
-  etsim_free(n->key_d);
+  keys_free(n);
   etsim_free(n->sw_adj_off);
   etsim_free(n->sw_adj);
-  n->key_d = NULL;
   n->sw_adj = NULL;
   uint32_t *sw_key = etsim_malloc((nn ? nn : 1) * sizeof *sw_key);
   if (!sw_key) return ETSIM_ENOMEM;
@@ -197,8 +207,9 @@ static int build_graph(pk_net_t *n) {
     n->host_key[hi] = n->n_keys++;
   }
   n->key_d = etsim_calloc(n->n_keys ? n->n_keys : 1, sizeof *n->key_d);
+  n->key_nh = etsim_calloc(n->n_keys ? n->n_keys : 1, sizeof *n->key_nh);
   etsim_free(sw_key);
-  return n->key_d ? 0 : ETSIM_ENOMEM;
+  return n->key_d && n->key_nh ? 0 : ETSIM_ENOMEM;
 }
 
 int etsim_net__pkt_route_rebuild(pk_net_t *n) {
@@ -278,9 +289,8 @@ done:
 }
 
 void etsim_net__pkt_route_free(pk_net_t *n) {
-  if (n->key_d)
-    for (uint32_t k = 0; k < n->n_keys; k++) etsim_free(n->key_d[k]);
-  etsim_free(n->key_d);
+  keys_free(n);
+  etsim_free(n->nh_pool);
   etsim_free(n->nbr);
   etsim_free(n->sw_adj_off);
   etsim_free(n->sw_adj);
@@ -346,22 +356,56 @@ static uint32_t link_dist(const pk_net_t *n, const uint32_t *d, uint32_t gp) {
   return p->down || s == PK_NONE ? UINT32_MAX : d[2 * s];
 }
 
-/* The next hops from node v towards host `to` (whose key's search is d):
- * local port indices in ns-3's order, into n->route_scratch (as rank << 32 |
- * port); returns their count. */
-static uint32_t next_hops(pk_net_t *n, const uint32_t *d, uint32_t v, uint32_t to) {
+/* The last hop: switch v's port to host `to`, looked up from the host's
+ * side (a host has a link or a few, a switch dozens): the lowest local
+ * port of v whose cable to `to` is up, as a scan of v's ports finds it. */
+static uint32_t last_hop(pk_net_t *n, uint32_t v, uint32_t to) {
+  const pk_node_t *h = &n->nodes[to], *sw = &n->nodes[v];
+  uint32_t best = UINT32_MAX;
+  for (uint32_t j = 0; j < h->nports; j++) {
+    const pk_port_t *hp = &n->ports[h->port0 + j];
+    if (hp->peer != v || n->ports[hp->peer_gport].down) continue;
+    uint32_t l = hp->peer_gport - sw->port0;
+    if (l < best) best = l;
+  }
+  if (best == UINT32_MAX) return 0;
+  n->route_scratch[0] = best;
+  return 1;
+}
+
+/* Cache switch index s's next hops towards key k, the cnt in
+ * route_scratch, when memory allows (the cache only saves work: without
+ * it next_hops finds them again).  The pool is bounded (128 MB). */
+#define PK_NH_POOL_MAX ((size_t)64 << 20)
+static void nh_put(pk_net_t *n, uint32_t k, uint32_t s, uint32_t cnt) {
+  size_t need = n->n_nh_pool + 1 + cnt;
+  if (need > PK_NH_POOL_MAX || need >= UINT32_MAX) return;
+  if (!n->key_nh[k] && !(n->key_nh[k] = etsim_calloc(n->n_sw, sizeof **n->key_nh))) return;
+  if (etsim_grow((void **)&n->nh_pool, &n->cap_nh_pool, need, sizeof *n->nh_pool)) return;
+  uint16_t *e = n->nh_pool + n->n_nh_pool;
+  e[0] = (uint16_t)cnt;
+  for (uint32_t i = 0; i < cnt; i++) e[1 + i] = (uint16_t)n->route_scratch[i];
+  n->key_nh[k][s] = (uint32_t)n->n_nh_pool + 1;
+  n->n_nh_pool = need;
+}
+
+/* The next hops from node v towards host `to` (of key k, whose search is
+ * done): local port indices in ns-3's order, into n->route_scratch (as
+ * rank << 32 | port, or the port alone when cached); returns their count.
+ * A switch's hops towards a key other than its last hop are found once. */
+static uint32_t next_hops(pk_net_t *n, uint32_t k, uint32_t v, uint32_t to) {
+  const uint32_t *d = n->key_d[k];
   const pk_node_t *nd = &n->nodes[v];
   uint64_t *c = n->route_scratch;
   uint32_t cnt = 0, want;
   if (nd->is_switch) {
     want = d[2 * nd->sw_idx];
-    if (want == 1) { /* the switch `to` hangs from */
-      for (uint32_t j = 0; j < nd->nports; j++)
-        if (n->ports[nd->port0 + j].peer == to && !n->ports[nd->port0 + j].down) {
-          c[0] = j;
-          return 1;
-        }
-      return 0;
+    if (want == 1) return last_hop(n, v, to); /* the switch `to` hangs from */
+    const uint32_t *nh = n->key_nh[k];
+    if (nh && nh[nd->sw_idx]) {
+      const uint16_t *e = n->nh_pool + nh[nd->sw_idx] - 1;
+      for (uint32_t i = 0; i < e[0]; i++) c[i] = e[1 + i];
+      return e[0];
     }
     want--;
   } else { /* a host: its switches closest to `to` */
@@ -371,24 +415,23 @@ static uint32_t next_hops(pk_net_t *n, const uint32_t *d, uint32_t v, uint32_t t
       if (dw < want) want = dw;
     }
   }
-  if (want == UINT32_MAX) return 0;
-  for (uint32_t j = 0; j < nd->nports; j++) {
-    const pk_node_t *w = &n->nodes[n->ports[nd->port0 + j].peer];
-    if (w->is_switch && !n->ports[nd->port0 + j].down && d[2 * w->sw_idx] == want)
-      c[cnt++] = (uint64_t)d[2 * w->sw_idx + 1] << 32 | j;
-  }
+  if (want != UINT32_MAX)
+    for (uint32_t j = 0; j < nd->nports; j++) {
+      const pk_node_t *w = &n->nodes[n->ports[nd->port0 + j].peer];
+      if (w->is_switch && !n->ports[nd->port0 + j].down && d[2 * w->sw_idx] == want)
+        c[cnt++] = (uint64_t)d[2 * w->sw_idx + 1] << 32 | j;
+    }
   /* by rank: usually few candidates, so insertion (qsort's call per hop
    * cost as much as the rest of setting up a flow) */
-  if (cnt > 64) {
-    etsim_qsort(c, cnt, sizeof *c, cmp_u64);
-    return cnt;
-  }
-  for (uint32_t i = 1; i < cnt; i++) {
-    uint64_t x = c[i];
-    uint32_t j = i;
-    for (; j > 0 && c[j - 1] > x; j--) c[j] = c[j - 1];
-    c[j] = x;
-  }
+  if (cnt > 64) etsim_qsort(c, cnt, sizeof *c, cmp_u64);
+  else
+    for (uint32_t i = 1; i < cnt; i++) {
+      uint64_t x = c[i];
+      uint32_t j = i;
+      for (; j > 0 && c[j - 1] > x; j--) c[j] = c[j - 1];
+      c[j] = x;
+    }
+  if (nd->is_switch) nh_put(n, k, nd->sw_idx, cnt);
   return cnt;
 }
 
@@ -414,12 +457,12 @@ uint32_t etsim_net__pkt_hops(pk_net_t *n, uint32_t src, uint32_t dst) {
  * Writes up to max ports and returns the hop count (0: no route). */
 static uint32_t walk(pk_net_t *n, uint32_t from, uint32_t to, const uint32_t sw[3],
                      const uint32_t nic[3], uint32_t *out, uint32_t max) {
-  const uint32_t *d = n->key_d[n->host_key[n->nodes[to].host_idx]];
-  uint32_t hops = dist_to(n, d, from), v = from, k = 0;
+  uint32_t key = n->host_key[n->nodes[to].host_idx];
+  uint32_t hops = dist_to(n, n->key_d[key], from), v = from, k = 0;
   if (hops == UINT32_MAX) return 0;
   while (v != to) {
     const pk_node_t *nd = &n->nodes[v];
-    uint32_t c = next_hops(n, d, v, to);
+    uint32_t c = next_hops(n, key, v, to);
     if (!c) return 0; /* a failure cut `to` off */
     uint32_t h = nd->is_switch ? etsim_net__pkt_murmur12(sw[0], sw[1], sw[2], v)
                                : etsim_net__pkt_murmur12(nic[0], nic[1], nic[2], 0);
@@ -468,12 +511,12 @@ void etsim_net__pkt_pair(pk_net_t *n, uint32_t src, uint32_t dst, uint32_t pair,
     *bw = pr->bw;
     return;
   }
-  const uint32_t *d = n->key_d[n->host_key[n->nodes[dst].host_idx]];
+  uint32_t key = n->host_key[n->nodes[dst].host_idx];
   int64_t dly = 0, txd = 0;
   uint64_t b = UINT64_MAX;
   uint32_t v = src;
   /* the path ns-3's search found first: the lowest-ranked next hop */
-  while (v != dst && next_hops(n, d, v, dst)) {
+  while (v != dst && next_hops(n, key, v, dst)) {
     const pk_port_t *p = &n->ports[n->nodes[v].port0 + (uint32_t)n->route_scratch[0]];
     dly += p->delay_ps / 1000;
     txd += payload_ns(n, p->rate_bps);
