@@ -15,19 +15,32 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct rdma {
+typedef struct rdma rdma_t;
+
+/* A message sent and not yet delivered: the simulator's token and the
+ * message's NPU pair (in `inflight`).  The level hands its slot back to
+ * the done callback as the message's context, so no map from message ids
+ * is needed; slots live in blocks that never move, and a delivered
+ * message's slot goes on the free list, so they follow the messages in
+ * flight (a long run sends millions). */
+typedef struct rdma_slot {
+  rdma_t *r;
+  uint64_t token;
+  uint32_t pair;
+  uint32_t idx; /* its own number, for the free list */
+  uint8_t live; /* sent and not yet delivered */
+} rdma_slot_t;
+
+#define RDMA_BLOCK_SHIFT 12 /* 4,096 slots a block */
+#define RDMA_BLOCK (1u << RDMA_BLOCK_SHIFT)
+
+struct rdma {
   etsim_net_t base;
   const etsim_netpkt_level_t *lv; /* the level it drives: packet or flow */
   void *eng;                      /* that level's network */
-  /* messages sent and not yet delivered: msg id -> slot, and by slot the
-   * simulator's token and the message's NPU pair (in `inflight`); a
-   * delivered message's slot goes on the free list, so these follow the
-   * messages in flight (a long run sends millions) */
-  etsim_u64map_t live;
-  uint64_t *token;
-  uint32_t *pair;
+  rdma_slot_t **block;
   uint32_t *free_slot; /* room for every slot */
-  size_t n_slot, cap_token, cap_pair, n_free, cap_free;
+  size_t n_slot, n_block, cap_block, n_free, cap_free;
   etsim_u64map_t pairs; /* (src << 32 | dst) -> slot */
   uint32_t *inflight;   /* messages sent and not yet delivered, per pair */
   size_t n_pairs, cap_pairs;
@@ -46,34 +59,44 @@ typedef struct rdma {
   etsim_netpkt_tl_t *tl;
   etsim_netpkt_topo_t pt;
   const char *tl_path;
-} rdma_t;
+};
 
-static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
-  rdma_t *r = ctx;
-  uint32_t s;
-  if (what != ETSIM_NETPKT_DELIVERED || r->fail) return;
-  if (!etsim_u64map_get(&r->live, id, &s)) {
-    r->fail = ETSIM_EINTERNAL; /* delivered twice, or never sent */
-    return;
-  }
-  etsim_u64map_del(&r->live, id);
-  r->inflight[r->pair[s]]--;
-  r->free_slot[r->n_free++] = s;
-  if (etsim_des_push(r->base.q, t_ps, r->base.ev_deliver, 0, r->token[s])) r->fail = ETSIM_ENOMEM;
+static rdma_slot_t *slot_at(const rdma_t *r, uint32_t s) {
+  return &r->block[s >> RDMA_BLOCK_SHIFT][s & (RDMA_BLOCK - 1)];
 }
 
-/* A slot for the next message's token and pair, with room to put it in
- * `live` (so that nothing can fail once the level has taken the message):
- * the slot, or ETSIM_ENOMEM. */
-static int64_t slot_reserve(rdma_t *r) {
-  if (etsim_u64map_reserve(&r->live, r->live.count + 1)) return ETSIM_ENOMEM;
-  if (r->n_free) return r->free_slot[r->n_free - 1];
+static void on_done(void *ctx, uint64_t id, int what, int64_t t_ps) {
+  rdma_slot_t *x = ctx;
+  rdma_t *r = x->r;
+  (void)id;
+  if (what != ETSIM_NETPKT_DELIVERED || r->fail) return;
+  if (!x->live) {
+    r->fail = ETSIM_EINTERNAL; /* delivered twice */
+    return;
+  }
+  x->live = 0;
+  r->inflight[x->pair]--;
+  r->free_slot[r->n_free++] = x->idx;
+  if (etsim_des_push(r->base.q, t_ps, r->base.ev_deliver, 0, x->token)) r->fail = ETSIM_ENOMEM;
+}
+
+/* A free slot for the next message (taken by the caller once the level
+ * has the message), or NULL out of memory. */
+static rdma_slot_t *slot_reserve(rdma_t *r) {
+  if (r->n_free) return slot_at(r, r->free_slot[r->n_free - 1]);
   if (r->n_slot >= UINT32_MAX - 1 ||
-      etsim_grow((void **)&r->token, &r->cap_token, r->n_slot + 1, sizeof *r->token) ||
-      etsim_grow((void **)&r->pair, &r->cap_pair, r->n_slot + 1, sizeof *r->pair) ||
       etsim_grow((void **)&r->free_slot, &r->cap_free, r->n_slot + 1, sizeof *r->free_slot))
-    return ETSIM_ENOMEM;
-  return (int64_t)r->n_slot;
+    return NULL;
+  if (r->n_slot == r->n_block * RDMA_BLOCK) {
+    if (etsim_grow((void **)&r->block, &r->cap_block, r->n_block + 1, sizeof *r->block))
+      return NULL;
+    if (!(r->block[r->n_block] = etsim_calloc(RDMA_BLOCK, sizeof **r->block))) return NULL;
+    r->n_block++;
+  }
+  rdma_slot_t *x = slot_at(r, (uint32_t)r->n_slot);
+  x->r = r;
+  x->idx = (uint32_t)r->n_slot;
+  return x;
 }
 
 /* With a timeline (packet level only), the recorder runs the engine
@@ -160,40 +183,42 @@ static int rdma_send(etsim_net_t *net, uint32_t src, uint32_t dst, uint64_t byte
   if (d >= 0) net->stats.bytes_per_dim[d] += bytes;
   if (src == dst || bytes == 0)
     return etsim_des_push(net->q, net->q->now_ps, net->ev_deliver, 0, token);
-  etsim_netpkt_msg_t m = {r->host[src], r->host[dst], bytes, net->q->now_ps, 3, 100, on_done, r};
-  uint64_t id;
-  etsim_error_t e = {0};
-  int64_t ts = slot_reserve(r);
-  if (ts < 0) return (int)ts;
-  int rc = r->lv->send(r->eng, &m, &id, &e);
-  if (rc) return rc;
-  uint32_t s = (uint32_t)ts;
-  if (s == r->n_slot) r->n_slot++;
-  else r->n_free--;
-  etsim_u64map_put(&r->live, id, s, NULL); /* room reserved */
-  r->token[s] = token;
-  if (id >= r->n_tok) r->n_tok = id + 1;
-  { /* a failure, or a topology cut apart, holds it */
-    etsim_netpkt_msg_stat_t o;
-    if (!r->lv->msg_stat(r->eng, id, &o) && o.held) count_held(r, id);
-  }
   /* Messages in flight per NPU pair: ASTRA-sim's ring forwards each piece as
    * soon as it arrives, with no limit per link, so at flow and packet level
-   * pieces can catch up and share a link (see docs/netsim.md). */
+   * pieces can catch up and share a link (see docs/netsim.md).  The pair's
+   * counter exists before the level takes the message, so that nothing can
+   * fail after it has. */
   uint32_t slot = (uint32_t)r->n_pairs;
   int put = etsim_u64map_put(&r->pairs, (uint64_t)src << 32 | dst, slot, &slot);
   if (put < 0) return ETSIM_ENOMEM;
   if (put == 1) {
-    if ((rc =
-             etsim_grow((void **)&r->inflight, &r->cap_pairs, r->n_pairs + 1, sizeof *r->inflight)))
-      return rc;
+    if (etsim_grow((void **)&r->inflight, &r->cap_pairs, r->n_pairs + 1, sizeof *r->inflight)) {
+      etsim_u64map_del(&r->pairs, (uint64_t)src << 32 | dst);
+      return ETSIM_ENOMEM;
+    }
     r->inflight[r->n_pairs++] = 0;
   }
-  r->pair[s] = slot;
+  rdma_slot_t *x = slot_reserve(r);
+  if (!x) return ETSIM_ENOMEM;
+  etsim_netpkt_msg_t m = {r->host[src], r->host[dst], bytes, net->q->now_ps, 3, 100, on_done, x};
+  uint64_t id;
+  etsim_error_t e = {0};
+  int rc = r->lv->send(r->eng, &m, &id, &e);
+  if (rc) return rc;
+  if (x->idx == r->n_slot) r->n_slot++;
+  else r->n_free--;
+  x->live = 1;
+  x->token = token;
+  x->pair = slot;
   if (++r->inflight[slot] > net->stats.max_inflight_pair) {
     net->stats.max_inflight_pair = r->inflight[slot];
     net->stats.max_inflight_src = src;
     net->stats.max_inflight_dst = dst;
+  }
+  if (id >= r->n_tok) r->n_tok = id + 1;
+  { /* a failure, or a topology cut apart, holds it */
+    etsim_netpkt_msg_stat_t o;
+    if (!r->lv->msg_stat(r->eng, id, &o) && o.held) count_held(r, id);
   }
   return 0;
 }
@@ -233,9 +258,8 @@ static void rdma_destroy(etsim_net_t *net) {
   if (r->eng) r->lv->destroy(r->eng);
   etsim_netpkt_tl_free(r->tl);
   etsim_netpkt_topo_free(&r->pt);
-  etsim_u64map_free(&r->live);
-  etsim_free(r->token);
-  etsim_free(r->pair);
+  for (size_t b = 0; b < r->n_block; b++) etsim_free(r->block[b]);
+  etsim_free(r->block);
   etsim_free(r->free_slot);
   etsim_free(r->inflight);
   etsim_u64map_free(&r->pairs);
