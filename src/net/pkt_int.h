@@ -485,6 +485,14 @@ struct pk_qp {
   void *ctx;
 };
 
+/* What a route's walk reads of a port (pk_port_t is 640 bytes and these
+ * fields sit on two of its lines): the node and port at the far end, that
+ * node's switch index (PK_NONE for a host), and whether the cable is down.
+ * Kept by pkt_route.c's build_graph, which every failure runs. */
+typedef struct pk_rlink {
+  uint32_t peer, peer_gport, peer_sw, down;
+} pk_rlink_t;
+
 /* A host pair (src, dst): the next message's source port and, cached, the
  * RTT and bottleneck rate of the path ns-3's search finds first
  * (etsim_net__pkt_pair); rtt_ps < 0 until worked out since the routes last
@@ -661,6 +669,7 @@ struct pk_net {
   uint32_t n_keys;
   uint32_t *bfs_q;         /* scratch: n_sw + 1 */
   uint64_t *route_scratch; /* scratch: largest node degree */
+  pk_rlink_t *rlink;       /* per port (global index) */
   uint64_t max_bdp;        /* over all host pairs, only with GLOBAL_T */
   int64_t max_rtt_ps;
   uint64_t nic_rate;

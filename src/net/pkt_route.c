@@ -151,6 +151,10 @@ static void keys_free(pk_net_t *n) {
 static int build_graph(pk_net_t *n) {
   uint32_t nn = n->n_nodes;
   keys_free(n);
+  for (uint32_t i = 0; i < n->n_ports; i++) {
+    const pk_port_t *p = &n->ports[i];
+    n->rlink[i] = (pk_rlink_t){p->peer, p->peer_gport, n->nodes[p->peer].sw_idx, p->down};
+  }
   etsim_free(n->sw_adj_off);
   etsim_free(n->sw_adj);
   n->sw_adj = NULL;
@@ -265,7 +269,8 @@ int etsim_net__pkt_route_init(pk_net_t *n, const char *tn, etsim_error_t *err) {
   tmp = etsim_malloc(max_deg * sizeof *tmp);
   n->route_scratch = etsim_malloc(max_deg * sizeof *n->route_scratch);
   n->bfs_q = etsim_malloc((n->n_sw + 1) * sizeof *n->bfs_q);
-  if (!tmp || !n->route_scratch || !n->bfs_q) goto oom;
+  n->rlink = etsim_malloc((n->n_ports ? n->n_ports : 1) * sizeof *n->rlink);
+  if (!tmp || !n->route_scratch || !n->bfs_q || !n->rlink) goto oom;
   for (uint32_t v = 0; v < nn; v++) {
     const pk_node_t *nd = &n->nodes[v];
     for (uint32_t k = 0; k < nd->nports; k++) {
@@ -299,6 +304,7 @@ void etsim_net__pkt_route_free(pk_net_t *n) {
   etsim_free(n->key_root);
   etsim_free(n->route_scratch);
   etsim_free(n->bfs_q);
+  etsim_free(n->rlink);
 }
 
 /* The search from key k (see the top of the file): per switch, distance to
@@ -351,9 +357,8 @@ int etsim_net__pkt_route_ready(pk_net_t *n, uint32_t host) {
 /* The distance the search d gives the switch at the far end of a host's
  * port gp; UINT32_MAX when the cable is down (or leads to a host). */
 static uint32_t link_dist(const pk_net_t *n, const uint32_t *d, uint32_t gp) {
-  const pk_port_t *p = &n->ports[gp];
-  uint32_t s = n->nodes[p->peer].sw_idx;
-  return p->down || s == PK_NONE ? UINT32_MAX : d[2 * s];
+  const pk_rlink_t *l = &n->rlink[gp];
+  return l->down || l->peer_sw == PK_NONE ? UINT32_MAX : d[2 * l->peer_sw];
 }
 
 /* The last hop: switch v's port to host `to`, looked up from the host's
@@ -363,9 +368,9 @@ static uint32_t last_hop(pk_net_t *n, uint32_t v, uint32_t to) {
   const pk_node_t *h = &n->nodes[to], *sw = &n->nodes[v];
   uint32_t best = UINT32_MAX;
   for (uint32_t j = 0; j < h->nports; j++) {
-    const pk_port_t *hp = &n->ports[h->port0 + j];
-    if (hp->peer != v || n->ports[hp->peer_gport].down) continue;
-    uint32_t l = hp->peer_gport - sw->port0;
+    const pk_rlink_t *hl = &n->rlink[h->port0 + j];
+    if (hl->peer != v || n->rlink[hl->peer_gport].down) continue;
+    uint32_t l = hl->peer_gport - sw->port0;
     if (l < best) best = l;
   }
   if (best == UINT32_MAX) return 0;
@@ -417,9 +422,9 @@ static uint32_t next_hops(pk_net_t *n, uint32_t k, uint32_t v, uint32_t to) {
   }
   if (want != UINT32_MAX)
     for (uint32_t j = 0; j < nd->nports; j++) {
-      const pk_node_t *w = &n->nodes[n->ports[nd->port0 + j].peer];
-      if (w->is_switch && !n->ports[nd->port0 + j].down && d[2 * w->sw_idx] == want)
-        c[cnt++] = (uint64_t)d[2 * w->sw_idx + 1] << 32 | j;
+      const pk_rlink_t *l = &n->rlink[nd->port0 + j];
+      if (l->peer_sw != PK_NONE && !l->down && d[2 * l->peer_sw] == want)
+        c[cnt++] = (uint64_t)d[2 * l->peer_sw + 1] << 32 | j;
     }
   /* by rank: usually few candidates, so insertion (qsort's call per hop
    * cost as much as the rest of setting up a flow) */
@@ -469,7 +474,7 @@ static uint32_t walk(pk_net_t *n, uint32_t from, uint32_t to, const uint32_t sw[
     uint32_t gp = nd->port0 + (uint32_t)n->route_scratch[c > 1 ? h % c : 0];
     if (k < max) out[k] = gp;
     k++;
-    v = n->ports[gp].peer;
+    v = n->rlink[gp].peer;
   }
   return k == hops ? k : 0;
 }
