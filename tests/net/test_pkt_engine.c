@@ -189,6 +189,39 @@ static void test_clos_path_fct(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* Two cables between switch 2 and host 1 (ports 2 and 3 of the switch):
+ * the last hop takes the switch's first live one, as a scan of its ports
+ * finds it (pkt_route.c looks it up from the host's side), so the data
+ * leaves by port 2 only and the flow's FCT is that of one path. */
+static void test_last_hop_parallel(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  etsim_error_t err = {0};
+  const uint64_t G100 = 100000000000ull;
+  assert_int_equal(etsim_netpkt_topo_init(&t, 3), 0);
+  t.is_switch[2] = 1;
+  TU_OK(etsim_netpkt_topo_add_link(&t, 0, 2, G100, US, 0, &err), err);
+  TU_OK(etsim_netpkt_topo_add_link(&t, 1, 2, G100, US, 0, &err), err);
+  TU_OK(etsim_netpkt_topo_add_link(&t, 2, 1, G100, US, 0, &err), err);
+  etsim_netpkt_cfg_t c;
+  cfg_pfc_only(&c);
+  etsim_netpkt_t *n = mk(&t, &c);
+  assert_int_equal(etsim_netpkt_port_count(n, 2), 3);
+  uint64_t id = snd(n, 0, 1, 250000, 0);
+  run(n);
+  const int64_t tp = 82880;
+  assert_int_equal(stat_of(n, id).delivered_ps, 250 * tp + tp + 2 * US);
+  etsim_netpkt_port_stat_t a, b;
+  assert_int_equal(etsim_netpkt_port_stat(n, 2, 2, &a), 0);
+  assert_int_equal(etsim_netpkt_port_stat(n, 2, 3, &b), 0);
+  assert_int_equal(a.peer, 1);
+  assert_int_equal(b.peer, 1);
+  assert_int_equal(a.tx_bytes, 250 * 1036);
+  assert_int_equal(b.tx_bytes, 0);
+  etsim_netpkt_free(n);
+  etsim_netpkt_topo_free(&t);
+}
+
 /* A chain host - S1 - ... - Sk - host: FCT = n t + (k) t + (k + 1) d, ACK
  * (k + 1)(t_ack + d).  Flows keep their route from send time, of any length
  * (until December 2026 routes over 64 links fell back to hashing at every
@@ -815,6 +848,7 @@ int main(void) {
       cmocka_unit_test(test_ack_interval),
       cmocka_unit_test(test_ack_fifo_at_switch),
       cmocka_unit_test(test_clos_path_fct),
+      cmocka_unit_test(test_last_hop_parallel),
       cmocka_unit_test(test_long_chain_fct),
       cmocka_unit_test(test_fattree_k32),
       cmocka_unit_test(test_incast_pfc_lossless),
