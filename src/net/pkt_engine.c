@@ -1602,13 +1602,11 @@ static int qp_routes(pk_net_t *n, pk_qp_t *q, int reused, etsim_error_t *err) {
   if (etsim_net__pkt_path(n, q->src, q->dst, q->sport, q->dport, path, nf) != nf)
     return etsim_error_set(err, ETSIM_EINTERNAL, "no route from host %u to %u", q->src, q->dst);
   q->gport = path[0];
-  for (uint32_t i = 0; i < nf; i++)
-    rt[i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
+  for (uint32_t i = 0; i < nf; i++) rt[i] = n->rlink[path[i]].local;
   if (etsim_net__pkt_ack_path(n, q->src, q->dst, q->sport, q->dport, path, nr) != nr)
     return etsim_error_set(err, ETSIM_EINTERNAL, "no route from host %u to %u", q->dst, q->src);
   q->rx_gport = path[0];
-  for (uint32_t i = 0; i < nr; i++)
-    rt[nf + i] = (uint16_t)(path[i] - n->nodes[n->ports[path[i]].node].port0);
+  for (uint32_t i = 0; i < nr; i++) rt[nf + i] = n->rlink[path[i]].local;
   if (base == n->n_routes) {
     for (uint32_t i = 0; i < PK_HDR_OUT; i++) rt[nf + nr + i] = 0; /* spare */
     n->n_routes += nf + nr;

@@ -61,10 +61,7 @@ static uint32_t reroute(pk_net_t *n, const pk_qp_t *q, int ack, uint32_t r, uint
     return PK_NONE;
   uint16_t *rt = n->routes + n->n_routes;
   for (uint32_t i = 0; i < k; i++) rt[i] = n->routes[r + i];
-  for (uint32_t i = 0; i < h; i++) {
-    uint32_t gp = n->path_buf[i];
-    rt[k + i] = (uint16_t)(gp - n->nodes[n->ports[gp].node].port0);
-  }
+  for (uint32_t i = 0; i < h; i++) rt[k + i] = n->rlink[n->path_buf[i]].local;
   for (uint32_t i = 0; i < PK_HDR_OUT; i++) rt[k + h + i] = 0; /* spare, as send */
   uint32_t off = (uint32_t)n->n_routes;
   n->n_routes += k + h;

@@ -487,10 +487,12 @@ struct pk_qp {
 
 /* What a route's walk reads of a port (pk_port_t is 640 bytes and these
  * fields sit on two of its lines): the node and port at the far end, that
- * node's switch index (PK_NONE for a host), and whether the cable is down.
- * Kept by pkt_route.c's build_graph, which every failure runs. */
+ * node's switch index (PK_NONE for a host), the port's local index on its
+ * own node (what a route stores), and whether the cable is down.  Kept by
+ * pkt_route.c's build_graph, which every failure runs. */
 typedef struct pk_rlink {
-  uint32_t peer, peer_gport, peer_sw, down;
+  uint32_t peer, peer_gport, peer_sw;
+  uint16_t local, down;
 } pk_rlink_t;
 
 /* A host pair (src, dst): the next message's source port and, cached, the

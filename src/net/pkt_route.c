@@ -153,7 +153,8 @@ static int build_graph(pk_net_t *n) {
   keys_free(n);
   for (uint32_t i = 0; i < n->n_ports; i++) {
     const pk_port_t *p = &n->ports[i];
-    n->rlink[i] = (pk_rlink_t){p->peer, p->peer_gport, n->nodes[p->peer].sw_idx, p->down};
+    n->rlink[i] = (pk_rlink_t){p->peer, p->peer_gport, n->nodes[p->peer].sw_idx,
+                               (uint16_t)(i - n->nodes[p->node].port0), p->down};
   }
   etsim_free(n->sw_adj_off);
   etsim_free(n->sw_adj);
