@@ -132,9 +132,6 @@ done:
   return rc;
 }
 
-/* The switch-only graph of the searches and the hosts' keys, over the
- * cables that are up (pk_port_t.down).  Run at set-up and again after a
- * failure, when every search is thrown away. */
 /* Drop every key's search and cached next hops (the links changed). */
 static void keys_free(pk_net_t *n) {
   for (uint32_t k = 0; k < n->n_keys; k++) {
@@ -148,6 +145,10 @@ static void keys_free(pk_net_t *n) {
   n->n_nh_pool = 0;
 }
 
+/* The switch-only graph of the searches, the hosts' keys and the ports'
+ * routing copies (pk_rlink_t), over the cables that are up
+ * (pk_port_t.down).  Run at set-up and again after a failure, when every
+ * search and every cached next hop is thrown away. */
 static int build_graph(pk_net_t *n) {
   uint32_t nn = n->n_nodes;
   keys_free(n);
