@@ -1517,10 +1517,12 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
       pk_port_t *p = &n->ports[i];
       etsim_free(p->qps);
       etsim_free(p->hist);
+#ifdef PK_HPOOL_OWN /* each ring its own allocation; else the pool's blocks hold them */
       for (int k = 0; k < PK_NPRIO; k++) hring_free(&n->hpool, p->q[k].v, p->q[k].cap);
       hring_free(&n->hpool, p->wire, p->wire_cap);
+#endif
     }
-  hpool_free(&n->hpool); /* the queues' and wires' rings, unless each is its own */
+  hpool_free(&n->hpool); /* the queues' and wires' rings (pool blocks) */
   etsim_free(n->nodes);
   etsim_free(n->ports_mem);
   etsim_free(n->mmu);
