@@ -185,7 +185,7 @@ typedef struct etsim_netpkt_cfg {
   uint32_t buffer_mb;        /* BUFFER_SIZE (MiB per switch) */
   int64_t qlen_mon_start_ns; /* QLEN_MON_START */
   int64_t qlen_mon_end_ns;   /* QLEN_MON_END */
-  int64_t stop_ps;           /* SIMULATOR_STOP_TIME (s in the file) */
+  int64_t stop_ps; /* SIMULATOR_STOP_TIME (s in the file): events before it run (docs/netsim.md) */
   /* TIMELY class defaults (not ns-3 config keys; etsim extensions). */
   double timely_alpha, timely_beta;
   int64_t timely_tlow_ns, timely_thigh_ns, timely_minrtt_ns;

@@ -656,7 +656,7 @@ int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err
   int64_t stop = n->pk->cfg.stop_ps;
   while (n->heap.n) {
     int64_t t = n->heap.v[0].t;
-    if (t > t_ps || t > stop) return 0;
+    if (t > t_ps || t >= stop) return 0; /* as the packet level: before the stop */
     pk_ev_t e;
     pk_heap_pop(&n->heap, &e);
     n->now = e.t;
@@ -668,7 +668,7 @@ int etsim_netflow_run_until(etsim_netflow_t *n, int64_t t_ps, etsim_error_t *err
 }
 
 int64_t etsim_netflow_next_time(const etsim_netflow_t *n) {
-  if (!n->heap.n || n->heap.v[0].t > n->pk->cfg.stop_ps) return INT64_MAX;
+  if (!n->heap.n || n->heap.v[0].t >= n->pk->cfg.stop_ps) return INT64_MAX;
   return n->heap.v[0].t;
 }
 

@@ -225,6 +225,16 @@ static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
 
 static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
 
+/* The earliest event (the next pop's), NULL when empty; valid until the
+ * next push or pop. */
+static inline const pk_ev_t *pk_evq_peek(const pk_evq_t *q) {
+  const pk_ev_t *f = q->far.n ? q->far.v : 0;
+  if (!q->n_cal) return f;
+  const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+  const pk_ev_t *x = &ch->ev[ch->head];
+  return !f || pk_ev_less(x, f) ? x : f;
+}
+
 /* Time of the earliest event, INT64_MAX when empty. */
 static inline int64_t pk_evq_peek_t(const pk_evq_t *q) {
   int64_t t = q->far_t;
@@ -716,10 +726,14 @@ struct pk_net {
   pk_hpool_t hpool;
   uint32_t data_hdr, ack_size, pfc_size, mtu_wire;
   FILE *fct, *pfc, *qlen;
-  /* PK_RUNNING; PK_STOP_TIME once an event lies past SIMULATOR_STOP_TIME
-   * (the run ends there); PK_STOP_OOM after an allocation failed inside an
-   * event (the state is no longer whole: every later call fails). */
+  /* PK_RUNNING; PK_STOP_TIME once an event that does not run lies at or
+   * past SIMULATOR_STOP_TIME (the run ends there, see pk_stop_due); PK_STOP_OOM after an allocation
+   * failed inside an event (the state is no longer whole: every later call fails). */
   enum { PK_RUNNING, PK_STOP_TIME, PK_STOP_OOM } stopped;
+  /* the queue's next sequence number when set-up ended: of the events at
+   * SIMULATOR_STOP_TIME itself, only those numbered below it run
+   * (pk_stop_due) */
+  uint64_t setup_seq;
   etsim_netpkt_stats_t st;
   uint64_t tx_pkts[PK_HDR_TYPE + 1]; /* packets sent by type, for st (get_stats) */
 };

@@ -85,6 +85,49 @@ static void test_single_flow_exact(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* SIMULATOR_STOP_TIME as ns-3's Simulator::Stop: every event before it
+ * runs, and at that very instant only those queued at set-up.  The flow of
+ * test_single_flow_exact delivers its last byte at deliv exactly: a stop
+ * there leaves it undelivered, one picosecond later delivers it; a
+ * queue-length sample due at the stop instant was queued at set-up and is
+ * taken. */
+static void test_stop_instant(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 2, 100000000000ull, US), 0);
+  etsim_netpkt_cfg_t c;
+  cfg_pfc_only(&c);
+  const int64_t tp = 82880, d = US, deliv = 1000 * tp + tp + 2 * d;
+  for (int k = 0; k < 2; k++) {
+    c.stop_ps = deliv + k;
+    etsim_netpkt_t *n = mk(&t, &c);
+    uint64_t id = snd(n, 0, 1, 1000000, 0);
+    run(n);
+    etsim_netpkt_msg_stat_t s = stat_of(n, id);
+    assert_int_equal(s.delivered_ps, k ? deliv : -1);
+    assert_int_equal(s.acked_ps, -1);
+    if (k) assert_int_equal(etsim_netpkt_now(n), deliv);
+    else assert_true(etsim_netpkt_now(n) < deliv);
+    assert_int_equal(etsim_netpkt_next_time(n), INT64_MAX); /* stopped */
+    etsim_netpkt_free(n);
+  }
+  /* no traffic; samples every us from 5 us, the stop at 5 us: one event */
+  c.qlen_mon_start_ns = 5000;
+  c.qlen_mon_end_ns = 20000;
+  c.qlen_interval_ns = 1000;
+  c.stop_ps = 5 * US;
+  etsim_netpkt_t *n = mk(&t, &c);
+  assert_int_equal(etsim_netpkt_next_time(n), 5 * US);
+  run(n);
+  etsim_netpkt_stats_t st;
+  etsim_netpkt_get_stats(n, &st);
+  assert_int_equal(st.events, 1);
+  assert_int_equal(etsim_netpkt_now(n), 5 * US);
+  assert_int_equal(etsim_netpkt_next_time(n), INT64_MAX); /* the next sample, at 6 us */
+  etsim_netpkt_free(n);
+  etsim_netpkt_topo_free(&t);
+}
+
 /* ACK every L2_ACK_INTERVAL bytes, as ns-3's receiver: its milestone moves
  * one interval per ACK.  1 MB in 1000-byte packets over one switch (two
  * hops for every packet): interval 1 acks each of the 1,000 packets;
@@ -845,6 +888,7 @@ static void test_pfc_deadlock_cycle(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_flow_exact),
+      cmocka_unit_test(test_stop_instant),
       cmocka_unit_test(test_ack_interval),
       cmocka_unit_test(test_ack_fifo_at_switch),
       cmocka_unit_test(test_clos_path_fct),

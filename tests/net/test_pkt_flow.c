@@ -70,6 +70,32 @@ static void test_one_flow_line_rate(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* SIMULATOR_STOP_TIME at the flow level, as at the packet level (ns-3's
+ * Simulator::Stop): the events before it run, not those at it.  The flow
+ * of test_one_flow_line_rate delivers at deliv: a stop there leaves it
+ * undelivered, one picosecond later delivers it. */
+static void test_stop_instant(void **state) {
+  (void)state;
+  etsim_netpkt_topo_t t;
+  assert_int_equal(etsim_netpkt_topo_star(&t, 2, G100, US), 0);
+  etsim_netpkt_cfg_t c;
+  etsim_netpkt_cfg_default(&c);
+  const int64_t deliv = 1000 * 82880 + 82880 + 2 * US;
+  for (int k = 0; k < 2; k++) {
+    c.stop_ps = deliv + k;
+    etsim_netflow_t *n = mkf(&t, &c);
+    uint64_t id = sendf(n, 0, 1, 1000000, 0);
+    runf(n, INT64_MAX);
+    etsim_netpkt_msg_stat_t s;
+    assert_int_equal(etsim_netflow_msg_stat(n, id, &s), 0);
+    assert_int_equal(s.delivered_ps, k ? deliv : -1);
+    assert_int_equal(s.acked_ps, -1);
+    assert_int_equal(etsim_netflow_next_time(n), INT64_MAX);
+    etsim_netflow_free(n);
+  }
+  etsim_netpkt_topo_free(&t);
+}
+
 /* Per-port bytes of the flow level (etsim netsim --ports): a flow still
  * running counts what it sent up to the last event, at its rate (100 Gb/s:
  * half its 82,880 ns of wire time is 518,000 of its 1,036,000 wire bytes),
@@ -573,17 +599,12 @@ static void test_level_table(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_one_flow_line_rate),
-      cmocka_unit_test(test_n_to_one_fair),
-      cmocka_unit_test(test_parking_lot),
-      cmocka_unit_test(test_cross_level_ring),
-      cmocka_unit_test(test_generators),
-      cmocka_unit_test(test_long_route),
-      cmocka_unit_test(test_port_bytes),
-      cmocka_unit_test(test_level_table),
-      cmocka_unit_test(test_flow_records_reused),
-      cmocka_unit_test(test_flow_forget_done),
-      cmocka_unit_test(test_flow_records_reused_cut),
+      cmocka_unit_test(test_one_flow_line_rate), cmocka_unit_test(test_stop_instant),
+      cmocka_unit_test(test_n_to_one_fair),      cmocka_unit_test(test_parking_lot),
+      cmocka_unit_test(test_cross_level_ring),   cmocka_unit_test(test_generators),
+      cmocka_unit_test(test_long_route),         cmocka_unit_test(test_port_bytes),
+      cmocka_unit_test(test_level_table),        cmocka_unit_test(test_flow_records_reused),
+      cmocka_unit_test(test_flow_forget_done),   cmocka_unit_test(test_flow_records_reused_cut),
   };
   return TU_RUN(tests, NULL, NULL);
 }
