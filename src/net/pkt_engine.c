@@ -906,6 +906,15 @@ static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   }
   if (q->snd_una >= q->size) {
     uint32_t gport = q->gport;
+    /* ns-3 runs congestion control on the ACK that completes a queue pair
+     * too (RdmaHw::ReceiveAck: QpComplete, then HandleAckHp; the order
+     * does not matter here, where a completion's callback sends nothing
+     * at once).  Only HPCC's update reaches what the NIC does next: its
+     * ChangeRate moves the finished pair's pacing time, which the NIC's
+     * wake-up reads until the pair leaves its list, and can bring a
+     * pending wake-up forward.  TIMELY and DCTCP only set the finished
+     * pair's rate; DCQCN's timers are cancelled first. */
+    if (n->cc == &etsim_net__pkt_cc_hpcc) n->cc->on_ack(n, q, h);
     pkt_free(n, h);
     qp_complete(n, q); /* q may move: its callback can send */
     return nic_kick(n, gport);
