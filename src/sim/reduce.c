@@ -826,7 +826,7 @@ static int may_reduce(const etsim_topo_t *topo, const etsim_sys_config_t *sys,
   if (topo->total < 2) return NO("one NPU");
   const char *be = opts->backend ? opts->backend : "analytical";
   if (strcmp(be, "analytical") != 0 && strcmp(be, "congestion-unaware") != 0)
-    return NO("the %s backend has shared state (only the analytical one is stateless)", be);
+    return NO("the %s backend has shared state; only the analytical one is stateless", be);
   for (int t = 0; t < ETSIM_COP_N; t++)
     if (sys->custom[t]) return NO("custom %s collective", etsim_coll_op_name(t));
   for (int t = 0; t < ETSIM_COP_N; t++)
