@@ -73,6 +73,10 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
     assert_int_equal(pk_evq_size(&q), r.n);
     ref_ev_t want = ref_pop(&r);
     assert_int_equal(pk_evq_peek_t(&q), want.t);
+    const pk_ev_t *head = pk_evq_peek(&q); /* the very event popped next */
+    assert_non_null(head);
+    assert_int_equal(head->t, want.t);
+    assert_int_equal(head->seq, want.seq);
     pk_ev_t got = {0};
     if (want.t > 0) /* an earlier limit leaves the event queued */
       assert_int_equal(pk_evq_pop_until(&q, want.t - 1, &got), 0);
@@ -130,6 +134,7 @@ static void run(uint32_t shift, uint32_t nb_log, uint64_t seed, size_t events) {
   pk_ev_t none;
   assert_int_equal(pk_evq_size(&q), 0);
   assert_int_equal(pk_evq_peek_t(&q), INT64_MAX);
+  assert_null(pk_evq_peek(&q));
   assert_int_equal(pk_evq_pop_until(&q, INT64_MAX, &none), 0);
   free(r.v);
   etsim_net__pkt_evq_free(&q);
