@@ -39,7 +39,8 @@
 #                  the attribute denoiser at 4, the edge denoiser at 2
 #                  (docs/synth.md, "Guidance per denoiser").  FiLM label
 #                  conditioning: the train option --film (measured worse
-#                  on TPU Tile, docs/synth.md).
+#                  on TPU Tile, docs/synth.md); the edge denoiser's label
+#                  scale: --label-edge (docs/synth.md, "Edge label scale").
 #   PRETRAIN_OPTS  extra options of the pretrain row only (e.g. "--lr
 #                  3e-4" for the fine-tune, --pretrain-epochs N).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows

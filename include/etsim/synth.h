@@ -159,6 +159,13 @@ typedef struct etsim_synth_config {
    * so training starts from the model without it.  Model version 8 (a
    * file without it stays version 7).  Default 0. */
   int label_film;
+  /* Label scale of the edge denoiser: the per-candidate part of its
+   * hidden layer (the earlier node's embedding and gap terms) is
+   * multiplied per unit by 1 + gamma(y), gamma linear in the label
+   * features and initialised to zero, so the label can change which
+   * candidates a new node takes, not only a shift shared by all of them.
+   * Model version 9 (a file without it stays version 7 or 8).  Default 0. */
+  int label_edge;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_HIST_DENOISE 1
 #define ETSIM_SYNTH_HIST_SIZE 2
@@ -197,7 +204,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 8
+#define ETSIM_SYNTH_MODEL_VERSION 9
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number

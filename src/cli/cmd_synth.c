@@ -218,7 +218,7 @@ static int data_in_order(const cli_list_t *l, const char **args, int n_args, int
 
 static int cmd_train(int argc, char **argv) {
   const char *data[64], *args[64], *val = NULL, *outp = NULL, *label_path = NULL;
-  int n_args = 0, quiet = 0, film = 0;
+  int n_args = 0, quiet = 0, film = 0, label_edge = 0;
   cli_list_t data_opt;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -262,6 +262,9 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_FLAG("--film", NULL, &film,
                  "label scale/shift (FiLM) in every layer of the attribute denoiser "
                  "(model version 8)"),
+      CLI_O_FLAG("--label-edge", NULL, &label_edge,
+                 "label scale on the edge denoiser's per-candidate hidden part "
+                 "(model version 9)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -283,6 +286,7 @@ static int cmd_train(int argc, char **argv) {
   cfg.exact_candidates = (int)exact, cfg.ctx_hist = (int)hist, cfg.lr = (float)lr;
   cfg.label_drop = (float)label_drop;
   cfg.label_film = film;
+  cfg.label_edge = label_edge;
   to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;

@@ -142,6 +142,7 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
     lin(&c, &m->af1, SY_DY, 2 * H, 1);
     lin(&c, &m->af2, SY_DY, 2 * H, 1);
   }
+  if (m->cfg.label_edge) lin(&c, &m->ef, SY_DY, P, 1);
   return c.off;
 }
 
@@ -225,6 +226,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->ctx_hist = ETSIM_SYNTH_HIST_DENOISE | ETSIM_SYNTH_CTX_PROGRESS | ETSIM_SYNTH_CTX_RECENT;
   c->label_drop = 0;
   c->label_film = 0;
+  c->label_edge = 0;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -839,6 +841,22 @@ static int draw_pairs(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, i
   return 0;
 }
 
+/* Backward of the edge label scale (cfg.label_edge) over n rows: dA (the
+ * gradient of the scaled rows, overwritten by that of the unscaled A0)
+ * and the gradient of m->ef from lab, the step's label features. */
+static void edge_scale_bwd(etsim_synth_model_t *m, const float *lab, const float *sc, size_t n,
+                           const float *A0, float *dA) {
+  int P = m->cfg.pair_hidden;
+  float dg[4096];
+  memset(dg, 0, sizeof(float) * (size_t)P);
+  for (size_t r = 0; r < n; r++)
+    for (int j = 0; j < P; j++) {
+      dg[j] += dA[r * P + j] * A0[r * P + j];
+      dA[r * P + j] *= sc[j];
+    }
+  etsim_synth__nn_linear_bwd(&m->ef, 1, lab, dg, NULL, 1);
+}
+
 /* Per pair: gap features [np x 4], first-layer part a_u [np x P] and its
  * gradient; per new node: inputs [nv x De], b_v [nv x P] and gradients
  * (all in ws->fpair and ws->fnode). */
@@ -847,6 +865,7 @@ typedef struct {
   uint32_t nv;
   float *gapf, *A, *dA;
   float *ein, *dein, *B, *dB;
+  float *A0, sc[4096]; /* cfg.label_edge: unscaled A, the scale */
 } pair_bufs_t;
 
 /* The forward pass of the edge scorer's first layer for the np drawn pairs
@@ -859,7 +878,8 @@ static int pairs_forward(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
   int De = etsim_synth__dim_edge_in(m), Te = m->cfg.t_edge, n = R->n;
   uint32_t nch = m->n_ch;
   uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0;
-  size_t need_p = np * (size_t)(SY_GAPF + 2 * P) + 1;
+  int ne = m->cfg.label_edge ? 3 : 2; /* A, dA and with the label scale A0 */
+  size_t need_p = np * (size_t)(SY_GAPF + ne * P) + 1;
   size_t need_n = (size_t)nv * (size_t)(2 * De + 2 * P) + 1;
   if (etsim_grow((void **)&ws->fpair, &ws->fpair_cap, need_p, sizeof(float)) ||
       etsim_grow((void **)&ws->fnode, &ws->fnode_cap, need_n, sizeof(float)))
@@ -867,7 +887,8 @@ static int pairs_forward(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
   float *gapf = ws->fpair, *A = gapf + np * SY_GAPF, *dA = A + np * P;
   float *ein = ws->fnode, *dein = ein + (size_t)nv * De, *B = dein + (size_t)nv * De;
   float *dB = B + (size_t)nv * P;
-  *bf = (pair_bufs_t){np, nv, gapf, A, dA, ein, dein, B, dB};
+  bf->np = np, bf->nv = nv, bf->gapf = gapf, bf->A = A, bf->dA = dA;
+  bf->ein = ein, bf->dein = dein, bf->B = B, bf->dB = dB, bf->A0 = NULL;
   for (size_t q = 0; q < np; q++) {
     uint32_t u = ws->pu[q];
     etsim_synth__gap_feats((uint32_t)l - R->lay[u + 1], children[u + 1], gapf + q * SY_GAPF);
@@ -877,6 +898,11 @@ static int pairs_forward(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
     const float *zs = e->Zs + (size_t)(ws->pu[q] + 1) * P;
     float *a = A + q * P;
     for (int j = 0; j < P; j++) a[j] += zs[j];
+  }
+  if (m->cfg.label_edge) {
+    bf->A0 = dA + np * P;
+    etsim_synth__edge_scale(m, ctx + (size_t)(l - 1) * Dc, bf->sc);
+    etsim_synth__edge_scale_rows(np, P, bf->sc, A, bf->A0);
   }
   float tsin[SY_DT];
   etsim_synth__t_feat(t, Te, tsin);
@@ -1002,6 +1028,10 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
       pairs_forward(m, ws, R, e, ctx, children, l, t, np, &bf))
     return ETSIM_ENOMEM;
   pairs_loss(m, ws, &bf, backward, weight, we, le);
+  if (backward && bf.A0) {
+    const float *lab = ctx + (size_t)(l - 1) * etsim_synth__dim_ctx(m) + m->cfg.hidden + SY_FEAT;
+    edge_scale_bwd(m, lab, bf.sc, np, bf.A0, bf.dA);
+  }
   if (backward) pairs_backward(m, ws, R, &bf, dZ, dZs, dctx, l);
   return 0;
 }
@@ -1373,6 +1403,7 @@ typedef struct gl_edge_bufs {
   uint8_t *clean, *noisy;
   uint32_t *children;
   float *gapf, *A, *dA, *ein, *B, *dB, *dein;
+  float *A0; /* cfg.label_edge: the unscaled A */
 } gl_edge_bufs_t;
 
 /* (3), one layer l >= 2 whose prefix is small enough: every (node, earlier
@@ -1406,6 +1437,11 @@ static void gl_edges_exact(gl_t *g, const gl_edge_bufs_t *b, int l, int t, float
                            gapf + (size_t)u * SY_GAPF);
   etsim_synth__nn_linear_fwd(&m->es_g, (int)N, gapf, A);
   for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e->Zs[(size_t)P + i]; /* rows 1..N */
+  float sc[4096];
+  if (m->cfg.label_edge) {
+    etsim_synth__edge_scale(m, ctx + (size_t)(l - 1) * Dc, sc);
+    etsim_synth__edge_scale_rows(N, P, sc, A, b->A0);
+  }
   memset(ein, 0, sizeof(float) * (size_t)nv * De);
   for (uint32_t v = 0; v < nv; v++) {
     float *a = ein + (size_t)v * De;
@@ -1480,6 +1516,8 @@ static void gl_edges_exact(gl_t *g, const gl_edge_bufs_t *b, int l, int t, float
     float *dc = dctx + (size_t)(l - 1) * Dc;
     for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
   }
+  if (m->cfg.label_edge)
+    edge_scale_bwd(m, ctx + (size_t)(l - 1) * Dc + H + SY_FEAT, sc, N, b->A0, dA);
   etsim_synth__nn_linear_bwd(&m->es_g, (int)N, gapf, dA, NULL, 1);
   for (size_t i = 0; i < (size_t)N * P; i++) dZs[(size_t)P + i] += dA[i];
 }
@@ -1522,6 +1560,7 @@ static int gl_edges(gl_t *g, double *loss) {
   }
   b.gapf = etsim_synth__pz(p, maxN * SY_GAPF), b.A = etsim_synth__pz(p, maxN * P);
   b.dA = etsim_synth__pz(p, maxN * P);
+  if (m->cfg.label_edge) b.A0 = etsim_synth__pz(p, maxN * P);
   b.ein = etsim_synth__pz(p, maxnv * De), b.B = etsim_synth__pz(p, maxnv * P);
   b.dB = etsim_synth__pz(p, maxnv * P), b.dein = etsim_synth__pz(p, maxnv * De);
   if (p->oom) return ETSIM_ENOMEM;

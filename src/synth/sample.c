@@ -203,6 +203,9 @@ typedef struct so {
   /* FiLM (cfg.label_film): the step's (gamma, beta) of both attribute
    * layers, 4H floats, with the label and with the null label. */
   float *film, *filmu;
+  /* Edge label scale (cfg.label_edge) with guidance: the candidate parts
+   * scaled for the null label. */
+  float *Au;
   int no_comm0; /* the new layer's node 0 may not communicate */
 } so_t;
 
@@ -396,6 +399,18 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
   for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
   float itau = m->edge_temp > 0 ? (float)(1 / m->edge_temp) : 1.0f;
   double w = edge_guidance(m);
+  const float *Au = A; /* the null label's candidate parts */
+  if (m->cfg.label_edge) {
+    float sc[4096];
+    if (w > 0) {
+      etsim_synth__edge_scale(m, o->ctxu, sc);
+      memcpy(o->Au, A, sizeof(float) * (size_t)N * P);
+      etsim_synth__edge_scale_rows(N, P, sc, o->Au, NULL);
+      Au = o->Au;
+    }
+    etsim_synth__edge_scale(m, o->ctx, sc);
+    etsim_synth__edge_scale_rows(N, P, sc, A, NULL);
+  }
   if (w > 0) {
     part(&m->ed, 1, 2 * H, Dc, o->ctxu, o->cxeu);
     for (int j = 0; j < P; j++) o->cxeu[j] += m->ed.b[j];
@@ -416,7 +431,8 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
         /* The pair's state at step t, read before it is redrawn. */
         int on = nz[(size_t)v * N + u];
         float z = pair_logit(m, P, a, on ? b1 : b0);
-        if (w > 0) z = (float)((1 + w) * z - w * pair_logit(m, P, a, on ? b1u : b0u));
+        if (w > 0)
+          z = (float)((1 + w) * z - w * pair_logit(m, P, Au + (size_t)u * P, on ? b1u : b0u));
         float pr = 1.0f / (1.0f + expf(-z * itau));
         phat[(size_t)v * N + u] = pr;
         ph2[0] = 1 - pr;
@@ -593,6 +609,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     o.p1u = etsim_synth__pz(p, (size_t)maxs * H);
     o.alogu = etsim_synth__pz(p, (size_t)maxs * m->sum_cls);
     o.cxeu = etsim_synth__pz(p, (size_t)P), o.Bu = etsim_synth__pz(p, (size_t)maxs * P);
+    if (m->cfg.label_edge) o.Au = etsim_synth__pz(p, (size_t)cap * P);
   }
   if (m->cfg.label_film) {
     o.film = etsim_synth__pz(p, 4 * (size_t)H);
@@ -762,6 +779,9 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
  * after ETSIM_SYNTH_CTX_RECENT) marks FiLM label
  * conditioning (config label_film), whose parameters follow the others. */
 #define HDR_FILM 16u
+/* Version 9: the value 32 there marks the edge label scale (config
+ * label_edge), whose parameters follow FiLM's. */
+#define HDR_EDGE 32u
 
 typedef struct {
   uint8_t *buf;
@@ -785,16 +805,18 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   wbuf_t b = {0};
   put(&b, MAGIC, 8);
   const etsim_synth_config_t *c = &m->cfg;
-  /* A model without FiLM is written as version 7, byte for byte as
-   * before, so older etsim binaries still read it. */
-  put_u32(&b, c->label_film ? ETSIM_SYNTH_MODEL_VERSION : 7u);
+  /* A model without FiLM and the edge label scale is written as version
+   * 7, one with FiLM only as version 8, byte for byte as before, so older
+   * etsim binaries still read them. */
+  put_u32(&b, c->label_edge ? 9u : c->label_film ? 8u : 7u);
   put_u32(&b, 0x01020304u); /* byte order check */
   put_u32(&b, (uint32_t)c->hidden);
   put_u32(&b, (uint32_t)c->mp_layers);
   put_u32(&b, (uint32_t)c->pair_hidden);
   put_u32(&b, (uint32_t)c->t_attr);
   put_u32(&b, (uint32_t)c->t_edge);
-  put_u32(&b, (uint32_t)c->ctx_hist | (c->label_film ? HDR_FILM : 0u));
+  put_u32(&b, (uint32_t)c->ctx_hist | (c->label_film ? HDR_FILM : 0u) |
+                  (c->label_edge ? HDR_EDGE : 0u));
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -887,7 +909,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
   /* Version 5 lacks only the second label component (a one-component
    * model), version 6 only the class recency flag, version 7 only the FiLM
-   * flag; older versions differ in layout. */
+   * flag, version 8 only the edge label scale's; older versions differ in
+   * layout. */
   if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
@@ -915,8 +938,9 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->cfg.ctx_hist = (int)(f[5] & ~HDR_FILM);
+  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE));
   m->cfg.label_film = ver >= 8 && (f[5] & HDR_FILM);
+  m->cfg.label_edge = ver >= 9 && (f[5] & HDR_EDGE);
   m->kind = (int)f[6];
   m->n_ch = f[7];
   m->max_size = f[12];
@@ -937,7 +961,8 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                            path, f[14], MAX_MODEL_NODES);
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
                f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
-               f[5] <= (ver >= 8   ? 15u | HDR_FILM
+               f[5] <= (ver >= 9   ? 15u | HDR_FILM | HDR_EDGE
+                        : ver >= 8 ? 15u | HDR_FILM
                         : ver >= 7 ? 15u
                                    : 7u) &&
                f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&

@@ -69,6 +69,10 @@ struct etsim_synth_model {
    * (gamma, beta) of its first (af1) and second (af2) hidden layer, 2H
    * outputs each; zero-initialised. */
   nn_linear_t af1, af2;
+  /* Label scale of the edge denoiser (cfg.label_edge): label features to
+   * gamma (P outputs), the per-candidate part a_u scaled by 1 + gamma;
+   * zero-initialised. */
+  nn_linear_t ef;
   /* Edge denoiser: split first layer (per candidate: es_z on Z plus es_g
    * on gap features; per new node: ed), then a ReLU and one output. */
   float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
@@ -162,6 +166,23 @@ static inline void etsim_synth__film_fwd(int n, int H, const float *F, size_t fs
     const float *f = F + (size_t)r * fs;
     for (int j = 0; j < H; j++) q[(size_t)r * H + j] = p[(size_t)r * H + j] * (1 + f[j]) + f[H + j];
   }
+}
+/* Label scale of the edge denoiser (cfg.label_edge): sc[j] = 1 +
+ * gamma_j(lab) for the P units, lab the label features of a step context
+ * (they follow the H summary and SY_FEAT step features; zero for the null
+ * label, which leaves the bias). */
+static inline void etsim_synth__edge_scale(const etsim_synth_model_t *m, const float *ctx,
+                                           float *sc) {
+  etsim_synth__nn_linear_fwd(&m->ef, 1, ctx + m->cfg.hidden + SY_FEAT, sc);
+  for (int j = 0; j < m->cfg.pair_hidden; j++) sc[j] += 1;
+}
+/* The per-candidate parts A (n rows of P) times sc per unit, in place;
+ * the unscaled rows into A0 when it is not NULL. */
+static inline void etsim_synth__edge_scale_rows(size_t n, int P, const float *sc, float *A,
+                                                float *A0) {
+  if (A0) memcpy(A0, A, sizeof(float) * n * (size_t)P);
+  for (size_t r = 0; r < n; r++)
+    for (int j = 0; j < P; j++) A[r * (size_t)P + j] *= sc[j];
 }
 /* The edge denoiser's second layer for one pair, before its bias and the
  * final sum: ReLU(a_j + b_j) * eo_j over P into eight partial sums acc

@@ -94,6 +94,15 @@ ver() { od -An -tu4 -j8 -N4 "$1" | tr -d ' '; }
 cmp -s <(grep -v '^#' "$T/gf.txt") <(grep -v '^#' "$T/gw2.txt") && fail "--film changed nothing"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/gf.txt" --surrogate none --json \
   | grep -q '"validity": 1,' || fail "--film: invalid DAGs"
+# The edge label scale (--label-edge): a version-9 model, same checks.
+"$BIN" synth train --data "$T/train.txt" -o "$T/me.bin" --epochs 2 --hidden 16 --t-attr 16 \
+  --t-edge 8 --seed 5 --label-drop 0.2 --label-edge --quiet || fail "train --label-edge"
+[ "$(ver "$T/me.bin")" = 9 ] || fail "--label-edge model: version $(ver "$T/me.bin")"
+"$BIN" synth sample --model "$T/me.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
+  -o "$T/ge.txt" 2>/dev/null || fail "sample, --label-edge model"
+cmp -s <(grep -v '^#' "$T/ge.txt") <(grep -v '^#' "$T/gw2.txt") && fail "--label-edge changed nothing"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/ge.txt" --surrogate none --json \
+  | grep -q '"validity": 1,' || fail "--label-edge: invalid DAGs"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
   --sur-epochs 20 --sur-hidden 16 --sur-mp-layers 2 --json > "$T/ev.json" || fail "eval"
 grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"
@@ -184,10 +193,10 @@ head -c 100 "$T/m.bin" > "$T/trunc.bin"
 "$BIN" synth sample --model "$T/trunc.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "truncated model exit"
 grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
-printf 'ETSYNTH\0\x09\0\0\0' > "$T/v9.bin"
+printf 'ETSYNTH\0\x0a\0\0\0' > "$T/v9.bin"
 "$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 9, this etsim reads versions 5 to 8" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 10, this etsim reads versions 5 to 9" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"

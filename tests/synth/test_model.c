@@ -498,6 +498,109 @@ static void test_film(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* The edge label scale's parameters (cfg.label_edge) against central
+ * finite differences in graph gi of d (seed 11); all of them learn. */
+static void check_edge_scale_grad(etsim_synth_model_t *m, const etsim_synth_data_t *d, size_t gi,
+                                  size_t n0) {
+  etsim_error_t err = {0};
+  double l;
+  memset(m->g, 0, sizeof(float) * m->n_params);
+  assert_int_equal(etsim_synth__graph_loss(m, d, &d->g[gi], 11, 1, 1, &l, NULL, &err), 0);
+  size_t bad = 0, nz = 0;
+  for (size_t i = n0; i < m->n_params; i++) {
+    double num = num_grad(m, d, &d->g[gi], 11, i), ana = m->g[i];
+    nz += ana != 0;
+    if (fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana)) > 0.03) {
+      bad++;
+      print_message("edge scale param %zu: analytic %.6g numeric %.6g\n", i - n0, ana, num);
+    }
+  }
+  TU_EQ(bad, 0);
+  TU_GT(nz * 3, m->n_params - n0); /* a unit idle on a graph has none */
+}
+
+/* The edge denoiser's label scale (cfg.label_edge).
+ * (1) Its parameters come after all others, which keep their initial
+ *     values; at their zero initialisation the losses and the other
+ *     parameters' gradients equal those of the model without it bit for
+ *     bit, its own gradients are not zero, and the samples (unguided and
+ *     at w = 2) are the same.
+ * (2) With its weights set, the edge loss depends on them (the count and
+ *     attribute losses do not), and their gradients match central finite
+ *     differences, with every pair scored and with sampled candidates. */
+static void test_edge_scale(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  toy_data(&d);
+  etsim_synth_model_t *m0 = toy_model(&d), *m1;
+  etsim_synth_config_t c = m0->cfg;
+  c.label_edge = 1;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth__model_new(&d, &c, &m1, &err), 0);
+  assert_int_equal(etsim_synth__alloc_params(m1, 1, 7), 0);
+  size_t n0 = m0->n_params, ne = (size_t)(SY_DY + 1) * c.pair_hidden;
+  TU_EQ(m1->n_params, n0 + ne);
+  assert_memory_equal(m1->w, m0->w, sizeof(float) * n0);
+  for (size_t i = n0; i < m1->n_params; i++) TU_EQ(m1->w[i], 0.0f);
+  for (size_t gi = 0; gi < d.n_graphs; gi++) {
+    double l0, l1, p0[3], p1[3];
+    memset(m0->g, 0, sizeof(float) * n0);
+    memset(m1->g, 0, sizeof(float) * m1->n_params);
+    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 1, 1, &l0, p0, &err), 0);
+    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
+    TU_EQ(l0, l1);
+    assert_memory_equal(m1->g, m0->g, sizeof(float) * n0);
+    size_t nz = 0;
+    for (size_t i = n0; i < m1->n_params; i++) nz += m1->g[i] != 0;
+    TU_GT(nz * 2, ne); /* zero weights, yet they learn */
+  }
+  for (int w = 0; w <= 2; w += 2) {
+    etsim_synth_data_t s0, s1;
+    assert_int_equal(etsim_synth_model_set_guidance(m0, w, &err), 0);
+    assert_int_equal(etsim_synth_model_set_guidance(m1, w, &err), 0);
+    assert_int_equal(etsim_synth_sample(m0, 10, NULL, 4, &s0, &err), 0);
+    assert_int_equal(etsim_synth_sample(m1, 10, NULL, 4, &s1, &err), 0);
+    TU_EQ(s0.n_graphs, s1.n_graphs);
+    for (size_t i = 0; i < s0.n_graphs; i++) {
+      TU_EQ(s0.g[i].n_nodes, s1.g[i].n_nodes);
+      TU_EQ(s0.g[i].n_edges, s1.g[i].n_edges);
+      assert_memory_equal(s0.g[i].x, s1.g[i].x, sizeof(uint32_t) * s0.g[i].n_nodes * d.n_ch);
+      assert_memory_equal(s0.g[i].src, s1.g[i].src, sizeof(uint32_t) * s0.g[i].n_edges);
+    }
+    etsim_synth_data_free(&s0);
+    etsim_synth_data_free(&s1);
+  }
+  /* (2) */
+  etsim_rng_t r;
+  etsim_rng_seed(&r, 42);
+  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  double l0, l1, p0[3], p1[3];
+  assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[0], 11, 0, 1, &l0, p0, &err), 0);
+  assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[0], 11, 0, 1, &l1, p1, &err), 0);
+  print_message("edge scale set: edge loss %.9g (without %.9g)\n", p1[2], p0[2]);
+  TU_EQ(p1[0], p0[0]);
+  TU_EQ(p1[1], p0[1]);
+  TU_GT(fabs(p1[2] - p0[2]), 1e-4);
+  check_edge_scale_grad(m1, &d, 0, n0);
+  etsim_synth_model_free(m0);
+  etsim_synth_model_free(m1);
+  etsim_synth_data_free(&d);
+  /* Sampled candidates (prefixes above exact_candidates). */
+  deep_data(&d, 400);
+  m0 = toy_model(&d);
+  c = m0->cfg;
+  c.label_edge = 1;
+  c.exact_candidates = 16;
+  assert_int_equal(etsim_synth__model_new(&d, &c, &m1, &err), 0);
+  assert_int_equal(etsim_synth__alloc_params(m1, 1, 7), 0);
+  n0 = m1->n_params - ne;
+  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  check_edge_scale_grad(m1, &d, 0, n0);
+  etsim_synth_model_free(m0);
+  etsim_synth_model_free(m1);
+  etsim_synth_data_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layers),
@@ -511,6 +614,7 @@ int main(void) {
       cmocka_unit_test(test_recency),
       cmocka_unit_test(test_label_drop),
       cmocka_unit_test(test_film),
+      cmocka_unit_test(test_edge_scale),
   };
   return TU_RUN(tests, NULL, NULL);
 }

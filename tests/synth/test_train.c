@@ -228,7 +228,7 @@ static void test_model_file(void **state) {
   size_t n = 0;
   unsigned char *b = slurp(path, &n);
   assert_non_null(b);
-  TU_EQ(b[8], 7); /* a model without FiLM is still written as version 7 */
+  TU_EQ(b[8], 7); /* without FiLM and the edge scale: still version 7 */
   spit(bad, b, n / 2);
   expect_load_error(bad, "truncated");
   spit(bad, b, 10);
@@ -238,13 +238,13 @@ static void test_model_file(void **state) {
    * context: refused by version. */
   b[8] = 3; /* version field */
   spit(bad, b, n);
-  expect_load_error(bad, "version 3, this etsim reads versions 5 to 8");
+  expect_load_error(bad, "version 3, this etsim reads versions 5 to 9");
   b[8] = 4;
   spit(bad, b, n);
-  expect_load_error(bad, "version 4, this etsim reads versions 5 to 8");
-  b[8] = 9;
+  expect_load_error(bad, "version 4, this etsim reads versions 5 to 9");
+  b[8] = 10;
   spit(bad, b, n);
-  expect_load_error(bad, "version 9, this etsim reads versions 5 to 8");
+  expect_load_error(bad, "version 10, this etsim reads versions 5 to 9");
   /* A version-6 file (before the class recency and the communication-run
    * rule: 8 bytes fewer) loads and samples the same DAGs; a version-5 file
    * (before the second label component: 32 bytes fewer still) loads as a
@@ -820,6 +820,68 @@ static void test_film(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* The edge label scale (config label_edge, model version 9).
+ * (1) Trained on the label toy with it (label_drop 0.3), its parameters
+ *     have left zero, and the file is version 9 with the flag word
+ *     holding 32 (FiLM off); it round-trips (parameters, samples, and
+ *     guided samples); a version-8 file claiming the flag is refused.
+ * (2) Loaded, its samples at w = 2 differ from those with the scale's
+ *     parameters zeroed (the option changes the sampler's output). */
+static void test_label_edge(void **state) {
+  (void)state;
+  etsim_error_t err = {0};
+  etsim_synth_data_t d;
+  make_label_toy(&d);
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  c.epochs = 4;
+  c.label_drop = 0.3f;
+  c.label_edge = 1;
+  etsim_synth_model_t *m;
+  assert_int_equal(etsim_synth_train(&d, &d, &c, NULL, NULL, &m, &err), 0);
+  size_t ne = (size_t)SY_DY * c.pair_hidden + c.pair_hidden, n0 = m->n_params - ne, nz = 0;
+  for (size_t i = n0; i < m->n_params; i++) nz += m->w[i] != 0;
+  assert_ptr_equal(m->ef.w, m->w + n0);
+  TU_GT(nz * 2, ne);
+  char path[512], bad[512];
+  snprintf(path, sizeof path, "%s/edge.model", tmp);
+  snprintf(bad, sizeof bad, "%s/edge_bad.model", tmp);
+  assert_int_equal(etsim_synth_model_save(m, path, &err), 0);
+  size_t n = 0;
+  unsigned char *b = slurp(path, &n);
+  assert_non_null(b);
+  TU_EQ(b[8], 9);
+  TU_EQ(b[8 + 4 + 4 + 5 * 4], ETSIM_SYNTH_HIST_DENOISE | 32);
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(m2->cfg.label_edge, 1);
+  TU_EQ(m2->cfg.label_film, 0);
+  assert_int_equal(m2->n_params, m->n_params);
+  assert_memory_equal(m2->w, m->w, sizeof(float) * m->n_params);
+  same_samples(m, m2);
+  double lab[40];
+  for (int i = 0; i < 40; i++) lab[i] = i % 2 ? 5 : 3;
+  etsim_synth_data_t s[3];
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  assert_int_equal(etsim_synth_model_set_guidance(m, 2, &err), 0);
+  assert_int_equal(etsim_synth_model_set_guidance(m2, 2, &err), 0);
+  assert_int_equal(etsim_synth_sample(m, 40, lab, 3, &s[0], &err), 0);
+  assert_int_equal(etsim_synth_sample(m2, 40, lab, 3, &s[1], &err), 0);
+  assert_true(same_data(&s[0], &s[1]));
+  /* (2) */
+  memset(m2->w + n0, 0, sizeof(float) * ne);
+  assert_int_equal(etsim_synth_sample(m2, 40, lab, 3, &s[2], &err), 0);
+  assert_false(same_data(&s[0], &s[2]));
+  for (int k = 0; k < 3; k++) etsim_synth_data_free(&s[k]);
+  b[8] = 8;
+  spit(bad, b, n);
+  expect_load_error(bad, "header values out of range");
+  free(b);
+  etsim_synth_model_free(m);
+  etsim_synth_model_free(m2);
+  etsim_synth_data_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_posterior),
@@ -833,6 +895,7 @@ int main(void) {
       cmocka_unit_test(test_guidance),
       cmocka_unit_test(test_guidance_edge),
       cmocka_unit_test(test_film),
+      cmocka_unit_test(test_label_edge),
   };
   return TU_RUN(tests, setup, teardown);
 }
