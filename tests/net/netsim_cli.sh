@@ -130,7 +130,7 @@ grep -v '^#' "$EX/reference.csv" | tail -n +2 |
     fi
   done || exit 1
 
-# HPCC on 128 hosts (clos128_a2a_hpcc.cfg: fabric and flows generated as its
+# HPCC on 128 hosts (tests/net/clos128_a2a_hpcc.cfg: fabric and flows generated as its
 # comment says): ns-3 runs HPCC on the ACK that completes a queue pair too,
 # and that rate change can bring the NIC's next wake-up forward.  ns-3's own
 # files (ns3/README.md's driver on these very files; 16,256 FCT lines, 10,420
@@ -139,7 +139,7 @@ grep -v '^#' "$EX/reference.csv" | tail -n +2 |
   fail "gen topo clos128"
 awk 'BEGIN { print 128 * 127; for (s = 0; s < 128; s++) for (d = 0; d < 128; d++)
        if (s != d) print s, d, 3, 100, 32000, 0 }' > "$T/clos128_a2a_32k.flows"
-cp "$EX/clos128_a2a_hpcc.cfg" "$T/"
+cp "$SRC/tests/net/clos128_a2a_hpcc.cfg" "$T/"
 "$BIN" netsim --quiet --fct "$T/h128.fct" --pfc "$T/h128.pfc" "$T/clos128_a2a_hpcc.cfg" ||
   fail "clos128 HPCC exit $?"
 last=$(awk '{ if ($7 > m) m = $7 } END { print m }' "$T/h128.fct")
