@@ -425,6 +425,24 @@ static void test_label_drop(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* Ten samples of m0 and of m1 (seed 4, no labels) are the same DAGs:
+ * sizes, categories of n_ch channels, and parents. */
+static void same_sample_sets(etsim_synth_model_t *m0, etsim_synth_model_t *m1, uint32_t n_ch) {
+  etsim_error_t err = {0};
+  etsim_synth_data_t s0, s1;
+  assert_int_equal(etsim_synth_sample(m0, 10, NULL, 4, &s0, &err), 0);
+  assert_int_equal(etsim_synth_sample(m1, 10, NULL, 4, &s1, &err), 0);
+  TU_EQ(s0.n_graphs, s1.n_graphs);
+  for (size_t i = 0; i < s0.n_graphs; i++) {
+    TU_EQ(s0.g[i].n_nodes, s1.g[i].n_nodes);
+    TU_EQ(s0.g[i].n_edges, s1.g[i].n_edges);
+    assert_memory_equal(s0.g[i].x, s1.g[i].x, sizeof(uint32_t) * s0.g[i].n_nodes * n_ch);
+    assert_memory_equal(s0.g[i].src, s1.g[i].src, sizeof(uint32_t) * s0.g[i].n_edges);
+  }
+  etsim_synth_data_free(&s0);
+  etsim_synth_data_free(&s1);
+}
+
 /* FiLM label conditioning of the attribute denoiser (cfg.label_film).
  * (1) Its parameters come after all others, which keep their initial
  *     values; at their zero initialisation the losses and the other
@@ -460,18 +478,7 @@ static void test_film(void **state) {
     for (size_t i = n0; i < m1->n_params; i++) nz += m1->g[i] != 0;
     TU_GT(nz * 2, nf); /* zero weights, yet they learn */
   }
-  etsim_synth_data_t s0, s1;
-  assert_int_equal(etsim_synth_sample(m0, 10, NULL, 4, &s0, &err), 0);
-  assert_int_equal(etsim_synth_sample(m1, 10, NULL, 4, &s1, &err), 0);
-  TU_EQ(s0.n_graphs, s1.n_graphs);
-  for (size_t i = 0; i < s0.n_graphs; i++) {
-    TU_EQ(s0.g[i].n_nodes, s1.g[i].n_nodes);
-    TU_EQ(s0.g[i].n_edges, s1.g[i].n_edges);
-    assert_memory_equal(s0.g[i].x, s1.g[i].x, sizeof(uint32_t) * s0.g[i].n_nodes * d.n_ch);
-    assert_memory_equal(s0.g[i].src, s1.g[i].src, sizeof(uint32_t) * s0.g[i].n_edges);
-  }
-  etsim_synth_data_free(&s0);
-  etsim_synth_data_free(&s1);
+  same_sample_sets(m0, m1, d.n_ch);
   /* (2) */
   etsim_rng_t r;
   etsim_rng_seed(&r, 42);
@@ -555,20 +562,9 @@ static void test_edge_scale(void **state) {
     TU_GT(nz * 2, ne); /* zero weights, yet they learn */
   }
   for (int w = 0; w <= 2; w += 2) {
-    etsim_synth_data_t s0, s1;
     assert_int_equal(etsim_synth_model_set_guidance(m0, w, &err), 0);
     assert_int_equal(etsim_synth_model_set_guidance(m1, w, &err), 0);
-    assert_int_equal(etsim_synth_sample(m0, 10, NULL, 4, &s0, &err), 0);
-    assert_int_equal(etsim_synth_sample(m1, 10, NULL, 4, &s1, &err), 0);
-    TU_EQ(s0.n_graphs, s1.n_graphs);
-    for (size_t i = 0; i < s0.n_graphs; i++) {
-      TU_EQ(s0.g[i].n_nodes, s1.g[i].n_nodes);
-      TU_EQ(s0.g[i].n_edges, s1.g[i].n_edges);
-      assert_memory_equal(s0.g[i].x, s1.g[i].x, sizeof(uint32_t) * s0.g[i].n_nodes * d.n_ch);
-      assert_memory_equal(s0.g[i].src, s1.g[i].src, sizeof(uint32_t) * s0.g[i].n_edges);
-    }
-    etsim_synth_data_free(&s0);
-    etsim_synth_data_free(&s1);
+    same_sample_sets(m0, m1, d.n_ch);
   }
   /* (2) */
   etsim_rng_t r;
