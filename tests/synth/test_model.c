@@ -425,6 +425,29 @@ static void test_label_drop(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* m1 is m0 with parameters appended (an option's), all zero: the shared
+ * ones are m0's, and on every graph of d the loss and their gradients are
+ * m0's while more than half of the new ones get a gradient. */
+static void zero_extension_learns(etsim_synth_model_t *m0, etsim_synth_model_t *m1,
+                                  const etsim_synth_data_t *d) {
+  etsim_error_t err = {0};
+  size_t n0 = m0->n_params, nv = m1->n_params - n0;
+  assert_memory_equal(m1->w, m0->w, sizeof(float) * n0);
+  for (size_t i = n0; i < m1->n_params; i++) TU_EQ(m1->w[i], 0.0f);
+  for (size_t gi = 0; gi < d->n_graphs; gi++) {
+    double l0, l1, p0[3], p1[3];
+    memset(m0->g, 0, sizeof(float) * n0);
+    memset(m1->g, 0, sizeof(float) * m1->n_params);
+    assert_int_equal(etsim_synth__graph_loss(m0, d, &d->g[gi], 11, 1, 1, &l0, p0, &err), 0);
+    assert_int_equal(etsim_synth__graph_loss(m1, d, &d->g[gi], 11, 1, 1, &l1, p1, &err), 0);
+    TU_EQ(l0, l1);
+    assert_memory_equal(m1->g, m0->g, sizeof(float) * n0);
+    size_t nz = 0;
+    for (size_t i = n0; i < m1->n_params; i++) nz += m1->g[i] != 0;
+    TU_GT(nz * 2, nv); /* zero weights, yet they learn */
+  }
+}
+
 /* Ten samples of m0 and of m1 (seed 4, no labels) are the same DAGs:
  * sizes, categories of n_ch channels, and parents. */
 static void same_sample_sets(etsim_synth_model_t *m0, etsim_synth_model_t *m1, uint32_t n_ch) {
@@ -464,20 +487,7 @@ static void test_film(void **state) {
   int H = c.hidden;
   size_t n0 = m0->n_params, nf = 2 * ((size_t)SY_DY * 2 * H + 2 * (size_t)H);
   TU_EQ(m1->n_params, n0 + nf);
-  assert_memory_equal(m1->w, m0->w, sizeof(float) * n0);
-  for (size_t i = n0; i < m1->n_params; i++) TU_EQ(m1->w[i], 0.0f);
-  for (size_t gi = 0; gi < d.n_graphs; gi++) {
-    double l0, l1, p0[3], p1[3];
-    memset(m0->g, 0, sizeof(float) * n0);
-    memset(m1->g, 0, sizeof(float) * m1->n_params);
-    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 1, 1, &l0, p0, &err), 0);
-    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
-    TU_EQ(l0, l1);
-    assert_memory_equal(m1->g, m0->g, sizeof(float) * n0);
-    size_t nz = 0;
-    for (size_t i = n0; i < m1->n_params; i++) nz += m1->g[i] != 0;
-    TU_GT(nz * 2, nf); /* zero weights, yet they learn */
-  }
+  zero_extension_learns(m0, m1, &d);
   same_sample_sets(m0, m1, d.n_ch);
   /* (2) */
   etsim_rng_t r;
@@ -547,20 +557,7 @@ static void test_edge_scale(void **state) {
   assert_int_equal(etsim_synth__alloc_params(m1, 1, 7), 0);
   size_t n0 = m0->n_params, ne = (size_t)(SY_DY + 1) * c.pair_hidden;
   TU_EQ(m1->n_params, n0 + ne);
-  assert_memory_equal(m1->w, m0->w, sizeof(float) * n0);
-  for (size_t i = n0; i < m1->n_params; i++) TU_EQ(m1->w[i], 0.0f);
-  for (size_t gi = 0; gi < d.n_graphs; gi++) {
-    double l0, l1, p0[3], p1[3];
-    memset(m0->g, 0, sizeof(float) * n0);
-    memset(m1->g, 0, sizeof(float) * m1->n_params);
-    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 1, 1, &l0, p0, &err), 0);
-    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
-    TU_EQ(l0, l1);
-    assert_memory_equal(m1->g, m0->g, sizeof(float) * n0);
-    size_t nz = 0;
-    for (size_t i = n0; i < m1->n_params; i++) nz += m1->g[i] != 0;
-    TU_GT(nz * 2, ne); /* zero weights, yet they learn */
-  }
+  zero_extension_learns(m0, m1, &d);
   for (int w = 0; w <= 2; w += 2) {
     assert_int_equal(etsim_synth_model_set_guidance(m0, w, &err), 0);
     assert_int_equal(etsim_synth_model_set_guidance(m1, w, &err), 0);
