@@ -235,16 +235,6 @@ static inline const pk_ev_t *pk_evq_peek(const pk_evq_t *q) {
   return !f || pk_ev_less(x, f) ? x : f;
 }
 
-/* Time of the earliest event, INT64_MAX when empty. */
-static inline int64_t pk_evq_peek_t(const pk_evq_t *q) {
-  int64_t t = q->far_t;
-  if (q->n_cal) {
-    const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
-    if (ch->ev[ch->head].t < t) t = ch->ev[ch->head].t;
-  }
-  return t;
-}
-
 /* --------------------------------------------------------------- packets */
 
 enum { PK_DATA = 1, PK_ACK, PK_NACK, PK_PFC };
