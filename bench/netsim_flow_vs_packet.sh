@@ -15,9 +15,9 @@
 # binary: starting a process costs about 0.045 s of CPU on the machine
 # these were measured on (as much as a whole flow-level run), so the
 # figure is what reading the files, building the routes and running cost.
-# Rows marked "random" draw ECN marks at random (Pmax < 1): one seed
-# (1) is shown, and examples/netsim/reference_seeds.csv has the packet
-# level's spread over seeds.
+# Rows marked "seeded" draw ECN marks at random (Pmax < 1), at packet
+# level as ns-3 does: seed 1 (ns-3's RngRun 1) is shown, and
+# examples/netsim/reference_seeds.csv has both simulators over seeds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 ETSIM=$(realpath "${ETSIM:-$here/build/etsim}")
@@ -31,7 +31,7 @@ rows=(
   "8-to-1 incast, 1 MB each|incast8.cfg|none|"
   "8-to-1 incast, 1 MB buffer, no window|incast8_pfc.cfg|none|"
   "8-to-1 incast|incast8.cfg|dctcp|"
-  "8-to-1 incast, run.py DCQCN|incast8_dcqcn.cfg|dcqcn|random"
+  "8-to-1 incast, run.py DCQCN|incast8_dcqcn.cfg|dcqcn|seeded"
   "8-to-1 incast, run.py HPCC|incast8_hpcc.cfg|hpcc|"
   "ring, 16 hosts, 4 MB each|clos16_ring.cfg|none|"
   "ring, 16 hosts, run.py HPCC|clos16_ring_hpcc.cfg|hpcc|"
@@ -44,7 +44,7 @@ rows=(
   "all-to-all, 256 KB per pair|clos16_a2a_cc.cfg|none|"
   "all-to-all, 256 KB, 2 MB buffers, no window|clos16_a2a_small.cfg|none|"
   "all-to-all, 256 KB, run.py DCQCN, step marking|clos16_a2a_dcqcn.cfg|dcqcn|"
-  "all-to-all, 256 KB, run.py DCQCN|clos16_a2a_runpy.cfg|dcqcn|random"
+  "all-to-all, 256 KB, run.py DCQCN|clos16_a2a_runpy.cfg|dcqcn|seeded"
   "all-to-all, 256 KB, run.py DCTCP|clos16_a2a_dctcp.cfg|dctcp|"
   "all-to-all, 256 KB|clos16_a2a_cc.cfg|hpcc|"
 )

@@ -411,6 +411,7 @@ static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   h.flow = h.ints = h.route = PK_NONE;
   h.size = (uint16_t)n->pfc_size;
   h.flags = (uint8_t)(pk_hdr_flags(PK_PFC, (unsigned)q) | (pause ? PK_HDR_PAUSE : 0));
+  etsim_net__pkt_rng_skip(&n->ecn_rng); /* ns-3 draws the frame's IP identification */
   if (fifo_push(n, p, 0, &h)) return oom(n);
   p->qbytes_total += n->pfc_size;
   return port_kick(n, gp);
@@ -478,17 +479,23 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     ingress_release(s, m, size);
     /* one test, nearly always false, instead of one on the type (data
      * and ACKs alternate unpredictably): marking is possible only above
-     * a threshold, and a mark from an earlier hop is counted again */
+     * a threshold, and a mark from an earlier hop is counted again.  ns-3
+     * asks ShouldSendCN of ACKs too, and between Kmin and Kmax that takes
+     * a draw (pkt_rng.c) whose mark nothing reads */
     uint64_t e = p->q[qi].bytes;
-    if ((n->cfg.enable_qcn != 0) & (type == PK_DATA) &
-        ((e > p->kmin) | (e > p->kmax) | ((flags & PK_HDR_ECN) != 0))) {
-      if (e > p->kmax) flags |= PK_HDR_ECN;
+    if ((n->cfg.enable_qcn != 0) &
+        ((e > p->kmin) | (e > p->kmax) | ((type == PK_DATA) & ((flags & PK_HDR_ECN) != 0)))) {
+      int mark = 0;
+      if (e > p->kmax) mark = 1;
       else if (e > p->kmin && p->kmax > p->kmin) {
         double pr = p->pmax * (double)(e - p->kmin) / (double)(p->kmax - p->kmin);
-        if (etsim_rng_uniform(&n->rng) < pr) flags |= PK_HDR_ECN;
+        mark = etsim_net__pkt_rng_fresh(&n->ecn_rng) < pr;
       }
-      if (flags & PK_HDR_ECN) n->st.ecn_marks++;
-      w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 16)) | (uint64_t)flags << 16;
+      if (type == PK_DATA) {
+        if (mark) flags |= PK_HDR_ECN;
+        if (flags & PK_HDR_ECN) n->st.ecn_marks++;
+        w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 16)) | (uint64_t)flags << 16;
+      }
     }
     int rc = ingress_resume(n, s, in_port, qi, m);
     if (rc) return rc;
@@ -1501,6 +1508,11 @@ int etsim_netpkt_create(etsim_netpkt_t **out, const etsim_netpkt_topo_t *t,
   n->pfc_size = PK_PFC_BYTES;
   n->mtu_wire = cfg->payload_bytes + n->data_hdr;
   etsim_rng_seed(&n->rng, cfg->seed);
+  /* ns-3's driver (examples/netsim/ns3/rdma_run.cc) creates 9 random
+   * variables a node and 2 more while it sets up (its stream numbers,
+   * logged on fabrics of 3, 10, 22 and 144 nodes), so the first draw of
+   * the run takes the stream after them */
+  etsim_net__pkt_rng_init(&n->ecn_rng, 9 * (uint64_t)t->n_nodes + 2, cfg->seed);
   etsim_u64map_init(&n->pair_map);
   size_t ports_bytes = (2 * t->n_links + 1) * sizeof *n->ports + 64;
   n->nodes = etsim_calloc(t->n_nodes ? t->n_nodes : 1, sizeof *n->nodes);

@@ -402,6 +402,26 @@ typedef struct pk_mmu {
 
 /* ------------------------------------------------------------- flows */
 
+/* ns-3's random numbers (pkt_rng.c): ns-3 draws each from a new random
+ * variable, the next automatic stream; s is the seed moved on to stream
+ * `stream`, next* move it to the following stream, sub* to the run's
+ * substream (row-major 3 x 3 matrices modulo each component's modulus). */
+typedef struct pk_rng {
+  uint64_t s[6];
+  uint64_t next1[9], next2[9], sub1[9], sub2[9];
+  uint64_t stream;
+} pk_rng_t;
+
+/* Start at stream first_stream of run `run` (ns-3's RngRun; RngSeed 1). */
+void etsim_net__pkt_rng_init(pk_rng_t *r, uint64_t first_stream, uint64_t run);
+/* The first value in [0, 1) of the next stream, as ns-3's
+ * UniformRandomVariable gives it. */
+double etsim_net__pkt_rng_fresh(pk_rng_t *r);
+/* A stream ns-3 takes for a variable whose value does not matter. */
+void etsim_net__pkt_rng_skip(pk_rng_t *r);
+/* MRG32k3a's two component matrices to the power 2^log2_steps (tests). */
+void etsim_net__pkt_rng_jump(uint64_t out1[9], uint64_t out2[9], int log2_steps);
+
 typedef struct pk_qp pk_qp_t;
 typedef struct pk_net pk_net_t;
 
@@ -711,8 +731,9 @@ struct pk_net {
   int64_t last_progress;
   int watchdog_on;
   int qlen_on;
-  uint8_t deep; /* the run loop's deep look-ahead is on (PK_DEEP_BYTES) */
-  etsim_rng_t rng;
+  uint8_t deep;     /* the run loop's deep look-ahead is on (PK_DEEP_BYTES) */
+  etsim_rng_t rng;  /* packet loss (ERROR_RATE_PER_LINK) */
+  pk_rng_t ecn_rng; /* ECN marks and PFC frames as ns-3 draws them (pkt_rng.c) */
   pk_hpool_t hpool;
   uint32_t data_hdr, ack_size, pfc_size, mtu_wire;
   FILE *fct, *pfc, *qlen;
