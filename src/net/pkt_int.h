@@ -758,10 +758,23 @@ static inline const pk_hop_t *pk_hops(const pk_net_t *n, const pk_hdr_t *k) {
  * pk_cc_ops_t, does not call back into it: change a queue pair's rate,
  * start or cancel one of its timers. */
 
+/* GCC's and Clang's 128-bit integers, for ns-3's 64.64 fixed point */
+__extension__ typedef unsigned __int128 pk_u128_t;
+
 /* Serialisation time of bytes at rate (b/s), in ps. */
 static inline int64_t pk_tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
   uint64_t num = bytes * 8000000000000ull;
   uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
+  if (r == 1000) {
+    /* whole ns as ns-3's DataRate::CalculateBytesTxTime gives them:
+     * bits / rate in 64.64 fixed point (the fraction truncated), times
+     * 10^9, rounded half up.  So an exact half (8,288 bits at 64 Gb/s:
+     * 129.5 ns) comes out 129 wherever bits 2^64 / rate is not whole,
+     * where plain rounding gave 130 (a DCTCP sender then paced 1 ns a
+     * packet slower than ns-3's). */
+    pk_u128_t q = ((pk_u128_t)(bytes * 8) << 64) / rate;
+    return (int64_t)((q * 1000000000u + ((pk_u128_t)1 << 63)) >> 64) * 1000;
+  }
   /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
    * ns: rounding to ps first turned e.g. 606.4996 ns into 607.  A step too
    * large for that product (over 7 us at 2.4 Tb/s) rounds in two steps. */

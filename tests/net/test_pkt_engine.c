@@ -889,8 +889,33 @@ static void test_pfc_deadlock_cycle(void **state) {
   etsim_netpkt_topo_free(&t);
 }
 
+/* Serialisation and pacing times in whole ns (TX_ROUND_PS 1000) are
+ * ns-3's DataRate::CalculateBytesTxTime: bits / rate in 64.64 fixed point,
+ * times 10^9, rounded half up, so an exact half rounds down unless
+ * bits 2^64 / rate is whole.  The expected values are ns-3's own output
+ * (a program printing DataRate(bps).CalculateBytesTxTime(bytes)
+ * .GetTimeStep(), built against astra-network-ns3 8fd3604). */
+static void test_tx_time_ns3(void **state) {
+  (void)state;
+  static pk_net_t n; /* only its config is read */
+  n.cfg.tx_round_ps = 1000;
+  static const struct {
+    uint64_t bps, bytes;
+    int64_t ns;
+  } c[] = {
+      {64000000000ull, 1036, 129}, /* 129.5: a half, rounded down */
+      {8192, 1, 976563},           /* 976,562.5 with a whole quotient: up */
+      {16000000000ull, 1, 0},      /* 0.5: down */
+      {100000000000ull, 1036, 83}, {25000000000ull, 1048, 335}, {40000000000ull, 1000, 200},
+      {64123456789ull, 1036, 129}, {1000000000ull, 64, 512},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+    assert_int_equal(pk_tx_time(&n, c[i].bytes, c[i].bps), c[i].ns * 1000);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_tx_time_ns3),
       cmocka_unit_test(test_single_flow_exact),
       cmocka_unit_test(test_stop_instant),
       cmocka_unit_test(test_ack_interval),
