@@ -22,6 +22,11 @@
 # unfinished flows are then expected and the table's CPU time is the
 # window's.
 #
+# CC_MODE (default 12, PFC only), HAS_WIN (default 0) and PAIR_BYTES
+# (default 256000, the all-to-all's bytes a pair) change the scenario, e.g.
+# CC_MODE=3 HAS_WIN=1 for HPCC with its window, CC_MODE=1 for DCQCN (ECN
+# marked at random, drawn as ns-3 draws them).
+#
 # Without NS3_BIN only etsim runs.  The config is complete (every key,
 # as examples/netsim/ns3/run.sh writes it), so both simulators read the very
 # same file; each run is checked to finish every flow, and the last
@@ -56,7 +61,7 @@ spec() {
 base() {
   sed -n '/^ENABLE_QCN 1$/,/^QLEN_MON_START/p' "$here/examples/netsim/ns3/run.sh" |
     sed "s/^SIMULATOR_STOP_TIME .*/SIMULATOR_STOP_TIME ${STOP_S:-100}/"
-  printf 'HAS_WIN 0\nBUFFER_SIZE 2\nCC_MODE 12\n'
+  printf 'HAS_WIN %s\nBUFFER_SIZE 2\nCC_MODE %s\n' "${HAS_WIN:-0}" "${CC_MODE:-12}"
 }
 
 measure() { # SIM CASE REP DIR CMD...: one run; appends to results.csv
@@ -86,8 +91,8 @@ for n in $SIZES; do
   case $n in
     ring*) awk -v n="$hosts" 'BEGIN { print n; for (s = 0; s < n; s++)
              print s, (s + 1) % n, 3, 100, 1000000, 0 }' > "$c.flows" ;;
-    *) awk -v n="$hosts" 'BEGIN { print n * (n - 1); for (s = 0; s < n; s++)
-         for (d = 0; d < n; d++) if (s != d) print s, d, 3, 100, 256000, 0 }' > "$c.flows" ;;
+    *) awk -v n="$hosts" -v b="${PAIR_BYTES:-256000}" 'BEGIN { print n * (n - 1); for (s = 0; s < n; s++)
+         for (d = 0; d < n; d++) if (s != d) print s, d, 3, 100, b, 0 }' > "$c.flows" ;;
   esac
   echo 0 > trace.txt
   {
