@@ -40,7 +40,9 @@
 #                  (docs/synth.md, "Guidance per denoiser").  FiLM label
 #                  conditioning: the train option --film (measured worse
 #                  on TPU Tile, docs/synth.md); the edge denoiser's label
-#                  scale: --label-edge (docs/synth.md, "Edge label scale").
+#                  scale: --label-edge (docs/synth.md, "Edge label scale");
+#                  a moving average of the generator's weights: --ema D
+#                  (docs/synth.md, "Weight averaging").
 #   PRETRAIN_OPTS  extra options of the pretrain row only (e.g. "--lr
 #                  3e-4" for the fine-tune, --pretrain-epochs N).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows

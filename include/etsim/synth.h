@@ -166,6 +166,13 @@ typedef struct etsim_synth_config {
    * candidates a new node takes, not only a shift shared by all of them.
    * Model version 9 (a file without it stays version 7 or 8).  Default 0. */
   int label_edge;
+  /* Training only: an exponential moving average of the parameters,
+   * a <- ema * a + (1 - ema) * w after every optimiser step (Polyak
+   * averaging, as diffusion models are usually sampled from).  Validation
+   * scores the average, and the best epoch's average is the model; the
+   * optimiser's own trajectory is unchanged.  0 (the default) keeps the
+   * raw parameters, bit for bit as before; in [0, 1). */
+  float ema;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_HIST_DENOISE 1
 #define ETSIM_SYNTH_HIST_SIZE 2

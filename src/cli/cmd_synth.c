@@ -228,7 +228,7 @@ static int cmd_train(int argc, char **argv) {
   int64_t epochs = cfg.epochs, hidden = cfg.hidden, mp = cfg.mp_layers, batch = cfg.batch,
           t_attr = cfg.t_attr, t_edge = cfg.t_edge, exact = cfg.exact_candidates,
           hist = cfg.ctx_hist, max_nodes = to.max_nodes;
-  double lr = cfg.lr, label_drop = cfg.label_drop;
+  double lr = cfg.lr, label_drop = cfg.label_drop, ema = cfg.ema;
   const cli_opt_t opts[] = {
       {.name = "--data",
        .kind = CLI_LIST,
@@ -265,6 +265,9 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_FLAG("--label-edge", NULL, &label_edge,
                  "label scale on the edge denoiser's per-candidate hidden part "
                  "(model version 9)"),
+      CLI_O_REAL("--ema", NULL, &ema, "D", 0, 0.999999,
+                 "keep a moving average of the weights, decay D per step, and validate and "
+                 "save it (default 0: the raw weights)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -287,6 +290,7 @@ static int cmd_train(int argc, char **argv) {
   cfg.label_drop = (float)label_drop;
   cfg.label_film = film;
   cfg.label_edge = label_edge;
+  cfg.ema = (float)ema;
   to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;

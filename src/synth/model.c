@@ -227,6 +227,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->label_drop = 0;
   c->label_film = 0;
   c->label_edge = 0;
+  c->ema = 0;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -1746,7 +1747,7 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
   etsim_synth_data_t tr = *train, va = {0};
   etsim_synth_dag_t *split = NULL;
   size_t *idx = NULL;
-  float *best = NULL;
+  float *best = NULL, *avg = NULL, *raw = NULL; /* cfg->ema: the average, the raw weights */
   rows_t *rows = NULL, *vrows = NULL;
   size_t n_rows = 0, n_vrows = 0;
   etsim_synth_model_t *m = NULL;
@@ -1796,6 +1797,13 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
       goto out;
     }
   memcpy(best, m->w, sizeof *best * m->n_params);
+  float ema = cfg->ema > 0 && cfg->ema < 1 ? cfg->ema : 0;
+  if (ema) {
+    avg = etsim_malloc(sizeof *avg * m->n_params);
+    raw = etsim_malloc(sizeof *raw * m->n_params);
+    if (!avg || !raw) goto oom;
+    memcpy(avg, m->w, sizeof *avg * m->n_params);
+  }
   nn_adam_t opt = {cfg->lr, 0.9f, 0.999f, 1e-8f, 1, 0};
   double best_val = INFINITY;
   int B = cfg->batch > 0 ? cfg->batch : 16;
@@ -1824,6 +1832,12 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
       etsim_synth__nn_clip_grad(m->n_params, m->g, 5.0);
       etsim_synth__nn_adam_update(&opt, m->n_params, m->w, m->g, m->adam_m, m->adam_v,
                                   m->adam_vmax);
+      if (ema)
+        for (size_t i = 0; i < m->n_params; i++) avg[i] += (1 - ema) * (m->w[i] - avg[i]);
+    }
+    if (ema) { /* validate (and keep) the average; training goes on from the raw weights */
+      memcpy(raw, m->w, sizeof *raw * m->n_params);
+      memcpy(m->w, avg, sizeof *avg * m->n_params);
     }
     double vl;
     if ((rc =
@@ -1836,6 +1850,7 @@ int etsim_synth_train(const etsim_synth_data_t *train, const etsim_synth_data_t 
       best_val = vl;
       memcpy(best, m->w, sizeof *best * m->n_params);
     }
+    if (ema) memcpy(m->w, raw, sizeof *raw * m->n_params);
     if (fn && fn(user, &pg)) break;
   }
   memcpy(m->w, best, sizeof *best * m->n_params);
@@ -1852,6 +1867,8 @@ out:
   etsim_free(vrows);
   etsim_free(idx);
   etsim_free(best);
+  etsim_free(avg);
+  etsim_free(raw);
   etsim_free(split);
   if (rc) {
     etsim_synth_model_free(m);

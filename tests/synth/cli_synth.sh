@@ -94,6 +94,17 @@ ver() { od -An -tu4 -j8 -N4 "$1" | tr -d ' '; }
 cmp -s <(grep -v '^#' "$T/gf.txt") <(grep -v '^#' "$T/gw2.txt") && fail "--film changed nothing"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/gf.txt" --surrogate none --json \
   | grep -q '"validity": 1,' || fail "--film: invalid DAGs"
+# Weight averaging (--ema D): 0 is the default byte for byte; 0.9 keeps
+# another model, still version 7; 1 is refused.
+"$BIN" synth train --data "$T/train.txt" -o "$T/ma0.bin" --epochs 2 --hidden 16 --t-attr 16 \
+  --t-edge 8 --seed 5 --label-drop 0.2 --ema 0 --quiet || fail "train --ema 0"
+cmp -s "$T/md.bin" "$T/ma0.bin" || fail "--ema 0 is not the default"
+"$BIN" synth train --data "$T/train.txt" -o "$T/ma.bin" --epochs 2 --hidden 16 --t-attr 16 \
+  --t-edge 8 --seed 5 --label-drop 0.2 --ema 0.9 --quiet || fail "train --ema 0.9"
+cmp -s "$T/md.bin" "$T/ma.bin" && fail "--ema 0.9 kept the same model"
+[ "$(ver "$T/ma.bin")" = 7 ] || fail "--ema model: version $(ver "$T/ma.bin")"
+"$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --ema 1 2>"$T/e"
+[ $? -eq 2 ] || fail "--ema 1 exit"
 # The edge label scale (--label-edge): a version-9 model, same checks.
 "$BIN" synth train --data "$T/train.txt" -o "$T/me.bin" --epochs 2 --hidden 16 --t-attr 16 \
   --t-edge 8 --seed 5 --label-drop 0.2 --label-edge --quiet || fail "train --label-edge"

@@ -882,6 +882,45 @@ static void test_label_edge(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* The moving average of the weights (config ema): with one optimiser step
+ * (one epoch of one batch) the model is D w0 + (1 - D) w1, w0 the initial
+ * weights and w1 those of the same training without the average. */
+static void test_ema(void **state) {
+  (void)state;
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  c.epochs = 1;
+  c.batch = (int)toy.n_graphs;
+  etsim_synth_model_t *raw, *m, *init;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth_train(&toy, &toy, &c, NULL, NULL, &raw, &err), 0);
+  assert_int_equal(etsim_synth__model_new(&toy, &c, &init, &err), 0);
+  assert_int_equal(etsim_synth__alloc_params(init, 1, c.seed), 0);
+  TU_EQ(init->n_params, raw->n_params);
+  double moved = 0;
+  for (size_t i = 0; i < raw->n_params; i++) moved = fmax(moved, fabs(raw->w[i] - init->w[i]));
+  TU_GT(moved, 1e-3); /* the step moves the weights (Adam: about lr) */
+  const float ds[2] = {0.5f, 0.75f};
+  for (int k = 0; k < 2; k++) {
+    c.ema = ds[k];
+    assert_int_equal(etsim_synth_train(&toy, &toy, &c, NULL, NULL, &m, &err), 0);
+    size_t bad = 0;
+    double off = 0;
+    for (size_t i = 0; i < m->n_params; i++) {
+      double want = ds[k] * init->w[i] + (1 - ds[k]) * raw->w[i];
+      off = fmax(off, fabs(m->w[i] - raw->w[i]));
+      bad += fabs(m->w[i] - want) > 1e-6 * (1 + fabs(want));
+    }
+    print_message("ema %.2f: %zu of %zu weights off the average; %.3g from the raw ones\n", ds[k],
+                  bad, m->n_params, off);
+    TU_EQ(bad, 0);
+    TU_GT(off, 0.4 * moved);
+    etsim_synth_model_free(m);
+  }
+  etsim_synth_model_free(raw);
+  etsim_synth_model_free(init);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_posterior),
@@ -896,6 +935,7 @@ int main(void) {
       cmocka_unit_test(test_guidance_edge),
       cmocka_unit_test(test_film),
       cmocka_unit_test(test_label_edge),
+      cmocka_unit_test(test_ema),
   };
   return TU_RUN(tests, setup, teardown);
 }
