@@ -844,10 +844,12 @@ static int draw_pairs(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, i
 
 /* Backward of the edge label scale (cfg.label_edge) over n rows: dA (the
  * gradient of the scaled rows, overwritten by that of the unscaled A0)
- * and the gradient of m->ef from lab, the step's label features. */
-static void edge_scale_bwd(etsim_synth_model_t *m, const float *lab, const float *sc, size_t n,
+ * and the gradient of m->ef from the label features of ctx, the step's
+ * context row (as etsim_synth__edge_scale reads them). */
+static void edge_scale_bwd(etsim_synth_model_t *m, const float *ctx, const float *sc, size_t n,
                            const float *A0, float *dA) {
   int P = m->cfg.pair_hidden;
+  const float *lab = ctx + m->cfg.hidden + SY_FEAT;
   float dg[4096];
   memset(dg, 0, sizeof(float) * (size_t)P);
   for (size_t r = 0; r < n; r++)
@@ -1029,10 +1031,8 @@ static int edges_sampled(etsim_synth_model_t *m, ws_t *ws, const rows_t *R, cons
       pairs_forward(m, ws, R, e, ctx, children, l, t, np, &bf))
     return ETSIM_ENOMEM;
   pairs_loss(m, ws, &bf, backward, weight, we, le);
-  if (backward && bf.A0) {
-    const float *lab = ctx + (size_t)(l - 1) * etsim_synth__dim_ctx(m) + m->cfg.hidden + SY_FEAT;
-    edge_scale_bwd(m, lab, bf.sc, np, bf.A0, bf.dA);
-  }
+  if (backward && bf.A0)
+    edge_scale_bwd(m, ctx + (size_t)(l - 1) * etsim_synth__dim_ctx(m), bf.sc, np, bf.A0, bf.dA);
   if (backward) pairs_backward(m, ws, R, &bf, dZ, dZs, dctx, l);
   return 0;
 }
@@ -1517,8 +1517,7 @@ static void gl_edges_exact(gl_t *g, const gl_edge_bufs_t *b, int l, int t, float
     float *dc = dctx + (size_t)(l - 1) * Dc;
     for (int j = 0; j < Dc; j++) dc[j] += da[2 * H + j];
   }
-  if (m->cfg.label_edge)
-    edge_scale_bwd(m, ctx + (size_t)(l - 1) * Dc + H + SY_FEAT, sc, N, b->A0, dA);
+  if (m->cfg.label_edge) edge_scale_bwd(m, ctx + (size_t)(l - 1) * Dc, sc, N, b->A0, dA);
   etsim_synth__nn_linear_bwd(&m->es_g, (int)N, gapf, dA, NULL, 1);
   for (size_t i = 0; i < (size_t)N * P; i++) dZs[(size_t)P + i] += dA[i];
 }
