@@ -764,6 +764,35 @@ static void test_guidance_edge(void **state) {
   etsim_synth_model_free(m);
 }
 
+/* A model with an optional part, saved to path (tmp/name.model): the
+ * file has the version byte `version` and the flag word `flags`, loads
+ * back with label_film and label_edge as given, the same parameters and
+ * samples; the same file claiming version - 1 is refused. */
+static void check_model_file(etsim_synth_model_t *m, const char *name, unsigned version,
+                             unsigned flags, int film, int edge, char path[512]) {
+  etsim_error_t err = {0};
+  char bad[512];
+  snprintf(path, 512, "%s/%s.model", tmp, name);
+  snprintf(bad, sizeof bad, "%s/%s_bad.model", tmp, name);
+  assert_int_equal(etsim_synth_model_save(m, path, &err), 0);
+  size_t n = 0;
+  unsigned char *b = slurp(path, &n);
+  assert_non_null(b);
+  TU_EQ(b[8], version);
+  TU_EQ(b[8 + 4 + 4 + 5 * 4], flags); /* the context-flag word */
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(m2->cfg.label_film, film);
+  TU_EQ(m2->cfg.label_edge, edge);
+  assert_int_equal(m2->n_params, m->n_params);
+  assert_memory_equal(m2->w, m->w, sizeof(float) * m->n_params);
+  same_samples(m, m2); /* frees m2 */
+  b[8] = (unsigned char)(version - 1);
+  spit(bad, b, n);
+  expect_load_error(bad, "header values out of range");
+  free(b);
+}
+
 /* FiLM label conditioning (config label_film, model version 8).
  * (1) The label toy of test_guidance trained 10 epochs (under-trained)
  *     without and with FiLM, same seed: the first category follows the
@@ -795,27 +824,9 @@ static void test_film(void **state) {
   print_message("first category follows the label: without FiLM %d, with FiLM %d of 200\n", ok[0],
                 ok[1]);
   TU_GE(ok[1], ok[0] + 10);
-  /* (2) */
-  char path[512], bad[512];
-  snprintf(path, sizeof path, "%s/film.model", tmp);
-  snprintf(bad, sizeof bad, "%s/film_bad.model", tmp);
-  assert_int_equal(etsim_synth_model_save(m[1], path, &err), 0);
-  size_t n = 0;
-  unsigned char *b = slurp(path, &n);
-  assert_non_null(b);
-  TU_EQ(b[8], 8);
-  /* The context-flag word: histograms (1) and FiLM (16). */
-  TU_EQ(b[8 + 4 + 4 + 5 * 4], ETSIM_SYNTH_HIST_DENOISE | 16);
-  etsim_synth_model_t *m2;
-  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
-  TU_EQ(m2->cfg.label_film, 1);
-  assert_int_equal(m2->n_params, m[1]->n_params);
-  assert_memory_equal(m2->w, m[1]->w, sizeof(float) * m[1]->n_params);
-  same_samples(m[1], m2);
-  b[8] = 7;
-  spit(bad, b, n);
-  expect_load_error(bad, "header values out of range");
-  free(b);
+  /* (2) the flag word: histograms (1) and FiLM (16) */
+  char path[512];
+  check_model_file(m[1], "film", 8, ETSIM_SYNTH_HIST_DENOISE | 16, 1, 0, path);
   for (int k = 0; k < 2; k++) etsim_synth_model_free(m[k]);
   etsim_synth_data_free(&d);
 }
@@ -843,25 +854,12 @@ static void test_label_edge(void **state) {
   for (size_t i = n0; i < m->n_params; i++) nz += m->w[i] != 0;
   assert_ptr_equal(m->ef.w, m->w + n0);
   TU_GT(nz * 2, ne);
-  char path[512], bad[512];
-  snprintf(path, sizeof path, "%s/edge.model", tmp);
-  snprintf(bad, sizeof bad, "%s/edge_bad.model", tmp);
-  assert_int_equal(etsim_synth_model_save(m, path, &err), 0);
-  size_t n = 0;
-  unsigned char *b = slurp(path, &n);
-  assert_non_null(b);
-  TU_EQ(b[8], 9);
-  TU_EQ(b[8 + 4 + 4 + 5 * 4], ETSIM_SYNTH_HIST_DENOISE | 32);
-  etsim_synth_model_t *m2;
-  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
-  TU_EQ(m2->cfg.label_edge, 1);
-  TU_EQ(m2->cfg.label_film, 0);
-  assert_int_equal(m2->n_params, m->n_params);
-  assert_memory_equal(m2->w, m->w, sizeof(float) * m->n_params);
-  same_samples(m, m2);
+  char path[512];
+  check_model_file(m, "edge", 9, ETSIM_SYNTH_HIST_DENOISE | 32, 0, 1, path);
   double lab[40];
   for (int i = 0; i < 40; i++) lab[i] = i % 2 ? 5 : 3;
   etsim_synth_data_t s[3];
+  etsim_synth_model_t *m2;
   assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
   assert_int_equal(etsim_synth_model_set_guidance(m, 2, &err), 0);
   assert_int_equal(etsim_synth_model_set_guidance(m2, 2, &err), 0);
@@ -873,10 +871,6 @@ static void test_label_edge(void **state) {
   assert_int_equal(etsim_synth_sample(m2, 40, lab, 3, &s[2], &err), 0);
   assert_false(same_data(&s[0], &s[2]));
   for (int k = 0; k < 3; k++) etsim_synth_data_free(&s[k]);
-  b[8] = 8;
-  spit(bad, b, n);
-  expect_load_error(bad, "header values out of range");
-  free(b);
   etsim_synth_model_free(m);
   etsim_synth_model_free(m2);
   etsim_synth_data_free(&d);
