@@ -55,8 +55,14 @@ e2=$(awk '/^g /{s += $3} END {print s}' "$T/gt.txt")
 "$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --guidance 0 -o "$T/gw0.txt" 2>/dev/null \
   || fail "sample --guidance 0"
 cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/gw0.txt") || fail "--guidance 0 is not the default"
-"$BIN" synth train --data "$T/train.txt" -o "$T/md.bin" --epochs 2 --hidden 16 --t-attr 16 \
-  --t-edge 8 --seed 5 --label-drop 0.2 --quiet || fail "train --label-drop"
+# train_ld OUT [OPTION...]: the small label-dropout model md.bin, with OPTIONs
+train_ld() {
+  local o=$1
+  shift
+  "$BIN" synth train --data "$T/train.txt" -o "$o" --epochs 2 --hidden 16 --t-attr 16 \
+    --t-edge 8 --seed 5 --label-drop 0.2 "$@" --quiet
+}
+train_ld "$T/md.bin" || fail "train --label-drop"
 cmp -s "$T/m.bin" "$T/md.bin" && fail "--label-drop 0.2 trained the same model"
 "$BIN" synth sample --model "$T/md.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
   -o "$T/gw2.txt" 2>/dev/null || fail "sample --guidance 2"
@@ -82,38 +88,32 @@ cmp -s <(grep -v '^#' "$T/gw2.txt") <(grep -v '^#' "$T/ge0.txt") && fail "--guid
 [ $? -eq 2 ] || fail "--guidance-edge 21 exit"
 "$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --label-drop 1.5 2>"$T/e"
 [ $? -eq 2 ] || fail "--label-drop 1.5 exit"
-# FiLM (--film): a version-8 model (a model without it stays version 7)
-# whose guided samples are valid and differ from the model's without it.
+# option_model FLAG NAME VERSION: md.bin's model with FLAG is a version
+# VERSION file whose guided samples are valid and differ from md.bin's.
 ver() { od -An -tu4 -j8 -N4 "$1" | tr -d ' '; }
+option_model() {
+  train_ld "$T/$2.bin" "$1" || fail "train $1"
+  [ "$(ver "$T/$2.bin")" = "$3" ] || fail "$1 model: version $(ver "$T/$2.bin")"
+  "$BIN" synth sample --model "$T/$2.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
+    -o "$T/g$2.txt" 2>/dev/null || fail "sample, $1 model"
+  cmp -s <(grep -v '^#' "$T/g$2.txt") <(grep -v '^#' "$T/gw2.txt") && fail "$1 changed nothing"
+  "$BIN" synth eval --real "$T/real.txt" --generated "$T/g$2.txt" --surrogate none --json \
+    | grep -q '"validity": 1,' || fail "$1: invalid DAGs"
+}
+# FiLM (--film): a version-8 model (a model without it stays version 7).
 [ "$(ver "$T/md.bin")" = 7 ] || fail "model without --film: version $(ver "$T/md.bin")"
-"$BIN" synth train --data "$T/train.txt" -o "$T/mf.bin" --epochs 2 --hidden 16 --t-attr 16 \
-  --t-edge 8 --seed 5 --label-drop 0.2 --film --quiet || fail "train --film"
-[ "$(ver "$T/mf.bin")" = 8 ] || fail "--film model: version $(ver "$T/mf.bin")"
-"$BIN" synth sample --model "$T/mf.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
-  -o "$T/gf.txt" 2>/dev/null || fail "sample, --film model"
-cmp -s <(grep -v '^#' "$T/gf.txt") <(grep -v '^#' "$T/gw2.txt") && fail "--film changed nothing"
-"$BIN" synth eval --real "$T/real.txt" --generated "$T/gf.txt" --surrogate none --json \
-  | grep -q '"validity": 1,' || fail "--film: invalid DAGs"
+option_model --film mf 8
 # Weight averaging (--ema D): 0 is the default byte for byte; 0.9 keeps
 # another model, still version 7; 1 is refused.
-"$BIN" synth train --data "$T/train.txt" -o "$T/ma0.bin" --epochs 2 --hidden 16 --t-attr 16 \
-  --t-edge 8 --seed 5 --label-drop 0.2 --ema 0 --quiet || fail "train --ema 0"
+train_ld "$T/ma0.bin" --ema 0 || fail "train --ema 0"
 cmp -s "$T/md.bin" "$T/ma0.bin" || fail "--ema 0 is not the default"
-"$BIN" synth train --data "$T/train.txt" -o "$T/ma.bin" --epochs 2 --hidden 16 --t-attr 16 \
-  --t-edge 8 --seed 5 --label-drop 0.2 --ema 0.9 --quiet || fail "train --ema 0.9"
+train_ld "$T/ma.bin" --ema 0.9 || fail "train --ema 0.9"
 cmp -s "$T/md.bin" "$T/ma.bin" && fail "--ema 0.9 kept the same model"
 [ "$(ver "$T/ma.bin")" = 7 ] || fail "--ema model: version $(ver "$T/ma.bin")"
 "$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --ema 1 2>"$T/e"
 [ $? -eq 2 ] || fail "--ema 1 exit"
 # The edge label scale (--label-edge): a version-9 model, same checks.
-"$BIN" synth train --data "$T/train.txt" -o "$T/me.bin" --epochs 2 --hidden 16 --t-attr 16 \
-  --t-edge 8 --seed 5 --label-drop 0.2 --label-edge --quiet || fail "train --label-edge"
-[ "$(ver "$T/me.bin")" = 9 ] || fail "--label-edge model: version $(ver "$T/me.bin")"
-"$BIN" synth sample --model "$T/me.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
-  -o "$T/ge.txt" 2>/dev/null || fail "sample, --label-edge model"
-cmp -s <(grep -v '^#' "$T/ge.txt") <(grep -v '^#' "$T/gw2.txt") && fail "--label-edge changed nothing"
-"$BIN" synth eval --real "$T/real.txt" --generated "$T/ge.txt" --surrogate none --json \
-  | grep -q '"validity": 1,' || fail "--label-edge: invalid DAGs"
+option_model --label-edge me 9
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
   --sur-epochs 20 --sur-hidden 16 --sur-mp-layers 2 --json > "$T/ev.json" || fail "eval"
 grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"
