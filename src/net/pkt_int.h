@@ -763,7 +763,6 @@ __extension__ typedef unsigned __int128 pk_u128_t;
 
 /* Serialisation time of bytes at rate (b/s), in ps. */
 static inline int64_t pk_tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rate) {
-  uint64_t num = bytes * 8000000000000ull;
   uint64_t r = n->cfg.tx_round_ps > 1 ? (uint64_t)n->cfg.tx_round_ps : 1;
   if (r == 1000) {
     /* whole ns as ns-3's DataRate::CalculateBytesTxTime gives them:
@@ -775,9 +774,11 @@ static inline int64_t pk_tx_time(const pk_net_t *n, uint64_t bytes, uint64_t rat
     pk_u128_t q = ((pk_u128_t)(bytes * 8) << 64) / rate;
     return (int64_t)((q * 1000000000u + ((pk_u128_t)1 << 63)) >> 64) * 1000;
   }
-  /* One rounding, straight to the step, as ns-3 rounds bits / rate to whole
-   * ns: rounding to ps first turned e.g. 606.4996 ns into 607.  A step too
-   * large for that product (over 7 us at 2.4 Tb/s) rounds in two steps. */
+  /* Any other step (exact ps, the library's default, or a caller's own):
+   * one rounding of the exact quotient straight to the step (rounding to
+   * ps first turned e.g. 606.4996 ns into 607).  A step too large for that
+   * product (over 7 us at 2.4 Tb/s) rounds in two steps. */
+  uint64_t num = bytes * 8000000000000ull;
   if (rate <= UINT64_MAX / r) {
     uint64_t den = rate * r;
     return (int64_t)((num + den / 2) / den * r);
