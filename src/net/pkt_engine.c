@@ -570,34 +570,93 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
 
 /* ---------------------------------------------------------------- NICs */
 
-static inline int win_bound(const pk_net_t *n, pk_qp_t *q) {
-  if (!q->win) return 0;
-  uint64_t w = q->win;
-  if (n->cfg.var_win) {
-    /* the scaled window changes only with the rate (or window): keep the
-     * last one */
-    if (__builtin_expect(q->rate != q->var_win_rate || q->win != q->var_win_base, 0)) {
-      w = (uint64_t)((double)q->win * (double)q->rate / (double)q->max_rate);
-      q->var_win = w ? w : 1;
-      q->var_win_rate = q->rate;
-      q->var_win_base = q->win;
-    }
-    w = q->var_win;
-  }
-  return q->snd_nxt - q->snd_una >= w;
-}
-
 /* Send the NIC's next packet if it is idle: an ACK, else the next queue
  * pair in round-robin order that may send now; otherwise a wake-up by
  * ns-3's rule (see the end of nic_send).  qps_same: the caller changed no queue pair and no
  * pause state since the last call (the end of a transmission, an ACK
  * queued), so a previous finding that every queue pair is blocked until
  * such a change (done, window-bound or paused) still holds and the scan
- * is skipped.  Any other call forgets that finding.  The scan's steps do
- * not branch on what each queue pair shows (conditional moves): with
- * windows most are window-bound or waiting for their pacing time in no
- * pattern a predictor learns (HPCC on 128 hosts: 72 a scan). */
+ * is skipped.  Any other call forgets that finding.  The scan (rr_scan)
+ * reads the round robin's own arrays, not the queue pairs' records: with
+ * windows most queue pairs are window-bound or waiting for their pacing
+ * time (HPCC on 128 hosts: 72 passed a scan). */
 static int nic_send(pk_net_t *n, uint32_t gp);
+
+/* Checked builds: NIC p's round robin holds its queue pairs' state. */
+static void rr_check(pk_net_t *n, const pk_port_t *p) {
+#ifdef ETSIM_CHECKS
+  for (size_t i = 0; i < p->n_qps; i++) {
+    const pk_rr_t *e = &p->qps[i];
+    pk_qp_t *q = &n->qps[e->qp];
+    ETSIM_ASSERT(q->rr_pos == i && &n->ports[q->gport] == p);
+    ETSIM_ASSERT(e->na == q->next_avail && e->fin == q->finished && e->pg == q->pg);
+    ETSIM_ASSERT(p->rr_key[i] == pk_rr_key(n, q));
+  }
+#else
+  (void)n;
+  (void)p;
+#endif
+}
+
+/* The first position at or after `from` and before `to` in NIC p's round
+ * robin whose queue pair may send now (its priority not paused), or
+ * SIZE_MAX.  While no priority in the list is paused, one test of one
+ * array per queue pair. */
+static inline size_t rr_find(const pk_port_t *p, size_t from, size_t to, int64_t now) {
+  const int64_t *key = p->rr_key;
+  unsigned paused = p->paused & p->pg_mask;
+  if (!paused) {
+    for (size_t i = from; i < to; i++)
+      if (key[i] <= now) return i;
+    return SIZE_MAX;
+  }
+  for (size_t i = from; i < to; i++)
+    if (key[i] <= now && !((paused >> p->qps[i].pg) & 1u)) return i;
+  return SIZE_MAX;
+}
+
+/* The first finished queue pair at or after `from` and before `to`, or
+ * SIZE_MAX. */
+static inline size_t rr_first_fin(const pk_port_t *p, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++)
+    if (p->qps[i].fin) return i;
+  return SIZE_MAX;
+}
+
+/* ns-3's RdmaEgressQueue::GetNextQindex on NIC p (see nic_send): the
+ * position of the first queue pair after the last one served (qp_rr) that
+ * may send now, or SIZE_MAX; *min_fin: the lowest position of a finished
+ * one the scan passed (SIZE_MAX: none).  On a full pass (none found),
+ * *all_min gets the earliest pacing time of the unfinished ones and
+ * *waiting whether one of them only waits for its pacing time. */
+static size_t rr_scan(pk_net_t *n, const pk_port_t *p, size_t *min_fin, int64_t *all_min,
+                      int *waiting) {
+  rr_check(n, p);
+  /* qp_rr can be past the end of a list that shrank */
+  size_t cnt = p->n_qps, start = p->qp_rr % cnt + 1;
+  if (start == cnt) start = 0;
+  size_t res = rr_find(p, start, cnt, n->now);
+  if (res == SIZE_MAX) res = rr_find(p, 0, start, n->now);
+  *min_fin = SIZE_MAX;
+  if (p->n_fin) { /* the passed ones: start .. res, wrapping; a finished one never sends */
+    if (res == SIZE_MAX) *min_fin = rr_first_fin(p, 0, cnt);
+    else if (res >= start) *min_fin = rr_first_fin(p, start, res);
+    else if ((*min_fin = rr_first_fin(p, 0, res)) == SIZE_MAX)
+      *min_fin = rr_first_fin(p, start, cnt);
+  }
+  if (res != SIZE_MAX) return res;
+  int64_t m = INT64_MAX;
+  unsigned paused = p->paused;
+  int w = 0;
+  for (size_t i = 0; i < cnt; i++) {
+    const pk_rr_t *e = &p->qps[i];
+    m = !e->fin && e->na < m ? e->na : m;
+    w |= (p->rr_key[i] != INT64_MAX) & !((paused >> e->pg) & 1u);
+  }
+  *all_min = m;
+  *waiting = w;
+  return SIZE_MAX;
+}
 
 /* What etsim_netpkt_msg_stat reports of the message queue pair q carries. */
 static void qp_stat(const pk_qp_t *q, etsim_netpkt_msg_stat_t *o) {
@@ -651,7 +710,7 @@ static inline const void *nic_next(const pk_net_t *n, const pk_port_t *p) {
   if (!cnt) return NULL;
   size_t k = p->qp_rr < cnt ? p->qp_rr : p->qp_rr % cnt;
   if (++k == cnt) k = 0;
-  return &n->qps[p->qps[k]];
+  return &n->qps[p->qps[k].qp];
 }
 
 static int nic_send(pk_net_t *n, uint32_t gp) {
@@ -664,8 +723,6 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     return transmit(n, gp, w, nic_next(n, p));
   }
   size_t cnt = p->n_qps;
-  int64_t min_next = INT64_MAX; /* earliest pacing time of a queue pair that
-                                   only waits for it */
   if (p->qps_blocked) goto wake;
   /* Every queue pair paused (each priority in the list is): the scan below
    * would find none and remove every finished one; do just that. */
@@ -673,11 +730,16 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     if (p->n_fin) {
       size_t nxt = 0;
       for (size_t i = 0; i < cnt; i++) {
-        pk_qp_t *q = &n->qps[p->qps[i]];
-        if (q->finished) {
-          pk_pg_sub(p, q->pg);
-          qp_release(n, p->qps[i]);
-        } else p->qps[nxt++] = p->qps[i];
+        pk_qp_t *q = &n->qps[p->qps[i].qp];
+        if (p->qps[i].fin) {
+          pk_pg_sub(p, p->qps[i].pg);
+          q->rr_pos = PK_NONE;
+          qp_release(n, p->qps[i].qp);
+        } else {
+          q->rr_pos = (uint32_t)nxt;
+          p->rr_key[nxt] = p->rr_key[i];
+          p->qps[nxt++] = p->qps[i];
+        }
       }
       p->n_qps = cnt = nxt;
       p->n_fin = 0;
@@ -691,47 +753,30 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
    * m_rrlast) is not adjusted, so the next scan starts from the same index
    * in the shorter list.  A pass that finds none also gives the earliest
    * pacing time of the unfinished ones (the wake-up below). */
-  size_t res = SIZE_MAX, min_fin = SIZE_MAX;
+  size_t min_fin;
   int64_t all_min = INT64_MAX;
-  /* (qp_rr + i) % cnt without a division per step; qp_rr can be past the
-   * end of a list that shrank */
-  size_t idx = p->qp_rr % cnt;
-  /* steps fold their findings in by conditional moves, branching only to stop */
-  int64_t now = n->now;
-  unsigned paused = p->paused;
-  for (size_t i = 1; i <= cnt; i++) {
-    if (++idx == cnt) idx = 0;
-    pk_qp_t *q = &n->qps[p->qps[idx]];
-    int64_t na = q->next_avail;
-    unsigned fin = q->finished;
-    all_min = (!fin & (na < all_min)) ? na : all_min;
-    unsigned blocked =
-        (q->snd_nxt >= q->size) | ((paused >> q->pg) & 1u) | (unsigned)win_bound(n, q);
-    unsigned wait = !blocked & (na > now);
-    min_fin = (blocked & fin & (idx < min_fin)) ? idx : min_fin;
-    min_next = (wait & (na < min_next)) ? na : min_next;
-    if (!blocked & !wait) {
-      res = idx;
-      break;
-    }
-  }
+  int waiting = 0;
+  size_t res = rr_scan(n, p, &min_fin, &all_min, &waiting);
   if (min_fin != SIZE_MAX) {
     size_t nxt = min_fin;
     for (size_t i = min_fin; i < cnt; i++) {
-      pk_qp_t *q = &n->qps[p->qps[i]];
-      if (q->finished) {
-        pk_pg_sub(p, q->pg);
+      pk_qp_t *q = &n->qps[p->qps[i].qp];
+      if (p->qps[i].fin) {
+        pk_pg_sub(p, p->qps[i].pg);
         p->n_fin--;
-        qp_release(n, p->qps[i]);
+        q->rr_pos = PK_NONE;
+        qp_release(n, p->qps[i].qp);
         continue;
       }
       if (i == res) res = nxt;
+      q->rr_pos = (uint32_t)nxt;
+      p->rr_key[nxt] = p->rr_key[i];
       p->qps[nxt++] = p->qps[i];
     }
     p->n_qps = cnt = nxt;
   }
   if (res != SIZE_MAX) {
-    pk_qp_t *q = &n->qps[p->qps[res]];
+    pk_qp_t *q = &n->qps[p->qps[res].qp];
     p->qp_rr = res;
     /* The next scan starts at the one after, a packet time from now: the
      * record of the one after that, and the route of the one after (its
@@ -742,8 +787,8 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
      * loop fetches the next queue pair from the end event's hint. */
     if (!n->deep) {
       size_t k1 = res + 1 < cnt ? res + 1 : 0, k2 = k1 + 1 < cnt ? k1 + 1 : 0;
-      __builtin_prefetch(&n->qps[p->qps[k2]]);
-      __builtin_prefetch(n->routes + n->qps[p->qps[k1]].route_data + 1);
+      __builtin_prefetch(&n->qps[p->qps[k2].qp]);
+      __builtin_prefetch(n->routes + n->qps[p->qps[k1].qp].route_data + 1);
     }
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
@@ -759,10 +804,12 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     hdr_route_words(w, q->route_data, n->routes + q->route_data + 1);
     q->snd_nxt += pay;
     q->last_pkt_size = size;
-    if (p->ready_qp == p->qps[res]) p->ready_qp = PK_NONE;
+    if (p->ready_qp == p->qps[res].qp) p->ready_qp = PK_NONE;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
         n->now + (pace == p->rate_bps ? port_tx_time(n, p, size) : pk_tx_time(n, size, pace));
+    p->qps[res].na = q->next_avail; /* pk_rr_sync, without the cold read of rr_pos */
+    p->rr_key[res] = pk_rr_key(n, q);
     p->wake_min_ok = 0;
     n->last_progress = n->now;
     return transmit(n, gp, w, nic_next(n, p)); /* (the queue pair at k1 when no ACK waits) */
@@ -774,7 +821,7 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   /* No queue pair can send until one of them changes (all done, paused
    * or window-bound, none only waiting for its pacing time): later kicks
    * that change no queue pair skip the scan (nic_kick_). */
-  if (min_next == INT64_MAX) p->qps_blocked = 1;
+  if (!waiting) p->qps_blocked = 1;
 wake:
   /* As ns-3's QbbNetDevice::DequeueAndTransmit: with nothing to send, wake
    * at the earliest pacing time of all the NIC's queue pairs (window-bound
@@ -788,9 +835,9 @@ wake:
     if (p->ready_qp != PK_NONE) return 0;
     int64_t t_wake = INT64_MAX;
     for (size_t i = 0; i < cnt; i++) {
-      const pk_qp_t *q = &n->qps[p->qps[i]];
-      int64_t t = q->next_avail;
-      if (t <= n->now && !q->finished) p->ready_qp = p->qps[i];
+      const pk_rr_t *e = &p->qps[i];
+      int64_t t = e->na;
+      if (t <= n->now && !e->fin) p->ready_qp = e->qp;
       if (t < t_wake) t_wake = t;
     }
     p->wake_min = t_wake;
@@ -813,6 +860,10 @@ static int port_kick(pk_net_t *n, uint32_t gp) {
 
 static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   q->finished = 1;
+  if (q->rr_pos != PK_NONE) {
+    pk_rr_sync(n, q); /* HPCC may have moved its pacing time (host_receive) */
+    n->ports[q->gport].qps[q->rr_pos].fin = 1;
+  }
   q->acked_ps = n->now;
   for (int i = 0; i < 3; i++) q->tgen[i]++;
   /* it stays in its NIC's round robin until a scan passes it (nic_send) */
@@ -933,7 +984,12 @@ static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
     return nic_kick(n, gport);
   }
   if (type == PK_NACK) q->snd_nxt = q->snd_una;
+  /* the round robin's copy changes with the window's room (and, with
+   * VAR_WIN, the rate) and with the pacing time; only then is rr_pos, on
+   * a cold line, read */
+  int64_t na = q->next_avail;
   if (n->cc->on_ack) n->cc->on_ack(n, q, h);
+  if (q->win | (type == PK_NACK) | (q->next_avail != na)) pk_rr_sync(n, q);
   pkt_free(n, h);
   if (n->stopped == PK_STOP_OOM) return ETSIM_ENOMEM;
   return nic_kick(n, q->gport);
@@ -1127,8 +1183,7 @@ static int on_event(pk_net_t *n, uint32_t kind, uint32_t a, uint64_t b, etsim_er
       if (q->held) return 0; /* lost its route before it started */
       pk_port_t *p = &n->ports[q->gport];
       q->started = 1;
-      if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return oom(n);
-      p->qps[p->n_qps++] = a;
+      if (pk_rr_add(n, p, a)) return oom(n);
       pk_pg_add(p, q->pg);
       p->wake_min_ok = 0;
       if (!n->watchdog_on) {
@@ -1143,6 +1198,7 @@ static int on_event(pk_net_t *n, uint32_t kind, uint32_t a, uint64_t b, etsim_er
       int id = (int)(b & 0xff);
       if (q->finished || (uint32_t)(b >> 8) != q->tgen[id]) return 0;
       if (n->cc->on_timer) n->cc->on_timer(n, q, id);
+      pk_rr_sync(n, q);
       if (n->stopped == PK_STOP_OOM) return ETSIM_ENOMEM;
       /* ns-3's DCQCN timers change the rate and nothing else: the NIC looks
        * again at its next end of transmission, ACK, resume or wake-up.  A
@@ -1565,6 +1621,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
     for (uint32_t i = 0; i < n->n_ports; i++) {
       pk_port_t *p = &n->ports[i];
       etsim_free(p->qps);
+      etsim_free(p->rr_key);
       etsim_free(p->hist);
 #ifdef PK_HPOOL_OWN /* each ring its own allocation; else the pool's blocks hold them */
       for (int k = 0; k < PK_NPRIO; k++) hring_free(&n->hpool, p->q[k].v, p->q[k].cap);
@@ -1722,6 +1779,7 @@ int etsim_netpkt_send(etsim_netpkt_t *net, const etsim_netpkt_msg_t *m, uint64_t
   pk_qp_t old; /* a released record: what it keeps, and what qp_untake restores */
   if (qi < n->n_qps) old = *q;
   memset(q, 0, sizeof *q);
+  q->rr_pos = PK_NONE;
   if (qi < n->n_qps) {
     memcpy(q->tgen, old.tgen, sizeof q->tgen);
     q->route_data = old.route_data;

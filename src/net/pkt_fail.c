@@ -77,13 +77,15 @@ static void set_route(const pk_net_t *n, pk_hdr_t *h, uint32_t r) {
 static void nic_del(pk_net_t *n, pk_qp_t *q) {
   pk_port_t *p = &n->ports[q->gport];
   uint32_t id = (uint32_t)(q - n->qps);
-  for (size_t i = 0; i < p->n_qps; i++)
-    if (p->qps[i] == id) {
-      memmove(p->qps + i, p->qps + i + 1, (p->n_qps - i - 1) * sizeof *p->qps);
-      p->n_qps--;
-      pk_pg_sub(p, q->pg);
-      break;
-    }
+  if (q->rr_pos != PK_NONE) {
+    size_t i = q->rr_pos;
+    memmove(p->qps + i, p->qps + i + 1, (p->n_qps - i - 1) * sizeof *p->qps);
+    memmove(p->rr_key + i, p->rr_key + i + 1, (p->n_qps - i - 1) * sizeof *p->rr_key);
+    p->n_qps--;
+    for (; i < p->n_qps; i++) n->qps[p->qps[i].qp].rr_pos = (uint32_t)i;
+    q->rr_pos = PK_NONE;
+    pk_pg_sub(p, q->pg);
+  }
   if (p->ready_qp == id) p->ready_qp = PK_NONE;
   p->wake_min_ok = 0;
   p->qps_blocked = 0;
@@ -91,8 +93,7 @@ static void nic_del(pk_net_t *n, pk_qp_t *q) {
 
 static int nic_add(pk_net_t *n, pk_qp_t *q) {
   pk_port_t *p = &n->ports[q->gport];
-  if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps)) return ETSIM_ENOMEM;
-  p->qps[p->n_qps++] = (uint32_t)(q - n->qps);
+  if (pk_rr_add(n, p, (uint32_t)(q - n->qps))) return ETSIM_ENOMEM;
   pk_pg_add(p, q->pg);
   p->wake_min_ok = 0;
   p->qps_blocked = 0;

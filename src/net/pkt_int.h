@@ -290,6 +290,20 @@ typedef struct pk_ring {
   uint64_t bytes;
 } pk_ring_t;
 
+/* A queue pair in its NIC's round robin (pk_port_t.qps), with copies of
+ * what the NIC's scan reads of it, so a scan reads arrays in order rather
+ * than a cold record per queue pair (HPCC on 128 hosts passed over 72 a
+ * scan, most of them window-bound or waiting to be paced).  The copies,
+ * here and in pk_port_t.rr_key, are taken by pk_rr_sync after each change
+ * to the queue pair's sending state (a send, an ACK, congestion control,
+ * its completion). */
+typedef struct pk_rr {
+  int64_t na;  /* the queue pair's next_avail */
+  uint32_t qp; /* its index in pk_net_t.qps */
+  uint8_t pg;
+  uint8_t fin; /* finished (it leaves when a scan passes it) */
+} pk_rr_t;
+
 /* A port: the egress side of a node's end of a link.  Fields are grouped
  * by when a packet hop reads them, hottest first (the first two cache lines
  * at every hop, the MMU line at switches), since on a large fabric every
@@ -330,8 +344,12 @@ typedef struct pk_port {
   uint64_t pauses_rx;
   /* host NIC (and a switch's packets of other sizes than the two above) */
   uint64_t rate_bps;
-  uint32_t *qps;
+  pk_rr_t *qps;
   size_t n_qps, cap_qps, qp_rr;
+  /* beside qps[i]: its pacing time when it has data it may send (not all
+   * sent, not window-bound), else INT64_MAX: sendable now when <= now */
+  int64_t *rr_key;
+  size_t cap_key;
   /* No queue pair can send until one changes (see nic_kick_).  Whatever
    * may let a queue pair send (ACK, timer, rate or window change, resume)
    * must end with nic_kick(), which clears it. */
@@ -475,6 +493,8 @@ struct pk_qp {
    * onwards): kept when the record is reused, as are the entries */
   uint32_t route_cap;
   uint64_t id; /* the message's id (pk_net_t.msgs) */
+  /* its place in its NIC's round robin (pk_port_t.qps), PK_NONE when in none */
+  uint32_t rr_pos;
   /* CC state */
   union {
     struct {
@@ -806,6 +826,53 @@ static inline void pk_change_rate(pk_net_t *n, pk_qp_t *q, uint64_t new_rate) {
     }
   }
   q->rate = new_rate;
+}
+
+/* 1 when q has as many bytes in flight as its window allows (VAR_WIN:
+ * the window scaled by rate / max_rate, kept until either changes). */
+static inline int pk_win_bound(const pk_net_t *n, pk_qp_t *q) {
+  if (!q->win) return 0;
+  uint64_t w = q->win;
+  if (n->cfg.var_win) {
+    if (__builtin_expect(q->rate != q->var_win_rate || q->win != q->var_win_base, 0)) {
+      w = (uint64_t)((double)q->win * (double)q->rate / (double)q->max_rate);
+      q->var_win = w ? w : 1;
+      q->var_win_rate = q->rate;
+      q->var_win_base = q->win;
+    }
+    w = q->var_win;
+  }
+  return q->snd_nxt - q->snd_una >= w;
+}
+
+/* The round-robin key of q (pk_port_t.rr_key). */
+static inline int64_t pk_rr_key(const pk_net_t *n, pk_qp_t *q) {
+  return (q->snd_nxt < q->size) & !pk_win_bound(n, q) ? q->next_avail : INT64_MAX;
+}
+
+/* q's entry in its NIC's round robin takes q's pacing time and key;
+ * nothing when q is in no list. */
+static inline void pk_rr_sync(pk_net_t *n, pk_qp_t *q) {
+  if (q->rr_pos == PK_NONE) return;
+  pk_port_t *p = &n->ports[q->gport];
+  p->qps[q->rr_pos].na = q->next_avail;
+  p->rr_key[q->rr_pos] = pk_rr_key(n, q);
+}
+
+/* Append queue pair id (started, not finished) to NIC port p's round
+ * robin.  0 or ETSIM_ENOMEM. */
+static inline int pk_rr_add(pk_net_t *n, pk_port_t *p, uint32_t id) {
+  if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps) ||
+      etsim_grow((void **)&p->rr_key, &p->cap_key, p->n_qps + 1, sizeof *p->rr_key))
+    return ETSIM_ENOMEM;
+  pk_qp_t *q = &n->qps[id];
+  pk_rr_t *e = &p->qps[p->n_qps];
+  e->qp = id;
+  e->pg = q->pg;
+  e->fin = q->finished;
+  q->rr_pos = (uint32_t)p->n_qps++;
+  pk_rr_sync(n, q);
+  return 0;
 }
 
 /* Timer id of q fires after after_ps (an EV_CC_TIMER, dropped if the
