@@ -589,7 +589,8 @@ static void rr_check(pk_net_t *n, const pk_port_t *p) {
     const pk_rr_t *e = &p->qps[i];
     pk_qp_t *q = &n->qps[e->qp];
     ETSIM_ASSERT(q->rr_pos == i && &n->ports[q->gport] == p);
-    ETSIM_ASSERT(e->na == q->next_avail && e->fin == q->finished && e->pg == q->pg);
+    ETSIM_ASSERT(e->na == q->next_avail && e->fin == q->finished && e->pg == q->pg &&
+                 e->route == q->route_data);
     ETSIM_ASSERT(p->rr_key[i] == pk_rr_key(n, q));
   }
 #else
@@ -648,9 +649,10 @@ static size_t rr_scan(pk_net_t *n, const pk_port_t *p, size_t *min_fin, int64_t 
   int64_t m = INT64_MAX;
   unsigned paused = p->paused;
   int w = 0;
-  for (size_t i = 0; i < cnt; i++) {
+  for (size_t i = 0; i < cnt; i++) { /* no branch but the loop's */
     const pk_rr_t *e = &p->qps[i];
-    m = !e->fin && e->na < m ? e->na : m;
+    int64_t fin = -(int64_t)e->fin, v = (e->na & ~fin) | (INT64_MAX & fin);
+    m = v < m ? v : m;
     w |= (p->rr_key[i] != INT64_MAX) & !((paused >> e->pg) & 1u);
   }
   *all_min = m;
@@ -782,13 +784,14 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
      * record of the one after that, and the route of the one after (its
      * record was fetched at the last send, the route is the next miss).
      * Not on a large fabric: a packet time is some 9,000 events there,
-     * the lines are evicted again before use, and reading k1's record for
-     * its route waited on a miss (a sixth of nic_send in perf); the run
-     * loop fetches the next queue pair from the end event's hint. */
+     * the lines are evicted again before use; the run loop fetches the
+     * next queue pair from the end event's hint.  (k1's route is read
+     * from the round robin: from k1's record it waited on a miss whenever
+     * k1 did not send last, as with windows.) */
     if (!n->deep) {
       size_t k1 = res + 1 < cnt ? res + 1 : 0, k2 = k1 + 1 < cnt ? k1 + 1 : 0;
       __builtin_prefetch(&n->qps[p->qps[k2].qp]);
-      __builtin_prefetch(n->routes + n->qps[p->qps[k1].qp].route_data + 1);
+      __builtin_prefetch(n->routes + p->qps[k1].route + 1);
     }
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;

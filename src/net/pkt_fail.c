@@ -128,6 +128,7 @@ static int qp_reroute(pk_net_t *n, uint32_t id, uint32_t *kick) {
     if (q->started && nic_add(n, q)) return ETSIM_ENOMEM;
   }
   q->route_data = rd;
+  if (q->rr_pos != PK_NONE) n->ports[q->gport].qps[q->rr_pos].route = rd;
   q->route_ack = ra;
   q->route_cap = 0; /* two appended pieces: none to fill when reused (never: a cut is lossy) */
   memcpy(q->ack_out, n->routes + ra + 1, sizeof q->ack_out);

@@ -298,8 +298,9 @@ typedef struct pk_ring {
  * to the queue pair's sending state (a send, an ACK, congestion control,
  * its completion). */
 typedef struct pk_rr {
-  int64_t na;  /* the queue pair's next_avail */
-  uint32_t qp; /* its index in pk_net_t.qps */
+  int64_t na;     /* the queue pair's next_avail */
+  uint32_t qp;    /* its index in pk_net_t.qps */
+  uint32_t route; /* its route_data (for the look-ahead of nic_send) */
   uint8_t pg;
   uint8_t fin; /* finished (it leaves when a scan passes it) */
 } pk_rr_t;
@@ -868,6 +869,7 @@ static inline int pk_rr_add(pk_net_t *n, pk_port_t *p, uint32_t id) {
   pk_qp_t *q = &n->qps[id];
   pk_rr_t *e = &p->qps[p->n_qps];
   e->qp = id;
+  e->route = q->route_data;
   e->pg = q->pg;
   e->fin = q->finished;
   q->rr_pos = (uint32_t)p->n_qps++;
