@@ -586,8 +586,8 @@ static int nic_send(pk_net_t *n, uint32_t gp);
 static void rr_check(pk_net_t *n, const pk_port_t *p) {
 #ifdef ETSIM_CHECKS
   for (size_t i = 0; i < p->n_qps; i++) {
-    const pk_rr_t *e = &p->qps[i];
-    pk_qp_t *q = &n->qps[e->qp];
+    const pk_rr_t *e = &p->rrs[i];
+    pk_qp_t *q = &n->qps[p->qps[i]];
     ETSIM_ASSERT(q->rr_pos == i && &n->ports[q->gport] == p);
     ETSIM_ASSERT(e->na == q->next_avail && e->fin == q->finished && e->pg == q->pg &&
                  e->route == q->route_data);
@@ -601,8 +601,8 @@ static void rr_check(pk_net_t *n, const pk_port_t *p) {
 
 /* The first position at or after `from` and before `to` in NIC p's round
  * robin whose queue pair may send now (its priority not paused), or
- * SIZE_MAX.  While no priority in the list is paused, one test of one
- * array per queue pair. */
+ * SIZE_MAX.  While no priority in the list is paused, one test of the
+ * keys per queue pair. */
 static inline size_t rr_find(const pk_port_t *p, size_t from, size_t to, int64_t now) {
   const int64_t *key = p->rr_key;
   unsigned paused = p->paused & p->pg_mask;
@@ -612,15 +612,23 @@ static inline size_t rr_find(const pk_port_t *p, size_t from, size_t to, int64_t
     return SIZE_MAX;
   }
   for (size_t i = from; i < to; i++)
-    if (key[i] <= now && !((paused >> p->qps[i].pg) & 1u)) return i;
+    if (key[i] <= now && !((paused >> p->rrs[i].pg) & 1u)) return i;
   return SIZE_MAX;
+}
+
+/* Queue pair q, at position i of NIC p's round robin, moves to position j. */
+static inline void rr_move(pk_port_t *p, pk_qp_t *q, size_t i, size_t j) {
+  q->rr_pos = (uint32_t)j;
+  p->qps[j] = p->qps[i];
+  p->rr_key[j] = p->rr_key[i];
+  p->rrs[j] = p->rrs[i];
 }
 
 /* The first finished queue pair at or after `from` and before `to`, or
  * SIZE_MAX. */
 static inline size_t rr_first_fin(const pk_port_t *p, size_t from, size_t to) {
   for (size_t i = from; i < to; i++)
-    if (p->qps[i].fin) return i;
+    if (p->rrs[i].fin) return i;
   return SIZE_MAX;
 }
 
@@ -636,8 +644,16 @@ static size_t rr_scan(pk_net_t *n, const pk_port_t *p, size_t *min_fin, int64_t 
   /* qp_rr can be past the end of a list that shrank */
   size_t cnt = p->n_qps, start = p->qp_rr % cnt + 1;
   if (start == cnt) start = 0;
-  size_t res = rr_find(p, start, cnt, n->now);
-  if (res == SIZE_MAX) res = rr_find(p, 0, start, n->now);
+  /* The first candidate from its record, which the run loop has fetched
+   * (nic_next's hint): on a large fabric its key's line would be one more
+   * miss at nearly every send, where that candidate nearly always sends. */
+  pk_qp_t *q0 = &n->qps[p->qps[start]];
+  size_t res = SIZE_MAX;
+  if (pk_rr_key(n, q0) <= n->now && !((p->paused >> q0->pg) & 1u)) res = start;
+  else {
+    res = rr_find(p, start + 1, cnt, n->now);
+    if (res == SIZE_MAX) res = rr_find(p, 0, start, n->now);
+  }
   *min_fin = SIZE_MAX;
   if (p->n_fin) { /* the passed ones: start .. res, wrapping; a finished one never sends */
     if (res == SIZE_MAX) *min_fin = rr_first_fin(p, 0, cnt);
@@ -650,7 +666,7 @@ static size_t rr_scan(pk_net_t *n, const pk_port_t *p, size_t *min_fin, int64_t 
   unsigned paused = p->paused;
   int w = 0;
   for (size_t i = 0; i < cnt; i++) { /* no branch but the loop's */
-    const pk_rr_t *e = &p->qps[i];
+    const pk_rr_t *e = &p->rrs[i];
     int64_t fin = -(int64_t)e->fin, v = (e->na & ~fin) | (INT64_MAX & fin);
     m = v < m ? v : m;
     w |= (p->rr_key[i] != INT64_MAX) & !((paused >> e->pg) & 1u);
@@ -712,7 +728,7 @@ static inline const void *nic_next(const pk_net_t *n, const pk_port_t *p) {
   if (!cnt) return NULL;
   size_t k = p->qp_rr < cnt ? p->qp_rr : p->qp_rr % cnt;
   if (++k == cnt) k = 0;
-  return &n->qps[p->qps[k].qp];
+  return &n->qps[p->qps[k]];
 }
 
 static int nic_send(pk_net_t *n, uint32_t gp) {
@@ -732,16 +748,12 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     if (p->n_fin) {
       size_t nxt = 0;
       for (size_t i = 0; i < cnt; i++) {
-        pk_qp_t *q = &n->qps[p->qps[i].qp];
-        if (p->qps[i].fin) {
-          pk_pg_sub(p, p->qps[i].pg);
+        pk_qp_t *q = &n->qps[p->qps[i]];
+        if (p->rrs[i].fin) {
+          pk_pg_sub(p, p->rrs[i].pg);
           q->rr_pos = PK_NONE;
-          qp_release(n, p->qps[i].qp);
-        } else {
-          q->rr_pos = (uint32_t)nxt;
-          p->rr_key[nxt] = p->rr_key[i];
-          p->qps[nxt++] = p->qps[i];
-        }
+          qp_release(n, p->qps[i]);
+        } else rr_move(p, q, i, nxt++);
       }
       p->n_qps = cnt = nxt;
       p->n_fin = 0;
@@ -762,23 +774,21 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   if (min_fin != SIZE_MAX) {
     size_t nxt = min_fin;
     for (size_t i = min_fin; i < cnt; i++) {
-      pk_qp_t *q = &n->qps[p->qps[i].qp];
-      if (p->qps[i].fin) {
-        pk_pg_sub(p, p->qps[i].pg);
+      pk_qp_t *q = &n->qps[p->qps[i]];
+      if (p->rrs[i].fin) {
+        pk_pg_sub(p, p->rrs[i].pg);
         p->n_fin--;
         q->rr_pos = PK_NONE;
-        qp_release(n, p->qps[i].qp);
+        qp_release(n, p->qps[i]);
         continue;
       }
       if (i == res) res = nxt;
-      q->rr_pos = (uint32_t)nxt;
-      p->rr_key[nxt] = p->rr_key[i];
-      p->qps[nxt++] = p->qps[i];
+      rr_move(p, q, i, nxt++);
     }
     p->n_qps = cnt = nxt;
   }
   if (res != SIZE_MAX) {
-    pk_qp_t *q = &n->qps[p->qps[res].qp];
+    pk_qp_t *q = &n->qps[p->qps[res]];
     p->qp_rr = res;
     /* The next scan starts at the one after, a packet time from now: the
      * record of the one after that, and the route of the one after (its
@@ -790,8 +800,8 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
      * k1 did not send last, as with windows.) */
     if (!n->deep) {
       size_t k1 = res + 1 < cnt ? res + 1 : 0, k2 = k1 + 1 < cnt ? k1 + 1 : 0;
-      __builtin_prefetch(&n->qps[p->qps[k2].qp]);
-      __builtin_prefetch(n->routes + p->qps[k1].route + 1);
+      __builtin_prefetch(&n->qps[p->qps[k2]]);
+      __builtin_prefetch(n->routes + p->rrs[k1].route + 1);
     }
     uint64_t left = q->size - q->snd_nxt;
     uint32_t pay = left < n->cfg.payload_bytes ? (uint32_t)left : n->cfg.payload_bytes;
@@ -807,11 +817,11 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     hdr_route_words(w, q->route_data, n->routes + q->route_data + 1);
     q->snd_nxt += pay;
     q->last_pkt_size = size;
-    if (p->ready_qp == p->qps[res].qp) p->ready_qp = PK_NONE;
+    if (p->ready_qp == p->qps[res]) p->ready_qp = PK_NONE;
     uint64_t pace = n->cfg.rate_bound ? q->rate : q->max_rate;
     q->next_avail =
         n->now + (pace == p->rate_bps ? port_tx_time(n, p, size) : pk_tx_time(n, size, pace));
-    p->qps[res].na = q->next_avail; /* pk_rr_sync, without the cold read of rr_pos */
+    p->rrs[res].na = q->next_avail; /* pk_rr_sync, without the cold read of rr_pos */
     p->rr_key[res] = pk_rr_key(n, q);
     p->wake_min_ok = 0;
     n->last_progress = n->now;
@@ -838,9 +848,9 @@ wake:
     if (p->ready_qp != PK_NONE) return 0;
     int64_t t_wake = INT64_MAX;
     for (size_t i = 0; i < cnt; i++) {
-      const pk_rr_t *e = &p->qps[i];
+      const pk_rr_t *e = &p->rrs[i];
       int64_t t = e->na;
-      if (t <= n->now && !e->fin) p->ready_qp = e->qp;
+      if (t <= n->now && !e->fin) p->ready_qp = p->qps[i];
       if (t < t_wake) t_wake = t;
     }
     p->wake_min = t_wake;
@@ -865,7 +875,7 @@ static void qp_complete(pk_net_t *n, pk_qp_t *q) {
   q->finished = 1;
   if (q->rr_pos != PK_NONE) {
     pk_rr_sync(n, q); /* HPCC may have moved its pacing time (host_receive) */
-    n->ports[q->gport].qps[q->rr_pos].fin = 1;
+    n->ports[q->gport].rrs[q->rr_pos].fin = 1;
   }
   q->acked_ps = n->now;
   for (int i = 0; i < 3; i++) q->tgen[i]++;
@@ -1625,6 +1635,7 @@ void etsim_netpkt_free(etsim_netpkt_t *net) {
       pk_port_t *p = &n->ports[i];
       etsim_free(p->qps);
       etsim_free(p->rr_key);
+      etsim_free(p->rrs);
       etsim_free(p->hist);
 #ifdef PK_HPOOL_OWN /* each ring its own allocation; else the pool's blocks hold them */
       for (int k = 0; k < PK_NPRIO; k++) hring_free(&n->hpool, p->q[k].v, p->q[k].cap);

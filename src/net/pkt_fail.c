@@ -79,10 +79,12 @@ static void nic_del(pk_net_t *n, pk_qp_t *q) {
   uint32_t id = (uint32_t)(q - n->qps);
   if (q->rr_pos != PK_NONE) {
     size_t i = q->rr_pos;
-    memmove(p->qps + i, p->qps + i + 1, (p->n_qps - i - 1) * sizeof *p->qps);
-    memmove(p->rr_key + i, p->rr_key + i + 1, (p->n_qps - i - 1) * sizeof *p->rr_key);
+    size_t m = p->n_qps - i - 1;
+    memmove(p->qps + i, p->qps + i + 1, m * sizeof *p->qps);
+    memmove(p->rr_key + i, p->rr_key + i + 1, m * sizeof *p->rr_key);
+    memmove(p->rrs + i, p->rrs + i + 1, m * sizeof *p->rrs);
     p->n_qps--;
-    for (; i < p->n_qps; i++) n->qps[p->qps[i].qp].rr_pos = (uint32_t)i;
+    for (; i < p->n_qps; i++) n->qps[p->qps[i]].rr_pos = (uint32_t)i;
     q->rr_pos = PK_NONE;
     pk_pg_sub(p, q->pg);
   }
@@ -128,7 +130,7 @@ static int qp_reroute(pk_net_t *n, uint32_t id, uint32_t *kick) {
     if (q->started && nic_add(n, q)) return ETSIM_ENOMEM;
   }
   q->route_data = rd;
-  if (q->rr_pos != PK_NONE) n->ports[q->gport].qps[q->rr_pos].route = rd;
+  if (q->rr_pos != PK_NONE) n->ports[q->gport].rrs[q->rr_pos].route = rd;
   q->route_ack = ra;
   q->route_cap = 0; /* two appended pieces: none to fill when reused (never: a cut is lossy) */
   memcpy(q->ack_out, n->routes + ra + 1, sizeof q->ack_out);

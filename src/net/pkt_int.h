@@ -290,16 +290,14 @@ typedef struct pk_ring {
   uint64_t bytes;
 } pk_ring_t;
 
-/* A queue pair in its NIC's round robin (pk_port_t.qps), with copies of
- * what the NIC's scan reads of it, so a scan reads arrays in order rather
+/* Copies of what a NIC's round-robin scan reads of a queue pair besides
+ * its key (pk_port_t.rr_key, .rrs): the scan reads arrays in order rather
  * than a cold record per queue pair (HPCC on 128 hosts passed over 72 a
- * scan, most of them window-bound or waiting to be paced).  The copies,
- * here and in pk_port_t.rr_key, are taken by pk_rr_sync after each change
- * to the queue pair's sending state (a send, an ACK, congestion control,
- * its completion). */
+ * scan, most of them window-bound or waiting to be paced).  The copies
+ * are taken by pk_rr_sync after each change to the queue pair's sending
+ * state (a send, an ACK, congestion control, its completion). */
 typedef struct pk_rr {
   int64_t na;     /* the queue pair's next_avail */
-  uint32_t qp;    /* its index in pk_net_t.qps */
   uint32_t route; /* its route_data (for the look-ahead of nic_send) */
   uint8_t pg;
   uint8_t fin; /* finished (it leaves when a scan passes it) */
@@ -345,12 +343,18 @@ typedef struct pk_port {
   uint64_t pauses_rx;
   /* host NIC (and a switch's packets of other sizes than the two above) */
   uint64_t rate_bps;
-  pk_rr_t *qps;
-  size_t n_qps, cap_qps, qp_rr;
-  /* beside qps[i]: its pacing time when it has data it may send (not all
-   * sent, not window-bound), else INT64_MAX: sendable now when <= now */
+  /* The round robin: queue pairs (indices into pk_net_t.qps), and at the
+   * same index each one's key, its pacing time when it has data it may
+   * send (not all sent, not window-bound) else INT64_MAX, so it may send
+   * now when key <= now, and the rest the scan reads (pk_rr_t).  Three
+   * arrays: a send usually reads only the first two, and on a 1,024-host
+   * fabric, where each NIC's list is cold at its next send, one array of
+   * all the fields (32 MB for the 1,047,552 queue pairs) ran slower than
+   * these 12 bytes a queue pair do. */
+  uint32_t *qps;
   int64_t *rr_key;
-  size_t cap_key;
+  pk_rr_t *rrs;
+  size_t n_qps, cap_qps, cap_key, cap_rr, qp_rr;
   /* No queue pair can send until one changes (see nic_kick_).  Whatever
    * may let a queue pair send (ACK, timer, rate or window change, resume)
    * must end with nic_kick(), which clears it. */
@@ -856,19 +860,21 @@ static inline int64_t pk_rr_key(const pk_net_t *n, pk_qp_t *q) {
 static inline void pk_rr_sync(pk_net_t *n, pk_qp_t *q) {
   if (q->rr_pos == PK_NONE) return;
   pk_port_t *p = &n->ports[q->gport];
-  p->qps[q->rr_pos].na = q->next_avail;
+  p->rrs[q->rr_pos].na = q->next_avail;
   p->rr_key[q->rr_pos] = pk_rr_key(n, q);
 }
 
 /* Append queue pair id (started, not finished) to NIC port p's round
  * robin.  0 or ETSIM_ENOMEM. */
 static inline int pk_rr_add(pk_net_t *n, pk_port_t *p, uint32_t id) {
-  if (etsim_grow((void **)&p->qps, &p->cap_qps, p->n_qps + 1, sizeof *p->qps) ||
-      etsim_grow((void **)&p->rr_key, &p->cap_key, p->n_qps + 1, sizeof *p->rr_key))
+  size_t k = p->n_qps + 1;
+  if (etsim_grow((void **)&p->qps, &p->cap_qps, k, sizeof *p->qps) ||
+      etsim_grow((void **)&p->rr_key, &p->cap_key, k, sizeof *p->rr_key) ||
+      etsim_grow((void **)&p->rrs, &p->cap_rr, k, sizeof *p->rrs))
     return ETSIM_ENOMEM;
   pk_qp_t *q = &n->qps[id];
-  pk_rr_t *e = &p->qps[p->n_qps];
-  e->qp = id;
+  pk_rr_t *e = &p->rrs[p->n_qps];
+  p->qps[p->n_qps] = id;
   e->route = q->route_data;
   e->pg = q->pg;
   e->fin = q->finished;
