@@ -636,10 +636,8 @@ static inline size_t rr_first_fin(const pk_port_t *p, size_t from, size_t to) {
  * position of the first queue pair after the last one served (qp_rr) that
  * may send now, or SIZE_MAX; *min_fin: the lowest position of a finished
  * one the scan passed (SIZE_MAX: none).  On a full pass (none found),
- * *all_min gets the earliest pacing time of the unfinished ones and
- * *waiting whether one of them only waits for its pacing time. */
-static size_t rr_scan(pk_net_t *n, const pk_port_t *p, size_t *min_fin, int64_t *all_min,
-                      int *waiting) {
+ * *waiting: whether one of them only waits for its pacing time. */
+static size_t rr_scan(pk_net_t *n, const pk_port_t *p, size_t *min_fin, int *waiting) {
   rr_check(n, p);
   /* qp_rr can be past the end of a list that shrank */
   size_t cnt = p->n_qps, start = p->qp_rr % cnt + 1;
@@ -662,17 +660,16 @@ static size_t rr_scan(pk_net_t *n, const pk_port_t *p, size_t *min_fin, int64_t 
       *min_fin = rr_first_fin(p, start, cnt);
   }
   if (res != SIZE_MAX) return res;
-  int64_t m = INT64_MAX;
-  unsigned paused = p->paused;
-  int w = 0;
-  for (size_t i = 0; i < cnt; i++) { /* no branch but the loop's */
-    const pk_rr_t *e = &p->rrs[i];
-    int64_t fin = -(int64_t)e->fin, v = (e->na & ~fin) | (INT64_MAX & fin);
-    m = v < m ? v : m;
-    w |= (p->rr_key[i] != INT64_MAX) & !((paused >> e->pg) & 1u);
-  }
-  *all_min = m;
-  *waiting = w;
+  /* one with data it may send, its priority not paused: it waits (none
+   * is due); OR of key ^ INT64_MAX, which GCC vectorises */
+  unsigned paused = p->paused & p->pg_mask;
+  uint64_t acc = 0;
+  if (!paused)
+    for (size_t i = 0; i < cnt; i++) acc |= (uint64_t)(p->rr_key[i] ^ INT64_MAX);
+  else
+    for (size_t i = 0; i < cnt; i++)
+      acc |= (uint64_t)(p->rr_key[i] ^ INT64_MAX) & -(uint64_t) !((paused >> p->rrs[i].pg) & 1u);
+  *waiting = acc != 0;
   return SIZE_MAX;
 }
 
@@ -768,9 +765,8 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
    * in the shorter list.  A pass that finds none also gives the earliest
    * pacing time of the unfinished ones (the wake-up below). */
   size_t min_fin;
-  int64_t all_min = INT64_MAX;
   int waiting = 0;
-  size_t res = rr_scan(n, p, &min_fin, &all_min, &waiting);
+  size_t res = rr_scan(n, p, &min_fin, &waiting);
   if (min_fin != SIZE_MAX) {
     size_t nxt = min_fin;
     for (size_t i = min_fin; i < cnt; i++) {
@@ -827,10 +823,11 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
     n->last_progress = n->now;
     return transmit(n, gp, w, nic_next(n, p)); /* (the queue pair at k1 when no ACK waits) */
   }
-  /* a full pass: every finished queue pair is gone, all_min is the
-   * earliest pacing time of the rest */
-  p->wake_min = all_min;
-  p->wake_min_ok = 1;
+  /* A full pass: every finished queue pair is gone, so the wake-up below
+   * takes the earliest pacing time of the rest, and only if none is
+   * pending (often one is: a wake-up for the next pacing time while ACKs
+   * come in). */
+  p->wake_min_ok = 0;
   /* No queue pair can send until one of them changes (all done, paused
    * or window-bound, none only waiting for its pacing time): later kicks
    * that change no queue pair skip the scan (nic_kick_). */
