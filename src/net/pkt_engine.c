@@ -762,8 +762,8 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
    * list until a scan passes one of them; then every finished one from the
    * first passed onwards leaves, and the last-served position (qp_rr, ns-3's
    * m_rrlast) is not adjusted, so the next scan starts from the same index
-   * in the shorter list.  A pass that finds none also gives the earliest
-   * pacing time of the unfinished ones (the wake-up below). */
+   * in the shorter list.  After a pass that finds none, the wake-up below
+   * takes the earliest pacing time of those left. */
   size_t min_fin;
   int waiting = 0;
   size_t res = rr_scan(n, p, &min_fin, &waiting);
