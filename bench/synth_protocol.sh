@@ -42,7 +42,10 @@
 #                  on TPU Tile, docs/synth.md); the edge denoiser's label
 #                  scale: --label-edge (docs/synth.md, "Edge label scale");
 #                  a moving average of the generator's weights: --ema D
-#                  (docs/synth.md, "Weight averaging").
+#                  (docs/synth.md, "Weight averaging").  Size matching:
+#                  "--match-size K" here, each DAG the closest in node
+#                  count to its label's graph of K draws (docs/synth.md,
+#                  "Size matching").
 #   PRETRAIN_OPTS  extra options of the pretrain row only (e.g. "--lr
 #                  3e-4" for the fine-tune, --pretrain-epochs N).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows

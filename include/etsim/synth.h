@@ -273,6 +273,18 @@ int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels
                           etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
                           etsim_error_t *err);
 
+/* As etsim_synth_sample_ex, with graph i the closest in node count to
+ * nodes[i] of `tries` draws at its label (the earliest on ties; it stops at
+ * an exact match): rejection sampling from the model given its label and
+ * about nodes[i] nodes (docs/synth.md, "Size matching").  Draw 0 is graph
+ * i of etsim_synth_sample_ex with the same seed, so tries = 1 samples
+ * exactly as it does; st counts the graphs kept.  ETSIM_EINVAL without
+ * nodes or with tries 0. */
+int etsim_synth_sample_sized(etsim_synth_model_t *m, size_t n, const double *labels,
+                             uint32_t label_dim, const uint32_t *nodes, uint32_t tries,
+                             uint64_t seed, int project, etsim_synth_sample_stats_t *st,
+                             etsim_synth_data_t *out, etsim_error_t *err);
+
 /*
  * Write DAG g (KIND_TRACE categories) as a Chakra trace: op classes become
  * node types and comm_type, bins become duration_micros and comm_size,

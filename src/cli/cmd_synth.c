@@ -327,7 +327,10 @@ static int cmd_train(int argc, char **argv) {
   return rc ? cli_fail(&err) : 0;
 }
 
-static int read_labels(const char *path, double **out, size_t *n, etsim_error_t *err) {
+/* The labels of PATH's graphs into *out, and their node counts into
+ * *nodes when nodes is not NULL. */
+static int read_labels(const char *path, double **out, uint32_t **nodes, size_t *n,
+                       etsim_error_t *err) {
   etsim_synth_data_t d;
   etsim_synth_data_init(&d);
   etsim_synth_trace_opts_t to;
@@ -335,11 +338,15 @@ static int read_labels(const char *path, double **out, size_t *n, etsim_error_t 
   int rc = load_path(&d, path, &to, err);
   if (rc) return rc;
   *out = malloc(sizeof(double) * (d.n_graphs + 1));
-  if (!*out) {
+  if (nodes) *nodes = malloc(sizeof(uint32_t) * (d.n_graphs + 1));
+  if (!*out || (nodes && !*nodes)) {
+    free(*out);
+    if (nodes) free(*nodes);
     etsim_synth_data_free(&d);
     return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   }
   for (size_t i = 0; i < d.n_graphs; i++) (*out)[i] = d.g[i].y;
+  for (size_t i = 0; nodes && i < d.n_graphs; i++) (*nodes)[i] = d.g[i].n_nodes;
   *n = d.n_graphs;
   etsim_synth_data_free(&d);
   return 0;
@@ -365,15 +372,16 @@ static int write_out(const etsim_synth_data_t *d, const char *outp, const char *
 /* The labels of --labels-from FILE or --label-file F (at most one given),
  * *dim components per DAG (a label file's values per line, else 1), cycled
  * to fill n DAGs; n becomes their count when -n was not given.  NULL
- * without either.  Returns -1 to go on, or the exit code. */
+ * without either.  With nodes (not NULL), *nodes gets FILE's node counts,
+ * cycled alike.  Returns -1 to go on, or the exit code. */
 static int given_labels(const char *labels_from, const char *label_file, int have_n, uint64_t *n,
-                        double **out, uint32_t *dim) {
+                        double **out, uint32_t *dim, uint32_t **nodes) {
   etsim_error_t err = {0};
   double *labels = NULL;
   size_t nl = 0;
   *out = NULL;
   *dim = 1;
-  if (labels_from && read_labels(labels_from, &labels, &nl, &err)) return cli_fail(&err);
+  if (labels_from && read_labels(labels_from, &labels, nodes, &nl, &err)) return cli_fail(&err);
   if (label_file) {
     label_file_t lf = {0};
     if (label_file_read(&lf, label_file, &err)) return cli_fail(&err);
@@ -396,6 +404,13 @@ static int given_labels(const char *labels_from, const char *label_file, int hav
     }
     labels = l2;
     for (size_t i = nl * *dim; i < *n * *dim; i++) labels[i] = labels[i % (nl * *dim)];
+    uint32_t *n2 = nodes ? realloc(*nodes, sizeof(uint32_t) * *n) : NULL;
+    if (nodes && !n2) {
+      free(labels);
+      return ETSIM_EXIT_INTERNAL;
+    }
+    if (nodes) *nodes = n2;
+    for (size_t i = nl; nodes && i < *n; i++) n2[i] = n2[i % nl];
   }
   *out = labels;
   return -1;
@@ -430,10 +445,13 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
 
 /* synth sample's model side: load MODELP, set its sampling options, fill
  * *labels from --label/--label2 when no file gave them, and sample. */
+/* nodes (--match-size, else NULL): the node count each DAG is matched to
+ * over `tries` draws. */
 static int sample_model(const char *modelp, double edge_temp, double guidance, double guidance_edge,
                         uint32_t max_parents, int project, double label, double label2, size_t n,
                         uint64_t seed, double **labelsp, uint32_t *dimp, const char *label_file,
-                        etsim_synth_data_t *out, etsim_error_t *err) {
+                        const uint32_t *nodes, uint32_t tries, etsim_synth_data_t *out,
+                        etsim_error_t *err) {
   etsim_synth_sample_stats_t sst = {0};
   etsim_synth_model_t *model = NULL;
   int rc = etsim_synth_model_load(&model, modelp, err);
@@ -459,7 +477,10 @@ static int sample_model(const char *modelp, double edge_temp, double guidance, d
     rc = etsim_error_set(err, ETSIM_EINVAL,
                          "%s conditions on one label component, %s gives %u per DAG", modelp,
                          label_file ? label_file : "--label2", dim);
-  if (!rc) rc = etsim_synth_sample_ex(model, n, *labelsp, dim, seed, project, &sst, out, err);
+  if (!rc && nodes)
+    rc = etsim_synth_sample_sized(model, n, *labelsp, dim, nodes, tries, seed, project, &sst, out,
+                                  err);
+  else if (!rc) rc = etsim_synth_sample_ex(model, n, *labelsp, dim, seed, project, &sst, out, err);
   if (!rc && !cli_quiet) report_rules(&sst, project);
   etsim_synth_model_free(model);
   return rc;
@@ -469,7 +490,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *modelp = NULL, *outp = NULL, *labels_from = NULL;
   const char *data = NULL, *label_file = NULL;
   int no_project = 0, method = 0; /* 0 daggen, 1 empirical */
-  uint64_t n = 0, seed = 1, max_parents = 0;
+  uint64_t n = 0, seed = 1, max_parents = 0, match_size = 0;
   double label = NAN, label2 = NAN, edge_temp = 1, guidance = 0, guidance_edge = NAN;
   int have_n = 0;
   /* How many DAGs, their labels and the seed: the same for both. */
@@ -500,6 +521,9 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
                  "the edge denoiser's own guidance (default: that of --guidance)"),
       CLI_O_UINT("--max-parents", NULL, &max_parents, "K", 0, 1u << 30,
                  "at most K parents per node, the most probable (default 0: no cap)"),
+      CLI_O_UINT("--match-size", NULL, &match_size, "K", 0, 10000,
+                 "with --labels-from: DAG i the closest in node count to FILE's\n"
+                 "graph i of K draws (default 0: one draw)"),
       CLI_O_FLAG("--no-project", NULL, &no_project,
                  "keep sampled nodes that break an attribute rule as drawn"),
       {.name = "--output",
@@ -560,9 +584,12 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     return cli_usage_error("give --labels-from or --label-file, not both");
   if (!have_n && !labels_from && !label_file)
     return cli_usage_error("synth %s needs -n (or --labels-from) (see --help)", argv[1]);
+  if (match_size && !labels_from)
+    return cli_usage_error("--match-size needs --labels-from (the node counts to match)");
   double *labels = NULL;
-  uint32_t dim = 1;
-  code = given_labels(labels_from, label_file, have_n, &n, &labels, &dim);
+  uint32_t dim = 1, *nodes = NULL;
+  code =
+      given_labels(labels_from, label_file, have_n, &n, &labels, &dim, match_size ? &nodes : NULL);
   if (code >= 0) return code;
   etsim_error_t err = {0};
   int rc = 0;
@@ -586,7 +613,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     etsim_synth_data_free(&fit);
   } else {
     rc = sample_model(modelp, edge_temp, guidance, guidance_edge, (uint32_t)max_parents, project,
-                      label, label2, (size_t)n, seed, &labels, &dim, label_file, &out, &err);
+                      label, label2, (size_t)n, seed, &labels, &dim, label_file, nodes,
+                      (uint32_t)match_size, &out, &err);
   }
   if (!rc)
     rc = write_out(
@@ -596,6 +624,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   if (!rc && !cli_quiet) say_written(&out, outp);
   etsim_synth_data_free(&out);
   free(labels);
+  free(nodes);
   return rc ? cli_fail(&err) : 0;
 }
 

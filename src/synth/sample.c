@@ -701,10 +701,46 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
   return so_output(m, S, N, n_edges, y, y2, outg);
 }
 
+/* Graph i of sample_impl: with target (size matching), the closest of
+ * `tries` draws in node count to target[i] (the earliest on ties, stopping
+ * at an exact match; draw 0 is the one without it, seeded by base, and
+ * draws 1, 2, ... take their seeds from a stream seeded by base xor a
+ * constant); else the one draw.  The sampler's
+ * counts are those of the graph kept. */
+static int sample_match(etsim_synth_model_t *m, sampler_t *S, double y, double y2, uint64_t base,
+                        uint32_t target, uint32_t tries, etsim_synth_dag_t *g) {
+  etsim_synth_sample_stats_t st0 = S->stats, kept = st0;
+  uint64_t best_d = UINT64_MAX;
+  etsim_rng_t side; /* the seeds of draws 1, 2, ... */
+  etsim_rng_seed(&side, base ^ 0xD1B54A32D192ED03ull);
+  for (uint32_t k = 0; k < (tries ? tries : 1); k++) {
+    etsim_synth_dag_t c = {0};
+    etsim_rng_t r;
+    etsim_rng_seed(&r, k ? etsim_rng_next(&side) : base);
+    S->stats = st0;
+    int rc = sample_one(m, S, y, y2, &r, &c);
+    if (rc) {
+      etsim_free(g->x), etsim_free(g->src), etsim_free(g->dst);
+      *g = (etsim_synth_dag_t){0};
+      return rc;
+    }
+    uint64_t d = c.n_nodes > target ? c.n_nodes - target : target - c.n_nodes;
+    if (d < best_d) {
+      etsim_free(g->x), etsim_free(g->src), etsim_free(g->dst);
+      *g = c, best_d = d, kept = S->stats;
+    } else {
+      etsim_free(c.x), etsim_free(c.src), etsim_free(c.dst);
+    }
+    if (best_d == 0) break;
+  }
+  S->stats = kept;
+  return 0;
+}
+
 static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, uint32_t dim,
                        uint64_t seed, const uint32_t *fixed, uint32_t max_nodes, int project,
-                       etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
-                       etsim_error_t *err) {
+                       const uint32_t *target, uint32_t tries, etsim_synth_sample_stats_t *st,
+                       etsim_synth_data_t *out, etsim_error_t *err) {
   openblas_set_num_threads(1);
   etsim_synth_data_init(out);
   if (labels && (dim < 1 || dim > etsim_synth_model_n_labels(m)))
@@ -738,9 +774,9 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
     etsim_synth_dag_t g = {0};
     double y = labels ? labels[i * dim] : m->y_median;
     double y2 = labels && dim > 1 ? labels[i * dim + 1] : m->y2_median;
-    etsim_rng_t r;
-    etsim_rng_seed(&r, etsim_rng_next(&rng));
-    if ((rc = sample_one(m, &S, y, y2, &r, &g))) break;
+    uint64_t base = etsim_rng_next(&rng);
+    if ((rc = sample_match(m, &S, y, y2, base, target ? target[i] : 0, target ? tries : 1, &g)))
+      break;
     if (etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
       etsim_free(g.x);
       etsim_free(g.src);
@@ -1091,19 +1127,28 @@ out:
 
 int etsim_synth_sample(etsim_synth_model_t *m, size_t n, const double *labels, uint64_t seed,
                        etsim_synth_data_t *out, etsim_error_t *err) {
-  return sample_impl(m, n, labels, 1, seed, NULL, 0, 1, NULL, out, err);
+  return sample_impl(m, n, labels, 1, seed, NULL, 0, 1, NULL, 0, NULL, out, err);
 }
 
 int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels,
                           uint32_t label_dim, uint64_t seed, int project,
                           etsim_synth_sample_stats_t *st, etsim_synth_data_t *out,
                           etsim_error_t *err) {
-  return sample_impl(m, n, labels, label_dim, seed, NULL, 0, project, st, out, err);
+  return sample_impl(m, n, labels, label_dim, seed, NULL, 0, project, NULL, 0, st, out, err);
+}
+
+int etsim_synth_sample_sized(etsim_synth_model_t *m, size_t n, const double *labels,
+                             uint32_t label_dim, const uint32_t *nodes, uint32_t tries,
+                             uint64_t seed, int project, etsim_synth_sample_stats_t *st,
+                             etsim_synth_data_t *out, etsim_error_t *err) {
+  if (!nodes || tries < 1)
+    return etsim_error_set(err, ETSIM_EINVAL, "size matching needs node counts and tries >= 1");
+  return sample_impl(m, n, labels, label_dim, seed, NULL, 0, project, nodes, tries, st, out, err);
 }
 
 int etsim_synth__sample_fixed(etsim_synth_model_t *m, size_t n, const uint32_t *sizes,
                               uint64_t seed, etsim_synth_data_t *out, etsim_error_t *err) {
   uint32_t total = 0;
   for (size_t l = 0; sizes[l]; l++) total += sizes[l];
-  return sample_impl(m, n, NULL, 1, seed, sizes, total, 1, NULL, out, err);
+  return sample_impl(m, n, NULL, 1, seed, sizes, total, 1, NULL, 0, NULL, out, err);
 }

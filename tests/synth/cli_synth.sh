@@ -86,6 +86,28 @@ cmp -s <(grep -v '^#' "$T/gw2.txt") <(grep -v '^#' "$T/ge0.txt") && fail "--guid
   | grep -q '"validity": 1,' || fail "--guidance-edge 0: invalid DAGs"
 "$BIN" synth sample --model "$T/m.bin" -n 1 --guidance-edge 21 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "--guidance-edge 21 exit"
+# Size matching (--match-size K): 0 and 1 sample as without it; with 8
+# draws a DAG the node counts come closer to those of --labels-from's
+# graphs; without --labels-from it is refused.
+for k in 0 1; do
+  "$BIN" synth sample --model "$T/md.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
+    --match-size $k -o "$T/gm$k.txt" 2>/dev/null || fail "sample --match-size $k"
+  cmp -s <(grep -v '^#' "$T/gw2.txt") <(grep -v '^#' "$T/gm$k.txt") \
+    || fail "--match-size $k is not the default"
+done
+"$BIN" synth sample --model "$T/md.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
+  --match-size 8 -o "$T/gm8.txt" 2>/dev/null || fail "sample --match-size 8"
+sizegap() { # total |node count - train.txt's| over the DAGs of $1
+  paste <(awk '/^g /{print $2}' "$T/train.txt") <(awk '/^g /{print $2}' "$1") \
+    | awk '{d += $1 > $2 ? $1 - $2 : $2 - $1} END {print d + 0}'
+}
+[ "$(grep -c '^g ' "$T/gm8.txt")" -eq 60 ] || fail "--match-size 8: sample count"
+g0=$(sizegap "$T/gw2.txt") g8=$(sizegap "$T/gm8.txt")
+[ "$g8" -lt "$g0" ] || fail "--match-size 8: size gap $g8, $g0 without"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/gm8.txt" --surrogate none --json \
+  | grep -q '"validity": 1,' || fail "--match-size 8: invalid DAGs"
+"$BIN" synth sample --model "$T/md.bin" -n 3 --match-size 4 -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] || fail "--match-size without --labels-from exit"
 "$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --label-drop 1.5 2>"$T/e"
 [ $? -eq 2 ] || fail "--label-drop 1.5 exit"
 # option_model FLAG NAME VERSION: md.bin's model with FLAG is a version

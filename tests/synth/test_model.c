@@ -6,6 +6,7 @@
 #include "synth_util.h"
 
 #include <math.h>
+#include <string.h>
 
 /* ctx: the context mask, or -1 for the default. */
 static etsim_synth_model_t *toy_model_ctx(const etsim_synth_data_t *d, int ctx) {
@@ -594,6 +595,67 @@ static void test_edge_scale(void **state) {
   etsim_synth_data_free(&d);
 }
 
+static int same_dag(const etsim_synth_dag_t *a, const etsim_synth_dag_t *b, uint32_t n_ch) {
+  return a->n_nodes == b->n_nodes && a->n_edges == b->n_edges &&
+         !memcmp(a->x, b->x, sizeof(uint32_t) * a->n_nodes * n_ch) &&
+         !memcmp(a->src, b->src, sizeof(uint32_t) * a->n_edges) &&
+         !memcmp(a->dst, b->dst, sizeof(uint32_t) * a->n_edges);
+}
+
+/* Size matching (etsim_synth_sample_sized): graph i is the closest in node
+ * count to nodes[i] of the first K draws, the earliest on ties.  So
+ * (1) K = 1 samples exactly as etsim_synth_sample_ex with the same seed;
+ * (2) as K grows, each graph's distance to its target never grows, and the
+ *     graph changes exactly when it falls (a later draw that ties, or any
+ *     draw after an exact match, does not replace it);
+ * (3) on the toy model, whose single draws hold 2 to 7 nodes, 16 draws
+ *     cut the total distance to targets of 2 and 6 nodes from 31 to 3
+ *     (14 replacements over the 12 graphs). */
+static void test_size_match(void **state) {
+  (void)state;
+  etsim_synth_data_t d, ex, s[17];
+  toy_data(&d);
+  etsim_synth_model_t *m = toy_model(&d);
+  etsim_error_t err = {0};
+  enum { N = 12 };
+  uint32_t target[N];
+  for (int i = 0; i < N; i++) target[i] = i % 2 ? 6 : 2;
+  assert_int_equal(etsim_synth_sample_ex(m, N, NULL, 1, 9, 1, NULL, &ex, &err), 0);
+  for (uint32_t k = 1; k <= 16; k++)
+    assert_int_equal(etsim_synth_sample_sized(m, N, NULL, 1, target, k, 9, 1, NULL, &s[k], &err),
+                     0);
+  uint32_t d1 = 0, d16 = 0, lo = 99, hi = 0, changed = 0;
+  for (int i = 0; i < N; i++) {
+    assert_true(same_dag(&s[1].g[i], &ex.g[i], d.n_ch)); /* (1) */
+    uint32_t prev = 1000;
+    for (uint32_t k = 1; k <= 16; k++) { /* (2) */
+      const etsim_synth_dag_t *g = &s[k].g[i];
+      uint32_t dist = g->n_nodes > target[i] ? g->n_nodes - target[i] : target[i] - g->n_nodes;
+      assert_true(dist <= prev);
+      if (k > 1) assert_int_equal(!same_dag(g, &s[k - 1].g[i], d.n_ch), dist < prev);
+      changed += k > 1 && dist < prev;
+      prev = dist;
+    }
+    d16 += prev;
+    uint32_t n1 = s[1].g[i].n_nodes;
+    d1 += n1 > target[i] ? n1 - target[i] : target[i] - n1;
+    lo = n1 < lo ? n1 : lo, hi = n1 > hi ? n1 : hi;
+  }
+  assert_int_equal(lo, 2); /* (3) */
+  assert_int_equal(hi, 7);
+  assert_int_equal(d1, 31);
+  assert_int_equal(d16, 3);
+  assert_int_equal(changed, 14);
+  assert_int_equal(etsim_synth_sample_sized(m, N, NULL, 1, NULL, 4, 9, 1, NULL, &s[0], &err),
+                   ETSIM_EINVAL);
+  assert_int_equal(etsim_synth_sample_sized(m, N, NULL, 1, target, 0, 9, 1, NULL, &s[0], &err),
+                   ETSIM_EINVAL);
+  for (uint32_t k = 1; k <= 16; k++) etsim_synth_data_free(&s[k]);
+  etsim_synth_data_free(&ex);
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layers),
@@ -608,6 +670,7 @@ int main(void) {
       cmocka_unit_test(test_label_drop),
       cmocka_unit_test(test_film),
       cmocka_unit_test(test_edge_scale),
+      cmocka_unit_test(test_size_match),
   };
   return TU_RUN(tests, NULL, NULL);
 }
