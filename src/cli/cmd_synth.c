@@ -444,9 +444,9 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
 }
 
 /* synth sample's model side: load MODELP, set its sampling options, fill
- * *labels from --label/--label2 when no file gave them, and sample. */
-/* nodes (--match-size, else NULL): the node count each DAG is matched to
- * over `tries` draws. */
+ * *labels from --label/--label2 when no file gave them, and sample; nodes
+ * (--match-size, else NULL): the node count each DAG is matched to over
+ * `tries` draws. */
 static int sample_model(const char *modelp, double edge_temp, double guidance, double guidance_edge,
                         uint32_t max_parents, int project, double label, double label2, size_t n,
                         uint64_t seed, double **labelsp, uint32_t *dimp, const char *label_file,
