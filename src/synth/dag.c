@@ -14,12 +14,15 @@
 
 void etsim_synth_data_init(etsim_synth_data_t *d) { memset(d, 0, sizeof *d); }
 
+void etsim_synth__dag_free(etsim_synth_dag_t *g) {
+  etsim_free(g->x);
+  etsim_free(g->src);
+  etsim_free(g->dst);
+  *g = (etsim_synth_dag_t){0};
+}
+
 void etsim_synth_data_free(etsim_synth_data_t *d) {
-  for (size_t i = 0; i < d->n_graphs; i++) {
-    etsim_free(d->g[i].x);
-    etsim_free(d->g[i].src);
-    etsim_free(d->g[i].dst);
-  }
+  for (size_t i = 0; i < d->n_graphs; i++) etsim_synth__dag_free(&d->g[i]);
   etsim_free(d->g);
   memset(d, 0, sizeof *d);
 }
@@ -27,9 +30,7 @@ void etsim_synth_data_free(etsim_synth_data_t *d) {
 /* Append g taking ownership of its arrays (freed on failure). */
 static int add_owned(etsim_synth_data_t *d, etsim_synth_dag_t *g) {
   if (etsim_grow((void **)&d->g, &d->cap, d->n_graphs + 1, sizeof *d->g)) {
-    etsim_free(g->x);
-    etsim_free(g->src);
-    etsim_free(g->dst);
+    etsim_synth__dag_free(g);
     return ETSIM_ENOMEM;
   }
   d->g[d->n_graphs++] = *g;

@@ -720,17 +720,16 @@ static int sample_match(etsim_synth_model_t *m, sampler_t *S, double y, double y
     S->stats = st0;
     int rc = sample_one(m, S, y, y2, &r, &c);
     if (rc) {
-      etsim_free(g->x), etsim_free(g->src), etsim_free(g->dst);
-      *g = (etsim_synth_dag_t){0};
+      etsim_synth__dag_free(g);
       return rc;
     }
     uint64_t d = c.n_nodes > target ? c.n_nodes - target : target - c.n_nodes;
     if (d < best_d) {
-      etsim_free(g->x), etsim_free(g->src), etsim_free(g->dst);
-      *g = c, best_d = d, kept = S->stats;
-    } else {
-      etsim_free(c.x), etsim_free(c.src), etsim_free(c.dst);
-    }
+      etsim_synth__dag_free(g);
+      *g = c;
+      best_d = d;
+      kept = S->stats;
+    } else etsim_synth__dag_free(&c);
     if (best_d == 0) break;
   }
   S->stats = kept;

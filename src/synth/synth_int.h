@@ -98,6 +98,9 @@ struct etsim_synth_model {
 /* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */
 void etsim_synth__schedule(int T, double *abar, double *alpha);
 
+/* Free g's arrays and zero it. */
+void etsim_synth__dag_free(etsim_synth_dag_t *g);
+
 /* Lay out (and with init, randomly initialise) the parameters of a model
  * whose dimensions are set.  0 or ETSIM_ENOMEM. */
 size_t etsim_synth__param_count(etsim_synth_model_t *m);
