@@ -69,6 +69,14 @@ static int close_stdout(int code) {
   return ETSIM_EXIT_USAGE;
 }
 
+/* OpenBLAS's threaded build starts its worker threads when the library is
+ * loaded, and each polls with sched_yield for about 0.1 s of CPU before it
+ * sleeps: time every command paid (3 % of a 128-host netsim run), though
+ * none uses BLAS threads (synth and replay ask for one).  Stopped before the
+ * command runs; a later BLAS call works in the caller's thread.  A weak
+ * reference, since other BLAS builds have no such function. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
 /* Ctrl-C, kill, a closed terminal or pipe: remove this run's temporary
  * outputs, then die of the same signal. */
 static void on_signal(int sig) {
@@ -88,6 +96,7 @@ int main(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(sigs[i], &sa, NULL);
   }
+  if (blas_thread_shutdown_) blas_thread_shutdown_();
   if (argc < 2) {
     print_help(stderr);
     return ETSIM_EXIT_USAGE;
