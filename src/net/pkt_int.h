@@ -852,7 +852,7 @@ static inline int pk_win_bound(const pk_net_t *n, pk_qp_t *q) {
 
 /* The round-robin key of q (pk_port_t.rr_key). */
 static inline int64_t pk_rr_key(const pk_net_t *n, pk_qp_t *q) {
-  return (q->snd_nxt < q->size) & !pk_win_bound(n, q) ? q->next_avail : INT64_MAX;
+  return ((q->snd_nxt < q->size) & !pk_win_bound(n, q)) ? q->next_avail : INT64_MAX;
 }
 
 /* q's entry in its NIC's round robin takes q's pacing time and key;
