@@ -45,7 +45,10 @@
 #                  (docs/synth.md, "Weight averaging").  Size matching:
 #                  "--match-size K" here, each DAG the closest in node
 #                  count to its label's graph of K draws (docs/synth.md,
-#                  "Size matching").
+#                  "Size matching").  Node-count conditioning: the train
+#                  option --size-cond; the samples then follow tr.txt's
+#                  and sel.txt's node counts (docs/synth.md, "Node-count
+#                  conditioning").
 #   PRETRAIN_OPTS  extra options of the pretrain row only (e.g. "--lr
 #                  3e-4" for the fine-tune, --pretrain-epochs N).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows

@@ -173,6 +173,14 @@ typedef struct etsim_synth_config {
    * optimiser's own trajectory is unchanged.  0 (the default) keeps the
    * raw parameters, bit for bit as before; in [0, 1). */
   float ema;
+  /* Node-count conditioning of the stop and size heads (a deviation from
+   * LayerDAG, which conditions on the label only): both also read the
+   * target node count n (log features), the size head also the nodes
+   * still to come; n is a training graph's own count, and at sampling
+   * etsim_synth_sample_sized's nodes[i] (else the training mean).  Its
+   * weights start at zero, after all others.  Model version 10 (a file
+   * without it stays version 7, 8 or 9).  Default 0. */
+  int size_cond;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_HIST_DENOISE 1
 #define ETSIM_SYNTH_HIST_SIZE 2
@@ -211,7 +219,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 9
+#define ETSIM_SYNTH_MODEL_VERSION 10
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number
@@ -278,8 +286,10 @@ int etsim_synth_sample_ex(etsim_synth_model_t *m, size_t n, const double *labels
  * an exact match): rejection sampling from the model given its label and
  * about nodes[i] nodes (docs/synth.md, "Size matching").  Draw 0 is graph
  * i of etsim_synth_sample_ex with the same seed, so tries = 1 samples
- * exactly as it does; st counts the graphs kept.  ETSIM_EINVAL without
- * nodes or with tries 0. */
+ * exactly as it does (for a model without node-count conditioning); st
+ * counts the graphs kept.  A model trained with config size_cond also
+ * conditions graph i on nodes[i] (etsim_synth_sample_ex: on the training
+ * mean).  ETSIM_EINVAL without nodes or with tries 0. */
 int etsim_synth_sample_sized(etsim_synth_model_t *m, size_t n, const double *labels,
                              uint32_t label_dim, const uint32_t *nodes, uint32_t tries,
                              uint64_t seed, int project, etsim_synth_sample_stats_t *st,

@@ -218,7 +218,7 @@ static int data_in_order(const cli_list_t *l, const char **args, int n_args, int
 
 static int cmd_train(int argc, char **argv) {
   const char *data[64], *args[64], *val = NULL, *outp = NULL, *label_path = NULL;
-  int n_args = 0, quiet = 0, film = 0, label_edge = 0;
+  int n_args = 0, quiet = 0, film = 0, label_edge = 0, size_cond = 0;
   cli_list_t data_opt;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -268,6 +268,9 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_REAL("--ema", NULL, &ema, "D", 0, 0.999999,
                  "keep a moving average of the weights, decay D per step, and validate and "
                  "save it (default 0: the raw weights)"),
+      CLI_O_FLAG("--size-cond", NULL, &size_cond,
+                 "the stop and size heads also read the node count (sample: that of\n"
+                 "--labels-from's graph i; model version 10)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -291,6 +294,7 @@ static int cmd_train(int argc, char **argv) {
   cfg.label_film = film;
   cfg.label_edge = label_edge;
   cfg.ema = (float)ema;
+  cfg.size_cond = size_cond;
   to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;
@@ -445,8 +449,9 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
 
 /* synth sample's model side: load MODELP, set its sampling options, fill
  * *labels from --label/--label2 when no file gave them, and sample; nodes
- * (--match-size, else NULL): the node count each DAG is matched to over
- * `tries` draws. */
+ * (--labels-from, else NULL): the node count each DAG is matched to over
+ * `tries` draws (--match-size; 0 is one draw) and that a model trained
+ * with --size-cond conditions on. */
 static int sample_model(const char *modelp, double edge_temp, double guidance, double guidance_edge,
                         uint32_t max_parents, int project, double label, double label2, size_t n,
                         uint64_t seed, double **labelsp, uint32_t *dimp, const char *label_file,
@@ -478,8 +483,8 @@ static int sample_model(const char *modelp, double edge_temp, double guidance, d
                          "%s conditions on one label component, %s gives %u per DAG", modelp,
                          label_file ? label_file : "--label2", dim);
   if (!rc && nodes)
-    rc = etsim_synth_sample_sized(model, n, *labelsp, dim, nodes, tries, seed, project, &sst, out,
-                                  err);
+    rc = etsim_synth_sample_sized(model, n, *labelsp, dim, nodes, tries ? tries : 1, seed, project,
+                                  &sst, out, err);
   else if (!rc) rc = etsim_synth_sample_ex(model, n, *labelsp, dim, seed, project, &sst, out, err);
   if (!rc && !cli_quiet) report_rules(&sst, project);
   etsim_synth_model_free(model);
@@ -588,8 +593,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     return cli_usage_error("--match-size needs --labels-from (the node counts to match)");
   double *labels = NULL;
   uint32_t dim = 1, *nodes = NULL;
-  code =
-      given_labels(labels_from, label_file, have_n, &n, &labels, &dim, match_size ? &nodes : NULL);
+  code = given_labels(labels_from, label_file, have_n, &n, &labels, &dim, baseline ? NULL : &nodes);
   if (code >= 0) return code;
   etsim_error_t err = {0};
   int rc = 0;

@@ -143,6 +143,10 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
     lin(&c, &m->af2, SY_DY, 2 * H, 1);
   }
   if (m->cfg.label_edge) lin(&c, &m->ef, SY_DY, P, 1);
+  if (m->cfg.size_cond) {
+    lin(&c, &m->ncs, SY_NCF, H, 0);
+    lin(&c, &m->ncc, SY_NCF + 1, H, 0);
+  }
   return c.off;
 }
 
@@ -228,6 +232,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->label_film = 0;
   c->label_edge = 0;
   c->ema = 0;
+  c->size_cond = 0;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -660,6 +665,17 @@ void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *y
   etsim_synth__nn_sinusoid((float)l, SY_DL, 0.5f, f);
   f[SY_DL] = (float)l / (float)(m->max_layers ? m->max_layers : 1);
   memcpy(f + SY_DL + 1, ysin, sizeof(float) * SY_DY);
+}
+
+void etsim_synth__count_feats(uint32_t n, float *f) {
+  double z = log1p((double)n);
+  f[0] = (float)(z / 4);
+  etsim_synth__nn_sinusoid((float)z, SY_NCF - 1, 0.5f, f + 1);
+}
+
+void etsim_synth__count_size_feats(uint32_t n, uint32_t n_prefix, float *f) {
+  etsim_synth__count_feats(n, f);
+  f[SY_NCF] = (float)(log1p((double)(n > n_prefix ? n - n_prefix : 0)) / 4);
 }
 
 /* Where step l sits in a graph of L layers: the fraction done and the
@@ -1187,6 +1203,18 @@ static int gl_sizes(gl_t *g, double *loss) {
       memcpy(f + SY_SIZEF, hlast + (size_t)l * m->sum_cls, sizeof(float) * m->sum_cls);
   }
   etsim_synth__nn_linear_fwd(&m->c1, ns, cf, cp);
+  /* Node-count conditioning (cfg.size_cond): the graph's own count. */
+  uint32_t nn = R->ls[L + 1] - 1;
+  float *nf = NULL, *nfs = NULL;
+  if (m->cfg.size_cond) {
+    nf = etsim_synth__pz(p, (size_t)ns * (SY_NCF + 1));
+    nfs = etsim_synth__pz(p, (size_t)(L ? L : 1) * SY_NCF);
+    if (p->oom) return ETSIM_ENOMEM;
+    for (int l = 0; l <= L; l++)
+      etsim_synth__count_size_feats(nn, R->ls[l + 1] - 1, nf + (size_t)l * (SY_NCF + 1));
+    for (int l = 0; l < L; l++) etsim_synth__count_feats(nn, nfs + (size_t)l * SY_NCF);
+    etsim_synth__nn_linear_fwd_add(&m->ncc, ns, nf, cp, 0);
+  }
   etsim_synth__nn_gelu_fwd((size_t)ns * H, cp, ch);
   etsim_synth__nn_linear_fwd(&m->c2, ns, ch, clog);
   double lc;
@@ -1206,6 +1234,7 @@ static int gl_sizes(gl_t *g, double *loss) {
     for (int l = 1; l <= L; l++)
       etsim_synth__stop_feats(m, l, ysin, sf + (size_t)(l - 1) * SY_STOPF);
     etsim_synth__nn_linear_fwd(&m->s1, L, sf, sp);
+    if (nfs) etsim_synth__nn_linear_fwd_add(&m->ncs, L, nfs, sp, 0);
     etsim_synth__nn_gelu_fwd((size_t)L * H, sp, sh);
     etsim_synth__nn_linear_fwd(&m->s2, L, sh, slog);
     lc += etsim_synth__nn_bce_logits(L, slog, stop + 1, wst, dslog);
@@ -1216,6 +1245,7 @@ static int gl_sizes(gl_t *g, double *loss) {
       etsim_synth__nn_linear_bwd(&m->s2, L, sh, dslog, dsh, 1);
       etsim_synth__nn_gelu_bwd((size_t)L * H, sp, dsh, dsp);
       etsim_synth__nn_linear_bwd(&m->s1, L, sf, dsp, NULL, 1);
+      if (nfs) etsim_synth__nn_linear_bwd(&m->ncs, L, nfs, dsp, NULL, 0);
     }
   }
   if (backward) {
@@ -1225,6 +1255,7 @@ static int gl_sizes(gl_t *g, double *loss) {
     etsim_synth__nn_linear_bwd(&m->c2, ns, ch, dclog, dch, 1);
     etsim_synth__nn_gelu_bwd((size_t)ns * H, cp, dch, dcp);
     etsim_synth__nn_linear_bwd(&m->c1, ns, cf, dcp, NULL, 1);
+    if (nf) etsim_synth__nn_linear_bwd(&m->ncc, ns, nf, dcp, NULL, 0);
   }
   *loss = lc;
   return 0;

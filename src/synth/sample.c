@@ -68,6 +68,7 @@ typedef struct {
   int project;    /* enforce the trace attribute rules */
   etsim_synth_sample_stats_t stats;
   const uint32_t *fixed; /* benchmark hook: forced layer sizes, 0-ended */
+  uint32_t cond_n;       /* node-count conditioning (cfg.size_cond): the target */
 } sampler_t;
 
 /* x[n x k] times rows [r0, r0+k) of the linear layer's W -> y[n x out]. */
@@ -175,6 +176,11 @@ static int plan_depth(const etsim_synth_model_t *m, const sampler_t *S, const fl
     float lg;
     etsim_synth__stop_feats(m, l, ysin, sf);
     etsim_synth__nn_linear_fwd(&m->s1, 1, sf, a);
+    if (m->cfg.size_cond) {
+      float nf[SY_NCF];
+      etsim_synth__count_feats(S->cond_n, nf);
+      etsim_synth__nn_linear_fwd_add(&m->ncs, 1, nf, a, 0);
+    }
     etsim_synth__nn_gelu_fwd((size_t)m->cfg.hidden, a, h);
     etsim_synth__nn_linear_fwd(&m->s2, 1, h, &lg);
     if (etsim_rng_uniform(rng) < 1.0 / (1.0 + exp(-(double)lg))) break;
@@ -616,7 +622,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     if (m->guidance > 0) o.filmu = etsim_synth__pz(p, 4 * (size_t)H);
   }
   if (p->oom) return ETSIM_ENOMEM;
-  float ysin[SY_DY];
+  float ysin[SY_DY], ncf[SY_NCF + 1]; /* ncf: cfg.size_cond's count features */
   etsim_synth__label_feat(m, y, y2, ysin);
   int depth = m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS
                   ? plan_depth(m, S, ysin, sfeat, sp, sh, rng)
@@ -658,6 +664,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     if (l > 0 && !depth) {
       etsim_synth__stop_feats(m, l, ysin, sfeat);
       etsim_synth__nn_linear_fwd(&m->s1, 1, sfeat, sp);
+      if (m->cfg.size_cond) {
+        etsim_synth__count_feats(S->cond_n, ncf);
+        etsim_synth__nn_linear_fwd_add(&m->ncs, 1, ncf, sp, 0);
+      }
       etsim_synth__nn_gelu_fwd((size_t)H, sp, sh);
       etsim_synth__nn_linear_fwd(&m->s2, 1, sh, &slog);
       int stop = etsim_rng_uniform(rng) < 1.0 / (1.0 + exp(-(double)slog));
@@ -669,6 +679,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
       for (uint32_t k = 0; k < m->sum_cls; k++)
         cfeat[SY_SIZEF + k] = (float)(log1p((double)hl[k]) / 2);
     etsim_synth__nn_linear_fwd(&m->c1, 1, cfeat, cp);
+    if (m->cfg.size_cond) {
+      etsim_synth__count_size_feats(S->cond_n, N, ncf);
+      etsim_synth__nn_linear_fwd_add(&m->ncc, 1, ncf, cp, 0);
+    }
     etsim_synth__nn_gelu_fwd((size_t)H, cp, chh);
     etsim_synth__nn_linear_fwd(&m->c2, 1, chh, clog);
     etsim_synth__nn_softmax(1, C, clog, cpr);
@@ -774,6 +788,8 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
     double y = labels ? labels[i * dim] : m->y_median;
     double y2 = labels && dim > 1 ? labels[i * dim + 1] : m->y2_median;
     uint64_t base = etsim_rng_next(&rng);
+    /* Node-count conditioning: the matched count, else the training mean. */
+    S.cond_n = target ? target[i] : (uint32_t)lround(m->mean_nodes);
     if ((rc = sample_match(m, &S, y, y2, base, target ? target[i] : 0, target ? tries : 1, &g)))
       break;
     if (etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
@@ -817,6 +833,9 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
 /* Version 9: the value 32 there marks the edge label scale (config
  * label_edge), whose parameters follow FiLM's. */
 #define HDR_EDGE 32u
+/* Version 10: the value 64 there marks node-count conditioning (config
+ * size_cond), whose parameters follow the edge label scale's. */
+#define HDR_SIZE 64u
 
 typedef struct {
   uint8_t *buf;
@@ -840,10 +859,11 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   wbuf_t b = {0};
   put(&b, MAGIC, 8);
   const etsim_synth_config_t *c = &m->cfg;
-  /* A model without FiLM and the edge label scale is written as version
-   * 7, one with FiLM only as version 8, byte for byte as before, so older
+  /* A model without FiLM, the edge label scale and node-count
+   * conditioning is written as version 7, one with FiLM only as version 8,
+   * one with the edge label scale as 9, byte for byte as before, so older
    * etsim binaries still read them. */
-  put_u32(&b, c->label_edge ? 9u : c->label_film ? 8u : 7u);
+  put_u32(&b, c->size_cond ? 10u : c->label_edge ? 9u : c->label_film ? 8u : 7u);
   put_u32(&b, 0x01020304u); /* byte order check */
   put_u32(&b, (uint32_t)c->hidden);
   put_u32(&b, (uint32_t)c->mp_layers);
@@ -851,7 +871,7 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_u32(&b, (uint32_t)c->t_attr);
   put_u32(&b, (uint32_t)c->t_edge);
   put_u32(&b, (uint32_t)c->ctx_hist | (c->label_film ? HDR_FILM : 0u) |
-                  (c->label_edge ? HDR_EDGE : 0u));
+                  (c->label_edge ? HDR_EDGE : 0u) | (c->size_cond ? HDR_SIZE : 0u));
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -944,8 +964,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
     return etsim_error_set(err, ETSIM_EFORMAT, "%s: truncated at byte %zu", path, r->pos);
   /* Version 5 lacks only the second label component (a one-component
    * model), version 6 only the class recency flag, version 7 only the FiLM
-   * flag, version 8 only the edge label scale's; older versions differ in
-   * layout. */
+   * flag, version 8 only the edge label scale's, version 9 only the
+   * node-count conditioning's; older versions differ in layout. */
   if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
@@ -973,9 +993,10 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE));
+  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE));
   m->cfg.label_film = ver >= 8 && (f[5] & HDR_FILM);
   m->cfg.label_edge = ver >= 9 && (f[5] & HDR_EDGE);
+  m->cfg.size_cond = ver >= 10 && (f[5] & HDR_SIZE);
   m->kind = (int)f[6];
   m->n_ch = f[7];
   m->max_size = f[12];
@@ -996,7 +1017,8 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                            path, f[14], MAX_MODEL_NODES);
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
                f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
-               f[5] <= (ver >= 9   ? 15u | HDR_FILM | HDR_EDGE
+               f[5] <= (ver >= 10  ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE
+                        : ver >= 9 ? 15u | HDR_FILM | HDR_EDGE
                         : ver >= 8 ? 15u | HDR_FILM
                         : ver >= 7 ? 15u
                                    : 7u) &&

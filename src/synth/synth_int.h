@@ -18,6 +18,7 @@
 #define SY_STOPF (SY_DL + 1 + SY_DY) /* stop head inputs */
 #define SY_SIZEF (SY_DL + 3 + SY_DY) /* size head inputs */
 #define SY_PROG 2                    /* depth-progress context features */
+#define SY_NCF 7                     /* node-count features (cfg.size_cond) */
 #define SY_GAPF 4                    /* per-candidate features of the edge scorer */
 #define SY_MAXK 8                    /* message-passing layers at most */
 #define SY_MAXT 1024
@@ -73,6 +74,10 @@ struct etsim_synth_model {
    * gamma (P outputs), the per-candidate part a_u scaled by 1 + gamma;
    * zero-initialised. */
   nn_linear_t ef;
+  /* Node-count conditioning (cfg.size_cond): the SY_NCF count features
+   * into the stop head's first layer (ncs), those and the nodes still to
+   * come into the size head's (ncc); no bias, zero-initialised. */
+  nn_linear_t ncs, ncc;
   /* Edge denoiser: split first layer (per candidate: es_z on Z plus es_g
    * on gap features; per new node: ed), then a ReLU and one output. */
   float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
@@ -227,6 +232,12 @@ void etsim_synth__recent_feats(const etsim_synth_model_t *m, int l, const uint32
 /* Inputs of the stop head at step l (SY_STOPF floats): the depth and the
  * label features ysin (SY_DY floats). */
 void etsim_synth__stop_feats(const etsim_synth_model_t *m, int l, const float *ysin, float *f);
+/* Node-count conditioning (cfg.size_cond): the count features of a
+ * target of n nodes (SY_NCF floats: z/4 and sin/cos of z, z/2, z/4 for
+ * z = log(1 + n)), and with them the nodes still to come after a prefix
+ * of n_prefix, log(1 + max(0, n - n_prefix))/4, into f[SY_NCF]. */
+void etsim_synth__count_feats(uint32_t n, float *f);
+void etsim_synth__count_size_feats(uint32_t n, uint32_t n_prefix, float *f);
 /* Depth progress of step l in a graph of depth L (SY_PROG floats, the last
  * of the context when cfg.ctx_hist has ETSIM_SYNTH_CTX_PROGRESS). */
 void etsim_synth__prog_feats(int l, int L, float *f);

@@ -136,6 +136,20 @@ cmp -s "$T/md.bin" "$T/ma.bin" && fail "--ema 0.9 kept the same model"
 [ $? -eq 2 ] || fail "--ema 1 exit"
 # The edge label scale (--label-edge): a version-9 model, same checks.
 option_model --label-edge me 9
+# Node-count conditioning (--size-cond): a version-10 model, same checks.
+# Sampled with --labels-from, DAG i is conditioned on that file's graph i's
+# node count: the same labels from a label file (no node counts, so the
+# training mean) give other DAGs, where for md.bin they give the same.
+option_model --size-cond ms 10
+awk '/^g /{i++; print "g" i, $4}' "$T/train.txt" > "$T/lab.txt"
+for mm in md ms; do
+  "$BIN" synth sample --model "$T/$mm.bin" --label-file "$T/lab.txt" --seed 2 --guidance 2 \
+    -o "$T/gl$mm.txt" 2>/dev/null || fail "sample --label-file, $mm.bin"
+done
+cmp -s <(grep -v '^#' "$T/gw2.txt") <(grep -v '^#' "$T/glmd.txt") \
+  || fail "--label-file differs from --labels-from for a model without --size-cond"
+cmp -s <(grep -v '^#' "$T/gms.txt") <(grep -v '^#' "$T/glms.txt") \
+  && fail "--size-cond: --labels-from's node counts changed nothing"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
   --sur-epochs 20 --sur-hidden 16 --sur-mp-layers 2 --json > "$T/ev.json" || fail "eval"
 grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"
@@ -226,10 +240,10 @@ head -c 100 "$T/m.bin" > "$T/trunc.bin"
 "$BIN" synth sample --model "$T/trunc.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "truncated model exit"
 grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
-printf 'ETSYNTH\0\x0a\0\0\0' > "$T/v9.bin"
+printf 'ETSYNTH\0\x0b\0\0\0' > "$T/v9.bin"
 "$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 10, this etsim reads versions 5 to 9" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 11, this etsim reads versions 5 to 10" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"

@@ -595,6 +595,61 @@ static void test_edge_scale(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* Node-count conditioning of the stop and size heads (cfg.size_cond).
+ * (1) Its parameters (SY_NCF x H into the stop head, SY_NCF + 1 x H into
+ *     the size head, no bias) come after all others, which keep their
+ *     initial values; at their zero initialisation the losses and the
+ *     other parameters' gradients equal those of the model without it bit
+ *     for bit, and so do its samples.
+ * (2) With its weights set, the count loss depends on them (the attribute
+ *     and edge losses do not), and their gradients match central finite
+ *     differences on both graphs of the toy. */
+static void test_size_cond(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  toy_data(&d);
+  etsim_synth_model_t *m0 = toy_model(&d), *m1;
+  etsim_synth_config_t c = m0->cfg;
+  c.size_cond = 1;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth__model_new(&d, &c, &m1, &err), 0);
+  assert_int_equal(etsim_synth__alloc_params(m1, 1, 7), 0);
+  size_t n0 = m0->n_params, nc = (size_t)(2 * SY_NCF + 1) * c.hidden;
+  TU_EQ(m1->n_params, n0 + nc);
+  assert_ptr_equal(m1->ncs.w, m1->w + n0);
+  zero_extension_learns(m0, m1, &d);
+  same_sample_sets(m0, m1, d.n_ch);
+  /* (2) */
+  etsim_rng_t r;
+  etsim_rng_seed(&r, 42);
+  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  for (size_t gi = 0; gi < d.n_graphs; gi++) {
+    double l0, l1, p0[3], p1[3];
+    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 0, 1, &l0, p0, &err), 0);
+    memset(m1->g, 0, sizeof(float) * m1->n_params);
+    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
+    print_message("graph %zu, count weights set: count loss %.9g (without %.9g)\n", gi, p1[0],
+                  p0[0]);
+    TU_EQ(p1[1], p0[1]);
+    TU_EQ(p1[2], p0[2]);
+    TU_GT(fabs(p1[0] - p0[0]), 1e-4);
+    size_t bad = 0, nz = 0;
+    for (size_t i = n0; i < m1->n_params; i++) {
+      double num = num_grad(m1, &d, &d.g[gi], 11, i), ana = m1->g[i];
+      nz += ana != 0;
+      if (fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana)) > 0.03) {
+        bad++;
+        print_message("count param %zu: analytic %.6g numeric %.6g\n", i - n0, ana, num);
+      }
+    }
+    TU_EQ(bad, 0);
+    TU_GT(nz * 2, nc);
+  }
+  etsim_synth_model_free(m0);
+  etsim_synth_model_free(m1);
+  etsim_synth_data_free(&d);
+}
+
 static int same_dag(const etsim_synth_dag_t *a, const etsim_synth_dag_t *b, uint32_t n_ch) {
   return a->n_nodes == b->n_nodes && a->n_edges == b->n_edges &&
          !memcmp(a->x, b->x, sizeof(uint32_t) * a->n_nodes * n_ch) &&
@@ -671,6 +726,7 @@ int main(void) {
       cmocka_unit_test(test_film),
       cmocka_unit_test(test_edge_scale),
       cmocka_unit_test(test_size_match),
+      cmocka_unit_test(test_size_cond),
   };
   return TU_RUN(tests, NULL, NULL);
 }
