@@ -8,6 +8,15 @@
 #include <math.h>
 #include <string.h>
 
+/* A model of configuration c on d, its parameters drawn with seed 7. */
+static etsim_synth_model_t *toy_with(const etsim_synth_data_t *d, const etsim_synth_config_t *c) {
+  etsim_synth_model_t *m;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth__model_new(d, c, &m, &err), 0);
+  assert_int_equal(etsim_synth__alloc_params(m, 1, 7), 0);
+  return m;
+}
+
 /* ctx: the context mask, or -1 for the default. */
 static etsim_synth_model_t *toy_model_ctx(const etsim_synth_data_t *d, int ctx) {
   etsim_synth_config_t c;
@@ -18,11 +27,7 @@ static etsim_synth_model_t *toy_model_ctx(const etsim_synth_data_t *d, int ctx) 
   c.pair_hidden = 6;
   c.t_attr = 8;
   c.t_edge = 4;
-  etsim_synth_model_t *m;
-  etsim_error_t err = {0};
-  assert_int_equal(etsim_synth__model_new(d, &c, &m, &err), 0);
-  assert_int_equal(etsim_synth__alloc_params(m, 1, 7), 0);
-  return m;
+  return toy_with(d, &c);
 }
 static etsim_synth_model_t *toy_model(const etsim_synth_data_t *d) { return toy_model_ctx(d, -1); }
 
@@ -483,8 +488,7 @@ static void test_film(void **state) {
   etsim_synth_config_t c = m0->cfg;
   c.label_film = 1;
   etsim_error_t err = {0};
-  assert_int_equal(etsim_synth__model_new(&d, &c, &m1, &err), 0);
-  assert_int_equal(etsim_synth__alloc_params(m1, 1, 7), 0);
+  m1 = toy_with(&d, &c);
   int H = c.hidden;
   size_t n0 = m0->n_params, nf = 2 * ((size_t)SY_DY * 2 * H + 2 * (size_t)H);
   TU_EQ(m1->n_params, n0 + nf);
@@ -554,8 +558,7 @@ static void test_edge_scale(void **state) {
   etsim_synth_config_t c = m0->cfg;
   c.label_edge = 1;
   etsim_error_t err = {0};
-  assert_int_equal(etsim_synth__model_new(&d, &c, &m1, &err), 0);
-  assert_int_equal(etsim_synth__alloc_params(m1, 1, 7), 0);
+  m1 = toy_with(&d, &c);
   size_t n0 = m0->n_params, ne = (size_t)(SY_DY + 1) * c.pair_hidden;
   TU_EQ(m1->n_params, n0 + ne);
   zero_extension_learns(m0, m1, &d);
@@ -585,8 +588,7 @@ static void test_edge_scale(void **state) {
   c = m0->cfg;
   c.label_edge = 1;
   c.exact_candidates = 16;
-  assert_int_equal(etsim_synth__model_new(&d, &c, &m1, &err), 0);
-  assert_int_equal(etsim_synth__alloc_params(m1, 1, 7), 0);
+  m1 = toy_with(&d, &c);
   n0 = m1->n_params - ne;
   for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
   check_edge_scale_grad(m1, &d, 0, n0);
@@ -612,8 +614,7 @@ static void test_size_cond(void **state) {
   etsim_synth_config_t c = m0->cfg;
   c.size_cond = 1;
   etsim_error_t err = {0};
-  assert_int_equal(etsim_synth__model_new(&d, &c, &m1, &err), 0);
-  assert_int_equal(etsim_synth__alloc_params(m1, 1, 7), 0);
+  m1 = toy_with(&d, &c);
   size_t n0 = m0->n_params, nc = (size_t)(2 * SY_NCF + 1) * c.hidden;
   TU_EQ(m1->n_params, n0 + nc);
   assert_ptr_equal(m1->ncs.w, m1->w + n0);
