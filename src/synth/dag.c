@@ -44,9 +44,7 @@ int etsim_synth_data_add(etsim_synth_data_t *d, const etsim_synth_dag_t *g) {
   c.src = etsim_malloc(sizeof(uint32_t) * (g->n_edges ? g->n_edges : 1));
   c.dst = etsim_malloc(sizeof(uint32_t) * (g->n_edges ? g->n_edges : 1));
   if (!c.x || !c.src || !c.dst) {
-    etsim_free(c.x);
-    etsim_free(c.src);
-    etsim_free(c.dst);
+    etsim_synth__dag_free(&c);
     return ETSIM_ENOMEM;
   }
   memcpy(c.x, g->x, sizeof(uint32_t) * nx);
@@ -337,9 +335,7 @@ int etsim_synth_data_load_text(etsim_synth_data_t *d, const char *path, uint32_t
     size_t cap_e = 0;
     if ((rc = text_attrs(&L, &g, &cap_e, &maxx, err)) || (rc = text_edges(&L, &g, &cap_e, err)) ||
         (rc = text_check(path, gline, &g, &sc, err))) {
-      etsim_free(g.x);
-      etsim_free(g.src);
-      etsim_free(g.dst);
+      etsim_synth__dag_free(&g);
       goto out;
     }
     if ((rc = add_owned(d, &g))) {
@@ -654,9 +650,7 @@ static int add_window(etsim_synth_data_t *d, double y, const etsim_synth_dag_t *
   g.src = etsim_malloc(sizeof(uint32_t) * (ne + 1));
   g.dst = etsim_malloc(sizeof(uint32_t) * (ne + 1));
   if (!g.x || !g.src || !g.dst) {
-    etsim_free(g.x);
-    etsim_free(g.src);
-    etsim_free(g.dst);
+    etsim_synth__dag_free(&g);
     return ETSIM_ENOMEM;
   }
   ne = 0;
@@ -748,9 +742,7 @@ out:
   etsim_free(order);
   etsim_free(map);
   etsim_free(layer);
-  etsim_free(full.x);
-  etsim_free(full.src);
-  etsim_free(full.dst);
+  etsim_synth__dag_free(&full);
   etsim_et_trace_free(t);
   return rc;
 }

@@ -556,9 +556,7 @@ int etsim_synth_baseline(const etsim_synth_data_t *fit, size_t n, uint64_t seed,
       bad = !g.src || !g.dst;
     }
     if (bad || etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
-      etsim_free(g.x);
-      etsim_free(g.src);
-      etsim_free(g.dst);
+      etsim_synth__dag_free(&g);
       etsim_synth_data_free(out);
       goto oom;
     }
@@ -711,9 +709,7 @@ int etsim_synth_baseline_daggen(const etsim_synth_data_t *fit, size_t n, uint64_
       bad = !g.src || !g.dst;
     }
     if (bad || etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
-      etsim_free(g.x);
-      etsim_free(g.src);
-      etsim_free(g.dst);
+      etsim_synth__dag_free(&g);
       etsim_synth_data_free(out);
       goto oom;
     }

@@ -793,9 +793,7 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
     if ((rc = sample_match(m, &S, y, y2, base, target ? target[i] : 0, target ? tries : 1, &g)))
       break;
     if (etsim_grow((void **)&out->g, &out->cap, out->n_graphs + 1, sizeof *out->g)) {
-      etsim_free(g.x);
-      etsim_free(g.src);
-      etsim_free(g.dst);
+      etsim_synth__dag_free(&g);
       rc = ETSIM_ENOMEM;
       break;
     }
