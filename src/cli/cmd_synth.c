@@ -408,13 +408,15 @@ static int given_labels(const char *labels_from, const char *label_file, int hav
     }
     labels = l2;
     for (size_t i = nl * *dim; i < *n * *dim; i++) labels[i] = labels[i % (nl * *dim)];
-    uint32_t *n2 = nodes ? realloc(*nodes, sizeof(uint32_t) * *n) : NULL;
-    if (nodes && !n2) {
-      free(labels);
-      return ETSIM_EXIT_INTERNAL;
+    if (nodes && *nodes) { /* --labels-from's node counts, cycled alike */
+      uint32_t *n2 = realloc(*nodes, sizeof(uint32_t) * *n);
+      if (!n2) {
+        free(labels);
+        return ETSIM_EXIT_INTERNAL;
+      }
+      *nodes = n2;
+      for (size_t i = nl; i < *n; i++) n2[i] = n2[i % nl];
     }
-    if (nodes) *nodes = n2;
-    for (size_t i = nl; nodes && i < *n; i++) n2[i] = n2[i % nl];
   }
   *out = labels;
   return -1;

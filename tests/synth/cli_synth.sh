@@ -150,6 +150,16 @@ cmp -s <(grep -v '^#' "$T/gw2.txt") <(grep -v '^#' "$T/glmd.txt") \
   || fail "--label-file differs from --labels-from for a model without --size-cond"
 cmp -s <(grep -v '^#' "$T/gms.txt") <(grep -v '^#' "$T/glms.txt") \
   && fail "--size-cond: --labels-from's node counts changed nothing"
+# A label file cycled to -n DAGs carries no node counts either: the same
+# DAGs as the label written out that many times (the training mean).
+head -n 1 "$T/lab.txt" > "$T/lab1s.txt"
+awk '{for (i = 1; i <= 3; i++) print $1 "_" i, $2}' "$T/lab1s.txt" > "$T/lab3s.txt"
+"$BIN" synth sample --model "$T/ms.bin" --label-file "$T/lab1s.txt" -n 3 --seed 2 \
+  -o "$T/gc1.txt" 2>/dev/null || fail "sample a cycled --label-file, ms.bin"
+"$BIN" synth sample --model "$T/ms.bin" --label-file "$T/lab3s.txt" --seed 2 \
+  -o "$T/gc3.txt" 2>/dev/null || fail "sample --label-file of three lines, ms.bin"
+cmp -s <(grep -v '^#' "$T/gc1.txt") <(grep -v '^#' "$T/gc3.txt") \
+  || fail "--size-cond: a cycled --label-file conditioned on other node counts"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/g.txt" --real-train "$T/train.txt" \
   --sur-epochs 20 --sur-hidden 16 --sur-mp-layers 2 --json > "$T/ev.json" || fail "eval"
 grep -q '"validity": 1,' "$T/ev.json" || fail "validity not 1: $(cat "$T/ev.json")"
