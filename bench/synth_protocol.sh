@@ -48,7 +48,9 @@
 #                  "Size matching").  Node-count conditioning: the train
 #                  option --size-cond; the samples then follow tr.txt's
 #                  and sel.txt's node counts (docs/synth.md, "Node-count
-#                  conditioning").
+#                  conditioning"); the stop head alone: --size-cond-stop
+#                  (measured worse, docs/synth.md, "Node-count
+#                  conditioning of the stop head alone").
 #   PRETRAIN_OPTS  extra options of the pretrain row only (e.g. "--lr
 #                  3e-4" for the fine-tune, --pretrain-epochs N).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows

@@ -179,9 +179,15 @@ typedef struct etsim_synth_config {
    * still to come; n is a training graph's own count, and at sampling
    * etsim_synth_sample_sized's nodes[i] (else the training mean).  Its
    * weights start at zero, after all others.  Model version 10 (a file
-   * without it stays version 7, 8 or 9).  Default 0. */
+   * without it stays version 7, 8 or 9).  ETSIM_SYNTH_SIZE_COND_STOP
+   * conditions the stop head alone (the same count features and map; the
+   * size head as without the option, no parameters of its own): model
+   * version 11.  0 (default) off, 1 (ETSIM_SYNTH_SIZE_COND_HEADS) both
+   * heads, 2 the stop head only. */
   int size_cond;
 } etsim_synth_config_t;
+#define ETSIM_SYNTH_SIZE_COND_HEADS 1
+#define ETSIM_SYNTH_SIZE_COND_STOP 2
 #define ETSIM_SYNTH_HIST_DENOISE 1
 #define ETSIM_SYNTH_HIST_SIZE 2
 #define ETSIM_SYNTH_CTX_PROGRESS 4
@@ -219,7 +225,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 10
+#define ETSIM_SYNTH_MODEL_VERSION 11
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number

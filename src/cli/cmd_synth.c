@@ -218,7 +218,7 @@ static int data_in_order(const cli_list_t *l, const char **args, int n_args, int
 
 static int cmd_train(int argc, char **argv) {
   const char *data[64], *args[64], *val = NULL, *outp = NULL, *label_path = NULL;
-  int n_args = 0, quiet = 0, film = 0, label_edge = 0, size_cond = 0;
+  int n_args = 0, quiet = 0, film = 0, label_edge = 0, size_cond = 0, size_cond_stop = 0;
   cli_list_t data_opt;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -271,6 +271,9 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_FLAG("--size-cond", NULL, &size_cond,
                  "the stop and size heads also read the node count (sample: that of\n"
                  "--labels-from's graph i; model version 10)"),
+      CLI_O_FLAG("--size-cond-stop", NULL, &size_cond_stop,
+                 "as --size-cond for the stop head alone; the size head reads no node count\n"
+                 "(model version 11)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -287,6 +290,8 @@ static int cmd_train(int argc, char **argv) {
   cli_lists_free(opts);
   if (nd < 0) return ETSIM_EXIT_USAGE;
   if (!nd || !outp) return cli_usage_error("synth train needs --data and -o (see --help)");
+  if (size_cond && size_cond_stop)
+    return cli_usage_error("--size-cond and --size-cond-stop exclude each other");
   cfg.epochs = (int)epochs, cfg.hidden = (int)hidden, cfg.mp_layers = (int)mp;
   cfg.batch = (int)batch, cfg.t_attr = (int)t_attr, cfg.t_edge = (int)t_edge;
   cfg.exact_candidates = (int)exact, cfg.ctx_hist = (int)hist, cfg.lr = (float)lr;
@@ -294,7 +299,9 @@ static int cmd_train(int argc, char **argv) {
   cfg.label_film = film;
   cfg.label_edge = label_edge;
   cfg.ema = (float)ema;
-  cfg.size_cond = size_cond;
+  cfg.size_cond = size_cond        ? ETSIM_SYNTH_SIZE_COND_HEADS
+                  : size_cond_stop ? ETSIM_SYNTH_SIZE_COND_STOP
+                                   : 0;
   to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;
@@ -453,7 +460,7 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
  * *labels from --label/--label2 when no file gave them, and sample; nodes
  * (--labels-from, else NULL): the node count each DAG is matched to over
  * `tries` draws (--match-size; 0 is one draw) and that a model trained
- * with --size-cond conditions on. */
+ * with --size-cond or --size-cond-stop conditions on. */
 static int sample_model(const char *modelp, double edge_temp, double guidance, double guidance_edge,
                         uint32_t max_parents, int project, double label, double label2, size_t n,
                         uint64_t seed, double **labelsp, uint32_t *dimp, const char *label_file,

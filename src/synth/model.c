@@ -143,10 +143,8 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
     lin(&c, &m->af2, SY_DY, 2 * H, 1);
   }
   if (m->cfg.label_edge) lin(&c, &m->ef, SY_DY, P, 1);
-  if (m->cfg.size_cond) {
-    lin(&c, &m->ncs, SY_NCF, H, 0);
-    lin(&c, &m->ncc, SY_NCF + 1, H, 0);
-  }
+  if (m->cfg.size_cond) lin(&c, &m->ncs, SY_NCF, H, 0);
+  if (m->cfg.size_cond == ETSIM_SYNTH_SIZE_COND_HEADS) lin(&c, &m->ncc, SY_NCF + 1, H, 0);
   return c.off;
 }
 
@@ -294,6 +292,8 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
                            "model size out of range (hidden 4..4096, "
                            "mp_layers 0..%d, T 1..%d)",
                            SY_MAXK, SY_MAXT);
+  if (cfg->size_cond < 0 || cfg->size_cond > ETSIM_SYNTH_SIZE_COND_STOP)
+    return etsim_error_set(err, ETSIM_EINVAL, "size_cond %d: must be 0, 1 or 2", cfg->size_cond);
   etsim_synth_model_t *m = etsim_calloc(1, sizeof *m);
   if (!m) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   m->cfg = *cfg;
@@ -1203,16 +1203,21 @@ static int gl_sizes(gl_t *g, double *loss) {
       memcpy(f + SY_SIZEF, hlast + (size_t)l * m->sum_cls, sizeof(float) * m->sum_cls);
   }
   etsim_synth__nn_linear_fwd(&m->c1, ns, cf, cp);
-  /* Node-count conditioning (cfg.size_cond): the graph's own count. */
+  /* Node-count conditioning (cfg.size_cond): the graph's own count, into
+   * the stop head (nfs) and, unless only the stop head reads it, the size
+   * head (nf). */
   uint32_t nn = R->ls[L + 1] - 1;
   float *nf = NULL, *nfs = NULL;
   if (m->cfg.size_cond) {
-    nf = etsim_synth__pz(p, (size_t)ns * (SY_NCF + 1));
     nfs = etsim_synth__pz(p, (size_t)(L ? L : 1) * SY_NCF);
+    if (p->oom) return ETSIM_ENOMEM;
+    for (int l = 0; l < L; l++) etsim_synth__count_feats(nn, nfs + (size_t)l * SY_NCF);
+  }
+  if (m->cfg.size_cond == ETSIM_SYNTH_SIZE_COND_HEADS) {
+    nf = etsim_synth__pz(p, (size_t)ns * (SY_NCF + 1));
     if (p->oom) return ETSIM_ENOMEM;
     for (int l = 0; l <= L; l++)
       etsim_synth__count_size_feats(nn, R->ls[l + 1] - 1, nf + (size_t)l * (SY_NCF + 1));
-    for (int l = 0; l < L; l++) etsim_synth__count_feats(nn, nfs + (size_t)l * SY_NCF);
     etsim_synth__nn_linear_fwd_add(&m->ncc, ns, nf, cp, 0);
   }
   etsim_synth__nn_gelu_fwd((size_t)ns * H, cp, ch);

@@ -679,7 +679,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
       for (uint32_t k = 0; k < m->sum_cls; k++)
         cfeat[SY_SIZEF + k] = (float)(log1p((double)hl[k]) / 2);
     etsim_synth__nn_linear_fwd(&m->c1, 1, cfeat, cp);
-    if (m->cfg.size_cond) {
+    if (m->cfg.size_cond == ETSIM_SYNTH_SIZE_COND_HEADS) {
       etsim_synth__count_size_feats(S->cond_n, N, ncf);
       etsim_synth__nn_linear_fwd_add(&m->ncc, 1, ncf, cp, 0);
     }
@@ -834,6 +834,10 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
 /* Version 10: the value 64 there marks node-count conditioning (config
  * size_cond), whose parameters follow the edge label scale's. */
 #define HDR_SIZE 64u
+/* Version 11: the value 128 there marks node-count conditioning of the
+ * stop head alone (config size_cond ETSIM_SYNTH_SIZE_COND_STOP), whose
+ * parameters (the stop head's part only) sit where version 10's begin. */
+#define HDR_SIZE_STOP 128u
 
 typedef struct {
   uint8_t *buf;
@@ -859,9 +863,14 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   const etsim_synth_config_t *c = &m->cfg;
   /* A model without FiLM, the edge label scale and node-count
    * conditioning is written as version 7, one with FiLM only as version 8,
-   * one with the edge label scale as 9, byte for byte as before, so older
-   * etsim binaries still read them. */
-  put_u32(&b, c->size_cond ? 10u : c->label_edge ? 9u : c->label_film ? 8u : 7u);
+   * one with the edge label scale as 9, one with node-count conditioning
+   * as 10, byte for byte as before, so older etsim binaries still read
+   * them; the stop head's conditioning alone makes it version 11. */
+  put_u32(&b, c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? 11u
+              : c->size_cond                             ? 10u
+              : c->label_edge                            ? 9u
+              : c->label_film                            ? 8u
+                                                         : 7u);
   put_u32(&b, 0x01020304u); /* byte order check */
   put_u32(&b, (uint32_t)c->hidden);
   put_u32(&b, (uint32_t)c->mp_layers);
@@ -869,7 +878,10 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
   put_u32(&b, (uint32_t)c->t_attr);
   put_u32(&b, (uint32_t)c->t_edge);
   put_u32(&b, (uint32_t)c->ctx_hist | (c->label_film ? HDR_FILM : 0u) |
-                  (c->label_edge ? HDR_EDGE : 0u) | (c->size_cond ? HDR_SIZE : 0u));
+                  (c->label_edge ? HDR_EDGE : 0u) |
+                  (c->size_cond == ETSIM_SYNTH_SIZE_COND_HEADS  ? HDR_SIZE
+                   : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? HDR_SIZE_STOP
+                                                                : 0u));
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -963,7 +975,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
   /* Version 5 lacks only the second label component (a one-component
    * model), version 6 only the class recency flag, version 7 only the FiLM
    * flag, version 8 only the edge label scale's, version 9 only the
-   * node-count conditioning's; older versions differ in layout. */
+   * node-count conditioning's, version 10 only that of the stop head
+   * alone; older versions differ in layout. */
   if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
@@ -991,10 +1004,12 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE));
+  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP));
   m->cfg.label_film = ver >= 8 && (f[5] & HDR_FILM);
   m->cfg.label_edge = ver >= 9 && (f[5] & HDR_EDGE);
-  m->cfg.size_cond = ver >= 10 && (f[5] & HDR_SIZE);
+  m->cfg.size_cond = ver >= 10 && (f[5] & HDR_SIZE)        ? ETSIM_SYNTH_SIZE_COND_HEADS
+                     : ver >= 11 && (f[5] & HDR_SIZE_STOP) ? ETSIM_SYNTH_SIZE_COND_STOP
+                                                           : 0;
   m->kind = (int)f[6];
   m->n_ch = f[7];
   m->max_size = f[12];
@@ -1015,15 +1030,17 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                            path, f[14], MAX_MODEL_NODES);
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
                f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
-               f[5] <= (ver >= 10  ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE
-                        : ver >= 9 ? 15u | HDR_FILM | HDR_EDGE
-                        : ver >= 8 ? 15u | HDR_FILM
-                        : ver >= 7 ? 15u
-                                   : 7u) &&
-               f[6] <= 1 && f[7] >= 1 && f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 &&
-               f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 && f[14] <= MAX_MODEL_NODES &&
-               m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
-               m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
+               f[5] <= (ver >= 11   ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP
+                        : ver >= 10 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE
+                        : ver >= 9  ? 15u | HDR_FILM | HDR_EDGE
+                        : ver >= 8  ? 15u | HDR_FILM
+                        : ver >= 7  ? 15u
+                                    : 7u) &&
+               !((f[5] & HDR_SIZE) && (f[5] & HDR_SIZE_STOP)) && f[6] <= 1 && f[7] >= 1 &&
+               f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 && f[12] <= 100000 && f[13] >= 1 &&
+               f[14] >= 1 && f[14] <= MAX_MODEL_NODES && m->mean_indeg >= 1 &&
+               isfinite(m->mean_indeg) && m->y_std > 0 && m->mean_steps >= 1 &&
+               m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
                isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
     m->n_cls[c] = f[8 + c];

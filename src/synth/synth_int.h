@@ -76,7 +76,8 @@ struct etsim_synth_model {
   nn_linear_t ef;
   /* Node-count conditioning (cfg.size_cond): the SY_NCF count features
    * into the stop head's first layer (ncs), those and the nodes still to
-   * come into the size head's (ncc); no bias, zero-initialised. */
+   * come into the size head's (ncc, only with ETSIM_SYNTH_SIZE_COND_HEADS);
+   * no bias, zero-initialised. */
   nn_linear_t ncs, ncc;
   /* Edge denoiser: split first layer (per candidate: es_z on Z plus es_g
    * on gap features; per new node: ed), then a ReLU and one output. */

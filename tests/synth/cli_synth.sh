@@ -150,6 +150,19 @@ cmp -s <(grep -v '^#' "$T/gw2.txt") <(grep -v '^#' "$T/glmd.txt") \
   || fail "--label-file differs from --labels-from for a model without --size-cond"
 cmp -s <(grep -v '^#' "$T/gms.txt") <(grep -v '^#' "$T/glms.txt") \
   && fail "--size-cond: --labels-from's node counts changed nothing"
+# The stop head's conditioning alone (--size-cond-stop): a version-11
+# model, other DAGs than --size-cond's, and --labels-from's node counts
+# again change them; with --size-cond it is a usage error.
+option_model --size-cond-stop mss 11
+cmp -s <(grep -v '^#' "$T/gmss.txt") <(grep -v '^#' "$T/gms.txt") \
+  && fail "--size-cond-stop sampled as --size-cond"
+"$BIN" synth sample --model "$T/mss.bin" --label-file "$T/lab.txt" --seed 2 --guidance 2 \
+  -o "$T/glmss.txt" 2>/dev/null || fail "sample --label-file, mss.bin"
+cmp -s <(grep -v '^#' "$T/gmss.txt") <(grep -v '^#' "$T/glmss.txt") \
+  && fail "--size-cond-stop: --labels-from's node counts changed nothing"
+"$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --size-cond --size-cond-stop 2>"$T/e"
+[ $? -eq 2 ] || fail "--size-cond --size-cond-stop exit"
+grep -q "exclude each other" "$T/e" || fail "--size-cond --size-cond-stop message: $(cat "$T/e")"
 # A label file cycled to -n DAGs carries no node counts either: the same
 # DAGs as the label written out that many times (the training mean).
 head -n 1 "$T/lab.txt" > "$T/lab1s.txt"
@@ -250,10 +263,10 @@ head -c 100 "$T/m.bin" > "$T/trunc.bin"
 "$BIN" synth sample --model "$T/trunc.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "truncated model exit"
 grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
-printf 'ETSYNTH\0\x0b\0\0\0' > "$T/v9.bin"
+printf 'ETSYNTH\0\x0c\0\0\0' > "$T/v9.bin"
 "$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 11, this etsim reads versions 5 to 10" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 12, this etsim reads versions 5 to 11" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"

@@ -651,6 +651,80 @@ static void test_size_cond(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* Node-count conditioning of the stop head alone (cfg.size_cond
+ * ETSIM_SYNTH_SIZE_COND_STOP).
+ * (1) Its parameters are the stop head's map only (SY_NCF x H, no bias),
+ *     after all others; at zero the losses, gradients and samples are
+ *     those of the model without it.
+ * (2) With its weights set, the count loss and the gradients of every
+ *     parameter equal those of the two-head model (size_cond 1) whose stop
+ *     map holds the same weights and whose size-head map is zero: the stop
+ *     head reads the count as there, the size head not at all.  And the
+ *     count loss differs from the model without it (the weights act).
+ * (3) Those gradients match central finite differences on both graphs. */
+static void test_size_cond_stop(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  toy_data(&d);
+  etsim_synth_model_t *m0 = toy_model(&d), *m1, *mh;
+  etsim_synth_config_t c = m0->cfg;
+  c.size_cond = ETSIM_SYNTH_SIZE_COND_STOP;
+  etsim_error_t err = {0};
+  m1 = toy_with(&d, &c);
+  c.size_cond = ETSIM_SYNTH_SIZE_COND_HEADS;
+  mh = toy_with(&d, &c);
+  size_t n0 = m0->n_params, nc = (size_t)SY_NCF * c.hidden;
+  TU_EQ(m1->n_params, n0 + nc);
+  assert_ptr_equal(m1->ncs.w, m1->w + n0);
+  zero_extension_learns(m0, m1, &d);
+  same_sample_sets(m0, m1, d.n_ch);
+  /* (2) */
+  etsim_rng_t r;
+  etsim_rng_seed(&r, 42);
+  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  memcpy(mh->w + n0, m1->w + n0, sizeof(float) * nc); /* mh's ncs; its ncc stays 0 */
+  for (size_t i = n0 + nc; i < mh->n_params; i++) TU_EQ(mh->w[i], 0.0f);
+  for (size_t gi = 0; gi < d.n_graphs; gi++) {
+    double l0, l1, lh, p0[3], p1[3], ph[3];
+    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 0, 1, &l0, p0, &err), 0);
+    memset(m1->g, 0, sizeof(float) * m1->n_params);
+    memset(mh->g, 0, sizeof(float) * mh->n_params);
+    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
+    assert_int_equal(etsim_synth__graph_loss(mh, &d, &d.g[gi], 11, 1, 1, &lh, ph, &err), 0);
+    print_message(
+        "graph %zu, stop count weights set: count loss %.9g (two heads %.9g, without "
+        "%.9g)\n",
+        gi, p1[0], ph[0], p0[0]);
+    TU_EQ(l1, lh);
+    TU_EQ(p1[0], ph[0]);
+    assert_memory_equal(m1->g, mh->g, sizeof(float) * m1->n_params);
+    TU_EQ(p1[1], p0[1]);
+    TU_EQ(p1[2], p0[2]);
+    TU_GT(fabs(p1[0] - p0[0]), 1e-4);
+    /* (3) */
+    size_t bad = 0, nz = 0;
+    for (size_t i = n0; i < m1->n_params; i++) {
+      double num = num_grad(m1, &d, &d.g[gi], 11, i), ana = m1->g[i];
+      nz += ana != 0;
+      if (fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana)) > 0.03) {
+        bad++;
+        print_message("stop count param %zu: analytic %.6g numeric %.6g\n", i - n0, ana, num);
+      }
+    }
+    TU_EQ(bad, 0);
+    TU_GT(nz * 2, nc);
+  }
+  /* Only 0, 1 and 2 are settings. */
+  etsim_synth_model_t *mx = NULL;
+  c.size_cond = 3;
+  assert_int_equal(etsim_synth__model_new(&d, &c, &mx, &err), ETSIM_EINVAL);
+  TU_CONTAINS(err.msg, "size_cond 3");
+  etsim_synth_model_free(m0);
+  etsim_synth_model_free(m1);
+  etsim_synth_model_free(mh);
+  etsim_synth_data_free(&d);
+}
+
 static int same_dag(const etsim_synth_dag_t *a, const etsim_synth_dag_t *b, uint32_t n_ch) {
   return a->n_nodes == b->n_nodes && a->n_edges == b->n_edges &&
          !memcmp(a->x, b->x, sizeof(uint32_t) * a->n_nodes * n_ch) &&
@@ -728,6 +802,7 @@ int main(void) {
       cmocka_unit_test(test_edge_scale),
       cmocka_unit_test(test_size_match),
       cmocka_unit_test(test_size_cond),
+      cmocka_unit_test(test_size_cond_stop),
   };
   return TU_RUN(tests, NULL, NULL);
 }

@@ -238,13 +238,13 @@ static void test_model_file(void **state) {
    * context: refused by version. */
   b[8] = 3; /* version field */
   spit(bad, b, n);
-  expect_load_error(bad, "version 3, this etsim reads versions 5 to 10");
+  expect_load_error(bad, "version 3, this etsim reads versions 5 to 11");
   b[8] = 4;
   spit(bad, b, n);
-  expect_load_error(bad, "version 4, this etsim reads versions 5 to 10");
-  b[8] = 11;
+  expect_load_error(bad, "version 4, this etsim reads versions 5 to 11");
+  b[8] = 12;
   spit(bad, b, n);
-  expect_load_error(bad, "version 11, this etsim reads versions 5 to 10");
+  expect_load_error(bad, "version 12, this etsim reads versions 5 to 11");
   /* A version-6 file (before the class recency and the communication-run
    * rule: 8 bytes fewer) loads and samples the same DAGs; a version-5 file
    * (before the second label component: 32 bytes fewer still) loads as a
@@ -925,6 +925,64 @@ static void test_size_cond(void **state) {
   etsim_synth_model_free(m);
 }
 
+/* Node-count conditioning of the stop head alone (config size_cond
+ * ETSIM_SYNTH_SIZE_COND_STOP, model version 11).  The toy's chains (one
+ * node per layer) hold 3 or 5 nodes at the same label, so their length is
+ * the stop head's decision alone.
+ * (1) Trained with it (same settings and seed as the shared model), 200
+ *     samples at targets of 3 and 5 nodes in turn hit their target's
+ *     length far more often than the shared model's.
+ * (2) Its file is version 11 with the flag word holding 128, holds the
+ *     stop head's count map only (SY_NCF x H parameters more than the
+ *     shared model) and round-trips; a version-10 file claiming the flag,
+ *     and a version-11 one claiming both 64 and 128, are refused. */
+static void test_size_cond_stop(void **state) {
+  (void)state;
+  etsim_error_t err = {0};
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  c.size_cond = ETSIM_SYNTH_SIZE_COND_STOP;
+  etsim_synth_model_t *m;
+  assert_int_equal(etsim_synth_train(&toy, &toy, &c, NULL, NULL, &m, &err), 0);
+  TU_EQ(m->cfg.size_cond, ETSIM_SYNTH_SIZE_COND_STOP);
+  TU_EQ(m->n_params, model->n_params + (size_t)SY_NCF * c.hidden);
+  uint32_t nodes[200];
+  for (int i = 0; i < 200; i++) nodes[i] = i % 2 ? 5 : 3;
+  int hit[2];
+  etsim_synth_model_t *ms[2] = {model, m};
+  for (int k = 0; k < 2; k++) {
+    etsim_synth_data_t out;
+    assert_int_equal(
+        etsim_synth_sample_sized(ms[k], 200, NULL, 1, nodes, 1, 5, 1, NULL, &out, &err), 0);
+    hit[k] = 0;
+    for (size_t i = 0; i < out.n_graphs; i++) {
+      assert_int_equal(etsim_synth_dag_valid(&out, &out.g[i]), 1);
+      hit[k] += out.g[i].n_nodes == nodes[i];
+    }
+    etsim_synth_data_free(&out);
+  }
+  print_message("samples of the target's length: without %d, stop head conditioned %d of 200\n",
+                hit[0], hit[1]);
+  TU_GE(hit[1], 180);
+  TU_GE(hit[1], hit[0] + 50);
+  /* (2) the flag word: histograms (1) and the stop head's conditioning (128) */
+  char path[512], bad[512];
+  check_model_file(m, "size_stop", 11, ETSIM_SYNTH_HIST_DENOISE | 128, 0, 0, path);
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(m2->cfg.size_cond, ETSIM_SYNTH_SIZE_COND_STOP);
+  etsim_synth_model_free(m2);
+  size_t n = 0;
+  unsigned char *b = slurp(path, &n);
+  assert_non_null(b);
+  b[8 + 4 + 4 + 5 * 4] |= 64; /* both node-count flags */
+  snprintf(bad, sizeof bad, "%s/size_both.model", tmp);
+  spit(bad, b, n);
+  expect_load_error(bad, "header values out of range");
+  free(b);
+  etsim_synth_model_free(m);
+}
+
 /* The moving average of the weights (config ema): with one optimiser step
  * (one epoch of one batch) the model is D w0 + (1 - D) w1, w0 the initial
  * weights and w1 those of the same training without the average. */
@@ -980,6 +1038,7 @@ int main(void) {
       cmocka_unit_test(test_label_edge),
       cmocka_unit_test(test_ema),
       cmocka_unit_test(test_size_cond),
+      cmocka_unit_test(test_size_cond_stop),
   };
   return TU_RUN(tests, setup, teardown);
 }
