@@ -51,6 +51,12 @@
 #                  conditioning"); the stop head alone: --size-cond-stop
 #                  (measured worse, docs/synth.md, "Node-count
 #                  conditioning of the stop head alone").
+#   ENSEMBLE=K     the generated sets come from K generators trained
+#                  alike with seeds s, s + 100, ... (all with the TRAIN
+#                  OPTIONS): graph i of tr.txt and sel.txt is sampled by
+#                  generator i mod K (sampling seed s), in the labels'
+#                  order, so the sets keep their size (docs/synth.md,
+#                  "An ensemble of generators"; not with PER_LABEL).
 #   PRETRAIN_OPTS  extra options of the pretrain row only (e.g. "--lr
 #                  3e-4" for the fine-tune, --pretrain-epochs N).
 #   AUG_WEIGHTS    weights of the generated DAGs in the real+gen rows
@@ -142,13 +148,45 @@ stats() { # stats TAG SEED FILE: graph statistics of FILE against test.txt
 : > results.txt
 : > surrogates.txt
 rm -f real_sur*.txt
+ensemble() { # ensemble SEED TRAIN_OPTS...: ENSEMBLE=K generators make gen and gen_sel
+  local s=$1 k part out
+  shift
+  for ((k = 1; k < ENSEMBLE; k++)); do
+    t=$(cpu /dev/null "$BIN" synth train --data tr.txt -o "gen${s}_e$k.bin" --epochs "$EPOCHS" \
+      --seed $((s + 100 * k)) --quiet "$@")
+    echo "$s generator_e$k epochs $EPOCHS cpu $t" >> results.txt
+  done
+  for part in tr sel; do
+    out=gen$s.txt
+    [ $part = sel ] && out=gen_sel$s.txt
+    # graph i of the part is sampled by generator i mod K (same sampling seed s)
+    awk -v K="$ENSEMBLE" '/^#/ {next} /^g / {g++} {print > ("ens_in" ((g - 1) % K) ".txt")}' $part.txt
+    for ((k = 0; k < ENSEMBLE; k++)); do
+      m=gen$s.bin
+      ((k > 0)) && m=gen${s}_e$k.bin
+      "$BIN" synth sample --model "$m" --labels-from "ens_in$k.txt" -o "ens_out$k.txt" \
+        --seed "$s" ${SAMPLE_OPTS:-} 2> /dev/null
+    done
+    # back in the part's order: graph i is graph i div K of output i mod K
+    awk -v K="$ENSEMBLE" 'FNR == 1 {f = nfile++; j = 0}
+      /^#/ {if (f == 0) hdr = hdr $0 "\n"; next}
+      /^g / {j++; n[f] = j}
+      {b[f, j] = b[f, j] $0 "\n"}
+      END {for (f = 0; f < K; f++) total += n[f]; sub(/graphs=[0-9]+/, "graphs=" total, hdr)
+        printf "%s", hdr; for (i = 0; ; i++) {f = i % K; j = int(i / K) + 1;
+        if (j > n[f]) break; printf "%s", b[f, j]}}' $(for ((k = 0; k < ENSEMBLE; k++)); do
+      echo "ens_out$k.txt"; done) > "$out"
+  done
+}
 for s in $SEEDS; do
   t=$(cpu /dev/null "$BIN" synth train --data tr.txt -o "gen$s.bin" --epochs "$EPOCHS" --seed "$s" \
     --quiet "$@")
   echo "$s generator epochs $EPOCHS cpu $t" >> results.txt
   : > "gen$s.txt"
   : > "gen_sel$s.txt"
+  if ((${ENSEMBLE:-1} > 1)); then ensemble "$s" "$@"; fi
   for ((k = 0; k < ${PER_LABEL:-1}; k++)); do
+    ((${ENSEMBLE:-1} > 1)) && break
     for part in tr sel; do
       out=gen$s.txt
       [ $part = sel ] && out=gen_sel$s.txt

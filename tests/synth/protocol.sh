@@ -58,4 +58,27 @@ cmp -s "$W/gen2.txt" "$T/one/gen2.txt" || fail "round 2 sampled differently"
 [ "$(field "$T/one/results.txt" "2 generated" pearson)" = "$g22" ] || fail "single-seed row"
 [ -z "$(field "$T/one/results.txt" "2 generated" nsur)" ] || fail "nsur without SURR_SEEDS"
 [ ! -s "$T/one/surrogates.txt" ] || fail "surrogates.txt without SURR_SEEDS"
+# ENSEMBLE=2: graph i of tr.txt and sel.txt sampled by generator i mod 2
+# (seeds 2 and 102), in the labels' order, the sets the size of the real ones.
+run "$T/e" "2" ENSEMBLE=2
+E="$T/e"
+[ -s "$E/gen2_e1.bin" ] && grep -q "^2 generator_e1 " "$E/results.txt" || fail "no second generator"
+labels() { awk '/^g / {printf "%.12g\n", $4}' "$1"; }
+for part in tr sel; do
+  out=$E/gen2.txt
+  [ $part = sel ] && out=$E/gen_sel2.txt
+  cmp -s <(labels "$E/$part.txt") <(labels "$out") || fail "$part: labels not in order"
+  grep -q "graphs=$(grep -c '^g ' "$E/$part.txt")\b" "$out" || fail "$part: header count"
+  for k in 0 1; do # each generator's graphs, sampled by hand on its share of the labels
+    m=$E/gen2.bin
+    [ $k = 1 ] && m=$E/gen2_e1.bin
+    awk -v k=$k '/^g / {g++} (g - 1) % 2 == k' "$E/$part.txt" > "$T/in$k.txt"
+    "$BIN" synth sample --model "$m" --labels-from "$T/in$k.txt" -o "$T/out$k.txt" --seed 2 2> /dev/null
+    cmp -s <(grep -v '^#' "$T/out$k.txt") <(awk -v k=$k '/^#/ {next} /^g / {g++} (g - 1) % 2 == k' "$out") \
+      || fail "$part: generator $k's graphs"
+  done
+done
+cmp -s "$E/gen2.bin" "$T/one/gen2.bin" || fail "the first generator is not the seed's own"
+cmp -s "$E/gen2.bin" "$E/gen2_e1.bin" && fail "the two generators are one"
+cmp -s "$E/gen2.txt" "$T/one/gen2.txt" && fail "ENSEMBLE=2 sampled as one generator"
 echo "ok"
