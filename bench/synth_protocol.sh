@@ -149,7 +149,7 @@ stats() { # stats TAG SEED FILE: graph statistics of FILE against test.txt
 : > surrogates.txt
 rm -f real_sur*.txt
 ensemble() { # ensemble SEED TRAIN_OPTS...: ENSEMBLE=K generators make gen and gen_sel
-  local s=$1 k part out
+  local s=$1 k part out m outs
   shift
   for ((k = 1; k < ENSEMBLE; k++)); do
     t=$(cpu /dev/null "$BIN" synth train --data tr.txt -o "gen${s}_e$k.bin" --epochs "$EPOCHS" \
@@ -161,7 +161,9 @@ ensemble() { # ensemble SEED TRAIN_OPTS...: ENSEMBLE=K generators make gen and g
     [ $part = sel ] && out=gen_sel$s.txt
     # graph i of the part is sampled by generator i mod K (same sampling seed s)
     awk -v K="$ENSEMBLE" '/^#/ {next} /^g / {g++} {print > ("ens_in" ((g - 1) % K) ".txt")}' $part.txt
+    outs=()
     for ((k = 0; k < ENSEMBLE; k++)); do
+      outs+=("ens_out$k.txt")
       m=gen$s.bin
       ((k > 0)) && m=gen${s}_e$k.bin
       "$BIN" synth sample --model "$m" --labels-from "ens_in$k.txt" -o "ens_out$k.txt" \
@@ -174,8 +176,7 @@ ensemble() { # ensemble SEED TRAIN_OPTS...: ENSEMBLE=K generators make gen and g
       {b[f, j] = b[f, j] $0 "\n"}
       END {for (f = 0; f < K; f++) total += n[f]; sub(/graphs=[0-9]+/, "graphs=" total, hdr)
         printf "%s", hdr; for (i = 0; ; i++) {f = i % K; j = int(i / K) + 1;
-        if (j > n[f]) break; printf "%s", b[f, j]}}' $(for ((k = 0; k < ENSEMBLE; k++)); do
-      echo "ens_out$k.txt"; done) > "$out"
+        if (j > n[f]) break; printf "%s", b[f, j]}}' "${outs[@]}" > "$out"
   done
 }
 for s in $SEEDS; do
