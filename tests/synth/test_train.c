@@ -876,6 +876,24 @@ static void test_label_edge(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* Of 200 samples of m asked for the toy's chain lengths 3 and 5 in turn
+ * (etsim_synth_sample_sized, one draw, seed 5), each valid, how many have
+ * the length asked for. */
+static int target_hits(etsim_synth_model_t *m) {
+  etsim_error_t err = {0};
+  uint32_t nodes[200];
+  for (int i = 0; i < 200; i++) nodes[i] = i % 2 ? 5 : 3;
+  etsim_synth_data_t out;
+  assert_int_equal(etsim_synth_sample_sized(m, 200, NULL, 1, nodes, 1, 5, 1, NULL, &out, &err), 0);
+  int hit = 0;
+  for (size_t i = 0; i < out.n_graphs; i++) {
+    assert_int_equal(etsim_synth_dag_valid(&out, &out.g[i]), 1);
+    hit += out.g[i].n_nodes == nodes[i];
+  }
+  etsim_synth_data_free(&out);
+  return hit;
+}
+
 /* Node-count conditioning of the stop and size heads (config size_cond,
  * model version 10).  The toy's chains hold 3 or 5 nodes at the same label,
  * so without it a sample's length is a coin flip whatever the target.
@@ -896,21 +914,7 @@ static void test_size_cond(void **state) {
   etsim_synth_model_t *m;
   assert_int_equal(etsim_synth_train(&toy, &toy, &c, NULL, NULL, &m, &err), 0);
   TU_EQ(m->cfg.size_cond, 1);
-  uint32_t nodes[200];
-  for (int i = 0; i < 200; i++) nodes[i] = i % 2 ? 5 : 3;
-  int hit[2];
-  etsim_synth_model_t *ms[2] = {model, m};
-  for (int k = 0; k < 2; k++) {
-    etsim_synth_data_t out;
-    assert_int_equal(
-        etsim_synth_sample_sized(ms[k], 200, NULL, 1, nodes, 1, 5, 1, NULL, &out, &err), 0);
-    hit[k] = 0;
-    for (size_t i = 0; i < out.n_graphs; i++) {
-      assert_int_equal(etsim_synth_dag_valid(&out, &out.g[i]), 1);
-      hit[k] += out.g[i].n_nodes == nodes[i];
-    }
-    etsim_synth_data_free(&out);
-  }
+  int hit[2] = {target_hits(model), target_hits(m)};
   print_message("samples of the target's length: without %d, with size_cond %d of 200\n", hit[0],
                 hit[1]);
   TU_GE(hit[1], 180);
@@ -946,21 +950,7 @@ static void test_size_cond_stop(void **state) {
   assert_int_equal(etsim_synth_train(&toy, &toy, &c, NULL, NULL, &m, &err), 0);
   TU_EQ(m->cfg.size_cond, ETSIM_SYNTH_SIZE_COND_STOP);
   TU_EQ(m->n_params, model->n_params + (size_t)SY_NCF * c.hidden);
-  uint32_t nodes[200];
-  for (int i = 0; i < 200; i++) nodes[i] = i % 2 ? 5 : 3;
-  int hit[2];
-  etsim_synth_model_t *ms[2] = {model, m};
-  for (int k = 0; k < 2; k++) {
-    etsim_synth_data_t out;
-    assert_int_equal(
-        etsim_synth_sample_sized(ms[k], 200, NULL, 1, nodes, 1, 5, 1, NULL, &out, &err), 0);
-    hit[k] = 0;
-    for (size_t i = 0; i < out.n_graphs; i++) {
-      assert_int_equal(etsim_synth_dag_valid(&out, &out.g[i]), 1);
-      hit[k] += out.g[i].n_nodes == nodes[i];
-    }
-    etsim_synth_data_free(&out);
-  }
+  int hit[2] = {target_hits(model), target_hits(m)};
   print_message("samples of the target's length: without %d, stop head conditioned %d of 200\n",
                 hit[0], hit[1]);
   TU_GE(hit[1], 180);
