@@ -472,6 +472,24 @@ static void same_sample_sets(etsim_synth_model_t *m0, etsim_synth_model_t *m1, u
   etsim_synth_data_free(&s1);
 }
 
+/* Extension weights drawn N(0, 0.3^2) for m's parameters n0 onwards. */
+static void ext_random(etsim_synth_model_t *m, size_t n0, etsim_rng_t *r) {
+  for (size_t i = n0; i < m->n_params; i++) m->w[i] = (float)(etsim_rng_normal(r) * 0.3);
+}
+
+/* m1 is m0 with an extension of n_ext parameters after all others: (1)
+ * at zero it trains and samples as m0 (zero_extension_learns,
+ * same_sample_sets); then (2) its weights are set at random (seed 42). */
+static void ext_zero_then_random(etsim_synth_model_t *m0, etsim_synth_model_t *m1,
+                                 const etsim_synth_data_t *d, size_t n_ext) {
+  TU_EQ(m1->n_params, m0->n_params + n_ext);
+  zero_extension_learns(m0, m1, d);
+  same_sample_sets(m0, m1, d->n_ch);
+  etsim_rng_t r;
+  etsim_rng_seed(&r, 42);
+  ext_random(m1, m0->n_params, &r);
+}
+
 /* The gradients m's loss on graph gi gave its parameters n0 onwards (an
  * extension's, just computed into m->g) match central finite differences
  * (within 3 %, seed 11); with nz_den, more than 1/nz_den of them are
@@ -510,13 +528,7 @@ static void test_film(void **state) {
   m1 = toy_with(&d, &c);
   int H = c.hidden;
   size_t n0 = m0->n_params, nf = 2 * ((size_t)SY_DY * 2 * H + 2 * (size_t)H);
-  TU_EQ(m1->n_params, n0 + nf);
-  zero_extension_learns(m0, m1, &d);
-  same_sample_sets(m0, m1, d.n_ch);
-  /* (2) */
-  etsim_rng_t r;
-  etsim_rng_seed(&r, 42);
-  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  ext_zero_then_random(m0, m1, &d, nf);
   double l0, l1, p0[3], p1[3];
   assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[0], 11, 0, 1, &l0, p0, &err), 0);
   memset(m1->g, 0, sizeof(float) * m1->n_params);
@@ -571,7 +583,7 @@ static void test_edge_scale(void **state) {
   /* (2) */
   etsim_rng_t r;
   etsim_rng_seed(&r, 42);
-  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  ext_random(m1, n0, &r);
   double l0, l1, p0[3], p1[3];
   assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[0], 11, 0, 1, &l0, p0, &err), 0);
   assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[0], 11, 0, 1, &l1, p1, &err), 0);
@@ -591,7 +603,7 @@ static void test_edge_scale(void **state) {
   c.exact_candidates = 16;
   m1 = toy_with(&d, &c);
   n0 = m1->n_params - ne;
-  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  ext_random(m1, n0, &r);
   check_edge_scale_grad(m1, &d, 0, n0);
   etsim_synth_model_free(m0);
   etsim_synth_model_free(m1);
@@ -617,14 +629,8 @@ static void test_size_cond(void **state) {
   etsim_error_t err = {0};
   m1 = toy_with(&d, &c);
   size_t n0 = m0->n_params, nc = (size_t)(2 * SY_NCF + 1) * c.hidden;
-  TU_EQ(m1->n_params, n0 + nc);
   assert_ptr_equal(m1->ncs.w, m1->w + n0);
-  zero_extension_learns(m0, m1, &d);
-  same_sample_sets(m0, m1, d.n_ch);
-  /* (2) */
-  etsim_rng_t r;
-  etsim_rng_seed(&r, 42);
-  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  ext_zero_then_random(m0, m1, &d, nc);
   for (size_t gi = 0; gi < d.n_graphs; gi++) {
     double l0, l1, p0[3], p1[3];
     assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 0, 1, &l0, p0, &err), 0);
@@ -665,14 +671,8 @@ static void test_size_cond_stop(void **state) {
   c.size_cond = ETSIM_SYNTH_SIZE_COND_HEADS;
   mh = toy_with(&d, &c);
   size_t n0 = m0->n_params, nc = (size_t)SY_NCF * c.hidden;
-  TU_EQ(m1->n_params, n0 + nc);
   assert_ptr_equal(m1->ncs.w, m1->w + n0);
-  zero_extension_learns(m0, m1, &d);
-  same_sample_sets(m0, m1, d.n_ch);
-  /* (2) */
-  etsim_rng_t r;
-  etsim_rng_seed(&r, 42);
-  for (size_t i = n0; i < m1->n_params; i++) m1->w[i] = (float)(etsim_rng_normal(&r) * 0.3);
+  ext_zero_then_random(m0, m1, &d, nc);
   memcpy(mh->w + n0, m1->w + n0, sizeof(float) * nc); /* mh's ncs; its ncc stays 0 */
   for (size_t i = n0 + nc; i < mh->n_params; i++) TU_EQ(mh->w[i], 0.0f);
   for (size_t gi = 0; gi < d.n_graphs; gi++) {
