@@ -1005,7 +1005,12 @@ static int host_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   return nic_kick(n, q->gport);
 }
 
-static int on_arrive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
+/* Inlined by force into the run loop, its only caller (with the switch
+ * and host receive paths): as a function of its own, its entry and exit
+ * (six saved registers, a large frame) and the call were some 16
+ * instructions an arrival, 3 % of the 128-host all-to-all's. */
+static inline __attribute__((always_inline)) int on_arrive(pk_net_t *n, uint32_t gp,
+                                                           const pk_hdr_t *h) {
   pk_port_t *p = &n->ports[gp];
   if (pk_hdr_type(h) == PK_PFC) {
     if (p->down) return 0; /* a failed port stays held (pkt_fail.c) */
