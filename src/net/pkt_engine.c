@@ -398,10 +398,8 @@ static uint64_t shared_used(const pk_mmu_t *m) {
   return m->ing > PK_RESERVE ? m->ing - PK_RESERVE : 0;
 }
 
-/* The ingress counts of switch s's local port k for priority qi. */
-static inline pk_mmu_t *mmu_at(pk_net_t *n, const pk_node_t *s, uint32_t k, int qi) {
-  return &n->mmu[s->mmu0 + (size_t)qi * s->nports + k];
-}
+/* The ingress counts of switch port gp (global index) for priority qi. */
+static inline pk_mmu_t *mmu_at(pk_net_t *n, uint32_t gp, int qi) { return &n->mmu_row[qi][gp]; }
 
 static int send_pfc(pk_net_t *n, uint32_t gp, int q, int pause) {
   if (n->ports[gp].down) return 0; /* the cable failed: nobody to tell */
@@ -475,7 +473,7 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
   p->qbytes_total -= size;
   if (qi) {
     pk_node_t *s = &n->nodes[p->node];
-    pk_mmu_t *m = mmu_at(n, s, in_port, qi);
+    pk_mmu_t *m = mmu_at(n, s->port0 + in_port, qi);
     ingress_release(s, m, size);
     /* one test, nearly always false, instead of one on the type (data
      * and ACKs alternate unpredictably): marking is possible only above
@@ -528,7 +526,7 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
    * the NIC's ACK queue), and the switches' own AckHighPrio is never set,
    * so queue 0 carries pause frames only. */
   int qi = (int)pk_hdr_pg(h);
-  pk_mmu_t *m = mmu_at(n, s, gp - s->port0, qi);
+  pk_mmu_t *m = mmu_at(n, gp, qi);
   if (qi) {
     uint32_t sz = h->size;
     uint64_t th = pfc_thresh(s, inp);
@@ -1511,14 +1509,12 @@ static int setup_ports(pk_net_t *n, const etsim_netpkt_topo_t *t, const char *tn
  * threshold shift) and ECN thresholds. */
 static int setup_switches(pk_net_t *n, etsim_error_t *err) {
   const etsim_netpkt_cfg_t *cfg = &n->cfg;
-  size_t n_mmu = 0;
-  for (uint32_t v = 0; v < n->n_nodes; v++)
-    if (n->nodes[v].is_switch) {
-      n->nodes[v].mmu0 = (uint32_t)n_mmu;
-      n_mmu += (size_t)PK_NPRIO * n->nodes[v].nports;
-    }
-  if (n_mmu > UINT32_MAX) return etsim_error_set(err, ETSIM_EINVAL, "too many switch ports");
-  n->mmu = etsim_calloc(n_mmu ? n_mmu : 1, sizeof *n->mmu);
+  /* a row per priority over all ports (hosts' entries unused: a sixth of
+   * a fat-tree's ports) */
+  size_t n_mmu = (size_t)PK_NPRIO * (n->n_ports ? n->n_ports : 1);
+  n->mmu = etsim_calloc(n_mmu, sizeof *n->mmu);
+  for (int qi = 0; n->mmu && qi < PK_NPRIO; qi++)
+    n->mmu_row[qi] = n->mmu + (size_t)qi * (n->n_ports ? n->n_ports : 1);
   n->ing_paused = etsim_calloc(n->n_ports ? n->n_ports : 1, 1);
   if (!n->mmu || !n->ing_paused) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   for (uint32_t v = 0; v < n->n_nodes; v++) {
@@ -1948,7 +1944,7 @@ int etsim_net__pkt_drop_queued(pk_net_t *n, uint32_t gp, int qi, const pk_hdr_t 
   n->lossy = 1;
   if (!p->is_switch || !qi) return 0;
   pk_node_t *s = &n->nodes[p->node];
-  pk_mmu_t *m = mmu_at(n, s, h->in_port, qi);
+  pk_mmu_t *m = mmu_at(n, s->port0 + h->in_port, qi);
   ingress_release(s, m, h->size);
   return ingress_resume(n, s, h->in_port, qi, m);
 }
