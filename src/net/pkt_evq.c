@@ -222,6 +222,36 @@ done:
   return 0;
 }
 
+int etsim_net__pkt_evq_push_new(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
+                                uint64_t b, const void *hint) {
+  uint32_t c = q->free;
+  if (c == PK_NONE) /* the pool grows */
+    return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
+  /* bn is at or after cur and within the window from it (the inline
+   * push's test): with no events in the calendar cur is the last popped
+   * one's bucket, and bn becomes both ends of the span, as in push_slow */
+  uint64_t bn = (uint64_t)t >> q->shift;
+  pk_evq_chunk_t *ch = &q->ch[c];
+  q->free = ch->next;
+  ch->next = PK_NONE;
+  ch->head = 0;
+  ch->n = 1;
+  pk_ev_t *x = &ch->ev[0];
+  x->t = t;
+  x->seq = seq;
+  x->kind = kind;
+  x->a = a;
+  x->b = b;
+  x->hint = hint;
+  pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
+  bk->head = bk->tail = c;
+  q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
+  if (!q->n_cal) q->cur = q->hi = bn;
+  else if (bn > q->hi) q->hi = bn;
+  q->n_cal++;
+  return 0;
+}
+
 int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   if (q->n_cal) {
     pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
