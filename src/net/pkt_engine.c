@@ -477,12 +477,14 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     ingress_release(s, m, size);
     /* one test, nearly always false, instead of one on the type (data
      * and ACKs alternate unpredictably): marking is possible only above
-     * a threshold, and a mark from an earlier hop is counted again.  ns-3
-     * asks ShouldSendCN of ACKs too, and between Kmin and Kmax that takes
-     * a draw (pkt_rng.c) whose mark nothing reads */
+     * a threshold (ecn_kb: at or under min(kmin, kmax); a queue between
+     * the two passes in vain), and a mark from an earlier hop is counted
+     * again (a data packet carries one only with ECN on).  ns-3 asks
+     * ShouldSendCN of ACKs too, and between Kmin and Kmax that takes a
+     * draw (pkt_rng.c) whose mark nothing reads */
     uint64_t e = p->q[qi].bytes;
-    if ((n->cfg.enable_qcn != 0) &
-        ((e > p->kmin) | (e > p->kmax) | ((type == PK_DATA) & ((flags & PK_HDR_ECN) != 0)))) {
+    if (((e >> 10) >= p->ecn_kb) |
+        ((flags & (PK_HDR_TYPE | PK_HDR_ECN)) == (PK_DATA | PK_HDR_ECN))) {
       int mark = 0;
       if (e > p->kmax) mark = 1;
       else if (e > p->kmin && p->kmax > p->kmin) {
@@ -1537,7 +1539,9 @@ static int setup_switches(pk_net_t *n, etsim_error_t *err) {
         p->kmin = (uint64_t)cfg->kmin_kb[e] * 1000;
         p->kmax = (uint64_t)cfg->kmax_kb[e] * 1000;
         p->pmax = cfg->pmax[e];
-      }
+      } else p->kmin = p->kmax = UINT64_MAX;
+      uint64_t from = (p->kmin < p->kmax ? p->kmin : p->kmax) >> 10;
+      p->ecn_kb = (uint16_t)(from < UINT16_MAX ? from : UINT16_MAX);
       p->headroom = rate * (uint64_t)(p->delay_ps / 1000) / 8 / 1000000000ull * 3;
       p->pfc_shift = 3;
       while (rate > n->nic_rate && p->pfc_shift > 0) {

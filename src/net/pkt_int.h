@@ -325,12 +325,15 @@ typedef struct pk_port {
   uint8_t done_pending, paused, rr;
   uint8_t qmask;     /* one bit per non-empty egress queue */
   uint8_t peer_host; /* the peer is a host (see pk_arrive_b) */
+  /* switch egress: min(kmin, kmax) >> 10, at most 65,535, so that a queue
+   * of e bytes can mark only when e >> 10 >= ecn_kb (switch_dequeue) */
+  uint16_t ecn_kb;
   int64_t tx_mtu_ps; /* serialisation of a full packet */
   int64_t tx_ack_ps; /* of an ACK */
   uint64_t qbytes_total, qbytes_peak;
   uint64_t tx_bytes;
   double err; /* loss at this port's receiver */
-  /* ECN (switch egress) */
+  /* ECN (switch egress); without it both UINT64_MAX, so nothing marks */
   uint64_t kmin, kmax;
   double pmax;
   /* MMU ingress (switch): the byte counts are in pk_net_t.mmu */
