@@ -1353,10 +1353,17 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
     pk_ev_t e;
     const pk_ev_t *x[4], *ahead = 0, *ep = &e;
     uint32_t m = 0;
+    /* the look-ahead's prefetches right away: one test of deep an event
+     * (with them after the clock's update, two were 0.5 % of the 128-host
+     * all-to-all's instructions); with none due they are in vain */
     if (deep) {
       if (!pk_evq_pop_until(&n->evq, t_max, &e)) ep = 0;
       pk_evq_ahead4(&n->evq, x);
-    } else ep = pk_evq_pop_ref(&n->evq, t_max, &ahead, &m);
+      prefetch_deep(n, x);
+    } else {
+      ep = pk_evq_pop_ref(&n->evq, t_max, &ahead, &m);
+      prefetch_near(n, ahead, m);
+    }
     if (!ep) { /* none due by t_max: done, unless at the stop instant */
       const pk_ev_t *h = pk_evq_peek(&n->evq);
       if (!h || h->t > t_ps) return 0;
@@ -1366,8 +1373,6 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
       }
       pk_evq_pop_until(&n->evq, h->t, &e);
       ep = &e;
-      x[0] = x[1] = x[2] = x[3] = 0; /* nothing to fetch ahead */
-      m = 0;
     }
     uint32_t kind = ep->kind, a = ep->a;
     uint64_t b = ep->b;
@@ -1378,8 +1383,6 @@ int etsim_netpkt_run_until(etsim_netpkt_t *net, int64_t t_ps, etsim_error_t *err
     n->now = ep->t;
     n->cur_seq = ep->seq;
     n->st.events++;
-    if (deep) prefetch_deep(n, x);
-    else prefetch_near(n, ahead, m);
     int rc = on_event(n, kind, a, b, err);
     if (rc) {
       if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "network: out of memory");
