@@ -63,7 +63,7 @@ int etsim_net__pkt_evq_init(pk_evq_t *q, uint32_t shift, uint32_t nb_log) {
     return ETSIM_ENOMEM;
   }
   for (size_t i = 0; i < nb; i++) q->bkt[i].head = q->bkt[i].tail = PK_NONE;
-  q->free = PK_NONE;
+  q->free = q->hch = PK_NONE;
   q->far_t = INT64_MAX;
   return 0;
 }
@@ -92,10 +92,11 @@ static void settle(pk_evq_t *q) {
   q->cur += skipped + bit - (i & 63);
 }
 
-void etsim_net__pkt_evq_chunk_done(pk_evq_t *q, pk_evq_bucket_t *bk) {
+void etsim_net__pkt_evq_chunk_done(pk_evq_t *q) {
+  pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
   uint32_t c = bk->head;
   pk_evq_chunk_t *ch = &q->ch[c];
-  bk->head = ch->next;
+  bk->head = q->hch = ch->next;
   ch->next = q->free;
   q->free = c;
   if (bk->head != PK_NONE) {
@@ -109,7 +110,10 @@ void etsim_net__pkt_evq_chunk_done(pk_evq_t *q, pk_evq_bucket_t *bk) {
   bk->tail = PK_NONE;
   uint64_t j = q->cur & q->mask;
   q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
-  if (q->n_cal) settle(q);
+  if (q->n_cal) {
+    settle(q);
+    q->hch = q->bkt[q->cur & q->mask].head;
+  }
 }
 
 /* A chunk from the free list, else a new one (the pool doubles; chunks are
@@ -217,6 +221,7 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
   }
 done:
   q->cur = lo;
+  q->hch = q->bkt[lo & q->mask].head;
   q->hi = hi;
   q->n_cal++;
   return 0;
@@ -246,23 +251,24 @@ int etsim_net__pkt_evq_push_new(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t k
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   bk->head = bk->tail = c;
   q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
-  if (!q->n_cal) q->cur = q->hi = bn;
-  else if (bn > q->hi) q->hi = bn;
+  if (!q->n_cal) {
+    q->cur = q->hi = bn;
+    q->hch = c;
+  } else if (bn > q->hi) q->hi = bn;
   q->n_cal++;
   return 0;
 }
 
 int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   if (q->n_cal) {
-    pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
-    pk_evq_chunk_t *ch = &q->ch[bk->head];
+    pk_evq_chunk_t *ch = &q->ch[q->hch];
     const pk_ev_t *x = &ch->ev[ch->head];
     const pk_ev_t *f = q->far.v;
     if (!q->far.n || x->t < f->t || (x->t == f->t && x->seq < f->seq)) {
       if (x->t > t_max) return 0;
       *out = *x;
       q->n_cal--;
-      if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q, bk);
+      if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q);
       return 1;
     }
   }
