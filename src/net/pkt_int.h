@@ -81,14 +81,14 @@ typedef struct pk_evq {
   uint32_t free; /* free chunks, linked by next */
   uint32_t shift;
   uint64_t mask;
-  uint64_t cur, hi; /* absolute bucket of the earliest / latest event; with none, cur is the
-                     * last popped one's (pkt_evq.c) */
-  uint32_t hch;     /* bucket cur's head chunk, while the calendar holds events: a pop
-                     * reads it rather than the bucket (5 instructions a pop) */
-  size_t n_cal;     /* events in the calendar */
-  pk_heap_t far;    /* the others */
-  int64_t far_t;    /* time of far's first event, INT64_MAX when empty */
-  pk_ev_t popped;   /* pk_evq_pop_ref's copy of an event it took off the heap */
+  uint64_t cur;   /* absolute bucket of the earliest event; with none, the last popped
+                   * one's (pkt_evq.c) */
+  uint32_t hch;   /* bucket cur's head chunk, while the calendar holds events: a pop
+                   * reads it rather than the bucket (5 instructions a pop) */
+  size_t n_cal;   /* events in the calendar */
+  pk_heap_t far;  /* the others */
+  int64_t far_t;  /* time of far's first event, INT64_MAX when empty */
+  pk_ev_t popped; /* pk_evq_pop_ref's copy of an event it took off the heap */
   uint64_t next_seq;
 } pk_evq_t;
 
@@ -130,7 +130,7 @@ static inline int pk_evq_push_hint(pk_evq_t *q, int64_t t, uint64_t seq, uint32_
   /* common case: a bucket within the window at or after the earliest one,
    * already holding events, all before this one, and room in its last
    * chunk (append).  One unsigned test covers bn < cur too, and keeps
-   * hi - cur within the window; a bucket holding events means a calendar
+   * the events within the window from cur; a bucket holding events means a calendar
    * that does (an empty bucket's tail is PK_NONE, and cur is meaningful). */
   if (bn - q->cur > q->mask) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   uint32_t c = q->bkt[bn & q->mask].tail;
@@ -147,7 +147,6 @@ static inline int pk_evq_push_hint(pk_evq_t *q, int64_t t, uint64_t seq, uint32_
   x->a = a;
   x->b = b;
   x->hint = hint;
-  if (bn > q->hi) q->hi = bn;
   q->n_cal++;
   return 0;
 }
