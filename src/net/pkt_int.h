@@ -366,7 +366,7 @@ typedef struct pk_port {
   uint32_t *qps;
   int64_t *rr_key;
   pk_rr_t *rrs;
-  size_t n_qps, cap_qps, cap_key, cap_rr, qp_rr;
+  size_t n_qps, cap_rr, qp_rr; /* cap_rr: the three arrays' room, grown together */
   /* No queue pair can send until one changes (see nic_kick_).  Whatever
    * may let a queue pair send (ACK, timer, rate or window change, resume)
    * must end with nic_kick(), which clears it. */
@@ -384,17 +384,17 @@ typedef struct pk_port {
                         holds without reading the queue pair's record */
   uint32_t n_fin;
   uint32_t pg_cnt[PK_NPRIO];
-  int64_t wake_min;
   uint32_t wake_gen;
+  int64_t wake_min;
   int64_t wake_t;
   /* queue-length histogram, 1 KB bins */
   uint32_t *hist;
   size_t n_hist;
+  uint16_t ifindex; /* 1-based */
   /* the cable failed (pkt_fail.c): routes avoid it and the port sends
    * nothing more (every priority held paused) */
   uint8_t down;
-  uint16_t ifindex; /* 1-based */
-  uint32_t peer;    /* node id (set-up, routes, reports) */
+  uint32_t peer; /* node id (set-up, routes, reports) */
 } pk_port_t;
 
 /* A queue pair of priority pg joins / leaves port p's round robin. */
@@ -410,6 +410,11 @@ static inline void pk_pg_sub(pk_port_t *p, unsigned pg) {
  * made every ring straddle two, and the 128-host run 10 % slower). */
 _Static_assert(offsetof(pk_port_t, q) % 32 == 0 && sizeof(pk_ring_t) == 32,
                "pk_port_t.q line-aligned");
+/* Ten lines: a port's address from its index is then a multiply by 5 and a
+ * shift (at 704 bytes, two multiplies; 1 % of the 128-host all-to-all's
+ * instructions), and the ports' first lines still fall in every other
+ * cache set (a power of two, 1 KB, would put them all in a sixteenth). */
+_Static_assert(sizeof(pk_port_t) == 640, "pk_port_t is ten cache lines");
 
 typedef struct pk_node {
   uint8_t is_switch;
@@ -882,10 +887,14 @@ static inline void pk_rr_sync(pk_net_t *n, pk_qp_t *q) {
  * robin.  0 or ETSIM_ENOMEM. */
 static inline int pk_rr_add(pk_net_t *n, pk_port_t *p, uint32_t id) {
   size_t k = p->n_qps + 1;
-  if (etsim_grow((void **)&p->qps, &p->cap_qps, k, sizeof *p->qps) ||
-      etsim_grow((void **)&p->rr_key, &p->cap_key, k, sizeof *p->rr_key) ||
-      etsim_grow((void **)&p->rrs, &p->cap_rr, k, sizeof *p->rrs))
+  /* the same growth from the same room: the three caps stay equal (one
+   * that grew before another failed is only larger than recorded) */
+  size_t c0 = p->cap_rr, c1 = c0, c2 = c0;
+  if (etsim_grow((void **)&p->qps, &c0, k, sizeof *p->qps) ||
+      etsim_grow((void **)&p->rr_key, &c1, k, sizeof *p->rr_key) ||
+      etsim_grow((void **)&p->rrs, &c2, k, sizeof *p->rrs))
     return ETSIM_ENOMEM;
+  p->cap_rr = c0;
   pk_qp_t *q = &n->qps[id];
   pk_rr_t *e = &p->rrs[p->n_qps];
   p->qps[p->n_qps] = id;
