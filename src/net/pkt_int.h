@@ -141,11 +141,13 @@ static inline int pk_evq_push_hint(pk_evq_t *q, int64_t t, uint64_t seq, uint32_
   uint32_t c = q->bkt[bn & q->mask].tail;
   if (c == PK_NONE) return etsim_net__pkt_evq_push_new(q, t, seq, kind, a, b, hint);
   pk_evq_chunk_t *ch = &q->ch[c];
-  if (ch->n == PK_EVQ_CHUNK) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
-  const pk_ev_t *last = &ch->ev[ch->n - 1];
-  if (last->t > t || (last->t == t && last->seq > seq))
+  uint32_t k = ch->n;
+  if (k == PK_EVQ_CHUNK) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
+  /* the new slot first, the last event just before it (one address) */
+  pk_ev_t *x = &ch->ev[k];
+  if (x[-1].t > t || (x[-1].t == t && x[-1].seq > seq))
     return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
-  pk_ev_t *x = &ch->ev[ch->n++];
+  ch->n = k + 1;
   x->t = t;
   x->seq = seq;
   x->kind = kind;
