@@ -219,6 +219,22 @@ static inline void hdr_put(pk_hdr_t *d, const uint64_t w[6]) {
   memcpy((char *)d + 32, &c, 16);
 }
 
+/* Store into d the header h with its words 3 and 4 replaced by w3 and w4:
+ * the other words go from h to d as they are, without the trip through a
+ * word array on the stack that hdr_get and hdr_put take (a switch's copy of
+ * each packet it queues, some 10 instructions fewer). */
+static inline void hdr_put_mid(pk_hdr_t *d, const pk_hdr_t *h, uint64_t w3, uint64_t w4) {
+  hdr_v2_t a;
+  uint64_t w2, w5;
+  memcpy(&a, h, 16);
+  memcpy(&w2, (const char *)h + 16, 8);
+  memcpy(&w5, (const char *)h + 40, 8);
+  hdr_v2_t b = {w2, w3}, c = {w4, w5};
+  memcpy((char *)d, &a, 16);
+  memcpy((char *)d + 16, &b, 16);
+  memcpy((char *)d + 32, &c, 16);
+}
+
 /* Point the header of words w at the route r, with the ports it leaves
  * its first PK_HDR_OUT switches by, out (routes[r + 1 ..], see
  * pk_hdr_t.out). */
@@ -551,12 +567,12 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   pk_port_t *op = &n->ports[out];
   pk_hdr_t *d = fifo_slot(n, op, qi, h->size);
   if (!d) return oom(n);
-  uint64_t w[6];
-  hdr_get(w, h);
-  w[HW_ROUTE_SIZE_INPORT] =
-      (w[HW_ROUTE_SIZE_INPORT] & 0xffffffffffffull) | (uint64_t)(uint16_t)(gp - s->port0) << 48;
-  w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~0xffffull) | (uint16_t)hop;
-  hdr_put(d, w);
+  uint64_t w3, w4;
+  memcpy(&w3, (const char *)h + 8 * HW_ROUTE_SIZE_INPORT, 8);
+  memcpy(&w4, (const char *)h + 8 * HW_HOP_FLAGS_OUT, 8);
+  w3 = (w3 & 0xffffffffffffull) | (uint64_t)(uint16_t)(gp - s->port0) << 48;
+  w4 = (w4 & ~0xffffull) | (uint16_t)hop;
+  hdr_put_mid(d, h, w3, w4);
   op->qbytes_total += h->size;
   if (op->qbytes_total > op->qbytes_peak) op->qbytes_peak = op->qbytes_total;
   if (qi && !(n->ing_paused[gp] & (1u << qi)) &&
