@@ -272,18 +272,22 @@ static inline int fifo_push(pk_net_t *n, pk_port_t *p, int qi, const pk_hdr_t *h
   return 0;
 }
 
-/* The head of queue qi, taken off it into w (words, see hdr_put). */
-static inline void fifo_pop(pk_port_t *p, int qi, uint64_t w[6]) {
+/* The head of queue qi, taken off it: its slot, whose bytes stay as they
+ * are until the next push to that queue (the caller sends it first, see
+ * transmit_copy), and its words 3 and 4 into *w3, *w4. */
+static inline const pk_hdr_t *fifo_take(pk_port_t *p, int qi, uint64_t *w3, uint64_t *w4) {
   pk_ring_t *f = &p->q[qi];
   const pk_hdr_t *h = &f->v[f->head];
-  hdr_get(w, h);
+  memcpy(w3, (const char *)h + 8 * HW_ROUTE_SIZE_INPORT, 8);
+  memcpy(w4, (const char *)h + 8 * HW_HOP_FLAGS_OUT, 8);
   f->head = (f->head + 1) & (f->cap - 1);
   if (!--f->n) p->qmask &= (uint8_t) ~(1u << qi);
   else { /* the next one, sent a packet time later (a header spans two lines) */
     __builtin_prefetch(&f->v[f->head]);
     __builtin_prefetch((const char *)&f->v[f->head] + 47);
   }
-  f->bytes -= (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
+  f->bytes -= (uint16_t)(*w3 >> 32);
+  return h;
 }
 
 /* ------------------------------------------------------------ transmit */
@@ -361,29 +365,53 @@ static inline __attribute__((always_inline)) int transmit_(pk_net_t *n, uint32_t
   return 0;
 }
 
-/* Port gp sends the header of words w (see hdr_put); next: see transmit_. */
-static inline __attribute__((always_inline)) int transmit(pk_net_t *n, uint32_t gp,
-                                                          const uint64_t w[6], const void *next) {
-  pk_port_t *p = &n->ports[gp];
-  pk_hdr_t *d = wire_slot(n, p);
-  if (!d) return oom(n);
-  hdr_put(d, w);
-  unsigned flags = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 16), type = flags & PK_HDR_TYPE;
+/* Port gp sends the header of words w2 .. w5 just stored in its wire slot
+ * d; next: see transmit_. */
+static inline __attribute__((always_inline)) int transmit_w(pk_net_t *n, uint32_t gp,
+                                                            const pk_hdr_t *d, uint64_t w2,
+                                                            uint64_t w3, uint64_t w4, uint64_t w5,
+                                                            const void *next) {
+  const pk_port_t *p = &n->ports[gp];
+  unsigned flags = (uint8_t)(w4 >> 16), type = flags & PK_HDR_TYPE;
   /* what the arrival will touch (pk_arrive_b): at a host the queue pair,
    * at a switch the port and queue the packet leaves by, out[hop] (the
    * header's hop counts the links crossed before this one) */
-  uint32_t arr = (uint32_t)w[2];
+  uint32_t arr = (uint32_t)w2;
   if (!p->peer_host) {
     /* out[hop] from the words, without branches (reading it back from
      * the slot just stored waited for the store: 7 % of the run in perf);
      * a pause frame's out ports are 0: a useless prefetch, no harm */
-    unsigned hop = (uint16_t)w[HW_HOP_FLAGS_OUT];
-    uint64_t o03 = w[HW_HOP_FLAGS_OUT] >> 32 | w[5] << 32, o45 = w[5] >> 32;
+    unsigned hop = (uint16_t)w4;
+    uint64_t o03 = w4 >> 32 | w5 << 32, o45 = w5 >> 32;
     uint32_t o = (uint16_t)((hop < 4 ? o03 : o45) >> (16 * (hop & 3)));
     arr = hop < PK_HDR_OUT ? pk_arrive_sw(p->peer_port0 + o, (flags >> PK_HDR_PG_SHIFT) & 7u)
                            : PK_NONE;
   }
-  return transmit_(n, gp, (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32), type, arr, d, next);
+  return transmit_(n, gp, (uint16_t)(w3 >> 32), type, arr, d, next);
+}
+
+/* Port gp sends the header of words w (see hdr_put); next: see transmit_. */
+static inline __attribute__((always_inline)) int transmit(pk_net_t *n, uint32_t gp,
+                                                          const uint64_t w[6], const void *next) {
+  pk_hdr_t *d = wire_slot(n, &n->ports[gp]);
+  if (!d) return oom(n);
+  hdr_put(d, w);
+  return transmit_w(n, gp, d, w[2], w[3], w[4], w[5], next);
+}
+
+/* Port gp sends the header in slot h (a queue's head just taken, see
+ * fifo_take) with its words 3 and 4 replaced by w3 and w4: copied into the
+ * wire slot without a trip through a word array (hdr_put_mid). */
+static inline __attribute__((always_inline)) int transmit_copy(pk_net_t *n, uint32_t gp,
+                                                               const pk_hdr_t *h, uint64_t w3,
+                                                               uint64_t w4, const void *next) {
+  pk_hdr_t *d = wire_slot(n, &n->ports[gp]);
+  if (!d) return oom(n);
+  hdr_put_mid(d, h, w3, w4);
+  uint64_t w2, w5;
+  memcpy(&w2, (const char *)h + 16, 8);
+  memcpy(&w5, (const char *)h + 40, 8);
+  return transmit_w(n, gp, d, w2, w3, w4, w5, next);
 }
 
 /* 1 when the port is still serialising (an end event is then pending).
@@ -481,11 +509,11 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
     qi = __builtin_ctz(after ? after : ready);
     p->rr = (uint8_t)qi;
   }
-  uint64_t w[6];
-  fifo_pop(p, qi, w);
-  uint32_t size = (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
-  uint32_t in_port = (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 48);
-  unsigned flags = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 16), type = flags & PK_HDR_TYPE;
+  uint64_t w3, w4;
+  const pk_hdr_t *h = fifo_take(p, qi, &w3, &w4);
+  uint32_t size = (uint16_t)(w3 >> 32);
+  uint32_t in_port = (uint16_t)(w3 >> 48);
+  unsigned flags = (uint8_t)(w4 >> 16), type = flags & PK_HDR_TYPE;
   p->qbytes_total -= size;
   if (qi) {
     pk_node_t *s = &n->nodes[p->node];
@@ -510,28 +538,28 @@ static int switch_dequeue(pk_net_t *n, uint32_t gp) {
       if (type == PK_DATA) {
         if (mark) flags |= PK_HDR_ECN;
         if (flags & PK_HDR_ECN) n->st.ecn_marks++;
-        w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 16)) | (uint64_t)flags << 16;
+        w4 = (w4 & ~(0xffull << 16)) | (uint64_t)flags << 16;
       }
     }
     int rc = ingress_resume(n, s, in_port, qi, m);
     if (rc) return rc;
   }
-  uint32_t nhop = (uint8_t)(w[HW_HOP_FLAGS_OUT] >> 24);
+  uint32_t nhop = (uint8_t)(w4 >> 24);
   if (n->cc == &etsim_net__pkt_cc_hpcc && type == PK_DATA && nhop < PK_MAX_HOPS) {
     /* ns-3's IntHop keeps time in ns, bytes in 128 B units and queue
      * length in 80 B units (times INT_MULTI); the HPCC rate law sees those
      * steps, so they are kept here too. */
-    uint32_t ints = (uint32_t)(w[2] >> 32);
+    uint32_t ints = h->ints;
     pk_hop_t *x = n->hops + (size_t)ints * PK_MAX_HOPS + nhop++;
     uint64_t bu = 128ull * n->cfg.int_multi, qu = 80ull * n->cfg.int_multi;
     x->ts_ps = n->now / 1000 * 1000;
     x->tx_bytes = p->tx_bytes / bu * bu;
     x->qlen_bytes = p->qbytes_total / qu * qu;
     x->rate_bps = p->rate_bps;
-    w[HW_HOP_FLAGS_OUT] = (w[HW_HOP_FLAGS_OUT] & ~(0xffull << 24)) | (uint64_t)nhop << 24;
+    w4 = (w4 & ~(0xffull << 24)) | (uint64_t)nhop << 24;
   }
   const pk_ring_t *f = &p->q[qi];
-  return transmit(n, gp, w, f->n ? &f->v[f->head] : NULL);
+  return transmit_copy(n, gp, h, w3, w4, f->n ? &f->v[f->head] : NULL);
 }
 
 static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
@@ -748,10 +776,10 @@ static int nic_send(pk_net_t *n, uint32_t gp) {
   pk_port_t *p = &n->ports[gp];
   int ack_prio = n->cfg.ack_high_prio ? 0 : 3;
   if (p->q[0].n && !(p->paused & (1u << ack_prio))) {
-    uint64_t w[6];
-    fifo_pop(p, 0, w);
-    p->qbytes_total -= (uint16_t)(w[HW_ROUTE_SIZE_INPORT] >> 32);
-    return transmit(n, gp, w, nic_next(n, p));
+    uint64_t w3, w4;
+    const pk_hdr_t *h = fifo_take(p, 0, &w3, &w4);
+    p->qbytes_total -= (uint16_t)(w3 >> 32);
+    return transmit_copy(n, gp, h, w3, w4, nic_next(n, p));
   }
   size_t cnt = p->n_qps;
   if (p->qps_blocked) goto wake;
