@@ -114,7 +114,7 @@ void etsim_net__pkt_evq_chunk_done(pk_evq_t *q) {
   bk->tail = PK_NONE;
   uint64_t j = q->cur & q->mask;
   q->bits[j >> 6] &= ~((uint64_t)1 << (j & 63));
-  if (q->n_cal) {
+  if (--q->n_bkt) {
     settle(q);
     q->hch = q->bkt[q->cur & q->mask].head;
   }
@@ -175,7 +175,7 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
    * event's bucket) when no live bucket is past the window from it: those
    * would lie in the slots of buckets bn .. cur - 1. */
   uint64_t lo = bn;
-  if (q->n_cal) {
+  if (q->n_bkt) {
     if (bn >= q->cur) {
       if (bn - q->cur > q->mask) return far_push(q, &e);
       lo = q->cur;
@@ -198,6 +198,7 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
     ch->ev[0] = e;
     bk->head = bk->tail = c;
     q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
+    q->n_bkt++;
   } else {
     /* The bucket is kept in (time, sequence) order: the event goes after
      * the last one that runs before it, looked for from the tail, since
@@ -244,7 +245,6 @@ int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t 
 done:
   q->cur = lo;
   q->hch = q->bkt[lo & q->mask].head;
-  q->n_cal++;
   return 0;
 }
 
@@ -272,23 +272,21 @@ int etsim_net__pkt_evq_push_new(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t k
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   bk->head = bk->tail = c;
   q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);
-  if (!q->n_cal) {
+  if (!q->n_bkt++) {
     q->cur = bn;
     q->hch = c;
   }
-  q->n_cal++;
   return 0;
 }
 
 int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
-  if (q->n_cal) {
+  if (q->n_bkt) {
     pk_evq_chunk_t *ch = &q->ch[q->hch];
     const pk_ev_t *x = &ch->ev[ch->head];
     const pk_ev_t *f = q->far.v;
     if (!q->far.n || x->t < f->t || (x->t == f->t && x->seq < f->seq)) {
       if (x->t > t_max) return 0;
       *out = *x;
-      q->n_cal--;
       if (++ch->head == ch->n) etsim_net__pkt_evq_chunk_done(q);
       return 1;
     }
@@ -296,6 +294,16 @@ int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
   if (!q->far.n || q->far.v[0].t > t_max) return 0;
   pk_heap_pop(&q->far, out);
   q->far_t = q->far.n ? q->far.v[0].t : INT64_MAX;
-  if (!q->n_cal) q->cur = (uint64_t)out->t >> q->shift; /* see push_slow */
+  if (!q->n_bkt) q->cur = (uint64_t)out->t >> q->shift; /* see push_slow */
   return 1;
+}
+
+size_t etsim_net__pkt_evq_size(const pk_evq_t *q) {
+  size_t n = q->far.n;
+  for (size_t w = 0; q->n_bkt && w <= q->mask >> 6; w++)
+    for (uint64_t word = q->bits[w]; word; word &= word - 1) {
+      const pk_evq_bucket_t *bk = &q->bkt[w * 64 + (size_t)__builtin_ctzll(word)];
+      for (uint32_t c = bk->head; c != PK_NONE; c = q->ch[c].next) n += q->ch[c].n - q->ch[c].head;
+    }
+  return n;
 }

@@ -86,11 +86,13 @@ typedef struct pk_evq {
   uint32_t free; /* free chunks, linked by next */
   uint32_t shift;
   uint64_t mask;
-  uint64_t cur;   /* absolute bucket of the earliest event; with none, the last popped
-                   * one's (pkt_evq.c) */
-  uint32_t hch;   /* bucket cur's head chunk, while the calendar holds events: a pop
-                   * reads it rather than the bucket (5 instructions a pop) */
-  size_t n_cal;   /* events in the calendar */
+  uint64_t cur; /* absolute bucket of the earliest event; with none, the last popped
+                 * one's (pkt_evq.c) */
+  uint32_t hch; /* bucket cur's head chunk, while the calendar holds events: a pop
+                 * reads it rather than the bucket (5 instructions a pop) */
+  /* non-empty buckets (the calendar holds events while not 0): counted
+   * per bucket, not per event, a pop and a push save an update each */
+  size_t n_bkt;
   pk_heap_t far;  /* the others */
   int64_t far_t;  /* time of far's first event, INT64_MAX when empty */
   pk_ev_t popped; /* pk_evq_pop_ref's copy of an event it took off the heap */
@@ -154,7 +156,6 @@ static inline int pk_evq_push_hint(pk_evq_t *q, int64_t t, uint64_t seq, uint32_
   x->a = a;
   x->b = b;
   x->hint = hint;
-  q->n_cal++;
   return 0;
 }
 
@@ -186,11 +187,10 @@ static inline int pk_evq_head_due(const pk_evq_t *q, const pk_ev_t *e, int64_t t
 static inline const pk_ev_t *pk_evq_pop_ref(pk_evq_t *q, int64_t t_max, const pk_ev_t **ahead,
                                             uint32_t *m) {
   const pk_ev_t *r;
-  if (q->n_cal) {
+  if (q->n_bkt) {
     pk_evq_chunk_t *ch = &q->ch[q->hch];
     const pk_ev_t *e = &ch->ev[ch->head];
     if (pk_evq_head_due(q, e, t_max)) {
-      q->n_cal--;
       *ahead = e + 1;
       if ((*m = ch->n - ++ch->head)) return e;
       etsim_net__pkt_evq_chunk_done(q);
@@ -202,7 +202,7 @@ static inline const pk_ev_t *pk_evq_pop_ref(pk_evq_t *q, int64_t t_max, const pk
   r = &q->popped;
 look:
   *m = 0;
-  if (q->n_cal) {
+  if (q->n_bkt) {
     const pk_evq_chunk_t *ch = &q->ch[q->hch];
     *ahead = &ch->ev[ch->head];
     *m = ch->n - ch->head;
@@ -224,7 +224,7 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
  * A heap event may come first: for prefetching only. */
 static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
   x[0] = x[1] = x[2] = x[3] = 0;
-  if (!q->n_cal) return;
+  if (!q->n_bkt) return;
   const pk_evq_chunk_t *ch = &q->ch[q->hch];
   const pk_ev_t *e = &ch->ev[ch->head];
   uint32_t m = ch->n - ch->head; /* >= 1 */
@@ -234,13 +234,15 @@ static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
   for (uint32_t k = m; k < 4 && k - m < ch->n; k++) x[k] = &ch->ev[k - m];
 }
 
-static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
+/* Events queued (a walk over the calendar's buckets: for tests). */
+size_t etsim_net__pkt_evq_size(const pk_evq_t *q);
+static inline size_t pk_evq_size(const pk_evq_t *q) { return etsim_net__pkt_evq_size(q); }
 
 /* The earliest event (the next pop's), NULL when empty; valid until the
  * next push or pop. */
 static inline const pk_ev_t *pk_evq_peek(const pk_evq_t *q) {
   const pk_ev_t *f = q->far.n ? q->far.v : 0;
-  if (!q->n_cal) return f;
+  if (!q->n_bkt) return f;
   const pk_evq_chunk_t *ch = &q->ch[q->hch];
   const pk_ev_t *x = &ch->ev[ch->head];
   return !f || pk_ev_less(x, f) ? x : f;
