@@ -573,6 +573,10 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
    * so queue 0 carries pause frames only. */
   int qi = (int)pk_hdr_pg(h);
   pk_mmu_t *m = mmu_at(n, gp, qi);
+  /* the counts, with this packet, call for a pause (headroom in use, or
+   * the shared use at the threshold): worked out in each case below from
+   * what it already knows, not from the counts again after the copy */
+  int xoff = 0;
   if (qi) {
     uint32_t sz = h->size;
     uint64_t th = pfc_thresh(s, inp);
@@ -583,11 +587,16 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
       return 0;
     }
     uint64_t nb = (uint64_t)m->ing + sz;
-    if (nb <= PK_RESERVE) m->ing += sz;
-    else if (nb - PK_RESERVE > th) m->hdrm += sz;
-    else {
+    if (nb <= PK_RESERVE) {
+      m->ing += sz;
+      xoff = m->hdrm > 0 || th == 0; /* no shared use, threshold th */
+    } else if (nb - PK_RESERVE > th) {
+      m->hdrm += sz;
+      xoff = 1;
+    } else {
       m->ing += sz;
       s->shared_used += sz < nb - PK_RESERVE ? sz : nb - PK_RESERVE;
+      xoff = m->hdrm > 0 || nb - PK_RESERVE >= pfc_thresh(s, inp);
     }
     uint64_t occ = s->shared_used;
     if (occ > s->peak_used) s->peak_used = occ;
@@ -603,8 +612,7 @@ static int switch_receive(pk_net_t *n, uint32_t gp, const pk_hdr_t *h) {
   hdr_put_mid(d, h, w3, w4);
   op->qbytes_total += h->size;
   if (op->qbytes_total > op->qbytes_peak) op->qbytes_peak = op->qbytes_total;
-  if (qi && !(n->ing_paused[gp] & (1u << qi)) &&
-      (m->hdrm > 0 || shared_used(m) >= pfc_thresh(s, inp))) {
+  if (xoff && !(n->ing_paused[gp] & (1u << qi))) {
     n->ing_paused[gp] |= (uint8_t)(1u << qi);
     int rc = send_pfc(n, gp, qi, 1);
     if (rc) return rc;
