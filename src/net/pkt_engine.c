@@ -405,13 +405,20 @@ static inline __attribute__((always_inline)) int transmit(pk_net_t *n, uint32_t 
 static inline __attribute__((always_inline)) int transmit_copy(pk_net_t *n, uint32_t gp,
                                                                const pk_hdr_t *h, uint64_t w3,
                                                                uint64_t w4, const void *next) {
+  const pk_port_t *p = &n->ports[gp];
   pk_hdr_t *d = wire_slot(n, &n->ports[gp]);
   if (!d) return oom(n);
   hdr_put_mid(d, h, w3, w4);
-  uint64_t w2, w5;
-  memcpy(&w2, (const char *)h + 16, 8);
-  memcpy(&w5, (const char *)h + 40, 8);
-  return transmit_w(n, gp, d, w2, w3, w4, w5, next);
+  /* as transmit_w, with the next switch's out port read from h, written
+   * long before (or by 16-byte stores that hold it whole), rather than
+   * picked out of the words */
+  unsigned flags = (uint8_t)(w4 >> 16), type = flags & PK_HDR_TYPE, hop = (uint16_t)w4;
+  uint32_t arr = h->flow;
+  if (!p->peer_host)
+    arr = hop < PK_HDR_OUT
+              ? pk_arrive_sw(p->peer_port0 + h->out[hop], (flags >> PK_HDR_PG_SHIFT) & 7u)
+              : PK_NONE;
+  return transmit_(n, gp, (uint16_t)(w3 >> 32), type, arr, d, next);
 }
 
 /* 1 when the port is still serialising (an end event is then pending).
