@@ -59,14 +59,19 @@ ETSIM_HEAP_DEFINE(pk_heap, pk_ev_t, pk_ev_less)
  * reads memory in sequence and the events after the next are found by
  * index: on a 1,024-host fabric a bucket holds about 200 events, and with
  * one linked node per event the walk to the ones ahead (to prefetch what
- * they touch) missed the cache at every step. */
-#define PK_EVQ_CHUNK 15
+ * they touch) missed the cache at every step.  25 events make a chunk
+ * 1 KB, so a chunk's address is a shift from its index (with 15, 640 bytes,
+ * the 128-host all-to-all took 0.9 % more instructions: multiplies, and a
+ * full chunk more often). */
+#define PK_EVQ_CHUNK 25
 
 typedef struct pk_evq_chunk {
   _Alignas(64) uint32_t next; /* the bucket's next chunk, PK_NONE at its tail */
   uint32_t head, n;           /* live events: ev[head .. n), never empty */
   pk_ev_t ev[PK_EVQ_CHUNK];
 } pk_evq_chunk_t;
+
+_Static_assert(sizeof(pk_evq_chunk_t) == 1024, "an event chunk is 1 KB");
 
 typedef struct pk_evq_bucket {
   uint32_t head, tail; /* chunks */
@@ -81,12 +86,16 @@ typedef struct pk_evq {
   uint32_t free; /* free chunks, linked by next */
   uint32_t shift;
   uint64_t mask;
-  uint64_t cur, hi; /* absolute bucket of the earliest / latest event; with none, cur is the
-                     * last popped one's (pkt_evq.c) */
-  size_t n_cal;     /* events in the calendar */
-  pk_heap_t far;    /* the others */
-  int64_t far_t;    /* time of far's first event, INT64_MAX when empty */
-  pk_ev_t popped;   /* pk_evq_pop_ref's copy of an event it took off the heap */
+  uint64_t cur; /* absolute bucket of the earliest event; with none, the last popped
+                 * one's (pkt_evq.c) */
+  uint32_t hch; /* bucket cur's head chunk, while the calendar holds events: a pop
+                 * reads it rather than the bucket (5 instructions a pop) */
+  /* non-empty buckets (the calendar holds events while not 0): counted
+   * per bucket, not per event, a pop and a push save an update each */
+  size_t n_bkt;
+  pk_heap_t far;  /* the others */
+  int64_t far_t;  /* time of far's first event, INT64_MAX when empty */
+  pk_ev_t popped; /* pk_evq_pop_ref's copy of an event it took off the heap */
   uint64_t next_seq;
 } pk_evq_t;
 
@@ -107,9 +116,13 @@ void etsim_net__pkt_evq_free(pk_evq_t *q);
 int etsim_net__pkt_evq_push_slow(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
                                  uint64_t b, const void *hint);
 int etsim_net__pkt_evq_pop_slow(pk_evq_t *q, int64_t t_max, pk_ev_t *out);
-/* The bucket's head chunk is used up: free it, and when it was the last,
+/* The case of push_slow the inline push meets most (one push in 11 on the
+ * 128-host all-to-all): the event's bucket is in the window and empty. */
+int etsim_net__pkt_evq_push_new(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
+                                uint64_t b, const void *hint);
+/* Bucket cur's head chunk is used up: free it, and when it was the last,
  * move cur to the next non-empty bucket. */
-void etsim_net__pkt_evq_chunk_done(pk_evq_t *q, pk_evq_bucket_t *bk);
+void etsim_net__pkt_evq_chunk_done(pk_evq_t *q);
 
 /* Queue an event at t (>= the last popped time) with sequence number seq,
  * taken from q->next_seq now or earlier: it runs after every queued event
@@ -124,25 +137,25 @@ static inline int pk_evq_push_hint(pk_evq_t *q, int64_t t, uint64_t seq, uint32_
   /* common case: a bucket within the window at or after the earliest one,
    * already holding events, all before this one, and room in its last
    * chunk (append).  One unsigned test covers bn < cur too, and keeps
-   * hi - cur within the window; a bucket holding events means a calendar
+   * the events within the window from cur; a bucket holding events means a calendar
    * that does (an empty bucket's tail is PK_NONE, and cur is meaningful). */
   if (bn - q->cur > q->mask) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   uint32_t c = q->bkt[bn & q->mask].tail;
-  if (c == PK_NONE) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
+  if (c == PK_NONE) return etsim_net__pkt_evq_push_new(q, t, seq, kind, a, b, hint);
   pk_evq_chunk_t *ch = &q->ch[c];
-  if (ch->n == PK_EVQ_CHUNK) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
-  const pk_ev_t *last = &ch->ev[ch->n - 1];
-  if (last->t > t || (last->t == t && last->seq > seq))
+  uint32_t k = ch->n;
+  if (k == PK_EVQ_CHUNK) return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
+  /* the new slot first, the last event just before it (one address) */
+  pk_ev_t *x = &ch->ev[k];
+  if (x[-1].t > t || (x[-1].t == t && x[-1].seq > seq))
     return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
-  pk_ev_t *x = &ch->ev[ch->n++];
+  ch->n = k + 1;
   x->t = t;
   x->seq = seq;
   x->kind = kind;
   x->a = a;
   x->b = b;
   x->hint = hint;
-  if (bn > q->hi) q->hi = bn;
-  q->n_cal++;
   return 0;
 }
 
@@ -174,15 +187,13 @@ static inline int pk_evq_head_due(const pk_evq_t *q, const pk_ev_t *e, int64_t t
 static inline const pk_ev_t *pk_evq_pop_ref(pk_evq_t *q, int64_t t_max, const pk_ev_t **ahead,
                                             uint32_t *m) {
   const pk_ev_t *r;
-  if (q->n_cal) {
-    pk_evq_bucket_t *bk = &q->bkt[q->cur & q->mask];
-    pk_evq_chunk_t *ch = &q->ch[bk->head];
+  if (q->n_bkt) {
+    pk_evq_chunk_t *ch = &q->ch[q->hch];
     const pk_ev_t *e = &ch->ev[ch->head];
     if (pk_evq_head_due(q, e, t_max)) {
-      q->n_cal--;
       *ahead = e + 1;
       if ((*m = ch->n - ++ch->head)) return e;
-      etsim_net__pkt_evq_chunk_done(q, bk);
+      etsim_net__pkt_evq_chunk_done(q);
       r = e;
       goto look;
     }
@@ -191,8 +202,8 @@ static inline const pk_ev_t *pk_evq_pop_ref(pk_evq_t *q, int64_t t_max, const pk
   r = &q->popped;
 look:
   *m = 0;
-  if (q->n_cal) {
-    const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+  if (q->n_bkt) {
+    const pk_evq_chunk_t *ch = &q->ch[q->hch];
     *ahead = &ch->ev[ch->head];
     *m = ch->n - ch->head;
   }
@@ -213,8 +224,8 @@ static inline int pk_evq_pop_until(pk_evq_t *q, int64_t t_max, pk_ev_t *out) {
  * A heap event may come first: for prefetching only. */
 static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
   x[0] = x[1] = x[2] = x[3] = 0;
-  if (!q->n_cal) return;
-  const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+  if (!q->n_bkt) return;
+  const pk_evq_chunk_t *ch = &q->ch[q->hch];
   const pk_ev_t *e = &ch->ev[ch->head];
   uint32_t m = ch->n - ch->head; /* >= 1 */
   for (uint32_t k = 0; k < 4 && k < m; k++) x[k] = e + k;
@@ -223,14 +234,16 @@ static inline void pk_evq_ahead4(const pk_evq_t *q, const pk_ev_t *x[4]) {
   for (uint32_t k = m; k < 4 && k - m < ch->n; k++) x[k] = &ch->ev[k - m];
 }
 
-static inline size_t pk_evq_size(const pk_evq_t *q) { return q->n_cal + q->far.n; }
+/* Events queued (a walk over the calendar's buckets: for tests). */
+size_t etsim_net__pkt_evq_size(const pk_evq_t *q);
+static inline size_t pk_evq_size(const pk_evq_t *q) { return etsim_net__pkt_evq_size(q); }
 
 /* The earliest event (the next pop's), NULL when empty; valid until the
  * next push or pop. */
 static inline const pk_ev_t *pk_evq_peek(const pk_evq_t *q) {
   const pk_ev_t *f = q->far.n ? q->far.v : 0;
-  if (!q->n_cal) return f;
-  const pk_evq_chunk_t *ch = &q->ch[q->bkt[q->cur & q->mask].head];
+  if (!q->n_bkt) return f;
+  const pk_evq_chunk_t *ch = &q->ch[q->hch];
   const pk_ev_t *x = &ch->ev[ch->head];
   return !f || pk_ev_less(x, f) ? x : f;
 }
@@ -321,12 +334,15 @@ typedef struct pk_port {
   uint8_t done_pending, paused, rr;
   uint8_t qmask;     /* one bit per non-empty egress queue */
   uint8_t peer_host; /* the peer is a host (see pk_arrive_b) */
+  /* switch egress: min(kmin, kmax) >> 10, at most 65,535, so that a queue
+   * of e bytes can mark only when e >> 10 >= ecn_kb (switch_dequeue) */
+  uint16_t ecn_kb;
   int64_t tx_mtu_ps; /* serialisation of a full packet */
   int64_t tx_ack_ps; /* of an ACK */
   uint64_t qbytes_total, qbytes_peak;
   uint64_t tx_bytes;
   double err; /* loss at this port's receiver */
-  /* ECN (switch egress) */
+  /* ECN (switch egress); without it both UINT64_MAX, so nothing marks */
   uint64_t kmin, kmax;
   double pmax;
   /* MMU ingress (switch): the byte counts are in pk_net_t.mmu */
@@ -354,7 +370,7 @@ typedef struct pk_port {
   uint32_t *qps;
   int64_t *rr_key;
   pk_rr_t *rrs;
-  size_t n_qps, cap_qps, cap_key, cap_rr, qp_rr;
+  size_t n_qps, cap_rr, qp_rr; /* cap_rr: the three arrays' room, grown together */
   /* No queue pair can send until one changes (see nic_kick_).  Whatever
    * may let a queue pair send (ACK, timer, rate or window change, resume)
    * must end with nic_kick(), which clears it. */
@@ -372,17 +388,17 @@ typedef struct pk_port {
                         holds without reading the queue pair's record */
   uint32_t n_fin;
   uint32_t pg_cnt[PK_NPRIO];
-  int64_t wake_min;
   uint32_t wake_gen;
+  int64_t wake_min;
   int64_t wake_t;
   /* queue-length histogram, 1 KB bins */
   uint32_t *hist;
   size_t n_hist;
+  uint16_t ifindex; /* 1-based */
   /* the cable failed (pkt_fail.c): routes avoid it and the port sends
    * nothing more (every priority held paused) */
   uint8_t down;
-  uint16_t ifindex; /* 1-based */
-  uint32_t peer;    /* node id (set-up, routes, reports) */
+  uint32_t peer; /* node id (set-up, routes, reports) */
 } pk_port_t;
 
 /* A queue pair of priority pg joins / leaves port p's round robin. */
@@ -398,13 +414,17 @@ static inline void pk_pg_sub(pk_port_t *p, unsigned pg) {
  * made every ring straddle two, and the 128-host run 10 % slower). */
 _Static_assert(offsetof(pk_port_t, q) % 32 == 0 && sizeof(pk_ring_t) == 32,
                "pk_port_t.q line-aligned");
+/* Ten lines: a port's address from its index is then a multiply by 5 and a
+ * shift (at 704 bytes, two multiplies; 1 % of the 128-host all-to-all's
+ * instructions), and the ports' first lines still fall in every other
+ * cache set (a power of two, 1 KB, would put them all in a sixteenth). */
+_Static_assert(sizeof(pk_port_t) == 640, "pk_port_t is ten cache lines");
 
 typedef struct pk_node {
   uint8_t is_switch;
   uint32_t port0, nports; /* global port indices port0 .. port0+nports-1 */
   uint32_t host_idx;      /* dense host index or PK_NONE */
   uint32_t sw_idx;        /* dense switch index or PK_NONE */
-  uint32_t mmu0;          /* switch: its first entry in pk_net_t.mmu */
   /* switch MMU */
   uint64_t buffer, total_hdrm, shared_used, peak_used;
   /* the buffer less all ports' headroom and reserve, fixed at set-up
@@ -414,11 +434,13 @@ typedef struct pk_node {
 
 /* A switch's ingress counts for one (port, priority): bytes held in the
  * reserve and shared buffer, and in the headroom.  Kept apart from the
- * ports, per switch by priority then port (pk_node_t.mmu0 + prio * nports
- * + local port), so a dequeue that gives a packet's bytes back to the port
- * it came in by reads a line shared by all the switch's ports, not that
- * port's cold record: on a 1,024-host fabric that read was a sixth of a
- * dequeue. */
+ * ports, by priority then global port (pk_net_t.mmu_row[prio][port]), so a
+ * dequeue that gives a packet's bytes back to the port it came in by reads
+ * a line shared by the switch's neighbouring ports, not that port's cold
+ * record: on a 1,024-host fabric that read was a sixth of a dequeue.  (Per
+ * switch by priority then port, the index took a multiply and two loads
+ * from the switch's record, 2 % of the 128-host all-to-all's
+ * instructions.) */
 typedef struct pk_mmu {
   uint32_t ing, hdrm;
 } pk_mmu_t;
@@ -695,9 +717,10 @@ struct pk_net {
   pk_node_t *nodes;
   pk_port_t *ports; /* 64-byte aligned inside ports_mem */
   void *ports_mem;
-  pk_mmu_t *mmu;       /* switch ingress counts (pk_mmu_t) */
-  uint8_t *ing_paused; /* per port: we told the upstream to pause (bit per prio) */
-  uint32_t *hosts;     /* host index -> node id */
+  pk_mmu_t *mmu;               /* switch ingress counts (pk_mmu_t), PK_NPRIO rows of n_ports */
+  pk_mmu_t *mmu_row[PK_NPRIO]; /* row of each priority in mmu, by global port */
+  uint8_t *ing_paused;         /* per port: we told the upstream to pause (bit per prio) */
+  uint32_t *hosts;             /* host index -> node id */
   /* routing (pkt_route.c) */
   uint32_t n_sw;
   uint32_t *sw_node;    /* switch index -> node id */
@@ -868,10 +891,14 @@ static inline void pk_rr_sync(pk_net_t *n, pk_qp_t *q) {
  * robin.  0 or ETSIM_ENOMEM. */
 static inline int pk_rr_add(pk_net_t *n, pk_port_t *p, uint32_t id) {
   size_t k = p->n_qps + 1;
-  if (etsim_grow((void **)&p->qps, &p->cap_qps, k, sizeof *p->qps) ||
-      etsim_grow((void **)&p->rr_key, &p->cap_key, k, sizeof *p->rr_key) ||
-      etsim_grow((void **)&p->rrs, &p->cap_rr, k, sizeof *p->rrs))
+  /* the same growth from the same room: the three caps stay equal (one
+   * that grew before another failed is only larger than recorded) */
+  size_t c0 = p->cap_rr, c1 = c0, c2 = c0;
+  if (etsim_grow((void **)&p->qps, &c0, k, sizeof *p->qps) ||
+      etsim_grow((void **)&p->rr_key, &c1, k, sizeof *p->rr_key) ||
+      etsim_grow((void **)&p->rrs, &c2, k, sizeof *p->rrs))
     return ETSIM_ENOMEM;
+  p->cap_rr = c0;
   pk_qp_t *q = &n->qps[id];
   pk_rr_t *e = &p->rrs[p->n_qps];
   p->qps[p->n_qps] = id;
