@@ -482,7 +482,7 @@ static int sample_model(const char *modelp, double edge_temp, double guidance, d
     rc = load_path(&pd, parents_from, &to, err);
     if (!rc) {
       rc = etsim_synth_model_set_parent_caps(model, &pd, 0.1, err);
-      if (rc) etsim_error_prefix(err, "%s: ", parents_from);
+      if (rc) etsim_error_prefix(err, "%s", parents_from);
     }
     etsim_synth_data_free(&pd);
   }
