@@ -246,6 +246,16 @@ int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_er
  * given more keeps its k most probable ones, among them its most probable
  * parent in the previous layer.  Not saved with the model. */
 void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k);
+/* Per category of the first channel, a cap on a sampled node's parents
+ * read from real DAGs d (the training data): the largest k such that at
+ * least a share q of d's nodes of that category that have a parent have
+ * k or more (q = 0.1: the in-degree that a tenth of them reach).  A
+ * category no node of d with a parent holds is not capped, and a lower
+ * --max-parents cap still applies.  Not saved with the model.
+ * ETSIM_EINVAL when q is not in (0, 1] or d's categories do not fit the
+ * model's; ETSIM_ENOMEM. */
+int etsim_synth_model_set_parent_caps(etsim_synth_model_t *m, const etsim_synth_data_t *d, double q,
+                                      etsim_error_t *err);
 /* Classifier-free guidance of the attribute and edge denoisers (default
  * 0): at every reverse step their logits become (1 + w)·cond − w·uncond,
  * uncond the same denoiser with the label features zeroed (the null label

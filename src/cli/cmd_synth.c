@@ -462,10 +462,10 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
  * `tries` draws (--match-size; 0 is one draw) and that a model trained
  * with --size-cond or --size-cond-stop conditions on. */
 static int sample_model(const char *modelp, double edge_temp, double guidance, double guidance_edge,
-                        uint32_t max_parents, int project, double label, double label2, size_t n,
-                        uint64_t seed, double **labelsp, uint32_t *dimp, const char *label_file,
-                        const uint32_t *nodes, uint32_t tries, etsim_synth_data_t *out,
-                        etsim_error_t *err) {
+                        uint32_t max_parents, const char *parents_from, int project, double label,
+                        double label2, size_t n, uint64_t seed, double **labelsp, uint32_t *dimp,
+                        const char *label_file, const uint32_t *nodes, uint32_t tries,
+                        etsim_synth_data_t *out, etsim_error_t *err) {
   etsim_synth_sample_stats_t sst = {0};
   etsim_synth_model_t *model = NULL;
   int rc = etsim_synth_model_load(&model, modelp, err);
@@ -474,6 +474,18 @@ static int sample_model(const char *modelp, double edge_temp, double guidance, d
   if (!rc && !isnan(guidance_edge))
     rc = etsim_synth_model_set_guidance_edge(model, guidance_edge, err);
   if (!rc) etsim_synth_model_set_max_parents(model, max_parents);
+  if (!rc && parents_from) {
+    etsim_synth_data_t pd;
+    etsim_synth_data_init(&pd);
+    etsim_synth_trace_opts_t to;
+    etsim_synth_trace_opts_default(&to);
+    rc = load_path(&pd, parents_from, &to, err);
+    if (!rc) {
+      rc = etsim_synth_model_set_parent_caps(model, &pd, 0.1, err);
+      if (rc) etsim_error_prefix(err, "%s", parents_from);
+    }
+    etsim_synth_data_free(&pd);
+  }
   if (!rc && !*labelsp && (!isnan(label) || !isnan(label2))) {
     /* --label2 alone: the first component at the training median. */
     uint32_t dim = isnan(label2) ? 1 : 2;
@@ -501,7 +513,7 @@ static int sample_model(const char *modelp, double edge_temp, double guidance, d
 }
 
 static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
-  const char *modelp = NULL, *outp = NULL, *labels_from = NULL;
+  const char *modelp = NULL, *outp = NULL, *labels_from = NULL, *parents_from = NULL;
   const char *data = NULL, *label_file = NULL;
   int no_project = 0, method = 0; /* 0 daggen, 1 empirical */
   uint64_t n = 0, seed = 1, max_parents = 0, match_size = 0;
@@ -535,6 +547,9 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
                  "the edge denoiser's own guidance (default: that of --guidance)"),
       CLI_O_UINT("--max-parents", NULL, &max_parents, "K", 0, 1u << 30,
                  "at most K parents per node, the most probable (default 0: no cap)"),
+      CLI_O_STR("--parents-from", NULL, &parents_from, "FILE",
+                "per category, at most the parents that a tenth of FILE's\n"
+                "nodes of that category with a parent reach (FILE: the training DAGs)"),
       CLI_O_UINT("--match-size", NULL, &match_size, "K", 0, 10000,
                  "with --labels-from: DAG i the closest in node count to FILE's\n"
                  "graph i of K draws (default 0: one draw)"),
@@ -625,9 +640,9 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     if (!rc && labels && dim > 1) out.n_labels = 2;
     etsim_synth_data_free(&fit);
   } else {
-    rc = sample_model(modelp, edge_temp, guidance, guidance_edge, (uint32_t)max_parents, project,
-                      label, label2, (size_t)n, seed, &labels, &dim, label_file, nodes,
-                      (uint32_t)match_size, &out, &err);
+    rc = sample_model(modelp, edge_temp, guidance, guidance_edge, (uint32_t)max_parents,
+                      parents_from, project, label, label2, (size_t)n, seed, &labels, &dim,
+                      label_file, nodes, (uint32_t)match_size, &out, &err);
   }
   if (!rc)
     rc = write_out(

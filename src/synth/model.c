@@ -236,6 +236,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
 void etsim_synth_model_free(etsim_synth_model_t *m) {
   if (!m) return;
   etsim_free(m->marg);
+  etsim_free(m->cat_cap);
   etsim_free(m->w);
   etsim_free(m->g);
   etsim_free(m->adam_m);
@@ -1932,6 +1933,52 @@ int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_er
 }
 
 void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k) { m->max_indeg = k; }
+
+int etsim_synth_model_set_parent_caps(etsim_synth_model_t *m, const etsim_synth_data_t *d, double q,
+                                      etsim_error_t *err) {
+  if (!(q > 0 && q <= 1)) return etsim_error_set(err, ETSIM_EINVAL, "share %g not in (0, 1]", q);
+  if (d->n_ch != m->n_ch || d->kind != m->kind)
+    return etsim_error_set(err, ETSIM_EINVAL, "the DAGs' categories do not fit the model's");
+  uint32_t K = m->n_cls[0], D = 64; /* in-degrees above D - 1 count as D - 1 */
+  uint32_t *hist = etsim_calloc((size_t)K * D, sizeof *hist), *cap = etsim_calloc(K, sizeof *cap);
+  uint32_t *indeg = NULL;
+  size_t indeg_cap = 0;
+  int rc = hist && cap ? 0 : ETSIM_ENOMEM;
+  for (size_t i = 0; !rc && i < d->n_graphs; i++) {
+    const etsim_synth_dag_t *g = &d->g[i];
+    if (etsim_grow((void **)&indeg, &indeg_cap, (size_t)g->n_nodes + 1, sizeof *indeg)) {
+      rc = ETSIM_ENOMEM;
+      break;
+    }
+    memset(indeg, 0, sizeof *indeg * g->n_nodes);
+    for (uint32_t k = 0; k < g->n_edges; k++) indeg[g->dst[k]]++;
+    for (uint32_t v = 0; v < g->n_nodes && !rc; v++) {
+      uint32_t c = g->x[(size_t)v * d->n_ch]; /* channel 0 */
+      if (c >= K)
+        rc = etsim_error_set(err, ETSIM_EINVAL, "DAG %zu node %u: category %u, the model has %u", i,
+                             v, c, K);
+      else if (indeg[v]) hist[(size_t)c * D + (indeg[v] < D ? indeg[v] : D - 1)]++;
+    }
+  }
+  if (rc == ETSIM_ENOMEM) etsim_error_set(err, rc, "out of memory");
+  for (uint32_t c = 0; !rc && c < K; c++) {
+    uint64_t with = 0, atleast = 0;
+    for (uint32_t k = 1; k < D; k++) with += hist[(size_t)c * D + k];
+    for (uint32_t k = D - 1; with && k >= 1 && !cap[c]; k--) {
+      atleast += hist[(size_t)c * D + k];
+      if ((double)atleast >= q * (double)with) cap[c] = k;
+    }
+  }
+  etsim_free(indeg);
+  etsim_free(hist);
+  if (rc) {
+    etsim_free(cap);
+    return rc;
+  }
+  etsim_free(m->cat_cap);
+  m->cat_cap = cap;
+  return 0;
+}
 int etsim_synth_model_set_guidance(etsim_synth_model_t *m, double w, etsim_error_t *err) {
   if (!(w >= 0 && w <= 20))
     return etsim_error_set(err, ETSIM_EINVAL, "guidance %g: must be in [0, 20]", w);

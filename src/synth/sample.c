@@ -498,8 +498,12 @@ static int so_edges(so_t *o, int l, uint32_t N, uint32_t s, uint32_t r0, uint32_
       }
     }
     if (!ok) nz[(size_t)v * N + bestu] = 1;
-    if (m->max_indeg)
-      cap_parents(nz + (size_t)v * N, phat + (size_t)v * N, N, first_prev - 1, m->max_indeg);
+    uint32_t cap = m->max_indeg;
+    if (m->cat_cap) { /* the category's own cap, when lower */
+      uint32_t cc = m->cat_cap[o->zt[v]];
+      if (cc && (!cap || cc < cap)) cap = cc;
+    }
+    if (cap) cap_parents(nz + (size_t)v * N, phat + (size_t)v * N, N, first_prev - 1, cap);
   }
   for (uint32_t v = 0; v < s; v++) {
     for (uint32_t u = 0; u < N; u++)

@@ -91,6 +91,9 @@ struct etsim_synth_model {
   /* Sampling only, never saved: at most this many parents per node (0: no
    * cap; etsim_synth_model_set_max_parents). */
   uint32_t max_indeg;
+  /* Sampling only, never saved: per category of channel 0 a parent cap
+   * (0: none), NULL when not set (etsim_synth_model_set_parent_caps). */
+  uint32_t *cat_cap;
   /* Sampling only, never saved: classifier-free guidance weight w
    * (etsim_synth_model_set_guidance). */
   double guidance;

@@ -40,6 +40,34 @@ maxin() { awk '/^g /{g++; e = $3; n = $2; getline; next} e > 0 {d[g, $2]++; if (
 [ "$(maxin "$T/gp.txt")" -eq 2 ] || fail "--max-parents 2: in-degree $(maxin "$T/gp.txt")"
 "$BIN" synth eval --real "$T/real.txt" --generated "$T/gp.txt" --surrogate none --json \
   | grep -q '"validity": 1,' || fail "--max-parents: invalid DAGs"
+# --parents-from: per category, the in-degree a tenth of the file's nodes
+# with a parent reach.  catdeg FILE prints "category in-degree" per node
+# with a parent; caps FILE the cap per category from that rule.
+catdeg() { awk '/^g /{n = $2; e = $3; getline; for (i = 0; i < n; i++) x[i] = $(i + 1); delete d
+  for (k = 0; k < e; k++) {getline; d[$2]++} for (v in d) print x[v], d[v]}' "$1"; }
+caps() { catdeg "$1" | awk '{w[$1]++; for (k = 1; k <= $2; k++) a[$1, k]++}
+  END {for (c in w) {cap = 1; for (k = 2; (c, k) in a; k++) if (a[c, k] >= 0.1 * w[c]) cap = k; print c, cap}}'; }
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --parents-from "$T/train.txt" -o "$T/gpf.txt" \
+  2>/dev/null || fail "sample --parents-from"
+over=$(awk 'NR == FNR {cap[$1] = $2; next} ($1 in cap) && $2 > cap[$1]' <(caps "$T/train.txt") \
+  <(catdeg "$T/gpf.txt") | wc -l)
+[ "$over" -eq 0 ] || fail "--parents-from: $over nodes above their category's cap"
+[ "$(caps "$T/train.txt" | awk '$2 > 1' | wc -l)" -ge 1 ] || fail "train.txt: no category capped above 1"
+[ "$(maxin "$T/gpf.txt")" -ge 2 ] || fail "--parents-from train.txt: no node kept two parents"
+# A file whose nodes all have one parent caps every category at 1.
+awk '/^g /{n = $2; e = $3; print "g", n, (n > 1 ? n - 1 : 0), $4; getline; print
+  for (k = 0; k < e; k++) getline; for (v = 1; v < n; v++) print v - 1, v}' "$T/train.txt" > "$T/chain.txt"
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --parents-from "$T/chain.txt" -o "$T/gpc.txt" \
+  2>/dev/null || fail "sample --parents-from chains"
+[ "$(maxin "$T/gpc.txt")" -eq 1 ] || fail "--parents-from chains: in-degree $(maxin "$T/gpc.txt")"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/gpc.txt" --surrogate none --json \
+  | grep -q '"validity": 1,' || fail "--parents-from: invalid DAGs"
+"$BIN" synth sample --model "$T/m.bin" -n 1 --parents-from "$T/none.txt" -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] && grep -q "none.txt" "$T/e" || fail "--parents-from a missing file: $(cat "$T/e")"
+printf 'g 2 1 1.0\n0 999\n0 1\n' > "$T/bigcat.txt"
+"$BIN" synth sample --model "$T/m.bin" -n 1 --parents-from "$T/bigcat.txt" -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] && grep -q "bigcat.txt: DAG 0 node 1: category 999" "$T/e" \
+  || fail "--parents-from an unknown category: $(cat "$T/e")"
 "$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --edge-temp 1 -o "$T/gt1.txt" 2>/dev/null \
   || fail "sample --edge-temp 1"
 cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/gt1.txt") || fail "--edge-temp 1 is not the default"
