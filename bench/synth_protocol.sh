@@ -50,7 +50,12 @@
 #                  and sel.txt's node counts (docs/synth.md, "Node-count
 #                  conditioning"); the stop head alone: --size-cond-stop
 #                  (measured worse, docs/synth.md, "Node-count
-#                  conditioning of the stop head alone").
+#                  conditioning of the stop head alone").  The
+#                  recommended setting: SAMPLE_OPTS="--guidance 2
+#                  --max-parents 1" with the train options --label-drop
+#                  0.15 --size-cond; a per-category parent cap instead:
+#                  "--parents-from DIR/tr.txt" (docs/synth.md,
+#                  "Over-connected samples and parent caps").
 #   ENSEMBLE=K     the generated sets come from K generators trained
 #                  alike with seeds s, s + 100, ... (all with the TRAIN
 #                  OPTIONS): graph i of tr.txt and sel.txt is sampled by
