@@ -263,12 +263,7 @@ int etsim_net__pkt_evq_push_new(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t k
   ch->head = 0;
   ch->n = 1;
   pk_ev_t *x = &ch->ev[0];
-  x->t = t;
-  x->seq = seq;
-  x->kind = kind;
-  x->a = a;
-  x->b = b;
-  x->hint = hint;
+  pk_ev_set(x, t, seq, kind, a, b, hint);
   pk_evq_bucket_t *bk = &q->bkt[bn & q->mask];
   bk->head = bk->tail = c;
   q->bits[(bn & q->mask) >> 6] |= (uint64_t)1 << (bn & 63);

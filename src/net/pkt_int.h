@@ -124,6 +124,17 @@ int etsim_net__pkt_evq_push_new(pk_evq_t *q, int64_t t, uint64_t seq, uint32_t k
  * move cur to the next non-empty bucket. */
 void etsim_net__pkt_evq_chunk_done(pk_evq_t *q);
 
+/* Event x's fields, one store each (the calendar's two append paths). */
+static inline void pk_ev_set(pk_ev_t *x, int64_t t, uint64_t seq, uint32_t kind, uint32_t a,
+                             uint64_t b, const void *hint) {
+  x->t = t;
+  x->seq = seq;
+  x->kind = kind;
+  x->a = a;
+  x->b = b;
+  x->hint = hint;
+}
+
 /* Queue an event at t (>= the last popped time) with sequence number seq,
  * taken from q->next_seq now or earlier: it runs after every queued event
  * of time t with a smaller sequence, before those with a larger one (the
@@ -150,12 +161,7 @@ static inline int pk_evq_push_hint(pk_evq_t *q, int64_t t, uint64_t seq, uint32_
   if (x[-1].t > t || (x[-1].t == t && x[-1].seq > seq))
     return etsim_net__pkt_evq_push_slow(q, t, seq, kind, a, b, hint);
   ch->n = k + 1;
-  x->t = t;
-  x->seq = seq;
-  x->kind = kind;
-  x->a = a;
-  x->b = b;
-  x->hint = hint;
+  pk_ev_set(x, t, seq, kind, a, b, hint);
   return 0;
 }
 
