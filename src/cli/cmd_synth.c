@@ -461,39 +461,51 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
  * (--labels-from, else NULL): the node count each DAG is matched to over
  * `tries` draws (--match-size; 0 is one draw) and that a model trained
  * with --size-cond or --size-cond-stop conditions on. */
-static int sample_model(const char *modelp, double edge_temp, double guidance, double guidance_edge,
-                        uint32_t max_parents, const char *parents_from, int project, double label,
-                        double label2, size_t n, uint64_t seed, double **labelsp, uint32_t *dimp,
-                        const char *label_file, const uint32_t *nodes, uint32_t tries,
+/* What synth sample's options ask of the model (the option table writes
+ * into it). */
+typedef struct {
+  const char *model, *parents_from;
+  double edge_temp, guidance, guidance_edge; /* guidance_edge NaN: that of guidance */
+  double label, label2;                      /* NaN: not given */
+  uint64_t max_parents, match_size;          /* match_size: draws per DAG, 0 one */
+  int no_project;
+} sample_args_t;
+
+/* Sample n DAGs from a->model into out: with the labels *labelsp (*dimp
+ * components each; made from --label/--label2 when NULL), label_file
+ * naming their source in errors, and, when nodes is given, DAG i the
+ * closest in node count to nodes[i] of a->match_size draws. */
+static int sample_model(const sample_args_t *a, size_t n, uint64_t seed, double **labelsp,
+                        uint32_t *dimp, const char *label_file, const uint32_t *nodes,
                         etsim_synth_data_t *out, etsim_error_t *err) {
   etsim_synth_sample_stats_t sst = {0};
   etsim_synth_model_t *model = NULL;
-  int rc = etsim_synth_model_load(&model, modelp, err);
-  if (!rc) rc = etsim_synth_model_set_edge_temp(model, edge_temp, err);
-  if (!rc) rc = etsim_synth_model_set_guidance(model, guidance, err);
-  if (!rc && !isnan(guidance_edge))
-    rc = etsim_synth_model_set_guidance_edge(model, guidance_edge, err);
-  if (!rc) etsim_synth_model_set_max_parents(model, max_parents);
-  if (!rc && parents_from) {
+  int rc = etsim_synth_model_load(&model, a->model, err);
+  if (!rc) rc = etsim_synth_model_set_edge_temp(model, a->edge_temp, err);
+  if (!rc) rc = etsim_synth_model_set_guidance(model, a->guidance, err);
+  if (!rc && !isnan(a->guidance_edge))
+    rc = etsim_synth_model_set_guidance_edge(model, a->guidance_edge, err);
+  if (!rc) etsim_synth_model_set_max_parents(model, (uint32_t)a->max_parents);
+  if (!rc && a->parents_from) {
     etsim_synth_data_t pd;
     etsim_synth_data_init(&pd);
     etsim_synth_trace_opts_t to;
     etsim_synth_trace_opts_default(&to);
-    rc = load_path(&pd, parents_from, &to, err);
+    rc = load_path(&pd, a->parents_from, &to, err);
     if (!rc) {
       rc = etsim_synth_model_set_parent_caps(model, &pd, 0.1, err);
-      if (rc) etsim_error_prefix(err, "%s", parents_from);
+      if (rc) etsim_error_prefix(err, "%s", a->parents_from);
     }
     etsim_synth_data_free(&pd);
   }
-  if (!rc && !*labelsp && (!isnan(label) || !isnan(label2))) {
+  if (!rc && !*labelsp && (!isnan(a->label) || !isnan(a->label2))) {
     /* --label2 alone: the first component at the training median. */
-    uint32_t dim = isnan(label2) ? 1 : 2;
+    uint32_t dim = isnan(a->label2) ? 1 : 2;
     double *labels = malloc(sizeof(double) * n * dim);
     if (!labels) rc = etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) {
-      labels[i * dim] = isnan(label) ? etsim_synth_model_label(model) : label;
-      if (dim > 1) labels[i * dim + 1] = label2;
+      labels[i * dim] = isnan(a->label) ? etsim_synth_model_label(model) : a->label;
+      if (dim > 1) labels[i * dim + 1] = a->label2;
     }
     *labelsp = labels;
     *dimp = dim;
@@ -501,23 +513,24 @@ static int sample_model(const char *modelp, double edge_temp, double guidance, d
   uint32_t dim = *dimp;
   if (!rc && dim > etsim_synth_model_n_labels(model))
     rc = etsim_error_set(err, ETSIM_EINVAL,
-                         "%s conditions on one label component, %s gives %u per DAG", modelp,
+                         "%s conditions on one label component, %s gives %u per DAG", a->model,
                          label_file ? label_file : "--label2", dim);
   if (!rc && nodes)
-    rc = etsim_synth_sample_sized(model, n, *labelsp, dim, nodes, tries ? tries : 1, seed, project,
+    rc = etsim_synth_sample_sized(model, n, *labelsp, dim, nodes,
+                                  a->match_size ? (uint32_t)a->match_size : 1, seed, !a->no_project,
                                   &sst, out, err);
-  else if (!rc) rc = etsim_synth_sample_ex(model, n, *labelsp, dim, seed, project, &sst, out, err);
-  if (!rc && !cli_quiet) report_rules(&sst, project);
+  else if (!rc)
+    rc = etsim_synth_sample_ex(model, n, *labelsp, dim, seed, !a->no_project, &sst, out, err);
+  if (!rc && !cli_quiet) report_rules(&sst, !a->no_project);
   etsim_synth_model_free(model);
   return rc;
 }
 
 static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
-  const char *modelp = NULL, *outp = NULL, *labels_from = NULL, *parents_from = NULL;
-  const char *data = NULL, *label_file = NULL;
-  int no_project = 0, method = 0; /* 0 daggen, 1 empirical */
-  uint64_t n = 0, seed = 1, max_parents = 0, match_size = 0;
-  double label = NAN, label2 = NAN, edge_temp = 1, guidance = 0, guidance_edge = NAN;
+  const char *outp = NULL, *labels_from = NULL, *data = NULL, *label_file = NULL;
+  int method = 0; /* 0 daggen, 1 empirical */
+  uint64_t n = 0, seed = 1;
+  sample_args_t sa = {.edge_temp = 1, .guidance_edge = NAN, .label = NAN, .label2 = NAN};
   int have_n = 0;
   /* How many DAGs, their labels and the seed: the same for both. */
 #define COUNT_OPTS                                                  \
@@ -531,29 +544,29 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const cli_opt_t sample_opts[] = {
       {.name = "--model",
        .kind = CLI_STR,
-       .out = &modelp,
+       .out = &sa.model,
        .metavar = "MODEL",
        .help = "a model from synth train",
        .flags = CLI_REQUIRED},
-      CLI_O_REAL("--label", NULL, &label, "Y", 0, 0, "every DAG's label"),
-      CLI_O_REAL("--label2", NULL, &label2, "Y2", 0, 0,
+      CLI_O_REAL("--label", NULL, &sa.label, "Y", 0, 0, "every DAG's label"),
+      CLI_O_REAL("--label2", NULL, &sa.label2, "Y2", 0, 0,
                  "every DAG's second label component (models trained on two)"),
       COUNT_OPTS,
-      CLI_O_REAL("--edge-temp", NULL, &edge_temp, "TAU", 1e-3, 100,
+      CLI_O_REAL("--edge-temp", NULL, &sa.edge_temp, "TAU", 1e-3, 100,
                  "edge denoiser temperature (default 1; below 1 sharpens)"),
-      CLI_O_REAL("--guidance", NULL, &guidance, "W", 0, 20,
+      CLI_O_REAL("--guidance", NULL, &sa.guidance, "W", 0, 20,
                  "classifier-free guidance of the denoisers (default 0: none)"),
-      CLI_O_REAL("--guidance-edge", NULL, &guidance_edge, "W", 0, 20,
+      CLI_O_REAL("--guidance-edge", NULL, &sa.guidance_edge, "W", 0, 20,
                  "the edge denoiser's own guidance (default: that of --guidance)"),
-      CLI_O_UINT("--max-parents", NULL, &max_parents, "K", 0, 1u << 30,
+      CLI_O_UINT("--max-parents", NULL, &sa.max_parents, "K", 0, 1u << 30,
                  "at most K parents per node, the most probable (default 0: no cap)"),
-      CLI_O_STR("--parents-from", NULL, &parents_from, "FILE",
+      CLI_O_STR("--parents-from", NULL, &sa.parents_from, "FILE",
                 "per category, at most the parents that a tenth of FILE's\n"
                 "nodes of that category with a parent reach (FILE: the training DAGs)"),
-      CLI_O_UINT("--match-size", NULL, &match_size, "K", 0, 10000,
+      CLI_O_UINT("--match-size", NULL, &sa.match_size, "K", 0, 10000,
                  "with --labels-from: DAG i the closest in node count to FILE's\n"
                  "graph i of K draws (default 0: one draw)"),
-      CLI_O_FLAG("--no-project", NULL, &no_project,
+      CLI_O_FLAG("--no-project", NULL, &sa.no_project,
                  "keep sampled nodes that break an attribute rule as drawn"),
       {.name = "--output",
        .alias = "-o",
@@ -608,12 +621,11 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
                         EXIT_EPILOG};
   int code = cli_parse(&cmd, argc - 1, argv + 1, NULL, NULL);
   if (code >= 0) return code;
-  int project = !no_project;
   if (labels_from && label_file)
     return cli_usage_error("give --labels-from or --label-file, not both");
   if (!have_n && !labels_from && !label_file)
     return cli_usage_error("synth %s needs -n (or --labels-from) (see --help)", argv[1]);
-  if (match_size && !labels_from)
+  if (sa.match_size && !labels_from)
     return cli_usage_error("--match-size needs --labels-from (the node counts to match)");
   double *labels = NULL;
   uint32_t dim = 1, *nodes = NULL;
@@ -640,9 +652,7 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
     if (!rc && labels && dim > 1) out.n_labels = 2;
     etsim_synth_data_free(&fit);
   } else {
-    rc = sample_model(modelp, edge_temp, guidance, guidance_edge, (uint32_t)max_parents,
-                      parents_from, project, label, label2, (size_t)n, seed, &labels, &dim,
-                      label_file, nodes, (uint32_t)match_size, &out, &err);
+    rc = sample_model(&sa, (size_t)n, seed, &labels, &dim, label_file, nodes, &out, &err);
   }
   if (!rc)
     rc = write_out(
