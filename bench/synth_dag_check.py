@@ -6,6 +6,10 @@ figures of docs/synth.md, "What limits the generated-data surrogate":
   synth_dag_check.py dups TRAIN FILE...      repeated structures (WL hash)
   synth_dag_check.py pred PREDICTIONS        Pearson of `synth surrogate
                                              --predictions`, raw and clipped
+  synth_dag_check.py twins TRAIN TEST PRED...  Pearson on TEST's DAGs with a
+                                             structural twin in TRAIN, without
+                                             one, and all (PRED: --predictions
+                                             files scored on TEST alone)
 
 Structures are compared by a 4-round Weisfeiler-Lehman hash over node
 categories and both edge directions: equal hashes are a proxy for
@@ -101,13 +105,33 @@ def pred(path):
               f"predictions clipped to [0, 30] {pearson(y, clip):.3f}")
 
 
+def twins(train, test, preds):
+    seen = {wl_hash(g) for g in read(train)}
+    has = [wl_hash(g) in seen for g in read(test)]
+    for path in preds:
+        rows = [line.split() for line in open(path) if line.strip()]
+        if len(rows) != len(has):
+            sys.exit(f"{path}: {len(rows)} predictions, {test} has {len(has)} DAGs")
+        out = []
+        for name, keep in (("with a twin", True), ("without", False), ("all", None)):
+            sel = [r for r, h in zip(rows, has) if keep is None or h == keep]
+            y = [float(r[2]) for r in sel]
+            p = [float(r[3]) for r in sel]
+            out.append(f"{name} ({len(sel)}) {pearson(y, p):.3f}")
+        print(f"{path}: " + ", ".join(out))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("stats", "dups", "pred"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("stats", "dups", "pred", "twins"):
         sys.exit(__doc__)
     cmd = sys.argv[1]
     if cmd == "stats":
         stats(sys.argv[2:])
     elif cmd == "dups":
         dups(sys.argv[2], sys.argv[3:])
-    else:
+    elif cmd == "twins" and len(sys.argv) >= 5:
+        twins(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif cmd == "pred":
         pred(sys.argv[2])
+    else:
+        sys.exit(__doc__)
