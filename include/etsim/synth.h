@@ -242,6 +242,11 @@ uint32_t etsim_synth_model_n_labels(const etsim_synth_model_t *m);
  * the predicted edges.  Not saved with the model.  ETSIM_EINVAL for tau
  * not in (0, 100]. */
 int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_error_t *err);
+/* The same for the attribute denoiser: its logits (after guidance) are
+ * divided by tau at every reverse step, so tau < 1 draws each node's
+ * categories closer to their most probable ones.  Not saved with the
+ * model.  ETSIM_EINVAL for tau not in (0, 100]. */
+int etsim_synth_model_set_attr_temp(etsim_synth_model_t *m, double tau, etsim_error_t *err);
 /* At most k parents per sampled node (0, the default: no cap): a node
  * given more keeps its k most probable ones, among them its most probable
  * parent in the previous layer.  Not saved with the model. */

@@ -465,9 +465,9 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
  * into it). */
 typedef struct {
   const char *model, *parents_from;
-  double edge_temp, guidance, guidance_edge; /* guidance_edge NaN: that of guidance */
-  double label, label2;                      /* NaN: not given */
-  uint64_t max_parents, match_size;          /* match_size: draws per DAG, 0 one */
+  double edge_temp, attr_temp, guidance, guidance_edge; /* guidance_edge NaN: that of guidance */
+  double label, label2;                                 /* NaN: not given */
+  uint64_t max_parents, match_size;                     /* match_size: draws per DAG, 0 one */
   int no_project;
 } sample_args_t;
 
@@ -482,6 +482,7 @@ static int sample_model(const sample_args_t *a, size_t n, uint64_t seed, double 
   etsim_synth_model_t *model = NULL;
   int rc = etsim_synth_model_load(&model, a->model, err);
   if (!rc) rc = etsim_synth_model_set_edge_temp(model, a->edge_temp, err);
+  if (!rc) rc = etsim_synth_model_set_attr_temp(model, a->attr_temp, err);
   if (!rc) rc = etsim_synth_model_set_guidance(model, a->guidance, err);
   if (!rc && !isnan(a->guidance_edge))
     rc = etsim_synth_model_set_guidance_edge(model, a->guidance_edge, err);
@@ -530,7 +531,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
   const char *outp = NULL, *labels_from = NULL, *data = NULL, *label_file = NULL;
   int method = 0; /* 0 daggen, 1 empirical */
   uint64_t n = 0, seed = 1;
-  sample_args_t sa = {.edge_temp = 1, .guidance_edge = NAN, .label = NAN, .label2 = NAN};
+  sample_args_t sa = {
+      .edge_temp = 1, .attr_temp = 1, .guidance_edge = NAN, .label = NAN, .label2 = NAN};
   int have_n = 0;
   /* How many DAGs, their labels and the seed: the same for both. */
 #define COUNT_OPTS                                                  \
@@ -554,6 +556,8 @@ static int cmd_sample_or_baseline(int argc, char **argv, int baseline) {
       COUNT_OPTS,
       CLI_O_REAL("--edge-temp", NULL, &sa.edge_temp, "TAU", 1e-3, 100,
                  "edge denoiser temperature (default 1; below 1 sharpens)"),
+      CLI_O_REAL("--attr-temp", NULL, &sa.attr_temp, "TAU", 1e-3, 100,
+                 "attribute denoiser temperature (default 1; below 1 sharpens)"),
       CLI_O_REAL("--guidance", NULL, &sa.guidance, "W", 0, 20,
                  "classifier-free guidance of the denoisers (default 0: none)"),
       CLI_O_REAL("--guidance-edge", NULL, &sa.guidance_edge, "W", 0, 20,

@@ -1932,6 +1932,13 @@ int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_er
   return 0;
 }
 
+int etsim_synth_model_set_attr_temp(etsim_synth_model_t *m, double tau, etsim_error_t *err) {
+  if (!(tau > 0 && tau <= 100))
+    return etsim_error_set(err, ETSIM_EINVAL, "attribute temperature %g not in (0, 100]", tau);
+  m->attr_temp = tau;
+  return 0;
+}
+
 void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k) { m->max_indeg = k; }
 
 int etsim_synth_model_set_parent_caps(etsim_synth_model_t *m, const etsim_synth_data_t *d, double q,

@@ -290,6 +290,7 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
   part(&m->a1, 1, 2 * H, Dc, o->ctx, cxa);
   for (int j = 0; j < H; j++) cxa[j] += m->a1.b[j];
   double w = m->guidance;
+  float atau = m->attr_temp > 0 ? (float)(1 / m->attr_temp) : 1.0f;
   if (w > 0) {
     part(&m->a1, 1, 2 * H, Dc, o->ctxu, o->cxau);
     for (int j = 0; j < H; j++) o->cxau[j] += m->a1.b[j];
@@ -320,6 +321,8 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
     if (w > 0)
       for (size_t i = 0; i < (size_t)s * m->sum_cls; i++)
         alog[i] = (float)((1 + w) * alog[i] - w * o->alogu[i]);
+    if (atau != 1.0f) /* before the mask: masked classes stay at -1e30 */
+      for (size_t i = 0; i < (size_t)s * m->sum_cls; i++) alog[i] *= atau;
     off = 0;
     for (uint32_t c = 0; c < nch; c++) {
       int K = (int)m->n_cls[c];

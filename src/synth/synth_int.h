@@ -88,6 +88,9 @@ struct etsim_synth_model {
   /* Sampling only, never saved: the edge denoiser's logits are divided by
    * it (0 means 1; etsim_synth_model_set_edge_temp). */
   double edge_temp;
+  /* Sampling only, never saved: the attribute denoiser's logits are
+   * divided by it (0 means 1; etsim_synth_model_set_attr_temp). */
+  double attr_temp;
   /* Sampling only, never saved: at most this many parents per node (0: no
    * cap; etsim_synth_model_set_max_parents). */
   uint32_t max_indeg;

@@ -78,6 +78,21 @@ e2=$(awk '/^g /{s += $3} END {print s}' "$T/gt.txt")
 [ "$e2" -lt "$e1" ] || fail "--edge-temp 0.05: $e2 edges, $e1 at 1"
 "$BIN" synth sample --model "$T/m.bin" -n 1 --edge-temp 0 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "--edge-temp 0 exit"
+# --attr-temp: 1 is the default; 0.05 draws each node's categories near
+# the attribute denoiser's most probable ones, so a sample holds fewer
+# distinct categories (summed over the samples).
+ncat() { awk '/^g /{getline; delete c; for (i = 1; i <= NF; i++) c[$i] = 1; for (k in c) s++} END {print s}' "$1"; }
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --attr-temp 1 -o "$T/ga1.txt" 2>/dev/null \
+  || fail "sample --attr-temp 1"
+cmp -s <(grep -v '^#' "$T/g.txt") <(grep -v '^#' "$T/ga1.txt") || fail "--attr-temp 1 is not the default"
+"$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --attr-temp 0.05 -o "$T/ga.txt" 2>/dev/null \
+  || fail "sample --attr-temp 0.05"
+[ "$(ncat "$T/ga.txt")" -lt "$(ncat "$T/g.txt")" ] \
+  || fail "--attr-temp 0.05: $(ncat "$T/ga.txt") distinct categories, $(ncat "$T/g.txt") at 1"
+"$BIN" synth eval --real "$T/real.txt" --generated "$T/ga.txt" --surrogate none --json \
+  | grep -q '"validity": 1,' || fail "--attr-temp 0.05: invalid DAGs"
+"$BIN" synth sample --model "$T/m.bin" -n 1 --attr-temp 0 -o "$T/x.txt" 2>"$T/e"
+[ $? -eq 2 ] && grep -q "attr-temp" "$T/e" || fail "--attr-temp 0: $(cat "$T/e")"
 # Classifier-free guidance: w = 0 is the default byte for byte; a model
 # trained with label dropout samples other, valid DAGs with w = 2.
 "$BIN" synth sample --model "$T/m.bin" -n 20 --seed 2 --guidance 0 -o "$T/gw0.txt" 2>/dev/null \
