@@ -404,7 +404,7 @@ typedef struct pk_port {
   /* the cable failed (pkt_fail.c): routes avoid it and the port sends
    * nothing more (every priority held paused) */
   uint8_t down;
-  uint32_t peer; /* node id (set-up, routes, reports) */
+  uint32_t peer;  /* node id (set-up, routes, reports) */
   char pad_[384]; /* to 1 KB, see below */
 } pk_port_t;
 
