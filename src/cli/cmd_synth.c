@@ -456,11 +456,6 @@ static void report_rules(const etsim_synth_sample_stats_t *sst, int project) {
             sst->run_cut);
 }
 
-/* synth sample's model side: load MODELP, set its sampling options, fill
- * *labels from --label/--label2 when no file gave them, and sample; nodes
- * (--labels-from, else NULL): the node count each DAG is matched to over
- * `tries` draws (--match-size; 0 is one draw) and that a model trained
- * with --size-cond or --size-cond-stop conditions on. */
 /* What synth sample's options ask of the model (the option table writes
  * into it). */
 typedef struct {
@@ -471,10 +466,12 @@ typedef struct {
   int no_project;
 } sample_args_t;
 
-/* Sample n DAGs from a->model into out: with the labels *labelsp (*dimp
- * components each; made from --label/--label2 when NULL), label_file
- * naming their source in errors, and, when nodes is given, DAG i the
- * closest in node count to nodes[i] of a->match_size draws. */
+/* synth sample's model side: load a->model, set its sampling options,
+ * fill *labelsp (*dimp components a DAG) from --label/--label2 when no
+ * file gave them (label_file names the file in errors), and sample n
+ * DAGs into out; nodes (--labels-from, else NULL): the node count each
+ * DAG is matched to over a->match_size draws (0 is one draw) and that a
+ * model trained with --size-cond or --size-cond-stop conditions on. */
 static int sample_model(const sample_args_t *a, size_t n, uint64_t seed, double **labelsp,
                         uint32_t *dimp, const char *label_file, const uint32_t *nodes,
                         etsim_synth_data_t *out, etsim_error_t *err) {
