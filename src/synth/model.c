@@ -1925,18 +1925,20 @@ void etsim_synth_model_info(const etsim_synth_model_t *m, int *kind, uint32_t *n
 
 double etsim_synth_model_label(const etsim_synth_model_t *m) { return m->y_median; }
 
-int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_error_t *err) {
+/* A denoiser's sampling temperature: *dst = tau, which must be in (0, 100]. */
+static int set_temp(double *dst, double tau, const char *which, etsim_error_t *err) {
   if (!(tau > 0 && tau <= 100))
-    return etsim_error_set(err, ETSIM_EINVAL, "edge temperature %g not in (0, 100]", tau);
-  m->edge_temp = tau;
+    return etsim_error_set(err, ETSIM_EINVAL, "%s temperature %g not in (0, 100]", which, tau);
+  *dst = tau;
   return 0;
 }
 
+int etsim_synth_model_set_edge_temp(etsim_synth_model_t *m, double tau, etsim_error_t *err) {
+  return set_temp(&m->edge_temp, tau, "edge", err);
+}
+
 int etsim_synth_model_set_attr_temp(etsim_synth_model_t *m, double tau, etsim_error_t *err) {
-  if (!(tau > 0 && tau <= 100))
-    return etsim_error_set(err, ETSIM_EINVAL, "attribute temperature %g not in (0, 100]", tau);
-  m->attr_temp = tau;
-  return 0;
+  return set_temp(&m->attr_temp, tau, "attribute", err);
 }
 
 void etsim_synth_model_set_max_parents(etsim_synth_model_t *m, uint32_t k) { m->max_indeg = k; }
