@@ -425,8 +425,8 @@ _Static_assert(offsetof(pk_port_t, q) % 32 == 0 && sizeof(pk_ring_t) == 32,
  * multiply by 5 and a shift, at 704 two multiplies).  The ports' first
  * lines then fall in a sixteenth of the cache sets, which was feared and
  * measured harmless: the 128-host all-to-all runs 1.2 % fewer
- * instructions and about 4 % less CPU time than at 640 bytes (interleaved
- * pairs, docs/netsim.md "Speed"), the 1,024-host one the same time. */
+ * instructions and 1-4 % less CPU time than at 640 bytes (interleaved
+ * pairs, bench/netsim_ab.sh), the 1,024-host one the same time. */
 _Static_assert(sizeof(pk_port_t) == 1024, "pk_port_t is 1 KB");
 
 typedef struct pk_node {
