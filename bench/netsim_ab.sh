@@ -28,5 +28,5 @@ for ((i = 1; i <= pairs; i++)); do
   tb=$(cpu "$b")
   echo "pair $i: A $ta s, B $tb s"
 done | awk '{print; sa += $4; sb += $7; n++; if ($7 < $4) w++}
-  END {printf "mean: A %.3f s, B %.3f s (B/A %s); B faster in %d of %d pairs\n", sa / n, sb / n,
-    sa > 0 ? sprintf("%.3f", sb / sa) : "n/a: A took no measurable time", w, n}'
+  END {r = sa > 0 ? sprintf("%.3f", sb / sa) : "n/a: A took no measurable time"
+    printf "mean: A %.3f s, B %.3f s (B/A %s); B faster in %d of %d pairs\n", sa / n, sb / n, r, w, n}'
