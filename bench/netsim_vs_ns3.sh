@@ -78,8 +78,10 @@ measure() { # SIM CASE REP DIR CMD...: one run; appends to results.csv
   last=$(awk '{ if ($7 > m) m = $7 } END { print m + 0 }' "$d/fct.txt")
   pauses=$(awk '$5 == 1' "$d/pfc.txt" | wc -l)
   flows=$(wc -l < "$d/fct.txt")
-  echo "$sim,$c,$r,$u,$s,$(echo "$u + $s" | bc),$m,$last,$pauses,$flows" >> results.csv
-  echo "$sim $c rep $r: cpu $(echo "$u + $s" | bc) s, max RSS $((m / 1024)) MB, last $last ns, $pauses pauses, $flows flows" >&2
+  local cpu # awk, not bc: a fresh Debian has no bc
+  cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+  echo "$sim,$c,$r,$u,$s,$cpu,$m,$last,$pauses,$flows" >> results.csv
+  echo "$sim $c rep $r: cpu $cpu s, max RSS $((m / 1024)) MB, last $last ns, $pauses pauses, $flows flows" >&2
 }
 
 echo "sim,case,rep,user_s,sys_s,cpu_s,maxrss_kb,last_ns,pauses,flows" > results.csv
