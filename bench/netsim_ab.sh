@@ -17,16 +17,20 @@ set -euo pipefail
 cfg=$1 pairs=$2 a=$3 b=$4
 for x in "$cfg" "$a" "$b"; do [ -e "$x" ] || { echo "netsim_ab: $x: no such file" >&2; exit 2; }; done
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || { echo "netsim_ab: PAIRS must be a positive integer: $pairs" >&2; exit 2; }
-cpu() { # user CPU seconds of one quiet run
-  local t
-  t=$({ /usr/bin/time -f "%U" "$1" netsim --quiet "$cfg" > /dev/null; } 2>&1 | tail -1)
-  [[ $t =~ ^[0-9.]+$ ]] || { echo "netsim_ab: $1 failed: $t" >&2; exit 1; }
-  echo "$t"
+tf=$(mktemp)
+trap 'rm -f "$tf"' EXIT
+cpu() { # user CPU seconds of one quiet run; exit 1 is a window that ends
+  # with flows unfinished (SIMULATOR_STOP_TIME), any other failure stops it
+  local rc=0
+  /usr/bin/time -f "%U" -o "$tf" "$1" netsim --quiet "$cfg" > /dev/null || rc=$?
+  ((rc <= 1)) || { echo "netsim_ab: $1 netsim --quiet $cfg failed (exit $rc)" >&2; exit 1; }
+  tail -1 "$tf"
 }
 for ((i = 1; i <= pairs; i++)); do
   ta=$(cpu "$a")
   tb=$(cpu "$b")
   echo "pair $i: A $ta s, B $tb s"
 done | awk '{print; sa += $4; sb += $7; n++; if ($7 < $4) w++}
-  END {r = sa > 0 ? sprintf("%.3f", sb / sa) : "n/a: A took no measurable time"
+  END {if (!n) exit 1
+    r = sa > 0 ? sprintf("%.3f", sb / sa) : "n/a: A took no measurable time"
     printf "mean: A %.3f s, B %.3f s (B/A %s); B faster in %d of %d pairs\n", sa / n, sb / n, r, w, n}'
