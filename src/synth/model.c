@@ -1906,6 +1906,58 @@ int etsim_synth__contexts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, fl
   return steps;
 }
 
+/* Test hook: per step l = 1..L of g, the edge denoiser's candidate parts
+ * (es_z on the step's embeddings) of rows 1..N_l, the nodes of layers <=
+ * l, then their parent parts (the rows H..2H of ed's first layer on the
+ * same embeddings), P floats a row, as training reads them for the edges
+ * into layer l + 1 (with successor messages, the step's). */
+int etsim_synth__step_parts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, float *out,
+                            size_t cap, etsim_error_t *err) {
+  rows_t R;
+  int rc = rows_build(m, g, &R, err);
+  if (rc) return rc;
+  ws_t ws = {0};
+  gl_t G = {.m = m, .ws = &ws, .R = &R};
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden;
+  size_t w = 0;
+  uint32_t *children = etsim_calloc((size_t)R.n + 1, sizeof *children);
+  succ_step_t st = {0};
+  rc = children ? gl_contexts(&G, g->y, g->y2, 1) : ETSIM_ENOMEM;
+  if (!rc && m->cfg.succ_msg && !succ_csr(&G)) rc = succ_step_alloc(&G, &st);
+  for (int l = 1; !rc && l <= R.L; l++) {
+    for (uint32_t r = R.ls[l]; r < R.ls[l + 1]; r++)
+      for (uint32_t k = R.poff[r]; k < R.poff[r + 1]; k++) {
+        children[R.padj[k]]++;
+        if (st.C)
+          for (int j = 0; j < H; j++) st.C[(size_t)R.padj[k] * H + j] += G.e.Z[(size_t)r * H + j];
+      }
+    const float *Z = G.e.Z, *Zs = G.e.Zs;
+    if (st.C) {
+      succ_step_fwd(&G, &st, children, l + 1);
+      Z = st.Zl, Zs = st.Zsl;
+    }
+    size_t N = R.ls[l + 1] - 1;
+    if (w + 2 * N * P > cap) {
+      rc = ETSIM_EINVAL;
+      break;
+    }
+    memcpy(out + w, Zs + P, sizeof(float) * N * P);
+    w += N * P;
+    for (size_t u = 1; u <= N; u++, w += P)
+      for (int j = 0; j < P; j++) {
+        double a = 0;
+        for (int i = 0; i < H; i++) a += (double)Z[u * H + i] * m->ed.w[(size_t)(H + i) * P + j];
+        out[w + j] = (float)a;
+      }
+  }
+  etsim_free(children);
+  ws_free(&ws);
+  rows_free(&R);
+  if (rc == ETSIM_EINVAL) return etsim_error_set(err, rc, "step parts: more than %zu floats", cap);
+  if (rc) return etsim_error_set(err, rc, "step parts: out of memory");
+  return (int)w;
+}
+
 /* --------------------------------------------------------------- training */
 
 static int check_layout(const etsim_synth_model_t *m, const etsim_synth_data_t *d, const char *what,

@@ -615,6 +615,17 @@ static float *so_succ_alloc(so_t *o, pool_t *p, float *Ssum) {
   return etsim_synth__pz(p, (size_t)H);
 }
 
+/* Test hook (m->parts_log): the step's candidate and parent parts of rows
+ * 1..N, as etsim_synth__step_parts writes them. */
+static void so_log_parts(so_t *o, uint32_t N) {
+  etsim_synth_model_t *m = o->m;
+  size_t P = (size_t)m->cfg.pair_hidden;
+  if (m->parts_log_n + 2 * N * P > m->parts_log_cap) return;
+  memcpy(m->parts_log + m->parts_log_n, o->zs_step + P, sizeof(float) * N * P);
+  memcpy(m->parts_log + m->parts_log_n + N * P, o->zm_step + P, sizeof(float) * N * P);
+  m->parts_log_n += 2 * N * P;
+}
+
 /* The sampled rows 1..N and their edges as a DAG (nodes from 0). */
 static int so_output(const etsim_synth_model_t *m, const sampler_t *S, uint32_t N, size_t n_edges,
                      double y, double y2, etsim_synth_dag_t *outg) {
@@ -725,6 +736,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     if (depth) etsim_synth__prog_feats(l, depth, ctx + Dc - SY_PROG);
     if (m->ctx_log && (m->ctx_log_n + 1) * (size_t)Dc <= m->ctx_log_cap)
       memcpy(m->ctx_log + m->ctx_log_n++ * (size_t)Dc, ctx, sizeof(float) * Dc);
+    if (m->parts_log && l >= 1) so_log_parts(&o, N);
     if (o.ctxu) { /* the null label: the label features zeroed */
       memcpy(o.ctxu, ctx, sizeof(float) * Dc);
       etsim_synth__null_label(m, o.ctxu);

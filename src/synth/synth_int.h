@@ -113,6 +113,13 @@ struct etsim_synth_model {
    * all, and counts the steps in ctx_log_n. */
   float *ctx_log;
   size_t ctx_log_cap, ctx_log_n;
+  /* Test hook, never saved: when parts_log is set, sampling appends at
+   * every step l >= 1 the edge denoiser's candidate parts of the prefix
+   * rows 1..N, then their parent parts (P floats a row; as
+   * etsim_synth__step_parts), while they fit in parts_log_cap floats;
+   * parts_log_n counts the floats. */
+  float *parts_log;
+  size_t parts_log_cap, parts_log_n;
 };
 
 /* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */
@@ -141,6 +148,13 @@ int etsim_synth__graph_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d,
  * floats), dim_ctx floats each; returns L + 1 or a negative code. */
 int etsim_synth__contexts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, float *out,
                           size_t cap, etsim_error_t *err);
+
+/* Test hook: per step l = 1..L of g, the edge denoiser's candidate parts
+ * of the prefix rows 1..N_l (layers <= l), then their parent parts, P
+ * floats a row, as training reads them at that step (model.c); returns
+ * the floats written or a negative code. */
+int etsim_synth__step_parts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, float *out,
+                            size_t cap, etsim_error_t *err);
 
 /* A float pool in chunks that never move, reset per graph. */
 typedef struct chunk {

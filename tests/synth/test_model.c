@@ -708,20 +708,36 @@ static void test_size_cond_stop(void **state) {
 
 /* The step contexts that sampling builds (recorded through m->ctx_log)
  * for n DAGs drawn with seed `seed` equal, step by step, those training
- * builds for the same DAGs (etsim_synth__contexts), within float rounding;
- * every DAG is valid.  Returns the steps compared. */
-static size_t sample_ctx_match(etsim_synth_model_t *m, size_t n, uint64_t seed) {
+ * builds for the same DAGs (etsim_synth__contexts), within float rounding,
+ * and so do the edge denoiser's candidate and parent parts of every step
+ * (m->parts_log, etsim_synth__step_parts); every DAG is valid.  Returns
+ * the steps compared; *nparts the part floats compared. */
+static size_t sample_ctx_match(etsim_synth_model_t *m, size_t n, uint64_t seed, size_t *nparts) {
   etsim_error_t err = {0};
   int Dc = etsim_synth__dim_ctx(m);
-  size_t cap = (size_t)64 * Dc, steps = 0;
+  size_t cap = (size_t)64 * Dc, steps = 0, pcap = (size_t)1 << 16;
   float *log_ = malloc(sizeof(float) * cap), *ctx = malloc(sizeof(float) * cap);
+  float *plog = malloc(sizeof(float) * pcap), *parts = malloc(sizeof(float) * pcap);
   assert_non_null(log_);
   assert_non_null(ctx);
+  assert_non_null(plog);
+  assert_non_null(parts);
+  *nparts = 0;
   for (size_t i = 0; i < n; i++) {
     etsim_synth_data_t out;
     m->ctx_log = log_, m->ctx_log_cap = cap, m->ctx_log_n = 0;
+    m->parts_log = plog, m->parts_log_cap = pcap, m->parts_log_n = 0;
     assert_int_equal(etsim_synth_sample(m, 1, NULL, seed + i, &out, &err), 0);
     m->ctx_log = NULL;
+    m->parts_log = NULL;
+    int np = etsim_synth__step_parts(m, &out.g[0], parts, pcap, &err);
+    TU_GE(np, 0);
+    /* Sampling's last step is the stop's, or none at the deepest depth. */
+    size_t kp = m->parts_log_n < (size_t)np ? m->parts_log_n : (size_t)np;
+    TU_GE(kp * 2, (size_t)np);
+    for (size_t q = 0; q < kp; q++)
+      assert_float_equal(plog[q], parts[q], 1e-4 * (1 + fabs(parts[q])));
+    *nparts += kp;
     const etsim_synth_dag_t *g = &out.g[0];
     assert_int_equal(etsim_synth_dag_valid(&out, g), 1);
     int ns = etsim_synth__contexts(m, g, ctx, cap, &err);
@@ -738,6 +754,8 @@ static size_t sample_ctx_match(etsim_synth_model_t *m, size_t n, uint64_t seed) 
   }
   free(log_);
   free(ctx);
+  free(plog);
+  free(parts);
   return steps;
 }
 
@@ -815,8 +833,13 @@ static void test_succ(void **state) {
     TU_LE(bad * 200, n0); /* ReLU kinks of the pair scorer, as in check_gradient */
   }
   /* (3) */
-  print_message("sampling and training contexts agree on %zu steps\n",
-                sample_ctx_match(m1, 12, 21));
+  size_t nparts, nsteps = sample_ctx_match(m1, 12, 21, &nparts);
+  print_message("sampling and training agree on %zu steps' contexts and %zu edge part floats\n",
+                nsteps, nparts);
+  TU_GE(nsteps, 24);
+  TU_GE(nparts, 500);
+  nsteps = sample_ctx_match(m0, 4, 21, &nparts); /* the hooks agree without messages too */
+  TU_GE(nsteps, 8);
   {
     etsim_synth_data_t out;
     assert_int_equal(etsim_synth_sample(m1, 1, NULL, 21, &out, &err), 0);
