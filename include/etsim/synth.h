@@ -185,6 +185,16 @@ typedef struct etsim_synth_config {
    * version 11.  0 (default) off, 1 (ETSIM_SYNTH_SIZE_COND_HEADS) both
    * heads, 2 the stop head only. */
   int size_cond;
+  /* Successor messages (issue 25, LayerDAG's bidirectional encoder, in
+   * one cheap step): at every layer step a prefix node's embedding also
+   * reflects the children it has in the prefix, Z_l(u) = Z(u) +
+   * W_succ (sum of its children's Z) / (1 + their number), and every
+   * reader of node embeddings at that step (the prefix pool of the
+   * context, the edge denoiser's candidates and noisy parents) reads
+   * Z_l.  W_succ starts at zero, after all other parameters, so training
+   * starts from exactly the causal model.  Model version 12 (a file
+   * without it stays as before).  Default 0. */
+  int succ_msg;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_SIZE_COND_HEADS 1
 #define ETSIM_SYNTH_SIZE_COND_STOP 2
@@ -225,7 +235,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 11
+#define ETSIM_SYNTH_MODEL_VERSION 12
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number

@@ -145,6 +145,7 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
   if (m->cfg.label_edge) lin(&c, &m->ef, SY_DY, P, 1);
   if (m->cfg.size_cond) lin(&c, &m->ncs, SY_NCF, H, 0);
   if (m->cfg.size_cond == ETSIM_SYNTH_SIZE_COND_HEADS) lin(&c, &m->ncc, SY_NCF + 1, H, 0);
+  if (m->cfg.succ_msg) lin(&c, &m->succ, H, H, 0);
   return c.off;
 }
 
@@ -231,6 +232,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->label_edge = 0;
   c->ema = 0;
   c->size_cond = 0;
+  c->succ_msg = 0;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -742,6 +744,10 @@ typedef struct {
   size_t pair_cap;
   float *fpair, *fnode;
   size_t fpair_cap, fnode_cap;
+  /* Successor messages (cfg.succ_msg): the children CSR, a per-row count
+   * and a row list (succ_csr). */
+  uint32_t *su32;
+  size_t su32_cap;
 } ws_t;
 
 static void ws_free(ws_t *w) {
@@ -759,6 +765,7 @@ static void ws_free(ws_t *w) {
   etsim_free(w->pw);
   etsim_free(w->fpair);
   etsim_free(w->fnode);
+  etsim_free(w->su32);
 }
 
 /* Candidates sampled per new node beyond a layer's exact limit: all of the
@@ -1121,7 +1128,180 @@ typedef struct gl {
   float *S, *lst, *ctx, *dctx; /* prefix sums, their norm statistics, contexts */
   float *hlast;                /* per step: the last layer's histogram features */
   float ysin[SY_DY];
+  /* Successor messages (cfg.succ_msg): the rows' children (CSR, each
+   * list ascending), a per-row count and a row list (scratch), and per
+   * step the sum of the prefix's messages T (ns x H). */
+  uint32_t *coff, *cadj, *kc, *list;
+  float *T;
 } gl_t;
+
+/*
+ * Successor messages (cfg.succ_msg, issue 25): the causal encoder's Z(u)
+ * never sees u's children, where LayerDAG re-encodes every prefix with a
+ * bidirectional MPNN.  One reverse step per layer step stands in for it:
+ * at step l (after layers 0..l) a prefix node with k > 0 children in the
+ * prefix has Z_l(u) = Z(u) + W_succ N_l(u), N_l(u) = (sum of those
+ * children's Z) / (1 + k) (etsim_synth__succ_msg), and every reader of
+ * node embeddings at step l reads Z_l: the prefix pool of context l
+ * (whose sum gains W_succ T_l, T_l the sum of the N_l) and the edge
+ * denoiser of layer l + 1 (candidates and noisy parents).  Z(c) gets the
+ * gradients of the messages back, then enc_bwd as before.  Each step
+ * costs O(prefix) rows, so training with it is no longer linear in a
+ * deep graph; the default path does none of this.
+ */
+
+/* The children of every row in CSR (each list ascending, rows being in
+ * layer order), a per-row count and a row list, in ws->su32. */
+static int succ_csr(gl_t *g) {
+  const rows_t *R = g->R;
+  uint32_t n = (uint32_t)R->n, E = R->poff[n];
+  ws_t *ws = g->ws;
+  if (etsim_grow((void **)&ws->su32, &ws->su32_cap, 3 * (size_t)n + 1 + E + 1, sizeof(uint32_t)))
+    return ETSIM_ENOMEM;
+  uint32_t *coff = g->coff = ws->su32, *cadj = g->cadj = coff + n + 1;
+  uint32_t *kc = g->kc = cadj + E;
+  g->list = kc + n;
+  memset(coff, 0, sizeof(uint32_t) * ((size_t)n + 1));
+  for (uint32_t k = 0; k < E; k++) coff[R->padj[k] + 1]++;
+  for (uint32_t r = 0; r < n; r++) coff[r + 1] += coff[r];
+  memcpy(kc, coff, sizeof(uint32_t) * n);
+  for (uint32_t r = 0; r < n; r++)
+    for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) cadj[kc[R->padj[k]]++] = r;
+  return 0;
+}
+
+/* The prefix pools' part: T_l for every step into g->T, and W_succ T_l
+ * added to the prefix sums S. */
+static int succ_pool(gl_t *g, float *S) {
+  etsim_synth_model_t *m = g->m;
+  const rows_t *R = g->R;
+  const float *Z = g->e.Z;
+  int H = m->cfg.hidden, n = R->n, ns = g->ns;
+  if (succ_csr(g)) return ETSIM_ENOMEM;
+  float *C = etsim_synth__pz(g->p, (size_t)n * H), *U = etsim_synth__pz(g->p, (size_t)ns * H);
+  float *T = g->T = etsim_synth__pz(g->p, (size_t)ns * H), nb[4096];
+  if (g->p->oom) return ETSIM_ENOMEM;
+  uint32_t *kc = g->kc;
+  memset(kc, 0, sizeof(uint32_t) * (size_t)n);
+  for (int l = 0; l < ns; l++) {
+    for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
+      for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) {
+        uint32_t u = R->padj[k];
+        kc[u]++;
+        for (int j = 0; j < H; j++) C[(size_t)u * H + j] += Z[(size_t)r * H + j];
+      }
+    float *Tl = T + (size_t)l * H;
+    for (uint32_t u = 1; u < R->ls[l + 1]; u++)
+      if (kc[u]) {
+        etsim_synth__succ_msg(H, C + (size_t)u * H, kc[u], nb);
+        for (int j = 0; j < H; j++) Tl[j] += nb[j];
+      }
+  }
+  etsim_synth__nn_linear_fwd_add(&m->succ, ns, T, U, 0);
+  for (size_t i = 0; i < (size_t)ns * H; i++) S[i] += U[i];
+  return 0;
+}
+
+/* Backward of succ_pool from dS (ns x H): W_succ's gradient, and the
+ * children's dZ through the messages. */
+static int succ_pool_bwd(gl_t *g, const float *dS) {
+  etsim_synth_model_t *m = g->m;
+  const rows_t *R = g->R;
+  int H = m->cfg.hidden, n = R->n, ns = g->ns;
+  float *dT = etsim_synth__pz(g->p, (size_t)ns * H);
+  if (g->p->oom) return ETSIM_ENOMEM;
+  etsim_synth__nn_linear_bwd(&m->succ, ns, g->T, dS, dT, 0);
+  uint32_t *kc = g->kc;
+  memset(kc, 0, sizeof(uint32_t) * (size_t)n);
+  for (int l = 0; l < ns; l++) {
+    for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
+      for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) kc[R->padj[k]]++;
+    const float *dt = dT + (size_t)l * H;
+    for (uint32_t u = 1; u < R->ls[l + 1]; u++)
+      if (kc[u]) {
+        float sc = 1.0f / (float)(1 + kc[u]);
+        for (uint32_t q = 0; q < kc[u]; q++) {
+          float *dz = g->dZ + (size_t)g->cadj[g->coff[u] + q] * H;
+          for (int j = 0; j < H; j++) dz[j] += dt[j] * sc;
+        }
+      }
+  }
+  return 0;
+}
+
+/* One edge step's embeddings (cfg.succ_msg): Z_{l-1} and es_z Z_{l-1} of
+ * rows [0, ls[l]) for the edges into layer l, the messages' buffers, and
+ * the step's gradients (zeroed here, folded back by succ_step_bwd). */
+typedef struct succ_step {
+  float *C, *Zl, *Zsl, *dZl, *dZsl, *Nb, *WN, *dWN, *dN, *Ys, *dYs;
+  uint32_t nl;
+} succ_step_t;
+
+static int succ_step_alloc(gl_t *g, succ_step_t *st) {
+  size_t nh = (size_t)g->R->n * g->m->cfg.hidden, np = (size_t)g->R->n * g->m->cfg.pair_hidden;
+  pool_t *p = g->p;
+  st->C = etsim_synth__pz(p, nh), st->Zl = etsim_synth__pz(p, nh), st->dZl = etsim_synth__pz(p, nh);
+  st->Nb = etsim_synth__pz(p, nh), st->WN = etsim_synth__pz(p, nh),
+  st->dWN = etsim_synth__pz(p, nh);
+  st->dN = etsim_synth__pz(p, nh);
+  st->Zsl = etsim_synth__pz(p, np), st->dZsl = etsim_synth__pz(p, np);
+  st->Ys = etsim_synth__pz(p, np), st->dYs = etsim_synth__pz(p, np);
+  return p->oom ? ETSIM_ENOMEM : 0;
+}
+
+/* The embeddings of step l - 1 for the edges into layer l; children[u]
+ * counts u's children in layers < l and st->C sums their Z. */
+static void succ_step_fwd(gl_t *g, succ_step_t *st, const uint32_t *children, int l) {
+  etsim_synth_model_t *m = g->m;
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden;
+  uint32_t rows = g->R->ls[l], nl = 0;
+  memcpy(st->Zl, g->e.Z, sizeof(float) * rows * H);
+  memcpy(st->Zsl, g->e.Zs, sizeof(float) * rows * P);
+  for (uint32_t u = 1; u < rows; u++)
+    if (children[u]) {
+      etsim_synth__succ_msg(H, st->C + (size_t)u * H, children[u], st->Nb + (size_t)nl * H);
+      g->list[nl++] = u;
+    }
+  st->nl = nl;
+  memset(st->WN, 0, sizeof(float) * nl * H);
+  etsim_synth__nn_linear_fwd_add(&m->succ, (int)nl, st->Nb, st->WN, 0);
+  memset(st->Ys, 0, sizeof(float) * nl * P);
+  etsim_synth__nn_linear_fwd_add(&m->es_z, (int)nl, st->WN, st->Ys, 0);
+  for (uint32_t i = 0; i < nl; i++) {
+    size_t u = g->list[i];
+    for (int j = 0; j < H; j++) st->Zl[u * H + j] += st->WN[(size_t)i * H + j];
+    for (int j = 0; j < P; j++) st->Zsl[u * P + j] += st->Ys[(size_t)i * P + j];
+  }
+  memset(st->dZl, 0, sizeof(float) * rows * H);
+  memset(st->dZsl, 0, sizeof(float) * rows * P);
+}
+
+/* Back from the step's gradients dZl, dZsl into dZ, dZs, W_succ, es_z and
+ * the children's dZ. */
+static void succ_step_bwd(gl_t *g, succ_step_t *st, const uint32_t *children, int l) {
+  etsim_synth_model_t *m = g->m;
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden;
+  uint32_t rows = g->R->ls[l], nl = st->nl;
+  for (uint32_t i = 0; i < nl; i++) {
+    size_t u = g->list[i];
+    memcpy(st->dWN + (size_t)i * H, st->dZl + u * H, sizeof(float) * H);
+    memcpy(st->dYs + (size_t)i * P, st->dZsl + u * P, sizeof(float) * P);
+  }
+  etsim_synth__nn_linear_bwd(&m->es_z, (int)nl, st->WN, st->dYs, st->dWN, 0);
+  memset(st->dN, 0, sizeof(float) * nl * H);
+  etsim_synth__nn_linear_bwd(&m->succ, (int)nl, st->Nb, st->dWN, st->dN, 0);
+  for (uint32_t i = 0; i < nl; i++) {
+    uint32_t u = g->list[i], k = children[u];
+    float sc = 1.0f / (float)(1 + k);
+    const float *dn = st->dN + (size_t)i * H;
+    for (uint32_t q = 0; q < k; q++) {
+      float *dz = g->dZ + (size_t)g->cadj[g->coff[u] + q] * H;
+      for (int j = 0; j < H; j++) dz[j] += dn[j] * sc;
+    }
+  }
+  for (size_t i = 0; i < (size_t)rows * H; i++) g->dZ[i] += st->dZl[i];
+  for (size_t i = 0; i < (size_t)rows * P; i++) g->dZs[i] += st->dZsl[i];
+}
 
 /* The encoder over the whole graph, then the context of every step: the
  * normalised prefix sum of the embeddings, step features and the label. */
@@ -1152,6 +1332,7 @@ static int gl_contexts(gl_t *g, double y, double y2, uint64_t seed) {
     for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
       for (int j = 0; j < H; j++) Sl[j] += e->Z[(size_t)r * H + j];
   }
+  if (m->cfg.succ_msg && succ_pool(g, S)) return ETSIM_ENOMEM;
   etsim_synth__nn_layernorm_fwd(ns, H, S, m->ln_g, m->ln_b, G, lst);
   for (int l = 0; l <= L; l++) {
     float *c = ctx + (size_t)l * Dc;
@@ -1445,11 +1626,13 @@ typedef struct gl_edge_bufs {
 } gl_edge_bufs_t;
 
 /* (3), one layer l >= 2 whose prefix is small enough: every (node, earlier
- * node) pair is scored, against noise of diffusion step t. */
-static void gl_edges_exact(gl_t *g, const gl_edge_bufs_t *b, int l, int t, float we, double *le) {
+ * node) pair is scored, against noise of diffusion step t.  The node
+ * embeddings e (Z and Zs) and their gradients (dZ, dZs) are the graph's,
+ * or the step's with successor messages. */
+static void gl_edges_exact(gl_t *g, const gl_edge_bufs_t *b, const enc_t *e, float *dZ, float *dZs,
+                           int l, int t, float we, double *le) {
   etsim_synth_model_t *m = g->m;
   const rows_t *R = g->R;
-  const enc_t *e = &g->e;
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m);
   int n = R->n, Te = m->cfg.t_edge, De = etsim_synth__dim_edge_in(m), backward = g->backward;
   uint32_t nch = m->n_ch;
@@ -1457,7 +1640,7 @@ static void gl_edges_exact(gl_t *g, const gl_edge_bufs_t *b, int l, int t, float
   uint8_t *noisy = b->noisy;
   const uint32_t *children = b->children;
   float *gapf = b->gapf, *A = b->A, *dA = b->dA, *ein = b->ein, *B = b->B, *dB = b->dB;
-  float *dein = b->dein, *dZ = g->dZ, *dZs = g->dZs, *dctx = g->dctx;
+  float *dein = b->dein, *dctx = g->dctx;
   const float *ctx = g->ctx;
   uint32_t v0 = R->ls[l], nv = R->ls[l + 1] - v0, N = v0 - 1;
   float tsin[SY_DT];
@@ -1600,20 +1783,33 @@ static int gl_edges(gl_t *g, double *loss) {
   if (m->cfg.label_edge) b.A0 = etsim_synth__pz(p, maxN * P);
   b.ein = etsim_synth__pz(p, maxnv * De), b.B = etsim_synth__pz(p, maxnv * P);
   b.dB = etsim_synth__pz(p, maxnv * P), b.dein = etsim_synth__pz(p, maxnv * De);
-  if (p->oom) return ETSIM_ENOMEM;
+  succ_step_t st = {0};
+  if (p->oom || (m->cfg.succ_msg && succ_step_alloc(g, &st))) return ETSIM_ENOMEM;
+  int H = m->cfg.hidden;
   for (int l = 2; l <= L; l++) {
-    /* Children of earlier nodes among layers < l. */
+    /* Children of earlier nodes among layers < l (and their Z's sums). */
     for (uint32_t r = R->ls[l - 1]; r < R->ls[l]; r++)
-      for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) b.children[R->padj[k]]++;
+      for (uint32_t k = R->poff[r]; k < R->poff[r + 1]; k++) {
+        b.children[R->padj[k]]++;
+        if (st.C)
+          for (int j = 0; j < H; j++) st.C[(size_t)R->padj[k] * H + j] += g->e.Z[(size_t)r * H + j];
+      }
     uint32_t N = R->ls[l] - 1;
     int t = 1 + (int)etsim_rng_below(&g->rng, (uint64_t)Te);
-    if (exact && N > exact) {
-      int rc = edges_sampled(m, ws, R, &g->e, g->ctx, g->dZ, g->dZs, g->dctx, b.children, l, t,
-                             &g->rng, g->backward, g->weight, we, &le);
-      if (rc) return rc;
-      continue;
+    enc_t es = g->e; /* the step's embeddings: the graph's, or with messages */
+    float *dZ = g->dZ, *dZs = g->dZs;
+    if (st.C) {
+      succ_step_fwd(g, &st, b.children, l);
+      es.Z = st.Zl, es.Zs = st.Zsl, dZ = st.dZl, dZs = st.dZsl;
     }
-    gl_edges_exact(g, &b, l, t, we, &le);
+    if (exact && N > exact) {
+      int rc = edges_sampled(m, ws, R, &es, g->ctx, dZ, dZs, g->dctx, b.children, l, t, &g->rng,
+                             g->backward, g->weight, we, &le);
+      if (rc) return rc;
+    } else {
+      gl_edges_exact(g, &b, &es, dZ, dZs, l, t, we, &le);
+    }
+    if (st.C && g->backward) succ_step_bwd(g, &st, b.children, l);
   }
   *loss = le;
   return 0;
@@ -1631,6 +1827,7 @@ static int gl_contexts_bwd(gl_t *g) {
   for (int l = 0; l <= L; l++)
     memcpy(dG + (size_t)l * H, g->dctx + (size_t)l * Dc, sizeof(float) * H);
   etsim_synth__nn_layernorm_bwd(ns, H, g->S, m->ln_g, g->lst, dG, dS, m->gln_g, m->gln_b);
+  if (m->cfg.succ_msg && succ_pool_bwd(g, dS)) return ETSIM_ENOMEM;
   float acc[4096];
   memset(acc, 0, sizeof(float) * H);
   for (int l = L; l >= 0; l--) {
@@ -1707,6 +1904,58 @@ int etsim_synth__contexts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, fl
     return etsim_error_set(err, rc, "contexts: %zu floats do not fit in %zu", need, cap);
   if (rc) return etsim_error_set(err, rc, "contexts: out of memory");
   return steps;
+}
+
+/* Test hook: per step l = 1..L of g, the edge denoiser's candidate parts
+ * (es_z on the step's embeddings) of rows 1..N_l, the nodes of layers <=
+ * l, then their parent parts (the rows H..2H of ed's first layer on the
+ * same embeddings), P floats a row, as training reads them for the edges
+ * into layer l + 1 (with successor messages, the step's). */
+int etsim_synth__step_parts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, float *out,
+                            size_t cap, etsim_error_t *err) {
+  rows_t R;
+  int rc = rows_build(m, g, &R, err);
+  if (rc) return rc;
+  ws_t ws = {0};
+  gl_t G = {.m = m, .ws = &ws, .R = &R};
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden;
+  size_t w = 0;
+  uint32_t *children = etsim_calloc((size_t)R.n + 1, sizeof *children);
+  succ_step_t st = {0};
+  rc = children ? gl_contexts(&G, g->y, g->y2, 1) : ETSIM_ENOMEM;
+  if (!rc && m->cfg.succ_msg && !succ_csr(&G)) rc = succ_step_alloc(&G, &st);
+  for (int l = 1; !rc && l <= R.L; l++) {
+    for (uint32_t r = R.ls[l]; r < R.ls[l + 1]; r++)
+      for (uint32_t k = R.poff[r]; k < R.poff[r + 1]; k++) {
+        children[R.padj[k]]++;
+        if (st.C)
+          for (int j = 0; j < H; j++) st.C[(size_t)R.padj[k] * H + j] += G.e.Z[(size_t)r * H + j];
+      }
+    const float *Z = G.e.Z, *Zs = G.e.Zs;
+    if (st.C) {
+      succ_step_fwd(&G, &st, children, l + 1);
+      Z = st.Zl, Zs = st.Zsl;
+    }
+    size_t N = R.ls[l + 1] - 1;
+    if (w + 2 * N * P > cap) {
+      rc = ETSIM_EINVAL;
+      break;
+    }
+    memcpy(out + w, Zs + P, sizeof(float) * N * P);
+    w += N * P;
+    for (size_t u = 1; u <= N; u++, w += P)
+      for (int j = 0; j < P; j++) {
+        double a = 0;
+        for (int i = 0; i < H; i++) a += (double)Z[u * H + i] * m->ed.w[(size_t)(H + i) * P + j];
+        out[w + j] = (float)a;
+      }
+  }
+  etsim_free(children);
+  ws_free(&ws);
+  rows_free(&R);
+  if (rc == ETSIM_EINVAL) return etsim_error_set(err, rc, "step parts: more than %zu floats", cap);
+  if (rc) return etsim_error_set(err, rc, "step parts: out of memory");
+  return (int)w;
 }
 
 /* --------------------------------------------------------------- training */

@@ -213,6 +213,15 @@ typedef struct so {
    * scaled for the null label. */
   float *Au;
   int no_comm0; /* the new layer's node 0 may not communicate */
+  /* The step's candidate parts (es_z on the embeddings, cap x P) and
+   * parent parts (ed's on them, cap x P): the graph's (e->Zs, zm), or
+   * with successor messages (cfg.succ_msg) the step's. */
+  const float *zs_step, *zm_step;
+  /* Successor messages: per row the sum of its children's Z (C), the
+   * step's messages (Nb), their W_succ images (WN), rows with children
+   * (list, nl of them), the step's parts (zsl, zml) and scratch. */
+  float *C, *Nb, *WN, *zsl, *zml, *Ys, *T, *U;
+  uint32_t *list, nl;
 } so_t;
 
 /* The communication-run rule (docs/synth.md, Output): node 0 of a layer
@@ -381,7 +390,7 @@ static void edge_node_part(const so_t *o, uint32_t s, uint32_t N, const uint8_t 
     for (uint32_t u = 0; u < N; u++)
       if (nz[(size_t)v * N + u]) {
         deg++;
-        const float *z = o->zm + (size_t)(u + 1) * P;
+        const float *z = o->zm_step + (size_t)(u + 1) * P;
         for (int j = 0; j < P; j++) bv[j] += z[j];
       }
     float fd = (float)(log1p((double)deg) / 2);
@@ -396,14 +405,13 @@ static void so_edges_denoise(so_t *o, int l, uint32_t N, uint32_t s, double ml, 
   etsim_synth_model_t *m = o->m;
   sampler_t *S = o->S;
   etsim_rng_t *rng = o->rng;
-  const enc_t *e = &S->e;
   int H = m->cfg.hidden, P = m->cfg.pair_hidden, Dc = etsim_synth__dim_ctx(m), Te = m->cfg.t_edge;
   float *gapf = o->gapf, *A = o->A, *B = o->B, *cxe = o->cxe, *phat = o->phat;
   for (uint32_t u = 0; u < N; u++)
     etsim_synth__gap_feats((uint32_t)(l + 1) - S->lay[u + 1], S->children[u + 1],
                            gapf + (size_t)u * SY_GAPF);
   etsim_synth__nn_linear_fwd(&m->es_g, (int)N, gapf, A);
-  for (size_t i = 0; i < (size_t)N * P; i++) A[i] += e->Zs[(size_t)P + i];
+  for (size_t i = 0; i < (size_t)N * P; i++) A[i] += o->zs_step[(size_t)P + i];
   part(&m->ed, 1, 2 * H, Dc, o->ctx, cxe);
   for (int j = 0; j < P; j++) cxe[j] += m->ed.b[j];
   float itau = m->edge_temp > 0 ? (float)(1 / m->edge_temp) : 1.0f;
@@ -556,6 +564,68 @@ static void so_account(so_t *o, int l, uint32_t s, uint32_t r0, uint32_t *hl, ui
   }
 }
 
+/* Successor messages (cfg.succ_msg) at the step after N real rows: the
+ * messages of the rows with children, the prefix sum Ssum plus W_succ T
+ * into Sx, and the step's candidate and parent parts (o->zsl, o->zml),
+ * in the order of model.c's succ_pool and succ_step_fwd. */
+static void so_succ(so_t *o, uint32_t N, const float *Ssum, float *Sx) {
+  const etsim_synth_model_t *m = o->m;
+  const sampler_t *S = o->S;
+  int H = m->cfg.hidden, P = m->cfg.pair_hidden;
+  uint32_t nl = 0;
+  memset(o->T, 0, sizeof(float) * H);
+  for (uint32_t u = 1; u <= N; u++)
+    if (S->children[u]) {
+      float *nb = o->Nb + (size_t)nl * H;
+      etsim_synth__succ_msg(H, o->C + (size_t)u * H, S->children[u], nb);
+      for (int j = 0; j < H; j++) o->T[j] += nb[j];
+      o->list[nl++] = u;
+    }
+  o->nl = nl;
+  memset(o->U, 0, sizeof(float) * H);
+  etsim_synth__nn_linear_fwd_add(&m->succ, 1, o->T, o->U, 0);
+  for (int j = 0; j < H; j++) Sx[j] = Ssum[j] + o->U[j];
+  memset(o->WN, 0, sizeof(float) * nl * H);
+  etsim_synth__nn_linear_fwd_add(&m->succ, (int)nl, o->Nb, o->WN, 0);
+  memcpy(o->zsl, S->e.Zs, sizeof(float) * ((size_t)N + 1) * P);
+  memcpy(o->zml, o->zm, sizeof(float) * ((size_t)N + 1) * P);
+  memset(o->Ys, 0, sizeof(float) * nl * P);
+  etsim_synth__nn_linear_fwd_add(&m->es_z, (int)nl, o->WN, o->Ys, 0);
+  for (uint32_t i = 0; i < nl; i++)
+    for (int j = 0; j < P; j++) o->zsl[(size_t)o->list[i] * P + j] += o->Ys[(size_t)i * P + j];
+  part(&m->ed, (int)nl, H, H, o->WN, o->Ys);
+  for (uint32_t i = 0; i < nl; i++)
+    for (int j = 0; j < P; j++) o->zml[(size_t)o->list[i] * P + j] += o->Ys[(size_t)i * P + j];
+}
+
+/* The step's candidate and parent parts: the graph's, or with successor
+ * messages (cfg.succ_msg) so_succ's, whose buffers come from p.  Returns
+ * the prefix pool's buffer: Ssum, or with messages its own. */
+static float *so_succ_alloc(so_t *o, pool_t *p, float *Ssum) {
+  const etsim_synth_model_t *m = o->m;
+  int H = m->cfg.hidden, cap = o->S->cap;
+  o->zs_step = o->S->e.Zs, o->zm_step = o->zm;
+  if (!m->cfg.succ_msg) return Ssum;
+  size_t nh = (size_t)cap * H, np = (size_t)cap * m->cfg.pair_hidden;
+  o->C = etsim_synth__pz(p, nh), o->Nb = etsim_synth__pz(p, nh), o->WN = etsim_synth__pz(p, nh);
+  o->zsl = etsim_synth__pz(p, np), o->zml = etsim_synth__pz(p, np), o->Ys = etsim_synth__pz(p, np);
+  o->T = etsim_synth__pz(p, (size_t)H), o->U = etsim_synth__pz(p, (size_t)H);
+  o->list = (uint32_t *)(void *)etsim_synth__pz(p, (size_t)cap);
+  o->zs_step = o->zsl, o->zm_step = o->zml;
+  return etsim_synth__pz(p, (size_t)H);
+}
+
+/* Test hook (m->parts_log): the step's candidate and parent parts of rows
+ * 1..N, as etsim_synth__step_parts writes them. */
+static void so_log_parts(so_t *o, uint32_t N) {
+  etsim_synth_model_t *m = o->m;
+  size_t P = (size_t)m->cfg.pair_hidden;
+  if (m->parts_log_n + 2 * N * P > m->parts_log_cap) return;
+  memcpy(m->parts_log + m->parts_log_n, o->zs_step + P, sizeof(float) * N * P);
+  memcpy(m->parts_log + m->parts_log_n + N * P, o->zm_step + P, sizeof(float) * N * P);
+  m->parts_log_n += 2 * N * P;
+}
+
 /* The sampled rows 1..N and their edges as a DAG (nodes from 0). */
 static int so_output(const etsim_synth_model_t *m, const sampler_t *S, uint32_t N, size_t n_edges,
                      double y, double y2, etsim_synth_dag_t *outg) {
@@ -628,6 +698,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     o.film = etsim_synth__pz(p, 4 * (size_t)H);
     if (m->guidance > 0) o.filmu = etsim_synth__pz(p, 4 * (size_t)H);
   }
+  float *Sx = so_succ_alloc(&o, p, Ssum); /* the prefix pool, with messages */
   if (p->oom) return ETSIM_ENOMEM;
   float ysin[SY_DY], ncf[SY_NCF + 1]; /* ncf: cfg.size_cond's count features */
   etsim_synth__label_feat(m, y, y2, ysin);
@@ -654,7 +725,8 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
   size_t n_edges = 0;
   for (int l = 0;; l++) {
     if ((uint32_t)l >= m->max_layers || N >= limit) break;
-    etsim_synth__nn_layernorm_fwd(1, H, Ssum, m->ln_g, m->ln_b, G, st);
+    if (m->cfg.succ_msg) so_succ(&o, N, Ssum, Sx);
+    etsim_synth__nn_layernorm_fwd(1, H, Sx, m->ln_g, m->ln_b, G, st);
     memcpy(ctx, G, sizeof(float) * H);
     etsim_synth__step_feats(m, l, N, last, ctx + H);
     memcpy(ctx + H + SY_FEAT, ysin, sizeof ysin);
@@ -662,6 +734,9 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
       etsim_synth__hist_feats(m, hl, hp, ho, ctx + H + SY_FEAT + SY_DY);
     if (recent) etsim_synth__recent_feats(m, l, seen, ctx + rbase);
     if (depth) etsim_synth__prog_feats(l, depth, ctx + Dc - SY_PROG);
+    if (m->ctx_log && (m->ctx_log_n + 1) * (size_t)Dc <= m->ctx_log_cap)
+      memcpy(m->ctx_log + m->ctx_log_n++ * (size_t)Dc, ctx, sizeof(float) * Dc);
+    if (m->parts_log && l >= 1) so_log_parts(&o, N);
     if (o.ctxu) { /* the null label: the label features zeroed */
       memcpy(o.ctxu, ctx, sizeof(float) * Dc);
       etsim_synth__null_label(m, o.ctxu);
@@ -715,6 +790,10 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     part(&m->ed, (int)s, H, H, e->Z + (size_t)r0 * H, o.zm + (size_t)r0 * P);
     for (uint32_t v = 0; v < s; v++)
       for (int j = 0; j < H; j++) Ssum[j] += e->Z[(size_t)(r0 + v) * H + j];
+    if (o.C) /* the new rows' Z into their parents' children sums */
+      for (uint32_t r = r0; r < r0 + s; r++)
+        for (uint32_t k = S->poff[r]; k < S->poff[r + 1]; k++)
+          for (int j = 0; j < H; j++) o.C[(size_t)S->padj[k] * H + j] += e->Z[(size_t)r * H + j];
     first_prev = r0;
     N += s;
     last = s;
@@ -845,6 +924,9 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
  * stop head alone (config size_cond ETSIM_SYNTH_SIZE_COND_STOP), whose
  * parameters (the stop head's part only) sit where version 10's begin. */
 #define HDR_SIZE_STOP 128u
+/* Version 12: the value 256 there marks successor messages (config
+ * succ_msg), whose W_succ follows every other parameter. */
+#define HDR_SUCC 256u
 
 typedef struct {
   uint8_t *buf;
@@ -873,11 +955,12 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
    * one with the edge label scale as 9, one with node-count conditioning
    * as 10, byte for byte as before, so older etsim binaries still read
    * them; the stop head's conditioning alone makes it version 11. */
-  put_u32(&b, c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? 11u
-              : c->size_cond                             ? 10u
-              : c->label_edge                            ? 9u
-              : c->label_film                            ? 8u
-                                                         : 7u);
+  put_u32(&b, c->succ_msg                                  ? 12u
+              : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? 11u
+              : c->size_cond                               ? 10u
+              : c->label_edge                              ? 9u
+              : c->label_film                              ? 8u
+                                                           : 7u);
   put_u32(&b, 0x01020304u); /* byte order check */
   put_u32(&b, (uint32_t)c->hidden);
   put_u32(&b, (uint32_t)c->mp_layers);
@@ -888,7 +971,8 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
                   (c->label_edge ? HDR_EDGE : 0u) |
                   (c->size_cond == ETSIM_SYNTH_SIZE_COND_HEADS  ? HDR_SIZE
                    : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? HDR_SIZE_STOP
-                                                                : 0u));
+                                                                : 0u) |
+                  (c->succ_msg ? HDR_SUCC : 0u));
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -983,7 +1067,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
    * model), version 6 only the class recency flag, version 7 only the FiLM
    * flag, version 8 only the edge label scale's, version 9 only the
    * node-count conditioning's, version 10 only that of the stop head
-   * alone; older versions differ in layout. */
+   * alone, version 11 only the successor messages'; older versions
+   * differ in layout. */
   if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
@@ -1011,12 +1096,13 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP));
+  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC));
   m->cfg.label_film = ver >= 8 && (f[5] & HDR_FILM);
   m->cfg.label_edge = ver >= 9 && (f[5] & HDR_EDGE);
   m->cfg.size_cond = ver >= 10 && (f[5] & HDR_SIZE)        ? ETSIM_SYNTH_SIZE_COND_HEADS
                      : ver >= 11 && (f[5] & HDR_SIZE_STOP) ? ETSIM_SYNTH_SIZE_COND_STOP
                                                            : 0;
+  m->cfg.succ_msg = ver >= 12 && (f[5] & HDR_SUCC);
   m->kind = (int)f[6];
   m->n_ch = f[7];
   m->max_size = f[12];
@@ -1037,7 +1123,8 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                            path, f[14], MAX_MODEL_NODES);
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
                f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
-               f[5] <= (ver >= 11   ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP
+               f[5] <= (ver >= 12 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC
+                        : ver >= 11 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP
                         : ver >= 10 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE
                         : ver >= 9  ? 15u | HDR_FILM | HDR_EDGE
                         : ver >= 8  ? 15u | HDR_FILM

@@ -79,6 +79,9 @@ struct etsim_synth_model {
    * come into the size head's (ncc, only with ETSIM_SYNTH_SIZE_COND_HEADS);
    * no bias, zero-initialised. */
   nn_linear_t ncs, ncc;
+  /* Successor messages (cfg.succ_msg): W_succ, H x H, no bias,
+   * zero-initialised, after all other parameters. */
+  nn_linear_t succ;
   /* Edge denoiser: split first layer (per candidate: es_z on Z plus es_g
    * on gap features; per new node: ed), then a ReLU and one output. */
   float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
@@ -105,6 +108,18 @@ struct etsim_synth_model {
    * it follows guidance. */
   double guidance_edge;
   int guidance_edge_set;
+  /* Test hook, never saved: when ctx_log is set, sampling copies each
+   * step's context (dim_ctx floats) there, at most ctx_log_cap floats in
+   * all, and counts the steps in ctx_log_n. */
+  float *ctx_log;
+  size_t ctx_log_cap, ctx_log_n;
+  /* Test hook, never saved: when parts_log is set, sampling appends at
+   * every step l >= 1 the edge denoiser's candidate parts of the prefix
+   * rows 1..N, then their parent parts (P floats a row; as
+   * etsim_synth__step_parts), while they fit in parts_log_cap floats;
+   * parts_log_n counts the floats. */
+  float *parts_log;
+  size_t parts_log_cap, parts_log_n;
 };
 
 /* Cosine schedule (s = 0.008): abar[0] = 1, beta clamped to 0.9999. */
@@ -133,6 +148,13 @@ int etsim_synth__graph_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d,
  * floats), dim_ctx floats each; returns L + 1 or a negative code. */
 int etsim_synth__contexts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, float *out,
                           size_t cap, etsim_error_t *err);
+
+/* Test hook: per step l = 1..L of g, the edge denoiser's candidate parts
+ * of the prefix rows 1..N_l (layers <= l), then their parent parts, P
+ * floats a row, as training reads them at that step (model.c); returns
+ * the floats written or a negative code. */
+int etsim_synth__step_parts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, float *out,
+                            size_t cap, etsim_error_t *err);
 
 /* A float pool in chunks that never move, reset per graph. */
 typedef struct chunk {
@@ -216,6 +238,14 @@ static inline void etsim_synth__pair_acc(const float *eo, int P, const float *a,
     float h = a[j] + b[j];
     acc[0] += (h > 0 ? h : 0) * eo[j];
   }
+}
+/* Successor messages (cfg.succ_msg): the message of a node with k > 0
+ * children so far, whose embeddings sum to csum (H floats): csum / (1 +
+ * k), bounded in a wide fan-out and still growing with the first few
+ * children; training and sampling both compute it here. */
+static inline void etsim_synth__succ_msg(int H, const float *csum, uint32_t k, float *out) {
+  float s = 1.0f / (float)(1 + k);
+  for (int j = 0; j < H; j++) out[j] = csum[j] * s;
 }
 void etsim_synth__t_feat(int t, int T, float *out);
 void etsim_synth__step_feats(const etsim_synth_model_t *m, int l, uint32_t n_prefix,

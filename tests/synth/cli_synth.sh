@@ -157,7 +157,7 @@ g0=$(sizegap "$T/gw2.txt") g8=$(sizegap "$T/gm8.txt")
 # VERSION file whose guided samples are valid and differ from md.bin's.
 ver() { od -An -tu4 -j8 -N4 "$1" | tr -d ' '; }
 option_model() {
-  train_ld "$T/$2.bin" "$1" || fail "train $1"
+  train_ld "$T/$2.bin" $1 || fail "train $1" # $1 may hold several options
   [ "$(ver "$T/$2.bin")" = "$3" ] || fail "$1 model: version $(ver "$T/$2.bin")"
   "$BIN" synth sample --model "$T/$2.bin" --labels-from "$T/train.txt" --seed 2 --guidance 2 \
     -o "$T/g$2.txt" 2>/dev/null || fail "sample, $1 model"
@@ -206,6 +206,12 @@ cmp -s <(grep -v '^#' "$T/gmss.txt") <(grep -v '^#' "$T/glmss.txt") \
 "$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --size-cond --size-cond-stop 2>"$T/e"
 [ $? -eq 2 ] || fail "--size-cond --size-cond-stop exit"
 grep -q "exclude each other" "$T/e" || fail "--size-cond --size-cond-stop message: $(cat "$T/e")"
+# Successor messages (--succ): a version-12 model, same checks; with
+# --size-cond too, still version 12, and its DAGs differ from --size-cond's.
+option_model --succ msu 12
+option_model "--succ --size-cond" msus 12
+cmp -s <(grep -v '^#' "$T/gmsus.txt") <(grep -v '^#' "$T/gms.txt") \
+  && fail "--succ --size-cond sampled as --size-cond"
 # A label file cycled to -n DAGs carries no node counts either: the same
 # DAGs as the label written out that many times (the training mean).
 head -n 1 "$T/lab.txt" > "$T/lab1s.txt"
@@ -306,10 +312,10 @@ head -c 100 "$T/m.bin" > "$T/trunc.bin"
 "$BIN" synth sample --model "$T/trunc.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "truncated model exit"
 grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
-printf 'ETSYNTH\0\x0c\0\0\0' > "$T/v9.bin"
+printf 'ETSYNTH\0\x0d\0\0\0' > "$T/v9.bin"
 "$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 12, this etsim reads versions 5 to 11" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 13, this etsim reads versions 5 to 12" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"
