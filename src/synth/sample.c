@@ -212,6 +212,9 @@ typedef struct so {
   /* Edge label scale (cfg.label_edge) with guidance: the candidate parts
    * scaled for the null label. */
   float *Au;
+  /* Attention within the layer (cfg.attn): Q, K, V, A (s x H each) and
+   * the scores of NN_ATTN_CHUNK queries; NULL without it. */
+  float *aq, *ak, *av, *aa, *as;
   int no_comm0; /* the new layer's node 0 may not communicate */
 } so_t;
 
@@ -250,12 +253,19 @@ static void attr_pre(const etsim_synth_model_t *m, const sampler_t *S, const int
 
 /* The attribute denoiser after its first layer's pre-activations p1 (s
  * rows): logits into alog.  With FiLM (F: 4H floats, gamma and beta of
- * both layers, shared by the rows), p1 and p2 are modulated in place. */
-static void attr_mlp(const etsim_synth_model_t *m, uint32_t s, float *p1, const float *F, float *h1,
-                     float *p2, float *h2, float *alog) {
+ * both layers, shared by the rows), p1 and p2 are modulated in place.
+ * With attention (o->aq set), the s rows, one layer, attend to each other
+ * after the first hidden layer, as in training (model.c gl_attrs). */
+static void attr_mlp(const so_t *o, uint32_t s, float *p1, const float *F, float *h1, float *p2,
+                     float *h2, float *alog) {
+  const etsim_synth_model_t *m = o->m;
   int H = m->cfg.hidden;
   if (F) etsim_synth__film_fwd((int)s, H, F, 0, p1, p1);
   etsim_synth__nn_gelu_fwd((size_t)s * H, p1, h1);
+  if (o->aq) {
+    uint32_t bs[2] = {0, s};
+    etsim_synth__attn_fwd(m, (int)s, 1, bs, 0, h1, o->aq, o->ak, o->av, o->aa, o->as, h1);
+  }
   etsim_synth__nn_linear_fwd(&m->a2, (int)s, h1, p2);
   if (F) etsim_synth__film_fwd((int)s, H, F + 2 * H, 0, p2, p2);
   etsim_synth__nn_gelu_fwd((size_t)s * H, p2, h2);
@@ -314,10 +324,10 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
       }
     if (w > 0) { /* the null-label denoiser first, then the guided mix */
       attr_pre(m, S, zt, s, o->cxau, tt, meanp, o->p1u);
-      attr_mlp(m, s, o->p1u, o->filmu, h1, p2, h2, o->alogu);
+      attr_mlp(o, s, o->p1u, o->filmu, h1, p2, h2, o->alogu);
     }
     attr_pre(m, S, zt, s, cxa, tt, meanp, p1);
-    attr_mlp(m, s, p1, o->film, h1, p2, h2, alog);
+    attr_mlp(o, s, p1, o->film, h1, p2, h2, alog);
     if (w > 0)
       for (size_t i = 0; i < (size_t)s * m->sum_cls; i++)
         alog[i] = (float)((1 + w) * alog[i] - w * o->alogu[i]);
@@ -624,6 +634,11 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     o.cxeu = etsim_synth__pz(p, (size_t)P), o.Bu = etsim_synth__pz(p, (size_t)maxs * P);
     if (m->cfg.label_edge) o.Au = etsim_synth__pz(p, (size_t)cap * P);
   }
+  if (m->cfg.attn) {
+    o.aq = etsim_synth__pz(p, (size_t)maxs * H), o.ak = etsim_synth__pz(p, (size_t)maxs * H);
+    o.av = etsim_synth__pz(p, (size_t)maxs * H), o.aa = etsim_synth__pz(p, (size_t)maxs * H);
+    o.as = etsim_synth__pz(p, (size_t)NN_ATTN_CHUNK * maxs);
+  }
   if (m->cfg.label_film) {
     o.film = etsim_synth__pz(p, 4 * (size_t)H);
     if (m->guidance > 0) o.filmu = etsim_synth__pz(p, 4 * (size_t)H);
@@ -845,6 +860,10 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
  * stop head alone (config size_cond ETSIM_SYNTH_SIZE_COND_STOP), whose
  * parameters (the stop head's part only) sit where version 10's begin. */
 #define HDR_SIZE_STOP 128u
+/* Version 13: the value 512 there marks attention within the new layer in
+ * the attribute denoiser (config attn), whose parameters follow all the
+ * others.  (Version 12 and the value 256 are not this etsim's.) */
+#define HDR_ATTN 512u
 
 typedef struct {
   uint8_t *buf;
@@ -873,11 +892,12 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
    * one with the edge label scale as 9, one with node-count conditioning
    * as 10, byte for byte as before, so older etsim binaries still read
    * them; the stop head's conditioning alone makes it version 11. */
-  put_u32(&b, c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? 11u
-              : c->size_cond                             ? 10u
-              : c->label_edge                            ? 9u
-              : c->label_film                            ? 8u
-                                                         : 7u);
+  put_u32(&b, c->attn                                      ? 13u
+              : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? 11u
+              : c->size_cond                               ? 10u
+              : c->label_edge                              ? 9u
+              : c->label_film                              ? 8u
+                                                           : 7u);
   put_u32(&b, 0x01020304u); /* byte order check */
   put_u32(&b, (uint32_t)c->hidden);
   put_u32(&b, (uint32_t)c->mp_layers);
@@ -888,7 +908,8 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
                   (c->label_edge ? HDR_EDGE : 0u) |
                   (c->size_cond == ETSIM_SYNTH_SIZE_COND_HEADS  ? HDR_SIZE
                    : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? HDR_SIZE_STOP
-                                                                : 0u));
+                                                                : 0u) |
+                  (c->attn ? HDR_ATTN : 0u));
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -983,7 +1004,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
    * model), version 6 only the class recency flag, version 7 only the FiLM
    * flag, version 8 only the edge label scale's, version 9 only the
    * node-count conditioning's, version 10 only that of the stop head
-   * alone; older versions differ in layout. */
+   * alone, version 11 (and 12) only the attention flag; older versions
+   * differ in layout. */
   if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
@@ -1011,12 +1033,13 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP));
+  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_ATTN));
   m->cfg.label_film = ver >= 8 && (f[5] & HDR_FILM);
   m->cfg.label_edge = ver >= 9 && (f[5] & HDR_EDGE);
   m->cfg.size_cond = ver >= 10 && (f[5] & HDR_SIZE)        ? ETSIM_SYNTH_SIZE_COND_HEADS
                      : ver >= 11 && (f[5] & HDR_SIZE_STOP) ? ETSIM_SYNTH_SIZE_COND_STOP
                                                            : 0;
+  m->cfg.attn = ver >= 13 && (f[5] & HDR_ATTN);
   m->kind = (int)f[6];
   m->n_ch = f[7];
   m->max_size = f[12];
@@ -1037,12 +1060,13 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                            path, f[14], MAX_MODEL_NODES);
   int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
                f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
-               f[5] <= (ver >= 11   ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP
-                        : ver >= 10 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE
-                        : ver >= 9  ? 15u | HDR_FILM | HDR_EDGE
-                        : ver >= 8  ? 15u | HDR_FILM
-                        : ver >= 7  ? 15u
-                                    : 7u) &&
+               (f[5] & ~(ver >= 13 ? HDR_ATTN : 0u)) <=
+                   (ver >= 11   ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP
+                    : ver >= 10 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE
+                    : ver >= 9  ? 15u | HDR_FILM | HDR_EDGE
+                    : ver >= 8  ? 15u | HDR_FILM
+                    : ver >= 7  ? 15u
+                                : 7u) &&
                !((f[5] & HDR_SIZE) && (f[5] & HDR_SIZE_STOP)) && f[6] <= 1 && f[7] >= 1 &&
                f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 && f[12] <= 100000 && f[13] >= 1 &&
                f[14] >= 1 && f[14] <= MAX_MODEL_NODES && m->mean_indeg >= 1 &&
