@@ -306,10 +306,10 @@ head -c 100 "$T/m.bin" > "$T/trunc.bin"
 "$BIN" synth sample --model "$T/trunc.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "truncated model exit"
 grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
-printf 'ETSYNTH\0\x0c\0\0\0' > "$T/v9.bin"
-"$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
+printf 'ETSYNTH\0\x0e\0\0\0' > "$T/v14.bin"
+"$BIN" synth sample --model "$T/v14.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 12, this etsim reads versions 5 to 11" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 14, this etsim reads versions 5 to 13" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"
