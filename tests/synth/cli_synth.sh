@@ -168,6 +168,8 @@ option_model() {
 # FiLM (--film): a version-8 model (a model without it stays version 7).
 [ "$(ver "$T/md.bin")" = 7 ] || fail "model without --film: version $(ver "$T/md.bin")"
 option_model --film mf 8
+# Attention within the new layer (--attn): a version-13 model, same checks.
+option_model --attn mat 13
 # Weight averaging (--ema D): 0 is the default byte for byte; 0.9 keeps
 # another model, still version 7; 1 is refused.
 train_ld "$T/ma0.bin" --ema 0 || fail "train --ema 0"
