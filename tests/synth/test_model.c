@@ -801,7 +801,8 @@ static int samples_differ(etsim_synth_model_t *m0, etsim_synth_model_t *m1, uint
  *     unguided and at w = 2 (both passes of guidance).
  * (2) With Wo set, only the attribute loss changes; the whole model's
  *     gradient (every parameter, the four maps included) matches central
- *     finite differences on each graph, and the samples change. */
+ *     finite differences on each graph, and the samples change.
+ * (3) With FiLM as well, FiLM's and the block's gradients match too. */
 static void test_attn(void **state) {
   (void)state;
   etsim_synth_data_t d;
@@ -869,6 +870,18 @@ static void test_attn(void **state) {
   assert_int_equal(etsim_synth_model_set_guidance(m0, 0, &err), 0);
   assert_int_equal(etsim_synth_model_set_guidance(m1, 0, &err), 0);
   TU_EQ(samples_differ(m0, m1, d.n_ch), 1);
+  /* (3) With FiLM too (its output feeds the block): the gradients of
+   * FiLM's and the block's parameters on the wide graph. */
+  c.label_film = 1;
+  etsim_synth_model_t *m2 = toy_with(&d, &c);
+  size_t nf = 2 * ((size_t)SY_DY * 2 * H + 2 * (size_t)H);
+  TU_EQ(m2->n_params, n0 + nf + 4 * hh);
+  ext_random(m2, n0, &r);
+  memset(m2->g, 0, sizeof(float) * m2->n_params);
+  double l2;
+  assert_int_equal(etsim_synth__graph_loss(m2, &d, &d.g[2], 11, 1, 1, &l2, NULL, &err), 0);
+  ext_grads_match(m2, &d, 2, n0, "FiLM and attention", 2);
+  etsim_synth_model_free(m2);
   etsim_synth_model_free(m0);
   etsim_synth_model_free(m1);
   etsim_synth_data_free(&d);
