@@ -195,6 +195,14 @@ typedef struct etsim_synth_config {
    * starts from exactly the causal model.  Model version 12 (a file
    * without it stays as before).  Default 0. */
   int succ_msg;
+  /* Self-attention among the nodes of a new layer in the attribute
+   * denoiser (LayerDAG's transformer, one single-head block): after its
+   * first hidden layer h, h + Wo softmax(Q K^T / sqrt(H)) V with Q, K, V
+   * = h Wq, h Wk, h Wv, within each layer (same graph, same diffusion
+   * step).  Wo starts at zero, so training starts from the model without
+   * it; the layer-mean input stays.  O(n^2) per layer of n nodes.  Model
+   * version 13 (a file without it keeps its version).  Default 0. */
+  int attn;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_SIZE_COND_HEADS 1
 #define ETSIM_SYNTH_SIZE_COND_STOP 2
@@ -235,7 +243,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 12
+#define ETSIM_SYNTH_MODEL_VERSION 13
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number

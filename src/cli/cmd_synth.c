@@ -219,7 +219,7 @@ static int data_in_order(const cli_list_t *l, const char **args, int n_args, int
 static int cmd_train(int argc, char **argv) {
   const char *data[64], *args[64], *val = NULL, *outp = NULL, *label_path = NULL;
   int n_args = 0, quiet = 0, film = 0, label_edge = 0, size_cond = 0, size_cond_stop = 0;
-  int succ = 0;
+  int succ = 0, attn = 0;
   cli_list_t data_opt;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -278,6 +278,9 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_FLAG("--succ", NULL, &succ,
                  "successor messages: at each layer step a node's embedding also reflects\n"
                  "its children so far, as LayerDAG's bidirectional encoder (model version 12)"),
+      CLI_O_FLAG("--attn", NULL, &attn,
+                 "self-attention among a new layer's nodes in the attribute denoiser, after\n"
+                 "its first hidden layer (O(n^2) per layer of n nodes; model version 13)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -307,6 +310,7 @@ static int cmd_train(int argc, char **argv) {
                   : size_cond_stop ? ETSIM_SYNTH_SIZE_COND_STOP
                                    : 0;
   cfg.succ_msg = succ;
+  cfg.attn = attn;
   to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;

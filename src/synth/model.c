@@ -146,6 +146,12 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
   if (m->cfg.size_cond) lin(&c, &m->ncs, SY_NCF, H, 0);
   if (m->cfg.size_cond == ETSIM_SYNTH_SIZE_COND_HEADS) lin(&c, &m->ncc, SY_NCF + 1, H, 0);
   if (m->cfg.succ_msg) lin(&c, &m->succ, H, H, 0);
+  if (m->cfg.attn) {
+    lin(&c, &m->aq, H, H, 0);
+    lin(&c, &m->ak, H, H, 0);
+    lin(&c, &m->av, H, H, 0);
+    lin(&c, &m->ao, H, H, 0);
+  }
   return c.off;
 }
 
@@ -210,6 +216,15 @@ int etsim_synth__alloc_params(etsim_synth_model_t *m, int init, uint64_t seed) {
   m->eob[0] = -2.0f;
   /* The pair's own noisy bit starts with no say; training gives it one. */
   for (int j = 0; j < m->cfg.pair_hidden; j++) m->ew[j] = 0;
+  if (m->cfg.attn) {
+    /* A stream of its own, so every other parameter starts as without the
+     * option; Wo stays zero, so the block starts as the identity. */
+    etsim_rng_seed(&r, seed ^ 0x5a77e4710c3bULL);
+    float sa = (float)sqrt(1.0 / H);
+    nn_linear_t *qkv[3] = {&m->aq, &m->ak, &m->av};
+    for (int k = 0; k < 3; k++)
+      for (size_t i = 0; i < (size_t)H * H; i++) qkv[k]->w[i] = (float)etsim_rng_normal(&r) * sa;
+  }
   return 0;
 }
 
@@ -233,6 +248,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->ema = 0;
   c->size_cond = 0;
   c->succ_msg = 0;
+  c->attn = 0;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -297,6 +313,8 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
                            SY_MAXK, SY_MAXT);
   if (cfg->size_cond < 0 || cfg->size_cond > ETSIM_SYNTH_SIZE_COND_STOP)
     return etsim_error_set(err, ETSIM_EINVAL, "size_cond %d: must be 0, 1 or 2", cfg->size_cond);
+  if (cfg->attn < 0 || cfg->attn > 1)
+    return etsim_error_set(err, ETSIM_EINVAL, "attn %d: must be 0 or 1", cfg->attn);
   etsim_synth_model_t *m = etsim_calloc(1, sizeof *m);
   if (!m) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   m->cfg = *cfg;
@@ -1490,6 +1508,62 @@ static void film_bwd(nn_linear_t *l, int n, int H, const float *lab, const float
   etsim_synth__nn_linear_bwd(l, n, lab, dF, NULL, 1);
 }
 
+void etsim_synth__attn_fwd(const etsim_synth_model_t *m, int n, int nb, const uint32_t *bs,
+                           uint32_t base, const float *h, float *Q, float *K, float *V, float *A,
+                           float *S, float *out) {
+  int H = m->cfg.hidden;
+  size_t nh = (size_t)n * H;
+  memset(Q, 0, sizeof(float) * nh);
+  memset(K, 0, sizeof(float) * nh);
+  memset(V, 0, sizeof(float) * nh);
+  etsim_synth__nn_linear_fwd_add(&m->aq, n, h, Q, 0);
+  etsim_synth__nn_linear_fwd_add(&m->ak, n, h, K, 0);
+  etsim_synth__nn_linear_fwd_add(&m->av, n, h, V, 0);
+  for (int b = 0; b < nb; b++) {
+    size_t r0 = (size_t)(bs[b] - base) * H;
+    etsim_synth__nn_attn_fwd((int)(bs[b + 1] - bs[b]), H, Q + r0, K + r0, V + r0, A + r0, S);
+  }
+  if (out != h) memcpy(out, h, sizeof(float) * nh);
+  etsim_synth__nn_linear_fwd_add(&m->ao, n, A, out, 0);
+}
+
+/* The attention of cfg.attn in training: its activations over the Rn
+ * rows (the input h1 is the caller's), and backward scratch. */
+typedef struct attr_attn {
+  float *Q, *K, *V, *A, *S, *dS, *out, *dQ, *dK, *dV, *dA;
+} attr_attn_t;
+
+static int attr_attn_alloc(const etsim_synth_model_t *m, pool_t *p, int Rn, uint32_t widest,
+                           attr_attn_t *a) {
+  size_t nh = (size_t)Rn * m->cfg.hidden, ns = (size_t)NN_ATTN_CHUNK * widest;
+  a->Q = etsim_synth__pz(p, nh), a->K = etsim_synth__pz(p, nh), a->V = etsim_synth__pz(p, nh);
+  a->A = etsim_synth__pz(p, nh), a->out = etsim_synth__pz(p, nh);
+  a->S = etsim_synth__pz(p, ns), a->dS = etsim_synth__pz(p, ns);
+  return p->oom ? ETSIM_ENOMEM : 0;
+}
+
+/* Backward of the attention: dh (the gradient of its output) becomes that
+ * of its input h in place, the residual plus every path through Wq, Wk,
+ * Wv; the four maps' gradients are added to. */
+static int attr_attn_bwd(etsim_synth_model_t *m, pool_t *p, const rows_t *R, int Rn, const float *h,
+                         attr_attn_t *a, float *dh) {
+  int H = m->cfg.hidden;
+  size_t nh = (size_t)Rn * H;
+  a->dQ = etsim_synth__pz(p, nh), a->dK = etsim_synth__pz(p, nh), a->dV = etsim_synth__pz(p, nh);
+  a->dA = etsim_synth__pz(p, nh);
+  if (p->oom) return ETSIM_ENOMEM;
+  etsim_synth__nn_linear_bwd(&m->ao, Rn, a->A, dh, a->dA, 0);
+  for (int l = 1; l <= R->L; l++) {
+    size_t r0 = (size_t)(R->ls[l] - 1) * H;
+    etsim_synth__nn_attn_bwd((int)(R->ls[l + 1] - R->ls[l]), H, a->Q + r0, a->K + r0, a->V + r0,
+                             a->dA + r0, a->dQ + r0, a->dK + r0, a->dV + r0, a->S, a->dS);
+  }
+  etsim_synth__nn_linear_bwd(&m->aq, Rn, h, a->dQ, dh, 0);
+  etsim_synth__nn_linear_bwd(&m->ak, Rn, h, a->dK, dh, 0);
+  etsim_synth__nn_linear_bwd(&m->av, Rn, h, a->dV, dh, 0);
+  return 0;
+}
+
 static int gl_attrs(gl_t *g, double *loss) {
   etsim_synth_model_t *m = g->m;
   const rows_t *R = g->R;
@@ -1556,7 +1630,15 @@ static int gl_attrs(gl_t *g, double *loss) {
   etsim_synth__nn_linear_fwd(&m->a1, Rn, ain, p1);
   if (fm.F1) etsim_synth__film_fwd(Rn, H, fm.F1, 2 * (size_t)H, p1, fm.q1);
   etsim_synth__nn_gelu_fwd((size_t)Rn * H, fm.F1 ? fm.q1 : p1, h1);
-  etsim_synth__nn_linear_fwd(&m->a2, Rn, h1, p2);
+  attr_attn_t at = {0};
+  if (m->cfg.attn) {
+    uint32_t widest = 0;
+    for (int l = 1; l <= L; l++)
+      if (R->ls[l + 1] - R->ls[l] > widest) widest = R->ls[l + 1] - R->ls[l];
+    if (attr_attn_alloc(m, p, Rn, widest, &at)) return ETSIM_ENOMEM;
+    etsim_synth__attn_fwd(m, Rn, L, R->ls + 1, 1, h1, at.Q, at.K, at.V, at.A, at.S, at.out);
+  }
+  etsim_synth__nn_linear_fwd(&m->a2, Rn, at.out ? at.out : h1, p2);
   if (fm.F1) etsim_synth__film_fwd(Rn, H, fm.F2, 2 * (size_t)H, p2, fm.q2);
   etsim_synth__nn_gelu_fwd((size_t)Rn * H, fm.F1 ? fm.q2 : p2, h2);
   etsim_synth__nn_linear_fwd(&m->a3, Rn, h2, alog);
@@ -1586,7 +1668,8 @@ static int gl_attrs(gl_t *g, double *loss) {
   } else {
     etsim_synth__nn_gelu_bwd((size_t)Rn * H, p2, dh2, dp2);
   }
-  etsim_synth__nn_linear_bwd(&m->a2, Rn, h1, dp2, dh1, 1);
+  etsim_synth__nn_linear_bwd(&m->a2, Rn, at.out ? at.out : h1, dp2, dh1, 1);
+  if (at.out && attr_attn_bwd(m, p, R, Rn, h1, &at, dh1)) return ETSIM_ENOMEM;
   if (fm.F1) {
     memset(fm.dq, 0, sizeof(float) * (size_t)Rn * H);
     etsim_synth__nn_gelu_bwd((size_t)Rn * H, fm.q1, dh1, fm.dq);

@@ -125,6 +125,51 @@ void etsim_synth__nn_softmax(int n, int c, const float *x, float *p) {
   }
 }
 
+/* The probabilities of query rows [i0, i0 + c) over all n keys into S. */
+static void attn_probs(int n, int d, int i0, int c, const float *Q, const float *K, float *S) {
+  float sc = 1.0f / sqrtf((float)d);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c, n, d, sc, Q + (size_t)i0 * d, d, K, d,
+              0.0f, S, n);
+  etsim_synth__nn_softmax(c, n, S, S);
+}
+
+void etsim_synth__nn_attn_fwd(int n, int d, const float *Q, const float *K, const float *V,
+                              float *A, float *S) {
+  for (int i0 = 0; i0 < n; i0 += NN_ATTN_CHUNK) {
+    int c = n - i0 < NN_ATTN_CHUNK ? n - i0 : NN_ATTN_CHUNK;
+    attn_probs(n, d, i0, c, Q, K, S);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c, d, n, 1.0f, S, n, V, d, 0.0f,
+                A + (size_t)i0 * d, d);
+  }
+}
+
+/* With P the probabilities and dP = dA V^T, the scores' gradient is
+ * dS_ij = P_ij (dP_ij - sum_k P_ik dP_ik) (the softmax's Jacobian), and
+ * the scores are Q K^T / sqrt(d). */
+void etsim_synth__nn_attn_bwd(int n, int d, const float *Q, const float *K, const float *V,
+                              const float *dA, float *dQ, float *dK, float *dV, float *S,
+                              float *dS) {
+  float sc = 1.0f / sqrtf((float)d);
+  for (int i0 = 0; i0 < n; i0 += NN_ATTN_CHUNK) {
+    int c = n - i0 < NN_ATTN_CHUNK ? n - i0 : NN_ATTN_CHUNK;
+    const float *dAc = dA + (size_t)i0 * d;
+    attn_probs(n, d, i0, c, Q, K, S);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c, n, d, 1.0f, dAc, d, V, d, 0.0f, dS, n);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, d, c, 1.0f, S, n, dAc, d, 1.0f, dV, d);
+    for (int r = 0; r < c; r++) {
+      const float *pr = S + (size_t)r * n;
+      float *gr = dS + (size_t)r * n;
+      double s = 0;
+      for (int j = 0; j < n; j++) s += (double)pr[j] * gr[j];
+      for (int j = 0; j < n; j++) gr[j] = pr[j] * (gr[j] - (float)s) * sc;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c, d, n, 1.0f, dS, n, K, d, 1.0f,
+                dQ + (size_t)i0 * d, d);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, d, c, 1.0f, dS, n, Q + (size_t)i0 * d,
+                d, 1.0f, dK, d);
+  }
+}
+
 double etsim_synth__nn_softmax_xent(int n, int c, const float *x, const int32_t *t,
                                     const uint8_t *mask, float weight, float *dx) {
   double loss = 0;

@@ -75,6 +75,19 @@ void etsim_synth__nn_spmm_add(int r0, int r1, int d, const uint32_t *off, const 
 void etsim_synth__nn_spmm_t_add(int r0, int r1, int d, const uint32_t *off, const uint32_t *adj,
                                 const float *dy, float *dx);
 
+/* Single-head softmax attention among the n rows of one block (the nodes
+ * of one layer): A = softmax(Q K^T / sqrt(d)) V, Q, K, V and A n x d.
+ * Query rows go NN_ATTN_CHUNK at a time, so the scratch S holds
+ * NN_ATTN_CHUNK * n floats, not n * n; the time is O(n^2 d) all the same.
+ * bwd recomputes the probabilities (nothing n x n is kept) and ADDS into
+ * dQ, dK, dV; S and dS are scratch of NN_ATTN_CHUNK * n floats each. */
+#define NN_ATTN_CHUNK 64
+void etsim_synth__nn_attn_fwd(int n, int d, const float *Q, const float *K, const float *V,
+                              float *A, float *S);
+void etsim_synth__nn_attn_bwd(int n, int d, const float *Q, const float *K, const float *V,
+                              const float *dA, float *dQ, float *dK, float *dV, float *S,
+                              float *dS);
+
 /* Adam / AMSGrad over a flat parameter array.  `step` counts from 1. */
 typedef struct nn_adam {
   float lr, beta1, beta2, eps;

@@ -212,6 +212,9 @@ typedef struct so {
   /* Edge label scale (cfg.label_edge) with guidance: the candidate parts
    * scaled for the null label. */
   float *Au;
+  /* Attention within the layer (cfg.attn): Q, K, V, A (s x H each) and
+   * the scores of NN_ATTN_CHUNK queries; NULL without it. */
+  float *aq, *ak, *av, *aa, *as;
   int no_comm0; /* the new layer's node 0 may not communicate */
   /* The step's candidate parts (es_z on the embeddings, cap x P) and
    * parent parts (ed's on them, cap x P): the graph's (e->Zs, zm), or
@@ -259,12 +262,19 @@ static void attr_pre(const etsim_synth_model_t *m, const sampler_t *S, const int
 
 /* The attribute denoiser after its first layer's pre-activations p1 (s
  * rows): logits into alog.  With FiLM (F: 4H floats, gamma and beta of
- * both layers, shared by the rows), p1 and p2 are modulated in place. */
-static void attr_mlp(const etsim_synth_model_t *m, uint32_t s, float *p1, const float *F, float *h1,
-                     float *p2, float *h2, float *alog) {
+ * both layers, shared by the rows), p1 and p2 are modulated in place.
+ * With attention (o->aq set), the s rows, one layer, attend to each other
+ * after the first hidden layer, as in training (model.c gl_attrs). */
+static void attr_mlp(const so_t *o, uint32_t s, float *p1, const float *F, float *h1, float *p2,
+                     float *h2, float *alog) {
+  const etsim_synth_model_t *m = o->m;
   int H = m->cfg.hidden;
   if (F) etsim_synth__film_fwd((int)s, H, F, 0, p1, p1);
   etsim_synth__nn_gelu_fwd((size_t)s * H, p1, h1);
+  if (o->aq) {
+    uint32_t bs[2] = {0, s};
+    etsim_synth__attn_fwd(m, (int)s, 1, bs, 0, h1, o->aq, o->ak, o->av, o->aa, o->as, h1);
+  }
   etsim_synth__nn_linear_fwd(&m->a2, (int)s, h1, p2);
   if (F) etsim_synth__film_fwd((int)s, H, F + 2 * H, 0, p2, p2);
   etsim_synth__nn_gelu_fwd((size_t)s * H, p2, h2);
@@ -323,10 +333,10 @@ static void so_attrs(so_t *o, uint32_t s, uint32_t r0) {
       }
     if (w > 0) { /* the null-label denoiser first, then the guided mix */
       attr_pre(m, S, zt, s, o->cxau, tt, meanp, o->p1u);
-      attr_mlp(m, s, o->p1u, o->filmu, h1, p2, h2, o->alogu);
+      attr_mlp(o, s, o->p1u, o->filmu, h1, p2, h2, o->alogu);
     }
     attr_pre(m, S, zt, s, cxa, tt, meanp, p1);
-    attr_mlp(m, s, p1, o->film, h1, p2, h2, alog);
+    attr_mlp(o, s, p1, o->film, h1, p2, h2, alog);
     if (w > 0)
       for (size_t i = 0; i < (size_t)s * m->sum_cls; i++)
         alog[i] = (float)((1 + w) * alog[i] - w * o->alogu[i]);
@@ -694,6 +704,11 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     o.cxeu = etsim_synth__pz(p, (size_t)P), o.Bu = etsim_synth__pz(p, (size_t)maxs * P);
     if (m->cfg.label_edge) o.Au = etsim_synth__pz(p, (size_t)cap * P);
   }
+  if (m->cfg.attn) {
+    o.aq = etsim_synth__pz(p, (size_t)maxs * H), o.ak = etsim_synth__pz(p, (size_t)maxs * H);
+    o.av = etsim_synth__pz(p, (size_t)maxs * H), o.aa = etsim_synth__pz(p, (size_t)maxs * H);
+    o.as = etsim_synth__pz(p, (size_t)NN_ATTN_CHUNK * maxs);
+  }
   if (m->cfg.label_film) {
     o.film = etsim_synth__pz(p, 4 * (size_t)H);
     if (m->guidance > 0) o.filmu = etsim_synth__pz(p, 4 * (size_t)H);
@@ -927,6 +942,10 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
 /* Version 12: the value 256 there marks successor messages (config
  * succ_msg), whose W_succ follows every other parameter. */
 #define HDR_SUCC 256u
+/* Version 13: the value 512 there marks attention within the new layer in
+ * the attribute denoiser (config attn), whose parameters follow all the
+ * others (W_succ's too). */
+#define HDR_ATTN 512u
 
 typedef struct {
   uint8_t *buf;
@@ -954,8 +973,11 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
    * conditioning is written as version 7, one with FiLM only as version 8,
    * one with the edge label scale as 9, one with node-count conditioning
    * as 10, byte for byte as before, so older etsim binaries still read
-   * them; the stop head's conditioning alone makes it version 11. */
-  put_u32(&b, c->succ_msg                                  ? 12u
+   * them; the stop head's conditioning alone makes it version 11,
+   * successor messages 12 and attention within the layer 13 (with or
+   * without successor messages). */
+  put_u32(&b, c->attn                                      ? 13u
+              : c->succ_msg                                ? 12u
               : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? 11u
               : c->size_cond                               ? 10u
               : c->label_edge                              ? 9u
@@ -972,7 +994,7 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
                   (c->size_cond == ETSIM_SYNTH_SIZE_COND_HEADS  ? HDR_SIZE
                    : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? HDR_SIZE_STOP
                                                                 : 0u) |
-                  (c->succ_msg ? HDR_SUCC : 0u));
+                  (c->succ_msg ? HDR_SUCC : 0u) | (c->attn ? HDR_ATTN : 0u));
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -1067,8 +1089,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
    * model), version 6 only the class recency flag, version 7 only the FiLM
    * flag, version 8 only the edge label scale's, version 9 only the
    * node-count conditioning's, version 10 only that of the stop head
-   * alone, version 11 only the successor messages'; older versions
-   * differ in layout. */
+   * alone, version 11 only the successor messages', version 12 only the
+   * attention flag; older versions differ in layout. */
   if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
@@ -1096,13 +1118,15 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC));
+  m->cfg.ctx_hist =
+      (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC | HDR_ATTN));
   m->cfg.label_film = ver >= 8 && (f[5] & HDR_FILM);
   m->cfg.label_edge = ver >= 9 && (f[5] & HDR_EDGE);
   m->cfg.size_cond = ver >= 10 && (f[5] & HDR_SIZE)        ? ETSIM_SYNTH_SIZE_COND_HEADS
                      : ver >= 11 && (f[5] & HDR_SIZE_STOP) ? ETSIM_SYNTH_SIZE_COND_STOP
                                                            : 0;
   m->cfg.succ_msg = ver >= 12 && (f[5] & HDR_SUCC);
+  m->cfg.attn = ver >= 13 && (f[5] & HDR_ATTN);
   m->kind = (int)f[6];
   m->n_ch = f[7];
   m->max_size = f[12];
@@ -1121,21 +1145,23 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                            "%s: the model's largest DAG has %u nodes, more than the %u a sampled "
                            "DAG may have",
                            path, f[14], MAX_MODEL_NODES);
-  int okdims = f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 &&
-               f[3] >= 1 && f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
-               f[5] <= (ver >= 12 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC
-                        : ver >= 11 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP
-                        : ver >= 10 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE
-                        : ver >= 9  ? 15u | HDR_FILM | HDR_EDGE
-                        : ver >= 8  ? 15u | HDR_FILM
-                        : ver >= 7  ? 15u
-                                    : 7u) &&
-               !((f[5] & HDR_SIZE) && (f[5] & HDR_SIZE_STOP)) && f[6] <= 1 && f[7] >= 1 &&
-               f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 && f[12] <= 100000 && f[13] >= 1 &&
-               f[14] >= 1 && f[14] <= MAX_MODEL_NODES && m->mean_indeg >= 1 &&
-               isfinite(m->mean_indeg) && m->y_std > 0 && m->mean_steps >= 1 &&
-               m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
-               isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
+  int okdims =
+      f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 && f[3] >= 1 &&
+      f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
+      f[5] <= (ver >= 13
+                   ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC | HDR_ATTN
+               : ver >= 12 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC
+               : ver >= 11 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP
+               : ver >= 10 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE
+               : ver >= 9  ? 15u | HDR_FILM | HDR_EDGE
+               : ver >= 8  ? 15u | HDR_FILM
+               : ver >= 7  ? 15u
+                           : 7u) &&
+      !((f[5] & HDR_SIZE) && (f[5] & HDR_SIZE_STOP)) && f[6] <= 1 && f[7] >= 1 &&
+      f[7] <= ETSIM_SYNTH_MAX_CH && f[12] >= 1 && f[12] <= 100000 && f[13] >= 1 && f[14] >= 1 &&
+      f[14] <= MAX_MODEL_NODES && m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
+      m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
+      isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
     m->n_cls[c] = f[8 + c];
     okdims = f[8 + c] >= 1 && f[8 + c] <= 65536;

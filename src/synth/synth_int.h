@@ -82,6 +82,11 @@ struct etsim_synth_model {
   /* Successor messages (cfg.succ_msg): W_succ, H x H, no bias,
    * zero-initialised, after all other parameters. */
   nn_linear_t succ;
+  /* Self-attention within each new layer in the attribute denoiser
+   * (cfg.attn), after its first hidden layer h1: h1 + (softmax(Q K^T /
+   * sqrt(H)) V) Wo, Q, K, V = h1 Wq, h1 Wk, h1 Wv; H x H each, no bias;
+   * Wo (ao) zero-initialised. */
+  nn_linear_t aq, ak, av, ao;
   /* Edge denoiser: split first layer (per candidate: es_z on Z plus es_g
    * on gap features; per new node: ed), then a ReLU and one output. */
   float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
@@ -204,6 +209,15 @@ static inline void etsim_synth__film_fwd(int n, int H, const float *F, size_t fs
     for (int j = 0; j < H; j++) q[(size_t)r * H + j] = p[(size_t)r * H + j] * (1 + f[j]) + f[H + j];
   }
 }
+/* The attention of cfg.attn over n rows h (n x H) in nb blocks (the
+ * layers; block b holds rows [bs[b] - base, bs[b + 1] - base)), each
+ * attending within itself: out = h + (softmax(Q K^T / sqrt(H)) V) Wo per
+ * block.  Q, K, V, A: n x H scratch (kept for the backward pass), S:
+ * NN_ATTN_CHUNK times the largest block (model.c; training and sampling
+ * alike). */
+void etsim_synth__attn_fwd(const etsim_synth_model_t *m, int n, int nb, const uint32_t *bs,
+                           uint32_t base, const float *h, float *Q, float *K, float *V, float *A,
+                           float *S, float *out);
 /* Label scale of the edge denoiser (cfg.label_edge): sc[j] = 1 +
  * gamma_j(lab) for the P units, lab the label features of a step context
  * (they follow the H summary and SY_FEAT step features; zero for the null

@@ -168,6 +168,8 @@ option_model() {
 # FiLM (--film): a version-8 model (a model without it stays version 7).
 [ "$(ver "$T/md.bin")" = 7 ] || fail "model without --film: version $(ver "$T/md.bin")"
 option_model --film mf 8
+# Attention within the new layer (--attn): a version-13 model, same checks.
+option_model --attn mat 13
 # Weight averaging (--ema D): 0 is the default byte for byte; 0.9 keeps
 # another model, still version 7; 1 is refused.
 train_ld "$T/ma0.bin" --ema 0 || fail "train --ema 0"
@@ -212,6 +214,15 @@ option_model --succ msu 12
 option_model "--succ --size-cond" msus 12
 cmp -s <(grep -v '^#' "$T/gmsus.txt") <(grep -v '^#' "$T/gms.txt") \
   && fail "--succ --size-cond sampled as --size-cond"
+# Both --succ and --attn: version 13 (the flag word holds 256 and 512),
+# its DAGs differ from either option's alone.
+option_model "--succ --attn" msa 13
+[ "$(od -An -tu4 -j36 -N4 "$T/msa.bin" | tr -d ' ')" = $((1 + 256 + 512)) ] \
+  || fail "--succ --attn flag word $(od -An -tu4 -j36 -N4 "$T/msa.bin")"
+for o in msu mat; do
+  cmp -s <(grep -v '^#' "$T/gmsa.txt") <(grep -v '^#' "$T/g$o.txt") \
+    && fail "--succ --attn sampled as $o.bin"
+done
 # A label file cycled to -n DAGs carries no node counts either: the same
 # DAGs as the label written out that many times (the training mean).
 head -n 1 "$T/lab.txt" > "$T/lab1s.txt"
@@ -312,10 +323,10 @@ head -c 100 "$T/m.bin" > "$T/trunc.bin"
 "$BIN" synth sample --model "$T/trunc.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "truncated model exit"
 grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
-printf 'ETSYNTH\0\x0d\0\0\0' > "$T/v9.bin"
-"$BIN" synth sample --model "$T/v9.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
+printf 'ETSYNTH\0\x0e\0\0\0' > "$T/v14.bin"
+"$BIN" synth sample --model "$T/v14.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 13, this etsim reads versions 5 to 12" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 14, this etsim reads versions 5 to 13" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"

@@ -943,6 +943,189 @@ static void test_size_match(void **state) {
   etsim_synth_data_free(&d);
 }
 
+/* toy_data and a third, wider graph (labels 1.6): layers {0, 8},
+ * {1, 2, 3, 4}, {5, 6, 7}, so the attention has layers of several nodes. */
+static void wide_data(etsim_synth_data_t *d) {
+  toy_data(d);
+  uint32_t x[18], s[10] = {0, 0, 0, 0, 1, 2, 3, 4, 0, 8}, t[10] = {1, 2, 3, 4, 5, 5, 6, 7, 7, 6};
+  for (uint32_t i = 0; i < 9; i++) x[2 * i] = i % 3, x[2 * i + 1] = (i * 3) % 4;
+  etsim_synth_dag_t g = {9, 10, x, s, t, 1.6, 0};
+  assert_int_equal(etsim_synth_data_add(d, &g), 0);
+}
+
+/* Any of ten samples of m0 and m1 (seed 4, no labels) differ. */
+static int samples_differ(etsim_synth_model_t *m0, etsim_synth_model_t *m1, uint32_t n_ch) {
+  etsim_error_t err = {0};
+  etsim_synth_data_t s0, s1;
+  assert_int_equal(etsim_synth_sample(m0, 10, NULL, 4, &s0, &err), 0);
+  assert_int_equal(etsim_synth_sample(m1, 10, NULL, 4, &s1, &err), 0);
+  int diff = s0.n_graphs != s1.n_graphs;
+  for (size_t i = 0; !diff && i < s0.n_graphs; i++)
+    diff = s0.g[i].n_nodes != s1.g[i].n_nodes ||
+           memcmp(s0.g[i].x, s1.g[i].x, sizeof(uint32_t) * s0.g[i].n_nodes * n_ch) != 0;
+  etsim_synth_data_free(&s0);
+  etsim_synth_data_free(&s1);
+  return diff;
+}
+
+/* Attention within the new layer in the attribute denoiser (cfg.attn).
+ * (1) Its 4 H x H maps come after all other parameters, which keep their
+ *     initial values; Wq, Wk, Wv start random (a stream of their own) and
+ *     Wo at zero, where the losses and the other parameters' gradients
+ *     equal those of the model without it bit for bit, Wo gets gradients
+ *     (Wq, Wk, Wv none yet, behind Wo), and the samples are the same,
+ *     unguided and at w = 2 (both passes of guidance).
+ * (2) With Wo set, only the attribute loss changes; the whole model's
+ *     gradient (every parameter, the four maps included) matches central
+ *     finite differences on each graph, and the samples change.
+ * (3) With FiLM as well, FiLM's and the block's gradients match too. */
+static void test_attn(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  wide_data(&d);
+  etsim_synth_model_t *m0 = toy_model(&d), *m1;
+  etsim_synth_config_t c = m0->cfg;
+  c.attn = 1;
+  etsim_error_t err = {0};
+  m1 = toy_with(&d, &c);
+  int H = c.hidden;
+  size_t n0 = m0->n_params, hh = (size_t)H * H;
+  TU_EQ(m1->n_params, n0 + 4 * hh);
+  assert_ptr_equal(m1->aq.w, m1->w + n0);
+  assert_ptr_equal(m1->ao.w, m1->w + n0 + 3 * hh);
+  assert_memory_equal(m1->w, m0->w, sizeof(float) * n0);
+  size_t nzw = 0;
+  for (size_t i = n0; i < n0 + 3 * hh; i++) nzw += m1->w[i] != 0;
+  TU_EQ(nzw, 3 * hh);
+  for (size_t i = n0 + 3 * hh; i < m1->n_params; i++) TU_EQ(m1->w[i], 0.0f);
+  for (size_t gi = 0; gi < d.n_graphs; gi++) {
+    double l0, l1, p0[3], p1[3];
+    memset(m0->g, 0, sizeof(float) * n0);
+    memset(m1->g, 0, sizeof(float) * m1->n_params);
+    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 1, 1, &l0, p0, &err), 0);
+    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
+    TU_EQ(l0, l1);
+    assert_memory_equal(m1->g, m0->g, sizeof(float) * n0);
+    size_t nzo = 0, nzq = 0;
+    for (size_t i = n0; i < n0 + 3 * hh; i++) nzq += m1->g[i] != 0;
+    for (size_t i = n0 + 3 * hh; i < m1->n_params; i++) nzo += m1->g[i] != 0;
+    TU_EQ(nzq, 0);
+    TU_GT(nzo * 2, hh);
+  }
+  for (int w = 0; w <= 2; w += 2) {
+    assert_int_equal(etsim_synth_model_set_guidance(m0, w, &err), 0);
+    assert_int_equal(etsim_synth_model_set_guidance(m1, w, &err), 0);
+    same_sample_sets(m0, m1, d.n_ch);
+  }
+  /* (2) */
+  etsim_rng_t r;
+  etsim_rng_seed(&r, 42);
+  ext_random(m1, n0 + 3 * hh, &r);
+  for (size_t gi = 0; gi < d.n_graphs; gi++) {
+    double l0, l1, p0[3], p1[3];
+    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 0, 1, &l0, p0, &err), 0);
+    memset(m1->g, 0, sizeof(float) * m1->n_params);
+    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
+    print_message("graph %zu, Wo set: attr loss %.9g (without %.9g)\n", gi, p1[1], p0[1]);
+    TU_EQ(p1[0], p0[0]);
+    TU_EQ(p1[2], p0[2]);
+    TU_GT(fabs(p1[1] - p0[1]), 1e-4);
+    size_t bad = 0, nz = 0;
+    for (size_t i = 0; i < n0; i++) {
+      double num = num_grad(m1, &d, &d.g[gi], 11, i), ana = m1->g[i];
+      nz += fabs(ana) > 1e-6;
+      bad += fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana)) > 0.03;
+    }
+    print_message("graph %zu: %zu other params, %zu nonzero grads, %zu off\n", gi, n0, nz, bad);
+    TU_LE(bad * 200, n0); /* ReLU kinks of the pair scorer, as in check_gradient */
+    TU_GT(nz * 2, n0);
+    ext_grads_match(m1, &d, gi, n0, "attention", gi == 2 ? 2 : 0);
+  }
+  /* The toy model draws layers of several nodes: the samples change. */
+  TU_EQ(samples_differ(m0, m1, d.n_ch), 1);
+  assert_int_equal(etsim_synth_model_set_guidance(m0, 0, &err), 0);
+  assert_int_equal(etsim_synth_model_set_guidance(m1, 0, &err), 0);
+  TU_EQ(samples_differ(m0, m1, d.n_ch), 1);
+  /* (3) With FiLM too (its output feeds the block): the gradients of
+   * FiLM's and the block's parameters on the wide graph. */
+  c.label_film = 1;
+  etsim_synth_model_t *m2 = toy_with(&d, &c);
+  size_t nf = 2 * ((size_t)SY_DY * 2 * H + 2 * (size_t)H);
+  TU_EQ(m2->n_params, n0 + nf + 4 * hh);
+  ext_random(m2, n0, &r);
+  memset(m2->g, 0, sizeof(float) * m2->n_params);
+  double l2;
+  assert_int_equal(etsim_synth__graph_loss(m2, &d, &d.g[2], 11, 1, 1, &l2, NULL, &err), 0);
+  ext_grads_match(m2, &d, 2, n0, "FiLM and attention", 2);
+  etsim_synth_model_free(m2);
+  etsim_synth_model_free(m0);
+  etsim_synth_model_free(m1);
+  etsim_synth_data_free(&d);
+}
+
+/* The attention block itself (etsim_synth__attn_fwd, which training and
+ * sampling share), Wo set: rows attend within their own block only (a
+ * one-row block gives h + (h Wv) Wo, each block alone gives the rows of
+ * the joint call, a change in one block leaves the others as they were
+ * and does change its own block's other rows), and permuting a block's
+ * rows permutes its outputs. */
+static void test_attn_block(void **state) {
+  (void)state;
+  etsim_synth_data_t d;
+  wide_data(&d);
+  etsim_synth_model_t *m0 = toy_model(&d), *m;
+  etsim_synth_config_t c = m0->cfg;
+  c.attn = 1;
+  m = toy_with(&d, &c);
+  etsim_rng_t r;
+  etsim_rng_seed(&r, 42);
+  int H = c.hidden;
+  ext_random(m, m0->n_params + 3 * (size_t)H * H, &r);
+  enum { N = 7 };
+  const uint32_t bs[4] = {1, 2, 5, 8}; /* rows {0}, {1, 2, 3}, {4, 5, 6}, base 1 */
+  float h[N * 64], h2[N * 64], Q[N * 64], K[N * 64], V[N * 64], A[N * 64], S[NN_ATTN_CHUNK * N];
+  float out[N * 64], o2[N * 64], want[64], vv[64];
+  TU_LE(H, 64);
+  for (int i = 0; i < N * H; i++) h[i] = (float)etsim_rng_normal(&r);
+  etsim_synth__attn_fwd(m, N, 3, bs, 1, h, Q, K, V, A, S, out);
+  /* One row: softmax over one key is 1, A = V. */
+  for (int j = 0; j < H; j++) {
+    double v = 0;
+    for (int i = 0; i < H; i++) v += (double)h[i] * m->av.w[i * H + j];
+    vv[j] = (float)v;
+  }
+  for (int j = 0; j < H; j++) {
+    double v = h[j];
+    for (int i = 0; i < H; i++) v += (double)vv[i] * m->ao.w[i * H + j];
+    want[j] = (float)v;
+  }
+  for (int j = 0; j < H; j++) assert_float_equal(out[j], want[j], 1e-5);
+  double moved = 0;
+  for (int b = 0; b < 3; b++) { /* each block alone */
+    uint32_t one[2] = {0, bs[b + 1] - bs[b]};
+    size_t r0 = (size_t)(bs[b] - 1) * H;
+    etsim_synth__attn_fwd(m, (int)one[1], 1, one, 0, h + r0, Q, K, V, A, S, o2);
+    for (size_t i = 0; i < one[1] * (size_t)H; i++) assert_float_equal(o2[i], out[r0 + i], 1e-5);
+  }
+  /* A change in row 5 (the last block) moves rows 4 and 6, not 0 to 3. */
+  memcpy(h2, h, sizeof h);
+  for (int j = 0; j < H; j++) h2[5 * H + j] += 1.0f;
+  etsim_synth__attn_fwd(m, N, 3, bs, 1, h2, Q, K, V, A, S, o2);
+  for (int i = 0; i < 4 * H; i++) assert_float_equal(o2[i], out[i], 1e-6);
+  for (int j = 0; j < H; j++) moved += fabs(o2[4 * H + j] - out[4 * H + j]);
+  print_message("row 5 changed: row 4 moved by %.4g (sum over units)\n", moved);
+  TU_GT(moved, 1e-2);
+  /* Permuted within blocks: rows 1 2 3 -> 3 1 2, rows 4 5 6 -> 6 5 4. */
+  const int perm[N] = {0, 3, 1, 2, 6, 5, 4};
+  for (int i = 0; i < N; i++) memcpy(h2 + i * H, h + perm[i] * H, sizeof(float) * H);
+  etsim_synth__attn_fwd(m, N, 3, bs, 1, h2, Q, K, V, A, S, o2);
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < H; j++) assert_float_equal(o2[i * H + j], out[perm[i] * H + j], 1e-5);
+  etsim_synth_model_free(m0);
+  etsim_synth_model_free(m);
+  etsim_synth_data_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layers),
@@ -961,6 +1144,8 @@ int main(void) {
       cmocka_unit_test(test_size_cond),
       cmocka_unit_test(test_size_cond_stop),
       cmocka_unit_test(test_succ),
+      cmocka_unit_test(test_attn),
+      cmocka_unit_test(test_attn_block),
   };
   return TU_RUN(tests, NULL, NULL);
 }

@@ -258,12 +258,66 @@ static void test_adam(void **state) {
   assert_float_equal(s[3], cos(0.25), 1e-6);
 }
 
+/* ------------------------------------------------------------- attention */
+typedef struct {
+  int n, d;
+  float *q, *k, *v, *a, *r, *s;
+} attn_ctx;
+static double attn_probe(void *c) {
+  attn_ctx *t = c;
+  etsim_synth__nn_attn_fwd(t->n, t->d, t->q, t->k, t->v, t->a, t->s);
+  return dot(t->a, t->r, (size_t)t->n * t->d);
+}
+/* Single-head attention over more rows than one chunk of queries (so the
+ * chunking is crossed): the forward pass against the formula in double,
+ * the backward against central differences in Q, K and V; one row attends
+ * to itself only (A = V). */
+static void test_attention(void **state) {
+  (void)state;
+  enum { N = NN_ATTN_CHUNK + 6, D = 3 };
+  static float q[N * D], k[N * D], v[N * D], a[N * D], r[N * D], s[NN_ATTN_CHUNK * N],
+      s2[NN_ATTN_CHUNK * N];
+  float dq[N * D] = {0}, dk[N * D] = {0}, dv[N * D] = {0};
+  fill(q, N * D, 1);
+  fill(k, N * D, 1);
+  fill(v, N * D, 1);
+  fill(r, N * D, 1);
+  attn_ctx t = {N, D, q, k, v, a, r, s};
+  attn_probe(&t);
+  double worst = 0;
+  for (int i = 0; i < N; i++) {
+    double p[N], z = 0, mx = -1e30;
+    for (int j = 0; j < N; j++) {
+      double sc = 0;
+      for (int c = 0; c < D; c++) sc += (double)q[i * D + c] * k[j * D + c];
+      p[j] = sc / sqrt((double)D);
+      mx = p[j] > mx ? p[j] : mx;
+    }
+    for (int j = 0; j < N; j++) z += p[j] = exp(p[j] - mx);
+    for (int c = 0; c < D; c++) {
+      double want = 0;
+      for (int j = 0; j < N; j++) want += p[j] / z * v[j * D + c];
+      double e = fabs(want - a[i * D + c]);
+      worst = e > worst ? e : worst;
+    }
+  }
+  print_message("attention forward: worst error %.2e against the formula\n", worst);
+  TU_LT(worst, 1e-5);
+  etsim_synth__nn_attn_bwd(N, D, q, k, v, r, dq, dk, dv, s, s2);
+  check_grad("attention dQ", q, dq, N * D, attn_probe, &t, 1e-2f, 2e-3);
+  check_grad("attention dK", k, dk, N * D, attn_probe, &t, 1e-2f, 2e-3);
+  check_grad("attention dV", v, dv, N * D, attn_probe, &t, 1e-2f, 2e-3);
+  etsim_synth__nn_attn_fwd(1, D, q, k, v, a, s);
+  for (int c = 0; c < D; c++) TU_EQ(a[c], v[c]);
+}
+
 int main(void) {
   etsim_rng_seed(&rng, 12345);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_linear),     cmocka_unit_test(test_activations),
       cmocka_unit_test(test_layernorm),  cmocka_unit_test(test_softmax_xent),
       cmocka_unit_test(test_embed_spmm), cmocka_unit_test(test_adam),
+      cmocka_unit_test(test_attention),
   };
   return TU_RUN(tests, NULL, NULL);
 }
