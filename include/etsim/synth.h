@@ -203,6 +203,17 @@ typedef struct etsim_synth_config {
    * it; the layer-mean input stays.  O(n^2) per layer of n nodes.  Model
    * version 13 (a file without it keeps its version).  Default 0. */
   int attn;
+  /* Bidirectional encoder per layer step (issue 25, LayerDAG's BiMPNN):
+   * at every layer step l the K message-passing layers run again on the
+   * prefix (layers <= l) with messages in both directions, a node's
+   * layer-k pre-activation gaining mp_rev[k] times the sum over its
+   * children in the prefix, and every reader of node embeddings at step
+   * l (the prefix pool of the context, the edge denoiser's candidates and
+   * noisy parents) reads those.  mp_rev starts at zero, after all other
+   * parameters, so training starts from exactly the causal model.  The
+   * encoder work per graph is O(L N), quadratic in depth: not for deep
+   * traces.  Excludes succ_msg.  Model version 14.  Default 0. */
+  int bidir;
 } etsim_synth_config_t;
 #define ETSIM_SYNTH_SIZE_COND_HEADS 1
 #define ETSIM_SYNTH_SIZE_COND_STOP 2
@@ -243,7 +254,7 @@ int etsim_synth_model_loss(etsim_synth_model_t *m, const etsim_synth_data_t *d, 
 /* Versioned binary model file ("ETSYNTH1" magic, version, config, data
  * statistics, parameters, checksum).  Load fails with a clear message on
  * another version, truncation or a bad checksum. */
-#define ETSIM_SYNTH_MODEL_VERSION 13
+#define ETSIM_SYNTH_MODEL_VERSION 14
 int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim_error_t *err);
 int etsim_synth_model_load(etsim_synth_model_t **out, const char *path, etsim_error_t *err);
 /* Category layout the model generates (kind, n_ch, n_cls) and its number

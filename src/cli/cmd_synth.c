@@ -219,7 +219,7 @@ static int data_in_order(const cli_list_t *l, const char **args, int n_args, int
 static int cmd_train(int argc, char **argv) {
   const char *data[64], *args[64], *val = NULL, *outp = NULL, *label_path = NULL;
   int n_args = 0, quiet = 0, film = 0, label_edge = 0, size_cond = 0, size_cond_stop = 0;
-  int succ = 0, attn = 0;
+  int succ = 0, attn = 0, bidir = 0;
   cli_list_t data_opt;
   etsim_synth_config_t cfg;
   etsim_synth_config_default(&cfg);
@@ -281,6 +281,10 @@ static int cmd_train(int argc, char **argv) {
       CLI_O_FLAG("--attn", NULL, &attn,
                  "self-attention among a new layer's nodes in the attribute denoiser, after\n"
                  "its first hidden layer (O(n^2) per layer of n nodes; model version 13)"),
+      CLI_O_FLAG("--bidir", NULL, &bidir,
+                 "bidirectional encoder: at each layer step the message passing runs again on\n"
+                 "the prefix with parent and child messages, as LayerDAG's BiMPNN (encoder\n"
+                 "work quadratic in depth; excludes --succ; model version 14)"),
       CLI_O_FLAG("--quiet", "-q", &quiet, "no per-epoch lines"),
       CLI_O_END};
   const cli_cmd_t cmd = {"synth train",
@@ -299,6 +303,7 @@ static int cmd_train(int argc, char **argv) {
   if (!nd || !outp) return cli_usage_error("synth train needs --data and -o (see --help)");
   if (size_cond && size_cond_stop)
     return cli_usage_error("--size-cond and --size-cond-stop exclude each other");
+  if (succ && bidir) return cli_usage_error("--succ and --bidir exclude each other");
   cfg.epochs = (int)epochs, cfg.hidden = (int)hidden, cfg.mp_layers = (int)mp;
   cfg.batch = (int)batch, cfg.t_attr = (int)t_attr, cfg.t_edge = (int)t_edge;
   cfg.exact_candidates = (int)exact, cfg.ctx_hist = (int)hist, cfg.lr = (float)lr;
@@ -311,6 +316,7 @@ static int cmd_train(int argc, char **argv) {
                                    : 0;
   cfg.succ_msg = succ;
   cfg.attn = attn;
+  cfg.bidir = bidir;
   to.max_nodes = (uint32_t)max_nodes;
   etsim_error_t err = {0};
   etsim_synth_data_t tr, va;

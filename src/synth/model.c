@@ -152,6 +152,8 @@ static size_t layout(etsim_synth_model_t *m, float *w, float *g) {
     lin(&c, &m->av, H, H, 0);
     lin(&c, &m->ao, H, H, 0);
   }
+  if (m->cfg.bidir)
+    for (int k = 0; k < K; k++) lin(&c, &m->mp_rev[k], H, H, 0);
   return c.off;
 }
 
@@ -249,6 +251,7 @@ void etsim_synth_config_default(etsim_synth_config_t *c) {
   c->size_cond = 0;
   c->succ_msg = 0;
   c->attn = 0;
+  c->bidir = 0;
 }
 
 void etsim_synth_model_free(etsim_synth_model_t *m) {
@@ -315,6 +318,9 @@ int etsim_synth__model_new(const etsim_synth_data_t *d, const etsim_synth_config
     return etsim_error_set(err, ETSIM_EINVAL, "size_cond %d: must be 0, 1 or 2", cfg->size_cond);
   if (cfg->attn < 0 || cfg->attn > 1)
     return etsim_error_set(err, ETSIM_EINVAL, "attn %d: must be 0 or 1", cfg->attn);
+  if (cfg->bidir < 0 || cfg->bidir > 1 || (cfg->bidir && cfg->succ_msg))
+    return etsim_error_set(err, ETSIM_EINVAL, "bidir %d: must be 0 or 1, and 0 with succ_msg",
+                           cfg->bidir);
   etsim_synth_model_t *m = etsim_calloc(1, sizeof *m);
   if (!m) return etsim_error_set(err, ETSIM_ENOMEM, "out of memory");
   m->cfg = *cfg;
@@ -625,32 +631,86 @@ void etsim_synth__enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr,
   etsim_synth__nn_linear_fwd_add(&m->es_z, nr, e->Z + o, e->Zs + (size_t)r0 * P, 0);
 }
 
-static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n, const int32_t *xr,
-                    const uint32_t *poff, const uint32_t *padj, float *dZ, const float *dZs) {
+/* Forward of cfg.bidir over the prefix rows [0, rows) (synth_int.h). */
+void etsim_synth__bidir_fwd(const etsim_synth_model_t *m, enc_t *e, float *const *Mr, int n_rows_xr,
+                            const int32_t *xr, const uint32_t *poff, const uint32_t *padj,
+                            int rows) {
+  int H = m->cfg.hidden, K = m->cfg.mp_layers, P = m->cfg.pair_hidden;
+  size_t nh = (size_t)rows * H;
+  memset(e->X0, 0, sizeof(float) * nh);
+  for (uint32_t c = 0; c < m->n_ch; c++)
+    etsim_synth__nn_embed_fwd_add(rows, H, m->emb[c], xr + (size_t)c * n_rows_xr, e->X0);
+  etsim_synth__nn_linear_fwd(&m->enc_in, rows, e->X0, e->P[0]);
+  etsim_synth__nn_gelu_fwd(nh, e->P[0], e->Hh[0]);
+  for (int k = 1; k <= K; k++) {
+    memset(e->M[k], 0, sizeof(float) * nh);
+    memset(Mr[k], 0, sizeof(float) * nh);
+    etsim_synth__nn_spmm_add(0, rows, H, poff, padj, e->Hh[k - 1], e->M[k]);
+    /* The children's sums: each prefix row's state into its parents'. */
+    etsim_synth__nn_spmm_t_add(0, rows, H, poff, padj, e->Hh[k - 1], Mr[k]);
+    etsim_synth__nn_linear_fwd(&m->mp_self[k - 1], rows, e->Hh[k - 1], e->P[k]);
+    etsim_synth__nn_linear_fwd_add(&m->mp_msg[k - 1], rows, e->M[k], e->P[k], 0);
+    etsim_synth__nn_linear_fwd_add(&m->mp_rev[k - 1], rows, Mr[k], e->P[k], 0);
+    etsim_synth__nn_gelu_fwd(nh, e->P[k], e->Hh[k]);
+  }
+  etsim_synth__nn_linear_fwd(&m->jk[0], rows, e->Hh[0], e->Z);
+  for (int k = 1; k <= K; k++) etsim_synth__nn_linear_fwd_add(&m->jk[k], rows, e->Hh[k], e->Z, 0);
+  memset(e->Zs, 0, sizeof(float) * (size_t)rows * P);
+  etsim_synth__nn_linear_fwd_add(&m->es_z, rows, e->Z, e->Zs, 0);
+}
+
+/* Gradient buffers of the encoder's backward pass (n rows x H each). */
+typedef struct enc_grad {
+  float *dH[SY_MAXK + 1], *dP, *dM;
+} enc_grad_t;
+
+static int enc_grad_alloc(const etsim_synth_model_t *m, pool_t *p, int n, enc_grad_t *d) {
+  size_t nh = (size_t)n * m->cfg.hidden;
+  for (int k = 0; k <= m->cfg.mp_layers; k++) d->dH[k] = etsim_synth__pz(p, nh);
+  d->dP = etsim_synth__pz(p, nh), d->dM = etsim_synth__pz(p, nh);
+  return p->oom ? ETSIM_ENOMEM : 0;
+}
+
+/* Back through the encoder's n rows from dZ and dZs (dZ gains es_z's
+ * part); xr has row stride nx.  With Mr (cfg.bidir) the pass is the
+ * bidirectional one of etsim_synth__bidir_fwd, else the causal one. */
+static void enc_bwd_rows(etsim_synth_model_t *m, const enc_grad_t *d, enc_t *e, float *const *Mr,
+                         int n, int nx, const int32_t *xr, const uint32_t *poff,
+                         const uint32_t *padj, float *dZ, const float *dZs) {
   int H = m->cfg.hidden, K = m->cfg.mp_layers;
   size_t nh = (size_t)n * H;
+  float *dP = d->dP, *dM = d->dM;
   etsim_synth__nn_linear_bwd(&m->es_z, n, e->Z, dZs, dZ, 0);
-  float *dH[SY_MAXK + 1];
   for (int k = 0; k <= K; k++) {
-    dH[k] = etsim_synth__pz(p, nh);
-    etsim_synth__nn_linear_bwd(&m->jk[k], n, e->Hh[k], dZ, dH[k], k == 0);
+    memset(d->dH[k], 0, sizeof(float) * nh);
+    etsim_synth__nn_linear_bwd(&m->jk[k], n, e->Hh[k], dZ, d->dH[k], k == 0);
   }
-  float *dP = etsim_synth__pz(p, nh), *dM = etsim_synth__pz(p, nh);
-  if (p->oom) return;
   for (int k = K; k >= 1; k--) {
     memset(dP, 0, sizeof(float) * nh);
-    etsim_synth__nn_gelu_bwd(nh, e->P[k], dH[k], dP);
-    etsim_synth__nn_linear_bwd(&m->mp_self[k - 1], n, e->Hh[k - 1], dP, dH[k - 1], 1);
+    etsim_synth__nn_gelu_bwd(nh, e->P[k], d->dH[k], dP);
+    etsim_synth__nn_linear_bwd(&m->mp_self[k - 1], n, e->Hh[k - 1], dP, d->dH[k - 1], 1);
     memset(dM, 0, sizeof(float) * nh);
     etsim_synth__nn_linear_bwd(&m->mp_msg[k - 1], n, e->M[k], dP, dM, 0);
-    etsim_synth__nn_spmm_t_add(0, n, H, poff, padj, dM, dH[k - 1]);
+    etsim_synth__nn_spmm_t_add(0, n, H, poff, padj, dM, d->dH[k - 1]);
+    if (Mr) { /* the reverse messages: each row's state had gone to its parents */
+      memset(dM, 0, sizeof(float) * nh);
+      etsim_synth__nn_linear_bwd(&m->mp_rev[k - 1], n, Mr[k], dP, dM, 0);
+      etsim_synth__nn_spmm_add(0, n, H, poff, padj, dM, d->dH[k - 1]);
+    }
   }
   memset(dP, 0, sizeof(float) * nh);
-  etsim_synth__nn_gelu_bwd(nh, e->P[0], dH[0], dP);
+  etsim_synth__nn_gelu_bwd(nh, e->P[0], d->dH[0], dP);
   memset(dM, 0, sizeof(float) * nh); /* dX0 */
   etsim_synth__nn_linear_bwd(&m->enc_in, n, e->X0, dP, dM, 1);
   for (uint32_t c = 0; c < m->n_ch; c++)
-    etsim_synth__nn_embed_bwd(n, H, xr + (size_t)c * n, dM, m->gemb[c]);
+    etsim_synth__nn_embed_bwd(n, H, xr + (size_t)c * nx, dM, m->gemb[c]);
+}
+
+static void enc_bwd(etsim_synth_model_t *m, pool_t *p, enc_t *e, int n, const int32_t *xr,
+                    const uint32_t *poff, const uint32_t *padj, float *dZ, const float *dZs) {
+  enc_grad_t d;
+  if (enc_grad_alloc(m, p, n, &d)) return;
+  enc_bwd_rows(m, &d, e, NULL, n, n, xr, poff, padj, dZ, dZs);
 }
 
 /* Label and step features. */
@@ -1132,6 +1192,14 @@ static int hist_ctx(const etsim_synth_model_t *m, ws_t *ws, const rows_t *R, flo
 /* What the steps of graph_loss_ws share: the graph, the encoder's output
  * and its gradients, the context of every step, and one random stream
  * (drawn from in a fixed order: attributes, then edges). */
+/* One layer step's bidirectional pass (cfg.bidir; see bidir_alloc). */
+typedef struct bidir_step {
+  enc_t e;
+  float *Mr[SY_MAXK + 1];
+  enc_grad_t d;
+  float *dZl, *dZsl; /* the step's gradients of Z_l and es_z Z_l */
+} bidir_step_t;
+
 typedef struct gl {
   etsim_synth_model_t *m;
   ws_t *ws;
@@ -1151,7 +1219,53 @@ typedef struct gl {
    * step the sum of the prefix's messages T (ns x H). */
   uint32_t *coff, *cadj, *kc, *list;
   float *T;
+  /* Bidirectional encoder per layer step (cfg.bidir): the step's pass
+   * (bd points to bds, NULL without the option). */
+  bidir_step_t bds, *bd;
 } gl_t;
+
+/*
+ * Bidirectional encoder per layer step (cfg.bidir, issue 25): LayerDAG
+ * re-encodes every prefix with a bidirectional MPNN.  At step l (after
+ * layers 0..l) the K layers run again over the prefix rows [0, ls[l + 1])
+ * with each row's children among them as well as its parents
+ * (etsim_synth__bidir_fwd), and every reader of node embeddings at step l
+ * reads that pass's Z_l: the prefix pool of context l and the edge
+ * denoiser of layer l + 1 (candidates and noisy parents).  One pass's
+ * activations are kept at a time: gl_contexts runs each step's for its
+ * pool, gl_edges each step's again for its edges and goes back through it
+ * at once, and gl_contexts_bwd runs each step's a third time before
+ * going back through it from the pool's gradient.  The encoder work per
+ * graph is O(L N) rather than O(N); the default path does none of this.
+ */
+static int bidir_alloc(gl_t *g) {
+  etsim_synth_model_t *m = g->m;
+  pool_t *p = g->p;
+  int n = g->R->n;
+  size_t nh = (size_t)n * m->cfg.hidden;
+  bidir_step_t *b = g->bd = &g->bds;
+  if (etsim_synth__enc_alloc(m, p, n, &b->e) || enc_grad_alloc(m, p, n, &b->d)) return ETSIM_ENOMEM;
+  for (int k = 1; k <= m->cfg.mp_layers; k++) b->Mr[k] = etsim_synth__pz(p, nh);
+  b->dZl = etsim_synth__pz(p, nh), b->dZsl = etsim_synth__pz(p, (size_t)n * m->cfg.pair_hidden);
+  return p->oom ? ETSIM_ENOMEM : 0;
+}
+
+/* The pass of the step whose prefix is rows [0, rows), its gradients
+ * zeroed. */
+static void bidir_step_fwd(gl_t *g, int rows) {
+  const rows_t *R = g->R;
+  bidir_step_t *b = g->bd;
+  etsim_synth__bidir_fwd(g->m, &b->e, b->Mr, R->n, R->xr, R->poff, R->padj, rows);
+  memset(b->dZl, 0, sizeof(float) * (size_t)rows * g->m->cfg.hidden);
+  memset(b->dZsl, 0, sizeof(float) * (size_t)rows * g->m->cfg.pair_hidden);
+}
+
+/* Back through that pass from its gradients dZl and dZsl. */
+static void bidir_step_bwd(gl_t *g, int rows) {
+  const rows_t *R = g->R;
+  bidir_step_t *b = g->bd;
+  enc_bwd_rows(g->m, &b->d, &b->e, b->Mr, rows, R->n, R->xr, R->poff, R->padj, b->dZl, b->dZsl);
+}
 
 /*
  * Successor messages (cfg.succ_msg, issue 25): the causal encoder's Z(u)
@@ -1344,8 +1458,15 @@ static int gl_contexts(gl_t *g, double y, double y2, uint64_t seed) {
   float *ysin = g->ysin;
   if (p->oom) return ETSIM_ENOMEM;
   etsim_synth__label_feat(m, y, y2, ysin);
+  if (m->cfg.bidir && bidir_alloc(g)) return ETSIM_ENOMEM;
   for (int l = 0; l <= L; l++) {
     float *Sl = S + (size_t)l * H;
+    if (g->bd) { /* the step's own pass, summed in row order as below */
+      bidir_step_fwd(g, (int)R->ls[l + 1]);
+      for (uint32_t r = 0; r < R->ls[l + 1]; r++)
+        for (int j = 0; j < H; j++) Sl[j] += g->bd->e.Z[(size_t)r * H + j];
+      continue;
+    }
     if (l) memcpy(Sl, S + (size_t)(l - 1) * H, sizeof(float) * H);
     for (uint32_t r = R->ls[l]; r < R->ls[l + 1]; r++)
       for (int j = 0; j < H; j++) Sl[j] += e->Z[(size_t)r * H + j];
@@ -1885,6 +2006,10 @@ static int gl_edges(gl_t *g, double *loss) {
       succ_step_fwd(g, &st, b.children, l);
       es.Z = st.Zl, es.Zs = st.Zsl, dZ = st.dZl, dZs = st.dZsl;
     }
+    if (g->bd) { /* step l - 1's bidirectional pass over rows [0, ls[l]) */
+      bidir_step_fwd(g, (int)R->ls[l]);
+      es.Z = g->bd->e.Z, es.Zs = g->bd->e.Zs, dZ = g->bd->dZl, dZs = g->bd->dZsl;
+    }
     if (exact && N > exact) {
       int rc = edges_sampled(m, ws, R, &es, g->ctx, dZ, dZs, g->dctx, b.children, l, t, &g->rng,
                              g->backward, g->weight, we, &le);
@@ -1893,6 +2018,7 @@ static int gl_edges(gl_t *g, double *loss) {
       gl_edges_exact(g, &b, &es, dZ, dZs, l, t, we, &le);
     }
     if (st.C && g->backward) succ_step_bwd(g, &st, b.children, l);
+    if (g->bd && g->backward) bidir_step_bwd(g, (int)R->ls[l]);
   }
   *loss = le;
   return 0;
@@ -1911,6 +2037,16 @@ static int gl_contexts_bwd(gl_t *g) {
     memcpy(dG + (size_t)l * H, g->dctx + (size_t)l * Dc, sizeof(float) * H);
   etsim_synth__nn_layernorm_bwd(ns, H, g->S, m->ln_g, g->lst, dG, dS, m->gln_g, m->gln_b);
   if (m->cfg.succ_msg && succ_pool_bwd(g, dS)) return ETSIM_ENOMEM;
+  if (g->bd) { /* each step's pass again, each of its rows getting dS_l */
+    for (int l = 0; l <= L; l++) {
+      int rows = (int)R->ls[l + 1];
+      bidir_step_fwd(g, rows);
+      for (int r = 0; r < rows; r++)
+        memcpy(g->bd->dZl + (size_t)r * H, dS + (size_t)l * H, sizeof(float) * H);
+      bidir_step_bwd(g, rows);
+    }
+    return 0; /* nothing read the causal pass's Z */
+  }
   float acc[4096];
   memset(acc, 0, sizeof(float) * H);
   for (int l = L; l >= 0; l--) {
@@ -2018,6 +2154,10 @@ int etsim_synth__step_parts(etsim_synth_model_t *m, const etsim_synth_dag_t *g, 
     if (st.C) {
       succ_step_fwd(&G, &st, children, l + 1);
       Z = st.Zl, Zs = st.Zsl;
+    }
+    if (G.bd) {
+      bidir_step_fwd(&G, (int)R.ls[l + 1]);
+      Z = G.bd->e.Z, Zs = G.bd->e.Zs;
     }
     size_t N = R.ls[l + 1] - 1;
     if (w + 2 * N * P > cap) {

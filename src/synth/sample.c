@@ -225,6 +225,11 @@ typedef struct so {
    * (list, nl of them), the step's parts (zsl, zml) and scratch. */
   float *C, *Nb, *WN, *zsl, *zml, *Ys, *T, *U;
   uint32_t *list, nl;
+  /* Bidirectional encoder per layer step (cfg.bidir): the step's pass
+   * over the prefix (be, with the children's sums bMr); its parent parts
+   * go to zml. */
+  enc_t be;
+  float *bMr[SY_MAXK + 1];
 } so_t;
 
 /* The communication-run rule (docs/synth.md, Output): node 0 of a layer
@@ -608,6 +613,21 @@ static void so_succ(so_t *o, uint32_t N, const float *Ssum, float *Sx) {
     for (int j = 0; j < P; j++) o->zml[(size_t)o->list[i] * P + j] += o->Ys[(size_t)i * P + j];
 }
 
+/* Bidirectional encoder (cfg.bidir) at the step after N real rows: the
+ * pass over the prefix rows 0..N, its embeddings summed in row order into
+ * Sx and its candidate and parent parts (o->be.Zs, o->zml), as model.c's
+ * gl_contexts and gl_edges compute them. */
+static void so_bidir(so_t *o, uint32_t N, float *Sx) {
+  const etsim_synth_model_t *m = o->m;
+  const sampler_t *S = o->S;
+  int H = m->cfg.hidden, rows = (int)N + 1;
+  etsim_synth__bidir_fwd(m, &o->be, o->bMr, S->cap, S->xr, S->poff, S->padj, rows);
+  memset(Sx, 0, sizeof(float) * H);
+  for (int r = 0; r < rows; r++)
+    for (int j = 0; j < H; j++) Sx[j] += o->be.Z[(size_t)r * H + j];
+  part(&m->ed, rows, H, H, o->be.Z, o->zml);
+}
+
 /* The step's candidate and parent parts: the graph's, or with successor
  * messages (cfg.succ_msg) so_succ's, whose buffers come from p.  Returns
  * the prefix pool's buffer: Ssum, or with messages its own. */
@@ -615,6 +635,13 @@ static float *so_succ_alloc(so_t *o, pool_t *p, float *Ssum) {
   const etsim_synth_model_t *m = o->m;
   int H = m->cfg.hidden, cap = o->S->cap;
   o->zs_step = o->S->e.Zs, o->zm_step = o->zm;
+  if (m->cfg.bidir) {
+    if (etsim_synth__enc_alloc(m, p, cap, &o->be)) return NULL;
+    for (int k = 1; k <= m->cfg.mp_layers; k++) o->bMr[k] = etsim_synth__pz(p, (size_t)cap * H);
+    o->zml = etsim_synth__pz(p, (size_t)cap * m->cfg.pair_hidden);
+    o->zs_step = o->be.Zs, o->zm_step = o->zml;
+    return etsim_synth__pz(p, (size_t)H);
+  }
   if (!m->cfg.succ_msg) return Ssum;
   size_t nh = (size_t)cap * H, np = (size_t)cap * m->cfg.pair_hidden;
   o->C = etsim_synth__pz(p, nh), o->Nb = etsim_synth__pz(p, nh), o->WN = etsim_synth__pz(p, nh);
@@ -714,7 +741,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
     if (m->guidance > 0) o.filmu = etsim_synth__pz(p, 4 * (size_t)H);
   }
   float *Sx = so_succ_alloc(&o, p, Ssum); /* the prefix pool, with messages */
-  if (p->oom) return ETSIM_ENOMEM;
+  if (p->oom || !Sx) return ETSIM_ENOMEM;
   float ysin[SY_DY], ncf[SY_NCF + 1]; /* ncf: cfg.size_cond's count features */
   etsim_synth__label_feat(m, y, y2, ysin);
   int depth = m->cfg.ctx_hist & ETSIM_SYNTH_CTX_PROGRESS
@@ -741,6 +768,7 @@ static int sample_one(etsim_synth_model_t *m, sampler_t *S, double y, double y2,
   for (int l = 0;; l++) {
     if ((uint32_t)l >= m->max_layers || N >= limit) break;
     if (m->cfg.succ_msg) so_succ(&o, N, Ssum, Sx);
+    if (m->cfg.bidir) so_bidir(&o, N, Sx);
     etsim_synth__nn_layernorm_fwd(1, H, Sx, m->ln_g, m->ln_b, G, st);
     memcpy(ctx, G, sizeof(float) * H);
     etsim_synth__step_feats(m, l, N, last, ctx + H);
@@ -946,6 +974,9 @@ static int sample_impl(etsim_synth_model_t *m, size_t n, const double *labels, u
  * the attribute denoiser (config attn), whose parameters follow all the
  * others (W_succ's too). */
 #define HDR_ATTN 512u
+/* Version 14: the value 1024 there marks the bidirectional encoder per
+ * layer step (config bidir), whose mp_rev follow all the others. */
+#define HDR_BIDIR 1024u
 
 typedef struct {
   uint8_t *buf;
@@ -975,8 +1006,9 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
    * as 10, byte for byte as before, so older etsim binaries still read
    * them; the stop head's conditioning alone makes it version 11,
    * successor messages 12 and attention within the layer 13 (with or
-   * without successor messages). */
-  put_u32(&b, c->attn                                      ? 13u
+   * without successor messages), the bidirectional encoder 14. */
+  put_u32(&b, c->bidir                                     ? 14u
+              : c->attn                                    ? 13u
               : c->succ_msg                                ? 12u
               : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? 11u
               : c->size_cond                               ? 10u
@@ -994,7 +1026,8 @@ int etsim_synth_model_save(const etsim_synth_model_t *m, const char *path, etsim
                   (c->size_cond == ETSIM_SYNTH_SIZE_COND_HEADS  ? HDR_SIZE
                    : c->size_cond == ETSIM_SYNTH_SIZE_COND_STOP ? HDR_SIZE_STOP
                                                                 : 0u) |
-                  (c->succ_msg ? HDR_SUCC : 0u) | (c->attn ? HDR_ATTN : 0u));
+                  (c->succ_msg ? HDR_SUCC : 0u) | (c->attn ? HDR_ATTN : 0u) |
+                  (c->bidir ? HDR_BIDIR : 0u));
   put_u32(&b, (uint32_t)m->kind);
   put_u32(&b, m->n_ch);
   for (int k = 0; k < ETSIM_SYNTH_MAX_CH; k++) put_u32(&b, m->n_cls[k]);
@@ -1090,7 +1123,8 @@ static int check_preamble(rbuf_t *r, const char *path, uint32_t *ver, etsim_erro
    * flag, version 8 only the edge label scale's, version 9 only the
    * node-count conditioning's, version 10 only that of the stop head
    * alone, version 11 only the successor messages', version 12 only the
-   * attention flag; older versions differ in layout. */
+   * attention flag, version 13 only the bidirectional encoder's; older
+   * versions differ in layout. */
   if (*ver < 5 || *ver > ETSIM_SYNTH_MODEL_VERSION)
     return etsim_error_set(err, ETSIM_EFORMAT,
                            "%s: model format version %u, this etsim reads "
@@ -1118,8 +1152,8 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   m->cfg.pair_hidden = (int)f[2];
   m->cfg.t_attr = (int)f[3];
   m->cfg.t_edge = (int)f[4];
-  m->cfg.ctx_hist =
-      (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC | HDR_ATTN));
+  m->cfg.ctx_hist = (int)(f[5] & ~(HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC |
+                                   HDR_ATTN | HDR_BIDIR));
   m->cfg.label_film = ver >= 8 && (f[5] & HDR_FILM);
   m->cfg.label_edge = ver >= 9 && (f[5] & HDR_EDGE);
   m->cfg.size_cond = ver >= 10 && (f[5] & HDR_SIZE)        ? ETSIM_SYNTH_SIZE_COND_HEADS
@@ -1127,6 +1161,7 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
                                                            : 0;
   m->cfg.succ_msg = ver >= 12 && (f[5] & HDR_SUCC);
   m->cfg.attn = ver >= 13 && (f[5] & HDR_ATTN);
+  m->cfg.bidir = ver >= 14 && (f[5] & HDR_BIDIR);
   m->kind = (int)f[6];
   m->n_ch = f[7];
   m->max_size = f[12];
@@ -1148,7 +1183,9 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
   int okdims =
       f[0] >= 4 && f[0] <= 4096 && f[1] <= SY_MAXK && f[2] >= 1 && f[2] <= 4096 && f[3] >= 1 &&
       f[3] <= SY_MAXT && f[4] >= 1 && f[4] <= SY_MAXT &&
-      f[5] <= (ver >= 13
+      f[5] <= (ver >= 14 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC |
+                               HDR_ATTN | HDR_BIDIR
+               : ver >= 13
                    ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC | HDR_ATTN
                : ver >= 12 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP | HDR_SUCC
                : ver >= 11 ? 15u | HDR_FILM | HDR_EDGE | HDR_SIZE | HDR_SIZE_STOP
@@ -1162,6 +1199,7 @@ static int read_header(etsim_synth_model_t *m, rbuf_t *r, const char *path, uint
       f[14] <= MAX_MODEL_NODES && m->mean_indeg >= 1 && isfinite(m->mean_indeg) && m->y_std > 0 &&
       m->mean_steps >= 1 && m->mean_nodes >= 1 && m->mean_pairs >= 1 &&
       isfinite(m->mean_steps + m->mean_nodes + m->mean_pairs);
+  okdims = okdims && !(m->cfg.succ_msg && m->cfg.bidir); /* training refuses both */
   for (uint32_t c = 0; okdims && c < m->n_ch; c++) {
     m->n_cls[c] = f[8 + c];
     okdims = f[8 + c] >= 1 && f[8 + c] <= 65536;

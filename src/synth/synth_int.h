@@ -87,6 +87,10 @@ struct etsim_synth_model {
    * sqrt(H)) V) Wo, Q, K, V = h1 Wq, h1 Wk, h1 Wv; H x H each, no bias;
    * Wo (ao) zero-initialised. */
   nn_linear_t aq, ak, av, ao;
+  /* Bidirectional encoder per layer step (cfg.bidir): the reverse
+   * messages' weights of each message-passing layer, H x H, no bias,
+   * zero-initialised, after all other parameters. */
+  nn_linear_t mp_rev[SY_MAXK];
   /* Edge denoiser: split first layer (per candidate: es_z on Z plus es_g
    * on gap features; per new node: ed), then a ReLU and one output. */
   float *eemb[ETSIM_SYNTH_MAX_CH], *geemb[ETSIM_SYNTH_MAX_CH];
@@ -189,6 +193,16 @@ int etsim_synth__enc_alloc(const etsim_synth_model_t *m, pool_t *p, int cap, enc
  * xr is channel-major with row stride n_rows_xr. */
 void etsim_synth__enc_fwd(const etsim_synth_model_t *m, enc_t *e, int n_rows_xr, const int32_t *xr,
                           const uint32_t *poff, const uint32_t *padj, int r0, int r1);
+/* The bidirectional encoder of cfg.bidir over the prefix rows [0, rows):
+ * as etsim_synth__enc_fwd from row 0, and layer k's pre-activation also
+ * gains mp_rev[k] times the sum of the row's children among the prefix
+ * rows (Mr[k], rows x H each for k = 1..K, kept for the backward pass);
+ * the children are read off the parent lists of the prefix rows, so no
+ * row beyond the prefix contributes.  Training (every layer step) and
+ * sampling (every step, on the prefix so far) both call it. */
+void etsim_synth__bidir_fwd(const etsim_synth_model_t *m, enc_t *e, float *const *Mr, int n_rows_xr,
+                            const int32_t *xr, const uint32_t *poff, const uint32_t *padj,
+                            int rows);
 /* The label features (SY_DY floats) of label (y, y2); y2 is read by
  * two-component models only. */
 void etsim_synth__label_feat(const etsim_synth_model_t *m, double y, double y2, float *out);

@@ -223,6 +223,16 @@ for o in msu mat; do
   cmp -s <(grep -v '^#' "$T/gmsa.txt") <(grep -v '^#' "$T/g$o.txt") \
     && fail "--succ --attn sampled as $o.bin"
 done
+# The bidirectional encoder per layer step (--bidir): a version-14 model
+# (the flag word holds 1024), same checks, DAGs other than --succ's; with
+# --succ it is a usage error.
+option_model --bidir mbd 14
+[ "$(od -An -tu4 -j36 -N4 "$T/mbd.bin" | tr -d ' ')" = $((1 + 1024)) ] \
+  || fail "--bidir flag word $(od -An -tu4 -j36 -N4 "$T/mbd.bin")"
+cmp -s <(grep -v '^#' "$T/gmbd.txt") <(grep -v '^#' "$T/gmsu.txt") && fail "--bidir sampled as --succ"
+"$BIN" synth train --data "$T/train.txt" -o "$T/x.bin" --succ --bidir 2>"$T/e"
+[ $? -eq 2 ] || fail "--succ --bidir exit"
+grep -q "exclude each other" "$T/e" || fail "--succ --bidir message: $(cat "$T/e")"
 # A label file cycled to -n DAGs carries no node counts either: the same
 # DAGs as the label written out that many times (the training mean).
 head -n 1 "$T/lab.txt" > "$T/lab1s.txt"
@@ -323,10 +333,10 @@ head -c 100 "$T/m.bin" > "$T/trunc.bin"
 "$BIN" synth sample --model "$T/trunc.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "truncated model exit"
 grep -q "truncated" "$T/e" || fail "truncated model message: $(cat "$T/e")"
-printf 'ETSYNTH\0\x0e\0\0\0' > "$T/v14.bin"
-"$BIN" synth sample --model "$T/v14.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
+printf 'ETSYNTH\0\x0f\0\0\0' > "$T/v15.bin"
+"$BIN" synth sample --model "$T/v15.bin" -n 1 -o "$T/x.txt" 2>"$T/e"
 [ $? -eq 2 ] || fail "version exit"
-grep -q "version 14, this etsim reads versions 5 to 13" "$T/e" || fail "version message: $(cat "$T/e")"
+grep -q "version 15, this etsim reads versions 5 to 14" "$T/e" || fail "version message: $(cat "$T/e")"
 
 # --- Chakra traces in, Chakra traces out ---
 TGZ="$SH/traces/chakra/feeder_tests_trace.tar.gz"

@@ -238,13 +238,13 @@ static void test_model_file(void **state) {
    * context: refused by version. */
   b[8] = 3; /* version field */
   spit(bad, b, n);
-  expect_load_error(bad, "version 3, this etsim reads versions 5 to 13");
+  expect_load_error(bad, "version 3, this etsim reads versions 5 to 14");
   b[8] = 4;
   spit(bad, b, n);
-  expect_load_error(bad, "version 4, this etsim reads versions 5 to 13");
-  b[8] = 14;
+  expect_load_error(bad, "version 4, this etsim reads versions 5 to 14");
+  b[8] = 15;
   spit(bad, b, n);
-  expect_load_error(bad, "version 14, this etsim reads versions 5 to 13");
+  expect_load_error(bad, "version 15, this etsim reads versions 5 to 14");
   /* A version-6 file (before the class recency and the communication-run
    * rule: 8 bytes fewer) loads and samples the same DAGs; a version-5 file
    * (before the second label component: 32 bytes fewer still) loads as a
@@ -1110,6 +1110,70 @@ static void test_succ(void **state) {
   etsim_synth_model_free(m);
 }
 
+/* The bidirectional encoder per layer step (config bidir, model version
+ * 14).
+ * (1) Trained with it (the shared model's settings and seed), the toy's
+ *     200 samples are valid DAGs, chains of 3 or 5 with the attribute
+ *     pattern as the shared model's, and mp_rev has left zero.
+ * (2) The file is version 14 with the flag word holding 1024 and
+ *     round-trips (parameters and samples); a version-13 file claiming
+ *     the flag is refused, and so is a version-14 file claiming successor
+ *     messages as well (training refuses both). */
+static void test_bidir(void **state) {
+  (void)state;
+  etsim_error_t err = {0};
+  etsim_synth_config_t c;
+  toy_cfg(&c);
+  c.bidir = 1;
+  etsim_synth_model_t *m;
+  assert_int_equal(etsim_synth_train(&toy, &toy, &c, NULL, NULL, &m, &err), 0);
+  TU_EQ(m->cfg.bidir, 1);
+  double moved = 0;
+  for (int k = 0; k < c.mp_layers; k++)
+    for (int i = 0; i < c.hidden * c.hidden; i++) moved = fmax(moved, fabs(m->mp_rev[k].w[i]));
+  TU_GT(moved, 1e-3);
+  etsim_synth_data_t out;
+  assert_int_equal(etsim_synth_sample(m, 200, NULL, 5, &out, &err), 0);
+  int chains = 0, pattern = 0;
+  for (size_t i = 0; i < out.n_graphs; i++) {
+    const etsim_synth_dag_t *g = &out.g[i];
+    assert_int_equal(etsim_synth_dag_valid(&out, g), 1);
+    uint32_t lay[64];
+    TU_LT(g->n_nodes, 64);
+    int L = etsim_synth_layers(g, lay, NULL);
+    TU_GE(L, 1);
+    chains += g->n_edges + 1 == g->n_nodes && (uint32_t)L == g->n_nodes && (L == 3 || L == 5);
+    int ok = 1;
+    for (uint32_t v = 0; v < g->n_nodes; v++) ok &= g->x[v] == (lay[v] - 1) % 3;
+    pattern += ok;
+  }
+  print_message(
+      "with the bidirectional encoder: chains of 3 or 5: %d, attribute pattern: %d of "
+      "200\n",
+      chains, pattern);
+  TU_GE(chains, 190);
+  TU_GE(pattern, 190);
+  etsim_synth_data_free(&out);
+  /* (2) the flag word: histograms (1) and the bidirectional encoder (1024) */
+  char path[512], bad[512];
+  check_model_file(m, "bidir", 14, ETSIM_SYNTH_HIST_DENOISE | 1024u, 0, 0, path);
+  etsim_synth_model_t *m2;
+  assert_int_equal(etsim_synth_model_load(&m2, path, &err), 0);
+  TU_EQ(m2->cfg.bidir, 1);
+  TU_EQ(m2->cfg.succ_msg, 0);
+  etsim_synth_model_free(m2);
+  size_t n = 0;
+  unsigned char *b = slurp(path, &n);
+  assert_non_null(b);
+  uint32_t word = ETSIM_SYNTH_HIST_DENOISE | 1024u | 256u;
+  memcpy(b + 8 + 4 + 4 + 5 * 4, &word, 4);
+  snprintf(bad, sizeof bad, "%s/bidir_succ.model", tmp);
+  spit(bad, b, n);
+  expect_load_error(bad, "header values out of range");
+  free(b);
+  etsim_synth_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_posterior),
@@ -1129,6 +1193,7 @@ int main(void) {
       cmocka_unit_test(test_size_cond),
       cmocka_unit_test(test_size_cond_stop),
       cmocka_unit_test(test_succ),
+      cmocka_unit_test(test_bidir),
   };
   return TU_RUN(tests, setup, teardown);
 }
