@@ -759,129 +759,6 @@ static size_t sample_ctx_match(etsim_synth_model_t *m, size_t n, uint64_t seed, 
   return steps;
 }
 
-/* Successor messages (cfg.succ_msg, issue 25): at layer step l a prefix
- * node's embedding is Z(u) + W_succ (its children's Z summed) / (1 + k).
- * (1) W_succ (H x H, no bias) comes after all others, which keep their
- *     initial values; at its zero initialisation the losses and the
- *     contexts equal those of the causal model bit for bit, the other
- *     gradients equal its gradients within float rounding (the step's
- *     gradients are summed apart, then added), W_succ learns, and the
- *     samples are the same DAGs.
- * (2) With W_succ set, the attribute and edge losses change (the count
- *     heads never read embeddings), and the gradients of every parameter
- *     (W_succ, the embeddings, the encoder, through the messages) match
- *     central finite differences on both toy graphs, and with sampled
- *     candidates on a deep chain.
- * (3) Sampling's step contexts equal training's for the DAGs it draws,
- *     and they differ from the causal model's (the messages are read). */
-static void test_succ(void **state) {
-  (void)state;
-  etsim_synth_data_t d;
-  toy_data(&d);
-  etsim_synth_model_t *m0 = toy_model(&d), *m1;
-  etsim_synth_config_t c = m0->cfg;
-  c.succ_msg = 1;
-  etsim_error_t err = {0};
-  m1 = toy_with(&d, &c);
-  int H = c.hidden, Dc = etsim_synth__dim_ctx(m1);
-  size_t n0 = m0->n_params, ns = (size_t)H * H;
-  TU_EQ(m1->n_params, n0 + ns);
-  assert_ptr_equal(m1->succ.w, m1->w + n0);
-  assert_memory_equal(m1->w, m0->w, sizeof(float) * n0);
-  for (size_t i = n0; i < m1->n_params; i++) TU_EQ(m1->w[i], 0.0f);
-  for (size_t gi = 0; gi < d.n_graphs; gi++) { /* (1) */
-    double l0, l1, p0[3], p1[3];
-    memset(m0->g, 0, sizeof(float) * n0);
-    memset(m1->g, 0, sizeof(float) * m1->n_params);
-    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 1, 1, &l0, p0, &err), 0);
-    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
-    TU_EQ(l0, l1);
-    for (int k = 0; k < 3; k++) TU_EQ(p0[k], p1[k]);
-    for (size_t i = 0; i < n0; i++)
-      assert_float_equal(m1->g[i], m0->g[i], 1e-6 * (1e-3 + fabs(m0->g[i])));
-    size_t nz = 0;
-    for (size_t i = n0; i < m1->n_params; i++) nz += m1->g[i] != 0;
-    TU_GT(nz * 2, ns);
-    float c0[64 * 128], c1[64 * 128];
-    int s0 = etsim_synth__contexts(m0, &d.g[gi], c0, 64 * 128, &err);
-    TU_EQ(etsim_synth__contexts(m1, &d.g[gi], c1, 64 * 128, &err), s0);
-    assert_memory_equal(c0, c1, sizeof(float) * (size_t)s0 * Dc);
-  }
-  same_sample_sets(m0, m1, d.n_ch);
-  /* (2) */
-  etsim_rng_t r;
-  etsim_rng_seed(&r, 42);
-  ext_random(m1, n0, &r);
-  for (size_t gi = 0; gi < d.n_graphs; gi++) {
-    double l0, l1, p0[3], p1[3];
-    assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 0, 1, &l0, p0, &err), 0);
-    memset(m1->g, 0, sizeof(float) * m1->n_params);
-    assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
-    print_message("graph %zu, W_succ set: attr %.9g (causal %.9g), edge %.9g (causal %.9g)\n", gi,
-                  p1[1], p0[1], p1[2], p0[2]);
-    TU_EQ(p1[0], p0[0]);
-    TU_GT(fabs(p1[1] - p0[1]), 1e-4);
-    TU_GT(fabs(p1[2] - p0[2]), 1e-4);
-    ext_grads_match(m1, &d, gi, n0, "W_succ", 3);
-    size_t bad = 0;
-    for (size_t i = 0; i < n0; i++) {
-      double num = num_grad(m1, &d, &d.g[gi], 11, i), ana = m1->g[i];
-      if (fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana)) > 0.03 && ++bad < 5)
-        print_message("param %zu: analytic %.6g numeric %.6g\n", i, ana, num);
-    }
-    print_message("graph %zu: %zu of %zu shared params off\n", gi, bad, n0);
-    TU_LE(bad * 200, n0); /* ReLU kinks of the pair scorer, as in check_gradient */
-  }
-  /* (3) */
-  size_t nparts, nsteps = sample_ctx_match(m1, 12, 21, &nparts);
-  print_message("sampling and training agree on %zu steps' contexts and %zu edge part floats\n",
-                nsteps, nparts);
-  TU_GE(nsteps, 24);
-  TU_GE(nparts, 500);
-  nsteps = sample_ctx_match(m0, 4, 21, &nparts); /* the hooks agree without messages too */
-  TU_GE(nsteps, 8);
-  {
-    etsim_synth_data_t out;
-    assert_int_equal(etsim_synth_sample(m1, 1, NULL, 21, &out, &err), 0);
-    float c0[64 * 128], c1[64 * 128];
-    int s0 = etsim_synth__contexts(m0, &out.g[0], c0, 64 * 128, &err);
-    TU_EQ(etsim_synth__contexts(m1, &out.g[0], c1, 64 * 128, &err), s0);
-    double diff = 0;
-    for (size_t q = 0; q < (size_t)s0 * Dc; q++) diff = fmax(diff, fabs(c0[q] - c1[q]));
-    TU_GT(diff, 1e-3);
-    etsim_synth_data_free(&out);
-  }
-  etsim_synth_model_free(m0);
-  etsim_synth_model_free(m1);
-  etsim_synth_data_free(&d);
-  /* Sampled candidates (prefixes above exact_candidates): every third
-   * parameter, as test_sampled_gradient, and all of W_succ. */
-  deep_data(&d, 400);
-  m0 = toy_model(&d);
-  c = m0->cfg;
-  c.succ_msg = 1;
-  c.exact_candidates = 16;
-  m1 = toy_with(&d, &c);
-  n0 = m0->n_params;
-  ext_random(m1, n0, &r);
-  double l;
-  memset(m1->g, 0, sizeof(float) * m1->n_params);
-  assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[0], 11, 1, 1, &l, NULL, &err), 0);
-  ext_grads_match(m1, &d, 0, n0, "W_succ sampled", 3);
-  size_t bad = 0, checked = 0;
-  for (size_t i = 0; i < n0; i += 3) {
-    double num = num_grad(m1, &d, &d.g[0], 11, i), ana = m1->g[i];
-    checked++;
-    if (fabs(num - ana) / (1e-3 + fabs(num) + fabs(ana)) > 0.03 && ++bad < 5)
-      print_message("param %zu: analytic %.6g numeric %.6g\n", i, ana, num);
-  }
-  print_message("sampled, W_succ set: %zu of %zu params off\n", bad, checked);
-  TU_LE(bad * 100, checked);
-  etsim_synth_model_free(m0);
-  etsim_synth_model_free(m1);
-  etsim_synth_data_free(&d);
-}
-
 /* The gradients of every parameter of m below n_end (every `stride`-th)
  * on graph gi of d match central finite differences (seed 11) but for at
  * most one in `den` (ReLU kinks of the pair scorer, as check_gradient). */
@@ -902,38 +779,37 @@ static void all_grads_match(etsim_synth_model_t *m, const etsim_synth_data_t *d,
   TU_LE(bad * den, checked);
 }
 
-/* Bidirectional encoder per layer step (cfg.bidir, issue 25): at step l
- * the K message-passing layers run again over the prefix with each row's
- * children in the prefix as well as its parents (mp_rev[k] on their sum).
- * (1) mp_rev (K of H x H, no bias) come after all others, which keep
- *     their initial values; at their zero initialisation the losses and
- *     the contexts equal those of the causal model bit for bit, the other
- *     gradients equal its gradients within float rounding (each step's
- *     pass is gone back through apart), mp_rev learn, and the samples are
- *     the same DAGs.
- * (2) With mp_rev set, the attribute and edge losses change (the count
- *     heads never read embeddings), and the gradients of every parameter
- *     match central finite differences on both toy graphs, and with
- *     sampled candidates on a deep chain.
- * (3) Sampling's step contexts and edge parts equal training's for the
- *     DAGs it draws (sampling knows only the prefix: a pass that let
- *     later children in would differ), and they differ from the causal
- *     model's.
- * (4) With succ_msg as well the model is refused. */
-static void test_bidir(void **state) {
-  (void)state;
+/* The per-step encoder options (cfg.succ_msg, cfg.bidir), whose n_ext
+ * parameters come after all others and start at zero.  Checks:
+ * (1) the other parameters keep their initial values; at the zero
+ *     initialisation the losses and the contexts equal those of the causal
+ *     model bit for bit, the other gradients equal its gradients within
+ *     rel_tol (each step's gradients are summed apart, then added), the
+ *     extension learns, and the samples are the same DAGs;
+ * (2) with the extension set, the attribute and edge losses change (the
+ *     count heads never read embeddings), and the gradients of every
+ *     parameter match central finite differences on both toy graphs;
+ * (3) sampling's step contexts and edge parts equal training's for the
+ *     DAGs it draws (the hooks agree without the option too), and they
+ *     differ from the causal model's;
+ * (4) with sampled candidates (prefixes above exact_candidates) on a chain
+ *     of deep_n nodes, every third parameter and all of the extension. */
+static void check_step_option(int bidir, const char *what, double rel_tol, uint32_t deep_n) {
   etsim_synth_data_t d;
   toy_data(&d);
   etsim_synth_model_t *m0 = toy_model(&d), *m1;
   etsim_synth_config_t c = m0->cfg;
-  c.bidir = 1;
+  c.succ_msg = !bidir;
+  c.bidir = bidir;
   etsim_error_t err = {0};
   m1 = toy_with(&d, &c);
   int H = c.hidden, K = c.mp_layers, Dc = etsim_synth__dim_ctx(m1);
-  size_t n0 = m0->n_params, nr = (size_t)K * H * H;
+  size_t n0 = m0->n_params, n_ext = (size_t)(bidir ? K : 1) * H * H;
+  char shared[64]; /* the label of the other parameters' checks */
+  snprintf(shared, sizeof shared, "with %s, shared", what);
   TU_GE(K, 1);
-  TU_EQ(m1->n_params, n0 + nr);
-  assert_ptr_equal(m1->mp_rev[0].w, m1->w + n0);
+  TU_EQ(m1->n_params, n0 + n_ext);
+  assert_ptr_equal(bidir ? m1->mp_rev[0].w : m1->succ.w, m1->w + n0);
   assert_memory_equal(m1->w, m0->w, sizeof(float) * n0);
   for (size_t i = n0; i < m1->n_params; i++) TU_EQ(m1->w[i], 0.0f);
   for (size_t gi = 0; gi < d.n_graphs; gi++) { /* (1) */
@@ -944,22 +820,21 @@ static void test_bidir(void **state) {
     assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
     TU_EQ(l0, l1);
     for (int k = 0; k < 3; k++) TU_EQ(p0[k], p1[k]);
-    double worst = 0; /* each step's pass gone back through apart: rounding only */
+    double worst = 0;
     for (size_t i = 0; i < n0; i++)
       worst = fmax(worst, fabs(m1->g[i] - m0->g[i]) / (1e-3 + fabs(m0->g[i])));
-    print_message("graph %zu, mp_rev zero: shared gradients off by %.3g at most\n", gi, worst);
-    TU_LE(worst, 1e-4);
+    print_message("%s zero, graph %zu: shared gradients off by %.3g at most\n", what, gi, worst);
+    TU_LE(worst, rel_tol);
     size_t nz = 0;
     for (size_t i = n0; i < m1->n_params; i++) nz += m1->g[i] != 0;
-    TU_GT(nz * 2, nr);
+    TU_GT(nz * 2, n_ext);
     float c0[64 * 128], c1[64 * 128];
     int s0 = etsim_synth__contexts(m0, &d.g[gi], c0, 64 * 128, &err);
     TU_EQ(etsim_synth__contexts(m1, &d.g[gi], c1, 64 * 128, &err), s0);
     assert_memory_equal(c0, c1, sizeof(float) * (size_t)s0 * Dc);
   }
   same_sample_sets(m0, m1, d.n_ch);
-  /* (2) */
-  etsim_rng_t r;
+  etsim_rng_t r; /* (2) */
   etsim_rng_seed(&r, 42);
   ext_random(m1, n0, &r);
   for (size_t gi = 0; gi < d.n_graphs; gi++) {
@@ -967,20 +842,20 @@ static void test_bidir(void **state) {
     assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[gi], 11, 0, 1, &l0, p0, &err), 0);
     memset(m1->g, 0, sizeof(float) * m1->n_params);
     assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[gi], 11, 1, 1, &l1, p1, &err), 0);
-    print_message("graph %zu, mp_rev set: attr %.9g (causal %.9g), edge %.9g (causal %.9g)\n", gi,
+    print_message("%s set, graph %zu: attr %.9g (causal %.9g), edge %.9g (causal %.9g)\n", what, gi,
                   p1[1], p0[1], p1[2], p0[2]);
     TU_EQ(p1[0], p0[0]);
     TU_GT(fabs(p1[1] - p0[1]), 1e-4);
     TU_GT(fabs(p1[2] - p0[2]), 1e-4);
-    ext_grads_match(m1, &d, gi, n0, "mp_rev", 3);
-    all_grads_match(m1, &d, gi, n0, 1, 200, "bidir shared");
+    ext_grads_match(m1, &d, gi, n0, what, 3);
+    all_grads_match(m1, &d, gi, n0, 1, 200, shared);
   }
-  /* (3) */
-  size_t nparts, nsteps = sample_ctx_match(m1, 12, 21, &nparts);
+  size_t nparts, nsteps = sample_ctx_match(m1, 12, 21, &nparts); /* (3) */
   print_message("sampling and training agree on %zu steps' contexts and %zu edge part floats\n",
                 nsteps, nparts);
   TU_GE(nsteps, 24);
   TU_GE(nparts, 500);
+  TU_GE(sample_ctx_match(m0, 4, 21, &nparts), 8);
   {
     etsim_synth_data_t out;
     assert_int_equal(etsim_synth_sample(m1, 1, NULL, 21, &out, &err), 0);
@@ -992,20 +867,14 @@ static void test_bidir(void **state) {
     TU_GT(diff, 1e-3);
     etsim_synth_data_free(&out);
   }
-  /* (4) */
-  etsim_synth_model_t *mx = NULL;
-  c.succ_msg = 1;
-  assert_int_equal(etsim_synth__model_new(&d, &c, &mx, &err), ETSIM_EINVAL);
-  TU_CONTAINS(err.msg, "bidir");
   etsim_synth_model_free(m0);
   etsim_synth_model_free(m1);
   etsim_synth_data_free(&d);
-  /* Sampled candidates (prefixes above exact_candidates) on a chain of 60:
-   * every third parameter, and all of mp_rev. */
-  deep_data(&d, 60);
+  deep_data(&d, deep_n); /* (4) */
   m0 = toy_model(&d);
   c = m0->cfg;
-  c.bidir = 1;
+  c.succ_msg = !bidir;
+  c.bidir = bidir;
   c.exact_candidates = 16;
   m1 = toy_with(&d, &c);
   n0 = m0->n_params;
@@ -1013,10 +882,44 @@ static void test_bidir(void **state) {
   double l;
   memset(m1->g, 0, sizeof(float) * m1->n_params);
   assert_int_equal(etsim_synth__graph_loss(m1, &d, &d.g[0], 11, 1, 1, &l, NULL, &err), 0);
-  ext_grads_match(m1, &d, 0, n0, "mp_rev sampled", 3);
-  all_grads_match(m1, &d, 0, n0, 3, 100, "bidir sampled");
+  ext_grads_match(m1, &d, 0, n0, what, 3);
+  all_grads_match(m1, &d, 0, n0, 3, 100, shared);
   etsim_synth_model_free(m0);
   etsim_synth_model_free(m1);
+  etsim_synth_data_free(&d);
+}
+
+/* Successor messages (cfg.succ_msg, issue 25): at layer step l a prefix
+ * node's embedding is Z(u) + W_succ (its children's Z summed) / (1 + k);
+ * W_succ is H x H, no bias.  The checks of check_step_option, the
+ * shared gradients at zero within 1e-6, sampled candidates on a chain of
+ * 400. */
+static void test_succ(void **state) {
+  (void)state;
+  check_step_option(0, "W_succ", 1e-6, 400);
+}
+
+/* Bidirectional encoder per layer step (cfg.bidir, issue 25): at step l
+ * the K message-passing layers run again over the prefix with each row's
+ * children in the prefix as well as its parents (mp_rev[k], K of H x H,
+ * no bias, on their sum).  The checks of check_step_option (each step's
+ * pass gone back through apart: the shared gradients at zero within
+ * 1e-4; sampling knows only the prefix, so a pass that let later children
+ * in would fail its (3)), sampled candidates on a chain of 60; and with
+ * succ_msg as well the model is refused. */
+static void test_bidir(void **state) {
+  (void)state;
+  check_step_option(1, "mp_rev", 1e-4, 60);
+  etsim_synth_data_t d;
+  toy_data(&d);
+  etsim_synth_model_t *m0 = toy_model(&d), *mx = NULL;
+  etsim_synth_config_t c = m0->cfg;
+  c.bidir = 1;
+  c.succ_msg = 1;
+  etsim_error_t err = {0};
+  assert_int_equal(etsim_synth__model_new(&d, &c, &mx, &err), ETSIM_EINVAL);
+  TU_CONTAINS(err.msg, "bidir");
+  etsim_synth_model_free(m0);
   etsim_synth_data_free(&d);
 }
 
