@@ -1061,6 +1061,32 @@ static void test_ema(void **state) {
   etsim_synth_model_free(init);
 }
 
+/* 200 samples of m, trained on the toy: valid DAGs, at least 190 of them
+ * chains of 3 or 5 and at least 190 with the attribute pattern (category
+ * (layer - 1) mod 3), as the shared model's. */
+static void toy_chains_learned(etsim_synth_model_t *m, const char *what) {
+  etsim_error_t err = {0};
+  etsim_synth_data_t out;
+  assert_int_equal(etsim_synth_sample(m, 200, NULL, 5, &out, &err), 0);
+  int chains = 0, pattern = 0;
+  for (size_t i = 0; i < out.n_graphs; i++) {
+    const etsim_synth_dag_t *g = &out.g[i];
+    assert_int_equal(etsim_synth_dag_valid(&out, g), 1);
+    uint32_t lay[64];
+    TU_LT(g->n_nodes, 64);
+    int L = etsim_synth_layers(g, lay, NULL);
+    TU_GE(L, 1);
+    chains += g->n_edges + 1 == g->n_nodes && (uint32_t)L == g->n_nodes && (L == 3 || L == 5);
+    int ok = 1;
+    for (uint32_t v = 0; v < g->n_nodes; v++) ok &= g->x[v] == (lay[v] - 1) % 3;
+    pattern += ok;
+  }
+  print_message("%s: chains of 3 or 5: %d, attribute pattern: %d of 200\n", what, chains, pattern);
+  TU_GE(chains, 190);
+  TU_GE(pattern, 190);
+  etsim_synth_data_free(&out);
+}
+
 /* Successor messages (config succ_msg, model version 12).
  * (1) Trained with them (the shared model's settings and seed), the toy's
  *     200 samples are valid DAGs, chains of 3 or 5 with the attribute
@@ -1080,26 +1106,7 @@ static void test_succ(void **state) {
   double moved = 0;
   for (int i = 0; i < c.hidden * c.hidden; i++) moved = fmax(moved, fabs(m->succ.w[i]));
   TU_GT(moved, 1e-3);
-  etsim_synth_data_t out;
-  assert_int_equal(etsim_synth_sample(m, 200, NULL, 5, &out, &err), 0);
-  int chains = 0, pattern = 0;
-  for (size_t i = 0; i < out.n_graphs; i++) {
-    const etsim_synth_dag_t *g = &out.g[i];
-    assert_int_equal(etsim_synth_dag_valid(&out, g), 1);
-    uint32_t lay[64];
-    TU_LT(g->n_nodes, 64);
-    int L = etsim_synth_layers(g, lay, NULL);
-    TU_GE(L, 1);
-    chains += g->n_edges + 1 == g->n_nodes && (uint32_t)L == g->n_nodes && (L == 3 || L == 5);
-    int ok = 1;
-    for (uint32_t v = 0; v < g->n_nodes; v++) ok &= g->x[v] == (lay[v] - 1) % 3;
-    pattern += ok;
-  }
-  print_message("with successor messages: chains of 3 or 5: %d, attribute pattern: %d of 200\n",
-                chains, pattern);
-  TU_GE(chains, 190);
-  TU_GE(pattern, 190);
-  etsim_synth_data_free(&out);
+  toy_chains_learned(m, "with successor messages");
   /* (2) the flag word: histograms (1) and successor messages (256) */
   char path[512];
   check_model_file(m, "succ", 12, ETSIM_SYNTH_HIST_DENOISE | 256u, 0, 0, path);
@@ -1132,28 +1139,7 @@ static void test_bidir(void **state) {
   for (int k = 0; k < c.mp_layers; k++)
     for (int i = 0; i < c.hidden * c.hidden; i++) moved = fmax(moved, fabs(m->mp_rev[k].w[i]));
   TU_GT(moved, 1e-3);
-  etsim_synth_data_t out;
-  assert_int_equal(etsim_synth_sample(m, 200, NULL, 5, &out, &err), 0);
-  int chains = 0, pattern = 0;
-  for (size_t i = 0; i < out.n_graphs; i++) {
-    const etsim_synth_dag_t *g = &out.g[i];
-    assert_int_equal(etsim_synth_dag_valid(&out, g), 1);
-    uint32_t lay[64];
-    TU_LT(g->n_nodes, 64);
-    int L = etsim_synth_layers(g, lay, NULL);
-    TU_GE(L, 1);
-    chains += g->n_edges + 1 == g->n_nodes && (uint32_t)L == g->n_nodes && (L == 3 || L == 5);
-    int ok = 1;
-    for (uint32_t v = 0; v < g->n_nodes; v++) ok &= g->x[v] == (lay[v] - 1) % 3;
-    pattern += ok;
-  }
-  print_message(
-      "with the bidirectional encoder: chains of 3 or 5: %d, attribute pattern: %d of "
-      "200\n",
-      chains, pattern);
-  TU_GE(chains, 190);
-  TU_GE(pattern, 190);
-  etsim_synth_data_free(&out);
+  toy_chains_learned(m, "with the bidirectional encoder");
   /* (2) the flag word: histograms (1) and the bidirectional encoder (1024) */
   char path[512], bad[512];
   check_model_file(m, "bidir", 14, ETSIM_SYNTH_HIST_DENOISE | 1024u, 0, 0, path);
