@@ -530,6 +530,13 @@ static int rows_build(const etsim_synth_model_t *m, const etsim_synth_dag_t *g, 
     rc = L;
     goto out;
   }
+  if (m->cfg.bidir && (uint64_t)L * (uint64_t)n > SY_BIDIR_MAX_WORK) {
+    rc = etsim_error_set(err, ETSIM_EINVAL,
+                         "%d layers and %u nodes: the bidirectional encoder (--bidir) re-encodes "
+                         "every prefix, and takes graphs whose layers times nodes is at most %llu",
+                         L, nn, (unsigned long long)SY_BIDIR_MAX_WORK);
+    goto out;
+  }
   R->n = n;
   R->L = L;
   R->ls = etsim_calloc((size_t)L + 3, sizeof *R->ls);

@@ -22,6 +22,10 @@
 #define SY_GAPF 4                    /* per-candidate features of the edge scorer */
 #define SY_MAXK 8                    /* message-passing layers at most */
 #define SY_MAXT 1024
+/* cfg.bidir re-encodes every prefix: a graph's encoder work grows as its
+ * layers times its nodes, and graphs above this product are refused (a
+ * chain of 2,048 nodes; TPU Tile's largest is far below). */
+#define SY_BIDIR_MAX_WORK ((uint64_t)1 << 22)
 
 struct etsim_synth_model {
   etsim_synth_config_t cfg;

@@ -921,6 +921,22 @@ static void test_bidir(void **state) {
   TU_CONTAINS(err.msg, "bidir");
   etsim_synth_model_free(m0);
   etsim_synth_data_free(&d);
+  /* A chain of 2,100 nodes (2,100 layers: 4.4 M > 2^22) is refused with
+   * the option, by name, and taken without it. */
+  deep_data(&d, 2100);
+  m0 = toy_model(&d);
+  c = m0->cfg;
+  c.bidir = 1;
+  etsim_synth_model_t *mb = toy_with(&d, &c);
+  double l;
+  assert_int_equal(etsim_synth__graph_loss(mb, &d, &d.g[0], 11, 0, 1, &l, NULL, &err),
+                   ETSIM_EINVAL);
+  TU_CONTAINS(err.msg, "2100 layers and 2100 nodes");
+  TU_CONTAINS(err.msg, "--bidir");
+  assert_int_equal(etsim_synth__graph_loss(m0, &d, &d.g[0], 11, 0, 1, &l, NULL, &err), 0);
+  etsim_synth_model_free(mb);
+  etsim_synth_model_free(m0);
+  etsim_synth_data_free(&d);
 }
 
 static int same_dag(const etsim_synth_dag_t *a, const etsim_synth_dag_t *b, uint32_t n_ch) {
